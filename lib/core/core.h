@@ -1,0 +1,185 @@
+/* core.h - internal helpers shared by every layer of libmfmt (not public).
+ *
+ * Errors: mf_fail() records a fatal error and returns -1; mf_breach() records
+ * a breach and lets the reader go on (so validate can list them all). Every
+ * message has the form "FILE: byte OFFSET: RULE" (offset < 0: no byte). */
+#ifndef MF_CORE_H
+#define MF_CORE_H
+
+#include "mfmt.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define MF_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define MF_UNUSED __attribute__((unused))
+#else
+#define MF_PRINTF(a, b)
+#define MF_UNUSED
+#endif
+
+/* ------------------------------------------------------------- status */
+int mf_fail(mf_status *st, mf_code code, const char *file, int64_t offset,
+            const char *fmt, ...) MF_PRINTF(5, 6);
+void mf_breach(mf_status *st, const char *file, int64_t offset,
+               const char *fmt, ...) MF_PRINTF(4, 5);
+int mf_failv(mf_status *st, mf_code code, const char *file, int64_t offset,
+             const char *fmt, va_list ap);
+/* Appends a message of another status (e.g. from a nested reader). */
+void mf_status_merge(mf_status *dst, const mf_status *src);
+static inline bool mf_ok(const mf_status *st) { return st->code == MF_OK; }
+int mf_oom(mf_status *st, const char *file);
+
+/* ---------------------------------------------------- checked arithmetic */
+static inline bool mf_add_ovf(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return __builtin_add_overflow(a, b, out);
+}
+static inline bool mf_mul_ovf(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+static inline uint64_t mf_align_up(uint64_t v, uint64_t a) /* a: power of 2 */
+{
+    return (v + a - 1) & ~(a - 1);
+}
+
+/* ---------------------------------------------------------------- arena */
+/* Bump allocator that owns every string/array of a model; freed at once. */
+mf_arena *mf_arena_new(void);
+void mf_arena_free(mf_arena *a);
+void *mf_arena_alloc(mf_arena *a, size_t n);        /* zeroed, 16-aligned */
+void *mf_arena_calloc(mf_arena *a, size_t n, size_t size); /* NULL on ovf */
+char *mf_arena_strndup(mf_arena *a, const char *s, size_t n);
+char *mf_arena_strdup(mf_arena *a, const char *s);
+char *mf_arena_printf(mf_arena *a, const char *fmt, ...) MF_PRINTF(2, 3);
+
+/* -------------------------------------------------------- growable array */
+/* MF_VEC(T) v = {0}; MF_VEC_PUSH(v, x) -> 0 or -1 (out of memory). */
+#define MF_VEC(T) struct { T *v; size_t n, cap; }
+int mf_vec_grow(void **v, size_t *cap, size_t need, size_t elem);
+#define MF_VEC_PUSH(vec, x)                                                  \
+    (((vec).n < (vec).cap ||                                                 \
+      mf_vec_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1,                \
+                  sizeof(*(vec).v)) == 0)                                    \
+         ? ((vec).v[(vec).n++] = (x), 0)                                     \
+         : -1)
+#define MF_VEC_FREE(vec) (free((vec).v), (vec).v = NULL, (vec).n = (vec).cap = 0)
+
+/* ------------------------------------------------------------ file maps */
+/* Maps a whole file read-only (size 0 gives base NULL). */
+int mf_map_file(const char *path, mf_file *out, mf_status *st);
+void mf_unmap_file(mf_file *f);
+bool mf_is_dir(const char *path);
+bool mf_path_exists(const char *path);
+/* Joins dir and name with '/', allocated in the arena. */
+char *mf_path_join(mf_arena *a, const char *dir, const char *name);
+/* Reads a small file (< limit bytes) fully into malloc'd memory, NUL ended. */
+int mf_read_small_file(const char *path, size_t limit, char **out, size_t *len,
+                       mf_status *st);
+
+/* --------------------------------------------------------------- cursor */
+/* Bounds-checked reader over [base, base+size). `origin` is added to every
+ * offset reported (a cursor over a member of a zip reports file offsets).
+ * On a short read it records "unexpected end of data reading WHAT". */
+typedef struct mf_cursor {
+    const uint8_t *base;
+    uint64_t size, pos, origin;
+    const char *file;
+    mf_status *st;
+    bool big_endian;
+} mf_cursor;
+
+void mf_cur_init(mf_cursor *c, const uint8_t *base, uint64_t size,
+                 const char *file, mf_status *st);
+static inline uint64_t mf_cur_left(const mf_cursor *c) { return c->size - c->pos; }
+static inline uint64_t mf_cur_off(const mf_cursor *c) { return c->origin + c->pos; }
+int mf_cur_need(mf_cursor *c, uint64_t n, const char *what);
+int mf_cur_u8(mf_cursor *c, uint8_t *v, const char *what);
+int mf_cur_u16(mf_cursor *c, uint16_t *v, const char *what); /* c->big_endian */
+int mf_cur_u32(mf_cursor *c, uint32_t *v, const char *what);
+int mf_cur_u64(mf_cursor *c, uint64_t *v, const char *what);
+int mf_cur_bytes(mf_cursor *c, uint64_t n, const uint8_t **p, const char *what);
+int mf_cur_skip(mf_cursor *c, uint64_t n, const char *what);
+int mf_cur_seek(mf_cursor *c, uint64_t pos, const char *what);
+/* Fails at the cursor's offset: "FILE: byte OFF: <fmt>". */
+int mf_cur_fail(mf_cursor *c, const char *fmt, ...) MF_PRINTF(2, 3);
+
+static inline uint16_t mf_rd16le(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t mf_rd32le(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t mf_rd64le(const uint8_t *p)
+{
+    return (uint64_t)mf_rd32le(p) | (uint64_t)mf_rd32le(p + 4) << 32;
+}
+static inline uint16_t mf_rd16be(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t mf_rd32be(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+static inline uint64_t mf_rd64be(const uint8_t *p)
+{
+    return (uint64_t)mf_rd32be(p) << 32 | (uint64_t)mf_rd32be(p + 4);
+}
+static inline void mf_wr16le(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void mf_wr32le(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void mf_wr64le(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ------------------------------------------------------------ half floats */
+float mf_f16_to_f32(uint16_t h);
+uint16_t mf_f32_to_f16(float f);   /* round to nearest even (numpy, ggml) */
+float mf_bf16_to_f32(uint16_t h);
+uint16_t mf_f32_to_bf16(float f);  /* round to nearest even, NaN kept quiet */
+
+/* ------------------------------------------------------------------ UTF-8 */
+/* Returns the offset of the first invalid byte, or -1 if all valid. */
+int64_t mf_utf8_check(const uint8_t *s, size_t n);
+
+/* ----------------------------------------------------------- model build */
+/* Readers build a model with these; the arena owns everything. */
+mf_model *mf_model_new(mf_format fmt, const char *path);
+/* Maps `path` and adds it to m->files; *index gets its slot. */
+int mf_model_add_file(mf_model *m, const char *path, uint32_t *index,
+                      mf_status *st);
+mf_tensor *mf_model_add_tensor(mf_model *m, mf_status *st); /* zeroed */
+mf_kv *mf_model_add_meta(mf_model *m, const char *key, mf_status *st);
+int mf_model_note(mf_model *m, const char *fmt, ...) MF_PRINTF(2, 3);
+/* Sets t->nbytes from dtype and shape; fails on overflow / partial block. */
+int mf_tensor_set_nbytes(mf_tensor *t, const char *file, int64_t off,
+                         mf_status *st);
+/* Values */
+mf_value mf_value_str(mf_arena *a, const char *s, size_t n);
+mf_value mf_value_int(int64_t v);
+mf_value mf_value_uint(uint64_t v);
+mf_value mf_value_f64(double v);
+mf_value mf_value_bool(bool v);
+
+/* ------------------------------------------------------------- readers */
+typedef struct mf_reader {
+    mf_format format;
+    /* Fills m (files, meta, tensors). flags: MF_OPEN_*. */
+    int (*open)(mf_model *m, const char *path, unsigned flags, mf_status *st);
+    /* Optional: canonical bytes of a tensor that is not plainly mapped. */
+    int (*stream)(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
+                  void *ctx, mf_status *st);
+    /* Optional: frees m->priv. */
+    void (*close)(mf_model *m);
+} mf_reader;
+
+const mf_reader *mf_reader_for(mf_format f); /* NULL: no reader yet */
+
+/* Streams a mapped tensor (t->data set) honouring strides and byte order. */
+int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
+                     void *ctx, mf_status *st);
+
+#endif /* MF_CORE_H */

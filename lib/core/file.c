@@ -1,0 +1,102 @@
+/* file.c - read-only mappings and small path helpers. */
+#include "core/core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int mf_map_file(const char *path, mf_file *out, mf_status *st)
+{
+    memset(out, 0, sizeof(*out));
+    out->path = path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return mf_fail(st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int e = errno;
+        close(fd);
+        return mf_fail(st, MF_ERR_IO, path, -1, "not a regular file%s%s",
+                       S_ISDIR(sb.st_mode) ? " (a directory)" : "",
+                       e && !S_ISDIR(sb.st_mode) ? strerror(e) : "");
+    }
+    out->size = (uint64_t)sb.st_size;
+    if (out->size > 0) {
+        void *p = mmap(NULL, (size_t)out->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            return mf_fail(st, MF_ERR_IO, path, -1, "cannot map: %s", strerror(e));
+        }
+        out->base = p;
+    }
+    close(fd);
+    return 0;
+}
+
+void mf_unmap_file(mf_file *f)
+{
+    if (f->base && f->size)
+        munmap((void *)f->base, (size_t)f->size);
+    f->base = NULL;
+    f->size = 0;
+}
+
+bool mf_is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+bool mf_path_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+char *mf_path_join(mf_arena *a, const char *dir, const char *name)
+{
+    size_t n = strlen(dir);
+    bool slash = n > 0 && dir[n - 1] == '/';
+    return mf_arena_printf(a, "%s%s%s", dir, slash ? "" : "/", name);
+}
+
+int mf_read_small_file(const char *path, size_t limit, char **out, size_t *len,
+                       mf_status *st)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return mf_fail(st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return mf_fail(st, MF_ERR_IO, path, -1, "not a regular file");
+    }
+    if ((uint64_t)sb.st_size > limit) {
+        fclose(f);
+        return mf_fail(st, MF_ERR_FORMAT, path, -1,
+                       "file is %lld bytes, more than the %zu this reader accepts",
+                       (long long)sb.st_size, limit);
+    }
+    size_t n = (size_t)sb.st_size;
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        fclose(f);
+        return mf_oom(st, path);
+    }
+    size_t got = n ? fread(buf, 1, n, f) : 0;
+    fclose(f);
+    if (got != n) {
+        free(buf);
+        return mf_fail(st, MF_ERR_IO, path, -1, "short read");
+    }
+    buf[n] = 0;
+    *out = buf;
+    if (len)
+        *len = n;
+    return 0;
+}

@@ -1,0 +1,248 @@
+/* model.c - building, opening and closing the uniform model view. */
+#include "core/core.h"
+
+#include <stdlib.h>
+
+typedef struct model_vecs {
+    size_t cap_meta, cap_tensors, cap_files, cap_notes;
+} model_vecs;
+
+/* The vectors' capacities live beside the model, private to this file. */
+typedef struct model_box {
+    mf_model m;
+    model_vecs caps;
+} model_box;
+
+mf_model *mf_model_new(mf_format fmt, const char *path)
+{
+    model_box *b = calloc(1, sizeof(*b));
+    if (!b)
+        return NULL;
+    b->m.format = fmt;
+    b->m.arena = mf_arena_new();
+    if (!b->m.arena) {
+        free(b);
+        return NULL;
+    }
+    b->m.path = mf_arena_strdup(b->m.arena, path);
+    return &b->m;
+}
+
+static model_vecs *caps_of(mf_model *m)
+{
+    return &((model_box *)m)->caps;
+}
+
+int mf_model_add_file(mf_model *m, const char *path, uint32_t *index,
+                      mf_status *st)
+{
+    model_vecs *c = caps_of(m);
+    if (m->n_files == c->cap_files &&
+        mf_vec_grow((void **)&m->files, &c->cap_files, m->n_files + 1, sizeof(mf_file)))
+        return mf_oom(st, path);
+    const char *owned = mf_arena_strdup(m->arena, path);
+    if (!owned)
+        return mf_oom(st, path);
+    mf_file f;
+    if (mf_map_file(owned, &f, st))
+        return -1;
+    m->files[m->n_files] = f;
+    if (index)
+        *index = (uint32_t)m->n_files;
+    m->n_files++;
+    return 0;
+}
+
+mf_tensor *mf_model_add_tensor(mf_model *m, mf_status *st)
+{
+    model_vecs *c = caps_of(m);
+    if (m->n_tensors == c->cap_tensors &&
+        mf_vec_grow((void **)&m->tensors, &c->cap_tensors, m->n_tensors + 1,
+                    sizeof(mf_tensor))) {
+        mf_oom(st, m->path);
+        return NULL;
+    }
+    mf_tensor *t = &m->tensors[m->n_tensors++];
+    memset(t, 0, sizeof(*t));
+    return t;
+}
+
+mf_kv *mf_model_add_meta(mf_model *m, const char *key, mf_status *st)
+{
+    model_vecs *c = caps_of(m);
+    if (m->n_meta == c->cap_meta &&
+        mf_vec_grow((void **)&m->meta, &c->cap_meta, m->n_meta + 1, sizeof(mf_kv))) {
+        mf_oom(st, m->path);
+        return NULL;
+    }
+    mf_kv *kv = &m->meta[m->n_meta];
+    memset(kv, 0, sizeof(*kv));
+    kv->key = mf_arena_strdup(m->arena, key);
+    if (!kv->key) {
+        mf_oom(st, m->path);
+        return NULL;
+    }
+    kv->v.type = MF_V_NULL;
+    m->n_meta++;
+    return kv;
+}
+
+int mf_model_note(mf_model *m, const char *fmt, ...)
+{
+    model_vecs *c = caps_of(m);
+    if (m->n_notes >= 1000)
+        return 0;
+    if (m->n_notes == c->cap_notes &&
+        mf_vec_grow((void **)&m->notes, &c->cap_notes, m->n_notes + 1, sizeof(char *)))
+        return -1;
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *d = n >= 0 ? mf_arena_alloc(m->arena, (size_t)n + 1) : NULL;
+    if (d) {
+        vsnprintf(d, (size_t)n + 1, fmt, ap2);
+        m->notes[m->n_notes++] = d;
+    }
+    va_end(ap2);
+    return d ? 0 : -1;
+}
+
+uint64_t mf_tensor_nelems(const mf_tensor *t)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->shape[i] < 0 || mf_mul_ovf(n, (uint64_t)t->shape[i], &n))
+            return UINT64_MAX;
+    }
+    return n;
+}
+
+int mf_tensor_set_nbytes(mf_tensor *t, const char *file, int64_t off,
+                         mf_status *st)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->shape[i] < 0)
+            return mf_fail(st, MF_ERR_FORMAT, file, off,
+                           "tensor \"%s\": dimension %d is negative (%lld)",
+                           t->name, i, (long long)t->shape[i]);
+        if (mf_mul_ovf(n, (uint64_t)t->shape[i], &n))
+            return mf_fail(st, MF_ERR_FORMAT, file, off,
+                           "tensor \"%s\": element count overflows 64 bits", t->name);
+    }
+    const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
+    if (di && di->ggml_id >= 0 && di->block_elems > 1 && t->ndim > 0 &&
+        t->shape[t->ndim - 1] % di->block_elems != 0)
+        return mf_fail(st, MF_ERR_FORMAT, file, off,
+                       "tensor \"%s\": row length %lld is not a multiple of the %s block (%u)",
+                       t->name, (long long)t->shape[t->ndim - 1], di->name,
+                       di->block_elems);
+    if (mf_dtype_nbytes(t->dtype, n, &t->nbytes))
+        return mf_fail(st, MF_ERR_FORMAT, file, off,
+                       "tensor \"%s\": byte size of %llu %s elements overflows",
+                       t->name, (unsigned long long)n, mf_dtype_name(t->dtype));
+    return 0;
+}
+
+const mf_value *mf_meta_get(const mf_model *m, const char *key)
+{
+    for (size_t i = 0; i < m->n_meta; i++)
+        if (strcmp(m->meta[i].key, key) == 0)
+            return &m->meta[i].v;
+    return NULL;
+}
+
+const mf_tensor *mf_tensor_find(const mf_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->n_tensors; i++)
+        if (strcmp(m->tensors[i].name, name) == 0)
+            return &m->tensors[i];
+    return NULL;
+}
+
+mf_value mf_value_str(mf_arena *a, const char *s, size_t n)
+{
+    mf_value v = {.type = MF_V_STR};
+    v.as.s.ptr = mf_arena_strndup(a, s, n);
+    v.as.s.len = v.as.s.ptr ? n : 0;
+    if (!v.as.s.ptr)
+        v.type = MF_V_NULL;
+    return v;
+}
+
+mf_value mf_value_int(int64_t x)
+{
+    mf_value v = {.type = MF_V_I64};
+    v.as.i = x;
+    return v;
+}
+
+mf_value mf_value_uint(uint64_t x)
+{
+    mf_value v = {.type = MF_V_U64};
+    v.as.u = x;
+    return v;
+}
+
+mf_value mf_value_f64(double x)
+{
+    mf_value v = {.type = MF_V_F64};
+    v.as.f = x;
+    return v;
+}
+
+mf_value mf_value_bool(bool x)
+{
+    mf_value v = {.type = MF_V_BOOL};
+    v.as.b = x;
+    return v;
+}
+
+void mf_close(mf_model *m)
+{
+    if (!m)
+        return;
+    if (m->reader && m->reader->close)
+        m->reader->close(m);
+    for (size_t i = 0; i < m->n_files; i++)
+        mf_unmap_file(&m->files[i]);
+    free(m->files);
+    free(m->tensors);
+    free(m->meta);
+    free(m->notes);
+    mf_arena_free(m->arena);
+    free((model_box *)m);
+}
+
+int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
+            mf_status *st)
+{
+    *out = NULL;
+    mf_detection d;
+    if (mf_detect(path, &d, st))
+        return -1;
+    const mf_reader *r = mf_reader_for(d.format);
+    if (!r) {
+        if (d.format == MF_FMT_UNKNOWN)
+            return mf_fail(st, MF_ERR_FORMAT, path, -1,
+                           "not a model file mfmt knows (%s)", d.detail);
+        return mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
+                       "%s files (%s) cannot be read by this version of mfmt",
+                       mf_format_name(d.format), d.detail);
+    }
+    mf_model *m = mf_model_new(d.format, path);
+    if (!m)
+        return mf_oom(st, path);
+    m->reader = r;
+    unsigned flags = opts ? opts->flags : 0;
+    if (r->open(m, path, flags, st) != 0 || st->code != MF_OK) {
+        if (st->code == MF_OK) /* a reader must say why; never fail silently */
+            mf_fail(st, MF_ERR_FORMAT, path, -1, "could not be read");
+        mf_close(m);
+        return -1;
+    }
+    *out = m;
+    return 0;
+}

@@ -1,0 +1,134 @@
+/* stream.c - canonical tensor bytes: C order, contiguous, little-endian. */
+#include "core/core.h"
+
+#include <stdlib.h>
+
+enum { CHUNK = 1 << 20 };
+
+static void swap_elems(uint8_t *p, size_t n, size_t esize)
+{
+    if (esize <= 1)
+        return;
+    for (size_t i = 0; i + esize <= n; i += esize)
+        for (size_t a = 0, b = esize - 1; a < b; a++, b--) {
+            uint8_t t = p[i + a];
+            p[i + a] = p[i + b];
+            p[i + b] = t;
+        }
+}
+
+/* Byte width to swap for a big-endian tensor: complex types swap halves. */
+static size_t swap_width(const mf_tensor *t)
+{
+    const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
+    if (!di || di->block_elems != 1)
+        return 1;
+    if (t->dtype == MF_C64)
+        return 4;
+    if (t->dtype == MF_C128)
+        return 8;
+    return di->block_bytes;
+}
+
+static int stream_contiguous(const mf_tensor *t, mf_sink_fn sink, void *ctx,
+                             mf_status *st)
+{
+    if (!t->big_endian || swap_width(t) <= 1) {
+        for (uint64_t off = 0; off < t->nbytes; off += CHUNK) {
+            uint64_t n = t->nbytes - off < CHUNK ? t->nbytes - off : CHUNK;
+            if (sink(ctx, t->data + off, (size_t)n, st))
+                return -1;
+        }
+        return 0;
+    }
+    uint8_t *buf = malloc(CHUNK);
+    if (!buf)
+        return mf_oom(st, NULL);
+    size_t w = swap_width(t);
+    int rc = 0;
+    for (uint64_t off = 0; off < t->nbytes && rc == 0; off += CHUNK) {
+        uint64_t n = t->nbytes - off < CHUNK ? t->nbytes - off : CHUNK;
+        memcpy(buf, t->data + off, (size_t)n);
+        swap_elems(buf, (size_t)n, w);
+        rc = sink(ctx, buf, (size_t)n, st);
+    }
+    free(buf);
+    return rc;
+}
+
+/* Gathers a strided view element by element (readers check beforehand that
+ * every element it reaches lies inside the mapping). */
+static int stream_strided(const mf_tensor *t, mf_sink_fn sink, void *ctx,
+                          mf_status *st)
+{
+    const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
+    if (!di || di->block_elems != 1)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1,
+                       "tensor \"%s\": strides on a packed type", t->name);
+    size_t es = di->block_bytes;
+    uint64_t total = mf_tensor_nelems(t);
+    if (total == 0)
+        return 0;
+    uint8_t *buf = malloc(CHUNK);
+    if (!buf)
+        return mf_oom(st, NULL);
+    int64_t idx[MF_MAX_DIMS] = {0};
+    size_t fill = 0;
+    int rc = 0;
+    for (uint64_t k = 0; k < total && rc == 0; k++) {
+        int64_t eoff = 0;
+        for (int d = 0; d < t->ndim; d++)
+            eoff += idx[d] * t->strides[d];
+        memcpy(buf + fill, t->data + (uint64_t)eoff * es, es);
+        if (t->big_endian)
+            swap_elems(buf + fill, es, swap_width(t));
+        fill += es;
+        if (fill + es > CHUNK) {
+            rc = sink(ctx, buf, fill, st);
+            fill = 0;
+        }
+        for (int d = t->ndim - 1; d >= 0; d--) {
+            if (++idx[d] < t->shape[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    if (rc == 0 && fill)
+        rc = sink(ctx, buf, fill, st);
+    free(buf);
+    return rc;
+}
+
+static bool strides_are_contiguous(const mf_tensor *t)
+{
+    if (!t->strides)
+        return true;
+    int64_t expect = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] != 1 && t->strides[d] != expect)
+            return false;
+        expect *= t->shape[d];
+    }
+    return true;
+}
+
+int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
+                     void *ctx, mf_status *st)
+{
+    if (t->nbytes == 0)
+        return 0;
+    if (!t->data)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, m ? m->path : NULL, -1,
+                       "tensor \"%s\" has no mapped data", t->name);
+    if (strides_are_contiguous(t))
+        return stream_contiguous(t, sink, ctx, st);
+    return stream_strided(t, sink, ctx, st);
+}
+
+int mf_tensor_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
+                     void *ctx, mf_status *st)
+{
+    if (m->reader && m->reader->stream)
+        return m->reader->stream(m, t, sink, ctx, st);
+    return mf_stream_mapped(m, t, sink, ctx, st);
+}

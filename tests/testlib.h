@@ -1,0 +1,59 @@
+/* testlib.h - a minimal test harness: CHECK records, the summary line counts.
+ * Each tests/test_*.c is its own program; tests/run.sh adds up the
+ * "RESULT passed failed" lines they print. */
+#ifndef MF_TESTLIB_H
+#define MF_TESTLIB_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tl_passed, tl_failed;
+
+#define CHECK(cond)                                                          \
+    do {                                                                     \
+        if (cond) {                                                          \
+            tl_passed++;                                                     \
+        } else {                                                             \
+            tl_failed++;                                                     \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);  \
+        }                                                                    \
+    } while (0)
+
+#define CHECKF(cond, ...)                                                    \
+    do {                                                                     \
+        if (cond) {                                                          \
+            tl_passed++;                                                     \
+        } else {                                                             \
+            tl_failed++;                                                     \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
+            fprintf(stderr, __VA_ARGS__);                                    \
+            fputc('\n', stderr);                                             \
+        }                                                                    \
+    } while (0)
+
+/* Where ../shared is (MFMT_SHARED overrides); NULL when absent. */
+static inline const char *tl_shared_dir(void)
+{
+    const char *e = getenv("MFMT_SHARED");
+    if (e && *e)
+        return e;
+    static const char *cands[] = {"../shared", "../../shared"};
+    for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
+        FILE *f;
+        char p[256];
+        snprintf(p, sizeof(p), "%s/DESIGN.md", cands[i]);
+        if ((f = fopen(p, "r"))) {
+            fclose(f);
+            return cands[i];
+        }
+    }
+    return NULL;
+}
+
+/* A test's main ends with: return tl_report("name"); */
+static inline int tl_report(const char *name)
+{
+    printf("RESULT %s %d %d\n", name, tl_passed, tl_failed);
+    return tl_failed ? 1 : 0;
+}
+#endif
