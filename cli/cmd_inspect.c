@@ -18,8 +18,7 @@ typedef struct summary {
 static void summarize(const mf_model *m, summary *s)
 {
     memset(s, 0, sizeof(*s));
-    for (size_t i = 0; i < m->n_files; i++)
-        s->file_bytes += m->files[i].size;
+    s->file_bytes = mf_model_file_bytes(m);
     for (size_t i = 0; i < m->n_tensors; i++) {
         const mf_tensor *t = &m->tensors[i];
         uint64_t n = mf_tensor_nelems(t);
@@ -65,8 +64,9 @@ static json_t *tensor_json(const mf_model *m, const mf_tensor *t)
         json_object_set_new(o, "ne", cli_json_shape(t->shape, t->ndim, true));
     json_object_set_new(o, "offset", json_integer((json_int_t)t->offset));
     json_object_set_new(o, "nbytes", json_integer((json_int_t)t->nbytes));
-    if (m->n_files > 1)
-        json_object_set_new(o, "file", json_string(m->files[t->file].path));
+    const mf_file *f = mf_tensor_file(m, t);
+    if ((m->n_files > 1 || t->owner) && f)
+        json_object_set_new(o, "file", json_string(f->path));
     if (t->strides)
         json_object_set_new(o, "strides", cli_json_shape(t->strides, t->ndim, false));
     return o;

@@ -5,6 +5,8 @@
 
 typedef struct model_vecs {
     size_t cap_meta, cap_tensors, cap_files, cap_notes;
+    mf_model **children;
+    size_t n_children, cap_children;
 } model_vecs;
 
 /* The vectors' capacities live beside the model, private to this file. */
@@ -109,6 +111,52 @@ int mf_model_note(mf_model *m, const char *fmt, ...)
     return d ? 0 : -1;
 }
 
+const mf_file *mf_tensor_file(const mf_model *m, const mf_tensor *t)
+{
+    const mf_model *o = t->owner ? t->owner : m;
+    return t->file < o->n_files ? &o->files[t->file] : NULL;
+}
+
+uint64_t mf_model_file_bytes(const mf_model *m)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < m->n_files; i++)
+        n += m->files[i].size;
+    const model_vecs *c = &((const model_box *)m)->caps;
+    for (size_t i = 0; i < c->n_children; i++)
+        n += mf_model_file_bytes(c->children[i]);
+    return n;
+}
+
+mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
+                              mf_status *st)
+{
+    model_vecs *c = caps_of(m);
+    if (c->n_children == c->cap_children &&
+        mf_vec_grow((void **)&c->children, &c->cap_children, c->n_children + 1,
+                    sizeof(mf_model *))) {
+        mf_oom(st, path);
+        return NULL;
+    }
+    mf_open_opts o = {.flags = flags};
+    mf_model *child;
+    if (mf_open(path, &o, &child, st))
+        return NULL;
+    c->children[c->n_children++] = child;
+    for (size_t i = 0; i < child->n_tensors; i++) {
+        mf_tensor *t = mf_model_add_tensor(m, st);
+        if (!t)
+            return NULL;
+        *t = child->tensors[i];
+        if (!t->owner)
+            t->owner = child;
+    }
+    for (size_t i = 0; i < child->n_notes; i++)
+        mf_model_note(m, "%s: %s", path, child->notes[i]);
+    m->header_bytes += child->header_bytes;
+    return child;
+}
+
 uint64_t mf_tensor_nelems(const mf_tensor *t)
 {
     uint64_t n = 1;
@@ -204,6 +252,10 @@ void mf_close(mf_model *m)
 {
     if (!m)
         return;
+    model_vecs *c = caps_of(m);
+    for (size_t i = 0; i < c->n_children; i++)
+        mf_close(c->children[i]);
+    free(c->children);
     if (m->reader && m->reader->close)
         m->reader->close(m);
     for (size_t i = 0; i < m->n_files; i++)
