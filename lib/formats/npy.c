@@ -125,7 +125,7 @@ static int read_dim(lexer *L, int64_t *v)
         return lex_fail(L, MF_ERR_FORMAT, "npy header: integer with a leading zero in shape");
     if (L->pos < L->n && (L->s[L->pos] == 'L' || L->s[L->pos] == 'l'))
         L->pos++;
-    if (L->pos < L->n && is_word_char(L->s[L->pos]))
+    if (L->pos < L->n && (is_word_char(L->s[L->pos]) || L->s[L->pos] == '.'))
         return lex_fail(L, MF_ERR_FORMAT, "npy header: shape must be a tuple of integers");
     *v = (int64_t)x;
     return 0;
