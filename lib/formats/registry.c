@@ -6,12 +6,14 @@ extern const mf_reader mf_reader_safetensors;
 extern const mf_reader mf_reader_gguf;
 extern const mf_reader mf_reader_npy;
 extern const mf_reader mf_reader_npz;
+extern const mf_reader mf_reader_ggml_legacy;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
     &mf_reader_gguf,
     &mf_reader_npy,
     &mf_reader_npz,
+    &mf_reader_ggml_legacy,
 };
 
 const mf_reader *mf_reader_for(mf_format f)
