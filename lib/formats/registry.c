@@ -7,6 +7,7 @@ extern const mf_reader mf_reader_gguf;
 extern const mf_reader mf_reader_npy;
 extern const mf_reader mf_reader_npz;
 extern const mf_reader mf_reader_ggml_legacy;
+extern const mf_reader mf_reader_mlx;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
@@ -14,6 +15,7 @@ static const mf_reader *const readers[] = {
     &mf_reader_npy,
     &mf_reader_npz,
     &mf_reader_ggml_legacy,
+    &mf_reader_mlx,
 };
 
 const mf_reader *mf_reader_for(mf_format f)
