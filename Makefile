@@ -24,7 +24,8 @@ all: $(BUILD)/mfmt $(BUILD)/libmfmt.a $(BUILD)/libmfmt.so
 
 $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libmfmt.a: $(LIB_OBJ)
 	@rm -f $@
@@ -38,7 +39,8 @@ $(BUILD)/mfmt: $(CLI_OBJ) $(BUILD)/libmfmt.a
 
 $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libmfmt.a $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
 
 tests-build: $(BUILD)/mfmt $(TEST_BIN)
 

@@ -157,6 +157,9 @@ typedef struct mf_tensor {
                                    (compressed, chunked, ...): use mf_tensor_stream */
     bool big_endian;            /* stored big-endian (swapped when streamed) */
     void *priv;                 /* reader-private */
+    const struct mf_model *owner; /* the model whose files and reader hold this
+                                     tensor (a shard, a directory's weights
+                                     file); NULL: the model listing it */
 } mf_tensor;
 
 typedef struct mf_arena mf_arena;
@@ -189,6 +192,10 @@ int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
 void mf_close(mf_model *m);
 
 const mf_value *mf_meta_get(const mf_model *m, const char *key);
+/* Bytes of every file the model maps (its own and its weights files'). */
+uint64_t mf_model_file_bytes(const mf_model *m);
+/* The file a tensor lives in (follows t->owner). */
+const mf_file *mf_tensor_file(const mf_model *m, const mf_tensor *t);
 const mf_tensor *mf_tensor_find(const mf_model *m, const char *name);
 uint64_t mf_tensor_nelems(const mf_tensor *t);
 

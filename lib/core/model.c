@@ -5,6 +5,8 @@
 
 typedef struct model_vecs {
     size_t cap_meta, cap_tensors, cap_files, cap_notes;
+    mf_model **children;
+    size_t n_children, cap_children;
 } model_vecs;
 
 /* The vectors' capacities live beside the model, private to this file. */
@@ -109,6 +111,52 @@ int mf_model_note(mf_model *m, const char *fmt, ...)
     return d ? 0 : -1;
 }
 
+const mf_file *mf_tensor_file(const mf_model *m, const mf_tensor *t)
+{
+    const mf_model *o = t->owner ? t->owner : m;
+    return t->file < o->n_files ? &o->files[t->file] : NULL;
+}
+
+uint64_t mf_model_file_bytes(const mf_model *m)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < m->n_files; i++)
+        n += m->files[i].size;
+    const model_vecs *c = &((const model_box *)m)->caps;
+    for (size_t i = 0; i < c->n_children; i++)
+        n += mf_model_file_bytes(c->children[i]);
+    return n;
+}
+
+mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
+                              mf_status *st)
+{
+    model_vecs *c = caps_of(m);
+    if (c->n_children == c->cap_children &&
+        mf_vec_grow((void **)&c->children, &c->cap_children, c->n_children + 1,
+                    sizeof(mf_model *))) {
+        mf_oom(st, path);
+        return NULL;
+    }
+    mf_open_opts o = {.flags = flags};
+    mf_model *child;
+    if (mf_open(path, &o, &child, st))
+        return NULL;
+    c->children[c->n_children++] = child;
+    for (size_t i = 0; i < child->n_tensors; i++) {
+        mf_tensor *t = mf_model_add_tensor(m, st);
+        if (!t)
+            return NULL;
+        *t = child->tensors[i];
+        if (!t->owner)
+            t->owner = child;
+    }
+    for (size_t i = 0; i < child->n_notes; i++)
+        mf_model_note(m, "%s: %s", path, child->notes[i]);
+    m->header_bytes += child->header_bytes;
+    return child;
+}
+
 uint64_t mf_tensor_nelems(const mf_tensor *t)
 {
     uint64_t n = 1;
@@ -204,6 +252,10 @@ void mf_close(mf_model *m)
 {
     if (!m)
         return;
+    model_vecs *c = caps_of(m);
+    for (size_t i = 0; i < c->n_children; i++)
+        mf_close(c->children[i]);
+    free(c->children);
     if (m->reader && m->reader->close)
         m->reader->close(m);
     for (size_t i = 0; i < m->n_files; i++)
@@ -216,6 +268,27 @@ void mf_close(mf_model *m)
     free((model_box *)m);
 }
 
+/* The name never decides the format, but when the bytes match nothing, the
+ * reader its extension suggests says best what is wrong with the file. */
+static mf_format format_hinted_by_name(const char *path)
+{
+    static const struct { const char *ext; mf_format f; } hints[] = {
+        {".safetensors", MF_FMT_SAFETENSORS}, {".gguf", MF_FMT_GGUF},
+        {".npy", MF_FMT_NUMPY_NPY}, {".npz", MF_FMT_NUMPY_NPZ},
+        {".pt", MF_FMT_PYTORCH_ZIP}, {".pth", MF_FMT_PYTORCH_ZIP},
+        {".ckpt", MF_FMT_PYTORCH_ZIP}, {".onnx", MF_FMT_ONNX},
+        {".h5", MF_FMT_HDF5}, {".hdf5", MF_FMT_HDF5}, {".keras", MF_FMT_KERAS},
+        {".tflite", MF_FMT_TFLITE},
+    };
+    size_t n = strlen(path);
+    for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+        size_t k = strlen(hints[i].ext);
+        if (n > k && strcmp(path + n - k, hints[i].ext) == 0)
+            return hints[i].f;
+    }
+    return MF_FMT_UNKNOWN;
+}
+
 int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
             mf_status *st)
 {
@@ -224,6 +297,11 @@ int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
     if (mf_detect(path, &d, st))
         return -1;
     const mf_reader *r = mf_reader_for(d.format);
+    if (!r && d.format == MF_FMT_UNKNOWN && !mf_is_dir(path)) {
+        r = mf_reader_for(format_hinted_by_name(path));
+        if (r)
+            d.format = r->format;
+    }
     if (!r) {
         if (d.format == MF_FMT_UNKNOWN)
             return mf_fail(st, MF_ERR_FORMAT, path, -1,

@@ -128,6 +128,8 @@ int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
 int mf_tensor_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                      void *ctx, mf_status *st)
 {
+    if (t->owner)
+        m = t->owner;
     if (m->reader && m->reader->stream)
         return m->reader->stream(m, t, sink, ctx, st);
     return mf_stream_mapped(m, t, sink, ctx, st);

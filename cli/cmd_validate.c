@@ -1,0 +1,33 @@
+/* cmd_validate.c - mfmt validate PATH: every rule of the format. */
+#include "cli.h"
+
+static int run_validate(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error("validate", "no path given");
+    int worst = EXIT_FINE;
+    for (int i = 1; i < argc; i++) {
+        mf_status st;
+        mf_status_init(&st);
+        mf_model *m = NULL;
+        mf_open_opts o = {.flags = MF_OPEN_STRICT};
+        if (mf_open(argv[i], &o, &m, &st) != 0) {
+            size_t n = st.n_all ? st.n_all : 1;
+            fprintf(stderr, "%s: INVALID, %zu problem%s:\n", argv[i], n, n == 1 ? "" : "s");
+            int e = cli_report(&st);
+            worst = e > worst ? e : worst;
+        } else {
+            for (size_t k = 0; k < m->n_notes; k++)
+                fprintf(stderr, "mfmt: %s: warning: %s\n", argv[i], m->notes[k]);
+            printf("%s: OK (%s%s%s, %zu tensors%s)\n", argv[i], mf_format_name(m->format),
+                   m->version[0] ? " " : "", m->version, m->n_tensors,
+                   m->n_notes ? ", with warnings" : "");
+            mf_close(m);
+        }
+        mf_status_clear(&st);
+    }
+    return worst;
+}
+
+const cli_cmd cli_cmd_validate = {"validate", run_validate, "validate PATH...",
+                                  "check every rule of the format; exit 1 on a breach"};

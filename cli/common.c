@@ -1,0 +1,246 @@
+/* common.c - helpers shared by the subcommands. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+int cli_exit_code(mf_code c)
+{
+    switch (c) {
+    case MF_OK: return EXIT_FINE;
+    case MF_ERR_FORMAT:
+    case MF_ERR_UNSAFE:
+    case MF_ERR_UNSUPPORTED: return EXIT_BAD_INPUT;
+    default: return EXIT_USAGE;
+    }
+}
+
+int cli_report(const mf_status *st)
+{
+    if (st->n_all == 0 && st->code != MF_OK)
+        fprintf(stderr, "mfmt: %s\n", st->msg);
+    for (size_t i = 0; i < st->n_all; i++)
+        fprintf(stderr, "mfmt: %s\n", st->all[i]);
+    return cli_exit_code(st->code);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "mfmt %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see 'mfmt help %s')\n", cmd);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+bool cli_flag(int argc, char **argv, int *i, const char *name, const char **val)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0)
+        return false;
+    if (!val)
+        return a[n] == 0;
+    if (a[n] == '=') {
+        *val = a + n + 1;
+        return true;
+    }
+    if (a[n] != 0)
+        return false;
+    if (*i + 1 >= argc) {
+        *val = NULL; /* caller reports the missing value */
+        return true;
+    }
+    *val = argv[++*i];
+    return true;
+}
+
+json_t *cli_json_string(const char *s, size_t n)
+{
+    json_t *j = json_stringn(s, n);
+    if (j)
+        return j;
+    /* not valid UTF-8: keep valid runs, replace each bad byte by U+FFFD */
+    size_t cap = n * 3 + 1, k = 0;
+    char *out = malloc(cap);
+    if (!out)
+        return json_null();
+    size_t i = 0;
+    while (i < n) {
+        int64_t bad = mf_utf8_check((const uint8_t *)s + i, n - i);
+        size_t good = bad < 0 ? n - i : (size_t)bad;
+        memcpy(out + k, s + i, good);
+        k += good;
+        i += good;
+        if (i < n) {
+            memcpy(out + k, "\xef\xbf\xbd", 3);
+            k += 3;
+            i++;
+        }
+    }
+    j = json_stringn(out, k);
+    free(out);
+    return j ? j : json_null();
+}
+
+json_t *cli_json_value(const mf_value *v)
+{
+    switch (v->type) {
+    case MF_V_U8: case MF_V_U16: case MF_V_U32: case MF_V_U64:
+        if (v->as.u > INT64_MAX)
+            return json_real((double)v->as.u);
+        return json_integer((json_int_t)v->as.u);
+    case MF_V_I8: case MF_V_I16: case MF_V_I32: case MF_V_I64:
+        return json_integer(v->as.i);
+    case MF_V_F32: case MF_V_F64:
+        if (!isfinite(v->as.f)) /* JSON has no NaN/inf: give them as text */
+            return json_string(isnan(v->as.f) ? "nan" : v->as.f > 0 ? "inf" : "-inf");
+        return json_real(v->as.f);
+    case MF_V_BOOL: return json_boolean(v->as.b);
+    case MF_V_STR: return cli_json_string(v->as.s.ptr, v->as.s.len);
+    case MF_V_ARR: {
+        json_t *a = json_array();
+        for (size_t i = 0; i < v->as.arr.n; i++)
+            json_array_append_new(a, cli_json_value(&v->as.arr.items[i]));
+        return a;
+    }
+    default: return json_null();
+    }
+}
+
+json_t *cli_json_shape(const int64_t *shape, int ndim, bool reversed)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < ndim; i++)
+        json_array_append_new(a, json_integer(shape[reversed ? ndim - 1 - i : i]));
+    return a;
+}
+
+void cli_print_json(json_t *j)
+{
+    /* JSON_REAL_PRECISION(17) would print 0.1f as 0.10000000149011612:
+     * exact; the default shortest form is also exact for doubles. */
+    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII * 0);
+    fputc('\n', stdout);
+    json_decref(j);
+}
+
+static const char *vtype_name(mf_vtype t)
+{
+    static const char *const n[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32",
+                                    "bool", "string", "array", "u64", "i64", "f64"};
+    return (unsigned)t < 13 ? n[t] : "null";
+}
+
+void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str)
+{
+    switch (v->type) {
+    case MF_V_U8: case MF_V_U16: case MF_V_U32: case MF_V_U64:
+        fprintf(f, "%llu", (unsigned long long)v->as.u);
+        break;
+    case MF_V_I8: case MF_V_I16: case MF_V_I32: case MF_V_I64:
+        fprintf(f, "%lld", (long long)v->as.i);
+        break;
+    case MF_V_F32: fprintf(f, "%.9g", v->as.f); break;
+    case MF_V_F64: fprintf(f, "%.17g", v->as.f); break;
+    case MF_V_BOOL: fputs(v->as.b ? "true" : "false", f); break;
+    case MF_V_STR: {
+        size_t n = v->as.s.len < max_str ? v->as.s.len : max_str;
+        fputc('"', f);
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)v->as.s.ptr[i];
+            if (c == '\n') fputs("\\n", f);
+            else if (c == '"') fputs("\\\"", f);
+            else if (c < 32) fprintf(f, "\\x%02x", c);
+            else fputc(c, f);
+        }
+        fputc('"', f);
+        if (n < v->as.s.len)
+            fprintf(f, "... (%zu bytes)", v->as.s.len);
+        break;
+    }
+    case MF_V_ARR:
+        if (v->as.arr.n <= 8 && v->as.arr.elem != MF_V_ARR) {
+            fputc('[', f);
+            for (size_t i = 0; i < v->as.arr.n; i++) {
+                if (i)
+                    fputs(", ", f);
+                cli_fprint_value(f, &v->as.arr.items[i], 40);
+            }
+            fputc(']', f);
+        } else {
+            fprintf(f, "%zu %s%s", v->as.arr.n,
+                    v->as.arr.elem == MF_V_STR ? "string" : vtype_name(v->as.arr.elem),
+                    v->as.arr.n == 1 ? "" : "s");
+        }
+        break;
+    default: fputs("null", f);
+    }
+}
+
+void cli_fmt_bytes(char *buf, size_t n, uint64_t b)
+{
+    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)b;
+    int i = 0;
+    while (v >= 1024 && i < 5) {
+        v /= 1024;
+        i++;
+    }
+    if (i == 0)
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+    else
+        snprintf(buf, n, "%.2f %s", v, u[i]);
+}
+
+void cli_fmt_count(char *buf, size_t n, uint64_t c)
+{
+    if (c >= 1000000000ull)
+        snprintf(buf, n, "%.2fB", (double)c / 1e9);
+    else if (c >= 1000000ull)
+        snprintf(buf, n, "%.2fM", (double)c / 1e6);
+    else if (c >= 1000ull)
+        snprintf(buf, n, "%.1fK", (double)c / 1e3);
+    else
+        snprintf(buf, n, "%llu", (unsigned long long)c);
+}
+
+static double now_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void cli_progress_start(cli_progress *p, const char *label, uint64_t total)
+{
+    memset(p, 0, sizeof(*p));
+    p->on = isatty(2) && !getenv("MFMT_NO_PROGRESS");
+    p->total = total;
+    p->label = label;
+}
+
+void cli_progress_add(cli_progress *p, uint64_t n)
+{
+    p->done += n;
+    if (!p->on)
+        return;
+    double t = now_sec();
+    if (t - p->last < 0.1 && p->done < p->total)
+        return;
+    p->last = t;
+    int pct = p->total ? (int)(100.0 * (double)p->done / (double)p->total) : 100;
+    int bar = pct * 30 / 100;
+    fprintf(stderr, "\r%s [%.*s%*s] %3d%%", p->label, bar, "==============================",
+            30 - bar, "", pct);
+}
+
+void cli_progress_end(cli_progress *p)
+{
+    if (p->on)
+        fprintf(stderr, "\r%*s\r", 60, "");
+}

@@ -1,0 +1,59 @@
+/* main.c - mfmt: one program, one subcommand per file in cli/. */
+#include "cli.h"
+
+extern const cli_cmd cli_cmd_detect, cli_cmd_inspect, cli_cmd_validate, cli_cmd_hash;
+
+/* A new subcommand adds one extern above and one line here. */
+static const cli_cmd *const commands[] = {
+    &cli_cmd_detect,
+    &cli_cmd_inspect,
+    &cli_cmd_validate,
+    &cli_cmd_hash,
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+    fprintf(f, "mfmt %s - model weight files: detect, inspect, validate, hash, convert\n\n"
+               "usage:\n", MF_VERSION_STRING);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  mfmt %-44s %s\n", commands[i]->usage, commands[i]->help);
+    fprintf(f, "\nExit status: 0 ok, 1 bad or unsafe input, 2 usage or I/O error.\n");
+}
+
+static const cli_cmd *find(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i]->name, name) == 0)
+            return commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
+        const cli_cmd *c = argc > 2 ? find(argv[2]) : NULL;
+        if (c)
+            printf("usage: mfmt %s\n%s\n", c->usage, c->help);
+        else
+            usage(stdout);
+        return EXIT_FINE;
+    }
+    if (!strcmp(name, "--version") || !strcmp(name, "version")) {
+        printf("mfmt %s\n", MF_VERSION_STRING);
+        return EXIT_FINE;
+    }
+    const cli_cmd *c = find(name);
+    if (!c) {
+        fprintf(stderr, "mfmt: unknown command '%s'\n\n", name);
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,46 @@
+/* registry.c - which reader opens which format. A new reader adds one
+ * extern line and one table line here. */
+#include "core/core.h"
+
+extern const mf_reader mf_reader_safetensors;
+extern const mf_reader mf_reader_gguf;
+
+static const mf_reader *const readers[] = {
+    &mf_reader_safetensors,
+    &mf_reader_gguf,
+};
+
+const mf_reader *mf_reader_for(mf_format f)
+{
+    for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++)
+        if (readers[i]->format == f)
+            return readers[i];
+    return NULL;
+}
+
+static const char *const format_names[MF_FMT_COUNT] = {
+    [MF_FMT_UNKNOWN] = "unknown",
+    [MF_FMT_SAFETENSORS] = "safetensors",
+    [MF_FMT_GGUF] = "gguf",
+    [MF_FMT_PYTORCH_ZIP] = "pytorch-zip",
+    [MF_FMT_PYTORCH_PICKLE] = "pytorch-pickle",
+    [MF_FMT_NUMPY_NPY] = "numpy-npy",
+    [MF_FMT_NUMPY_NPZ] = "numpy-npz",
+    [MF_FMT_HDF5] = "hdf5",
+    [MF_FMT_ONNX] = "onnx",
+    [MF_FMT_ONNX_TENSOR] = "onnx-tensor",
+    [MF_FMT_TFLITE] = "tflite",
+    [MF_FMT_KERAS] = "keras",
+    [MF_FMT_TF_SAVEDMODEL] = "tf-savedmodel",
+    [MF_FMT_TF_GRAPHDEF] = "tf-graphdef",
+    [MF_FMT_MLX] = "mlx",
+    [MF_FMT_HF_DIR] = "hf-dir",
+    [MF_FMT_PICKLE] = "pickle",
+    [MF_FMT_GGML_LEGACY] = "ggml-legacy",
+    [MF_FMT_ZIP] = "zip",
+};
+
+const char *mf_format_name(mf_format f)
+{
+    return (unsigned)f < MF_FMT_COUNT && format_names[f] ? format_names[f] : "unknown";
+}

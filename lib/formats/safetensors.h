@@ -1,0 +1,14 @@
+/* safetensors.h - safetensors reader pieces shared with the HF-dir reader. */
+#ifndef MF_SAFETENSORS_H
+#define MF_SAFETENSORS_H
+#include "core/core.h"
+
+/* Parses one mapped safetensors file (already in m->files[file]) and appends
+ * its tensors and (if with_meta) its __metadata__ to m. Breaches go to st;
+ * returns -1 when the file cannot be read at all. */
+int mf_safetensors_parse(mf_model *m, uint32_t file, bool with_meta,
+                         unsigned flags, mf_status *st);
+/* Opens a model.safetensors.index.json and all the shards it names. */
+int mf_safetensors_open_index(mf_model *m, const char *index_path,
+                              unsigned flags, mf_status *st);
+#endif

@@ -1,0 +1,86 @@
+/* safetensors_write.c - safetensors writer: header padded with spaces to a
+ * multiple of 8 (as the reference's serialize does), tensors back to back. */
+#include "formats/writer_common.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+
+static json_t *build_header(const mf_out_tensor *ts, size_t n, const uint64_t *sizes,
+                            const mf_kv *meta, size_t n_meta)
+{
+    json_t *root = json_object();
+    if (!root)
+        return NULL;
+    if (n_meta) {
+        json_t *md = json_object();
+        json_object_set_new(root, "__metadata__", md);
+        for (size_t i = 0; i < n_meta; i++)
+            if (meta[i].v.type == MF_V_STR)
+                json_object_set_new(md, meta[i].key,
+                                    json_stringn(meta[i].v.as.s.ptr, meta[i].v.as.s.len));
+    }
+    uint64_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_object(), *shape = json_array(), *offs = json_array();
+        json_object_set_new(e, "dtype", json_string(mf_dtype_name(ts[i].dtype)));
+        for (int d = 0; d < ts[i].ndim; d++)
+            json_array_append_new(shape, json_integer(ts[i].shape[d]));
+        json_object_set_new(e, "shape", shape);
+        json_array_append_new(offs, json_integer((json_int_t)off));
+        json_array_append_new(offs, json_integer((json_int_t)(off + sizes[i])));
+        json_object_set_new(e, "data_offsets", offs);
+        json_object_set_new(root, ts[i].name, e);
+        off += sizes[i];
+    }
+    return root;
+}
+
+int mf_safetensors_write(const char *path, const mf_out_tensor *ts, size_t n,
+                         const mf_kv *meta, size_t n_meta, mf_fill_fn fill, void *ctx,
+                         mf_status *st)
+{
+    uint64_t *sizes = calloc(n ? n : 1, sizeof(uint64_t));
+    if (!sizes)
+        return mf_oom(st, path);
+    for (size_t i = 0; i < n; i++) {
+        const mf_dtype_info *di = mf_dtype_info_of(ts[i].dtype);
+        if (!di || (di->is_quant && di->ggml_id >= 0) || ts[i].dtype == MF_STRING) {
+            free(sizes);
+            return mf_fail(st, MF_ERR_USAGE, path, -1,
+                           "tensor \"%s\": dtype %s cannot be stored in safetensors",
+                           ts[i].name, mf_dtype_name(ts[i].dtype));
+        }
+        if (mf_out_tensor_nbytes(&ts[i], path, &sizes[i], st)) {
+            free(sizes);
+            return -1;
+        }
+    }
+    json_t *hdr = build_header(ts, n, sizes, meta, n_meta);
+    char *text = hdr ? json_dumps(hdr, JSON_COMPACT) : NULL;
+    json_decref(hdr);
+    if (!text) {
+        free(sizes);
+        return mf_oom(st, path);
+    }
+    size_t tl = strlen(text), padded = (tl + 7) & ~(size_t)7;
+    mf_atomic *w;
+    int rc = mf_atomic_open(path, &w, st);
+    if (rc == 0) {
+        uint8_t len8[8];
+        mf_wr64le(len8, padded);
+        rc = mf_atomic_write(w, len8, 8, st);
+        if (rc == 0)
+            rc = mf_atomic_write(w, text, tl, st);
+        for (size_t k = tl; rc == 0 && k < padded; k++)
+            rc = mf_atomic_write(w, " ", 1, st);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = mf_writer_emit(w, path, i, ts[i].name, sizes[i], sizes[i], fill, ctx, st);
+        if (rc == 0)
+            rc = mf_atomic_commit(w, st);
+        else
+            mf_atomic_abort(w);
+    }
+    free(text);
+    free(sizes);
+    return rc;
+}

@@ -1,0 +1,57 @@
+/* writer_common.c - shared by the safetensors and GGUF writers. */
+#include "formats/writer_common.h"
+
+typedef struct counted {
+    mf_atomic *w;
+    uint64_t n, limit;
+    const char *path, *name;
+} counted;
+
+static int counted_sink(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    counted *c = ctx;
+    if (n > c->limit - c->n)
+        return mf_fail(st, MF_ERR_USAGE, c->path, -1,
+                       "tensor \"%s\": more bytes supplied than its %llu", c->name,
+                       (unsigned long long)c->limit);
+    c->n += n;
+    return mf_atomic_write(c->w, buf, n, st);
+}
+
+int mf_writer_emit(mf_atomic *w, const char *path, size_t i, const char *name,
+                   uint64_t nbytes, uint64_t padded, mf_fill_fn fill, void *ctx,
+                   mf_status *st)
+{
+    counted c = {w, 0, nbytes, path, name};
+    if (fill(ctx, i, counted_sink, &c, st))
+        return -1;
+    if (c.n != nbytes)
+        return mf_fail(st, MF_ERR_USAGE, path, -1,
+                       "tensor \"%s\": %llu bytes supplied, %llu expected", name,
+                       (unsigned long long)c.n, (unsigned long long)nbytes);
+    static const uint8_t zeros[64];
+    for (uint64_t k = nbytes; k < padded;) {
+        size_t n = padded - k > sizeof(zeros) ? sizeof(zeros) : (size_t)(padded - k);
+        if (mf_atomic_write(w, zeros, n, st))
+            return -1;
+        k += n;
+    }
+    return 0;
+}
+
+int mf_out_tensor_nbytes(const mf_out_tensor *t, const char *path, uint64_t *out,
+                         mf_status *st)
+{
+    mf_tensor tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.name = t->name;
+    tmp.dtype = t->dtype;
+    tmp.ndim = t->ndim;
+    memcpy(tmp.shape, t->shape, sizeof(tmp.shape));
+    if (t->ndim < 0 || t->ndim > MF_MAX_DIMS || !mf_dtype_info_of(t->dtype))
+        return mf_fail(st, MF_ERR_USAGE, path, -1, "tensor \"%s\": bad dtype or rank", t->name);
+    if (mf_tensor_set_nbytes(&tmp, path, -1, st))
+        return -1;
+    *out = tmp.nbytes;
+    return 0;
+}
