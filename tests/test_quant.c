@@ -4,6 +4,7 @@
 #include "testlib.h"
 
 #include "core/core.h"
+#include "quant/qimpl.h"
 #include "quant/quant.h"
 
 #include <math.h>
@@ -316,6 +317,42 @@ static void test_hostile_values(void)
     }
 }
 
+/* The AVX2 Q8_0 path (when the CPU has it) equals the scalar kernel on
+ * random blocks, rounding ties, NaN, infinities and subnormal scales. */
+static void test_simd_q8_0(void)
+{
+    enum { NB = 4000 };
+    static float x[NB * 32];
+    static uint8_t a[NB * 34], b[NB * 34];
+    uint32_t s = 777;
+    for (int ib = 0; ib < NB; ib++) {
+        float *xb = x + ib * 32;
+        int kind = ib % 8;
+        float scale = ldexpf(1.0f, (int)(s % 40) - 20);
+        for (int j = 0; j < 32; j++) {
+            s = s * 1664525u + 1013904223u;
+            float r = (float)((int32_t)s >> 8) * 0x1p-23f; /* [-1, 1) */
+            switch (kind) {
+            case 0: xb[j] = r * scale; break;
+            case 1: xb[j] = j ? ((float)(s % 254) - 127.0f + 0.5f) * scale : 127 * scale; break; /* ties, d = scale */
+            case 2: xb[j] = r * 0x1p-140f; break;                                                  /* 1/d overflows */
+            case 3: xb[j] = j == 5 ? NAN : r; break;
+            case 4: xb[j] = j == 9 ? -INFINITY : r; break;
+            case 5: xb[j] = (j & 1) ? -0.0f : 0.0f; break;
+            case 6: xb[j] = r * 3e38f; break;
+            default: xb[j] = (float)((int)(s % 255) - 127) * scale; break;
+            }
+        }
+    }
+    CHECK(mf_quantize_rows(MF_Q8_0, x, a, 1, NB * 32, NULL) == 0);
+    for (int ib = 0; ib < NB; ib++)
+        mq_quant_q8_0_scalar_block(x + ib * 32, b + ib * 34);
+    int bad = 0;
+    for (int ib = 0; ib < NB; ib++)
+        bad += memcmp(a + ib * 34, b + ib * 34, 34) != 0;
+    CHECKF(bad == 0, "%d of %d Q8_0 blocks differ between the vector and scalar paths", bad, NB);
+}
+
 int main(void)
 {
     test_half();
@@ -329,5 +366,6 @@ int main(void)
     test_api();
     test_threads();
     test_hostile_values();
+    test_simd_q8_0();
     return tl_report("quant");
 }
