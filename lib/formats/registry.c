@@ -4,10 +4,14 @@
 
 extern const mf_reader mf_reader_safetensors;
 extern const mf_reader mf_reader_gguf;
+extern const mf_reader mf_reader_onnx;
+extern const mf_reader mf_reader_onnx_tensor;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
     &mf_reader_gguf,
+    &mf_reader_onnx,
+    &mf_reader_onnx_tensor,
 };
 
 const mf_reader *mf_reader_for(mf_format f)
