@@ -23,7 +23,7 @@ typedef MF_VEC(mf_value) value_vec;
 /* What walking the graphs gathers for the metadata. */
 typedef struct graph_stats {
     uint64_t nodes, constant_nodes, subgraphs, sub_initializers, sub_nodes,
-        sparse_initializers;
+        sub_constant_nodes, sparse_initializers;
     value_vec ops;     /* distinct op types of the main graph */
     value_vec inputs;  /* "name: F32[1, 3, N]" */
     value_vec outputs;
@@ -206,8 +206,8 @@ static int walk_node(onnx_reader *r, mf_cursor *gc, const mf_pb_field *nf, int d
     int rc;
     while ((rc = mf_pb_next(&nc, &f)) == 1) {
         if (f.number == 4 && f.wire == 2) {
-            if (main && str_is(&f, "Constant"))
-                r->gs.constant_nodes++;
+            if (str_is(&f, "Constant"))
+                *(main ? &r->gs.constant_nodes : &r->gs.sub_constant_nodes) += 1;
             if (main && add_op(r, &f))
                 return -1;
         } else if (f.number == 5 && f.wire == 2) {
@@ -348,13 +348,16 @@ static int add_counts(onnx_reader *r, uint64_t functions, uint64_t training)
     if (g->subgraphs &&
         (meta_int(m, "graph.subgraphs", (int64_t)g->subgraphs, 0, st) ||
          meta_int(m, "graph.subgraph_nodes", (int64_t)g->sub_nodes, 0, st) ||
-         meta_int(m, "graph.subgraph_initializers", (int64_t)g->sub_initializers, 0, st)))
+         meta_int(m, "graph.subgraph_initializers", (int64_t)g->sub_initializers, 0, st) ||
+         meta_int(m, "graph.subgraph_constant_nodes", (int64_t)g->sub_constant_nodes, 0, st)))
         return -1;
     if (functions && meta_int(m, "functions", (int64_t)functions, 0, st))
         return -1;
-    if (g->constant_nodes)
-        mf_model_note(m, "%llu Constant node%s of the graph hold values too (not listed as tensors)",
-                      (unsigned long long)g->constant_nodes, g->constant_nodes == 1 ? "" : "s");
+    uint64_t consts = g->constant_nodes + g->sub_constant_nodes;
+    if (consts)
+        mf_model_note(m, "%llu Constant node%s (%llu in subgraphs) hold%s values that are not listed as tensors",
+                      (unsigned long long)consts, consts == 1 ? "" : "s",
+                      (unsigned long long)g->sub_constant_nodes, consts == 1 ? "s" : "");
     if (g->sub_initializers)
         mf_model_note(m, "%llu initializer%s of subgraphs (If/Loop/Scan bodies) are not listed as tensors",
                       (unsigned long long)g->sub_initializers, g->sub_initializers == 1 ? "" : "s");
