@@ -6,12 +6,14 @@ extern const mf_reader mf_reader_safetensors;
 extern const mf_reader mf_reader_gguf;
 extern const mf_reader mf_reader_onnx;
 extern const mf_reader mf_reader_onnx_tensor;
+extern const mf_reader mf_reader_tflite;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
     &mf_reader_gguf,
     &mf_reader_onnx,
     &mf_reader_onnx_tensor,
+    &mf_reader_tflite,
 };
 
 const mf_reader *mf_reader_for(mf_format f)
