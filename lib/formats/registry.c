@@ -7,6 +7,8 @@ extern const mf_reader mf_reader_gguf;
 extern const mf_reader mf_reader_onnx;
 extern const mf_reader mf_reader_onnx_tensor;
 extern const mf_reader mf_reader_tflite;
+extern const mf_reader mf_reader_tf_savedmodel;
+extern const mf_reader mf_reader_tf_graphdef;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
@@ -14,6 +16,8 @@ static const mf_reader *const readers[] = {
     &mf_reader_onnx,
     &mf_reader_onnx_tensor,
     &mf_reader_tflite,
+    &mf_reader_tf_savedmodel,
+    &mf_reader_tf_graphdef,
 };
 
 const mf_reader *mf_reader_for(mf_format f)
