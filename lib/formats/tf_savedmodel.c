@@ -10,6 +10,7 @@
  * nodes are not listed (the variables hold the weights). */
 #include "formats/tf.h"
 
+#include <libgen.h>
 #include <stdlib.h>
 
 typedef MF_VEC(mf_value) value_vec;
@@ -157,6 +158,12 @@ static int read_saved_model(smodel *x, const mf_file *f)
 
 static int open_savedmodel(mf_model *m, const char *path, unsigned flags, mf_status *st)
 {
+    if (!mf_is_dir(path)) { /* saved_model.pb itself: its directory is the model */
+        char *tmp = mf_arena_strdup(m->arena, path);
+        path = tmp ? mf_arena_strdup(m->arena, dirname(tmp)) : NULL;
+        if (!path)
+            return mf_oom(st, m->path);
+    }
     char *pb = mf_path_join(m->arena, path, "saved_model.pb");
     if (!pb)
         return mf_oom(st, path);
