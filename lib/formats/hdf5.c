@@ -5,6 +5,7 @@
  * external links, non-numeric datasets). Contiguous and compact data are
  * mapped as they are; chunked or unallocated data are streamed. */
 #include "formats/hdf5.h"
+#include "formats/keras.h"
 
 #include <stdlib.h>
 
@@ -436,7 +437,7 @@ static int open_hdf5(mf_model *m, const char *path, unsigned flags, mf_status *s
     const mf_file *file = &m->files[fi];
     if (mf_hdf5_parse_range(m, fi, file->base, file->size, 0, path, flags, st))
         return -1;
-    return 0;
+    return mf_keras_note_lambdas(m) ? mf_oom(st, path) : 0;
 }
 
 const mf_reader mf_reader_hdf5 = {

@@ -5,11 +5,13 @@
 extern const mf_reader mf_reader_safetensors;
 extern const mf_reader mf_reader_gguf;
 extern const mf_reader mf_reader_hdf5;
+extern const mf_reader mf_reader_keras;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
     &mf_reader_gguf,
     &mf_reader_hdf5,
+    &mf_reader_keras,
 };
 
 const mf_reader *mf_reader_for(mf_format f)
