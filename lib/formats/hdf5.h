@@ -163,6 +163,7 @@ typedef struct h5_fheap {
     uint64_t start_block, max_direct;
     uint16_t max_heap_bits;
     uint64_t root_addr;
+    uint64_t huge_btree;   /* v2 B-tree of huge objects */
     uint16_t root_rows;
     unsigned max_dblock_rows;
     unsigned off_bytes, len_bytes;

@@ -286,7 +286,9 @@ static int ea_super(lister *l, const earray *e, uint64_t addr, unsigned u, uint6
     h5_file *f = l->f;
     uint64_t nd = sb_ndblks(u), ne = sb_nelmts(e, u), page = 1ull << e->page_bits;
     uint64_t npages = ne > page ? ne / page : 0;
-    uint64_t bitmap = npages ? (nd * npages + 7) / 8 : 0;
+    /* the library allocates ceil(npages / 8) bytes per data block but sets
+     * the bits contiguously (data block k, page p: bit k * npages + p) */
+    uint64_t bitmap = nd * ((npages + 7) / 8);
     uint64_t bytes = 6 + f->sz_off + e->off_bytes + bitmap + nd * f->sz_off + 4, pos;
     if (h5_locate(f, addr, bytes, "extensible array super block", &pos) || h5_work(f, pos) ||
         h5_check_sig(f, pos, "EASB", "extensible array super block") ||

@@ -66,6 +66,8 @@ int h5_fheap_open(h5_file *f, uint64_t addr, h5_fheap *h)
         if ((is_addr ? h5_rd_addr(f, &c, &skip, "fractal heap field")
                      : h5_rd_len(f, &c, &skip, "fractal heap field")))
             return -1;
+        if (i == 1)
+            h->huge_btree = skip;
     }
     uint16_t start_rows;
     if (mf_cur_u16(&c, &h->width, "table width") || h5_rd_len(f, &c, &h->start_block, "starting block size") ||
@@ -192,6 +194,52 @@ static uint64_t le_bytes(const uint8_t *p, unsigned n)
     return v;
 }
 
+/* Huge objects too big for their heap ID: found in the heap's v2 B-tree of
+ * type 1 records (address, length, object ID). */
+typedef struct huge_find {
+    h5_file *f;
+    uint64_t id, addr, len;
+    bool found;
+} huge_find;
+
+static int huge_record(void *ctx, const uint8_t *rec, uint32_t size, uint64_t pos)
+{
+    huge_find *h = ctx;
+    h5_file *f = h->f;
+    mf_cursor c;
+    mf_cur_init(&c, rec, size, f->label, f->st);
+    c.origin = f->origin + pos;
+    uint64_t addr, len, id;
+    if (h5_rd_addr(f, &c, &addr, "huge object address") || h5_rd_len(f, &c, &len, "huge object length") ||
+        h5_rd_len(f, &c, &id, "huge object ID"))
+        return -1;
+    if (id == h->id && !h->found) {
+        h->found = true;
+        h->addr = addr;
+        h->len = len;
+    }
+    return 0;
+}
+
+static int huge_lookup(h5_file *f, const h5_fheap *h, uint64_t id, uint64_t id_pos,
+                       const uint8_t **p, uint64_t *n, uint64_t *pos)
+{
+    huge_find hf = {.f = f, .id = id};
+    if (h->huge_btree == H5_UNDEF)
+        return h5_fail_at(f, id_pos, "huge heap object %llu, but the heap has no huge objects",
+                          (unsigned long long)id);
+    if (h5_bt2_iterate(f, h->huge_btree, 1, huge_record, &hf))
+        return -1;
+    if (!hf.found)
+        return h5_fail_at(f, id_pos, "huge heap object %llu is not in the heap's B-tree",
+                          (unsigned long long)id);
+    if (h5_locate(f, hf.addr, hf.len, "huge heap object", pos))
+        return -1;
+    *p = f->base + *pos;
+    *n = hf.len;
+    return 0;
+}
+
 int h5_fheap_get(h5_file *f, const h5_fheap *h, const uint8_t *id, size_t id_len,
                  const uint8_t **p, uint64_t *n, uint64_t *pos)
 {
@@ -228,9 +276,12 @@ int h5_fheap_get(h5_file *f, const h5_fheap *h, const uint8_t *id, size_t id_len
             *n = len;
             return 0;
         }
-        mf_fail(f->st, MF_ERR_UNSUPPORTED, f->label, (int64_t)(f->origin + id_pos),
-                "huge fractal heap objects reached through their B-tree are not supported");
-        return -1;
+        if (h->filter_len) {
+            mf_fail(f->st, MF_ERR_UNSUPPORTED, f->label, (int64_t)(f->origin + id_pos),
+                    "filtered huge fractal heap objects are not supported");
+            return -1;
+        }
+        return huge_lookup(f, h, le_bytes(id + 1, (unsigned)(id_len - 1)), id_pos, p, n, pos);
     }
     if (type != 0)
         return h5_fail_at(f, id_pos, "fractal heap ID type %u is unknown", type);
