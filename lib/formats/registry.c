@@ -9,6 +9,8 @@ extern const mf_reader mf_reader_onnx_tensor;
 extern const mf_reader mf_reader_tflite;
 extern const mf_reader mf_reader_tf_savedmodel;
 extern const mf_reader mf_reader_tf_graphdef;
+extern const mf_reader mf_reader_hdf5;
+extern const mf_reader mf_reader_keras;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
@@ -18,6 +20,8 @@ static const mf_reader *const readers[] = {
     &mf_reader_tflite,
     &mf_reader_tf_savedmodel,
     &mf_reader_tf_graphdef,
+    &mf_reader_hdf5,
+    &mf_reader_keras,
 };
 
 const mf_reader *mf_reader_for(mf_format f)
