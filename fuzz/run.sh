@@ -22,6 +22,8 @@ stat() { # stat FILE KEY -> value of libFuzzer's final "stat::KEY: N"
   sed -n "s/^stat::$2: *//p" "$1" | tail -n 1
 }
 
+# UBSan findings stop the run like ASan ones do.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 status=0
 summary=""
 for n in $names; do
