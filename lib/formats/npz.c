@@ -170,13 +170,17 @@ static int check_member_crc(const mf_zip *z, const mf_zip_entry *e, mf_status *s
  * would see only one of them). */
 static void check_duplicates(mf_model *m, const mf_zip *z, mf_status *st)
 {
-    for (size_t i = 1; i < m->n_tensors; i++)
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(m->tensors[i].name, m->tensors[j].name) == 0) {
-                mf_breach(st, z->file, -1, "npz: two members named \"%s.npy\"",
-                          m->tensors[i].name);
-                break;
-            }
+    mf_strset names = {0};
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        int added = mf_strset_add(&names, m->tensors[i].name);
+        if (added < 0) {
+            mf_oom(st, z->file);
+            break;
+        }
+        if (added == 0)
+            mf_breach(st, z->file, -1, "npz: two members named \"%s.npy\"", m->tensors[i].name);
+    }
+    mf_strset_free(&names);
 }
 
 static int open_npz(mf_model *m, const char *path, unsigned flags, mf_status *st)
@@ -205,8 +209,7 @@ static int open_npz(mf_model *m, const char *path, unsigned flags, mf_status *st
         if (add_member(m, p, fi, e, flags, st))
             return -1;
     }
-    if (m->n_tensors > 1 && m->n_tensors < 5000)
-        check_duplicates(m, &p->zip, st);
+    check_duplicates(m, &p->zip, st);
     return mf_ok(st) ? 0 : -1;
 }
 
