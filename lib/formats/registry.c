@@ -4,10 +4,14 @@
 
 extern const mf_reader mf_reader_safetensors;
 extern const mf_reader mf_reader_gguf;
+extern const mf_reader mf_reader_pytorch_zip, mf_reader_pytorch_pickle, mf_reader_pickle;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
     &mf_reader_gguf,
+    &mf_reader_pytorch_zip,
+    &mf_reader_pytorch_pickle,
+    &mf_reader_pickle,
 };
 
 const mf_reader *mf_reader_for(mf_format f)
