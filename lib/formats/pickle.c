@@ -33,6 +33,8 @@ pk_machine *pk_new(const pk_opts *o)
     if (!pm)
         return NULL;
     pm->o = *o;
+    pm->pload = o->persistent_load;
+    pm->pctx = o->ctx;
     pm->a = mf_arena_new();
     if (!pm->a) {
         free(pm);
@@ -59,8 +61,8 @@ mf_arena *pk_arena(pk_machine *pm)
 
 void pk_set_persistent(pk_machine *pm, pk_persistent_fn fn, void *ctx)
 {
-    pm->o.persistent_load = fn;
-    pm->o.ctx = ctx;
+    pm->pload = fn ? fn : pm->o.persistent_load;
+    pm->pctx = fn ? ctx : pm->o.ctx;
 }
 
 uint64_t pk_objects(const pk_machine *pm)
@@ -583,8 +585,8 @@ static int op_persistent(pk_machine *pm, pk_obj *pid, mf_status *st)
 {
     if (!pid)
         return -1;
-    if (pm->o.persistent_load)
-        return push(pm, pm->o.persistent_load(pm->o.ctx, pm, pid, pm->op_off, st), st);
+    if (pm->pload)
+        return push(pm, pm->pload(pm->pctx, pm, pid, pm->op_off, st), st);
     pk_obj *o = pk_make(pm, PK_OBJECT, st);
     if (!o)
         return -1;

@@ -109,8 +109,8 @@ extern pk_obj pk_none, pk_true, pk_false;
 typedef struct pk_machine pk_machine;
 
 /* Called for every name reference the stream makes (GLOBAL, STACK_GLOBAL,
- * INST, EXT*). opcode: "GLOBAL", ...; off: offset of the opcode in the
- * pickle (add the origin for a file offset). */
+ * INST, EXT*). opcode: "GLOBAL", ...; off: offset of the opcode, counted
+ * from the machine's origin (pk_opts.origin / pk_set_member). */
 typedef void (*pk_global_fn)(void *ctx, const pk_global *g, const char *opcode,
                              uint64_t off);
 /* Turns a persistent id into a value (torch: a storage). Returns NULL with
@@ -118,12 +118,19 @@ typedef void (*pk_global_fn)(void *ctx, const pk_global *g, const char *opcode,
 typedef pk_obj *(*pk_persistent_fn)(void *ctx, pk_machine *pm, pk_obj *pid, uint64_t off,
                                     mf_status *st);
 
+/* Called for every call of a global (REDUCE, NEWOBJ, INST, OBJ) before
+ * its value is built: the scanner looks into torch.storage._load_from_bytes
+ * arguments this way. */
+typedef void (*pk_call_fn)(void *ctx, const pk_global *callable, const pk_obj *args,
+                           uint64_t off);
+
 typedef struct pk_opts {
     const char *file;   /* for messages */
     const char *member; /* archive member, or NULL */
     uint64_t origin;    /* file offset of the pickle's first byte (0 if unknown) */
     pk_global_fn on_global;
     pk_persistent_fn persistent_load;
+    pk_call_fn on_call;
     void *ctx;
 } pk_opts;
 

@@ -26,7 +26,7 @@ pk_obj *pk_global_ref(pk_machine *pm, const char *module, size_t ml, const char 
         g->u.g.reason = "a name with a NUL byte";
     }
     if (pm->o.on_global)
-        pm->o.on_global(pm->o.ctx, &g->u.g, opcode, pm->op_off);
+        pm->o.on_global(pm->o.ctx, &g->u.g, opcode, pm->o.origin + pm->op_off);
     return g;
 }
 
@@ -37,7 +37,7 @@ void pk_report_mutation(pk_machine *pm, const pk_obj *g, const char *opcode)
     pk_global m = g->u.g;
     m.cls = PK_DANGEROUS;
     m.reason = "changes a module, class or function the pickle imported";
-    pm->o.on_global(pm->o.ctx, &m, opcode, pm->op_off);
+    pm->o.on_global(pm->o.ctx, &m, opcode, pm->o.origin + pm->op_off);
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -343,6 +343,8 @@ static int build_allowed(pk_machine *pm, pk_obj *fn, pk_obj *args, pk_obj **out,
 
 pk_obj *pk_call(pk_machine *pm, pk_obj *fn, pk_obj *args, pk_obj *kwargs, mf_status *st)
 {
+    if (fn->kind == PK_GLOBAL && pm->o.on_call)
+        pm->o.on_call(pm->o.ctx, &fn->u.g, args, pm->o.origin + pm->op_off);
     if (fn->kind == PK_GLOBAL && fn->u.g.cls == PK_SAFE && fn->u.g.id != PKN_OTHER &&
         pm->call_depth < 8) {
         pk_obj *out = NULL;

@@ -11,6 +11,8 @@ typedef struct pk_memo_slot {
 
 struct pk_machine {
     pk_opts o;
+    pk_persistent_fn pload; /* o.persistent_load, or pk_set_persistent's */
+    void *pctx;
     mf_arena *a;
     /* the pickle being run */
     const uint8_t *d;

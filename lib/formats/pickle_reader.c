@@ -56,8 +56,8 @@ static int open_pickle(mf_model *m, const char *path, unsigned flags, mf_status 
     if (pt_tree_collect(m, root, &to, st))
         return -1;
     if (nm->flagged)
-        mf_model_note(m, "the pickle reaches %zu names off the allowlist (%s%s); see `mfmt scan`",
-                      nm->flagged, nm->list, nm->flagged > 8 ? ", ..." : "");
+        mf_model_note(m, "the pickle reaches names off the allowlist: %s%s (see `mfmt scan`)",
+                      nm->list, nm->flagged > 8 ? ", ..." : "");
     return mf_ok(st) ? 0 : -1;
 }
 

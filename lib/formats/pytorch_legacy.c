@@ -294,8 +294,8 @@ int pt_legacy_read(mf_model *m, unsigned flags, mf_status *st)
     if (pt_tree_collect(m, c->L.root, &to, st))
         return -1;
     if (c->flagged)
-        mf_model_note(m, "the pickle reaches %zu names off the weights-only allowlist (%s%s); "
-                         "see `mfmt scan`", c->flagged, c->names, c->flagged > 8 ? ", ..." : "");
+        mf_model_note(m, "the pickle reaches names off the weights-only allowlist: %s%s "
+                         "(see `mfmt scan`)", c->names, c->flagged > 8 ? ", ..." : "");
     return mf_ok(st) ? 0 : -1;
 }
 

@@ -274,8 +274,8 @@ static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
     if (pt_tree_collect(m, root, &to, st))
         return -1;
     if (c->flagged)
-        mf_model_note(m, "data.pkl reaches %zu names off the weights-only allowlist (%s%s); "
-                         "see `mfmt scan`", c->flagged, c->flagged_names, c->flagged > 8 ? ", ..." : "");
+        mf_model_note(m, "data.pkl reaches names off the weights-only allowlist: %s%s (see `mfmt scan`)",
+                      c->flagged_names, c->flagged > 8 ? ", ..." : "");
     return 0;
 }
 
