@@ -2,7 +2,7 @@
 #include "cli.h"
 
 extern const cli_cmd cli_cmd_detect, cli_cmd_inspect, cli_cmd_validate, cli_cmd_hash;
-extern const cli_cmd cli_cmd_scan;
+extern const cli_cmd cli_cmd_scan, cli_cmd_convert;
 
 /* A new subcommand adds one extern above and one line here. */
 static const cli_cmd *const commands[] = {
@@ -11,6 +11,7 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_validate,
     &cli_cmd_hash,
     &cli_cmd_scan,
+    &cli_cmd_convert,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
