@@ -19,7 +19,10 @@
 #include "ops/scan.h"
 
 #include "core/zip.h"
+#include "formats/keras.h"
+#include "formats/npy.h"
 #include "formats/pytorch.h"
+#include "formats/tf.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -277,46 +280,24 @@ static void scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n)
 
 /* ----------------------------------------------------------------- npy */
 
-/* Is there a quoted dtype string "O", "|O", "<O8", ... in the header? */
-static bool header_has_object(const char *h, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (h[i] != '\'' && h[i] != '"')
-            continue;
-        size_t j = i + 1;
-        if (j < n && strchr("<>|=", h[j]))
-            j++;
-        if (j < n && h[j] == 'O') {
-            j++;
-            while (j < n && h[j] >= '0' && h[j] <= '9')
-                j++;
-            if (j < n && h[j] == h[i])
-                return true;
-        }
-    }
-    return false;
-}
-
-/* numpy/lib/format.py: magic, version, header length, header; an object
- * array's data is a pickle of it. */
+/* numpy/lib/format.py: an object array's data is a pickle of it. */
 static void scan_npy(scanner *sc, const uint8_t *b, uint64_t n)
 {
-    if (n < 10) {
-        add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "truncated .npy header");
+    mf_npy_header h;
+    mf_status st;
+    mf_status_init(&st);
+    if (mf_npy_parse_header(b, n, sc->path, 0, &h, &st)) {
+        add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
+                    "a .npy header np.load refuses (%s): holds no pickle it would run", st.msg);
+        mf_status_clear(&st);
         return;
     }
-    unsigned major = b[6];
-    uint64_t hl = major >= 2 ? (n >= 12 ? mf_rd32le(b + 8) : UINT64_MAX) : mf_rd16le(b + 8);
-    uint64_t ho = major >= 2 ? 12 : 10;
-    if (hl > n - ho) {
-        add_finding(sc, MF_VERDICT_SAFE, 8, NULL, NULL, ".npy header runs past the data");
-        return;
-    }
-    if (!header_has_object((const char *)b + ho, (size_t)hl))
+    mf_status_clear(&st);
+    if (!h.is_object || h.data_offset > n)
         return;
     add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
                 "object array: its data is a pickle, which np.load(allow_pickle=True) runs");
-    scan_pickles(sc, b, n, ho + hl);
+    scan_pickles(sc, b, n, h.data_offset);
 }
 
 /* ----------------------------------------------------------------- tar */
@@ -599,10 +580,67 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
         scan_zip(sc, b, n, true);
 }
 
+/* ------------------------------------------------ other formats' code */
+
+static int on_lambda(void *ctx, const mf_keras_lambda *l)
+{
+    scanner *sc = ctx;
+    bool code = strcmp(l->kind, "bytecode") == 0 || strcmp(l->kind, "raw") == 0;
+    add_finding(sc, code ? MF_VERDICT_DANGEROUS : MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                "Keras Lambda layer \"%s\" (%s, in %s): %s", l->layer, l->kind, l->source,
+                code ? "loading the model runs the Python code it carries"
+                     : "loading the model calls a function by name");
+    return 0;
+}
+
+/* Keras Lambda layers and TensorFlow ops that run code or touch files:
+ * the other formats in which loading means running something. */
+static void scan_model_code(scanner *sc, const char *path)
+{
+    mf_detection d;
+    mf_status st;
+    mf_status_init(&st);
+    if (mf_detect(path, &d, &st) ||
+        (d.format != MF_FMT_HDF5 && d.format != MF_FMT_KERAS &&
+         d.format != MF_FMT_TF_SAVEDMODEL && d.format != MF_FMT_TF_GRAPHDEF)) {
+        mf_status_clear(&st);
+        return;
+    }
+    mf_model *m;
+    if (mf_open(path, NULL, &m, &st)) {
+        add_finding(sc, MF_VERDICT_SAFE, -1, NULL, NULL,
+                    "a %s file that cannot be opened to look for code in it: %s",
+                    mf_format_name(d.format), st.msg);
+        mf_status_clear(&st);
+        return;
+    }
+    if (d.format == MF_FMT_HDF5 || d.format == MF_FMT_KERAS) {
+        if (mf_keras_find_lambdas(m, on_lambda, sc, &st) < 0)
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                        "the Keras architecture cannot be read: %s", st.msg);
+    } else {
+        mf_tf_finding *f = NULL;
+        size_t n = 0;
+        if (mf_tf_find_dangerous_ops(m, &f, &n, &st) == 0) {
+            for (size_t i = 0; i < n; i++)
+                add_finding(sc, f[i].level == MF_TF_DANGER ? MF_VERDICT_DANGEROUS : MF_VERDICT_SAFE,
+                            -1, f[i].op, NULL, "TensorFlow op %s in node \"%s\"%s%s: %s",
+                            f[i].op, f[i].node, f[i].function ? " of function " : "",
+                            f[i].function ? f[i].function : "", f[i].why);
+            free(f);
+        } else {
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                        "the TensorFlow graph cannot be read: %s", st.msg);
+        }
+    }
+    mf_status_clear(&st);
+    mf_close(m);
+}
+
 /* ---------------------------------------------------------------- API */
 
-int mf_scan_bytes(const char *path, const uint8_t *b, uint64_t n, mf_scan_report **out,
-                  mf_status *st)
+static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file,
+                    mf_scan_report **out, mf_status *st)
 {
     *out = NULL;
     mf_scan_report *r = calloc(1, sizeof(*r));
@@ -613,12 +651,23 @@ int mf_scan_bytes(const char *path, const uint8_t *b, uint64_t n, mf_scan_report
     r->path = mf_arena_strdup(r->arena, path);
     scanner sc = {.r = r, .path = r->path, .member = "", .file_base = 0};
     scan_buffer(&sc, b, n);
+    if (is_file) {
+        sc.depth = 0;
+        sc.file_base = -1;
+        scan_model_code(&sc, path);
+    }
     r->findings = sc.f.v;
     r->n_findings = sc.f.n;
     r->globals = sc.g.v;
     r->n_globals = sc.g.n;
     *out = r;
     return 0;
+}
+
+int mf_scan_bytes(const char *path, const uint8_t *b, uint64_t n, mf_scan_report **out,
+                  mf_status *st)
+{
+    return scan_run(path, b, n, false, out, st);
 }
 
 int mf_scan_file(const char *path, mf_scan_report **out, mf_status *st)
@@ -629,7 +678,7 @@ int mf_scan_file(const char *path, mf_scan_report **out, mf_status *st)
     mf_file f;
     if (mf_map_file(path, &f, st))
         return -1;
-    int rc = mf_scan_bytes(path, f.base, f.size, out, st);
+    int rc = scan_run(path, f.base, f.size, true, out, st);
     mf_unmap_file(&f);
     return rc;
 }
