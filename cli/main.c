@@ -3,6 +3,7 @@
 
 extern const cli_cmd cli_cmd_detect, cli_cmd_inspect, cli_cmd_validate, cli_cmd_hash;
 extern const cli_cmd cli_cmd_split, cli_cmd_merge, cli_cmd_diff;
+extern const cli_cmd cli_cmd_scan, cli_cmd_convert;
 
 /* A new subcommand adds one extern above and one line here. */
 static const cli_cmd *const commands[] = {
@@ -13,6 +14,8 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_split,
     &cli_cmd_merge,
     &cli_cmd_diff,
+    &cli_cmd_scan,
+    &cli_cmd_convert,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
