@@ -4,10 +4,12 @@
 
 extern const mf_reader mf_reader_safetensors;
 extern const mf_reader mf_reader_gguf;
+extern const mf_reader mf_reader_hfdir;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
     &mf_reader_gguf,
+    &mf_reader_hfdir,
 };
 
 const mf_reader *mf_reader_for(mf_format f)
