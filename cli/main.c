@@ -14,6 +14,9 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_merge,
 };
 
+/* Hidden until cmd_convert.c dispatches to it (a directory to .gguf). */
+int cli_convert_to_gguf(int argc, char **argv);
+
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)
@@ -52,6 +55,8 @@ int main(int argc, char **argv)
         printf("mfmt %s\n", MF_VERSION_STRING);
         return EXIT_FINE;
     }
+    if (!strcmp(name, "convert-gguf"))
+        return cli_convert_to_gguf(argc - 1, argv + 1);
     const cli_cmd *c = find(name);
     if (!c) {
         fprintf(stderr, "mfmt: unknown command '%s'\n\n", name);
