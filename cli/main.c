@@ -2,6 +2,7 @@
 #include "cli.h"
 
 extern const cli_cmd cli_cmd_detect, cli_cmd_inspect, cli_cmd_validate, cli_cmd_hash;
+extern const cli_cmd cli_cmd_estimate, cli_cmd_plan;
 extern const cli_cmd cli_cmd_split, cli_cmd_merge;
 
 /* A new subcommand adds one extern above and one line here. */
@@ -12,6 +13,8 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_hash,
     &cli_cmd_split,
     &cli_cmd_merge,
+    &cli_cmd_estimate,
+    &cli_cmd_plan,
 };
 
 /* Hidden until cmd_convert.c dispatches to it (a directory to .gguf). */

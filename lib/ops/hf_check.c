@@ -15,12 +15,7 @@
 
 #include <stdlib.h>
 
-typedef struct expect {
-    char *name;
-    int ndim;
-    int64_t shape[2];
-    bool optional;
-} expect;
+typedef mf_hf_shape expect;
 
 typedef struct builder {
     expect *v;
@@ -295,6 +290,73 @@ static int compare(const mf_model *m, builder *b, const char *prefix, mf_load_re
     return rc;
 }
 
+static const char *const known_types[] = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2",
+                                          "phi3", "gpt2", NULL};
+
+/* The builder for cfg's model_type; -1 with `why` when there is none. */
+static int build_expected(const json_t *cfg, builder *b, dims *d, const char **arch, char *why, size_t wl)
+{
+    const char *mt = json_string_value(json_object_get(cfg, "model_type"));
+    size_t k = 0;
+    while (mt && known_types[k] && strcmp(known_types[k], mt))
+        k++;
+    if (!mt || !known_types[k]) {
+        snprintf(why, wl, "model_type %s is not one mfmt knows the tensors of", mt ? mt : "(none)");
+        return -1;
+    }
+    if (json_object_get(cfg, "quantization_config")) {
+        json_t *qm = json_object_get(json_object_get(cfg, "quantization_config"), "quant_method");
+        snprintf(why, wl, "weights quantized (%s): their names and shapes differ",
+                 json_string_value(qm) ? json_string_value(qm) : "quantization_config");
+        return -1;
+    }
+    if (read_dims(cfg, mt, d, why, wl))
+        return -1;
+    *arch = known_types[k];
+    if (!strcmp(mt, "phi3"))
+        phi3(b, d);
+    else if (!strcmp(mt, "gpt2"))
+        gpt2(b, d);
+    else
+        llama_like(b, d, mt);
+    return 0;
+}
+
+int mf_hf_expected_tensors(const json_t *cfg, mf_hf_shape **out, size_t *n, bool *tied, char *why,
+                           size_t wl)
+{
+    builder b = {0};
+    dims d;
+    const char *arch;
+    *out = NULL;
+    *n = 0;
+    if (build_expected(cfg, &b, &d, &arch, why, wl)) {
+        for (size_t i = 0; i < b.n; i++)
+            free(b.v[i].name);
+        free(b.v);
+        return -1;
+    }
+    if (b.oom) {
+        for (size_t i = 0; i < b.n; i++)
+            free(b.v[i].name);
+        free(b.v);
+        snprintf(why, wl, "out of memory");
+        return -1;
+    }
+    if (tied)
+        *tied = d.tie;
+    *out = (mf_hf_shape *)b.v; /* same layout */
+    *n = b.n;
+    return 0;
+}
+
+void mf_hf_shapes_free(mf_hf_shape *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].name);
+    free(v);
+}
+
 int mf_hf_load_report(const mf_model *m, mf_load_report *r, mf_status *st)
 {
     memset(r, 0, sizeof(*r));
@@ -306,38 +368,21 @@ int mf_hf_load_report(const mf_model *m, mf_load_report *r, mf_status *st)
     free(path);
     if (!cfg)
         return -1;
-    static const char *const known[] = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2",
-                                        "phi3", "gpt2", NULL};
-    const char *mt = json_string_value(json_object_get(cfg, "model_type"));
-    size_t k = 0;
-    while (mt && known[k] && strcmp(known[k], mt))
-        k++;
-    int rc = 0;
+    builder b = {0};
     dims d;
-    if (!mt || !known[k]) {
-        snprintf(r->why_not, sizeof(r->why_not), "model_type %s is not one the load report knows",
-                 mt ? mt : "(none)");
-    } else if (json_object_get(cfg, "quantization_config")) {
-        json_t *qm = json_object_get(json_object_get(cfg, "quantization_config"), "quant_method");
-        snprintf(r->why_not, sizeof(r->why_not), "weights quantized (%s): their names and shapes differ",
-                 json_string_value(qm) ? json_string_value(qm) : "quantization_config");
-    } else if (read_dims(cfg, mt, &d, r->why_not, sizeof(r->why_not)) == 0) {
-        builder b = {0};
-        r->arch = known[k];
+    const char *arch;
+    int rc = 0;
+    if (build_expected(cfg, &b, &d, &arch, r->why_not, sizeof(r->why_not)) == 0) {
+        r->arch = arch;
         r->tied = d.tie;
-        if (!strcmp(mt, "phi3"))
-            phi3(&b, &d);
-        else if (!strcmp(mt, "gpt2"))
-            gpt2(&b, &d);
-        else
-            llama_like(&b, &d, mt);
+        const char *mt = json_string_value(json_object_get(cfg, "model_type"));
         rc = b.oom ? -1 : compare(m, &b, strcmp(mt, "gpt2") ? "model" : "transformer", r);
-        for (size_t i = 0; i < b.n; i++)
-            free(b.v[i].name);
-        free(b.v);
         if (rc)
             mf_oom(st, m->path);
     }
+    for (size_t i = 0; i < b.n; i++)
+        free(b.v[i].name);
+    free(b.v);
     json_decref(cfg);
     return rc;
 }

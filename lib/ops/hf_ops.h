@@ -52,6 +52,21 @@ void mf_hf_size_label(int64_t total_params, char *out, size_t cap);
 
 /* --------------------------------------------------------- load report */
 
+/* A tensor the config implies: name, C-order shape, optional (a tied
+ * lm_head.weight). */
+typedef struct mf_hf_shape {
+    char *name;
+    int ndim;
+    int64_t shape[2];
+    bool optional;
+} mf_hf_shape;
+/* The tensors transformers declares for cfg's model_type (llama, mistral,
+ * qwen2, qwen3, gemma, gemma2, phi3, gpt2), in declaration order; -1 with
+ * `why` for others or quantized checkpoints. *tied: tie_word_embeddings. */
+int mf_hf_expected_tensors(const json_t *cfg, mf_hf_shape **out, size_t *n, bool *tied,
+                           char *why, size_t wl);
+void mf_hf_shapes_free(mf_hf_shape *v, size_t n);
+
 typedef struct mf_load_report {
     const char *arch;         /* model_type it was checked as, NULL: not checked */
     char why_not[256];        /* when not checked: why */
