@@ -577,6 +577,8 @@ static json_t *parse_multiline_plain(yparser *p, const char *s, size_t n, int pa
 /* The value after "key:" (or "- ") whose text is s[0..n) on line p->i - 1. */
 static json_t *parse_value(yparser *p, const char *s, size_t n, int parent)
 {
+    if (n && (s[0] == '&' || s[0] == '*' || s[0] == '!'))
+        return yfail(p, "anchors, aliases and tags are not read");
     if (n && (s[0] == '|' || s[0] == '>'))
         return parse_block_scalar(p, s, n, parent);
     if (n) {
