@@ -2,8 +2,8 @@
 #include "cli.h"
 
 extern const cli_cmd cli_cmd_detect, cli_cmd_inspect, cli_cmd_validate, cli_cmd_hash;
+extern const cli_cmd cli_cmd_split, cli_cmd_merge, cli_cmd_diff;
 extern const cli_cmd cli_cmd_estimate, cli_cmd_plan;
-extern const cli_cmd cli_cmd_split, cli_cmd_merge;
 
 /* A new subcommand adds one extern above and one line here. */
 static const cli_cmd *const commands[] = {
@@ -15,6 +15,7 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_merge,
     &cli_cmd_estimate,
     &cli_cmd_plan,
+    &cli_cmd_diff,
 };
 
 /* Hidden until cmd_convert.c dispatches to it (a directory to .gguf). */

@@ -108,6 +108,12 @@ void mq_quant_iq4_xs(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_deq_iq4_nl(const uint8_t *x, float *y, int64_t n);
 void mq_deq_iq4_xs(const uint8_t *x, float *y, int64_t n);
 
+/* quant_iq_deq.c */
+void mq_deq_iq2_xxs(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq2_xs(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq3_xxs(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq3_s(const uint8_t *x, float *y, int64_t n);
+
 /* quant_ternary.c */
 void mq_quant_tq1_0(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_quant_tq2_0(const float *x, uint8_t *y, int64_t n, const float *qw);
