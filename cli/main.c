@@ -2,6 +2,7 @@
 #include "cli.h"
 
 extern const cli_cmd cli_cmd_detect, cli_cmd_inspect, cli_cmd_validate, cli_cmd_hash;
+extern const cli_cmd cli_cmd_split, cli_cmd_merge, cli_cmd_diff;
 extern const cli_cmd cli_cmd_quantize, cli_cmd_dequantize;
 
 /* A new subcommand adds one extern above and one line here. */
@@ -10,6 +11,9 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_inspect,
     &cli_cmd_validate,
     &cli_cmd_hash,
+    &cli_cmd_split,
+    &cli_cmd_merge,
+    &cli_cmd_diff,
     &cli_cmd_quantize,
     &cli_cmd_dequantize,
 };

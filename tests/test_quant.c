@@ -4,6 +4,7 @@
 #include "testlib.h"
 
 #include "core/core.h"
+#include "quant/qimpl.h"
 #include "quant/quant.h"
 
 #include <math.h>
@@ -198,6 +199,44 @@ static void test_ternary_blocks(void)
     check_roundtrip(MF_TQ1_0, q, x, 256);
 }
 
+/* Lattice i-quants, hand-decoded: grid entries 0, 1, 255 of each table,
+ * ggml's half-step scales and the parity-completed sign bytes. */
+static void test_iq_deq_blocks(void)
+{
+    uint8_t b[110] = {0};
+    float y[256];
+    /* IQ2_XXS: d 1, scale 3 -> db = 3.5/4; indices 0, 1, 255; signs 1 -> 0x81 */
+    mf_wr16le(b, 0x3c00);
+    b[2] = 0, b[3] = 1, b[4] = 255;
+    mf_wr32le(b + 6, 3u << 28 | 1u);
+    CHECK(mf_dequantize_row(MF_IQ2_XXS, b, y, 256) == 0);
+    CHECK(y[0] == -7.0f && y[1] == 7.0f && y[7] == -7.0f);      /* 8 * 0.875, bits 0 and 7 negative */
+    CHECK(y[8] == 37.625f && y[9] == 7.0f);                     /* entry 1: 0x2b first */
+    CHECK(y[16] == 7.0f && y[17] == 21.875f && y[23] == 37.625f); /* entry 255: 08 19 08 08 19 2b 2b 2b */
+    /* IQ2_XS: scales 0x21 -> 1.5/4 and 2.5/4; index 1 with sign code 1 */
+    memset(b, 0, sizeof(b));
+    mf_wr16le(b, 0x3c00);
+    mf_wr16le(b + 2, 1u << 9 | 1u);
+    b[66] = 0x21;
+    CHECK(mf_dequantize_row(MF_IQ2_XS, b, y, 256) == 0);
+    CHECK(y[0] == -16.125f && y[1] == 3.0f && y[7] == -3.0f && y[16] == 5.0f);
+    /* IQ3_XXS: scale 2 -> db 1.25; entries 0 (4,4,4,4) and 255 (4,28,52,62); signs 3 */
+    memset(b, 0, sizeof(b));
+    mf_wr16le(b, 0x3c00);
+    b[3] = 255;
+    mf_wr32le(b + 66, 2u << 28 | 3u);
+    CHECK(mf_dequantize_row(MF_IQ3_XXS, b, y, 256) == 0);
+    CHECK(y[0] == -5.0f && y[1] == -5.0f && y[2] == 5.0f && y[4] == 5.0f && y[5] == 35.0f && y[7] == 77.5f);
+    /* IQ3_S: scales 0x21 -> 3 and 5; entries 0 and 1 (3,1,1,1); sign bit 4 */
+    memset(b, 0, sizeof(b));
+    mf_wr16le(b, 0x3c00);
+    b[3] = 1;
+    b[74] = 0x10;
+    b[106] = 0x21;
+    CHECK(mf_dequantize_row(MF_IQ3_S, b, y, 256) == 0);
+    CHECK(y[0] == 3.0f && y[4] == -9.0f && y[5] == 3.0f && y[32] == 5.0f);
+}
+
 /* ------------------------------------------------------------ golden rows */
 
 static const uint32_t *golden_row(int r)
@@ -316,6 +355,42 @@ static void test_hostile_values(void)
     }
 }
 
+/* The AVX2 Q8_0 path (when the CPU has it) equals the scalar kernel on
+ * random blocks, rounding ties, NaN, infinities and subnormal scales. */
+static void test_simd_q8_0(void)
+{
+    enum { NB = 4000 };
+    static float x[NB * 32];
+    static uint8_t a[NB * 34], b[NB * 34];
+    uint32_t s = 777;
+    for (int ib = 0; ib < NB; ib++) {
+        float *xb = x + ib * 32;
+        int kind = ib % 8;
+        float scale = ldexpf(1.0f, (int)(s % 40) - 20);
+        for (int j = 0; j < 32; j++) {
+            s = s * 1664525u + 1013904223u;
+            float r = (float)((int32_t)s >> 8) * 0x1p-23f; /* [-1, 1) */
+            switch (kind) {
+            case 0: xb[j] = r * scale; break;
+            case 1: xb[j] = j ? ((float)(s % 254) - 127.0f + 0.5f) * scale : 127 * scale; break; /* ties, d = scale */
+            case 2: xb[j] = r * 0x1p-140f; break;                                                  /* 1/d overflows */
+            case 3: xb[j] = j == 5 ? NAN : r; break;
+            case 4: xb[j] = j == 9 ? -INFINITY : r; break;
+            case 5: xb[j] = (j & 1) ? -0.0f : 0.0f; break;
+            case 6: xb[j] = r * 3e38f; break;
+            default: xb[j] = (float)((int)(s % 255) - 127) * scale; break;
+            }
+        }
+    }
+    CHECK(mf_quantize_rows(MF_Q8_0, x, a, 1, NB * 32, NULL) == 0);
+    for (int ib = 0; ib < NB; ib++)
+        mq_quant_q8_0_scalar_block(x + ib * 32, b + ib * 34);
+    int bad = 0;
+    for (int ib = 0; ib < NB; ib++)
+        bad += memcmp(a + ib * 34, b + ib * 34, 34) != 0;
+    CHECKF(bad == 0, "%d of %d Q8_0 blocks differ between the vector and scalar paths", bad, NB);
+}
+
 int main(void)
 {
     test_half();
@@ -325,9 +400,11 @@ int main(void)
     test_q5_blocks();
     test_iq4_nl_block();
     test_ternary_blocks();
+    test_iq_deq_blocks();
     test_goldens();
     test_api();
     test_threads();
     test_hostile_values();
+    test_simd_q8_0();
     return tl_report("quant");
 }

@@ -74,6 +74,11 @@ void mq_deq_q5_0(const uint8_t *x, float *y, int64_t n);
 void mq_deq_q5_1(const uint8_t *x, float *y, int64_t n);
 void mq_deq_q8_0(const uint8_t *x, float *y, int64_t n);
 void mq_deq_mxfp4(const uint8_t *x, float *y, int64_t n);
+void mq_quant_q8_0_scalar_block(const float *x, uint8_t *y);
+
+/* quant_simd.c: vector versions, used when the CPU has them (and the
+ * environment variable MFMT_NO_SIMD is unset); false: use the scalar code. */
+bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n);
 
 /* quant_search.c: ggml's scale searches, shared by several types */
 float mq_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw);
@@ -102,6 +107,12 @@ void mq_quant_iq4_nl(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_quant_iq4_xs(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_deq_iq4_nl(const uint8_t *x, float *y, int64_t n);
 void mq_deq_iq4_xs(const uint8_t *x, float *y, int64_t n);
+
+/* quant_iq_deq.c */
+void mq_deq_iq2_xxs(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq2_xs(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq3_xxs(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq3_s(const uint8_t *x, float *y, int64_t n);
 
 /* quant_ternary.c */
 void mq_quant_tq1_0(const float *x, uint8_t *y, int64_t n, const float *qw);

@@ -77,6 +77,11 @@ static const qtype qtypes[] = {
     {MF_Q8_K, QK_K, 292, NULL, mq_deq_q8_k, false},
     {MF_IQ4_NL, 32, 18, mq_quant_iq4_nl, mq_deq_iq4_nl, false},
     {MF_IQ4_XS, QK_K, 136, mq_quant_iq4_xs, mq_deq_iq4_xs, false},
+    /* lattice i-quants: dequantize only (quantizers not written yet) */
+    {MF_IQ2_XXS, QK_K, 66, NULL, mq_deq_iq2_xxs, true},
+    {MF_IQ2_XS, QK_K, 74, NULL, mq_deq_iq2_xs, true},
+    {MF_IQ3_XXS, QK_K, 98, NULL, mq_deq_iq3_xxs, false},
+    {MF_IQ3_S, QK_K, 110, NULL, mq_deq_iq3_s, false},
     {MF_TQ1_0, QK_K, 54, mq_quant_tq1_0, mq_deq_tq1_0, false},
     {MF_TQ2_0, QK_K, 66, mq_quant_tq2_0, mq_deq_tq2_0, false},
     /* MXFP4 came to ggml after the reference commit; dequantize only. */

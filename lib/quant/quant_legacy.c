@@ -276,7 +276,7 @@ static float q8_amax(const float *x)
     return amax;
 }
 
-static void q8_0_block(const float *x, uint8_t *y)
+void mq_quant_q8_0_scalar_block(const float *x, uint8_t *y)
 {
     const float d = q8_amax(x) / 127;
     const float id = d ? 1.0f / d : 0.0f;
@@ -289,8 +289,10 @@ static void q8_0_block(const float *x, uint8_t *y)
 void mq_quant_q8_0(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
     (void)qw;
+    if (mq_simd_q8_0(x, y, n))
+        return;
     for (int64_t ib = 0; ib < n / QK; ib++)
-        q8_0_block(x + ib * QK, y + ib * 34);
+        mq_quant_q8_0_scalar_block(x + ib * QK, y + ib * 34);
 }
 
 void mq_deq_q8_0(const uint8_t *x, float *y, int64_t n)
