@@ -4,6 +4,7 @@
 #include "testlib.h"
 
 #include "core/core.h"
+#include "quant/iq_grids.h"
 #include "quant/qimpl.h"
 #include "quant/quant.h"
 
@@ -237,6 +238,82 @@ static void test_iq_deq_blocks(void)
     CHECK(y[0] == 3.0f && y[4] == -9.0f && y[5] == 3.0f && y[32] == 5.0f);
 }
 
+/* IQ2_S, IQ1_S, IQ1_M, hand-decoded: first and last lattice entries (all
+ * lowest / all highest fields), the high index bits, scales and deltas. */
+static void test_iq_deq_blocks2(void)
+{
+    uint8_t b[82] = {0};
+    float y[256];
+    /* IQ2_S: d 1, scales 0x21 -> 1.5/4, 2.5/4; entry 1 (43 first) with sign
+     * bit 0; entry 1023 (all 43) through qh bits 2-3 */
+    mf_wr16le(b, 0x3c00);
+    b[2] = 1, b[3] = 0xff;
+    b[34] = 0x01;
+    b[66] = 0x0c;
+    b[74] = 0x21;
+    CHECK(mf_dequantize_row(MF_IQ2_S, b, y, 256) == 0);
+    CHECK(y[0] == -16.125f && y[1] == 3.0f && y[8] == 16.125f && y[15] == 16.125f && y[16] == 5.0f);
+    /* IQ1_S: d 1, sub-block scale 3 -> 7, delta negative; entries 0 (all -1),
+     * 2047 (all +1, high bits 7) and 1 (+1 first) */
+    memset(b, 0, sizeof(b));
+    mf_wr16le(b, 0x3c00);
+    b[3] = 0xff, b[4] = 1;
+    mf_wr16le(b + 34, 0x8000 | 3u << 12 | 7u << 3);
+    CHECK(mf_dequantize_row(MF_IQ1_S, b, y, 256) == 0);
+    CHECK(y[0] == -7.875f && y[7] == -7.875f && y[8] == 6.125f && y[16] == 6.125f && y[17] == -7.875f);
+    CHECK(y[32] == -0.875f); /* next sub-block: scale 1, entry 0 (-1), delta + */
+    /* IQ1_M: d 1 = 0x3c00 spread over the top nibbles (0, 0, c, 3); scales
+     * 2 and 1 -> 5 and 3; qh 0x78: delta - for point 0, entry 2047 for point 1 */
+    memset(b, 0, sizeof(b));
+    b[1] = 0xff;
+    b[32] = 0x78;
+    mf_wr16le(b + 48, 2u | 1u << 3);
+    mf_wr16le(b + 52, 0xc000);
+    mf_wr16le(b + 54, 0x3000);
+    CHECK(mf_dequantize_row(MF_IQ1_M, b, y, 256) == 0);
+    CHECK(y[0] == -5.625f && y[8] == 5.625f && y[16] == -2.625f);
+}
+
+/* The compact lattices (iq_kgrid.c) are sorted, use only fields 0-2 where
+ * fields are 2 bits, and give the same grids as ggml-common.h's tables that
+ * iq_grids.c holds (two independent transcriptions). */
+static uint64_t grid_from_kgrid(uint16_t k, int bits, const uint8_t *val)
+{
+    uint64_t v = 0;
+    for (int j = 0; j < (bits == 2 ? 8 : 4); j++)
+        v |= (uint64_t)val[(k >> (bits * j)) & ((1 << bits) - 1)] << (8 * j);
+    return v;
+}
+
+static void test_kgrids(void)
+{
+    const struct { const uint16_t *k; int n, bits; } t[] = {
+        {mq_kgrid_2bit_256, 256, 2},   {mq_kgrid_2bit_512, 512, 2}, {mq_kgrid_2bit_1024, 1024, 2},
+        {mq_kgrid_1bit_2048, 2048, 2}, {mq_kgrid_3bit_256, 256, 3}, {mq_kgrid_3bit_512, 512, 3},
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        int bad = 0;
+        for (int e = 0; e < t[i].n; e++) {
+            bad += e > 0 && t[i].k[e] <= t[i].k[e - 1];
+            for (int j = 0; t[i].bits == 2 && j < 8; j++)
+                bad += mq_kgrid2_field(t[i].k[e], j) == 3;
+        }
+        CHECKF(bad == 0, "kgrid table %zu: %d entries out of order or with field 3", i, bad);
+    }
+    const uint8_t v2[] = {8, 25, 43}, v3xxs[] = {4, 12, 20, 28, 36, 44, 52, 62}, v3s[] = {1, 3, 5, 7, 9, 11, 13, 15};
+    int bad = 0;
+    for (int e = 0; e < 256; e++) {
+        bad += grid_from_kgrid(mq_kgrid_2bit_256[e], 2, v2) != mq_iq2xxs_grid[e];
+        bad += grid_from_kgrid(mq_kgrid_3bit_256[e], 3, v3xxs) != mq_iq3xxs_grid[e];
+    }
+    for (int e = 0; e < 512; e++) {
+        bad += grid_from_kgrid(mq_kgrid_2bit_512[e], 2, v2) != mq_iq2xs_grid[e];
+        bad += grid_from_kgrid(mq_kgrid_3bit_512[e], 3, v3s) != mq_iq3s_grid[e];
+    }
+    CHECKF(bad == 0, "%d compact lattice entries differ from ggml-common.h's grids", bad);
+    CHECK(mq_kgrid_2bit_1024[1023] == 0xaaaa && mq_kgrid_1bit_2048[2047] == 0xaaaa);
+}
+
 /* ------------------------------------------------------------ golden rows */
 
 static const uint32_t *golden_row(int r)
@@ -401,6 +478,8 @@ int main(void)
     test_iq4_nl_block();
     test_ternary_blocks();
     test_iq_deq_blocks();
+    test_iq_deq_blocks2();
+    test_kgrids();
     test_goldens();
     test_api();
     test_threads();

@@ -113,6 +113,9 @@ void mq_deq_iq2_xxs(const uint8_t *x, float *y, int64_t n);
 void mq_deq_iq2_xs(const uint8_t *x, float *y, int64_t n);
 void mq_deq_iq3_xxs(const uint8_t *x, float *y, int64_t n);
 void mq_deq_iq3_s(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq2_s(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq1_s(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq1_m(const uint8_t *x, float *y, int64_t n);
 
 /* quant_ternary.c */
 void mq_quant_tq1_0(const float *x, uint8_t *y, int64_t n, const float *qw);

@@ -82,6 +82,9 @@ static const qtype qtypes[] = {
     {MF_IQ2_XS, QK_K, 74, NULL, mq_deq_iq2_xs, true},
     {MF_IQ3_XXS, QK_K, 98, NULL, mq_deq_iq3_xxs, false},
     {MF_IQ3_S, QK_K, 110, NULL, mq_deq_iq3_s, false},
+    {MF_IQ2_S, QK_K, 82, NULL, mq_deq_iq2_s, false},
+    {MF_IQ1_S, QK_K, 50, NULL, mq_deq_iq1_s, true},
+    {MF_IQ1_M, QK_K, 56, NULL, mq_deq_iq1_m, false},
     {MF_TQ1_0, QK_K, 54, mq_quant_tq1_0, mq_deq_tq1_0, false},
     {MF_TQ2_0, QK_K, 66, mq_quant_tq2_0, mq_deq_tq2_0, false},
     /* MXFP4 came to ggml after the reference commit; dequantize only. */
