@@ -1,9 +1,11 @@
 /* dequantize.c - tensors to plain floats in safetensors (see dequantize.h).
  * Each tensor's canonical bytes stream through a converter that turns whole
- * blocks into F32 (ggml's to_float) and then into the output dtype, so any
+ * blocks into F32 (ggml's to_float, or tensor_f32.c for F64 and the FP8
+ * types) and then into the output dtype, so any
  * input layout works and memory stays at one batch of blocks. */
 #include "ops/dequantize.h"
 
+#include "ops/tensor_f32.h"
 #include "quant/quant.h"
 
 #include <jansson.h>
@@ -32,7 +34,7 @@ static int conv_blocks(conv_sink *c, const uint8_t *p, size_t nblk, mf_status *s
     while (nblk) {
         size_t k = nblk < c->batch_blocks ? nblk : c->batch_blocks;
         int64_t n = (int64_t)(k * c->blk_elems);
-        if (mf_dequantize_row(c->src, p, c->f32, n) ||
+        if (mf_convert_to_f32(c->src, p, c->f32, (uint64_t)n) ||
             mf_quantize_rows(c->dst, c->f32, c->out, 1, n, NULL))
             return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1, "tensor %s: cannot convert %s to %s",
                            c->name, mf_dtype_name(c->src), mf_dtype_name(c->dst));
@@ -155,7 +157,7 @@ typedef struct deq_job {
 static bool converts(const mf_tensor *t)
 {
     const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
-    return di && (di->is_float || di->is_quant) && mf_can_dequantize(t->dtype);
+    return di && (di->is_float || di->is_quant) && mf_dtype_to_f32_supported(t->dtype);
 }
 
 static int fill_cb(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_status *st)

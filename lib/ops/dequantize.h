@@ -1,6 +1,6 @@
 /* dequantize.h - a model's tensors written as plain floats to safetensors:
  * every float or ggml block tensor becomes F32, F16 or BF16 (values as
- * ggml's to_float gives them), other element types are copied; metadata is
+ * ggml's to_float gives them), integer and bool tensors are copied; metadata is
  * kept as safetensors' string map where it fits. Quantization loss is not
  * undone: the values are the quantized ones, stored wider. */
 #ifndef MF_DEQUANTIZE_H

@@ -396,35 +396,82 @@ static int convert_chunk(qjob *j, const qplan *p, const uint8_t *src, int64_t ro
     return sink ? sink(sink_ctx, j->qbuf, (size_t)qbytes, st) : 0;
 }
 
-/* Every matrix slice (ne[2], ne[3]) of the tensor in row chunks. Experts
- * (ne[2]) each get their own part of the importance vector. */
+/* The source rows arrive as a stream (any layout, byte order handled by
+ * mf_tensor_stream) and are gathered into chunks of whole rows that never
+ * cross a matrix: experts (ne[2]) each have their own imatrix slice. */
+typedef struct row_sink {
+    qjob *j;
+    const qplan *p;
+    uint8_t *raw;
+    uint64_t row_bytes, have;
+    int64_t chunk_rows, row_in_mat, mat;
+    mf_sink_fn sink;
+    void *sink_ctx;
+    err_acc *acc;
+} row_sink;
+
+static int64_t rows_wanted(const row_sink *r)
+{
+    int64_t left = r->p->ne[1] - r->row_in_mat;
+    return left < r->chunk_rows ? left : r->chunk_rows;
+}
+
+static int flush_rows(row_sink *r, int64_t rows, mf_status *st)
+{
+    const qplan *p = r->p;
+    const float *imat = p->imatrix ? p->imatrix + (r->mat % p->ne[2]) * p->ne[0] : NULL;
+    if (convert_chunk(r->j, p, r->raw, rows, imat, r->sink, r->sink_ctx, r->acc, st))
+        return -1;
+    if (r->j->o->progress)
+        r->j->o->progress(r->j->o->progress_ctx, (uint64_t)rows * r->row_bytes);
+    r->have = 0;
+    r->row_in_mat += rows;
+    if (r->row_in_mat == p->ne[1]) {
+        r->row_in_mat = 0;
+        r->mat++;
+    }
+    return 0;
+}
+
+static int row_sink_fn(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    row_sink *r = ctx;
+    const uint8_t *b = buf;
+    while (n) {
+        int64_t rows = rows_wanted(r);
+        uint64_t want = (uint64_t)rows * r->row_bytes - r->have;
+        uint64_t take = n < want ? n : want;
+        memcpy(r->raw + r->have, b, (size_t)take);
+        r->have += take;
+        b += take;
+        n -= (size_t)take;
+        if (r->have == (uint64_t)rows * r->row_bytes && flush_rows(r, rows, st))
+            return -1;
+    }
+    return 0;
+}
+
 static int convert_tensor(qjob *j, const qplan *p, mf_sink_fn sink, void *sink_ctx,
                           err_acc *acc, mf_status *st)
 {
     const mf_tensor *t = p->t;
-    if (!t->data || t->strides)
-        return mf_fail(st, MF_ERR_UNSUPPORTED, j->m->path, -1,
-                       "tensor %s is not stored plainly in the file", t->name);
-    uint64_t row_bytes;
-    if (mf_dtype_nbytes(t->dtype, (uint64_t)p->ne[0], &row_bytes))
+    row_sink r = {j, p, NULL, 0, 0, 0, 0, 0, sink, sink_ctx, acc};
+    if (mf_tensor_nelems(t) == 0)
+        return 0;
+    if (mf_dtype_nbytes(t->dtype, (uint64_t)p->ne[0], &r.row_bytes) || p->ne[1] < 1)
         return mf_fail(st, MF_ERR_FORMAT, j->m->path, -1, "tensor %s: rows are not whole blocks",
                        t->name);
-    int64_t ne1 = p->ne[1];
-    int64_t chunk = p->ne[0] >= (int64_t)CHUNK_VALUES ? 1 : (int64_t)CHUNK_VALUES / p->ne[0];
-    const uint8_t *src = t->data;
-    for (int64_t i3 = 0; i3 < p->ne[3]; i3++)
-        for (int64_t i2 = 0; i2 < p->ne[2]; i2++) {
-            const float *imat = p->imatrix ? p->imatrix + i2 * p->ne[0] : NULL;
-            for (int64_t r = 0; r < ne1; r += chunk) {
-                int64_t rows = ne1 - r < chunk ? ne1 - r : chunk;
-                if (convert_chunk(j, p, src, rows, imat, sink, sink_ctx, acc, st))
-                    return -1;
-                src += (uint64_t)rows * row_bytes;
-                if (j->o->progress)
-                    j->o->progress(j->o->progress_ctx, (uint64_t)rows * row_bytes);
-            }
-        }
-    return 0;
+    r.chunk_rows = p->ne[0] >= (int64_t)CHUNK_VALUES ? 1 : (int64_t)CHUNK_VALUES / p->ne[0];
+    if (r.chunk_rows > p->ne[1])
+        r.chunk_rows = p->ne[1];
+    r.raw = malloc((size_t)((uint64_t)r.chunk_rows * r.row_bytes));
+    if (!r.raw)
+        return mf_oom(st, j->m->path);
+    int rc = mf_tensor_stream(j->m, t, row_sink_fn, &r, st);
+    if (rc == 0 && (r.have || r.row_in_mat))
+        rc = mf_fail(st, MF_ERR_FORMAT, j->m->path, -1, "tensor %s ends inside a row", t->name);
+    free(r.raw);
+    return rc;
 }
 
 static void report_tensor(qjob *j, const qplan *p, const err_acc *acc)
