@@ -5,6 +5,7 @@
 
 #include "ops/quantize.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -124,6 +125,16 @@ static void shape_text(char *buf, size_t n, const int64_t ne[4])
         k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "x" : "", (long long)ne[i]);
 }
 
+/* JSON has no NaN or infinity: those become strings */
+static json_t *json_number(double v)
+{
+    if (isnan(v))
+        return json_string("nan");
+    if (isinf(v))
+        return json_string(v > 0 ? "inf" : "-inf");
+    return json_real(v);
+}
+
 typedef struct dry_ctx {
     bool json;
     json_t *tensors;
@@ -142,9 +153,10 @@ static void dry_row(void *ctx, const mf_quant_tensor_report *r)
         json_object_set_new(o, "fallback", json_boolean(r->fallback));
         json_object_set_new(o, "imatrix", json_boolean(r->imatrix));
         if (r->converted) {
-            json_object_set_new(o, "rmse", json_real(r->rmse));
-            json_object_set_new(o, "max_abs_error", json_real(r->max_abs));
-            json_object_set_new(o, "cosine", json_real(r->cosine));
+            json_object_set_new(o, "rmse", json_number(r->rmse));
+            json_object_set_new(o, "max_abs_error", json_number(r->max_abs));
+            json_object_set_new(o, "cosine", json_number(r->cosine));
+            json_object_set_new(o, "nonfinite", json_boolean(r->nonfinite));
         }
         json_array_append_new(d->tensors, o);
         return;
@@ -153,8 +165,9 @@ static void dry_row(void *ctx, const mf_quant_tensor_report *r)
     shape_text(shape, sizeof(shape), r->ne);
     snprintf(typ, sizeof(typ), "%s%s", mf_dtype_name(r->dst), r->fallback ? " (fallback)" : "");
     if (r->converted)
-        printf("%-36s %-14s %-8s -> %-18s %11.4g %11.4g %10.6f%s\n", r->name, shape,
-               mf_dtype_name(r->src), typ, r->rmse, r->max_abs, r->cosine, r->imatrix ? "  imatrix" : "");
+        printf("%-36s %-14s %-8s -> %-18s %11.4g %11.4g %10.6f%s%s\n", r->name, shape,
+               mf_dtype_name(r->src), typ, r->rmse, r->max_abs, r->cosine, r->imatrix ? "  imatrix" : "",
+               r->nonfinite ? "  NaN/inf: would be refused" : "");
     else
         printf("%-36s %-14s %-8s -> %-18s %11s %11s %10s\n", r->name, shape, mf_dtype_name(r->src),
                typ, "copied", "-", "-");

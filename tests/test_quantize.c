@@ -320,6 +320,11 @@ static void test_chunks_threads_experts(void)
     unlink(o2);
 }
 
+static void on_nonfinite(void *ctx, const mf_quant_tensor_report *r)
+{
+    *(bool *)ctx |= r->nonfinite;
+}
+
 static void test_errors(void)
 {
     mf_status st;
@@ -370,6 +375,24 @@ static void test_errors(void)
     mf_quantize_result r;
     CHECK(mf_quantize_file(in, NULL, &o, NULL, NULL, &r, &st) == 0 && r.n_converted == 1 &&
           r.out_tensor_bytes == 4 * 256 * 2);
+    /* output holding NaN/inf is refused (ggml_validate_row_data), named by
+     * tensor and row; a dry run reports it instead */
+    w[2 * 256 + 7] = 1e6f; /* row 2: beyond F16's range */
+    CHECK(fx_write_gguf(in, &t, 1, meta, 2, &st) == 0);
+    char out[300];
+    tmp_path(out, sizeof(out), "nan.gguf");
+    mf_quantize_opts_init(&o, MF_FTYPE_F16);
+    CHECK(mf_quantize_file(in, out, &o, NULL, NULL, NULL, &st) == -1 && strstr(st.msg, "row 2") &&
+          strstr(st.msg, "validation failed") && access(out, F_OK) != 0);
+    mf_status_clear(&st);
+    w[2 * 256 + 7] = INFINITY;
+    CHECK(fx_write_gguf(in, &t, 1, meta, 2, &st) == 0);
+    mf_quantize_opts_init(&o, MF_FTYPE_Q8_0);
+    CHECK(mf_quantize_file(in, out, &o, NULL, NULL, NULL, &st) == -1 && strstr(st.msg, "row 2"));
+    mf_status_clear(&st);
+    o.dry_run = true;
+    bool nonfinite = false;
+    CHECK(mf_quantize_file(in, NULL, &o, on_nonfinite, &nonfinite, NULL, &st) == 0 && nonfinite);
     unlink(in);
     unlink(st_path);
     mf_status_clear(&st);

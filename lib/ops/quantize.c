@@ -320,12 +320,10 @@ static int ensure_buffers(qjob *j, size_t vals, size_t qbytes, mf_status *st)
         if (!a)
             return mf_oom(st, j->m->path);
         j->f32 = a;
-        if (j->o->dry_run) {
-            float *b = realloc(j->deq, vals * sizeof(float));
-            if (!b)
-                return mf_oom(st, j->m->path);
-            j->deq = b;
-        }
+        float *b = realloc(j->deq, vals * sizeof(float));
+        if (!b)
+            return mf_oom(st, j->m->path);
+        j->deq = b;
         j->cap_vals = vals;
     }
     if (qbytes > j->cap_q) {
@@ -342,6 +340,7 @@ static int ensure_buffers(qjob *j, size_t vals, size_t qbytes, mf_status *st)
 typedef struct err_acc {
     double se, max_abs, xy, xx, yy;
     uint64_t n;
+    bool nonfinite;
 } err_acc;
 
 static void err_add(err_acc *a, const float *x, const float *y, size_t n)
@@ -360,6 +359,7 @@ static void err_add(err_acc *a, const float *x, const float *y, size_t n)
 
 static void err_finish(const err_acc *a, mf_quant_tensor_report *r)
 {
+    r->nonfinite = a->nonfinite;
     r->rmse = a->n ? sqrt(a->se / (double)a->n) : 0;
     r->max_abs = a->max_abs;
     if (a->xx == 0 && a->yy == 0)
@@ -371,7 +371,21 @@ static void err_finish(const err_acc *a, mf_quant_tensor_report *r)
 }
 
 /* Converts, quantizes and emits `rows` rows of one ne[0]-wide matrix slice. */
-static int convert_chunk(qjob *j, const qplan *p, const uint8_t *src, int64_t rows,
+/* ggml_validate_row_data, as llama-quantize applies it to what it writes:
+ * no NaN or infinite scale (or value, for the float types). A block's values
+ * are finite exactly when its scales are, so the dequantized rows tell. */
+static int64_t first_nonfinite_row(const float *y, int64_t rows, int64_t ne0)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t i = 0; i < ne0; i++)
+            if (!isfinite(y[r * ne0 + i]))
+                return r;
+    return -1;
+}
+
+/* Converts, quantizes, checks and emits `rows` rows of one matrix
+ * (row0: the index of the first in the tensor, for messages). */
+static int convert_chunk(qjob *j, const qplan *p, const uint8_t *src, int64_t rows, int64_t row0,
                          const float *imat, mf_sink_fn sink, void *sink_ctx, err_acc *acc,
                          mf_status *st)
 {
@@ -387,10 +401,17 @@ static int convert_chunk(qjob *j, const qplan *p, const uint8_t *src, int64_t ro
     if (mf_quantize_rows_mt(p->dst, j->f32, j->qbuf, rows, ne0, imat, j->o->nthreads))
         return mf_fail(st, MF_ERR_UNSUPPORTED, j->m->path, -1, "tensor %s: quantizing to %s failed",
                        p->t->name, mf_dtype_name(p->dst));
+    if (mf_dequantize_row(p->dst, j->qbuf, j->deq, (int64_t)vals))
+        return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1, "cannot dequantize %s", mf_dtype_name(p->dst));
+    int64_t bad = first_nonfinite_row(j->deq, rows, ne0);
+    if (bad >= 0 && !acc)
+        return mf_fail(st, MF_ERR_FORMAT, j->m->path, -1,
+                       "tensor %s, row %lld: the %s data holds NaN or infinity (from the input "
+                       "values or an overflowing scale); llama-quantize refuses such output "
+                       "(\"quantized data validation failed\") and so does mfmt",
+                       p->t->name, (long long)(row0 + bad), mf_dtype_name(p->dst));
     if (acc) {
-        if (mf_dequantize_row(p->dst, j->qbuf, j->deq, (int64_t)vals))
-            return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1, "cannot dequantize %s",
-                           mf_dtype_name(p->dst));
+        acc->nonfinite |= bad >= 0;
         err_add(acc, j->f32, j->deq, vals);
     }
     return sink ? sink(sink_ctx, j->qbuf, (size_t)qbytes, st) : 0;
@@ -420,7 +441,8 @@ static int flush_rows(row_sink *r, int64_t rows, mf_status *st)
 {
     const qplan *p = r->p;
     const float *imat = p->imatrix ? p->imatrix + (r->mat % p->ne[2]) * p->ne[0] : NULL;
-    if (convert_chunk(r->j, p, r->raw, rows, imat, r->sink, r->sink_ctx, r->acc, st))
+    int64_t row0 = r->mat * p->ne[1] + r->row_in_mat;
+    if (convert_chunk(r->j, p, r->raw, rows, row0, imat, r->sink, r->sink_ctx, r->acc, st))
         return -1;
     if (r->j->o->progress)
         r->j->o->progress(r->j->o->progress_ctx, (uint64_t)rows * r->row_bytes);

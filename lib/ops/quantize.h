@@ -35,6 +35,7 @@ typedef struct mf_quant_tensor_report {
     bool imatrix;              /* quantized with importance weights */
     /* dry run, converted tensors: dequantize(quantize(x)) against x */
     double rmse, max_abs, cosine;
+    bool nonfinite;            /* NaN/inf in the output: a real run refuses it */
 } mf_quant_tensor_report;
 
 typedef struct mf_quantize_result {
