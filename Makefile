@@ -66,10 +66,10 @@ FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_SECONDS ?= 20
 fuzz:
 	$(MAKE) BUILD=build/fuzz CC=clang OPT=-O1 \
-	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libmfmt.a
+	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" build/fuzz/libmfmt.a
 	@mkdir -p build/fuzz/bin
 	@set -e; for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
-	  clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -o build/fuzz/bin/$$n $$f \
+	  clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o build/fuzz/bin/$$n $$f \
 	    build/fuzz/libmfmt.a $(LDLIBS); done
 	@sh fuzz/run.sh $(FUZZ_SECONDS)
 

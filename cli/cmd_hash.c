@@ -1,10 +1,19 @@
-/* cmd_hash.c - mfmt hash [--json] [--tensors] [--algo A] PATH:
- * whole-file hash, tensor-content hash, and canonical per-tensor hashes. */
-#include "cli.h"
+/* cmd_hash.c - mfmt hash: whole-file hash, tensor-content hash and canonical
+ * per-tensor hashes; --manifest / --check for llama-gguf-hash manifests.
+ *
+ * The whole-file hash runs on a second thread while this one streams the
+ * tensors once (content and per-tensor hashers fed from the same bytes), so
+ * on two cores `hash` costs about one pass over the file. */
+#include "hash_manifest.h"
+
+#include <pthread.h>
+#include <stdlib.h>
 
 typedef struct hash_opts {
     bool json, tensors;
-    mf_hash_algo algo;
+    unsigned mask;            /* HK_BIT()s from --algo; 0: default */
+    const char *manifest_out; /* --manifest OUT */
+    const char *check;        /* --check MANIFEST */
     const char *path;
 } hash_opts;
 
@@ -18,8 +27,17 @@ static int parse(int argc, char **argv, hash_opts *o)
         else if (cli_flag(argc, argv, &i, "--tensors", NULL))
             o->tensors = true;
         else if (cli_flag(argc, argv, &i, "--algo", &v)) {
-            if (!v || mf_hash_algo_from_name(v, &o->algo))
-                return cli_usage_error("hash", "--algo takes sha256, sha1, xxh64 or xxh3");
+            if (!v || hk_parse_list(v, &o->mask))
+                return cli_usage_error("hash", "--algo takes sha256, sha1, xxh64, xxh3, "
+                                               "(manifests) uuid or all, comma-separated");
+        } else if (cli_flag(argc, argv, &i, "--manifest", &v)) {
+            if (!v)
+                return cli_usage_error("hash", "--manifest needs an output file ('-': stdout)");
+            o->manifest_out = v;
+        } else if (cli_flag(argc, argv, &i, "--check", &v) || cli_flag(argc, argv, &i, "-c", &v)) {
+            if (!v)
+                return cli_usage_error("hash", "--check needs a manifest file");
+            o->check = v;
         } else if (argv[i][0] == '-' && argv[i][1])
             return cli_usage_error("hash", "unknown option %s", argv[i]);
         else if (o->path)
@@ -27,38 +45,145 @@ static int parse(int argc, char **argv, hash_opts *o)
         else
             o->path = argv[i];
     }
-    return o->path ? 0 : cli_usage_error("hash", "no path given");
+    if (!o->path)
+        return cli_usage_error("hash", "no path given");
+    if (o->manifest_out && o->check)
+        return cli_usage_error("hash", "--manifest and --check exclude each other");
+    bool manifest_mode = o->manifest_out || o->check;
+    if (manifest_mode && (o->json || o->tensors))
+        return cli_usage_error("hash", "--json and --tensors do not apply to manifests");
+    if (!manifest_mode && o->mask && (o->mask & (o->mask - 1) || o->mask & HK_BIT(HK_UUID)))
+        return cli_usage_error("hash", "one --algo of sha256, sha1, xxh64, xxh3 (lists and "
+                                       "uuid are for --manifest / --check)");
+    return 0;
 }
 
-static int hash_model(const hash_opts *o, const mf_model *m, json_t *root, mf_status *st)
-{
-    const char *an = mf_hash_algo_name(o->algo);
+/* ------------------------------------------------ whole file, on a thread */
+
+typedef struct file_job {
+    const char *path;
+    mf_hash_algo algo;
     char hex[129];
-    if (mf_hash_tensor_content(m, o->algo, hex, st))
-        return -1;
-    if (o->json)
-        json_object_set_new(root, "tensor_content", json_string(hex));
-    else
-        printf("%s  %s  %s (tensor content)\n", an, hex, o->path);
-    if (!o->tensors)
+    mf_status st;
+    int rc;
+} file_job;
+
+static void *hash_file_thread(void *arg)
+{
+    file_job *j = arg;
+    j->rc = mf_hash_file(j->path, j->algo, j->hex, &j->st);
+    return NULL;
+}
+
+/* ------------------------------------------------------- tensor hashes */
+
+typedef struct collected {
+    const hash_opts *o;
+    json_t *tensors;           /* --json --tensors: NAME -> HEX */
+    MF_VEC(char *) lines;      /* text --tensors: printed after the content line */
+    char content[129];
+} collected;
+
+static int collect(void *ctx, int kind, const char *hex, const char *tensor, mf_status *st)
+{
+    collected *c = ctx;
+    if (!tensor) {
+        snprintf(c->content, sizeof(c->content), "%s", hex);
         return 0;
-    json_t *ts = json_object();
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        const mf_tensor *t = &m->tensors[i];
-        if (mf_hash_tensor(m, t, o->algo, hex, st)) {
-            json_decref(ts);
-            return -1;
-        }
-        if (o->json)
-            json_object_set_new(ts, t->name, json_string(hex));
-        else
-            printf("%s  %s  %s:%s\n", an, hex, o->path, t->name);
     }
-    if (o->json)
-        json_object_set_new(root, "tensors", ts);
-    else
-        json_decref(ts);
+    if (c->o->json) {
+        json_object_set_new(c->tensors, tensor, json_string(hex));
+        return 0;
+    }
+    char *line = NULL;
+    if (asprintf(&line, "%s  %s  %s:%s", hk_name(kind), hex, c->o->path, tensor) < 0 ||
+        MF_VEC_PUSH(c->lines, line)) {
+        free(line);
+        return mf_oom(st, c->o->path);
+    }
     return 0;
+}
+
+static void collected_free(collected *c)
+{
+    for (size_t i = 0; i < c->lines.n; i++)
+        free(c->lines.v[i]);
+    MF_VEC_FREE(c->lines);
+    json_decref(c->tensors);
+}
+
+static int run_plain(const hash_opts *o)
+{
+    mf_hash_algo algo = MF_SHA256;
+    for (int k = 0; k < 4; k++)
+        if (o->mask & HK_BIT(k))
+            algo = (mf_hash_algo)k;
+    const char *an = mf_hash_algo_name(algo);
+    file_job job = {.path = o->path, .algo = algo};
+    mf_status_init(&job.st);
+    bool whole_file = !mf_is_dir(o->path);
+    pthread_t th;
+    bool threaded = whole_file && pthread_create(&th, NULL, hash_file_thread, &job) == 0;
+    if (whole_file && !threaded)
+        hash_file_thread(&job);
+
+    mf_status st;
+    mf_status_init(&st);
+    collected c = {.o = o, .tensors = o->json ? json_object() : NULL};
+    mf_model *m = NULL;
+    int open_rc = mf_open(o->path, NULL, &m, &st);
+    int hash_rc = open_rc ? -1 : hk_hash_model(m, HK_BIT(algo), o->tensors, collect, &c, &st);
+    if (threaded)
+        pthread_join(th, NULL);
+
+    int rc = EXIT_FINE;
+    json_t *root = o->json ? json_object() : NULL;
+    if (root)
+        json_object_set_new(root, "path", json_string(o->path));
+    if (whole_file && job.rc == 0) {
+        if (root)
+            json_object_set_new(root, an, json_string(job.hex));
+        else
+            printf("%s  %s  %s\n", an, job.hex, o->path);
+    } else if (job.rc) {
+        rc = cli_report(&job.st);
+    }
+    if (rc == EXIT_FINE && hash_rc == 0) {
+        if (root) {
+            json_object_set_new(root, "tensor_content", json_string(c.content));
+            if (o->tensors)
+                json_object_set(root, "tensors", c.tensors);
+        } else {
+            printf("%s  %s  %s (tensor content)\n", an, c.content, o->path);
+            for (size_t i = 0; i < c.lines.n; i++)
+                printf("%s\n", c.lines.v[i]);
+        }
+    } else if (rc == EXIT_FINE) {
+        rc = cli_report(&st);
+    }
+    if (root && rc == EXIT_FINE)
+        cli_print_json(root);
+    else
+        json_decref(root);
+    collected_free(&c);
+    mf_close(m);
+    mf_status_clear(&st);
+    mf_status_clear(&job.st);
+    return rc;
+}
+
+static int run_manifest_write(const hash_opts *o)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m = NULL;
+    int rc = EXIT_FINE;
+    if (mf_open(o->path, NULL, &m, &st) ||
+        manifest_write(m, o->path, o->mask ? o->mask : HK_BIT(MF_SHA256), o->manifest_out, &st))
+        rc = cli_report(&st);
+    mf_close(m);
+    mf_status_clear(&st);
+    return rc;
 }
 
 static int run_hash(int argc, char **argv)
@@ -66,40 +191,16 @@ static int run_hash(int argc, char **argv)
     hash_opts o;
     if (parse(argc, argv, &o))
         return EXIT_USAGE;
-    mf_status st;
-    mf_status_init(&st);
-    json_t *root = o.json ? json_object() : NULL;
-    char hex[129];
-    int rc = EXIT_FINE;
-    if (o.json)
-        json_object_set_new(root, "path", json_string(o.path));
-    if (!mf_is_dir(o.path)) {
-        if (mf_hash_file(o.path, o.algo, hex, &st)) {
-            rc = cli_report(&st);
-            goto out;
-        }
-        if (o.json)
-            json_object_set_new(root, mf_hash_algo_name(o.algo), json_string(hex));
-        else
-            printf("%s  %s  %s\n", mf_hash_algo_name(o.algo), hex, o.path);
-    }
-    mf_model *m;
-    if (mf_open(o.path, NULL, &m, &st)) {
-        rc = cli_report(&st);
-        goto out;
-    }
-    if (hash_model(&o, m, root, &st))
-        rc = cli_report(&st);
-    mf_close(m);
-out:
-    if (o.json && rc == EXIT_FINE)
-        cli_print_json(root);
-    else
-        json_decref(root);
-    mf_status_clear(&st);
-    return rc;
+    if (o.check)
+        return manifest_check(o.path, o.check, o.mask);
+    if (o.manifest_out)
+        return run_manifest_write(&o);
+    return run_plain(&o);
 }
 
-const cli_cmd cli_cmd_hash = {"hash", run_hash,
-                              "hash [--json] [--tensors] [--algo sha256|sha1|xxh64|xxh3] PATH",
-                              "file hash, tensor-content hash, canonical per-tensor hashes"};
+const cli_cmd cli_cmd_hash = {
+    "hash", run_hash,
+    "hash [--json] [--tensors] [--algo A] [--manifest OUT | --check MANIFEST] PATH",
+    "file hash, tensor-content hash, canonical per-tensor hashes; llama-gguf-hash "
+    "manifests (check exit: 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 "
+    "manifest unreadable)"};

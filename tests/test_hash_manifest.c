@@ -1,0 +1,173 @@
+/* test_hash_manifest.c - `mfmt hash --manifest / --check` end to end: a
+ * manifest we write checks OK (by exact path and from another directory),
+ * a changed tensor byte fails with exit 1, a manifest of another model gives
+ * 3, one without known hash lines 4, a missing one 5 (llama-gguf-hash's
+ * codes); lines have its "%-8s  HEX  NAME" layout and UUIDv5. */
+#include "testlib.h"
+
+#include "core/core.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64], mfmt[512];
+
+static int run(const char *fmt, ...) MF_PRINTF(1, 2);
+static int run(const char *fmt, ...)
+{
+    char args[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof(cmd), "cd %s && %s %s >out.txt 2>err.txt", dir, mfmt, args);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static char *slurp(const char *name)
+{
+    char p[256];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    char *s = NULL;
+    size_t n;
+    mf_status st;
+    mf_status_init(&st);
+    mf_read_small_file(p, 1 << 24, &s, &n, &st);
+    mf_status_clear(&st);
+    return s ? s : strdup("");
+}
+
+static void copy_file(const char *from, const char *to_name)
+{
+    char *data = NULL;
+    size_t n = 0;
+    mf_status st;
+    mf_status_init(&st);
+    mf_read_small_file(from, 1 << 26, &data, &n, &st);
+    char p[256];
+    snprintf(p, sizeof(p), "%s/%s", dir, to_name);
+    FILE *f = fopen(p, "wb");
+    if (f && data) {
+        fwrite(data, 1, n, f);
+        fclose(f);
+    }
+    free(data);
+    mf_status_clear(&st);
+}
+
+/* Flips one byte of the first tensor's data in DIR/name. */
+static void corrupt_first_tensor(const char *name)
+{
+    char p[256];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    mf_model *m;
+    mf_status st;
+    mf_status_init(&st);
+    uint64_t off = 0;
+    if (mf_open(p, NULL, &m, &st) == 0) {
+        off = m->tensors[0].offset;
+        mf_close(m);
+    }
+    mf_status_clear(&st);
+    FILE *f = fopen(p, "r+b");
+    if (!f || !off)
+        return;
+    fseek(f, (long)off, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, (long)off, SEEK_SET);
+    fputc(c ^ 0x40, f);
+    fclose(f);
+}
+
+static void test_gguf(const char *shared)
+{
+    char src[1024];
+    snprintf(src, sizeof(src), "%s/corpus/gguf/llama_tiny.gguf", shared);
+    copy_file(src, "model.gguf");
+    CHECK(run("hash --manifest m.txt --algo all,uuid model.gguf") == 0);
+    char *man = slurp("m.txt");
+    /* llama-gguf-hash's layout: kind padded to 8, two spaces, hex, two spaces */
+    CHECKF(strstr(man, "xxh64     ") == man, "%.80s", man);
+    CHECK(strstr(man, "  model.gguf:token_embd.weight\n") != NULL);
+    CHECK(strstr(man, "\nsha256    ") != NULL);
+    CHECK(strstr(man, "\nuuid      ") != NULL && strstr(man, "-5") != NULL);
+    free(man);
+
+    CHECK(run("hash --check m.txt model.gguf") == 0);
+    char *out = slurp("out.txt");
+    CHECK(strstr(out, "Verification results for m.txt - Success") != NULL);
+    CHECK(strstr(out, "Mismatch") == NULL && strstr(out, "  -  Ok") != NULL);
+    free(out);
+    CHECK(run("hash --check m.txt --algo xxh64,uuid model.gguf") == 0);
+    /* same file under another path: matched by file name */
+    CHECK(run("hash --check m.txt ./model.gguf") == 0);
+    CHECK(run("hash --check m.txt %s/model.gguf", dir) == 0);
+
+    copy_file(src, "other.gguf");
+    CHECK(run("hash --check m.txt other.gguf") == 3); /* no entry names it */
+    CHECK(run("hash --check nonexistent.txt model.gguf") == 5);
+    char p[256];
+    snprintf(p, sizeof(p), "%s/junk.txt", dir);
+    FILE *f = fopen(p, "w");
+    if (f) {
+        fputs("md5 0123 model.gguf\nhello\n", f);
+        fclose(f);
+    }
+    CHECK(run("hash --check junk.txt model.gguf") == 4);
+
+    corrupt_first_tensor("model.gguf");
+    CHECK(run("hash --check m.txt model.gguf") == 1);
+    out = slurp("out.txt");
+    CHECK(strstr(out, "model.gguf:token_embd.weight  -  Mismatch") != NULL);
+    CHECK(strstr(out, "- Failure") != NULL);
+    free(out);
+    /* only the tensor lines of another tensor: still fine */
+    CHECK(run("hash --manifest m2.txt --algo sha1 model.gguf") == 0);
+    CHECK(run("hash --check m2.txt model.gguf") == 0);
+}
+
+static void test_safetensors(const char *shared)
+{
+    char src[1024];
+    snprintf(src, sizeof(src), "%s/corpus/safetensors/multi_dim.safetensors", shared);
+    copy_file(src, "w.safetensors");
+    CHECK(run("hash --manifest - w.safetensors") == 0);
+    char *out = slurp("out.txt");
+    CHECK(strncmp(out, "sha256    ", 10) == 0);
+    free(out);
+    CHECK(run("hash --manifest w.txt --algo xxh3 w.safetensors") == 0);
+    CHECK(run("hash --check w.txt w.safetensors") == 0);
+    corrupt_first_tensor("w.safetensors");
+    CHECK(run("hash --check w.txt w.safetensors") == 1);
+    /* usage errors stay mfmt's 2 */
+    CHECK(run("hash --manifest x.txt --check w.txt w.safetensors") == 2);
+    CHECK(run("hash --algo md5 w.safetensors") == 2);
+    CHECK(run("hash --algo uuid w.safetensors") == 2);
+}
+
+int main(void)
+{
+    const char *shared = tl_shared_dir();
+    const char *e = getenv("MFMT");
+    char cwd[200];
+    if (!getcwd(cwd, sizeof(cwd)))
+        return 1;
+    if (!e || !*e)
+        e = "build/mfmt";
+    snprintf(mfmt, sizeof(mfmt), "%s%s%s", e[0] == '/' ? "" : cwd, e[0] == '/' ? "" : "/", e);
+    snprintf(dir, sizeof(dir), "/tmp/mfmt-manifest-XXXXXX");
+    if (!shared || !mkdtemp(dir)) {
+        printf("skipped: no ../shared or no temp dir\n");
+        return tl_report("hash_manifest");
+    }
+    char shared_abs[300];
+    snprintf(shared_abs, sizeof(shared_abs), "%s%s%s", shared[0] == '/' ? "" : cwd,
+             shared[0] == '/' ? "" : "/", shared);
+    test_gguf(shared_abs);
+    test_safetensors(shared_abs);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+    return tl_report("hash_manifest");
+}
