@@ -265,7 +265,7 @@ static int run_quantize(int argc, char **argv)
 }
 
 const cli_cmd cli_cmd_quantize = {
-    "quantize", run_quantize,
-    "quantize IN.gguf OUT.gguf TYPE [--threads N] [--imatrix FILE] [--allow-requantize] [--pure] "
-    "[--output-tensor-type T] [--token-embedding-type T] [--leave-output-tensor] [--dry-run [--json]]",
-    "llama-quantize's mixes (Q4_K_M, Q8_0, IQ4_XS, ...), byte for byte; --dry-run: error per tensor"};
+    "quantize", run_quantize, "quantize [options] IN.gguf OUT.gguf TYPE",
+    "llama-quantize's mixes (Q4_K_M, Q8_0, IQ4_XS, ...) byte for byte. Options: --threads N, "
+    "--imatrix FILE, --allow-requantize, --pure, --output-tensor-type T, --token-embedding-type T, "
+    "--leave-output-tensor, --dry-run [--json] (error per tensor, nothing written; OUT optional)"};
