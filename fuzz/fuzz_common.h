@@ -25,7 +25,7 @@ __attribute__((unused)) static void fuzz_cleanup(void)
     char p[320];
     static const char *const suffixes[] = {"", ".safetensors", ".gguf", ".npy", ".npz",
                                            ".pt", ".onnx", ".h5", ".keras", ".tflite",
-                                           ".bin", ".pkl"};
+                                           ".bin", ".pkl", ".json"};
     for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
         snprintf(p, sizeof(p), "%s/input%s", fuzz_dir, suffixes[i]);
         unlink(p);
