@@ -29,13 +29,16 @@ $(BUILD)/%.o: %.c $(HDRS)
 
 $(BUILD)/libmfmt.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	@echo "AR $@"
+	@ar rcs $@ $^
 
 $(BUILD)/libmfmt.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	@echo "LD $@"
+	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/mfmt: $(CLI_OBJ) $(BUILD)/libmfmt.a
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
+	@echo "LD $@"
+	@$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libmfmt.a $(HDRS)
 	@mkdir -p $(dir $@)
@@ -46,12 +49,17 @@ tests-build: $(BUILD)/mfmt $(TEST_BIN)
 
 # Runs every unit test and the conformance run; prints "N passed, N failed".
 check: tests-build
-	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN)
 
 SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# The last line is the total over both runs: "N passed, N failed".
 test:
-	$(MAKE) check
-	$(MAKE) check BUILD=build/asan OPT=-O1 EXTRA_CFLAGS="$(SAN)" LDFLAGS="$(SAN)"
+	@rm -f build/test-summary build/asan/test-summary
+	@st=0; $(MAKE) --no-print-directory check || st=1; \
+	echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"; \
+	$(MAKE) --no-print-directory check BUILD=build/asan OPT=-O1 EXTRA_CFLAGS="$(SAN)" LDFLAGS="$(SAN)" || st=1; \
+	cat build/test-summary build/asan/test-summary 2>/dev/null | \
+	  awk '{p+=$$1; f+=$$2} END {printf "%d passed, %d failed\n", p, f}'; exit $$st
 
 # libFuzzer harnesses, one per reader (fuzz/fuzz_*.c); FUZZ_SECONDS each.
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))

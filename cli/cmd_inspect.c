@@ -1,5 +1,6 @@
-/* cmd_inspect.c - mfmt inspect [--json] [--tensors] PATH. */
+/* cmd_inspect.c - mfmt inspect [--json] [--tensors] [--graph] PATH. */
 #include "cli.h"
+#include "formats/onnx.h"
 
 #include <stdlib.h>
 
@@ -173,13 +174,15 @@ static void print_text(const mf_model *m, const summary *s, bool tensors)
 
 static int run_inspect(int argc, char **argv)
 {
-    bool json = false, tensors = false;
+    bool json = false, tensors = false, graph = false;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (cli_flag(argc, argv, &i, "--json", NULL))
             json = true;
         else if (cli_flag(argc, argv, &i, "--tensors", NULL))
             tensors = true;
+        else if (cli_flag(argc, argv, &i, "--graph", NULL))
+            graph = true;
         else if (argv[i][0] == '-' && argv[i][1])
             return cli_usage_error("inspect", "unknown option %s", argv[i]);
         else if (path)
@@ -197,6 +200,12 @@ static int run_inspect(int argc, char **argv)
         mf_status_clear(&st);
         return rc;
     }
+    if (graph) { /* the ONNX graph as text, one node a line */
+        int rc = mf_onnx_print_graph(m, stdout, &st) ? cli_report(&st) : EXIT_FINE;
+        mf_status_clear(&st);
+        mf_close(m);
+        return rc;
+    }
     summary s;
     summarize(m, &s);
     if (json)
@@ -207,5 +216,5 @@ static int run_inspect(int argc, char **argv)
     return EXIT_FINE;
 }
 
-const cli_cmd cli_cmd_inspect = {"inspect", run_inspect, "inspect [--json] [--tensors] PATH",
-                                 "format, version, metadata, tensors, dtype mix, bits per weight"};
+const cli_cmd cli_cmd_inspect = {"inspect", run_inspect, "inspect [--json] [--tensors] [--graph] PATH",
+                                 "format, version, metadata, tensors, dtype mix, bits per weight; --graph: ONNX nodes"};

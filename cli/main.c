@@ -2,6 +2,7 @@
 #include "cli.h"
 
 extern const cli_cmd cli_cmd_detect, cli_cmd_inspect, cli_cmd_validate, cli_cmd_hash;
+extern const cli_cmd cli_cmd_split, cli_cmd_merge, cli_cmd_diff;
 
 /* A new subcommand adds one extern above and one line here. */
 static const cli_cmd *const commands[] = {
@@ -9,6 +10,9 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_inspect,
     &cli_cmd_validate,
     &cli_cmd_hash,
+    &cli_cmd_split,
+    &cli_cmd_merge,
+    &cli_cmd_diff,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -16,4 +16,5 @@ for t in "$@"; do
   [ "$4" -eq 0 ] && [ "$rc" -eq 0 ] || status=1
 done
 echo "$passed passed, $failed failed"
+[ -n "${SUMMARY:-}" ] && echo "$passed $failed" > "$SUMMARY"
 exit $status

@@ -68,6 +68,18 @@ int mf_vec_grow(void **v, size_t *cap, size_t need, size_t elem);
          : -1)
 #define MF_VEC_FREE(vec) (free((vec).v), (vec).v = NULL, (vec).n = (vec).cap = 0)
 
+/* ------------------------------------------------------- string set */
+/* Open-addressing set of borrowed strings, for duplicate-name checks in
+ * O(n) (a hostile file may hold millions of names). */
+typedef struct mf_strset {
+    const char **slots;
+    size_t cap, n;
+} mf_strset;
+/* 1: added; 0: already present; -1: out of memory. */
+int mf_strset_add(mf_strset *s, const char *str);
+bool mf_strset_has(const mf_strset *s, const char *str);
+void mf_strset_free(mf_strset *s);
+
 /* ------------------------------------------------------------ file maps */
 /* Maps a whole file read-only (size 0 gives base NULL). */
 int mf_map_file(const char *path, mf_file *out, mf_status *st);

@@ -20,8 +20,11 @@ float mf_f16_to_f32(uint16_t h)
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
     uint32_t exp = (h >> 10) & 0x1f;
     uint32_t man = h & 0x3ff;
-    if (exp == 0x1f) /* inf / nan: keep the payload */
-        return bits_f32(sign | 0x7f800000u | man << 13);
+    if (exp == 0x1f) { /* inf / nan: keep the payload, quieted (as ggml's
+                        * fp16 table and x86's f16c do: 0x7c01 -> 0x7fc02000) */
+        uint32_t quiet = man ? 0x00400000u : 0;
+        return bits_f32(sign | 0x7f800000u | quiet | man << 13);
+    }
     if (exp == 0) {
         if (man == 0)
             return bits_f32(sign);

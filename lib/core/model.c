@@ -297,7 +297,9 @@ int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
     if (mf_detect(path, &d, st))
         return -1;
     const mf_reader *r = mf_reader_for(d.format);
-    if (!r && d.format == MF_FMT_UNKNOWN && !mf_is_dir(path)) {
+    /* a zip whose directory is unreadable: the reader its name suggests
+     * (.npz, .pt, .keras) explains the breakage best */
+    if (!r && (d.format == MF_FMT_UNKNOWN || d.format == MF_FMT_ZIP) && !mf_is_dir(path)) {
         r = mf_reader_for(format_hinted_by_name(path));
         if (r)
             d.format = r->format;

@@ -28,6 +28,7 @@ typedef struct gg {
     unsigned flags;
     mf_status *st;
     bool nested_noted;
+    mf_strset keys;
 } gg;
 
 static int read_string(gg *g, const char **s, size_t *len, const char *what)
@@ -136,7 +137,10 @@ static int read_kvs(gg *g, uint64_t n_kv, bool keep)
             return -1;
         if (!keep)
             continue;
-        if (mf_meta_get(g->m, key))
+        int added = mf_strset_add(&g->keys, key);
+        if (added < 0)
+            return mf_oom(g->st, g->c.file);
+        if (added == 0)
             mf_breach(g->st, g->c.file, (int64_t)at, "key \"%s\" appears twice", key);
         mf_kv *kv = mf_model_add_meta(g->m, key, g->st);
         if (!kv)
@@ -223,15 +227,18 @@ static void check_tensor_layout(gg *g, tinfo *ti, uint64_t n, uint64_t align,
     const mf_file *f = &m->files[g->file];
     uint64_t data_len = f->size > data_start ? f->size - data_start : 0;
     uint64_t expect = 0;
+    mf_strset names = {0};
     for (uint64_t i = 0; i < n; i++) {
         mf_tensor *t = &m->tensors[ti[i].ti];
         uint64_t rel = ti[i].rel, end;
-        for (uint64_t j = 0; j < i; j++)
-            if (strcmp(m->tensors[ti[j].ti].name, t->name) == 0) {
-                mf_breach(g->st, f->path, (int64_t)ti[i].at, "tensor name \"%s\" appears twice",
-                          t->name);
-                break;
-            }
+        int added = mf_strset_add(&names, t->name);
+        if (added < 0) {
+            mf_oom(g->st, f->path);
+            break;
+        }
+        if (added == 0)
+            mf_breach(g->st, f->path, (int64_t)ti[i].at, "tensor name \"%s\" appears twice",
+                      t->name);
         if (rel % align)
             mf_breach(g->st, f->path, (int64_t)ti[i].at,
                       "tensor \"%s\": offset %llu is not a multiple of the alignment (%llu)",
@@ -251,6 +258,7 @@ static void check_tensor_layout(gg *g, tinfo *ti, uint64_t n, uint64_t align,
         t->data = f->base + t->offset;
         expect = mf_align_up(end, align);
     }
+    mf_strset_free(&names);
 }
 
 static int parse_gguf(mf_model *m, uint32_t fi, bool keep_meta, unsigned flags, mf_status *st)
@@ -289,7 +297,9 @@ static int parse_gguf(mf_model *m, uint32_t fi, bool keep_meta, unsigned flags, 
                        (unsigned long long)n_tensors, (unsigned long long)mf_cur_left(&g.c));
     snprintf(m->version, sizeof(m->version), "%u%s", version, g.c.big_endian ? " big-endian" : "");
     size_t meta_before = m->n_meta;
-    if (read_kvs(&g, n_kv, true))
+    int krc = read_kvs(&g, n_kv, true);
+    mf_strset_free(&g.keys);
+    if (krc)
         return -1;
     uint64_t align;
     int arc = alignment_of(&g, &align);

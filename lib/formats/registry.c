@@ -4,10 +4,32 @@
 
 extern const mf_reader mf_reader_safetensors;
 extern const mf_reader mf_reader_gguf;
+extern const mf_reader mf_reader_onnx;
+extern const mf_reader mf_reader_onnx_tensor;
+extern const mf_reader mf_reader_tflite;
+extern const mf_reader mf_reader_tf_savedmodel;
+extern const mf_reader mf_reader_tf_graphdef;
+extern const mf_reader mf_reader_hdf5;
+extern const mf_reader mf_reader_keras;
+extern const mf_reader mf_reader_npy;
+extern const mf_reader mf_reader_npz;
+extern const mf_reader mf_reader_ggml_legacy;
+extern const mf_reader mf_reader_mlx;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
     &mf_reader_gguf,
+    &mf_reader_onnx,
+    &mf_reader_onnx_tensor,
+    &mf_reader_tflite,
+    &mf_reader_tf_savedmodel,
+    &mf_reader_tf_graphdef,
+    &mf_reader_hdf5,
+    &mf_reader_keras,
+    &mf_reader_npy,
+    &mf_reader_npz,
+    &mf_reader_ggml_legacy,
+    &mf_reader_mlx,
 };
 
 const mf_reader *mf_reader_for(mf_format f)

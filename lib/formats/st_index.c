@@ -69,6 +69,7 @@ static int open_shards(mf_model *m, const char *index, const char *dir, shard *s
 static void check_weight_map(mf_model *m, const char *index, json_t *wm, shard *sh,
                              size_t n, mf_status *st)
 {
+    mf_strset seen = {0};
     for (size_t i = 0; i < n; i++) {
         if (!sh[i].opened)
             continue;
@@ -83,11 +84,8 @@ static void check_weight_map(mf_model *m, const char *index, json_t *wm, shard *
                 mf_breach(st, index, -1,
                           "weight_map puts tensor \"%s\" in \"%s\" but it is in \"%s\"", name,
                           json_string_value(where), sh[i].name);
-            for (size_t j = 0; j < k; j++)
-                if (strcmp(m->tensors[j].name, name) == 0) {
-                    mf_breach(st, index, -1, "tensor \"%s\" is in two shards", name);
-                    break;
-                }
+            if (mf_strset_add(&seen, name) == 0)
+                mf_breach(st, index, -1, "tensor \"%s\" is in two shards", name);
         }
     }
     const char *k;
@@ -100,10 +98,11 @@ static void check_weight_map(mf_model *m, const char *index, json_t *wm, shard *
         for (size_t i = 0; i < n; i++)
             if (strcmp(sh[i].name, file) == 0)
                 opened = sh[i].opened;
-        if (opened && !mf_tensor_find(m, k))
+        if (opened && !mf_strset_has(&seen, k))
             mf_breach(st, index, -1, "weight_map names tensor \"%s\" in \"%s\", which does not hold it",
                       k, file);
     }
+    mf_strset_free(&seen);
 }
 
 static void check_total_size(mf_model *m, const char *index, json_t *root, mf_status *st)

@@ -1,0 +1,106 @@
+/* cmd_split.c - mfmt split IN.gguf PREFIX [--max-tensors N] [--max-size 2G]
+ *               mfmt merge IN OUT   (a GGUF split set or sharded safetensors) */
+#include "cli.h"
+#include "ops/split.h"
+
+#include <stdlib.h>
+
+/* "5GB", "500M", "2G", "1024" -> bytes (powers of 1000 for GB/MB as HF's
+ * max_shard_size; GiB/MiB and bare G/M suffixes as llama-gguf-split: 1024). */
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0)
+        return -1;
+    double mul = 1;
+    if (!strcmp(end, "") || !strcmp(end, "B")) mul = 1;
+    else if (!strcmp(end, "K") || !strcmp(end, "KiB")) mul = 1024.0;
+    else if (!strcmp(end, "M") || !strcmp(end, "MiB")) mul = 1048576.0;
+    else if (!strcmp(end, "G") || !strcmp(end, "GiB")) mul = 1073741824.0;
+    else if (!strcmp(end, "KB")) mul = 1e3;
+    else if (!strcmp(end, "MB")) mul = 1e6;
+    else if (!strcmp(end, "GB")) mul = 1e9;
+    else if (!strcmp(end, "TB")) mul = 1e12;
+    else return -1;
+    *out = (uint64_t)(v * mul);
+    return 0;
+}
+
+static int open_model(const char *path, mf_model **m)
+{
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_open(path, NULL, m, &st) ? cli_report(&st) : EXIT_FINE;
+    mf_status_clear(&st);
+    return rc;
+}
+
+static int run_split(int argc, char **argv)
+{
+    const char *in = NULL, *prefix = NULL, *v;
+    uint64_t max_tensors = 0, max_bytes = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_flag(argc, argv, &i, "--max-tensors", &v)) {
+            if (!v || !(max_tensors = strtoull(v, NULL, 10)))
+                return cli_usage_error("split", "--max-tensors takes a positive count");
+        } else if (cli_flag(argc, argv, &i, "--max-size", &v)) {
+            if (!v || parse_size(v, &max_bytes) || !max_bytes)
+                return cli_usage_error("split", "--max-size takes a size such as 2G or 500M");
+        } else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error("split", "unknown option %s", argv[i]);
+        else if (!in)
+            in = argv[i];
+        else if (!prefix)
+            prefix = argv[i];
+        else
+            return cli_usage_error("split", "too many arguments");
+    }
+    if (!in || !prefix)
+        return cli_usage_error("split", "need IN.gguf and an output PREFIX");
+    if (!max_tensors && !max_bytes)
+        max_tensors = 128; /* llama-gguf-split's default */
+    mf_model *m;
+    int rc = open_model(in, &m);
+    if (rc)
+        return rc;
+    mf_status st;
+    mf_status_init(&st);
+    size_t nf = 0;
+    if (m->format != MF_FMT_GGUF)
+        rc = cli_usage_error("split", "%s is %s; split writes GGUF split sets (use convert "
+                             "--max-shard-size for safetensors)", in, mf_format_name(m->format));
+    else if (mf_gguf_split(m, prefix, max_tensors, max_bytes, &nf, &st))
+        rc = cli_report(&st);
+    else
+        printf("wrote %s-00001-of-%05zu.gguf ... (%zu files, %zu tensors)\n", prefix, nf, nf,
+               m->n_tensors);
+    mf_status_clear(&st);
+    mf_close(m);
+    return rc;
+}
+
+static int run_merge(int argc, char **argv)
+{
+    if (argc != 3)
+        return cli_usage_error("merge", "need IN (first split, index or directory) and OUT");
+    mf_model *m;
+    int rc = open_model(argv[1], &m);
+    if (rc)
+        return rc;
+    mf_status st;
+    mf_status_init(&st);
+    if (mf_merge_to(m, argv[2], &st))
+        rc = cli_report(&st);
+    else
+        printf("wrote %s (%zu tensors)\n", argv[2], m->n_tensors);
+    mf_status_clear(&st);
+    mf_close(m);
+    return rc;
+}
+
+const cli_cmd cli_cmd_split = {"split", run_split,
+                               "split IN.gguf PREFIX [--max-tensors N] [--max-size 2G]",
+                               "write a GGUF split set PREFIX-0000i-of-0000n.gguf"};
+const cli_cmd cli_cmd_merge = {"merge", run_merge, "merge IN OUT",
+                               "one file from a GGUF split set or sharded safetensors"};

@@ -1,0 +1,114 @@
+/* diff.c - tensor-by-tensor comparison: bytes when the dtypes agree, values
+ * (as float32) when they do not or when the bytes differ. */
+#include "ops/diff.h"
+#include "ops/tensor_f32.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+const char *mf_diff_kind_name(mf_diff_kind k)
+{
+    static const char *const n[] = {"same", "same-values", "differ", "shape", "only-a",
+                                    "only-b", "incomparable"};
+    return (unsigned)k < 7 ? n[k] : "?";
+}
+
+static bool same_shape(const mf_tensor *a, const mf_tensor *b)
+{
+    return a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) == 0;
+}
+
+static int same_bytes(const mf_model *ma, const mf_tensor *a, const mf_model *mb,
+                      const mf_tensor *b, bool *same, mf_status *st)
+{
+    char ha[129], hb[129];
+    if (mf_hash_tensor(ma, a, MF_SHA256, ha, st) || mf_hash_tensor(mb, b, MF_SHA256, hb, st))
+        return -1;
+    *same = strcmp(ha, hb) == 0;
+    return 0;
+}
+
+static void value_stats(const float *x, const float *y, uint64_t n, mf_diff_row *r)
+{
+    double sum2 = 0, dot = 0, nx = 0, ny = 0, mx = 0;
+    uint64_t nd = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        bool both_nan = isnan(x[i]) && isnan(y[i]);
+        double d = both_nan ? 0 : fabs((double)x[i] - (double)y[i]);
+        if (!both_nan && !(x[i] == y[i])) {
+            nd++;
+            if (isnan(d) || d > mx)
+                mx = isnan(d) ? INFINITY : d;
+        }
+        if (isfinite(d))
+            sum2 += d * d;
+        dot += (double)x[i] * y[i];
+        nx += (double)x[i] * x[i];
+        ny += (double)y[i] * y[i];
+    }
+    r->max_abs = mx;
+    r->rmse = n ? sqrt(sum2 / (double)n) : 0;
+    r->cosine = nx > 0 && ny > 0 ? dot / sqrt(nx * ny) : (nx == ny ? 1 : 0);
+    r->n_diff = nd;
+}
+
+static int compare_values(const mf_model *ma, const mf_tensor *a, const mf_model *mb,
+                          const mf_tensor *b, mf_diff_row *r, mf_status *st)
+{
+    if (!mf_dtype_to_f32_supported(a->dtype) || !mf_dtype_to_f32_supported(b->dtype)) {
+        r->kind = MF_DIFF_INCOMPARABLE;
+        return 0;
+    }
+    float *x = NULL, *y = NULL;
+    int rc = mf_tensor_read_f32(ma, a, &x, st);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(mb, b, &y, st);
+    if (rc == 0) {
+        value_stats(x, y, mf_tensor_nelems(a), r);
+        r->kind = r->n_diff ? MF_DIFF_VALUES : MF_DIFF_SAME_VALUES;
+    }
+    free(x);
+    free(y);
+    return rc;
+}
+
+static int compare_pair(const mf_model *ma, const mf_tensor *a, const mf_model *mb,
+                        const mf_tensor *b, mf_diff_row *r, mf_status *st)
+{
+    if (mf_tensor_nelems(a) != mf_tensor_nelems(b) || !same_shape(a, b)) {
+        r->kind = MF_DIFF_SHAPE;
+        return 0;
+    }
+    if (a->dtype == b->dtype) {
+        bool same;
+        if (same_bytes(ma, a, mb, b, &same, st))
+            return -1;
+        if (same) {
+            r->kind = MF_DIFF_SAME_BYTES;
+            return 0;
+        }
+    }
+    return compare_values(ma, a, mb, b, r, st);
+}
+
+int mf_diff(const mf_model *a, const mf_model *b, int (*row)(void *ctx, const mf_diff_row *r),
+            void *ctx, mf_status *st)
+{
+    for (size_t i = 0; i < a->n_tensors; i++) {
+        const mf_tensor *ta = &a->tensors[i], *tb = mf_tensor_find(b, ta->name);
+        mf_diff_row r = {.name = ta->name, .a = ta, .b = tb, .kind = MF_DIFF_ONLY_A};
+        if (tb && compare_pair(a, ta, b, tb, &r, st))
+            return -1;
+        if (row(ctx, &r))
+            return -1;
+    }
+    for (size_t i = 0; i < b->n_tensors; i++) {
+        const mf_tensor *tb = &b->tensors[i];
+        if (mf_tensor_find(a, tb->name))
+            continue;
+        mf_diff_row r = {.name = tb->name, .b = tb, .kind = MF_DIFF_ONLY_B};
+        if (row(ctx, &r))
+            return -1;
+    }
+    return 0;
+}

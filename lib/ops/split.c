@@ -1,0 +1,147 @@
+/* split.c - GGUF split/merge and safetensors merge over the uniform view. */
+#include "ops/split.h"
+
+#include <stdlib.h>
+
+int mf_model_fill_fn(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    const mf_model_fill *f = ctx;
+    size_t k = f->map ? f->map[index] : index;
+    return mf_tensor_stream(f->m, &f->m->tensors[k], sink, sink_ctx, st);
+}
+
+void mf_out_from_tensor(const mf_tensor *t, mf_out_tensor *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->name = t->name;
+    o->dtype = t->dtype;
+    o->ndim = t->ndim;
+    memcpy(o->shape, t->shape, sizeof(o->shape));
+}
+
+static bool is_split_key(const char *k)
+{
+    return strncmp(k, "split.", 6) == 0;
+}
+
+static mf_kv kv_of(const char *key, mf_value v)
+{
+    mf_kv kv = {.key = key, .v = v};
+    return kv;
+}
+
+static mf_value typed(mf_vtype t, uint64_t u)
+{
+    mf_value v = {.type = t};
+    v.as.u = u;
+    return v;
+}
+
+/* Files needed and where each starts, honouring both limits. */
+static size_t plan_splits(const mf_model *m, uint64_t max_tensors, uint64_t max_bytes,
+                          size_t *starts)
+{
+    size_t nf = 0, in_file = 0;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        uint64_t b = m->tensors[i].nbytes;
+        bool full = in_file > 0 && ((max_tensors && in_file >= max_tensors) ||
+                                    (max_bytes && bytes + b > max_bytes));
+        if (i == 0 || full) {
+            starts[nf++] = i;
+            in_file = 0;
+            bytes = 0;
+        }
+        in_file++;
+        bytes += b;
+    }
+    if (nf == 0)
+        starts[nf++] = 0;
+    starts[nf] = m->n_tensors;
+    return nf;
+}
+
+static int write_one_split(const mf_model *m, const char *path, size_t first, size_t count,
+                           size_t no, size_t nf, mf_status *st)
+{
+    size_t n_meta = no == 0 ? m->n_meta + 3 : 3, k = 0;
+    mf_kv *meta = calloc(n_meta, sizeof(mf_kv));
+    mf_out_tensor *outs = calloc(count ? count : 1, sizeof(mf_out_tensor));
+    size_t *map = calloc(count ? count : 1, sizeof(size_t));
+    if (!meta || !outs || !map) {
+        free(meta); free(outs); free(map);
+        return mf_oom(st, path);
+    }
+    if (no == 0)
+        for (size_t i = 0; i < m->n_meta; i++)
+            if (!is_split_key(m->meta[i].key))
+                meta[k++] = m->meta[i];
+    meta[k++] = kv_of("split.no", typed(MF_V_U16, no));
+    meta[k++] = kv_of("split.count", typed(MF_V_U16, nf));
+    meta[k++] = kv_of("split.tensors.count", typed(MF_V_I32, m->n_tensors));
+    for (size_t i = 0; i < count; i++) {
+        mf_out_from_tensor(&m->tensors[first + i], &outs[i]);
+        map[i] = first + i;
+    }
+    mf_model_fill fill = {m, map};
+    int rc = mf_gguf_write(path, outs, count, meta, k, mf_model_fill_fn, &fill, st);
+    free(meta);
+    free(outs);
+    free(map);
+    return rc;
+}
+
+int mf_gguf_split(const mf_model *m, const char *prefix, uint64_t max_tensors,
+                  uint64_t max_bytes, size_t *n_files, mf_status *st)
+{
+    size_t *starts = calloc(m->n_tensors + 2, sizeof(size_t));
+    if (!starts)
+        return mf_oom(st, prefix);
+    size_t nf = plan_splits(m, max_tensors, max_bytes, starts);
+    int rc = 0;
+    if (nf > 99999)
+        rc = mf_fail(st, MF_ERR_USAGE, prefix, -1, "%zu files: more than a split set can number", nf);
+    for (size_t i = 0; i < nf && rc == 0; i++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s-%05zu-of-%05zu.gguf", prefix, i + 1, nf);
+        rc = write_one_split(m, path, starts[i], starts[i + 1] - starts[i], i, nf, st);
+    }
+    free(starts);
+    *n_files = nf;
+    return rc;
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), k = strlen(suf);
+    return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+int mf_merge_to(const mf_model *m, const char *out, mf_status *st)
+{
+    bool gguf = ends_with(out, ".gguf");
+    if (!gguf && !ends_with(out, ".safetensors"))
+        return mf_fail(st, MF_ERR_USAGE, out, -1, "output must end in .gguf or .safetensors");
+    mf_out_tensor *outs = calloc(m->n_tensors ? m->n_tensors : 1, sizeof(mf_out_tensor));
+    mf_kv *meta = calloc(m->n_meta ? m->n_meta : 1, sizeof(mf_kv));
+    if (!outs || !meta) {
+        free(outs);
+        free(meta);
+        return mf_oom(st, out);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < m->n_meta; i++) {
+        if (is_split_key(m->meta[i].key) || (!gguf && m->meta[i].v.type != MF_V_STR))
+            continue; /* safetensors metadata holds strings only */
+        meta[k++] = m->meta[i];
+    }
+    for (size_t i = 0; i < m->n_tensors; i++)
+        mf_out_from_tensor(&m->tensors[i], &outs[i]);
+    mf_model_fill fill = {m, NULL};
+    int rc = gguf ? mf_gguf_write(out, outs, m->n_tensors, meta, k, mf_model_fill_fn, &fill, st)
+                  : mf_safetensors_write(out, outs, m->n_tensors, meta, k, mf_model_fill_fn,
+                                         &fill, st);
+    free(outs);
+    free(meta);
+    return rc;
+}

@@ -1,0 +1,123 @@
+/* qimpl.h - shared helpers of the quantization kernels (lib/quant only).
+ *
+ * Block layouts are byte arrays (alignment 1), so a block pointer may point
+ * anywhere in a caller's buffer; 16-bit fields are little-endian. */
+#ifndef MF_QIMPL_H
+#define MF_QIMPL_H
+#include "core/core.h"
+#include "quant/quant.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define QK_K 256
+/* ggml treats a group whose max |x| is below this as all zeros */
+#define GROUP_MAX_EPS 1e-15f
+
+/* One row kernel: quantizes n_per_row floats (one row) into dst.
+ * qw: NULL or the row's importance weights (n_per_row of them). */
+typedef void (*mq_quant_fn)(const float *x, uint8_t *dst, int64_t n_per_row, const float *qw);
+/* Dequantizes n elements (a block multiple). */
+typedef void (*mq_deq_fn)(const uint8_t *src, float *dst, int64_t n);
+
+/* ------------------------------------------------------------ rounding */
+
+/* ggml's nearest_int: adding 1.5*2^23 leaves round-to-nearest-even of v in
+ * the low mantissa bits. Valid for |v| <= 2^22; for larger, inf or NaN the
+ * result is whatever those bits say (ggml's assert is compiled out in the
+ * reference build, and the quantizers do reach it with inf on tiny inputs). */
+static inline int mq_nearest_int(float v)
+{
+    float t = v + 12582912.f;
+    uint32_t u;
+    memcpy(&u, &t, 4);
+    return (int)(u & 0x007fffff) - 0x00400000;
+}
+
+/* C's float-to-int conversion as x86-64 performs it (cvttss2si): truncation,
+ * and INT32_MIN for NaN or out of range (undefined behaviour in C, which ggml
+ * reaches when 1/d overflows; this reproduces the reference bytes). */
+static inline int32_t mq_cvtt(float v)
+{
+    if (v >= -2147483648.0f && v < 2147483648.0f)
+        return (int32_t)v;
+    return INT32_MIN;
+}
+
+/* (int8_t)v and (uint8_t)v in ggml's code: gcc converts to int32 with
+ * cvttss2si and keeps the low byte. */
+static inline int8_t mq_to_i8(float v) { return (int8_t)(uint8_t)(uint32_t)mq_cvtt(v); }
+static inline uint8_t mq_to_u8(float v) { return (uint8_t)(uint32_t)mq_cvtt(v); }
+
+static inline int mq_min(int a, int b) { return a < b ? a : b; }
+static inline int mq_max(int a, int b) { return a > b ? a : b; }
+static inline int mq_clamp(int v, int lo, int hi) { return mq_max(lo, mq_min(hi, v)); }
+
+/* ------------------------------------------------------------ fp16 fields */
+
+static inline uint16_t mq_fp16(float f) { return mf_f32_to_f16(f); }
+static inline float mq_f32(uint16_t h) { return mf_f16_to_f32(h); }
+static inline void mq_put_f16(uint8_t *p, float f) { mf_wr16le(p, mf_f32_to_f16(f)); }
+static inline float mq_get_f16(const uint8_t *p) { return mf_f16_to_f32(mf_rd16le(p)); }
+
+/* ------------------------------------------------------------ kernels */
+/* quant_legacy.c */
+void mq_quant_q4_0(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_q4_1(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_q5_0(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_q5_1(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_q8_0(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_deq_q4_0(const uint8_t *x, float *y, int64_t n);
+void mq_deq_q4_1(const uint8_t *x, float *y, int64_t n);
+void mq_deq_q5_0(const uint8_t *x, float *y, int64_t n);
+void mq_deq_q5_1(const uint8_t *x, float *y, int64_t n);
+void mq_deq_q8_0(const uint8_t *x, float *y, int64_t n);
+void mq_deq_mxfp4(const uint8_t *x, float *y, int64_t n);
+void mq_quant_q8_0_scalar_block(const float *x, uint8_t *y);
+
+/* quant_simd.c: vector versions, used when the CPU has them (and the
+ * environment variable MFMT_NO_SIMD is unset); false: use the scalar code. */
+bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n);
+
+/* quant_search.c: ggml's scale searches, shared by several types */
+float mq_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw);
+float mq_make_q3_quants(int n, int nmax, const float *x, int8_t *L);
+float mq_make_qkx2_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L, float *the_min,
+                          uint8_t *Laux, float rmin, float rdelta, int nstep, bool use_mad);
+float mq_make_qkx3_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L, float *the_min,
+                          uint8_t *Laux, float rmin, float rdelta, int nstep, bool use_mad);
+float mq_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float *quant_weights);
+
+/* quant_k.c */
+void mq_quant_q2_k(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_q3_k(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_q4_k(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_q5_k(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_q6_k(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_deq_q2_k(const uint8_t *x, float *y, int64_t n);
+void mq_deq_q3_k(const uint8_t *x, float *y, int64_t n);
+void mq_deq_q4_k(const uint8_t *x, float *y, int64_t n);
+void mq_deq_q5_k(const uint8_t *x, float *y, int64_t n);
+void mq_deq_q6_k(const uint8_t *x, float *y, int64_t n);
+void mq_deq_q8_k(const uint8_t *x, float *y, int64_t n);
+
+/* quant_iq4.c */
+void mq_quant_iq4_nl(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_iq4_xs(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_deq_iq4_nl(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq4_xs(const uint8_t *x, float *y, int64_t n);
+
+/* quant_iq_deq.c */
+void mq_deq_iq2_xxs(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq2_xs(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq3_xxs(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq3_s(const uint8_t *x, float *y, int64_t n);
+
+/* quant_ternary.c */
+void mq_quant_tq1_0(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_tq2_0(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_deq_tq1_0(const uint8_t *x, float *y, int64_t n);
+void mq_deq_tq2_0(const uint8_t *x, float *y, int64_t n);
+
+#endif /* MF_QIMPL_H */

@@ -1,0 +1,331 @@
+/* quant_legacy.c - the 32-element block types Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
+ * (and MXFP4, dequantize only).
+ *
+ * Without an importance matrix ggml uses the "_ref" rounding quantizers;
+ * with one, Q4_0/Q5_0 search a scale with make_qx_quants and Q4_1/Q5_1 a
+ * scale and minimum with make_qkx3_quants, weighting each value by
+ * imatrix[col] * sqrt(sigma2 + x^2) where sigma2 is the row's mean square.
+ *
+ * Layouts (bytes): Q4_0 d[2] qs[16]; Q4_1 d[2] m[2] qs[16];
+ * Q5_0 d[2] qh[4] qs[16]; Q5_1 d[2] m[2] qh[4] qs[16]; Q8_0 d[2] qs[32];
+ * MXFP4 e[1] qs[16]. Nibble j of qs holds element j (low) and j+16 (high). */
+#include "quant/qimpl.h"
+
+#include <float.h>
+
+#define QK 32
+
+/* ---------------------------------------------------------- block scans */
+
+/* The value of largest magnitude; the first one wins a tie (ggml: `amax < |v|`). */
+static float max_by_abs(const float *x)
+{
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < QK; j++) {
+        if (amax < fabsf(x[j])) {
+            amax = fabsf(x[j]);
+            max = x[j];
+        }
+    }
+    return max;
+}
+
+static void min_max(const float *x, float *pmin, float *pmax)
+{
+    float min = FLT_MAX, max = -FLT_MAX;
+    for (int j = 0; j < QK; j++) {
+        if (x[j] < min)
+            min = x[j];
+        if (x[j] > max)
+            max = x[j];
+    }
+    *pmin = min;
+    *pmax = max;
+}
+
+/* Mean of x^2 over the whole row, accumulated in order (the imatrix paths). */
+static float row_sigma2(const float *x, int64_t n)
+{
+    float sum_x2 = 0;
+    for (int64_t j = 0; j < n; j++)
+        sum_x2 += x[j] * x[j];
+    return sum_x2 / n;
+}
+
+static void imatrix_weights(const float *xb, const float *qw, float sigma2, float *w)
+{
+    for (int j = 0; j < QK; j++)
+        w[j] = qw[j] * sqrtf(sigma2 + xb[j] * xb[j]);
+}
+
+/* Packs 5-bit values: low nibbles into qs, bit 4 of L[j] into bit j of qh. */
+static void pack_q5(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
+{
+    uint32_t qh = 0;
+    for (int j = 0; j < QK / 2; j++) {
+        qs[j] = (uint8_t)((L[j] & 0x0F) | ((L[j + 16] & 0x0F) << 4));
+        qh |= ((L[j] & 0x10u) >> 4) << j;
+        qh |= ((L[j + 16] & 0x10u) >> 4) << (j + QK / 2);
+    }
+    mf_wr32le(qh4, qh);
+}
+
+static void pack_q4(const uint8_t *L, uint8_t *qs)
+{
+    for (int j = 0; j < QK / 2; j++)
+        qs[j] = (uint8_t)(L[j] | (L[j + 16] << 4));
+}
+
+/* ---------------------------------------------------------- Q4_0 */
+
+static void q4_0_ref_block(const float *x, uint8_t *y)
+{
+    const float d = max_by_abs(x) / -8;
+    const float id = d ? 1.0f / d : 0.0f;
+    uint8_t L[QK];
+    mq_put_f16(y, d);
+    for (int j = 0; j < QK; j++) /* (int8_t)(x*id + 8.5f), capped at 15 */
+        L[j] = (uint8_t)mq_min(15, mq_to_i8(x[j] * id + 8.5f));
+    pack_q4(L, y + 2);
+}
+
+void mq_quant_q4_0(const float *x, uint8_t *y, int64_t n, const float *qw)
+{
+    if (!qw) {
+        for (int64_t ib = 0; ib < n / QK; ib++)
+            q4_0_ref_block(x + ib * QK, y + ib * 18);
+        return;
+    }
+    const float sigma2 = row_sigma2(x, n);
+    for (int64_t ib = 0; ib < n / QK; ib++) {
+        float w[QK];
+        int8_t L[QK];
+        imatrix_weights(x + ib * QK, qw + ib * QK, sigma2, w);
+        float d = mq_make_qx_quants(QK, 8, x + ib * QK, L, 1, w);
+        mq_put_f16(y + ib * 18, d);
+        pack_q4((const uint8_t *)L, y + ib * 18 + 2);
+    }
+}
+
+void mq_deq_q4_0(const uint8_t *x, float *y, int64_t n)
+{
+    for (int64_t ib = 0; ib < n / QK; ib++, x += 18, y += QK) {
+        const float d = mq_get_f16(x);
+        for (int j = 0; j < QK / 2; j++) {
+            y[j] = ((x[2 + j] & 0x0F) - 8) * d;
+            y[j + 16] = ((x[2 + j] >> 4) - 8) * d;
+        }
+    }
+}
+
+/* ---------------------------------------------------------- Q4_1 */
+
+static void q4_1_ref_block(const float *x, uint8_t *y)
+{
+    float min, max;
+    min_max(x, &min, &max);
+    const float d = (max - min) / 15;
+    const float id = d ? 1.0f / d : 0.0f;
+    uint8_t L[QK];
+    mq_put_f16(y, d);
+    mq_put_f16(y + 2, min);
+    for (int j = 0; j < QK; j++)
+        L[j] = (uint8_t)mq_min(15, mq_to_i8((x[j] - min) * id + 0.5f));
+    pack_q4(L, y + 4);
+}
+
+void mq_quant_q4_1(const float *x, uint8_t *y, int64_t n, const float *qw)
+{
+    if (!qw) {
+        for (int64_t ib = 0; ib < n / QK; ib++)
+            q4_1_ref_block(x + ib * QK, y + ib * 20);
+        return;
+    }
+    const float sigma2 = row_sigma2(x, n);
+    for (int64_t ib = 0; ib < n / QK; ib++) {
+        float w[QK], min;
+        uint8_t L[QK], Laux[QK];
+        imatrix_weights(x + ib * QK, qw + ib * QK, sigma2, w);
+        float d = mq_make_qkx3_quants(QK, 15, x + ib * QK, w, L, &min, Laux, -0.9f, 0.05f, 36, false);
+        mq_put_f16(y + ib * 20, d);
+        mq_put_f16(y + ib * 20 + 2, -min);
+        pack_q4(L, y + ib * 20 + 4);
+    }
+}
+
+void mq_deq_q4_1(const uint8_t *x, float *y, int64_t n)
+{
+    for (int64_t ib = 0; ib < n / QK; ib++, x += 20, y += QK) {
+        const float d = mq_get_f16(x), m = mq_get_f16(x + 2);
+        for (int j = 0; j < QK / 2; j++) {
+            y[j] = (x[4 + j] & 0x0F) * d + m;
+            y[j + 16] = (x[4 + j] >> 4) * d + m;
+        }
+    }
+}
+
+/* ---------------------------------------------------------- Q5_0 */
+
+static void q5_0_ref_block(const float *x, uint8_t *y)
+{
+    const float d = max_by_abs(x) / -16;
+    const float id = d ? 1.0f / d : 0.0f;
+    uint8_t L[QK];
+    mq_put_f16(y, d);
+    for (int j = 0; j < QK; j++)
+        L[j] = (uint8_t)mq_min(31, mq_to_i8(x[j] * id + 16.5f));
+    pack_q5(L, y + 2, y + 6);
+}
+
+void mq_quant_q5_0(const float *x, uint8_t *y, int64_t n, const float *qw)
+{
+    if (!qw) {
+        for (int64_t ib = 0; ib < n / QK; ib++)
+            q5_0_ref_block(x + ib * QK, y + ib * 22);
+        return;
+    }
+    const float sigma2 = row_sigma2(x, n);
+    for (int64_t ib = 0; ib < n / QK; ib++) {
+        float w[QK];
+        int8_t L[QK];
+        imatrix_weights(x + ib * QK, qw + ib * QK, sigma2, w);
+        float d = mq_make_qx_quants(QK, 16, x + ib * QK, L, 1, w);
+        mq_put_f16(y + ib * 22, d);
+        pack_q5((const uint8_t *)L, y + ib * 22 + 2, y + ib * 22 + 6);
+    }
+}
+
+/* The fifth bit of element j is bit j of qh (j < 16) or bit j+16 for the
+ * high halves; ggml extracts both with one shift pattern. */
+static void unpack_q5(const uint8_t *qh4, const uint8_t *qs, int *q)
+{
+    const uint32_t qh = mf_rd32le(qh4);
+    for (int j = 0; j < QK / 2; j++) {
+        q[j] = (qs[j] & 0x0F) | (int)(((qh >> j) << 4) & 0x10);
+        q[j + 16] = (qs[j] >> 4) | (int)((qh >> (j + 12)) & 0x10);
+    }
+}
+
+void mq_deq_q5_0(const uint8_t *x, float *y, int64_t n)
+{
+    for (int64_t ib = 0; ib < n / QK; ib++, x += 22, y += QK) {
+        const float d = mq_get_f16(x);
+        int q[QK];
+        unpack_q5(x + 2, x + 6, q);
+        for (int j = 0; j < QK; j++)
+            y[j] = (q[j] - 16) * d;
+    }
+}
+
+/* ---------------------------------------------------------- Q5_1 */
+
+static void q5_1_ref_block(const float *x, uint8_t *y)
+{
+    float min, max;
+    min_max(x, &min, &max);
+    const float d = (max - min) / 31;
+    const float id = d ? 1.0f / d : 0.0f;
+    uint8_t L[QK];
+    mq_put_f16(y, d);
+    mq_put_f16(y + 2, min);
+    for (int j = 0; j < QK; j++) /* (uint8_t)(x + 0.5f), no cap */
+        L[j] = mq_to_u8((x[j] - min) * id + 0.5f);
+    pack_q5(L, y + 4, y + 8);
+}
+
+void mq_quant_q5_1(const float *x, uint8_t *y, int64_t n, const float *qw)
+{
+    if (!qw) {
+        for (int64_t ib = 0; ib < n / QK; ib++)
+            q5_1_ref_block(x + ib * QK, y + ib * 24);
+        return;
+    }
+    const float sigma2 = row_sigma2(x, n);
+    for (int64_t ib = 0; ib < n / QK; ib++) {
+        float w[QK], min;
+        uint8_t L[QK], Laux[QK];
+        imatrix_weights(x + ib * QK, qw + ib * QK, sigma2, w);
+        float d = mq_make_qkx3_quants(QK, 31, x + ib * QK, w, L, &min, Laux, -0.9f, 0.05f, 36, false);
+        mq_put_f16(y + ib * 24, d);
+        mq_put_f16(y + ib * 24 + 2, -min);
+        pack_q5(L, y + ib * 24 + 4, y + ib * 24 + 8);
+    }
+}
+
+void mq_deq_q5_1(const uint8_t *x, float *y, int64_t n)
+{
+    for (int64_t ib = 0; ib < n / QK; ib++, x += 24, y += QK) {
+        const float d = mq_get_f16(x), m = mq_get_f16(x + 2);
+        int q[QK];
+        unpack_q5(x + 4, x + 8, q);
+        for (int j = 0; j < QK; j++)
+            y[j] = q[j] * d + m;
+    }
+}
+
+/* ---------------------------------------------------------- Q8_0 */
+
+/* ggml's MAX(a, b) is (a > b ? a : b); kept so NaN ordering matches. */
+static float q8_amax(const float *x)
+{
+    float amax = 0.0f;
+    for (int j = 0; j < QK; j++) {
+        const float a = fabsf(x[j]);
+        amax = amax > a ? amax : a;
+    }
+    return amax;
+}
+
+void mq_quant_q8_0_scalar_block(const float *x, uint8_t *y)
+{
+    const float d = q8_amax(x) / 127;
+    const float id = d ? 1.0f / d : 0.0f;
+    mq_put_f16(y, d);
+    for (int j = 0; j < QK; j++) /* roundf: ties away from zero */
+        y[2 + j] = (uint8_t)mq_to_i8(roundf(x[j] * id));
+}
+
+/* Q8_0 ignores the importance matrix. */
+void mq_quant_q8_0(const float *x, uint8_t *y, int64_t n, const float *qw)
+{
+    (void)qw;
+    if (mq_simd_q8_0(x, y, n))
+        return;
+    for (int64_t ib = 0; ib < n / QK; ib++)
+        mq_quant_q8_0_scalar_block(x + ib * QK, y + ib * 34);
+}
+
+void mq_deq_q8_0(const uint8_t *x, float *y, int64_t n)
+{
+    for (int64_t ib = 0; ib < n / QK; ib++, x += 34, y += QK) {
+        const float d = mq_get_f16(x);
+        for (int j = 0; j < QK; j++)
+            y[j] = (int8_t)x[2 + j] * d;
+    }
+}
+
+/* ---------------------------------------------------------- MXFP4 */
+
+/* E2M1 values doubled (ggml's kvalues_mxfp4), hence the halved scale. */
+static const int8_t kvalues_mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+/* 2^(e-128) as ggml's e8m0_to_fp32_half builds it (e = 0, 1: subnormals;
+ * e = 255 gives 2^127, not NaN). */
+static float e8m0_half(uint8_t e)
+{
+    uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+void mq_deq_mxfp4(const uint8_t *x, float *y, int64_t n)
+{
+    for (int64_t ib = 0; ib < n / QK; ib++, x += 17, y += QK) {
+        const float d = e8m0_half(x[0]);
+        for (int j = 0; j < QK / 2; j++) {
+            y[j] = kvalues_mxfp4[x[1 + j] & 0x0F] * d;
+            y[j + 16] = kvalues_mxfp4[x[1 + j] >> 4] * d;
+        }
+    }
+}

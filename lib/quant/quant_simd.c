@@ -1,0 +1,112 @@
+/* quant_simd.c - AVX2 versions of the simplest reference quantizers, chosen
+ * at run time, giving the scalar kernels' bits exactly.
+ *
+ * Why the bits cannot change:
+ *  - max |x| is order-independent when no value is NaN; blocks holding a NaN
+ *    go to the scalar code (ggml's MAX is order-sensitive with NaN);
+ *  - x * id is the same IEEE product in a vector lane;
+ *  - roundf (ties away from zero) is rebuilt exactly: t = trunc(p), and
+ *    p - t is exact, so |p - t| >= 0.5 decides the step away from zero;
+ *  - the float-to-int conversion is cvttps2dq, which like cvttss2si gives
+ *    INT32_MIN for NaN and out-of-range values; the low byte is kept, as the
+ *    scalar code (and gcc for ggml's (int8_t) casts) does. */
+#include "quant/qimpl.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#define AVX2 __attribute__((target("avx2")))
+
+/* Low bytes of 8 int32 lanes, in order, as 8 bytes. */
+AVX2 static void store_low_bytes(__m256i v, uint8_t *out)
+{
+    const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1,
+                                          -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    __m256i b = _mm256_shuffle_epi8(v, pick);
+    uint32_t lo = (uint32_t)_mm_cvtsi128_si32(_mm256_castsi256_si128(b));
+    uint32_t hi = (uint32_t)_mm_cvtsi128_si32(_mm256_extracti128_si256(b, 1));
+    mf_wr32le(out, lo);
+    mf_wr32le(out + 4, hi);
+}
+
+/* max |x| of 32 values; false if any is NaN. */
+AVX2 static bool amax32(const float *x, float *amax)
+{
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 m = _mm256_setzero_ps(), nan = _mm256_setzero_ps();
+    for (int j = 0; j < 32; j += 8) {
+        __m256 v = _mm256_and_ps(_mm256_loadu_ps(x + j), absmask);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        m = _mm256_max_ps(m, v);
+    }
+    if (_mm256_movemask_ps(nan))
+        return false;
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+    *amax = _mm_cvtss_f32(h);
+    return true;
+}
+
+/* roundf(p), then (int32) as cvttss2si does. */
+AVX2 static __m256i round_away_cvt(__m256 p)
+{
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 signmask = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u));
+    __m256 t = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    __m256 frac = _mm256_and_ps(_mm256_sub_ps(p, t), absmask);
+    __m256 step = _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ), _mm256_set1_ps(1.0f));
+    t = _mm256_add_ps(t, _mm256_or_ps(step, _mm256_and_ps(p, signmask)));
+    return _mm256_cvttps_epi32(t);
+}
+
+AVX2 static void q8_0_block_avx2(const float *x, uint8_t *y, float amax)
+{
+    const float d = amax / 127;
+    const float id = d ? 1.0f / d : 0.0f;
+    mq_put_f16(y, d);
+    const __m256 vid = _mm256_set1_ps(id);
+    for (int j = 0; j < 32; j += 8)
+        store_low_bytes(round_away_cvt(_mm256_mul_ps(_mm256_loadu_ps(x + j), vid)), y + 2 + j);
+}
+
+AVX2 static void q8_0_row_avx2(const float *x, uint8_t *y, int64_t n)
+{
+    for (int64_t ib = 0; ib < n / 32; ib++) {
+        float amax;
+        if (amax32(x + ib * 32, &amax))
+            q8_0_block_avx2(x + ib * 32, y + ib * 34, amax);
+        else
+            mq_quant_q8_0_scalar_block(x + ib * 32, y + ib * 34);
+    }
+}
+
+static bool have_avx2;
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+static void cpu_probe(void)
+{
+    __builtin_cpu_init();
+    have_avx2 = __builtin_cpu_supports("avx2") && !getenv("MFMT_NO_SIMD");
+}
+
+bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
+{
+    pthread_once(&cpu_once, cpu_probe);
+    if (!have_avx2)
+        return false;
+    q8_0_row_avx2(x, y, n);
+    return true;
+}
+
+#else
+
+bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
+{
+    (void)x, (void)y, (void)n;
+    return false;
+}
+
+#endif

@@ -1,0 +1,410 @@
+/* test_quant.c - lib/quant without ../shared: hand-computed blocks, real
+ * rows checked against hashes of llama.cpp's own bytes, half-float edge
+ * cases, the API's argument checks and the threaded driver. */
+#include "testlib.h"
+
+#include "core/core.h"
+#include "quant/qimpl.h"
+#include "quant/quant.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#include "quant_golden.h"
+
+static uint32_t fbits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float bitsf(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static uint64_t fnv1a(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* ------------------------------------------------------------ half floats */
+
+static void test_half(void)
+{
+    CHECK(mf_f32_to_f16(1.0f) == 0x3c00);
+    CHECK(mf_f32_to_f16(-2.0f) == 0xc000);
+    CHECK(mf_f32_to_f16(65504.0f) == 0x7bff);
+    CHECK(mf_f32_to_f16(65519.996f) == 0x7bff); /* below the rounding point */
+    CHECK(mf_f32_to_f16(65520.0f) == 0x7c00);   /* rounds to infinity */
+    CHECK(mf_f32_to_f16(INFINITY) == 0x7c00);
+    CHECK(mf_f32_to_f16(bitsf(0x7fc00000)) == 0x7e00); /* NaN: canonical quiet */
+    CHECK(mf_f32_to_f16(bitsf(0xffc00000)) == 0xfe00); /* x86's default NaN */
+    CHECK(mf_f32_to_f16(0x1p-24f) == 0x0001);          /* smallest subnormal */
+    CHECK(mf_f32_to_f16(0x1p-25f) == 0x0000);          /* tie, to even */
+    CHECK(mf_f32_to_f16(0x1.8p-24f) == 0x0002);        /* 1.5 ulp: tie, to even */
+    CHECK(mf_f32_to_f16(1.0f + 0x1p-11f) == 0x3c00);   /* tie below, to even */
+    CHECK(mf_f32_to_f16(1.0f + 0x3p-11f) == 0x3c02);   /* tie above, to even */
+    CHECK(mf_f32_to_f16(-0.0f) == 0x8000);
+    CHECK(fbits(mf_f16_to_f32(0x0001)) == fbits(0x1p-24f));
+    CHECK(fbits(mf_f16_to_f32(0x8000)) == 0x80000000u);
+    CHECK(fbits(mf_f16_to_f32(0x7c00)) == 0x7f800000u);
+    CHECK(fbits(mf_f16_to_f32(0x7c01)) == 0x7fc02000u); /* signalling NaN comes back quiet */
+    CHECK(fbits(mf_f16_to_f32(0xfe00)) == 0xffc00000u);
+    CHECK(mf_f32_to_bf16(1.0f + 0x1p-8f) == 0x3f80); /* tie, to even */
+    CHECK(mf_f32_to_bf16(bitsf(0x7f800001)) == 0x7fc0);
+}
+
+/* ------------------------------------------------------------ hand blocks */
+
+static void quant1(mf_dtype dt, const float *x, int64_t n, uint8_t *out)
+{
+    CHECKF(mf_quantize_rows(dt, x, out, 1, n, NULL) == 0, "%s", mf_dtype_name(dt));
+}
+
+/* Dequantizing gives x back exactly (inputs on the quantization grid). */
+static void check_roundtrip(mf_dtype dt, const uint8_t *q, const float *x, int64_t n)
+{
+    float y[256];
+    CHECK(mf_dequantize_row(dt, q, y, n) == 0);
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        bad += fbits(y[i]) != fbits(x[i]);
+    CHECKF(bad == 0, "%s: %d values differ after a round trip", mf_dtype_name(dt), bad);
+}
+
+/* x = j - 16: amax 16, d = 16/127 -> fp16 0x3008 (0.125 * (1 + 8/1024));
+ * q = roundf(x * 127/16). */
+static void test_q8_0_block(void)
+{
+    float x[32];
+    uint8_t q[34];
+    for (int j = 0; j < 32; j++)
+        x[j] = (float)(j - 16);
+    quant1(MF_Q8_0, x, 32, q);
+    CHECK(mf_rd16le(q) == 0x3008);
+    CHECK((int8_t)q[2] == -127);     /* -16 */
+    CHECK((int8_t)q[2 + 16] == 0);   /* 0 */
+    CHECK((int8_t)q[2 + 31] == 119); /* 15 * 7.9375 = 119.06 */
+    CHECK((int8_t)q[2 + 1] == -119); /* -15 */
+    /* a rounding tie: 2.5 with d = 1 (amax 127) rounds away from zero */
+    x[0] = 127.0f;
+    x[1] = 2.5f;
+    x[2] = -2.5f;
+    quant1(MF_Q8_0, x, 32, q);
+    CHECK(mf_rd16le(q) == 0x3c00 && (int8_t)q[3] == 3 && (int8_t)q[4] == -3);
+}
+
+/* x = (j % 16) - 8: the first -8 sets d = 1, levels are j % 16. */
+static void test_q4_0_block(void)
+{
+    float x[32];
+    uint8_t q[18];
+    for (int j = 0; j < 32; j++)
+        x[j] = (float)(j % 16 - 8);
+    quant1(MF_Q4_0, x, 32, q);
+    CHECK(mf_rd16le(q) == 0x3c00);
+    int bad = 0;
+    for (int j = 0; j < 16; j++)
+        bad += q[2 + j] != (uint8_t)(j | j << 4);
+    CHECK(bad == 0);
+    check_roundtrip(MF_Q4_0, q, x, 32);
+}
+
+/* x = 1 + 0.5 * (j % 16): min 1, d = 7.5/15 = 0.5 (0x3800), levels j % 16. */
+static void test_q4_1_block(void)
+{
+    float x[32];
+    uint8_t q[20];
+    for (int j = 0; j < 32; j++)
+        x[j] = 1.0f + 0.5f * (float)(j % 16);
+    quant1(MF_Q4_1, x, 32, q);
+    CHECK(mf_rd16le(q) == 0x3800 && mf_rd16le(q + 2) == 0x3c00);
+    int bad = 0;
+    for (int j = 0; j < 16; j++)
+        bad += q[4 + j] != (uint8_t)(j | j << 4);
+    CHECK(bad == 0);
+    check_roundtrip(MF_Q4_1, q, x, 32);
+}
+
+/* Q5_0: x = j - 16, d = 1, level j; the fifth bits are set for j >= 16. */
+static void test_q5_blocks(void)
+{
+    float x[32];
+    uint8_t q[24];
+    for (int j = 0; j < 32; j++)
+        x[j] = (float)(j - 16);
+    quant1(MF_Q5_0, x, 32, q);
+    CHECK(mf_rd16le(q) == 0x3c00 && mf_rd32le(q + 2) == 0xffff0000u);
+    int bad = 0;
+    for (int j = 0; j < 16; j++)
+        bad += q[6 + j] != (uint8_t)(j | j << 4);
+    CHECK(bad == 0);
+    check_roundtrip(MF_Q5_0, q, x, 32);
+
+    /* Q5_1: x = j / 4: min 0, d = 7.75/31 = 0.25 (0x3400) */
+    for (int j = 0; j < 32; j++)
+        x[j] = (float)j * 0.25f;
+    quant1(MF_Q5_1, x, 32, q);
+    CHECK(mf_rd16le(q) == 0x3400 && mf_rd16le(q + 2) == 0 && mf_rd32le(q + 4) == 0xffff0000u);
+    bad = 0;
+    for (int j = 0; j < 16; j++)
+        bad += q[8 + j] != (uint8_t)(j | j << 4);
+    CHECK(bad == 0);
+    check_roundtrip(MF_Q5_1, q, x, 32);
+}
+
+/* IQ4_NL: x = table[j % 16] / 2 is on the grid with d = 0.5. */
+static void test_iq4_nl_block(void)
+{
+    static const int8_t kv[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    float x[32];
+    uint8_t q[18];
+    for (int j = 0; j < 32; j++)
+        x[j] = kv[j % 16] * 0.5f;
+    quant1(MF_IQ4_NL, x, 32, q);
+    CHECK(mf_rd16le(q) == 0x3800);
+    int bad = 0;
+    for (int j = 0; j < 16; j++)
+        bad += q[2 + j] != (uint8_t)(j | j << 4);
+    CHECK(bad == 0);
+    check_roundtrip(MF_IQ4_NL, q, x, 32);
+}
+
+/* Ternary: x in {-1.5, 0, 1.5}: d = 1.5 (0x3e00). TQ2_0 byte m of each
+ * 32-byte half packs elements m, m+32, m+64, m+96 as (t + 1) in 2 bits. */
+static void test_ternary_blocks(void)
+{
+    float x[256];
+    uint8_t q[66];
+    for (int j = 0; j < 256; j++)
+        x[j] = (float)(j % 3 - 1) * 1.5f;
+    quant1(MF_TQ2_0, x, 256, q);
+    CHECK(mf_rd16le(q + 64) == 0x3e00);
+    /* byte 0: elements 0, 32, 64, 96 -> trits 0, 2, 1, 0 (j%3: 0,2,1,0) */
+    CHECK(q[0] == (0 | 2 << 2 | 1 << 4 | 0 << 6));
+    check_roundtrip(MF_TQ2_0, q, x, 256);
+    quant1(MF_TQ1_0, x, 256, q);
+    CHECK(mf_rd16le(q + 52) == 0x3e00);
+    /* byte 0: elements 0, 32, 64, 96, 128 -> trits 0 2 1 0 2 = 0*81+2*27+1*9+0*3+2 = 65;
+     * ceil(65 * 256 / 243) = 69 */
+    CHECK(q[0] == 69);
+    check_roundtrip(MF_TQ1_0, q, x, 256);
+}
+
+/* Lattice i-quants, hand-decoded: grid entries 0, 1, 255 of each table,
+ * ggml's half-step scales and the parity-completed sign bytes. */
+static void test_iq_deq_blocks(void)
+{
+    uint8_t b[110] = {0};
+    float y[256];
+    /* IQ2_XXS: d 1, scale 3 -> db = 3.5/4; indices 0, 1, 255; signs 1 -> 0x81 */
+    mf_wr16le(b, 0x3c00);
+    b[2] = 0, b[3] = 1, b[4] = 255;
+    mf_wr32le(b + 6, 3u << 28 | 1u);
+    CHECK(mf_dequantize_row(MF_IQ2_XXS, b, y, 256) == 0);
+    CHECK(y[0] == -7.0f && y[1] == 7.0f && y[7] == -7.0f);      /* 8 * 0.875, bits 0 and 7 negative */
+    CHECK(y[8] == 37.625f && y[9] == 7.0f);                     /* entry 1: 0x2b first */
+    CHECK(y[16] == 7.0f && y[17] == 21.875f && y[23] == 37.625f); /* entry 255: 08 19 08 08 19 2b 2b 2b */
+    /* IQ2_XS: scales 0x21 -> 1.5/4 and 2.5/4; index 1 with sign code 1 */
+    memset(b, 0, sizeof(b));
+    mf_wr16le(b, 0x3c00);
+    mf_wr16le(b + 2, 1u << 9 | 1u);
+    b[66] = 0x21;
+    CHECK(mf_dequantize_row(MF_IQ2_XS, b, y, 256) == 0);
+    CHECK(y[0] == -16.125f && y[1] == 3.0f && y[7] == -3.0f && y[16] == 5.0f);
+    /* IQ3_XXS: scale 2 -> db 1.25; entries 0 (4,4,4,4) and 255 (4,28,52,62); signs 3 */
+    memset(b, 0, sizeof(b));
+    mf_wr16le(b, 0x3c00);
+    b[3] = 255;
+    mf_wr32le(b + 66, 2u << 28 | 3u);
+    CHECK(mf_dequantize_row(MF_IQ3_XXS, b, y, 256) == 0);
+    CHECK(y[0] == -5.0f && y[1] == -5.0f && y[2] == 5.0f && y[4] == 5.0f && y[5] == 35.0f && y[7] == 77.5f);
+    /* IQ3_S: scales 0x21 -> 3 and 5; entries 0 and 1 (3,1,1,1); sign bit 4 */
+    memset(b, 0, sizeof(b));
+    mf_wr16le(b, 0x3c00);
+    b[3] = 1;
+    b[74] = 0x10;
+    b[106] = 0x21;
+    CHECK(mf_dequantize_row(MF_IQ3_S, b, y, 256) == 0);
+    CHECK(y[0] == 3.0f && y[4] == -9.0f && y[5] == 3.0f && y[32] == 5.0f);
+}
+
+/* ------------------------------------------------------------ golden rows */
+
+static const uint32_t *golden_row(int r)
+{
+    return r == 0 ? row0_x : r == 1 ? row1_x : row2_x;
+}
+
+static void test_goldens(void)
+{
+    for (size_t i = 0; i < sizeof(goldens) / sizeof(goldens[0]); i++) {
+        const golden *g = &goldens[i];
+        mf_dtype dt = mf_dtype_from_name(g->type);
+        float x[256], w[256], y[256];
+        uint8_t q[292], qw[292];
+        memcpy(x, golden_row(g->row), sizeof(x));
+        memcpy(w, g->row == 0 ? row0_w : row1_w, sizeof(w));
+        const mf_dtype_info *info = mf_dtype_info_of(dt);
+        size_t rb = 256 / info->block_elems * info->block_bytes;
+        CHECK(mf_quantize_rows(dt, x, q, 1, 256, NULL) == 0);
+        CHECK(mf_quantize_rows(dt, x, qw, 1, 256, w) == 0);
+        CHECKF(fnv1a(q, rb) == g->q, "%s row %d .q", g->type, g->row);
+        CHECKF(fnv1a(qw, rb) == g->qw, "%s row %d .qw", g->type, g->row);
+        CHECK(mf_dequantize_row(dt, q, y, 256) == 0);
+        CHECKF(fnv1a(y, sizeof(y)) == g->deq, "%s row %d .deq", g->type, g->row);
+        CHECK(mf_dequantize_row(dt, qw, y, 256) == 0);
+        CHECKF(fnv1a(y, sizeof(y)) == g->deqw, "%s row %d .deqw", g->type, g->row);
+    }
+}
+
+/* ------------------------------------------------------------ API */
+
+static void test_api(void)
+{
+    float x[512] = {0}, y[512];
+    uint8_t q[1024];
+    CHECK(mf_can_quantize(MF_Q4_K) && mf_can_dequantize(MF_Q4_K));
+    CHECK(!mf_can_quantize(MF_Q8_K) && mf_can_dequantize(MF_Q8_K));
+    CHECK(!mf_can_quantize(MF_MXFP4) && mf_can_dequantize(MF_MXFP4));
+    CHECK(!mf_can_quantize(MF_I32) && !mf_can_dequantize(MF_U8));
+    CHECK(mf_quant_requires_imatrix(MF_IQ2_XXS) && mf_quant_requires_imatrix(MF_IQ1_S));
+    CHECK(!mf_quant_requires_imatrix(MF_IQ1_M) && !mf_quant_requires_imatrix(MF_Q2_K));
+    CHECK(mf_quantize_rows(MF_Q4_0, x, q, 1, 48, NULL) == -1);  /* not a block multiple */
+    CHECK(mf_quantize_rows(MF_Q4_K, x, q, 1, 128, NULL) == -1); /* super-block is 256 */
+    CHECK(mf_quantize_rows(MF_Q4_0, x, q, -1, 32, NULL) == -1);
+    CHECK(mf_quantize_rows(MF_Q4_0, x, q, 0, 32, NULL) == 0);
+    CHECK(mf_quantize_rows(MF_DTYPE_INVALID, x, q, 1, 32, NULL) == -1);
+    CHECK(mf_dequantize_row(MF_Q4_0, q, y, 33) == -1);
+    CHECK(mf_dequantize_row(MF_Q8_1, q, y, 32) == -1); /* ggml has no to_float for Q8_1 */
+
+    /* plain float types */
+    x[0] = 1.0f;
+    x[1] = -0x1p-24f;
+    x[2] = 3.14159265f;
+    CHECK(mf_quantize_rows(MF_F16, x, q, 1, 3, NULL) == 0);
+    CHECK(mf_rd16le(q) == 0x3c00 && mf_rd16le(q + 2) == 0x8001 && mf_rd16le(q + 4) == 0x4248);
+    CHECK(mf_dequantize_row(MF_F16, q, y, 3) == 0 && y[0] == 1.0f && y[1] == -0x1p-24f);
+    CHECK(mf_quantize_rows(MF_BF16, x, q, 1, 3, NULL) == 0 && mf_rd16le(q + 4) == 0x4049);
+    CHECK(mf_dequantize_row(MF_BF16, q, y, 1) == 0 && y[0] == 1.0f);
+    CHECK(mf_quantize_rows(MF_F32, x, q, 1, 3, NULL) == 0 && mf_rd32le(q + 8) == fbits(x[2]));
+
+    /* Q8_K: f32 d, int8 values */
+    memset(q, 0, 292);
+    mf_wr32le(q, fbits(0.5f));
+    q[4] = (uint8_t)-3;
+    CHECK(mf_dequantize_row(MF_Q8_K, q, y, 256) == 0 && y[0] == -1.5f && y[1] == 0.0f);
+    /* MXFP4: e = 128 -> d = 2^0; nibble 7 -> 12, nibble 0xf -> -12 */
+    q[0] = 128;
+    q[1] = 0xf7;
+    CHECK(mf_dequantize_row(MF_MXFP4, q, y, 32) == 0 && y[0] == 12.0f && y[16] == -12.0f);
+}
+
+/* Every thread count gives the single-thread bytes. */
+static void test_threads(void)
+{
+    enum { ROWS = 7, N = 512 };
+    static float x[ROWS * N], w[N];
+    static uint8_t a[ROWS * 576], b[ROWS * 576]; /* 576 >= the largest row (Q8_0: 544) */
+    uint32_t s = 12345;
+    for (int i = 0; i < ROWS * N; i++) {
+        s = s * 1664525u + 1013904223u;
+        x[i] = (float)((int32_t)s >> 8) * 0x1p-20f;
+    }
+    for (int i = 0; i < N; i++)
+        w[i] = 0.5f + (float)(i % 7);
+    const mf_dtype types[] = {MF_Q4_0, MF_Q5_1, MF_Q8_0, MF_Q3_K, MF_Q4_K, MF_Q6_K, MF_IQ4_XS};
+    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+        const mf_dtype_info *info = mf_dtype_info_of(types[t]);
+        size_t nbytes = ROWS * (N / info->block_elems) * info->block_bytes;
+        CHECK(mf_quantize_rows(types[t], x, a, ROWS, N, w) == 0);
+        for (int nt = 1; nt <= 9; nt += 2) {
+            memset(b, 0xaa, sizeof(b));
+            CHECK(mf_quantize_rows_mt(types[t], x, b, ROWS, N, w, nt) == 0);
+            CHECKF(!memcmp(a, b, nbytes), "%s with %d threads", mf_dtype_name(types[t]), nt);
+        }
+    }
+}
+
+/* Non-finite and extreme inputs: no crash, no sanitizer report, and the
+ * output keeps its size. */
+static void test_hostile_values(void)
+{
+    float x[256], w[256], y[256];
+    uint8_t q[292];
+    for (int i = 0; i < 256; i++) {
+        const float vals[] = {INFINITY, -INFINITY, NAN, 0x1p-149f, -0x1p-149f, 3e38f, -3e38f, 0.0f, -0.0f, 1e-30f};
+        x[i] = vals[i % 10];
+        w[i] = i % 3 ? 1.0f : 0.0f;
+    }
+    const mf_dtype types[] = {MF_Q4_0, MF_Q4_1, MF_Q5_0, MF_Q5_1, MF_Q8_0, MF_Q2_K, MF_Q3_K, MF_Q4_K,
+                              MF_Q5_K, MF_Q6_K, MF_IQ4_NL, MF_IQ4_XS, MF_TQ1_0, MF_TQ2_0};
+    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+        CHECK(mf_quantize_rows(types[t], x, q, 1, 256, NULL) == 0);
+        CHECK(mf_dequantize_row(types[t], q, y, 256) == 0);
+        CHECK(mf_quantize_rows(types[t], x, q, 1, 256, w) == 0);
+        CHECK(mf_dequantize_row(types[t], q, y, 256) == 0);
+    }
+}
+
+/* The AVX2 Q8_0 path (when the CPU has it) equals the scalar kernel on
+ * random blocks, rounding ties, NaN, infinities and subnormal scales. */
+static void test_simd_q8_0(void)
+{
+    enum { NB = 4000 };
+    static float x[NB * 32];
+    static uint8_t a[NB * 34], b[NB * 34];
+    uint32_t s = 777;
+    for (int ib = 0; ib < NB; ib++) {
+        float *xb = x + ib * 32;
+        int kind = ib % 8;
+        float scale = ldexpf(1.0f, (int)(s % 40) - 20);
+        for (int j = 0; j < 32; j++) {
+            s = s * 1664525u + 1013904223u;
+            float r = (float)((int32_t)s >> 8) * 0x1p-23f; /* [-1, 1) */
+            switch (kind) {
+            case 0: xb[j] = r * scale; break;
+            case 1: xb[j] = j ? ((float)(s % 254) - 127.0f + 0.5f) * scale : 127 * scale; break; /* ties, d = scale */
+            case 2: xb[j] = r * 0x1p-140f; break;                                                  /* 1/d overflows */
+            case 3: xb[j] = j == 5 ? NAN : r; break;
+            case 4: xb[j] = j == 9 ? -INFINITY : r; break;
+            case 5: xb[j] = (j & 1) ? -0.0f : 0.0f; break;
+            case 6: xb[j] = r * 3e38f; break;
+            default: xb[j] = (float)((int)(s % 255) - 127) * scale; break;
+            }
+        }
+    }
+    CHECK(mf_quantize_rows(MF_Q8_0, x, a, 1, NB * 32, NULL) == 0);
+    for (int ib = 0; ib < NB; ib++)
+        mq_quant_q8_0_scalar_block(x + ib * 32, b + ib * 34);
+    int bad = 0;
+    for (int ib = 0; ib < NB; ib++)
+        bad += memcmp(a + ib * 34, b + ib * 34, 34) != 0;
+    CHECKF(bad == 0, "%d of %d Q8_0 blocks differ between the vector and scalar paths", bad, NB);
+}
+
+int main(void)
+{
+    test_half();
+    test_q8_0_block();
+    test_q4_0_block();
+    test_q4_1_block();
+    test_q5_blocks();
+    test_iq4_nl_block();
+    test_ternary_blocks();
+    test_iq_deq_blocks();
+    test_goldens();
+    test_api();
+    test_threads();
+    test_hostile_values();
+    test_simd_q8_0();
+    return tl_report("quant");
+}
