@@ -30,8 +30,8 @@ static int no_extra(const convert_args *a, const char *target)
 static void on_progress(void *ctx, uint64_t done, uint64_t total)
 {
     cli_progress *p = ctx;
+    p->total = total; /* the bytes written (dequantized MLX weights outgrow the input's) */
     cli_progress_add(p, done - p->done);
-    (void)total;
 }
 
 /* --------------------------------------------------------- safetensors */

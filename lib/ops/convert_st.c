@@ -6,6 +6,7 @@
  * would pass the limit; a tensor larger than the limit gets its own). */
 #include "ops/convert_st.h"
 
+#include "formats/mlx.h"
 #include "formats/pytorch.h"
 
 #include <errno.h>
@@ -313,9 +314,25 @@ static int write_sharded(const mf_model *m, const char *out, const mf_convert_it
     return rc;
 }
 
+/* MLX: the packed triples are written dequantized, as their logical
+ * tensors (formats/mlx.h). */
+static int convert_mlx(const mf_model *m, const char *out, const mf_convert_opts *o,
+                       mf_status *st)
+{
+    mf_model *view;
+    if (mf_mlx_dequantized_view(m, MF_DTYPE_INVALID, &view, st))
+        return -1;
+    int rc = mf_convert_to_safetensors(view, out, o, st);
+    mf_close(view);
+    return rc;
+}
+
 int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_opts *o,
                               mf_status *st)
 {
+    const mf_mlx_quant *q;
+    if (mf_mlx_quants(m, &q) > 0)
+        return convert_mlx(m, out, o, st);
     mf_arena *a = mf_arena_new();
     if (!a)
         return mf_oom(st, out);
