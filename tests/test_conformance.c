@@ -154,7 +154,7 @@ static void run_manifest(const char *shared, const char *dir)
     for (int f = 0; f < MF_FMT_COUNT; f++) {
         tally *t = &per_format[f];
         if (t->pass + t->fail + t->skip)
-            printf("conformance %-7s %-15s %3d passed %3d failed %3d skipped (no reader yet)\n",
+            printf("conformance %-7s %-15s %3d passed %3d failed %3d skipped (no reader or scanner yet)\n",
                    dir, mf_format_name((mf_format)f), t->pass, t->fail, t->skip);
     }
 }

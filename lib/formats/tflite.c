@@ -256,7 +256,7 @@ static int cmp_name(const void *a, const void *b)
     const name_ref *x = a, *y = b;
     if (x->len != y->len)
         return x->len < y->len ? -1 : 1;
-    int c = memcmp(x->s, y->s, x->len);
+    int c = x->len ? memcmp(x->s, y->s, x->len) : 0;
     return c ? c : (x->index < y->index ? -1 : x->index > y->index);
 }
 
