@@ -9,8 +9,8 @@
 
 /* Absolute caps, whatever the input size: beyond them a pickle is refused
  * as an expansion bomb (model files need a tiny fraction of this). */
-#define CAP_OBJECTS (4u << 20)
-#define CAP_ITEMS (16u << 20)
+#define CAP_OBJECTS (2u << 20)
+#define CAP_ITEMS (8u << 20)
 #define CAP_STACK (4u << 20)
 #define CAP_MEMO (4u << 20)
 #define MAX_LINE 65536 /* text opcodes' arguments */
@@ -989,7 +989,7 @@ int pk_load(pk_machine *pm, const uint8_t *data, size_t size, pk_obj **out, size
     pm->max_work = 64 * pm->input_bytes + (16u << 20);
     uint64_t lim = 2 * pm->input_bytes + 1024;
     pm->max_objects = lim < CAP_OBJECTS ? lim : CAP_OBJECTS;
-    lim = 8 * pm->input_bytes + 4096;
+    lim = 4 * pm->input_bytes + 4096; /* a slot needs a pushed value: >= 1 byte */
     pm->max_items = lim < CAP_ITEMS ? lim : CAP_ITEMS;
     uint64_t ops = 0;
     *out = NULL;
