@@ -1014,3 +1014,21 @@ int pk_load(pk_machine *pm, const uint8_t *data, size_t size, pk_obj **out, size
         *used = r == 1 ? pm->pos : (size_t)pm->op_off;
     return r == 1 ? 0 : -1;
 }
+
+bool pk_starts_torch_legacy(const uint8_t *b, size_t n)
+{
+    pk_opts o = {.file = ""};
+    pk_machine *pm = pk_new(&o);
+    if (!pm)
+        return false;
+    mf_status st;
+    mf_status_init(&st);
+    pk_obj *v = NULL;
+    size_t used;
+    bool yes = pk_load(pm, b, n < 512 ? n : 512, &v, &used, NULL, &st) == 0 && v &&
+               v->kind == PK_BIGINT && v->u.s.n == strlen(PK_TORCH_LEGACY_MAGIC) &&
+               memcmp(v->u.s.p, PK_TORCH_LEGACY_MAGIC, v->u.s.n) == 0;
+    mf_status_clear(&st);
+    pk_free(pm);
+    return yes;
+}
