@@ -166,7 +166,7 @@ static int pop_mark(pk_machine *pm, pk_obj ***items, size_t *n, const char *op, 
     if (pm->mn == 0)
         return pk_fail(pm, pm->op_off, st, "%s: no MARK on the stack", op);
     size_t m = pm->marks[--pm->mn];
-    *items = pm->stk + m;
+    *items = pm->stk ? pm->stk + m : NULL; /* no stack yet: an empty mark */
     *n = pm->sn - m;
     pm->sn = m; /* the items stay readable until the next push */
     return pk_charge(pm, *n, st);
