@@ -4,6 +4,7 @@
 
 extern const mf_reader mf_reader_safetensors;
 extern const mf_reader mf_reader_gguf;
+extern const mf_reader mf_reader_hfdir;
 extern const mf_reader mf_reader_onnx;
 extern const mf_reader mf_reader_onnx_tensor;
 extern const mf_reader mf_reader_tflite;
@@ -20,6 +21,7 @@ extern const mf_reader mf_reader_pytorch_zip, mf_reader_pytorch_pickle, mf_reade
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
     &mf_reader_gguf,
+    &mf_reader_hfdir,
     &mf_reader_onnx,
     &mf_reader_onnx_tensor,
     &mf_reader_tflite,
