@@ -636,7 +636,7 @@ void mf_plan_free(mf_plan *p)
     memset(p, 0, sizeof(*p));
 }
 
-int mf_parse_size(const char *s, uint64_t *out)
+int mf_plan_parse_size(const char *s, uint64_t *out)
 {
     char *end;
     double v = strtod(s, &end);
