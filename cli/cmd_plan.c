@@ -23,7 +23,7 @@ static int parse_device(const char *arg, mf_plan_device *d)
     if (!nl || nl >= sizeof(d->name))
         return cli_usage_error("plan", "--device %s: bad device name", arg);
     memcpy(d->name, arg, nl);
-    if (mf_plan_parse_size(colon + 1, &d->capacity))
+    if (mf_parse_size(colon + 1, &d->capacity))
         return cli_usage_error("plan", "--device %s: bad size \"%s\" (24GiB, 80GB, 512MiB, bytes)", arg,
                                colon + 1);
     return 0;

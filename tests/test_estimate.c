@@ -233,12 +233,12 @@ static void test_plan(void)
     mf_plan_free(&p);
 
     uint64_t v;
-    CHECK(mf_plan_parse_size("24GiB", &v) == 0 && v == 24ull << 30);
-    CHECK(mf_plan_parse_size("24GB", &v) == 0 && v == 24000000000ull);
-    CHECK(mf_plan_parse_size("512MiB", &v) == 0 && v == 512ull << 20);
-    CHECK(mf_plan_parse_size("1000", &v) == 0 && v == 1000);
-    CHECK(mf_plan_parse_size("8Gb", &v) == 0 && v == 1000000000ull); /* bits */
-    CHECK(mf_plan_parse_size("lots", &v) != 0 && mf_plan_parse_size("5XB", &v) != 0 && mf_plan_parse_size("-1GB", &v) != 0);
+    CHECK(mf_parse_size("24GiB", &v) == 0 && v == 24ull << 30);
+    CHECK(mf_parse_size("24GB", &v) == 0 && v == 24000000000ull);
+    CHECK(mf_parse_size("512MiB", &v) == 0 && v == 512ull << 20);
+    CHECK(mf_parse_size("1000", &v) == 0 && v == 1000);
+    CHECK(mf_parse_size("8Gb", &v) == 0 && v == 1000000000ull); /* bits */
+    CHECK(mf_parse_size("lots", &v) != 0 && mf_parse_size("5XB", &v) != 0 && mf_parse_size("-1GB", &v) != 0);
     mf_status_clear(&st);
 }
 

@@ -16,6 +16,7 @@ extern const mf_reader mf_reader_npy;
 extern const mf_reader mf_reader_npz;
 extern const mf_reader mf_reader_ggml_legacy;
 extern const mf_reader mf_reader_mlx;
+extern const mf_reader mf_reader_pytorch_zip, mf_reader_pytorch_pickle, mf_reader_pickle;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
@@ -32,6 +33,9 @@ static const mf_reader *const readers[] = {
     &mf_reader_npz,
     &mf_reader_ggml_legacy,
     &mf_reader_mlx,
+    &mf_reader_pytorch_zip,
+    &mf_reader_pytorch_pickle,
+    &mf_reader_pickle,
 };
 
 const mf_reader *mf_reader_for(mf_format f)
