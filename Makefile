@@ -88,7 +88,11 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' doc/mfmt.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mfmt.pc
 
+# Installs into a temporary prefix and builds a program against it (pkg-config).
+install-check: all
+	@sh tests/install_check.sh
+
 clean:
 	rm -rf build
 
-.PHONY: all test check tests-build fuzz bench install clean
+.PHONY: all test check tests-build fuzz bench install install-check clean
