@@ -34,6 +34,4 @@ int mf_convert_select(const mf_model *m, const mf_convert_opts *o, mf_arena *a,
 int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_opts *o,
                               mf_status *st);
 
-/* "5GB" (10^9), "500MB", "2GiB" (2^30), "1000" (bytes) -> bytes; -1 if bad. */
-int mf_parse_size(const char *s, uint64_t *out);
 #endif

@@ -82,7 +82,4 @@ int mf_plan_tensors(const mf_plan_tensor *t, size_t n, const char *tied, const c
 int mf_plan_path(const char *path, const mf_plan_device *devs, size_t n_devs, const char *dtype,
                  mf_plan *out, mf_status *st);
 void mf_plan_free(mf_plan *p);
-/* "24GiB", "24GB", "1.5TB", "512MiB", "1000": bytes (Accelerate's
- * convert_file_size_to_int: GiB = 2^30, GB = 10^9; a lower-case "b" is bits). */
-int mf_parse_size(const char *s, uint64_t *out);
 #endif
