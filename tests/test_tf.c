@@ -127,7 +127,7 @@ static void graph_body(pbw *g)
     node(g, "half", "Const", &t);
     pbw_int(&t, 1, 10); /* DT_BOOL, packed */
     shape(&t, d3, 1);
-    int64_t bv[3] = {1, 0, 1};
+    int64_t bv[3] = {1, 0, 5}; /* any non-zero varint is true */
     pbw_packed(&t, 11, bv, 3);
     node(g, "bools", "Const", &t);
     node(g, "x", "Placeholder", NULL);
