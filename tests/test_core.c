@@ -199,7 +199,8 @@ static void test_f16(void)
             uint16_t back = mf_f32_to_f16(f);
             bad_nan += !isnan(f) || (back & 0x7c00) != 0x7c00 || !(back & 0x3ff) ||
                        (back & 0x8000) != (h & 0x8000) ||
-                       (bits_of(f) & 0x7fffff) >> 13 != (h & 0x3ff); /* payload kept */
+                       (((bits_of(f) & 0x7fffff) >> 13) | 0x200) != ((h & 0x3ff) | 0x200);
+            /* payload kept; signalling NaNs come back quiet, as ggml's table has them */
             continue;
         }
         if ((h & 0x7c00) == 0x7c00)

@@ -475,6 +475,17 @@ static void test_npz(void)
         CHECKF(0, "%s: %s", p, st.msg);
     }
     mf_status_clear(&st);
+    CHECK(mf_open(p, &strict, &m, &st) != 0 && strstr(st.msg, "CRC")); /* validate inflates */
+    mf_close(m);
+    mf_status_clear(&st);
+    /* a deflated member whose stream is garbage */
+    uint8_t g[1 << 12];
+    size_t gn2 = build_zip(g, (zmember[]){{"a.npy", a, an, true, false}}, 1);
+    g[30 + 5 + 2] ^= 0xff; /* inside the deflate stream, after the local header */
+    g[30 + 5 + 3] ^= 0xff;
+    p = tmp_path("garbage.npz");
+    write_file(p, g, gn2);
+    check_error(p, MF_ERR_FORMAT, "a.npy");
     /* a member whose array is cut short, and two members of one name */
     zmember sm[] = {{"a.npy", a, an - 4, true, false}};
     check_error(write_zip("short.npz", sm, 1), MF_ERR_FORMAT, "needs 16 bytes");

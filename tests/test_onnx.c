@@ -434,7 +434,9 @@ int main(void)
     test_tensor_file();
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (getenv("MFMT_KEEP_TEST_FILES")) /* e.g. to gather fuzz seeds */
+        printf("test files kept in %s\n", dir);
+    else if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
     return tl_report("onnx");
 }

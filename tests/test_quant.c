@@ -4,11 +4,15 @@
 #include "testlib.h"
 
 #include "core/core.h"
+#include "quant/iq_grids.h"
+#include "quant/iq_lattice.h"
 #include "quant/qimpl.h"
 #include "quant/quant.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "quant_golden.h"
 
@@ -237,6 +241,183 @@ static void test_iq_deq_blocks(void)
     CHECK(y[0] == 3.0f && y[4] == -9.0f && y[5] == 3.0f && y[32] == 5.0f);
 }
 
+/* IQ2_S, IQ1_S, IQ1_M, hand-decoded: first and last lattice entries (all
+ * lowest / all highest fields), the high index bits, scales and deltas. */
+static void test_iq_deq_blocks2(void)
+{
+    uint8_t b[82] = {0};
+    float y[256];
+    /* IQ2_S: d 1, scales 0x21 -> 1.5/4, 2.5/4; entry 1 (43 first) with sign
+     * bit 0; entry 1023 (all 43) through qh bits 2-3 */
+    mf_wr16le(b, 0x3c00);
+    b[2] = 1, b[3] = 0xff;
+    b[34] = 0x01;
+    b[66] = 0x0c;
+    b[74] = 0x21;
+    CHECK(mf_dequantize_row(MF_IQ2_S, b, y, 256) == 0);
+    CHECK(y[0] == -16.125f && y[1] == 3.0f && y[8] == 16.125f && y[15] == 16.125f && y[16] == 5.0f);
+    /* IQ1_S: d 1, sub-block scale 3 -> 7, delta negative; entries 0 (all -1),
+     * 2047 (all +1, high bits 7) and 1 (+1 first) */
+    memset(b, 0, sizeof(b));
+    mf_wr16le(b, 0x3c00);
+    b[3] = 0xff, b[4] = 1;
+    mf_wr16le(b + 34, 0x8000 | 3u << 12 | 7u << 3);
+    CHECK(mf_dequantize_row(MF_IQ1_S, b, y, 256) == 0);
+    CHECK(y[0] == -7.875f && y[7] == -7.875f && y[8] == 6.125f && y[16] == 6.125f && y[17] == -7.875f);
+    CHECK(y[32] == -0.875f); /* next sub-block: scale 1, entry 0 (-1), delta + */
+    /* IQ1_M: d 1 = 0x3c00 spread over the top nibbles (0, 0, c, 3); scales
+     * 2 and 1 -> 5 and 3; qh 0x78: delta - for point 0, entry 2047 for point 1 */
+    memset(b, 0, sizeof(b));
+    b[1] = 0xff;
+    b[32] = 0x78;
+    mf_wr16le(b + 48, 2u | 1u << 3);
+    mf_wr16le(b + 52, 0xc000);
+    mf_wr16le(b + 54, 0x3000);
+    CHECK(mf_dequantize_row(MF_IQ1_M, b, y, 256) == 0);
+    CHECK(y[0] == -5.625f && y[8] == 5.625f && y[16] == -2.625f);
+}
+
+/* The compact lattices (iq_kgrid.c) are sorted, use only fields 0-2 where
+ * fields are 2 bits, and give the same grids as ggml-common.h's tables that
+ * iq_grids.c holds (two independent transcriptions). */
+static uint64_t grid_from_kgrid(uint16_t k, int bits, const uint8_t *val)
+{
+    uint64_t v = 0;
+    for (int j = 0; j < (bits == 2 ? 8 : 4); j++)
+        v |= (uint64_t)val[(k >> (bits * j)) & ((1 << bits) - 1)] << (8 * j);
+    return v;
+}
+
+static void test_kgrids(void)
+{
+    const struct { const uint16_t *k; int n, bits; } t[] = {
+        {mq_kgrid_2bit_256, 256, 2},   {mq_kgrid_2bit_512, 512, 2}, {mq_kgrid_2bit_1024, 1024, 2},
+        {mq_kgrid_1bit_2048, 2048, 2}, {mq_kgrid_3bit_256, 256, 3}, {mq_kgrid_3bit_512, 512, 3},
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        int bad = 0;
+        for (int e = 0; e < t[i].n; e++) {
+            bad += e > 0 && t[i].k[e] <= t[i].k[e - 1];
+            for (int j = 0; t[i].bits == 2 && j < 8; j++)
+                bad += mq_kgrid2_field(t[i].k[e], j) == 3;
+        }
+        CHECKF(bad == 0, "kgrid table %zu: %d entries out of order or with field 3", i, bad);
+    }
+    const uint8_t v2[] = {8, 25, 43}, v3xxs[] = {4, 12, 20, 28, 36, 44, 52, 62}, v3s[] = {1, 3, 5, 7, 9, 11, 13, 15};
+    int bad = 0;
+    for (int e = 0; e < 256; e++) {
+        bad += grid_from_kgrid(mq_kgrid_2bit_256[e], 2, v2) != mq_iq2xxs_grid[e];
+        bad += grid_from_kgrid(mq_kgrid_3bit_256[e], 3, v3xxs) != mq_iq3xxs_grid[e];
+    }
+    for (int e = 0; e < 512; e++) {
+        bad += grid_from_kgrid(mq_kgrid_2bit_512[e], 2, v2) != mq_iq2xs_grid[e];
+        bad += grid_from_kgrid(mq_kgrid_3bit_512[e], 3, v3s) != mq_iq3s_grid[e];
+    }
+    CHECKF(bad == 0, "%d compact lattice entries differ from ggml-common.h's grids", bad);
+    CHECK(mq_kgrid_2bit_1024[1023] == 0xaaaa && mq_kgrid_1bit_2048[2047] == 0xaaaa);
+}
+
+/* ------------------------------------------------------------ lattices */
+
+/* Several threads quantizing IQ1_M at once, as the first use of its grid
+ * in the process (pthread_once builds it), get identical bytes. */
+typedef struct iq_job {
+    const float *x;
+    uint8_t q[4 * 56];
+} iq_job;
+
+static void *iq_job_run(void *arg)
+{
+    iq_job *j = arg;
+    mf_quantize_rows(MF_IQ1_M, j->x, j->q, 1, 1024, NULL);
+    return NULL;
+}
+
+static void test_lattice_first_use(void)
+{
+    static float x[1024];
+    static iq_job jobs[4];
+    pthread_t tid[4];
+    for (int i = 0; i < 1024; i++)
+        x[i] = sinf((float)i * 0.37f) * (1.0f + (float)(i % 13));
+    for (int t = 0; t < 4; t++) {
+        jobs[t].x = x;
+        CHECK(pthread_create(&tid[t], NULL, iq_job_run, &jobs[t]) == 0);
+    }
+    for (int t = 0; t < 4; t++)
+        pthread_join(tid[t], NULL);
+    for (int t = 1; t < 4; t++)
+        CHECK(!memcmp(jobs[0].q, jobs[t].q, sizeof(jobs[0].q)));
+    CHECK(mf_rd16le(jobs[0].q + 48) != 0 || mf_rd16le(jobs[0].q + 54) != 0); /* a scale was written */
+}
+
+/* ggml's construction of a neighbour list, done the way ggml does it:
+ * qsort (distance, index) pairs, keep the first nwant distinct distances. */
+static int pair_cmp(const void *a, const void *b)
+{
+    const int *l = a, *r = b;
+    return l[0] != r[0] ? (l[0] < r[0] ? -1 : 1) : (l[1] < r[1] ? -1 : l[1] > r[1]);
+}
+
+static bool neighbours_as_ggml(const mq_lattice *lat, uint32_t u, int nwant)
+{
+    int n = lat->ngrid, *d = malloc(sizeof(int) * 2 * (size_t)n);
+    for (int j = 0; j < n; j++) {
+        const int8_t *pg = mq_lat_point(lat, j);
+        int d2 = 0;
+        for (int k = 0; k < lat->dim; k++) {
+            int diff = pg[k] - (2 * (int)((u >> (lat->bits * k)) & ((1u << lat->bits) - 1)) + 1);
+            d2 += diff * diff;
+        }
+        d[2 * j] = d2, d[2 * j + 1] = j;
+    }
+    qsort(d, (size_t)n, 2 * sizeof(int), pair_cmp);
+    const uint16_t *nb = mq_lat_neighbours(lat, u);
+    int cnt = 0, nhave = 1, d2 = d[0];
+    bool ok = nb != NULL;
+    for (int j = 0; ok && j < n; j++) {
+        if (d[2 * j] > d2) {
+            if (nhave == nwant)
+                break;
+            d2 = d[2 * j];
+            nhave++;
+        }
+        cnt++;
+        ok = cnt <= nb[0] && nb[cnt] == d[2 * j + 1];
+    }
+    free(d);
+    return ok && cnt == nb[0];
+}
+
+static void test_lattices(void)
+{
+    const struct { mq_lattice_id id; const uint16_t *k; int n, nwant; } t[] = {
+        {MQ_LAT_IQ2_XXS, mq_kgrid_2bit_256, 256, 2}, {MQ_LAT_IQ2_XS, mq_kgrid_2bit_512, 512, 2},
+        {MQ_LAT_IQ2_S, mq_kgrid_2bit_1024, 1024, 1}, {MQ_LAT_IQ1, mq_kgrid_1bit_2048, 2048, 3},
+        {MQ_LAT_IQ3_XXS, mq_kgrid_3bit_256, 256, 2}, {MQ_LAT_IQ3_S, mq_kgrid_3bit_512, 512, 3},
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        const mq_lattice *lat = mq_lattice_get(t[i].id);
+        CHECK(lat && lat == mq_lattice_get(t[i].id) && lat->ngrid == t[i].n);
+        if (!lat)
+            continue;
+        int bad = 0, checked = 0;
+        for (int k = 0; k < t[i].n; k++)
+            bad += mq_lat_index(lat, t[i].k[k]) != k;
+        for (uint32_t u = 0; u < lat->nmap; u += 7) {
+            bool reachable = true;
+            for (int k = 0; lat->bits == 2 && k < 8; k++)
+                reachable = reachable && ((u >> (2 * k)) & 3) != 3;
+            if (!reachable || mq_lat_index(lat, u) >= 0)
+                continue;
+            bad += !neighbours_as_ggml(lat, u, t[i].nwant);
+            checked++;
+        }
+        CHECKF(bad == 0 && checked > 100, "lattice %d: %d bad of %d neighbour lists", (int)t[i].id, bad, checked);
+    }
+    CHECK(mq_lattice_get(MQ_LAT_COUNT) == NULL);
+}
+
 /* ------------------------------------------------------------ golden rows */
 
 static const uint32_t *golden_row(int r)
@@ -255,12 +436,16 @@ static void test_goldens(void)
         memcpy(w, g->row == 0 ? row0_w : row1_w, sizeof(w));
         const mf_dtype_info *info = mf_dtype_info_of(dt);
         size_t rb = 256 / info->block_elems * info->block_bytes;
-        CHECK(mf_quantize_rows(dt, x, q, 1, 256, NULL) == 0);
         CHECK(mf_quantize_rows(dt, x, qw, 1, 256, w) == 0);
-        CHECKF(fnv1a(q, rb) == g->q, "%s row %d .q", g->type, g->row);
         CHECKF(fnv1a(qw, rb) == g->qw, "%s row %d .qw", g->type, g->row);
-        CHECK(mf_dequantize_row(dt, q, y, 256) == 0);
-        CHECKF(fnv1a(y, sizeof(y)) == g->deq, "%s row %d .deq", g->type, g->row);
+        if (g->q) {
+            CHECK(mf_quantize_rows(dt, x, q, 1, 256, NULL) == 0);
+            CHECKF(fnv1a(q, rb) == g->q, "%s row %d .q", g->type, g->row);
+            CHECK(mf_dequantize_row(dt, q, y, 256) == 0);
+            CHECKF(fnv1a(y, sizeof(y)) == g->deq, "%s row %d .deq", g->type, g->row);
+        } else {
+            CHECK(mf_quant_requires_imatrix(dt) && mf_quantize_rows(dt, x, q, 1, 256, NULL) == -1);
+        }
         CHECK(mf_dequantize_row(dt, qw, y, 256) == 0);
         CHECKF(fnv1a(y, sizeof(y)) == g->deqw, "%s row %d .deqw", g->type, g->row);
     }
@@ -321,7 +506,7 @@ static void test_threads(void)
     }
     for (int i = 0; i < N; i++)
         w[i] = 0.5f + (float)(i % 7);
-    const mf_dtype types[] = {MF_Q4_0, MF_Q5_1, MF_Q8_0, MF_Q3_K, MF_Q4_K, MF_Q6_K, MF_IQ4_XS};
+    const mf_dtype types[] = {MF_Q4_0, MF_Q5_1, MF_Q8_0, MF_Q3_K, MF_Q4_K, MF_Q6_K, MF_IQ4_XS, MF_IQ2_XS, MF_IQ3_S, MF_IQ1_M};
     for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
         const mf_dtype_info *info = mf_dtype_info_of(types[t]);
         size_t nbytes = ROWS * (N / info->block_elems) * info->block_bytes;
@@ -345,13 +530,40 @@ static void test_hostile_values(void)
         x[i] = vals[i % 10];
         w[i] = i % 3 ? 1.0f : 0.0f;
     }
-    const mf_dtype types[] = {MF_Q4_0, MF_Q4_1, MF_Q5_0, MF_Q5_1, MF_Q8_0, MF_Q2_K, MF_Q3_K, MF_Q4_K,
-                              MF_Q5_K, MF_Q6_K, MF_IQ4_NL, MF_IQ4_XS, MF_TQ1_0, MF_TQ2_0};
+    const mf_dtype types[] = {MF_Q4_0,  MF_Q4_1,  MF_Q5_0,    MF_Q5_1,   MF_Q8_0,  MF_Q2_K,  MF_Q3_K,
+                              MF_Q4_K,  MF_Q5_K,  MF_Q6_K,    MF_IQ4_NL, MF_IQ4_XS, MF_TQ1_0, MF_TQ2_0,
+                              MF_IQ2_XXS, MF_IQ2_XS, MF_IQ2_S, MF_IQ3_XXS, MF_IQ3_S, MF_IQ1_S, MF_IQ1_M};
     for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
-        CHECK(mf_quantize_rows(types[t], x, q, 1, 256, NULL) == 0);
-        CHECK(mf_dequantize_row(types[t], q, y, 256) == 0);
+        if (!mf_quant_requires_imatrix(types[t])) {
+            CHECK(mf_quantize_rows(types[t], x, q, 1, 256, NULL) == 0);
+            CHECK(mf_dequantize_row(types[t], q, y, 256) == 0);
+        }
         CHECK(mf_quantize_rows(types[t], x, q, 1, 256, w) == 0);
         CHECK(mf_dequantize_row(types[t], q, y, 256) == 0);
+    }
+}
+
+/* The lattice i-quants on inputs where ggml aborts or divides by zero (all
+ * importance weights zero, huge values whose squares overflow, tiny ones,
+ * a lone spike): the output is defined, and dequantizes. */
+static void test_iq_degenerate(void)
+{
+    const mf_dtype types[] = {MF_IQ2_XXS, MF_IQ2_XS, MF_IQ2_S, MF_IQ3_XXS, MF_IQ3_S, MF_IQ1_S, MF_IQ1_M};
+    static float x[512], w[512], y[512];
+    uint8_t q[2][256];
+    for (int kind = 0; kind < 5; kind++) {
+        for (int i = 0; i < 512; i++) {
+            float r = sinf((float)i * 1.7f);
+            x[i] = kind == 1 ? r * 1e30f : kind == 2 ? r * 1e-30f : kind == 3 ? (i == 77 ? 5.0f : 0.0f) : r;
+            w[i] = kind == 0 ? 0.0f : kind == 4 ? (i % 2 ? 1e30f : 0.0f) : 1.0f;
+        }
+        for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+            memset(q, 0, sizeof(q));
+            CHECK(mf_quantize_rows(types[t], x, q[0], 2, 256, w) == 0);
+            CHECK(mf_quantize_rows(types[t], x, q[1], 2, 256, w) == 0);
+            CHECKF(!memcmp(q[0], q[1], sizeof(q[0])), "%s kind %d deterministic", mf_dtype_name(types[t]), kind);
+            CHECK(mf_dequantize_row(types[t], q[0], y, 512) == 0);
+        }
     }
 }
 
@@ -393,6 +605,8 @@ static void test_simd_q8_0(void)
 
 int main(void)
 {
+    test_lattice_first_use(); /* first: it must be the first use of the IQ1 grid */
+    test_lattices();
     test_half();
     test_q8_0_block();
     test_q4_0_block();
@@ -401,10 +615,13 @@ int main(void)
     test_iq4_nl_block();
     test_ternary_blocks();
     test_iq_deq_blocks();
+    test_iq_deq_blocks2();
+    test_kgrids();
     test_goldens();
     test_api();
     test_threads();
     test_hostile_values();
+    test_iq_degenerate();
     test_simd_q8_0();
     return tl_report("quant");
 }

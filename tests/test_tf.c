@@ -450,6 +450,23 @@ static void test_savedmodel(void)
     CHECKF(m && m->n_tensors == 3 && !mf_tensor_find(m, "sliced"), "sliced: %s", st.msg);
     mf_close(m);
     mf_status_clear(&st);
+    /* a meta graph without nodes or variables (regression: the empty op
+     * list reached qsort with NULL) */
+    char d[512], pbp[600];
+    snprintf(d, sizeof(d), "%s", path_of("sm_empty"));
+    mkdir(d, 0755);
+    snprintf(pbp, sizeof(pbp), "%s/saved_model.pb", d);
+    pbw sm = {0}, mg = {0}, info = {0};
+    pbw_str(&info, 4, "serve");
+    pbw_msg(&mg, 1, &info);
+    pbw_int(&sm, 1, 1);
+    pbw_msg(&sm, 2, &mg);
+    CHECK(pbw_save(&sm, pbp) == 0);
+    pbw_free(&sm);
+    m = open_path(d, &st);
+    CHECKF(m && m->n_tensors == 0 && m->n_notes == 1, "empty: %s", st.msg);
+    mf_close(m);
+    mf_status_clear(&st);
     static const struct {
         const char *name;
         bundle_spec sp;
@@ -478,7 +495,9 @@ int main(void)
     test_savedmodel();
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (getenv("MFMT_KEEP_TEST_FILES")) /* e.g. to gather fuzz seeds */
+        printf("test files kept in %s\n", dir);
+    else if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
     return tl_report("tf");
 }

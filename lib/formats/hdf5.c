@@ -336,8 +336,7 @@ static int add_dataset(walker *w, const h5_ohdr *oh, const char *path)
         d->unsupported = "data in external files is not supported";
     else if (place_data(w, tn, d, oh, lm.pos))
         goto out;
-    if (!tn->data)
-        tn->priv = d;
+    tn->priv = d;
     if (d->unsupported)
         mf_model_note(w->m, "dataset %s: %s; its data cannot be read", path, d->unsupported);
     rc = 0;
@@ -426,6 +425,11 @@ int mf_hdf5_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, void 
     const h5_dset *d = t->priv;
     if (!d)
         return mf_fail(st, MF_ERR_UNSUPPORTED, m->path, -1, "tensor \"%s\" has no data", t->name);
+    if (d->plain) { /* plain bytes in memory the reader owns */
+        mf_tensor view = *t;
+        view.data = d->plain;
+        return mf_stream_mapped(m, &view, sink, ctx, st);
+    }
     return h5_dset_stream(d, sink, ctx, st);
 }
 

@@ -253,7 +253,8 @@ int h5_group_links(h5_file *f, const h5_ohdr *oh, mf_arena *a, h5_links *out)
     h5_addrset_free(&w.seen);
     if (rc)
         return -1;
-    qsort(out->v, out->n, sizeof(h5_link), cmp_link);
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof(h5_link), cmp_link);
     for (size_t i = 1; i < out->n; i++)
         if (strcmp(out->v[i - 1].name, out->v[i].name) == 0)
             return h5_fail_at(f, f->base_addr + oh->addr, "group has two links named \"%s\"",

@@ -256,7 +256,8 @@ void mf_tf_ops_free(mf_tf_ops *o)
 int mf_tf_ops_finish(mf_tf_ops *o)
 {
     mf_model *m = o->m;
-    qsort(o->names.v, o->names.n, sizeof(mf_value), cmp_value_str);
+    if (o->names.n > 1) /* names.v is NULL when empty */
+        qsort(o->names.v, o->names.n, sizeof(mf_value), cmp_value_str);
     mf_kv *kv = mf_model_add_meta(m, "ops", o->st);
     mf_value *items = o->names.n ? mf_arena_calloc(m->arena, o->names.n, sizeof(mf_value)) : NULL;
     if (!kv || (o->names.n && !items)) {

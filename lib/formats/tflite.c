@@ -251,12 +251,18 @@ typedef struct name_ref {
     uint32_t len, index;
 } name_ref;
 
+/* Orders by length, then bytes (empty names may have a NULL pointer). */
+static int cmp_name_text(const name_ref *x, const name_ref *y)
+{
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return x->len ? memcmp(x->s, y->s, x->len) : 0;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
     const name_ref *x = a, *y = b;
-    if (x->len != y->len)
-        return x->len < y->len ? -1 : 1;
-    int c = memcmp(x->s, y->s, x->len);
+    int c = cmp_name_text(x, y);
     return c ? c : (x->index < y->index ? -1 : x->index > y->index);
 }
 
@@ -277,10 +283,8 @@ static int unique_names(tfl *x, const mf_fb_vec *tensors, bool *unique)
     }
     qsort(refs, tensors->n, sizeof(*refs), cmp_name);
     for (uint32_t i = 0; i < tensors->n; i++) {
-        bool same_prev = i > 0 && refs[i - 1].len == refs[i].len &&
-                         memcmp(refs[i - 1].s, refs[i].s, refs[i].len) == 0;
-        bool same_next = i + 1 < tensors->n && refs[i + 1].len == refs[i].len &&
-                         memcmp(refs[i + 1].s, refs[i].s, refs[i].len) == 0;
+        bool same_prev = i > 0 && cmp_name_text(&refs[i - 1], &refs[i]) == 0;
+        bool same_next = i + 1 < tensors->n && cmp_name_text(&refs[i + 1], &refs[i]) == 0;
         unique[refs[i].index] = refs[i].len > 0 && !same_prev && !same_next;
     }
     free(refs);

@@ -113,6 +113,18 @@ void mq_deq_iq2_xxs(const uint8_t *x, float *y, int64_t n);
 void mq_deq_iq2_xs(const uint8_t *x, float *y, int64_t n);
 void mq_deq_iq3_xxs(const uint8_t *x, float *y, int64_t n);
 void mq_deq_iq3_s(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq2_s(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq1_s(const uint8_t *x, float *y, int64_t n);
+void mq_deq_iq1_m(const uint8_t *x, float *y, int64_t n);
+
+/* quant_iq2.c, quant_iq3.c, quant_iq1.c: the lattice i-quants */
+void mq_quant_iq2_xxs(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_iq2_xs(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_iq2_s(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_iq3_xxs(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_iq3_s(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_iq1_s(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_iq1_m(const float *x, uint8_t *y, int64_t n, const float *qw);
 
 /* quant_ternary.c */
 void mq_quant_tq1_0(const float *x, uint8_t *y, int64_t n, const float *qw);

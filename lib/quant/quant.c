@@ -1,5 +1,6 @@
 /* quant.c - dispatch of the quantization kernels by dtype, row loops and the
  * multi-threaded driver. */
+#include "quant/iq_lattice.h"
 #include "quant/qimpl.h"
 
 #include <pthread.h>
@@ -11,6 +12,7 @@ typedef struct qtype {
     mq_quant_fn quant;  /* NULL: cannot quantize */
     mq_deq_fn deq;      /* NULL: cannot dequantize */
     bool needs_imatrix; /* ggml_quantize_requires_imatrix */
+    int lattice;        /* mq_lattice_id the quantizer searches, or -1 */
 } qtype;
 
 /* Plain float element types, as ggml's quantize_chunk / to_float treat them. */
@@ -59,33 +61,36 @@ static void deq_bf16(const uint8_t *x, float *y, int64_t n)
 }
 
 static const qtype qtypes[] = {
-    {MF_F32, 1, 4, quant_f32, deq_f32, false},
-    {MF_F16, 1, 2, quant_f16, deq_f16, false},
-    {MF_BF16, 1, 2, quant_bf16, deq_bf16, false},
-    {MF_Q4_0, 32, 18, mq_quant_q4_0, mq_deq_q4_0, false},
-    {MF_Q4_1, 32, 20, mq_quant_q4_1, mq_deq_q4_1, false},
-    {MF_Q5_0, 32, 22, mq_quant_q5_0, mq_deq_q5_0, false},
-    {MF_Q5_1, 32, 24, mq_quant_q5_1, mq_deq_q5_1, false},
-    {MF_Q8_0, 32, 34, mq_quant_q8_0, mq_deq_q8_0, false},
-    {MF_Q2_K, QK_K, 84, mq_quant_q2_k, mq_deq_q2_k, false},
-    {MF_Q3_K, QK_K, 110, mq_quant_q3_k, mq_deq_q3_k, false},
-    {MF_Q4_K, QK_K, 144, mq_quant_q4_k, mq_deq_q4_k, false},
-    {MF_Q5_K, QK_K, 176, mq_quant_q5_k, mq_deq_q5_k, false},
-    {MF_Q6_K, QK_K, 210, mq_quant_q6_k, mq_deq_q6_k, false},
+    {MF_F32, 1, 4, quant_f32, deq_f32, false, -1},
+    {MF_F16, 1, 2, quant_f16, deq_f16, false, -1},
+    {MF_BF16, 1, 2, quant_bf16, deq_bf16, false, -1},
+    {MF_Q4_0, 32, 18, mq_quant_q4_0, mq_deq_q4_0, false, -1},
+    {MF_Q4_1, 32, 20, mq_quant_q4_1, mq_deq_q4_1, false, -1},
+    {MF_Q5_0, 32, 22, mq_quant_q5_0, mq_deq_q5_0, false, -1},
+    {MF_Q5_1, 32, 24, mq_quant_q5_1, mq_deq_q5_1, false, -1},
+    {MF_Q8_0, 32, 34, mq_quant_q8_0, mq_deq_q8_0, false, -1},
+    {MF_Q2_K, QK_K, 84, mq_quant_q2_k, mq_deq_q2_k, false, -1},
+    {MF_Q3_K, QK_K, 110, mq_quant_q3_k, mq_deq_q3_k, false, -1},
+    {MF_Q4_K, QK_K, 144, mq_quant_q4_k, mq_deq_q4_k, false, -1},
+    {MF_Q5_K, QK_K, 176, mq_quant_q5_k, mq_deq_q5_k, false, -1},
+    {MF_Q6_K, QK_K, 210, mq_quant_q6_k, mq_deq_q6_k, false, -1},
     /* Q8_K: an intermediate type of ggml's dot products; quantize_chunk
      * does not produce it, but its blocks have a well-defined value. */
-    {MF_Q8_K, QK_K, 292, NULL, mq_deq_q8_k, false},
-    {MF_IQ4_NL, 32, 18, mq_quant_iq4_nl, mq_deq_iq4_nl, false},
-    {MF_IQ4_XS, QK_K, 136, mq_quant_iq4_xs, mq_deq_iq4_xs, false},
-    /* lattice i-quants: dequantize only (quantizers not written yet) */
-    {MF_IQ2_XXS, QK_K, 66, NULL, mq_deq_iq2_xxs, true},
-    {MF_IQ2_XS, QK_K, 74, NULL, mq_deq_iq2_xs, true},
-    {MF_IQ3_XXS, QK_K, 98, NULL, mq_deq_iq3_xxs, false},
-    {MF_IQ3_S, QK_K, 110, NULL, mq_deq_iq3_s, false},
-    {MF_TQ1_0, QK_K, 54, mq_quant_tq1_0, mq_deq_tq1_0, false},
-    {MF_TQ2_0, QK_K, 66, mq_quant_tq2_0, mq_deq_tq2_0, false},
+    {MF_Q8_K, QK_K, 292, NULL, mq_deq_q8_k, false, -1},
+    {MF_IQ4_NL, 32, 18, mq_quant_iq4_nl, mq_deq_iq4_nl, false, -1},
+    {MF_IQ4_XS, QK_K, 136, mq_quant_iq4_xs, mq_deq_iq4_xs, false, -1},
+    /* lattice i-quants: the quantizers search a grid built on first use */
+    {MF_IQ2_XXS, QK_K, 66, mq_quant_iq2_xxs, mq_deq_iq2_xxs, true, MQ_LAT_IQ2_XXS},
+    {MF_IQ2_XS, QK_K, 74, mq_quant_iq2_xs, mq_deq_iq2_xs, true, MQ_LAT_IQ2_XS},
+    {MF_IQ3_XXS, QK_K, 98, mq_quant_iq3_xxs, mq_deq_iq3_xxs, false, MQ_LAT_IQ3_XXS},
+    {MF_IQ3_S, QK_K, 110, mq_quant_iq3_s, mq_deq_iq3_s, false, MQ_LAT_IQ3_S},
+    {MF_IQ2_S, QK_K, 82, mq_quant_iq2_s, mq_deq_iq2_s, false, MQ_LAT_IQ2_S},
+    {MF_IQ1_S, QK_K, 50, mq_quant_iq1_s, mq_deq_iq1_s, true, MQ_LAT_IQ1},
+    {MF_IQ1_M, QK_K, 56, mq_quant_iq1_m, mq_deq_iq1_m, false, MQ_LAT_IQ1},
+    {MF_TQ1_0, QK_K, 54, mq_quant_tq1_0, mq_deq_tq1_0, false, -1},
+    {MF_TQ2_0, QK_K, 66, mq_quant_tq2_0, mq_deq_tq2_0, false, -1},
     /* MXFP4 came to ggml after the reference commit; dequantize only. */
-    {MF_MXFP4, 32, 17, NULL, mq_deq_mxfp4, false},
+    {MF_MXFP4, 32, 17, NULL, mq_deq_mxfp4, false, -1},
 };
 
 static const qtype *qtype_of(mf_dtype dt)
@@ -133,6 +138,8 @@ static int64_t check_quant_args(const qtype *t, const float *src, const void *ds
         return -1;
     if (t->needs_imatrix && !imatrix)
         return -1;
+    if (t->lattice >= 0 && !mq_lattice_get((mq_lattice_id)t->lattice))
+        return -1; /* out of memory building the search grid */
     int64_t rb = row_bytes(t, n_per_row);
     if (rb < 0 || (nrows > 0 && (!src || !dst)))
         return -1;

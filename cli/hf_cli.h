@@ -1,0 +1,14 @@
+/* hf_cli.h - output of the Hugging Face directory operations, shared by
+ * the subcommands that show them (validate, inspect, estimate, plan). */
+#ifndef MF_HF_CLI_H
+#define MF_HF_CLI_H
+#include "cli.h"
+#include "ops/hf_ops.h"
+
+/* The load report of an hf-dir model (prints nothing for other formats).
+ * Returns the number of problems (missing + mismatched keys), or -1 when
+ * the report could not be made (st filled). */
+int cli_hf_load_report_text(FILE *f, const mf_model *m, const char *indent, mf_status *st);
+/* The same as a JSON object; NULL for other formats. */
+json_t *cli_hf_load_report_json(const mf_model *m, mf_status *st);
+#endif

@@ -1,0 +1,151 @@
+/* iq_lattice.c - builds the i-quant search structures (see iq_lattice.h)
+ * once per process, on first use, under pthread_once. */
+#include "quant/iq_lattice.h"
+#include "quant/iq_grids.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef struct lattice_spec {
+    const uint16_t *kgrid;
+    int ngrid, bits, nwant;
+} lattice_spec;
+
+/* ggml: nwant 2 for IQ2_XXS/IQ2_XS/IQ3_XXS, 1 for IQ2_S, 3 for IQ1 and IQ3_S */
+static const lattice_spec specs[MQ_LAT_COUNT] = {
+    [MQ_LAT_IQ2_XXS] = {mq_kgrid_2bit_256, 256, 2, 2},  [MQ_LAT_IQ2_XS] = {mq_kgrid_2bit_512, 512, 2, 2},
+    [MQ_LAT_IQ2_S] = {mq_kgrid_2bit_1024, 1024, 2, 1},  [MQ_LAT_IQ1] = {mq_kgrid_1bit_2048, 2048, 2, 3},
+    [MQ_LAT_IQ3_XXS] = {mq_kgrid_3bit_256, 256, 3, 2},  [MQ_LAT_IQ3_S] = {mq_kgrid_3bit_512, 512, 3, 3},
+};
+
+static mq_lattice lattices[MQ_LAT_COUNT];
+static bool built[MQ_LAT_COUNT];
+
+/* A growing list of uint16 (the neighbour lists). */
+typedef struct u16vec {
+    uint16_t *v;
+    size_t n, cap;
+} u16vec;
+
+static bool u16_push(u16vec *a, uint16_t x)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 4096;
+        uint16_t *v = realloc(a->v, cap * sizeof(uint16_t));
+        if (!v)
+            return false;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return true;
+}
+
+/* Level l of value i in lattice point u. */
+static int level_of(uint32_t u, int i, int bits) { return (int)(u >> (bits * i)) & ((1 << bits) - 1); }
+
+/* Appends u's neighbour list (count first): every grid point at one of the
+ * nwant smallest distinct squared distances, by distance then index (what
+ * ggml's sort of (distance, index) pairs and cut give). */
+static bool add_neighbours(const mq_lattice *lat, int nwant, uint32_t u, int *d2, u16vec *out)
+{
+    for (int j = 0; j < lat->ngrid; ++j) {
+        const int8_t *pg = mq_lat_point(lat, j);
+        int d = 0;
+        for (int k = 0; k < lat->dim; ++k) {
+            int diff = pg[k] - (2 * level_of(u, k, lat->bits) + 1);
+            d += diff * diff;
+        }
+        d2[j] = d;
+    }
+    size_t start = out->n;
+    if (!u16_push(out, 0))
+        return false;
+    int prev = -1;
+    for (int have = 0; have < nwant; ++have) {
+        int dmin = INT_MAX;
+        for (int j = 0; j < lat->ngrid; ++j)
+            if (d2[j] > prev && d2[j] < dmin)
+                dmin = d2[j];
+        if (dmin == INT_MAX)
+            break;
+        for (int j = 0; j < lat->ngrid; ++j)
+            if (d2[j] == dmin && !u16_push(out, (uint16_t)j))
+                return false;
+        prev = dmin;
+    }
+    out->v[start] = (uint16_t)(out->n - start - 1);
+    return true;
+}
+
+/* true if the quantizers can produce u: 2-bit levels never exceed 2. */
+static bool reachable(uint32_t u, const mq_lattice *lat)
+{
+    for (int i = 0; lat->bits == 2 && i < lat->dim; ++i)
+        if (level_of(u, i, 2) == 3)
+            return false;
+    return true;
+}
+
+static bool build(mq_lattice *lat, const lattice_spec *s)
+{
+    lat->ngrid = s->ngrid;
+    lat->bits = s->bits;
+    lat->dim = s->bits == 2 ? 8 : 4;
+    lat->nmap = s->bits == 2 ? 43692 : 4096; /* ggml's kmap_size */
+    int8_t *grid = malloc((size_t)s->ngrid * (size_t)lat->dim);
+    int32_t *map = malloc(lat->nmap * sizeof(int32_t));
+    int *d2 = malloc((size_t)s->ngrid * sizeof(int));
+    u16vec neigh = {0};
+    bool ok = grid && map && d2;
+    for (int k = 0; ok && k < s->ngrid; ++k)
+        for (int i = 0; i < lat->dim; ++i)
+            grid[k * lat->dim + i] = (int8_t)(2 * level_of(s->kgrid[k], i, s->bits) + 1);
+    for (uint32_t u = 0; ok && u < lat->nmap; ++u)
+        map[u] = MQ_LAT_NONE;
+    for (int k = 0; ok && k < s->ngrid; ++k)
+        map[s->kgrid[k]] = k;
+    lat->grid = grid;
+    lat->map = map;
+    for (uint32_t u = 0; ok && u < lat->nmap; ++u) {
+        if (map[u] != MQ_LAT_NONE || !reachable(u, lat))
+            continue;
+        int32_t start = (int32_t)neigh.n;
+        ok = add_neighbours(lat, s->nwant, u, d2, &neigh);
+        map[u] = -(start + 1);
+    }
+    free(d2);
+    lat->neigh = neigh.v;
+    if (!ok) {
+        free(grid);
+        free(map);
+        free(neigh.v);
+        memset(lat, 0, sizeof(*lat));
+    }
+    return ok;
+}
+
+#define LATTICE_ONCE(ID)                                                                                               \
+    static pthread_once_t once_##ID = PTHREAD_ONCE_INIT;                                                              \
+    static void init_##ID(void) { built[ID] = build(&lattices[ID], &specs[ID]); }
+LATTICE_ONCE(MQ_LAT_IQ2_XXS)
+LATTICE_ONCE(MQ_LAT_IQ2_XS)
+LATTICE_ONCE(MQ_LAT_IQ2_S)
+LATTICE_ONCE(MQ_LAT_IQ1)
+LATTICE_ONCE(MQ_LAT_IQ3_XXS)
+LATTICE_ONCE(MQ_LAT_IQ3_S)
+
+const mq_lattice *mq_lattice_get(mq_lattice_id id)
+{
+    switch (id) {
+    case MQ_LAT_IQ2_XXS: pthread_once(&once_MQ_LAT_IQ2_XXS, init_MQ_LAT_IQ2_XXS); break;
+    case MQ_LAT_IQ2_XS: pthread_once(&once_MQ_LAT_IQ2_XS, init_MQ_LAT_IQ2_XS); break;
+    case MQ_LAT_IQ2_S: pthread_once(&once_MQ_LAT_IQ2_S, init_MQ_LAT_IQ2_S); break;
+    case MQ_LAT_IQ1: pthread_once(&once_MQ_LAT_IQ1, init_MQ_LAT_IQ1); break;
+    case MQ_LAT_IQ3_XXS: pthread_once(&once_MQ_LAT_IQ3_XXS, init_MQ_LAT_IQ3_XXS); break;
+    case MQ_LAT_IQ3_S: pthread_once(&once_MQ_LAT_IQ3_S, init_MQ_LAT_IQ3_S); break;
+    default: return NULL;
+    }
+    return built[id] ? &lattices[id] : NULL;
+}
