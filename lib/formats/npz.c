@@ -70,7 +70,7 @@ int mf_npz_member_header(const mf_zip *z, const mf_zip_entry *e, mf_npy_header *
         const uint8_t *p = mf_zip_stored_data(z, e, st);
         if (!p)
             return -1;
-        return mf_npy_parse_header(p, e->usize, z->file, e->data_offset, e->name, h, st);
+        return mf_npy_parse_member_header(p, e->usize, z->file, e->data_offset, e->name, h, st);
     }
     if (e->method != 8)
         return mf_fail(st, MF_ERR_UNSUPPORTED, z->file, (int64_t)e->local_offset,
@@ -89,7 +89,7 @@ int mf_npz_member_header(const mf_zip *z, const mf_zip_entry *e, mf_npy_header *
         if (member_prefix(z, e, need, &buf, &n, st))
             return -1;
         int rc = pass == 0 ? mf_npy_header_need(buf, n, z->file, e->data_offset, e->name, &need, st)
-                           : mf_npy_parse_header(buf, n, z->file, e->data_offset, e->name,
+                           : mf_npy_parse_member_header(buf, n, z->file, e->data_offset, e->name,
                                                         h, st);
         free(buf);
         if (rc)
