@@ -603,6 +603,68 @@ static void test_simd_q8_0(void)
     CHECKF(bad == 0, "%d of %d Q8_0 blocks differ between the vector and scalar paths", bad, NB);
 }
 
+/* The batched searches (eight groups, AVX2 lanes when the CPU has them)
+ * equal eight scalar calls, bit for bit, on random groups and edge cases:
+ * constant, all-zero, all-positive, NaN, infinities, huge and tiny values,
+ * zero weights. */
+static void fill_group(float *x, float *w, int n, int kind, uint32_t *s)
+{
+    for (int i = 0; i < n; i++) {
+        *s = *s * 1664525u + 1013904223u;
+        float r = (float)((int32_t)*s >> 8) * 0x1p-23f;
+        switch (kind % 10) {
+        case 0: x[i] = r; break;
+        case 1: x[i] = 0.75f; break;                    /* constant: max == min */
+        case 2: x[i] = 0.0f; break;                     /* all zero */
+        case 3: x[i] = fabsf(r) + 1.0f; break;          /* all positive: min clamps to 0 */
+        case 4: x[i] = i == 3 ? NAN : r; break;
+        case 5: x[i] = i == 5 ? INFINITY : r; break;
+        case 6: x[i] = r * 3e37f; break;
+        case 7: x[i] = r * 1e-38f; break;
+        case 8: x[i] = (float)((int)(*s % 7) - 3); break; /* ties */
+        default: x[i] = i ? r * 1e-3f : 50.0f; break;     /* a spike */
+        }
+        w[i] = kind >= 10 ? 0.0f : kind % 3 ? fabsf(r) + 0.1f : 1.0f;
+    }
+}
+
+static void test_simd_searches(void)
+{
+    uint32_t s = 4242;
+    int bad = 0, runs = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        const int n = trial % 2 ? 32 : 16;
+        float x[256], w[256], sc_a[8], sc_b[8], mn_a[8], mn_b[8];
+        uint8_t La[256], Lb[256], Laux[32];
+        int8_t Qa[256], Qb[256];
+        for (int j = 0; j < 8; j++)
+            fill_group(x + j * n, w + j * n, n, (trial * 8 + j) % 11, &s);
+        for (int v3 = 0; v3 < 2; v3++) {
+            const int nmax = trial % 3 == 0 ? 3 : trial % 3 == 1 ? 15 : 31;
+            const bool mad = trial % 4 == 1;
+            mq_make_qkx_quants8(v3, n, nmax, x, w, La, sc_a, mn_a, -0.5f, 0.1f, 15, mad);
+            for (int j = 0; j < 8; j++)
+                sc_b[j] = v3 ? mq_make_qkx3_quants(n, nmax, x + j * n, w + j * n, Lb + j * n, &mn_b[j], Laux, -0.5f,
+                                                   0.1f, 15, mad)
+                             : mq_make_qkx2_quants(n, nmax, x + j * n, w + j * n, Lb + j * n, &mn_b[j], Laux, -0.5f,
+                                                   0.1f, 15, mad);
+            bad += memcmp(La, Lb, (size_t)(8 * n)) || memcmp(sc_a, sc_b, sizeof(sc_a)) ||
+                   memcmp(mn_a, mn_b, sizeof(mn_a));
+            runs++;
+        }
+        for (int weighted = 0; weighted < 2; weighted++) {
+            const int nmax = trial % 2 ? 32 : 4;
+            mq_make_qx_quants8(n, nmax, x, Qa, 1, weighted ? w : NULL, sc_a);
+            for (int j = 0; j < 8; j++)
+                sc_b[j] = mq_make_qx_quants(n, nmax, x + j * n, Qb + j * n, 1, weighted ? w + j * n : NULL);
+            bad += memcmp(Qa, Qb, (size_t)(8 * n)) || memcmp(sc_a, sc_b, sizeof(sc_a));
+            runs++;
+        }
+    }
+    CHECKF(bad == 0, "%d of %d batched searches differ from the scalar ones (AVX2: %d)", bad, runs,
+           (int)mq_cpu_has_avx2());
+}
+
 int main(void)
 {
     test_lattice_first_use(); /* first: it must be the first use of the IQ1 grid */
@@ -623,5 +685,6 @@ int main(void)
     test_hostile_values();
     test_iq_degenerate();
     test_simd_q8_0();
+    test_simd_searches();
     return tl_report("quant");
 }

@@ -92,16 +92,23 @@ static void cpu_probe(void)
     have_avx2 = __builtin_cpu_supports("avx2") && !getenv("MFMT_NO_SIMD");
 }
 
-bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
+bool mq_cpu_has_avx2(void)
 {
     pthread_once(&cpu_once, cpu_probe);
-    if (!have_avx2)
+    return have_avx2;
+}
+
+bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
+{
+    if (!mq_cpu_has_avx2())
         return false;
     q8_0_row_avx2(x, y, n);
     return true;
 }
 
 #else
+
+bool mq_cpu_has_avx2(void) { return false; }
 
 bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
 {
