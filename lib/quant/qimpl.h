@@ -81,6 +81,11 @@ void mq_quant_q8_0_scalar_block(const float *x, uint8_t *y);
 bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n);
 /* true when the AVX2 kernels may run (CPU has AVX2, MFMT_NO_SIMD unset) */
 bool mq_cpu_has_avx2(void);
+/* Q4_0/Q5_0 reference path: the value of largest magnitude of 32 (false:
+ * no AVX2 or a NaN, use the scalar code); then, only after it returned true,
+ * the levels min(cap, (int8_t)(x*id + bias)). */
+bool mq_simd_max_by_abs32(const float *x, float *max);
+void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint8_t *L);
 
 /* quant_search.c: ggml's scale searches, shared by several types */
 float mq_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw);
