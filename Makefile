@@ -45,6 +45,9 @@ $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libmfmt.a $(HDRS)
 	@echo "CC $<"
 	@$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
 
+# a test that includes a fuzz harness's source
+$(BUILD)/tests/test_fuzz_quant: fuzz/fuzz_quant.c
+
 tests-build: $(BUILD)/mfmt $(TEST_BIN)
 
 # Runs every unit test and the conformance run; prints "N passed, N failed".

@@ -603,6 +603,151 @@ static void test_simd_q8_0(void)
     CHECKF(bad == 0, "%d of %d Q8_0 blocks differ between the vector and scalar paths", bad, NB);
 }
 
+/* Q4_0 and Q5_0 reference blocks (AVX2 path when the CPU has it) against
+ * ggml's formula written out here: max by magnitude (first wins, +0 when
+ * all zero), d = max/-nmax, (int8_t)(x*id + nmax + 0.5) capped, on blocks
+ * with rounding ties, signed zeros, NaN, infinities and huge values. */
+static void test_simd_q4_q5_ref(void)
+{
+    enum { NB = 600 };
+    static float x[NB * 32];
+    static uint8_t q4[NB * 18], q5[NB * 22];
+    uint32_t s = 99;
+    for (int ib = 0; ib < NB; ib++) {
+        float scale = ldexpf(1.0f, (int)(s % 30) - 15);
+        for (int j = 0; j < 32; j++) {
+            s = s * 1664525u + 1013904223u;
+            float r = (float)((int32_t)s >> 8) * 0x1p-23f;
+            switch (ib % 7) {
+            case 0: x[ib * 32 + j] = r * scale; break;
+            case 1: x[ib * 32 + j] = j == 0 ? -8 * scale : ((float)(s % 16) - 7.5f) * scale; break; /* ties */
+            case 2: x[ib * 32 + j] = j % 3 ? -0.0f : 0.0f; break;
+            case 3: x[ib * 32 + j] = j == 7 ? NAN : r; break;
+            case 4: x[ib * 32 + j] = j == 2 ? -INFINITY : r; break;
+            case 5: x[ib * 32 + j] = r * 3e38f; break;
+            default: x[ib * 32 + j] = (j % 2 ? 1.0f : -1.0f) * scale; break; /* +-v: first wins */
+            }
+        }
+    }
+    CHECK(mf_quantize_rows(MF_Q4_0, x, q4, 1, NB * 32, NULL) == 0);
+    CHECK(mf_quantize_rows(MF_Q5_0, x, q5, 1, NB * 32, NULL) == 0);
+    int bad = 0;
+    for (int ib = 0; ib < NB; ib++) {
+        const float *xb = x + ib * 32;
+        float amax = 0, max = 0;
+        for (int j = 0; j < 32; j++)
+            if (amax < fabsf(xb[j]))
+                amax = fabsf(xb[j]), max = xb[j];
+        for (int nmax = 8; nmax <= 16; nmax += 8) {
+            const uint8_t *blk = nmax == 8 ? q4 + ib * 18 : q5 + ib * 22;
+            const float d = max / -nmax, id = d ? 1.0f / d : 0.0f;
+            bad += mf_rd16le(blk) != mf_f32_to_f16(d);
+            for (int j = 0; j < 32; j++) {
+                int l = mq_min(2 * nmax - 1, mq_to_i8(xb[j] * id + (nmax + 0.5f))) & (2 * nmax - 1);
+                int got = nmax == 8 ? (blk[2 + j % 16] >> (j < 16 ? 0 : 4)) & 15
+                                    : ((blk[6 + j % 16] >> (j < 16 ? 0 : 4)) & 15) |
+                                          (int)((mf_rd32le(blk + 2) >> j) & 1) << 4;
+                bad += got != l;
+            }
+        }
+    }
+    CHECKF(bad == 0, "%d Q4_0/Q5_0 reference fields differ from ggml's formula (AVX2: %d)", bad,
+           (int)mq_cpu_has_avx2());
+}
+
+/* The 32-block types' imatrix path batches 8 blocks; a row of 10 blocks
+ * (a batch and 2 left over) must give the bytes of an 8-block row and a
+ * 2-block row. Every block holds the same magnitudes (signs and order
+ * vary), so the row's mean square, which the weights use, is exactly the
+ * same for all three rows. */
+static void test_imatrix_batches(void)
+{
+    static const float mags[8] = {1, 0.5f, 2, 0.25f, 1.5f, 0.75f, 3, 1.25f};
+    float x[320], w[320];
+    uint8_t whole[320], parts[320];
+    uint32_t s = 5;
+    for (int i = 0; i < 320; i++) {
+        s = s * 1664525u + 1013904223u;
+        x[i] = mags[(i + (s >> 29)) % 8] * (s & 0x100 ? -1.0f : 1.0f);
+        w[i] = 0.5f + (float)((s >> 12) % 64) / 16.0f;
+    }
+    for (int i = 0; i < 320; i += 32) { /* fix the multiset per block: one of each magnitude, 4 times */
+        for (int j = 0; j < 32; j++)
+            x[i + j] = copysignf(mags[(j * 5 + i / 32) % 8], x[i + j]);
+    }
+    const mf_dtype types[] = {MF_Q4_0, MF_Q4_1, MF_Q5_0, MF_Q5_1};
+    for (size_t t = 0; t < 4; t++) {
+        const mf_dtype_info *info = mf_dtype_info_of(types[t]);
+        const size_t bb = info->block_bytes;
+        CHECK(mf_quantize_rows(types[t], x, whole, 1, 320, w) == 0);
+        CHECK(mf_quantize_rows(types[t], x, parts, 1, 256, w) == 0);
+        CHECK(mf_quantize_rows(types[t], x + 256, parts + 8 * bb, 1, 64, w + 256) == 0);
+        CHECKF(!memcmp(whole, parts, 10 * bb), "%s: batched and left-over blocks", mf_dtype_name(types[t]));
+    }
+}
+
+/* The batched searches (eight groups, AVX2 lanes when the CPU has them)
+ * equal eight scalar calls, bit for bit, on random groups and edge cases:
+ * constant, all-zero, all-positive, NaN, infinities, huge and tiny values,
+ * zero weights. */
+static void fill_group(float *x, float *w, int n, int kind, uint32_t *s)
+{
+    for (int i = 0; i < n; i++) {
+        *s = *s * 1664525u + 1013904223u;
+        float r = (float)((int32_t)*s >> 8) * 0x1p-23f;
+        switch (kind % 10) {
+        case 0: x[i] = r; break;
+        case 1: x[i] = 0.75f; break;                    /* constant: max == min */
+        case 2: x[i] = 0.0f; break;                     /* all zero */
+        case 3: x[i] = fabsf(r) + 1.0f; break;          /* all positive: min clamps to 0 */
+        case 4: x[i] = i == 3 ? NAN : r; break;
+        case 5: x[i] = i == 5 ? INFINITY : r; break;
+        case 6: x[i] = r * 3e37f; break;
+        case 7: x[i] = r * 1e-38f; break;
+        case 8: x[i] = (float)((int)(*s % 7) - 3); break; /* ties */
+        default: x[i] = i ? r * 1e-3f : 50.0f; break;     /* a spike */
+        }
+        w[i] = kind >= 10 ? 0.0f : kind % 3 ? fabsf(r) + 0.1f : 1.0f;
+    }
+}
+
+static void test_simd_searches(void)
+{
+    uint32_t s = 4242;
+    int bad = 0, runs = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        const int n = trial % 2 ? 32 : 16;
+        float x[256], w[256], sc_a[8], sc_b[8], mn_a[8], mn_b[8];
+        uint8_t La[256], Lb[256], Laux[32];
+        int8_t Qa[256], Qb[256];
+        for (int j = 0; j < 8; j++)
+            fill_group(x + j * n, w + j * n, n, (trial * 8 + j) % 11, &s);
+        for (int v3 = 0; v3 < 2; v3++) {
+            const int nmax = trial % 3 == 0 ? 3 : trial % 3 == 1 ? 15 : 31;
+            const bool mad = trial % 4 == 1;
+            mq_make_qkx_quants8(v3, n, nmax, x, w, La, sc_a, mn_a, -0.5f, 0.1f, 15, mad);
+            for (int j = 0; j < 8; j++)
+                sc_b[j] = v3 ? mq_make_qkx3_quants(n, nmax, x + j * n, w + j * n, Lb + j * n, &mn_b[j], Laux, -0.5f,
+                                                   0.1f, 15, mad)
+                             : mq_make_qkx2_quants(n, nmax, x + j * n, w + j * n, Lb + j * n, &mn_b[j], Laux, -0.5f,
+                                                   0.1f, 15, mad);
+            bad += memcmp(La, Lb, (size_t)(8 * n)) || memcmp(sc_a, sc_b, sizeof(sc_a)) ||
+                   memcmp(mn_a, mn_b, sizeof(mn_a));
+            runs++;
+        }
+        for (int weighted = 0; weighted < 2; weighted++) {
+            const int nmax = trial % 2 ? 32 : 4;
+            mq_make_qx_quants8(n, nmax, x, Qa, 1, weighted ? w : NULL, sc_a);
+            for (int j = 0; j < 8; j++)
+                sc_b[j] = mq_make_qx_quants(n, nmax, x + j * n, Qb + j * n, 1, weighted ? w + j * n : NULL);
+            bad += memcmp(Qa, Qb, (size_t)(8 * n)) || memcmp(sc_a, sc_b, sizeof(sc_a));
+            runs++;
+        }
+    }
+    CHECKF(bad == 0, "%d of %d batched searches differ from the scalar ones (AVX2: %d)", bad, runs,
+           (int)mq_cpu_has_avx2());
+}
+
 int main(void)
 {
     test_lattice_first_use(); /* first: it must be the first use of the IQ1 grid */
@@ -623,5 +768,8 @@ int main(void)
     test_hostile_values();
     test_iq_degenerate();
     test_simd_q8_0();
+    test_simd_searches();
+    test_simd_q4_q5_ref();
+    test_imatrix_batches();
     return tl_report("quant");
 }

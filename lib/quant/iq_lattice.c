@@ -3,6 +3,7 @@
 #include "quant/iq_lattice.h"
 #include "quant/iq_grids.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -45,35 +46,65 @@ static bool u16_push(u16vec *a, uint16_t x)
 /* Level l of value i in lattice point u. */
 static int level_of(uint32_t u, int i, int bits) { return (int)(u >> (bits * i)) & ((1 << bits) - 1); }
 
+/* Squared distances from the grid points to lattice points, split in two
+ * halves of the fields: d2(u, j) = lo[(u & mask) * ngrid + j] +
+ * hi[(u >> half) * ngrid + j]. Built once per lattice; a point's distances
+ * are then one add per grid point. */
+typedef struct dist_tables {
+    int half; /* bits in half a lattice point */
+    uint16_t *lo, *hi;
+} dist_tables;
+
+static bool dist_tables_build(dist_tables *t, const mq_lattice *lat)
+{
+    t->half = lat->bits * lat->dim / 2;
+    const size_t npat = (size_t)1 << t->half, ng = (size_t)lat->ngrid;
+    t->lo = malloc(npat * ng * sizeof(uint16_t));
+    t->hi = malloc(npat * ng * sizeof(uint16_t));
+    if (!t->lo || !t->hi)
+        return false;
+    for (size_t pat = 0; pat < npat; ++pat) {
+        for (size_t j = 0; j < ng; ++j) {
+            const int8_t *pg = mq_lat_point(lat, (int)j);
+            int dlo = 0, dhi = 0;
+            for (int k = 0; k < lat->dim / 2; ++k) {
+                int pos = 2 * level_of((uint32_t)pat, k, lat->bits) + 1;
+                dlo += (pg[k] - pos) * (pg[k] - pos);
+                dhi += (pg[k + lat->dim / 2] - pos) * (pg[k + lat->dim / 2] - pos);
+            }
+            t->lo[pat * ng + j] = (uint16_t)dlo;
+            t->hi[pat * ng + j] = (uint16_t)dhi;
+        }
+    }
+    return true;
+}
+
+enum { MAX_D2 = 1024 }; /* > 8*7^2 (2-bit) and 4*14^2 (3-bit) */
+
 /* Appends u's neighbour list (count first): every grid point at one of the
  * nwant smallest distinct squared distances, by distance then index (what
  * ggml's sort of (distance, index) pairs and cut give). */
-static bool add_neighbours(const mq_lattice *lat, int nwant, uint32_t u, int *d2, u16vec *out)
+static bool add_neighbours(const mq_lattice *lat, const dist_tables *t, int nwant, uint32_t u, uint16_t *d2,
+                           u16vec *out)
 {
-    for (int j = 0; j < lat->ngrid; ++j) {
-        const int8_t *pg = mq_lat_point(lat, j);
-        int d = 0;
-        for (int k = 0; k < lat->dim; ++k) {
-            int diff = pg[k] - (2 * level_of(u, k, lat->bits) + 1);
-            d += diff * diff;
-        }
-        d2[j] = d;
+    const size_t ng = (size_t)lat->ngrid, mask = ((size_t)1 << t->half) - 1;
+    const uint16_t *a = t->lo + (u & mask) * ng, *b = t->hi + (u >> t->half) * ng;
+    static_assert(MAX_D2 <= 65536, "distances fit uint16_t");
+    int hist[MAX_D2] = {0};
+    for (size_t j = 0; j < ng; ++j) {
+        d2[j] = (uint16_t)(a[j] + b[j]);
+        hist[d2[j]]++;
     }
     size_t start = out->n;
     if (!u16_push(out, 0))
         return false;
-    int prev = -1;
-    for (int have = 0; have < nwant; ++have) {
-        int dmin = INT_MAX;
-        for (int j = 0; j < lat->ngrid; ++j)
-            if (d2[j] > prev && d2[j] < dmin)
-                dmin = d2[j];
-        if (dmin == INT_MAX)
-            break;
-        for (int j = 0; j < lat->ngrid; ++j)
-            if (d2[j] == dmin && !u16_push(out, (uint16_t)j))
+    for (int d = 0, have = 0; d < MAX_D2 && have < nwant; ++d) {
+        if (!hist[d])
+            continue;
+        for (size_t j = 0; j < ng; ++j)
+            if (d2[j] == d && !u16_push(out, (uint16_t)j))
                 return false;
-        prev = dmin;
+        ++have;
     }
     out->v[start] = (uint16_t)(out->n - start - 1);
     return true;
@@ -96,8 +127,9 @@ static bool build(mq_lattice *lat, const lattice_spec *s)
     lat->nmap = s->bits == 2 ? 43692 : 4096; /* ggml's kmap_size */
     int8_t *grid = malloc((size_t)s->ngrid * (size_t)lat->dim);
     int32_t *map = malloc(lat->nmap * sizeof(int32_t));
-    int *d2 = malloc((size_t)s->ngrid * sizeof(int));
+    uint16_t *d2 = malloc((size_t)s->ngrid * sizeof(uint16_t));
     u16vec neigh = {0};
+    dist_tables dt = {0, NULL, NULL};
     bool ok = grid && map && d2;
     for (int k = 0; ok && k < s->ngrid; ++k)
         for (int i = 0; i < lat->dim; ++i)
@@ -108,14 +140,17 @@ static bool build(mq_lattice *lat, const lattice_spec *s)
         map[s->kgrid[k]] = k;
     lat->grid = grid;
     lat->map = map;
+    ok = ok && dist_tables_build(&dt, lat);
     for (uint32_t u = 0; ok && u < lat->nmap; ++u) {
         if (map[u] != MQ_LAT_NONE || !reachable(u, lat))
             continue;
         int32_t start = (int32_t)neigh.n;
-        ok = add_neighbours(lat, s->nwant, u, d2, &neigh);
+        ok = add_neighbours(lat, &dt, s->nwant, u, d2, &neigh);
         map[u] = -(start + 1);
     }
     free(d2);
+    free(dt.lo);
+    free(dt.hi);
     lat->neigh = neigh.v;
     if (!ok) {
         free(grid);

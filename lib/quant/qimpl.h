@@ -79,6 +79,13 @@ void mq_quant_q8_0_scalar_block(const float *x, uint8_t *y);
 /* quant_simd.c: vector versions, used when the CPU has them (and the
  * environment variable MFMT_NO_SIMD is unset); false: use the scalar code. */
 bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n);
+/* true when the AVX2 kernels may run (CPU has AVX2, MFMT_NO_SIMD unset) */
+bool mq_cpu_has_avx2(void);
+/* Q4_0/Q5_0 reference path: the value of largest magnitude of 32 (false:
+ * no AVX2 or a NaN, use the scalar code); then, only after it returned true,
+ * the levels min(cap, (int8_t)(x*id + bias)). */
+bool mq_simd_max_by_abs32(const float *x, float *max);
+void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint8_t *L);
 
 /* quant_search.c: ggml's scale searches, shared by several types */
 float mq_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw);
@@ -88,6 +95,20 @@ float mq_make_qkx2_quants(int n, int nmax, const float *x, const float *weights,
 float mq_make_qkx3_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L, float *the_min,
                           uint8_t *Laux, float rmin, float rdelta, int nstep, bool use_mad);
 float mq_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float *quant_weights);
+/* Eight independent searches on consecutive groups of n values (group j:
+ * x + j*n, weights + j*n, L + j*n), results in scales[j] / mins[j]. Same
+ * bits as eight scalar calls; AVX2 runs the groups in parallel lanes.
+ * qkx: make_qkx2_quants, or make_qkx3_quants when v3 (weights required). */
+void mq_make_qkx_quants8(bool v3, int n, int nmax, const float *x, const float *weights, uint8_t *L, float *scales,
+                         float *mins, float rmin, float rdelta, int nstep, bool use_mad);
+/* qx: make_qx_quants(n, nmax, x + j*n, L + j*n, rmse_type, qw ? qw + j*n : NULL) */
+void mq_make_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales);
+
+/* quant_simd_search.c: the AVX2 lanes of the two above (n <= 32);
+ * false: not handled, use the scalar code. */
+bool mq_simd_qkx_quants8(bool v3, int n, int nmax, const float *x, const float *weights, uint8_t *L, float *scales,
+                         float *mins, float rmin, float rdelta, int nstep, bool use_mad);
+bool mq_simd_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales);
 
 /* quant_k.c */
 void mq_quant_q2_k(const float *x, uint8_t *y, int64_t n, const float *qw);

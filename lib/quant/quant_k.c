@@ -106,14 +106,16 @@ static void q2_requantize(const float *x, const uint8_t *scales, float dm, float
 
 static void q2_k_ref_block(const float *x, uint8_t *y)
 {
-    uint8_t L[QK_K], Laux[16];
-    float weights[16], mins[QK_K / 16], scales[QK_K / 16];
+    uint8_t L[QK_K];
+    float weights[QK_K], mins[QK_K / 16], scales[QK_K / 16];
     const float q4scale = 15.f;
     float max_scale = 0, max_min = 0;
+    for (int l = 0; l < QK_K; ++l)
+        weights[l] = fabsf(x[l]);
+    for (int h = 0; h < 2; ++h)
+        mq_make_qkx_quants8(false, 16, 3, x + 128 * h, weights + 128 * h, L + 128 * h, scales + 8 * h, mins + 8 * h,
+                            -0.5f, 0.1f, 15, true);
     for (int j = 0; j < QK_K / 16; ++j) {
-        for (int l = 0; l < 16; ++l)
-            weights[l] = fabsf(x[16 * j + l]);
-        scales[j] = mq_make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
         if (scales[j] > max_scale)
             max_scale = scales[j];
         if (mins[j] > max_min)
@@ -143,16 +145,18 @@ static void q2_k_ref_block(const float *x, uint8_t *y)
 
 static void q2_k_imatrix_block(const float *x, uint8_t *y, const float *qw)
 {
-    uint8_t L[QK_K], Laux[16], Ls[QK_K / 16], Lm[QK_K / 16];
-    float mins[QK_K / 16], scales[QK_K / 16], sw[QK_K / 16], weight[16];
+    uint8_t L[QK_K], Ls[QK_K / 16], Lm[QK_K / 16];
+    float mins[QK_K / 16], scales[QK_K / 16], sw[QK_K / 16], weight[QK_K];
     const float sigma2 = sum_sq(x, QK_K) / QK_K; /* no factor 2 here, unlike the others */
     for (int j = 0; j < QK_K / 16; ++j) {
-        imatrix_weights(x + 16 * j, qw + 16 * j, sigma2, weight, 16);
+        imatrix_weights(x + 16 * j, qw + 16 * j, sigma2, weight + 16 * j, 16);
         sw[j] = 0;
         for (int l = 0; l < 16; ++l)
-            sw[j] += weight[l];
-        scales[j] = mq_make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
+            sw[j] += weight[16 * j + l];
     }
+    for (int h = 0; h < 2; ++h)
+        mq_make_qkx_quants8(true, 16, 3, x + 128 * h, weight + 128 * h, L + 128 * h, scales + 8 * h, mins + 8 * h,
+                            -0.9f, 0.05f, 36, false);
     float dm = mq_make_qp_quants(QK_K / 16, 15, scales, Ls, sw);
     float mm = mq_make_qp_quants(QK_K / 16, 15, mins, Lm, sw);
     mq_put_f16(y + 80, dm);
@@ -249,16 +253,17 @@ static void q3_k_ref_block(const float *x, uint8_t *y)
 static void q3_k_imatrix_block(const float *x, uint8_t *y, const float *qw)
 {
     int8_t L[QK_K], Ls[QK_K / 16];
-    float scales[QK_K / 16], weight[16], sw[QK_K / 16];
+    float scales[QK_K / 16], weight[QK_K], sw[QK_K / 16];
     const float sigma2 = 2 * sum_sq(x, QK_K) / QK_K;
     for (int j = 0; j < QK_K / 16; ++j) {
-        imatrix_weights(x + 16 * j, qw + 16 * j, sigma2, weight, 16);
+        imatrix_weights(x + 16 * j, qw + 16 * j, sigma2, weight + 16 * j, 16);
         float sumw = 0;
         for (int l = 0; l < 16; ++l)
-            sumw += weight[l];
+            sumw += weight[16 * j + l];
         sw[j] = sumw;
-        scales[j] = mq_make_qx_quants(16, 4, x + 16 * j, L + 16 * j, 1, weight);
     }
+    for (int h = 0; h < 2; ++h)
+        mq_make_qx_quants8(16, 4, x + 128 * h, L + 128 * h, 1, weight + 128 * h, scales + 8 * h);
     uint8_t *sc = y + 96;
     memset(sc, 0, 12);
     float d_block = mq_make_qx_quants(QK_K / 16, 32, scales, Ls, 1, sw);
@@ -319,15 +324,16 @@ static void k4_requantize(const float *x, const uint8_t *y, int nmax, uint8_t *L
  * make_qkx2_quants search per 32 values, weighted by rms + |x|. */
 static void k4_ref_scales(const float *x, uint8_t *y, uint8_t *L, int nmax, float rmin, float rdelta, int nstep)
 {
-    uint8_t Laux[32], ls[QK_K / 32], lm[QK_K / 32];
-    float weights[32], mins[QK_K / 32], scales[QK_K / 32];
+    uint8_t ls[QK_K / 32], lm[QK_K / 32];
+    float weights[QK_K], mins[QK_K / 32], scales[QK_K / 32];
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < QK_K / 32; ++j) {
         float av_x = sqrtf(sum_sq(x + 32 * j, 32) / 32);
         for (int l = 0; l < 32; ++l)
-            weights[l] = av_x + fabsf(x[32 * j + l]);
-        scales[j] = mq_make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, rdelta,
-                                        nstep, false);
+            weights[32 * j + l] = av_x + fabsf(x[32 * j + l]);
+    }
+    mq_make_qkx_quants8(false, 32, nmax, x, weights, L, scales, mins, rmin, rdelta, nstep, false);
+    for (int j = 0; j < QK_K / 32; ++j) {
         if (scales[j] > max_scale)
             max_scale = scales[j];
         if (mins[j] > max_min)
@@ -349,18 +355,17 @@ static void k4_ref_scales(const float *x, uint8_t *y, uint8_t *L, int nmax, floa
  * more, which matters only for levels that wrapped around). */
 static void k4_imatrix_scales(const float *x, uint8_t *y, uint8_t *L, int nmax, const float *qw)
 {
-    uint8_t Laux[32], Ls[QK_K / 32], Lm[QK_K / 32];
-    float weights[32], sw[QK_K / 32], mins[QK_K / 32], scales[QK_K / 32];
+    uint8_t Ls[QK_K / 32], Lm[QK_K / 32];
+    float weights[QK_K], sw[QK_K / 32], mins[QK_K / 32], scales[QK_K / 32];
     const float sigma2 = 2 * sum_sq(x, QK_K) / QK_K;
     for (int j = 0; j < QK_K / 32; ++j) {
-        imatrix_weights(x + 32 * j, qw + 32 * j, sigma2, weights, 32);
+        imatrix_weights(x + 32 * j, qw + 32 * j, sigma2, weights + 32 * j, 32);
         float sumw = 0;
         for (int l = 0; l < 32; ++l)
-            sumw += weights[l];
+            sumw += weights[32 * j + l];
         sw[j] = sumw;
-        scales[j] = mq_make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36,
-                                        false);
     }
+    mq_make_qkx_quants8(true, 32, nmax, x, weights, L, scales, mins, -0.9f, 0.05f, 36, false);
     float d_block = mq_make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
     float m_block = mq_make_qp_quants(QK_K / 32, 63, mins, Lm, sw);
     if (nmax == 31) {
@@ -489,9 +494,10 @@ static void q6_k_block(const float *x, uint8_t *y, const float *qw)
     int8_t L[QK_K];
     float scales[QK_K / 16];
     float max_scale = 0, max_abs_scale = 0;
+    for (int h = 0; h < 2; ++h)
+        mq_make_qx_quants8(16, 32, x + 128 * h, L + 128 * h, 1, qw ? qw + 128 * h : NULL, scales + 8 * h);
     for (int ib = 0; ib < QK_K / 16; ++ib) {
-        const float scale = mq_make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, qw ? qw + 16 * ib : NULL);
-        scales[ib] = scale;
+        const float scale = scales[ib];
         const float abs_scale = fabsf(scale);
         if (abs_scale > max_abs_scale) {
             max_abs_scale = abs_scale;

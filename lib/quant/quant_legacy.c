@@ -76,16 +76,91 @@ static void pack_q4(const uint8_t *L, uint8_t *qs)
         qs[j] = (uint8_t)(L[j] | (L[j + 16] << 4));
 }
 
+/* The Q4_0/Q5_0 reference rounding (nmax 8 / 16): d = max/-nmax with max
+ * the first value of largest magnitude, L = min(2nmax-1, (int8_t)(x/d +
+ * nmax + 0.5)); the AVX2 path when the block holds no NaN. */
+static void sym_ref_levels(const float *x, int nmax, uint8_t *y, uint8_t *L)
+{
+    float max;
+    const bool simd = mq_simd_max_by_abs32(x, &max);
+    if (!simd)
+        max = max_by_abs(x);
+    const float d = max / -nmax;
+    const float id = d ? 1.0f / d : 0.0f;
+    const float bias = nmax + 0.5f;
+    mq_put_f16(y, d);
+    if (simd) {
+        mq_simd_offset_levels32(x, id, bias, 2 * nmax - 1, L);
+        return;
+    }
+    for (int j = 0; j < QK; j++)
+        L[j] = (uint8_t)mq_min(2 * nmax - 1, mq_to_i8(x[j] * id + bias));
+}
+
+/* The imatrix path of the 32-blocks (ggml's quantize_row_*_impl): weights
+ * qw*sqrt(sigma2 + x^2), then make_qx_quants (symmetric types) or
+ * make_qkx3_quants (with a min) per block, eight blocks per batch (AVX2
+ * lanes, see quant_simd_search.c). put stores one block. */
+typedef void (*put_block_fn)(uint8_t *y, float d, float the_min, const uint8_t *L);
+
+static void imatrix_row(const float *x, uint8_t *y, int64_t n, const float *qw, bool asym, int nmax, int bytes,
+                        put_block_fn put)
+{
+    const float sigma2 = row_sigma2(x, n);
+    for (int64_t ib = 0; ib < n / QK; ib += 8) {
+        const int nb = n / QK - ib < 8 ? (int)(n / QK - ib) : 8;
+        float w[8 * QK], d[8], min[8] = {0};
+        uint8_t L[8 * QK], Laux[QK];
+        const float *xb = x + ib * QK;
+        for (int k = 0; k < nb; k++)
+            imatrix_weights(xb + k * QK, qw + (ib + k) * QK, sigma2, w + k * QK);
+        if (nb == 8 && asym)
+            mq_make_qkx_quants8(true, QK, nmax, xb, w, L, d, min, -0.9f, 0.05f, 36, false);
+        else if (nb == 8)
+            mq_make_qx_quants8(QK, nmax, xb, (int8_t *)L, 1, w, d);
+        for (int k = 0; nb < 8 && k < nb; k++)
+            d[k] = asym ? mq_make_qkx3_quants(QK, nmax, xb + k * QK, w + k * QK, L + k * QK, &min[k], Laux, -0.9f,
+                                              0.05f, 36, false)
+                        : mq_make_qx_quants(QK, nmax, xb + k * QK, (int8_t *)L + k * QK, 1, w + k * QK);
+        for (int k = 0; k < nb; k++)
+            put(y + (ib + k) * bytes, d[k], min[k], L + k * QK);
+    }
+}
+
+static void put_q4_0(uint8_t *y, float d, float the_min, const uint8_t *L)
+{
+    (void)the_min;
+    mq_put_f16(y, d);
+    pack_q4(L, y + 2);
+}
+
+static void put_q5_0(uint8_t *y, float d, float the_min, const uint8_t *L)
+{
+    (void)the_min;
+    mq_put_f16(y, d);
+    pack_q5(L, y + 2, y + 6);
+}
+
+static void put_q4_1(uint8_t *y, float d, float the_min, const uint8_t *L)
+{
+    mq_put_f16(y, d);
+    mq_put_f16(y + 2, -the_min);
+    pack_q4(L, y + 4);
+}
+
+static void put_q5_1(uint8_t *y, float d, float the_min, const uint8_t *L)
+{
+    mq_put_f16(y, d);
+    mq_put_f16(y + 2, -the_min);
+    pack_q5(L, y + 4, y + 8);
+}
+
 /* ---------------------------------------------------------- Q4_0 */
 
 static void q4_0_ref_block(const float *x, uint8_t *y)
 {
-    const float d = max_by_abs(x) / -8;
-    const float id = d ? 1.0f / d : 0.0f;
     uint8_t L[QK];
-    mq_put_f16(y, d);
-    for (int j = 0; j < QK; j++) /* (int8_t)(x*id + 8.5f), capped at 15 */
-        L[j] = (uint8_t)mq_min(15, mq_to_i8(x[j] * id + 8.5f));
+    sym_ref_levels(x, 8, y, L);
     pack_q4(L, y + 2);
 }
 
@@ -96,15 +171,7 @@ void mq_quant_q4_0(const float *x, uint8_t *y, int64_t n, const float *qw)
             q4_0_ref_block(x + ib * QK, y + ib * 18);
         return;
     }
-    const float sigma2 = row_sigma2(x, n);
-    for (int64_t ib = 0; ib < n / QK; ib++) {
-        float w[QK];
-        int8_t L[QK];
-        imatrix_weights(x + ib * QK, qw + ib * QK, sigma2, w);
-        float d = mq_make_qx_quants(QK, 8, x + ib * QK, L, 1, w);
-        mq_put_f16(y + ib * 18, d);
-        pack_q4((const uint8_t *)L, y + ib * 18 + 2);
-    }
+    imatrix_row(x, y, n, qw, false, 8, 18, put_q4_0);
 }
 
 void mq_deq_q4_0(const uint8_t *x, float *y, int64_t n)
@@ -141,16 +208,7 @@ void mq_quant_q4_1(const float *x, uint8_t *y, int64_t n, const float *qw)
             q4_1_ref_block(x + ib * QK, y + ib * 20);
         return;
     }
-    const float sigma2 = row_sigma2(x, n);
-    for (int64_t ib = 0; ib < n / QK; ib++) {
-        float w[QK], min;
-        uint8_t L[QK], Laux[QK];
-        imatrix_weights(x + ib * QK, qw + ib * QK, sigma2, w);
-        float d = mq_make_qkx3_quants(QK, 15, x + ib * QK, w, L, &min, Laux, -0.9f, 0.05f, 36, false);
-        mq_put_f16(y + ib * 20, d);
-        mq_put_f16(y + ib * 20 + 2, -min);
-        pack_q4(L, y + ib * 20 + 4);
-    }
+    imatrix_row(x, y, n, qw, true, 15, 20, put_q4_1);
 }
 
 void mq_deq_q4_1(const uint8_t *x, float *y, int64_t n)
@@ -168,12 +226,8 @@ void mq_deq_q4_1(const uint8_t *x, float *y, int64_t n)
 
 static void q5_0_ref_block(const float *x, uint8_t *y)
 {
-    const float d = max_by_abs(x) / -16;
-    const float id = d ? 1.0f / d : 0.0f;
     uint8_t L[QK];
-    mq_put_f16(y, d);
-    for (int j = 0; j < QK; j++)
-        L[j] = (uint8_t)mq_min(31, mq_to_i8(x[j] * id + 16.5f));
+    sym_ref_levels(x, 16, y, L);
     pack_q5(L, y + 2, y + 6);
 }
 
@@ -184,15 +238,7 @@ void mq_quant_q5_0(const float *x, uint8_t *y, int64_t n, const float *qw)
             q5_0_ref_block(x + ib * QK, y + ib * 22);
         return;
     }
-    const float sigma2 = row_sigma2(x, n);
-    for (int64_t ib = 0; ib < n / QK; ib++) {
-        float w[QK];
-        int8_t L[QK];
-        imatrix_weights(x + ib * QK, qw + ib * QK, sigma2, w);
-        float d = mq_make_qx_quants(QK, 16, x + ib * QK, L, 1, w);
-        mq_put_f16(y + ib * 22, d);
-        pack_q5((const uint8_t *)L, y + ib * 22 + 2, y + ib * 22 + 6);
-    }
+    imatrix_row(x, y, n, qw, false, 16, 22, put_q5_0);
 }
 
 /* The fifth bit of element j is bit j of qh (j < 16) or bit j+16 for the
@@ -240,16 +286,7 @@ void mq_quant_q5_1(const float *x, uint8_t *y, int64_t n, const float *qw)
             q5_1_ref_block(x + ib * QK, y + ib * 24);
         return;
     }
-    const float sigma2 = row_sigma2(x, n);
-    for (int64_t ib = 0; ib < n / QK; ib++) {
-        float w[QK], min;
-        uint8_t L[QK], Laux[QK];
-        imatrix_weights(x + ib * QK, qw + ib * QK, sigma2, w);
-        float d = mq_make_qkx3_quants(QK, 31, x + ib * QK, w, L, &min, Laux, -0.9f, 0.05f, 36, false);
-        mq_put_f16(y + ib * 24, d);
-        mq_put_f16(y + ib * 24 + 2, -min);
-        pack_q5(L, y + ib * 24 + 4, y + ib * 24 + 8);
-    }
+    imatrix_row(x, y, n, qw, true, 31, 24, put_q5_1);
 }
 
 void mq_deq_q5_1(const uint8_t *x, float *y, int64_t n)

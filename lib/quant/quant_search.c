@@ -336,3 +336,26 @@ float mq_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float
     }
     return sumlx / suml2;
 }
+
+/* ------------------------------------------------------------ batches */
+
+void mq_make_qkx_quants8(bool v3, int n, int nmax, const float *x, const float *weights, uint8_t *L, float *scales,
+                         float *mins, float rmin, float rdelta, int nstep, bool use_mad)
+{
+    if (mq_simd_qkx_quants8(v3, n, nmax, x, weights, L, scales, mins, rmin, rdelta, nstep, use_mad))
+        return;
+    uint8_t Laux[32];
+    for (int j = 0; j < 8; ++j) {
+        const float *xj = x + j * n, *wj = weights + j * n;
+        scales[j] = v3 ? mq_make_qkx3_quants(n, nmax, xj, wj, L + j * n, &mins[j], Laux, rmin, rdelta, nstep, use_mad)
+                       : mq_make_qkx2_quants(n, nmax, xj, wj, L + j * n, &mins[j], Laux, rmin, rdelta, nstep, use_mad);
+    }
+}
+
+void mq_make_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales)
+{
+    if (mq_simd_qx_quants8(n, nmax, x, L, rmse_type, qw, scales))
+        return;
+    for (int j = 0; j < 8; ++j)
+        scales[j] = mq_make_qx_quants(n, nmax, x + j * n, L + j * n, rmse_type, qw ? qw + j * n : NULL);
+}

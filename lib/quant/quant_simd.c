@@ -83,6 +83,40 @@ AVX2 static void q8_0_row_avx2(const float *x, uint8_t *y, int64_t n)
     }
 }
 
+/* ggml's Q4_0/Q5_0 search for the value of largest magnitude (the first
+ * wins; +0 when all are zero). false when x holds a NaN. */
+AVX2 static bool max_by_abs32_avx2(const float *x, float *max)
+{
+    float amax;
+    if (!amax32(x, &amax))
+        return false;
+    *max = 0.0f;
+    if (amax == 0.0f)
+        return true;
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), va = _mm256_set1_ps(amax);
+    for (int j = 0; j < 32; j += 8) {
+        int m = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + j), absmask), va, _CMP_EQ_OQ));
+        if (m) {
+            *max = x[j + __builtin_ctz((unsigned)m)];
+            break;
+        }
+    }
+    return true;
+}
+
+/* L[j] = (uint8_t)min(cap, (int8_t)(x[j]*id + bias)): the product and the sum
+ * rounded separately, cvttps2dq like cvttss2si, the low byte sign-extended
+ * as gcc's (int8_t) cast of the int32. */
+AVX2 static void offset_levels32_avx2(const float *x, float id, float bias, int cap, uint8_t *L)
+{
+    const __m256 vid = _mm256_set1_ps(id), vb = _mm256_set1_ps(bias);
+    for (int j = 0; j < 32; j += 8) {
+        __m256i v = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x + j), vid), vb));
+        v = _mm256_srai_epi32(_mm256_slli_epi32(v, 24), 24);
+        store_low_bytes(_mm256_min_epi32(v, _mm256_set1_epi32(cap)), L + j);
+    }
+}
+
 static bool have_avx2;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 
@@ -92,16 +126,44 @@ static void cpu_probe(void)
     have_avx2 = __builtin_cpu_supports("avx2") && !getenv("MFMT_NO_SIMD");
 }
 
-bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
+bool mq_cpu_has_avx2(void)
 {
     pthread_once(&cpu_once, cpu_probe);
-    if (!have_avx2)
+    return have_avx2;
+}
+
+bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
+{
+    if (!mq_cpu_has_avx2())
         return false;
     q8_0_row_avx2(x, y, n);
     return true;
 }
 
+bool mq_simd_max_by_abs32(const float *x, float *max)
+{
+    return mq_cpu_has_avx2() && max_by_abs32_avx2(x, max);
+}
+
+void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint8_t *L)
+{
+    offset_levels32_avx2(x, id, bias, cap, L);
+}
+
 #else
+
+bool mq_cpu_has_avx2(void) { return false; }
+
+bool mq_simd_max_by_abs32(const float *x, float *max)
+{
+    (void)x, (void)max;
+    return false;
+}
+
+void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint8_t *L)
+{
+    (void)x, (void)id, (void)bias, (void)cap, (void)L;
+}
 
 bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
 {

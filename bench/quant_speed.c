@@ -1,0 +1,152 @@
+/* quant_speed.c - quantization throughput of lib/quant: MB of F32 input per
+ * second for Q8_0, Q4_0, Q4_K and Q6_K (or the types named on the command
+ * line) with 1 and 2 threads, against memcpy of the same bytes.
+ *
+ * `make bench` builds it (bench/Makefile) and runs it with the defaults;
+ *   build/bench/quant_speed [--mib N] [--imatrix] [TYPE...]
+ * MFMT_NO_SIMD=1 in the environment measures the scalar kernels. Each figure
+ * is the best of 3 runs (wall clock); "1 thread CPU" divides by the CPU time
+ * the run used instead, which a busy machine disturbs less. The output is
+ * checked to be the same bytes for 1 and 2 threads. */
+#include "quant/quant.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define ROW 4096 /* values per row: a typical hidden size */
+
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double now(void) { return clock_s(CLOCK_MONOTONIC); }
+
+/* Weights-like data: sums of uniforms (roughly normal), scale 0.02, with a
+ * rare outlier, from a fixed seed. */
+static void fill(float *x, size_t n)
+{
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < n; i++) {
+        float v = 0;
+        for (int k = 0; k < 4; k++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            v += (float)(s >> 40) * 0x1p-24f - 0.5f;
+        }
+        x[i] = v * 0.035f * (i % 4099 == 7 ? 12.0f : 1.0f);
+    }
+}
+
+static double best_of(int reps, double (*run)(void *), void *arg)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t = run(arg);
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+typedef struct job {
+    mf_dtype dt;
+    const float *x, *imatrix;
+    void *dst;
+    size_t nrows;
+    int threads;
+    int rc;
+    double cpu; /* CPU seconds of the fastest run */
+} job;
+
+static double run_quant(void *arg)
+{
+    job *j = arg;
+    double c = clock_s(CLOCK_PROCESS_CPUTIME_ID), t = now();
+    j->rc |= mf_quantize_rows_mt(j->dt, j->x, j->dst, (int64_t)j->nrows, ROW, j->imatrix, j->threads);
+    t = now() - t;
+    c = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c;
+    if (j->cpu == 0 || c < j->cpu)
+        j->cpu = c;
+    return t;
+}
+
+typedef struct copy_job {
+    void *dst;
+    const void *src;
+    size_t n;
+} copy_job;
+
+static double run_memcpy(void *arg)
+{
+    copy_job *c = arg;
+    double t = now();
+    memcpy(c->dst, c->src, c->n);
+    return now() - t;
+}
+
+int main(int argc, char **argv)
+{
+    size_t mib = 32;
+    bool use_imatrix = false;
+    const char *types[32];
+    int ntypes = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--mib") && i + 1 < argc)
+            mib = (size_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--imatrix"))
+            use_imatrix = true;
+        else if (ntypes < 32)
+            types[ntypes++] = argv[i];
+    }
+    if (!ntypes) {
+        static const char *const def[] = {"Q8_0", "Q4_0", "Q4_K", "Q6_K"};
+        for (int i = 0; i < 4; i++)
+            types[ntypes++] = def[i];
+    }
+    size_t nrows = (mib << 20) / (ROW * sizeof(float));
+    if (nrows < 1)
+        nrows = 1;
+    size_t nbytes = nrows * ROW * sizeof(float);
+    float *x = malloc(nbytes), *w = malloc(ROW * sizeof(float));
+    uint8_t *a = malloc(nbytes), *b = malloc(nbytes); /* a quantized row is never larger than F32 */
+    if (!x || !w || !a || !b) {
+        fprintf(stderr, "quant_speed: out of memory\n");
+        return 1;
+    }
+    fill(x, nrows * ROW);
+    for (int i = 0; i < ROW; i++)
+        w[i] = 0.5f + (float)((i * 7919) % 97) / 16.0f;
+    memset(a, 0, nbytes);
+    memset(b, 0, nbytes);
+
+    copy_job c = {b, x, nbytes};
+    double t_copy = best_of(3, run_memcpy, &c);
+    printf("quantize throughput, %.0f MiB of F32 (%zu rows of %d)%s%s\n", nbytes / 1048576.0, nrows, ROW,
+           use_imatrix ? ", with imatrix" : "", getenv("MFMT_NO_SIMD") ? ", MFMT_NO_SIMD" : "");
+    printf("%-8s %14s %14s %14s %6s\n", "type", "1 thread", "2 threads", "1 thread CPU", "same");
+    printf("%-8s %9.0f MB/s\n", "memcpy", nbytes / 1e6 / t_copy);
+    int status = 0;
+    for (int i = 0; i < ntypes; i++) {
+        mf_dtype dt = mf_dtype_from_name(types[i]);
+        if (!mf_can_quantize(dt)) {
+            printf("%-8s cannot quantize\n", types[i]);
+            continue;
+        }
+        const float *im = use_imatrix || mf_quant_requires_imatrix(dt) ? w : NULL;
+        job j1 = {dt, x, im, a, nrows, 1, 0, 0}, j2 = {dt, x, im, b, nrows, 2, 0, 0};
+        double t1 = best_of(3, run_quant, &j1), t2 = best_of(3, run_quant, &j2);
+        const mf_dtype_info *info = mf_dtype_info_of(dt);
+        size_t qbytes = nrows * (ROW / info->block_elems) * info->block_bytes;
+        bool same = !j1.rc && !j2.rc && !memcmp(a, b, qbytes);
+        status |= !same;
+        printf("%-8s %9.1f MB/s %9.1f MB/s %9.1f MB/s %6s\n", types[i], nbytes / 1e6 / t1, nbytes / 1e6 / t2,
+               nbytes / 1e6 / j1.cpu, same ? "yes" : "NO");
+    }
+    free(x), free(w), free(a), free(b);
+    return status;
+}

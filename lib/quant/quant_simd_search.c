@@ -1,0 +1,249 @@
+/* quant_simd_search.c - ggml's scale searches (quant_search.c) for eight
+ * groups at once, one group per AVX2 lane, giving the scalar bits.
+ *
+ * Why the bits cannot change: every lane performs exactly the scalar code's
+ * operations on its own group, in the same order (sums run over the group's
+ * values one by one; products are grouped as in the scalar code, no FMA);
+ * IEEE add/sub/mul/div are the same in a lane as in a scalar register.
+ * Branches become masks: a lane takes the scalar branch's result where its
+ * condition holds (comparisons with the same ordered/unordered semantics
+ * as the C operators, so NaN goes where the scalar code sends it).
+ * nearest_int is the same bit trick on the lane's bits; the levels it gives
+ * are small integers, exactly representable as floats. */
+#include "quant/qimpl.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2")))
+
+/* mq_nearest_int in 8 lanes */
+AVX2 static inline __m256i nearest_int8(__m256 v)
+{
+    __m256i u = _mm256_castps_si256(_mm256_add_ps(v, _mm256_set1_ps(12582912.f)));
+    return _mm256_sub_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x00400000));
+}
+
+AVX2 static inline __m256i clamp8(__m256i v, int lo, int hi)
+{
+    return _mm256_max_epi32(_mm256_set1_epi32(lo), _mm256_min_epi32(_mm256_set1_epi32(hi), v));
+}
+
+/* lanes of b where mask, else a */
+AVX2 static inline __m256 sel(__m256 a, __m256 b, __m256 mask) { return _mm256_blendv_ps(a, b, mask); }
+AVX2 static inline __m256i seli(__m256i a, __m256i b, __m256 mask)
+{
+    return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), mask));
+}
+
+/* Column i of the eight groups (x[j*n + i], j = 0..7) into lane j of t[i]. */
+AVX2 static void transpose_in(const float *x, int n, __m256 *t)
+{
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(n));
+    for (int i = 0; i < n; ++i)
+        t[i] = _mm256_i32gather_ps(x + i, idx, 4);
+}
+
+/* ------------------------------------------------------------ qkx */
+
+/* Error of a fit in each lane: sum w*d^2 (or w*|d|), d = scale*L + min - x. */
+AVX2 static __m256 qkx_error8(int n, const __m256 *x, const __m256 *w, const __m256i *L, __m256 scale, __m256 min,
+                              bool use_mad)
+{
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 err = _mm256_setzero_ps();
+    for (int i = 0; i < n; ++i) {
+        __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale, _mm256_cvtepi32_ps(L[i])), min), x[i]);
+        diff = use_mad ? _mm256_and_ps(diff, absmask) : _mm256_mul_ps(diff, diff);
+        err = _mm256_add_ps(err, _mm256_mul_ps(w[i], diff));
+    }
+    return err;
+}
+
+/* Levels clamp(nearest_int(iscale*(x - min)), 0, nmax). */
+AVX2 static void qkx_levels8(int n, int nmax, const __m256 *x, __m256 iscale, __m256 min, __m256i *L)
+{
+    for (int i = 0; i < n; ++i)
+        L[i] = clamp8(nearest_int8(_mm256_mul_ps(iscale, _mm256_sub_ps(x[i], min))), 0, nmax);
+}
+
+/* quant_search.c's qkx_scan + the degenerate test + qkx_search, per lane. */
+AVX2 static void qkx8(bool v3, int n, int nmax, const __m256 *x, const __m256 *w, __m256i *L, __m256 *scale_out,
+                      __m256 *min_out, float rmin, float rdelta, int nstep, bool use_mad)
+{
+    __m256 min = x[0], max = x[0], sum_w = w[0], sum_x = _mm256_mul_ps(w[0], x[0]);
+    for (int i = 1; i < n; ++i) {
+        min = sel(min, x[i], _mm256_cmp_ps(x[i], min, _CMP_LT_OQ));
+        max = sel(max, x[i], _mm256_cmp_ps(x[i], max, _CMP_GT_OQ));
+        sum_w = _mm256_add_ps(sum_w, w[i]);
+        sum_x = _mm256_add_ps(sum_x, _mm256_mul_ps(w[i], x[i]));
+    }
+    const __m256 zero = _mm256_setzero_ps();
+    min = sel(min, zero, _mm256_cmp_ps(min, zero, _CMP_GT_OQ));
+    /* degenerate lanes: qkx2 max == min, qkx3 max <= min -> L 0, scale 0 */
+    const __m256 degenerate = v3 ? _mm256_cmp_ps(max, min, _CMP_LE_OQ) : _mm256_cmp_ps(max, min, _CMP_EQ_OQ);
+    const __m256 range_min = min; /* the_min of a degenerate lane */
+    __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)nmax), _mm256_sub_ps(max, min));
+    __m256 scale = _mm256_div_ps(_mm256_set1_ps(1.0f), iscale);
+    qkx_levels8(n, nmax, x, iscale, min, L);
+    __m256 best_error = qkx_error8(n, x, w, L, scale, min, use_mad);
+    __m256i Laux[32];
+    for (int is = 0; nstep >= 1 && is <= nstep; ++is) {
+        /* same scalar expression as qkx_search; min is the best fit so far */
+        iscale = _mm256_div_ps(_mm256_set1_ps(rmin + rdelta * is + nmax), _mm256_sub_ps(max, min));
+        qkx_levels8(n, nmax, x, iscale, min, Laux);
+        __m256 sum_l = zero, sum_l2 = zero, sum_xl = zero;
+        for (int i = 0; i < n; ++i) {
+            __m256 wl = _mm256_mul_ps(w[i], _mm256_cvtepi32_ps(Laux[i]));
+            sum_l = _mm256_add_ps(sum_l, wl);
+            sum_l2 = _mm256_add_ps(sum_l2, _mm256_mul_ps(wl, _mm256_cvtepi32_ps(Laux[i])));
+            sum_xl = _mm256_add_ps(sum_xl, _mm256_mul_ps(wl, x[i]));
+        }
+        __m256 D = _mm256_sub_ps(_mm256_mul_ps(sum_w, sum_l2), _mm256_mul_ps(sum_l, sum_l));
+        __m256 this_scale =
+            _mm256_div_ps(_mm256_sub_ps(_mm256_mul_ps(sum_w, sum_xl), _mm256_mul_ps(sum_x, sum_l)), D);
+        __m256 this_min = _mm256_div_ps(_mm256_sub_ps(_mm256_mul_ps(sum_l2, sum_x), _mm256_mul_ps(sum_l, sum_xl)), D);
+        const __m256 min_pos = _mm256_cmp_ps(this_min, zero, _CMP_GT_OQ);
+        this_scale = sel(this_scale, _mm256_div_ps(sum_xl, sum_l2), min_pos);
+        this_min = sel(this_min, zero, min_pos);
+        __m256 cur_error = qkx_error8(n, x, w, Laux, this_scale, this_min, use_mad);
+        __m256 upd = _mm256_and_ps(_mm256_cmp_ps(D, zero, _CMP_GT_OQ), _mm256_cmp_ps(cur_error, best_error, _CMP_LT_OQ));
+        upd = _mm256_andnot_ps(degenerate, upd);
+        if (_mm256_movemask_ps(upd)) {
+            for (int i = 0; i < n; ++i)
+                L[i] = seli(L[i], Laux[i], upd);
+            best_error = sel(best_error, cur_error, upd);
+            scale = sel(scale, this_scale, upd);
+            min = sel(min, this_min, upd);
+        }
+    }
+    for (int i = 0; i < n; ++i)
+        L[i] = seli(L[i], _mm256_setzero_si256(), degenerate);
+    *scale_out = sel(scale, zero, degenerate);
+    *min_out = sel(min, range_min, degenerate);
+}
+
+/* Lane j of the n level vectors to L[j*n + i] (bytes). */
+AVX2 static void store_levels(int n, const __m256i *Lv, uint8_t *L)
+{
+    for (int i = 0; i < n; ++i) {
+        int32_t lanes[8];
+        _mm256_storeu_si256((__m256i *)lanes, Lv[i]);
+        for (int j = 0; j < 8; ++j)
+            L[j * n + i] = (uint8_t)lanes[j];
+    }
+}
+
+AVX2 static void qkx_quants8_avx2(bool v3, int n, int nmax, const float *x, const float *weights, uint8_t *L,
+                                  float *scales, float *mins, float rmin, float rdelta, int nstep, bool use_mad)
+{
+    __m256 xt[32] = {0}, wt[32] = {0}, scale, min;
+    __m256i Lv[32];
+    transpose_in(x, n, xt);
+    transpose_in(weights, n, wt);
+    qkx8(v3, n, nmax, xt, wt, Lv, &scale, &min, rmin, rdelta, nstep, use_mad);
+    store_levels(n, Lv, L);
+    _mm256_storeu_ps(scales, scale);
+    _mm256_storeu_ps(mins, _mm256_xor_ps(min, _mm256_set1_ps(-0.0f))); /* the_min = -min (a sign flip) */
+}
+
+bool mq_simd_qkx_quants8(bool v3, int n, int nmax, const float *x, const float *weights, uint8_t *L, float *scales,
+                         float *mins, float rmin, float rdelta, int nstep, bool use_mad)
+{
+    if (n < 1 || n > 32 || !weights || !mq_cpu_has_avx2())
+        return false;
+    qkx_quants8_avx2(v3, n, nmax, x, weights, L, scales, mins, rmin, rdelta, nstep, use_mad);
+    return true;
+}
+
+/* ------------------------------------------------------------ qx */
+
+/* make_qx_quants with rmse_type 1 (weights qw, or x^2), per lane. */
+AVX2 static void qx8(int n, int nmax, const __m256 *x, const __m256 *w, __m256i *L, __m256 *scale_out)
+{
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 zero = _mm256_setzero_ps();
+    __m256 max = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+        __m256 ax = _mm256_and_ps(x[i], absmask);
+        __m256 upd = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+        amax = sel(amax, ax, upd);
+        max = sel(max, x[i], upd);
+    }
+    const __m256 tiny = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)-nmax), max);
+    __m256 sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+        __m256i l = clamp8(nearest_int8(_mm256_mul_ps(iscale, x[i])), -nmax, nmax - 1);
+        L[i] = _mm256_add_epi32(l, _mm256_set1_epi32(nmax));
+        __m256 lf = _mm256_cvtepi32_ps(l);
+        sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w[i], x[i]), lf));
+        suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], lf), lf));
+    }
+    /* suml2 ? sumlx/suml2 : 0 (NaN is true) */
+    __m256 scale = _mm256_and_ps(_mm256_div_ps(sumlx, suml2), _mm256_cmp_ps(suml2, zero, _CMP_NEQ_UQ));
+    __m256 best = _mm256_mul_ps(scale, sumlx);
+    __m256i Laux[32];
+    for (int is = -9; is <= 9; ++is) {
+        if (is == 0)
+            continue;
+        iscale = _mm256_div_ps(_mm256_set1_ps(-(nmax + 0.1f * is)), max);
+        sumlx = suml2 = zero;
+        for (int i = 0; i < n; ++i) {
+            __m256i l = clamp8(nearest_int8(_mm256_mul_ps(iscale, x[i])), -nmax, nmax - 1);
+            Laux[i] = _mm256_add_epi32(l, _mm256_set1_epi32(nmax));
+            __m256 lf = _mm256_cvtepi32_ps(l);
+            sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w[i], x[i]), lf));
+            suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], lf), lf));
+        }
+        __m256 upd = _mm256_and_ps(_mm256_cmp_ps(suml2, zero, _CMP_GT_OQ),
+                                   _mm256_cmp_ps(_mm256_mul_ps(sumlx, sumlx), _mm256_mul_ps(best, suml2), _CMP_GT_OQ));
+        if (_mm256_movemask_ps(upd)) {
+            for (int i = 0; i < n; ++i)
+                L[i] = seli(L[i], Laux[i], upd);
+            scale = sel(scale, _mm256_div_ps(sumlx, suml2), upd);
+            best = sel(best, _mm256_mul_ps(scale, sumlx), upd);
+        }
+    }
+    for (int i = 0; i < n; ++i)
+        L[i] = seli(L[i], _mm256_setzero_si256(), tiny);
+    *scale_out = sel(scale, zero, tiny);
+}
+
+AVX2 static void qx_quants8_avx2(int n, int nmax, const float *x, int8_t *L, const float *qw, float *scales)
+{
+    __m256 xt[32] = {0}, wt[32] = {0}, scale;
+    __m256i Lv[32];
+    transpose_in(x, n, xt);
+    if (qw)
+        transpose_in(qw, n, wt);
+    else
+        for (int i = 0; i < n; ++i)
+            wt[i] = _mm256_mul_ps(xt[i], xt[i]);
+    qx8(n, nmax, xt, wt, Lv, &scale);
+    store_levels(n, Lv, (uint8_t *)L);
+    _mm256_storeu_ps(scales, scale);
+}
+
+bool mq_simd_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales)
+{
+    if (n < 1 || n > 32 || rmse_type != 1 || !mq_cpu_has_avx2())
+        return false;
+    qx_quants8_avx2(n, nmax, x, L, qw, scales);
+    return true;
+}
+
+#else
+
+bool mq_simd_qkx_quants8(bool v3, int n, int nmax, const float *x, const float *weights, uint8_t *L, float *scales,
+                         float *mins, float rmin, float rdelta, int nstep, bool use_mad)
+{
+    return false;
+}
+
+bool mq_simd_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales)
+{
+    return false;
+}
+
+#endif
