@@ -94,7 +94,7 @@ static int check_unique(mf_convert_item *items, size_t n, mf_status *st)
     return rc;
 }
 
-int mf_convert_select(const mf_model *m, const mf_convert_opts *o, mf_arena *a,
+int mf_convert_select(const mf_model *m, const mf_convert_st_opts *o, mf_arena *a,
                       mf_convert_item **items, size_t *n, mf_status *st)
 {
     *items = NULL;
@@ -127,7 +127,7 @@ int mf_convert_select(const mf_model *m, const mf_convert_opts *o, mf_arena *a,
 typedef struct fill_ctx {
     const mf_model *m;
     const mf_convert_item *items;
-    const mf_convert_opts *o;
+    const mf_convert_st_opts *o;
     uint64_t done, total;
     mf_sink_fn sink;
     void *sink_ctx;
@@ -353,7 +353,7 @@ static int write_sharded(const mf_model *m, const char *out, const mf_convert_it
     return rc;
 }
 
-int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_opts *o,
+int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_st_opts *o,
                               mf_status *st)
 {
     mf_arena *a = mf_arena_new();
