@@ -43,6 +43,24 @@ void pt_close(mf_model *m)
     i->mappings = NULL;
 }
 
+void pt_on_global(void *ctx, const pk_global *g, const char *opcode, uint64_t off)
+{
+    pt_flagged *f = ctx;
+    (void)opcode;
+    (void)off;
+    if (g->cls == PK_SAFE || f->n++ >= 8)
+        return;
+    size_t l = strlen(f->names);
+    snprintf(f->names + l, sizeof(f->names) - l, "%s%s.%s", l ? ", " : "", g->module, g->name);
+}
+
+void pt_note_flagged(mf_model *m, const pt_flagged *f, const char *what)
+{
+    if (f->n)
+        mf_model_note(m, "%s reaches names off the weights-only allowlist: %s%s (see `mfmt scan`)",
+                      what, f->names, f->n > 8 ? ", ..." : "");
+}
+
 static bool is_pickle_reader(const mf_model *m)
 {
     return m->reader && (m->reader->format == MF_FMT_PYTORCH_ZIP ||
