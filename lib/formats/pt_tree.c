@@ -133,8 +133,8 @@ static int view_span(walker *w, const char *name, int ndim, const int64_t *shape
         mf_mul_ovf(last, esize, end))
         return mf_fail(w->st, MF_ERR_FORMAT, w->o->file, -1,
                        "tensor \"%s\": storage offset overflows 64 bits", name);
-    if (*empty)
-        *end = *start;
+    if (*empty) /* no element is read: torch checks no bounds either */
+        *start = *end = 0;
     return 0;
 }
 
@@ -220,13 +220,10 @@ static int add_torch_tensor(walker *w, const pk_obj *x)
         return -1;
     t->file = ref.file;
     t->big_endian = ref.big_endian;
-    t->priv = ref.priv;
-    bool inside = start <= ref.nbytes;
-    t->offset = ref.file_offset + (inside ? start : 0);
-    if (ref.data && inside)
+    t->priv = ref.priv; /* a streamed (deflated) record, when not mapped */
+    t->offset = ref.file_offset + start; /* start <= end <= ref.nbytes */
+    if (ref.data)
         t->data = ref.data + start;
-    if (!ref.data && !ref.priv) /* nothing to stream from */
-        t->data = NULL;
     return 0;
 }
 
