@@ -1,6 +1,6 @@
 /* cmd_convert.c - mfmt convert IN OUT [--to FORMAT] [options]: the target
  * format comes from --to or OUT's extension, and each target is one
- * function below. Every input is scanned first: a dangerous one is refused
+ * function below (GGUF hands over to convert_gguf_cli.c). Every input is scanned first: a dangerous one is refused
  * unless --allow-unsafe (which still runs nothing from it). */
 #include "cli.h"
 #include "ops/convert_st.h"
@@ -40,7 +40,7 @@ static int to_safetensors(const convert_args *a)
 {
     if (no_extra(a, "safetensors"))
         return EXIT_USAGE;
-    mf_convert_opts o = {.key = a->key, .include_optimizer = a->include_optimizer};
+    mf_convert_st_opts o = {.key = a->key, .include_optimizer = a->include_optimizer};
     if (a->shard_size && mf_parse_size(a->shard_size, &o.max_shard_size))
         return cli_usage_error("convert", "--max-shard-size takes a size like 5GB, 500MB or 2GiB");
     mf_status st;
@@ -74,11 +74,23 @@ static int to_safetensors(const convert_args *a)
 
 /* ---------------------------------------------------------------- GGUF */
 
+int cli_convert_to_gguf(int argc, char **argv); /* convert_gguf_cli.c */
+
+/* A Hugging Face directory to GGUF (convert_gguf_cli.c has its options). */
 static int to_gguf(const convert_args *a)
 {
-    (void)a;
-    fprintf(stderr, "mfmt convert: GGUF output is not yet supported\n");
-    return EXIT_BAD_INPUT;
+    if (a->key || a->shard_size || a->include_optimizer)
+        return cli_usage_error("convert", "--key, --max-shard-size and --include-optimizer are "
+                                          "for safetensors output");
+    char *argv[MAX_EXTRA + 4];
+    int argc = 0;
+    argv[argc++] = "convert";
+    argv[argc++] = (char *)a->in;
+    argv[argc++] = (char *)a->out;
+    for (int i = 0; i < a->n_extra; i++)
+        argv[argc++] = a->extra[i];
+    argv[argc] = NULL;
+    return cli_convert_to_gguf(argc, argv);
 }
 
 static const struct {
@@ -154,6 +166,16 @@ static int check_safety(const convert_args *a)
 
 /* ------------------------------------------------------------- parsing */
 
+/* Options of other targets that take a value (GGUF: convert_gguf_cli.c). */
+static bool takes_value(const char *opt)
+{
+    static const char *const with_value[] = {"--type", "--outtype", "--dtype", "--threads"};
+    for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+        if (strcmp(opt, with_value[i]) == 0)
+            return true;
+    return false;
+}
+
 static int parse(int argc, char **argv, convert_args *a)
 {
     memset(a, 0, sizeof(*a));
@@ -176,12 +198,11 @@ static int parse(int argc, char **argv, convert_args *a)
         } else if (cli_flag(argc, argv, &i, "--include-optimizer", NULL)) {
             a->include_optimizer = true;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            if (a->n_extra == MAX_EXTRA)
+            /* another target's option, passed on (with its value) */
+            if (a->n_extra + 2 > MAX_EXTRA)
                 return cli_usage_error("convert", "too many options");
             a->extra[a->n_extra++] = argv[i];
-            /* a value that follows an unknown option belongs to it */
-            if (!strchr(argv[i], '=') && i + 1 < argc && argv[i + 1][0] != '-' &&
-                a->in && a->out && a->n_extra < MAX_EXTRA)
+            if (takes_value(argv[i]) && !strchr(argv[i], '=') && i + 1 < argc)
                 a->extra[a->n_extra++] = argv[++i];
         } else if (!a->in) {
             a->in = argv[i];
@@ -214,5 +235,5 @@ static int run_convert(int argc, char **argv)
 const cli_cmd cli_cmd_convert = {
     "convert", run_convert,
     "convert IN OUT [--to safetensors|gguf] [--key PATH] [--max-shard-size 5GB] "
-    "[--include-optimizer] [--allow-unsafe]",
-    "to safetensors (GGUF later) without running anything the input holds"};
+    "[--include-optimizer] [--allow-unsafe] [--type f16|...]",
+    "to safetensors (any model) or GGUF (an HF directory), running nothing it holds"};

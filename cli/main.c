@@ -24,7 +24,7 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_dequantize,
 };
 
-/* Hidden until cmd_convert.c dispatches to it (a directory to .gguf). */
+/* Also reached through `convert DIR OUT.gguf` (cmd_convert.c). */
 int cli_convert_to_gguf(int argc, char **argv);
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

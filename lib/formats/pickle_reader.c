@@ -7,24 +7,6 @@
 
 int pt_legacy_read(mf_model *m, unsigned flags, mf_status *st);
 
-typedef struct names {
-    size_t flagged;
-    char list[512];
-} names;
-
-static void on_global(void *ctx, const pk_global *g, const char *opcode, uint64_t off)
-{
-    names *c = ctx;
-    (void)opcode;
-    (void)off;
-    if (g->cls == PK_SAFE)
-        return;
-    if (c->flagged++ < 8) {
-        size_t l = strlen(c->list);
-        snprintf(c->list + l, sizeof(c->list) - l, "%s%s.%s", l ? ", " : "", g->module, g->name);
-    }
-}
-
 static int open_pickle(mf_model *m, const char *path, unsigned flags, mf_status *st)
 {
     uint32_t fi;
@@ -32,10 +14,10 @@ static int open_pickle(mf_model *m, const char *path, unsigned flags, mf_status 
         return -1;
     const mf_file *f = &m->files[fi];
     pt_model_info *info = pt_info(m);
-    names *nm = info ? mf_arena_alloc(m->arena, sizeof(*nm)) : NULL;
+    pt_flagged *nm = info ? mf_arena_alloc(m->arena, sizeof(*nm)) : NULL;
     if (!nm)
         return mf_oom(st, path);
-    pk_opts po = {.file = f->path, .on_global = on_global, .ctx = nm};
+    pk_opts po = {.file = f->path, .on_global = pt_on_global, .ctx = nm};
     info->pm = pk_new(&po);
     if (!info->pm)
         return mf_oom(st, path);
@@ -55,9 +37,7 @@ static int open_pickle(mf_model *m, const char *path, unsigned flags, mf_status 
                        .pickle_size = f->size, .objects = pk_objects(info->pm), .info = info};
     if (pt_tree_collect(m, root, &to, st))
         return -1;
-    if (nm->flagged)
-        mf_model_note(m, "the pickle reaches names off the allowlist: %s%s (see `mfmt scan`)",
-                      nm->list, nm->flagged > 8 ? ", ..." : "");
+    pt_note_flagged(m, nm, "the pickle");
     return mf_ok(st) ? 0 : -1;
 }
 

@@ -43,6 +43,24 @@ void pt_close(mf_model *m)
     i->mappings = NULL;
 }
 
+void pt_on_global(void *ctx, const pk_global *g, const char *opcode, uint64_t off)
+{
+    pt_flagged *f = ctx;
+    (void)opcode;
+    (void)off;
+    if (g->cls == PK_SAFE || f->n++ >= 8)
+        return;
+    size_t l = strlen(f->names);
+    snprintf(f->names + l, sizeof(f->names) - l, "%s%s.%s", l ? ", " : "", g->module, g->name);
+}
+
+void pt_note_flagged(mf_model *m, const pt_flagged *f, const char *what)
+{
+    if (f->n)
+        mf_model_note(m, "%s reaches names off the weights-only allowlist: %s%s (see `mfmt scan`)",
+                      what, f->names, f->n > 8 ? ", ..." : "");
+}
+
 static bool is_pickle_reader(const mf_model *m)
 {
     return m->reader && (m->reader->format == MF_FMT_PYTORCH_ZIP ||
@@ -115,8 +133,8 @@ static int view_span(walker *w, const char *name, int ndim, const int64_t *shape
         mf_mul_ovf(last, esize, end))
         return mf_fail(w->st, MF_ERR_FORMAT, w->o->file, -1,
                        "tensor \"%s\": storage offset overflows 64 bits", name);
-    if (*empty)
-        *end = *start;
+    if (*empty) /* no element is read: torch checks no bounds either */
+        *start = *end = 0;
     return 0;
 }
 
@@ -202,13 +220,10 @@ static int add_torch_tensor(walker *w, const pk_obj *x)
         return -1;
     t->file = ref.file;
     t->big_endian = ref.big_endian;
-    t->priv = ref.priv;
-    bool inside = start <= ref.nbytes;
-    t->offset = ref.file_offset + (inside ? start : 0);
-    if (ref.data && inside)
+    t->priv = ref.priv; /* a streamed (deflated) record, when not mapped */
+    t->offset = ref.file_offset + start; /* start <= end <= ref.nbytes */
+    if (ref.data)
         t->data = ref.data + start;
-    if (!ref.data && !ref.priv) /* nothing to stream from */
-        t->data = NULL;
     return 0;
 }
 

@@ -72,6 +72,15 @@ bool mf_pytorch_is_mapping(const mf_model *m, const char *path);
 int pt_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, void *ctx,
               mf_status *st);
 
+/* Names off the allowlist a reader met (for a note pointing to `scan`):
+ * pk_opts.on_global = pt_on_global with ctx = a pt_flagged. */
+typedef struct pt_flagged {
+    size_t n;
+    char names[512];
+} pt_flagged;
+void pt_on_global(void *ctx, const pk_global *g, const char *opcode, uint64_t off);
+void pt_note_flagged(mf_model *m, const pt_flagged *f, const char *what);
+
 /* The legacy torch.save stream (torch < 1.6, _use_new_zipfile_serialization=
  * False): five pickles, then the raw storages in the order of the keys. */
 typedef struct pt_legacy_storage {

@@ -222,22 +222,8 @@ int pt_legacy_parse(pk_machine *pm, const uint8_t *b, uint64_t size, const char 
 typedef struct reader_ctx {
     pt_legacy L;
     const mf_file *f;
-    size_t flagged;
-    char names[512];
+    pt_flagged flagged;
 } reader_ctx;
-
-static void on_global(void *ctx, const pk_global *g, const char *opcode, uint64_t off)
-{
-    reader_ctx *c = ctx;
-    (void)opcode;
-    (void)off;
-    if (g->cls == PK_SAFE)
-        return;
-    if (c->flagged++ < 8) {
-        size_t l = strlen(c->names);
-        snprintf(c->names + l, sizeof(c->names) - l, "%s%s.%s", l ? ", " : "", g->module, g->name);
-    }
-}
 
 static int resolve(void *ctx, const pk_obj *sto, pt_storage_ref *out, mf_status *st)
 {
@@ -273,7 +259,7 @@ int pt_legacy_read(mf_model *m, unsigned flags, mf_status *st)
     if (!c)
         return mf_oom(st, f->path);
     c->f = f;
-    pk_opts po = {.file = f->path, .on_global = on_global, .ctx = c};
+    pk_opts po = {.file = f->path, .on_global = pt_on_global, .ctx = &c->flagged};
     pk_free(info->pm);
     info->pm = pk_new(&po);
     if (!info->pm)
@@ -293,9 +279,7 @@ int pt_legacy_read(mf_model *m, unsigned flags, mf_status *st)
                        .info = info};
     if (pt_tree_collect(m, c->L.root, &to, st))
         return -1;
-    if (c->flagged)
-        mf_model_note(m, "the pickle reaches names off the weights-only allowlist: %s%s "
-                         "(see `mfmt scan`)", c->names, c->flagged > 8 ? ", ..." : "");
+    pt_note_flagged(m, &c->flagged, "the pickle");
     return mf_ok(st) ? 0 : -1;
 }
 

@@ -20,8 +20,7 @@ typedef struct zip_ctx {
     const char *prefix; /* "archive/" */
     const mf_zip_entry **sorted;
     bool big_endian;
-    size_t flagged;
-    char flagged_names[512];
+    pt_flagged flagged;
 } zip_ctx;
 
 static int cmp_entry(const void *a, const void *b)
@@ -73,20 +72,6 @@ static char *small_record(zip_ctx *c, const char *rel, mf_status *st)
     }
     mf_status_clear(&tmp);
     return s;
-}
-
-static void on_global(void *ctx, const pk_global *g, const char *opcode, uint64_t off)
-{
-    zip_ctx *c = ctx;
-    (void)opcode;
-    (void)off;
-    if (g->cls == PK_SAFE)
-        return;
-    if (c->flagged++ < 8) {
-        size_t l = strlen(c->flagged_names);
-        snprintf(c->flagged_names + l, sizeof(c->flagged_names) - l, "%s%s.%s", l ? ", " : "",
-                 g->module, g->name);
-    }
 }
 
 /* torch's persistent_load: ('storage', storage_type, key, location, numel). */
@@ -224,7 +209,6 @@ static int open_pickle(zip_ctx *c, pt_model_info *info, const mf_zip_entry *e,
 
 static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
 {
-    const mf_file *f = &m->files[0];
     pt_model_info *info = pt_info(m);
     if (!info)
         return mf_oom(st, c->file);
@@ -254,7 +238,8 @@ static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
         return -1;
     pk_opts po = {.file = c->file, .member = pkl->name,
                   .origin = pkl->method == 0 ? pkl->data_offset : 0,
-                  .on_global = on_global, .persistent_load = persistent_load, .ctx = c};
+                  .on_global = pt_on_global, .persistent_load = persistent_load,
+                  .ctx = &c->flagged};
     info->pm = pk_new(&po);
     if (!info->pm)
         return mf_oom(st, c->file);
@@ -270,12 +255,9 @@ static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
                        .pickle_base = pkl->method == 0 ? p : NULL, .pickle_size = n,
                        .pickle_offset = pkl->data_offset, .objects = pk_objects(info->pm),
                        .info = info};
-    (void)f;
     if (pt_tree_collect(m, root, &to, st))
         return -1;
-    if (c->flagged)
-        mf_model_note(m, "data.pkl reaches names off the weights-only allowlist: %s%s (see `mfmt scan`)",
-                      c->flagged_names, c->flagged > 8 ? ", ..." : "");
+    pt_note_flagged(m, &c->flagged, "data.pkl");
     return 0;
 }
 

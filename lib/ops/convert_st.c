@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,7 +95,7 @@ static int check_unique(mf_convert_item *items, size_t n, mf_status *st)
     return rc;
 }
 
-int mf_convert_select(const mf_model *m, const mf_convert_opts *o, mf_arena *a,
+int mf_convert_select(const mf_model *m, const mf_convert_st_opts *o, mf_arena *a,
                       mf_convert_item **items, size_t *n, mf_status *st)
 {
     *items = NULL;
@@ -129,7 +130,7 @@ int mf_convert_select(const mf_model *m, const mf_convert_opts *o, mf_arena *a,
 typedef struct fill_ctx {
     const mf_model *m;
     const mf_convert_item *items;
-    const mf_convert_opts *o;
+    const mf_convert_st_opts *o;
     uint64_t done, total;
     mf_sink_fn sink;
     void *sink_ctx;
@@ -146,12 +147,51 @@ static int counting_sink(void *ctx, const void *buf, size_t n, mf_status *st)
     return 0;
 }
 
+/* The bytes of the mapping a tensor reaches, page-aligned; false when it
+ * is not mapped. */
+static bool mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, size_t *len)
+{
+    const mf_file *f = mf_tensor_file(m, t);
+    const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
+    if (!t->data || !f || !f->base || !di || t->nbytes == 0)
+        return false;
+    uint64_t reach = t->nbytes;
+    if (t->strides && di->block_elems == 1) {
+        uint64_t last = 0;
+        for (int d = 0; d < t->ndim; d++)
+            last += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
+        reach = (last + 1) * di->block_bytes;
+    }
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)t->data & ~(page - 1), b = (uintptr_t)t->data + reach;
+    uintptr_t end = (uintptr_t)f->base + f->size;
+    if (b > end)
+        b = end;
+    if (b <= a)
+        return false;
+    *lo = (uint8_t *)a;
+    *len = b - a;
+    return true;
+}
+
+/* Streams one tensor; its pages are read ahead sequentially and dropped
+ * from this process afterwards, so resident memory stays at about one
+ * tensor however large the model (the page cache keeps them for others). */
 static int fill(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_status *st)
 {
     fill_ctx *f = ctx;
     f->sink = sink;
     f->sink_ctx = sink_ctx;
-    return mf_tensor_stream(f->m, f->items[index].t, counting_sink, f, st);
+    const mf_tensor *t = f->items[index].t;
+    uint8_t *lo;
+    size_t len;
+    bool mapped = mapped_span(f->m, t, &lo, &len);
+    if (mapped)
+        madvise(lo, len, MADV_SEQUENTIAL);
+    int rc = mf_tensor_stream(f->m, t, counting_sink, f, st);
+    if (mapped)
+        madvise(lo, len, MADV_DONTNEED);
+    return rc;
 }
 
 /* The index-th item of a shard: fill sees shard-local indices. */
@@ -318,7 +358,7 @@ static int write_sharded(const mf_model *m, const char *out, const mf_convert_it
 
 /* MLX: the packed triples are written dequantized, as their logical
  * tensors (formats/mlx.h). */
-static int convert_mlx(const mf_model *m, const char *out, const mf_convert_opts *o,
+static int convert_mlx(const mf_model *m, const char *out, const mf_convert_st_opts *o,
                        mf_status *st)
 {
     mf_model *view;
@@ -329,7 +369,7 @@ static int convert_mlx(const mf_model *m, const char *out, const mf_convert_opts
     return rc;
 }
 
-int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_opts *o,
+int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_st_opts *o,
                               mf_status *st)
 {
     const mf_mlx_quant *q;

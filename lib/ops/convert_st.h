@@ -5,13 +5,13 @@
 
 typedef void (*mf_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
-typedef struct mf_convert_opts {
+typedef struct mf_convert_st_opts {
     const char *key;          /* write the tensors under this path ("state_dict") */
     uint64_t max_shard_size;  /* bytes per shard; 0: one file */
     bool include_optimizer;   /* keep optimizer state of a checkpoint */
     mf_progress_fn progress;
     void *progress_ctx;
-} mf_convert_opts;
+} mf_convert_st_opts;
 
 /* One tensor to write: its source and its name in the output. */
 typedef struct mf_convert_item {
@@ -23,7 +23,7 @@ typedef struct mf_convert_item {
  * checkpoint's state_dict / model / module mapping unwrapped as loaders do
  * (sd.get("state_dict", sd)), or the --key sub-object; optimizer state left
  * out unless asked for. Names live in `a`. */
-int mf_convert_select(const mf_model *m, const mf_convert_opts *o, mf_arena *a,
+int mf_convert_select(const mf_model *m, const mf_convert_st_opts *o, mf_arena *a,
                       mf_convert_item **items, size_t *n, mf_status *st);
 
 /* Writes them to `out` (atomically), or with max_shard_size to
@@ -31,7 +31,7 @@ int mf_convert_select(const mf_model *m, const mf_convert_opts *o, mf_arena *a,
  * (PREFIX: out without ".safetensors"). Every tensor contiguous, C order,
  * bit-identical to its canonical bytes; __metadata__ {"format": "pt"}.
  * Refuses to write over any file the model reads. */
-int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_opts *o,
+int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_st_opts *o,
                               mf_status *st);
 
 #endif
