@@ -52,8 +52,14 @@ static int to_safetensors(const convert_args *a)
         return rc;
     }
     uint64_t total = 0;
-    for (size_t i = 0; i < m->n_tensors; i++)
+    size_t strings = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
         total += m->tensors[i].nbytes;
+        strings += m->tensors[i].dtype == MF_STRING;
+    }
+    if (strings)
+        fprintf(stderr, "mfmt convert: note: %zu STRING tensor%s left out (safetensors holds no strings)\n",
+                strings, strings == 1 ? "" : "s");
     cli_progress p;
     cli_progress_start(&p, "converting", total);
     o.progress = on_progress;

@@ -1,5 +1,6 @@
-/* fuzz_onnx.c - libFuzzer harness for the ONNX readers: the input as an
- * ONNX model (graph printed too) and as a lone TensorProto. */
+/* fuzz_onnx.c - libFuzzer harness for the ONNX readers: the input opened as
+ * mfmt opens a file, then as an ONNX model (graph printed too) and as a
+ * lone TensorProto. */
 #include "fuzz_reader.h"
 #include "formats/onnx.h"
 
@@ -18,12 +19,9 @@ static void print_graph(mf_model *m)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char path[128];
-    snprintf(path, sizeof(path), "%s/model.onnx", fuzz_tmpdir());
-    if (fuzz_write(path, data, size) == 0) {
-        fuzz_read(path, MF_FMT_ONNX, print_graph);
-        fuzz_read(path, MF_FMT_ONNX_TENSOR, NULL);
-    }
-    unlink(path);
+    fuzz_open_bytes(data, size, ".onnx"); /* through detection, as mfmt opens it */
+    const char *path = fuzz_write_input(data, size, ".onnx");
+    fuzz_read(path, MF_FMT_ONNX, print_graph);
+    fuzz_read(path, MF_FMT_ONNX_TENSOR, NULL);
     return 0;
 }

@@ -15,10 +15,7 @@ static void quantization(mf_model *m)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char path[128];
-    snprintf(path, sizeof(path), "%s/model.tflite", fuzz_tmpdir());
-    if (fuzz_write(path, data, size) == 0)
-        fuzz_read(path, MF_FMT_TFLITE, quantization);
-    unlink(path);
+    fuzz_open_bytes(data, size, ".tflite"); /* through detection, as mfmt opens it */
+    fuzz_read(fuzz_write_input(data, size, ".tflite"), MF_FMT_TFLITE, quantization);
     return 0;
 }

@@ -286,7 +286,7 @@ static void test_good(void)
     const mf_value *v = mf_meta_get(m, "operator_codes");
     CHECK(v && v->type == MF_V_ARR && v->as.arr.n == 2 &&
           strcmp(v->as.arr.items[0].as.s.ptr, "CONV_2D") == 0 &&
-          strcmp(v->as.arr.items[1].as.s.ptr, "MyOp") == 0);
+          strcmp(v->as.arr.items[1].as.s.ptr, "CUSTOM:MyOp") == 0);
     v = mf_meta_get(m, "min_runtime_version");
     CHECK(v && v->type == MF_V_STR && strcmp(v->as.s.ptr, "1.5.0") == 0);
     v = mf_meta_get(m, "description");

@@ -371,6 +371,39 @@ static int add_counts(onnx_reader *r, uint64_t functions, uint64_t training)
     return 0;
 }
 
+static int cmp_tensor_name(const void *a, const void *b)
+{
+    const mf_tensor *const *x = a, *const *y = b;
+    return strcmp((*x)->name, (*y)->name);
+}
+
+/* Initializer names are unique (the graph is in SSA form; the checker
+ * refuses repeats); onnx.load keeps them, so outside validate it is a note. */
+static int check_unique_names(mf_model *m, unsigned flags, mf_status *st)
+{
+    if (m->n_tensors < 2)
+        return 0;
+    const mf_tensor **v = malloc(m->n_tensors * sizeof(*v));
+    if (!v)
+        return mf_oom(st, m->path);
+    for (size_t i = 0; i < m->n_tensors; i++)
+        v[i] = &m->tensors[i];
+    qsort(v, m->n_tensors, sizeof(*v), cmp_tensor_name);
+    for (size_t i = 1; i < m->n_tensors; i++) {
+        if (strcmp(v[i]->name, v[i - 1]->name) != 0)
+            continue;
+        if (flags & MF_OPEN_STRICT)
+            mf_breach(st, m->path, (int64_t)v[i]->offset, "initializer name \"%s\" appears twice",
+                      v[i]->name);
+        else
+            mf_model_note(m, "initializer name \"%s\" appears twice (the ONNX checker refuses it)",
+                          v[i]->name);
+        break;
+    }
+    free(v);
+    return 0;
+}
+
 static const char *model_dir(mf_model *m, const char *path)
 {
     char *tmp = mf_arena_strdup(m->arena, path);
@@ -431,11 +464,13 @@ static int open_onnx(mf_model *m, const char *path, unsigned flags, mf_status *s
     }
     if (rc == 0)
         rc = add_counts(&r, functions, training);
+    if (rc == 0)
+        rc = check_unique_names(m, flags, st);
     MF_VEC_FREE(r.gs.ops);
     MF_VEC_FREE(r.gs.inputs);
     MF_VEC_FREE(r.gs.outputs);
     mf_onnx_ctx_free(&r.x);
-    return rc < 0 ? -1 : 0;
+    return rc < 0 || st->code != MF_OK ? -1 : 0;
 }
 
 const mf_reader mf_reader_onnx = {

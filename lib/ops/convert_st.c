@@ -105,6 +105,8 @@ int mf_convert_select(const mf_model *m, const mf_convert_opts *o, mf_arena *a,
     size_t k = 0;
     for (size_t i = 0; i < m->n_tensors; i++) {
         const mf_tensor *t = &m->tensors[i];
+        if (t->dtype == MF_STRING) /* safetensors holds no strings (TF checkpoints have one) */
+            continue;
         const char *rest = under(t->name, prefix);
         bool opt = first_segment_is(t->name, optimizer_keys);
         if (rest && (prefix[0] || !opt || o->include_optimizer))
