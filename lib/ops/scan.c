@@ -286,7 +286,7 @@ static void scan_npy(scanner *sc, const uint8_t *b, uint64_t n)
     mf_npy_header h;
     mf_status st;
     mf_status_init(&st);
-    if (mf_npy_parse_header(b, n, sc->path, 0, NULL, &h, &st)) {
+    if (mf_npy_parse_header(b, n, sc->path, 0, &h, &st)) {
         add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
                     "a .npy header np.load refuses (%s): holds no pickle it would run", st.msg);
         mf_status_clear(&st);
