@@ -21,7 +21,7 @@ int cli_convert_to_gguf(int argc, char **argv)
         if (cli_flag(argc, argv, &i, "--type", &v) || cli_flag(argc, argv, &i, "--outtype", &v) ||
             cli_flag(argc, argv, &i, "--dtype", &v)) {
             if (!v)
-                return cli_usage_error("convert", "--type needs a value (f32, f16, bf16, q8_0, auto)");
+                return cli_usage_error("convert", "--type needs a value (f32, f16, bf16, q8_0, auto, Q4_K_M, ...)");
             type = v;
         } else if (cli_flag(argc, argv, &i, "--threads", &v)) {
             if (!v)
@@ -38,7 +38,7 @@ int cli_convert_to_gguf(int argc, char **argv)
         }
     }
     if (!in || !out)
-        return cli_usage_error("convert", "usage: convert DIR OUT.gguf [--type f32|f16|bf16|q8_0|auto]");
+        return cli_usage_error("convert", "usage: convert DIR OUT.gguf [--type f32|f16|bf16|q8_0|auto|Q4_K_M|...]");
     return cli_convert_dir_to_gguf(in, out, type, threads ? atoi(threads) : 1);
 }
 

@@ -10,6 +10,7 @@
 #include "core/core.h"
 #include "formats/hf.h"
 #include "ops/hf_ops.h"
+#include "ops/quantize.h"
 
 #include <math.h>
 #include <sys/stat.h>
@@ -774,11 +775,58 @@ static void test_convert_variants(void)
                "\"model.extra.weight\": \"model-00002-of-00002.safetensors\"}}");
     CHECK(mf_convert_to_gguf(dir, out, "f16", NULL, &st) != 0 && strstr(st.msg, "model.extra.weight"));
     mf_status_clear(&st);
-    /* a type the converter does not write */
-    CHECK(mf_convert_to_gguf(dir, out, "q4_k_m", NULL, &st) != 0 && st.code == MF_ERR_USAGE);
+    /* a type nobody writes */
+    CHECK(mf_convert_to_gguf(dir, out, "q9_k_x", NULL, &st) != 0 && st.code == MF_ERR_USAGE);
     mf_status_clear(&st);
     /* the failed conversions left no output behind */
     CHECK(access(out, F_OK) != 0 || unlink(out) == 0);
+}
+
+/* A mix in the same pass gives the bytes of converting to f32 and then
+ * quantizing that file as llama-quantize does. */
+static void check_mix(const char *dir, const char *mix)
+{
+    char a[4200], f[4200], b[4200];
+    snprintf(a, sizeof(a), "%s/mix-a.gguf", tmp);
+    snprintf(f, sizeof(f), "%s/mix-f32.gguf", tmp);
+    snprintf(b, sizeof(b), "%s/mix-b.gguf", tmp);
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_convert_to_gguf(dir, a, mix, NULL, &st) == 0, "%s %s: %s", dir, mix, st.msg);
+    mf_status_clear(&st);
+    CHECK(mf_convert_to_gguf(dir, f, "f32", NULL, &st) == 0);
+    mf_quantize_opts o;
+    mf_quantize_opts_init(&o, mf_ftype_parse(mix));
+    mf_quantize_result res;
+    CHECKF(mf_quantize_file(f, b, &o, NULL, NULL, &res, &st) == 0, "%s", st.msg);
+    char ha[129] = "a", hb[129] = "b";
+    mf_hash_file(a, MF_SHA256, ha, &st);
+    mf_hash_file(b, MF_SHA256, hb, &st);
+    CHECKF(!strcmp(ha, hb), "%s as %s in one pass differs from f32 + quantize", dir, mix);
+    mf_status_clear(&st);
+    unlink(a);
+    unlink(f);
+    unlink(b);
+}
+
+static void test_convert_mix(void)
+{
+    char dir[4200];
+    snprintf(dir, sizeof(dir), "%s/corpus/hf-dir/llama-tiny", shared);
+    check_mix(dir, "Q4_K_M");
+    snprintf(dir, sizeof(dir), "%s/corpus/hf-dir/qwen2-tiny", shared);
+    check_mix(dir, "Q5_K_S");
+    /* rows of 256: real k-quant blocks, the mix's per-tensor choices */
+    snprintf(dir, sizeof(dir), "%s/mix256", tmp);
+    make_synth_dir(dir, "LlamaForCausalLM", 2, 256, false, false, NULL);
+    check_mix(dir, "Q4_K_M");
+    check_mix(dir, "Q3_K_L");
+    mf_status st;
+    mf_status_init(&st);
+    char out[4200];
+    snprintf(out, sizeof(out), "%s/mix.gguf", tmp);
+    CHECK(mf_convert_to_gguf(dir, out, "IQ2_XXS", NULL, &st) != 0 && strstr(st.msg, "importance matrix"));
+    mf_status_clear(&st);
 }
 
 int main(void)
@@ -800,6 +848,7 @@ int main(void)
     test_lfs_and_report();
     test_convert_gqa();
     test_convert_variants();
+    test_convert_mix();
     json_decref(man);
     rm_tree(tmp);
     return tl_report("hf");

@@ -16,6 +16,7 @@
  *    (convert_vocab.c), in the converter's order.
  * Data streams tensor by tensor into mf_gguf_write (atomic output). */
 #include "ops/hf_ops.h"
+#include "ops/quant_mix.h"
 #include "quant/quant.h"
 
 #include <dirent.h>
@@ -59,6 +60,7 @@ typedef struct conv {
     int ftype;                   /* general.file_type */
     mf_dtype qtype;              /* the output type of quantizable tensors */
     bool auto_type;
+    mf_ftype mix;                /* a llama-quantize mix (Q4_K_M...), or MF_FTYPE_INVALID */
     int64_t block_count;
     mf_model **parts;
     size_t n_parts;
@@ -865,6 +867,71 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
     return rc;
 }
 
+/* ------------------------------------------------------------ the mix */
+
+static int cmp_out(const void *a, const void *b)
+{
+    const out_tensor *x = a, *y = b;
+    return mf_qmix_name_cmp(x->name, y->name);
+}
+
+static int kv_int(const mf_kvlist *kv, const char *arch, const char *suffix, int dflt)
+{
+    char key[128];
+    snprintf(key, sizeof(key), "%s.%s", arch, suffix);
+    const mf_value *v = mf_kv_get(kv, key);
+    return v && v->type == MF_V_U32 ? (int)v->as.u : dflt;
+}
+
+/* Moves a key to the end (gguf_set_val on an existing key). */
+static void kv_move_last(mf_kvlist *kv, const char *key, uint32_t value)
+{
+    for (size_t i = 0; i < kv->n; i++)
+        if (!strcmp(kv->kv[i].key, key)) {
+            mf_kv k = kv->kv[i];
+            memmove(&kv->kv[i], &kv->kv[i + 1], (kv->n - i - 1) * sizeof(mf_kv));
+            k.v.as.u = value;
+            kv->kv[kv->n - 1] = k;
+            return;
+        }
+}
+
+/* The f32 conversion quantized as llama-quantize quantizes an f32 GGUF:
+ * tensors in its order, a type per tensor from the mix's rules, then
+ * general.quantization_version and general.file_type set (moved last). */
+static int apply_mix(conv *c, mf_kvlist *kv)
+{
+    const char *arch = arch_names[c->arch];
+    mf_qmix_params mp;
+    mf_qmix_params_init(&mp, c->mix);
+    mf_qmix_hparams h = {.arch = arch, .n_layer = kv_int(kv, arch, "block_count", 0),
+                         .n_head = kv_int(kv, arch, "attention.head_count", 0)};
+    h.n_head_kv = kv_int(kv, arch, "attention.head_count_kv", h.n_head);
+    h.n_expert = kv_int(kv, arch, "expert_count", 0);
+    mf_qmix q;
+    mf_qmix_init(&q, &mp, &h);
+    for (size_t i = 0; i < c->n_out; i++)
+        mf_qmix_count(&q, c->out[i].name);
+    qsort(c->out, c->n_out, sizeof(out_tensor), cmp_out); /* names are unique */
+    for (size_t i = 0; i < c->n_out; i++) {
+        out_tensor *o = &c->out[i];
+        int64_t ne[4] = {1, 1, 1, 1};
+        for (int d = 0; d < o->ndim; d++)
+            ne[d] = o->shape[o->ndim - 1 - d];
+        bool fallback = false;
+        mf_dtype t = mf_qmix_choose(&q, o->name, ne, MF_F32, &fallback, c->st);
+        if (t == MF_DTYPE_INVALID)
+            return -1;
+        if (t != MF_F32 && !mf_can_quantize(t))
+            return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "tensor %s: mfmt cannot quantize to %s yet",
+                           o->name, mf_dtype_name(t));
+        o->dtype = t;
+    }
+    kv_move_last(kv, "general.quantization_version", 2);
+    kv_move_last(kv, "general.file_type", (uint32_t)c->mix);
+    return 0;
+}
+
 /* ------------------------------------------------------------- driver */
 
 static int parse_type(conv *c, const char *type)
@@ -884,9 +951,20 @@ static int parse_type(conv *c, const char *type)
             c->qtype = types[i].dt;
             return 0;
         }
-    return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1,
-                   "output type \"%s\" is not one the converter writes (f32, f16, bf16, q8_0, auto); "
-                   "quantize the f16 file for other types", type);
+    /* a llama-quantize mix: converted as f32, then quantized in the same pass */
+    mf_ftype mix = mf_ftype_parse(type);
+    if (mix == MF_FTYPE_INVALID)
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1,
+                       "output type \"%s\" unknown: f32, f16, bf16, q8_0, auto, or a llama-quantize "
+                       "type (Q4_K_M, Q5_K_M, Q6_K, IQ4_XS, ...)", type);
+    if (mf_ftype_needs_imatrix(mix))
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1,
+                       "%s needs an importance matrix: convert to f16, then mfmt quantize --imatrix",
+                       mf_ftype_name(mix));
+    c->mix = mix;
+    c->ftype = MF_FTYPE_ALL_F32;
+    c->qtype = MF_F32;
+    return 0;
 }
 
 static int pick_arch(conv *c)
@@ -963,7 +1041,7 @@ static void free_conv(conv *c)
 int mf_convert_to_gguf(const char *dir, const char *out, const char *type,
                        const mf_convert_opts *opts, mf_status *st)
 {
-    conv c = {.dir = dir, .opts = opts, .st = st};
+    conv c = {.dir = dir, .opts = opts, .st = st, .mix = MF_FTYPE_INVALID};
     mf_kvlist kv;
     if (mf_kvlist_init(&kv))
         return mf_oom(st, dir);
@@ -983,6 +1061,8 @@ int mf_convert_to_gguf(const char *dir, const char *out, const char *type,
     }
     if (rc == 0)
         rc = build_metadata(&c, &kv);
+    if (rc == 0 && c.mix != MF_FTYPE_INVALID)
+        rc = apply_mix(&c, &kv);
     if (rc == 0) {
         ot = calloc(c.n_out ? c.n_out : 1, sizeof(*ot));
         rc = ot ? 0 : mf_oom(st, dir);

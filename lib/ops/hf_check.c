@@ -372,7 +372,9 @@ int mf_hf_load_report(const mf_model *m, mf_load_report *r, mf_status *st)
     dims d;
     const char *arch;
     int rc = 0;
-    if (build_expected(cfg, &b, &d, &arch, r->why_not, sizeof(r->why_not)) == 0) {
+    if (!m->n_tensors)
+        snprintf(r->why_not, sizeof(r->why_not), "no weights were read");
+    else if (build_expected(cfg, &b, &d, &arch, r->why_not, sizeof(r->why_not)) == 0) {
         r->arch = arch;
         r->tied = d.tie;
         const char *mt = json_string_value(json_object_get(cfg, "model_type"));

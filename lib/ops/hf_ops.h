@@ -19,8 +19,10 @@ typedef struct mf_convert_opts {
  * as safetensors or .bin) to one GGUF file as llama.cpp's converter (the
  * commit of ../shared/convert-ref) writes it: same tensors, names, shapes,
  * types and bytes, same keys and values in the same order. `type`: f32,
- * f16, bf16, q8_0 or auto (NULL: f16, the converter's default). Streams
- * tensor by tensor; the output is written atomically. */
+ * f16, bf16, q8_0 or auto (NULL: f16, the converter's default), or a
+ * llama-quantize type (Q4_K_M, Q6_K, IQ4_XS, ...: the bytes of converting
+ * to f32 and quantizing that, in one pass). Streams tensor by tensor; the
+ * output is written atomically. */
 int mf_convert_to_gguf(const char *dir, const char *out, const char *type,
                        const mf_convert_opts *opts, mf_status *st);
 /* The architectures (config.json "architectures"[0]) it converts. */
