@@ -2,8 +2,7 @@
  * a Hugging Face directory to GGUF as llama.cpp's converter writes it.
  * cmd_convert.c dispatches here for a .gguf output from a directory; the
  * hidden subcommand "convert-gguf" reaches it directly. */
-#include "cli.h"
-#include "ops/hf_ops.h"
+#include "hf_cli.h"
 
 #include <stdlib.h>
 
@@ -40,10 +39,14 @@ int cli_convert_to_gguf(int argc, char **argv)
     }
     if (!in || !out)
         return cli_usage_error("convert", "usage: convert DIR OUT.gguf [--type f32|f16|bf16|q8_0|auto]");
+    return cli_convert_dir_to_gguf(in, out, type, threads ? atoi(threads) : 1);
+}
+
+int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, int threads)
+{
     cli_progress prog;
     cli_progress_start(&prog, "converting", 0);
-    mf_convert_opts o = {.threads = threads ? atoi(threads) : 1, .progress = show_progress,
-                         .progress_ctx = &prog};
+    mf_convert_opts o = {.threads = threads, .progress = show_progress, .progress_ctx = &prog};
     mf_status st;
     mf_status_init(&st);
     int rc = mf_convert_to_gguf(in, out, type, &o, &st);

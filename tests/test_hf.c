@@ -569,6 +569,12 @@ static void make_synth_dir(const char *dir, const char *cls, int kv_heads, int i
     synth_add(&s, "model.layers.0.self_attn.k_proj.weight", kv, 32);
     synth_add(&s, "model.layers.0.self_attn.v_proj.weight", kv, 32);
     synth_add(&s, "model.layers.0.self_attn.o_proj.weight", 32, 32);
+    if (extra_config && strstr(extra_config, "attention_bias")) {
+        synth_add(&s, "model.layers.0.self_attn.q_proj.bias", 32, 0);
+        synth_add(&s, "model.layers.0.self_attn.k_proj.bias", kv, 0);
+        synth_add(&s, "model.layers.0.self_attn.v_proj.bias", kv, 0);
+        synth_add(&s, "model.layers.0.self_attn.o_proj.bias", 32, 0);
+    }
     if (qk_norm) {
         synth_add(&s, "model.layers.0.self_attn.q_norm.weight", 8, 0);
         synth_add(&s, "model.layers.0.self_attn.k_norm.weight", 8, 0);
@@ -641,6 +647,27 @@ static void test_convert_gqa(void)
     CHECK(key_u32(m, "llama.attention.head_count_kv", 1) && key_u32(m, "llama.rope.dimension_count", 8));
     CHECK(mf_tensor_find(m, "blk.0.attn_norm.weight")->dtype == MF_F32);
     mf_close(m);
+
+    /* llama with attention biases: the q/k biases are permuted like the rows */
+    snprintf(dir, sizeof(dir), "%s/bias", tmp);
+    make_synth_dir(dir, "LlamaForCausalLM", 2, 64, true, false, "\"attention_bias\": true");
+    m = convert(dir, "f32", out);
+    const mf_tensor *qb = m ? mf_tensor_find(m, "blk.0.attn_q.bias") : NULL,
+                    *kb = m ? mf_tensor_find(m, "blk.0.attn_k.bias") : NULL;
+    ok = qb && kb && qb->dtype == MF_F32 && kb->shape[0] == 16;
+    for (int64_t r = 0; ok && r < 32; r++) {
+        float f;
+        memcpy(&f, qb->data + 4 * r, 4);
+        ok = f == (float)((r / 8 * 8 + (r % 2) * 4 + (r % 8) / 2) * 1000);
+    }
+    for (int64_t r = 0; ok && r < 16; r++) { /* 2 KV heads of 8 */
+        float f;
+        memcpy(&f, kb->data + 4 * r, 4);
+        ok = f == (float)((r / 8 * 8 + (r % 2) * 4 + (r % 8) / 2) * 1000);
+    }
+    CHECKF(ok, "q/k biases permuted per head");
+    mf_close(m);
+    snprintf(dir, sizeof(dir), "%s/gqa", tmp);
 
     /* f16 and bf16: exact values stay exact, 2-d weights change type */
     m = convert(dir, "bf16", out);

@@ -2,6 +2,7 @@
 #include "core/core.h"
 #include "core/proto.h"
 #include "core/zip.h"
+#include "formats/pickle.h"
 
 #include <jansson.h>
 
@@ -103,6 +104,9 @@ static int probe_pickle(probe *p)
     if (p->size >= sizeof(torch_legacy_magic) &&
         memcmp(p->b, torch_legacy_magic, sizeof(torch_legacy_magic)) == 0)
         return found(p, MF_FMT_PYTORCH_PICKLE, "PyTorch legacy (pickle protocol 2 + magic number)");
+    /* torch.load compares the magic number's value: any spelling works */
+    if (pk_starts_torch_legacy(p->b, (size_t)p->size))
+        return found(p, MF_FMT_PYTORCH_PICKLE, "PyTorch legacy (magic number spelled otherwise)");
     if (p->b[0] == 0x80 && p->b[1] >= 2 && p->b[1] <= 5)
         return found(p, MF_FMT_PICKLE, "pickle protocol %u", p->b[1]);
     /* protocol 0/1: a plausible first opcode and a STOP ('.') at the end */

@@ -389,8 +389,9 @@ int mf_npy_header_need(const uint8_t *b, uint64_t size, const char *file, uint64
     return 0;
 }
 
-int mf_npy_parse_header(const uint8_t *b, uint64_t size, const char *file, uint64_t origin,
-                        const char *member, mf_npy_header *h, mf_status *st)
+int mf_npy_parse_member_header(const uint8_t *b, uint64_t size, const char *file,
+                               uint64_t origin, const char *member, mf_npy_header *h,
+                               mf_status *st)
 {
     memset(h, 0, sizeof(*h));
     h->dtype = MF_DTYPE_INVALID;
@@ -418,6 +419,12 @@ int mf_npy_parse_header(const uint8_t *b, uint64_t size, const char *file, uint6
                        "npy header: byte size of %llu '%s' elements overflows 64 bits",
                        (unsigned long long)n, h->descr);
     return 0;
+}
+
+int mf_npy_parse_header(const uint8_t *b, uint64_t size, const char *file, uint64_t origin,
+                        mf_npy_header *h, mf_status *st)
+{
+    return mf_npy_parse_member_header(b, size, file, origin, NULL, h, st);
 }
 
 int mf_npy_fill_tensor(const mf_npy_header *h, mf_tensor *t, mf_arena *a, mf_status *st)
@@ -473,7 +480,7 @@ static int open_npy(mf_model *m, const char *path, unsigned flags, mf_status *st
         return -1;
     const mf_file *f = &m->files[fi];
     mf_npy_header h;
-    if (mf_npy_parse_header(f->base, f->size, path, 0, NULL, &h, st))
+    if (mf_npy_parse_header(f->base, f->size, path, 0, &h, st))
         return -1;
     snprintf(m->version, sizeof(m->version), "%u.%u", h.major, h.minor);
     m->header_bytes = h.data_offset;

@@ -36,12 +36,15 @@ int mf_npy_header_need(const uint8_t *b, uint64_t size, const char *file,
                        mf_status *st);
 
 /* Parses the header at b (size bytes available; `origin` is where b sits in
- * `file`, for messages, which name `member` when not NULL). Checks magic, version, the dict literal and the
+ * `file`, for messages). Checks magic, version, the dict literal and the
  * dtype; computes data_offset and nbytes (overflow-checked). Does not check
  * that the data is present: the caller knows how many bytes the array has. */
 int mf_npy_parse_header(const uint8_t *b, uint64_t size, const char *file,
-                        uint64_t origin, const char *member,
-                        mf_npy_header *h, mf_status *st);
+                        uint64_t origin, mf_npy_header *h, mf_status *st);
+/* The same for a member of an .npz: messages name the member. */
+int mf_npy_parse_member_header(const uint8_t *b, uint64_t size, const char *file,
+                               uint64_t origin, const char *member,
+                               mf_npy_header *h, mf_status *st);
 
 /* Fills a tensor's name-independent fields from a parsed header: dtype,
  * shape, byte order, nbytes, and Fortran order as element strides

@@ -12,7 +12,7 @@
 static int npy_pickle(const mf_file *f, mf_npy_pickle_fn fn, void *ctx, mf_status *st)
 {
     mf_npy_header h;
-    if (mf_npy_parse_header(f->base, f->size, f->path, 0, NULL, &h, st))
+    if (mf_npy_parse_header(f->base, f->size, f->path, 0, &h, st))
         return -1;
     if (!h.is_object)
         return 0;

@@ -70,7 +70,7 @@ int mf_npz_member_header(const mf_zip *z, const mf_zip_entry *e, mf_npy_header *
         const uint8_t *p = mf_zip_stored_data(z, e, st);
         if (!p)
             return -1;
-        return mf_npy_parse_header(p, e->usize, z->file, e->data_offset, e->name, h, st);
+        return mf_npy_parse_member_header(p, e->usize, z->file, e->data_offset, e->name, h, st);
     }
     if (e->method != 8)
         return mf_fail(st, MF_ERR_UNSUPPORTED, z->file, (int64_t)e->local_offset,
@@ -89,7 +89,8 @@ int mf_npz_member_header(const mf_zip *z, const mf_zip_entry *e, mf_npy_header *
         if (member_prefix(z, e, need, &buf, &n, st))
             return -1;
         int rc = pass == 0 ? mf_npy_header_need(buf, n, z->file, e->data_offset, e->name, &need, st)
-                           : mf_npy_parse_header(buf, n, z->file, e->data_offset, e->name, h, st);
+                           : mf_npy_parse_member_header(buf, n, z->file, e->data_offset, e->name,
+                                                        h, st);
         free(buf);
         if (rc)
             return -1;
@@ -170,13 +171,17 @@ static int check_member_crc(const mf_zip *z, const mf_zip_entry *e, mf_status *s
  * would see only one of them). */
 static void check_duplicates(mf_model *m, const mf_zip *z, mf_status *st)
 {
-    for (size_t i = 1; i < m->n_tensors; i++)
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(m->tensors[i].name, m->tensors[j].name) == 0) {
-                mf_breach(st, z->file, -1, "npz: two members named \"%s.npy\"",
-                          m->tensors[i].name);
-                break;
-            }
+    mf_strset names = {0};
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        int added = mf_strset_add(&names, m->tensors[i].name);
+        if (added < 0) {
+            mf_oom(st, z->file);
+            break;
+        }
+        if (added == 0)
+            mf_breach(st, z->file, -1, "npz: two members named \"%s.npy\"", m->tensors[i].name);
+    }
+    mf_strset_free(&names);
 }
 
 static int open_npz(mf_model *m, const char *path, unsigned flags, mf_status *st)
@@ -205,8 +210,7 @@ static int open_npz(mf_model *m, const char *path, unsigned flags, mf_status *st
         if (add_member(m, p, fi, e, flags, st))
             return -1;
     }
-    if (m->n_tensors > 1 && m->n_tensors < 5000)
-        check_duplicates(m, &p->zip, st);
+    check_duplicates(m, &p->zip, st);
     return mf_ok(st) ? 0 : -1;
 }
 

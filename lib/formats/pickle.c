@@ -9,8 +9,8 @@
 
 /* Absolute caps, whatever the input size: beyond them a pickle is refused
  * as an expansion bomb (model files need a tiny fraction of this). */
-#define CAP_OBJECTS (4u << 20)
-#define CAP_ITEMS (16u << 20)
+#define CAP_OBJECTS (2u << 20)
+#define CAP_ITEMS (8u << 20)
 #define CAP_STACK (4u << 20)
 #define CAP_MEMO (4u << 20)
 #define MAX_LINE 65536 /* text opcodes' arguments */
@@ -166,7 +166,7 @@ static int pop_mark(pk_machine *pm, pk_obj ***items, size_t *n, const char *op, 
     if (pm->mn == 0)
         return pk_fail(pm, pm->op_off, st, "%s: no MARK on the stack", op);
     size_t m = pm->marks[--pm->mn];
-    *items = pm->stk + m;
+    *items = pm->stk ? pm->stk + m : NULL; /* no stack yet: an empty mark */
     *n = pm->sn - m;
     pm->sn = m; /* the items stay readable until the next push */
     return pk_charge(pm, *n, st);
@@ -989,7 +989,7 @@ int pk_load(pk_machine *pm, const uint8_t *data, size_t size, pk_obj **out, size
     pm->max_work = 64 * pm->input_bytes + (16u << 20);
     uint64_t lim = 2 * pm->input_bytes + 1024;
     pm->max_objects = lim < CAP_OBJECTS ? lim : CAP_OBJECTS;
-    lim = 8 * pm->input_bytes + 4096;
+    lim = 4 * pm->input_bytes + 4096; /* a slot needs a pushed value: >= 1 byte */
     pm->max_items = lim < CAP_ITEMS ? lim : CAP_ITEMS;
     uint64_t ops = 0;
     *out = NULL;
@@ -1013,4 +1013,22 @@ int pk_load(pk_machine *pm, const uint8_t *data, size_t size, pk_obj **out, size
     if (used)
         *used = r == 1 ? pm->pos : (size_t)pm->op_off;
     return r == 1 ? 0 : -1;
+}
+
+bool pk_starts_torch_legacy(const uint8_t *b, size_t n)
+{
+    pk_opts o = {.file = ""};
+    pk_machine *pm = pk_new(&o);
+    if (!pm)
+        return false;
+    mf_status st;
+    mf_status_init(&st);
+    pk_obj *v = NULL;
+    size_t used;
+    bool yes = pk_load(pm, b, n < 512 ? n : 512, &v, &used, NULL, &st) == 0 && v &&
+               v->kind == PK_BIGINT && v->u.s.n == strlen(PK_TORCH_LEGACY_MAGIC) &&
+               memcmp(v->u.s.p, PK_TORCH_LEGACY_MAGIC, v->u.s.n) == 0;
+    mf_status_clear(&st);
+    pk_free(pm);
+    return yes;
 }

@@ -179,4 +179,9 @@ mf_dtype pk_numpy_dtype(const char *descr);
 
 /* The magic number of torch's legacy format, as pk_load's BIGINT text. */
 #define PK_TORCH_LEGACY_MAGIC "119547037146038801333356"
+
+/* Does the first pickle of b evaluate to that magic number, however it is
+ * spelled (LONG1, LONG4, text LONG, ...)? Reads at most a few hundred
+ * bytes; for format detection. */
+bool pk_starts_torch_legacy(const uint8_t *b, size_t n);
 #endif

@@ -47,8 +47,19 @@ pk_obj *pk_make(pk_machine *pm, pk_kind k, mf_status *st)
     return o;
 }
 
-/* Grows a container to hold `need` slots; slots are counted against the
- * machine's item budget. */
+/* Every slot a container or key index allocates counts against the item
+ * budget (outgrown arrays stay in the arena, so they count too). */
+static int count_slots(pk_machine *pm, uint64_t n, mf_status *st)
+{
+    pm->items += n;
+    if (pm->items > pm->max_items)
+        return pk_fail(pm, pm->op_off, st,
+                       "more than %llu container slots: refused (an expansion bomb?)",
+                       (unsigned long long)pm->max_items);
+    return 0;
+}
+
+/* Grows a container to hold `need` slots. */
 int pk_reserve(pk_machine *pm, pk_obj *c, size_t need, mf_status *st)
 {
     if (need <= c->u.c.cap)
@@ -56,17 +67,14 @@ int pk_reserve(pk_machine *pm, pk_obj *c, size_t need, mf_status *st)
     size_t cap = c->u.c.cap ? c->u.c.cap : 4;
     while (cap < need)
         cap *= 2;
-    if (pm->items + (cap - c->u.c.cap) > pm->max_items)
-        return pk_fail(pm, pm->op_off, st,
-                       "more than %llu container items: refused (an expansion bomb?)",
-                       (unsigned long long)pm->max_items);
+    if (count_slots(pm, cap, st))
+        return -1;
     pk_obj **v = mf_arena_calloc(pm->a, cap, sizeof(*v));
     if (!v)
         return mf_oom(st, pm->o.file);
     size_t used = (c->kind == PK_DICT ? 2 : 1) * c->u.c.n; /* slots in use */
     if (used)
         memcpy(v, c->u.c.v, used * sizeof(*v));
-    pm->items += cap - c->u.c.cap;
     c->u.c.v = v;
     c->u.c.cap = cap;
     return 0;
@@ -235,6 +243,8 @@ static int index_build(pk_machine *pm, pk_obj *d, size_t want, mf_status *st)
     size_t cap = 16;
     while (cap < want * 2)
         cap *= 2;
+    if (count_slots(pm, cap, st))
+        return -1;
     pk_index *ix = mf_arena_alloc(pm->a, sizeof(*ix));
     size_t *slot = mf_arena_calloc(pm->a, cap, sizeof(size_t));
     if (!ix || !slot)

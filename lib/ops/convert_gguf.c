@@ -790,6 +790,10 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
     int64_t row = o->ndim ? o->shape[o->ndim - 1] : 1, nrows = 1;
     for (int d = 0; d + 1 < o->ndim; d++)
         nrows *= o->shape[d];
+    if (o->permute_heads && o->ndim == 1) { /* a bias: its elements are the rows permuted */
+        nrows = o->shape[0];
+        row = 1;
+    }
     if (row == 0 || nrows == 0)
         return 0;
     const uint8_t *data = NULL;

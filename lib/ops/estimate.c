@@ -151,8 +151,10 @@ static void weights_from_tensors(const mf_model *m, mf_estimate *e)
             most = m->tensors[i].nbytes;
             dt = m->tensors[i].dtype;
         }
-    snprintf(e->weight_type, sizeof(e->weight_type), "as stored (mostly %s)",
-             dt == MF_DTYPE_INVALID ? "?" : mf_dtype_name(dt));
+    if (dt == MF_DTYPE_INVALID)
+        snprintf(e->weight_type, sizeof(e->weight_type), "no tensors");
+    else
+        snprintf(e->weight_type, sizeof(e->weight_type), "as stored (mostly %s)", mf_dtype_name(dt));
 }
 
 static int torch_dtype_bytes(const json_t *cfg)

@@ -286,7 +286,7 @@ static void scan_npy(scanner *sc, const uint8_t *b, uint64_t n)
     mf_npy_header h;
     mf_status st;
     mf_status_init(&st);
-    if (mf_npy_parse_header(b, n, sc->path, 0, NULL, &h, &st)) {
+    if (mf_npy_parse_header(b, n, sc->path, 0, &h, &st)) {
         add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
                     "a .npy header np.load refuses (%s): holds no pickle it would run", st.msg);
         mf_status_clear(&st);
@@ -534,15 +534,23 @@ static const char *other_format(const uint8_t *b, uint64_t n)
     return NULL;
 }
 
-static bool has_eocd(const uint8_t *b, uint64_t n)
+/* Where a zip archive that ends the data starts: as zipfile does, from
+ * the end record (the central directory sits right before it, and its
+ * recorded offset says how far the archive's own start is). -1: none. */
+static int64_t appended_zip_start(const uint8_t *b, uint64_t n)
 {
     if (n < 22)
-        return false;
+        return -1;
     uint64_t lo = n > 22 + 65535 ? n - 22 - 65535 : 0;
-    for (uint64_t p = n - 22 + 1; p-- > lo;)
-        if (mf_rd32le(b + p) == 0x06054b50u && p + 22 + mf_rd16le(b + p + 20) == n)
-            return true;
-    return false;
+    for (uint64_t p = n - 22 + 1; p-- > lo;) {
+        if (mf_rd32le(b + p) != 0x06054b50u || p + 22 + mf_rd16le(b + p + 20) != n)
+            continue;
+        uint64_t cd_size = mf_rd32le(b + p + 12), cd_off = mf_rd32le(b + p + 16);
+        if (cd_size > p || cd_off > p - cd_size)
+            return 0; /* ZIP64 or inconsistent: try the data as it is */
+        return (int64_t)(p - cd_size - cd_off);
+    }
+    return -1;
 }
 
 static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
@@ -576,8 +584,13 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
     } else {
         scan_pickles(sc, b, n, 0);
     }
-    if (has_eocd(b, n))
-        scan_zip(sc, b, n, true);
+    int64_t zs = appended_zip_start(b, n);
+    if (zs >= 0) {
+        int64_t fb = sc->file_base;
+        sc->file_base = fb >= 0 ? fb + zs : -1;
+        scan_zip(sc, b + zs, n - (uint64_t)zs, true);
+        sc->file_base = fb;
+    }
 }
 
 /* ------------------------------------------------ other formats' code */
