@@ -12,6 +12,7 @@
 
 #include "mfmt.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,16 +21,20 @@
 
 static char fuzz_dir[256];
 
+/* Removes the scratch directory and whatever inputs were written there. */
 __attribute__((unused)) static void fuzz_cleanup(void)
 {
-    char p[320];
-    static const char *const suffixes[] = {"", ".safetensors", ".gguf", ".npy", ".npz",
-                                           ".pt", ".onnx", ".h5", ".keras", ".tflite",
-                                           ".bin", ".pkl", ".json"};
-    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-        snprintf(p, sizeof(p), "%s/input%s", fuzz_dir, suffixes[i]);
+    DIR *d = opendir(fuzz_dir);
+    struct dirent *e;
+    char p[512];
+    while (d && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(p, sizeof(p), "%s/%s", fuzz_dir, e->d_name);
         unlink(p);
     }
+    if (d)
+        closedir(d);
     rmdir(fuzz_dir);
 }
 
