@@ -65,8 +65,6 @@ int main(int argc, char **argv)
         printf("mfmt %s\n", MF_VERSION_STRING);
         return EXIT_FINE;
     }
-    if (!strcmp(name, "convert-gguf"))
-        return cli_convert_to_gguf(argc - 1, argv + 1);
     const cli_cmd *c = find(name);
     if (!c) {
         fprintf(stderr, "mfmt: unknown command '%s'\n\n", name);
