@@ -24,9 +24,6 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_dequantize,
 };
 
-/* Also reached through `convert DIR OUT.gguf` (cmd_convert.c). */
-int cli_convert_to_gguf(int argc, char **argv);
-
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)
