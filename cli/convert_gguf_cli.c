@@ -1,7 +1,6 @@
 /* convert_gguf_cli.c - "mfmt convert DIR OUT.gguf [--type T] [--threads N]":
  * a Hugging Face directory to GGUF as llama.cpp's converter writes it.
- * cmd_convert.c dispatches here for a .gguf output from a directory; the
- * hidden subcommand "convert-gguf" reaches it directly. */
+ * cmd_convert.c dispatches here for a .gguf output from a directory. */
 #include "hf_cli.h"
 
 #include <stdlib.h>

@@ -24,17 +24,19 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_dequantize,
 };
 
-/* Also reached through `convert DIR OUT.gguf` (cmd_convert.c). */
-int cli_convert_to_gguf(int argc, char **argv);
-
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)
 {
     fprintf(f, "mfmt %s - model weight files: detect, inspect, validate, hash, convert\n\n"
                "usage:\n", MF_VERSION_STRING);
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(f, "  mfmt %-44s %s\n", commands[i]->usage, commands[i]->help);
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        if (strlen(commands[i]->usage) <= 44)
+            fprintf(f, "  mfmt %-44s %s\n", commands[i]->usage, commands[i]->help);
+        else /* long synopses: the help goes on its own indented line */
+            fprintf(f, "  mfmt %s\n  %-49s %s\n", commands[i]->usage, "", commands[i]->help);
+    }
+    fprintf(f, "\n'mfmt help COMMAND' shows one command; the man page mfmt(1) has them all.\n");
     fprintf(f, "\nExit status: 0 ok, 1 bad or unsafe input, 2 usage or I/O error.\n");
 }
 
@@ -65,8 +67,6 @@ int main(int argc, char **argv)
         printf("mfmt %s\n", MF_VERSION_STRING);
         return EXIT_FINE;
     }
-    if (!strcmp(name, "convert-gguf"))
-        return cli_convert_to_gguf(argc - 1, argv + 1);
     const cli_cmd *c = find(name);
     if (!c) {
         fprintf(stderr, "mfmt: unknown command '%s'\n\n", name);

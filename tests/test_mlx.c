@@ -337,7 +337,7 @@ static void test_convert_op(const mf_model *m)
 {
     mf_status st;
     mf_status_init(&st);
-    mf_convert_opts o = {0};
+    mf_convert_st_opts o = {0};
     const char *out = path_in("", "convert_op.safetensors");
     mf_model *back = NULL;
     int rc = mf_convert_to_safetensors(m, out, &o, &st);

@@ -54,6 +54,18 @@ int mf_safetensors_write(const char *path, const mf_out_tensor *ts, size_t n,
             free(sizes);
             return -1;
         }
+        uint64_t nel = 1;
+        for (int d = 0; d < ts[i].ndim; d++)
+            nel *= (uint64_t)ts[i].shape[d]; /* no overflow: nbytes was computed */
+        if (di->bits % 8 && (nel * di->bits) % 8) {
+            /* the reference reader refuses a partial last byte: do not
+             * write a file it (and we) would reject */
+            free(sizes);
+            return mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
+                           "tensor \"%s\": %s elements of this shape are not a whole number of "
+                           "bytes, which safetensors cannot hold",
+                           ts[i].name, mf_dtype_name(ts[i].dtype));
+        }
     }
     json_t *hdr = build_header(ts, n, sizes, meta, n_meta);
     char *text = hdr ? json_dumps(hdr, JSON_COMPACT) : NULL;
