@@ -462,7 +462,7 @@ int main(int argc, char **argv)
     if (ossl > 0)
         printf("  mf_hash_file / openssl: %.2f (goal >= 0.90: %s)\n", ossl / hs,
                ossl / hs >= 0.90 ? "met" : "NOT MET");
-    unlink(hf);
+    if (!getenv("MFMT_BENCH_KEEP")) unlink(hf);
     printf("\nbench took %.0f s\n", now() - t_start);
     return 0;
 }
