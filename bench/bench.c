@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,34 @@ static double bench_memcpy(void)
     free(a);
     free(b);
     return (double)n / best;
+}
+
+/* How many cores this run really gets: the same CPU-bound work on one
+ * thread, then on two at once (2.0: two free cores; 1.0: one). */
+static void *spin(void *arg)
+{
+    volatile uint64_t x = 0;
+    for (uint64_t i = 0; i < 200000000ull; i++)
+        x += i;
+    return arg;
+}
+
+static double bench_parallelism(void)
+{
+    double t = now();
+    spin(NULL);
+    double one = now() - t;
+    pthread_t a, b;
+    t = now();
+    if (pthread_create(&a, NULL, spin, NULL) != 0)
+        return 1.0;
+    if (pthread_create(&b, NULL, spin, NULL) != 0) {
+        pthread_join(a, NULL);
+        return 1.0;
+    }
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    return 2 * one / (now() - t);
 }
 
 /* ------------------------------------------------- generated model files */
@@ -398,7 +427,9 @@ int main(int argc, char **argv)
 
     printf("memory bandwidth\n");
     double bw = bench_memcpy();
-    printf("  %-38s %7.2f GB/s\n\n", "memcpy 256 MiB (best of 5)", bw / 1e9);
+    printf("  %-38s %7.2f GB/s\n", "memcpy 256 MiB (best of 5)", bw / 1e9);
+    printf("  %-38s %7.2f x (2.0: two free cores)\n\n", "two threads vs one (CPU-bound)",
+           bench_parallelism());
 
     /* ----- open is O(header) */
     const spec small = {1, 16, 64}, many_small = {4096, 1, 16}, big = {4096, 512, 1024};

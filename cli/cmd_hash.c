@@ -1,10 +1,12 @@
 /* cmd_hash.c - mfmt hash: whole-file hash, tensor-content hash and canonical
  * per-tensor hashes; --manifest / --check for llama-gguf-hash manifests.
  *
- * The whole-file hash runs on a second thread while this one streams the
- * tensors once (content and per-tensor hashers fed from the same bytes), so
- * on two cores `hash` costs about one pass over the file. */
-#include "hash_manifest.h"
+ * A single file whose tensors lie plainly in table order is read once
+ * (hash_onepass.c: whole-file and tensor hashes on two threads); otherwise
+ * the whole-file hash runs on a second thread while this one streams the
+ * tensors once (content and per-tensor hashers fed from the same bytes). On
+ * two cores `hash` then costs about one SHA-256 pass over the file. */
+#include "hash_onepass.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -122,19 +124,34 @@ static int run_plain(const hash_opts *o)
     file_job job = {.path = o->path, .algo = algo};
     mf_status_init(&job.st);
     bool whole_file = !mf_is_dir(o->path);
-    pthread_t th;
-    bool threaded = whole_file && pthread_create(&th, NULL, hash_file_thread, &job) == 0;
-    if (whole_file && !threaded)
-        hash_file_thread(&job);
-
     mf_status st;
     mf_status_init(&st);
     collected c = {.o = o, .tensors = o->json ? json_object() : NULL};
     mf_model *m = NULL;
-    int open_rc = mf_open(o->path, NULL, &m, &st);
-    int hash_rc = open_rc ? -1 : hk_hash_model(m, HK_BIT(algo), o->tensors, collect, &c, &st);
-    if (threaded)
-        pthread_join(th, NULL);
+    int open_rc = mf_open(o->path, NULL, &m, &st), hash_rc;
+    /* one read of the file when the layout allows it, else two passes */
+    onepass_result op;
+    int one = open_rc == 0 && whole_file ? hash_onepass(m, o->path, algo, o->tensors, &op, &st) : 1;
+    if (one == 0) {
+        snprintf(job.hex, sizeof(job.hex), "%s", op.file_hex);
+        hash_rc = 0;
+        for (size_t i = 0; o->tensors && i < m->n_tensors && hash_rc == 0; i++)
+            hash_rc = collect(&c, algo, op.tensor_hex[i], m->tensors[i].name, &st);
+        if (hash_rc == 0)
+            hash_rc = collect(&c, algo, op.content_hex, NULL, &st);
+        onepass_result_free(&op);
+    } else if (one < 0) {
+        hash_rc = -1;
+        whole_file = false; /* the error says what happened */
+    } else {
+        pthread_t th;
+        bool threaded = whole_file && pthread_create(&th, NULL, hash_file_thread, &job) == 0;
+        if (whole_file && !threaded)
+            hash_file_thread(&job);
+        hash_rc = open_rc ? -1 : hk_hash_model(m, HK_BIT(algo), o->tensors, collect, &c, &st);
+        if (threaded)
+            pthread_join(th, NULL);
+    }
 
     int rc = EXIT_FINE;
     json_t *root = o->json ? json_object() : NULL;

@@ -7,6 +7,7 @@
 
 #include "core/core.h"
 
+#include <jansson.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -146,6 +147,92 @@ static void test_safetensors(const char *shared)
     CHECK(run("hash --algo uuid w.safetensors") == 2);
 }
 
+/* `mfmt hash --json --tensors` (one-pass or two-pass inside) must equal the
+ * library's mf_hash_file / mf_hash_tensor_content / mf_hash_tensor. */
+static void check_cli_equals_library(const char *path, const char *algo_name)
+{
+    mf_hash_algo algo;
+    CHECK(mf_hash_algo_from_name(algo_name, &algo) == 0);
+    CHECK(run("hash --json --tensors --algo %s %s", algo_name, path) == 0);
+    char p[256];
+    snprintf(p, sizeof(p), "%s/out.txt", dir);
+    json_error_t je;
+    json_t *j = json_load_file(p, 0, &je);
+    CHECKF(j != NULL, "%s: %s", path, je.text);
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m = NULL;
+    char hex[129];
+    if (!j || mf_open(path, NULL, &m, &st) != 0) {
+        json_decref(j);
+        mf_status_clear(&st);
+        return;
+    }
+    CHECK(mf_hash_file(path, algo, hex, &st) == 0);
+    CHECKF(strcmp(json_string_value(json_object_get(j, algo_name)), hex) == 0, "%s file", path);
+    CHECK(mf_hash_tensor_content(m, algo, hex, &st) == 0);
+    CHECKF(strcmp(json_string_value(json_object_get(j, "tensor_content")), hex) == 0,
+           "%s content", path);
+    json_t *ts = json_object_get(j, "tensors");
+    CHECK(json_object_size(ts) == m->n_tensors);
+    int bad = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        if (mf_hash_tensor(m, &m->tensors[i], algo, hex, &st) != 0)
+            bad++;
+        const char *got = json_string_value(json_object_get(ts, m->tensors[i].name));
+        bad += !got || strcmp(got, hex) != 0;
+    }
+    CHECKF(bad == 0, "%s: %d tensor hashes differ", path, bad);
+    mf_close(m);
+    json_decref(j);
+    mf_status_clear(&st);
+}
+
+static int fill_pattern(void *ctx, size_t i, mf_sink_fn sink, void *sctx, mf_status *st)
+{
+    const mf_out_tensor *t = (const mf_out_tensor *)ctx + i;
+    uint8_t buf[4096];
+    uint64_t n = (uint64_t)t->shape[0];
+    for (uint64_t off = 0; off < n; off += sizeof(buf)) {
+        size_t k = n - off < sizeof(buf) ? (size_t)(n - off) : sizeof(buf);
+        for (size_t b = 0; b < k; b++)
+            buf[b] = (uint8_t)((off + b) * 31 + i * 7 + ((off + b) >> 11));
+        if (sink(sctx, buf, k, st))
+            return -1;
+    }
+    return 0;
+}
+
+static void test_plain_hash(const char *shared)
+{
+    /* tensors across the 4 MiB read blocks, an empty one between and at the end */
+    mf_out_tensor ts[5] = {
+        {.name = "a", .dtype = MF_U8, .ndim = 1, .shape = {3 * 1048576 + 1}},
+        {.name = "empty", .dtype = MF_U8, .ndim = 1, .shape = {0}},
+        {.name = "b", .dtype = MF_U8, .ndim = 1, .shape = {6 * 1048576 + 3}},
+        {.name = "c", .dtype = MF_U8, .ndim = 1, .shape = {7}},
+        {.name = "z", .dtype = MF_U8, .ndim = 1, .shape = {0}},
+    };
+    char p[256];
+    snprintf(p, sizeof(p), "%s/big.safetensors", dir);
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_safetensors_write(p, ts, 5, NULL, 0, fill_pattern, ts, &st) == 0);
+    mf_status_clear(&st);
+    check_cli_equals_library(p, "sha256");
+    check_cli_equals_library(p, "xxh64");
+    static const char *files[] = {"corpus/gguf/dtypes.gguf", "corpus/gguf/llama_tiny.gguf",
+                                  "corpus/safetensors/all_dtypes.safetensors",
+                                  "corpus/safetensors/unsorted_header.safetensors",
+                                  "corpus/safetensors/empty_tensors.safetensors",
+                                  "corpus/safetensors/no_tensors.safetensors"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char f[1024];
+        snprintf(f, sizeof(f), "%s/%s", shared, files[i]);
+        check_cli_equals_library(f, i % 2 ? "sha1" : "sha256");
+    }
+}
+
 int main(void)
 {
     const char *shared = tl_shared_dir();
@@ -166,6 +253,7 @@ int main(void)
              shared[0] == '/' ? "" : "/", shared);
     test_gguf(shared_abs);
     test_safetensors(shared_abs);
+    test_plain_hash(shared_abs);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     CHECK(system(cmd) == 0);
