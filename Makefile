@@ -65,16 +65,21 @@ test:
 	  awk '{p+=$$1; f+=$$2} END {printf "%d passed, %d failed\n", p, f}'; exit $$st
 
 # libFuzzer harnesses, one per reader (fuzz/fuzz_*.c); FUZZ_SECONDS each.
+# `make fuzz FUZZ_TARGETS="gguf safetensors"` runs only those; `make
+# fuzz-build` builds without running (then: sh fuzz/run.sh SECONDS NAME...).
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_SECONDS ?= 20
-fuzz:
-	$(MAKE) BUILD=build/fuzz CC=clang OPT=-O1 \
+FUZZ_TARGETS ?=
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT=-O1 \
 	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" build/fuzz/libmfmt.a
 	@mkdir -p build/fuzz/bin
-	@set -e; for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
+	@set -e; for f in $(FUZZ_SRC); do n=$$(basename $$f .c); echo "FUZZ $$n"; \
 	  clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o build/fuzz/bin/$$n $$f \
 	    build/fuzz/libmfmt.a $(LDLIBS); done
-	@sh fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz: fuzz-build
+	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 bench: all
 	$(MAKE) -C bench BUILD=../$(BUILD)
@@ -91,7 +96,11 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' doc/mfmt.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mfmt.pc
 
+# Installs into a temporary prefix and builds a program against it (pkg-config).
+install-check: all
+	@sh tests/install_check.sh
+
 clean:
 	rm -rf build
 
-.PHONY: all test check tests-build fuzz bench install clean
+.PHONY: all test check tests-build fuzz fuzz-build bench install install-check clean

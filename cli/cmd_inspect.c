@@ -1,5 +1,6 @@
 /* cmd_inspect.c - mfmt inspect [--json] [--tensors] [--graph] PATH. */
 #include "cli.h"
+#include "hf_cli.h"
 #include "formats/onnx.h"
 
 #include <stdlib.h>
@@ -108,6 +109,12 @@ static int print_json(const mf_model *m, const summary *s)
     for (size_t i = 0; i < m->n_notes; i++)
         json_array_append_new(notes, json_string(m->notes[i]));
     json_object_set_new(root, "notes", notes);
+    mf_status st;
+    mf_status_init(&st);
+    json_t *lr = cli_hf_load_report_json(m, &st);
+    if (lr)
+        json_object_set_new(root, "load_report", lr);
+    mf_status_clear(&st);
     cli_print_json(root);
     return EXIT_FINE;
 }
@@ -159,6 +166,11 @@ static void print_text(const mf_model *m, const summary *s, bool tensors)
     }
     for (size_t i = 0; i < m->n_notes; i++)
         printf("note: %s\n", m->notes[i]);
+    mf_status st;
+    mf_status_init(&st);
+    if (cli_hf_load_report_text(stdout, m, "", &st) < 0)
+        printf("load report: not made: %s\n", st.msg);
+    mf_status_clear(&st);
     if (!tensors) {
         if (m->n_tensors)
             printf("(use --tensors to list the tensors)\n");

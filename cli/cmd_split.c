@@ -5,27 +5,6 @@
 
 #include <stdlib.h>
 
-/* "5GB", "500M", "2G", "1024" -> bytes (powers of 1000 for GB/MB as HF's
- * max_shard_size; GiB/MiB and bare G/M suffixes as llama-gguf-split: 1024). */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return -1;
-    double mul = 1;
-    if (!strcmp(end, "") || !strcmp(end, "B")) mul = 1;
-    else if (!strcmp(end, "K") || !strcmp(end, "KiB")) mul = 1024.0;
-    else if (!strcmp(end, "M") || !strcmp(end, "MiB")) mul = 1048576.0;
-    else if (!strcmp(end, "G") || !strcmp(end, "GiB")) mul = 1073741824.0;
-    else if (!strcmp(end, "KB")) mul = 1e3;
-    else if (!strcmp(end, "MB")) mul = 1e6;
-    else if (!strcmp(end, "GB")) mul = 1e9;
-    else if (!strcmp(end, "TB")) mul = 1e12;
-    else return -1;
-    *out = (uint64_t)(v * mul);
-    return 0;
-}
 
 static int open_model(const char *path, mf_model **m)
 {
@@ -45,7 +24,7 @@ static int run_split(int argc, char **argv)
             if (!v || !(max_tensors = strtoull(v, NULL, 10)))
                 return cli_usage_error("split", "--max-tensors takes a positive count");
         } else if (cli_flag(argc, argv, &i, "--max-size", &v)) {
-            if (!v || parse_size(v, &max_bytes) || !max_bytes)
+            if (!v || mf_parse_size(v, &max_bytes) || !max_bytes)
                 return cli_usage_error("split", "--max-size takes a size such as 2G or 500M");
         } else if (argv[i][0] == '-' && argv[i][1])
             return cli_usage_error("split", "unknown option %s", argv[i]);

@@ -1,5 +1,6 @@
 /* cmd_validate.c - mfmt validate PATH: every rule of the format. */
 #include "cli.h"
+#include "hf_cli.h"
 
 static int run_validate(int argc, char **argv)
 {
@@ -17,6 +18,18 @@ static int run_validate(int argc, char **argv)
             int e = cli_report(&st);
             worst = e > worst ? e : worst;
         } else {
+            /* a Hugging Face directory: its config must match its weights */
+            int problems = cli_hf_load_report_text(stdout, m, "", &st);
+            if (problems != 0) {
+                if (problems < 0)
+                    cli_report(&st);
+                fprintf(stderr, "%s: INVALID, the weights do not match config.json (load report above)\n",
+                        argv[i]);
+                worst = worst > EXIT_BAD_INPUT ? worst : EXIT_BAD_INPUT;
+                mf_close(m);
+                mf_status_clear(&st);
+                continue;
+            }
             for (size_t k = 0; k < m->n_notes; k++)
                 fprintf(stderr, "mfmt: %s: warning: %s\n", argv[i], m->notes[k]);
             printf("%s: OK (%s%s%s, %zu tensors%s)\n", argv[i], mf_format_name(m->format),

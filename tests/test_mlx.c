@@ -6,6 +6,7 @@
 
 #include "core/core.h"
 #include "formats/mlx.h"
+#include "ops/convert_st.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -331,6 +332,30 @@ static void test_convert(const mf_model *m, mf_dtype out_dt)
     mf_status_clear(&st);
 }
 
+/* mf_convert_to_safetensors (mfmt convert) writes the logical tensors. */
+static void test_convert_op(const mf_model *m)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_convert_st_opts o = {0};
+    const char *out = path_in("", "convert_op.safetensors");
+    mf_model *back = NULL;
+    int rc = mf_convert_to_safetensors(m, out, &o, &st);
+    CHECKF(rc == 0, "convert: %s", st.msg);
+    if (rc == 0 && mf_open(out, NULL, &back, &st) == 0) {
+        CHECK(back->n_tensors == 5 && !mf_tensor_find(back, "model.layers.0.q_proj.scales"));
+        const mf_tensor *t = mf_tensor_find(back, "model.layers.0.q_proj.weight");
+        CHECK(t && t->dtype == MF_F16 && t->ndim == 2 && t->shape[1] == 64 &&
+              t->nbytes == sizeof(q_expect) && memcmp(t->data, q_expect, sizeof(q_expect)) == 0);
+        t = mf_tensor_find(back, "model.layers.0.v_proj.weight");
+        CHECK(t && t->nbytes == 64 && mf_rd16le(t->data) == 0x3ECC);
+        t = mf_tensor_find(back, "model.norm.weight");
+        CHECK(t && t->nbytes == sizeof(norm) && memcmp(t->data, norm, sizeof(norm)) == 0);
+    }
+    mf_close(back);
+    mf_status_clear(&st);
+}
+
 static void expect_open_error(const char *sub, const char *needle)
 {
     mf_status st;
@@ -384,6 +409,7 @@ int main(void)
         test_view_roundtrip(m);
         test_convert(m, MF_DTYPE_INVALID);
         test_convert(m, MF_F32);
+        test_convert_op(m);
         mf_model *v;
         CHECK(mf_mlx_dequantized_view(m, MF_I8, &v, &st) != 0 && st.code == MF_ERR_USAGE);
         mf_status_clear(&st);

@@ -475,6 +475,17 @@ static void test_npz(void)
         CHECKF(0, "%s: %s", p, st.msg);
     }
     mf_status_clear(&st);
+    CHECK(mf_open(p, &strict, &m, &st) != 0 && strstr(st.msg, "CRC")); /* validate inflates */
+    mf_close(m);
+    mf_status_clear(&st);
+    /* a deflated member whose stream is garbage */
+    uint8_t g[1 << 12];
+    size_t gn2 = build_zip(g, (zmember[]){{"a.npy", a, an, true, false}}, 1);
+    g[30 + 5 + 2] ^= 0xff; /* inside the deflate stream, after the local header */
+    g[30 + 5 + 3] ^= 0xff;
+    p = tmp_path("garbage.npz");
+    write_file(p, g, gn2);
+    check_error(p, MF_ERR_FORMAT, "a.npy");
     /* a member whose array is cut short, and two members of one name */
     zmember sm[] = {{"a.npy", a, an - 4, true, false}};
     check_error(write_zip("short.npz", sm, 1), MF_ERR_FORMAT, "needs 16 bytes");
@@ -553,6 +564,60 @@ static void test_pickles(void)
     }
 }
 
+/* What `mfmt convert X OUT.safetensors` does: every tensor streamed into
+ * the safetensors writer; read back, the canonical hashes must agree. */
+static int fill_from(void *ctx, size_t i, mf_sink_fn sink, void *sctx, mf_status *st)
+{
+    const mf_model *m = ctx;
+    return mf_tensor_stream(m, &m->tensors[i], sink, sctx, st);
+}
+
+static void test_convert_roundtrip(void)
+{
+    const char *shared = tl_shared_dir();
+    if (!shared)
+        return;
+    static const char *const files[] = {
+        "corpus/numpy/compressed.npz", "corpus/numpy/fortran_order_3d.npy",
+        "corpus/numpy/big_endian_f4.npy", "corpus/numpy/scalar_0d.npy",
+        "corpus/numpy/empty_2d.npy", "real/numpy/scipy_carex_6_data.npz"};
+    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+        char in[512];
+        snprintf(in, sizeof(in), "%s/%s", shared, files[f]);
+        mf_status st;
+        mf_status_init(&st);
+        mf_model *m = NULL, *back = NULL;
+        if (mf_open(in, NULL, &m, &st)) {
+            CHECKF(0, "%s: %s", in, st.msg);
+            mf_status_clear(&st);
+            continue;
+        }
+        mf_out_tensor *outs = calloc(m->n_tensors, sizeof(*outs));
+        for (size_t i = 0; i < m->n_tensors; i++) {
+            outs[i].name = m->tensors[i].name;
+            outs[i].dtype = m->tensors[i].dtype;
+            outs[i].ndim = m->tensors[i].ndim;
+            memcpy(outs[i].shape, m->tensors[i].shape, sizeof(outs[i].shape));
+        }
+        const char *out = tmp_path("converted.safetensors");
+        int rc = mf_safetensors_write(out, outs, m->n_tensors, NULL, 0, fill_from, m, &st);
+        CHECKF(rc == 0, "%s: write: %s", in, st.msg);
+        if (rc == 0 && mf_open(out, NULL, &back, &st) == 0) {
+            for (size_t i = 0; i < m->n_tensors; i++) {
+                const mf_tensor *a = &m->tensors[i], *b = mf_tensor_find(back, a->name);
+                char ha[129], hb[129];
+                CHECKF(b && mf_hash_tensor(m, a, MF_SHA256, ha, &st) == 0 &&
+                           mf_hash_tensor(back, b, MF_SHA256, hb, &st) == 0 && strcmp(ha, hb) == 0,
+                       "%s: \"%s\" differs after conversion (%s)", in, a->name, st.msg);
+            }
+        }
+        free(outs);
+        mf_close(back);
+        mf_close(m);
+        mf_status_clear(&st);
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/mfmt_test_numpy_XXXXXX");
@@ -567,6 +632,7 @@ int main(void)
     test_trailing_note();
     test_npz();
     test_pickles();
+    test_convert_roundtrip();
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)

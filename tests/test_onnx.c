@@ -148,6 +148,18 @@ static void test_typed_fields(void)
     int64_t u2[2] = {0xe4, 0x03};
     pbw_packed(&t[9], 5, u2, 2);
     save_model("typed.onnx", t, 10);
+    /* BOOL in int32_data: any non-zero value is true */
+    pbw tb = {0};
+    tensor_head(&tb, "b", 9, d2, 1);
+    int64_t bv[2] = {2, 0};
+    pbw_packed(&tb, 5, bv, 2);
+    save_model("bool.onnx", &tb, 1);
+    mf_model *mb = open_ok("bool.onnx");
+    if (mb) {
+        uint8_t want[2] = {1, 0};
+        expect_bytes(mb, "b", MF_BOOL, want, 2);
+        mf_close(mb);
+    }
     mf_model *m = open_ok("typed.onnx");
     if (!m)
         return;
@@ -175,6 +187,29 @@ static void test_typed_fields(void)
     v = mf_meta_get(m, "producer_name");
     CHECK(v && v->type == MF_V_STR && strcmp(v->as.s.ptr, "pbw-test") == 0);
     mf_close(m);
+}
+
+static void test_duplicate_names(void)
+{
+    static const int64_t d1[] = {1};
+    pbw t[2] = {{0}};
+    for (int i = 0; i < 2; i++) {
+        tensor_head(&t[i], "same", 1, d1, 1);
+        pbw_float(&t[i], 4, 1.0f);
+    }
+    save_model("dup.onnx", t, 2);
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m = NULL;
+    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    CHECKF(mf_open(path_of("dup.onnx"), &o, &m, &st) != 0 && strstr(st.msg, "appears twice"),
+           "strict: %s", st.msg);
+    mf_status_clear(&st);
+    m = NULL;
+    CHECK(mf_open(path_of("dup.onnx"), NULL, &m, &st) == 0 && m && m->n_notes == 1 &&
+          strstr(m->notes[0], "appears twice"));
+    mf_close(m);
+    mf_status_clear(&st);
 }
 
 static void test_malformed_tensors(void)
@@ -428,13 +463,16 @@ int main(void)
         return 1;
     }
     test_typed_fields();
+    test_duplicate_names();
     test_malformed_tensors();
     test_external_data();
     test_graph();
     test_tensor_file();
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (getenv("MFMT_KEEP_TEST_FILES")) /* e.g. to gather fuzz seeds */
+        printf("test files kept in %s\n", dir);
+    else if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
     return tl_report("onnx");
 }

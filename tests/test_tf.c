@@ -127,7 +127,7 @@ static void graph_body(pbw *g)
     node(g, "half", "Const", &t);
     pbw_int(&t, 1, 10); /* DT_BOOL, packed */
     shape(&t, d3, 1);
-    int64_t bv[3] = {1, 0, 1};
+    int64_t bv[3] = {1, 0, 5}; /* any non-zero varint is true */
     pbw_packed(&t, 11, bv, 3);
     node(g, "bools", "Const", &t);
     node(g, "x", "Placeholder", NULL);
@@ -450,6 +450,23 @@ static void test_savedmodel(void)
     CHECKF(m && m->n_tensors == 3 && !mf_tensor_find(m, "sliced"), "sliced: %s", st.msg);
     mf_close(m);
     mf_status_clear(&st);
+    /* a meta graph without nodes or variables (regression: the empty op
+     * list reached qsort with NULL) */
+    char d[512], pbp[600];
+    snprintf(d, sizeof(d), "%s", path_of("sm_empty"));
+    mkdir(d, 0755);
+    snprintf(pbp, sizeof(pbp), "%s/saved_model.pb", d);
+    pbw sm = {0}, mg = {0}, info = {0};
+    pbw_str(&info, 4, "serve");
+    pbw_msg(&mg, 1, &info);
+    pbw_int(&sm, 1, 1);
+    pbw_msg(&sm, 2, &mg);
+    CHECK(pbw_save(&sm, pbp) == 0);
+    pbw_free(&sm);
+    m = open_path(d, &st);
+    CHECKF(m && m->n_tensors == 0 && m->n_notes == 1, "empty: %s", st.msg);
+    mf_close(m);
+    mf_status_clear(&st);
     static const struct {
         const char *name;
         bundle_spec sp;
@@ -467,6 +484,29 @@ static void test_savedmodel(void)
     }
 }
 
+/* A SentencePiece model (pieces = 1 {piece = 1, score = 2 float}, trainer
+ * spec = 2, ...) has GraphDef's field numbers; it must not be taken for one. */
+static void test_not_a_graphdef(void)
+{
+    pbw sp = {0}, piece = {0}, spec = {0};
+    for (int i = 0; i < 3; i++) {
+        pbw_str(&piece, 1, "<unk>");
+        pbw_float(&piece, 2, 0.0f);
+        pbw_int(&piece, 3, 2);
+        pbw_msg(&sp, 1, &piece);
+    }
+    pbw_str(&spec, 1, "input.txt");
+    pbw_msg(&sp, 2, &spec);
+    CHECK(pbw_save(&sp, path_of("tokenizer.model")) == 0);
+    pbw_free(&sp);
+    mf_detection d;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_detect(path_of("tokenizer.model"), &d, &st) == 0 && d.format != MF_FMT_TF_GRAPHDEF,
+           "detected as %s", mf_format_name(d.format));
+    mf_status_clear(&st);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/mfmt-tf-XXXXXX");
@@ -476,9 +516,12 @@ int main(void)
     }
     test_graphdef();
     test_savedmodel();
+    test_not_a_graphdef();
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (getenv("MFMT_KEEP_TEST_FILES")) /* e.g. to gather fuzz seeds */
+        printf("test files kept in %s\n", dir);
+    else if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
     return tl_report("tf");
 }

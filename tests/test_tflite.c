@@ -179,10 +179,10 @@ static void build(fbb *f, where *at)
     size_t t2 = table(f, 7, 1u << 3);
     ref_elem(f, ts, 2, t2);
     ref(f, t2, 3, str(f, "w"));
-    /* t3 "act": no buffer */
-    size_t t3 = table(f, 7, 1u << 3);
+    /* t3: no buffer, no name field at all (regression: a NULL name was
+     * compared with memcmp) */
+    size_t t3 = table(f, 7, 0);
     ref_elem(f, ts, 3, t3);
-    ref(f, t3, 3, str(f, "act"));
     /* t4 "names" STRING [2] buffer 3 */
     size_t t4 = table(f, 7, 1u << 0 | 1u << 1 | 1u << 2 | 1u << 3);
     ref_elem(f, ts, 4, t4);
@@ -286,7 +286,7 @@ static void test_good(void)
     const mf_value *v = mf_meta_get(m, "operator_codes");
     CHECK(v && v->type == MF_V_ARR && v->as.arr.n == 2 &&
           strcmp(v->as.arr.items[0].as.s.ptr, "CONV_2D") == 0 &&
-          strcmp(v->as.arr.items[1].as.s.ptr, "MyOp") == 0);
+          strcmp(v->as.arr.items[1].as.s.ptr, "CUSTOM:MyOp") == 0);
     v = mf_meta_get(m, "min_runtime_version");
     CHECK(v && v->type == MF_V_STR && strcmp(v->as.s.ptr, "1.5.0") == 0);
     v = mf_meta_get(m, "description");
@@ -359,6 +359,13 @@ int main(void)
     snprintf(path, sizeof(path), "/tmp/mfmt-tflite-%d.tflite", (int)getpid());
     test_good();
     test_damaged();
+    fbb f;
+    where at;
+    build(&f, &at);
+    if (getenv("MFMT_KEEP_TEST_FILES") && save(&f) == 0) { /* e.g. to gather fuzz seeds */
+        printf("test file kept: %s\n", path);
+        return tl_report("tflite");
+    }
     unlink(path);
     return tl_report("tflite");
 }

@@ -80,6 +80,9 @@ int mf_strset_add(mf_strset *s, const char *str);
 bool mf_strset_has(const mf_strset *s, const char *str);
 void mf_strset_free(mf_strset *s);
 
+/* A size such as "5GB", "500MiB", "2G", "1024" in bytes (see size.c). */
+int mf_parse_size(const char *s, uint64_t *out);
+
 /* ------------------------------------------------------------ file maps */
 /* Maps a whole file read-only (size 0 gives base NULL). */
 int mf_map_file(const char *path, mf_file *out, mf_status *st);

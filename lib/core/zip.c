@@ -123,7 +123,7 @@ int mf_zip_open(mf_zip *z, const uint8_t *base, uint64_t size,
     if (eocd < 0)
         return mf_fail(st, MF_ERR_FORMAT, file, -1,
                        "zip: no end-of-central-directory record (truncated archive?)");
-    cd_info ci = {0};
+    cd_info ci = {0}; /* read_eocd sets zip64 only when it finds a ZIP64 record */
     if (read_eocd(z, (uint64_t)eocd, &ci, st))
         return -1;
     z->zip64 = ci.zip64;

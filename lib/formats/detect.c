@@ -2,6 +2,7 @@
 #include "core/core.h"
 #include "core/proto.h"
 #include "core/zip.h"
+#include "formats/pickle.h"
 
 #include <jansson.h>
 
@@ -103,6 +104,9 @@ static int probe_pickle(probe *p)
     if (p->size >= sizeof(torch_legacy_magic) &&
         memcmp(p->b, torch_legacy_magic, sizeof(torch_legacy_magic)) == 0)
         return found(p, MF_FMT_PYTORCH_PICKLE, "PyTorch legacy (pickle protocol 2 + magic number)");
+    /* torch.load compares the magic number's value: any spelling works */
+    if (pk_starts_torch_legacy(p->b, (size_t)p->size))
+        return found(p, MF_FMT_PYTORCH_PICKLE, "PyTorch legacy (magic number spelled otherwise)");
     if (p->b[0] == 0x80 && p->b[1] >= 2 && p->b[1] <= 5)
         return found(p, MF_FMT_PICKLE, "pickle protocol %u", p->b[1]);
     /* protocol 0/1: a plausible first opcode and a STOP ('.') at the end */
@@ -146,6 +150,27 @@ static int probe_zip(probe *p)
     return 1;
 }
 
+/* A GraphDef's node (field 1) is a NodeDef: name = 1 and op = 2, both
+ * strings, fields 1-7 only. (A SentencePiece model's field 1 is a piece
+ * whose field 2 is a float score.) */
+static bool looks_like_nodedef(const uint8_t *b, uint64_t n, const char *path)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_cursor c;
+    mf_cur_init(&c, b, n, path, &st);
+    mf_pb_field f;
+    int r;
+    bool name = false, op = false, other = false;
+    while ((r = mf_pb_next(&c, &f)) == 1) {
+        name |= f.number == 1 && f.wire == 2;
+        op |= f.number == 2 && f.wire == 2;
+        other |= f.number > 7 || ((f.number == 1 || f.number == 2) && f.wire != 2);
+    }
+    mf_status_clear(&st);
+    return r == 0 && name && op && !other;
+}
+
 /* Protobuf: the whole file must parse as top-level fields; the field set
  * tells ModelProto (graph = 7) from TensorProto (data_type = 2, varint),
  * SavedModel (meta_graphs = 2) and GraphDef (node = 1). */
@@ -159,10 +184,12 @@ static int probe_protobuf(probe *p)
     mf_cur_init(&c, p->b, p->size, p->path, &st);
     uint64_t seen_len = 0, seen_var = 0; /* bit per field number < 64 */
     uint32_t nfields = 0;
-    mf_pb_field f;
+    mf_pb_field f, first_node = {0};
     int r;
     while ((r = mf_pb_next(&c, &f)) == 1) {
         nfields++;
+        if (f.number == 1 && f.wire == 2 && !first_node.data)
+            first_node = f;
         if (f.number < 64)
             *(f.wire == 2 ? &seen_len : &seen_var) |= 1ull << f.number;
     }
@@ -178,7 +205,8 @@ static int probe_protobuf(probe *p)
     if (VAR(2) && (LEN(9) || LEN(8) || LEN(4) || LEN(5) || LEN(6) || LEN(7) || LEN(10) ||
                    LEN(11) || LEN(1) || VAR(1) || LEN(13)))
         return found(p, MF_FMT_ONNX_TENSOR, "ONNX TensorProto");
-    if (LEN(1) && (LEN(4) || LEN(2)) && !(seen_var & ~(1ull << 3)))
+    if (LEN(1) && (LEN(4) || LEN(2)) && !(seen_var & ~(1ull << 3)) &&
+        looks_like_nodedef(first_node.data, first_node.len, p->path))
         return found(p, MF_FMT_TF_GRAPHDEF, "TensorFlow GraphDef");
     if (VAR(1) && (LEN(2) || LEN(8)))
         return found(p, MF_FMT_ONNX, "ONNX ModelProto (no graph)");

@@ -264,15 +264,18 @@ static int read_tensor(legacy *g)
 static void check_duplicate_names(legacy *g)
 {
     mf_model *m = g->m;
-    if (m->n_tensors > 20000)
-        return;
-    for (size_t i = 1; i < m->n_tensors; i++)
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(m->tensors[i].name, m->tensors[j].name) == 0) {
-                mf_breach(g->st, g->c.file, (int64_t)m->tensors[i].offset,
-                          "tensor \"%s\" appears twice", m->tensors[i].name);
-                break;
-            }
+    mf_strset names = {0};
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        int added = mf_strset_add(&names, m->tensors[i].name);
+        if (added < 0) {
+            mf_oom(g->st, g->c.file);
+            break;
+        }
+        if (added == 0)
+            mf_breach(g->st, g->c.file, (int64_t)m->tensors[i].offset,
+                      "tensor \"%s\" appears twice", m->tensors[i].name);
+    }
+    mf_strset_free(&names);
 }
 
 static int open_ggml_legacy(mf_model *m, const char *path, unsigned flags, mf_status *st)

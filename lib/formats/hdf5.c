@@ -200,12 +200,34 @@ static const uint8_t *fill_value(const h5_ohdr *oh, uint32_t esize)
     return p && size == esize && n >= size ? p : NULL;
 }
 
-static int note_skipped(walker *w, const char *path, const h5_dtype *t, const h5_space *s)
+/* The filter names of a dataset's pipeline, for notes ("" when none). */
+static const char *filter_list(walker *w, const h5_ohdr *oh)
+{
+    const h5_msg *m = h5_ohdr_find(oh, H5M_FILTERS);
+    h5_pipeline pl;
+    mf_status quiet;
+    mf_status_init(&quiet);
+    h5_file f = *w->f;
+    f.st = &quiet;
+    const char *out = "";
+    if (m && !(m->flags & H5_MSG_SHARED) &&
+        h5_pipeline_parse(&f, m->data, m->size, m->pos, w->m->arena, &pl) == 0) {
+        for (int i = 0; i < pl.n && out; i++)
+            out = mf_arena_printf(w->m->arena, "%s%s%s", out, *out ? ", " : "; filters: ",
+                                  pl.f[i].name);
+    }
+    mf_status_clear(&quiet);
+    return out ? out : "";
+}
+
+static int note_skipped(walker *w, const h5_ohdr *oh, const char *path, const h5_dtype *t,
+                        const h5_space *s)
 {
     if (s->kind == 2)
         return mf_model_note(w->m, "dataset %s: null dataspace (no elements), not a tensor", path);
     return mf_model_note(w->m, "dataset %s: %s type (%u bytes per element) is not a numeric tensor; "
-                         "skipped", path, t->why ? t->why : h5_class_name(t->cls), t->size);
+                         "skipped%s", path, t->why ? t->why : h5_class_name(t->cls), t->size,
+                         filter_list(w, oh));
 }
 
 static const char *unsupported_filter(walker *w, const h5_pipeline *pl)
@@ -307,7 +329,7 @@ static int add_dataset(walker *w, const h5_ohdr *oh, const char *path)
         h5_layout_parse(f, lm.data, lm.size, lm.pos, &l))
         goto out;
     if (t.mf == MF_DTYPE_INVALID || s.kind == 2) {
-        rc = note_skipped(w, path, &t, &s) < 0 ? mf_oom(f->st, f->label) : 0;
+        rc = note_skipped(w, oh, path, &t, &s) < 0 ? mf_oom(f->st, f->label) : 0;
         goto out;
     }
     mf_tensor *tn = mf_model_add_tensor(w->m, f->st);
@@ -336,8 +358,15 @@ static int add_dataset(walker *w, const h5_ohdr *oh, const char *path)
         d->unsupported = "data in external files is not supported";
     else if (place_data(w, tn, d, oh, lm.pos))
         goto out;
-    if (!tn->data)
-        tn->priv = d;
+    tn->priv = d;
+    /* validate: read the chunk index too (its records, not the data) */
+    if (f->strict && l.cls == H5L_CHUNKED && !d->unsupported && l.index != H5I_IMPLICIT) {
+        h5_chunks list = {0};
+        int bad = h5_chunks_list(f, d, &list);
+        MF_VEC_FREE(list);
+        if (bad)
+            goto out;
+    }
     if (d->unsupported)
         mf_model_note(w->m, "dataset %s: %s; its data cannot be read", path, d->unsupported);
     rc = 0;
@@ -426,6 +455,11 @@ int mf_hdf5_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, void 
     const h5_dset *d = t->priv;
     if (!d)
         return mf_fail(st, MF_ERR_UNSUPPORTED, m->path, -1, "tensor \"%s\" has no data", t->name);
+    if (d->plain) { /* plain bytes in memory the reader owns */
+        mf_tensor view = *t;
+        view.data = d->plain;
+        return mf_stream_mapped(m, &view, sink, ctx, st);
+    }
     return h5_dset_stream(d, sink, ctx, st);
 }
 

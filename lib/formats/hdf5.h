@@ -249,6 +249,8 @@ typedef struct h5_dset {
     h5_pipeline pipeline;
     const uint8_t *fill;    /* fill value bytes (esize) or NULL (zeros) */
     const char *unsupported; /* set: the data cannot be read, and why */
+    const uint8_t *plain;   /* contiguous/compact bytes held outside the
+                               model's files (an inflated zip member) */
 } h5_dset;
 
 /* One allocated chunk. */

@@ -452,7 +452,8 @@ int h5_chunks_list(h5_file *f, const h5_dset *d, h5_chunks *out)
     h5_addrset_free(&l.seen);
     if (rc)
         return -1;
-    qsort(out->v, out->n, sizeof(h5_chunk), cmp_chunk);
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof(h5_chunk), cmp_chunk);
     for (size_t i = 1; i < out->n; i++)
         if (out->v[i].lin == out->v[i - 1].lin)
             return h5_fail_at(f, f->base_addr + lay->addr, "dataset %s: two records for chunk %llu",

@@ -142,7 +142,20 @@ static int open_weights(mf_model *m, uint32_t fi, const mf_zip *z, const mf_zip_
     kp->inflated = buf;
     mf_model_note(m, "%s is deflated: it was inflated into memory (%zu bytes); tensor offsets "
                   "are within the inflated member", WEIGHTS, len);
-    return mf_hdf5_parse_range(m, fi, buf, len, 0, label, flags, st);
+    size_t first = m->n_tensors;
+    if (mf_hdf5_parse_range(m, fi, buf, len, 0, label, flags, st))
+        return -1;
+    /* mf_tensor.data points into the model's files only: bytes that live
+     * in the inflated copy are streamed from it */
+    for (size_t i = first; i < m->n_tensors; i++) {
+        mf_tensor *t = &m->tensors[i];
+        h5_dset *d = t->priv;
+        if (t->data && d) {
+            d->plain = t->data;
+            t->data = NULL;
+        }
+    }
+    return 0;
 }
 
 static int open_keras(mf_model *m, const char *path, unsigned flags, mf_status *st)

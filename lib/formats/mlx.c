@@ -108,11 +108,40 @@ static qparams params_for(json_t *q, const char *module, qparams dflt)
     return dflt;
 }
 
-static const mf_tensor *find_suffixed(const mf_model *m, const char *base, size_t bl,
+/* Tensors by name, sorted, for lookups in O(log n): a hostile weights
+ * file may hold a million "*.scales". */
+typedef struct name_index {
+    const mf_tensor **v;
+    size_t n;
+} name_index;
+
+static int cmp_tensor_name(const void *a, const void *b)
+{
+    return strcmp((*(const mf_tensor *const *)a)->name, (*(const mf_tensor *const *)b)->name);
+}
+
+static int index_names(const mf_model *m, name_index *ix)
+{
+    ix->n = m->n_tensors;
+    ix->v = malloc((ix->n ? ix->n : 1) * sizeof(*ix->v));
+    if (!ix->v)
+        return -1;
+    for (size_t i = 0; i < ix->n; i++)
+        ix->v[i] = &m->tensors[i];
+    if (ix->n > 1)
+        qsort(ix->v, ix->n, sizeof(*ix->v), cmp_tensor_name);
+    return 0;
+}
+
+static const mf_tensor *find_suffixed(const name_index *ix, const char *base, size_t bl,
                                       const char *suffix, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%.*s%s", (int)bl, base, suffix);
-    return mf_tensor_find(m, buf);
+    mf_tensor key = {.name = buf};
+    const mf_tensor *kp = &key;
+    const mf_tensor **hit = ix->n ? bsearch(&kp, ix->v, ix->n, sizeof(*ix->v), cmp_tensor_name)
+                                  : NULL;
+    return hit ? *hit : NULL;
 }
 
 static bool same_shape(const mf_tensor *a, const mf_tensor *b)
@@ -195,9 +224,11 @@ static int find_triples(mf_model *m, json_t *qcfg, qparams dflt, quant_vec *out,
             cap = l + 16;
     }
     char *buf = malloc(cap ? cap : 1), *module = malloc(cap ? cap : 1);
-    if (!buf || !module) {
+    name_index ix = {0};
+    if (!buf || !module || index_names(m, &ix)) {
         free(buf);
         free(module);
+        free(ix.v);
         return mf_oom(st, m->path);
     }
     int rc = 0;
@@ -210,8 +241,8 @@ static int find_triples(mf_model *m, json_t *qcfg, qparams dflt, quant_vec *out,
         qparams p = params_for(qcfg, module, dflt);
         mf_mlx_quant q = {
             .scales = &m->tensors[i],
-            .weight = find_suffixed(m, name, bl, ".weight", buf, cap),
-            .biases = find_suffixed(m, name, bl, ".biases", buf, cap),
+            .weight = find_suffixed(&ix, name, bl, ".weight", buf, cap),
+            .biases = find_suffixed(&ix, name, bl, ".biases", buf, cap),
             .bits = p.bits,
             .group_size = p.group_size,
         };
@@ -225,6 +256,7 @@ static int find_triples(mf_model *m, json_t *qcfg, qparams dflt, quant_vec *out,
     }
     free(buf);
     free(module);
+    free(ix.v);
     return rc;
 }
 

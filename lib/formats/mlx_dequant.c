@@ -146,20 +146,21 @@ static const mf_reader view_reader = {
     .stream = view_stream,
 };
 
-static bool is_scales_or_biases(const mf_mlx_quant *q, size_t n, const mf_tensor *t)
-{
-    for (size_t i = 0; i < n; i++)
-        if (q[i].scales == t || q[i].biases == t)
-            return true;
-    return false;
-}
+/* For each tensor of src: the triple whose weight it is, or a marker for
+ * scales and biases (folded into their weight), or NULL. O(n). */
+static const mf_mlx_quant folded;
 
-static const mf_mlx_quant *quant_with_weight(const mf_mlx_quant *q, size_t n, const mf_tensor *t)
+static const mf_mlx_quant **roles_of(const mf_model *src, const mf_mlx_quant *q, size_t nq)
 {
-    for (size_t i = 0; i < n; i++)
-        if (q[i].weight == t)
-            return &q[i];
-    return NULL;
+    const mf_mlx_quant **role = calloc(src->n_tensors ? src->n_tensors : 1, sizeof(*role));
+    if (!role)
+        return NULL;
+    for (size_t i = 0; i < nq; i++) {
+        role[q[i].weight - src->tensors] = &q[i];
+        role[q[i].scales - src->tensors] = &folded;
+        role[q[i].biases - src->tensors] = &folded;
+    }
+    return role;
 }
 
 static int add_view_tensor(mf_model *v, const mf_model *src, const mf_tensor *t,
@@ -209,14 +210,19 @@ int mf_mlx_dequantized_view(const mf_model *src, mf_dtype out, mf_model **view, 
         kv->v = src->meta[i].v; /* values stay in src's arena: src outlives the view */
         kv->offset = src->meta[i].offset;
     }
-    for (size_t i = 0; i < src->n_tensors; i++) {
-        const mf_tensor *t = &src->tensors[i];
-        if (is_scales_or_biases(q, nq, t))
-            continue;
-        if (add_view_tensor(v, src, t, quant_with_weight(q, nq, t), out, st)) {
-            mf_close(v);
-            return -1;
-        }
+    const mf_mlx_quant **role = roles_of(src, q, nq);
+    if (!role) {
+        mf_close(v);
+        return mf_oom(st, src->path);
+    }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < src->n_tensors; i++)
+        if (role[i] != &folded)
+            rc = add_view_tensor(v, src, &src->tensors[i], role[i], out, st);
+    free(role);
+    if (rc) {
+        mf_close(v);
+        return -1;
     }
     *view = v;
     return 0;

@@ -14,15 +14,39 @@ typedef struct lexer {
     uint64_t n, pos;
     const char *file;
     uint64_t origin; /* file offset of s[0] */
+    const char *member; /* the .npz member, or NULL */
     mf_status *st;
 } lexer;
+
+/* "FILE: byte N: [member "M.npy": ]RULE" */
+static int npy_failv(mf_status *st, mf_code code, const char *file, int64_t off,
+                     const char *member, const char *fmt, va_list ap)
+{
+    char rule[768];
+    vsnprintf(rule, sizeof(rule), fmt, ap);
+    if (member)
+        return mf_fail(st, code, file, off, "member \"%s\": %s", member, rule);
+    return mf_fail(st, code, file, off, "%s", rule);
+}
+
+static int npy_fail(mf_status *st, mf_code code, const char *file, int64_t off,
+                    const char *member, const char *fmt, ...) MF_PRINTF(6, 7);
+static int npy_fail(mf_status *st, mf_code code, const char *file, int64_t off,
+                    const char *member, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    npy_failv(st, code, file, off, member, fmt, ap);
+    va_end(ap);
+    return -1;
+}
 
 static int lex_fail(lexer *L, mf_code code, const char *fmt, ...) MF_PRINTF(3, 4);
 static int lex_fail(lexer *L, mf_code code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    mf_failv(L->st, code, L->file, (int64_t)(L->origin + L->pos), fmt, ap);
+    npy_failv(L->st, code, L->file, (int64_t)(L->origin + L->pos), L->member, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -325,59 +349,61 @@ static int parse_dict(lexer *L, mf_npy_header *h)
 }
 
 static int read_preamble(const uint8_t *b, uint64_t size, const char *file, uint64_t origin,
-                         uint8_t *major, uint8_t *minor, uint64_t *start, uint64_t *hlen,
+                         const char *member, uint8_t *major, uint8_t *minor, uint64_t *start, uint64_t *hlen,
                          mf_status *st)
 {
     if (size < 8 || memcmp(b, MF_NPY_MAGIC, 6) != 0) {
         if (size >= 6 && memcmp(b, MF_NPY_MAGIC, 6) != 0)
-            return mf_fail(st, MF_ERR_FORMAT, file, (int64_t)origin,
+            return npy_fail(st, MF_ERR_FORMAT, file, (int64_t)origin, member,
                            "npy: magic is not \\x93NUMPY");
-        return mf_fail(st, MF_ERR_FORMAT, file, (int64_t)origin,
+        return npy_fail(st, MF_ERR_FORMAT, file, (int64_t)origin, member,
                        "npy: %llu bytes: too short for the magic and version",
                        (unsigned long long)size);
     }
     *major = b[6];
     *minor = b[7];
     if ((*major < 1 || *major > 3) || *minor != 0)
-        return mf_fail(st, MF_ERR_FORMAT, file, (int64_t)origin + 6,
+        return npy_fail(st, MF_ERR_FORMAT, file, (int64_t)origin + 6, member,
                        "npy: format version %u.%u is not one numpy defines (1.0, 2.0, 3.0)",
                        *major, *minor);
     *start = *major == 1 ? 10 : 12;
     if (size < *start)
-        return mf_fail(st, MF_ERR_FORMAT, file, (int64_t)origin + 8,
+        return npy_fail(st, MF_ERR_FORMAT, file, (int64_t)origin + 8, member,
                        "npy: unexpected end of data reading the header length");
     *hlen = *major == 1 ? mf_rd16le(b + 8) : mf_rd32le(b + 8);
     if (*hlen > MF_NPY_MAX_HEADER)
-        return mf_fail(st, MF_ERR_FORMAT, file, (int64_t)origin + 8,
+        return npy_fail(st, MF_ERR_FORMAT, file, (int64_t)origin + 8, member,
                        "npy: header length %llu exceeds mfmt's limit of %u bytes",
                        (unsigned long long)*hlen, MF_NPY_MAX_HEADER);
     return 0;
 }
 
 int mf_npy_header_need(const uint8_t *b, uint64_t size, const char *file, uint64_t origin,
-                       uint64_t *need, mf_status *st)
+                       const char *member, uint64_t *need, mf_status *st)
 {
     uint8_t major, minor;
     uint64_t start, hlen;
-    if (read_preamble(b, size, file, origin, &major, &minor, &start, &hlen, st))
+    if (read_preamble(b, size, file, origin, member, &major, &minor, &start, &hlen, st))
         return -1;
     *need = start + hlen;
     return 0;
 }
 
-int mf_npy_parse_header(const uint8_t *b, uint64_t size, const char *file, uint64_t origin,
-                        mf_npy_header *h, mf_status *st)
+int mf_npy_parse_member_header(const uint8_t *b, uint64_t size, const char *file,
+                               uint64_t origin, const char *member, mf_npy_header *h,
+                               mf_status *st)
 {
     memset(h, 0, sizeof(*h));
     h->dtype = MF_DTYPE_INVALID;
     uint64_t start, hlen;
-    if (read_preamble(b, size, file, origin, &h->major, &h->minor, &start, &hlen, st))
+    if (read_preamble(b, size, file, origin, member, &h->major, &h->minor, &start, &hlen, st))
         return -1;
     if (hlen > size - start)
-        return mf_fail(st, MF_ERR_FORMAT, file, (int64_t)(origin + 8),
+        return npy_fail(st, MF_ERR_FORMAT, file, (int64_t)(origin + 8), member,
                        "npy: header length %llu runs past the end of the data (%llu bytes after it)",
                        (unsigned long long)hlen, (unsigned long long)(size - start));
-    lexer L = {.s = b + start, .n = hlen, .file = file, .origin = origin + start, .st = st};
+    lexer L = {.s = b + start, .n = hlen, .file = file, .origin = origin + start,
+               .member = member, .st = st};
     if (parse_dict(&L, h))
         return -1;
     h->data_offset = start + hlen;
@@ -386,13 +412,19 @@ int mf_npy_parse_header(const uint8_t *b, uint64_t size, const char *file, uint6
     uint64_t n = 1;
     for (int i = 0; i < h->ndim; i++)
         if (mf_mul_ovf(n, (uint64_t)h->shape[i], &n))
-            return mf_fail(st, MF_ERR_FORMAT, file, (int64_t)(origin + start),
+            return npy_fail(st, MF_ERR_FORMAT, file, (int64_t)(origin + start), member,
                            "npy header: shape's element count overflows 64 bits");
     if (mf_dtype_nbytes(h->dtype, n, &h->nbytes))
-        return mf_fail(st, MF_ERR_FORMAT, file, (int64_t)(origin + start),
+        return npy_fail(st, MF_ERR_FORMAT, file, (int64_t)(origin + start), member,
                        "npy header: byte size of %llu '%s' elements overflows 64 bits",
                        (unsigned long long)n, h->descr);
     return 0;
+}
+
+int mf_npy_parse_header(const uint8_t *b, uint64_t size, const char *file, uint64_t origin,
+                        mf_npy_header *h, mf_status *st)
+{
+    return mf_npy_parse_member_header(b, size, file, origin, NULL, h, st);
 }
 
 int mf_npy_fill_tensor(const mf_npy_header *h, mf_tensor *t, mf_arena *a, mf_status *st)

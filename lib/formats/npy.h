@@ -32,7 +32,8 @@ typedef struct mf_npy_header {
  * only part of the array (an inflating .npz member) must supply. Returns 0
  * and sets *need, or -1 (st filled) when the first bytes are not a header. */
 int mf_npy_header_need(const uint8_t *b, uint64_t size, const char *file,
-                       uint64_t origin, uint64_t *need, mf_status *st);
+                       uint64_t origin, const char *member, uint64_t *need,
+                       mf_status *st);
 
 /* Parses the header at b (size bytes available; `origin` is where b sits in
  * `file`, for messages). Checks magic, version, the dict literal and the
@@ -40,6 +41,10 @@ int mf_npy_header_need(const uint8_t *b, uint64_t size, const char *file,
  * that the data is present: the caller knows how many bytes the array has. */
 int mf_npy_parse_header(const uint8_t *b, uint64_t size, const char *file,
                         uint64_t origin, mf_npy_header *h, mf_status *st);
+/* The same for a member of an .npz: messages name the member. */
+int mf_npy_parse_member_header(const uint8_t *b, uint64_t size, const char *file,
+                               uint64_t origin, const char *member,
+                               mf_npy_header *h, mf_status *st);
 
 /* Fills a tensor's name-independent fields from a parsed header: dtype,
  * shape, byte order, nbytes, and Fortran order as element strides

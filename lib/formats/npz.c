@@ -7,6 +7,7 @@
 #include "formats/npy.h"
 
 #include <stdlib.h>
+#include <zlib.h>
 
 typedef struct npz_priv {
     mf_zip zip;
@@ -20,49 +21,45 @@ typedef struct npz_member {
 
 /* ----------------------------------------------- inflating a prefix */
 
-typedef struct prefix_sink {
-    uint8_t *buf;
-    size_t n, cap;
-} prefix_sink;
-
-static const char stop_marker[] = "npz: prefix complete";
-
-static int collect_prefix(void *ctx, const void *buf, size_t n, mf_status *st)
-{
-    prefix_sink *p = ctx;
-    size_t take = n < p->cap - p->n ? n : p->cap - p->n;
-    memcpy(p->buf + p->n, buf, take);
-    p->n += take;
-    if (p->n == p->cap) /* enough: stop inflating (not an error of the file) */
-        return mf_fail(st, MF_ERR_FORMAT, NULL, -1, "%s", stop_marker);
-    return 0;
-}
-
-/* Inflates the first `want` bytes of a member (fewer if it is shorter)
- * into malloc'd memory. */
+/* Inflates the first `want` bytes of a deflated member (fewer if it is
+ * shorter) into malloc'd memory: zlib stops once the output is full, so
+ * opening costs the header, not the member. */
 static int member_prefix(const mf_zip *z, const mf_zip_entry *e, uint64_t want,
                          uint8_t **out, size_t *len, mf_status *st)
 {
+    uint64_t end;
+    if (!e->local_ok || mf_add_ovf(e->data_offset, e->csize, &end) || end > z->size)
+        return mf_fail(st, MF_ERR_FORMAT, z->file, (int64_t)e->local_offset,
+                       "zip: member \"%s\": no valid local header, or its data runs past the "
+                       "end of the file", e->name);
     if (want > e->usize)
         want = e->usize;
-    prefix_sink p = {malloc(want ? (size_t)want : 1), 0, (size_t)want};
-    if (!p.buf)
+    uint8_t *buf = malloc(want ? (size_t)want : 1);
+    if (!buf)
         return mf_oom(st, z->file);
-    if (want > 0) {
-        mf_status tmp;
-        mf_status_init(&tmp);
-        int rc = mf_zip_stream(z, e, false, collect_prefix, &p, &tmp);
-        bool stopped = rc != 0 && strcmp(tmp.msg, stop_marker) == 0;
-        if (rc != 0 && !stopped) {
-            mf_status_merge(st, &tmp);
-            mf_status_clear(&tmp);
-            free(p.buf);
-            return -1;
-        }
-        mf_status_clear(&tmp);
+    z_stream zs;
+    memset(&zs, 0, sizeof(zs));
+    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) {
+        free(buf);
+        return mf_oom(st, z->file);
     }
-    *out = p.buf;
-    *len = p.n;
+    zs.next_in = (Bytef *)(z->base + e->data_offset);
+    zs.avail_in = e->csize > (1u << 30) ? (1u << 30) : (uInt)e->csize;
+    zs.next_out = buf;
+    zs.avail_out = (uInt)want;
+    int zr = Z_OK;
+    while (zs.avail_out > 0 && zr == Z_OK)
+        zr = inflate(&zs, Z_NO_FLUSH);
+    size_t got = (size_t)want - zs.avail_out;
+    inflateEnd(&zs);
+    if (got < want) {
+        free(buf);
+        return mf_fail(st, MF_ERR_FORMAT, z->file, (int64_t)e->data_offset,
+                       "zip: member \"%s\": deflate data is corrupt or ends early (%llu of %llu "
+                       "header bytes)", e->name, (unsigned long long)got, (unsigned long long)want);
+    }
+    *out = buf;
+    *len = got;
     return 0;
 }
 
@@ -73,7 +70,7 @@ int mf_npz_member_header(const mf_zip *z, const mf_zip_entry *e, mf_npy_header *
         const uint8_t *p = mf_zip_stored_data(z, e, st);
         if (!p)
             return -1;
-        return mf_npy_parse_header(p, e->usize, z->file, e->data_offset, h, st);
+        return mf_npy_parse_member_header(p, e->usize, z->file, e->data_offset, e->name, h, st);
     }
     if (e->method != 8)
         return mf_fail(st, MF_ERR_UNSUPPORTED, z->file, (int64_t)e->local_offset,
@@ -84,15 +81,16 @@ int mf_npz_member_header(const mf_zip *z, const mf_zip_entry *e, mf_npy_header *
         return mf_fail(st, MF_ERR_FORMAT, z->file, (int64_t)e->cd_offset,
                        "npz: member \"%s\" claims %llu bytes from %llu compressed", e->name,
                        (unsigned long long)e->usize, (unsigned long long)e->csize);
-    uint8_t *buf;
-    size_t n;
+    uint8_t *buf = NULL;
+    size_t n = 0;
     uint64_t need = 12;
     /* offsets in messages: the member's data offset (bytes are inflated) */
     for (int pass = 0; pass < 2; pass++) {
         if (member_prefix(z, e, need, &buf, &n, st))
             return -1;
-        int rc = pass == 0 ? mf_npy_header_need(buf, n, z->file, e->data_offset, &need, st)
-                           : mf_npy_parse_header(buf, n, z->file, e->data_offset, h, st);
+        int rc = pass == 0 ? mf_npy_header_need(buf, n, z->file, e->data_offset, e->name, &need, st)
+                           : mf_npy_parse_member_header(buf, n, z->file, e->data_offset, e->name,
+                                                        h, st);
         free(buf);
         if (rc)
             return -1;
@@ -108,7 +106,7 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static int check_crc_stored(const mf_zip *z, const mf_zip_entry *e, mf_status *st);
+static int check_member_crc(const mf_zip *z, const mf_zip_entry *e, mf_status *st);
 
 static int add_member(mf_model *m, npz_priv *p, uint32_t fi, const mf_zip_entry *e,
                       unsigned flags, mf_status *st)
@@ -130,7 +128,8 @@ static int add_member(mf_model *m, npz_priv *p, uint32_t fi, const mf_zip_entry 
     if (avail > h.nbytes)
         mf_model_note(m, "member \"%s\": %llu bytes after the array data (np.load ignores them)",
                       e->name, (unsigned long long)(avail - h.nbytes));
-    if ((flags & MF_OPEN_STRICT) && e->method == 0 && check_crc_stored(z, e, st))
+    /* validate: the CRC (and for deflated members, the whole stream) */
+    if ((flags & MF_OPEN_STRICT) && check_member_crc(z, e, st))
         return -1;
     mf_tensor *t = mf_model_add_tensor(m, st);
     if (!t)
@@ -163,7 +162,7 @@ static int discard(void *ctx, const void *buf, size_t n, mf_status *st)
     return 0;
 }
 
-static int check_crc_stored(const mf_zip *z, const mf_zip_entry *e, mf_status *st)
+static int check_member_crc(const mf_zip *z, const mf_zip_entry *e, mf_status *st)
 {
     return mf_zip_stream(z, e, true, discard, NULL, st);
 }
@@ -172,13 +171,17 @@ static int check_crc_stored(const mf_zip *z, const mf_zip_entry *e, mf_status *s
  * would see only one of them). */
 static void check_duplicates(mf_model *m, const mf_zip *z, mf_status *st)
 {
-    for (size_t i = 1; i < m->n_tensors; i++)
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(m->tensors[i].name, m->tensors[j].name) == 0) {
-                mf_breach(st, z->file, -1, "npz: two members named \"%s.npy\"",
-                          m->tensors[i].name);
-                break;
-            }
+    mf_strset names = {0};
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        int added = mf_strset_add(&names, m->tensors[i].name);
+        if (added < 0) {
+            mf_oom(st, z->file);
+            break;
+        }
+        if (added == 0)
+            mf_breach(st, z->file, -1, "npz: two members named \"%s.npy\"", m->tensors[i].name);
+    }
+    mf_strset_free(&names);
 }
 
 static int open_npz(mf_model *m, const char *path, unsigned flags, mf_status *st)
@@ -207,8 +210,7 @@ static int open_npz(mf_model *m, const char *path, unsigned flags, mf_status *st
         if (add_member(m, p, fi, e, flags, st))
             return -1;
     }
-    if (m->n_tensors > 1 && m->n_tensors < 5000)
-        check_duplicates(m, &p->zip, st);
+    check_duplicates(m, &p->zip, st);
     return mf_ok(st) ? 0 : -1;
 }
 

@@ -14,6 +14,7 @@
  * in the metadata, not listed: they are values of the graph, not its
  * weights table (onnx.load's graph.initializer). */
 #include "formats/onnx.h"
+#include "formats/names.h"
 
 #include <libgen.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@ typedef MF_VEC(mf_value) value_vec;
 typedef struct graph_stats {
     uint64_t nodes, constant_nodes, subgraphs, sub_initializers, sub_nodes,
         sub_constant_nodes, sparse_initializers;
-    value_vec ops;     /* distinct op types of the main graph */
+    mf_names ops;      /* distinct op types of the main graph */
     value_vec inputs;  /* "name: F32[1, 3, N]" */
     value_vec outputs;
 } graph_stats;
@@ -168,13 +169,7 @@ static int walk_graph(onnx_reader *r, mf_cursor *gc, int depth, bool main);
 
 static int add_op(onnx_reader *r, const mf_pb_field *f)
 {
-    value_vec *ops = &r->gs.ops;
-    for (size_t i = 0; i < ops->n; i++)
-        if (ops->v[i].as.s.len == f->len && memcmp(ops->v[i].as.s.ptr, f->data, f->len) == 0)
-            return 0;
-    if (ops->n >= 4096)
-        return 0;
-    if (MF_VEC_PUSH(*ops, mf_value_str(r->x.m->arena, (const char *)f->data, (size_t)f->len)))
+    if (mf_names_add(&r->gs.ops, r->x.m->arena, (const char *)f->data, (size_t)f->len))
         return mf_oom(r->x.st, r->c.file);
     return 0;
 }
@@ -316,19 +311,19 @@ static int read_metadata_prop(onnx_reader *r, const mf_pb_field *pf)
     return meta_str(m, k, &val, r->x.st) ? 0 : -1;
 }
 
-static int add_array(mf_model *m, const char *key, value_vec *v, mf_status *st)
+static int add_array(mf_model *m, const char *key, const mf_value *v, size_t n, mf_status *st)
 {
     mf_kv *kv = mf_model_add_meta(m, key, st);
     if (!kv)
         return -1;
-    mf_value *items = v->n ? mf_arena_calloc(m->arena, v->n, sizeof(mf_value)) : NULL;
-    if (v->n && !items)
+    mf_value *items = n ? mf_arena_calloc(m->arena, n, sizeof(mf_value)) : NULL;
+    if (n && !items)
         return mf_oom(st, m->path);
-    if (v->n)
-        memcpy(items, v->v, v->n * sizeof(mf_value));
+    if (n)
+        memcpy(items, v, n * sizeof(mf_value));
     kv->v.type = MF_V_ARR;
     kv->v.as.arr.elem = MF_V_STR;
-    kv->v.as.arr.n = v->n;
+    kv->v.as.arr.n = n;
     kv->v.as.arr.items = items;
     return 0;
 }
@@ -338,9 +333,9 @@ static int add_counts(onnx_reader *r, uint64_t functions, uint64_t training)
     mf_model *m = r->x.m;
     mf_status *st = r->x.st;
     const graph_stats *g = &r->gs;
-    if (add_array(m, "graph.inputs", &r->gs.inputs, st) ||
-        add_array(m, "graph.outputs", &r->gs.outputs, st) ||
-        add_array(m, "graph.ops", &r->gs.ops, st) ||
+    if (add_array(m, "graph.inputs", g->inputs.v, g->inputs.n, st) ||
+        add_array(m, "graph.outputs", g->outputs.v, g->outputs.n, st) ||
+        add_array(m, "graph.ops", g->ops.list.v, g->ops.list.n, st) ||
         meta_int(m, "graph.nodes", (int64_t)g->nodes, 0, st) ||
         meta_int(m, "graph.initializers", (int64_t)m->n_tensors, 0, st) ||
         meta_int(m, "graph.constant_nodes", (int64_t)g->constant_nodes, 0, st))
@@ -368,6 +363,39 @@ static int add_counts(onnx_reader *r, uint64_t functions, uint64_t training)
     if (training)
         mf_model_note(m, "%llu training_info entr%s (training graphs) not read",
                       (unsigned long long)training, training == 1 ? "y" : "ies");
+    return 0;
+}
+
+static int cmp_tensor_name(const void *a, const void *b)
+{
+    const mf_tensor *const *x = a, *const *y = b;
+    return strcmp((*x)->name, (*y)->name);
+}
+
+/* Initializer names are unique (the graph is in SSA form; the checker
+ * refuses repeats); onnx.load keeps them, so outside validate it is a note. */
+static int check_unique_names(mf_model *m, unsigned flags, mf_status *st)
+{
+    if (m->n_tensors < 2)
+        return 0;
+    const mf_tensor **v = malloc(m->n_tensors * sizeof(*v));
+    if (!v)
+        return mf_oom(st, m->path);
+    for (size_t i = 0; i < m->n_tensors; i++)
+        v[i] = &m->tensors[i];
+    qsort(v, m->n_tensors, sizeof(*v), cmp_tensor_name);
+    for (size_t i = 1; i < m->n_tensors; i++) {
+        if (strcmp(v[i]->name, v[i - 1]->name) != 0)
+            continue;
+        if (flags & MF_OPEN_STRICT)
+            mf_breach(st, m->path, (int64_t)v[i]->offset, "initializer name \"%s\" appears twice",
+                      v[i]->name);
+        else
+            mf_model_note(m, "initializer name \"%s\" appears twice (the ONNX checker refuses it)",
+                          v[i]->name);
+        break;
+    }
+    free(v);
     return 0;
 }
 
@@ -431,11 +459,13 @@ static int open_onnx(mf_model *m, const char *path, unsigned flags, mf_status *s
     }
     if (rc == 0)
         rc = add_counts(&r, functions, training);
-    MF_VEC_FREE(r.gs.ops);
+    if (rc == 0)
+        rc = check_unique_names(m, flags, st);
+    mf_names_free(&r.gs.ops);
     MF_VEC_FREE(r.gs.inputs);
     MF_VEC_FREE(r.gs.outputs);
     mf_onnx_ctx_free(&r.x);
-    return rc < 0 ? -1 : 0;
+    return rc < 0 || st->code != MF_OK ? -1 : 0;
 }
 
 const mf_reader mf_reader_onnx = {

@@ -119,6 +119,7 @@ typedef struct onnx_tpriv {
     const char *file;
     uint32_t field;     /* the typed field holding the values */
     uint8_t width;      /* canonical bytes per value */
+    bool is_bool;       /* BOOL: any non-zero value is true (1) */
 } onnx_tpriv;
 
 /* Everything one pass over a TensorProto finds. */
@@ -464,6 +465,7 @@ static int bind_typed(mf_onnx_ctx *x, const char *file, const tproto *p, const o
     pv->file = file;
     pv->field = field;
     pv->width = ty->width;
+    pv->is_bool = ty->dt == MF_BOOL;
     t->priv = pv;
     t->file = x->fi;
     t->offset = (uint64_t)p->first_typed_off[field];
@@ -541,7 +543,7 @@ static int emit_run(mf_emit *e, mf_cursor *c, const mf_pb_field *f, const onnx_t
     if (pv->field == F_STRING)
         return mf_emit_string(e, f->data, f->len);
     if (f->wire != 2)
-        return mf_emit_u64le(e, f->varint, pv->width);
+        return mf_emit_u64le(e, pv->is_bool ? f->varint != 0 : f->varint, pv->width);
     unsigned w = fixed_width(pv->field);
     if (w) /* packed fixed-width values are already canonical */
         return mf_emit_put(e, f->data, (size_t)f->len);
@@ -549,7 +551,8 @@ static int emit_run(mf_emit *e, mf_cursor *c, const mf_pb_field *f, const onnx_t
     mf_pb_sub(c, f, &s);
     while (mf_cur_left(&s) > 0) {
         uint64_t v;
-        if (mf_pb_varint(&s, &v, field_name(pv->field)) || mf_emit_u64le(e, v, pv->width))
+        if (mf_pb_varint(&s, &v, field_name(pv->field)) ||
+            mf_emit_u64le(e, pv->is_bool ? v != 0 : v, pv->width))
             return -1;
     }
     return 0;

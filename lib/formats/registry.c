@@ -4,6 +4,7 @@
 
 extern const mf_reader mf_reader_safetensors;
 extern const mf_reader mf_reader_gguf;
+extern const mf_reader mf_reader_hfdir;
 extern const mf_reader mf_reader_onnx;
 extern const mf_reader mf_reader_onnx_tensor;
 extern const mf_reader mf_reader_tflite;
@@ -15,10 +16,12 @@ extern const mf_reader mf_reader_npy;
 extern const mf_reader mf_reader_npz;
 extern const mf_reader mf_reader_ggml_legacy;
 extern const mf_reader mf_reader_mlx;
+extern const mf_reader mf_reader_pytorch_zip, mf_reader_pytorch_pickle, mf_reader_pickle;
 
 static const mf_reader *const readers[] = {
     &mf_reader_safetensors,
     &mf_reader_gguf,
+    &mf_reader_hfdir,
     &mf_reader_onnx,
     &mf_reader_onnx_tensor,
     &mf_reader_tflite,
@@ -30,6 +33,9 @@ static const mf_reader *const readers[] = {
     &mf_reader_npz,
     &mf_reader_ggml_legacy,
     &mf_reader_mlx,
+    &mf_reader_pytorch_zip,
+    &mf_reader_pytorch_pickle,
+    &mf_reader_pickle,
 };
 
 const mf_reader *mf_reader_for(mf_format f)

@@ -79,7 +79,8 @@ static void check_weight_map(mf_model *m, const char *index, json_t *wm, shard *
             if (!where)
                 mf_breach(st, index, -1, "tensor \"%s\" is in shard \"%s\" but not in weight_map",
                           name, sh[i].name);
-            else if (strcmp(json_string_value(where), sh[i].name) != 0)
+            else if (json_is_string(where) && /* non-strings: breached when read */
+                     strcmp(json_string_value(where), sh[i].name) != 0)
                 mf_breach(st, index, -1,
                           "weight_map puts tensor \"%s\" in \"%s\" but it is in \"%s\"", name,
                           json_string_value(where), sh[i].name);
@@ -91,6 +92,8 @@ static void check_weight_map(mf_model *m, const char *index, json_t *wm, shard *
     json_t *v;
     json_object_foreach(wm, k, v) {
         const char *file = json_string_value(v);
+        if (!file) /* not a string: breached when the index was read */
+            continue;
         bool opened = false;
         for (size_t i = 0; i < n; i++)
             if (strcmp(sh[i].name, file) == 0)
@@ -115,6 +118,9 @@ static void check_total_size(mf_model *m, const char *index, json_t *root, mf_st
     if (!json_is_number(ts) || want != (double)sum)
         mf_breach(st, index, -1, "metadata.total_size is %.0f but the tensors hold %llu bytes",
                   want, (unsigned long long)sum);
+    /* converting a double outside [0, 2^64) (or NaN) to uint64_t is undefined */
+    if (!(want >= 0 && want < 18446744073709551616.0))
+        return;
     mf_kv *kv = mf_model_add_meta(m, "total_size", st);
     if (kv)
         kv->v = mf_value_uint((uint64_t)want);

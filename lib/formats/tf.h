@@ -7,6 +7,7 @@
 #define MF_TF_H
 #include "core/core.h"
 #include "core/proto.h"
+#include "formats/names.h"
 
 #include <stdio.h>
 
@@ -83,7 +84,7 @@ int mf_tf_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, void *c
  * as metadata ("ops", "dangerous_ops", "file_io_ops"), notes, and the
  * findings mf_tf_find_dangerous_ops returns. */
 typedef struct mf_tf_ops {
-    MF_VEC(mf_value) names; /* distinct op names */
+    mf_names names; /* distinct op names */
     MF_VEC(mf_tf_finding) findings;
     uint64_t nodes, danger, caution;
     mf_model *m;

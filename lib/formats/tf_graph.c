@@ -202,11 +202,7 @@ int mf_tf_collect_ops(void *ctx, const mf_tf_node *n)
         o->nodes++;
     const char *op = n->op ? (const char *)n->op : "";
     size_t ol = (size_t)n->op_len;
-    bool seen = false;
-    for (size_t i = 0; i < o->names.n && !seen; i++)
-        seen = o->names.v[i].as.s.len == ol && memcmp(o->names.v[i].as.s.ptr, op, ol) == 0;
-    if (!seen && o->names.n < 4096 &&
-        MF_VEC_PUSH(o->names, mf_value_str(o->m->arena, op, ol)))
+    if (mf_names_add(&o->names, o->m->arena, op, ol))
         return mf_oom(o->st, o->file);
     const char *why;
     mf_tf_level level = mf_tf_op_level(op, ol, &why);
@@ -234,14 +230,6 @@ int mf_tf_collect_ops(void *ctx, const mf_tf_node *n)
     return 0;
 }
 
-static int cmp_value_str(const void *a, const void *b)
-{
-    const mf_value *x = a, *y = b;
-    size_t n = x->as.s.len < y->as.s.len ? x->as.s.len : y->as.s.len;
-    int c = memcmp(x->as.s.ptr, y->as.s.ptr, n);
-    return c ? c : (x->as.s.len > y->as.s.len) - (x->as.s.len < y->as.s.len);
-}
-
 typedef struct tf_findings {
     mf_tf_finding *v;
     size_t n;
@@ -249,25 +237,26 @@ typedef struct tf_findings {
 
 void mf_tf_ops_free(mf_tf_ops *o)
 {
-    MF_VEC_FREE(o->names);
+    mf_names_free(&o->names);
     MF_VEC_FREE(o->findings);
 }
 
 int mf_tf_ops_finish(mf_tf_ops *o)
 {
     mf_model *m = o->m;
-    qsort(o->names.v, o->names.n, sizeof(mf_value), cmp_value_str);
     mf_kv *kv = mf_model_add_meta(m, "ops", o->st);
-    mf_value *items = o->names.n ? mf_arena_calloc(m->arena, o->names.n, sizeof(mf_value)) : NULL;
-    if (!kv || (o->names.n && !items)) {
+    mf_names_sort(&o->names);
+    size_t n = o->names.list.n;
+    mf_value *items = n ? mf_arena_calloc(m->arena, n, sizeof(mf_value)) : NULL;
+    if (!kv || (n && !items)) {
         mf_tf_ops_free(o);
         return kv ? mf_oom(o->st, o->file) : -1;
     }
-    if (o->names.n)
-        memcpy(items, o->names.v, o->names.n * sizeof(mf_value));
+    if (n)
+        memcpy(items, o->names.list.v, n * sizeof(mf_value));
     kv->v.type = MF_V_ARR;
     kv->v.as.arr.elem = MF_V_STR;
-    kv->v.as.arr.n = o->names.n;
+    kv->v.as.arr.n = n;
     kv->v.as.arr.items = items;
     if (!(kv = mf_model_add_meta(m, "dangerous_ops", o->st))) {
         mf_tf_ops_free(o);
@@ -296,7 +285,7 @@ int mf_tf_ops_finish(mf_tf_ops *o)
     o->findings.v = NULL;
     o->findings.n = o->findings.cap = 0;
     m->priv = keep;
-    MF_VEC_FREE(o->names);
+    mf_names_free(&o->names);
     return 0;
 }
 

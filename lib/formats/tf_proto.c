@@ -244,6 +244,8 @@ static int scan_proto(mf_cursor *c, mf_tensor *t, tscan *s)
 static void last_element(const tscan *s, const tf_type *ty, tf_priv *pv)
 {
     uint64_t v[2] = {s->last_v[ty->per == 2 ? 0 : 1], s->last_v[1]};
+    if (ty->field == 11)
+        v[0] = v[0] != 0;
     for (unsigned k = 0; k < ty->per; k++)
         mf_wr64le(pv->last + k * ty->width, v[k]);
 }
@@ -341,6 +343,8 @@ static int put_value(typed_out *o, uint64_t v)
     if (o->left == 0)
         return 0;
     o->left--;
+    if (o->pv->field == 11) /* bool_val: any non-zero varint is true */
+        v = v != 0;
     return mf_emit_u64le(o->e, v, o->pv->width);
 }
 

@@ -90,6 +90,12 @@ static int read_meta_graph(smodel *x, mf_cursor *c, const mf_pb_field *gf)
     return r < 0 ? -1 : 0;
 }
 
+static int cmp_str_value(const void *a, const void *b)
+{
+    const mf_value *x = a, *y = b;
+    return strcmp(x->as.s.ptr, y->as.s.ptr);
+}
+
 static int meta_array(smodel *x, const char *key, value_vec *v)
 {
     mf_kv *kv = mf_model_add_meta(x->m, key, x->st);
@@ -142,6 +148,8 @@ static int read_saved_model(smodel *x, const mf_file *f)
         return -1;
     if (x->meta_graphs == 0)
         return mf_fail(x->st, MF_ERR_FORMAT, f->path, -1, "SavedModel has no meta graph");
+    if (x->signatures.n > 1) /* a map: its order in the file means nothing */
+        qsort(x->signatures.v, x->signatures.n, sizeof(mf_value), cmp_str_value);
     if ((schema >= 0 && meta_int(x, "saved_model_schema_version", schema)) ||
         meta_array(x, "tags", &x->tags) || meta_text(x, "tensorflow_version", x->tf_version) ||
         meta_text(x, "tensorflow_git_version", x->tf_git) ||

@@ -208,8 +208,10 @@ static int read_operator_codes(tfl *x, const mf_fb_table *root, uint32_t *n_code
             return -1;
         int32_t eff = (int32_t)code > (int8_t)dep ? (int32_t)code : (int8_t)dep;
         const char *name = mf_tflite_op_name(eff);
-        if (eff == 32 && custom)
-            items[i] = mf_value_str(x->m->arena, custom, cl);
+        if (eff == 32 && custom) { /* "CUSTOM:<custom_code>" */
+            char *s = mf_arena_printf(x->m->arena, "CUSTOM:%.*s", (int)cl, custom);
+            items[i] = mf_value_str(x->m->arena, s ? s : "CUSTOM", s ? strlen(s) : 6);
+        }
         else if (name)
             items[i] = mf_value_str(x->m->arena, name, strlen(name));
         else {

@@ -101,6 +101,14 @@ with h5py.File('chunked_old.h5', 'w') as f:
     f.create_dataset('unwritten_chunked', shape=(6, 7), dtype='<i4', chunks=(2, 2))
 case('chunked_old.h5', 'v1 B-tree chunk index with internal nodes, big-endian shuffle+gzip, bool chunks, never-written datasets')
 
+# a hard-link cycle (a group that contains itself) and a soft link
+with h5py.File('cycle.h5', 'w') as f:
+    g = f.create_group('a')
+    g.create_dataset('w', data=np.arange(3, dtype='<f4'))
+    g['self'] = g                       # hard link back to the group
+    f['b'] = h5py.SoftLink('/a/w')
+case('cycle.h5', 'group /a holds a hard link to itself; /b is a soft link (not followed)')
+
 # superblock v2 (libver v108) with a user block
 with h5py.File('userblock_v2.h5', 'w', libver=('v108', 'v108'), userblock_size=1024) as f:
     f.create_dataset('x', data=np.arange(12, dtype='<f8').reshape(3, 4))

@@ -1,0 +1,271 @@
+/* cmd_quantize.c - mfmt quantize IN.gguf OUT.gguf TYPE [options]:
+ * llama-quantize's mixes and per-tensor rules with ggml's quantizers, byte
+ * for byte; --dry-run previews the error of each tensor instead. */
+#include "cli.h"
+
+#include "ops/quantize.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct q_args {
+    const char *in, *out, *type;
+    mf_quantize_opts o;
+    bool json;
+} q_args;
+
+static int parse_dtype(const char *opt, const char *v, mf_dtype *out)
+{
+    mf_dtype dt = v ? mf_dtype_from_name(v) : MF_DTYPE_INVALID;
+    const mf_dtype_info *di = mf_dtype_info_of(dt);
+    if (!di || di->ggml_id < 0)
+        return cli_usage_error("quantize", "%s takes a ggml type (q8_0, q6_K, f16, ...)", opt);
+    *out = dt;
+    return 0;
+}
+
+static int default_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+static int parse_option(int argc, char **argv, int *i, q_args *a)
+{
+    const char *v;
+    mf_quantize_opts *o = &a->o;
+    if (cli_flag(argc, argv, i, "--threads", &v)) {
+        char *end;
+        long n = v ? strtol(v, &end, 10) : 0;
+        if (!v || *end || n < 1 || n > 64)
+            return cli_usage_error("quantize", "--threads takes a number from 1 to 64");
+        o->nthreads = (int)n;
+    } else if (cli_flag(argc, argv, i, "--imatrix", &v)) {
+        if (!v)
+            return cli_usage_error("quantize", "--imatrix takes a file");
+        o->imatrix_path = v;
+    } else if (cli_flag(argc, argv, i, "--output-tensor-type", &v)) {
+        return parse_dtype("--output-tensor-type", v, &o->output_type);
+    } else if (cli_flag(argc, argv, i, "--token-embedding-type", &v)) {
+        return parse_dtype("--token-embedding-type", v, &o->token_embd_type);
+    } else if (cli_flag(argc, argv, i, "--allow-requantize", NULL)) {
+        o->allow_requantize = true;
+    } else if (cli_flag(argc, argv, i, "--pure", NULL)) {
+        o->pure = true;
+    } else if (cli_flag(argc, argv, i, "--leave-output-tensor", NULL)) {
+        o->leave_output = true;
+    } else if (cli_flag(argc, argv, i, "--dry-run", NULL)) {
+        o->dry_run = true;
+    } else if (cli_flag(argc, argv, i, "--json", NULL)) {
+        a->json = true;
+    } else {
+        return cli_usage_error("quantize", "unknown option %s", argv[*i]);
+    }
+    return 0;
+}
+
+static void list_type(void *ctx, const char *name, mf_ftype f)
+{
+    (void)f;
+    fprintf(ctx, " %s", name);
+}
+
+static int bad_type(const char *t)
+{
+    fprintf(stderr, "mfmt quantize: unknown type '%s'; one of:", t);
+    mf_ftype_each(list_type, stderr);
+    fprintf(stderr, "\n");
+    return EXIT_USAGE;
+}
+
+static int parse(int argc, char **argv, q_args *a)
+{
+    memset(a, 0, sizeof(*a));
+    mf_quantize_opts_init(&a->o, MF_FTYPE_INVALID);
+    a->o.nthreads = default_threads();
+    const char *pos[3];
+    int npos = 0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1]) {
+            if (parse_option(argc, argv, &i, a))
+                return EXIT_USAGE;
+        } else if (npos == 3) {
+            return cli_usage_error("quantize", "too many arguments");
+        } else {
+            pos[npos++] = argv[i];
+        }
+    }
+    /* a dry run needs no output: IN TYPE is enough */
+    if (npos == 2 && a->o.dry_run) {
+        a->in = pos[0];
+        a->type = pos[1];
+    } else if (npos == 3) {
+        a->in = pos[0];
+        a->out = pos[1];
+        a->type = pos[2];
+    } else {
+        return cli_usage_error("quantize", "needs IN.gguf OUT.gguf TYPE");
+    }
+    a->o.ftype = mf_ftype_parse(a->type);
+    if (a->o.ftype == MF_FTYPE_INVALID)
+        return bad_type(a->type);
+    if (a->json && !a->o.dry_run)
+        return cli_usage_error("quantize", "--json goes with --dry-run");
+    return 0;
+}
+
+/* ------------------------------------------------------------ output */
+
+static void shape_text(char *buf, size_t n, const int64_t ne[4])
+{
+    int nd = mf_qmix_n_dims(ne);
+    size_t k = 0;
+    for (int i = 0; i < nd && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "x" : "", (long long)ne[i]);
+}
+
+/* JSON has no NaN or infinity: those become strings */
+static json_t *json_number(double v)
+{
+    if (isnan(v))
+        return json_string("nan");
+    if (isinf(v))
+        return json_string(v > 0 ? "inf" : "-inf");
+    return json_real(v);
+}
+
+typedef struct dry_ctx {
+    bool json;
+    json_t *tensors;
+} dry_ctx;
+
+static void dry_row(void *ctx, const mf_quant_tensor_report *r)
+{
+    dry_ctx *d = ctx;
+    if (d->json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(r->name));
+        json_object_set_new(o, "ne", cli_json_shape(r->ne, mf_qmix_n_dims(r->ne), false));
+        json_object_set_new(o, "from", json_string(mf_dtype_name(r->src)));
+        json_object_set_new(o, "to", json_string(mf_dtype_name(r->dst)));
+        json_object_set_new(o, "bytes", json_integer((json_int_t)r->dst_bytes));
+        json_object_set_new(o, "fallback", json_boolean(r->fallback));
+        json_object_set_new(o, "imatrix", json_boolean(r->imatrix));
+        if (r->converted) {
+            json_object_set_new(o, "rmse", json_number(r->rmse));
+            json_object_set_new(o, "max_abs_error", json_number(r->max_abs));
+            json_object_set_new(o, "cosine", json_number(r->cosine));
+            json_object_set_new(o, "nonfinite", json_boolean(r->nonfinite));
+        }
+        json_array_append_new(d->tensors, o);
+        return;
+    }
+    char shape[64], typ[48];
+    shape_text(shape, sizeof(shape), r->ne);
+    snprintf(typ, sizeof(typ), "%s%s", mf_dtype_name(r->dst), r->fallback ? " (fallback)" : "");
+    if (r->converted)
+        printf("%-36s %-14s %-8s -> %-18s %11.4g %11.4g %10.6f%s%s\n", r->name, shape,
+               mf_dtype_name(r->src), typ, r->rmse, r->max_abs, r->cosine, r->imatrix ? "  imatrix" : "",
+               r->nonfinite ? "  NaN/inf: would be refused" : "");
+    else
+        printf("%-36s %-14s %-8s -> %-18s %11s %11s %10s\n", r->name, shape, mf_dtype_name(r->src),
+               typ, "copied", "-", "-");
+}
+
+static void print_totals(const q_args *a, const mf_quantize_result *r, bool dry)
+{
+    char in_sz[32], out_sz[32], file_sz[32], params[32];
+    cli_fmt_bytes(in_sz, sizeof(in_sz), r->in_tensor_bytes);
+    cli_fmt_bytes(out_sz, sizeof(out_sz), r->out_tensor_bytes);
+    cli_fmt_bytes(file_sz, sizeof(file_sz), r->out_file_bytes);
+    cli_fmt_count(params, sizeof(params), r->n_params);
+    FILE *f = dry ? stdout : stderr;
+    fprintf(f, "%s %s as %s: %zu tensors (%zu converted, %zu copied), %s parameters\n",
+            dry ? "would quantize" : "quantized", a->in, mf_ftype_name(a->o.ftype), r->n_tensors,
+            r->n_converted, r->n_tensors - r->n_converted, params);
+    fprintf(f, "tensor data %s -> %s, %.4f bits per weight; output file %s (%llu bytes)\n", in_sz,
+            out_sz, r->bpw, file_sz, (unsigned long long)r->out_file_bytes);
+    if (r->imatrix_entries)
+        fprintf(f, "importance matrix: %zu entries, used for %zu tensors\n", r->imatrix_entries,
+                r->imatrix_used);
+    if (r->n_fallback)
+        fprintf(f, "warning: %zu of %zu tensors needed a fallback type (rows not a multiple of "
+                   "the block size)\n", r->n_fallback, r->n_k_quantized + r->n_fallback);
+}
+
+static json_t *totals_json(const q_args *a, const mf_quantize_result *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "path", json_string(a->in));
+    json_object_set_new(o, "type", json_string(mf_ftype_name(a->o.ftype)));
+    json_object_set_new(o, "file_type", json_integer(a->o.ftype));
+    json_object_set_new(o, "n_params", json_integer((json_int_t)r->n_params));
+    json_object_set_new(o, "tensor_bytes", json_integer((json_int_t)r->out_tensor_bytes));
+    json_object_set_new(o, "file_bytes", json_integer((json_int_t)r->out_file_bytes));
+    json_object_set_new(o, "bits_per_weight", json_real(r->bpw));
+    json_object_set_new(o, "fallbacks", json_integer((json_int_t)r->n_fallback));
+    return o;
+}
+
+/* ------------------------------------------------------------ run */
+
+static void on_progress(void *ctx, uint64_t n) { cli_progress_add(ctx, n); }
+
+static uint64_t input_bytes(const char *path)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m;
+    uint64_t n = 0;
+    if (mf_open(path, NULL, &m, &st) == 0) {
+        for (size_t i = 0; i < m->n_tensors; i++)
+            n += m->tensors[i].nbytes;
+        mf_close(m);
+    }
+    mf_status_clear(&st);
+    return n;
+}
+
+static int run_quantize(int argc, char **argv)
+{
+    q_args a;
+    if (parse(argc, argv, &a))
+        return EXIT_USAGE;
+    mf_status st;
+    mf_status_init(&st);
+    cli_progress prog;
+    cli_progress_start(&prog, a.o.dry_run ? "measuring" : "quantizing", input_bytes(a.in));
+    a.o.progress = on_progress;
+    a.o.progress_ctx = &prog;
+    dry_ctx d = {a.json, a.json ? json_array() : NULL};
+    if (a.o.dry_run && !a.json)
+        printf("%-36s %-14s %-8s    %-18s %11s %11s %10s\n", "tensor", "ne", "from", "to", "rmse",
+               "max |err|", "cosine");
+    mf_quantize_result r;
+    int rc = mf_quantize_file(a.in, a.out, &a.o, a.o.dry_run ? dry_row : NULL, &d, &r, &st);
+    cli_progress_end(&prog);
+    if (rc) {
+        json_decref(d.tensors);
+        rc = cli_report(&st);
+        mf_status_clear(&st);
+        return rc;
+    }
+    if (a.json) {
+        json_t *o = totals_json(&a, &r);
+        json_object_set_new(o, "tensors", d.tensors);
+        cli_print_json(o);
+    } else {
+        print_totals(&a, &r, a.o.dry_run);
+        if (!a.o.dry_run)
+            fprintf(stderr, "wrote %s\n", a.out);
+    }
+    mf_status_clear(&st);
+    return EXIT_FINE;
+}
+
+const cli_cmd cli_cmd_quantize = {
+    "quantize", run_quantize, "quantize [options] IN.gguf OUT.gguf TYPE",
+    "llama-quantize's mixes (Q4_K_M, Q8_0, IQ4_XS, ...) byte for byte. Options: --threads N, "
+    "--imatrix FILE, --allow-requantize, --pure, --output-tensor-type T, --token-embedding-type T, "
+    "--leave-output-tensor, --dry-run [--json] (error per tensor, nothing written; OUT optional)"};

@@ -1,0 +1,137 @@
+/* cmd_scan.c - mfmt scan [--json] [--all] PATH...: is each file safe to
+ * load? Exit 0 only when every file is safe. */
+#include "cli.h"
+#include "ops/scan.h"
+
+typedef struct scan_run {
+    bool json, all;
+    json_t *files;
+    mf_verdict worst;
+    size_t n_files;
+} scan_run;
+
+static json_t *finding_json(const mf_finding *f)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "severity", json_string(mf_verdict_name(f->severity)));
+    if (f->member[0])
+        json_object_set_new(o, "member", cli_json_string(f->member, strlen(f->member)));
+    if (f->offset >= 0)
+        json_object_set_new(o, "offset", json_integer(f->offset));
+    if (f->file_offset >= 0)
+        json_object_set_new(o, "file_offset", json_integer(f->file_offset));
+    if (f->opcode)
+        json_object_set_new(o, "opcode", json_string(f->opcode));
+    if (f->global)
+        json_object_set_new(o, "global", cli_json_string(f->global, strlen(f->global)));
+    json_object_set_new(o, "message", cli_json_string(f->message, strlen(f->message)));
+    return o;
+}
+
+static json_t *report_json(const mf_scan_report *r)
+{
+    json_t *o = json_object(), *fs = json_array(), *gs = json_array();
+    json_object_set_new(o, "path", cli_json_string(r->path, strlen(r->path)));
+    json_object_set_new(o, "verdict", json_string(mf_verdict_name(r->verdict)));
+    json_object_set_new(o, "pickles", json_integer((json_int_t)r->n_pickles));
+    for (size_t i = 0; i < r->n_globals; i++) {
+        json_t *g = json_object();
+        json_object_set_new(g, "name", cli_json_string(r->globals[i].name, strlen(r->globals[i].name)));
+        json_object_set_new(g, "class", json_string(mf_verdict_name(r->globals[i].cls)));
+        json_array_append_new(gs, g);
+    }
+    json_object_set_new(o, "globals", gs);
+    for (size_t i = 0; i < r->n_findings; i++)
+        json_array_append_new(fs, finding_json(&r->findings[i]));
+    json_object_set_new(o, "findings", fs);
+    if (r->dropped_findings)
+        json_object_set_new(o, "findings_omitted", json_integer((json_int_t)r->dropped_findings));
+    return o;
+}
+
+static void print_finding(const mf_finding *f)
+{
+    printf("  %-9s ", mf_verdict_name(f->severity));
+    if (f->member[0])
+        printf("%s: ", f->member);
+    if (f->offset >= 0)
+        printf("byte %lld", (long long)f->offset);
+    if (f->file_offset >= 0 && (f->member[0] || f->file_offset != f->offset))
+        printf(" (file byte %lld)", (long long)f->file_offset);
+    if (f->offset >= 0)
+        printf(": ");
+    if (f->opcode || f->global)
+        printf("%s %s: ", f->opcode ? f->opcode : "", f->global ? f->global : "");
+    printf("%s\n", f->message);
+}
+
+static void print_report(const scan_run *run, const mf_scan_report *r)
+{
+    printf("%s: %s\n", r->path, mf_verdict_name(r->verdict));
+    for (size_t i = 0; i < r->n_findings; i++)
+        if (run->all || r->findings[i].severity != MF_VERDICT_SAFE)
+            print_finding(&r->findings[i]);
+    if (r->dropped_findings)
+        printf("  ... %zu more findings\n", r->dropped_findings);
+}
+
+static int on_report(void *ctx, const mf_scan_report *r)
+{
+    scan_run *run = ctx;
+    run->n_files++;
+    if (r->verdict > run->worst)
+        run->worst = r->verdict;
+    if (run->json)
+        json_array_append_new(run->files, report_json(r));
+    else
+        print_report(run, r);
+    return 0;
+}
+
+static int run_scan(int argc, char **argv)
+{
+    scan_run run = {0};
+    int first = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_flag(argc, argv, &i, "--json", NULL))
+            run.json = true;
+        else if (cli_flag(argc, argv, &i, "--all", NULL))
+            run.all = true;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error("scan", "unknown option %s", argv[i]);
+        else if (!first)
+            first = i;
+    }
+    if (!first)
+        return cli_usage_error("scan", "no path given");
+    run.files = json_array();
+    int rc = EXIT_FINE;
+    for (int i = first; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1])
+            continue;
+        mf_status st;
+        mf_status_init(&st);
+        if (mf_scan_path(argv[i], on_report, &run, &st)) {
+            int e = cli_report(&st);
+            if (e > rc)
+                rc = e;
+        }
+        mf_status_clear(&st);
+    }
+    if (run.worst != MF_VERDICT_SAFE && rc == EXIT_FINE)
+        rc = EXIT_BAD_INPUT;
+    if (run.json) {
+        json_t *root = json_object();
+        json_object_set_new(root, "verdict", json_string(mf_verdict_name(run.worst)));
+        json_object_set_new(root, "files", run.files);
+        cli_print_json(root);
+    } else {
+        json_decref(run.files);
+        if (run.n_files > 1)
+            printf("%zu files: %s\n", run.n_files, mf_verdict_name(run.worst));
+    }
+    return rc;
+}
+
+const cli_cmd cli_cmd_scan = {"scan", run_scan, "scan [--json] [--all] PATH...",
+                              "pickle safety: safe, unknown or dangerous; exit 0 only if all safe"};

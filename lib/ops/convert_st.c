@@ -1,0 +1,399 @@
+/* convert_st.c - any model to safetensors, one tensor at a time: each
+ * tensor's canonical bytes (mf_tensor_stream) go straight into the writer,
+ * so memory stays at a chunk whatever the model size. Checkpoints are
+ * unwrapped as loaders do; sharding follows huggingface_hub's
+ * split_torch_state_dict_into_shards (a new shard when the next tensor
+ * would pass the limit; a tensor larger than the limit gets its own). */
+#include "ops/convert_st.h"
+
+#include "formats/mlx.h"
+#include "formats/pytorch.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ----------------------------------------------------------- selection */
+
+/* Top-level entries of a training checkpoint that are not weights. */
+static const char *const optimizer_keys[] = {
+    "optimizer", "optimizer_states", "optimizer_state_dict", "optim", "opt_state",
+    "lr_scheduler", "lr_schedulers", "scheduler", "scaler", NULL,
+};
+
+static bool first_segment_is(const char *name, const char *const *keys)
+{
+    const char *dot = strchr(name, '.');
+    size_t n = dot ? (size_t)(dot - name) : strlen(name);
+    for (; *keys; keys++)
+        if (strlen(*keys) == n && strncmp(name, *keys, n) == 0)
+            return true;
+    return false;
+}
+
+/* Under prefix: returns the rest of the name ("" for the prefix itself),
+ * or NULL. */
+static const char *under(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (n == 0)
+        return name;
+    if (strncmp(name, prefix, n) != 0)
+        return NULL;
+    if (name[n] == '.')
+        return name + n + 1;
+    return name[n] == 0 ? name + n : NULL;
+}
+
+/* sd.get("state_dict", sd), then "model", then "module": as many levels
+ * as are mappings that hold tensors. */
+static const char *unwrap(const mf_model *m, mf_arena *a)
+{
+    static const char *const wrappers[] = {"state_dict", "model", "module"};
+    const char *prefix = "";
+    for (int depth = 0; depth < 4; depth++) {
+        bool found = false;
+        for (size_t i = 0; i < 3 && !found; i++) {
+            const char *p = prefix[0] ? mf_arena_printf(a, "%s.%s", prefix, wrappers[i])
+                                      : wrappers[i];
+            if (p && mf_pytorch_is_mapping(m, p)) {
+                prefix = p;
+                found = true;
+            }
+        }
+        if (!found)
+            break;
+    }
+    return prefix;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(((const mf_convert_item *)a)->name, ((const mf_convert_item *)b)->name);
+}
+
+static int check_unique(mf_convert_item *items, size_t n, mf_status *st)
+{
+    if (n < 2)
+        return 0;
+    mf_convert_item *tmp = malloc(n * sizeof(*tmp));
+    if (!tmp)
+        return mf_oom(st, NULL);
+    memcpy(tmp, items, n * sizeof(*tmp));
+    qsort(tmp, n, sizeof(*tmp), cmp_names);
+    int rc = 0;
+    for (size_t i = 1; i < n && rc == 0; i++)
+        if (strcmp(tmp[i].name, tmp[i - 1].name) == 0)
+            rc = mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1,
+                         "two tensors would be written as \"%s\" (from \"%s\" and \"%s\")",
+                         tmp[i].name, tmp[i - 1].t->name, tmp[i].t->name);
+    free(tmp);
+    return rc;
+}
+
+int mf_convert_select(const mf_model *m, const mf_convert_st_opts *o, mf_arena *a,
+                      mf_convert_item **items, size_t *n, mf_status *st)
+{
+    *items = NULL;
+    *n = 0;
+    const char *prefix = o->key ? o->key : unwrap(m, a);
+    mf_convert_item *v = mf_arena_calloc(a, m->n_tensors ? m->n_tensors : 1, sizeof(*v));
+    if (!v)
+        return mf_oom(st, m->path);
+    size_t k = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const mf_tensor *t = &m->tensors[i];
+        if (t->dtype == MF_STRING) /* safetensors holds no strings (TF checkpoints have one) */
+            continue;
+        const char *rest = under(t->name, prefix);
+        bool opt = first_segment_is(t->name, optimizer_keys);
+        if (rest && (prefix[0] || !opt || o->include_optimizer))
+            v[k++] = (mf_convert_item){t, rest};
+        else if (!rest && opt && o->include_optimizer)
+            v[k++] = (mf_convert_item){t, t->name}; /* beside the unwrapped weights */
+    }
+    if (o->key && k == 0)
+        return mf_fail(st, MF_ERR_USAGE, m->path, -1, "no tensors under --key \"%s\"", o->key);
+    if (check_unique(v, k, st))
+        return -1;
+    *items = v;
+    *n = k;
+    return 0;
+}
+
+/* ----------------------------------------------------------- the writer */
+
+typedef struct fill_ctx {
+    const mf_model *m;
+    const mf_convert_item *items;
+    const mf_convert_st_opts *o;
+    uint64_t done, total;
+    mf_sink_fn sink;
+    void *sink_ctx;
+} fill_ctx;
+
+static int counting_sink(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    fill_ctx *f = ctx;
+    if (f->sink(f->sink_ctx, buf, n, st))
+        return -1;
+    f->done += n;
+    if (f->o->progress)
+        f->o->progress(f->o->progress_ctx, f->done, f->total);
+    return 0;
+}
+
+/* The bytes of the mapping a tensor reaches, page-aligned; false when it
+ * is not mapped. */
+static bool mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, size_t *len)
+{
+    const mf_file *f = mf_tensor_file(m, t);
+    const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
+    if (!t->data || !f || !f->base || !di || t->nbytes == 0)
+        return false;
+    uint64_t reach = t->nbytes;
+    if (t->strides && di->block_elems == 1) {
+        uint64_t last = 0;
+        for (int d = 0; d < t->ndim; d++)
+            last += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
+        reach = (last + 1) * di->block_bytes;
+    }
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)t->data & ~(page - 1), b = (uintptr_t)t->data + reach;
+    uintptr_t end = (uintptr_t)f->base + f->size;
+    if (b > end)
+        b = end;
+    if (b <= a)
+        return false;
+    *lo = (uint8_t *)a;
+    *len = b - a;
+    return true;
+}
+
+/* Streams one tensor; its pages are read ahead sequentially and dropped
+ * from this process afterwards, so resident memory stays at about one
+ * tensor however large the model (the page cache keeps them for others). */
+static int fill(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    fill_ctx *f = ctx;
+    f->sink = sink;
+    f->sink_ctx = sink_ctx;
+    const mf_tensor *t = f->items[index].t;
+    uint8_t *lo;
+    size_t len;
+    bool mapped = mapped_span(f->m, t, &lo, &len);
+    if (mapped)
+        madvise(lo, len, MADV_SEQUENTIAL);
+    int rc = mf_tensor_stream(f->m, t, counting_sink, f, st);
+    if (mapped)
+        madvise(lo, len, MADV_DONTNEED);
+    return rc;
+}
+
+/* The index-th item of a shard: fill sees shard-local indices. */
+typedef struct shard_fill {
+    fill_ctx *f;
+    size_t first;
+} shard_fill;
+
+static int fill_shard(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    shard_fill *s = ctx;
+    return fill(s->f, s->first + index, sink, sink_ctx, st);
+}
+
+static bool same_file(const struct stat *a, const char *path)
+{
+    struct stat b;
+    return path && stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+/* An output path must not be a file the model reads (its own or a shard's). */
+static int check_not_input(const mf_model *m, const char *out, mf_status *st)
+{
+    struct stat so;
+    if (stat(out, &so) != 0)
+        return 0;
+    bool hit = same_file(&so, m->path);
+    for (size_t i = 0; i < m->n_files && !hit; i++)
+        hit = same_file(&so, m->files[i].path);
+    for (size_t i = 0; i < m->n_tensors && !hit; i++) {
+        const mf_file *f = mf_tensor_file(m, &m->tensors[i]);
+        hit = f && same_file(&so, f->path);
+    }
+    if (hit)
+        return mf_fail(st, MF_ERR_USAGE, out, -1, "is an input of the conversion: not overwritten");
+    return 0;
+}
+
+static int write_one(const mf_model *m, const char *path, const mf_convert_item *items,
+                     size_t n, fill_ctx *f, size_t first, const mf_kv *meta, size_t n_meta,
+                     mf_status *st)
+{
+    if (check_not_input(m, path, st))
+        return -1;
+    mf_out_tensor *ts = calloc(n ? n : 1, sizeof(*ts));
+    if (!ts)
+        return mf_oom(st, path);
+    for (size_t i = 0; i < n; i++) {
+        const mf_tensor *t = items[first + i].t;
+        ts[i].name = items[first + i].name;
+        ts[i].dtype = t->dtype;
+        ts[i].ndim = t->ndim;
+        memcpy(ts[i].shape, t->shape, sizeof(ts[i].shape));
+    }
+    shard_fill sf = {f, first};
+    int rc = mf_safetensors_write(path, ts, n, meta, n_meta, fill_shard, &sf, st);
+    free(ts);
+    return rc;
+}
+
+/* __metadata__: {"format": "pt"}, plus a safetensors input's own strings. */
+static mf_kv *output_meta(const mf_model *m, mf_arena *a, size_t *n)
+{
+    mf_kv *kv = mf_arena_calloc(a, m->n_meta + 1, sizeof(*kv));
+    if (!kv)
+        return NULL;
+    kv[0].key = "format";
+    kv[0].v = mf_value_str(a, "pt", 2);
+    *n = 1;
+    if (m->format != MF_FMT_SAFETENSORS)
+        return kv;
+    for (size_t i = 0; i < m->n_meta; i++)
+        if (m->meta[i].v.type == MF_V_STR && strcmp(m->meta[i].key, "format") != 0)
+            kv[(*n)++] = m->meta[i];
+    return kv;
+}
+
+/* Shard boundaries: first index of each shard, and the count. */
+static size_t plan_shards(const mf_convert_item *items, size_t n, uint64_t max, size_t *starts)
+{
+    size_t ns = 0;
+    uint64_t cur = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t sz = items[i].t->nbytes;
+        if (ns == 0 || (cur > 0 && cur + sz > max)) {
+            starts[ns++] = i;
+            cur = 0;
+        }
+        cur += sz;
+    }
+    if (ns == 0)
+        starts[ns++] = 0;
+    return ns;
+}
+
+static int write_index(const char *path, const char *const *shard_names, const size_t *starts,
+                       size_t ns, const mf_convert_item *items, size_t n, uint64_t total,
+                       mf_status *st)
+{
+    json_t *root = json_object(), *md = json_object(), *wm = json_object();
+    json_object_set_new(md, "total_size", json_integer((json_int_t)total));
+    json_object_set_new(root, "metadata", md);
+    for (size_t s = 0; s < ns; s++) {
+        size_t end = s + 1 < ns ? starts[s + 1] : n;
+        for (size_t i = starts[s]; i < end; i++)
+            json_object_set_new(wm, items[i].name, json_string(shard_names[s]));
+    }
+    json_object_set_new(root, "weight_map", wm);
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+    json_decref(root);
+    if (!text)
+        return mf_oom(st, path);
+    mf_atomic *w;
+    int rc = mf_atomic_open(path, &w, st);
+    if (rc == 0) {
+        rc = mf_atomic_write(w, text, strlen(text), st);
+        if (rc == 0)
+            rc = mf_atomic_write(w, "\n", 1, st);
+        rc = rc == 0 ? mf_atomic_commit(w, st) : (mf_atomic_abort(w), -1);
+    }
+    free(text);
+    return rc;
+}
+
+static int write_sharded(const mf_model *m, const char *out, const mf_convert_item *items,
+                         size_t n, fill_ctx *f, const mf_kv *meta, size_t n_meta, mf_arena *a,
+                         mf_status *st)
+{
+    size_t *starts = mf_arena_calloc(a, n + 1, sizeof(size_t));
+    if (!starts)
+        return mf_oom(st, out);
+    size_t ns = plan_shards(items, n, f->o->max_shard_size, starts);
+    if (ns == 1)
+        return write_one(m, out, items, n, f, 0, meta, n_meta, st);
+    size_t ol = strlen(out), sl = strlen(".safetensors");
+    char *prefix = ol > sl && strcmp(out + ol - sl, ".safetensors") == 0
+                       ? mf_arena_strndup(a, out, ol - sl) : mf_arena_strdup(a, out);
+    const char *slash = prefix ? strrchr(prefix, '/') : NULL;
+    const char **paths = mf_arena_calloc(a, ns, sizeof(char *));
+    const char **names = mf_arena_calloc(a, ns, sizeof(char *));
+    char *index = mf_arena_printf(a, "%s.index.json", out);
+    if (!prefix || !paths || !names || !index)
+        return mf_oom(st, out);
+    if (check_not_input(m, index, st))
+        return -1;
+    int rc = 0;
+    size_t written = 0;
+    for (size_t s = 0; s < ns && rc == 0; s++) {
+        paths[s] = mf_arena_printf(a, "%s-%05zu-of-%05zu.safetensors", prefix, s + 1, ns);
+        names[s] = paths[s] ? (slash ? paths[s] + (slash - prefix) + 1 : paths[s]) : NULL;
+        if (!paths[s])
+            return mf_oom(st, out);
+        size_t end = s + 1 < ns ? starts[s + 1] : n;
+        rc = write_one(m, paths[s], items, end - starts[s], f, starts[s], meta, n_meta, st);
+        written += rc == 0;
+    }
+    if (rc == 0)
+        rc = write_index(index, names, starts, ns, items, n, f->total, st);
+    if (rc) /* all or nothing: remove the shards already written */
+        for (size_t s = 0; s < written; s++)
+            unlink(paths[s]);
+    return rc;
+}
+
+/* MLX: the packed triples are written dequantized, as their logical
+ * tensors (formats/mlx.h). */
+static int convert_mlx(const mf_model *m, const char *out, const mf_convert_st_opts *o,
+                       mf_status *st)
+{
+    mf_model *view;
+    if (mf_mlx_dequantized_view(m, MF_DTYPE_INVALID, &view, st))
+        return -1;
+    int rc = mf_convert_to_safetensors(view, out, o, st);
+    mf_close(view);
+    return rc;
+}
+
+int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_st_opts *o,
+                              mf_status *st)
+{
+    const mf_mlx_quant *q;
+    if (mf_mlx_quants(m, &q) > 0)
+        return convert_mlx(m, out, o, st);
+    mf_arena *a = mf_arena_new();
+    if (!a)
+        return mf_oom(st, out);
+    mf_convert_item *items;
+    size_t n, n_meta = 0;
+    int rc = mf_convert_select(m, o, a, &items, &n, st);
+    mf_kv *meta = rc == 0 ? output_meta(m, a, &n_meta) : NULL;
+    if (rc == 0 && !meta)
+        rc = mf_oom(st, out);
+    if (rc == 0) {
+        fill_ctx f = {.m = m, .items = items, .o = o};
+        for (size_t i = 0; i < n; i++)
+            f.total += items[i].t->nbytes;
+        if (o->max_shard_size)
+            rc = write_sharded(m, out, items, n, &f, meta, n_meta, a, st);
+        else
+            rc = write_one(m, out, items, n, &f, 0, meta, n_meta, st);
+    }
+    mf_arena_free(a);
+    return rc;
+}
+

@@ -1,0 +1,813 @@
+/* convert_vocab.c - the tokenizer keys llama.cpp's converter writes for a
+ * Hugging Face directory (convert_hf_to_gguf.py set_vocab and gguf-py's
+ * SpecialVocab, at the commit of ../shared/convert-ref/README.md):
+ *  - SentencePiece (tokenizer.model): tokens, scores and types from the
+ *    model, then added_tokens.json, then tokenizer_config.json's
+ *    added_tokens_decoder; tokenizer.ggml.model "llama", pre "default".
+ *  - byte-level BPE (tokenizer.json): tokens from the vocabulary plus added
+ *    tokens, types NORMAL/CONTROL/USER_DEFINED/UNUSED, merges as "a b";
+ *    tokenizer.ggml.model "gpt2" and the pre-tokenizer's llama.cpp name.
+ *  - special token ids (tokenizer_config.json contents looked up in the
+ *    added tokens, then config.json *_token_id), add_bos/add_eos, chat
+ *    template. */
+#include "ops/hf_ops.h"
+
+#include <stdlib.h>
+
+enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER_DEFINED = 4, TT_UNUSED = 5,
+       TT_BYTE = 6 };
+
+typedef struct vocab {
+    const char *dir;
+    const json_t *cfg;
+    mf_kvlist *kv;
+    mf_status *st;
+    json_t *tcfg, *tj; /* tokenizer_config.json, tokenizer.json (may be NULL) */
+    /* the token list being built */
+    char **text;
+    size_t *len;
+    float *score;
+    int32_t *type;
+    size_t n;
+} vocab;
+
+static char *path_in(const vocab *v, const char *name)
+{
+    char *p = malloc(strlen(v->dir) + strlen(name) + 2);
+    if (p)
+        sprintf(p, "%s/%s", v->dir, name);
+    return p;
+}
+
+static bool file_in(const vocab *v, const char *name)
+{
+    char *p = path_in(v, name);
+    bool r = p && mf_path_exists(p);
+    free(p);
+    return r;
+}
+
+static json_t *json_in(const vocab *v, const char *name, mf_status *st, bool *failed)
+{
+    char *p = path_in(v, name);
+    if (!p) {
+        *failed = true;
+        mf_oom(st, v->dir);
+        return NULL;
+    }
+    json_t *j = NULL;
+    if (mf_path_exists(p)) {
+        j = mf_hf_load_json(p, st);
+        if (!j)
+            *failed = true;
+    }
+    free(p);
+    return j;
+}
+
+static int set_token(vocab *v, size_t i, const char *s, size_t n)
+{
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return mf_oom(v->st, v->dir);
+    memcpy(copy, s, n);
+    copy[n] = 0;
+    free(v->text[i]);
+    v->text[i] = copy;
+    v->len[i] = n;
+    return 0;
+}
+
+static int alloc_tokens(vocab *v, size_t n)
+{
+    v->n = n;
+    v->text = calloc(n ? n : 1, sizeof(char *));
+    v->len = calloc(n ? n : 1, sizeof(size_t));
+    v->score = calloc(n ? n : 1, sizeof(float));
+    v->type = calloc(n ? n : 1, sizeof(int32_t));
+    if (!v->text || !v->len || !v->score || !v->type)
+        return mf_oom(v->st, v->dir);
+    return 0;
+}
+
+static void free_tokens(vocab *v)
+{
+    for (size_t i = 0; v->text && i < v->n; i++)
+        free(v->text[i]);
+    free(v->text);
+    free(v->len);
+    free(v->score);
+    free(v->type);
+}
+
+/* Model.does_token_look_special */
+static bool looks_special(const char *t)
+{
+    size_t n = strlen(t);
+    if (!strcmp(t, "<pad>") || !strcmp(t, "<mask>") || !strcmp(t, "<2mass>") || !strcmp(t, "[@BOS@]"))
+        return true;
+    if (n >= 4 && !strncmp(t, "<|", 2) && !strcmp(t + n - 2, "|>"))
+        return true;
+    /* "<｜" ... "｜>" (fullwidth vertical line, U+FF5C) */
+    if (n >= 8 && !strncmp(t, "<\xef\xbd\x9c", 4) && !strcmp(t + n - 4, "\xef\xbd\x9c>"))
+        return true;
+    return n >= 8 && !strncmp(t, "<unused", 7) && t[n - 1] == '>';
+}
+
+/* token.replace("\u2581", " "): pre-normalized user-defined spaces */
+static char *replace_lower_one_eighth_block(const char *s)
+{
+    char *out = malloc(strlen(s) + 1), *d = out;
+    if (!out)
+        return NULL;
+    while (*s) {
+        if (!strncmp(s, "\xe2\x96\x81", 3)) {
+            *d++ = ' ';
+            s += 3;
+        } else {
+            *d++ = *s++;
+        }
+    }
+    *d = 0;
+    return out;
+}
+
+/* int(key) for the keys of added_tokens_decoder */
+static bool parse_id(const char *s, int64_t *out)
+{
+    char *end;
+    while (*s == ' ')
+        s++;
+    long long v = strtoll(s, &end, 10);
+    while (*end == ' ')
+        end++;
+    if (end == s || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* ------------------------------------------------------- SentencePiece */
+
+static int sentencepiece_tokens(vocab *v)
+{
+    char *path = path_in(v, "tokenizer.model");
+    char *buf = NULL;
+    size_t blen;
+    mf_spm spm = {0};
+    int rc = path ? 0 : mf_oom(v->st, v->dir);
+    uint64_t promised;
+    if (rc == 0 && mf_hf_lfs_pointer(path, &promised, NULL))
+        rc = mf_fail(v->st, MF_ERR_FORMAT, path, 0,
+                     "a Git LFS pointer, not the tokenizer: not downloaded (%llu bytes promised)",
+                     (unsigned long long)promised);
+    if (rc == 0)
+        rc = mf_read_small_file(path, 1u << 30, &buf, &blen, v->st);
+    if (rc == 0)
+        rc = mf_spm_parse((const uint8_t *)buf, blen, path, &spm, v->st);
+    int64_t vocab_size = (int64_t)spm.n;
+    json_t *vs = json_object_get(v->cfg, "vocab_size");
+    if (rc == 0 && vs && !mf_hf_json_int(vs, &vocab_size))
+        rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json vocab_size is not an integer");
+    if (rc == 0 && (vocab_size < 0 || (uint64_t)vocab_size > (1u << 28)))
+        rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json vocab_size %lld is out of range",
+                     (long long)vocab_size);
+    if (rc == 0 && spm.n > (uint64_t)vocab_size)
+        rc = mf_fail(v->st, MF_ERR_FORMAT, path, -1,
+                     "%zu pieces but config.json vocab_size is %lld: ids past it have no place",
+                     spm.n, (long long)vocab_size);
+    if (rc == 0)
+        rc = alloc_tokens(v, (size_t)vocab_size);
+    for (size_t i = 0; rc == 0 && i < v->n; i++) { /* [PAD{i}], -10000, UNUSED */
+        char pad[32];
+        int k = snprintf(pad, sizeof(pad), "[PAD%zu]", i);
+        rc = set_token(v, i, pad, (size_t)k);
+        v->score[i] = -10000.0f;
+        v->type[i] = TT_UNUSED;
+    }
+    for (size_t i = 0; rc == 0 && i < spm.n; i++) {
+        const mf_spm_piece *p = &spm.pieces[i];
+        rc = set_token(v, i, p->text, p->len);
+        v->score[i] = p->score;
+        /* IsUnknown, IsControl, IsUnused, IsByte, else NORMAL (user-defined too) */
+        v->type[i] = p->type == MF_SPM_UNKNOWN ? TT_UNKNOWN : p->type == MF_SPM_CONTROL ? TT_CONTROL
+                   : p->type == MF_SPM_UNUSED ? TT_UNUSED : p->type == MF_SPM_BYTE ? TT_BYTE
+                   : TT_NORMAL;
+    }
+    mf_spm_free(&spm);
+    free(buf);
+    free(path);
+    return rc;
+}
+
+static int sentencepiece_added(vocab *v)
+{
+    bool failed = false;
+    json_t *added = json_in(v, "added_tokens.json", v->st, &failed);
+    if (failed)
+        return -1;
+    const char *k;
+    json_t *x;
+    int rc = 0;
+    json_object_foreach(added, k, x) {
+        int64_t id;
+        if (!mf_hf_json_int(x, &id)) {
+            rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "added_tokens.json: \"%s\" has no integer id", k);
+            break;
+        }
+        if (id < 0 || (uint64_t)id >= v->n) /* "ignore token: id is out of range" */
+            continue;
+        if ((rc = set_token(v, (size_t)id, k, strlen(k))))
+            break;
+        v->score[id] = -1000.0f;
+        v->type[id] = TT_USER_DEFINED;
+    }
+    json_decref(added);
+    if (rc)
+        return rc;
+    json_t *atd = json_object_get(v->tcfg, "added_tokens_decoder");
+    json_object_foreach(atd, k, x) {
+        int64_t id;
+        const char *content = json_string_value(json_object_get(x, "content"));
+        if (!parse_id(k, &id) || !content)
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1,
+                           "tokenizer_config.json: added_tokens_decoder[\"%s\"] needs an id and a content", k);
+        if (id < 0 || (uint64_t)id >= v->n)
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1,
+                           "tokenizer_config.json: added token %lld is past the vocabulary (%zu)",
+                           (long long)id, v->n);
+        json_t *sp = json_object_get(x, "special");
+        if ((sp && json_is_true(sp)) || looks_special(content)) {
+            rc = set_token(v, (size_t)id, content, strlen(content));
+            v->type[id] = TT_CONTROL;
+        } else {
+            char *t = replace_lower_one_eighth_block(content);
+            rc = t ? set_token(v, (size_t)id, t, strlen(t)) : mf_oom(v->st, v->dir);
+            free(t);
+            v->type[id] = TT_USER_DEFINED;
+        }
+        v->score[id] = -1000.0f;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ BPE */
+
+/* llama.cpp's name for the pre-tokenizer: the converter hashes the ids of a
+ * check text; the Split regex (or plain ByteLevel) decides the same. */
+static const char *pre_tokenizer_name(const json_t *tj, const char *dir, mf_status *st)
+{
+    static const char llama3[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+                                 "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    static const char qwen2[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+                                "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    json_t *pt = json_object_get(tj, "pre_tokenizer");
+    const char *type = json_string_value(json_object_get(pt, "type"));
+    const char *regex = NULL;
+    json_t *seq = json_object_get(pt, "pretokenizers");
+    for (size_t i = 0; i < json_array_size(seq) && !regex; i++) {
+        json_t *p = json_array_get(seq, i);
+        const char *t = json_string_value(json_object_get(p, "type"));
+        if (t && !strcmp(t, "Split"))
+            regex = json_string_value(json_object_get(json_object_get(p, "pattern"), "Regex"));
+    }
+    if (type && !strcmp(type, "Split"))
+        regex = json_string_value(json_object_get(json_object_get(pt, "pattern"), "Regex"));
+    if (regex && !strcmp(regex, llama3))
+        return "llama-bpe";
+    if (regex && !strcmp(regex, qwen2))
+        return "qwen2";
+    if (!regex && type && !strcmp(type, "ByteLevel") &&
+        json_is_true(json_object_get(pt, "use_regex")))
+        return "gpt-2";
+    mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1,
+            "tokenizer.json: BPE pre-tokenizer not recognized (llama.cpp knows it by name; "
+            "mfmt recognizes the Llama-3 and Qwen2 Split regexes and GPT-2's ByteLevel)");
+    return NULL;
+}
+
+static int bpe_tokens(vocab *v)
+{
+    json_t *model = json_object_get(v->tj, "model");
+    const char *mtype = json_string_value(json_object_get(model, "type"));
+    json_t *vocab_obj = json_object_get(model, "vocab");
+    if (!mtype || strcmp(mtype, "BPE") != 0 || !json_is_object(vocab_obj))
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1,
+                       "tokenizer.json: a %s model, not a byte-level BPE vocabulary",
+                       mtype ? mtype : "typeless");
+    json_t *added = json_object_get(v->tj, "added_tokens");
+    /* get_vocab(): the model's vocabulary, then the added tokens over it */
+    int64_t max_id = -1;
+    const char *k;
+    json_t *x;
+    json_object_foreach(vocab_obj, k, x) {
+        int64_t id;
+        if (!mf_hf_json_int(x, &id) || id < 0)
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: vocab \"%s\" has no valid id", k);
+        if (id > max_id)
+            max_id = id;
+    }
+    for (size_t i = 0; i < json_array_size(added); i++) {
+        int64_t id;
+        json_t *a = json_array_get(added, i);
+        if (!mf_hf_json_int(json_object_get(a, "id"), &id) || id < 0 ||
+            !json_is_string(json_object_get(a, "content")))
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: added_tokens[%zu] is malformed", i);
+        if (id > max_id)
+            max_id = id;
+    }
+    int64_t vocab_size;
+    json_t *vs = json_object_get(v->cfg, "vocab_size");
+    if (vs) {
+        if (!mf_hf_json_int(vs, &vocab_size))
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json vocab_size is not an integer");
+    } else { /* len(tokenizer.vocab): distinct contents */
+        vocab_size = (int64_t)json_object_size(vocab_obj);
+        for (size_t i = 0; i < json_array_size(added); i++)
+            vocab_size += !json_object_get(vocab_obj, json_string_value(json_object_get(json_array_get(added, i), "content")));
+    }
+    if (max_id >= vocab_size || vocab_size > (1 << 28))
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1,
+                       "tokenizer has ids up to %lld but config.json vocab_size is %lld",
+                       (long long)max_id, (long long)vocab_size);
+    if (alloc_tokens(v, (size_t)vocab_size))
+        return -1;
+    int8_t *from_added = calloc((size_t)vocab_size + 1, 1);
+    if (!from_added)
+        return mf_oom(v->st, v->dir);
+    int rc = 0;
+    json_object_foreach(vocab_obj, k, x) {
+        int64_t id;
+        mf_hf_json_int(x, &id);
+        if ((rc = set_token(v, (size_t)id, k, strlen(k))))
+            break;
+    }
+    for (size_t i = 0; rc == 0 && i < json_array_size(added); i++) {
+        json_t *a = json_array_get(added, i), *c = json_object_get(a, "content");
+        int64_t id, vid;
+        mf_hf_json_int(json_object_get(a, "id"), &id);
+        /* get_vocab(): an added token's content maps to its id only, so a
+         * vocabulary id with the same content loses its token */
+        if (mf_hf_json_int(json_object_get(vocab_obj, json_string_value(c)), &vid) && vid != id &&
+            v->text[vid] && !from_added[vid]) {
+            free(v->text[vid]);
+            v->text[vid] = NULL;
+        }
+        rc = set_token(v, (size_t)id, json_string_value(c), json_string_length(c));
+        from_added[id] = 1;
+    }
+    for (size_t i = 0; rc == 0 && i < v->n; i++) {
+        if (!v->text[i]) {
+            char pad[32];
+            int k2 = snprintf(pad, sizeof(pad), "[PAD%zu]", i);
+            rc = set_token(v, i, pad, (size_t)k2);
+            v->type[i] = TT_UNUSED;
+            continue;
+        }
+        if (!from_added[i]) {
+            v->type[i] = TT_NORMAL;
+            continue;
+        }
+        /* an added token: CONTROL when special (added_tokens_decoder) or
+         * looking special, else USER_DEFINED with pre-normalized spaces */
+        bool special = false;
+        for (size_t j = 0; j < json_array_size(added); j++) {
+            json_t *a = json_array_get(added, j);
+            int64_t id;
+            mf_hf_json_int(json_object_get(a, "id"), &id);
+            if ((size_t)id == i)
+                special = json_is_true(json_object_get(a, "special"));
+        }
+        if (special || looks_special(v->text[i])) {
+            v->type[i] = TT_CONTROL;
+        } else {
+            char *t = replace_lower_one_eighth_block(v->text[i]);
+            rc = t ? set_token(v, i, t, strlen(t)) : mf_oom(v->st, v->dir);
+            free(t);
+            v->type[i] = TT_USER_DEFINED;
+        }
+    }
+    free(from_added);
+    return rc;
+}
+
+/* ------------------------------------------------------- SpecialVocab */
+
+enum { MAX_TYPES = 8 };
+
+typedef struct special_vocab {
+    const char *types[MAX_TYPES];
+    size_t ntypes;
+    int64_t n_vocab; /* -1: no limit */
+    int64_t id[MAX_TYPES];
+    size_t id_order[MAX_TYPES], n_ids;
+    int add[MAX_TYPES];   /* -1 unset */
+    size_t add_order[MAX_TYPES], n_adds;
+    json_t *chat_template; /* owned */
+    json_t *merges;        /* owned: array of "a b" strings */
+} special_vocab;
+
+static int set_special(special_vocab *sv, size_t t, const json_t *tid, const char *dir, mf_status *st)
+{
+    int64_t id;
+    if (!tid || !mf_hf_json_int(tid, &id)) /* isinstance(tid, int) */
+        return 0;
+    if (id < 0)
+        return mf_fail(st, MF_ERR_FORMAT, dir, -1, "invalid value for special token type %s: %lld",
+                       sv->types[t], (long long)id);
+    if (sv->n_vocab >= 0 && id >= sv->n_vocab)
+        return 0; /* "out of range, must be under n_vocab - skipping" */
+    for (size_t i = 0; i < sv->n_ids; i++)
+        if (sv->id_order[i] == t)
+            return 0; /* the first one set stays */
+    sv->id[t] = id;
+    sv->id_order[sv->n_ids++] = t;
+    return 0;
+}
+
+/* merges: strings as they are; [a, b] pairs joined with a space, spaces
+ * inside a part written as U+0120 (gguf-py's conversion of tokenizers >= 0.20). */
+static int load_merges(special_vocab *sv, json_t *tj, const char *dir, mf_status *st)
+{
+    json_t *m = json_object_get(json_object_get(tj, "model"), "merges");
+    if (!json_is_array(m) || !json_array_size(m))
+        return 0;
+    json_t *first = json_array_get(m, 0);
+    sv->merges = json_array();
+    if (json_is_string(first)) {
+        json_array_extend(sv->merges, m);
+        return 0;
+    }
+    if (!(json_is_array(first) && json_array_size(first) == 2 && json_is_string(json_array_get(first, 0))))
+        return mf_fail(st, MF_ERR_FORMAT, dir, -1, "tokenizer.json: unknown merges format");
+    for (size_t i = 0; i < json_array_size(m); i++) {
+        json_t *pair = json_array_get(m, i);
+        const char *a = json_string_value(json_array_get(pair, 0)),
+                   *b = json_string_value(json_array_get(pair, 1));
+        if (!json_is_array(pair) || json_array_size(pair) != 2 || !a || !b)
+            return mf_fail(st, MF_ERR_FORMAT, dir, -1, "tokenizer.json: merge %zu is not a pair of strings", i);
+        size_t la = strlen(a), lb = strlen(b);
+        char *s = malloc(2 * (la + lb) + 2), *d = s;
+        if (!s)
+            return mf_oom(st, dir);
+        for (const char *p = a; *p; p++)
+            d = *p == ' ' ? (memcpy(d, "\xc4\xa0", 2), d + 2) : (*d = *p, d + 1);
+        *d++ = ' ';
+        for (const char *p = b; *p; p++)
+            d = *p == ' ' ? (memcpy(d, "\xc4\xa0", 2), d + 2) : (*d = *p, d + 1);
+        *d = 0;
+        json_array_append_new(sv->merges, json_string(s));
+        free(s);
+    }
+    return 0;
+}
+
+/* merges.txt: "a b" per line, an optional "#version" first line. */
+static int load_merges_txt(special_vocab *sv, const char *dir, mf_status *st)
+{
+    char *p = malloc(strlen(dir) + 16);
+    if (!p)
+        return mf_oom(st, dir);
+    sprintf(p, "%s/merges.txt", dir);
+    if (!mf_path_exists(p)) {
+        free(p);
+        return 0;
+    }
+    char *text;
+    size_t len;
+    int rc = mf_read_small_file(p, 1u << 30, &text, &len, st);
+    free(p);
+    if (rc)
+        return -1;
+    sv->merges = json_array();
+    bool first = true;
+    for (char *line = text; line < text + len;) {
+        char *nl = memchr(line, '\n', (size_t)(text + len - line));
+        if (nl)
+            *nl = 0;
+        char *next = nl ? nl + 1 : text + len;
+        char *save = NULL;
+        char *a = strtok_r(line, " \t\r\f\v", &save);
+        if (first && a && a[0] == '#') { /* the version line */
+            first = false;
+            line = next;
+            continue;
+        }
+        first = false;
+        char *b = a ? strtok_r(NULL, " \t\r\f\v", &save) : NULL;
+        char *c = b ? strtok_r(NULL, " \t\r\f\v", &save) : NULL;
+        if (a && b && !c) {
+            char *m = malloc(strlen(a) + strlen(b) + 2);
+            if (!m) {
+                free(text);
+                return mf_oom(st, dir);
+            }
+            sprintf(m, "%s %s", a, b);
+            json_array_append_new(sv->merges, json_string(m));
+            free(m);
+        }
+        line = next;
+    }
+    free(text);
+    return 0;
+}
+
+static const char *entry_content(json_t *e)
+{
+    if (json_is_string(e))
+        return json_string_value(e);
+    if (json_is_object(e))
+        return json_string_value(json_object_get(e, "content"));
+    return NULL;
+}
+
+static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag)
+{
+    const char *dir = v->dir;
+    for (size_t t = 0; t < MAX_TYPES; t++)
+        sv->add[t] = -1;
+    json_t *added = NULL;
+    if (v->tj) {
+        if (load_merges_flag && load_merges(sv, v->tj, dir, v->st))
+            return -1;
+        added = json_object_get(v->tj, "added_tokens");
+    }
+    if (v->tcfg) {
+        char *ctj_path = malloc(strlen(dir) + 32);
+        if (!ctj_path)
+            return mf_oom(v->st, dir);
+        json_t *alt = NULL;
+        sprintf(ctj_path, "%s/chat_template.jinja", dir);
+        if (mf_path_exists(ctj_path)) {
+            char *text;
+            size_t len;
+            if (mf_read_small_file(ctj_path, 64u << 20, &text, &len, v->st)) {
+                free(ctj_path);
+                return -1;
+            }
+            alt = json_stringn(text, len);
+            free(text);
+        } else {
+            sprintf(ctj_path, "%s/chat_template.json", dir);
+            if (mf_path_exists(ctj_path)) {
+                json_t *j = mf_hf_load_json(ctj_path, v->st);
+                if (!j) {
+                    free(ctj_path);
+                    return -1;
+                }
+                alt = json_incref(json_object_get(j, "chat_template"));
+                json_decref(j);
+            }
+        }
+        free(ctj_path);
+        json_t *ct = json_object_get(v->tcfg, "chat_template");
+        if (!ct)
+            ct = alt;
+        if (ct && (json_is_string(ct) || json_is_array(ct)))
+            sv->chat_template = json_incref(ct);
+        json_decref(alt);
+        for (size_t t = 0; t < sv->ntypes; t++) {
+            char key[64];
+            snprintf(key, sizeof(key), "add_%s_token", sv->types[t]);
+            json_t *a = json_object_get(v->tcfg, key);
+            if (json_is_boolean(a)) {
+                sv->add[t] = json_is_true(a);
+                sv->add_order[sv->n_adds++] = t;
+            }
+            snprintf(key, sizeof(key), "%s_token", sv->types[t]);
+            const char *content = entry_content(json_object_get(v->tcfg, key));
+            if (!content)
+                continue;
+            json_t *found = NULL; /* the first added token with that content */
+            for (size_t i = 0; i < json_array_size(added) && !found; i++) {
+                json_t *at = json_array_get(added, i);
+                const char *c = json_string_value(json_object_get(at, "content"));
+                if (c && !strcmp(c, content))
+                    found = json_object_get(at, "id");
+            }
+            if (set_special(sv, t, found, dir, v->st))
+                return -1;
+        }
+    }
+    for (size_t t = 0; t < sv->ntypes; t++) {
+        char key[64];
+        snprintf(key, sizeof(key), "%s_token_id", sv->types[t]);
+        if (set_special(sv, t, json_object_get(v->cfg, key), dir, v->st))
+            return -1;
+    }
+    if (load_merges_flag && !sv->merges && load_merges_txt(sv, dir, v->st))
+        return -1;
+    return 0;
+}
+
+static const char *id_key(const char *type)
+{
+    static const struct { const char *t, *k; } keys[] = {
+        {"bos", "tokenizer.ggml.bos_token_id"}, {"eos", "tokenizer.ggml.eos_token_id"},
+        {"unk", "tokenizer.ggml.unknown_token_id"}, {"sep", "tokenizer.ggml.seperator_token_id"},
+        {"pad", "tokenizer.ggml.padding_token_id"}, {"cls", "tokenizer.ggml.cls_token_id"},
+        {"mask", "tokenizer.ggml.mask_token_id"}, {"prefix", "tokenizer.ggml.prefix_token_id"},
+        {"suffix", "tokenizer.ggml.suffix_token_id"}, {"middle", "tokenizer.ggml.middle_token_id"},
+        {"eot", "tokenizer.ggml.eot_token_id"},
+    };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (!strcmp(keys[i].t, type))
+            return keys[i].k;
+    return NULL;
+}
+
+/* GGUFWriter.add_chat_template: a string, or named templates. */
+static void add_chat_template(mf_kvlist *kv, json_t *ct)
+{
+    if (json_is_string(ct)) {
+        mf_kv_str(kv, "tokenizer.chat_template", json_string_value(ct), json_string_length(ct));
+        return;
+    }
+    json_t *dflt = NULL, *names = json_array();
+    for (size_t i = 0; i < json_array_size(ct); i++) {
+        json_t *c = json_array_get(ct, i);
+        const char *name = json_string_value(json_object_get(c, "name"));
+        json_t *tmpl = json_object_get(c, "template");
+        if (!name || !*name || !json_is_string(tmpl))
+            continue;
+        char clean[256];
+        size_t k = 0;
+        for (const char *p = name; *p && k + 1 < sizeof(clean); p++)
+            clean[k++] = (char)(((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                                 (*p >= '0' && *p <= '9')) ? *p : '_');
+        clean[k] = 0;
+        if (!strcmp(clean, "default")) {
+            dflt = tmpl;
+            continue;
+        }
+        char key[300];
+        snprintf(key, sizeof(key), "tokenizer.chat_template.%s", clean);
+        mf_kv_str(kv, key, json_string_value(tmpl), json_string_length(tmpl));
+        bool seen = false;
+        for (size_t j = 0; j < json_array_size(names); j++)
+            seen |= !strcmp(json_string_value(json_array_get(names, j)), clean);
+        if (!seen)
+            json_array_append_new(names, json_string(clean));
+    }
+    if (json_array_size(names)) {
+        mf_value *a = mf_kv_arr(kv, "tokenizer.chat_templates", MF_V_STR, json_array_size(names));
+        for (size_t j = 0; a && j < json_array_size(names); j++)
+            mf_kv_arr_str(kv, a, j, json_string_value(json_array_get(names, j)),
+                          json_string_length(json_array_get(names, j)));
+    }
+    json_decref(names);
+    if (dflt)
+        mf_kv_str(kv, "tokenizer.chat_template", json_string_value(dflt), json_string_length(dflt));
+}
+
+/* SpecialVocab.add_to_gguf */
+static void special_vocab_add(special_vocab *sv, mf_kvlist *kv, bool with_template)
+{
+    size_t nm = json_array_size(sv->merges);
+    if (nm) {
+        mf_value *a = mf_kv_arr(kv, "tokenizer.ggml.merges", MF_V_STR, nm);
+        for (size_t i = 0; a && i < nm; i++)
+            mf_kv_arr_str(kv, a, i, json_string_value(json_array_get(sv->merges, i)),
+                          json_string_length(json_array_get(sv->merges, i)));
+    }
+    for (size_t i = 0; i < sv->n_ids; i++) {
+        size_t t = sv->id_order[i];
+        const char *k = id_key(sv->types[t]);
+        if (k)
+            mf_kv_u32(kv, k, (uint32_t)sv->id[t]);
+    }
+    for (size_t i = 0; i < sv->n_adds; i++) { /* only add_bos/add_eos have handlers */
+        size_t t = sv->add_order[i];
+        if (!strcmp(sv->types[t], "bos"))
+            mf_kv_bool(kv, "tokenizer.ggml.add_bos_token", sv->add[t]);
+        else if (!strcmp(sv->types[t], "eos"))
+            mf_kv_bool(kv, "tokenizer.ggml.add_eos_token", sv->add[t]);
+    }
+    if (with_template && sv->chat_template)
+        add_chat_template(kv, sv->chat_template);
+}
+
+static void special_vocab_free(special_vocab *sv)
+{
+    json_decref(sv->chat_template);
+    json_decref(sv->merges);
+}
+
+static int add_special_vocab(vocab *v, int64_t n_vocab, bool merges)
+{
+    special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7,
+                        .n_vocab = n_vocab};
+    int rc = special_vocab_load(&sv, v, merges);
+    if (rc == 0)
+        special_vocab_add(&sv, v->kv, true);
+    special_vocab_free(&sv);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- keys */
+
+static void add_token_arrays(vocab *v, bool scores)
+{
+    mf_value *t = mf_kv_arr(v->kv, "tokenizer.ggml.tokens", MF_V_STR, v->n);
+    for (size_t i = 0; t && i < v->n; i++)
+        mf_kv_arr_str(v->kv, t, i, v->text[i], v->len[i]);
+    if (scores) {
+        mf_value *s = mf_kv_arr(v->kv, "tokenizer.ggml.scores", MF_V_F32, v->n);
+        for (size_t i = 0; s && i < v->n; i++)
+            s->as.arr.items[i].as.f = v->score[i];
+    }
+    mf_value *ty = mf_kv_arr(v->kv, "tokenizer.ggml.token_type", MF_V_I32, v->n);
+    for (size_t i = 0; ty && i < v->n; i++)
+        ty->as.arr.items[i].as.i = v->type[i];
+}
+
+static int set_vocab_sentencepiece(vocab *v)
+{
+    if (sentencepiece_tokens(v) || sentencepiece_added(v))
+        return -1;
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "llama", 5);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", "default", 7);
+    add_token_arrays(v, true);
+    return add_special_vocab(v, (int64_t)v->n, false);
+}
+
+static int set_vocab_gpt2(vocab *v)
+{
+    if (!v->tj)
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1,
+                       "no tokenizer.model and no tokenizer.json: mfmt converts SentencePiece "
+                       "and tokenizer.json BPE tokenizers");
+    const char *pre = pre_tokenizer_name(v->tj, v->dir, v->st);
+    if (!pre || bpe_tokens(v))
+        return -1;
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "gpt2", 4);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", pre, strlen(pre));
+    add_token_arrays(v, false);
+    return add_special_vocab(v, -1, true);
+}
+
+/* gguf.LlamaHfVocab refuses Llama-3-style tokenizers (TypeError) and
+ * non-Llama ones (FileNotFoundError): both go on to the BPE path. */
+static bool is_llama_hf_tokenizer(const json_t *tj)
+{
+    json_t *m = json_object_get(tj, "model");
+    const char *type = json_string_value(json_object_get(m, "type"));
+    json_t *im = json_object_get(m, "ignore_merges"), *bf = json_object_get(m, "byte_fallback");
+    bool byte_fallback = bf ? json_is_true(bf) : false;
+    bool is_llama3 = type && !strcmp(type, "BPE") && json_is_true(im) && !(bf ? json_is_true(bf) : true);
+    if (is_llama3)
+        return false;
+    const char *dec = json_string_value(json_object_get(json_object_get(tj, "decoder"), "type"));
+    return type && !strcmp(type, "BPE") && byte_fallback && dec && !strcmp(dec, "Sequence");
+}
+
+int mf_hf_vocab_keys(const char *dir, const json_t *cfg, bool arch_llama, mf_kvlist *kv,
+                     mf_status *st)
+{
+    vocab v = {.dir = dir, .cfg = cfg, .kv = kv, .st = st};
+    bool failed = false;
+    v.tcfg = json_in(&v, "tokenizer_config.json", st, &failed);
+    if (!failed)
+        v.tj = json_in(&v, "tokenizer.json", st, &failed);
+    int rc = failed ? -1 : 0;
+    if (rc == 0) {
+        if (file_in(&v, "tokenizer.model"))
+            rc = set_vocab_sentencepiece(&v);
+        else if (arch_llama && v.tj && is_llama_hf_tokenizer(v.tj))
+            rc = mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1,
+                         "a Llama-2-style tokenizer.json without tokenizer.model (llama.cpp's "
+                         "LlamaHfVocab) is not converted by mfmt yet");
+        else
+            rc = set_vocab_gpt2(&v);
+    }
+    int64_t vs = 32000;
+    json_t *vsj = json_object_get(cfg, "vocab_size");
+    if (vsj)
+        mf_hf_json_int(vsj, &vs);
+    if (rc == 0 && arch_llama && vs == 32016) { /* CodeLlama's infill tokens */
+        special_vocab sv = {.types = {"prefix", "suffix", "middle", "eot"}, .ntypes = 4, .n_vocab = -1};
+        rc = special_vocab_load(&sv, &v, false);
+        static const int64_t ids[] = {32007, 32008, 32009, 32010};
+        for (size_t t = 0; rc == 0 && t < 4; t++) {
+            json_t *id = json_integer(ids[t]);
+            rc = set_special(&sv, t, id, dir, st);
+            json_decref(id);
+        }
+        if (rc == 0) /* the template is in already: writing it twice would fail */
+            special_vocab_add(&sv, kv, false);
+        special_vocab_free(&sv);
+    }
+    if (rc == 0 && arch_llama) {
+        json_t *aps = json_object_get(v.tcfg, "add_prefix_space");
+        if (json_is_boolean(aps))
+            mf_kv_bool(kv, "tokenizer.ggml.add_space_prefix", json_is_true(aps));
+        if (vs == 49152 && !mf_kv_get(kv, "tokenizer.ggml.add_bos_token")) /* granite small */
+            mf_kv_bool(kv, "tokenizer.ggml.add_bos_token", false);
+    }
+    free_tokens(&v);
+    json_decref(v.tcfg);
+    json_decref(v.tj);
+    return rc;
+}

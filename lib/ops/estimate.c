@@ -1,0 +1,301 @@
+/* estimate.c - memory a model needs: weights (as stored, or at a chosen
+ * type: parameters x bits per weight / 8) plus the KV cache
+ * (layers x KV heads x (key dim + value dim) x context x batch x bytes per
+ * element, i.e. 2 x layers x KV heads x head dim x ... when keys and values
+ * have one head dim). The geometry comes from config.json (a Hugging Face
+ * directory, which needs no weights) or from a GGUF file's metadata. */
+#include "ops/hf_ops.h"
+#include "ops/estimate.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Average bits per weight of llama.cpp's mixed quantization types, as its
+ * quantize README measured them on Llama 2 7B (a mix puts some tensors at
+ * higher precision, so the average depends a little on the model). */
+static const struct { const char *name; double bpw; } mixes[] = {
+    {"Q2_K_S", 3.35}, {"Q3_K_S", 3.50}, {"Q3_K_M", 3.91}, {"Q3_K_L", 4.27}, {"Q4_K_S", 4.58},
+    {"Q4_K_M", 4.84}, {"Q5_K_S", 5.52}, {"Q5_K_M", 5.68},
+};
+
+int mf_type_bpw(const char *name, double *bpw, char *canon, size_t cl)
+{
+    char up[32];
+    size_t n = strlen(name);
+    if (n >= sizeof(up))
+        return -1;
+    for (size_t i = 0; i <= n; i++)
+        up[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
+    for (size_t i = 0; i < sizeof(mixes) / sizeof(mixes[0]); i++)
+        if (!strcmp(up, mixes[i].name)) {
+            *bpw = mixes[i].bpw;
+            snprintf(canon, cl, "%s", mixes[i].name);
+            return 0;
+        }
+    mf_dtype dt = mf_dtype_from_name(up);
+    const mf_dtype_info *di = dt == MF_DTYPE_INVALID ? NULL : mf_dtype_info_of(dt);
+    if (!di || !di->block_bytes || !di->block_elems)
+        return -1;
+    *bpw = di->bits ? (double)di->bits : 8.0 * di->block_bytes / di->block_elems;
+    snprintf(canon, cl, "%s", di->name);
+    return 0;
+}
+
+/* --------------------------------------------------------- geometry */
+
+static const json_t *text_config(const json_t *cfg)
+{
+    /* multimodal configs keep the language model's sizes in text_config */
+    json_t *tc = json_object_get(cfg, "text_config");
+    if (json_is_object(tc) && !json_object_get(cfg, "num_hidden_layers"))
+        return tc;
+    return cfg;
+}
+
+static bool first_int(const json_t *cfg, const char *const *keys, int64_t *out)
+{
+    for (; *keys; keys++) {
+        json_t *v = json_object_get(cfg, *keys);
+        if (v && !json_is_null(v))
+            return mf_hf_json_int(v, out);
+    }
+    return false;
+}
+
+static int geometry_from_config(const json_t *cfg0, mf_estimate *e, mf_status *st, const char *path)
+{
+    const json_t *cfg = text_config(cfg0);
+    static const char *const layers[] = {"num_hidden_layers", "n_layer", "n_layers", "num_layers", NULL};
+    static const char *const heads[] = {"num_attention_heads", "n_head", "n_heads", NULL};
+    static const char *const kv[] = {"num_key_value_heads", "n_head_kv", "num_kv_heads", NULL};
+    static const char *const hidden[] = {"hidden_size", "n_embd", "d_model", NULL};
+    static const char *const ctx[] = {"max_position_embeddings", "n_positions", "n_ctx", "max_seq_len",
+                                      "seq_length", NULL};
+    int64_t h = 0, nh = 0;
+    if (!first_int(cfg, layers, &e->n_layers) || !first_int(cfg, heads, &nh) || nh <= 0 ||
+        e->n_layers < 0)
+        return mf_fail(st, MF_ERR_FORMAT, path, -1,
+                       "config.json has no usable num_hidden_layers / num_attention_heads");
+    e->n_heads = nh;
+    if (!first_int(cfg, kv, &e->n_kv_heads))
+        e->n_kv_heads = json_is_true(json_object_get(cfg, "multi_query")) ? 1 : nh;
+    first_int(cfg, hidden, &h);
+    e->hidden = h;
+    json_t *hd = json_object_get(cfg, "head_dim");
+    if (!(hd && mf_hf_json_int(hd, &e->head_dim_k)))
+        e->head_dim_k = h / nh;
+    e->head_dim_v = e->head_dim_k;
+    if (!first_int(cfg, ctx, &e->ctx_train))
+        e->ctx_train = 0;
+    const char *mt = json_string_value(json_object_get(cfg, "model_type"));
+    snprintf(e->arch, sizeof(e->arch), "%s", mt ? mt : "unknown");
+    return 0;
+}
+
+static int64_t meta_int(const mf_model *m, const char *arch, const char *suffix, int64_t dflt)
+{
+    char key[160];
+    snprintf(key, sizeof(key), "%s.%s", arch, suffix);
+    const mf_value *v = mf_meta_get(m, key);
+    if (!v)
+        return dflt;
+    if (v->type == MF_V_ARR && v->as.arr.n) { /* per-layer values: the largest */
+        int64_t mx = 0;
+        for (size_t i = 0; i < v->as.arr.n; i++) {
+            const mf_value *x = &v->as.arr.items[i];
+            int64_t y = x->type == MF_V_I8 || x->type == MF_V_I16 || x->type == MF_V_I32 || x->type == MF_V_I64
+                            ? x->as.i : (int64_t)x->as.u;
+            mx = y > mx ? y : mx;
+        }
+        return mx;
+    }
+    if (v->type == MF_V_I8 || v->type == MF_V_I16 || v->type == MF_V_I32 || v->type == MF_V_I64)
+        return v->as.i;
+    if (v->type <= MF_V_U64 && v->type != MF_V_F32 && v->type != MF_V_STR && v->type != MF_V_BOOL)
+        return (int64_t)v->as.u;
+    return dflt;
+}
+
+static int geometry_from_gguf(const mf_model *m, mf_estimate *e, mf_status *st)
+{
+    const mf_value *a = mf_meta_get(m, "general.architecture");
+    if (!a || a->type != MF_V_STR)
+        return mf_fail(st, MF_ERR_FORMAT, m->path, -1, "no general.architecture: the KV cache cannot be sized");
+    snprintf(e->arch, sizeof(e->arch), "%s", a->as.s.ptr);
+    e->n_layers = meta_int(m, e->arch, "block_count", -1);
+    e->n_heads = meta_int(m, e->arch, "attention.head_count", -1);
+    if (e->n_layers < 0 || e->n_heads <= 0)
+        return mf_fail(st, MF_ERR_FORMAT, m->path, -1, "no %s.block_count / attention.head_count", e->arch);
+    e->n_kv_heads = meta_int(m, e->arch, "attention.head_count_kv", e->n_heads);
+    e->hidden = meta_int(m, e->arch, "embedding_length", 0);
+    e->head_dim_k = meta_int(m, e->arch, "attention.key_length", e->hidden / e->n_heads);
+    e->head_dim_v = meta_int(m, e->arch, "attention.value_length", e->hidden / e->n_heads);
+    e->ctx_train = meta_int(m, e->arch, "context_length", 0);
+    return 0;
+}
+
+static void weights_from_tensors(const mf_model *m, mf_estimate *e)
+{
+    e->n_params = 0;
+    e->weight_bytes = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        uint64_t n = mf_tensor_nelems(&m->tensors[i]);
+        e->n_params += n == UINT64_MAX ? 0 : n;
+        e->weight_bytes += m->tensors[i].nbytes;
+    }
+    /* the dtype they are stored in, when there is one */
+    mf_dtype dt = m->n_tensors ? m->tensors[0].dtype : MF_DTYPE_INVALID;
+    uint64_t most = 0;
+    for (size_t i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].nbytes > most) {
+            most = m->tensors[i].nbytes;
+            dt = m->tensors[i].dtype;
+        }
+    if (dt == MF_DTYPE_INVALID)
+        snprintf(e->weight_type, sizeof(e->weight_type), "no tensors");
+    else
+        snprintf(e->weight_type, sizeof(e->weight_type), "as stored (mostly %s)", mf_dtype_name(dt));
+}
+
+static int torch_dtype_bytes(const json_t *cfg)
+{
+    const char *t = json_string_value(json_object_get(cfg, "torch_dtype"));
+    if (!t)
+        t = json_string_value(json_object_get(cfg, "dtype"));
+    if (t && (!strcmp(t, "float16") || !strcmp(t, "bfloat16")))
+        return 2;
+    if (t && !strcmp(t, "float64"))
+        return 8;
+    return 4; /* transformers loads float32 unless told otherwise */
+}
+
+static int weights_from_config(const json_t *cfg0, mf_estimate *e, const char *path, mf_status *st)
+{
+    const json_t *cfg = text_config(cfg0);
+    mf_hf_shape *v;
+    size_t n;
+    bool tied;
+    char why[256];
+    if (mf_hf_expected_tensors(cfg, &v, &n, &tied, why, sizeof(why)))
+        return mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
+                       "no weights to measure and the parameters cannot be computed: %s", why);
+    e->n_params = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].optional) /* a tied lm_head is the embedding */
+            continue;
+        uint64_t k = 1;
+        for (int d = 0; d < v[i].ndim; d++)
+            k *= (uint64_t)v[i].shape[d];
+        e->n_params += k;
+    }
+    mf_hf_shapes_free(v, n);
+    int b = torch_dtype_bytes(cfg0);
+    e->weight_bytes = e->n_params * (uint64_t)b;
+    e->params_from_config = true;
+    snprintf(e->weight_type, sizeof(e->weight_type), "as config.json's torch_dtype (%d bytes)", b);
+    return 0;
+}
+
+/* ------------------------------------------------------------ totals */
+
+static int apply_options(mf_estimate *e, const mf_estimate_opts *o, const char *path, mf_status *st)
+{
+    e->batch = o && o->batch > 0 ? o->batch : 1;
+    e->ctx = o && o->ctx > 0 ? o->ctx : e->ctx_train > 0 ? e->ctx_train : 4096;
+    const char *kvt = o && o->kv_type ? o->kv_type : "f16";
+    double bpw;
+    char canon[32];
+    mf_dtype kdt;
+    char up[32];
+    size_t kl = strlen(kvt);
+    for (size_t i = 0; i <= kl && i < sizeof(up); i++)
+        up[i] = (char)(kvt[i] >= 'a' && kvt[i] <= 'z' ? kvt[i] - 32 : kvt[i]);
+    up[sizeof(up) - 1] = 0;
+    kdt = mf_dtype_from_name(up);
+    const mf_dtype_info *kdi = kdt == MF_DTYPE_INVALID ? NULL : mf_dtype_info_of(kdt);
+    if (!kdi || kdi->ggml_id < 0 || !kdi->is_float || kdi->block_bytes == 0)
+        return mf_fail(st, MF_ERR_USAGE, path, -1, "KV cache type \"%s\" unknown (f32, f16, bf16, q8_0, q4_0, ...)", kvt);
+    snprintf(e->kv_type, sizeof(e->kv_type), "%s", kdi->name);
+    e->kv_bytes_per_elem = (double)kdi->block_bytes / kdi->block_elems;
+    /* per layer and token: K (kv heads x key dim) and V (kv heads x value dim), whole blocks */
+    uint64_t kb, vb, nk = (uint64_t)(e->n_kv_heads * e->head_dim_k), nv = (uint64_t)(e->n_kv_heads * e->head_dim_v);
+    kb = (nk + kdi->block_elems - 1) / kdi->block_elems * kdi->block_bytes;
+    vb = (nv + kdi->block_elems - 1) / kdi->block_elems * kdi->block_bytes;
+    uint64_t per_token = kb + vb, t;
+    if (mf_mul_ovf(per_token, (uint64_t)e->n_layers, &t) || mf_mul_ovf(t, (uint64_t)e->ctx, &t) ||
+        mf_mul_ovf(t, (uint64_t)e->batch, &e->kv_bytes))
+        return mf_fail(st, MF_ERR_USAGE, path, -1, "KV cache size overflows 64 bits");
+    if (o && o->weight_type) {
+        if (mf_type_bpw(o->weight_type, &bpw, canon, sizeof(canon)))
+            return mf_fail(st, MF_ERR_USAGE, path, -1,
+                           "weight type \"%s\" unknown (F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, ...)",
+                           o->weight_type);
+        e->weight_bytes = (uint64_t)ceil((double)e->n_params * bpw / 8.0);
+        snprintf(e->weight_type, sizeof(e->weight_type), "%s", canon);
+    }
+    e->weight_bpw = e->n_params ? 8.0 * (double)e->weight_bytes / (double)e->n_params : 0;
+    e->total_bytes = e->weight_bytes + e->kv_bytes;
+    return 0;
+}
+
+int mf_estimate_config(const json_t *cfg, const mf_estimate_opts *o, mf_estimate *e, mf_status *st)
+{
+    memset(e, 0, sizeof(*e));
+    snprintf(e->source, sizeof(e->source), "config.json");
+    if (geometry_from_config(cfg, e, st, "config.json") || weights_from_config(cfg, e, "config.json", st))
+        return -1;
+    return apply_options(e, o, "config.json", st);
+}
+
+int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e, mf_status *st)
+{
+    memset(e, 0, sizeof(*e));
+    if (mf_is_dir(path)) {
+        char *cp = malloc(strlen(path) + 16);
+        if (!cp)
+            return mf_oom(st, path);
+        sprintf(cp, "%s/config.json", path);
+        json_t *cfg = mf_path_exists(cp) ? mf_hf_load_json(cp, st) : NULL;
+        if (!cfg) {
+            int rc = st->code ? -1 : mf_fail(st, MF_ERR_FORMAT, cp, -1, "config.json is missing");
+            free(cp);
+            return rc;
+        }
+        free(cp);
+        int rc = json_is_object(cfg) ? geometry_from_config(cfg, e, st, path)
+                                     : mf_fail(st, MF_ERR_FORMAT, path, -1, "config.json is not an object");
+        if (rc == 0) {
+            /* the weights, when they are there and readable; else computed */
+            mf_status sub;
+            mf_status_init(&sub);
+            mf_model *m = NULL;
+            if (mf_open(path, NULL, &m, &sub) == 0 && m->n_tensors) {
+                weights_from_tensors(m, e);
+                snprintf(e->source, sizeof(e->source), "weights");
+            } else {
+                rc = weights_from_config(cfg, e, path, st);
+                snprintf(e->source, sizeof(e->source), "config.json");
+            }
+            mf_close(m);
+            mf_status_clear(&sub);
+        }
+        json_decref(cfg);
+        return rc ? -1 : apply_options(e, o, path, st);
+    }
+    mf_model *m;
+    if (mf_open(path, NULL, &m, st))
+        return -1;
+    int rc = 0;
+    if (m->format == MF_FMT_GGUF) {
+        rc = geometry_from_gguf(m, e, st);
+        snprintf(e->source, sizeof(e->source), "gguf");
+    } else {
+        rc = mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
+                     "a %s file has no model geometry: give its Hugging Face directory (config.json) or a GGUF file",
+                     mf_format_name(m->format));
+    }
+    if (rc == 0)
+        weights_from_tensors(m, e);
+    mf_close(m);
+    return rc ? -1 : apply_options(e, o, path, st);
+}

@@ -1,0 +1,88 @@
+/* hf_ops.h - operations on Hugging Face model directories: conversion to
+ * GGUF as llama.cpp's convert_hf_to_gguf.py does it, the load report
+ * (config vs weights), memory estimate and device plan. */
+#ifndef MF_HF_OPS_H
+#define MF_HF_OPS_H
+#include "formats/hf.h"
+#include "ops/gguf_kv.h"
+
+/* ------------------------------------------------------------ convert */
+
+typedef struct mf_convert_opts {
+    int threads;                 /* quantization threads (<= 1: one) */
+    /* called after each tensor with bytes of output written so far */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
+} mf_convert_opts;
+
+/* Converts a Hugging Face directory (llama, mistral, qwen2, qwen3; weights
+ * as safetensors or .bin) to one GGUF file as llama.cpp's converter (the
+ * commit of ../shared/convert-ref) writes it: same tensors, names, shapes,
+ * types and bytes, same keys and values in the same order. `type`: f32,
+ * f16, bf16, q8_0 or auto (NULL: f16, the converter's default), or a
+ * llama-quantize type (Q4_K_M, Q6_K, IQ4_XS, ...: the bytes of converting
+ * to f32 and quantizing that, in one pass). Streams tensor by tensor; the
+ * output is written atomically. */
+int mf_convert_to_gguf(const char *dir, const char *out, const char *type,
+                       const mf_convert_opts *opts, mf_status *st);
+/* The architectures (config.json "architectures"[0]) it converts. */
+extern const char *const mf_convert_known_archs[];
+
+/* ------------------------------------------------- converter's pieces */
+
+/* Tokenizer keys (tokenizer.ggml.*) of a directory, as the converter's
+ * set_vocab for the architecture writes them. arch_llama: the llama class
+ * (SentencePiece, then tokenizer.json BPE; add_prefix_space...). */
+int mf_hf_vocab_keys(const char *dir, const json_t *cfg, bool arch_llama, mf_kvlist *kv,
+                     mf_status *st);
+
+/* gguf-py Metadata: general.* keys from the model card, config.json's
+ * _name_or_path and the directory's name (total_params: the sum of the
+ * output tensors' element counts). */
+int mf_hf_general_meta(const char *dir, const json_t *cfg, int64_t total_params,
+                       mf_kvlist *kv, mf_status *st);
+
+typedef struct mf_hf_id {
+    char *full_name, *org, *basename, *finetune, *version, *size_label;
+} mf_hf_id;
+/* Metadata.get_model_id_components: "org/Name-7B-Instruct-v0.1" parts. */
+int mf_hf_id_components(const char *id, int64_t total_params, mf_hf_id *out);
+void mf_hf_id_free(mf_hf_id *c);
+char *mf_hf_id_to_title(const char *id); /* malloc'd */
+/* "115K", "7.2B": utility.model_weight_count_rounded_notation */
+void mf_hf_size_label(int64_t total_params, char *out, size_t cap);
+
+/* --------------------------------------------------------- load report */
+
+/* A tensor the config implies: name, C-order shape, optional (a tied
+ * lm_head.weight). */
+typedef struct mf_hf_shape {
+    char *name;
+    int ndim;
+    int64_t shape[2];
+    bool optional;
+} mf_hf_shape;
+/* The tensors transformers declares for cfg's model_type (llama, mistral,
+ * qwen2, qwen3, gemma, gemma2, phi3, gpt2), in declaration order; -1 with
+ * `why` for others or quantized checkpoints. *tied: tie_word_embeddings. */
+int mf_hf_expected_tensors(const json_t *cfg, mf_hf_shape **out, size_t *n, bool *tied,
+                           char *why, size_t wl);
+void mf_hf_shapes_free(mf_hf_shape *v, size_t n);
+
+typedef struct mf_load_report {
+    const char *arch;         /* model_type it was checked as, NULL: not checked */
+    char why_not[256];        /* when not checked: why */
+    size_t n_expected, n_found;
+    char **missing;    size_t n_missing;    /* expected, absent */
+    char **unexpected; size_t n_unexpected; /* present, not expected */
+    char **mismatched; size_t n_mismatched; /* "name: shape [a, b], config implies [c, d]" */
+    bool tied;                /* tie_word_embeddings */
+} mf_load_report;
+
+/* Compares the tensors an opened hf-dir model holds with the names and
+ * shapes its config.json implies for llama, mistral, qwen2, qwen3, gemma,
+ * gemma2, phi3 and gpt2 (as transformers' modeling code declares them). */
+int mf_hf_load_report(const mf_model *m, mf_load_report *r, mf_status *st);
+void mf_load_report_free(mf_load_report *r);
+
+#endif

@@ -1,0 +1,634 @@
+/* quantize.c - GGUF quantization driver (see quantize.h).
+ *
+ * Follows llama.cpp's llama_model_quantize_impl (src/llama-quant.cpp,
+ * c392e509): tensors in its order (mf_qmix_name_cmp), a type per tensor
+ * from the mix, F16/BF16 (or, with --allow-requantize, quantized) rows
+ * converted to F32 and quantized by ggml's reference kernels with the
+ * tensor's importance vector; metadata copied, then general.quantization_version
+ * and general.file_type set and the quantize.imatrix.* keys added. */
+#include "ops/quantize.h"
+
+#include "ops/imatrix.h"
+#include "quant/quant.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+/* Rows are converted and quantized in chunks of about this many values
+ * (16 MiB of F32), so peak memory does not grow with the tensor. */
+#define CHUNK_VALUES (4u << 20)
+#define GGML_QNT_VERSION 2
+/* llama-quantize copies override strings into a 128-byte buffer */
+#define KV_OVERRIDE_STR_MAX 127
+
+typedef struct qplan {
+    const mf_tensor *t;
+    int64_t ne[4];
+    mf_dtype dst;
+    bool convert, fallback;
+    const float *imatrix; /* ne[0] * ne[2] values, or NULL */
+    uint64_t out_bytes;
+} qplan;
+
+typedef MF_VEC(mf_kv) kv_vec;
+
+typedef struct qjob {
+    const mf_quantize_opts *o;
+    mf_model *m;
+    mf_imatrix *im;
+    qplan *plan;       /* output order */
+    size_t n;
+    kv_vec meta;
+    mf_out_tensor *outs;
+    mf_arena *arena;
+    mf_quant_report_fn on_tensor;
+    void *ctx;
+    mf_quantize_result *res;
+    float *f32, *deq;  /* chunk buffers */
+    uint8_t *qbuf;
+    size_t cap_vals, cap_q;
+} qjob;
+
+void mf_quantize_opts_init(mf_quantize_opts *o, mf_ftype ftype)
+{
+    memset(o, 0, sizeof(*o));
+    o->ftype = ftype;
+    o->nthreads = 1;
+    o->output_type = MF_DTYPE_INVALID;
+    o->token_embd_type = MF_DTYPE_INVALID;
+}
+
+/* ------------------------------------------------------------ the plan */
+
+static int ggml_shape(const mf_model *m, const mf_tensor *t, int64_t ne[4], mf_status *st)
+{
+    if (t->ndim > 4)
+        return mf_fail(st, MF_ERR_FORMAT, m->path, -1, "tensor %s has %d dimensions (GGUF: 4 at most)",
+                       t->name, t->ndim);
+    for (int i = 0; i < 4; i++)
+        ne[i] = i < t->ndim ? t->shape[t->ndim - 1 - i] : 1;
+    return 0;
+}
+
+static bool is_plain_float(mf_dtype dt) { return dt == MF_F32 || dt == MF_F16 || dt == MF_BF16; }
+
+/* Can the source rows be turned into F32? Quantized ones only when asked:
+ * quantization levels do not convert into each other without loss. */
+static int check_source(const qjob *j, const qplan *p, mf_status *st)
+{
+    mf_dtype src = p->t->dtype;
+    const mf_dtype_info *di = mf_dtype_info_of(src);
+    if (is_plain_float(src))
+        return 0;
+    if (di && di->is_quant) {
+        if (!j->o->allow_requantize)
+            return mf_fail(st, MF_ERR_UNSUPPORTED, j->m->path, -1,
+                           "tensor %s is already quantized (%s): quantization levels do not "
+                           "convert into each other (%s is not a superset of %s; requantizing "
+                           "adds the second loss to the first). Quantize from the F16/BF16/F32 "
+                           "source instead, or pass --allow-requantize",
+                           p->t->name, mf_dtype_name(src), mf_dtype_name(src), mf_dtype_name(p->dst));
+        if (mf_can_dequantize(src))
+            return 0;
+    }
+    return mf_fail(st, MF_ERR_UNSUPPORTED, j->m->path, -1, "tensor %s: cannot convert %s to %s",
+                   p->t->name, mf_dtype_name(src), mf_dtype_name(p->dst));
+}
+
+/* The tensor's importance vector, as llama-quantize looks it up. */
+static int find_imatrix(const qjob *j, qplan *p, mf_status *st)
+{
+    const mf_imatrix_entry *e = mf_imatrix_find(j->im, p->t->name);
+    if (!e)
+        return 0;
+    if (e->n == (size_t)(p->ne[0] * p->ne[2])) {
+        p->imatrix = e->values;
+        return 0;
+    }
+    /* token_embd never has a valid entry (llama-imatrix does not see it) */
+    if (strcmp(p->t->name, "token_embd.weight") == 0)
+        return 0;
+    return mf_fail(st, MF_ERR_FORMAT, j->o->imatrix_path, -1,
+                   "imatrix entry for %s has %zu values, the tensor needs %lld", p->t->name, e->n,
+                   (long long)(p->ne[0] * p->ne[2]));
+}
+
+/* llama-quantize refuses the lowest-bit types without importance data. */
+static int check_imatrix_need(const qjob *j, const qplan *p, mf_status *st)
+{
+    mf_dtype d = p->dst;
+    const char *nm = p->t->name;
+    bool emb = strcmp(nm, "token_embd.weight") == 0, out = strcmp(nm, "output.weight") == 0;
+    bool need = d == MF_IQ2_XXS || d == MF_IQ2_XS || d == MF_IQ2_S || d == MF_IQ1_S ||
+                (d == MF_IQ1_M && !emb && !out) ||
+                (d == MF_Q2_K && j->o->ftype == MF_FTYPE_Q2_K_S && !emb) ||
+                mf_quant_requires_imatrix(d);
+    if (need && !p->imatrix)
+        return mf_fail(st, MF_ERR_USAGE, j->m->path, -1,
+                       "missing importance matrix for tensor %s in a very low-bit quantization "
+                       "(%s): the result would be garbage; pass --imatrix", nm, mf_dtype_name(d));
+    return 0;
+}
+
+static int plan_one(qjob *j, mf_qmix *q, const mf_tensor *t, qplan *p, mf_status *st)
+{
+    p->t = t;
+    if (ggml_shape(j->m, t, p->ne, st))
+        return -1;
+    p->dst = mf_qmix_choose(q, t->name, p->ne, t->dtype, &p->fallback, st);
+    if (p->dst == MF_DTYPE_INVALID)
+        return -1;
+    p->convert = p->dst != t->dtype;
+    if (!p->convert) {
+        p->out_bytes = t->nbytes;
+        return 0;
+    }
+    if (check_source(j, p, st))
+        return -1;
+    if (!mf_can_quantize(p->dst))
+        return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1,
+                       "tensor %s: mfmt cannot quantize to %s yet", t->name, mf_dtype_name(p->dst));
+    if (find_imatrix(j, p, st) || check_imatrix_need(j, p, st))
+        return -1;
+    if (mf_dtype_nbytes(p->dst, mf_tensor_nelems(t), &p->out_bytes))
+        return mf_fail(st, MF_ERR_FORMAT, j->m->path, -1, "tensor %s: size overflows", t->name);
+    return 0;
+}
+
+typedef struct order_item {
+    const mf_tensor *t;
+    size_t index;
+} order_item;
+
+static int order_cmp(const void *a, const void *b)
+{
+    const order_item *x = a, *y = b;
+    int c = mf_qmix_name_cmp(x->t->name, y->t->name);
+    return c ? c : (x->index < y->index ? -1 : x->index > y->index);
+}
+
+static int make_plan(qjob *j, mf_status *st)
+{
+    mf_qmix_params mp;
+    mf_qmix_params_init(&mp, j->o->ftype);
+    mp.pure = j->o->pure;
+    mp.leave_output = j->o->leave_output;
+    mp.has_imatrix = j->im && j->im->n_entries > 0;
+    mp.output_type = j->o->output_type;
+    mp.token_embd_type = j->o->token_embd_type;
+    mf_qmix_hparams h;
+    mf_qmix_hparams_from_model(j->m, &h);
+    mf_qmix q;
+    mf_qmix_init(&q, &mp, &h);
+    j->n = j->m->n_tensors;
+    order_item *ord = mf_arena_calloc(j->arena, j->n ? j->n : 1, sizeof(*ord));
+    j->plan = mf_arena_calloc(j->arena, j->n ? j->n : 1, sizeof(qplan));
+    if (!ord || !j->plan)
+        return mf_oom(st, j->m->path);
+    for (size_t i = 0; i < j->n; i++) {
+        ord[i] = (order_item){&j->m->tensors[i], i};
+        mf_qmix_count(&q, j->m->tensors[i].name);
+    }
+    /* llama-quantize visits (and writes) the tensors in this order; the
+     * attn_v and ffn_down rules count along it */
+    qsort(ord, j->n, sizeof(*ord), order_cmp);
+    for (size_t i = 0; i < j->n; i++)
+        if (plan_one(j, &q, ord[i].t, &j->plan[i], st))
+            return -1;
+    j->res->n_fallback = (size_t)q.n_fallback;
+    j->res->n_k_quantized = (size_t)q.n_k_quantized;
+    return 0;
+}
+
+/* ------------------------------------------------------------ metadata */
+
+/* gguf_set_val_*: an existing key is removed and the new one appended. */
+static int kv_set(kv_vec *v, const char *key, mf_value val)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(v->v[i].key, key) == 0) {
+            memmove(&v->v[i], &v->v[i + 1], (v->n - i - 1) * sizeof(mf_kv));
+            v->n--;
+            break;
+        }
+    mf_kv kv = {key, val, 0};
+    return MF_VEC_PUSH(*v, kv);
+}
+
+static void kv_remove(kv_vec *v, const char *key)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(v->v[i].key, key) == 0) {
+            memmove(&v->v[i], &v->v[i + 1], (v->n - i - 1) * sizeof(mf_kv));
+            v->n--;
+            return;
+        }
+}
+
+static mf_value typed_uint(mf_vtype t, uint64_t u)
+{
+    mf_value v = mf_value_uint(u);
+    v.type = t;
+    return v;
+}
+
+static int build_meta(qjob *j, mf_status *st)
+{
+    kv_vec *v = &j->meta;
+    int rc = 0;
+    for (size_t i = 0; i < j->m->n_meta && rc == 0; i++)
+        rc = MF_VEC_PUSH(*v, j->m->meta[i]);
+    rc = rc || kv_set(v, "general.quantization_version", typed_uint(MF_V_U32, GGML_QNT_VERSION));
+    rc = rc || kv_set(v, "general.file_type", typed_uint(MF_V_U32, (uint64_t)j->o->ftype));
+    /* the output is one file */
+    kv_remove(v, "split.no");
+    kv_remove(v, "split.count");
+    kv_remove(v, "split.tensors.count");
+    if (rc == 0 && j->im && j->im->n_entries) {
+        /* llama-quantize passes these as KV overrides (strings cut at 127
+         * bytes, integers as int32) */
+        const char *f = j->o->imatrix_path;
+        size_t fl = strnlen(f, KV_OVERRIDE_STR_MAX);
+        rc = kv_set(v, "quantize.imatrix.file", mf_value_str(j->arena, f, fl));
+        if (rc == 0 && j->im->dataset) {
+            size_t dl = strnlen(j->im->dataset, KV_OVERRIDE_STR_MAX);
+            rc = kv_set(v, "quantize.imatrix.dataset", mf_value_str(j->arena, j->im->dataset, dl));
+        }
+        mf_value n = mf_value_int((int64_t)j->im->n_entries);
+        n.type = MF_V_I32;
+        rc = rc || kv_set(v, "quantize.imatrix.entries_count", n);
+        if (rc == 0 && j->im->chunks > 0) {
+            mf_value c = mf_value_int(j->im->chunks);
+            c.type = MF_V_I32;
+            rc = kv_set(v, "quantize.imatrix.chunks_count", c);
+        }
+    }
+    return rc ? mf_oom(st, j->m->path) : 0;
+}
+
+/* ---------------------------------------------------- output file size */
+
+static uint64_t value_bytes(const mf_value *v)
+{
+    switch (v->type) {
+    case MF_V_U8: case MF_V_I8: case MF_V_BOOL: return 1;
+    case MF_V_U16: case MF_V_I16: return 2;
+    case MF_V_U32: case MF_V_I32: case MF_V_F32: return 4;
+    case MF_V_U64: case MF_V_I64: case MF_V_F64: return 8;
+    case MF_V_STR: return 8 + v->as.s.len;
+    case MF_V_ARR: {
+        uint64_t n = 4 + 8;
+        for (size_t i = 0; i < v->as.arr.n; i++)
+            n += value_bytes(&v->as.arr.items[i]);
+        return n;
+    }
+    default: return 0;
+    }
+}
+
+static uint64_t out_alignment(const kv_vec *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(v->v[i].key, "general.alignment") == 0 && v->v[i].v.type == MF_V_U32 &&
+            v->v[i].v.as.u && !(v->v[i].v.as.u & (v->v[i].v.as.u - 1)))
+            return v->v[i].v.as.u;
+    return 32;
+}
+
+/* The size of the GGUF v3 file mf_gguf_write produces: header (KVs, tensor
+ * infos) padded to the alignment, each tensor padded except the last. */
+static uint64_t gguf_file_bytes(const qjob *j)
+{
+    uint64_t n = 4 + 4 + 8 + 8, align = out_alignment(&j->meta);
+    for (size_t i = 0; i < j->meta.n; i++)
+        n += 8 + strlen(j->meta.v[i].key) + 4 + value_bytes(&j->meta.v[i].v);
+    for (size_t i = 0; i < j->n; i++)
+        n += 8 + strlen(j->plan[i].t->name) + 4 + 8 * (uint64_t)j->plan[i].t->ndim + 4 + 8;
+    n = mf_align_up(n, align);
+    for (size_t i = 0; i < j->n; i++)
+        n += i + 1 < j->n ? mf_align_up(j->plan[i].out_bytes, align) : j->plan[i].out_bytes;
+    return n;
+}
+
+/* ------------------------------------------------------- conversions */
+
+static int ensure_buffers(qjob *j, size_t vals, size_t qbytes, mf_status *st)
+{
+    if (vals > j->cap_vals) {
+        float *a = realloc(j->f32, vals * sizeof(float));
+        if (!a)
+            return mf_oom(st, j->m->path);
+        j->f32 = a;
+        float *b = realloc(j->deq, vals * sizeof(float));
+        if (!b)
+            return mf_oom(st, j->m->path);
+        j->deq = b;
+        j->cap_vals = vals;
+    }
+    if (qbytes > j->cap_q) {
+        uint8_t *q = realloc(j->qbuf, qbytes);
+        if (!q)
+            return mf_oom(st, j->m->path);
+        j->qbuf = q;
+        j->cap_q = qbytes;
+    }
+    return 0;
+}
+
+/* Error statistics of a dry run, accumulated over chunks. */
+typedef struct err_acc {
+    double se, max_abs, xy, xx, yy;
+    uint64_t n;
+    bool nonfinite;
+} err_acc;
+
+static void err_add(err_acc *a, const float *x, const float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)x[i] - (double)y[i];
+        a->se += d * d;
+        if (fabs(d) > a->max_abs || isnan(d))
+            a->max_abs = fabs(d);
+        a->xy += (double)x[i] * y[i];
+        a->xx += (double)x[i] * x[i];
+        a->yy += (double)y[i] * y[i];
+    }
+    a->n += n;
+}
+
+static void err_finish(const err_acc *a, mf_quant_tensor_report *r)
+{
+    r->nonfinite = a->nonfinite;
+    r->rmse = a->n ? sqrt(a->se / (double)a->n) : 0;
+    r->max_abs = a->max_abs;
+    if (a->xx == 0 && a->yy == 0)
+        r->cosine = 1; /* both all zero: identical */
+    else if (a->xx == 0 || a->yy == 0)
+        r->cosine = 0;
+    else
+        r->cosine = a->xy / (sqrt(a->xx) * sqrt(a->yy));
+}
+
+/* Converts, quantizes and emits `rows` rows of one ne[0]-wide matrix slice. */
+/* ggml_validate_row_data, as llama-quantize applies it to what it writes:
+ * no NaN or infinite scale (or value, for the float types). A block's values
+ * are finite exactly when its scales are, so the dequantized rows tell. */
+static int64_t first_nonfinite_row(const float *y, int64_t rows, int64_t ne0)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t i = 0; i < ne0; i++)
+            if (!isfinite(y[r * ne0 + i]))
+                return r;
+    return -1;
+}
+
+/* Converts, quantizes, checks and emits `rows` rows of one matrix
+ * (row0: the index of the first in the tensor, for messages). */
+static int convert_chunk(qjob *j, const qplan *p, const uint8_t *src, int64_t rows, int64_t row0,
+                         const float *imat, mf_sink_fn sink, void *sink_ctx, err_acc *acc,
+                         mf_status *st)
+{
+    int64_t ne0 = p->ne[0];
+    size_t vals = (size_t)(rows * ne0);
+    uint64_t qbytes;
+    mf_dtype_nbytes(p->dst, (uint64_t)vals, &qbytes); /* checked by the plan */
+    if (ensure_buffers(j, vals, (size_t)qbytes, st))
+        return -1;
+    if (mf_dequantize_row(p->t->dtype, src, j->f32, (int64_t)vals))
+        return mf_fail(st, MF_ERR_UNSUPPORTED, j->m->path, -1, "tensor %s: cannot read %s rows",
+                       p->t->name, mf_dtype_name(p->t->dtype));
+    if (mf_quantize_rows_mt(p->dst, j->f32, j->qbuf, rows, ne0, imat, j->o->nthreads))
+        return mf_fail(st, MF_ERR_UNSUPPORTED, j->m->path, -1, "tensor %s: quantizing to %s failed",
+                       p->t->name, mf_dtype_name(p->dst));
+    if (mf_dequantize_row(p->dst, j->qbuf, j->deq, (int64_t)vals))
+        return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1, "cannot dequantize %s", mf_dtype_name(p->dst));
+    int64_t bad = first_nonfinite_row(j->deq, rows, ne0);
+    if (bad >= 0 && !acc)
+        return mf_fail(st, MF_ERR_FORMAT, j->m->path, -1,
+                       "tensor %s, row %lld: the %s data holds NaN or infinity (from the input "
+                       "values or an overflowing scale); llama-quantize refuses such output "
+                       "(\"quantized data validation failed\") and so does mfmt",
+                       p->t->name, (long long)(row0 + bad), mf_dtype_name(p->dst));
+    if (acc) {
+        acc->nonfinite |= bad >= 0;
+        err_add(acc, j->f32, j->deq, vals);
+    }
+    return sink ? sink(sink_ctx, j->qbuf, (size_t)qbytes, st) : 0;
+}
+
+/* The source rows arrive as a stream (any layout, byte order handled by
+ * mf_tensor_stream) and are gathered into chunks of whole rows that never
+ * cross a matrix: experts (ne[2]) each have their own imatrix slice. */
+typedef struct row_sink {
+    qjob *j;
+    const qplan *p;
+    uint8_t *raw;
+    uint64_t row_bytes, have;
+    int64_t chunk_rows, row_in_mat, mat;
+    mf_sink_fn sink;
+    void *sink_ctx;
+    err_acc *acc;
+} row_sink;
+
+static int64_t rows_wanted(const row_sink *r)
+{
+    int64_t left = r->p->ne[1] - r->row_in_mat;
+    return left < r->chunk_rows ? left : r->chunk_rows;
+}
+
+static int flush_rows(row_sink *r, int64_t rows, mf_status *st)
+{
+    const qplan *p = r->p;
+    const float *imat = p->imatrix ? p->imatrix + (r->mat % p->ne[2]) * p->ne[0] : NULL;
+    int64_t row0 = r->mat * p->ne[1] + r->row_in_mat;
+    if (convert_chunk(r->j, p, r->raw, rows, row0, imat, r->sink, r->sink_ctx, r->acc, st))
+        return -1;
+    if (r->j->o->progress)
+        r->j->o->progress(r->j->o->progress_ctx, (uint64_t)rows * r->row_bytes);
+    r->have = 0;
+    r->row_in_mat += rows;
+    if (r->row_in_mat == p->ne[1]) {
+        r->row_in_mat = 0;
+        r->mat++;
+    }
+    return 0;
+}
+
+static int row_sink_fn(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    row_sink *r = ctx;
+    const uint8_t *b = buf;
+    while (n) {
+        int64_t rows = rows_wanted(r);
+        uint64_t want = (uint64_t)rows * r->row_bytes - r->have;
+        uint64_t take = n < want ? n : want;
+        memcpy(r->raw + r->have, b, (size_t)take);
+        r->have += take;
+        b += take;
+        n -= (size_t)take;
+        if (r->have == (uint64_t)rows * r->row_bytes && flush_rows(r, rows, st))
+            return -1;
+    }
+    return 0;
+}
+
+static int convert_tensor(qjob *j, const qplan *p, mf_sink_fn sink, void *sink_ctx,
+                          err_acc *acc, mf_status *st)
+{
+    const mf_tensor *t = p->t;
+    row_sink r = {j, p, NULL, 0, 0, 0, 0, 0, sink, sink_ctx, acc};
+    if (mf_tensor_nelems(t) == 0)
+        return 0;
+    if (mf_dtype_nbytes(t->dtype, (uint64_t)p->ne[0], &r.row_bytes) || p->ne[1] < 1)
+        return mf_fail(st, MF_ERR_FORMAT, j->m->path, -1, "tensor %s: rows are not whole blocks",
+                       t->name);
+    r.chunk_rows = p->ne[0] >= (int64_t)CHUNK_VALUES ? 1 : (int64_t)CHUNK_VALUES / p->ne[0];
+    if (r.chunk_rows > p->ne[1])
+        r.chunk_rows = p->ne[1];
+    r.raw = malloc((size_t)((uint64_t)r.chunk_rows * r.row_bytes));
+    if (!r.raw)
+        return mf_oom(st, j->m->path);
+    int rc = mf_tensor_stream(j->m, t, row_sink_fn, &r, st);
+    if (rc == 0 && (r.have || r.row_in_mat))
+        rc = mf_fail(st, MF_ERR_FORMAT, j->m->path, -1, "tensor %s ends inside a row", t->name);
+    free(r.raw);
+    return rc;
+}
+
+static void report_tensor(qjob *j, const qplan *p, const err_acc *acc)
+{
+    mf_quant_tensor_report r = {0};
+    r.name = p->t->name;
+    r.src = p->t->dtype;
+    r.dst = p->dst;
+    memcpy(r.ne, p->ne, sizeof(r.ne));
+    r.nelems = mf_tensor_nelems(p->t);
+    r.src_bytes = p->t->nbytes;
+    r.dst_bytes = p->out_bytes;
+    r.converted = p->convert;
+    r.fallback = p->fallback;
+    r.imatrix = p->imatrix != NULL;
+    if (acc)
+        err_finish(acc, &r);
+    if (j->on_tensor)
+        j->on_tensor(j->ctx, &r);
+}
+
+static int emit_tensor(qjob *j, size_t i, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    const qplan *p = &j->plan[i];
+    err_acc acc = {0};
+    int rc;
+    if (p->convert)
+        rc = convert_tensor(j, p, sink, sink_ctx, j->o->dry_run ? &acc : NULL, st);
+    else {
+        rc = sink ? mf_tensor_stream(j->m, p->t, sink, sink_ctx, st) : 0;
+        if (rc == 0 && j->o->progress)
+            j->o->progress(j->o->progress_ctx, p->t->nbytes);
+    }
+    if (rc == 0)
+        report_tensor(j, p, p->convert && j->o->dry_run ? &acc : NULL);
+    return rc;
+}
+
+static int fill_cb(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    return emit_tensor(ctx, index, sink, sink_ctx, st);
+}
+
+/* ------------------------------------------------------------ the run */
+
+static int check_paths(const char *in, const char *out, mf_status *st)
+{
+    struct stat a, b;
+    if (out && stat(in, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        return mf_fail(st, MF_ERR_USAGE, out, -1, "the output is the input file; refusing to overwrite it");
+    return 0;
+}
+
+static int open_inputs(qjob *j, const char *in_path, mf_status *st)
+{
+    if (mf_open(in_path, NULL, &j->m, st))
+        return -1;
+    if (j->m->format != MF_FMT_GGUF)
+        return mf_fail(st, MF_ERR_USAGE, in_path, -1, "quantize reads GGUF files; this is %s",
+                       mf_format_name(j->m->format));
+    if (j->o->imatrix_path) {
+        if (mf_imatrix_load(j->o->imatrix_path, &j->im, st))
+            return -1;
+        j->res->imatrix_entries = j->im->n_entries;
+    }
+    if (mf_ftype_needs_imatrix(j->o->ftype) && !(j->im && j->im->n_entries))
+        return mf_fail(st, MF_ERR_USAGE, NULL, -1,
+                       "%s needs an importance matrix (--imatrix): without one the result is "
+                       "garbage, and llama-quantize refuses it too", mf_ftype_name(j->o->ftype));
+    return 0;
+}
+
+static int make_outs(qjob *j, mf_status *st)
+{
+    j->outs = mf_arena_calloc(j->arena, j->n ? j->n : 1, sizeof(mf_out_tensor));
+    if (!j->outs)
+        return mf_oom(st, j->m->path);
+    mf_quantize_result *r = j->res;
+    for (size_t i = 0; i < j->n; i++) {
+        const qplan *p = &j->plan[i];
+        j->outs[i].name = p->t->name;
+        j->outs[i].dtype = p->dst;
+        j->outs[i].ndim = p->t->ndim;
+        memcpy(j->outs[i].shape, p->t->shape, sizeof(p->t->shape));
+        r->n_converted += p->convert;
+        r->imatrix_used += p->imatrix != NULL;
+        r->n_params += mf_tensor_nelems(p->t);
+        r->in_tensor_bytes += p->t->nbytes;
+        r->out_tensor_bytes += p->out_bytes;
+    }
+    r->n_tensors = j->n;
+    r->bpw = r->n_params ? 8.0 * (double)r->out_tensor_bytes / (double)r->n_params : 0;
+    r->out_file_bytes = gguf_file_bytes(j);
+    return 0;
+}
+
+static int run(qjob *j, const char *in_path, const char *out_path, mf_status *st)
+{
+    if (check_paths(in_path, out_path, st) || open_inputs(j, in_path, st) || make_plan(j, st) ||
+        build_meta(j, st) || make_outs(j, st))
+        return -1;
+    if (!j->o->dry_run)
+        return mf_gguf_write(out_path, j->outs, j->n, j->meta.v, j->meta.n, fill_cb, j, st);
+    for (size_t i = 0; i < j->n; i++)
+        if (emit_tensor(j, i, NULL, NULL, st))
+            return -1;
+    return 0;
+}
+
+int mf_quantize_file(const char *in_path, const char *out_path, const mf_quantize_opts *o,
+                     mf_quant_report_fn on_tensor, void *ctx, mf_quantize_result *res,
+                     mf_status *st)
+{
+    mf_quantize_result dummy;
+    qjob j = {0};
+    j.o = o;
+    j.on_tensor = on_tensor;
+    j.ctx = ctx;
+    j.res = res ? res : &dummy;
+    memset(j.res, 0, sizeof(*j.res));
+    if (mf_ftype_base_type(o->ftype) == MF_DTYPE_INVALID)
+        return mf_fail(st, MF_ERR_USAGE, NULL, -1, "unknown file type %d", (int)o->ftype);
+    if (!o->dry_run && !out_path)
+        return mf_fail(st, MF_ERR_USAGE, in_path, -1, "no output path");
+    j.arena = mf_arena_new();
+    if (!j.arena)
+        return mf_oom(st, in_path);
+    int rc = run(&j, in_path, out_path, st);
+    free(j.f32);
+    free(j.deq);
+    free(j.qbuf);
+    MF_VEC_FREE(j.meta);
+    mf_imatrix_free(j.im);
+    mf_close(j.m);
+    mf_arena_free(j.arena);
+    return rc;
+}
