@@ -311,7 +311,7 @@ static int add_dataset(walker *w, const h5_ohdr *oh, const char *path)
 {
     h5_file *f = w->f;
     h5_msg ds, dt, lm;
-    h5_ohdr k1, k2, k3;
+    h5_ohdr k1 = {0}, k2 = {0}, k3 = {0}; /* freed at out: even those never read */
     bool has_ds, has_dt, has_l;
     int rc = -1;
     h5_dtype t;
