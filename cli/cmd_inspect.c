@@ -138,8 +138,8 @@ static void print_text(const mf_model *m, const summary *s, bool tensors)
            (unsigned long long)s->params, a);
     cli_fmt_bytes(a, sizeof(a), s->file_bytes);
     cli_fmt_bytes(b, sizeof(b), s->tensor_bytes);
-    printf("size:        %s in %zu file%s, %s of tensor data\n", a, m->n_files,
-           m->n_files == 1 ? "" : "s", b);
+    size_t nf = mf_model_file_count(m);
+    printf("size:        %s in %zu file%s, %s of tensor data\n", a, nf, nf == 1 ? "" : "s", b);
     if (s->params)
         printf("bits/weight: %.3f (file), %.3f (tensor data)\n",
                8.0 * (double)s->file_bytes / (double)s->params,

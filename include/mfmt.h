@@ -194,6 +194,8 @@ void mf_close(mf_model *m);
 const mf_value *mf_meta_get(const mf_model *m, const char *key);
 /* Bytes of every file the model maps (its own and its weights files'). */
 uint64_t mf_model_file_bytes(const mf_model *m);
+/* How many files that is. */
+size_t mf_model_file_count(const mf_model *m);
 /* The file a tensor lives in (follows t->owner). */
 const mf_file *mf_tensor_file(const mf_model *m, const mf_tensor *t);
 const mf_tensor *mf_tensor_find(const mf_model *m, const char *name);

@@ -743,9 +743,30 @@ static void test_simd_searches(void)
             bad += memcmp(Qa, Qb, (size_t)(8 * n)) || memcmp(sc_a, sc_b, sizeof(sc_a));
             runs++;
         }
+        if (n == 32 && mq_simd_iq4_scales8(x, w, mq_iq4_values(), 7, sc_a)) {
+            for (int j = 0; j < 8; j++)
+                sc_b[j] = mq_iq4_block_scale_scalar(x + j * n, w + j * n, 7);
+            bad += memcmp(sc_a, sc_b, sizeof(sc_a)) != 0;
+            runs++;
+        }
+    }
+    /* IQ4 rounding ties: max -127 makes the trial itry = 0 id = 1, and the
+     * other values lie half-way between two levels */
+    const int8_t *v = mq_iq4_values();
+    float x[256], w[256], sa[8], sb[8];
+    for (int j = 0; j < 8; j++)
+        for (int i = 0; i < 32; i++) {
+            x[32 * j + i] = i == 0 ? -127.0f : (v[(i + j) % 15] + v[(i + j) % 15 + 1]) * 0.5f;
+            w[32 * j + i] = 1.0f + (float)(i % 3);
+        }
+    if (mq_simd_iq4_scales8(x, w, v, 7, sa)) {
+        for (int j = 0; j < 8; j++)
+            sb[j] = mq_iq4_block_scale_scalar(x + 32 * j, w + 32 * j, 7);
+        bad += memcmp(sa, sb, sizeof(sa)) != 0;
     }
     CHECKF(bad == 0, "%d of %d batched searches differ from the scalar ones (AVX2: %d)", bad, runs,
            (int)mq_cpu_has_avx2());
+    CHECK(runs >= 1200);
 }
 
 int main(void)

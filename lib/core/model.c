@@ -128,6 +128,15 @@ uint64_t mf_model_file_bytes(const mf_model *m)
     return n;
 }
 
+size_t mf_model_file_count(const mf_model *m)
+{
+    size_t n = m->n_files;
+    const model_vecs *c = &((const model_box *)m)->caps;
+    for (size_t i = 0; i < c->n_children; i++)
+        n += mf_model_file_count(c->children[i]);
+    return n;
+}
+
 mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
                               mf_status *st)
 {

@@ -2,6 +2,8 @@
 #include "core/core.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 enum { CHUNK = 1 << 20 };
 
@@ -112,6 +114,40 @@ static bool strides_are_contiguous(const mf_tensor *t)
     return true;
 }
 
+/* The page-aligned span of a file mapping that a tensor's elements reach;
+ * false when t->data is not inside one of the model's file mappings (a
+ * reader's own buffer must never be advised away). */
+static bool mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, size_t *len)
+{
+    const mf_file *f = m ? mf_tensor_file(m, t) : NULL;
+    const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
+    if (!t->data || !f || !f->base || !di || t->nbytes == 0)
+        return false;
+    uintptr_t base = (uintptr_t)f->base, end = base + (uintptr_t)f->size;
+    if ((uintptr_t)t->data < base || (uintptr_t)t->data >= end)
+        return false;
+    uint64_t reach = t->nbytes;
+    if (t->strides && di->block_elems == 1) {
+        uint64_t last = 0;
+        for (int d = 0; d < t->ndim; d++)
+            last += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
+        reach = (last + 1) * di->block_bytes;
+    }
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)t->data & ~(page - 1);
+    uintptr_t b = (uintptr_t)t->data + reach < end ? (uintptr_t)t->data + reach : end;
+    if (a < base || b <= a)
+        return false;
+    *lo = (uint8_t *)a;
+    *len = b - a;
+    return true;
+}
+
+/* A mapped tensor's pages are read ahead sequentially and dropped from this
+ * process afterwards (the page cache keeps them), so hashing, converting or
+ * quantizing a model keeps about one tensor resident, whatever its size.
+ * The mappings are private and read-only: dropping a page only means the
+ * next access reads it again. */
 int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                      void *ctx, mf_status *st)
 {
@@ -120,9 +156,16 @@ int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
     if (!t->data)
         return mf_fail(st, MF_ERR_UNSUPPORTED, m ? m->path : NULL, -1,
                        "tensor \"%s\" has no mapped data", t->name);
-    if (strides_are_contiguous(t))
-        return stream_contiguous(t, sink, ctx, st);
-    return stream_strided(t, sink, ctx, st);
+    uint8_t *lo;
+    size_t len;
+    bool mapped = mapped_span(m, t, &lo, &len);
+    if (mapped)
+        madvise(lo, len, MADV_SEQUENTIAL);
+    int rc = strides_are_contiguous(t) ? stream_contiguous(t, sink, ctx, st)
+                                       : stream_strided(t, sink, ctx, st);
+    if (mapped)
+        madvise(lo, len, MADV_DONTNEED);
+    return rc;
 }
 
 int mf_tensor_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,

@@ -261,7 +261,7 @@ static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
     return 0;
 }
 
-int mf_pytorch_open_index(mf_model *m, const char *path, unsigned flags, mf_status *st);
+#include "formats/shard_index.h"
 
 static int open_pytorch_zip(mf_model *m, const char *path, unsigned flags, mf_status *st)
 {
@@ -270,7 +270,7 @@ static int open_pytorch_zip(mf_model *m, const char *path, unsigned flags, mf_st
         return -1;
     const mf_file *f = &m->files[fi];
     if (f->size > 0 && f->base[0] == '{') /* pytorch_model.bin.index.json */
-        return mf_pytorch_open_index(m, path, flags, st);
+        return mf_open_shard_index(m, path, flags, false, st);
     pt_model_info *info = pt_info(m);
     if (!info)
         return mf_oom(st, path);

@@ -4,6 +4,7 @@
  * '{', then the data section; every tensor {dtype, shape, data_offsets},
  * offsets contiguous from 0 to the end of the data section. */
 #include "formats/safetensors.h"
+#include "formats/shard_index.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -297,7 +298,7 @@ static int open_safetensors(mf_model *m, const char *path, unsigned flags, mf_st
         return -1;
     /* detect() also sends shard index files (JSON with weight_map) here */
     if (m->files[fi].size > 0 && m->files[fi].base[0] == '{')
-        return mf_safetensors_open_index(m, path, flags, st);
+        return mf_open_shard_index(m, path, flags, true, st);
     snprintf(m->version, sizeof(m->version), "safetensors");
     return mf_safetensors_parse(m, fi, true, flags, st);
 }

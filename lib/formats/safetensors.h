@@ -8,7 +8,4 @@
  * returns -1 when the file cannot be read at all. */
 int mf_safetensors_parse(mf_model *m, uint32_t file, bool with_meta,
                          unsigned flags, mf_status *st);
-/* Opens a model.safetensors.index.json and all the shards it names. */
-int mf_safetensors_open_index(mf_model *m, const char *index_path,
-                              unsigned flags, mf_status *st);
 #endif

@@ -147,51 +147,14 @@ static int counting_sink(void *ctx, const void *buf, size_t n, mf_status *st)
     return 0;
 }
 
-/* The bytes of the mapping a tensor reaches, page-aligned; false when it
- * is not mapped. */
-static bool mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, size_t *len)
-{
-    const mf_file *f = mf_tensor_file(m, t);
-    const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
-    if (!t->data || !f || !f->base || !di || t->nbytes == 0)
-        return false;
-    uint64_t reach = t->nbytes;
-    if (t->strides && di->block_elems == 1) {
-        uint64_t last = 0;
-        for (int d = 0; d < t->ndim; d++)
-            last += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
-        reach = (last + 1) * di->block_bytes;
-    }
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t a = (uintptr_t)t->data & ~(page - 1), b = (uintptr_t)t->data + reach;
-    uintptr_t end = (uintptr_t)f->base + f->size;
-    if (b > end)
-        b = end;
-    if (b <= a)
-        return false;
-    *lo = (uint8_t *)a;
-    *len = b - a;
-    return true;
-}
-
-/* Streams one tensor; its pages are read ahead sequentially and dropped
- * from this process afterwards, so resident memory stays at about one
- * tensor however large the model (the page cache keeps them for others). */
+/* Streams one tensor (mf_stream_mapped drops its pages afterwards, so
+ * resident memory stays at about one tensor however large the model). */
 static int fill(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_status *st)
 {
     fill_ctx *f = ctx;
     f->sink = sink;
     f->sink_ctx = sink_ctx;
-    const mf_tensor *t = f->items[index].t;
-    uint8_t *lo;
-    size_t len;
-    bool mapped = mapped_span(f->m, t, &lo, &len);
-    if (mapped)
-        madvise(lo, len, MADV_SEQUENTIAL);
-    int rc = mf_tensor_stream(f->m, t, counting_sink, f, st);
-    if (mapped)
-        madvise(lo, len, MADV_DONTNEED);
-    return rc;
+    return mf_tensor_stream(f->m, f->items[index].t, counting_sink, f, st);
 }
 
 /* The index-th item of a shard: fill sees shard-local indices. */

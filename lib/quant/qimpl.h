@@ -109,6 +109,9 @@ void mq_make_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_typ
 bool mq_simd_qkx_quants8(bool v3, int n, int nmax, const float *x, const float *weights, uint8_t *L, float *scales,
                          float *mins, float rmin, float rdelta, int nstep, bool use_mad);
 bool mq_simd_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales);
+/* quant_iq4.c's sub-block scale search for eight consecutive 32-value
+ * groups (levels: the 16 sorted IQ4 values); false: use the scalar code. */
+bool mq_simd_iq4_scales8(const float *x, const float *weight, const int8_t *values, int ntry, float *scales);
 
 /* quant_k.c */
 void mq_quant_q2_k(const float *x, uint8_t *y, int64_t n, const float *qw);
@@ -127,6 +130,9 @@ void mq_deq_q8_k(const uint8_t *x, float *y, int64_t n);
 void mq_quant_iq4_nl(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_quant_iq4_xs(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_deq_iq4_nl(const uint8_t *x, float *y, int64_t n);
+/* the scalar sub-block scale search and the 16 levels (for tests) */
+float mq_iq4_block_scale_scalar(const float *xb, const float *weight, int ntry);
+const int8_t *mq_iq4_values(void);
 void mq_deq_iq4_xs(const uint8_t *x, float *y, int64_t n);
 
 /* quant_iq_deq.c */

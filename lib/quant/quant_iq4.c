@@ -85,25 +85,47 @@ static float iq4_block_scale(const float *xb, const float *weight, uint8_t *Lb, 
     return d;
 }
 
-/* ggml's quantize_row_iq4_nl_impl for SB = 32 (IQ4_NL) or 256 (IQ4_XS). */
-static void iq4_impl(int SB, const float *x, iq4_out o, const float *qw, int ntry)
+float mq_iq4_block_scale_scalar(const float *xb, const float *weight, int ntry)
 {
-    float scales[QK_K / 32], weight[32];
-    uint8_t L[QK_K];
+    uint8_t L[32];
+    return iq4_block_scale(xb, weight, L, ntry);
+}
+
+const int8_t *mq_iq4_values(void) { return kvalues_iq4nl; }
+
+/* ggml's quantize_row_iq4_nl_impl for SB = 32 (IQ4_NL) or 256 (IQ4_XS),
+ * split in three: the weights of a super-block, the sub-block scales (eight
+ * at a time in AVX2 lanes), and the rest, which stores the block. */
+static void iq4_weights(int SB, const float *x, const float *qw, float *weight)
+{
     float sigma2 = 0;
     for (int j = 0; j < SB; ++j)
         sigma2 += x[j] * x[j];
     sigma2 *= 2.f / SB;
+    for (int j = 0; j < SB; ++j)
+        weight[j] = qw ? qw[j] * sqrtf(sigma2 + x[j] * x[j]) : x[j] * x[j];
+}
+
+/* The scales of nb (<= 8) consecutive 32-value sub-blocks. The levels the
+ * search finds are recomputed from the stored scales afterwards. */
+static void iq4_scales(const float *x, const float *weight, int nb, int ntry, float *scales)
+{
+    if (nb == 8 && mq_simd_iq4_scales8(x, weight, kvalues_iq4nl, ntry, scales))
+        return;
+    uint8_t L[32];
+    for (int k = 0; k < nb; ++k)
+        scales[k] = iq4_block_scale(x + 32 * k, weight + 32 * k, L, ntry);
+}
+
+static void iq4_finish(int SB, const float *x, const float *scales, iq4_out o, int ntry)
+{
+    uint8_t L[QK_K] = {0};
     memset(o.qs, 0, (size_t)SB / 2);
     mq_put_f16(o.d, 0.f);
 
     float max_scale = 0, amax_scale = 0;
     for (int ib = 0; ib < SB / 32; ++ib) {
-        const float *xb = x + ib * 32;
-        for (int j = 0; j < 32; ++j)
-            weight[j] = qw ? qw[ib * 32 + j] * sqrtf(sigma2 + xb[j] * xb[j]) : xb[j] * xb[j];
-        float d = iq4_block_scale(xb, weight, L + ib * 32, ntry);
-        scales[ib] = d;
+        const float d = scales[ib];
         if (fabsf(d) > amax_scale) {
             amax_scale = fabsf(d);
             max_scale = d;
@@ -143,19 +165,32 @@ static void iq4_impl(int SB, const float *x, iq4_out o, const float *qw, int ntr
             o.qs[16 * i + j] = (uint8_t)(L[32 * i + j] | (L[32 * i + 16 + j] << 4));
 }
 
+/* IQ4_NL: every 32 values are a super-block of their own (own sigma2);
+ * eight of them share one batched scale search. */
 void mq_quant_iq4_nl(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    for (int64_t ib = 0; ib < n / 32; ++ib, y += 18) {
-        iq4_out o = {y, y + 2, NULL, NULL};
-        iq4_impl(32, x + 32 * ib, o, qw ? qw + 32 * ib : NULL, 7);
+    for (int64_t ib = 0; ib < n / 32; ib += 8) {
+        const int nb = n / 32 - ib < 8 ? (int)(n / 32 - ib) : 8;
+        float weight[8 * 32], scales[8];
+        for (int k = 0; k < nb; ++k)
+            iq4_weights(32, x + 32 * (ib + k), qw ? qw + 32 * (ib + k) : NULL, weight + 32 * k);
+        iq4_scales(x + 32 * ib, weight, nb, 7, scales);
+        for (int k = 0; k < nb; ++k) {
+            uint8_t *yb = y + 18 * (ib + k);
+            iq4_out o = {yb, yb + 2, NULL, NULL};
+            iq4_finish(32, x + 32 * (ib + k), scales + k, o, 7);
+        }
     }
 }
 
 void mq_quant_iq4_xs(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
     for (int64_t ib = 0; ib < n / QK_K; ++ib, y += 136) {
+        float weight[QK_K], scales[QK_K / 32];
+        iq4_weights(QK_K, x + QK_K * ib, qw ? qw + QK_K * ib : NULL, weight);
+        iq4_scales(x + QK_K * ib, weight, 8, 7, scales);
         iq4_out o = {y, y + 8, y + 2, y + 4};
-        iq4_impl(QK_K, x + QK_K * ib, o, qw ? qw + QK_K * ib : NULL, 7);
+        iq4_finish(QK_K, x + QK_K * ib, scales, o, 7);
     }
 }
 

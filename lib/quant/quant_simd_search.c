@@ -233,7 +233,87 @@ bool mq_simd_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_typ
     return true;
 }
 
+/* ------------------------------------------------------------ iq4 */
+
+/* best_index_int8(16, val, x) per lane, and val at that index: for x inside
+ * (val[0], val[15]) the binary search ends on lo = the largest level <= x
+ * and hi = the next; x - lo < hi - x picks lo (compared in float); x <=
+ * val[0] gives 0, x >= val[15] or NaN gives 15, as the scalar search. */
+AVX2 static __m256 iq4_level8(__m256 x, const __m256 *val)
+{
+    __m256 lo = val[0], hi = val[15];
+    for (int k = 1; k < 15; ++k) {
+        lo = sel(lo, val[k], _mm256_cmp_ps(val[k], x, _CMP_LE_OQ));
+        hi = sel(hi, val[15 - k], _mm256_cmp_ps(val[15 - k], x, _CMP_GT_OQ));
+    }
+    __m256 q = sel(hi, lo, _mm256_cmp_ps(_mm256_sub_ps(x, lo), _mm256_sub_ps(hi, x), _CMP_LT_OQ));
+    q = sel(q, val[0], _mm256_cmp_ps(x, val[0], _CMP_LE_OQ));
+    /* NaN and x >= val[15]: the last level */
+    return sel(q, val[15], _mm256_cmp_ps(x, val[15], _CMP_NLT_UQ));
+}
+
+/* One trial of iq4_block_scale per lane: sum w*q*x and w*q*q. */
+AVX2 static void iq4_trial8(const __m256 *x, const __m256 *w, __m256 id, const __m256 *val, __m256 *sumqx,
+                            __m256 *sumq2)
+{
+    __m256 sqx = _mm256_setzero_ps(), sq2 = _mm256_setzero_ps();
+    for (int j = 0; j < 32; ++j) {
+        __m256 q = iq4_level8(_mm256_mul_ps(id, x[j]), val);
+        __m256 wq = _mm256_mul_ps(w[j], q);
+        sqx = _mm256_add_ps(sqx, _mm256_mul_ps(wq, x[j]));
+        sq2 = _mm256_add_ps(sq2, _mm256_mul_ps(wq, q));
+    }
+    *sumqx = sqx;
+    *sumq2 = sq2;
+}
+
+AVX2 static void iq4_scales8_avx2(const float *xs, const float *ws, const int8_t *values, int ntry, float *scales)
+{
+    __m256 x[32] = {0}, w[32] = {0}, val[16];
+    transpose_in(xs, 32, x);
+    transpose_in(ws, 32, w);
+    for (int k = 0; k < 16; ++k)
+        val[k] = _mm256_set1_ps((float)values[k]);
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), zero = _mm256_setzero_ps();
+    __m256 amax = zero, max = zero;
+    for (int j = 0; j < 32; ++j) {
+        __m256 ax = _mm256_and_ps(x[j], absmask);
+        __m256 upd = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+        amax = sel(amax, ax, upd);
+        max = sel(max, x[j], upd);
+    }
+    const __m256 tiny = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    const __m256 v0 = val[0];
+    __m256 d = ntry > 0 ? _mm256_div_ps(_mm256_xor_ps(max, _mm256_set1_ps(-0.0f)), v0) : _mm256_div_ps(max, v0);
+    __m256 sumqx, sumq2;
+    iq4_trial8(x, w, _mm256_div_ps(_mm256_set1_ps(1.0f), d), val, &sumqx, &sumq2);
+    d = _mm256_div_ps(sumqx, sumq2); /* unguarded, as the scalar code */
+    __m256 best = _mm256_mul_ps(d, sumqx);
+    for (int itry = -ntry; itry <= ntry; ++itry) {
+        __m256 id = _mm256_div_ps(_mm256_set1_ps((float)(itry + values[0])), max);
+        iq4_trial8(x, w, id, val, &sumqx, &sumq2);
+        __m256 upd = _mm256_and_ps(_mm256_cmp_ps(sumq2, zero, _CMP_GT_OQ),
+                                   _mm256_cmp_ps(_mm256_mul_ps(sumqx, sumqx), _mm256_mul_ps(best, sumq2), _CMP_GT_OQ));
+        d = sel(d, _mm256_div_ps(sumqx, sumq2), upd);
+        best = sel(best, _mm256_mul_ps(d, sumqx), upd);
+    }
+    _mm256_storeu_ps(scales, sel(d, zero, tiny));
+}
+
+bool mq_simd_iq4_scales8(const float *x, const float *weight, const int8_t *values, int ntry, float *scales)
+{
+    if (!mq_cpu_has_avx2())
+        return false;
+    iq4_scales8_avx2(x, weight, values, ntry, scales);
+    return true;
+}
+
 #else
+
+bool mq_simd_iq4_scales8(const float *x, const float *weight, const int8_t *values, int ntry, float *scales)
+{
+    return false;
+}
 
 bool mq_simd_qkx_quants8(bool v3, int n, int nmax, const float *x, const float *weights, uint8_t *L, float *scales,
                          float *mins, float rmin, float rdelta, int nstep, bool use_mad)

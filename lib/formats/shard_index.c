@@ -1,8 +1,9 @@
-/* pt_index.c - sharded PyTorch checkpoints: pytorch_model.bin.index.json
- * ({"metadata": {"total_size"}, "weight_map": {tensor: shard file}}, as
- * transformers writes it) and its .bin shards, each opened as a model of
- * its own. weight_map must name exactly each shard's tensors. */
-#include "formats/pytorch.h"
+/* shard_index.c - sharded checkpoints: model.safetensors.index.json and
+ * pytorch_model.bin.index.json ({"metadata": {"total_size"}, "weight_map":
+ * {tensor: shard file}}, as transformers writes them) and their shards, each
+ * opened as a model of its own. weight_map must name exactly each shard's
+ * tensors, every shard must exist inside the index's directory. */
+#include "formats/shard_index.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -59,7 +60,8 @@ static void check_coverage(mf_model *m, const char *index, json_t *wm, const sha
     json_decref(seen);
 }
 
-static void check_total_size(mf_model *m, const char *index, json_t *root, mf_status *st)
+static void check_total_size(mf_model *m, const char *index, json_t *root, bool exact,
+                             mf_status *st)
 {
     json_t *md = json_object_get(root, "metadata");
     json_t *ts = json_is_object(md) ? json_object_get(md, "total_size") : NULL;
@@ -71,12 +73,17 @@ static void check_total_size(mf_model *m, const char *index, json_t *root, mf_st
     double want = json_number_value(ts);
     if (!json_is_number(ts) || want < 0)
         mf_breach(st, index, -1, "metadata.total_size is not a non-negative number");
-    else if (want != (double)sum) /* transformers counts tied tensors once: not a breach */
+    else if (want != (double)sum && exact)
+        mf_breach(st, index, -1, "metadata.total_size is %.0f but the tensors hold %llu bytes",
+                  want, (unsigned long long)sum);
+    else if (want != (double)sum) /* torch: tied tensors counted once, not a breach */
         mf_model_note(m, "metadata.total_size is %.0f; the tensors hold %llu bytes", want,
                       (unsigned long long)sum);
+    if (!(want >= 0 && want < 18446744073709551616.0))
+        return; /* kept only when it is a byte count (1e300 -> uint64 is undefined) */
     mf_kv *kv = mf_model_add_meta(m, "total_size", st);
     if (kv)
-        kv->v = mf_value_uint(want > 0 ? (uint64_t)want : 0);
+        kv->v = mf_value_uint((uint64_t)want);
 }
 
 static int open_shards(mf_model *m, const char *index, json_t *wm, shard *sh, size_t n,
@@ -115,7 +122,8 @@ static int open_shards(mf_model *m, const char *index, json_t *wm, shard *sh, si
     return 0;
 }
 
-int mf_pytorch_open_index(mf_model *m, const char *index, unsigned flags, mf_status *st)
+int mf_open_shard_index(mf_model *m, const char *index, unsigned flags, bool exact_total_size,
+                        mf_status *st)
 {
     json_error_t jerr;
     json_t *root = json_load_file(index, JSON_REJECT_DUPLICATES, &jerr);
@@ -154,7 +162,7 @@ int mf_pytorch_open_index(mf_model *m, const char *index, unsigned flags, mf_sta
     snprintf(m->version, sizeof(m->version), "sharded, %zu files", n);
     int rc = open_shards(m, index, wm, sh, n, flags, st);
     if (rc == 0)
-        check_total_size(m, index, root, st);
+        check_total_size(m, index, root, exact_total_size, st);
     free(sh);
     json_decref(root);
     return rc == 0 && mf_ok(st) ? 0 : -1;

@@ -1,0 +1,125 @@
+/* gen_llama.c - writes a llama-architecture F16 GGUF of a chosen size with
+ * pseudo-random N(0, 0.02)-like weights, for the quantize benchmark:
+ *   gen_llama OUT.gguf N_LAYER HIDDEN FFN VOCAB
+ * (12 2048 5632 32000: 0.66B parameters, 1.3 GB). */
+#include "core/core.h"
+
+#include <stdlib.h>
+
+typedef struct gen {
+    uint64_t state;
+    const mf_out_tensor *ts;
+} gen;
+
+/* xorshift64*; a sum of 4 uniforms approximates a normal well enough here */
+static float next_weight(gen *g)
+{
+    float s = 0;
+    for (int i = 0; i < 4; i++) {
+        g->state ^= g->state >> 12;
+        g->state ^= g->state << 25;
+        g->state ^= g->state >> 27;
+        s += (float)((g->state * 0x2545F4914F6CDD1Dull) >> 40) / (float)(1 << 24) - 0.5f;
+    }
+    return s * 0.035f;
+}
+
+static int fill(void *ctx, size_t i, mf_sink_fn sink, void *sctx, mf_status *st)
+{
+    gen *g = ctx;
+    const mf_out_tensor *t = &g->ts[i];
+    uint64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= (uint64_t)t->shape[d];
+    enum { CH = 1 << 16 };
+    static uint16_t h[CH];
+    static float f[CH];
+    for (uint64_t k = 0; k < n; k += CH) {
+        size_t c = n - k < CH ? (size_t)(n - k) : CH;
+        int rc;
+        if (t->dtype == MF_F32) {
+            for (size_t j = 0; j < c; j++)
+                f[j] = 1.0f + next_weight(g);
+            rc = sink(sctx, f, c * 4, st);
+        } else {
+            for (size_t j = 0; j < c; j++)
+                h[j] = mf_f32_to_f16(next_weight(g));
+            rc = sink(sctx, h, c * 2, st);
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static mf_out_tensor mk(mf_arena *a, const char *name, mf_dtype dt, int64_t rows, int64_t cols)
+{
+    mf_out_tensor t = {.name = mf_arena_strdup(a, name), .dtype = dt, .ndim = rows ? 2 : 1};
+    if (rows) {
+        t.shape[0] = rows;
+        t.shape[1] = cols;
+    } else {
+        t.shape[0] = cols;
+    }
+    return t;
+}
+
+static mf_kv kv_u32(const char *k, uint64_t v)
+{
+    mf_kv kv = {.key = k};
+    kv.v.type = MF_V_U32;
+    kv.v.as.u = v;
+    return kv;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 6) {
+        fprintf(stderr, "usage: gen_llama OUT.gguf N_LAYER HIDDEN FFN VOCAB\n");
+        return 2;
+    }
+    int nl = atoi(argv[2]);
+    int64_t hid = atoll(argv[3]), ffn = atoll(argv[4]), voc = atoll(argv[5]);
+    int64_t heads = hid / 64, kv_heads = heads / 4 ? heads / 4 : 1, kv = kv_heads * 64;
+    mf_arena *a = mf_arena_new();
+    size_t n = 0, cap = 3 + 9 * (size_t)nl;
+    mf_out_tensor *ts = calloc(cap, sizeof(*ts));
+    ts[n++] = mk(a, "token_embd.weight", MF_F16, voc, hid);
+    for (int l = 0; l < nl; l++) {
+        char b[64];
+#define T(suffix, dt, r, c) (snprintf(b, sizeof(b), "blk.%d." suffix, l), ts[n++] = mk(a, b, dt, r, c))
+        T("attn_norm.weight", MF_F32, 0, hid);
+        T("attn_q.weight", MF_F16, hid, hid);
+        T("attn_k.weight", MF_F16, kv, hid);
+        T("attn_v.weight", MF_F16, kv, hid);
+        T("attn_output.weight", MF_F16, hid, hid);
+        T("ffn_norm.weight", MF_F32, 0, hid);
+        T("ffn_gate.weight", MF_F16, ffn, hid);
+        T("ffn_up.weight", MF_F16, ffn, hid);
+        T("ffn_down.weight", MF_F16, hid, ffn);
+#undef T
+    }
+    ts[n++] = mk(a, "output_norm.weight", MF_F32, 0, hid);
+    ts[n++] = mk(a, "output.weight", MF_F16, voc, hid);
+    mf_kv meta[8];
+    size_t k = 0;
+    meta[k].key = "general.architecture";
+    meta[k++].v = mf_value_str(a, "llama", 5);
+    meta[k++] = kv_u32("llama.block_count", (uint64_t)nl);
+    meta[k++] = kv_u32("llama.embedding_length", (uint64_t)hid);
+    meta[k++] = kv_u32("llama.feed_forward_length", (uint64_t)ffn);
+    meta[k++] = kv_u32("llama.attention.head_count", (uint64_t)heads);
+    meta[k++] = kv_u32("llama.attention.head_count_kv", (uint64_t)kv_heads);
+    meta[k++] = kv_u32("llama.context_length", 4096);
+    meta[k++] = kv_u32("general.file_type", 1);
+    gen g = {0x9e3779b97f4a7c15ull, ts};
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_gguf_write(argv[1], ts, n, meta, k, fill, &g, &st);
+    if (rc)
+        fprintf(stderr, "gen_llama: %s\n", st.msg);
+    mf_status_clear(&st);
+    free(ts);
+    mf_arena_free(a);
+    return rc ? 1 : 0;
+}
