@@ -12,13 +12,13 @@ CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g $(OPT) \
 CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 LDLIBS  = -ljansson -lcrypto -lxxhash -lz -lpthread -lm
 
-LIB_SRC  := $(sort $(wildcard lib/*/*.c))
+LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/formats/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-HDRS     := include/mfmt.h $(wildcard lib/*/*.h cli/*.h tests/*.h)
+HDRS     := include/mfmt.h $(wildcard lib/*/*.h lib/formats/*/*.h cli/*.h tests/*.h)
 
 all: $(BUILD)/mfmt $(BUILD)/libmfmt.a $(BUILD)/libmfmt.so
 

@@ -1,7 +1,7 @@
 /* cmd_inspect.c - mfmt inspect [--json] [--tensors] [--graph] PATH. */
 #include "cli.h"
 #include "hf_cli.h"
-#include "formats/onnx.h"
+#include "formats/onnx/onnx.h"
 
 #include <stdlib.h>
 

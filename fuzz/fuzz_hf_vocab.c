@@ -1,6 +1,6 @@
 /* fuzz_hf_vocab.c - libFuzzer harness: the converter's tokenizer keys
  * (lib/ops/convert_vocab.c) and the hf-dir tokenizer summary
- * (lib/formats/hfdir_tokenizer.c) over arbitrary tokenizer.json and
+ * (lib/formats/hf/hf_tokenizer.c) over arbitrary tokenizer.json and
  * tokenizer_config.json texts (the input split at its first NUL byte),
  * in a scratch directory with a fixed config.json. */
 #include "ops/hf_ops.h"

@@ -5,7 +5,7 @@
 #include "fuzz_common.h"
 
 #include "core/core.h"
-#include "formats/keras.h"
+#include "formats/hdf5/keras.h"
 
 static int count_lambda(void *ctx, const mf_keras_lambda *l)
 {

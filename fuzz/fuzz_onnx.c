@@ -2,7 +2,7 @@
  * mfmt opens a file, then as an ONNX model (graph printed too) and as a
  * lone TensorProto. */
 #include "fuzz_reader.h"
-#include "formats/onnx.h"
+#include "formats/onnx/onnx.h"
 
 static void print_graph(mf_model *m)
 {

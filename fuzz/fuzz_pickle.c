@@ -7,7 +7,7 @@
 #include "fuzz_common.h"
 
 #include "core/core.h"
-#include "formats/pytorch.h"
+#include "formats/pickle/pytorch.h"
 #include "ops/scan.h"
 
 static void on_global(void *ctx, const pk_global *g, const char *opcode, uint64_t off)

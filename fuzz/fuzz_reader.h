@@ -7,6 +7,7 @@
 #include "fuzz_common.h"
 
 #include "core/core.h"
+#include "formats/formats.h"
 
 /* Writes a file of the scratch directory under its own name. */
 static inline int fuzz_write_named(const char *path, const uint8_t *data, size_t size)

@@ -3,7 +3,7 @@
  * (whose saved_model.pb is the input too, and whose data shard is 4 KiB of
  * zeros), so the LevelDB table and BundleEntryProto parsers see it. */
 #include "fuzz_reader.h"
-#include "formats/tf.h"
+#include "formats/tf/tf.h"
 
 #include <sys/stat.h>
 

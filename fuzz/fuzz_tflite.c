@@ -1,6 +1,6 @@
 /* fuzz_tflite.c - libFuzzer harness for the TFLite flatbuffer reader. */
 #include "fuzz_reader.h"
-#include "formats/tflite.h"
+#include "formats/tflite/tflite.h"
 
 static void quantization(mf_model *m)
 {

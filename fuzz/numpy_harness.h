@@ -7,7 +7,7 @@
 #include "fuzz_common.h"
 
 #include "core/core.h"
-#include "formats/npy.h"
+#include "formats/numpy/npy.h"
 
 static int on_pickle(void *ctx, const char *member, const uint8_t *p, size_t n, uint64_t off,
                      mf_status *st)

@@ -8,6 +8,7 @@
 #include "testlib.h"
 
 #include "core/core.h"
+#include "formats/formats.h"
 #include "conformance_hooks.h"
 
 #include <jansson.h>

@@ -8,6 +8,7 @@
 #include "testlib.h"
 
 #include "core/core.h"
+#include "formats/formats.h"
 #include "ops/hf_ops.h"
 
 #include <dirent.h>

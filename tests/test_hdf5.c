@@ -6,8 +6,8 @@
 #include "testlib.h"
 
 #include "core/core.h"
-#include "formats/hdf5.h"
-#include "formats/keras.h"
+#include "formats/hdf5/hdf5_int.h"
+#include "formats/hdf5/keras.h"
 
 #include <jansson.h>
 #include <unistd.h>

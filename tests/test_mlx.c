@@ -5,7 +5,7 @@
 #include "testlib.h"
 
 #include "core/core.h"
-#include "formats/mlx.h"
+#include "formats/mlx/mlx.h"
 #include "ops/convert_st.h"
 
 #include <sys/stat.h>

@@ -4,7 +4,7 @@
 #include "testlib.h"
 
 #include "core/core.h"
-#include "formats/npy.h"
+#include "formats/numpy/npy.h"
 
 #include <unistd.h>
 #include <zlib.h>

@@ -6,7 +6,7 @@
 #include "pbw.h"
 
 #include "core/core.h"
-#include "formats/onnx.h"
+#include "formats/onnx/onnx.h"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -5,7 +5,7 @@
 #include "testlib.h"
 
 #include "core/core.h"
-#include "formats/pytorch.h"
+#include "formats/pickle/pytorch.h"
 #include "pickle_build.h"
 
 static const float six[6] = {0, 1, 2, 3, 4, 5};

@@ -8,8 +8,8 @@
 #include "pbw.h"
 
 #include "core/core.h"
-#include "formats/crc32c.h"
-#include "formats/tf.h"
+#include "core/crc32c.h"
+#include "formats/tf/tf.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

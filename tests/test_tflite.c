@@ -6,7 +6,7 @@
 #include "testlib.h"
 
 #include "core/core.h"
-#include "formats/tflite.h"
+#include "formats/tflite/tflite.h"
 
 #include <stdlib.h>
 #include <unistd.h>

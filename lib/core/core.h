@@ -169,12 +169,12 @@ int mf_model_add_file(mf_model *m, const char *path, uint32_t *index,
 mf_tensor *mf_model_add_tensor(mf_model *m, mf_status *st); /* zeroed */
 mf_kv *mf_model_add_meta(mf_model *m, const char *key, mf_status *st);
 int mf_model_note(mf_model *m, const char *fmt, ...) MF_PRINTF(2, 3);
-/* Opens `path` as a model of its own and lists its tensors in `m` too (with
- * owner = the child, which m keeps open until mf_close(m)); its notes are
- * copied. A directory reader uses it for the weights files it chooses.
- * Returns the child (NULL on failure, st filled). */
-mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
-                              mf_status *st);
+/* Lists child's tensors in `m` too (with owner = the child, which m keeps
+ * open until mf_close(m)) and copies its notes. On failure child is closed
+ * or already owned by m; -1 with st filled. (Opening the child is the
+ * formats layer's job: mf_model_open_child in formats/formats.h.) */
+int mf_model_adopt_child(mf_model *m, mf_model *child, const char *path,
+                         mf_status *st);
 /* Sets t->nbytes from dtype and shape; fails on overflow / partial block. */
 int mf_tensor_set_nbytes(mf_tensor *t, const char *file, int64_t off,
                          mf_status *st);
@@ -196,8 +196,6 @@ typedef struct mf_reader {
     /* Optional: frees m->priv. */
     void (*close)(mf_model *m);
 } mf_reader;
-
-const mf_reader *mf_reader_for(mf_format f); /* NULL: no reader yet */
 
 /* Streams a mapped tensor (t->data set) honouring strides and byte order. */
 int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,

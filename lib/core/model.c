@@ -137,25 +137,21 @@ size_t mf_model_file_count(const mf_model *m)
     return n;
 }
 
-mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
-                              mf_status *st)
+int mf_model_adopt_child(mf_model *m, mf_model *child, const char *path,
+                         mf_status *st)
 {
     model_vecs *c = caps_of(m);
     if (c->n_children == c->cap_children &&
         mf_vec_grow((void **)&c->children, &c->cap_children, c->n_children + 1,
                     sizeof(mf_model *))) {
-        mf_oom(st, path);
-        return NULL;
+        mf_close(child);
+        return mf_oom(st, path);
     }
-    mf_open_opts o = {.flags = flags};
-    mf_model *child;
-    if (mf_open(path, &o, &child, st))
-        return NULL;
     c->children[c->n_children++] = child;
     for (size_t i = 0; i < child->n_tensors; i++) {
         mf_tensor *t = mf_model_add_tensor(m, st);
         if (!t)
-            return NULL;
+            return -1;
         *t = child->tensors[i];
         if (!t->owner)
             t->owner = child;
@@ -163,7 +159,7 @@ mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
     for (size_t i = 0; i < child->n_notes; i++)
         mf_model_note(m, "%s: %s", path, child->notes[i]);
     m->header_bytes += child->header_bytes;
-    return child;
+    return 0;
 }
 
 uint64_t mf_tensor_nelems(const mf_tensor *t)
@@ -275,63 +271,4 @@ void mf_close(mf_model *m)
     free(m->notes);
     mf_arena_free(m->arena);
     free((model_box *)m);
-}
-
-/* The name never decides the format, but when the bytes match nothing, the
- * reader its extension suggests says best what is wrong with the file. */
-static mf_format format_hinted_by_name(const char *path)
-{
-    static const struct { const char *ext; mf_format f; } hints[] = {
-        {".safetensors", MF_FMT_SAFETENSORS}, {".gguf", MF_FMT_GGUF},
-        {".npy", MF_FMT_NUMPY_NPY}, {".npz", MF_FMT_NUMPY_NPZ},
-        {".pt", MF_FMT_PYTORCH_ZIP}, {".pth", MF_FMT_PYTORCH_ZIP},
-        {".ckpt", MF_FMT_PYTORCH_ZIP}, {".onnx", MF_FMT_ONNX},
-        {".h5", MF_FMT_HDF5}, {".hdf5", MF_FMT_HDF5}, {".keras", MF_FMT_KERAS},
-        {".tflite", MF_FMT_TFLITE},
-    };
-    size_t n = strlen(path);
-    for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
-        size_t k = strlen(hints[i].ext);
-        if (n > k && strcmp(path + n - k, hints[i].ext) == 0)
-            return hints[i].f;
-    }
-    return MF_FMT_UNKNOWN;
-}
-
-int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
-            mf_status *st)
-{
-    *out = NULL;
-    mf_detection d;
-    if (mf_detect(path, &d, st))
-        return -1;
-    const mf_reader *r = mf_reader_for(d.format);
-    /* a zip whose directory is unreadable: the reader its name suggests
-     * (.npz, .pt, .keras) explains the breakage best */
-    if (!r && (d.format == MF_FMT_UNKNOWN || d.format == MF_FMT_ZIP) && !mf_is_dir(path)) {
-        r = mf_reader_for(format_hinted_by_name(path));
-        if (r)
-            d.format = r->format;
-    }
-    if (!r) {
-        if (d.format == MF_FMT_UNKNOWN)
-            return mf_fail(st, MF_ERR_FORMAT, path, -1,
-                           "not a model file mfmt knows (%s)", d.detail);
-        return mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
-                       "%s files (%s) cannot be read by this version of mfmt",
-                       mf_format_name(d.format), d.detail);
-    }
-    mf_model *m = mf_model_new(d.format, path);
-    if (!m)
-        return mf_oom(st, path);
-    m->reader = r;
-    unsigned flags = opts ? opts->flags : 0;
-    if (r->open(m, path, flags, st) != 0 || st->code != MF_OK) {
-        if (st->code == MF_OK) /* a reader must say why; never fail silently */
-            mf_fail(st, MF_ERR_FORMAT, path, -1, "could not be read");
-        mf_close(m);
-        return -1;
-    }
-    *out = m;
-    return 0;
 }

@@ -2,7 +2,7 @@
 #include "core/core.h"
 #include "core/proto.h"
 #include "core/zip.h"
-#include "formats/pickle.h"
+#include "formats/pickle/pickle.h"
 
 #include <jansson.h>
 

@@ -1,6 +1,7 @@
 /* registry.c - which reader opens which format. A new reader adds one
  * extern line and one table line here. */
 #include "core/core.h"
+#include "formats/formats.h"
 
 extern const mf_reader mf_reader_safetensors;
 extern const mf_reader mf_reader_gguf;

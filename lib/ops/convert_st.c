@@ -6,8 +6,8 @@
  * would pass the limit; a tensor larger than the limit gets its own). */
 #include "ops/convert_st.h"
 
-#include "formats/mlx.h"
-#include "formats/pytorch.h"
+#include "formats/mlx/mlx.h"
+#include "formats/pickle/pytorch.h"
 
 #include <errno.h>
 #include <jansson.h>

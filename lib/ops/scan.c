@@ -19,10 +19,10 @@
 #include "ops/scan.h"
 
 #include "core/zip.h"
-#include "formats/keras.h"
-#include "formats/npy.h"
-#include "formats/pytorch.h"
-#include "formats/tf.h"
+#include "formats/hdf5/keras.h"
+#include "formats/numpy/npy.h"
+#include "formats/pickle/pytorch.h"
+#include "formats/tf/tf.h"
 
 #include <dirent.h>
 #include <stdlib.h>

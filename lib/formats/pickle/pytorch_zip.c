@@ -1,0 +1,308 @@
+/* pytorch_zip.c - torch.save's zip format (torch >= 1.6), read as
+ * torch.load does (torch/serialization.py _load, caffe2/serialize/
+ * inline_container.cc): the archive's folder is the first member's first
+ * path component; <folder>/data.pkl is the object pickle, whose persistent
+ * ids ('storage', storage_type, key, location, numel) name the records
+ * <folder>/data/<key>; <folder>/byteorder says "little" or "big" (absent:
+ * little). Records are looked up as miniz does: by central-directory name,
+ * case-insensitively. STORED records are mapped, never copied. */
+#include "formats/pickle/pytorch.h"
+
+#include <stdlib.h>
+#include <strings.h>
+
+#define MAX_PICKLE (1ull << 30) /* an inflated data.pkl beyond this is refused */
+
+typedef struct zip_ctx {
+    mf_model *m;
+    const mf_zip *z;
+    const char *file;
+    const char *prefix; /* "archive/" */
+    const mf_zip_entry **sorted;
+    bool big_endian;
+    pt_flagged flagged;
+} zip_ctx;
+
+static int cmp_entry(const void *a, const void *b)
+{
+    return strcmp((*(const mf_zip_entry *const *)a)->name, (*(const mf_zip_entry *const *)b)->name);
+}
+
+static const mf_zip_entry *find_record(const zip_ctx *c, const char *rel)
+{
+    char name[1024];
+    if ((size_t)snprintf(name, sizeof(name), "%s%s", c->prefix, rel) >= sizeof(name))
+        return NULL;
+    size_t lo = 0, hi = c->z->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int r = strcmp(c->sorted[mid]->name, name);
+        if (r == 0)
+            return c->sorted[mid];
+        if (r < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = 0; i < c->z->n; i++) /* miniz compares names case-insensitively */
+        if (strcasecmp(c->z->entries[i].name, name) == 0)
+            return &c->z->entries[i];
+    return NULL;
+}
+
+/* A small text record ("version", "byteorder"); NULL when absent. */
+static char *small_record(zip_ctx *c, const char *rel, mf_status *st)
+{
+    const mf_zip_entry *e = find_record(c, rel);
+    if (!e || e->usize > 64)
+        return NULL;
+    uint8_t *buf;
+    size_t n;
+    mf_status tmp;
+    mf_status_init(&tmp);
+    char *s = NULL;
+    if (mf_zip_extract(c->z, e, 64, &buf, &n, &tmp) == 0) {
+        while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+            n--;
+        s = mf_arena_strndup(c->m->arena, (const char *)buf, n);
+        free(buf);
+    } else {
+        mf_breach(st, c->file, (int64_t)e->local_offset, "record \"%s\" cannot be read: %s",
+                  e->name, tmp.msg);
+    }
+    mf_status_clear(&tmp);
+    return s;
+}
+
+/* torch's persistent_load: ('storage', storage_type, key, location, numel). */
+static pk_obj *persistent_load(void *ctx, pk_machine *pm, pk_obj *pid, uint64_t off,
+                               mf_status *st)
+{
+    (void)ctx;
+    pk_obj *const *v = pid->kind == PK_TUPLE ? pid->u.c.v : NULL;
+    if (!v || pid->u.c.n != 5 || !pk_is_str(v[0], "storage"))
+        return pk_fail(pm, off, st, "persistent id is not ('storage', type, key, location, "
+                                    "numel)"), NULL;
+    if (v[1]->kind != PK_GLOBAL || v[1]->u.g.id != PKN_STORAGE_CLASS)
+        return pk_fail(pm, off, st, "persistent id names a storage type that is not a torch "
+                                    "storage class"), NULL;
+    int64_t numel;
+    if (v[2]->kind != PK_STR || v[3]->kind != PK_STR || !pk_as_int(v[4], &numel) || numel < 0)
+        return pk_fail(pm, off, st, "persistent id: key and location must be strings and "
+                                    "numel a non-negative integer"), NULL;
+    pk_obj *s = pk_new_obj(pm, PK_STORAGE, off);
+    if (!s)
+        return mf_oom(st, NULL), NULL;
+    s->u.st.dtype = v[1]->u.g.dtype;
+    s->u.st.key = pk_cstr(pk_arena(pm), v[2]);
+    s->u.st.location = pk_cstr(pk_arena(pm), v[3]);
+    s->u.st.numel = (uint64_t)numel;
+    if (!s->u.st.key || !s->u.st.location)
+        return mf_oom(st, NULL), NULL;
+    return s;
+}
+
+static int resolve(void *ctx, const pk_obj *sto, pt_storage_ref *out, mf_status *st)
+{
+    zip_ctx *c = ctx;
+    char rel[600];
+    snprintf(rel, sizeof(rel), "data/%s", sto->u.st.key);
+    const mf_zip_entry *e = find_record(c, rel);
+    if (!e)
+        return mf_fail(st, MF_ERR_FORMAT, c->file, -1,
+                       "data.pkl refers to storage \"%s\" but the archive has no record \"%s%s\"",
+                       sto->u.st.key, c->prefix, rel);
+    const mf_dtype_info *di = mf_dtype_info_of(sto->u.st.dtype);
+    uint64_t need;
+    if (!di || mf_mul_ovf(sto->u.st.numel, di->block_bytes, &need))
+        return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)e->cd_offset,
+                       "storage \"%s\": %llu elements overflow 64 bits", sto->u.st.key,
+                       (unsigned long long)sto->u.st.numel);
+    if (e->usize < need)
+        return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)e->cd_offset,
+                       "data.pkl declares storage \"%s\" of %llu %s elements (%llu bytes) but "
+                       "its record holds %llu bytes",
+                       sto->u.st.key, (unsigned long long)sto->u.st.numel, di->name,
+                       (unsigned long long)need, (unsigned long long)e->usize);
+    out->nbytes = need;
+    out->file = 0;
+    out->big_endian = c->big_endian;
+    if (e->method == 0) {
+        out->data = mf_zip_stored_data(c->z, e, st);
+        if (!out->data)
+            return -1;
+        out->file_offset = e->data_offset;
+        return 0;
+    }
+    if (e->method != 8)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, c->file, (int64_t)e->cd_offset,
+                       "record \"%s\": compression method %u is not supported", e->name,
+                       e->method);
+    /* deflated (torch writes STORED records; other zip tools may not) */
+    pt_stream_src *src = mf_arena_alloc(c->m->arena, sizeof(*src));
+    if (!src)
+        return mf_oom(st, c->file);
+    src->kind = PT_SRC_ZIP;
+    src->e = e;
+    src->base = e->data_offset;
+    out->data = NULL;
+    out->priv = src;
+    out->file_offset = e->data_offset;
+    return 0;
+}
+
+static void note_anomalies(mf_model *m, const mf_zip *z, unsigned flags, mf_status *st)
+{
+    size_t names = 0, flagged = 0;
+    for (size_t i = 0; i < z->n; i++) {
+        const mf_zip_entry *e = &z->entries[i];
+        names += e->name_mismatch;
+        flagged += (e->flags & 1) != 0;
+        if ((flags & MF_OPEN_STRICT) && !e->local_ok)
+            mf_breach(st, z->file, (int64_t)e->local_offset,
+                      "zip: member \"%s\": no valid local header", e->name);
+        else if ((flags & MF_OPEN_STRICT) && e->name_mismatch)
+            mf_breach(st, z->file, (int64_t)e->local_offset,
+                      "zip: member \"%s\": the local header names another file", e->name);
+    }
+    if (names)
+        mf_model_note(m, "%zu zip members have a local header name that differs from the "
+                         "central directory (read by the central name, as torch does)", names);
+    if (flagged)
+        mf_model_note(m, "%zu zip members are marked encrypted; torch ignores the flag and so "
+                         "does mfmt", flagged);
+}
+
+static int null_sink(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    (void)ctx; (void)buf; (void)n; (void)st;
+    return 0;
+}
+
+/* validate: every member's CRC-32 (torch's miniz does not check them). */
+static void check_crcs(const mf_zip *z, mf_status *st)
+{
+    for (size_t i = 0; i < z->n; i++) {
+        mf_status tmp;
+        mf_status_init(&tmp);
+        if (mf_zip_stream(z, &z->entries[i], true, null_sink, NULL, &tmp))
+            mf_status_merge(st, &tmp);
+        mf_status_clear(&tmp);
+    }
+}
+
+static int open_pickle(zip_ctx *c, pt_model_info *info, const mf_zip_entry *e,
+                       const uint8_t **p, size_t *n, mf_status *st)
+{
+    if (e->method == 0) {
+        *p = mf_zip_stored_data(c->z, e, st);
+        *n = (size_t)e->usize;
+        return *p ? 0 : -1;
+    }
+    uint8_t *buf;
+    if (mf_zip_extract(c->z, e, MAX_PICKLE, &buf, n, st))
+        return -1;
+    info->buf = buf;
+    *p = buf;
+    return 0;
+}
+
+static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
+{
+    pt_model_info *info = pt_info(m);
+    if (!info)
+        return mf_oom(st, c->file);
+    const char *first = c->z->entries[0].name, *slash = strchr(first, '/');
+    if (!slash)
+        return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)c->z->entries[0].cd_offset,
+                       "zip member \"%s\" is not in a folder: torch.load needs every record "
+                       "under the archive's folder", first);
+    c->prefix = mf_arena_strndup(m->arena, first, (size_t)(slash - first) + 1);
+    const mf_zip_entry *pkl = c->prefix ? find_record(c, "data.pkl") : NULL;
+    if (!pkl)
+        return mf_fail(st, MF_ERR_FORMAT, c->file, -1, "archive has no record \"%sdata.pkl\"",
+                       c->prefix ? c->prefix : "");
+    const char *version = small_record(c, "version", st);
+    if (!version)
+        version = small_record(c, ".data/version", st);
+    const char *order = small_record(c, "byteorder", st);
+    c->big_endian = order && strcmp(order, "big") == 0;
+    if (order && strcmp(order, "big") != 0 && strcmp(order, "little") != 0)
+        mf_breach(st, c->file, -1, "record \"%sbyteorder\" says \"%s\", not little or big",
+                  c->prefix, order);
+    snprintf(m->version, sizeof(m->version), "torch zip v%s%s", version ? version : "?",
+             c->big_endian ? ", big-endian" : "");
+    const uint8_t *p;
+    size_t n;
+    if (open_pickle(c, info, pkl, &p, &n, st))
+        return -1;
+    pk_opts po = {.file = c->file, .member = pkl->name,
+                  .origin = pkl->method == 0 ? pkl->data_offset : 0,
+                  .on_global = pt_on_global, .persistent_load = persistent_load,
+                  .ctx = &c->flagged};
+    info->pm = pk_new(&po);
+    if (!info->pm)
+        return mf_oom(st, c->file);
+    pk_obj *root;
+    size_t used;
+    if (pk_load(info->pm, p, n, &root, &used, NULL, st))
+        return -1;
+    m->header_bytes += n;
+    if (used < n && (flags & MF_OPEN_STRICT))
+        mf_breach(st, c->file, (int64_t)(po.origin + used), "%s: %zu bytes after the pickle's STOP",
+                  pkl->name, n - used);
+    pt_tree_opts to = {.file = c->file, .resolve = resolve, .ctx = c, .file_index = 0,
+                       .pickle_base = pkl->method == 0 ? p : NULL, .pickle_size = n,
+                       .pickle_offset = pkl->data_offset, .objects = pk_objects(info->pm),
+                       .info = info};
+    if (pt_tree_collect(m, root, &to, st))
+        return -1;
+    pt_note_flagged(m, &c->flagged, "data.pkl");
+    return 0;
+}
+
+#include "formats/hf/shard_index.h"
+
+static int open_pytorch_zip(mf_model *m, const char *path, unsigned flags, mf_status *st)
+{
+    uint32_t fi;
+    if (mf_model_add_file(m, path, &fi, st))
+        return -1;
+    const mf_file *f = &m->files[fi];
+    if (f->size > 0 && f->base[0] == '{') /* pytorch_model.bin.index.json */
+        return mf_open_shard_index(m, path, flags, false, st);
+    pt_model_info *info = pt_info(m);
+    if (!info)
+        return mf_oom(st, path);
+    if (mf_zip_open(&info->zip, f->base, f->size, m->files[fi].path, m->arena, st))
+        return -1;
+    if (info->zip.n == 0)
+        return mf_fail(st, MF_ERR_FORMAT, path, -1, "zip archive has no members");
+    zip_ctx c = {.m = m, .z = &info->zip, .file = m->files[fi].path};
+    c.sorted = calloc(info->zip.n, sizeof(*c.sorted));
+    if (!c.sorted)
+        return mf_oom(st, path);
+    for (size_t i = 0; i < info->zip.n; i++)
+        c.sorted[i] = &info->zip.entries[i];
+    qsort(c.sorted, info->zip.n, sizeof(*c.sorted), cmp_entry);
+    for (size_t i = 1; i < info->zip.n; i++)
+        if (strcmp(c.sorted[i]->name, c.sorted[i - 1]->name) == 0) {
+            mf_model_note(m, "two zip members are named \"%s\"", c.sorted[i]->name);
+            break;
+        }
+    int rc = read_archive(m, &c, flags, st);
+    free(c.sorted);
+    if (rc == 0) {
+        note_anomalies(m, &info->zip, flags, st);
+        if (flags & MF_OPEN_STRICT)
+            check_crcs(&info->zip, st);
+    }
+    return rc == 0 && mf_ok(st) ? 0 : -1;
+}
+
+const mf_reader mf_reader_pytorch_zip = {
+    .format = MF_FMT_PYTORCH_ZIP,
+    .open = open_pytorch_zip,
+    .stream = pt_stream,
+    .close = pt_close,
+};
