@@ -1,7 +1,6 @@
 /* cmd_inspect.c - mfmt inspect [--json] [--tensors] [--graph] PATH. */
 #include "cli.h"
 #include "hf_cli.h"
-#include "formats/onnx/onnx.h"
 
 #include <stdlib.h>
 
@@ -213,7 +212,7 @@ static int run_inspect(int argc, char **argv)
         return rc;
     }
     if (graph) { /* the ONNX graph as text, one node a line */
-        int rc = mf_onnx_print_graph(m, stdout, &st) ? cli_report(&st) : EXIT_FINE;
+        int rc = mf_model_print_graph(m, stdout, &st) ? cli_report(&st) : EXIT_FINE;
         mf_status_clear(&st);
         mf_close(m);
         return rc;

@@ -186,8 +186,30 @@ mf_value mf_value_f64(double v);
 mf_value mf_value_bool(bool v);
 
 /* ------------------------------------------------------------- readers */
+/* A reader is the whole of a format: its name, how its bytes are recognised,
+ * how it is opened and streamed, and the optional hooks through which the
+ * operations above (lib/ops) learn what only the format knows. Nothing
+ * above lib/formats names a format: it asks these hooks (through the
+ * mf_model_* wrappers below, which also follow a directory's children). */
+typedef struct mf_probe mf_probe; /* formats/formats.h */
+
+enum { MF_PROBE_NO = 0, MF_PROBE_WEAK = 1, MF_PROBE_YES = 2 };
+
 typedef struct mf_reader {
     mf_format format;
+    const char *name; /* mf_format_name: "safetensors", "pytorch-zip", ... */
+    /* Endings such as ".pt" (NULL-ended): when the bytes match no probe,
+     * the reader a file's name suggests explains best what is wrong. */
+    const char *const *extensions;
+
+    /* Detection (formats/detect.c asks every reader, in registry order;
+     * each returns MF_PROBE_YES, MF_PROBE_WEAK (taken only when no reader
+     * says YES) or MF_PROBE_NO, and fills the detection through
+     * mf_probe_found). Each is optional. */
+    int (*probe)(mf_probe *p);     /* a file's bytes (not a zip archive) */
+    int (*probe_zip)(mf_probe *p); /* a zip archive: p->zip is its directory */
+    int (*probe_dir)(mf_probe *p); /* a directory */
+
     /* Fills m (files, meta, tensors). flags: MF_OPEN_*. */
     int (*open)(mf_model *m, const char *path, unsigned flags, mf_status *st);
     /* Optional: canonical bytes of a tensor that is not plainly mapped. */
@@ -195,7 +217,29 @@ typedef struct mf_reader {
                   void *ctx, mf_status *st);
     /* Optional: frees m->priv. */
     void (*close)(mf_model *m);
+
+    /* ---- optional hooks for the operations (see the wrappers below) */
+    /* The state-dict unwrap rule: is the dotted `path` a mapping of the
+     * file's object tree that holds tensors (a checkpoint's "state_dict")? */
+    bool (*is_mapping)(const mf_model *m, const char *path);
+    /* Packed tensors (MLX-style weight + scales + biases): a model whose
+     * table is the logical one, dequantized to `out` (MF_DTYPE_INVALID:
+     * the format's own float type). *view = NULL when m has none. */
+    int (*logical_view)(const mf_model *m, mf_dtype out, mf_model **view,
+                        mf_status *st);
+    /* The computation graph as text (inspect --graph). */
+    int (*print_graph)(const mf_model *m, FILE *out, mf_status *st);
 } mf_reader;
+
+/* The hooks, for lib/ops: each follows a directory's children (tensor
+ * owners) where the model's own reader has no answer. */
+bool mf_model_is_mapping(const mf_model *m, const char *path);
+/* *view = NULL (returns 0) when no tensor of m is packed. The view borrows
+ * from m, which must stay open until mf_close(view). */
+int mf_model_logical_view(const mf_model *m, mf_dtype out, mf_model **view,
+                          mf_status *st);
+/* Fails (MF_ERR_USAGE) for a model whose format has no graph. */
+int mf_model_print_graph(const mf_model *m, FILE *out, mf_status *st);
 
 /* Streams a mapped tensor (t->data set) honouring strides and byte order. */
 int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,

@@ -3,6 +3,7 @@
  * 8-byte little-endian header length N, N bytes of UTF-8 JSON starting with
  * '{', then the data section; every tensor {dtype, shape, data_offsets},
  * offsets contiguous from 0 to the end of the data section. */
+#include "formats/formats.h"
 #include "formats/safetensors/safetensors.h"
 #include "formats/hf/shard_index.h"
 
@@ -303,7 +304,28 @@ static int open_safetensors(mf_model *m, const char *path, unsigned flags, mf_st
     return mf_safetensors_parse(m, fi, true, flags, st);
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* An 8-byte header length that fits the file, then '{'; or a shard index. */
+static int probe_safetensors(mf_probe *p)
+{
+    if (p->size >= 2 && p->b[0] == '{' && mf_probe_shard_index(p, false) == MF_PROBE_YES)
+        return MF_PROBE_YES;
+    if (p->size < 10)
+        return MF_PROBE_NO;
+    uint64_t n = mf_rd64le(p->b);
+    if (n == 0 || n > p->size - 8 || p->b[8] != '{')
+        return MF_PROBE_NO;
+    return mf_probe_found(p, MF_FMT_SAFETENSORS, "safetensors, %llu-byte header",
+                          (unsigned long long)n);
+}
+
+static const char *const safetensors_extensions[] = {".safetensors", NULL};
+
 const mf_reader mf_reader_safetensors = {
     .format = MF_FMT_SAFETENSORS,
+    .name = "safetensors",
+    .extensions = safetensors_extensions,
+    .probe = probe_safetensors,
     .open = open_safetensors,
 };

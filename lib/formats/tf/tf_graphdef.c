@@ -3,6 +3,7 @@
  * attr "value" = AttrValue {tensor = 8}), named by their node names.
  * NodeDef: name = 1, op = 2, attr = 5 (map: key = 1, value = 2).
  * GraphDef: versions = 4 {producer = 1}. */
+#include "formats/formats.h"
 #include "formats/tf/tf.h"
 
 #include <stdlib.h>
@@ -164,8 +165,45 @@ static int open_graphdef(mf_model *m, const char *path, unsigned flags, mf_statu
     return st->code == MF_OK ? 0 : -1;
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* A GraphDef's node (field 1) is a NodeDef: name = 1 and op = 2, both
+ * strings, fields 1-7 only. (A SentencePiece model's field 1 is a piece
+ * whose field 2 is a float score.) */
+static bool looks_like_nodedef(const uint8_t *b, uint64_t n, const char *path)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_cursor c;
+    mf_cur_init(&c, b, n, path, &st);
+    mf_pb_field f;
+    int r;
+    bool name = false, op = false, other = false;
+    while ((r = mf_pb_next(&c, &f)) == 1) {
+        name |= f.number == 1 && f.wire == 2;
+        op |= f.number == 2 && f.wire == 2;
+        other |= f.number > 7 || ((f.number == 1 || f.number == 2) && f.wire != 2);
+    }
+    mf_status_clear(&st);
+    return r == 0 && name && op && !other;
+}
+
+/* GraphDef: node = 1 with versions = 4 or library = 2, varints only in
+ * field 3 (the deprecated version), and its first node a NodeDef. */
+static int probe_graphdef(mf_probe *p)
+{
+    const mf_pb_summary *s = mf_probe_protobuf(p);
+    if (s && (s->len >> 1 & 1) && ((s->len >> 4 & 1) || (s->len >> 2 & 1)) &&
+        !(s->var & ~(1ull << 3)) &&
+        looks_like_nodedef(s->first_len1.data, s->first_len1.len, p->path))
+        return mf_probe_found(p, MF_FMT_TF_GRAPHDEF, "TensorFlow GraphDef");
+    return MF_PROBE_NO;
+}
+
 const mf_reader mf_reader_tf_graphdef = {
     .format = MF_FMT_TF_GRAPHDEF,
+    .name = "tf-graphdef",
+    .probe = probe_graphdef,
     .open = open_graphdef,
     .stream = mf_tf_stream,
     .close = mf_tf_close,
