@@ -156,6 +156,24 @@ uint16_t mf_f32_to_f16(float f);   /* round to nearest even (numpy, ggml) */
 float mf_bf16_to_f32(uint16_t h);
 uint16_t mf_f32_to_bf16(float f);  /* round to nearest even, NaN kept quiet */
 
+/* ------------------------------------------------------ JSON positions */
+/* For messages that name the byte of a JSON value (jansson keeps no
+ * positions): scanners over text jansson accepted, within [0, n). */
+typedef struct mf_json_step {
+    const char *key; /* an object member (the last of that name), or NULL: */
+    size_t index;    /* an array element */
+} mf_json_step;
+/* The offset of the value at `path` below the value at `at`, or -1. */
+int64_t mf_json_locate(const char *t, size_t n, size_t at, const mf_json_step *path,
+                       size_t depth);
+/* The next member of the object whose '{' is at *i (start there; each call
+ * moves *i on): offsets of its key's '"' and of its value. */
+bool mf_json_next_member(const char *t, size_t n, size_t *i, size_t *key, size_t *value);
+/* Does the string whose '"' is at i decode to `s`? */
+bool mf_json_string_is(const char *t, size_t n, size_t i, const char *s);
+/* The offset just past the value at i. */
+size_t mf_json_skip_value(const char *t, size_t n, size_t i);
+
 /* ------------------------------------------------------------------ UTF-8 */
 /* Returns the offset of the first invalid byte, or -1 if all valid. */
 int64_t mf_utf8_check(const uint8_t *s, size_t n);

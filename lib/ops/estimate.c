@@ -175,10 +175,14 @@ static int weights_from_config(const json_t *cfg0, mf_estimate *e, const char *p
     mf_hf_shape *v;
     size_t n;
     bool tied;
-    char why[256];
-    if (mf_hf_expected_tensors(cfg, &v, &n, &tied, why, sizeof(why)))
-        return mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
-                       "no weights to measure and the parameters cannot be computed: %s", why);
+    mf_status why;
+    mf_status_init(&why);
+    if (mf_hf_expected_tensors(cfg, &v, &n, &tied, &why)) {
+        mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
+                "no weights to measure and the parameters cannot be computed: %s", why.msg);
+        mf_status_clear(&why);
+        return -1;
+    }
     e->n_params = 0;
     for (size_t i = 0; i < n; i++) {
         if (v[i].optional) /* a tied lm_head is the embedding */
