@@ -740,11 +740,13 @@ int mf_hf_general_meta(const char *dir, const json_t *cfg, int64_t total_params,
             free(card_path);
             return -1;
         }
-        char err[256];
-        card = mf_hf_front_matter(text, len, err, sizeof(err));
+        mf_status why;
+        mf_status_init(&why);
+        card = mf_hf_front_matter(text, len, &why);
         free(text);
         if (!card) {
-            int rc = mf_fail(st, MF_ERR_FORMAT, card_path, -1, "model card metadata: %s", err);
+            int rc = mf_fail(st, why.code, card_path, -1, "model card metadata: %s", why.msg);
+            mf_status_clear(&why);
             free(card_path);
             return rc;
         }

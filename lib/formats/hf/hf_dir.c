@@ -91,11 +91,11 @@ static int read_card(mf_model *m, const char *dir, mf_status *st)
         mf_status_clear(&sub);
         return 0;
     }
-    char err[256];
-    json_t *card = mf_hf_front_matter(text, len, err, sizeof(err));
+    json_t *card = mf_hf_front_matter(text, len, &sub);
     free(text);
     if (!card) {
-        mf_model_note(m, "README.md: model card metadata not read: %s", err);
+        mf_model_note(m, "README.md: model card metadata not read: %s", sub.msg);
+        mf_status_clear(&sub);
         return 0;
     }
     static const char *const keys[] = {"license", "license_name", "license_link", "base_model",
