@@ -43,4 +43,13 @@ typedef struct cli_progress {
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_add(cli_progress *p, uint64_t n);
 void cli_progress_end(cli_progress *p);
+/* Progress callbacks for the library's options (ctx: a cli_progress):
+ * _by adds n bytes; _to sets done of total (total may grow). */
+void cli_progress_by(void *ctx, uint64_t n);
+void cli_progress_to(void *ctx, uint64_t done, uint64_t total);
+/* The bytes of a model's tensors (0 when it cannot be opened): the total a
+ * progress bar over its tensors counts to. */
+uint64_t cli_input_bytes(const char *path);
+/* Opens a model, or reports why (the exit status); *m on success. */
+int cli_open_model(const char *path, mf_model **m);
 #endif

@@ -25,15 +25,6 @@ static int no_extra(const convert_args *a, const char *target)
     return 0;
 }
 
-/* ------------------------------------------------------------ progress */
-
-static void on_progress(void *ctx, uint64_t done, uint64_t total)
-{
-    cli_progress *p = ctx;
-    p->total = total; /* the bytes written (dequantized MLX weights outgrow the input's) */
-    cli_progress_add(p, done - p->done);
-}
-
 /* --------------------------------------------------------- safetensors */
 
 static int to_safetensors(const convert_args *a)
@@ -62,7 +53,7 @@ static int to_safetensors(const convert_args *a)
                 strings, strings == 1 ? "" : "s");
     cli_progress p;
     cli_progress_start(&p, "converting", total);
-    o.progress = on_progress;
+    o.progress = cli_progress_to;
     o.progress_ctx = &p;
     int rc = mf_convert_to_safetensors(m, a->out, &o, &st);
     cli_progress_end(&p);

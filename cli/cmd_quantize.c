@@ -210,22 +210,6 @@ static json_t *totals_json(const q_args *a, const mf_quantize_result *r)
 
 /* ------------------------------------------------------------ run */
 
-static void on_progress(void *ctx, uint64_t n) { cli_progress_add(ctx, n); }
-
-static uint64_t input_bytes(const char *path)
-{
-    mf_status st;
-    mf_status_init(&st);
-    mf_model *m;
-    uint64_t n = 0;
-    if (mf_open(path, NULL, &m, &st) == 0) {
-        for (size_t i = 0; i < m->n_tensors; i++)
-            n += m->tensors[i].nbytes;
-        mf_close(m);
-    }
-    mf_status_clear(&st);
-    return n;
-}
 
 static int run_quantize(int argc, char **argv)
 {
@@ -235,8 +219,8 @@ static int run_quantize(int argc, char **argv)
     mf_status st;
     mf_status_init(&st);
     cli_progress prog;
-    cli_progress_start(&prog, a.o.dry_run ? "measuring" : "quantizing", input_bytes(a.in));
-    a.o.progress = on_progress;
+    cli_progress_start(&prog, a.o.dry_run ? "measuring" : "quantizing", cli_input_bytes(a.in));
+    a.o.progress = cli_progress_by;
     a.o.progress_ctx = &prog;
     dry_ctx d = {a.json, a.json ? json_array() : NULL};
     if (a.o.dry_run && !a.json)

@@ -1,19 +1,8 @@
-/* cmd_split.c - mfmt split IN.gguf PREFIX [--max-tensors N] [--max-size 2G]
- *               mfmt merge IN OUT   (a GGUF split set or sharded safetensors) */
+/* cmd_split.c - mfmt split IN.gguf PREFIX [--max-tensors N] [--max-size 2G] */
 #include "cli.h"
 #include "ops/split.h"
 
 #include <stdlib.h>
-
-
-static int open_model(const char *path, mf_model **m)
-{
-    mf_status st;
-    mf_status_init(&st);
-    int rc = mf_open(path, NULL, m, &st) ? cli_report(&st) : EXIT_FINE;
-    mf_status_clear(&st);
-    return rc;
-}
 
 static int run_split(int argc, char **argv)
 {
@@ -40,7 +29,7 @@ static int run_split(int argc, char **argv)
     if (!max_tensors && !max_bytes)
         max_tensors = 128; /* llama-gguf-split's default */
     mf_model *m;
-    int rc = open_model(in, &m);
+    int rc = cli_open_model(in, &m);
     if (rc)
         return rc;
     mf_status st;
@@ -59,27 +48,6 @@ static int run_split(int argc, char **argv)
     return rc;
 }
 
-static int run_merge(int argc, char **argv)
-{
-    if (argc != 3)
-        return cli_usage_error("merge", "need IN (first split, index or directory) and OUT");
-    mf_model *m;
-    int rc = open_model(argv[1], &m);
-    if (rc)
-        return rc;
-    mf_status st;
-    mf_status_init(&st);
-    if (mf_merge_to(m, argv[2], &st))
-        rc = cli_report(&st);
-    else
-        printf("wrote %s (%zu tensors)\n", argv[2], m->n_tensors);
-    mf_status_clear(&st);
-    mf_close(m);
-    return rc;
-}
-
 const cli_cmd cli_cmd_split = {"split", run_split,
                                "split IN.gguf PREFIX [--max-tensors N] [--max-size 2G]",
                                "write a GGUF split set PREFIX-0000i-of-0000n.gguf"};
-const cli_cmd cli_cmd_merge = {"merge", run_merge, "merge IN OUT",
-                               "one file from a GGUF split set or sharded safetensors"};

@@ -244,3 +244,39 @@ void cli_progress_end(cli_progress *p)
     if (p->on)
         fprintf(stderr, "\r%*s\r", 60, "");
 }
+
+void cli_progress_by(void *ctx, uint64_t n)
+{
+    cli_progress_add(ctx, n);
+}
+
+void cli_progress_to(void *ctx, uint64_t done, uint64_t total)
+{
+    cli_progress *p = ctx;
+    p->total = total; /* the bytes written (dequantized MLX weights outgrow the input's) */
+    cli_progress_add(p, done - p->done);
+}
+
+uint64_t cli_input_bytes(const char *path)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m;
+    uint64_t n = 0;
+    if (mf_open(path, NULL, &m, &st) == 0) {
+        for (size_t i = 0; i < m->n_tensors; i++)
+            n += m->tensors[i].nbytes;
+        mf_close(m);
+    }
+    mf_status_clear(&st);
+    return n;
+}
+
+int cli_open_model(const char *path, mf_model **m)
+{
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_open(path, NULL, m, &st) ? cli_report(&st) : EXIT_FINE;
+    mf_status_clear(&st);
+    return rc;
+}

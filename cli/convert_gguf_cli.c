@@ -5,13 +5,6 @@
 
 #include <stdlib.h>
 
-static void show_progress(void *ctx, uint64_t done, uint64_t total)
-{
-    cli_progress *p = ctx;
-    p->total = total;
-    cli_progress_add(p, done - p->done);
-}
-
 int cli_convert_to_gguf(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *type = NULL, *threads = NULL;
@@ -45,7 +38,7 @@ int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, i
 {
     cli_progress prog;
     cli_progress_start(&prog, "converting", 0);
-    mf_convert_opts o = {.threads = threads, .progress = show_progress, .progress_ctx = &prog};
+    mf_convert_opts o = {.threads = threads, .progress = cli_progress_to, .progress_ctx = &prog};
     mf_status st;
     mf_status_init(&st);
     int rc = mf_convert_to_gguf(in, out, type, &o, &st);

@@ -91,6 +91,8 @@ bool mf_is_dir(const char *path);
 bool mf_path_exists(const char *path);
 /* Joins dir and name with '/', allocated in the arena. */
 char *mf_path_join(mf_arena *a, const char *dir, const char *name);
+/* The same, malloc'd (NULL: out of memory). */
+char *mf_path_join_new(const char *dir, const char *name);
 /* Reads a small file (< limit bytes) fully into malloc'd memory, NUL ended. */
 int mf_read_small_file(const char *path, size_t limit, char **out, size_t *len,
                        mf_status *st);
@@ -155,6 +157,11 @@ float mf_f16_to_f32(uint16_t h);
 uint16_t mf_f32_to_f16(float f);   /* round to nearest even (numpy, ggml) */
 float mf_bf16_to_f32(uint16_t h);
 uint16_t mf_f32_to_bf16(float f);  /* round to nearest even, NaN kept quiet */
+/* numpy's npy_half conversions (what gguf-py and convert_hf_to_gguf.py
+ * compute with): the same but for NaNs, whose payload is kept as is
+ * (f16 -> f32: not quieted; f32 -> f16: the top 10 payload bits, never 0). */
+float mf_f16_to_f32_numpy(uint16_t h);
+uint16_t mf_f32_to_f16_numpy(float f);
 
 /* ------------------------------------------------------ JSON positions */
 /* For messages that name the byte of a JSON value (jansson keeps no
@@ -260,6 +267,15 @@ int mf_model_logical_view(const mf_model *m, mf_dtype out, mf_model **view,
 int mf_model_print_graph(const mf_model *m, FILE *out, mf_status *st);
 
 /* Streams a mapped tensor (t->data set) honouring strides and byte order. */
+/* A sink that fills a buffer of cap bytes (p); more than cap fails with
+ * MF_ERR_FORMAT "<too_long>" (e.g. "zip member larger than recorded"). */
+typedef struct mf_buf_sink {
+    uint8_t *p;
+    uint64_t n, cap;
+    const char *too_long;
+} mf_buf_sink;
+int mf_buf_sink_fn(void *ctx, const void *buf, size_t n, mf_status *st);
+
 int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                      void *ctx, mf_status *st);
 

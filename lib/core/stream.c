@@ -177,3 +177,14 @@ int mf_tensor_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
         return m->reader->stream(m, t, sink, ctx, st);
     return mf_stream_mapped(m, t, sink, ctx, st);
 }
+
+int mf_buf_sink_fn(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    mf_buf_sink *b = ctx;
+    if (n > b->cap - b->n)
+        return mf_fail(st, MF_ERR_FORMAT, NULL, -1, "%s",
+                       b->too_long ? b->too_long : "more bytes than expected");
+    memcpy(b->p + b->n, buf, n);
+    b->n += n;
+    return 0;
+}

@@ -255,17 +255,9 @@ int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e
 {
     memset(e, 0, sizeof(*e));
     if (mf_is_dir(path)) {
-        char *cp = malloc(strlen(path) + 16);
-        if (!cp)
-            return mf_oom(st, path);
-        sprintf(cp, "%s/config.json", path);
-        json_t *cfg = mf_path_exists(cp) ? mf_hf_load_json(cp, st) : NULL;
-        if (!cfg) {
-            int rc = st->code ? -1 : mf_fail(st, MF_ERR_FORMAT, cp, -1, "config.json is missing");
-            free(cp);
-            return rc;
-        }
-        free(cp);
+        json_t *cfg = mf_hf_load_config(path, true, st);
+        if (!cfg)
+            return -1;
         int rc = json_is_object(cfg) ? geometry_from_config(cfg, e, st, path)
                                      : mf_fail(st, MF_ERR_FORMAT, path, -1, "config.json is not an object");
         if (rc == 0) {

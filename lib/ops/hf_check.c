@@ -358,12 +358,7 @@ void mf_hf_shapes_free(mf_hf_shape *v, size_t n)
 int mf_hf_load_report(const mf_model *m, mf_load_report *r, mf_status *st)
 {
     memset(r, 0, sizeof(*r));
-    char *path = malloc(strlen(m->path) + 16);
-    if (!path)
-        return mf_oom(st, m->path);
-    sprintf(path, "%s/config.json", m->path);
-    json_t *cfg = mf_hf_load_json(path, st);
-    free(path);
+    json_t *cfg = mf_hf_load_config(m->path, true, st);
     if (!cfg)
         return -1;
     builder b = {0};

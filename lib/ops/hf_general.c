@@ -728,10 +728,9 @@ int mf_hf_general_meta(const char *dir, const json_t *cfg, int64_t total_params,
 {
     gmeta g;
     memset(&g, 0, sizeof(g));
-    char *card_path = malloc(strlen(dir) + 16);
+    char *card_path = mf_path_join_new(dir, "README.md");
     if (!card_path)
         return mf_oom(st, dir);
-    sprintf(card_path, "%s/README.md", dir);
     json_t *card = NULL;
     if (mf_path_exists(card_path)) {
         char *text;

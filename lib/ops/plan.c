@@ -661,12 +661,7 @@ int mf_plan_path(const char *path, const mf_plan_device *devs, size_t n_devs, co
     size_t n_exp = 0;
     bool tied = false, have_exp = false;
     if (mf_is_dir(path)) {
-        char *cp = malloc(strlen(path) + 16);
-        if (!cp)
-            return mf_oom(st, path);
-        sprintf(cp, "%s/config.json", path);
-        cfg = mf_path_exists(cp) ? mf_hf_load_json(cp, st) : NULL;
-        free(cp);
+        cfg = mf_hf_load_config(path, false, st);
         if (st->code)
             return -1;
         mf_status why; /* without expected tensors the plan uses the weights only */

@@ -15,6 +15,10 @@
  * tokenizer_config.json's model_max_length of 10^30) become reals instead of
  * failing the whole file. NULL with st filled ("FILE: byte N: ..."). */
 json_t *mf_hf_load_json(const char *path, mf_status *st);
+/* DIR/config.json loaded as mf_hf_load_json does. When it does not exist:
+ * required, NULL with st "DIR/config.json: config.json is missing"; else
+ * NULL with st untouched. */
+json_t *mf_hf_load_config(const char *dir, bool required, mf_status *st);
 /* A JSON integer as Python's isinstance(v, int) sees it (true/false are ints
  * too); false for anything else. */
 bool mf_hf_json_int(const json_t *v, int64_t *out);

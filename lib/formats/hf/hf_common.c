@@ -27,6 +27,22 @@ json_t *mf_hf_load_json(const char *path, mf_status *st)
     return j;
 }
 
+json_t *mf_hf_load_config(const char *dir, bool required, mf_status *st)
+{
+    char *path = mf_path_join_new(dir, "config.json");
+    if (!path) {
+        mf_oom(st, dir);
+        return NULL;
+    }
+    json_t *j = NULL;
+    if (mf_path_exists(path))
+        j = mf_hf_load_json(path, st);
+    else if (required)
+        mf_fail(st, MF_ERR_FORMAT, path, -1, "config.json is missing");
+    free(path);
+    return j;
+}
+
 bool mf_hf_json_int(const json_t *v, int64_t *out)
 {
     if (json_is_integer(v)) {
