@@ -193,6 +193,9 @@ int mf_model_add_file(mf_model *m, const char *path, uint32_t *index,
                       mf_status *st);
 mf_tensor *mf_model_add_tensor(mf_model *m, mf_status *st); /* zeroed */
 mf_kv *mf_model_add_meta(mf_model *m, const char *key, mf_status *st);
+/* Adds key = v (a string must live in m's arena). v of type MF_V_NULL is
+ * taken as mf_value_str's out of memory. 0, or -1 with st. */
+int mf_model_put_meta(mf_model *m, const char *key, mf_value v, mf_status *st);
 int mf_model_note(mf_model *m, const char *fmt, ...) MF_PRINTF(2, 3);
 /* Lists child's tensors in `m` too (with owner = the child, which m keeps
  * open until mf_close(m)) and copies its notes. On failure child is closed
@@ -266,6 +269,8 @@ int mf_model_logical_view(const mf_model *m, mf_dtype out, mf_model **view,
 /* Fails (MF_ERR_USAGE) for a model whose format has no graph. */
 int mf_model_print_graph(const mf_model *m, FILE *out, mf_status *st);
 
+/* Reverses the bytes of each `width`-byte element of p[0..n) (byte order). */
+void mf_swap_bytes(uint8_t *p, uint64_t n, uint32_t width);
 /* Streams a mapped tensor (t->data set) honouring strides and byte order. */
 /* A sink that fills a buffer of cap bytes (p); more than cap fails with
  * MF_ERR_FORMAT "<too_long>" (e.g. "zip member larger than recorded"). */

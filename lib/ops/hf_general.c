@@ -37,13 +37,9 @@ static void py_title(char *s)
 }
 
 /* re.match(r'^(v\d+(?:\.\d+)*|\d.*)$', w) */
-static bool version_or_number(const char *w)
+/* fullmatch \d+([.]\d+)* */
+static bool dotted_number(const char *p)
 {
-    if (isdigit((unsigned char)w[0]))
-        return true;
-    if (w[0] != 'v')
-        return false;
-    const char *p = w + 1;
     for (;;) {
         size_t k = 0;
         while (isdigit((unsigned char)p[k]))
@@ -57,6 +53,13 @@ static bool version_or_number(const char *w)
             return false;
         p++;
     }
+}
+
+static bool version_or_number(const char *w)
+{
+    if (isdigit((unsigned char)w[0]))
+        return true;
+    return w[0] == 'v' && dotted_number(w + 1);
 }
 
 /* Metadata.id_to_title: words split on blanks (after '-' -> ' '); a word
@@ -99,19 +102,7 @@ static bool is_version_part(const char *s)
         s += 4;
     else if ((s[0] == 'v' || s[0] == 'V') && isdigit((unsigned char)s[1]))
         s += 1;
-    for (;;) {
-        size_t k = 0;
-        while (isdigit((unsigned char)s[k]))
-            k++;
-        if (!k)
-            return false;
-        s += k;
-        if (!*s)
-            return true;
-        if (*s != '.')
-            return false;
-        s++;
-    }
+    return dotted_number(s);
 }
 
 static bool is_word_char(char c)

@@ -76,15 +76,6 @@ static int on_node(void *ctx, const mf_tf_node *n)
     return const_value(g, n);
 }
 
-static int meta_int(mf_model *m, const char *key, int64_t v, mf_status *st)
-{
-    mf_kv *kv = mf_model_add_meta(m, key, st);
-    if (!kv)
-        return -1;
-    kv->v = mf_value_int(v);
-    return 0;
-}
-
 static int graph_producer(mf_model *m, const mf_file *f, mf_status *st)
 {
     mf_cursor c;
@@ -99,7 +90,7 @@ static int graph_producer(mf_model *m, const mf_file *f, mf_status *st)
         mf_pb_field g;
         while ((r = mf_pb_next(&vc, &g)) == 1)
             if (g.number == 1 && g.wire == 0)
-                return meta_int(m, "graph_producer_version", (int64_t)g.varint, st);
+                return mf_model_put_meta(m, "graph_producer_version", mf_value_int((int64_t)g.varint), st);
         if (r < 0)
             return -1;
     }
@@ -154,8 +145,8 @@ static int open_graphdef(mf_model *m, const char *path, unsigned flags, mf_statu
         mf_tf_ops_free(&g.ops);
         return mf_fail(st, MF_ERR_FORMAT, path, -1, "GraphDef has no nodes");
     }
-    if (meta_int(m, "nodes", (int64_t)g.ops.nodes, st) ||
-        meta_int(m, "functions", (int64_t)functions, st) || graph_producer(m, f, st)) {
+    if (mf_model_put_meta(m, "nodes", mf_value_int((int64_t)g.ops.nodes), st) ||
+        mf_model_put_meta(m, "functions", mf_value_int((int64_t)functions), st) || graph_producer(m, f, st)) {
         mf_tf_ops_free(&g.ops);
         return -1;
     }

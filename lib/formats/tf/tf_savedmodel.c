@@ -125,11 +125,7 @@ static int meta_text(smodel *x, const char *key, const char *s)
 
 static int meta_int(smodel *x, const char *key, int64_t v)
 {
-    mf_kv *kv = mf_model_add_meta(x->m, key, x->st);
-    if (!kv)
-        return -1;
-    kv->v = mf_value_int(v);
-    return 0;
+    return mf_model_put_meta(x->m, key, mf_value_int(v), x->st);
 }
 
 static int read_saved_model(smodel *x, const mf_file *f)
