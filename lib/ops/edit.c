@@ -482,7 +482,7 @@ static int apply_template_from(edit_state *e, const mf_edit_op *op)
 {
     const char *file = op->text ? op->text : "";
     json_error_t je;
-    json_t *cfg = json_load_file(file, 0, &je);
+    json_t *cfg = json_load_file(file, JSON_DECODE_INT_AS_REAL, &je);
     if (!cfg)
         return mf_fail(e->st, errno == ENOENT ? MF_ERR_IO : MF_ERR_FORMAT, file,
                        je.position, "--chat-template-from: %s", je.text);

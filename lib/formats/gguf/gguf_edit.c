@@ -295,7 +295,8 @@ static int write_edited(const mf_model *m, const mf_rewrite *rw, const mf_gguf_l
     if (rc == 0)
         rc = mf_atomic_write(w, hdr->p, hdr->n, st);
     if (rc == 0 && align == l->alignment) {
-        rc = mf_atomic_copy_from(w, fd, l->data_start, f->size - l->data_start, st);
+        rc = mf_atomic_copy_from(w, fd, l->data_start,
+                                 f->size > l->data_start ? f->size - l->data_start : 0, st);
     } else {
         static const uint8_t zeros[256];
         uint64_t at = 0;
@@ -342,14 +343,19 @@ int mf_gguf_rewrite(const mf_model *m, const mf_rewrite *rw, mf_status *st)
     size_t n = 0;
     mf_gguf_buf hdr = {0};
     int rc = build_infos(m, rw, l, align, ti, &n, st);
+    size_t unpadded = 0;
     if (rc == 0)
-        rc = mf_gguf_header_build(&hdr, l->version, rw->meta, rw->n_meta, ti, n, align, rw->out,
-                                  st);
+        rc = mf_gguf_header_build(&hdr, l->version, rw->meta, rw->n_meta, ti, n, align,
+                                  &unpadded, rw->out, st);
     if (rc == 0) {
         const mf_file *f = &m->files[0];
-        *rw->old_header_bytes = l->data_start;
+        /* a file of metadata only (a vocab GGUF) may end before the padding */
+        bool tail_unpadded = n == 0 && f->size < l->data_start;
+        if (tail_unpadded)
+            hdr.n = unpadded;
+        *rw->old_header_bytes = tail_unpadded ? f->size : l->data_start;
         *rw->new_header_bytes = hdr.n;
-        *rw->data_bytes = f->size - l->data_start;
+        *rw->data_bytes = f->size > l->data_start ? f->size - l->data_start : 0;
         if (align != l->alignment) /* moved tensors: the data they span now */
             for (size_t i = 0, k = 0; i < m->n_tensors; i++)
                 if (m->tensors[i].file == 0 && !m->tensors[i].owner)

@@ -30,11 +30,12 @@ typedef struct mf_gguf_buf {
 } mf_gguf_buf;
 
 /* Serializes magic, version, counts, the pairs in order, the tensor infos
- * and the zero padding up to `align` into b (little-endian). -1 with st on
- * a value GGUF cannot encode or out of memory. b->p is the caller's to free. */
+ * and the zero padding up to `align` into b (little-endian); *unpadded (NULL
+ * allowed) gets the length before the padding. -1 with st on a value GGUF
+ * cannot encode or out of memory. b->p is the caller's to free. */
 int mf_gguf_header_build(mf_gguf_buf *b, uint32_t version, const mf_kv *meta, size_t n_meta,
-                         const mf_gguf_tinfo *ts, size_t n, uint64_t align, const char *path,
-                         mf_status *st);
+                         const mf_gguf_tinfo *ts, size_t n, uint64_t align, size_t *unpadded,
+                         const char *path, mf_status *st);
 
 /* The reader's rewrite hook (gguf_edit.c). */
 int mf_gguf_rewrite(const mf_model *m, const mf_rewrite *rw, mf_status *st);

@@ -77,8 +77,8 @@ static uint64_t alignment_from(const mf_kv *meta, size_t n)
 }
 
 int mf_gguf_header_build(wbuf *b, uint32_t version, const mf_kv *meta, size_t n_meta,
-                         const mf_gguf_tinfo *ts, size_t n, uint64_t align, const char *path,
-                         mf_status *st)
+                         const mf_gguf_tinfo *ts, size_t n, uint64_t align, size_t *unpadded,
+                         const char *path, mf_status *st)
 {
     put(b, "GGUF", 4);
     put_u32(b, version);
@@ -98,6 +98,8 @@ int mf_gguf_header_build(wbuf *b, uint32_t version, const mf_kv *meta, size_t n_
         put_u32(b, (uint32_t)ts[i].ggml_type);
         put_u64(b, ts[i].rel_offset);
     }
+    if (unpadded)
+        *unpadded = b->n;
     static const uint8_t zeros[64] = {0};
     while (b->n % align)
         put(b, zeros, align - b->n % align > 64 ? 64 : align - b->n % align);
@@ -119,7 +121,7 @@ static int build_header(wbuf *b, const mf_out_tensor *ts, size_t n, const uint64
                                 .rel_offset = off};
         off = mf_align_up(off + sizes[i], align);
     }
-    int rc = mf_gguf_header_build(b, 3, meta, n_meta, ti, n, align, path, st);
+    int rc = mf_gguf_header_build(b, 3, meta, n_meta, ti, n, align, NULL, path, st);
     free(ti);
     return rc;
 }
