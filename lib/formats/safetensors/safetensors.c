@@ -372,4 +372,5 @@ const mf_reader mf_reader_safetensors = {
     .extensions = safetensors_extensions,
     .probe = probe_safetensors,
     .open = open_safetensors,
+    .rewrite = mf_safetensors_rewrite,
 };
