@@ -26,7 +26,8 @@
     X(onnx_tensor)                                                        \
     X(tf_graphdef)                                                        \
     X(mlx)                                                                \
-    X(hfdir)
+    X(hfdir)                                                              \
+    /* a new reader: one line above, where its probe belongs */
 
 #define DECLARE(name) extern const mf_reader mf_reader_##name;
 #define ENTRY(name) &mf_reader_##name,
