@@ -96,7 +96,6 @@ typedef enum mf_format {
     MF_FMT_ONNX_TENSOR, MF_FMT_TFLITE, MF_FMT_KERAS, MF_FMT_TF_SAVEDMODEL,
     MF_FMT_TF_GRAPHDEF, MF_FMT_MLX, MF_FMT_HF_DIR, MF_FMT_PICKLE,
     MF_FMT_GGML_LEGACY, MF_FMT_ZIP, /* a zip whose content is not a known format */
-    MF_FMT_TOY,
     MF_FMT_COUNT
 } mf_format;
 

@@ -27,7 +27,6 @@
     X(tf_graphdef)                                                        \
     X(mlx)                                                                \
     X(hfdir)                                                              \
-    X(toy)                                                                \
     /* a new reader: one line above, where its probe belongs */
 
 #define DECLARE(name) extern const mf_reader mf_reader_##name;
