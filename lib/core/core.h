@@ -227,6 +227,16 @@ typedef struct mf_probe mf_probe; /* formats/formats.h */
 enum { MF_PROBE_NO = 0, MF_PROBE_WEAK = 1, MF_PROBE_YES = 2 };
 
 struct mf_rewrite;
+
+/* What a loader would run besides unpickling, for scan's find_code hook. */
+enum { MF_CODE_NOTE = 0, MF_CODE_UNKNOWN = 1, MF_CODE_DANGEROUS = 2 }; /* = mf_verdict */
+typedef struct mf_code_finding {
+    int severity;        /* MF_CODE_*: how bad loading it is */
+    const char *opcode;  /* the op that runs it ("PyFunc"), or NULL */
+    const char *message; /* what and why (valid during the call) */
+} mf_code_finding;
+typedef void (*mf_code_fn)(void *ctx, const mf_code_finding *f);
+
 typedef struct mf_reader {
     mf_format format;
     const char *name; /* mf_format_name: "safetensors", "pytorch-zip", ... */
@@ -261,6 +271,18 @@ typedef struct mf_reader {
                         mf_status *st);
     /* The computation graph as text (inspect --graph). */
     int (*print_graph)(const mf_model *m, FILE *out, mf_status *st);
+    /* scan: the code loading the model runs besides pickles (Keras Lambda
+     * layers, TensorFlow ops that run code or touch files), each handed to
+     * fn; -1 with st (saying what could not be read) when the part that
+     * would hold it cannot be read. */
+    int (*find_code)(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st);
+    /* scan, over any bytes (archive members too): 0 when the loader would
+     * not take them for this format (its own test: np.load's magic); else
+     * 1 and either *why set (the loader unpickles from *at: np.load of an
+     * object array), or st filled (the loader refuses the bytes, so runs
+     * nothing), or neither (nothing unpickled). */
+    int (*pickle_payload)(const uint8_t *b, uint64_t n, const char *file, uint64_t *at,
+                          const char **why, mf_status *st);
     /* Optional (formats with a metadata header before raw tensor data):
      * writes rw->out as m's first file with metadata rw->meta and tensors
      * renamed, tensor bytes copied unchanged; checks the format's rules

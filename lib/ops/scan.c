@@ -19,10 +19,8 @@
 #include "ops/scan.h"
 
 #include "core/zip.h"
-#include "formats/hdf5/keras.h"
-#include "formats/numpy/npy.h"
+#include "formats/formats.h"
 #include "formats/pickle/pytorch.h"
-#include "formats/tf/tf.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -278,26 +276,33 @@ static void scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n)
     sc->r->verdict = v;
 }
 
-/* ----------------------------------------------------------------- npy */
+/* ------------------------------------------------- pickles in payloads */
 
-/* numpy/lib/format.py: an object array's data is a pickle of it. */
-static void scan_npy(scanner *sc, const uint8_t *b, uint64_t n)
+/* Bytes a format's loader takes whose data it may unpickle (the readers'
+ * pickle_payload hook: np.load of an object array). False when no such
+ * loader takes them. */
+static bool scan_payload(scanner *sc, const uint8_t *b, uint64_t n)
 {
-    mf_npy_header h;
-    mf_status st;
-    mf_status_init(&st);
-    if (mf_npy_parse_header(b, n, sc->path, 0, &h, &st)) {
-        add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
-                    "a .npy header np.load refuses (%s): holds no pickle it would run", st.msg);
+    const mf_reader *r;
+    for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++) {
+        if (!r->pickle_payload)
+            continue;
+        mf_status st;
+        mf_status_init(&st);
+        uint64_t at = 0;
+        const char *why = NULL;
+        if (r->pickle_payload(b, n, sc->path, &at, &why, &st) == 0)
+            continue;
+        if (st.code != MF_OK)
+            add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "%s", st.msg);
         mf_status_clear(&st);
-        return;
+        if (why) {
+            add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL, "%s", why);
+            scan_pickles(sc, b, n, at);
+        }
+        return true;
     }
-    mf_status_clear(&st);
-    if (!h.is_object || h.data_offset > n)
-        return;
-    add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
-                "object array: its data is a pickle, which np.load(allow_pickle=True) runs");
-    scan_pickles(sc, b, n, h.data_offset);
+    return false;
 }
 
 /* ----------------------------------------------------------------- tar */
@@ -569,10 +574,8 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
         scan_zip(sc, b, n, false); /* torch.load's _is_zipfile test */
         return;
     }
-    if (n >= 6 && memcmp(b, "\x93NUMPY", 6) == 0) {
-        scan_npy(sc, b, n);
+    if (scan_payload(sc, b, n))
         return;
-    }
     if (is_tar(b, n)) {
         scan_tar(sc, b, n);
         return;
@@ -595,27 +598,21 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
 
 /* ------------------------------------------------ other formats' code */
 
-static int on_lambda(void *ctx, const mf_keras_lambda *l)
+static void on_code(void *ctx, const mf_code_finding *f)
 {
-    scanner *sc = ctx;
-    bool code = strcmp(l->kind, "bytecode") == 0 || strcmp(l->kind, "raw") == 0;
-    add_finding(sc, code ? MF_VERDICT_DANGEROUS : MF_VERDICT_UNKNOWN, -1, NULL, NULL,
-                "Keras Lambda layer \"%s\" (%s, in %s): %s", l->layer, l->kind, l->source,
-                code ? "loading the model runs the Python code it carries"
-                     : "loading the model calls a function by name");
-    return 0;
+    add_finding(ctx, (mf_verdict)f->severity, -1, f->opcode, NULL, "%s", f->message);
 }
 
-/* Keras Lambda layers and TensorFlow ops that run code or touch files:
- * the other formats in which loading means running something. */
+/* Code that loading runs besides pickles (Keras Lambda layers, TensorFlow
+ * ops that run code or touch files): asked of the reader of the file's
+ * format when it has a find_code hook. */
 static void scan_model_code(scanner *sc, const char *path)
 {
     mf_detection d;
     mf_status st;
     mf_status_init(&st);
-    if (mf_detect(path, &d, &st) ||
-        (d.format != MF_FMT_HDF5 && d.format != MF_FMT_KERAS &&
-         d.format != MF_FMT_TF_SAVEDMODEL && d.format != MF_FMT_TF_GRAPHDEF)) {
+    const mf_reader *r = mf_detect(path, &d, &st) == 0 ? mf_reader_for(d.format) : NULL;
+    if (!r || !r->find_code) {
         mf_status_clear(&st);
         return;
     }
@@ -627,25 +624,8 @@ static void scan_model_code(scanner *sc, const char *path)
         mf_status_clear(&st);
         return;
     }
-    if (d.format == MF_FMT_HDF5 || d.format == MF_FMT_KERAS) {
-        if (mf_keras_find_lambdas(m, on_lambda, sc, &st) < 0)
-            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
-                        "the Keras architecture cannot be read: %s", st.msg);
-    } else {
-        mf_tf_finding *f = NULL;
-        size_t n = 0;
-        if (mf_tf_find_dangerous_ops(m, &f, &n, &st) == 0) {
-            for (size_t i = 0; i < n; i++)
-                add_finding(sc, f[i].level == MF_TF_DANGER ? MF_VERDICT_DANGEROUS : MF_VERDICT_SAFE,
-                            -1, f[i].op, NULL, "TensorFlow op %s in node \"%s\"%s%s: %s",
-                            f[i].op, f[i].node, f[i].function ? " of function " : "",
-                            f[i].function ? f[i].function : "", f[i].why);
-            free(f);
-        } else {
-            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
-                        "the TensorFlow graph cannot be read: %s", st.msg);
-        }
-    }
+    if (r->find_code(m, on_code, sc, &st) < 0)
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "%s", st.msg);
     mf_status_clear(&st);
     mf_close(m);
 }

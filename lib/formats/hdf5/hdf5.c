@@ -499,4 +499,5 @@ const mf_reader mf_reader_hdf5 = {
     .probe = probe_hdf5,
     .open = open_hdf5,
     .stream = mf_hdf5_stream,
+    .find_code = mf_keras_find_code,
 };

@@ -217,4 +217,5 @@ const mf_reader mf_reader_keras = {
     .open = open_keras,
     .stream = mf_hdf5_stream,
     .close = close_keras,
+    .find_code = mf_keras_find_code,
 };

@@ -30,6 +30,10 @@ typedef int (*mf_keras_lambda_fn)(void *ctx, const mf_keras_lambda *l);
 int mf_keras_find_lambdas(const mf_model *m, mf_keras_lambda_fn fn, void *ctx,
                           mf_status *st);
 
+/* The HDF5 and Keras readers' find_code hook (scan): each Lambda layer as a
+ * finding (code it carries: dangerous; a function named: unknown). */
+int mf_keras_find_code(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st);
+
 /* Adds one note per Lambda layer to m (used by the readers at open time). */
 int mf_keras_note_lambdas(mf_model *m);
 

@@ -129,3 +129,36 @@ int mf_keras_note_lambdas(mf_model *m)
 {
     return mf_keras_find_lambdas(m, note_one, m, NULL) < 0 ? -1 : 0;
 }
+
+/* ------------------------------------------------------------ scan hook */
+
+typedef struct code_ctx {
+    mf_code_fn fn;
+    void *ctx;
+} code_ctx;
+
+static int lambda_to_code(void *ctx, const mf_keras_lambda *l)
+{
+    code_ctx *c = ctx;
+    bool code = strcmp(l->kind, "bytecode") == 0 || strcmp(l->kind, "raw") == 0;
+    char msg[1024];
+    snprintf(msg, sizeof(msg), "Keras Lambda layer \"%s\" (%s, in %s): %s", l->layer, l->kind,
+             l->source, code ? "loading the model runs the Python code it carries"
+                             : "loading the model calls a function by name");
+    mf_code_finding f = {code ? MF_CODE_DANGEROUS : MF_CODE_UNKNOWN, NULL, msg};
+    c->fn(c->ctx, &f);
+    return 0;
+}
+
+int mf_keras_find_code(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st)
+{
+    code_ctx c = {fn, ctx};
+    mf_status sub;
+    mf_status_init(&sub);
+    if (mf_keras_find_lambdas(m, lambda_to_code, &c, &sub) < 0) {
+        mf_fail(st, sub.code, NULL, -1, "the Keras architecture cannot be read: %s", sub.msg);
+        mf_status_clear(&sub);
+        return -1;
+    }
+    return 0;
+}

@@ -519,6 +519,30 @@ static int probe_npy(mf_probe *p)
     return MF_PROBE_NO;
 }
 
+/* The scan hook (numpy/lib/format.py): np.load takes any bytes starting
+ * with the 6-byte magic for a .npy; an object array's data is a pickle of
+ * it, which np.load(allow_pickle=True) runs. */
+static int npy_pickle_payload(const uint8_t *b, uint64_t n, const char *file, uint64_t *at,
+                              const char **why, mf_status *st)
+{
+    if (n < 6 || memcmp(b, "\x93NUMPY", 6) != 0)
+        return 0;
+    mf_npy_header h;
+    mf_status sub;
+    mf_status_init(&sub);
+    if (mf_npy_parse_header(b, n, file, 0, &h, &sub)) {
+        mf_fail(st, sub.code, NULL, -1,
+                "a .npy header np.load refuses (%s): holds no pickle it would run", sub.msg);
+        mf_status_clear(&sub);
+        return 1;
+    }
+    if (h.is_object && h.data_offset <= n) {
+        *at = h.data_offset;
+        *why = "object array: its data is a pickle, which np.load(allow_pickle=True) runs";
+    }
+    return 1;
+}
+
 static const char *const npy_extensions[] = {".npy", NULL};
 
 const mf_reader mf_reader_npy = {
@@ -527,4 +551,5 @@ const mf_reader mf_reader_npy = {
     .extensions = npy_extensions,
     .probe = probe_npy,
     .open = open_npy,
+    .pickle_payload = npy_pickle_payload,
 };
