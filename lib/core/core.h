@@ -237,6 +237,19 @@ typedef struct mf_code_finding {
 } mf_code_finding;
 typedef void (*mf_code_fn)(void *ctx, const mf_code_finding *f);
 
+/* What a loader does with bytes it takes for its format, for scan's
+ * pickle_payload hook: a finding to report, then where pickles run. */
+enum {
+    MF_PAYLOAD_NONE = 0,     /* nothing unpickled */
+    MF_PAYLOAD_PICKLE = 1,   /* the loader unpickles from `at` */
+};
+typedef struct mf_payload {
+    int severity;      /* MF_CODE_* of the finding */
+    char message[1024]; /* "": no finding */
+    int run;           /* MF_PAYLOAD_* */
+    uint64_t at;
+} mf_payload;
+
 typedef struct mf_reader {
     mf_format format;
     const char *name; /* mf_format_name: "safetensors", "pytorch-zip", ... */
@@ -278,11 +291,9 @@ typedef struct mf_reader {
     int (*find_code)(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st);
     /* scan, over any bytes (archive members too): 0 when the loader would
      * not take them for this format (its own test: np.load's magic); else
-     * 1 and either *why set (the loader unpickles from *at: np.load of an
-     * object array), or st filled (the loader refuses the bytes, so runs
-     * nothing), or neither (nothing unpickled). */
-    int (*pickle_payload)(const uint8_t *b, uint64_t n, const char *file, uint64_t *at,
-                          const char **why, mf_status *st);
+     * 1 with *out saying what it does with them (np.load of an object
+     * array unpickles its data). */
+    int (*pickle_payload)(const uint8_t *b, uint64_t n, const char *file, mf_payload *out);
     /* Optional (formats with a metadata header before raw tensor data):
      * writes rw->out as m's first file with metadata rw->meta and tensors
      * renamed, tensor bytes copied unchanged; checks the format's rules

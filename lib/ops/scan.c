@@ -285,21 +285,13 @@ static bool scan_payload(scanner *sc, const uint8_t *b, uint64_t n)
 {
     const mf_reader *r;
     for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++) {
-        if (!r->pickle_payload)
+        mf_payload pl = {0};
+        if (!r->pickle_payload || r->pickle_payload(b, n, sc->path, &pl) == 0)
             continue;
-        mf_status st;
-        mf_status_init(&st);
-        uint64_t at = 0;
-        const char *why = NULL;
-        if (r->pickle_payload(b, n, sc->path, &at, &why, &st) == 0)
-            continue;
-        if (st.code != MF_OK)
-            add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "%s", st.msg);
-        mf_status_clear(&st);
-        if (why) {
-            add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL, "%s", why);
-            scan_pickles(sc, b, n, at);
-        }
+        if (pl.message[0])
+            add_finding(sc, (mf_verdict)pl.severity, 0, NULL, NULL, "%s", pl.message);
+        if (pl.run == MF_PAYLOAD_PICKLE)
+            scan_pickles(sc, b, n, pl.at);
         return true;
     }
     return false;

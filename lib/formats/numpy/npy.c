@@ -522,24 +522,28 @@ static int probe_npy(mf_probe *p)
 /* The scan hook (numpy/lib/format.py): np.load takes any bytes starting
  * with the 6-byte magic for a .npy; an object array's data is a pickle of
  * it, which np.load(allow_pickle=True) runs. */
-static int npy_pickle_payload(const uint8_t *b, uint64_t n, const char *file, uint64_t *at,
-                              const char **why, mf_status *st)
+static int npy_pickle_payload(const uint8_t *b, uint64_t n, const char *file, mf_payload *out)
 {
     if (n < 6 || memcmp(b, "\x93NUMPY", 6) != 0)
         return 0;
     mf_npy_header h;
-    mf_status sub;
-    mf_status_init(&sub);
-    if (mf_npy_parse_header(b, n, file, 0, &h, &sub)) {
-        mf_fail(st, sub.code, NULL, -1,
-                "a .npy header np.load refuses (%s): holds no pickle it would run", sub.msg);
-        mf_status_clear(&sub);
+    mf_status st;
+    mf_status_init(&st);
+    if (mf_npy_parse_header(b, n, file, 0, &h, &st)) {
+        out->severity = MF_CODE_NOTE;
+        snprintf(out->message, sizeof(out->message),
+                 "a .npy header np.load refuses (%.900s): holds no pickle it would run", st.msg);
+        mf_status_clear(&st);
         return 1;
     }
-    if (h.is_object && h.data_offset <= n) {
-        *at = h.data_offset;
-        *why = "object array: its data is a pickle, which np.load(allow_pickle=True) runs";
-    }
+    mf_status_clear(&st);
+    if (!h.is_object || h.data_offset > n)
+        return 1;
+    out->severity = MF_CODE_UNKNOWN;
+    snprintf(out->message, sizeof(out->message),
+             "object array: its data is a pickle, which np.load(allow_pickle=True) runs");
+    out->run = MF_PAYLOAD_PICKLE;
+    out->at = h.data_offset;
     return 1;
 }
 
