@@ -25,6 +25,7 @@
 #include "formats/tf/tf.h"
 
 #include <dirent.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -348,10 +349,11 @@ static void scan_tar(scanner *sc, const uint8_t *b, uint64_t n)
 
 /* ----------------------------------------------------------------- zip */
 
+/* Case-insensitively: miniz finds archive/DATA.PKL for data.pkl. */
 static bool ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
+    return a >= b && strcasecmp(s + a - b, suf) == 0;
 }
 
 /* Members looked at whatever their bytes: pickles and archives by name. */
@@ -365,9 +367,16 @@ static bool named_interesting(const char *name)
     return false;
 }
 
+/* A pickle of any protocol: PROTO (0x80) for protocol 2+, else any
+ * opcode of protocols 0 and 1 (a protocol-0 pickle may start with
+ * GLOBAL 'c', MARK '(' ...). Storage records that pass this are run
+ * quietly: only a complete pickle, or a dangerous name, counts. */
 static bool looks_like_pickle_start(const uint8_t *p, size_t n)
 {
-    return n >= 2 && p[0] == 0x80 && p[1] <= 5;
+    static const char ops01[] = "(.0123FIJKLMNPQRSVXUabcdeghijloprqstu}])G";
+    if (n >= 2 && p[0] == 0x80)
+        return p[1] <= 5;
+    return n >= 1 && p[0] && strchr(ops01, p[0]) != NULL;
 }
 
 static bool looks_like_container(const uint8_t *p, size_t n)
@@ -486,28 +495,160 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
     sc->member = outer;
 }
 
+#define MAX_VIEWS 8
+
+typedef struct zip_view {
+    mf_zip z;
+    const char *who; /* "torch's miniz", "Python's zipfile", "another end record" */
+} zip_view;
+
+static const char *dialect_name(mf_zip_dialect d)
+{
+    return d == MF_ZIP_MINIZ ? "torch's miniz" : "Python's zipfile";
+}
+
+/* Findings for what one reading hides: never safe. */
+static void view_ambiguities(scanner *sc, const zip_view *v)
+{
+    mf_zip_ambiguity amb;
+    mf_zip_ambiguities(&v->z, &amb);
+    if (amb.dup_names)
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)v->z.cd_offset, NULL, NULL,
+                    "zip: %zu members share a name with another as %s compares names "
+                    "(e.g. \"%s\"): which one a loader opens depends on the reader; all are "
+                    "scanned", amb.dup_names, v->who, amb.dup_example);
+    if (amb.overlaps)
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)v->z.cd_offset, NULL, NULL,
+                    "zip: %zu members overlap the bytes of others (e.g. \"%s\", as %s reads "
+                    "the archive): one file's bytes under two names; all are scanned",
+                    amb.overlaps, amb.overlap_example, v->who);
+    if (v->z.concat > 0)
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)v->z.concat, NULL, NULL,
+                    "zip: %lld bytes are prepended to the archive: %s shifts every member by "
+                    "them, other readers do not; both readings are scanned",
+                    (long long)v->z.concat, v->who);
+    else if (amb.lead_bytes)
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                    "zip: %llu bytes come before the first member (as %s reads the archive): "
+                    "data a loader may read as something else; scanned as well",
+                    (unsigned long long)amb.lead_bytes, v->who);
+}
+
+static bool member_seen(const zip_view *v, size_t upto_view, const mf_zip_entry *e)
+{
+    for (size_t i = 0; i < upto_view; i++)
+        for (size_t k = 0; k < v[i].z.n; k++) {
+            const mf_zip_entry *x = &v[i].z.entries[k];
+            if (x->local_offset == e->local_offset && x->data_offset == e->data_offset &&
+                x->csize == e->csize && x->usize == e->usize && x->method == e->method &&
+                strcmp(x->name, e->name) == 0)
+                return true;
+        }
+    return false;
+}
+
+/* An end record inside a stored member that is itself an archive: the
+ * member is scanned as one (scan_member), so it is no other reading. */
+static bool inside_nested_archive(const zip_view *v, size_t nv, uint64_t eocd)
+{
+    for (size_t i = 0; i < nv; i++)
+        for (size_t k = 0; k < v[i].z.n; k++) {
+            const mf_zip_entry *e = &v[i].z.entries[k];
+            if (e->method == 0 && e->local_ok && eocd >= e->data_offset &&
+                eocd - e->data_offset < e->csize && e->csize >= 4 &&
+                e->data_offset + 4 <= v[i].z.size &&
+                memcmp(v[i].z.base + e->data_offset, "PK\3\4", 4) == 0)
+                return true;
+        }
+    return false;
+}
+
+static bool add_view(zip_view *v, size_t *nv, mf_zip_dialect d, const uint8_t *b, uint64_t n,
+                     int64_t eocd, const char *who, const char *path, mf_arena *a,
+                     mf_status *st)
+{
+    if (*nv >= MAX_VIEWS)
+        return false;
+    zip_view *x = &v[*nv];
+    int rc = eocd < 0 ? mf_zip_open_as(&x->z, d, b, n, path, a, st)
+                      : mf_zip_open_at(&x->z, d, b, n, (uint64_t)eocd, path, a, st);
+    if (rc)
+        return false;
+    for (size_t i = 0; i < *nv; i++)
+        if (mf_zip_same(&v[i].z, &x->z))
+            return true; /* the same reading */
+    x->who = who;
+    (*nv)++;
+    return true;
+}
+
+/* Reads the archive as every loader could: torch's miniz, Python's
+ * zipfile, and each other end-of-central-directory record in reach of a
+ * zip reader; scans the members of every distinct reading. */
 static void scan_zip(scanner *sc, const uint8_t *b, uint64_t n, bool appended)
 {
     mf_arena *a = mf_arena_new();
-    mf_status st;
-    mf_status_init(&st);
-    mf_zip z;
-    if (!a || mf_zip_open(&z, b, n, sc->path, a, &st)) {
-        if (!appended)
-            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
-                        "a zip archive whose central directory cannot be read: %s",
-                        a ? st.msg : "out of memory");
-        mf_status_clear(&st);
+    zip_view *v = calloc(MAX_VIEWS, sizeof(zip_view));
+    if (!a || !v) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
         mf_arena_free(a);
+        free(v);
         return;
     }
-    if (appended)
-        add_finding(sc, MF_VERDICT_SAFE, (int64_t)z.cd_offset, NULL, NULL,
-                    "a zip archive is appended (zip readers open it): its %zu members are scanned",
-                    z.n);
-    for (size_t i = 0; i < z.n; i++)
-        scan_member(sc, &z, &z.entries[i]);
-    mf_status_clear(&st);
+    size_t nv = 0;
+    mf_status st_miniz, st_py, tmp;
+    mf_status_init(&st_miniz);
+    mf_status_init(&st_py);
+    bool miniz_ok = add_view(v, &nv, MF_ZIP_MINIZ, b, n, -1, dialect_name(MF_ZIP_MINIZ),
+                             sc->path, a, &st_miniz);
+    bool py_ok = add_view(v, &nv, MF_ZIP_PYTHON, b, n, -1, dialect_name(MF_ZIP_PYTHON),
+                          sc->path, a, &st_py);
+    size_t loaders = nv;
+    uint64_t cand[MAX_VIEWS];
+    size_t nc = mf_zip_eocd_candidates(b, n, cand, MAX_VIEWS);
+    for (size_t i = 0; i < nc; i++)
+        for (int d = 0; d < 2 && !inside_nested_archive(v, loaders, cand[i]); d++) {
+            mf_status_init(&tmp);
+            add_view(v, &nv, d ? MF_ZIP_PYTHON : MF_ZIP_MINIZ, b, n, (int64_t)cand[i],
+                     "another end record", sc->path, a, &tmp);
+            mf_status_clear(&tmp);
+        }
+    if (nv == 0) {
+        if (!appended)
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                        "a zip archive whose central directory cannot be read: %s", st_py.msg);
+    } else {
+        if (appended)
+            add_finding(sc, MF_VERDICT_SAFE, (int64_t)v[0].z.cd_offset, NULL, NULL,
+                        "a zip archive is appended (zip readers open it): its %zu members are "
+                        "scanned", v[0].z.n);
+        if (loaders == 2)
+            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)v[1].z.eocd_offset, NULL, NULL,
+                        "zip: torch's miniz and Python's zipfile read different archives here "
+                        "(%zu members, central directory at %llu; %zu members, at %llu): every "
+                        "reading is scanned", v[0].z.n, (unsigned long long)v[0].z.cd_offset,
+                        v[1].z.n, (unsigned long long)v[1].z.cd_offset);
+        else if (miniz_ok != py_ok && !appended)
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                        "zip: %s cannot read this archive (%s) but %s can",
+                        miniz_ok ? dialect_name(MF_ZIP_PYTHON) : dialect_name(MF_ZIP_MINIZ),
+                        miniz_ok ? st_py.msg : st_miniz.msg,
+                        miniz_ok ? dialect_name(MF_ZIP_MINIZ) : dialect_name(MF_ZIP_PYTHON));
+        for (size_t i = loaders; i < nv; i++)
+            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)v[i].z.eocd_offset, NULL, NULL,
+                        "zip: the end-of-central-directory record at %llu describes another "
+                        "archive (%zu members) than the loaders read: several end records, "
+                        "all scanned", (unsigned long long)v[i].z.eocd_offset, v[i].z.n);
+        for (size_t i = 0; i < nv; i++) {
+            view_ambiguities(sc, &v[i]);
+            for (size_t k = 0; k < v[i].z.n; k++)
+                if (!member_seen(v, i, &v[i].z.entries[k]))
+                    scan_member(sc, &v[i].z, &v[i].z.entries[k]);
+        }
+    }
+    mf_status_clear(&st_miniz);
+    mf_status_clear(&st_py);
+    free(v);
     mf_arena_free(a);
 }
 
@@ -532,25 +673,6 @@ static const char *other_format(const uint8_t *b, uint64_t n)
             return "safetensors";
     }
     return NULL;
-}
-
-/* Where a zip archive that ends the data starts: as zipfile does, from
- * the end record (the central directory sits right before it, and its
- * recorded offset says how far the archive's own start is). -1: none. */
-static int64_t appended_zip_start(const uint8_t *b, uint64_t n)
-{
-    if (n < 22)
-        return -1;
-    uint64_t lo = n > 22 + 65535 ? n - 22 - 65535 : 0;
-    for (uint64_t p = n - 22 + 1; p-- > lo;) {
-        if (mf_rd32le(b + p) != 0x06054b50u || p + 22 + mf_rd16le(b + p + 20) != n)
-            continue;
-        uint64_t cd_size = mf_rd32le(b + p + 12), cd_off = mf_rd32le(b + p + 16);
-        if (cd_size > p || cd_off > p - cd_size)
-            return 0; /* ZIP64 or inconsistent: try the data as it is */
-        return (int64_t)(p - cd_size - cd_off);
-    }
-    return -1;
 }
 
 static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
@@ -584,13 +706,9 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
     } else {
         scan_pickles(sc, b, n, 0);
     }
-    int64_t zs = appended_zip_start(b, n);
-    if (zs >= 0) {
-        int64_t fb = sc->file_base;
-        sc->file_base = fb >= 0 ? fb + zs : -1;
-        scan_zip(sc, b + zs, n - (uint64_t)zs, true);
-        sc->file_base = fb;
-    }
+    uint64_t eocd;
+    if (mf_zip_eocd_candidates(b, n, &eocd, 1))
+        scan_zip(sc, b, n, true); /* zip readers find an archive at the end */
 }
 
 /* ------------------------------------------------ other formats' code */
