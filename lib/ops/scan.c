@@ -18,6 +18,7 @@
  * and the error itself makes the file `unknown`. */
 #include "ops/scan.h"
 
+#include "core/tar.h"
 #include "core/zip.h"
 #include "formats/hdf5/keras.h"
 #include "formats/numpy/npy.h"
@@ -303,48 +304,173 @@ static void scan_npy(scanner *sc, const uint8_t *b, uint64_t n)
 
 /* ----------------------------------------------------------------- tar */
 
-static bool is_tar(const uint8_t *b, uint64_t n)
+/* One pickle of a legacy tar member, on the scanner's machine. */
+static bool tar_pickle(scanner *sc, pk_machine *pm, const uint8_t *b, uint64_t n, uint64_t *pos,
+                       pk_obj **v, const char *what)
 {
-    return n >= 512 && memcmp(b + 257, "ustar", 5) == 0;
+    mf_status st;
+    mf_status_init(&st);
+    size_t used = 0;
+    uint64_t ops = 0;
+    sc->origin = *pos;
+    int rc = *pos < n ? pk_load(pm, b + *pos, (size_t)(n - *pos), v, &used, &ops, &st) : -1;
+    sc->r->n_pickles += ops > 0;
+    if (rc)
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(*pos + used), NULL, NULL,
+                    "legacy torch tar: the %s pickle stops with an error (%s): what torch reads "
+                    "after it cannot be vouched for", what,
+                    *pos < n ? rule_of(st.msg) : "the member ends");
+    mf_status_clear(&st);
+    *pos += used;
+    return rc == 0;
 }
 
-static uint64_t tar_size(const uint8_t *f)
+static bool tar_skip(scanner *sc, uint64_t n, uint64_t *pos, uint64_t bytes, const char *what)
 {
-    uint64_t v = 0;
-    if (f[0] & 0x80) { /* base-256 */
-        for (int i = 1; i < 12; i++)
-            v = v << 8 | f[i];
-        return v;
+    if (bytes > n - *pos) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)*pos, NULL, NULL,
+                    "legacy torch tar: %s runs past the end of the member", what);
+        return false;
     }
-    for (int i = 0; i < 12 && f[i] >= '0' && f[i] <= '7'; i++)
-        v = v * 8 + (uint64_t)(f[i] - '0');
-    return v;
+    *pos += bytes;
+    return true;
 }
 
+/* torch/serialization.py legacy_load: 'storages' is a count, then per
+ * storage a pickled (key, location, storage_type) and its raw bytes (an
+ * int64 element count, then the elements), then the pickled views;
+ * 'tensors' is a count, then per tensor a pickled (key, storage_id, type),
+ * an int32 ndim, 4 bytes, ndim sizes, ndim strides, the storage offset.
+ * Every pickle is run; the raw parts are skipped as torch skips them. */
+static void scan_tar_stream(scanner *sc, const uint8_t *b, uint64_t n, bool storages)
+{
+    pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
+    pk_machine *pm = pk_new(&o);
+    if (!pm) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+        return;
+    }
+    sc->buf = b;
+    uint64_t pos = 0;
+    pk_obj *v;
+    int64_t count;
+    if (!tar_pickle(sc, pm, b, n, &pos, &v, "count"))
+        goto done;
+    if (!pk_as_int(v, &count) || count < 0 || (uint64_t)count > n) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                    "legacy torch tar: the first pickle is not a count torch can use");
+        goto done;
+    }
+    for (int64_t i = 0; i < count; i++) {
+        if (!tar_pickle(sc, pm, b, n, &pos, &v, storages ? "storage header" : "tensor header"))
+            goto done;
+        pk_obj *const *t = v->kind == PK_TUPLE && v->u.c.n == 3 ? v->u.c.v : NULL;
+        if (storages) {
+            const mf_dtype_info *di = t && t[2]->kind == PK_GLOBAL ? mf_dtype_info_of(t[2]->u.g.dtype)
+                                                                   : NULL;
+            uint64_t cnt, bytes;
+            if (!di || !di->block_bytes || n - pos < 8) {
+                add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)pos, NULL, NULL,
+                            "legacy torch tar: storage %lld is not (key, location, storage "
+                            "type) with a known type: its size cannot be told", (long long)i);
+                goto done;
+            }
+            cnt = mf_rd64le(b + pos);
+            if (mf_mul_ovf(cnt, di->block_bytes, &bytes) ||
+                !tar_skip(sc, n, &pos, 8, "a storage's size") ||
+                !tar_skip(sc, n, &pos, bytes, "a storage's data"))
+                goto done;
+        } else {
+            if (!t || n - pos < 8) {
+                add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)pos, NULL, NULL,
+                            "legacy torch tar: tensor %lld is not (key, storage, type)",
+                            (long long)i);
+                goto done;
+            }
+            int32_t ndim = (int32_t)mf_rd32le(b + pos);
+            if (ndim < 0 || !tar_skip(sc, n, &pos, 8, "a tensor's rank") ||
+                !tar_skip(sc, n, &pos, 16ull * (uint64_t)ndim + 8, "a tensor's shape"))
+                goto done;
+        }
+    }
+    if (storages)
+        (void)tar_pickle(sc, pm, b, n, &pos, &v, "storage views");
+    if (pos < n)
+        scan_quiet_pickles(sc, b + pos, n - pos); /* torch reads no further; a pickle there is noted */
+done:
+    pk_free(pm);
+}
+
+/* tarfile's reading (core/tar.h); torch.load opens "storages", "tensors"
+ * and "pickle" (the last member of each name, links followed). Every
+ * member with data is scanned; the three torch members as torch reads
+ * them. */
 static void scan_tar(scanner *sc, const uint8_t *b, uint64_t n)
 {
-    uint64_t pos = 0;
-    for (int count = 0; pos + 512 <= n && count < 100000; count++) {
-        const uint8_t *h = b + pos;
-        bool zero = true;
-        for (int i = 0; i < 512 && zero; i++)
-            zero = h[i] == 0;
-        if (zero)
-            break;
-        char name[260];
-        snprintf(name, sizeof(name), "%.155s%s%.100s", (const char *)h + 345, h[345] ? "/" : "",
-                 (const char *)h);
-        uint64_t size = tar_size(h + 124), data = pos + 512;
-        if (size > n - data) {
-            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)pos, NULL, NULL,
-                        "tar member \"%s\" runs past the end", name);
-            return;
-        }
-        if (h[156] == '0' || h[156] == 0)
-            scan_nested(sc, join_label(sc, name), b + data, size,
-                        sc->file_base >= 0 ? sc->file_base + (int64_t)data : -1);
-        pos = data + mf_align_up(size, 512);
+    mf_arena *a = mf_arena_new();
+    mf_status st;
+    mf_status_init(&st);
+    mf_tar t;
+    if (!a || mf_tar_open(&t, b, n, sc->path, a, &st)) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL, "a tar archive that cannot be read: %s",
+                    a ? st.msg : "out of memory");
+        mf_status_clear(&st);
+        mf_arena_free(a);
+        return;
     }
+    static const char *const torch_names[] = {"storages", "tensors", "pickle"};
+    const mf_tar_member *torch_m[3];
+    for (int k = 0; k < 3; k++) {
+        const mf_tar_member *m = mf_tar_find(&t, torch_names[k]);
+        torch_m[k] = m ? mf_tar_resolve(&t, m) : NULL;
+        if (m && !torch_m[k])
+            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)m->offset, NULL, NULL,
+                        "tar member \"%s\" is a link to \"%s\", which is not in the archive: "
+                        "torch.load would read a file outside it", m->name, m->linkname);
+        else if (m && torch_m[k] != m)
+            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)m->offset, NULL, NULL,
+                        "tar member \"%s\" is a link: torch.load reads \"%s\" through it",
+                        m->name, torch_m[k]->name);
+    }
+    for (size_t i = 0; i < t.n; i++) {
+        const mf_tar_member *m = &t.m[i];
+        if (mf_tar_resolve(&t, m) != m)
+            continue; /* links, folders: their data is another member's */
+        const uint8_t *p;
+        uint64_t len;
+        mf_status_clear(&st);
+        mf_status_init(&st);
+        const char *outer = sc->member;
+        sc->member = join_label(sc, m->name);
+        if (!sc->member)
+            sc->member = outer;
+        if (mf_tar_data(&t, m, &p, &len, &st)) {
+            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)m->offset, NULL, NULL, "%s", st.msg);
+            sc->member = outer;
+            continue;
+        }
+        int64_t fb = sc->file_base >= 0 ? sc->file_base + (int64_t)m->data_offset : -1;
+        scanner saved = *sc;
+        sc->file_base = fb;
+        sc->depth++;
+        sc->notes_after_stop = false;
+        if (m == torch_m[0] || m == torch_m[1])
+            scan_tar_stream(sc, p, len, m == torch_m[0]);
+        else
+            scan_buffer(sc, p, len);
+        sc->buf = saved.buf;
+        sc->file_base = saved.file_base;
+        sc->depth = saved.depth;
+        sc->origin = saved.origin;
+        sc->notes_after_stop = saved.notes_after_stop;
+        sc->member = outer;
+    }
+    if (t.end_why && strcmp(t.end_why, "an end-of-archive block") != 0 &&
+        strcmp(t.end_why, "the end of the file") != 0)
+        add_finding(sc, MF_VERDICT_SAFE, (int64_t)t.end, NULL, NULL,
+                    "tar: the member list ends at %s, as tarfile ends it", t.end_why);
+    mf_status_clear(&st);
+    mf_arena_free(a);
 }
 
 /* ----------------------------------------------------------------- zip */
@@ -695,8 +821,9 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
         scan_npy(sc, b, n);
         return;
     }
-    if (is_tar(b, n)) {
+    if (mf_tar_probe(b, n)) { /* torch.load tries tarfile first */
         scan_tar(sc, b, n);
+        scan_quiet_pickles(sc, b, n); /* pickle.load reads the same bytes from byte 0 */
         return;
     }
     const char *other = other_format(b, n);
