@@ -1,6 +1,7 @@
 /* detect.c - the format of a path, from its bytes (the name never decides). */
 #include "core/core.h"
 #include "core/proto.h"
+#include "core/tar.h"
 #include "core/zip.h"
 #include "formats/pickle/pickle.h"
 
@@ -114,6 +115,26 @@ static int probe_pickle(probe *p)
     if (strchr(first_ops, p->b[0]) && p->b[0] && p->b[p->size - 1] == '.')
         return found(p, MF_FMT_PICKLE, "pickle protocol 0/1");
     return 0;
+}
+
+/* torch.load's first try: Python's tarfile (core/tar.h). A legacy torch
+ * checkpoint has members storages, tensors and pickle. */
+static int probe_tar(probe *p)
+{
+    if (!mf_tar_probe(p->b, p->size))
+        return 0;
+    mf_arena *a = mf_arena_new();
+    mf_status st;
+    mf_status_init(&st);
+    mf_tar t;
+    int r = 0;
+    if (a && mf_tar_open(&t, p->b, p->size, p->path, a, &st) == 0) {
+        if (mf_tar_find(&t, "pickle") && mf_tar_find(&t, "storages"))
+            r = found(p, MF_FMT_PYTORCH_PICKLE, "PyTorch legacy tar (%zu members)", t.n);
+    }
+    mf_status_clear(&st);
+    mf_arena_free(a);
+    return r;
 }
 
 static int probe_zip(probe *p)
@@ -301,7 +322,7 @@ int mf_detect(const char *path, mf_detection *out, mf_status *st)
         return -1;
     probe p = {.path = path, .b = f.base, .size = f.size, .out = out};
     int (*const probes[])(probe *) = {
-        probe_gguf, probe_ggml_legacy, probe_npy, probe_zip, probe_hdf5,
+        probe_gguf, probe_ggml_legacy, probe_npy, probe_tar, probe_zip, probe_hdf5,
         probe_tflite, probe_safetensors, probe_pickle, probe_index_json,
         probe_protobuf,
     };

@@ -826,6 +826,10 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
         scan_quiet_pickles(sc, b, n); /* pickle.load reads the same bytes from byte 0 */
         return;
     }
+    if (n >= 512 && memcmp(b + 257, "ustar", 5) == 0)
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                    "a tar header that Python's tarfile refuses (bad checksum or number): other "
+                    "tar readers may still open it");
     const char *other = other_format(b, n);
     if (other) {
         add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "a %s file: holds no pickle", other);
