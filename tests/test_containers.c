@@ -63,6 +63,9 @@ static void test_hostile_fixtures(void)
         {"zip-proto0-member-evil.pt", "os.system", MF_VERDICT_DANGEROUS},
         {"zip-localname-evil.pt", "os.system", MF_VERDICT_DANGEROUS},
         {"zip-overlap-evil.pt", "os.system", MF_VERDICT_DANGEROUS},
+        /* class 10: the archive's own "collections" shadows the allowlisted
+         * OrderedDict (PackageImporter ran the payload); TorchScript code */
+        {"package-shadow-evil.pt", "archive's own module", MF_VERDICT_DANGEROUS},
         /* benign twins whose archive is still ambiguous */
         {"zip-two-eocd-ok.pt", "describes another archive", MF_VERDICT_UNKNOWN},
         {"zip-prepended-ok.npz", "prepended", MF_VERDICT_UNKNOWN},
@@ -77,6 +80,16 @@ static void test_hostile_fixtures(void)
                cases[i].file, mf_verdict_name((mf_verdict)cases[i].v), cases[i].why);
         mf_scan_free(r);
     }
+    /* TorchScript runs its code/ members: reported, never safe (how its
+     * debug pickles' names are classed is the pickle allowlist's business) */
+    mf_scan_report *ts = scan(DIR "torchscript.pt");
+    CHECK(ts && ts->verdict != MF_VERDICT_SAFE && has(ts, MF_VERDICT_UNKNOWN, "TorchScript archive"));
+    mf_scan_free(ts);
+    /* a torch.package that ships no code and externs collections: safe */
+    mf_scan_report *r = scan(DIR "package-ok.pt");
+    CHECKF(r && r->verdict == MF_VERDICT_SAFE && r->n_pickles >= 1, "package-ok.pt: %s",
+           r ? mf_verdict_name(r->verdict) : "-");
+    mf_scan_free(r);
     /* the ambiguity itself is reported, not only the payload */
     static const struct { const char *file, *why; } amb[] = {
         {"zip-dup-evil.pt", "share a name"},

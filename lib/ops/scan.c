@@ -568,6 +568,10 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
     size_t hn = member_prefix(z, e, head);
     bool named = named_interesting(e->name);
     bool quiet = !named && !looks_like_container(head, hn);
+    if (quiet && ends_with(e->name, ".py")) { /* source, reported as code; nothing unpickles it */
+        sc->member = outer;
+        return;
+    }
     if (quiet && !looks_like_pickle_start(head, hn)) {
         sc->member = outer;
         return;
@@ -708,6 +712,92 @@ static bool add_view(zip_view *v, size_t *nv, mf_zip_dialect d, const uint8_t *b
     return true;
 }
 
+/* Archives that ship code (issue 10, class 10). torch.package
+ * (.data/extern_modules) imports every module the archive holds as
+ * <module path>.py or <module path>/__init__.py from the archive first,
+ * so a global whose module (or a parent package) is shipped runs the
+ * archive's code, however harmless its name; TorchScript archives
+ * (code/ + constants.pkl) are compiled and run by torch.jit.load. */
+typedef struct shipped_code {
+    MF_VEC(char *) modules; /* dotted module names of .py members */
+    bool package, torchscript;
+    size_t ts_files;
+} shipped_code;
+
+static char *module_of(const char *name)
+{
+    const char *slash = strchr(name, '/'); /* the archive's folder */
+    const char *rel = slash ? slash + 1 : name;
+    size_t n = strlen(rel);
+    if (n < 4 || strcasecmp(rel + n - 3, ".py") != 0)
+        return NULL;
+    char *m = strndup(rel, n - 3);
+    if (!m)
+        return NULL;
+    size_t l = strlen(m);
+    if (l >= 9 && strcmp(m + l - 9, "/__init__") == 0)
+        m[l - 9] = 0;
+    for (char *p = m; *p; p++)
+        if (*p == '/')
+            *p = '.';
+    return m;
+}
+
+static void collect_code(shipped_code *c, const mf_zip *z)
+{
+    for (size_t i = 0; i < z->n; i++) {
+        const char *nm = z->entries[i].name;
+        const char *slash = strchr(nm, '/');
+        const char *rel = slash ? slash + 1 : nm;
+        if (strcmp(rel, ".data/extern_modules") == 0)
+            c->package = true;
+        if (strncmp(rel, "code/", 5) == 0) {
+            c->torchscript = true;
+            c->ts_files++;
+            continue;
+        }
+        char *m = module_of(nm);
+        if (m && MF_VEC_PUSH(c->modules, m))
+            free(m);
+    }
+}
+
+static const char *shipped_module(const shipped_code *c, const char *global)
+{
+    for (size_t i = 0; i < c->modules.n; i++) {
+        const char *m = c->modules.v[i];
+        size_t l = strlen(m);
+        if (l && strncmp(global, m, l) == 0 && global[l] == '.')
+            return m; /* "module.name": the module or one of its parents is shipped */
+    }
+    return NULL;
+}
+
+static void report_code(scanner *sc, shipped_code *c)
+{
+    if (c->torchscript)
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                    "a TorchScript archive: torch.jit.load compiles and runs the code in its "
+                    "%zu code/ members, which mfmt does not judge", c->ts_files);
+    for (size_t i = 0; i < c->modules.n; i++)
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                    "the archive ships Python module \"%s\"%s", c->modules.v[i],
+                    c->package ? ": torch.package imports it from the archive, before any "
+                                 "installed module of that name"
+                               : ": a loader that imports from the archive runs it");
+    for (size_t i = 0; i < sc->g.n; i++) {
+        const char *m = shipped_module(c, sc->g.v[i].name);
+        if (m && c->package)
+            add_finding(sc, MF_VERDICT_DANGEROUS, -1, NULL, sc->g.v[i].name,
+                        "global %s resolves to the archive's own module \"%s\" (torch.package "
+                        "imports modules from inside the archive first): it runs shipped code",
+                        sc->g.v[i].name, m);
+    }
+    for (size_t i = 0; i < c->modules.n; i++)
+        free(c->modules.v[i]);
+    MF_VEC_FREE(c->modules);
+}
+
 /* Reads the archive as every loader could: torch's miniz, Python's
  * zipfile, and each other end-of-central-directory record in reach of a
  * zip reader; scans the members of every distinct reading. */
@@ -765,12 +855,15 @@ static void scan_zip(scanner *sc, const uint8_t *b, uint64_t n, bool appended)
                         "zip: the end-of-central-directory record at %llu describes another "
                         "archive (%zu members) than the loaders read: several end records, "
                         "all scanned", (unsigned long long)v[i].z.eocd_offset, v[i].z.n);
+        shipped_code code = {0};
         for (size_t i = 0; i < nv; i++) {
             view_ambiguities(sc, &v[i]);
+            collect_code(&code, &v[i].z);
             for (size_t k = 0; k < v[i].z.n; k++)
                 if (!member_seen(v, i, &v[i].z.entries[k]))
                     scan_member(sc, &v[i].z, &v[i].z.entries[k]);
         }
+        report_code(sc, &code);
     }
     mf_status_clear(&st_miniz);
     mf_status_clear(&st_py);

@@ -9,7 +9,8 @@ payload writes proves which bytes the loader read.
 Payload: os.system("echo x > $MARK") -- harmless, and a global no
 scanner may call safe.
 
-Run: python3 tests/data/containers/make_containers.py [--verify]
+Run: python3 tests/data/containers/make_containers.py [--torch] [--verify]
+(--torch also writes the torch.package and TorchScript fixtures.)
 """
 import io
 import os
@@ -341,13 +342,42 @@ def overlap_zip(bad, ok):
     return bytes(z)
 
 
+# ----------------------------------------------------- torch-made files
+
+def make_torch(out):
+    """torch.package and TorchScript archives (needs torch; the committed
+    files were made with Debian's python3-torch 1.13)."""
+    import collections
+    import torch
+    from torch.package import PackageExporter
+    pk = b"\x80\x02ccollections\nOrderedDict\nq\x00)Rq\x01."
+    with PackageExporter(out + "/package-shadow-evil.pt") as pe:
+        # the archive's own "collections": the allowlisted OrderedDict runs it
+        pe.save_source_string("collections", "import os\nos.system('echo x > %s')\n"
+                              "class OrderedDict(dict):\n    pass\n" % MARK, is_package=True)
+        pe.save_binary("res", "data.pkl", pk)
+    with PackageExporter(out + "/package-ok.pt") as pe:
+        pe.extern("collections")
+        pe.save_pickle("res", "data.pkl", collections.OrderedDict(a=1))
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+    torch.jit.save(torch.jit.script(M()), out + "/torchscript.pt")
+
+
 # ---------------------------------------------------------------- verify
 
 def verify(out):
     code = ("import sys, torch, numpy\n"
             "p = sys.argv[1]\n"
             "try:\n"
-            "    if p.endswith('.npz'):\n"
+            "    if 'package-' in p:\n"
+            "        from torch.package import PackageImporter\n"
+            "        PackageImporter(p).load_pickle('res', 'data.pkl')\n"
+            "    elif 'torchscript' in p:\n"
+            "        torch.jit.load(p)\n"
+            "    elif p.endswith('.npz'):\n"
             "        d = numpy.load(p, allow_pickle=True); [d[k] for k in d.files]\n"
             "    else:\n"
             "        torch.load(p, weights_only=False) if 'weights_only' in "
@@ -369,5 +399,7 @@ def verify(out):
 if __name__ == "__main__":
     make_tars(HERE)
     make_zips(HERE)
+    if "--torch" in sys.argv:
+        make_torch(HERE)
     if "--verify" in sys.argv:
         verify(HERE)
