@@ -172,6 +172,62 @@ static void test_torch_view(void)
     }
 }
 
+/* class 10: a Hugging Face directory whose config.json has auto_map runs
+ * its .py files under trust_remote_code=True: scan DIR reports the config
+ * entries and every .py file, never safe; without auto_map, the same .py
+ * file is not called code to run. Variants: a local module, a tokenizer
+ * [slow, null] list, code from another repository. */
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+typedef struct dir_tally {
+    size_t files, unsafe, py_reported, config_refs;
+} dir_tally;
+
+static int tally(void *ctx, const mf_scan_report *r)
+{
+    dir_tally *t = ctx;
+    t->files++;
+    t->unsafe += r->verdict != MF_VERDICT_SAFE;
+    t->py_reported += strstr(r->path, ".py") && has(r, MF_VERDICT_UNKNOWN, "trust_remote_code");
+    for (size_t i = 0; i < r->n_findings; i++)
+        t->config_refs += strstr(r->findings[i].message, "auto_map: ") != NULL;
+    return 0;
+}
+
+static void test_hf_remote_code(void)
+{
+    const char *d = "build/containers-hf-remote";
+    char p[512];
+    (void)!system("rm -rf build/containers-hf-remote && mkdir -p build/containers-hf-remote");
+    snprintf(p, sizeof(p), "%s/modeling_x.py", d);
+    write_file(p, "# modeling code\nimport os\nos.system('true')\n");
+    snprintf(p, sizeof(p), "%s/config.json", d);
+    write_file(p, "{\"model_type\": \"llama\"}");
+    dir_tally t = {0};
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_scan_path(d, tally, &t, &st) == 0);
+    CHECKF(t.files == 2 && t.unsafe == 0, "no auto_map: %zu files, %zu not safe", t.files, t.unsafe);
+    write_file(p, "{\"model_type\": \"x\", \"auto_map\": {\"AutoModelForCausalLM\": "
+                  "\"modeling_x.XForCausalLM\", \"AutoConfig\": \"other/repo--configuration_x.C\"}}");
+    snprintf(p, sizeof(p), "%s/tokenizer_config.json", d);
+    write_file(p, "{\"auto_map\": {\"AutoTokenizer\": [\"tokenization_x.T\", null]}}");
+    memset(&t, 0, sizeof(t));
+    CHECK(mf_scan_path(d, tally, &t, &st) == 0);
+    CHECKF(t.files == 3 && t.unsafe == 3 && t.py_reported == 1 && t.config_refs == 3,
+           "auto_map: %zu files, %zu not safe, %zu .py reported, %zu refs", t.files, t.unsafe,
+           t.py_reported, t.config_refs);
+    mf_status_clear(&st);
+}
+
 /* ------------------------------------------------------ differential */
 
 typedef MF_VEC(char *) lines;
@@ -370,6 +426,7 @@ int main(void)
     test_hostile_fixtures();
     test_legacy_tar_read();
     test_torch_view();
+    test_hf_remote_code();
     test_differential();
     return tl_report("containers");
 }

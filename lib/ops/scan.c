@@ -21,6 +21,7 @@
 #include "core/tar.h"
 #include "core/zip.h"
 #include "formats/hdf5/keras.h"
+#include "formats/hf/hf.h"
 #include "formats/numpy/npy.h"
 #include "formats/pickle/pytorch.h"
 #include "formats/tf/tf.h"
@@ -992,6 +993,51 @@ static void scan_model_code(scanner *sc, const char *path)
     mf_close(m);
 }
 
+/* ------------------------------------------------- Hugging Face code */
+
+typedef struct code_ctx {
+    scanner *sc;
+    const char *base;  /* the file scanned */
+    bool is_config;
+    int refs_to_me;
+} code_ctx;
+
+static void on_remote_code(void *ctx, const mf_hf_code *c)
+{
+    code_ctx *cc = ctx;
+    if (cc->is_config && strcmp(c->json_file, cc->base) == 0)
+        add_finding(cc->sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                    "auto_map: %s is %s, Python code that from_pretrained(..., "
+                    "trust_remote_code=True) imports and runs (%s%s)", c->auto_class, c->ref,
+                    c->other_repo ? "from another repository" : c->py_file,
+                    c->other_repo ? "" : c->present ? ", in this directory" : ", missing here");
+    else if (!cc->is_config && strcmp(c->py_file, cc->base) == 0)
+        cc->refs_to_me++;
+}
+
+/* transformers' remote code (formats/hf): a config's auto_map names
+ * Python files that loading with trust_remote_code=True runs. The config
+ * and every .py file of such a directory are reported, never safe. */
+static void scan_remote_code(scanner *sc, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    size_t bl = strlen(base);
+    bool is_py = bl > 3 && strcmp(base + bl - 3, ".py") == 0;
+    bool is_config = bl > 5 && strcmp(base + bl - 5, ".json") == 0;
+    if (!is_py && !is_config)
+        return;
+    code_ctx cc = {sc, base, is_config, 0};
+    int n = mf_hf_remote_code(dir, is_config ? base : NULL, on_remote_code, &cc);
+    if (is_py && n > 0)
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                    "Python code in a model directory whose config names remote code "
+                    "(auto_map%s): from_pretrained(..., trust_remote_code=True) imports it",
+                    cc.refs_to_me ? " names this file" : "");
+}
+
 /* ---------------------------------------------------------------- API */
 
 static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file,
@@ -1010,6 +1056,7 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
         sc.depth = 0;
         sc.file_base = -1;
         scan_model_code(&sc, path);
+        scan_remote_code(&sc, path);
     }
     r->findings = sc.f.v;
     r->n_findings = sc.f.n;
