@@ -228,6 +228,82 @@ static void test_hf_remote_code(void)
     mf_status_clear(&st);
 }
 
+/* Hostile input: a deflated data.pkl whose small pickle is followed by
+ * padding that inflates far beyond it (a zip bomb) is read a window at a
+ * time, so opening it costs the window, not the member; validate still
+ * counts every byte after STOP. (Time and peak RSS of the 1 GiB variant
+ * are measured by hand with /usr/bin/time -v, see the report.) */
+static void put16(uint8_t *p, unsigned v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v) { put16(p, v & 0xffff); put16(p + 2, v >> 16); }
+
+static void test_inflate_window(void)
+{
+    const uint8_t pk[] = {0x80, 0x02, '}', 'q', 0, 'X', 2, 0, 0, 0, 'o', 'k', 'q', 1, 'K', 1, 's', '.'};
+    size_t pad = 8u << 20, n = sizeof(pk) + pad;
+    uint8_t *raw = calloc(1, n);
+    uLong cap = compressBound((uLong)n);
+    uint8_t *z = malloc(cap + 512);
+    CHECK(raw && z);
+    if (!raw || !z) {
+        free(raw);
+        free(z);
+        return;
+    }
+    memcpy(raw, pk, sizeof(pk));
+    z_stream zs = {0};
+    CHECK(deflateInit2(&zs, 9, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY) == Z_OK);
+    const char *name = "archive/data.pkl";
+    size_t nl = strlen(name), lh = 30 + nl;
+    zs.next_in = raw;
+    zs.avail_in = (uInt)n;
+    zs.next_out = z + lh;
+    zs.avail_out = (uInt)cap;
+    CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+    size_t cs = zs.total_out;
+    deflateEnd(&zs);
+    uint32_t crc = (uint32_t)crc32(crc32(0, NULL, 0), raw, (uInt)n);
+    memset(z, 0, 30);
+    put32(z, 0x04034b50); put16(z + 4, 20); put16(z + 8, 8); put32(z + 14, crc);
+    put32(z + 18, (uint32_t)cs); put32(z + 22, (uint32_t)n); put16(z + 26, (unsigned)nl);
+    memcpy(z + 30, name, nl);
+    uint8_t *c = z + lh + cs;
+    memset(c, 0, 46);
+    put32(c, 0x02014b50); put16(c + 4, 20); put16(c + 6, 20); put16(c + 10, 8);
+    put32(c + 16, crc); put32(c + 20, (uint32_t)cs); put32(c + 24, (uint32_t)n);
+    put16(c + 28, (unsigned)nl);
+    memcpy(c + 46, name, nl);
+    uint8_t *e = c + 46 + nl;
+    memset(e, 0, 22);
+    put32(e, 0x06054b50); put16(e + 8, 1); put16(e + 10, 1); put32(e + 12, (uint32_t)(46 + nl));
+    put32(e + 16, (uint32_t)(lh + cs));
+    const char *path = "build/containers-bomb.pt";
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(z, 1, (size_t)(e + 22 - z), f) == (size_t)(e + 22 - z));
+    if (f)
+        fclose(f);
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_open(path, NULL, &m, &st);
+    CHECKF(rc == 0 && m->n_meta >= 1 && m->header_bytes < (2u << 20),
+           "a small pickle in an 8 MiB member: %s (read %llu bytes)", rc ? st.msg : "opened",
+           rc ? 0ull : (unsigned long long)m->header_bytes);
+    if (rc == 0)
+        mf_close(m);
+    mf_status_clear(&st);
+    mf_status_init(&st);
+    mf_open_opts strict = {.flags = MF_OPEN_STRICT};
+    rc = mf_open(path, &strict, &m, &st);
+    char want[64];
+    snprintf(want, sizeof(want), "%zu bytes after the pickle's STOP", pad);
+    CHECKF(rc != 0 && strstr(st.msg, want), "validate: %s", st.msg);
+    if (rc == 0)
+        mf_close(m);
+    mf_status_clear(&st);
+    free(raw);
+    free(z);
+}
+
 /* ------------------------------------------------------ differential */
 
 typedef MF_VEC(char *) lines;
@@ -427,6 +503,7 @@ int main(void)
     test_legacy_tar_read();
     test_torch_view();
     test_hf_remote_code();
+    test_inflate_window();
     test_differential();
     return tl_report("containers");
 }

@@ -271,9 +271,10 @@ static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
     if (run_pickle(c, info, pkl, &po, &p, &n, &root, &used, st))
         return -1;
     m->header_bytes += n;
-    if (used < n && (flags & MF_OPEN_STRICT))
-        mf_breach(st, c->file, (int64_t)(po.origin + used), "%s: %zu bytes after the pickle's STOP",
-                  pkl->name, n - used);
+    if (used < pkl->usize && (flags & MF_OPEN_STRICT)) /* n may be a window of it */
+        mf_breach(st, c->file, (int64_t)(po.origin + used),
+                  "%s: %llu bytes after the pickle's STOP", pkl->name,
+                  (unsigned long long)(pkl->usize - used));
     pt_tree_opts to = {.file = c->file, .resolve = resolve, .ctx = c, .file_index = 0,
                        .pickle_base = pkl->method == 0 ? p : NULL, .pickle_size = n,
                        .pickle_offset = pkl->data_offset, .objects = pk_objects(info->pm),
