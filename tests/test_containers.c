@@ -330,25 +330,25 @@ static void free_lines(lines *v)
 static void zip_view_lines(const char *path, const uint8_t *b, uint64_t n, lines *out,
                            bool want_miniz)
 {
-    char buf[2048];
+    char buf[4096];
     mf_arena *a = mf_arena_new();
     mf_status st;
     mf_status_init(&st);
     mf_zip z;
     if (mf_zip_open_as(&z, MF_ZIP_PYTHON, b, n, path, a, &st)) {
-        snprintf(buf, sizeof(buf), "ZE\t%s", path);
+        snprintf(buf, sizeof(buf), "ZE\t%.1000s", path);
         add_line(out, buf);
     } else {
         for (size_t i = 0; i < z.n; i++) {
             const mf_zip_entry *e = &z.entries[i];
-            snprintf(buf, sizeof(buf), "Z\t%s\t%s\t%llu\t%lld\t%llu\t%llu\t%s", path, e->name,
+            snprintf(buf, sizeof(buf), "Z\t%.1000s\t%.1000s\t%llu\t%lld\t%llu\t%llu\t%.1000s", path, e->name,
                      (unsigned long long)e->local_offset,
                      e->local_ok ? (long long)e->data_offset : -1ll,
                      (unsigned long long)e->csize, (unsigned long long)e->usize,
                      e->refused ? "refused" : "ok");
             add_line(out, buf);
             if (mf_zip_find(&z, e->name) == e) {
-                snprintf(buf, sizeof(buf), "ZN\t%s\t%s\t%llu", path, e->name,
+                snprintf(buf, sizeof(buf), "ZN\t%.1000s\t%.1000s\t%llu", path, e->name,
                          (unsigned long long)e->local_offset);
                 add_line(out, buf);
             }
@@ -365,7 +365,7 @@ static void zip_view_lines(const char *path, const uint8_t *b, uint64_t n, lines
         for (size_t i = 0; all && i < mz.n; i++)
             all = strncmp(mz.entries[i].name, mz.entries[0].name, pl) == 0;
         for (size_t i = 0; all && i < mz.n; i++) {
-            snprintf(buf, sizeof(buf), "M\t%s\t%s", path, mz.entries[i].name + pl);
+            snprintf(buf, sizeof(buf), "M\t%.1000s\t%.1000s", path, mz.entries[i].name + pl);
             add_line(out, buf);
         }
         char want[1100];
@@ -374,7 +374,7 @@ static void zip_view_lines(const char *path, const uint8_t *b, uint64_t n, lines
         uint8_t *d;
         size_t len;
         if (e && mf_zip_extract(&mz, e, 1u << 30, &d, &len, &st) == 0) {
-            snprintf(buf, sizeof(buf), "MR\t%s\tdata.pkl\t%zu\t%08lx", path, len,
+            snprintf(buf, sizeof(buf), "MR\t%.1000s\tdata.pkl\t%zu\t%08lx", path, len,
                      crc32(crc32(0, NULL, 0), d, (uInt)len));
             add_line(out, buf);
             free(d);
@@ -386,19 +386,19 @@ static void zip_view_lines(const char *path, const uint8_t *b, uint64_t n, lines
 
 static void tar_view_lines(const char *path, const uint8_t *b, uint64_t n, lines *out)
 {
-    char buf[2048];
+    char buf[4096];
     mf_arena *a = mf_arena_new();
     mf_status st;
     mf_status_init(&st);
     mf_tar t;
     if (mf_tar_open(&t, b, n, path, a, &st)) {
-        snprintf(buf, sizeof(buf), "TE\t%s", path);
+        snprintf(buf, sizeof(buf), "TE\t%.1000s", path);
         add_line(out, buf);
     } else {
         for (size_t i = 0; i < t.n; i++) {
             const mf_tar_member *m = &t.m[i];
             char ty[4] = {m->type, 0};
-            snprintf(buf, sizeof(buf), "T\t%s\t%s\t%s\t%llu\t%llu\t%lld", path, m->name,
+            snprintf(buf, sizeof(buf), "T\t%.1000s\t%.1000s\t%.1000s\t%llu\t%llu\t%lld", path, m->name,
                      m->type ? ty : "\\0", (unsigned long long)m->offset,
                      (unsigned long long)m->data_offset, (long long)m->size);
             add_line(out, buf);
