@@ -240,30 +240,39 @@ static int python_end(mf_zip *z, uint64_t eocd, cd_info *ci, mf_status *st)
     return 0;
 }
 
+typedef struct off_ix {
+    uint64_t off;
+    size_t i;
+} off_ix;
+
+/* header offset descending, then list order: Python's stable sort */
+static int cmp_off_desc(const void *a, const void *b)
+{
+    const off_ix *x = a, *y = b;
+    if (x->off != y->off)
+        return x->off > y->off ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i ? 1 : 0;
+}
+
 /* Python's ZipFile._end_offset: each member ends where the next local
  * header (by offset) starts, the last one where the central directory
  * does; members sorted by header offset, the sort stable. */
 static void python_end_offsets(mf_zip *z, uint64_t *end, mf_arena *a)
 {
     size_t n = z->n;
-    size_t *ix = mf_arena_calloc(a, n ? n : 1, sizeof(size_t));
+    off_ix *ix = mf_arena_calloc(a, n ? n : 1, sizeof(off_ix));
     if (!ix) {
         for (size_t i = 0; i < n; i++)
             end[i] = UINT64_MAX;
         return;
     }
-    for (size_t i = 0; i < n; i++) /* insertion sort, descending, stable */ {
-        size_t j = i;
-        while (j > 0 && z->entries[ix[j - 1]].local_offset < z->entries[i].local_offset) {
-            ix[j] = ix[j - 1];
-            j--;
-        }
-        ix[j] = i;
-    }
+    for (size_t i = 0; i < n; i++)
+        ix[i] = (off_ix){z->entries[i].local_offset, i};
+    qsort(ix, n, sizeof(off_ix), cmp_off_desc);
     uint64_t e = z->cd_offset;
     for (size_t k = 0; k < n; k++) {
-        end[ix[k]] = e;
-        e = z->entries[ix[k]].local_offset;
+        end[ix[k].i] = e;
+        e = ix[k].off;
     }
 }
 

@@ -139,7 +139,8 @@ static int probe_tar(probe *p)
 
 /* torch.load's reading of a zip (miniz): the folder of the first member,
  * and <folder>/data.pkl found as miniz finds it (case-insensitively). */
-static bool torch_archive(const uint8_t *b, uint64_t size, const char *path, mf_arena *a)
+static bool torch_archive(const uint8_t *b, uint64_t size, const char *path, mf_arena *a,
+                          size_t *members)
 {
     mf_status st;
     mf_status_init(&st);
@@ -153,6 +154,7 @@ static bool torch_archive(const uint8_t *b, uint64_t size, const char *path, mf_
                      z.entries[0].name);
             yes = mf_zip_find(&z, want) != NULL;
         }
+        *members = z.n;
     }
     mf_status_clear(&st);
     return yes;
@@ -163,12 +165,8 @@ static int probe_zip(probe *p)
     if (p->size < 4 || (memcmp(p->b, "PK\x03\x04", 4) != 0 && memcmp(p->b, "PK\x05\x06", 4) != 0))
         return 0;
     mf_arena *a = mf_arena_new();
-    if (a && torch_archive(p->b, p->size, p->path, a)) {
-        mf_zip z;
-        mf_status st;
-        mf_status_init(&st);
-        size_t n = mf_zip_open_as(&z, MF_ZIP_MINIZ, p->b, p->size, p->path, a, &st) == 0 ? z.n : 0;
-        mf_status_clear(&st);
+    size_t n = 0;
+    if (a && torch_archive(p->b, p->size, p->path, a, &n)) {
         mf_arena_free(a);
         return found(p, MF_FMT_PYTORCH_ZIP, "PyTorch zip archive (%zu members)", n);
     }

@@ -665,17 +665,17 @@ static void view_ambiguities(scanner *sc, const zip_view *v)
                     (unsigned long long)amb.lead_bytes, v->who);
 }
 
-static bool member_seen(const zip_view *v, size_t upto_view, const mf_zip_entry *e)
+/* A member another reading already scanned: same name, same bytes.
+ * Returns 1 when seen, 0 when new (now recorded), -1 out of memory. */
+static int member_seen(mf_strset *seen, mf_arena *a, const mf_zip_entry *e)
 {
-    for (size_t i = 0; i < upto_view; i++)
-        for (size_t k = 0; k < v[i].z.n; k++) {
-            const mf_zip_entry *x = &v[i].z.entries[k];
-            if (x->local_offset == e->local_offset && x->data_offset == e->data_offset &&
-                x->csize == e->csize && x->usize == e->usize && x->method == e->method &&
-                strcmp(x->name, e->name) == 0)
-                return true;
-        }
-    return false;
+    char *key = mf_arena_printf(a, "%llu/%llu/%llu/%llu/%u/%s",
+                                (unsigned long long)e->local_offset,
+                                (unsigned long long)e->data_offset,
+                                (unsigned long long)e->csize, (unsigned long long)e->usize,
+                                e->method, e->name);
+    int r = key ? mf_strset_add(seen, key) : -1; /* the set keeps the pointer */
+    return r < 0 ? -1 : r == 0;
 }
 
 /* An end record inside a stored member that is itself an archive: the
@@ -825,6 +825,12 @@ static void scan_zip(scanner *sc, const uint8_t *b, uint64_t n, bool appended)
     size_t nc = mf_zip_eocd_candidates(b, n, cand, MAX_VIEWS);
     for (size_t i = 0; i < nc; i++)
         for (int d = 0; d < 2 && !inside_nested_archive(v, loaders, cand[i]); d++) {
+            bool again = false; /* a loader's own end record, read with its own rules */
+            for (size_t k = 0; k < loaders; k++)
+                again |= v[k].z.eocd_offset == cand[i] &&
+                         v[k].z.dialect == (d ? MF_ZIP_PYTHON : MF_ZIP_MINIZ);
+            if (again)
+                continue;
             mf_status_init(&tmp);
             add_view(v, &nv, d ? MF_ZIP_PYTHON : MF_ZIP_MINIZ, b, n, (int64_t)cand[i],
                      "another end record", sc->path, a, &tmp);
@@ -857,14 +863,16 @@ static void scan_zip(scanner *sc, const uint8_t *b, uint64_t n, bool appended)
                         "archive (%zu members) than the loaders read: several end records, "
                         "all scanned", (unsigned long long)v[i].z.eocd_offset, v[i].z.n);
         shipped_code code = {0};
+        mf_strset seen = {0};
         for (size_t i = 0; i < nv; i++) {
             view_ambiguities(sc, &v[i]);
             collect_code(&code, &v[i].z);
             for (size_t k = 0; k < v[i].z.n; k++)
-                if (!member_seen(v, i, &v[i].z.entries[k]))
+                if (member_seen(&seen, a, &v[i].z.entries[k]) != 1)
                     scan_member(sc, &v[i].z, &v[i].z.entries[k]);
         }
         report_code(sc, &code);
+        mf_strset_free(&seen);
     }
     mf_status_clear(&st_miniz);
     mf_status_clear(&st_py);
@@ -1005,12 +1013,17 @@ typedef struct code_ctx {
 static void on_remote_code(void *ctx, const mf_hf_code *c)
 {
     code_ctx *cc = ctx;
-    if (cc->is_config && strcmp(c->json_file, cc->base) == 0)
+    if (cc->is_config && strcmp(c->json_file, cc->base) == 0 && !c->present && !c->other_repo)
+        add_finding(cc->sc, MF_VERDICT_SAFE, -1, NULL, NULL,
+                    "auto_map: %s is %s, but %s is not in this directory: loading it with "
+                    "trust_remote_code=True fails here, nothing runs", c->auto_class, c->ref,
+                    c->py_file);
+    else if (cc->is_config && strcmp(c->json_file, cc->base) == 0)
         add_finding(cc->sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
                     "auto_map: %s is %s, Python code that from_pretrained(..., "
                     "trust_remote_code=True) imports and runs (%s%s)", c->auto_class, c->ref,
                     c->other_repo ? "from another repository" : c->py_file,
-                    c->other_repo ? "" : c->present ? ", in this directory" : ", missing here");
+                    c->other_repo ? "" : ", in this directory");
     else if (!cc->is_config && strcmp(c->py_file, cc->base) == 0)
         cc->refs_to_me++;
 }
