@@ -183,7 +183,7 @@ static int probe_zip(probe *p)
         size_t l = strlen(z.entries[i].name);
         npy += l >= 4 && strcmp(z.entries[i].name + l - 4, ".npy") == 0;
     }
-    size_t n = z.n;
+    n = z.n;
     if (mf_zip_find_suffix(&z, "/data.pkl") || mf_zip_find(&z, "data.pkl"))
         found(p, MF_FMT_PYTORCH_ZIP, "PyTorch zip archive (%zu members)", n);
     else if (mf_zip_find(&z, "config.json") && mf_zip_find(&z, "model.weights.h5"))
