@@ -301,6 +301,13 @@ static void test_inflate_window(void)
     if (rc == 0)
         mf_close(m);
     mf_status_clear(&st);
+    /* scan reads it a window at a time too: the pickle is judged, the
+     * padding is not inflated */
+    mf_scan_report *r = scan(path);
+    CHECKF(r && r->verdict == MF_VERDICT_SAFE && r->n_pickles >= 1 &&
+           has(r, MF_VERDICT_SAFE, "neither inflated"), "scan of the padded member: %s",
+           r ? mf_verdict_name(r->verdict) : "-");
+    mf_scan_free(r);
     free(raw);
     free(z);
 }

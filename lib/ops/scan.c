@@ -260,13 +260,13 @@ static uint64_t scan_legacy(scanner *sc, const uint8_t *b, uint64_t n, uint64_t 
 /* Pickle bytes in a member that is not named as one (a storage record that
  * happens to start like a pickle): only a complete pickle, or a dangerous
  * name, counts. */
-static void scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n)
+static chain_result scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n)
 {
     size_t f0 = sc->f.n, g0 = sc->g.n;
     mf_verdict v0 = sc->r->verdict;
     chain_result res = scan_pickles(sc, b, n, 0);
     if (res.complete)
-        return;
+        return res;
     size_t k = f0;
     mf_verdict v = v0;
     for (size_t i = f0; i < sc->f.n; i++)
@@ -279,6 +279,7 @@ static void scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n)
     for (size_t i = f0; i < k; i++)
         add_global(sc, sc->f.v[i].global, MF_VERDICT_DANGEROUS);
     sc->r->verdict = v;
+    return res;
 }
 
 /* ----------------------------------------------------------------- npy */
@@ -552,6 +553,61 @@ static void zip_anomalies(scanner *sc, const mf_zip_entry *e)
                     "the local header's sizes or method differ from the central directory");
 }
 
+#define FIRST_WINDOW (1u << 20)
+#define LAST_WINDOW (32u << 20) /* beyond it, the member is inflated whole (MAX_INSPECT) */
+
+/* A deflated member that starts like a pickle: loaders stop at STOP, and
+ * so does the chain of pickles the scanner follows once it meets bytes
+ * that start no pickle. It is inflated a window at a time (1 MiB,
+ * doubling) until the chain ends inside the window, so a small pickle
+ * followed by a gigabyte of padding (a zip bomb) costs the window.
+ * Findings of a window that proved too short are dropped before the next.
+ * Returns false when the caller must inflate the member whole. */
+static bool scan_windowed(scanner *sc, const mf_zip *z, const mf_zip_entry *e, bool quiet)
+{
+    for (uint64_t want = FIRST_WINDOW; want < e->usize && want <= LAST_WINDOW; want *= 2) {
+        uint8_t *buf;
+        size_t len;
+        mf_status st;
+        mf_status_init(&st);
+        if (mf_zip_extract_prefix(z, e, (size_t)want, &buf, &len, &st)) {
+            mf_status_clear(&st);
+            return false;
+        }
+        mf_status_clear(&st);
+        size_t f0 = sc->f.n, g0 = sc->g.n, d0 = sc->r->dropped_findings;
+        uint64_t p0 = sc->r->n_pickles;
+        mf_verdict v0 = sc->r->verdict;
+        scanner saved = *sc;
+        sc->file_base = -1;
+        sc->depth++;
+        sc->notes_after_stop = false;
+        sc->buf = buf;
+        chain_result res = quiet ? scan_quiet_pickles(sc, buf, len) : scan_pickles(sc, buf, len, 0);
+        sc->buf = saved.buf;
+        sc->file_base = saved.file_base;
+        sc->depth = saved.depth;
+        sc->origin = saved.origin;
+        sc->notes_after_stop = saved.notes_after_stop;
+        bool ended = res.end < len && !looks_like_pickle_start(buf + res.end, len - res.end) &&
+                     buf[res.end] != 0x80;
+        free(buf);
+        if (ended) {
+            add_finding(sc, MF_VERDICT_SAFE, (int64_t)res.end, NULL, NULL,
+                        "the pickles end at byte %llu of %llu: the rest (no loader reads it) "
+                        "was neither inflated nor CRC-checked", (unsigned long long)res.end,
+                        (unsigned long long)e->usize);
+            return true;
+        }
+        sc->f.n = f0; /* too short a window: start again with a longer one */
+        sc->g.n = g0;
+        sc->r->dropped_findings = d0;
+        sc->r->n_pickles = p0;
+        sc->r->verdict = v0;
+    }
+    return false;
+}
+
 static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
 {
     const char *outer = sc->member;
@@ -574,6 +630,11 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
         return;
     }
     if (quiet && !looks_like_pickle_start(head, hn)) {
+        sc->member = outer;
+        return;
+    }
+    if (e->method == 8 && e->usize > FIRST_WINDOW && !looks_like_container(head, hn) &&
+        looks_like_pickle_start(head, hn) && scan_windowed(sc, z, e, quiet)) {
         sc->member = outer;
         return;
     }
