@@ -79,6 +79,19 @@ typedef struct mf_strset {
 int mf_strset_add(mf_strset *s, const char *str);
 bool mf_strset_has(const mf_strset *s, const char *str);
 void mf_strset_free(mf_strset *s);
+/* FNV-1a of a C string (the sets' hash). */
+uint64_t mf_str_hash(const char *s);
+
+/* Tensors of a model by name in O(1) (mf_tensor_find is a linear scan):
+ * for loops over every tensor of another model (diff). Borrows m. */
+typedef struct mf_tensor_index {
+    const mf_model *m;
+    size_t *slot; /* tensor index + 1; 0 = empty */
+    size_t cap;
+} mf_tensor_index;
+int mf_tensor_index_build(const mf_model *m, mf_tensor_index *ix); /* -1: no memory */
+const mf_tensor *mf_tensor_index_find(const mf_tensor_index *ix, const char *name);
+void mf_tensor_index_free(mf_tensor_index *ix);
 
 /* A size such as "5GB", "500MiB", "2G", "1024" in bytes (see size.c). */
 int mf_parse_size(const char *s, uint64_t *out);
