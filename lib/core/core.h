@@ -79,6 +79,32 @@ typedef struct mf_strset {
 int mf_strset_add(mf_strset *s, const char *str);
 bool mf_strset_has(const mf_strset *s, const char *str);
 void mf_strset_free(mf_strset *s);
+/* ------------------------------------------------- atomic output (atomic.c)
+ * Temporaries are NAME.mfmt-tmp-XXXXXX (files, or a set's staging
+ * directory) and PREFIX.mfmt-commit-XXXXXX (a set being renamed into
+ * place), each locked (flock) by its living writer. */
+bool mf_atomic_is_temp_name(const char *name);
+/* Removes the temporaries of dead runs in dir; finishes committed sets. */
+void mf_atomic_sweep(const char *dir);
+/* A set of files that appears together: each file is written (mf_atomic,
+ * or any writer taking a path) to the staging path mf_atomic_set_add
+ * returns for its final path (same directory as PREFIX); commit moves them
+ * all into place (see atomic.c for the guarantee); abort removes them. */
+typedef struct mf_atomic_set mf_atomic_set;
+int mf_atomic_set_begin(const char *prefix, mf_atomic_set **out, mf_status *st);
+const char *mf_atomic_set_add(mf_atomic_set *s, const char *final_path, mf_status *st);
+int mf_atomic_set_commit(mf_atomic_set *s, mf_status *st); /* frees s */
+void mf_atomic_set_abort(mf_atomic_set *s);                /* frees s */
+
+/* Every writing command refuses an output that is one of its inputs: the
+ * same inode as the model's path, any file it maps (every shard of a split
+ * set, every weights file of a directory, through tensor owners), or a
+ * file a model directory's reader reads (its *.json, *.model, *.txt,
+ * *.jinja). A path that does not exist yet passes. */
+int mf_output_check(const mf_model *m, const char *out, mf_status *st);
+/* The same for one more input path (an imatrix file, a model directory). */
+int mf_output_check_path(const char *input, const char *out, mf_status *st);
+
 /* FNV-1a of a C string (the sets' hash). */
 uint64_t mf_str_hash(const char *s);
 
