@@ -27,6 +27,7 @@
 #include "core/core.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -47,6 +48,18 @@ struct mf_atomic {
 };
 
 enum { WBUF = 1 << 20, NAME_TRIES = 64 };
+
+/* Tests only: the process SIGKILLs itself at this point ("write", "link",
+ * "stage", "commit"), as a kill -9 would land there. */
+const char *mf_atomic_kill_point;
+/* Tests only: use named temporaries, as on a filesystem without O_TMPFILE. */
+bool mf_atomic_named_only;
+
+static void kill_point(const char *where)
+{
+    if (mf_atomic_kill_point && strcmp(mf_atomic_kill_point, where) == 0)
+        raise(SIGKILL);
+}
 
 /* ------------------------------------------------------------ naming */
 
@@ -242,7 +255,7 @@ int mf_atomic_open(const char *path, mf_atomic **out, mf_status *st)
     }
     mf_atomic_sweep(w->dir);
 #ifdef O_TMPFILE
-    if (can_link_unnamed()) {
+    if (can_link_unnamed() && !mf_atomic_named_only) {
         w->fd = open(w->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
         if (w->fd >= 0 && flock(w->fd, LOCK_EX) == 0)
             w->unnamed = true;
@@ -277,6 +290,7 @@ static int flush_buf(mf_atomic *w, mf_status *st)
         off += (size_t)k;
     }
     w->fill = 0;
+    kill_point("write");
     return 0;
 }
 
@@ -353,6 +367,8 @@ int mf_atomic_commit(mf_atomic *w, mf_status *st)
         rc = mf_fail(st, MF_ERR_IO, w->path, -1, "fsync failed: %s", strerror(errno));
     if (rc == 0 && w->unnamed)
         rc = link_unnamed(w, st);
+    if (rc == 0)
+        kill_point("link");
     if (rc == 0 && rename(w->tmp, w->path) != 0)
         rc = mf_fail(st, MF_ERR_IO, w->path, -1, "rename failed: %s", strerror(errno));
     if (rc != 0 && w->tmp)
@@ -473,6 +489,8 @@ int mf_atomic_set_commit(mf_atomic_set *s, mf_status *st)
     int rc = 0;
     if (fsync(s->lock_fd) != 0)
         rc = mf_fail(st, MF_ERR_IO, s->stage, -1, "fsync failed: %s", strerror(errno));
+    if (rc == 0)
+        kill_point("stage");
     /* the commit point: from here on a kill is finished by the next sweep */
     if (rc == 0 && rename(s->stage, s->commit) != 0)
         rc = mf_fail(st, MF_ERR_IO, s->stage, -1, "rename failed: %s", strerror(errno));
@@ -489,6 +507,8 @@ int mf_atomic_set_commit(mf_atomic_set *s, mf_status *st)
             rc = mf_fail(st, MF_ERR_IO, s->files.v[i].final, -1,
                          "rename failed: %s (the new set stays in %s; the next mfmt run writing "
                          "there finishes it)", strerror(errno), s->commit);
+        if (rc == 0)
+            kill_point("commit");
     }
     fsync_dir(s->parent);
     if (rc == 0)

@@ -84,6 +84,12 @@ void mf_strset_free(mf_strset *s);
  * directory) and PREFIX.mfmt-commit-XXXXXX (a set being renamed into
  * place), each locked (flock) by its living writer. */
 bool mf_atomic_is_temp_name(const char *name);
+/* Tests only: SIGKILL the process at a point of atomic.c ("write": after a
+ * buffer reached the temporary; "link": named, not yet renamed; "stage": a
+ * set fully staged, before its commit point; "commit": after the commit
+ * point and the first rename), and force named temporaries. */
+extern const char *mf_atomic_kill_point;
+extern bool mf_atomic_named_only;
 /* Removes the temporaries of dead runs in dir; finishes committed sets. */
 void mf_atomic_sweep(const char *dir);
 /* A set of files that appears together: each file is written (mf_atomic,
