@@ -474,7 +474,7 @@ static void test_cli(void)
     static uint8_t data[3u << 20];
     mf_out_tensor t = {.name = "w", .dtype = MF_U8, .ndim = 1, .shape = {3u << 20}};
     mf_out_tensor many[64];
-    char names[64][8];
+    char names[64][16];
     for (int i = 0; i < 64; i++) {
         snprintf(names[i], sizeof(names[i]), "w%d", i);
         many[i] = t;

@@ -121,3 +121,14 @@ with h5py.File('huge_fill.h5', 'w') as f:
 with open('manifest_filters.json', 'w') as fp:
     json.dump(out, fp, indent=1)
     fp.write('\n')
+
+# ---- small seeds for fuzz/fuzz_hdf5.c (one small dataset per filter)
+SEEDS = '../../../fuzz/seeds/hdf5/'
+with h5py.File(SEEDS + 'filter_szip.h5', 'w') as f:
+    f.create_dataset('s', data=np.arange(64, dtype='<i2'), chunks=(32,), compression='szip')
+with h5py.File(SEEDS + 'filter_scaleoffset.h5', 'w') as f:
+    f.create_dataset('i', data=np.arange(40, dtype='<i4') - 20, chunks=(16,), scaleoffset=0)
+    f.create_dataset('f', data=np.linspace(-1, 1, 24).astype('<f4'), chunks=(16,), scaleoffset=2)
+with tables.open_file(SEEDS + 'filter_blosc.h5', 'w') as tf:
+    tf.create_carray('/', 'b', obj=np.arange(64, dtype='<f4'), chunkshape=(32,),
+                     filters=tables.Filters(complevel=5, complib='blosc:lz4', shuffle=True))
