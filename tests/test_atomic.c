@@ -235,6 +235,16 @@ static void test_sweep_spares_the_living(void)
     close(p[0]); close(p[1]); close(q[0]); close(q[1]);
     unlink(alike);
     unlink(alike2);
+    /* another user's dead temporary (planted in a shared directory) stays */
+    const char *foreign = at("v.gguf.mfmt-tmp-Qq11Qq");
+    write_text(foreign, "theirs");
+    if (chown(foreign, 12345, 12345) == 0) {
+        mf_atomic_sweep(g_dir);
+        CHECK(file_is(foreign, "theirs"));
+    } else {
+        printf("skip: foreign-owner sweep check (not root)\n");
+    }
+    unlink(foreign);
 }
 
 /* ------------------------------------------------------------- sets */

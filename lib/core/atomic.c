@@ -14,6 +14,8 @@
  * lock it can take belongs to a dead run and is removed. A killed run thus
  * leaves at most one temporary (killed between link and rename, or at any
  * time without O_TMPFILE), and the next mfmt run writing there removes it.
+ * The sweep touches only regular files and directories owned by the user
+ * running it (a root run in /tmp never acts on another user's entries).
  *
  * A set of files (mf_atomic_set: the shards of a split) is written into a
  * staging directory PREFIX.mfmt-tmp-XXXXXX beside them, locked the same way.
@@ -139,6 +141,12 @@ static void drain_dir(int pfd, int dfd, bool roll_forward)
     while ((e = readdir(d)) != NULL) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
+        struct stat sb;
+        /* only our own regular files: another user's planted entry in a
+         * shared directory (/tmp) is never renamed or removed */
+        if (fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || sb.st_uid != geteuid() ||
+            !S_ISREG(sb.st_mode))
+            continue;
         if (roll_forward && !mf_atomic_is_temp_name(e->d_name))
             renameat(dfd, e->d_name, pfd, e->d_name);
         else
@@ -174,8 +182,8 @@ void mf_atomic_sweep(const char *dir)
         if (fstatat(pfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
         bool is_dir = S_ISDIR(sb.st_mode);
-        if (!is_dir && !S_ISREG(sb.st_mode))
-            continue;
+        if ((!is_dir && !S_ISREG(sb.st_mode)) || sb.st_uid != geteuid())
+            continue; /* another user's: not ours to judge */
         int fd;
         if (!take_dead(pfd, e->d_name, is_dir, &fd))
             continue;
