@@ -399,6 +399,50 @@ void mf_atomic_abort(mf_atomic *w)
     atomic_free(w);
 }
 
+/* Appends `len` bytes of in_fd from `off`: copy_file_range first (the kernel
+ * copies, or shares extents where the filesystem can: no bytes pass through
+ * this process), plain pread/write where it is not supported across these
+ * files. */
+int mf_atomic_copy_from(mf_atomic *w, int in_fd, uint64_t off, uint64_t len, mf_status *st)
+{
+    if (flush_buf(w, st))
+        return -1;
+    w->written += len;
+    loff_t src = (loff_t)off;
+    bool kernel = true;
+    while (len) {
+        size_t want = len > (1u << 30) ? (1u << 30) : (size_t)len;
+        ssize_t k = -1;
+        if (kernel) {
+            k = copy_file_range(in_fd, &src, w->fd, NULL, want, 0);
+            if (k < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP ||
+                          errno == EINVAL)) {
+                kernel = false;
+                continue;
+            }
+        } else {
+            size_t chunk = want < WBUF ? want : WBUF;
+            k = pread(in_fd, w->buf, chunk, src);
+            if (k > 0) {
+                w->fill = (size_t)k;
+                if (flush_buf(w, st))
+                    return -1;
+                src += k;
+            }
+        }
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return mf_fail(st, MF_ERR_IO, w->path, -1, "copying data failed: %s", strerror(errno));
+        if (k == 0)
+            return mf_fail(st, MF_ERR_IO, w->path, -1,
+                           "the input ended %llu bytes early while copying its data",
+                           (unsigned long long)len);
+        len -= (uint64_t)k;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------- a set */
 
 typedef struct set_file {
@@ -574,25 +618,47 @@ static bool in_input_dir(const char *dirpath, const struct stat *so, const char 
     return inside && dir_reads(base ? base + 1 : out);
 }
 
-int mf_output_check(const mf_model *m, const char *out, mf_status *st)
+/* Whether `out` (stat'ed in *so) is an input of m; `self` (may be NULL) is
+ * a file the command may replace in place. */
+static bool is_input(const mf_model *m, const struct stat *so, const char *out, const char *self)
+{
+    struct stat ss;
+    if (self && stat(self, &ss) == 0 && ss.st_dev == so->st_dev && ss.st_ino == so->st_ino)
+        return false;
+    if (same_inode(so, m->path) || in_input_dir(m->path, so, out))
+        return true;
+    for (size_t i = 0; i < m->n_files; i++)
+        if (same_inode(so, m->files[i].path))
+            return true;
+    const mf_file *last = NULL; /* tensors of one file come together: stat each file once */
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const mf_file *f = mf_tensor_file(m, &m->tensors[i]);
+        if (f && f != last && same_inode(so, f->path))
+            return true;
+        last = f;
+    }
+    return false;
+}
+
+static int output_check(const mf_model *m, const char *out, const char *self, mf_status *st)
 {
     struct stat so;
     if (!out || stat(out, &so) != 0)
         return 0; /* a new file is nobody's input */
-    bool hit = same_inode(&so, m->path) || in_input_dir(m->path, &so, out);
-    for (size_t i = 0; i < m->n_files && !hit; i++)
-        hit = same_inode(&so, m->files[i].path);
-    const mf_file *last = NULL; /* tensors of one file come together: stat each file once */
-    for (size_t i = 0; i < m->n_tensors && !hit; i++) {
-        const mf_file *f = mf_tensor_file(m, &m->tensors[i]);
-        if (f && f != last)
-            hit = same_inode(&so, f->path);
-        last = f;
-    }
-    if (hit)
+    if (is_input(m, &so, out, self))
         return mf_fail(st, MF_ERR_USAGE, out, -1,
                        "is one of the command's inputs (%s): refusing to overwrite it", m->path);
     return 0;
+}
+
+int mf_output_check(const mf_model *m, const char *out, mf_status *st)
+{
+    return output_check(m, out, NULL, st);
+}
+
+int mf_output_check_replacing(const mf_model *m, const char *self, const char *out, mf_status *st)
+{
+    return output_check(m, out, self, st);
 }
 
 int mf_output_check_path(const char *input, const char *out, mf_status *st)
