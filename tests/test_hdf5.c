@@ -335,6 +335,24 @@ static void test_huge_fill(void)
     mf_status_clear(&st);
 }
 
+/* Chunk records that share stored bytes (a chunk bomb) are refused. */
+static void test_shared_chunks(void)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m;
+    if (mf_open(DATA "/shared_chunks.h5", NULL, &m, &st) == 0) {
+        uint64_t got = 0;
+        int rc = m->n_tensors == 1 ? mf_tensor_stream(m, &m->tensors[0], drain, &got, &st) : 0;
+        CHECKF(rc != 0 && strstr(st.msg, "share stored bytes"), "shared chunks: rc %d, %s", rc,
+               st.msg);
+        mf_close(m);
+    } else {
+        CHECKF(strstr(st.msg, "share stored bytes") != NULL, "shared chunks: %s", st.msg);
+    }
+    mf_status_clear(&st);
+}
+
 /* A damaged scale-offset, szip or blosc chunk is refused cleanly: every
  * byte of each filtered chunk region flipped in turn would take long, so
  * flip bytes through the data part of the files (damage_file below does
@@ -357,6 +375,7 @@ int main(void)
     test_range();
     test_hostile();
     test_huge_fill();
+    test_shared_chunks();
     test_filter_damage();
     return tl_report("hdf5");
 }

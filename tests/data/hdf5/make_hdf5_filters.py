@@ -12,6 +12,8 @@ canonical little-endian bytes as h5py/PyTables read them back).
     deflate.
   - PyTables (Debian's python3-tables 3.7, its own blosc filter id 32001):
     blosc with blosclz, lz4, zlib and zstd, with and without shuffle.
+  - shared_chunks.h5: four chunk records pointing at the same stored
+    chunk: must be refused (a chunk bomb), not decoded four times.
   - huge_fill.h5: 1.4 KB declaring a 2^20 x 2^20 float32 chunked dataset
     with no chunk written (4 TiB of fill value): must be refused when its
     data is read, not streamed.
@@ -117,6 +119,23 @@ case('pytables_blosc.h5', 'PyTables blosc (filter 32001): blosclz, lz4, zlib, zs
 with h5py.File('huge_fill.h5', 'w') as f:
     f.create_dataset('x', shape=(1 << 20, 1 << 20), dtype='<f4', chunks=(1024, 1024),
                      fillvalue=1.5)
+
+# ---- hostile: every chunk record of a deflated dataset points at chunk 0's
+# bytes (HDF5 never shares chunk storage): a small file standing for any
+# number of decoded chunks. Made from an h5py file by rewriting the chunk
+# addresses in its v1 B-tree node.
+with h5py.File('shared_chunks.h5', 'w') as f:
+    f.create_dataset('x', data=np.arange(4096, dtype='<f4'), chunks=(1024,), compression='gzip')
+with h5py.File('shared_chunks.h5', 'r') as f:
+    dsid = f['x'].id
+    addrs = [dsid.get_chunk_info(i).byte_offset for i in range(dsid.get_num_chunks())]
+raw = bytearray(open('shared_chunks.h5', 'rb').read())
+for a in addrs[1:]:
+    needle = a.to_bytes(8, 'little')
+    assert raw.count(needle) == 1, 'chunk address not unique in the file'
+    k = raw.index(needle)
+    raw[k:k + 8] = addrs[0].to_bytes(8, 'little')
+open('shared_chunks.h5', 'wb').write(bytes(raw))
 
 with open('manifest_filters.json', 'w') as fp:
     json.dump(out, fp, indent=1)
