@@ -335,6 +335,25 @@ static void test_huge_fill(void)
     mf_status_clear(&st);
 }
 
+/* 17 GiB of zeros in 1 MB of blosc chunks: refused before decoding. */
+static void test_blosc_bomb(void)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m;
+    if (mf_open(DATA "/blosc_bomb.h5", NULL, &m, &st)) {
+        CHECKF(0, "blosc_bomb.h5: %s", st.msg);
+        mf_status_clear(&st);
+        return;
+    }
+    uint64_t got = 0;
+    int rc = m->n_tensors == 1 ? mf_tensor_stream(m, &m->tensors[0], drain, &got, &st) : 0;
+    CHECKF(rc != 0 && got == 0 && strstr(st.msg, "4096:1"), "blosc bomb: rc %d, %llu bytes, %s",
+           rc, (unsigned long long)got, st.msg);
+    mf_close(m);
+    mf_status_clear(&st);
+}
+
 /* Chunk records that share stored bytes (a chunk bomb) are refused. */
 static void test_shared_chunks(void)
 {
@@ -376,6 +395,7 @@ int main(void)
     test_hostile();
     test_huge_fill();
     test_shared_chunks();
+    test_blosc_bomb();
     test_filter_damage();
     return tl_report("hdf5");
 }

@@ -14,6 +14,8 @@ canonical little-endian bytes as h5py/PyTables read them back).
     blosc with blosclz, lz4, zlib and zstd, with and without shuffle.
   - shared_chunks.h5: four chunk records pointing at the same stored
     chunk: must be refused (a chunk bomb), not decoded four times.
+  - blosc_zeros.h5 (64 MiB of zeros in a few KB, 17000:1, read) and blosc_bomb.h5
+    (17 GiB of zeros: refused, over 4096 x its stored bytes beyond 16 GiB).
   - huge_fill.h5: 1.4 KB declaring a 2^20 x 2^20 float32 chunked dataset
     with no chunk written (4 TiB of fill value): must be refused when its
     data is read, not streamed.
@@ -136,6 +138,27 @@ for a in addrs[1:]:
     k = raw.index(needle)
     raw[k:k + 8] = addrs[0].to_bytes(8, 'little')
 open('shared_chunks.h5', 'wb').write(bytes(raw))
+
+# ---- blosc on zeros, as PyTables writes a large zero array: 64 MiB in
+# about 5 KB (17000:1; 1.25 GiB in 94 KB alike) must read ...
+with tables.open_file('blosc_zeros.h5', 'w') as tf:
+    a = tf.create_carray('/', 'x', atom=tables.Int32Atom(), shape=(16 << 20,),
+                         chunkshape=(1 << 20,),
+                         filters=tables.Filters(complevel=9, complib='blosc:zstd'))
+    z = np.zeros(1 << 20, '<i4')
+    for i in range(16):
+        a[i << 20:(i + 1) << 20] = z
+case('blosc_zeros.h5', 'PyTables blosc:zstd, 64 MiB of zeros in a few KB (ratio ~17000:1)')
+
+# ... but 17 GiB of zeros in 64 MiB blosc chunks (a few hundred KB) stands
+# for more than 4096 x its stored bytes beyond 16 GiB: refused when read.
+with tables.open_file('blosc_bomb.h5', 'w') as tf:
+    a = tf.create_carray('/', 'x', atom=tables.Int32Atom(), shape=(272 << 24,),
+                         chunkshape=(1 << 24,),
+                         filters=tables.Filters(complevel=9, complib='blosc:zstd'))
+    z = np.zeros(1 << 24, '<i4')
+    for i in range(272):
+        a[i << 24:(i + 1) << 24] = z
 
 with open('manifest_filters.json', 'w') as fp:
     json.dump(out, fp, indent=1)
