@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *cfg = json_pack("{s:i, s:i}", "vocab_size", 64, "bos_token_id", 1);
     mf_kvlist kv;
     if (cfg && mf_kvlist_init(&kv) == 0) {
-        mf_hf_vocab_keys(dir, cfg, true, &kv, &st);
+        mf_hf_vocab_keys(dir, cfg, &(mf_hf_vocab_opts){.kind = 0, .arch = "llama"}, &kv, &st);
         mf_kvlist_free(&kv);
     }
     json_decref(cfg);

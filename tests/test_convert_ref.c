@@ -10,6 +10,8 @@
 #include "core/core.h"
 #include "formats/formats.h"
 #include "ops/hf_ops.h"
+#include "ops/quant_mix.h"
+#include "ops/quantize.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -149,10 +151,12 @@ static int compare_tensors(const char *name, const mf_model *m, json_t *e, int *
     return bad;
 }
 
-static void run_one(const char *shared, const char *file, const char *tmp)
+/* folder: "convert-ref" (sources under ../shared) or "convert-ref-arch"
+ * (sources "shared/dirs/X" inside the folder). */
+static void run_one(const char *shared, const char *folder, const char *file, const char *tmp)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/convert-ref/%s", shared, file);
+    snprintf(path, sizeof(path), "%s/%s/%s", shared, folder, file);
     json_t *e = json_load_file(path, 0, NULL);
     CHECKF(e != NULL, "%s: unreadable", path);
     if (!e)
@@ -160,13 +164,16 @@ static void run_one(const char *shared, const char *file, const char *tmp)
     const char *source = json_string_value(json_object_get(e, "source"));
     const char *outtype = json_string_value(json_object_get(e, "outtype"));
     char src[4096], out[4200];
-    snprintf(src, sizeof(src), "%s/%s", shared, source ? source : "?");
+    if (source && !strncmp(source, "shared/", 7))
+        snprintf(src, sizeof(src), "%s/%s/%s", shared, folder, source + 7);
+    else
+        snprintf(src, sizeof(src), "%s/%s", shared, source ? source : "?");
     snprintf(out, sizeof(out), "%s/%s.gguf", tmp, file);
     mf_status st;
     mf_status_init(&st);
     int rc = mf_convert_to_gguf(src, out, outtype, NULL, &st);
     if (rc && st.code == MF_ERR_UNSUPPORTED && !mf_reader_for(MF_FMT_PYTORCH_ZIP)) {
-        printf("convert-ref %-36s skipped: .bin weights need the PyTorch reader\n", file);
+        printf("%s %-36s skipped: .bin weights need the PyTorch reader\n", folder, file);
         mf_status_clear(&st);
         json_decref(e);
         return;
@@ -186,7 +193,7 @@ static void run_one(const char *shared, const char *file, const char *tmp)
         mf_hash_file(out, MF_SHA256, fh, &st);
         mf_status_clear(&st);
         bool same = !strcmp(fh, json_string_value(json_object_get(e, "sha256")));
-        printf("convert-ref %-36s tensors %2d/%-2zu keys %2d/%-2zu file %s\n", file, tok,
+        printf("%s %-36s tensors %3d/%-3zu keys %2d/%-2zu file %s\n", folder, file, tok,
                json_array_size(json_object_get(e, "tensors")), kok,
                json_array_size(json_object_get(e, "metadata")), same ? "byte-identical" : "DIFFERS");
         CHECKF(bad == 0, "%s: %d mismatches with llama.cpp's converter", file, bad);
@@ -197,19 +204,70 @@ static void run_one(const char *shared, const char *file, const char *tmp)
     json_decref(e);
 }
 
-int main(void)
+/* A mix in the same pass gives exactly the bytes of quantizing the F16
+ * conversion with mfmt quantize (llama-quantize's rules per architecture). */
+static void check_mix(const char *src, const char *name, const char *mix, const char *tmp)
 {
-    const char *shared = tl_shared_dir();
-    char dir[4096];
-    if (!shared) {
-        printf("convert-ref: ../shared not present; nothing to check\n");
-        return tl_report("convert_ref");
+    char a[4200], f[4200], b[4200];
+    snprintf(a, sizeof(a), "%s/%s-%s-one-pass.gguf", tmp, name, mix);
+    snprintf(f, sizeof(f), "%s/%s-f16.gguf", tmp, name);
+    snprintf(b, sizeof(b), "%s/%s-%s-quantized.gguf", tmp, name, mix);
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_convert_to_gguf(src, a, mix, NULL, &st);
+    CHECKF(rc == 0, "%s as %s: %s", name, mix, st.msg);
+    mf_status_clear(&st);
+    rc = rc ? rc : mf_convert_to_gguf(src, f, "f16", NULL, &st);
+    mf_quantize_opts o;
+    mf_quantize_opts_init(&o, mf_ftype_parse(mix));
+    mf_quantize_result res;
+    rc = rc ? rc : mf_quantize_file(f, b, &o, NULL, NULL, &res, &st);
+    CHECKF(rc == 0, "%s: f16 + quantize %s: %s", name, mix, st.msg);
+    mf_status_clear(&st);
+    char ha[129] = "a", hb[129] = "b";
+    if (rc == 0) {
+        mf_hash_file(a, MF_SHA256, ha, &st);
+        mf_hash_file(b, MF_SHA256, hb, &st);
+        mf_status_clear(&st);
+        printf("mix %-28s %-7s one pass %s f16 + quantize\n", name, mix, strcmp(ha, hb) ? "DIFFERS from" : "==");
+        CHECKF(!strcmp(ha, hb), "%s as %s in one pass differs from f16 + quantize", name, mix);
     }
-    snprintf(dir, sizeof(dir), "%s/convert-ref", shared);
+    unlink(a);
+    unlink(f);
+    unlink(b);
+}
+
+/* Every directory of ../shared/convert-ref-arch/dirs, as Q4_K_M. */
+static void run_mixes(const char *shared)
+{
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/convert-ref-arch/dirs", shared);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char tmp[] = "/tmp/mfmt-convert-mix-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char src[4400];
+        snprintf(src, sizeof(src), "%s/%s", dir, de->d_name);
+        if (de->d_name[0] == '.' || !mf_is_dir(src))
+            continue;
+        check_mix(src, de->d_name, "Q4_K_M", tmp);
+    }
+    closedir(d);
+    rmdir(tmp);
+}
+
+/* Every NAME.expected.json of ../shared/FOLDER; at least min_files. */
+static void run_folder(const char *shared, const char *folder, size_t min_files)
+{
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/%s", shared, folder);
     DIR *d = opendir(dir);
     if (!d) {
-        printf("convert-ref: %s not present; nothing to check\n", dir);
-        return tl_report("convert_ref");
+        printf("%s: %s not present; nothing to check\n", folder, dir);
+        return;
     }
     char tmp[] = "/tmp/mfmt-convert-ref-XXXXXX";
     CHECK(mkdtemp(tmp) != NULL);
@@ -229,11 +287,23 @@ int main(void)
                 names[i] = names[j];
                 names[j] = t;
             }
-    CHECKF(n >= 15, "convert-ref holds %zu reference files", n);
+    CHECKF(n >= min_files, "%s holds %zu reference files", folder, n);
     for (size_t i = 0; i < n; i++) {
-        run_one(shared, names[i], tmp);
+        run_one(shared, folder, names[i], tmp);
         free(names[i]);
     }
     rmdir(tmp);
+}
+
+int main(void)
+{
+    const char *shared = tl_shared_dir();
+    if (!shared) {
+        printf("convert-ref: ../shared not present; nothing to check\n");
+        return tl_report("convert_ref");
+    }
+    run_folder(shared, "convert-ref", 15);
+    run_folder(shared, "convert-ref-arch", 19);
+    run_mixes(shared);
     return tl_report("convert_ref");
 }

@@ -200,5 +200,8 @@ typedef struct mf_reader {
 /* Streams a mapped tensor (t->data set) honouring strides and byte order. */
 int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                      void *ctx, mf_status *st);
+/* Drops a mapped tensor's pages from the process after direct reads of
+ * t->data (the page cache keeps them); a no-op for unmapped tensors. */
+void mf_tensor_release(const mf_model *m, const mf_tensor *t);
 
 #endif /* MF_CORE_H */
