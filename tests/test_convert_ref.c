@@ -15,6 +15,7 @@
 
 #include <dirent.h>
 #include <jansson.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 static const char *vtype_name(mf_vtype t)
@@ -295,6 +296,73 @@ static void run_folder(const char *shared, const char *folder, size_t min_files)
     rmdir(tmp);
 }
 
+/* A python3 with numpy (the variant generator's one need), or NULL. */
+static const char *python_with_numpy(void)
+{
+    static const char *const cands[] = {"python3", "/usr/bin/python3", NULL};
+    for (size_t i = 0; cands[i]; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof(cmd), "%s -c 'import numpy' >/dev/null 2>&1", cands[i]);
+        if (system(cmd) == 0)
+            return cands[i];
+    }
+    return NULL;
+}
+
+/* Variant-B directories (tests/data/hf_arch/gen_variants.py: other layer
+ * counts, KV heads, dtypes, tying, 2 shards, rounding-edge values) against
+ * the sha256 of llama.cpp's own converter output on them (variants.json),
+ * and each quantized in one pass as mfmt quantize does the F16 file. */
+static void run_variants(const char *shared)
+{
+    const char *py = python_with_numpy();
+    if (!py) {
+        printf("hf-arch variants: skipped (no python3 with numpy to generate them)\n");
+        return;
+    }
+    json_t *e = json_load_file("tests/data/hf_arch/variants.json", 0, NULL);
+    CHECKF(e != NULL, "tests/data/hf_arch/variants.json unreadable");
+    if (!e)
+        return;
+    char tmp[] = "/tmp/mfmt-convert-var-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    char cmd[8192];
+    snprintf(cmd, sizeof(cmd), "%s tests/data/hf_arch/gen_variants.py %s/convert-ref-arch/dirs %s >/dev/null", py,
+             shared, tmp);
+    CHECKF(system(cmd) == 0, "%s failed", cmd);
+    const char *key;
+    json_t *v;
+    int same = 0, total = 0;
+    json_object_foreach(json_object_get(e, "outputs"), key, v) {
+        const char *d = json_string_value(json_object_get(v, "dir")), *t = json_string_value(json_object_get(v, "outtype"));
+        char src[4400], out[4400];
+        snprintf(src, sizeof(src), "%s/%s", tmp, d ? d : "?");
+        snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_gguf(src, out, t, NULL, &st);
+        CHECKF(rc == 0, "%s: %s", key, st.msg);
+        mf_status_clear(&st);
+        char h[129] = "";
+        if (rc == 0)
+            mf_hash_file(out, MF_SHA256, h, &st);
+        mf_status_clear(&st);
+        bool ok = !strcmp(h, json_string_value(json_object_get(v, "sha256")));
+        total++;
+        same += ok;
+        printf("hf-arch variant %-24s %-5s %s\n", d, t, ok ? "byte-identical to llama.cpp's converter" : "DIFFERS");
+        CHECKF(ok, "%s: differs from llama.cpp's converter output", key);
+        unlink(out);
+        if (!strcmp(t, "f16"))
+            check_mix(src, d, "Q4_K_M", tmp);
+    }
+    printf("hf-arch variants: %d of %d byte-identical\n", same, total);
+    CHECKF(total >= 19, "variants.json lists %d outputs", total);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    CHECK(system(cmd) == 0);
+    json_decref(e);
+}
+
 int main(void)
 {
     const char *shared = tl_shared_dir();
@@ -305,5 +373,6 @@ int main(void)
     run_folder(shared, "convert-ref", 15);
     run_folder(shared, "convert-ref-arch", 19);
     run_mixes(shared);
+    run_variants(shared);
     return tl_report("convert_ref");
 }

@@ -1575,6 +1575,39 @@ static void read_row(const reader *r, int64_t row, float *f32, uint8_t *raw)
         row_to_f32(dt, p, (size_t)o->row_len, f32);
 }
 
+/* torch.exp on float32 CPU tensors: SLEEF's expf (1.0 ULP, "u10") as
+ * torch's vectorised kernels run it, with fused multiply-adds. Mamba's
+ * -exp(A_log) matches the converter's bytes only with this exact rounding. */
+static float pow2i(int q)
+{
+    uint32_t u = (uint32_t)(q + 0x7f) << 23;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static float torch_expf(float d)
+{
+    int q = (int)rintf(d * 1.442695040888963407359924681001892137426645954152985934135449406931f);
+    float s = fmaf((float)q, -0.693145751953125f, d);
+    s = fmaf((float)q, -1.428606765330187045e-06f, s);
+    float u = 0.000198527617612853646278381f;
+    u = fmaf(u, s, 0.00139304355252534151077271f);
+    u = fmaf(u, s, 0.00833336077630519866943359f);
+    u = fmaf(u, s, 0.0416664853692054748535156f);
+    u = fmaf(u, s, 0.166666671633720397949219f);
+    u = fmaf(u, s, 0.5f);
+    u = fmaf(s * s, u, s) + 1.0f;
+    u = u * pow2i(q >> 1) * pow2i(q - (q >> 1));
+    if (d < -104)
+        u = 0;
+    if (d > 104)
+        u = INFINITY;
+    if (isnan(d))
+        u = d;
+    return u;
+}
+
 /* Output row r (a column of the source when transposed) as float32 after
  * the element-wise op, in the source's precision as torch computes it. */
 static void output_row(const reader *r, int64_t row, float *f32)
@@ -1594,7 +1627,7 @@ static void output_row(const reader *r, int64_t row, float *f32)
         return;
     bool half = o->segs[0].t->dtype == MF_F16; /* torch keeps F16 tensors F16 */
     for (int64_t i = 0; i < o->row_len; i++) {
-        float v = o->ew == OP_ADD_ONE ? f32[i] + 1.0f : -expf(f32[i]);
+        float v = o->ew == OP_ADD_ONE ? f32[i] + 1.0f : -torch_expf(f32[i]);
         f32[i] = half ? half_to_float(float_to_half(v)) : v;
     }
 }
