@@ -552,8 +552,10 @@ int mf_convert_gguf_to_hf(const char *in, const char *out, const mf_hf_out_opts 
         rc = plan_tensors(&c);
     if (rc == 0)
         rc = make_tmp_dir(&c);
-    if (rc == 0)
+    if (rc == 0) {
+        hfc_plan_specials(&c);
         rc = hfc_write_config(&c);
+    }
     if (rc == 0)
         rc = hfc_write_tokenizer(&c);
     if (rc == 0)

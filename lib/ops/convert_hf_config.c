@@ -147,25 +147,42 @@ static void written(hfc *c, json_t *cfg, const char *name)
     /* pooling_type: sentence-transformers' modules.json is not written */
 }
 
-static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list)
+/* Does the architecture's own list (not "@base") write this GGUF key? The
+ * forward converter would then write it twice from a config holding both
+ * sources, so only the architecture's source comes back. */
+static bool arch_writes(const hfc *c, const char *key)
+{
+    for (const conv_hp *h = c->fwd->hparams; h->key; h++)
+        if (strcmp(h->key, "@base") && !strcmp(h->key, key))
+            return true;
+    return false;
+}
+
+/* pass 0: keys read straight from config.json; pass 1: computed values
+ * (they need the sizes of pass 0); pass 2: the written blocks. */
+static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int pass)
 {
     for (const conv_hp *h = list; h->key; h++) {
         if (!strcmp(h->key, "@base")) {
-            put_hparams(c, cfg, conv_base_hparams);
+            put_hparams(c, cfg, conv_base_hparams, true, pass);
             continue;
         }
         if (!strncmp(h->key, "@@", 2)) {
-            written(c, cfg, h->key + 2);
+            if (pass == 2)
+                written(c, cfg, h->key + 2);
             continue;
         }
+        if (base && arch_writes(c, h->key))
+            continue;
         const mf_value *v = hp_value(c, h->key);
-        if (!v || !h->src)
+        if (!v || !h->src || h->src[0] == '=') /* '=': a constant, from no config key */
             continue;
         if (h->src[0] == '@') {
-            computed(c, cfg, h->src + 1, v);
+            if (pass == 1)
+                computed(c, cfg, h->src + 1, v);
             continue;
         }
-        if (h->src[0] == '=') /* a constant: nothing came from config.json */
+        if (pass != 0)
             continue;
         char key[128];
         size_t n = strcspn(h->src, "|");
@@ -179,6 +196,14 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list)
         if (key[0])
             set_new(cfg, key, value_json(v));
     }
+}
+
+bool hfc_fwd_constant(const hfc *c, const char *key)
+{
+    for (const conv_hp *h = c->fwd->hparams; h->key; h++)
+        if (!strcmp(h->key, key) && h->src && h->src[0] == '=')
+            return true;
+    return false;
 }
 
 /* Phi-3 LongRoPE: the factors travelled as tensors. */
@@ -215,17 +240,14 @@ static const char *torch_dtype(const hfc *c)
     return n[0] >= n[1] && n[0] >= n[2] ? "float32" : n[1] >= n[2] ? "float16" : "bfloat16";
 }
 
-static void put_token_ids(const hfc *c, json_t *j)
+static void put_token_ids(const hfc *c, json_t *j, bool all_types)
 {
-    static const struct { const char *gguf, *hf; } ids[] = {
-        {"tokenizer.ggml.bos_token_id", "bos_token_id"},
-        {"tokenizer.ggml.eos_token_id", "eos_token_id"},
-        {"tokenizer.ggml.padding_token_id", "pad_token_id"},
-    };
-    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+    for (size_t t = 0; t < HFC_N_SPECIAL; t++) {
         int64_t x;
-        if (hfc_int(mf_meta_get(c->m, ids[i].gguf), &x))
-            set_new(j, ids[i].hf, json_integer(x));
+        if (!hfc_int(mf_meta_get(c->m, hfc_special[t].gguf), &x))
+            continue;
+        if (all_types ? c->special_in_config[t] : t == 0 || t == 1 || t == 4)
+            set_new(j, hfc_special[t].id_key, json_integer(x));
     }
 }
 
@@ -236,7 +258,11 @@ static json_t *build_config(hfc *c)
     json_array_append_new(archs, json_string(c->hf_class));
     json_object_set_new(cfg, "architectures", archs);
     json_object_set_new(cfg, "model_type", json_string(c->model_type));
-    put_hparams(c, cfg, c->fwd->hparams);
+    for (int pass = 0; pass < 3; pass++)
+        put_hparams(c, cfg, c->fwd->hparams, false, pass);
+    int64_t ttc;
+    if (hfc_int(mf_meta_get(c->m, "tokenizer.ggml.token_type_count"), &ttc))
+        set_new(cfg, "type_vocab_size", json_integer(ttc));
     if (c->fwd->flags & AF_LONGROPE)
         longrope(c, cfg);
     const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
@@ -246,7 +272,7 @@ static json_t *build_config(hfc *c)
     bool always_tied = !strcmp(c->arch, "gpt2");
     set_new(cfg, "tie_word_embeddings", json_boolean(always_tied || !has_output));
     set_new(cfg, "torch_dtype", json_string(torch_dtype(c)));
-    put_token_ids(c, cfg);
+    put_token_ids(c, cfg, true);
     return cfg;
 }
 
@@ -359,7 +385,7 @@ int hfc_write_config(hfc *c)
     if (!cfg || hfc_write_json(c, "config.json", cfg))
         return c->st->code ? -1 : mf_oom(c->st, c->path);
     json_t *gen = json_object();
-    put_token_ids(c, gen);
+    put_token_ids(c, gen, false);
     if (hfc_write_json(c, "generation_config.json", gen))
         return -1;
     return write_card(c);

@@ -320,26 +320,83 @@ static json_t *chat_template(const hfc *c)
     return list;
 }
 
-static const struct { const char *gguf, *hf; } special_keys[] = {
-    {"tokenizer.ggml.bos_token_id", "bos_token"}, {"tokenizer.ggml.eos_token_id", "eos_token"},
-    {"tokenizer.ggml.unknown_token_id", "unk_token"},
-    {"tokenizer.ggml.seperator_token_id", "sep_token"},
-    {"tokenizer.ggml.padding_token_id", "pad_token"}, {"tokenizer.ggml.cls_token_id", "cls_token"},
-    {"tokenizer.ggml.mask_token_id", "mask_token"},
+const hfc_special_type hfc_special[HFC_N_SPECIAL] = {
+    {"tokenizer.ggml.bos_token_id", "bos_token", "bos_token_id"},
+    {"tokenizer.ggml.eos_token_id", "eos_token", "eos_token_id"},
+    {"tokenizer.ggml.unknown_token_id", "unk_token", "unk_token_id"},
+    {"tokenizer.ggml.seperator_token_id", "sep_token", "sep_token_id"},
+    {"tokenizer.ggml.padding_token_id", "pad_token", "pad_token_id"},
+    {"tokenizer.ggml.cls_token_id", "cls_token", "cls_token_id"},
+    {"tokenizer.ggml.mask_token_id", "mask_token", "mask_token_id"},
 };
+
+static long meta_index(const hfc *c, const char *key)
+{
+    for (size_t i = 0; i < c->m->n_meta; i++)
+        if (!strcmp(c->m->meta[i].key, key))
+            return (long)i;
+    return -1;
+}
+
+/* Where each special id goes so that the forward converter writes them in
+ * this GGUF's order: SpecialVocab first takes, in its type order, the
+ * tokenizer_config.json contents it finds among tokenizer.json's added
+ * tokens, then config.json's *_token_id. The GGUF's order is split into a
+ * first run in type order whose tokens are added tokens (tokenizer_config)
+ * and the rest (config.json). */
+void hfc_plan_specials(hfc *c)
+{
+    vocab_view v;
+    mf_status quiet;
+    mf_status_init(&quiet);
+    mf_status *keep = c->st;
+    c->st = &quiet;
+    bool have = view_vocab(c, &v) == 0;
+    c->st = keep;
+    mf_status_clear(&quiet);
+    const mf_value *model = mf_meta_get(c->m, "tokenizer.ggml.model");
+    bool has_tj = model && model->type == MF_V_STR &&
+                  (!strcmp(model->as.s.ptr, "gpt2") || !strcmp(model->as.s.ptr, "bert"));
+    int order[HFC_N_SPECIAL], n = 0;
+    for (int t = 0; t < HFC_N_SPECIAL; t++)
+        if (meta_index(c, hfc_special[t].gguf) >= 0)
+            order[n++] = t;
+    for (int i = 1; i < n; i++) /* by position in the file */
+        for (int j = i; j > 0 && meta_index(c, hfc_special[order[j]].gguf) <
+                                     meta_index(c, hfc_special[order[j - 1]].gguf); j--) {
+            int x = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = x;
+        }
+    bool in_run = true;
+    int last = -1;
+    for (int i = 0; i < n; i++) {
+        int t = order[i];
+        int64_t id = -1;
+        hfc_int(mf_meta_get(c->m, hfc_special[t].gguf), &id);
+        bool added = have && has_tj && id >= 0 && (uint64_t)id < v.n &&
+                     (tok_type(&v, (size_t)id) == TT_CONTROL || tok_type(&v, (size_t)id) == TT_USER_DEFINED);
+        in_run = in_run && added && t > last;
+        if (in_run)
+            last = t;
+        c->special_in_tokcfg[t] = in_run || !added;
+        c->special_in_config[t] = !in_run;
+    }
+}
 
 static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool bert)
 {
     json_t *tc = json_object(), *map = json_object(), *atd = json_object();
-    for (size_t i = 0; i < sizeof(special_keys) / sizeof(special_keys[0]); i++) {
-        const char *t = special_text(c, v, special_keys[i].gguf);
+    for (size_t i = 0; i < HFC_N_SPECIAL; i++) {
+        const char *t = special_text(c, v, hfc_special[i].gguf);
         if (!t)
             continue;
         char *text = bert ? wordpiece_text(t) : strdup(t);
         if (!text)
             return mf_oom(c->st, c->path);
-        json_object_set_new(tc, special_keys[i].hf, json_string(text));
-        json_object_set_new(map, special_keys[i].hf, json_string(text));
+        if (c->special_in_tokcfg[i])
+            json_object_set_new(tc, hfc_special[i].name, json_string(text));
+        json_object_set_new(map, hfc_special[i].name, json_string(text));
         free(text);
     }
     static const struct { const char *gguf, *hf; } adds[] = {
@@ -348,9 +405,13 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
     };
     for (size_t i = 0; i < 2; i++) {
         const mf_value *b = mf_meta_get(c->m, adds[i].gguf);
-        if (b && b->type == MF_V_BOOL)
+        if (b && b->type == MF_V_BOOL && !hfc_fwd_constant(c, adds[i].gguf))
             json_object_set_new(tc, adds[i].hf, json_boolean(b->as.b));
     }
+    /* LlamaModel.set_vocab reads add_prefix_space from tokenizer_config */
+    const mf_value *asp = mf_meta_get(c->m, "tokenizer.ggml.add_space_prefix");
+    if (asp && asp->type == MF_V_BOOL && c->fwd->vocab == V_LLAMA)
+        json_object_set_new(tc, "add_prefix_space", json_boolean(asp->as.b));
     /* SentencePiece: user-defined tokens come back as added tokens */
     for (size_t i = 0; spm && i < v->n; i++) {
         if (tok_type(v, i) != TT_USER_DEFINED)
