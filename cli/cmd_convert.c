@@ -121,6 +121,8 @@ static int to_hf_dir(const convert_args *a)
         if (o.dtype == MF_DTYPE_INVALID)
             return cli_usage_error("convert", "--dtype takes f32, f16 or bf16");
     }
+    if (a->shard_size && mf_parse_size(a->shard_size, &o.max_shard_size))
+        return cli_usage_error("convert", "--max-shard-size: cannot read \"%s\"", a->shard_size);
     cli_progress prog = {0};
     o.progress_ctx = &prog;
     mf_status st;
@@ -132,7 +134,9 @@ static int to_hf_dir(const convert_args *a)
         rc = cli_report(&st);
     } else {
         fprintf(stderr, "wrote %s: config.json, generation_config.json, tokenizer files, "
-                        "model.safetensors\n", a->out);
+                        "model card, %s\n",
+                a->out, o.max_shard_size ? "weights (sharded past --max-shard-size)"
+                                         : "model.safetensors");
     }
     mf_status_clear(&st);
     return rc;

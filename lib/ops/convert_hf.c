@@ -156,6 +156,25 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
     return 0;
 }
 
+/* InternLM2's wqkv: the block's attn_k and attn_v join attn_q; the fused
+ * tensor has their rows together. */
+static int fuse_parts(hfc *c, hfc_item *it, int64_t block, const char *suffix)
+{
+    char name[96];
+    snprintf(name, sizeof(name), "blk.%lld.attn_k%s", (long long)block, suffix);
+    it->k = mf_tensor_find(c->m, name);
+    snprintf(name, sizeof(name), "blk.%lld.attn_v%s", (long long)block, suffix);
+    it->v = mf_tensor_find(c->m, name);
+    const mf_tensor *q = it->src;
+    if (!it->k || !it->v || it->k->ndim != q->ndim || it->v->ndim != q->ndim ||
+        (q->ndim == 2 && (it->k->shape[1] != q->shape[1] || it->v->shape[1] != q->shape[1])))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)q->offset,
+                       "block %lld: attn_q has no attn_k and attn_v of its width to fuse with",
+                       (long long)block);
+    it->out.shape[0] = q->shape[0] + it->k->shape[0] + it->v->shape[0];
+    return 0;
+}
+
 static int cmp_item(const void *a, const void *b)
 {
     return strcmp(((const hfc_item *)a)->out.name, ((const hfc_item *)b)->out.name);
@@ -173,7 +192,7 @@ static int plan_tensors(hfc *c)
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,
                            "tensor \"%s\" has no Hugging Face name for architecture %s", t->name,
                            c->arch);
-        if (r->op == R_SKIP)
+        if (r->op == R_SKIP || r->op == R_FUSED_PART)
             continue;
         if (!mf_dtype_to_f32_supported(t->dtype))
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,
@@ -192,6 +211,8 @@ static int plan_tensors(hfc *c)
         char *name = fill_name(c->a, r->hf, block, -1, suffix);
         if (!name || add_item(c, t, r, -1, name))
             return c->st->code ? -1 : mf_oom(c->st, c->path);
+        if (r->op == R_FUSE_GROUPED && fuse_parts(c, &c->items.v[c->items.n - 1], block, suffix))
+            return -1;
     }
     /* transformers' save_pretrained sorts nothing, but safetensors' own
      * writer (and the forward converter's reading) go by name */
@@ -259,9 +280,61 @@ static int source_f32(hfc *c, const mf_tensor *t, const float **out)
     return 0;
 }
 
+/* InternLM2: W[g][i] = q rows (g*qpk + i) for i < qpk, then k row g, v row g
+ * (rows of hd), q and k unpermuted first. */
+static int fused_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    int64_t heads = key_int(c, "attention.head_count", 0);
+    int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    const mf_tensor *q = it->src;
+    int64_t cols = q->ndim == 2 ? q->shape[1] : 1, qr = q->shape[0];
+    if (heads <= 0 || kv <= 0 || heads % kv || qr % heads || it->k->shape[0] != qr / heads * kv ||
+        it->v->shape[0] != it->k->shape[0])
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)q->offset,
+                       "tensor \"%s\": rows do not fit %lld heads and %lld KV heads", q->name,
+                       (long long)heads, (long long)kv);
+    int64_t hd = qr / heads, qpk = heads / kv;
+    float *fq = NULL, *fk = NULL, *fv = NULL;
+    uint64_t n = (uint64_t)(qr + 2 * kv * hd) * (uint64_t)cols;
+    float *w = malloc(sizeof(float) * (size_t)n), *uq = malloc(sizeof(float) * (size_t)(qr * cols)),
+          *uk = malloc(sizeof(float) * (size_t)(kv * hd * cols));
+    int rc = w && uq && uk ? 0 : mf_oom(c->st, c->path);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, q, &fq, c->st);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->k, &fk, c->st);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->v, &fv, c->st);
+    if (rc == 0) {
+        unpermute(fq, uq, qr, cols, heads);
+        unpermute(fk, uk, kv * hd, cols, kv);
+        size_t row = sizeof(float) * (size_t)(hd * cols);
+        for (int64_t g = 0; g < kv; g++) {
+            float *dst = w + (g * (qpk + 2) * hd) * cols;
+            memcpy(dst, uq + (g * qpk * hd) * cols, row * (size_t)qpk);
+            memcpy(dst + (qpk * hd) * cols, uk + (g * hd) * cols, row);
+            memcpy(dst + ((qpk + 1) * hd) * cols, fv + (g * hd) * cols, row);
+        }
+    }
+    free(fq);
+    free(fk);
+    free(fv);
+    free(uq);
+    free(uk);
+    if (rc) {
+        free(w);
+        return -1;
+    }
+    *out = w;
+    *n_out = n;
+    return 0;
+}
+
 /* The item's values as float32 (malloc'd, n elements). */
 static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
+    if (it->op == R_FUSE_GROUPED)
+        return fused_f32(c, it, out, n_out);
     const mf_tensor *t = it->src;
     const float *src;
     if (source_f32(c, t, &src))
@@ -406,6 +479,70 @@ int hfc_write_bytes(hfc *c, const char *name, const void *data, size_t n)
     return rc;
 }
 
+/* One shard's fill: item indices offset by the shard's first. */
+typedef struct shard_fill {
+    hfc *c;
+    size_t first;
+} shard_fill;
+
+static int fill_shard(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    shard_fill *f = ctx;
+    return fill_item(f->c, f->first + i, sink, sink_ctx, st);
+}
+
+static uint64_t item_bytes(const hfc_item *it)
+{
+    uint64_t n = 1;
+    for (int d = 0; d < it->out.ndim; d++)
+        n *= (uint64_t)it->out.shape[d];
+    return n * (it->out.dtype == MF_F32 ? 4 : 2);
+}
+
+/* Shards as save_pretrained cuts them: in order, a new one when the next
+ * tensor would pass the limit; model.safetensors.index.json maps names. */
+static int write_sharded(hfc *c, mf_out_tensor *outs, const mf_kv *fmt)
+{
+    size_t n = c->items.n, n_shards = 0;
+    size_t *shard_of = calloc(n ? n : 1, sizeof(size_t));
+    if (!shard_of)
+        return mf_oom(c->st, c->path);
+    uint64_t in_shard = 0, total = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t b = item_bytes(&c->items.v[i]);
+        if (i == 0 || (in_shard && in_shard + b > c->opts.max_shard_size)) {
+            n_shards++;
+            in_shard = 0;
+        }
+        shard_of[i] = n_shards - 1;
+        in_shard += b;
+        total += b;
+    }
+    json_t *index = json_object(), *map = json_object(), *meta = json_object();
+    json_object_set_new(meta, "total_size", json_integer((json_int_t)total));
+    json_object_set_new(index, "metadata", meta);
+    json_object_set_new(index, "weight_map", map);
+    int rc = 0;
+    for (size_t s = 0, first = 0; rc == 0 && s < n_shards; s++) {
+        size_t end = first;
+        while (end < n && shard_of[end] == s)
+            end++;
+        char *name = mf_arena_printf(c->a, "model-%05zu-of-%05zu.safetensors", s + 1, n_shards);
+        char *p = name ? dir_file(c, name) : NULL;
+        shard_fill f = {c, first};
+        rc = p ? mf_safetensors_write(p, outs + first, end - first, fmt, 1, fill_shard, &f, c->st)
+               : mf_oom(c->st, c->path);
+        for (size_t i = first; rc == 0 && i < end; i++)
+            json_object_set_new(map, outs[i].name, json_string(name));
+        first = end;
+    }
+    free(shard_of);
+    if (rc == 0)
+        return hfc_write_json(c, "model.safetensors.index.json", index);
+    json_decref(index);
+    return rc;
+}
+
 static int write_weights(hfc *c)
 {
     mf_out_tensor *outs = calloc(c->items.n ? c->items.n : 1, sizeof(*outs));
@@ -414,9 +551,17 @@ static int write_weights(hfc *c)
     for (size_t i = 0; i < c->items.n; i++)
         outs[i] = c->items.v[i].out;
     mf_kv fmt = {.key = "format", .v = mf_value_str(c->a, "pt", 2)};
-    char *p = dir_file(c, "model.safetensors");
-    int rc = p ? mf_safetensors_write(p, outs, c->items.n, &fmt, 1, fill_item, c, c->st)
+    uint64_t total = 0;
+    for (size_t i = 0; i < c->items.n; i++)
+        total += item_bytes(&c->items.v[i]);
+    int rc;
+    if (c->opts.max_shard_size && total > c->opts.max_shard_size) {
+        rc = write_sharded(c, outs, &fmt);
+    } else {
+        char *p = dir_file(c, "model.safetensors");
+        rc = p ? mf_safetensors_write(p, outs, c->items.n, &fmt, 1, fill_item, c, c->st)
                : mf_oom(c->st, c->path);
+    }
     free(outs);
     free(c->cache);
     c->cache = NULL;
@@ -424,8 +569,8 @@ static int write_weights(hfc *c)
     return rc;
 }
 
-/* Removes a directory this run made (files only: it holds nothing else). */
-static void remove_tree(const char *dir)
+/* Removes a directory this run made (files and the directories it made). */
+static void remove_tree(const char *dir, int depth)
 {
     DIR *d = opendir(dir);
     if (d) {
@@ -434,11 +579,28 @@ static void remove_tree(const char *dir)
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
                 continue;
             snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-            unlink(p);
+            struct stat sb;
+            if (depth < 2 && lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
+                remove_tree(p, depth + 1);
+            else
+                unlink(p);
         }
         closedir(d);
     }
     rmdir(dir);
+}
+
+static void make_parents(const char *path)
+{
+    char p[4096];
+    snprintf(p, sizeof(p), "%s", path);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        mkdir(p, 0755); /* EEXIST is fine; a real failure shows at mkdtemp */
+        *s = '/';
+    }
 }
 
 /* The output is made as OUT.tmp.XXXXXX beside OUT, then renamed: an
@@ -464,6 +626,7 @@ static int make_tmp_dir(hfc *c)
     c->final_dir = mf_arena_printf(c->a, "%.*s", (int)n, c->out);
     if (!c->tmp_dir || !c->final_dir)
         return mf_oom(c->st, c->path);
+    make_parents(c->final_dir); /* as save_pretrained's os.makedirs */
     if (!mkdtemp(c->tmp_dir))
         return mf_fail(c->st, MF_ERR_IO, c->out, -1, "cannot create a directory beside it: %s",
                        strerror(errno));
@@ -564,7 +727,7 @@ int mf_convert_gguf_to_hf(const char *in, const char *out, const mf_hf_out_opts 
         rc = commit_dir(&c);
 done:
     if (c.tmp_dir)
-        remove_tree(c.tmp_dir);
+        remove_tree(c.tmp_dir, 0);
     free(c.items.v);
     free(c.cache);
     mf_close(c.m);

@@ -17,6 +17,9 @@ typedef enum hf_rev_op {
     R_UNSTACK,       /* stacked experts (or per-head norms): one tensor per {x} */
     R_QKV_PER_HEAD,  /* GPT-NeoX: [3][n_head][hd] rows back to [n_head][3][hd] */
     R_QKV_KV_GROUPS, /* Falcon: q, k, v rows back to [kv][q_per_kv + 2][hd] */
+    R_FUSE_GROUPED,  /* InternLM2: attn_q (with attn_k, attn_v of its block),
+                        unpermuted, fused back into [kv][q_per_kv + 2][hd] rows */
+    R_FUSED_PART,    /* attn_k / attn_v of such a block: inside the fused one */
 } hf_rev_op;
 
 typedef struct hf_rev_name {
@@ -39,6 +42,7 @@ typedef struct mf_hf_out_opts {
     mf_dtype dtype;        /* MF_F32/F16/BF16 for every tensor; MF_DTYPE_INVALID:
                               each float tensor as stored, block types as the
                               file's float type (F16 unless F32/BF16) */
+    uint64_t max_shard_size; /* bytes per model-0000i-of-0000N.safetensors; 0: one file */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
 } mf_hf_out_opts;

@@ -260,6 +260,24 @@ static const hf_rev_name bert_names[] = {
 };
 #undef E
 
+#define L "model.layers.{bid}."
+static const hf_rev_name internlm2_names[] = {
+    {"token_embd", "model.tok_embeddings", R_PLAIN},
+    {"output_norm", "model.norm", R_PLAIN},
+    {"output", "output", R_PLAIN},
+    {"blk.{bid}.attn_norm", L "attention_norm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "ffn_norm", R_PLAIN},
+    {"blk.{bid}.attn_q", L "attention.wqkv", R_FUSE_GROUPED},
+    {"blk.{bid}.attn_k", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_v", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_output", L "attention.wo", R_PLAIN},
+    {"blk.{bid}.ffn_gate", L "feed_forward.w1", R_PLAIN},
+    {"blk.{bid}.ffn_up", L "feed_forward.w3", R_PLAIN},
+    {"blk.{bid}.ffn_down", L "feed_forward.w2", R_PLAIN},
+    END,
+};
+#undef L
+
 #define CLASS(name, model_type) name, model_type
 const hf_rev_arch hf_rev_archs[] = {
     {"llama", CLASS("LlamaForCausalLM", "llama"), llama_names},
@@ -277,6 +295,7 @@ const hf_rev_arch hf_rev_archs[] = {
     {"olmo2", CLASS("Olmo2ForCausalLM", "olmo2"), olmo2_names},
     {"granite", CLASS("GraniteForCausalLM", "granite"), llama_names},
     {"command-r", CLASS("CohereForCausalLM", "cohere"), command_r_names},
+    {"internlm2", CLASS("InternLM2ForCausalLM", "internlm2"), internlm2_names},
     {"bert", CLASS("BertModel", "bert"), bert_names},
     {"gptneox", CLASS("GPTNeoXForCausalLM", "gpt_neox"), gptneox_names},
     {"falcon", CLASS("FalconForCausalLM", "falcon"), falcon_names},

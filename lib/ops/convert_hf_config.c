@@ -6,8 +6,17 @@
  * reads back the same values. */
 #include "ops/convert_hf_int.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+
+static int64_t key_int_of(const hfc *c, const char *suffix)
+{
+    int64_t x = 0;
+    hfc_int(hfc_key(c, suffix), &x);
+    return x;
+}
 
 /* The shortest decimal that reads back as the same float32 (Python prints
  * config floats as repr of a double; 1e-05, not 9.99999975e-06). */
@@ -379,6 +388,41 @@ static int write_card(hfc *c)
     return rc;
 }
 
+/* sentence-transformers' pooling, which the converter reads for BERT:
+ * modules.json naming a Pooling module and that module's config. */
+static int write_pooling(hfc *c)
+{
+    int64_t type;
+    if (!hfc_int(hfc_key(c, "pooling_type"), &type) || (type != 1 && type != 2))
+        return 0;
+    char *sub = mf_path_join(c->a, c->tmp_dir, "1_Pooling");
+    if (!sub)
+        return mf_oom(c->st, c->path);
+    if (mkdir(sub, 0755) != 0)
+        return mf_fail(c->st, MF_ERR_IO, sub, -1, "mkdir failed: %s", strerror(errno));
+    json_t *mods = json_array(), *t = json_object(), *p = json_object();
+    json_object_set_new(t, "idx", json_integer(0));
+    json_object_set_new(t, "name", json_string("0"));
+    json_object_set_new(t, "path", json_string(""));
+    json_object_set_new(t, "type", json_string("sentence_transformers.models.Transformer"));
+    json_object_set_new(p, "idx", json_integer(1));
+    json_object_set_new(p, "name", json_string("1"));
+    json_object_set_new(p, "path", json_string("1_Pooling"));
+    json_object_set_new(p, "type", json_string("sentence_transformers.models.Pooling"));
+    json_array_append_new(mods, t);
+    json_array_append_new(mods, p);
+    if (hfc_write_json(c, "modules.json", mods))
+        return -1;
+    json_t *pc = json_object();
+    json_object_set_new(pc, "word_embedding_dimension",
+                        json_integer(key_int_of(c, "embedding_length")));
+    json_object_set_new(pc, "pooling_mode_cls_token", json_boolean(type == 2));
+    json_object_set_new(pc, "pooling_mode_mean_tokens", json_boolean(type == 1));
+    json_object_set_new(pc, "pooling_mode_max_tokens", json_false());
+    json_object_set_new(pc, "pooling_mode_mean_sqrt_len_tokens", json_false());
+    return hfc_write_json(c, "1_Pooling/config.json", pc);
+}
+
 int hfc_write_config(hfc *c)
 {
     json_t *cfg = build_config(c);
@@ -388,5 +432,5 @@ int hfc_write_config(hfc *c)
     put_token_ids(c, gen, false);
     if (hfc_write_json(c, "generation_config.json", gen))
         return -1;
-    return write_card(c);
+    return write_card(c) ? -1 : write_pooling(c);
 }

@@ -11,6 +11,7 @@ typedef struct hfc_item {
     const mf_tensor *src;
     hf_rev_op op;
     int64_t x; /* R_UNSTACK: which slice */
+    const mf_tensor *k, *v; /* R_FUSE_GROUPED: the block's attn_k, attn_v */
 } hfc_item;
 
 typedef struct hfc {
