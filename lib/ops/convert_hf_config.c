@@ -202,6 +202,10 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
                 set_new(cfg, key + 2, json_integer(x / 4));
             continue;
         }
+        /* Command-R's class reads its context length from config.json's
+         * model_max_length (max_position_embeddings is then not known) */
+        if ((c->fwd->flags & AF_CTX_MODEL_MAX) && !strcmp(key, "max_position_embeddings"))
+            snprintf(key, sizeof(key), "model_max_length");
         if (key[0])
             set_new(cfg, key, value_json(v));
     }
