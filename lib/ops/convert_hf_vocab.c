@@ -109,10 +109,30 @@ static size_t spm_pieces(const vocab_view *v)
     return n;
 }
 
+/* SentencePiece refuses a model without an UNKNOWN piece ("unk is not
+ * defined"). The converter turns <unk> into CONTROL when tokenizer_config's
+ * added_tokens_decoder calls it special; that piece goes back as UNKNOWN
+ * (and into added_tokens_decoder: hfc_spm_unk). */
+static long hfc_spm_unk(const hfc *c, const vocab_view *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (tok_type(v, i) == TT_UNKNOWN)
+            return (long)i;
+    int64_t id;
+    if (hfc_int(mf_meta_get(c->m, "tokenizer.ggml.unknown_token_id"), &id) && id >= 0 &&
+        (uint64_t)id < v->n)
+        return (long)id;
+    for (size_t i = 0; i < v->n; i++)
+        if (!strcmp(tok(v, i), "<unk>"))
+            return (long)i;
+    return -1;
+}
+
 static int write_spm(hfc *c, const vocab_view *v)
 {
     bytes b = {0}, piece = {0};
     size_t n = spm_pieces(v);
+    long unk = hfc_spm_unk(c, v);
     bool any_byte = false;
     for (size_t i = 0; i < n; i++) {
         piece.n = 0;
@@ -127,6 +147,8 @@ static int write_spm(hfc *c, const vocab_view *v)
         int t = tok_type(v, i);
         if (t == TT_USER_DEFINED) /* the converter takes these from added tokens */
             t = TT_NORMAL;
+        if ((long)i == unk)
+            t = TT_UNKNOWN;
         any_byte |= t == TT_BYTE;
         put_tag(&piece, 3, 0);
         put_varint(&piece, (uint64_t)t);
@@ -139,9 +161,11 @@ static int write_spm(hfc *c, const vocab_view *v)
     put_tag(&ts, 35, 0);
     put_varint(&ts, any_byte);
     static const struct { unsigned field; const char *key; } ids[] = {
-        {40, "tokenizer.ggml.unknown_token_id"}, {41, "tokenizer.ggml.bos_token_id"},
-        {42, "tokenizer.ggml.eos_token_id"}, {43, "tokenizer.ggml.padding_token_id"},
+        {41, "tokenizer.ggml.bos_token_id"}, {42, "tokenizer.ggml.eos_token_id"},
+        {43, "tokenizer.ggml.padding_token_id"},
     };
+    put_tag(&ts, 40, 0);
+    put_varint(&ts, unk >= 0 ? (uint64_t)unk : 0);
     for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
         int64_t id;
         put_tag(&ts, ids[i].field, 0);
@@ -413,12 +437,14 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
     if (asp && asp->type == MF_V_BOOL && c->fwd->vocab == V_LLAMA)
         json_object_set_new(tc, "add_prefix_space", json_boolean(asp->as.b));
     /* SentencePiece: user-defined tokens come back as added tokens */
+    long unk = spm ? hfc_spm_unk(c, v) : -1;
     for (size_t i = 0; spm && i < v->n; i++) {
-        if (tok_type(v, i) != TT_USER_DEFINED)
+        bool control_unk = (long)i == unk && tok_type(v, i) == TT_CONTROL;
+        if (tok_type(v, i) != TT_USER_DEFINED && !control_unk)
             continue;
         char id[24];
         snprintf(id, sizeof(id), "%zu", i);
-        json_t *e = added_entry(i, tok(v, i), false);
+        json_t *e = added_entry(i, tok(v, i), control_unk);
         json_object_del(e, "id");
         json_object_set_new(atd, id, e);
     }
