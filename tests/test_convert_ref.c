@@ -363,6 +363,58 @@ static void run_variants(const char *shared)
     json_decref(e);
 }
 
+/* A copy of reference directory `name` with config.json's key set to the
+ * JSON value `value`; converting it must fail naming `want`. */
+static void refused_with(const char *shared, const char *name, const char *key, const char *value,
+                         const char *want)
+{
+    char tmp[] = "/tmp/mfmt-convert-bad-XXXXXX", cmd[8192], cfgp[4200], out[4200];
+    CHECK(mkdtemp(tmp) != NULL);
+    snprintf(cmd, sizeof(cmd), "cp -r %s/convert-ref-arch/dirs/%s %s/", shared, name, tmp);
+    CHECK(system(cmd) == 0);
+    snprintf(cfgp, sizeof(cfgp), "%s/%s/config.json", tmp, name);
+    json_t *cfg = json_load_file(cfgp, 0, NULL), *v = json_loads(value, JSON_DECODE_ANY, NULL);
+    CHECK(cfg && v);
+    json_object_set_new(cfg, key, v);
+    CHECK(json_dump_file(cfg, cfgp, 0) == 0);
+    json_decref(cfg);
+    snprintf(out, sizeof(out), "%s/out.gguf", tmp);
+    mf_status st;
+    mf_status_init(&st);
+    snprintf(cmd, sizeof(cmd), "%s/%s", tmp, name);
+    int rc = mf_convert_to_gguf(cmd, out, "f16", NULL, &st);
+    CHECKF(rc != 0 && strstr(st.msg, want), "%s with %s = %s: rc %d, \"%s\" (wanted \"%s\")", name, key, value, rc,
+           st.msg, want);
+    CHECKF(access(out, F_OK) != 0, "%s: a failed conversion left %s", name, out);
+    mf_status_clear(&st);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    CHECK(system(cmd) == 0);
+}
+
+/* Inputs the rules cannot apply to are refused with a reason, nothing written. */
+static void run_refusals(const char *shared)
+{
+    /* experts counted from config: the block never completes */
+    refused_with(shared, "mixtral-tiny", "num_local_experts", "5", "to stack are incomplete");
+    /* a fused qkv whose rows do not fit the head counts */
+    refused_with(shared, "falcon-tiny", "num_attention_heads", "8", "fused qkv");
+    refused_with(shared, "pythia-tiny", "num_attention_heads", "3", "fused qkv");
+    refused_with(shared, "internlm2-tiny", "num_key_value_heads", "2", "fused qkv");
+    /* Q/K rows that do not split into the heads */
+    refused_with(shared, "granite-tiny", "num_key_value_heads", "3", "heads of row pairs");
+    /* LongRoPE factors of the wrong length, an unknown scaling type */
+    refused_with(shared, "phi3-tiny-128k", "rope_scaling",
+                 "{\"type\": \"longrope\", \"long_factor\": [1.0], \"short_factor\": [1.0]}", "rope long and short");
+    refused_with(shared, "phi3-tiny-128k", "rope_scaling", "{\"type\": \"dynamic\"}", "not supported");
+    /* a required hyper-parameter missing or of the wrong kind */
+    refused_with(shared, "gemma2-tiny", "attn_logit_softcapping", "null", "attn_logit_softcapping");
+    refused_with(shared, "deepseek-v2-tiny", "scoring_func", "\"relu\"", "scoring_func");
+    refused_with(shared, "gpt2-tiny", "n_embd", "\"64\"", "n_embd");
+    refused_with(shared, "mamba-tiny", "intermediate_size", "100", "d_inner");
+    /* an architecture not in the table */
+    refused_with(shared, "gpt2-tiny", "architectures", "[\"T5WithLMHeadModel\"]", "MambaForCausalLM");
+}
+
 int main(void)
 {
     const char *shared = tl_shared_dir();
@@ -374,5 +426,6 @@ int main(void)
     run_folder(shared, "convert-ref-arch", 19);
     run_mixes(shared);
     run_variants(shared);
+    run_refusals(shared);
     return tl_report("convert_ref");
 }
