@@ -309,6 +309,49 @@ static const char *python_with_numpy(void)
     return NULL;
 }
 
+/* Each directory converted with a mix in one pass against llama-quantize's
+ * own output on the llama.cpp converter's F16 file (llama_quantize.json);
+ * variants: NULL when they could not be generated. */
+static void run_llama_quantize(const char *shared, const char *variants)
+{
+    json_t *e = json_load_file("tests/data/hf_arch/llama_quantize.json", 0, NULL);
+    CHECKF(e != NULL, "tests/data/hf_arch/llama_quantize.json unreadable");
+    char tmp[] = "/tmp/mfmt-convert-lq-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    const char *key;
+    json_t *v;
+    int same = 0, total = 0;
+    json_object_foreach(json_object_get(e, "outputs"), key, v) {
+        const char *d = json_string_value(json_object_get(v, "dir")), *t = json_string_value(json_object_get(v, "type"));
+        bool variant = !strcmp(json_string_value(json_object_get(v, "kind")), "variant");
+        if (variant && !variants)
+            continue;
+        char src[4400], out[4400], h[129] = "";
+        if (variant)
+            snprintf(src, sizeof(src), "%s/%s", variants, d);
+        else
+            snprintf(src, sizeof(src), "%s/convert-ref-arch/dirs/%s", shared, d);
+        snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_gguf(src, out, t, NULL, &st);
+        CHECKF(rc == 0, "%s: %s", key, st.msg);
+        mf_status_clear(&st);
+        if (rc == 0)
+            mf_hash_file(out, MF_SHA256, h, &st);
+        mf_status_clear(&st);
+        bool ok = !strcmp(h, json_string_value(json_object_get(v, "sha256")));
+        total++;
+        same += ok;
+        CHECKF(ok, "%s as %s in one pass differs from llama-quantize on the converter's F16 file", d, t);
+        unlink(out);
+    }
+    printf("llama-quantize: %d of %d one-pass mixes byte-identical to llama-quantize's output\n", same, total);
+    CHECK(total >= (variants ? 100 : 90));
+    rmdir(tmp);
+    json_decref(e);
+}
+
 /* Variant-B directories (tests/data/hf_arch/gen_variants.py: other layer
  * counts, KV heads, dtypes, tying, 2 shards, rounding-edge values) against
  * the sha256 of llama.cpp's own converter output on them (variants.json),
@@ -318,6 +361,7 @@ static void run_variants(const char *shared)
     const char *py = python_with_numpy();
     if (!py) {
         printf("hf-arch variants: skipped (no python3 with numpy to generate them)\n");
+        run_llama_quantize(shared, NULL);
         return;
     }
     json_t *e = json_load_file("tests/data/hf_arch/variants.json", 0, NULL);
@@ -358,6 +402,7 @@ static void run_variants(const char *shared)
     }
     printf("hf-arch variants: %d of %d byte-identical\n", same, total);
     CHECKF(total >= 19, "variants.json lists %d outputs", total);
+    run_llama_quantize(shared, tmp);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
     CHECK(system(cmd) == 0);
     json_decref(e);

@@ -1847,6 +1847,12 @@ static int apply_mix(conv *c)
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "tensor %s: mfmt cannot quantize to %s yet",
                            o->name, mf_dtype_name(t));
         o->dtype = t;
+        /* llama-quantize writes ggml_n_dims dimensions: outer 1s dropped */
+        int keep = o->ndim;
+        while (keep > 1 && o->shape[o->ndim - keep] == 1)
+            keep--;
+        memmove(o->shape, o->shape + (o->ndim - keep), sizeof(int64_t) * (size_t)keep);
+        o->ndim = keep;
     }
     kv_move_last(c->kv, "general.quantization_version", 2);
     kv_move_last(c->kv, "general.file_type", (uint32_t)c->mix);
