@@ -309,6 +309,49 @@ static const char *python_with_numpy(void)
     return NULL;
 }
 
+/* Each directory converted with a mix in one pass against llama-quantize's
+ * own output on the llama.cpp converter's F16 file (llama_quantize.json);
+ * variants: NULL when they could not be generated. */
+static void run_llama_quantize(const char *shared, const char *variants)
+{
+    json_t *e = json_load_file("tests/data/hf_arch/llama_quantize.json", 0, NULL);
+    CHECKF(e != NULL, "tests/data/hf_arch/llama_quantize.json unreadable");
+    char tmp[] = "/tmp/mfmt-convert-lq-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    const char *key;
+    json_t *v;
+    int same = 0, total = 0;
+    json_object_foreach(json_object_get(e, "outputs"), key, v) {
+        const char *d = json_string_value(json_object_get(v, "dir")), *t = json_string_value(json_object_get(v, "type"));
+        bool variant = !strcmp(json_string_value(json_object_get(v, "kind")), "variant");
+        if (variant && !variants)
+            continue;
+        char src[4400], out[4400], h[129] = "";
+        if (variant)
+            snprintf(src, sizeof(src), "%s/%s", variants, d);
+        else
+            snprintf(src, sizeof(src), "%s/convert-ref-arch/dirs/%s", shared, d);
+        snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_gguf(src, out, t, NULL, &st);
+        CHECKF(rc == 0, "%s: %s", key, st.msg);
+        mf_status_clear(&st);
+        if (rc == 0)
+            mf_hash_file(out, MF_SHA256, h, &st);
+        mf_status_clear(&st);
+        bool ok = !strcmp(h, json_string_value(json_object_get(v, "sha256")));
+        total++;
+        same += ok;
+        CHECKF(ok, "%s as %s in one pass differs from llama-quantize on the converter's F16 file", d, t);
+        unlink(out);
+    }
+    printf("llama-quantize: %d of %d one-pass mixes byte-identical to llama-quantize's output\n", same, total);
+    CHECK(total >= (variants ? 100 : 90));
+    rmdir(tmp);
+    json_decref(e);
+}
+
 /* Variant-B directories (tests/data/hf_arch/gen_variants.py: other layer
  * counts, KV heads, dtypes, tying, 2 shards, rounding-edge values) against
  * the sha256 of llama.cpp's own converter output on them (variants.json),
@@ -318,6 +361,7 @@ static void run_variants(const char *shared)
     const char *py = python_with_numpy();
     if (!py) {
         printf("hf-arch variants: skipped (no python3 with numpy to generate them)\n");
+        run_llama_quantize(shared, NULL);
         return;
     }
     json_t *e = json_load_file("tests/data/hf_arch/variants.json", 0, NULL);
@@ -358,9 +402,62 @@ static void run_variants(const char *shared)
     }
     printf("hf-arch variants: %d of %d byte-identical\n", same, total);
     CHECKF(total >= 19, "variants.json lists %d outputs", total);
+    run_llama_quantize(shared, tmp);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
     CHECK(system(cmd) == 0);
     json_decref(e);
+}
+
+/* A copy of reference directory `name` with config.json's key set to the
+ * JSON value `value`; converting it must fail naming `want`. */
+static void refused_with(const char *shared, const char *name, const char *key, const char *value,
+                         const char *want)
+{
+    char tmp[] = "/tmp/mfmt-convert-bad-XXXXXX", cmd[8192], cfgp[4200], out[4200];
+    CHECK(mkdtemp(tmp) != NULL);
+    snprintf(cmd, sizeof(cmd), "cp -r %s/convert-ref-arch/dirs/%s %s/", shared, name, tmp);
+    CHECK(system(cmd) == 0);
+    snprintf(cfgp, sizeof(cfgp), "%s/%s/config.json", tmp, name);
+    json_t *cfg = json_load_file(cfgp, 0, NULL), *v = json_loads(value, JSON_DECODE_ANY, NULL);
+    CHECK(cfg && v);
+    json_object_set_new(cfg, key, v);
+    CHECK(json_dump_file(cfg, cfgp, 0) == 0);
+    json_decref(cfg);
+    snprintf(out, sizeof(out), "%s/out.gguf", tmp);
+    mf_status st;
+    mf_status_init(&st);
+    snprintf(cmd, sizeof(cmd), "%s/%s", tmp, name);
+    int rc = mf_convert_to_gguf(cmd, out, "f16", NULL, &st);
+    CHECKF(rc != 0 && strstr(st.msg, want), "%s with %s = %s: rc %d, \"%s\" (wanted \"%s\")", name, key, value, rc,
+           st.msg, want);
+    CHECKF(access(out, F_OK) != 0, "%s: a failed conversion left %s", name, out);
+    mf_status_clear(&st);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    CHECK(system(cmd) == 0);
+}
+
+/* Inputs the rules cannot apply to are refused with a reason, nothing written. */
+static void run_refusals(const char *shared)
+{
+    /* experts counted from config: the block never completes */
+    refused_with(shared, "mixtral-tiny", "num_local_experts", "5", "to stack are incomplete");
+    /* a fused qkv whose rows do not fit the head counts */
+    refused_with(shared, "falcon-tiny", "num_attention_heads", "8", "fused qkv");
+    refused_with(shared, "pythia-tiny", "num_attention_heads", "3", "fused qkv");
+    refused_with(shared, "internlm2-tiny", "num_key_value_heads", "2", "fused qkv");
+    /* Q/K rows that do not split into the heads */
+    refused_with(shared, "granite-tiny", "num_key_value_heads", "3", "heads of row pairs");
+    /* LongRoPE factors of the wrong length, an unknown scaling type */
+    refused_with(shared, "phi3-tiny-128k", "rope_scaling",
+                 "{\"type\": \"longrope\", \"long_factor\": [1.0], \"short_factor\": [1.0]}", "rope long and short");
+    refused_with(shared, "phi3-tiny-128k", "rope_scaling", "{\"type\": \"dynamic\"}", "not supported");
+    /* a required hyper-parameter missing or of the wrong kind */
+    refused_with(shared, "gemma2-tiny", "attn_logit_softcapping", "null", "attn_logit_softcapping");
+    refused_with(shared, "deepseek-v2-tiny", "scoring_func", "\"relu\"", "scoring_func");
+    refused_with(shared, "gpt2-tiny", "n_embd", "\"64\"", "n_embd");
+    refused_with(shared, "mamba-tiny", "intermediate_size", "100", "d_inner");
+    /* an architecture not in the table */
+    refused_with(shared, "gpt2-tiny", "architectures", "[\"T5WithLMHeadModel\"]", "MambaForCausalLM");
 }
 
 int main(void)
@@ -374,5 +471,6 @@ int main(void)
     run_folder(shared, "convert-ref-arch", 19);
     run_mixes(shared);
     run_variants(shared);
+    run_refusals(shared);
     return tl_report("convert_ref");
 }

@@ -28,6 +28,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 /* ------------------------------------------------------------ tensors */
@@ -373,18 +374,38 @@ static uint16_t float_to_bf16(float x)
     return (uint16_t)r;
 }
 
-/* One source element as float32 (torch's .to(torch.float32)). */
+/* numpy's half -> float for every half, built once (the conversion of
+ * F16 sources is a table lookup). */
+static float f16_table[65536];
+static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
+
+static void f16_table_init(void)
+{
+    for (uint32_t h = 0; h < 65536; h++)
+        f16_table[h] = half_to_float((uint16_t)h);
+}
+
+/* Source elements as float32 (torch's .to(torch.float32)). */
 static void row_to_f32(mf_dtype dt, const uint8_t *p, size_t n, float *out)
 {
-    for (size_t i = 0; i < n; i++) {
-        switch (dt) {
-        case MF_F32: memcpy(&out[i], p + 4 * i, 4); break;
-        case MF_F16: out[i] = half_to_float(mf_rd16le(p + 2 * i)); break;
-        case MF_BF16: {
+    size_t i;
+    switch (dt) {
+    case MF_F32: memcpy(out, p, n * 4); return;
+    case MF_F16:
+        pthread_once(&f16_once, f16_table_init);
+        for (i = 0; i < n; i++)
+            out[i] = f16_table[mf_rd16le(p + 2 * i)];
+        return;
+    case MF_BF16:
+        for (i = 0; i < n; i++) {
             uint32_t u = (uint32_t)mf_rd16le(p + 2 * i) << 16;
             memcpy(&out[i], &u, 4);
-            break;
         }
+        return;
+    default: break;
+    }
+    for (i = 0; i < n; i++) {
+        switch (dt) {
         case MF_F64: {
             double d;
             memcpy(&d, p + 8 * i, 8);
@@ -1710,9 +1731,16 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
                (sdt == MF_F16 || sdt == MF_F32);
     for (size_t i = 0; raw && i < o->n_segs; i++)
         raw = o->segs[i].t->dtype == sdt;
+    /* F16 values without an op are F16 already: no rounding through F16 */
+    bool exact_in_plan = !o->generated && o->ew == OP_SKIP && o->plan == MF_F16;
+    for (size_t i = 0; exact_in_plan && i < o->n_segs; i++)
+        exact_in_plan = o->segs[i].t->dtype == MF_F16;
     uint64_t orow_bytes;
     mf_dtype_nbytes(o->dtype, (uint64_t)row, &orow_bytes);
-    int64_t chunk = (int64_t)((4u << 20) / ((uint64_t)row * 4 + orow_bytes));
+    /* chunks of 4 MiB of float32; 32 MiB when quantizing (fewer thread starts) */
+    uint64_t budget = o->dtype == o->plan || o->dtype == MF_F32 || o->dtype == MF_F16 || o->dtype == MF_BF16
+                          ? 4u << 20 : 32u << 20;
+    int64_t chunk = (int64_t)(budget / ((uint64_t)row * 4 + orow_bytes));
     if (chunk < 1)
         chunk = 1;
     if (chunk > nrows)
@@ -1721,6 +1749,16 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
     uint8_t *obuf = malloc((size_t)(chunk * (int64_t)orow_bytes));
     if (rc == 0 && ((!raw && !f32) || !obuf))
         rc = mf_oom(st, c->dir);
+    if (rc == 0 && raw && !o->row_map && o->n_segs == 1) { /* the mapped bytes as they are */
+        const uint8_t *p = rd.data[0];
+        uint64_t left = (uint64_t)nrows * orow_bytes;
+        for (uint64_t step = 4u << 20; rc == 0 && left; left -= step < left ? step : left) {
+            size_t k = (size_t)(step < left ? step : left);
+            rc = sink(sink_ctx, p, k, st);
+            p += k;
+        }
+        nrows = 0; /* done */
+    }
     for (int64_t r0 = 0; rc == 0 && r0 < nrows; r0 += chunk) {
         int64_t nr = nrows - r0 < chunk ? nrows - r0 : chunk;
         for (int64_t r = 0; r < nr; r++) {
@@ -1732,7 +1770,7 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
                 output_row(&rd, r0 + r, f32 + r * row);
         }
         if (!raw) {
-            if (o->dtype != o->plan)
+            if (o->dtype != o->plan && !exact_in_plan)
                 round_through(o->plan, f32, (size_t)(nr * row));
             rc = encode_rows(c, o->dtype, f32, obuf, nr, row, st);
         }
@@ -1743,7 +1781,7 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
     free(obuf);
     if (!o->generated)
         reader_close(&rd);
-    c->done += (uint64_t)nrows * orow_bytes;
+    c->done += (uint64_t)(row ? numel(o->shape, o->ndim) / row : 0) * orow_bytes;
     if (rc == 0 && c->opts && c->opts->progress)
         c->opts->progress(c->opts->progress_ctx, c->done, c->total_bytes);
     return rc;
@@ -1809,6 +1847,12 @@ static int apply_mix(conv *c)
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "tensor %s: mfmt cannot quantize to %s yet",
                            o->name, mf_dtype_name(t));
         o->dtype = t;
+        /* llama-quantize writes ggml_n_dims dimensions: outer 1s dropped */
+        int keep = o->ndim;
+        while (keep > 1 && o->shape[o->ndim - keep] == 1)
+            keep--;
+        memmove(o->shape, o->shape + (o->ndim - keep), sizeof(int64_t) * (size_t)keep);
+        o->ndim = keep;
     }
     kv_move_last(c->kv, "general.quantization_version", 2);
     kv_move_last(c->kv, "general.file_type", (uint32_t)c->mix);

@@ -61,6 +61,16 @@ void mf_quantize_opts_init(mf_quantize_opts *o, mf_ftype ftype)
 
 /* ------------------------------------------------------------ the plan */
 
+/* ggml_n_dims: llama-quantize writes a tensor's shape from the ggml tensor,
+ * so outer dimensions of 1 (trailing ne == 1) are dropped, at least one kept. */
+static int ggml_ndims(const mf_tensor *t)
+{
+    int n = t->ndim;
+    while (n > 1 && t->shape[t->ndim - n] == 1)
+        n--;
+    return n;
+}
+
 static int ggml_shape(const mf_model *m, const mf_tensor *t, int64_t ne[4], mf_status *st)
 {
     if (t->ndim > 4)
@@ -304,7 +314,7 @@ static uint64_t gguf_file_bytes(const qjob *j)
     for (size_t i = 0; i < j->meta.n; i++)
         n += 8 + strlen(j->meta.v[i].key) + 4 + value_bytes(&j->meta.v[i].v);
     for (size_t i = 0; i < j->n; i++)
-        n += 8 + strlen(j->plan[i].t->name) + 4 + 8 * (uint64_t)j->plan[i].t->ndim + 4 + 8;
+        n += 8 + strlen(j->plan[i].t->name) + 4 + 8 * (uint64_t)ggml_ndims(j->plan[i].t) + 4 + 8;
     n = mf_align_up(n, align);
     for (size_t i = 0; i < j->n; i++)
         n += i + 1 < j->n ? mf_align_up(j->plan[i].out_bytes, align) : j->plan[i].out_bytes;
@@ -577,8 +587,9 @@ static int make_outs(qjob *j, mf_status *st)
         const qplan *p = &j->plan[i];
         j->outs[i].name = p->t->name;
         j->outs[i].dtype = p->dst;
-        j->outs[i].ndim = p->t->ndim;
-        memcpy(j->outs[i].shape, p->t->shape, sizeof(p->t->shape));
+        j->outs[i].ndim = ggml_ndims(p->t);
+        memcpy(j->outs[i].shape, p->t->shape + (p->t->ndim - j->outs[i].ndim),
+               sizeof(int64_t) * (size_t)j->outs[i].ndim);
         r->n_converted += p->convert;
         r->imatrix_used += p->imatrix != NULL;
         r->n_params += mf_tensor_nelems(p->t);
