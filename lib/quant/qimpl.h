@@ -81,6 +81,9 @@ void mq_quant_q8_0_scalar_block(const float *x, uint8_t *y);
 bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n);
 /* true when the AVX2 kernels may run (CPU has AVX2, MFMT_NO_SIMD unset) */
 bool mq_cpu_has_avx2(void);
+/* F16 -> F32 of n halves (little-endian, any alignment) with F16C, the same
+ * floats as mf_f16_to_f32 (tests compare all 65536); false: no F16C. */
+bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n);
 /* Q4_0/Q5_0 reference path: the value of largest magnitude of 32 (false:
  * no AVX2 or a NaN, use the scalar code); then, only after it returned true,
  * the levels min(cap, (int8_t)(x*id + bias)). */
