@@ -51,4 +51,14 @@ int mf_quant_task_wait(mf_quant_task *k);
  * finite (or the arguments are not a whole number of blocks). */
 int64_t mf_quant_first_invalid_row(mf_dtype dt, const void *q, int64_t nrows, int64_t n_per_row);
 
+/* The vector kernels in use (chosen at run time from CPUID; none when the
+ * environment has MFMT_NO_SIMD set): MF_QUANT_* bits, 0 for scalar only.
+ * mf_quant_set_simd(false) switches every kernel to its scalar code from
+ * then on (true: back), for tests and benchmarks; returns the previous
+ * setting. The output bytes never depend on it. Not to be called while
+ * another thread quantizes. */
+enum { MF_QUANT_AVX2 = 1, MF_QUANT_F16C = 2, MF_QUANT_AVX512 = 4 };
+unsigned mf_quant_simd_level(void);
+bool mf_quant_set_simd(bool on);
+
 #endif /* MF_QUANT_H */

@@ -131,6 +131,8 @@ __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint8_t *s
 
 static bool have_avx2, have_f16c;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+/* mf_quant_set_simd(false): the scalar kernels from now on */
+static _Atomic bool simd_off;
 
 static void cpu_probe(void)
 {
@@ -145,7 +147,7 @@ static void cpu_probe(void)
 bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
 {
     pthread_once(&cpu_once, cpu_probe);
-    if (!have_f16c)
+    if (!have_f16c || simd_off)
         return false;
     f16_to_f32_f16c(src, dst, n);
     return true;
@@ -154,7 +156,23 @@ bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
 bool mq_cpu_has_avx2(void)
 {
     pthread_once(&cpu_once, cpu_probe);
-    return have_avx2;
+    return have_avx2 && !simd_off;
+}
+
+bool mf_quant_set_simd(bool on)
+{
+    pthread_once(&cpu_once, cpu_probe);
+    bool was = !simd_off;
+    simd_off = !on;
+    return was;
+}
+
+unsigned mf_quant_simd_level(void)
+{
+    pthread_once(&cpu_once, cpu_probe);
+    if (simd_off)
+        return 0;
+    return (have_avx2 ? MF_QUANT_AVX2 : 0) | (have_f16c ? MF_QUANT_F16C : 0);
 }
 
 bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
@@ -178,6 +196,8 @@ void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint
 #else
 
 bool mq_cpu_has_avx2(void) { return false; }
+bool mf_quant_set_simd(bool on) { (void)on; return false; }
+unsigned mf_quant_simd_level(void) { return 0; }
 
 bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
 {
