@@ -32,19 +32,21 @@ if [ -n "$imatrix" ]; then
   mopt="--imatrix $imx"; lopt="--imatrix $imx"
 fi
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-# one timed run of "$@" appended to file $1 as "seconds max-rss-KiB"
+# one timed run of "$@" appended to file $1 as "seconds max-rss-KiB cpu-seconds"
 once() {
   f=$1; shift
-  /usr/bin/time -f '%e %M' -o "$dir/qt.one" "$@" > /dev/null 2>&1 || { echo "FAILED: $*" >&2; exit 1; }
-  cat "$dir/qt.one" >> "$f"
+  /usr/bin/time -f '%e %M %U %S' -o "$dir/qt.one" "$@" > /dev/null 2>&1 || { echo "FAILED: $*" >&2; exit 1; }
+  awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}' "$dir/qt.one" >> "$f"
 }
-# "median-seconds max-rss-KiB" of a times file
-summary() { echo "$(cut -d' ' -f1 "$1" | median) $(cut -d' ' -f2 "$1" | sort -n | tail -1)"; }
+# "median-seconds max-rss-KiB median-cpu-seconds" of a times file
+summary() {
+  echo "$(cut -d' ' -f1 "$1" | median) $(cut -d' ' -f2 "$1" | sort -n | tail -1) $(cut -d' ' -f3 "$1" | median)"
+}
 : > "$dir/qt.cp"
 for _ in $(seq "$runs"); do once "$dir/qt.cp" cp "$in" "$dir/qt-cp.gguf"; done
 cp_s=$(summary "$dir/qt.cp" | cut -d' ' -f1); rm -f "$dir/qt-cp.gguf"
 echo "quantize, $(awk -v b="$(stat -c %s "$in")" 'BEGIN{printf "%.0f MiB", b/1048576}') F16 input, $thr threads, median of $runs${imatrix:+, with imatrix}; cp of the input: $cp_s s"
-printf '%-8s %9s %8s %11s %8s %9s %7s %10s\n' type "mfmt s" "rss MiB" "llama s" "rss MiB" "x llama" "x cp" identical
+printf '%-8s %8s %8s %8s %8s %8s %8s %8s %7s %9s\n' type "mfmt s" "llama s" "x llama" "mfmt cpu" "llama cpu" "x cpu" "rss MiB" "x cp" identical
 for t in $types; do
   mo=$dir/qt-mfmt.gguf; lo=$dir/qt-llama.gguf
   : > "$dir/qt.m"; : > "$dir/qt.l"
@@ -58,12 +60,15 @@ for t in $types; do
     l=$(summary "$dir/qt.l")
     same=$(cmp -s "$mo" "$lo" && echo yes || echo NO)
   else
-    l="- -"; same=-
+    l="- - -"; same=-
   fi
+  # fields: type, mfmt s rss cpu, llama s rss cpu, cp s, identical
   echo "$t $m $l $cp_s $same" | awk '{
-    ratio = ($4 == "-") ? "-" : sprintf("%.2f", $4 / $2)
-    printf "%-8s %9.3f %8.0f %11s %8s %9s %7.2f %10s\n", $1, $2, $3 / 1024, $4, ($5 == "-") ? "-" : sprintf("%.0f", $5 / 1024), ratio, $6 / $2, $7 }'
+    r = ($5 == "-") ? "-" : sprintf("%.2f", $5 / $2); rc = ($5 == "-") ? "-" : sprintf("%.2f", $7 / $4)
+    rss = ($6 == "-") ? sprintf("%.0f", $3 / 1024) : sprintf("%.0f/%.0f", $3 / 1024, $6 / 1024)
+    printf "%-8s %8.3f %8s %8s %8.2f %8s %8s %8s %7.2f %9s\n", $1, $2, $5, r, $4, $7, rc, rss, $8 / $2, $9 }'
   rm -f "$mo" "$lo"
 done
-echo "x llama: llama-quantize's time / mfmt's (above 1: mfmt faster); x cp: cp's time / mfmt's"
+echo "x llama: llama-quantize's wall time / mfmt's (above 1: mfmt faster); x cpu: the same for user+sys CPU time"
+echo "(steadier on a loaded machine); rss: peak MiB, mfmt/llama-quantize; x cp: cp's time / mfmt's"
 rm -f "$in" "$imx"

@@ -210,6 +210,84 @@ AVX2 static void qx8(int n, int nmax, const __m256 *x, const __m256 *w, __m256i 
     *scale_out = sel(scale, zero, tiny);
 }
 
+/* qx8 for groups whose values are all finite (the common case), with
+ * fewer operations per value and trial, same bits:
+ *  - with x finite and |x| <= |max|, |iscale * x| <= nmax + 1 < 2^22, where
+ *    nearest_int is round-half-to-even, so the level is
+ *    clamp(roundeven(iscale * x)) computed in floats (the integer levels
+ *    are exact there). A level -0.0 instead of 0 changes no sum: the sums
+ *    start at +0 and a sum only becomes -0 from -0 + -0. Lanes whose group
+ *    is all below GROUP_MAX_EPS (max may be 0) compute garbage that the
+ *    final mask discards, as in qx8.
+ *  - L is the levels of the last trial that won (scalar: recomputed from
+ *    that trial's iscale each time one wins), so only the winning inverse
+ *    scale is kept per lane and L computed once at the end;
+ *  - w * x[i] is the same product in every trial, computed once. */
+AVX2 static inline __m256 qx_levelf(__m256 iscale, __m256 x, __m256 lo, __m256 hi)
+{
+    __m256 r = _mm256_round_ps(_mm256_mul_ps(iscale, x), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_min_ps(_mm256_max_ps(r, lo), hi);
+}
+
+AVX2 static void qx8_finite(int n, int nmax, const __m256 *x, const __m256 *w, __m256i *L, __m256 *scale_out)
+{
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 lo = _mm256_set1_ps((float)-nmax), hi = _mm256_set1_ps((float)(nmax - 1));
+    __m256 max = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+        __m256 ax = _mm256_and_ps(x[i], absmask);
+        __m256 upd = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+        amax = sel(amax, ax, upd);
+        max = sel(max, x[i], upd);
+    }
+    const __m256 tiny = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    __m256 wx[32];
+    for (int i = 0; i < n; ++i)
+        wx[i] = _mm256_mul_ps(w[i], x[i]);
+    __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)-nmax), max), best_is = iscale;
+    __m256 sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+        __m256 l = qx_levelf(iscale, x[i], lo, hi);
+        sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(wx[i], l));
+        suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l), l));
+    }
+    /* suml2 ? sumlx/suml2 : 0 (NaN is true) */
+    __m256 scale = _mm256_and_ps(_mm256_div_ps(sumlx, suml2), _mm256_cmp_ps(suml2, zero, _CMP_NEQ_UQ));
+    __m256 best = _mm256_mul_ps(scale, sumlx);
+    for (int is = -9; is <= 9; ++is) {
+        if (is == 0)
+            continue;
+        iscale = _mm256_div_ps(_mm256_set1_ps(-(nmax + 0.1f * is)), max);
+        sumlx = suml2 = zero;
+        for (int i = 0; i < n; ++i) {
+            __m256 l = qx_levelf(iscale, x[i], lo, hi);
+            sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(wx[i], l));
+            suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l), l));
+        }
+        __m256 upd = _mm256_and_ps(_mm256_cmp_ps(suml2, zero, _CMP_GT_OQ),
+                                   _mm256_cmp_ps(_mm256_mul_ps(sumlx, sumlx), _mm256_mul_ps(best, suml2), _CMP_GT_OQ));
+        best_is = sel(best_is, iscale, upd);
+        scale = sel(scale, _mm256_div_ps(sumlx, suml2), upd);
+        best = sel(best, _mm256_mul_ps(scale, sumlx), upd);
+    }
+    for (int i = 0; i < n; ++i) {
+        __m256i l = _mm256_add_epi32(_mm256_cvtps_epi32(qx_levelf(best_is, x[i], lo, hi)), _mm256_set1_epi32(nmax));
+        L[i] = seli(l, _mm256_setzero_si256(), tiny);
+    }
+    *scale_out = sel(scale, zero, tiny);
+}
+
+/* all 8 x n values finite */
+AVX2 static bool all_finite(int n, const __m256 *x)
+{
+    const __m256 inf = _mm256_set1_ps(INFINITY), absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 bad = _mm256_setzero_ps();
+    for (int i = 0; i < n; ++i) /* NaN compares unordered: NLT is true */
+        bad = _mm256_or_ps(bad, _mm256_cmp_ps(_mm256_and_ps(x[i], absmask), inf, _CMP_NLT_UQ));
+    return !_mm256_movemask_ps(bad);
+}
+
 AVX2 static void qx_quants8_avx2(int n, int nmax, const float *x, int8_t *L, const float *qw, float *scales)
 {
     __m256 xt[32] = {0}, wt[32] = {0}, scale;
@@ -220,7 +298,10 @@ AVX2 static void qx_quants8_avx2(int n, int nmax, const float *x, int8_t *L, con
     else
         for (int i = 0; i < n; ++i)
             wt[i] = _mm256_mul_ps(xt[i], xt[i]);
-    qx8(n, nmax, xt, wt, Lv, &scale);
+    if (all_finite(n, xt))
+        qx8_finite(n, nmax, xt, wt, Lv, &scale);
+    else
+        qx8(n, nmax, xt, wt, Lv, &scale);
     store_levels(n, Lv, (uint8_t *)L);
     _mm256_storeu_ps(scales, scale);
 }
