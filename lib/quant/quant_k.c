@@ -206,7 +206,7 @@ static void q3_finish(const float *x, int8_t *L, uint8_t *y)
     const float d_all = mq_get_f16(y + 108);
     for (int j = 0; j < QK_K / 16; ++j) {
         float d = d_all * q3_scale(sc, j);
-        if (!d)
+        if (!d || mq_simd_q3_group_levels(x + 16 * j, d, L + 16 * j))
             continue;
         for (int ii = 0; ii < 16; ++ii)
             L[16 * j + ii] = (int8_t)(mq_clamp(mq_nearest_int(x[16 * j + ii] / d), -4, 3) + 4);
@@ -227,8 +227,11 @@ static void q3_k_ref_block(const float *x, uint8_t *y)
     int8_t L[QK_K];
     float scales[QK_K / 16];
     float max_scale = 0, amax = 0;
+    for (int h = 0; h < 2; ++h)
+        if (!mq_simd_q3_quants8(16, 4, x + 128 * h, L + 128 * h, scales + 8 * h))
+            for (int j = 8 * h; j < 8 * h + 8; ++j)
+                scales[j] = mq_make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
     for (int j = 0; j < QK_K / 16; ++j) {
-        scales[j] = mq_make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
         float scale = fabsf(scales[j]);
         if (scale > amax) {
             amax = scale;

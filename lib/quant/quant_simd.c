@@ -118,6 +118,89 @@ AVX2 static void offset_levels32_avx2(const float *x, float id, float bias, int 
     }
 }
 
+/* min and max of 32 values, as the scalar scan finds them (x < min, x > max,
+ * first wins): false when a NaN is present or an extreme is zero (the
+ * scan keeps the first of +0/-0 seen, which the vector max may not). */
+AVX2 static bool min_max32_avx2(const float *x, float *pmin, float *pmax)
+{
+    __m256 lo = _mm256_loadu_ps(x), hi = lo, nan = _mm256_cmp_ps(lo, lo, _CMP_UNORD_Q);
+    for (int j = 8; j < 32; j += 8) {
+        __m256 v = _mm256_loadu_ps(x + j);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        lo = _mm256_min_ps(lo, v);
+        hi = _mm256_max_ps(hi, v);
+    }
+    if (_mm256_movemask_ps(nan))
+        return false;
+    __m128 l = _mm_min_ps(_mm256_castps256_ps128(lo), _mm256_extractf128_ps(lo, 1));
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(hi), _mm256_extractf128_ps(hi, 1));
+    l = _mm_min_ps(l, _mm_movehl_ps(l, l));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    l = _mm_min_ss(l, _mm_shuffle_ps(l, l, 1));
+    h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+    *pmin = _mm_cvtss_f32(l);
+    *pmax = _mm_cvtss_f32(h);
+    return *pmin != 0.0f && *pmax != 0.0f;
+}
+
+/* L[j] = (x[j] - min) * id + 0.5f converted as cvttss2si does, then the low
+ * byte: sign-extended and capped at cap (Q4_1: min(15, (int8_t)v)), or as
+ * is when cap < 0 (Q5_1: (uint8_t)v). */
+AVX2 static void asym_levels32_avx2(const float *x, float min, float id, int cap, uint8_t *L)
+{
+    const __m256 vmin = _mm256_set1_ps(min), vid = _mm256_set1_ps(id), half = _mm256_set1_ps(0.5f);
+    for (int j = 0; j < 32; j += 8) {
+        __m256 p = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), vmin), vid), half);
+        __m256i v = _mm256_cvttps_epi32(p);
+        if (cap >= 0)
+            v = _mm256_min_epi32(_mm256_srai_epi32(_mm256_slli_epi32(v, 24), 24), _mm256_set1_epi32(cap));
+        store_low_bytes(v, L + j);
+    }
+}
+
+/* pack_q4 / pack_q5 of quant_legacy.c: nibble j of qs = L[j] (low) and
+ * L[j+16] (high); Q5's bit 4 of L[j] is bit j of qh. */
+AVX2 static void pack_nibbles_avx2(const uint8_t *L, uint8_t *qs)
+{
+    const __m128i lo = _mm_loadu_si128((const __m128i *)L), hi = _mm_loadu_si128((const __m128i *)(L + 16));
+    const __m128i m = _mm_set1_epi8(0x0F);
+    __m128i v = _mm_or_si128(_mm_and_si128(lo, m), _mm_slli_epi16(_mm_and_si128(hi, m), 4));
+    _mm_storeu_si128((__m128i *)qs, v);
+}
+
+AVX2 static void pack_q5_avx2(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)L);
+    mf_wr32le(qh4, (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(v, 3)));
+    pack_nibbles_avx2(L, qs);
+}
+
+bool mq_simd_pack_q4(const uint8_t *L, uint8_t *qs)
+{
+    if (!mq_cpu_has_avx2())
+        return false;
+    pack_nibbles_avx2(L, qs);
+    return true;
+}
+
+bool mq_simd_pack_q5(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
+{
+    if (!mq_cpu_has_avx2())
+        return false;
+    pack_q5_avx2(L, qh4, qs);
+    return true;
+}
+
+bool mq_simd_min_max32(const float *x, float *min, float *max)
+{
+    return mq_cpu_has_avx2() && min_max32_avx2(x, min, max);
+}
+
+void mq_simd_asym_levels32(const float *x, float min, float id, int cap, uint8_t *L)
+{
+    asym_levels32_avx2(x, min, id, cap, L);
+}
+
 /* vcvtph2ps is exact for every half; NaNs come back quiet with their
  * payload, as mf_f16_to_f32 does. */
 __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint8_t *src, float *dst, int64_t n)
@@ -194,6 +277,50 @@ void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint
 }
 
 #else
+
+/* pack_q4 / pack_q5 of quant_legacy.c: nibble j of qs = L[j] (low) and
+ * L[j+16] (high); Q5's bit 4 of L[j] is bit j of qh. */
+AVX2 static void pack_nibbles_avx2(const uint8_t *L, uint8_t *qs)
+{
+    const __m128i lo = _mm_loadu_si128((const __m128i *)L), hi = _mm_loadu_si128((const __m128i *)(L + 16));
+    const __m128i m = _mm_set1_epi8(0x0F);
+    __m128i v = _mm_or_si128(_mm_and_si128(lo, m), _mm_slli_epi16(_mm_and_si128(hi, m), 4));
+    _mm_storeu_si128((__m128i *)qs, v);
+}
+
+AVX2 static void pack_q5_avx2(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)L);
+    mf_wr32le(qh4, (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(v, 3)));
+    pack_nibbles_avx2(L, qs);
+}
+
+bool mq_simd_pack_q4(const uint8_t *L, uint8_t *qs)
+{
+    if (!mq_cpu_has_avx2())
+        return false;
+    pack_nibbles_avx2(L, qs);
+    return true;
+}
+
+bool mq_simd_pack_q5(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
+{
+    if (!mq_cpu_has_avx2())
+        return false;
+    pack_q5_avx2(L, qh4, qs);
+    return true;
+}
+
+bool mq_simd_min_max32(const float *x, float *min, float *max)
+{
+    (void)x, (void)min, (void)max;
+    return false;
+}
+
+void mq_simd_asym_levels32(const float *x, float min, float id, int cap, uint8_t *L)
+{
+    (void)x, (void)min, (void)id, (void)cap, (void)L;
+}
 
 bool mq_cpu_has_avx2(void) { return false; }
 bool mf_quant_set_simd(bool on) { (void)on; return false; }

@@ -314,6 +314,106 @@ bool mq_simd_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_typ
     return true;
 }
 
+AVX2 static void q3_8(int n, int nmax, const __m256 *x, __m256i *L, __m256 *scale_out);
+AVX2 static void q3_quants8_avx2(int n, int nmax, const float *x, int8_t *L, float *scales)
+{
+    __m256 xt[32] = {0}, scale;
+    __m256i Lv[32];
+    transpose_in(x, n, xt);
+    q3_8(n, nmax, xt, Lv, &scale);
+    store_levels(n, Lv, (uint8_t *)L);
+    _mm256_storeu_ps(scales, scale);
+}
+
+/* ------------------------------------------------------------ q3 */
+
+/* make_q3_quants(n, nmax, x, L) per lane (Q3_K without imatrix): the start
+ * of make_qx_quants, then passes moving single values. A lane whose pass
+ * changed nothing would change nothing in another pass (its state is the
+ * same), so passes run until no lane changes, at most 5, as the scalar
+ * loop's per-group break. Levels stay in the integer domain (nearest_int's
+ * bit trick), so any input gives the scalar bits. */
+AVX2 static void q3_8(int n, int nmax, const __m256 *x, __m256i *L, __m256 *scale_out)
+{
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 zero = _mm256_setzero_ps();
+    __m256 max = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+        __m256 ax = _mm256_and_ps(x[i], absmask);
+        __m256 upd = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+        amax = sel(amax, ax, upd);
+        max = sel(max, x[i], upd);
+    }
+    const __m256 tiny = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    const __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)-nmax), max);
+    __m256 w[32], wx[32], sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+        w[i] = _mm256_mul_ps(x[i], x[i]);
+        wx[i] = _mm256_mul_ps(w[i], x[i]);
+        L[i] = clamp8(nearest_int8(_mm256_mul_ps(iscale, x[i])), -nmax, nmax - 1);
+        __m256 lf = _mm256_cvtepi32_ps(L[i]);
+        sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(wx[i], lf));
+        suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], lf), lf));
+    }
+    __m256 active = _mm256_castsi256_ps(_mm256_set1_epi32(-1)); /* lanes still changing */
+    for (int itry = 0; itry < 5 && _mm256_movemask_ps(active); ++itry) {
+        __m256 changed = zero;
+        for (int i = 0; i < n; ++i) {
+            __m256 lf = _mm256_cvtepi32_ps(L[i]);
+            __m256 slx = _mm256_sub_ps(sumlx, _mm256_mul_ps(wx[i], lf));
+            __m256 pos = _mm256_and_ps(active, _mm256_cmp_ps(slx, zero, _CMP_GT_OQ));
+            if (!_mm256_movemask_ps(pos))
+                continue;
+            __m256 sl2 = _mm256_sub_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], lf), lf));
+            __m256i nl = clamp8(nearest_int8(_mm256_div_ps(_mm256_mul_ps(x[i], sl2), slx)), -nmax, nmax - 1);
+            __m256 diff = _mm256_andnot_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(nl, L[i])), pos);
+            __m256 nf = _mm256_cvtepi32_ps(nl);
+            slx = _mm256_add_ps(slx, _mm256_mul_ps(wx[i], nf));
+            sl2 = _mm256_add_ps(sl2, _mm256_mul_ps(_mm256_mul_ps(w[i], nf), nf));
+            __m256 better = _mm256_cmp_ps(_mm256_mul_ps(_mm256_mul_ps(slx, slx), suml2),
+                                          _mm256_mul_ps(_mm256_mul_ps(sumlx, sumlx), sl2), _CMP_GT_OQ);
+            __m256 take = _mm256_and_ps(_mm256_and_ps(diff, _mm256_cmp_ps(sl2, zero, _CMP_GT_OQ)), better);
+            L[i] = seli(L[i], nl, take);
+            sumlx = sel(sumlx, slx, take);
+            suml2 = sel(suml2, sl2, take);
+            changed = _mm256_or_ps(changed, take);
+        }
+        active = _mm256_and_ps(active, changed);
+    }
+    for (int i = 0; i < n; ++i)
+        L[i] = seli(_mm256_add_epi32(L[i], _mm256_set1_epi32(nmax)), _mm256_setzero_si256(), tiny);
+    *scale_out = sel(_mm256_div_ps(sumlx, suml2), zero, tiny);
+}
+
+bool mq_simd_q3_quants8(int n, int nmax, const float *x, int8_t *L, float *scales)
+{
+    if (n < 1 || n > 32 || !mq_cpu_has_avx2())
+        return false;
+    q3_quants8_avx2(n, nmax, x, L, scales);
+    return true;
+}
+
+/* Q3_K's final levels of one 16-value group: clamp(nearest_int(x / d),
+ * -4, 3) + 4, the same division in each lane. */
+AVX2 static void q3_group_levels_avx2(const float *x, float d, int8_t *L)
+{
+    const __m256 vd = _mm256_set1_ps(d);
+    for (int k = 0; k < 16; k += 8) {
+        __m256i l = clamp8(nearest_int8(_mm256_div_ps(_mm256_loadu_ps(x + k), vd)), -4, 3);
+        l = _mm256_add_epi32(l, _mm256_set1_epi32(4));
+        __m128i p = _mm_packs_epi32(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1));
+        _mm_storel_epi64((__m128i *)(L + k), _mm_packs_epi16(p, p));
+    }
+}
+
+bool mq_simd_q3_group_levels(const float *x, float d, int8_t *L)
+{
+    if (!mq_cpu_has_avx2())
+        return false;
+    q3_group_levels_avx2(x, d, L);
+    return true;
+}
+
 /* ------------------------------------------------------------ iq4 */
 
 /* best_index_int8(16, val, x) per lane, and val at that index: for x inside
@@ -390,6 +490,9 @@ bool mq_simd_iq4_scales8(const float *x, const float *weight, const int8_t *valu
 }
 
 #else
+
+bool mq_simd_q3_quants8(int n, int nmax, const float *x, int8_t *L, float *scales) { return false; }
+bool mq_simd_q3_group_levels(const float *x, float d, int8_t *L) { return false; }
 
 bool mq_simd_iq4_scales8(const float *x, const float *weight, const int8_t *values, int ntry, float *scales)
 {
