@@ -94,6 +94,10 @@ void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint
  * zero extreme, use the scalar scan); then, only after it returned true,
  * the levels (x - min) * id + 0.5 (see quant_simd.c). */
 bool mq_simd_min_max32(const float *x, float *min, float *max);
+/* one TQ1_0 / TQ2_0 block (false: no AVX2 or a non-finite value or
+ * scale, use the scalar code) */
+bool mq_simd_tq1_0_block(const float *x, uint8_t *y);
+bool mq_simd_tq2_0_block(const float *x, uint8_t *y);
 /* the 32-blocks' nibble and fifth-bit packing (false: no AVX2) */
 bool mq_simd_pack_q4(const uint8_t *L, uint8_t *qs);
 bool mq_simd_pack_q5(const uint8_t *L, uint8_t *qh4, uint8_t *qs);
