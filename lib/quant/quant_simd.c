@@ -21,7 +21,7 @@
 #define AVX2 __attribute__((target("avx2")))
 
 /* Low bytes of 8 int32 lanes, in order, as 8 bytes. */
-AVX2 static void store_low_bytes(__m256i v, uint8_t *out)
+AVX2 static inline __attribute__((always_inline)) void store_low_bytes(__m256i v, uint8_t *out)
 {
     const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1,
                                           -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
@@ -158,13 +158,14 @@ AVX2 static void asym_levels32_avx2(const float *x, float min, float id, int cap
     }
 }
 
-/* pack_q4 / pack_q5 of quant_legacy.c: nibble j of qs = L[j] (low) and
- * L[j+16] (high); Q5's bit 4 of L[j] is bit j of qh. */
-AVX2 static void pack_nibbles_avx2(const uint8_t *L, uint8_t *qs)
+/* pack_q4 / pack_q5 of quant_legacy.c: byte j of qs = L[j] | L[j+16] << 4
+ * (Q5: L[j] & 15 in the low nibble; Q4 ORs L[j] whole, as its scalar code);
+ * Q5's bit 4 of L[j] is bit j of qh. */
+AVX2 static void pack_nibbles_avx2(const uint8_t *L, uint8_t *qs, bool mask_low)
 {
     const __m128i lo = _mm_loadu_si128((const __m128i *)L), hi = _mm_loadu_si128((const __m128i *)(L + 16));
     const __m128i m = _mm_set1_epi8(0x0F);
-    __m128i v = _mm_or_si128(_mm_and_si128(lo, m), _mm_slli_epi16(_mm_and_si128(hi, m), 4));
+    __m128i v = _mm_or_si128(mask_low ? _mm_and_si128(lo, m) : lo, _mm_slli_epi16(_mm_and_si128(hi, m), 4));
     _mm_storeu_si128((__m128i *)qs, v);
 }
 
@@ -172,14 +173,14 @@ AVX2 static void pack_q5_avx2(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
 {
     __m256i v = _mm256_loadu_si256((const __m256i *)L);
     mf_wr32le(qh4, (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(v, 3)));
-    pack_nibbles_avx2(L, qs);
+    pack_nibbles_avx2(L, qs, true);
 }
 
 bool mq_simd_pack_q4(const uint8_t *L, uint8_t *qs)
 {
     if (!mq_cpu_has_avx2())
         return false;
-    pack_nibbles_avx2(L, qs);
+    pack_nibbles_avx2(L, qs, false);
     return true;
 }
 
@@ -371,13 +372,14 @@ void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint
 
 #else
 
-/* pack_q4 / pack_q5 of quant_legacy.c: nibble j of qs = L[j] (low) and
- * L[j+16] (high); Q5's bit 4 of L[j] is bit j of qh. */
-AVX2 static void pack_nibbles_avx2(const uint8_t *L, uint8_t *qs)
+/* pack_q4 / pack_q5 of quant_legacy.c: byte j of qs = L[j] | L[j+16] << 4
+ * (Q5: L[j] & 15 in the low nibble; Q4 ORs L[j] whole, as its scalar code);
+ * Q5's bit 4 of L[j] is bit j of qh. */
+AVX2 static void pack_nibbles_avx2(const uint8_t *L, uint8_t *qs, bool mask_low)
 {
     const __m128i lo = _mm_loadu_si128((const __m128i *)L), hi = _mm_loadu_si128((const __m128i *)(L + 16));
     const __m128i m = _mm_set1_epi8(0x0F);
-    __m128i v = _mm_or_si128(_mm_and_si128(lo, m), _mm_slli_epi16(_mm_and_si128(hi, m), 4));
+    __m128i v = _mm_or_si128(mask_low ? _mm_and_si128(lo, m) : lo, _mm_slli_epi16(_mm_and_si128(hi, m), 4));
     _mm_storeu_si128((__m128i *)qs, v);
 }
 
@@ -385,14 +387,14 @@ AVX2 static void pack_q5_avx2(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
 {
     __m256i v = _mm256_loadu_si256((const __m256i *)L);
     mf_wr32le(qh4, (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(v, 3)));
-    pack_nibbles_avx2(L, qs);
+    pack_nibbles_avx2(L, qs, true);
 }
 
 bool mq_simd_pack_q4(const uint8_t *L, uint8_t *qs)
 {
     if (!mq_cpu_has_avx2())
         return false;
-    pack_nibbles_avx2(L, qs);
+    pack_nibbles_avx2(L, qs, false);
     return true;
 }
 
