@@ -144,9 +144,9 @@ int main(int argc, char **argv)
     copy_job c = {b, x, nbytes};
     double t_copy = best_of(3, run_memcpy, &c);
     unsigned lvl = mf_quant_simd_level();
-    printf("quantize throughput, %.0f MiB of F32 (%zu rows of %d), MB of F32 input per second; vector kernels: %s%s%s\n",
-           nbytes / 1048576.0, nrows, ROW, lvl & MF_QUANT_AVX2 ? "AVX2 " : "", lvl & MF_QUANT_F16C ? "F16C" : "",
-           lvl ? "" : "none (MFMT_NO_SIMD or no AVX2)");
+    printf("quantize throughput, %.0f MiB of F32 (%zu rows of %d), MB of F32 input per second; vector kernels: %s%s%s%s\n",
+           nbytes / 1048576.0, nrows, ROW, lvl & MF_QUANT_AVX2 ? "AVX2 " : "", lvl & MF_QUANT_AVX512 ? "AVX-512 " : "",
+           lvl & MF_QUANT_F16C ? "F16C" : "", lvl ? "" : "none (MFMT_NO_SIMD or no AVX2)");
     printf("%-8s %-4s %11s %11s %8s %11s %11s %6s\n", "type", "imat", "scalar CPU", "vector CPU", "x scalar",
            "1 thread", "2 threads", "same");
     printf("%-13s %9.0f MB/s\n", "memcpy", nbytes / 1e6 / t_copy);

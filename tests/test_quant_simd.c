@@ -185,8 +185,9 @@ static void test_validate(void)
 
 int main(void)
 {
-    printf("vector kernels here: %s%s\n", mf_quant_simd_level() & MF_QUANT_AVX2 ? "AVX2 " : "",
-           mf_quant_simd_level() & MF_QUANT_F16C ? "F16C" : "(none)");
+    unsigned lvl = mf_quant_simd_level();
+    printf("vector kernels here: %s%s%s%s\n", lvl & MF_QUANT_AVX2 ? "AVX2 " : "", lvl & MF_QUANT_AVX512 ? "AVX-512 " : "",
+           lvl & MF_QUANT_F16C ? "F16C" : "", lvl ? "" : "(none)");
     test_types();
     test_f16c();
     test_from_stored();

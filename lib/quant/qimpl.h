@@ -81,6 +81,8 @@ void mq_quant_q8_0_scalar_block(const float *x, uint8_t *y);
 bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n);
 /* true when the AVX2 kernels may run (CPU has AVX2, MFMT_NO_SIMD unset) */
 bool mq_cpu_has_avx2(void);
+/* the same for the AVX-512F kernels (AVX2 too, MFMT_NO_SIMD unset) */
+bool mq_cpu_has_avx512(void);
 /* F16 -> F32 of n halves (little-endian, any alignment) with F16C, the same
  * floats as mf_f16_to_f32 (tests compare all 65536); false: no F16C. */
 bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n);
@@ -125,6 +127,9 @@ void mq_make_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_typ
 bool mq_simd_qkx_quants8(bool v3, int n, int nmax, const float *x, const float *weights, uint8_t *L, float *scales,
                          float *mins, float rmin, float rdelta, int nstep, bool use_mad);
 bool mq_simd_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales);
+/* mq_make_qx_quants8 for sixteen groups with AVX-512 (false: no AVX-512,
+ * or a non-finite value: use two eight-group calls) */
+bool mq_simd_qx_quants16(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales);
 /* make_q3_quants(n, nmax, x + j*n, L + j*n) for j = 0..7 (n <= 32), and
  * Q3_K's final levels of a 16-value group for scale d; false: use the
  * scalar code. */

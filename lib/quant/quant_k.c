@@ -265,8 +265,9 @@ static void q3_k_imatrix_block(const float *x, uint8_t *y, const float *qw)
             sumw += weight[16 * j + l];
         sw[j] = sumw;
     }
-    for (int h = 0; h < 2; ++h)
-        mq_make_qx_quants8(16, 4, x + 128 * h, L + 128 * h, 1, weight + 128 * h, scales + 8 * h);
+    if (!mq_simd_qx_quants16(16, 4, x, L, 1, weight, scales))
+        for (int h = 0; h < 2; ++h)
+            mq_make_qx_quants8(16, 4, x + 128 * h, L + 128 * h, 1, weight + 128 * h, scales + 8 * h);
     uint8_t *sc = y + 96;
     memset(sc, 0, 12);
     float d_block = mq_make_qx_quants(QK_K / 16, 32, scales, Ls, 1, sw);
@@ -497,8 +498,9 @@ static void q6_k_block(const float *x, uint8_t *y, const float *qw)
     int8_t L[QK_K];
     float scales[QK_K / 16];
     float max_scale = 0, max_abs_scale = 0;
-    for (int h = 0; h < 2; ++h)
-        mq_make_qx_quants8(16, 32, x + 128 * h, L + 128 * h, 1, qw ? qw + 128 * h : NULL, scales + 8 * h);
+    if (!mq_simd_qx_quants16(16, 32, x, L, 1, qw, scales))
+        for (int h = 0; h < 2; ++h)
+            mq_make_qx_quants8(16, 32, x + 128 * h, L + 128 * h, 1, qw ? qw + 128 * h : NULL, scales + 8 * h);
     for (int ib = 0; ib < QK_K / 16; ++ib) {
         const float scale = scales[ib];
         const float abs_scale = fabsf(scale);

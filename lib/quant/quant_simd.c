@@ -306,7 +306,7 @@ __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint8_t *s
         dst[i] = mf_f16_to_f32(mf_rd16le(src + 2 * i));
 }
 
-static bool have_avx2, have_f16c;
+static bool have_avx2, have_f16c, have_avx512;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 /* mf_quant_set_simd(false): the scalar kernels from now on */
 static _Atomic bool simd_off;
@@ -316,6 +316,7 @@ static void cpu_probe(void)
     __builtin_cpu_init();
     const bool off = getenv("MFMT_NO_SIMD") != NULL;
     have_avx2 = __builtin_cpu_supports("avx2") && !off;
+    have_avx512 = have_avx2 && __builtin_cpu_supports("avx512f");
     /* gcc 12's __builtin_cpu_supports has no "f16c"; CPUID.1:ECX bit 29 */
     unsigned a, b, c, d;
     have_f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx") && !off;
@@ -336,6 +337,12 @@ bool mq_cpu_has_avx2(void)
     return have_avx2 && !simd_off;
 }
 
+bool mq_cpu_has_avx512(void)
+{
+    pthread_once(&cpu_once, cpu_probe);
+    return have_avx512 && !simd_off;
+}
+
 bool mf_quant_set_simd(bool on)
 {
     pthread_once(&cpu_once, cpu_probe);
@@ -349,7 +356,7 @@ unsigned mf_quant_simd_level(void)
     pthread_once(&cpu_once, cpu_probe);
     if (simd_off)
         return 0;
-    return (have_avx2 ? MF_QUANT_AVX2 : 0) | (have_f16c ? MF_QUANT_F16C : 0);
+    return (have_avx2 ? MF_QUANT_AVX2 : 0) | (have_f16c ? MF_QUANT_F16C : 0) | (have_avx512 ? MF_QUANT_AVX512 : 0);
 }
 
 bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
@@ -511,6 +518,7 @@ void mq_simd_asym_levels32(const float *x, float min, float id, int cap, uint8_t
 }
 
 bool mq_cpu_has_avx2(void) { return false; }
+bool mq_cpu_has_avx512(void) { return false; }
 bool mf_quant_set_simd(bool on) { (void)on; return false; }
 unsigned mf_quant_simd_level(void) { return 0; }
 

@@ -325,6 +325,91 @@ AVX2 static void q3_quants8_avx2(int n, int nmax, const float *x, int8_t *L, flo
     _mm256_storeu_ps(scales, scale);
 }
 
+/* ------------------------------------------------------------ qx, 16 lanes */
+
+/* qx8_finite with AVX-512: sixteen groups (a whole Q6_K super-block) per
+ * vector, the same operations lane by lane. */
+#define AVX512 __attribute__((target("avx512f")))
+
+AVX512 static inline __m512 qx_levelf16(__m512 iscale, __m512 x, __m512 lo, __m512 hi)
+{
+    __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(iscale, x), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+}
+
+/* false when a value is not finite (the caller takes the 8-lane path) */
+AVX512 static bool qx_quants16_avx512(int n, int nmax, const float *xs, int8_t *L, const float *qw, float *scales)
+{
+    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32(n));
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512 inf = _mm512_set1_ps(INFINITY);
+    __m512 x[32], w[32], wx[32];
+    __mmask16 bad = 0;
+    for (int i = 0; i < n; ++i) {
+        x[i] = _mm512_i32gather_ps(idx, xs + i, 4);
+        bad |= _mm512_cmp_ps_mask(_mm512_abs_ps(x[i]), inf, _CMP_NLT_UQ);
+    }
+    if (bad)
+        return false;
+    for (int i = 0; i < n; ++i) {
+        w[i] = qw ? _mm512_i32gather_ps(idx, qw + i, 4) : _mm512_mul_ps(x[i], x[i]);
+        wx[i] = _mm512_mul_ps(w[i], x[i]);
+    }
+    const __m512 lo = _mm512_set1_ps((float)-nmax), hi = _mm512_set1_ps((float)(nmax - 1));
+    __m512 max = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+        __m512 ax = _mm512_abs_ps(x[i]);
+        __mmask16 upd = _mm512_cmp_ps_mask(ax, amax, _CMP_GT_OQ);
+        amax = _mm512_mask_blend_ps(upd, amax, ax);
+        max = _mm512_mask_blend_ps(upd, max, x[i]);
+    }
+    const __mmask16 tiny = _mm512_cmp_ps_mask(amax, _mm512_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    __m512 iscale = _mm512_div_ps(_mm512_set1_ps((float)-nmax), max), best_is = iscale;
+    __m512 sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+        __m512 l = qx_levelf16(iscale, x[i], lo, hi);
+        sumlx = _mm512_add_ps(sumlx, _mm512_mul_ps(wx[i], l));
+        suml2 = _mm512_add_ps(suml2, _mm512_mul_ps(_mm512_mul_ps(w[i], l), l));
+    }
+    /* suml2 ? sumlx/suml2 : 0 (NaN is true) */
+    __m512 scale = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(suml2, zero, _CMP_NEQ_UQ), _mm512_div_ps(sumlx, suml2));
+    __m512 best = _mm512_mul_ps(scale, sumlx);
+    for (int is = -9; is <= 9; ++is) {
+        if (is == 0)
+            continue;
+        iscale = _mm512_div_ps(_mm512_set1_ps(-(nmax + 0.1f * is)), max);
+        sumlx = suml2 = zero;
+        for (int i = 0; i < n; ++i) {
+            __m512 l = qx_levelf16(iscale, x[i], lo, hi);
+            sumlx = _mm512_add_ps(sumlx, _mm512_mul_ps(wx[i], l));
+            suml2 = _mm512_add_ps(suml2, _mm512_mul_ps(_mm512_mul_ps(w[i], l), l));
+        }
+        __mmask16 upd = _mm512_cmp_ps_mask(suml2, zero, _CMP_GT_OQ) &
+                        _mm512_cmp_ps_mask(_mm512_mul_ps(sumlx, sumlx), _mm512_mul_ps(best, suml2), _CMP_GT_OQ);
+        best_is = _mm512_mask_blend_ps(upd, best_is, iscale);
+        scale = _mm512_mask_blend_ps(upd, scale, _mm512_div_ps(sumlx, suml2));
+        best = _mm512_mask_blend_ps(upd, best, _mm512_mul_ps(scale, sumlx));
+    }
+    for (int i = 0; i < n; ++i) {
+        __m512i l = _mm512_add_epi32(_mm512_cvtps_epi32(qx_levelf16(best_is, x[i], lo, hi)), _mm512_set1_epi32(nmax));
+        l = _mm512_maskz_mov_epi32((__mmask16)~tiny, l);
+        int32_t lanes[16];
+        _mm512_storeu_si512(lanes, l);
+        for (int j = 0; j < 16; ++j)
+            L[j * n + i] = (int8_t)lanes[j];
+    }
+    _mm512_storeu_ps(scales, _mm512_maskz_mov_ps((__mmask16)~tiny, scale));
+    return true;
+}
+
+bool mq_simd_qx_quants16(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales)
+{
+    if (n < 1 || n > 32 || rmse_type != 1 || !mq_cpu_has_avx512())
+        return false;
+    return qx_quants16_avx512(n, nmax, x, L, qw, scales);
+}
+
 /* ------------------------------------------------------------ q3 */
 
 /* make_q3_quants(n, nmax, x, L) per lane (Q3_K without imatrix): the start
@@ -490,6 +575,11 @@ bool mq_simd_iq4_scales8(const float *x, const float *weight, const int8_t *valu
 }
 
 #else
+
+bool mq_simd_qx_quants16(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales)
+{
+    return false;
+}
 
 bool mq_simd_q3_quants8(int n, int nmax, const float *x, int8_t *L, float *scales) { return false; }
 bool mq_simd_q3_group_levels(const float *x, float d, int8_t *L) { return false; }
