@@ -68,19 +68,25 @@ static void test_types(void)
         for (int im = 0; im < 2; im++) {
             if (!im && mf_quant_requires_imatrix((mf_dtype)dt))
                 continue;
-            memset(a, 0xAA, qbytes);
             memset(b, 0x55, qbytes);
-            mf_quant_set_simd(true);
-            int ra = mf_quantize_rows((mf_dtype)dt, x, a, ROWS, N, im ? w : NULL);
-            mf_quant_set_simd(false);
+            mf_quant_set_simd(0);
             int rb = mf_quantize_rows((mf_dtype)dt, x, b, ROWS, N, im ? w : NULL);
-            mf_quant_set_simd(true);
-            int bad_rows = 0;
-            size_t rowb = qbytes / ROWS;
-            for (int r = 0; r < ROWS; r++)
-                bad_rows += memcmp(a + r * rowb, b + r * rowb, rowb) != 0;
-            CHECKF(ra == 0 && rb == 0 && bad_rows == 0, "%s%s: %d of %d rows differ between vector and scalar",
-                   mf_dtype_name((mf_dtype)dt), im ? " (imatrix)" : "", bad_rows, ROWS);
+            /* every vector tier against the scalar code: all kernels, then
+             * without AVX-512 (the AVX2 kernels an AVX-512 CPU skips) */
+            static const unsigned tiers[] = {MF_QUANT_ALL, MF_QUANT_AVX2 | MF_QUANT_F16C};
+            for (int t = 0; t < 2; t++) {
+                memset(a, 0xAA, qbytes);
+                mf_quant_set_simd(tiers[t]);
+                int ra = mf_quantize_rows((mf_dtype)dt, x, a, ROWS, N, im ? w : NULL);
+                int bad_rows = 0;
+                size_t rowb = qbytes / ROWS;
+                for (int r = 0; r < ROWS; r++)
+                    bad_rows += memcmp(a + r * rowb, b + r * rowb, rowb) != 0;
+                CHECKF(ra == 0 && rb == 0 && bad_rows == 0, "%s%s, %s: %d of %d rows differ from the scalar code",
+                       mf_dtype_name((mf_dtype)dt), im ? " (imatrix)" : "", t ? "AVX2" : "all kernels", bad_rows,
+                       ROWS);
+            }
+            mf_quant_set_simd(MF_QUANT_ALL);
         }
     }
     CHECKF(types >= 24, "only %d quantizable types", types);
@@ -93,11 +99,11 @@ static void test_f16c(void)
     for (int i = 0; i < 65536; i++)
         mf_wr16le(h + 2 * i, (uint16_t)i);
     float *v = malloc(sizeof(float) * 65536), *s = malloc(sizeof(float) * 65536);
-    mf_quant_set_simd(true);
+    mf_quant_set_simd(MF_QUANT_ALL);
     CHECK(mf_dequantize_row(MF_F16, h, v, 65536) == 0);
-    mf_quant_set_simd(false);
+    mf_quant_set_simd(0);
     CHECK(mf_dequantize_row(MF_F16, h, s, 65536) == 0);
-    mf_quant_set_simd(true);
+    mf_quant_set_simd(MF_QUANT_ALL);
     int bad = 0;
     for (int i = 0; i < 65536; i++) {
         float ref = mf_f16_to_f32((uint16_t)i);

@@ -53,12 +53,12 @@ int64_t mf_quant_first_invalid_row(mf_dtype dt, const void *q, int64_t nrows, in
 
 /* The vector kernels in use (chosen at run time from CPUID; none when the
  * environment has MFMT_NO_SIMD set): MF_QUANT_* bits, 0 for scalar only.
- * mf_quant_set_simd(false) switches every kernel to its scalar code from
- * then on (true: back), for tests and benchmarks; returns the previous
- * setting. The output bytes never depend on it. Not to be called while
- * another thread quantizes. */
-enum { MF_QUANT_AVX2 = 1, MF_QUANT_F16C = 2, MF_QUANT_AVX512 = 4 };
+ * mf_quant_set_simd(allowed) limits the kernels to those MF_QUANT_* bits
+ * from then on (0: scalar code only; MF_QUANT_ALL: whatever the CPU has),
+ * for tests and benchmarks; returns the previous mask. The output bytes
+ * never depend on it. Not to be called while another thread quantizes. */
+enum { MF_QUANT_AVX2 = 1, MF_QUANT_F16C = 2, MF_QUANT_AVX512 = 4, MF_QUANT_ALL = 0xff };
 unsigned mf_quant_simd_level(void);
-bool mf_quant_set_simd(bool on);
+unsigned mf_quant_set_simd(unsigned allowed);
 
 #endif /* MF_QUANT_H */

@@ -14,6 +14,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
+#include <stdatomic.h>
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -308,8 +309,8 @@ __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint8_t *s
 
 static bool have_avx2, have_f16c, have_avx512;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
-/* mf_quant_set_simd(false): the scalar kernels from now on */
-static _Atomic bool simd_off;
+/* mf_quant_set_simd: the MF_QUANT_* kernels allowed from now on */
+static _Atomic unsigned simd_allowed = ~0u;
 
 static void cpu_probe(void)
 {
@@ -325,7 +326,7 @@ static void cpu_probe(void)
 bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
 {
     pthread_once(&cpu_once, cpu_probe);
-    if (!have_f16c || simd_off)
+    if (!have_f16c || !(simd_allowed & MF_QUANT_F16C))
         return false;
     f16_to_f32_f16c(src, dst, n);
     return true;
@@ -334,29 +335,25 @@ bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
 bool mq_cpu_has_avx2(void)
 {
     pthread_once(&cpu_once, cpu_probe);
-    return have_avx2 && !simd_off;
+    return have_avx2 && (simd_allowed & MF_QUANT_AVX2);
 }
 
 bool mq_cpu_has_avx512(void)
 {
     pthread_once(&cpu_once, cpu_probe);
-    return have_avx512 && !simd_off;
+    return have_avx512 && (simd_allowed & MF_QUANT_AVX2) && (simd_allowed & MF_QUANT_AVX512);
 }
 
-bool mf_quant_set_simd(bool on)
+unsigned mf_quant_set_simd(unsigned allowed)
 {
     pthread_once(&cpu_once, cpu_probe);
-    bool was = !simd_off;
-    simd_off = !on;
-    return was;
+    return atomic_exchange(&simd_allowed, allowed);
 }
 
 unsigned mf_quant_simd_level(void)
 {
-    pthread_once(&cpu_once, cpu_probe);
-    if (simd_off)
-        return 0;
-    return (have_avx2 ? MF_QUANT_AVX2 : 0) | (have_f16c ? MF_QUANT_F16C : 0) | (have_avx512 ? MF_QUANT_AVX512 : 0);
+    return (mq_cpu_has_avx2() ? MF_QUANT_AVX2 : 0) | (mq_cpu_has_avx512() ? MF_QUANT_AVX512 : 0) |
+           (have_f16c && (simd_allowed & MF_QUANT_F16C) ? MF_QUANT_F16C : 0);
 }
 
 bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
@@ -519,7 +516,7 @@ void mq_simd_asym_levels32(const float *x, float min, float id, int cap, uint8_t
 
 bool mq_cpu_has_avx2(void) { return false; }
 bool mq_cpu_has_avx512(void) { return false; }
-bool mf_quant_set_simd(bool on) { (void)on; return false; }
+unsigned mf_quant_set_simd(unsigned allowed) { (void)allowed; return MF_QUANT_ALL; }
 unsigned mf_quant_simd_level(void) { return 0; }
 
 bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
