@@ -154,15 +154,19 @@ static void test_documents(void)
 /* Metadata values straight from mf_value: the same as cli_json_value. */
 static void test_values(void)
 {
-    static const char *const strs[] = {"plain", "q\"b\\s\x01\x1f\n", "bad \xff byte", "cut \xe2\x82",
-                                       "\xed\xa0\x80 surrogate", "", "nul\0in", "over\xc0\xaflong"};
-    static const size_t lens[] = {5, 11, 10, 6, 13, 0, 6, 10};
+#define S(lit) {lit, sizeof(lit) - 1}
+    static const struct {
+        const char *s;
+        size_t n;
+    } strs[] = {S("plain"), S("q\"b\\s\x01\x1f\n"), S("bad \xff byte"), S("cut \xe2\x82"),
+                S("\xed\xa0\x80 surrogate"), S(""), S("nul\0in"), S("over\xc0\xaflong")};
+#undef S
     mf_value items[16];
     size_t n = 0;
     for (size_t i = 0; i < 8; i++) {
         items[n].type = MF_V_STR;
-        items[n].as.s.ptr = strs[i];
-        items[n++].as.s.len = lens[i];
+        items[n].as.s.ptr = strs[i].s;
+        items[n++].as.s.len = strs[i].n;
     }
     items[n].type = MF_V_F32, items[n++].as.f = NAN;
     items[n].type = MF_V_F32, items[n++].as.f = -INFINITY;
