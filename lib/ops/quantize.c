@@ -7,6 +7,7 @@
  * tensor's importance vector; metadata copied, then general.quantization_version
  * and general.file_type set and the quantize.imatrix.* keys added. */
 #include "ops/quantize.h"
+#include "formats/formats.h"
 
 #include "ops/imatrix.h"
 #include "quant/quant.h"
@@ -306,8 +307,8 @@ static uint64_t out_alignment(const kv_vec *v)
     return 32;
 }
 
-/* The size of the GGUF v3 file mf_gguf_write produces: header (KVs, tensor
- * infos) padded to the alignment, each tensor padded except the last. */
+/* The size of the GGUF v3 file llama-quantize writes: header (KVs, tensor
+ * infos) padded to the alignment, each tensor padded, the last too. */
 static uint64_t gguf_file_bytes(const qjob *j)
 {
     uint64_t n = 4 + 4 + 8 + 8, align = out_alignment(&j->meta);
@@ -317,7 +318,7 @@ static uint64_t gguf_file_bytes(const qjob *j)
         n += 8 + strlen(j->plan[i].t->name) + 4 + 8 * (uint64_t)ggml_ndims(j->plan[i].t) + 4 + 8;
     n = mf_align_up(n, align);
     for (size_t i = 0; i < j->n; i++)
-        n += i + 1 < j->n ? mf_align_up(j->plan[i].out_bytes, align) : j->plan[i].out_bytes;
+        n += mf_align_up(j->plan[i].out_bytes, align);
     return n;
 }
 
@@ -608,7 +609,7 @@ static int run(qjob *j, const char *in_path, const char *out_path, mf_status *st
         build_meta(j, st) || make_outs(j, st))
         return -1;
     if (!j->o->dry_run)
-        return mf_gguf_write(out_path, j->outs, j->n, j->meta.v, j->meta.n, fill_cb, j, st);
+        return mf_gguf_write_all_padded(out_path, j->outs, j->n, j->meta.v, j->meta.n, fill_cb, j, st);
     for (size_t i = 0; i < j->n; i++)
         if (emit_tensor(j, i, NULL, NULL, st))
             return -1;
