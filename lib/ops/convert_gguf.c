@@ -2061,6 +2061,10 @@ int mf_convert_to_gguf(const char *dir, const char *out, const char *type,
         mf_dtype_nbytes(ot[i].dtype, (uint64_t)numel(ot[i].shape, ot[i].ndim), &nb);
         c.total_bytes += nb;
     }
+    for (size_t i = 0; rc == 0 && i < c.n_parts; i++)
+        rc = mf_output_check(c.parts[i], out, st);
+    if (rc == 0)
+        rc = mf_output_check_path(dir, out, st);
     if (rc == 0 && c.mix != MF_FTYPE_INVALID) /* llama-quantize's file: the last tensor padded too */
         rc = mf_gguf_write_all_padded(out, ot, c.n_out, kv.kv, kv.n, fill_tensor, &c, st);
     else if (rc == 0)
