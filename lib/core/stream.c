@@ -177,7 +177,7 @@ void mf_tensor_release(const mf_model *m, const mf_tensor *t)
     size_t len;
     if (t->owner)
         m = t->owner;
-    if (mapped_span(m, t, &lo, &len))
+    if (mf_tensor_mapped_span(m, t, &lo, &len))
         madvise(lo, len, MADV_DONTNEED);
 }
 
