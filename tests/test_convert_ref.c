@@ -410,8 +410,8 @@ static void run_variants(const char *shared)
 
 /* A copy of reference directory `name` with config.json's key set to the
  * JSON value `value`; converting it must fail naming `want`. */
-static void refused_with(const char *shared, const char *name, const char *key, const char *value,
-                         const char *want)
+static void refused_as(const char *shared, const char *name, const char *key, const char *value, const char *type,
+                       const char *want)
 {
     char tmp[] = "/tmp/mfmt-convert-bad-XXXXXX", cmd[8192], cfgp[4200], out[4200];
     CHECK(mkdtemp(tmp) != NULL);
@@ -427,13 +427,19 @@ static void refused_with(const char *shared, const char *name, const char *key, 
     mf_status st;
     mf_status_init(&st);
     snprintf(cmd, sizeof(cmd), "%s/%s", tmp, name);
-    int rc = mf_convert_to_gguf(cmd, out, "f16", NULL, &st);
+    int rc = mf_convert_to_gguf(cmd, out, type, NULL, &st);
     CHECKF(rc != 0 && strstr(st.msg, want), "%s with %s = %s: rc %d, \"%s\" (wanted \"%s\")", name, key, value, rc,
            st.msg, want);
     CHECKF(access(out, F_OK) != 0, "%s: a failed conversion left %s", name, out);
     mf_status_clear(&st);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
     CHECK(system(cmd) == 0);
+}
+
+static void refused_with(const char *shared, const char *name, const char *key, const char *value,
+                         const char *want)
+{
+    refused_as(shared, name, key, value, "f16", want);
 }
 
 /* Inputs the rules cannot apply to are refused with a reason, nothing written. */
@@ -456,6 +462,8 @@ static void run_refusals(const char *shared)
     refused_with(shared, "deepseek-v2-tiny", "scoring_func", "\"relu\"", "scoring_func");
     refused_with(shared, "gpt2-tiny", "n_embd", "\"64\"", "n_embd");
     refused_with(shared, "mamba-tiny", "intermediate_size", "100", "d_inner");
+    /* a mix llama-quantize would refuse: DeepSeek-V2 of 3 layers without q_lora_rank */
+    refused_as(shared, "deepseek-v2-tiny", "q_lora_rank", "null", "Q4_K_M", "llama-quantize refuses");
     /* an architecture not in the table */
     refused_with(shared, "gpt2-tiny", "architectures", "[\"T5WithLMHeadModel\"]", "MambaForCausalLM");
 }

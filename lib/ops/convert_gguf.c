@@ -22,7 +22,9 @@
  * mapped pages are dropped once its output tensor is written, so the
  * resident set stays near one tensor. A llama-quantize mix (Q4_K_M ...)
  * quantizes the F16 conversion's values in the same pass. */
+#include "formats/formats.h"
 #include "ops/convert_arch.h"
+#include "ops/llama_load.h"
 #include "ops/quant_mix.h"
 #include "quant/quant.h"
 
@@ -1820,9 +1822,25 @@ static void kv_move_last(mf_kvlist *kv, const char *key, uint32_t value)
 /* The F16 conversion quantized as llama-quantize quantizes that file:
  * tensors in its order, a type per tensor from the mix's rules, then
  * general.quantization_version and general.file_type set (moved last). */
+static const mf_value *kv_lookup(void *kv, const char *key)
+{
+    return mf_kv_get(kv, key);
+}
+
+static void first_problem(void *ctx, const char *msg)
+{
+    char *out = ctx;
+    if (!out[0])
+        snprintf(out, 512, "%s", msg);
+}
+
 static int apply_mix(conv *c)
 {
     const char *arch = c->arch->name;
+    char why[512] = "";
+    if (mf_llama_hparams_problems(arch, kv_lookup, c->kv, first_problem, why))
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "llama-quantize refuses the F16 conversion (%s): "
+                       "convert to f16 instead", why);
     mf_qmix_params mp;
     mf_qmix_params_init(&mp, c->mix);
     mf_qmix_hparams h = {.arch = arch, .n_layer = kv_int(c->kv, arch, "block_count", 0),
@@ -2043,7 +2061,13 @@ int mf_convert_to_gguf(const char *dir, const char *out, const char *type,
         mf_dtype_nbytes(ot[i].dtype, (uint64_t)numel(ot[i].shape, ot[i].ndim), &nb);
         c.total_bytes += nb;
     }
+    for (size_t i = 0; rc == 0 && i < c.n_parts; i++)
+        rc = mf_output_check(c.parts[i], out, st);
     if (rc == 0)
+        rc = mf_output_check_path(dir, out, st);
+    if (rc == 0 && c.mix != MF_FTYPE_INVALID) /* llama-quantize's file: the last tensor padded too */
+        rc = mf_gguf_write_all_padded(out, ot, c.n_out, kv.kv, kv.n, fill_tensor, &c, st);
+    else if (rc == 0)
         rc = mf_gguf_write(out, ot, c.n_out, kv.kv, kv.n, fill_tensor, &c, st);
     free(ot);
     mf_kvlist_free(&kv);

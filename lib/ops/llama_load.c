@@ -99,6 +99,52 @@ static void report(mf_load_problem_fn fn, void *ctx, size_t *n, const char *fmt,
         fn(ctx, msg);
 }
 
+static bool known_arch(const char *arch)
+{
+    for (size_t i = 0; llama_archs[i]; i++)
+        if (!strcmp(llama_archs[i], arch))
+            return true;
+    return false;
+}
+
+static size_t required_row(const char *arch)
+{
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+        if (!strcmp(required[i].arch, arch))
+            return i;
+    return (size_t)-1;
+}
+
+size_t mf_llama_hparams_problems(const char *arch, mf_key_lookup_fn get, void *hctx,
+                                 mf_load_problem_fn fn, void *ctx)
+{
+    size_t n = 0;
+    if (!known_arch(arch)) {
+        report(fn, ctx, &n, "unknown model architecture '%s' (llama.cpp c392e509 knows llama, gemma, qwen2, ... "
+               "but not this one)", arch);
+        return n;
+    }
+    size_t r = required_row(arch);
+    for (const char *const *k = r == (size_t)-1 ? NULL : required[r].keys; k && *k; k++) {
+        char key[256];
+        snprintf(key, sizeof(key), "%s.%s", arch, *k);
+        if (!get(hctx, key))
+            report(fn, ctx, &n, "key not found in model: %s", key);
+    }
+    if (!strcmp(arch, "deepseek2")) { /* only the 27-layer Lite layout goes without q_lora_rank */
+        const mf_value *bc = get(hctx, "deepseek2.block_count");
+        if (bc && bc->type == MF_V_U32 && bc->as.u != 27 && !get(hctx, "deepseek2.attention.q_lora_rank"))
+            report(fn, ctx, &n, "key not found in model: deepseek2.attention.q_lora_rank (required unless "
+                   "the model has 27 layers, DeepSeek-V2 Lite)");
+    }
+    return n;
+}
+
+static const mf_value *model_get(void *m, const char *key)
+{
+    return meta(m, key);
+}
+
 size_t mf_llama_load_problems(const mf_model *m, mf_load_problem_fn fn, void *ctx)
 {
     size_t n = 0;
@@ -109,25 +155,15 @@ size_t mf_llama_load_problems(const mf_model *m, mf_load_problem_fn fn, void *ct
     }
     char arch[128];
     snprintf(arch, sizeof(arch), "%.*s", (int)(a->as.s.len < 120 ? a->as.s.len : 120), a->as.s.ptr);
-    bool known = false;
-    for (size_t i = 0; llama_archs[i] && !known; i++)
-        known = !strcmp(llama_archs[i], arch);
-    if (!known) {
-        report(fn, ctx, &n, "unknown model architecture '%s' (llama.cpp c392e509 knows llama, gemma, qwen2, ... "
-               "but not this one)", arch);
+    n += mf_llama_hparams_problems(arch, model_get, (void *)m, fn, ctx);
+    if (!known_arch(arch))
         return n;
-    }
     if (!meta(m, "tokenizer.ggml.model"))
         report(fn, ctx, &n, "key not found in model: tokenizer.ggml.model");
-    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-        if (strcmp(required[i].arch, arch))
-            continue;
+    size_t r = required_row(arch);
+    if (r != (size_t)-1) {
+        size_t i = r;
         char key[256];
-        for (const char *const *k = required[i].keys; *k; k++) {
-            snprintf(key, sizeof(key), "%s.%s", arch, *k);
-            if (!meta(m, key))
-                report(fn, ctx, &n, "key not found in model: %s", key);
-        }
         snprintf(key, sizeof(key), "%s.block_count", arch);
         const mf_value *bc = meta(m, key);
         uint64_t blocks = bc && (bc->type == MF_V_U32 || bc->type == MF_V_U64 || bc->type == MF_V_I32) ? bc->as.u : 0;

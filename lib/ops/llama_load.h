@@ -8,4 +8,10 @@ typedef void (*mf_load_problem_fn)(void *ctx, const char *msg);
  * unknown architecture, a required key or tensor missing); returns how many. */
 size_t mf_llama_load_problems(const mf_model *m, mf_load_problem_fn fn, void *ctx);
 
+/* The part llama-quantize meets first (load_arch, load_hparams): an unknown
+ * architecture or a required key missing; keys looked up with get(). */
+typedef const mf_value *(*mf_key_lookup_fn)(void *ctx, const char *key);
+size_t mf_llama_hparams_problems(const char *arch, mf_key_lookup_fn get, void *hctx,
+                                 mf_load_problem_fn fn, void *ctx);
+
 #endif

@@ -48,6 +48,23 @@ VARIANTS = {
     "pythia-b": ("pythia-tiny", {"layers": 3, "dtype": "BF16", "shards": 2}),
     "falcon-b": ("falcon-tiny", {"layers": 3, "dtype": "F32", "shards": 2, "edge": True}),
     "mamba-b": ("mamba-tiny", {"layers": 3, "dtype": "BF16", "shards": 2, "lm_head": "copy"}),
+    # DeepSeek-V2 Lite: 27 layers (llama.cpp's test for it), q_proj without q_lora_rank, experts
+    # of 16 (Q8_0 falls back to F16)
+    "deepseek-v2-lite-b": ("deepseek-v2-tiny", {
+        "layers": 27, "dtype": "BF16",
+        "config": {"q_lora_rank": None, "moe_intermediate_size": 16},
+        "drop": [r"self_attn\.q_(a_proj|a_layernorm|b_proj)\."],
+        "per_layer": [("model.layers.{L}.self_attn.q_proj.weight", [96, 64], 1)],
+        "resize": [(r"mlp\.experts\.\d+\.(gate|up)_proj", [16, 64]), (r"mlp\.experts\.\d+\.down_proj", [64, 16])]}),
+    # Mamba with dt_rank 6: x_proj [dt_rank + 2 * d_state, d_inner], dt_proj [d_inner, dt_rank]
+    "mamba-dt6-b": ("mamba-tiny", {
+        "dtype": "F32", "config": {"time_step_rank": 6},
+        "resize": [(r"mixer\.x_proj\.weight", [38, 128]), (r"mixer\.dt_proj\.weight", [128, 6])]}),
+    # StableLM 2 with per-head q/k LayerNorms (stacked by the converter)
+    "stablelm2-qknorm-b": ("stablelm2-tiny", {
+        "dtype": "F16", "config": {"qk_layernorm": True},
+        "per_layer": [("model.layers.{L}.self_attn.q_layernorm.norms.{H}.weight", [16], 4),
+                      ("model.layers.{L}.self_attn.k_layernorm.norms.{H}.weight", [16], 4)]}),
 }
 
 EMBEDDINGS = ("model.embed_tokens.weight", "transformer.wte.weight", "wte.weight", "backbone.embeddings.weight",
@@ -155,6 +172,14 @@ def make(src_root, out_root, name):
             pre, _, post = layer_of(n)
             out.append((pre + str(b) + post, dt, shape))
     cfg[lkey] = new_layers
+    # tensors dropped, resized, added per layer (per head with {H})
+    out = [t for t in out if not any(re.search(r, t[0]) for r in ch.get("drop", []))]
+    out = [(n, dt, next((shape2 for r, shape2 in ch.get("resize", []) if re.search(r, n)), shape)) for (n, dt, shape) in out]
+    for fmt, shape, count in ch.get("per_layer", []):
+        for b in range(new_layers):
+            for h in range(count):
+                out.append((fmt.format(L=b, H=h), out[0][1], shape))
+    cfg.update(ch.get("config", {}))
     # KV heads
     if "kv_heads" in ch:
         old_kv, new_kv = cfg["num_key_value_heads"], ch["kv_heads"]
