@@ -33,7 +33,6 @@
 #define MAX_FINDINGS 1000
 #define MAX_GLOBALS 4096
 #define MAX_INSPECT (256u << 20) /* a deflated member inflated for inspection */
-#define MAX_PICKLES 64        /* pickles one after another in one buffer */
 
 typedef struct scanner {
     mf_scan_report *r;
@@ -170,9 +169,13 @@ typedef struct chain_result {
 
 static uint64_t scan_legacy(scanner *sc, const uint8_t *b, uint64_t n, uint64_t start);
 
-/* Runs the pickles found from `start` on: the first, then any that follow
- * a STOP. */
-static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint64_t start)
+/* Runs the pickles found from `start` on: the first, then every one that
+ * follows a STOP, to the end of the data (each takes at least two bytes,
+ * and the machine's budgets are counted over the whole buffer once).
+ * `polyglot`: the data also looks like another format; a first pickle that
+ * fails at once, as CPython's would, is then not worth a note. */
+static chain_result scan_pickles_as(scanner *sc, const uint8_t *b, uint64_t n, uint64_t start,
+                                    bool polyglot)
 {
     chain_result res = {true, start};
     pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
@@ -184,7 +187,8 @@ static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint
     }
     sc->buf = b;
     uint64_t pos = start;
-    for (int count = 0; pos < n && count < MAX_PICKLES; count++) {
+    for (uint64_t count = 0; pos < n; count++) {
+        mf_verdict v_before = sc->r->verdict;
         size_t before = sc->f.n;
         mf_status st;
         mf_status_init(&st);
@@ -196,23 +200,31 @@ static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint
         sc->r->n_pickles += ops > 0;
         if (rc == 0 && count == 0 && pt_is_legacy_magic(v)) {
             pos = scan_legacy(sc, b, n, pos);
-            count += 4;
         } else if (rc == 0) {
             pos += used;
         } else {
             /* a stream that reached a name, or ran long enough to be a pickle */
-            bool looks = ops >= 8 || b[pos] == 0x80 || sc->f.n > before;
-            if (looks)
+            bool reached = sc->f.n > before || sc->r->verdict > v_before;
+            bool looks = ops >= 8 || b[pos] == 0x80 || reached;
+            bool limit = pk_stopped_by_limit(pm);
+            if (limit)
+                add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(pos + used), NULL, NULL,
+                            "the pickle is stopped by a limit of mfmt's, where a loader would "
+                            "go on: %s (what it would do next cannot be vouched for)",
+                            rule_of(st.msg));
+            else if (looks && !(polyglot && count == 0 && !reached))
                 add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(pos + used), NULL, NULL,
                             "the pickle stops with an error: %s (what a loader would do after "
                             "it cannot be vouched for)", rule_of(st.msg));
+            else if (polyglot && count == 0)
+                ; /* the other format's bytes: pickle.load fails at once, as here */
             else if (count == 0 && pos == start)
                 add_finding(sc, MF_VERDICT_SAFE, (int64_t)pos, NULL, NULL,
                             "not a pickle: unpickling fails at once (%s)", rule_of(st.msg));
             else
                 add_finding(sc, MF_VERDICT_SAFE, (int64_t)pos, NULL, NULL,
                             "%llu bytes after STOP are not a pickle", (unsigned long long)(n - pos));
-            res.complete = !looks;
+            res.complete = !looks && !limit;
             mf_status_clear(&st);
             break;
         }
@@ -227,6 +239,11 @@ static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint
     res.end = pos;
     pk_free(pm);
     return res;
+}
+
+static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint64_t start)
+{
+    return scan_pickles_as(sc, b, n, start, false);
 }
 
 /* The legacy torch stream: its five pickles, then past the storages. */
@@ -579,8 +596,10 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
     }
     const char *other = other_format(b, n);
     if (other) {
+        /* pickle.load and np.load read any file from byte 0: a file that
+         * also unpickles is scanned as the pickle it is, every finding kept */
         add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "a %s file: holds no pickle", other);
-        scan_quiet_pickles(sc, b, n); /* a polyglot that also unpickles */
+        scan_pickles_as(sc, b, n, 0, true);
     } else {
         scan_pickles(sc, b, n, 0);
     }
