@@ -297,23 +297,42 @@ static void scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n)
 
 /* ----------------------------------------------------------------- npy */
 
-/* numpy/lib/format.py: an object array's data is a pickle of it. */
+/* numpy/lib/format.py: an array whose dtype holds an object anywhere (a
+ * structured dtype's field, a sub-array, nested fields) is stored as a
+ * pickle of it, which np.load(allow_pickle=True) runs. A header mfmt
+ * cannot read exactly as numpy does, or a dtype it does not know that may
+ * hold objects, is scanned as such an array (h.maybe_pickle). A header
+ * numpy certainly refuses runs nothing; its data is still scanned for
+ * pickles, quietly, in case another reader takes it as one. */
 static void scan_npy(scanner *sc, const uint8_t *b, uint64_t n)
 {
     mf_npy_header h;
     mf_status st;
     mf_status_init(&st);
-    if (mf_npy_parse_header(b, n, sc->path, 0, &h, &st)) {
+    int rc = mf_npy_parse_header(b, n, sc->path, 0, &h, &st);
+    bool has_data = h.data_offset > 0 && h.data_offset <= n;
+    if (rc && h.maybe_pickle) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                    "np.load(allow_pickle=True) may unpickle this array's data: %s", st.msg);
+        mf_status_clear(&st);
+        if (has_data)
+            scan_pickles(sc, b, n, h.data_offset);
+        return;
+    }
+    if (rc) {
         add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
                     "a .npy header np.load refuses (%s): holds no pickle it would run", st.msg);
         mf_status_clear(&st);
+        if (has_data && h.data_offset < n)
+            scan_pickles_as(sc, b, n, h.data_offset, true);
         return;
     }
     mf_status_clear(&st);
     if (!h.is_object || h.data_offset > n)
         return;
     add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
-                "object array: its data is a pickle, which np.load(allow_pickle=True) runs");
+                "object array (descr %s): its data is a pickle, which np.load(allow_pickle=True) "
+                "runs", h.descr);
     scan_pickles(sc, b, n, h.data_offset);
 }
 
