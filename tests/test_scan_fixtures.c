@@ -55,8 +55,36 @@ static void run_case(json_t *c, size_t *counts)
     mf_scan_free(r);
 }
 
+/* np.load(allow_pickle=True) reads a header of any size (max_header_size
+ * is lifted): one beyond mfmt's limit is scanned as an object array. */
+static void test_huge_header(void)
+{
+    const char *dict = "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }";
+    const char *evil = "cos\nsystem\n(S'id'\ntR.";
+    size_t hlen = (2u << 20) + 64 - 12, n = 12 + hlen + strlen(evil);
+    uint8_t *b = malloc(n);
+    CHECK(b != NULL);
+    if (!b)
+        return;
+    memcpy(b, "\x93NUMPY\x02\x00", 8);
+    mf_wr32le(b + 8, (uint32_t)hlen);
+    memset(b + 12, ' ', hlen);
+    memcpy(b + 12, dict, strlen(dict));
+    b[12 + hlen - 1] = '\n';
+    memcpy(b + 12 + hlen, evil, strlen(evil));
+    mf_status st;
+    mf_status_init(&st);
+    mf_scan_report *r = NULL;
+    CHECK(mf_scan_bytes("huge.npy", b, n, &r, &st) == 0 && r &&
+          r->verdict == MF_VERDICT_DANGEROUS && mentions(r, MF_VERDICT_DANGEROUS, "os.system"));
+    mf_scan_free(r);
+    mf_status_clear(&st);
+    free(b);
+}
+
 int main(void)
 {
+    test_huge_header();
     json_error_t err;
     json_t *m = json_load_file(DATA "/manifest.json", 0, &err);
     CHECKF(m && json_is_array(m), "manifest: %s", err.text);

@@ -137,6 +137,60 @@ put('posixpath_slots_popen.pkl', pp, 'dangerous', 'subprocess.Popen',
 put('nn_module_like.pkl', b'\x80\x02ctorch.nn.modules.linear\nLinear\n)\x81}b.', 'unknown',
     'torch.nn.modules.linear.Linear', 'a pickled module class stays unknown')
 
+# ---- classes 4 and 7: .npy headers numpy reads as object arrays
+def npy_with(header_from, data):
+    """The header np.save wrote for an array, then other data."""
+    buf = io.BytesIO()
+    np.save(buf, header_from, allow_pickle=True)
+    b = buf.getvalue()
+    buf.seek(0)
+    ver = npf.read_magic(buf)
+    npf._read_array_header(buf, ver)
+    return b[:buf.tell()] + data
+
+
+def npy_raw(major, header, data):
+    h = header.encode('latin1' if major < 3 else 'utf8')
+    start = 10 if major == 1 else 12
+    h += b' ' * ((64 - (start + len(h) + 1) % 64) % 64) + b'\n'
+    return b'\x93NUMPY' + bytes([major, 0]) + len(h).to_bytes(2 if major == 1 else 4, 'little') + h + data
+
+
+def np_loads(b):
+    return np.load(io.BytesIO(b), allow_pickle=True)
+
+
+evil = call0('os', 'system')
+twin = call0('builtins', 'repr', 'x')
+for name, dt in [('structured_object', [('a', '<f4'), ('b', 'O')]),
+                 ('nested_object', [('a', [('b', '<i2'), ('c', 'O')])]),
+                 ('subarray_object', [('a', 'O', (2,))])]:
+    arr = np.zeros(2, dtype=dt)
+    assert np_loads(npy_with(arr, twin)) == "'x'"  # np.load unpickles the data
+    put(name + '.npy', npy_with(arr, evil), 'dangerous', 'os.system', 'dtype %s' % dt)
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=True)
+    put(name + '_benign.npy', buf.getvalue(), 'unknown', 'pickle', 'np.save of %s' % dt)
+TQ = "'" * 3
+spellings = [
+    ('object_name', 1, "{'descr': 'object', 'fortran_order': False, 'shape': (2,), }"),
+    ('escaped_o', 1, "{'descr': u'\\x4f', 'fortran_order': False, 'shape': (2,), }"),
+    ('repeated_key', 1, "{'descr': '<f4', 'descr': '|O', 'fortran_order': False, 'shape': (2,), }"),
+    ('concatenated', 2, "{'descr': '|' \"O\", # numpy reads comments too\n 'fortran_order': False, 'shape': (2,), }"),
+    ('triple_quoted', 3, "{" + TQ + "descr" + TQ + ": \"\"\"|O\"\"\", 'fortran_order': False, 'shape': (True, 0x2), }"),
+    ('continued_long', 1, "{'descr': \\\n'O8', 'fortran_order': False, 'shape': (2L,), }"),
+    ('negative_shape', 1, "{'descr': '|O', 'fortran_order': False, 'shape': (-1,), }"),
+]
+for name, major, header in spellings:
+    assert np_loads(npy_raw(major, header, twin)) == "'x'", name
+    put('spelling_%s.npy' % name, npy_raw(major, header, evil), 'dangerous', 'os.system', header)
+for name, arr in [('structured', np.zeros(3, dtype=[('a', '<f4'), ('b', '<i2', (2,))])),
+                  ('unicode', np.array(['ab', 'cde'])), ('bytes', np.array([b'ab', b'c'])),
+                  ('datetime', np.array(['2020-01-01', '2021-02-03'], dtype='<M8[D]'))]:
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    put('plain_%s.npy' % name, buf.getvalue(), 'safe', None, 'np.save of %s' % arr.dtype)
+
 with open(os.path.join(HERE, 'manifest.json'), 'w') as f:
     json.dump(out, f, indent=1)
     f.write('\n')
