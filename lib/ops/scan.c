@@ -636,6 +636,13 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
 static int on_lambda(void *ctx, const mf_keras_lambda *l)
 {
     scanner *sc = ctx;
+    if (strcmp(l->kind, "module") == 0) {
+        add_finding(sc, MF_VERDICT_DANGEROUS, -1, NULL, NULL,
+                    "Keras object \"%s\" (in %s) names %s: Keras imports the module and calls "
+                    "the name when it loads the model, even in safe mode (CVE-2025-1550)",
+                    l->layer, l->source, l->detail);
+        return 0;
+    }
     bool code = strcmp(l->kind, "bytecode") == 0 || strcmp(l->kind, "raw") == 0;
     add_finding(sc, code ? MF_VERDICT_DANGEROUS : MF_VERDICT_UNKNOWN, -1, NULL, NULL,
                 "Keras Lambda layer \"%s\" (%s, in %s): %s", l->layer, l->kind, l->source,
@@ -659,7 +666,10 @@ static void scan_model_code(scanner *sc, const char *path)
     }
     mf_model *m;
     if (mf_open(path, NULL, &m, &st)) {
-        add_finding(sc, MF_VERDICT_SAFE, -1, NULL, NULL,
+        /* a Keras archive whose architecture cannot be read may hold any
+         * Lambda layer or module reference */
+        add_finding(sc, d.format == MF_FMT_KERAS ? MF_VERDICT_UNKNOWN : MF_VERDICT_SAFE, -1, NULL,
+                    NULL,
                     "a %s file that cannot be opened to look for code in it: %s",
                     mf_format_name(d.format), st.msg);
         mf_status_clear(&st);

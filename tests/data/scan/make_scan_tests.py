@@ -191,6 +191,80 @@ for name, arr in [('structured', np.zeros(3, dtype=[('a', '<f4'), ('b', '<i2', (
     np.save(buf, arr)
     put('plain_%s.npy' % name, buf.getvalue(), 'safe', None, 'np.save of %s' % arr.dtype)
 
+# ---- classes 6 and 8: Keras configs that name modules, or that jansson refused
+import h5py
+
+WEIGHTS = zipfile.ZipFile(os.path.join(HERE, '..', 'hdf5', 'keras3_deflated.keras')).read('model.weights.h5')
+META = b'{"keras_version": "3.3.3", "date_saved": "2024-01-01@00:00:00"}'
+
+
+def dense(name, **extra):
+    cfg = {"name": name, "units": 2, "activation": {"module": "keras.activations", "class_name": "function",
+                                                      "config": "relu", "registered_name": "relu"}}
+    cfg.update(extra)
+    return {"module": "keras.layers", "class_name": "Dense", "config": cfg, "registered_name": None}
+
+
+def keras3(name, layers, verdict, needle, note, text=None):
+    cfg = {"module": "keras", "class_name": "Functional", "config": {"name": "m", "layers": layers},
+           "registered_name": "Functional"}
+    body = text if text is not None else json.dumps(cfg).encode()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, 'w') as z:
+        z.writestr('metadata.json', META)
+        z.writestr('config.json', body)
+        z.writestr('model.weights.h5', WEIGHTS)
+    put(name + '.keras', buf.getvalue(), verdict, needle, note)
+
+
+fn = lambda mod, n: {"module": mod, "class_name": "function", "config": n, "registered_name": n}
+keras3('keras_activation_os', [dense('d', activation=fn('os', 'system'))], 'dangerous', 'os.system',
+       'an activation from module os')
+keras3('keras_layer_subprocess', [{"module": "subprocess", "class_name": "Popen", "config": {},
+                                   "registered_name": "Popen"}], 'dangerous', 'subprocess', 'a layer class from subprocess')
+keras3('keras_initializer_builtins', [dense('d', kernel_initializer=fn('builtins', 'exec'))], 'dangerous',
+       'builtins', 'a nested initializer from builtins')
+keras3('keras_registered_posix', [dense('d', bias_regularizer={"module": "posix", "class_name": "X",
+                                                               "registered_name": "pkg>system"})],
+       'dangerous', 'posix', 'registered_name resolves to posix.system')
+keras3('keras_third_party', [{"module": "qkeras.qlayers", "class_name": "QDense", "config": {"name": "q"},
+                              "registered_name": "QDense"}, dense('d')], 'safe', None,
+       'a third-party layer package (not on any deny rule)')
+lam = {"module": "keras.layers", "class_name": "Lambda", "config": {"name": "lam", "function": {
+    "module": "builtins", "class_name": "__lambda__", "config": {"code": "4wEAAAAAAAAAAAAAAAEAAAAC",
+                                                                 "defaults": None, "closure": None}}}}
+for tok, label in [('NaN', 'nan'), ('Infinity', 'inf'), ('-Infinity', 'ninf'),
+                   ('123456789012345678901234567890', 'bigint')]:
+    text = json.dumps({"module": "keras", "class_name": "Functional",
+                       "config": {"name": "m", "x": "@@", "layers": [lam]}}).replace('"@@"', tok)
+    assert json.loads(text)['config']['layers'][0]['class_name'] == 'Lambda'
+    keras3('keras_json_' + label, None, 'dangerous', 'Lambda', 'config.json with %s' % tok,
+           text=text.encode())
+keras3('keras_json_nan_benign', None, 'safe', None, 'NaN in a benign config',
+       text=json.dumps({"module": "keras", "class_name": "Functional",
+                        "config": {"name": "m", "x": "@@", "layers": [dense('d')]}}).replace('"@@"', 'NaN').encode())
+keras3('keras_json_utf16', None, 'unknown', 'Python', 'UTF-16 config.json, which json.loads(bytes) reads',
+       text=json.dumps({"config": {"layers": [lam]}}).encode('utf-16-le'))
+
+
+def keras2(name, model_config, verdict, needle, note):
+    p = os.path.join(HERE, name + '.h5')
+    with h5py.File(p, 'w') as f:
+        f.attrs['model_config'] = model_config
+        f.attrs['keras_version'] = '2.13.1'
+        f.create_dataset('model_weights/d/kernel', data=np.ones((2, 2), dtype='f4'))
+    with open(p, 'rb') as f:
+        data = f.read()
+    put(name + '.h5', data, verdict, needle, note)
+
+
+keras2('keras2_module_os', json.dumps({"class_name": "Sequential", "config": {"layers": [
+    dense('d', activation=fn('os', 'system'))]}}), 'dangerous', 'os.system', 'Keras 2.13 config with module os')
+keras2('keras2_json_nan_lambda', json.dumps({"class_name": "Sequential", "config": {"x": "@@", "layers": [
+    {"class_name": "Lambda", "config": {"name": "l", "function": ["4wEAAAAA", None, None],
+                                        "function_type": "lambda"}}]}}).replace('"@@"', 'NaN'),
+       'dangerous', 'Lambda', 'a Keras 2 model_config with NaN')
+
 with open(os.path.join(HERE, 'manifest.json'), 'w') as f:
     json.dump(out, f, indent=1)
     f.write('\n')
