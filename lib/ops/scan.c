@@ -611,6 +611,9 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
     }
     if (is_tar(b, n)) {
         scan_tar(sc, b, n);
+        /* pickle.load (and torch.load when tarfile refuses it) reads the
+         * same bytes from byte 0 */
+        scan_pickles_as(sc, b, n, 0, true);
         return;
     }
     const char *other = other_format(b, n);
