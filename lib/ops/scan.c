@@ -2,7 +2,8 @@
  *
  * Every place a loader may unpickle is visited, whatever the file is named:
  *  - the file itself from byte 0 (pickle.load and torch.load's legacy path
- *    do that), then whatever follows each STOP;
+ *    do that), whatever other format's signature it also carries, then
+ *    every pickle that follows a STOP, to the end;
  *  - torch's legacy stream: all five pickles, the magic number judged by
  *    value, not spelling;
  *  - zip archives as torch.load reads them (file starts with PK\3\4,
@@ -11,11 +12,15 @@
  *    every member that is named or looks like a pickle, nested archives
  *    and .npy members; discrepancies between local and central headers,
  *    encryption flags and CRC mismatches are reported;
- *  - tar archives (torch's oldest format), .npy object arrays (np.load with
- *    allow_pickle=True unpickles them), torch.storage._load_from_bytes
- *    payloads (torch.load inside the pickle).
+ *  - tar archives (torch's oldest format), .npy arrays whose dtype holds an
+ *    object anywhere, or whose header mfmt cannot read exactly as numpy
+ *    (np.load with allow_pickle=True unpickles them),
+ *    torch.storage._load_from_bytes payloads (torch.load inside the pickle);
+ *  - Keras architectures (Lambda layers, objects naming dangerous modules)
+ *    and TensorFlow graphs (file and code ops).
  * A pickle that stops with an error still counts what it reached first,
- * and the error itself makes the file `unknown`. */
+ * and the error itself makes the file `unknown`; one that stops at one of
+ * mfmt's own limits is always `unknown`. doc/scan.md has the rules. */
 #include "ops/scan.h"
 
 #include "core/zip.h"
@@ -656,7 +661,7 @@ static int on_lambda(void *ctx, const mf_keras_lambda *l)
 
 /* Keras Lambda layers and TensorFlow ops that run code or touch files:
  * the other formats in which loading means running something. */
-static void scan_model_code(scanner *sc, const char *path)
+static void scan_model_code(scanner *sc, const char *path, const uint8_t *b, uint64_t fsize)
 {
     mf_detection d;
     mf_status st;
@@ -669,10 +674,12 @@ static void scan_model_code(scanner *sc, const char *path)
     }
     mf_model *m;
     if (mf_open(path, NULL, &m, &st)) {
-        /* a Keras archive whose architecture cannot be read may hold any
-         * Lambda layer or module reference */
-        add_finding(sc, d.format == MF_FMT_KERAS ? MF_VERDICT_UNKNOWN : MF_VERDICT_SAFE, -1, NULL,
-                    NULL,
+        /* a Keras archive, or an HDF5 file with a Keras model_config
+         * attribute, that h5py or Keras may read where mfmt cannot: any
+         * Lambda layer or module reference may be in it */
+        bool keras = d.format == MF_FMT_KERAS ||
+                     (b && memmem(b, (size_t)fsize, "model_config", 12) != NULL);
+        add_finding(sc, keras ? MF_VERDICT_UNKNOWN : MF_VERDICT_SAFE, -1, NULL, NULL,
                     "a %s file that cannot be opened to look for code in it: %s",
                     mf_format_name(d.format), st.msg);
         mf_status_clear(&st);
@@ -718,7 +725,7 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
     if (is_file) {
         sc.depth = 0;
         sc.file_base = -1;
-        scan_model_code(&sc, path);
+        scan_model_code(&sc, path, b, n);
     }
     r->findings = sc.f.v;
     r->n_findings = sc.f.n;

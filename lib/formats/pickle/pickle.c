@@ -14,27 +14,32 @@
 #define CAP_STACK (4u << 20)
 #define CAP_MEMO (4u << 20)
 
-int pk_fail(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
+static int pk_vfail(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, va_list ap)
 {
     char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     const char *mem = pm->o.member;
     return mf_fail(st, MF_ERR_FORMAT, pm->o.file, (int64_t)(pm->o.origin + off), "%s%spickle: %s",
                    mem ? mem : "", mem ? ": " : "", msg);
 }
 
-int pk_fail_unsure(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
+int pk_fail(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
 {
-    char msg[600];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    int rc = pk_vfail(pm, off, st, fmt, ap);
     va_end(ap);
+    return rc;
+}
+
+int pk_fail_unsure(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
+{
     pm->unsure = true;
-    return pk_fail(pm, off, st, "%s", msg);
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = pk_vfail(pm, off, st, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 bool pk_stopped_by_limit(const pk_machine *pm)

@@ -211,9 +211,9 @@ def keras3(name, layers, verdict, needle, note, text=None):
     body = text if text is not None else json.dumps(cfg).encode()
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, 'w') as z:
-        z.writestr('metadata.json', META)
-        z.writestr('config.json', body)
-        z.writestr('model.weights.h5', WEIGHTS)
+        for member, data in [('metadata.json', META), ('config.json', body),
+                             ('model.weights.h5', WEIGHTS)]:
+            z.writestr(zipfile.ZipInfo(member, (2024, 1, 1, 0, 0, 0)), data)  # reproducible
     put(name + '.keras', buf.getvalue(), verdict, needle, note)
 
 
@@ -264,6 +264,11 @@ keras2('keras2_json_nan_lambda', json.dumps({"class_name": "Sequential", "config
     {"class_name": "Lambda", "config": {"name": "l", "function": ["4wEAAAAA", None, None],
                                         "function_type": "lambda"}}]}}).replace('"@@"', 'NaN'),
        'dangerous', 'Lambda', 'a Keras 2 model_config with NaN')
+
+# an HDF5 Keras file mfmt cannot open (truncated): never safe
+with open(os.path.join(HERE, 'keras2_json_nan_lambda.h5'), 'rb') as f:
+    put('keras2_truncated.h5', f.read()[:3000], 'unknown', 'cannot be opened',
+        'a Keras 2 file cut short: its model_config cannot be read')
 
 with open(os.path.join(HERE, 'manifest.json'), 'w') as f:
     json.dump(out, f, indent=1)
