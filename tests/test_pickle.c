@@ -535,8 +535,13 @@ static void test_bombs(void)
     double t0 = seconds();
     CHECK(run(&pm, p.b, p.n, &st, NULL) == NULL && strstr(st.msg, "expansion bomb"));
     CHECK(seconds() - t0 < 20);
+    /* a limit of mfmt's, not CPython's: the scanner calls such a file unknown */
+    CHECK(pm && pk_stopped_by_limit(pm));
     done(pm, &st);
     pb_free(&p);
+    /* an error CPython makes too is not a limit */
+    CHECK(run_text(&pm, "(I1\n\xff", &st) == NULL && pm && !pk_stopped_by_limit(pm));
+    done(pm, &st);
     /* hash bomb: a dict key of 60 levels of shared tuples (2**60 leaves) */
     pb_proto(&p, 2);
     pb_op(&p, 'K');

@@ -71,7 +71,13 @@ static bool dangerous_name(const char *module, const char *name, const char **wh
         name = gt + 1;
     pk_global g = {.module = module, .name = name};
     pk_classify(&g);
-    if (g.cls == PK_DANGEROUS) {
+    /* Keras's own markers ("__tensor__", "__numpy__"...) are dunder names
+     * in Keras's modules: not attribute walks */
+    size_t nl = strlen(name);
+    bool marker = nl > 4 && name[0] == '_' && name[1] == '_' && name[nl - 1] == '_' &&
+                  name[nl - 2] == '_' && !strchr(name, '.') &&
+                  (strcmp(module, "keras") == 0 || strncmp(module, "keras.", 6) == 0);
+    if (g.cls == PK_DANGEROUS && !marker) {
         *why = g.reason;
         return true;
     }

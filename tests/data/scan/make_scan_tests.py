@@ -240,6 +240,13 @@ for tok, label in [('NaN', 'nan'), ('Infinity', 'inf'), ('-Infinity', 'ninf'),
     assert json.loads(text)['config']['layers'][0]['class_name'] == 'Lambda'
     keras3('keras_json_' + label, None, 'dangerous', 'Lambda', 'config.json with %s' % tok,
            text=text.encode())
+sur = json.dumps({"module": "keras", "class_name": "Functional",
+                  "config": {"name": "m\ud800", "layers": [lam]}})
+assert '\\ud800' in sur and json.loads(sur)['config']['layers'][0]['class_name'] == 'Lambda'
+keras3('keras_json_surrogate', None, 'dangerous', 'Lambda', 'a lone surrogate escape',
+       text=sur.encode())
+keras3('keras_json_bom', None, 'dangerous', 'Lambda', 'a UTF-8 BOM (json.loads of bytes skips it)',
+       text=b'\xef\xbb\xbf' + json.dumps({"config": {"layers": [lam]}}).encode())
 keras3('keras_json_nan_benign', None, 'safe', None, 'NaN in a benign config',
        text=json.dumps({"module": "keras", "class_name": "Functional",
                         "config": {"name": "m", "x": "@@", "layers": [dense('d')]}}).replace('"@@"', 'NaN').encode())
