@@ -137,9 +137,9 @@ int mf_npy_fill_tensor(const mf_npy_header *h, mf_tensor *t, mf_arena *a, mf_sta
 int mf_npy_fail_object(mf_status *st, const char *file, int64_t off, const char *member)
 {
     return mf_fail(st, MF_ERR_UNSUPPORTED, file, off,
-                   "%s%s%sdtype object ('|O'): the array data is a pickle, which np.load runs "
-                   "only with allow_pickle=True; mfmt never unpickles: `mfmt scan` lists what "
-                   "it would import",
+                   "%s%s%sa dtype that holds Python objects ('|O', or a field of it): the array "
+                   "data is a pickle, which np.load runs only with allow_pickle=True; mfmt "
+                   "never unpickles: `mfmt scan` lists what it would import",
                    member ? "member \"" : "", member ? member : "", member ? "\": " : "");
 }
 
