@@ -145,6 +145,8 @@ def headers(rng):
         "{'descr': '|O', 'fortran_order': False, 'shape': (3,), 'x': set()}",
     ]
     yield from tricks
+    for depth in (150, 199, 200, 201, 400):  # Python refuses 201 nested brackets
+        yield "{'descr': '|O', 'fortran_order': False, 'shape': %s3,%s}" % ('(' * depth, ')' * depth)
     # random recombinations of keys, quoting and spacing
     keys = [("descr", DESCRS), ("fortran_order", ["False", "True"]), ("shape", SHAPES[:6])]
     quotes = ["'%s'", '"%s"', "'''%s'''", "u'%s'", "r'%s'"]

@@ -433,10 +433,15 @@ static void filtered_l(parser *P)
 
 static lit *expr(parser *P);
 
+/* Python's tokenizer refuses more than 200 open brackets (MAXLEVEL) */
+#define MAX_NESTING 200
+
 static lit *sequence(parser *P, int close, lit_kind k, bool *single)
 {
     MF_VEC(lit *) items = {0};
     bool trailing_comma = false;
+    if (P->depth >= MAX_NESTING)
+        return fail(P, LIT_REFUSED, "more than 200 nested brackets"), NULL;
     P->depth++;
     for (;;) {
         int c = peek(P);
@@ -485,6 +490,8 @@ static lit *sequence(parser *P, int close, lit_kind k, bool *single)
 /* { } is a dict; {a, b} a set; {k: v, ...} a dict. */
 static lit *braces(parser *P)
 {
+    if (P->depth >= MAX_NESTING)
+        return fail(P, LIT_REFUSED, "more than 200 nested brackets"), NULL;
     P->pos++;
     P->depth++;
     MF_VEC(lit *) items = {0};
