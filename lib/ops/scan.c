@@ -625,8 +625,14 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
     if (other) {
         /* pickle.load and np.load read any file from byte 0: a file that
          * also unpickles is scanned as the pickle it is, every finding kept */
-        add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "a %s file: holds no pickle", other);
-        scan_pickles_as(sc, b, n, 0, true);
+        size_t f0 = sc->f.n;
+        chain_result res = scan_pickles_as(sc, b, n, 0, true);
+        if (res.end == 0 && sc->f.n == f0)
+            add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "a %s file: holds no pickle", other);
+        else
+            add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
+                        "a %s signature on a file that pickle.load reads as a pickle from "
+                        "byte 0: scanned as that pickle", other);
     } else {
         scan_pickles(sc, b, n, 0);
     }
