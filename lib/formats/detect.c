@@ -1,6 +1,7 @@
 /* detect.c - the format of a path, from its bytes (the name never decides). */
 #include "core/core.h"
 #include "core/proto.h"
+#include "core/tar.h"
 #include "core/zip.h"
 #include "formats/pickle/pickle.h"
 
@@ -116,11 +117,59 @@ static int probe_pickle(probe *p)
     return 0;
 }
 
+/* torch.load's first try: Python's tarfile (core/tar.h). A legacy torch
+ * checkpoint has members storages, tensors and pickle. */
+static int probe_tar(probe *p)
+{
+    if (!mf_tar_probe(p->b, p->size))
+        return 0;
+    mf_arena *a = mf_arena_new();
+    mf_status st;
+    mf_status_init(&st);
+    mf_tar t;
+    int r = 0;
+    if (a && mf_tar_open(&t, p->b, p->size, p->path, a, &st) == 0) {
+        if (mf_tar_find(&t, "pickle") && mf_tar_find(&t, "storages"))
+            r = found(p, MF_FMT_PYTORCH_PICKLE, "PyTorch legacy tar (%zu members)", t.n);
+    }
+    mf_status_clear(&st);
+    mf_arena_free(a);
+    return r;
+}
+
+/* torch.load's reading of a zip (miniz): the folder of the first member,
+ * and <folder>/data.pkl found as miniz finds it (case-insensitively). */
+static bool torch_archive(const uint8_t *b, uint64_t size, const char *path, mf_arena *a,
+                          size_t *members)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_zip z;
+    bool yes = false;
+    if (mf_zip_open_as(&z, MF_ZIP_MINIZ, b, size, path, a, &st) == 0 && z.n) {
+        const char *slash = strchr(z.entries[0].name, '/');
+        char want[1100];
+        if (slash && (size_t)(slash - z.entries[0].name) < 1000) {
+            snprintf(want, sizeof(want), "%.*s/data.pkl", (int)(slash - z.entries[0].name),
+                     z.entries[0].name);
+            yes = mf_zip_find(&z, want) != NULL;
+        }
+        *members = z.n;
+    }
+    mf_status_clear(&st);
+    return yes;
+}
+
 static int probe_zip(probe *p)
 {
     if (p->size < 4 || (memcmp(p->b, "PK\x03\x04", 4) != 0 && memcmp(p->b, "PK\x05\x06", 4) != 0))
         return 0;
     mf_arena *a = mf_arena_new();
+    size_t n = 0;
+    if (a && torch_archive(p->b, p->size, p->path, a, &n)) {
+        mf_arena_free(a);
+        return found(p, MF_FMT_PYTORCH_ZIP, "PyTorch zip archive (%zu members)", n);
+    }
     mf_status st;
     mf_status_init(&st);
     mf_zip z;
@@ -134,7 +183,7 @@ static int probe_zip(probe *p)
         size_t l = strlen(z.entries[i].name);
         npy += l >= 4 && strcmp(z.entries[i].name + l - 4, ".npy") == 0;
     }
-    size_t n = z.n;
+    n = z.n;
     if (mf_zip_find_suffix(&z, "/data.pkl") || mf_zip_find(&z, "data.pkl"))
         found(p, MF_FMT_PYTORCH_ZIP, "PyTorch zip archive (%zu members)", n);
     else if (mf_zip_find(&z, "config.json") && mf_zip_find(&z, "model.weights.h5"))
@@ -301,7 +350,7 @@ int mf_detect(const char *path, mf_detection *out, mf_status *st)
         return -1;
     probe p = {.path = path, .b = f.base, .size = f.size, .out = out};
     int (*const probes[])(probe *) = {
-        probe_gguf, probe_ggml_legacy, probe_npy, probe_zip, probe_hdf5,
+        probe_gguf, probe_ggml_legacy, probe_npy, probe_tar, probe_zip, probe_hdf5,
         probe_tflite, probe_safetensors, probe_pickle, probe_index_json,
         probe_protobuf,
     };
