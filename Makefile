@@ -10,7 +10,7 @@ CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g $(OPT) \
 	-Wall -Wextra -Werror -Wno-unused-parameter -fPIC -ffp-contract=off \
 	-fno-strict-aliasing -Iinclude -Ilib
 CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
-LDLIBS  = -ljansson -lcrypto -lxxhash -lz -lpthread -lm
+LDLIBS  = -ljansson -lcrypto -lxxhash -lz -lblosc -lsz -lpthread -lm
 
 LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/formats/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))

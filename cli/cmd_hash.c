@@ -1,7 +1,12 @@
 /* cmd_hash.c - mfmt hash: whole-file hash, tensor-content hash and canonical
  * per-tensor hashes; --manifest / --check for llama-gguf-hash manifests.
  *
- * A single file whose tensors lie plainly in table order is read once
+ * By default a file gets its whole-file digest only, one pass at the speed
+ * of sha256sum (the file is not even parsed); --content adds the
+ * tensor-content digest, --tensors both plus one per tensor (a directory has
+ * no whole-file digest, so it gets the content digest by default). When two
+ * digests are asked for, a single file whose tensors lie plainly in table
+ * order is read once
  * (hash_onepass.c: whole-file and tensor hashes on two threads); otherwise
  * the whole-file hash runs on a second thread while this one streams the
  * tensors once (content and per-tensor hashers fed from the same bytes). On
@@ -12,7 +17,7 @@
 #include <stdlib.h>
 
 typedef struct hash_opts {
-    bool json, tensors;
+    bool json, tensors, content;
     unsigned mask;            /* HK_BIT()s from --algo; 0: default */
     const char *manifest_out; /* --manifest OUT */
     const char *check;        /* --check MANIFEST */
@@ -28,6 +33,8 @@ static int parse(int argc, char **argv, hash_opts *o)
             o->json = true;
         else if (cli_flag(argc, argv, &i, "--tensors", NULL))
             o->tensors = true;
+        else if (cli_flag(argc, argv, &i, "--content", NULL))
+            o->content = true;
         else if (cli_flag(argc, argv, &i, "--algo", &v)) {
             if (!v || hk_parse_list(v, &o->mask))
                 return cli_usage_error("hash", "--algo takes sha256, sha1, xxh64, xxh3, "
@@ -52,8 +59,8 @@ static int parse(int argc, char **argv, hash_opts *o)
     if (o->manifest_out && o->check)
         return cli_usage_error("hash", "--manifest and --check exclude each other");
     bool manifest_mode = o->manifest_out || o->check;
-    if (manifest_mode && (o->json || o->tensors))
-        return cli_usage_error("hash", "--json and --tensors do not apply to manifests");
+    if (manifest_mode && (o->json || o->tensors || o->content))
+        return cli_usage_error("hash", "--json, --content and --tensors do not apply to manifests");
     if (!manifest_mode && o->mask && (o->mask & (o->mask - 1) || o->mask & HK_BIT(HK_UUID)))
         return cli_usage_error("hash", "one --algo of sha256, sha1, xxh64, xxh3 (lists and "
                                        "uuid are for --manifest / --check)");
@@ -114,16 +121,40 @@ static void collected_free(collected *c)
     json_decref(c->tensors);
 }
 
+/* The default for a file: its whole-file digest and nothing else. */
+static int run_file_only(const hash_opts *o, mf_hash_algo algo)
+{
+    const char *an = mf_hash_algo_name(algo);
+    char hex[129];
+    mf_status st;
+    mf_status_init(&st);
+    int rc = EXIT_FINE;
+    if (mf_hash_file(o->path, algo, hex, &st)) {
+        rc = cli_report(&st);
+    } else if (o->json) {
+        json_t *root = json_object();
+        json_object_set_new(root, "path", json_string(o->path));
+        json_object_set_new(root, an, json_string(hex));
+        cli_print_json(root);
+    } else {
+        printf("%s  %s  %s\n", an, hex, o->path);
+    }
+    mf_status_clear(&st);
+    return rc;
+}
+
 static int run_plain(const hash_opts *o)
 {
     mf_hash_algo algo = MF_SHA256;
     for (int k = 0; k < 4; k++)
         if (o->mask & HK_BIT(k))
             algo = (mf_hash_algo)k;
+    bool whole_file = !mf_is_dir(o->path);
+    if (whole_file && !o->content && !o->tensors)
+        return run_file_only(o, algo);
     const char *an = mf_hash_algo_name(algo);
     file_job job = {.path = o->path, .algo = algo};
     mf_status_init(&job.st);
-    bool whole_file = !mf_is_dir(o->path);
     mf_status st;
     mf_status_init(&st);
     collected c = {.o = o, .tensors = o->json ? json_object() : NULL};
@@ -217,7 +248,8 @@ static int run_hash(int argc, char **argv)
 
 const cli_cmd cli_cmd_hash = {
     "hash", run_hash,
-    "hash [--json] [--tensors] [--algo A] [--manifest OUT | --check MANIFEST] PATH",
-    "file hash, tensor-content hash, canonical per-tensor hashes; llama-gguf-hash "
+    "hash [--json] [--content | --tensors] [--algo A] [--manifest OUT | --check MANIFEST] PATH",
+    "whole-file hash (a directory: tensor-content hash); --content adds the tensor-content "
+    "hash, --tensors that and canonical per-tensor hashes; llama-gguf-hash "
     "manifests (check exit: 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 "
     "manifest unreadable)"};

@@ -1,9 +1,11 @@
 /* cmd_inspect.c - mfmt inspect [--json] [--tensors] [--graph] PATH. */
 #include "cli.h"
 #include "hf_cli.h"
+#include "json_out.h"
 #include "formats/onnx/onnx.h"
 
 #include <stdlib.h>
+#include <sys/types.h>
 
 typedef struct mix_row {
     mf_dtype dt;
@@ -74,48 +76,83 @@ static json_t *tensor_json(const mf_model *m, const mf_tensor *t)
     return o;
 }
 
+/* Index of the last metadata pair with m->meta[i]'s key, or -1 when an
+ * earlier pair has it: a JSON object keeps a key's first place and its last
+ * value (as json_object_set_new, which built this output before). */
+static ssize_t meta_slot(const mf_model *m, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (strcmp(m->meta[k].key, m->meta[i].key) == 0)
+            return -1;
+    size_t last = i;
+    for (size_t k = i + 1; k < m->n_meta; k++)
+        if (strcmp(m->meta[k].key, m->meta[i].key) == 0)
+            last = k;
+    return (ssize_t)last;
+}
+
+/* Streamed (json_out.h): the metadata, which holds whole vocabularies, is
+ * written from the model's values, never built as a jansson document. */
 static int print_json(const mf_model *m, const summary *s)
 {
-    json_t *root = json_object();
-    json_object_set_new(root, "path", json_string(m->path));
-    json_object_set_new(root, "format", json_string(mf_format_name(m->format)));
-    json_object_set_new(root, "version", json_string(m->version));
-    json_t *md = json_object();
-    for (size_t i = 0; i < m->n_meta; i++)
-        json_object_set_new(md, m->meta[i].key, cli_json_value(&m->meta[i].v));
-    json_object_set_new(root, "metadata", md);
-    json_t *ts = json_array();
-    for (size_t i = 0; i < m->n_tensors; i++)
-        json_array_append_new(ts, tensor_json(m, &m->tensors[i]));
-    json_object_set_new(root, "tensors", ts);
-    json_object_set_new(root, "n_tensors", json_integer((json_int_t)m->n_tensors));
-    json_object_set_new(root, "n_params", json_integer((json_int_t)s->params));
-    json_object_set_new(root, "file_bytes", json_integer((json_int_t)s->file_bytes));
-    json_object_set_new(root, "tensor_bytes", json_integer((json_int_t)s->tensor_bytes));
+    jout *j = malloc(sizeof(*j));
+    if (!j) {
+        fprintf(stderr, "mfmt: inspect: out of memory\n");
+        return EXIT_BAD_INPUT;
+    }
+    jo_init(j, stdout);
+    jo_begin_object(j);
+    jo_key_json(j, "path", json_string(m->path));
+    jo_key_json(j, "format", json_string(mf_format_name(m->format)));
+    jo_key_json(j, "version", json_string(m->version));
+    jo_key(j, "metadata");
+    jo_begin_object(j);
+    /* duplicate keys are rare; only look for them when there are few keys */
+    const bool dedup = m->n_meta <= 4096;
+    for (size_t i = 0; i < m->n_meta; i++) {
+        ssize_t slot = dedup ? meta_slot(m, i) : (ssize_t)i;
+        if (slot >= 0 && jo_key(j, m->meta[i].key))
+            jo_value(j, &m->meta[slot].v);
+    }
+    jo_end_object(j);
+    jo_key(j, "tensors");
+    jo_begin_array(j);
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        json_t *t = tensor_json(m, &m->tensors[i]);
+        jo_json(j, t);
+        json_decref(t);
+    }
+    jo_end_array(j);
+    jo_key_json(j, "n_tensors", json_integer((json_int_t)m->n_tensors));
+    jo_key_json(j, "n_params", json_integer((json_int_t)s->params));
+    jo_key_json(j, "file_bytes", json_integer((json_int_t)s->file_bytes));
+    jo_key_json(j, "tensor_bytes", json_integer((json_int_t)s->tensor_bytes));
     json_t *mix = json_object();
     for (size_t i = 0; i < s->n_mix; i++)
         json_object_set_new(mix, mf_dtype_name(s->mix[i].dt),
                             json_pack("{s:I, s:I, s:I}", "tensors", (json_int_t)s->mix[i].tensors,
                                       "bytes", (json_int_t)s->mix[i].bytes, "params",
                                       (json_int_t)s->mix[i].params));
-    json_object_set_new(root, "dtype_mix", mix);
+    jo_key_json(j, "dtype_mix", mix);
     if (s->params) {
-        json_object_set_new(root, "bpw_file", json_real(8.0 * (double)s->file_bytes / (double)s->params));
-        json_object_set_new(root, "bpw_tensors", json_real(8.0 * (double)s->tensor_bytes / (double)s->params));
+        jo_key_json(j, "bpw_file", json_real(8.0 * (double)s->file_bytes / (double)s->params));
+        jo_key_json(j, "bpw_tensors", json_real(8.0 * (double)s->tensor_bytes / (double)s->params));
     }
-    json_object_set_new(root, "has_tokenizer", json_boolean(first_meta(m, tokenizer_keys) != NULL));
-    json_object_set_new(root, "has_chat_template", json_boolean(first_meta(m, template_keys) != NULL));
+    jo_key_json(j, "has_tokenizer", json_boolean(first_meta(m, tokenizer_keys) != NULL));
+    jo_key_json(j, "has_chat_template", json_boolean(first_meta(m, template_keys) != NULL));
     json_t *notes = json_array();
     for (size_t i = 0; i < m->n_notes; i++)
         json_array_append_new(notes, json_string(m->notes[i]));
-    json_object_set_new(root, "notes", notes);
+    jo_key_json(j, "notes", notes);
     mf_status st;
     mf_status_init(&st);
     json_t *lr = cli_hf_load_report_json(m, &st);
     if (lr)
-        json_object_set_new(root, "load_report", lr);
+        jo_key_json(j, "load_report", lr);
     mf_status_clear(&st);
-    cli_print_json(root);
+    jo_end_object(j);
+    jo_finish(j);
+    free(j);
     return EXIT_FINE;
 }
 
@@ -220,12 +257,13 @@ static int run_inspect(int argc, char **argv)
     }
     summary s;
     summarize(m, &s);
+    int rc = EXIT_FINE;
     if (json)
-        print_json(m, &s);
+        rc = print_json(m, &s);
     else
         print_text(m, &s, tensors);
     mf_close(m);
-    return EXIT_FINE;
+    return rc;
 }
 
 const cli_cmd cli_cmd_inspect = {"inspect", run_inspect, "inspect [--json] [--tensors] [--graph] PATH",

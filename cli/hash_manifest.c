@@ -164,7 +164,7 @@ int manifest_write(const mf_model *m, const char *label, unsigned mask, const ch
                    mf_status *st)
 {
     writer wr = {.label = label, .out = out};
-    if (strcmp(out, "-") != 0 && mf_atomic_open(out, &wr.w, st))
+    if (strcmp(out, "-") != 0 && (mf_output_check(m, out, st) || mf_atomic_open(out, &wr.w, st)))
         return -1;
     int rc = hk_hash_model(m, mask, true, write_line, &wr, st);
     if (wr.w) {

@@ -101,11 +101,23 @@ int mf_gguf_split(const mf_model *m, const char *prefix, uint64_t max_tensors,
     int rc = 0;
     if (nf > 99999)
         rc = mf_fail(st, MF_ERR_USAGE, prefix, -1, "%zu files: more than a split set can number", nf);
-    for (size_t i = 0; i < nf && rc == 0; i++) {
-        char path[4096];
+    char path[4096];
+    for (size_t i = 0; i < nf && rc == 0; i++) { /* no shard may be an input */
         snprintf(path, sizeof(path), "%s-%05zu-of-%05zu.gguf", prefix, i + 1, nf);
-        rc = write_one_split(m, path, starts[i], starts[i + 1] - starts[i], i, nf, st);
+        rc = mf_output_check(m, path, st);
     }
+    /* all shards appear together or none (mf_atomic_set, core/atomic.c) */
+    mf_atomic_set *set = NULL;
+    if (rc == 0)
+        rc = mf_atomic_set_begin(prefix, &set, st);
+    for (size_t i = 0; i < nf && rc == 0; i++) {
+        snprintf(path, sizeof(path), "%s-%05zu-of-%05zu.gguf", prefix, i + 1, nf);
+        const char *staged = mf_atomic_set_add(set, path, st);
+        rc = staged ? write_one_split(m, staged, starts[i], starts[i + 1] - starts[i], i, nf, st)
+                    : -1;
+    }
+    if (set)
+        rc = rc == 0 ? mf_atomic_set_commit(set, st) : (mf_atomic_set_abort(set), -1);
     free(starts);
     *n_files = nf;
     return rc;
@@ -122,6 +134,8 @@ int mf_merge_to(const mf_model *m, const char *out, mf_status *st)
     bool gguf = ends_with(out, ".gguf");
     if (!gguf && !ends_with(out, ".safetensors"))
         return mf_fail(st, MF_ERR_USAGE, out, -1, "output must end in .gguf or .safetensors");
+    if (mf_output_check(m, out, st)) /* any shard of the set, not only the first */
+        return -1;
     mf_out_tensor *outs = calloc(m->n_tensors ? m->n_tensors : 1, sizeof(mf_out_tensor));
     mf_kv *meta = calloc(m->n_meta ? m->n_meta : 1, sizeof(mf_kv));
     if (!outs || !meta) {
