@@ -53,6 +53,7 @@ tests-build: $(BUILD)/mfmt $(TEST_BIN)
 # Runs every unit test and the conformance run; prints "N passed, N failed".
 check: tests-build
 	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN)
+	@sh tests/npy_diff.sh $(BUILD)/mfmt
 
 SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The last line is the total over both runs: "N passed, N failed".

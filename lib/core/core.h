@@ -290,6 +290,7 @@ typedef void (*mf_code_fn)(void *ctx, const mf_code_finding *f);
 enum {
     MF_PAYLOAD_NONE = 0,     /* nothing unpickled */
     MF_PAYLOAD_PICKLE = 1,   /* the loader unpickles from `at` */
+    MF_PAYLOAD_POLYGLOT = 2, /* it does not, but another reader might: scanned quietly */
 };
 typedef struct mf_payload {
     int severity;      /* MF_CODE_* of the finding */
@@ -337,6 +338,9 @@ typedef struct mf_reader {
      * fn; -1 with st (saying what could not be read) when the part that
      * would hold it cannot be read. */
     int (*find_code)(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st);
+    /* scan, when the file cannot be opened to ask find_code: may its own
+     * loader still read code out of these bytes? */
+    bool (*may_hold_code)(const uint8_t *b, uint64_t n);
     /* scan, over any bytes (archive members too): 0 when the loader would
      * not take them for this format (its own test: np.load's magic); else
      * 1 with *out saying what it does with them (np.load of an object

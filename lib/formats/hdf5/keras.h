@@ -5,6 +5,8 @@
 
 #include "core/core.h"
 
+#include <jansson.h>
+
 /* A Keras `Lambda` layer found in a model's architecture. Loading such a
  * model (Keras 2 always, Keras 3 with safe_mode=False) runs the Python the
  * layer carries. */
@@ -16,7 +18,12 @@ typedef struct mf_keras_lambda {
     const char *kind;    /* "bytecode": marshalled Python code (Keras 2
                             function_type "lambda", Keras 3 "__lambda__");
                             "function": a function named by module/name;
-                            "raw" or another function_type as stored */
+                            "raw" or another function_type as stored;
+                            "module": any object (layer, activation,
+                            initializer...) whose "module" and name reach
+                            code that is dangerous to import or call
+                            (CVE-2025-1550: imported even in safe mode);
+                            layer is then its class_name, detail module.name */
     const char *detail;  /* function name, or the first bytes of the code */
 } mf_keras_lambda;
 
@@ -33,6 +40,14 @@ int mf_keras_find_lambdas(const mf_model *m, mf_keras_lambda_fn fn, void *ctx,
 /* The HDF5 and Keras readers' find_code hook (scan): each Lambda layer as a
  * finding (code it carries: dangerous; a function named: unknown). */
 int mf_keras_find_code(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st);
+/* The may_hold_code hooks of the Keras and HDF5 readers. */
+bool mf_keras_may_hold_code(const uint8_t *b, uint64_t n);
+bool mf_hdf5_may_hold_keras_code(const uint8_t *b, uint64_t n);
+
+/* A Keras config as Python's json.loads reads it (keras_json.c): NaN,
+ * Infinity, integers of any size, lone surrogates. NULL with err filled
+ * when it still cannot be read. */
+json_t *mf_keras_json_load(const char *text, size_t n, json_error_t *err);
 
 /* Adds one note per Lambda layer to m (used by the readers at open time). */
 int mf_keras_note_lambdas(mf_model *m);
