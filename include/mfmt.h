@@ -56,7 +56,12 @@ extern "C" {
 #define MF_VERSION_MAJOR 0
 #define MF_VERSION_MINOR 2
 #define MF_VERSION_PATCH 0
-#define MF_VERSION_STRING "0.2.0"
+#define MF_STRINGIFY_(x) #x
+#define MF_STRINGIFY(x) MF_STRINGIFY_(x)
+/* "MAJOR.MINOR.PATCH", from the three numbers above */
+#define MF_VERSION_STRING                                                     \
+    MF_STRINGIFY(MF_VERSION_MAJOR) "." MF_STRINGIFY(MF_VERSION_MINOR) "."     \
+        MF_STRINGIFY(MF_VERSION_PATCH)
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #define MF_API __attribute__((visibility("default")))
