@@ -451,9 +451,9 @@ typedef struct mf_edit_report {
  * Returns 0, or -1 with st (NULL allowed) naming the file and the rule.
  * `report` (NULL allowed) is filled on success and must be released with
  * mf_edit_report_free. Thread-safe for distinct files. */
-int mf_edit(const char *in, const char *out, const mf_edit_op *ops, size_t n_ops,
-            const mf_edit_opts *opts, mf_edit_report *report, mf_status *st);
-void mf_edit_report_free(mf_edit_report *report);
+MF_API int mf_edit(const char *in, const char *out, const mf_edit_op *ops, size_t n_ops,
+                   const mf_edit_opts *opts, mf_edit_report *report, mf_status *st);
+MF_API void mf_edit_report_free(mf_edit_report *report);
 
 #ifdef __cplusplus
 }
