@@ -494,6 +494,28 @@ int main(int argc, char **argv)
         printf("  mf_hash_file / openssl: %.2f (goal >= 0.90: %s)\n", ossl / hs,
                ossl / hs >= 0.90 ? "met" : "NOT MET");
     if (!getenv("MFMT_BENCH_KEEP")) unlink(hf);
+
+    /* ----- hostile inputs (issue 10): bounded work, never a hang */
+    printf("\nhostile inputs: one run each, wall time and peak RSS\n");
+    spec many = {200000, 1, 2};
+    const char *mf = path_in_dir("200k-tensors.safetensors");
+    gen_safetensors(mf, &many);
+    char *dm[] = {(char *)mfmt_bin, "diff", (char *)mf, (char *)mf, NULL};
+    run_result rd = run_cmd(dm, NULL);
+    printf("  %-38s %7.2f s  rss %ld MB  exit %d\n", "mfmt diff 200k tensors, itself", rd.secs,
+           rd.maxrss_kb / 1024, rd.status);
+    char *im[] = {(char *)mfmt_bin, "inspect", (char *)mf, NULL};
+    run_result ri = run_cmd(im, NULL);
+    printf("  %-38s %7.2f s  rss %ld MB  (the open alone)\n", "mfmt inspect 200k tensors",
+           ri.secs, ri.maxrss_kb / 1024);
+    unlink(mf);
+    const char *huge = "../tests/data/hdf5/huge_fill.h5"; /* make -C bench: cwd bench/ */
+    if (access(huge, R_OK) == 0) {
+        char *hh[] = {(char *)mfmt_bin, "hash", (char *)huge, NULL};
+        run_result rh = run_cmd(hh, NULL);
+        printf("  %-38s %7.2f s  rss %ld MB  exit %d (refused)\n",
+               "mfmt hash huge_fill.h5 (4 TiB of fill)", rh.secs, rh.maxrss_kb / 1024, rh.status);
+    }
     printf("\nbench took %.0f s\n", now() - t_start);
     return 0;
 }

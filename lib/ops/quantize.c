@@ -552,15 +552,6 @@ static int fill_cb(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_
 
 /* ------------------------------------------------------------ the run */
 
-static int check_paths(const char *in, const char *out, mf_status *st)
-{
-    struct stat a, b;
-    if (out && stat(in, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev &&
-        a.st_ino == b.st_ino)
-        return mf_fail(st, MF_ERR_USAGE, out, -1, "the output is the input file; refusing to overwrite it");
-    return 0;
-}
-
 static int open_inputs(qjob *j, const char *in_path, mf_status *st)
 {
     if (mf_open_model(in_path, 0, &j->m, st))
@@ -607,7 +598,8 @@ static int make_outs(qjob *j, mf_status *st)
 
 static int run(qjob *j, const char *in_path, const char *out_path, mf_status *st)
 {
-    if (check_paths(in_path, out_path, st) || open_inputs(j, in_path, st) || make_plan(j, st) ||
+    if (open_inputs(j, in_path, st) || mf_output_check(j->m, out_path, st) ||
+        mf_output_check_path(j->o->imatrix_path, out_path, st) || make_plan(j, st) ||
         build_meta(j, st) || make_outs(j, st))
         return -1;
     if (!j->o->dry_run)

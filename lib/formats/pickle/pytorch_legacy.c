@@ -6,6 +6,7 @@
  * 8-byte element count followed by its elements. Persistent ids are
  * ('storage', storage_type, root_key, location, numel, view_metadata). */
 #include "formats/formats.h"
+#include "core/tar.h"
 #include "formats/pickle/pytorch.h"
 
 #include <stdlib.h>
@@ -284,10 +285,15 @@ int pt_legacy_read(mf_model *m, unsigned flags, mf_status *st)
     return mf_ok(st) ? 0 : -1;
 }
 
+int pt_tar_read(mf_model *m, unsigned flags, mf_status *st);
+
+/* torch.load tries tarfile first (the oldest format), then the stream. */
 static int open_legacy(mf_model *m, const char *path, unsigned flags, mf_status *st)
 {
     if (mf_model_add_file(m, path, NULL, st))
         return -1;
+    if (mf_tar_probe(m->files[0].base, m->files[0].size))
+        return pt_tar_read(m, flags, st);
     return pt_legacy_read(m, flags, st);
 }
 
