@@ -1,16 +1,20 @@
 /* cmd_hash.c - mfmt hash: whole-file hash, tensor-content hash and canonical
  * per-tensor hashes; --manifest / --check for llama-gguf-hash manifests.
  *
- * The hashing is the library's (mf_hash_model: one read of the file on two
- * threads when the layout allows; mf_hash_kinds and mf_manifest_* for the
- * manifests); this file parses options and prints. */
+ * By default a file gets its whole-file digest only, one pass at the speed
+ * of sha256sum (the file is not even parsed); --content adds the
+ * tensor-content digest, --tensors both plus one per tensor (a directory has
+ * no whole-file digest, so it gets the content digest by default). The
+ * hashing is the library's (mf_hash_file; mf_hash_model: one read of the
+ * file on two threads when the layout allows; mf_hash_kinds and
+ * mf_manifest_* for the manifests); this file parses options and prints. */
 #include "cli.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
 
 typedef struct hash_opts {
-    bool json, tensors;
+    bool json, tensors, content;
     unsigned mask;            /* MF_HASH_BIT()s from --algo; 0: default */
     const char *manifest_out; /* --manifest OUT */
     const char *check;        /* --check MANIFEST */
@@ -26,6 +30,8 @@ static int parse(int argc, char **argv, hash_opts *o)
             o->json = true;
         else if (cli_flag(argc, argv, &i, "--tensors", NULL))
             o->tensors = true;
+        else if (cli_flag(argc, argv, &i, "--content", NULL))
+            o->content = true;
         else if (cli_flag(argc, argv, &i, "--algo", &v)) {
             if (!v || mf_hash_kinds_parse(v, &o->mask))
                 return cli_usage_error("hash", "--algo takes sha256, sha1, xxh64, xxh3, "
@@ -50,8 +56,8 @@ static int parse(int argc, char **argv, hash_opts *o)
     if (o->manifest_out && o->check)
         return cli_usage_error("hash", "--manifest and --check exclude each other");
     bool manifest_mode = o->manifest_out || o->check;
-    if (manifest_mode && (o->json || o->tensors))
-        return cli_usage_error("hash", "--json and --tensors do not apply to manifests");
+    if (manifest_mode && (o->json || o->tensors || o->content))
+        return cli_usage_error("hash", "--json, --content and --tensors do not apply to manifests");
     if (!manifest_mode && o->mask && (o->mask & (o->mask - 1) || o->mask & MF_HASH_BIT(MF_HASH_KIND_UUID)))
         return cli_usage_error("hash", "one --algo of sha256, sha1, xxh64, xxh3 (lists and "
                                        "uuid are for --manifest / --check)");
@@ -107,6 +113,28 @@ static int hash_unopened(const hash_opts *o, mf_hash_algo algo, mf_status *open_
     return rc;
 }
 
+/* The default for a file: its whole-file digest and nothing else. */
+static int run_file_only(const hash_opts *o, mf_hash_algo algo)
+{
+    const char *an = mf_hash_algo_name(algo);
+    char hex[129];
+    mf_status st;
+    mf_status_init(&st);
+    int rc = EXIT_FINE;
+    if (mf_hash_file(o->path, algo, hex, &st)) {
+        rc = cli_report(&st);
+    } else if (o->json) {
+        json_t *root = json_object();
+        json_object_set_new(root, "path", json_string(o->path));
+        json_object_set_new(root, an, json_string(hex));
+        cli_print_json(root);
+    } else {
+        printf("%s  %s  %s\n", an, hex, o->path);
+    }
+    mf_status_clear(&st);
+    return rc;
+}
+
 static int run_plain(const hash_opts *o)
 {
     mf_hash_opts ho;
@@ -114,6 +142,10 @@ static int run_plain(const hash_opts *o)
     for (int k = 0; k < 4; k++)
         if (o->mask & MF_HASH_BIT(k))
             ho.algo = (mf_hash_algo)k;
+    struct stat sb;
+    bool whole_file = !(stat(o->path, &sb) == 0 && S_ISDIR(sb.st_mode));
+    if (whole_file && !o->content && !o->tensors)
+        return run_file_only(o, ho.algo);
     ho.per_tensor = o->tensors;
     mf_status st;
     mf_status_init(&st);
@@ -230,7 +262,8 @@ static int run_hash(int argc, char **argv)
 
 const cli_cmd cli_cmd_hash = {
     "hash", run_hash,
-    "hash [--json] [--tensors] [--algo A] [--manifest OUT | --check MANIFEST] PATH",
-    "file hash, tensor-content hash, canonical per-tensor hashes; llama-gguf-hash "
+    "hash [--json] [--content | --tensors] [--algo A] [--manifest OUT | --check MANIFEST] PATH",
+    "whole-file hash (a directory: tensor-content hash); --content adds the tensor-content "
+    "hash, --tensors that and canonical per-tensor hashes; llama-gguf-hash "
     "manifests (check exit: 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 "
     "manifest unreadable)"};
