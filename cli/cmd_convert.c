@@ -4,6 +4,8 @@
  * unless --allow-unsafe (which still runs nothing from it). */
 #include "cli.h"
 
+#include <strings.h>
+
 #define MAX_EXTRA 32
 
 typedef struct convert_args {
@@ -85,12 +87,62 @@ static int to_gguf(const convert_args *a)
     return cli_convert_to_gguf(argc, argv);
 }
 
+static int on_hf_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    cli_progress *p = ctx;
+    if (!p->total)
+        cli_progress_start(p, "writing", total);
+    cli_progress_add(p, done - p->done);
+    return 0;
+}
+
+/* A GGUF to a Hugging Face directory: OUT ends with '/' or --to hf. */
+static int to_hf_dir(const convert_args *a)
+{
+    mf_convert_hf_opts o;
+    mf_convert_hf_opts_init(&o);
+    o.progress = on_hf_progress;
+    for (int i = 0; i < a->n_extra; i++) {
+        const char *x = a->extra[i], *v = NULL;
+        if (!strncmp(x, "--dtype=", 8))
+            v = x + 8;
+        else if (!strcmp(x, "--dtype") && i + 1 < a->n_extra)
+            v = a->extra[++i];
+        else
+            return cli_usage_error("convert", "%s is not an option of GGUF -> Hugging Face", x);
+        o.dtype = !strcasecmp(v, "f32") ? MF_F32 : !strcasecmp(v, "f16") ? MF_F16
+                : !strcasecmp(v, "bf16") ? MF_BF16 : MF_DTYPE_INVALID;
+        if (o.dtype == MF_DTYPE_INVALID)
+            return cli_usage_error("convert", "--dtype takes f32, f16 or bf16");
+    }
+    if (a->shard_size && mf_parse_size(a->shard_size, &o.max_shard_size))
+        return cli_usage_error("convert", "--max-shard-size: cannot read \"%s\"", a->shard_size);
+    cli_progress prog = {0};
+    o.progress_user = &prog;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_convert_to_hf(a->in, a->out, &o, &st);
+    if (prog.on || prog.total)
+        cli_progress_end(&prog);
+    if (rc) {
+        rc = cli_report(&st);
+    } else {
+        fprintf(stderr, "wrote %s: config.json, generation_config.json, tokenizer files, "
+                        "model card, %s\n",
+                a->out, o.max_shard_size ? "weights (sharded past --max-shard-size)"
+                                         : "model.safetensors");
+    }
+    mf_status_clear(&st);
+    return rc;
+}
+
 static const struct {
     const char *name, *ext;
     convert_target run;
 } targets[] = {
     {"safetensors", ".safetensors", to_safetensors},
     {"gguf", ".gguf", to_gguf},
+    {"hf", "/", to_hf_dir},
 };
 
 #define N_TARGETS (sizeof(targets) / sizeof(targets[0]))
@@ -175,7 +227,7 @@ static int parse(int argc, char **argv, convert_args *a)
         const char *v = NULL;
         if (cli_flag(argc, argv, &i, "--to", &v)) {
             if (!v)
-                return cli_usage_error("convert", "--to takes safetensors or gguf");
+                return cli_usage_error("convert", "--to takes safetensors, gguf or hf");
             a->to = v;
         } else if (cli_flag(argc, argv, &i, "--key", &v)) {
             if (!v)
@@ -218,7 +270,7 @@ static int run_convert(int argc, char **argv)
     if (!run)
         return cli_usage_error("convert", a.to ? "--to %s: not a format mfmt writes"
                                                : "cannot tell the output format of %s: "
-                                                 "name it .safetensors or .gguf, or give --to",
+                                                 "name it .safetensors, .gguf or DIR/, or give --to",
                                a.to ? a.to : a.out);
     int rc = check_safety(&a);
     return rc ? rc : run(&a);
@@ -226,6 +278,7 @@ static int run_convert(int argc, char **argv)
 
 const cli_cmd cli_cmd_convert = {
     "convert", run_convert,
-    "convert IN OUT [--to safetensors|gguf] [--key PATH] [--max-shard-size 5GB] "
+    "convert IN OUT [--to safetensors|gguf|hf] [--key PATH] [--max-shard-size 5GB] "
     "[--include-optimizer] [--allow-unsafe] [--type f16|...]",
-    "to safetensors (any model) or GGUF (an HF directory), running nothing it holds"};
+    "to safetensors (any model), GGUF (an HF directory) or an HF directory (a GGUF, OUT/), "
+    "running nothing it holds"};

@@ -2,6 +2,11 @@
 #include "cli.h"
 #include "hf_cli.h"
 
+static void print_problem(void *ctx, const char *msg)
+{
+    fprintf(stderr, "  %s: %s\n", (const char *)ctx, msg);
+}
+
 static int run_validate(int argc, char **argv)
 {
     if (argc < 2)
@@ -24,6 +29,17 @@ static int run_validate(int argc, char **argv)
                     cli_report(&st);
                 fprintf(stderr, "%s: INVALID, the weights do not match config.json (load report above)\n",
                         argv[i]);
+                worst = worst > EXIT_BAD_INPUT ? worst : EXIT_BAD_INPUT;
+                mf_close(m);
+                mf_status_clear(&st);
+                continue;
+            }
+            /* a GGUF model: what llama.cpp's loader would refuse */
+            size_t refused = mf_model_format(m) == MF_FMT_GGUF ? mf_llama_load_problems(m, NULL, NULL) : 0;
+            if (refused) {
+                fprintf(stderr, "%s: INVALID for llama.cpp (c392e509), %zu problem%s:\n", argv[i], refused,
+                        refused == 1 ? "" : "s");
+                mf_llama_load_problems(m, print_problem, "llama.cpp would refuse it");
                 worst = worst > EXIT_BAD_INPUT ? worst : EXIT_BAD_INPUT;
                 mf_close(m);
                 mf_status_clear(&st);

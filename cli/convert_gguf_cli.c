@@ -4,6 +4,7 @@
 #include "hf_cli.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 int cli_convert_to_gguf(int argc, char **argv)
 {
@@ -31,7 +32,9 @@ int cli_convert_to_gguf(int argc, char **argv)
     }
     if (!in || !out)
         return cli_usage_error("convert", "usage: convert DIR OUT.gguf [--type f32|f16|bf16|q8_0|auto|Q4_K_M|...]");
-    return cli_convert_dir_to_gguf(in, out, type, threads ? atoi(threads) : 1);
+    long online = sysconf(_SC_NPROCESSORS_ONLN); /* the default of mfmt quantize */
+    int n = threads ? atoi(threads) : online < 1 ? 1 : online > 64 ? 64 : (int)online;
+    return cli_convert_dir_to_gguf(in, out, type, n < 1 ? 1 : n);
 }
 
 int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, int threads)
