@@ -78,6 +78,7 @@ tests-build: $(BUILD)/mfmt $(BUILD)/libmfmt.so $(TEST_BIN)
 check: tests-build
 	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN) \
 	  tests/check_layers.sh
+	@sh tests/npy_diff.sh $(BUILD)/mfmt
 
 SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The last line is the total over both runs: "N passed, N failed".

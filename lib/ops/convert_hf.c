@@ -8,6 +8,7 @@
  * target, then renamed). */
 #include "ops/convert_arch.h"
 #include "ops/convert_hf.h"
+#include "formats/formats.h"
 #include "ops/convert_hf_int.h"
 #include "ops/tensor_f32.h"
 
@@ -704,7 +705,7 @@ int mf_convert_gguf_to_hf(const char *in, const char *out, const mf_hf_out_opts 
         rc = mf_fail(st, MF_ERR_USAGE, out, -1, "--dtype takes f32, f16 or bf16");
         goto done;
     }
-    if (mf_open(in, NULL, &c.m, st))
+    if (mf_open_model(in, 0, &c.m, st))
         goto done;
     if (c.m->format != MF_FMT_GGUF) {
         rc = mf_fail(st, MF_ERR_USAGE, in, -1, "is %s: a Hugging Face directory is made from a GGUF",
