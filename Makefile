@@ -8,9 +8,20 @@ OPT     ?= -O2
 # fused multiply-add would change output bits (see doc/quant.md).
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g $(OPT) \
 	-Wall -Wextra -Werror -Wno-unused-parameter -fPIC -ffp-contract=off \
-	-fno-strict-aliasing -Iinclude -Ilib
+	-fno-strict-aliasing
 CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
-LDLIBS  = -ljansson -lcrypto -lxxhash -lz -lblosc -lsz -lpthread -lm
+# The library sees its own headers; the CLI (and the example) only the
+# public ones, which proves the public API is enough.
+LIB_INC  = -Iinclude -Ilib
+CLI_INC  = -Iinclude
+LDLIBS  = -ljansson -lyaml -lcrypto -lxxhash -lz -lblosc -lsz -lpthread -lm
+
+# The version is written once, in include/mfmt.h; the soname follows the
+# major number (Debian's libmfmt0 package would ship libmfmt.so.0).
+version_part = $(shell sed -n 's/^\#define MF_VERSION_$(1) \([0-9]*\)$$/\1/p' include/mfmt.h)
+VERSION  := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+SONAME   := libmfmt.so.$(call version_part,MAJOR)
+SOFILE   := libmfmt.so.$(VERSION)
 
 LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/formats/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
@@ -18,23 +29,35 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-HDRS     := include/mfmt.h $(wildcard lib/*/*.h lib/formats/*/*.h cli/*.h tests/*.h)
+HDRS     := include/mfmt.h $(wildcard include/mfmt/*.h) $(wildcard lib/*/*.h lib/formats/*/*.h cli/*.h tests/*.h)
 
 all: $(BUILD)/mfmt $(BUILD)/libmfmt.a $(BUILD)/libmfmt.so
 
-$(BUILD)/%.o: %.c $(HDRS)
+# -fvisibility=hidden: the shared library exports only what mfmt.h marks
+# MF_API (the static library, used by tests and fuzzers, keeps everything).
+$(BUILD)/lib/%.o: lib/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS) $(LIB_INC) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/cli/%.o: cli/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) $(CLI_INC) -c $< -o $@
 
 $(BUILD)/libmfmt.a: $(LIB_OBJ)
 	@rm -f $@
 	@echo "AR $@"
 	@ar rcs $@ $^
 
-$(BUILD)/libmfmt.so: $(LIB_OBJ)
-	@echo "LD $@"
-	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+$(BUILD)/$(SOFILE): $(LIB_OBJ)
+	@echo "LD $@ (soname $(SONAME))"
+	@$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+# libmfmt.so -> libmfmt.so.0 -> libmfmt.so.0.X.Y, as installed
+$(BUILD)/libmfmt.so: $(BUILD)/$(SOFILE)
+	@ln -sf $(SOFILE) $(BUILD)/$(SONAME)
+	@ln -sf $(SONAME) $@
 
 $(BUILD)/mfmt: $(CLI_OBJ) $(BUILD)/libmfmt.a
 	@echo "LD $@"
@@ -43,16 +66,18 @@ $(BUILD)/mfmt: $(CLI_OBJ) $(BUILD)/libmfmt.a
 $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libmfmt.a $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
+	@$(CC) $(CFLAGS) $(LIB_INC) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
 
 # a test that includes a fuzz harness's source
 $(BUILD)/tests/test_fuzz_quant: fuzz/fuzz_quant.c
 
-tests-build: $(BUILD)/mfmt $(TEST_BIN)
+tests-build: $(BUILD)/mfmt $(BUILD)/libmfmt.so $(TEST_BIN)
 
-# Runs every unit test and the conformance run; prints "N passed, N failed".
+# Runs every unit test, the conformance run and the layer check (exports,
+# SONAME, includes: tests/check_layers.sh); prints "N passed, N failed".
 check: tests-build
-	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN)
+	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN) \
+	  tests/check_layers.sh
 	@sh tests/npy_diff.sh $(BUILD)/mfmt
 
 SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -76,7 +101,7 @@ fuzz-build:
 	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" build/fuzz/libmfmt.a
 	@mkdir -p build/fuzz/bin
 	@set -e; for f in $(FUZZ_SRC); do n=$$(basename $$f .c); echo "FUZZ $$n"; \
-	  clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o build/fuzz/bin/$$n $$f \
+	  clang $(CFLAGS_BASE) $(LIB_INC) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o build/fuzz/bin/$$n $$f \
 	    build/fuzz/libmfmt.a $(LDLIBS); done
 
 fuzz: fuzz-build
@@ -91,10 +116,14 @@ install: all
 	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/mfmt $(DESTDIR)$(PREFIX)/bin/mfmt
 	install -m 644 $(BUILD)/libmfmt.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libmfmt.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/$(SOFILE) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(SOFILE) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libmfmt.so
+	install -d $(DESTDIR)$(PREFIX)/include/mfmt
 	install -m 644 include/mfmt.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/mfmt/*.h $(DESTDIR)$(PREFIX)/include/mfmt/
 	install -m 644 doc/mfmt.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' doc/mfmt.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' doc/mfmt.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mfmt.pc
 
 # Installs into a temporary prefix and builds a program against it (pkg-config).

@@ -1,18 +1,16 @@
-/* cmd_split.c - mfmt split IN.gguf PREFIX [--max-tensors N] [--max-size 2G]
- *               mfmt merge IN OUT   (a GGUF split set or sharded safetensors) */
+/* cmd_split.c - mfmt split IN.gguf PREFIX [--max-tensors N] [--max-size 2G] */
 #include "cli.h"
-#include "ops/split.h"
 
 #include <stdlib.h>
 
-
-static int open_model(const char *path, mf_model **m)
+static int split_model(const mf_model *m, const char *prefix, uint64_t max_tensors,
+                       uint64_t max_bytes, size_t *nf, mf_status *st)
 {
-    mf_status st;
-    mf_status_init(&st);
-    int rc = mf_open(path, NULL, m, &st) ? cli_report(&st) : EXIT_FINE;
-    mf_status_clear(&st);
-    return rc;
+    mf_split_opts o;
+    mf_split_opts_init(&o);
+    o.max_tensors = max_tensors;
+    o.max_bytes = max_bytes;
+    return mf_gguf_split(m, prefix, &o, nf, st);
 }
 
 static int run_split(int argc, char **argv)
@@ -40,39 +38,20 @@ static int run_split(int argc, char **argv)
     if (!max_tensors && !max_bytes)
         max_tensors = 128; /* llama-gguf-split's default */
     mf_model *m;
-    int rc = open_model(in, &m);
+    int rc = cli_open_model(in, &m);
     if (rc)
         return rc;
     mf_status st;
     mf_status_init(&st);
     size_t nf = 0;
-    if (m->format != MF_FMT_GGUF)
+    if (mf_model_format(m) != MF_FMT_GGUF)
         rc = cli_usage_error("split", "%s is %s; split writes GGUF split sets (use convert "
-                             "--max-shard-size for safetensors)", in, mf_format_name(m->format));
-    else if (mf_gguf_split(m, prefix, max_tensors, max_bytes, &nf, &st))
+                             "--max-shard-size for safetensors)", in, mf_format_name(mf_model_format(m)));
+    else if (split_model(m, prefix, max_tensors, max_bytes, &nf, &st))
         rc = cli_report(&st);
     else
         printf("wrote %s-00001-of-%05zu.gguf ... (%zu files, %zu tensors)\n", prefix, nf, nf,
-               m->n_tensors);
-    mf_status_clear(&st);
-    mf_close(m);
-    return rc;
-}
-
-static int run_merge(int argc, char **argv)
-{
-    if (argc != 3)
-        return cli_usage_error("merge", "need IN (first split, index or directory) and OUT");
-    mf_model *m;
-    int rc = open_model(argv[1], &m);
-    if (rc)
-        return rc;
-    mf_status st;
-    mf_status_init(&st);
-    if (mf_merge_to(m, argv[2], &st))
-        rc = cli_report(&st);
-    else
-        printf("wrote %s (%zu tensors)\n", argv[2], m->n_tensors);
+               mf_model_tensor_count(m));
     mf_status_clear(&st);
     mf_close(m);
     return rc;
@@ -81,5 +60,3 @@ static int run_merge(int argc, char **argv)
 const cli_cmd cli_cmd_split = {"split", run_split,
                                "split IN.gguf PREFIX [--max-tensors N] [--max-size 2G]",
                                "write a GGUF split set PREFIX-0000i-of-0000n.gguf"};
-const cli_cmd cli_cmd_merge = {"merge", run_merge, "merge IN OUT",
-                               "one file from a GGUF split set or sharded safetensors"};

@@ -21,6 +21,7 @@ mf_model *mf_model_new(mf_format fmt, const char *path)
     if (!b)
         return NULL;
     b->m.format = fmt;
+    b->m.verdict = MF_VERDICT_UNKNOWN; /* set by mf_open's scan */
     b->m.arena = mf_arena_new();
     if (!b->m.arena) {
         free(b);
@@ -225,6 +226,17 @@ mf_value mf_value_str(mf_arena *a, const char *s, size_t n)
     return v;
 }
 
+int mf_model_put_meta(mf_model *m, const char *key, mf_value v, mf_status *st)
+{
+    if (v.type == MF_V_NULL)
+        return mf_oom(st, m->path);
+    mf_kv *kv = mf_model_add_meta(m, key, st);
+    if (!kv)
+        return -1;
+    kv->v = v;
+    return 0;
+}
+
 mf_value mf_value_int(int64_t x)
 {
     mf_value v = {.type = MF_V_I64};
@@ -269,6 +281,8 @@ void mf_close(mf_model *m)
     free(m->tensors);
     free(m->meta);
     free(m->notes);
+    mf_model *src = m->view_src_owned; /* MF_OPEN_LOGICAL: the view goes first */
     mf_arena_free(m->arena);
     free((model_box *)m);
+    mf_close(src);
 }

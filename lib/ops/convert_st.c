@@ -6,9 +6,6 @@
  * would pass the limit; a tensor larger than the limit gets its own). */
 #include "ops/convert_st.h"
 
-#include "formats/mlx/mlx.h"
-#include "formats/pickle/pytorch.h"
-
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -60,7 +57,7 @@ static const char *unwrap(const mf_model *m, mf_arena *a)
         for (size_t i = 0; i < 3 && !found; i++) {
             const char *p = prefix[0] ? mf_arena_printf(a, "%s.%s", prefix, wrappers[i])
                                       : wrappers[i];
-            if (p && mf_pytorch_is_mapping(m, p)) {
+            if (p && mf_model_is_mapping(m, p)) {
                 prefix = p;
                 found = true;
             }
@@ -142,9 +139,8 @@ static int counting_sink(void *ctx, const void *buf, size_t n, mf_status *st)
     if (f->sink(f->sink_ctx, buf, n, st))
         return -1;
     f->done += n;
-    if (f->o->progress)
-        f->o->progress(f->o->progress_ctx, f->done, f->total);
-    return 0;
+    return mf_progress_report(f->o->progress, f->o->progress_user, f->done, f->total,
+                              f->m->path, st);
 }
 
 /* Streams one tensor (mf_stream_mapped drops its pages afterwards, so
@@ -302,25 +298,31 @@ static int write_sharded(const mf_model *m, const char *out, const mf_convert_it
     return rc == 0 ? mf_atomic_set_commit(set, st) : (mf_atomic_set_abort(set), -1);
 }
 
-/* MLX: the packed triples are written dequantized, as their logical
- * tensors (formats/mlx.h). */
-static int convert_mlx(const mf_model *m, const char *out, const mf_convert_st_opts *o,
-                       mf_status *st)
+void mf_convert_st_opts_init(mf_convert_st_opts *o)
 {
-    mf_model *view;
-    if (mf_mlx_dequantized_view(m, MF_DTYPE_INVALID, &view, st))
-        return -1;
-    int rc = mf_convert_to_safetensors(view, out, o, st);
-    mf_close(view);
-    return rc;
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
 }
 
-int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_st_opts *o,
-                              mf_status *st)
+int mf_convert_to_safetensors(const mf_model *m, const char *out,
+                              const mf_convert_st_opts *opts, mf_status *st)
 {
-    const mf_mlx_quant *q;
-    if (mf_mlx_quants(m, &q) > 0)
-        return convert_mlx(m, out, o, st);
+    MF_ST_GUARD(st);
+    mf_convert_st_opts oc;
+    mf_convert_st_opts_init(&oc);
+    if (mf_opts_copy(&oc, sizeof(oc), opts, "mf_convert_st_opts", st))
+        return -1;
+    const mf_convert_st_opts *o = &oc;
+    /* packed tensors (MLX's triples) are written as their logical,
+     * dequantized tensors (the reader's logical_view hook) */
+    mf_model *view;
+    if (mf_model_logical_view_as(m, MF_DTYPE_INVALID, &view, st))
+        return -1;
+    if (view) {
+        int rc = mf_convert_to_safetensors(view, out, o, st);
+        mf_close(view);
+        return rc;
+    }
     mf_arena *a = mf_arena_new();
     if (!a)
         return mf_oom(st, out);

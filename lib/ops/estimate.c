@@ -4,6 +4,7 @@
  * element, i.e. 2 x layers x KV heads x head dim x ... when keys and values
  * have one head dim). The geometry comes from config.json (a Hugging Face
  * directory, which needs no weights) or from a GGUF file's metadata. */
+#include "formats/formats.h"
 #include "ops/hf_ops.h"
 #include "ops/estimate.h"
 
@@ -175,10 +176,14 @@ static int weights_from_config(const json_t *cfg0, mf_estimate *e, const char *p
     mf_hf_shape *v;
     size_t n;
     bool tied;
-    char why[256];
-    if (mf_hf_expected_tensors(cfg, &v, &n, &tied, why, sizeof(why)))
-        return mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
-                       "no weights to measure and the parameters cannot be computed: %s", why);
+    mf_status why;
+    mf_status_init(&why);
+    if (mf_hf_expected_tensors(cfg, &v, &n, &tied, &why)) {
+        mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
+                "no weights to measure and the parameters cannot be computed: %s", why.msg);
+        mf_status_clear(&why);
+        return -1;
+    }
     e->n_params = 0;
     for (size_t i = 0; i < n; i++) {
         if (v[i].optional) /* a tied lm_head is the embedding */
@@ -247,21 +252,14 @@ int mf_estimate_config(const json_t *cfg, const mf_estimate_opts *o, mf_estimate
     return apply_options(e, o, "config.json", st);
 }
 
-int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e, mf_status *st)
+int mf_estimate_path_into(const char *path, const mf_estimate_opts *o, mf_estimate *e,
+                          mf_status *st)
 {
     memset(e, 0, sizeof(*e));
     if (mf_is_dir(path)) {
-        char *cp = malloc(strlen(path) + 16);
-        if (!cp)
-            return mf_oom(st, path);
-        sprintf(cp, "%s/config.json", path);
-        json_t *cfg = mf_path_exists(cp) ? mf_hf_load_json(cp, st) : NULL;
-        if (!cfg) {
-            int rc = st->code ? -1 : mf_fail(st, MF_ERR_FORMAT, cp, -1, "config.json is missing");
-            free(cp);
-            return rc;
-        }
-        free(cp);
+        json_t *cfg = mf_hf_load_config(path, true, st);
+        if (!cfg)
+            return -1;
         int rc = json_is_object(cfg) ? geometry_from_config(cfg, e, st, path)
                                      : mf_fail(st, MF_ERR_FORMAT, path, -1, "config.json is not an object");
         if (rc == 0) {
@@ -269,7 +267,7 @@ int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e
             mf_status sub;
             mf_status_init(&sub);
             mf_model *m = NULL;
-            if (mf_open(path, NULL, &m, &sub) == 0 && m->n_tensors) {
+            if (mf_open_model(path, 0, &m, &sub) == 0 && m->n_tensors) {
                 weights_from_tensors(m, e);
                 snprintf(e->source, sizeof(e->source), "weights");
             } else {
@@ -283,7 +281,7 @@ int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e
         return rc ? -1 : apply_options(e, o, path, st);
     }
     mf_model *m;
-    if (mf_open(path, NULL, &m, st))
+    if (mf_open_model(path, 0, &m, st))
         return -1;
     int rc = 0;
     if (m->format == MF_FMT_GGUF) {
@@ -298,4 +296,35 @@ int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e
         weights_from_tensors(m, e);
     mf_close(m);
     return rc ? -1 : apply_options(e, o, path, st);
+}
+
+void mf_estimate_opts_init(mf_estimate_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+}
+
+int mf_estimate_path(const char *path, const mf_estimate_opts *opts, mf_estimate **out,
+                     mf_status *st)
+{
+    MF_ST_GUARD(st);
+    *out = NULL;
+    mf_estimate_opts o;
+    mf_estimate_opts_init(&o);
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_estimate_opts", st))
+        return -1;
+    mf_estimate *e = calloc(1, sizeof(*e));
+    if (!e)
+        return mf_oom(st, path);
+    if (mf_estimate_path_into(path, &o, e, st)) {
+        free(e);
+        return -1;
+    }
+    *out = e;
+    return 0;
+}
+
+void mf_estimate_free(mf_estimate *e)
+{
+    free(e);
 }
