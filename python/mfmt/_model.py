@@ -1,0 +1,286 @@
+"""mfmt.open and the Model: tensors of any format as NumPy arrays."""
+
+import os
+from typing import NamedTuple, Optional, Tuple
+
+import numpy as np
+
+from . import _mfmt
+from ._errors import UnsupportedError, UsageError
+
+__all__ = ["Model", "TensorInfo", "TensorSlice", "open", "load_file"]
+
+# What get_tensor returns by default for dtypes NumPy lacks: their bits.
+_BITS_AS = {"BF16": np.uint16, "F8_E4M3": np.uint8, "F8_E5M2": np.uint8,
+            "F8_E4M3FNUZ": np.uint8, "F8_E5M2FNUZ": np.uint8, "F8_E8M0": np.uint8}
+_NUMPY_OF = {"F64": np.float64, "F32": np.float32, "F16": np.float16,
+             "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8,
+             "U64": np.uint64, "U32": np.uint32, "U16": np.uint16, "U8": np.uint8,
+             "BOOL": np.bool_, "C64": np.complex64, "C128": np.complex128}
+
+
+class TensorInfo(NamedTuple):
+    """What the file says of one tensor (no data is read to know it).
+
+    ``shape`` is in C order (outermost first) for every format; ``strides``
+    are element strides for a PyTorch view (None: contiguous); ``file`` is
+    the file holding the bytes (a shard, an ONNX external-data file);
+    ``offset`` and ``nbytes`` locate them there; ``mapped`` is True when
+    the bytes lie plainly in the mapping (get_tensor is then zero-copy).
+    """
+    name: str
+    dtype: str
+    shape: Tuple[int, ...]
+    strides: Optional[Tuple[int, ...]]
+    file: Optional[str]
+    offset: int
+    nbytes: int
+    mapped: bool
+    big_endian: bool
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def nelems(self) -> int:
+        """Number of elements (1 for a 0-d tensor)."""
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        """The dtype get_tensor(name) returns: the element type, or for BF16
+        and FP8 their bit patterns (uint16 / uint8), for ggml block and packed
+        sub-byte types their raw bytes (uint8)."""
+        return np.dtype(_NUMPY_OF.get(self.dtype) or _BITS_AS.get(self.dtype) or np.uint8)
+
+
+def _float_dtype(dtype):
+    """np.dtype for a dtype= argument; "bfloat16" is not NumPy's."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise UsageError(f"dtype={dtype!r}: not a NumPy dtype") from None
+    if dt.kind != "f":
+        raise UsageError(f"dtype={dtype!r}: only float dtypes convert "
+                         "(float32, float16, float64)")
+    return dt
+
+
+class Model(_mfmt.Model):
+    """An open model file: format, metadata and tensors.
+
+    Use ``mfmt.open(path)``. ``model[name]`` and ``get_tensor(name)`` return
+    read-only NumPy arrays that view the file mapping without a copy where
+    the bytes lie plainly in the file; the mapping stays alive while any such
+    array does, so closing the model (or dropping it) never leaves an array
+    dangling. Iterating yields tensor names, in file order.
+    """
+
+    def __init__(self, path, *, strict=False):
+        super().__init__(os.fspath(path), strict)
+        infos = [TensorInfo(*t) for t in self._tensor_infos()]
+        self._infos = {t.name: t for t in infos}
+        self._index = {t.name: i for i, t in enumerate(infos)}
+        self._meta_cache = None
+
+    # -- the view --------------------------------------------------------
+    @property
+    def metadata(self) -> dict:
+        """Metadata as a dict, in file order: ints, floats, bools, str, None;
+        numeric arrays (GGUF) as 1-D NumPy arrays, other arrays as lists.
+        Strings that are not UTF-8 keep their bytes as surrogate escapes."""
+        if self._meta_cache is None:
+            self._meta_cache = self._metadata()
+        return self._meta_cache
+
+    @property
+    def tensors(self) -> dict:
+        """name -> TensorInfo, in file order."""
+        return dict(self._infos)
+
+    def keys(self):
+        """Tensor names, in file order."""
+        return list(self._infos)
+
+    def __len__(self):
+        return len(self._infos)
+
+    def __iter__(self):
+        return iter(list(self._infos))
+
+    def __contains__(self, name):
+        return name in self._infos
+
+    def __getitem__(self, name):
+        return self.get_tensor(name)
+
+    def info(self, name) -> TensorInfo:
+        """The TensorInfo of one tensor (KeyError if there is none)."""
+        return self._infos[name]
+
+    def __repr__(self):
+        if self.closed:
+            return f"<mfmt.Model {self.path!r} closed>"
+        return (f"<mfmt.Model {self.path!r} {self.format} {self.version!r}, "
+                f"{len(self)} tensors>")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # -- data ------------------------------------------------------------
+    def _position(self, name):
+        try:
+            return self._index[name]
+        except KeyError:
+            raise KeyError(f"no tensor named {name!r} in {self.path}") from None
+
+    def get_tensor(self, name, dtype=None) -> np.ndarray:
+        """The tensor as a NumPy array.
+
+        dtype=None: the stored values. A read-only view of the mapping when
+        the bytes lie plainly in the file (strided for PyTorch views);
+        otherwise (compressed, chunked, big-endian, typed fields) a new,
+        writable array of the canonical bytes. BF16/FP8 come as their bit
+        patterns (uint16/uint8), ggml block types as raw blocks (uint8).
+
+        dtype="float32" (or float16, float64): decoded floats for any dtype,
+        every ggml block type and MLX packed tensors included.
+        """
+        i = self._position(name)
+        if dtype is not None:
+            return self._decoded(i, self._infos[name], _float_dtype(dtype), None, None)
+        arr = self._view(i)
+        if arr is None:
+            arr = self._read(i)
+        return arr
+
+    def get_slice(self, name, dtype=None) -> "TensorSlice":
+        """A lazy slice: ``get_slice(name)[a:b]`` reads only rows a..b."""
+        self._position(name)
+        return TensorSlice(self, name, None if dtype is None else _float_dtype(dtype))
+
+    def _decoded(self, i, info, dt, row0, row1):
+        """Rows row0..row1 (None: all) of tensor i as floats of dtype dt."""
+        if info.dtype in _NUMPY_OF and info.dtype not in ("C64", "C128"):
+            arr = self._view(i)
+            if arr is None:
+                arr = self._read(i)
+            if row0 is not None:
+                arr = arr[row0:row1]
+            return arr.astype(dt)
+        f32 = getattr(self, "_read_f32", None)
+        if f32 is None:
+            if info.dtype == "BF16":
+                arr = self.get_tensor(info.name)
+                if row0 is not None:
+                    arr = arr[row0:row1]
+                out = (arr.astype(np.uint32) << 16).view(np.float32)
+                return out if dt == np.float32 else out.astype(dt)
+            raise UnsupportedError(f"{self.path}: tensor {info.name!r}: decoding "
+                                   f"{info.dtype} to floats needs libmfmt's F32 reader")
+        out = f32(i, -1 if row0 is None else row0, -1 if row1 is None else row1)
+        return out if dt == np.float32 else out.astype(dt)
+
+    def hash_tensor(self, name, algo="sha256") -> str:
+        """Canonical hash of one tensor: its elements in C order,
+        little-endian, stored dtype (raw blocks for ggml types)."""
+        return self._hash_tensor(self._position(name), algo)
+
+    def hash_content(self, algo="sha256") -> str:
+        """Hash of all tensors' canonical bytes in table order (no metadata)."""
+        return self._hash_content(algo)
+
+
+class TensorSlice:
+    """``model.get_slice(name)``: shape and dtype without reading, and
+    ``[index]`` reading only what the first axis selects (safetensors'
+    PySafeSlice API: get_shape(), get_dtype())."""
+
+    def __init__(self, model, name, dtype=None):
+        self._model = model
+        self._name = name
+        self._info = model.info(name)
+        self._dtype = dtype
+
+    def get_shape(self):
+        """The shape, as a list (C order)."""
+        return list(self._info.shape)
+
+    def get_dtype(self):
+        """The stored dtype's name ("F32", "BF16", "Q4_K", ...)."""
+        return self._info.dtype
+
+    @property
+    def shape(self):
+        return self._info.shape
+
+    @property
+    def ndim(self):
+        return len(self._info.shape)
+
+    def __len__(self):
+        if not self._info.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._info.shape[0]
+
+    def __getitem__(self, index):
+        m, info = self._model, self._info
+        if self._dtype is None:
+            return m.get_tensor(self._name)[index]
+        if not info.shape:
+            return m.get_tensor(self._name, self._dtype)[index]
+        idx = index if isinstance(index, tuple) else (index,)
+        first, rest = (idx[0], idx[1:]) if idx else (slice(None), ())
+        if first is Ellipsis:
+            return m.get_tensor(self._name, self._dtype)[index]
+        n = info.shape[0]
+        if isinstance(first, slice):
+            lo, hi, step = first.indices(n)
+            if step < 0 or lo >= hi:
+                return m.get_tensor(self._name, self._dtype)[index]
+            rows = m._decoded(m._position(self._name), info, self._dtype, lo, hi)
+            return rows[(slice(0, hi - lo, step),) + rest]
+        try:
+            k = int(first)
+        except TypeError:
+            return m.get_tensor(self._name, self._dtype)[index]
+        if k < -n or k >= n:
+            raise IndexError(f"index {k} is out of bounds for axis 0 with size {n}")
+        k %= n
+        rows = m._decoded(m._position(self._name), info, self._dtype, k, k + 1)
+        return rows[(0,) + rest]
+
+
+def open(path, *, allow_unsafe=False, strict=False) -> Model:  # noqa: A001 (like io.open)
+    """Open a model file or directory, any format mfmt reads.
+
+    A file whose loading would run code (a pickle global off the
+    weights-only allowlist) raises UnsafeFileError unless allow_unsafe=True,
+    which reads the tensors anyway; mfmt never executes anything.
+    strict=True checks every rule of the format (as `mfmt validate`).
+    """
+    from ._ops import _check_safe
+    model = Model(path, strict=strict)
+    try:
+        if not allow_unsafe:
+            _check_safe(model)
+    except BaseException:
+        model.close()
+        raise
+    return model
+
+
+def load_file(path, *, allow_unsafe=False) -> dict:
+    """Every tensor of a file as {name: array} (get_tensor's arrays: views of
+    the mapping where possible; the mapping lives as long as they do)."""
+    with open(path, allow_unsafe=allow_unsafe) as m:
+        return {name: m.get_tensor(name) for name in m}
