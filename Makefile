@@ -18,7 +18,7 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-HDRS     := include/mfmt.h $(wildcard lib/*/*.h lib/formats/*/*.h cli/*.h tests/*.h)
+HDRS     := include/mfmt.h $(wildcard include/mfmt/*.h) $(wildcard lib/*/*.h lib/formats/*/*.h cli/*.h tests/*.h)
 
 all: $(BUILD)/mfmt $(BUILD)/libmfmt.a $(BUILD)/libmfmt.so
 
@@ -91,7 +91,9 @@ install: all
 	install -m 755 $(BUILD)/mfmt $(DESTDIR)$(PREFIX)/bin/mfmt
 	install -m 644 $(BUILD)/libmfmt.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libmfmt.so $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/include/mfmt
 	install -m 644 include/mfmt.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/mfmt/*.h $(DESTDIR)$(PREFIX)/include/mfmt/
 	install -m 644 doc/mfmt.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' doc/mfmt.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mfmt.pc

@@ -10,7 +10,7 @@
 #ifndef MF_FUZZ_COMMON_H
 #define MF_FUZZ_COMMON_H
 
-#include "mfmt.h"
+#include "core/mfmt_legacy.h"
 
 #include <dirent.h>
 #include <fcntl.h>

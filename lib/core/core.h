@@ -6,7 +6,7 @@
 #ifndef MF_CORE_H
 #define MF_CORE_H
 
-#include "mfmt.h"
+#include "core/mfmt_legacy.h"
 
 #include <stdarg.h>
 #include <stdio.h>
