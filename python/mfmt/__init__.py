@@ -3,26 +3,39 @@
     import mfmt
     with mfmt.open("model.gguf") as m:
         print(m.format, m.metadata["general.architecture"])
-        w = m["token_embd.weight"]                    # read-only view of the file
-        f = m.get_tensor("blk.0.attn_q.weight", dtype="float32")  # decoded
+        w = m["token_embd.weight"]                      # read-only view of the file
+        q = m.get_tensor("blk.0.attn_q.weight", dtype="float32")   # decoded
 
-Built on libmfmt's public C API (include/mfmt.h); nothing a file contains is
-ever executed. See python/README.md.
+safetensors, GGUF, PyTorch .pt/.bin/.ckpt, NumPy .npy/.npz, ONNX, HDF5/Keras,
+TFLite, TensorFlow, MLX and Hugging Face directories; built on libmfmt's
+public C API (include/mfmt.h); nothing a file contains is ever executed.
+See python/README.md.
 """
 
+from . import _mfmt
 from ._errors import (CancelledError, Error, FileError, FormatError,
                       UnsafeFileError, UnsupportedError, UsageError)
 from ._model import Model, TensorInfo, TensorSlice, load_file, open
-from ._ops import Detection, Hashes, Problem, Validation, detect, hash, validate
+from ._ops import (Detection, Diff, DiffRow, DequantizeResult, Estimate, Finding,
+                   Hashes, Plan, Problem, QuantizeResult, QuantTensor, ScanReport,
+                   Validation, convert, dequantize, detect, diff, estimate, hash,
+                   merge, plan, quantize, save_file, scan, split, validate)
 from ._safe import safe_open
-from . import _mfmt
 
 __version__ = "0.1.0"
-LIB_VERSION = _mfmt.LIB_VERSION
 
 __all__ = [
-    "open", "load_file", "safe_open", "Model", "TensorInfo", "TensorSlice",
-    "detect", "validate", "hash", "Detection", "Validation", "Problem", "Hashes",
+    "open", "load_file", "safe_open", "save_file", "Model", "TensorInfo", "TensorSlice",
+    "detect", "validate", "hash", "scan", "convert", "quantize", "dequantize",
+    "split", "merge", "diff", "estimate", "plan",
+    "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",
+    "QuantizeResult", "QuantTensor", "DequantizeResult", "Diff", "DiffRow",
+    "Estimate", "Plan",
     "Error", "FormatError", "UnsafeFileError", "UnsupportedError", "UsageError",
-    "FileError", "CancelledError",
+    "FileError", "CancelledError", "lib_version",
 ]
+
+
+def lib_version() -> str:
+    """The version of the libmfmt linked in."""
+    return _mfmt.lib_version()

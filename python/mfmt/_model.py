@@ -6,7 +6,7 @@ from typing import NamedTuple, Optional, Tuple
 import numpy as np
 
 from . import _mfmt
-from ._errors import UnsupportedError, UsageError
+from ._errors import UsageError
 
 __all__ = ["Model", "TensorInfo", "TensorSlice", "open", "load_file"]
 
@@ -81,8 +81,8 @@ class Model(_mfmt.Model):
     dangling. Iterating yields tensor names, in file order.
     """
 
-    def __init__(self, path, *, strict=False):
-        super().__init__(os.fspath(path), strict)
+    def __init__(self, path, *, strict=False, logical=False):
+        super().__init__(os.fspath(path), strict, logical)
         infos = [TensorInfo(*t) for t in self._tensor_infos()]
         self._infos = {t.name: t for t in infos}
         self._index = {t.name: i for i, t in enumerate(infos)}
@@ -177,17 +177,7 @@ class Model(_mfmt.Model):
             if row0 is not None:
                 arr = arr[row0:row1]
             return arr.astype(dt)
-        f32 = getattr(self, "_read_f32", None)
-        if f32 is None:
-            if info.dtype == "BF16":
-                arr = self.get_tensor(info.name)
-                if row0 is not None:
-                    arr = arr[row0:row1]
-                out = (arr.astype(np.uint32) << 16).view(np.float32)
-                return out if dt == np.float32 else out.astype(dt)
-            raise UnsupportedError(f"{self.path}: tensor {info.name!r}: decoding "
-                                   f"{info.dtype} to floats needs libmfmt's F32 reader")
-        out = f32(i, -1 if row0 is None else row0, -1 if row1 is None else row1)
+        out = self._read_f32(i, -1 if row0 is None else row0, -1 if row1 is None else row1)
         return out if dt == np.float32 else out.astype(dt)
 
     def hash_tensor(self, name, algo="sha256") -> str:
@@ -260,16 +250,20 @@ class TensorSlice:
         return rows[(0,) + rest]
 
 
-def open(path, *, allow_unsafe=False, strict=False) -> Model:  # noqa: A001 (like io.open)
+def open(path, *, allow_unsafe=False, strict=False, logical=False) -> Model:  # noqa: A001
     """Open a model file or directory, any format mfmt reads.
 
-    A file whose loading would run code (a pickle global off the
-    weights-only allowlist) raises UnsafeFileError unless allow_unsafe=True,
-    which reads the tensors anyway; mfmt never executes anything.
+    Opening reads the header only (O(header)); no tensor data is copied.
+    A file whose scan verdict is not `safe` (a pickle global off the
+    weights-only allowlist, something that could not be checked) raises
+    UnsafeFileError with the findings unless allow_unsafe=True, which reads
+    the tensors anyway: mfmt never executes anything a file contains.
     strict=True checks every rule of the format (as `mfmt validate`).
+    logical=True lists MLX packed (weight, scales, biases) triples as one
+    float tensor each, dequantized when read.
     """
     from ._ops import _check_safe
-    model = Model(path, strict=strict)
+    model = Model(path, strict=strict, logical=logical)
     try:
         if not allow_unsafe:
             _check_safe(model)

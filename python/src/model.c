@@ -91,11 +91,10 @@ const mf_tensor *model_tensor(ModelObject *mo, Py_ssize_t index)
         PyErr_SetString(PyExc_ValueError, "I/O operation on a closed model");
         return NULL;
     }
-    if (index < 0 || (size_t)index >= mo->m->n_tensors) {
+    const mf_tensor *t = index < 0 ? NULL : mf_model_tensor_at(mo->m, (size_t)index);
+    if (!t)
         PyErr_SetString(PyExc_IndexError, "tensor index out of range");
-        return NULL;
-    }
-    return &mo->m->tensors[index];
+    return t;
 }
 
 /* ------------------------------------------------------ life of a Model */
@@ -108,11 +107,12 @@ static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 
 static int model_init(ModelObject *mo, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"path", "strict", NULL};
+    static char *kwlist[] = {"path", "strict", "logical", "scan", NULL};
     PyObject *path = NULL;
-    int strict = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|p", kwlist,
-                                     PyUnicode_FSDecoder, &path, &strict))
+    int strict = 0, logical = 0, scan = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|ppp", kwlist,
+                                     PyUnicode_FSDecoder, &path, &strict,
+                                     &logical, &scan))
         return -1;
     if (mo->m || mo->pins) {
         Py_DECREF(path);
@@ -124,7 +124,10 @@ static int model_init(ModelObject *mo, PyObject *args, PyObject *kw)
         Py_DECREF(path);
         return -1;
     }
-    mf_open_opts opts = {.flags = strict ? MF_OPEN_STRICT : 0};
+    mf_open_opts opts;
+    mf_open_opts_init(&opts);
+    opts.flags = (strict ? MF_OPEN_STRICT : 0) | (logical ? MF_OPEN_LOGICAL : 0) |
+                 (scan ? 0 : MF_OPEN_NO_SCAN);
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
@@ -174,19 +177,25 @@ static int model_open_or_raise(ModelObject *mo)
     return 0;
 }
 
+static PyObject *text(const char *s)
+{
+    if (!s)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "surrogateescape");
+}
+
 static PyObject *get_format(ModelObject *mo, void *c)
 {
     if (model_open_or_raise(mo))
         return NULL;
-    return PyUnicode_FromString(mf_format_name(mo->m->format));
+    return PyUnicode_FromString(mf_format_name(mf_model_format(mo->m)));
 }
 
 static PyObject *get_version(ModelObject *mo, void *c)
 {
     if (model_open_or_raise(mo))
         return NULL;
-    return PyUnicode_DecodeUTF8(mo->m->version, strlen(mo->m->version),
-                                "surrogateescape");
+    return text(mf_model_version(mo->m));
 }
 
 static PyObject *get_path(ModelObject *mo, void *c)
@@ -219,14 +228,17 @@ static PyObject *get_header_bytes(ModelObject *mo, void *c)
 {
     if (model_open_or_raise(mo))
         return NULL;
-    return PyLong_FromUnsignedLongLong(mo->m->header_bytes);
+    return PyLong_FromUnsignedLongLong(mf_model_header_bytes(mo->m));
 }
 
-static PyObject *str_list(char **v, size_t n)
+static PyObject *get_notes(ModelObject *mo, void *c)
 {
+    if (model_open_or_raise(mo))
+        return NULL;
+    size_t n = mf_model_note_count(mo->m);
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; list && i < n; i++) {
-        PyObject *s = PyUnicode_DecodeUTF8(v[i], strlen(v[i]), "surrogateescape");
+        PyObject *s = text(mf_model_note_at(mo->m, i));
         if (!s) {
             Py_CLEAR(list);
             break;
@@ -236,50 +248,28 @@ static PyObject *str_list(char **v, size_t n)
     return list;
 }
 
-static PyObject *get_notes(ModelObject *mo, void *c)
+static PyObject *get_verdict(ModelObject *mo, void *c)
 {
     if (model_open_or_raise(mo))
         return NULL;
-    return str_list(mo->m->notes, mo->m->n_notes);
-}
-
-static PyObject *get_n_tensors(ModelObject *mo, void *c)
-{
-    if (model_open_or_raise(mo))
-        return NULL;
-    return PyLong_FromSize_t(mo->m->n_tensors);
+    return PyUnicode_FromString(mf_verdict_name(mf_model_verdict(mo->m)));
 }
 
 /* ------------------------------------------------------------- metadata */
 
-static PyObject *model_metadata(ModelObject *mo, PyObject *unused)
+/* {key: value} in file order; with offsets=True {key: byte offset}. */
+static PyObject *model_metadata(ModelObject *mo, PyObject *args)
 {
-    if (model_open_or_raise(mo))
+    int offsets = 0;
+    if (!PyArg_ParseTuple(args, "|p", &offsets) || model_open_or_raise(mo))
         return NULL;
+    size_t n = mf_model_meta_count(mo->m);
     PyObject *d = PyDict_New();
-    for (size_t i = 0; d && i < mo->m->n_meta; i++) {
-        const mf_kv *kv = &mo->m->meta[i];
-        PyObject *v = value_to_py(&kv->v);
-        PyObject *k = v ? PyUnicode_DecodeUTF8(kv->key, strlen(kv->key),
-                                               "surrogateescape") : NULL;
-        if (!k || PyDict_SetItem(d, k, v) != 0)
-            Py_CLEAR(d);
-        Py_XDECREF(k);
-        Py_XDECREF(v);
-    }
-    return d;
-}
-
-static PyObject *model_metadata_offsets(ModelObject *mo, PyObject *unused)
-{
-    if (model_open_or_raise(mo))
-        return NULL;
-    PyObject *d = PyDict_New();
-    for (size_t i = 0; d && i < mo->m->n_meta; i++) {
-        const mf_kv *kv = &mo->m->meta[i];
-        PyObject *v = PyLong_FromUnsignedLongLong(kv->offset);
-        PyObject *k = v ? PyUnicode_DecodeUTF8(kv->key, strlen(kv->key),
-                                               "surrogateescape") : NULL;
+    for (size_t i = 0; d && i < n; i++) {
+        const mf_kv *kv = mf_model_meta_at(mo->m, i);
+        PyObject *v = offsets ? PyLong_FromUnsignedLongLong(kv->offset)
+                              : value_to_py(&kv->v);
+        PyObject *k = v ? text(kv->key) : NULL;
         if (!k || PyDict_SetItem(d, k, v) != 0)
             Py_CLEAR(d);
         Py_XDECREF(k);
@@ -308,28 +298,25 @@ static PyObject *int64_tuple(const int64_t *v, int n)
  *  big_endian) for one tensor. */
 static PyObject *tensor_info_tuple(const mf_model *m, const mf_tensor *t)
 {
-    const mf_file *f = mf_tensor_file(m, t);
-    PyObject *strides = t->strides ? int64_tuple(t->strides, t->ndim)
-                                   : Py_NewRef(Py_None);
-    PyObject *shape = int64_tuple(t->shape, t->ndim);
+    int nd = mf_tensor_ndim(t);
+    const int64_t *strides = mf_tensor_strides(t);
+    PyObject *st = strides ? int64_tuple(strides, nd) : Py_NewRef(Py_None);
+    PyObject *shape = int64_tuple(mf_tensor_shape(t), nd);
+    PyObject *name = text(mf_tensor_name(t));
+    const char *fp = mf_tensor_file_path(m, t);
+    PyObject *file = fp ? PyUnicode_DecodeFSDefault(fp) : Py_NewRef(Py_None);
     PyObject *res = NULL;
-    if (strides && shape) {
-        PyObject *name = PyUnicode_DecodeUTF8(t->name, strlen(t->name),
-                                              "surrogateescape");
-        PyObject *file = f && f->path ? PyUnicode_DecodeFSDefault(f->path)
-                                      : Py_NewRef(Py_None);
-        if (name && file)
-            res = Py_BuildValue("(OsOOOKKOO)", name, mf_dtype_name(t->dtype),
-                                shape, strides, file,
-                                (unsigned long long)t->offset,
-                                (unsigned long long)t->nbytes,
-                                t->data ? Py_True : Py_False,
-                                t->big_endian ? Py_True : Py_False);
-        Py_XDECREF(name);
-        Py_XDECREF(file);
-    }
-    Py_XDECREF(strides);
+    if (st && shape && name && file)
+        res = Py_BuildValue("(OsOOOKKOO)", name, mf_dtype_name(mf_tensor_dtype(t)),
+                            shape, st, file,
+                            (unsigned long long)mf_tensor_offset(t),
+                            (unsigned long long)mf_tensor_nbytes(t),
+                            mf_tensor_mapped(m, t) ? Py_True : Py_False,
+                            mf_tensor_big_endian(t) ? Py_True : Py_False);
+    Py_XDECREF(st);
     Py_XDECREF(shape);
+    Py_XDECREF(name);
+    Py_XDECREF(file);
     return res;
 }
 
@@ -338,9 +325,10 @@ static PyObject *model_tensor_infos(ModelObject *mo, PyObject *unused)
     if (model_open_or_raise(mo))
         return NULL;
     const mf_model *m = mo->m;
-    PyObject *list = PyList_New((Py_ssize_t)m->n_tensors);
-    for (size_t i = 0; list && i < m->n_tensors; i++) {
-        PyObject *t = tensor_info_tuple(m, &m->tensors[i]);
+    size_t n = mf_model_tensor_count(m);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *t = tensor_info_tuple(m, mf_model_tensor_at(m, i));
         if (!t) {
             Py_CLEAR(list);
             break;
@@ -367,11 +355,14 @@ typedef struct {
 
 static int layout_of(const mf_tensor *t, np_layout *L)
 {
-    const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
+    mf_dtype dt = mf_tensor_dtype(t);
+    const mf_dtype_info *di = mf_dtype_info_of(dt);
+    int nd = mf_tensor_ndim(t);
+    const int64_t *shape = mf_tensor_shape(t);
     if (!di || di->block_bytes == 0)
         return -1; /* STRING and unknown types have no fixed layout */
     if (di->block_elems == 1) {
-        int tn = dtype_to_npy(t->dtype);
+        int tn = dtype_to_npy(dt);
         if (tn < 0)
             tn = di->block_bytes == 2 ? NPY_UINT16
                : di->block_bytes == 1 ? NPY_UINT8 : -1;
@@ -379,25 +370,25 @@ static int layout_of(const mf_tensor *t, np_layout *L)
             return -1;
         L->typenum = tn;
         L->itemsize = di->block_bytes;
-        L->ndim = t->ndim;
-        for (int i = 0; i < t->ndim; i++)
-            L->dims[i] = (npy_intp)t->shape[i];
+        L->ndim = nd;
+        for (int i = 0; i < nd; i++)
+            L->dims[i] = (npy_intp)shape[i];
         L->elementwise = true;
         return 0;
     }
     L->typenum = NPY_UINT8;
     L->itemsize = 1;
     L->elementwise = false;
-    int last = t->ndim - 1;
-    if (di->is_quant && t->ndim >= 1 && t->shape[last] % di->block_elems == 0) {
-        L->ndim = t->ndim;
+    int last = nd - 1;
+    if (di->is_quant && nd >= 1 && shape[last] % di->block_elems == 0) {
+        L->ndim = nd;
         for (int i = 0; i < last; i++)
-            L->dims[i] = (npy_intp)t->shape[i];
-        L->dims[last] = (npy_intp)(t->shape[last] / di->block_elems * di->block_bytes);
+            L->dims[i] = (npy_intp)shape[i];
+        L->dims[last] = (npy_intp)(shape[last] / di->block_elems * di->block_bytes);
         return 0;
     }
     L->ndim = 1;
-    L->dims[0] = (npy_intp)t->nbytes;
+    L->dims[0] = (npy_intp)mf_tensor_nbytes(t);
     return 0;
 }
 
@@ -406,18 +397,20 @@ static int layout_of(const mf_tensor *t, np_layout *L)
 static int strided_extent(const mf_tensor *t, size_t itemsize, int64_t *lo,
                           int64_t *hi)
 {
+    int nd = mf_tensor_ndim(t);
+    const int64_t *shape = mf_tensor_shape(t), *strides = mf_tensor_strides(t);
     *lo = 0;
     *hi = (int64_t)itemsize;
-    for (int i = 0; i < t->ndim; i++) {
-        if (t->shape[i] == 0) {
+    for (int i = 0; i < nd; i++) {
+        if (shape[i] == 0) {
             *lo = *hi = 0;
             return 0;
         }
     }
-    for (int i = 0; i < t->ndim; i++) {
+    for (int i = 0; i < nd; i++) {
         int64_t step;
-        if (__builtin_mul_overflow(t->strides[i], (int64_t)itemsize, &step) ||
-            __builtin_mul_overflow(step, t->shape[i] - 1, &step))
+        if (__builtin_mul_overflow(strides[i], (int64_t)itemsize, &step) ||
+            __builtin_mul_overflow(step, shape[i] - 1, &step))
             return -1;
         if (step < 0 ? __builtin_add_overflow(*lo, step, lo)
                      : __builtin_add_overflow(*hi, step, hi))
@@ -437,32 +430,28 @@ static PyObject *model_view(ModelObject *mo, PyObject *arg)
     if (!t)
         return NULL;
     np_layout L;
-    if (!t->data || t->big_endian || layout_of(t, &L) != 0)
+    /* mf_tensor_mapped: element 0 in the mapping, also for strided views;
+     * the reader checked that every element they reach lies inside it. */
+    const uint8_t *data = mf_tensor_mapped(mo->m, t);
+    if (!data || layout_of(t, &L) != 0)
         Py_RETURN_NONE;
-    if (t->strides && !L.elementwise)
+    const int64_t *tstrides = mf_tensor_strides(t);
+    if (tstrides && !L.elementwise)
         Py_RETURN_NONE;
-    int64_t lo = 0, hi = (int64_t)t->nbytes;
-    if (t->strides && strided_extent(t, L.itemsize, &lo, &hi) != 0)
-        Py_RETURN_NONE;
-    const mf_file *f = mf_tensor_file(mo->m, t);
-    if (!f || !f->base)
-        Py_RETURN_NONE;
-    /* Defence in depth: readers check this; a view must never reach past
-     * its file's mapping. */
-    int64_t at = (int64_t)(t->data - f->base);
-    if (at + lo < 0 || at + hi > (int64_t)f->size)
+    int64_t lo = 0, hi = (int64_t)mf_tensor_nbytes(t);
+    if (tstrides && strided_extent(t, L.itemsize, &lo, &hi) != 0)
         Py_RETURN_NONE;
     npy_intp strides[MF_MAX_DIMS];
-    if (t->strides)
-        for (int i = 0; i < t->ndim; i++)
-            strides[i] = (npy_intp)(t->strides[i] * (int64_t)L.itemsize);
-    PyObject *region = region_new(mo, t->data + lo, (Py_ssize_t)(hi - lo));
+    if (tstrides)
+        for (int i = 0; i < L.ndim; i++)
+            strides[i] = (npy_intp)(tstrides[i] * (int64_t)L.itemsize);
+    PyObject *region = region_new(mo, data + lo, (Py_ssize_t)(hi - lo));
     if (!region)
         return NULL;
     PyArray_Descr *descr = PyArray_DescrFromType(L.typenum);
     PyObject *arr = descr ? PyArray_NewFromDescr(
-        &PyArray_Type, descr, L.ndim, L.dims, t->strides ? strides : NULL,
-        (void *)t->data, 0 /* read-only */, NULL) : NULL;
+        &PyArray_Type, descr, L.ndim, L.dims, tstrides ? strides : NULL,
+        (void *)data, 0 /* read-only */, NULL) : NULL;
     if (!arr) {
         Py_DECREF(region);
         return NULL;
@@ -474,25 +463,54 @@ static PyObject *model_view(ModelObject *mo, PyObject *arg)
     return arr;
 }
 
-typedef struct {
-    uint8_t *dst;
-    size_t cap, pos;
-    const char *name;
-} buf_sink;
-
-static int buf_sink_write(void *ctx, const void *buf, size_t n, mf_status *st)
+static PyObject *unsupported(const mf_tensor *t, const char *what)
 {
-    buf_sink *b = ctx;
-    (void)st;
-    if (n > b->cap - b->pos)
-        return -1; /* checked by the caller: pos != cap */
-    memcpy(b->dst + b->pos, buf, n);
-    b->pos += n;
-    return 0;
+    mf_status st;
+    mf_status_init(&st);
+    mf_status_fail(&st, MF_ERR_UNSUPPORTED, "tensor \"%s\": dtype %s %s",
+                   mf_tensor_name(t), mf_dtype_name(mf_tensor_dtype(t)), what);
+    return raise_status(&st);
 }
 
-/* A new, writable, C-contiguous array holding the tensor's canonical bytes
- * (C order, little-endian, stored dtype), streamed with the GIL released. */
+/* Reads rows [row0, row0+nrows) of tensor `index` into a new array of
+ * `typenum` with dims (dims[0] = nrows), GIL released. */
+static PyObject *read_rows(ModelObject *mo, const mf_tensor *t, mf_dtype as,
+                           int typenum, int ndim, npy_intp *dims,
+                           uint64_t row0, uint64_t nrows)
+{
+    PyObject *arr = PyArray_SimpleNew(ndim, dims, typenum);
+    if (!arr)
+        return NULL;
+    if (model_pin(mo) != 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    void *buf = PyArray_BYTES((PyArrayObject *)arr);
+    size_t cap = (size_t)PyArray_NBYTES((PyArrayObject *)arr);
+    mf_status st;
+    mf_status_init(&st);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    uint64_t need = 0;
+    rc = mf_tensor_read_size(t, as, nrows, &need, &st);
+    if (rc == 0 && need != cap)
+        rc = mf_status_fail(&st, MF_ERR_FORMAT,
+                            "tensor \"%s\": %llu bytes to read, the array holds %zu",
+                            mf_tensor_name(t), (unsigned long long)need, cap);
+    if (rc == 0)
+        rc = mf_tensor_read(mo->m, t, as, row0, nrows, buf, cap, &st);
+    Py_END_ALLOW_THREADS
+    model_unpin(mo);
+    if (rc != 0) {
+        Py_DECREF(arr);
+        return raise_status(&st);
+    }
+    mf_status_clear(&st);
+    return arr;
+}
+
+/* _read(i): a new, writable, C-contiguous array of the tensor's canonical
+ * bytes (C order, little-endian, stored dtype). */
 static PyObject *model_read(ModelObject *mo, PyObject *arg)
 {
     Py_ssize_t index = PyLong_AsSsize_t(arg);
@@ -502,50 +520,41 @@ static PyObject *model_read(ModelObject *mo, PyObject *arg)
     if (!t)
         return NULL;
     np_layout L;
-    if (layout_of(t, &L) != 0) {
-        mf_status st;
-        mf_status_init(&st);
-        st.code = MF_ERR_UNSUPPORTED;
-        snprintf(st.msg, sizeof(st.msg),
-                 "tensor \"%s\": dtype %s has no fixed-size NumPy layout",
-                 t->name, mf_dtype_name(t->dtype));
-        return raise_status(&st);
-    }
-    PyObject *arr = PyArray_SimpleNew(L.ndim, L.dims, L.typenum);
-    if (!arr)
+    if (layout_of(t, &L) != 0)
+        return unsupported(t, "has no fixed-size NumPy layout");
+    return read_rows(mo, t, MF_DTYPE_INVALID, L.typenum, L.ndim, L.dims, 0,
+                     UINT64_MAX);
+}
+
+/* _read_f32(i, row0, row1): rows row0..row1 of the outermost dimension
+ * (-1: from the start / to the end) as float32, from any dtype
+ * mf_dtype_to_f32_supported accepts. */
+static PyObject *model_read_f32(ModelObject *mo, PyObject *args)
+{
+    Py_ssize_t index;
+    long long r0 = -1, r1 = -1;
+    if (!PyArg_ParseTuple(args, "n|LL", &index, &r0, &r1))
         return NULL;
-    buf_sink b = {(uint8_t *)PyArray_BYTES((PyArrayObject *)arr),
-                  (size_t)PyArray_NBYTES((PyArrayObject *)arr), 0, t->name};
-    if (model_pin(mo) != 0) {
-        Py_DECREF(arr);
+    const mf_tensor *t = model_tensor(mo, index);
+    if (!t)
         return NULL;
-    }
-    mf_status st;
-    mf_status_init(&st);
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = mf_tensor_stream(mo->m, t, buf_sink_write, &b, &st);
-    Py_END_ALLOW_THREADS
-    if (rc == 0 && b.pos != b.cap) {
-        st.code = MF_ERR_FORMAT;
-        snprintf(st.msg, sizeof(st.msg),
-                 "tensor \"%s\": %zu bytes streamed, %zu expected", t->name,
-                 b.pos, b.cap);
-        rc = -1;
-    }
-    model_unpin(mo);
-    if (rc != 0) {
-        Py_DECREF(arr);
-        if (st.code == MF_OK) {
-            st.code = MF_ERR_FORMAT;
-            snprintf(st.msg, sizeof(st.msg),
-                     "tensor \"%s\": more bytes streamed than its shape holds",
-                     t->name);
-        }
-        return raise_status(&st);
-    }
-    mf_status_clear(&st);
-    return arr;
+    if (!mf_dtype_to_f32_supported(mf_tensor_dtype(t)))
+        return unsupported(t, "does not convert to float32");
+    int nd = mf_tensor_ndim(t);
+    const int64_t *shape = mf_tensor_shape(t);
+    uint64_t rows = mf_tensor_rows(t);
+    uint64_t row0 = r0 < 0 ? 0 : (uint64_t)r0;
+    uint64_t row1 = r1 < 0 ? rows : (uint64_t)r1;
+    if (row0 > row1 || row1 > rows)
+        return PyErr_Format(PyExc_IndexError, "rows %llu..%llu of a tensor with %llu",
+                            (unsigned long long)row0, (unsigned long long)row1,
+                            (unsigned long long)rows);
+    npy_intp dims[MF_MAX_DIMS];
+    for (int i = 0; i < nd; i++)
+        dims[i] = (npy_intp)shape[i];
+    if (nd > 0)
+        dims[0] = (npy_intp)(row1 - row0);
+    return read_rows(mo, t, MF_F32, NPY_FLOAT32, nd, dims, row0, row1 - row0);
 }
 
 static PyObject *model_hash_tensor(ModelObject *mo, PyObject *args)
@@ -574,40 +583,14 @@ static PyObject *model_hash_tensor(ModelObject *mo, PyObject *args)
     return PyUnicode_FromString(hex);
 }
 
-static PyObject *model_hash_content(ModelObject *mo, PyObject *args)
-{
-    const char *algo = "sha256";
-    if (!PyArg_ParseTuple(args, "|s", &algo))
-        return NULL;
-    mf_hash_algo a;
-    if (mf_hash_algo_from_name(algo, &a) != 0)
-        return PyErr_Format(PyExc_ValueError, "unknown hash algorithm \"%s\"", algo);
-    if (model_pin(mo) != 0)
-        return NULL;
-    char hex[129];
-    mf_status st;
-    mf_status_init(&st);
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = mf_hash_tensor_content(mo->m, a, hex, &st);
-    Py_END_ALLOW_THREADS
-    model_unpin(mo);
-    if (rc != 0)
-        return raise_status(&st);
-    mf_status_clear(&st);
-    return PyUnicode_FromString(hex);
-}
-
 /* ------------------------------------------------------------ the type */
 
 static PyMethodDef model_methods[] = {
     {"close", (PyCFunction)model_close, METH_NOARGS,
      "close()\n--\n\nRelease the model. Arrays already returned stay valid: "
      "the mapping is unmapped when the last of them is freed."},
-    {"_metadata", (PyCFunction)model_metadata, METH_NOARGS,
-     "Metadata as a dict, in file order."},
-    {"_metadata_offsets", (PyCFunction)model_metadata_offsets, METH_NOARGS,
-     "Byte offset of each metadata pair in its file (0 when not known)."},
+    {"_metadata", (PyCFunction)model_metadata, METH_VARARGS,
+     "_metadata(offsets=False): {key: value} (or {key: byte offset}), in file order."},
     {"_tensor_infos", (PyCFunction)model_tensor_infos, METH_NOARGS,
      "One tuple per tensor: (name, dtype, shape, strides, file, offset, "
      "nbytes, mapped, big_endian)."},
@@ -617,8 +600,8 @@ static PyMethodDef model_methods[] = {
      "New array with tensor #i's canonical bytes."},
     {"_hash_tensor", (PyCFunction)model_hash_tensor, METH_VARARGS,
      "Canonical hash of tensor #i."},
-    {"_hash_content", (PyCFunction)model_hash_content, METH_VARARGS,
-     "Hash of all tensors' canonical bytes in table order."},
+    {"_read_f32", (PyCFunction)model_read_f32, METH_VARARGS,
+     "_read_f32(i, row0=-1, row1=-1): rows of tensor #i as float32."},
     {NULL},
 };
 
@@ -631,7 +614,8 @@ static PyGetSetDef model_getset[] = {
     {"file_count", (getter)get_file_count, NULL, "How many files the model maps.", NULL},
     {"header_bytes", (getter)get_header_bytes, NULL, "Bytes read to open the model.", NULL},
     {"notes", (getter)get_notes, NULL, "Warnings that are not breaches of the format.", NULL},
-    {"_n_tensors", (getter)get_n_tensors, NULL, NULL, NULL},
+    {"verdict", (getter)get_verdict, NULL,
+     "The safety scan's verdict from opening: \"safe\", \"unknown\" or \"dangerous\".", NULL},
     {NULL},
 };
 
@@ -641,7 +625,7 @@ PyTypeObject Model_Type = {
     .tp_basicsize = sizeof(ModelObject),
     .tp_dealloc = (destructor)model_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "Model(path, strict=False)\n--\n\nAn open model file (the C view).",
+    .tp_doc = "Model(path, strict=False, logical=False, scan=True)\n--\n\nAn open model file (the C view).",
     .tp_weaklistoffset = offsetof(ModelObject, weakrefs),
     .tp_methods = model_methods,
     .tp_getset = model_getset,

@@ -52,7 +52,7 @@ static void keep_exception(progress_ctx *p)
 
 /* Reaching Python costs a GIL round trip: at most every 50 ms, except the
  * first and the last report, which always arrive. */
-int progress_call(progress_ctx *p, uint64_t done, uint64_t total, const char *what)
+int progress_call(progress_ctx *p, uint64_t done, uint64_t total)
 {
     if (p->cancelled)
         return 1;
@@ -68,10 +68,9 @@ int progress_call(progress_ctx *p, uint64_t done, uint64_t total, const char *wh
         keep_exception(p);
     }
     if (!p->cancelled && p->callable) {
-        PyObject *r = PyObject_CallFunction(p->callable, "KKs",
+        PyObject *r = PyObject_CallFunction(p->callable, "KK",
                                             (unsigned long long)done,
-                                            (unsigned long long)total,
-                                            what ? what : "");
+                                            (unsigned long long)total);
         if (!r) {
             p->cancelled = 1;
             keep_exception(p);
@@ -83,4 +82,9 @@ int progress_call(progress_ctx *p, uint64_t done, uint64_t total, const char *wh
     }
     PyGILState_Release(g);
     return p->cancelled;
+}
+
+int progress_trampoline(void *user, uint64_t done, uint64_t total)
+{
+    return progress_call(user, done, total);
 }

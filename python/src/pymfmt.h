@@ -78,13 +78,15 @@ void progress_init(progress_ctx *p, PyObject *callable);
 /* Called from C with the GIL released; takes the GIL, calls the callable
  * with (done, total), checks signals. Returns nonzero to cancel (the
  * callable returned False or raised, or Ctrl-C). */
-int progress_call(progress_ctx *p, uint64_t done, uint64_t total, const char *what);
+int progress_call(progress_ctx *p, uint64_t done, uint64_t total);
 /* After the C call, with the GIL: raises what the callable raised, or
  * KeyboardInterrupt, or mfmt.CancelledError when it returned False;
  * returns -1 then, else 0. */
 int progress_finish(progress_ctx *p);
 /* Raises mfmt.CancelledError. */
 void raise_cancelled(void);
+/* An mf_progress_fn whose user pointer is a progress_ctx. */
+int progress_trampoline(void *user, uint64_t done, uint64_t total);
 
 /* ------------------------------------------------------------------- ops */
 
