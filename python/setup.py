@@ -1,7 +1,9 @@
 """Build of the mfmt package: the extension module mfmt._mfmt, linked with
 the static libmfmt.a of the tree this folder sits in (built by `make` when
 missing or stale), or with an installed libmfmt found through pkg-config
-(MFMT_USE_PKGCONFIG=1). No network: only setuptools and NumPy's headers."""
+(MFMT_USE_PKGCONFIG=1). MFMT_BUILD=DIR takes libmfmt.a from DIR (the top
+Makefile's BUILD); MFMT_NO_MAKE=1 uses it as it is. No network: only
+setuptools and NumPy's headers."""
 
 import os
 import shlex
@@ -32,7 +34,7 @@ class BuildExt(build_ext):
     """Builds libmfmt.a first (make is incremental), then the extension."""
 
     def run(self):
-        if not USE_PKGCONFIG:
+        if not USE_PKGCONFIG and os.environ.get("MFMT_NO_MAKE") != "1":
             rel = os.path.relpath(os.path.join(LIB_BUILD, "libmfmt.a"), ROOT)
             subprocess.run(["make", "-C", ROOT, "-s",
                             "BUILD=" + os.path.relpath(LIB_BUILD, ROOT), rel],

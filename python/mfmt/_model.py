@@ -6,7 +6,7 @@ from typing import NamedTuple, Optional, Tuple
 import numpy as np
 
 from . import _mfmt
-from ._errors import UsageError
+from ._errors import Error, FileError, UsageError
 
 __all__ = ["Model", "TensorInfo", "TensorSlice", "open", "load_file"]
 
@@ -262,8 +262,15 @@ def open(path, *, allow_unsafe=False, strict=False, logical=False) -> Model:  # 
     logical=True lists MLX packed (weight, scales, biases) triples as one
     float tensor each, dequantized when read.
     """
-    from ._ops import _check_safe
-    model = Model(path, strict=strict, logical=logical)
+    from ._ops import _check_safe, _raise_if_unsafe_path
+    try:
+        model = Model(path, strict=strict, logical=logical)
+    except Error as e:
+        # A file that cannot be read may still be one a loader would run
+        # (a NumPy object array is a pickle): say that first.
+        if not allow_unsafe and not isinstance(e, FileError):
+            _raise_if_unsafe_path(os.fspath(path), e)
+        raise
     try:
         if not allow_unsafe:
             _check_safe(model)

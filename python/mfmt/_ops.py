@@ -167,6 +167,25 @@ def _merge_reports(path, reports):
                       sum(r.dropped_findings for r in reports))
 
 
+def _unsafe_error(path, rep):
+    bad = [f for f in rep.findings if f.severity != "safe"] or rep.findings
+    why = "; ".join(f.message for f in bad[:3]) or "could not be checked"
+    return UnsafeFileError(f"{path}: {rep.verdict}: {why} (allow_unsafe=True reads "
+                           "the tensors anyway; nothing is executed)",
+                           findings=rep.findings, verdict=rep.verdict)
+
+
+def _raise_if_unsafe_path(path, cause):
+    """After a failed open: UnsafeFileError (from cause) if the scan of the
+    path is not safe; returns otherwise (the caller raises cause)."""
+    try:
+        rep = scan(path)
+    except Exception:  # noqa: BLE001 (the original error is the one to raise)
+        return
+    if rep.verdict != "safe":
+        raise _unsafe_error(path, rep) from cause
+
+
 def _check_safe(model):
     """Raises UnsafeFileError when loading the model's file(s) would run
     code or could not be checked (mfmt.open's rule: only `safe` opens)."""
@@ -174,11 +193,7 @@ def _check_safe(model):
         return
     reports = [_report(d) for d in _mfmt.model_scan(model)]
     rep = reports[0] if len(reports) == 1 else _merge_reports(model.path, reports)
-    bad = [f for f in rep.findings if f.severity != "safe"] or rep.findings
-    why = "; ".join(f.message for f in bad[:3]) or "could not be checked"
-    raise UnsafeFileError(f"{model.path}: {rep.verdict}: {why} (allow_unsafe=True reads "
-                          "the tensors anyway; nothing is executed)",
-                          findings=rep.findings, verdict=rep.verdict)
+    raise _unsafe_error(model.path, rep)
 
 
 # ---------------------------------------------------------------- convert
