@@ -457,7 +457,9 @@ def _as_array(name, x, dtypes):
             want = want or _TORCH_TO_MF[tdt]
             t = t.view(torch.int16 if t.element_size() == 2 else torch.uint8)
         x = t.numpy()
-    arr = np.ascontiguousarray(x)
+    arr = np.asarray(x)  # (np.ascontiguousarray would make a 0-d array 1-d)
+    if not arr.flags.c_contiguous:
+        arr = arr.copy(order="C")
     if arr.dtype.byteorder == ">":
         arr = arr.astype(arr.dtype.newbyteorder("<"))
     mf = _NP_TO_MF.get(arr.dtype.name)
