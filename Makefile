@@ -97,8 +97,12 @@ fuzz-build:
 fuzz: fuzz-build
 	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-bench: all
+bench: all python
 	$(MAKE) -C bench BUILD=../$(BUILD)
+
+# only the Python rows of the benchmark
+bench-python: all python
+	$(MAKE) -C bench python BUILD=../$(BUILD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
@@ -122,4 +126,4 @@ clean:
 	rm -rf build python/build python/mfmt/_mfmt*.so
 
 .PHONY: all test check tests-build fuzz fuzz-build bench install install-check clean \
-	python python-test
+	python python-test bench-python
