@@ -185,10 +185,6 @@ class Model(_mfmt.Model):
         little-endian, stored dtype (raw blocks for ggml types)."""
         return self._hash_tensor(self._position(name), algo)
 
-    def hash_content(self, algo="sha256") -> str:
-        """Hash of all tensors' canonical bytes in table order (no metadata)."""
-        return self._hash_content(algo)
-
 
 class TensorSlice:
     """``model.get_slice(name)``: shape and dtype without reading, and
