@@ -18,7 +18,7 @@ from ._errors import (CancelledError, Error, FileError, FormatError,
 from ._model import Model, TensorInfo, TensorSlice, load_file, open
 from ._ops import (Detection, Diff, DiffRow, DequantizeResult, Estimate, Finding,
                    Hashes, Plan, Problem, QuantizeResult, QuantTensor, ScanReport,
-                   Validation, convert, dequantize, detect, diff, estimate, hash,
+                   Validation, convert, dequantize, detect, diff, estimate, hash, hash_file,
                    merge, plan, quantize, save_file, scan, split, validate)
 from ._safe import safe_open
 
@@ -26,7 +26,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "open", "load_file", "safe_open", "save_file", "Model", "TensorInfo", "TensorSlice",
-    "detect", "validate", "hash", "scan", "convert", "quantize", "dequantize",
+    "detect", "validate", "hash", "hash_file", "scan", "convert", "quantize", "dequantize",
     "split", "merge", "diff", "estimate", "plan",
     "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",
     "QuantizeResult", "QuantTensor", "DequantizeResult", "Diff", "DiffRow",

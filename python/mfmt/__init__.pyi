@@ -152,6 +152,8 @@ class Hashes(NamedTuple):
 def hash(path: PathLike, *, algo: str = ..., tensors: bool = ..., file: bool = ...,
          progress: Progress = ...) -> Hashes: ...
 
+def hash_file(path: PathLike, *, algo: str = ...) -> str: ...
+
 class Finding(NamedTuple):
     severity: str
     member: str

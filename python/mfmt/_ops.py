@@ -16,7 +16,7 @@ from . import _mfmt
 from ._errors import FormatError, UnsafeFileError, UsageError, _split_message
 
 __all__ = [
-    "detect", "validate", "hash", "scan", "convert", "quantize", "dequantize",
+    "detect", "validate", "hash", "hash_file", "scan", "convert", "quantize", "dequantize",
     "split", "merge", "diff", "estimate", "plan", "save_file",
     "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",
     "QuantizeResult", "QuantTensor", "DequantizeResult", "DiffRow", "Diff",
@@ -184,6 +184,11 @@ def _raise_if_unsafe_path(path, cause):
         return
     if rep.verdict != "safe":
         raise _unsafe_error(path, rep) from cause
+
+
+def hash_file(path, *, algo="sha256") -> str:
+    """Hash of every byte of a file (any file, read with read(2): pipes too)."""
+    return _mfmt.hash_file(os.fspath(path), algo)
 
 
 def _check_safe(model):
