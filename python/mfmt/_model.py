@@ -87,6 +87,8 @@ class Model(_mfmt.Model):
         self._infos = {t.name: t for t in infos}
         self._index = {t.name: i for i, t in enumerate(infos)}
         self._meta_cache = None
+        self._logical = logical
+        self._sibling = None
 
     # -- the view --------------------------------------------------------
     @property
@@ -177,8 +179,28 @@ class Model(_mfmt.Model):
             if row0 is not None:
                 arr = arr[row0:row1]
             return arr.astype(dt)
+        sib = self._packed_sibling(info)
+        if sib is not None:  # an MLX packed weight: decode its logical view
+            return sib._decoded(sib._position(info.name), sib.info(info.name), dt, row0, row1)
         out = self._read_f32(i, -1 if row0 is None else row0, -1 if row1 is None else row1)
         return out if dt == np.float32 else out.astype(dt)
+
+    def _packed_sibling(self, info):
+        """For an MLX model opened as stored: the logical view (opened once,
+        O(header)) when `info` is a packed weight there, else None."""
+        if self.format != "mlx" or self._logical:
+            return None
+        if self._sibling is None:
+            self._sibling = Model(self.path, logical=True)
+        other = self._sibling._infos.get(info.name)
+        return self._sibling if other is not None and other.dtype != info.dtype else None
+
+    def close(self):
+        """Release the model. Arrays already returned stay valid: the file is
+        unmapped when the last of them is freed."""
+        if self._sibling is not None:
+            self._sibling.close()
+        super().close()
 
     def hash_tensor(self, name, algo="sha256") -> str:
         """Canonical hash of one tensor: its elements in C order,
