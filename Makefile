@@ -8,8 +8,12 @@ OPT     ?= -O2
 # fused multiply-add would change output bits (see doc/quant.md).
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g $(OPT) \
 	-Wall -Wextra -Werror -Wno-unused-parameter -fPIC -ffp-contract=off \
-	-fno-strict-aliasing -Iinclude -Ilib
+	-fno-strict-aliasing
 CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
+# The library sees its own headers; the CLI (and the example) only the
+# public ones, which proves the public API is enough.
+LIB_INC  = -Iinclude -Ilib
+CLI_INC  = -Iinclude
 LDLIBS  = -ljansson -lcrypto -lxxhash -lz -lpthread -lm
 
 LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/formats/*/*.c))
@@ -22,10 +26,17 @@ HDRS     := include/mfmt.h $(wildcard include/mfmt/*.h) $(wildcard lib/*/*.h lib
 
 all: $(BUILD)/mfmt $(BUILD)/libmfmt.a $(BUILD)/libmfmt.so
 
-$(BUILD)/%.o: %.c $(HDRS)
+# -fvisibility=hidden: the shared library exports only what mfmt.h marks
+# MF_API (the static library, used by tests and fuzzers, keeps everything).
+$(BUILD)/lib/%.o: lib/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS) $(LIB_INC) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/cli/%.o: cli/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) $(CLI_INC) -c $< -o $@
 
 $(BUILD)/libmfmt.a: $(LIB_OBJ)
 	@rm -f $@
@@ -43,7 +54,7 @@ $(BUILD)/mfmt: $(CLI_OBJ) $(BUILD)/libmfmt.a
 $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libmfmt.a $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
+	@$(CC) $(CFLAGS) $(LIB_INC) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
 
 # a test that includes a fuzz harness's source
 $(BUILD)/tests/test_fuzz_quant: fuzz/fuzz_quant.c
@@ -91,7 +102,7 @@ fuzz-build:
 	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" build/fuzz/libmfmt.a
 	@mkdir -p build/fuzz/bin
 	@set -e; for f in $(FUZZ_SRC); do n=$$(basename $$f .c); echo "FUZZ $$n"; \
-	  clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o build/fuzz/bin/$$n $$f \
+	  clang $(CFLAGS_BASE) $(LIB_INC) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o build/fuzz/bin/$$n $$f \
 	    build/fuzz/libmfmt.a $(LDLIBS); done
 
 fuzz: fuzz-build

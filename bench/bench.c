@@ -11,7 +11,7 @@
  *    mf_hash_file and the `mfmt hash` command.
  * Big files are deleted at the end. Best of several runs for throughput,
  * median for open times. */
-#include "../lib/core/mfmt_legacy.h"
+#include <mfmt.h>
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,20 @@
-/* cli.h - shared by the subcommands: argument helpers, exit codes, output. */
+/* cli.h - shared by the subcommands: argument helpers, exit codes, output.
+ * The CLI is built on the public API only (include/mfmt.h; compiled with
+ * -Iinclude and nothing from lib/), which shows that API is complete. */
 #ifndef MF_CLI_H
 #define MF_CLI_H
-#include "core/core.h"
+#include <mfmt.h>
 
 #include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
 
 /* Exit codes (DESIGN.md): 0 fine, 1 bad or unsafe input, 2 usage or I/O. */
 enum { EXIT_FINE = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
@@ -18,7 +29,7 @@ typedef struct cli_cmd {
 /* Prints every message of st on stderr ("mfmt: ..."), returns the exit code. */
 int cli_report(const mf_status *st);
 int cli_exit_code(mf_code c);
-int cli_usage_error(const char *cmd, const char *fmt, ...) MF_PRINTF(2, 3);
+int cli_usage_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* true if argv[i] is "--name" (and, with val, takes the next argument or
  * the part after '='). Advances *i over a consumed value. */
 bool cli_flag(int argc, char **argv, int *i, const char *name, const char **val);
@@ -43,4 +54,12 @@ typedef struct cli_progress {
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_add(cli_progress *p, uint64_t n);
 void cli_progress_end(cli_progress *p);
+/* An mf_progress_fn over a cli_progress (ctx): follows the library's
+ * cumulative done/total; never cancels. */
+int cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
+/* An mf_sink_fn writing to stdout (ctx unused). */
+int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st);
+/* Opens a model for a command: no scan unless the command needs it
+ * (flags MF_OPEN_*; MF_OPEN_NO_SCAN is added unless `scan`). */
+int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st);
 #endif

@@ -3,8 +3,6 @@
  * function below (GGUF hands over to convert_gguf_cli.c). Every input is scanned first: a dangerous one is refused
  * unless --allow-unsafe (which still runs nothing from it). */
 #include "cli.h"
-#include "ops/convert_st.h"
-#include "ops/scan.h"
 
 #define MAX_EXTRA 32
 
@@ -25,45 +23,39 @@ static int no_extra(const convert_args *a, const char *target)
     return 0;
 }
 
-/* ------------------------------------------------------------ progress */
-
-static void on_progress(void *ctx, uint64_t done, uint64_t total)
-{
-    cli_progress *p = ctx;
-    p->total = total; /* the bytes written (dequantized MLX weights outgrow the input's) */
-    cli_progress_add(p, done - p->done);
-}
-
 /* --------------------------------------------------------- safetensors */
 
 static int to_safetensors(const convert_args *a)
 {
     if (no_extra(a, "safetensors"))
         return EXIT_USAGE;
-    mf_convert_st_opts o = {.key = a->key, .include_optimizer = a->include_optimizer};
+    mf_convert_st_opts o;
+    mf_convert_st_opts_init(&o);
+    o.key = a->key;
+    o.include_optimizer = a->include_optimizer;
     if (a->shard_size && mf_parse_size(a->shard_size, &o.max_shard_size))
         return cli_usage_error("convert", "--max-shard-size takes a size like 5GB, 500MB or 2GiB");
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
-    if (mf_open(a->in, NULL, &m, &st)) {
+    if (cli_open(a->in, 0, false, &m, &st)) {
         int rc = cli_report(&st);
         mf_status_clear(&st);
         return rc;
     }
     uint64_t total = 0;
     size_t strings = 0;
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        total += m->tensors[i].nbytes;
-        strings += m->tensors[i].dtype == MF_STRING;
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++) {
+        total += mf_tensor_nbytes(mf_model_tensor_at(m, i));
+        strings += mf_tensor_dtype(mf_model_tensor_at(m, i)) == MF_STRING;
     }
     if (strings)
         fprintf(stderr, "mfmt convert: note: %zu STRING tensor%s left out (safetensors holds no strings)\n",
                 strings, strings == 1 ? "" : "s");
     cli_progress p;
     cli_progress_start(&p, "converting", total);
-    o.progress = on_progress;
-    o.progress_ctx = &p;
+    o.progress = cli_progress_cb; /* the bytes written (dequantized MLX weights outgrow the input's) */
+    o.progress_user = &p;
     int rc = mf_convert_to_safetensors(m, a->out, &o, &st);
     cli_progress_end(&p);
     rc = rc ? cli_report(&st) : EXIT_FINE;

@@ -2,11 +2,7 @@
  * every tensor as plain floats, metadata as safetensors' string map. */
 #include "cli.h"
 
-#include "ops/dequantize.h"
-
 #include <strings.h>
-
-static void on_progress(void *ctx, uint64_t n) { cli_progress_add(ctx, n); }
 
 static int parse(int argc, char **argv, const char **in, const char **out, mf_dtype *dt)
 {
@@ -36,21 +32,6 @@ static int parse(int argc, char **argv, const char **in, const char **out, mf_dt
     return *out ? 0 : cli_usage_error("dequantize", "needs IN.gguf OUT.safetensors");
 }
 
-static uint64_t input_bytes(const char *path)
-{
-    mf_status st;
-    mf_status_init(&st);
-    mf_model *m;
-    uint64_t n = 0;
-    if (mf_open(path, NULL, &m, &st) == 0) {
-        for (size_t i = 0; i < m->n_tensors; i++)
-            n += m->tensors[i].nbytes;
-        mf_close(m);
-    }
-    mf_status_clear(&st);
-    return n;
-}
-
 static int run_dequantize(int argc, char **argv)
 {
     const char *in, *out;
@@ -60,9 +41,14 @@ static int run_dequantize(int argc, char **argv)
     mf_status st;
     mf_status_init(&st);
     cli_progress prog;
-    cli_progress_start(&prog, "dequantizing", input_bytes(in));
+    cli_progress_start(&prog, "dequantizing", 0); /* the library gives the total */
+    mf_dequantize_opts o;
+    mf_dequantize_opts_init(&o);
+    o.dtype = dt;
+    o.progress = cli_progress_cb;
+    o.progress_user = &prog;
     mf_dequantize_result r;
-    int rc = mf_dequantize_file(in, out, dt, on_progress, &prog, &r, &st);
+    int rc = mf_dequantize_file(in, out, &o, &r, &st);
     cli_progress_end(&prog);
     if (rc) {
         rc = cli_report(&st);

@@ -1,7 +1,6 @@
 /* cmd_estimate.c - mfmt estimate PATH [--ctx N] [--batch B] [--kv-type T]
  * [--type T] [--json]: weights + KV cache memory. */
 #include "cli.h"
-#include "ops/estimate.h"
 
 #include <stdlib.h>
 
@@ -64,7 +63,8 @@ static void print_json(const char *path, const mf_estimate *e)
 
 static int run_estimate(int argc, char **argv)
 {
-    mf_estimate_opts o = {0};
+    mf_estimate_opts o;
+    mf_estimate_opts_init(&o);
     const char *path = NULL;
     bool json = false;
     for (int i = 1; i < argc; i++) {
@@ -96,7 +96,7 @@ static int run_estimate(int argc, char **argv)
         return cli_usage_error("estimate", "no path given");
     mf_status st;
     mf_status_init(&st);
-    mf_estimate e;
+    mf_estimate *e;
     if (mf_estimate_path(path, &o, &e, &st)) {
         int rc = cli_report(&st);
         mf_status_clear(&st);
@@ -104,9 +104,10 @@ static int run_estimate(int argc, char **argv)
     }
     mf_status_clear(&st);
     if (json)
-        print_json(path, &e);
+        print_json(path, e);
     else
-        print_text(path, &e);
+        print_text(path, e);
+    mf_estimate_free(e);
     return EXIT_FINE;
 }
 

@@ -1,7 +1,6 @@
 /* cmd_inspect.c - mfmt inspect [--json] [--tensors] [--graph] PATH. */
 #include "cli.h"
 #include "hf_cli.h"
-#include "formats/onnx/onnx.h"
 
 #include <stdlib.h>
 
@@ -21,23 +20,23 @@ static void summarize(const mf_model *m, summary *s)
 {
     memset(s, 0, sizeof(*s));
     s->file_bytes = mf_model_file_bytes(m);
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        const mf_tensor *t = &m->tensors[i];
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++) {
+        const mf_tensor *t = mf_model_tensor_at(m, i);
         uint64_t n = mf_tensor_nelems(t);
         if (n == UINT64_MAX)
             n = 0;
         s->params += n;
-        s->tensor_bytes += t->nbytes;
+        s->tensor_bytes += mf_tensor_nbytes(t);
         size_t k = 0;
-        while (k < s->n_mix && s->mix[k].dt != t->dtype)
+        while (k < s->n_mix && s->mix[k].dt != mf_tensor_dtype(t))
             k++;
         if (k == s->n_mix) {
             if (s->n_mix == 64)
                 continue;
-            s->mix[s->n_mix++].dt = t->dtype;
+            s->mix[s->n_mix++].dt = mf_tensor_dtype(t);
         }
         s->mix[k].tensors++;
-        s->mix[k].bytes += t->nbytes;
+        s->mix[k].bytes += mf_tensor_nbytes(t);
         s->mix[k].params += n;
     }
 }
@@ -59,36 +58,37 @@ static const char *const template_keys[] = {"tokenizer.chat_template", "chat_tem
 static json_t *tensor_json(const mf_model *m, const mf_tensor *t)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "name", cli_json_string(t->name, strlen(t->name)));
-    json_object_set_new(o, "dtype", json_string(mf_dtype_name(t->dtype)));
-    json_object_set_new(o, "shape", cli_json_shape(t->shape, t->ndim, false));
-    if (m->format == MF_FMT_GGUF)
-        json_object_set_new(o, "ne", cli_json_shape(t->shape, t->ndim, true));
-    json_object_set_new(o, "offset", json_integer((json_int_t)t->offset));
-    json_object_set_new(o, "nbytes", json_integer((json_int_t)t->nbytes));
-    const mf_file *f = mf_tensor_file(m, t);
-    if ((m->n_files > 1 || t->owner) && f)
-        json_object_set_new(o, "file", json_string(f->path));
-    if (t->strides)
-        json_object_set_new(o, "strides", cli_json_shape(t->strides, t->ndim, false));
+    json_object_set_new(o, "name", cli_json_string(mf_tensor_name(t), strlen(mf_tensor_name(t))));
+    json_object_set_new(o, "dtype", json_string(mf_dtype_name(mf_tensor_dtype(t))));
+    json_object_set_new(o, "shape", cli_json_shape(mf_tensor_shape(t), mf_tensor_ndim(t), false));
+    if (mf_model_format(m) == MF_FMT_GGUF)
+        json_object_set_new(o, "ne", cli_json_shape(mf_tensor_shape(t), mf_tensor_ndim(t), true));
+    json_object_set_new(o, "offset", json_integer((json_int_t)mf_tensor_offset(t)));
+    json_object_set_new(o, "nbytes", json_integer((json_int_t)mf_tensor_nbytes(t)));
+    /* which file, when the model spans several */
+    const char *f = mf_tensor_file_path(m, t);
+    if (f && (mf_model_file_count(m) > 1 || strcmp(f, mf_model_path(m)) != 0))
+        json_object_set_new(o, "file", json_string(f));
+    if (mf_tensor_strides(t))
+        json_object_set_new(o, "strides", cli_json_shape(mf_tensor_strides(t), mf_tensor_ndim(t), false));
     return o;
 }
 
 static int print_json(const mf_model *m, const summary *s)
 {
     json_t *root = json_object();
-    json_object_set_new(root, "path", json_string(m->path));
-    json_object_set_new(root, "format", json_string(mf_format_name(m->format)));
-    json_object_set_new(root, "version", json_string(m->version));
+    json_object_set_new(root, "path", json_string(mf_model_path(m)));
+    json_object_set_new(root, "format", json_string(mf_format_name(mf_model_format(m))));
+    json_object_set_new(root, "version", json_string(mf_model_version(m)));
     json_t *md = json_object();
-    for (size_t i = 0; i < m->n_meta; i++)
-        json_object_set_new(md, m->meta[i].key, cli_json_value(&m->meta[i].v));
+    for (size_t i = 0; i < mf_model_meta_count(m); i++)
+        json_object_set_new(md, mf_model_meta_at(m, i)->key, cli_json_value(&mf_model_meta_at(m, i)->v));
     json_object_set_new(root, "metadata", md);
     json_t *ts = json_array();
-    for (size_t i = 0; i < m->n_tensors; i++)
-        json_array_append_new(ts, tensor_json(m, &m->tensors[i]));
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++)
+        json_array_append_new(ts, tensor_json(m, mf_model_tensor_at(m, i)));
     json_object_set_new(root, "tensors", ts);
-    json_object_set_new(root, "n_tensors", json_integer((json_int_t)m->n_tensors));
+    json_object_set_new(root, "n_tensors", json_integer((json_int_t)mf_model_tensor_count(m)));
     json_object_set_new(root, "n_params", json_integer((json_int_t)s->params));
     json_object_set_new(root, "file_bytes", json_integer((json_int_t)s->file_bytes));
     json_object_set_new(root, "tensor_bytes", json_integer((json_int_t)s->tensor_bytes));
@@ -106,8 +106,8 @@ static int print_json(const mf_model *m, const summary *s)
     json_object_set_new(root, "has_tokenizer", json_boolean(first_meta(m, tokenizer_keys) != NULL));
     json_object_set_new(root, "has_chat_template", json_boolean(first_meta(m, template_keys) != NULL));
     json_t *notes = json_array();
-    for (size_t i = 0; i < m->n_notes; i++)
-        json_array_append_new(notes, json_string(m->notes[i]));
+    for (size_t i = 0; i < mf_model_note_count(m); i++)
+        json_array_append_new(notes, json_string(mf_model_note_at(m, i)));
     json_object_set_new(root, "notes", notes);
     mf_status st;
     mf_status_init(&st);
@@ -122,19 +122,19 @@ static int print_json(const mf_model *m, const summary *s)
 static void print_shape(const mf_tensor *t)
 {
     putchar('[');
-    for (int d = 0; d < t->ndim; d++)
-        printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
+    for (int d = 0; d < mf_tensor_ndim(t); d++)
+        printf("%s%lld", d ? ", " : "", (long long)mf_tensor_shape(t)[d]);
     putchar(']');
 }
 
 static void print_text(const mf_model *m, const summary *s, bool tensors)
 {
     char a[32], b[32];
-    printf("path:        %s\n", m->path);
-    printf("format:      %s%s%s\n", mf_format_name(m->format), m->version[0] ? ", version " : "",
-           m->version);
+    printf("path:        %s\n", mf_model_path(m));
+    printf("format:      %s%s%s\n", mf_format_name(mf_model_format(m)), mf_model_version(m)[0] ? ", version " : "",
+           mf_model_version(m));
     cli_fmt_count(a, sizeof(a), s->params);
-    printf("tensors:     %zu, %llu parameters (%s)\n", m->n_tensors,
+    printf("tensors:     %zu, %llu parameters (%s)\n", mf_model_tensor_count(m),
            (unsigned long long)s->params, a);
     cli_fmt_bytes(a, sizeof(a), s->file_bytes);
     cli_fmt_bytes(b, sizeof(b), s->tensor_bytes);
@@ -153,34 +153,34 @@ static void print_text(const mf_model *m, const summary *s, bool tensors)
     printf("tokenizer:   %s\n", first_meta(m, tokenizer_keys) ? "yes" : "no");
     printf("chat template: %s\n", first_meta(m, template_keys) ? "yes" : "no");
     bool imatrix = false;
-    for (size_t i = 0; i < m->n_meta; i++)
-        imatrix |= strncmp(m->meta[i].key, "quantize.imatrix.", 17) == 0;
+    for (size_t i = 0; i < mf_model_meta_count(m); i++)
+        imatrix |= strncmp(mf_model_meta_at(m, i)->key, "quantize.imatrix.", 17) == 0;
     if (imatrix)
         printf("imatrix:     yes (quantize.imatrix.* below)\n");
-    if (m->n_meta)
-        printf("metadata:    %zu keys\n", m->n_meta);
-    for (size_t i = 0; i < m->n_meta; i++) {
-        printf("  %s = ", m->meta[i].key);
-        cli_fprint_value(stdout, &m->meta[i].v, 120);
+    if (mf_model_meta_count(m))
+        printf("metadata:    %zu keys\n", mf_model_meta_count(m));
+    for (size_t i = 0; i < mf_model_meta_count(m); i++) {
+        printf("  %s = ", mf_model_meta_at(m, i)->key);
+        cli_fprint_value(stdout, &mf_model_meta_at(m, i)->v, 120);
         putchar('\n');
     }
-    for (size_t i = 0; i < m->n_notes; i++)
-        printf("note: %s\n", m->notes[i]);
+    for (size_t i = 0; i < mf_model_note_count(m); i++)
+        printf("note: %s\n", mf_model_note_at(m, i));
     mf_status st;
     mf_status_init(&st);
     if (cli_hf_load_report_text(stdout, m, "", &st) < 0)
         printf("load report: not made: %s\n", st.msg);
     mf_status_clear(&st);
     if (!tensors) {
-        if (m->n_tensors)
+        if (mf_model_tensor_count(m))
             printf("(use --tensors to list the tensors)\n");
         return;
     }
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        const mf_tensor *t = &m->tensors[i];
-        printf("  %-48s %-7s ", t->name, mf_dtype_name(t->dtype));
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++) {
+        const mf_tensor *t = mf_model_tensor_at(m, i);
+        printf("  %-48s %-7s ", mf_tensor_name(t), mf_dtype_name(mf_tensor_dtype(t)));
         print_shape(t);
-        printf("  @%llu +%llu\n", (unsigned long long)t->offset, (unsigned long long)t->nbytes);
+        printf("  @%llu +%llu\n", (unsigned long long)mf_tensor_offset(t), (unsigned long long)mf_tensor_nbytes(t));
     }
 }
 
@@ -207,13 +207,13 @@ static int run_inspect(int argc, char **argv)
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
-    if (mf_open(path, NULL, &m, &st)) {
+    if (cli_open(path, 0, false, &m, &st)) {
         int rc = cli_report(&st);
         mf_status_clear(&st);
         return rc;
     }
     if (graph) { /* the ONNX graph as text, one node a line */
-        int rc = mf_onnx_print_graph(m, stdout, &st) ? cli_report(&st) : EXIT_FINE;
+        int rc = mf_model_graph_text(m, cli_stdout_sink, NULL, &st) ? cli_report(&st) : EXIT_FINE;
         mf_status_clear(&st);
         mf_close(m);
         return rc;

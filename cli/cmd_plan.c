@@ -1,7 +1,6 @@
 /* cmd_plan.c - mfmt plan PATH --device NAME:SIZE ... [--dtype T] [--json]:
  * where the modules would go, as Accelerate's automatic device map. */
 #include "cli.h"
-#include "ops/estimate.h"
 
 #include <stdlib.h>
 
@@ -105,18 +104,21 @@ static int run_plan(int argc, char **argv)
         return cli_usage_error("plan", "give the devices: --device cuda:0:24GiB --device cpu:64GiB");
     mf_status st;
     mf_status_init(&st);
-    mf_plan p;
-    if (mf_plan_path(path, devs, n, dtype, &p, &st)) {
+    mf_plan_opts po;
+    mf_plan_opts_init(&po);
+    po.dtype = dtype;
+    mf_plan *p;
+    if (mf_plan_path(path, devs, n, &po, &p, &st)) {
         int rc = cli_report(&st);
         mf_status_clear(&st);
         return rc;
     }
     mf_status_clear(&st);
     if (json)
-        print_json(path, &p);
+        print_json(path, p);
     else
-        print_text(&p);
-    mf_plan_free(&p);
+        print_text(p);
+    mf_plan_free(p);
     return EXIT_FINE;
 }
 

@@ -3,8 +3,6 @@
  * for byte; --dry-run previews the error of each tensor instead. */
 #include "cli.h"
 
-#include "ops/quantize.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -117,9 +115,8 @@ static int parse(int argc, char **argv, q_args *a)
 
 /* ------------------------------------------------------------ output */
 
-static void shape_text(char *buf, size_t n, const int64_t ne[4])
+static void shape_text(char *buf, size_t n, const int64_t ne[4], int nd)
 {
-    int nd = mf_qmix_n_dims(ne);
     size_t k = 0;
     for (int i = 0; i < nd && k < n; i++)
         k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "x" : "", (long long)ne[i]);
@@ -140,13 +137,13 @@ typedef struct dry_ctx {
     json_t *tensors;
 } dry_ctx;
 
-static void dry_row(void *ctx, const mf_quant_tensor_report *r)
+static int dry_row(void *ctx, const mf_quant_tensor_report *r)
 {
     dry_ctx *d = ctx;
     if (d->json) {
         json_t *o = json_object();
         json_object_set_new(o, "name", json_string(r->name));
-        json_object_set_new(o, "ne", cli_json_shape(r->ne, mf_qmix_n_dims(r->ne), false));
+        json_object_set_new(o, "ne", cli_json_shape(r->ne, r->n_dims, false));
         json_object_set_new(o, "from", json_string(mf_dtype_name(r->src)));
         json_object_set_new(o, "to", json_string(mf_dtype_name(r->dst)));
         json_object_set_new(o, "bytes", json_integer((json_int_t)r->dst_bytes));
@@ -159,10 +156,10 @@ static void dry_row(void *ctx, const mf_quant_tensor_report *r)
             json_object_set_new(o, "nonfinite", json_boolean(r->nonfinite));
         }
         json_array_append_new(d->tensors, o);
-        return;
+        return 0;
     }
     char shape[64], typ[48];
-    shape_text(shape, sizeof(shape), r->ne);
+    shape_text(shape, sizeof(shape), r->ne, r->n_dims);
     snprintf(typ, sizeof(typ), "%s%s", mf_dtype_name(r->dst), r->fallback ? " (fallback)" : "");
     if (r->converted)
         printf("%-36s %-14s %-8s -> %-18s %11.4g %11.4g %10.6f%s%s\n", r->name, shape,
@@ -171,6 +168,7 @@ static void dry_row(void *ctx, const mf_quant_tensor_report *r)
     else
         printf("%-36s %-14s %-8s -> %-18s %11s %11s %10s\n", r->name, shape, mf_dtype_name(r->src),
                typ, "copied", "-", "-");
+    return 0;
 }
 
 static void print_totals(const q_args *a, const mf_quantize_result *r, bool dry)
@@ -210,23 +208,6 @@ static json_t *totals_json(const q_args *a, const mf_quantize_result *r)
 
 /* ------------------------------------------------------------ run */
 
-static void on_progress(void *ctx, uint64_t n) { cli_progress_add(ctx, n); }
-
-static uint64_t input_bytes(const char *path)
-{
-    mf_status st;
-    mf_status_init(&st);
-    mf_model *m;
-    uint64_t n = 0;
-    if (mf_open(path, NULL, &m, &st) == 0) {
-        for (size_t i = 0; i < m->n_tensors; i++)
-            n += m->tensors[i].nbytes;
-        mf_close(m);
-    }
-    mf_status_clear(&st);
-    return n;
-}
-
 static int run_quantize(int argc, char **argv)
 {
     q_args a;
@@ -235,9 +216,9 @@ static int run_quantize(int argc, char **argv)
     mf_status st;
     mf_status_init(&st);
     cli_progress prog;
-    cli_progress_start(&prog, a.o.dry_run ? "measuring" : "quantizing", input_bytes(a.in));
-    a.o.progress = on_progress;
-    a.o.progress_ctx = &prog;
+    cli_progress_start(&prog, a.o.dry_run ? "measuring" : "quantizing", 0);
+    a.o.progress = cli_progress_cb; /* the library gives the total */
+    a.o.progress_user = &prog;
     dry_ctx d = {a.json, a.json ? json_array() : NULL};
     if (a.o.dry_run && !a.json)
         printf("%-36s %-14s %-8s    %-18s %11s %11s %10s\n", "tensor", "ne", "from", "to", "rmse",

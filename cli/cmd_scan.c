@@ -1,7 +1,6 @@
 /* cmd_scan.c - mfmt scan [--json] [--all] PATH...: is each file safe to
  * load? Exit 0 only when every file is safe. */
 #include "cli.h"
-#include "ops/scan.h"
 
 typedef struct scan_run {
     bool json, all;

@@ -1,7 +1,6 @@
 /* cmd_split.c - mfmt split IN.gguf PREFIX [--max-tensors N] [--max-size 2G]
  *               mfmt merge IN OUT   (a GGUF split set or sharded safetensors) */
 #include "cli.h"
-#include "ops/split.h"
 
 #include <stdlib.h>
 
@@ -10,9 +9,19 @@ static int open_model(const char *path, mf_model **m)
 {
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_open(path, NULL, m, &st) ? cli_report(&st) : EXIT_FINE;
+    int rc = cli_open(path, 0, false, m, &st) ? cli_report(&st) : EXIT_FINE;
     mf_status_clear(&st);
     return rc;
+}
+
+static int split_model(const mf_model *m, const char *prefix, uint64_t max_tensors,
+                       uint64_t max_bytes, size_t *nf, mf_status *st)
+{
+    mf_split_opts o;
+    mf_split_opts_init(&o);
+    o.max_tensors = max_tensors;
+    o.max_bytes = max_bytes;
+    return mf_gguf_split(m, prefix, &o, nf, st);
 }
 
 static int run_split(int argc, char **argv)
@@ -46,14 +55,14 @@ static int run_split(int argc, char **argv)
     mf_status st;
     mf_status_init(&st);
     size_t nf = 0;
-    if (m->format != MF_FMT_GGUF)
+    if (mf_model_format(m) != MF_FMT_GGUF)
         rc = cli_usage_error("split", "%s is %s; split writes GGUF split sets (use convert "
-                             "--max-shard-size for safetensors)", in, mf_format_name(m->format));
-    else if (mf_gguf_split(m, prefix, max_tensors, max_bytes, &nf, &st))
+                             "--max-shard-size for safetensors)", in, mf_format_name(mf_model_format(m)));
+    else if (split_model(m, prefix, max_tensors, max_bytes, &nf, &st))
         rc = cli_report(&st);
     else
         printf("wrote %s-00001-of-%05zu.gguf ... (%zu files, %zu tensors)\n", prefix, nf, nf,
-               m->n_tensors);
+               mf_model_tensor_count(m));
     mf_status_clear(&st);
     mf_close(m);
     return rc;
@@ -69,10 +78,10 @@ static int run_merge(int argc, char **argv)
         return rc;
     mf_status st;
     mf_status_init(&st);
-    if (mf_merge_to(m, argv[2], &st))
+    if (mf_merge(m, argv[2], NULL, &st))
         rc = cli_report(&st);
     else
-        printf("wrote %s (%zu tensors)\n", argv[2], m->n_tensors);
+        printf("wrote %s (%zu tensors)\n", argv[2], mf_model_tensor_count(m));
     mf_status_clear(&st);
     mf_close(m);
     return rc;

@@ -11,9 +11,8 @@ static int run_validate(int argc, char **argv)
         mf_status st;
         mf_status_init(&st);
         mf_model *m = NULL;
-        mf_open_opts o = {.flags = MF_OPEN_STRICT};
-        if (mf_open(argv[i], &o, &m, &st) != 0) {
-            size_t n = st.n_all ? st.n_all : 1;
+        if (cli_open(argv[i], MF_OPEN_STRICT, false, &m, &st) != 0) {
+            size_t n = mf_status_count(&st);
             fprintf(stderr, "%s: INVALID, %zu problem%s:\n", argv[i], n, n == 1 ? "" : "s");
             int e = cli_report(&st);
             worst = e > worst ? e : worst;
@@ -30,11 +29,11 @@ static int run_validate(int argc, char **argv)
                 mf_status_clear(&st);
                 continue;
             }
-            for (size_t k = 0; k < m->n_notes; k++)
-                fprintf(stderr, "mfmt: %s: warning: %s\n", argv[i], m->notes[k]);
-            printf("%s: OK (%s%s%s, %zu tensors%s)\n", argv[i], mf_format_name(m->format),
-                   m->version[0] ? " " : "", m->version, m->n_tensors,
-                   m->n_notes ? ", with warnings" : "");
+            for (size_t k = 0; k < mf_model_note_count(m); k++)
+                fprintf(stderr, "mfmt: %s: warning: %s\n", argv[i], mf_model_note_at(m, k));
+            printf("%s: OK (%s%s%s, %zu tensors%s)\n", argv[i], mf_format_name(mf_model_format(m)),
+                   mf_model_version(m)[0] ? " " : "", mf_model_version(m), mf_model_tensor_count(m),
+                   mf_model_note_count(m) ? ", with warnings" : "");
             mf_close(m);
         }
         mf_status_clear(&st);

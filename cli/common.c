@@ -19,10 +19,8 @@ int cli_exit_code(mf_code c)
 
 int cli_report(const mf_status *st)
 {
-    if (st->n_all == 0 && st->code != MF_OK)
-        fprintf(stderr, "mfmt: %s\n", st->msg);
-    for (size_t i = 0; i < st->n_all; i++)
-        fprintf(stderr, "mfmt: %s\n", st->all[i]);
+    for (size_t i = 0; i < mf_status_count(st); i++)
+        fprintf(stderr, "mfmt: %s\n", mf_status_message(st, i));
     return cli_exit_code(st->code);
 }
 
@@ -243,4 +241,29 @@ void cli_progress_end(cli_progress *p)
 {
     if (p->on)
         fprintf(stderr, "\r%*s\r", 60, "");
+}
+
+int cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
+{
+    cli_progress *p = ctx;
+    if (total)
+        p->total = total; /* the library knows best (outputs can outgrow inputs) */
+    cli_progress_add(p, done > p->done ? done - p->done : 0);
+    return 0;
+}
+
+int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st)
+{
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = flags | (scan ? 0 : MF_OPEN_NO_SCAN);
+    return mf_open(path, &o, m, st);
+}
+
+int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    (void)ctx;
+    if (fwrite(buf, 1, n, stdout) != n)
+        return mf_status_fail(st, MF_ERR_IO, "stdout: write failed");
+    return 0;
 }

@@ -5,13 +5,6 @@
 
 #include <stdlib.h>
 
-static void show_progress(void *ctx, uint64_t done, uint64_t total)
-{
-    cli_progress *p = ctx;
-    p->total = total;
-    cli_progress_add(p, done - p->done);
-}
-
 int cli_convert_to_gguf(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *type = NULL, *threads = NULL;
@@ -45,10 +38,15 @@ int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, i
 {
     cli_progress prog;
     cli_progress_start(&prog, "converting", 0);
-    mf_convert_opts o = {.threads = threads, .progress = show_progress, .progress_ctx = &prog};
+    mf_convert_gguf_opts o;
+    mf_convert_gguf_opts_init(&o);
+    o.type = type;
+    o.threads = threads;
+    o.progress = cli_progress_cb;
+    o.progress_user = &prog;
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_convert_to_gguf(in, out, type, &o, &st);
+    int rc = mf_convert_to_gguf(in, out, &o, &st);
     cli_progress_end(&prog);
     if (rc) {
         int e = cli_report(&st);

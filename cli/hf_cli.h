@@ -3,7 +3,6 @@
 #ifndef MF_HF_CLI_H
 #define MF_HF_CLI_H
 #include "cli.h"
-#include "ops/hf_ops.h"
 
 /* The load report of an hf-dir model (prints nothing for other formats).
  * Returns the number of problems (missing + mismatched keys), or -1 when

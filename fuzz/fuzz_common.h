@@ -10,7 +10,7 @@
 #ifndef MF_FUZZ_COMMON_H
 #define MF_FUZZ_COMMON_H
 
-#include "core/mfmt_legacy.h"
+#include "core/core.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -163,8 +163,10 @@ MF_API mf_dtype mf_dtype_from_ggml(uint32_t ggml_id);      /* MF_DTYPE_INVALID *
  * packed types; n_elems must be a block multiple for ggml block types).
  * Returns -1 on overflow or a partial ggml block. */
 MF_API int mf_dtype_nbytes(mf_dtype dt, uint64_t n_elems, uint64_t *out);
-/* true when mf_tensor_read can give a tensor of dtype `dt` as F32: every
- * float, integer, bool, F8/F6/F4 and ggml block type (not STRING, complex). */
+/* true when mf_tensor_read can give a tensor of dtype `dt` as F32: F32,
+ * F16, BF16, F64, every integer type of a byte or more, BOOL, the F8
+ * variants (E4M3, E5M2, their FNUZ forms, E8M0) and every ggml block type
+ * (not STRING, complex, or the sub-byte F6/F4/I4/U4/I2/U2). */
 MF_API bool mf_dtype_to_f32_supported(mf_dtype dt);
 
 /* ------------------------------------------------------------- utilities */
@@ -266,7 +268,7 @@ MF_API void mf_open_opts_init(mf_open_opts *o);
  * be NULL (no flags). On success *out is the model (close with mf_close);
  * on failure *out is NULL and st says why. Thread-safe. Unless
  * MF_OPEN_NO_SCAN is set, a format that can carry code is scanned (see
- * mf_model_verdict); a dangerous verdict also adds a note. */
+ * mf_model_verdict). */
 MF_API int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
                    mf_status *st);
 /* Frees the model and everything it owns (tensors, names, metadata, views).
@@ -291,8 +293,7 @@ MF_API const mf_kv *mf_model_meta_at(const mf_model *m, size_t i);
 /* The value of `key` (first match), or NULL. Owned by m. */
 MF_API const mf_value *mf_meta_get(const mf_model *m, const char *key);
 
-/* Notes: warnings that are not breaches (and the scan's sign, see
- * mf_model_verdict). */
+/* Notes: warnings that are not breaches. */
 MF_API size_t mf_model_note_count(const mf_model *m);
 MF_API const char *mf_model_note_at(const mf_model *m, size_t i); /* NULL past end */
 
@@ -359,7 +360,7 @@ MF_API int mf_tensor_read_size(const mf_tensor *t, mf_dtype as, uint64_t nrows,
  * elements) into `buf` (cap bytes), contiguous, C order, little-endian:
  *  - as == MF_F32: values as float32, from any dtype for which
  *    mf_dtype_to_f32_supported holds: F16, BF16, F64, integers, bool,
- *    every F8/F6/F4 variant, every ggml block type (ggml's dequantization,
+ *    every F8 variant, every ggml block type (ggml's dequantization,
  *    bit for bit), MLX packed tensors (open with MF_OPEN_LOGICAL or read
  *    from mf_model_logical_view), strided PyTorch views;
  *  - as == the tensor's own dtype (or MF_DTYPE_INVALID): its canonical
@@ -386,7 +387,7 @@ MF_API int mf_model_logical_view(const mf_model *src, mf_model **view, mf_status
 
 /* A text description of the model's graph where the format has one (ONNX:
  * inputs, outputs, nodes; what `mfmt inspect --graph` prints), written to
- * sink. MF_ERR_UNSUPPORTED for formats without a graph. */
+ * sink. MF_ERR_USAGE for formats without a graph. */
 MF_API int mf_model_graph_text(const mf_model *m, mf_sink_fn sink, void *ctx,
                                mf_status *st);
 

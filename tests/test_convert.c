@@ -93,7 +93,7 @@ static void test_corpus(const char *shared)
         snprintf(in, sizeof(in), "%s/corpus/%s", shared, rel);
         if (mf_is_dir(in))
             continue;
-        mf_convert_st_opts o = {0};
+        mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
         CHECKF(roundtrip(in, pb_tmp("out.safetensors"), &o) >= 0, "%s: round trip failed", rel);
     }
     json_decref(cases);
@@ -103,7 +103,7 @@ static void test_checkpoint(const char *shared)
 {
     char in[600];
     snprintf(in, sizeof(in), "%s/corpus/pytorch/lightning/epoch=3-step=10.ckpt", shared);
-    mf_convert_st_opts o = {0};
+    mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
     const char *out = pb_tmp("ckpt.safetensors");
     CHECK(roundtrip(in, out, &o) == 4);
     mf_model *w = open_or_null(out);
@@ -115,7 +115,7 @@ static void test_checkpoint(const char *shared)
     CHECK(w && mf_tensor_find(w, "model.fc1.weight") &&
           mf_tensor_find(w, "optimizer_states.0.state.0.exp_avg"));
     mf_close(w);
-    mf_convert_st_opts k = {.key = "optimizer_states.0.state"};
+    mf_convert_st_opts k = {.struct_size = sizeof(mf_convert_st_opts), .key = "optimizer_states.0.state"};
     CHECK(roundtrip(in, out, &k) == 12);
     w = open_or_null(out);
     CHECK(w && mf_tensor_find(w, "0.exp_avg_sq"));
@@ -137,7 +137,7 @@ static void test_shards(const char *shared)
     char in[600];
     snprintf(in, sizeof(in), "%s/corpus/pytorch/views.pt", shared);
     const char *out = pb_tmp("sharded.safetensors");
-    mf_convert_st_opts o = {.max_shard_size = 100};
+    mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts), .max_shard_size = 100};
     mf_model *m = open_or_null(in);
     mf_status st;
     mf_status_init(&st);
@@ -188,14 +188,14 @@ static void test_no_overwrite(void)
     char before[129], after[129];
     CHECK(mf_hash_file(path, MF_SHA256, before, &st) == 0);
     mf_model *m = open_or_null(path);
-    mf_convert_st_opts o = {0};
+    mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
     CHECK(m && mf_convert_to_safetensors(m, path, &o, &st) == -1 && strstr(st.msg, "not overwritten"));
     mf_close(m);
     mf_status_clear(&st);
     CHECK(mf_hash_file(path, MF_SHA256, after, &st) == 0 && strcmp(before, after) == 0);
     mf_status_clear(&st);
     /* and a copy converts fine, with the same bytes */
-    mf_convert_st_opts none = {0};
+    mf_convert_st_opts none = {.struct_size = sizeof(mf_convert_st_opts)};
     CHECK(roundtrip(path, pb_tmp("copy.safetensors"), &none) == 1);
 }
 

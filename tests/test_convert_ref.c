@@ -164,7 +164,7 @@ static void run_one(const char *shared, const char *file, const char *tmp)
     snprintf(out, sizeof(out), "%s/%s.gguf", tmp, file);
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_convert_to_gguf(src, out, outtype, NULL, &st);
+    int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = outtype}, &st);
     if (rc && st.code == MF_ERR_UNSUPPORTED && !mf_reader_for(MF_FMT_PYTORCH_ZIP)) {
         printf("convert-ref %-36s skipped: .bin weights need the PyTorch reader\n", file);
         mf_status_clear(&st);

@@ -337,7 +337,7 @@ static void test_convert_op(const mf_model *m)
 {
     mf_status st;
     mf_status_init(&st);
-    mf_convert_st_opts o = {0};
+    mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
     const char *out = path_in("", "convert_op.safetensors");
     mf_model *back = NULL;
     int rc = mf_convert_to_safetensors(m, out, &o, &st);
@@ -401,7 +401,7 @@ int main(void)
     mf_status_init(&st);
     CHECK(mf_detect(path_in("mlx", ""), &d, &st) == 0 && d.format == MF_FMT_MLX);
     mf_model *m = NULL;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     int rc = mf_open(path_in("mlx", ""), &o, &m, &st);
     CHECKF(rc == 0, "%s", st.msg);
     if (rc == 0) {

@@ -102,7 +102,8 @@ typedef struct mf_split_opts {
 
 MF_API void mf_split_opts_init(mf_split_opts *o);
 
-/* Writes a GGUF model as a split set PREFIX-0000i-of-0000n.gguf as
+/* Writes a model (GGUF, or any format whose dtypes GGUF stores) as a
+ * split set PREFIX-0000i-of-0000n.gguf as
  * llama-gguf-split writes it: the first file has every key plus
  * split.no/split.count/split.tensors.count, the others only the split.*
  * keys. *n_files (may be NULL) gets the number of files written. On failure

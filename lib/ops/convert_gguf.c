@@ -15,6 +15,7 @@
  *  - keys: general.* (hf_general.c), hyper-parameters, tokenizer
  *    (convert_vocab.c), in the converter's order.
  * Data streams tensor by tensor into mf_gguf_write (atomic output). */
+#include "formats/formats.h"
 #include "ops/hf_ops.h"
 #include "ops/quant_mix.h"
 #include "quant/quant.h"
@@ -67,7 +68,7 @@ typedef struct conv {
     bool safetensors;
     out_tensor *out;
     size_t n_out, cap_out;
-    const mf_convert_opts *opts;
+    mf_convert_gguf_opts opts;
     uint64_t done, total_bytes;
     mf_status *st;
 } conv;
@@ -181,7 +182,7 @@ static int open_parts(conv *c)
             rc = mf_fail(c->st, MF_ERR_FORMAT, p, 0,
                          "a Git LFS pointer, not the weights: not downloaded (%llu bytes promised)",
                          (unsigned long long)promised);
-        else if (mf_open(p, NULL, &c->parts[i], c->st) == 0)
+        else if (mf_open_model(p, 0, &c->parts[i], c->st) == 0)
             c->n_parts++;
         else
             rc = -1;
@@ -850,7 +851,7 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
                 for (size_t i = 0; i < n; i++)
                     mf_wr16le(obuf + 2 * i, float_to_bf16(f32[i]));
             } else if (odi && mf_quantize_rows_mt(o->dtype, f32, obuf, nr, row, NULL,
-                                                  c->opts ? c->opts->threads : 1)) {
+                                                  c->opts.threads)) {
                 rc = mf_fail(st, MF_ERR_UNSUPPORTED, c->dir, -1, "cannot quantize to %s",
                              mf_dtype_name(o->dtype));
                 break;
@@ -862,8 +863,9 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
     free(obuf);
     free(col.buf);
     c->done += (uint64_t)nrows * orow_bytes;
-    if (rc == 0 && c->opts && c->opts->progress)
-        c->opts->progress(c->opts->progress_ctx, c->done, c->total_bytes);
+    if (rc == 0)
+        rc = mf_progress_report(c->opts.progress, c->opts.progress_user, c->done,
+                                c->total_bytes, c->dir, st);
     return rc;
 }
 
@@ -1038,15 +1040,30 @@ static void free_conv(conv *c)
     json_decref(c->cfg);
 }
 
-int mf_convert_to_gguf(const char *dir, const char *out, const char *type,
-                       const mf_convert_opts *opts, mf_status *st)
+void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o)
 {
-    conv c = {.dir = dir, .opts = opts, .st = st, .mix = MF_FTYPE_INVALID};
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->threads = 1;
+}
+
+const char *const *mf_convert_gguf_archs(void)
+{
+    return mf_convert_known_archs;
+}
+
+int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_opts *opts,
+                       mf_status *st)
+{
+    conv c = {.dir = dir, .st = st, .mix = MF_FTYPE_INVALID};
+    mf_convert_gguf_opts_init(&c.opts);
+    if (mf_opts_copy(&c.opts, sizeof(c.opts), opts, "mf_convert_gguf_opts", st))
+        return -1;
     mf_kvlist kv;
     if (mf_kvlist_init(&kv))
         return mf_oom(st, dir);
     mf_out_tensor *ot = NULL;
-    int rc = parse_type(&c, type);
+    int rc = parse_type(&c, c.opts.type);
     if (rc == 0 && !mf_is_dir(dir))
         rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "not a directory (a Hugging Face model directory is needed)");
     if (rc == 0)

@@ -142,9 +142,8 @@ static int counting_sink(void *ctx, const void *buf, size_t n, mf_status *st)
     if (f->sink(f->sink_ctx, buf, n, st))
         return -1;
     f->done += n;
-    if (f->o->progress)
-        f->o->progress(f->o->progress_ctx, f->done, f->total);
-    return 0;
+    return mf_progress_report(f->o->progress, f->o->progress_user, f->done, f->total,
+                              f->m->path, st);
 }
 
 /* Streams one tensor (mf_stream_mapped drops its pages afterwards, so
@@ -332,9 +331,20 @@ static int convert_mlx(const mf_model *m, const char *out, const mf_convert_st_o
     return rc;
 }
 
-int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_st_opts *o,
-                              mf_status *st)
+void mf_convert_st_opts_init(mf_convert_st_opts *o)
 {
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+}
+
+int mf_convert_to_safetensors(const mf_model *m, const char *out,
+                              const mf_convert_st_opts *opts, mf_status *st)
+{
+    mf_convert_st_opts oc;
+    mf_convert_st_opts_init(&oc);
+    if (mf_opts_copy(&oc, sizeof(oc), opts, "mf_convert_st_opts", st))
+        return -1;
+    const mf_convert_st_opts *o = &oc;
     const mf_mlx_quant *q;
     if (mf_mlx_quants(m, &q) > 0)
         return convert_mlx(m, out, o, st);

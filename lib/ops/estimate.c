@@ -4,6 +4,7 @@
  * element, i.e. 2 x layers x KV heads x head dim x ... when keys and values
  * have one head dim). The geometry comes from config.json (a Hugging Face
  * directory, which needs no weights) or from a GGUF file's metadata. */
+#include "formats/formats.h"
 #include "ops/hf_ops.h"
 #include "ops/estimate.h"
 
@@ -247,7 +248,8 @@ int mf_estimate_config(const json_t *cfg, const mf_estimate_opts *o, mf_estimate
     return apply_options(e, o, "config.json", st);
 }
 
-int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e, mf_status *st)
+int mf_estimate_path_into(const char *path, const mf_estimate_opts *o, mf_estimate *e,
+                          mf_status *st)
 {
     memset(e, 0, sizeof(*e));
     if (mf_is_dir(path)) {
@@ -269,7 +271,7 @@ int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e
             mf_status sub;
             mf_status_init(&sub);
             mf_model *m = NULL;
-            if (mf_open(path, NULL, &m, &sub) == 0 && m->n_tensors) {
+            if (mf_open_model(path, 0, &m, &sub) == 0 && m->n_tensors) {
                 weights_from_tensors(m, e);
                 snprintf(e->source, sizeof(e->source), "weights");
             } else {
@@ -283,7 +285,7 @@ int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e
         return rc ? -1 : apply_options(e, o, path, st);
     }
     mf_model *m;
-    if (mf_open(path, NULL, &m, st))
+    if (mf_open_model(path, 0, &m, st))
         return -1;
     int rc = 0;
     if (m->format == MF_FMT_GGUF) {
@@ -298,4 +300,35 @@ int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e
         weights_from_tensors(m, e);
     mf_close(m);
     return rc ? -1 : apply_options(e, o, path, st);
+}
+
+void mf_estimate_opts_init(mf_estimate_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+}
+
+int mf_estimate_path(const char *path, const mf_estimate_opts *opts, mf_estimate **out,
+                     mf_status *st)
+{
+    MF_ST_GUARD(st);
+    *out = NULL;
+    mf_estimate_opts o;
+    mf_estimate_opts_init(&o);
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_estimate_opts", st))
+        return -1;
+    mf_estimate *e = calloc(1, sizeof(*e));
+    if (!e)
+        return mf_oom(st, path);
+    if (mf_estimate_path_into(path, &o, e, st)) {
+        free(e);
+        return -1;
+    }
+    *out = e;
+    return 0;
+}
+
+void mf_estimate_free(mf_estimate *e)
+{
+    free(e);
 }

@@ -6,6 +6,7 @@
  * converted to F32 and quantized by ggml's reference kernels with the
  * tensor's importance vector; metadata copied, then general.quantization_version
  * and general.file_type set and the quantize.imatrix.* keys added. */
+#include "formats/formats.h"
 #include "ops/quantize.h"
 
 #include "ops/imatrix.h"
@@ -48,7 +49,16 @@ typedef struct qjob {
     float *f32, *deq;  /* chunk buffers */
     uint8_t *qbuf;
     size_t cap_vals, cap_q;
+    mf_quantize_opts opts;  /* the caller's, over the defaults */
+    uint64_t done, total;   /* input tensor bytes, for progress */
 } qjob;
+
+static int job_progress(qjob *j, uint64_t bytes, mf_status *st)
+{
+    j->done += bytes;
+    return mf_progress_report(j->o->progress, j->o->progress_user, j->done, j->total,
+                              j->m ? j->m->path : NULL, st);
+}
 
 void mf_quantize_opts_init(mf_quantize_opts *o, mf_ftype ftype)
 {
@@ -57,6 +67,7 @@ void mf_quantize_opts_init(mf_quantize_opts *o, mf_ftype ftype)
     o->nthreads = 1;
     o->output_type = MF_DTYPE_INVALID;
     o->token_embd_type = MF_DTYPE_INVALID;
+    o->struct_size = sizeof(*o);
 }
 
 /* ------------------------------------------------------------ the plan */
@@ -444,8 +455,8 @@ static int flush_rows(row_sink *r, int64_t rows, mf_status *st)
     int64_t row0 = r->mat * p->ne[1] + r->row_in_mat;
     if (convert_chunk(r->j, p, r->raw, rows, row0, imat, r->sink, r->sink_ctx, r->acc, st))
         return -1;
-    if (r->j->o->progress)
-        r->j->o->progress(r->j->o->progress_ctx, (uint64_t)rows * r->row_bytes);
+    if (job_progress(r->j, (uint64_t)rows * r->row_bytes, st))
+        return -1;
     r->have = 0;
     r->row_in_mat += rows;
     if (r->row_in_mat == p->ne[1]) {
@@ -496,13 +507,14 @@ static int convert_tensor(qjob *j, const qplan *p, mf_sink_fn sink, void *sink_c
     return rc;
 }
 
-static void report_tensor(qjob *j, const qplan *p, const err_acc *acc)
+static int report_tensor(qjob *j, const qplan *p, const err_acc *acc, mf_status *st)
 {
     mf_quant_tensor_report r = {0};
     r.name = p->t->name;
     r.src = p->t->dtype;
     r.dst = p->dst;
     memcpy(r.ne, p->ne, sizeof(r.ne));
+    r.n_dims = mf_qmix_n_dims(p->ne);
     r.nelems = mf_tensor_nelems(p->t);
     r.src_bytes = p->t->nbytes;
     r.dst_bytes = p->out_bytes;
@@ -511,8 +523,9 @@ static void report_tensor(qjob *j, const qplan *p, const err_acc *acc)
     r.imatrix = p->imatrix != NULL;
     if (acc)
         err_finish(acc, &r);
-    if (j->on_tensor)
-        j->on_tensor(j->ctx, &r);
+    if (j->on_tensor && j->on_tensor(j->ctx, &r))
+        return mf_fail(st, MF_ERR_CANCELLED, j->m->path, -1, "cancelled");
+    return 0;
 }
 
 static int emit_tensor(qjob *j, size_t i, mf_sink_fn sink, void *sink_ctx, mf_status *st)
@@ -524,11 +537,11 @@ static int emit_tensor(qjob *j, size_t i, mf_sink_fn sink, void *sink_ctx, mf_st
         rc = convert_tensor(j, p, sink, sink_ctx, j->o->dry_run ? &acc : NULL, st);
     else {
         rc = sink ? mf_tensor_stream(j->m, p->t, sink, sink_ctx, st) : 0;
-        if (rc == 0 && j->o->progress)
-            j->o->progress(j->o->progress_ctx, p->t->nbytes);
+        if (rc == 0)
+            rc = job_progress(j, p->t->nbytes, st);
     }
     if (rc == 0)
-        report_tensor(j, p, p->convert && j->o->dry_run ? &acc : NULL);
+        rc = report_tensor(j, p, p->convert && j->o->dry_run ? &acc : NULL, st);
     return rc;
 }
 
@@ -550,7 +563,7 @@ static int check_paths(const char *in, const char *out, mf_status *st)
 
 static int open_inputs(qjob *j, const char *in_path, mf_status *st)
 {
-    if (mf_open(in_path, NULL, &j->m, st))
+    if (mf_open_model(in_path, 0, &j->m, st))
         return -1;
     if (j->m->format != MF_FMT_GGUF)
         return mf_fail(st, MF_ERR_USAGE, in_path, -1, "quantize reads GGUF files; this is %s",
@@ -586,6 +599,7 @@ static int make_outs(qjob *j, mf_status *st)
         r->out_tensor_bytes += p->out_bytes;
     }
     r->n_tensors = j->n;
+    j->total = r->in_tensor_bytes;
     r->bpw = r->n_params ? 8.0 * (double)r->out_tensor_bytes / (double)r->n_params : 0;
     r->out_file_bytes = gguf_file_bytes(j);
     return 0;
@@ -604,12 +618,19 @@ static int run(qjob *j, const char *in_path, const char *out_path, mf_status *st
     return 0;
 }
 
-int mf_quantize_file(const char *in_path, const char *out_path, const mf_quantize_opts *o,
+int mf_quantize_file(const char *in_path, const char *out_path, const mf_quantize_opts *opts,
                      mf_quant_report_fn on_tensor, void *ctx, mf_quantize_result *res,
                      mf_status *st)
 {
+    MF_ST_GUARD(st);
     mf_quantize_result dummy;
     qjob j = {0};
+    if (!opts)
+        return mf_fail(st, MF_ERR_USAGE, in_path, -1, "mf_quantize_file needs options (the ftype)");
+    mf_quantize_opts_init(&j.opts, opts->ftype);
+    if (mf_opts_copy(&j.opts, sizeof(j.opts), opts, "mf_quantize_opts", st))
+        return -1;
+    const mf_quantize_opts *o = &j.opts;
     j.o = o;
     j.on_tensor = on_tensor;
     j.ctx = ctx;

@@ -16,6 +16,7 @@
  *    payloads (torch.load inside the pickle).
  * A pickle that stops with an error still counts what it reached first,
  * and the error itself makes the file `unknown`. */
+#include "formats/formats.h"
 #include "ops/scan.h"
 
 #include "core/zip.h"
@@ -620,7 +621,7 @@ static void scan_model_code(scanner *sc, const char *path)
         return;
     }
     mf_model *m;
-    if (mf_open(path, NULL, &m, &st)) {
+    if (mf_open_model(path, 0, &m, &st)) {
         add_finding(sc, MF_VERDICT_SAFE, -1, NULL, NULL,
                     "a %s file that cannot be opened to look for code in it: %s",
                     mf_format_name(d.format), st.msg);

@@ -1,13 +1,20 @@
 /* split.c - GGUF split/merge and safetensors merge over the uniform view. */
 #include "ops/split.h"
 
+#include <unistd.h>
+
 #include <stdlib.h>
 
 int mf_model_fill_fn(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_status *st)
 {
     const mf_model_fill *f = ctx;
     size_t k = f->map ? f->map[index] : index;
-    return mf_tensor_stream(f->m, &f->m->tensors[k], sink, sink_ctx, st);
+    if (mf_tensor_stream(f->m, &f->m->tensors[k], sink, sink_ctx, st))
+        return -1;
+    if (!f->done)
+        return 0;
+    *f->done += f->m->tensors[k].nbytes;
+    return mf_progress_report(f->progress, f->progress_user, *f->done, f->total, f->m->path, st);
 }
 
 void mf_out_from_tensor(const mf_tensor *t, mf_out_tensor *o)
@@ -62,7 +69,7 @@ static size_t plan_splits(const mf_model *m, uint64_t max_tensors, uint64_t max_
 }
 
 static int write_one_split(const mf_model *m, const char *path, size_t first, size_t count,
-                           size_t no, size_t nf, mf_status *st)
+                           size_t no, size_t nf, mf_model_fill *fill, mf_status *st)
 {
     size_t n_meta = no == 0 ? m->n_meta + 3 : 3, k = 0;
     mf_kv *meta = calloc(n_meta, sizeof(mf_kv));
@@ -83,31 +90,66 @@ static int write_one_split(const mf_model *m, const char *path, size_t first, si
         mf_out_from_tensor(&m->tensors[first + i], &outs[i]);
         map[i] = first + i;
     }
-    mf_model_fill fill = {m, map};
-    int rc = mf_gguf_write(path, outs, count, meta, k, mf_model_fill_fn, &fill, st);
+    fill->map = map;
+    int rc = mf_gguf_write(path, outs, count, meta, k, mf_model_fill_fn, fill, st);
     free(meta);
     free(outs);
     free(map);
     return rc;
 }
 
-int mf_gguf_split(const mf_model *m, const char *prefix, uint64_t max_tensors,
-                  uint64_t max_bytes, size_t *n_files, mf_status *st)
+void mf_split_opts_init(mf_split_opts *o)
 {
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+}
+
+static void split_path(char *path, size_t cap, const char *prefix, size_t i, size_t nf)
+{
+    snprintf(path, cap, "%s-%05zu-of-%05zu.gguf", prefix, i + 1, nf);
+}
+
+static uint64_t tensor_bytes(const mf_model *m)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < m->n_tensors; i++)
+        total += m->tensors[i].nbytes;
+    return total;
+}
+
+int mf_gguf_split(const mf_model *m, const char *prefix, const mf_split_opts *opts,
+                  size_t *n_files, mf_status *st)
+{
+    MF_ST_GUARD(st);
+    mf_split_opts o;
+    mf_split_opts_init(&o);
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_split_opts", st))
+        return -1;
+    if (n_files)
+        *n_files = 0;
     size_t *starts = calloc(m->n_tensors + 2, sizeof(size_t));
     if (!starts)
         return mf_oom(st, prefix);
-    size_t nf = plan_splits(m, max_tensors, max_bytes, starts);
+    size_t nf = plan_splits(m, o.max_tensors, o.max_bytes, starts), written = 0;
     int rc = 0;
     if (nf > 99999)
         rc = mf_fail(st, MF_ERR_USAGE, prefix, -1, "%zu files: more than a split set can number", nf);
+    uint64_t done = 0;
+    mf_model_fill fill = {m, NULL, o.progress, o.progress_user, &done, tensor_bytes(m)};
+    char path[4096];
     for (size_t i = 0; i < nf && rc == 0; i++) {
-        char path[4096];
-        snprintf(path, sizeof(path), "%s-%05zu-of-%05zu.gguf", prefix, i + 1, nf);
-        rc = write_one_split(m, path, starts[i], starts[i + 1] - starts[i], i, nf, st);
+        split_path(path, sizeof(path), prefix, i, nf);
+        rc = write_one_split(m, path, starts[i], starts[i + 1] - starts[i], i, nf, &fill, st);
+        written += rc == 0;
     }
+    if (rc) /* all or nothing: remove the files of the set already written */
+        for (size_t i = 0; i < written; i++) {
+            split_path(path, sizeof(path), prefix, i, nf);
+            unlink(path);
+        }
     free(starts);
-    *n_files = nf;
+    if (n_files && rc == 0)
+        *n_files = nf;
     return rc;
 }
 
@@ -117,8 +159,19 @@ static bool ends_with(const char *s, const char *suf)
     return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
-int mf_merge_to(const mf_model *m, const char *out, mf_status *st)
+void mf_merge_opts_init(mf_merge_opts *o)
 {
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+}
+
+int mf_merge(const mf_model *m, const char *out, const mf_merge_opts *opts, mf_status *st)
+{
+    MF_ST_GUARD(st);
+    mf_merge_opts o;
+    mf_merge_opts_init(&o);
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_merge_opts", st))
+        return -1;
     bool gguf = ends_with(out, ".gguf");
     if (!gguf && !ends_with(out, ".safetensors"))
         return mf_fail(st, MF_ERR_USAGE, out, -1, "output must end in .gguf or .safetensors");
@@ -137,7 +190,8 @@ int mf_merge_to(const mf_model *m, const char *out, mf_status *st)
     }
     for (size_t i = 0; i < m->n_tensors; i++)
         mf_out_from_tensor(&m->tensors[i], &outs[i]);
-    mf_model_fill fill = {m, NULL};
+    uint64_t done = 0;
+    mf_model_fill fill = {m, NULL, o.progress, o.progress_user, &done, tensor_bytes(m)};
     int rc = gguf ? mf_gguf_write(out, outs, m->n_tensors, meta, k, mf_model_fill_fn, &fill, st)
                   : mf_safetensors_write(out, outs, m->n_tensors, meta, k, mf_model_fill_fn,
                                          &fill, st);

@@ -1,46 +1,54 @@
 /* hash_manifest.c - multi-algorithm tensor hashing and llama-gguf-hash
- * manifests (write and check). See hash_manifest.h for the line format. */
-#include "hash_manifest.h"
+ * manifests (write and check); the line format is in mfmt/hash.h:
+ *
+ *     xxh64     f66e9cd66a4396a0  model.gguf:blk.0.attn_q.weight
+ *     xxh64     2d0b6e8f0a3c9e71  model.gguf
+ *
+ * mfmt hashes canonical bytes, which for a GGUF file are exactly the raw
+ * bytes llama-gguf-hash (llama.cpp examples/gguf-hash) reads. */
+#include "core/core.h"
 
 #include <stdlib.h>
 #include <strings.h>
 
-static const char *const hk_names[HK_COUNT] = {"sha256", "sha1", "xxh64", "xxh3", "uuid"};
+static const char *const hk_names[MF_HASH_KIND_COUNT] = {"sha256", "sha1", "xxh64", "xxh3", "uuid"};
 /* The order in which llama-gguf-hash prints a tensor's (and the model's) lines. */
-static const int emit_order[HK_COUNT] = {MF_XXH64, MF_XXH3, MF_SHA1, MF_SHA256, HK_UUID};
+static const int emit_order[MF_HASH_KIND_COUNT] = {MF_XXH64, MF_XXH3, MF_SHA1, MF_SHA256, MF_HASH_KIND_UUID};
 /* --check without --algo takes the strongest kind the manifest holds. */
-static const int strength_order[HK_COUNT] = {MF_SHA256, MF_SHA1, MF_XXH64, MF_XXH3, HK_UUID};
+static const int strength_order[MF_HASH_KIND_COUNT] = {MF_SHA256, MF_SHA1, MF_XXH64, MF_XXH3, MF_HASH_KIND_UUID};
 
 /* uuid.uuid5(uuid.NAMESPACE_URL, 'en.wikipedia.org/wiki/Llama.cpp'), the
  * namespace llama-gguf-hash prefixes to the tensor bytes for its UUIDv5. */
 static const uint8_t uuid_namespace[16] = {0xef, 0x00, 0x12, 0x06, 0xda, 0xdc, 0x5f, 0x6d,
                                            0xa1, 0x5f, 0x33, 0x59, 0xe5, 0x77, 0xd4, 0xe5};
 
-const char *hk_name(int kind)
+const char *mf_hash_kind_name(int kind)
 {
-    return kind >= 0 && kind < HK_COUNT ? hk_names[kind] : "?";
+    return kind >= 0 && kind < MF_HASH_KIND_COUNT ? hk_names[kind] : "?";
 }
 
 static int hk_from_name(const char *s, size_t n)
 {
-    for (int k = 0; k < HK_COUNT; k++)
+    for (int k = 0; k < MF_HASH_KIND_COUNT; k++)
         if (strlen(hk_names[k]) == n && strncmp(hk_names[k], s, n) == 0)
             return k;
     return -1;
 }
 
-int hk_parse_list(const char *s, unsigned *mask)
+int mf_hash_kinds_parse(const char *s, unsigned *mask)
 {
     *mask = 0;
+    if (!s)
+        return -1;
     while (*s) {
         size_t n = strcspn(s, ",");
         if (n == 3 && strncmp(s, "all", 3) == 0)
-            *mask |= HK_BIT(MF_SHA256) | HK_BIT(MF_SHA1) | HK_BIT(MF_XXH64) | HK_BIT(MF_XXH3);
+            *mask |= MF_HASH_BIT(MF_SHA256) | MF_HASH_BIT(MF_SHA1) | MF_HASH_BIT(MF_XXH64) | MF_HASH_BIT(MF_XXH3);
         else {
             int k = hk_from_name(s, n);
             if (k < 0)
                 return -1;
-            *mask |= HK_BIT(k);
+            *mask |= MF_HASH_BIT(k);
         }
         s += n;
         if (*s == ',')
@@ -52,7 +60,7 @@ int hk_parse_list(const char *s, unsigned *mask)
 /* ------------------------------------------------------ one-pass hashing */
 
 typedef struct tee {
-    mf_hasher *h[2 * HK_COUNT];
+    mf_hasher *h[2 * MF_HASH_KIND_COUNT];
     size_t n;
 } tee;
 
@@ -81,24 +89,31 @@ static void uuid_from_sha1_hex(const char *hex, char out[129])
              u[15]);
 }
 
-int hk_hash_model(const mf_model *m, unsigned mask, bool per_tensor, hk_emit_fn emit,
+/* An emit callback stopped the run: its own error, or "cancelled". */
+static int emit_stopped(mf_status *st, const char *path)
+{
+    return mf_ok(st) ? mf_fail(st, MF_ERR_CANCELLED, path, -1, "cancelled") : -1;
+}
+
+int mf_hash_kinds(const mf_model *m, unsigned mask, bool per_tensor, mf_hash_emit_fn emit,
                   void *ctx, mf_status *st)
 {
-    mf_hasher *model[HK_COUNT] = {0}, *tensor[HK_COUNT] = {0};
+    MF_ST_GUARD(st);
+    mf_hasher *model[MF_HASH_KIND_COUNT] = {0}, *tensor[MF_HASH_KIND_COUNT] = {0};
     int rc = 0;
-    for (int k = 0; k < HK_COUNT && rc == 0; k++) {
-        if (!(mask & HK_BIT(k)))
+    for (int k = 0; k < MF_HASH_KIND_COUNT && rc == 0; k++) {
+        if (!(mask & MF_HASH_BIT(k)))
             continue;
-        model[k] = mf_hasher_new(k == HK_UUID ? MF_SHA1 : (mf_hash_algo)k);
-        if (per_tensor && k != HK_UUID)
+        model[k] = mf_hasher_new(k == MF_HASH_KIND_UUID ? MF_SHA1 : (mf_hash_algo)k);
+        if (per_tensor && k != MF_HASH_KIND_UUID)
             tensor[k] = mf_hasher_new((mf_hash_algo)k);
-        if (!model[k] || (per_tensor && k != HK_UUID && !tensor[k]))
+        if (!model[k] || (per_tensor && k != MF_HASH_KIND_UUID && !tensor[k]))
             rc = mf_oom(st, m->path);
-        else if (k == HK_UUID)
+        else if (k == MF_HASH_KIND_UUID)
             mf_hasher_update(model[k], uuid_namespace, sizeof(uuid_namespace));
     }
     tee all = {.n = 0};
-    for (int k = 0; k < HK_COUNT; k++) {
+    for (int k = 0; k < MF_HASH_KIND_COUNT; k++) {
         if (model[k])
             all.h[all.n++] = model[k];
         if (tensor[k])
@@ -108,24 +123,26 @@ int hk_hash_model(const mf_model *m, unsigned mask, bool per_tensor, hk_emit_fn 
     for (size_t i = 0; i < m->n_tensors && rc == 0; i++) {
         const mf_tensor *t = &m->tensors[i];
         rc = mf_tensor_stream(m, t, tee_sink, &all, st);
-        for (int j = 0; j < HK_COUNT && rc == 0; j++) {
+        for (int j = 0; j < MF_HASH_KIND_COUNT && rc == 0; j++) {
             int k = emit_order[j];
             if (!tensor[k])
                 continue;
             mf_hasher_final_hex(tensor[k], hex);
-            rc = emit(ctx, k, hex, t->name, st);
+            if (emit(ctx, k, hex, t->name, st))
+                rc = emit_stopped(st, m->path);
         }
     }
-    for (int j = 0; j < HK_COUNT && rc == 0; j++) {
+    for (int j = 0; j < MF_HASH_KIND_COUNT && rc == 0; j++) {
         int k = emit_order[j];
         if (!model[k])
             continue;
         mf_hasher_final_hex(model[k], hex);
-        if (k == HK_UUID)
+        if (k == MF_HASH_KIND_UUID)
             uuid_from_sha1_hex(hex, hex);
-        rc = emit(ctx, k, hex, NULL, st);
+        if (emit(ctx, k, hex, NULL, st))
+            rc = emit_stopped(st, m->path);
     }
-    for (int k = 0; k < HK_COUNT; k++) {
+    for (int k = 0; k < MF_HASH_KIND_COUNT; k++) {
         mf_hasher_free(model[k]);
         mf_hasher_free(tensor[k]);
     }
@@ -135,45 +152,50 @@ int hk_hash_model(const mf_model *m, unsigned mask, bool per_tensor, hk_emit_fn 
 /* ----------------------------------------------------------------- write */
 
 typedef struct writer {
-    const char *label, *out;
-    mf_atomic *w; /* NULL: stdout */
+    const char *label;
+    mf_sink_fn sink;
+    void *sink_ctx;
 } writer;
 
 static int write_line(void *ctx, int kind, const char *hex, const char *tensor, mf_status *st)
 {
     writer *wr = ctx;
     if (tensor && strpbrk(tensor, "\r\n"))
-        return mf_fail(st, MF_ERR_UNSUPPORTED, wr->out, -1,
+        return mf_fail(st, MF_ERR_UNSUPPORTED, wr->label, -1,
                        "tensor name \"%s\" holds a line break: it cannot be a manifest line",
                        tensor);
     char *line = NULL;
-    int n = asprintf(&line, "%-8s  %s  %s%s%s\n", hk_name(kind), hex, wr->label,
+    int n = asprintf(&line, "%-8s  %s  %s%s%s\n", mf_hash_kind_name(kind), hex, wr->label,
                      tensor ? ":" : "", tensor ? tensor : "");
     if (n < 0)
-        return mf_oom(st, wr->out);
-    int rc = 0;
-    if (wr->w)
-        rc = mf_atomic_write(wr->w, line, (size_t)n, st);
-    else if (fwrite(line, 1, (size_t)n, stdout) != (size_t)n)
-        rc = mf_fail(st, MF_ERR_IO, "stdout", -1, "write failed");
+        return mf_oom(st, wr->label);
+    int rc = wr->sink(wr->sink_ctx, line, (size_t)n, st);
     free(line);
     return rc;
 }
 
-int manifest_write(const mf_model *m, const char *label, unsigned mask, const char *out,
-                   mf_status *st)
+int mf_manifest_write(const mf_model *m, const char *label, unsigned mask, mf_sink_fn sink,
+                      void *ctx, mf_status *st)
 {
-    writer wr = {.label = label, .out = out};
-    if (strcmp(out, "-") != 0 && mf_atomic_open(out, &wr.w, st))
+    MF_ST_GUARD(st);
+    if (!mask)
+        return mf_fail(st, MF_ERR_USAGE, m->path, -1, "no hash kind asked for");
+    writer wr = {.label = label ? label : m->path, .sink = sink, .sink_ctx = ctx};
+    return mf_hash_kinds(m, mask, true, write_line, &wr, st);
+}
+
+int mf_manifest_write_file(const mf_model *m, const char *label, unsigned mask,
+                           const char *out_path, mf_status *st)
+{
+    MF_ST_GUARD(st);
+    mf_atomic *w;
+    if (mf_atomic_open(out_path, &w, st))
         return -1;
-    int rc = hk_hash_model(m, mask, true, write_line, &wr, st);
-    if (wr.w) {
-        if (rc == 0)
-            rc = mf_atomic_commit(wr.w, st);
-        else
-            mf_atomic_abort(wr.w);
+    if (mf_manifest_write(m, label, mask, mf_atomic_sink, w, st)) {
+        mf_atomic_abort(w);
+        return -1;
     }
-    return rc;
+    return mf_atomic_commit(w, st);
 }
 
 /* ----------------------------------------------------------------- check */
@@ -184,12 +206,13 @@ typedef struct entry {
     size_t line;
 } entry;
 
-typedef struct manifest {
+struct mf_manifest {
     char *text;
     entry *e;
     size_t n;
     unsigned kinds;
-} manifest;
+};
+typedef struct mf_manifest manifest;
 
 static int cmp_entry(const void *a, const void *b)
 {
@@ -235,12 +258,11 @@ static void parse_line(manifest *mf, char *line, size_t lineno)
     if (k < 0)
         return;
     mf->e[mf->n++] = (entry){k, hash, name, lineno};
-    mf->kinds |= HK_BIT(k);
+    mf->kinds |= MF_HASH_BIT(k);
 }
 
 static int manifest_load(manifest *mf, const char *path, mf_status *st)
 {
-    memset(mf, 0, sizeof(*mf));
     size_t len;
     if (mf_read_small_file(path, (size_t)1 << 30, &mf->text, &len, st))
         return -1;
@@ -261,10 +283,41 @@ static int manifest_load(manifest *mf, const char *path, mf_status *st)
     return 0;
 }
 
-static void manifest_free(manifest *mf)
+int mf_manifest_load(const char *path, mf_manifest **out, mf_status *st)
 {
+    MF_ST_GUARD(st);
+    *out = NULL;
+    manifest *mf = calloc(1, sizeof(*mf));
+    if (!mf)
+        return mf_oom(st, path);
+    if (manifest_load(mf, path, st)) {
+        mf_manifest_free(mf);
+        return -1;
+    }
+    *out = mf;
+    return 0;
+}
+
+void mf_manifest_free(mf_manifest *mf)
+{
+    if (!mf)
+        return;
     free(mf->text);
     free(mf->e);
+    free(mf);
+}
+
+unsigned mf_manifest_kinds(const mf_manifest *mf)
+{
+    return mf->kinds;
+}
+
+unsigned mf_manifest_default_mask(const mf_manifest *mf)
+{
+    for (int j = 0; j < MF_HASH_KIND_COUNT; j++)
+        if (mf->kinds & MF_HASH_BIT(strength_order[j]))
+            return MF_HASH_BIT(strength_order[j]);
+    return 0;
 }
 
 /* The first line (in file order) of this kind and name, as llama-gguf-hash
@@ -302,11 +355,11 @@ static bool names_model(const char *entry_name, const char *label)
  * "model.gguf" fails for "./dir/model.gguf". mfmt takes the exact path when
  * the manifest has it, else the one model name with the same file name
  * (from the model line, or the line of the first tensor). */
-static const char *resolve_label(const manifest *mf, const mf_model *m, const char *path)
+static char *resolve_label(const manifest *mf, const mf_model *m, const char *path)
 {
     for (size_t i = 0; i < mf->n; i++)
         if (names_model(mf->e[i].name, path))
-            return path;
+            return strdup(path);
     const char *want = base_name(path), *found = NULL;
     const char *t0 = m->n_tensors ? m->tensors[0].name : NULL;
     size_t t0len = t0 ? strlen(t0) : 0;
@@ -328,17 +381,24 @@ static const char *resolve_label(const manifest *mf, const mf_model *m, const ch
         if (found && strcmp(found, cand) != 0) { /* two candidates: ambiguous */
             free(cand);
             free((char *)found);
-            return path;
+            return strdup(path);
         }
         free((char *)found);
         found = cand;
     }
-    return found ? found : path;
+    return found ? (char *)found : strdup(path);
+}
+
+char *mf_manifest_label(const mf_manifest *mf, const mf_model *m, const char *path)
+{
+    return resolve_label(mf, m, path);
 }
 
 typedef struct checker {
     const manifest *mf;
     const char *label;
+    mf_manifest_line_fn on_line;
+    void *user;
     bool tensor_seen, tensor_bad, model_seen, model_bad;
 } checker;
 
@@ -349,10 +409,10 @@ static int check_line(void *ctx, int kind, const char *hex, const char *tensor, 
     if (asprintf(&name, "%s%s%s", c->label, tensor ? ":" : "", tensor ? tensor : "") < 0)
         return mf_oom(st, c->label);
     const entry *e = manifest_find(c->mf, kind, name);
-    const char *verdict = "Not Found";
+    mf_manifest_match match = MF_MATCH_NOT_FOUND;
     if (e) {
         bool ok = strcasecmp(e->hash, hex) == 0;
-        verdict = ok ? "Ok" : "Mismatch";
+        match = ok ? MF_MATCH_OK : MF_MATCH_MISMATCH;
         if (tensor) {
             c->tensor_seen = true;
             c->tensor_bad |= !ok;
@@ -361,79 +421,59 @@ static int check_line(void *ctx, int kind, const char *hex, const char *tensor, 
             c->model_bad |= !ok;
         }
     }
-    printf("%-8s  %s  %s  -  %s\n", hk_name(kind), hex, name, verdict);
+    int rc = c->on_line ? c->on_line(c->user, kind, hex, name, match) : 0;
     free(name);
-    return 0;
+    return rc;
 }
 
 /* llama-gguf-hash's verdict: without the model line, the tensor lines
  * decide (none found: missing entry); with it, any mismatch fails. */
-static int verdict_of(const checker *c)
+static mf_manifest_outcome verdict_of(const checker *c)
 {
     if (!c->model_seen) {
         if (!c->tensor_seen)
-            return MANIFEST_MISSING_ENTRY;
-        return c->tensor_bad ? MANIFEST_MISMATCH : MANIFEST_OK;
+            return MF_MANIFEST_MISSING_ENTRY;
+        return c->tensor_bad ? MF_MANIFEST_MISMATCH : MF_MANIFEST_OK;
     }
-    return c->tensor_bad || c->model_bad ? MANIFEST_MISMATCH : MANIFEST_OK;
+    return c->tensor_bad || c->model_bad ? MF_MANIFEST_MISMATCH : MF_MANIFEST_OK;
 }
 
-static const char *verdict_name(int v)
+const char *mf_manifest_outcome_name(mf_manifest_outcome o)
 {
-    switch (v) {
-    case MANIFEST_OK: return "Success";
-    case MANIFEST_MISMATCH: return "Failure";
-    case MANIFEST_MISSING_ENTRY: return "Manifest Missing Entry";
-    default: return "?";
+    switch (o) {
+    case MF_MANIFEST_OK: return "Success";
+    case MF_MANIFEST_MISMATCH: return "Failure";
+    case MF_MANIFEST_MISSING_ENTRY: return "Manifest Missing Entry";
+    case MF_MANIFEST_UNKNOWN_HASH: return "Unknown Hash Type";
+    case MF_MANIFEST_FILE_ERROR: return "Manifest File Error";
     }
+    return "?";
 }
 
-int manifest_check(const char *model_path, const char *manifest_path, unsigned mask)
+const char *mf_manifest_match_name(mf_manifest_match m)
 {
-    mf_status st;
-    mf_status_init(&st);
-    manifest mf;
-    if (manifest_load(&mf, manifest_path, &st)) {
-        fprintf(stderr, "mfmt: cannot read manifest: %s\n", st.msg);
-        manifest_free(&mf);
-        mf_status_clear(&st);
-        return MANIFEST_FILE_ERROR;
+    switch (m) {
+    case MF_MATCH_OK: return "Ok";
+    case MF_MATCH_MISMATCH: return "Mismatch";
+    case MF_MATCH_NOT_FOUND: return "Not Found";
     }
-    int rc;
-    mf_model *m = NULL;
-    if (!mf.kinds) {
-        fprintf(stderr, "mfmt: %s: no line of a known hash type (sha256, sha1, xxh64, xxh3, uuid)\n",
-                manifest_path);
-        rc = MANIFEST_UNKNOWN_HASH;
-        goto out;
+    return "?";
+}
+
+int mf_manifest_check(const mf_manifest *mf, const mf_model *m, const char *label,
+                      unsigned mask, mf_manifest_line_fn on_line, void *user,
+                      mf_manifest_outcome *outcome, mf_status *st)
+{
+    MF_ST_GUARD(st);
+    if (!mf->kinds) {
+        *outcome = MF_MANIFEST_UNKNOWN_HASH;
+        return 0;
     }
-    printf("manifest  %s", manifest_path);
-    for (int j = 0; j < HK_COUNT; j++)
-        if (mf.kinds & HK_BIT(strength_order[j]))
-            printf("  %s", hk_name(strength_order[j]));
-    printf("\n");
     if (!mask)
-        for (int j = 0; j < HK_COUNT && !mask; j++)
-            if (mf.kinds & HK_BIT(strength_order[j]))
-                mask = HK_BIT(strength_order[j]);
-    if (mf_open(model_path, NULL, &m, &st)) {
-        rc = cli_report(&st);
-        goto out;
-    }
-    checker c = {.mf = &mf, .label = resolve_label(&mf, m, model_path)};
-    if (c.label != model_path)
-        fprintf(stderr, "mfmt: the manifest names this model \"%s\"\n", c.label);
-    if (hk_hash_model(m, mask, true, check_line, &c, &st)) {
-        rc = cli_report(&st);
-    } else {
-        rc = verdict_of(&c);
-        printf("\nVerification results for %s - %s\n", manifest_path, verdict_name(rc));
-    }
-    if (c.label != model_path)
-        free((char *)c.label);
-out:
-    mf_close(m);
-    manifest_free(&mf);
-    mf_status_clear(&st);
-    return rc;
+        mask = mf_manifest_default_mask(mf);
+    checker c = {.mf = mf, .label = label ? label : m->path, .on_line = on_line, .user = user};
+    if (mf_hash_kinds(m, mask, true, check_line, &c, st))
+        return -1;
+    *outcome = verdict_of(&c);
+    return 0;
 }

@@ -3,7 +3,7 @@
  * publishes it, hashes it for the whole-file digest; the content thread
  * hashes the parts of the block that belong to tensors, in table order. A
  * buffer is refilled only after both are done with it. */
-#include "hash_onepass.h"
+#include "ops/hash_onepass.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -123,7 +123,7 @@ static ssize_t read_full(int fd, uint8_t *b, size_t n)
 
 /* This thread: read each block, publish it, hash it whole. */
 static int produce(ring *r, int fd, mf_hasher *file, const char *path, uint64_t *total,
-                   mf_status *st)
+                   mf_progress_fn progress, void *user, mf_status *st)
 {
     int rc = 0;
     for (;;) {
@@ -135,6 +135,10 @@ static int produce(ring *r, int fd, mf_hasher *file, const char *path, uint64_t 
         ssize_t n = read_full(fd, r->buf[k], BUFSZ);
         if (n < 0)
             rc = mf_fail(st, MF_ERR_IO, path, (int64_t)*total, "read failed: %s", strerror(errno));
+        else if (mf_progress_report(progress, user, *total, r->m->files[0].size, path, st)) {
+            rc = -1; /* cancelled: stop reading; the content side drains the ring */
+            n = -1;
+        }
         pthread_mutex_lock(&r->mu);
         if (n > 0) {
             r->len[k] = (size_t)n;
@@ -159,7 +163,8 @@ void onepass_result_free(onepass_result *r)
 }
 
 int hash_onepass(const mf_model *m, const char *path, mf_hash_algo algo, bool per_tensor,
-                 onepass_result *out, mf_status *st)
+                 mf_progress_fn progress, void *progress_user, onepass_result *out,
+                 mf_status *st)
 {
     memset(out, 0, sizeof(*out));
     if (!plain_in_order(m, path))
@@ -187,7 +192,7 @@ int hash_onepass(const mf_model *m, const char *path, mf_hash_algo algo, bool pe
         bool threaded = pthread_create(&th, NULL, content_thread, &r) == 0;
         uint64_t total = 0;
         if (threaded) {
-            rc = produce(&r, fd, file, path, &total, st);
+            rc = produce(&r, fd, file, path, &total, progress, progress_user, st);
             pthread_join(th, NULL);
         } else {
             rc = 1; /* no thread: let the caller take the other way */
