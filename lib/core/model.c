@@ -163,13 +163,6 @@ int mf_model_adopt_child(mf_model *m, mf_model *child, const char *path,
     return 0;
 }
 
-/* Public (include/mfmt.h): element 0 in the mapping, strided views too. */
-const void *mf_tensor_mapped(const mf_model *m, const mf_tensor *t)
-{
-    (void)m;
-    return t && t->data && !t->big_endian ? t->data : NULL;
-}
-
 uint64_t mf_tensor_nelems(const mf_tensor *t)
 {
     uint64_t n = 1;

@@ -16,7 +16,8 @@ from . import _mfmt
 from ._errors import (CancelledError, Error, FileError, FormatError,
                       UnsafeFileError, UnsupportedError, UsageError)
 from ._model import Model, TensorInfo, TensorSlice, load_file, open
-from ._ops import (Detection, Diff, DiffRow, DequantizeResult, Estimate, Finding,
+from ._ops import (DIFF_INCOMPARABLE, DIFF_ONLY_A, DIFF_ONLY_B, DIFF_SAME, DIFF_SAME_VALUES,
+                   DIFF_SHAPE, DIFF_VALUES, Detection, Diff, DiffRow, DequantizeResult, Estimate, Finding,
                    Hashes, Plan, Problem, QuantizeResult, QuantTensor, ScanReport,
                    Validation, convert, dequantize, detect, diff, estimate, hash, hash_file,
                    merge, plan, quantize, save_file, scan, split, validate)
@@ -30,7 +31,8 @@ __all__ = [
     "split", "merge", "diff", "estimate", "plan",
     "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",
     "QuantizeResult", "QuantTensor", "DequantizeResult", "Diff", "DiffRow",
-    "Estimate", "Plan",
+    "Estimate", "Plan", "DIFF_SAME", "DIFF_SAME_VALUES", "DIFF_VALUES", "DIFF_SHAPE",
+    "DIFF_ONLY_A", "DIFF_ONLY_B", "DIFF_INCOMPARABLE",
     "Error", "FormatError", "UnsafeFileError", "UnsupportedError", "UsageError",
     "FileError", "CancelledError", "lib_version",
 ]

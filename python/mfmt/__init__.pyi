@@ -232,6 +232,14 @@ def split(src: PathLike, prefix: PathLike, *, max_tensors: Optional[int] = ...,
           max_size: Optional[Size] = ..., progress: Progress = ...) -> List[str]: ...
 def merge(src: PathLike, out: PathLike, *, progress: Progress = ...) -> None: ...
 
+DIFF_SAME: str
+DIFF_SAME_VALUES: str
+DIFF_VALUES: str
+DIFF_SHAPE: str
+DIFF_ONLY_A: str
+DIFF_ONLY_B: str
+DIFF_INCOMPARABLE: str
+
 class DiffRow(NamedTuple):
     name: str
     kind: str

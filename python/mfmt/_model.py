@@ -172,6 +172,9 @@ class Model(_mfmt.Model):
 
     def _decoded(self, i, info, dt, row0, row1):
         """Rows row0..row1 (None: all) of tensor i as floats of dtype dt."""
+        sib = self._packed_sibling(info)
+        if sib is not None:  # an MLX packed weight: decode its logical view
+            return sib._decoded(sib._position(info.name), sib.info(info.name), dt, row0, row1)
         if info.dtype in _NUMPY_OF and info.dtype not in ("C64", "C128"):
             arr = self._view(i)
             if arr is None:
@@ -179,9 +182,6 @@ class Model(_mfmt.Model):
             if row0 is not None:
                 arr = arr[row0:row1]
             return arr.astype(dt)
-        sib = self._packed_sibling(info)
-        if sib is not None:  # an MLX packed weight: decode its logical view
-            return sib._decoded(sib._position(info.name), sib.info(info.name), dt, row0, row1)
         out = self._read_f32(i, -1 if row0 is None else row0, -1 if row1 is None else row1)
         return out if dt == np.float32 else out.astype(dt)
 

@@ -20,6 +20,8 @@ __all__ = [
     "split", "merge", "diff", "estimate", "plan", "save_file",
     "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",
     "QuantizeResult", "QuantTensor", "DequantizeResult", "DiffRow", "Diff",
+    "DIFF_SAME", "DIFF_SAME_VALUES", "DIFF_VALUES", "DIFF_SHAPE", "DIFF_ONLY_A",
+    "DIFF_ONLY_B", "DIFF_INCOMPARABLE",
     "Estimate", "Plan",
 ]
 
@@ -330,10 +332,18 @@ def merge(src, out, *, progress=None) -> None:
 
 # ------------------------------------------------------------------- diff
 
+# libmfmt's names of the diff kinds (mf_diff_kind_name), in its enum order:
+# same bytes, same values (other dtype/layout), values differ, shapes differ,
+# only in A, only in B, incomparable.
+(DIFF_SAME, DIFF_SAME_VALUES, DIFF_VALUES, DIFF_SHAPE, DIFF_ONLY_A, DIFF_ONLY_B,
+ DIFF_INCOMPARABLE) = _mfmt.diff_kinds()
+
+
 class DiffRow(NamedTuple):
-    """One tensor name compared: kind is "same-bytes", "same-values",
-    "values", "shape", "only-a", "only-b" or "incomparable"; a and b are
-    (dtype, shape) or None; value statistics for "values"/"same-values"."""
+    """One tensor name compared: kind is one of mfmt.DIFF_SAME (same dtype,
+    shape and bytes), DIFF_SAME_VALUES, DIFF_VALUES, DIFF_SHAPE, DIFF_ONLY_A,
+    DIFF_ONLY_B, DIFF_INCOMPARABLE (as `mfmt diff` prints them); a and b are
+    (dtype, shape) or None; value statistics for the value kinds."""
     name: str
     kind: str
     a: Optional[Tuple[str, Tuple[int, ...]]]
@@ -357,7 +367,7 @@ class Diff(list):
     @property
     def same(self) -> bool:
         """True when every tensor has the same bytes on both sides."""
-        return all(r.kind == "same-bytes" for r in self)
+        return all(r.kind == DIFF_SAME for r in self)
 
 
 def diff(a, b, *, allow_unsafe=False) -> Diff:

@@ -1,6 +1,8 @@
 /* errors.c - an mf_status as a Python exception (classes in mfmt/_errors.py). */
 #include "pymfmt.h"
 
+#include <stdarg.h>
+
 static PyObject *from_status; /* mfmt._errors._from_status */
 
 int errors_init(void)
@@ -51,4 +53,17 @@ void raise_cancelled(void)
         PyErr_SetString(cls, "cancelled by the progress callback");
         Py_DECREF(cls);
     }
+}
+
+PyObject *raise_usage(const char *fmt, ...)
+{
+    mf_status st;
+    mf_status_init(&st);
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    mf_status_fail(&st, MF_ERR_USAGE, "%s", buf);
+    return raise_status(&st);
 }

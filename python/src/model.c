@@ -463,6 +463,22 @@ static PyObject *model_view(ModelObject *mo, PyObject *arg)
     return arr;
 }
 
+typedef struct {
+    uint8_t *dst;
+    size_t cap, pos;
+} buf_sink;
+
+/* An mf_sink_fn into a fixed buffer; more bytes than it holds fail. */
+static int buf_sink_write(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    buf_sink *b = ctx;
+    if (n > b->cap - b->pos)
+        return mf_status_fail(st, MF_ERR_FORMAT, "more bytes streamed than the shape holds");
+    memcpy(b->dst + b->pos, buf, n);
+    b->pos += n;
+    return 0;
+}
+
 static PyObject *unsupported(const mf_tensor *t, const char *what)
 {
     mf_status st;
@@ -522,8 +538,33 @@ static PyObject *model_read(ModelObject *mo, PyObject *arg)
     np_layout L;
     if (layout_of(t, &L) != 0)
         return unsupported(t, "has no fixed-size NumPy layout");
-    return read_rows(mo, t, MF_DTYPE_INVALID, L.typenum, L.ndim, L.dims, 0,
-                     UINT64_MAX);
+    /* the whole tensor: streamed, which every dtype allows (mf_tensor_read
+     * wants rows that end on whole bytes/blocks: not so for an odd I4) */
+    PyObject *arr = PyArray_SimpleNew(L.ndim, L.dims, L.typenum);
+    if (!arr)
+        return NULL;
+    if (model_pin(mo) != 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    buf_sink b = {(uint8_t *)PyArray_BYTES((PyArrayObject *)arr),
+                  (size_t)PyArray_NBYTES((PyArrayObject *)arr), 0};
+    mf_status st;
+    mf_status_init(&st);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mf_tensor_stream(mo->m, t, buf_sink_write, &b, &st);
+    if (rc == 0 && b.pos != b.cap)
+        rc = mf_status_fail(&st, MF_ERR_FORMAT, "tensor \"%s\": %zu bytes streamed, %zu expected",
+                            mf_tensor_name(t), b.pos, b.cap);
+    Py_END_ALLOW_THREADS
+    model_unpin(mo);
+    if (rc != 0) {
+        Py_DECREF(arr);
+        return raise_status(&st);
+    }
+    mf_status_clear(&st);
+    return arr;
 }
 
 /* _read_f32(i, row0, row1): rows row0..row1 of the outermost dimension
@@ -565,7 +606,7 @@ static PyObject *model_hash_tensor(ModelObject *mo, PyObject *args)
         return NULL;
     mf_hash_algo a;
     if (mf_hash_algo_from_name(algo, &a) != 0)
-        return PyErr_Format(PyExc_ValueError, "unknown hash algorithm \"%s\"", algo);
+        return raise_usage("unknown hash algorithm \"%s\"", algo);
     const mf_tensor *t = model_tensor(mo, index);
     if (!t || model_pin(mo) != 0)
         return NULL;

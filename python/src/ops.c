@@ -76,7 +76,7 @@ static mf_dtype dtype_arg(const char *name, int *ok)
         return MF_DTYPE_INVALID;
     mf_dtype dt = mf_dtype_from_name(name);
     if (dt == MF_DTYPE_INVALID) {
-        PyErr_Format(PyExc_ValueError, "unknown dtype \"%s\"", name);
+        raise_usage("unknown dtype \"%s\"", name);
         *ok = 0;
     }
     return dt;
@@ -172,8 +172,7 @@ static PyObject *op_hash(PyObject *self, PyObject *args, PyObject *kw)
     mf_hash_opts_init(&o);
     if (mf_hash_algo_from_name(algo, &o.algo) != 0) {
         Py_DECREF(path);
-        return PyErr_Format(PyExc_ValueError,
-                            "algo=\"%s\": sha256, sha1, xxh64 or xxh3", algo);
+        return raise_usage("algo=\"%s\": sha256, sha1, xxh64 or xxh3", algo);
     }
     progress_ctx p;
     progress_init(&p, progress);
@@ -212,7 +211,7 @@ static PyObject *op_hash_file(PyObject *self, PyObject *args)
     mf_hash_algo a;
     if (mf_hash_algo_from_name(algo, &a) != 0) {
         Py_DECREF(path);
-        return PyErr_Format(PyExc_ValueError, "unknown hash algorithm \"%s\"", algo);
+        return raise_usage("unknown hash algorithm \"%s\"", algo);
     }
     char hex[129];
     mf_status st;
@@ -618,7 +617,7 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
     if (!ok1 || !ok2)
         goto done;
     if (ft == MF_FTYPE_INVALID) {
-        PyErr_Format(PyExc_ValueError, "unknown quantization type \"%s\"", type);
+        raise_usage("unknown quantization type \"%s\"", type);
         goto done;
     }
     if (out != Py_None && !PyUnicode_FSConverter(out, &outb))
@@ -921,7 +920,7 @@ static PyObject *op_save_safetensors(PyObject *self, PyObject *args)
         Py_ssize_t nd = PySequence_Fast_GET_SIZE(sh);
         if (nd > MF_MAX_DIMS) {
             Py_DECREF(sh);
-            PyErr_Format(PyExc_ValueError, "tensor \"%s\": %zd dimensions", name, nd);
+            raise_usage("tensor \"%s\": %zd dimensions", name, nd);
             goto done;
         }
         ts[got].ndim = (int)nd;
@@ -1001,8 +1000,18 @@ static PyObject *op_parse_size(PyObject *self, PyObject *args)
         return NULL;
     uint64_t v;
     if (mf_parse_size(s, &v) != 0)
-        return PyErr_Format(PyExc_ValueError, "\"%s\" is not a size (5GB, 500MiB, 1024)", s);
+        return raise_usage("\"%s\" is not a size (5GB, 500MiB, 1024)", s);
     return PyLong_FromUnsignedLongLong(v);
+}
+
+/* mf_diff_kind_name of every kind, in enum order. */
+static PyObject *op_diff_kinds(PyObject *self, PyObject *unused)
+{
+    return Py_BuildValue("(sssssss)", mf_diff_kind_name(MF_DIFF_SAME_BYTES),
+                         mf_diff_kind_name(MF_DIFF_SAME_VALUES), mf_diff_kind_name(MF_DIFF_VALUES),
+                         mf_diff_kind_name(MF_DIFF_SHAPE), mf_diff_kind_name(MF_DIFF_ONLY_A),
+                         mf_diff_kind_name(MF_DIFF_ONLY_B),
+                         mf_diff_kind_name(MF_DIFF_INCOMPARABLE));
 }
 
 static PyObject *op_lib_version(PyObject *self, PyObject *unused)
@@ -1041,5 +1050,6 @@ PyMethodDef ops_methods[] = {
     {"dtype_info", op_dtype_info, METH_VARARGS, "dtype_info(name) -> tuple|None"},
     {"parse_size", op_parse_size, METH_VARARGS, "parse_size(\"5GB\") -> bytes"},
     {"lib_version", op_lib_version, METH_NOARGS, "libmfmt's version"},
+    {"diff_kinds", op_diff_kinds, METH_NOARGS, "the names of the diff kinds, in enum order"},
     {NULL},
 };

@@ -52,6 +52,12 @@ const mf_tensor *model_tensor(ModelObject *mo, Py_ssize_t index);
  * Clears st. A pending Python exception (a callback raised, Ctrl-C) wins. */
 PyObject *raise_status(mf_status *st);
 int errors_init(void); /* imports mfmt._errors */
+/* Raises mfmt.UsageError (a ValueError) with a printf-style message. */
+PyObject *raise_usage(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
 
 /* ---------------------------------------------------------------- values */
 

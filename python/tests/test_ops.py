@@ -190,24 +190,37 @@ def test_convert_hf_dir_to_gguf(tmp_path):
 
 # --------------------------------------------------------------- quantize
 
-def test_quantize_and_dry_run(tmp_path):
+@pytest.fixture(scope="module")
+def f16_gguf(tmp_path_factory):
+    """A GGUF whose rows are whole Q8_0 blocks (hidden 64): the corpus's
+    llama-tiny HF directory converted by mfmt.convert."""
+    d = os.path.join(CORPUS, "hf-dir", "llama-tiny")
+    if not os.path.isdir(d):
+        pytest.skip(f"{d} is not here")
+    out = tmp_path_factory.mktemp("gguf") / "llama-f16.gguf"
+    mfmt.convert(d, out, type="f16")
+    return str(out)
+
+
+def test_quantize_and_dry_run(tmp_path, f16_gguf):
     out = tmp_path / "q8.gguf"
-    r = mfmt.quantize(TINY, out, "Q8_0")
+    r = mfmt.quantize(f16_gguf, out, "Q8_0")
     assert r.type == "Q8_0" and r.n_tensors == len(r.tensors) > 0
     assert r.out_file_bytes == os.path.getsize(out)
     with mfmt.open(out) as m:
         assert {m.info(t.name).dtype for t in r.tensors} == {t.dst for t in r.tensors}
-    dry = mfmt.quantize(TINY, None, "Q4_0", dry_run=True)
+    dry = mfmt.quantize(f16_gguf, None, "Q4_0", dry_run=True)
     conv = [t for t in dry.tensors if t.converted]
     assert conv and all(np.isfinite(t.rmse) and 0 < t.cosine <= 1.0000001 for t in conv)
     assert leftovers(tmp_path) == ["q8.gguf"]
     with pytest.raises(mfmt.Error):
-        mfmt.quantize(TINY, tmp_path / "x.gguf", "NOT_A_TYPE")
+        mfmt.quantize(f16_gguf, tmp_path / "x.gguf", "NOT_A_TYPE")
+    assert leftovers(tmp_path) == ["q8.gguf"]
 
 
-def test_dequantize_equals_float_reads(tmp_path):
+def test_dequantize_equals_float_reads(tmp_path, f16_gguf):
     q = tmp_path / "q8.gguf"
-    mfmt.quantize(TINY, q, "Q8_0")
+    mfmt.quantize(f16_gguf, q, "Q8_0")
     out = tmp_path / "f32.safetensors"
     r = mfmt.dequantize(q, out)
     assert r.n_tensors > 0
@@ -228,15 +241,15 @@ def test_split_and_merge_round_trip(tmp_path):
 
 # ------------------------------------------------------------------- diff
 
-def test_diff(tmp_path):
-    same = mfmt.diff(TINY, TINY)
-    assert same.same and len(same) > 0
+def test_diff(tmp_path, f16_gguf):
+    same = mfmt.diff(f16_gguf, f16_gguf)
+    assert same.same and len(same) > 0 and same.counts() == {mfmt.DIFF_SAME: len(same)}
     q = tmp_path / "q8.gguf"
-    mfmt.quantize(TINY, q, "Q8_0")
-    d = mfmt.diff(TINY, q)
+    mfmt.quantize(f16_gguf, q, "Q8_0")
+    d = mfmt.diff(f16_gguf, q)
     kinds = d.counts()
-    assert kinds.get("values", 0) > 0 and not d.same
-    row = next(r for r in d if r.kind == "values")
+    assert kinds.get(mfmt.DIFF_VALUES, 0) > 0 and not d.same
+    row = next(r for r in d if r.kind == mfmt.DIFF_VALUES)
     assert row.a[0] == "F16" and row.b[0] == "Q8_0" and row.max_abs > 0
 
 
