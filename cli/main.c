@@ -5,7 +5,7 @@ extern const cli_cmd cli_cmd_detect, cli_cmd_inspect, cli_cmd_validate, cli_cmd_
 extern const cli_cmd cli_cmd_split, cli_cmd_merge, cli_cmd_diff;
 extern const cli_cmd cli_cmd_scan, cli_cmd_convert;
 extern const cli_cmd cli_cmd_estimate, cli_cmd_plan;
-extern const cli_cmd cli_cmd_quantize, cli_cmd_dequantize;
+extern const cli_cmd cli_cmd_quantize, cli_cmd_dequantize, cli_cmd_edit;
 
 /* A new subcommand adds one extern above and one line here. */
 static const cli_cmd *const commands[] = {
@@ -22,6 +22,7 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_convert,
     &cli_cmd_quantize,
     &cli_cmd_dequantize,
+    &cli_cmd_edit,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

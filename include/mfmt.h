@@ -391,6 +391,73 @@ MF_API int mf_model_logical_view(const mf_model *src, mf_model **view, mf_status
 MF_API int mf_model_graph_text(const mf_model *m, mf_sink_fn sink, void *ctx,
                                mf_status *st);
 
+/* ----------------------------------------------------------------- editing */
+
+/* Changes a GGUF's metadata (or a safetensors file's __metadata__) and
+ * tensor names without decoding any tensor: a new header is written and the
+ * data section copied as bytes (copy_file_range: in the kernel, shared
+ * extents where the filesystem allows). */
+typedef enum mf_edit_kind {
+    MF_EDIT_SET,            /* key = text (below) */
+    MF_EDIT_DELETE,         /* key */
+    MF_EDIT_RENAME_TENSOR,  /* key = old tensor name, text = new name */
+    MF_EDIT_CHAT_TEMPLATE_FROM, /* text = a tokenizer_config.json: its chat
+                               template(s) as gguf-py writes them */
+} mf_edit_kind;
+
+/* MF_EDIT_SET's text is VALUE or TYPE:VALUE.  TYPE is one of
+ *   int, float, bool, str            (int/float keep the key's existing
+ *                                     integer/float type; new keys: i32 or
+ *                                     i64 as the value needs, f32)
+ *   u8 i8 u16 i16 u32 i32 u64 i64 f32 f64   (exactly that GGUF type)
+ *   file                             (a string: the contents of file VALUE)
+ *   json                             (the JSON in file VALUE: an array of
+ *                                     strings, numbers or booleans, or one)
+ * Without a known TYPE the value takes the key's existing type (an array
+ * key: VALUE is JSON text), a new key is a string. */
+typedef struct mf_edit_op {
+    mf_edit_kind kind;
+    const char *key;
+    const char *text;
+} mf_edit_op;
+
+enum {
+    MF_EDIT_FORCE = 1 << 0,   /* allow edits that make the file one llama.cpp
+                                 (or the format) refuses */
+    MF_EDIT_DRY_RUN = 1 << 1, /* check and measure, write nothing */
+};
+
+typedef struct mf_edit_opts {
+    size_t struct_size; /* sizeof(mf_edit_opts): lets the struct grow */
+    unsigned flags;     /* MF_EDIT_* */
+} mf_edit_opts;
+
+/* One line of what changed, in the order applied. */
+typedef struct mf_edit_change {
+    mf_edit_kind kind;
+    const char *key;      /* the key, or the old tensor name */
+    const char *before;   /* short text of the old value; NULL: key was new */
+    const char *after;    /* short text of the new value; NULL: deleted */
+} mf_edit_change;
+
+typedef struct mf_edit_report {
+    uint64_t old_header_bytes, new_header_bytes; /* up to the data section */
+    uint64_t data_bytes;                         /* copied unchanged */
+    mf_edit_change *changes;
+    size_t n_changes;
+    void *priv;
+} mf_edit_report;
+
+/* Edits `in` into `out` (NULL or the same file: `in` is replaced
+ * atomically, by a temporary file and a rename). Every op is checked before
+ * anything is written; on any failure nothing at `out` (or `in`) changes.
+ * Returns 0, or -1 with st (NULL allowed) naming the file and the rule.
+ * `report` (NULL allowed) is filled on success and must be released with
+ * mf_edit_report_free. Thread-safe for distinct files. */
+int mf_edit(const char *in, const char *out, const mf_edit_op *ops, size_t n_ops,
+            const mf_edit_opts *opts, mf_edit_report *report, mf_status *st);
+void mf_edit_report_free(mf_edit_report *report);
+
 #ifdef __cplusplus
 }
 #endif

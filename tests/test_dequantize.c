@@ -212,20 +212,11 @@ static void test_meta_text(void)
 
 /* ------------------------------------------------ command lines */
 
-/* Runs a command, returns its exit status; its stdout+stderr in out. */
 static int run_cmd(const char *cmd, char *out, size_t cap)
 {
-    char full[2048], log[300];
+    char log[300];
     tmp_path(log, sizeof(log), "cmd.log");
-    snprintf(full, sizeof(full), "%s > %s 2>&1", cmd, log);
-    int rc = system(full);
-    FILE *f = fopen(log, "r");
-    size_t n = f ? fread(out, 1, cap - 1, f) : 0;
-    out[n] = 0;
-    if (f)
-        fclose(f);
-    unlink(log);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    return tl_run_cmd(cmd, log, out, cap);
 }
 
 static void test_cli(void)

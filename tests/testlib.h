@@ -50,6 +50,23 @@ static inline const char *tl_shared_dir(void)
     return NULL;
 }
 
+/* Runs a shell command with stdout+stderr sent to `log`, reads them back
+ * into out (NUL-terminated); returns the exit status (-1: killed). */
+#include <sys/wait.h>
+static inline int tl_run_cmd(const char *cmd, const char *log, char *out, size_t cap)
+{
+    char full[4096];
+    snprintf(full, sizeof(full), "%s > %s 2>&1", cmd, log);
+    int rc = system(full);
+    FILE *f = fopen(log, "r");
+    size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+    out[n] = 0;
+    if (f)
+        fclose(f);
+    remove(log);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
 /* A test's main ends with: return tl_report("name"); */
 static inline int tl_report(const char *name)
 {

@@ -129,3 +129,47 @@ void mf_atomic_abort(mf_atomic *w)
     unlink(w->tmp);
     atomic_free(w);
 }
+
+/* Appends `len` bytes of in_fd from `off`: copy_file_range first (the kernel
+ * copies, or shares extents where the filesystem can: no bytes pass through
+ * this process), plain pread/write where it is not supported across these
+ * files. */
+int mf_atomic_copy_from(mf_atomic *w, int in_fd, uint64_t off, uint64_t len, mf_status *st)
+{
+    if (flush_buf(w, st))
+        return -1;
+    w->written += len;
+    loff_t src = (loff_t)off;
+    bool kernel = true;
+    while (len) {
+        size_t want = len > (1u << 30) ? (1u << 30) : (size_t)len;
+        ssize_t k = -1;
+        if (kernel) {
+            k = copy_file_range(in_fd, &src, w->fd, NULL, want, 0);
+            if (k < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP ||
+                          errno == EINVAL)) {
+                kernel = false;
+                continue;
+            }
+        } else {
+            size_t chunk = want < WBUF ? want : WBUF;
+            k = pread(in_fd, w->buf, chunk, src);
+            if (k > 0) {
+                w->fill = (size_t)k;
+                if (flush_buf(w, st))
+                    return -1;
+                src += k;
+            }
+        }
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return mf_fail(st, MF_ERR_IO, w->path, -1, "copying data failed: %s", strerror(errno));
+        if (k == 0)
+            return mf_fail(st, MF_ERR_IO, w->path, -1,
+                           "the input ended %llu bytes early while copying its data",
+                           (unsigned long long)len);
+        len -= (uint64_t)k;
+    }
+    return 0;
+}

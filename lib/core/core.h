@@ -244,6 +244,9 @@ int mf_model_note(mf_model *m, const char *fmt, ...) MF_PRINTF(2, 3);
  * open until mf_close(m)) and copies its notes. On failure child is closed
  * or already owned by m; -1 with st filled. (Opening the child is the
  * formats layer's job: mf_model_open_child in formats/formats.h.) */
+/* Appends len bytes of in_fd from off to w (in the kernel where it can). */
+int mf_atomic_copy_from(mf_atomic *w, int in_fd, uint64_t off, uint64_t len, mf_status *st);
+
 int mf_model_adopt_child(mf_model *m, mf_model *child, const char *path,
                          mf_status *st);
 /* Sets t->nbytes from dtype and shape; fails on overflow / partial block. */
@@ -257,6 +260,7 @@ mf_value mf_value_f64(double v);
 mf_value mf_value_bool(bool v);
 
 /* ------------------------------------------------------------- readers */
+struct mf_rewrite;
 typedef struct mf_reader {
     mf_format format;
     /* Fills m (files, meta, tensors). flags: MF_OPEN_*. */
@@ -266,7 +270,26 @@ typedef struct mf_reader {
                   void *ctx, mf_status *st);
     /* Optional: frees m->priv. */
     void (*close)(mf_model *m);
+    /* Optional (formats with a metadata header before raw tensor data):
+     * writes rw->out as m's first file with metadata rw->meta and tensors
+     * renamed, tensor bytes copied unchanged; checks the format's rules
+     * (unless MF_EDIT_FORCE) before writing anything. */
+    int (*rewrite)(const mf_model *m, const struct mf_rewrite *rw, mf_status *st);
+    /* Optional: the type a metadata key must have (a new key set without a
+     * TYPE: takes it); MF_V_NULL when the format does not say. */
+    mf_vtype (*key_type)(const mf_model *m, const char *key);
 } mf_reader;
+
+/* What ops/edit.c asks of a reader's rewrite hook. */
+typedef struct mf_rewrite {
+    const char *out;             /* where to write (may be m's own file) */
+    const mf_kv *meta;           /* the new metadata, in order */
+    size_t n_meta;
+    const char *const *rename_from, *const *rename_to;
+    size_t n_rename;
+    unsigned flags;              /* MF_EDIT_* */
+    uint64_t *old_header_bytes, *new_header_bytes, *data_bytes; /* filled */
+} mf_rewrite;
 
 /* Streams a mapped tensor (t->data set) honouring strides and byte order. */
 int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,

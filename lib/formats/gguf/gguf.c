@@ -1,6 +1,6 @@
 /* gguf.c - GGUF reader (ggml/docs/gguf.md), versions 2 and 3, either byte
  * order, split sets (NAME-0000i-of-0000n.gguf). */
-#include "core/core.h"
+#include "formats/gguf/gguf_int.h"
 
 #include <stdlib.h>
 
@@ -261,6 +261,17 @@ static void check_tensor_layout(gg *g, tinfo *ti, uint64_t n, uint64_t align,
     mf_strset_free(&names);
 }
 
+static void record_layout(mf_model *m, uint32_t version, bool big_endian, uint64_t align,
+                          uint64_t data_start)
+{
+    mf_gguf_layout *l = mf_arena_alloc(m->arena, sizeof(*l));
+    if (!l)
+        return; /* only editing needs it; it then says the layout is unknown */
+    *l = (mf_gguf_layout){.version = version, .big_endian = big_endian, .alignment = align,
+                          .data_start = data_start};
+    m->priv = l;
+}
+
 static int parse_gguf(mf_model *m, uint32_t fi, bool keep_meta, unsigned flags, mf_status *st)
 {
     const mf_file *f = &m->files[fi];
@@ -321,6 +332,8 @@ static int parse_gguf(mf_model *m, uint32_t fi, bool keep_meta, unsigned flags, 
                       "the data section would start at %llu, past the end of the file",
                       (unsigned long long)data_start);
         check_tensor_layout(&g, ti, n_tensors, align, data_start);
+        if (fi == 0) /* what an editor needs to rewrite the header alone */
+            record_layout(m, version, g.c.big_endian, align, data_start);
     }
     free(ti);
     return rc == 0 && st->code == MF_OK ? 0 : -1;
@@ -379,4 +392,6 @@ static int open_gguf(mf_model *m, const char *path, unsigned flags, mf_status *s
 const mf_reader mf_reader_gguf = {
     .format = MF_FMT_GGUF,
     .open = open_gguf,
+    .rewrite = mf_gguf_rewrite,
+    .key_type = mf_gguf_key_type,
 };

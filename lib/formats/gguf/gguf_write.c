@@ -1,15 +1,12 @@
 /* gguf_write.c - GGUF v3 little-endian writer (ggml/docs/gguf.md), laid out
  * as gguf-py's GGUFWriter does: KV pairs, tensor infos, padding to the
  * alignment, each tensor's data padded to the alignment except the last. */
+#include "formats/gguf/gguf_int.h"
 #include "formats/writer_common.h"
 
 #include <stdlib.h>
 
-typedef struct wbuf {
-    uint8_t *p;
-    size_t n, cap;
-    bool oom;
-} wbuf;
+typedef mf_gguf_buf wbuf;
 
 static void put(wbuf *b, const void *d, size_t n)
 {
@@ -79,12 +76,12 @@ static uint64_t alignment_from(const mf_kv *meta, size_t n)
     return 32;
 }
 
-static int build_header(wbuf *b, const mf_out_tensor *ts, size_t n, const uint64_t *sizes,
-                        const mf_kv *meta, size_t n_meta, uint64_t align, const char *path,
-                        mf_status *st)
+int mf_gguf_header_build(wbuf *b, uint32_t version, const mf_kv *meta, size_t n_meta,
+                         const mf_gguf_tinfo *ts, size_t n, uint64_t align, size_t *unpadded,
+                         const char *path, mf_status *st)
 {
     put(b, "GGUF", 4);
-    put_u32(b, 3);
+    put_u32(b, version);
     put_u64(b, n);
     put_u64(b, n_meta);
     for (size_t i = 0; i < n_meta; i++) {
@@ -93,20 +90,40 @@ static int build_header(wbuf *b, const mf_out_tensor *ts, size_t n, const uint64
         if (put_value(b, &meta[i].v, path, st))
             return -1;
     }
-    uint64_t off = 0;
     for (size_t i = 0; i < n; i++) {
         put_str(b, ts[i].name, strlen(ts[i].name));
         put_u32(b, (uint32_t)ts[i].ndim);
         for (int d = ts[i].ndim - 1; d >= 0; d--) /* ne: fastest first */
             put_u64(b, (uint64_t)ts[i].shape[d]);
-        put_u32(b, (uint32_t)mf_dtype_info_of(ts[i].dtype)->ggml_id);
-        put_u64(b, off);
-        off = mf_align_up(off + sizes[i], align);
+        put_u32(b, (uint32_t)ts[i].ggml_type);
+        put_u64(b, ts[i].rel_offset);
     }
+    if (unpadded)
+        *unpadded = b->n;
     static const uint8_t zeros[64] = {0};
     while (b->n % align)
         put(b, zeros, align - b->n % align > 64 ? 64 : align - b->n % align);
     return b->oom ? mf_oom(st, path) : 0;
+}
+
+/* gguf-py's layout: tensors in order, each padded to the alignment. */
+static int build_header(wbuf *b, const mf_out_tensor *ts, size_t n, const uint64_t *sizes,
+                        const mf_kv *meta, size_t n_meta, uint64_t align, const char *path,
+                        mf_status *st)
+{
+    mf_gguf_tinfo *ti = calloc(n ? n : 1, sizeof(*ti));
+    if (!ti)
+        return mf_oom(st, path);
+    uint64_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        ti[i] = (mf_gguf_tinfo){.name = ts[i].name, .ndim = ts[i].ndim, .shape = ts[i].shape,
+                                .ggml_type = mf_dtype_info_of(ts[i].dtype)->ggml_id,
+                                .rel_offset = off};
+        off = mf_align_up(off + sizes[i], align);
+    }
+    int rc = mf_gguf_header_build(b, 3, meta, n_meta, ti, n, align, NULL, path, st);
+    free(ti);
+    return rc;
 }
 
 int mf_gguf_write(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,

@@ -306,4 +306,5 @@ static int open_safetensors(mf_model *m, const char *path, unsigned flags, mf_st
 const mf_reader mf_reader_safetensors = {
     .format = MF_FMT_SAFETENSORS,
     .open = open_safetensors,
+    .rewrite = mf_safetensors_rewrite,
 };
