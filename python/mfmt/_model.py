@@ -19,6 +19,31 @@ _NUMPY_OF = {"F64": np.float64, "F32": np.float32, "F16": np.float16,
              "BOOL": np.bool_, "C64": np.complex64, "C128": np.complex128}
 
 
+# ONNX's packed sub-byte types: bits per element; the first element sits in
+# the least significant bits of a byte (onnx.helper / the ONNX IR spec).
+_PACKED_BITS = {"I4": 4, "U4": 4, "F4": 4, "I2": 2, "U2": 2}
+# FLOAT4E2M1 codes 0..15 (sign, 2 exponent bits, 1 mantissa bit; no inf/NaN)
+_E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6],
+                 dtype=np.float32)
+
+
+def _unpack(packed, info):
+    """float32 values of a packed I4/U4/F4/I2/U2 tensor (its packed bytes)."""
+    bits = _PACKED_BITS[info.dtype]
+    per = 8 // bits
+    b = np.asarray(packed, dtype=np.uint8).reshape(-1)
+    codes = np.stack([(b >> (bits * k)) & ((1 << bits) - 1) for k in range(per)], axis=1)
+    codes = codes.reshape(-1)[:info.nelems]
+    if info.dtype == "F4":
+        vals = _E2M1[codes]
+    elif info.dtype.startswith("I"):  # two's complement in `bits` bits
+        c = codes.astype(np.int16)
+        vals = np.where(c >= 1 << (bits - 1), c - (1 << bits), c).astype(np.float32)
+    else:
+        vals = codes.astype(np.float32)
+    return vals.reshape(info.shape)
+
+
 class TensorInfo(NamedTuple):
     """What the file says of one tensor (no data is read to know it).
 
@@ -182,6 +207,11 @@ class Model(_mfmt.Model):
             if row0 is not None:
                 arr = arr[row0:row1]
             return arr.astype(dt)
+        if info.dtype in _PACKED_BITS:  # libmfmt's F32 reader lacks these
+            out = _unpack(self.get_tensor(info.name), info)
+            if row0 is not None:
+                out = out[row0:row1]
+            return out if dt == np.float32 else out.astype(dt)
         out = self._read_f32(i, -1 if row0 is None else row0, -1 if row1 is None else row1)
         return out if dt == np.float32 else out.astype(dt)
 

@@ -215,3 +215,45 @@ def test_largest_vocab_tokens_read_into_python():
             n = m.metadata.get("tokenizer.ggml.scores")
             if n is not None:
                 assert len(n) == len(toks)
+
+
+@needs_shared
+def test_packed_int4_decodes_as_onnx_defines():
+    """ONNX's own test data: DequantizeLinear of int4 x with scale and zero
+    point gives output_0; y = (x - zero_point) * scale."""
+    d = os.path.join(os.path.dirname(CORPUS), "real", "onnx", "onnx-git-testdata",
+                     "test_dequantizelinear_int4", "test_data_set_0")
+    if not os.path.isdir(d):
+        pytest.skip("no ONNX int4 test data")
+
+    def one(name, dtype=None):
+        with mfmt.open(os.path.join(d, name)) as m:
+            return m.get_tensor(m.keys()[0], dtype=dtype)
+    x = one("input_0.pb", "float32")
+    scale = one("input_1.pb", "float32")
+    zp = one("input_2.pb", "float32")
+    y = one("output_0.pb")
+    assert x.shape == y.shape
+    assert np.array_equal((x - zp) * scale, y)
+
+
+@needs_shared
+@pytest.mark.parametrize("case", ["test_cast_FLOAT_to_INT4", "test_cast_FLOAT_to_FLOAT4E2M1"])
+def test_packed_cast_outputs_decode_near_their_inputs(case):
+    d = os.path.join(os.path.dirname(CORPUS), "real", "onnx", "onnx-git-testdata", case,
+                     "test_data_set_0")
+    if not os.path.isdir(d):
+        pytest.skip(f"no {case}")
+    with mfmt.open(os.path.join(d, "input_0.pb")) as a, mfmt.open(os.path.join(d, "output_0.pb")) as b:
+        x = a.get_tensor(a.keys()[0], dtype="float32")
+        y = b.get_tensor(b.keys()[0], dtype="float32")
+    assert x.shape == y.shape
+    if "INT4" in case:  # round half to even, then the low 4 bits (ONNX's data wraps)
+        assert np.array_equal(y, (np.rint(x) + 8) % 16 - 8)
+    else:  # the nearest E2M1 value, saturating at +-6
+        grid = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], dtype=np.float32)
+        fin = np.isfinite(x)
+        mag = np.minimum(np.abs(x[fin]), 6)
+        best = np.min(np.abs(grid[None, :] - mag[:, None]), axis=1)
+        assert np.all(np.isin(np.abs(y[fin]), grid))
+        assert np.allclose(np.abs(np.abs(y[fin]) - mag), best)
