@@ -60,6 +60,7 @@ def extension():
         kw["depends"].append(os.path.join(ROOT, "include", "mfmt.h"))
         # libmfmt.a's symbols stay inside _mfmt.so (not re-exported).
         kw["extra_objects"] = [os.path.join(LIB_BUILD, "libmfmt.a")]
+        kw["depends"].append(os.path.join(LIB_BUILD, "libmfmt.a"))  # relink when it changes
         kw["extra_link_args"] = ["-Wl,--exclude-libs,ALL"]
         kw["libraries"] = LIBS
     return Extension("mfmt._mfmt", **kw)
