@@ -259,10 +259,12 @@ class TensorSlice:
 
     @property
     def shape(self):
+        """The shape, as a tuple (C order)."""
         return self._info.shape
 
     @property
     def ndim(self):
+        """Number of dimensions."""
         return len(self._info.shape)
 
     def __len__(self):

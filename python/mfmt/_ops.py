@@ -134,6 +134,7 @@ class ScanReport(NamedTuple):
 
     @property
     def safe(self) -> bool:
+        """True when the verdict is "safe"."""
         return self.verdict == "safe"
 
 
