@@ -175,7 +175,7 @@ class ScanReport(NamedTuple):
 
 def scan(path: PathLike) -> ScanReport: ...
 
-def convert(src: PathLike, out: PathLike, *, key: Optional[str] = ...,
+def convert(src: PathLike, out: PathLike, *, to: Optional[str] = ..., key: Optional[str] = ...,
             max_shard_size: Optional[Size] = ..., include_optimizer: bool = ...,
             allow_unsafe: bool = ..., type: Optional[str] = ..., threads: int = ...,
             progress: Progress = ...) -> None: ...

@@ -206,7 +206,7 @@ def _check_safe(model):
 
 # ---------------------------------------------------------------- convert
 
-def convert(src, out, *, key=None, max_shard_size=None, include_optimizer=False,
+def convert(src, out, *, to=None, key=None, max_shard_size=None, include_optimizer=False,
             allow_unsafe=False, type=None, threads=1, progress=None) -> None:  # noqa: A002
     """Write a model in another format, atomically (as `mfmt convert`).
 
@@ -219,16 +219,22 @@ def convert(src, out, *, key=None, max_shard_size=None, include_optimizer=False,
     out ending in .gguf: a Hugging Face directory (llama, mistral, qwen2,
     qwen3) as llama.cpp's converter writes it; type= f32, f16 (default),
     bf16, q8_0, auto or a llama-quantize mix such as Q4_K_M.
+    to="safetensors" | "gguf" says which when out's name does not.
     """
     o = os.fspath(out)
-    if o.endswith(".gguf"):
+    if to not in (None, "safetensors", "gguf"):
+        raise UsageError(f'to={to!r}: "safetensors" or "gguf"')
+    target = to or ("gguf" if o.endswith(".gguf") else
+                    "safetensors" if o.endswith(".safetensors") else None)
+    if target == "gguf":
         if key or max_shard_size or include_optimizer:
             raise UsageError("key, max_shard_size and include_optimizer are for "
                              "safetensors output")
         _mfmt.convert_gguf(os.fspath(src), o, type=type, threads=threads, progress=progress)
         return
-    if not o.endswith(".safetensors"):
-        raise UsageError(f"{o}: the output's name must end in .safetensors or .gguf")
+    if target is None:
+        raise UsageError(f"{o}: the output's name must end in .safetensors or .gguf "
+                         "(or say to=)")
     if type is not None:
         raise UsageError("type= is for GGUF output")
     _mfmt.convert_safetensors(os.fspath(src), o, key=key,
