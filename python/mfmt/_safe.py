@@ -106,7 +106,11 @@ def _to_torch(arr, stored, device):
             arr = arr.view(np.int16)
         t = torch.from_numpy(arr).view(dt)
     else:
-        t = torch.from_numpy(arr)
+        try:
+            t = torch.from_numpy(arr)
+        except TypeError:  # torch < 2.3 has no uint16/32/64
+            raise UsageError(f"torch {torch.__version__} has no tensor type for {stored}; "
+                             'read it with framework="np"') from None
     return t if device == "cpu" else t.to(device)
 
 

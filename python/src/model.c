@@ -392,6 +392,25 @@ static int layout_of(const mf_tensor *t, np_layout *L)
     return 0;
 }
 
+/* libmfmt's bytes are little-endian (the mapping's and every canonical
+ * stream): the dtype says so, which on a little-endian host is native. */
+static PyArray_Descr *le_descr(int typenum)
+{
+    PyArray_Descr *d = PyArray_DescrFromType(typenum);
+    if (!d || d->elsize <= 1 || PyArray_ISNBO(NPY_LITTLE))
+        return d;
+    PyArray_Descr *le = PyArray_DescrNewByteorder(d, NPY_LITTLE);
+    Py_DECREF(d);
+    return le;
+}
+
+/* A new C-contiguous array of little-endian elements. */
+static PyObject *le_array(int ndim, npy_intp *dims, int typenum)
+{
+    PyArray_Descr *d = le_descr(typenum);
+    return d ? PyArray_Empty(ndim, dims, d, 0) : NULL;
+}
+
 /* Bytes a strided view reaches below (lo <= 0) and above (hi) its first
  * element; -1 on overflow. */
 static int strided_extent(const mf_tensor *t, size_t itemsize, int64_t *lo,
@@ -448,7 +467,7 @@ static PyObject *model_view(ModelObject *mo, PyObject *arg)
     PyObject *region = region_new(mo, data + lo, (Py_ssize_t)(hi - lo));
     if (!region)
         return NULL;
-    PyArray_Descr *descr = PyArray_DescrFromType(L.typenum);
+    PyArray_Descr *descr = le_descr(L.typenum);
     PyObject *arr = descr ? PyArray_NewFromDescr(
         &PyArray_Type, descr, L.ndim, L.dims, tstrides ? strides : NULL,
         (void *)data, 0 /* read-only */, NULL) : NULL;
@@ -494,7 +513,7 @@ static PyObject *read_rows(ModelObject *mo, const mf_tensor *t, mf_dtype as,
                            int typenum, int ndim, npy_intp *dims,
                            uint64_t row0, uint64_t nrows)
 {
-    PyObject *arr = PyArray_SimpleNew(ndim, dims, typenum);
+    PyObject *arr = le_array(ndim, dims, typenum);
     if (!arr)
         return NULL;
     if (model_pin(mo) != 0) {
@@ -540,7 +559,7 @@ static PyObject *model_read(ModelObject *mo, PyObject *arg)
         return unsupported(t, "has no fixed-size NumPy layout");
     /* the whole tensor: streamed, which every dtype allows (mf_tensor_read
      * wants rows that end on whole bytes/blocks: not so for an odd I4) */
-    PyObject *arr = PyArray_SimpleNew(L.ndim, L.dims, L.typenum);
+    PyObject *arr = le_array(L.ndim, L.dims, L.typenum);
     if (!arr)
         return NULL;
     if (model_pin(mo) != 0) {
