@@ -16,6 +16,13 @@ LIB_INC  = -Iinclude -Ilib
 CLI_INC  = -Iinclude
 LDLIBS  = -ljansson -lcrypto -lxxhash -lz -lpthread -lm
 
+# The version is written once, in include/mfmt.h; the soname follows the
+# major number (Debian's libmfmt0 package would ship libmfmt.so.0).
+version_part = $(shell sed -n 's/^\#define MF_VERSION_$(1) \([0-9]*\)$$/\1/p' include/mfmt.h)
+VERSION  := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+SONAME   := libmfmt.so.$(call version_part,MAJOR)
+SOFILE   := libmfmt.so.$(VERSION)
+
 LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/formats/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
@@ -43,9 +50,14 @@ $(BUILD)/libmfmt.a: $(LIB_OBJ)
 	@echo "AR $@"
 	@ar rcs $@ $^
 
-$(BUILD)/libmfmt.so: $(LIB_OBJ)
-	@echo "LD $@"
-	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+$(BUILD)/$(SOFILE): $(LIB_OBJ)
+	@echo "LD $@ (soname $(SONAME))"
+	@$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+# libmfmt.so -> libmfmt.so.0 -> libmfmt.so.0.X.Y, as installed
+$(BUILD)/libmfmt.so: $(BUILD)/$(SOFILE)
+	@ln -sf $(SOFILE) $(BUILD)/$(SONAME)
+	@ln -sf $(SONAME) $@
 
 $(BUILD)/mfmt: $(CLI_OBJ) $(BUILD)/libmfmt.a
 	@echo "LD $@"
@@ -59,11 +71,13 @@ $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libmfmt.a $(HDRS)
 # a test that includes a fuzz harness's source
 $(BUILD)/tests/test_fuzz_quant: fuzz/fuzz_quant.c
 
-tests-build: $(BUILD)/mfmt $(TEST_BIN)
+tests-build: $(BUILD)/mfmt $(BUILD)/libmfmt.so $(TEST_BIN)
 
-# Runs every unit test and the conformance run; prints "N passed, N failed".
+# Runs every unit test, the conformance run and the layer check (exports,
+# SONAME, includes: tests/check_layers.sh); prints "N passed, N failed".
 check: tests-build
-	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN)
+	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN) \
+	  tests/check_layers.sh
 
 SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The last line is the total over the C runs and the Python tests:
@@ -121,12 +135,14 @@ install: all
 	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/mfmt $(DESTDIR)$(PREFIX)/bin/mfmt
 	install -m 644 $(BUILD)/libmfmt.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libmfmt.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/$(SOFILE) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(SOFILE) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libmfmt.so
 	install -d $(DESTDIR)$(PREFIX)/include/mfmt
 	install -m 644 include/mfmt.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 include/mfmt/*.h $(DESTDIR)$(PREFIX)/include/mfmt/
 	install -m 644 doc/mfmt.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' doc/mfmt.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' doc/mfmt.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mfmt.pc
 
 # Installs into a temporary prefix and builds a program against it (pkg-config).

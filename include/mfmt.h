@@ -56,7 +56,12 @@ extern "C" {
 #define MF_VERSION_MAJOR 0
 #define MF_VERSION_MINOR 2
 #define MF_VERSION_PATCH 0
-#define MF_VERSION_STRING "0.2.0"
+#define MF_STRINGIFY_(x) #x
+#define MF_STRINGIFY(x) MF_STRINGIFY_(x)
+/* "MAJOR.MINOR.PATCH", from the three numbers above */
+#define MF_VERSION_STRING                                                     \
+    MF_STRINGIFY(MF_VERSION_MAJOR) "." MF_STRINGIFY(MF_VERSION_MINOR) "."     \
+        MF_STRINGIFY(MF_VERSION_PATCH)
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #define MF_API __attribute__((visibility("default")))
@@ -454,9 +459,9 @@ typedef struct mf_edit_report {
  * Returns 0, or -1 with st (NULL allowed) naming the file and the rule.
  * `report` (NULL allowed) is filled on success and must be released with
  * mf_edit_report_free. Thread-safe for distinct files. */
-int mf_edit(const char *in, const char *out, const mf_edit_op *ops, size_t n_ops,
-            const mf_edit_opts *opts, mf_edit_report *report, mf_status *st);
-void mf_edit_report_free(mf_edit_report *report);
+MF_API int mf_edit(const char *in, const char *out, const mf_edit_op *ops, size_t n_ops,
+                   const mf_edit_opts *opts, mf_edit_report *report, mf_status *st);
+MF_API void mf_edit_report_free(mf_edit_report *report);
 
 #ifdef __cplusplus
 }

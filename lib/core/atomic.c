@@ -20,6 +20,7 @@ enum { WBUF = 1 << 20 };
 
 int mf_atomic_open(const char *path, mf_atomic **out, mf_status *st)
 {
+    MF_ST_GUARD(st);
     *out = NULL;
     mf_atomic *w = calloc(1, sizeof(*w));
     if (!w)
@@ -62,6 +63,7 @@ static int flush_buf(mf_atomic *w, mf_status *st)
 
 int mf_atomic_write(mf_atomic *w, const void *buf, size_t n, mf_status *st)
 {
+    MF_ST_GUARD(st);
     const uint8_t *p = buf;
     w->written += n;
     while (n) {
@@ -78,6 +80,7 @@ int mf_atomic_write(mf_atomic *w, const void *buf, size_t n, mf_status *st)
 
 int mf_atomic_sink(void *w, const void *buf, size_t n, mf_status *st)
 {
+    MF_ST_GUARD(st);
     return mf_atomic_write(w, buf, n, st);
 }
 
@@ -96,6 +99,7 @@ static void atomic_free(mf_atomic *w)
 
 int mf_atomic_commit(mf_atomic *w, mf_status *st)
 {
+    MF_ST_GUARD(st);
     int rc = flush_buf(w, st);
     if (rc == 0 && fsync(w->fd) != 0)
         rc = mf_fail(st, MF_ERR_IO, w->path, -1, "fsync failed: %s", strerror(errno));

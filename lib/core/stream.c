@@ -171,6 +171,7 @@ int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
 int mf_tensor_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                      void *ctx, mf_status *st)
 {
+    MF_ST_GUARD(st);
     if (t->owner)
         m = t->owner;
     if (m->reader && m->reader->stream)

@@ -293,6 +293,7 @@ static int probe_index_json(probe *p)
 
 int mf_detect(const char *path, mf_detection *out, mf_status *st)
 {
+    MF_ST_GUARD(st);
     memset(out, 0, sizeof(*out));
     if (mf_is_dir(path))
         return detect_dir(path, out);

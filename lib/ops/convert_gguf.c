@@ -1055,6 +1055,7 @@ const char *const *mf_convert_gguf_archs(void)
 int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_opts *opts,
                        mf_status *st)
 {
+    MF_ST_GUARD(st);
     conv c = {.dir = dir, .st = st, .mix = MF_FTYPE_INVALID};
     mf_convert_gguf_opts_init(&c.opts);
     if (mf_opts_copy(&c.opts, sizeof(c.opts), opts, "mf_convert_gguf_opts", st))

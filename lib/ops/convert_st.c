@@ -340,6 +340,7 @@ void mf_convert_st_opts_init(mf_convert_st_opts *o)
 int mf_convert_to_safetensors(const mf_model *m, const char *out,
                               const mf_convert_st_opts *opts, mf_status *st)
 {
+    MF_ST_GUARD(st);
     mf_convert_st_opts oc;
     mf_convert_st_opts_init(&oc);
     if (mf_opts_copy(&oc, sizeof(oc), opts, "mf_convert_st_opts", st))

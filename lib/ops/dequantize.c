@@ -261,6 +261,7 @@ int mf_dequantize_file(const char *in_path, const char *out_path,
                        const mf_dequantize_opts *opts, mf_dequantize_result *res,
                        mf_status *st)
 {
+    MF_ST_GUARD(st);
     mf_dequantize_opts o;
     mf_dequantize_opts_init(&o);
     if (mf_opts_copy(&o, sizeof(o), opts, "mf_dequantize_opts", st))

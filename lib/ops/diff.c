@@ -94,6 +94,7 @@ static int compare_pair(const mf_model *ma, const mf_tensor *a, const mf_model *
 int mf_diff(const mf_model *a, const mf_model *b, int (*row)(void *ctx, const mf_diff_row *r),
             void *ctx, mf_status *st)
 {
+    MF_ST_GUARD(st);
     for (size_t i = 0; i < a->n_tensors; i++) {
         const mf_tensor *ta = &a->tensors[i], *tb = mf_tensor_find(b, ta->name);
         mf_diff_row r = {.name = ta->name, .a = ta, .b = tb, .kind = MF_DIFF_ONLY_A};

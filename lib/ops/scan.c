@@ -681,11 +681,13 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
 int mf_scan_bytes(const char *path, const uint8_t *b, uint64_t n, mf_scan_report **out,
                   mf_status *st)
 {
+    MF_ST_GUARD(st);
     return scan_run(path, b, n, false, out, st);
 }
 
 int mf_scan_file(const char *path, mf_scan_report **out, mf_status *st)
 {
+    MF_ST_GUARD(st);
     *out = NULL;
     if (mf_is_dir(path))
         return mf_fail(st, MF_ERR_USAGE, path, -1, "is a directory: scan the files in it");
@@ -775,6 +777,7 @@ static int scan_dir(const char *dir, int depth, mf_scan_fn fn, void *ctx, mf_sta
 
 int mf_scan_path(const char *path, mf_scan_fn fn, void *ctx, mf_status *st)
 {
+    MF_ST_GUARD(st);
     int stop = 0;
     if (mf_is_dir(path))
         return scan_dir(path, 0, fn, ctx, st, &stop);
