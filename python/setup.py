@@ -50,7 +50,8 @@ def extension():
               extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Werror",
                                   "-Wno-unused-parameter",
                                   "-Wno-missing-field-initializers",
-                                  "-Wno-cast-function-type"])
+                                  "-Wno-cast-function-type",
+                                  "-fvisibility=hidden"])  # only PyInit__mfmt exported
     if USE_PKGCONFIG:
         cflags, libs = pkgconfig("--cflags"), pkgconfig("--static", "--libs")
         kw["extra_compile_args"] += cflags
