@@ -104,6 +104,10 @@ class Model(_mfmt.Model):
     the bytes lie plainly in the file; the mapping stays alive while any such
     array does, so closing the model (or dropping it) never leaves an array
     dangling. Iterating yields tensor names, in file order.
+
+    ``Model(path)`` itself opens without mfmt.open's safety rule (it never
+    raises UnsafeFileError; ``.verdict`` still tells); nothing is executed
+    either way.
     """
 
     def __init__(self, path, *, strict=False, logical=False):
