@@ -17,7 +17,7 @@ from ._errors import (CancelledError, Error, FileError, FormatError,
                       UnsafeFileError, UnsupportedError, UsageError)
 from ._model import Model, TensorInfo, TensorSlice, load_file, open
 from ._ops import (DIFF_INCOMPARABLE, DIFF_ONLY_A, DIFF_ONLY_B, DIFF_SAME, DIFF_SAME_VALUES,
-                   DIFF_SHAPE, DIFF_VALUES, Detection, Diff, DiffRow, DequantizeResult, Estimate, Finding,
+                   DIFF_SHAPE, DIFF_VALUES, Detection, EditChange, EditResult, edit, Diff, DiffRow, DequantizeResult, Estimate, Finding,
                    Hashes, Plan, Problem, QuantizeResult, QuantTensor, ScanReport,
                    Validation, convert, dequantize, detect, diff, estimate, hash, hash_file,
                    merge, plan, quantize, save_file, scan, split, validate)
@@ -28,7 +28,7 @@ __version__ = "0.1.0"
 __all__ = [
     "open", "load_file", "safe_open", "save_file", "Model", "TensorInfo", "TensorSlice",
     "detect", "validate", "hash", "hash_file", "scan", "convert", "quantize", "dequantize",
-    "split", "merge", "diff", "estimate", "plan",
+    "split", "merge", "diff", "estimate", "plan", "edit", "EditChange", "EditResult",
     "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",
     "QuantizeResult", "QuantTensor", "DequantizeResult", "Diff", "DiffRow",
     "Estimate", "Plan", "DIFF_SAME", "DIFF_SAME_VALUES", "DIFF_VALUES", "DIFF_SHAPE",

@@ -291,3 +291,21 @@ class Plan(NamedTuple):
 DeviceArg = Union[str, Sequence[Union[str, Tuple[str, Optional[Size]]]], Mapping[str, Optional[Size]]]
 
 def plan(path: PathLike, device: DeviceArg, *, dtype: Optional[str] = ...) -> Plan: ...
+
+class EditChange(NamedTuple):
+    kind: str
+    key: Optional[str]
+    before: Optional[str]
+    after: Optional[str]
+
+class EditResult(NamedTuple):
+    old_header_bytes: int
+    new_header_bytes: int
+    data_bytes: int
+    changes: List[EditChange]
+
+def edit(src: PathLike, out: Optional[PathLike] = ..., *,
+         set: Optional[Mapping[str, Union[bool, int, float, str]]] = ...,
+         delete: Union[str, Sequence[str]] = ..., rename_tensor: Optional[Mapping[str, str]] = ...,
+         chat_template: Optional[PathLike] = ..., chat_template_from: Optional[PathLike] = ...,
+         dry_run: bool = ..., force: bool = ...) -> EditResult: ...

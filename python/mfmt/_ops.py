@@ -17,7 +17,8 @@ from ._errors import FormatError, UnsafeFileError, UsageError, _split_message
 
 __all__ = [
     "detect", "validate", "hash", "hash_file", "scan", "convert", "quantize", "dequantize",
-    "split", "merge", "diff", "estimate", "plan", "save_file",
+    "split", "merge", "diff", "estimate", "plan", "edit", "save_file",
+    "EditChange", "EditResult",
     "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",
     "QuantizeResult", "QuantTensor", "DequantizeResult", "DiffRow", "Diff",
     "DIFF_SAME", "DIFF_SAME_VALUES", "DIFF_VALUES", "DIFF_SHAPE", "DIFF_ONLY_A",
@@ -455,6 +456,67 @@ def plan(path, device, *, dtype=None) -> Plan:
     size string), or {name: size}. dtype: f16, bf16, f32 (default: as stored)."""
     r = _mfmt.plan(os.fspath(path), _devices(device), dtype=dtype)
     return Plan([tuple(d) for d in r["devices"]], r["device_map"], r["total"], r["reserved"])
+
+
+# ------------------------------------------------------------------- edit
+
+class EditChange(NamedTuple):
+    """One change of mfmt.edit: kind ("set", "delete", "rename_tensor",
+    "chat_template_from"), the key (or old tensor name), short texts of the
+    value before (None: a new key) and after (None: deleted)."""
+    kind: str
+    key: Optional[str]
+    before: Optional[str]
+    after: Optional[str]
+
+
+class EditResult(NamedTuple):
+    """mfmt.edit's answer: header sizes before and after, the tensor bytes
+    copied unchanged, and every change in the order applied."""
+    old_header_bytes: int
+    new_header_bytes: int
+    data_bytes: int
+    changes: List[EditChange]
+
+
+def _edit_text(key, v):
+    """--set's KEY=[TYPE:]VALUE text for a Python value: bool, int and float
+    typed (int/float keep an existing key's width); str as given, so it may
+    carry a TYPE: prefix ("u32:5", "file:template.jinja") as on the CLI."""
+    if isinstance(v, bool):
+        return "bool:" + ("true" if v else "false")
+    if isinstance(v, (int, np.integer)):
+        return f"int:{int(v)}"
+    if isinstance(v, (float, np.floating)):
+        return f"float:{float(v)!r}"
+    if isinstance(v, str):
+        return v
+    raise UsageError(f"set {key!r}: a bool, int, float or str (arrays: 'json:FILE')")
+
+
+def edit(src, out=None, *, set=None, delete=(), rename_tensor=None,  # noqa: A002
+         chat_template=None, chat_template_from=None, dry_run=False,
+         force=False) -> EditResult:
+    """Change a GGUF's metadata (or a safetensors __metadata__) without
+    touching tensor data, as `mfmt edit` does: set={key: value}, delete=[keys],
+    rename_tensor={old: new}, chat_template=FILE (its text becomes
+    tokenizer.chat_template), chat_template_from=tokenizer_config.json.
+    out=None replaces src atomically. Every edit is checked before anything
+    is written; edits llama.cpp would refuse need force=True; dry_run=True
+    writes nothing and reports what would change."""
+    ops = [("set", k, _edit_text(k, v)) for k, v in (set or {}).items()]
+    ops += [("delete", k, None) for k in ([delete] if isinstance(delete, str) else delete)]
+    ops += [("rename_tensor", a, b) for a, b in (rename_tensor or {}).items()]
+    if chat_template is not None:
+        ops.append(("set", "tokenizer.chat_template", "file:" + os.fspath(chat_template)))
+    if chat_template_from is not None:
+        ops.append(("chat_template_from", "", os.fspath(chat_template_from)))
+    if not ops:
+        raise UsageError("edit: nothing to do (set, delete, rename_tensor, chat_template...)")
+    r = _mfmt.edit(os.fspath(src), None if out is None else os.fspath(out), ops,
+                   force, dry_run)
+    return EditResult(r["old_header_bytes"], r["new_header_bytes"], r["data_bytes"],
+                      [EditChange(*c) for c in r["changes"]])
 
 
 # -------------------------------------------------------------- save_file

@@ -870,6 +870,86 @@ done:
     return res;
 }
 
+/* ------------------------------------------------------------------- edit */
+
+/* edit(src, out|None, [(kind, key, text|None)], force, dry_run) -> dict;
+ * kind: "set", "delete", "rename_tensor", "chat_template_from". */
+static PyObject *op_edit(PyObject *self, PyObject *args)
+{
+    PyObject *src, *out = Py_None, *outb = NULL, *items;
+    int force = 0, dry = 0;
+    if (!PyArg_ParseTuple(args, "O&OOpp", fs_path, &src, &out, &items, &force, &dry))
+        return NULL;
+    PyObject *seq = PySequence_Fast(items, "ops: a list"), *res = NULL;
+    mf_edit_op *ops = NULL;
+    if (!seq || (out != Py_None && !PyUnicode_FSConverter(out, &outb)))
+        goto done;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    ops = PyMem_Calloc(n ? (size_t)n : 1, sizeof(*ops));
+    if (!ops) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *kind, *key, *txt = NULL;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ssz", &kind, &key, &txt))
+            goto done;
+        if (strcmp(kind, "set") == 0)
+            ops[i].kind = MF_EDIT_SET;
+        else if (strcmp(kind, "delete") == 0)
+            ops[i].kind = MF_EDIT_DELETE;
+        else if (strcmp(kind, "rename_tensor") == 0)
+            ops[i].kind = MF_EDIT_RENAME_TENSOR;
+        else if (strcmp(kind, "chat_template_from") == 0)
+            ops[i].kind = MF_EDIT_CHAT_TEMPLATE_FROM;
+        else {
+            raise_usage("edit: unknown operation \"%s\"", kind);
+            goto done;
+        }
+        ops[i].key = *key ? key : NULL;
+        ops[i].text = txt;
+    }
+    mf_edit_opts o = {.struct_size = sizeof(mf_edit_opts),
+                      .flags = (force ? MF_EDIT_FORCE : 0) | (dry ? MF_EDIT_DRY_RUN : 0)};
+    mf_edit_report r;
+    memset(&r, 0, sizeof(r));
+    mf_status st;
+    mf_status_init(&st);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mf_edit(PyBytes_AS_STRING(src), outb ? PyBytes_AS_STRING(outb) : NULL, ops,
+                 (size_t)n, &o, &r, &st);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        raise_status(&st);
+        goto done;
+    }
+    mf_status_clear(&st);
+    PyObject *changes = PyList_New(0);
+    static const char *const kinds[] = {"set", "delete", "rename_tensor", "chat_template_from"};
+    for (size_t i = 0; changes && i < r.n_changes; i++) {
+        const mf_edit_change *c = &r.changes[i];
+        PyObject *t = Py_BuildValue("(sNNN)",
+                                    (unsigned)c->kind < 4 ? kinds[c->kind] : "?",
+                                    text(c->key), text(c->before), text(c->after));
+        if (!t || PyList_Append(changes, t) != 0)
+            Py_CLEAR(changes);
+        Py_XDECREF(t);
+    }
+    if (changes)
+        res = Py_BuildValue("{s:K,s:K,s:K,s:N}", "old_header_bytes",
+                            (unsigned long long)r.old_header_bytes, "new_header_bytes",
+                            (unsigned long long)r.new_header_bytes, "data_bytes",
+                            (unsigned long long)r.data_bytes, "changes", changes);
+    mf_edit_report_free(&r);
+done:
+    PyMem_Free(ops);
+    Py_XDECREF(seq);
+    Py_XDECREF(outb);
+    Py_DECREF(src);
+    return res;
+}
+
 /* -------------------------------------------------------------- save_file */
 
 typedef struct {
@@ -1045,6 +1125,7 @@ PyMethodDef ops_methods[] = {
      "estimate(path, ctx, batch, kv_type, type) -> dict"},
     {"plan", (PyCFunction)(void (*)(void))op_plan, METH_VARARGS | METH_KEYWORDS,
      "plan(path, [(name, bytes)], dtype) -> dict"},
+    {"edit", op_edit, METH_VARARGS, "edit(src, out, [(kind, key, text)], force, dry_run) -> dict"},
     {"save_safetensors", op_save_safetensors, METH_VARARGS,
      "save_safetensors(path, [(name, dtype, shape, buffer)], {str: str})"},
     {"dtype_info", op_dtype_info, METH_VARARGS, "dtype_info(name) -> tuple|None"},

@@ -306,3 +306,30 @@ def test_save_file_takes_torch_tensors(tmp_path):
     with mfmt.safe_open(out, framework="pt") as f:
         for k, v in sd.items():
             assert f.get_tensor(k).dtype == v.dtype and torch.equal(f.get_tensor(k), v)
+
+
+# ------------------------------------------------------------------- edit
+
+def test_edit_metadata_and_names(tmp_path):
+    src = tmp_path / "in.gguf"
+    src.write_bytes(open(TINY, "rb").read())
+    before = tensor_hashes(src)
+    first = list(before)[0]
+    out = tmp_path / "out.gguf"
+    r = mfmt.edit(src, out, set={"general.name": "edited", "mfmt.test": 7},
+                  rename_tensor={first: first + ".renamed"})
+    assert [c.key for c in r.changes][:2] == ["general.name", "mfmt.test"]
+    assert r.data_bytes > 0
+    with mfmt.open(out) as m:
+        assert m.metadata["general.name"] == "edited" and m.metadata["mfmt.test"] == 7
+        assert first + ".renamed" in m and first not in m
+    after = tensor_hashes(out)
+    assert after.pop(first + ".renamed") == before.pop(first) and after == before
+    mfmt.edit(out, delete=["mfmt.test"])  # in place
+    with mfmt.open(out) as m:
+        assert "mfmt.test" not in m.metadata and m.metadata["general.name"] == "edited"
+    dry = mfmt.edit(src, None, set={"general.name": "x"}, dry_run=True)
+    assert dry.changes and mfmt.open(src).metadata["general.name"] != "x"
+    with pytest.raises(mfmt.Error):
+        mfmt.edit(src, None, delete=["no.such.key"])
+    assert sorted(os.listdir(tmp_path)) == ["in.gguf", "out.gguf"]
