@@ -14,7 +14,7 @@ CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 # public ones, which proves the public API is enough.
 LIB_INC  = -Iinclude -Ilib
 CLI_INC  = -Iinclude
-LDLIBS  = -ljansson -lcrypto -lxxhash -lz -lpthread -lm
+LDLIBS  = -ljansson -lyaml -lcrypto -lxxhash -lz -lpthread -lm
 
 # The version is written once, in include/mfmt.h; the soname follows the
 # major number (Debian's libmfmt0 package would ship libmfmt.so.0).
@@ -102,6 +102,10 @@ python: $(BUILD)/libmfmt.a
 	@cd python && MFMT_BUILD=$(abspath $(BUILD)) MFMT_NO_MAKE=1 $(PYTHON) setup.py -q \
 	  build_ext --inplace >/dev/null
 
+# the libraries libmfmt.a needs (python/setup.py links them after it)
+print-ldlibs:
+	@echo $(LDLIBS)
+
 python-test: python $(BUILD)/mfmt
 	@MFMT=$(abspath $(BUILD))/mfmt PYTHON=$(PYTHON) sh python/tests/run.sh
 
@@ -153,4 +157,4 @@ clean:
 	rm -rf build python/build python/mfmt/_mfmt*.so
 
 .PHONY: all test check tests-build fuzz fuzz-build bench install install-check clean \
-	python python-test bench-python
+	python python-test bench-python print-ldlibs

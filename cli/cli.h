@@ -62,4 +62,7 @@ int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st);
 /* Opens a model for a command: no scan unless the command needs it
  * (flags MF_OPEN_*; MF_OPEN_NO_SCAN is added unless `scan`). */
 int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st);
+/* Opens a model for a command that needs no scan, or reports why (the
+ * exit status); *m on success. */
+int cli_open_model(const char *path, mf_model **m);
 #endif

@@ -1,18 +1,7 @@
-/* cmd_split.c - mfmt split IN.gguf PREFIX [--max-tensors N] [--max-size 2G]
- *               mfmt merge IN OUT   (a GGUF split set or sharded safetensors) */
+/* cmd_split.c - mfmt split IN.gguf PREFIX [--max-tensors N] [--max-size 2G] */
 #include "cli.h"
 
 #include <stdlib.h>
-
-
-static int open_model(const char *path, mf_model **m)
-{
-    mf_status st;
-    mf_status_init(&st);
-    int rc = cli_open(path, 0, false, m, &st) ? cli_report(&st) : EXIT_FINE;
-    mf_status_clear(&st);
-    return rc;
-}
 
 static int split_model(const mf_model *m, const char *prefix, uint64_t max_tensors,
                        uint64_t max_bytes, size_t *nf, mf_status *st)
@@ -49,7 +38,7 @@ static int run_split(int argc, char **argv)
     if (!max_tensors && !max_bytes)
         max_tensors = 128; /* llama-gguf-split's default */
     mf_model *m;
-    int rc = open_model(in, &m);
+    int rc = cli_open_model(in, &m);
     if (rc)
         return rc;
     mf_status st;
@@ -68,27 +57,6 @@ static int run_split(int argc, char **argv)
     return rc;
 }
 
-static int run_merge(int argc, char **argv)
-{
-    if (argc != 3)
-        return cli_usage_error("merge", "need IN (first split, index or directory) and OUT");
-    mf_model *m;
-    int rc = open_model(argv[1], &m);
-    if (rc)
-        return rc;
-    mf_status st;
-    mf_status_init(&st);
-    if (mf_merge(m, argv[2], NULL, &st))
-        rc = cli_report(&st);
-    else
-        printf("wrote %s (%zu tensors)\n", argv[2], mf_model_tensor_count(m));
-    mf_status_clear(&st);
-    mf_close(m);
-    return rc;
-}
-
 const cli_cmd cli_cmd_split = {"split", run_split,
                                "split IN.gguf PREFIX [--max-tensors N] [--max-size 2G]",
                                "write a GGUF split set PREFIX-0000i-of-0000n.gguf"};
-const cli_cmd cli_cmd_merge = {"merge", run_merge, "merge IN OUT",
-                               "one file from a GGUF split set or sharded safetensors"};

@@ -267,3 +267,12 @@ int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st)
         return mf_status_fail(st, MF_ERR_IO, "stdout: write failed");
     return 0;
 }
+
+int cli_open_model(const char *path, mf_model **m)
+{
+    mf_status st;
+    mf_status_init(&st);
+    int rc = cli_open(path, 0, false, m, &st) ? cli_report(&st) : EXIT_FINE;
+    mf_status_clear(&st);
+    return rc;
+}

@@ -30,7 +30,8 @@
  *  - Progress: long operations take an mf_progress_fn; returning non-zero
  *    from it cancels the operation, which then fails with MF_ERR_CANCELLED
  *    and leaves no partial output behind (outputs are written atomically).
- *  - Threads: the library keeps no global mutable state. Functions taking
+ *  - Threads: the library keeps no global mutable state (a few lookup
+ *    tables are built once, under pthread_once). Functions taking
  *    a `const mf_model *` may be called from several threads at once on the
  *    same model; a function taking a non-const handle (mf_hasher, mf_atomic,
  *    mf_status ...) needs that handle to itself. mf_close must not race with

@@ -21,7 +21,13 @@ IN_TREE = os.path.exists(os.path.join(ROOT, "include", "mfmt.h")) and \
 USE_PKGCONFIG = os.environ.get("MFMT_USE_PKGCONFIG") == "1" or not IN_TREE
 # The build folder of the C library (the top Makefile's BUILD).
 LIB_BUILD = os.environ.get("MFMT_BUILD", os.path.join(ROOT, "build"))
-LIBS = ["jansson", "crypto", "xxhash", "z", "pthread", "m"]
+
+
+def tree_libs():
+    """The libraries libmfmt.a needs, from the top Makefile (one list)."""
+    out = subprocess.run(["make", "-s", "--no-print-directory", "-C", ROOT, "print-ldlibs"],
+                         check=True, capture_output=True, text=True).stdout
+    return [a[2:] for a in shlex.split(out) if a.startswith("-l")]
 
 
 def pkgconfig(*args):
@@ -63,7 +69,7 @@ def extension():
         kw["extra_objects"] = [os.path.join(LIB_BUILD, "libmfmt.a")]
         kw["depends"].append(os.path.join(LIB_BUILD, "libmfmt.a"))  # relink when it changes
         kw["extra_link_args"] = ["-Wl,--exclude-libs,ALL"]
-        kw["libraries"] = LIBS
+        kw["libraries"] = tree_libs()
     return Extension("mfmt._mfmt", **kw)
 
 

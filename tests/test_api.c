@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -571,6 +572,53 @@ static void test_views_and_graph(void)
     mf_status_clear(&st);
 }
 
+/* ------------------------------------------------------------- threads */
+
+typedef struct hash_job {
+    const mf_model *m;
+    char hex[129];
+    int rc;
+} hash_job;
+
+static void *hash_all(void *arg)
+{
+    hash_job *j = arg;
+    j->rc = 0;
+    for (int k = 0; k < 20 && j->rc == 0; k++) /* read every tensor, again and again */
+        j->rc = mf_hash_tensor_content(j->m, MF_SHA256, j->hex, NULL);
+    return NULL;
+}
+
+/* mfmt.h: functions on a const mf_model * may run on several threads at
+ * once. Compressed, chunked and strided layouts, four threads each. */
+static void test_threads(void)
+{
+    static const char *const cases[] = {"numpy/compressed.npz", "hdf5/shuffle_gzip.h5", "hdf5/chunked.h5",
+                                        "pytorch/views.pt", "hf-dir/llama-tiny",
+                                        "onnx/external_data/model.onnx"};
+    size_t tried = 0;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        mf_model *m;
+        if (mf_open(corpus(cases[c]), NULL, &m, NULL) != 0)
+            continue;
+        tried++;
+        char want[129];
+        CHECK(mf_hash_tensor_content(m, MF_SHA256, want, NULL) == 0);
+        hash_job jobs[4];
+        pthread_t th[4];
+        for (int i = 0; i < 4; i++) {
+            jobs[i].m = m;
+            CHECK(pthread_create(&th[i], NULL, hash_all, &jobs[i]) == 0);
+        }
+        for (int i = 0; i < 4; i++) {
+            pthread_join(th[i], NULL);
+            CHECKF(jobs[i].rc == 0 && !strcmp(jobs[i].hex, want), "%s: thread %d", cases[c], i);
+        }
+        mf_close(m);
+    }
+    CHECK(tried >= 3);
+}
+
 int main(void)
 {
     shared = tl_shared_dir();
@@ -591,6 +639,7 @@ int main(void)
     test_verdict();
     test_hash();
     test_views_and_graph();
+    test_threads();
     rmdir(tmp);
     return tl_report("api");
 }

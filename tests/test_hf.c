@@ -132,9 +132,10 @@ static void test_yaml(void)
         "  on and on\n"
         "---\n"
         "# Title\n";
-    char err[256];
-    json_t *j = mf_hf_front_matter(card, strlen(card), err, sizeof(err));
-    CHECKF(j != NULL, "front matter: %s", err);
+    mf_status st;
+    mf_status_init(&st);
+    json_t *j = mf_hf_front_matter(card, strlen(card), &st);
+    CHECKF(j != NULL, "front matter: %s", st.msg);
     if (!j)
         return;
     json_t *tags = json_object_get(j, "tags");
@@ -164,16 +165,17 @@ static void test_yaml(void)
     json_decref(j);
 
     /* no front matter: empty; refused constructs: NULL with a message */
-    j = mf_hf_front_matter("# hello\n", 8, err, sizeof(err));
+    j = mf_hf_front_matter("# hello\n", 8, &st);
     CHECK(j && json_object_size(j) == 0);
     json_decref(j);
     static const char *const bad[] = {"---\na: &x 1\nb: *x\n---\n", "---\na: [1, 2\n---\n",
                                       "---\n- x\nk: v\n---\n", "---\na: \"open\n---\n",
                                       "---\na:\n\tb: 1\n---\n"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        err[0] = 0;
-        j = mf_hf_front_matter(bad[i], strlen(bad[i]), err, sizeof(err));
-        CHECKF(j == NULL && err[0], "bad YAML %zu accepted", i);
+        mf_status_clear(&st);
+        j = mf_hf_front_matter(bad[i], strlen(bad[i]), &st);
+        CHECKF(j == NULL && st.code == MF_ERR_FORMAT && strstr(st.msg, "front matter line "),
+               "bad YAML %zu accepted (%s)", i, st.msg);
         json_decref(j);
     }
     /* deep nesting is bounded, not a stack overflow */
@@ -181,9 +183,57 @@ static void test_yaml(void)
     for (int i = 0; i < 500; i++)
         strcat(deep, "[");
     strcat(deep, "\n---\n");
-    j = mf_hf_front_matter(deep, strlen(deep), err, sizeof(err));
-    CHECK(j == NULL && strstr(err, "deeper"));
+    mf_status_clear(&st);
+    j = mf_hf_front_matter(deep, strlen(deep), &st);
+    CHECK(j == NULL && strstr(st.msg, "deeper"));
     json_decref(j);
+    mf_status_clear(&st);
+}
+
+/* Every model card under ../shared read as PyYAML's safe_load reads it
+ * (tests/yaml_ref.py; skipped without python3-yaml). */
+static void test_yaml_vs_pyyaml(void)
+{
+    if (system("python3 -c 'import yaml' 2>/dev/null") != 0) {
+        printf("SKIP YAML against PyYAML: python3-yaml is not installed\n");
+        return;
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "find %s -name README.md -path '*/*/*' | sort", shared);
+    FILE *list = popen(cmd, "r");
+    char path[900];
+    size_t compared = 0;
+    while (list && fgets(path, sizeof(path), list)) {
+        path[strcspn(path, "\n")] = 0;
+        snprintf(cmd, sizeof(cmd), "python3 tests/yaml_ref.py '%s'", path);
+        FILE *py = popen(cmd, "r");
+        char ref[1 << 16];
+        size_t rn = py ? fread(ref, 1, sizeof(ref) - 1, py) : 0;
+        ref[rn] = 0;
+        if (py)
+            pclose(py);
+        char *text;
+        size_t len;
+        mf_status st;
+        mf_status_init(&st);
+        if (mf_read_small_file(path, 64u << 20, &text, &len, &st) != 0) {
+            CHECKF(0, "%s: %s", path, st.msg);
+            mf_status_clear(&st);
+            continue;
+        }
+        json_t *got = mf_hf_front_matter(text, len, &st);
+        free(text);
+        json_t *want = strncmp(ref, "ERR", 3) ? json_loads(ref, 0, NULL) : NULL;
+        CHECKF(want ? got && json_equal(got, want) : !got, "%s: PyYAML %.200s, mfmt %s", path,
+               ref, got ? "differs" : st.msg);
+        compared++;
+        json_decref(got);
+        json_decref(want);
+        mf_status_clear(&st);
+    }
+    if (list)
+        pclose(list);
+    CHECKF(compared > 0, "no model cards found under %s", shared);
 }
 
 /* ------------------------------------------------------ SentencePiece */
@@ -845,6 +895,7 @@ int main(void)
     json_t *man = json_load_file(mp, JSON_DECODE_INT_AS_REAL, NULL); /* u64 values inside */
     CHECK(man != NULL);
     test_spm(man);
+    test_yaml_vs_pyyaml();
     test_reader(man);
     test_lfs_and_report();
     test_convert_gqa();

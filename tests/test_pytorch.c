@@ -401,7 +401,7 @@ static void test_nested(void)
                        *ly = mf_meta_get(m, "hyper_parameters.layers");
         CHECK(lr && lr->type == MF_V_F64 && lr->as.f == 0.5);
         CHECK(ly && ly->type == MF_V_ARR && ly->as.arr.n == 2 && ly->as.arr.items[1].as.i == 32);
-        CHECK(mf_pytorch_is_mapping(m, "state_dict") && !mf_pytorch_is_mapping(m, "fc"));
+        CHECK(mf_model_is_mapping(m, "state_dict") && !mf_model_is_mapping(m, "fc"));
         mf_close(m);
     }
     mf_status_clear(&st);

@@ -162,6 +162,8 @@ bool mf_is_dir(const char *path);
 bool mf_path_exists(const char *path);
 /* Joins dir and name with '/', allocated in the arena. */
 char *mf_path_join(mf_arena *a, const char *dir, const char *name);
+/* The same, malloc'd (NULL: out of memory). */
+char *mf_path_join_new(const char *dir, const char *name);
 /* Reads a small file (< limit bytes) fully into malloc'd memory, NUL ended. */
 int mf_read_small_file(const char *path, size_t limit, char **out, size_t *len,
                        mf_status *st);
@@ -226,6 +228,29 @@ float mf_f16_to_f32(uint16_t h);
 uint16_t mf_f32_to_f16(float f);   /* round to nearest even (numpy, ggml) */
 float mf_bf16_to_f32(uint16_t h);
 uint16_t mf_f32_to_bf16(float f);  /* round to nearest even, NaN kept quiet */
+/* numpy's npy_half conversions (what gguf-py and convert_hf_to_gguf.py
+ * compute with): the same but for NaNs, whose payload is kept as is
+ * (f16 -> f32: not quieted; f32 -> f16: the top 10 payload bits, never 0). */
+float mf_f16_to_f32_numpy(uint16_t h);
+uint16_t mf_f32_to_f16_numpy(float f);
+
+/* ------------------------------------------------------ JSON positions */
+/* For messages that name the byte of a JSON value (jansson keeps no
+ * positions): scanners over text jansson accepted, within [0, n). */
+typedef struct mf_json_step {
+    const char *key; /* an object member (the last of that name), or NULL: */
+    size_t index;    /* an array element */
+} mf_json_step;
+/* The offset of the value at `path` below the value at `at`, or -1. */
+int64_t mf_json_locate(const char *t, size_t n, size_t at, const mf_json_step *path,
+                       size_t depth);
+/* The next member of the object whose '{' is at *i (start there; each call
+ * moves *i on): offsets of its key's '"' and of its value. */
+bool mf_json_next_member(const char *t, size_t n, size_t *i, size_t *key, size_t *value);
+/* Does the string whose '"' is at i decode to `s`? */
+bool mf_json_string_is(const char *t, size_t n, size_t i, const char *s);
+/* The offset just past the value at i. */
+size_t mf_json_skip_value(const char *t, size_t n, size_t i);
 
 /* ------------------------------------------------------------------ UTF-8 */
 /* Returns the offset of the first invalid byte, or -1 if all valid. */
@@ -239,6 +264,9 @@ int mf_model_add_file(mf_model *m, const char *path, uint32_t *index,
                       mf_status *st);
 mf_tensor *mf_model_add_tensor(mf_model *m, mf_status *st); /* zeroed */
 mf_kv *mf_model_add_meta(mf_model *m, const char *key, mf_status *st);
+/* Adds key = v (a string must live in m's arena). v of type MF_V_NULL is
+ * taken as mf_value_str's out of memory. 0, or -1 with st. */
+int mf_model_put_meta(mf_model *m, const char *key, mf_value v, mf_status *st);
 int mf_model_note(mf_model *m, const char *fmt, ...) MF_PRINTF(2, 3);
 /* Lists child's tensors in `m` too (with owner = the child, which m keeps
  * open until mf_close(m)) and copies its notes. On failure child is closed
@@ -260,9 +288,31 @@ mf_value mf_value_f64(double v);
 mf_value mf_value_bool(bool v);
 
 /* ------------------------------------------------------------- readers */
+/* A reader is the whole of a format: its name, how its bytes are recognised,
+ * how it is opened and streamed, and the optional hooks through which the
+ * operations above (lib/ops) learn what only the format knows. Nothing
+ * above lib/formats names a format: it asks these hooks (through the
+ * mf_model_* wrappers below, which also follow a directory's children). */
+typedef struct mf_probe mf_probe; /* formats/formats.h */
+
+enum { MF_PROBE_NO = 0, MF_PROBE_WEAK = 1, MF_PROBE_YES = 2 };
+
 struct mf_rewrite;
 typedef struct mf_reader {
     mf_format format;
+    const char *name; /* mf_format_name: "safetensors", "pytorch-zip", ... */
+    /* Endings such as ".pt" (NULL-ended): when the bytes match no probe,
+     * the reader a file's name suggests explains best what is wrong. */
+    const char *const *extensions;
+
+    /* Detection (formats/detect.c asks every reader, in registry order;
+     * each returns MF_PROBE_YES, MF_PROBE_WEAK (taken only when no reader
+     * says YES) or MF_PROBE_NO, and fills the detection through
+     * mf_probe_found). Each is optional. */
+    int (*probe)(mf_probe *p);     /* a file's bytes (not a zip archive) */
+    int (*probe_zip)(mf_probe *p); /* a zip archive: p->zip is its directory */
+    int (*probe_dir)(mf_probe *p); /* a directory */
+
     /* Fills m (files, meta, tensors). flags: MF_OPEN_*. */
     int (*open)(mf_model *m, const char *path, unsigned flags, mf_status *st);
     /* Optional: canonical bytes of a tensor that is not plainly mapped. */
@@ -270,6 +320,18 @@ typedef struct mf_reader {
                   void *ctx, mf_status *st);
     /* Optional: frees m->priv. */
     void (*close)(mf_model *m);
+
+    /* ---- optional hooks for the operations (see the wrappers below) */
+    /* The state-dict unwrap rule: is the dotted `path` a mapping of the
+     * file's object tree that holds tensors (a checkpoint's "state_dict")? */
+    bool (*is_mapping)(const mf_model *m, const char *path);
+    /* Packed tensors (MLX-style weight + scales + biases): a model whose
+     * table is the logical one, dequantized to `out` (MF_DTYPE_INVALID:
+     * the format's own float type). *view = NULL when m has none. */
+    int (*logical_view)(const mf_model *m, mf_dtype out, mf_model **view,
+                        mf_status *st);
+    /* The computation graph as text (inspect --graph). */
+    int (*print_graph)(const mf_model *m, FILE *out, mf_status *st);
     /* Optional (formats with a metadata header before raw tensor data):
      * writes rw->out as m's first file with metadata rw->meta and tensors
      * renamed, tensor bytes copied unchanged; checks the format's rules
@@ -291,7 +353,28 @@ typedef struct mf_rewrite {
     uint64_t *old_header_bytes, *new_header_bytes, *data_bytes; /* filled */
 } mf_rewrite;
 
+/* The hooks, for lib/ops: each follows a directory's children (tensor
+ * owners) where the model's own reader has no answer. */
+bool mf_model_is_mapping(const mf_model *m, const char *path);
+/* *view = NULL (returns 0) when no tensor of m is packed. The view borrows
+ * from m, which must stay open until mf_close(view). */
+int mf_model_logical_view_as(const mf_model *m, mf_dtype out, mf_model **view,
+                          mf_status *st);
+/* Fails (MF_ERR_USAGE) for a model whose format has no graph. */
+int mf_model_print_graph(const mf_model *m, FILE *out, mf_status *st);
+
+/* Reverses the bytes of each `width`-byte element of p[0..n) (byte order). */
+void mf_swap_bytes(uint8_t *p, uint64_t n, uint32_t width);
+/* A sink that fills a buffer of cap bytes (p); more than cap fails with
+ * MF_ERR_FORMAT "<too_long>" (e.g. "zip member larger than recorded"). */
+typedef struct mf_buf_sink {
+    uint8_t *p;
+    uint64_t n, cap;
+    const char *too_long;
+} mf_buf_sink;
+int mf_buf_sink_fn(void *ctx, const void *buf, size_t n, mf_status *st);
 /* Streams a mapped tensor (t->data set) honouring strides and byte order. */
+
 int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                      void *ctx, mf_status *st);
 

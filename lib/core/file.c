@@ -64,6 +64,16 @@ char *mf_path_join(mf_arena *a, const char *dir, const char *name)
     return mf_arena_printf(a, "%s%s%s", dir, slash ? "" : "/", name);
 }
 
+char *mf_path_join_new(const char *dir, const char *name)
+{
+    size_t n = strlen(dir), k = strlen(name);
+    bool slash = n > 0 && dir[n - 1] == '/';
+    char *p = malloc(n + k + 2);
+    if (p)
+        snprintf(p, n + k + 2, "%s%s%s", dir, slash ? "" : "/", name);
+    return p;
+}
+
 int mf_read_small_file(const char *path, size_t limit, char **out, size_t *len,
                        mf_status *st)
 {

@@ -73,3 +73,24 @@ uint16_t mf_f32_to_bf16(float f)
         return (uint16_t)((x >> 16) | 64);
     return (uint16_t)((x + (0x7fff + ((x >> 16) & 1))) >> 16);
 }
+
+/* npy_halfbits_to_floatbits: a NaN's payload moves up unquieted. */
+float mf_f16_to_f32_numpy(uint16_t h)
+{
+    if ((h & 0x7c00u) == 0x7c00u && (h & 0x03ffu))
+        return bits_f32((uint32_t)(h & 0x8000u) << 16 | 0x7f800000u | (uint32_t)(h & 0x03ffu) << 13);
+    return mf_f16_to_f32(h);
+}
+
+/* npy_floatbits_to_halfbits: a NaN keeps its top payload bits (made
+ * non-zero so it stays a NaN). Every other value as mf_f32_to_f16 (checked
+ * over all 2^32 inputs). */
+uint16_t mf_f32_to_f16_numpy(float f)
+{
+    uint32_t x = f32_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) {
+        uint16_t r = (uint16_t)(0x7c00u + ((x & 0x007fffffu) >> 13));
+        return (uint16_t)(((x >> 16) & 0x8000u) | (r == 0x7c00u ? r + 1 : r));
+    }
+    return mf_f32_to_f16(f);
+}

@@ -226,6 +226,17 @@ mf_value mf_value_str(mf_arena *a, const char *s, size_t n)
     return v;
 }
 
+int mf_model_put_meta(mf_model *m, const char *key, mf_value v, mf_status *st)
+{
+    if (v.type == MF_V_NULL)
+        return mf_oom(st, m->path);
+    mf_kv *kv = mf_model_add_meta(m, key, st);
+    if (!kv)
+        return -1;
+    kv->v = v;
+    return 0;
+}
+
 mf_value mf_value_int(int64_t x)
 {
     mf_value v = {.type = MF_V_I64};

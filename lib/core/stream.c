@@ -7,12 +7,12 @@
 
 enum { CHUNK = 1 << 20 };
 
-static void swap_elems(uint8_t *p, size_t n, size_t esize)
+void mf_swap_bytes(uint8_t *p, uint64_t n, uint32_t esize)
 {
     if (esize <= 1)
         return;
-    for (size_t i = 0; i + esize <= n; i += esize)
-        for (size_t a = 0, b = esize - 1; a < b; a++, b--) {
+    for (uint64_t i = 0; i + esize <= n; i += esize)
+        for (uint32_t a = 0, b = esize - 1; a < b; a++, b--) {
             uint8_t t = p[i + a];
             p[i + a] = p[i + b];
             p[i + b] = t;
@@ -51,7 +51,7 @@ static int stream_contiguous(const mf_tensor *t, mf_sink_fn sink, void *ctx,
     for (uint64_t off = 0; off < t->nbytes && rc == 0; off += CHUNK) {
         uint64_t n = t->nbytes - off < CHUNK ? t->nbytes - off : CHUNK;
         memcpy(buf, t->data + off, (size_t)n);
-        swap_elems(buf, (size_t)n, w);
+        mf_swap_bytes(buf, (size_t)n, w);
         rc = sink(ctx, buf, (size_t)n, st);
     }
     free(buf);
@@ -83,7 +83,7 @@ static int stream_strided(const mf_tensor *t, mf_sink_fn sink, void *ctx,
             eoff += idx[d] * t->strides[d];
         memcpy(buf + fill, t->data + (uint64_t)eoff * es, es);
         if (t->big_endian)
-            swap_elems(buf + fill, es, swap_width(t));
+            mf_swap_bytes(buf + fill, es, swap_width(t));
         fill += es;
         if (fill + es > CHUNK) {
             rc = sink(ctx, buf, fill, st);
@@ -177,4 +177,15 @@ int mf_tensor_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
     if (m->reader && m->reader->stream)
         return m->reader->stream(m, t, sink, ctx, st);
     return mf_stream_mapped(m, t, sink, ctx, st);
+}
+
+int mf_buf_sink_fn(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    mf_buf_sink *b = ctx;
+    if (n > b->cap - b->n)
+        return mf_fail(st, MF_ERR_FORMAT, NULL, -1, "%s",
+                       b->too_long ? b->too_long : "more bytes than expected");
+    memcpy(b->p + b->n, buf, n);
+    b->n += n;
+    return 0;
 }

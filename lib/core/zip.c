@@ -322,21 +322,6 @@ int mf_zip_stream(const mf_zip *z, const mf_zip_entry *e, bool check_crc,
                    e->method);
 }
 
-typedef struct buf_sink {
-    uint8_t *p;
-    size_t n, cap;
-} buf_sink;
-
-static int to_buf(void *ctx, const void *buf, size_t n, mf_status *st)
-{
-    buf_sink *b = ctx;
-    if (n > b->cap - b->n)
-        return mf_fail(st, MF_ERR_FORMAT, NULL, -1, "zip member larger than recorded");
-    memcpy(b->p + b->n, buf, n);
-    b->n += n;
-    return 0;
-}
-
 int mf_zip_extract(const mf_zip *z, const mf_zip_entry *e, size_t limit,
                    uint8_t **out, size_t *len, mf_status *st)
 {
@@ -350,14 +335,15 @@ int mf_zip_extract(const mf_zip *z, const mf_zip_entry *e, size_t limit,
         return mf_fail(st, MF_ERR_FORMAT, z->file, (int64_t)e->cd_offset,
                        "zip: member \"%s\" claims %llu bytes from %llu compressed", e->name,
                        (unsigned long long)e->usize, (unsigned long long)e->csize);
-    buf_sink b = {malloc(e->usize ? (size_t)e->usize : 1), 0, (size_t)e->usize};
+    mf_buf_sink b = {malloc(e->usize ? (size_t)e->usize : 1), 0, e->usize,
+                     "zip member larger than recorded"};
     if (!b.p)
         return mf_oom(st, z->file);
-    if (mf_zip_stream(z, e, false, to_buf, &b, st)) {
+    if (mf_zip_stream(z, e, false, mf_buf_sink_fn, &b, st)) {
         free(b.p);
         return -1;
     }
     *out = b.p;
-    *len = b.n;
+    *len = (size_t)b.n;
     return 0;
 }

@@ -7,24 +7,19 @@
 #include <string.h>
 
 /* The name never decides the format, but when the bytes match nothing, the
- * reader its extension suggests says best what is wrong with the file. */
-static mf_format format_hinted_by_name(const char *path)
+ * reader its extension suggests (its `extensions`) says best what is wrong
+ * with the file. */
+static const mf_reader *reader_hinted_by_name(const char *path)
 {
-    static const struct { const char *ext; mf_format f; } hints[] = {
-        {".safetensors", MF_FMT_SAFETENSORS}, {".gguf", MF_FMT_GGUF},
-        {".npy", MF_FMT_NUMPY_NPY}, {".npz", MF_FMT_NUMPY_NPZ},
-        {".pt", MF_FMT_PYTORCH_ZIP}, {".pth", MF_FMT_PYTORCH_ZIP},
-        {".ckpt", MF_FMT_PYTORCH_ZIP}, {".onnx", MF_FMT_ONNX},
-        {".h5", MF_FMT_HDF5}, {".hdf5", MF_FMT_HDF5}, {".keras", MF_FMT_KERAS},
-        {".tflite", MF_FMT_TFLITE},
-    };
     size_t n = strlen(path);
-    for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
-        size_t k = strlen(hints[i].ext);
-        if (n > k && strcmp(path + n - k, hints[i].ext) == 0)
-            return hints[i].f;
-    }
-    return MF_FMT_UNKNOWN;
+    const mf_reader *r;
+    for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++)
+        for (const char *const *e = r->extensions; e && *e; e++) {
+            size_t k = strlen(*e);
+            if (n > k && strcmp(path + n - k, *e) == 0)
+                return r;
+        }
+    return NULL;
 }
 
 int mf_open_model(const char *path, unsigned flags, mf_model **out, mf_status *st)
@@ -37,7 +32,7 @@ int mf_open_model(const char *path, unsigned flags, mf_model **out, mf_status *s
     /* a zip whose directory is unreadable: the reader its name suggests
      * (.npz, .pt, .keras) explains the breakage best */
     if (!r && (d.format == MF_FMT_UNKNOWN || d.format == MF_FMT_ZIP) && !mf_is_dir(path)) {
-        r = mf_reader_for(format_hinted_by_name(path));
+        r = reader_hinted_by_name(path);
         if (r)
             d.format = r->format;
     }

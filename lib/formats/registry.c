@@ -1,43 +1,43 @@
-/* registry.c - which reader opens which format. A new reader adds one
- * extern line and one table line here. */
-#include "core/core.h"
+/* registry.c - the readers, in the order detection asks them. A new format
+ * is one folder (lib/formats/FAMILY/) defining `const mf_reader
+ * mf_reader_NAME` and one line here; the reader itself carries its name,
+ * its file-name endings and its probe (core.h, struct mf_reader).
+ *
+ * Order matters only for probes: a probe that accepts much (protobuf
+ * field sets) comes after the ones with magic numbers; pytorch-pickle's
+ * magic before plain pickle; directories: SavedModel, then MLX (an HF
+ * directory with MLX quantization), then any HF directory. */
 #include "formats/formats.h"
 
-extern const mf_reader mf_reader_safetensors;
-extern const mf_reader mf_reader_gguf;
-extern const mf_reader mf_reader_hfdir;
-extern const mf_reader mf_reader_onnx;
-extern const mf_reader mf_reader_onnx_tensor;
-extern const mf_reader mf_reader_tflite;
-extern const mf_reader mf_reader_tf_savedmodel;
-extern const mf_reader mf_reader_tf_graphdef;
-extern const mf_reader mf_reader_hdf5;
-extern const mf_reader mf_reader_keras;
-extern const mf_reader mf_reader_npy;
-extern const mf_reader mf_reader_npz;
-extern const mf_reader mf_reader_ggml_legacy;
-extern const mf_reader mf_reader_mlx;
-extern const mf_reader mf_reader_pytorch_zip, mf_reader_pytorch_pickle, mf_reader_pickle;
+#define MF_READERS(X)                                                     \
+    X(gguf)                                                               \
+    X(ggml_legacy)                                                        \
+    X(npy)                                                                \
+    X(pytorch_zip)  /* zip with data.pkl; pytorch_model.bin.index.json */ \
+    X(keras)        /* zip with config.json + model.weights.h5 */         \
+    X(npz)          /* zip of .npy members */                             \
+    X(hdf5)                                                               \
+    X(tflite)                                                             \
+    X(safetensors)  /* also model.safetensors.index.json */               \
+    X(pytorch_pickle)                                                     \
+    X(pickle)                                                             \
+    X(onnx)         /* protobuf probes from here on */                    \
+    X(tf_savedmodel)                                                      \
+    X(onnx_tensor)                                                        \
+    X(tf_graphdef)                                                        \
+    X(mlx)                                                                \
+    X(hfdir)                                                              \
+    /* a new reader: one line above, where its probe belongs */
 
-static const mf_reader *const readers[] = {
-    &mf_reader_safetensors,
-    &mf_reader_gguf,
-    &mf_reader_hfdir,
-    &mf_reader_onnx,
-    &mf_reader_onnx_tensor,
-    &mf_reader_tflite,
-    &mf_reader_tf_savedmodel,
-    &mf_reader_tf_graphdef,
-    &mf_reader_hdf5,
-    &mf_reader_keras,
-    &mf_reader_npy,
-    &mf_reader_npz,
-    &mf_reader_ggml_legacy,
-    &mf_reader_mlx,
-    &mf_reader_pytorch_zip,
-    &mf_reader_pytorch_pickle,
-    &mf_reader_pickle,
-};
+#define DECLARE(name) extern const mf_reader mf_reader_##name;
+#define ENTRY(name) &mf_reader_##name,
+MF_READERS(DECLARE)
+static const mf_reader *const readers[] = {MF_READERS(ENTRY)};
+
+const mf_reader *mf_reader_at(size_t i)
+{
+    return i < sizeof(readers) / sizeof(readers[0]) ? readers[i] : NULL;
+}
 
 const mf_reader *mf_reader_for(mf_format f)
 {
@@ -47,29 +47,11 @@ const mf_reader *mf_reader_for(mf_format f)
     return NULL;
 }
 
-static const char *const format_names[MF_FMT_COUNT] = {
-    [MF_FMT_UNKNOWN] = "unknown",
-    [MF_FMT_SAFETENSORS] = "safetensors",
-    [MF_FMT_GGUF] = "gguf",
-    [MF_FMT_PYTORCH_ZIP] = "pytorch-zip",
-    [MF_FMT_PYTORCH_PICKLE] = "pytorch-pickle",
-    [MF_FMT_NUMPY_NPY] = "numpy-npy",
-    [MF_FMT_NUMPY_NPZ] = "numpy-npz",
-    [MF_FMT_HDF5] = "hdf5",
-    [MF_FMT_ONNX] = "onnx",
-    [MF_FMT_ONNX_TENSOR] = "onnx-tensor",
-    [MF_FMT_TFLITE] = "tflite",
-    [MF_FMT_KERAS] = "keras",
-    [MF_FMT_TF_SAVEDMODEL] = "tf-savedmodel",
-    [MF_FMT_TF_GRAPHDEF] = "tf-graphdef",
-    [MF_FMT_MLX] = "mlx",
-    [MF_FMT_HF_DIR] = "hf-dir",
-    [MF_FMT_PICKLE] = "pickle",
-    [MF_FMT_GGML_LEGACY] = "ggml-legacy",
-    [MF_FMT_ZIP] = "zip",
-};
-
+/* DESIGN.md's names; the two without a reader are named here. */
 const char *mf_format_name(mf_format f)
 {
-    return (unsigned)f < MF_FMT_COUNT && format_names[f] ? format_names[f] : "unknown";
+    const mf_reader *r = mf_reader_for(f);
+    if (r && r->name)
+        return r->name;
+    return f == MF_FMT_ZIP ? "zip" : "unknown";
 }

@@ -4,8 +4,6 @@
  * the scan and the F32 conversion live here. */
 #include "core/core.h"
 #include "formats/formats.h"
-#include "formats/mlx/mlx.h"
-#include "formats/onnx/onnx.h"
 #include "ops/tensor_f32.h"
 
 #include <stdlib.h>
@@ -161,10 +159,11 @@ int mf_model_logical_view(const mf_model *src, mf_model **view, mf_status *st)
 {
     MF_ST_GUARD(st);
     *view = NULL;
-    const mf_mlx_quant *q;
-    if (mf_mlx_quants(src, &q) > 0) {
-        if (mf_mlx_dequantized_view(src, MF_DTYPE_INVALID, view, st))
-            return -1;
+    /* the reader's logical_view hook (MLX's packed triples); none: the
+     * same tensors */
+    if (mf_model_logical_view_as(src, MF_DTYPE_INVALID, view, st))
+        return -1;
+    if (*view) {
         (*view)->verdict = src->verdict;
         return 0;
     }
@@ -176,15 +175,12 @@ int mf_model_logical_view(const mf_model *src, mf_model **view, mf_status *st)
 int mf_model_graph_text(const mf_model *m, mf_sink_fn sink, void *ctx, mf_status *st)
 {
     MF_ST_GUARD(st);
-    if (m->format != MF_FMT_ONNX)
-        return mf_fail(st, MF_ERR_USAGE, m->path, -1, "--graph: not an ONNX model (%s)",
-                       mf_format_name(m->format));
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return mf_oom(st, m->path);
-    int rc = mf_onnx_print_graph(m, f, st);
+    int rc = mf_model_print_graph(m, f, st); /* the reader's hook */
     if (fclose(f) != 0 && rc == 0)
         rc = mf_oom(st, m->path);
     if (rc == 0 && len)

@@ -18,6 +18,7 @@
 #include "formats/formats.h"
 #include "ops/hf_ops.h"
 #include "ops/quant_mix.h"
+#include "ops/tensor_f32.h"
 #include "quant/quant.h"
 
 #include <dirent.h>
@@ -171,12 +172,11 @@ static int open_parts(conv *c)
     c->parts = calloc(n, sizeof(mf_model *));
     int rc = c->parts ? 0 : mf_oom(c->st, c->dir);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        char *p = malloc(strlen(c->dir) + strlen(names[i]) + 2);
+        char *p = mf_path_join_new(c->dir, names[i]);
         if (!p) {
             rc = mf_oom(c->st, c->dir);
             break;
         }
-        sprintf(p, "%s/%s", c->dir, names[i]);
         uint64_t promised;
         if (mf_hf_lfs_pointer(p, &promised, NULL))
             rc = mf_fail(c->st, MF_ERR_FORMAT, p, 0,
@@ -216,10 +216,10 @@ static const mf_tensor **part_order(const conv *c, const mf_model *m, mf_status 
 /* An index file's weight_map must name exactly the parts' tensors. */
 static int check_index(conv *c)
 {
-    char *p = malloc(strlen(c->dir) + 40);
+    char *p = mf_path_join_new(c->dir, c->safetensors ? "model.safetensors.index.json"
+                                                       : "pytorch_model.bin.index.json");
     if (!p)
         return mf_oom(c->st, c->dir);
-    sprintf(p, "%s/%s", c->dir, c->safetensors ? "model.safetensors.index.json" : "pytorch_model.bin.index.json");
     if (!mf_path_exists(p)) {
         free(p);
         return 0;
@@ -657,123 +657,19 @@ static int build_metadata(conv *c, mf_kvlist *kv)
 
 /* ------------------------------------------------------- value coding */
 
-/* numpy's half -> float (npy_halfbits_to_floatbits): NaN payloads kept. */
-static float half_to_float(uint16_t h)
-{
-    uint32_t sgn = (uint32_t)(h & 0x8000u) << 16, exp = h & 0x7c00u, sig = h & 0x03ffu, f;
-    if (exp == 0x7c00u) {
-        f = sgn | 0x7f800000u | sig << 13;
-    } else if (exp == 0) {
-        if (!sig) {
-            f = sgn;
-        } else {
-            int e = 0;
-            sig <<= 1;
-            while (!(sig & 0x0400u)) {
-                sig <<= 1;
-                e++;
-            }
-            f = sgn | (uint32_t)(127 - 15 - e) << 23 | (sig & 0x03ffu) << 13;
-        }
-    } else {
-        f = sgn | (((uint32_t)(h & 0x7fffu) + 0x1c000u) << 13);
-    }
-    float r;
-    memcpy(&r, &f, 4);
-    return r;
-}
-
-/* numpy's float -> half (npy_floatbits_to_halfbits): round to nearest even. */
-static uint16_t float_to_half(float x)
-{
-    uint32_t f;
-    memcpy(&f, &x, 4);
-    uint16_t sgn = (uint16_t)((f & 0x80000000u) >> 16);
-    uint32_t exp = f & 0x7f800000u, sig;
-    if (exp >= 0x47800000u) {
-        if (exp == 0x7f800000u && (f & 0x007fffffu)) {
-            uint16_t r = (uint16_t)(0x7c00u + ((f & 0x007fffffu) >> 13));
-            return (uint16_t)(sgn + (r == 0x7c00u ? r + 1 : r));
-        }
-        return (uint16_t)(sgn + 0x7c00u);
-    }
-    if (exp <= 0x38000000u) {
-        if (exp < 0x33000000u)
-            return sgn;
-        exp >>= 23;
-        sig = 0x00800000u + (f & 0x007fffffu);
-        sig >>= (113 - exp);
-        if ((sig & 0x00003fffu) != 0x00001000u || (f & 0x000007ffu))
-            sig += 0x00001000u;
-        return (uint16_t)(sgn + (uint16_t)(sig >> 13));
-    }
-    uint16_t hexp = (uint16_t)((exp - 0x38000000u) >> 13);
-    sig = f & 0x007fffffu;
-    if ((sig & 0x00003fffu) != 0x00001000u)
-        sig += 0x00001000u;
-    uint16_t hsig = (uint16_t)(sig >> 13);
-    return (uint16_t)(sgn + hsig + hexp); /* a carry into the exponent is right */
-}
-
-/* gguf-py __quantize_bf16_array: NaN forced quiet, round to nearest even. */
-static uint16_t float_to_bf16(float x)
-{
-    uint32_t n;
-    memcpy(&n, &x, 4);
-    if ((n & 0x7fffffffu) > 0x7f800000u)
-        n = (n & 0xffff0000u) | (64u << 16);
-    uint64_t r = ((uint64_t)n + (0x7fffu + ((n >> 16) & 1))) >> 16;
-    return (uint16_t)r;
-}
-
-/* One source element as float32 (torch's .to(torch.float32)). */
+/* Source elements as float32 (torch's .to(torch.float32)); halves as
+ * numpy reads them (NaN payloads kept). */
 static void row_to_f32(mf_dtype dt, const uint8_t *p, size_t n, float *out)
 {
-    for (size_t i = 0; i < n; i++) {
-        switch (dt) {
-        case MF_F32: memcpy(&out[i], p + 4 * i, 4); break;
-        case MF_F16: out[i] = half_to_float(mf_rd16le(p + 2 * i)); break;
-        case MF_BF16: {
-            uint32_t u = (uint32_t)mf_rd16le(p + 2 * i) << 16;
-            memcpy(&out[i], &u, 4);
-            break;
-        }
-        case MF_F64: {
-            double d;
-            memcpy(&d, p + 8 * i, 8);
-            out[i] = (float)d;
-            break;
-        }
-        case MF_I8: out[i] = (float)(int8_t)p[i]; break;
-        case MF_U8: out[i] = (float)p[i]; break;
-        case MF_BOOL: out[i] = p[i] ? 1.0f : 0.0f; break;
-        case MF_I16: out[i] = (float)(int16_t)mf_rd16le(p + 2 * i); break;
-        case MF_U16: out[i] = (float)mf_rd16le(p + 2 * i); break;
-        case MF_I32: out[i] = (float)(int32_t)mf_rd32le(p + 4 * i); break;
-        case MF_U32: out[i] = (float)mf_rd32le(p + 4 * i); break;
-        case MF_I64: out[i] = (float)(int64_t)mf_rd64le(p + 8 * i); break;
-        case MF_U64: out[i] = (float)mf_rd64le(p + 8 * i); break;
-        default: out[i] = 0; break;
-        }
+    if (dt == MF_F16) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = mf_f16_to_f32_numpy(mf_rd16le(p + 2 * i));
+    } else if (mf_convert_to_f32(dt, p, out, n)) {
+        memset(out, 0, n * sizeof(*out));
     }
 }
 
 /* ---------------------------------------------------------- streaming */
-
-typedef struct collect {
-    uint8_t *buf;
-    uint64_t n, cap;
-} collect;
-
-static int collect_sink(void *ctx, const void *b, size_t n, mf_status *st)
-{
-    collect *c = ctx;
-    if (n > c->cap - c->n)
-        return mf_fail(st, MF_ERR_FORMAT, NULL, -1, "tensor stream longer than its size");
-    memcpy(c->buf + c->n, b, n);
-    c->n += n;
-    return 0;
-}
 
 /* The source row that lands at output row r (LlamaModel.permute: rows
  * viewed as [heads][2][half] are read as [heads][half][2]). */
@@ -800,7 +696,7 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
     if (row == 0 || nrows == 0)
         return 0;
     const uint8_t *data = NULL;
-    collect col = {0};
+    mf_buf_sink col = {.too_long = "tensor stream longer than its size"};
     mf_dtype sdt = o->src ? o->src->dtype : MF_F32;
     size_t ses = o->src ? mf_dtype_info_of(sdt)->block_bytes : 4;
     if (o->generated) {
@@ -809,15 +705,15 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
         data = o->src->data;
     } else {
         col.cap = o->src->nbytes;
-        col.buf = malloc(col.cap ? col.cap : 1);
-        if (!col.buf)
+        col.p = malloc(col.cap ? col.cap : 1);
+        if (!col.p)
             return mf_oom(st, c->dir);
-        if (mf_tensor_stream(o->part, o->src, collect_sink, &col, st) || col.n != col.cap) {
-            free(col.buf);
+        if (mf_tensor_stream(o->part, o->src, mf_buf_sink_fn, &col, st) || col.n != col.cap) {
+            free(col.p);
             return st->code ? -1 : mf_fail(st, MF_ERR_FORMAT, o->part->path, -1,
                                            "tensor \"%s\": short stream", o->src->name);
         }
-        data = col.buf;
+        data = col.p;
     }
     bool raw = sdt == o->dtype && (sdt == MF_F16 || sdt == MF_F32); /* astype() of the same type */
     const mf_dtype_info *odi = mf_dtype_info_of(o->dtype);
@@ -846,10 +742,10 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
                 memcpy(obuf, f32, n * 4);
             } else if (o->dtype == MF_F16) {
                 for (size_t i = 0; i < n; i++)
-                    mf_wr16le(obuf + 2 * i, float_to_half(f32[i]));
+                    mf_wr16le(obuf + 2 * i, mf_f32_to_f16_numpy(f32[i]));
             } else if (o->dtype == MF_BF16) {
                 for (size_t i = 0; i < n; i++)
-                    mf_wr16le(obuf + 2 * i, float_to_bf16(f32[i]));
+                    mf_wr16le(obuf + 2 * i, mf_f32_to_bf16(f32[i]));
             } else if (odi && mf_quantize_rows_mt(o->dtype, f32, obuf, nr, row, NULL,
                                                   c->opts.threads)) {
                 rc = mf_fail(st, MF_ERR_UNSUPPORTED, c->dir, -1, "cannot quantize to %s",
@@ -861,7 +757,7 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
     }
     free(f32);
     free(obuf);
-    free(col.buf);
+    free(col.p);
     c->done += (uint64_t)nrows * orow_bytes;
     if (rc == 0)
         rc = mf_progress_report(c->opts.progress, c->opts.progress_user, c->done,
@@ -989,17 +885,7 @@ static int pick_arch(conv *c)
 
 static int load_config(conv *c)
 {
-    char *p = malloc(strlen(c->dir) + 16);
-    if (!p)
-        return mf_oom(c->st, c->dir);
-    sprintf(p, "%s/config.json", c->dir);
-    if (!mf_path_exists(p)) {
-        int rc = mf_fail(c->st, MF_ERR_FORMAT, p, -1, "config.json is missing");
-        free(p);
-        return rc;
-    }
-    c->cfg = mf_hf_load_json(p, c->st);
-    free(p);
+    c->cfg = mf_hf_load_config(c->dir, true, c->st);
     if (!c->cfg)
         return -1;
     if (!json_is_object(c->cfg))

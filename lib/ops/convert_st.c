@@ -6,9 +6,6 @@
  * would pass the limit; a tensor larger than the limit gets its own). */
 #include "ops/convert_st.h"
 
-#include "formats/mlx/mlx.h"
-#include "formats/pickle/pytorch.h"
-
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -60,7 +57,7 @@ static const char *unwrap(const mf_model *m, mf_arena *a)
         for (size_t i = 0; i < 3 && !found; i++) {
             const char *p = prefix[0] ? mf_arena_printf(a, "%s.%s", prefix, wrappers[i])
                                       : wrappers[i];
-            if (p && mf_pytorch_is_mapping(m, p)) {
+            if (p && mf_model_is_mapping(m, p)) {
                 prefix = p;
                 found = true;
             }
@@ -318,19 +315,6 @@ static int write_sharded(const mf_model *m, const char *out, const mf_convert_it
     return rc;
 }
 
-/* MLX: the packed triples are written dequantized, as their logical
- * tensors (formats/mlx.h). */
-static int convert_mlx(const mf_model *m, const char *out, const mf_convert_st_opts *o,
-                       mf_status *st)
-{
-    mf_model *view;
-    if (mf_mlx_dequantized_view(m, MF_DTYPE_INVALID, &view, st))
-        return -1;
-    int rc = mf_convert_to_safetensors(view, out, o, st);
-    mf_close(view);
-    return rc;
-}
-
 void mf_convert_st_opts_init(mf_convert_st_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -346,9 +330,16 @@ int mf_convert_to_safetensors(const mf_model *m, const char *out,
     if (mf_opts_copy(&oc, sizeof(oc), opts, "mf_convert_st_opts", st))
         return -1;
     const mf_convert_st_opts *o = &oc;
-    const mf_mlx_quant *q;
-    if (mf_mlx_quants(m, &q) > 0)
-        return convert_mlx(m, out, o, st);
+    /* packed tensors (MLX's triples) are written as their logical,
+     * dequantized tensors (the reader's logical_view hook) */
+    mf_model *view;
+    if (mf_model_logical_view_as(m, MF_DTYPE_INVALID, &view, st))
+        return -1;
+    if (view) {
+        int rc = mf_convert_to_safetensors(view, out, o, st);
+        mf_close(view);
+        return rc;
+    }
     mf_arena *a = mf_arena_new();
     if (!a)
         return mf_oom(st, out);

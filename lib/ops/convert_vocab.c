@@ -33,10 +33,7 @@ typedef struct vocab {
 
 static char *path_in(const vocab *v, const char *name)
 {
-    char *p = malloc(strlen(v->dir) + strlen(name) + 2);
-    if (p)
-        sprintf(p, "%s/%s", v->dir, name);
-    return p;
+    return mf_path_join_new(v->dir, name);
 }
 
 static bool file_in(const vocab *v, const char *name)
@@ -467,10 +464,9 @@ static int load_merges(special_vocab *sv, json_t *tj, const char *dir, mf_status
 /* merges.txt: "a b" per line, an optional "#version" first line. */
 static int load_merges_txt(special_vocab *sv, const char *dir, mf_status *st)
 {
-    char *p = malloc(strlen(dir) + 16);
+    char *p = mf_path_join_new(dir, "merges.txt");
     if (!p)
         return mf_oom(st, dir);
-    sprintf(p, "%s/merges.txt", dir);
     if (!mf_path_exists(p)) {
         free(p);
         return 0;

@@ -176,10 +176,14 @@ static int weights_from_config(const json_t *cfg0, mf_estimate *e, const char *p
     mf_hf_shape *v;
     size_t n;
     bool tied;
-    char why[256];
-    if (mf_hf_expected_tensors(cfg, &v, &n, &tied, why, sizeof(why)))
-        return mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
-                       "no weights to measure and the parameters cannot be computed: %s", why);
+    mf_status why;
+    mf_status_init(&why);
+    if (mf_hf_expected_tensors(cfg, &v, &n, &tied, &why)) {
+        mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
+                "no weights to measure and the parameters cannot be computed: %s", why.msg);
+        mf_status_clear(&why);
+        return -1;
+    }
     e->n_params = 0;
     for (size_t i = 0; i < n; i++) {
         if (v[i].optional) /* a tied lm_head is the embedding */
@@ -253,17 +257,9 @@ int mf_estimate_path_into(const char *path, const mf_estimate_opts *o, mf_estima
 {
     memset(e, 0, sizeof(*e));
     if (mf_is_dir(path)) {
-        char *cp = malloc(strlen(path) + 16);
-        if (!cp)
-            return mf_oom(st, path);
-        sprintf(cp, "%s/config.json", path);
-        json_t *cfg = mf_path_exists(cp) ? mf_hf_load_json(cp, st) : NULL;
-        if (!cfg) {
-            int rc = st->code ? -1 : mf_fail(st, MF_ERR_FORMAT, cp, -1, "config.json is missing");
-            free(cp);
-            return rc;
-        }
-        free(cp);
+        json_t *cfg = mf_hf_load_config(path, true, st);
+        if (!cfg)
+            return -1;
         int rc = json_is_object(cfg) ? geometry_from_config(cfg, e, st, path)
                                      : mf_fail(st, MF_ERR_FORMAT, path, -1, "config.json is not an object");
         if (rc == 0) {

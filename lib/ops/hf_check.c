@@ -153,7 +153,7 @@ static void gpt2(builder *b, const dims *d)
     add(b, d->tie, 2, d->V, E, "lm_head.weight");
 }
 
-static int read_dims(const json_t *cfg, const char *mt, dims *d, char *why, size_t wl)
+static int read_dims(const json_t *cfg, const char *mt, dims *d, mf_status *st)
 {
     memset(d, 0, sizeof(*d));
     bool gpt = !strcmp(mt, "gpt2");
@@ -161,12 +161,11 @@ static int read_dims(const json_t *cfg, const char *mt, dims *d, char *why, size
                *nk = gpt ? "n_head" : "num_attention_heads";
     if (!cfg_int(cfg, hk, &d->H) || !cfg_int(cfg, lk, &d->L) || !cfg_int(cfg, nk, &d->nH) ||
         !cfg_int(cfg, "vocab_size", &d->V)) {
-        snprintf(why, wl, "config.json lacks %s, %s, %s or vocab_size", hk, lk, nk);
-        return -1;
+        return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1,
+                       "config.json lacks %s, %s, %s or vocab_size", hk, lk, nk);
     }
     if (d->H <= 0 || d->L < 0 || d->L > 100000 || d->nH <= 0 || d->V <= 0) {
-        snprintf(why, wl, "config.json sizes out of range");
-        return -1;
+        return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1, "config.json sizes out of range");
     }
     if (!cfg_int(cfg, "num_key_value_heads", &d->nKV))
         d->nKV = d->nH;
@@ -178,8 +177,7 @@ static int read_dims(const json_t *cfg, const char *mt, dims *d, char *why, size
         if (!cfg_int(cfg, "n_positions", &d->P))
             d->P = 1024;
     } else if (!cfg_int(cfg, "intermediate_size", &d->I)) {
-        snprintf(why, wl, "config.json lacks intermediate_size");
-        return -1;
+        return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1, "config.json lacks intermediate_size");
     }
     bool tie_default = !strcmp(mt, "gemma") || !strcmp(mt, "gemma2") || gpt;
     d->tie = cfg_bool(cfg, "tie_word_embeddings", tie_default);
@@ -293,24 +291,25 @@ static int compare(const mf_model *m, builder *b, const char *prefix, mf_load_re
 static const char *const known_types[] = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2",
                                           "phi3", "gpt2", NULL};
 
-/* The builder for cfg's model_type; -1 with `why` when there is none. */
-static int build_expected(const json_t *cfg, builder *b, dims *d, const char **arch, char *why, size_t wl)
+/* The builder for cfg's model_type; -1 with st (MF_ERR_UNSUPPORTED: why
+ * not, no file named) when there is none. */
+static int build_expected(const json_t *cfg, builder *b, dims *d, const char **arch, mf_status *st)
 {
     const char *mt = json_string_value(json_object_get(cfg, "model_type"));
     size_t k = 0;
     while (mt && known_types[k] && strcmp(known_types[k], mt))
         k++;
     if (!mt || !known_types[k]) {
-        snprintf(why, wl, "model_type %s is not one mfmt knows the tensors of", mt ? mt : "(none)");
-        return -1;
+        return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1,
+                       "model_type %s is not one mfmt knows the tensors of", mt ? mt : "(none)");
     }
     if (json_object_get(cfg, "quantization_config")) {
         json_t *qm = json_object_get(json_object_get(cfg, "quantization_config"), "quant_method");
-        snprintf(why, wl, "weights quantized (%s): their names and shapes differ",
-                 json_string_value(qm) ? json_string_value(qm) : "quantization_config");
-        return -1;
+        return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1,
+                       "weights quantized (%s): their names and shapes differ",
+                       json_string_value(qm) ? json_string_value(qm) : "quantization_config");
     }
-    if (read_dims(cfg, mt, d, why, wl))
+    if (read_dims(cfg, mt, d, st))
         return -1;
     *arch = known_types[k];
     if (!strcmp(mt, "phi3"))
@@ -322,15 +321,15 @@ static int build_expected(const json_t *cfg, builder *b, dims *d, const char **a
     return 0;
 }
 
-int mf_hf_expected_tensors(const json_t *cfg, mf_hf_shape **out, size_t *n, bool *tied, char *why,
-                           size_t wl)
+int mf_hf_expected_tensors(const json_t *cfg, mf_hf_shape **out, size_t *n, bool *tied,
+                           mf_status *st)
 {
     builder b = {0};
     dims d;
     const char *arch;
     *out = NULL;
     *n = 0;
-    if (build_expected(cfg, &b, &d, &arch, why, wl)) {
+    if (build_expected(cfg, &b, &d, &arch, st)) {
         for (size_t i = 0; i < b.n; i++)
             free(b.v[i].name);
         free(b.v);
@@ -340,8 +339,7 @@ int mf_hf_expected_tensors(const json_t *cfg, mf_hf_shape **out, size_t *n, bool
         for (size_t i = 0; i < b.n; i++)
             free(b.v[i].name);
         free(b.v);
-        snprintf(why, wl, "out of memory");
-        return -1;
+        return mf_oom(st, NULL);
     }
     if (tied)
         *tied = d.tie;
@@ -359,21 +357,21 @@ void mf_hf_shapes_free(mf_hf_shape *v, size_t n)
 
 static int load_report_fill(const mf_model *m, mf_load_report *r, mf_status *st)
 {
-    char *path = malloc(strlen(m->path) + 16);
-    if (!path)
-        return mf_oom(st, m->path);
-    sprintf(path, "%s/config.json", m->path);
-    json_t *cfg = mf_hf_load_json(path, st);
-    free(path);
+    memset(r, 0, sizeof(*r));
+    json_t *cfg = mf_hf_load_config(m->path, true, st);
     if (!cfg)
         return -1;
     builder b = {0};
     dims d;
     const char *arch;
     int rc = 0;
+    mf_status why;
+    mf_status_init(&why);
     if (!m->n_tensors)
         snprintf(r->why_not, sizeof(r->why_not), "no weights were read");
-    else if (build_expected(cfg, &b, &d, &arch, r->why_not, sizeof(r->why_not)) == 0) {
+    else if (build_expected(cfg, &b, &d, &arch, &why) != 0)
+        snprintf(r->why_not, sizeof(r->why_not), "%.255s", why.msg);
+    else {
         r->arch = arch;
         r->tied = d.tie;
         const char *mt = json_string_value(json_object_get(cfg, "model_type"));
@@ -384,6 +382,7 @@ static int load_report_fill(const mf_model *m, mf_load_report *r, mf_status *st)
     for (size_t i = 0; i < b.n; i++)
         free(b.v[i].name);
     free(b.v);
+    mf_status_clear(&why);
     json_decref(cfg);
     return rc;
 }

@@ -37,13 +37,9 @@ static void py_title(char *s)
 }
 
 /* re.match(r'^(v\d+(?:\.\d+)*|\d.*)$', w) */
-static bool version_or_number(const char *w)
+/* fullmatch \d+([.]\d+)* */
+static bool dotted_number(const char *p)
 {
-    if (isdigit((unsigned char)w[0]))
-        return true;
-    if (w[0] != 'v')
-        return false;
-    const char *p = w + 1;
     for (;;) {
         size_t k = 0;
         while (isdigit((unsigned char)p[k]))
@@ -57,6 +53,13 @@ static bool version_or_number(const char *w)
             return false;
         p++;
     }
+}
+
+static bool version_or_number(const char *w)
+{
+    if (isdigit((unsigned char)w[0]))
+        return true;
+    return w[0] == 'v' && dotted_number(w + 1);
 }
 
 /* Metadata.id_to_title: words split on blanks (after '-' -> ' '); a word
@@ -99,19 +102,7 @@ static bool is_version_part(const char *s)
         s += 4;
     else if ((s[0] == 'v' || s[0] == 'V') && isdigit((unsigned char)s[1]))
         s += 1;
-    for (;;) {
-        size_t k = 0;
-        while (isdigit((unsigned char)s[k]))
-            k++;
-        if (!k)
-            return false;
-        s += k;
-        if (!*s)
-            return true;
-        if (*s != '.')
-            return false;
-        s++;
-    }
+    return dotted_number(s);
 }
 
 static bool is_word_char(char c)
@@ -728,10 +719,9 @@ int mf_hf_general_meta(const char *dir, const json_t *cfg, int64_t total_params,
 {
     gmeta g;
     memset(&g, 0, sizeof(g));
-    char *card_path = malloc(strlen(dir) + 16);
+    char *card_path = mf_path_join_new(dir, "README.md");
     if (!card_path)
         return mf_oom(st, dir);
-    sprintf(card_path, "%s/README.md", dir);
     json_t *card = NULL;
     if (mf_path_exists(card_path)) {
         char *text;
@@ -740,11 +730,13 @@ int mf_hf_general_meta(const char *dir, const json_t *cfg, int64_t total_params,
             free(card_path);
             return -1;
         }
-        char err[256];
-        card = mf_hf_front_matter(text, len, err, sizeof(err));
+        mf_status why;
+        mf_status_init(&why);
+        card = mf_hf_front_matter(text, len, &why);
         free(text);
         if (!card) {
-            int rc = mf_fail(st, MF_ERR_FORMAT, card_path, -1, "model card metadata: %s", err);
+            int rc = mf_fail(st, why.code, card_path, -1, "model card metadata: %s", why.msg);
+            mf_status_clear(&why);
             free(card_path);
             return rc;
         }

@@ -48,9 +48,10 @@ typedef struct mf_hf_shape {
 } mf_hf_shape;
 /* The tensors transformers declares for cfg's model_type (llama, mistral,
  * qwen2, qwen3, gemma, gemma2, phi3, gpt2), in declaration order; -1 with
- * `why` for others or quantized checkpoints. *tied: tie_word_embeddings. */
+ * st (MF_ERR_UNSUPPORTED, saying why; no file named) for others or
+ * quantized checkpoints. *tied: tie_word_embeddings. */
 int mf_hf_expected_tensors(const json_t *cfg, mf_hf_shape **out, size_t *n, bool *tied,
-                           char *why, size_t wl);
+                           mf_status *st);
 void mf_hf_shapes_free(mf_hf_shape *v, size_t n);
 
 #endif

@@ -706,17 +706,14 @@ static int plan_path_into(const char *path, const mf_plan_device *devs, size_t n
     mf_hf_shape *exp = NULL;
     size_t n_exp = 0;
     bool tied = false, have_exp = false;
-    char why[256];
     if (mf_is_dir(path)) {
-        char *cp = malloc(strlen(path) + 16);
-        if (!cp)
-            return mf_oom(st, path);
-        sprintf(cp, "%s/config.json", path);
-        cfg = mf_path_exists(cp) ? mf_hf_load_json(cp, st) : NULL;
-        free(cp);
+        cfg = mf_hf_load_config(path, false, st);
         if (st->code)
             return -1;
-        have_exp = cfg && mf_hf_expected_tensors(cfg, &exp, &n_exp, &tied, why, sizeof(why)) == 0;
+        mf_status why; /* without expected tensors the plan uses the weights only */
+        mf_status_init(&why);
+        have_exp = cfg && mf_hf_expected_tensors(cfg, &exp, &n_exp, &tied, &why) == 0;
+        mf_status_clear(&why);
     }
     mf_status sub;
     mf_status_init(&sub);

@@ -62,21 +62,6 @@ int mf_convert_to_f32(mf_dtype dt, const uint8_t *p, float *d, uint64_t n)
     }
 }
 
-typedef struct collect {
-    uint8_t *buf;
-    uint64_t n, cap;
-} collect;
-
-static int collect_sink(void *ctx, const void *b, size_t n, mf_status *st)
-{
-    collect *c = ctx;
-    if (n > c->cap - c->n)
-        return mf_fail(st, MF_ERR_FORMAT, NULL, -1, "tensor yields more bytes than its size");
-    memcpy(c->buf + c->n, b, n);
-    c->n += n;
-    return 0;
-}
-
 int mf_tensor_read_f32(const mf_model *m, const mf_tensor *t, float **out, mf_status *st)
 {
     *out = NULL;
@@ -87,16 +72,17 @@ int mf_tensor_read_f32(const mf_model *m, const mf_tensor *t, float **out, mf_st
                        mf_dtype_name(t->dtype));
     if (n == UINT64_MAX || mf_mul_ovf(n, 4, &fbytes) || fbytes > SIZE_MAX / 2)
         return mf_fail(st, MF_ERR_FORMAT, m->path, -1, "tensor \"%s\" is too large", t->name);
-    collect c = {malloc(t->nbytes ? (size_t)t->nbytes : 1), 0, t->nbytes};
+    mf_buf_sink c = {malloc(t->nbytes ? (size_t)t->nbytes : 1), 0, t->nbytes,
+                     "tensor yields more bytes than its size"};
     float *f = malloc(fbytes ? (size_t)fbytes : 1);
-    int rc = (!c.buf || !f) ? mf_oom(st, m->path) : mf_tensor_stream(m, t, collect_sink, &c, st);
+    int rc = (!c.p || !f) ? mf_oom(st, m->path) : mf_tensor_stream(m, t, mf_buf_sink_fn, &c, st);
     if (rc == 0 && c.n != t->nbytes)
         rc = mf_fail(st, MF_ERR_FORMAT, m->path, -1, "tensor \"%s\": %llu of %llu bytes", t->name,
                      (unsigned long long)c.n, (unsigned long long)t->nbytes);
-    if (rc == 0 && mf_convert_to_f32(t->dtype, c.buf, f, n))
+    if (rc == 0 && mf_convert_to_f32(t->dtype, c.p, f, n))
         rc = mf_fail(st, MF_ERR_UNSUPPORTED, m->path, -1, "tensor \"%s\": cannot convert %s",
                      t->name, mf_dtype_name(t->dtype));
-    free(c.buf);
+    free(c.p);
     if (rc) {
         free(f);
         return -1;

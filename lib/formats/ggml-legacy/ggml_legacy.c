@@ -9,6 +9,7 @@
  * The quantized blocks changed under these files: GGJT v2 reordered the
  * 4- and 5-bit quants' nibbles, v3 made Q4_0/Q4_1/Q8_0 scales f16. Only
  * blocks laid out as today's ggml are read; older ones are refused. */
+#include "formats/formats.h"
 #include "core/core.h"
 
 #include <stdlib.h>
@@ -306,7 +307,24 @@ static int open_ggml_legacy(mf_model *m, const char *path, unsigned flags, mf_st
     return mf_ok(st) ? 0 : -1;
 }
 
+/* ------------------------------------------------------------- detection */
+
+static int probe_ggml_legacy(mf_probe *p)
+{
+    if (p->size < 4)
+        return MF_PROBE_NO;
+    switch (mf_rd32le(p->b)) {
+    case 0x67676d6cu: return mf_probe_found(p, MF_FMT_GGML_LEGACY, "GGML (unversioned, obsolete)");
+    case 0x67676d66u: return mf_probe_found(p, MF_FMT_GGML_LEGACY, "GGMF (obsolete)");
+    case 0x67676a74u: return mf_probe_found(p, MF_FMT_GGML_LEGACY, "GGJT v%u (obsolete)",
+                                            p->size >= 8 ? mf_rd32le(p->b + 4) : 0);
+    }
+    return MF_PROBE_NO;
+}
+
 const mf_reader mf_reader_ggml_legacy = {
     .format = MF_FMT_GGML_LEGACY,
+    .name = "ggml-legacy",
+    .probe = probe_ggml_legacy,
     .open = open_ggml_legacy,
 };

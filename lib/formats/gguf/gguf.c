@@ -1,5 +1,6 @@
 /* gguf.c - GGUF reader (ggml/docs/gguf.md), versions 2 and 3, either byte
  * order, split sets (NAME-0000i-of-0000n.gguf). */
+#include "formats/formats.h"
 #include "formats/gguf/gguf_int.h"
 
 #include <stdlib.h>
@@ -389,8 +390,27 @@ static int open_gguf(mf_model *m, const char *path, unsigned flags, mf_status *s
     return open_split_rest(m, path, flags, st);
 }
 
+/* ------------------------------------------------------------- detection */
+
+static int probe_gguf(mf_probe *p)
+{
+    if (p->size < 8 || memcmp(p->b, "GGUF", 4) != 0)
+        return MF_PROBE_NO;
+    uint32_t le = mf_rd32le(p->b + 4), be = mf_rd32be(p->b + 4);
+    if (le != 0 && le < 65536)
+        return mf_probe_found(p, MF_FMT_GGUF, "GGUF v%u little-endian", le);
+    if (be != 0 && be < 65536)
+        return mf_probe_found(p, MF_FMT_GGUF, "GGUF v%u big-endian", be);
+    return mf_probe_found(p, MF_FMT_GGUF, "GGUF, unknown version field %08x", le);
+}
+
+static const char *const gguf_extensions[] = {".gguf", NULL};
+
 const mf_reader mf_reader_gguf = {
     .format = MF_FMT_GGUF,
+    .name = "gguf",
+    .extensions = gguf_extensions,
+    .probe = probe_gguf,
     .open = open_gguf,
     .rewrite = mf_gguf_rewrite,
     .key_type = mf_gguf_key_type,

@@ -4,6 +4,7 @@
  * own names, others as PATH@NAME) and notes what it skips (soft and
  * external links, non-numeric datasets). Contiguous and compact data are
  * mapped as they are; chunked or unallocated data are streamed. */
+#include "formats/formats.h"
 #include "formats/hdf5/hdf5_int.h"
 #include "formats/hdf5/keras.h"
 
@@ -474,8 +475,28 @@ static int open_hdf5(mf_model *m, const char *path, unsigned flags, mf_status *s
     return mf_keras_note_lambdas(m) ? mf_oom(st, path) : 0;
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* HDF5 superblock: at 0, 512, 1024, 2048, ... (a user block may precede it). */
+static int probe_hdf5(mf_probe *p)
+{
+    for (uint64_t off = 0; off + 8 <= p->size; off = off ? off * 2 : 512) {
+        if (memcmp(p->b + off, "\x89HDF\r\n\x1a\n", 8) == 0)
+            return mf_probe_found(p, MF_FMT_HDF5, "HDF5, superblock at byte %llu",
+                                  (unsigned long long)off);
+        if (off > (1ull << 40))
+            break;
+    }
+    return MF_PROBE_NO;
+}
+
+static const char *const hdf5_extensions[] = {".h5", ".hdf5", NULL};
+
 const mf_reader mf_reader_hdf5 = {
     .format = MF_FMT_HDF5,
+    .name = "hdf5",
+    .extensions = hdf5_extensions,
+    .probe = probe_hdf5,
     .open = open_hdf5,
     .stream = mf_hdf5_stream,
 };

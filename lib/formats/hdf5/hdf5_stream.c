@@ -15,17 +15,6 @@ enum { UNIT_CAP = 64 << 20, FILL_BUF = 1 << 20 };
 /* Largest chunk mfmt decodes (HDF5 limits chunks to 4 GB). */
 #define CHUNK_CAP (1ull << 32)
 
-static void swap_units(uint8_t *p, uint64_t n, uint32_t es)
-{
-    if (es <= 1)
-        return;
-    for (uint64_t i = 0; i + es <= n; i += es)
-        for (uint32_t a = 0, b = es - 1; a < b; a++, b--) {
-            uint8_t t = p[i + a];
-            p[i + a] = p[i + b];
-            p[i + b] = t;
-        }
-}
 
 static void fill_pattern(uint8_t *buf, uint64_t n, const h5_dset *d)
 {
@@ -47,7 +36,7 @@ static int stream_fill(const h5_dset *d, uint64_t nbytes, mf_sink_fn sink, void 
         return mf_oom(st, d->file->label);
     fill_pattern(buf, cap, d);
     if (d->big_endian)
-        swap_units(buf, cap, d->esize);
+        mf_swap_bytes(buf, cap, d->esize);
     int rc = 0;
     for (uint64_t off = 0; off < nbytes && rc == 0; off += cap)
         rc = sink(ctx, buf, (size_t)(nbytes - off < cap ? nbytes - off : cap), st);
@@ -232,7 +221,7 @@ static int emit_unit(assembler *a, int L, const uint64_t *idx, uint64_t cL, uint
     for (int d = 0; d < r; d++)
         n *= ushape[d];
     if (a->d->big_endian)
-        swap_units(u, n, a->es);
+        mf_swap_bytes(u, n, a->es);
     return sink(ctx, u, (size_t)n, a->f->st);
 }
 

@@ -4,6 +4,7 @@
  * when STORED (offsets are those of the outer file) and inflated into
  * memory, with a size cap, when DEFLATED. Tensors are named by their
  * absolute dataset path in model.weights.h5 (`/layers/dense/vars/0`). */
+#include "formats/formats.h"
 #include "core/zip.h"
 #include "formats/hdf5/hdf5_int.h"
 #include "formats/hdf5/keras.h"
@@ -196,8 +197,23 @@ static void close_keras(mf_model *m)
     m->priv = NULL;
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* A Keras 3 .keras archive: config.json + model.weights.h5. */
+static int probe_keras(mf_probe *p)
+{
+    if (mf_zip_find(p->zip, "config.json") && mf_zip_find(p->zip, "model.weights.h5"))
+        return mf_probe_found(p, MF_FMT_KERAS, "Keras 3 archive (%zu members)", p->zip->n);
+    return MF_PROBE_NO;
+}
+
+static const char *const keras_extensions[] = {".keras", NULL};
+
 const mf_reader mf_reader_keras = {
     .format = MF_FMT_KERAS,
+    .name = "keras",
+    .extensions = keras_extensions,
+    .probe_zip = probe_keras,
     .open = open_keras,
     .stream = mf_hdf5_stream,
     .close = close_keras,

@@ -15,6 +15,10 @@
  * tokenizer_config.json's model_max_length of 10^30) become reals instead of
  * failing the whole file. NULL with st filled ("FILE: byte N: ..."). */
 json_t *mf_hf_load_json(const char *path, mf_status *st);
+/* DIR/config.json loaded as mf_hf_load_json does. When it does not exist:
+ * required, NULL with st "DIR/config.json: config.json is missing"; else
+ * NULL with st untouched. */
+json_t *mf_hf_load_config(const char *dir, bool required, mf_status *st);
 /* A JSON integer as Python's isinstance(v, int) sees it (true/false are ints
  * too); false for anything else. */
 bool mf_hf_json_int(const json_t *v, int64_t *out);
@@ -59,13 +63,13 @@ mf_hf_weights mf_hf_pick_weights(const char *dir, const char **name);
 
 /* ------------------------------------------------------------ model card */
 /* The YAML front matter of a model card (README.md): the lines between a
- * first line "---" and the next line "---", read as PyYAML's safe_load would
- * read the subset model cards use (block mappings and sequences, flow
- * [..] and {..}, plain/quoted/block scalars, YAML 1.1 null/bool/int/float).
+ * first line "---" and the next line "---", read (with libyaml) as PyYAML's
+ * safe_load reads it: YAML 1.1 null/bool/int/float for plain scalars.
  * Returns a new JSON object; an empty object when there is no front matter;
- * NULL with `err` filled when the YAML is outside the subset or malformed
- * (anchors, aliases and tags are refused, never expanded). */
-json_t *mf_hf_front_matter(const char *text, size_t n, char *err, size_t errlen);
+ * NULL with st filled (MF_ERR_FORMAT, "front matter line N: ...", no file
+ * named) when the YAML is malformed, deeper than 64, holds more than 2^20
+ * values or uses anchors, aliases or tags (refused, never expanded). */
+json_t *mf_hf_front_matter(const char *text, size_t n, mf_status *st);
 
 /* ---------------------------------------------------- SentencePiece model */
 enum { MF_SPM_NORMAL = 1, MF_SPM_UNKNOWN = 2, MF_SPM_CONTROL = 3,

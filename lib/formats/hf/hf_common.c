@@ -27,6 +27,22 @@ json_t *mf_hf_load_json(const char *path, mf_status *st)
     return j;
 }
 
+json_t *mf_hf_load_config(const char *dir, bool required, mf_status *st)
+{
+    char *path = mf_path_join_new(dir, "config.json");
+    if (!path) {
+        mf_oom(st, dir);
+        return NULL;
+    }
+    json_t *j = NULL;
+    if (mf_path_exists(path))
+        j = mf_hf_load_json(path, st);
+    else if (required)
+        mf_fail(st, MF_ERR_FORMAT, path, -1, "config.json is missing");
+    free(path);
+    return j;
+}
+
 bool mf_hf_json_int(const json_t *v, int64_t *out)
 {
     if (json_is_integer(v)) {
@@ -185,27 +201,15 @@ int mf_hf_meta_json(mf_model *m, const char *key, json_t *v, int flatten, mf_sta
 
 int mf_hf_meta_str(mf_model *m, const char *key, const char *s, mf_status *st)
 {
-    mf_kv *kv = mf_model_add_meta(m, key, st);
-    if (!kv)
-        return -1;
-    kv->v = mf_value_str(m->arena, s, strlen(s));
-    return kv->v.type == MF_V_STR ? 0 : mf_oom(st, m->path);
+    return mf_model_put_meta(m, key, mf_value_str(m->arena, s, strlen(s)), st);
 }
 
 int mf_hf_meta_int(mf_model *m, const char *key, int64_t v, mf_status *st)
 {
-    mf_kv *kv = mf_model_add_meta(m, key, st);
-    if (!kv)
-        return -1;
-    kv->v = mf_value_int(v);
-    return 0;
+    return mf_model_put_meta(m, key, mf_value_int(v), st);
 }
 
 int mf_hf_meta_bool(mf_model *m, const char *key, bool v, mf_status *st)
 {
-    mf_kv *kv = mf_model_add_meta(m, key, st);
-    if (!kv)
-        return -1;
-    kv->v = mf_value_bool(v);
-    return 0;
+    return mf_model_put_meta(m, key, mf_value_bool(v), st);
 }

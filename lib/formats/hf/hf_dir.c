@@ -91,11 +91,11 @@ static int read_card(mf_model *m, const char *dir, mf_status *st)
         mf_status_clear(&sub);
         return 0;
     }
-    char err[256];
-    json_t *card = mf_hf_front_matter(text, len, err, sizeof(err));
+    json_t *card = mf_hf_front_matter(text, len, &sub);
     free(text);
     if (!card) {
-        mf_model_note(m, "README.md: model card metadata not read: %s", err);
+        mf_model_note(m, "README.md: model card metadata not read: %s", sub.msg);
+        mf_status_clear(&sub);
         return 0;
     }
     static const char *const keys[] = {"license", "license_name", "license_link", "base_model",
@@ -220,7 +220,22 @@ static int open_hfdir(mf_model *m, const char *dir, unsigned flags, mf_status *s
     return rc == 0 && st->code == MF_OK ? 0 : -1;
 }
 
+/* ------------------------------------------------------------- detection */
+
+static int probe_hfdir(mf_probe *p)
+{
+    if (mf_probe_dir_has(p, "config.json"))
+        return mf_probe_found(p, MF_FMT_HF_DIR, "Hugging Face model directory");
+    if (mf_probe_dir_has(p, "model.safetensors.index.json") ||
+        mf_probe_dir_has(p, "pytorch_model.bin.index.json") ||
+        mf_probe_dir_has(p, "model.safetensors") || mf_probe_dir_has(p, "pytorch_model.bin"))
+        return mf_probe_found(p, MF_FMT_HF_DIR, "model directory without config.json");
+    return MF_PROBE_NO;
+}
+
 const mf_reader mf_reader_hfdir = {
     .format = MF_FMT_HF_DIR,
+    .name = "hf-dir",
+    .probe_dir = probe_hfdir,
     .open = open_hfdir,
 };

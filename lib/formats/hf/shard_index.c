@@ -168,3 +168,33 @@ int mf_open_shard_index(mf_model *m, const char *index, unsigned flags, bool exa
     json_decref(root);
     return rc == 0 && mf_ok(st) ? 0 : -1;
 }
+
+/* ------------------------------------------------------------- detection */
+
+int mf_probe_shard_index(mf_probe *p, bool bin)
+{
+    if (p->size < 2 || p->b[0] != '{' || p->size > (64u << 20))
+        return MF_PROBE_NO;
+    json_t *j = json_loadb((const char *)p->b, (size_t)p->size, 0, NULL);
+    if (!j)
+        return MF_PROBE_NO;
+    json_t *wm = json_object_get(j, "weight_map");
+    int r = MF_PROBE_NO;
+    if (json_is_object(wm)) {
+        const char *k;
+        json_t *v;
+        bool is_bin = false;
+        json_object_foreach(wm, k, v) {
+            const char *s = json_string_value(v);
+            size_t l = s ? strlen(s) : 0;
+            is_bin = l >= 4 && strcmp(s + l - 4, ".bin") == 0;
+            break;
+        }
+        if (is_bin == bin)
+            r = mf_probe_found(p, bin ? MF_FMT_PYTORCH_ZIP : MF_FMT_SAFETENSORS,
+                               "%s shard index (%zu tensors)", bin ? "PyTorch" : "safetensors",
+                               json_object_size(wm));
+    }
+    json_decref(j);
+    return r;
+}

@@ -362,7 +362,28 @@ const mf_mlx_quant *mf_mlx_quant_of(const mf_model *m, const mf_tensor *t)
     return NULL;
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* An MLX directory is an HF-style directory whose config.json carries
+ * mlx's "quantization": {"group_size", "bits"}. */
+static int probe_mlx_dir(mf_probe *p)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/config.json", p->path);
+    json_t *j = json_load_file(path, 0, NULL);
+    if (!j)
+        return MF_PROBE_NO;
+    json_t *q = json_object_get(j, "quantization");
+    bool mlx = json_is_object(q) && json_object_get(q, "group_size") &&
+               json_object_get(q, "bits");
+    json_decref(j);
+    return mlx ? mf_probe_found(p, MF_FMT_MLX, "MLX model directory (quantized)") : MF_PROBE_NO;
+}
+
 const mf_reader mf_reader_mlx = {
     .format = MF_FMT_MLX,
+    .name = "mlx",
+    .probe_dir = probe_mlx_dir,
     .open = open_mlx,
+    .logical_view = mf_mlx_logical_view,
 };

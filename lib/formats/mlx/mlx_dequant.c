@@ -227,3 +227,13 @@ int mf_mlx_dequantized_view(const mf_model *src, mf_dtype out, mf_model **view, 
     *view = v;
     return 0;
 }
+
+/* The reader's logical_view hook: a view only when something is packed. */
+int mf_mlx_logical_view(const mf_model *m, mf_dtype out, mf_model **view, mf_status *st)
+{
+    const mf_mlx_quant *q;
+    *view = NULL;
+    if (mf_mlx_quants(m, &q) == 0)
+        return 0;
+    return mf_mlx_dequantized_view(m, out, view, st);
+}

@@ -3,6 +3,7 @@
  * Rules from numpy/lib/format.py: magic "\x93NUMPY", versions (1,0) (2,0)
  * (3,0) only; the dict has exactly the keys 'descr', 'fortran_order' and
  * 'shape'; shape is a tuple of non-negative ints; descr a dtype string. */
+#include "formats/formats.h"
 #include "formats/numpy/npy.h"
 
 #include <stdlib.h>
@@ -509,7 +510,21 @@ static int open_npy(mf_model *m, const char *path, unsigned flags, mf_status *st
     return 0;
 }
 
+/* ------------------------------------------------------------- detection */
+
+static int probe_npy(mf_probe *p)
+{
+    if (p->size >= 8 && memcmp(p->b, "\x93NUMPY", 6) == 0)
+        return mf_probe_found(p, MF_FMT_NUMPY_NPY, "NumPy .npy format %u.%u", p->b[6], p->b[7]);
+    return MF_PROBE_NO;
+}
+
+static const char *const npy_extensions[] = {".npy", NULL};
+
 const mf_reader mf_reader_npy = {
     .format = MF_FMT_NUMPY_NPY,
+    .name = "numpy-npy",
+    .extensions = npy_extensions,
+    .probe = probe_npy,
     .open = open_npy,
 };

@@ -3,6 +3,7 @@
  * A tensor is named by its member name without ".npy". STORED members are
  * mapped as they are; DEFLATED ones are inflated by the stream callback,
  * skipping the member's own .npy header. */
+#include "formats/formats.h"
 #include "core/zip.h"
 #include "formats/numpy/npy.h"
 
@@ -277,8 +278,31 @@ static int stream_npz(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, vo
     return rc;
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* An archive of .npy members (all of them: np.savez; some: still read). */
+static int probe_npz(mf_probe *p)
+{
+    size_t npy = 0, n = p->zip->n;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(p->zip->entries[i].name);
+        npy += l >= 4 && strcmp(p->zip->entries[i].name + l - 4, ".npy") == 0;
+    }
+    if (npy > 0 && npy == n)
+        return mf_probe_found(p, MF_FMT_NUMPY_NPZ, "NumPy .npz archive (%zu arrays)", n);
+    if (npy > 0)
+        return mf_probe_found(p, MF_FMT_NUMPY_NPZ,
+                              "NumPy .npz-like archive (%zu of %zu members are .npy)", npy, n);
+    return MF_PROBE_NO;
+}
+
+static const char *const npz_extensions[] = {".npz", NULL};
+
 const mf_reader mf_reader_npz = {
     .format = MF_FMT_NUMPY_NPZ,
+    .name = "numpy-npz",
+    .extensions = npz_extensions,
+    .probe_zip = probe_npz,
     .open = open_npz,
     .stream = stream_npz,
 };

@@ -13,6 +13,7 @@
  * nodes and the initializers of subgraphs (If/Loop/Scan bodies) are counted
  * in the metadata, not listed: they are values of the graph, not its
  * weights table (onnx.load's graph.initializer). */
+#include "formats/formats.h"
 #include "formats/onnx/onnx.h"
 #include "core/names.h"
 
@@ -468,10 +469,35 @@ static int open_onnx(mf_model *m, const char *path, unsigned flags, mf_status *s
     return rc < 0 || st->code != MF_OK ? -1 : 0;
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* ModelProto: graph = 7 with ir_version = 1 or opset_import = 8. Without a
+ * graph (ir_version + producer_name/opset_import) only when no other
+ * protobuf probe claims the file. */
+static int probe_onnx(mf_probe *p)
+{
+    const mf_pb_summary *s = mf_probe_protobuf(p);
+    if (!s)
+        return MF_PROBE_NO;
+    bool var1 = s->var >> 1 & 1, len2 = s->len >> 2 & 1, len7 = s->len >> 7 & 1,
+         len8 = s->len >> 8 & 1;
+    if (len7 && (var1 || len8))
+        return mf_probe_found(p, MF_FMT_ONNX, "ONNX ModelProto");
+    if (var1 && (len2 || len8))
+        return mf_probe_found(p, MF_FMT_ONNX, "ONNX ModelProto (no graph)"), MF_PROBE_WEAK;
+    return MF_PROBE_NO;
+}
+
+static const char *const onnx_extensions[] = {".onnx", NULL};
+
 const mf_reader mf_reader_onnx = {
     .format = MF_FMT_ONNX,
+    .name = "onnx",
+    .extensions = onnx_extensions,
+    .probe = probe_onnx,
     .open = open_onnx,
     .stream = mf_onnx_stream,
+    .print_graph = mf_onnx_print_graph,
 };
 
 /* ------------------------------------------------ lone TensorProto .pb */
@@ -495,8 +521,26 @@ static int open_onnx_tensor(mf_model *m, const char *path, unsigned flags, mf_st
     return rc;
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* A lone TensorProto: data_type = 2 (varint) beside any of its data or
+ * shape fields. */
+static int probe_onnx_tensor(mf_probe *p)
+{
+    const mf_pb_summary *s = mf_probe_protobuf(p);
+    if (!s || !(s->var >> 2 & 1))
+        return MF_PROBE_NO;
+    const uint64_t data_len = 1ull << 1 | 1ull << 4 | 1ull << 5 | 1ull << 6 | 1ull << 7 |
+                              1ull << 8 | 1ull << 9 | 1ull << 10 | 1ull << 11 | 1ull << 13;
+    if ((s->len & data_len) || (s->var >> 1 & 1))
+        return mf_probe_found(p, MF_FMT_ONNX_TENSOR, "ONNX TensorProto");
+    return MF_PROBE_NO;
+}
+
 const mf_reader mf_reader_onnx_tensor = {
     .format = MF_FMT_ONNX_TENSOR,
+    .name = "onnx-tensor",
+    .probe = probe_onnx_tensor,
     .open = open_onnx_tensor,
     .stream = mf_onnx_stream,
 };

@@ -38,7 +38,7 @@ int mf_onnx_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
 mf_dtype mf_onnx_dtype(uint64_t onnx_type);
 const char *mf_onnx_type_name(uint64_t onnx_type);
 
-/* `mfmt inspect --graph`: the model's graph as text, one node a line,
+/* The reader's print_graph hook (inspect --graph): the model's graph as text, one node a line,
  * `%Y = Add(%XW, %B)`, subgraphs indented under their node. */
 int mf_onnx_print_graph(const mf_model *m, FILE *out, mf_status *st);
 #endif

@@ -3,6 +3,7 @@
  * storages are reachable (they are not, in a lone data.pkl), every scalar
  * value as metadata. A pickle whose first value is torch's legacy magic
  * number is a legacy torch.save stream, however the number is spelled. */
+#include "formats/formats.h"
 #include "formats/pickle/pytorch.h"
 
 int pt_legacy_read(mf_model *m, unsigned flags, mf_status *st);
@@ -41,9 +42,27 @@ static int open_pickle(mf_model *m, const char *path, unsigned flags, mf_status 
     return mf_ok(st) ? 0 : -1;
 }
 
+/* ------------------------------------------------------------- detection */
+
+static int probe_pickle(mf_probe *p)
+{
+    if (p->size < 2)
+        return MF_PROBE_NO;
+    if (p->b[0] == 0x80 && p->b[1] >= 2 && p->b[1] <= 5)
+        return mf_probe_found(p, MF_FMT_PICKLE, "pickle protocol %u", p->b[1]);
+    /* protocol 0/1: a plausible first opcode and a STOP ('.') at the end */
+    static const char first_ops[] = "(}]).cKJMNFGIVXU\x80q";
+    if (strchr(first_ops, p->b[0]) && p->b[0] && p->b[p->size - 1] == '.')
+        return mf_probe_found(p, MF_FMT_PICKLE, "pickle protocol 0/1");
+    return MF_PROBE_NO;
+}
+
 const mf_reader mf_reader_pickle = {
     .format = MF_FMT_PICKLE,
+    .name = "pickle",
+    .probe = probe_pickle,
     .open = open_pickle,
     .stream = pt_stream,
     .close = pt_close,
+    .is_mapping = mf_pytorch_is_mapping,
 };

@@ -63,8 +63,9 @@ struct pt_model_info {
 pt_model_info *pt_info(mf_model *m); /* creates it in m->priv on first use */
 void pt_close(mf_model *m);          /* the readers' close callback */
 
-/* True when the model was opened by a PyTorch/pickle reader and `path` is
- * a mapping that holds tensors (e.g. "state_dict" of a Lightning .ckpt). */
+/* The readers' is_mapping hook: true when the model was opened by a
+ * PyTorch/pickle reader and `path` is a mapping that holds tensors (e.g.
+ * "state_dict" of a Lightning .ckpt). Above lib/formats: mf_model_is_mapping. */
 bool mf_pytorch_is_mapping(const mf_model *m, const char *path);
 
 /* The readers' `stream` callback: mapped tensors as usual, the others

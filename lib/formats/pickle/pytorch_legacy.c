@@ -5,6 +5,7 @@
  * object, the sorted storage keys), then each storage in key order as an
  * 8-byte element count followed by its elements. Persistent ids are
  * ('storage', storage_type, root_key, location, numel, view_metadata). */
+#include "formats/formats.h"
 #include "formats/pickle/pytorch.h"
 
 #include <stdlib.h>
@@ -290,9 +291,34 @@ static int open_legacy(mf_model *m, const char *path, unsigned flags, mf_status 
     return pt_legacy_read(m, flags, st);
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* The pickle that torch.save's legacy format starts with: protocol 2,
+ * LONG1 of the magic number 0x1950a86a20f9469cfc6c. */
+static const uint8_t torch_legacy_magic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c,
+                                             0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+
+static int probe_legacy(mf_probe *p)
+{
+    if (p->size < 2)
+        return MF_PROBE_NO;
+    if (p->size >= sizeof(torch_legacy_magic) &&
+        memcmp(p->b, torch_legacy_magic, sizeof(torch_legacy_magic)) == 0)
+        return mf_probe_found(p, MF_FMT_PYTORCH_PICKLE,
+                              "PyTorch legacy (pickle protocol 2 + magic number)");
+    /* torch.load compares the magic number's value: any spelling works */
+    if (pk_starts_torch_legacy(p->b, (size_t)p->size))
+        return mf_probe_found(p, MF_FMT_PYTORCH_PICKLE,
+                              "PyTorch legacy (magic number spelled otherwise)");
+    return MF_PROBE_NO;
+}
+
 const mf_reader mf_reader_pytorch_pickle = {
     .format = MF_FMT_PYTORCH_PICKLE,
+    .name = "pytorch-pickle",
+    .probe = probe_legacy,
     .open = open_legacy,
     .stream = pt_stream,
     .close = pt_close,
+    .is_mapping = mf_pytorch_is_mapping,
 };

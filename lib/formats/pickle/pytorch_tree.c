@@ -68,23 +68,15 @@ static bool is_pickle_reader(const mf_model *m)
                          m->reader->format == MF_FMT_PICKLE);
 }
 
+/* The reader's is_mapping hook (core/hooks.c asks a directory's children). */
 bool mf_pytorch_is_mapping(const mf_model *m, const char *path)
 {
-    if (is_pickle_reader(m) && m->priv) {
-        const pt_model_info *i = m->priv;
-        for (size_t k = 0; k < i->n_mappings; k++)
-            if (strcmp(i->mappings[k], path) == 0)
-                return true;
-    }
-    const mf_model *last = NULL;
-    for (size_t k = 0; k < m->n_tensors; k++) {
-        const mf_model *o = m->tensors[k].owner;
-        if (o && o != m && o != last) {
-            if (mf_pytorch_is_mapping(o, path))
-                return true;
-            last = o;
-        }
-    }
+    if (!is_pickle_reader(m) || !m->priv)
+        return false;
+    const pt_model_info *i = m->priv;
+    for (size_t k = 0; k < i->n_mappings; k++)
+        if (strcmp(i->mappings[k], path) == 0)
+            return true;
     return false;
 }
 

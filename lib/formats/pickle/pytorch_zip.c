@@ -6,6 +6,7 @@
  * <folder>/data/<key>; <folder>/byteorder says "little" or "big" (absent:
  * little). Records are looked up as miniz does: by central-directory name,
  * case-insensitively. STORED records are mapped, never copied. */
+#include "formats/formats.h"
 #include "formats/pickle/pytorch.h"
 
 #include <stdlib.h>
@@ -300,9 +301,33 @@ static int open_pytorch_zip(mf_model *m, const char *path, unsigned flags, mf_st
     return rc == 0 && mf_ok(st) ? 0 : -1;
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* torch.save's zip: ARCHIVE/data.pkl (any single top folder). */
+static int probe_zip_archive(mf_probe *p)
+{
+    if (mf_zip_find_suffix(p->zip, "/data.pkl") || mf_zip_find(p->zip, "data.pkl"))
+        return mf_probe_found(p, MF_FMT_PYTORCH_ZIP, "PyTorch zip archive (%zu members)",
+                              p->zip->n);
+    return MF_PROBE_NO;
+}
+
+/* pytorch_model.bin.index.json */
+static int probe_bin_index(mf_probe *p)
+{
+    return p->size >= 2 && p->b[0] == '{' ? mf_probe_shard_index(p, true) : MF_PROBE_NO;
+}
+
+static const char *const pytorch_zip_extensions[] = {".pt", ".pth", ".ckpt", NULL};
+
 const mf_reader mf_reader_pytorch_zip = {
     .format = MF_FMT_PYTORCH_ZIP,
+    .name = "pytorch-zip",
+    .extensions = pytorch_zip_extensions,
+    .probe = probe_bin_index,
+    .probe_zip = probe_zip_archive,
     .open = open_pytorch_zip,
     .stream = pt_stream,
     .close = pt_close,
+    .is_mapping = mf_pytorch_is_mapping,
 };

@@ -3,6 +3,7 @@
  * 8-byte little-endian header length N, N bytes of UTF-8 JSON starting with
  * '{', then the data section; every tensor {dtype, shape, data_offsets},
  * offsets contiguous from 0 to the end of the data section. */
+#include "formats/formats.h"
 #include "formats/safetensors/safetensors.h"
 #include "formats/hf/shard_index.h"
 
@@ -48,11 +49,30 @@ static const char *json_kind(json_t *v)
     }
 }
 
+/* Where a value of the header is, for messages: the header text and the
+ * offset in it of the member's value being read (-1: not found). */
+typedef struct hpos {
+    const char *t;
+    size_t n;
+    int64_t at;
+} hpos;
+
+/* The file offset of the value at key (and index >= 0 in it) under h->at;
+ * the member's own value when that is absent, byte 8 when nothing is known. */
+static int64_t at(const hpos *h, const char *key, int index)
+{
+    if (h->at < 0)
+        return 8;
+    mf_json_step path[2] = {{key, 0}, {NULL, (size_t)(index < 0 ? 0 : index)}};
+    int64_t v = key ? mf_json_locate(h->t, h->n, (size_t)h->at, path, index < 0 ? 1 : 2) : -1;
+    return 8 + (v >= 0 ? v : h->at);
+}
+
 static int read_metadata(mf_model *m, const char *file, json_t *md, bool with_meta,
-                         mf_status *st)
+                         const hpos *h, mf_status *st)
 {
     if (!json_is_object(md)) {
-        mf_breach(st, file, 8, "__metadata__ must be an object of strings, found %s",
+        mf_breach(st, file, at(h, NULL, -1), "__metadata__ must be an object of strings, found %s",
                   json_kind(md));
         return 0;
     }
@@ -60,8 +80,8 @@ static int read_metadata(mf_model *m, const char *file, json_t *md, bool with_me
     json_t *v;
     json_object_foreach(md, k, v) {
         if (!json_is_string(v)) {
-            mf_breach(st, file, 8, "__metadata__ value \"%s\" must be a string, found %s", k,
-                      json_kind(v));
+            mf_breach(st, file, at(h, k, -1), "__metadata__ value \"%s\" must be a string, found %s",
+                      k, json_kind(v));
             continue;
         }
         if (!with_meta)
@@ -77,10 +97,10 @@ static int read_metadata(mf_model *m, const char *file, json_t *md, bool with_me
 
 /* Reads one header entry into a tensor; returns false on a breach. */
 static bool read_entry(mf_model *m, const char *file, const char *name, json_t *info,
-                       entry *e, mf_status *st)
+                       entry *e, const hpos *h, mf_status *st)
 {
     if (!json_is_object(info)) {
-        mf_breach(st, file, 8, "tensor \"%s\": entry must be an object, found %s", name,
+        mf_breach(st, file, at(h, NULL, -1), "tensor \"%s\": entry must be an object, found %s", name,
                   json_kind(info));
         return false;
     }
@@ -89,32 +109,33 @@ static bool read_entry(mf_model *m, const char *file, const char *name, json_t *
     bool ok = true;
     mf_dtype dtype = MF_DTYPE_INVALID;
     if (!json_is_string(dt)) {
-        mf_breach(st, file, 8, "tensor \"%s\": \"dtype\" is missing or not a string", name);
+        mf_breach(st, file, at(h, "dtype", -1), "tensor \"%s\": \"dtype\" is missing or not a string", name);
         ok = false;
     } else if ((dtype = mf_dtype_from_name(json_string_value(dt))) == MF_DTYPE_INVALID ||
                (mf_dtype_info_of(dtype)->ggml_id >= 0 && mf_dtype_info_of(dtype)->is_quant) ||
                dtype == MF_STRING) {
-        mf_breach(st, file, 8, "tensor \"%s\": unknown dtype \"%s\"", name, json_string_value(dt));
+        mf_breach(st, file, at(h, "dtype", -1), "tensor \"%s\": unknown dtype \"%s\"", name, json_string_value(dt));
         ok = false;
     }
     if (!json_is_array(shape)) {
-        mf_breach(st, file, 8, "tensor \"%s\": \"shape\" is missing or not an array", name);
+        mf_breach(st, file, at(h, "shape", -1), "tensor \"%s\": \"shape\" is missing or not an array", name);
         ok = false;
     } else if (json_array_size(shape) > MF_MAX_DIMS) {
-        mf_breach(st, file, 8, "tensor \"%s\": %zu dimensions (mfmt reads at most %d)", name,
+        mf_breach(st, file, at(h, "shape", -1), "tensor \"%s\": %zu dimensions (mfmt reads at most %d)", name,
                   json_array_size(shape), MF_MAX_DIMS);
         ok = false;
     }
     if (!json_is_array(offs) || json_array_size(offs) != 2) {
-        mf_breach(st, file, 8, "tensor \"%s\": \"data_offsets\" must be an array of 2 integers",
-                  name);
+        mf_breach(st, file, at(h, "data_offsets", -1),
+                  "tensor \"%s\": \"data_offsets\" must be an array of 2 integers", name);
         ok = false;
     } else if (json_uint(json_array_get(offs, 0), &e->begin) ||
                json_uint(json_array_get(offs, 1), &e->end)) {
-        mf_breach(st, file, 8, "tensor \"%s\": data_offsets must be non-negative integers", name);
+        mf_breach(st, file, at(h, "data_offsets", json_uint(json_array_get(offs, 0), &e->begin) ? 0 : 1),
+                  "tensor \"%s\": data_offsets must be non-negative integers", name);
         ok = false;
     } else if (e->end < e->begin) {
-        mf_breach(st, file, 8, "tensor \"%s\": data_offsets end %llu is before start %llu", name,
+        mf_breach(st, file, at(h, "data_offsets", 1), "tensor \"%s\": data_offsets end %llu is before start %llu", name,
                   (unsigned long long)e->end, (unsigned long long)e->begin);
         ok = false;
     }
@@ -129,7 +150,7 @@ static bool read_entry(mf_model *m, const char *file, const char *name, json_t *
         for (int i = 0; i < t->ndim; i++) {
             uint64_t d;
             if (json_uint(json_array_get(shape, (size_t)i), &d) || d > INT64_MAX) {
-                mf_breach(st, file, 8, "tensor \"%s\": shape[%d] is %s, not a non-negative integer",
+                mf_breach(st, file, at(h, "shape", i), "tensor \"%s\": shape[%d] is %s, not a non-negative integer",
                           name, i, json_kind(json_array_get(shape, (size_t)i)));
                 ok = false;
                 break;
@@ -143,17 +164,17 @@ static bool read_entry(mf_model *m, const char *file, const char *name, json_t *
         uint64_t n = mf_tensor_nelems(t), bits;
         const mf_dtype_info *di = mf_dtype_info_of(dtype);
         if (n == UINT64_MAX || mf_mul_ovf(n, di->bits, &bits)) {
-            mf_breach(st, file, 8, "tensor \"%s\": shape overflows 64 bits", name);
+            mf_breach(st, file, at(h, "shape", -1), "tensor \"%s\": shape overflows 64 bits", name);
             ok = false;
         } else if (bits % 8) { /* the reference refuses partial bytes */
-            mf_breach(st, file, 8, "tensor \"%s\": %llu %s elements are not a whole number of bytes",
+            mf_breach(st, file, at(h, "shape", -1), "tensor \"%s\": %llu %s elements are not a whole number of bytes",
                       name, (unsigned long long)n, di->name);
             ok = false;
-        } else if (mf_tensor_set_nbytes(t, file, 8, &tmp)) {
+        } else if (mf_tensor_set_nbytes(t, file, at(h, "shape", -1), &tmp)) {
             mf_status_merge(st, &tmp);
             ok = false;
         } else if (t->nbytes != e->end - e->begin) {
-            mf_breach(st, file, 8,
+            mf_breach(st, file, at(h, "data_offsets", -1),
                       "tensor \"%s\": data_offsets span %llu bytes but shape x dtype needs %llu",
                       name, (unsigned long long)(e->end - e->begin),
                       (unsigned long long)t->nbytes);
@@ -209,6 +230,23 @@ static void note_alignment(mf_model *m, const mf_tensor *t, uint64_t abs)
                       t->name, (unsigned long long)abs);
 }
 
+/* Where jansson's error is: its position, except that a duplicate key is
+ * reported at the key's opening quote rather than after it. */
+static int64_t json_error_offset(const uint8_t *text, const json_error_t *e)
+{
+    int64_t p = e->position;
+    if (json_error_code(e) != json_error_duplicate_key || p < 2 || text[p - 1] != '"')
+        return p;
+    for (int64_t q = p - 2; q >= 0; q--) {
+        int64_t bs = 0;
+        while (q - 1 - bs >= 0 && text[q - 1 - bs] == '\\')
+            bs++;
+        if (text[q] == '"' && bs % 2 == 0)
+            return q;
+    }
+    return p;
+}
+
 static int parse_header(const mf_file *f, uint64_t *hlen, mf_status *st)
 {
     const char *file = f->path;
@@ -246,7 +284,7 @@ int mf_safetensors_parse(mf_model *m, uint32_t fi, bool with_meta, unsigned flag
     json_t *root = json_loadb((const char *)f->base + 8, (size_t)hlen,
                               JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
-        return mf_fail(st, MF_ERR_FORMAT, file, 8 + jerr.position,
+        return mf_fail(st, MF_ERR_FORMAT, file, 8 + json_error_offset(f->base + 8, &jerr),
                        "header is not valid JSON: %s", jerr.text);
     if (!json_is_object(root)) {
         json_decref(root);
@@ -263,14 +301,21 @@ int mf_safetensors_parse(mf_model *m, uint32_t fi, bool with_meta, unsigned flag
     const char *k;
     json_t *v;
     bool all_ok = true;
+    /* jansson keeps members in the order of the text (and refused
+     * duplicates): the text is walked beside it for the offsets */
+    hpos h = {(const char *)f->base + 8, (size_t)hlen, -1};
+    size_t walk = 0, key_at, value_at;
     json_object_foreach(root, k, v) {
+        bool same = mf_json_next_member(h.t, h.n, &walk, &key_at, &value_at) &&
+                    mf_json_string_is(h.t, h.n, key_at, k);
+        h.at = same ? (int64_t)value_at : -1;
         if (strcmp(k, "__metadata__") == 0) {
-            if (read_metadata(m, file, v, with_meta, st))
+            if (read_metadata(m, file, v, with_meta, &h, st))
                 break;
             continue;
         }
         entry *e = &es[n];
-        e->ok = read_entry(m, file, k, v, e, st);
+        e->ok = read_entry(m, file, k, v, e, &h, st);
         if (m->n_tensors > first + n)
             n++;
         all_ok &= e->ok;
@@ -303,8 +348,29 @@ static int open_safetensors(mf_model *m, const char *path, unsigned flags, mf_st
     return mf_safetensors_parse(m, fi, true, flags, st);
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* An 8-byte header length that fits the file, then '{'; or a shard index. */
+static int probe_safetensors(mf_probe *p)
+{
+    if (p->size >= 2 && p->b[0] == '{' && mf_probe_shard_index(p, false) == MF_PROBE_YES)
+        return MF_PROBE_YES;
+    if (p->size < 10)
+        return MF_PROBE_NO;
+    uint64_t n = mf_rd64le(p->b);
+    if (n == 0 || n > p->size - 8 || p->b[8] != '{')
+        return MF_PROBE_NO;
+    return mf_probe_found(p, MF_FMT_SAFETENSORS, "safetensors, %llu-byte header",
+                          (unsigned long long)n);
+}
+
+static const char *const safetensors_extensions[] = {".safetensors", NULL};
+
 const mf_reader mf_reader_safetensors = {
     .format = MF_FMT_SAFETENSORS,
+    .name = "safetensors",
+    .extensions = safetensors_extensions,
+    .probe = probe_safetensors,
     .open = open_safetensors,
     .rewrite = mf_safetensors_rewrite,
 };

@@ -338,15 +338,6 @@ static int add_entry(bundle *x, shards *s, const bentry *e, const header *h, uns
     return 0;
 }
 
-static int meta_int(mf_model *m, const char *key, int64_t v, mf_status *st)
-{
-    mf_kv *kv = mf_model_add_meta(m, key, st);
-    if (!kv)
-        return -1;
-    kv->v = mf_value_int(v);
-    return 0;
-}
-
 static int add_entries(bundle *x, const char *prefix, unsigned flags)
 {
     header h = {0};
@@ -357,7 +348,7 @@ static int add_entries(bundle *x, const char *prefix, unsigned flags)
         return mf_fail(x->st, MF_ERR_FORMAT, x->file, -1,
                        "no BundleHeaderProto (the entry with the empty key)");
     mf_kv *kv;
-    if (meta_int(x->m, "bundle_num_shards", (int64_t)h.num_shards, x->st) ||
+    if (mf_model_put_meta(x->m, "bundle_num_shards", mf_value_int((int64_t)h.num_shards), x->st) ||
         !(kv = mf_model_add_meta(x->m, "bundle_endianness", x->st)))
         return -1;
     kv->v = mf_value_str(x->m->arena, h.endianness ? "big" : "little", h.endianness ? 3 : 6);

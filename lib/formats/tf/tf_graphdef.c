@@ -3,6 +3,7 @@
  * attr "value" = AttrValue {tensor = 8}), named by their node names.
  * NodeDef: name = 1, op = 2, attr = 5 (map: key = 1, value = 2).
  * GraphDef: versions = 4 {producer = 1}. */
+#include "formats/formats.h"
 #include "formats/tf/tf.h"
 
 #include <stdlib.h>
@@ -75,15 +76,6 @@ static int on_node(void *ctx, const mf_tf_node *n)
     return const_value(g, n);
 }
 
-static int meta_int(mf_model *m, const char *key, int64_t v, mf_status *st)
-{
-    mf_kv *kv = mf_model_add_meta(m, key, st);
-    if (!kv)
-        return -1;
-    kv->v = mf_value_int(v);
-    return 0;
-}
-
 static int graph_producer(mf_model *m, const mf_file *f, mf_status *st)
 {
     mf_cursor c;
@@ -98,7 +90,7 @@ static int graph_producer(mf_model *m, const mf_file *f, mf_status *st)
         mf_pb_field g;
         while ((r = mf_pb_next(&vc, &g)) == 1)
             if (g.number == 1 && g.wire == 0)
-                return meta_int(m, "graph_producer_version", (int64_t)g.varint, st);
+                return mf_model_put_meta(m, "graph_producer_version", mf_value_int((int64_t)g.varint), st);
         if (r < 0)
             return -1;
     }
@@ -153,8 +145,8 @@ static int open_graphdef(mf_model *m, const char *path, unsigned flags, mf_statu
         mf_tf_ops_free(&g.ops);
         return mf_fail(st, MF_ERR_FORMAT, path, -1, "GraphDef has no nodes");
     }
-    if (meta_int(m, "nodes", (int64_t)g.ops.nodes, st) ||
-        meta_int(m, "functions", (int64_t)functions, st) || graph_producer(m, f, st)) {
+    if (mf_model_put_meta(m, "nodes", mf_value_int((int64_t)g.ops.nodes), st) ||
+        mf_model_put_meta(m, "functions", mf_value_int((int64_t)functions), st) || graph_producer(m, f, st)) {
         mf_tf_ops_free(&g.ops);
         return -1;
     }
@@ -164,8 +156,45 @@ static int open_graphdef(mf_model *m, const char *path, unsigned flags, mf_statu
     return st->code == MF_OK ? 0 : -1;
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* A GraphDef's node (field 1) is a NodeDef: name = 1 and op = 2, both
+ * strings, fields 1-7 only. (A SentencePiece model's field 1 is a piece
+ * whose field 2 is a float score.) */
+static bool looks_like_nodedef(const uint8_t *b, uint64_t n, const char *path)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_cursor c;
+    mf_cur_init(&c, b, n, path, &st);
+    mf_pb_field f;
+    int r;
+    bool name = false, op = false, other = false;
+    while ((r = mf_pb_next(&c, &f)) == 1) {
+        name |= f.number == 1 && f.wire == 2;
+        op |= f.number == 2 && f.wire == 2;
+        other |= f.number > 7 || ((f.number == 1 || f.number == 2) && f.wire != 2);
+    }
+    mf_status_clear(&st);
+    return r == 0 && name && op && !other;
+}
+
+/* GraphDef: node = 1 with versions = 4 or library = 2, varints only in
+ * field 3 (the deprecated version), and its first node a NodeDef. */
+static int probe_graphdef(mf_probe *p)
+{
+    const mf_pb_summary *s = mf_probe_protobuf(p);
+    if (s && (s->len >> 1 & 1) && ((s->len >> 4 & 1) || (s->len >> 2 & 1)) &&
+        !(s->var & ~(1ull << 3)) &&
+        looks_like_nodedef(s->first_len1.data, s->first_len1.len, p->path))
+        return mf_probe_found(p, MF_FMT_TF_GRAPHDEF, "TensorFlow GraphDef");
+    return MF_PROBE_NO;
+}
+
 const mf_reader mf_reader_tf_graphdef = {
     .format = MF_FMT_TF_GRAPHDEF,
+    .name = "tf-graphdef",
+    .probe = probe_graphdef,
     .open = open_graphdef,
     .stream = mf_tf_stream,
     .close = mf_tf_close,

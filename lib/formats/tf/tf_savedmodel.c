@@ -8,6 +8,7 @@
  * signature_def = 5 (map: key = 1, value = 2).
  * Tensors are the bundle's entries, named by their keys; the graph's Const
  * nodes are not listed (the variables hold the weights). */
+#include "formats/formats.h"
 #include "formats/tf/tf.h"
 
 #include <libgen.h>
@@ -124,11 +125,7 @@ static int meta_text(smodel *x, const char *key, const char *s)
 
 static int meta_int(smodel *x, const char *key, int64_t v)
 {
-    mf_kv *kv = mf_model_add_meta(x->m, key, x->st);
-    if (!kv)
-        return -1;
-    kv->v = mf_value_int(v);
-    return 0;
+    return mf_model_put_meta(x->m, key, mf_value_int(v), x->st);
 }
 
 static int read_saved_model(smodel *x, const mf_file *f)
@@ -209,8 +206,31 @@ static int open_savedmodel(mf_model *m, const char *path, unsigned flags, mf_sta
     return mf_tf_read_bundle(m, vars, flags, st);
 }
 
+/* ------------------------------------------------------------- detection */
+
+/* SavedModel proto: saved_model_schema_version = 1 (varint) and
+ * meta_graphs = 2, nothing else. */
+static int probe_savedmodel(mf_probe *p)
+{
+    const mf_pb_summary *s = mf_probe_protobuf(p);
+    if (s && (s->var >> 1 & 1) && (s->len >> 2 & 1) && !(s->len & ~(1ull << 2)) &&
+        !(s->var & ~(1ull << 1)))
+        return mf_probe_found(p, MF_FMT_TF_SAVEDMODEL, "TensorFlow SavedModel proto");
+    return MF_PROBE_NO;
+}
+
+static int probe_savedmodel_dir(mf_probe *p)
+{
+    if (mf_probe_dir_has(p, "saved_model.pb") || mf_probe_dir_has(p, "saved_model.pbtxt"))
+        return mf_probe_found(p, MF_FMT_TF_SAVEDMODEL, "TensorFlow SavedModel directory");
+    return MF_PROBE_NO;
+}
+
 const mf_reader mf_reader_tf_savedmodel = {
     .format = MF_FMT_TF_SAVEDMODEL,
+    .name = "tf-savedmodel",
+    .probe = probe_savedmodel,
+    .probe_dir = probe_savedmodel_dir,
     .open = open_savedmodel,
     .stream = mf_tf_stream,
     .close = mf_tf_close,

@@ -18,6 +18,7 @@
  * (sparsity set) keeps its dense shape; its bytes are the stored compressed
  * buffer. STRING tensors (count, offsets, bytes in the buffer) stream as
  * mfmt's canonical strings (8-byte length, bytes). */
+#include "formats/formats.h"
 #include "formats/tflite/tflite.h"
 #include "core/emit.h"
 #include "core/flatbuf.h"
@@ -547,8 +548,22 @@ static int stream_tflite(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
     return mf_emit_finish(e, rc);
 }
 
+/* ------------------------------------------------------------- detection */
+
+static int probe_tflite(mf_probe *p)
+{
+    if (p->size >= 8 && memcmp(p->b + 4, "TFL3", 4) == 0)
+        return mf_probe_found(p, MF_FMT_TFLITE, "TFLite flatbuffer (TFL3)");
+    return MF_PROBE_NO;
+}
+
+static const char *const tflite_extensions[] = {".tflite", NULL};
+
 const mf_reader mf_reader_tflite = {
     .format = MF_FMT_TFLITE,
+    .name = "tflite",
+    .extensions = tflite_extensions,
+    .probe = probe_tflite,
     .open = open_tflite,
     .stream = stream_tflite,
 };
