@@ -208,7 +208,8 @@ def _check_safe(model):
 # ---------------------------------------------------------------- convert
 
 def convert(src, out, *, to=None, key=None, max_shard_size=None, include_optimizer=False,
-            allow_unsafe=False, type=None, threads=1, progress=None) -> None:  # noqa: A002
+            allow_unsafe=False, type=None, threads=1, dtype=None,  # noqa: A002
+            progress=None) -> None:
     """Write a model in another format, atomically (as `mfmt convert`).
 
     out ending in .safetensors: any model mfmt reads (a checkpoint's
@@ -220,13 +221,29 @@ def convert(src, out, *, to=None, key=None, max_shard_size=None, include_optimiz
     out ending in .gguf: a Hugging Face directory (llama, mistral, qwen2,
     qwen3) as llama.cpp's converter writes it; type= f32, f16 (default),
     bf16, q8_0, auto or a llama-quantize mix such as Q4_K_M.
-    to="safetensors" | "gguf" says which when out's name does not.
+    out ending in "/" (or to="hf"): a GGUF back into a Hugging Face
+    directory (config.json, tokenizer files, model.safetensors with
+    transformers' names); dtype= "f32" | "f16" | "bf16" for every tensor
+    (default: each float tensor as stored, block types dequantized);
+    max_shard_size shards the weights with an index.
+    to="safetensors" | "gguf" | "hf" says which when out's name does not.
     """
     o = os.fspath(out)
-    if to not in (None, "safetensors", "gguf"):
-        raise UsageError(f'to={to!r}: "safetensors" or "gguf"')
+    if to not in (None, "safetensors", "gguf", "hf"):
+        raise UsageError(f'to={to!r}: "safetensors", "gguf" or "hf"')
     target = to or ("gguf" if o.endswith(".gguf") else
-                    "safetensors" if o.endswith(".safetensors") else None)
+                    "safetensors" if o.endswith(".safetensors") else
+                    "hf" if o.endswith("/") else None)
+    if target == "hf":
+        if key or include_optimizer or type is not None:
+            raise UsageError("key, include_optimizer and type are not options of GGUF -> "
+                             "Hugging Face")
+        _mfmt.convert_hf(os.fspath(src), o, dtype=dtype,
+                         max_shard_size=_size(max_shard_size, "max_shard_size") or 0,
+                         progress=progress)
+        return
+    if dtype is not None:
+        raise UsageError("dtype= is for Hugging Face directory output")
     if target == "gguf":
         if key or max_shard_size or include_optimizer:
             raise UsageError("key, max_shard_size and include_optimizer are for "

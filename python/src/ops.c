@@ -425,6 +425,47 @@ static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
     Py_RETURN_NONE;
 }
 
+static PyObject *op_convert_hf(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"src", "out", "dtype", "max_shard_size", "progress", NULL};
+    PyObject *src, *out, *progress = Py_None;
+    const char *dtype = NULL;
+    unsigned long long shard = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zKO", kwlist, fs_path, &src, fs_path, &out,
+                                     &dtype, &shard, &progress))
+        return NULL;
+    mf_convert_hf_opts o;
+    mf_convert_hf_opts_init(&o);
+    if (dtype) {
+        int ok;
+        o.dtype = dtype_arg(dtype, &ok);
+        if (!ok) {
+            Py_DECREF(src);
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    o.max_shard_size = shard;
+    progress_ctx p;
+    progress_init(&p, progress);
+    o.progress = progress_trampoline;
+    o.progress_user = &p;
+    mf_status st;
+    mf_status_init(&st);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mf_convert_to_hf(PyBytes_AS_STRING(src), PyBytes_AS_STRING(out), &o, &st);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(src);
+    Py_DECREF(out);
+    if (rc != 0)
+        return op_failed(&st, &p);
+    mf_status_clear(&st);
+    if (progress_finish(&p) != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *op_dequantize(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"src", "out", "dtype", "progress", NULL};
@@ -1111,6 +1152,8 @@ PyMethodDef ops_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "convert_safetensors(src, out, ...)"},
     {"convert_gguf", (PyCFunction)(void (*)(void))op_convert_gguf,
      METH_VARARGS | METH_KEYWORDS, "convert_gguf(dir, out, type, threads, progress)"},
+    {"convert_hf", (PyCFunction)(void (*)(void))op_convert_hf, METH_VARARGS | METH_KEYWORDS,
+     "convert_hf(gguf, out_dir, dtype, max_shard_size, progress)"},
     {"dequantize", (PyCFunction)(void (*)(void))op_dequantize, METH_VARARGS | METH_KEYWORDS,
      "dequantize(src, out, dtype, progress) -> dict"},
     {"split", (PyCFunction)(void (*)(void))op_split, METH_VARARGS | METH_KEYWORDS,

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mfmt
-from conftest import CORPUS, EXAMPLES, MFMT_CLI, case_dicts, needs_shared, torch_or_none
+from conftest import CORPUS, EXAMPLES, MFMT_CLI, SHARED, case_dicts, needs_shared, torch_or_none
 
 TINY = os.path.join(EXAMPLES, "tiny-llama.gguf")
 TINY_ST = os.path.join(EXAMPLES, "tiny.safetensors")
@@ -333,3 +333,35 @@ def test_edit_metadata_and_names(tmp_path):
     with pytest.raises(mfmt.Error):
         mfmt.edit(src, None, delete=["no.such.key"])
     assert sorted(os.listdir(tmp_path)) == ["in.gguf", "out.gguf"]
+
+
+@needs_shared
+def test_convert_gguf_to_hf_dir_round_trips(tmp_path):
+    """GGUF -> Hugging Face directory: the weights come back under
+    transformers' names and convert to the same GGUF again."""
+    src = os.path.join(SHARED, "convert-ref", "llama-tiny-f16.gguf")
+    out = tmp_path / "llama-tiny"
+    mfmt.convert(src, str(out) + "/")
+    names = sorted(os.listdir(out))
+    assert {"config.json", "tokenizer.model", "tokenizer_config.json",
+            "model.safetensors"} <= set(names)
+    with mfmt.safe_open(str(out / "model.safetensors"), framework="np") as f:
+        assert "model.layers.0.self_attn.q_proj.weight" in f.keys()
+    again = tmp_path / "again.gguf"
+    mfmt.convert(out, again, type="f16")
+    with open(src, "rb") as a, open(again, "rb") as b:
+        assert a.read() == b.read()
+
+
+@needs_shared
+def test_convert_gguf_to_hf_dtype_and_refusal(tmp_path):
+    src = os.path.join(SHARED, "convert-ref", "llama-tiny-q8_0.gguf")
+    mfmt.convert(src, tmp_path / "q", to="hf", dtype="F32")
+    m = mfmt.open(tmp_path / "q")
+    assert {t.dtype for t in m.tensors.values()} == {"F32"}
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "keep").write_text("x")
+    with pytest.raises(mfmt.Error):
+        mfmt.convert(src, str(full) + "/")
+    assert (full / "keep").exists()
