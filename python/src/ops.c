@@ -392,6 +392,39 @@ static PyObject *op_convert_safetensors(PyObject *self, PyObject *args, PyObject
     Py_RETURN_NONE;
 }
 
+/* An operation from one path to another, with its options. */
+typedef int (*path_op_fn)(const char *in, const char *out, const void *opts, mf_status *st);
+
+static int gguf_op(const char *in, const char *out, const void *opts, mf_status *st)
+{
+    return mf_convert_to_gguf(in, out, opts, st);
+}
+
+static int hf_op(const char *in, const char *out, const void *opts, mf_status *st)
+{
+    return mf_convert_to_hf(in, out, opts, st);
+}
+
+/* Runs fn(src, out, opts) with the GIL released; takes src and out. */
+static PyObject *run_path_op(path_op_fn fn, PyObject *src, PyObject *out, const void *opts,
+                             progress_ctx *p)
+{
+    mf_status st;
+    mf_status_init(&st);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = fn(PyBytes_AS_STRING(src), PyBytes_AS_STRING(out), opts, &st);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(src);
+    Py_DECREF(out);
+    if (rc != 0)
+        return op_failed(&st, p);
+    mf_status_clear(&st);
+    if (progress_finish(p) != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"src", "out", "type", "threads", "progress", NULL};
@@ -409,20 +442,7 @@ static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
     o.threads = threads;
     o.progress = progress_trampoline;
     o.progress_user = &p;
-    mf_status st;
-    mf_status_init(&st);
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = mf_convert_to_gguf(PyBytes_AS_STRING(src), PyBytes_AS_STRING(out), &o, &st);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(src);
-    Py_DECREF(out);
-    if (rc != 0)
-        return op_failed(&st, &p);
-    mf_status_clear(&st);
-    if (progress_finish(&p) != 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return run_path_op(gguf_op, src, out, &o, &p);
 }
 
 static PyObject *op_convert_hf(PyObject *self, PyObject *args, PyObject *kw)
@@ -450,20 +470,7 @@ static PyObject *op_convert_hf(PyObject *self, PyObject *args, PyObject *kw)
     progress_init(&p, progress);
     o.progress = progress_trampoline;
     o.progress_user = &p;
-    mf_status st;
-    mf_status_init(&st);
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = mf_convert_to_hf(PyBytes_AS_STRING(src), PyBytes_AS_STRING(out), &o, &st);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(src);
-    Py_DECREF(out);
-    if (rc != 0)
-        return op_failed(&st, &p);
-    mf_status_clear(&st);
-    if (progress_finish(&p) != 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return run_path_op(hf_op, src, out, &o, &p);
 }
 
 static PyObject *op_dequantize(PyObject *self, PyObject *args, PyObject *kw)
