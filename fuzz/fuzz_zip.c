@@ -2,10 +2,12 @@
  * the central directory read from memory, every member located, streamed
  * with its CRC checked and extracted under a limit; then the bytes scanned
  * (every member that may hold a pickle, nested archives) and opened as a
- * PyTorch .pt archive with every tensor hashed. */
+ * PyTorch .pt archive with every tensor hashed. Both zip readings
+ * (Python's zipfile, torch's miniz) and tarfile's reading of tars. */
 #include "fuzz_common.h"
 
 #include "core/core.h"
+#include "core/tar.h"
 #include "core/zip.h"
 #include "ops/scan.h"
 
@@ -20,7 +22,7 @@ static int count_sink(void *ctx, const void *buf, size_t n, mf_status *st)
     return 0;
 }
 
-static void run_zip(const uint8_t *data, size_t size)
+static void run_zip(const uint8_t *data, size_t size, mf_zip_dialect d)
 {
     mf_arena *a = mf_arena_new();
     if (!a)
@@ -28,7 +30,9 @@ static void run_zip(const uint8_t *data, size_t size)
     mf_status st;
     mf_status_init(&st);
     mf_zip z;
-    if (mf_zip_open(&z, data, size, "fuzz.zip", a, &st) == 0) {
+    if (mf_zip_open_as(&z, d, data, size, "fuzz.zip", a, &st) == 0) {
+        mf_zip_ambiguity amb;
+        mf_zip_ambiguities(&z, &amb);
         size_t total = 0;
         for (size_t i = 0; i < z.n && i < 256; i++) {
             const mf_zip_entry *e = &z.entries[i];
@@ -48,8 +52,41 @@ static void run_zip(const uint8_t *data, size_t size)
             }
             mf_status_clear(&es);
             total += mf_zip_find(&z, e->name) != NULL;
+            const mf_zip_entry *all[4];
+            total += mf_zip_find_all(&z, e->name, all, 4);
+            if (mf_zip_extract_prefix(&z, e, 4096, &buf, &n, &es) == 0) {
+                total += n;
+                free(buf);
+            }
+            mf_status_clear(&es);
         }
         total += mf_zip_find_suffix(&z, "/data.pkl") != NULL;
+        (void)total;
+    }
+    mf_status_clear(&st);
+    mf_arena_free(a);
+}
+
+/* tarfile's reading: every member, its link resolved, its data span. */
+static void run_tar(const uint8_t *data, size_t size)
+{
+    mf_arena *a = mf_arena_new();
+    if (!a)
+        return;
+    mf_status st;
+    mf_status_init(&st);
+    mf_tar t;
+    if (mf_tar_probe(data, size) && mf_tar_open(&t, data, size, "fuzz.tar", a, &st) == 0) {
+        size_t total = 0;
+        for (size_t i = 0; i < t.n; i++) {
+            const mf_tar_member *m = mf_tar_resolve(&t, &t.m[i]);
+            const uint8_t *p;
+            uint64_t n;
+            if (m && mf_tar_data(&t, m, &p, &n, &st) == 0 && n)
+                total += p[0] + p[n - 1];
+            mf_status_clear(&st);
+            total += mf_tar_find(&t, t.m[i].name) != NULL;
+        }
         (void)total;
     }
     mf_status_clear(&st);
@@ -59,7 +96,9 @@ static void run_zip(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    run_zip(data, size);
+    run_zip(data, size, MF_ZIP_PYTHON);
+    run_zip(data, size, MF_ZIP_MINIZ);
+    run_tar(data, size);
     mf_status st;
     mf_status_init(&st);
     mf_scan_report *r;

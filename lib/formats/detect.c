@@ -97,21 +97,25 @@ static bool is_zip_start(const mf_probe *p)
            (memcmp(p->b, "PK\x03\x04", 4) == 0 || memcmp(p->b, "PK\x05\x06", 4) == 0);
 }
 
-/* A file that starts as a zip archive is judged by its members only. */
+/* A file that starts as a zip archive is judged by its members only. The
+ * zip probes see the directory as zipfile reads it (p->zip; NULL when
+ * that fails: a loader reading zips its own way, as torch's miniz does,
+ * may still take the file). */
 static void detect_zip(mf_probe *p)
 {
     mf_arena *a = mf_arena_new();
     mf_status st;
     mf_status_init(&st);
     mf_zip z;
-    if (!a || mf_zip_open(&z, p->b, p->size, p->path, a, &st))
-        mf_probe_found(p, MF_FMT_ZIP, "zip archive (central directory unreadable)");
-    else {
-        p->zip = &z;
-        if (!ask_readers(p, ASK_ZIP))
+    bool readable = a && mf_zip_open(&z, p->b, p->size, p->path, a, &st) == 0;
+    p->zip = readable ? &z : NULL;
+    if (!ask_readers(p, ASK_ZIP)) {
+        if (readable)
             mf_probe_found(p, MF_FMT_ZIP, "zip archive (%zu members)", z.n);
-        p->zip = NULL;
+        else
+            mf_probe_found(p, MF_FMT_ZIP, "zip archive (central directory unreadable)");
     }
+    p->zip = NULL;
     mf_status_clear(&st);
     mf_arena_free(a);
 }

@@ -19,13 +19,16 @@
 #include "formats/formats.h"
 #include "ops/scan.h"
 
+#include "core/tar.h"
 #include "core/zip.h"
 #include "formats/hdf5/keras.h"
+#include "formats/hf/hf.h"
 #include "formats/numpy/npy.h"
 #include "formats/pickle/pytorch.h"
 #include "formats/tf/tf.h"
 
 #include <dirent.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -258,13 +261,13 @@ static uint64_t scan_legacy(scanner *sc, const uint8_t *b, uint64_t n, uint64_t 
 /* Pickle bytes in a member that is not named as one (a storage record that
  * happens to start like a pickle): only a complete pickle, or a dangerous
  * name, counts. */
-static void scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n)
+static chain_result scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n)
 {
     size_t f0 = sc->f.n, g0 = sc->g.n;
     mf_verdict v0 = sc->r->verdict;
     chain_result res = scan_pickles(sc, b, n, 0);
     if (res.complete)
-        return;
+        return res;
     size_t k = f0;
     mf_verdict v = v0;
     for (size_t i = f0; i < sc->f.n; i++)
@@ -277,6 +280,7 @@ static void scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n)
     for (size_t i = f0; i < k; i++)
         add_global(sc, sc->f.v[i].global, MF_VERDICT_DANGEROUS);
     sc->r->verdict = v;
+    return res;
 }
 
 /* ----------------------------------------------------------------- npy */
@@ -303,56 +307,182 @@ static void scan_npy(scanner *sc, const uint8_t *b, uint64_t n)
 
 /* ----------------------------------------------------------------- tar */
 
-static bool is_tar(const uint8_t *b, uint64_t n)
+/* One pickle of a legacy tar member, on the scanner's machine. */
+static bool tar_pickle(scanner *sc, pk_machine *pm, const uint8_t *b, uint64_t n, uint64_t *pos,
+                       pk_obj **v, const char *what)
 {
-    return n >= 512 && memcmp(b + 257, "ustar", 5) == 0;
+    mf_status st;
+    mf_status_init(&st);
+    size_t used = 0;
+    uint64_t ops = 0;
+    sc->origin = *pos;
+    int rc = *pos < n ? pk_load(pm, b + *pos, (size_t)(n - *pos), v, &used, &ops, &st) : -1;
+    sc->r->n_pickles += ops > 0;
+    if (rc)
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(*pos + used), NULL, NULL,
+                    "legacy torch tar: the %s pickle stops with an error (%s): what torch reads "
+                    "after it cannot be vouched for", what,
+                    *pos < n ? rule_of(st.msg) : "the member ends");
+    mf_status_clear(&st);
+    *pos += used;
+    return rc == 0;
 }
 
-static uint64_t tar_size(const uint8_t *f)
+static bool tar_skip(scanner *sc, uint64_t n, uint64_t *pos, uint64_t bytes, const char *what)
 {
-    uint64_t v = 0;
-    if (f[0] & 0x80) { /* base-256 */
-        for (int i = 1; i < 12; i++)
-            v = v << 8 | f[i];
-        return v;
+    if (bytes > n - *pos) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)*pos, NULL, NULL,
+                    "legacy torch tar: %s runs past the end of the member", what);
+        return false;
     }
-    for (int i = 0; i < 12 && f[i] >= '0' && f[i] <= '7'; i++)
-        v = v * 8 + (uint64_t)(f[i] - '0');
-    return v;
+    *pos += bytes;
+    return true;
 }
 
+/* torch/serialization.py legacy_load: 'storages' is a count, then per
+ * storage a pickled (key, location, storage_type) and its raw bytes (an
+ * int64 element count, then the elements), then the pickled views;
+ * 'tensors' is a count, then per tensor a pickled (key, storage_id, type),
+ * an int32 ndim, 4 bytes, ndim sizes, ndim strides, the storage offset.
+ * Every pickle is run; the raw parts are skipped as torch skips them. */
+static void scan_tar_stream(scanner *sc, const uint8_t *b, uint64_t n, bool storages)
+{
+    pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
+    pk_machine *pm = pk_new(&o);
+    if (!pm) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+        return;
+    }
+    sc->buf = b;
+    uint64_t pos = 0;
+    pk_obj *v;
+    int64_t count;
+    if (!tar_pickle(sc, pm, b, n, &pos, &v, "count"))
+        goto done;
+    if (!pk_as_int(v, &count) || count < 0 || (uint64_t)count > n) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                    "legacy torch tar: the first pickle is not a count torch can use");
+        goto done;
+    }
+    for (int64_t i = 0; i < count; i++) {
+        if (!tar_pickle(sc, pm, b, n, &pos, &v, storages ? "storage header" : "tensor header"))
+            goto done;
+        pk_obj *const *t = v->kind == PK_TUPLE && v->u.c.n == 3 ? v->u.c.v : NULL;
+        if (storages) {
+            const mf_dtype_info *di = t && t[2]->kind == PK_GLOBAL ? mf_dtype_info_of(t[2]->u.g.dtype)
+                                                                   : NULL;
+            uint64_t cnt, bytes;
+            if (!di || !di->block_bytes || n - pos < 8) {
+                add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)pos, NULL, NULL,
+                            "legacy torch tar: storage %lld is not (key, location, storage "
+                            "type) with a known type: its size cannot be told", (long long)i);
+                goto done;
+            }
+            cnt = mf_rd64le(b + pos);
+            if (mf_mul_ovf(cnt, di->block_bytes, &bytes) ||
+                !tar_skip(sc, n, &pos, 8, "a storage's size") ||
+                !tar_skip(sc, n, &pos, bytes, "a storage's data"))
+                goto done;
+        } else {
+            if (!t || n - pos < 8) {
+                add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)pos, NULL, NULL,
+                            "legacy torch tar: tensor %lld is not (key, storage, type)",
+                            (long long)i);
+                goto done;
+            }
+            int32_t ndim = (int32_t)mf_rd32le(b + pos);
+            if (ndim < 0 || !tar_skip(sc, n, &pos, 8, "a tensor's rank") ||
+                !tar_skip(sc, n, &pos, 16ull * (uint64_t)ndim + 8, "a tensor's shape"))
+                goto done;
+        }
+    }
+    if (storages)
+        (void)tar_pickle(sc, pm, b, n, &pos, &v, "storage views");
+    if (pos < n)
+        scan_quiet_pickles(sc, b + pos, n - pos); /* torch reads no further; a pickle there is noted */
+done:
+    pk_free(pm);
+}
+
+/* tarfile's reading (core/tar.h); torch.load opens "storages", "tensors"
+ * and "pickle" (the last member of each name, links followed). Every
+ * member with data is scanned; the three torch members as torch reads
+ * them. */
 static void scan_tar(scanner *sc, const uint8_t *b, uint64_t n)
 {
-    uint64_t pos = 0;
-    for (int count = 0; pos + 512 <= n && count < 100000; count++) {
-        const uint8_t *h = b + pos;
-        bool zero = true;
-        for (int i = 0; i < 512 && zero; i++)
-            zero = h[i] == 0;
-        if (zero)
-            break;
-        char name[260];
-        snprintf(name, sizeof(name), "%.155s%s%.100s", (const char *)h + 345, h[345] ? "/" : "",
-                 (const char *)h);
-        uint64_t size = tar_size(h + 124), data = pos + 512;
-        if (size > n - data) {
-            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)pos, NULL, NULL,
-                        "tar member \"%s\" runs past the end", name);
-            return;
-        }
-        if (h[156] == '0' || h[156] == 0)
-            scan_nested(sc, join_label(sc, name), b + data, size,
-                        sc->file_base >= 0 ? sc->file_base + (int64_t)data : -1);
-        pos = data + mf_align_up(size, 512);
+    mf_arena *a = mf_arena_new();
+    mf_status st;
+    mf_status_init(&st);
+    mf_tar t;
+    if (!a || mf_tar_open(&t, b, n, sc->path, a, &st)) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL, "a tar archive that cannot be read: %s",
+                    a ? st.msg : "out of memory");
+        mf_status_clear(&st);
+        mf_arena_free(a);
+        return;
     }
+    static const char *const torch_names[] = {"storages", "tensors", "pickle"};
+    const mf_tar_member *torch_m[3];
+    for (int k = 0; k < 3; k++) {
+        const mf_tar_member *m = mf_tar_find(&t, torch_names[k]);
+        torch_m[k] = m ? mf_tar_resolve(&t, m) : NULL;
+        if (m && !torch_m[k])
+            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)m->offset, NULL, NULL,
+                        "tar member \"%s\" is a link to \"%s\", which is not in the archive: "
+                        "torch.load would read a file outside it", m->name, m->linkname);
+        else if (m && torch_m[k] != m)
+            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)m->offset, NULL, NULL,
+                        "tar member \"%s\" is a link: torch.load reads \"%s\" through it",
+                        m->name, torch_m[k]->name);
+    }
+    for (size_t i = 0; i < t.n; i++) {
+        const mf_tar_member *m = &t.m[i];
+        if (mf_tar_resolve(&t, m) != m)
+            continue; /* links, folders: their data is another member's */
+        const uint8_t *p;
+        uint64_t len;
+        mf_status_clear(&st);
+        mf_status_init(&st);
+        const char *outer = sc->member;
+        sc->member = join_label(sc, m->name);
+        if (!sc->member)
+            sc->member = outer;
+        if (mf_tar_data(&t, m, &p, &len, &st)) {
+            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)m->offset, NULL, NULL, "%s", st.msg);
+            sc->member = outer;
+            continue;
+        }
+        int64_t fb = sc->file_base >= 0 ? sc->file_base + (int64_t)m->data_offset : -1;
+        scanner saved = *sc;
+        sc->file_base = fb;
+        sc->depth++;
+        sc->notes_after_stop = false;
+        if (m == torch_m[0] || m == torch_m[1])
+            scan_tar_stream(sc, p, len, m == torch_m[0]);
+        else
+            scan_buffer(sc, p, len);
+        sc->buf = saved.buf;
+        sc->file_base = saved.file_base;
+        sc->depth = saved.depth;
+        sc->origin = saved.origin;
+        sc->notes_after_stop = saved.notes_after_stop;
+        sc->member = outer;
+    }
+    if (t.end_why && strcmp(t.end_why, "an end-of-archive block") != 0 &&
+        strcmp(t.end_why, "the end of the file") != 0)
+        add_finding(sc, MF_VERDICT_SAFE, (int64_t)t.end, NULL, NULL,
+                    "tar: the member list ends at %s, as tarfile ends it", t.end_why);
+    mf_status_clear(&st);
+    mf_arena_free(a);
 }
 
 /* ----------------------------------------------------------------- zip */
 
+/* Case-insensitively: miniz finds archive/DATA.PKL for data.pkl. */
 static bool ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
+    return a >= b && strcasecmp(s + a - b, suf) == 0;
 }
 
 /* Members looked at whatever their bytes: pickles and archives by name. */
@@ -366,9 +496,16 @@ static bool named_interesting(const char *name)
     return false;
 }
 
+/* A pickle of any protocol: PROTO (0x80) for protocol 2+, else any
+ * opcode of protocols 0 and 1 (a protocol-0 pickle may start with
+ * GLOBAL 'c', MARK '(' ...). Storage records that pass this are run
+ * quietly: only a complete pickle, or a dangerous name, counts. */
 static bool looks_like_pickle_start(const uint8_t *p, size_t n)
 {
-    return n >= 2 && p[0] == 0x80 && p[1] <= 5;
+    static const char ops01[] = "(.0123FIJKLMNPQRSVXUabcdeghijloprqstu}])G";
+    if (n >= 2 && p[0] == 0x80)
+        return p[1] <= 5;
+    return n >= 1 && p[0] && strchr(ops01, p[0]) != NULL;
 }
 
 static bool looks_like_container(const uint8_t *p, size_t n)
@@ -417,6 +554,61 @@ static void zip_anomalies(scanner *sc, const mf_zip_entry *e)
                     "the local header's sizes or method differ from the central directory");
 }
 
+#define FIRST_WINDOW (1u << 20)
+#define LAST_WINDOW (32u << 20) /* beyond it, the member is inflated whole (MAX_INSPECT) */
+
+/* A deflated member that starts like a pickle: loaders stop at STOP, and
+ * so does the chain of pickles the scanner follows once it meets bytes
+ * that start no pickle. It is inflated a window at a time (1 MiB,
+ * doubling) until the chain ends inside the window, so a small pickle
+ * followed by a gigabyte of padding (a zip bomb) costs the window.
+ * Findings of a window that proved too short are dropped before the next.
+ * Returns false when the caller must inflate the member whole. */
+static bool scan_windowed(scanner *sc, const mf_zip *z, const mf_zip_entry *e, bool quiet)
+{
+    for (uint64_t want = FIRST_WINDOW; want < e->usize && want <= LAST_WINDOW; want *= 2) {
+        uint8_t *buf;
+        size_t len;
+        mf_status st;
+        mf_status_init(&st);
+        if (mf_zip_extract_prefix(z, e, (size_t)want, &buf, &len, &st)) {
+            mf_status_clear(&st);
+            return false;
+        }
+        mf_status_clear(&st);
+        size_t f0 = sc->f.n, g0 = sc->g.n, d0 = sc->r->dropped_findings;
+        uint64_t p0 = sc->r->n_pickles;
+        mf_verdict v0 = sc->r->verdict;
+        scanner saved = *sc;
+        sc->file_base = -1;
+        sc->depth++;
+        sc->notes_after_stop = false;
+        sc->buf = buf;
+        chain_result res = quiet ? scan_quiet_pickles(sc, buf, len) : scan_pickles(sc, buf, len, 0);
+        sc->buf = saved.buf;
+        sc->file_base = saved.file_base;
+        sc->depth = saved.depth;
+        sc->origin = saved.origin;
+        sc->notes_after_stop = saved.notes_after_stop;
+        bool ended = res.end < len && !looks_like_pickle_start(buf + res.end, len - res.end) &&
+                     buf[res.end] != 0x80;
+        free(buf);
+        if (ended) {
+            add_finding(sc, MF_VERDICT_SAFE, (int64_t)res.end, NULL, NULL,
+                        "the pickles end at byte %llu of %llu: the rest (no loader reads it) "
+                        "was neither inflated nor CRC-checked", (unsigned long long)res.end,
+                        (unsigned long long)e->usize);
+            return true;
+        }
+        sc->f.n = f0; /* too short a window: start again with a longer one */
+        sc->g.n = g0;
+        sc->r->dropped_findings = d0;
+        sc->r->n_pickles = p0;
+        sc->r->verdict = v0;
+    }
+    return false;
+}
+
 static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
 {
     const char *outer = sc->member;
@@ -434,7 +626,16 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
     size_t hn = member_prefix(z, e, head);
     bool named = named_interesting(e->name);
     bool quiet = !named && !looks_like_container(head, hn);
+    if (quiet && ends_with(e->name, ".py")) { /* source, reported as code; nothing unpickles it */
+        sc->member = outer;
+        return;
+    }
     if (quiet && !looks_like_pickle_start(head, hn)) {
+        sc->member = outer;
+        return;
+    }
+    if (e->method == 8 && e->usize > FIRST_WINDOW && !looks_like_container(head, hn) &&
+        looks_like_pickle_start(head, hn) && scan_windowed(sc, z, e, quiet)) {
         sc->member = outer;
         return;
     }
@@ -487,28 +688,257 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
     sc->member = outer;
 }
 
+#define MAX_VIEWS 8
+
+typedef struct zip_view {
+    mf_zip z;
+    const char *who; /* "torch's miniz", "Python's zipfile", "another end record" */
+} zip_view;
+
+static const char *dialect_name(mf_zip_dialect d)
+{
+    return d == MF_ZIP_MINIZ ? "torch's miniz" : "Python's zipfile";
+}
+
+/* Findings for what one reading hides: never safe. */
+static void view_ambiguities(scanner *sc, const zip_view *v)
+{
+    mf_zip_ambiguity amb;
+    mf_zip_ambiguities(&v->z, &amb);
+    if (amb.dup_names)
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)v->z.cd_offset, NULL, NULL,
+                    "zip: %zu members share a name with another as %s compares names "
+                    "(e.g. \"%s\"): which one a loader opens depends on the reader; all are "
+                    "scanned", amb.dup_names, v->who, amb.dup_example);
+    if (amb.overlaps)
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)v->z.cd_offset, NULL, NULL,
+                    "zip: %zu members overlap the bytes of others (e.g. \"%s\", as %s reads "
+                    "the archive): one file's bytes under two names; all are scanned",
+                    amb.overlaps, amb.overlap_example, v->who);
+    if (v->z.concat > 0)
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)v->z.concat, NULL, NULL,
+                    "zip: %lld bytes are prepended to the archive: %s shifts every member by "
+                    "them, other readers do not; both readings are scanned",
+                    (long long)v->z.concat, v->who);
+    else if (amb.lead_bytes)
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                    "zip: %llu bytes come before the first member (as %s reads the archive): "
+                    "data a loader may read as something else; scanned as well",
+                    (unsigned long long)amb.lead_bytes, v->who);
+}
+
+/* A member another reading already scanned: same name, same bytes.
+ * Returns 1 when seen, 0 when new (now recorded), -1 out of memory. */
+static int member_seen(mf_strset *seen, mf_arena *a, const mf_zip_entry *e)
+{
+    char *key = mf_arena_printf(a, "%llu/%llu/%llu/%llu/%u/%s",
+                                (unsigned long long)e->local_offset,
+                                (unsigned long long)e->data_offset,
+                                (unsigned long long)e->csize, (unsigned long long)e->usize,
+                                e->method, e->name);
+    int r = key ? mf_strset_add(seen, key) : -1; /* the set keeps the pointer */
+    return r < 0 ? -1 : r == 0;
+}
+
+/* An end record inside a stored member that is itself an archive: the
+ * member is scanned as one (scan_member), so it is no other reading. */
+static bool inside_nested_archive(const zip_view *v, size_t nv, uint64_t eocd)
+{
+    for (size_t i = 0; i < nv; i++)
+        for (size_t k = 0; k < v[i].z.n; k++) {
+            const mf_zip_entry *e = &v[i].z.entries[k];
+            if (e->method == 0 && e->local_ok && eocd >= e->data_offset &&
+                eocd - e->data_offset < e->csize && e->csize >= 4 &&
+                e->data_offset + 4 <= v[i].z.size &&
+                memcmp(v[i].z.base + e->data_offset, "PK\3\4", 4) == 0)
+                return true;
+        }
+    return false;
+}
+
+static bool add_view(zip_view *v, size_t *nv, mf_zip_dialect d, const uint8_t *b, uint64_t n,
+                     int64_t eocd, const char *who, const char *path, mf_arena *a,
+                     mf_status *st)
+{
+    if (*nv >= MAX_VIEWS)
+        return false;
+    zip_view *x = &v[*nv];
+    int rc = eocd < 0 ? mf_zip_open_as(&x->z, d, b, n, path, a, st)
+                      : mf_zip_open_at(&x->z, d, b, n, (uint64_t)eocd, path, a, st);
+    if (rc)
+        return false;
+    for (size_t i = 0; i < *nv; i++)
+        if (mf_zip_same(&v[i].z, &x->z))
+            return true; /* the same reading */
+    x->who = who;
+    (*nv)++;
+    return true;
+}
+
+/* Archives that ship code (issue 10, class 10). torch.package
+ * (.data/extern_modules) imports every module the archive holds as
+ * <module path>.py or <module path>/__init__.py from the archive first,
+ * so a global whose module (or a parent package) is shipped runs the
+ * archive's code, however harmless its name; TorchScript archives
+ * (code/ + constants.pkl) are compiled and run by torch.jit.load. */
+typedef struct shipped_code {
+    MF_VEC(char *) modules; /* dotted module names of .py members */
+    bool package, torchscript;
+    size_t ts_files;
+} shipped_code;
+
+static char *module_of(const char *name)
+{
+    const char *slash = strchr(name, '/'); /* the archive's folder */
+    const char *rel = slash ? slash + 1 : name;
+    size_t n = strlen(rel);
+    if (n < 4 || strcasecmp(rel + n - 3, ".py") != 0)
+        return NULL;
+    char *m = strndup(rel, n - 3);
+    if (!m)
+        return NULL;
+    size_t l = strlen(m);
+    if (l >= 9 && strcmp(m + l - 9, "/__init__") == 0)
+        m[l - 9] = 0;
+    for (char *p = m; *p; p++)
+        if (*p == '/')
+            *p = '.';
+    return m;
+}
+
+static void collect_code(shipped_code *c, const mf_zip *z)
+{
+    for (size_t i = 0; i < z->n; i++) {
+        const char *nm = z->entries[i].name;
+        const char *slash = strchr(nm, '/');
+        const char *rel = slash ? slash + 1 : nm;
+        if (strcmp(rel, ".data/extern_modules") == 0)
+            c->package = true;
+        if (strncmp(rel, "code/", 5) == 0) {
+            c->torchscript = true;
+            c->ts_files++;
+            continue;
+        }
+        char *m = module_of(nm);
+        if (m && MF_VEC_PUSH(c->modules, m))
+            free(m);
+    }
+}
+
+static const char *shipped_module(const shipped_code *c, const char *global)
+{
+    for (size_t i = 0; i < c->modules.n; i++) {
+        const char *m = c->modules.v[i];
+        size_t l = strlen(m);
+        if (l && strncmp(global, m, l) == 0 && global[l] == '.')
+            return m; /* "module.name": the module or one of its parents is shipped */
+    }
+    return NULL;
+}
+
+static void report_code(scanner *sc, shipped_code *c)
+{
+    if (c->torchscript)
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                    "a TorchScript archive: torch.jit.load compiles and runs the code in its "
+                    "%zu code/ members, which mfmt does not judge", c->ts_files);
+    for (size_t i = 0; i < c->modules.n; i++)
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                    "the archive ships Python module \"%s\"%s", c->modules.v[i],
+                    c->package ? ": torch.package imports it from the archive, before any "
+                                 "installed module of that name"
+                               : ": a loader that imports from the archive runs it");
+    for (size_t i = 0; i < sc->g.n; i++) {
+        const char *m = shipped_module(c, sc->g.v[i].name);
+        if (m && c->package)
+            add_finding(sc, MF_VERDICT_DANGEROUS, -1, NULL, sc->g.v[i].name,
+                        "global %s resolves to the archive's own module \"%s\" (torch.package "
+                        "imports modules from inside the archive first): it runs shipped code",
+                        sc->g.v[i].name, m);
+    }
+    for (size_t i = 0; i < c->modules.n; i++)
+        free(c->modules.v[i]);
+    MF_VEC_FREE(c->modules);
+}
+
+/* Reads the archive as every loader could: torch's miniz, Python's
+ * zipfile, and each other end-of-central-directory record in reach of a
+ * zip reader; scans the members of every distinct reading. */
 static void scan_zip(scanner *sc, const uint8_t *b, uint64_t n, bool appended)
 {
     mf_arena *a = mf_arena_new();
-    mf_status st;
-    mf_status_init(&st);
-    mf_zip z;
-    if (!a || mf_zip_open(&z, b, n, sc->path, a, &st)) {
-        if (!appended)
-            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
-                        "a zip archive whose central directory cannot be read: %s",
-                        a ? st.msg : "out of memory");
-        mf_status_clear(&st);
+    zip_view *v = calloc(MAX_VIEWS, sizeof(zip_view));
+    if (!a || !v) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
         mf_arena_free(a);
+        free(v);
         return;
     }
-    if (appended)
-        add_finding(sc, MF_VERDICT_SAFE, (int64_t)z.cd_offset, NULL, NULL,
-                    "a zip archive is appended (zip readers open it): its %zu members are scanned",
-                    z.n);
-    for (size_t i = 0; i < z.n; i++)
-        scan_member(sc, &z, &z.entries[i]);
-    mf_status_clear(&st);
+    size_t nv = 0;
+    mf_status st_miniz, st_py, tmp;
+    mf_status_init(&st_miniz);
+    mf_status_init(&st_py);
+    bool miniz_ok = add_view(v, &nv, MF_ZIP_MINIZ, b, n, -1, dialect_name(MF_ZIP_MINIZ),
+                             sc->path, a, &st_miniz);
+    bool py_ok = add_view(v, &nv, MF_ZIP_PYTHON, b, n, -1, dialect_name(MF_ZIP_PYTHON),
+                          sc->path, a, &st_py);
+    size_t loaders = nv;
+    uint64_t cand[MAX_VIEWS];
+    size_t nc = mf_zip_eocd_candidates(b, n, cand, MAX_VIEWS);
+    for (size_t i = 0; i < nc; i++)
+        for (int d = 0; d < 2 && !inside_nested_archive(v, loaders, cand[i]); d++) {
+            bool again = false; /* a loader's own end record, read with its own rules */
+            for (size_t k = 0; k < loaders; k++)
+                again |= v[k].z.eocd_offset == cand[i] &&
+                         v[k].z.dialect == (d ? MF_ZIP_PYTHON : MF_ZIP_MINIZ);
+            if (again)
+                continue;
+            mf_status_init(&tmp);
+            add_view(v, &nv, d ? MF_ZIP_PYTHON : MF_ZIP_MINIZ, b, n, (int64_t)cand[i],
+                     "another end record", sc->path, a, &tmp);
+            mf_status_clear(&tmp);
+        }
+    if (nv == 0) {
+        if (!appended)
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                        "a zip archive whose central directory cannot be read: %s", st_py.msg);
+    } else {
+        if (appended)
+            add_finding(sc, MF_VERDICT_SAFE, (int64_t)v[0].z.cd_offset, NULL, NULL,
+                        "a zip archive is appended (zip readers open it): its %zu members are "
+                        "scanned", v[0].z.n);
+        if (loaders == 2)
+            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)v[1].z.eocd_offset, NULL, NULL,
+                        "zip: torch's miniz and Python's zipfile read different archives here "
+                        "(%zu members, central directory at %llu; %zu members, at %llu): every "
+                        "reading is scanned", v[0].z.n, (unsigned long long)v[0].z.cd_offset,
+                        v[1].z.n, (unsigned long long)v[1].z.cd_offset);
+        else if (miniz_ok != py_ok && !appended)
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                        "zip: %s cannot read this archive (%s) but %s can",
+                        miniz_ok ? dialect_name(MF_ZIP_PYTHON) : dialect_name(MF_ZIP_MINIZ),
+                        miniz_ok ? st_py.msg : st_miniz.msg,
+                        miniz_ok ? dialect_name(MF_ZIP_MINIZ) : dialect_name(MF_ZIP_PYTHON));
+        for (size_t i = loaders; i < nv; i++)
+            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)v[i].z.eocd_offset, NULL, NULL,
+                        "zip: the end-of-central-directory record at %llu describes another "
+                        "archive (%zu members) than the loaders read: several end records, "
+                        "all scanned", (unsigned long long)v[i].z.eocd_offset, v[i].z.n);
+        shipped_code code = {0};
+        mf_strset seen = {0};
+        for (size_t i = 0; i < nv; i++) {
+            view_ambiguities(sc, &v[i]);
+            collect_code(&code, &v[i].z);
+            for (size_t k = 0; k < v[i].z.n; k++)
+                if (member_seen(&seen, a, &v[i].z.entries[k]) != 1)
+                    scan_member(sc, &v[i].z, &v[i].z.entries[k]);
+        }
+        report_code(sc, &code);
+        mf_strset_free(&seen);
+    }
+    mf_status_clear(&st_miniz);
+    mf_status_clear(&st_py);
+    free(v);
     mf_arena_free(a);
 }
 
@@ -535,25 +965,6 @@ static const char *other_format(const uint8_t *b, uint64_t n)
     return NULL;
 }
 
-/* Where a zip archive that ends the data starts: as zipfile does, from
- * the end record (the central directory sits right before it, and its
- * recorded offset says how far the archive's own start is). -1: none. */
-static int64_t appended_zip_start(const uint8_t *b, uint64_t n)
-{
-    if (n < 22)
-        return -1;
-    uint64_t lo = n > 22 + 65535 ? n - 22 - 65535 : 0;
-    for (uint64_t p = n - 22 + 1; p-- > lo;) {
-        if (mf_rd32le(b + p) != 0x06054b50u || p + 22 + mf_rd16le(b + p + 20) != n)
-            continue;
-        uint64_t cd_size = mf_rd32le(b + p + 12), cd_off = mf_rd32le(b + p + 16);
-        if (cd_size > p || cd_off > p - cd_size)
-            return 0; /* ZIP64 or inconsistent: try the data as it is */
-        return (int64_t)(p - cd_size - cd_off);
-    }
-    return -1;
-}
-
 static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
 {
     sc->buf = b;
@@ -574,10 +985,15 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
         scan_npy(sc, b, n);
         return;
     }
-    if (is_tar(b, n)) {
+    if (mf_tar_probe(b, n)) { /* torch.load tries tarfile first */
         scan_tar(sc, b, n);
+        scan_quiet_pickles(sc, b, n); /* pickle.load reads the same bytes from byte 0 */
         return;
     }
+    if (n >= 512 && memcmp(b + 257, "ustar", 5) == 0)
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                    "a tar header that Python's tarfile refuses (bad checksum or number): other "
+                    "tar readers may still open it");
     const char *other = other_format(b, n);
     if (other) {
         add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "a %s file: holds no pickle", other);
@@ -585,13 +1001,9 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
     } else {
         scan_pickles(sc, b, n, 0);
     }
-    int64_t zs = appended_zip_start(b, n);
-    if (zs >= 0) {
-        int64_t fb = sc->file_base;
-        sc->file_base = fb >= 0 ? fb + zs : -1;
-        scan_zip(sc, b + zs, n - (uint64_t)zs, true);
-        sc->file_base = fb;
-    }
+    uint64_t eocd;
+    if (mf_zip_eocd_candidates(b, n, &eocd, 1))
+        scan_zip(sc, b, n, true); /* zip readers find an archive at the end */
 }
 
 /* ------------------------------------------------ other formats' code */
@@ -651,6 +1063,56 @@ static void scan_model_code(scanner *sc, const char *path)
     mf_close(m);
 }
 
+/* ------------------------------------------------- Hugging Face code */
+
+typedef struct code_ctx {
+    scanner *sc;
+    const char *base;  /* the file scanned */
+    bool is_config;
+    int refs_to_me;
+} code_ctx;
+
+static void on_remote_code(void *ctx, const mf_hf_code *c)
+{
+    code_ctx *cc = ctx;
+    if (cc->is_config && strcmp(c->json_file, cc->base) == 0 && !c->present && !c->other_repo)
+        add_finding(cc->sc, MF_VERDICT_SAFE, -1, NULL, NULL,
+                    "auto_map: %s is %s, but %s is not in this directory: loading it with "
+                    "trust_remote_code=True fails here, nothing runs", c->auto_class, c->ref,
+                    c->py_file);
+    else if (cc->is_config && strcmp(c->json_file, cc->base) == 0)
+        add_finding(cc->sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                    "auto_map: %s is %s, Python code that from_pretrained(..., "
+                    "trust_remote_code=True) imports and runs (%s%s)", c->auto_class, c->ref,
+                    c->other_repo ? "from another repository" : c->py_file,
+                    c->other_repo ? "" : ", in this directory");
+    else if (!cc->is_config && strcmp(c->py_file, cc->base) == 0)
+        cc->refs_to_me++;
+}
+
+/* transformers' remote code (formats/hf): a config's auto_map names
+ * Python files that loading with trust_remote_code=True runs. The config
+ * and every .py file of such a directory are reported, never safe. */
+static void scan_remote_code(scanner *sc, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    size_t bl = strlen(base);
+    bool is_py = bl > 3 && strcmp(base + bl - 3, ".py") == 0;
+    bool is_config = bl > 5 && strcmp(base + bl - 5, ".json") == 0;
+    if (!is_py && !is_config)
+        return;
+    code_ctx cc = {sc, base, is_config, 0};
+    int n = mf_hf_remote_code(dir, is_config ? base : NULL, on_remote_code, &cc);
+    if (is_py && n > 0)
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                    "Python code in a model directory whose config names remote code "
+                    "(auto_map%s): from_pretrained(..., trust_remote_code=True) imports it",
+                    cc.refs_to_me ? " names this file" : "");
+}
+
 /* ---------------------------------------------------------------- API */
 
 static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file,
@@ -669,6 +1131,7 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
         sc.depth = 0;
         sc.file_base = -1;
         scan_model_code(&sc, path);
+        scan_remote_code(&sc, path);
     }
     r->findings = sc.f.v;
     r->n_findings = sc.f.n;

@@ -41,6 +41,22 @@ json_t *mf_hfdir_json(mf_model *m, const char *dir, const char *name, bool stric
 int mf_hfdir_tokenizer(mf_model *m, const char *dir, const json_t *cfg, bool strict,
                        mf_status *st);
 
+/* ----------------------------------------------------------- remote code */
+/* One "auto_map" entry: transformers imports py_file (relative to the
+ * directory) when loading with trust_remote_code=True. */
+typedef struct mf_hf_code {
+    const char *json_file;  /* "config.json", "tokenizer_config.json", ... */
+    const char *auto_class; /* "AutoModelForCausalLM" */
+    const char *ref;        /* "modeling_x.XForCausalLM" or "repo--modeling_x.X" */
+    char py_file[512];      /* "modeling_x.py" */
+    bool present;           /* the file is in the directory */
+    bool other_repo;        /* "repo--...": code fetched from another repository */
+} mf_hf_code;
+typedef void (*mf_hf_code_fn)(void *ctx, const mf_hf_code *c);
+/* Calls fn for every auto_map entry of dir's configs (only that config
+ * file when `only` is given); returns how many there are. */
+int mf_hf_remote_code(const char *dir, const char *only, mf_hf_code_fn fn, void *ctx);
+
 /* ------------------------------------------------------ Git LFS pointers */
 /* A Git LFS pointer file (git-lfs spec v1: "version https://git-lfs.github.com/
  * spec/v1", "oid sha256:<64 hex>", "size <n>") left in place of the real file.

@@ -168,23 +168,6 @@ static int check_member_crc(const mf_zip *z, const mf_zip_entry *e, mf_status *s
     return mf_zip_stream(z, e, true, discard, NULL, st);
 }
 
-/* Two members may not give the same tensor name (zip allows it; np.load
- * would see only one of them). */
-static void check_duplicates(mf_model *m, const mf_zip *z, mf_status *st)
-{
-    mf_strset names = {0};
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        int added = mf_strset_add(&names, m->tensors[i].name);
-        if (added < 0) {
-            mf_oom(st, z->file);
-            break;
-        }
-        if (added == 0)
-            mf_breach(st, z->file, -1, "npz: two members named \"%s.npy\"", m->tensors[i].name);
-    }
-    mf_strset_free(&names);
-}
-
 static int open_npz(mf_model *m, const char *path, unsigned flags, mf_status *st)
 {
     uint32_t fi;
@@ -208,10 +191,25 @@ static int open_npz(mf_model *m, const char *path, unsigned flags, mf_status *st
                           "not listed", e->name);
             continue;
         }
+        /* np.load's NpzFile opens a name through zipfile's NameToInfo: the
+         * last member of that name, and it refuses what zipfile.open refuses */
+        if (mf_zip_find(&p->zip, e->name) != e) {
+            mf_breach(st, path, (int64_t)e->cd_offset,
+                      "npz: two members named \"%s\" (np.load reads only the last, at byte %llu)",
+                      e->name, (unsigned long long)mf_zip_find(&p->zip, e->name)->local_offset);
+            continue;
+        }
+        if (e->refused && !(e->flags & 1)) {
+            mf_model_note(m, "member \"%s\": np.load cannot read it (zipfile: %s); not listed",
+                          e->name, e->refused);
+            if (flags & MF_OPEN_STRICT)
+                mf_breach(st, path, (int64_t)e->local_offset, "npz: member \"%s\": %s", e->name,
+                          e->refused);
+            continue;
+        }
         if (add_member(m, p, fi, e, flags, st))
             return -1;
     }
-    check_duplicates(m, &p->zip, st);
     return mf_ok(st) ? 0 : -1;
 }
 

@@ -5,6 +5,7 @@
  * object, the sorted storage keys), then each storage in key order as an
  * 8-byte element count followed by its elements. Persistent ids are
  * ('storage', storage_type, root_key, location, numel, view_metadata). */
+#include "core/tar.h"
 #include "formats/formats.h"
 #include "formats/pickle/pytorch.h"
 
@@ -284,10 +285,15 @@ int pt_legacy_read(mf_model *m, unsigned flags, mf_status *st)
     return mf_ok(st) ? 0 : -1;
 }
 
+int pt_tar_read(mf_model *m, unsigned flags, mf_status *st);
+
+/* torch.load tries tarfile first (the oldest format), then the stream. */
 static int open_legacy(mf_model *m, const char *path, unsigned flags, mf_status *st)
 {
     if (mf_model_add_file(m, path, NULL, st))
         return -1;
+    if (mf_tar_probe(m->files[0].base, m->files[0].size))
+        return pt_tar_read(m, flags, st);
     return pt_legacy_read(m, flags, st);
 }
 
@@ -312,6 +318,38 @@ static int probe_legacy(mf_probe *p)
                               "PyTorch legacy (magic number spelled otherwise)");
     return MF_PROBE_NO;
 }
+
+/* torch.load's first try: Python's tarfile (core/tar.h). A legacy torch
+ * checkpoint has members storages, tensors and pickle. */
+static int probe_tar(mf_probe *p)
+{
+    if (!mf_tar_probe(p->b, p->size))
+        return MF_PROBE_NO;
+    mf_arena *a = mf_arena_new();
+    mf_status st;
+    mf_status_init(&st);
+    mf_tar t;
+    int r = MF_PROBE_NO;
+    if (a && mf_tar_open(&t, p->b, p->size, p->path, a, &st) == 0) {
+        if (mf_tar_find(&t, "pickle") && mf_tar_find(&t, "storages"))
+            r = mf_probe_found(p, MF_FMT_PYTORCH_PICKLE, "PyTorch legacy tar (%zu members)", t.n);
+    }
+    mf_status_clear(&st);
+    mf_arena_free(a);
+    return r;
+}
+
+/* The same reader, registered a second time for its tar probe, which must
+ * run before HDF5's (a tar's first member's data sits at byte 512). */
+const mf_reader mf_reader_pytorch_tar = {
+    .format = MF_FMT_PYTORCH_PICKLE,
+    .name = "pytorch-pickle",
+    .probe = probe_tar,
+    .open = open_legacy,
+    .stream = pt_stream,
+    .close = pt_close,
+    .is_mapping = mf_pytorch_is_mapping,
+};
 
 const mf_reader mf_reader_pytorch_pickle = {
     .format = MF_FMT_PYTORCH_PICKLE,

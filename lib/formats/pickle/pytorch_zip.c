@@ -4,51 +4,37 @@
  * path component; <folder>/data.pkl is the object pickle, whose persistent
  * ids ('storage', storage_type, key, location, numel) name the records
  * <folder>/data/<key>; <folder>/byteorder says "little" or "big" (absent:
- * little). Records are looked up as miniz does: by central-directory name,
- * case-insensitively. STORED records are mapped, never copied. */
+ * little). The archive is read as torch's miniz reads it (core/zip.h,
+ * MF_ZIP_MINIZ) and records are looked up as miniz does: by central-
+ * directory name, case-insensitively, through its binary search. STORED
+ * records are mapped, never copied; a deflated data.pkl is inflated only
+ * as far as its pickle goes. */
 #include "formats/formats.h"
 #include "formats/pickle/pytorch.h"
 
 #include <stdlib.h>
 #include <strings.h>
 
-#define MAX_PICKLE (1ull << 30) /* an inflated data.pkl beyond this is refused */
+#define MAX_PICKLE (256ull << 20) /* an inflated data.pkl's pickle beyond this is refused */
+#define FIRST_WINDOW (1u << 20)    /* first try at inflating a deflated data.pkl */
 
 typedef struct zip_ctx {
     mf_model *m;
     const mf_zip *z;
     const char *file;
     const char *prefix; /* "archive/" */
-    const mf_zip_entry **sorted;
     bool big_endian;
     pt_flagged flagged;
 } zip_ctx;
 
-static int cmp_entry(const void *a, const void *b)
-{
-    return strcmp((*(const mf_zip_entry *const *)a)->name, (*(const mf_zip_entry *const *)b)->name);
-}
-
+/* getRecord: mz_zip_reader_locate_file with flags 0, i.e. miniz's
+ * case-insensitive binary search over its sorted central directory. */
 static const mf_zip_entry *find_record(const zip_ctx *c, const char *rel)
 {
     char name[1024];
     if ((size_t)snprintf(name, sizeof(name), "%s%s", c->prefix, rel) >= sizeof(name))
         return NULL;
-    size_t lo = 0, hi = c->z->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int r = strcmp(c->sorted[mid]->name, name);
-        if (r == 0)
-            return c->sorted[mid];
-        if (r < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (size_t i = 0; i < c->z->n; i++) /* miniz compares names case-insensitively */
-        if (strcasecmp(c->z->entries[i].name, name) == 0)
-            return &c->z->entries[i];
-    return NULL;
+    return mf_zip_find(c->z, name);
 }
 
 /* A small text record ("version", "byteorder"); NULL when absent. */
@@ -192,20 +178,63 @@ static void check_crcs(const mf_zip *z, mf_status *st)
     }
 }
 
-static int open_pickle(zip_ctx *c, pt_model_info *info, const mf_zip_entry *e,
-                       const uint8_t **p, size_t *n, mf_status *st)
+/* A deflated data.pkl: torch unpickles it up to STOP, so it is inflated a
+ * window at a time (1 MiB, doubling) until the pickle completes in it; a
+ * member that inflates to a gigabyte after a small pickle (a zip bomb)
+ * costs only the window. Beyond MAX_PICKLE, a clear error. */
+static int load_deflated_pickle(zip_ctx *c, pt_model_info *info, const mf_zip_entry *e,
+                                const pk_opts *po, pk_obj **root, size_t *used, size_t *n,
+                                mf_status *st)
 {
-    if (e->method == 0) {
-        *p = mf_zip_stored_data(c->z, e, st);
-        *n = (size_t)e->usize;
-        return *p ? 0 : -1;
+    for (size_t want = FIRST_WINDOW;; want *= 2) {
+        bool whole = e->usize <= want;
+        if (!whole && want > MAX_PICKLE)
+            return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)e->local_offset,
+                           "record \"%s\" inflates to %llu bytes and its pickle does not end "
+                           "in the first %llu MiB: refused (a zip bomb?)", e->name,
+                           (unsigned long long)e->usize, MAX_PICKLE >> 20);
+        uint8_t *buf;
+        if (mf_zip_extract_prefix(c->z, e, whole ? (size_t)e->usize : want, &buf, n, st))
+            return -1;
+        mf_status tmp;
+        mf_status_init(&tmp);
+        int rc = pk_load(info->pm, buf, *n, root, used, NULL, whole ? st : &tmp);
+        mf_status_clear(&tmp);
+        if (rc == 0 || whole) {
+            if (rc) {
+                free(buf);
+                return -1;
+            }
+            free(info->buf);
+            info->buf = buf;
+            return 0;
+        }
+        free(buf);
+        pk_free(info->pm); /* start again on a fresh machine */
+        info->pm = pk_new(po);
+        if (!info->pm)
+            return mf_oom(st, c->file);
     }
-    uint8_t *buf;
-    if (mf_zip_extract(c->z, e, MAX_PICKLE, &buf, n, st))
+}
+
+static int run_pickle(zip_ctx *c, pt_model_info *info, const mf_zip_entry *e, pk_opts *po,
+                      const uint8_t **p, size_t *n, pk_obj **root, size_t *used,
+                      mf_status *st)
+{
+    info->pm = pk_new(po);
+    if (!info->pm)
+        return mf_oom(st, c->file);
+    if (e->method != 0) {
+        if (load_deflated_pickle(c, info, e, po, root, used, n, st))
+            return -1;
+        *p = info->buf;
+        return 0;
+    }
+    *p = mf_zip_stored_data(c->z, e, st);
+    *n = (size_t)e->usize;
+    if (!*p)
         return -1;
-    info->buf = buf;
-    *p = buf;
-    return 0;
+    return pk_load(info->pm, *p, *n, root, used, NULL, st);
 }
 
 static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
@@ -233,25 +262,20 @@ static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
                   c->prefix, order);
     snprintf(m->version, sizeof(m->version), "torch zip v%s%s", version ? version : "?",
              c->big_endian ? ", big-endian" : "");
-    const uint8_t *p;
-    size_t n;
-    if (open_pickle(c, info, pkl, &p, &n, st))
-        return -1;
+    const uint8_t *p = NULL;
+    size_t n = 0, used = 0;
+    pk_obj *root = NULL;
     pk_opts po = {.file = c->file, .member = pkl->name,
                   .origin = pkl->method == 0 ? pkl->data_offset : 0,
                   .on_global = pt_on_global, .persistent_load = persistent_load,
                   .ctx = &c->flagged};
-    info->pm = pk_new(&po);
-    if (!info->pm)
-        return mf_oom(st, c->file);
-    pk_obj *root;
-    size_t used;
-    if (pk_load(info->pm, p, n, &root, &used, NULL, st))
+    if (run_pickle(c, info, pkl, &po, &p, &n, &root, &used, st))
         return -1;
     m->header_bytes += n;
-    if (used < n && (flags & MF_OPEN_STRICT))
-        mf_breach(st, c->file, (int64_t)(po.origin + used), "%s: %zu bytes after the pickle's STOP",
-                  pkl->name, n - used);
+    if (used < pkl->usize && (flags & MF_OPEN_STRICT)) /* n may be a window of it */
+        mf_breach(st, c->file, (int64_t)(po.origin + used),
+                  "%s: %llu bytes after the pickle's STOP", pkl->name,
+                  (unsigned long long)(pkl->usize - used));
     pt_tree_opts to = {.file = c->file, .resolve = resolve, .ctx = c, .file_index = 0,
                        .pickle_base = pkl->method == 0 ? p : NULL, .pickle_size = n,
                        .pickle_offset = pkl->data_offset, .objects = pk_objects(info->pm),
@@ -264,6 +288,37 @@ static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
 
 #include "formats/hf/shard_index.h"
 
+/* What torch reads is what is described; where other zip readers (or a
+ * different end record) would see other members, or members hide behind
+ * one another, the model says so (`mfmt scan` reads every one). */
+static void note_other_readings(mf_model *m, const mf_zip *z)
+{
+    mf_zip_ambiguity amb;
+    mf_zip_ambiguities(z, &amb);
+    if (amb.dup_names)
+        mf_model_note(m, "%zu zip members share a name with another (ignoring case, as miniz "
+                         "compares): torch reads the one its binary search meets, e.g. \"%s\"",
+                      amb.dup_names, amb.dup_example);
+    if (amb.overlaps)
+        mf_model_note(m, "%zu zip members overlap other members' bytes (e.g. \"%s\")",
+                      amb.overlaps, amb.overlap_example);
+    mf_arena *a = mf_arena_new();
+    mf_status st;
+    mf_status_init(&st);
+    mf_zip py;
+    if (a && mf_zip_open_as(&py, MF_ZIP_PYTHON, z->base, z->size, z->file, a, &st) == 0) {
+        if (!mf_zip_same(z, &py))
+            mf_model_note(m, "Python's zipfile reads this archive differently (%zu members, "
+                             "central directory at %llu): described as torch's miniz reads it",
+                          py.n, (unsigned long long)py.cd_offset);
+    } else if (a) {
+        mf_model_note(m, "Python's zipfile cannot read this archive (%s): described as torch's "
+                         "miniz reads it", st.msg);
+    }
+    mf_status_clear(&st);
+    mf_arena_free(a);
+}
+
 static int open_pytorch_zip(mf_model *m, const char *path, unsigned flags, mf_status *st)
 {
     uint32_t fi;
@@ -275,24 +330,14 @@ static int open_pytorch_zip(mf_model *m, const char *path, unsigned flags, mf_st
     pt_model_info *info = pt_info(m);
     if (!info)
         return mf_oom(st, path);
-    if (mf_zip_open(&info->zip, f->base, f->size, m->files[fi].path, m->arena, st))
+    if (mf_zip_open_as(&info->zip, MF_ZIP_MINIZ, f->base, f->size, m->files[fi].path, m->arena,
+                       st))
         return -1;
     if (info->zip.n == 0)
         return mf_fail(st, MF_ERR_FORMAT, path, -1, "zip archive has no members");
     zip_ctx c = {.m = m, .z = &info->zip, .file = m->files[fi].path};
-    c.sorted = calloc(info->zip.n, sizeof(*c.sorted));
-    if (!c.sorted)
-        return mf_oom(st, path);
-    for (size_t i = 0; i < info->zip.n; i++)
-        c.sorted[i] = &info->zip.entries[i];
-    qsort(c.sorted, info->zip.n, sizeof(*c.sorted), cmp_entry);
-    for (size_t i = 1; i < info->zip.n; i++)
-        if (strcmp(c.sorted[i]->name, c.sorted[i - 1]->name) == 0) {
-            mf_model_note(m, "two zip members are named \"%s\"", c.sorted[i]->name);
-            break;
-        }
+    note_other_readings(m, &info->zip);
     int rc = read_archive(m, &c, flags, st);
-    free(c.sorted);
     if (rc == 0) {
         note_anomalies(m, &info->zip, flags, st);
         if (flags & MF_OPEN_STRICT)
@@ -303,10 +348,40 @@ static int open_pytorch_zip(mf_model *m, const char *path, unsigned flags, mf_st
 
 /* ------------------------------------------------------------- detection */
 
-/* torch.save's zip: ARCHIVE/data.pkl (any single top folder). */
+/* torch.load's reading of a zip (miniz): the folder of the first member,
+ * and <folder>/data.pkl found as miniz finds it (case-insensitively). */
+static bool torch_archive(const uint8_t *b, uint64_t size, const char *path, mf_arena *a,
+                          size_t *members)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_zip z;
+    bool yes = false;
+    if (mf_zip_open_as(&z, MF_ZIP_MINIZ, b, size, path, a, &st) == 0 && z.n) {
+        const char *slash = strchr(z.entries[0].name, '/');
+        char want[1100];
+        if (slash && (size_t)(slash - z.entries[0].name) < 1000) {
+            snprintf(want, sizeof(want), "%.*s/data.pkl", (int)(slash - z.entries[0].name),
+                     z.entries[0].name);
+            yes = mf_zip_find(&z, want) != NULL;
+        }
+        *members = z.n;
+    }
+    mf_status_clear(&st);
+    return yes;
+}
+
+/* torch.save's zip: as torch reads it first, then ARCHIVE/data.pkl (any
+ * single top folder) as zipfile reads it. */
 static int probe_zip_archive(mf_probe *p)
 {
-    if (mf_zip_find_suffix(p->zip, "/data.pkl") || mf_zip_find(p->zip, "data.pkl"))
+    mf_arena *a = mf_arena_new();
+    size_t n = 0;
+    bool torch = a && torch_archive(p->b, p->size, p->path, a, &n);
+    mf_arena_free(a);
+    if (torch)
+        return mf_probe_found(p, MF_FMT_PYTORCH_ZIP, "PyTorch zip archive (%zu members)", n);
+    if (p->zip && (mf_zip_find_suffix(p->zip, "/data.pkl") || mf_zip_find(p->zip, "data.pkl")))
         return mf_probe_found(p, MF_FMT_PYTORCH_ZIP, "PyTorch zip archive (%zu members)",
                               p->zip->n);
     return MF_PROBE_NO;
