@@ -51,7 +51,9 @@ static size_t plan_splits(const mf_model *m, uint64_t max_tensors, uint64_t max_
     size_t nf = 0, in_file = 0;
     uint64_t bytes = 0;
     for (size_t i = 0; i < m->n_tensors; i++) {
-        uint64_t b = m->tensors[i].nbytes;
+        /* llama-gguf-split counts each tensor padded to GGUF's default
+         * alignment (GGML_PAD(ggml_nbytes(t), GGUF_DEFAULT_ALIGNMENT)) */
+        uint64_t b = mf_align_up(m->tensors[i].nbytes, 32);
         bool full = in_file > 0 && ((max_tensors && in_file >= max_tensors) ||
                                     (max_bytes && bytes + b > max_bytes));
         if (i == 0 || full) {
@@ -83,9 +85,11 @@ static int write_one_split(const mf_model *m, const char *path, size_t first, si
         for (size_t i = 0; i < m->n_meta; i++)
             if (!is_split_key(m->meta[i].key))
                 meta[k++] = m->meta[i];
+    /* llama-gguf-split's order: it sets split.count last (gguf_set_val of a
+     * key already there removes it and appends it again) */
     meta[k++] = kv_of("split.no", typed(MF_V_U16, no));
-    meta[k++] = kv_of("split.count", typed(MF_V_U16, nf));
     meta[k++] = kv_of("split.tensors.count", typed(MF_V_I32, m->n_tensors));
+    meta[k++] = kv_of("split.count", typed(MF_V_U16, nf));
     for (size_t i = 0; i < count; i++) {
         mf_out_from_tensor(&m->tensors[first + i], &outs[i]);
         map[i] = first + i;
