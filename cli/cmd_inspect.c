@@ -74,7 +74,7 @@ static json_t *tensor_json(const mf_model *m, const mf_tensor *t)
     return o;
 }
 
-static int print_json(const mf_model *m, const summary *s)
+static int print_json(const mf_model *m, const summary *s, bool one_line)
 {
     json_t *root = json_object();
     json_object_set_new(root, "path", json_string(mf_model_path(m)));
@@ -115,7 +115,13 @@ static int print_json(const mf_model *m, const summary *s)
     if (lr)
         json_object_set_new(root, "load_report", lr);
     mf_status_clear(&st);
-    cli_print_json(root);
+    if (one_line) {
+        json_dumpf(root, stdout, JSON_COMPACT);
+        fputc('\n', stdout);
+        json_decref(root);
+    } else {
+        cli_print_json(root);
+    }
     return EXIT_FINE;
 }
 
@@ -127,12 +133,40 @@ static void print_shape(const mf_tensor *t)
     putchar(']');
 }
 
-static void print_text(const mf_model *m, const summary *s, bool tensors)
+/* A per-tensor alignment note (safetensors.c note_alignment). */
+static bool is_alignment_note(const char *n)
+{
+    return strncmp(n, "tensor \"", 8) == 0 && strstr(n, "is not aligned to its") != NULL;
+}
+
+/* Notes; the per-tensor alignment ones collapse to one summary line
+ * unless verbose. */
+static void print_notes(const mf_model *m, bool verbose)
+{
+    size_t n_align = 0;
+    const char *first = NULL;
+    for (size_t i = 0; i < mf_model_note_count(m); i++) {
+        const char *n = mf_model_note_at(m, i);
+        if (!verbose && is_alignment_note(n)) {
+            if (!n_align++)
+                first = n;
+            continue;
+        }
+        printf("note: %s\n", n);
+    }
+    if (n_align == 1)
+        printf("note: %s\n", first);
+    else if (n_align > 1)
+        printf("note: %zu tensors' data is not aligned to their element size (first: %s); "
+               "--verbose lists them\n", n_align, first);
+}
+
+static void print_text(const mf_model *m, const summary *s, bool tensors, bool verbose)
 {
     char a[32], b[32];
     printf("path:        %s\n", mf_model_path(m));
-    printf("format:      %s%s%s\n", mf_format_name(mf_model_format(m)), mf_model_version(m)[0] ? ", version " : "",
-           mf_model_version(m));
+    const char *fmt = mf_format_name(mf_model_format(m)), *ver = cli_version_text(m);
+    printf("format:      %s%s%s\n", fmt, ver[0] ? ", version " : "", ver);
     cli_fmt_count(a, sizeof(a), s->params);
     printf("tensors:     %zu, %llu parameters (%s)\n", mf_model_tensor_count(m),
            (unsigned long long)s->params, a);
@@ -146,8 +180,8 @@ static void print_text(const mf_model *m, const summary *s, bool tensors)
                8.0 * (double)s->tensor_bytes / (double)s->params);
     for (size_t i = 0; i < s->n_mix; i++) {
         cli_fmt_bytes(a, sizeof(a), s->mix[i].bytes);
-        printf("%s %-8s %6zu tensors %12s  %5.1f%% of parameters\n", i ? "            " : "dtype mix:  ",
-               mf_dtype_name(s->mix[i].dt), s->mix[i].tensors, a,
+        printf("%s %-8s %6zu %-7s %12s  %5.1f%% of parameters\n", i ? "            " : "dtype mix:  ",
+               mf_dtype_name(s->mix[i].dt), s->mix[i].tensors, s->mix[i].tensors == 1 ? "tensor" : "tensors", a,
                s->params ? 100.0 * (double)s->mix[i].params / (double)s->params : 0.0);
     }
     printf("tokenizer:   %s\n", first_meta(m, tokenizer_keys) ? "yes" : "no");
@@ -164,8 +198,7 @@ static void print_text(const mf_model *m, const summary *s, bool tensors)
         cli_fprint_value(stdout, &mf_model_meta_at(m, i)->v, 120);
         putchar('\n');
     }
-    for (size_t i = 0; i < mf_model_note_count(m); i++)
-        printf("note: %s\n", mf_model_note_at(m, i));
+    print_notes(m, verbose);
     mf_status st;
     mf_status_init(&st);
     if (cli_hf_load_report_text(stdout, m, "", &st) < 0)
@@ -184,26 +217,12 @@ static void print_text(const mf_model *m, const summary *s, bool tensors)
     }
 }
 
-static int run_inspect(int argc, char **argv)
+typedef struct inspect_opts {
+    bool json, jsonl, tensors, graph, verbose;
+} inspect_opts;
+
+static int inspect_one(const inspect_opts *o, const char *path, bool first, bool many)
 {
-    bool json = false, tensors = false, graph = false;
-    const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (cli_flag(argc, argv, &i, "--json", NULL))
-            json = true;
-        else if (cli_flag(argc, argv, &i, "--tensors", NULL))
-            tensors = true;
-        else if (cli_flag(argc, argv, &i, "--graph", NULL))
-            graph = true;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("inspect", "unknown option %s", argv[i]);
-        else if (path)
-            return cli_usage_error("inspect", "one path at a time");
-        else
-            path = argv[i];
-    }
-    if (!path)
-        return cli_usage_error("inspect", "no path given");
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
@@ -212,7 +231,7 @@ static int run_inspect(int argc, char **argv)
         mf_status_clear(&st);
         return rc;
     }
-    if (graph) { /* the ONNX graph as text, one node a line */
+    if (o->graph) { /* the ONNX graph as text, one node a line */
         int rc = mf_model_graph_text(m, cli_stdout_sink, NULL, &st) ? cli_report(&st) : EXIT_FINE;
         mf_status_clear(&st);
         mf_close(m);
@@ -220,13 +239,40 @@ static int run_inspect(int argc, char **argv)
     }
     summary s;
     summarize(m, &s);
-    if (json)
-        print_json(m, &s);
-    else
-        print_text(m, &s, tensors);
+    if (o->json || o->jsonl) {
+        print_json(m, &s, o->jsonl);
+    } else {
+        if (many && !first)
+            putchar('\n');
+        print_text(m, &s, o->tensors, o->verbose);
+    }
     mf_close(m);
     return EXIT_FINE;
 }
 
-const cli_cmd cli_cmd_inspect = {"inspect", run_inspect, "inspect [--json] [--tensors] [--graph] PATH",
-                                 "format, version, metadata, tensors, dtype mix, bits per weight; --graph: ONNX nodes"};
+static int run_inspect(const cli_args *a)
+{
+    inspect_opts o = {cli_has(a, "--json"), cli_has(a, "--jsonl"), cli_has(a, "--tensors"),
+                      cli_has(a, "--graph"), cli_has(a, "--verbose")};
+    if (a->n_pos == 0)
+        return cli_usage_error("inspect", "no path given");
+    int worst = EXIT_FINE;
+    for (int i = 0; i < a->n_pos; i++) {
+        int e = inspect_one(&o, a->pos[i], i == 0, a->n_pos > 1);
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
+static const cli_opt opts[] = {
+    {"--json", NULL, NULL, "one JSON object per path (the contract in doc/DESIGN.md)"},
+    {"--jsonl", NULL, NULL, "the same object on one line per path"},
+    {"--tensors", NULL, NULL, "list every tensor: name, dtype, shape, offset, bytes"},
+    {"--graph", NULL, NULL, "ONNX: the graph, one node a line"},
+    {"--verbose", "-v", NULL, "every note (e.g. each misaligned tensor), not a summary"},
+    {0},
+};
+
+const cli_cmd cli_cmd_inspect = {"inspect", run_inspect, "PATH...",
+                                 "format, version, metadata, tensors, dtype mix, bits per weight",
+                                 opts, NULL};

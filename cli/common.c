@@ -35,28 +35,6 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
-bool cli_flag(int argc, char **argv, int *i, const char *name, const char **val)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return false;
-    if (!val)
-        return a[n] == 0;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return true;
-    }
-    if (a[n] != 0)
-        return false;
-    if (*i + 1 >= argc) {
-        *val = NULL; /* caller reports the missing value */
-        return true;
-    }
-    *val = argv[++*i];
-    return true;
-}
-
 json_t *cli_json_string(const char *s, size_t n)
 {
     json_t *j = json_stringn(s, n);
@@ -127,6 +105,20 @@ void cli_print_json(json_t *j)
     json_decref(j);
 }
 
+void cli_fmt_float(char *buf, size_t n, double x, bool is_f32)
+{
+    /* the fewest significant digits that read back to the same value
+     * (9 always do for a float, 17 for a double) */
+    int max = is_f32 ? 9 : 17;
+    for (int p = 1; p <= max; p++) {
+        snprintf(buf, n, "%.*g", p, x);
+        double back = strtod(buf, NULL);
+        if (is_f32 ? (float)back == (float)x : back == x)
+            return;
+    }
+    snprintf(buf, n, "%.*g", max, x); /* NaN, and anything the loop missed */
+}
+
 static const char *vtype_name(mf_vtype t)
 {
     static const char *const n[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32",
@@ -143,8 +135,13 @@ void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str)
     case MF_V_I8: case MF_V_I16: case MF_V_I32: case MF_V_I64:
         fprintf(f, "%lld", (long long)v->as.i);
         break;
-    case MF_V_F32: fprintf(f, "%.9g", v->as.f); break;
-    case MF_V_F64: fprintf(f, "%.17g", v->as.f); break;
+    case MF_V_F32:
+    case MF_V_F64: {
+        char buf[40];
+        cli_fmt_float(buf, sizeof(buf), v->as.f, v->type == MF_V_F32);
+        fputs(buf, f);
+        break;
+    }
     case MF_V_BOOL: fputs(v->as.b ? "true" : "false", f); break;
     case MF_V_STR: {
         size_t n = v->as.s.len < max_str ? v->as.s.len : max_str;
@@ -275,4 +272,12 @@ int cli_open_model(const char *path, mf_model **m)
     int rc = cli_open(path, 0, false, m, &st) ? cli_report(&st) : EXIT_FINE;
     mf_status_clear(&st);
     return rc;
+}
+
+const char *cli_version_text(const mf_model *m)
+{
+    const char *v = mf_model_version(m);
+    /* "safetensors, version safetensors": a version that only repeats the
+     * format's name says nothing */
+    return strcmp(v, mf_format_name(mf_model_format(m))) == 0 ? "" : v;
 }
