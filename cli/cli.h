@@ -78,6 +78,7 @@ json_t *cli_json_string(const char *s, size_t n); /* lossy on invalid UTF-8 */
 json_t *cli_json_value(const mf_value *v);
 json_t *cli_json_shape(const int64_t *shape, int ndim, bool reversed);
 void cli_print_json(json_t *j); /* prints, newline, decref */
+void cli_print_jsonl(json_t *j); /* the same on one line (--jsonl) */
 /* A value as short text: arrays summarized ("151936 strings"). */
 void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str);
 /* Human-readable sizes: "1.5 GiB", counts "7.24B". */

@@ -116,9 +116,7 @@ static int print_json(const mf_model *m, const summary *s, bool one_line)
         json_object_set_new(root, "load_report", lr);
     mf_status_clear(&st);
     if (one_line) {
-        json_dumpf(root, stdout, JSON_COMPACT);
-        fputc('\n', stdout);
-        json_decref(root);
+        cli_print_jsonl(root);
     } else {
         cli_print_json(root);
     }

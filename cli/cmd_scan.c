@@ -81,10 +81,7 @@ static int on_report(void *ctx, const mf_scan_report *r)
     if (r->verdict > run->worst)
         run->worst = r->verdict;
     if (run->jsonl) {
-        json_t *j = report_json(r);
-        json_dumpf(j, stdout, JSON_COMPACT);
-        fputc('\n', stdout);
-        json_decref(j);
+        cli_print_jsonl(report_json(r));
     } else if (run->json) {
         json_array_append_new(run->files, report_json(r));
     } else if (!run->quiet || r->verdict != MF_VERDICT_SAFE) {

@@ -18,9 +18,7 @@ static json_t *strings_json(const mf_status *st)
 static void emit_json(val_out *o, json_t *j)
 {
     if (o->jsonl) {
-        json_dumpf(j, stdout, JSON_COMPACT);
-        fputc('\n', stdout);
-        json_decref(j);
+        cli_print_jsonl(j);
     } else {
         json_array_append_new(o->files, j);
     }

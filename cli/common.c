@@ -30,7 +30,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     fprintf(stderr, "mfmt %s: ", cmd);
     vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'mfmt help %s')\n", cmd);
+    fprintf(stderr, " (see 'mfmt %s --help')\n", cmd);
     va_end(ap);
     return EXIT_USAGE;
 }
@@ -117,6 +117,13 @@ void cli_fmt_float(char *buf, size_t n, double x, bool is_f32)
             return;
     }
     snprintf(buf, n, "%.*g", max, x); /* NaN, and anything the loop missed */
+}
+
+void cli_print_jsonl(json_t *j)
+{
+    json_dumpf(j, stdout, JSON_COMPACT);
+    fputc('\n', stdout);
+    json_decref(j);
 }
 
 static const char *vtype_name(mf_vtype t)

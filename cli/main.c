@@ -60,6 +60,62 @@ static void list_options(void)
         }
 }
 
+/* roff text: backslashes doubled, '-' as \- (a minus a man reader can
+ * search for and copy). */
+static void roff(const char *t)
+{
+    for (; *t; t++) {
+        if (*t == '\\')
+            fputs("\\e", stdout);
+        else if (*t == '-')
+            fputs("\\-", stdout);
+        else
+            putchar(*t);
+    }
+}
+
+/* "help --man": the per-command option sections of doc/mfmt.1, made from
+ * the same tables as --help (tests/check_cli.sh holds the page to them). */
+static void print_man(void)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        const cli_cmd *c = commands[i];
+        printf(".SS \"");
+        roff(c->name);
+        printf(" [options] ");
+        roff(c->args);
+        printf("\"\n");
+        roff(c->help);
+        printf(".\n");
+        for (const cli_opt *o = c->opts; o && o->name; o++) {
+            printf(".TP\n.B ");
+            roff(o->name);
+            for (const char *p = o->alias; p && *p;) {
+                const char *end = strchr(p, ' ');
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                char one[64];
+                snprintf(one, sizeof(one), "%.*s", (int)len, p);
+                printf("\\fR, \\fB");
+                roff(one);
+                p = end ? end + 1 : NULL;
+            }
+            if (o->arg) {
+                printf(" \\fI");
+                roff(o->arg);
+                printf("\\fR");
+            }
+            printf("\n");
+            roff(o->help);
+            printf("\n");
+        }
+        if (c->more) {
+            printf(".PP\n");
+            roff(c->more);
+            printf("\n");
+        }
+    }
+}
+
 static const cli_cmd *find(const char *name)
 {
     for (size_t i = 0; i < N_COMMANDS; i++)
@@ -78,6 +134,10 @@ int main(int argc, char **argv)
     if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
         if (argc > 2 && !strcmp(argv[2], "--options")) {
             list_options();
+            return EXIT_FINE;
+        }
+        if (argc > 2 && !strcmp(argv[2], "--man")) {
+            print_man();
             return EXIT_FINE;
         }
         const cli_cmd *c = argc > 2 ? find(argv[2]) : NULL;
