@@ -47,6 +47,7 @@ static void test_null_status(void)
 {
     mf_model *m = NULL;
     CHECK(mf_open(corpus("gguf/dtypes.gguf"), NULL, &m, NULL) == 0 && m);
+    mf_close(m);
     CHECK(mf_open("/nonexistent/x.gguf", NULL, &m, NULL) == -1 && m == NULL);
     CHECK(mf_open(corpus("gguf/invalid/bad_magic.gguf"), NULL, &m, NULL) == -1);
     CHECK(mf_validate(corpus("gguf/invalid/duplicate_key.gguf"), NULL) == -1);
