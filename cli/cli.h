@@ -17,6 +17,9 @@
 /* The shortest "%g" text that reads back to x (as a float when is_f32):
  * 1e-06, not 9.9999999999999995e-07. */
 void cli_fmt_float(char *buf, size_t n, double x, bool is_f32);
+/* The model's notes, one a line after prefix; the per-tensor alignment
+ * notes collapse to one summary line unless verbose. */
+void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose);
 /* The model's version for text output; "" when it only repeats the format name. */
 const char *cli_version_text(const mf_model *m);
 #endif
@@ -108,6 +111,9 @@ int cli_open_model(const char *path, mf_model **m);
 /* The shortest "%g" text that reads back to x (as a float when is_f32):
  * 1e-06, not 9.9999999999999995e-07. */
 void cli_fmt_float(char *buf, size_t n, double x, bool is_f32);
+/* The model's notes, one a line after prefix; the per-tensor alignment
+ * notes collapse to one summary line unless verbose. */
+void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose);
 /* The model's version for text output; "" when it only repeats the format name. */
 const char *cli_version_text(const mf_model *m);
 #endif

@@ -131,32 +131,19 @@ static void print_shape(const mf_tensor *t)
     putchar(']');
 }
 
-/* A per-tensor alignment note (safetensors.c note_alignment). */
-static bool is_alignment_note(const char *n)
+/* GGUF's general.file_type is llama.cpp's LLAMA_FTYPE number: its name
+ * follows ("15 (Q4_K_M)"). */
+static void print_value_name(const mf_model *m, const mf_kv *kv)
 {
-    return strncmp(n, "tensor \"", 8) == 0 && strstr(n, "is not aligned to its") != NULL;
-}
-
-/* Notes; the per-tensor alignment ones collapse to one summary line
- * unless verbose. */
-static void print_notes(const mf_model *m, bool verbose)
-{
-    size_t n_align = 0;
-    const char *first = NULL;
-    for (size_t i = 0; i < mf_model_note_count(m); i++) {
-        const char *n = mf_model_note_at(m, i);
-        if (!verbose && is_alignment_note(n)) {
-            if (!n_align++)
-                first = n;
-            continue;
-        }
-        printf("note: %s\n", n);
-    }
-    if (n_align == 1)
-        printf("note: %s\n", first);
-    else if (n_align > 1)
-        printf("note: %zu tensors' data is not aligned to their element size (first: %s); "
-               "--verbose lists them\n", n_align, first);
+    if (mf_model_format(m) != MF_FMT_GGUF || strcmp(kv->key, "general.file_type") != 0)
+        return;
+    const mf_value *v = &kv->v;
+    bool is_int = v->type == MF_V_U8 || v->type == MF_V_U16 || v->type == MF_V_U32 ||
+                  v->type == MF_V_U64 || v->type == MF_V_I8 || v->type == MF_V_I16 ||
+                  v->type == MF_V_I32 || v->type == MF_V_I64;
+    const char *name = is_int ? mf_ftype_name((mf_ftype)v->as.i) : "?";
+    if (strcmp(name, "?") != 0)
+        printf(" (%s)", name);
 }
 
 static void print_text(const mf_model *m, const summary *s, bool tensors, bool verbose)
@@ -192,11 +179,13 @@ static void print_text(const mf_model *m, const summary *s, bool tensors, bool v
     if (mf_model_meta_count(m))
         printf("metadata:    %zu keys\n", mf_model_meta_count(m));
     for (size_t i = 0; i < mf_model_meta_count(m); i++) {
-        printf("  %s = ", mf_model_meta_at(m, i)->key);
-        cli_fprint_value(stdout, &mf_model_meta_at(m, i)->v, 120);
+        const mf_kv *kv = mf_model_meta_at(m, i);
+        printf("  %s = ", kv->key);
+        cli_fprint_value(stdout, &kv->v, 120);
+        print_value_name(m, kv);
         putchar('\n');
     }
-    print_notes(m, verbose);
+    cli_print_notes(stdout, m, "note: ", verbose);
     mf_status st;
     mf_status_init(&st);
     if (cli_hf_load_report_text(stdout, m, "", &st) < 0)

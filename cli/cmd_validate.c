@@ -3,7 +3,7 @@
 #include "hf_cli.h"
 
 typedef struct val_out {
-    bool json, jsonl, quiet;
+    bool json, jsonl, quiet, verbose;
     json_t *files;
 } val_out;
 
@@ -69,8 +69,11 @@ static int validate_one(val_out *o, const char *path)
             cli_report(&st);
         fprintf(stderr, "%s: INVALID, the weights do not match config.json (load report above)\n", path);
     } else {
-        for (size_t k = 0; k < nn; k++)
-            fprintf(stderr, "mfmt: %s: warning: %s\n", path, mf_model_note_at(m, k));
+        if (!o->quiet) {
+            char prefix[4200];
+            snprintf(prefix, sizeof(prefix), "mfmt: %s: warning: ", path);
+            cli_print_notes(stderr, m, prefix, o->verbose);
+        }
         if (!o->quiet)
             printf("%s: OK (%s%s%s, %zu tensor%s%s)\n", path, mf_format_name(mf_model_format(m)),
                    cli_version_text(m)[0] ? " " : "", cli_version_text(m), nt, nt == 1 ? "" : "s",
@@ -87,7 +90,8 @@ static int run_validate(const cli_args *a)
 {
     if (a->n_pos == 0)
         return cli_usage_error("validate", "no path given");
-    val_out o = {cli_has(a, "--json"), cli_has(a, "--jsonl"), cli_has(a, "--quiet"), NULL};
+    val_out o = {cli_has(a, "--json"), cli_has(a, "--jsonl"), cli_has(a, "--quiet"),
+                 cli_has(a, "--verbose"), NULL};
     if (o.json)
         o.files = json_array();
     int worst = EXIT_FINE;
@@ -104,6 +108,7 @@ static const cli_opt opts[] = {
     {"--json", NULL, NULL, "one JSON object: {\"valid\", \"files\": [{path, valid, format, ...}]}"},
     {"--jsonl", NULL, NULL, "one JSON object a line, one line per path"},
     {"--quiet", "-q", NULL, "print only the problems; the exit status says the rest"},
+    {"--verbose", "-v", NULL, "every warning (e.g. each misaligned tensor), not a summary"},
     {0},
 };
 

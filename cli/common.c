@@ -113,8 +113,15 @@ void cli_fmt_float(char *buf, size_t n, double x, bool is_f32)
     for (int p = 1; p <= max; p++) {
         snprintf(buf, n, "%.*g", p, x);
         double back = strtod(buf, NULL);
-        if (is_f32 ? (float)back == (float)x : back == x)
-            return;
+        if (!(is_f32 ? (float)back == (float)x : back == x))
+            continue;
+        /* as Python's repr: plain digits from 1e-4 to 1e16 (10000, not 1e+04) */
+        double ax = fabs(x);
+        if (strchr(buf, 'e') && ax >= 1e-4 && ax < 1e16) {
+            int e10 = (int)floor(log10(ax));
+            snprintf(buf, n, "%.*f", p - 1 - e10 > 0 ? p - 1 - e10 : 0, x);
+        }
+        return;
     }
     snprintf(buf, n, "%.*g", max, x); /* NaN, and anything the loop missed */
 }
@@ -287,4 +294,31 @@ const char *cli_version_text(const mf_model *m)
     /* "safetensors, version safetensors": a version that only repeats the
      * format's name says nothing */
     return strcmp(v, mf_format_name(mf_model_format(m))) == 0 ? "" : v;
+}
+
+/* A per-tensor alignment note (safetensors.c: note_alignment and the
+ * zero-copy check). */
+static bool is_alignment_note(const char *n)
+{
+    return strncmp(n, "tensor \"", 8) == 0 && strstr(n, "aligned") != NULL;
+}
+
+void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose)
+{
+    size_t n_align = 0;
+    const char *first = NULL;
+    for (size_t i = 0; i < mf_model_note_count(m); i++) {
+        const char *n = mf_model_note_at(m, i);
+        if (!verbose && is_alignment_note(n)) {
+            if (!n_align++)
+                first = n;
+            continue;
+        }
+        fprintf(f, "%s%s\n", prefix, n);
+    }
+    if (n_align == 1)
+        fprintf(f, "%s%s\n", prefix, first);
+    else if (n_align > 1)
+        fprintf(f, "%s%zu tensors are not aligned (first: %s); --verbose lists them\n", prefix,
+                n_align, first);
 }

@@ -69,5 +69,22 @@ printf 'GGUF\003\000\000\000' >"$tmp/-x.gguf"
 (cd "$tmp" && "$mfmt" detect -- -x.gguf) >"$tmp/out" 2>&1
 grep -q "^-x.gguf: gguf" "$tmp/out" && ok || bad "detect -- -x.gguf: $(cat "$tmp/out")"
 
+# 4. output conventions, on the bundled examples
+"$mfmt" inspect examples/tiny-llama.gguf >"$tmp/out" 2>&1
+for want in "general.file_type = 1 (F16)" "layer_norm_rms_epsilon = 1e-06" "rope.freq_base = 10000\$"; do
+  grep -q -- "$want" "$tmp/out" && ok || bad "inspect tiny-llama.gguf: no line matching '$want'"
+done
+"$mfmt" inspect examples/tiny.safetensors examples/tiny-llama.gguf >"$tmp/out" 2>&1
+grep -q "^format:      safetensors\$" "$tmp/out" && ok || bad "inspect: the format line repeats words: $(grep ^format "$tmp/out")"
+[ "$(grep -c '^path:' "$tmp/out")" = 2 ] && ok || bad "inspect of two paths: not two reports"
+"$mfmt" validate --jsonl examples/tiny.safetensors examples/tiny-llama.gguf >"$tmp/out" 2>&1
+[ "$(grep -c '"valid": *true' "$tmp/out")" = 2 ] && ok || bad "validate --jsonl: $(cat "$tmp/out")"
+"$mfmt" validate -q examples/tiny.safetensors >"$tmp/out" 2>&1
+[ ! -s "$tmp/out" ] && ok || bad "validate -q printed: $(cat "$tmp/out")"
+"$mfmt" hash --format sha256sum examples/tiny.safetensors >"$tmp/sums" && sha256sum -c "$tmp/sums" >/dev/null 2>&1 && ok ||
+  bad "sha256sum -c does not accept hash --format sha256sum"
+sed 's/^./0/' "$tmp/sums" >"$tmp/sums.bad"
+sha256sum -c "$tmp/sums.bad" >/dev/null 2>&1 && bad "sha256sum -c accepted a changed hash" || ok
+
 echo "RESULT cli $passed $failed"
 [ "$failed" = 0 ]
