@@ -87,12 +87,13 @@ void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str);
 /* Human-readable sizes: "1.5 GiB", counts "7.24B". */
 void cli_fmt_bytes(char *buf, size_t n, uint64_t bytes);
 void cli_fmt_count(char *buf, size_t n, uint64_t count);
-/* A progress bar on stderr, only when it is a terminal. */
+/* A progress bar on stderr with the rate and the time left, only when
+ * stderr is a terminal (and MFMT_NO_PROGRESS is unset); silent otherwise. */
 typedef struct cli_progress {
     bool on;
     uint64_t total, done;
     const char *label;
-    double last;
+    double last, start;
 } cli_progress;
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_add(cli_progress *p, uint64_t n);

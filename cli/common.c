@@ -231,6 +231,26 @@ void cli_progress_start(cli_progress *p, const char *label, uint64_t total)
     p->on = isatty(2) && !getenv("MFMT_NO_PROGRESS");
     p->total = total;
     p->label = label;
+    p->start = now_sec();
+}
+
+/* "12.5 MiB/s, 0:42 left": the rate so far and the time the rest takes at it */
+static void rate_text(char *buf, size_t n, const cli_progress *p, double t)
+{
+    double el = t - p->start;
+    if (el < 0.2 || p->done == 0) {
+        buf[0] = 0;
+        return;
+    }
+    char r[32];
+    double rate = (double)p->done / el;
+    cli_fmt_bytes(r, sizeof(r), (uint64_t)rate);
+    if (p->total > p->done) {
+        unsigned left = (unsigned)((double)(p->total - p->done) / rate + 0.5);
+        snprintf(buf, n, " %s/s, %u:%02u left", r, left / 60, left % 60);
+    } else {
+        snprintf(buf, n, " %s/s", r);
+    }
 }
 
 void cli_progress_add(cli_progress *p, uint64_t n)
@@ -243,15 +263,19 @@ void cli_progress_add(cli_progress *p, uint64_t n)
         return;
     p->last = t;
     int pct = p->total ? (int)(100.0 * (double)p->done / (double)p->total) : 100;
+    if (pct > 100)
+        pct = 100;
     int bar = pct * 30 / 100;
-    fprintf(stderr, "\r%s [%.*s%*s] %3d%%", p->label, bar, "==============================",
-            30 - bar, "", pct);
+    char rate[64];
+    rate_text(rate, sizeof(rate), p, t);
+    fprintf(stderr, "\r%s [%.*s%*s] %3d%%%-28s", p->label, bar, "==============================",
+            30 - bar, "", pct, rate);
 }
 
 void cli_progress_end(cli_progress *p)
 {
     if (p->on)
-        fprintf(stderr, "\r%*s\r", 60, "");
+        fprintf(stderr, "\r%*s\r", 80, "");
 }
 
 int cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
