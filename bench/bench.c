@@ -8,7 +8,9 @@
  *    for data) with the same tensors, for safetensors and GGUF.
  * 3. hash throughput on a 1 GiB file of pseudo-random bytes, page cache
  *    warm: cat > /dev/null and openssl dgst -sha256 as references,
- *    mf_hash_file and the `mfmt hash` command.
+ *    mf_hash_file and the `mfmt hash` command (whole file by default,
+ *    --content, --tensors), and `mfmt hash` against openssl in alternating
+ *    pairs (the ratio that counts on a shared machine).
  * Big files are deleted at the end. Best of several runs for throughput,
  * median for open times. */
 #include <mfmt.h>
@@ -331,6 +333,30 @@ static run_result best_of(int n, char *const argv[], const char *stdin_path)
     return best;
 }
 
+/* Runs a and b alternately n times (n <= 15): the median of the per-pair
+ * ratios t(a) / t(b), so both see the same load; *ta / *tb get the medians. */
+static double paired_ratio(int n, char *const a[], char *const b[], run_result *ta, run_result *tb)
+{
+    double ra[15], rb[15], q[15];
+    long rss_a = 0, rss_b = 0;
+    for (int i = 0; i < n; i++) {
+        run_result x = run_cmd(a, NULL), y = run_cmd(b, NULL);
+        if (x.status || y.status) {
+            fprintf(stderr, "bench: %s / %s failed\n", a[0], b[0]);
+            exit(1);
+        }
+        ra[i] = x.secs, rb[i] = y.secs, q[i] = x.secs / y.secs;
+        rss_a = x.maxrss_kb > rss_a ? x.maxrss_kb : rss_a;
+        rss_b = y.maxrss_kb > rss_b ? y.maxrss_kb : rss_b;
+    }
+    qsort(ra, (size_t)n, sizeof(double), cmp_double);
+    qsort(rb, (size_t)n, sizeof(double), cmp_double);
+    qsort(q, (size_t)n, sizeof(double), cmp_double);
+    *ta = (run_result){ra[n / 2], rss_a, 0};
+    *tb = (run_result){rb[n / 2], rss_b, 0};
+    return q[n / 2];
+}
+
 static bool have(const char *prog)
 {
     char cmd[256];
@@ -472,8 +498,9 @@ int main(int argc, char **argv)
     run_result rc = best_of(3, cat, hf);
     hash_row("cat > /dev/null (read)", rc.secs, bytes, 0, 0);
     double ossl = 0;
-    if (have("openssl")) {
-        char *os[] = {"openssl", "dgst", "-sha256", (char *)hf, NULL};
+    char *os[] = {"openssl", "dgst", "-sha256", (char *)hf, NULL};
+    const bool have_ossl = have("openssl");
+    if (have_ossl) {
         run_result ro = best_of(3, os, NULL);
         ossl = ro.secs;
         hash_row("openssl dgst -sha256", ro.secs, bytes, ossl, ro.maxrss_kb);
@@ -484,16 +511,47 @@ int main(int argc, char **argv)
     hash_row("mf_hash_file sha256", hs, bytes, ossl, 0);
     char *mh[] = {(char *)mfmt_bin, "hash", (char *)hf, NULL};
     run_result rm = best_of(3, mh, NULL);
-    hash_row("mfmt hash (file + tensor content)", rm.secs, bytes, ossl, rm.maxrss_kb);
+    hash_row("mfmt hash (whole file: the default)", rm.secs, bytes, ossl, rm.maxrss_kb);
+    char *mhc[] = {(char *)mfmt_bin, "hash", "--content", (char *)hf, NULL};
+    run_result rmc = best_of(3, mhc, NULL);
+    hash_row("mfmt hash --content (+ tensor content)", rmc.secs, bytes, ossl, rmc.maxrss_kb);
     char *mht[] = {(char *)mfmt_bin, "hash", "--tensors", (char *)hf, NULL};
     run_result rmt = best_of(3, mht, NULL);
     hash_row("mfmt hash --tensors", rmt.secs, bytes, ossl, rmt.maxrss_kb);
     hash_row("mf_hash_file xxh64", time_hash_file(hf, MF_XXH64, 3), bytes, 0, 0);
     hash_row("mf_hash_file xxh3", time_hash_file(hf, MF_XXH3, 3), bytes, 0, 0);
-    if (ossl > 0)
+    if (have_ossl) {
         printf("  mf_hash_file / openssl: %.2f (goal >= 0.90: %s)\n", ossl / hs,
                ossl / hs >= 0.90 ? "met" : "NOT MET");
+        run_result pm, po;
+        double q = paired_ratio(5, os, mh, &po, &pm);
+        printf("  mfmt hash vs openssl, 5 alternating pairs: median speed ratio %.2f "
+               "(goal >= 0.90: %s; medians %.3f s vs %.3f s)\n",
+               q, q >= 0.90 ? "met" : "NOT MET", pm.secs, po.secs);
+    }
     if (!getenv("MFMT_BENCH_KEEP")) unlink(hf);
+
+    /* ----- hostile inputs (issue 10): bounded work, never a hang */
+    printf("\nhostile inputs: one run each, wall time and peak RSS\n");
+    spec many = {200000, 1, 2};
+    const char *mf = path_in_dir("200k-tensors.safetensors");
+    gen_safetensors(mf, &many);
+    char *dm[] = {(char *)mfmt_bin, "diff", (char *)mf, (char *)mf, NULL};
+    run_result rd = run_cmd(dm, NULL);
+    printf("  %-38s %7.2f s  rss %ld MB  exit %d\n", "mfmt diff 200k tensors, itself", rd.secs,
+           rd.maxrss_kb / 1024, rd.status);
+    char *im[] = {(char *)mfmt_bin, "inspect", (char *)mf, NULL};
+    run_result ri = run_cmd(im, NULL);
+    printf("  %-38s %7.2f s  rss %ld MB  (the open alone)\n", "mfmt inspect 200k tensors",
+           ri.secs, ri.maxrss_kb / 1024);
+    unlink(mf);
+    const char *huge = "../tests/data/hdf5/huge_fill.h5"; /* make -C bench: cwd bench/ */
+    if (access(huge, R_OK) == 0) {
+        char *hh[] = {(char *)mfmt_bin, "hash", (char *)huge, NULL};
+        run_result rh = run_cmd(hh, NULL);
+        printf("  %-38s %7.2f s  rss %ld MB  exit %d (refused)\n",
+               "mfmt hash huge_fill.h5 (4 TiB of fill)", rh.secs, rh.maxrss_kb / 1024, rh.status);
+    }
     printf("\nbench took %.0f s\n", now() - t_start);
     return 0;
 }

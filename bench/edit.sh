@@ -14,7 +14,7 @@ mkdir -p "$dir"
 nl=${1:-16}; hid=${2:-2048}; ffn=${3:-5632}; voc=${4:-32000}
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$root/include" -I"$root/lib" \
   -o "$dir/gen_llama" "$root/bench/gen_llama.c" "$build/libmfmt.a" \
-  -ljansson -lcrypto -lxxhash -lz -lpthread -lm
+  -ljansson -lcrypto -lxxhash -lz -lblosc -lsz -lpthread -lm
 in=$dir/edit-f16.gguf
 "$dir/gen_llama" "$in" "$nl" "$hid" "$ffn" "$voc"
 size=$(stat -c %s "$in")

@@ -1,7 +1,10 @@
 /* gen_llama.c - writes a llama-architecture F16 GGUF of a chosen size with
  * pseudo-random N(0, 0.02)-like weights, for the quantize benchmark:
- *   gen_llama OUT.gguf N_LAYER HIDDEN FFN VOCAB
- * (12 2048 5632 32000: 0.66B parameters, 1.3 GB). */
+ *   gen_llama OUT.gguf N_LAYER HIDDEN FFN VOCAB [square]
+ * (12 2048 5632 32000: 0.66B parameters, 1.3 GB). `square`: as many KV heads
+ * as heads, no norm vectors and no output.weight (tied to token_embd), so
+ * `1 4096 4096 4096 square` is 8 F16 tensors of 4096x4096 (256 MiB), the
+ * input of bench/quant_types.sh. llama-quantize loads both kinds. */
 #include "core/core.h"
 
 #include <stdlib.h>
@@ -74,13 +77,14 @@ static mf_kv kv_u32(const char *k, uint64_t v)
 
 int main(int argc, char **argv)
 {
-    if (argc != 6) {
-        fprintf(stderr, "usage: gen_llama OUT.gguf N_LAYER HIDDEN FFN VOCAB\n");
+    if (argc != 6 && !(argc == 7 && strcmp(argv[6], "square") == 0)) {
+        fprintf(stderr, "usage: gen_llama OUT.gguf N_LAYER HIDDEN FFN VOCAB [square]\n");
         return 2;
     }
+    const bool square = argc == 7;
     int nl = atoi(argv[2]);
     int64_t hid = atoll(argv[3]), ffn = atoll(argv[4]), voc = atoll(argv[5]);
-    int64_t heads = hid / 64, kv_heads = heads / 4 ? heads / 4 : 1, kv = kv_heads * 64;
+    int64_t heads = hid / 64, kv_heads = square ? heads : heads / 4 ? heads / 4 : 1, kv = kv_heads * 64;
     mf_arena *a = mf_arena_new();
     size_t n = 0, cap = 3 + 9 * (size_t)nl;
     mf_out_tensor *ts = calloc(cap, sizeof(*ts));
@@ -88,20 +92,24 @@ int main(int argc, char **argv)
     for (int l = 0; l < nl; l++) {
         char b[64];
 #define T(suffix, dt, r, c) (snprintf(b, sizeof(b), "blk.%d." suffix, l), ts[n++] = mk(a, b, dt, r, c))
-        T("attn_norm.weight", MF_F32, 0, hid);
+        if (!square)
+            T("attn_norm.weight", MF_F32, 0, hid);
         T("attn_q.weight", MF_F16, hid, hid);
         T("attn_k.weight", MF_F16, kv, hid);
         T("attn_v.weight", MF_F16, kv, hid);
         T("attn_output.weight", MF_F16, hid, hid);
-        T("ffn_norm.weight", MF_F32, 0, hid);
+        if (!square)
+            T("ffn_norm.weight", MF_F32, 0, hid);
         T("ffn_gate.weight", MF_F16, ffn, hid);
         T("ffn_up.weight", MF_F16, ffn, hid);
         T("ffn_down.weight", MF_F16, hid, ffn);
 #undef T
     }
-    ts[n++] = mk(a, "output_norm.weight", MF_F32, 0, hid);
-    ts[n++] = mk(a, "output.weight", MF_F16, voc, hid);
-    mf_kv meta[8];
+    if (!square) {
+        ts[n++] = mk(a, "output_norm.weight", MF_F32, 0, hid);
+        ts[n++] = mk(a, "output.weight", MF_F16, voc, hid);
+    }
+    mf_kv meta[9];
     size_t k = 0;
     meta[k].key = "general.architecture";
     meta[k++].v = mf_value_str(a, "llama", 5);
@@ -112,6 +120,10 @@ int main(int argc, char **argv)
     meta[k++] = kv_u32("llama.attention.head_count_kv", (uint64_t)kv_heads);
     meta[k++] = kv_u32("llama.context_length", 4096);
     meta[k++] = kv_u32("general.file_type", 1);
+    /* llama.cpp's loader requires it for the llama architecture */
+    meta[k].key = "llama.attention.layer_norm_rms_epsilon";
+    meta[k].v.type = MF_V_F32;
+    meta[k++].v.as.f = 1e-5f; /* F32 values are held exactly */
     gen g = {0x9e3779b97f4a7c15ull, ts};
     mf_status st;
     mf_status_init(&st);

@@ -1,13 +1,15 @@
 /* quant_speed.c - quantization throughput of lib/quant: MB of F32 input per
- * second for Q8_0, Q4_0, Q4_K and Q6_K (or the types named on the command
- * line) with 1 and 2 threads, against memcpy of the same bytes.
+ * second for every quantizable type (or the types named on the command
+ * line), with and without an importance matrix, the scalar kernels against
+ * the vector ones (mf_quant_set_simd, same run), then 1 and 2 threads, and
+ * memcpy of the same bytes.
  *
  * `make bench` builds it (bench/Makefile) and runs it with the defaults;
- *   build/bench/quant_speed [--mib N] [--imatrix] [TYPE...]
- * MFMT_NO_SIMD=1 in the environment measures the scalar kernels. Each figure
- * is the best of 3 runs (wall clock); "1 thread CPU" divides by the CPU time
- * the run used instead, which a busy machine disturbs less. The output is
- * checked to be the same bytes for 1 and 2 threads. */
+ *   build/bench/quant_speed [--mib N] [--imatrix | --no-imatrix] [TYPE...]
+ * Each figure is the best of 3 runs; the scalar/vector columns divide by the
+ * CPU time used (steadier on a busy machine), the thread columns by wall
+ * time. The output is checked to be the same bytes for scalar, vector and
+ * 2 threads. */
 #include "quant/quant.h"
 
 #include <math.h>
@@ -89,23 +91,38 @@ static double run_memcpy(void *arg)
     return now() - t;
 }
 
+/* CPU seconds of the fastest of 3 single-thread runs with the vector
+ * kernels on or off (wall time on a shared machine is mostly other load). */
+static double cpu_secs(job *j, bool simd)
+{
+    mf_quant_set_simd(simd ? MF_QUANT_ALL : 0);
+    j->cpu = 0;
+    best_of(3, run_quant, j);
+    mf_quant_set_simd(MF_QUANT_ALL);
+    return j->cpu;
+}
+
 int main(int argc, char **argv)
 {
-    size_t mib = 32;
-    bool use_imatrix = false;
-    const char *types[32];
+    size_t mib = 16;
+    int paths = 3; /* 1: without imatrix, 2: with, 3: both */
+    const char *types[64];
     int ntypes = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--mib") && i + 1 < argc)
             mib = (size_t)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--imatrix"))
-            use_imatrix = true;
-        else if (ntypes < 32)
+            paths = 2;
+        else if (!strcmp(argv[i], "--no-imatrix"))
+            paths = 1;
+        else if (ntypes < 64)
             types[ntypes++] = argv[i];
     }
     if (!ntypes) {
-        static const char *const def[] = {"Q8_0", "Q4_0", "Q4_K", "Q6_K"};
-        for (int i = 0; i < 4; i++)
+        static const char *const def[] = {"Q4_0",   "Q4_1",    "Q5_0",  "Q5_1",   "Q8_0",    "Q2_K",   "Q3_K",
+                                          "Q4_K",   "Q5_K",    "Q6_K",  "IQ4_NL", "IQ4_XS",  "TQ1_0",  "TQ2_0",
+                                          "IQ1_S",  "IQ1_M",   "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S"};
+        for (size_t i = 0; i < sizeof(def) / sizeof(def[0]); i++)
             types[ntypes++] = def[i];
     }
     size_t nrows = (mib << 20) / (ROW * sizeof(float));
@@ -126,10 +143,13 @@ int main(int argc, char **argv)
 
     copy_job c = {b, x, nbytes};
     double t_copy = best_of(3, run_memcpy, &c);
-    printf("quantize throughput, %.0f MiB of F32 (%zu rows of %d)%s%s\n", nbytes / 1048576.0, nrows, ROW,
-           use_imatrix ? ", with imatrix" : "", getenv("MFMT_NO_SIMD") ? ", MFMT_NO_SIMD" : "");
-    printf("%-8s %14s %14s %14s %6s\n", "type", "1 thread", "2 threads", "1 thread CPU", "same");
-    printf("%-8s %9.0f MB/s\n", "memcpy", nbytes / 1e6 / t_copy);
+    unsigned lvl = mf_quant_simd_level();
+    printf("quantize throughput, %.0f MiB of F32 (%zu rows of %d), MB of F32 input per second; vector kernels: %s%s%s%s\n",
+           nbytes / 1048576.0, nrows, ROW, lvl & MF_QUANT_AVX2 ? "AVX2 " : "", lvl & MF_QUANT_AVX512 ? "AVX-512 " : "",
+           lvl & MF_QUANT_F16C ? "F16C" : "", lvl ? "" : "none (MFMT_NO_SIMD or no AVX2)");
+    printf("%-8s %-4s %11s %11s %8s %11s %11s %6s\n", "type", "imat", "scalar CPU", "vector CPU", "x scalar",
+           "1 thread", "2 threads", "same");
+    printf("%-13s %9.0f MB/s\n", "memcpy", nbytes / 1e6 / t_copy);
     int status = 0;
     for (int i = 0; i < ntypes; i++) {
         mf_dtype dt = mf_dtype_from_name(types[i]);
@@ -137,16 +157,31 @@ int main(int argc, char **argv)
             printf("%-8s cannot quantize\n", types[i]);
             continue;
         }
-        const float *im = use_imatrix || mf_quant_requires_imatrix(dt) ? w : NULL;
-        job j1 = {dt, x, im, a, nrows, 1, 0, 0}, j2 = {dt, x, im, b, nrows, 2, 0, 0};
-        double t1 = best_of(3, run_quant, &j1), t2 = best_of(3, run_quant, &j2);
-        const mf_dtype_info *info = mf_dtype_info_of(dt);
-        size_t qbytes = nrows * (ROW / info->block_elems) * info->block_bytes;
-        bool same = !j1.rc && !j2.rc && !memcmp(a, b, qbytes);
-        status |= !same;
-        printf("%-8s %9.1f MB/s %9.1f MB/s %9.1f MB/s %6s\n", types[i], nbytes / 1e6 / t1, nbytes / 1e6 / t2,
-               nbytes / 1e6 / j1.cpu, same ? "yes" : "NO");
+        for (int im = 0; im < 2; im++) {
+            if (!(paths & (1 << im)) || (!im && mf_quant_requires_imatrix(dt)))
+                continue;
+            const float *imx = im ? w : NULL;
+            const mf_dtype_info *info = mf_dtype_info_of(dt);
+            size_t qbytes = nrows * (ROW / info->block_elems) * info->block_bytes;
+            job js = {dt, x, imx, a, nrows, 1, 0, 0}, jv = {dt, x, imx, b, nrows, 1, 0, 0};
+            double scalar = cpu_secs(&js, false);
+            memset(b, 0, qbytes);
+            double vec = cpu_secs(&jv, true);
+            bool same = !js.rc && !jv.rc && !memcmp(a, b, qbytes);
+            double t1 = best_of(3, run_quant, &jv);
+            job j2 = {dt, x, imx, b, nrows, 2, 0, 0};
+            memset(b, 0, qbytes);
+            double t2 = best_of(3, run_quant, &j2);
+            same = same && !j2.rc && !memcmp(a, b, qbytes);
+            status |= !same;
+            printf("%-8s %-4s %6.0f MB/s %6.0f MB/s %7.2fx %6.0f MB/s %6.0f MB/s %6s\n", types[i], im ? "yes" : "no",
+                   nbytes / 1e6 / scalar, nbytes / 1e6 / vec, scalar / vec, nbytes / 1e6 / t1, nbytes / 1e6 / t2,
+                   same ? "yes" : "NO");
+            fflush(stdout);
+        }
     }
+    printf("scalar/vector CPU: one thread, CPU time (steadier than wall time on a shared machine); "
+           "1/2 threads: wall time; same: scalar, vector and 2-thread bytes equal\n");
     free(x), free(w), free(a), free(b);
     return status;
 }

@@ -13,7 +13,7 @@ mkdir -p "$dir"
 nl=${1:-12}; hid=${2:-2048}; ffn=${3:-5632}; voc=${4:-32000}
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$root/include" -I"$root/lib" \
   -o "$dir/gen_llama" "$root/bench/gen_llama.c" "$build/libmfmt.a" \
-  -ljansson -lcrypto -lxxhash -lz -lpthread -lm
+  -ljansson -lcrypto -lxxhash -lz -lblosc -lsz -lpthread -lm
 in=$dir/llama-f16.gguf
 out=$dir/llama-q4km.gguf
 "$dir/gen_llama" "$in" "$nl" "$hid" "$ffn" "$voc"

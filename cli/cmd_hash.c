@@ -1,16 +1,20 @@
 /* cmd_hash.c - mfmt hash: whole-file hash, tensor-content hash and canonical
  * per-tensor hashes; --manifest / --check for llama-gguf-hash manifests.
  *
- * The hashing is the library's (mf_hash_model: one read of the file on two
- * threads when the layout allows; mf_hash_kinds and mf_manifest_* for the
- * manifests); this file parses options and prints. */
+ * By default a file gets its whole-file digest only, one pass at the speed
+ * of sha256sum (the file is not even parsed); --content adds the
+ * tensor-content digest, --tensors both plus one per tensor (a directory has
+ * no whole-file digest, so it gets the content digest by default). The
+ * hashing is the library's (mf_hash_file; mf_hash_model: one read of the
+ * file on two threads when the layout allows; mf_hash_kinds and
+ * mf_manifest_* for the manifests); this file parses options and prints. */
 #include "cli.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
 
 typedef struct hash_opts {
-    bool json, tensors, no_layer;
+    bool json, tensors, content, no_layer;
     bool gguf_hash;           /* a llama-gguf-hash spelling (--xxh64 ...): its manifest on stdout */
     bool sha256sum;           /* --format sha256sum */
     unsigned mask;            /* MF_HASH_BIT()s from --algo; 0: default */
@@ -44,6 +48,8 @@ static int parse_one(const cli_args *a, int i, hash_opts *o)
         o->json = true;
     else if (cli_is(a, i, "--tensors"))
         o->tensors = true;
+    else if (cli_is(a, i, "--content"))
+        o->content = true;
     else if (cli_is(a, i, "--no-layer"))
         o->no_layer = true;
     else if (cli_is(a, i, "--algo")) {
@@ -80,8 +86,8 @@ static int parse(const cli_args *a, hash_opts *o)
         return cli_usage_error("hash", "manifests are of one model: one path");
     if (manifest_mode && o->sha256sum)
         return cli_usage_error("hash", "--format sha256sum is for file hashes, not manifests");
-    if (manifest_mode && !o->check && (o->json || o->tensors))
-        return cli_usage_error("hash", "--json and --tensors do not apply to manifests");
+    if (manifest_mode && ((!o->check && o->json) || o->tensors || o->content))
+        return cli_usage_error("hash", "--content and --tensors do not apply to manifests; --json only to --check");
     if (o->no_layer && !(o->manifest_out || o->gguf_hash))
         return cli_usage_error("hash", "--no-layer goes with a manifest (--manifest, --xxh64, ...)");
     if (!manifest_mode && o->mask && (o->mask & (o->mask - 1) || o->mask & MF_HASH_BIT(MF_HASH_KIND_UUID)))
@@ -139,6 +145,28 @@ static int hash_unopened(const hash_opts *o, mf_hash_algo algo, mf_status *open_
     return rc;
 }
 
+/* The default for a file: its whole-file digest and nothing else. */
+static int run_file_only(const hash_opts *o, mf_hash_algo algo)
+{
+    const char *an = mf_hash_algo_name(algo);
+    char hex[129];
+    mf_status st;
+    mf_status_init(&st);
+    int rc = EXIT_FINE;
+    if (mf_hash_file(o->path, algo, hex, &st)) {
+        rc = cli_report(&st);
+    } else if (o->json) {
+        json_t *root = json_object();
+        json_object_set_new(root, "path", json_string(o->path));
+        json_object_set_new(root, an, json_string(hex));
+        cli_print_json(root);
+    } else {
+        printf("%s  %s  %s\n", an, hex, o->path);
+    }
+    mf_status_clear(&st);
+    return rc;
+}
+
 static int run_plain(const hash_opts *o)
 {
     mf_hash_opts ho;
@@ -146,6 +174,10 @@ static int run_plain(const hash_opts *o)
     for (int k = 0; k < 4; k++)
         if (o->mask & MF_HASH_BIT(k))
             ho.algo = (mf_hash_algo)k;
+    struct stat sb;
+    bool whole_file = !(stat(o->path, &sb) == 0 && S_ISDIR(sb.st_mode));
+    if (whole_file && !o->content && !o->tensors)
+        return run_file_only(o, ho.algo);
     ho.per_tensor = o->tensors;
     mf_status st;
     mf_status_init(&st);
@@ -334,7 +366,8 @@ static int run_hash(const cli_args *a)
 
 static const cli_opt opts[] = {
     {"--json", NULL, NULL, "one JSON object per path (also for --check)"},
-    {"--tensors", NULL, NULL, "also each tensor's canonical hash"},
+    {"--content", NULL, NULL, "also the tensor-content hash (all tensors' bytes, metadata excluded)"},
+    {"--tensors", NULL, NULL, "also the tensor-content hash and each tensor's canonical hash"},
     {"--algo", NULL, "A", "sha256 (default), sha1, xxh64 or xxh3; manifests: a comma-separated "
                           "list, uuid or all"},
     {"--manifest", NULL, "OUT", "write a llama-gguf-hash manifest to OUT ('-': stdout)"},
@@ -353,6 +386,7 @@ static const cli_opt opts[] = {
 
 const cli_cmd cli_cmd_hash = {
     "hash", run_hash, "PATH...",
-    "file hash, tensor-content hash, canonical per-tensor hashes; llama-gguf-hash manifests",
+    "whole-file hash (a directory: tensor-content hash); --content adds the tensor-content hash, "
+    "--tensors that and canonical per-tensor hashes; llama-gguf-hash manifests",
     opts,
     "--check exits 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 manifest unreadable."};

@@ -1,8 +1,10 @@
 /* cmd_inspect.c - mfmt inspect [--json] [--tensors] [--graph] PATH. */
 #include "cli.h"
 #include "hf_cli.h"
+#include "json_out.h"
 
 #include <stdlib.h>
+#include <sys/types.h>
 
 typedef struct mix_row {
     mf_dtype dt;
@@ -74,52 +76,105 @@ static json_t *tensor_json(const mf_model *m, const mf_tensor *t)
     return o;
 }
 
-static int print_json(const mf_model *m, const summary *s, bool one_line)
+/* Index of the last metadata pair with m->meta[i]'s key, or -1 when an
+ * earlier pair has it: a JSON object keeps a key's first place and its last
+ * value (as json_object_set_new, which built this output before). */
+static ssize_t meta_slot(const mf_model *m, size_t i)
 {
-    json_t *root = json_object();
-    json_object_set_new(root, "path", json_string(mf_model_path(m)));
-    json_object_set_new(root, "format", json_string(mf_format_name(mf_model_format(m))));
-    json_object_set_new(root, "version", json_string(mf_model_version(m)));
-    json_t *md = json_object();
-    for (size_t i = 0; i < mf_model_meta_count(m); i++)
-        json_object_set_new(md, mf_model_meta_at(m, i)->key, cli_json_value(&mf_model_meta_at(m, i)->v));
-    json_object_set_new(root, "metadata", md);
-    json_t *ts = json_array();
-    for (size_t i = 0; i < mf_model_tensor_count(m); i++)
-        json_array_append_new(ts, tensor_json(m, mf_model_tensor_at(m, i)));
-    json_object_set_new(root, "tensors", ts);
-    json_object_set_new(root, "n_tensors", json_integer((json_int_t)mf_model_tensor_count(m)));
-    json_object_set_new(root, "n_params", json_integer((json_int_t)s->params));
-    json_object_set_new(root, "file_bytes", json_integer((json_int_t)s->file_bytes));
-    json_object_set_new(root, "tensor_bytes", json_integer((json_int_t)s->tensor_bytes));
+    for (size_t k = 0; k < i; k++)
+        if (strcmp(mf_model_meta_at(m, k)->key, mf_model_meta_at(m, i)->key) == 0)
+            return -1;
+    size_t last = i;
+    for (size_t k = i + 1; k < mf_model_meta_count(m); k++)
+        if (strcmp(mf_model_meta_at(m, k)->key, mf_model_meta_at(m, i)->key) == 0)
+            last = k;
+    return (ssize_t)last;
+}
+
+/* Streamed (json_out.h): the metadata, which holds whole vocabularies, is
+ * written from the model's values, never built as a jansson document. */
+static int print_json(const mf_model *m, const summary *s, FILE *out)
+{
+    jout *j = malloc(sizeof(*j));
+    if (!j) {
+        fprintf(stderr, "mfmt: inspect: out of memory\n");
+        return EXIT_BAD_INPUT;
+    }
+    jo_init(j, out);
+    jo_begin_object(j);
+    jo_key_json(j, "path", json_string(mf_model_path(m)));
+    jo_key_json(j, "format", json_string(mf_format_name(mf_model_format(m))));
+    jo_key_json(j, "version", json_string(mf_model_version(m)));
+    jo_key(j, "metadata");
+    jo_begin_object(j);
+    /* duplicate keys are rare; only look for them when there are few keys */
+    const bool dedup = mf_model_meta_count(m) <= 4096;
+    for (size_t i = 0; i < mf_model_meta_count(m); i++) {
+        ssize_t slot = dedup ? meta_slot(m, i) : (ssize_t)i;
+        if (slot >= 0 && jo_key(j, mf_model_meta_at(m, i)->key))
+            jo_value(j, &mf_model_meta_at(m, slot)->v);
+    }
+    jo_end_object(j);
+    jo_key(j, "tensors");
+    jo_begin_array(j);
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++) {
+        json_t *t = tensor_json(m, mf_model_tensor_at(m, i));
+        jo_json(j, t);
+        json_decref(t);
+    }
+    jo_end_array(j);
+    jo_key_json(j, "n_tensors", json_integer((json_int_t)mf_model_tensor_count(m)));
+    jo_key_json(j, "n_params", json_integer((json_int_t)s->params));
+    jo_key_json(j, "file_bytes", json_integer((json_int_t)s->file_bytes));
+    jo_key_json(j, "tensor_bytes", json_integer((json_int_t)s->tensor_bytes));
     json_t *mix = json_object();
     for (size_t i = 0; i < s->n_mix; i++)
         json_object_set_new(mix, mf_dtype_name(s->mix[i].dt),
                             json_pack("{s:I, s:I, s:I}", "tensors", (json_int_t)s->mix[i].tensors,
                                       "bytes", (json_int_t)s->mix[i].bytes, "params",
                                       (json_int_t)s->mix[i].params));
-    json_object_set_new(root, "dtype_mix", mix);
+    jo_key_json(j, "dtype_mix", mix);
     if (s->params) {
-        json_object_set_new(root, "bpw_file", json_real(8.0 * (double)s->file_bytes / (double)s->params));
-        json_object_set_new(root, "bpw_tensors", json_real(8.0 * (double)s->tensor_bytes / (double)s->params));
+        jo_key_json(j, "bpw_file", json_real(8.0 * (double)s->file_bytes / (double)s->params));
+        jo_key_json(j, "bpw_tensors", json_real(8.0 * (double)s->tensor_bytes / (double)s->params));
     }
-    json_object_set_new(root, "has_tokenizer", json_boolean(first_meta(m, tokenizer_keys) != NULL));
-    json_object_set_new(root, "has_chat_template", json_boolean(first_meta(m, template_keys) != NULL));
+    jo_key_json(j, "has_tokenizer", json_boolean(first_meta(m, tokenizer_keys) != NULL));
+    jo_key_json(j, "has_chat_template", json_boolean(first_meta(m, template_keys) != NULL));
     json_t *notes = json_array();
     for (size_t i = 0; i < mf_model_note_count(m); i++)
         json_array_append_new(notes, json_string(mf_model_note_at(m, i)));
-    json_object_set_new(root, "notes", notes);
+    jo_key_json(j, "notes", notes);
     mf_status st;
     mf_status_init(&st);
     json_t *lr = cli_hf_load_report_json(m, &st);
     if (lr)
-        json_object_set_new(root, "load_report", lr);
+        jo_key_json(j, "load_report", lr);
     mf_status_clear(&st);
-    if (one_line) {
-        cli_print_jsonl(root);
-    } else {
-        cli_print_json(root);
+    jo_end_object(j);
+    jo_finish(j);
+    free(j);
+    return EXIT_FINE;
+}
+
+/* --jsonl: the same object on one line (made whole in memory, then
+ * printed compact; --json streams). */
+static int print_jsonl(const mf_model *m, const summary *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        fprintf(stderr, "mfmt: inspect: out of memory\n");
+        return EXIT_USAGE;
     }
+    int rc = print_json(m, s, mem);
+    fclose(mem);
+    json_error_t e;
+    json_t *root = rc == EXIT_FINE ? json_loadb(buf, len, 0, &e) : NULL;
+    free(buf);
+    if (!root)
+        return rc ? rc : EXIT_USAGE;
+    cli_print_jsonl(root);
     return EXIT_FINE;
 }
 
@@ -226,15 +281,18 @@ static int inspect_one(const inspect_opts *o, const char *path, bool first, bool
     }
     summary s;
     summarize(m, &s);
-    if (o->json || o->jsonl) {
-        print_json(m, &s, o->jsonl);
+    int rc = EXIT_FINE;
+    if (o->json) {
+        rc = print_json(m, &s, stdout);
+    } else if (o->jsonl) {
+        rc = print_jsonl(m, &s);
     } else {
         if (many && !first)
             putchar('\n');
         print_text(m, &s, o->tensors, o->verbose);
     }
     mf_close(m);
-    return EXIT_FINE;
+    return rc;
 }
 
 static int run_inspect(const cli_args *a)

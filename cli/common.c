@@ -100,7 +100,17 @@ void cli_print_json(json_t *j)
 {
     /* JSON_REAL_PRECISION(17) would print 0.1f as 0.10000000149011612:
      * exact; the default shortest form is also exact for doubles. */
-    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII * 0);
+    const size_t flags = JSON_INDENT(2) | JSON_ENSURE_ASCII * 0;
+    /* Dumped into one buffer and written at once: json_dumpf calls fwrite
+     * once per token (a third of `inspect --json`'s time on a 100k-token
+     * vocabulary); the bytes are the same. */
+    char *s = json_dumps(j, flags);
+    if (s) {
+        fputs(s, stdout);
+        free(s);
+    } else {
+        json_dumpf(j, stdout, flags);
+    }
     fputc('\n', stdout);
     json_decref(j);
 }

@@ -189,7 +189,7 @@ static void test_no_overwrite(void)
     CHECK(mf_hash_file(path, MF_SHA256, before, &st) == 0);
     mf_model *m = open_or_null(path);
     mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
-    CHECK(m && mf_convert_to_safetensors(m, path, &o, &st) == -1 && strstr(st.msg, "not overwritten"));
+    CHECK(m && mf_convert_to_safetensors(m, path, &o, &st) == -1 && strstr(st.msg, "refusing to overwrite"));
     mf_close(m);
     mf_status_clear(&st);
     CHECK(mf_hash_file(path, MF_SHA256, after, &st) == 0 && strcmp(before, after) == 0);

@@ -584,7 +584,7 @@ static int count_temp_files(const char *prefix)
     int n = 0;
     struct dirent *e;
     while (d && (e = readdir(d)))
-        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0 && strstr(e->d_name, ".tmp.");
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0 && mf_atomic_is_temp_name(e->d_name);
     if (d)
         closedir(d);
     return n;
@@ -610,8 +610,17 @@ static void test_atomic(void)
     for (size_t i = 0; i < sizeof(big); i++)
         big[i] = (uint8_t)(i * 7);
     CHECK(mf_atomic_write(w, big, sizeof(big), &st) == 0 && mf_atomic_tell(w) == sizeof(big));
-    CHECK(count_temp_files("a.bin") == 1 && !mf_path_exists(out)); /* nothing visible yet */
+    /* nothing visible yet: with O_TMPFILE not even a temporary name */
+    CHECK(count_temp_files("a.bin") == 0 && !mf_path_exists(out));
     mf_atomic_abort(w);
+    CHECK(count_temp_files("a.bin") == 0 && !mf_path_exists(out));
+    /* without O_TMPFILE: one named temporary, removed on abort */
+    mf_atomic_named_only = true;
+    CHECK(mf_atomic_open(out, &w, &st) == 0);
+    CHECK(mf_atomic_write(w, big, sizeof(big), &st) == 0);
+    CHECK(count_temp_files("a.bin") == 1 && !mf_path_exists(out));
+    mf_atomic_abort(w);
+    mf_atomic_named_only = false;
     CHECK(count_temp_files("a.bin") == 0 && !mf_path_exists(out));
 
     CHECK(mf_atomic_open(out, &w, &st) == 0);

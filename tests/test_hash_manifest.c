@@ -188,6 +188,51 @@ static void check_cli_equals_library(const char *path, const char *algo_name)
     mf_status_clear(&st);
 }
 
+/* The default is the whole-file digest alone (sha256sum's line, even for a
+ * file that is no model); --content adds the tensor-content line. */
+static void test_default_output(const char *shared)
+{
+    char f[1024], hex[129], want[2600];
+    snprintf(f, sizeof(f), "%s/corpus/gguf/llama_tiny.gguf", shared);
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_hash_file(f, MF_SHA256, hex, &st) == 0);
+    CHECK(run("hash %s", f) == 0);
+    char *out = slurp("out.txt");
+    snprintf(want, sizeof(want), "sha256  %s  %s\n", hex, f);
+    CHECKF(strcmp(out, want) == 0, "default output: %s", out);
+    free(out);
+    CHECK(run("hash --json %s", f) == 0);
+    json_error_t je;
+    char p[256];
+    snprintf(p, sizeof(p), "%s/out.txt", dir);
+    json_t *j = json_load_file(p, 0, &je);
+    CHECK(j && json_object_size(j) == 2 && !strcmp(json_string_value(json_object_get(j, "sha256")), hex));
+    json_decref(j);
+    char content[129];
+    mf_model *m = NULL;
+    CHECK(mf_open(f, NULL, &m, &st) == 0 && mf_hash_tensor_content(m, MF_SHA256, content, &st) == 0);
+    mf_close(m);
+    CHECK(run("hash --content %s", f) == 0);
+    out = slurp("out.txt");
+    snprintf(want, sizeof(want), "sha256  %s  %s\nsha256  %s  %s (tensor content)\n", hex, f, content, f);
+    CHECKF(strcmp(out, want) == 0, "--content output: %s", out);
+    free(out);
+    /* not a model: still hashed, as sha256sum would */
+    snprintf(f, sizeof(f), "%s/notes.txt", dir);
+    FILE *fp = fopen(f, "w");
+    CHECK(fp && fputs("not a model\n", fp) >= 0 && fclose(fp) == 0);
+    CHECK(mf_hash_file(f, MF_XXH64, hex, &st) == 0);
+    CHECK(run("hash --algo xxh64 %s", f) == 0);
+    out = slurp("out.txt");
+    snprintf(want, sizeof(want), "xxh64  %s  %s\n", hex, f);
+    CHECKF(strcmp(out, want) == 0, "plain file: %s", out);
+    free(out);
+    CHECK(run("hash --content %s", f) != 0);
+    CHECK(run("hash --content --manifest x.txt %s", f) == 2);
+    mf_status_clear(&st);
+}
+
 static int fill_pattern(void *ctx, size_t i, mf_sink_fn sink, void *sctx, mf_status *st)
 {
     const mf_out_tensor *t = (const mf_out_tensor *)ctx + i;
@@ -254,6 +299,7 @@ int main(void)
     test_gguf(shared_abs);
     test_safetensors(shared_abs);
     test_plain_hash(shared_abs);
+    test_default_output(shared_abs);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     CHECK(system(cmd) == 0);

@@ -150,6 +150,54 @@ typedef struct mf_strset {
 int mf_strset_add(mf_strset *s, const char *str);
 bool mf_strset_has(const mf_strset *s, const char *str);
 void mf_strset_free(mf_strset *s);
+/* ------------------------------------------------- atomic output (atomic.c)
+ * Temporaries are NAME.mfmt-tmp-XXXXXX (files, or a set's staging
+ * directory) and PREFIX.mfmt-commit-XXXXXX (a set being renamed into
+ * place), each locked (flock) by its living writer. */
+bool mf_atomic_is_temp_name(const char *name);
+/* Tests only: SIGKILL the process at a point of atomic.c ("write": after a
+ * buffer reached the temporary; "link": named, not yet renamed; "stage": a
+ * set fully staged, before its commit point; "commit": after the commit
+ * point and the first rename), and force named temporaries. */
+extern const char *mf_atomic_kill_point;
+extern bool mf_atomic_named_only;
+/* Removes the temporaries of dead runs in dir; finishes committed sets. */
+void mf_atomic_sweep(const char *dir);
+/* A set of files that appears together: each file is written (mf_atomic,
+ * or any writer taking a path) to the staging path mf_atomic_set_add
+ * returns for its final path (same directory as PREFIX); commit moves them
+ * all into place (see atomic.c for the guarantee); abort removes them. */
+typedef struct mf_atomic_set mf_atomic_set;
+int mf_atomic_set_begin(const char *prefix, mf_atomic_set **out, mf_status *st);
+const char *mf_atomic_set_add(mf_atomic_set *s, const char *final_path, mf_status *st);
+int mf_atomic_set_commit(mf_atomic_set *s, mf_status *st); /* frees s */
+void mf_atomic_set_abort(mf_atomic_set *s);                /* frees s */
+
+/* Every writing command refuses an output that is one of its inputs: the
+ * same inode as the model's path, any file it maps (every shard of a split
+ * set, every weights file of a directory, through tensor owners), or a
+ * file a model directory's reader reads (its *.json, *.model, *.txt,
+ * *.jinja). A path that does not exist yet passes. */
+int mf_output_check(const mf_model *m, const char *out, mf_status *st);
+/* The same, for a command that may replace the input file `self` in place
+ * (edit): out == self passes, any other input is refused. */
+int mf_output_check_replacing(const mf_model *m, const char *self, const char *out, mf_status *st);
+/* The same for one more input path (an imatrix file, a model directory). */
+int mf_output_check_path(const char *input, const char *out, mf_status *st);
+
+/* FNV-1a of a C string (the sets' hash). */
+uint64_t mf_str_hash(const char *s);
+
+/* Tensors of a model by name in O(1) (mf_tensor_find is a linear scan):
+ * for loops over every tensor of another model (diff). Borrows m. */
+typedef struct mf_tensor_index {
+    const mf_model *m;
+    size_t *slot; /* tensor index + 1; 0 = empty */
+    size_t cap;
+} mf_tensor_index;
+int mf_tensor_index_build(const mf_model *m, mf_tensor_index *ix); /* -1: no memory */
+const mf_tensor *mf_tensor_index_find(const mf_tensor_index *ix, const char *name);
+void mf_tensor_index_free(mf_tensor_index *ix);
 
 /* A size such as "5GB", "500MiB", "2G", "1024" in bytes (see size.c). */
 int mf_parse_size(const char *s, uint64_t *out);
@@ -374,7 +422,9 @@ typedef struct mf_buf_sink {
 } mf_buf_sink;
 int mf_buf_sink_fn(void *ctx, const void *buf, size_t n, mf_status *st);
 /* Streams a mapped tensor (t->data set) honouring strides and byte order. */
-
+/* The page-aligned span of a file mapping that t's elements reach (for
+ * madvise); false when t->data is not inside one of m's file mappings. */
+bool mf_tensor_mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, size_t *len);
 int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                      void *ctx, mf_status *st);
 

@@ -117,7 +117,7 @@ static bool strides_are_contiguous(const mf_tensor *t)
 /* The page-aligned span of a file mapping that a tensor's elements reach;
  * false when t->data is not inside one of the model's file mappings (a
  * reader's own buffer must never be advised away). */
-static bool mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, size_t *len)
+bool mf_tensor_mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, size_t *len)
 {
     const mf_file *f = m ? mf_tensor_file(m, t) : NULL;
     const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
@@ -158,7 +158,7 @@ int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                        "tensor \"%s\" has no mapped data", t->name);
     uint8_t *lo;
     size_t len;
-    bool mapped = mapped_span(m, t, &lo, &len);
+    bool mapped = mf_tensor_mapped_span(m, t, &lo, &len);
     if (mapped)
         madvise(lo, len, MADV_SEQUENTIAL);
     int rc = strides_are_contiguous(t) ? stream_contiguous(t, sink, ctx, st)

@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-static uint64_t fnv1a(const char *s)
+uint64_t mf_str_hash(const char *s)
 {
     uint64_t h = 0xcbf29ce484222325ull;
     for (; *s; s++)
@@ -20,7 +20,7 @@ static int grow(mf_strset *s)
     for (size_t i = 0; i < s->cap; i++) {
         if (!s->slots[i])
             continue;
-        size_t k = fnv1a(s->slots[i]) & (cap - 1);
+        size_t k = mf_str_hash(s->slots[i]) & (cap - 1);
         while (slots[k])
             k = (k + 1) & (cap - 1);
         slots[k] = s->slots[i];
@@ -35,7 +35,7 @@ bool mf_strset_has(const mf_strset *s, const char *str)
 {
     if (!s->cap)
         return false;
-    for (size_t k = fnv1a(str) & (s->cap - 1); s->slots[k]; k = (k + 1) & (s->cap - 1))
+    for (size_t k = mf_str_hash(str) & (s->cap - 1); s->slots[k]; k = (k + 1) & (s->cap - 1))
         if (strcmp(s->slots[k], str) == 0)
             return true;
     return false;
@@ -47,7 +47,7 @@ int mf_strset_add(mf_strset *s, const char *str)
         return 0;
     if ((s->n + 1) * 2 > s->cap && grow(s))
         return -1;
-    size_t k = fnv1a(str) & (s->cap - 1);
+    size_t k = mf_str_hash(str) & (s->cap - 1);
     while (s->slots[k])
         k = (k + 1) & (s->cap - 1);
     s->slots[k] = str;
@@ -59,4 +59,42 @@ void mf_strset_free(mf_strset *s)
 {
     free(s->slots);
     memset(s, 0, sizeof(*s));
+}
+
+/* ------------------------------------------------------- tensor index */
+int mf_tensor_index_build(const mf_model *m, mf_tensor_index *ix)
+{
+    memset(ix, 0, sizeof(*ix));
+    ix->m = m;
+    size_t cap = 64;
+    while (cap < 2 * m->n_tensors + 2)
+        cap *= 2;
+    if (!(ix->slot = calloc(cap, sizeof(*ix->slot))))
+        return -1;
+    ix->cap = cap;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        size_t k = mf_str_hash(m->tensors[i].name) & (cap - 1);
+        bool dup = false;
+        for (; ix->slot[k] && !dup; k = (k + 1) & (cap - 1))
+            dup = strcmp(m->tensors[ix->slot[k] - 1].name, m->tensors[i].name) == 0;
+        if (!dup) /* the first of equal names wins, as in mf_tensor_find */
+            ix->slot[k] = i + 1;
+    }
+    return 0;
+}
+
+const mf_tensor *mf_tensor_index_find(const mf_tensor_index *ix, const char *name)
+{
+    if (!ix->cap)
+        return NULL;
+    for (size_t k = mf_str_hash(name) & (ix->cap - 1); ix->slot[k]; k = (k + 1) & (ix->cap - 1))
+        if (strcmp(ix->m->tensors[ix->slot[k] - 1].name, name) == 0)
+            return &ix->m->tensors[ix->slot[k] - 1];
+    return NULL;
+}
+
+void mf_tensor_index_free(mf_tensor_index *ix)
+{
+    free(ix->slot);
+    memset(ix, 0, sizeof(*ix));
 }

@@ -13,7 +13,6 @@
     X(gguf)                                                               \
     X(ggml_legacy)                                                        \
     X(npy)                                                                \
-    X(pytorch_tar)  /* legacy torch tar: before HDF5 (data at byte 512) */ \
     X(pytorch_zip)  /* zip with data.pkl; pytorch_model.bin.index.json */ \
     X(keras)        /* zip with config.json + model.weights.h5 */         \
     X(npz)          /* zip of .npy members */                             \

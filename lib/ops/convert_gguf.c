@@ -983,6 +983,10 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
         mf_dtype_nbytes(ot[i].dtype, ne, &nb);
         c.total_bytes += nb;
     }
+    for (size_t i = 0; rc == 0 && i < c.n_parts; i++)
+        rc = mf_output_check(c.parts[i], out, st);
+    if (rc == 0)
+        rc = mf_output_check_path(dir, out, st);
     if (rc == 0)
         rc = mf_gguf_write(out, ot, c.n_out, kv.kv, kv.n, fill_tensor, &c, st);
     free(ot);

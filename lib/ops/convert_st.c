@@ -165,35 +165,11 @@ static int fill_shard(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, 
     return fill(s->f, s->first + index, sink, sink_ctx, st);
 }
 
-static bool same_file(const struct stat *a, const char *path)
-{
-    struct stat b;
-    return path && stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
-}
-
-/* An output path must not be a file the model reads (its own or a shard's). */
-static int check_not_input(const mf_model *m, const char *out, mf_status *st)
-{
-    struct stat so;
-    if (stat(out, &so) != 0)
-        return 0;
-    bool hit = same_file(&so, m->path);
-    for (size_t i = 0; i < m->n_files && !hit; i++)
-        hit = same_file(&so, m->files[i].path);
-    for (size_t i = 0; i < m->n_tensors && !hit; i++) {
-        const mf_file *f = mf_tensor_file(m, &m->tensors[i]);
-        hit = f && same_file(&so, f->path);
-    }
-    if (hit)
-        return mf_fail(st, MF_ERR_USAGE, out, -1, "is an input of the conversion: not overwritten");
-    return 0;
-}
-
 static int write_one(const mf_model *m, const char *path, const mf_convert_item *items,
                      size_t n, fill_ctx *f, size_t first, const mf_kv *meta, size_t n_meta,
                      mf_status *st)
 {
-    if (check_not_input(m, path, st))
+    if (mf_output_check(m, path, st))
         return -1;
     mf_out_tensor *ts = calloc(n ? n : 1, sizeof(*ts));
     if (!ts)
@@ -294,25 +270,32 @@ static int write_sharded(const mf_model *m, const char *out, const mf_convert_it
     char *index = mf_arena_printf(a, "%s.index.json", out);
     if (!prefix || !paths || !names || !index)
         return mf_oom(st, out);
-    if (check_not_input(m, index, st))
+    if (mf_output_check(m, index, st))
         return -1;
-    int rc = 0;
-    size_t written = 0;
-    for (size_t s = 0; s < ns && rc == 0; s++) {
+    for (size_t s = 0; s < ns; s++) {
         paths[s] = mf_arena_printf(a, "%s-%05zu-of-%05zu.safetensors", prefix, s + 1, ns);
         names[s] = paths[s] ? (slash ? paths[s] + (slash - prefix) + 1 : paths[s]) : NULL;
         if (!paths[s])
             return mf_oom(st, out);
-        size_t end = s + 1 < ns ? starts[s + 1] : n;
-        rc = write_one(m, paths[s], items, end - starts[s], f, starts[s], meta, n_meta, st);
-        written += rc == 0;
+        if (mf_output_check(m, paths[s], st))
+            return -1;
     }
+    /* the shards and the index appear together or not at all */
+    mf_atomic_set *set;
+    if (mf_atomic_set_begin(prefix, &set, st))
+        return -1;
+    int rc = 0;
+    for (size_t s = 0; s < ns && rc == 0; s++) {
+        const char *staged = mf_atomic_set_add(set, paths[s], st);
+        size_t end = s + 1 < ns ? starts[s + 1] : n;
+        rc = staged ? write_one(m, staged, items, end - starts[s], f, starts[s], meta, n_meta, st)
+                    : -1;
+    }
+    const char *staged_index = rc == 0 ? mf_atomic_set_add(set, index, st) : NULL;
     if (rc == 0)
-        rc = write_index(index, names, starts, ns, items, n, f->total, st);
-    if (rc) /* all or nothing: remove the shards already written */
-        for (size_t s = 0; s < written; s++)
-            unlink(paths[s]);
-    return rc;
+        rc = staged_index ? write_index(staged_index, names, starts, ns, items, n, f->total, st)
+                          : -1;
+    return rc == 0 ? mf_atomic_set_commit(set, st) : (mf_atomic_set_abort(set), -1);
 }
 
 void mf_convert_st_opts_init(mf_convert_st_opts *o)

@@ -272,15 +272,15 @@ int mf_dequantize_file(const char *in_path, const char *out_path,
     memset(r, 0, sizeof(*r));
     if (dtype != MF_F32 && dtype != MF_F16 && dtype != MF_BF16)
         return mf_fail(st, MF_ERR_USAGE, out_path, -1, "dequantize writes F32, F16 or BF16");
-    struct stat a, b;
-    if (stat(in_path, &a) == 0 && stat(out_path, &b) == 0 && a.st_dev == b.st_dev &&
-        a.st_ino == b.st_ino)
-        return mf_fail(st, MF_ERR_USAGE, out_path, -1, "the output is the input file; refusing to overwrite it");
     deq_job j = {0};
     j.dtype = dtype;
     j.progress = (deq_progress){o.progress, o.progress_user, 0, 0, in_path};
     if (mf_open_model(in_path, 0, &j.m, st))
         return -1;
+    if (mf_output_check(j.m, out_path, st)) {
+        mf_close(j.m);
+        return -1;
+    }
     for (size_t i = 0; i < j.m->n_tensors; i++)
         j.progress.total += j.m->tensors[i].nbytes;
     j.f32 = malloc(BATCH_VALUES * sizeof(float));

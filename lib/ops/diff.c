@@ -18,12 +18,18 @@ static bool same_shape(const mf_tensor *a, const mf_tensor *b)
     return a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) == 0;
 }
 
+/* One hasher for the whole run (creating an OpenSSL context per tensor
+ * costs more than hashing a small tensor); final_hex resets it. */
 static int same_bytes(const mf_model *ma, const mf_tensor *a, const mf_model *mb,
-                      const mf_tensor *b, bool *same, mf_status *st)
+                      const mf_tensor *b, mf_hasher *h, bool *same, mf_status *st)
 {
     char ha[129], hb[129];
-    if (mf_hash_tensor(ma, a, MF_SHA256, ha, st) || mf_hash_tensor(mb, b, MF_SHA256, hb, st))
+    if (mf_tensor_stream(ma, a, mf_hasher_sink, h, st))
         return -1;
+    mf_hasher_final_hex(h, ha);
+    if (mf_tensor_stream(mb, b, mf_hasher_sink, h, st))
+        return -1;
+    mf_hasher_final_hex(h, hb);
     *same = strcmp(ha, hb) == 0;
     return 0;
 }
@@ -73,7 +79,7 @@ static int compare_values(const mf_model *ma, const mf_tensor *a, const mf_model
 }
 
 static int compare_pair(const mf_model *ma, const mf_tensor *a, const mf_model *mb,
-                        const mf_tensor *b, mf_diff_row *r, mf_status *st)
+                        const mf_tensor *b, mf_hasher *h, mf_diff_row *r, mf_status *st)
 {
     if (mf_tensor_nelems(a) != mf_tensor_nelems(b) || !same_shape(a, b)) {
         r->kind = MF_DIFF_SHAPE;
@@ -81,7 +87,7 @@ static int compare_pair(const mf_model *ma, const mf_tensor *a, const mf_model *
     }
     if (a->dtype == b->dtype) {
         bool same;
-        if (same_bytes(ma, a, mb, b, &same, st))
+        if (same_bytes(ma, a, mb, b, h, &same, st))
             return -1;
         if (same) {
             r->kind = MF_DIFF_SAME_BYTES;
@@ -91,25 +97,43 @@ static int compare_pair(const mf_model *ma, const mf_tensor *a, const mf_model *
     return compare_values(ma, a, mb, b, r, st);
 }
 
-int mf_diff(const mf_model *a, const mf_model *b, int (*row)(void *ctx, const mf_diff_row *r),
-            void *ctx, mf_status *st)
+static int diff_rows(const mf_model *a, const mf_model *b, const mf_tensor_index *ia,
+                     const mf_tensor_index *ib, mf_hasher *h,
+                     int (*row)(void *ctx, const mf_diff_row *r), void *ctx, mf_status *st)
 {
     MF_ST_GUARD(st);
     for (size_t i = 0; i < a->n_tensors; i++) {
-        const mf_tensor *ta = &a->tensors[i], *tb = mf_tensor_find(b, ta->name);
+        const mf_tensor *ta = &a->tensors[i], *tb = mf_tensor_index_find(ib, ta->name);
         mf_diff_row r = {.name = ta->name, .a = ta, .b = tb, .kind = MF_DIFF_ONLY_A};
-        if (tb && compare_pair(a, ta, b, tb, &r, st))
+        if (tb && compare_pair(a, ta, b, tb, h, &r, st))
             return -1;
         if (row(ctx, &r))
             return -1;
     }
     for (size_t i = 0; i < b->n_tensors; i++) {
         const mf_tensor *tb = &b->tensors[i];
-        if (mf_tensor_find(a, tb->name))
+        if (mf_tensor_index_find(ia, tb->name))
             continue;
         mf_diff_row r = {.name = tb->name, .b = tb, .kind = MF_DIFF_ONLY_B};
         if (row(ctx, &r))
             return -1;
     }
     return 0;
+}
+
+/* Name lookups through hash indexes: linear in the tensor counts (a
+ * 200k-tensor file against itself was quadratic with mf_tensor_find). */
+int mf_diff(const mf_model *a, const mf_model *b, int (*row)(void *ctx, const mf_diff_row *r),
+            void *ctx, mf_status *st)
+{
+    mf_tensor_index ia = {0}, ib = {0};
+    mf_hasher *h = mf_hasher_new(MF_SHA256);
+    int rc = !h || mf_tensor_index_build(a, &ia) || mf_tensor_index_build(b, &ib)
+                 ? mf_oom(st, a->path)
+                 : diff_rows(a, b, &ia, &ib, h, row, ctx, st);
+    if (h)
+        mf_hasher_free(h);
+    mf_tensor_index_free(&ia);
+    mf_tensor_index_free(&ib);
+    return rc;
 }

@@ -569,7 +569,7 @@ int mf_edit(const char *in, const char *out, const mf_edit_op *ops, size_t n_ops
         rc = mf_oom(st, in);
         goto done;
     }
-    if (e.m->n_meta) /* meta is NULL when there is none: memcpy wants a pointer */
+    if (e.m->n_meta) /* a file without metadata has no table to copy */
         memcpy(e.meta.v, e.m->meta, e.m->n_meta * sizeof(mf_kv));
     e.meta.n = e.m->n_meta;
     for (size_t i = 0; i < n_ops; i++)

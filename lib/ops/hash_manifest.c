@@ -189,7 +189,7 @@ int mf_manifest_write_file(const mf_model *m, const char *label, unsigned mask,
 {
     MF_ST_GUARD(st);
     mf_atomic *w;
-    if (mf_atomic_open(out_path, &w, st))
+    if (mf_output_check(m, out_path, st) || mf_atomic_open(out_path, &w, st))
         return -1;
     if (mf_manifest_write(m, label, mask, mf_atomic_sink, w, st)) {
         mf_atomic_abort(w);

@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 /* Rows are converted and quantized in chunks of about this many values
@@ -381,10 +382,10 @@ static void err_finish(const err_acc *a, mf_quant_tensor_report *r)
         r->cosine = a->xy / (sqrt(a->xx) * sqrt(a->yy));
 }
 
-/* Converts, quantizes and emits `rows` rows of one ne[0]-wide matrix slice. */
 /* ggml_validate_row_data, as llama-quantize applies it to what it writes:
  * no NaN or infinite scale (or value, for the float types). A block's values
- * are finite exactly when its scales are, so the dequantized rows tell. */
+ * are finite exactly when its scales are, so the dry run's dequantized rows
+ * tell the same. */
 static int64_t first_nonfinite_row(const float *y, int64_t rows, int64_t ne0)
 {
     for (int64_t r = 0; r < rows; r++)
@@ -394,11 +395,19 @@ static int64_t first_nonfinite_row(const float *y, int64_t rows, int64_t ne0)
     return -1;
 }
 
-/* Converts, quantizes, checks and emits `rows` rows of one matrix
- * (row0: the index of the first in the tensor, for messages). */
-static int convert_chunk(qjob *j, const qplan *p, const uint8_t *src, int64_t rows, int64_t row0,
-                         const float *imat, mf_sink_fn sink, void *sink_ctx, err_acc *acc,
-                         mf_status *st)
+static int invalid_output(const qjob *j, const qplan *p, int64_t row, mf_status *st)
+{
+    return mf_fail(st, MF_ERR_FORMAT, j->m->path, -1,
+                   "tensor %s, row %lld: the %s data holds NaN or infinity (from the input "
+                   "values or an overflowing scale); llama-quantize refuses such output "
+                   "(\"quantized data validation failed\") and so does mfmt",
+                   p->t->name, (long long)row, mf_dtype_name(p->dst));
+}
+
+/* The dry run: converts and quantizes `rows` rows of one matrix, then
+ * dequantizes them again for the error statistics. */
+static int dry_run_chunk(qjob *j, const qplan *p, const uint8_t *src, int64_t rows, const float *imat,
+                         err_acc *acc, mf_status *st)
 {
     int64_t ne0 = p->ne[0];
     size_t vals = (size_t)(rows * ne0);
@@ -414,32 +423,35 @@ static int convert_chunk(qjob *j, const qplan *p, const uint8_t *src, int64_t ro
                        p->t->name, mf_dtype_name(p->dst));
     if (mf_dequantize_row(p->dst, j->qbuf, j->deq, (int64_t)vals))
         return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1, "cannot dequantize %s", mf_dtype_name(p->dst));
-    int64_t bad = first_nonfinite_row(j->deq, rows, ne0);
-    if (bad >= 0 && !acc)
-        return mf_fail(st, MF_ERR_FORMAT, j->m->path, -1,
-                       "tensor %s, row %lld: the %s data holds NaN or infinity (from the input "
-                       "values or an overflowing scale); llama-quantize refuses such output "
-                       "(\"quantized data validation failed\") and so does mfmt",
-                       p->t->name, (long long)(row0 + bad), mf_dtype_name(p->dst));
-    if (acc) {
-        acc->nonfinite |= bad >= 0;
-        err_add(acc, j->f32, j->deq, vals);
-    }
-    return sink ? sink(sink_ctx, j->qbuf, (size_t)qbytes, st) : 0;
+    acc->nonfinite |= first_nonfinite_row(j->deq, rows, ne0) >= 0;
+    err_add(acc, j->f32, j->deq, vals);
+    return 0;
 }
 
-/* The source rows arrive as a stream (any layout, byte order handled by
- * mf_tensor_stream) and are gathered into chunks of whole rows that never
- * cross a matrix: experts (ne[2]) each have their own imatrix slice. */
+/* The source rows are gathered into chunks of whole rows that never cross a
+ * matrix (experts, ne[2], each have their own imatrix slice): straight from
+ * the mapping when the tensor is stored plainly, else from mf_tensor_stream
+ * (any layout, byte order handled) into one of two buffers. Writing runs
+ * one chunk behind: chunk k is quantized on the worker threads while the
+ * caller validates and writes chunk k-1. */
+typedef struct pending {
+    mf_quant_task *task; /* NULL: none */
+    int64_t rows, row0;
+    int slot;
+} pending;
+
 typedef struct row_sink {
     qjob *j;
     const qplan *p;
-    uint8_t *raw;
+    uint8_t *raw[2];   /* gathered source rows (the streamed path) */
+    uint8_t *q[2];     /* quantized output */
+    int slot;          /* the buffers the next chunk uses */
     uint64_t row_bytes, have;
     int64_t chunk_rows, row_in_mat, mat;
     mf_sink_fn sink;
     void *sink_ctx;
-    err_acc *acc;
+    err_acc *acc;      /* the dry run (synchronous) */
+    pending pend;      /* the chunk being quantized */
 } row_sink;
 
 static int64_t rows_wanted(const row_sink *r)
@@ -448,15 +460,61 @@ static int64_t rows_wanted(const row_sink *r)
     return left < r->chunk_rows ? left : r->chunk_rows;
 }
 
-static int flush_rows(row_sink *r, int64_t rows, mf_status *st)
+/* Waits for a chunk being quantized, validates and writes it. */
+static int finish_pending(row_sink *r, pending *c, mf_status *st)
+{
+    if (!c->task)
+        return 0;
+    qjob *j = r->j;
+    const qplan *p = r->p;
+    int rc = mf_quant_task_wait(c->task);
+    c->task = NULL;
+    if (rc)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, j->m->path, -1, "tensor %s: quantizing to %s failed",
+                       p->t->name, mf_dtype_name(p->dst));
+    int64_t bad = mf_quant_first_invalid_row(p->dst, r->q[c->slot], c->rows, p->ne[0]);
+    if (bad >= 0)
+        return invalid_output(j, p, c->row0 + bad, st);
+    uint64_t qbytes;
+    mf_dtype_nbytes(p->dst, (uint64_t)(c->rows * p->ne[0]), &qbytes); /* checked by the plan */
+    if (r->sink && r->sink(r->sink_ctx, r->q[c->slot], (size_t)qbytes, st))
+        return -1;
+    return job_progress(j, (uint64_t)c->rows * r->row_bytes, st);
+}
+
+/* Starts quantizing a chunk into the next output buffer, then finishes the
+ * previous one (the one before it in the same buffer is done by then). */
+static int pipeline_chunk(row_sink *r, const uint8_t *src, int64_t rows, const float *imat, int64_t row0,
+                          mf_status *st)
+{
+    qjob *j = r->j;
+    const qplan *p = r->p;
+    pending prev = r->pend;
+    r->pend = (pending){NULL, rows, row0, r->slot};
+    if (mf_quant_task_start(&r->pend.task, p->dst, p->t->dtype, src, r->q[r->slot], rows, p->ne[0], imat,
+                            j->o->nthreads)) {
+        mf_quant_task_wait(prev.task);
+        return mf_fail(st, MF_ERR_UNSUPPORTED, j->m->path, -1, "tensor %s: cannot quantize %s rows to %s",
+                       p->t->name, mf_dtype_name(p->t->dtype), mf_dtype_name(p->dst));
+    }
+    r->slot ^= 1;
+    return finish_pending(r, &prev, st);
+}
+
+/* One chunk of rows is complete at src. */
+static int flush_rows(row_sink *r, const uint8_t *src, int64_t rows, mf_status *st)
 {
     const qplan *p = r->p;
     const float *imat = p->imatrix ? p->imatrix + (r->mat % p->ne[2]) * p->ne[0] : NULL;
     int64_t row0 = r->mat * p->ne[1] + r->row_in_mat;
-    if (convert_chunk(r->j, p, r->raw, rows, row0, imat, r->sink, r->sink_ctx, r->acc, st))
+    if (r->acc) {
+        if (dry_run_chunk(r->j, p, src, rows, imat, r->acc, st))
+            return -1;
+        if (job_progress(r->j, (uint64_t)rows * r->row_bytes, st))
+            return -1;
+    } else if (pipeline_chunk(r, src, rows, imat, row0, st)) {
         return -1;
-    if (job_progress(r->j, (uint64_t)rows * r->row_bytes, st))
-        return -1;
+    }
     r->have = 0;
     r->row_in_mat += rows;
     if (r->row_in_mat == p->ne[1]) {
@@ -474,12 +532,52 @@ static int row_sink_fn(void *ctx, const void *buf, size_t n, mf_status *st)
         int64_t rows = rows_wanted(r);
         uint64_t want = (uint64_t)rows * r->row_bytes - r->have;
         uint64_t take = n < want ? n : want;
-        memcpy(r->raw + r->have, b, (size_t)take);
+        memcpy(r->raw[r->slot] + r->have, b, (size_t)take);
         r->have += take;
         b += take;
         n -= (size_t)take;
-        if (r->have == (uint64_t)rows * r->row_bytes && flush_rows(r, rows, st))
+        if (r->have == (uint64_t)rows * r->row_bytes && flush_rows(r, r->raw[r->slot], rows, st))
             return -1;
+    }
+    return 0;
+}
+
+/* Chunks straight from the mapping: no copy of the source. As
+ * mf_stream_mapped does, the pages are read ahead and dropped from this
+ * process afterwards (the page cache keeps them), so about one tensor
+ * stays resident. */
+static int convert_mapped(row_sink *r, mf_status *st)
+{
+    const mf_tensor *t = r->p->t;
+    const uint8_t *src = t->data;
+    uint8_t *lo;
+    size_t len;
+    bool span = mf_tensor_mapped_span(r->j->m, t, &lo, &len);
+    if (span)
+        madvise(lo, len, MADV_SEQUENTIAL);
+    int64_t total = r->p->ne[1] * r->p->ne[2] * r->p->ne[3];
+    int rc = 0;
+    for (int64_t done = 0; done < total && rc == 0;) {
+        int64_t rows = rows_wanted(r);
+        rc = flush_rows(r, src + (uint64_t)done * r->row_bytes, rows, st);
+        done += rows;
+    }
+    if (rc == 0)
+        rc = finish_pending(r, &r->pend, st);
+    if (span)
+        madvise(lo, len, MADV_DONTNEED);
+    return rc;
+}
+
+static int alloc_chunk_buffers(row_sink *r, bool mapped, mf_status *st)
+{
+    uint64_t qbytes;
+    mf_dtype_nbytes(r->p->dst, (uint64_t)(r->chunk_rows * r->p->ne[0]), &qbytes); /* checked by the plan */
+    for (int i = 0; i < 2; i++) {
+        r->raw[i] = mapped ? NULL : malloc((size_t)((uint64_t)r->chunk_rows * r->row_bytes));
+        r->q[i] = r->acc ? NULL : malloc((size_t)qbytes);
+        if ((!mapped && !r->raw[i]) || (!r->acc && !r->q[i]))
+            return mf_oom(st, r->j->m->path);
     }
     return 0;
 }
@@ -488,7 +586,7 @@ static int convert_tensor(qjob *j, const qplan *p, mf_sink_fn sink, void *sink_c
                           err_acc *acc, mf_status *st)
 {
     const mf_tensor *t = p->t;
-    row_sink r = {j, p, NULL, 0, 0, 0, 0, 0, sink, sink_ctx, acc};
+    row_sink r = {.j = j, .p = p, .sink = sink, .sink_ctx = sink_ctx, .acc = acc};
     if (mf_tensor_nelems(t) == 0)
         return 0;
     if (mf_dtype_nbytes(t->dtype, (uint64_t)p->ne[0], &r.row_bytes) || p->ne[1] < 1)
@@ -497,13 +595,22 @@ static int convert_tensor(qjob *j, const qplan *p, mf_sink_fn sink, void *sink_c
     r.chunk_rows = p->ne[0] >= (int64_t)CHUNK_VALUES ? 1 : (int64_t)CHUNK_VALUES / p->ne[0];
     if (r.chunk_rows > p->ne[1])
         r.chunk_rows = p->ne[1];
-    r.raw = malloc((size_t)((uint64_t)r.chunk_rows * r.row_bytes));
-    if (!r.raw)
-        return mf_oom(st, j->m->path);
-    int rc = mf_tensor_stream(j->m, t, row_sink_fn, &r, st);
+    /* a plain little-endian tensor in the mapping is read where it lies */
+    bool mapped = t->data && !t->strides && !t->big_endian &&
+                  t->nbytes == r.row_bytes * (uint64_t)(p->ne[1] * p->ne[2] * p->ne[3]);
+    int rc = alloc_chunk_buffers(&r, mapped, st);
+    if (rc == 0)
+        rc = mapped ? convert_mapped(&r, st) : mf_tensor_stream(j->m, t, row_sink_fn, &r, st);
+    if (rc == 0)
+        rc = finish_pending(&r, &r.pend, st);
+    else if (r.pend.task)
+        mf_quant_task_wait(r.pend.task);
     if (rc == 0 && (r.have || r.row_in_mat))
         rc = mf_fail(st, MF_ERR_FORMAT, j->m->path, -1, "tensor %s ends inside a row", t->name);
-    free(r.raw);
+    for (int i = 0; i < 2; i++) {
+        free(r.raw[i]);
+        free(r.q[i]);
+    }
     return rc;
 }
 
@@ -552,15 +659,6 @@ static int fill_cb(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_
 
 /* ------------------------------------------------------------ the run */
 
-static int check_paths(const char *in, const char *out, mf_status *st)
-{
-    struct stat a, b;
-    if (out && stat(in, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev &&
-        a.st_ino == b.st_ino)
-        return mf_fail(st, MF_ERR_USAGE, out, -1, "the output is the input file; refusing to overwrite it");
-    return 0;
-}
-
 static int open_inputs(qjob *j, const char *in_path, mf_status *st)
 {
     if (mf_open_model(in_path, 0, &j->m, st))
@@ -607,7 +705,8 @@ static int make_outs(qjob *j, mf_status *st)
 
 static int run(qjob *j, const char *in_path, const char *out_path, mf_status *st)
 {
-    if (check_paths(in_path, out_path, st) || open_inputs(j, in_path, st) || make_plan(j, st) ||
+    if (open_inputs(j, in_path, st) || mf_output_check(j->m, out_path, st) ||
+        mf_output_check_path(j->o->imatrix_path, out_path, st) || make_plan(j, st) ||
         build_meta(j, st) || make_outs(j, st))
         return -1;
     if (!j->o->dry_run)

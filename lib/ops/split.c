@@ -158,7 +158,7 @@ int mf_gguf_split(const mf_model *m, const char *prefix, const mf_split_opts *op
     size_t *starts = calloc(m->n_tensors + 3, sizeof(size_t));
     if (!starts)
         return mf_oom(st, prefix);
-    size_t nf = plan_splits(m, &o, starts), written = 0;
+    size_t nf = plan_splits(m, &o, starts);
     int rc = 0;
     if (nf > 99999)
         rc = mf_fail(st, MF_ERR_USAGE, prefix, -1, "%zu files: more than a split set can number", nf);
@@ -177,16 +177,22 @@ int mf_gguf_split(const mf_model *m, const char *prefix, const mf_split_opts *op
     uint64_t done = 0;
     mf_model_fill fill = {m, NULL, o.progress, o.progress_user, &done, tensor_bytes(m)};
     char path[4096];
+    for (size_t i = 0; i < nf && rc == 0; i++) { /* no shard may be an input */
+        split_path(path, sizeof(path), prefix, i, nf);
+        rc = mf_output_check(m, path, st);
+    }
+    /* all shards appear together or none (mf_atomic_set, core/atomic.c) */
+    mf_atomic_set *set = NULL;
+    if (rc == 0)
+        rc = mf_atomic_set_begin(prefix, &set, st);
     for (size_t i = 0; i < nf && rc == 0; i++) {
         split_path(path, sizeof(path), prefix, i, nf);
-        rc = write_one_split(m, path, starts[i], starts[i + 1] - starts[i], i, nf, &fill, st);
-        written += rc == 0;
+        const char *staged = mf_atomic_set_add(set, path, st);
+        rc = staged ? write_one_split(m, staged, starts[i], starts[i + 1] - starts[i], i, nf, &fill, st)
+                    : -1;
     }
-    if (rc) /* all or nothing: remove the files of the set already written */
-        for (size_t i = 0; i < written; i++) {
-            split_path(path, sizeof(path), prefix, i, nf);
-            unlink(path);
-        }
+    if (set)
+        rc = rc == 0 ? mf_atomic_set_commit(set, st) : (mf_atomic_set_abort(set), -1);
     free(starts);
     if (n_files && rc == 0)
         *n_files = nf;
@@ -215,6 +221,8 @@ int mf_merge(const mf_model *m, const char *out, const mf_merge_opts *opts, mf_s
     bool gguf = ends_with(out, ".gguf");
     if (!gguf && !ends_with(out, ".safetensors"))
         return mf_fail(st, MF_ERR_USAGE, out, -1, "output must end in .gguf or .safetensors");
+    if (mf_output_check(m, out, st)) /* any shard of the set, not only the first */
+        return -1;
     mf_out_tensor *outs = calloc(m->n_tensors ? m->n_tensors : 1, sizeof(mf_out_tensor));
     mf_kv *meta = calloc(m->n_meta ? m->n_meta : 1, sizeof(mf_kv));
     if (!outs || !meta) {

@@ -81,11 +81,29 @@ void mq_quant_q8_0_scalar_block(const float *x, uint8_t *y);
 bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n);
 /* true when the AVX2 kernels may run (CPU has AVX2, MFMT_NO_SIMD unset) */
 bool mq_cpu_has_avx2(void);
+/* the same for the AVX-512F kernels (AVX2 too, MFMT_NO_SIMD unset) */
+bool mq_cpu_has_avx512(void);
+/* F16 -> F32 of n halves (little-endian, any alignment) with F16C, the same
+ * floats as mf_f16_to_f32 (tests compare all 65536); false: no F16C. */
+bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n);
 /* Q4_0/Q5_0 reference path: the value of largest magnitude of 32 (false:
  * no AVX2 or a NaN, use the scalar code); then, only after it returned true,
  * the levels min(cap, (int8_t)(x*id + bias)). */
 bool mq_simd_max_by_abs32(const float *x, float *max);
 void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint8_t *L);
+
+/* Q4_1/Q5_1 reference path: min and max of 32 (false: no AVX2, a NaN, or a
+ * zero extreme, use the scalar scan); then, only after it returned true,
+ * the levels (x - min) * id + 0.5 (see quant_simd.c). */
+bool mq_simd_min_max32(const float *x, float *min, float *max);
+/* one TQ1_0 / TQ2_0 block (false: no AVX2 or a non-finite value or
+ * scale, use the scalar code) */
+bool mq_simd_tq1_0_block(const float *x, uint8_t *y);
+bool mq_simd_tq2_0_block(const float *x, uint8_t *y);
+/* the 32-blocks' nibble and fifth-bit packing (false: no AVX2) */
+bool mq_simd_pack_q4(const uint8_t *L, uint8_t *qs);
+bool mq_simd_pack_q5(const uint8_t *L, uint8_t *qh4, uint8_t *qs);
+void mq_simd_asym_levels32(const float *x, float min, float id, int cap, uint8_t *L);
 
 /* quant_search.c: ggml's scale searches, shared by several types */
 float mq_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw);
@@ -109,6 +127,14 @@ void mq_make_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_typ
 bool mq_simd_qkx_quants8(bool v3, int n, int nmax, const float *x, const float *weights, uint8_t *L, float *scales,
                          float *mins, float rmin, float rdelta, int nstep, bool use_mad);
 bool mq_simd_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales);
+/* mq_make_qx_quants8 for sixteen groups with AVX-512 (false: no AVX-512,
+ * or a non-finite value: use two eight-group calls) */
+bool mq_simd_qx_quants16(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales);
+/* make_q3_quants(n, nmax, x + j*n, L + j*n) for j = 0..7 (n <= 32), and
+ * Q3_K's final levels of a 16-value group for scale d; false: use the
+ * scalar code. */
+bool mq_simd_q3_quants8(int n, int nmax, const float *x, int8_t *L, float *scales);
+bool mq_simd_q3_group_levels(const float *x, float d, int8_t *L);
 /* quant_iq4.c's sub-block scale search for eight consecutive 32-value
  * groups (levels: the 16 sorted IQ4 values); false: use the scalar code. */
 bool mq_simd_iq4_scales8(const float *x, const float *weight, const int8_t *values, int ntry, float *scales);

@@ -50,6 +50,8 @@ static void deq_f32(const uint8_t *x, float *y, int64_t n)
 
 static void deq_f16(const uint8_t *x, float *y, int64_t n)
 {
+    if (mq_simd_f16_to_f32(x, y, n))
+        return;
     for (int64_t i = 0; i < n; i++)
         y[i] = mf_f16_to_f32(mf_rd16le(x + 2 * i));
 }
@@ -175,54 +177,199 @@ int mf_dequantize_row(mf_dtype dt, const void *src, float *dst, int64_t n)
 
 /* ------------------------------------------------------------ threads */
 
-typedef struct qjob {
-    mf_dtype dt;
-    const float *src;
+/* Rows are converted to F32 this many values at a time per thread (64 KiB),
+ * so the floats a quantizer reads are still in the core's cache. */
+#define BATCH_VALUES 16384
+#define MAX_THREADS 64
+
+/* One thread's share: rows [row0, row0 + nrows) of the call. */
+typedef struct qshare {
+    const qtype *t, *src_t; /* src_t NULL: the source is F32 floats */
+    const uint8_t *src;
     uint8_t *dst;
-    int64_t nrows, n_per_row;
+    int64_t nrows, n_per_row, src_rb, dst_rb;
     const float *imatrix;
     int rc;
-} qjob;
+} qshare;
 
-static void *qjob_run(void *arg)
+static void *qshare_run(void *arg)
 {
-    qjob *j = arg;
-    j->rc = mf_quantize_rows(j->dt, j->src, j->dst, j->nrows, j->n_per_row, j->imatrix);
+    qshare *s = arg;
+    if (!s->src_t) {
+        for (int64_t r = 0; r < s->nrows; r++)
+            s->t->quant((const float *)(s->src + r * s->src_rb), s->dst + r * s->dst_rb, s->n_per_row, s->imatrix);
+        return NULL;
+    }
+    int64_t batch = s->n_per_row >= BATCH_VALUES ? 1 : BATCH_VALUES / s->n_per_row;
+    float *buf = malloc((size_t)(batch * s->n_per_row) * sizeof(float));
+    if (!buf) {
+        s->rc = -1;
+        return NULL;
+    }
+    for (int64_t r = 0; r < s->nrows; r += batch) {
+        int64_t k = s->nrows - r < batch ? s->nrows - r : batch;
+        s->src_t->deq(s->src + r * s->src_rb, buf, k * s->n_per_row);
+        for (int64_t i = 0; i < k; i++)
+            s->t->quant(buf + i * s->n_per_row, s->dst + (r + i) * s->dst_rb, s->n_per_row, s->imatrix);
+    }
+    free(buf);
     return NULL;
 }
 
-/* Rows are independent, so each thread takes a contiguous share; a thread
- * that cannot be started has its share done by the caller. */
-int mf_quantize_rows_mt(mf_dtype dt, const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix,
-                        int nthreads)
+/* A started quantization (mf_quant_task_start); rows are independent, so
+ * each thread takes a contiguous share and the output does not depend on
+ * the thread count. */
+struct mf_quant_task {
+    int n;
+    qshare shares[MAX_THREADS];
+    pthread_t tids[MAX_THREADS];
+    bool started[MAX_THREADS];
+};
+
+/* Checks the arguments, as mf_quantize_rows does, plus the source type:
+ * F32 (read as floats when aligned) or anything mfmt dequantizes. */
+static int share_setup(mf_quant_task *k, mf_dtype dt, mf_dtype src_dt, const void *src, void *dst, int64_t nrows,
+                       int64_t n_per_row, const float *imatrix, int nthreads)
 {
-    const qtype *t = qtype_of(dt);
+    const qtype *t = qtype_of(dt), *st = qtype_of(src_dt);
     int64_t rb = check_quant_args(t, src, dst, nrows, n_per_row, imatrix);
-    if (rb < 0)
+    int64_t srb = st && st->deq ? row_bytes(st, n_per_row) : -1;
+    if (rb < 0 || srb < 0 || (nrows > 0 && nrows > INT64_MAX / srb))
         return -1;
-    if (nthreads > 64)
-        nthreads = 64;
-    if (nthreads <= 1 || nrows < 2)
-        return mf_quantize_rows(dt, src, dst, nrows, n_per_row, imatrix);
+    if (src_dt == MF_F32 && ((uintptr_t)src % sizeof(float)) == 0)
+        st = NULL;
+    nthreads = nthreads < 1 ? 1 : nthreads > MAX_THREADS ? MAX_THREADS : nthreads;
     if (nthreads > nrows)
         nthreads = (int)nrows;
-    qjob jobs[64];
-    pthread_t tids[64];
-    bool started[64];
+    k->n = nthreads; /* 0 for no rows */
     int64_t row = 0;
     for (int i = 0; i < nthreads; i++) {
         int64_t cnt = nrows / nthreads + (i < nrows % nthreads);
-        jobs[i] = (qjob){dt, src + row * n_per_row, (uint8_t *)dst + row * rb, cnt, n_per_row, imatrix, 0};
+        k->shares[i] = (qshare){t, st, (const uint8_t *)src + row * srb, (uint8_t *)dst + row * rb, cnt, n_per_row,
+                                srb, rb, imatrix, 0};
+        k->started[i] = false;
         row += cnt;
-        started[i] = i > 0 && pthread_create(&tids[i], NULL, qjob_run, &jobs[i]) == 0;
     }
+    return 0;
+}
+
+static void share_start(mf_quant_task *k, int first)
+{
+    for (int i = first; i < k->n; i++)
+        k->started[i] = pthread_create(&k->tids[i], NULL, qshare_run, &k->shares[i]) == 0;
+}
+
+/* Joins the threads; a share whose thread could not start runs here. */
+static int share_finish(mf_quant_task *k)
+{
     int rc = 0;
-    for (int i = 0; i < nthreads; i++) {
-        if (started[i])
-            pthread_join(tids[i], NULL);
+    for (int i = 0; i < k->n; i++) {
+        if (k->started[i])
+            pthread_join(k->tids[i], NULL);
         else
-            qjob_run(&jobs[i]);
-        rc |= jobs[i].rc;
+            qshare_run(&k->shares[i]);
+        rc |= k->shares[i].rc;
     }
     return rc ? -1 : 0;
+}
+
+int mf_quantize_rows_mt(mf_dtype dt, const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix,
+                        int nthreads)
+{
+    return mf_quantize_rows_from(dt, MF_F32, src, dst, nrows, n_per_row, imatrix, nthreads);
+}
+
+int mf_quantize_rows_from(mf_dtype dt, mf_dtype src_dt, const void *src, void *dst, int64_t nrows, int64_t n_per_row,
+                          const float *imatrix, int nthreads)
+{
+    mf_quant_task k;
+    if (share_setup(&k, dt, src_dt, src, dst, nrows, n_per_row, imatrix, nthreads))
+        return -1;
+    share_start(&k, 1); /* the calling thread does share 0 */
+    return share_finish(&k);
+}
+
+int mf_quant_task_start(mf_quant_task **out, mf_dtype dt, mf_dtype src_dt, const void *src, void *dst, int64_t nrows,
+                        int64_t n_per_row, const float *imatrix, int nthreads)
+{
+    mf_quant_task *k = malloc(sizeof(*k));
+    *out = NULL;
+    if (!k)
+        return -1;
+    if (share_setup(k, dt, src_dt, src, dst, nrows, n_per_row, imatrix, nthreads)) {
+        free(k);
+        return -1;
+    }
+    share_start(k, 0);
+    *out = k;
+    return 0;
+}
+
+int mf_quant_task_wait(mf_quant_task *k)
+{
+    if (!k)
+        return -1;
+    int rc = share_finish(k);
+    free(k);
+    return rc;
+}
+
+/* ------------------------------------------------------------ validation */
+
+/* Where ggml_validate_row_data looks in one block: the fp16 scale fields
+ * (offsets; -1: none), or every element for the float types. */
+typedef struct scale_fields {
+    int d, m;
+} scale_fields;
+
+static scale_fields scales_of(mf_dtype dt)
+{
+    switch (dt) {
+    case MF_Q4_1: case MF_Q5_1: case MF_Q4_K: case MF_Q5_K: return (scale_fields){0, 2};
+    case MF_Q2_K: return (scale_fields){80, 82};  /* scales[16] qs[64] d dmin */
+    case MF_Q3_K: return (scale_fields){108, -1}; /* hmask[32] qs[64] scales[12] d */
+    case MF_Q6_K: return (scale_fields){208, -1}; /* ql[128] qh[64] scales[16] d */
+    case MF_TQ1_0: return (scale_fields){52, -1}; /* qs[48] qh[4] d */
+    case MF_TQ2_0: return (scale_fields){64, -1}; /* qs[64] d */
+    default: return (scale_fields){0, -1};        /* d first */
+    }
+}
+
+static bool f16_finite(uint16_t h) { return (h & 0x7c00) != 0x7c00; }
+
+/* IQ1_M keeps its fp16 scale in the top nibbles of four 16-bit scale words. */
+static bool iq1_m_block_ok(const uint8_t *b)
+{
+    const uint8_t *sc = b + 48; /* qs[32] qh[16] scales[8] */
+    uint16_t h = (uint16_t)((mf_rd16le(sc) >> 12) | ((mf_rd16le(sc + 2) >> 8) & 0x00f0) |
+                            ((mf_rd16le(sc + 4) >> 4) & 0x0f00) | (mf_rd16le(sc + 6) & 0xf000));
+    return f16_finite(h);
+}
+
+static bool block_ok(const qtype *t, const uint8_t *b)
+{
+    switch (t->dt) {
+    case MF_F32: return (mf_rd32le(b) & 0x7f800000u) != 0x7f800000u;
+    case MF_F16: return f16_finite(mf_rd16le(b));
+    case MF_BF16: return (mf_rd16le(b) & 0x7f80) != 0x7f80;
+    case MF_IQ1_M: return iq1_m_block_ok(b);
+    default: break;
+    }
+    scale_fields f = scales_of(t->dt);
+    return f16_finite(mf_rd16le(b + f.d)) && (f.m < 0 || f16_finite(mf_rd16le(b + f.m)));
+}
+
+int64_t mf_quant_first_invalid_row(mf_dtype dt, const void *q, int64_t nrows, int64_t n_per_row)
+{
+    const qtype *t = qtype_of(dt);
+    int64_t rb = t ? row_bytes(t, n_per_row) : -1;
+    if (rb < 0)
+        return -1;
+    const uint8_t *p = q;
+    const int64_t nblk = n_per_row / t->blck;
+    for (int64_t r = 0; r < nrows; r++)
+        for (int64_t b = 0; b < nblk; b++)
+            if (!block_ok(t, p + r * rb + b * t->bytes))
+                return r;
+    return -1;
 }

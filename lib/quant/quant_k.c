@@ -206,7 +206,7 @@ static void q3_finish(const float *x, int8_t *L, uint8_t *y)
     const float d_all = mq_get_f16(y + 108);
     for (int j = 0; j < QK_K / 16; ++j) {
         float d = d_all * q3_scale(sc, j);
-        if (!d)
+        if (!d || mq_simd_q3_group_levels(x + 16 * j, d, L + 16 * j))
             continue;
         for (int ii = 0; ii < 16; ++ii)
             L[16 * j + ii] = (int8_t)(mq_clamp(mq_nearest_int(x[16 * j + ii] / d), -4, 3) + 4);
@@ -227,8 +227,11 @@ static void q3_k_ref_block(const float *x, uint8_t *y)
     int8_t L[QK_K];
     float scales[QK_K / 16];
     float max_scale = 0, amax = 0;
+    for (int h = 0; h < 2; ++h)
+        if (!mq_simd_q3_quants8(16, 4, x + 128 * h, L + 128 * h, scales + 8 * h))
+            for (int j = 8 * h; j < 8 * h + 8; ++j)
+                scales[j] = mq_make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
     for (int j = 0; j < QK_K / 16; ++j) {
-        scales[j] = mq_make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
         float scale = fabsf(scales[j]);
         if (scale > amax) {
             amax = scale;
@@ -262,8 +265,9 @@ static void q3_k_imatrix_block(const float *x, uint8_t *y, const float *qw)
             sumw += weight[16 * j + l];
         sw[j] = sumw;
     }
-    for (int h = 0; h < 2; ++h)
-        mq_make_qx_quants8(16, 4, x + 128 * h, L + 128 * h, 1, weight + 128 * h, scales + 8 * h);
+    if (!mq_simd_qx_quants16(16, 4, x, L, 1, weight, scales))
+        for (int h = 0; h < 2; ++h)
+            mq_make_qx_quants8(16, 4, x + 128 * h, L + 128 * h, 1, weight + 128 * h, scales + 8 * h);
     uint8_t *sc = y + 96;
     memset(sc, 0, 12);
     float d_block = mq_make_qx_quants(QK_K / 16, 32, scales, Ls, 1, sw);
@@ -494,8 +498,9 @@ static void q6_k_block(const float *x, uint8_t *y, const float *qw)
     int8_t L[QK_K];
     float scales[QK_K / 16];
     float max_scale = 0, max_abs_scale = 0;
-    for (int h = 0; h < 2; ++h)
-        mq_make_qx_quants8(16, 32, x + 128 * h, L + 128 * h, 1, qw ? qw + 128 * h : NULL, scales + 8 * h);
+    if (!mq_simd_qx_quants16(16, 32, x, L, 1, qw, scales))
+        for (int h = 0; h < 2; ++h)
+            mq_make_qx_quants8(16, 32, x + 128 * h, L + 128 * h, 1, qw ? qw + 128 * h : NULL, scales + 8 * h);
     for (int ib = 0; ib < QK_K / 16; ++ib) {
         const float scale = scales[ib];
         const float abs_scale = fabsf(scale);

@@ -61,6 +61,8 @@ static void imatrix_weights(const float *xb, const float *qw, float sigma2, floa
 /* Packs 5-bit values: low nibbles into qs, bit 4 of L[j] into bit j of qh. */
 static void pack_q5(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
 {
+    if (mq_simd_pack_q5(L, qh4, qs))
+        return;
     uint32_t qh = 0;
     for (int j = 0; j < QK / 2; j++) {
         qs[j] = (uint8_t)((L[j] & 0x0F) | ((L[j + 16] & 0x0F) << 4));
@@ -72,6 +74,8 @@ static void pack_q5(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
 
 static void pack_q4(const uint8_t *L, uint8_t *qs)
 {
+    if (mq_simd_pack_q4(L, qs))
+        return;
     for (int j = 0; j < QK / 2; j++)
         qs[j] = (uint8_t)(L[j] | (L[j + 16] << 4));
 }
@@ -190,14 +194,19 @@ void mq_deq_q4_0(const uint8_t *x, float *y, int64_t n)
 static void q4_1_ref_block(const float *x, uint8_t *y)
 {
     float min, max;
-    min_max(x, &min, &max);
+    const bool simd = mq_simd_min_max32(x, &min, &max);
+    if (!simd)
+        min_max(x, &min, &max);
     const float d = (max - min) / 15;
     const float id = d ? 1.0f / d : 0.0f;
     uint8_t L[QK];
     mq_put_f16(y, d);
     mq_put_f16(y + 2, min);
-    for (int j = 0; j < QK; j++)
-        L[j] = (uint8_t)mq_min(15, mq_to_i8((x[j] - min) * id + 0.5f));
+    if (simd)
+        mq_simd_asym_levels32(x, min, id, 15, L);
+    else
+        for (int j = 0; j < QK; j++)
+            L[j] = (uint8_t)mq_min(15, mq_to_i8((x[j] - min) * id + 0.5f));
     pack_q4(L, y + 4);
 }
 
@@ -268,14 +277,19 @@ void mq_deq_q5_0(const uint8_t *x, float *y, int64_t n)
 static void q5_1_ref_block(const float *x, uint8_t *y)
 {
     float min, max;
-    min_max(x, &min, &max);
+    const bool simd = mq_simd_min_max32(x, &min, &max);
+    if (!simd)
+        min_max(x, &min, &max);
     const float d = (max - min) / 31;
     const float id = d ? 1.0f / d : 0.0f;
     uint8_t L[QK];
     mq_put_f16(y, d);
     mq_put_f16(y + 2, min);
-    for (int j = 0; j < QK; j++) /* (uint8_t)(x + 0.5f), no cap */
-        L[j] = mq_to_u8((x[j] - min) * id + 0.5f);
+    if (simd)
+        mq_simd_asym_levels32(x, min, id, -1, L);
+    else
+        for (int j = 0; j < QK; j++) /* (uint8_t)(x + 0.5f), no cap */
+            L[j] = mq_to_u8((x[j] - min) * id + 0.5f);
     pack_q5(L, y + 4, y + 8);
 }
 

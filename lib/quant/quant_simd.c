@@ -13,6 +13,8 @@
 #include "quant/qimpl.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <stdatomic.h>
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,7 +22,7 @@
 #define AVX2 __attribute__((target("avx2")))
 
 /* Low bytes of 8 int32 lanes, in order, as 8 bytes. */
-AVX2 static void store_low_bytes(__m256i v, uint8_t *out)
+AVX2 static inline __attribute__((always_inline)) void store_low_bytes(__m256i v, uint8_t *out)
 {
     const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1,
                                           -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
@@ -117,19 +119,241 @@ AVX2 static void offset_levels32_avx2(const float *x, float id, float bias, int 
     }
 }
 
-static bool have_avx2;
+/* min and max of 32 values, as the scalar scan finds them (x < min, x > max,
+ * first wins): false when a NaN is present or an extreme is zero (the
+ * scan keeps the first of +0/-0 seen, which the vector max may not). */
+AVX2 static bool min_max32_avx2(const float *x, float *pmin, float *pmax)
+{
+    __m256 lo = _mm256_loadu_ps(x), hi = lo, nan = _mm256_cmp_ps(lo, lo, _CMP_UNORD_Q);
+    for (int j = 8; j < 32; j += 8) {
+        __m256 v = _mm256_loadu_ps(x + j);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        lo = _mm256_min_ps(lo, v);
+        hi = _mm256_max_ps(hi, v);
+    }
+    if (_mm256_movemask_ps(nan))
+        return false;
+    __m128 l = _mm_min_ps(_mm256_castps256_ps128(lo), _mm256_extractf128_ps(lo, 1));
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(hi), _mm256_extractf128_ps(hi, 1));
+    l = _mm_min_ps(l, _mm_movehl_ps(l, l));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    l = _mm_min_ss(l, _mm_shuffle_ps(l, l, 1));
+    h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+    *pmin = _mm_cvtss_f32(l);
+    *pmax = _mm_cvtss_f32(h);
+    return *pmin != 0.0f && *pmax != 0.0f;
+}
+
+/* L[j] = (x[j] - min) * id + 0.5f converted as cvttss2si does, then the low
+ * byte: sign-extended and capped at cap (Q4_1: min(15, (int8_t)v)), or as
+ * is when cap < 0 (Q5_1: (uint8_t)v). */
+AVX2 static void asym_levels32_avx2(const float *x, float min, float id, int cap, uint8_t *L)
+{
+    const __m256 vmin = _mm256_set1_ps(min), vid = _mm256_set1_ps(id), half = _mm256_set1_ps(0.5f);
+    for (int j = 0; j < 32; j += 8) {
+        __m256 p = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), vmin), vid), half);
+        __m256i v = _mm256_cvttps_epi32(p);
+        if (cap >= 0)
+            v = _mm256_min_epi32(_mm256_srai_epi32(_mm256_slli_epi32(v, 24), 24), _mm256_set1_epi32(cap));
+        store_low_bytes(v, L + j);
+    }
+}
+
+/* pack_q4 / pack_q5 of quant_legacy.c: byte j of qs = L[j] | L[j+16] << 4
+ * (Q5: L[j] & 15 in the low nibble; Q4 ORs L[j] whole, as its scalar code);
+ * Q5's bit 4 of L[j] is bit j of qh. */
+AVX2 static void pack_nibbles_avx2(const uint8_t *L, uint8_t *qs, bool mask_low)
+{
+    const __m128i lo = _mm_loadu_si128((const __m128i *)L), hi = _mm_loadu_si128((const __m128i *)(L + 16));
+    const __m128i m = _mm_set1_epi8(0x0F);
+    __m128i v = _mm_or_si128(mask_low ? _mm_and_si128(lo, m) : lo, _mm_slli_epi16(_mm_and_si128(hi, m), 4));
+    _mm_storeu_si128((__m128i *)qs, v);
+}
+
+AVX2 static void pack_q5_avx2(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)L);
+    mf_wr32le(qh4, (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(v, 3)));
+    pack_nibbles_avx2(L, qs, true);
+}
+
+bool mq_simd_pack_q4(const uint8_t *L, uint8_t *qs)
+{
+    if (!mq_cpu_has_avx2())
+        return false;
+    pack_nibbles_avx2(L, qs, false);
+    return true;
+}
+
+bool mq_simd_pack_q5(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
+{
+    if (!mq_cpu_has_avx2())
+        return false;
+    pack_q5_avx2(L, qh4, qs);
+    return true;
+}
+
+/* ------------------------------------------------------------ ternary */
+
+/* max |x| of a 256-block and 1/max, when every value is finite and 1/max
+ * too: then |x * id| <= 1 + ulp, where lroundf is roundf (ties away from
+ * zero), which round_away_cvt rebuilds exactly. */
+AVX2 static bool tq_scale(const float *x, float *d, float *id)
+{
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 inf = _mm256_set1_ps(INFINITY);
+    __m256 m = _mm256_setzero_ps(), bad = _mm256_setzero_ps();
+    for (int j = 0; j < QK_K; j += 8) {
+        __m256 v = _mm256_and_ps(_mm256_loadu_ps(x + j), absmask);
+        bad = _mm256_or_ps(bad, _mm256_cmp_ps(v, inf, _CMP_NLT_UQ));
+        m = _mm256_max_ps(m, v);
+    }
+    if (_mm256_movemask_ps(bad))
+        return false;
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+    *d = _mm_cvtss_f32(h);
+    *id = *d ? 1.0f / *d : 0.0f;
+    return isfinite(*id);
+}
+
+/* trits (lroundf(x * id) + 1: 0, 1, 2) of 8 values */
+AVX2 static __m256i trits8(const float *x, __m256 vid)
+{
+    return _mm256_add_epi32(round_away_cvt(_mm256_mul_ps(_mm256_loadu_ps(x), vid)), _mm256_set1_epi32(1));
+}
+
+/* n trits at stride apart, base 3, first most significant (each step
+ * below 243: no byte wrap), scaled to a byte: ceil(q * 256 / 243), the
+ * integer division done in floats (exact: numerator < 2^16). */
+AVX2 static __m256i trit_bytes8(const float *x, int stride, int n, __m256 vid, bool times3)
+{
+    __m256i q = _mm256_setzero_si256();
+    for (int k = 0; k < n; ++k)
+        q = _mm256_add_epi32(_mm256_mullo_epi32(q, _mm256_set1_epi32(3)), trits8(x + k * stride, vid));
+    if (times3)
+        q = _mm256_mullo_epi32(q, _mm256_set1_epi32(3));
+    __m256i num = _mm256_add_epi32(_mm256_slli_epi32(q, 8), _mm256_set1_epi32(242));
+    return _mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(num), _mm256_set1_ps(243.0f)));
+}
+
+AVX2 static bool tq1_0_block_avx2(const float *x, uint8_t *y)
+{
+    float d, id;
+    if (!tq_scale(x, &d, &id))
+        return false;
+    const __m256 vid = _mm256_set1_ps(id);
+    mq_put_f16(y + 52, d);
+    for (int m = 0; m < 32; m += 8) /* bytes 0..31: elements m + 32k, k < 5 */
+        store_low_bytes(trit_bytes8(x + m, 32, 5, vid, false), y + m);
+    for (int m = 0; m < 16; m += 8) /* bytes 32..47: elements 160 + m + 16k */
+        store_low_bytes(trit_bytes8(x + 160 + m, 16, 5, vid, false), y + 32 + m);
+    /* qh: elements 240 + j + 4k, k < 4, j < 4; lanes 4..7 of the vector
+     * read the zero padding of a copy, never past the block */
+    float tail[32] = {0};
+    uint8_t qh[8];
+    memcpy(tail, x + 240, 16 * sizeof(float));
+    store_low_bytes(trit_bytes8(tail, 4, 4, vid, true), qh);
+    memcpy(y + 48, qh, 4);
+    return true;
+}
+
+AVX2 static bool tq2_0_block_avx2(const float *x, uint8_t *y)
+{
+    float d, id;
+    if (!tq_scale(x, &d, &id))
+        return false;
+    const __m256 vid = _mm256_set1_ps(id);
+    mq_put_f16(y + 64, d);
+    for (int j = 0; j < 64; j += 32, x += 128)
+        for (int m = 0; m < 32; m += 8) {
+            __m256i q = _mm256_setzero_si256();
+            for (int k = 0; k < 4; ++k)
+                q = _mm256_or_si256(q, _mm256_slli_epi32(trits8(x + m + 32 * k, vid), 2 * k));
+            store_low_bytes(q, y + j + m);
+        }
+    return true;
+}
+
+bool mq_simd_tq1_0_block(const float *x, uint8_t *y)
+{
+    return mq_cpu_has_avx2() && tq1_0_block_avx2(x, y);
+}
+
+bool mq_simd_tq2_0_block(const float *x, uint8_t *y)
+{
+    return mq_cpu_has_avx2() && tq2_0_block_avx2(x, y);
+}
+
+bool mq_simd_min_max32(const float *x, float *min, float *max)
+{
+    return mq_cpu_has_avx2() && min_max32_avx2(x, min, max);
+}
+
+void mq_simd_asym_levels32(const float *x, float min, float id, int cap, uint8_t *L)
+{
+    asym_levels32_avx2(x, min, id, cap, L);
+}
+
+/* vcvtph2ps is exact for every half; NaNs come back quiet with their
+ * payload, as mf_f16_to_f32 does. */
+__attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint8_t *src, float *dst, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + 2 * i))));
+    for (; i < n; i++)
+        dst[i] = mf_f16_to_f32(mf_rd16le(src + 2 * i));
+}
+
+static bool have_avx2, have_f16c, have_avx512;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+/* mf_quant_set_simd: the MF_QUANT_* kernels allowed from now on */
+static _Atomic unsigned simd_allowed = ~0u;
 
 static void cpu_probe(void)
 {
     __builtin_cpu_init();
-    have_avx2 = __builtin_cpu_supports("avx2") && !getenv("MFMT_NO_SIMD");
+    const bool off = getenv("MFMT_NO_SIMD") != NULL;
+    have_avx2 = __builtin_cpu_supports("avx2") && !off;
+    have_avx512 = have_avx2 && __builtin_cpu_supports("avx512f");
+    /* gcc 12's __builtin_cpu_supports has no "f16c"; CPUID.1:ECX bit 29 */
+    unsigned a, b, c, d;
+    have_f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx") && !off;
+}
+
+bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
+{
+    pthread_once(&cpu_once, cpu_probe);
+    if (!have_f16c || !(simd_allowed & MF_QUANT_F16C))
+        return false;
+    f16_to_f32_f16c(src, dst, n);
+    return true;
 }
 
 bool mq_cpu_has_avx2(void)
 {
     pthread_once(&cpu_once, cpu_probe);
-    return have_avx2;
+    return have_avx2 && (simd_allowed & MF_QUANT_AVX2);
+}
+
+bool mq_cpu_has_avx512(void)
+{
+    pthread_once(&cpu_once, cpu_probe);
+    return have_avx512 && (simd_allowed & MF_QUANT_AVX2) && (simd_allowed & MF_QUANT_AVX512);
+}
+
+unsigned mf_quant_set_simd(unsigned allowed)
+{
+    pthread_once(&cpu_once, cpu_probe);
+    return atomic_exchange(&simd_allowed, allowed);
+}
+
+unsigned mf_quant_simd_level(void)
+{
+    return (mq_cpu_has_avx2() ? MF_QUANT_AVX2 : 0) | (mq_cpu_has_avx512() ? MF_QUANT_AVX512 : 0) |
+           (have_f16c && (simd_allowed & MF_QUANT_F16C) ? MF_QUANT_F16C : 0);
 }
 
 bool mq_simd_q8_0(const float *x, uint8_t *y, int64_t n)
@@ -152,7 +376,154 @@ void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint
 
 #else
 
+/* pack_q4 / pack_q5 of quant_legacy.c: byte j of qs = L[j] | L[j+16] << 4
+ * (Q5: L[j] & 15 in the low nibble; Q4 ORs L[j] whole, as its scalar code);
+ * Q5's bit 4 of L[j] is bit j of qh. */
+AVX2 static void pack_nibbles_avx2(const uint8_t *L, uint8_t *qs, bool mask_low)
+{
+    const __m128i lo = _mm_loadu_si128((const __m128i *)L), hi = _mm_loadu_si128((const __m128i *)(L + 16));
+    const __m128i m = _mm_set1_epi8(0x0F);
+    __m128i v = _mm_or_si128(mask_low ? _mm_and_si128(lo, m) : lo, _mm_slli_epi16(_mm_and_si128(hi, m), 4));
+    _mm_storeu_si128((__m128i *)qs, v);
+}
+
+AVX2 static void pack_q5_avx2(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)L);
+    mf_wr32le(qh4, (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(v, 3)));
+    pack_nibbles_avx2(L, qs, true);
+}
+
+bool mq_simd_pack_q4(const uint8_t *L, uint8_t *qs)
+{
+    if (!mq_cpu_has_avx2())
+        return false;
+    pack_nibbles_avx2(L, qs, false);
+    return true;
+}
+
+bool mq_simd_pack_q5(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
+{
+    if (!mq_cpu_has_avx2())
+        return false;
+    pack_q5_avx2(L, qh4, qs);
+    return true;
+}
+
+/* ------------------------------------------------------------ ternary */
+
+/* max |x| of a 256-block and 1/max, when every value is finite and 1/max
+ * too: then |x * id| <= 1 + ulp, where lroundf is roundf (ties away from
+ * zero), which round_away_cvt rebuilds exactly. */
+AVX2 static bool tq_scale(const float *x, float *d, float *id)
+{
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 inf = _mm256_set1_ps(INFINITY);
+    __m256 m = _mm256_setzero_ps(), bad = _mm256_setzero_ps();
+    for (int j = 0; j < QK_K; j += 8) {
+        __m256 v = _mm256_and_ps(_mm256_loadu_ps(x + j), absmask);
+        bad = _mm256_or_ps(bad, _mm256_cmp_ps(v, inf, _CMP_NLT_UQ));
+        m = _mm256_max_ps(m, v);
+    }
+    if (_mm256_movemask_ps(bad))
+        return false;
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+    *d = _mm_cvtss_f32(h);
+    *id = *d ? 1.0f / *d : 0.0f;
+    return isfinite(*id);
+}
+
+/* trits (lroundf(x * id) + 1: 0, 1, 2) of 8 values */
+AVX2 static __m256i trits8(const float *x, __m256 vid)
+{
+    return _mm256_add_epi32(round_away_cvt(_mm256_mul_ps(_mm256_loadu_ps(x), vid)), _mm256_set1_epi32(1));
+}
+
+/* n trits at stride apart, base 3, first most significant (each step
+ * below 243: no byte wrap), scaled to a byte: ceil(q * 256 / 243), the
+ * integer division done in floats (exact: numerator < 2^16). */
+AVX2 static __m256i trit_bytes8(const float *x, int stride, int n, __m256 vid, bool times3)
+{
+    __m256i q = _mm256_setzero_si256();
+    for (int k = 0; k < n; ++k)
+        q = _mm256_add_epi32(_mm256_mullo_epi32(q, _mm256_set1_epi32(3)), trits8(x + k * stride, vid));
+    if (times3)
+        q = _mm256_mullo_epi32(q, _mm256_set1_epi32(3));
+    __m256i num = _mm256_add_epi32(_mm256_slli_epi32(q, 8), _mm256_set1_epi32(242));
+    return _mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(num), _mm256_set1_ps(243.0f)));
+}
+
+AVX2 static bool tq1_0_block_avx2(const float *x, uint8_t *y)
+{
+    float d, id;
+    if (!tq_scale(x, &d, &id))
+        return false;
+    const __m256 vid = _mm256_set1_ps(id);
+    mq_put_f16(y + 52, d);
+    for (int m = 0; m < 32; m += 8) /* bytes 0..31: elements m + 32k, k < 5 */
+        store_low_bytes(trit_bytes8(x + m, 32, 5, vid, false), y + m);
+    for (int m = 0; m < 16; m += 8) /* bytes 32..47: elements 160 + m + 16k */
+        store_low_bytes(trit_bytes8(x + 160 + m, 16, 5, vid, false), y + 32 + m);
+    /* qh: elements 240 + j + 4k, k < 4, j < 4; lanes 4..7 of the vector
+     * read the zero padding of a copy, never past the block */
+    float tail[32] = {0};
+    uint8_t qh[8];
+    memcpy(tail, x + 240, 16 * sizeof(float));
+    store_low_bytes(trit_bytes8(tail, 4, 4, vid, true), qh);
+    memcpy(y + 48, qh, 4);
+    return true;
+}
+
+AVX2 static bool tq2_0_block_avx2(const float *x, uint8_t *y)
+{
+    float d, id;
+    if (!tq_scale(x, &d, &id))
+        return false;
+    const __m256 vid = _mm256_set1_ps(id);
+    mq_put_f16(y + 64, d);
+    for (int j = 0; j < 64; j += 32, x += 128)
+        for (int m = 0; m < 32; m += 8) {
+            __m256i q = _mm256_setzero_si256();
+            for (int k = 0; k < 4; ++k)
+                q = _mm256_or_si256(q, _mm256_slli_epi32(trits8(x + m + 32 * k, vid), 2 * k));
+            store_low_bytes(q, y + j + m);
+        }
+    return true;
+}
+
+bool mq_simd_tq1_0_block(const float *x, uint8_t *y)
+{
+    return mq_cpu_has_avx2() && tq1_0_block_avx2(x, y);
+}
+
+bool mq_simd_tq2_0_block(const float *x, uint8_t *y)
+{
+    return mq_cpu_has_avx2() && tq2_0_block_avx2(x, y);
+}
+
+bool mq_simd_min_max32(const float *x, float *min, float *max)
+{
+    (void)x, (void)min, (void)max;
+    return false;
+}
+
+void mq_simd_asym_levels32(const float *x, float min, float id, int cap, uint8_t *L)
+{
+    (void)x, (void)min, (void)id, (void)cap, (void)L;
+}
+
 bool mq_cpu_has_avx2(void) { return false; }
+bool mq_cpu_has_avx512(void) { return false; }
+unsigned mf_quant_set_simd(unsigned allowed) { (void)allowed; return MF_QUANT_ALL; }
+unsigned mf_quant_simd_level(void) { return 0; }
+
+bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
+{
+    (void)src, (void)dst, (void)n;
+    return false;
+}
 
 bool mq_simd_max_by_abs32(const float *x, float *max)
 {

@@ -210,6 +210,84 @@ AVX2 static void qx8(int n, int nmax, const __m256 *x, const __m256 *w, __m256i 
     *scale_out = sel(scale, zero, tiny);
 }
 
+/* qx8 for groups whose values are all finite (the common case), with
+ * fewer operations per value and trial, same bits:
+ *  - with x finite and |x| <= |max|, |iscale * x| <= nmax + 1 < 2^22, where
+ *    nearest_int is round-half-to-even, so the level is
+ *    clamp(roundeven(iscale * x)) computed in floats (the integer levels
+ *    are exact there). A level -0.0 instead of 0 changes no sum: the sums
+ *    start at +0 and a sum only becomes -0 from -0 + -0. Lanes whose group
+ *    is all below GROUP_MAX_EPS (max may be 0) compute garbage that the
+ *    final mask discards, as in qx8.
+ *  - L is the levels of the last trial that won (scalar: recomputed from
+ *    that trial's iscale each time one wins), so only the winning inverse
+ *    scale is kept per lane and L computed once at the end;
+ *  - w * x[i] is the same product in every trial, computed once. */
+AVX2 static inline __m256 qx_levelf(__m256 iscale, __m256 x, __m256 lo, __m256 hi)
+{
+    __m256 r = _mm256_round_ps(_mm256_mul_ps(iscale, x), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_min_ps(_mm256_max_ps(r, lo), hi);
+}
+
+AVX2 static void qx8_finite(int n, int nmax, const __m256 *x, const __m256 *w, __m256i *L, __m256 *scale_out)
+{
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 lo = _mm256_set1_ps((float)-nmax), hi = _mm256_set1_ps((float)(nmax - 1));
+    __m256 max = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+        __m256 ax = _mm256_and_ps(x[i], absmask);
+        __m256 upd = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+        amax = sel(amax, ax, upd);
+        max = sel(max, x[i], upd);
+    }
+    const __m256 tiny = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    __m256 wx[32];
+    for (int i = 0; i < n; ++i)
+        wx[i] = _mm256_mul_ps(w[i], x[i]);
+    __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)-nmax), max), best_is = iscale;
+    __m256 sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+        __m256 l = qx_levelf(iscale, x[i], lo, hi);
+        sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(wx[i], l));
+        suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l), l));
+    }
+    /* suml2 ? sumlx/suml2 : 0 (NaN is true) */
+    __m256 scale = _mm256_and_ps(_mm256_div_ps(sumlx, suml2), _mm256_cmp_ps(suml2, zero, _CMP_NEQ_UQ));
+    __m256 best = _mm256_mul_ps(scale, sumlx);
+    for (int is = -9; is <= 9; ++is) {
+        if (is == 0)
+            continue;
+        iscale = _mm256_div_ps(_mm256_set1_ps(-(nmax + 0.1f * is)), max);
+        sumlx = suml2 = zero;
+        for (int i = 0; i < n; ++i) {
+            __m256 l = qx_levelf(iscale, x[i], lo, hi);
+            sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(wx[i], l));
+            suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l), l));
+        }
+        __m256 upd = _mm256_and_ps(_mm256_cmp_ps(suml2, zero, _CMP_GT_OQ),
+                                   _mm256_cmp_ps(_mm256_mul_ps(sumlx, sumlx), _mm256_mul_ps(best, suml2), _CMP_GT_OQ));
+        best_is = sel(best_is, iscale, upd);
+        scale = sel(scale, _mm256_div_ps(sumlx, suml2), upd);
+        best = sel(best, _mm256_mul_ps(scale, sumlx), upd);
+    }
+    for (int i = 0; i < n; ++i) {
+        __m256i l = _mm256_add_epi32(_mm256_cvtps_epi32(qx_levelf(best_is, x[i], lo, hi)), _mm256_set1_epi32(nmax));
+        L[i] = seli(l, _mm256_setzero_si256(), tiny);
+    }
+    *scale_out = sel(scale, zero, tiny);
+}
+
+/* all 8 x n values finite */
+AVX2 static bool all_finite(int n, const __m256 *x)
+{
+    const __m256 inf = _mm256_set1_ps(INFINITY), absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 bad = _mm256_setzero_ps();
+    for (int i = 0; i < n; ++i) /* NaN compares unordered: NLT is true */
+        bad = _mm256_or_ps(bad, _mm256_cmp_ps(_mm256_and_ps(x[i], absmask), inf, _CMP_NLT_UQ));
+    return !_mm256_movemask_ps(bad);
+}
+
 AVX2 static void qx_quants8_avx2(int n, int nmax, const float *x, int8_t *L, const float *qw, float *scales)
 {
     __m256 xt[32] = {0}, wt[32] = {0}, scale;
@@ -220,7 +298,10 @@ AVX2 static void qx_quants8_avx2(int n, int nmax, const float *x, int8_t *L, con
     else
         for (int i = 0; i < n; ++i)
             wt[i] = _mm256_mul_ps(xt[i], xt[i]);
-    qx8(n, nmax, xt, wt, Lv, &scale);
+    if (all_finite(n, xt))
+        qx8_finite(n, nmax, xt, wt, Lv, &scale);
+    else
+        qx8(n, nmax, xt, wt, Lv, &scale);
     store_levels(n, Lv, (uint8_t *)L);
     _mm256_storeu_ps(scales, scale);
 }
@@ -230,6 +311,191 @@ bool mq_simd_qx_quants8(int n, int nmax, const float *x, int8_t *L, int rmse_typ
     if (n < 1 || n > 32 || rmse_type != 1 || !mq_cpu_has_avx2())
         return false;
     qx_quants8_avx2(n, nmax, x, L, qw, scales);
+    return true;
+}
+
+AVX2 static void q3_8(int n, int nmax, const __m256 *x, __m256i *L, __m256 *scale_out);
+AVX2 static void q3_quants8_avx2(int n, int nmax, const float *x, int8_t *L, float *scales)
+{
+    __m256 xt[32] = {0}, scale;
+    __m256i Lv[32];
+    transpose_in(x, n, xt);
+    q3_8(n, nmax, xt, Lv, &scale);
+    store_levels(n, Lv, (uint8_t *)L);
+    _mm256_storeu_ps(scales, scale);
+}
+
+/* ------------------------------------------------------------ qx, 16 lanes */
+
+/* qx8_finite with AVX-512: sixteen groups (a whole Q6_K super-block) per
+ * vector, the same operations lane by lane. */
+#define AVX512 __attribute__((target("avx512f")))
+
+AVX512 static inline __m512 qx_levelf16(__m512 iscale, __m512 x, __m512 lo, __m512 hi)
+{
+    __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(iscale, x), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+}
+
+/* false when a value is not finite (the caller takes the 8-lane path) */
+AVX512 static bool qx_quants16_avx512(int n, int nmax, const float *xs, int8_t *L, const float *qw, float *scales)
+{
+    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32(n));
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512 inf = _mm512_set1_ps(INFINITY);
+    __m512 x[32], w[32], wx[32];
+    __mmask16 bad = 0;
+    for (int i = 0; i < n; ++i) {
+        x[i] = _mm512_i32gather_ps(idx, xs + i, 4);
+        bad |= _mm512_cmp_ps_mask(_mm512_abs_ps(x[i]), inf, _CMP_NLT_UQ);
+    }
+    if (bad)
+        return false;
+    for (int i = 0; i < n; ++i) {
+        w[i] = qw ? _mm512_i32gather_ps(idx, qw + i, 4) : _mm512_mul_ps(x[i], x[i]);
+        wx[i] = _mm512_mul_ps(w[i], x[i]);
+    }
+    const __m512 lo = _mm512_set1_ps((float)-nmax), hi = _mm512_set1_ps((float)(nmax - 1));
+    __m512 max = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+        __m512 ax = _mm512_abs_ps(x[i]);
+        __mmask16 upd = _mm512_cmp_ps_mask(ax, amax, _CMP_GT_OQ);
+        amax = _mm512_mask_blend_ps(upd, amax, ax);
+        max = _mm512_mask_blend_ps(upd, max, x[i]);
+    }
+    const __mmask16 tiny = _mm512_cmp_ps_mask(amax, _mm512_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    __m512 iscale = _mm512_div_ps(_mm512_set1_ps((float)-nmax), max), best_is = iscale;
+    __m512 sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+        __m512 l = qx_levelf16(iscale, x[i], lo, hi);
+        sumlx = _mm512_add_ps(sumlx, _mm512_mul_ps(wx[i], l));
+        suml2 = _mm512_add_ps(suml2, _mm512_mul_ps(_mm512_mul_ps(w[i], l), l));
+    }
+    /* suml2 ? sumlx/suml2 : 0 (NaN is true) */
+    __m512 scale = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(suml2, zero, _CMP_NEQ_UQ), _mm512_div_ps(sumlx, suml2));
+    __m512 best = _mm512_mul_ps(scale, sumlx);
+    for (int is = -9; is <= 9; ++is) {
+        if (is == 0)
+            continue;
+        iscale = _mm512_div_ps(_mm512_set1_ps(-(nmax + 0.1f * is)), max);
+        sumlx = suml2 = zero;
+        for (int i = 0; i < n; ++i) {
+            __m512 l = qx_levelf16(iscale, x[i], lo, hi);
+            sumlx = _mm512_add_ps(sumlx, _mm512_mul_ps(wx[i], l));
+            suml2 = _mm512_add_ps(suml2, _mm512_mul_ps(_mm512_mul_ps(w[i], l), l));
+        }
+        __mmask16 upd = _mm512_cmp_ps_mask(suml2, zero, _CMP_GT_OQ) &
+                        _mm512_cmp_ps_mask(_mm512_mul_ps(sumlx, sumlx), _mm512_mul_ps(best, suml2), _CMP_GT_OQ);
+        best_is = _mm512_mask_blend_ps(upd, best_is, iscale);
+        scale = _mm512_mask_blend_ps(upd, scale, _mm512_div_ps(sumlx, suml2));
+        best = _mm512_mask_blend_ps(upd, best, _mm512_mul_ps(scale, sumlx));
+    }
+    for (int i = 0; i < n; ++i) {
+        __m512i l = _mm512_add_epi32(_mm512_cvtps_epi32(qx_levelf16(best_is, x[i], lo, hi)), _mm512_set1_epi32(nmax));
+        l = _mm512_maskz_mov_epi32((__mmask16)~tiny, l);
+        int32_t lanes[16];
+        _mm512_storeu_si512(lanes, l);
+        for (int j = 0; j < 16; ++j)
+            L[j * n + i] = (int8_t)lanes[j];
+    }
+    _mm512_storeu_ps(scales, _mm512_maskz_mov_ps((__mmask16)~tiny, scale));
+    return true;
+}
+
+bool mq_simd_qx_quants16(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales)
+{
+    if (n < 1 || n > 32 || rmse_type != 1 || !mq_cpu_has_avx512())
+        return false;
+    return qx_quants16_avx512(n, nmax, x, L, qw, scales);
+}
+
+/* ------------------------------------------------------------ q3 */
+
+/* make_q3_quants(n, nmax, x, L) per lane (Q3_K without imatrix): the start
+ * of make_qx_quants, then passes moving single values. A lane whose pass
+ * changed nothing would change nothing in another pass (its state is the
+ * same), so passes run until no lane changes, at most 5, as the scalar
+ * loop's per-group break. Levels stay in the integer domain (nearest_int's
+ * bit trick), so any input gives the scalar bits. */
+AVX2 static void q3_8(int n, int nmax, const __m256 *x, __m256i *L, __m256 *scale_out)
+{
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 zero = _mm256_setzero_ps();
+    __m256 max = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+        __m256 ax = _mm256_and_ps(x[i], absmask);
+        __m256 upd = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+        amax = sel(amax, ax, upd);
+        max = sel(max, x[i], upd);
+    }
+    const __m256 tiny = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    const __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)-nmax), max);
+    __m256 w[32], wx[32], sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+        w[i] = _mm256_mul_ps(x[i], x[i]);
+        wx[i] = _mm256_mul_ps(w[i], x[i]);
+        L[i] = clamp8(nearest_int8(_mm256_mul_ps(iscale, x[i])), -nmax, nmax - 1);
+        __m256 lf = _mm256_cvtepi32_ps(L[i]);
+        sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(wx[i], lf));
+        suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], lf), lf));
+    }
+    __m256 active = _mm256_castsi256_ps(_mm256_set1_epi32(-1)); /* lanes still changing */
+    for (int itry = 0; itry < 5 && _mm256_movemask_ps(active); ++itry) {
+        __m256 changed = zero;
+        for (int i = 0; i < n; ++i) {
+            __m256 lf = _mm256_cvtepi32_ps(L[i]);
+            __m256 slx = _mm256_sub_ps(sumlx, _mm256_mul_ps(wx[i], lf));
+            __m256 pos = _mm256_and_ps(active, _mm256_cmp_ps(slx, zero, _CMP_GT_OQ));
+            if (!_mm256_movemask_ps(pos))
+                continue;
+            __m256 sl2 = _mm256_sub_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], lf), lf));
+            __m256i nl = clamp8(nearest_int8(_mm256_div_ps(_mm256_mul_ps(x[i], sl2), slx)), -nmax, nmax - 1);
+            __m256 diff = _mm256_andnot_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(nl, L[i])), pos);
+            __m256 nf = _mm256_cvtepi32_ps(nl);
+            slx = _mm256_add_ps(slx, _mm256_mul_ps(wx[i], nf));
+            sl2 = _mm256_add_ps(sl2, _mm256_mul_ps(_mm256_mul_ps(w[i], nf), nf));
+            __m256 better = _mm256_cmp_ps(_mm256_mul_ps(_mm256_mul_ps(slx, slx), suml2),
+                                          _mm256_mul_ps(_mm256_mul_ps(sumlx, sumlx), sl2), _CMP_GT_OQ);
+            __m256 take = _mm256_and_ps(_mm256_and_ps(diff, _mm256_cmp_ps(sl2, zero, _CMP_GT_OQ)), better);
+            L[i] = seli(L[i], nl, take);
+            sumlx = sel(sumlx, slx, take);
+            suml2 = sel(suml2, sl2, take);
+            changed = _mm256_or_ps(changed, take);
+        }
+        active = _mm256_and_ps(active, changed);
+    }
+    for (int i = 0; i < n; ++i)
+        L[i] = seli(_mm256_add_epi32(L[i], _mm256_set1_epi32(nmax)), _mm256_setzero_si256(), tiny);
+    *scale_out = sel(_mm256_div_ps(sumlx, suml2), zero, tiny);
+}
+
+bool mq_simd_q3_quants8(int n, int nmax, const float *x, int8_t *L, float *scales)
+{
+    if (n < 1 || n > 32 || !mq_cpu_has_avx2())
+        return false;
+    q3_quants8_avx2(n, nmax, x, L, scales);
+    return true;
+}
+
+/* Q3_K's final levels of one 16-value group: clamp(nearest_int(x / d),
+ * -4, 3) + 4, the same division in each lane. */
+AVX2 static void q3_group_levels_avx2(const float *x, float d, int8_t *L)
+{
+    const __m256 vd = _mm256_set1_ps(d);
+    for (int k = 0; k < 16; k += 8) {
+        __m256i l = clamp8(nearest_int8(_mm256_div_ps(_mm256_loadu_ps(x + k), vd)), -4, 3);
+        l = _mm256_add_epi32(l, _mm256_set1_epi32(4));
+        __m128i p = _mm_packs_epi32(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1));
+        _mm_storel_epi64((__m128i *)(L + k), _mm_packs_epi16(p, p));
+    }
+}
+
+bool mq_simd_q3_group_levels(const float *x, float d, int8_t *L)
+{
+    if (!mq_cpu_has_avx2())
+        return false;
+    q3_group_levels_avx2(x, d, L);
     return true;
 }
 
@@ -309,6 +575,14 @@ bool mq_simd_iq4_scales8(const float *x, const float *weight, const int8_t *valu
 }
 
 #else
+
+bool mq_simd_qx_quants16(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw, float *scales)
+{
+    return false;
+}
+
+bool mq_simd_q3_quants8(int n, int nmax, const float *x, int8_t *L, float *scales) { return false; }
+bool mq_simd_q3_group_levels(const float *x, float d, int8_t *L) { return false; }
 
 bool mq_simd_iq4_scales8(const float *x, const float *weight, const int8_t *values, int ntry, float *scales)
 {

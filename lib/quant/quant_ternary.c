@@ -63,7 +63,8 @@ void mq_quant_tq1_0(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
     (void)qw;
     for (int64_t i = 0; i < n / QK_K; ++i)
-        tq1_0_block(x + i * QK_K, y + i * 54);
+        if (!mq_simd_tq1_0_block(x + i * QK_K, y + i * 54))
+            tq1_0_block(x + i * QK_K, y + i * 54);
 }
 
 /* Trit number k (0 = most significant) of a scaled byte. */
@@ -110,7 +111,8 @@ void mq_quant_tq2_0(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
     (void)qw;
     for (int64_t i = 0; i < n / QK_K; ++i)
-        tq2_0_block(x + i * QK_K, y + i * 66);
+        if (!mq_simd_tq2_0_block(x + i * QK_K, y + i * 66))
+            tq2_0_block(x + i * QK_K, y + i * 66);
 }
 
 void mq_deq_tq2_0(const uint8_t *x, float *y, int64_t n)

@@ -268,18 +268,11 @@ static int build_infos(const mf_model *m, const mf_rewrite *rw, const mf_gguf_la
     return 0;
 }
 
-/* The output may replace the input itself, never another file it reads. */
+/* The output may replace the input itself, never another file it reads
+ * (the shared rule, core/atomic.c). */
 static int check_output(const mf_model *m, const char *out, mf_status *st)
 {
-    struct stat so, si;
-    if (stat(out, &so) != 0)
-        return 0;
-    for (size_t i = 1; i < m->n_files; i++)
-        if (stat(m->files[i].path, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-            return mf_fail(st, MF_ERR_USAGE, out, -1,
-                           "is %s, another file of the input: refusing to overwrite it",
-                           m->files[i].path);
-    return 0;
+    return mf_output_check_replacing(m, m->files[0].path, out, st);
 }
 
 static int write_edited(const mf_model *m, const mf_rewrite *rw, const mf_gguf_layout *l,

@@ -236,7 +236,7 @@ static const char *unsupported_filter(walker *w, const h5_pipeline *pl)
     for (int i = 0; i < pl->n; i++) {
         uint16_t id = pl->f[i].id;
         /* an optional filter may have been skipped chunk by chunk */
-        if (id != 1 && id != 2 && id != 3 && !(pl->f[i].flags & 1))
+        if (!h5_filter_known(id) && !(pl->f[i].flags & 1))
             return mf_arena_printf(w->m->arena, "filter %s (id %u) is not supported",
                                    pl->f[i].name, id);
     }

@@ -426,6 +426,41 @@ static int cmp_chunk(const void *a, const void *b)
     return x->lin < y->lin ? -1 : x->lin > y->lin;
 }
 
+static int cmp_chunk_addr(const void *a, const void *b)
+{
+    const h5_chunk *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* HDF5 never stores two chunks in the same bytes. Records that share or
+ * overlap storage would let a small file stand for any number of decoded
+ * chunks (a chunk bomb): refused, naming both. */
+static int check_no_overlap(h5_file *f, const h5_dset *d, const h5_chunks *list)
+{
+    if (list->n < 2)
+        return 0;
+    uint64_t raw = d->esize;
+    for (int i = 0; i < d->space.ndims; i++)
+        if (mf_mul_ovf(raw, d->layout.chunk[i], &raw))
+            return h5_fail_at(f, 0, "dataset %s: chunk size overflows", d->name);
+    h5_chunk *v = malloc(list->n * sizeof(h5_chunk));
+    if (!v)
+        return mf_oom(f->st, f->label);
+    memcpy(v, list->v, list->n * sizeof(h5_chunk));
+    qsort(v, list->n, sizeof(h5_chunk), cmp_chunk_addr);
+    int rc = 0;
+    for (size_t i = 1; i < list->n && rc == 0; i++) {
+        uint64_t len = d->pipeline.n > 0 ? v[i - 1].size : raw, end;
+        if (mf_add_ovf(v[i - 1].addr, len, &end) || end > v[i].addr)
+            rc = h5_fail_at(f, f->base_addr + v[i].addr,
+                            "dataset %s: chunks %llu and %llu share stored bytes (at %llu)",
+                            d->name, (unsigned long long)v[i - 1].lin,
+                            (unsigned long long)v[i].lin, (unsigned long long)v[i].addr);
+    }
+    free(v);
+    return rc;
+}
+
 int h5_chunks_list(h5_file *f, const h5_dset *d, h5_chunks *out)
 {
     lister l = {.f = f, .d = d, .out = out, .filtered = d->pipeline.n > 0};
@@ -458,5 +493,5 @@ int h5_chunks_list(h5_file *f, const h5_dset *d, h5_chunks *out)
         if (out->v[i].lin == out->v[i - 1].lin)
             return h5_fail_at(f, f->base_addr + lay->addr, "dataset %s: two records for chunk %llu",
                               d->name, (unsigned long long)out->v[i].lin);
-    return 0;
+    return check_no_overlap(f, d, out);
 }

@@ -1,5 +1,6 @@
 /* hdf5_filters.c - undoing a chunk's filter pipeline: deflate (zlib),
- * shuffle, fletcher32 (checked). Filters run in reverse order on read; a
+ * shuffle, fletcher32 (checked); szip, scale-offset and blosc in
+ * hdf5_codecs.c. Filters run in reverse order on read; a
  * filter whose bit is set in the chunk's filter mask was skipped on write.
  * Spec: "The Data Storage - Filter Pipeline Message"; HDF5's H5Z filters. */
 #include "formats/hdf5/hdf5_int.h"
@@ -105,6 +106,20 @@ int h5_filters_decode(h5_file *f, const h5_dset *d, const h5_chunk *c, const uin
             which ^= 1;
             break;
         }
+        case 4:     /* szip */
+        case 6:     /* scale-offset */
+        case 32001: { /* blosc (PyTables) */
+            uint64_t got = 0;
+            int rc = fl->id == 4 ? h5_unszip(f, d, fl, cur, len, scratch[which], chunk_bytes, &got)
+                     : fl->id == 6 ? h5_unscaleoffset(f, d, fl, cur, len, scratch[which], chunk_bytes, &got)
+                                   : h5_unblosc(f, d, fl, cur, len, scratch[which], chunk_bytes, &got);
+            if (rc)
+                return -1;
+            cur = scratch[which];
+            len = got;
+            which ^= 1;
+            break;
+        }
         default:
             return mf_fail(f->st, MF_ERR_UNSUPPORTED, f->label, -1,
                            "dataset %s: filter %s (id %u) is not supported", d->name, fl->name,
@@ -114,4 +129,9 @@ int h5_filters_decode(h5_file *f, const h5_dset *d, const h5_chunk *c, const uin
     *out = cur;
     *out_len = len;
     return 0;
+}
+
+bool h5_filter_known(uint16_t id)
+{
+    return id == 1 || id == 2 || id == 3 || id == 4 || id == 6 || id == 32001;
 }

@@ -200,7 +200,7 @@ typedef struct h5_filter {
     uint16_t flags;        /* bit 0: optional */
     const char *name;
     uint32_t n_values;
-    uint32_t values[8];    /* the first client data values */
+    uint32_t values[20];   /* the first client data values (scale-offset has 20) */
 } h5_filter;
 
 typedef struct h5_pipeline {
@@ -270,6 +270,17 @@ int h5_chunks_list(h5_file *f, const h5_dset *d, h5_chunks *out);
 int h5_filters_decode(h5_file *f, const h5_dset *d, const h5_chunk *c, const uint8_t *in,
                       uint64_t in_len, uint64_t chunk_bytes, uint8_t *scratch[2],
                       const uint8_t **out, uint64_t *out_len);
+/* The codecs of hdf5_codecs.c: one filter undone from `in` (n bytes) into
+ * `out` (cap bytes, the chunk size); *got is the decoded length. */
+int h5_unblosc(h5_file *f, const h5_dset *d, const h5_filter *fl, const uint8_t *in,
+               uint64_t n, uint8_t *out, uint64_t cap, uint64_t *got);
+int h5_unszip(h5_file *f, const h5_dset *d, const h5_filter *fl, const uint8_t *in,
+              uint64_t n, uint8_t *out, uint64_t cap, uint64_t *got);
+int h5_unscaleoffset(h5_file *f, const h5_dset *d, const h5_filter *fl, const uint8_t *in,
+                     uint64_t n, uint8_t *out, uint64_t cap, uint64_t *got);
+/* Whether mfmt decodes filter `id`. */
+bool h5_filter_known(uint16_t id);
+
 /* The canonical bytes of a dataset that is not plainly mapped. */
 int h5_dset_stream(const h5_dset *d, mf_sink_fn sink, void *ctx, mf_status *st);
 

@@ -222,7 +222,7 @@ int h5_pipeline_parse(h5_file *f, const uint8_t *p, uint64_t n, uint64_t pos, mf
             uint32_t v;
             if (mf_cur_u32(&c, &v, "client data"))
                 return -1;
-            if (k < 8)
+            if (k < sizeof(fl->values) / sizeof(fl->values[0]))
                 fl->values[k] = v;
         }
         if (ver == 1 && (nvals & 1) && mf_cur_skip(&c, 4, "client data padding"))

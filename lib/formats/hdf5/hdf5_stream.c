@@ -12,6 +12,20 @@
 #include <stdlib.h>
 
 enum { UNIT_CAP = 64 << 20, FILL_BUF = 1 << 20 };
+/* Fill value mfmt synthesises for never-written storage beyond the size of
+ * the file itself: a 1.4 KB file may declare a 2^20 x 2^20 dataset with no
+ * chunk written, and streaming its 4 TiB of fill would hang every hash,
+ * diff and convert. Work stays bounded by what the file holds. */
+#define FILL_ALLOWANCE (256ull << 20)
+/* Filtered chunks: decoded bytes per stored byte. Deflate cannot pass
+ * 1032:1, but blosc (zstd) keeps a 4 MiB chunk of zeros in 244 bytes
+ * (17000:1) and scale-offset a chunk of equal values in 21: PyTables
+ * writes a 1.25 GiB array of zeros into 94 KB, and that must read. A file
+ * of thousands of such chunks, though, stands for terabytes: beyond
+ * RATIO_FREE of output (tens of seconds of work) a dataset must keep to
+ * RATIO_MAX. */
+#define RATIO_MAX 4096ull
+#define RATIO_FREE (16ull << 30)
 /* Largest chunk mfmt decodes (HDF5 limits chunks to 4 GB). */
 #define CHUNK_CAP (1ull << 32)
 
@@ -323,6 +337,60 @@ static int stream_chunked(assembler *a, mf_sink_fn sink, void *ctx)
     return rc;
 }
 
+/* Refuses a dataset whose unwritten part (bytes that would be fill value)
+ * exceeds the allowance and the file's own size. */
+static int check_fill_bound(h5_file *f, const h5_dset *d, uint64_t nbytes, uint64_t fill_bytes)
+{
+    uint64_t limit = f->size > FILL_ALLOWANCE ? f->size : FILL_ALLOWANCE;
+    if (fill_bytes <= limit)
+        return 0;
+    return mf_fail(f->st, MF_ERR_UNSUPPORTED, f->label, -1,
+                   "dataset %s: %llu of its %llu bytes were never written (fill value); mfmt "
+                   "synthesises at most %llu bytes of fill value from a %llu-byte file: refused",
+                   d->name, (unsigned long long)fill_bytes, (unsigned long long)nbytes,
+                   (unsigned long long)limit, (unsigned long long)f->size);
+}
+
+/* Bytes of the chunk grid that no stored chunk covers (an upper bound:
+ * edge chunks count whole). */
+static uint64_t unwritten_bytes(const assembler *a, uint64_t nbytes)
+{
+    uint64_t total = 1, missing, bytes;
+    for (int i = 0; i < a->r; i++)
+        if (mf_mul_ovf(total, a->nch[i], &total))
+            return nbytes;
+    if (a->implicit)
+        missing = a->d->layout.addr == H5_UNDEF ? total : 0;
+    else
+        missing = total - (a->list.n < total ? a->list.n : total);
+    if (mf_mul_ovf(missing, a->chunk_bytes, &bytes))
+        return nbytes;
+    return bytes < nbytes ? bytes : nbytes;
+}
+
+/* Refuses filtered chunks that together decode to far more than they store. */
+static int check_ratio(const assembler *a)
+{
+    if (a->d->pipeline.n == 0 || a->implicit || a->list.n == 0)
+        return 0;
+    uint64_t stored = 0, decoded, limit;
+    for (size_t i = 0; i < a->list.n; i++)
+        stored += a->list.v[i].size; /* each inside the file: no overflow */
+    if (mf_mul_ovf(a->list.n, a->chunk_bytes, &decoded))
+        decoded = UINT64_MAX;
+    if (mf_mul_ovf(stored, RATIO_MAX, &limit))
+        limit = UINT64_MAX;
+    if (limit < RATIO_FREE)
+        limit = RATIO_FREE;
+    if (decoded <= limit)
+        return 0;
+    return mf_fail(a->f->st, MF_ERR_UNSUPPORTED, a->f->label, -1,
+                   "dataset %s: %zu chunks store %llu bytes but decode to %llu, more than "
+                   "%llu:1 beyond %llu bytes: refused", a->d->name, a->list.n,
+                   (unsigned long long)stored, (unsigned long long)decoded,
+                   (unsigned long long)RATIO_MAX, (unsigned long long)RATIO_FREE);
+}
+
 int h5_dset_stream(const h5_dset *d, mf_sink_fn sink, void *ctx, mf_status *st)
 {
     h5_file f = *d->file; /* a copy: this call's status, its own budget */
@@ -338,9 +406,13 @@ int h5_dset_stream(const h5_dset *d, mf_sink_fn sink, void *ctx, mf_status *st)
     if (nbytes == 0)
         return 0;
     if (d->layout.cls != H5L_CHUNKED)
-        return stream_fill(d, nbytes, sink, ctx, st);
+        return check_fill_bound(&f, d, nbytes, nbytes) ? -1 : stream_fill(d, nbytes, sink, ctx, st);
     assembler a = {.f = &f, .d = d};
     int rc = setup(&a);
+    if (rc == 0)
+        rc = check_fill_bound(&f, d, nbytes, unwritten_bytes(&a, nbytes));
+    if (rc == 0)
+        rc = check_ratio(&a);
     if (rc == 0)
         rc = stream_chunked(&a, sink, ctx);
     MF_VEC_FREE(a.list);

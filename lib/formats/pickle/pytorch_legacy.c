@@ -5,8 +5,8 @@
  * object, the sorted storage keys), then each storage in key order as an
  * 8-byte element count followed by its elements. Persistent ids are
  * ('storage', storage_type, root_key, location, numel, view_metadata). */
-#include "core/tar.h"
 #include "formats/formats.h"
+#include "core/tar.h"
 #include "formats/pickle/pytorch.h"
 
 #include <stdlib.h>
@@ -318,38 +318,6 @@ static int probe_legacy(mf_probe *p)
                               "PyTorch legacy (magic number spelled otherwise)");
     return MF_PROBE_NO;
 }
-
-/* torch.load's first try: Python's tarfile (core/tar.h). A legacy torch
- * checkpoint has members storages, tensors and pickle. */
-static int probe_tar(mf_probe *p)
-{
-    if (!mf_tar_probe(p->b, p->size))
-        return MF_PROBE_NO;
-    mf_arena *a = mf_arena_new();
-    mf_status st;
-    mf_status_init(&st);
-    mf_tar t;
-    int r = MF_PROBE_NO;
-    if (a && mf_tar_open(&t, p->b, p->size, p->path, a, &st) == 0) {
-        if (mf_tar_find(&t, "pickle") && mf_tar_find(&t, "storages"))
-            r = mf_probe_found(p, MF_FMT_PYTORCH_PICKLE, "PyTorch legacy tar (%zu members)", t.n);
-    }
-    mf_status_clear(&st);
-    mf_arena_free(a);
-    return r;
-}
-
-/* The same reader, registered a second time for its tar probe, which must
- * run before HDF5's (a tar's first member's data sits at byte 512). */
-const mf_reader mf_reader_pytorch_tar = {
-    .format = MF_FMT_PYTORCH_PICKLE,
-    .name = "pytorch-pickle",
-    .probe = probe_tar,
-    .open = open_legacy,
-    .stream = pt_stream,
-    .close = pt_close,
-    .is_mapping = mf_pytorch_is_mapping,
-};
 
 const mf_reader mf_reader_pytorch_pickle = {
     .format = MF_FMT_PYTORCH_PICKLE,

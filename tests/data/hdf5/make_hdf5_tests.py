@@ -9,18 +9,11 @@ archive with a deflated model.weights.h5.
 Run: python3 make_hdf5_tests.py (in this folder). Deterministic inputs."""
 import hashlib, json, os, zipfile, io
 import numpy as np
+from fixture_common import canon, NAMES
 import h5py
 
 out = []
 
-def canon(a):
-    a = np.ascontiguousarray(a)
-    if a.dtype.byteorder == '>':
-        a = a.astype(a.dtype.newbyteorder('<'))
-    return hashlib.sha256(a.tobytes()).hexdigest()
-
-NAMES = {'f2': 'F16', 'f4': 'F32', 'f8': 'F64', 'i1': 'I8', 'i2': 'I16', 'i4': 'I32',
-         'i8': 'I64', 'u1': 'U8', 'u2': 'U16', 'u4': 'U32', 'u8': 'U64', 'b1': 'BOOL'}
 
 def tensors_of(path):
     ts = []

@@ -1,0 +1,202 @@
+/* test_quant_simd.c - the vector kernels (chosen at run time) give the
+ * scalar kernels' bytes: every quantizable type, with and without an
+ * importance matrix, on random rows and on edge values (all-zero blocks,
+ * ties that round either way, huge and tiny magnitudes, subnormals, single
+ * outliers, NaN/inf blocks), through mf_quant_set_simd; F16C conversion of
+ * all 65536 halves; quantizing straight from F16/BF16 rows equals converting
+ * first. On a CPU without AVX2 both sides are the scalar code (still run). */
+#include "testlib.h"
+
+#include "core/core.h"
+#include "quant/quant.h"
+
+#include <float.h>
+#include <math.h>
+
+#define N 512   /* values per row: two super-blocks */
+#define ROWS 48
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static float unif(void) { return (float)(next() >> 40) * 0x1p-24f - 0.5f; }
+
+/* Row r of the input: a different kind of data per row. */
+static void fill_row(float *x, int r)
+{
+    int kind = r % 12;
+    for (int i = 0; i < N; i++) {
+        float g = (unif() + unif() + unif() + unif()) * 0.035f;
+        switch (kind) {
+        case 0: x[i] = g; break;                                  /* weights-like */
+        case 1: x[i] = (i / 32) % 2 ? g : 0.0f; break;            /* all-zero blocks between */
+        case 2: x[i] = (float)((int)(next() % 17) - 8) * 0.5f; break; /* ties: halves */
+        case 3: x[i] = (float)((int)(next() % 33) - 16); break;   /* small integers */
+        case 4: x[i] = g * 1e30f; break;                          /* huge */
+        case 5: x[i] = g * 1e-30f; break;                         /* tiny */
+        case 6: x[i] = (float)(next() % 7) * 0x1p-140f; break;    /* subnormal */
+        case 7: x[i] = i % 97 == 5 ? 300.0f : g; break;           /* outliers */
+        case 8: x[i] = i % 32 == 0 ? -1.0f : i % 32 == 1 ? 1.0f : 0.0f; break; /* equal magnitudes */
+        case 9: x[i] = (i / 16) % 3 == 0 ? 65504.0f * (i % 2 ? 1 : -1) : g; break; /* F16 extremes */
+        case 10: x[i] = g + 0.5f; break;                          /* all positive */
+        default: x[i] = i == 40 ? NAN : i == 300 ? INFINITY : g; break; /* non-finite blocks */
+        }
+    }
+}
+
+static void test_types(void)
+{
+    float *x = malloc(sizeof(float) * N * ROWS), w[N];
+    uint8_t *a = malloc(8 * N * ROWS), *b = malloc(8 * N * ROWS);
+    for (int r = 0; r < ROWS; r++)
+        fill_row(x + r * N, r);
+    for (int i = 0; i < N; i++)
+        w[i] = i % 5 == 0 ? 0.0f : 0.25f + (float)((i * 7919) % 97) / 16.0f; /* zero weights too */
+    int types = 0;
+    for (int dt = 0; dt < 64; dt++) {
+        if (!mf_can_quantize((mf_dtype)dt))
+            continue;
+        types++;
+        const mf_dtype_info *di = mf_dtype_info_of((mf_dtype)dt);
+        size_t qbytes = (size_t)ROWS * (N / di->block_elems) * di->block_bytes;
+        for (int im = 0; im < 2; im++) {
+            if (!im && mf_quant_requires_imatrix((mf_dtype)dt))
+                continue;
+            memset(b, 0x55, qbytes);
+            mf_quant_set_simd(0);
+            int rb = mf_quantize_rows((mf_dtype)dt, x, b, ROWS, N, im ? w : NULL);
+            /* every vector tier against the scalar code: all kernels, then
+             * without AVX-512 (the AVX2 kernels an AVX-512 CPU skips) */
+            static const unsigned tiers[] = {MF_QUANT_ALL, MF_QUANT_AVX2 | MF_QUANT_F16C};
+            for (int t = 0; t < 2; t++) {
+                memset(a, 0xAA, qbytes);
+                mf_quant_set_simd(tiers[t]);
+                int ra = mf_quantize_rows((mf_dtype)dt, x, a, ROWS, N, im ? w : NULL);
+                int bad_rows = 0;
+                size_t rowb = qbytes / ROWS;
+                for (int r = 0; r < ROWS; r++)
+                    bad_rows += memcmp(a + r * rowb, b + r * rowb, rowb) != 0;
+                CHECKF(ra == 0 && rb == 0 && bad_rows == 0, "%s%s, %s: %d of %d rows differ from the scalar code",
+                       mf_dtype_name((mf_dtype)dt), im ? " (imatrix)" : "", t ? "AVX2" : "all kernels", bad_rows,
+                       ROWS);
+            }
+            mf_quant_set_simd(MF_QUANT_ALL);
+        }
+    }
+    CHECKF(types >= 24, "only %d quantizable types", types);
+    free(x), free(a), free(b);
+}
+
+static void test_f16c(void)
+{
+    uint8_t h[2 * 65536];
+    for (int i = 0; i < 65536; i++)
+        mf_wr16le(h + 2 * i, (uint16_t)i);
+    float *v = malloc(sizeof(float) * 65536), *s = malloc(sizeof(float) * 65536);
+    mf_quant_set_simd(MF_QUANT_ALL);
+    CHECK(mf_dequantize_row(MF_F16, h, v, 65536) == 0);
+    mf_quant_set_simd(0);
+    CHECK(mf_dequantize_row(MF_F16, h, s, 65536) == 0);
+    mf_quant_set_simd(MF_QUANT_ALL);
+    int bad = 0;
+    for (int i = 0; i < 65536; i++) {
+        float ref = mf_f16_to_f32((uint16_t)i);
+        bad += memcmp(&v[i], &ref, 4) != 0 || memcmp(&s[i], &ref, 4) != 0;
+    }
+    CHECKF(bad == 0, "%d halves convert differently (F16C: %s)", bad,
+           mf_quant_simd_level() & MF_QUANT_F16C ? "yes" : "no");
+    /* odd lengths and unaligned starts take the scalar tail */
+    CHECK(mf_dequantize_row(MF_F16, h + 2 * 77, v, 13) == 0 && memcmp(&v[12], &s[89], 4) == 0);
+    free(v), free(s);
+}
+
+/* mf_quantize_rows_from(F16/BF16 rows) == converting to F32 first, for any
+ * thread count, at an odd address. */
+static void test_from_stored(void)
+{
+    enum { R = 40 };
+    uint8_t *h = malloc(2 * N * R + 1), *q1 = malloc(4 * N * R), *q2 = malloc(4 * N * R);
+    float *f = malloc(sizeof(float) * N * R);
+    const mf_dtype srcs[] = {MF_F16, MF_BF16}, dsts[] = {MF_Q4_0, MF_Q6_K, MF_Q3_K, MF_IQ4_XS, MF_Q8_0};
+    for (int s = 0; s < 2; s++) {
+        for (int i = 0; i < N * R; i++) {
+            float g = (unif() + unif()) * 0.05f;
+            mf_wr16le(h + 1 + 2 * i, srcs[s] == MF_F16 ? mf_f32_to_f16(g) : mf_f32_to_bf16(g));
+        }
+        CHECK(mf_dequantize_row(srcs[s], h + 1, f, N * R) == 0);
+        for (size_t d = 0; d < sizeof(dsts) / sizeof(dsts[0]); d++) {
+            const mf_dtype_info *di = mf_dtype_info_of(dsts[d]);
+            size_t qb = (size_t)R * (N / di->block_elems) * di->block_bytes;
+            CHECK(mf_quantize_rows(dsts[d], f, q1, R, N, NULL) == 0);
+            for (int nt = 1; nt <= 3; nt++) {
+                memset(q2, 0, qb);
+                CHECK(mf_quantize_rows_from(dsts[d], srcs[s], h + 1, q2, R, N, NULL, nt) == 0);
+                CHECKF(memcmp(q1, q2, qb) == 0, "%s from %s, %d threads", mf_dtype_name(dsts[d]),
+                       mf_dtype_name(srcs[s]), nt);
+            }
+            mf_quant_task *k = NULL;
+            memset(q2, 0, qb);
+            CHECK(mf_quant_task_start(&k, dsts[d], srcs[s], h + 1, q2, R, N, NULL, 2) == 0);
+            CHECK(mf_quant_task_wait(k) == 0 && memcmp(q1, q2, qb) == 0);
+        }
+    }
+    /* bad arguments are refused */
+    mf_quant_task *k = NULL;
+    CHECK(mf_quant_task_start(&k, MF_Q4_0, MF_F16, h, q2, R, 33, NULL, 2) == -1 && k == NULL);
+    CHECK(mf_quantize_rows_from(MF_Q4_0, MF_Q8_1, h, q2, R, N, NULL, 2) == -1);
+    CHECK(mf_quantize_rows_from(MF_Q4_0, MF_F16, h, q2, 0, N, NULL, 2) == 0);
+    free(h), free(q1), free(q2), free(f);
+}
+
+/* ggml_validate_row_data: a row is refused exactly when one of its blocks
+ * has a non-finite scale; the dequantized values say the same. */
+static void test_validate(void)
+{
+    float x[N * 4];
+    float *y = malloc(sizeof(float) * N * 4);
+    uint8_t *q = malloc(8 * N * 4);
+    for (int i = 0; i < N * 4; i++)
+        x[i] = (unif() + unif()) * 0.05f;
+    x[2 * N + 7] = 1e6f; /* row 2 overflows F16 scales */
+    int checked = 0, bad = 0;
+    for (int dt = 0; dt < 64; dt++) {
+        if (!mf_can_quantize((mf_dtype)dt) || mf_quant_requires_imatrix((mf_dtype)dt))
+            continue;
+        if (mf_quantize_rows((mf_dtype)dt, x, q, 4, N, NULL) || mf_dequantize_row((mf_dtype)dt, q, y, N * 4))
+            continue;
+        int64_t want = -1;
+        for (int r = 0; r < 4 && want < 0; r++)
+            for (int i = 0; i < N; i++)
+                if (!isfinite(y[r * N + i])) {
+                    want = r;
+                    break;
+                }
+        checked++;
+        int64_t got = mf_quant_first_invalid_row((mf_dtype)dt, q, 4, N);
+        if (got != want) {
+            bad++;
+            fprintf(stderr, "  %s: first invalid row %lld, the values say %lld\n", mf_dtype_name((mf_dtype)dt),
+                    (long long)got, (long long)want);
+        }
+    }
+    CHECKF(checked >= 20 && bad == 0, "%d of %d types validate differently", bad, checked);
+    free(y), free(q);
+}
+
+int main(void)
+{
+    unsigned lvl = mf_quant_simd_level();
+    printf("vector kernels here: %s%s%s%s\n", lvl & MF_QUANT_AVX2 ? "AVX2 " : "", lvl & MF_QUANT_AVX512 ? "AVX-512 " : "",
+           lvl & MF_QUANT_F16C ? "F16C" : "", lvl ? "" : "(none)");
+    test_types();
+    test_f16c();
+    test_from_stored();
+    test_validate();
+    return tl_report("quant_simd");
+}
