@@ -78,6 +78,7 @@ tests-build: $(BUILD)/mfmt $(BUILD)/libmfmt.so $(TEST_BIN)
 check: tests-build
 	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN) \
 	  tests/check_layers.sh tests/check_cli.sh tests/check_readme.sh
+	@sh tests/npy_diff.sh $(BUILD)/mfmt
 
 # doc/mfmt.1's per-command options, from the option tables (cli/cmd_*.c)
 man: $(BUILD)/mfmt

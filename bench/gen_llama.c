@@ -4,7 +4,11 @@
  * (12 2048 5632 32000: 0.66B parameters, 1.3 GB). `square`: as many KV heads
  * as heads, no norm vectors and no output.weight (tied to token_embd), so
  * `1 4096 4096 4096 square` is 8 F16 tensors of 4096x4096 (256 MiB), the
- * input of bench/quant_types.sh. llama-quantize loads both kinds. */
+ * input of bench/quant_types.sh. llama-quantize loads both kinds. Or, for
+ * the HF -> GGUF benchmark, the same model as a Hugging Face directory
+ * (model.safetensors with the transformers names, F16, and config.json; the
+ * tokenizer files are the caller's):
+ *   gen_llama --hf DIR N_LAYER HIDDEN FFN VOCAB */
 #include "core/core.h"
 
 #include <stdlib.h>
@@ -75,10 +79,61 @@ static mf_kv kv_u32(const char *k, uint64_t v)
     return kv;
 }
 
+/* The GGUF names as transformers' LlamaForCausalLM calls them. */
+static void hf_names(mf_arena *a, mf_out_tensor *ts, size_t n)
+{
+    static const struct { const char *gguf, *hf; } map[] = {
+        {"attn_norm", "input_layernorm"}, {"attn_q", "self_attn.q_proj"}, {"attn_k", "self_attn.k_proj"},
+        {"attn_v", "self_attn.v_proj"}, {"attn_output", "self_attn.o_proj"},
+        {"ffn_norm", "post_attention_layernorm"}, {"ffn_gate", "mlp.gate_proj"}, {"ffn_up", "mlp.up_proj"},
+        {"ffn_down", "mlp.down_proj"},
+    };
+    for (size_t i = 0; i < n; i++) {
+        const char *g = ts[i].name;
+        int l;
+        char kind[64];
+        if (!strcmp(g, "token_embd.weight")) {
+            ts[i].name = "model.embed_tokens.weight";
+        } else if (!strcmp(g, "output_norm.weight")) {
+            ts[i].name = "model.norm.weight";
+        } else if (!strcmp(g, "output.weight")) {
+            ts[i].name = "lm_head.weight";
+        } else if (sscanf(g, "blk.%d.%63[a-z_].weight", &l, kind) == 2) {
+            for (size_t k = 0; k < sizeof(map) / sizeof(map[0]); k++)
+                if (!strcmp(kind, map[k].gguf))
+                    ts[i].name = mf_arena_printf(a, "model.layers.%d.%s.weight", l, map[k].hf);
+        }
+    }
+}
+
+static int write_hf_config(const char *dir, int nl, int64_t hid, int64_t ffn, int64_t voc, int64_t heads,
+                           int64_t kv_heads)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"bos_token_id\": 1,\n"
+               "  \"eos_token_id\": 2,\n  \"hidden_size\": %lld,\n  \"intermediate_size\": %lld,\n"
+               "  \"max_position_embeddings\": 4096,\n  \"model_type\": \"llama\",\n"
+               "  \"num_attention_heads\": %lld,\n  \"num_hidden_layers\": %d,\n"
+               "  \"num_key_value_heads\": %lld,\n  \"rms_norm_eps\": 1e-05,\n  \"rope_theta\": 10000.0,\n"
+               "  \"tie_word_embeddings\": false,\n  \"torch_dtype\": \"float16\",\n  \"vocab_size\": %lld\n}\n",
+            (long long)hid, (long long)ffn, (long long)heads, nl, (long long)kv_heads, (long long)voc);
+    return fclose(f) ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 6 && !(argc == 7 && strcmp(argv[6], "square") == 0)) {
-        fprintf(stderr, "usage: gen_llama OUT.gguf N_LAYER HIDDEN FFN VOCAB [square]\n");
+    bool hf = argc == 7 && !strcmp(argv[1], "--hf");
+    if (hf) {
+        argv++;
+        argc--;
+    }
+    if (argc != 6 && !(argc == 7 && !hf && strcmp(argv[6], "square") == 0)) {
+        fprintf(stderr, "usage: gen_llama OUT.gguf N_LAYER HIDDEN FFN VOCAB [square]\n"
+                        "       gen_llama --hf DIR N_LAYER HIDDEN FFN VOCAB\n");
         return 2;
     }
     const bool square = argc == 7;
@@ -127,7 +182,19 @@ int main(int argc, char **argv)
     gen g = {0x9e3779b97f4a7c15ull, ts};
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_gguf_write(argv[1], ts, n, meta, k, fill, &g, &st);
+    int rc;
+    if (hf) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/model.safetensors", argv[1]);
+        hf_names(a, ts, n);
+        rc = write_hf_config(argv[1], nl, hid, ffn, voc, heads, kv_heads);
+        if (rc)
+            fprintf(stderr, "gen_llama: cannot write %s/config.json\n", argv[1]);
+        else
+            rc = mf_safetensors_write(path, ts, n, NULL, 0, fill, &g, &st);
+    } else {
+        rc = mf_gguf_write(argv[1], ts, n, meta, k, fill, &g, &st);
+    }
     if (rc)
         fprintf(stderr, "gen_llama: %s\n", st.msg);
     mf_status_clear(&st);

@@ -6,6 +6,8 @@
 #include "hf_cli.h"
 
 #include <stdlib.h>
+#include <strings.h>
+#include <unistd.h>
 
 typedef struct convert_args {
     const char *in, *out, *to, *key, *shard_size;
@@ -72,7 +74,8 @@ static int to_gguf(const convert_args *a)
     if (a->key || a->shard_size || a->include_optimizer)
         return cli_usage_error("convert", "--key, --max-shard-size and --include-optimizer are "
                                           "for safetensors output");
-    int threads = 1;
+    long online = sysconf(_SC_NPROCESSORS_ONLN); /* the default of mfmt quantize */
+    int threads = online < 1 ? 1 : online > 64 ? 64 : (int)online;
     if (a->threads) {
         char *end;
         long n = strtol(a->threads, &end, 10);
@@ -83,12 +86,59 @@ static int to_gguf(const convert_args *a)
     return cli_convert_dir_to_gguf(a->in, a->out, a->type, threads);
 }
 
+static int on_hf_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    cli_progress *p = ctx;
+    if (!p->total)
+        cli_progress_start(p, "writing", total);
+    cli_progress_add(p, done - p->done);
+    return 0;
+}
+
+/* A GGUF to a Hugging Face directory: OUT ends with '/' or --to hf. */
+static int to_hf_dir(const convert_args *a)
+{
+    mf_convert_hf_opts o;
+    mf_convert_hf_opts_init(&o);
+    o.progress = on_hf_progress;
+    if (a->threads || a->key || a->include_optimizer)
+        return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "
+                                          "options of GGUF -> Hugging Face");
+    if (a->type) {
+        const char *v = a->type;
+        o.dtype = !strcasecmp(v, "f32") ? MF_F32 : !strcasecmp(v, "f16") ? MF_F16
+                : !strcasecmp(v, "bf16") ? MF_BF16 : MF_DTYPE_INVALID;
+        if (o.dtype == MF_DTYPE_INVALID)
+            return cli_usage_error("convert", "--dtype takes f32, f16 or bf16");
+    }
+    if (a->shard_size && mf_parse_size(a->shard_size, &o.max_shard_size))
+        return cli_usage_error("convert", "--max-shard-size: cannot read \"%s\"", a->shard_size);
+    cli_progress prog = {0};
+    o.progress_user = &prog;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_convert_to_hf(a->in, a->out, &o, &st);
+    if (prog.on || prog.total)
+        cli_progress_end(&prog);
+    if (rc) {
+        rc = cli_report(&st);
+    } else {
+        fprintf(stderr, "wrote %s: config.json, generation_config.json, tokenizer files, "
+                        "model card, %s\n",
+                a->out, o.max_shard_size ? "weights (sharded past --max-shard-size)"
+                                         : "model.safetensors");
+    }
+    mf_status_clear(&st);
+    return rc;
+}
+
 static const struct {
     const char *name, *ext;
     convert_target run;
 } targets[] = {
     {"safetensors", ".safetensors", to_safetensors},
     {"gguf", ".gguf", to_gguf},
+    {"hf", "/", to_hf_dir},
 };
 
 #define N_TARGETS (sizeof(targets) / sizeof(targets[0]))
@@ -182,25 +232,28 @@ static int run_convert(const cli_args *args)
     if (!run)
         return cli_usage_error("convert", a.to ? "--to %s: not a format mfmt writes"
                                                : "cannot tell the output format of %s: "
-                                                 "name it .safetensors or .gguf, or give --to",
+                                                 "name it .safetensors, .gguf or DIR/, or give --to",
                                a.to ? a.to : a.out);
     int rc = check_safety(&a);
     return rc ? rc : run(&a);
 }
 
 static const cli_opt opts[] = {
-    {"--to", NULL, "FORMAT", "safetensors or gguf (default: from OUT's extension)"},
+    {"--to", NULL, "FORMAT", "safetensors, gguf or hf (default: from OUT: .safetensors, .gguf, "
+                             "a trailing /)"},
     {"--key", NULL, "PATH", "safetensors: the tensors under this key of a checkpoint (state_dict)"},
-    {"--max-shard-size", NULL, "SIZE", "safetensors: shards of at most SIZE (5GB, 2GiB) and an "
-                                       "index, as Hugging Face writes them"},
+    {"--max-shard-size", NULL, "SIZE", "safetensors and HF directory: shards of at most SIZE "
+                                       "(5GB, 2GiB) and an index, as Hugging Face writes them"},
     {"--include-optimizer", NULL, NULL, "safetensors: keep a checkpoint's optimizer state"},
     {"--allow-unsafe", NULL, NULL, "convert a file the scan calls dangerous (nothing in it is run)"},
     {"--type", "--outtype --dtype", "T", "GGUF: f32, f16 (default), bf16, q8_0, auto or a "
-                                         "llama-quantize type (Q4_K_M, ...)"},
-    {"--threads", NULL, "N", "GGUF: threads for quantizing"},
+                                         "llama-quantize type (Q4_K_M, ...); HF directory: "
+                                         "f32, f16 or bf16"},
+    {"--threads", NULL, "N", "GGUF: threads (default: the processors online)"},
     {0},
 };
 
 const cli_cmd cli_cmd_convert = {
     "convert", run_convert, "IN OUT",
-    "to safetensors (any model) or GGUF (an HF directory), running nothing it holds", opts, NULL};
+    "to safetensors (any model), GGUF (an HF directory) or an HF directory (a GGUF, OUT/), "
+    "running nothing it holds", opts, NULL};

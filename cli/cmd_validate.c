@@ -7,6 +7,24 @@ typedef struct val_out {
     json_t *files;
 } val_out;
 
+/* A file 2..n of a GGUF split set, opened alone: llama.cpp loads the set
+ * from its first file, so its load rules are checked there. */
+static bool is_later_shard(const mf_model *m)
+{
+    const mf_value *v = mf_meta_get(m, "split.no");
+    return v && v->type == MF_V_U16 && v->as.u > 0;
+}
+
+static void print_problem(void *ctx, const char *msg)
+{
+    fprintf(stderr, "  %s: %s\n", (const char *)ctx, msg);
+}
+
+static void add_problem(void *ctx, const char *msg)
+{
+    json_array_append_new(ctx, json_string(msg));
+}
+
 static json_t *strings_json(const mf_status *st)
 {
     json_t *arr = json_array();
@@ -51,6 +69,10 @@ static int validate_one(val_out *o, const char *path)
     int problems = report ? cli_hf_load_report_text(report, m, "", &st) : 0;
     if (report && report != stdout)
         fclose(report);
+    /* a GGUF model: what llama.cpp's loader would refuse */
+    size_t refused = 0;
+    if (problems == 0 && mf_model_format(m) == MF_FMT_GGUF && !is_later_shard(m))
+        refused = mf_llama_load_problems(m, NULL, NULL);
     size_t nt = mf_model_tensor_count(m), nn = mf_model_note_count(m);
     if (structured) {
         json_t *warn = json_array();
@@ -63,11 +85,21 @@ static int validate_one(val_out *o, const char *path)
             json_object_set_new(j, "problems",
                                 problems < 0 ? strings_json(&st)
                                              : json_pack("[s]", "the weights do not match config.json"));
+        if (refused) {
+            json_t *pr = json_array();
+            mf_llama_load_problems(m, add_problem, pr);
+            json_object_set_new(j, "valid", json_false());
+            json_object_set_new(j, "problems", pr);
+        }
         emit_json(o, j);
     } else if (problems != 0) {
         if (problems < 0)
             cli_report(&st);
         fprintf(stderr, "%s: INVALID, the weights do not match config.json (load report above)\n", path);
+    } else if (refused) {
+        fprintf(stderr, "%s: INVALID for llama.cpp (c392e509), %zu problem%s:\n", path, refused,
+                refused == 1 ? "" : "s");
+        mf_llama_load_problems(m, print_problem, "llama.cpp would refuse it");
     } else {
         if (!o->quiet) {
             char prefix[4200];
@@ -79,7 +111,7 @@ static int validate_one(val_out *o, const char *path)
                    cli_version_text(m)[0] ? " " : "", cli_version_text(m), nt, nt == 1 ? "" : "s",
                    nn ? ", with warnings" : "");
     }
-    if (problems != 0)
+    if (problems != 0 || refused)
         rc = EXIT_BAD_INPUT;
     mf_close(m);
     mf_status_clear(&st);

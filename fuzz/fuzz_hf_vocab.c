@@ -2,8 +2,9 @@
  * (lib/ops/convert_vocab.c) and the hf-dir tokenizer summary
  * (lib/formats/hf/hf_tokenizer.c) over arbitrary tokenizer.json and
  * tokenizer_config.json texts (the input split at its first NUL byte),
- * in a scratch directory with a fixed config.json. */
-#include "ops/hf_ops.h"
+ * in a scratch directory with a fixed config.json; the input's length picks
+ * the architecture whose vocabulary rules run (every conv_vocab kind). */
+#include "ops/convert_arch.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -40,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *cfg = json_pack("{s:i, s:i}", "vocab_size", 64, "bos_token_id", 1);
     mf_kvlist kv;
     if (cfg && mf_kvlist_init(&kv) == 0) {
-        mf_hf_vocab_keys(dir, cfg, true, &kv, &st);
+        const conv_arch *a = &conv_archs[size % conv_n_archs];
+        mf_hf_vocab_keys(dir, cfg, &(mf_hf_vocab_opts){.kind = (int)a->vocab, .arch = a->name}, &kv, &st);
         mf_kvlist_free(&kv);
     }
     json_decref(cfg);

@@ -1,7 +1,9 @@
 /* fuzz_keras.c - libFuzzer harness for the Keras 3 reader: the input is
  * opened as a `.keras` archive (zip with config.json, metadata.json and
  * model.weights.h5, STORED or DEFLATED), every tensor hashed, and its
- * Lambda layers listed. */
+ * Lambda layers and module references listed (a config that cannot be
+ * read as Python's json would may fail the listing, with a format error:
+ * the scanner's `unknown`; nothing else may). */
 #include "fuzz_common.h"
 
 #include "core/core.h"
@@ -23,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_NO_SCAN};
     if (mf_open(path, &o, &m, &st) == 0) {
         size_t n = 0;
-        if (mf_keras_find_lambdas(m, count_lambda, &n, &st) < 0)
+        if (mf_keras_find_lambdas(m, count_lambda, &n, &st) < 0 &&
+            (st.code != MF_ERR_FORMAT || !strstr(st.msg, "Python's json")))
             abort();
         mf_close(m);
     }

@@ -10,9 +10,12 @@
 #include "core/core.h"
 #include "formats/formats.h"
 #include "ops/hf_ops.h"
+#include "ops/quant_mix.h"
+#include "ops/quantize.h"
 
 #include <dirent.h>
 #include <jansson.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 static const char *vtype_name(mf_vtype t)
@@ -149,10 +152,12 @@ static int compare_tensors(const char *name, const mf_model *m, json_t *e, int *
     return bad;
 }
 
-static void run_one(const char *shared, const char *file, const char *tmp)
+/* folder: "convert-ref" (sources under ../shared) or "convert-ref-arch"
+ * (sources "shared/dirs/X" inside the folder). */
+static void run_one(const char *shared, const char *folder, const char *file, const char *tmp)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/convert-ref/%s", shared, file);
+    snprintf(path, sizeof(path), "%s/%s/%s", shared, folder, file);
     json_t *e = json_load_file(path, 0, NULL);
     CHECKF(e != NULL, "%s: unreadable", path);
     if (!e)
@@ -160,13 +165,16 @@ static void run_one(const char *shared, const char *file, const char *tmp)
     const char *source = json_string_value(json_object_get(e, "source"));
     const char *outtype = json_string_value(json_object_get(e, "outtype"));
     char src[4096], out[4200];
-    snprintf(src, sizeof(src), "%s/%s", shared, source ? source : "?");
+    if (source && !strncmp(source, "shared/", 7))
+        snprintf(src, sizeof(src), "%s/%s/%s", shared, folder, source + 7);
+    else
+        snprintf(src, sizeof(src), "%s/%s", shared, source ? source : "?");
     snprintf(out, sizeof(out), "%s/%s.gguf", tmp, file);
     mf_status st;
     mf_status_init(&st);
     int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = outtype}, &st);
     if (rc && st.code == MF_ERR_UNSUPPORTED && !mf_reader_for(MF_FMT_PYTORCH_ZIP)) {
-        printf("convert-ref %-36s skipped: .bin weights need the PyTorch reader\n", file);
+        printf("%s %-36s skipped: .bin weights need the PyTorch reader\n", folder, file);
         mf_status_clear(&st);
         json_decref(e);
         return;
@@ -186,7 +194,7 @@ static void run_one(const char *shared, const char *file, const char *tmp)
         mf_hash_file(out, MF_SHA256, fh, &st);
         mf_status_clear(&st);
         bool same = !strcmp(fh, json_string_value(json_object_get(e, "sha256")));
-        printf("convert-ref %-36s tensors %2d/%-2zu keys %2d/%-2zu file %s\n", file, tok,
+        printf("%s %-36s tensors %3d/%-3zu keys %2d/%-2zu file %s\n", folder, file, tok,
                json_array_size(json_object_get(e, "tensors")), kok,
                json_array_size(json_object_get(e, "metadata")), same ? "byte-identical" : "DIFFERS");
         CHECKF(bad == 0, "%s: %d mismatches with llama.cpp's converter", file, bad);
@@ -197,19 +205,70 @@ static void run_one(const char *shared, const char *file, const char *tmp)
     json_decref(e);
 }
 
-int main(void)
+/* A mix in the same pass gives exactly the bytes of quantizing the F16
+ * conversion with mfmt quantize (llama-quantize's rules per architecture). */
+static void check_mix(const char *src, const char *name, const char *mix, const char *tmp)
 {
-    const char *shared = tl_shared_dir();
-    char dir[4096];
-    if (!shared) {
-        printf("convert-ref: ../shared not present; nothing to check\n");
-        return tl_report("convert_ref");
+    char a[4200], f[4200], b[4200];
+    snprintf(a, sizeof(a), "%s/%s-%s-one-pass.gguf", tmp, name, mix);
+    snprintf(f, sizeof(f), "%s/%s-f16.gguf", tmp, name);
+    snprintf(b, sizeof(b), "%s/%s-%s-quantized.gguf", tmp, name, mix);
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_convert_to_gguf(src, a, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = mix}, &st);
+    CHECKF(rc == 0, "%s as %s: %s", name, mix, st.msg);
+    mf_status_clear(&st);
+    rc = rc ? rc : mf_convert_to_gguf(src, f, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16"}, &st);
+    mf_quantize_opts o;
+    mf_quantize_opts_init(&o, mf_ftype_parse(mix));
+    mf_quantize_result res;
+    rc = rc ? rc : mf_quantize_file(f, b, &o, NULL, NULL, &res, &st);
+    CHECKF(rc == 0, "%s: f16 + quantize %s: %s", name, mix, st.msg);
+    mf_status_clear(&st);
+    char ha[129] = "a", hb[129] = "b";
+    if (rc == 0) {
+        mf_hash_file(a, MF_SHA256, ha, &st);
+        mf_hash_file(b, MF_SHA256, hb, &st);
+        mf_status_clear(&st);
+        printf("mix %-28s %-7s one pass %s f16 + quantize\n", name, mix, strcmp(ha, hb) ? "DIFFERS from" : "==");
+        CHECKF(!strcmp(ha, hb), "%s as %s in one pass differs from f16 + quantize", name, mix);
     }
-    snprintf(dir, sizeof(dir), "%s/convert-ref", shared);
+    unlink(a);
+    unlink(f);
+    unlink(b);
+}
+
+/* Every directory of ../shared/convert-ref-arch/dirs, as Q4_K_M. */
+static void run_mixes(const char *shared)
+{
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/convert-ref-arch/dirs", shared);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char tmp[] = "/tmp/mfmt-convert-mix-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char src[4400];
+        snprintf(src, sizeof(src), "%s/%s", dir, de->d_name);
+        if (de->d_name[0] == '.' || !mf_is_dir(src))
+            continue;
+        check_mix(src, de->d_name, "Q4_K_M", tmp);
+    }
+    closedir(d);
+    rmdir(tmp);
+}
+
+/* Every NAME.expected.json of ../shared/FOLDER; at least min_files. */
+static void run_folder(const char *shared, const char *folder, size_t min_files)
+{
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/%s", shared, folder);
     DIR *d = opendir(dir);
     if (!d) {
-        printf("convert-ref: %s not present; nothing to check\n", dir);
-        return tl_report("convert_ref");
+        printf("%s: %s not present; nothing to check\n", folder, dir);
+        return;
     }
     char tmp[] = "/tmp/mfmt-convert-ref-XXXXXX";
     CHECK(mkdtemp(tmp) != NULL);
@@ -229,11 +288,197 @@ int main(void)
                 names[i] = names[j];
                 names[j] = t;
             }
-    CHECKF(n >= 15, "convert-ref holds %zu reference files", n);
+    CHECKF(n >= min_files, "%s holds %zu reference files", folder, n);
     for (size_t i = 0; i < n; i++) {
-        run_one(shared, names[i], tmp);
+        run_one(shared, folder, names[i], tmp);
         free(names[i]);
     }
     rmdir(tmp);
+}
+
+/* A python3 with numpy (the variant generator's one need), or NULL. */
+static const char *python_with_numpy(void)
+{
+    static const char *const cands[] = {"python3", "/usr/bin/python3", NULL};
+    for (size_t i = 0; cands[i]; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof(cmd), "%s -c 'import numpy' >/dev/null 2>&1", cands[i]);
+        if (system(cmd) == 0)
+            return cands[i];
+    }
+    return NULL;
+}
+
+/* Each directory converted with a mix in one pass against llama-quantize's
+ * own output on the llama.cpp converter's F16 file (llama_quantize.json);
+ * variants: NULL when they could not be generated. */
+static void run_llama_quantize(const char *shared, const char *variants)
+{
+    json_t *e = json_load_file("tests/data/hf_arch/llama_quantize.json", 0, NULL);
+    CHECKF(e != NULL, "tests/data/hf_arch/llama_quantize.json unreadable");
+    char tmp[] = "/tmp/mfmt-convert-lq-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    const char *key;
+    json_t *v;
+    int same = 0, total = 0;
+    json_object_foreach(json_object_get(e, "outputs"), key, v) {
+        const char *d = json_string_value(json_object_get(v, "dir")), *t = json_string_value(json_object_get(v, "type"));
+        bool variant = !strcmp(json_string_value(json_object_get(v, "kind")), "variant");
+        if (variant && !variants)
+            continue;
+        char src[4400], out[4400], h[129] = "";
+        if (variant)
+            snprintf(src, sizeof(src), "%s/%s", variants, d);
+        else
+            snprintf(src, sizeof(src), "%s/convert-ref-arch/dirs/%s", shared, d);
+        snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t}, &st);
+        CHECKF(rc == 0, "%s: %s", key, st.msg);
+        mf_status_clear(&st);
+        if (rc == 0)
+            mf_hash_file(out, MF_SHA256, h, &st);
+        mf_status_clear(&st);
+        bool ok = !strcmp(h, json_string_value(json_object_get(v, "sha256")));
+        total++;
+        same += ok;
+        CHECKF(ok, "%s as %s in one pass differs from llama-quantize on the converter's F16 file", d, t);
+        unlink(out);
+    }
+    printf("llama-quantize: %d of %d one-pass mixes byte-identical to llama-quantize's output\n", same, total);
+    CHECK(total >= (variants ? 100 : 90));
+    rmdir(tmp);
+    json_decref(e);
+}
+
+/* Variant-B directories (tests/data/hf_arch/gen_variants.py: other layer
+ * counts, KV heads, dtypes, tying, 2 shards, rounding-edge values) against
+ * the sha256 of llama.cpp's own converter output on them (variants.json),
+ * and each quantized in one pass as mfmt quantize does the F16 file. */
+static void run_variants(const char *shared)
+{
+    const char *py = python_with_numpy();
+    if (!py) {
+        printf("hf-arch variants: skipped (no python3 with numpy to generate them)\n");
+        run_llama_quantize(shared, NULL);
+        return;
+    }
+    json_t *e = json_load_file("tests/data/hf_arch/variants.json", 0, NULL);
+    CHECKF(e != NULL, "tests/data/hf_arch/variants.json unreadable");
+    if (!e)
+        return;
+    char tmp[] = "/tmp/mfmt-convert-var-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    char cmd[8192];
+    snprintf(cmd, sizeof(cmd), "%s tests/data/hf_arch/gen_variants.py %s/convert-ref-arch/dirs %s >/dev/null", py,
+             shared, tmp);
+    CHECKF(system(cmd) == 0, "%s failed", cmd);
+    const char *key;
+    json_t *v;
+    int same = 0, total = 0;
+    json_object_foreach(json_object_get(e, "outputs"), key, v) {
+        const char *d = json_string_value(json_object_get(v, "dir")), *t = json_string_value(json_object_get(v, "outtype"));
+        char src[4400], out[4400];
+        snprintf(src, sizeof(src), "%s/%s", tmp, d ? d : "?");
+        snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t}, &st);
+        CHECKF(rc == 0, "%s: %s", key, st.msg);
+        mf_status_clear(&st);
+        char h[129] = "";
+        if (rc == 0)
+            mf_hash_file(out, MF_SHA256, h, &st);
+        mf_status_clear(&st);
+        bool ok = !strcmp(h, json_string_value(json_object_get(v, "sha256")));
+        total++;
+        same += ok;
+        printf("hf-arch variant %-24s %-5s %s\n", d, t, ok ? "byte-identical to llama.cpp's converter" : "DIFFERS");
+        CHECKF(ok, "%s: differs from llama.cpp's converter output", key);
+        unlink(out);
+        if (!strcmp(t, "f16"))
+            check_mix(src, d, "Q4_K_M", tmp);
+    }
+    printf("hf-arch variants: %d of %d byte-identical\n", same, total);
+    CHECKF(total >= 19, "variants.json lists %d outputs", total);
+    run_llama_quantize(shared, tmp);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    CHECK(system(cmd) == 0);
+    json_decref(e);
+}
+
+/* A copy of reference directory `name` with config.json's key set to the
+ * JSON value `value`; converting it must fail naming `want`. */
+static void refused_as(const char *shared, const char *name, const char *key, const char *value, const char *type,
+                       const char *want)
+{
+    char tmp[] = "/tmp/mfmt-convert-bad-XXXXXX", cmd[8192], cfgp[4200], out[4200];
+    CHECK(mkdtemp(tmp) != NULL);
+    snprintf(cmd, sizeof(cmd), "cp -r %s/convert-ref-arch/dirs/%s %s/", shared, name, tmp);
+    CHECK(system(cmd) == 0);
+    snprintf(cfgp, sizeof(cfgp), "%s/%s/config.json", tmp, name);
+    json_t *cfg = json_load_file(cfgp, 0, NULL), *v = json_loads(value, JSON_DECODE_ANY, NULL);
+    CHECK(cfg && v);
+    json_object_set_new(cfg, key, v);
+    CHECK(json_dump_file(cfg, cfgp, 0) == 0);
+    json_decref(cfg);
+    snprintf(out, sizeof(out), "%s/out.gguf", tmp);
+    mf_status st;
+    mf_status_init(&st);
+    snprintf(cmd, sizeof(cmd), "%s/%s", tmp, name);
+    int rc = mf_convert_to_gguf(cmd, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = type}, &st);
+    CHECKF(rc != 0 && strstr(st.msg, want), "%s with %s = %s: rc %d, \"%s\" (wanted \"%s\")", name, key, value, rc,
+           st.msg, want);
+    CHECKF(access(out, F_OK) != 0, "%s: a failed conversion left %s", name, out);
+    mf_status_clear(&st);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    CHECK(system(cmd) == 0);
+}
+
+static void refused_with(const char *shared, const char *name, const char *key, const char *value,
+                         const char *want)
+{
+    refused_as(shared, name, key, value, "f16", want);
+}
+
+/* Inputs the rules cannot apply to are refused with a reason, nothing written. */
+static void run_refusals(const char *shared)
+{
+    /* experts counted from config: the block never completes */
+    refused_with(shared, "mixtral-tiny", "num_local_experts", "5", "to stack are incomplete");
+    /* a fused qkv whose rows do not fit the head counts */
+    refused_with(shared, "falcon-tiny", "num_attention_heads", "8", "fused qkv");
+    refused_with(shared, "pythia-tiny", "num_attention_heads", "3", "fused qkv");
+    refused_with(shared, "internlm2-tiny", "num_key_value_heads", "2", "fused qkv");
+    /* Q/K rows that do not split into the heads */
+    refused_with(shared, "granite-tiny", "num_key_value_heads", "3", "heads of row pairs");
+    /* LongRoPE factors of the wrong length, an unknown scaling type */
+    refused_with(shared, "phi3-tiny-128k", "rope_scaling",
+                 "{\"type\": \"longrope\", \"long_factor\": [1.0], \"short_factor\": [1.0]}", "rope long and short");
+    refused_with(shared, "phi3-tiny-128k", "rope_scaling", "{\"type\": \"dynamic\"}", "not supported");
+    /* a required hyper-parameter missing or of the wrong kind */
+    refused_with(shared, "gemma2-tiny", "attn_logit_softcapping", "null", "attn_logit_softcapping");
+    refused_with(shared, "deepseek-v2-tiny", "scoring_func", "\"relu\"", "scoring_func");
+    refused_with(shared, "gpt2-tiny", "n_embd", "\"64\"", "n_embd");
+    refused_with(shared, "mamba-tiny", "intermediate_size", "100", "d_inner");
+    /* a mix llama-quantize would refuse: DeepSeek-V2 of 3 layers without q_lora_rank */
+    refused_as(shared, "deepseek-v2-tiny", "q_lora_rank", "null", "Q4_K_M", "llama-quantize refuses");
+    /* an architecture not in the table */
+    refused_with(shared, "gpt2-tiny", "architectures", "[\"T5WithLMHeadModel\"]", "MambaForCausalLM");
+}
+
+int main(void)
+{
+    const char *shared = tl_shared_dir();
+    if (!shared) {
+        printf("convert-ref: ../shared not present; nothing to check\n");
+        return tl_report("convert_ref");
+    }
+    run_folder(shared, "convert-ref", 15);
+    run_folder(shared, "convert-ref-arch", 19);
+    run_mixes(shared);
+    run_variants(shared);
+    run_refusals(shared);
     return tl_report("convert_ref");
 }

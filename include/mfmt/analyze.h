@@ -138,6 +138,17 @@ MF_API int mf_plan_path(const char *path, const mf_plan_device *devs, size_t n_d
                         const mf_plan_opts *opts, mf_plan **out, mf_status *st);
 MF_API void mf_plan_free(mf_plan *p); /* NULL is fine */
 
+/* ------------------------------------------------ llama.cpp's loader */
+
+/* Receives one reason (a sentence; valid during the call only). */
+typedef void (*mf_problem_fn)(void *user, const char *msg);
+
+/* Would llama.cpp's loader (commit c392e509) take this GGUF model? Calls fn
+ * (NULL: count only) for each reason it would refuse it (unknown
+ * architecture, missing hyper-parameters, missing or misshapen tensors)
+ * and returns how many there are (0: it loads). Thread-safe. */
+MF_API size_t mf_llama_load_problems(const mf_model *m, mf_problem_fn fn, void *user);
+
 /* ------------------------------------------------ HF load report */
 
 /* What transformers would say loading a Hugging Face directory: the

@@ -64,6 +64,30 @@ MF_API int mf_convert_to_gguf(const char *dir, const char *out,
  * NULL-terminated static array. */
 MF_API const char *const *mf_convert_gguf_archs(void);
 
+/* ------------------------------------------- GGUF to HF directory */
+
+typedef struct mf_convert_hf_opts {
+    size_t struct_size;       /* sizeof(mf_convert_hf_opts) */
+    /* MF_F32, MF_F16 or MF_BF16 for every tensor; MF_DTYPE_INVALID (the
+     * default): each float tensor as stored, block types as the file's
+     * float type (F16 unless F32/BF16) */
+    mf_dtype dtype;
+    uint64_t max_shard_size;  /* bytes per model-0000i-of-0000N.safetensors; 0: one file */
+    mf_progress_fn progress;  /* tensors written of the total; may cancel */
+    void *progress_user;
+} mf_convert_hf_opts;
+
+MF_API void mf_convert_hf_opts_init(mf_convert_hf_opts *o);
+
+/* Writes the GGUF `in` as the Hugging Face directory `out` (absent or
+ * empty): config.json, generation_config.json, tokenizer files, model card
+ * and model.safetensors with the names transformers loads, the inverse of
+ * mf_convert_to_gguf for every architecture it converts. The directory is
+ * made beside `out` and renamed into place: nothing is left on failure.
+ * opts NULL: defaults. Thread-safe. */
+MF_API int mf_convert_to_hf(const char *in, const char *out, const mf_convert_hf_opts *opts,
+                            mf_status *st);
+
 /* ---------------------------------------------------------- dequantize */
 
 typedef struct mf_dequantize_opts {

@@ -427,5 +427,8 @@ int mf_buf_sink_fn(void *ctx, const void *buf, size_t n, mf_status *st);
 bool mf_tensor_mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, size_t *len);
 int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                      void *ctx, mf_status *st);
+/* Drops a mapped tensor's pages from the process after direct reads of
+ * t->data (the page cache keeps them); a no-op for unmapped tensors. */
+void mf_tensor_release(const mf_model *m, const mf_tensor *t);
 
 #endif /* MF_CORE_H */

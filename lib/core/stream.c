@@ -168,6 +168,19 @@ int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
     return rc;
 }
 
+/* Drops a mapped tensor's pages from this process (the page cache keeps
+ * them): for readers that touch t->data directly, so that reading a model
+ * tensor by tensor keeps about one tensor resident. */
+void mf_tensor_release(const mf_model *m, const mf_tensor *t)
+{
+    uint8_t *lo;
+    size_t len;
+    if (t->owner)
+        m = t->owner;
+    if (mf_tensor_mapped_span(m, t, &lo, &len))
+        madvise(lo, len, MADV_DONTNEED);
+}
+
 int mf_tensor_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                      void *ctx, mf_status *st)
 {

@@ -58,4 +58,9 @@ int mf_open_model(const char *path, unsigned flags, mf_model **out, mf_status *s
  * Returns the child (NULL on failure, st filled). */
 mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
                               mf_status *st);
+/* mf_gguf_write with ggml's layout (llama-quantize's output): the last
+ * tensor padded to the alignment as well. */
+int mf_gguf_write_all_padded(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
+                             size_t n_meta, mf_fill_fn fill, void *ctx, mf_status *st);
+
 #endif

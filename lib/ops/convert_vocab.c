@@ -10,7 +10,7 @@
  *  - special token ids (tokenizer_config.json contents looked up in the
  *    added tokens, then config.json *_token_id), add_bos/add_eos, chat
  *    template. */
-#include "ops/hf_ops.h"
+#include "ops/convert_arch.h"
 
 #include <stdlib.h>
 
@@ -29,6 +29,8 @@ typedef struct vocab {
     float *score;
     int32_t *type;
     size_t n;
+    const char *arch;    /* GGUF architecture */
+    int64_t vocab_size;  /* config.json vocab_size as the class sees it; -1: none */
 } vocab;
 
 static char *path_in(const vocab *v, const char *name)
@@ -162,10 +164,7 @@ static int sentencepiece_tokens(vocab *v)
         rc = mf_read_small_file(path, 1u << 30, &buf, &blen, v->st);
     if (rc == 0)
         rc = mf_spm_parse((const uint8_t *)buf, blen, path, &spm, v->st);
-    int64_t vocab_size = (int64_t)spm.n;
-    json_t *vs = json_object_get(v->cfg, "vocab_size");
-    if (rc == 0 && vs && !mf_hf_json_int(vs, &vocab_size))
-        rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json vocab_size is not an integer");
+    int64_t vocab_size = v->vocab_size >= 0 ? v->vocab_size : (int64_t)spm.n;
     if (rc == 0 && (vocab_size < 0 || (uint64_t)vocab_size > (1u << 28)))
         rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json vocab_size %lld is out of range",
                      (long long)vocab_size);
@@ -197,7 +196,8 @@ static int sentencepiece_tokens(vocab *v)
     return rc;
 }
 
-static int sentencepiece_added(vocab *v)
+/* added_tokens.json over the SentencePiece list: USER_DEFINED, -1000. */
+static int added_tokens_json_over(vocab *v)
 {
     bool failed = false;
     json_t *added = json_in(v, "added_tokens.json", v->st, &failed);
@@ -220,8 +220,16 @@ static int sentencepiece_added(vocab *v)
         v->type[id] = TT_USER_DEFINED;
     }
     json_decref(added);
+    return rc;
+}
+
+static int sentencepiece_added(vocab *v)
+{
+    int rc = added_tokens_json_over(v);
     if (rc)
         return rc;
+    const char *k;
+    json_t *x;
     json_t *atd = json_object_get(v->tcfg, "added_tokens_decoder");
     json_object_foreach(atd, k, x) {
         int64_t id;
@@ -252,9 +260,17 @@ static int sentencepiece_added(vocab *v)
 
 /* ------------------------------------------------------------------ BPE */
 
-/* llama.cpp's name for the pre-tokenizer: the converter hashes the ids of a
- * check text; the Split regex (or plain ByteLevel) decides the same. */
-static const char *pre_tokenizer_name(const json_t *tj, const char *dir, mf_status *st)
+/* The family of a tokenizer.json pre_tokenizer, from its shape. */
+typedef enum pre_family { PF_OTHER, PF_BYTELEVEL, PF_DIGITS_BYTELEVEL, PF_LLAMA3, PF_QWEN2, PF_DEEPSEEK_LLM,
+                          PF_FALCON, PF_BERT } pre_family;
+
+static const char *split_regex(const json_t *p)
+{
+    const char *t = json_string_value(json_object_get(p, "type"));
+    return t && !strcmp(t, "Split") ? json_string_value(json_object_get(json_object_get(p, "pattern"), "Regex")) : NULL;
+}
+
+static pre_family pre_tokenizer_family(const json_t *tj)
 {
     static const char llama3[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
                                  "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
@@ -262,26 +278,66 @@ static const char *pre_tokenizer_name(const json_t *tj, const char *dir, mf_stat
                                 "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
     json_t *pt = json_object_get(tj, "pre_tokenizer");
     const char *type = json_string_value(json_object_get(pt, "type"));
-    const char *regex = NULL;
+    if (!type)
+        return PF_OTHER;
+    if (!strcmp(type, "BertPreTokenizer"))
+        return PF_BERT;
     json_t *seq = json_object_get(pt, "pretokenizers");
-    for (size_t i = 0; i < json_array_size(seq) && !regex; i++) {
-        json_t *p = json_array_get(seq, i);
+    size_t n = strcmp(type, "Sequence") ? 1 : json_array_size(seq);
+    char types[256] = "";
+    const char *regex = NULL, *first_regex = NULL;
+    for (size_t i = 0; i < n; i++) {
+        json_t *p = strcmp(type, "Sequence") ? pt : json_array_get(seq, i);
         const char *t = json_string_value(json_object_get(p, "type"));
-        if (t && !strcmp(t, "Split"))
-            regex = json_string_value(json_object_get(json_object_get(p, "pattern"), "Regex"));
+        snprintf(types + strlen(types), sizeof(types) - strlen(types), "%s%s", i ? "+" : "", t ? t : "?");
+        const char *r = split_regex(p);
+        if (r && !regex)
+            regex = r;
+        if (i == 0)
+            first_regex = r;
+        if (t && !strcmp(t, "ByteLevel") && !strcmp(types, "ByteLevel") && n == 1 &&
+            json_is_true(json_object_get(p, "use_regex")))
+            return PF_BYTELEVEL;
     }
-    if (type && !strcmp(type, "Split"))
-        regex = json_string_value(json_object_get(json_object_get(pt, "pattern"), "Regex"));
     if (regex && !strcmp(regex, llama3))
-        return "llama-bpe";
+        return PF_LLAMA3;
     if (regex && !strcmp(regex, qwen2))
-        return "qwen2";
-    if (!regex && type && !strcmp(type, "ByteLevel") &&
-        json_is_true(json_object_get(pt, "use_regex")))
-        return "gpt-2";
+        return PF_QWEN2;
+    if (!strcmp(types, "Digits+ByteLevel"))
+        return PF_DIGITS_BYTELEVEL;
+    if (!strcmp(types, "Punctuation+ByteLevel+Digits+Split"))
+        return PF_FALCON;
+    if (first_regex && !strcmp(first_regex, "[\r\n]") && strstr(types, "+Digits+ByteLevel"))
+        return PF_DEEPSEEK_LLM;
+    return PF_OTHER;
+}
+
+/* llama.cpp's name for the pre-tokenizer. The converter hashes the ids the
+ * real tokenizer gives for a check text; mfmt names the family instead,
+ * from the architecture and the pre_tokenizer's shape, with the names this
+ * converter version gives the real families' tokenizers (first row that
+ * fits; arch NULL: any). */
+static const char *pre_tokenizer_name(const json_t *tj, const char *arch, const char *dir, mf_status *st)
+{
+    static const struct { const char *arch; pre_family f; const char *name; } names[] = {
+        {"gpt2", PF_BYTELEVEL, "gpt-2"},        {"phi2", PF_BYTELEVEL, "phi-2"},
+        {"gptneox", PF_BYTELEVEL, "olmo"},      {"mamba", PF_BYTELEVEL, "olmo"},
+        {NULL, PF_BYTELEVEL, "gpt-2"},
+        {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
+        {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
+        {"olmo2", PF_LLAMA3, "dbrx"},           {NULL, PF_LLAMA3, "llama-bpe"},
+        {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
+        {NULL, PF_DEEPSEEK_LLM, "deepseek-llm"}, {NULL, PF_FALCON, "falcon"},
+        {NULL, PF_BERT, "jina-v2-en"},
+    };
+    pre_family f = pre_tokenizer_family(tj);
+    for (size_t i = 0; f != PF_OTHER && i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i].f == f && (!names[i].arch || !strcmp(names[i].arch, arch)))
+            return names[i].name;
     mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1,
-            "tokenizer.json: BPE pre-tokenizer not recognized (llama.cpp knows it by name; "
-            "mfmt recognizes the Llama-3 and Qwen2 Split regexes and GPT-2's ByteLevel)");
+            "tokenizer.json: BPE pre-tokenizer not recognized (llama.cpp knows it by name; mfmt "
+            "recognizes the GPT-2 ByteLevel, StarCoder Digits+ByteLevel, Llama-3, Qwen2, DeepSeek-LLM, "
+            "Falcon and BERT pre-tokenizers)");
     return NULL;
 }
 
@@ -290,10 +346,11 @@ static int bpe_tokens(vocab *v)
     json_t *model = json_object_get(v->tj, "model");
     const char *mtype = json_string_value(json_object_get(model, "type"));
     json_t *vocab_obj = json_object_get(model, "vocab");
-    if (!mtype || strcmp(mtype, "BPE") != 0 || !json_is_object(vocab_obj))
+    const char *want = !strcmp(v->arch, "bert") ? "WordPiece" : "BPE";
+    if (!mtype || strcmp(mtype, want) != 0 || !json_is_object(vocab_obj))
         return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1,
-                       "tokenizer.json: a %s model, not a byte-level BPE vocabulary",
-                       mtype ? mtype : "typeless");
+                       "tokenizer.json: a %s model, not a %s vocabulary", mtype ? mtype : "typeless",
+                       !strcmp(want, "BPE") ? "byte-level BPE" : want);
     json_t *added = json_object_get(v->tj, "added_tokens");
     /* get_vocab(): the model's vocabulary, then the added tokens over it */
     int64_t max_id = -1;
@@ -315,12 +372,8 @@ static int bpe_tokens(vocab *v)
         if (id > max_id)
             max_id = id;
     }
-    int64_t vocab_size;
-    json_t *vs = json_object_get(v->cfg, "vocab_size");
-    if (vs) {
-        if (!mf_hf_json_int(vs, &vocab_size))
-            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json vocab_size is not an integer");
-    } else { /* len(tokenizer.vocab): distinct contents */
+    int64_t vocab_size = v->vocab_size;
+    if (vocab_size < 0) { /* len(tokenizer.vocab): distinct contents */
         vocab_size = (int64_t)json_object_size(vocab_obj);
         for (size_t i = 0; i < json_array_size(added); i++)
             vocab_size += !json_object_get(vocab_obj, json_string_value(json_object_get(json_array_get(added, i), "content")));
@@ -603,10 +656,9 @@ static const char *id_key(const char *type)
     static const struct { const char *t, *k; } keys[] = {
         {"bos", "tokenizer.ggml.bos_token_id"}, {"eos", "tokenizer.ggml.eos_token_id"},
         {"unk", "tokenizer.ggml.unknown_token_id"}, {"sep", "tokenizer.ggml.seperator_token_id"},
-        {"pad", "tokenizer.ggml.padding_token_id"}, {"cls", "tokenizer.ggml.cls_token_id"},
-        {"mask", "tokenizer.ggml.mask_token_id"}, {"prefix", "tokenizer.ggml.prefix_token_id"},
-        {"suffix", "tokenizer.ggml.suffix_token_id"}, {"middle", "tokenizer.ggml.middle_token_id"},
-        {"eot", "tokenizer.ggml.eot_token_id"},
+        {"pad", "tokenizer.ggml.padding_token_id"}, {"mask", "tokenizer.ggml.mask_token_id"},
+        {"eot", "tokenizer.ggml.eot_token_id"}, /* GGUFWriter has no add_{cls,prefix,suffix,middle,fsep}_token_id:
+                                                   "No handler for special token type" */
     };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (!strcmp(keys[i].t, type))
@@ -735,7 +787,7 @@ static int set_vocab_gpt2(vocab *v)
         return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1,
                        "no tokenizer.model and no tokenizer.json: mfmt converts SentencePiece "
                        "and tokenizer.json BPE tokenizers");
-    const char *pre = pre_tokenizer_name(v->tj, v->dir, v->st);
+    const char *pre = pre_tokenizer_name(v->tj, v->arch, v->dir, v->st);
     if (!pre || bpe_tokens(v))
         return -1;
     mf_kv_str(v->kv, "tokenizer.ggml.model", "gpt2", 4);
@@ -759,48 +811,322 @@ static bool is_llama_hf_tokenizer(const json_t *tj)
     return type && !strcmp(type, "BPE") && byte_fallback && dec && !strcmp(dec, "Sequence");
 }
 
-int mf_hf_vocab_keys(const char *dir, const json_t *cfg, bool arch_llama, mf_kvlist *kv,
+/* ------------------------------------------------ per-class variants */
+
+/* An added token over the SentencePiece list (Phi3MiniModel, InternLM2Model):
+ * USER_DEFINED, CONTROL when marked special; score -1000. */
+static int put_added(vocab *v, json_t *entry, int64_t id, const char *what)
+{
+    const char *content = json_string_value(json_object_get(entry, "content"));
+    if (!content || id < 0 || (uint64_t)id >= v->n)
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "%s: added token %lld is malformed or past the "
+                       "vocabulary (%zu)", what, (long long)id, v->n);
+    if (set_token(v, (size_t)id, content, strlen(content)))
+        return -1;
+    v->score[id] = -1000.0f;
+    v->type[id] = json_is_true(json_object_get(entry, "special")) ? TT_CONTROL : TT_USER_DEFINED;
+    return 0;
+}
+
+/* added_tokens_decoder of tokenizer_config.json, then tokenizer.json's
+ * added_tokens; *eos_id: the id of chat_eos when one has that content. */
+static int added_over_spm(vocab *v, const char *chat_eos, int64_t *eos_id)
+{
+    const char *k;
+    json_t *x;
+    json_object_foreach(json_object_get(v->tcfg, "added_tokens_decoder"), k, x) {
+        int64_t id;
+        if (!parse_id(k, &id))
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer_config.json: added_tokens_decoder key \"%s\"", k);
+        const char *content = json_string_value(json_object_get(x, "content"));
+        if (chat_eos && content && !strcmp(content, chat_eos))
+            *eos_id = id;
+        if (put_added(v, x, id, "tokenizer_config.json"))
+            return -1;
+    }
+    json_t *added = json_object_get(v->tj, "added_tokens");
+    for (size_t i = 0; i < json_array_size(added); i++) {
+        json_t *e = json_array_get(added, i);
+        int64_t id;
+        if (!mf_hf_json_int(json_object_get(e, "id"), &id))
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: added_tokens[%zu] has no id", i);
+        const char *content = json_string_value(json_object_get(e, "content"));
+        if (chat_eos && content && !strcmp(content, chat_eos))
+            *eos_id = id;
+        if (put_added(v, e, id, "tokenizer.json"))
+            return -1;
+    }
+    return 0;
+}
+
+/* Phi3MiniModel.set_vocab: padded SentencePiece list, then added tokens. */
+static int set_vocab_phi3(vocab *v)
+{
+    const char *cls = json_string_value(json_object_get(v->tcfg, "tokenizer_class"));
+    if (cls && !strcmp(cls, "GPT2Tokenizer"))
+        return set_vocab_gpt2(v);
+    if (!file_in(v, "tokenizer.model"))
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "missing tokenizer.model");
+    int64_t unused = 0;
+    if (sentencepiece_tokens(v) || added_tokens_json_over(v) || added_over_spm(v, NULL, &unused))
+        return -1;
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "llama", 5);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", "default", 7);
+    add_token_arrays(v, true);
+    return add_special_vocab(v, (int64_t)v->n, false);
+}
+
+static int grow_tokens(vocab *v, size_t n)
+{
+    char **t = realloc(v->text, n * sizeof(char *));
+    if (t)
+        v->text = t;
+    size_t *l = realloc(v->len, n * sizeof(size_t));
+    if (l)
+        v->len = l;
+    float *sc = realloc(v->score, n * sizeof(float));
+    if (sc)
+        v->score = sc;
+    int32_t *ty = realloc(v->type, n * sizeof(int32_t));
+    if (ty)
+        v->type = ty;
+    if (!t || !l || !sc || !ty)
+        return mf_oom(v->st, v->dir);
+    for (size_t i = v->n; i < n; i++)
+        v->text[i] = NULL;
+    v->n = n;
+    return 0;
+}
+
+/* InternLM2Model.set_vocab */
+static int set_vocab_internlm2(vocab *v)
+{
+    char *path = path_in(v, "tokenizer.model");
+    char *buf = NULL;
+    size_t blen;
+    mf_spm spm = {0};
+    int rc = path ? 0 : mf_oom(v->st, v->dir);
+    if (rc == 0 && !mf_path_exists(path))
+        rc = mf_fail(v->st, MF_ERR_FORMAT, path, -1, "missing tokenizer.model");
+    if (rc == 0)
+        rc = mf_read_small_file(path, 1u << 30, &buf, &blen, v->st);
+    if (rc == 0)
+        rc = mf_spm_parse((const uint8_t *)buf, blen, path, &spm, v->st);
+    int64_t n = v->vocab_size >= 0 ? v->vocab_size : (int64_t)spm.n;
+    if (rc == 0 && (n < 0 || (uint64_t)n > spm.n)) /* IdToPiece past the model fails */
+        rc = mf_fail(v->st, MF_ERR_FORMAT, path, -1, "config.json vocab_size %lld but %zu pieces",
+                     (long long)n, spm.n);
+    if (rc == 0)
+        rc = alloc_tokens(v, (size_t)n);
+    for (size_t i = 0; rc == 0 && i < v->n; i++) {
+        const mf_spm_piece *p = &spm.pieces[i];
+        if (p->len == 1 && p->text[0] == 0) /* "\x00" becomes the dragon emoji */
+            rc = set_token(v, i, "\xf0\x9f\x90\x89", 4);
+        else
+            rc = set_token(v, i, p->text, p->len);
+        v->score[i] = p->score;
+        v->type[i] = p->type == MF_SPM_UNKNOWN ? TT_UNKNOWN : p->type == MF_SPM_CONTROL ? TT_CONTROL
+                   : p->type == MF_SPM_UNUSED ? TT_UNUSED : p->type == MF_SPM_BYTE ? TT_BYTE : TT_NORMAL;
+        if (p->len >= 7 && !memcmp(p->text, "[UNUSED", 7))
+            v->type[i] = TT_UNUSED;
+    }
+    bool add_prefix = spm.add_dummy_prefix;
+    mf_spm_free(&spm);
+    free(buf);
+    free(path);
+    if (rc)
+        return -1;
+    bool failed = false;
+    json_t *added = json_in(v, "added_tokens.json", v->st, &failed);
+    if (failed)
+        return -1;
+    const char *k;
+    json_t *x;
+    json_object_foreach(added, k, x) { /* appended */
+        if (rc == 0 && (rc = grow_tokens(v, v->n + 1)) == 0 && (rc = set_token(v, v->n - 1, k, strlen(k))) == 0) {
+            v->score[v->n - 1] = -1000.0f;
+            v->type[v->n - 1] = TT_USER_DEFINED;
+        }
+    }
+    json_decref(added);
+    int64_t eos = -1;
+    if (rc || added_over_spm(v, "<|im_end|>", &eos))
+        return -1;
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "llama", 5);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", "default", 7);
+    add_token_arrays(v, true);
+    mf_kv_bool(v->kv, "tokenizer.ggml.add_space_prefix", add_prefix);
+    special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7,
+                        .n_vocab = (int64_t)v->n};
+    rc = special_vocab_load(&sv, v, false);
+    if (rc == 0 && eos >= 0) { /* "Replace eos ... in chat mode" */
+        bool set = false;
+        for (size_t i = 0; i < sv.n_ids; i++)
+            set |= sv.id_order[i] == 1;
+        if (!set)
+            sv.id_order[sv.n_ids++] = 1;
+        sv.id[1] = eos;
+    }
+    if (rc == 0)
+        special_vocab_add(&sv, v->kv, true);
+    special_vocab_free(&sv);
+    return rc;
+}
+
+/* BertModel.set_vocab: WordPiece with phantom spaces. */
+static int set_vocab_bert(vocab *v)
+{
+    if (!v->tj)
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "no tokenizer.json: mfmt converts WordPiece "
+                       "vocabularies from tokenizer.json");
+    const char *pre = pre_tokenizer_name(v->tj, v->arch, v->dir, v->st);
+    if (!pre || bpe_tokens(v))
+        return -1;
+    int64_t types = 1;
+    json_t *tv = json_object_get(v->cfg, "type_vocab_size");
+    if (tv && !mf_hf_json_int(tv, &types))
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json type_vocab_size is not an integer");
+    if (types < 0 || types > UINT32_MAX)
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json type_vocab_size is out of range");
+    mf_kv_u32(v->kv, "tokenizer.ggml.token_type_count", (uint32_t)types);
+    for (size_t i = 0; i < v->n; i++) {
+        const char *t = v->text[i];
+        size_t n = v->len[i];
+        if (n >= 2 && t[0] == '[' && t[n - 1] == ']')
+            continue;
+        char *p = malloc(n + 4);
+        if (!p)
+            return mf_oom(v->st, v->dir);
+        size_t k;
+        if (n >= 2 && t[0] == '#' && t[1] == '#') {
+            memcpy(p, t + 2, n - 2);
+            k = n - 2;
+        } else {
+            memcpy(p, "\xe2\x96\x81", 3);
+            memcpy(p + 3, t, n);
+            k = n + 3;
+        }
+        int rc = set_token(v, i, p, k);
+        free(p);
+        if (rc)
+            return -1;
+    }
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "bert", 4);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", pre, strlen(pre));
+    add_token_arrays(v, false);
+    return add_special_vocab(v, (int64_t)v->n, false);
+}
+
+static int codellama_ids(vocab *v)
+{
+    special_vocab sv = {.types = {"prefix", "suffix", "middle", "eot"}, .ntypes = 4, .n_vocab = -1};
+    int rc = special_vocab_load(&sv, v, false);
+    static const int64_t ids[] = {32007, 32008, 32009, 32010};
+    for (size_t t = 0; rc == 0 && t < 4; t++) {
+        json_t *id = json_integer(ids[t]);
+        rc = set_special(&sv, t, id, v->dir, v->st);
+        json_decref(id);
+    }
+    if (rc == 0) /* the template is in already: writing it twice would fail */
+        special_vocab_add(&sv, v->kv, false);
+    special_vocab_free(&sv);
+    return rc;
+}
+
+/* GemmaModel.set_vocab: the CodeGemma ids (only eot has a handler). */
+static int gemma_ids(vocab *v)
+{
+    special_vocab sv = {.types = {"prefix", "suffix", "middle", "fsep", "eot"}, .ntypes = 5, .n_vocab = -1};
+    int rc = special_vocab_load(&sv, v, false);
+    static const int64_t ids[] = {67, 69, 68, 70, 107};
+    for (size_t t = 0; rc == 0 && t < 5; t++) {
+        json_t *id = json_integer(ids[t]);
+        rc = set_special(&sv, t, id, v->dir, v->st);
+        json_decref(id);
+    }
+    if (rc == 0)
+        special_vocab_add(&sv, v->kv, false); /* "do not add it twice" */
+    special_vocab_free(&sv);
+    return rc;
+}
+
+static int set_vocab_llama(vocab *v)
+{
+    int rc;
+    if (file_in(v, "tokenizer.model"))
+        rc = set_vocab_sentencepiece(v);
+    else if (v->tj && is_llama_hf_tokenizer(v->tj))
+        rc = mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1,
+                     "a Llama-2-style tokenizer.json without tokenizer.model (llama.cpp's "
+                     "LlamaHfVocab) is not converted by mfmt yet");
+    else
+        rc = set_vocab_gpt2(v);
+    int64_t vs = v->vocab_size >= 0 ? v->vocab_size : 32000;
+    if (rc == 0 && vs == 32016) /* CodeLlama's infill tokens */
+        rc = codellama_ids(v);
+    if (rc == 0) {
+        json_t *aps = json_object_get(v->tcfg, "add_prefix_space");
+        if (json_is_boolean(aps))
+            mf_kv_bool(v->kv, "tokenizer.ggml.add_space_prefix", json_is_true(aps));
+        if (vs == 49152 && !mf_kv_get(v->kv, "tokenizer.ggml.add_bos_token")) /* granite small */
+            mf_kv_bool(v->kv, "tokenizer.ggml.add_bos_token", false);
+    }
+    return rc;
+}
+
+int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts *o, mf_kvlist *kv,
                      mf_status *st)
 {
-    vocab v = {.dir = dir, .cfg = cfg, .kv = kv, .st = st};
+    vocab v = {.dir = dir, .cfg = cfg, .kv = kv, .st = st, .arch = o->arch ? o->arch : "llama",
+               .vocab_size = -1};
     bool failed = false;
     v.tcfg = json_in(&v, "tokenizer_config.json", st, &failed);
     if (!failed)
         v.tj = json_in(&v, "tokenizer.json", st, &failed);
     int rc = failed ? -1 : 0;
-    if (rc == 0) {
-        if (file_in(&v, "tokenizer.model"))
-            rc = set_vocab_sentencepiece(&v);
-        else if (arch_llama && v.tj && is_llama_hf_tokenizer(v.tj))
-            rc = mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1,
-                         "a Llama-2-style tokenizer.json without tokenizer.model (llama.cpp's "
-                         "LlamaHfVocab) is not converted by mfmt yet");
+    json_t *vs = json_object_get(cfg, "vocab_size");
+    if (rc == 0 && vs && !mf_hf_json_int(vs, &v.vocab_size))
+        rc = mf_fail(st, MF_ERR_FORMAT, dir, -1, "config.json vocab_size is not an integer");
+    if (rc == 0 && vs && (v.vocab_size < 0 || v.vocab_size > (1 << 28)))
+        rc = mf_fail(st, MF_ERR_FORMAT, dir, -1, "config.json vocab_size %lld is out of range", (long long)v.vocab_size);
+    if (rc == 0 && o->kind == V_MAMBA) { /* rounded up to a multiple of pad_vocab_size_multiple */
+        int64_t pad = 8;
+        json_t *pj = json_object_get(cfg, "pad_vocab_size_multiple");
+        if (!vs)
+            rc = mf_fail(st, MF_ERR_FORMAT, dir, -1, "config.json has no vocab_size");
+        else if (pj && (!mf_hf_json_int(pj, &pad) || pad <= 0 || pad > (1 << 20)))
+            rc = mf_fail(st, MF_ERR_FORMAT, dir, -1, "config.json pad_vocab_size_multiple is not a positive integer");
         else
-            rc = set_vocab_gpt2(&v);
+            v.vocab_size = (v.vocab_size + pad - 1) / pad * pad;
     }
-    int64_t vs = 32000;
-    json_t *vsj = json_object_get(cfg, "vocab_size");
-    if (vsj)
-        mf_hf_json_int(vsj, &vs);
-    if (rc == 0 && arch_llama && vs == 32016) { /* CodeLlama's infill tokens */
-        special_vocab sv = {.types = {"prefix", "suffix", "middle", "eot"}, .ntypes = 4, .n_vocab = -1};
-        rc = special_vocab_load(&sv, &v, false);
-        static const int64_t ids[] = {32007, 32008, 32009, 32010};
-        for (size_t t = 0; rc == 0 && t < 4; t++) {
-            json_t *id = json_integer(ids[t]);
-            rc = set_special(&sv, t, id, dir, st);
-            json_decref(id);
+    if (rc == 0) {
+        switch (o->kind) {
+        case V_LLAMA: rc = set_vocab_llama(&v); break;
+        case V_SPM_OR_BPE:
+            rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v) : set_vocab_gpt2(&v);
+            break;
+        case V_SPM: rc = set_vocab_sentencepiece(&v); break;
+        case V_GEMMA: case V_GEMMA2:
+            rc = set_vocab_sentencepiece(&v);
+            if (rc == 0 && o->kind == V_GEMMA)
+                rc = gemma_ids(&v);
+            if (rc == 0)
+                mf_kv_bool(kv, "tokenizer.ggml.add_space_prefix", false);
+            break;
+        case V_PHI3: rc = set_vocab_phi3(&v); break;
+        case V_INTERNLM2: rc = set_vocab_internlm2(&v); break;
+        case V_BERT: rc = set_vocab_bert(&v); break;
+        case V_MAMBA:
+            if (v.tj)
+                rc = set_vocab_gpt2(&v);
+            else if (file_in(&v, "tokenizer.model"))
+                rc = set_vocab_sentencepiece(&v);
+            else
+                rc = mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer files: llama.cpp would use its "
+                             "built-in GPT-NeoX vocabulary, which mfmt does not have");
+            break;
+        default: rc = set_vocab_gpt2(&v); break;
         }
-        if (rc == 0) /* the template is in already: writing it twice would fail */
-            special_vocab_add(&sv, kv, false);
-        special_vocab_free(&sv);
-    }
-    if (rc == 0 && arch_llama) {
-        json_t *aps = json_object_get(v.tcfg, "add_prefix_space");
-        if (json_is_boolean(aps))
-            mf_kv_bool(kv, "tokenizer.ggml.add_space_prefix", json_is_true(aps));
-        if (vs == 49152 && !mf_kv_get(kv, "tokenizer.ggml.add_bos_token")) /* granite small */
-            mf_kv_bool(kv, "tokenizer.ggml.add_bos_token", false);
     }
     free_tokens(&v);
     json_decref(v.tcfg);

@@ -714,9 +714,10 @@ static char *dir_name(const char *dir)
     return name;
 }
 
-int mf_hf_general_meta(const char *dir, const json_t *cfg, int64_t total_params, mf_kvlist *kv,
+int mf_hf_general_meta(const char *dir, const json_t *cfg, const mf_hf_params *params, mf_kvlist *kv,
                        mf_status *st)
 {
+    int64_t total_params = params->total;
     gmeta g;
     memset(&g, 0, sizeof(g));
     char *card_path = mf_path_join_new(dir, "README.md");
@@ -761,8 +762,13 @@ int mf_hf_general_meta(const char *dir, const json_t *cfg, int64_t total_params,
         g.name = strdup(dn);
     free(dn);
     if (rc == 0 && !g.size_label && total_params > 0) {
-        char buf[64];
-        mf_hf_size_label(total_params, buf, sizeof(buf));
+        char buf[96], pretty[64];
+        if (params->expert_count > 0) { /* gguf.size_label: "{experts}x{shared + expert}" */
+            mf_hf_size_label(llabs(params->shared) + llabs(params->expert), pretty, sizeof(pretty));
+            snprintf(buf, sizeof(buf), "%lldx%s", (long long)params->expert_count, pretty);
+        } else {
+            mf_hf_size_label(total_params, buf, sizeof(buf));
+        }
         g.size_label = strdup(buf);
     }
     if (rc == 0)

@@ -8,22 +8,37 @@
 
 /* ------------------------------------------------------------ convert */
 
-/* The architectures (config.json "architectures"[0]) mf_convert_to_gguf
- * converts, NULL-terminated. */
-extern const char *const mf_convert_known_archs[];
+/* The architectures mf_convert_to_gguf (mfmt/convert.h) converts: the i-th
+ * GGUF architecture's name and its k-th HF class (config.json
+ * "architectures"[0]); NULL past the end. */
+const char *mf_convert_arch_name(size_t i);
+const char *mf_convert_arch_class(size_t i, size_t k);
 
 /* ------------------------------------------------- converter's pieces */
 
 /* Tokenizer keys (tokenizer.ggml.*) of a directory, as the converter's
- * set_vocab for the architecture writes them. arch_llama: the llama class
- * (SentencePiece, then tokenizer.json BPE; add_prefix_space...). */
-int mf_hf_vocab_keys(const char *dir, const json_t *cfg, bool arch_llama, mf_kvlist *kv,
-                     mf_status *st);
+ * set_vocab for the architecture writes them. kind: a conv_vocab of
+ * ops/convert_arch.h (V_LLAMA: SentencePiece, then tokenizer.json BPE,
+ * add_prefix_space...); arch: the GGUF architecture (BPE pre-tokenizer
+ * names depend on it). */
+typedef struct mf_hf_vocab_opts {
+    int kind;
+    const char *arch;
+} mf_hf_vocab_opts;
+int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts *o,
+                     mf_kvlist *kv, mf_status *st);
+
+/* GGUFWriter.get_total_parameter_count: all output tensors' elements; of
+ * them the experts' ("_exps." tensors, counted once per expert) and the
+ * rest; the mean expert count of the expert tensors (0: none). */
+typedef struct mf_hf_params {
+    int64_t total, shared, expert, expert_count;
+} mf_hf_params;
 
 /* gguf-py Metadata: general.* keys from the model card, config.json's
- * _name_or_path and the directory's name (total_params: the sum of the
- * output tensors' element counts). */
-int mf_hf_general_meta(const char *dir, const json_t *cfg, int64_t total_params,
+ * _name_or_path and the directory's name; the size label from the
+ * parameter counts ("4x107K" for experts). */
+int mf_hf_general_meta(const char *dir, const json_t *cfg, const mf_hf_params *params,
                        mf_kvlist *kv, mf_status *st);
 
 typedef struct mf_hf_id {

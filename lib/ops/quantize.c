@@ -8,6 +8,7 @@
  * and general.file_type set and the quantize.imatrix.* keys added. */
 #include "formats/formats.h"
 #include "ops/quantize.h"
+#include "formats/formats.h"
 
 #include "ops/imatrix.h"
 #include "quant/quant.h"
@@ -72,6 +73,16 @@ void mf_quantize_opts_init(mf_quantize_opts *o, mf_ftype ftype)
 }
 
 /* ------------------------------------------------------------ the plan */
+
+/* ggml_n_dims: llama-quantize writes a tensor's shape from the ggml tensor,
+ * so outer dimensions of 1 (trailing ne == 1) are dropped, at least one kept. */
+static int ggml_ndims(const mf_tensor *t)
+{
+    int n = t->ndim;
+    while (n > 1 && t->shape[t->ndim - n] == 1)
+        n--;
+    return n;
+}
 
 static int ggml_shape(const mf_model *m, const mf_tensor *t, int64_t ne[4], mf_status *st)
 {
@@ -308,18 +319,18 @@ static uint64_t out_alignment(const kv_vec *v)
     return 32;
 }
 
-/* The size of the GGUF v3 file mf_gguf_write produces: header (KVs, tensor
- * infos) padded to the alignment, each tensor padded except the last. */
+/* The size of the GGUF v3 file llama-quantize writes: header (KVs, tensor
+ * infos) padded to the alignment, each tensor padded, the last too. */
 static uint64_t gguf_file_bytes(const qjob *j)
 {
     uint64_t n = 4 + 4 + 8 + 8, align = out_alignment(&j->meta);
     for (size_t i = 0; i < j->meta.n; i++)
         n += 8 + strlen(j->meta.v[i].key) + 4 + value_bytes(&j->meta.v[i].v);
     for (size_t i = 0; i < j->n; i++)
-        n += 8 + strlen(j->plan[i].t->name) + 4 + 8 * (uint64_t)j->plan[i].t->ndim + 4 + 8;
+        n += 8 + strlen(j->plan[i].t->name) + 4 + 8 * (uint64_t)ggml_ndims(j->plan[i].t) + 4 + 8;
     n = mf_align_up(n, align);
     for (size_t i = 0; i < j->n; i++)
-        n += i + 1 < j->n ? mf_align_up(j->plan[i].out_bytes, align) : j->plan[i].out_bytes;
+        n += mf_align_up(j->plan[i].out_bytes, align);
     return n;
 }
 
@@ -688,8 +699,9 @@ static int make_outs(qjob *j, mf_status *st)
         const qplan *p = &j->plan[i];
         j->outs[i].name = p->t->name;
         j->outs[i].dtype = p->dst;
-        j->outs[i].ndim = p->t->ndim;
-        memcpy(j->outs[i].shape, p->t->shape, sizeof(p->t->shape));
+        j->outs[i].ndim = ggml_ndims(p->t);
+        memcpy(j->outs[i].shape, p->t->shape + (p->t->ndim - j->outs[i].ndim),
+               sizeof(int64_t) * (size_t)j->outs[i].ndim);
         r->n_converted += p->convert;
         r->imatrix_used += p->imatrix != NULL;
         r->n_params += mf_tensor_nelems(p->t);
@@ -710,7 +722,7 @@ static int run(qjob *j, const char *in_path, const char *out_path, mf_status *st
         build_meta(j, st) || make_outs(j, st))
         return -1;
     if (!j->o->dry_run)
-        return mf_gguf_write(out_path, j->outs, j->n, j->meta.v, j->meta.n, fill_cb, j, st);
+        return mf_gguf_write_all_padded(out_path, j->outs, j->n, j->meta.v, j->meta.n, fill_cb, j, st);
     for (size_t i = 0; i < j->n; i++)
         if (emit_tensor(j, i, NULL, NULL, st))
             return -1;

@@ -2,7 +2,8 @@
  *
  * Every place a loader may unpickle is visited, whatever the file is named:
  *  - the file itself from byte 0 (pickle.load and torch.load's legacy path
- *    do that), then whatever follows each STOP;
+ *    do that), whatever other format's signature it also carries, then
+ *    every pickle that follows a STOP, to the end;
  *  - torch's legacy stream: all five pickles, the magic number judged by
  *    value, not spelling;
  *  - zip archives as torch.load reads them (file starts with PK\3\4,
@@ -11,11 +12,15 @@
  *    every member that is named or looks like a pickle, nested archives
  *    and .npy members; discrepancies between local and central headers,
  *    encryption flags and CRC mismatches are reported;
- *  - tar archives (torch's oldest format), .npy object arrays (np.load with
- *    allow_pickle=True unpickles them), torch.storage._load_from_bytes
- *    payloads (torch.load inside the pickle).
+ *  - tar archives (torch's oldest format), .npy arrays whose dtype holds an
+ *    object anywhere, or whose header mfmt cannot read exactly as numpy
+ *    (np.load with allow_pickle=True unpickles them),
+ *    torch.storage._load_from_bytes payloads (torch.load inside the pickle);
+ *  - Keras architectures (Lambda layers, objects naming dangerous modules)
+ *    and TensorFlow graphs (file and code ops).
  * A pickle that stops with an error still counts what it reached first,
- * and the error itself makes the file `unknown`. */
+ * and the error itself makes the file `unknown`; one that stops at one of
+ * mfmt's own limits is always `unknown`. doc/scan.md has the rules. */
 #include "formats/formats.h"
 #include "ops/scan.h"
 
@@ -37,7 +42,6 @@
 #define MAX_FINDINGS 1000
 #define MAX_GLOBALS 4096
 #define MAX_INSPECT (256u << 20) /* a deflated member inflated for inspection */
-#define MAX_PICKLES 64        /* pickles one after another in one buffer */
 
 typedef struct scanner {
     mf_scan_report *r;
@@ -174,9 +178,13 @@ typedef struct chain_result {
 
 static uint64_t scan_legacy(scanner *sc, const uint8_t *b, uint64_t n, uint64_t start);
 
-/* Runs the pickles found from `start` on: the first, then any that follow
- * a STOP. */
-static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint64_t start)
+/* Runs the pickles found from `start` on: the first, then every one that
+ * follows a STOP, to the end of the data (each takes at least two bytes,
+ * and the machine's budgets are counted over the whole buffer once).
+ * `polyglot`: the data also looks like another format; a first pickle that
+ * fails at once, as CPython's would, is then not worth a note. */
+static chain_result scan_pickles_as(scanner *sc, const uint8_t *b, uint64_t n, uint64_t start,
+                                    bool polyglot)
 {
     chain_result res = {true, start};
     pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
@@ -188,7 +196,8 @@ static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint
     }
     sc->buf = b;
     uint64_t pos = start;
-    for (int count = 0; pos < n && count < MAX_PICKLES; count++) {
+    for (uint64_t count = 0; pos < n; count++) {
+        mf_verdict v_before = sc->r->verdict;
         size_t before = sc->f.n;
         mf_status st;
         mf_status_init(&st);
@@ -200,23 +209,31 @@ static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint
         sc->r->n_pickles += ops > 0;
         if (rc == 0 && count == 0 && pt_is_legacy_magic(v)) {
             pos = scan_legacy(sc, b, n, pos);
-            count += 4;
         } else if (rc == 0) {
             pos += used;
         } else {
             /* a stream that reached a name, or ran long enough to be a pickle */
-            bool looks = ops >= 8 || b[pos] == 0x80 || sc->f.n > before;
-            if (looks)
+            bool reached = sc->f.n > before || sc->r->verdict > v_before;
+            bool looks = ops >= 8 || b[pos] == 0x80 || reached;
+            bool limit = pk_stopped_by_limit(pm);
+            if (limit)
+                add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(pos + used), NULL, NULL,
+                            "the pickle is stopped by a limit of mfmt's, where a loader would "
+                            "go on: %s (what it would do next cannot be vouched for)",
+                            rule_of(st.msg));
+            else if (looks && !(polyglot && count == 0 && !reached))
                 add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(pos + used), NULL, NULL,
                             "the pickle stops with an error: %s (what a loader would do after "
                             "it cannot be vouched for)", rule_of(st.msg));
+            else if (polyglot && count == 0)
+                ; /* the other format's bytes: pickle.load fails at once, as here */
             else if (count == 0 && pos == start)
                 add_finding(sc, MF_VERDICT_SAFE, (int64_t)pos, NULL, NULL,
                             "not a pickle: unpickling fails at once (%s)", rule_of(st.msg));
             else
                 add_finding(sc, MF_VERDICT_SAFE, (int64_t)pos, NULL, NULL,
                             "%llu bytes after STOP are not a pickle", (unsigned long long)(n - pos));
-            res.complete = !looks;
+            res.complete = !looks && !limit;
             mf_status_clear(&st);
             break;
         }
@@ -231,6 +248,11 @@ static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint
     res.end = pos;
     pk_free(pm);
     return res;
+}
+
+static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint64_t start)
+{
+    return scan_pickles_as(sc, b, n, start, false);
 }
 
 /* The legacy torch stream: its five pickles, then past the storages. */
@@ -285,23 +307,42 @@ static chain_result scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n
 
 /* ----------------------------------------------------------------- npy */
 
-/* numpy/lib/format.py: an object array's data is a pickle of it. */
+/* numpy/lib/format.py: an array whose dtype holds an object anywhere (a
+ * structured dtype's field, a sub-array, nested fields) is stored as a
+ * pickle of it, which np.load(allow_pickle=True) runs. A header mfmt
+ * cannot read exactly as numpy does, or a dtype it does not know that may
+ * hold objects, is scanned as such an array (h.maybe_pickle). A header
+ * numpy certainly refuses runs nothing; its data is still scanned for
+ * pickles, quietly, in case another reader takes it as one. */
 static void scan_npy(scanner *sc, const uint8_t *b, uint64_t n)
 {
     mf_npy_header h;
     mf_status st;
     mf_status_init(&st);
-    if (mf_npy_parse_header(b, n, sc->path, 0, &h, &st)) {
+    int rc = mf_npy_parse_header(b, n, sc->path, 0, &h, &st);
+    bool has_data = h.data_offset > 0 && h.data_offset <= n;
+    if (rc && h.maybe_pickle) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                    "np.load(allow_pickle=True) may unpickle this array's data: %s", st.msg);
+        mf_status_clear(&st);
+        if (has_data)
+            scan_pickles(sc, b, n, h.data_offset);
+        return;
+    }
+    if (rc) {
         add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
                     "a .npy header np.load refuses (%s): holds no pickle it would run", st.msg);
         mf_status_clear(&st);
+        if (has_data && h.data_offset < n)
+            scan_pickles_as(sc, b, n, h.data_offset, true);
         return;
     }
     mf_status_clear(&st);
     if (!h.is_object || h.data_offset > n)
         return;
     add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
-                "object array: its data is a pickle, which np.load(allow_pickle=True) runs");
+                "object array (descr %s): its data is a pickle, which np.load(allow_pickle=True) "
+                "runs", h.descr);
     scan_pickles(sc, b, n, h.data_offset);
 }
 
@@ -987,7 +1028,9 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
     }
     if (mf_tar_probe(b, n)) { /* torch.load tries tarfile first */
         scan_tar(sc, b, n);
-        scan_quiet_pickles(sc, b, n); /* pickle.load reads the same bytes from byte 0 */
+        /* pickle.load (and torch.load when tarfile refuses it) reads the
+         * same bytes from byte 0 */
+        scan_pickles_as(sc, b, n, 0, true);
         return;
     }
     if (n >= 512 && memcmp(b + 257, "ustar", 5) == 0)
@@ -996,8 +1039,16 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
                     "tar readers may still open it");
     const char *other = other_format(b, n);
     if (other) {
-        add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "a %s file: holds no pickle", other);
-        scan_quiet_pickles(sc, b, n); /* a polyglot that also unpickles */
+        /* pickle.load and np.load read any file from byte 0: a file that
+         * also unpickles is scanned as the pickle it is, every finding kept */
+        size_t f0 = sc->f.n;
+        chain_result res = scan_pickles_as(sc, b, n, 0, true);
+        if (res.end == 0 && sc->f.n == f0)
+            add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "a %s file: holds no pickle", other);
+        else
+            add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
+                        "a %s signature on a file that pickle.load reads as a pickle from "
+                        "byte 0: scanned as that pickle", other);
     } else {
         scan_pickles(sc, b, n, 0);
     }
@@ -1011,6 +1062,13 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
 static int on_lambda(void *ctx, const mf_keras_lambda *l)
 {
     scanner *sc = ctx;
+    if (strcmp(l->kind, "module") == 0) {
+        add_finding(sc, MF_VERDICT_DANGEROUS, -1, NULL, NULL,
+                    "Keras object \"%s\" (in %s) names %s: Keras imports the module and calls "
+                    "the name when it loads the model, even in safe mode (CVE-2025-1550)",
+                    l->layer, l->source, l->detail);
+        return 0;
+    }
     bool code = strcmp(l->kind, "bytecode") == 0 || strcmp(l->kind, "raw") == 0;
     add_finding(sc, code ? MF_VERDICT_DANGEROUS : MF_VERDICT_UNKNOWN, -1, NULL, NULL,
                 "Keras Lambda layer \"%s\" (%s, in %s): %s", l->layer, l->kind, l->source,
@@ -1021,7 +1079,7 @@ static int on_lambda(void *ctx, const mf_keras_lambda *l)
 
 /* Keras Lambda layers and TensorFlow ops that run code or touch files:
  * the other formats in which loading means running something. */
-static void scan_model_code(scanner *sc, const char *path)
+static void scan_model_code(scanner *sc, const char *path, const uint8_t *b, uint64_t fsize)
 {
     mf_detection d;
     mf_status st;
@@ -1034,7 +1092,12 @@ static void scan_model_code(scanner *sc, const char *path)
     }
     mf_model *m;
     if (mf_open_model(path, 0, &m, &st)) {
-        add_finding(sc, MF_VERDICT_SAFE, -1, NULL, NULL,
+        /* a Keras archive, or an HDF5 file with a Keras model_config
+         * attribute, that h5py or Keras may read where mfmt cannot: any
+         * Lambda layer or module reference may be in it */
+        bool keras = d.format == MF_FMT_KERAS ||
+                     (b && memmem(b, (size_t)fsize, "model_config", 12) != NULL);
+        add_finding(sc, keras ? MF_VERDICT_UNKNOWN : MF_VERDICT_SAFE, -1, NULL, NULL,
                     "a %s file that cannot be opened to look for code in it: %s",
                     mf_format_name(d.format), st.msg);
         mf_status_clear(&st);
@@ -1130,7 +1193,7 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
     if (is_file) {
         sc.depth = 0;
         sc.file_base = -1;
-        scan_model_code(&sc, path);
+        scan_model_code(&sc, path, b, n);
         scan_remote_code(&sc, path);
     }
     r->findings = sc.f.v;

@@ -126,8 +126,8 @@ static int build_header(wbuf *b, const mf_out_tensor *ts, size_t n, const uint64
     return rc;
 }
 
-int mf_gguf_write(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
-                  size_t n_meta, mf_fill_fn fill, void *ctx, mf_status *st)
+static int gguf_write(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
+                      size_t n_meta, mf_fill_fn fill, void *ctx, bool pad_last, mf_status *st)
 {
     MF_ST_GUARD(st);
     uint64_t *sizes = calloc(n ? n : 1, sizeof(uint64_t));
@@ -155,7 +155,7 @@ int mf_gguf_write(const char *path, const mf_out_tensor *ts, size_t n, const mf_
     if (rc == 0)
         rc = mf_atomic_write(w, b.p, b.n, st);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        uint64_t padded = i + 1 < n ? mf_align_up(sizes[i], align) : sizes[i];
+        uint64_t padded = i + 1 < n || pad_last ? mf_align_up(sizes[i], align) : sizes[i];
         rc = mf_writer_emit(w, path, i, ts[i].name, sizes[i], padded, fill, ctx, st);
     }
     if (w) {
@@ -167,4 +167,18 @@ int mf_gguf_write(const char *path, const mf_out_tensor *ts, size_t n, const mf_
     free(b.p);
     free(sizes);
     return rc;
+}
+
+/* gguf-py's layout (llama.cpp's converter): the last tensor unpadded. */
+int mf_gguf_write(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
+                  size_t n_meta, mf_fill_fn fill, void *ctx, mf_status *st)
+{
+    return gguf_write(path, ts, n, meta, n_meta, fill, ctx, false, st);
+}
+
+/* ggml's gguf writer (llama-quantize): every tensor padded, the last too. */
+int mf_gguf_write_all_padded(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
+                             size_t n_meta, mf_fill_fn fill, void *ctx, mf_status *st)
+{
+    return gguf_write(path, ts, n, meta, n_meta, fill, ctx, true, st);
 }

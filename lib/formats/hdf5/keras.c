@@ -67,7 +67,11 @@ static int read_member_json(mf_model *m, const mf_zip *z, const char *name, uint
     if (mf_zip_extract(z, e, MAX_JSON, buf, len, st))
         return -1;
     json_error_t err;
-    *out = json_loadb((const char *)*buf, *len, 0, &err);
+    *out = mf_keras_json_load((const char *)*buf, *len, &err);
+    if (!*out && strcmp(name, "config.json") == 0) {
+        /* kept as text: the scanner says it cannot vouch for it */
+        return mf_model_note(m, "%s cannot be read as Python's json would: %s", name, err.text), 0;
+    }
     if (!*out)
         return mf_fail(st, MF_ERR_FORMAT, m->path, (int64_t)e->data_offset,
                        "%s is not valid JSON: %s (line %d)", name, err.text, err.line);
@@ -104,6 +108,8 @@ static int read_json_members(mf_model *m, const mf_zip *z, mf_status *st)
         return -1;
     }
     e = mf_zip_find(z, "config.json");
+    if (e && !j && buf) /* unreadable: its text, for the scanner */
+        rc = add_str(m, "config.json", (const char *)buf, len, e->data_offset, st);
     if (j && json_is_object(j)) {
         static const char *const keys[] = {"class_name", "module"};
         for (size_t i = 0; i < 2 && rc == 0; i++) {

@@ -5,6 +5,8 @@
 
 #include "core/core.h"
 
+#include <jansson.h>
+
 /* A Keras `Lambda` layer found in a model's architecture. Loading such a
  * model (Keras 2 always, Keras 3 with safe_mode=False) runs the Python the
  * layer carries. */
@@ -16,7 +18,12 @@ typedef struct mf_keras_lambda {
     const char *kind;    /* "bytecode": marshalled Python code (Keras 2
                             function_type "lambda", Keras 3 "__lambda__");
                             "function": a function named by module/name;
-                            "raw" or another function_type as stored */
+                            "raw" or another function_type as stored;
+                            "module": any object (layer, activation,
+                            initializer...) whose "module" and name reach
+                            code that is dangerous to import or call
+                            (CVE-2025-1550: imported even in safe mode);
+                            layer is then its class_name, detail module.name */
     const char *detail;  /* function name, or the first bytes of the code */
 } mf_keras_lambda;
 
@@ -29,6 +36,11 @@ typedef int (*mf_keras_lambda_fn)(void *ctx, const mf_keras_lambda *l);
  * filled (fn failed, or out of memory). Strings are valid during the call. */
 int mf_keras_find_lambdas(const mf_model *m, mf_keras_lambda_fn fn, void *ctx,
                           mf_status *st);
+
+/* A Keras config as Python's json.loads reads it (keras_json.c): NaN,
+ * Infinity, integers of any size, lone surrogates. NULL with err filled
+ * when it still cannot be read. */
+json_t *mf_keras_json_load(const char *text, size_t n, json_error_t *err);
 
 /* Adds one note per Lambda layer to m (used by the readers at open time). */
 int mf_keras_note_lambdas(mf_model *m);

@@ -4,8 +4,8 @@
  * marshalled bytecode (Keras 2 function_type "lambda", Keras 3 a
  * "__lambda__" object with base64 "code") or a reference to a function. */
 #include "formats/hdf5/keras.h"
+#include "formats/pickle/pickle.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 
 enum { MAX_JSON_DEPTH = 200 };
@@ -16,6 +16,7 @@ typedef struct finder {
     void *ctx;
     int found;
     int failed;
+    char bad_json[320]; /* a config that cannot be read as Python's json does */
 } finder;
 
 static const char *str_or(json_t *v, const char *dflt)
@@ -51,6 +52,69 @@ static void describe(json_t *cfg, char *detail, size_t cap, const char **kind)
     }
 }
 
+static void report(finder *f, const mf_keras_lambda *l)
+{
+    f->found++;
+    if (f->fn && f->fn(f->ctx, l))
+        f->failed = 1;
+}
+
+/* Is module.name something pickle's rules call dangerous (os.system,
+ * builtins.eval, subprocess.*, ...), or a module of Python's builtins,
+ * which Keras never serializes? */
+static bool dangerous_name(const char *module, const char *name, const char **why)
+{
+    if (!name || !*name)
+        name = "_";
+    const char *gt = strrchr(name, '>'); /* registered names: "package>Name" */
+    if (gt && gt[1])
+        name = gt + 1;
+    pk_global g = {.module = module, .name = name};
+    pk_classify(&g);
+    /* Keras's own markers ("__tensor__", "__numpy__"...) are dunder names
+     * in Keras's modules: not attribute walks */
+    size_t nl = strlen(name);
+    bool marker = nl > 4 && name[0] == '_' && name[1] == '_' && name[nl - 1] == '_' &&
+                  name[nl - 2] == '_' && !strchr(name, '.') &&
+                  (strcmp(module, "keras") == 0 || strncmp(module, "keras.", 6) == 0);
+    if (g.cls == PK_DANGEROUS && !marker) {
+        *why = g.reason;
+        return true;
+    }
+    if (strcmp(module, "builtins") == 0 || strcmp(module, "__builtin__") == 0 ||
+        strncmp(module, "builtins.", 9) == 0) {
+        *why = "a Python builtin, called by Keras as if it were a layer or function";
+        return true;
+    }
+    return false;
+}
+
+/* CVE-2025-1550: Keras imports an object's "module" and takes its
+ * class_name / registered_name (or, for functions, the name in "config")
+ * from it, even in safe mode. */
+static void check_module(finder *f, json_t *v)
+{
+    const char *module = str_or(json_object_get(v, "module"), NULL);
+    if (!module)
+        return;
+    const char *cls = str_or(json_object_get(v, "class_name"), NULL);
+    /* the function's own name first ("class_name": "function") */
+    const char *names[] = {str_or(json_object_get(v, "config"), NULL),
+                           str_or(json_object_get(v, "registered_name"), NULL), cls};
+    for (size_t i = 0; i < 3; i++) {
+        const char *why;
+        if ((names[i] || i == 2) && dangerous_name(module, names[i], &why)) {
+            char detail[160];
+            snprintf(detail, sizeof(detail), "%.70s.%.70s (%s)", module, names[i] ? names[i] : "",
+                     why);
+            mf_keras_lambda l = {.layer = cls ? cls : "?", .source = f->source, .kind = "module",
+                                 .detail = detail};
+            report(f, &l);
+            return;
+        }
+    }
+}
+
 static void walk(finder *f, json_t *v, int depth)
 {
     if (f->failed || depth > MAX_JSON_DEPTH)
@@ -65,6 +129,17 @@ static void walk(finder *f, json_t *v, int depth)
     if (!json_is_object(v))
         return;
     const char *cls = str_or(json_object_get(v, "class_name"), "");
+    check_module(f, v);
+    if (strcmp(cls, "__lambda__") == 0 && f->source) {
+        /* marshalled code anywhere (an activation, not only a Lambda layer) */
+        json_t *cfg = json_object_get(v, "config");
+        const char *code = str_or(json_object_get(cfg, "code"), "");
+        char detail[160];
+        snprintf(detail, sizeof(detail), "%.48s%s", code, strlen(code) > 48 ? "..." : "");
+        mf_keras_lambda l = {.layer = "__lambda__", .source = f->source, .kind = "bytecode",
+                             .detail = detail};
+        report(f, &l);
+    }
     if (strcmp(cls, "Lambda") == 0) {
         json_t *cfg = json_object_get(v, "config");
         char detail[160];
@@ -76,9 +151,18 @@ static void walk(finder *f, json_t *v, int depth)
             .kind = kind,
             .detail = detail,
         };
-        f->found++;
-        if (f->fn && f->fn(f->ctx, &l))
-            f->failed = 1;
+        report(f, &l);
+        /* its function, reported once: the __lambda__ inside is part of it */
+        const char *k;
+        json_t *x;
+        json_object_foreach(v, k, x)
+            if (strcmp(k, "config") != 0)
+                walk(f, x, depth + 1);
+        json_t *c2 = json_object_get(v, "config");
+        json_object_foreach(c2, k, x)
+            if (strcmp(k, "function") != 0)
+                walk(f, x, depth + 1);
+        return;
     }
     const char *k;
     json_t *x;
@@ -90,9 +174,14 @@ static int scan_text(finder *f, const mf_value *v)
 {
     if (!v || v->type != MF_V_STR)
         return 0;
-    json_t *j = json_loadb(v->as.s.ptr, v->as.s.len, 0, NULL);
-    if (!j)
-        return 0; /* not JSON: no architecture to look at */
+    json_error_t err;
+    json_t *j = mf_keras_json_load(v->as.s.ptr, v->as.s.len, &err);
+    if (!j) {
+        /* what Python's json might still read: never taken as harmless */
+        snprintf(f->bad_json, sizeof(f->bad_json), "%s is not JSON mfmt can read as Python's "
+                 "json would: %s", f->source, err.text);
+        return 0;
+    }
     walk(f, j, 0);
     json_decref(j);
     return 0;
@@ -111,12 +200,22 @@ int mf_keras_find_lambdas(const mf_model *m, mf_keras_lambda_fn fn, void *ctx, m
             return -1;
         }
     }
+    if (f.bad_json[0]) {
+        if (st)
+            mf_fail(st, MF_ERR_FORMAT, m->path, -1, "%s", f.bad_json);
+        return -1;
+    }
     return f.found;
 }
 
 static int note_one(void *ctx, const mf_keras_lambda *l)
 {
     mf_model *m = ctx;
+    if (strcmp(l->kind, "module") == 0) {
+        mf_model_note(m, "Keras object \"%s\" (%s) names %s: loading the model imports and "
+                      "calls it", l->layer, l->source, l->detail);
+        return 0;
+    }
     mf_model_note(m, "Keras Lambda layer \"%s\" (%s) holds %s: loading the model runs it (%s)",
                   l->layer, l->source,
                   strcmp(l->kind, "bytecode") == 0 ? "marshalled Python bytecode"
@@ -127,5 +226,13 @@ static int note_one(void *ctx, const mf_keras_lambda *l)
 
 int mf_keras_note_lambdas(mf_model *m)
 {
-    return mf_keras_find_lambdas(m, note_one, m, NULL) < 0 ? -1 : 0;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_keras_find_lambdas(m, note_one, m, &st);
+    if (rc < 0 && st.code == MF_ERR_FORMAT) { /* an unreadable config: a note, not a failure */
+        mf_model_note(m, "%s", st.msg);
+        rc = 0;
+    }
+    mf_status_clear(&st);
+    return rc < 0 ? -1 : 0;
 }

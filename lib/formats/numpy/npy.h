@@ -15,13 +15,29 @@
  * the file (max_header_size); we allow more but not without bound. */
 #define MF_NPY_MAX_HEADER (1u << 20)
 
+/* Arrays of dtypes that are not one number are tensors too (npy_header.c):
+ *  - 'U<n>' (UCS-4 text): U32, with a last dimension of n code points;
+ *  - 'S<n>', 'a<n>', 'V<n>': U8, with a last dimension of n bytes;
+ *  - 'M8[unit]', 'm8[unit]' (datetime64, timedelta64): I64 counts of the unit;
+ *  - a sub-array dtype (descr, shape): its shape follows the array's;
+ *  - a structured dtype (a list of fields) without objects: one record per
+ *    element, U8 with a last dimension of the record size (fields packed in
+ *    order, as descr_to_dtype lays them out); npy.descr says what they are.
+ * extra_dims counts those trailing dimensions. */
 typedef struct mf_npy_header {
     uint8_t major, minor;
-    char descr[32];        /* as written (truncated if longer) */
+    char descr[256];       /* the descr as text (a string as written; truncated) */
     mf_dtype dtype;        /* MF_DTYPE_INVALID for object arrays */
     bool big_endian;       /* multi-byte elements stored big-endian */
     bool fortran_order;
-    bool is_object;        /* descr '|O': the data is a pickle */
+    bool is_object;        /* an object dtype anywhere: the data is a pickle */
+    bool record;           /* a structured dtype read as bytes per record */
+    /* after a failure: np.load(allow_pickle=True) may still unpickle the
+     * data at data_offset (a header mfmt cannot read exactly as numpy does,
+     * or a dtype it does not know that may hold objects); the scanner then
+     * scans it. data_offset is set whenever the header length was read. */
+    bool maybe_pickle;
+    int extra_dims;
     int ndim;
     int64_t shape[MF_MAX_DIMS];
     uint64_t data_offset;  /* first data byte, from the start of the .npy */
@@ -45,6 +61,11 @@ int mf_npy_parse_header(const uint8_t *b, uint64_t size, const char *file,
 int mf_npy_parse_member_header(const uint8_t *b, uint64_t size, const char *file,
                                uint64_t origin, const char *member,
                                mf_npy_header *h, mf_status *st);
+
+/* The header dict text s[0..n) as numpy reads it (npy_header.c): fills
+ * h's descr, dtype, shape, fortran_order, is_object, maybe_pickle. */
+int mf_npy_parse_dict(const uint8_t *s, size_t n, uint8_t major, const char *file,
+                      uint64_t origin, const char *member, mf_npy_header *h, mf_status *st);
 
 /* Fills a tensor's name-independent fields from a parsed header: dtype,
  * shape, byte order, nbytes, and Fortran order as element strides

@@ -12,8 +12,13 @@
 static int npy_pickle(const mf_file *f, mf_npy_pickle_fn fn, void *ctx, mf_status *st)
 {
     mf_npy_header h;
-    if (mf_npy_parse_header(f->base, f->size, f->path, 0, &h, st))
-        return -1;
+    if (mf_npy_parse_header(f->base, f->size, f->path, 0, &h, st)) {
+        if (!h.maybe_pickle || !h.data_offset || h.data_offset > f->size)
+            return -1;
+        mf_status_clear(st); /* numpy may unpickle it: the caller scans it */
+        mf_status_init(st);
+        h.is_object = true;
+    }
     if (!h.is_object)
         return 0;
     if (fn(ctx, "", f->base + h.data_offset, (size_t)(f->size - h.data_offset), h.data_offset,
@@ -66,8 +71,8 @@ static int npz_pickles(const mf_file *f, mf_npy_pickle_fn fn, void *ctx, mf_stat
          * a pickle np.load would run: the reader reports those */
         int rc = mf_npz_member_header(&z, e, &h, &tmp);
         mf_status_clear(&tmp);
-        if (rc || !h.is_object)
-            continue;
+        if (rc ? !h.maybe_pickle || !h.data_offset : !h.is_object)
+            continue; /* np.load would not unpickle it */
         if (member_pickle(&z, e, &h, fn, ctx, st))
             found = -1;
         else

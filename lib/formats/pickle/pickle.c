@@ -13,18 +13,44 @@
 #define CAP_ITEMS (8u << 20)
 #define CAP_STACK (4u << 20)
 #define CAP_MEMO (4u << 20)
-#define MAX_LINE 65536 /* text opcodes' arguments */
 
-int pk_fail(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
+static int pk_vfail(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, va_list ap)
 {
     char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     const char *mem = pm->o.member;
     return mf_fail(st, MF_ERR_FORMAT, pm->o.file, (int64_t)(pm->o.origin + off), "%s%spickle: %s",
                    mem ? mem : "", mem ? ": " : "", msg);
+}
+
+int pk_fail(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = pk_vfail(pm, off, st, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int pk_fail_unsure(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
+{
+    pm->unsure = true;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = pk_vfail(pm, off, st, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+bool pk_stopped_by_limit(const pk_machine *pm)
+{
+    return pm->unsure;
+}
+
+int pk_oom(pk_machine *pm, mf_status *st)
+{
+    pm->unsure = true;
+    return mf_oom(st, pm->o.file);
 }
 
 pk_machine *pk_new(const pk_opts *o)
@@ -109,12 +135,12 @@ static int rd_uint(pk_machine *pm, size_t k, uint64_t *v, const char *op, mf_sta
 /* A text argument up to '\n' (excluded). */
 static int rd_line(pk_machine *pm, const char **s, size_t *len, const char *op, mf_status *st)
 {
+    /* Python's readline has no length limit: neither has this */
     const uint8_t *start = pm->d + pm->pos;
-    size_t left = pm->n - pm->pos, lim = left < MAX_LINE ? left : MAX_LINE;
-    const uint8_t *nl = memchr(start, '\n', lim);
+    size_t left = pm->n - pm->pos;
+    const uint8_t *nl = memchr(start, '\n', left);
     if (!nl)
-        return pk_fail(pm, pm->op_off, st, "%s: no newline ending its argument%s", op,
-                       left >= MAX_LINE ? " within 64 KiB" : "");
+        return pk_fail(pm, pm->op_off, st, "%s: no newline ending its argument", op);
     *s = (const char *)start;
     *len = (size_t)(nl - start);
     pm->pos += *len + 1;
@@ -129,9 +155,9 @@ static int push(pk_machine *pm, pk_obj *o, mf_status *st)
         return -1;
     if (pm->sn == pm->scap) {
         if (pm->sn >= CAP_STACK)
-            return pk_fail(pm, pm->op_off, st, "stack deeper than %u: refused", CAP_STACK);
+            return pk_fail_unsure(pm, pm->op_off, st, "stack deeper than %u: refused", CAP_STACK);
         if (mf_vec_grow((void **)&pm->stk, &pm->scap, pm->sn + 1, sizeof(*pm->stk)))
-            return mf_oom(st, pm->o.file);
+            return pk_oom(pm, st);
     }
     pm->stk[pm->sn++] = o;
     return 0;
@@ -188,14 +214,14 @@ static int memo_put(pk_machine *pm, int64_t key, pk_obj *v, mf_status *st)
 {
     if (pm->memo_n * 2 >= pm->memo_cap) {
         if (pm->memo_n >= CAP_MEMO)
-            return pk_fail(pm, pm->op_off, st, "more than %u memo entries: refused", CAP_MEMO);
+            return pk_fail_unsure(pm, pm->op_off, st, "more than %u memo entries: refused", CAP_MEMO);
         size_t cap = pm->memo_cap ? pm->memo_cap * 2 : 64;
         pk_memo_slot *old = pm->memo;
         size_t ocap = pm->memo_cap;
         pm->memo = calloc(cap, sizeof(*pm->memo));
         if (!pm->memo) {
             pm->memo = old;
-            return mf_oom(st, pm->o.file);
+            return pk_oom(pm, st);
         }
         pm->memo_cap = cap;
         for (size_t i = 0; i < ocap; i++)
@@ -256,7 +282,7 @@ static pk_obj *int_from_text(pk_machine *pm, const char *s, size_t n, bool base0
     bool overflow = false, any = false, prev_us = true;
     char *digits = mf_arena_alloc(pm->a, n + 2);
     if (!digits) {
-        mf_oom(st, pm->o.file);
+        pk_oom(pm, st);
         return NULL;
     }
     size_t nd = 0;
@@ -296,7 +322,7 @@ static pk_obj *int_from_text(pk_machine *pm, const char *s, size_t n, bool base0
     /* decimal keeps its digits; other bases keep their prefix */
     char *t = mf_arena_alloc(pm->a, nd + 4);
     if (!t) {
-        mf_oom(st, pm->o.file);
+        pk_oom(pm, st);
         return NULL;
     }
     size_t k = 0;
@@ -318,7 +344,7 @@ static pk_obj *float_from_text(pk_machine *pm, const char *s, size_t n, mf_statu
 {
     char buf[512];
     if (n >= sizeof(buf)) {
-        pk_fail(pm, pm->op_off, st, "FLOAT: argument of %zu bytes is too long", n);
+        pk_fail_unsure(pm, pm->op_off, st, "FLOAT: argument of %zu bytes is too long", n);
         return NULL;
     }
     memcpy(buf, s, n);
@@ -355,7 +381,7 @@ static pk_obj *string_from_repr(pk_machine *pm, const char *s, size_t n, mf_stat
     n -= 2;
     char *out = mf_arena_alloc(pm->a, n + 1);
     if (!out) {
-        mf_oom(st, pm->o.file);
+        pk_oom(pm, st);
         return NULL;
     }
     size_t k = 0;
@@ -425,7 +451,7 @@ static pk_obj *unicode_from_raw(pk_machine *pm, const char *s, size_t n, mf_stat
 {
     char *out = mf_arena_alloc(pm->a, n * 4 + 1);
     if (!out) {
-        mf_oom(st, pm->o.file);
+        pk_oom(pm, st);
         return NULL;
     }
     size_t k = 0;
@@ -658,21 +684,72 @@ static pk_obj *object_part(pk_machine *pm, pk_obj *o, bool dict, mf_status *st)
     return *slot;
 }
 
+/* Values of Python's own types whose methods are known: a mutating opcode
+ * on them fails in CPython exactly when it fails here. Everything else
+ * (instances, arrays, tensors, bytearrays...) may define __setitem__,
+ * append, extend, add or __setstate__: the opcode is then taken as done,
+ * so the rest of the stream is still read (CPython's load_append,
+ * load_setitems, load_additems and load_build call those methods). */
+static bool is_plain_builtin(const pk_obj *t)
+{
+    switch (t->kind) {
+    case PK_NONE: case PK_BOOL: case PK_INT: case PK_BIGINT: case PK_FLOAT: case PK_STR:
+    case PK_TUPLE: case PK_LIST: case PK_DICT: case PK_SET: case PK_FROZENSET:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static const char *kind_name(const pk_obj *t)
+{
+    switch (t->kind) {
+    case PK_NONE: return "None";
+    case PK_BOOL: return "a bool";
+    case PK_INT: case PK_BIGINT: return "an int";
+    case PK_FLOAT: return "a float";
+    case PK_STR: return "a str";
+    case PK_TUPLE: return "a tuple";
+    case PK_LIST: return "a list";
+    case PK_DICT: return "a dict";
+    case PK_SET: return "a set";
+    case PK_FROZENSET: return "a frozenset";
+    default: return "a value";
+    }
+}
+
 static int append_items(pk_machine *pm, pk_obj *t, pk_obj **items, size_t n, const char *op,
                         mf_status *st)
 {
-    if (t->kind == PK_OBJECT || t->kind == PK_GLOBAL) {
-        if (t->kind == PK_GLOBAL)
-            return 0; /* reported; nothing to keep */
+    if (t->kind == PK_OBJECT) {
         t = object_part(pm, t, false, st);
         if (!t)
             return -1;
     } else if (t->kind != PK_LIST) {
-        return pk_fail(pm, pm->op_off, st, "%s to a value that is not a list", op);
+        if (!is_plain_builtin(t))
+            return 0; /* extend/append of an instance, array or global: not modelled */
+        return pk_fail(pm, pm->op_off, st, "%s to %s, which has no append or extend", op,
+                       kind_name(t));
     }
     for (size_t i = 0; i < n; i++)
         if (pk_append(pm, t, items[i], st))
             return -1;
+    return 0;
+}
+
+/* list[i] = v, as PyObject_SetItem on a list: an int index in range. */
+static int set_list_item(pk_machine *pm, pk_obj *t, const pk_obj *key, pk_obj *v, const char *op,
+                         mf_status *st)
+{
+    int64_t i;
+    if (!pk_as_int(key, &i))
+        return pk_fail(pm, pm->op_off, st, "%s on a list with a key that is not an int", op);
+    int64_t n = (int64_t)t->u.c.n;
+    if (i < 0)
+        i += n;
+    if (i < 0 || i >= n)
+        return pk_fail(pm, pm->op_off, st, "%s: list index out of range", op);
+    t->u.c.v[i] = v;
     return 0;
 }
 
@@ -681,14 +758,21 @@ static int set_items(pk_machine *pm, pk_obj *t, pk_obj **items, size_t n, const 
 {
     if (n % 2)
         return pk_fail(pm, pm->op_off, st, "%s: odd number of items", op);
-    if (t->kind == PK_GLOBAL)
+    if (t->kind == PK_LIST) {
+        for (size_t i = 0; i < n; i += 2)
+            if (set_list_item(pm, t, items[i], items[i + 1], op, st))
+                return -1;
         return 0;
+    }
     if (t->kind == PK_OBJECT) {
         t = object_part(pm, t, true, st);
         if (!t)
             return -1;
     } else if (t->kind != PK_DICT) {
-        return pk_fail(pm, pm->op_off, st, "%s on a value that is not a dict", op);
+        if (!is_plain_builtin(t))
+            return 0; /* __setitem__ of an instance, array or global: not modelled */
+        return pk_fail(pm, pm->op_off, st, "%s on %s, which does not support item assignment",
+                       op, kind_name(t));
     }
     for (size_t i = 0; i < n; i += 2)
         if (pk_dict_set(pm, t, items[i], items[i + 1], st))
@@ -741,12 +825,13 @@ static int op_additems(pk_machine *pm, mf_status *st)
     pk_obj *t = target(pm, "ADDITEMS", st);
     if (!t)
         return -1;
-    if (t->kind == PK_GLOBAL)
-        return 0;
     if (t->kind == PK_OBJECT)
         return append_items(pm, t, items, n, "ADDITEMS", st);
-    if (t->kind != PK_SET)
-        return pk_fail(pm, pm->op_off, st, "ADDITEMS to a value that is not a set");
+    if (t->kind != PK_SET) {
+        if (!is_plain_builtin(t))
+            return 0; /* add() of an instance or global: not modelled */
+        return pk_fail(pm, pm->op_off, st, "ADDITEMS to %s, which has no add", kind_name(t));
+    }
     for (size_t i = 0; i < n; i++)
         if (pk_set_add(pm, t, items[i], st))
             return -1;
@@ -804,9 +889,9 @@ static int op_mark(pk_machine *pm, mf_status *st)
 {
     if (pm->mn == pm->mcap) {
         if (pm->mn >= CAP_STACK)
-            return pk_fail(pm, pm->op_off, st, "more than %u marks: refused", CAP_STACK);
+            return pk_fail_unsure(pm, pm->op_off, st, "more than %u marks: refused", CAP_STACK);
         if (mf_vec_grow((void **)&pm->marks, &pm->mcap, pm->mn + 1, sizeof(*pm->marks)))
-            return mf_oom(st, pm->o.file);
+            return pk_oom(pm, st);
     }
     pm->marks[pm->mn++] = pm->sn;
     return 0;
@@ -971,10 +1056,35 @@ static int step(pk_machine *pm, pk_obj **out, mf_status *st)
 static void reset(pk_machine *pm)
 {
     pm->sn = pm->mn = 0;
-    if (pm->memo)
+    /* a big memo is dropped rather than cleared: many small pickles after
+     * one large one must not each pay for its size */
+    if (pm->memo_cap > 64) {
+        free(pm->memo);
+        pm->memo = NULL;
+        pm->memo_cap = 0;
+    } else if (pm->memo_n) {
         memset(pm->memo, 0, pm->memo_cap * sizeof(*pm->memo));
+    }
     pm->memo_n = 0;
     pm->proto = 0;
+    pm->unsure = false;
+}
+
+/* Budgets grow with the input, counted once: pickles that follow each other
+ * in one buffer (data after STOP) do not count the rest of it again. */
+static void count_input(pk_machine *pm, const uint8_t *data, size_t size)
+{
+    const uint8_t *end = data + size;
+    if (pm->cnt_lo && data >= pm->cnt_lo && data <= pm->cnt_hi) {
+        if (end > pm->cnt_hi) {
+            pm->input_bytes += (uint64_t)(end - pm->cnt_hi);
+            pm->cnt_hi = end;
+        }
+        return;
+    }
+    pm->input_bytes += size;
+    pm->cnt_lo = data;
+    pm->cnt_hi = end;
 }
 
 int pk_load(pk_machine *pm, const uint8_t *data, size_t size, pk_obj **out, size_t *used,
@@ -984,7 +1094,7 @@ int pk_load(pk_machine *pm, const uint8_t *data, size_t size, pk_obj **out, size
     pm->d = data;
     pm->n = size;
     pm->pos = 0;
-    pm->input_bytes += size;
+    count_input(pm, data, size);
     /* every opcode is at least one byte: work and objects in proportion */
     pm->max_work = 64 * pm->input_bytes + (16u << 20);
     uint64_t lim = 2 * pm->input_bytes + 1024;

@@ -152,6 +152,11 @@ uint64_t pk_objects(const pk_machine *pm);
 int pk_load(pk_machine *pm, const uint8_t *data, size_t size, pk_obj **out, size_t *used,
             uint64_t *ops_done, mf_status *st);
 
+/* After pk_load failed: true when it stopped at one of mfmt's limits (work,
+ * object, stack or memo caps, memory) where CPython's unpickler could go
+ * on; false when CPython fails at that opcode too. */
+bool pk_stopped_by_limit(const pk_machine *pm);
+
 /* Failures inside callbacks: "FILE: byte N: [MEMBER: ]pickle: ..." */
 int pk_fail(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
     MF_PRINTF(4, 5);

@@ -31,7 +31,16 @@ struct pk_machine {
     /* budgets, cumulative over the pickles this machine runs */
     uint64_t input_bytes, work, max_work, objects, max_objects, items, max_items;
     int call_depth;
+    /* the last failure is one of mfmt's limits, not one CPython shares */
+    bool unsure;
+    /* input counted into the budgets: [cnt_lo, cnt_hi) of the caller's buffer */
+    const uint8_t *cnt_lo, *cnt_hi;
 };
+
+/* A failure where CPython might go on (a limit of mfmt's). */
+int pk_fail_unsure(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
+    MF_PRINTF(4, 5);
+int pk_oom(pk_machine *pm, mf_status *st);
 
 int pk_charge(pk_machine *pm, uint64_t units, mf_status *st);
 /* A new value made by the current opcode; NULL with st filled. */

@@ -78,6 +78,23 @@ static const allowed allow[] = {
     {"decimal.Decimal", PKN_SAFE_OPAQUE},
     {"fractions.Fraction", PKN_SAFE_OPAQUE},
     {"uuid.UUID", PKN_SAFE_OPAQUE},
+    /* plain data that real checkpoints hold (doc/scan.md says why building
+     * each runs nothing from the file) */
+    {"builtins.Ellipsis", PKN_SAFE_OPAQUE},
+    {"builtins.NotImplemented", PKN_SAFE_OPAQUE},
+    {"copyreg._reconstructor", PKN_SAFE_OPAQUE},
+    {"builtins.object", PKN_SAFE_OPAQUE},
+    {"numpy.core.numeric._frombuffer", PKN_SAFE_OPAQUE},
+    {"numpy._core.numeric._frombuffer", PKN_SAFE_OPAQUE},
+    {"argparse.Namespace", PKN_SAFE_OPAQUE},
+    {"pathlib.PosixPath", PKN_SAFE_OPAQUE},
+    {"pathlib.WindowsPath", PKN_SAFE_OPAQUE},
+    {"pathlib.PurePosixPath", PKN_SAFE_OPAQUE},
+    {"pathlib.PureWindowsPath", PKN_SAFE_OPAQUE},
+    {"pathlib.Path", PKN_SAFE_OPAQUE},
+    {"pathlib.PurePath", PKN_SAFE_OPAQUE},
+    {"collections.defaultdict", PKN_SAFE_OPAQUE},
+    {"collections.Counter", PKN_SAFE_OPAQUE},
 };
 
 /* torch storage classes (legacy typed storages; torch.cuda.* as saved from
@@ -156,6 +173,16 @@ static const struct { const char *mod, *why; } bad_modules[] = {
     {"torch.serialization", "loads other files"}, {"torch.utils.cpp_extension", "compiles native code"},
     {"torch.distributed", "network access (rpc)"}, {"torch.multiprocessing", "starts processes"},
     {"torch._inductor", "compiles and runs code"}, {"torch._dynamo", "compiles and runs code"},
+    {"torch.utils.collect_env", "runs commands (collect_env.run)"},
+    {"_posixsubprocess", "starts processes"}, {"_osx_support", "runs commands (_read_output)"},
+    {"_aix_support", "runs commands"}, {"_bootsubprocess", "starts processes"},
+    {"_winapi", "starts processes (CreateProcess)"}, {"msvcrt", "console and process access"},
+    {"tarfile", "extracts and writes files"}, {"zipfile", "extracts and writes files"},
+    {"sqlite3", "opens files and loads extensions"}, {"pipes", "runs shell pipelines"},
+    {"tkinter", "runs Tcl code"}, {"_tkinter", "runs Tcl code"},
+    {"rlcompleter", "evaluates expressions"}, {"_sitebuiltins", "reads files and starts pydoc"},
+    {"test", "runs interpreters and commands (test.support)"},
+    {"unittest.mock", "imports modules by name (_importer)"},
     {"copyreg._extension_registry", "an EXT opcode: the name it loads cannot be seen in the file"},
 };
 
@@ -180,6 +207,14 @@ static const struct { const char *name, *why; } bad_names[] = {
     {"torch.load", "loads another pickle"}, {"torch.save", "writes files"},
     {"torch.ops.load_library", "loads native libraries"}, {"torch.classes.load_library", "loads native libraries"},
     {"torch._utils._import_dotted_name", "imports modules"},
+    {"torch.storage._load_from_bytes", "runs torch.load on bytes inside the pickle"},
+    {"uuid._get_command_stdout", "runs commands"}, {"uuid._popen", "runs commands"},
+    {"uuid._find_mac", "runs commands"}, {"uuid._find_mac_near_keyword", "runs commands"},
+    {"uuid._find_mac_under_heading", "runs commands"}, {"uuid._ifconfig_getnode", "runs commands"},
+    {"uuid._ip_getnode", "runs commands"}, {"uuid._arp_getnode", "runs commands"},
+    {"uuid._lanscan_getnode", "runs commands"}, {"uuid._netstat_getnode", "runs commands"},
+    {"uuid._unix_getnode", "runs commands"}, {"uuid.getnode", "runs commands"},
+    {"uuid._windll_getnode", "calls native code"},
     {"torch._C._jit_pass_lower_all_tuples", "runs TorchScript passes"},
     {"yaml.load", "builds arbitrary objects"}, {"yaml.unsafe_load", "builds arbitrary objects"},
     {"yaml.full_load", "builds arbitrary objects"}, {"yaml.load_all", "builds arbitrary objects"},
@@ -201,6 +236,27 @@ static const struct { const char *py2, *py3; } renamed[] = {
     {"cStringIO", "io"}, {"urllib2", "urllib.request"}, {"urlparse", "urllib.parse"},
     {"httplib", "http.client"}, {"xmlrpclib", "xmlrpc.client"}, {"thread", "_thread"},
     {"Queue", "queue"}, {"SocketServer", "socketserver"}, {"repr", "reprlib"},
+};
+
+/* Single names renamed by fix_imports (NAME_MAPPING, Lib/_compat_pickle.py). */
+static const struct { const char *mod, *name, *mod3, *name3; } renamed_names[] = {
+    {"__builtin__", "xrange", "builtins", "range"}, {"__builtin__", "reduce", "functools", "reduce"},
+    {"__builtin__", "intern", "sys", "intern"}, {"__builtin__", "unichr", "builtins", "chr"},
+    {"__builtin__", "unicode", "builtins", "str"}, {"__builtin__", "long", "builtins", "int"},
+    {"__builtin__", "basestring", "builtins", "str"},
+    {"itertools", "izip", "builtins", "zip"}, {"itertools", "imap", "builtins", "map"},
+    {"itertools", "ifilter", "builtins", "filter"},
+    {"itertools", "ifilterfalse", "itertools", "filterfalse"},
+    {"itertools", "izip_longest", "itertools", "zip_longest"},
+    {"UserDict", "IterableUserDict", "collections", "UserDict"},
+    {"whichdb", "whichdb", "dbm", "whichdb"}, {"_socket", "fromfd", "socket", "fromfd"},
+    {"_multiprocessing", "Connection", "multiprocessing.connection", "Connection"},
+    {"multiprocessing.process", "Process", "multiprocessing.context", "Process"},
+    {"multiprocessing.forking", "Popen", "multiprocessing.popen_fork", "Popen"},
+    {"urllib", "urlopen", "urllib.request", "urlopen"},
+    {"urllib", "urlretrieve", "urllib.request", "urlretrieve"},
+    {"exceptions", "StandardError", "builtins", "Exception"},
+    {"socket", "_socketobject", "socket", "SocketType"},
 };
 
 static bool mod_under(const char *mod, const char *base)
@@ -327,44 +383,95 @@ static const char *classify_dangerous(const char *mod, const char *name, const c
     return NULL;
 }
 
+/* The exact allowlist: module.name as resolved, before any deny rule (a
+ * deny rule on a whole module, torch.serialization, must not turn its one
+ * harmless name, _get_layout, dangerous). */
+static bool exact_allowed(pk_global *g, const char *full)
+{
+    for (size_t i = 0; i < sizeof(allow) / sizeof(allow[0]); i++)
+        if (strcmp(full, allow[i].name) == 0) {
+            g->id = allow[i].id;
+            return true;
+        }
+    return false;
+}
+
+/* protocol 4 resolves a dotted name by attributes (pickle's
+ * _getattribute): module "torch" + name "hub.load" reaches torch.hub.load.
+ * Every split of the path into a module and an attribute is judged. */
+static const char *dangerous_any_split(const char *mod, const char *name, const char *full)
+{
+    const char *why = classify_dangerous(mod, name, full);
+    if (why)
+        return why;
+    size_t ml = strlen(mod);
+    for (const char *d = strchr(name, '.'); d; d = strchr(d + 1, '.')) {
+        char m2[512];
+        size_t pl = (size_t)(d - name);
+        if (ml + 1 + pl >= sizeof(m2) || !d[1])
+            break;
+        memcpy(m2, mod, ml);
+        m2[ml] = '.';
+        memcpy(m2 + ml + 1, name, pl);
+        m2[ml + 1 + pl] = 0;
+        if ((why = classify_dangerous(m2, d + 1, full)))
+            return why;
+    }
+    return NULL;
+}
+
 void pk_classify(pk_global *g)
 {
     g->id = PKN_OTHER;
     g->dtype = MF_DTYPE_INVALID;
     g->cls = PK_UNKNOWN;
     g->reason = "not on the allowlist of names that model files need";
-    const char *mod = py3_module(g->module);
-    /* fix_imports also renames single names: __builtin__.xrange -> range ... */
+    if (!*g->module || !*g->name) {
+        g->reason = "an empty module or name";
+        return;
+    }
+    const char *mod = py3_module(g->module), *name = g->name;
+    /* fix_imports renames single names too: __builtin__.xrange -> builtins.range */
+    for (size_t i = 0; i < sizeof(renamed_names) / sizeof(renamed_names[0]); i++)
+        if (strcmp(g->module, renamed_names[i].mod) == 0 &&
+            strcmp(g->name, renamed_names[i].name) == 0) {
+            mod = renamed_names[i].mod3;
+            name = renamed_names[i].name3;
+        }
     char full[512];
-    size_t ml = strlen(mod), nl = strlen(g->name);
-    if (ml + nl + 2 > sizeof(full)) {
+    size_t ml = strlen(mod), nl = strlen(name);
+    if (ml + nl + 2 > sizeof(full) || strlen(g->module) + strlen(g->name) + 2 > sizeof(full)) {
         g->reason = "an unusually long name";
         return;
     }
     memcpy(full, mod, ml);
     full[ml] = '.';
-    memcpy(full + ml + 1, g->name, nl + 1);
-    if (!*g->module || !*g->name) {
-        g->reason = "an empty module or name";
+    memcpy(full + ml + 1, name, nl + 1);
+    if (exact_allowed(g, full)) {
+        g->cls = PK_SAFE;
+        g->reason = NULL;
         return;
     }
-    const char *why = classify_dangerous(mod, g->name, full);
-    if (!why && mod != g->module) /* the Python 2 spelling too */
-        why = classify_dangerous(g->module, g->name, full);
+    const char *why = dangerous_any_split(mod, name, full);
+    if (!why && (mod != g->module || name != g->name)) { /* the Python 2 spelling too */
+        char full2[1040];
+        snprintf(full2, sizeof(full2), "%.511s.%.511s", g->module, g->name);
+        why = dangerous_any_split(g->module, g->name, full2);
+    }
     if (why) {
         g->cls = PK_DANGEROUS;
         g->reason = why;
         return;
     }
-    if (classify_allowed(g, mod, full)) {
+    if (!strchr(name, '.') && classify_allowed(g, mod, full)) {
         g->cls = PK_SAFE;
         g->reason = NULL;
         return;
     }
-    if (strcmp(full, "torch.storage._load_from_bytes") == 0)
-        g->reason = "runs torch.load on bytes inside the pickle";
-    else if (mod_under(mod, "__main__"))
+    if (mod_under(mod, "__main__"))
         g->reason = "a class of the program that saved the file";
+    else if (strchr(name, '.'))
+        g->reason = "a dotted attribute path (protocol 4) to a name not on the allowlist";
 }
 
 /* numpy dtype descr: optional byte order, then kind and size. */

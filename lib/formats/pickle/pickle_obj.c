@@ -14,7 +14,7 @@ int pk_charge(pk_machine *pm, uint64_t units, mf_status *st)
 {
     pm->work += units;
     if (pm->work > pm->max_work)
-        return pk_fail(pm, pm->op_off, st,
+        return pk_fail_unsure(pm, pm->op_off, st,
                        "more than %llu steps of work for %llu bytes of input: refused "
                        "(an expansion bomb?)",
                        (unsigned long long)pm->max_work, (unsigned long long)pm->input_bytes);
@@ -39,10 +39,10 @@ pk_obj *pk_make(pk_machine *pm, pk_kind k, mf_status *st)
     pk_obj *o = pk_new_obj(pm, k, pm->op_off);
     if (!o) {
         if (pm->objects >= pm->max_objects)
-            pk_fail(pm, pm->op_off, st, "more than %llu objects: refused (an expansion bomb?)",
+            pk_fail_unsure(pm, pm->op_off, st, "more than %llu objects: refused (an expansion bomb?)",
                     (unsigned long long)pm->max_objects);
         else
-            mf_oom(st, pm->o.file);
+            pk_oom(pm, st);
     }
     return o;
 }
@@ -53,7 +53,7 @@ static int count_slots(pk_machine *pm, uint64_t n, mf_status *st)
 {
     pm->items += n;
     if (pm->items > pm->max_items)
-        return pk_fail(pm, pm->op_off, st,
+        return pk_fail_unsure(pm, pm->op_off, st,
                        "more than %llu container slots: refused (an expansion bomb?)",
                        (unsigned long long)pm->max_items);
     return 0;
@@ -71,7 +71,7 @@ int pk_reserve(pk_machine *pm, pk_obj *c, size_t need, mf_status *st)
         return -1;
     pk_obj **v = mf_arena_calloc(pm->a, cap, sizeof(*v));
     if (!v)
-        return mf_oom(st, pm->o.file);
+        return pk_oom(pm, st);
     size_t used = (c->kind == PK_DICT ? 2 : 1) * c->u.c.n; /* slots in use */
     if (used)
         memcpy(v, c->u.c.v, used * sizeof(*v));
@@ -248,7 +248,7 @@ static int index_build(pk_machine *pm, pk_obj *d, size_t want, mf_status *st)
     pk_index *ix = mf_arena_alloc(pm->a, sizeof(*ix));
     size_t *slot = mf_arena_calloc(pm->a, cap, sizeof(size_t));
     if (!ix || !slot)
-        return mf_oom(st, pm->o.file);
+        return pk_oom(pm, st);
     if (pk_charge(pm, d->u.c.n + cap / 8, st))
         return -1;
     ix->cap = cap;
@@ -422,7 +422,7 @@ pk_obj *pk_long_from_bytes(pk_machine *pm, const uint8_t *b, size_t n, mf_status
     /* magnitude, little-endian bytes */
     uint8_t *mag = malloc(len);
     if (!mag) {
-        mf_oom(st, pm->o.file);
+        pk_oom(pm, st);
         return NULL;
     }
     unsigned carry = 1;
@@ -435,7 +435,7 @@ pk_obj *pk_long_from_bytes(pk_machine *pm, const uint8_t *b, size_t n, mf_status
     char *txt = mf_arena_alloc(pm->a, cap);
     if (!txt) {
         free(mag);
-        mf_oom(st, pm->o.file);
+        pk_oom(pm, st);
         return NULL;
     }
     size_t k = 0;

@@ -1,0 +1,117 @@
+/* convert_arch.h - what llama.cpp's convert_hf_to_gguf.py (c392e509) does
+ * per architecture, as data read by the one converter in convert_gguf.c:
+ *  - the HF classes it takes and the GGUF architecture it writes;
+ *  - tensor rules (the architecture's modify_tensors): renames, skips,
+ *    Q/K permutation, +1 on norms, -exp(A_log), transposes, fused qkv
+ *    re-orders and splits, stacking of experts or per-head norms;
+ *  - hyper-parameter keys in the order set_gguf_parameters writes them;
+ *  - the tokenizer kind (set_vocab) and the BPE pre-tokenizer names.
+ * Adding an architecture: a row in conv_archs[] (convert_arch.c), a bit in
+ * conv_arch_bit with its rows in convert_names.inc, and a test directory. */
+#ifndef MF_CONVERT_ARCH_H
+#define MF_CONVERT_ARCH_H
+#include "ops/hf_ops.h"
+
+/* The bits of convert_names.inc. */
+enum conv_arch_bit {
+    AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
+    AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
+    AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA,
+};
+
+typedef struct conv_name_row {
+    const char *hf, *gguf;
+    uint32_t archs;
+} conv_name_row;
+extern const conv_name_row conv_names[];
+extern const size_t conv_n_names;
+
+/* M_LAYER_BEYOND: pat followed by a block number >= the block count. */
+typedef enum conv_match { M_SUFFIX, M_EXACT, M_CONTAINS, M_PREFIX, M_LAYER_BEYOND } conv_match;
+
+typedef enum conv_op {
+    OP_RENAME,        /* the matched part replaced by `with` (M_PREFIX, M_SUFFIX, M_CONTAINS) */
+    OP_SKIP,          /* not written */
+    OP_PERMUTE_Q,     /* LlamaModel.permute(w, n_head, n_head) */
+    OP_PERMUTE_K,     /* LlamaModel.permute(w, n_head, n_head_kv) */
+    OP_ADD_ONE,       /* w + 1 (Gemma norms: checkpoints hold w - 1) */
+    OP_NEG_EXP,       /* -exp(w) (Mamba A_log -> A) */
+    OP_TRANSPOSE,     /* w.T (GPT-2 Conv1D) */
+    OP_ALSO_OUTPUT,   /* written once more as output.weight (GPT-2's tied head) */
+    OP_DROP_IF_EMBD,  /* output.weight equal to token_embd.weight: omitted (Mamba) */
+    OP_STACK,         /* per block, parts stacked along a new first dimension */
+    OP_QKV_GROUPED,   /* [groups][q_per_kv + 2][hd] rows split to q, k, v; q, k permuted (InternLM2) */
+    OP_QKV_PER_HEAD,  /* [n_head][3][hd] rows re-ordered to [3][n_head][hd] (GPT-NeoX) */
+    OP_QKV_KV_GROUPS, /* [kv][q_per_kv + 2][hd] rows re-ordered to q, k, v (Falcon "jploski") */
+} conv_op;
+
+typedef struct conv_rule {
+    conv_op op;
+    conv_match m;
+    const char *pat;
+    const char *with;            /* OP_RENAME */
+    /* OP_STACK: parts per block from count_key (an hparam); the block is
+     * complete when count * (number of ws) matching tensors arrived; each w
+     * of ws then gives one tensor stacked from part_fmt over x = 0..count-1,
+     * named by mapping merged_fmt. In the formats %b is the block, %x the
+     * part, %w the w. */
+    const char *count_key;
+    const char *part_fmt, *merged_fmt;
+    const char *const *ws;
+} conv_rule;
+
+/* A hyper-parameter key. src:
+ *   "a|b|c"   the first of these config.json keys present (find_hparam);
+ *   "4*a|b"   that value times 4;
+ *   "=V"      the constant V;
+ *   "@NAME"   a value computed by the converter (conv_computed in convert_gguf.c);
+ *   "@@NAME"  keys written by the converter (rope scaling blocks...);
+ * key "@base" stands for Model.set_gguf_parameters' keys. */
+typedef struct conv_hp {
+    const char *key;   /* without the "<arch>." prefix; "general.file_type" as it is */
+    char type;         /* 'u' u32, 'i' i32, 'f' f32, 'b' bool, 's' string */
+    const char *src;
+    unsigned flags;
+} conv_hp;
+enum {
+    HP_OPT = 1,    /* absent or null: not written (else an error) */
+    HP_TRUTHY = 2, /* 0 or false: not written either (Python's `if x := ...`) */
+};
+/* In a key list, an element "=V" is a constant taken when no key before it
+ * is present; "a|b||=V" is Python's `find_hparam(a, b) or V`. */
+
+typedef enum conv_vocab {
+    V_LLAMA,      /* SentencePiece, else LlamaHf (refused), else BPE; CodeLlama ids, add_prefix_space */
+    V_SPM_OR_BPE, /* SentencePiece when tokenizer.model exists, else BPE (Qwen2) */
+    V_BPE,        /* _set_vocab_gpt2 */
+    V_SPM,        /* _set_vocab_sentencepiece */
+    V_GEMMA,      /* SentencePiece + CodeGemma ids + add_space_prefix false */
+    V_GEMMA2,     /* SentencePiece + add_space_prefix false */
+    V_PHI3,       /* Phi3MiniModel.set_vocab */
+    V_INTERNLM2,  /* InternLM2Model.set_vocab */
+    V_BERT,       /* WordPiece, phantom spaces */
+    V_MAMBA,      /* vocab_size rounded up to pad_vocab_size_multiple, then BPE */
+} conv_vocab;
+
+enum {
+    AF_NO_HEAD_DIM = 1,       /* config's head_dim ignored (Granite pops it) */
+    AF_CTX_MODEL_MAX = 2,     /* max_position_embeddings from model_max_length (Command-R) */
+    AF_LLAMA3_ROPE = 4,       /* generated rope_freqs for llama3 rope scaling */
+    AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
+};
+
+typedef struct conv_arch {
+    const char *name;            /* general.architecture */
+    const char *const *classes;  /* config.json architectures[0] values */
+    int bit;                     /* enum conv_arch_bit */
+    const conv_rule *rules;      /* terminated by pat == NULL */
+    const conv_hp *hparams;      /* terminated by key == NULL */
+    conv_vocab vocab;
+    unsigned flags;
+} conv_arch;
+
+extern const conv_arch conv_archs[];
+extern const size_t conv_n_archs;
+extern const conv_hp conv_base_hparams[];
+
+#endif

@@ -1,0 +1,759 @@
+/* convert_hf.c - mf_convert_gguf_to_hf: a GGUF back into a Hugging Face
+ * model directory that from_pretrained loads: config.json rebuilt from the
+ * hyper-parameter keys (the forward table of convert_arch.c read
+ * backwards), the tokenizer files (convert_hf_vocab.c), and
+ * model.safetensors with transformers' tensor names (convert_hf_arch.c),
+ * every operation of the forward converter undone. Tensors stream one at a
+ * time; the directory appears whole or not at all (written beside the
+ * target, then renamed). */
+#include "ops/convert_arch.h"
+#include "ops/convert_hf.h"
+#include "formats/formats.h"
+#include "ops/convert_hf_int.h"
+#include "ops/tensor_f32.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ lookups */
+
+const mf_value *hfc_key(const hfc *c, const char *suffix)
+{
+    char key[256];
+    snprintf(key, sizeof(key), "%s.%s", c->arch, suffix);
+    return mf_meta_get(c->m, key);
+}
+
+bool hfc_int(const mf_value *v, int64_t *out)
+{
+    if (!v)
+        return false;
+    switch (v->type) {
+    case MF_V_U8: case MF_V_U16: case MF_V_U32: case MF_V_U64: *out = (int64_t)v->as.u; return true;
+    case MF_V_I8: case MF_V_I16: case MF_V_I32: case MF_V_I64: *out = v->as.i; return true;
+    case MF_V_BOOL: *out = v->as.b; return true;
+    default: return false;
+    }
+}
+
+static int64_t key_int(const hfc *c, const char *suffix, int64_t dflt)
+{
+    int64_t x;
+    return hfc_int(hfc_key(c, suffix), &x) ? x : dflt;
+}
+
+static const hf_rev_arch *find_rev(const char *arch)
+{
+    for (size_t i = 0; i < hf_rev_n_archs; i++)
+        if (!strcmp(hf_rev_archs[i].arch, arch))
+            return &hf_rev_archs[i];
+    return NULL;
+}
+
+static const conv_arch *find_fwd(const char *arch)
+{
+    for (size_t i = 0; i < conv_n_archs; i++)
+        if (!strcmp(conv_archs[i].name, arch))
+            return &conv_archs[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------ tensor plan */
+
+/* "blk.12.attn_q.weight" -> block 12, base "blk.{bid}.attn_q", suffix
+ * ".weight" (suffix "" for Mamba's A and D). */
+static void split_name(const char *name, char *base, size_t cap, char *suffix, int64_t *block)
+{
+    *block = -1;
+    const char *tail = name;
+    base[0] = 0;
+    if (!strncmp(name, "blk.", 4)) {
+        char *end;
+        long long b = strtoll(name + 4, &end, 10);
+        if (end > name + 4 && *end == '.') {
+            *block = b;
+            snprintf(base, cap, "blk.{bid}");
+            tail = end;
+        }
+    }
+    size_t bl = strlen(base);
+    snprintf(base + bl, cap - bl, "%s", tail);
+    suffix[0] = 0;
+    static const char *const sfx[] = {".weight", ".bias"};
+    for (int i = 0; i < 2; i++) {
+        size_t n = strlen(base), k = strlen(sfx[i]);
+        if (n > k && !strcmp(base + n - k, sfx[i])) {
+            base[n - k] = 0;
+            strcpy(suffix, sfx[i]);
+        }
+    }
+}
+
+/* pattern with {bid} and {x} filled in, then the suffix. */
+static char *fill_name(mf_arena *a, const char *pat, int64_t block, int64_t x, const char *suffix)
+{
+    char buf[512];
+    size_t n = 0;
+    for (const char *p = pat; *p && n + 24 < sizeof(buf);) {
+        if (!strncmp(p, "{bid}", 5)) {
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%lld", (long long)block);
+            p += 5;
+        } else if (!strncmp(p, "{x}", 3)) {
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%lld", (long long)x);
+            p += 3;
+        } else {
+            buf[n++] = *p++;
+        }
+    }
+    buf[n] = 0;
+    return mf_arena_printf(a, "%s%s", buf, suffix);
+}
+
+static const hf_rev_name *rev_row(const hfc *c, const char *base)
+{
+    for (const hf_rev_name *r = c->rev->names; r->gguf; r++)
+        if (!strcmp(r->gguf, base))
+            return r;
+    return NULL;
+}
+
+static bool is_plain_float(mf_dtype d)
+{
+    return d == MF_F32 || d == MF_F16 || d == MF_BF16;
+}
+
+/* Each tensor keeps its float type (the round trip is then exact); block
+ * types come back as c->quant_dtype; --dtype sets them all. */
+static mf_dtype out_dtype(const hfc *c, const mf_tensor *t)
+{
+    if (c->opts.dtype != MF_DTYPE_INVALID)
+        return c->opts.dtype;
+    return is_plain_float(t->dtype) ? t->dtype : c->quant_dtype;
+}
+
+static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x, const char *name)
+{
+    if (mf_vec_grow((void **)&c->items.v, &c->items.cap, c->items.n + 1, sizeof(hfc_item)))
+        return mf_oom(c->st, c->path);
+    hfc_item *it = &c->items.v[c->items.n++];
+    *it = (hfc_item){.src = t, .op = r->op, .x = x};
+    it->out.name = name;
+    it->out.dtype = out_dtype(c, t);
+    if (r->op == R_UNSTACK) {
+        it->out.ndim = t->ndim - 1;
+        memcpy(it->out.shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+    } else {
+        it->out.ndim = t->ndim;
+        memcpy(it->out.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        if (r->op == R_TRANSPOSE && t->ndim == 2) {
+            it->out.shape[0] = t->shape[1];
+            it->out.shape[1] = t->shape[0];
+        }
+    }
+    return 0;
+}
+
+/* InternLM2's wqkv: the block's attn_k and attn_v join attn_q; the fused
+ * tensor has their rows together. */
+static int fuse_parts(hfc *c, hfc_item *it, int64_t block, const char *suffix)
+{
+    char name[96];
+    snprintf(name, sizeof(name), "blk.%lld.attn_k%s", (long long)block, suffix);
+    it->k = mf_tensor_find(c->m, name);
+    snprintf(name, sizeof(name), "blk.%lld.attn_v%s", (long long)block, suffix);
+    it->v = mf_tensor_find(c->m, name);
+    const mf_tensor *q = it->src;
+    if (!it->k || !it->v || it->k->ndim != q->ndim || it->v->ndim != q->ndim ||
+        (q->ndim == 2 && (it->k->shape[1] != q->shape[1] || it->v->shape[1] != q->shape[1])))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)q->offset,
+                       "block %lld: attn_q has no attn_k and attn_v of its width to fuse with",
+                       (long long)block);
+    it->out.shape[0] = q->shape[0] + it->k->shape[0] + it->v->shape[0];
+    return 0;
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+    return strcmp(((const hfc_item *)a)->out.name, ((const hfc_item *)b)->out.name);
+}
+
+static int plan_tensors(hfc *c)
+{
+    for (size_t i = 0; i < c->m->n_tensors; i++) {
+        const mf_tensor *t = &c->m->tensors[i];
+        char base[256], suffix[16];
+        int64_t block;
+        split_name(t->name, base, sizeof(base), suffix, &block);
+        const hf_rev_name *r = rev_row(c, base);
+        if (!r)
+            return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,
+                           "tensor \"%s\" has no Hugging Face name for architecture %s", t->name,
+                           c->arch);
+        if (r->op == R_SKIP || r->op == R_FUSED_PART)
+            continue;
+        if (!mf_dtype_to_f32_supported(t->dtype))
+            return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,
+                           "tensor \"%s\": %s cannot be decoded", t->name, mf_dtype_name(t->dtype));
+        if (r->op == R_UNSTACK) {
+            if (t->ndim < 2)
+                return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
+                               "tensor \"%s\" should be stacked (2 or more dimensions)", t->name);
+            for (int64_t x = 0; x < t->shape[0]; x++) {
+                char *name = fill_name(c->a, r->hf, block, x, suffix);
+                if (!name || add_item(c, t, r, x, name))
+                    return mf_oom(c->st, c->path);
+            }
+            continue;
+        }
+        char *name = fill_name(c->a, r->hf, block, -1, suffix);
+        if (!name || add_item(c, t, r, -1, name))
+            return c->st->code ? -1 : mf_oom(c->st, c->path);
+        if (r->op == R_FUSE_GROUPED && fuse_parts(c, &c->items.v[c->items.n - 1], block, suffix))
+            return -1;
+    }
+    /* transformers' save_pretrained sorts nothing, but safetensors' own
+     * writer (and the forward converter's reading) go by name */
+    qsort(c->items.v, c->items.n, sizeof(hfc_item), cmp_item);
+    return 0;
+}
+
+/* ------------------------------------------------------------ tensor data */
+
+/* LlamaModel.permute viewed rows as [h][2][half]: the GGUF holds
+ * P[h][j][k] = W[h][k][j]; W comes back by the inverse index map. */
+static void unpermute(const float *p, float *w, int64_t rows, int64_t cols, int64_t heads)
+{
+    int64_t half = rows / heads / 2;
+    for (int64_t h = 0; h < heads; h++)
+        for (int64_t k = 0; k < 2; k++)
+            for (int64_t j = 0; j < half; j++)
+                memcpy(w + ((h * 2 + k) * half + j) * cols, p + ((h * half + j) * 2 + k) * cols,
+                       sizeof(float) * (size_t)cols);
+}
+
+/* GPT-NeoX: P[t][h][d] rows; W[h][t][d]. */
+static void unorder_per_head(const float *p, float *w, int64_t rows, int64_t cols, int64_t heads)
+{
+    int64_t hd = rows / 3 / heads;
+    for (int64_t t = 0; t < 3; t++)
+        for (int64_t h = 0; h < heads; h++)
+            memcpy(w + ((h * 3 + t) * hd) * cols, p + ((t * heads + h) * hd) * cols,
+                   sizeof(float) * (size_t)(hd * cols));
+}
+
+/* Falcon: P = q (n_head rows of hd), k (n_kv), v (n_kv); W[g][q_per_kv+2][hd]. */
+static void unorder_kv_groups(const float *p, float *w, int64_t rows, int64_t cols, int64_t heads,
+                              int64_t kv)
+{
+    int64_t qpk = heads / kv, hd = rows / (heads + 2 * kv);
+    size_t blk = sizeof(float) * (size_t)(hd * cols);
+    for (int64_t g = 0; g < kv; g++) {
+        for (int64_t i = 0; i < qpk; i++)
+            memcpy(w + ((g * (qpk + 2) + i) * hd) * cols, p + ((g * qpk + i) * hd) * cols, blk);
+        memcpy(w + ((g * (qpk + 2) + qpk) * hd) * cols, p + ((heads + g) * hd) * cols, blk);
+        memcpy(w + ((g * (qpk + 2) + qpk + 1) * hd) * cols, p + ((heads + kv + g) * hd) * cols, blk);
+    }
+}
+
+static int64_t rows_of(const mf_tensor *t)
+{
+    return t->ndim ? t->shape[0] : 1;
+}
+
+/* The source tensor's values, decoded once for all the experts cut from it. */
+static int source_f32(hfc *c, const mf_tensor *t, const float **out)
+{
+    if (c->cached != t) {
+        free(c->cache);
+        c->cache = NULL;
+        c->cached = NULL;
+        float *v;
+        if (mf_tensor_read_f32(c->m, t, &v, c->st))
+            return -1;
+        c->cache = v;
+        c->cached = t;
+    }
+    *out = c->cache;
+    return 0;
+}
+
+/* InternLM2: W[g][i] = q rows (g*qpk + i) for i < qpk, then k row g, v row g
+ * (rows of hd), q and k unpermuted first. */
+static int fused_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    int64_t heads = key_int(c, "attention.head_count", 0);
+    int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    const mf_tensor *q = it->src;
+    int64_t cols = q->ndim == 2 ? q->shape[1] : 1, qr = q->shape[0];
+    if (heads <= 0 || kv <= 0 || heads % kv || qr % heads || it->k->shape[0] != qr / heads * kv ||
+        it->v->shape[0] != it->k->shape[0])
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)q->offset,
+                       "tensor \"%s\": rows do not fit %lld heads and %lld KV heads", q->name,
+                       (long long)heads, (long long)kv);
+    int64_t hd = qr / heads, qpk = heads / kv;
+    float *fq = NULL, *fk = NULL, *fv = NULL;
+    uint64_t n = (uint64_t)(qr + 2 * kv * hd) * (uint64_t)cols;
+    float *w = malloc(sizeof(float) * (size_t)n), *uq = malloc(sizeof(float) * (size_t)(qr * cols)),
+          *uk = malloc(sizeof(float) * (size_t)(kv * hd * cols));
+    int rc = w && uq && uk ? 0 : mf_oom(c->st, c->path);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, q, &fq, c->st);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->k, &fk, c->st);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->v, &fv, c->st);
+    if (rc == 0) {
+        unpermute(fq, uq, qr, cols, heads);
+        unpermute(fk, uk, kv * hd, cols, kv);
+        size_t row = sizeof(float) * (size_t)(hd * cols);
+        for (int64_t g = 0; g < kv; g++) {
+            float *dst = w + (g * (qpk + 2) * hd) * cols;
+            memcpy(dst, uq + (g * qpk * hd) * cols, row * (size_t)qpk);
+            memcpy(dst + (qpk * hd) * cols, uk + (g * hd) * cols, row);
+            memcpy(dst + ((qpk + 1) * hd) * cols, fv + (g * hd) * cols, row);
+        }
+    }
+    free(fq);
+    free(fk);
+    free(fv);
+    free(uq);
+    free(uk);
+    if (rc) {
+        free(w);
+        return -1;
+    }
+    *out = w;
+    *n_out = n;
+    return 0;
+}
+
+/* The item's values as float32 (malloc'd, n elements). */
+static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    if (it->op == R_FUSE_GROUPED)
+        return fused_f32(c, it, out, n_out);
+    const mf_tensor *t = it->src;
+    const float *src;
+    if (source_f32(c, t, &src))
+        return -1;
+    uint64_t n = mf_tensor_nelems(t);
+    if (it->op == R_UNSTACK)
+        n /= (uint64_t)t->shape[0];
+    float *w = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!w)
+        return mf_oom(c->st, c->path);
+    int64_t rows = rows_of(t), cols = rows ? (int64_t)(mf_tensor_nelems(t) / (uint64_t)rows) : 0;
+    int64_t heads = key_int(c, "attention.head_count", 0);
+    int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    bool bad_heads = false;
+    switch (it->op) {
+    case R_UNPERMUTE_Q:
+    case R_UNPERMUTE_K: {
+        int64_t h = it->op == R_UNPERMUTE_Q ? heads : kv;
+        bad_heads = h <= 0 || rows % (2 * h);
+        if (!bad_heads)
+            unpermute(src, w, rows, cols, h);
+        break;
+    }
+    case R_QKV_PER_HEAD:
+        bad_heads = heads <= 0 || rows % (3 * heads);
+        if (!bad_heads)
+            unorder_per_head(src, w, rows, cols, heads);
+        break;
+    case R_QKV_KV_GROUPS:
+        bad_heads = heads <= 0 || kv <= 0 || heads % kv || rows % (heads + 2 * kv);
+        if (!bad_heads)
+            unorder_kv_groups(src, w, rows, cols, heads, kv);
+        break;
+    case R_TRANSPOSE:
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < cols; k++)
+                w[k * rows + r] = src[r * cols + k];
+        break;
+    case R_UNSTACK:
+        memcpy(w, src + (uint64_t)it->x * n, sizeof(float) * (size_t)n);
+        break;
+    case R_SUB_ONE:
+        for (uint64_t i = 0; i < n; i++)
+            w[i] = src[i] - 1.0f;
+        break;
+    case R_LOG_NEG:
+        for (uint64_t i = 0; i < n; i++)
+            w[i] = logf(-src[i]);
+        break;
+    default:
+        memcpy(w, src, sizeof(float) * (size_t)n);
+    }
+    if (bad_heads) {
+        free(w);
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
+                       "tensor \"%s\": %lld rows do not split into the %lld heads (%lld KV) of %s",
+                       t->name, (long long)rows, (long long)heads, (long long)kv, c->arch);
+    }
+    *out = w;
+    *n_out = n;
+    return 0;
+}
+
+static int emit_as(mf_dtype dt, const float *v, uint64_t n, mf_sink_fn sink, void *ctx,
+                   mf_status *st)
+{
+    uint8_t buf[1 << 15];
+    size_t es = dt == MF_F32 ? 4 : 2, per = sizeof(buf) / es;
+    for (uint64_t i = 0; i < n;) {
+        size_t k = n - i < per ? (size_t)(n - i) : per;
+        for (size_t j = 0; j < k; j++) {
+            float f = v[i + j];
+            if (dt == MF_F32)
+                memcpy(buf + 4 * j, &f, 4);
+            else
+                mf_wr16le(buf + 2 * j, dt == MF_F16 ? mf_f32_to_f16(f) : mf_f32_to_bf16(f));
+        }
+        if (sink(ctx, buf, k * es, st))
+            return -1;
+        i += k;
+    }
+    return 0;
+}
+
+static int fill_item(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    hfc *c = ctx;
+    const hfc_item *it = &c->items.v[i];
+    /* a tensor that only changes its name: its bytes as they are */
+    if (it->op == R_PLAIN && it->out.dtype == it->src->dtype)
+        return mf_tensor_stream(c->m, it->src, sink, sink_ctx, st);
+    float *v = NULL;
+    uint64_t n = 0;
+    if (item_f32(c, it, &v, &n))
+        return -1;
+    int rc = emit_as(it->out.dtype, v, n, sink, sink_ctx, st);
+    free(v);
+    if (rc == 0)
+        rc = mf_progress_report(c->opts.progress, c->opts.progress_user, i + 1, c->items.n,
+                                c->m->path, st);
+    return rc;
+}
+
+/* ------------------------------------------------------------ writing */
+
+static char *dir_file(hfc *c, const char *name)
+{
+    return mf_path_join(c->a, c->tmp_dir, name);
+}
+
+int hfc_write_json(hfc *c, const char *name, json_t *j)
+{
+    char *p = dir_file(c, name);
+    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(9)) : NULL;
+    json_decref(j);
+    if (!p || !text) {
+        free(text);
+        return mf_oom(c->st, c->path);
+    }
+    mf_atomic *w;
+    int rc = mf_atomic_open(p, &w, c->st);
+    if (rc == 0)
+        rc = mf_atomic_write(w, text, strlen(text), c->st);
+    if (rc == 0)
+        rc = mf_atomic_write(w, "\n", 1, c->st);
+    if (w)
+        rc = rc == 0 ? mf_atomic_commit(w, c->st) : (mf_atomic_abort(w), rc);
+    free(text);
+    return rc;
+}
+
+int hfc_write_bytes(hfc *c, const char *name, const void *data, size_t n)
+{
+    char *p = dir_file(c, name);
+    if (!p)
+        return mf_oom(c->st, c->path);
+    mf_atomic *w;
+    int rc = mf_atomic_open(p, &w, c->st);
+    if (rc == 0)
+        rc = mf_atomic_write(w, data, n, c->st);
+    if (w)
+        rc = rc == 0 ? mf_atomic_commit(w, c->st) : (mf_atomic_abort(w), rc);
+    return rc;
+}
+
+/* One shard's fill: item indices offset by the shard's first. */
+typedef struct shard_fill {
+    hfc *c;
+    size_t first;
+} shard_fill;
+
+static int fill_shard(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    shard_fill *f = ctx;
+    return fill_item(f->c, f->first + i, sink, sink_ctx, st);
+}
+
+static uint64_t item_bytes(const hfc_item *it)
+{
+    uint64_t n = 1;
+    for (int d = 0; d < it->out.ndim; d++)
+        n *= (uint64_t)it->out.shape[d];
+    return n * (it->out.dtype == MF_F32 ? 4 : 2);
+}
+
+/* Shards as save_pretrained cuts them: in order, a new one when the next
+ * tensor would pass the limit; model.safetensors.index.json maps names. */
+static int write_sharded(hfc *c, mf_out_tensor *outs, const mf_kv *fmt)
+{
+    size_t n = c->items.n, n_shards = 0;
+    size_t *shard_of = calloc(n ? n : 1, sizeof(size_t));
+    if (!shard_of)
+        return mf_oom(c->st, c->path);
+    uint64_t in_shard = 0, total = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t b = item_bytes(&c->items.v[i]);
+        if (i == 0 || (in_shard && in_shard + b > c->opts.max_shard_size)) {
+            n_shards++;
+            in_shard = 0;
+        }
+        shard_of[i] = n_shards - 1;
+        in_shard += b;
+        total += b;
+    }
+    json_t *index = json_object(), *map = json_object(), *meta = json_object();
+    json_object_set_new(meta, "total_size", json_integer((json_int_t)total));
+    json_object_set_new(index, "metadata", meta);
+    json_object_set_new(index, "weight_map", map);
+    int rc = 0;
+    for (size_t s = 0, first = 0; rc == 0 && s < n_shards; s++) {
+        size_t end = first;
+        while (end < n && shard_of[end] == s)
+            end++;
+        char *name = mf_arena_printf(c->a, "model-%05zu-of-%05zu.safetensors", s + 1, n_shards);
+        char *p = name ? dir_file(c, name) : NULL;
+        shard_fill f = {c, first};
+        rc = p ? mf_safetensors_write(p, outs + first, end - first, fmt, 1, fill_shard, &f, c->st)
+               : mf_oom(c->st, c->path);
+        for (size_t i = first; rc == 0 && i < end; i++)
+            json_object_set_new(map, outs[i].name, json_string(name));
+        first = end;
+    }
+    free(shard_of);
+    if (rc == 0)
+        return hfc_write_json(c, "model.safetensors.index.json", index);
+    json_decref(index);
+    return rc;
+}
+
+static int write_weights(hfc *c)
+{
+    mf_out_tensor *outs = calloc(c->items.n ? c->items.n : 1, sizeof(*outs));
+    if (!outs)
+        return mf_oom(c->st, c->path);
+    for (size_t i = 0; i < c->items.n; i++)
+        outs[i] = c->items.v[i].out;
+    mf_kv fmt = {.key = "format", .v = mf_value_str(c->a, "pt", 2)};
+    uint64_t total = 0;
+    for (size_t i = 0; i < c->items.n; i++)
+        total += item_bytes(&c->items.v[i]);
+    int rc;
+    if (c->opts.max_shard_size && total > c->opts.max_shard_size) {
+        rc = write_sharded(c, outs, &fmt);
+    } else {
+        char *p = dir_file(c, "model.safetensors");
+        rc = p ? mf_safetensors_write(p, outs, c->items.n, &fmt, 1, fill_item, c, c->st)
+               : mf_oom(c->st, c->path);
+    }
+    free(outs);
+    free(c->cache);
+    c->cache = NULL;
+    c->cached = NULL;
+    return rc;
+}
+
+/* Removes a directory this run made (files and the directories it made). */
+static void remove_tree(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        char p[4096];
+        for (struct dirent *e; (e = readdir(d));) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+            struct stat sb;
+            if (depth < 2 && lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
+                remove_tree(p, depth + 1);
+            else
+                unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static void make_parents(const char *path)
+{
+    char p[4096];
+    snprintf(p, sizeof(p), "%s", path);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        mkdir(p, 0755); /* EEXIST is fine; a real failure shows at mkdtemp */
+        *s = '/';
+    }
+}
+
+/* The output is made as OUT.tmp.XXXXXX beside OUT, then renamed: an
+ * existing OUT must be an empty directory (or absent). */
+static int make_tmp_dir(hfc *c)
+{
+    struct stat sb;
+    if (stat(c->out, &sb) == 0) {
+        DIR *d = S_ISDIR(sb.st_mode) ? opendir(c->out) : NULL;
+        bool empty = d != NULL;
+        for (struct dirent *e; d && (e = readdir(d));)
+            empty &= !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+        if (d)
+            closedir(d);
+        if (!empty)
+            return mf_fail(c->st, MF_ERR_USAGE, c->out, -1,
+                           "exists and is not an empty directory: refusing to write into it");
+    }
+    size_t n = strlen(c->out);
+    while (n > 1 && c->out[n - 1] == '/')
+        n--;
+    c->tmp_dir = mf_arena_printf(c->a, "%.*s.tmp.XXXXXX", (int)n, c->out);
+    c->final_dir = mf_arena_printf(c->a, "%.*s", (int)n, c->out);
+    if (!c->tmp_dir || !c->final_dir)
+        return mf_oom(c->st, c->path);
+    make_parents(c->final_dir); /* as save_pretrained's os.makedirs */
+    if (!mkdtemp(c->tmp_dir))
+        return mf_fail(c->st, MF_ERR_IO, c->out, -1, "cannot create a directory beside it: %s",
+                       strerror(errno));
+    chmod(c->tmp_dir, 0755);
+    return 0;
+}
+
+static int commit_dir(hfc *c)
+{
+    rmdir(c->final_dir); /* an empty one is replaced */
+    if (rename(c->tmp_dir, c->final_dir) != 0)
+        return mf_fail(c->st, MF_ERR_IO, c->out, -1, "rename failed: %s", strerror(errno));
+    c->tmp_dir = NULL;
+    return 0;
+}
+
+/* ------------------------------------------------------------ driver */
+
+static mf_dtype file_float_type(const hfc *c)
+{
+    int64_t ft;
+    if (!hfc_int(mf_meta_get(c->m, "general.file_type"), &ft))
+        return MF_F16;
+    return ft == 0 ? MF_F32 : ft == 32 ? MF_BF16 : MF_F16;
+}
+
+static int start(hfc *c)
+{
+    const mf_value *a = mf_meta_get(c->m, "general.architecture");
+    if (!a || a->type != MF_V_STR)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, -1, "no general.architecture: not a model GGUF");
+    c->arch = a->as.s.ptr;
+    c->rev = find_rev(c->arch);
+    c->fwd = find_fwd(c->arch);
+    if (!c->rev || !c->fwd) {
+        char known[1024] = "";
+        for (size_t i = 0; i < hf_rev_n_archs; i++)
+            snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", i ? ", " : "",
+                     hf_rev_archs[i].arch);
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, -1,
+                       "architecture \"%s\" cannot be written as a Hugging Face directory (known: %s)",
+                       c->arch, known);
+    }
+    c->hf_class = c->rev->hf_class;
+    c->model_type = c->rev->model_type;
+    if (!strcmp(c->arch, "llama") && key_int(c, "expert_count", 0) > 0) {
+        c->hf_class = "MixtralForCausalLM";
+        c->model_type = "mixtral";
+    }
+    c->quant_dtype = file_float_type(c);
+    if (c->quant_dtype == MF_F32 || c->quant_dtype == MF_BF16)
+        ; /* keep */
+    else
+        c->quant_dtype = MF_F16;
+    return 0;
+}
+
+int mf_convert_gguf_to_hf(const char *in, const char *out, const mf_hf_out_opts *o, mf_status *st)
+{
+    mf_status local;
+    if (!st) {
+        mf_status_init(&local);
+        st = &local;
+    }
+    hfc c = {.path = in, .out = out, .st = st};
+    c.opts = o ? *o : (mf_hf_out_opts){.dtype = MF_DTYPE_INVALID};
+    int rc = -1;
+    c.a = mf_arena_new();
+    if (!c.a) {
+        rc = mf_oom(st, in);
+        goto done;
+    }
+    if (c.opts.dtype != MF_DTYPE_INVALID && !is_plain_float(c.opts.dtype)) {
+        rc = mf_fail(st, MF_ERR_USAGE, out, -1, "--dtype takes f32, f16 or bf16");
+        goto done;
+    }
+    if (mf_open_model(in, 0, &c.m, st))
+        goto done;
+    if (c.m->format != MF_FMT_GGUF) {
+        rc = mf_fail(st, MF_ERR_USAGE, in, -1, "is %s: a Hugging Face directory is made from a GGUF",
+                     mf_format_name(c.m->format));
+        goto done;
+    }
+    rc = start(&c);
+    if (rc == 0)
+        rc = plan_tensors(&c);
+    if (rc == 0)
+        rc = make_tmp_dir(&c);
+    if (rc == 0) {
+        hfc_plan_specials(&c);
+        rc = hfc_write_config(&c);
+    }
+    if (rc == 0)
+        rc = hfc_write_tokenizer(&c);
+    if (rc == 0)
+        rc = write_weights(&c);
+    if (rc == 0)
+        rc = commit_dir(&c);
+done:
+    if (c.tmp_dir)
+        remove_tree(c.tmp_dir, 0);
+    free(c.items.v);
+    free(c.cache);
+    mf_close(c.m);
+    if (c.a)
+        mf_arena_free(c.a);
+    if (st == &local)
+        mf_status_clear(&local);
+    return rc;
+}
+
+void mf_convert_hf_opts_init(mf_convert_hf_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->dtype = MF_DTYPE_INVALID;
+}
+
+int mf_convert_to_hf(const char *in, const char *out, const mf_convert_hf_opts *opts,
+                     mf_status *st)
+{
+    MF_ST_GUARD(st);
+    mf_convert_hf_opts o;
+    mf_convert_hf_opts_init(&o);
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_convert_hf_opts", st))
+        return -1;
+    return mf_convert_gguf_to_hf(in, out, &o, st);
+}

@@ -1,0 +1,49 @@
+/* convert_hf.h - GGUF -> Hugging Face model directory (config.json,
+ * generation_config.json, tokenizer files, model.safetensors with the names
+ * transformers loads), the inverse of convert_gguf.c. */
+#ifndef MF_CONVERT_HF_H
+#define MF_CONVERT_HF_H
+#include "core/core.h"
+
+/* What was done to a tensor on the way to GGUF, undone here. */
+typedef enum hf_rev_op {
+    R_PLAIN,         /* copied (dtype aside) */
+    R_SKIP,          /* not a Hugging Face tensor (made by the converter) */
+    R_UNPERMUTE_Q,   /* LlamaModel.permute(w, n_head, n_head) undone */
+    R_UNPERMUTE_K,   /* LlamaModel.permute(w, n_head, n_head_kv) undone */
+    R_SUB_ONE,       /* Gemma norms: the converter added 1 */
+    R_LOG_NEG,       /* Mamba: A = -exp(A_log) written, A_log = log(-A) */
+    R_TRANSPOSE,     /* GPT-2 Conv1D: [in, out] stored transposed */
+    R_UNSTACK,       /* stacked experts (or per-head norms): one tensor per {x} */
+    R_QKV_PER_HEAD,  /* GPT-NeoX: [3][n_head][hd] rows back to [n_head][3][hd] */
+    R_QKV_KV_GROUPS, /* Falcon: q, k, v rows back to [kv][q_per_kv + 2][hd] */
+    R_FUSE_GROUPED,  /* InternLM2: attn_q (with attn_k, attn_v of its block),
+                        unpermuted, fused back into [kv][q_per_kv + 2][hd] rows */
+    R_FUSED_PART,    /* attn_k / attn_v of such a block: inside the fused one */
+} hf_rev_op;
+
+typedef struct hf_rev_name {
+    const char *gguf; /* without .weight/.bias; "{bid}" is the block */
+    const char *hf;   /* "{bid}" the block, "{x}" the expert (R_UNSTACK) */
+    hf_rev_op op;
+} hf_rev_name;
+
+typedef struct hf_rev_arch {
+    const char *arch;       /* general.architecture */
+    const char *hf_class;   /* config.json architectures[0] */
+    const char *model_type; /* config.json model_type */
+    const hf_rev_name *names; /* terminated by gguf == NULL */
+} hf_rev_arch;
+
+extern const hf_rev_arch hf_rev_archs[];
+extern const size_t hf_rev_n_archs;
+
+/* The public options (mfmt/convert.h); the internal entry below reads
+ * them as given (struct_size unchecked). */
+typedef mf_convert_hf_opts mf_hf_out_opts;
+
+/* Writes the GGUF `in` as the Hugging Face directory `out` (absent or
+ * empty; made beside it and renamed into place). */
+int mf_convert_gguf_to_hf(const char *in, const char *out, const mf_hf_out_opts *o,
+                          mf_status *st);
+#endif

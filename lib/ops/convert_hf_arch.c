@@ -1,0 +1,304 @@
+/* convert_hf_arch.c - the GGUF -> Hugging Face direction of the converter
+ * tables: per GGUF architecture, the transformers class and model_type, and
+ * for each GGUF tensor the Hugging Face name the modeling code loads (the
+ * names of transformers' state dicts, as ../shared/convert-ref-arch's
+ * directories hold them) with the inverse of what convert_hf_to_gguf.py did
+ * to it. Hyper-parameters come back through the forward table's keys
+ * (convert_arch.c), so only names and inverse operations live here. */
+#include "ops/convert_hf.h"
+
+#define L "model.layers.{bid}."
+#define ATTN(q, k, v, o) \
+    {"blk.{bid}.attn_q", L q, R_UNPERMUTE_Q}, {"blk.{bid}.attn_k", L k, R_UNPERMUTE_K}, \
+    {"blk.{bid}.attn_v", L v, R_PLAIN}, {"blk.{bid}.attn_output", L o, R_PLAIN}
+#define ATTN_PLAIN(q, k, v, o) \
+    {"blk.{bid}.attn_q", L q, R_PLAIN}, {"blk.{bid}.attn_k", L k, R_PLAIN}, \
+    {"blk.{bid}.attn_v", L v, R_PLAIN}, {"blk.{bid}.attn_output", L o, R_PLAIN}
+#define LLAMA_TOP \
+    {"token_embd", "model.embed_tokens", R_PLAIN}, {"output_norm", "model.norm", R_PLAIN}, \
+    {"output", "lm_head", R_PLAIN}
+#define GATED_MLP \
+    {"blk.{bid}.ffn_gate", L "mlp.gate_proj", R_PLAIN}, {"blk.{bid}.ffn_up", L "mlp.up_proj", R_PLAIN}, \
+    {"blk.{bid}.ffn_down", L "mlp.down_proj", R_PLAIN}
+#define END {NULL, NULL, R_PLAIN}
+
+static const hf_rev_name llama_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    {"blk.{bid}.ffn_gate_inp", L "block_sparse_moe.gate", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "block_sparse_moe.experts.{x}.w1", R_UNSTACK},
+    {"blk.{bid}.ffn_down_exps", L "block_sparse_moe.experts.{x}.w2", R_UNSTACK},
+    {"blk.{bid}.ffn_up_exps", L "block_sparse_moe.experts.{x}.w3", R_UNSTACK},
+    {"rope_freqs", NULL, R_SKIP}, /* made from rope_scaling (llama3): config carries it */
+    END,
+};
+
+/* Qwen2/Qwen3, OLMo-2, Command-R, StarCoder2: Llama's names, no permutation. */
+static const hf_rev_name qwen_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_PLAIN},
+    GATED_MLP,
+    END,
+};
+
+static const hf_rev_name olmo2_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.post_ffw_norm", L "post_feedforward_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_PLAIN},
+    GATED_MLP,
+    END,
+};
+
+static const hf_rev_name command_r_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_PLAIN},
+    GATED_MLP,
+    END,
+};
+
+static const hf_rev_name starcoder2_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.ffn_up", L "mlp.c_fc", R_PLAIN},
+    {"blk.{bid}.ffn_down", L "mlp.c_proj", R_PLAIN},
+    END,
+};
+
+/* Gemma stores norm weights as w - 1 (the converter added 1). */
+static const hf_rev_name gemma_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN},
+    {"output_norm", "model.norm", R_SUB_ONE},
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_SUB_ONE},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_SUB_ONE},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    END,
+};
+
+static const hf_rev_name gemma2_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN},
+    {"output_norm", "model.norm", R_SUB_ONE},
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_SUB_ONE},
+    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_SUB_ONE},
+    {"blk.{bid}.ffn_norm", L "pre_feedforward_layernorm", R_SUB_ONE},
+    {"blk.{bid}.post_ffw_norm", L "post_feedforward_layernorm", R_SUB_ONE},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    END,
+};
+
+static const hf_rev_name phi3_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_qkv", L "self_attn.qkv_proj", R_PLAIN},
+    {"blk.{bid}.attn_output", L "self_attn.o_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up", L "mlp.gate_up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down", L "mlp.down_proj", R_PLAIN},
+    {"rope_factors_long", NULL, R_SKIP}, /* rope_scaling.long_factor */
+    {"rope_factors_short", NULL, R_SKIP},
+    END,
+};
+
+static const hf_rev_name phi2_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN},
+    {"output_norm", "model.final_layernorm", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.dense"),
+    {"blk.{bid}.ffn_up", L "mlp.fc1", R_PLAIN},
+    {"blk.{bid}.ffn_down", L "mlp.fc2", R_PLAIN},
+    END,
+};
+
+static const hf_rev_name qwen2moe_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.{x}.gate_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_up_exps", L "mlp.experts.{x}.up_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_down_exps", L "mlp.experts.{x}.down_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_gate_shexp", L "mlp.shared_expert.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up_shexp", L "mlp.shared_expert.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down_shexp", L "mlp.shared_expert.down_proj", R_PLAIN},
+    {"blk.{bid}.ffn_gate_inp_shexp", L "mlp.shared_expert_gate", R_PLAIN},
+    END,
+};
+
+static const hf_rev_name deepseek2_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q", L "self_attn.q_proj", R_PLAIN},
+    {"blk.{bid}.attn_q_a", L "self_attn.q_a_proj", R_PLAIN},
+    {"blk.{bid}.attn_q_a_norm", L "self_attn.q_a_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q_b", L "self_attn.q_b_proj", R_PLAIN},
+    {"blk.{bid}.attn_kv_a_mqa", L "self_attn.kv_a_proj_with_mqa", R_PLAIN},
+    {"blk.{bid}.attn_kv_a_norm", L "self_attn.kv_a_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_kv_b", L "self_attn.kv_b_proj", R_PLAIN},
+    {"blk.{bid}.attn_output", L "self_attn.o_proj", R_PLAIN},
+    GATED_MLP,
+    {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},
+    {"blk.{bid}.exp_probs_b", L "mlp.gate.e_score_correction_bias", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.{x}.gate_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_up_exps", L "mlp.experts.{x}.up_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_down_exps", L "mlp.experts.{x}.down_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_gate_shexp", L "mlp.shared_experts.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up_shexp", L "mlp.shared_experts.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down_shexp", L "mlp.shared_experts.down_proj", R_PLAIN},
+    END,
+};
+
+static const hf_rev_name stablelm_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_layernorm.norms.{x}", R_UNSTACK},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_layernorm.norms.{x}", R_UNSTACK},
+    GATED_MLP,
+    END,
+};
+
+#undef L
+#define H "transformer.h.{bid}."
+/* GPT-2's Conv1D weights are [in, out]: the converter transposed them. The
+ * head is tied: output.weight (token_embd written twice) is dropped. */
+static const hf_rev_name gpt2_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"position_embd", "transformer.wpe", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", NULL, R_SKIP},
+    {"blk.{bid}.attn_norm", H "ln_1", R_PLAIN},
+    {"blk.{bid}.attn_qkv", H "attn.c_attn", R_TRANSPOSE},
+    {"blk.{bid}.attn_output", H "attn.c_proj", R_TRANSPOSE},
+    {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.c_fc", R_TRANSPOSE},
+    {"blk.{bid}.ffn_down", H "mlp.c_proj", R_TRANSPOSE},
+    END,
+};
+
+static const hf_rev_name falcon_names[] = {
+    {"token_embd", "transformer.word_embeddings", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", H "input_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_norm_2", H "ln_mlp", R_PLAIN},
+    {"blk.{bid}.attn_qkv", H "self_attention.query_key_value", R_QKV_KV_GROUPS},
+    {"blk.{bid}.attn_output", H "self_attention.dense", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.dense_h_to_4h", R_PLAIN},
+    {"blk.{bid}.ffn_down", H "mlp.dense_4h_to_h", R_PLAIN},
+    END,
+};
+#undef H
+
+#define X "gpt_neox.layers.{bid}."
+static const hf_rev_name gptneox_names[] = {
+    {"token_embd", "gpt_neox.embed_in", R_PLAIN},
+    {"output_norm", "gpt_neox.final_layer_norm", R_PLAIN},
+    {"output", "embed_out", R_PLAIN},
+    {"blk.{bid}.attn_norm", X "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", X "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_qkv", X "attention.query_key_value", R_QKV_PER_HEAD},
+    {"blk.{bid}.attn_output", X "attention.dense", R_PLAIN},
+    {"blk.{bid}.ffn_up", X "mlp.dense_h_to_4h", R_PLAIN},
+    {"blk.{bid}.ffn_down", X "mlp.dense_4h_to_h", R_PLAIN},
+    END,
+};
+#undef X
+
+#define B "backbone.layers.{bid}."
+/* Mamba: A = -exp(A_log) was written; A_log = log(-A) comes back. */
+static const hf_rev_name mamba_names[] = {
+    {"token_embd", "backbone.embeddings", R_PLAIN},
+    {"output_norm", "backbone.norm_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", B "norm", R_PLAIN},
+    {"blk.{bid}.ssm_in", B "mixer.in_proj", R_PLAIN},
+    {"blk.{bid}.ssm_conv1d", B "mixer.conv1d", R_PLAIN},
+    {"blk.{bid}.ssm_x", B "mixer.x_proj", R_PLAIN},
+    {"blk.{bid}.ssm_dt", B "mixer.dt_proj", R_PLAIN},
+    {"blk.{bid}.ssm_a", B "mixer.A_log", R_LOG_NEG},
+    {"blk.{bid}.ssm_d", B "mixer.D", R_PLAIN},
+    {"blk.{bid}.ssm_out", B "mixer.out_proj", R_PLAIN},
+    END,
+};
+#undef B
+
+#define E "encoder.layer.{bid}."
+static const hf_rev_name bert_names[] = {
+    {"token_embd", "embeddings.word_embeddings", R_PLAIN},
+    {"position_embd", "embeddings.position_embeddings", R_PLAIN},
+    {"token_types", "embeddings.token_type_embeddings", R_PLAIN},
+    {"token_embd_norm", "embeddings.LayerNorm", R_PLAIN},
+    {"blk.{bid}.attn_q", E "attention.self.query", R_PLAIN},
+    {"blk.{bid}.attn_k", E "attention.self.key", R_PLAIN},
+    {"blk.{bid}.attn_v", E "attention.self.value", R_PLAIN},
+    {"blk.{bid}.attn_output", E "attention.output.dense", R_PLAIN},
+    {"blk.{bid}.attn_output_norm", E "attention.output.LayerNorm", R_PLAIN},
+    {"blk.{bid}.ffn_up", E "intermediate.dense", R_PLAIN},
+    {"blk.{bid}.ffn_down", E "output.dense", R_PLAIN},
+    {"blk.{bid}.layer_output_norm", E "output.LayerNorm", R_PLAIN},
+    END,
+};
+#undef E
+
+#define L "model.layers.{bid}."
+static const hf_rev_name internlm2_names[] = {
+    {"token_embd", "model.tok_embeddings", R_PLAIN},
+    {"output_norm", "model.norm", R_PLAIN},
+    {"output", "output", R_PLAIN},
+    {"blk.{bid}.attn_norm", L "attention_norm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "ffn_norm", R_PLAIN},
+    {"blk.{bid}.attn_q", L "attention.wqkv", R_FUSE_GROUPED},
+    {"blk.{bid}.attn_k", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_v", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_output", L "attention.wo", R_PLAIN},
+    {"blk.{bid}.ffn_gate", L "feed_forward.w1", R_PLAIN},
+    {"blk.{bid}.ffn_up", L "feed_forward.w3", R_PLAIN},
+    {"blk.{bid}.ffn_down", L "feed_forward.w2", R_PLAIN},
+    END,
+};
+#undef L
+
+#define CLASS(name, model_type) name, model_type
+const hf_rev_arch hf_rev_archs[] = {
+    {"llama", CLASS("LlamaForCausalLM", "llama"), llama_names},
+    {"qwen2", CLASS("Qwen2ForCausalLM", "qwen2"), qwen_names},
+    {"qwen3", CLASS("Qwen3ForCausalLM", "qwen3"), qwen_names},
+    {"gemma", CLASS("GemmaForCausalLM", "gemma"), gemma_names},
+    {"gemma2", CLASS("Gemma2ForCausalLM", "gemma2"), gemma2_names},
+    {"phi3", CLASS("Phi3ForCausalLM", "phi3"), phi3_names},
+    {"phi2", CLASS("PhiForCausalLM", "phi"), phi2_names},
+    {"qwen2moe", CLASS("Qwen2MoeForCausalLM", "qwen2_moe"), qwen2moe_names},
+    {"deepseek2", CLASS("DeepseekV2ForCausalLM", "deepseek_v2"), deepseek2_names},
+    {"starcoder2", CLASS("Starcoder2ForCausalLM", "starcoder2"), starcoder2_names},
+    {"gpt2", CLASS("GPT2LMHeadModel", "gpt2"), gpt2_names},
+    {"stablelm", CLASS("StableLmForCausalLM", "stablelm"), stablelm_names},
+    {"olmo2", CLASS("Olmo2ForCausalLM", "olmo2"), olmo2_names},
+    {"granite", CLASS("GraniteForCausalLM", "granite"), llama_names},
+    {"command-r", CLASS("CohereForCausalLM", "cohere"), command_r_names},
+    {"internlm2", CLASS("InternLM2ForCausalLM", "internlm2"), internlm2_names},
+    {"bert", CLASS("BertModel", "bert"), bert_names},
+    {"gptneox", CLASS("GPTNeoXForCausalLM", "gpt_neox"), gptneox_names},
+    {"falcon", CLASS("FalconForCausalLM", "falcon"), falcon_names},
+    {"mamba", CLASS("MambaForCausalLM", "mamba"), mamba_names},
+};
+const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

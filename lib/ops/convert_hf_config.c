@@ -1,0 +1,440 @@
+/* convert_hf_config.c - config.json, generation_config.json and the model
+ * card of a GGUF -> HF conversion. config.json is the forward converter's
+ * hyper-parameter table (convert_arch.c) read backwards: each GGUF key it
+ * writes from config keys "a|b|c" gives back config key a; computed values
+ * ("@NAME") have their inverse here. So converting the result to GGUF again
+ * reads back the same values. */
+#include "ops/convert_hf_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+static int64_t key_int_of(const hfc *c, const char *suffix)
+{
+    int64_t x = 0;
+    hfc_int(hfc_key(c, suffix), &x);
+    return x;
+}
+
+/* The shortest decimal that reads back as the same float32 (Python prints
+ * config floats as repr of a double; 1e-05, not 9.99999975e-06). */
+static json_t *f32_json(double v)
+{
+    float f = (float)v;
+    char buf[48];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(buf, sizeof(buf), "%.*g", p, (double)f);
+        if (strtof(buf, NULL) == f)
+            return json_real(strtod(buf, NULL));
+    }
+    return json_real((double)f);
+}
+
+static json_t *value_json(const mf_value *v)
+{
+    int64_t x;
+    if (v->type == MF_V_F32 || v->type == MF_V_F64)
+        return f32_json(v->as.f);
+    if (v->type == MF_V_BOOL)
+        return json_boolean(v->as.b);
+    if (v->type == MF_V_STR)
+        return json_stringn(v->as.s.ptr, v->as.s.len);
+    if (hfc_int(v, &x))
+        return json_integer(x);
+    return NULL;
+}
+
+/* A GGUF key of the table: arch-prefixed unless general./tokenizer. */
+static const mf_value *hp_value(const hfc *c, const char *key)
+{
+    if (!strncmp(key, "general.", 8) || !strncmp(key, "tokenizer.", 10))
+        return mf_meta_get(c->m, key);
+    return hfc_key(c, key);
+}
+
+static void set_new(json_t *cfg, const char *key, json_t *v)
+{
+    if (!v)
+        return;
+    if (json_object_get(cfg, key))
+        json_decref(v); /* the first key that gives it wins */
+    else
+        json_object_set_new(cfg, key, v);
+}
+
+static int64_t cfg_int(json_t *cfg, const char *a, const char *b)
+{
+    json_t *v = json_object_get(cfg, a);
+    if (!v && b)
+        v = json_object_get(cfg, b);
+    return json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
+/* The fraction p the forward converter turns back into `dim`: phi2 takes
+ * int(p * n_embd) // n_head, the others int(p * (n_embd // n_head)). */
+static json_t *rotary_fraction(int64_t dim, int64_t embd, int64_t heads, bool phi2)
+{
+    if (embd <= 0 || heads <= 0)
+        return NULL;
+    double den = phi2 ? (double)embd / (double)heads : (double)(embd / heads);
+    double cands[] = {(double)dim / den, ((double)dim + 0.5 / (phi2 ? (double)heads : 1.0)) / den};
+    for (int i = 0; i < 2; i++) {
+        json_t *j = f32_json(cands[i]);
+        double p = json_real_value(j);
+        int64_t back = phi2 ? (int64_t)(p * (double)embd) / heads : (int64_t)(p * (double)(embd / heads));
+        if (back == dim)
+            return j;
+        json_decref(j);
+    }
+    return NULL;
+}
+
+static void computed(hfc *c, json_t *cfg, const char *name, const mf_value *v)
+{
+    int64_t x;
+    if (!hfc_int(v, &x))
+        return;
+    int64_t embd = cfg_int(cfg, "hidden_size", "n_embd"),
+            heads = cfg_int(cfg, "num_attention_heads", "n_head");
+    if (!strcmp(name, "block_count")) {
+        set_new(cfg, "num_hidden_layers", json_integer(x));
+    } else if (!strcmp(name, "rope_dim_llama")) {
+        if (!(c->fwd->flags & AF_NO_HEAD_DIM) && (heads <= 0 || embd / heads != x))
+            set_new(cfg, "head_dim", json_integer(x));
+    } else if (!strcmp(name, "rope_dim_phi2") || !strcmp(name, "rope_dim_partial")) {
+        set_new(cfg, "partial_rotary_factor",
+                rotary_fraction(x, embd, heads, !strcmp(name, "rope_dim_phi2")));
+    } else if (!strcmp(name, "rope_dim_neox")) {
+        set_new(cfg, "rotary_pct", rotary_fraction(x, embd, heads, false));
+    } else if (!strcmp(name, "qk_head_dim")) {
+        int64_t rope = 0;
+        hfc_int(hfc_key(c, "rope.dimension_count"), &rope);
+        set_new(cfg, "qk_nope_head_dim", json_integer(x - rope));
+    } else if (!strcmp(name, "gating_func")) {
+        set_new(cfg, "scoring_func", json_string(x == 2 ? "sigmoid" : "softmax"));
+    } else if (!strcmp(name, "mamba_d_inner")) {
+        set_new(cfg, "intermediate_size", json_integer(x));
+    } else if (!strcmp(name, "mamba_dt_rank")) {
+        set_new(cfg, "time_step_rank", json_integer(x));
+    } else if (!strcmp(name, "falcon_mamba") && x) {
+        json_object_set_new(cfg, "model_type", json_string("falcon_mamba"));
+    }
+    /* file_type, head_dim_embd: nothing in config.json */
+}
+
+static json_t *f32_of(const hfc *c, const char *suffix)
+{
+    const mf_value *v = hfc_key(c, suffix);
+    return v && (v->type == MF_V_F32 || v->type == MF_V_F64) ? f32_json(v->as.f) : NULL;
+}
+
+/* The blocks "@@NAME" wrote: rope scaling back into rope_scaling. */
+static void written(hfc *c, json_t *cfg, const char *name)
+{
+    const mf_value *t = hfc_key(c, "rope.scaling.type");
+    const char *type = t && t->type == MF_V_STR ? t->as.s.ptr : "";
+    json_t *rs = NULL;
+    if (!strcmp(name, "rope_linear") && !strcmp(type, "linear")) {
+        rs = json_object();
+        json_object_set_new(rs, "type", json_string("linear"));
+        json_object_set_new(rs, "factor", f32_of(c, "rope.scaling.factor"));
+    } else if (!strncmp(name, "rope_yarn", 9) && !strcmp(type, "yarn")) {
+        rs = json_object();
+        json_object_set_new(rs, "type", json_string("yarn"));
+        json_object_set_new(rs, "factor", f32_of(c, "rope.scaling.factor"));
+        int64_t o = 0;
+        if (hfc_int(hfc_key(c, "rope.scaling.original_context_length"), &o))
+            json_object_set_new(rs, "original_max_position_embeddings", json_integer(o));
+        const mf_value *lm = hfc_key(c, "rope.scaling.yarn_log_multiplier");
+        if (!strcmp(name, "rope_yarn_deepseek") && lm && lm->type == MF_V_F32)
+            json_object_set_new(rs, "mscale_all_dim", f32_json(lm->as.f / 0.1));
+    }
+    if (rs)
+        set_new(cfg, "rope_scaling", rs);
+    /* pooling_type: sentence-transformers' modules.json is not written */
+}
+
+/* Does the architecture's own list (not "@base") write this GGUF key? The
+ * forward converter would then write it twice from a config holding both
+ * sources, so only the architecture's source comes back. */
+static bool arch_writes(const hfc *c, const char *key)
+{
+    for (const conv_hp *h = c->fwd->hparams; h->key; h++)
+        if (strcmp(h->key, "@base") && !strcmp(h->key, key))
+            return true;
+    return false;
+}
+
+/* pass 0: keys read straight from config.json; pass 1: computed values
+ * (they need the sizes of pass 0); pass 2: the written blocks. */
+static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int pass)
+{
+    for (const conv_hp *h = list; h->key; h++) {
+        if (!strcmp(h->key, "@base")) {
+            put_hparams(c, cfg, conv_base_hparams, true, pass);
+            continue;
+        }
+        if (!strncmp(h->key, "@@", 2)) {
+            if (pass == 2)
+                written(c, cfg, h->key + 2);
+            continue;
+        }
+        if (base && arch_writes(c, h->key))
+            continue;
+        const mf_value *v = hp_value(c, h->key);
+        if (!v || !h->src || h->src[0] == '=') /* '=': a constant, from no config key */
+            continue;
+        if (h->src[0] == '@') {
+            if (pass == 1)
+                computed(c, cfg, h->src + 1, v);
+            continue;
+        }
+        if (pass != 0)
+            continue;
+        char key[128];
+        size_t n = strcspn(h->src, "|");
+        snprintf(key, sizeof(key), "%.*s", (int)n, h->src);
+        int64_t x;
+        if (!strncmp(key, "4*", 2)) {
+            if (hfc_int(v, &x))
+                set_new(cfg, key + 2, json_integer(x / 4));
+            continue;
+        }
+        /* Command-R's class reads its context length from config.json's
+         * model_max_length (max_position_embeddings is then not known) */
+        if ((c->fwd->flags & AF_CTX_MODEL_MAX) && !strcmp(key, "max_position_embeddings"))
+            snprintf(key, sizeof(key), "model_max_length");
+        if (key[0])
+            set_new(cfg, key, value_json(v));
+    }
+}
+
+bool hfc_fwd_constant(const hfc *c, const char *key)
+{
+    for (const conv_hp *h = c->fwd->hparams; h->key; h++)
+        if (!strcmp(h->key, key) && h->src && h->src[0] == '=')
+            return true;
+    return false;
+}
+
+/* Phi-3 LongRoPE: the factors travelled as tensors. */
+static void longrope(hfc *c, json_t *cfg)
+{
+    const mf_tensor *lf = mf_tensor_find(c->m, "rope_factors_long.weight"),
+                    *sf = mf_tensor_find(c->m, "rope_factors_short.weight");
+    if (!lf || !sf || lf->dtype != MF_F32 || sf->dtype != MF_F32 || !lf->data || !sf->data)
+        return;
+    json_t *rs = json_object(), *l = json_array(), *s = json_array();
+    for (uint64_t i = 0; i < mf_tensor_nelems(lf); i++) {
+        float f;
+        memcpy(&f, lf->data + 4 * i, 4);
+        json_array_append_new(l, f32_json(f));
+    }
+    for (uint64_t i = 0; i < mf_tensor_nelems(sf); i++) {
+        float f;
+        memcpy(&f, sf->data + 4 * i, 4);
+        json_array_append_new(s, f32_json(f));
+    }
+    json_object_set_new(rs, "type", json_string("longrope"));
+    json_object_set_new(rs, "long_factor", l);
+    json_object_set_new(rs, "short_factor", s);
+    set_new(cfg, "rope_scaling", rs);
+}
+
+static const char *torch_dtype(const hfc *c)
+{
+    size_t n[3] = {0};
+    for (size_t i = 0; i < c->items.n; i++) {
+        mf_dtype d = c->items.v[i].out.dtype;
+        n[d == MF_F32 ? 0 : d == MF_F16 ? 1 : 2] += mf_tensor_nelems(c->items.v[i].src);
+    }
+    return n[0] >= n[1] && n[0] >= n[2] ? "float32" : n[1] >= n[2] ? "float16" : "bfloat16";
+}
+
+static void put_token_ids(const hfc *c, json_t *j, bool all_types)
+{
+    for (size_t t = 0; t < HFC_N_SPECIAL; t++) {
+        int64_t x;
+        if (!hfc_int(mf_meta_get(c->m, hfc_special[t].gguf), &x))
+            continue;
+        if (all_types ? c->special_in_config[t] : t == 0 || t == 1 || t == 4)
+            set_new(j, hfc_special[t].id_key, json_integer(x));
+    }
+}
+
+static json_t *build_config(hfc *c)
+{
+    json_t *cfg = json_object();
+    json_t *archs = json_array();
+    json_array_append_new(archs, json_string(c->hf_class));
+    json_object_set_new(cfg, "architectures", archs);
+    json_object_set_new(cfg, "model_type", json_string(c->model_type));
+    for (int pass = 0; pass < 3; pass++)
+        put_hparams(c, cfg, c->fwd->hparams, false, pass);
+    int64_t ttc;
+    if (hfc_int(mf_meta_get(c->m, "tokenizer.ggml.token_type_count"), &ttc))
+        set_new(cfg, "type_vocab_size", json_integer(ttc));
+    if (c->fwd->flags & AF_LONGROPE)
+        longrope(c, cfg);
+    const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
+    if (tok && tok->type == MF_V_ARR)
+        set_new(cfg, "vocab_size", json_integer((json_int_t)tok->as.arr.n));
+    bool has_output = mf_tensor_find(c->m, "output.weight") != NULL;
+    bool always_tied = !strcmp(c->arch, "gpt2");
+    set_new(cfg, "tie_word_embeddings", json_boolean(always_tied || !has_output));
+    set_new(cfg, "torch_dtype", json_string(torch_dtype(c)));
+    put_token_ids(c, cfg, true);
+    return cfg;
+}
+
+/* ------------------------------------------------------------ model card */
+
+typedef MF_VEC(char) textbuf;
+
+static void yaml_str(textbuf *b, const char *s)
+{
+    json_t *j = json_string(s);
+    char *q = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+    json_decref(j);
+    const char *t = q ? q : "\"\"";
+    size_t n = strlen(t);
+    if (!mf_vec_grow((void **)&b->v, &b->cap, b->n + n + 1, 1)) {
+        memcpy(b->v + b->n, t, n);
+        b->n += n;
+    }
+    free(q);
+}
+
+static void yaml_raw(textbuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (!mf_vec_grow((void **)&b->v, &b->cap, b->n + n + 1, 1)) {
+        memcpy(b->v + b->n, s, n);
+        b->n += n;
+    }
+}
+
+static void card_scalar(hfc *c, textbuf *b, const char *gguf, const char *card)
+{
+    const mf_value *v = mf_meta_get(c->m, gguf);
+    if (!v || v->type != MF_V_STR)
+        return;
+    yaml_raw(b, card);
+    yaml_raw(b, ": ");
+    yaml_str(b, v->as.s.ptr);
+    yaml_raw(b, "\n");
+}
+
+static void card_list(hfc *c, textbuf *b, const char *gguf, const char *card)
+{
+    const mf_value *v = mf_meta_get(c->m, gguf);
+    if (!v || v->type != MF_V_ARR || v->as.arr.elem != MF_V_STR || !v->as.arr.n)
+        return;
+    yaml_raw(b, card);
+    yaml_raw(b, ":\n");
+    for (size_t i = 0; i < v->as.arr.n; i++) {
+        yaml_raw(b, "- ");
+        yaml_str(b, v->as.arr.items[i].as.s.ptr);
+        yaml_raw(b, "\n");
+    }
+}
+
+/* general.base_model.N.repo_url (or .name) back to repo ids. */
+static void card_sources(hfc *c, textbuf *b, const char *what, const char *card)
+{
+    char key[160];
+    snprintf(key, sizeof(key), "general.%s.count", what);
+    int64_t n = 0;
+    if (!hfc_int(mf_meta_get(c->m, key), &n) || n <= 0)
+        return;
+    yaml_raw(b, card);
+    yaml_raw(b, ":\n");
+    for (int64_t i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), "general.%s.%lld.repo_url", what, (long long)i);
+        const mf_value *u = mf_meta_get(c->m, key);
+        const char *id = u && u->type == MF_V_STR ? u->as.s.ptr : NULL;
+        static const char hub[] = "https://huggingface.co/";
+        if (id && !strncmp(id, hub, sizeof(hub) - 1))
+            id += sizeof(hub) - 1;
+        if (!id) {
+            snprintf(key, sizeof(key), "general.%s.%lld.name", what, (long long)i);
+            u = mf_meta_get(c->m, key);
+            id = u && u->type == MF_V_STR ? u->as.s.ptr : "unknown";
+        }
+        yaml_raw(b, "- ");
+        yaml_str(b, id);
+        yaml_raw(b, "\n");
+    }
+}
+
+static int write_card(hfc *c)
+{
+    textbuf b = {0};
+    yaml_raw(&b, "---\n");
+    static const struct { const char *gguf, *card; } scalars[] = {
+        {"general.name", "name"}, {"general.author", "author"}, {"general.version", "version"},
+        {"general.organization", "organization"}, {"general.finetune", "finetune"},
+        {"general.basename", "basename"}, {"general.size_label", "size_label"},
+        {"general.description", "description"}, {"general.license", "license"},
+        {"general.license.name", "license_name"}, {"general.license.link", "license_link"},
+    };
+    for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++)
+        card_scalar(c, &b, scalars[i].gguf, scalars[i].card);
+    card_sources(c, &b, "base_model", "base_model");
+    card_sources(c, &b, "dataset", "datasets");
+    card_list(c, &b, "general.tags", "tags");
+    card_list(c, &b, "general.languages", "language");
+    yaml_raw(&b, "---\n\nConverted from GGUF by mfmt.\n");
+    int rc = b.v ? hfc_write_bytes(c, "README.md", b.v, b.n) : mf_oom(c->st, c->path);
+    free(b.v);
+    return rc;
+}
+
+/* sentence-transformers' pooling, which the converter reads for BERT:
+ * modules.json naming a Pooling module and that module's config. */
+static int write_pooling(hfc *c)
+{
+    int64_t type;
+    if (!hfc_int(hfc_key(c, "pooling_type"), &type) || (type != 1 && type != 2))
+        return 0;
+    char *sub = mf_path_join(c->a, c->tmp_dir, "1_Pooling");
+    if (!sub)
+        return mf_oom(c->st, c->path);
+    if (mkdir(sub, 0755) != 0)
+        return mf_fail(c->st, MF_ERR_IO, sub, -1, "mkdir failed: %s", strerror(errno));
+    json_t *mods = json_array(), *t = json_object(), *p = json_object();
+    json_object_set_new(t, "idx", json_integer(0));
+    json_object_set_new(t, "name", json_string("0"));
+    json_object_set_new(t, "path", json_string(""));
+    json_object_set_new(t, "type", json_string("sentence_transformers.models.Transformer"));
+    json_object_set_new(p, "idx", json_integer(1));
+    json_object_set_new(p, "name", json_string("1"));
+    json_object_set_new(p, "path", json_string("1_Pooling"));
+    json_object_set_new(p, "type", json_string("sentence_transformers.models.Pooling"));
+    json_array_append_new(mods, t);
+    json_array_append_new(mods, p);
+    if (hfc_write_json(c, "modules.json", mods))
+        return -1;
+    json_t *pc = json_object();
+    json_object_set_new(pc, "word_embedding_dimension",
+                        json_integer(key_int_of(c, "embedding_length")));
+    json_object_set_new(pc, "pooling_mode_cls_token", json_boolean(type == 2));
+    json_object_set_new(pc, "pooling_mode_mean_tokens", json_boolean(type == 1));
+    json_object_set_new(pc, "pooling_mode_max_tokens", json_false());
+    json_object_set_new(pc, "pooling_mode_mean_sqrt_len_tokens", json_false());
+    return hfc_write_json(c, "1_Pooling/config.json", pc);
+}
+
+int hfc_write_config(hfc *c)
+{
+    json_t *cfg = build_config(c);
+    if (!cfg || hfc_write_json(c, "config.json", cfg))
+        return c->st->code ? -1 : mf_oom(c->st, c->path);
+    json_t *gen = json_object();
+    put_token_ids(c, gen, false);
+    if (hfc_write_json(c, "generation_config.json", gen))
+        return -1;
+    return write_card(c) ? -1 : write_pooling(c);
+}

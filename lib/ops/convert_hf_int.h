@@ -1,0 +1,53 @@
+/* convert_hf_int.h - what the files of the GGUF -> HF converter share. */
+#ifndef MF_CONVERT_HF_INT_H
+#define MF_CONVERT_HF_INT_H
+#include "ops/convert_arch.h"
+#include "ops/convert_hf.h"
+
+#include <jansson.h>
+
+typedef struct hfc_item {
+    mf_out_tensor out;
+    const mf_tensor *src;
+    hf_rev_op op;
+    int64_t x; /* R_UNSTACK: which slice */
+    const mf_tensor *k, *v; /* R_FUSE_GROUPED: the block's attn_k, attn_v */
+} hfc_item;
+
+typedef struct hfc {
+    const char *path, *out;
+    char *tmp_dir, *final_dir;
+    mf_model *m;
+    mf_status *st;
+    mf_arena *a;
+    mf_hf_out_opts opts;
+    const char *arch, *hf_class, *model_type;
+    const hf_rev_arch *rev;
+    const conv_arch *fwd;
+    mf_dtype quant_dtype;
+    MF_VEC(hfc_item) items;
+    bool special_in_config[8]; /* per hfc_special type: its id in config.json */
+    bool special_in_tokcfg[8]; /* its content in tokenizer_config.json */
+    const mf_tensor *cached;
+    float *cache;
+} hfc;
+
+/* The special token types of gguf-py's SpecialVocab, in its order. */
+typedef struct hfc_special_type {
+    const char *gguf, *name, *id_key; /* "tokenizer.ggml.bos_token_id", "bos_token", "bos_token_id" */
+} hfc_special_type;
+enum { HFC_N_SPECIAL = 7 };
+extern const hfc_special_type hfc_special[HFC_N_SPECIAL];
+
+/* Does the forward table write this key as a constant ("=V")? */
+bool hfc_fwd_constant(const hfc *c, const char *key);
+
+const mf_value *hfc_key(const hfc *c, const char *suffix); /* "<arch>.<suffix>" */
+bool hfc_int(const mf_value *v, int64_t *out);
+int hfc_write_json(hfc *c, const char *name, json_t *j); /* takes j */
+int hfc_write_bytes(hfc *c, const char *name, const void *data, size_t n);
+
+int hfc_write_config(hfc *c);    /* config.json, generation_config.json, README.md */
+int hfc_write_tokenizer(hfc *c); /* tokenizer files */
+void hfc_plan_specials(hfc *c);   /* before either: where special ids go */
+#endif

@@ -1,0 +1,494 @@
+/* convert_hf_vocab.c - the tokenizer of a GGUF as Hugging Face files:
+ *  - tokenizer.ggml.model "llama": a SentencePiece tokenizer.model
+ *    (sentencepiece_model.proto: pieces with score and type, trainer_spec,
+ *    normalizer_spec), user-defined tokens also in added_tokens_decoder;
+ *  - "gpt2": tokenizer.json with a byte-level BPE model (vocab, merges),
+ *    added tokens, and the normalizer / pre-tokenizer / decoder of the family
+ *    tokenizer.ggml.pre names (convert_hf_pretok.inc);
+ *  - "bert": tokenizer.json with a WordPiece model and vocab.txt, the
+ *    phantom-space spelling llama.cpp uses undone;
+ * and for all: tokenizer_config.json (special tokens, add_bos/add_eos, chat
+ * template(s)), special_tokens_map.json. */
+#include "ops/convert_hf_int.h"
+
+#include <stdlib.h>
+
+enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER_DEFINED = 4, TT_UNUSED = 5,
+       TT_BYTE = 6 };
+
+typedef struct vocab_view {
+    const mf_value *tokens, *scores, *types, *merges;
+    size_t n;
+} vocab_view;
+
+static const mf_value *arr_of(const hfc *c, const char *key, mf_vtype elem)
+{
+    const mf_value *v = mf_meta_get(c->m, key);
+    return v && v->type == MF_V_ARR && v->as.arr.elem == elem ? v : NULL;
+}
+
+static int view_vocab(hfc *c, vocab_view *v)
+{
+    v->tokens = arr_of(c, "tokenizer.ggml.tokens", MF_V_STR);
+    v->scores = arr_of(c, "tokenizer.ggml.scores", MF_V_F32);
+    v->types = arr_of(c, "tokenizer.ggml.token_type", MF_V_I32);
+    v->merges = arr_of(c, "tokenizer.ggml.merges", MF_V_STR);
+    if (!v->tokens)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, -1,
+                       "no tokenizer.ggml.tokens: the GGUF carries no tokenizer to write");
+    v->n = v->tokens->as.arr.n;
+    if ((v->scores && v->scores->as.arr.n != v->n) || (v->types && v->types->as.arr.n != v->n))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, -1,
+                       "tokenizer.ggml.scores/token_type and tokens differ in length");
+    return 0;
+}
+
+static const char *tok(const vocab_view *v, size_t i) { return v->tokens->as.arr.items[i].as.s.ptr; }
+static size_t tok_len(const vocab_view *v, size_t i) { return v->tokens->as.arr.items[i].as.s.len; }
+static int tok_type(const vocab_view *v, size_t i)
+{
+    return v->types ? (int)v->types->as.arr.items[i].as.i : TT_NORMAL;
+}
+static float tok_score(const vocab_view *v, size_t i)
+{
+    return v->scores ? (float)v->scores->as.arr.items[i].as.f : 0.0f;
+}
+
+static const char *special_text(const hfc *c, const vocab_view *v, const char *key)
+{
+    int64_t id;
+    if (!hfc_int(mf_meta_get(c->m, key), &id) || id < 0 || (uint64_t)id >= v->n)
+        return NULL;
+    return tok(v, (size_t)id);
+}
+
+/* ------------------------------------------------------ SentencePiece */
+
+typedef MF_VEC(uint8_t) bytes;
+
+static void put_raw(bytes *b, const void *p, size_t n)
+{
+    if (mf_vec_grow((void **)&b->v, &b->cap, b->n + n, 1))
+        return;
+    memcpy(b->v + b->n, p, n);
+    b->n += n;
+}
+
+static void put_varint(bytes *b, uint64_t x)
+{
+    uint8_t t[10];
+    size_t n = 0;
+    do {
+        t[n++] = (uint8_t)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
+        x >>= 7;
+    } while (x);
+    put_raw(b, t, n);
+}
+
+static void put_tag(bytes *b, unsigned field, unsigned wire) { put_varint(b, (uint64_t)field << 3 | wire); }
+
+static void put_len(bytes *b, unsigned field, const void *p, size_t n)
+{
+    put_tag(b, field, 2);
+    put_varint(b, n);
+    put_raw(b, p, n);
+}
+
+/* Tokens past the pieces: the converter pads a vocab_size larger than the
+ * model with [PAD{i}] (UNUSED, -10000); those are not pieces. */
+static size_t spm_pieces(const vocab_view *v)
+{
+    size_t n = v->n;
+    while (n > 0) {
+        char pad[32];
+        snprintf(pad, sizeof(pad), "[PAD%zu]", n - 1);
+        if (tok_type(v, n - 1) != TT_UNUSED || strcmp(tok(v, n - 1), pad))
+            break;
+        n--;
+    }
+    return n;
+}
+
+/* SentencePiece refuses a model without an UNKNOWN piece ("unk is not
+ * defined"). The converter turns <unk> into CONTROL when tokenizer_config's
+ * added_tokens_decoder calls it special; that piece goes back as UNKNOWN
+ * (and into added_tokens_decoder: hfc_spm_unk). */
+static long hfc_spm_unk(const hfc *c, const vocab_view *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (tok_type(v, i) == TT_UNKNOWN)
+            return (long)i;
+    int64_t id;
+    if (hfc_int(mf_meta_get(c->m, "tokenizer.ggml.unknown_token_id"), &id) && id >= 0 &&
+        (uint64_t)id < v->n)
+        return (long)id;
+    for (size_t i = 0; i < v->n; i++)
+        if (!strcmp(tok(v, i), "<unk>"))
+            return (long)i;
+    return -1;
+}
+
+static int write_spm(hfc *c, const vocab_view *v)
+{
+    bytes b = {0}, piece = {0};
+    size_t n = spm_pieces(v);
+    long unk = hfc_spm_unk(c, v);
+    bool any_byte = false;
+    for (size_t i = 0; i < n; i++) {
+        piece.n = 0;
+        put_len(&piece, 1, tok(v, i), tok_len(v, i));
+        float s = tok_score(v, i);
+        uint8_t f[4];
+        uint32_t u;
+        memcpy(&u, &s, 4);
+        mf_wr32le(f, u);
+        put_tag(&piece, 2, 5);
+        put_raw(&piece, f, 4);
+        int t = tok_type(v, i);
+        if (t == TT_USER_DEFINED) /* the converter takes these from added tokens */
+            t = TT_NORMAL;
+        if ((long)i == unk)
+            t = TT_UNKNOWN;
+        any_byte |= t == TT_BYTE;
+        put_tag(&piece, 3, 0);
+        put_varint(&piece, (uint64_t)t);
+        put_len(&b, 1, piece.v, piece.n);
+    }
+    /* trainer_spec: BPE (Llama, Gemma, Phi-3 are), byte_fallback, the ids */
+    bytes ts = {0};
+    put_tag(&ts, 3, 0);
+    put_varint(&ts, 2);
+    put_tag(&ts, 35, 0);
+    put_varint(&ts, any_byte);
+    static const struct { unsigned field; const char *key; } ids[] = {
+        {41, "tokenizer.ggml.bos_token_id"}, {42, "tokenizer.ggml.eos_token_id"},
+        {43, "tokenizer.ggml.padding_token_id"},
+    };
+    put_tag(&ts, 40, 0);
+    put_varint(&ts, unk >= 0 ? (uint64_t)unk : 0);
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        int64_t id;
+        put_tag(&ts, ids[i].field, 0);
+        put_varint(&ts, hfc_int(mf_meta_get(c->m, ids[i].key), &id) ? (uint64_t)id
+                                                                     : (uint64_t)(int64_t)-1);
+    }
+    put_len(&b, 2, ts.v, ts.n);
+    /* normalizer_spec: identity, add_dummy_prefix as the GGUF says */
+    bytes ns = {0};
+    const mf_value *asp = mf_meta_get(c->m, "tokenizer.ggml.add_space_prefix");
+    put_len(&ns, 1, "identity", 8);
+    put_tag(&ns, 3, 0);
+    put_varint(&ns, asp && asp->type == MF_V_BOOL ? asp->as.b : 1);
+    put_tag(&ns, 4, 0);
+    put_varint(&ns, 0);
+    put_tag(&ns, 5, 0);
+    put_varint(&ns, 1);
+    put_len(&b, 3, ns.v, ns.n);
+    int rc = b.v && ts.v && ns.v ? hfc_write_bytes(c, "tokenizer.model", b.v, b.n)
+                                 : mf_oom(c->st, c->path);
+    free(b.v);
+    free(piece.v);
+    free(ts.v);
+    free(ns.v);
+    return rc;
+}
+
+/* ------------------------------------------------------ tokenizer.json */
+
+static const struct pretok { const char *name, *normalizer, *pre, *decoder; } pretoks[] = {
+#include "ops/convert_hf_pretok.inc"
+};
+
+static const struct pretok *pretok_for(const char *pre)
+{
+    for (size_t i = 0; i < sizeof(pretoks) / sizeof(pretoks[0]); i++)
+        if (!strcmp(pretoks[i].name, pre))
+            return &pretoks[i];
+    return NULL;
+}
+
+static json_t *json_text(const char *s)
+{
+    return json_loads(s, JSON_DECODE_ANY, NULL);
+}
+
+static json_t *added_entry(size_t id, const char *content, bool special)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "id", json_integer((json_int_t)id));
+    json_object_set_new(e, "content", json_string(content));
+    json_object_set_new(e, "single_word", json_false());
+    json_object_set_new(e, "lstrip", json_false());
+    json_object_set_new(e, "rstrip", json_false());
+    json_object_set_new(e, "normalized", json_boolean(!special));
+    json_object_set_new(e, "special", json_boolean(special));
+    return e;
+}
+
+/* BERT: llama.cpp wrote "##x" as "x" and "x" as "\u2581x"; [..] as they were. */
+static char *wordpiece_text(const char *t)
+{
+    size_t n = strlen(t);
+    if (n >= 2 && t[0] == '[' && t[n - 1] == ']')
+        return strdup(t);
+    if (!strncmp(t, "\xe2\x96\x81", 3))
+        return strdup(t + 3);
+    char *p = malloc(n + 3);
+    if (p) {
+        memcpy(p, "##", 2);
+        memcpy(p + 2, t, n + 1);
+    }
+    return p;
+}
+
+static int write_tokenizer_json(hfc *c, const vocab_view *v, bool bert)
+{
+    const mf_value *pv = mf_meta_get(c->m, "tokenizer.ggml.pre");
+    const char *pre = pv && pv->type == MF_V_STR ? pv->as.s.ptr : "gpt-2";
+    const struct pretok *pt = pretok_for(pre);
+    if (!pt)
+        pt = pretok_for(bert ? "jina-v2-en" : "gpt-2");
+    json_t *tj = json_object(), *added = json_array(), *model = json_object(), *vocab = json_object();
+    json_object_set_new(tj, "version", json_string("1.0"));
+    json_object_set_new(tj, "truncation", json_null());
+    json_object_set_new(tj, "padding", json_null());
+    MF_VEC(char) vtxt = {0};
+    for (size_t i = 0; i < v->n; i++) {
+        int t = tok_type(v, i);
+        char pad[32];
+        snprintf(pad, sizeof(pad), "[PAD%zu]", i);
+        if (t == TT_UNUSED && !strcmp(tok(v, i), pad))
+            continue; /* ids past the tokenizer; config.json vocab_size keeps them */
+        char *text = bert ? wordpiece_text(tok(v, i)) : strdup(tok(v, i));
+        if (!text)
+            return mf_oom(c->st, c->path);
+        json_object_set_new(vocab, text, json_integer((json_int_t)i));
+        if (t == TT_CONTROL || t == TT_USER_DEFINED)
+            json_array_append_new(added, added_entry(i, text, t == TT_CONTROL));
+        if (bert) {
+            size_t k = strlen(text);
+            if (!mf_vec_grow((void **)&vtxt.v, &vtxt.cap, vtxt.n + k + 1, 1)) {
+                memcpy(vtxt.v + vtxt.n, text, k);
+                vtxt.n += k;
+                vtxt.v[vtxt.n++] = '\n';
+            }
+        }
+        free(text);
+    }
+    json_object_set_new(tj, "added_tokens", added);
+    json_object_set_new(tj, "normalizer", json_text(pt->normalizer));
+    json_object_set_new(tj, "pre_tokenizer", json_text(pt->pre));
+    json_object_set_new(tj, "post_processor", json_null());
+    json_object_set_new(tj, "decoder", json_text(pt->decoder));
+    if (bert) {
+        json_object_set_new(model, "type", json_string("WordPiece"));
+        const char *unk = special_text(c, v, "tokenizer.ggml.unknown_token_id");
+        json_object_set_new(model, "unk_token", json_string(unk ? unk : "[UNK]"));
+        json_object_set_new(model, "continuing_subword_prefix", json_string("##"));
+        json_object_set_new(model, "max_input_chars_per_word", json_integer(100));
+        json_object_set_new(model, "vocab", vocab);
+    } else {
+        json_t *merges = json_array();
+        for (size_t i = 0; v->merges && i < v->merges->as.arr.n; i++)
+            json_array_append_new(merges, json_stringn(v->merges->as.arr.items[i].as.s.ptr,
+                                                       v->merges->as.arr.items[i].as.s.len));
+        json_object_set_new(model, "type", json_string("BPE"));
+        json_object_set_new(model, "dropout", json_null());
+        json_object_set_new(model, "unk_token", json_null());
+        json_object_set_new(model, "continuing_subword_prefix", json_null());
+        json_object_set_new(model, "end_of_word_suffix", json_null());
+        json_object_set_new(model, "fuse_unk", json_false());
+        json_object_set_new(model, "byte_fallback", json_false());
+        json_object_set_new(model, "vocab", vocab);
+        json_object_set_new(model, "merges", merges);
+    }
+    json_object_set_new(tj, "model", model);
+    char *p = mf_path_join(c->a, c->tmp_dir, "tokenizer.json");
+    char *text = json_dumps(tj, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(tj);
+    int rc = p && text ? hfc_write_bytes(c, "tokenizer.json", text, strlen(text))
+                       : mf_oom(c->st, c->path);
+    free(text);
+    if (rc == 0 && bert)
+        rc = hfc_write_bytes(c, "vocab.txt", vtxt.v ? vtxt.v : "", vtxt.n);
+    free(vtxt.v);
+    return rc;
+}
+
+/* ------------------------------------------------------ tokenizer_config */
+
+static json_t *chat_template(const hfc *c)
+{
+    const mf_value *def = mf_meta_get(c->m, "tokenizer.chat_template");
+    const mf_value *names = arr_of(c, "tokenizer.chat_templates", MF_V_STR);
+    if (!names)
+        return def && def->type == MF_V_STR ? json_stringn(def->as.s.ptr, def->as.s.len) : NULL;
+    json_t *list = json_array();
+    if (def && def->type == MF_V_STR) {
+        json_t *e = json_object();
+        json_object_set_new(e, "name", json_string("default"));
+        json_object_set_new(e, "template", json_stringn(def->as.s.ptr, def->as.s.len));
+        json_array_append_new(list, e);
+    }
+    for (size_t i = 0; i < names->as.arr.n; i++) {
+        char key[300];
+        snprintf(key, sizeof(key), "tokenizer.chat_template.%s", names->as.arr.items[i].as.s.ptr);
+        const mf_value *t = mf_meta_get(c->m, key);
+        if (!t || t->type != MF_V_STR)
+            continue;
+        json_t *e = json_object();
+        json_object_set_new(e, "name", json_string(names->as.arr.items[i].as.s.ptr));
+        json_object_set_new(e, "template", json_stringn(t->as.s.ptr, t->as.s.len));
+        json_array_append_new(list, e);
+    }
+    return list;
+}
+
+const hfc_special_type hfc_special[HFC_N_SPECIAL] = {
+    {"tokenizer.ggml.bos_token_id", "bos_token", "bos_token_id"},
+    {"tokenizer.ggml.eos_token_id", "eos_token", "eos_token_id"},
+    {"tokenizer.ggml.unknown_token_id", "unk_token", "unk_token_id"},
+    {"tokenizer.ggml.seperator_token_id", "sep_token", "sep_token_id"},
+    {"tokenizer.ggml.padding_token_id", "pad_token", "pad_token_id"},
+    {"tokenizer.ggml.cls_token_id", "cls_token", "cls_token_id"},
+    {"tokenizer.ggml.mask_token_id", "mask_token", "mask_token_id"},
+};
+
+static long meta_index(const hfc *c, const char *key)
+{
+    for (size_t i = 0; i < c->m->n_meta; i++)
+        if (!strcmp(c->m->meta[i].key, key))
+            return (long)i;
+    return -1;
+}
+
+/* Where each special id goes so that the forward converter writes them in
+ * this GGUF's order: SpecialVocab first takes, in its type order, the
+ * tokenizer_config.json contents it finds among tokenizer.json's added
+ * tokens, then config.json's *_token_id. The GGUF's order is split into a
+ * first run in type order whose tokens are added tokens (tokenizer_config)
+ * and the rest (config.json). */
+void hfc_plan_specials(hfc *c)
+{
+    vocab_view v;
+    mf_status quiet;
+    mf_status_init(&quiet);
+    mf_status *keep = c->st;
+    c->st = &quiet;
+    bool have = view_vocab(c, &v) == 0;
+    c->st = keep;
+    mf_status_clear(&quiet);
+    const mf_value *model = mf_meta_get(c->m, "tokenizer.ggml.model");
+    bool has_tj = model && model->type == MF_V_STR &&
+                  (!strcmp(model->as.s.ptr, "gpt2") || !strcmp(model->as.s.ptr, "bert"));
+    int order[HFC_N_SPECIAL], n = 0;
+    for (int t = 0; t < HFC_N_SPECIAL; t++)
+        if (meta_index(c, hfc_special[t].gguf) >= 0)
+            order[n++] = t;
+    for (int i = 1; i < n; i++) /* by position in the file */
+        for (int j = i; j > 0 && meta_index(c, hfc_special[order[j]].gguf) <
+                                     meta_index(c, hfc_special[order[j - 1]].gguf); j--) {
+            int x = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = x;
+        }
+    bool in_run = true;
+    int last = -1;
+    for (int i = 0; i < n; i++) {
+        int t = order[i];
+        int64_t id = -1;
+        hfc_int(mf_meta_get(c->m, hfc_special[t].gguf), &id);
+        bool added = have && has_tj && id >= 0 && (uint64_t)id < v.n &&
+                     (tok_type(&v, (size_t)id) == TT_CONTROL || tok_type(&v, (size_t)id) == TT_USER_DEFINED);
+        in_run = in_run && added && t > last;
+        if (in_run)
+            last = t;
+        c->special_in_tokcfg[t] = in_run || !added;
+        c->special_in_config[t] = !in_run;
+    }
+}
+
+static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool bert)
+{
+    json_t *tc = json_object(), *map = json_object(), *atd = json_object();
+    for (size_t i = 0; i < HFC_N_SPECIAL; i++) {
+        const char *t = special_text(c, v, hfc_special[i].gguf);
+        if (!t)
+            continue;
+        char *text = bert ? wordpiece_text(t) : strdup(t);
+        if (!text)
+            return mf_oom(c->st, c->path);
+        if (c->special_in_tokcfg[i])
+            json_object_set_new(tc, hfc_special[i].name, json_string(text));
+        json_object_set_new(map, hfc_special[i].name, json_string(text));
+        free(text);
+    }
+    static const struct { const char *gguf, *hf; } adds[] = {
+        {"tokenizer.ggml.add_bos_token", "add_bos_token"},
+        {"tokenizer.ggml.add_eos_token", "add_eos_token"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        const mf_value *b = mf_meta_get(c->m, adds[i].gguf);
+        if (b && b->type == MF_V_BOOL && !hfc_fwd_constant(c, adds[i].gguf))
+            json_object_set_new(tc, adds[i].hf, json_boolean(b->as.b));
+    }
+    /* LlamaModel.set_vocab reads add_prefix_space from tokenizer_config */
+    const mf_value *asp = mf_meta_get(c->m, "tokenizer.ggml.add_space_prefix");
+    if (asp && asp->type == MF_V_BOOL && c->fwd->vocab == V_LLAMA)
+        json_object_set_new(tc, "add_prefix_space", json_boolean(asp->as.b));
+    /* SentencePiece: user-defined tokens come back as added tokens */
+    long unk = spm ? hfc_spm_unk(c, v) : -1;
+    for (size_t i = 0; spm && i < v->n; i++) {
+        bool control_unk = (long)i == unk && tok_type(v, i) == TT_CONTROL;
+        if (tok_type(v, i) != TT_USER_DEFINED && !control_unk)
+            continue;
+        char id[24];
+        snprintf(id, sizeof(id), "%zu", i);
+        json_t *e = added_entry(i, tok(v, i), control_unk);
+        json_object_del(e, "id");
+        json_object_set_new(atd, id, e);
+    }
+    if (json_object_size(atd))
+        json_object_set_new(tc, "added_tokens_decoder", atd);
+    else
+        json_decref(atd);
+    json_t *ct = chat_template(c);
+    if (ct)
+        json_object_set_new(tc, "chat_template", ct);
+    json_object_set_new(tc, "tokenizer_class",
+                        json_string(spm ? "LlamaTokenizer" : bert ? "BertTokenizer"
+                                                                  : "PreTrainedTokenizerFast"));
+    json_object_set_new(tc, "clean_up_tokenization_spaces", json_false());
+    int64_t ctx = 0;
+    if (hfc_int(hfc_key(c, "context_length"), &ctx) && ctx > 0)
+        json_object_set_new(tc, "model_max_length", json_integer(ctx));
+    int rc = hfc_write_json(c, "tokenizer_config.json", tc);
+    if (rc == 0)
+        rc = hfc_write_json(c, "special_tokens_map.json", map);
+    else
+        json_decref(map);
+    return rc;
+}
+
+int hfc_write_tokenizer(hfc *c)
+{
+    const mf_value *model = mf_meta_get(c->m, "tokenizer.ggml.model");
+    if (!model || model->type != MF_V_STR)
+        return 0; /* a model without a tokenizer: weights and config only */
+    vocab_view v;
+    if (view_vocab(c, &v))
+        return -1;
+    const char *kind = model->as.s.ptr;
+    bool spm = !strcmp(kind, "llama"), bert = !strcmp(kind, "bert");
+    int rc;
+    if (spm)
+        rc = write_spm(c, &v);
+    else if (bert || !strcmp(kind, "gpt2"))
+        rc = write_tokenizer_json(c, &v, bert);
+    else
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, -1,
+                       "tokenizer.ggml.model \"%s\": mfmt writes llama (SentencePiece), gpt2 (BPE) "
+                       "and bert (WordPiece) tokenizers",
+                       kind);
+    return rc ? rc : write_tokenizer_config(c, &v, spm, bert);
+}

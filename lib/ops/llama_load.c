@@ -1,0 +1,186 @@
+/* llama_load.c - what llama.cpp's loader (src/llama-model.cpp and
+ * llama-arch.cpp at c392e509) requires of a GGUF model, per architecture:
+ * the architecture must be one it knows; the keys load_hparams reads
+ * without a default (context_length, embedding_length, block_count, the
+ * architecture's own) and tokenizer.ggml.model; the tensors load_tensors
+ * creates unconditionally (per block for "{bid}" names). Conditional keys
+ * and tensors (MoE or dense FFN, DeepSeek-V2 Lite's 27 layers, Command-R's
+ * q/k norms at 64 layers...) and the loader's count of unused tensors are
+ * not checked. The tables were read off those sources for the architectures
+ * mfmt converts; the others are only checked to be known. */
+#include "ops/llama_load.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *const llama_archs[] = {
+    "llama", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan", "starcoder", "refact", "bert", "nomic-bert", "jina-bert-v2", "bloom", "stablelm", "qwen", "qwen2", "qwen2moe", "qwen2vl", "phi2", "phi3", "phimoe", "plamo", "codeshell", "orion", "internlm2", "minicpm", "minicpm3", "gemma", "gemma2", "starcoder2", "mamba", "xverse", "command-r", "cohere2", "dbrx", "olmo", "olmo2", "olmoe", "openelm", "arctic", "deepseek", "deepseek2", "chatglm", "bitnet", "t5", "t5encoder", "jais", "nemotron", "exaone", "rwkv6", "rwkv6qwen2", "granite", "granitemoe", "chameleon", "wavtokenizer-dec", NULL,
+};
+
+static const struct {
+    const char *arch;
+    const char *const *keys;    /* after "<arch>." */
+    const char *const *tensors; /* "{bid}": every block */
+} required[] = {
+    {"llama",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", NULL}},
+    {"qwen2",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_q.bias", "blk.{bid}.attn_k.bias", "blk.{bid}.attn_v.bias", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    {"gemma",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_down.weight", NULL}},
+    {"gemma2",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.post_attention_norm.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.post_ffw_norm.weight", NULL}},
+    {"phi3",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    {"phi2",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output_norm.bias", "output.weight", "output.bias", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_output.bias", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_down.bias", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_up.bias", NULL}},
+    {"qwen2moe",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_q.bias", "blk.{bid}.attn_k.bias", "blk.{bid}.attn_v.bias", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate_inp.weight", "blk.{bid}.ffn_gate_exps.weight", "blk.{bid}.ffn_down_exps.weight", "blk.{bid}.ffn_up_exps.weight", "blk.{bid}.ffn_gate_inp_shexp.weight", "blk.{bid}.ffn_gate_shexp.weight", "blk.{bid}.ffn_down_shexp.weight", "blk.{bid}.ffn_up_shexp.weight", NULL}},
+    {"deepseek2",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "leading_dense_block_count", "attention.kv_lora_rank", "expert_feed_forward_length", "expert_shared_count", "expert_weights_scale", "rope.scaling.yarn_log_multiplier", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_kv_a_norm.weight", "blk.{bid}.attn_kv_a_mqa.weight", "blk.{bid}.attn_kv_b.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", NULL}},
+    {"starcoder2",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output_norm.bias", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_q.bias", "blk.{bid}.attn_k.bias", "blk.{bid}.attn_v.bias", "blk.{bid}.attn_output.bias", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_norm.bias", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_down.bias", NULL}},
+    {"gpt2",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "position_embd.weight", "output_norm.weight", "output_norm.bias", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_qkv.bias", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_output.bias", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_norm.bias", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_down.bias", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_up.bias", NULL}},
+    {"stablelm",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.bias", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    {"olmo2",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_q_norm.weight", "blk.{bid}.attn_k_norm.weight", "blk.{bid}.post_attention_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.post_ffw_norm.weight", NULL}},
+    {"granite",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "logit_scale", "residual_scale", "embedding_scale", "attention.scale", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", NULL}},
+    {"command-r",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "logit_scale", "attention.layer_norm_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    {"internlm2",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    {"bert",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", "attention.causal", NULL},
+     (const char *const[]){"token_embd.weight", "token_types.weight", "position_embd.weight", "token_embd_norm.weight", "token_embd_norm.bias", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_output_norm.weight", "blk.{bid}.attn_output_norm.bias", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.layer_output_norm.weight", "blk.{bid}.layer_output_norm.bias", NULL}},
+    {"gptneox",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", "use_parallel_residual", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output_norm.bias", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_qkv.bias", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_output.bias", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_norm.bias", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_down.bias", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_up.bias", NULL}},
+    {"falcon",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output_norm.bias", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    {"mamba",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.ssm_in.weight", "blk.{bid}.ssm_conv1d.weight", "blk.{bid}.ssm_conv1d.bias", "blk.{bid}.ssm_x.weight", "blk.{bid}.ssm_dt.weight", "blk.{bid}.ssm_dt.bias", "blk.{bid}.ssm_out.weight", NULL}},
+};
+
+static const mf_value *meta(const mf_model *m, const char *key)
+{
+    return mf_meta_get(m, key);
+}
+
+static void report(mf_load_problem_fn fn, void *ctx, size_t *n, const char *fmt, ...) MF_PRINTF(4, 5);
+static void report(mf_load_problem_fn fn, void *ctx, size_t *n, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    (*n)++;
+    if (fn)
+        fn(ctx, msg);
+}
+
+static bool known_arch(const char *arch)
+{
+    for (size_t i = 0; llama_archs[i]; i++)
+        if (!strcmp(llama_archs[i], arch))
+            return true;
+    return false;
+}
+
+static size_t required_row(const char *arch)
+{
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+        if (!strcmp(required[i].arch, arch))
+            return i;
+    return (size_t)-1;
+}
+
+size_t mf_llama_hparams_problems(const char *arch, mf_key_lookup_fn get, void *hctx,
+                                 mf_load_problem_fn fn, void *ctx)
+{
+    size_t n = 0;
+    if (!known_arch(arch)) {
+        report(fn, ctx, &n, "unknown model architecture '%s' (llama.cpp c392e509 knows llama, gemma, qwen2, ... "
+               "but not this one)", arch);
+        return n;
+    }
+    size_t r = required_row(arch);
+    for (const char *const *k = r == (size_t)-1 ? NULL : required[r].keys; k && *k; k++) {
+        char key[256];
+        snprintf(key, sizeof(key), "%s.%s", arch, *k);
+        if (!get(hctx, key))
+            report(fn, ctx, &n, "key not found in model: %s", key);
+    }
+    if (!strcmp(arch, "deepseek2")) { /* only the 27-layer Lite layout goes without q_lora_rank */
+        const mf_value *bc = get(hctx, "deepseek2.block_count");
+        if (bc && bc->type == MF_V_U32 && bc->as.u != 27 && !get(hctx, "deepseek2.attention.q_lora_rank"))
+            report(fn, ctx, &n, "key not found in model: deepseek2.attention.q_lora_rank (required unless "
+                   "the model has 27 layers, DeepSeek-V2 Lite)");
+    }
+    return n;
+}
+
+static const mf_value *model_get(void *m, const char *key)
+{
+    return meta(m, key);
+}
+
+size_t mf_llama_load_problems(const mf_model *m, mf_load_problem_fn fn, void *ctx)
+{
+    size_t n = 0;
+    const mf_value *a = meta(m, "general.architecture");
+    if (!a || a->type != MF_V_STR) {
+        report(fn, ctx, &n, "no general.architecture string: llama.cpp cannot load it");
+        return n;
+    }
+    char arch[128];
+    snprintf(arch, sizeof(arch), "%.*s", (int)(a->as.s.len < 120 ? a->as.s.len : 120), a->as.s.ptr);
+    n += mf_llama_hparams_problems(arch, model_get, (void *)m, fn, ctx);
+    if (!known_arch(arch))
+        return n;
+    if (!meta(m, "tokenizer.ggml.model"))
+        report(fn, ctx, &n, "key not found in model: tokenizer.ggml.model");
+    size_t r = required_row(arch);
+    if (r != (size_t)-1) {
+        size_t i = r;
+        char key[256];
+        snprintf(key, sizeof(key), "%s.block_count", arch);
+        const mf_value *bc = meta(m, key);
+        uint64_t blocks = bc && (bc->type == MF_V_U32 || bc->type == MF_V_U64 || bc->type == MF_V_I32) ? bc->as.u : 0;
+        if (blocks > 4096)
+            blocks = 4096;
+        for (const char *const *t = required[i].tensors; *t; t++) {
+            const char *ph = strstr(*t, "{bid}");
+            for (uint64_t b = 0; b < (ph ? blocks : 1); b++) {
+                char name[256];
+                if (ph)
+                    snprintf(name, sizeof(name), "%.*s%llu%s", (int)(ph - *t), *t, (unsigned long long)b, ph + 5);
+                else
+                    snprintf(name, sizeof(name), "%s", *t);
+                if (!mf_tensor_find(m, name))
+                    report(fn, ctx, &n, "missing tensor '%s'", name);
+            }
+        }
+    }
+    return n;
+}
