@@ -87,14 +87,34 @@ man: $(BUILD)/mfmt
 	@sed -i '/^\.\\" BEGIN OPTIONS/r $(BUILD)/man-options.roff' doc/mfmt.1
 
 SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-# The last line is the total over both runs: "N passed, N failed".
+# The last line is the total over the C runs and the Python tests:
+# "N passed, N failed".
 test:
-	@rm -f build/test-summary build/asan/test-summary
+	@rm -f build/test-summary build/asan/test-summary build/python-summary
 	@st=0; $(MAKE) --no-print-directory check || st=1; \
 	echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"; \
 	$(MAKE) --no-print-directory check BUILD=build/asan OPT=-O1 EXTRA_CFLAGS="$(SAN)" LDFLAGS="$(SAN)" || st=1; \
-	cat build/test-summary build/asan/test-summary 2>/dev/null | \
+	echo "== the Python package (python/)"; \
+	$(MAKE) --no-print-directory python-test SUMMARY=build/python-summary || st=1; \
+	cat build/test-summary build/asan/test-summary build/python-summary 2>/dev/null | \
 	  awk '{p+=$$1; f+=$$2} END {printf "%d passed, %d failed\n", p, f}'; exit $$st
+
+# The Python package (python/), built in place against $(BUILD)/libmfmt.a;
+# `make python-test` runs its pytest suite ("python: N passed, N failed").
+# /usr/bin/python3 first: Debian's python3-numpy/-pytest live there, and a
+# python3 earlier in PATH (pyenv) may lack them.
+PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+python: $(BUILD)/libmfmt.a
+	@echo "PY  python/mfmt/_mfmt (setup.py build_ext --inplace)"
+	@cd python && MFMT_BUILD=$(abspath $(BUILD)) MFMT_NO_MAKE=1 $(PYTHON) setup.py -q \
+	  build_ext --inplace >/dev/null
+
+# the libraries libmfmt.a needs (python/setup.py links them after it)
+print-ldlibs:
+	@echo $(LDLIBS)
+
+python-test: python $(BUILD)/mfmt
+	@MFMT=$(abspath $(BUILD))/mfmt PYTHON=$(PYTHON) sh python/tests/run.sh
 
 # libFuzzer harnesses, one per reader (fuzz/fuzz_*.c); FUZZ_SECONDS each.
 # `make fuzz FUZZ_TARGETS="gguf safetensors"` runs only those; `make
@@ -113,8 +133,12 @@ fuzz-build:
 fuzz: fuzz-build
 	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-bench: all
+bench: all python
 	$(MAKE) -C bench BUILD=../$(BUILD)
+
+# only the Python rows of the benchmark
+bench-python: all python
+	$(MAKE) -C bench python BUILD=../$(BUILD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
@@ -137,6 +161,7 @@ install-check: all
 	@sh tests/install_check.sh
 
 clean:
-	rm -rf build
+	rm -rf build python/build python/mfmt/_mfmt*.so
 
-.PHONY: all man test check tests-build fuzz fuzz-build bench install install-check clean
+.PHONY: all man test check tests-build fuzz fuzz-build bench install install-check clean \
+	python python-test bench-python print-ldlibs

@@ -333,6 +333,14 @@ MF_API const char *mf_tensor_file_path(const mf_model *m, const mf_tensor *t);
  * bytes as they lie (contiguous, little-endian, uncompressed), else NULL:
  * then use mf_tensor_read or mf_tensor_stream. */
 MF_API const void *mf_tensor_data(const mf_model *m, const mf_tensor *t);
+/* Element 0 (index [0, ..., 0]) of the tensor in the read-only mapping when
+ * its elements lie there uncompressed and little-endian, contiguous or as a
+ * strided view (element strides: mf_tensor_strides; every element they
+ * reach lies inside the mapping, the reader checked that), else NULL. What
+ * a zero-copy strided view needs (the Python package's NumPy arrays):
+ * element i sits at base + sum(i[d] * strides[d]) * element size. Equals
+ * mf_tensor_data for a contiguous tensor. */
+MF_API const void *mf_tensor_mapped(const mf_model *m, const mf_tensor *t);
 MF_API bool mf_tensor_big_endian(const mf_tensor *t); /* stored big-endian */
 
 /* ------------------------------------------------------- reading tensors */

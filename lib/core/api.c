@@ -75,3 +75,11 @@ const void *mf_tensor_data(const mf_model *m, const mf_tensor *t)
         return NULL;
     return t->data;
 }
+
+/* Element 0 in the mapping, strided views too (readers check that every
+ * element a view's strides reach lies inside the mapping). */
+const void *mf_tensor_mapped(const mf_model *m, const mf_tensor *t)
+{
+    (void)m;
+    return t->data && !t->big_endian ? t->data : NULL;
+}
