@@ -77,8 +77,14 @@ tests-build: $(BUILD)/mfmt $(BUILD)/libmfmt.so $(TEST_BIN)
 # SONAME, includes: tests/check_layers.sh); prints "N passed, N failed".
 check: tests-build
 	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN) \
-	  tests/check_layers.sh
+	  tests/check_layers.sh tests/check_cli.sh tests/check_readme.sh
 	@sh tests/npy_diff.sh $(BUILD)/mfmt
+
+# doc/mfmt.1's per-command options, from the option tables (cli/cmd_*.c)
+man: $(BUILD)/mfmt
+	@sed -i '/^\.\\" BEGIN OPTIONS/,/^\.\\" END OPTIONS/{//!d}' doc/mfmt.1
+	@$(BUILD)/mfmt help --man > $(BUILD)/man-options.roff
+	@sed -i '/^\.\\" BEGIN OPTIONS/r $(BUILD)/man-options.roff' doc/mfmt.1
 
 SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The last line is the total over the C runs and the Python tests:
@@ -157,5 +163,5 @@ install-check: all
 clean:
 	rm -rf build python/build python/mfmt/_mfmt*.so
 
-.PHONY: all test check tests-build fuzz fuzz-build bench install install-check clean \
+.PHONY: all man test check tests-build fuzz fuzz-build bench install install-check clean \
 	python python-test bench-python print-ldlibs

@@ -53,25 +53,14 @@ static int on_row(void *ctx, const mf_diff_row *r)
     return 0;
 }
 
-static int run_diff(int argc, char **argv)
+static int run_diff(const cli_args *args)
 {
     diff_out o = {0};
-    const char *p[2] = {0};
-    int np = 0;
-    for (int i = 1; i < argc; i++) {
-        if (cli_flag(argc, argv, &i, "--json", NULL))
-            o.json = true;
-        else if (cli_flag(argc, argv, &i, "--all", NULL))
-            o.all = true;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("diff", "unknown option %s", argv[i]);
-        else if (np < 2)
-            p[np++] = argv[i];
-        else
-            return cli_usage_error("diff", "two paths, A and B");
-    }
-    if (np != 2)
+    o.json = cli_has(args, "--json");
+    o.all = cli_has(args, "--all");
+    if (args->n_pos != 2)
         return cli_usage_error("diff", "two paths, A and B");
+    const char *p[2] = {args->pos[0], args->pos[1]};
     mf_status st;
     mf_status_init(&st);
     mf_model *a = NULL, *b = NULL;
@@ -106,5 +95,12 @@ out:
     return rc;
 }
 
-const cli_cmd cli_cmd_diff = {"diff", run_diff, "diff [--json] [--all] A B",
-                              "compare tensor by tensor, across formats (exit 1 if they differ)"};
+static const cli_opt opts[] = {
+    {"--json", NULL, NULL, "one JSON object: a, b, tensors, equal"},
+    {"--all", NULL, NULL, "list equal tensors too, not only the differences"},
+    {0},
+};
+
+const cli_cmd cli_cmd_diff = {"diff", run_diff, "A B",
+                              "compare tensor by tensor, across formats (exit 1 if they differ)",
+                              opts, NULL};

@@ -14,50 +14,82 @@
 #include <sys/stat.h>
 
 typedef struct hash_opts {
-    bool json, tensors, content;
+    bool json, tensors, content, no_layer;
+    bool gguf_hash;           /* a llama-gguf-hash spelling (--xxh64 ...): its manifest on stdout */
+    bool sha256sum;           /* --format sha256sum */
     unsigned mask;            /* MF_HASH_BIT()s from --algo; 0: default */
     const char *manifest_out; /* --manifest OUT */
     const char *check;        /* --check MANIFEST */
     const char *path;
+    const char *const *paths;
+    int n_paths;
 } hash_opts;
 
-static int parse(int argc, char **argv, hash_opts *o)
+/* llama-gguf-hash's spellings of the kinds, and its --all */
+static const struct {
+    const char *opt;
+    unsigned mask;
+} kind_flags[] = {
+    {"--xxh64", MF_HASH_BIT(MF_XXH64)}, {"--sha1", MF_HASH_BIT(MF_SHA1)},
+    {"--sha256", MF_HASH_BIT(MF_SHA256)}, {"--uuid", MF_HASH_BIT(MF_HASH_KIND_UUID)},
+    {"--all", MF_HASH_BIT(MF_XXH64) | MF_HASH_BIT(MF_SHA1) | MF_HASH_BIT(MF_SHA256) | MF_HASH_BIT(MF_XXH3)},
+};
+
+static int parse_one(const cli_args *a, int i, hash_opts *o)
+{
+    const char *v = a->opt[i].val;
+    for (size_t k = 0; k < sizeof(kind_flags) / sizeof(kind_flags[0]); k++)
+        if (cli_is(a, i, kind_flags[k].opt)) {
+            o->mask |= kind_flags[k].mask;
+            o->gguf_hash = true;
+            return 0;
+        }
+    if (cli_is(a, i, "--json"))
+        o->json = true;
+    else if (cli_is(a, i, "--tensors"))
+        o->tensors = true;
+    else if (cli_is(a, i, "--content"))
+        o->content = true;
+    else if (cli_is(a, i, "--no-layer"))
+        o->no_layer = true;
+    else if (cli_is(a, i, "--algo")) {
+        if (mf_hash_kinds_parse(v, &o->mask))
+            return cli_usage_error("hash", "--algo takes sha256, sha1, xxh64, xxh3, "
+                                           "(manifests) uuid or all, comma-separated");
+    } else if (cli_is(a, i, "--manifest"))
+        o->manifest_out = v;
+    else if (cli_is(a, i, "--check"))
+        o->check = v;
+    else if (cli_is(a, i, "--format")) {
+        if (strcmp(v, "sha256sum") != 0 && strcmp(v, "mfmt") != 0)
+            return cli_usage_error("hash", "--format takes sha256sum or mfmt");
+        o->sha256sum = strcmp(v, "sha256sum") == 0;
+    }
+    return 0;
+}
+
+static int parse(const cli_args *a, hash_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if (cli_flag(argc, argv, &i, "--json", NULL))
-            o->json = true;
-        else if (cli_flag(argc, argv, &i, "--tensors", NULL))
-            o->tensors = true;
-        else if (cli_flag(argc, argv, &i, "--content", NULL))
-            o->content = true;
-        else if (cli_flag(argc, argv, &i, "--algo", &v)) {
-            if (!v || mf_hash_kinds_parse(v, &o->mask))
-                return cli_usage_error("hash", "--algo takes sha256, sha1, xxh64, xxh3, "
-                                               "(manifests) uuid or all, comma-separated");
-        } else if (cli_flag(argc, argv, &i, "--manifest", &v)) {
-            if (!v)
-                return cli_usage_error("hash", "--manifest needs an output file ('-': stdout)");
-            o->manifest_out = v;
-        } else if (cli_flag(argc, argv, &i, "--check", &v) || cli_flag(argc, argv, &i, "-c", &v)) {
-            if (!v)
-                return cli_usage_error("hash", "--check needs a manifest file");
-            o->check = v;
-        } else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("hash", "unknown option %s", argv[i]);
-        else if (o->path)
-            return cli_usage_error("hash", "one path at a time");
-        else
-            o->path = argv[i];
-    }
-    if (!o->path)
+    for (int i = 0; i < a->n_opts; i++)
+        if (parse_one(a, i, o))
+            return EXIT_USAGE;
+    if (a->n_pos == 0)
         return cli_usage_error("hash", "no path given");
+    o->paths = a->pos;
+    o->n_paths = a->n_pos;
+    o->path = a->pos[0];
     if (o->manifest_out && o->check)
         return cli_usage_error("hash", "--manifest and --check exclude each other");
-    bool manifest_mode = o->manifest_out || o->check;
-    if (manifest_mode && (o->json || o->tensors || o->content))
-        return cli_usage_error("hash", "--json, --content and --tensors do not apply to manifests");
+    bool manifest_mode = o->manifest_out || o->check || o->gguf_hash;
+    if (manifest_mode && o->n_paths > 1)
+        return cli_usage_error("hash", "manifests are of one model: one path");
+    if (manifest_mode && o->sha256sum)
+        return cli_usage_error("hash", "--format sha256sum is for file hashes, not manifests");
+    if (manifest_mode && ((!o->check && o->json) || o->tensors || o->content))
+        return cli_usage_error("hash", "--content and --tensors do not apply to manifests; --json only to --check");
+    if (o->no_layer && !(o->manifest_out || o->gguf_hash))
+        return cli_usage_error("hash", "--no-layer goes with a manifest (--manifest, --xxh64, ...)");
     if (!manifest_mode && o->mask && (o->mask & (o->mask - 1) || o->mask & MF_HASH_BIT(MF_HASH_KIND_UUID)))
         return cli_usage_error("hash", "one --algo of sha256, sha1, xxh64, xxh3 (lists and "
                                        "uuid are for --manifest / --check)");
@@ -164,15 +196,45 @@ static int run_plain(const hash_opts *o)
     return rc;
 }
 
+/* --no-layer: the model's lines only, in the manifest's line form */
+typedef struct line_ctx {
+    FILE *f;
+    const char *label;
+} line_ctx;
+
+static int emit_labelled(void *user, int kind, const char *hex, const char *tensor, mf_status *st)
+{
+    (void)st;
+    const line_ctx *c = user;
+    if (!tensor)
+        fprintf(c->f, "%-8s  %s  %s\n", mf_hash_kind_name(kind), hex, c->label);
+    return 0;
+}
+
+static int write_model_lines(const mf_model *m, const hash_opts *o, unsigned mask, mf_status *st)
+{
+    bool to_stdout = !o->manifest_out || strcmp(o->manifest_out, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(o->manifest_out, "w");
+    if (!f)
+        return mf_status_fail(st, MF_ERR_IO, "%s: cannot create", o->manifest_out);
+    line_ctx c = {f, o->path};
+    int rc = mf_hash_kinds(m, mask, false, emit_labelled, &c, st);
+    if (!to_stdout && fclose(f) != 0 && rc == 0)
+        rc = mf_status_fail(st, MF_ERR_IO, "%s: write failed", o->manifest_out);
+    return rc;
+}
+
 static int run_manifest_write(const hash_opts *o)
 {
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
     int rc = EXIT_FINE;
+    /* llama-gguf-hash without a kind hashes with xxh64; mfmt --manifest with sha256 */
     unsigned mask = o->mask ? o->mask : MF_HASH_BIT(MF_SHA256);
     if (cli_open(o->path, 0, false, &m, &st) ||
-        (strcmp(o->manifest_out, "-") == 0
+        (o->no_layer ? write_model_lines(m, o, mask, &st) :
+         !o->manifest_out || strcmp(o->manifest_out, "-") == 0
              ? mf_manifest_write(m, o->path, mask, cli_stdout_sink, NULL, &st)
              : mf_manifest_write_file(m, o->path, mask, o->manifest_out, &st)))
         rc = cli_report(&st);
@@ -186,7 +248,12 @@ static int run_manifest_write(const hash_opts *o)
 static int print_check_line(void *user, int kind, const char *hex, const char *name,
                             mf_manifest_match match)
 {
-    (void)user;
+    if (user) { /* --json: collected */
+        json_array_append_new(user, json_pack("{s:s, s:s, s:s, s:s}", "kind", mf_hash_kind_name(kind),
+                                              "hash", hex, "name", name, "result",
+                                              mf_manifest_match_name(match)));
+        return 0;
+    }
     printf("%-8s  %s  %s  -  %s\n", mf_hash_kind_name(kind), hex, name,
            mf_manifest_match_name(match));
     return 0;
@@ -196,8 +263,10 @@ static int print_check_line(void *user, int kind, const char *hex, const char *n
 static const int strength_order[MF_HASH_KIND_COUNT] = {MF_SHA256, MF_SHA1, MF_XXH64, MF_XXH3,
                                                        MF_HASH_KIND_UUID};
 
-static int run_manifest_check(const char *model_path, const char *manifest_path, unsigned mask)
+static int run_manifest_check(const char *model_path, const char *manifest_path, unsigned mask,
+                              bool json)
 {
+    json_t *lines = json ? json_array() : NULL;
     mf_status st;
     mf_status_init(&st);
     mf_manifest *mf = NULL;
@@ -216,11 +285,13 @@ static int run_manifest_check(const char *model_path, const char *manifest_path,
         rc = MF_MANIFEST_UNKNOWN_HASH;
         goto out;
     }
-    printf("manifest  %s", manifest_path);
-    for (int j = 0; j < MF_HASH_KIND_COUNT; j++)
-        if (kinds & MF_HASH_BIT(strength_order[j]))
-            printf("  %s", mf_hash_kind_name(strength_order[j]));
-    printf("\n");
+    if (!json) {
+        printf("manifest  %s", manifest_path);
+        for (int j = 0; j < MF_HASH_KIND_COUNT; j++)
+            if (kinds & MF_HASH_BIT(strength_order[j]))
+                printf("  %s", mf_hash_kind_name(strength_order[j]));
+        printf("\n");
+    }
     if (cli_open(model_path, 0, false, &m, &st)) {
         rc = cli_report(&st);
         goto out;
@@ -233,14 +304,20 @@ static int run_manifest_check(const char *model_path, const char *manifest_path,
     if (strcmp(label, model_path) != 0)
         fprintf(stderr, "mfmt: the manifest names this model \"%s\"\n", label);
     mf_manifest_outcome outcome;
-    if (mf_manifest_check(mf, m, label, mask, print_check_line, NULL, &outcome, &st)) {
+    if (mf_manifest_check(mf, m, label, mask, print_check_line, lines, &outcome, &st)) {
         rc = cli_report(&st);
+    } else if (json) {
+        rc = (int)outcome;
+        cli_print_json(json_pack("{s:s, s:s, s:s, s:i, s:O}", "path", model_path, "manifest",
+                                 manifest_path, "result", mf_manifest_outcome_name(outcome), "exit",
+                                 rc, "lines", lines));
     } else {
         rc = (int)outcome;
         printf("\nVerification results for %s - %s\n", manifest_path,
                mf_manifest_outcome_name(outcome));
     }
 out:
+    json_decref(lines);
     mf_free(label);
     mf_close(m);
     mf_manifest_free(mf);
@@ -248,22 +325,68 @@ out:
     return rc;
 }
 
-static int run_hash(int argc, char **argv)
+/* --format sha256sum: "HEX  PATH" lines, as sha256sum -c reads them */
+static int run_sha256sum(const hash_opts *o)
 {
-    hash_opts o;
-    if (parse(argc, argv, &o))
-        return EXIT_USAGE;
-    if (o.check)
-        return run_manifest_check(o.path, o.check, o.mask);
-    if (o.manifest_out)
-        return run_manifest_write(&o);
-    return run_plain(&o);
+    int worst = EXIT_FINE;
+    for (int i = 0; i < o->n_paths; i++) {
+        mf_status st;
+        mf_status_init(&st);
+        char hex[129];
+        if (mf_hash_file(o->paths[i], MF_SHA256, hex, &st)) {
+            int e = cli_report(&st);
+            worst = e > worst ? e : worst;
+        } else {
+            printf("%s  %s\n", hex, o->paths[i]);
+        }
+        mf_status_clear(&st);
+    }
+    return worst;
 }
 
+static int run_hash(const cli_args *a)
+{
+    hash_opts o;
+    if (parse(a, &o))
+        return EXIT_USAGE;
+    if (o.check)
+        return run_manifest_check(o.path, o.check, o.mask, o.json);
+    if (o.manifest_out || o.gguf_hash)
+        return run_manifest_write(&o);
+    if (o.sha256sum)
+        return run_sha256sum(&o);
+    int worst = EXIT_FINE;
+    for (int i = 0; i < o.n_paths; i++) {
+        o.path = o.paths[i];
+        int e = run_plain(&o);
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
+static const cli_opt opts[] = {
+    {"--json", NULL, NULL, "one JSON object per path (also for --check)"},
+    {"--content", NULL, NULL, "also the tensor-content hash (all tensors' bytes, metadata excluded)"},
+    {"--tensors", NULL, NULL, "also the tensor-content hash and each tensor's canonical hash"},
+    {"--algo", NULL, "A", "sha256 (default), sha1, xxh64 or xxh3; manifests: a comma-separated "
+                          "list, uuid or all"},
+    {"--manifest", NULL, "OUT", "write a llama-gguf-hash manifest to OUT ('-': stdout)"},
+    {"--check", "-c", "MANIFEST", "check the model against a llama-gguf-hash manifest"},
+    {"--xxh64", NULL, NULL, "llama-gguf-hash's spelling: a manifest with xxh64 lines (stdout "
+                            "unless --manifest)"},
+    {"--sha1", NULL, NULL, "likewise, sha1 lines"},
+    {"--sha256", NULL, NULL, "likewise, sha256 lines"},
+    {"--uuid", NULL, NULL, "likewise, the model's UUIDv5"},
+    {"--all", NULL, NULL, "likewise, xxh64, xxh3, sha1 and sha256"},
+    {"--no-layer", NULL, NULL, "manifests: the model's lines only, no per-tensor lines"},
+    {"--format", NULL, "F", "sha256sum: \"HEX  PATH\" lines of each file's SHA-256, which "
+                            "`sha256sum -c` checks; mfmt: the default"},
+    {0},
+};
+
 const cli_cmd cli_cmd_hash = {
-    "hash", run_hash,
-    "hash [--json] [--content | --tensors] [--algo A] [--manifest OUT | --check MANIFEST] PATH",
-    "whole-file hash (a directory: tensor-content hash); --content adds the tensor-content "
-    "hash, --tensors that and canonical per-tensor hashes; llama-gguf-hash "
-    "manifests (check exit: 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 "
-    "manifest unreadable)"};
+    "hash", run_hash, "PATH...",
+    "whole-file hash (a directory: tensor-content hash); --content adds the tensor-content hash, "
+    "--tensors that and canonical per-tensor hashes; llama-gguf-hash manifests",
+    opts,
+    "--check exits 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 manifest unreadable."};

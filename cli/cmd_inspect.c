@@ -93,14 +93,14 @@ static ssize_t meta_slot(const mf_model *m, size_t i)
 
 /* Streamed (json_out.h): the metadata, which holds whole vocabularies, is
  * written from the model's values, never built as a jansson document. */
-static int print_json(const mf_model *m, const summary *s)
+static int print_json(const mf_model *m, const summary *s, FILE *out)
 {
     jout *j = malloc(sizeof(*j));
     if (!j) {
         fprintf(stderr, "mfmt: inspect: out of memory\n");
         return EXIT_BAD_INPUT;
     }
-    jo_init(j, stdout);
+    jo_init(j, out);
     jo_begin_object(j);
     jo_key_json(j, "path", json_string(mf_model_path(m)));
     jo_key_json(j, "format", json_string(mf_format_name(mf_model_format(m))));
@@ -156,6 +156,28 @@ static int print_json(const mf_model *m, const summary *s)
     return EXIT_FINE;
 }
 
+/* --jsonl: the same object on one line (made whole in memory, then
+ * printed compact; --json streams). */
+static int print_jsonl(const mf_model *m, const summary *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        fprintf(stderr, "mfmt: inspect: out of memory\n");
+        return EXIT_USAGE;
+    }
+    int rc = print_json(m, s, mem);
+    fclose(mem);
+    json_error_t e;
+    json_t *root = rc == EXIT_FINE ? json_loadb(buf, len, 0, &e) : NULL;
+    free(buf);
+    if (!root)
+        return rc ? rc : EXIT_USAGE;
+    cli_print_jsonl(root);
+    return EXIT_FINE;
+}
+
 static void print_shape(const mf_tensor *t)
 {
     putchar('[');
@@ -164,12 +186,27 @@ static void print_shape(const mf_tensor *t)
     putchar(']');
 }
 
-static void print_text(const mf_model *m, const summary *s, bool tensors)
+/* GGUF's general.file_type is llama.cpp's LLAMA_FTYPE number: its name
+ * follows ("15 (Q4_K_M)"). */
+static void print_value_name(const mf_model *m, const mf_kv *kv)
+{
+    if (mf_model_format(m) != MF_FMT_GGUF || strcmp(kv->key, "general.file_type") != 0)
+        return;
+    const mf_value *v = &kv->v;
+    bool is_int = v->type == MF_V_U8 || v->type == MF_V_U16 || v->type == MF_V_U32 ||
+                  v->type == MF_V_U64 || v->type == MF_V_I8 || v->type == MF_V_I16 ||
+                  v->type == MF_V_I32 || v->type == MF_V_I64;
+    const char *name = is_int ? mf_ftype_name((mf_ftype)v->as.i) : "?";
+    if (strcmp(name, "?") != 0)
+        printf(" (%s)", name);
+}
+
+static void print_text(const mf_model *m, const summary *s, bool tensors, bool verbose)
 {
     char a[32], b[32];
     printf("path:        %s\n", mf_model_path(m));
-    printf("format:      %s%s%s\n", mf_format_name(mf_model_format(m)), mf_model_version(m)[0] ? ", version " : "",
-           mf_model_version(m));
+    const char *fmt = mf_format_name(mf_model_format(m)), *ver = cli_version_text(m);
+    printf("format:      %s%s%s\n", fmt, ver[0] ? ", version " : "", ver);
     cli_fmt_count(a, sizeof(a), s->params);
     printf("tensors:     %zu, %llu parameters (%s)\n", mf_model_tensor_count(m),
            (unsigned long long)s->params, a);
@@ -183,8 +220,8 @@ static void print_text(const mf_model *m, const summary *s, bool tensors)
                8.0 * (double)s->tensor_bytes / (double)s->params);
     for (size_t i = 0; i < s->n_mix; i++) {
         cli_fmt_bytes(a, sizeof(a), s->mix[i].bytes);
-        printf("%s %-8s %6zu tensors %12s  %5.1f%% of parameters\n", i ? "            " : "dtype mix:  ",
-               mf_dtype_name(s->mix[i].dt), s->mix[i].tensors, a,
+        printf("%s %-8s %6zu %-7s %12s  %5.1f%% of parameters\n", i ? "            " : "dtype mix:  ",
+               mf_dtype_name(s->mix[i].dt), s->mix[i].tensors, s->mix[i].tensors == 1 ? "tensor" : "tensors", a,
                s->params ? 100.0 * (double)s->mix[i].params / (double)s->params : 0.0);
     }
     printf("tokenizer:   %s\n", first_meta(m, tokenizer_keys) ? "yes" : "no");
@@ -197,12 +234,13 @@ static void print_text(const mf_model *m, const summary *s, bool tensors)
     if (mf_model_meta_count(m))
         printf("metadata:    %zu keys\n", mf_model_meta_count(m));
     for (size_t i = 0; i < mf_model_meta_count(m); i++) {
-        printf("  %s = ", mf_model_meta_at(m, i)->key);
-        cli_fprint_value(stdout, &mf_model_meta_at(m, i)->v, 120);
+        const mf_kv *kv = mf_model_meta_at(m, i);
+        printf("  %s = ", kv->key);
+        cli_fprint_value(stdout, &kv->v, 120);
+        print_value_name(m, kv);
         putchar('\n');
     }
-    for (size_t i = 0; i < mf_model_note_count(m); i++)
-        printf("note: %s\n", mf_model_note_at(m, i));
+    cli_print_notes(stdout, m, "note: ", verbose);
     mf_status st;
     mf_status_init(&st);
     if (cli_hf_load_report_text(stdout, m, "", &st) < 0)
@@ -221,26 +259,12 @@ static void print_text(const mf_model *m, const summary *s, bool tensors)
     }
 }
 
-static int run_inspect(int argc, char **argv)
+typedef struct inspect_opts {
+    bool json, jsonl, tensors, graph, verbose;
+} inspect_opts;
+
+static int inspect_one(const inspect_opts *o, const char *path, bool first, bool many)
 {
-    bool json = false, tensors = false, graph = false;
-    const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (cli_flag(argc, argv, &i, "--json", NULL))
-            json = true;
-        else if (cli_flag(argc, argv, &i, "--tensors", NULL))
-            tensors = true;
-        else if (cli_flag(argc, argv, &i, "--graph", NULL))
-            graph = true;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("inspect", "unknown option %s", argv[i]);
-        else if (path)
-            return cli_usage_error("inspect", "one path at a time");
-        else
-            path = argv[i];
-    }
-    if (!path)
-        return cli_usage_error("inspect", "no path given");
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
@@ -249,7 +273,7 @@ static int run_inspect(int argc, char **argv)
         mf_status_clear(&st);
         return rc;
     }
-    if (graph) { /* the ONNX graph as text, one node a line */
+    if (o->graph) { /* the ONNX graph as text, one node a line */
         int rc = mf_model_graph_text(m, cli_stdout_sink, NULL, &st) ? cli_report(&st) : EXIT_FINE;
         mf_status_clear(&st);
         mf_close(m);
@@ -258,13 +282,42 @@ static int run_inspect(int argc, char **argv)
     summary s;
     summarize(m, &s);
     int rc = EXIT_FINE;
-    if (json)
-        rc = print_json(m, &s);
-    else
-        print_text(m, &s, tensors);
+    if (o->json) {
+        rc = print_json(m, &s, stdout);
+    } else if (o->jsonl) {
+        rc = print_jsonl(m, &s);
+    } else {
+        if (many && !first)
+            putchar('\n');
+        print_text(m, &s, o->tensors, o->verbose);
+    }
     mf_close(m);
     return rc;
 }
 
-const cli_cmd cli_cmd_inspect = {"inspect", run_inspect, "inspect [--json] [--tensors] [--graph] PATH",
-                                 "format, version, metadata, tensors, dtype mix, bits per weight; --graph: ONNX nodes"};
+static int run_inspect(const cli_args *a)
+{
+    inspect_opts o = {cli_has(a, "--json"), cli_has(a, "--jsonl"), cli_has(a, "--tensors"),
+                      cli_has(a, "--graph"), cli_has(a, "--verbose")};
+    if (a->n_pos == 0)
+        return cli_usage_error("inspect", "no path given");
+    int worst = EXIT_FINE;
+    for (int i = 0; i < a->n_pos; i++) {
+        int e = inspect_one(&o, a->pos[i], i == 0, a->n_pos > 1);
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
+static const cli_opt opts[] = {
+    {"--json", NULL, NULL, "one JSON object per path (the contract in doc/DESIGN.md)"},
+    {"--jsonl", NULL, NULL, "the same object on one line per path"},
+    {"--tensors", NULL, NULL, "list every tensor: name, dtype, shape, offset, bytes"},
+    {"--graph", NULL, NULL, "ONNX: the graph, one node a line"},
+    {"--verbose", "-v", NULL, "every note (e.g. each misaligned tensor), not a summary"},
+    {0},
+};
+
+const cli_cmd cli_cmd_inspect = {"inspect", run_inspect, "PATH...",
+                                 "format, version, metadata, tensors, dtype mix, bits per weight",
+                                 opts, NULL};

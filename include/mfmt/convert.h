@@ -122,6 +122,17 @@ typedef struct mf_split_opts {
     uint64_t max_bytes;       /* about this many bytes of tensor data per file; 0: no limit */
     mf_progress_fn progress;  /* tensor bytes written; may cancel */
     void *progress_user;
+    /* llama-gguf-split --no-tensor-first-split: the first file holds the
+     * metadata only, the tensors start in the second */
+    bool no_tensor_first_split;
+    /* llama-gguf-split --dry-run: plan (on_shard) but write nothing */
+    bool dry_run;
+    /* called once per file of the set, in order, before it is written:
+     * file number (0-based), the number of files, its first tensor, its
+     * tensor count and tensor bytes (each padded to 32, as the plan counts) */
+    void (*on_shard)(void *user, size_t no, size_t n_files, size_t first_tensor,
+                     size_t n_tensors, uint64_t bytes);
+    void *on_shard_user;
 } mf_split_opts;
 
 MF_API void mf_split_opts_init(mf_split_opts *o);

@@ -135,6 +135,34 @@ static int geometry_from_gguf(const mf_model *m, mf_estimate *e, mf_status *st)
     return 0;
 }
 
+/* The dtype that holds the most parameters (not the largest tensor's: in
+ * a Q4_K_M file output.weight alone is Q6_K and the biggest tensor). */
+static mf_dtype dtype_of_most_params(const mf_model *m)
+{
+    struct { mf_dtype dt; uint64_t params; } seen[64];
+    size_t n_seen = 0;
+    mf_dtype best = MF_DTYPE_INVALID;
+    uint64_t most = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        uint64_t n = mf_tensor_nelems(&m->tensors[i]);
+        size_t k = 0;
+        while (k < n_seen && seen[k].dt != m->tensors[i].dtype)
+            k++;
+        if (k == n_seen) {
+            if (n_seen == 64)
+                continue;
+            seen[n_seen].dt = m->tensors[i].dtype;
+            seen[n_seen++].params = 0;
+        }
+        seen[k].params += n == UINT64_MAX ? 0 : n;
+        if (best == MF_DTYPE_INVALID || seen[k].params > most) {
+            most = seen[k].params;
+            best = seen[k].dt;
+        }
+    }
+    return best;
+}
+
 static void weights_from_tensors(const mf_model *m, mf_estimate *e)
 {
     e->n_params = 0;
@@ -144,14 +172,7 @@ static void weights_from_tensors(const mf_model *m, mf_estimate *e)
         e->n_params += n == UINT64_MAX ? 0 : n;
         e->weight_bytes += m->tensors[i].nbytes;
     }
-    /* the dtype they are stored in, when there is one */
-    mf_dtype dt = m->n_tensors ? m->tensors[0].dtype : MF_DTYPE_INVALID;
-    uint64_t most = 0;
-    for (size_t i = 0; i < m->n_tensors; i++)
-        if (m->tensors[i].nbytes > most) {
-            most = m->tensors[i].nbytes;
-            dt = m->tensors[i].dtype;
-        }
+    mf_dtype dt = dtype_of_most_params(m);
     if (dt == MF_DTYPE_INVALID)
         snprintf(e->weight_type, sizeof(e->weight_type), "no tensors");
     else

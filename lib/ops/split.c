@@ -26,6 +26,20 @@ void mf_out_from_tensor(const mf_tensor *t, mf_out_tensor *o)
     memcpy(o->shape, t->shape, sizeof(o->shape));
 }
 
+/* gguf_add_tensor writes ggml_n_dims(t) dimensions: trailing ne of 1 (the
+ * leading ones of our row-major shape) are dropped, down to one. Tools that
+ * rewrite a GGUF through ggml (llama-gguf-split) do so. */
+static void ggml_n_dims_shape(mf_out_tensor *o)
+{
+    int lead = 0;
+    while (o->ndim - lead > 1 && o->shape[lead] == 1)
+        lead++;
+    if (!lead)
+        return;
+    memmove(o->shape, o->shape + lead, (size_t)(o->ndim - lead) * sizeof(o->shape[0]));
+    o->ndim -= lead;
+}
+
 static bool is_split_key(const char *k)
 {
     return strncmp(k, "split.", 6) == 0;
@@ -44,26 +58,37 @@ static mf_value typed(mf_vtype t, uint64_t u)
     return v;
 }
 
-/* Files needed and where each starts, honouring both limits. */
-static size_t plan_splits(const mf_model *m, uint64_t max_tensors, uint64_t max_bytes,
-                          size_t *starts)
+/* llama-gguf-split counts each tensor padded to GGUF's default alignment
+ * (GGML_PAD(ggml_nbytes(t), GGUF_DEFAULT_ALIGNMENT)). */
+static uint64_t padded_bytes(const mf_tensor *t)
 {
-    size_t nf = 0, in_file = 0;
+    return mf_align_up(t->nbytes, 32);
+}
+
+/* Files needed and where each starts (starts[nf] = n_tensors), decided as
+ * llama-gguf-split's should_split does: by size when a size is given (a new
+ * file when the current one would pass it, even an empty one), else a new
+ * file at every multiple of max_tensors; with no_tensor_first_split the
+ * first file holds no tensor. */
+static size_t plan_splits(const mf_model *m, const mf_split_opts *o, size_t *starts)
+{
+    size_t nf = 0;
     uint64_t bytes = 0;
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        uint64_t b = m->tensors[i].nbytes;
-        bool full = in_file > 0 && ((max_tensors && in_file >= max_tensors) ||
-                                    (max_bytes && bytes + b > max_bytes));
-        if (i == 0 || full) {
-            starts[nf++] = i;
-            in_file = 0;
-            bytes = 0;
-        }
-        in_file++;
-        bytes += b;
-    }
-    if (nf == 0)
+    starts[nf++] = 0;
+    if (o->no_tensor_first_split)
         starts[nf++] = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        uint64_t b = padded_bytes(&m->tensors[i]);
+        bool split = o->max_bytes ? bytes + b > o->max_bytes
+                     : o->max_tensors ? i > 0 && i % o->max_tensors == 0
+                                      : false;
+        if (split) {
+            starts[nf++] = i;
+            bytes = b;
+        } else {
+            bytes += b;
+        }
+    }
     starts[nf] = m->n_tensors;
     return nf;
 }
@@ -83,11 +108,14 @@ static int write_one_split(const mf_model *m, const char *path, size_t first, si
         for (size_t i = 0; i < m->n_meta; i++)
             if (!is_split_key(m->meta[i].key))
                 meta[k++] = m->meta[i];
+    /* llama-gguf-split's order: it sets split.count last (gguf_set_val of a
+     * key already there removes it and appends it again) */
     meta[k++] = kv_of("split.no", typed(MF_V_U16, no));
-    meta[k++] = kv_of("split.count", typed(MF_V_U16, nf));
     meta[k++] = kv_of("split.tensors.count", typed(MF_V_I32, m->n_tensors));
+    meta[k++] = kv_of("split.count", typed(MF_V_U16, nf));
     for (size_t i = 0; i < count; i++) {
         mf_out_from_tensor(&m->tensors[first + i], &outs[i]);
+        ggml_n_dims_shape(&outs[i]);
         map[i] = first + i;
     }
     fill->map = map;
@@ -127,13 +155,25 @@ int mf_gguf_split(const mf_model *m, const char *prefix, const mf_split_opts *op
         return -1;
     if (n_files)
         *n_files = 0;
-    size_t *starts = calloc(m->n_tensors + 2, sizeof(size_t));
+    size_t *starts = calloc(m->n_tensors + 3, sizeof(size_t));
     if (!starts)
         return mf_oom(st, prefix);
-    size_t nf = plan_splits(m, o.max_tensors, o.max_bytes, starts);
+    size_t nf = plan_splits(m, &o, starts);
     int rc = 0;
     if (nf > 99999)
         rc = mf_fail(st, MF_ERR_USAGE, prefix, -1, "%zu files: more than a split set can number", nf);
+    for (size_t i = 0; i < nf && rc == 0 && o.on_shard; i++) {
+        uint64_t b = 0;
+        for (size_t t = starts[i]; t < starts[i + 1]; t++)
+            b += padded_bytes(&m->tensors[t]);
+        o.on_shard(o.on_shard_user, i, nf, starts[i], starts[i + 1] - starts[i], b);
+    }
+    if (o.dry_run) {
+        free(starts);
+        if (n_files && rc == 0)
+            *n_files = nf;
+        return rc;
+    }
     uint64_t done = 0;
     mf_model_fill fill = {m, NULL, o.progress, o.progress_user, &done, tensor_bytes(m)};
     char path[4096];
@@ -196,8 +236,11 @@ int mf_merge(const mf_model *m, const char *out, const mf_merge_opts *opts, mf_s
             continue; /* safetensors metadata holds strings only */
         meta[k++] = m->meta[i];
     }
-    for (size_t i = 0; i < m->n_tensors; i++)
+    for (size_t i = 0; i < m->n_tensors; i++) {
         mf_out_from_tensor(&m->tensors[i], &outs[i]);
+        if (gguf) /* llama-gguf-split --merge writes through gguf_add_tensor */
+            ggml_n_dims_shape(&outs[i]);
+    }
     uint64_t done = 0;
     mf_model_fill fill = {m, NULL, o.progress, o.progress_user, &done, tensor_bytes(m)};
     int rc = gguf ? mf_gguf_write(out, outs, m->n_tensors, meta, k, mf_model_fill_fn, &fill, st)

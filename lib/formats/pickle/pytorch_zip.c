@@ -348,10 +348,40 @@ static int open_pytorch_zip(mf_model *m, const char *path, unsigned flags, mf_st
 
 /* ------------------------------------------------------------- detection */
 
-/* torch.save's zip: ARCHIVE/data.pkl (any single top folder). */
+/* torch.load's reading of a zip (miniz): the folder of the first member,
+ * and <folder>/data.pkl found as miniz finds it (case-insensitively). */
+static bool torch_archive(const uint8_t *b, uint64_t size, const char *path, mf_arena *a,
+                          size_t *members)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_zip z;
+    bool yes = false;
+    if (mf_zip_open_as(&z, MF_ZIP_MINIZ, b, size, path, a, &st) == 0 && z.n) {
+        const char *slash = strchr(z.entries[0].name, '/');
+        char want[1100];
+        if (slash && (size_t)(slash - z.entries[0].name) < 1000) {
+            snprintf(want, sizeof(want), "%.*s/data.pkl", (int)(slash - z.entries[0].name),
+                     z.entries[0].name);
+            yes = mf_zip_find(&z, want) != NULL;
+        }
+        *members = z.n;
+    }
+    mf_status_clear(&st);
+    return yes;
+}
+
+/* torch.save's zip: as torch reads it first, then ARCHIVE/data.pkl (any
+ * single top folder) as zipfile reads it. */
 static int probe_zip_archive(mf_probe *p)
 {
-    if (mf_zip_find_suffix(p->zip, "/data.pkl") || mf_zip_find(p->zip, "data.pkl"))
+    mf_arena *a = mf_arena_new();
+    size_t n = 0;
+    bool torch = a && torch_archive(p->b, p->size, p->path, a, &n);
+    mf_arena_free(a);
+    if (torch)
+        return mf_probe_found(p, MF_FMT_PYTORCH_ZIP, "PyTorch zip archive (%zu members)", n);
+    if (p->zip && (mf_zip_find_suffix(p->zip, "/data.pkl") || mf_zip_find(p->zip, "data.pkl")))
         return mf_probe_found(p, MF_FMT_PYTORCH_ZIP, "PyTorch zip archive (%zu members)",
                               p->zip->n);
     return MF_PROBE_NO;
