@@ -11,7 +11,7 @@
 
 typedef struct convert_args {
     const char *in, *out, *to, *key, *shard_size;
-    bool allow_unsafe, include_optimizer;
+    bool allow_unsafe, include_optimizer, keep_tied;
     const char *type, *threads; /* GGUF output */
 } convert_args;
 
@@ -27,6 +27,7 @@ static int to_safetensors(const convert_args *a)
     mf_convert_st_opts_init(&o);
     o.key = a->key;
     o.include_optimizer = a->include_optimizer;
+    o.keep_tied = a->keep_tied;
     if (a->shard_size && mf_parse_size(a->shard_size, &o.max_shard_size))
         return cli_usage_error("convert", "--max-shard-size takes a size like 5GB, 500MB or 2GiB");
     mf_status st;
@@ -55,9 +56,20 @@ static int to_safetensors(const convert_args *a)
     if (rc) {
         rc = cli_report(&st);
     } else {
+        size_t n = mf_model_tensor_count(m) - strings;
+        mf_model *w; /* what was written: unwrapped, tied names once */
+        mf_status ws;
+        mf_status_init(&ws);
+        if (mf_open(a->out, NULL, &w, &ws) == 0) {
+            n = mf_model_tensor_count(w);
+            total = 0;
+            for (size_t i = 0; i < n; i++)
+                total += mf_tensor_nbytes(mf_model_tensor_at(w, i));
+            mf_close(w);
+        }
+        mf_status_clear(&ws);
         char sz[32];
         cli_fmt_bytes(sz, sizeof(sz), total);
-        size_t n = mf_model_tensor_count(m) - strings;
         fprintf(stderr, "mfmt: wrote %s%s: %zu tensor%s, %s of tensor data\n", a->out,
                 o.max_shard_size ? " (shards and index)" : "", n, n == 1 ? "" : "s", sz);
     }
@@ -214,6 +226,7 @@ static int parse(const cli_args *args, convert_args *a)
     a->shard_size = cli_get(args, "--max-shard-size");
     a->allow_unsafe = cli_has(args, "--allow-unsafe");
     a->include_optimizer = cli_has(args, "--include-optimizer");
+    a->keep_tied = cli_has(args, "--keep-tied");
     a->type = cli_get(args, "--type");
     a->threads = cli_get(args, "--threads");
     if (args->n_pos != 2)
@@ -245,6 +258,8 @@ static const cli_opt opts[] = {
     {"--max-shard-size", NULL, "SIZE", "safetensors and HF directory: shards of at most SIZE "
                                        "(5GB, 2GiB) and an index, as Hugging Face writes them"},
     {"--include-optimizer", NULL, NULL, "safetensors: keep a checkpoint's optimizer state"},
+    {"--keep-tied", NULL, NULL,
+     "safetensors: also write names that share another tensor's storage (tied embeddings)"},
     {"--allow-unsafe", NULL, NULL, "convert a file the scan calls dangerous (nothing in it is run)"},
     {"--type", "--outtype --dtype", "T", "GGUF: f32, f16 (default), bf16, q8_0, auto or a "
                                          "llama-quantize type (Q4_K_M, ...); HF directory: "

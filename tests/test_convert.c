@@ -127,9 +127,25 @@ static void test_checkpoint(const char *shared)
     CHECK(m && mf_convert_to_safetensors(m, out, &k, &st) == -1 && strstr(st.msg, "no.such.key"));
     mf_status_clear(&st);
     mf_close(m);
-    /* tied weights: each name written, same bytes */
+    /* tied weights: the shared tensor once, as save_pretrained writes it
+     * (lm_head.weight, the later name, dropped); --keep-tied: every name */
     snprintf(in, sizeof(in), "%s/corpus/pytorch/tied_weights/pytorch_model.bin", shared);
+    CHECK(roundtrip(in, out, &o) == 2);
+    w = open_or_null(out);
+    CHECK(w && mf_tensor_find(w, "model.embed_tokens.weight") && !mf_tensor_find(w, "lm_head.weight"));
+    mf_close(w);
+    o.keep_tied = true;
     CHECK(roundtrip(in, out, &o) == 3);
+    w = open_or_null(out);
+    CHECK(w && mf_tensor_find(w, "lm_head.weight"));
+    mf_close(w);
+    /* views of one storage at other offsets or strides are not tied */
+    snprintf(in, sizeof(in), "%s/corpus/pytorch/views.pt", shared);
+    o.keep_tied = false;
+    mf_model *vm = open_or_null(in);
+    size_t nv = vm ? vm->n_tensors : 0;
+    mf_close(vm);
+    CHECK(nv > 2 && roundtrip(in, out, &o) == (int)nv);
 }
 
 static void test_shards(const char *shared)

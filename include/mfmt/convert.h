@@ -22,6 +22,9 @@ typedef struct mf_convert_st_opts {
     bool include_optimizer;   /* keep optimizer state of a checkpoint */
     mf_progress_fn progress;  /* bytes written of the total to write; may cancel */
     void *progress_user;
+    bool keep_tied;           /* also write names that view the same bytes as an
+                                 earlier tensor (tied embeddings); default: once,
+                                 as save_pretrained and safetensors' converter do */
 } mf_convert_st_opts;
 
 MF_API void mf_convert_st_opts_init(mf_convert_st_opts *o);

@@ -178,7 +178,8 @@ def scan(path: PathLike) -> ScanReport: ...
 def convert(src: PathLike, out: PathLike, *, to: Optional[str] = ..., key: Optional[str] = ...,
             max_shard_size: Optional[Size] = ..., include_optimizer: bool = ...,
             allow_unsafe: bool = ..., type: Optional[str] = ..., threads: int = ...,
-            dtype: Optional[str] = ..., progress: Progress = ...) -> None: ...
+            dtype: Optional[str] = ..., keep_tied: bool = ...,
+            progress: Progress = ...) -> None: ...
 
 class QuantTensor(NamedTuple):
     name: str

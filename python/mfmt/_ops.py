@@ -209,12 +209,13 @@ def _check_safe(model):
 
 def convert(src, out, *, to=None, key=None, max_shard_size=None, include_optimizer=False,
             allow_unsafe=False, type=None, threads=1, dtype=None,  # noqa: A002
-            progress=None) -> None:
+            keep_tied=False, progress=None) -> None:
     """Write a model in another format, atomically (as `mfmt convert`).
 
     out ending in .safetensors: any model mfmt reads (a checkpoint's
     state_dict unwrapped, optimizer state left out unless
-    include_optimizer), streamed tensor by tensor, bit-identical;
+    include_optimizer; names tied to an earlier tensor's storage written
+    once unless keep_tied), streamed tensor by tensor, bit-identical;
     max_shard_size ("5GB" or bytes) shards as Hugging Face does. A
     `dangerous` input is refused unless allow_unsafe (nothing is executed
     either way).
@@ -257,7 +258,7 @@ def convert(src, out, *, to=None, key=None, max_shard_size=None, include_optimiz
         raise UsageError("type= is for GGUF output")
     _mfmt.convert_safetensors(os.fspath(src), o, key=key,
                               max_shard_size=_size(max_shard_size, "max_shard_size"),
-                              include_optimizer=include_optimizer,
+                              include_optimizer=include_optimizer, keep_tied=keep_tied,
                               allow_unsafe=allow_unsafe, progress=progress)
 
 

@@ -354,14 +354,14 @@ static PyObject *op_model_scan(PyObject *self, PyObject *arg)
 static PyObject *op_convert_safetensors(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"src", "out", "key", "max_shard_size", "include_optimizer",
-                             "allow_unsafe", "progress", NULL};
+                             "allow_unsafe", "progress", "keep_tied", NULL};
     PyObject *src, *out, *progress = Py_None;
     const char *key = NULL;
     unsigned long long max_shard = 0;
-    int include_opt = 0, allow_unsafe = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zKppO", kwlist, fs_path, &src,
+    int include_opt = 0, allow_unsafe = 0, keep_tied = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zKppOp", kwlist, fs_path, &src,
                                      fs_path, &out, &key, &max_shard, &include_opt,
-                                     &allow_unsafe, &progress))
+                                     &allow_unsafe, &progress, &keep_tied))
         return NULL;
     progress_ctx p;
     progress_init(&p, progress);
@@ -370,6 +370,7 @@ static PyObject *op_convert_safetensors(PyObject *self, PyObject *args, PyObject
     o.key = key;
     o.max_shard_size = max_shard;
     o.include_optimizer = include_opt;
+    o.keep_tied = keep_tied;
     o.progress = progress_trampoline;
     o.progress_user = &p;
     mf_status st;

@@ -365,3 +365,12 @@ def test_convert_gguf_to_hf_dtype_and_refusal(tmp_path):
     with pytest.raises(mfmt.Error):
         mfmt.convert(src, str(full) + "/")
     assert (full / "keep").exists()
+
+
+@needs_shared
+def test_convert_writes_tied_weights_once(tmp_path):
+    src = os.path.join(CORPUS, "pytorch", "tied_weights", "pytorch_model.bin")
+    mfmt.convert(src, tmp_path / "a.safetensors")
+    assert "lm_head.weight" not in mfmt.open(tmp_path / "a.safetensors").tensors
+    mfmt.convert(src, tmp_path / "b.safetensors", keep_tied=True)
+    assert "lm_head.weight" in mfmt.open(tmp_path / "b.safetensors").tensors
