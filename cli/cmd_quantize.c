@@ -8,11 +8,23 @@
 #include <time.h>
 #include <unistd.h>
 
+enum { MAX_REPEATED = 256 };
+
 typedef struct q_args {
     const char *in, *out, *type;
     mf_quantize_opts o;
     bool json;
+    /* repeated options, handed to o by pointer */
+    const char *include[MAX_REPEATED], *exclude[MAX_REPEATED], *overrides[MAX_REPEATED];
 } q_args;
+
+static int add_repeated(const char *opt, const char *v, const char **list, size_t *n)
+{
+    if (*n >= MAX_REPEATED)
+        return cli_usage_error("quantize", "%s given more than %d times", opt, MAX_REPEATED);
+    list[(*n)++] = v;
+    return 0;
+}
 
 static int parse_dtype(const char *opt, const char *v, mf_dtype *out)
 {
@@ -52,6 +64,12 @@ static int parse_option(const cli_args *args, int i, q_args *a)
         return parse_dtype("--output-tensor-type", v, &o->output_type);
     else if (cli_is(args, i, "--token-embedding-type"))
         return parse_dtype("--token-embedding-type", v, &o->token_embd_type);
+    else if (cli_is(args, i, "--include-weights"))
+        return add_repeated("--include-weights", v, a->include, &o->n_include_weights);
+    else if (cli_is(args, i, "--exclude-weights"))
+        return add_repeated("--exclude-weights", v, a->exclude, &o->n_exclude_weights);
+    else if (cli_is(args, i, "--override-kv"))
+        return add_repeated("--override-kv", v, a->overrides, &o->n_kv_overrides);
     else if (cli_is(args, i, "--allow-requantize"))
         o->allow_requantize = true;
     else if (cli_is(args, i, "--pure"))
@@ -85,6 +103,9 @@ static int parse(const cli_args *args, q_args *a)
 {
     memset(a, 0, sizeof(*a));
     mf_quantize_opts_init(&a->o, MF_FTYPE_INVALID);
+    a->o.include_weights = a->include;
+    a->o.exclude_weights = a->exclude;
+    a->o.kv_overrides = a->overrides;
     a->o.nthreads = default_threads();
     for (int i = 0; i < args->n_opts; i++)
         if (parse_option(args, i, a))
@@ -263,6 +284,12 @@ static const cli_opt opts[] = {
     {"--pure", NULL, NULL, "every tensor in TYPE, no mix"},
     {"--output-tensor-type", NULL, "T", "output.weight in ggml type T (q8_0, q6_K, f16, ...)"},
     {"--token-embedding-type", NULL, "T", "token_embd.weight in ggml type T"},
+    {"--include-weights", NULL, "NAME", "use the imatrix only for tensors whose name contains "
+                                        "NAME (repeatable)"},
+    {"--exclude-weights", NULL, "NAME", "do not use the imatrix for tensors whose name contains "
+                                        "NAME (repeatable)"},
+    {"--override-kv", NULL, "KEY=TYPE:VALUE", "set a key in the output, TYPE int, float, bool "
+                                               "or str (repeatable), as llama-quantize"},
     {"--leave-output-tensor", NULL, NULL, "output.weight as it is"},
     {"--dry-run", NULL, NULL, "the error of each tensor (rmse, max |err|, cosine); nothing "
                               "written, OUT optional"},

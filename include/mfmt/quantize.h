@@ -77,6 +77,18 @@ typedef struct mf_quantize_opts {
     bool dry_run;              /* nothing written; error statistics instead */
     mf_progress_fn progress;   /* input tensor bytes processed; may cancel */
     void *progress_user;
+    /* llama-quantize's --include-weights / --exclude-weights: keep only the
+     * imatrix entries whose name contains one of these (include), or drop
+     * those that do (exclude); not both */
+    const char *const *include_weights;
+    size_t n_include_weights;
+    const char *const *exclude_weights;
+    size_t n_exclude_weights;
+    /* llama-quantize's --override-kv: "KEY=int:N", "KEY=float:X",
+     * "KEY=bool:true|false", "KEY=str:TEXT" (at most 127 bytes), set in
+     * the output (i32, f32, bool, string) in order, after the copied keys */
+    const char *const *kv_overrides;
+    size_t n_kv_overrides;
 } mf_quantize_opts;
 
 /* Defaults: the given ftype, one thread, no imatrix, no overrides. */

@@ -256,6 +256,41 @@ static mf_value typed_uint(mf_vtype t, uint64_t u)
     return v;
 }
 
+/* One --override-kv as llama.cpp's string_parse_kv_override reads it. */
+static int parse_override(qjob *j, const char *text, const char **key, mf_value *v,
+                          mf_status *st)
+{
+    const char *eq = text ? strchr(text, '=') : NULL;
+    if (!eq || eq - text >= 128 || eq == text)
+        return mf_fail(st, MF_ERR_USAGE, NULL, -1, "--override-kv: malformed KV override '%s'",
+                       text ? text : "");
+    *key = mf_arena_printf(j->arena, "%.*s", (int)(eq - text), text);
+    const char *val = eq + 1;
+    if (!strncmp(val, "int:", 4)) {
+        *v = mf_value_int((int32_t)strtol(val + 4, NULL, 10)); /* atol, then int32 as gguf_set_val_i32 */
+        v->type = MF_V_I32;
+    } else if (!strncmp(val, "float:", 6)) {
+        v->type = MF_V_F32;
+        v->as.f = (double)(float)strtod(val + 6, NULL);
+    } else if (!strncmp(val, "bool:", 5)) {
+        if (strcmp(val + 5, "true") && strcmp(val + 5, "false"))
+            return mf_fail(st, MF_ERR_USAGE, NULL, -1,
+                           "--override-kv: invalid boolean value for KV override '%s'", text);
+        *v = mf_value_bool(!strcmp(val + 5, "true"));
+    } else if (!strncmp(val, "str:", 4)) {
+        if (strlen(val + 4) > 127)
+            return mf_fail(st, MF_ERR_USAGE, NULL, -1,
+                           "--override-kv: malformed KV override '%s', value cannot exceed 127 chars",
+                           text);
+        *v = mf_value_str(j->arena, val + 4, strlen(val + 4));
+    } else {
+        return mf_fail(st, MF_ERR_USAGE, NULL, -1,
+                       "--override-kv: invalid type for KV override '%s' (int:, float:, bool:, str:)",
+                       text);
+    }
+    return *key ? 0 : mf_oom(st, NULL);
+}
+
 static int build_meta(qjob *j, mf_status *st)
 {
     kv_vec *v = &j->meta;
@@ -268,6 +303,13 @@ static int build_meta(qjob *j, mf_status *st)
     kv_remove(v, "split.no");
     kv_remove(v, "split.count");
     kv_remove(v, "split.tensors.count");
+    for (size_t i = 0; rc == 0 && i < j->o->n_kv_overrides; i++) {
+        const char *key = NULL;
+        mf_value val = {0};
+        if (parse_override(j, j->o->kv_overrides[i], &key, &val, st))
+            return -1;
+        rc = kv_set(v, key, val);
+    }
     if (rc == 0 && j->im && j->im->n_entries) {
         /* llama-quantize passes these as KV overrides (strings cut at 127
          * bytes, integers as int32) */
@@ -670,6 +712,30 @@ static int fill_cb(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_
 
 /* ------------------------------------------------------------ the run */
 
+static bool name_has_any(const char *name, const char *const *pats, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (pats[i] && strstr(name, pats[i]))
+            return true;
+    return false;
+}
+
+/* prepare_imatrix of llama-quantize: entries whose name contains an
+ * excluded string go; with includes, only entries containing one stay. */
+static void filter_imatrix(const mf_quantize_opts *o, mf_imatrix *im)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < im->n_entries; i++) {
+        const char *nm = im->entries[i].name;
+        if (name_has_any(nm, o->exclude_weights, o->n_exclude_weights))
+            continue;
+        if (o->n_include_weights && !name_has_any(nm, o->include_weights, o->n_include_weights))
+            continue;
+        im->entries[k++] = im->entries[i]; /* still sorted by name */
+    }
+    im->n_entries = k;
+}
+
 static int open_inputs(qjob *j, const char *in_path, mf_status *st)
 {
     if (mf_open_model(in_path, 0, &j->m, st))
@@ -680,6 +746,10 @@ static int open_inputs(qjob *j, const char *in_path, mf_status *st)
     if (j->o->imatrix_path) {
         if (mf_imatrix_load(j->o->imatrix_path, &j->im, st))
             return -1;
+        if (j->o->n_include_weights && j->o->n_exclude_weights)
+            return mf_fail(st, MF_ERR_USAGE, NULL, -1,
+                           "--include-weights and --exclude-weights cannot be used together");
+        filter_imatrix(j->o, j->im);
         j->res->imatrix_entries = j->im->n_entries;
     }
     if (mf_ftype_needs_imatrix(j->o->ftype) && !(j->im && j->im->n_entries))
