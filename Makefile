@@ -133,6 +133,16 @@ fuzz-build:
 fuzz: fuzz-build
 	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
+# Every harness once over its seeds (fuzz/seeds/NAME) with no mutation: a
+# deterministic check for CI (mutation runs, `make fuzz`, find new inputs at
+# random; they are run by hand and their findings become tests/regress cases).
+fuzz-replay: fuzz-build
+	@set -e; for f in $(FUZZ_SRC); do n=$$(basename $$f .c | sed 's/^fuzz_//'); \
+	  if [ -d fuzz/seeds/$$n ]; then \
+	    build/fuzz/bin/fuzz_$$n -runs=0 -rss_limit_mb=2048 fuzz/seeds/$$n > build/fuzz/replay-$$n.log 2>&1 || \
+	      { tail -30 build/fuzz/replay-$$n.log; echo "fuzz-replay: $$n FAILED"; exit 1; }; \
+	    echo "fuzz-replay: $$n ok ($$(ls fuzz/seeds/$$n | wc -l) seeds)"; fi; done
+
 bench: all python
 	$(MAKE) -C bench BUILD=../$(BUILD)
 
@@ -163,5 +173,5 @@ install-check: all
 clean:
 	rm -rf build python/build python/mfmt/_mfmt*.so
 
-.PHONY: all man test check tests-build fuzz fuzz-build bench install install-check clean \
+.PHONY: all man test check tests-build fuzz fuzz-build fuzz-replay bench install install-check clean \
 	python python-test bench-python print-ldlibs
