@@ -199,7 +199,7 @@ static void test_yaml_vs_pyyaml(void)
         return;
     }
     char cmd[1024];
-    snprintf(cmd, sizeof(cmd), "find %s -name README.md -path '*/*/*' | sort", shared);
+    snprintf(cmd, sizeof(cmd), "find %s/ -name README.md -path '*/*/*' | sort", shared);
     FILE *list = popen(cmd, "r");
     char path[900];
     size_t compared = 0;
