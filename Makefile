@@ -8,9 +8,20 @@ OPT     ?= -O2
 # fused multiply-add would change output bits (see doc/quant.md).
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g $(OPT) \
 	-Wall -Wextra -Werror -Wno-unused-parameter -fPIC -ffp-contract=off \
-	-fno-strict-aliasing -Iinclude -Ilib
+	-fno-strict-aliasing
 CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
+# The library sees its own headers; the CLI (and the example) only the
+# public ones, which proves the public API is enough.
+LIB_INC  = -Iinclude -Ilib
+CLI_INC  = -Iinclude
 LDLIBS  = -ljansson -lyaml -lcrypto -lxxhash -lz -lblosc -lsz -lpthread -lm
+
+# The version is written once, in include/mfmt.h; the soname follows the
+# major number (Debian's libmfmt0 package would ship libmfmt.so.0).
+version_part = $(shell sed -n 's/^\#define MF_VERSION_$(1) \([0-9]*\)$$/\1/p' include/mfmt.h)
+VERSION  := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+SONAME   := libmfmt.so.$(call version_part,MAJOR)
+SOFILE   := libmfmt.so.$(VERSION)
 
 LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/formats/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
@@ -18,23 +29,35 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-HDRS     := include/mfmt.h $(wildcard lib/*/*.h lib/formats/*/*.h cli/*.h tests/*.h)
+HDRS     := include/mfmt.h $(wildcard include/mfmt/*.h) $(wildcard lib/*/*.h lib/formats/*/*.h cli/*.h tests/*.h)
 
 all: $(BUILD)/mfmt $(BUILD)/libmfmt.a $(BUILD)/libmfmt.so
 
-$(BUILD)/%.o: %.c $(HDRS)
+# -fvisibility=hidden: the shared library exports only what mfmt.h marks
+# MF_API (the static library, used by tests and fuzzers, keeps everything).
+$(BUILD)/lib/%.o: lib/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS) $(LIB_INC) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/cli/%.o: cli/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) $(CLI_INC) -c $< -o $@
 
 $(BUILD)/libmfmt.a: $(LIB_OBJ)
 	@rm -f $@
 	@echo "AR $@"
 	@ar rcs $@ $^
 
-$(BUILD)/libmfmt.so: $(LIB_OBJ)
-	@echo "LD $@"
-	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+$(BUILD)/$(SOFILE): $(LIB_OBJ)
+	@echo "LD $@ (soname $(SONAME))"
+	@$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+# libmfmt.so -> libmfmt.so.0 -> libmfmt.so.0.X.Y, as installed
+$(BUILD)/libmfmt.so: $(BUILD)/$(SOFILE)
+	@ln -sf $(SOFILE) $(BUILD)/$(SONAME)
+	@ln -sf $(SONAME) $@
 
 $(BUILD)/mfmt: $(CLI_OBJ) $(BUILD)/libmfmt.a
 	@echo "LD $@"
@@ -43,27 +66,55 @@ $(BUILD)/mfmt: $(CLI_OBJ) $(BUILD)/libmfmt.a
 $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libmfmt.a $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
+	@$(CC) $(CFLAGS) $(LIB_INC) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
 
 # a test that includes a fuzz harness's source
 $(BUILD)/tests/test_fuzz_quant: fuzz/fuzz_quant.c
 
-tests-build: $(BUILD)/mfmt $(TEST_BIN)
+tests-build: $(BUILD)/mfmt $(BUILD)/libmfmt.so $(TEST_BIN)
 
-# Runs every unit test and the conformance run; prints "N passed, N failed".
+# Runs every unit test, the conformance run and the layer check (exports,
+# SONAME, includes: tests/check_layers.sh); prints "N passed, N failed".
 check: tests-build
-	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN)
+	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN) \
+	  tests/check_layers.sh tests/check_cli.sh tests/check_readme.sh
 	@sh tests/npy_diff.sh $(BUILD)/mfmt
 
+# doc/mfmt.1's per-command options, from the option tables (cli/cmd_*.c)
+man: $(BUILD)/mfmt
+	@sed -i '/^\.\\" BEGIN OPTIONS/,/^\.\\" END OPTIONS/{//!d}' doc/mfmt.1
+	@$(BUILD)/mfmt help --man > $(BUILD)/man-options.roff
+	@sed -i '/^\.\\" BEGIN OPTIONS/r $(BUILD)/man-options.roff' doc/mfmt.1
+
 SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-# The last line is the total over both runs: "N passed, N failed".
+# The last line is the total over the C runs and the Python tests:
+# "N passed, N failed".
 test:
-	@rm -f build/test-summary build/asan/test-summary
+	@rm -f build/test-summary build/asan/test-summary build/python-summary
 	@st=0; $(MAKE) --no-print-directory check || st=1; \
 	echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"; \
 	$(MAKE) --no-print-directory check BUILD=build/asan OPT=-O1 EXTRA_CFLAGS="$(SAN)" LDFLAGS="$(SAN)" || st=1; \
-	cat build/test-summary build/asan/test-summary 2>/dev/null | \
+	echo "== the Python package (python/)"; \
+	$(MAKE) --no-print-directory python-test SUMMARY=build/python-summary || st=1; \
+	cat build/test-summary build/asan/test-summary build/python-summary 2>/dev/null | \
 	  awk '{p+=$$1; f+=$$2} END {printf "%d passed, %d failed\n", p, f}'; exit $$st
+
+# The Python package (python/), built in place against $(BUILD)/libmfmt.a;
+# `make python-test` runs its pytest suite ("python: N passed, N failed").
+# /usr/bin/python3 first: Debian's python3-numpy/-pytest live there, and a
+# python3 earlier in PATH (pyenv) may lack them.
+PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+python: $(BUILD)/libmfmt.a
+	@echo "PY  python/mfmt/_mfmt (setup.py build_ext --inplace)"
+	@cd python && MFMT_BUILD=$(abspath $(BUILD)) MFMT_NO_MAKE=1 $(PYTHON) setup.py -q \
+	  build_ext --inplace >/dev/null
+
+# the libraries libmfmt.a needs (python/setup.py links them after it)
+print-ldlibs:
+	@echo $(LDLIBS)
+
+python-test: python $(BUILD)/mfmt
+	@MFMT=$(abspath $(BUILD))/mfmt PYTHON=$(PYTHON) sh python/tests/run.sh
 
 # libFuzzer harnesses, one per reader (fuzz/fuzz_*.c); FUZZ_SECONDS each.
 # `make fuzz FUZZ_TARGETS="gguf safetensors"` runs only those; `make
@@ -76,14 +127,28 @@ fuzz-build:
 	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" build/fuzz/libmfmt.a
 	@mkdir -p build/fuzz/bin
 	@set -e; for f in $(FUZZ_SRC); do n=$$(basename $$f .c); echo "FUZZ $$n"; \
-	  clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o build/fuzz/bin/$$n $$f \
+	  clang $(CFLAGS_BASE) $(LIB_INC) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o build/fuzz/bin/$$n $$f \
 	    build/fuzz/libmfmt.a $(LDLIBS); done
 
 fuzz: fuzz-build
 	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-bench: all
+# Every harness once over its seeds (fuzz/seeds/NAME) with no mutation: a
+# deterministic check for CI (mutation runs, `make fuzz`, find new inputs at
+# random; they are run by hand and their findings become tests/regress cases).
+fuzz-replay: fuzz-build
+	@set -e; for f in $(FUZZ_SRC); do n=$$(basename $$f .c | sed 's/^fuzz_//'); \
+	  if [ -d fuzz/seeds/$$n ]; then \
+	    build/fuzz/bin/fuzz_$$n -runs=0 -rss_limit_mb=2048 fuzz/seeds/$$n > build/fuzz/replay-$$n.log 2>&1 || \
+	      { tail -30 build/fuzz/replay-$$n.log; echo "fuzz-replay: $$n FAILED"; exit 1; }; \
+	    echo "fuzz-replay: $$n ok ($$(ls fuzz/seeds/$$n | wc -l) seeds)"; fi; done
+
+bench: all python
 	$(MAKE) -C bench BUILD=../$(BUILD)
+
+# only the Python rows of the benchmark
+bench-python: all python
+	$(MAKE) -C bench python BUILD=../$(BUILD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
@@ -91,10 +156,14 @@ install: all
 	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/mfmt $(DESTDIR)$(PREFIX)/bin/mfmt
 	install -m 644 $(BUILD)/libmfmt.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libmfmt.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/$(SOFILE) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(SOFILE) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libmfmt.so
+	install -d $(DESTDIR)$(PREFIX)/include/mfmt
 	install -m 644 include/mfmt.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/mfmt/*.h $(DESTDIR)$(PREFIX)/include/mfmt/
 	install -m 644 doc/mfmt.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' doc/mfmt.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' doc/mfmt.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mfmt.pc
 
 # Installs into a temporary prefix and builds a program against it (pkg-config).
@@ -102,6 +171,7 @@ install-check: all
 	@sh tests/install_check.sh
 
 clean:
-	rm -rf build
+	rm -rf build python/build python/mfmt/_mfmt*.so
 
-.PHONY: all test check tests-build fuzz fuzz-build bench install install-check clean
+.PHONY: all man test check tests-build fuzz fuzz-build fuzz-replay bench install install-check clean \
+	python python-test bench-python print-ldlibs

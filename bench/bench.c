@@ -13,7 +13,7 @@
  *    pairs (the ratio that counts on a shared machine).
  * Big files are deleted at the end. Best of several runs for throughput,
  * median for open times. */
-#include "mfmt.h"
+#include <mfmt.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -251,8 +251,8 @@ static double time_open(const char *path, int runs, uint64_t *header_bytes, size
             fprintf(stderr, "bench: %s\n", st.msg);
             exit(1);
         }
-        *header_bytes = m->header_bytes;
-        *n_tensors = m->n_tensors;
+        *header_bytes = mf_model_header_bytes(m);
+        *n_tensors = mf_model_tensor_count(m);
         mf_close(m);
         t[r] = now() - t0;
         mf_status_clear(&st);

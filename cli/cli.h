@@ -1,55 +1,120 @@
-/* cli.h - shared by the subcommands: argument helpers, exit codes, output. */
+/* cli.h - shared by the subcommands: argument helpers, exit codes, output.
+ * The CLI is built on the public API only (include/mfmt.h; compiled with
+ * -Iinclude and nothing from lib/), which shows that API is complete. */
 #ifndef MF_CLI_H
 #define MF_CLI_H
-#include "core/core.h"
+#include <mfmt.h>
 
 #include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+/* The shortest "%g" text that reads back to x (as a float when is_f32):
+ * 1e-06, not 9.9999999999999995e-07. */
+void cli_fmt_float(char *buf, size_t n, double x, bool is_f32);
+/* The model's notes, one a line after prefix; the per-tensor alignment
+ * notes collapse to one summary line unless verbose. */
+void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose);
+/* The model's version for text output; "" when it only repeats the format name. */
+const char *cli_version_text(const mf_model *m);
+#endif
 
 /* Exit codes (DESIGN.md): 0 fine, 1 bad or unsafe input, 2 usage or I/O. */
 enum { EXIT_FINE = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
 
+/* One option of a command. The table of a command drives its parsing
+ * (cli_parse), its --help text and the man page check (tests/check_cli.sh):
+ * an option not in the table is an error, never a path. */
+typedef struct cli_opt {
+    const char *name;  /* the spelling shown first: "--max-size" */
+    const char *alias; /* other spellings, space-separated ("-q --silent"), or NULL */
+    const char *arg;   /* the value's placeholder ("N", "FILE"); NULL: a flag */
+    const char *help;  /* one line */
+} cli_opt;
+
+/* The command line after cli_parse: options in the order given (each
+ * under its canonical name, with its value), then the positional arguments. */
+#define CLI_MAX_ARGS 256
+typedef struct cli_args {
+    const struct cli_cmd *cmd;
+    int n_opts;
+    struct {
+        const char *name, *val; /* val NULL for a flag */
+    } opt[CLI_MAX_ARGS];
+    int n_pos;
+    const char *pos[CLI_MAX_ARGS];
+} cli_args;
+
 typedef struct cli_cmd {
     const char *name;
-    int (*run)(int argc, char **argv);
-    const char *usage; /* one line: "inspect [--json] [--tensors] PATH" */
-    const char *help;  /* one line of what it does */
+    int (*run)(const cli_args *a);
+    const char *args;   /* the positional arguments: "IN.gguf PREFIX" */
+    const char *help;   /* one line of what it does */
+    const cli_opt *opts; /* ends with {0}; -h/--help is added to every command */
+    const char *more;   /* further paragraphs for --help, or NULL */
 } cli_cmd;
+
+/* Parses argv (argv[0] is the command name) against c->opts: "--name VAL",
+ * "--name=VAL", aliases, "--" ending options, "-" a positional. Returns 0,
+ * or the exit status to end with: EXIT_USAGE after an error message, or
+ * -1 when --help was printed (exit 0). */
+int cli_parse(const cli_cmd *c, int argc, char **argv, cli_args *a);
+void cli_print_help(FILE *f, const cli_cmd *c);
+/* The last value of option NAME (canonical spelling), or NULL. */
+const char *cli_get(const cli_args *a, const char *name);
+bool cli_has(const cli_args *a, const char *name);
+/* Whether the i-th parsed option is NAME. */
+bool cli_is(const cli_args *a, int i, const char *name);
 
 /* Prints every message of st on stderr ("mfmt: ..."), returns the exit code. */
 int cli_report(const mf_status *st);
 int cli_exit_code(mf_code c);
-int cli_usage_error(const char *cmd, const char *fmt, ...) MF_PRINTF(2, 3);
-/* true if argv[i] is "--name" (and, with val, takes the next argument or
- * the part after '='). Advances *i over a consumed value. */
-bool cli_flag(int argc, char **argv, int *i, const char *name, const char **val);
+int cli_usage_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 
 /* JSON helpers */
 json_t *cli_json_string(const char *s, size_t n); /* lossy on invalid UTF-8 */
 json_t *cli_json_value(const mf_value *v);
 json_t *cli_json_shape(const int64_t *shape, int ndim, bool reversed);
 void cli_print_json(json_t *j); /* prints, newline, decref */
+void cli_print_jsonl(json_t *j); /* the same on one line (--jsonl) */
 /* A value as short text: arrays summarized ("151936 strings"). */
 void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str);
 /* Human-readable sizes: "1.5 GiB", counts "7.24B". */
 void cli_fmt_bytes(char *buf, size_t n, uint64_t bytes);
 void cli_fmt_count(char *buf, size_t n, uint64_t count);
-/* A progress bar on stderr, only when it is a terminal. */
+/* A progress bar on stderr with the rate and the time left, only when
+ * stderr is a terminal (and MFMT_NO_PROGRESS is unset); silent otherwise. */
 typedef struct cli_progress {
     bool on;
     uint64_t total, done;
     const char *label;
-    double last;
+    double last, start;
 } cli_progress;
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_add(cli_progress *p, uint64_t n);
 void cli_progress_end(cli_progress *p);
-/* Progress callbacks for the library's options (ctx: a cli_progress):
- * _by adds n bytes; _to sets done of total (total may grow). */
-void cli_progress_by(void *ctx, uint64_t n);
-void cli_progress_to(void *ctx, uint64_t done, uint64_t total);
-/* The bytes of a model's tensors (0 when it cannot be opened): the total a
- * progress bar over its tensors counts to. */
-uint64_t cli_input_bytes(const char *path);
-/* Opens a model, or reports why (the exit status); *m on success. */
+/* An mf_progress_fn over a cli_progress (ctx): follows the library's
+ * cumulative done/total; never cancels. */
+int cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
+/* An mf_sink_fn writing to stdout (ctx unused). */
+int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st);
+/* Opens a model for a command: no scan unless the command needs it
+ * (flags MF_OPEN_*; MF_OPEN_NO_SCAN is added unless `scan`). */
+int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st);
+/* Opens a model for a command that needs no scan, or reports why (the
+ * exit status); *m on success. */
 int cli_open_model(const char *path, mf_model **m);
+/* The shortest "%g" text that reads back to x (as a float when is_f32):
+ * 1e-06, not 9.9999999999999995e-07. */
+void cli_fmt_float(char *buf, size_t n, double x, bool is_f32);
+/* The model's notes, one a line after prefix; the per-tensor alignment
+ * notes collapse to one summary line unless verbose. */
+void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose);
+/* The model's version for text output; "" when it only repeats the format name. */
+const char *cli_version_text(const mf_model *m);
 #endif

@@ -3,64 +3,76 @@
  * function below (GGUF hands over to convert_gguf_cli.c). Every input is scanned first: a dangerous one is refused
  * unless --allow-unsafe (which still runs nothing from it). */
 #include "cli.h"
+#include "hf_cli.h"
 
+#include <stdlib.h>
 #include <strings.h>
-#include "ops/convert_hf.h"
-#include "ops/convert_st.h"
-#include "ops/scan.h"
-
-#define MAX_EXTRA 32
+#include <unistd.h>
 
 typedef struct convert_args {
     const char *in, *out, *to, *key, *shard_size;
-    bool allow_unsafe, include_optimizer;
-    /* options the common parser does not know, for the target to judge */
-    char *extra[MAX_EXTRA];
-    int n_extra;
+    bool allow_unsafe, include_optimizer, keep_tied;
+    const char *type, *threads; /* GGUF output */
 } convert_args;
 
 typedef int (*convert_target)(const convert_args *a);
-
-static int no_extra(const convert_args *a, const char *target)
-{
-    if (a->n_extra)
-        return cli_usage_error("convert", "%s is not an option for %s output", a->extra[0], target);
-    return 0;
-}
 
 /* --------------------------------------------------------- safetensors */
 
 static int to_safetensors(const convert_args *a)
 {
-    if (no_extra(a, "safetensors"))
-        return EXIT_USAGE;
-    mf_convert_st_opts o = {.key = a->key, .include_optimizer = a->include_optimizer};
+    if (a->type || a->threads)
+        return cli_usage_error("convert", "--type and --threads are for GGUF output");
+    mf_convert_st_opts o;
+    mf_convert_st_opts_init(&o);
+    o.key = a->key;
+    o.include_optimizer = a->include_optimizer;
+    o.keep_tied = a->keep_tied;
     if (a->shard_size && mf_parse_size(a->shard_size, &o.max_shard_size))
         return cli_usage_error("convert", "--max-shard-size takes a size like 5GB, 500MB or 2GiB");
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
-    if (mf_open(a->in, NULL, &m, &st)) {
+    if (cli_open(a->in, 0, false, &m, &st)) {
         int rc = cli_report(&st);
         mf_status_clear(&st);
         return rc;
     }
     uint64_t total = 0;
     size_t strings = 0;
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        total += m->tensors[i].nbytes;
-        strings += m->tensors[i].dtype == MF_STRING;
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++) {
+        total += mf_tensor_nbytes(mf_model_tensor_at(m, i));
+        strings += mf_tensor_dtype(mf_model_tensor_at(m, i)) == MF_STRING;
     }
     if (strings)
         fprintf(stderr, "mfmt convert: note: %zu STRING tensor%s left out (safetensors holds no strings)\n",
                 strings, strings == 1 ? "" : "s");
     cli_progress p;
     cli_progress_start(&p, "converting", total);
-    o.progress = cli_progress_to;
-    o.progress_ctx = &p;
+    o.progress = cli_progress_cb; /* the bytes written (dequantized MLX weights outgrow the input's) */
+    o.progress_user = &p;
     int rc = mf_convert_to_safetensors(m, a->out, &o, &st);
     cli_progress_end(&p);
-    rc = rc ? cli_report(&st) : EXIT_FINE;
+    if (rc) {
+        rc = cli_report(&st);
+    } else {
+        size_t n = mf_model_tensor_count(m) - strings;
+        mf_model *w; /* what was written: unwrapped, tied names once */
+        mf_status ws;
+        mf_status_init(&ws);
+        if (mf_open(a->out, NULL, &w, &ws) == 0) {
+            n = mf_model_tensor_count(w);
+            total = 0;
+            for (size_t i = 0; i < n; i++)
+                total += mf_tensor_nbytes(mf_model_tensor_at(w, i));
+            mf_close(w);
+        }
+        mf_status_clear(&ws);
+        char sz[32];
+        cli_fmt_bytes(sz, sizeof(sz), total);
+        fprintf(stderr, "mfmt: wrote %s%s: %zu tensor%s, %s of tensor data\n", a->out,
+                o.max_shard_size ? " (shards and index)" : "", n, n == 1 ? "" : "s", sz);
+    }
     mf_close(m);
     mf_status_clear(&st);
     return rc;
@@ -68,45 +80,44 @@ static int to_safetensors(const convert_args *a)
 
 /* ---------------------------------------------------------------- GGUF */
 
-int cli_convert_to_gguf(int argc, char **argv); /* convert_gguf_cli.c */
-
-/* A Hugging Face directory to GGUF (convert_gguf_cli.c has its options). */
+/* A Hugging Face directory to GGUF (convert_gguf_cli.c). */
 static int to_gguf(const convert_args *a)
 {
     if (a->key || a->shard_size || a->include_optimizer)
         return cli_usage_error("convert", "--key, --max-shard-size and --include-optimizer are "
                                           "for safetensors output");
-    char *argv[MAX_EXTRA + 4];
-    int argc = 0;
-    argv[argc++] = "convert";
-    argv[argc++] = (char *)a->in;
-    argv[argc++] = (char *)a->out;
-    for (int i = 0; i < a->n_extra; i++)
-        argv[argc++] = a->extra[i];
-    argv[argc] = NULL;
-    return cli_convert_to_gguf(argc, argv);
+    long online = sysconf(_SC_NPROCESSORS_ONLN); /* the default of mfmt quantize */
+    int threads = online < 1 ? 1 : online > 64 ? 64 : (int)online;
+    if (a->threads) {
+        char *end;
+        long n = strtol(a->threads, &end, 10);
+        if (*end || n < 1 || n > 64)
+            return cli_usage_error("convert", "--threads takes a number from 1 to 64");
+        threads = (int)n;
+    }
+    return cli_convert_dir_to_gguf(a->in, a->out, a->type, threads);
 }
 
-static void on_hf_progress(void *ctx, uint64_t done, uint64_t total)
+static int on_hf_progress(void *ctx, uint64_t done, uint64_t total)
 {
     cli_progress *p = ctx;
     if (!p->total)
         cli_progress_start(p, "writing", total);
     cli_progress_add(p, done - p->done);
+    return 0;
 }
 
 /* A GGUF to a Hugging Face directory: OUT ends with '/' or --to hf. */
 static int to_hf_dir(const convert_args *a)
 {
-    mf_hf_out_opts o = {.dtype = MF_DTYPE_INVALID, .progress = on_hf_progress};
-    for (int i = 0; i < a->n_extra; i++) {
-        const char *x = a->extra[i], *v = NULL;
-        if (!strncmp(x, "--dtype=", 8))
-            v = x + 8;
-        else if (!strcmp(x, "--dtype") && i + 1 < a->n_extra)
-            v = a->extra[++i];
-        else
-            return cli_usage_error("convert", "%s is not an option of GGUF -> Hugging Face", x);
+    mf_convert_hf_opts o;
+    mf_convert_hf_opts_init(&o);
+    o.progress = on_hf_progress;
+    if (a->threads || a->key || a->include_optimizer)
+        return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "
+                                          "options of GGUF -> Hugging Face");
+    if (a->type) {
+        const char *v = a->type;
         o.dtype = !strcasecmp(v, "f32") ? MF_F32 : !strcasecmp(v, "f16") ? MF_F16
                 : !strcasecmp(v, "bf16") ? MF_BF16 : MF_DTYPE_INVALID;
         if (o.dtype == MF_DTYPE_INVALID)
@@ -115,10 +126,10 @@ static int to_hf_dir(const convert_args *a)
     if (a->shard_size && mf_parse_size(a->shard_size, &o.max_shard_size))
         return cli_usage_error("convert", "--max-shard-size: cannot read \"%s\"", a->shard_size);
     cli_progress prog = {0};
-    o.progress_ctx = &prog;
+    o.progress_user = &prog;
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_convert_gguf_to_hf(a->in, a->out, &o, &st);
+    int rc = mf_convert_to_hf(a->in, a->out, &o, &st);
     if (prog.on || prog.total)
         cli_progress_end(&prog);
     if (rc) {
@@ -207,61 +218,28 @@ static int check_safety(const convert_args *a)
 
 /* ------------------------------------------------------------- parsing */
 
-/* Options of other targets that take a value (GGUF: convert_gguf_cli.c). */
-static bool takes_value(const char *opt)
-{
-    static const char *const with_value[] = {"--type", "--outtype", "--dtype", "--threads"};
-    for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
-        if (strcmp(opt, with_value[i]) == 0)
-            return true;
-    return false;
-}
-
-static int parse(int argc, char **argv, convert_args *a)
+static int parse(const cli_args *args, convert_args *a)
 {
     memset(a, 0, sizeof(*a));
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        if (cli_flag(argc, argv, &i, "--to", &v)) {
-            if (!v)
-                return cli_usage_error("convert", "--to takes safetensors, gguf or hf");
-            a->to = v;
-        } else if (cli_flag(argc, argv, &i, "--key", &v)) {
-            if (!v)
-                return cli_usage_error("convert", "--key takes a path such as state_dict");
-            a->key = v;
-        } else if (cli_flag(argc, argv, &i, "--max-shard-size", &v)) {
-            if (!v)
-                return cli_usage_error("convert", "--max-shard-size takes a size such as 5GB");
-            a->shard_size = v;
-        } else if (cli_flag(argc, argv, &i, "--allow-unsafe", NULL)) {
-            a->allow_unsafe = true;
-        } else if (cli_flag(argc, argv, &i, "--include-optimizer", NULL)) {
-            a->include_optimizer = true;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            /* another target's option, passed on (with its value) */
-            if (a->n_extra + 2 > MAX_EXTRA)
-                return cli_usage_error("convert", "too many options");
-            a->extra[a->n_extra++] = argv[i];
-            if (takes_value(argv[i]) && !strchr(argv[i], '=') && i + 1 < argc)
-                a->extra[a->n_extra++] = argv[++i];
-        } else if (!a->in) {
-            a->in = argv[i];
-        } else if (!a->out) {
-            a->out = argv[i];
-        } else {
-            return cli_usage_error("convert", "unexpected argument %s", argv[i]);
-        }
-    }
-    if (!a->in || !a->out)
+    a->to = cli_get(args, "--to");
+    a->key = cli_get(args, "--key");
+    a->shard_size = cli_get(args, "--max-shard-size");
+    a->allow_unsafe = cli_has(args, "--allow-unsafe");
+    a->include_optimizer = cli_has(args, "--include-optimizer");
+    a->keep_tied = cli_has(args, "--keep-tied");
+    a->type = cli_get(args, "--type");
+    a->threads = cli_get(args, "--threads");
+    if (args->n_pos != 2)
         return cli_usage_error("convert", "give an input and an output");
+    a->in = args->pos[0];
+    a->out = args->pos[1];
     return 0;
 }
 
-static int run_convert(int argc, char **argv)
+static int run_convert(const cli_args *args)
 {
     convert_args a;
-    if (parse(argc, argv, &a))
+    if (parse(args, &a))
         return EXIT_USAGE;
     convert_target run = pick_target(&a);
     if (!run)
@@ -273,9 +251,24 @@ static int run_convert(int argc, char **argv)
     return rc ? rc : run(&a);
 }
 
+static const cli_opt opts[] = {
+    {"--to", NULL, "FORMAT", "safetensors, gguf or hf (default: from OUT: .safetensors, .gguf, "
+                             "a trailing /)"},
+    {"--key", NULL, "PATH", "safetensors: the tensors under this key of a checkpoint (state_dict)"},
+    {"--max-shard-size", NULL, "SIZE", "safetensors and HF directory: shards of at most SIZE "
+                                       "(5GB, 2GiB) and an index, as Hugging Face writes them"},
+    {"--include-optimizer", NULL, NULL, "safetensors: keep a checkpoint's optimizer state"},
+    {"--keep-tied", NULL, NULL,
+     "safetensors: also write names that share another tensor's storage (tied embeddings)"},
+    {"--allow-unsafe", NULL, NULL, "convert a file the scan calls dangerous (nothing in it is run)"},
+    {"--type", "--outtype --dtype", "T", "GGUF: f32, f16 (default), bf16, q8_0, auto or a "
+                                         "llama-quantize type (Q4_K_M, ...); HF directory: "
+                                         "f32, f16 or bf16"},
+    {"--threads", NULL, "N", "GGUF: threads (default: the processors online)"},
+    {0},
+};
+
 const cli_cmd cli_cmd_convert = {
-    "convert", run_convert,
-    "convert IN OUT [--to safetensors|gguf|hf] [--key PATH] [--max-shard-size 5GB] "
-    "[--include-optimizer] [--allow-unsafe] [--type f16|...]",
+    "convert", run_convert, "IN OUT",
     "to safetensors (any model), GGUF (an HF directory) or an HF directory (a GGUF, OUT/), "
-    "running nothing it holds"};
+    "running nothing it holds", opts, NULL};

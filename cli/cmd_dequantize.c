@@ -2,18 +2,15 @@
  * every tensor as plain floats, metadata as safetensors' string map. */
 #include "cli.h"
 
-#include "ops/dequantize.h"
-
 #include <strings.h>
 
-
-static int parse(int argc, char **argv, const char **in, const char **out, mf_dtype *dt)
+static int parse(const cli_args *a, const char **in, const char **out, mf_dtype *dt)
 {
     *in = *out = NULL;
     *dt = MF_F32;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if (cli_flag(argc, argv, &i, "--dtype", &v)) {
+    for (int i = 0; i < a->n_opts; i++) {
+        const char *v = a->opt[i].val;
+        if (cli_is(a, i, "--dtype")) {
             if (v && !strcasecmp(v, "f32"))
                 *dt = MF_F32;
             else if (v && !strcasecmp(v, "f16"))
@@ -22,31 +19,32 @@ static int parse(int argc, char **argv, const char **in, const char **out, mf_dt
                 *dt = MF_BF16;
             else
                 return cli_usage_error("dequantize", "--dtype takes f32, f16 or bf16");
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("dequantize", "unknown option %s", argv[i]);
-        } else if (!*in) {
-            *in = argv[i];
-        } else if (!*out) {
-            *out = argv[i];
-        } else {
-            return cli_usage_error("dequantize", "too many arguments");
         }
     }
-    return *out ? 0 : cli_usage_error("dequantize", "needs IN.gguf OUT.safetensors");
+    if (a->n_pos != 2)
+        return cli_usage_error("dequantize", "needs IN.gguf OUT.safetensors");
+    *in = a->pos[0];
+    *out = a->pos[1];
+    return 0;
 }
 
-static int run_dequantize(int argc, char **argv)
+static int run_dequantize(const cli_args *a)
 {
     const char *in, *out;
     mf_dtype dt;
-    if (parse(argc, argv, &in, &out, &dt))
+    if (parse(a, &in, &out, &dt))
         return EXIT_USAGE;
     mf_status st;
     mf_status_init(&st);
     cli_progress prog;
-    cli_progress_start(&prog, "dequantizing", cli_input_bytes(in));
+    cli_progress_start(&prog, "dequantizing", 0); /* the library gives the total */
+    mf_dequantize_opts o;
+    mf_dequantize_opts_init(&o);
+    o.dtype = dt;
+    o.progress = cli_progress_cb;
+    o.progress_user = &prog;
     mf_dequantize_result r;
-    int rc = mf_dequantize_file(in, out, dt, cli_progress_by, &prog, &r, &st);
+    int rc = mf_dequantize_file(in, out, &o, &r, &st);
     cli_progress_end(&prog);
     if (rc) {
         rc = cli_report(&st);
@@ -66,6 +64,11 @@ static int run_dequantize(int argc, char **argv)
     return EXIT_FINE;
 }
 
+static const cli_opt opts[] = {
+    {"--dtype", NULL, "T", "f32 (default), f16 or bf16"},
+    {0},
+};
+
 const cli_cmd cli_cmd_dequantize = {
-    "dequantize", run_dequantize, "dequantize IN.gguf OUT.safetensors [--dtype f32|f16|bf16]",
-    "every tensor as plain floats (the quantization loss stays)"};
+    "dequantize", run_dequantize, "IN.gguf OUT.safetensors",
+    "every tensor as plain floats (the quantization loss stays)", opts, NULL};

@@ -1,7 +1,6 @@
 /* cmd_diff.c - mfmt diff [--json] [--all] A B: tensor by tensor, across
  * formats. Exit 0 when every tensor holds the same values, 1 otherwise. */
 #include "cli.h"
-#include "ops/diff.h"
 
 typedef struct diff_out {
     bool json, all;
@@ -12,8 +11,8 @@ typedef struct diff_out {
 static void print_shape(const mf_tensor *t)
 {
     putchar('[');
-    for (int d = 0; t && d < t->ndim; d++)
-        printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
+    for (int d = 0; t && d < mf_tensor_ndim(t); d++)
+        printf("%s%lld", d ? ", " : "", (long long)mf_tensor_shape(t)[d]);
     putchar(']');
 }
 
@@ -24,9 +23,9 @@ static int on_row(void *ctx, const mf_diff_row *r)
     if (o->json) {
         json_t *j = json_pack("{s:s, s:s}", "name", r->name, "result", mf_diff_kind_name(r->kind));
         if (r->a)
-            json_object_set_new(j, "dtype_a", json_string(mf_dtype_name(r->a->dtype)));
+            json_object_set_new(j, "dtype_a", json_string(mf_dtype_name(mf_tensor_dtype(r->a))));
         if (r->b)
-            json_object_set_new(j, "dtype_b", json_string(mf_dtype_name(r->b->dtype)));
+            json_object_set_new(j, "dtype_b", json_string(mf_dtype_name(mf_tensor_dtype(r->b))));
         if (r->kind == MF_DIFF_VALUES) {
             json_object_set_new(j, "max_abs", json_real(r->max_abs));
             json_object_set_new(j, "rmse", json_real(r->rmse));
@@ -45,7 +44,7 @@ static int on_row(void *ctx, const mf_diff_row *r)
         printf(" vs ");
         print_shape(r->b);
     } else if (r->a && r->b) {
-        printf("  %s vs %s", mf_dtype_name(r->a->dtype), mf_dtype_name(r->b->dtype));
+        printf("  %s vs %s", mf_dtype_name(mf_tensor_dtype(r->a)), mf_dtype_name(mf_tensor_dtype(r->b)));
     }
     if (r->kind == MF_DIFF_VALUES)
         printf("  %llu differ, max |a-b| %.6g, rmse %.6g, cosine %.9f",
@@ -54,30 +53,19 @@ static int on_row(void *ctx, const mf_diff_row *r)
     return 0;
 }
 
-static int run_diff(int argc, char **argv)
+static int run_diff(const cli_args *args)
 {
     diff_out o = {0};
-    const char *p[2] = {0};
-    int np = 0;
-    for (int i = 1; i < argc; i++) {
-        if (cli_flag(argc, argv, &i, "--json", NULL))
-            o.json = true;
-        else if (cli_flag(argc, argv, &i, "--all", NULL))
-            o.all = true;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("diff", "unknown option %s", argv[i]);
-        else if (np < 2)
-            p[np++] = argv[i];
-        else
-            return cli_usage_error("diff", "two paths, A and B");
-    }
-    if (np != 2)
+    o.json = cli_has(args, "--json");
+    o.all = cli_has(args, "--all");
+    if (args->n_pos != 2)
         return cli_usage_error("diff", "two paths, A and B");
+    const char *p[2] = {args->pos[0], args->pos[1]};
     mf_status st;
     mf_status_init(&st);
     mf_model *a = NULL, *b = NULL;
     int rc = EXIT_FINE;
-    if (mf_open(p[0], NULL, &a, &st) || mf_open(p[1], NULL, &b, &st)) {
+    if (cli_open(p[0], 0, false, &a, &st) || cli_open(p[1], 0, false, &b, &st)) {
         rc = cli_report(&st);
         goto out;
     }
@@ -107,5 +95,12 @@ out:
     return rc;
 }
 
-const cli_cmd cli_cmd_diff = {"diff", run_diff, "diff [--json] [--all] A B",
-                              "compare tensor by tensor, across formats (exit 1 if they differ)"};
+static const cli_opt opts[] = {
+    {"--json", NULL, NULL, "one JSON object: a, b, tensors, equal"},
+    {"--all", NULL, NULL, "list equal tensors too, not only the differences"},
+    {0},
+};
+
+const cli_cmd cli_cmd_diff = {"diff", run_diff, "A B",
+                              "compare tensor by tensor, across formats (exit 1 if they differ)",
+                              opts, NULL};

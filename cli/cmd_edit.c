@@ -49,60 +49,42 @@ static int add_pair(edit_args *a, mf_edit_kind k, const char *opt, const char *v
     return add_op(a, k, key, eq + 1);
 }
 
-static int parse_option(edit_args *a, int argc, char **argv, int *i)
+static int parse_option(edit_args *a, const cli_args *args, int i)
 {
-    const char *v;
-    if (cli_flag(argc, argv, i, "--set", &v))
+    const char *v = args->opt[i].val;
+    if (cli_is(args, i, "--set"))
         return add_pair(a, MF_EDIT_SET, "--set", v);
-    if (cli_flag(argc, argv, i, "--rename-tensor", &v))
+    if (cli_is(args, i, "--rename-tensor"))
         return add_pair(a, MF_EDIT_RENAME_TENSOR, "--rename-tensor", v);
-    if (cli_flag(argc, argv, i, "--delete", &v))
-        return v ? add_op(a, MF_EDIT_DELETE, v, NULL)
-                 : cli_usage_error("edit", "--delete takes a KEY");
-    if (cli_flag(argc, argv, i, "--chat-template", &v)) {
-        if (!v)
-            return cli_usage_error("edit", "--chat-template takes a FILE");
+    if (cli_is(args, i, "--delete"))
+        return add_op(a, MF_EDIT_DELETE, v, NULL);
+    if (cli_is(args, i, "--chat-template")) {
         char *text = keep(a, malloc(strlen(v) + 6));
         if (!text)
             return cli_usage_error("edit", "out of memory");
         sprintf(text, "file:%s", v);
         return add_op(a, MF_EDIT_SET, "tokenizer.chat_template", text);
     }
-    if (cli_flag(argc, argv, i, "--chat-template-from", &v))
-        return v ? add_op(a, MF_EDIT_CHAT_TEMPLATE_FROM, NULL, v)
-                 : cli_usage_error("edit", "--chat-template-from takes a tokenizer_config.json");
-    if (cli_flag(argc, argv, i, "--dry-run", NULL)) {
+    if (cli_is(args, i, "--chat-template-from"))
+        return add_op(a, MF_EDIT_CHAT_TEMPLATE_FROM, NULL, v);
+    if (cli_is(args, i, "--dry-run"))
         a->flags |= MF_EDIT_DRY_RUN;
-        return 0;
-    }
-    if (cli_flag(argc, argv, i, "--force", NULL)) {
+    else if (cli_is(args, i, "--force"))
         a->flags |= MF_EDIT_FORCE;
-        return 0;
-    }
-    if (cli_flag(argc, argv, i, "--json", NULL)) {
+    else if (cli_is(args, i, "--json"))
         a->json = true;
-        return 0;
-    }
-    return cli_usage_error("edit", "unknown option %s", argv[*i]);
+    return 0;
 }
 
-static int parse(int argc, char **argv, edit_args *a)
+static int parse(const cli_args *args, edit_args *a)
 {
-    bool opts_done = false;
-    for (int i = 1; i < argc; i++) {
-        if (!opts_done && !strcmp(argv[i], "--")) {
-            opts_done = true;
-        } else if (!opts_done && argv[i][0] == '-' && argv[i][1]) {
-            if (parse_option(a, argc, argv, &i))
-                return -1;
-        } else if (!a->in) {
-            a->in = argv[i];
-        } else if (!a->out) {
-            a->out = argv[i];
-        } else {
-            return cli_usage_error("edit", "too many arguments");
-        }
-    }
+    for (int i = 0; i < args->n_opts; i++)
+        if (parse_option(a, args, i))
+            return -1;
+    if (args->n_pos > 2)
+        return cli_usage_error("edit", "too many arguments");
+    a->in = args->n_pos > 0 ? args->pos[0] : NULL;
+    a->out = args->n_pos > 1 ? args->pos[1] : NULL;
     if (!a->in)
         return cli_usage_error("edit", "needs IN.gguf (or IN.safetensors)");
     if (!a->n_ops)
@@ -171,10 +153,10 @@ static void free_args(edit_args *a)
     free(a->ops);
 }
 
-static int run_edit(int argc, char **argv)
+static int run_edit(const cli_args *args)
 {
     edit_args a = {0};
-    if (parse(argc, argv, &a)) {
+    if (parse(args, &a)) {
         free_args(&a);
         return EXIT_USAGE;
     }
@@ -197,11 +179,24 @@ static int run_edit(int argc, char **argv)
     return rc;
 }
 
+static const cli_opt opts[] = {
+    {"--set", NULL, "KEY=[TYPE:]VALUE", "set a key (TYPE as llama.cpp's --override-kv: int, "
+                                        "float, bool, str; file:PATH reads the value)"},
+    {"--delete", NULL, "KEY", "remove a key"},
+    {"--chat-template", NULL, "FILE", "tokenizer.chat_template from a file"},
+    {"--chat-template-from", NULL, "tokenizer_config.json", "the chat template of a Hugging Face tokenizer config"},
+    {"--rename-tensor", NULL, "OLD=NEW", "rename a tensor"},
+    {"--dry-run", NULL, NULL, "print the changes; write nothing"},
+    {"--force", NULL, NULL, "make edits llama.cpp would reject"},
+    {"--json", NULL, NULL, "one JSON object: path, out, dry_run, changes, header sizes"},
+    {0},
+};
+
 const cli_cmd cli_cmd_edit = {
     .name = "edit",
     .run = run_edit,
-    .usage = "edit IN [OUT] --set KEY=[TYPE:]VALUE --delete KEY --chat-template FILE "
-             "--chat-template-from tokenizer_config.json --rename-tensor OLD=NEW "
-             "[--dry-run] [--force] [--json]",
+    .args = "IN [OUT]",
     .help = "change a GGUF's metadata (or safetensors __metadata__) without touching tensor data",
+    .opts = opts,
+    .more = "Without OUT, IN is replaced atomically.",
 };

@@ -1,7 +1,6 @@
 /* cmd_estimate.c - mfmt estimate PATH [--ctx N] [--batch B] [--kv-type T]
  * [--type T] [--json]: weights + KV cache memory. */
 #include "cli.h"
-#include "ops/estimate.h"
 
 #include <stdlib.h>
 
@@ -62,41 +61,33 @@ static void print_json(const char *path, const mf_estimate *e)
     cli_print_json(o);
 }
 
-static int run_estimate(int argc, char **argv)
+static int run_estimate(const cli_args *a)
 {
-    mf_estimate_opts o = {0};
-    const char *path = NULL;
+    mf_estimate_opts o;
+    mf_estimate_opts_init(&o);
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if (cli_flag(argc, argv, &i, "--json", NULL))
+    for (int i = 0; i < a->n_opts; i++) {
+        const char *v = a->opt[i].val;
+        if (cli_is(a, i, "--json"))
             json = true;
-        else if (cli_flag(argc, argv, &i, "--ctx", &v)) {
+        else if (cli_is(a, i, "--ctx")) {
             if (parse_count("--ctx", v, &o.ctx))
                 return EXIT_USAGE;
-        } else if (cli_flag(argc, argv, &i, "--batch", &v)) {
+        } else if (cli_is(a, i, "--batch")) {
             if (parse_count("--batch", v, &o.batch))
                 return EXIT_USAGE;
-        } else if (cli_flag(argc, argv, &i, "--kv-type", &v)) {
-            if (!v)
-                return cli_usage_error("estimate", "--kv-type needs a type (f16, q8_0, ...)");
+        } else if (cli_is(a, i, "--kv-type")) {
             o.kv_type = v;
-        } else if (cli_flag(argc, argv, &i, "--type", &v)) {
-            if (!v)
-                return cli_usage_error("estimate", "--type needs a type (Q4_K_M, Q8_0, F16, ...)");
+        } else if (cli_is(a, i, "--type")) {
             o.weight_type = v;
-        } else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("estimate", "unknown option %s", argv[i]);
-        else if (path)
-            return cli_usage_error("estimate", "one path at a time");
-        else
-            path = argv[i];
+        }
     }
-    if (!path)
-        return cli_usage_error("estimate", "no path given");
+    if (a->n_pos != 1)
+        return cli_usage_error("estimate", a->n_pos ? "one path at a time" : "no path given");
+    const char *path = a->pos[0];
     mf_status st;
     mf_status_init(&st);
-    mf_estimate e;
+    mf_estimate *e;
     if (mf_estimate_path(path, &o, &e, &st)) {
         int rc = cli_report(&st);
         mf_status_clear(&st);
@@ -104,13 +95,23 @@ static int run_estimate(int argc, char **argv)
     }
     mf_status_clear(&st);
     if (json)
-        print_json(path, &e);
+        print_json(path, e);
     else
-        print_text(path, &e);
+        print_text(path, e);
+    mf_estimate_free(e);
     return EXIT_FINE;
 }
 
+static const cli_opt opts[] = {
+    {"--ctx", NULL, "N", "context length (default: the model's training context)"},
+    {"--batch", NULL, "B", "sequences in parallel (default 1)"},
+    {"--kv-type", NULL, "T", "KV cache type: f16 (default), q8_0, ..."},
+    {"--type", NULL, "T", "weights as if quantized to T (Q4_K_M, Q8_0, F16, ...)"},
+    {"--json", NULL, NULL, "one JSON object"},
+    {0},
+};
+
 const cli_cmd cli_cmd_estimate = {
-    "estimate", run_estimate,
-    "estimate PATH [--ctx N] [--batch B] [--kv-type f16|q8_0|...] [--type Q4_K_M] [--json]",
-    "memory for the weights and the KV cache (from config.json alone if need be, or GGUF metadata)"};
+    "estimate", run_estimate, "PATH",
+    "memory for the weights and the KV cache (from config.json alone if need be, or GGUF metadata)",
+    opts, NULL};

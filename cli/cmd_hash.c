@@ -4,121 +4,145 @@
  * By default a file gets its whole-file digest only, one pass at the speed
  * of sha256sum (the file is not even parsed); --content adds the
  * tensor-content digest, --tensors both plus one per tensor (a directory has
- * no whole-file digest, so it gets the content digest by default). When two
- * digests are asked for, a single file whose tensors lie plainly in table
- * order is read once
- * (hash_onepass.c: whole-file and tensor hashes on two threads); otherwise
- * the whole-file hash runs on a second thread while this one streams the
- * tensors once (content and per-tensor hashers fed from the same bytes). On
- * two cores `hash` then costs about one SHA-256 pass over the file. */
-#include "hash_onepass.h"
+ * no whole-file digest, so it gets the content digest by default). The
+ * hashing is the library's (mf_hash_file; mf_hash_model: one read of the
+ * file on two threads when the layout allows; mf_hash_kinds and
+ * mf_manifest_* for the manifests); this file parses options and prints. */
+#include "cli.h"
 
-#include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 typedef struct hash_opts {
-    bool json, tensors, content;
-    unsigned mask;            /* HK_BIT()s from --algo; 0: default */
+    bool json, tensors, content, no_layer;
+    bool gguf_hash;           /* a llama-gguf-hash spelling (--xxh64 ...): its manifest on stdout */
+    bool sha256sum;           /* --format sha256sum */
+    unsigned mask;            /* MF_HASH_BIT()s from --algo; 0: default */
     const char *manifest_out; /* --manifest OUT */
     const char *check;        /* --check MANIFEST */
     const char *path;
+    const char *const *paths;
+    int n_paths;
 } hash_opts;
 
-static int parse(int argc, char **argv, hash_opts *o)
+/* llama-gguf-hash's spellings of the kinds, and its --all */
+static const struct {
+    const char *opt;
+    unsigned mask;
+} kind_flags[] = {
+    {"--xxh64", MF_HASH_BIT(MF_XXH64)}, {"--sha1", MF_HASH_BIT(MF_SHA1)},
+    {"--sha256", MF_HASH_BIT(MF_SHA256)}, {"--uuid", MF_HASH_BIT(MF_HASH_KIND_UUID)},
+    {"--all", MF_HASH_BIT(MF_XXH64) | MF_HASH_BIT(MF_SHA1) | MF_HASH_BIT(MF_SHA256) | MF_HASH_BIT(MF_XXH3)},
+};
+
+static int parse_one(const cli_args *a, int i, hash_opts *o)
+{
+    const char *v = a->opt[i].val;
+    for (size_t k = 0; k < sizeof(kind_flags) / sizeof(kind_flags[0]); k++)
+        if (cli_is(a, i, kind_flags[k].opt)) {
+            o->mask |= kind_flags[k].mask;
+            o->gguf_hash = true;
+            return 0;
+        }
+    if (cli_is(a, i, "--json"))
+        o->json = true;
+    else if (cli_is(a, i, "--tensors"))
+        o->tensors = true;
+    else if (cli_is(a, i, "--content"))
+        o->content = true;
+    else if (cli_is(a, i, "--no-layer"))
+        o->no_layer = true;
+    else if (cli_is(a, i, "--algo")) {
+        if (mf_hash_kinds_parse(v, &o->mask))
+            return cli_usage_error("hash", "--algo takes sha256, sha1, xxh64, xxh3, "
+                                           "(manifests) uuid or all, comma-separated");
+    } else if (cli_is(a, i, "--manifest"))
+        o->manifest_out = v;
+    else if (cli_is(a, i, "--check"))
+        o->check = v;
+    else if (cli_is(a, i, "--format")) {
+        if (strcmp(v, "sha256sum") != 0 && strcmp(v, "mfmt") != 0)
+            return cli_usage_error("hash", "--format takes sha256sum or mfmt");
+        o->sha256sum = strcmp(v, "sha256sum") == 0;
+    }
+    return 0;
+}
+
+static int parse(const cli_args *a, hash_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if (cli_flag(argc, argv, &i, "--json", NULL))
-            o->json = true;
-        else if (cli_flag(argc, argv, &i, "--tensors", NULL))
-            o->tensors = true;
-        else if (cli_flag(argc, argv, &i, "--content", NULL))
-            o->content = true;
-        else if (cli_flag(argc, argv, &i, "--algo", &v)) {
-            if (!v || hk_parse_list(v, &o->mask))
-                return cli_usage_error("hash", "--algo takes sha256, sha1, xxh64, xxh3, "
-                                               "(manifests) uuid or all, comma-separated");
-        } else if (cli_flag(argc, argv, &i, "--manifest", &v)) {
-            if (!v)
-                return cli_usage_error("hash", "--manifest needs an output file ('-': stdout)");
-            o->manifest_out = v;
-        } else if (cli_flag(argc, argv, &i, "--check", &v) || cli_flag(argc, argv, &i, "-c", &v)) {
-            if (!v)
-                return cli_usage_error("hash", "--check needs a manifest file");
-            o->check = v;
-        } else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("hash", "unknown option %s", argv[i]);
-        else if (o->path)
-            return cli_usage_error("hash", "one path at a time");
-        else
-            o->path = argv[i];
-    }
-    if (!o->path)
+    for (int i = 0; i < a->n_opts; i++)
+        if (parse_one(a, i, o))
+            return EXIT_USAGE;
+    if (a->n_pos == 0)
         return cli_usage_error("hash", "no path given");
+    o->paths = a->pos;
+    o->n_paths = a->n_pos;
+    o->path = a->pos[0];
     if (o->manifest_out && o->check)
         return cli_usage_error("hash", "--manifest and --check exclude each other");
-    bool manifest_mode = o->manifest_out || o->check;
-    if (manifest_mode && (o->json || o->tensors || o->content))
-        return cli_usage_error("hash", "--json, --content and --tensors do not apply to manifests");
-    if (!manifest_mode && o->mask && (o->mask & (o->mask - 1) || o->mask & HK_BIT(HK_UUID)))
+    bool manifest_mode = o->manifest_out || o->check || o->gguf_hash;
+    if (manifest_mode && o->n_paths > 1)
+        return cli_usage_error("hash", "manifests are of one model: one path");
+    if (manifest_mode && o->sha256sum)
+        return cli_usage_error("hash", "--format sha256sum is for file hashes, not manifests");
+    if (manifest_mode && ((!o->check && o->json) || o->tensors || o->content))
+        return cli_usage_error("hash", "--content and --tensors do not apply to manifests; --json only to --check");
+    if (o->no_layer && !(o->manifest_out || o->gguf_hash))
+        return cli_usage_error("hash", "--no-layer goes with a manifest (--manifest, --xxh64, ...)");
+    if (!manifest_mode && o->mask && (o->mask & (o->mask - 1) || o->mask & MF_HASH_BIT(MF_HASH_KIND_UUID)))
         return cli_usage_error("hash", "one --algo of sha256, sha1, xxh64, xxh3 (lists and "
                                        "uuid are for --manifest / --check)");
     return 0;
 }
 
-/* ------------------------------------------------ whole file, on a thread */
+/* ------------------------------------------------------------ plain hash */
 
-typedef struct file_job {
-    const char *path;
-    mf_hash_algo algo;
-    char hex[129];
-    mf_status st;
+static void print_plain(const hash_opts *o, const mf_model *m, const mf_hash_result *r)
+{
+    const char *an = mf_hash_algo_name(r->algo);
+    if (o->json) {
+        json_t *root = json_object();
+        json_object_set_new(root, "path", json_string(o->path));
+        if (r->has_file)
+            json_object_set_new(root, an, json_string(r->file_hex));
+        json_object_set_new(root, "tensor_content", json_string(r->content_hex));
+        if (o->tensors) {
+            json_t *ts = json_object();
+            for (size_t i = 0; i < r->n_tensors; i++)
+                json_object_set_new(ts, mf_tensor_name(mf_model_tensor_at(m, i)),
+                                    json_string(r->tensor_hex[i]));
+            json_object_set_new(root, "tensors", ts);
+        }
+        cli_print_json(root);
+        return;
+    }
+    if (r->has_file)
+        printf("%s  %s  %s\n", an, r->file_hex, o->path);
+    printf("%s  %s  %s (tensor content)\n", an, r->content_hex, o->path);
+    for (size_t i = 0; i < r->n_tensors; i++)
+        printf("%s  %s  %s:%s\n", an, r->tensor_hex[i], o->path,
+               mf_tensor_name(mf_model_tensor_at(m, i)));
+}
+
+/* A file mfmt cannot open still gets its whole-file hash, then the error. */
+static int hash_unopened(const hash_opts *o, mf_hash_algo algo, mf_status *open_st)
+{
     int rc;
-} file_job;
-
-static void *hash_file_thread(void *arg)
-{
-    file_job *j = arg;
-    j->rc = mf_hash_file(j->path, j->algo, j->hex, &j->st);
-    return NULL;
-}
-
-/* ------------------------------------------------------- tensor hashes */
-
-typedef struct collected {
-    const hash_opts *o;
-    json_t *tensors;           /* --json --tensors: NAME -> HEX */
-    MF_VEC(char *) lines;      /* text --tensors: printed after the content line */
-    char content[129];
-} collected;
-
-static int collect(void *ctx, int kind, const char *hex, const char *tensor, mf_status *st)
-{
-    collected *c = ctx;
-    if (!tensor) {
-        snprintf(c->content, sizeof(c->content), "%s", hex);
-        return 0;
+    mf_status st;
+    mf_status_init(&st);
+    char hex[129];
+    struct stat sb;
+    bool dir = stat(o->path, &sb) == 0 && S_ISDIR(sb.st_mode);
+    if (!dir && mf_hash_file(o->path, algo, hex, &st) != 0) {
+        rc = cli_report(&st);
+    } else {
+        if (!dir && !o->json)
+            printf("%s  %s  %s\n", mf_hash_algo_name(algo), hex, o->path);
+        rc = cli_report(open_st);
     }
-    if (c->o->json) {
-        json_object_set_new(c->tensors, tensor, json_string(hex));
-        return 0;
-    }
-    char *line = NULL;
-    if (asprintf(&line, "%s  %s  %s:%s", hk_name(kind), hex, c->o->path, tensor) < 0 ||
-        MF_VEC_PUSH(c->lines, line)) {
-        free(line);
-        return mf_oom(st, c->o->path);
-    }
-    return 0;
-}
-
-static void collected_free(collected *c)
-{
-    for (size_t i = 0; i < c->lines.n; i++)
-        free(c->lines.v[i]);
-    MF_VEC_FREE(c->lines);
-    json_decref(c->tensors);
+    mf_status_clear(&st);
+    return rc;
 }
 
 /* The default for a file: its whole-file digest and nothing else. */
@@ -145,78 +169,58 @@ static int run_file_only(const hash_opts *o, mf_hash_algo algo)
 
 static int run_plain(const hash_opts *o)
 {
-    mf_hash_algo algo = MF_SHA256;
+    mf_hash_opts ho;
+    mf_hash_opts_init(&ho);
     for (int k = 0; k < 4; k++)
-        if (o->mask & HK_BIT(k))
-            algo = (mf_hash_algo)k;
-    bool whole_file = !mf_is_dir(o->path);
+        if (o->mask & MF_HASH_BIT(k))
+            ho.algo = (mf_hash_algo)k;
+    struct stat sb;
+    bool whole_file = !(stat(o->path, &sb) == 0 && S_ISDIR(sb.st_mode));
     if (whole_file && !o->content && !o->tensors)
-        return run_file_only(o, algo);
-    const char *an = mf_hash_algo_name(algo);
-    file_job job = {.path = o->path, .algo = algo};
-    mf_status_init(&job.st);
+        return run_file_only(o, ho.algo);
+    ho.per_tensor = o->tensors;
     mf_status st;
     mf_status_init(&st);
-    collected c = {.o = o, .tensors = o->json ? json_object() : NULL};
     mf_model *m = NULL;
-    int open_rc = mf_open(o->path, NULL, &m, &st), hash_rc;
-    /* one read of the file when the layout allows it, else two passes */
-    onepass_result op;
-    int one = open_rc == 0 && whole_file ? hash_onepass(m, o->path, algo, o->tensors, &op, &st) : 1;
-    if (one == 0) {
-        snprintf(job.hex, sizeof(job.hex), "%s", op.file_hex);
-        hash_rc = 0;
-        for (size_t i = 0; o->tensors && i < m->n_tensors && hash_rc == 0; i++)
-            hash_rc = collect(&c, algo, op.tensor_hex[i], m->tensors[i].name, &st);
-        if (hash_rc == 0)
-            hash_rc = collect(&c, algo, op.content_hex, NULL, &st);
-        onepass_result_free(&op);
-    } else if (one < 0) {
-        hash_rc = -1;
-        whole_file = false; /* the error says what happened */
-    } else {
-        pthread_t th;
-        bool threaded = whole_file && pthread_create(&th, NULL, hash_file_thread, &job) == 0;
-        if (whole_file && !threaded)
-            hash_file_thread(&job);
-        hash_rc = open_rc ? -1 : hk_hash_model(m, HK_BIT(algo), o->tensors, collect, &c, &st);
-        if (threaded)
-            pthread_join(th, NULL);
-    }
-
     int rc = EXIT_FINE;
-    json_t *root = o->json ? json_object() : NULL;
-    if (root)
-        json_object_set_new(root, "path", json_string(o->path));
-    if (whole_file && job.rc == 0) {
-        if (root)
-            json_object_set_new(root, an, json_string(job.hex));
-        else
-            printf("%s  %s  %s\n", an, job.hex, o->path);
-    } else if (job.rc) {
-        rc = cli_report(&job.st);
-    }
-    if (rc == EXIT_FINE && hash_rc == 0) {
-        if (root) {
-            json_object_set_new(root, "tensor_content", json_string(c.content));
-            if (o->tensors)
-                json_object_set(root, "tensors", c.tensors);
-        } else {
-            printf("%s  %s  %s (tensor content)\n", an, c.content, o->path);
-            for (size_t i = 0; i < c.lines.n; i++)
-                printf("%s\n", c.lines.v[i]);
-        }
-    } else if (rc == EXIT_FINE) {
+    mf_hash_result *r = NULL;
+    if (cli_open(o->path, 0, false, &m, &st))
+        rc = hash_unopened(o, ho.algo, &st);
+    else if (mf_hash_model(m, &ho, &r, &st))
         rc = cli_report(&st);
-    }
-    if (root && rc == EXIT_FINE)
-        cli_print_json(root);
     else
-        json_decref(root);
-    collected_free(&c);
+        print_plain(o, m, r);
+    mf_hash_result_free(r);
     mf_close(m);
     mf_status_clear(&st);
-    mf_status_clear(&job.st);
+    return rc;
+}
+
+/* --no-layer: the model's lines only, in the manifest's line form */
+typedef struct line_ctx {
+    FILE *f;
+    const char *label;
+} line_ctx;
+
+static int emit_labelled(void *user, int kind, const char *hex, const char *tensor, mf_status *st)
+{
+    (void)st;
+    const line_ctx *c = user;
+    if (!tensor)
+        fprintf(c->f, "%-8s  %s  %s\n", mf_hash_kind_name(kind), hex, c->label);
+    return 0;
+}
+
+static int write_model_lines(const mf_model *m, const hash_opts *o, unsigned mask, mf_status *st)
+{
+    bool to_stdout = !o->manifest_out || strcmp(o->manifest_out, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(o->manifest_out, "w");
+    if (!f)
+        return mf_status_fail(st, MF_ERR_IO, "%s: cannot create", o->manifest_out);
+    line_ctx c = {f, o->path};
+    int rc = mf_hash_kinds(m, mask, false, emit_labelled, &c, st);
+    if (!to_stdout && fclose(f) != 0 && rc == 0)
+        rc = mf_status_fail(st, MF_ERR_IO, "%s: write failed", o->manifest_out);
     return rc;
 }
 
@@ -226,30 +230,163 @@ static int run_manifest_write(const hash_opts *o)
     mf_status_init(&st);
     mf_model *m = NULL;
     int rc = EXIT_FINE;
-    if (mf_open(o->path, NULL, &m, &st) ||
-        manifest_write(m, o->path, o->mask ? o->mask : HK_BIT(MF_SHA256), o->manifest_out, &st))
+    /* llama-gguf-hash without a kind hashes with xxh64; mfmt --manifest with sha256 */
+    unsigned mask = o->mask ? o->mask : MF_HASH_BIT(MF_SHA256);
+    if (cli_open(o->path, 0, false, &m, &st) ||
+        (o->no_layer ? write_model_lines(m, o, mask, &st) :
+         !o->manifest_out || strcmp(o->manifest_out, "-") == 0
+             ? mf_manifest_write(m, o->path, mask, cli_stdout_sink, NULL, &st)
+             : mf_manifest_write_file(m, o->path, mask, o->manifest_out, &st)))
         rc = cli_report(&st);
     mf_close(m);
     mf_status_clear(&st);
     return rc;
 }
 
-static int run_hash(int argc, char **argv)
+/* --check: prints each line with Ok / Mismatch / Not Found as
+ * llama-gguf-hash does; the exit code is the outcome. */
+static int print_check_line(void *user, int kind, const char *hex, const char *name,
+                            mf_manifest_match match)
 {
-    hash_opts o;
-    if (parse(argc, argv, &o))
-        return EXIT_USAGE;
-    if (o.check)
-        return manifest_check(o.path, o.check, o.mask);
-    if (o.manifest_out)
-        return run_manifest_write(&o);
-    return run_plain(&o);
+    if (user) { /* --json: collected */
+        json_array_append_new(user, json_pack("{s:s, s:s, s:s, s:s}", "kind", mf_hash_kind_name(kind),
+                                              "hash", hex, "name", name, "result",
+                                              mf_manifest_match_name(match)));
+        return 0;
+    }
+    printf("%-8s  %s  %s  -  %s\n", mf_hash_kind_name(kind), hex, name,
+           mf_manifest_match_name(match));
+    return 0;
 }
 
+/* The strongest first, as --check without --algo picks. */
+static const int strength_order[MF_HASH_KIND_COUNT] = {MF_SHA256, MF_SHA1, MF_XXH64, MF_XXH3,
+                                                       MF_HASH_KIND_UUID};
+
+static int run_manifest_check(const char *model_path, const char *manifest_path, unsigned mask,
+                              bool json)
+{
+    json_t *lines = json ? json_array() : NULL;
+    mf_status st;
+    mf_status_init(&st);
+    mf_manifest *mf = NULL;
+    mf_model *m = NULL;
+    char *label = NULL;
+    int rc;
+    if (mf_manifest_load(manifest_path, &mf, &st)) {
+        fprintf(stderr, "mfmt: cannot read manifest: %s\n", st.msg);
+        rc = MF_MANIFEST_FILE_ERROR;
+        goto out;
+    }
+    unsigned kinds = mf_manifest_kinds(mf);
+    if (!kinds) {
+        fprintf(stderr, "mfmt: %s: no line of a known hash type (sha256, sha1, xxh64, xxh3, uuid)\n",
+                manifest_path);
+        rc = MF_MANIFEST_UNKNOWN_HASH;
+        goto out;
+    }
+    if (!json) {
+        printf("manifest  %s", manifest_path);
+        for (int j = 0; j < MF_HASH_KIND_COUNT; j++)
+            if (kinds & MF_HASH_BIT(strength_order[j]))
+                printf("  %s", mf_hash_kind_name(strength_order[j]));
+        printf("\n");
+    }
+    if (cli_open(model_path, 0, false, &m, &st)) {
+        rc = cli_report(&st);
+        goto out;
+    }
+    label = mf_manifest_label(mf, m, model_path);
+    if (!label) {
+        rc = cli_report(&st);
+        goto out;
+    }
+    if (strcmp(label, model_path) != 0)
+        fprintf(stderr, "mfmt: the manifest names this model \"%s\"\n", label);
+    mf_manifest_outcome outcome;
+    if (mf_manifest_check(mf, m, label, mask, print_check_line, lines, &outcome, &st)) {
+        rc = cli_report(&st);
+    } else if (json) {
+        rc = (int)outcome;
+        cli_print_json(json_pack("{s:s, s:s, s:s, s:i, s:O}", "path", model_path, "manifest",
+                                 manifest_path, "result", mf_manifest_outcome_name(outcome), "exit",
+                                 rc, "lines", lines));
+    } else {
+        rc = (int)outcome;
+        printf("\nVerification results for %s - %s\n", manifest_path,
+               mf_manifest_outcome_name(outcome));
+    }
+out:
+    json_decref(lines);
+    mf_free(label);
+    mf_close(m);
+    mf_manifest_free(mf);
+    mf_status_clear(&st);
+    return rc;
+}
+
+/* --format sha256sum: "HEX  PATH" lines, as sha256sum -c reads them */
+static int run_sha256sum(const hash_opts *o)
+{
+    int worst = EXIT_FINE;
+    for (int i = 0; i < o->n_paths; i++) {
+        mf_status st;
+        mf_status_init(&st);
+        char hex[129];
+        if (mf_hash_file(o->paths[i], MF_SHA256, hex, &st)) {
+            int e = cli_report(&st);
+            worst = e > worst ? e : worst;
+        } else {
+            printf("%s  %s\n", hex, o->paths[i]);
+        }
+        mf_status_clear(&st);
+    }
+    return worst;
+}
+
+static int run_hash(const cli_args *a)
+{
+    hash_opts o;
+    if (parse(a, &o))
+        return EXIT_USAGE;
+    if (o.check)
+        return run_manifest_check(o.path, o.check, o.mask, o.json);
+    if (o.manifest_out || o.gguf_hash)
+        return run_manifest_write(&o);
+    if (o.sha256sum)
+        return run_sha256sum(&o);
+    int worst = EXIT_FINE;
+    for (int i = 0; i < o.n_paths; i++) {
+        o.path = o.paths[i];
+        int e = run_plain(&o);
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
+static const cli_opt opts[] = {
+    {"--json", NULL, NULL, "one JSON object per path (also for --check)"},
+    {"--content", NULL, NULL, "also the tensor-content hash (all tensors' bytes, metadata excluded)"},
+    {"--tensors", NULL, NULL, "also the tensor-content hash and each tensor's canonical hash"},
+    {"--algo", NULL, "A", "sha256 (default), sha1, xxh64 or xxh3; manifests: a comma-separated "
+                          "list, uuid or all"},
+    {"--manifest", NULL, "OUT", "write a llama-gguf-hash manifest to OUT ('-': stdout)"},
+    {"--check", "-c", "MANIFEST", "check the model against a llama-gguf-hash manifest"},
+    {"--xxh64", NULL, NULL, "llama-gguf-hash's spelling: a manifest with xxh64 lines (stdout "
+                            "unless --manifest)"},
+    {"--sha1", NULL, NULL, "likewise, sha1 lines"},
+    {"--sha256", NULL, NULL, "likewise, sha256 lines"},
+    {"--uuid", NULL, NULL, "likewise, the model's UUIDv5"},
+    {"--all", NULL, NULL, "likewise, xxh64, xxh3, sha1 and sha256"},
+    {"--no-layer", NULL, NULL, "manifests: the model's lines only, no per-tensor lines"},
+    {"--format", NULL, "F", "sha256sum: \"HEX  PATH\" lines of each file's SHA-256, which "
+                            "`sha256sum -c` checks; mfmt: the default"},
+    {0},
+};
+
 const cli_cmd cli_cmd_hash = {
-    "hash", run_hash,
-    "hash [--json] [--content | --tensors] [--algo A] [--manifest OUT | --check MANIFEST] PATH",
-    "whole-file hash (a directory: tensor-content hash); --content adds the tensor-content "
-    "hash, --tensors that and canonical per-tensor hashes; llama-gguf-hash "
-    "manifests (check exit: 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 "
-    "manifest unreadable)"};
+    "hash", run_hash, "PATH...",
+    "whole-file hash (a directory: tensor-content hash); --content adds the tensor-content hash, "
+    "--tensors that and canonical per-tensor hashes; llama-gguf-hash manifests",
+    opts,
+    "--check exits 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 manifest unreadable."};

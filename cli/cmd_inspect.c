@@ -22,23 +22,23 @@ static void summarize(const mf_model *m, summary *s)
 {
     memset(s, 0, sizeof(*s));
     s->file_bytes = mf_model_file_bytes(m);
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        const mf_tensor *t = &m->tensors[i];
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++) {
+        const mf_tensor *t = mf_model_tensor_at(m, i);
         uint64_t n = mf_tensor_nelems(t);
         if (n == UINT64_MAX)
             n = 0;
         s->params += n;
-        s->tensor_bytes += t->nbytes;
+        s->tensor_bytes += mf_tensor_nbytes(t);
         size_t k = 0;
-        while (k < s->n_mix && s->mix[k].dt != t->dtype)
+        while (k < s->n_mix && s->mix[k].dt != mf_tensor_dtype(t))
             k++;
         if (k == s->n_mix) {
             if (s->n_mix == 64)
                 continue;
-            s->mix[s->n_mix++].dt = t->dtype;
+            s->mix[s->n_mix++].dt = mf_tensor_dtype(t);
         }
         s->mix[k].tensors++;
-        s->mix[k].bytes += t->nbytes;
+        s->mix[k].bytes += mf_tensor_nbytes(t);
         s->mix[k].params += n;
     }
 }
@@ -60,18 +60,19 @@ static const char *const template_keys[] = {"tokenizer.chat_template", "chat_tem
 static json_t *tensor_json(const mf_model *m, const mf_tensor *t)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "name", cli_json_string(t->name, strlen(t->name)));
-    json_object_set_new(o, "dtype", json_string(mf_dtype_name(t->dtype)));
-    json_object_set_new(o, "shape", cli_json_shape(t->shape, t->ndim, false));
-    if (m->format == MF_FMT_GGUF)
-        json_object_set_new(o, "ne", cli_json_shape(t->shape, t->ndim, true));
-    json_object_set_new(o, "offset", json_integer((json_int_t)t->offset));
-    json_object_set_new(o, "nbytes", json_integer((json_int_t)t->nbytes));
-    const mf_file *f = mf_tensor_file(m, t);
-    if ((m->n_files > 1 || t->owner) && f)
-        json_object_set_new(o, "file", json_string(f->path));
-    if (t->strides)
-        json_object_set_new(o, "strides", cli_json_shape(t->strides, t->ndim, false));
+    json_object_set_new(o, "name", cli_json_string(mf_tensor_name(t), strlen(mf_tensor_name(t))));
+    json_object_set_new(o, "dtype", json_string(mf_dtype_name(mf_tensor_dtype(t))));
+    json_object_set_new(o, "shape", cli_json_shape(mf_tensor_shape(t), mf_tensor_ndim(t), false));
+    if (mf_model_format(m) == MF_FMT_GGUF)
+        json_object_set_new(o, "ne", cli_json_shape(mf_tensor_shape(t), mf_tensor_ndim(t), true));
+    json_object_set_new(o, "offset", json_integer((json_int_t)mf_tensor_offset(t)));
+    json_object_set_new(o, "nbytes", json_integer((json_int_t)mf_tensor_nbytes(t)));
+    /* which file, when the model spans several */
+    const char *f = mf_tensor_file_path(m, t);
+    if (f && (mf_model_file_count(m) > 1 || strcmp(f, mf_model_path(m)) != 0))
+        json_object_set_new(o, "file", json_string(f));
+    if (mf_tensor_strides(t))
+        json_object_set_new(o, "strides", cli_json_shape(mf_tensor_strides(t), mf_tensor_ndim(t), false));
     return o;
 }
 
@@ -81,48 +82,48 @@ static json_t *tensor_json(const mf_model *m, const mf_tensor *t)
 static ssize_t meta_slot(const mf_model *m, size_t i)
 {
     for (size_t k = 0; k < i; k++)
-        if (strcmp(m->meta[k].key, m->meta[i].key) == 0)
+        if (strcmp(mf_model_meta_at(m, k)->key, mf_model_meta_at(m, i)->key) == 0)
             return -1;
     size_t last = i;
-    for (size_t k = i + 1; k < m->n_meta; k++)
-        if (strcmp(m->meta[k].key, m->meta[i].key) == 0)
+    for (size_t k = i + 1; k < mf_model_meta_count(m); k++)
+        if (strcmp(mf_model_meta_at(m, k)->key, mf_model_meta_at(m, i)->key) == 0)
             last = k;
     return (ssize_t)last;
 }
 
 /* Streamed (json_out.h): the metadata, which holds whole vocabularies, is
  * written from the model's values, never built as a jansson document. */
-static int print_json(const mf_model *m, const summary *s)
+static int print_json(const mf_model *m, const summary *s, FILE *out)
 {
     jout *j = malloc(sizeof(*j));
     if (!j) {
         fprintf(stderr, "mfmt: inspect: out of memory\n");
         return EXIT_BAD_INPUT;
     }
-    jo_init(j, stdout);
+    jo_init(j, out);
     jo_begin_object(j);
-    jo_key_json(j, "path", json_string(m->path));
-    jo_key_json(j, "format", json_string(mf_format_name(m->format)));
-    jo_key_json(j, "version", json_string(m->version));
+    jo_key_json(j, "path", json_string(mf_model_path(m)));
+    jo_key_json(j, "format", json_string(mf_format_name(mf_model_format(m))));
+    jo_key_json(j, "version", json_string(mf_model_version(m)));
     jo_key(j, "metadata");
     jo_begin_object(j);
     /* duplicate keys are rare; only look for them when there are few keys */
-    const bool dedup = m->n_meta <= 4096;
-    for (size_t i = 0; i < m->n_meta; i++) {
+    const bool dedup = mf_model_meta_count(m) <= 4096;
+    for (size_t i = 0; i < mf_model_meta_count(m); i++) {
         ssize_t slot = dedup ? meta_slot(m, i) : (ssize_t)i;
-        if (slot >= 0 && jo_key(j, m->meta[i].key))
-            jo_value(j, &m->meta[slot].v);
+        if (slot >= 0 && jo_key(j, mf_model_meta_at(m, i)->key))
+            jo_value(j, &mf_model_meta_at(m, slot)->v);
     }
     jo_end_object(j);
     jo_key(j, "tensors");
     jo_begin_array(j);
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        json_t *t = tensor_json(m, &m->tensors[i]);
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++) {
+        json_t *t = tensor_json(m, mf_model_tensor_at(m, i));
         jo_json(j, t);
         json_decref(t);
     }
     jo_end_array(j);
-    jo_key_json(j, "n_tensors", json_integer((json_int_t)m->n_tensors));
+    jo_key_json(j, "n_tensors", json_integer((json_int_t)mf_model_tensor_count(m)));
     jo_key_json(j, "n_params", json_integer((json_int_t)s->params));
     jo_key_json(j, "file_bytes", json_integer((json_int_t)s->file_bytes));
     jo_key_json(j, "tensor_bytes", json_integer((json_int_t)s->tensor_bytes));
@@ -140,8 +141,8 @@ static int print_json(const mf_model *m, const summary *s)
     jo_key_json(j, "has_tokenizer", json_boolean(first_meta(m, tokenizer_keys) != NULL));
     jo_key_json(j, "has_chat_template", json_boolean(first_meta(m, template_keys) != NULL));
     json_t *notes = json_array();
-    for (size_t i = 0; i < m->n_notes; i++)
-        json_array_append_new(notes, json_string(m->notes[i]));
+    for (size_t i = 0; i < mf_model_note_count(m); i++)
+        json_array_append_new(notes, json_string(mf_model_note_at(m, i)));
     jo_key_json(j, "notes", notes);
     mf_status st;
     mf_status_init(&st);
@@ -155,22 +156,59 @@ static int print_json(const mf_model *m, const summary *s)
     return EXIT_FINE;
 }
 
+/* --jsonl: the same object on one line (made whole in memory, then
+ * printed compact; --json streams). */
+static int print_jsonl(const mf_model *m, const summary *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        fprintf(stderr, "mfmt: inspect: out of memory\n");
+        return EXIT_USAGE;
+    }
+    int rc = print_json(m, s, mem);
+    fclose(mem);
+    json_error_t e;
+    json_t *root = rc == EXIT_FINE ? json_loadb(buf, len, 0, &e) : NULL;
+    free(buf);
+    if (!root)
+        return rc ? rc : EXIT_USAGE;
+    cli_print_jsonl(root);
+    return EXIT_FINE;
+}
+
 static void print_shape(const mf_tensor *t)
 {
     putchar('[');
-    for (int d = 0; d < t->ndim; d++)
-        printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
+    for (int d = 0; d < mf_tensor_ndim(t); d++)
+        printf("%s%lld", d ? ", " : "", (long long)mf_tensor_shape(t)[d]);
     putchar(']');
 }
 
-static void print_text(const mf_model *m, const summary *s, bool tensors)
+/* GGUF's general.file_type is llama.cpp's LLAMA_FTYPE number: its name
+ * follows ("15 (Q4_K_M)"). */
+static void print_value_name(const mf_model *m, const mf_kv *kv)
+{
+    if (mf_model_format(m) != MF_FMT_GGUF || strcmp(kv->key, "general.file_type") != 0)
+        return;
+    const mf_value *v = &kv->v;
+    bool is_int = v->type == MF_V_U8 || v->type == MF_V_U16 || v->type == MF_V_U32 ||
+                  v->type == MF_V_U64 || v->type == MF_V_I8 || v->type == MF_V_I16 ||
+                  v->type == MF_V_I32 || v->type == MF_V_I64;
+    const char *name = is_int ? mf_ftype_name((mf_ftype)v->as.i) : "?";
+    if (strcmp(name, "?") != 0)
+        printf(" (%s)", name);
+}
+
+static void print_text(const mf_model *m, const summary *s, bool tensors, bool verbose)
 {
     char a[32], b[32];
-    printf("path:        %s\n", m->path);
-    printf("format:      %s%s%s\n", mf_format_name(m->format), m->version[0] ? ", version " : "",
-           m->version);
+    printf("path:        %s\n", mf_model_path(m));
+    const char *fmt = mf_format_name(mf_model_format(m)), *ver = cli_version_text(m);
+    printf("format:      %s%s%s\n", fmt, ver[0] ? ", version " : "", ver);
     cli_fmt_count(a, sizeof(a), s->params);
-    printf("tensors:     %zu, %llu parameters (%s)\n", m->n_tensors,
+    printf("tensors:     %zu, %llu parameters (%s)\n", mf_model_tensor_count(m),
            (unsigned long long)s->params, a);
     cli_fmt_bytes(a, sizeof(a), s->file_bytes);
     cli_fmt_bytes(b, sizeof(b), s->tensor_bytes);
@@ -182,74 +220,61 @@ static void print_text(const mf_model *m, const summary *s, bool tensors)
                8.0 * (double)s->tensor_bytes / (double)s->params);
     for (size_t i = 0; i < s->n_mix; i++) {
         cli_fmt_bytes(a, sizeof(a), s->mix[i].bytes);
-        printf("%s %-8s %6zu tensors %12s  %5.1f%% of parameters\n", i ? "            " : "dtype mix:  ",
-               mf_dtype_name(s->mix[i].dt), s->mix[i].tensors, a,
+        printf("%s %-8s %6zu %-7s %12s  %5.1f%% of parameters\n", i ? "            " : "dtype mix:  ",
+               mf_dtype_name(s->mix[i].dt), s->mix[i].tensors, s->mix[i].tensors == 1 ? "tensor" : "tensors", a,
                s->params ? 100.0 * (double)s->mix[i].params / (double)s->params : 0.0);
     }
     printf("tokenizer:   %s\n", first_meta(m, tokenizer_keys) ? "yes" : "no");
     printf("chat template: %s\n", first_meta(m, template_keys) ? "yes" : "no");
     bool imatrix = false;
-    for (size_t i = 0; i < m->n_meta; i++)
-        imatrix |= strncmp(m->meta[i].key, "quantize.imatrix.", 17) == 0;
+    for (size_t i = 0; i < mf_model_meta_count(m); i++)
+        imatrix |= strncmp(mf_model_meta_at(m, i)->key, "quantize.imatrix.", 17) == 0;
     if (imatrix)
         printf("imatrix:     yes (quantize.imatrix.* below)\n");
-    if (m->n_meta)
-        printf("metadata:    %zu keys\n", m->n_meta);
-    for (size_t i = 0; i < m->n_meta; i++) {
-        printf("  %s = ", m->meta[i].key);
-        cli_fprint_value(stdout, &m->meta[i].v, 120);
+    if (mf_model_meta_count(m))
+        printf("metadata:    %zu keys\n", mf_model_meta_count(m));
+    for (size_t i = 0; i < mf_model_meta_count(m); i++) {
+        const mf_kv *kv = mf_model_meta_at(m, i);
+        printf("  %s = ", kv->key);
+        cli_fprint_value(stdout, &kv->v, 120);
+        print_value_name(m, kv);
         putchar('\n');
     }
-    for (size_t i = 0; i < m->n_notes; i++)
-        printf("note: %s\n", m->notes[i]);
+    cli_print_notes(stdout, m, "note: ", verbose);
     mf_status st;
     mf_status_init(&st);
     if (cli_hf_load_report_text(stdout, m, "", &st) < 0)
         printf("load report: not made: %s\n", st.msg);
     mf_status_clear(&st);
     if (!tensors) {
-        if (m->n_tensors)
+        if (mf_model_tensor_count(m))
             printf("(use --tensors to list the tensors)\n");
         return;
     }
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        const mf_tensor *t = &m->tensors[i];
-        printf("  %-48s %-7s ", t->name, mf_dtype_name(t->dtype));
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++) {
+        const mf_tensor *t = mf_model_tensor_at(m, i);
+        printf("  %-48s %-7s ", mf_tensor_name(t), mf_dtype_name(mf_tensor_dtype(t)));
         print_shape(t);
-        printf("  @%llu +%llu\n", (unsigned long long)t->offset, (unsigned long long)t->nbytes);
+        printf("  @%llu +%llu\n", (unsigned long long)mf_tensor_offset(t), (unsigned long long)mf_tensor_nbytes(t));
     }
 }
 
-static int run_inspect(int argc, char **argv)
+typedef struct inspect_opts {
+    bool json, jsonl, tensors, graph, verbose;
+} inspect_opts;
+
+static int inspect_one(const inspect_opts *o, const char *path, bool first, bool many)
 {
-    bool json = false, tensors = false, graph = false;
-    const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (cli_flag(argc, argv, &i, "--json", NULL))
-            json = true;
-        else if (cli_flag(argc, argv, &i, "--tensors", NULL))
-            tensors = true;
-        else if (cli_flag(argc, argv, &i, "--graph", NULL))
-            graph = true;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("inspect", "unknown option %s", argv[i]);
-        else if (path)
-            return cli_usage_error("inspect", "one path at a time");
-        else
-            path = argv[i];
-    }
-    if (!path)
-        return cli_usage_error("inspect", "no path given");
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
-    if (mf_open(path, NULL, &m, &st)) {
+    if (cli_open(path, 0, false, &m, &st)) {
         int rc = cli_report(&st);
         mf_status_clear(&st);
         return rc;
     }
-    if (graph) { /* the ONNX graph as text, one node a line */
-        int rc = mf_model_print_graph(m, stdout, &st) ? cli_report(&st) : EXIT_FINE;
+    if (o->graph) { /* the ONNX graph as text, one node a line */
+        int rc = mf_model_graph_text(m, cli_stdout_sink, NULL, &st) ? cli_report(&st) : EXIT_FINE;
         mf_status_clear(&st);
         mf_close(m);
         return rc;
@@ -257,13 +282,42 @@ static int run_inspect(int argc, char **argv)
     summary s;
     summarize(m, &s);
     int rc = EXIT_FINE;
-    if (json)
-        rc = print_json(m, &s);
-    else
-        print_text(m, &s, tensors);
+    if (o->json) {
+        rc = print_json(m, &s, stdout);
+    } else if (o->jsonl) {
+        rc = print_jsonl(m, &s);
+    } else {
+        if (many && !first)
+            putchar('\n');
+        print_text(m, &s, o->tensors, o->verbose);
+    }
     mf_close(m);
     return rc;
 }
 
-const cli_cmd cli_cmd_inspect = {"inspect", run_inspect, "inspect [--json] [--tensors] [--graph] PATH",
-                                 "format, version, metadata, tensors, dtype mix, bits per weight; --graph: ONNX nodes"};
+static int run_inspect(const cli_args *a)
+{
+    inspect_opts o = {cli_has(a, "--json"), cli_has(a, "--jsonl"), cli_has(a, "--tensors"),
+                      cli_has(a, "--graph"), cli_has(a, "--verbose")};
+    if (a->n_pos == 0)
+        return cli_usage_error("inspect", "no path given");
+    int worst = EXIT_FINE;
+    for (int i = 0; i < a->n_pos; i++) {
+        int e = inspect_one(&o, a->pos[i], i == 0, a->n_pos > 1);
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
+static const cli_opt opts[] = {
+    {"--json", NULL, NULL, "one JSON object per path (the contract in doc/DESIGN.md)"},
+    {"--jsonl", NULL, NULL, "the same object on one line per path"},
+    {"--tensors", NULL, NULL, "list every tensor: name, dtype, shape, offset, bytes"},
+    {"--graph", NULL, NULL, "ONNX: the graph, one node a line"},
+    {"--verbose", "-v", NULL, "every note (e.g. each misaligned tensor), not a summary"},
+    {0},
+};
+
+const cli_cmd cli_cmd_inspect = {"inspect", run_inspect, "PATH...",
+                                 "format, version, metadata, tensors, dtype mix, bits per weight",
+                                 opts, NULL};

@@ -1,26 +1,41 @@
 /* cmd_merge.c - mfmt merge IN OUT (a GGUF split set or sharded safetensors
- * into one file). */
+ * into one file); also `mfmt split --merge`, as llama-gguf-split spells it. */
 #include "cli.h"
-#include "ops/split.h"
 
-static int run_merge(int argc, char **argv)
+int cli_merge_run(const char *in, const char *out, bool dry_run)
 {
-    if (argc != 3)
-        return cli_usage_error("merge", "need IN (first split, index or directory) and OUT");
     mf_model *m;
-    int rc = cli_open_model(argv[1], &m);
+    int rc = cli_open_model(in, &m);
     if (rc)
         return rc;
     mf_status st;
     mf_status_init(&st);
-    if (mf_merge_to(m, argv[2], &st))
+    size_t nt = mf_model_tensor_count(m), nf = mf_model_file_count(m);
+    if (dry_run)
+        printf("would write %s: %zu tensor%s from %zu file%s; nothing written\n", out, nt,
+               nt == 1 ? "" : "s", nf, nf == 1 ? "" : "s");
+    else if (mf_merge(m, out, NULL, &st))
         rc = cli_report(&st);
     else
-        printf("wrote %s (%zu tensors)\n", argv[2], m->n_tensors);
+        printf("wrote %s (%zu tensor%s from %zu file%s)\n", out, nt, nt == 1 ? "" : "s", nf,
+               nf == 1 ? "" : "s");
     mf_status_clear(&st);
     mf_close(m);
     return rc;
 }
 
-const cli_cmd cli_cmd_merge = {"merge", run_merge, "merge IN OUT",
-                               "one file from a GGUF split set or sharded safetensors"};
+static int run_merge(const cli_args *a)
+{
+    if (a->n_pos != 2)
+        return cli_usage_error("merge", "need IN (first split, index or directory) and OUT");
+    return cli_merge_run(a->pos[0], a->pos[1], cli_has(a, "--dry-run"));
+}
+
+static const cli_opt opts[] = {
+    {"--merge", NULL, NULL, "accepted for llama-gguf-split's spelling (merging is what this does)"},
+    {"--dry-run", NULL, NULL, "say what would be written; write nothing"},
+    {0},
+};
+
+const cli_cmd cli_cmd_merge = {"merge", run_merge, "IN OUT",
+                               "one file from a GGUF split set or sharded safetensors", opts, NULL};

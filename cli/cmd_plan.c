@@ -1,7 +1,6 @@
 /* cmd_plan.c - mfmt plan PATH --device NAME:SIZE ... [--dtype T] [--json]:
  * where the modules would go, as Accelerate's automatic device map. */
 #include "cli.h"
-#include "ops/estimate.h"
 
 #include <stdlib.h>
 
@@ -71,55 +70,61 @@ static void print_json(const char *path, const mf_plan *p)
     cli_print_json(o);
 }
 
-static int run_plan(int argc, char **argv)
+static int run_plan(const cli_args *a)
 {
     mf_plan_device devs[MAX_DEVICES];
     size_t n = 0;
     const char *path = NULL, *dtype = NULL;
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if (cli_flag(argc, argv, &i, "--json", NULL))
+    for (int i = 0; i < a->n_opts; i++) {
+        const char *v = a->opt[i].val;
+        if (cli_is(a, i, "--json"))
             json = true;
-        else if (cli_flag(argc, argv, &i, "--device", &v)) {
-            if (!v)
-                return cli_usage_error("plan", "--device needs NAME:SIZE");
+        else if (cli_is(a, i, "--device")) {
             if (n == MAX_DEVICES)
                 return cli_usage_error("plan", "at most %d devices", MAX_DEVICES);
             if (parse_device(v, &devs[n++]))
                 return EXIT_USAGE;
-        } else if (cli_flag(argc, argv, &i, "--dtype", &v)) {
-            if (!v || (strcmp(v, "f16") && strcmp(v, "bf16") && strcmp(v, "f32")))
+        } else if (cli_is(a, i, "--dtype")) {
+            if (strcmp(v, "f16") && strcmp(v, "bf16") && strcmp(v, "f32"))
                 return cli_usage_error("plan", "--dtype is f16, bf16 or f32");
             dtype = v;
-        } else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("plan", "unknown option %s", argv[i]);
-        else if (path)
-            return cli_usage_error("plan", "one path at a time");
-        else
-            path = argv[i];
+        }
     }
-    if (!path)
-        return cli_usage_error("plan", "no path given");
+    if (a->n_pos != 1)
+        return cli_usage_error("plan", a->n_pos ? "one path at a time" : "no path given");
+    path = a->pos[0];
     if (!n)
         return cli_usage_error("plan", "give the devices: --device cuda:0:24GiB --device cpu:64GiB");
     mf_status st;
     mf_status_init(&st);
-    mf_plan p;
-    if (mf_plan_path(path, devs, n, dtype, &p, &st)) {
+    mf_plan_opts po;
+    mf_plan_opts_init(&po);
+    po.dtype = dtype;
+    mf_plan *p;
+    if (mf_plan_path(path, devs, n, &po, &p, &st)) {
         int rc = cli_report(&st);
         mf_status_clear(&st);
         return rc;
     }
     mf_status_clear(&st);
     if (json)
-        print_json(path, &p);
+        print_json(path, p);
     else
-        print_text(&p);
-    mf_plan_free(&p);
+        print_text(p);
+    mf_plan_free(p);
     return EXIT_FINE;
 }
 
+static const cli_opt opts[] = {
+    {"--device", NULL, "NAME:SIZE", "a device and its memory (cuda:0:24GiB, cpu:64GB, disk); "
+                                    "repeat, in order of preference"},
+    {"--dtype", NULL, "T", "f16, bf16 or f32: the dtype the weights are loaded in"},
+    {"--json", NULL, NULL, "one JSON object"},
+    {0},
+};
+
 const cli_cmd cli_cmd_plan = {
-    "plan", run_plan, "plan PATH --device NAME:SIZE ... [--dtype f16|bf16|f32] [--json]",
-    "module -> device map as Accelerate's automatic device map, with each device's total"};
+    "plan", run_plan, "PATH",
+    "module -> device map as Accelerate's automatic device map, with each device's total", opts,
+    NULL};

@@ -3,17 +3,28 @@
  * for byte; --dry-run previews the error of each tensor instead. */
 #include "cli.h"
 
-#include "ops/quantize.h"
-
 #include <math.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+
+enum { MAX_REPEATED = 256 };
 
 typedef struct q_args {
     const char *in, *out, *type;
     mf_quantize_opts o;
     bool json;
+    /* repeated options, handed to o by pointer */
+    const char *include[MAX_REPEATED], *exclude[MAX_REPEATED], *overrides[MAX_REPEATED];
 } q_args;
+
+static int add_repeated(const char *opt, const char *v, const char **list, size_t *n)
+{
+    if (*n >= MAX_REPEATED)
+        return cli_usage_error("quantize", "%s given more than %d times", opt, MAX_REPEATED);
+    list[(*n)++] = v;
+    return 0;
+}
 
 static int parse_dtype(const char *opt, const char *v, mf_dtype *out)
 {
@@ -31,37 +42,44 @@ static int default_threads(void)
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
-static int parse_option(int argc, char **argv, int *i, q_args *a)
+static int parse_threads(const char *v, int *out)
 {
-    const char *v;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || end == v || n < 1 || n > 64)
+        return cli_usage_error("quantize", "the thread count is a number from 1 to 64");
+    *out = (int)n;
+    return 0;
+}
+
+static int parse_option(const cli_args *args, int i, q_args *a)
+{
+    const char *v = args->opt[i].val;
     mf_quantize_opts *o = &a->o;
-    if (cli_flag(argc, argv, i, "--threads", &v)) {
-        char *end;
-        long n = v ? strtol(v, &end, 10) : 0;
-        if (!v || *end || n < 1 || n > 64)
-            return cli_usage_error("quantize", "--threads takes a number from 1 to 64");
-        o->nthreads = (int)n;
-    } else if (cli_flag(argc, argv, i, "--imatrix", &v)) {
-        if (!v)
-            return cli_usage_error("quantize", "--imatrix takes a file");
+    if (cli_is(args, i, "--threads"))
+        return parse_threads(v, &o->nthreads);
+    if (cli_is(args, i, "--imatrix"))
         o->imatrix_path = v;
-    } else if (cli_flag(argc, argv, i, "--output-tensor-type", &v)) {
+    else if (cli_is(args, i, "--output-tensor-type"))
         return parse_dtype("--output-tensor-type", v, &o->output_type);
-    } else if (cli_flag(argc, argv, i, "--token-embedding-type", &v)) {
+    else if (cli_is(args, i, "--token-embedding-type"))
         return parse_dtype("--token-embedding-type", v, &o->token_embd_type);
-    } else if (cli_flag(argc, argv, i, "--allow-requantize", NULL)) {
+    else if (cli_is(args, i, "--include-weights"))
+        return add_repeated("--include-weights", v, a->include, &o->n_include_weights);
+    else if (cli_is(args, i, "--exclude-weights"))
+        return add_repeated("--exclude-weights", v, a->exclude, &o->n_exclude_weights);
+    else if (cli_is(args, i, "--override-kv"))
+        return add_repeated("--override-kv", v, a->overrides, &o->n_kv_overrides);
+    else if (cli_is(args, i, "--allow-requantize"))
         o->allow_requantize = true;
-    } else if (cli_flag(argc, argv, i, "--pure", NULL)) {
+    else if (cli_is(args, i, "--pure"))
         o->pure = true;
-    } else if (cli_flag(argc, argv, i, "--leave-output-tensor", NULL)) {
+    else if (cli_is(args, i, "--leave-output-tensor"))
         o->leave_output = true;
-    } else if (cli_flag(argc, argv, i, "--dry-run", NULL)) {
+    else if (cli_is(args, i, "--dry-run"))
         o->dry_run = true;
-    } else if (cli_flag(argc, argv, i, "--json", NULL)) {
+    else if (cli_is(args, i, "--json"))
         a->json = true;
-    } else {
-        return cli_usage_error("quantize", "unknown option %s", argv[*i]);
-    }
     return 0;
 }
 
@@ -79,34 +97,34 @@ static int bad_type(const char *t)
     return EXIT_USAGE;
 }
 
-static int parse(int argc, char **argv, q_args *a)
+/* llama-quantize's positionals: IN OUT TYPE [NTHREADS]; a dry run needs
+ * no OUT (IN TYPE [NTHREADS]). */
+static int parse(const cli_args *args, q_args *a)
 {
     memset(a, 0, sizeof(*a));
     mf_quantize_opts_init(&a->o, MF_FTYPE_INVALID);
+    a->o.include_weights = a->include;
+    a->o.exclude_weights = a->exclude;
+    a->o.kv_overrides = a->overrides;
     a->o.nthreads = default_threads();
-    const char *pos[3];
-    int npos = 0;
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1]) {
-            if (parse_option(argc, argv, &i, a))
-                return EXIT_USAGE;
-        } else if (npos == 3) {
-            return cli_usage_error("quantize", "too many arguments");
-        } else {
-            pos[npos++] = argv[i];
-        }
-    }
-    /* a dry run needs no output: IN TYPE is enough */
-    if (npos == 2 && a->o.dry_run) {
+    for (int i = 0; i < args->n_opts; i++)
+        if (parse_option(args, i, a))
+            return EXIT_USAGE;
+    int n = args->n_pos;
+    const char *const *pos = args->pos;
+    if (a->o.dry_run && (n == 2 || (n == 3 && mf_ftype_parse(pos[1]) != MF_FTYPE_INVALID))) {
         a->in = pos[0];
         a->type = pos[1];
-    } else if (npos == 3) {
+    } else if (n == 3 || n == 4) {
         a->in = pos[0];
         a->out = pos[1];
         a->type = pos[2];
     } else {
-        return cli_usage_error("quantize", "needs IN.gguf OUT.gguf TYPE");
+        return cli_usage_error("quantize", "needs IN.gguf OUT.gguf TYPE [NTHREADS]");
     }
+    int used = a->out ? 3 : 2;
+    if (n > used && parse_threads(pos[used], &a->o.nthreads))
+        return EXIT_USAGE;
     a->o.ftype = mf_ftype_parse(a->type);
     if (a->o.ftype == MF_FTYPE_INVALID)
         return bad_type(a->type);
@@ -117,9 +135,8 @@ static int parse(int argc, char **argv, q_args *a)
 
 /* ------------------------------------------------------------ output */
 
-static void shape_text(char *buf, size_t n, const int64_t ne[4])
+static void shape_text(char *buf, size_t n, const int64_t ne[4], int nd)
 {
-    int nd = mf_qmix_n_dims(ne);
     size_t k = 0;
     for (int i = 0; i < nd && k < n; i++)
         k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "x" : "", (long long)ne[i]);
@@ -140,13 +157,13 @@ typedef struct dry_ctx {
     json_t *tensors;
 } dry_ctx;
 
-static void dry_row(void *ctx, const mf_quant_tensor_report *r)
+static int dry_row(void *ctx, const mf_quant_tensor_report *r)
 {
     dry_ctx *d = ctx;
     if (d->json) {
         json_t *o = json_object();
         json_object_set_new(o, "name", json_string(r->name));
-        json_object_set_new(o, "ne", cli_json_shape(r->ne, mf_qmix_n_dims(r->ne), false));
+        json_object_set_new(o, "ne", cli_json_shape(r->ne, r->n_dims, false));
         json_object_set_new(o, "from", json_string(mf_dtype_name(r->src)));
         json_object_set_new(o, "to", json_string(mf_dtype_name(r->dst)));
         json_object_set_new(o, "bytes", json_integer((json_int_t)r->dst_bytes));
@@ -159,10 +176,10 @@ static void dry_row(void *ctx, const mf_quant_tensor_report *r)
             json_object_set_new(o, "nonfinite", json_boolean(r->nonfinite));
         }
         json_array_append_new(d->tensors, o);
-        return;
+        return 0;
     }
     char shape[64], typ[48];
-    shape_text(shape, sizeof(shape), r->ne);
+    shape_text(shape, sizeof(shape), r->ne, r->n_dims);
     snprintf(typ, sizeof(typ), "%s%s", mf_dtype_name(r->dst), r->fallback ? " (fallback)" : "");
     if (r->converted)
         printf("%-36s %-14s %-8s -> %-18s %11.4g %11.4g %10.6f%s%s\n", r->name, shape,
@@ -171,6 +188,7 @@ static void dry_row(void *ctx, const mf_quant_tensor_report *r)
     else
         printf("%-36s %-14s %-8s -> %-18s %11s %11s %10s\n", r->name, shape, mf_dtype_name(r->src),
                typ, "copied", "-", "-");
+    return 0;
 }
 
 static void print_totals(const q_args *a, const mf_quantize_result *r, bool dry)
@@ -210,18 +228,25 @@ static json_t *totals_json(const q_args *a, const mf_quantize_result *r)
 
 /* ------------------------------------------------------------ run */
 
+static double now_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
-static int run_quantize(int argc, char **argv)
+static int run_quantize(const cli_args *args)
 {
     q_args a;
-    if (parse(argc, argv, &a))
+    if (parse(args, &a))
         return EXIT_USAGE;
+    double t0 = now_sec();
     mf_status st;
     mf_status_init(&st);
     cli_progress prog;
-    cli_progress_start(&prog, a.o.dry_run ? "measuring" : "quantizing", cli_input_bytes(a.in));
-    a.o.progress = cli_progress_by;
-    a.o.progress_ctx = &prog;
+    cli_progress_start(&prog, a.o.dry_run ? "measuring" : "quantizing", 0);
+    a.o.progress = cli_progress_cb; /* the library gives the total */
+    a.o.progress_user = &prog;
     dry_ctx d = {a.json, a.json ? json_array() : NULL};
     if (a.o.dry_run && !a.json)
         printf("%-36s %-14s %-8s    %-18s %11s %11s %10s\n", "tensor", "ne", "from", "to", "rmse",
@@ -243,13 +268,36 @@ static int run_quantize(int argc, char **argv)
         print_totals(&a, &r, a.o.dry_run);
         if (!a.o.dry_run)
             fprintf(stderr, "wrote %s\n", a.out);
+        /* llama-quantize's closing line: "main: total time = N ms" */
+        fprintf(a.o.dry_run ? stdout : stderr, "total time: %.2f ms (%d thread%s)\n",
+                (now_sec() - t0) * 1000.0, a.o.nthreads, a.o.nthreads == 1 ? "" : "s");
     }
     mf_status_clear(&st);
     return EXIT_FINE;
 }
 
+static const cli_opt opts[] = {
+    {"--threads", NULL, "N", "threads (default: the processors online, at most 64); also the "
+                             "optional 4th argument, as llama-quantize takes it"},
+    {"--imatrix", NULL, "FILE", "importance matrix (.dat or GGUF imatrix)"},
+    {"--allow-requantize", NULL, NULL, "dequantize already-quantized tensors first"},
+    {"--pure", NULL, NULL, "every tensor in TYPE, no mix"},
+    {"--output-tensor-type", NULL, "T", "output.weight in ggml type T (q8_0, q6_K, f16, ...)"},
+    {"--token-embedding-type", NULL, "T", "token_embd.weight in ggml type T"},
+    {"--include-weights", NULL, "NAME", "use the imatrix only for tensors whose name contains "
+                                        "NAME (repeatable)"},
+    {"--exclude-weights", NULL, "NAME", "do not use the imatrix for tensors whose name contains "
+                                        "NAME (repeatable)"},
+    {"--override-kv", NULL, "KEY=TYPE:VALUE", "set a key in the output, TYPE int, float, bool "
+                                               "or str (repeatable), as llama-quantize"},
+    {"--leave-output-tensor", NULL, NULL, "output.weight as it is"},
+    {"--dry-run", NULL, NULL, "the error of each tensor (rmse, max |err|, cosine); nothing "
+                              "written, OUT optional"},
+    {"--json", NULL, NULL, "with --dry-run: one JSON object"},
+    {0},
+};
+
 const cli_cmd cli_cmd_quantize = {
-    "quantize", run_quantize, "quantize [options] IN.gguf OUT.gguf TYPE",
-    "llama-quantize's mixes (Q4_K_M, Q8_0, IQ4_XS, ...) byte for byte. Options: --threads N, "
-    "--imatrix FILE, --allow-requantize, --pure, --output-tensor-type T, --token-embedding-type T, "
-    "--leave-output-tensor, --dry-run [--json] (error per tensor, nothing written; OUT optional)"};
+    "quantize", run_quantize, "IN.gguf OUT.gguf TYPE [NTHREADS]",
+    "llama-quantize's mixes (Q4_K_M, Q8_0, IQ4_XS, ...) byte for byte", opts,
+    "TYPE is a name (Q4_K_M) or llama-quantize's LLAMA_FTYPE number (15 = Q4_K_M, 7 = Q8_0)."};

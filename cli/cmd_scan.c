@@ -1,10 +1,9 @@
 /* cmd_scan.c - mfmt scan [--json] [--all] PATH...: is each file safe to
  * load? Exit 0 only when every file is safe. */
 #include "cli.h"
-#include "ops/scan.h"
 
 typedef struct scan_run {
-    bool json, all;
+    bool json, jsonl, all, quiet;
     json_t *files;
     mf_verdict worst;
     size_t n_files;
@@ -81,37 +80,31 @@ static int on_report(void *ctx, const mf_scan_report *r)
     run->n_files++;
     if (r->verdict > run->worst)
         run->worst = r->verdict;
-    if (run->json)
+    if (run->jsonl) {
+        cli_print_jsonl(report_json(r));
+    } else if (run->json) {
         json_array_append_new(run->files, report_json(r));
-    else
+    } else if (!run->quiet || r->verdict != MF_VERDICT_SAFE) {
         print_report(run, r);
+    }
     return 0;
 }
 
-static int run_scan(int argc, char **argv)
+static int run_scan(const cli_args *a)
 {
     scan_run run = {0};
-    int first = 0;
-    for (int i = 1; i < argc; i++) {
-        if (cli_flag(argc, argv, &i, "--json", NULL))
-            run.json = true;
-        else if (cli_flag(argc, argv, &i, "--all", NULL))
-            run.all = true;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("scan", "unknown option %s", argv[i]);
-        else if (!first)
-            first = i;
-    }
-    if (!first)
+    run.json = cli_has(a, "--json");
+    run.jsonl = cli_has(a, "--jsonl");
+    run.all = cli_has(a, "--all");
+    run.quiet = cli_has(a, "--quiet");
+    if (a->n_pos == 0)
         return cli_usage_error("scan", "no path given");
     run.files = json_array();
     int rc = EXIT_FINE;
-    for (int i = first; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1])
-            continue;
+    for (int i = 0; i < a->n_pos; i++) {
         mf_status st;
         mf_status_init(&st);
-        if (mf_scan_path(argv[i], on_report, &run, &st)) {
+        if (mf_scan_path(a->pos[i], on_report, &run, &st)) {
             int e = cli_report(&st);
             if (e > rc)
                 rc = e;
@@ -127,11 +120,20 @@ static int run_scan(int argc, char **argv)
         cli_print_json(root);
     } else {
         json_decref(run.files);
-        if (run.n_files > 1)
+        if (run.n_files > 1 && !run.jsonl && !run.quiet)
             printf("%zu files: %s\n", run.n_files, mf_verdict_name(run.worst));
     }
     return rc;
 }
 
-const cli_cmd cli_cmd_scan = {"scan", run_scan, "scan [--json] [--all] PATH...",
-                              "pickle safety: safe, unknown or dangerous; exit 0 only if all safe"};
+static const cli_opt opts[] = {
+    {"--json", NULL, NULL, "one JSON object: verdict, files (the contract in doc/DESIGN.md)"},
+    {"--jsonl", NULL, NULL, "one JSON object a line, one line per file scanned"},
+    {"--all", NULL, NULL, "also the findings judged safe"},
+    {"--quiet", "-q", NULL, "print only files that are not safe; the exit status says the rest"},
+    {0},
+};
+
+const cli_cmd cli_cmd_scan = {"scan", run_scan, "PATH...",
+                              "pickle safety: safe, unknown or dangerous; exit 0 only if all safe",
+                              opts, NULL};

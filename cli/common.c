@@ -19,10 +19,8 @@ int cli_exit_code(mf_code c)
 
 int cli_report(const mf_status *st)
 {
-    if (st->n_all == 0 && st->code != MF_OK)
-        fprintf(stderr, "mfmt: %s\n", st->msg);
-    for (size_t i = 0; i < st->n_all; i++)
-        fprintf(stderr, "mfmt: %s\n", st->all[i]);
+    for (size_t i = 0; i < mf_status_count(st); i++)
+        fprintf(stderr, "mfmt: %s\n", mf_status_message(st, i));
     return cli_exit_code(st->code);
 }
 
@@ -32,31 +30,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     fprintf(stderr, "mfmt %s: ", cmd);
     vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'mfmt help %s')\n", cmd);
+    fprintf(stderr, " (see 'mfmt %s --help')\n", cmd);
     va_end(ap);
     return EXIT_USAGE;
-}
-
-bool cli_flag(int argc, char **argv, int *i, const char *name, const char **val)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return false;
-    if (!val)
-        return a[n] == 0;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return true;
-    }
-    if (a[n] != 0)
-        return false;
-    if (*i + 1 >= argc) {
-        *val = NULL; /* caller reports the missing value */
-        return true;
-    }
-    *val = argv[++*i];
-    return true;
 }
 
 json_t *cli_json_string(const char *s, size_t n)
@@ -139,6 +115,34 @@ void cli_print_json(json_t *j)
     json_decref(j);
 }
 
+void cli_fmt_float(char *buf, size_t n, double x, bool is_f32)
+{
+    /* the fewest significant digits that read back to the same value
+     * (9 always do for a float, 17 for a double) */
+    int max = is_f32 ? 9 : 17;
+    for (int p = 1; p <= max; p++) {
+        snprintf(buf, n, "%.*g", p, x);
+        double back = strtod(buf, NULL);
+        if (!(is_f32 ? (float)back == (float)x : back == x))
+            continue;
+        /* as Python's repr: plain digits from 1e-4 to 1e16 (10000, not 1e+04) */
+        double ax = fabs(x);
+        if (strchr(buf, 'e') && ax >= 1e-4 && ax < 1e16) {
+            int e10 = (int)floor(log10(ax));
+            snprintf(buf, n, "%.*f", p - 1 - e10 > 0 ? p - 1 - e10 : 0, x);
+        }
+        return;
+    }
+    snprintf(buf, n, "%.*g", max, x); /* NaN, and anything the loop missed */
+}
+
+void cli_print_jsonl(json_t *j)
+{
+    json_dumpf(j, stdout, JSON_COMPACT);
+    fputc('\n', stdout);
+    json_decref(j);
+}
+
 static const char *vtype_name(mf_vtype t)
 {
     static const char *const n[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32",
@@ -155,8 +159,13 @@ void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str)
     case MF_V_I8: case MF_V_I16: case MF_V_I32: case MF_V_I64:
         fprintf(f, "%lld", (long long)v->as.i);
         break;
-    case MF_V_F32: fprintf(f, "%.9g", v->as.f); break;
-    case MF_V_F64: fprintf(f, "%.17g", v->as.f); break;
+    case MF_V_F32:
+    case MF_V_F64: {
+        char buf[40];
+        cli_fmt_float(buf, sizeof(buf), v->as.f, v->type == MF_V_F32);
+        fputs(buf, f);
+        break;
+    }
     case MF_V_BOOL: fputs(v->as.b ? "true" : "false", f); break;
     case MF_V_STR: {
         size_t n = v->as.s.len < max_str ? v->as.s.len : max_str;
@@ -232,6 +241,26 @@ void cli_progress_start(cli_progress *p, const char *label, uint64_t total)
     p->on = isatty(2) && !getenv("MFMT_NO_PROGRESS");
     p->total = total;
     p->label = label;
+    p->start = now_sec();
+}
+
+/* "12.5 MiB/s, 0:42 left": the rate so far and the time the rest takes at it */
+static void rate_text(char *buf, size_t n, const cli_progress *p, double t)
+{
+    double el = t - p->start;
+    if (el < 0.2 || p->done == 0) {
+        buf[0] = 0;
+        return;
+    }
+    char r[32];
+    double rate = (double)p->done / el;
+    cli_fmt_bytes(r, sizeof(r), (uint64_t)rate);
+    if (p->total > p->done) {
+        unsigned left = (unsigned)((double)(p->total - p->done) / rate + 0.5);
+        snprintf(buf, n, " %s/s, %u:%02u left", r, left / 60, left % 60);
+    } else {
+        snprintf(buf, n, " %s/s", r);
+    }
 }
 
 void cli_progress_add(cli_progress *p, uint64_t n)
@@ -244,49 +273,86 @@ void cli_progress_add(cli_progress *p, uint64_t n)
         return;
     p->last = t;
     int pct = p->total ? (int)(100.0 * (double)p->done / (double)p->total) : 100;
+    if (pct > 100)
+        pct = 100;
     int bar = pct * 30 / 100;
-    fprintf(stderr, "\r%s [%.*s%*s] %3d%%", p->label, bar, "==============================",
-            30 - bar, "", pct);
+    char rate[64];
+    rate_text(rate, sizeof(rate), p, t);
+    fprintf(stderr, "\r%s [%.*s%*s] %3d%%%-28s", p->label, bar, "==============================",
+            30 - bar, "", pct, rate);
 }
 
 void cli_progress_end(cli_progress *p)
 {
     if (p->on)
-        fprintf(stderr, "\r%*s\r", 60, "");
+        fprintf(stderr, "\r%*s\r", 80, "");
 }
 
-void cli_progress_by(void *ctx, uint64_t n)
-{
-    cli_progress_add(ctx, n);
-}
-
-void cli_progress_to(void *ctx, uint64_t done, uint64_t total)
+int cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
 {
     cli_progress *p = ctx;
-    p->total = total; /* the bytes written (dequantized MLX weights outgrow the input's) */
-    cli_progress_add(p, done - p->done);
+    if (total)
+        p->total = total; /* the library knows best (outputs can outgrow inputs) */
+    cli_progress_add(p, done > p->done ? done - p->done : 0);
+    return 0;
 }
 
-uint64_t cli_input_bytes(const char *path)
+int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st)
 {
-    mf_status st;
-    mf_status_init(&st);
-    mf_model *m;
-    uint64_t n = 0;
-    if (mf_open(path, NULL, &m, &st) == 0) {
-        for (size_t i = 0; i < m->n_tensors; i++)
-            n += m->tensors[i].nbytes;
-        mf_close(m);
-    }
-    mf_status_clear(&st);
-    return n;
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = flags | (scan ? 0 : MF_OPEN_NO_SCAN);
+    return mf_open(path, &o, m, st);
+}
+
+int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    (void)ctx;
+    if (fwrite(buf, 1, n, stdout) != n)
+        return mf_status_fail(st, MF_ERR_IO, "stdout: write failed");
+    return 0;
 }
 
 int cli_open_model(const char *path, mf_model **m)
 {
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_open(path, NULL, m, &st) ? cli_report(&st) : EXIT_FINE;
+    int rc = cli_open(path, 0, false, m, &st) ? cli_report(&st) : EXIT_FINE;
     mf_status_clear(&st);
     return rc;
+}
+
+const char *cli_version_text(const mf_model *m)
+{
+    const char *v = mf_model_version(m);
+    /* "safetensors, version safetensors": a version that only repeats the
+     * format's name says nothing */
+    return strcmp(v, mf_format_name(mf_model_format(m))) == 0 ? "" : v;
+}
+
+/* A per-tensor alignment note (safetensors.c: note_alignment and the
+ * zero-copy check). */
+static bool is_alignment_note(const char *n)
+{
+    return strncmp(n, "tensor \"", 8) == 0 && strstr(n, "aligned") != NULL;
+}
+
+void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose)
+{
+    size_t n_align = 0;
+    const char *first = NULL;
+    for (size_t i = 0; i < mf_model_note_count(m); i++) {
+        const char *n = mf_model_note_at(m, i);
+        if (!verbose && is_alignment_note(n)) {
+            if (!n_align++)
+                first = n;
+            continue;
+        }
+        fprintf(f, "%s%s\n", prefix, n);
+    }
+    if (n_align == 1)
+        fprintf(f, "%s%s\n", prefix, first);
+    else if (n_align > 1)
+        fprintf(f, "%s%zu tensors are not aligned (first: %s); --verbose lists them\n", prefix,
+                n_align, first);
 }

@@ -3,7 +3,6 @@
 #ifndef MF_HF_CLI_H
 #define MF_HF_CLI_H
 #include "cli.h"
-#include "ops/hf_ops.h"
 
 /* The load report of an hf-dir model (prints nothing for other formats).
  * Returns the number of problems (missing + mismatched keys), or -1 when
@@ -13,8 +12,6 @@ int cli_hf_load_report_text(FILE *f, const mf_model *m, const char *indent, mf_s
 json_t *cli_hf_load_report_json(const mf_model *m, mf_status *st);
 /* mfmt convert DIR OUT.gguf: a Hugging Face directory to GGUF as llama.cpp's
  * converter writes it (type: f32, f16, bf16, q8_0, auto; NULL: f16), with
- * a progress bar on a terminal. cli_convert_to_gguf parses
- * "IN OUT [--type T] [--threads N]" (argv[0] is the command name). */
+ * a progress bar on a terminal. */
 int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, int threads);
-int cli_convert_to_gguf(int argc, char **argv);
 #endif

@@ -17,14 +17,15 @@ static void list(FILE *f, const char *indent, const char *what, char **v, size_t
 
 int cli_hf_load_report_text(FILE *f, const mf_model *m, const char *indent, mf_status *st)
 {
-    if (m->format != MF_FMT_HF_DIR)
+    if (mf_model_format(m) != MF_FMT_HF_DIR)
         return 0;
-    mf_load_report r;
-    if (mf_hf_load_report(m, &r, st))
+    mf_load_report *lr;
+    if (mf_hf_load_report(m, &lr, st))
         return -1;
+    const mf_load_report r = *lr;
     if (!r.arch) {
         fprintf(f, "%sload report: not made: %s\n", indent, r.why_not);
-        mf_load_report_free(&r);
+        mf_load_report_free(lr);
         return 0;
     }
     fprintf(f, "%sload report (%s%s): %zu of %zu expected tensors present, %zu missing, "
@@ -35,7 +36,7 @@ int cli_hf_load_report_text(FILE *f, const mf_model *m, const char *indent, mf_s
     list(f, indent, "  shape-mismatched", r.mismatched, r.n_mismatched);
     list(f, indent, "  unexpected", r.unexpected, r.n_unexpected);
     int problems = (int)(r.n_missing + r.n_mismatched);
-    mf_load_report_free(&r);
+    mf_load_report_free(lr);
     return problems;
 }
 
@@ -49,11 +50,12 @@ static json_t *names(char **v, size_t n)
 
 json_t *cli_hf_load_report_json(const mf_model *m, mf_status *st)
 {
-    if (m->format != MF_FMT_HF_DIR)
+    if (mf_model_format(m) != MF_FMT_HF_DIR)
         return NULL;
-    mf_load_report r;
-    if (mf_hf_load_report(m, &r, st))
+    mf_load_report *lr;
+    if (mf_hf_load_report(m, &lr, st))
         return NULL;
+    const mf_load_report r = *lr;
     json_t *o = json_object();
     json_object_set_new(o, "checked", json_boolean(r.arch != NULL));
     if (!r.arch) {
@@ -67,6 +69,6 @@ json_t *cli_hf_load_report_json(const mf_model *m, mf_status *st)
         json_object_set_new(o, "mismatched", names(r.mismatched, r.n_mismatched));
         json_object_set_new(o, "ok", json_boolean(!r.n_missing && !r.n_mismatched));
     }
-    mf_load_report_free(&r);
+    mf_load_report_free(lr);
     return o;
 }

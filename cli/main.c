@@ -32,13 +32,88 @@ static void usage(FILE *f)
     fprintf(f, "mfmt %s - model weight files: detect, inspect, validate, hash, convert\n\n"
                "usage:\n", MF_VERSION_STRING);
     for (size_t i = 0; i < N_COMMANDS; i++) {
-        if (strlen(commands[i]->usage) <= 44)
-            fprintf(f, "  mfmt %-44s %s\n", commands[i]->usage, commands[i]->help);
+        char syn[128];
+        snprintf(syn, sizeof(syn), "%s [options] %s", commands[i]->name, commands[i]->args);
+        if (strlen(syn) <= 44)
+            fprintf(f, "  mfmt %-44s %s\n", syn, commands[i]->help);
         else /* long synopses: the help goes on its own indented line */
-            fprintf(f, "  mfmt %s\n  %-49s %s\n", commands[i]->usage, "", commands[i]->help);
+            fprintf(f, "  mfmt %s\n  %-49s %s\n", syn, "", commands[i]->help);
     }
-    fprintf(f, "\n'mfmt help COMMAND' shows one command; the man page mfmt(1) has them all.\n");
+    fprintf(f, "\n'mfmt COMMAND --help' (or 'mfmt help COMMAND') shows every option of a command;\n"
+               "the man page mfmt(1) has them all.\n");
     fprintf(f, "\nExit status: 0 ok, 1 bad or unsafe input, 2 usage or I/O error.\n");
+}
+
+/* "help --options": every command's options, one "COMMAND SPELLING" a
+ * line (each alias too), for tests/check_cli.sh. */
+static void list_options(void)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        for (const cli_opt *o = commands[i]->opts; o && o->name; o++) {
+            printf("%s %s\n", commands[i]->name, o->name);
+            for (const char *p = o->alias; p && *p;) {
+                const char *end = strchr(p, ' ');
+                int len = end ? (int)(end - p) : (int)strlen(p);
+                printf("%s %.*s\n", commands[i]->name, len, p);
+                p = end ? end + 1 : NULL;
+            }
+        }
+}
+
+/* roff text: backslashes doubled, '-' as \- (a minus a man reader can
+ * search for and copy). */
+static void roff(const char *t)
+{
+    for (; *t; t++) {
+        if (*t == '\\')
+            fputs("\\e", stdout);
+        else if (*t == '-')
+            fputs("\\-", stdout);
+        else
+            putchar(*t);
+    }
+}
+
+/* "help --man": the per-command option sections of doc/mfmt.1, made from
+ * the same tables as --help (tests/check_cli.sh holds the page to them). */
+static void print_man(void)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        const cli_cmd *c = commands[i];
+        printf(".SS \"");
+        roff(c->name);
+        printf(" [options] ");
+        roff(c->args);
+        printf("\"\n");
+        roff(c->help);
+        printf(".\n");
+        for (const cli_opt *o = c->opts; o && o->name; o++) {
+            printf(".TP\n.B ");
+            roff(o->name);
+            for (const char *p = o->alias; p && *p;) {
+                const char *end = strchr(p, ' ');
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                char one[64];
+                snprintf(one, sizeof(one), "%.*s", (int)len, p);
+                printf("\\fR, \\fB");
+                roff(one);
+                p = end ? end + 1 : NULL;
+            }
+            if (o->arg) {
+                printf(" \\fI");
+                roff(o->arg);
+                printf("\\fR");
+            }
+            printf("\n");
+            roff(o->help);
+            printf("\n");
+        }
+        if (c->more) {
+            printf(".PP\n");
+            roff(c->more);
+            printf("\n");
+        }
+    }
 }
 
 static const cli_cmd *find(const char *name)
@@ -57,9 +132,21 @@ int main(int argc, char **argv)
     }
     const char *name = argv[1];
     if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
+        if (argc > 2 && !strcmp(argv[2], "--options")) {
+            list_options();
+            return EXIT_FINE;
+        }
+        if (argc > 2 && !strcmp(argv[2], "--man")) {
+            print_man();
+            return EXIT_FINE;
+        }
         const cli_cmd *c = argc > 2 ? find(argv[2]) : NULL;
+        if (argc > 2 && !c) {
+            fprintf(stderr, "mfmt: unknown command '%s'\n", argv[2]);
+            return EXIT_USAGE;
+        }
         if (c)
-            printf("usage: mfmt %s\n%s\n", c->usage, c->help);
+            cli_print_help(stdout, c);
         else
             usage(stdout);
         return EXIT_FINE;
@@ -74,5 +161,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
-    return c->run(argc - 1, argv + 1);
+    static cli_args args; /* large: not on the stack */
+    int rc = cli_parse(c, argc - 1, argv + 1, &args);
+    if (rc)
+        return rc < 0 ? EXIT_FINE : rc;
+    return c->run(&args);
 }

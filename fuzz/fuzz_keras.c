@@ -22,7 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
-    if (mf_open(path, NULL, &m, &st) == 0) {
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_NO_SCAN};
+    if (mf_open(path, &o, &m, &st) == 0) {
         size_t n = 0;
         if (mf_keras_find_lambdas(m, count_lambda, &n, &st) < 0 &&
             (st.code != MF_ERR_FORMAT || !strstr(st.msg, "Python's json")))

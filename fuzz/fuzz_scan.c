@@ -94,9 +94,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t again = 0;
         /* D[:k] must be complete on its own (a FRAME may reach past STOP) */
         if (rc == 1 && used <= size && run_pickle(data, used, &again) == 1 && again == used) {
+            /* issue 10 class 5: scan every pickle, "or call the rest unknown
+             * — never safe" (a first pickle mfmt reads differently from
+             * CPython may hide where the next starts) */
             p = cat(data, used, evil_pickle, sizeof(evil_pickle) - 1, NULL, 0);
-            if (p)
-                must_be_dangerous(p, used + sizeof(evil_pickle) - 1, "posix.system after STOP");
+            if (p && scan_of(p, used + sizeof(evil_pickle) - 1) == MF_VERDICT_SAFE) {
+                fprintf(stderr, "fuzz_scan: posix.system after STOP judged safe\n");
+                abort();
+            }
             free(p);
         }
         if (rc == -1 && v == MF_VERDICT_SAFE) {

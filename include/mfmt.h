@@ -1,15 +1,43 @@
-/* mfmt.h - the one public header of libmfmt.
+/* mfmt.h - the public API of libmfmt.
  *
  * libmfmt opens model-weight files (safetensors, GGUF, PyTorch, NumPy, ONNX,
- * HDF5, TFLite, ...) into one uniform, read-only view: format, metadata and a
- * tensor table whose data points into a read-only mapping of the file.
- * Opening costs O(header); no tensor data is copied.
+ * HDF5/Keras, TFLite, TensorFlow, MLX, Hugging Face directories, ...) into
+ * one uniform, read-only view: format, metadata and a tensor table whose
+ * data points into a read-only mapping of the file. Opening costs
+ * O(header); no tensor data is copied. On top of that view it offers every
+ * operation of the `mfmt` command: validate, hash (with llama-gguf-hash
+ * manifests), scan, convert, quantize, dequantize, split/merge, diff,
+ * estimate and plan. Including this header declares all of it (it includes
+ * the headers in <mfmt/...>; include this one, not those).
  *
- * Conventions
- *  - Functions that can fail return 0 on success and -1 on failure, and fill
- *    an mf_status whose message names the file, the byte offset and the rule.
+ * Conventions (they hold for every function unless its comment says else)
+ *  - Return value: functions that can fail return 0 on success and -1 on
+ *    failure; the reason goes to the mf_status the caller passes (its
+ *    message names the file, the byte offset and the rule). A NULL status
+ *    pointer is allowed everywhere: the failure is then only the -1.
  *  - Nothing in the library prints, exits or aborts on input.
- *  - Structures in this header are read-only for callers unless said otherwise.
+ *  - Ownership: a pointer returned by an accessor (names, shapes, metadata,
+ *    tensors) is owned by the handle it came from and stays valid until that
+ *    handle is freed (mf_close, mf_..._free). Memory the caller must free is
+ *    said so, with the function that frees it (mf_free for plain buffers).
+ *  - Handles (mf_model, mf_tensor, mf_hasher, mf_atomic, mf_manifest, ...)
+ *    are opaque; results are plain C structs owned by a handle.
+ *  - Option structs begin with `struct_size`: fill them with their
+ *    mf_..._opts_init() (or the MF_..._OPTS_INIT initialiser), then set
+ *    fields. Later versions only append fields, so a program built against
+ *    this header keeps working; a struct_size of 0 is refused (MF_ERR_USAGE).
+ *    Passing NULL options means every default.
+ *  - Progress: long operations take an mf_progress_fn; returning non-zero
+ *    from it cancels the operation, which then fails with MF_ERR_CANCELLED
+ *    and leaves no partial output behind (outputs are written atomically).
+ *  - Threads: the library keeps no global mutable state (a few lookup
+ *    tables are built once, under pthread_once). Functions taking
+ *    a `const mf_model *` may be called from several threads at once on the
+ *    same model; a function taking a non-const handle (mf_hasher, mf_atomic,
+ *    mf_status ...) needs that handle to itself. mf_close must not race with
+ *    other uses of the model. Callbacks run on the calling thread.
+ *  - Every exported function is declared here with MF_API; the shared
+ *    library exports nothing else.
  */
 #ifndef MFMT_H
 #define MFMT_H
@@ -22,8 +50,35 @@
 extern "C" {
 #endif
 
-#define MF_VERSION_STRING "0.1.0"
+/* ----------------------------------------------------------------- version */
+
+/* The one place the version is written: the Makefile reads these lines
+ * (SONAME libmfmt.so.MAJOR, file libmfmt.so.MAJOR.MINOR.PATCH, mfmt.pc). */
+#define MF_VERSION_MAJOR 0
+#define MF_VERSION_MINOR 2
+#define MF_VERSION_PATCH 0
+#define MF_STRINGIFY_(x) #x
+#define MF_STRINGIFY(x) MF_STRINGIFY_(x)
+/* "MAJOR.MINOR.PATCH", from the three numbers above */
+#define MF_VERSION_STRING                                                     \
+    MF_STRINGIFY(MF_VERSION_MAJOR) "." MF_STRINGIFY(MF_VERSION_MINOR) "."     \
+        MF_STRINGIFY(MF_VERSION_PATCH)
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define MF_API __attribute__((visibility("default")))
+#else
+#define MF_API
+#endif
+
 #define MF_MAX_DIMS 32
+
+/* The library's version, "MAJOR.MINOR.PATCH" (may differ from
+ * MF_VERSION_STRING when a program runs against a newer shared library). */
+MF_API const char *mf_version(void);
+
+/* Frees memory the library allocated for the caller (text, buffers) where a
+ * function says "free with mf_free". NULL is fine. */
+MF_API void mf_free(void *p);
 
 /* ------------------------------------------------------------------ status */
 
@@ -35,10 +90,13 @@ typedef enum mf_code {
     MF_ERR_IO,          /* open/read/write/rename failed */
     MF_ERR_USAGE,       /* bad arguments from the caller */
     MF_ERR_NOMEM,       /* allocation failed */
+    MF_ERR_CANCELLED,   /* a progress callback returned non-zero */
 } mf_code;
 
 /* A status collects every breach a reader finds (validate lists them all);
- * `code` and `msg` are those of the first. */
+ * `code` and `msg` are those of the first. Initialise with mf_status_init
+ * (or MF_STATUS_INIT), release with mf_status_clear. One status belongs to
+ * one thread at a time. */
 typedef struct mf_status {
     mf_code code;
     char msg[1024];
@@ -46,8 +104,31 @@ typedef struct mf_status {
     size_t n_all, cap_all;
 } mf_status;
 
-void mf_status_init(mf_status *st);
-void mf_status_clear(mf_status *st); /* frees `all`, back to MF_OK */
+#define MF_STATUS_INIT {MF_OK, {0}, NULL, 0, 0}
+
+MF_API void mf_status_init(mf_status *st);
+/* Frees `all` and sets the status back to MF_OK (it can be reused). */
+MF_API void mf_status_clear(mf_status *st);
+/* Messages recorded (at least 1 once a function failed). */
+MF_API size_t mf_status_count(const mf_status *st);
+/* Message i (0: the first, == msg), or NULL past the end. Owned by st. */
+MF_API const char *mf_status_message(const mf_status *st, size_t i);
+/* "ok", "format", "unsafe", "unsupported", "io", "usage", "nomem",
+ * "cancelled"; "?" for others. Static. */
+MF_API const char *mf_code_name(mf_code c);
+
+/* For callbacks and sinks that fail: records a message (printf-style) with
+ * `code` in st (NULL is fine) and returns -1. */
+MF_API int mf_status_fail(mf_status *st, mf_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Progress of a long operation: `done` out of `total` units (bytes unless
+ * said otherwise; total 0 when unknown). Return 0 to go on, non-zero to
+ * cancel (the operation fails with MF_ERR_CANCELLED, writes nothing). */
+typedef int (*mf_progress_fn)(void *user, uint64_t done, uint64_t total);
 
 /* ------------------------------------------------------------------ dtypes */
 
@@ -78,14 +159,29 @@ typedef struct mf_dtype_info {
     bool is_float, is_quant, is_signed;
 } mf_dtype_info;
 
-const mf_dtype_info *mf_dtype_info_of(mf_dtype dt); /* NULL if unknown */
-const char *mf_dtype_name(mf_dtype dt);             /* "?" if unknown */
-mf_dtype mf_dtype_from_name(const char *name);      /* MF_DTYPE_INVALID */
-mf_dtype mf_dtype_from_ggml(uint32_t ggml_id);      /* MF_DTYPE_INVALID */
+/* Static tables: thread-safe, nothing to free. */
+MF_API const mf_dtype_info *mf_dtype_info_of(mf_dtype dt); /* NULL if unknown */
+MF_API const char *mf_dtype_name(mf_dtype dt);             /* "?" if unknown */
+/* Case-sensitive spelling as mf_dtype_name gives it; MF_DTYPE_INVALID. */
+MF_API mf_dtype mf_dtype_from_name(const char *name);
+MF_API mf_dtype mf_dtype_from_ggml(uint32_t ggml_id);      /* MF_DTYPE_INVALID */
 /* Bytes of `n_elems` elements laid out contiguously (blocks rounded up for
  * packed types; n_elems must be a block multiple for ggml block types).
  * Returns -1 on overflow or a partial ggml block. */
-int mf_dtype_nbytes(mf_dtype dt, uint64_t n_elems, uint64_t *out);
+MF_API int mf_dtype_nbytes(mf_dtype dt, uint64_t n_elems, uint64_t *out);
+/* true when mf_tensor_read can give a tensor of dtype `dt` as F32: F32,
+ * F16, BF16, F64, every integer type of a byte or more, BOOL, the F8
+ * variants (E4M3, E5M2, their FNUZ forms, E8M0) and every ggml block type
+ * (not STRING, complex, or the sub-byte F6/F4/I4/U4/I2/U2). */
+MF_API bool mf_dtype_to_f32_supported(mf_dtype dt);
+
+/* ------------------------------------------------------------- utilities */
+
+/* A size such as "5GB", "500MiB", "2G", "1024" in bytes (decimal and binary
+ * suffixes, as Hugging Face's max_shard_size). -1 when malformed. */
+MF_API int mf_parse_size(const char *s, uint64_t *out);
+/* -1 when buf[0..n) is valid UTF-8, else the offset of the first bad byte. */
+MF_API int64_t mf_utf8_check(const uint8_t *buf, size_t n);
 
 /* ---------------------------------------------------------------- formats */
 
@@ -99,7 +195,8 @@ typedef enum mf_format {
     MF_FMT_COUNT
 } mf_format;
 
-const char *mf_format_name(mf_format f); /* DESIGN.md's names: "pytorch-zip" */
+/* DESIGN.md's names ("pytorch-zip"); "?" when out of range. Static. */
+MF_API const char *mf_format_name(mf_format f);
 
 typedef struct mf_detection {
     mf_format format;
@@ -107,8 +204,11 @@ typedef struct mf_detection {
                          or for unknown: the first bytes in hex */
 } mf_detection;
 
-/* From the bytes (and, for directories, the files inside), never the name. */
-int mf_detect(const char *path, mf_detection *out, mf_status *st);
+/* Which format `path` holds, from its bytes (and, for a directory, the
+ * files inside), never its name. An unknown format is not an error
+ * (format MF_FMT_UNKNOWN); -1 only when the path cannot be read.
+ * Thread-safe. */
+MF_API int mf_detect(const char *path, mf_detection *out, mf_status *st);
 
 /* --------------------------------------------------------------- metadata */
 
@@ -118,6 +218,7 @@ typedef enum mf_vtype {
     MF_V_NULL = 100,
 } mf_vtype;
 
+/* A metadata value (read-only; owned by the model it came from). */
 typedef struct mf_value {
     mf_vtype type;
     union {
@@ -136,133 +237,165 @@ typedef struct mf_kv {
     uint64_t offset; /* where the pair starts in its file (0 if n/a) */
 } mf_kv;
 
-/* ----------------------------------------------------------------- tensors */
+/* -------------------------------------------------------------- the model */
 
-typedef struct mf_file {
-    const char *path;
-    const uint8_t *base; /* read-only mapping (NULL for an empty file) */
-    uint64_t size;
-} mf_file;
-
-typedef struct mf_tensor {
-    const char *name;
-    mf_dtype dtype;
-    int ndim;
-    int64_t shape[MF_MAX_DIMS]; /* C order: outermost first */
-    const int64_t *strides;     /* element strides, C order; NULL = contiguous */
-    uint32_t file;              /* index into mf_model.files */
-    uint64_t offset;            /* byte offset of the first element there */
-    uint64_t nbytes;            /* bytes of the tensor stored contiguously */
-    const uint8_t *data;        /* into the mapping; NULL when not mapped as is
-                                   (compressed, chunked, ...): use mf_tensor_stream */
-    bool big_endian;            /* stored big-endian (swapped when streamed) */
-    void *priv;                 /* reader-private */
-    const struct mf_model *owner; /* the model whose files and reader hold this
-                                     tensor (a shard, a directory's weights
-                                     file); NULL: the model listing it */
-} mf_tensor;
-
-typedef struct mf_arena mf_arena;
-struct mf_reader;
-
-typedef struct mf_model {
-    mf_format format;
-    char version[64];          /* "3", "1.0", "torch zip v3", ... */
-    const char *path;
-    mf_kv *meta;   size_t n_meta;
-    mf_tensor *tensors; size_t n_tensors;
-    mf_file *files; size_t n_files;
-    char **notes;  size_t n_notes; /* warnings that are not breaches */
-    uint64_t header_bytes;     /* bytes read to open (O(header) check) */
-    const struct mf_reader *reader;
-    mf_arena *arena;           /* owns every string and array above */
-    void *priv;
-} mf_model;
+/* An opened model (opaque). Read-only once open: every accessor below may
+ * be called from several threads at once. */
+typedef struct mf_model mf_model;
+/* One tensor of a model's table (opaque; owned by the model). */
+typedef struct mf_tensor mf_tensor;
 
 enum {
-    MF_OPEN_STRICT = 1 << 0, /* validate: check every rule, collect them all */
+    /* validate: check every rule the reader knows and collect every breach
+     * in the status (mf_open then fails with the first as code/msg) */
+    MF_OPEN_STRICT = 1 << 0,
+    /* skip the safety scan mf_open otherwise runs for formats that can carry
+     * code (pickles, PyTorch, NumPy object arrays, Keras Lambda layers,
+     * directories holding them); mf_model_verdict then says UNKNOWN */
+    MF_OPEN_NO_SCAN = 1 << 1,
+    /* refuse a model whose scan verdict is `dangerous`: mf_open fails with
+     * MF_ERR_UNSAFE naming the first dangerous finding */
+    MF_OPEN_REFUSE_UNSAFE = 1 << 2,
+    /* list packed tensors by their logical view: an MLX quantized triple
+     * (weight, scales, biases) becomes one tensor of the logical shape in
+     * the scales' float type, dequantized when read or streamed */
+    MF_OPEN_LOGICAL = 1 << 3,
 };
 
 typedef struct mf_open_opts {
-    unsigned flags;
+    size_t struct_size; /* sizeof(mf_open_opts) */
+    unsigned flags;     /* MF_OPEN_* */
 } mf_open_opts;
 
-int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
-            mf_status *st);
-void mf_close(mf_model *m);
+#define MF_OPEN_OPTS_INIT {sizeof(mf_open_opts), 0}
+MF_API void mf_open_opts_init(mf_open_opts *o);
 
-const mf_value *mf_meta_get(const mf_model *m, const char *key);
-/* Bytes of every file the model maps (its own and its weights files'). */
-uint64_t mf_model_file_bytes(const mf_model *m);
-/* How many files that is. */
-size_t mf_model_file_count(const mf_model *m);
-/* The file a tensor lives in (follows t->owner). */
-const mf_file *mf_tensor_file(const mf_model *m, const mf_tensor *t);
-const mf_tensor *mf_tensor_find(const mf_model *m, const char *name);
-uint64_t mf_tensor_nelems(const mf_tensor *t);
+/* Opens a file or directory (the format detected from its bytes). opts may
+ * be NULL (no flags). On success *out is the model (close with mf_close);
+ * on failure *out is NULL and st says why. Thread-safe. Unless
+ * MF_OPEN_NO_SCAN is set, a format that can carry code is scanned (see
+ * mf_model_verdict). */
+MF_API int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
+                   mf_status *st);
+/* Frees the model and everything it owns (tensors, names, metadata, views).
+ * NULL is fine. */
+MF_API void mf_close(mf_model *m);
 
-/* A sink receives bytes in order; returns 0, or -1 with st filled. */
+/* validate: opens with MF_OPEN_STRICT and closes again. Returns 0 when the
+ * file keeps every rule, -1 with every breach in st otherwise (mf_status_count,
+ * mf_status_message). Thread-safe. */
+MF_API int mf_validate(const char *path, mf_status *st);
+
+MF_API mf_format mf_model_format(const mf_model *m);
+/* Format version ("3", "1.0", "torch zip v3"; "" if none). Owned by m. */
+MF_API const char *mf_model_version(const mf_model *m);
+MF_API const char *mf_model_path(const mf_model *m); /* as given to mf_open */
+/* Bytes read to open it (the O(header) cost). */
+MF_API uint64_t mf_model_header_bytes(const mf_model *m);
+
+MF_API size_t mf_model_meta_count(const mf_model *m);
+/* Pair i in file order, NULL past the end. Owned by m. */
+MF_API const mf_kv *mf_model_meta_at(const mf_model *m, size_t i);
+/* The value of `key` (first match), or NULL. Owned by m. */
+MF_API const mf_value *mf_meta_get(const mf_model *m, const char *key);
+
+/* Notes: warnings that are not breaches. */
+MF_API size_t mf_model_note_count(const mf_model *m);
+MF_API const char *mf_model_note_at(const mf_model *m, size_t i); /* NULL past end */
+
+/* The files the model maps: its own and, for directories and shard sets,
+ * every weights file. */
+MF_API size_t mf_model_file_count(const mf_model *m);
+MF_API uint64_t mf_model_file_bytes(const mf_model *m); /* their total size */
+
+MF_API size_t mf_model_tensor_count(const mf_model *m);
+/* Tensor i in table order (file order), NULL past the end. */
+MF_API const mf_tensor *mf_model_tensor_at(const mf_model *m, size_t i);
+/* The tensor named `name`, or NULL. */
+MF_API const mf_tensor *mf_tensor_find(const mf_model *m, const char *name);
+
+/* A tensor's description. All pointers are owned by the model. */
+MF_API const char *mf_tensor_name(const mf_tensor *t);
+MF_API mf_dtype mf_tensor_dtype(const mf_tensor *t);
+MF_API int mf_tensor_ndim(const mf_tensor *t);
+/* ndim sizes, C order (outermost first). */
+MF_API const int64_t *mf_tensor_shape(const mf_tensor *t);
+/* Element strides in C order as stored (a PyTorch view), or NULL when the
+ * tensor is stored contiguously. Reading always gives contiguous data. */
+MF_API const int64_t *mf_tensor_strides(const mf_tensor *t);
+MF_API uint64_t mf_tensor_nelems(const mf_tensor *t);
+/* Bytes of the tensor's canonical (contiguous) form in its dtype. */
+MF_API uint64_t mf_tensor_nbytes(const mf_tensor *t);
+/* Byte offset of its first element in its file, and that file's path. */
+MF_API uint64_t mf_tensor_offset(const mf_tensor *t);
+MF_API const char *mf_tensor_file_path(const mf_model *m, const mf_tensor *t);
+/* The stored bytes in the read-only mapping when they are the canonical
+ * bytes as they lie (contiguous, little-endian, uncompressed), else NULL:
+ * then use mf_tensor_read or mf_tensor_stream. */
+MF_API const void *mf_tensor_data(const mf_model *m, const mf_tensor *t);
+/* Element 0 (index [0, ..., 0]) of the tensor in the read-only mapping when
+ * its elements lie there uncompressed and little-endian, contiguous or as a
+ * strided view (element strides: mf_tensor_strides; every element they
+ * reach lies inside the mapping, the reader checked that), else NULL. What
+ * a zero-copy strided view needs (the Python package's NumPy arrays):
+ * element i sits at base + sum(i[d] * strides[d]) * element size. Equals
+ * mf_tensor_data for a contiguous tensor. */
+MF_API const void *mf_tensor_mapped(const mf_model *m, const mf_tensor *t);
+MF_API bool mf_tensor_big_endian(const mf_tensor *t); /* stored big-endian */
+
+/* ------------------------------------------------------- reading tensors */
+
+/* A sink receives bytes in order; returns 0, or -1 with st filled (the
+ * operation feeding it then stops and fails with that status). */
 typedef int (*mf_sink_fn)(void *ctx, const void *buf, size_t n, mf_status *st);
 
 /* Streams the tensor's canonical bytes (C order, contiguous, little-endian,
- * stored dtype) to `sink` in chunks, whatever the layout on disk. */
-int mf_tensor_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
-                     void *ctx, mf_status *st);
+ * stored dtype) to `sink` in chunks, whatever the layout on disk
+ * (compressed, chunked, strided, big-endian). Thread-safe on one model. */
+MF_API int mf_tensor_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
+                            void *ctx, mf_status *st);
 
-/* ----------------------------------------------------------------- hashing */
+/* Rows of the outermost dimension: shape[0] (1 for a scalar). */
+MF_API uint64_t mf_tensor_rows(const mf_tensor *t);
 
-typedef enum mf_hash_algo { MF_SHA256, MF_SHA1, MF_XXH64, MF_XXH3 } mf_hash_algo;
-typedef struct mf_hasher mf_hasher;
+/* Bytes mf_tensor_read writes for `nrows` rows as `as` (see there). */
+MF_API int mf_tensor_read_size(const mf_tensor *t, mf_dtype as, uint64_t nrows,
+                               uint64_t *bytes, mf_status *st);
 
-int mf_hash_algo_from_name(const char *name, mf_hash_algo *out);
-const char *mf_hash_algo_name(mf_hash_algo a);
-mf_hasher *mf_hasher_new(mf_hash_algo a);
-void mf_hasher_update(mf_hasher *h, const void *buf, size_t n);
-void mf_hasher_final_hex(mf_hasher *h, char hex[129]); /* then reusable */
-void mf_hasher_free(mf_hasher *h);
-int mf_hasher_sink(void *hasher, const void *buf, size_t n, mf_status *st);
+/* Reads rows [row0, row0 + nrows) of the outermost dimension (a 1-D tensor:
+ * elements) into `buf` (cap bytes), contiguous, C order, little-endian:
+ *  - as == MF_F32: values as float32, from any dtype for which
+ *    mf_dtype_to_f32_supported holds: F16, BF16, F64, integers, bool,
+ *    every F8 variant, every ggml block type (ggml's dequantization,
+ *    bit for bit), MLX packed tensors (open with MF_OPEN_LOGICAL or read
+ *    from mf_model_logical_view), strided PyTorch views;
+ *  - as == the tensor's own dtype (or MF_DTYPE_INVALID): its canonical
+ *    bytes; for ggml block types the row range must cover whole blocks.
+ * nrows == UINT64_MAX: to the last row. Fails (MF_ERR_USAGE) when the range
+ * is outside the tensor or cap is smaller than mf_tensor_read_size;
+ * MF_ERR_UNSUPPORTED when the conversion is not available. Costs O(rows
+ * read) for tensors mapped as they lie, O(tensor) otherwise (compressed or
+ * strided storage is decoded from the start). Thread-safe on one model. */
+MF_API int mf_tensor_read(const mf_model *m, const mf_tensor *t, mf_dtype as,
+                          uint64_t row0, uint64_t nrows, void *buf, size_t cap,
+                          mf_status *st);
+/* The same for the whole tensor into a buffer the library allocates:
+ * *out (free with mf_free), *bytes its size. */
+MF_API int mf_tensor_read_alloc(const mf_model *m, const mf_tensor *t, mf_dtype as,
+                                void **out, uint64_t *bytes, mf_status *st);
 
-int mf_hash_file(const char *path, mf_hash_algo a, char hex[129], mf_status *st);
-int mf_hash_tensor(const mf_model *m, const mf_tensor *t, mf_hash_algo a,
-                   char hex[129], mf_status *st);
-/* Hash of all tensors' canonical bytes, in table order (metadata excluded). */
-int mf_hash_tensor_content(const mf_model *m, mf_hash_algo a, char hex[129],
-                           mf_status *st);
+/* A model whose tensor table is the logical one (MF_OPEN_LOGICAL's view)
+ * over an open model: packed MLX triples become one float tensor each, the
+ * other tensors are listed as they are. `src` must stay open until the view
+ * is closed (mf_close). For a model without packed tensors the view lists
+ * the same tensors. */
+MF_API int mf_model_logical_view(const mf_model *src, mf_model **view, mf_status *st);
 
-/* ----------------------------------------------------------------- writing */
-
-/* Atomic file writer: a temporary file beside `path`, fsync, rename. */
-typedef struct mf_atomic mf_atomic;
-int mf_atomic_open(const char *path, mf_atomic **out, mf_status *st);
-int mf_atomic_write(mf_atomic *w, const void *buf, size_t n, mf_status *st);
-int mf_atomic_sink(void *w, const void *buf, size_t n, mf_status *st);
-uint64_t mf_atomic_tell(const mf_atomic *w);
-int mf_atomic_commit(mf_atomic *w, mf_status *st); /* frees w */
-void mf_atomic_abort(mf_atomic *w);                 /* frees w, removes temp */
-
-/* What a writer needs to know of one output tensor before any data. */
-typedef struct mf_out_tensor {
-    const char *name;
-    mf_dtype dtype;
-    int ndim;
-    int64_t shape[MF_MAX_DIMS]; /* C order */
-} mf_out_tensor;
-
-/* Called once per tensor, in order: write exactly the tensor's bytes
- * (canonical layout) to sink(sink_ctx, ...). */
-typedef int (*mf_fill_fn)(void *ctx, size_t index, mf_sink_fn sink,
-                          void *sink_ctx, mf_status *st);
-
-/* safetensors: `meta` holds string values only (the __metadata__ map). */
-int mf_safetensors_write(const char *path, const mf_out_tensor *tensors,
-                         size_t n, const mf_kv *meta, size_t n_meta,
-                         mf_fill_fn fill, void *ctx, mf_status *st);
-
-/* GGUF v3, little-endian. Metadata written in the order given; alignment
- * from general.alignment when present in meta, else 32. */
-int mf_gguf_write(const char *path, const mf_out_tensor *tensors, size_t n,
-                  const mf_kv *meta, size_t n_meta, mf_fill_fn fill,
-                  void *ctx, mf_status *st);
+/* A text description of the model's graph where the format has one (ONNX:
+ * inputs, outputs, nodes; what `mfmt inspect --graph` prints), written to
+ * sink. MF_ERR_USAGE for formats without a graph. */
+MF_API int mf_model_graph_text(const mf_model *m, mf_sink_fn sink, void *ctx,
+                               mf_status *st);
 
 /* ----------------------------------------------------------------- editing */
 
@@ -327,11 +460,19 @@ typedef struct mf_edit_report {
  * Returns 0, or -1 with st (NULL allowed) naming the file and the rule.
  * `report` (NULL allowed) is filled on success and must be released with
  * mf_edit_report_free. Thread-safe for distinct files. */
-int mf_edit(const char *in, const char *out, const mf_edit_op *ops, size_t n_ops,
-            const mf_edit_opts *opts, mf_edit_report *report, mf_status *st);
-void mf_edit_report_free(mf_edit_report *report);
+MF_API int mf_edit(const char *in, const char *out, const mf_edit_op *ops, size_t n_ops,
+                   const mf_edit_opts *opts, mf_edit_report *report, mf_status *st);
+MF_API void mf_edit_report_free(mf_edit_report *report);
 
 #ifdef __cplusplus
 }
 #endif
+
+#include "mfmt/hash.h"
+#include "mfmt/write.h"
+#include "mfmt/scan.h"
+#include "mfmt/convert.h"
+#include "mfmt/quantize.h"
+#include "mfmt/analyze.h"
+
 #endif /* MFMT_H */

@@ -295,7 +295,7 @@ static void split_in_child(const char *src, const char *point)
         mf_status st;
         mf_status_init(&st);
         size_t nf;
-        _exit(m && mf_gguf_split(m, at("set"), 1, 0, &nf, &st) == 0 ? 0 : 3);
+        _exit(m && mf_gguf_split(m, at("set"), &(mf_split_opts){.struct_size = sizeof(mf_split_opts), .max_tensors = 1, .max_bytes = 0}, &nf, &st) == 0 ? 0 : 3);
     }
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid);
@@ -317,7 +317,7 @@ static void test_split_killed(void)
         mf_status st;
         mf_status_init(&st);
         size_t nf = 0;
-        CHECK(old && mf_gguf_split(old, at("set"), 1, 0, &nf, &st) == 0 && nf == 3);
+        CHECK(old && mf_gguf_split(old, at("set"), &(mf_split_opts){.struct_size = sizeof(mf_split_opts), .max_tensors = 1, .max_bytes = 0}, &nf, &st) == 0 && nf == 3);
         mf_close(old);
         split_in_child(at("new.gguf"), points[k]);
         mf_atomic_sweep(g_dir); /* what the next run does first */
@@ -344,7 +344,7 @@ static void test_sharded_convert_killed(void)
     if (pid == 0) {
         mf_atomic_kill_point = "commit";
         mf_model *m = open_or_null(at("src.gguf"));
-        mf_convert_st_opts o = {.max_shard_size = 1 << 20};
+        mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts), .max_shard_size = 1 << 20};
         mf_status st;
         mf_status_init(&st);
         _exit(m && mf_convert_to_safetensors(m, at("model.safetensors"), &o, &st) == 0 ? 0 : 3);
@@ -369,27 +369,27 @@ static void test_output_is_input(void)
     mf_status st;
     mf_status_init(&st);
     size_t nf = 0;
-    CHECK(src && mf_gguf_split(src, at("a"), 1, 0, &nf, &st) == 0 && nf == 3);
+    CHECK(src && mf_gguf_split(src, at("a"), &(mf_split_opts){.struct_size = sizeof(mf_split_opts), .max_tensors = 1, .max_bytes = 0}, &nf, &st) == 0 && nf == 3);
     char before[129], after[129];
     const char *s2 = at("a-00002-of-00003.gguf");
     CHECK(mf_hash_file(s2, MF_SHA256, before, &st) == 0);
     /* merge a-1 a-2: the set's second shard is an input */
     mf_model *set = open_or_null(at("a-00001-of-00003.gguf"));
-    CHECK(set && mf_merge_to(set, s2, &st) == -1 && strstr(st.msg, "inputs"));
+    CHECK(set && mf_merge(set, s2, NULL, &st) == -1 && strstr(st.msg, "inputs"));
     mf_status_clear(&st);
     CHECK(mf_hash_file(s2, MF_SHA256, after, &st) == 0 && strcmp(before, after) == 0);
     /* the third shard too, and as safetensors output path */
-    CHECK(set && mf_merge_to(set, at("a-00003-of-00003.gguf"), &st) == -1);
+    CHECK(set && mf_merge(set, at("a-00003-of-00003.gguf"), NULL, &st) == -1);
     mf_status_clear(&st);
     /* split of the set over its own names */
-    CHECK(set && mf_gguf_split(set, at("a"), 1, 0, &nf, &st) == -1 && strstr(st.msg, "inputs"));
+    CHECK(set && mf_gguf_split(set, at("a"), &(mf_split_opts){.struct_size = sizeof(mf_split_opts), .max_tensors = 1, .max_bytes = 0}, &nf, &st) == -1 && strstr(st.msg, "inputs"));
     mf_status_clear(&st);
     CHECK(mf_hash_file(s2, MF_SHA256, after, &st) == 0 && strcmp(before, after) == 0);
     /* convert and dequantize onto a shard of the set */
-    mf_convert_st_opts o = {0};
+    mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
     CHECK(set && mf_convert_to_safetensors(set, s2, &o, &st) == -1);
     mf_status_clear(&st);
-    CHECK(mf_dequantize_file(at("a-00001-of-00003.gguf"), s2, MF_F32, NULL, NULL, NULL, &st) == -1);
+    CHECK(mf_dequantize_file(at("a-00001-of-00003.gguf"), s2, &(mf_dequantize_opts){.struct_size = sizeof(mf_dequantize_opts), .dtype = MF_F32}, NULL, &st) == -1);
     mf_status_clear(&st);
     CHECK(mf_hash_file(s2, MF_SHA256, after, &st) == 0 && strcmp(before, after) == 0);
     /* quantize over its imatrix file */
@@ -473,7 +473,7 @@ static void test_cli(void)
     mf_status st;
     mf_status_init(&st);
     size_t nf = 0;
-    CHECK(src && mf_gguf_split(src, at("a"), 1, 0, &nf, &st) == 0 && nf == 3);
+    CHECK(src && mf_gguf_split(src, at("a"), &(mf_split_opts){.struct_size = sizeof(mf_split_opts), .max_tensors = 1, .max_bytes = 0}, &nf, &st) == 0 && nf == 3);
     mf_close(src);
     char before[129], after[129];
     const char *s2 = at("a-00002-of-00003.gguf");

@@ -124,7 +124,7 @@ static void run_case(const char *base, json_t *c)
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     int rc = mf_open(path, &o, &m, &st);
     bool ok;
     if (strcmp(expect, "error") == 0) {

@@ -293,7 +293,7 @@ static void test_inflate_window(void)
         mf_close(m);
     mf_status_clear(&st);
     mf_status_init(&st);
-    mf_open_opts strict = {.flags = MF_OPEN_STRICT};
+    mf_open_opts strict = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     rc = mf_open(path, &strict, &m, &st);
     char want[64];
     snprintf(want, sizeof(want), "%zu bytes after the pickle's STOP", pad);

@@ -93,7 +93,7 @@ static void test_corpus(const char *shared)
         snprintf(in, sizeof(in), "%s/corpus/%s", shared, rel);
         if (mf_is_dir(in))
             continue;
-        mf_convert_st_opts o = {0};
+        mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
         CHECKF(roundtrip(in, pb_tmp("out.safetensors"), &o) >= 0, "%s: round trip failed", rel);
     }
     json_decref(cases);
@@ -103,7 +103,7 @@ static void test_checkpoint(const char *shared)
 {
     char in[600];
     snprintf(in, sizeof(in), "%s/corpus/pytorch/lightning/epoch=3-step=10.ckpt", shared);
-    mf_convert_st_opts o = {0};
+    mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
     const char *out = pb_tmp("ckpt.safetensors");
     CHECK(roundtrip(in, out, &o) == 4);
     mf_model *w = open_or_null(out);
@@ -115,7 +115,7 @@ static void test_checkpoint(const char *shared)
     CHECK(w && mf_tensor_find(w, "model.fc1.weight") &&
           mf_tensor_find(w, "optimizer_states.0.state.0.exp_avg"));
     mf_close(w);
-    mf_convert_st_opts k = {.key = "optimizer_states.0.state"};
+    mf_convert_st_opts k = {.struct_size = sizeof(mf_convert_st_opts), .key = "optimizer_states.0.state"};
     CHECK(roundtrip(in, out, &k) == 12);
     w = open_or_null(out);
     CHECK(w && mf_tensor_find(w, "0.exp_avg_sq"));
@@ -127,9 +127,25 @@ static void test_checkpoint(const char *shared)
     CHECK(m && mf_convert_to_safetensors(m, out, &k, &st) == -1 && strstr(st.msg, "no.such.key"));
     mf_status_clear(&st);
     mf_close(m);
-    /* tied weights: each name written, same bytes */
+    /* tied weights: the shared tensor once, as save_pretrained writes it
+     * (lm_head.weight, the later name, dropped); --keep-tied: every name */
     snprintf(in, sizeof(in), "%s/corpus/pytorch/tied_weights/pytorch_model.bin", shared);
+    CHECK(roundtrip(in, out, &o) == 2);
+    w = open_or_null(out);
+    CHECK(w && mf_tensor_find(w, "model.embed_tokens.weight") && !mf_tensor_find(w, "lm_head.weight"));
+    mf_close(w);
+    o.keep_tied = true;
     CHECK(roundtrip(in, out, &o) == 3);
+    w = open_or_null(out);
+    CHECK(w && mf_tensor_find(w, "lm_head.weight"));
+    mf_close(w);
+    /* views of one storage at other offsets or strides are not tied */
+    snprintf(in, sizeof(in), "%s/corpus/pytorch/views.pt", shared);
+    o.keep_tied = false;
+    mf_model *vm = open_or_null(in);
+    size_t nv = vm ? vm->n_tensors : 0;
+    mf_close(vm);
+    CHECK(nv > 2 && roundtrip(in, out, &o) == (int)nv);
 }
 
 static void test_shards(const char *shared)
@@ -137,7 +153,7 @@ static void test_shards(const char *shared)
     char in[600];
     snprintf(in, sizeof(in), "%s/corpus/pytorch/views.pt", shared);
     const char *out = pb_tmp("sharded.safetensors");
-    mf_convert_st_opts o = {.max_shard_size = 100};
+    mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts), .max_shard_size = 100};
     mf_model *m = open_or_null(in);
     mf_status st;
     mf_status_init(&st);
@@ -188,14 +204,14 @@ static void test_no_overwrite(void)
     char before[129], after[129];
     CHECK(mf_hash_file(path, MF_SHA256, before, &st) == 0);
     mf_model *m = open_or_null(path);
-    mf_convert_st_opts o = {0};
+    mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
     CHECK(m && mf_convert_to_safetensors(m, path, &o, &st) == -1 && strstr(st.msg, "refusing to overwrite"));
     mf_close(m);
     mf_status_clear(&st);
     CHECK(mf_hash_file(path, MF_SHA256, after, &st) == 0 && strcmp(before, after) == 0);
     mf_status_clear(&st);
     /* and a copy converts fine, with the same bytes */
-    mf_convert_st_opts none = {0};
+    mf_convert_st_opts none = {.struct_size = sizeof(mf_convert_st_opts)};
     CHECK(roundtrip(path, pb_tmp("copy.safetensors"), &none) == 1);
 }
 

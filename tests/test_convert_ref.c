@@ -172,7 +172,7 @@ static void run_one(const char *shared, const char *folder, const char *file, co
     snprintf(out, sizeof(out), "%s/%s.gguf", tmp, file);
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_convert_to_gguf(src, out, outtype, NULL, &st);
+    int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = outtype}, &st);
     if (rc && st.code == MF_ERR_UNSUPPORTED && !mf_reader_for(MF_FMT_PYTORCH_ZIP)) {
         printf("%s %-36s skipped: .bin weights need the PyTorch reader\n", folder, file);
         mf_status_clear(&st);
@@ -215,10 +215,10 @@ static void check_mix(const char *src, const char *name, const char *mix, const 
     snprintf(b, sizeof(b), "%s/%s-%s-quantized.gguf", tmp, name, mix);
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_convert_to_gguf(src, a, mix, NULL, &st);
+    int rc = mf_convert_to_gguf(src, a, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = mix}, &st);
     CHECKF(rc == 0, "%s as %s: %s", name, mix, st.msg);
     mf_status_clear(&st);
-    rc = rc ? rc : mf_convert_to_gguf(src, f, "f16", NULL, &st);
+    rc = rc ? rc : mf_convert_to_gguf(src, f, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16"}, &st);
     mf_quantize_opts o;
     mf_quantize_opts_init(&o, mf_ftype_parse(mix));
     mf_quantize_result res;
@@ -334,7 +334,7 @@ static void run_llama_quantize(const char *shared, const char *variants)
         snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
         mf_status st;
         mf_status_init(&st);
-        int rc = mf_convert_to_gguf(src, out, t, NULL, &st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t}, &st);
         CHECKF(rc == 0, "%s: %s", key, st.msg);
         mf_status_clear(&st);
         if (rc == 0)
@@ -384,7 +384,7 @@ static void run_variants(const char *shared)
         snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
         mf_status st;
         mf_status_init(&st);
-        int rc = mf_convert_to_gguf(src, out, t, NULL, &st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t}, &st);
         CHECKF(rc == 0, "%s: %s", key, st.msg);
         mf_status_clear(&st);
         char h[129] = "";
@@ -427,7 +427,7 @@ static void refused_as(const char *shared, const char *name, const char *key, co
     mf_status st;
     mf_status_init(&st);
     snprintf(cmd, sizeof(cmd), "%s/%s", tmp, name);
-    int rc = mf_convert_to_gguf(cmd, out, type, NULL, &st);
+    int rc = mf_convert_to_gguf(cmd, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = type}, &st);
     CHECKF(rc != 0 && strstr(st.msg, want), "%s with %s = %s: rc %d, \"%s\" (wanted \"%s\")", name, key, value, rc,
            st.msg, want);
     CHECKF(access(out, F_OK) != 0, "%s: a failed conversion left %s", name, out);

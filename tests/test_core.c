@@ -716,7 +716,7 @@ static void test_safetensors_roundtrip(void)
     const char *out = tmp_path("rt.safetensors");
     CHECKF(mf_safetensors_write(out, ts, 5, meta, 2, fill_from, &s, &st) == 0, "%s", st.msg);
     mf_model *m = NULL;
-    mf_open_opts strict = {.flags = MF_OPEN_STRICT};
+    mf_open_opts strict = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     CHECKF(mf_open(out, &strict, &m, &st) == 0, "%s", st.msg);
     if (m) {
         CHECK(m->format == MF_FMT_SAFETENSORS && m->n_tensors == 5);
@@ -806,7 +806,7 @@ static void test_gguf_roundtrip(void)
     const char *out = tmp_path("rt.gguf");
     CHECKF(mf_gguf_write(out, ts, 3, meta, n_meta, fill_from, &s, &st) == 0, "%s", st.msg);
     mf_model *m = NULL;
-    mf_open_opts strict = {.flags = MF_OPEN_STRICT};
+    mf_open_opts strict = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     CHECKF(mf_open(out, &strict, &m, &st) == 0, "%s", st.msg);
     if (m) {
         CHECK(m->format == MF_FMT_GGUF && strcmp(m->version, "3") == 0);

@@ -30,7 +30,7 @@ static void test_f16_identity(void)
     mf_status st;
     mf_status_init(&st);
     mf_dequantize_result r;
-    CHECKF(mf_dequantize_file(in, out, MF_F16, NULL, NULL, &r, &st) == 0, "%s", st.msg);
+    CHECKF(mf_dequantize_file(in, out, &(mf_dequantize_opts){.struct_size = sizeof(mf_dequantize_opts), .dtype = MF_F16}, &r, &st) == 0, "%s", st.msg);
     CHECK(r.n_tensors == 75 && r.n_converted == 75 && r.n_copied == 0);
     mf_model *a = NULL, *b = NULL;
     if (mf_open(in, NULL, &a, &st) == 0 && mf_open(out, NULL, &b, &st) == 0) {
@@ -77,7 +77,7 @@ static void test_q4_k_m_values(void)
     tmp_path(out, sizeof(out), "q4.safetensors");
     mf_status st;
     mf_status_init(&st);
-    CHECKF(mf_dequantize_file(in, out, MF_F32, NULL, NULL, NULL, &st) == 0, "%s", st.msg);
+    CHECKF(mf_dequantize_file(in, out, &(mf_dequantize_opts){.struct_size = sizeof(mf_dequantize_opts), .dtype = MF_F32}, NULL, &st) == 0, "%s", st.msg);
     mf_model *a = NULL, *b = NULL;
     if (mf_open(in, NULL, &a, &st) == 0 && mf_open(out, NULL, &b, &st) == 0) {
         int good = 0;
@@ -136,7 +136,7 @@ static void test_split_blocks(void)
     mf_status_init(&st);
     CHECK(fx_write_gguf(in, ts, 3, &arr_meta, 1, &st) == 0);
     mf_dequantize_result r;
-    CHECKF(mf_dequantize_file(in, out, MF_BF16, NULL, NULL, &r, &st) == 0, "%s", st.msg);
+    CHECKF(mf_dequantize_file(in, out, &(mf_dequantize_opts){.struct_size = sizeof(mf_dequantize_opts), .dtype = MF_BF16}, &r, &st) == 0, "%s", st.msg);
     CHECK(r.n_converted == 2 && r.n_copied == 1 && r.meta_kept == 1);
     mf_model *b = NULL;
     if (mf_open(out, NULL, &b, &st) == 0) {
@@ -154,7 +154,7 @@ static void test_split_blocks(void)
         mf_close(b);
     }
     /* --dtype other than F32/F16/BF16 */
-    CHECK(mf_dequantize_file(in, out, MF_Q8_0, NULL, NULL, NULL, &st) == -1);
+    CHECK(mf_dequantize_file(in, out, &(mf_dequantize_opts){.struct_size = sizeof(mf_dequantize_opts), .dtype = MF_Q8_0}, NULL, &st) == -1);
     mf_status_clear(&st);
     unlink(in);
     unlink(out);

@@ -58,7 +58,7 @@ static mf_model *open_strict(const char *path)
 {
     mf_status st;
     mf_status_init(&st);
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     mf_model *m = NULL;
     int rc = mf_open(path, &o, &m, &st);
     CHECKF(rc == 0 && st.n_all == 0, "%s: %s", path, st.msg);

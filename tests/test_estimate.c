@@ -70,8 +70,8 @@ static void test_llama2(void)
     mf_status st;
     mf_status_init(&st);
     mf_estimate e;
-    mf_estimate_opts o = {0};
-    CHECKF(mf_estimate_path(dir_with("llama2", llama2_7b), &o, &e, &st) == 0, "%s", st.msg);
+    mf_estimate_opts o = {.struct_size = sizeof(mf_estimate_opts)};
+    CHECKF(mf_estimate_path_into(dir_with("llama2", llama2_7b), &o, &e, &st) == 0, "%s", st.msg);
     CHECK(e.n_params == 6738415616ull && e.params_from_config);
     CHECK(e.weight_bytes == 13476831232ull);
     CHECK(e.ctx == 4096 && e.head_dim_k == 128 && e.n_kv_heads == 32);
@@ -81,16 +81,16 @@ static void test_llama2(void)
      * cache: 4096-element rows = 128 blocks of 34 bytes: 2 * 4352 * 32 * 4096 */
     o.weight_type = "q8_0";
     o.kv_type = "q8_0";
-    CHECK(mf_estimate_path(dir_with("llama2", llama2_7b), &o, &e, &st) == 0);
+    CHECK(mf_estimate_path_into(dir_with("llama2", llama2_7b), &o, &e, &st) == 0);
     CHECK(e.weight_bytes == 7159566592ull && e.kv_bytes == 2ull * 4352 * 32 * 4096);
     /* Q4_K_M at its 4.84 average: 6738415616 * 4.84 / 8 = 4076741447.68 -> 4076741448 */
     o.weight_type = "Q4_K_M";
     o.kv_type = NULL;
-    CHECK(mf_estimate_path(dir_with("llama2", llama2_7b), &o, &e, &st) == 0);
+    CHECK(mf_estimate_path_into(dir_with("llama2", llama2_7b), &o, &e, &st) == 0);
     CHECKF(e.weight_bytes == 4076741448ull, "%llu", (unsigned long long)e.weight_bytes);
     mf_status_clear(&st);
     o.weight_type = "Q9_Z";
-    CHECK(mf_estimate_path(dir_with("llama2", llama2_7b), &o, &e, &st) != 0 && st.code == MF_ERR_USAGE);
+    CHECK(mf_estimate_path_into(dir_with("llama2", llama2_7b), &o, &e, &st) != 0 && st.code == MF_ERR_USAGE);
     mf_status_clear(&st);
 }
 
@@ -104,8 +104,8 @@ static void test_mistral(void)
     mf_status st;
     mf_status_init(&st);
     mf_estimate e;
-    mf_estimate_opts o = {.ctx = 8192, .batch = 4};
-    CHECKF(mf_estimate_path(dir_with("mistral", mistral_7b), &o, &e, &st) == 0, "%s", st.msg);
+    mf_estimate_opts o = {.struct_size = sizeof(mf_estimate_opts), .ctx = 8192, .batch = 4};
+    CHECKF(mf_estimate_path_into(dir_with("mistral", mistral_7b), &o, &e, &st) == 0, "%s", st.msg);
     CHECK(e.n_params == 7241732096ull && e.weight_bytes == 14483464192ull);
     CHECK(e.n_kv_heads == 8 && e.kv_bytes == 4294967296ull);
     mf_status_clear(&st);
@@ -121,8 +121,8 @@ static void test_qwen2(void)
     mf_status st;
     mf_status_init(&st);
     mf_estimate e;
-    mf_estimate_opts o = {.ctx = 32768};
-    CHECKF(mf_estimate_path(dir_with("qwen2", qwen2_05b), &o, &e, &st) == 0, "%s", st.msg);
+    mf_estimate_opts o = {.struct_size = sizeof(mf_estimate_opts), .ctx = 32768};
+    CHECKF(mf_estimate_path_into(dir_with("qwen2", qwen2_05b), &o, &e, &st) == 0, "%s", st.msg);
     CHECK(e.n_params == 494032768ull && e.weight_bytes == 988065536ull);
     CHECK(e.head_dim_k == 64 && e.kv_bytes == 402653184ull);
     CHECK(e.ctx_train == 131072);
@@ -137,18 +137,18 @@ static void test_corpus_and_gguf(const char *shared)
     mf_status st;
     mf_status_init(&st);
     mf_estimate a, b;
-    mf_estimate_opts o = {0};
-    CHECK(mf_estimate_path(dir, &o, &a, &st) == 0);
+    mf_estimate_opts o = {.struct_size = sizeof(mf_estimate_opts)};
+    CHECK(mf_estimate_path_into(dir, &o, &a, &st) == 0);
     /* from the weights: 115008 F16 parameters; KV 2 * 2 * 2 * 16 * 128 * 2 */
     CHECK(a.n_params == 115008 && !a.params_from_config && a.weight_bytes == 230016 && a.kv_bytes == 32768);
-    CHECK(mf_convert_to_gguf(dir, out, "f16", NULL, &st) == 0);
-    CHECK(mf_estimate_path(out, &o, &b, &st) == 0);
+    CHECK(mf_convert_to_gguf(dir, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16"}, &st) == 0);
+    CHECK(mf_estimate_path_into(out, &o, &b, &st) == 0);
     CHECKF(b.n_params == a.n_params && b.kv_bytes == a.kv_bytes && b.ctx == 128 && b.n_kv_heads == 2,
            "gguf estimate %llu %llu", (unsigned long long)b.n_params, (unsigned long long)b.kv_bytes);
     unlink(out);
     /* a safetensors file alone has no geometry */
     snprintf(out, sizeof(out), "%s/model.safetensors", dir);
-    CHECK(mf_estimate_path(out, &o, &b, &st) != 0 && st.code == MF_ERR_UNSUPPORTED);
+    CHECK(mf_estimate_path_into(out, &o, &b, &st) != 0 && st.code == MF_ERR_UNSUPPORTED);
     mf_status_clear(&st);
 }
 
@@ -156,7 +156,7 @@ static void test_corpus_and_gguf(const char *shared)
 
 static const char *dev_of(const mf_plan *p, const char *module)
 {
-    for (size_t i = 0; i < p->n_map; i++)
+    for (size_t i = 0; p && i < p->n_map; i++)
         if (!strcmp(p->map[i].module, module))
             return p->devices[p->map[i].device].name;
     return NULL;
@@ -179,7 +179,7 @@ static void test_plan(void)
 {
     mf_status st;
     mf_status_init(&st);
-    mf_plan p;
+    mf_plan *p = NULL;
     mf_plan_device devs[3] = {{"cuda:0", 300}, {"cpu", 1000}};
     /* By hand (Accelerate's loop): the largest unsplittable layer is 100
      * (embedding, lm_head), kept free on cuda:0 and cpu. cuda:0 has 200:
@@ -187,13 +187,13 @@ static void test_plan(void)
      * .1 fit (200); layers.2 does not: cpu (900 free) takes layers.2, .3,
      * norm; lm_head, the last, needs no reserve: cpu. */
     CHECK(mf_plan_tensors(toy, 7, NULL, NULL, devs, 2, &p, &st) == 0);
-    CHECK(is(dev_of(&p, "model.embed_tokens"), "cuda:0") && is(dev_of(&p, "model.layers.0"), "cuda:0") &&
-          is(dev_of(&p, "model.layers.1"), "cuda:0") && is(dev_of(&p, "model.layers.2"), "cpu") &&
-          is(dev_of(&p, "model.layers.3"), "cpu") && is(dev_of(&p, "model.norm"), "cpu") &&
-          is(dev_of(&p, "lm_head"), "cpu"));
-    CHECK(p.n_map == 7 && p.used[0] == 200 && p.used[1] == 201 && p.total == 401 && p.reserved == 100);
-    CHECK(p.n_devices == 3 && !strcmp(p.devices[2].name, "disk")); /* disk added */
-    mf_plan_free(&p);
+    CHECK(is(dev_of(p, "model.embed_tokens"), "cuda:0") && is(dev_of(p, "model.layers.0"), "cuda:0") &&
+          is(dev_of(p, "model.layers.1"), "cuda:0") && is(dev_of(p, "model.layers.2"), "cpu") &&
+          is(dev_of(p, "model.layers.3"), "cpu") && is(dev_of(p, "model.norm"), "cpu") &&
+          is(dev_of(p, "lm_head"), "cpu"));
+    CHECK(p->n_map == 7 && p->used[0] == 200 && p->used[1] == 201 && p->total == 401 && p->reserved == 100);
+    CHECK(p->n_devices == 3 && !strcmp(p->devices[2].name, "disk")); /* disk added */
+    mf_plan_free(p);
 
     /* tied: lm_head counts nothing and goes with the embedding. By hand:
      * popping model drops the embedding from the largest-layer names, which
@@ -202,24 +202,24 @@ static void test_plan(void)
      * layers.0-2 -> 250; layers.3 is the last layer: the reserve becomes
      * the norm (1), 300 > 299: cpu, and the norm too. */
     CHECK(mf_plan_tensors(toy, 7, "lm_head.weight", "model.embed_tokens.weight", devs, 2, &p, &st) == 0);
-    CHECK(is(dev_of(&p, "lm_head"), "cuda:0") && is(dev_of(&p, "model.embed_tokens"), "cuda:0"));
-    CHECK(is(dev_of(&p, "model.layers.2"), "cuda:0") && is(dev_of(&p, "model.layers.3"), "cpu") &&
-          is(dev_of(&p, "model.norm"), "cpu"));
-    CHECK(p.total == 301 && p.used[0] == 250 && p.used[1] == 51);
-    mf_plan_free(&p);
+    CHECK(is(dev_of(p, "lm_head"), "cuda:0") && is(dev_of(p, "model.embed_tokens"), "cuda:0"));
+    CHECK(is(dev_of(p, "model.layers.2"), "cuda:0") && is(dev_of(p, "model.layers.3"), "cpu") &&
+          is(dev_of(p, "model.norm"), "cpu"));
+    CHECK(p->total == 301 && p->used[0] == 250 && p->used[1] == 51);
+    mf_plan_free(p);
 
     /* everything fits: one entry for the whole model */
     mf_plan_device big[1] = {{"cuda:0", 10000}};
     CHECK(mf_plan_tensors(toy, 7, NULL, NULL, big, 1, &p, &st) == 0);
-    CHECK(p.n_map == 1 && is(dev_of(&p, ""), "cuda:0"));
-    mf_plan_free(&p);
+    CHECK(p->n_map == 1 && is(dev_of(p, ""), "cuda:0"));
+    mf_plan_free(p);
 
     /* too little: the embedding (100) fits neither cuda:0 (150 - 100) nor
      * cpu (150 - 100): from there on, disk, and the map collapses */
     mf_plan_device small[2] = {{"cuda:0", 150}, {"cpu", 150}};
     CHECK(mf_plan_tensors(toy, 7, NULL, NULL, small, 2, &p, &st) == 0);
-    CHECK(p.n_map == 1 && is(dev_of(&p, ""), "disk") && p.used[2] == 401);
-    mf_plan_free(&p);
+    CHECK(p->n_map == 1 && is(dev_of(p, ""), "disk") && p->used[2] == 401);
+    mf_plan_free(p);
 
     /* two GPUs: only the first keeps the reserve; the second fills up */
     mf_plan_device two[3] = {{"cuda:0", 250}, {"cuda:1", 110}, {"cpu", 1000}};
@@ -227,10 +227,10 @@ static void test_plan(void)
     /* cuda:0 (150 free): embed 100; layers.0 (50) -> 150; layers.1 no.
      * cuda:1 (110, no reserve): layers.1, .2 (100); layers.3 no. cpu:
      * layers.3, norm, lm_head. */
-    CHECK(is(dev_of(&p, "model.embed_tokens"), "cuda:0") && is(dev_of(&p, "model.layers.0"), "cuda:0") &&
-          is(dev_of(&p, "model.layers.1"), "cuda:1") && is(dev_of(&p, "model.layers.2"), "cuda:1") &&
-          is(dev_of(&p, "model.layers.3"), "cpu") && is(dev_of(&p, "lm_head"), "cpu"));
-    mf_plan_free(&p);
+    CHECK(is(dev_of(p, "model.embed_tokens"), "cuda:0") && is(dev_of(p, "model.layers.0"), "cuda:0") &&
+          is(dev_of(p, "model.layers.1"), "cuda:1") && is(dev_of(p, "model.layers.2"), "cuda:1") &&
+          is(dev_of(p, "model.layers.3"), "cpu") && is(dev_of(p, "lm_head"), "cpu"));
+    mf_plan_free(p);
 
     uint64_t v;
     CHECK(mf_parse_size("24GiB", &v) == 0 && v == 24ull << 30);
@@ -247,25 +247,25 @@ static void test_plan_path(const char *shared)
     /* a config-only directory: tensors from config.json at torch_dtype */
     mf_status st;
     mf_status_init(&st);
-    mf_plan p;
+    mf_plan *p = NULL;
     mf_plan_device devs[2] = {{"cuda:0", 8ull << 30}, {"cpu", 64ull << 30}};
     CHECKF(mf_plan_path(dir_with("llama2", llama2_7b), devs, 2, NULL, &p, &st) == 0, "%s", st.msg);
     /* 13476831232 bytes; the largest layer is the embedding (32000*4096*2 =
      * 262144000) vs a decoder layer (202383360*2 = 404766720): 404766720 */
-    CHECK(p.total == 13476831232ull && p.reserved == 404766720ull);
-    CHECK(is(dev_of(&p, "model.embed_tokens"), "cuda:0") && is(dev_of(&p, "lm_head"), "cpu"));
-    CHECK(p.used[0] <= (8ull << 30) - 404766720ull && p.used[0] + p.used[1] == p.total);
+    CHECK(p->total == 13476831232ull && p->reserved == 404766720ull);
+    CHECK(is(dev_of(p, "model.embed_tokens"), "cuda:0") && is(dev_of(p, "lm_head"), "cpu"));
+    CHECK(p->used[0] <= (8ull << 30) - 404766720ull && p->used[0] + p->used[1] == p->total);
     /* layers are whole: (8 GiB - 404766720 reserve - 262144000 embedding) /
      * 404766720 = 19.57: layers 0-18 on cuda:0 */
-    CHECK(is(dev_of(&p, "model.layers.18"), "cuda:0") && is(dev_of(&p, "model.layers.19"), "cpu"));
-    mf_plan_free(&p);
+    CHECK(is(dev_of(p, "model.layers.18"), "cuda:0") && is(dev_of(p, "model.layers.19"), "cpu"));
+    mf_plan_free(p);
     /* a corpus directory with its weights, tied embeddings */
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s/corpus/hf-dir/qwen2-tiny", shared);
     mf_plan_device tiny[2] = {{"0", 150000}, {"cpu", 1000000}};
     CHECK(mf_plan_path(dir, tiny, 2, NULL, &p, &st) == 0);
-    CHECK(p.total == 189568 && is(dev_of(&p, "lm_head"), "0") && is(dev_of(&p, "model.layers"), "cpu"));
-    mf_plan_free(&p);
+    CHECK(p->total == 189568 && is(dev_of(p, "lm_head"), "0") && is(dev_of(p, "model.layers"), "cpu"));
+    mf_plan_free(p);
     mf_status_clear(&st);
 }
 

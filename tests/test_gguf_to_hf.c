@@ -148,7 +148,7 @@ static void round_trip(const char *dir, const char *name)
     const char *type = source_type(dir);
     mf_status st;
     mf_status_init(&st);
-    if (mf_convert_to_gguf(dir, g1, type, NULL, &st)) {
+    if (mf_convert_to_gguf(dir, g1, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = type}, &st)) {
         printf("  %s: forward conversion refused (%s): not a round-trip case\n", name, st.msg);
         mf_status_clear(&st);
         return;
@@ -157,7 +157,7 @@ static void round_trip(const char *dir, const char *name)
     int rc = mf_convert_gguf_to_hf(g1, out, &o, &st);
     CHECKF(rc == 0, "%s: %s", name, st.msg);
     if (rc == 0)
-        rc = mf_convert_to_gguf(out, g2, type, NULL, &st);
+        rc = mf_convert_to_gguf(out, g2, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = type}, &st);
     CHECKF(rc == 0, "%s: back to GGUF: %s", name, st.msg);
     mf_status_clear(&st);
     if (rc)

@@ -66,7 +66,7 @@ static void run_case(json_t *c)
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     if (mf_open(path, &o, &m, &st)) {
         CHECKF(0, "%s: %s", rel, st.msg);
         mf_status_clear(&st);
@@ -231,7 +231,7 @@ static void try_damaged(const char *tmp, const uint8_t *b, size_t n, int *opened
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     if (mf_open(tmp, &o, &m, &st) == 0) {
         (*opened)++;
         for (size_t i = 0; i < m->n_tensors; i++) {

@@ -393,11 +393,12 @@ static void test_reader_case(json_t *c)
     }
     /* the load report agrees with the weights when they were read */
     if (m->n_tensors) {
-        mf_load_report r;
-        CHECK(mf_hf_load_report(m, &r, &st) == 0);
-        CHECKF(r.arch && !r.n_missing && !r.n_unexpected && !r.n_mismatched, "%s: load report", rel);
-        CHECK(r.tied == json_is_true(json_object_get(md, "tie_word_embeddings")));
-        mf_load_report_free(&r);
+        mf_load_report *r = NULL;
+        CHECK(mf_hf_load_report(m, &r, &st) == 0 && r);
+        CHECKF(r && r->arch && !r->n_missing && !r->n_unexpected && !r->n_mismatched,
+               "%s: load report", rel);
+        CHECK(r && r->tied == json_is_true(json_object_get(md, "tie_word_embeddings")));
+        mf_load_report_free(r);
     }
     mf_close(m);
     mf_status_clear(&st);
@@ -441,7 +442,7 @@ static void test_lfs_and_report(void)
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
-    mf_open_opts strict = {.flags = MF_OPEN_STRICT};
+    mf_open_opts strict = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     CHECK(mf_open(dir, &strict, &m, &st) != 0);
     CHECKF(strstr(st.msg, "Git LFS pointer") && strstr(st.msg, "13476839424") && strstr(st.msg, "not downloaded"),
            "LFS: %s", st.msg);
@@ -454,7 +455,7 @@ static void test_lfs_and_report(void)
     mf_close(m);
     mf_status_clear(&st);
     /* an LFS pointer in convert is refused with the same words */
-    CHECK(mf_convert_to_gguf(dir, path2(tmp, "x.gguf"), "f16", NULL, &st) != 0 && strstr(st.msg, "LFS"));
+    CHECK(mf_convert_to_gguf(dir, path2(tmp, "x.gguf"), &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16"}, &st) != 0 && strstr(st.msg, "LFS"));
     mf_status_clear(&st);
 
     /* the load report catches a config that does not match the weights */
@@ -473,12 +474,12 @@ static void test_lfs_and_report(void)
     write_text(path2(dir, "config.json"), cfg);
     free(cfg);
     CHECK(mf_open(dir, NULL, &m, &st) == 0);
-    mf_load_report r;
-    CHECK(m && mf_hf_load_report(m, &r, &st) == 0);
-    CHECKF(r.n_mismatched == 6 && r.n_missing == 9 && r.n_unexpected == 0,
-           "load report: %zu mismatched, %zu missing, %zu unexpected", r.n_mismatched, r.n_missing,
-           r.n_unexpected);
-    mf_load_report_free(&r);
+    mf_load_report *r = NULL;
+    CHECK(m && mf_hf_load_report(m, &r, &st) == 0 && r);
+    CHECKF(r && r->n_mismatched == 6 && r->n_missing == 9 && r->n_unexpected == 0,
+           "load report: %zu mismatched, %zu missing, %zu unexpected", r ? r->n_mismatched : 0,
+           r ? r->n_missing : 0, r ? r->n_unexpected : 0);
+    mf_load_report_free(r);
     mf_close(m);
     mf_status_clear(&st);
     /* a missing config.json is an error naming it */
@@ -651,7 +652,7 @@ static mf_model *convert(const char *dir, const char *type, const char *out)
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
-    int rc = mf_convert_to_gguf(dir, out, type, NULL, &st);
+    int rc = mf_convert_to_gguf(dir, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = type}, &st);
     CHECKF(rc == 0, "convert %s: %s", dir, st.msg);
     if (rc == 0)
         CHECKF(mf_open(out, NULL, &m, &st) == 0, "reopen %s: %s", out, st.msg);
@@ -813,7 +814,7 @@ static void test_convert_variants(void)
     /* an architecture it does not know: refused, naming the ones it knows */
     snprintf(dir, sizeof(dir), "%s/t5", tmp);
     make_synth_dir(dir, "T5ForConditionalGeneration", 4, 64, false, false, NULL);
-    CHECK(mf_convert_to_gguf(dir, out, "f16", NULL, &st) != 0 && st.code == MF_ERR_UNSUPPORTED &&
+    CHECK(mf_convert_to_gguf(dir, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16"}, &st) != 0 && st.code == MF_ERR_UNSUPPORTED &&
           strstr(st.msg, "T5ForConditionalGeneration") && strstr(st.msg, "LlamaForCausalLM") &&
           strstr(st.msg, "GPT2LMHeadModel") && strstr(st.msg, "MambaForCausalLM"));
     mf_status_clear(&st);
@@ -824,10 +825,10 @@ static void test_convert_variants(void)
     write_text(path2(dir, "model.safetensors.index.json"),
                "{\"weight_map\": {\"model.embed_tokens.weight\": \"model.safetensors\", "
                "\"model.extra.weight\": \"model-00002-of-00002.safetensors\"}}");
-    CHECK(mf_convert_to_gguf(dir, out, "f16", NULL, &st) != 0 && strstr(st.msg, "model.extra.weight"));
+    CHECK(mf_convert_to_gguf(dir, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16"}, &st) != 0 && strstr(st.msg, "model.extra.weight"));
     mf_status_clear(&st);
     /* a type nobody writes */
-    CHECK(mf_convert_to_gguf(dir, out, "q9_k_x", NULL, &st) != 0 && st.code == MF_ERR_USAGE);
+    CHECK(mf_convert_to_gguf(dir, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "q9_k_x"}, &st) != 0 && st.code == MF_ERR_USAGE);
     mf_status_clear(&st);
     /* the failed conversions left no output behind */
     CHECK(access(out, F_OK) != 0 || unlink(out) == 0);
@@ -843,9 +844,9 @@ static void check_mix(const char *dir, const char *mix)
     snprintf(b, sizeof(b), "%s/mix-b.gguf", tmp);
     mf_status st;
     mf_status_init(&st);
-    CHECKF(mf_convert_to_gguf(dir, a, mix, NULL, &st) == 0, "%s %s: %s", dir, mix, st.msg);
+    CHECKF(mf_convert_to_gguf(dir, a, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = mix}, &st) == 0, "%s %s: %s", dir, mix, st.msg);
     mf_status_clear(&st);
-    CHECK(mf_convert_to_gguf(dir, f, "f16", NULL, &st) == 0);
+    CHECK(mf_convert_to_gguf(dir, f, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16"}, &st) == 0);
     mf_quantize_opts o;
     mf_quantize_opts_init(&o, mf_ftype_parse(mix));
     mf_quantize_result res;
@@ -876,7 +877,7 @@ static void test_convert_mix(void)
     snprintf(dir, sizeof(dir), "%s/mix256", tmp);
     make_synth_dir(dir, "LlamaForCausalLM", 2, 256, false, false, NULL);
     snprintf(out, sizeof(out), "%s/mix.gguf", tmp);
-    CHECK(mf_convert_to_gguf(dir, out, "IQ2_XXS", NULL, &st) != 0 && strstr(st.msg, "importance matrix"));
+    CHECK(mf_convert_to_gguf(dir, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "IQ2_XXS"}, &st) != 0 && strstr(st.msg, "importance matrix"));
     mf_status_clear(&st);
 }
 

@@ -65,7 +65,7 @@ static void test_corpus(const char *shared)
         mf_status st;
         mf_status_init(&st);
         mf_model *m = NULL;
-        mf_open_opts o = {.flags = MF_OPEN_STRICT};
+        mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
         int rc = mf_open(path, &o, &m, &st);
         CHECKF(rc != 0, "%s opened", cases[i].file);
         const char *b = strstr(st.msg, ": byte ");

@@ -89,7 +89,7 @@ static int write_without(const char *src, const char *out, const char *drop_key,
         mf_out_from_tensor(&m->tensors[i], &ts[nt]);
         map[nt++] = i;
     }
-    mf_model_fill f = {m, map};
+    mf_model_fill f = {.m = m, .map = map};
     int rc = mf_gguf_write(out, ts, nt, kv, nk, mf_model_fill_fn, &f, &st);
     CHECKF(rc == 0, "%s", st.msg);
     free(kv);

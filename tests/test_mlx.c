@@ -280,6 +280,34 @@ static void test_view_roundtrip(const mf_model *m)
     mf_close(v);
 }
 
+/* The public way: mf_open with MF_OPEN_LOGICAL, then mf_tensor_read of the
+ * packed weight as F32, whole and by rows: MLX's values, widened exactly. */
+static void test_public_logical(const char *path)
+{
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = MF_OPEN_LOGICAL;
+    mf_model *v = NULL;
+    mf_status st = MF_STATUS_INIT;
+    CHECKF(mf_open(path, &o, &v, &st) == 0, "%s", st.msg);
+    const mf_tensor *t = v ? mf_tensor_find(v, "model.layers.0.q_proj.weight") : NULL;
+    CHECK(t && mf_tensor_dtype(t) == MF_F16 && mf_tensor_rows(t) == 2 &&
+          mf_model_tensor_count(v) == 5);
+    float f[128], row1[64];
+    CHECK(t && mf_tensor_read(v, t, MF_F32, 0, UINT64_MAX, f, sizeof(f), &st) == 0);
+    bool same = true;
+    for (int i = 0; t && i < 128; i++)
+        same &= f[i] == mf_f16_to_f32(q_expect[i]);
+    CHECK(same);
+    CHECK(t && mf_tensor_read(v, t, MF_F32, 1, 1, row1, sizeof(row1), &st) == 0 &&
+          memcmp(row1, f + 64, sizeof(row1)) == 0);
+    uint16_t h[128];
+    CHECK(t && mf_tensor_read(v, t, MF_DTYPE_INVALID, 0, 2, h, sizeof(h), &st) == 0 &&
+          memcmp(h, q_expect, sizeof(h)) == 0);
+    mf_status_clear(&st);
+    mf_close(v); /* closes the raw model it owns too (ASan: no leak) */
+}
+
 static int fill_from_view(void *ctx, size_t i, mf_sink_fn sink, void *sctx, mf_status *st)
 {
     const mf_model *v = ctx;
@@ -337,7 +365,7 @@ static void test_convert_op(const mf_model *m)
 {
     mf_status st;
     mf_status_init(&st);
-    mf_convert_st_opts o = {0};
+    mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
     const char *out = path_in("", "convert_op.safetensors");
     mf_model *back = NULL;
     int rc = mf_convert_to_safetensors(m, out, &o, &st);
@@ -401,7 +429,7 @@ int main(void)
     mf_status_init(&st);
     CHECK(mf_detect(path_in("mlx", ""), &d, &st) == 0 && d.format == MF_FMT_MLX);
     mf_model *m = NULL;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     int rc = mf_open(path_in("mlx", ""), &o, &m, &st);
     CHECKF(rc == 0, "%s", st.msg);
     if (rc == 0) {
@@ -410,6 +438,7 @@ int main(void)
         test_convert(m, MF_DTYPE_INVALID);
         test_convert(m, MF_F32);
         test_convert_op(m);
+        test_public_logical(path_in("mlx", ""));
         mf_model *v;
         CHECK(mf_mlx_dequantized_view(m, MF_I8, &v, &st) != 0 && st.code == MF_ERR_USAGE);
         mf_status_clear(&st);

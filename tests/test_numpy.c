@@ -75,7 +75,7 @@ static void check_tensor(const char *path, const char *name, mf_dtype dt, int nd
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     int rc = mf_open(path, &o, &m, &st);
     CHECKF(rc == 0, "%s: %s", path, st.msg);
     if (rc == 0) {
@@ -504,7 +504,7 @@ static void test_npz(void)
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
-    mf_open_opts strict = {.flags = MF_OPEN_STRICT};
+    mf_open_opts strict = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     CHECK(mf_open(p, &strict, &m, &st) != 0 && strstr(st.msg, "CRC"));
     mf_close(m);
     mf_status_clear(&st);

@@ -66,7 +66,7 @@ static mf_model *open_ok(const char *name)
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     int rc = mf_open(path_of(name), &o, &m, &st);
     CHECKF(rc == 0, "%s: %s", name, st.msg);
     mf_status_clear(&st);
@@ -201,7 +201,7 @@ static void test_duplicate_names(void)
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     CHECKF(mf_open(path_of("dup.onnx"), &o, &m, &st) != 0 && strstr(st.msg, "appears twice"),
            "strict: %s", st.msg);
     mf_status_clear(&st);

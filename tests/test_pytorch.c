@@ -37,7 +37,7 @@ static mf_model *open_path(const char *path, mf_status *st)
 {
     mf_status_init(st);
     mf_model *m = NULL;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     if (mf_open(path, &o, &m, st))
         return NULL;
     return m;

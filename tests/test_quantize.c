@@ -106,13 +106,13 @@ typedef struct dry_log {
     mf_quant_tensor_report q;  /* blk.0.attn_q.weight */
 } dry_log;
 
-static void on_dry(void *ctx, const mf_quant_tensor_report *r)
+static int on_dry(void *ctx, const mf_quant_tensor_report *r)
 {
     dry_log *d = ctx;
     d->n++;
     if (!r->converted) {
         d->bad += r->rmse != 0 || r->dst != r->src;
-        return;
+        return 0;
     }
     d->converted++;
     d->bad += !(r->rmse > 0 && r->max_abs >= r->rmse && r->cosine <= 1.0000001);
@@ -121,6 +121,7 @@ static void on_dry(void *ctx, const mf_quant_tensor_report *r)
         *m = r->cosine;
     if (strcmp(r->name, "blk.0.attn_q.weight") == 0)
         d->q = *r;
+    return 0;
 }
 
 static void test_dry_run(void)
@@ -320,9 +321,10 @@ static void test_chunks_threads_experts(void)
     unlink(o2);
 }
 
-static void on_nonfinite(void *ctx, const mf_quant_tensor_report *r)
+static int on_nonfinite(void *ctx, const mf_quant_tensor_report *r)
 {
     *(bool *)ctx |= r->nonfinite;
+    return 0;
 }
 
 /* The low-bit mixes end to end on a small model: each tensor's bytes are
@@ -429,7 +431,7 @@ static void test_errors(void)
     /* not a GGUF */
     mf_out_tensor ot = {"w", MF_F32, 2, {4, 256}};
     CHECK(mf_safetensors_write(st_path, &ot, 1, NULL, 0, fx_fill, &t, &st) == 0);
-    CHECK(mf_quantize_file(st_path, NULL, &(mf_quantize_opts){.ftype = MF_FTYPE_Q8_0, .dry_run = true,
+    CHECK(mf_quantize_file(st_path, NULL, &(mf_quantize_opts){.struct_size = sizeof(mf_quantize_opts), .ftype = MF_FTYPE_Q8_0, .dry_run = true,
                                                               .output_type = MF_DTYPE_INVALID,
                                                               .token_embd_type = MF_DTYPE_INVALID},
                            NULL, NULL, NULL, &st) == -1 &&

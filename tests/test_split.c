@@ -50,7 +50,7 @@ int main(void)
     mf_status st;
     mf_status_init(&st);
     size_t nf = 0;
-    CHECK(mf_gguf_split(src, prefix, 5, 0, &nf, &st) == 0);
+    CHECK(mf_gguf_split(src, prefix, &(mf_split_opts){.struct_size = sizeof(mf_split_opts), .max_tensors = 5, .max_bytes = 0}, &nf, &st) == 0);
     CHECKF(nf == 3, "12 tensors at 5 per file make 3 files, got %zu", nf);
     snprintf(first, sizeof(first), "%s-00001-of-%05zu.gguf", prefix, nf);
     mf_model *set = open_or_null(first);
@@ -61,7 +61,7 @@ int main(void)
         CHECK(cnt && cnt->type == MF_V_U16 && cnt->as.u == nf);
         CHECK(mf_meta_get(set, "general.architecture") != NULL);
         snprintf(merged, sizeof(merged), "%s/merged.gguf", dir);
-        CHECK(mf_merge_to(set, merged, &st) == 0);
+        CHECK(mf_merge(set, merged, NULL, &st) == 0);
         mf_model *mm = open_or_null(merged);
         CHECK(mm && same_tensors(src, mm));
         CHECK(mm && mf_meta_get(mm, "split.count") == NULL);
@@ -80,7 +80,7 @@ int main(void)
     mf_model *tiny = open_or_null("examples/tiny.safetensors");
     snprintf(st_out, sizeof(st_out), "%s/copy.safetensors", dir);
     mf_status_clear(&st);
-    CHECK(tiny && mf_merge_to(tiny, st_out, &st) == 0);
+    CHECK(tiny && mf_merge(tiny, st_out, NULL, &st) == 0);
     mf_model *copy = open_or_null(st_out);
     CHECK(tiny && copy && same_tensors(tiny, copy));
     mf_close(copy);

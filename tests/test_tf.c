@@ -58,7 +58,7 @@ static void expect(mf_model *m, const char *name, mf_dtype dt, const void *bytes
 static mf_model *open_path(const char *p, mf_status *st)
 {
     mf_model *m = NULL;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     mf_status_init(st);
     if (mf_open(p, &o, &m, st))
         return NULL;

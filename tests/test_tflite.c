@@ -264,7 +264,7 @@ static void test_good(void)
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     CHECKF(mf_open(path, &o, &m, &st) == 0, "open: %s", st.msg);
     mf_status_clear(&st);
     if (!m)
@@ -301,7 +301,7 @@ static void refused(const fbb *f, const char *what)
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
-    mf_open_opts o = {.flags = MF_OPEN_STRICT};
+    mf_open_opts o = {.struct_size = sizeof(mf_open_opts), .flags = MF_OPEN_STRICT};
     int rc = mf_open(path, &o, &m, &st);
     CHECKF(rc != 0 && strstr(st.msg, path), "%s: rc %d, %s", what, rc, st.msg);
     mf_close(m);

@@ -253,6 +253,7 @@ static int open_named(const char *path, char **tmp)
 
 int mf_atomic_open(const char *path, mf_atomic **out, mf_status *st)
 {
+    MF_ST_GUARD(st);
     *out = NULL;
     mf_atomic *w = calloc(1, sizeof(*w));
     if (!w)
@@ -321,6 +322,7 @@ static int flush_buf(mf_atomic *w, mf_status *st)
 
 int mf_atomic_write(mf_atomic *w, const void *buf, size_t n, mf_status *st)
 {
+    MF_ST_GUARD(st);
     const uint8_t *p = buf;
     w->written += n;
     if (w->fill == 0 && n >= WBUF) /* large pieces go out as they are, uncopied */
@@ -339,6 +341,7 @@ int mf_atomic_write(mf_atomic *w, const void *buf, size_t n, mf_status *st)
 
 int mf_atomic_sink(void *w, const void *buf, size_t n, mf_status *st)
 {
+    MF_ST_GUARD(st);
     return mf_atomic_write(w, buf, n, st);
 }
 
@@ -389,6 +392,7 @@ static void fsync_dir(const char *dir)
 
 int mf_atomic_commit(mf_atomic *w, mf_status *st)
 {
+    MF_ST_GUARD(st);
     int rc = flush_buf(w, st);
     if (rc == 0 && fsync(w->fd) != 0)
         rc = mf_fail(st, MF_ERR_IO, w->path, -1, "fsync failed: %s", strerror(errno));

@@ -20,6 +20,77 @@
 #define MF_UNUSED
 #endif
 
+/* ------------------------------------------------- the model, inside */
+/* What mfmt.h keeps opaque (mf_model, mf_tensor): readers fill these, ops
+ * read them; callers outside lib/ use the accessors of mfmt.h. */
+typedef struct mf_arena mf_arena;
+struct mf_reader;
+
+typedef struct mf_file {
+    const char *path;
+    const uint8_t *base; /* read-only mapping (NULL for an empty file) */
+    uint64_t size;
+} mf_file;
+
+struct mf_tensor {
+    const char *name;
+    mf_dtype dtype;
+    int ndim;
+    int64_t shape[MF_MAX_DIMS]; /* C order: outermost first */
+    const int64_t *strides;     /* element strides, C order; NULL = contiguous */
+    uint32_t file;              /* index into mf_model.files */
+    uint64_t offset;            /* byte offset of the first element there */
+    uint64_t nbytes;            /* bytes of the tensor stored contiguously */
+    const uint8_t *data;        /* into the mapping; NULL when not mapped as is
+                                   (compressed, chunked, ...): use mf_tensor_stream */
+    bool big_endian;            /* stored big-endian (swapped when streamed) */
+    void *priv;                 /* reader-private */
+    const struct mf_model *owner; /* the model whose files and reader hold this
+                                     tensor (a shard, a directory's weights
+                                     file); NULL: the model listing it */
+};
+
+struct mf_model {
+    mf_format format;
+    char version[64];          /* "3", "1.0", "torch zip v3", ... */
+    const char *path;
+    mf_kv *meta;   size_t n_meta;
+    mf_tensor *tensors; size_t n_tensors;
+    mf_file *files; size_t n_files;
+    char **notes;  size_t n_notes; /* warnings that are not breaches */
+    uint64_t header_bytes;     /* bytes read to open (O(header) check) */
+    const struct mf_reader *reader;
+    mf_arena *arena;           /* owns every string and array above */
+    void *priv;
+    mf_verdict verdict;        /* the scan at open (mf_model_verdict) */
+    struct mf_model *view_src_owned; /* MF_OPEN_LOGICAL: the raw model this view owns */
+};
+
+/* The file a tensor lives in (follows t->owner). */
+const mf_file *mf_tensor_file(const mf_model *m, const mf_tensor *t);
+
+/* Copies a caller's option struct (first field struct_size) over `dflt`
+ * (already holding the defaults, dflt_size bytes): fields beyond the
+ * caller's struct_size keep their defaults. NULL opts: defaults. -1 with
+ * MF_ERR_USAGE when struct_size is 0 (the struct was not initialised). */
+int mf_opts_copy(void *dflt, size_t dflt_size, const void *opts, const char *what,
+                 mf_status *st);
+
+/* Calls a caller's progress callback (NULL: nothing); non-zero from it
+ * fails with MF_ERR_CANCELLED ("FILE: cancelled"). Returns 0 or -1. */
+int mf_progress_report(mf_progress_fn fn, void *user, uint64_t done, uint64_t total,
+                       const char *file, mf_status *st);
+
+/* First line of every public function taking an mf_status: a NULL status
+ * is allowed everywhere (mfmt.h), so it is replaced by a local one that is
+ * cleared when the function returns. */
+static inline void mf_status_local_end(mf_status *s) { mf_status_clear(s); }
+#define MF_ST_GUARD(st)                                                       \
+    mf_status mf_st_local_ __attribute__((cleanup(mf_status_local_end))) =    \
+        MF_STATUS_INIT;                                                       \
+    if (!(st))                                                                \
+    (st) = &mf_st_local_
+
 /* ------------------------------------------------------------- status */
 int mf_fail(mf_status *st, mf_code code, const char *file, int64_t offset,
             const char *fmt, ...) MF_PRINTF(5, 6);
@@ -372,7 +443,7 @@ typedef struct mf_rewrite {
 bool mf_model_is_mapping(const mf_model *m, const char *path);
 /* *view = NULL (returns 0) when no tensor of m is packed. The view borrows
  * from m, which must stay open until mf_close(view). */
-int mf_model_logical_view(const mf_model *m, mf_dtype out, mf_model **view,
+int mf_model_logical_view_as(const mf_model *m, mf_dtype out, mf_model **view,
                           mf_status *st);
 /* Fails (MF_ERR_USAGE) for a model whose format has no graph. */
 int mf_model_print_graph(const mf_model *m, FILE *out, mf_status *st);
@@ -388,7 +459,6 @@ typedef struct mf_buf_sink {
 } mf_buf_sink;
 int mf_buf_sink_fn(void *ctx, const void *buf, size_t n, mf_status *st);
 /* Streams a mapped tensor (t->data set) honouring strides and byte order. */
-
 /* The page-aligned span of a file mapping that t's elements reach (for
  * madvise); false when t->data is not inside one of m's file mappings. */
 bool mf_tensor_mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, size_t *len);

@@ -114,6 +114,7 @@ void mf_hasher_free(mf_hasher *h)
 
 int mf_hasher_sink(void *hasher, const void *buf, size_t n, mf_status *st)
 {
+    MF_ST_GUARD(st);
     mf_hasher_update(hasher, buf, n);
     return 0;
 }
@@ -121,6 +122,7 @@ int mf_hasher_sink(void *hasher, const void *buf, size_t n, mf_status *st)
 /* Reads with read(2) in large blocks: streaming, never the whole file. */
 int mf_hash_file(const char *path, mf_hash_algo a, char hex[129], mf_status *st)
 {
+    MF_ST_GUARD(st);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return mf_fail(st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
@@ -156,6 +158,7 @@ out:
 int mf_hash_tensor(const mf_model *m, const mf_tensor *t, mf_hash_algo a,
                    char hex[129], mf_status *st)
 {
+    MF_ST_GUARD(st);
     mf_hasher *h = mf_hasher_new(a);
     if (!h)
         return mf_oom(st, m->path);
@@ -169,6 +172,7 @@ int mf_hash_tensor(const mf_model *m, const mf_tensor *t, mf_hash_algo a,
 int mf_hash_tensor_content(const mf_model *m, mf_hash_algo a, char hex[129],
                            mf_status *st)
 {
+    MF_ST_GUARD(st);
     mf_hasher *h = mf_hasher_new(a);
     if (!h)
         return mf_oom(st, m->path);

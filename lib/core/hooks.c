@@ -34,7 +34,7 @@ bool mf_model_is_mapping(const mf_model *m, const char *path)
     return any_child(m, is_mapping_fn, path);
 }
 
-int mf_model_logical_view(const mf_model *m, mf_dtype out, mf_model **view, mf_status *st)
+int mf_model_logical_view_as(const mf_model *m, mf_dtype out, mf_model **view, mf_status *st)
 {
     *view = NULL;
     if (m->reader && m->reader->logical_view)

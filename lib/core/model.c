@@ -21,6 +21,7 @@ mf_model *mf_model_new(mf_format fmt, const char *path)
     if (!b)
         return NULL;
     b->m.format = fmt;
+    b->m.verdict = MF_VERDICT_UNKNOWN; /* set by mf_open's scan */
     b->m.arena = mf_arena_new();
     if (!b->m.arena) {
         free(b);
@@ -280,6 +281,8 @@ void mf_close(mf_model *m)
     free(m->tensors);
     free(m->meta);
     free(m->notes);
+    mf_model *src = m->view_src_owned; /* MF_OPEN_LOGICAL: the view goes first */
     mf_arena_free(m->arena);
     free((model_box *)m);
+    mf_close(src);
 }

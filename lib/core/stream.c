@@ -184,6 +184,7 @@ void mf_tensor_release(const mf_model *m, const mf_tensor *t)
 int mf_tensor_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                      void *ctx, mf_status *st)
 {
+    MF_ST_GUARD(st);
     if (t->owner)
         m = t->owner;
     if (m->reader && m->reader->stream)

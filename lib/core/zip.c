@@ -837,7 +837,16 @@ int mf_zip_extract(const mf_zip *z, const mf_zip_entry *e, size_t limit,
         return mf_fail(st, MF_ERR_FORMAT, z->file, (int64_t)e->cd_offset,
                        "zip: member \"%s\" is %llu bytes, more than the %zu allowed here",
                        e->name, (unsigned long long)e->usize, limit);
-    /* deflate expands at most ~1032:1; a size claim beyond that is a lie */
+    /* a stored member's bytes must be in the file before its size is
+     * allocated (a 1 KB archive may claim 4 GiB) */
+    if (e->method == 0 && !mf_zip_stored_data(z, e, st))
+        return -1;
+    /* deflate expands at most ~1032:1, and its input is in the file: a size
+     * claim beyond that is a lie */
+    if (e->method == 8 && e->csize > z->size)
+        return mf_fail(st, MF_ERR_FORMAT, z->file, (int64_t)e->cd_offset,
+                       "zip: member \"%s\" claims %llu compressed bytes in a %llu-byte file",
+                       e->name, (unsigned long long)e->csize, (unsigned long long)z->size);
     if (e->method == 8 && e->usize / 1032 > e->csize + 1)
         return mf_fail(st, MF_ERR_FORMAT, z->file, (int64_t)e->cd_offset,
                        "zip: member \"%s\" claims %llu bytes from %llu compressed", e->name,

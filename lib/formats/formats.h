@@ -48,6 +48,11 @@ const mf_pb_summary *mf_probe_protobuf(mf_probe *p);
 int mf_probe_shard_index(mf_probe *p, bool bin);
 
 /* ------------------------------------------------------------- opening */
+/* The open path under the public mf_open (which lives in lib/ops because
+ * it also scans): detect, pick the reader, let it fill a model. flags:
+ * MF_OPEN_STRICT (the others are mf_open's). */
+int mf_open_model(const char *path, unsigned flags, mf_model **out, mf_status *st);
+
 /* Opens `path` as a model of its own and lists its tensors in `m` too (with
  * owner = the child, which m keeps open until mf_close(m)); its notes are
  * copied. A directory reader uses it for the weights files it chooses.

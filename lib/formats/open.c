@@ -22,8 +22,7 @@ static const mf_reader *reader_hinted_by_name(const char *path)
     return NULL;
 }
 
-int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
-            mf_status *st)
+int mf_open_model(const char *path, unsigned flags, mf_model **out, mf_status *st)
 {
     *out = NULL;
     mf_detection d;
@@ -49,7 +48,6 @@ int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
     if (!m)
         return mf_oom(st, path);
     m->reader = r;
-    unsigned flags = opts ? opts->flags : 0;
     if (r->open(m, path, flags, st) != 0 || st->code != MF_OK) {
         if (st->code == MF_OK) /* a reader must say why; never fail silently */
             mf_fail(st, MF_ERR_FORMAT, path, -1, "could not be read");
@@ -63,9 +61,8 @@ int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
 mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
                               mf_status *st)
 {
-    mf_open_opts o = {.flags = flags};
     mf_model *child;
-    if (mf_open(path, &o, &child, st))
+    if (mf_open_model(path, flags, &child, st))
         return NULL;
     if (mf_model_adopt_child(m, child, path, st))
         return NULL;

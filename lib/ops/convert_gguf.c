@@ -82,7 +82,7 @@ typedef struct conv {
     pending *pend;
     size_t n_pend, cap_pend;
     mf_kvlist *kv;
-    const mf_convert_opts *opts;
+    mf_convert_gguf_opts opts;   /* the caller's, over the defaults */
     uint64_t done, total_bytes;
     mf_status *st;
 } conv;
@@ -195,7 +195,7 @@ static int open_parts(conv *c)
             rc = mf_fail(c->st, MF_ERR_FORMAT, p, 0,
                          "a Git LFS pointer, not the weights: not downloaded (%llu bytes promised)",
                          (unsigned long long)promised);
-        else if (mf_open(p, NULL, &c->parts[i], c->st) == 0)
+        else if (mf_open_model(p, 0, &c->parts[i], c->st) == 0)
             c->n_parts++;
         else
             rc = -1;
@@ -1588,7 +1588,7 @@ static int encode_rows(const conv *c, mf_dtype dt, float *f32, uint8_t *out, int
     } else if (dt == MF_BF16) {
         for (size_t i = 0; i < n; i++)
             mf_wr16le(out + 2 * i, mf_f32_to_bf16(f32[i]));
-    } else if (mf_quantize_rows_mt(dt, f32, out, nr, row, NULL, c->opts ? c->opts->threads : 1)) {
+    } else if (mf_quantize_rows_mt(dt, f32, out, nr, row, NULL, c->opts.threads)) {
         return mf_fail(st, MF_ERR_UNSUPPORTED, c->dir, -1, "cannot quantize to %s", mf_dtype_name(dt));
     }
     return 0;
@@ -1676,8 +1676,9 @@ static int fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx,
     if (!o->generated)
         reader_close(&rd);
     c->done += (uint64_t)(row ? numel(o->shape, o->ndim) / row : 0) * orow_bytes;
-    if (rc == 0 && c->opts && c->opts->progress)
-        c->opts->progress(c->opts->progress_ctx, c->done, c->total_bytes);
+    if (rc == 0)
+        rc = mf_progress_report(c->opts.progress, c->opts.progress_user, c->done,
+                                c->total_bytes, c->dir, st);
     return rc;
 }
 
@@ -1899,16 +1900,48 @@ const char *mf_convert_arch_name(size_t i)
     return i < conv_n_archs ? conv_archs[i].name : NULL;
 }
 
-int mf_convert_to_gguf(const char *dir, const char *out, const char *type,
-                       const mf_convert_opts *opts, mf_status *st)
+void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o)
 {
-    conv c = {.dir = dir, .opts = opts, .st = st, .mix = MF_FTYPE_INVALID};
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->threads = 1;
+}
+
+/* mf_convert_gguf_archs: every HF class of every architecture, once,
+ * NULL-terminated (built on first use, under pthread_once). */
+enum { MAX_ARCH_CLASSES = 256 };
+static const char *arch_classes[MAX_ARCH_CLASSES + 1];
+static pthread_once_t arch_classes_once = PTHREAD_ONCE_INIT;
+
+static void build_arch_classes(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; mf_convert_arch_name(i); i++)
+        for (size_t k = 0; mf_convert_arch_class(i, k) && n < MAX_ARCH_CLASSES; k++)
+            arch_classes[n++] = mf_convert_arch_class(i, k);
+    arch_classes[n] = NULL;
+}
+
+const char *const *mf_convert_gguf_archs(void)
+{
+    pthread_once(&arch_classes_once, build_arch_classes);
+    return arch_classes;
+}
+
+int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_opts *opts,
+                       mf_status *st)
+{
+    MF_ST_GUARD(st);
+    conv c = {.dir = dir, .st = st, .mix = MF_FTYPE_INVALID};
+    mf_convert_gguf_opts_init(&c.opts);
+    if (mf_opts_copy(&c.opts, sizeof(c.opts), opts, "mf_convert_gguf_opts", st))
+        return -1;
     mf_kvlist kv;
     if (mf_kvlist_init(&kv))
         return mf_oom(st, dir);
     c.kv = &kv;
     mf_out_tensor *ot = NULL;
-    int rc = parse_type(&c, type);
+    int rc = parse_type(&c, c.opts.type);
     if (rc == 0 && !mf_is_dir(dir))
         rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "not a directory (a Hugging Face model directory is needed)");
     if (rc == 0)

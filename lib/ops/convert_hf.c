@@ -8,6 +8,7 @@
  * target, then renamed). */
 #include "ops/convert_arch.h"
 #include "ops/convert_hf.h"
+#include "formats/formats.h"
 #include "ops/convert_hf_int.h"
 #include "ops/tensor_f32.h"
 
@@ -432,8 +433,9 @@ static int fill_item(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_st
         return -1;
     int rc = emit_as(it->out.dtype, v, n, sink, sink_ctx, st);
     free(v);
-    if (c->opts.progress)
-        c->opts.progress(c->opts.progress_ctx, i + 1, c->items.n);
+    if (rc == 0)
+        rc = mf_progress_report(c->opts.progress, c->opts.progress_user, i + 1, c->items.n,
+                                c->m->path, st);
     return rc;
 }
 
@@ -703,7 +705,7 @@ int mf_convert_gguf_to_hf(const char *in, const char *out, const mf_hf_out_opts 
         rc = mf_fail(st, MF_ERR_USAGE, out, -1, "--dtype takes f32, f16 or bf16");
         goto done;
     }
-    if (mf_open(in, NULL, &c.m, st))
+    if (mf_open_model(in, 0, &c.m, st))
         goto done;
     if (c.m->format != MF_FMT_GGUF) {
         rc = mf_fail(st, MF_ERR_USAGE, in, -1, "is %s: a Hugging Face directory is made from a GGUF",
@@ -736,4 +738,22 @@ done:
     if (st == &local)
         mf_status_clear(&local);
     return rc;
+}
+
+void mf_convert_hf_opts_init(mf_convert_hf_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->dtype = MF_DTYPE_INVALID;
+}
+
+int mf_convert_to_hf(const char *in, const char *out, const mf_convert_hf_opts *opts,
+                     mf_status *st)
+{
+    MF_ST_GUARD(st);
+    mf_convert_hf_opts o;
+    mf_convert_hf_opts_init(&o);
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_convert_hf_opts", st))
+        return -1;
+    return mf_convert_gguf_to_hf(in, out, &o, st);
 }

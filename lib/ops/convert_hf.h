@@ -38,14 +38,9 @@ typedef struct hf_rev_arch {
 extern const hf_rev_arch hf_rev_archs[];
 extern const size_t hf_rev_n_archs;
 
-typedef struct mf_hf_out_opts {
-    mf_dtype dtype;        /* MF_F32/F16/BF16 for every tensor; MF_DTYPE_INVALID:
-                              each float tensor as stored, block types as the
-                              file's float type (F16 unless F32/BF16) */
-    uint64_t max_shard_size; /* bytes per model-0000i-of-0000N.safetensors; 0: one file */
-    void (*progress)(void *ctx, uint64_t done, uint64_t total);
-    void *progress_ctx;
-} mf_hf_out_opts;
+/* The public options (mfmt/convert.h); the internal entry below reads
+ * them as given (struct_size unchecked). */
+typedef mf_convert_hf_opts mf_hf_out_opts;
 
 /* Writes the GGUF `in` as the Hugging Face directory `out` (absent or
  * empty; made beside it and renamed into place). */

@@ -92,6 +92,63 @@ static int check_unique(mf_convert_item *items, size_t n, mf_status *st)
     return rc;
 }
 
+/* Two names that view the same bytes the same way (tied embeddings: one
+ * storage, same offset, dtype, shape and strides) are one tensor. */
+static bool same_view(const mf_tensor *x, const mf_tensor *y)
+{
+    if (x->owner != y->owner || x->file != y->file || x->offset != y->offset ||
+        x->dtype != y->dtype || x->ndim != y->ndim || x->nbytes != y->nbytes || !x->data ||
+        x->data != y->data || memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->ndim))
+        return false;
+    if (!x->strides || !y->strides)
+        return !x->strides && !y->strides;
+    return !memcmp(x->strides, y->strides, sizeof(int64_t) * (size_t)x->ndim);
+}
+
+static const mf_convert_item *g_items; /* for the sort below */
+
+static int cmp_by_data(const void *a, const void *b)
+{
+    const mf_convert_item *x = &g_items[*(const size_t *)a], *y = &g_items[*(const size_t *)b];
+    if (x->t->data != y->t->data)
+        return x->t->data < y->t->data ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
+}
+
+/* Drops each name whose tensor is a same_view of an earlier one, keeping
+ * the first in table order (model.embed_tokens.weight before
+ * lm_head.weight). Sorted by data pointer, so O(n log n). */
+static int drop_tied(mf_convert_item *v, size_t *n, mf_status *st, const char *path)
+{
+    size_t *ix = malloc(sizeof(size_t) * (*n ? *n : 1));
+    bool *drop = calloc(*n ? *n : 1, 1);
+    if (!ix || !drop) {
+        free(ix);
+        free(drop);
+        return mf_oom(st, path);
+    }
+    for (size_t i = 0; i < *n; i++)
+        ix[i] = i;
+    g_items = v;
+    qsort(ix, *n, sizeof(size_t), cmp_by_data);
+    for (size_t i = 1; i < *n; i++) {
+        /* earlier names over the same bytes sort just before, in table order */
+        for (size_t j = i; j > 0 && v[ix[j - 1]].t->data == v[ix[i]].t->data; j--)
+            if (!drop[ix[j - 1]] && same_view(v[ix[j - 1]].t, v[ix[i]].t)) {
+                drop[ix[i]] = true;
+                break;
+            }
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (!drop[i])
+            v[k++] = v[i];
+    *n = k;
+    free(ix);
+    free(drop);
+    return 0;
+}
+
 int mf_convert_select(const mf_model *m, const mf_convert_st_opts *o, mf_arena *a,
                       mf_convert_item **items, size_t *n, mf_status *st)
 {
@@ -117,6 +174,8 @@ int mf_convert_select(const mf_model *m, const mf_convert_st_opts *o, mf_arena *
         return mf_fail(st, MF_ERR_USAGE, m->path, -1, "no tensors under --key \"%s\"", o->key);
     if (check_unique(v, k, st))
         return -1;
+    if (!o->keep_tied && drop_tied(v, &k, st, m->path))
+        return -1;
     *items = v;
     *n = k;
     return 0;
@@ -139,9 +198,8 @@ static int counting_sink(void *ctx, const void *buf, size_t n, mf_status *st)
     if (f->sink(f->sink_ctx, buf, n, st))
         return -1;
     f->done += n;
-    if (f->o->progress)
-        f->o->progress(f->o->progress_ctx, f->done, f->total);
-    return 0;
+    return mf_progress_report(f->o->progress, f->o->progress_user, f->done, f->total,
+                              f->m->path, st);
 }
 
 /* Streams one tensor (mf_stream_mapped drops its pages afterwards, so
@@ -299,13 +357,25 @@ static int write_sharded(const mf_model *m, const char *out, const mf_convert_it
     return rc == 0 ? mf_atomic_set_commit(set, st) : (mf_atomic_set_abort(set), -1);
 }
 
-int mf_convert_to_safetensors(const mf_model *m, const char *out, const mf_convert_st_opts *o,
-                              mf_status *st)
+void mf_convert_st_opts_init(mf_convert_st_opts *o)
 {
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+}
+
+int mf_convert_to_safetensors(const mf_model *m, const char *out,
+                              const mf_convert_st_opts *opts, mf_status *st)
+{
+    MF_ST_GUARD(st);
+    mf_convert_st_opts oc;
+    mf_convert_st_opts_init(&oc);
+    if (mf_opts_copy(&oc, sizeof(oc), opts, "mf_convert_st_opts", st))
+        return -1;
+    const mf_convert_st_opts *o = &oc;
     /* packed tensors (MLX's triples) are written as their logical,
      * dequantized tensors (the reader's logical_view hook) */
     mf_model *view;
-    if (mf_model_logical_view(m, MF_DTYPE_INVALID, &view, st))
+    if (mf_model_logical_view_as(m, MF_DTYPE_INVALID, &view, st))
         return -1;
     if (view) {
         int rc = mf_convert_to_safetensors(view, out, o, st);

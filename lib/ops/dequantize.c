@@ -3,6 +3,7 @@
  * blocks into F32 (ggml's to_float, or tensor_f32.c for F64 and the FP8
  * types) and then into the output dtype, so any
  * input layout works and memory stays at one batch of blocks. */
+#include "formats/formats.h"
 #include "ops/dequantize.h"
 
 #include "ops/tensor_f32.h"
@@ -13,6 +14,20 @@
 #include <sys/stat.h>
 
 #define BATCH_VALUES 65536
+
+/* The caller's progress callback, fed cumulative input bytes. */
+typedef struct deq_progress {
+    mf_progress_fn fn;
+    void *user;
+    uint64_t done, total;
+    const char *path;
+} deq_progress;
+
+static int deq_progress_add(deq_progress *p, uint64_t bytes, mf_status *st)
+{
+    p->done += bytes;
+    return mf_progress_report(p->fn, p->user, p->done, p->total, p->path, st);
+}
 
 typedef struct conv_sink {
     mf_dtype src, dst;
@@ -25,8 +40,7 @@ typedef struct conv_sink {
     mf_sink_fn down;
     void *down_ctx;
     const char *name;
-    void (*progress)(void *ctx, uint64_t bytes);
-    void *progress_ctx;
+    deq_progress *progress;
 } conv_sink;
 
 static int conv_blocks(conv_sink *c, const uint8_t *p, size_t nblk, mf_status *st)
@@ -40,8 +54,8 @@ static int conv_blocks(conv_sink *c, const uint8_t *p, size_t nblk, mf_status *s
                            c->name, mf_dtype_name(c->src), mf_dtype_name(c->dst));
         if (c->down(c->down_ctx, c->out, (size_t)n * c->out_size, st))
             return -1;
-        if (c->progress)
-            c->progress(c->progress_ctx, k * c->blk_bytes);
+        if (deq_progress_add(c->progress, k * c->blk_bytes, st))
+            return -1;
         p += k * c->blk_bytes;
         nblk -= k;
     }
@@ -150,8 +164,7 @@ typedef struct deq_job {
     size_t n_meta;
     float *f32;
     uint8_t *out;
-    void (*progress)(void *ctx, uint64_t bytes);
-    void *progress_ctx;
+    deq_progress progress;
 } deq_job;
 
 static bool converts(const mf_tensor *t)
@@ -166,8 +179,8 @@ static int fill_cb(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_stat
     const mf_tensor *t = &j->m->tensors[i];
     if (!converts(t)) {
         int rc = mf_tensor_stream(j->m, t, sink, sink_ctx, st);
-        if (rc == 0 && j->progress)
-            j->progress(j->progress_ctx, t->nbytes);
+        if (rc == 0)
+            rc = deq_progress_add(&j->progress, t->nbytes, st);
         return rc;
     }
     const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
@@ -183,8 +196,7 @@ static int fill_cb(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_stat
     c.down = sink;
     c.down_ctx = sink_ctx;
     c.name = t->name;
-    c.progress = j->progress;
-    c.progress_ctx = j->progress_ctx;
+    c.progress = &j->progress;
     if (mf_tensor_stream(j->m, t, conv_sink_fn, &c, st))
         return -1;
     if (c.pending_n)
@@ -238,10 +250,23 @@ static int make_outs(deq_job *j, mf_dequantize_result *r, mf_status *st)
     return 0;
 }
 
-int mf_dequantize_file(const char *in_path, const char *out_path, mf_dtype dtype,
-                       void (*progress)(void *ctx, uint64_t bytes), void *progress_ctx,
-                       mf_dequantize_result *res, mf_status *st)
+void mf_dequantize_opts_init(mf_dequantize_opts *o)
 {
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->dtype = MF_F32;
+}
+
+int mf_dequantize_file(const char *in_path, const char *out_path,
+                       const mf_dequantize_opts *opts, mf_dequantize_result *res,
+                       mf_status *st)
+{
+    MF_ST_GUARD(st);
+    mf_dequantize_opts o;
+    mf_dequantize_opts_init(&o);
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_dequantize_opts", st))
+        return -1;
+    mf_dtype dtype = o.dtype;
     mf_dequantize_result dummy;
     mf_dequantize_result *r = res ? res : &dummy;
     memset(r, 0, sizeof(*r));
@@ -249,14 +274,15 @@ int mf_dequantize_file(const char *in_path, const char *out_path, mf_dtype dtype
         return mf_fail(st, MF_ERR_USAGE, out_path, -1, "dequantize writes F32, F16 or BF16");
     deq_job j = {0};
     j.dtype = dtype;
-    j.progress = progress;
-    j.progress_ctx = progress_ctx;
-    if (mf_open(in_path, NULL, &j.m, st))
+    j.progress = (deq_progress){o.progress, o.progress_user, 0, 0, in_path};
+    if (mf_open_model(in_path, 0, &j.m, st))
         return -1;
     if (mf_output_check(j.m, out_path, st)) {
         mf_close(j.m);
         return -1;
     }
+    for (size_t i = 0; i < j.m->n_tensors; i++)
+        j.progress.total += j.m->tensors[i].nbytes;
     j.f32 = malloc(BATCH_VALUES * sizeof(float));
     j.out = malloc(BATCH_VALUES * sizeof(float));
     int rc = !j.f32 || !j.out ? mf_oom(st, in_path) : 0;

@@ -101,6 +101,7 @@ static int diff_rows(const mf_model *a, const mf_model *b, const mf_tensor_index
                      const mf_tensor_index *ib, mf_hasher *h,
                      int (*row)(void *ctx, const mf_diff_row *r), void *ctx, mf_status *st)
 {
+    MF_ST_GUARD(st);
     for (size_t i = 0; i < a->n_tensors; i++) {
         const mf_tensor *ta = &a->tensors[i], *tb = mf_tensor_index_find(ib, ta->name);
         mf_diff_row r = {.name = ta->name, .a = ta, .b = tb, .kind = MF_DIFF_ONLY_A};

@@ -546,14 +546,17 @@ int mf_edit(const char *in, const char *out, const mf_edit_op *ops, size_t n_ops
     }
     if (report)
         memset(report, 0, sizeof(*report));
-    unsigned flags = opts && opts->struct_size >= sizeof(size_t) + sizeof(unsigned) ? opts->flags : 0;
+    mf_edit_opts o = {.struct_size = sizeof(o)};
     edit_state e = {.path = in, .st = st};
     int rc = -1;
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_edit_opts", st))
+        goto done;
+    unsigned flags = o.flags;
     if (!in || (n_ops && !ops)) {
         rc = mf_fail(st, MF_ERR_USAGE, in ? in : "(null)", -1, "mf_edit: no input or no edits");
         goto done;
     }
-    if (mf_open(in, NULL, &e.m, st))
+    if (mf_open_model(in, 0, &e.m, st))
         goto done;
     if (!e.m->reader || !e.m->reader->rewrite) {
         rc = mf_fail(st, MF_ERR_UNSUPPORTED, in, -1,

@@ -4,6 +4,7 @@
  * element, i.e. 2 x layers x KV heads x head dim x ... when keys and values
  * have one head dim). The geometry comes from config.json (a Hugging Face
  * directory, which needs no weights) or from a GGUF file's metadata. */
+#include "formats/formats.h"
 #include "ops/hf_ops.h"
 #include "ops/estimate.h"
 
@@ -134,6 +135,34 @@ static int geometry_from_gguf(const mf_model *m, mf_estimate *e, mf_status *st)
     return 0;
 }
 
+/* The dtype that holds the most parameters (not the largest tensor's: in
+ * a Q4_K_M file output.weight alone is Q6_K and the biggest tensor). */
+static mf_dtype dtype_of_most_params(const mf_model *m)
+{
+    struct { mf_dtype dt; uint64_t params; } seen[64];
+    size_t n_seen = 0;
+    mf_dtype best = MF_DTYPE_INVALID;
+    uint64_t most = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        uint64_t n = mf_tensor_nelems(&m->tensors[i]);
+        size_t k = 0;
+        while (k < n_seen && seen[k].dt != m->tensors[i].dtype)
+            k++;
+        if (k == n_seen) {
+            if (n_seen == 64)
+                continue;
+            seen[n_seen].dt = m->tensors[i].dtype;
+            seen[n_seen++].params = 0;
+        }
+        seen[k].params += n == UINT64_MAX ? 0 : n;
+        if (best == MF_DTYPE_INVALID || seen[k].params > most) {
+            most = seen[k].params;
+            best = seen[k].dt;
+        }
+    }
+    return best;
+}
+
 static void weights_from_tensors(const mf_model *m, mf_estimate *e)
 {
     e->n_params = 0;
@@ -143,14 +172,7 @@ static void weights_from_tensors(const mf_model *m, mf_estimate *e)
         e->n_params += n == UINT64_MAX ? 0 : n;
         e->weight_bytes += m->tensors[i].nbytes;
     }
-    /* the dtype they are stored in, when there is one */
-    mf_dtype dt = m->n_tensors ? m->tensors[0].dtype : MF_DTYPE_INVALID;
-    uint64_t most = 0;
-    for (size_t i = 0; i < m->n_tensors; i++)
-        if (m->tensors[i].nbytes > most) {
-            most = m->tensors[i].nbytes;
-            dt = m->tensors[i].dtype;
-        }
+    mf_dtype dt = dtype_of_most_params(m);
     if (dt == MF_DTYPE_INVALID)
         snprintf(e->weight_type, sizeof(e->weight_type), "no tensors");
     else
@@ -251,7 +273,8 @@ int mf_estimate_config(const json_t *cfg, const mf_estimate_opts *o, mf_estimate
     return apply_options(e, o, "config.json", st);
 }
 
-int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e, mf_status *st)
+int mf_estimate_path_into(const char *path, const mf_estimate_opts *o, mf_estimate *e,
+                          mf_status *st)
 {
     memset(e, 0, sizeof(*e));
     if (mf_is_dir(path)) {
@@ -265,7 +288,7 @@ int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e
             mf_status sub;
             mf_status_init(&sub);
             mf_model *m = NULL;
-            if (mf_open(path, NULL, &m, &sub) == 0 && m->n_tensors) {
+            if (mf_open_model(path, 0, &m, &sub) == 0 && m->n_tensors) {
                 weights_from_tensors(m, e);
                 snprintf(e->source, sizeof(e->source), "weights");
             } else {
@@ -279,7 +302,7 @@ int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e
         return rc ? -1 : apply_options(e, o, path, st);
     }
     mf_model *m;
-    if (mf_open(path, NULL, &m, st))
+    if (mf_open_model(path, 0, &m, st))
         return -1;
     int rc = 0;
     if (m->format == MF_FMT_GGUF) {
@@ -294,4 +317,35 @@ int mf_estimate_path(const char *path, const mf_estimate_opts *o, mf_estimate *e
         weights_from_tensors(m, e);
     mf_close(m);
     return rc ? -1 : apply_options(e, o, path, st);
+}
+
+void mf_estimate_opts_init(mf_estimate_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+}
+
+int mf_estimate_path(const char *path, const mf_estimate_opts *opts, mf_estimate **out,
+                     mf_status *st)
+{
+    MF_ST_GUARD(st);
+    *out = NULL;
+    mf_estimate_opts o;
+    mf_estimate_opts_init(&o);
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_estimate_opts", st))
+        return -1;
+    mf_estimate *e = calloc(1, sizeof(*e));
+    if (!e)
+        return mf_oom(st, path);
+    if (mf_estimate_path_into(path, &o, e, st)) {
+        free(e);
+        return -1;
+    }
+    *out = e;
+    return 0;
+}
+
+void mf_estimate_free(mf_estimate *e)
+{
+    free(e);
 }

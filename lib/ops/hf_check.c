@@ -355,7 +355,7 @@ void mf_hf_shapes_free(mf_hf_shape *v, size_t n)
     free(v);
 }
 
-int mf_hf_load_report(const mf_model *m, mf_load_report *r, mf_status *st)
+static int load_report_fill(const mf_model *m, mf_load_report *r, mf_status *st)
 {
     memset(r, 0, sizeof(*r));
     json_t *cfg = mf_hf_load_config(m->path, true, st);
@@ -387,7 +387,7 @@ int mf_hf_load_report(const mf_model *m, mf_load_report *r, mf_status *st)
     return rc;
 }
 
-void mf_load_report_free(mf_load_report *r)
+static void load_report_clear(mf_load_report *r)
 {
     for (size_t i = 0; i < r->n_missing; i++)
         free(r->missing[i]);
@@ -398,5 +398,32 @@ void mf_load_report_free(mf_load_report *r)
     free(r->missing);
     free(r->unexpected);
     free(r->mismatched);
-    memset(r, 0, sizeof(*r));
+}
+
+int mf_hf_load_report(const mf_model *m, mf_load_report **out, mf_status *st)
+{
+    MF_ST_GUARD(st);
+    *out = NULL;
+    if (m->format != MF_FMT_HF_DIR)
+        return mf_fail(st, MF_ERR_USAGE, m->path, -1,
+                       "a load report is made for a Hugging Face directory, not a %s model",
+                       mf_format_name(m->format));
+    mf_load_report *r = calloc(1, sizeof(*r));
+    if (!r)
+        return mf_oom(st, m->path);
+    if (load_report_fill(m, r, st)) {
+        load_report_clear(r);
+        free(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+void mf_load_report_free(mf_load_report *r)
+{
+    if (!r)
+        return;
+    load_report_clear(r);
+    free(r);
 }

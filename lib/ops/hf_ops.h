@@ -8,25 +8,9 @@
 
 /* ------------------------------------------------------------ convert */
 
-typedef struct mf_convert_opts {
-    int threads;                 /* quantization threads (<= 1: one) */
-    /* called after each tensor with bytes of output written so far */
-    void (*progress)(void *ctx, uint64_t done, uint64_t total);
-    void *progress_ctx;
-} mf_convert_opts;
-
-/* Converts a Hugging Face directory (llama, mistral, qwen2, qwen3; weights
- * as safetensors or .bin) to one GGUF file as llama.cpp's converter (the
- * commit of ../shared/convert-ref) writes it: same tensors, names, shapes,
- * types and bytes, same keys and values in the same order. `type`: f32,
- * f16, bf16, q8_0 or auto (NULL: f16, the converter's default), or a
- * llama-quantize type (Q4_K_M, Q6_K, IQ4_XS, ...: the bytes of converting
- * to f32 and quantizing that, in one pass). Streams tensor by tensor; the
- * output is written atomically. */
-int mf_convert_to_gguf(const char *dir, const char *out, const char *type,
-                       const mf_convert_opts *opts, mf_status *st);
-/* The architectures it converts: the i-th GGUF architecture's name and its
- * k-th HF class (config.json "architectures"[0]); NULL past the end. */
+/* The architectures mf_convert_to_gguf (mfmt/convert.h) converts: the i-th
+ * GGUF architecture's name and its k-th HF class (config.json
+ * "architectures"[0]); NULL past the end. */
 const char *mf_convert_arch_name(size_t i);
 const char *mf_convert_arch_class(size_t i, size_t k);
 
@@ -84,21 +68,5 @@ typedef struct mf_hf_shape {
 int mf_hf_expected_tensors(const json_t *cfg, mf_hf_shape **out, size_t *n, bool *tied,
                            mf_status *st);
 void mf_hf_shapes_free(mf_hf_shape *v, size_t n);
-
-typedef struct mf_load_report {
-    const char *arch;         /* model_type it was checked as, NULL: not checked */
-    char why_not[256];        /* when not checked: why */
-    size_t n_expected, n_found;
-    char **missing;    size_t n_missing;    /* expected, absent */
-    char **unexpected; size_t n_unexpected; /* present, not expected */
-    char **mismatched; size_t n_mismatched; /* "name: shape [a, b], config implies [c, d]" */
-    bool tied;                /* tie_word_embeddings */
-} mf_load_report;
-
-/* Compares the tensors an opened hf-dir model holds with the names and
- * shapes its config.json implies for llama, mistral, qwen2, qwen3, gemma,
- * gemma2, phi3 and gpt2 (as transformers' modeling code declares them). */
-int mf_hf_load_report(const mf_model *m, mf_load_report *r, mf_status *st);
-void mf_load_report_free(mf_load_report *r);
 
 #endif

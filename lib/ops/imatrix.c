@@ -1,5 +1,6 @@
 /* imatrix.c - reads llama.cpp importance matrices (legacy .dat and GGUF),
  * with the arithmetic llama-quantize applies when it loads them. */
+#include "formats/formats.h"
 #include "ops/imatrix.h"
 
 #include <math.h>
@@ -254,7 +255,7 @@ static int gguf_meta(const mf_model *m, mf_imatrix *im, mf_status *st)
 static int load_gguf(const char *path, mf_imatrix *im, mf_status *st)
 {
     mf_model *m;
-    if (mf_open(path, NULL, &m, st))
+    if (mf_open_model(path, 0, &m, st))
         return -1;
     int rc = gguf_meta(m, im, st);
     entry_vec v = {0};

@@ -12,6 +12,7 @@
  *  - what fits on no GPU goes to cpu, then disk (unlimited);
  *  - the map is cleaned: a module whose parts all went to one device is
  *    listed once. */
+#include "formats/formats.h"
 #include "ops/estimate.h"
 #include "ops/hf_ops.h"
 
@@ -565,8 +566,11 @@ static int order_devices(const mf_plan_device *devs, size_t n, mf_plan *o, size_
     return 0;
 }
 
-int mf_plan_tensors(const mf_plan_tensor *ts, size_t n, const char *tied, const char *tied_to,
-                    const mf_plan_device *devs, size_t n_devs, mf_plan *out, mf_status *st)
+static void plan_clear(mf_plan *p);
+
+static int plan_tensors_into(const mf_plan_tensor *ts, size_t n, const char *tied,
+                             const char *tied_to, const mf_plan_device *devs, size_t n_devs,
+                             mf_plan *out, mf_status *st)
 {
     memset(out, 0, sizeof(*out));
     size_t n_gpus;
@@ -620,13 +624,13 @@ int mf_plan_tensors(const mf_plan_tensor *ts, size_t n, const char *tied, const 
     free(p.placed_dev);
     tree_free(&t);
     if (rc) {
-        mf_plan_free(out);
+        plan_clear(out);
         return mf_oom(st, NULL);
     }
     return 0;
 }
 
-void mf_plan_free(mf_plan *p)
+static void plan_clear(mf_plan *p)
 {
     for (size_t i = 0; i < p->n_map; i++)
         free(p->map[i].module);
@@ -634,6 +638,49 @@ void mf_plan_free(mf_plan *p)
     free(p->devices);
     free(p->used);
     memset(p, 0, sizeof(*p));
+}
+
+void mf_plan_free(mf_plan *p)
+{
+    if (!p)
+        return;
+    plan_clear(p);
+    free(p);
+}
+
+/* Runs fill into a new plan for *out (NULL on failure). */
+static int plan_alloc(mf_plan **out, mf_plan **p, mf_status *st)
+{
+    *out = NULL;
+    *p = calloc(1, sizeof(**p));
+    return *p ? 0 : mf_oom(st, NULL);
+}
+
+static int plan_finish(int rc, mf_plan *p, mf_plan **out)
+{
+    if (rc) {
+        plan_clear(p);
+        free(p);
+        return -1;
+    }
+    *out = p;
+    return 0;
+}
+
+int mf_plan_tensors(const mf_plan_tensor *ts, size_t n, const char *tied, const char *tied_to,
+                    const mf_plan_device *devs, size_t n_devs, mf_plan **out, mf_status *st)
+{
+    MF_ST_GUARD(st);
+    mf_plan *p;
+    if (plan_alloc(out, &p, st))
+        return -1;
+    return plan_finish(plan_tensors_into(ts, n, tied, tied_to, devs, n_devs, p, st), p, out);
+}
+
+void mf_plan_opts_init(mf_plan_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
 }
 
 
@@ -652,10 +699,9 @@ static uint64_t bytes_at(const mf_tensor *t, const char *dtype)
     return n * es; /* compute_module_sizes: min(dtype size, stored size) */
 }
 
-int mf_plan_path(const char *path, const mf_plan_device *devs, size_t n_devs, const char *dtype,
-                 mf_plan *out, mf_status *st)
+static int plan_path_into(const char *path, const mf_plan_device *devs, size_t n_devs,
+                          const char *dtype, mf_plan *out, mf_status *st)
 {
-    memset(out, 0, sizeof(*out));
     json_t *cfg = NULL;
     mf_hf_shape *exp = NULL;
     size_t n_exp = 0;
@@ -672,7 +718,7 @@ int mf_plan_path(const char *path, const mf_plan_device *devs, size_t n_devs, co
     mf_status sub;
     mf_status_init(&sub);
     mf_model *m = NULL;
-    bool weights = mf_open(path, NULL, &m, &sub) == 0 && m->n_tensors;
+    bool weights = mf_open_model(path, 0, &m, &sub) == 0 && m->n_tensors;
     if (!weights && !have_exp) {
         int rc = sub.code ? (mf_status_merge(st, &sub), -1)
                           : mf_fail(st, MF_ERR_FORMAT, path, -1, "no tensors to place");
@@ -726,11 +772,26 @@ int mf_plan_path(const char *path, const mf_plan_device *devs, size_t n_devs, co
     if (rc == 0 && !have_exp && cfg)
         tied = json_is_true(json_object_get(cfg, "tie_word_embeddings"));
     if (rc == 0)
-        rc = mf_plan_tensors(ts, n, tied ? "lm_head.weight" : NULL, emb, devs, n_devs, out, st);
+        rc = plan_tensors_into(ts, n, tied ? "lm_head.weight" : NULL, emb, devs, n_devs, out, st);
     free(ts);
     free(used);
     mf_hf_shapes_free(exp, n_exp);
     mf_close(m);
     json_decref(cfg);
     return rc;
+}
+
+int mf_plan_path(const char *path, const mf_plan_device *devs, size_t n_devs,
+                 const mf_plan_opts *opts, mf_plan **out, mf_status *st)
+{
+    MF_ST_GUARD(st);
+    *out = NULL;
+    mf_plan_opts o;
+    mf_plan_opts_init(&o);
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_plan_opts", st))
+        return -1;
+    mf_plan *p;
+    if (plan_alloc(out, &p, st))
+        return -1;
+    return plan_finish(plan_path_into(path, devs, n_devs, o.dtype, p, st), p, out);
 }

@@ -20,55 +20,6 @@
 #define MF_QUANT_MIX_H
 #include "core/core.h"
 
-/* llama.cpp's llama_ftype: the value written to general.file_type. */
-typedef enum mf_ftype {
-    MF_FTYPE_ALL_F32 = 0,
-    MF_FTYPE_F16 = 1,
-    MF_FTYPE_Q4_0 = 2,
-    MF_FTYPE_Q4_1 = 3,
-    MF_FTYPE_Q8_0 = 7,
-    MF_FTYPE_Q5_0 = 8,
-    MF_FTYPE_Q5_1 = 9,
-    MF_FTYPE_Q2_K = 10,
-    MF_FTYPE_Q3_K_S = 11,
-    MF_FTYPE_Q3_K_M = 12,
-    MF_FTYPE_Q3_K_L = 13,
-    MF_FTYPE_Q4_K_S = 14,
-    MF_FTYPE_Q4_K_M = 15,
-    MF_FTYPE_Q5_K_S = 16,
-    MF_FTYPE_Q5_K_M = 17,
-    MF_FTYPE_Q6_K = 18,
-    MF_FTYPE_IQ2_XXS = 19,
-    MF_FTYPE_IQ2_XS = 20,
-    MF_FTYPE_Q2_K_S = 21,
-    MF_FTYPE_IQ3_XS = 22,
-    MF_FTYPE_IQ3_XXS = 23,
-    MF_FTYPE_IQ1_S = 24,
-    MF_FTYPE_IQ4_NL = 25,
-    MF_FTYPE_IQ3_S = 26,
-    MF_FTYPE_IQ3_M = 27,
-    MF_FTYPE_IQ2_S = 28,
-    MF_FTYPE_IQ2_M = 29,
-    MF_FTYPE_IQ4_XS = 30,
-    MF_FTYPE_IQ1_M = 31,
-    MF_FTYPE_BF16 = 32,
-    MF_FTYPE_TQ1_0 = 36,
-    MF_FTYPE_TQ2_0 = 37,
-    MF_FTYPE_INVALID = -1,
-} mf_ftype;
-
-/* A mix name as llama-quantize takes it (case-insensitive; "Q4_K" is an
- * alias of Q4_K_M, "Q3_K" of Q3_K_M, "Q5_K" of Q5_K_M) or its number.
- * Returns MF_FTYPE_INVALID when unknown. */
-mf_ftype mf_ftype_parse(const char *s);
-const char *mf_ftype_name(mf_ftype f);       /* "Q4_K_M"; "?" if unknown */
-mf_dtype mf_ftype_base_type(mf_ftype f);     /* the mix's default tensor type */
-/* Calls fn for each mix name llama-quantize lists (for usage text). */
-void mf_ftype_each(void (*fn)(void *ctx, const char *name, mf_ftype f), void *ctx);
-/* true for the mixes that llama-quantize refuses without an importance
- * matrix (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, Q2_K_S). */
-bool mf_ftype_needs_imatrix(mf_ftype f);
-
 /* What the rules need to know of the model (from its GGUF metadata). */
 typedef struct mf_qmix_hparams {
     const char *arch;   /* general.architecture ("llama", "falcon", ...) */

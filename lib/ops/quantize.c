@@ -6,6 +6,7 @@
  * converted to F32 and quantized by ggml's reference kernels with the
  * tensor's importance vector; metadata copied, then general.quantization_version
  * and general.file_type set and the quantize.imatrix.* keys added. */
+#include "formats/formats.h"
 #include "ops/quantize.h"
 #include "formats/formats.h"
 
@@ -50,7 +51,16 @@ typedef struct qjob {
     float *f32, *deq;  /* chunk buffers */
     uint8_t *qbuf;
     size_t cap_vals, cap_q;
+    mf_quantize_opts opts;  /* the caller's, over the defaults */
+    uint64_t done, total;   /* input tensor bytes, for progress */
 } qjob;
+
+static int job_progress(qjob *j, uint64_t bytes, mf_status *st)
+{
+    j->done += bytes;
+    return mf_progress_report(j->o->progress, j->o->progress_user, j->done, j->total,
+                              j->m ? j->m->path : NULL, st);
+}
 
 void mf_quantize_opts_init(mf_quantize_opts *o, mf_ftype ftype)
 {
@@ -59,6 +69,7 @@ void mf_quantize_opts_init(mf_quantize_opts *o, mf_ftype ftype)
     o->nthreads = 1;
     o->output_type = MF_DTYPE_INVALID;
     o->token_embd_type = MF_DTYPE_INVALID;
+    o->struct_size = sizeof(*o);
 }
 
 /* ------------------------------------------------------------ the plan */
@@ -245,6 +256,41 @@ static mf_value typed_uint(mf_vtype t, uint64_t u)
     return v;
 }
 
+/* One --override-kv as llama.cpp's string_parse_kv_override reads it. */
+static int parse_override(qjob *j, const char *text, const char **key, mf_value *v,
+                          mf_status *st)
+{
+    const char *eq = text ? strchr(text, '=') : NULL;
+    if (!eq || eq - text >= 128 || eq == text)
+        return mf_fail(st, MF_ERR_USAGE, NULL, -1, "--override-kv: malformed KV override '%s'",
+                       text ? text : "");
+    *key = mf_arena_printf(j->arena, "%.*s", (int)(eq - text), text);
+    const char *val = eq + 1;
+    if (!strncmp(val, "int:", 4)) {
+        *v = mf_value_int((int32_t)strtol(val + 4, NULL, 10)); /* atol, then int32 as gguf_set_val_i32 */
+        v->type = MF_V_I32;
+    } else if (!strncmp(val, "float:", 6)) {
+        v->type = MF_V_F32;
+        v->as.f = (double)(float)strtod(val + 6, NULL);
+    } else if (!strncmp(val, "bool:", 5)) {
+        if (strcmp(val + 5, "true") && strcmp(val + 5, "false"))
+            return mf_fail(st, MF_ERR_USAGE, NULL, -1,
+                           "--override-kv: invalid boolean value for KV override '%s'", text);
+        *v = mf_value_bool(!strcmp(val + 5, "true"));
+    } else if (!strncmp(val, "str:", 4)) {
+        if (strlen(val + 4) > 127)
+            return mf_fail(st, MF_ERR_USAGE, NULL, -1,
+                           "--override-kv: malformed KV override '%s', value cannot exceed 127 chars",
+                           text);
+        *v = mf_value_str(j->arena, val + 4, strlen(val + 4));
+    } else {
+        return mf_fail(st, MF_ERR_USAGE, NULL, -1,
+                       "--override-kv: invalid type for KV override '%s' (int:, float:, bool:, str:)",
+                       text);
+    }
+    return *key ? 0 : mf_oom(st, NULL);
+}
+
 static int build_meta(qjob *j, mf_status *st)
 {
     kv_vec *v = &j->meta;
@@ -257,6 +303,13 @@ static int build_meta(qjob *j, mf_status *st)
     kv_remove(v, "split.no");
     kv_remove(v, "split.count");
     kv_remove(v, "split.tensors.count");
+    for (size_t i = 0; rc == 0 && i < j->o->n_kv_overrides; i++) {
+        const char *key = NULL;
+        mf_value val = {0};
+        if (parse_override(j, j->o->kv_overrides[i], &key, &val, st))
+            return -1;
+        rc = kv_set(v, key, val);
+    }
     if (rc == 0 && j->im && j->im->n_entries) {
         /* llama-quantize passes these as KV overrides (strings cut at 127
          * bytes, integers as int32) */
@@ -479,9 +532,7 @@ static int finish_pending(row_sink *r, pending *c, mf_status *st)
     mf_dtype_nbytes(p->dst, (uint64_t)(c->rows * p->ne[0]), &qbytes); /* checked by the plan */
     if (r->sink && r->sink(r->sink_ctx, r->q[c->slot], (size_t)qbytes, st))
         return -1;
-    if (j->o->progress)
-        j->o->progress(j->o->progress_ctx, (uint64_t)c->rows * r->row_bytes);
-    return 0;
+    return job_progress(j, (uint64_t)c->rows * r->row_bytes, st);
 }
 
 /* Starts quantizing a chunk into the next output buffer, then finishes the
@@ -512,8 +563,8 @@ static int flush_rows(row_sink *r, const uint8_t *src, int64_t rows, mf_status *
     if (r->acc) {
         if (dry_run_chunk(r->j, p, src, rows, imat, r->acc, st))
             return -1;
-        if (r->j->o->progress)
-            r->j->o->progress(r->j->o->progress_ctx, (uint64_t)rows * r->row_bytes);
+        if (job_progress(r->j, (uint64_t)rows * r->row_bytes, st))
+            return -1;
     } else if (pipeline_chunk(r, src, rows, imat, row0, st)) {
         return -1;
     }
@@ -616,13 +667,14 @@ static int convert_tensor(qjob *j, const qplan *p, mf_sink_fn sink, void *sink_c
     return rc;
 }
 
-static void report_tensor(qjob *j, const qplan *p, const err_acc *acc)
+static int report_tensor(qjob *j, const qplan *p, const err_acc *acc, mf_status *st)
 {
     mf_quant_tensor_report r = {0};
     r.name = p->t->name;
     r.src = p->t->dtype;
     r.dst = p->dst;
     memcpy(r.ne, p->ne, sizeof(r.ne));
+    r.n_dims = mf_qmix_n_dims(p->ne);
     r.nelems = mf_tensor_nelems(p->t);
     r.src_bytes = p->t->nbytes;
     r.dst_bytes = p->out_bytes;
@@ -631,8 +683,9 @@ static void report_tensor(qjob *j, const qplan *p, const err_acc *acc)
     r.imatrix = p->imatrix != NULL;
     if (acc)
         err_finish(acc, &r);
-    if (j->on_tensor)
-        j->on_tensor(j->ctx, &r);
+    if (j->on_tensor && j->on_tensor(j->ctx, &r))
+        return mf_fail(st, MF_ERR_CANCELLED, j->m->path, -1, "cancelled");
+    return 0;
 }
 
 static int emit_tensor(qjob *j, size_t i, mf_sink_fn sink, void *sink_ctx, mf_status *st)
@@ -644,11 +697,11 @@ static int emit_tensor(qjob *j, size_t i, mf_sink_fn sink, void *sink_ctx, mf_st
         rc = convert_tensor(j, p, sink, sink_ctx, j->o->dry_run ? &acc : NULL, st);
     else {
         rc = sink ? mf_tensor_stream(j->m, p->t, sink, sink_ctx, st) : 0;
-        if (rc == 0 && j->o->progress)
-            j->o->progress(j->o->progress_ctx, p->t->nbytes);
+        if (rc == 0)
+            rc = job_progress(j, p->t->nbytes, st);
     }
     if (rc == 0)
-        report_tensor(j, p, p->convert && j->o->dry_run ? &acc : NULL);
+        rc = report_tensor(j, p, p->convert && j->o->dry_run ? &acc : NULL, st);
     return rc;
 }
 
@@ -659,9 +712,33 @@ static int fill_cb(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_
 
 /* ------------------------------------------------------------ the run */
 
+static bool name_has_any(const char *name, const char *const *pats, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (pats[i] && strstr(name, pats[i]))
+            return true;
+    return false;
+}
+
+/* prepare_imatrix of llama-quantize: entries whose name contains an
+ * excluded string go; with includes, only entries containing one stay. */
+static void filter_imatrix(const mf_quantize_opts *o, mf_imatrix *im)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < im->n_entries; i++) {
+        const char *nm = im->entries[i].name;
+        if (name_has_any(nm, o->exclude_weights, o->n_exclude_weights))
+            continue;
+        if (o->n_include_weights && !name_has_any(nm, o->include_weights, o->n_include_weights))
+            continue;
+        im->entries[k++] = im->entries[i]; /* still sorted by name */
+    }
+    im->n_entries = k;
+}
+
 static int open_inputs(qjob *j, const char *in_path, mf_status *st)
 {
-    if (mf_open(in_path, NULL, &j->m, st))
+    if (mf_open_model(in_path, 0, &j->m, st))
         return -1;
     if (j->m->format != MF_FMT_GGUF)
         return mf_fail(st, MF_ERR_USAGE, in_path, -1, "quantize reads GGUF files; this is %s",
@@ -669,6 +746,10 @@ static int open_inputs(qjob *j, const char *in_path, mf_status *st)
     if (j->o->imatrix_path) {
         if (mf_imatrix_load(j->o->imatrix_path, &j->im, st))
             return -1;
+        if (j->o->n_include_weights && j->o->n_exclude_weights)
+            return mf_fail(st, MF_ERR_USAGE, NULL, -1,
+                           "--include-weights and --exclude-weights cannot be used together");
+        filter_imatrix(j->o, j->im);
         j->res->imatrix_entries = j->im->n_entries;
     }
     if (mf_ftype_needs_imatrix(j->o->ftype) && !(j->im && j->im->n_entries))
@@ -698,6 +779,7 @@ static int make_outs(qjob *j, mf_status *st)
         r->out_tensor_bytes += p->out_bytes;
     }
     r->n_tensors = j->n;
+    j->total = r->in_tensor_bytes;
     r->bpw = r->n_params ? 8.0 * (double)r->out_tensor_bytes / (double)r->n_params : 0;
     r->out_file_bytes = gguf_file_bytes(j);
     return 0;
@@ -717,12 +799,19 @@ static int run(qjob *j, const char *in_path, const char *out_path, mf_status *st
     return 0;
 }
 
-int mf_quantize_file(const char *in_path, const char *out_path, const mf_quantize_opts *o,
+int mf_quantize_file(const char *in_path, const char *out_path, const mf_quantize_opts *opts,
                      mf_quant_report_fn on_tensor, void *ctx, mf_quantize_result *res,
                      mf_status *st)
 {
+    MF_ST_GUARD(st);
     mf_quantize_result dummy;
     qjob j = {0};
+    if (!opts)
+        return mf_fail(st, MF_ERR_USAGE, in_path, -1, "mf_quantize_file needs options (the ftype)");
+    mf_quantize_opts_init(&j.opts, opts->ftype);
+    if (mf_opts_copy(&j.opts, sizeof(j.opts), opts, "mf_quantize_opts", st))
+        return -1;
+    const mf_quantize_opts *o = &j.opts;
     j.o = o;
     j.on_tensor = on_tensor;
     j.ctx = ctx;

@@ -21,6 +21,7 @@
  * A pickle that stops with an error still counts what it reached first,
  * and the error itself makes the file `unknown`; one that stops at one of
  * mfmt's own limits is always `unknown`. doc/scan.md has the rules. */
+#include "formats/formats.h"
 #include "ops/scan.h"
 
 #include "core/tar.h"
@@ -1055,7 +1056,7 @@ static void scan_model_code(scanner *sc, const char *path, const uint8_t *b, uin
         return;
     }
     mf_model *m;
-    if (mf_open(path, NULL, &m, &st)) {
+    if (mf_open_model(path, 0, &m, &st)) {
         /* a file its own loader may read where mfmt cannot (the reader's
          * may_hold_code hook: a Keras archive, an HDF5 file with a Keras
          * model_config attribute) may hold the code */
@@ -1153,11 +1154,13 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
 int mf_scan_bytes(const char *path, const uint8_t *b, uint64_t n, mf_scan_report **out,
                   mf_status *st)
 {
+    MF_ST_GUARD(st);
     return scan_run(path, b, n, false, out, st);
 }
 
 int mf_scan_file(const char *path, mf_scan_report **out, mf_status *st)
 {
+    MF_ST_GUARD(st);
     *out = NULL;
     if (mf_is_dir(path))
         return mf_fail(st, MF_ERR_USAGE, path, -1, "is a directory: scan the files in it");
@@ -1247,6 +1250,7 @@ static int scan_dir(const char *dir, int depth, mf_scan_fn fn, void *ctx, mf_sta
 
 int mf_scan_path(const char *path, mf_scan_fn fn, void *ctx, mf_status *st)
 {
+    MF_ST_GUARD(st);
     int stop = 0;
     if (mf_is_dir(path))
         return scan_dir(path, 0, fn, ctx, st, &stop);

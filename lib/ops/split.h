@@ -9,20 +9,13 @@
 typedef struct mf_model_fill {
     const mf_model *m;
     const size_t *map; /* output index -> m->tensors index */
+    /* optional: a caller's progress, fed cumulative bytes after each tensor */
+    mf_progress_fn progress;
+    void *progress_user;
+    uint64_t *done, total;
 } mf_model_fill;
 int mf_model_fill_fn(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_status *st);
 /* Output descriptor of a model tensor. */
 void mf_out_from_tensor(const mf_tensor *t, mf_out_tensor *o);
 
-/* Writes `m` (any format with ggml-storable dtypes) as a GGUF split set
- * PREFIX-0000i-of-0000n.gguf: at most max_tensors tensors (0: no limit) and
- * about max_bytes of tensor data (0: no limit) per file. The first file has
- * every key plus split.no/split.count/split.tensors.count; the others only
- * the split.* keys (as llama-gguf-split writes them). */
-int mf_gguf_split(const mf_model *m, const char *prefix, uint64_t max_tensors,
-                  uint64_t max_bytes, size_t *n_files, mf_status *st);
-
-/* Writes all tensors of an opened set (GGUF split set, sharded safetensors)
- * into one file of the same kind: `out` ending in .gguf or .safetensors. */
-int mf_merge_to(const mf_model *m, const char *out, mf_status *st);
 #endif

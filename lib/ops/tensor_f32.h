@@ -4,8 +4,6 @@
 #define MF_TENSOR_F32_H
 #include "core/core.h"
 
-/* true if mf_tensor_read_f32 can convert this dtype */
-bool mf_dtype_to_f32_supported(mf_dtype dt);
 /* Converts n elements of dt (canonical little-endian bytes) to floats;
  * n must be a whole number of blocks for ggml block types. */
 int mf_convert_to_f32(mf_dtype dt, const uint8_t *src, float *dst, uint64_t n);

@@ -8,7 +8,7 @@
  * ggml's rounding helpers). */
 #ifndef MF_QUANT_H
 #define MF_QUANT_H
-#include "mfmt.h"
+#include "core/core.h"
 
 /* true if mfmt can quantize to / dequantize from dt */
 bool mf_can_quantize(mf_dtype dt);

@@ -359,8 +359,24 @@ static int open_split_rest(mf_model *m, const char *path, unsigned flags, mf_sta
     const char *tail = "-00001-of-00000.gguf";
     size_t tl = strlen(tail);
     unsigned no, of;
-    if (len < tl || sscanf(path + len - tl, "-%5u-of-%5u.gguf", &no, &of) != 2 || no != 1 ||
-        of != count)
+    bool named = len >= tl && sscanf(path + len - tl, "-%5u-of-%5u.gguf", &no, &of) == 2;
+    uint64_t split_no = meta_uint(m, "split.no", 0);
+    if (split_no >= count)
+        return mf_fail(st, MF_ERR_FORMAT, path, -1, "split.no is %llu, not below split.count %llu",
+                       (unsigned long long)split_no, (unsigned long long)count);
+    if (split_no > 0) {
+        /* a later file of a set, opened alone: its own tensors (llama.cpp
+         * loads a set from its first file; the others are valid GGUFs) */
+        if (named && (no != split_no + 1 || of != count))
+            return mf_fail(st, MF_ERR_FORMAT, path, -1,
+                           "split.no %llu of split.count %llu but the name says %05u-of-%05u",
+                           (unsigned long long)split_no, (unsigned long long)count, no, of);
+        mf_model_note(m, "file %llu of a split set of %llu: its own tensors only; the first file "
+                         "opens the whole set", (unsigned long long)split_no + 1,
+                      (unsigned long long)count);
+        return 0;
+    }
+    if (!named || no != 1 || of != count)
         return mf_fail(st, MF_ERR_FORMAT, path, -1,
                        "split.count is %llu but the name is not NAME-00001-of-%05llu.gguf",
                        (unsigned long long)count, (unsigned long long)count);

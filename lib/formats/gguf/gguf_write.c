@@ -129,6 +129,7 @@ static int build_header(wbuf *b, const mf_out_tensor *ts, size_t n, const uint64
 static int gguf_write(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
                       size_t n_meta, mf_fill_fn fill, void *ctx, bool pad_last, mf_status *st)
 {
+    MF_ST_GUARD(st);
     uint64_t *sizes = calloc(n ? n : 1, sizeof(uint64_t));
     if (!sizes)
         return mf_oom(st, path);

@@ -407,7 +407,7 @@ int h5_value_decode(h5_file *f, mf_arena *a, const h5_dtype *t, const h5_space *
     v->type = MF_V_NULL;
     if (s->kind == 2)
         return 1;
-    uint64_t count, bytes;
+    uint64_t count = 0, bytes; /* set by h5_space_nelems; 0 keeps gcc -O2 quiet */
     if (h5_space_nelems(f, s, pos, &count))
         return -1;
     if (!is_plain(t)) {

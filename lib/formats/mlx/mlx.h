@@ -44,7 +44,7 @@ int mf_mlx_dequantize(const mf_model *m, const mf_mlx_quant *q, mf_dtype out,
  * view is closed (mf_close). */
 int mf_mlx_dequantized_view(const mf_model *src, mf_dtype out, mf_model **view,
                             mf_status *st);
-/* The reader's logical_view hook (mf_model_logical_view): the view above
+/* The reader's logical_view hook (mf_model_logical_view_as): the view above
  * when the model has packed triples, else *view = NULL. */
 int mf_mlx_logical_view(const mf_model *m, mf_dtype out, mf_model **view, mf_status *st);
 #endif

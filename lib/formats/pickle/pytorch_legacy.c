@@ -5,8 +5,8 @@
  * object, the sorted storage keys), then each storage in key order as an
  * 8-byte element count followed by its elements. Persistent ids are
  * ('storage', storage_type, root_key, location, numel, view_metadata). */
-#include "core/tar.h"
 #include "formats/formats.h"
+#include "core/tar.h"
 #include "formats/pickle/pytorch.h"
 
 #include <stdlib.h>

@@ -39,6 +39,7 @@ int mf_safetensors_write(const char *path, const mf_out_tensor *ts, size_t n,
                          const mf_kv *meta, size_t n_meta, mf_fill_fn fill, void *ctx,
                          mf_status *st)
 {
+    MF_ST_GUARD(st);
     uint64_t *sizes = calloc(n ? n : 1, sizeof(uint64_t));
     if (!sizes)
         return mf_oom(st, path);

@@ -1,0 +1,169 @@
+/* mfmt/convert.h - writing a model in another form: to safetensors, a
+ * Hugging Face directory to GGUF, dequantize to plain floats, GGUF split
+ * sets and merging shard sets. Every output is written atomically and
+ * nothing is left behind on failure or cancellation.
+ * Part of the public API; include <mfmt.h>, not this file. */
+#ifndef MFMT_CONVERT_H
+#define MFMT_CONVERT_H
+#ifndef MFMT_H
+#error "include <mfmt.h>"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------ to safetensors */
+
+typedef struct mf_convert_st_opts {
+    size_t struct_size;       /* sizeof(mf_convert_st_opts) */
+    const char *key;          /* write the tensors under this path ("state_dict"); NULL */
+    uint64_t max_shard_size;  /* bytes per shard; 0: one file */
+    bool include_optimizer;   /* keep optimizer state of a checkpoint */
+    mf_progress_fn progress;  /* bytes written of the total to write; may cancel */
+    void *progress_user;
+    bool keep_tied;           /* also write names that view the same bytes as an
+                                 earlier tensor (tied embeddings); default: once,
+                                 as save_pretrained and safetensors' converter do */
+} mf_convert_st_opts;
+
+MF_API void mf_convert_st_opts_init(mf_convert_st_opts *o);
+
+/* Writes the model's tensors to `out`, or with max_shard_size to
+ * PREFIX-0000i-of-0000N.safetensors + OUT.index.json as Hugging Face does
+ * (PREFIX: out without ".safetensors"). A checkpoint's state_dict / model /
+ * module mapping is unwrapped as loaders do (sd.get("state_dict", sd));
+ * optimizer state is left out unless asked for; STRING tensors are left out
+ * (safetensors holds none); MLX packed triples are written dequantized.
+ * Every tensor contiguous, C order, bit-identical to its canonical bytes;
+ * __metadata__ {"format": "pt"}. Refuses to write over any file the model
+ * reads. opts NULL: defaults. Thread-safe on one model (distinct outputs). */
+MF_API int mf_convert_to_safetensors(const mf_model *m, const char *out,
+                                     const mf_convert_st_opts *opts, mf_status *st);
+
+/* ------------------------------------------------- HF directory to GGUF */
+
+typedef struct mf_convert_gguf_opts {
+    size_t struct_size;       /* sizeof(mf_convert_gguf_opts) */
+    /* f32, f16, bf16, q8_0 or auto (NULL: f16, the converter's default), or
+     * a llama-quantize type (Q4_K_M, Q6_K, IQ4_XS, ...: the bytes of
+     * converting to f32 and quantizing that, in one pass) */
+    const char *type;
+    int threads;              /* quantization threads (<= 1: the calling thread) */
+    mf_progress_fn progress;  /* bytes of output written; may cancel */
+    void *progress_user;
+} mf_convert_gguf_opts;
+
+MF_API void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o);
+
+/* Converts a Hugging Face directory (llama, mistral, qwen2, qwen3; weights
+ * as safetensors or .bin) to one GGUF file as llama.cpp's
+ * convert_hf_to_gguf.py writes it: same tensors, names, shapes, types and
+ * bytes, same keys and values in the same order. Streams tensor by tensor.
+ * Thread-safe. */
+MF_API int mf_convert_to_gguf(const char *dir, const char *out,
+                              const mf_convert_gguf_opts *opts, mf_status *st);
+/* The architectures (config.json "architectures"[0]) it converts, as a
+ * NULL-terminated static array. */
+MF_API const char *const *mf_convert_gguf_archs(void);
+
+/* ------------------------------------------- GGUF to HF directory */
+
+typedef struct mf_convert_hf_opts {
+    size_t struct_size;       /* sizeof(mf_convert_hf_opts) */
+    /* MF_F32, MF_F16 or MF_BF16 for every tensor; MF_DTYPE_INVALID (the
+     * default): each float tensor as stored, block types as the file's
+     * float type (F16 unless F32/BF16) */
+    mf_dtype dtype;
+    uint64_t max_shard_size;  /* bytes per model-0000i-of-0000N.safetensors; 0: one file */
+    mf_progress_fn progress;  /* tensors written of the total; may cancel */
+    void *progress_user;
+} mf_convert_hf_opts;
+
+MF_API void mf_convert_hf_opts_init(mf_convert_hf_opts *o);
+
+/* Writes the GGUF `in` as the Hugging Face directory `out` (absent or
+ * empty): config.json, generation_config.json, tokenizer files, model card
+ * and model.safetensors with the names transformers loads, the inverse of
+ * mf_convert_to_gguf for every architecture it converts. The directory is
+ * made beside `out` and renamed into place: nothing is left on failure.
+ * opts NULL: defaults. Thread-safe. */
+MF_API int mf_convert_to_hf(const char *in, const char *out, const mf_convert_hf_opts *opts,
+                            mf_status *st);
+
+/* ---------------------------------------------------------- dequantize */
+
+typedef struct mf_dequantize_opts {
+    size_t struct_size;       /* sizeof(mf_dequantize_opts) */
+    mf_dtype dtype;           /* MF_F32 (default), MF_F16 or MF_BF16 */
+    mf_progress_fn progress;  /* input bytes processed of the tensor total; may cancel */
+    void *progress_user;
+} mf_dequantize_opts;
+
+MF_API void mf_dequantize_opts_init(mf_dequantize_opts *o);
+
+typedef struct mf_dequantize_result {
+    size_t n_tensors, n_converted, n_copied;
+    size_t meta_kept, meta_skipped; /* skipped: long arrays, nested arrays, invalid UTF-8 */
+    uint64_t out_bytes;
+} mf_dequantize_result;
+
+/* Writes every tensor of in_path as plain floats to a safetensors file:
+ * float and ggml block tensors become `dtype` (values as ggml's to_float
+ * gives them), integer and bool tensors are copied; metadata is kept as
+ * safetensors' string map where it fits (arrays of at most 64 items as JSON
+ * text). res may be NULL. Thread-safe. */
+MF_API int mf_dequantize_file(const char *in_path, const char *out_path,
+                              const mf_dequantize_opts *opts, mf_dequantize_result *res,
+                              mf_status *st);
+
+/* ------------------------------------------------------- split / merge */
+
+typedef struct mf_split_opts {
+    size_t struct_size;       /* sizeof(mf_split_opts) */
+    uint64_t max_tensors;     /* tensors per file; 0: no limit */
+    uint64_t max_bytes;       /* about this many bytes of tensor data per file; 0: no limit */
+    mf_progress_fn progress;  /* tensor bytes written; may cancel */
+    void *progress_user;
+    /* llama-gguf-split --no-tensor-first-split: the first file holds the
+     * metadata only, the tensors start in the second */
+    bool no_tensor_first_split;
+    /* llama-gguf-split --dry-run: plan (on_shard) but write nothing */
+    bool dry_run;
+    /* called once per file of the set, in order, before it is written:
+     * file number (0-based), the number of files, its first tensor, its
+     * tensor count and tensor bytes (each padded to 32, as the plan counts) */
+    void (*on_shard)(void *user, size_t no, size_t n_files, size_t first_tensor,
+                     size_t n_tensors, uint64_t bytes);
+    void *on_shard_user;
+} mf_split_opts;
+
+MF_API void mf_split_opts_init(mf_split_opts *o);
+
+/* Writes a model (GGUF, or any format whose dtypes GGUF stores) as a
+ * split set PREFIX-0000i-of-0000n.gguf as
+ * llama-gguf-split writes it: the first file has every key plus
+ * split.no/split.count/split.tensors.count, the others only the split.*
+ * keys. *n_files (may be NULL) gets the number of files written. On failure
+ * no file of the set is left. */
+MF_API int mf_gguf_split(const mf_model *m, const char *prefix, const mf_split_opts *opts,
+                         size_t *n_files, mf_status *st);
+
+typedef struct mf_merge_opts {
+    size_t struct_size;       /* sizeof(mf_merge_opts) */
+    mf_progress_fn progress;  /* tensor bytes written; may cancel */
+    void *progress_user;
+} mf_merge_opts;
+
+MF_API void mf_merge_opts_init(mf_merge_opts *o);
+
+/* Writes all tensors of an opened set (GGUF split set, sharded safetensors)
+ * into one file of the same kind: `out` ending in .gguf or .safetensors.
+ * opts NULL: defaults. */
+MF_API int mf_merge(const mf_model *m, const char *out, const mf_merge_opts *opts,
+                    mf_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MFMT_CONVERT_H */

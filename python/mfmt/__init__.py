@@ -1,0 +1,43 @@
+"""mfmt: every model-weights format into NumPy (and torch), zero-copy and safely.
+
+    import mfmt
+    with mfmt.open("model.gguf") as m:
+        print(m.format, m.metadata["general.architecture"])
+        w = m["token_embd.weight"]                      # read-only view of the file
+        q = m.get_tensor("blk.0.attn_q.weight", dtype="float32")   # decoded
+
+safetensors, GGUF, PyTorch .pt/.bin/.ckpt, NumPy .npy/.npz, ONNX, HDF5/Keras,
+TFLite, TensorFlow, MLX and Hugging Face directories; built on libmfmt's
+public C API (include/mfmt.h); nothing a file contains is ever executed.
+See python/README.md.
+"""
+
+from . import _mfmt
+from ._errors import (CancelledError, Error, FileError, FormatError,
+                      UnsafeFileError, UnsupportedError, UsageError)
+from ._model import Model, TensorInfo, TensorSlice, load_file, open
+from ._ops import (DIFF_INCOMPARABLE, DIFF_ONLY_A, DIFF_ONLY_B, DIFF_SAME, DIFF_SAME_VALUES,
+                   DIFF_SHAPE, DIFF_VALUES, Detection, EditChange, EditResult, edit, Diff, DiffRow, DequantizeResult, Estimate, Finding,
+                   Hashes, Plan, Problem, QuantizeResult, QuantTensor, ScanReport,
+                   Validation, convert, dequantize, detect, diff, estimate, hash, hash_file,
+                   merge, plan, quantize, save_file, scan, split, validate)
+from ._safe import safe_open
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "open", "load_file", "safe_open", "save_file", "Model", "TensorInfo", "TensorSlice",
+    "detect", "validate", "hash", "hash_file", "scan", "convert", "quantize", "dequantize",
+    "split", "merge", "diff", "estimate", "plan", "edit", "EditChange", "EditResult",
+    "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",
+    "QuantizeResult", "QuantTensor", "DequantizeResult", "Diff", "DiffRow",
+    "Estimate", "Plan", "DIFF_SAME", "DIFF_SAME_VALUES", "DIFF_VALUES", "DIFF_SHAPE",
+    "DIFF_ONLY_A", "DIFF_ONLY_B", "DIFF_INCOMPARABLE",
+    "Error", "FormatError", "UnsafeFileError", "UnsupportedError", "UsageError",
+    "FileError", "CancelledError", "lib_version",
+]
+
+
+def lib_version() -> str:
+    """The version of the libmfmt linked in."""
+    return _mfmt.lib_version()

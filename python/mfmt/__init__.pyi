@@ -1,0 +1,312 @@
+# Type stubs of the public API of the mfmt package (docstrings in the .py files).
+import os
+from typing import (Any, Callable, Dict, Iterator, List, Literal, Mapping, NamedTuple,
+                    Optional, Sequence, Tuple, Union, overload)
+
+import numpy as np
+
+__version__: str
+
+PathLike = Union[str, bytes, os.PathLike]
+# progress(done, total) -> False to cancel (None or True: go on)
+Progress = Optional[Callable[[int, int], Optional[bool]]]
+DTypeArg = Union[str, np.dtype, type]
+Size = Union[int, str]  # bytes, or "5GB", "500MiB", "2G"
+
+def lib_version() -> str: ...
+
+# ------------------------------------------------------------------ errors
+
+class Error(Exception):
+    code: int
+    message: str
+    messages: List[str]
+    path: Optional[str]
+    offset: Optional[int]
+    rule: str
+    def __init__(self, message: str, messages: Optional[Sequence[str]] = ...,
+                 code: Optional[int] = ...) -> None: ...
+
+class FormatError(Error, ValueError): ...
+class UnsupportedError(Error, NotImplementedError): ...
+class UsageError(Error, ValueError): ...
+class FileError(Error, OSError): ...
+class CancelledError(Error): ...
+
+class UnsafeFileError(Error):
+    findings: List[Finding]
+    verdict: Optional[str]
+
+# ----------------------------------------------------------------- reading
+
+class TensorInfo(NamedTuple):
+    name: str
+    dtype: str
+    shape: Tuple[int, ...]
+    strides: Optional[Tuple[int, ...]]
+    file: Optional[str]
+    offset: int
+    nbytes: int
+    mapped: bool
+    big_endian: bool
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def nelems(self) -> int: ...
+    @property
+    def numpy_dtype(self) -> np.dtype: ...
+
+class TensorSlice:
+    shape: Tuple[int, ...]
+    ndim: int
+    def get_shape(self) -> List[int]: ...
+    def get_dtype(self) -> str: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: Any) -> np.ndarray: ...
+
+class Model:
+    format: str
+    version: str
+    path: str
+    closed: bool
+    file_bytes: int
+    file_count: int
+    header_bytes: int
+    notes: List[str]
+    verdict: Literal["safe", "unknown", "dangerous"]
+    def __init__(self, path: PathLike, *, strict: bool = ..., logical: bool = ...) -> None: ...
+    @property
+    def metadata(self) -> Dict[str, Any]: ...
+    @property
+    def tensors(self) -> Dict[str, TensorInfo]: ...
+    def keys(self) -> List[str]: ...
+    def info(self, name: str) -> TensorInfo: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __contains__(self, name: object) -> bool: ...
+    def __getitem__(self, name: str) -> np.ndarray: ...
+    def __enter__(self) -> Model: ...
+    def __exit__(self, *exc: Any) -> bool: ...
+    def close(self) -> None: ...
+    def get_tensor(self, name: str, dtype: Optional[DTypeArg] = ...) -> np.ndarray: ...
+    def get_slice(self, name: str, dtype: Optional[DTypeArg] = ...) -> TensorSlice: ...
+    def hash_tensor(self, name: str, algo: str = ...) -> str: ...
+
+def open(path: PathLike, *, allow_unsafe: bool = ..., strict: bool = ...,
+         logical: bool = ...) -> Model: ...
+def load_file(path: PathLike, *, allow_unsafe: bool = ...) -> Dict[str, np.ndarray]: ...
+
+class _SafeSlice:
+    def get_shape(self) -> List[int]: ...
+    def get_dtype(self) -> str: ...
+    def __getitem__(self, index: Any) -> Any: ...
+
+class safe_open:
+    def __init__(self, path: PathLike, framework: str = ..., device: str = ..., *,
+                 allow_unsafe: bool = ...) -> None: ...
+    def __enter__(self) -> safe_open: ...
+    def __exit__(self, *exc: Any) -> bool: ...
+    def close(self) -> None: ...
+    @property
+    def model(self) -> Model: ...
+    def keys(self) -> List[str]: ...
+    def offset_keys(self) -> List[str]: ...
+    def metadata(self) -> Optional[Dict[str, Any]]: ...
+    def get_tensor(self, name: str) -> Any: ...  # np.ndarray, or torch.Tensor for "pt"
+    def get_slice(self, name: str) -> _SafeSlice: ...
+
+def save_file(tensors: Mapping[str, Any], path: PathLike,
+              metadata: Optional[Mapping[str, str]] = ..., *,
+              dtypes: Optional[Mapping[str, str]] = ...) -> None: ...
+
+# -------------------------------------------------------------- operations
+
+class Detection(NamedTuple):
+    path: str
+    format: str
+    detail: str
+
+def detect(path: PathLike) -> Detection: ...
+
+class Problem(NamedTuple):
+    path: Optional[str]
+    offset: Optional[int]
+    rule: str
+    message: str
+
+class Validation(NamedTuple):
+    path: str
+    ok: bool
+    problems: List[Problem]
+    def raise_if_invalid(self) -> None: ...
+
+def validate(path: PathLike) -> Validation: ...
+
+class Hashes(NamedTuple):
+    path: str
+    algo: str
+    file: Optional[str]
+    tensor_content: str
+    tensors: Optional[Dict[str, str]]
+
+def hash(path: PathLike, *, algo: str = ..., tensors: bool = ..., file: bool = ...,
+         progress: Progress = ...) -> Hashes: ...
+
+def hash_file(path: PathLike, *, algo: str = ...) -> str: ...
+
+class Finding(NamedTuple):
+    severity: str
+    member: str
+    offset: int
+    file_offset: int
+    opcode: Optional[str]
+    global_: Optional[str]
+    message: str
+
+class ScanReport(NamedTuple):
+    path: str
+    verdict: str
+    findings: List[Finding]
+    globals: List[Tuple[str, str]]
+    n_pickles: int
+    dropped_findings: int
+    @property
+    def safe(self) -> bool: ...
+
+def scan(path: PathLike) -> ScanReport: ...
+
+def convert(src: PathLike, out: PathLike, *, to: Optional[str] = ..., key: Optional[str] = ...,
+            max_shard_size: Optional[Size] = ..., include_optimizer: bool = ...,
+            allow_unsafe: bool = ..., type: Optional[str] = ..., threads: int = ...,
+            dtype: Optional[str] = ..., keep_tied: bool = ...,
+            progress: Progress = ...) -> None: ...
+
+class QuantTensor(NamedTuple):
+    name: str
+    src: str
+    dst: str
+    ne: Tuple[int, int, int, int]
+    nelems: int
+    src_bytes: int
+    dst_bytes: int
+    converted: bool
+    fallback: bool
+    imatrix: bool
+    rmse: float
+    max_abs: float
+    cosine: float
+    nonfinite: bool
+    n_dims: int
+
+class QuantizeResult(NamedTuple):
+    type: str
+    n_tensors: int
+    n_converted: int
+    n_fallback: int
+    n_k_quantized: int
+    n_params: int
+    in_tensor_bytes: int
+    out_tensor_bytes: int
+    out_file_bytes: int
+    bpw: float
+    imatrix_entries: int
+    imatrix_used: int
+    tensors: List[QuantTensor]
+
+def quantize(src: PathLike, out: Optional[PathLike], type: str, *, threads: int = ...,
+             imatrix: Optional[PathLike] = ..., allow_requantize: bool = ...,
+             pure: bool = ..., leave_output_tensor: bool = ...,
+             output_tensor_type: Optional[str] = ..., token_embedding_type: Optional[str] = ...,
+             dry_run: bool = ..., progress: Progress = ...) -> QuantizeResult: ...
+
+class DequantizeResult(NamedTuple):
+    n_tensors: int
+    n_converted: int
+    n_copied: int
+    meta_kept: int
+    meta_skipped: int
+    out_bytes: int
+
+def dequantize(src: PathLike, out: PathLike, *, dtype: str = ...,
+               progress: Progress = ...) -> DequantizeResult: ...
+def split(src: PathLike, prefix: PathLike, *, max_tensors: Optional[int] = ...,
+          max_size: Optional[Size] = ..., progress: Progress = ...) -> List[str]: ...
+def merge(src: PathLike, out: PathLike, *, progress: Progress = ...) -> None: ...
+
+DIFF_SAME: str
+DIFF_SAME_VALUES: str
+DIFF_VALUES: str
+DIFF_SHAPE: str
+DIFF_ONLY_A: str
+DIFF_ONLY_B: str
+DIFF_INCOMPARABLE: str
+
+class DiffRow(NamedTuple):
+    name: str
+    kind: str
+    a: Optional[Tuple[str, Tuple[int, ...]]]
+    b: Optional[Tuple[str, Tuple[int, ...]]]
+    max_abs: float
+    rmse: float
+    cosine: float
+    n_diff: int
+
+class Diff(List[DiffRow]):
+    def counts(self) -> Dict[str, int]: ...
+    @property
+    def same(self) -> bool: ...
+
+def diff(a: PathLike, b: PathLike, *, allow_unsafe: bool = ...) -> Diff: ...
+
+class Estimate(NamedTuple):
+    source: str
+    arch: str
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    hidden: int
+    head_dim_k: int
+    head_dim_v: int
+    ctx: int
+    ctx_train: int
+    batch: int
+    n_params: int
+    params_from_config: bool
+    weight_bytes: int
+    weight_bpw: float
+    weight_type: str
+    kv_type: str
+    kv_bytes_per_elem: float
+    kv_bytes: int
+    total_bytes: int
+
+def estimate(path: PathLike, *, ctx: Optional[int] = ..., batch: Optional[int] = ...,
+             kv_type: Optional[str] = ..., type: Optional[str] = ...) -> Estimate: ...
+
+class Plan(NamedTuple):
+    devices: List[Tuple[str, int, int]]
+    device_map: Dict[str, str]
+    total: int
+    reserved: int
+
+DeviceArg = Union[str, Sequence[Union[str, Tuple[str, Optional[Size]]]], Mapping[str, Optional[Size]]]
+
+def plan(path: PathLike, device: DeviceArg, *, dtype: Optional[str] = ...) -> Plan: ...
+
+class EditChange(NamedTuple):
+    kind: str
+    key: Optional[str]
+    before: Optional[str]
+    after: Optional[str]
+
+class EditResult(NamedTuple):
+    old_header_bytes: int
+    new_header_bytes: int
+    data_bytes: int
+    changes: List[EditChange]
+
+def edit(src: PathLike, out: Optional[PathLike] = ..., *,
+         set: Optional[Mapping[str, Union[bool, int, float, str]]] = ...,
+         delete: Union[str, Sequence[str]] = ..., rename_tensor: Optional[Mapping[str, str]] = ...,
+         chat_template: Optional[PathLike] = ..., chat_template_from: Optional[PathLike] = ...,
+         dry_run: bool = ..., force: bool = ...) -> EditResult: ...

@@ -1,0 +1,589 @@
+"""Operations: every command of the mfmt CLI as a function that returns
+Python objects. Keyword arguments are named as the CLI's options
+(--max-shard-size -> max_shard_size). Long operations take progress=, a
+callable(done, total) called from time to time (at most every 50 ms, and
+always at the start and the end); returning False (or raising) cancels, and
+so does Ctrl-C: the call then raises (CancelledError, the callable's
+exception, KeyboardInterrupt) and leaves no partial output. The GIL is
+released while libmfmt works, so other Python threads run meanwhile."""
+
+import os
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _mfmt
+from ._errors import FormatError, UnsafeFileError, UsageError, _split_message
+
+__all__ = [
+    "detect", "validate", "hash", "hash_file", "scan", "convert", "quantize", "dequantize",
+    "split", "merge", "diff", "estimate", "plan", "edit", "save_file",
+    "EditChange", "EditResult",
+    "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",
+    "QuantizeResult", "QuantTensor", "DequantizeResult", "DiffRow", "Diff",
+    "DIFF_SAME", "DIFF_SAME_VALUES", "DIFF_VALUES", "DIFF_SHAPE", "DIFF_ONLY_A",
+    "DIFF_ONLY_B", "DIFF_INCOMPARABLE",
+    "Estimate", "Plan",
+]
+
+
+def _size(v, what):
+    """A byte count from an int or a size string ("5GB", "500MiB")."""
+    if v is None:
+        return 0
+    if isinstance(v, str):
+        return _mfmt.parse_size(v)
+    if isinstance(v, (int, np.integer)) and v >= 0:
+        return int(v)
+    raise UsageError(f"{what}={v!r}: a byte count or a size such as '5GB'")
+
+
+# ----------------------------------------------------------------- detect
+
+class Detection(NamedTuple):
+    """mfmt.detect's answer: the format from the bytes, and what was seen."""
+    path: str
+    format: str
+    detail: str
+
+
+def detect(path) -> Detection:
+    """The format of a file or directory, from its bytes (never its name):
+    "safetensors", "gguf", "pytorch-zip", ... or "unknown"."""
+    fmt, detail = _mfmt.detect(os.fspath(path))
+    return Detection(os.fspath(path), fmt, detail)
+
+
+# --------------------------------------------------------------- validate
+
+class Problem(NamedTuple):
+    """One broken rule: the file, byte offset (None if not known) and rule."""
+    path: Optional[str]
+    offset: Optional[int]
+    rule: str
+    message: str
+
+
+class Validation(NamedTuple):
+    """mfmt.validate's answer: ``ok`` is True when every rule holds."""
+    path: str
+    ok: bool
+    problems: List[Problem]
+
+    def raise_if_invalid(self):
+        """Raise FormatError (every problem in .messages) unless ok."""
+        if not self.ok:
+            msgs = [p.message for p in self.problems]
+            raise FormatError(msgs[0], msgs)
+
+
+def validate(path) -> Validation:
+    """Check every rule of the format and collect every breach (as `mfmt
+    validate`). Broken rules are returned, not raised; I/O errors raise."""
+    code, msgs = _mfmt.validate(os.fspath(path))
+    problems = [Problem(*_split_message(m), m) for m in msgs]
+    return Validation(os.fspath(path), code == 0, problems)
+
+
+# ------------------------------------------------------------------- hash
+
+class Hashes(NamedTuple):
+    """mfmt.hash's answer (as `mfmt hash --json --tensors`)."""
+    path: str
+    algo: str
+    file: Optional[str]
+    tensor_content: str
+    tensors: Optional[Dict[str, str]]
+
+
+def hash(path, *, algo="sha256", tensors=False, file=True, progress=None) -> Hashes:  # noqa: A001
+    """Hashes of a model in one pass: the whole file (file=True; None for a
+    directory), all tensors' canonical bytes (tensor_content), and with
+    tensors=True each tensor's canonical hash (its elements in C order,
+    little-endian, stored dtype: the same weights hash the same in every
+    format). algo: sha256, sha1, xxh64, xxh3."""
+    r = _mfmt.hash(os.fspath(path), algo=algo, file=file, tensors=tensors,
+                   progress=progress)
+    return Hashes(os.fspath(path), r["algo"], r["file"], r["tensor_content"], r["tensors"])
+
+
+# ------------------------------------------------------------------- scan
+
+class Finding(NamedTuple):
+    """One thing the scan found: severity ("safe" for a note, "unknown",
+    "dangerous"), where (archive member, byte offset in it and in the file;
+    -1 when not known), the pickle opcode and global, and why."""
+    severity: str
+    member: str
+    offset: int
+    file_offset: int
+    opcode: Optional[str]
+    global_: Optional[str]
+    message: str
+
+
+class ScanReport(NamedTuple):
+    """One file's scan: its verdict ("safe", "unknown", "dangerous"), the
+    findings, every global a loader would import with its class, and how
+    many pickles were interpreted. Nothing was executed."""
+    path: str
+    verdict: str
+    findings: List[Finding]
+    globals: List[Tuple[str, str]]
+    n_pickles: int
+    dropped_findings: int
+
+    @property
+    def safe(self) -> bool:
+        """True when the verdict is "safe"."""
+        return self.verdict == "safe"
+
+
+_RANK = {"safe": 0, "unknown": 1, "dangerous": 2}
+
+
+def _report(d):
+    fs = [Finding(f["severity"], f["member"], f["offset"], f["file_offset"], f["opcode"],
+                  f["global"], f["message"]) for f in d["findings"]]
+    return ScanReport(d["path"], d["verdict"], fs, [tuple(g) for g in d["globals"]],
+                      d["n_pickles"], d["dropped_findings"])
+
+
+def scan(path) -> ScanReport:
+    """Is the file safe to load? Interprets every pickle a loader could run
+    (zip members, nested archives, legacy torch streams, .npy object arrays,
+    Keras Lambda layers...) without running anything. A directory is
+    scanned file by file: the verdict is the worst, findings are all of
+    theirs (each names its file in .member's report path)."""
+    reports = [_report(d) for d in _mfmt.scan(os.fspath(path))]
+    if len(reports) == 1:
+        return reports[0]
+    return _merge_reports(os.fspath(path), reports)
+
+
+def _merge_reports(path, reports):
+    verdict = max((r.verdict for r in reports), key=_RANK.get, default="safe")
+    findings = [f._replace(member=os.path.relpath(r.path, path) +
+                           (":" + f.member if f.member else ""))
+                for r in reports for f in r.findings]
+    globals_ = [g for r in reports for g in r.globals]
+    return ScanReport(path, verdict, findings, globals_, sum(r.n_pickles for r in reports),
+                      sum(r.dropped_findings for r in reports))
+
+
+def _unsafe_error(path, rep):
+    bad = [f for f in rep.findings if f.severity != "safe"] or rep.findings
+    why = "; ".join(f.message for f in bad[:3]) or "could not be checked"
+    return UnsafeFileError(f"{path}: {rep.verdict}: {why} (allow_unsafe=True reads "
+                           "the tensors anyway; nothing is executed)",
+                           findings=rep.findings, verdict=rep.verdict)
+
+
+def _raise_if_unsafe_path(path, cause):
+    """After a failed open: UnsafeFileError (from cause) if the scan of the
+    path is not safe; returns otherwise (the caller raises cause)."""
+    try:
+        rep = scan(path)
+    except Exception:  # noqa: BLE001 (the original error is the one to raise)
+        return
+    if rep.verdict != "safe":
+        raise _unsafe_error(path, rep) from cause
+
+
+def hash_file(path, *, algo="sha256") -> str:
+    """Hash of every byte of a file (any file, read with read(2): pipes too)."""
+    return _mfmt.hash_file(os.fspath(path), algo)
+
+
+def _check_safe(model):
+    """Raises UnsafeFileError when loading the model's file(s) would run
+    code or could not be checked (mfmt.open's rule: only `safe` opens)."""
+    if model.verdict == "safe":
+        return
+    reports = [_report(d) for d in _mfmt.model_scan(model)]
+    rep = reports[0] if len(reports) == 1 else _merge_reports(model.path, reports)
+    raise _unsafe_error(model.path, rep)
+
+
+# ---------------------------------------------------------------- convert
+
+def convert(src, out, *, to=None, key=None, max_shard_size=None, include_optimizer=False,
+            allow_unsafe=False, type=None, threads=1, dtype=None,  # noqa: A002
+            keep_tied=False, progress=None) -> None:
+    """Write a model in another format, atomically (as `mfmt convert`).
+
+    out ending in .safetensors: any model mfmt reads (a checkpoint's
+    state_dict unwrapped, optimizer state left out unless
+    include_optimizer; names tied to an earlier tensor's storage written
+    once unless keep_tied), streamed tensor by tensor, bit-identical;
+    max_shard_size ("5GB" or bytes) shards as Hugging Face does. A
+    `dangerous` input is refused unless allow_unsafe (nothing is executed
+    either way).
+    out ending in .gguf: a Hugging Face directory (llama, mistral, qwen2,
+    qwen3) as llama.cpp's converter writes it; type= f32, f16 (default),
+    bf16, q8_0, auto or a llama-quantize mix such as Q4_K_M.
+    out ending in "/" (or to="hf"): a GGUF back into a Hugging Face
+    directory (config.json, tokenizer files, model.safetensors with
+    transformers' names); dtype= "f32" | "f16" | "bf16" for every tensor
+    (default: each float tensor as stored, block types dequantized);
+    max_shard_size shards the weights with an index.
+    to="safetensors" | "gguf" | "hf" says which when out's name does not.
+    """
+    o = os.fspath(out)
+    if to not in (None, "safetensors", "gguf", "hf"):
+        raise UsageError(f'to={to!r}: "safetensors", "gguf" or "hf"')
+    target = to or ("gguf" if o.endswith(".gguf") else
+                    "safetensors" if o.endswith(".safetensors") else
+                    "hf" if o.endswith("/") else None)
+    if target == "hf":
+        if key or include_optimizer or type is not None:
+            raise UsageError("key, include_optimizer and type are not options of GGUF -> "
+                             "Hugging Face")
+        _mfmt.convert_hf(os.fspath(src), o, dtype=dtype,
+                         max_shard_size=_size(max_shard_size, "max_shard_size") or 0,
+                         progress=progress)
+        return
+    if dtype is not None:
+        raise UsageError("dtype= is for Hugging Face directory output")
+    if target == "gguf":
+        if key or max_shard_size or include_optimizer:
+            raise UsageError("key, max_shard_size and include_optimizer are for "
+                             "safetensors output")
+        _mfmt.convert_gguf(os.fspath(src), o, type=type, threads=threads, progress=progress)
+        return
+    if target is None:
+        raise UsageError(f"{o}: the output's name must end in .safetensors or .gguf "
+                         "(or say to=)")
+    if type is not None:
+        raise UsageError("type= is for GGUF output")
+    _mfmt.convert_safetensors(os.fspath(src), o, key=key,
+                              max_shard_size=_size(max_shard_size, "max_shard_size"),
+                              include_optimizer=include_optimizer, keep_tied=keep_tied,
+                              allow_unsafe=allow_unsafe, progress=progress)
+
+
+# --------------------------------------------------------------- quantize
+
+class QuantTensor(NamedTuple):
+    """One tensor of a quantization: source and output dtype, ggml ne,
+    sizes, whether it was converted or copied; for a dry run the error of
+    dequantize(quantize(x)) against x (rmse, max_abs, cosine)."""
+    name: str
+    src: str
+    dst: str
+    ne: Tuple[int, int, int, int]
+    nelems: int
+    src_bytes: int
+    dst_bytes: int
+    converted: bool
+    fallback: bool
+    imatrix: bool
+    rmse: float
+    max_abs: float
+    cosine: float
+    nonfinite: bool
+    n_dims: int
+
+
+class QuantizeResult(NamedTuple):
+    """mfmt.quantize's answer: counts, sizes, bits per weight, per tensor."""
+    type: str
+    n_tensors: int
+    n_converted: int
+    n_fallback: int
+    n_k_quantized: int
+    n_params: int
+    in_tensor_bytes: int
+    out_tensor_bytes: int
+    out_file_bytes: int
+    bpw: float
+    imatrix_entries: int
+    imatrix_used: int
+    tensors: List[QuantTensor]
+
+
+def quantize(src, out, type, *, threads=1, imatrix=None, allow_requantize=False,  # noqa: A002
+             pure=False, leave_output_tensor=False, output_tensor_type=None,
+             token_embedding_type=None, dry_run=False, progress=None) -> QuantizeResult:
+    """Quantize a GGUF file as llama-quantize does (its mixes, bit for bit):
+    type "Q4_K_M", "Q8_0", "IQ4_XS", ... dry_run=True writes nothing (out
+    may be None) and measures every quantized tensor's error instead."""
+    if out is None and not dry_run:
+        raise UsageError("out is needed unless dry_run=True")
+    r = _mfmt.quantize(os.fspath(src), None if out is None else os.fspath(out), type,
+                       threads=threads,
+                       imatrix=None if imatrix is None else os.fspath(imatrix),
+                       allow_requantize=allow_requantize, pure=pure,
+                       leave_output=leave_output_tensor, output_type=output_tensor_type,
+                       token_embd_type=token_embedding_type, dry_run=dry_run,
+                       progress=progress)
+    tensors = [QuantTensor(**t) for t in r.pop("tensors")]
+    return QuantizeResult(tensors=tensors, **r)
+
+
+class DequantizeResult(NamedTuple):
+    """mfmt.dequantize's answer."""
+    n_tensors: int
+    n_converted: int
+    n_copied: int
+    meta_kept: int
+    meta_skipped: int
+    out_bytes: int
+
+
+def dequantize(src, out, *, dtype="f32", progress=None) -> DequantizeResult:
+    """Write every tensor of a model as plain floats to a safetensors file
+    (dtype f32, f16 or bf16; integer tensors copied)."""
+    return DequantizeResult(**_mfmt.dequantize(os.fspath(src), os.fspath(out),
+                                               dtype=str(dtype).upper(), progress=progress))
+
+
+# ------------------------------------------------------------ split/merge
+
+def split(src, prefix, *, max_tensors=None, max_size=None, progress=None) -> List[str]:
+    """Split a GGUF file into PREFIX-0000i-of-0000n.gguf as llama-gguf-split
+    does (max_tensors per file, or about max_size bytes: "2G" or bytes).
+    Returns the paths written."""
+    p = os.fspath(prefix)
+    n = _mfmt.split(os.fspath(src), p, max_tensors=int(max_tensors or 0),
+                    max_size=_size(max_size, "max_size"), progress=progress)
+    return [f"{p}-{i:05d}-of-{n:05d}.gguf" for i in range(1, n + 1)]
+
+
+def merge(src, out, *, progress=None) -> None:
+    """Merge a GGUF split set or sharded safetensors (give the first file,
+    the index or the directory) into one file (.gguf or .safetensors)."""
+    _mfmt.merge(os.fspath(src), os.fspath(out), progress=progress)
+
+
+# ------------------------------------------------------------------- diff
+
+# libmfmt's names of the diff kinds (mf_diff_kind_name), in its enum order:
+# same bytes, same values (other dtype/layout), values differ, shapes differ,
+# only in A, only in B, incomparable.
+(DIFF_SAME, DIFF_SAME_VALUES, DIFF_VALUES, DIFF_SHAPE, DIFF_ONLY_A, DIFF_ONLY_B,
+ DIFF_INCOMPARABLE) = _mfmt.diff_kinds()
+
+
+class DiffRow(NamedTuple):
+    """One tensor name compared: kind is one of mfmt.DIFF_SAME (same dtype,
+    shape and bytes), DIFF_SAME_VALUES, DIFF_VALUES, DIFF_SHAPE, DIFF_ONLY_A,
+    DIFF_ONLY_B, DIFF_INCOMPARABLE (as `mfmt diff` prints them); a and b are
+    (dtype, shape) or None; value statistics for the value kinds."""
+    name: str
+    kind: str
+    a: Optional[Tuple[str, Tuple[int, ...]]]
+    b: Optional[Tuple[str, Tuple[int, ...]]]
+    max_abs: float
+    rmse: float
+    cosine: float
+    n_diff: int
+
+
+class Diff(list):
+    """mfmt.diff's answer: a list of DiffRow, plus counts by kind."""
+
+    def counts(self) -> Dict[str, int]:
+        """{kind: how many rows}."""
+        out: Dict[str, int] = {}
+        for r in self:
+            out[r.kind] = out.get(r.kind, 0) + 1
+        return out
+
+    @property
+    def same(self) -> bool:
+        """True when every tensor has the same bytes on both sides."""
+        return all(r.kind == DIFF_SAME for r in self)
+
+
+def diff(a, b, *, allow_unsafe=False) -> Diff:
+    """Compare two models tensor by tensor, across formats (values as float32)."""
+    return Diff(DiffRow(**r) for r in _mfmt.diff(os.fspath(a), os.fspath(b),
+                                                  allow_unsafe=allow_unsafe))
+
+
+# ------------------------------------------------------- estimate / plan
+
+class Estimate(NamedTuple):
+    """Memory to run a model: weights + KV cache (as `mfmt estimate`)."""
+    source: str
+    arch: str
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    hidden: int
+    head_dim_k: int
+    head_dim_v: int
+    ctx: int
+    ctx_train: int
+    batch: int
+    n_params: int
+    params_from_config: bool
+    weight_bytes: int
+    weight_bpw: float
+    weight_type: str
+    kv_type: str
+    kv_bytes_per_elem: float
+    kv_bytes: int
+    total_bytes: int
+
+
+def estimate(path, *, ctx=None, batch=None, kv_type=None, type=None) -> Estimate:  # noqa: A002
+    """Weights + KV-cache memory of a Hugging Face directory or GGUF file
+    at a context length (ctx; default the training context), batch,
+    KV-cache type (f16 default) and weight type (as stored, or a ggml
+    type / mix such as Q4_K_M)."""
+    return Estimate(**_mfmt.estimate(os.fspath(path), ctx=int(ctx or 0),
+                                     batch=int(batch or 0), kv_type=kv_type, type=type))
+
+
+class Plan(NamedTuple):
+    """An Accelerate-style device map: devices as (name, capacity, used),
+    device_map {module: device name}, total bytes, reserved bytes."""
+    devices: List[Tuple[str, int, int]]
+    device_map: Dict[str, str]
+    total: int
+    reserved: int
+
+
+def _devices(device):
+    if isinstance(device, dict):
+        items = list(device.items())
+    elif isinstance(device, str):
+        items = [device]
+    else:
+        items = list(device)
+    out = []
+    for d in items:
+        if isinstance(d, str):  # "cuda:0:24GB" as the CLI's --device NAME:SIZE
+            name, sep, size = d.rpartition(":")
+            if not sep or not name:
+                raise UsageError(f"device {d!r}: NAME:SIZE, e.g. 'cuda:0:24GB'")
+            d = (name, size)
+        name, size = d
+        cap = 2**64 - 1 if size in (None, "inf", "unlimited") else _size(size, "device")
+        out.append((str(name), cap))
+    if not out:
+        raise UsageError("plan needs at least one device")
+    return out
+
+
+def plan(path, device, *, dtype=None) -> Plan:
+    """Place a model's layers on devices as Accelerate's infer_auto_device_map
+    does. device: "cuda:0:24GB", a list of them, a list of (name, bytes or
+    size string), or {name: size}. dtype: f16, bf16, f32 (default: as stored)."""
+    r = _mfmt.plan(os.fspath(path), _devices(device), dtype=dtype)
+    return Plan([tuple(d) for d in r["devices"]], r["device_map"], r["total"], r["reserved"])
+
+
+# ------------------------------------------------------------------- edit
+
+class EditChange(NamedTuple):
+    """One change of mfmt.edit: kind ("set", "delete", "rename_tensor",
+    "chat_template_from"), the key (or old tensor name), short texts of the
+    value before (None: a new key) and after (None: deleted)."""
+    kind: str
+    key: Optional[str]
+    before: Optional[str]
+    after: Optional[str]
+
+
+class EditResult(NamedTuple):
+    """mfmt.edit's answer: header sizes before and after, the tensor bytes
+    copied unchanged, and every change in the order applied."""
+    old_header_bytes: int
+    new_header_bytes: int
+    data_bytes: int
+    changes: List[EditChange]
+
+
+def _edit_text(key, v):
+    """--set's KEY=[TYPE:]VALUE text for a Python value: bool, int and float
+    typed (int/float keep an existing key's width); str as given, so it may
+    carry a TYPE: prefix ("u32:5", "file:template.jinja") as on the CLI."""
+    if isinstance(v, bool):
+        return "bool:" + ("true" if v else "false")
+    if isinstance(v, (int, np.integer)):
+        return f"int:{int(v)}"
+    if isinstance(v, (float, np.floating)):
+        return f"float:{float(v)!r}"
+    if isinstance(v, str):
+        return v
+    raise UsageError(f"set {key!r}: a bool, int, float or str (arrays: 'json:FILE')")
+
+
+def edit(src, out=None, *, set=None, delete=(), rename_tensor=None,  # noqa: A002
+         chat_template=None, chat_template_from=None, dry_run=False,
+         force=False) -> EditResult:
+    """Change a GGUF's metadata (or a safetensors __metadata__) without
+    touching tensor data, as `mfmt edit` does: set={key: value}, delete=[keys],
+    rename_tensor={old: new}, chat_template=FILE (its text becomes
+    tokenizer.chat_template), chat_template_from=tokenizer_config.json.
+    out=None replaces src atomically. Every edit is checked before anything
+    is written; edits llama.cpp would refuse need force=True; dry_run=True
+    writes nothing and reports what would change."""
+    ops = [("set", k, _edit_text(k, v)) for k, v in (set or {}).items()]
+    ops += [("delete", k, None) for k in ([delete] if isinstance(delete, str) else delete)]
+    ops += [("rename_tensor", a, b) for a, b in (rename_tensor or {}).items()]
+    if chat_template is not None:
+        ops.append(("set", "tokenizer.chat_template", "file:" + os.fspath(chat_template)))
+    if chat_template_from is not None:
+        ops.append(("chat_template_from", "", os.fspath(chat_template_from)))
+    if not ops:
+        raise UsageError("edit: nothing to do (set, delete, rename_tensor, chat_template...)")
+    r = _mfmt.edit(os.fspath(src), None if out is None else os.fspath(out), ops,
+                   force, dry_run)
+    return EditResult(r["old_header_bytes"], r["new_header_bytes"], r["data_bytes"],
+                      [EditChange(*c) for c in r["changes"]])
+
+
+# -------------------------------------------------------------- save_file
+
+_NP_TO_MF = {"float64": "F64", "float32": "F32", "float16": "F16", "int64": "I64",
+             "int32": "I32", "int16": "I16", "int8": "I8", "uint64": "U64",
+             "uint32": "U32", "uint16": "U16", "uint8": "U8", "bool": "BOOL",
+             "complex64": "C64", "complex128": "C128"}
+_TORCH_TO_MF = {"bfloat16": "BF16", "float8_e4m3fn": "F8_E4M3", "float8_e5m2": "F8_E5M2"}
+
+
+def _as_array(name, x, dtypes):
+    """(mfmt dtype, contiguous little-endian ndarray) of a NumPy array or a
+    torch tensor; dtypes[name] marks bit patterns ("BF16" for uint16)."""
+    want = (dtypes or {}).get(name)
+    tname = type(x).__module__.split(".")[0]
+    if tname == "torch":
+        import torch
+        t = x.detach().cpu().contiguous()
+        tdt = str(t.dtype).replace("torch.", "")
+        if tdt in _TORCH_TO_MF:
+            want = want or _TORCH_TO_MF[tdt]
+            t = t.view(torch.int16 if t.element_size() == 2 else torch.uint8)
+        x = t.numpy()
+    arr = np.asarray(x)  # (np.ascontiguousarray would make a 0-d array 1-d)
+    if not arr.flags.c_contiguous:
+        arr = arr.copy(order="C")
+    if arr.dtype.byteorder == ">":
+        arr = arr.astype(arr.dtype.newbyteorder("<"))
+    mf = _NP_TO_MF.get(arr.dtype.name)
+    if want:
+        info = _mfmt.dtype_info(want)
+        if info is None or info[2] != 1 or info[3] != arr.dtype.itemsize:
+            raise UsageError(f"tensor {name!r}: dtype {want} does not fit {arr.dtype}")
+        mf = want
+    if mf is None:
+        raise UsageError(f"tensor {name!r}: NumPy dtype {arr.dtype} has no safetensors dtype")
+    return mf, arr
+
+
+def save_file(tensors, path, metadata=None, *, dtypes=None) -> None:
+    """Write {name: array} to a safetensors file, atomically (a temporary
+    file beside it, fsync, rename: the file appears whole or not at all).
+    Arrays: NumPy or torch (bfloat16 included). dtypes={name: "BF16"} marks
+    uint16 arrays as BF16 bits (what get_tensor returns for BF16);
+    metadata: {str: str} for __metadata__."""
+    items = []
+    for name, x in tensors.items():
+        mf, arr = _as_array(name, x, dtypes)
+        items.append((str(name), mf, arr.shape, arr.reshape(-1).view(np.uint8)))
+    md = {str(k): str(v) for k, v in (metadata or {}).items()}
+    _mfmt.save_safetensors(os.fspath(path), items, md)

@@ -1,0 +1,97 @@
+#!/bin/sh
+# check_layers.sh - the shape of the library, checked by `make check`:
+#  1. libmfmt.so exports exactly the functions include/ declares with MF_API
+#     (nm -D --defined-only), nothing internal;
+#  2. it has the SONAME libmfmt.so.MAJOR (readelf -d), MAJOR from mfmt.h;
+#  3. cli/ includes only <mfmt.h> and its own headers (the CLI is built on
+#     the public API), and the Makefile compiles it without -Ilib;
+#  4. arrows point down: lib/core < lib/quant < lib/formats < lib/ops; a
+#     file includes nothing from a higher layer;
+#  5. a format family's internals (lib/formats/FAMILY/*_int.h) are included
+#     only inside that family: other families and other layers go through
+#     the family's public header (FAMILY/FAMILY.h and the like).
+# Prints one line per failed rule and "RESULT layers PASSED FAILED" (the
+# form tests/run.sh counts). BUILD: the build directory (default build).
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-build}
+case "$build" in /*) ;; *) build="$root/$build" ;; esac
+cd "$root" || exit 2
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL layers: $*"; }
+
+# ---------------------------------------------------------------- 1. exports
+api=$(mktemp)
+exp=$(mktemp)
+trap 'rm -f "$api" "$exp"' EXIT
+# every "MF_API type name(" in the public headers (declarations may wrap)
+grep -hv '^[[:space:]]*#' include/mfmt.h include/mfmt/*.h | tr '\n' ' ' |
+  grep -oE 'MF_API +[A-Za-z_][A-Za-z0-9_ *]*\(' |
+  sed -E 's/ *\($//; s/.*[ *]([A-Za-z_][A-Za-z0-9_]*)$/\1/' | sort -u >"$api"
+so="$build/libmfmt.so"
+if [ ! -e "$so" ]; then
+  bad "$so is missing (make all)"
+else
+  nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVWi]$/ {print $3}' | sort -u >"$exp"
+  extra=$(comm -13 "$api" "$exp")
+  missing=$(comm -23 "$api" "$exp")
+  if [ -n "$extra" ]; then
+    bad "exported but not declared MF_API in include/: $(echo $extra | cut -c1-300)"
+  else
+    ok
+  fi
+  if [ -n "$missing" ]; then
+    bad "declared MF_API but not exported: $(echo $missing | cut -c1-300)"
+  else
+    ok
+  fi
+  n_api=$(wc -l <"$api")
+  [ "$n_api" -gt 50 ] && ok || bad "only $n_api MF_API functions found in include/ (parser broken?)"
+  # --------------------------------------------------------------- 2. soname
+  major=$(sed -n 's/^#define MF_VERSION_MAJOR \([0-9]*\)$/\1/p' include/mfmt.h)
+  soname=$(readelf -d "$so" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+  [ -n "$major" ] && [ "$soname" = "libmfmt.so.$major" ] && ok ||
+    bad "SONAME is '$soname', want libmfmt.so.$major"
+fi
+
+# ------------------------------------------------------------ 3. the CLI
+cli_bad=$(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' cli/*.c cli/*.h |
+  while IFS= read -r line; do
+    inc=$(printf '%s\n' "$line" | sed 's/.*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/')
+    [ -f "cli/$inc" ] || printf '%s\n' "$line"
+  done)
+[ -z "$cli_bad" ] && ok || bad "cli/ includes a header outside cli/: $cli_bad"
+cli_sys=$(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*<\(core\|quant\|formats\|ops\)/' cli/*.c cli/*.h)
+[ -z "$cli_sys" ] && ok || bad "cli/ includes a library header: $cli_sys"
+grep -q '^CLI_INC *= *-Iinclude *$' Makefile && ok || bad "Makefile: CLI_INC must be -Iinclude alone"
+
+# ------------------------------------------------------------ 4. layers
+rank() {
+  case "$1" in core) echo 0 ;; quant) echo 1 ;; formats) echo 2 ;; ops) echo 3 ;; *) echo -1 ;; esac
+}
+layer_bad=""
+for f in $(find lib -name '*.c' -o -name '*.h' | sort); do
+  own=$(echo "$f" | cut -d/ -f2)
+  r_own=$(rank "$own")
+  for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z]*\)\/.*/\1/p' "$f" | sort -u); do
+    r=$(rank "$inc")
+    [ "$r" -lt 0 ] && continue
+    [ "$r" -gt "$r_own" ] && layer_bad="$layer_bad $f->$inc"
+  done
+done
+[ -z "$layer_bad" ] && ok || bad "a lower layer includes a higher one:$layer_bad"
+
+# ------------------------------------------------- 5. family internals
+fam_bad=""
+for f in $(find lib -name '*.c' -o -name '*.h' | sort); do
+  for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(formats\/[^"]*_int\.h\)".*/\1/p' "$f"); do
+    fam=$(echo "$inc" | cut -d/ -f2)
+    case "$f" in lib/formats/"$fam"/*) ;; *) fam_bad="$fam_bad $f->$inc" ;; esac
+  done
+done
+[ -z "$fam_bad" ] && ok || bad "a family's internals included from outside it:$fam_bad"
+
+echo "RESULT layers $passed $failed"
+[ "$failed" -eq 0 ]
