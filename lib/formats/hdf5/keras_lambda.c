@@ -4,7 +4,7 @@
  * marshalled bytecode (Keras 2 function_type "lambda", Keras 3 a
  * "__lambda__" object with base64 "code") or a reference to a function. */
 #include "formats/hdf5/keras.h"
-#include "formats/pickle/pickle.h"
+#include "core/pickle.h"
 
 #include <stdlib.h>
 

@@ -339,6 +339,25 @@ static int probe_tar(mf_probe *p)
     return r;
 }
 
+int mf_pt_legacy_stream(const pk_obj *first, pk_machine *pm, const uint8_t *b, uint64_t n,
+                        const char *file, uint64_t *end, mf_status *st)
+{
+    if (!pt_is_legacy_magic(first))
+        return 0;
+    pt_legacy L;
+    bool magic;
+    mf_status why;
+    mf_status_init(&why);
+    *end = n;
+    int rc = pt_legacy_parse(pm, b, n, file, &L, &magic, &why);
+    if (rc) /* the finding says which stream broke the rule */
+        mf_fail(st, MF_ERR_FORMAT, NULL, -1, "legacy torch stream: %s", why.msg);
+    else
+        *end = L.data_end;
+    mf_status_clear(&why);
+    return rc ? -1 : 1;
+}
+
 /* The same reader, registered a second time for its tar probe, which must
  * run before HDF5's (a tar's first member's data sits at byte 512). */
 const mf_reader mf_reader_pytorch_tar = {
@@ -349,6 +368,9 @@ const mf_reader mf_reader_pytorch_tar = {
     .stream = pt_stream,
     .close = pt_close,
     .is_mapping = mf_pytorch_is_mapping,
+    .tar_loader = "torch.load",
+    .tar_members = mf_pt_tar_members,
+    .walk_tar_member = mf_pt_tar_walk_member,
 };
 
 const mf_reader mf_reader_pytorch_pickle = {
@@ -359,4 +381,5 @@ const mf_reader mf_reader_pytorch_pickle = {
     .stream = pt_stream,
     .close = pt_close,
     .is_mapping = mf_pytorch_is_mapping,
+    .pickle_stream = mf_pt_legacy_stream,
 };
