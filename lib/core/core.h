@@ -391,6 +391,9 @@ typedef struct mf_pickle_walk {
 typedef struct mf_reader {
     mf_format format;
     const char *name; /* mf_format_name: "safetensors", "pytorch-zip", ... */
+    /* The format holds only numbers and names: no loader of it runs code
+     * (the scan verdict on open is then not worked out). */
+    bool data_only;
     /* Endings such as ".pt" (NULL-ended): when the bytes match no probe,
      * the reader a file's name suggests explains best what is wrong. */
     const char *const *extensions;
