@@ -105,15 +105,26 @@ static int count_of(tar_ctx *c, const mf_tar_member *mb, const pk_obj *v, uint64
     return 0;
 }
 
+/* A member that starts with a pickled record count (storages, tensors):
+ * *pos is past the count. */
+static int open_records(tar_ctx *c, const char *name, const mf_tar_member **mb, const uint8_t **p,
+                        uint64_t *n, uint64_t *pos, int64_t *count, mf_status *st)
+{
+    pk_obj *v;
+    *pos = 0;
+    if (member(c, name, mb, p, n, st) || one_pickle(c, *mb, *p, *n, pos, &v, st))
+        return -1;
+    return count_of(c, *mb, v, *n, count, st);
+}
+
 static int read_storages(tar_ctx *c, mf_status *st)
 {
     const mf_tar_member *mb;
     const uint8_t *p;
-    uint64_t n, pos = 0;
+    uint64_t n, pos;
     pk_obj *v;
     int64_t count;
-    if (member(c, "storages", &mb, &p, &n, st) || one_pickle(c, mb, p, n, &pos, &v, st) ||
-        count_of(c, mb, v, n, &count, st))
+    if (open_records(c, "storages", &mb, &p, &n, &pos, &count, st))
         return -1;
     for (int64_t i = 0; i < count; i++) {
         uint64_t at = mb->data_offset + pos;
@@ -182,11 +193,10 @@ static int read_tensors(tar_ctx *c, mf_status *st)
 {
     const mf_tar_member *mb;
     const uint8_t *p;
-    uint64_t n, pos = 0;
+    uint64_t n, pos;
     pk_obj *v;
     int64_t count;
-    if (member(c, "tensors", &mb, &p, &n, st) || one_pickle(c, mb, p, n, &pos, &v, st) ||
-        count_of(c, mb, v, n, &count, st))
+    if (open_records(c, "tensors", &mb, &p, &n, &pos, &count, st))
         return -1;
     for (int64_t i = 0; i < count; i++) {
         uint64_t at = mb->data_offset + pos;
