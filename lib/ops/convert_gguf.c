@@ -1226,10 +1226,9 @@ static int put_value(conv *c, const conv_hp *h, json_t *v)
 
 static int pooling_type(conv *c)
 {
-    char *p = malloc(strlen(c->dir) + 16);
+    char *p = mf_path_join_new(c->dir, "modules.json");
     if (!p)
         return mf_oom(c->st, c->dir);
-    sprintf(p, "%s/modules.json", c->dir);
     if (!mf_path_exists(p)) {
         free(p);
         return 0;
@@ -1247,14 +1246,15 @@ static int pooling_type(conv *c)
     }
     int rc = 0;
     if (path) {
-        char *cp = malloc(strlen(c->dir) + strlen(path) + 16);
+        char *sub = mf_path_join_new(c->dir, path);
+        char *cp = sub ? mf_path_join_new(sub, "config.json") : NULL;
+        free(sub);
         json_t *pool = NULL;
         if (!cp)
             rc = mf_oom(c->st, c->dir);
         else if (strstr(path, ".."))
             rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "modules.json: pooling path \"%s\" leaves the directory", path);
         if (rc == 0) {
-            sprintf(cp, "%s/%s/config.json", c->dir, path);
             pool = mf_hf_load_json(cp, c->st);
             rc = pool ? 0 : -1;
         }
