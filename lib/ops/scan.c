@@ -172,8 +172,8 @@ typedef struct chain_result {
     uint64_t end;
 } chain_result;
 
-static bool scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint64_t n,
-                        uint64_t *pos);
+static int scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint64_t n,
+                       uint64_t *pos);
 
 /* Runs the pickles found from `start` on: the first, then every one that
  * follows a STOP, to the end of the data (each takes at least two bytes,
@@ -204,9 +204,12 @@ static chain_result scan_pickles_as(scanner *sc, const uint8_t *b, uint64_t n, u
         sc->origin = pos;
         int rc = pk_load(pm, b + pos, (size_t)(n - pos), &v, &used, &ops, &st);
         sc->r->n_pickles += ops > 0;
-        if (rc == 0 && count == 0 && scan_stream(sc, v, b, n, &pos)) {
+        if (rc == 0 && count == 0 && scan_stream(sc, v, b, n, &pos) > 0) {
             ; /* read as its format's loader reads it, to where that stops */
         } else if (rc == 0) {
+            /* (a stream that breaks its loader's rules is reported; the
+             * chain then goes on after its first pickle, so that no
+             * pickle later in the bytes goes unseen) */
             pos += used;
         } else {
             /* a stream that reached a name, or ran long enough to be a pickle */
@@ -254,10 +257,11 @@ static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint
 
 /* A stream a format's loader reads from this first pickle on (the
  * readers' pickle_stream hook: torch's legacy format, five pickles then
- * the storages): its pickles are run and *pos moves to where the loader
- * stops. False when no loader reads such a stream. */
-static bool scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint64_t n,
-                        uint64_t *pos)
+ * the storages): its pickles are run. 1: read, *pos moves to where the
+ * loader stops; -1: the stream breaks the loader's rules (reported,
+ * *pos unchanged); 0: no loader reads such a stream. */
+static int scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint64_t n,
+                       uint64_t *pos)
 {
     const mf_reader *r;
     for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++) {
@@ -266,26 +270,26 @@ static bool scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint
         pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
         pk_machine *pm = pk_new(&o);
         if (!pm) {
-            *pos = n;
-            return true;
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+            return -1;
         }
         mf_status st;
         mf_status_init(&st);
         uint64_t start = *pos, end = n - start;
         sc->origin = start;
         int rc = r->pickle_stream(first, pm, b + start, n - start, sc->path, &end, &st);
-        if (rc != 0) {
+        if (rc != 0)
             sc->r->n_pickles += 4;
-            if (rc < 0)
-                add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "%s", st.msg);
-            *pos = rc < 0 ? n : start + end;
-        }
+        if (rc < 0)
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "%s", st.msg);
+        if (rc > 0)
+            *pos = start + end;
         mf_status_clear(&st);
         pk_free(pm);
         if (rc != 0)
-            return true;
+            return rc;
     }
-    return false;
+    return 0;
 }
 
 /* Pickle bytes in a member that is not named as one (a storage record that
