@@ -71,6 +71,12 @@ bool cli_has(const cli_args *a, const char *name);
 /* Whether the i-th parsed option is NAME. */
 bool cli_is(const cli_args *a, int i, const char *name);
 
+/* -q/--quiet, given to the command being run (main.c sets it): no
+ * progress bar, no summary lines; errors still on stderr. */
+extern bool cli_quiet;
+/* The option table entry of -q/--quiet, with the command's own help. */
+#define CLI_OPT_QUIET(help) {"--quiet", "-q", NULL, help}
+
 /* Prints every message of st on stderr ("mfmt: ..."), returns the exit code. */
 int cli_report(const mf_status *st);
 int cli_exit_code(mf_code c);

@@ -235,10 +235,12 @@ static double now_sec(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+bool cli_quiet;
+
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total)
 {
     memset(p, 0, sizeof(*p));
-    p->on = isatty(2) && !getenv("MFMT_NO_PROGRESS");
+    p->on = !cli_quiet && isatty(2) && !getenv("MFMT_NO_PROGRESS");
     p->total = total;
     p->label = label;
     p->start = now_sec();
