@@ -14,14 +14,6 @@
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define CLI_PRINTF(a, b)
-/* The shortest "%g" text that reads back to x (as a float when is_f32):
- * 1e-06, not 9.9999999999999995e-07. */
-void cli_fmt_float(char *buf, size_t n, double x, bool is_f32);
-/* The model's notes, one a line after prefix; the per-tensor alignment
- * notes collapse to one summary line unless verbose. */
-void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose);
-/* The model's version for text output; "" when it only repeats the format name. */
-const char *cli_version_text(const mf_model *m);
 #endif
 
 /* Exit codes (DESIGN.md): 0 fine, 1 bad or unsafe input, 2 usage or I/O. */

@@ -222,8 +222,9 @@ static void print_totals(const q_args *a, const mf_quantize_result *r, bool dry)
     fprintf(f, "%s %s as %s: %zu tensors (%zu converted, %zu copied), %s parameters\n",
             dry ? "would quantize" : "quantized", a->in, type_name(a), r->n_tensors,
             r->n_converted, r->n_tensors - r->n_converted, params);
-    fprintf(f, "tensor data %s -> %s, %.4f bits per weight; output file %s (%llu bytes)\n", in_sz,
-            out_sz, r->bpw, file_sz, (unsigned long long)r->out_file_bytes);
+    fprintf(f, "tensor data %s -> %s, %.4f bits per weight; output file%s %s (%llu bytes)\n", in_sz,
+            out_sz, r->bpw, a->o.keep_split ? "s together" : "", file_sz,
+            (unsigned long long)r->out_file_bytes);
     if (r->imatrix_entries)
         fprintf(f, "importance matrix: %zu entries, used for %zu tensors\n", r->imatrix_entries,
                 r->imatrix_used);

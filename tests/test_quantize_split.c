@@ -93,7 +93,22 @@ static void check_case(const char *shared, size_t idx, json_t *c)
     CHECK(mkdir(dir, 0700) == 0);
     if (!make_input(shared, dir, c, in, sizeof(in)))
         return;
-    snprintf(cmd, sizeof(cmd), "%s quantize -q %s '%s' '%s/out.gguf' %s 2", mfmt, args, in, dir, type);
+    /* IMATRIX stands for "imatrix.dat", a link in the run's directory (the
+     * path given is written into quantize.imatrix.file) */
+    char a[512], link[200], target[800];
+    const char *im = strstr(args, "IMATRIX");
+    if (im) {
+        snprintf(a, sizeof(a), "%.*simatrix.dat%s", (int)(im - args), args, im + 7);
+        snprintf(link, sizeof(link), "%s/imatrix.dat", dir);
+        snprintf(target, sizeof(target), "%s/quant-ref/mix/imatrix.dat", shared);
+        char *abs = realpath(target, NULL);
+        CHECKF(abs && symlink(abs, link) == 0, "cannot link %s", target);
+        free(abs);
+    } else {
+        snprintf(a, sizeof(a), "%s", args);
+    }
+    snprintf(cmd, sizeof(cmd), "cd '%s' && %s quantize -q %s '%s' '%s/out.gguf' %s 2", dir, mfmt, a, in,
+             dir, type);
     int rc = run(cmd, out, sizeof(out));
     CHECKF(rc == 0 && out[0] == 0, "%s: exit %d: %s", what, rc, out);
     size_t n = json_array_size(outputs);
@@ -139,6 +154,26 @@ static void check_refusals(const char *shared)
     CHECKF(!exists(p), "%s left behind", p);
     snprintf(p, sizeof(p), "%s/k-00002-of-00003.gguf", tmp);
     CHECKF(!exists(p), "%s left behind", p);
+    /* a dry run names the size of the files a real run writes, together */
+    snprintf(cmd, sizeof(cmd), "%s quantize -q --keep-split '%s/r-00001-of-00003.gguf' '%s/ok' Q8_0", mfmt,
+             tmp, tmp);
+    CHECK(run(cmd, out, sizeof(out)) == 0);
+    long long total = 0;
+    for (int i = 1; i <= 3; i++) {
+        struct stat sb;
+        snprintf(p, sizeof(p), "%s/ok-%05d-of-00003.gguf", tmp, i);
+        CHECKF(stat(p, &sb) == 0, "%s not written", p);
+        total += stat(p, &sb) == 0 ? (long long)sb.st_size : 0;
+    }
+    snprintf(cmd, sizeof(cmd), "%s quantize --dry-run --json --keep-split '%s/r-00001-of-00003.gguf' Q8_0",
+             mfmt, tmp);
+    static char big[1 << 20];
+    rc = run(cmd, big, sizeof(big));
+    json_t *dry = rc == 0 ? json_loads(big, 0, NULL) : NULL;
+    CHECKF(dry && json_integer_value(json_object_get(dry, "file_bytes")) == total,
+           "dry run: exit %d, file_bytes %lld, the files hold %lld", rc,
+           (long long)json_integer_value(json_object_get(dry, "file_bytes")), total);
+    json_decref(dry);
     /* COPY is a name only (0 is F32, as llama-quantize reads it) and in any case */
     snprintf(cmd, sizeof(cmd), "%s quantize --dry-run --json '%s' copy", mfmt, in);
     rc = run(cmd, out, sizeof(out));
@@ -155,6 +190,14 @@ int main(void)
         CHECK(1);
         return tl_report("quantize_split");
     }
+    /* some commands run in a case's directory: absolute paths */
+    char *abs_shared = realpath(shared, NULL), *abs_mfmt = realpath(mfmt, NULL);
+    if (!abs_shared || !abs_mfmt) {
+        CHECKF(0, "cannot resolve %s or %s", shared, mfmt);
+        return tl_report("quantize_split");
+    }
+    shared = abs_shared;
+    mfmt = abs_mfmt;
     json_t *doc = json_load_file("tests/data/quantize_split_ref.json", 0, NULL);
     json_t *cases = json_object_get(doc, "cases");
     CHECK(json_array_size(cases) >= 8);
@@ -162,6 +205,8 @@ int main(void)
         check_case(shared, i, json_array_get(cases, i));
     json_decref(doc);
     check_refusals(shared);
+    free(abs_shared);
+    free(abs_mfmt);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
     if (system(cmd) != 0)

@@ -43,7 +43,10 @@ CASES = [
     (F16, "", "--split-max-tensors 30 --no-tensor-first-split", "--keep-split", "Q8_0"),
     (MIXTRAL, "", "--split-max-tensors 10", "--keep-split", "Q4_K_M"),
     (F16, "", "", "--keep-split", "Q4_K_M"),
+    (F16, "", "--split-max-tensors 20",
+     "--keep-split --imatrix IMATRIX --override-kv general.name=str:x", "Q4_K_M"),
 ]
+IMATRIX = "quant-ref/mix/imatrix.dat"
 
 
 def sha256(path):
@@ -84,7 +87,11 @@ def one_case(shared, mfmt, bindir, tmp, idx, case):
         entry["split_shards"] = [sha256(p) for p in shards]
         src = shards[0]
     out = os.path.join(work, "out.gguf")
-    run([os.path.join(bindir, "llama-quantize")] + shlex.split(args) + [src, out, qtype, "2"], work)
+    if "IMATRIX" in args:
+        # the path given is written into quantize.imatrix.file: a link in the run's directory
+        os.symlink(os.path.abspath(os.path.join(shared, IMATRIX)), os.path.join(work, "imatrix.dat"))
+    qargs = [a.replace("IMATRIX", "imatrix.dat") for a in shlex.split(args)]
+    run([os.path.join(bindir, "llama-quantize")] + qargs + [src, out, qtype, "2"], work)
     if "--keep-split" in args:
         entry["outputs"] = [sha256(p) for p in shards_of(os.path.join(work, "out"))]
     else:
@@ -107,8 +114,9 @@ def main():
         "made_by": "tests/data/make_quantize_split_ref.py: llama-quantize ARGS INPUT OUT.gguf TYPE 2 "
                    "(INPUT split by llama-gguf-split --split SPLIT first when SPLIT is given: "
                    "split_shards are its files' sha256; prep no-file-type: general.file_type "
-                   "deleted by mfmt edit), llama.cpp %s built as a test oracle; outputs: sha256 of "
-                   "OUT.gguf, or with --keep-split of OUT-00001-of-0000N.gguf ... in order" % LLAMA_COMMIT,
+                   "deleted by mfmt edit; IMATRIX: imatrix.dat, a link in the run's directory to "
+                   "../shared/%s), llama.cpp %s built as a test oracle; outputs: sha256 of "
+                   "OUT.gguf, or with --keep-split of OUT-00001-of-0000N.gguf ... in order" % (IMATRIX, LLAMA_COMMIT),
         "cases": cases,
     }
     with open(OUT_JSON, "w") as f:
