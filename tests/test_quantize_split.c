@@ -154,6 +154,16 @@ static void check_refusals(const char *shared)
     CHECKF(!exists(p), "%s left behind", p);
     snprintf(p, sizeof(p), "%s/k-00002-of-00003.gguf", tmp);
     CHECKF(!exists(p), "%s left behind", p);
+    /* COPY with a general.file_type that is not a u32: llama-quantize stops
+     * (gguf_get_val_u32 asserts); mfmt refuses it, writing nothing */
+    snprintf(cmd, sizeof(cmd), "%s edit -q '%s' '%s/ft.gguf' --set general.file_type=str:7 --force", mfmt,
+             in, tmp);
+    CHECK(run(cmd, out, sizeof(out)) == 0);
+    snprintf(cmd, sizeof(cmd), "%s quantize '%s/ft.gguf' '%s/ft-copy.gguf' COPY", mfmt, tmp, tmp);
+    rc = run(cmd, out, sizeof(out));
+    CHECKF(rc == 1 && strstr(out, "general.file_type is not a uint32"), "exit %d: %s", rc, out);
+    snprintf(p, sizeof(p), "%s/ft-copy.gguf", tmp);
+    CHECK(!exists(p));
     /* a dry run names the size of the files a real run writes, together */
     snprintf(cmd, sizeof(cmd), "%s quantize -q --keep-split '%s/r-00001-of-00003.gguf' '%s/ok' Q8_0", mfmt,
              tmp, tmp);
