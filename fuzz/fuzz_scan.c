@@ -18,7 +18,7 @@
 
 #include "core/core.h"
 #include "formats/numpy/npy.h"
-#include "formats/pickle/pickle.h"
+#include "core/pickle.h"
 #include "ops/scan.h"
 
 static mf_verdict scan_of(const uint8_t *b, size_t n)

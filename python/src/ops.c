@@ -34,6 +34,33 @@ static PyObject *op_failed(mf_status *st, progress_ctx *p)
     return raise_status(st);
 }
 
+/* The end of an operation with progress: None, or what failed (above). */
+static PyObject *op_result(int rc, mf_status *st, progress_ctx *p)
+{
+    if (rc != 0)
+        return op_failed(st, p);
+    mf_status_clear(st);
+    if (progress_finish(p) != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* The end of an operation that fills a list (NULL: the list could not be
+ * made, its error set): the list, or the library's error. */
+static PyObject *list_result(PyObject *list, int rc, mf_status *st)
+{
+    if (!list) {
+        mf_status_clear(st);
+        return NULL;
+    }
+    if (rc != 0) {
+        Py_DECREF(list);
+        return raise_status(st);
+    }
+    mf_status_clear(st);
+    return list;
+}
+
 /* Opens inside a GIL-released block. */
 static int open_model(const char *path, unsigned flags, mf_model **m, mf_status *st)
 {
@@ -308,16 +335,7 @@ static PyObject *op_scan(PyObject *self, PyObject *args)
     rc = mf_scan_path(PyBytes_AS_STRING(path), scan_collect_fn, &c, &st);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
-    if (!c.list) {
-        mf_status_clear(&st);
-        return NULL;
-    }
-    if (rc != 0) {
-        Py_DECREF(c.list);
-        return raise_status(&st);
-    }
-    mf_status_clear(&st);
-    return c.list;
+    return list_result(c.list, rc, &st);
 }
 
 /* The scan reports of an open model's path (for UnsafeFileError). */
@@ -338,16 +356,7 @@ static PyObject *op_model_scan(PyObject *self, PyObject *arg)
         Py_END_ALLOW_THREADS
     }
     model_unpin(mo);
-    if (!c.list) {
-        mf_status_clear(&st);
-        return NULL;
-    }
-    if (rc != 0) {
-        Py_DECREF(c.list);
-        return raise_status(&st);
-    }
-    mf_status_clear(&st);
-    return c.list;
+    return list_result(c.list, rc, &st);
 }
 
 /* ---------------------------------------------------------------- convert */
@@ -386,12 +395,7 @@ static PyObject *op_convert_safetensors(PyObject *self, PyObject *args, PyObject
     Py_END_ALLOW_THREADS
     Py_DECREF(src);
     Py_DECREF(out);
-    if (rc != 0)
-        return op_failed(&st, &p);
-    mf_status_clear(&st);
-    if (progress_finish(&p) != 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return op_result(rc, &st, &p);
 }
 
 /* An operation from one path to another, with its options. */
@@ -419,12 +423,7 @@ static PyObject *run_path_op(path_op_fn fn, PyObject *src, PyObject *out, const 
     Py_END_ALLOW_THREADS
     Py_DECREF(src);
     Py_DECREF(out);
-    if (rc != 0)
-        return op_failed(&st, p);
-    mf_status_clear(&st);
-    if (progress_finish(p) != 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return op_result(rc, &st, p);
 }
 
 static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
@@ -583,12 +582,7 @@ static PyObject *op_merge(PyObject *self, PyObject *args, PyObject *kw)
     Py_END_ALLOW_THREADS
     Py_DECREF(src);
     Py_DECREF(out);
-    if (rc != 0)
-        return op_failed(&st, &p);
-    mf_status_clear(&st);
-    if (progress_finish(&p) != 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return op_result(rc, &st, &p);
 }
 
 /* --------------------------------------------------------------- quantize */
@@ -790,16 +784,7 @@ static PyObject *op_diff(PyObject *self, PyObject *args, PyObject *kw)
     }
     Py_DECREF(pa);
     Py_DECREF(pb);
-    if (!c.list) {
-        mf_status_clear(&st);
-        return NULL;
-    }
-    if (rc != 0) {
-        Py_DECREF(c.list);
-        return raise_status(&st);
-    }
-    mf_status_clear(&st);
-    return c.list;
+    return list_result(c.list, rc, &st);
 }
 
 /* --------------------------------------------------------------- estimate */
