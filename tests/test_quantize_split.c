@@ -194,8 +194,7 @@ int main(void)
 {
     const char *shared = tl_shared_dir();
     mfmt = getenv("MFMT");
-    snprintf(tmp, sizeof(tmp), "/tmp/mfmt-qsplit-XXXXXX");
-    if (!shared || !mfmt || !mkdtemp(tmp)) {
+    if (!shared || !mfmt || !tl_make_tmpdir(tmp, sizeof(tmp), "qsplit")) {
         printf("skip: needs ../shared and MFMT\n");
         CHECK(1);
         return tl_report("quantize_split");
@@ -217,9 +216,6 @@ int main(void)
     check_refusals(shared);
     free(abs_shared);
     free(abs_mfmt);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp);
+    tl_remove_tmpdir(tmp);
     return tl_report("quantize_split");
 }
