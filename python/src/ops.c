@@ -5,6 +5,7 @@
 #include "pymfmt.h"
 
 #include <string.h>
+#include <strings.h>
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -642,18 +643,20 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"src", "out", "type", "threads", "imatrix", "allow_requantize",
                              "pure", "leave_output", "output_type", "token_embd_type",
-                             "dry_run", "progress", NULL};
+                             "dry_run", "progress", "keep_split", NULL};
     PyObject *src, *out = Py_None, *outb = NULL, *imatrix = Py_None, *imb = NULL;
     PyObject *progress = Py_None;
     const char *type, *output_type = NULL, *embd_type = NULL;
-    int threads = 1, requant = 0, pure = 0, leave_output = 0, dry = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&Os|iOpppzzpO", kwlist, fs_path, &src,
+    int threads = 1, requant = 0, pure = 0, leave_output = 0, dry = 0, keep_split = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&Os|iOpppzzpOp", kwlist, fs_path, &src,
                                      &out, &type, &threads, &imatrix, &requant, &pure,
                                      &leave_output, &output_type, &embd_type, &dry,
-                                     &progress))
+                                     &progress, &keep_split))
         return NULL;
     PyObject *res = NULL, *tensors = NULL;
-    mf_ftype ft = mf_ftype_parse(type);
+    /* llama-quantize's COPY: by name only, any case */
+    bool only_copy = strcasecmp(type, "COPY") == 0;
+    mf_ftype ft = only_copy ? MF_FTYPE_ALL_F32 : mf_ftype_parse(type);
     int ok1, ok2;
     mf_dtype otype = dtype_arg(output_type, &ok1);
     mf_dtype etype = ok1 ? dtype_arg(embd_type, &ok2) : MF_DTYPE_INVALID;
@@ -679,6 +682,8 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
     o.output_type = otype;
     o.token_embd_type = etype;
     o.dry_run = dry;
+    o.only_copy = only_copy;
+    o.keep_split = keep_split;
     o.progress = progress_trampoline;
     o.progress_user = &p;
     quant_collect c = {PyList_New(0), &p};
@@ -703,7 +708,7 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
         goto done;
     res = Py_BuildValue(
         "{s:s,s:n,s:n,s:n,s:n,s:K,s:K,s:K,s:K,s:d,s:n,s:n,s:O}",
-        "type", mf_ftype_name(ft), "n_tensors", (Py_ssize_t)r.n_tensors,
+        "type", only_copy ? "COPY" : mf_ftype_name(ft), "n_tensors", (Py_ssize_t)r.n_tensors,
         "n_converted", (Py_ssize_t)r.n_converted, "n_fallback", (Py_ssize_t)r.n_fallback,
         "n_k_quantized", (Py_ssize_t)r.n_k_quantized, "n_params", (unsigned long long)r.n_params,
         "in_tensor_bytes", (unsigned long long)r.in_tensor_bytes,
