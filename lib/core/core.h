@@ -470,6 +470,11 @@ typedef struct mf_reader {
     /* Optional: the type a metadata key must have (a new key set without a
      * TYPE: takes it); MF_V_NULL when the format does not say. */
     mf_vtype (*key_type)(const mf_model *m, const char *key);
+    /* Optional: -1 with st when metadata value kv breaks the type rule the
+     * format's main loader puts on its key (GGUF: what llama.cpp reads a
+     * key as, the tokenizer arrays' element types); validate asks it of
+     * every key. */
+    int (*check_key)(const mf_model *m, const mf_kv *kv, mf_status *st);
 } mf_reader;
 
 /* What ops/edit.c asks of a reader's rewrite hook. */
