@@ -376,131 +376,28 @@ void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint
 
 #else
 
-/* pack_q4 / pack_q5 of quant_legacy.c: byte j of qs = L[j] | L[j+16] << 4
- * (Q5: L[j] & 15 in the low nibble; Q4 ORs L[j] whole, as its scalar code);
- * Q5's bit 4 of L[j] is bit j of qh. */
-AVX2 static void pack_nibbles_avx2(const uint8_t *L, uint8_t *qs, bool mask_low)
-{
-    const __m128i lo = _mm_loadu_si128((const __m128i *)L), hi = _mm_loadu_si128((const __m128i *)(L + 16));
-    const __m128i m = _mm_set1_epi8(0x0F);
-    __m128i v = _mm_or_si128(mask_low ? _mm_and_si128(lo, m) : lo, _mm_slli_epi16(_mm_and_si128(hi, m), 4));
-    _mm_storeu_si128((__m128i *)qs, v);
-}
-
-AVX2 static void pack_q5_avx2(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
-{
-    __m256i v = _mm256_loadu_si256((const __m256i *)L);
-    mf_wr32le(qh4, (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(v, 3)));
-    pack_nibbles_avx2(L, qs, true);
-}
-
 bool mq_simd_pack_q4(const uint8_t *L, uint8_t *qs)
 {
-    if (!mq_cpu_has_avx2())
-        return false;
-    pack_nibbles_avx2(L, qs, false);
-    return true;
+    (void)L, (void)qs;
+    return false;
 }
 
 bool mq_simd_pack_q5(const uint8_t *L, uint8_t *qh4, uint8_t *qs)
 {
-    if (!mq_cpu_has_avx2())
-        return false;
-    pack_q5_avx2(L, qh4, qs);
-    return true;
-}
-
-/* ------------------------------------------------------------ ternary */
-
-/* max |x| of a 256-block and 1/max, when every value is finite and 1/max
- * too: then |x * id| <= 1 + ulp, where lroundf is roundf (ties away from
- * zero), which round_away_cvt rebuilds exactly. */
-AVX2 static bool tq_scale(const float *x, float *d, float *id)
-{
-    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    const __m256 inf = _mm256_set1_ps(INFINITY);
-    __m256 m = _mm256_setzero_ps(), bad = _mm256_setzero_ps();
-    for (int j = 0; j < QK_K; j += 8) {
-        __m256 v = _mm256_and_ps(_mm256_loadu_ps(x + j), absmask);
-        bad = _mm256_or_ps(bad, _mm256_cmp_ps(v, inf, _CMP_NLT_UQ));
-        m = _mm256_max_ps(m, v);
-    }
-    if (_mm256_movemask_ps(bad))
-        return false;
-    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
-    *d = _mm_cvtss_f32(h);
-    *id = *d ? 1.0f / *d : 0.0f;
-    return isfinite(*id);
-}
-
-/* trits (lroundf(x * id) + 1: 0, 1, 2) of 8 values */
-AVX2 static __m256i trits8(const float *x, __m256 vid)
-{
-    return _mm256_add_epi32(round_away_cvt(_mm256_mul_ps(_mm256_loadu_ps(x), vid)), _mm256_set1_epi32(1));
-}
-
-/* n trits at stride apart, base 3, first most significant (each step
- * below 243: no byte wrap), scaled to a byte: ceil(q * 256 / 243), the
- * integer division done in floats (exact: numerator < 2^16). */
-AVX2 static __m256i trit_bytes8(const float *x, int stride, int n, __m256 vid, bool times3)
-{
-    __m256i q = _mm256_setzero_si256();
-    for (int k = 0; k < n; ++k)
-        q = _mm256_add_epi32(_mm256_mullo_epi32(q, _mm256_set1_epi32(3)), trits8(x + k * stride, vid));
-    if (times3)
-        q = _mm256_mullo_epi32(q, _mm256_set1_epi32(3));
-    __m256i num = _mm256_add_epi32(_mm256_slli_epi32(q, 8), _mm256_set1_epi32(242));
-    return _mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(num), _mm256_set1_ps(243.0f)));
-}
-
-AVX2 static bool tq1_0_block_avx2(const float *x, uint8_t *y)
-{
-    float d, id;
-    if (!tq_scale(x, &d, &id))
-        return false;
-    const __m256 vid = _mm256_set1_ps(id);
-    mq_put_f16(y + 52, d);
-    for (int m = 0; m < 32; m += 8) /* bytes 0..31: elements m + 32k, k < 5 */
-        store_low_bytes(trit_bytes8(x + m, 32, 5, vid, false), y + m);
-    for (int m = 0; m < 16; m += 8) /* bytes 32..47: elements 160 + m + 16k */
-        store_low_bytes(trit_bytes8(x + 160 + m, 16, 5, vid, false), y + 32 + m);
-    /* qh: elements 240 + j + 4k, k < 4, j < 4; lanes 4..7 of the vector
-     * read the zero padding of a copy, never past the block */
-    float tail[32] = {0};
-    uint8_t qh[8];
-    memcpy(tail, x + 240, 16 * sizeof(float));
-    store_low_bytes(trit_bytes8(tail, 4, 4, vid, true), qh);
-    memcpy(y + 48, qh, 4);
-    return true;
-}
-
-AVX2 static bool tq2_0_block_avx2(const float *x, uint8_t *y)
-{
-    float d, id;
-    if (!tq_scale(x, &d, &id))
-        return false;
-    const __m256 vid = _mm256_set1_ps(id);
-    mq_put_f16(y + 64, d);
-    for (int j = 0; j < 64; j += 32, x += 128)
-        for (int m = 0; m < 32; m += 8) {
-            __m256i q = _mm256_setzero_si256();
-            for (int k = 0; k < 4; ++k)
-                q = _mm256_or_si256(q, _mm256_slli_epi32(trits8(x + m + 32 * k, vid), 2 * k));
-            store_low_bytes(q, y + j + m);
-        }
-    return true;
+    (void)L, (void)qh4, (void)qs;
+    return false;
 }
 
 bool mq_simd_tq1_0_block(const float *x, uint8_t *y)
 {
-    return mq_cpu_has_avx2() && tq1_0_block_avx2(x, y);
+    (void)x, (void)y;
+    return false;
 }
 
 bool mq_simd_tq2_0_block(const float *x, uint8_t *y)
 {
-    return mq_cpu_has_avx2() && tq2_0_block_avx2(x, y);
+    (void)x, (void)y;
+    return false;
 }
 
 bool mq_simd_min_max32(const float *x, float *min, float *max)
