@@ -131,6 +131,28 @@ static void imatrix_row(const float *x, uint8_t *y, int64_t n, const float *qw, 
     }
 }
 
+/* A legacy type: its reference block quantizer (no importance), how the
+ * imatrix search stores a block, with a min or not, the top level, the
+ * block's bytes. */
+typedef struct legacy_type {
+    void (*ref_block)(const float *x, uint8_t *y);
+    put_block_fn put;
+    bool asym;
+    int nmax, bytes;
+} legacy_type;
+
+/* quantize_row_*_ref without importance weights, quantize_*_impl with. */
+static void legacy_row(const legacy_type *t, const float *x, uint8_t *y, int64_t n,
+                       const float *qw)
+{
+    if (!qw) {
+        for (int64_t ib = 0; ib < n / QK; ib++)
+            t->ref_block(x + ib * QK, y + ib * t->bytes);
+        return;
+    }
+    imatrix_row(x, y, n, qw, t->asym, t->nmax, t->bytes, t->put);
+}
+
 static void put_q4_0(uint8_t *y, float d, float the_min, const uint8_t *L)
 {
     (void)the_min;
@@ -170,12 +192,8 @@ static void q4_0_ref_block(const float *x, uint8_t *y)
 
 void mq_quant_q4_0(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    if (!qw) {
-        for (int64_t ib = 0; ib < n / QK; ib++)
-            q4_0_ref_block(x + ib * QK, y + ib * 18);
-        return;
-    }
-    imatrix_row(x, y, n, qw, false, 8, 18, put_q4_0);
+    static const legacy_type t = {q4_0_ref_block, put_q4_0, false, 8, 18};
+    legacy_row(&t, x, y, n, qw);
 }
 
 void mq_deq_q4_0(const uint8_t *x, float *y, int64_t n)
@@ -212,12 +230,8 @@ static void q4_1_ref_block(const float *x, uint8_t *y)
 
 void mq_quant_q4_1(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    if (!qw) {
-        for (int64_t ib = 0; ib < n / QK; ib++)
-            q4_1_ref_block(x + ib * QK, y + ib * 20);
-        return;
-    }
-    imatrix_row(x, y, n, qw, true, 15, 20, put_q4_1);
+    static const legacy_type t = {q4_1_ref_block, put_q4_1, true, 15, 20};
+    legacy_row(&t, x, y, n, qw);
 }
 
 void mq_deq_q4_1(const uint8_t *x, float *y, int64_t n)
@@ -242,12 +256,8 @@ static void q5_0_ref_block(const float *x, uint8_t *y)
 
 void mq_quant_q5_0(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    if (!qw) {
-        for (int64_t ib = 0; ib < n / QK; ib++)
-            q5_0_ref_block(x + ib * QK, y + ib * 22);
-        return;
-    }
-    imatrix_row(x, y, n, qw, false, 16, 22, put_q5_0);
+    static const legacy_type t = {q5_0_ref_block, put_q5_0, false, 16, 22};
+    legacy_row(&t, x, y, n, qw);
 }
 
 /* The fifth bit of element j is bit j of qh (j < 16) or bit j+16 for the
@@ -295,12 +305,8 @@ static void q5_1_ref_block(const float *x, uint8_t *y)
 
 void mq_quant_q5_1(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    if (!qw) {
-        for (int64_t ib = 0; ib < n / QK; ib++)
-            q5_1_ref_block(x + ib * QK, y + ib * 24);
-        return;
-    }
-    imatrix_row(x, y, n, qw, true, 31, 24, put_q5_1);
+    static const legacy_type t = {q5_1_ref_block, put_q5_1, true, 31, 24};
+    legacy_row(&t, x, y, n, qw);
 }
 
 void mq_deq_q5_1(const uint8_t *x, float *y, int64_t n)
