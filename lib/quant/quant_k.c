@@ -91,6 +91,21 @@ static void imatrix_weights(const float *x, const float *qw, float sigma2, float
 
 /* ------------------------------------------------------------ Q2_K */
 
+
+/* A row of a K type whose blocks are quantized one by one: quantize_row_*_ref
+ * without importance weights, quantize_*_impl with. */
+static void k_row(const float *x, uint8_t *y, int64_t n, const float *qw, int bytes,
+                  void (*ref_block)(const float *x, uint8_t *y),
+                  void (*imatrix_block)(const float *x, uint8_t *y, const float *qw))
+{
+    for (int64_t i = 0; i < n / QK_K; ++i) {
+        if (qw)
+            imatrix_block(x + i * QK_K, y + i * bytes, qw + i * QK_K);
+        else
+            ref_block(x + i * QK_K, y + i * bytes);
+    }
+}
+
 /* Final pass shared by both Q2_K paths: levels from the stored fp16 scales. */
 static void q2_requantize(const float *x, const uint8_t *scales, float dm, float mm, uint8_t *L)
 {
@@ -169,12 +184,7 @@ static void q2_k_imatrix_block(const float *x, uint8_t *y, const float *qw)
 
 void mq_quant_q2_k(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    for (int64_t i = 0; i < n / QK_K; ++i) {
-        if (qw)
-            q2_k_imatrix_block(x + i * QK_K, y + i * 84, qw + i * QK_K);
-        else
-            q2_k_ref_block(x + i * QK_K, y + i * 84);
-    }
+    k_row(x, y, n, qw, 84, q2_k_ref_block, q2_k_imatrix_block);
 }
 
 void mq_deq_q2_k(const uint8_t *x, float *y, int64_t n)
@@ -279,12 +289,7 @@ static void q3_k_imatrix_block(const float *x, uint8_t *y, const float *qw)
 
 void mq_quant_q3_k(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    for (int64_t i = 0; i < n / QK_K; ++i) {
-        if (qw)
-            q3_k_imatrix_block(x + i * QK_K, y + i * 110, qw + i * QK_K);
-        else
-            q3_k_ref_block(x + i * QK_K, y + i * 110);
-    }
+    k_row(x, y, n, qw, 110, q3_k_ref_block, q3_k_imatrix_block);
 }
 
 void mq_deq_q3_k(const uint8_t *x, float *y, int64_t n)
