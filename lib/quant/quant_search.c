@@ -26,19 +26,28 @@ static int qx_level(float iscale, float x, int nmax)
     return mq_clamp(mq_nearest_int(iscale * x), -nmax, nmax - 1);
 }
 
+/* The value of largest magnitude (the first of equals), its magnitude in
+ * *amax; 0 and 0 for no values. */
+static float largest_magnitude(const float *x, int n, float *amax)
+{
+    float max = 0;
+    *amax = 0;
+    for (int i = 0; i < n; ++i) {
+        float ax = fabsf(x[i]);
+        if (ax > *amax) {
+            *amax = ax;
+            max = x[i];
+        }
+    }
+    return max;
+}
+
 /* Symmetric quants L in [0, 2*nmax) with scale s: x ~ s * (L - nmax).
  * Starts from the value of largest magnitude mapping to -nmax, then tries 18
  * nearby inverse scales and keeps the one maximising sumlx^2/suml2. */
 float mq_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw)
 {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; ++i) {
-        float ax = fabsf(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
+    float amax, max = largest_magnitude(x, n, &amax);
     if (amax < GROUP_MAX_EPS) {
         memset(L, 0, (size_t)n);
         return 0.f;
@@ -93,14 +102,7 @@ float mq_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_typ
  * unguarded, as in the reference. */
 float mq_make_q3_quants(int n, int nmax, const float *x, int8_t *L)
 {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; ++i) {
-        float ax = fabsf(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
+    float amax, max = largest_magnitude(x, n, &amax);
     if (amax < GROUP_MAX_EPS) {
         memset(L, 0, (size_t)n);
         return 0.f;

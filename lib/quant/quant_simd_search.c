@@ -158,18 +158,27 @@ bool mq_simd_qkx_quants8(bool v3, int n, int nmax, const float *x, const float *
 
 /* ------------------------------------------------------------ qx */
 
+/* Per lane: the value of largest magnitude (the first of equals), its
+ * magnitude in *amax. */
+AVX2 static __m256 largest_magnitude8(const __m256 *x, int n, __m256 *amax)
+{
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 max = _mm256_setzero_ps(), am = _mm256_setzero_ps();
+    for (int i = 0; i < n; ++i) {
+        __m256 ax = _mm256_and_ps(x[i], absmask);
+        __m256 upd = _mm256_cmp_ps(ax, am, _CMP_GT_OQ);
+        am = sel(am, ax, upd);
+        max = sel(max, x[i], upd);
+    }
+    *amax = am;
+    return max;
+}
+
 /* make_qx_quants with rmse_type 1 (weights qw, or x^2), per lane. */
 AVX2 static void qx8(int n, int nmax, const __m256 *x, const __m256 *w, __m256i *L, __m256 *scale_out)
 {
-    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 zero = _mm256_setzero_ps();
-    __m256 max = zero, amax = zero;
-    for (int i = 0; i < n; ++i) {
-        __m256 ax = _mm256_and_ps(x[i], absmask);
-        __m256 upd = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
-        amax = sel(amax, ax, upd);
-        max = sel(max, x[i], upd);
-    }
+    __m256 amax, max = largest_magnitude8(x, n, &amax);
     const __m256 tiny = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
     __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)-nmax), max);
     __m256 sumlx = zero, suml2 = zero;
@@ -420,15 +429,8 @@ bool mq_simd_qx_quants16(int n, int nmax, const float *x, int8_t *L, int rmse_ty
  * bit trick), so any input gives the scalar bits. */
 AVX2 static void q3_8(int n, int nmax, const __m256 *x, __m256i *L, __m256 *scale_out)
 {
-    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 zero = _mm256_setzero_ps();
-    __m256 max = zero, amax = zero;
-    for (int i = 0; i < n; ++i) {
-        __m256 ax = _mm256_and_ps(x[i], absmask);
-        __m256 upd = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
-        amax = sel(amax, ax, upd);
-        max = sel(max, x[i], upd);
-    }
+    __m256 amax, max = largest_magnitude8(x, n, &amax);
     const __m256 tiny = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
     const __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)-nmax), max);
     __m256 w[32], wx[32], sumlx = zero, suml2 = zero;
