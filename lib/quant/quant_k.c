@@ -388,17 +388,38 @@ static void k4_imatrix_scales(const float *x, uint8_t *y, uint8_t *L, int nmax, 
     mq_put_f16(y + 2, m_block);
 }
 
-void mq_quant_q4_k(const float *x, uint8_t *y, int64_t n, const float *qw)
+/* Q4_K and Q5_K: a scale and a min per 32 values (make_qkx2_quants with the
+ * type's search range, or the imatrix search), then the levels again from
+ * the stored scales, packed. */
+typedef struct k4_type {
+    int nmax, bytes;
+    float rmin, rdelta;
+    int nstep;
+    void (*pack)(const uint8_t *L, uint8_t *y);
+} k4_type;
+
+static void k4_row(const k4_type *t, const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    for (int64_t i = 0; i < n / QK_K; ++i, x += QK_K, y += 144) {
+    for (int64_t i = 0; i < n / QK_K; ++i, x += QK_K, y += t->bytes) {
         uint8_t L[QK_K];
         if (qw)
-            k4_imatrix_scales(x, y, L, 15, qw + i * QK_K);
+            k4_imatrix_scales(x, y, L, t->nmax, qw + i * QK_K);
         else
-            k4_ref_scales(x, y, L, 15, -1.f, 0.1f, 20);
-        k4_requantize(x, y, 15, L);
-        pack_4bit(L, y + 16);
+            k4_ref_scales(x, y, L, t->nmax, t->rmin, t->rdelta, t->nstep);
+        k4_requantize(x, y, t->nmax, L);
+        t->pack(L, y);
     }
+}
+
+static void pack_q4_k(const uint8_t *L, uint8_t *y)
+{
+    pack_4bit(L, y + 16);
+}
+
+void mq_quant_q4_k(const float *x, uint8_t *y, int64_t n, const float *qw)
+{
+    static const k4_type t = {15, 144, -1.f, 0.1f, 20, pack_q4_k};
+    k4_row(&t, x, y, n, qw);
 }
 
 void mq_deq_q4_k(const uint8_t *x, float *y, int64_t n)
@@ -444,17 +465,15 @@ static void pack_5bit(const uint8_t *L, uint8_t *qh, uint8_t *ql)
     }
 }
 
+static void pack_q5_k(const uint8_t *L, uint8_t *y)
+{
+    pack_5bit(L, y + 16, y + 48);
+}
+
 void mq_quant_q5_k(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    for (int64_t i = 0; i < n / QK_K; ++i, x += QK_K, y += 176) {
-        uint8_t L[QK_K];
-        if (qw)
-            k4_imatrix_scales(x, y, L, 31, qw + i * QK_K);
-        else
-            k4_ref_scales(x, y, L, 31, -0.5f, 0.1f, 15);
-        k4_requantize(x, y, 31, L);
-        pack_5bit(L, y + 16, y + 48);
-    }
+    static const k4_type t = {31, 176, -0.5f, 0.1f, 15, pack_q5_k};
+    k4_row(&t, x, y, n, qw);
 }
 
 void mq_deq_q5_k(const uint8_t *x, float *y, int64_t n)
