@@ -437,8 +437,8 @@ static int load_model(mf_bpe *b, const json_t *model, mf_status *st)
         return mf_fail(st, MF_ERR_UNSUPPORTED, b->what, -1, "tokenizer.json: a %s model, not BPE", type ? type : "typeless");
     const json_t *drop = json_object_get(model, "dropout");
     if ((drop && !json_is_null(drop) && json_number_value(drop) != 0.0) ||
-        json_is_string(json_object_get(model, "continuing_subword_prefix")) ||
-        json_is_string(json_object_get(model, "end_of_word_suffix")))
+        json_string_length(json_object_get(model, "continuing_subword_prefix")) > 0 ||
+        json_string_length(json_object_get(model, "end_of_word_suffix")) > 0) /* "" is none */
         return mf_fail(st, MF_ERR_UNSUPPORTED, b->what, -1, "tokenizer.json: BPE dropout or subword affixes are not "
                        "run by mfmt's encoder");
     b->vocab = json_object_get(model, "vocab");
