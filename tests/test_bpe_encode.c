@@ -4,7 +4,8 @@
  * outputs) and llama.cpp's own vocab GGUFs (../shared/real-gguf):
  *  - the check text and the chkhsh table are the script's;
  *  - each gpt2-model vocab GGUF, written back as tokenizer.json by mfmt,
- *    encodes every test text to the ids Hugging Face's tokenizer gave, and
+ *    encodes every test text to the ids Hugging Face's tokenizer gave (and
+ *    the corner texts of stress.json, made by make_stress.js), and
  *    its check-text hash is the one the table lists for the GGUF's own
  *    tokenizer.ggml.pre;
  *  - the converter names the pre-tokenizer by that hash even where the
@@ -24,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static json_t *facts;
+static json_t *facts, *stress;
 
 /* The name the script's chain of ifs gives a hash: the last row's. */
 static const char *facts_name_of(const char *hash)
@@ -84,9 +85,8 @@ static void ids_text(const int32_t *v, size_t n, char *out, size_t cap)
         k += (size_t)snprintf(out + k, cap - k, "%s%d", i ? " " : "", v[i]);
 }
 
-static size_t check_texts(const mf_bpe *b, const char *name, const json_t *want)
+static size_t check_texts(const mf_bpe *b, const char *name, const json_t *texts, const json_t *want)
 {
-    json_t *texts = json_object_get(facts, "texts");
     size_t ok = 0;
     for (size_t i = 0; i < json_array_size(texts); i++) {
         const json_t *t = json_array_get(texts, i), *w = json_array_get(want, i);
@@ -160,9 +160,15 @@ static void test_vocab_gguf(const char *shared, const char *name, const char *ar
     CHECKF(pre && pre->type == MF_V_STR && b, "%s: %s", name, mf_status_count(&st) ? mf_status_message(&st, 0) : "");
     if (b) {
         json_t *want = json_object_get(json_object_get(facts, "ids"), name);
-        size_t ok = check_texts(b, name, want);
+        size_t ok = check_texts(b, name, json_object_get(facts, "texts"), want);
         CHECKF(ok == json_array_size(want) && ok > 40, "%s: %zu of %zu texts as HF tokenizers", name, ok,
                json_array_size(want));
+        json_t *swant = json_object_get(json_object_get(stress, "ids"), name);
+        if (swant) { /* the corner texts, ids from tokenizers 0.22.2 */
+            ok = check_texts(b, name, json_object_get(stress, "texts"), swant);
+            CHECKF(ok == json_array_size(swant) && ok > 80, "%s: %zu of %zu stress texts as HF tokenizers", name,
+                   ok, json_array_size(swant));
+        }
         char hex[65];
         const char *listed = facts_hash_for(pre->as.s.ptr);
         CHECKF(mf_bpe_chkhsh(b, hex, &st) == 0 && listed && !strcmp(hex, listed), "%s: chkhsh %s, table %s", name,
@@ -291,7 +297,8 @@ static void test_refusals(void)
 int main(void)
 {
     facts = json_load_file("tests/data/bpe/facts.json", 0, NULL);
-    CHECK(facts != NULL);
+    stress = json_load_file("tests/data/bpe/stress.json", JSON_ALLOW_NUL, NULL);
+    CHECK(facts != NULL && stress != NULL);
     if (!facts)
         return tl_report("bpe_encode");
     test_chktxt_and_table();
@@ -312,5 +319,6 @@ int main(void)
         CHECK(system(cmd) == 0);
     }
     json_decref(facts);
+    json_decref(stress);
     return tl_report("bpe_encode");
 }

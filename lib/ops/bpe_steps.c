@@ -103,14 +103,19 @@ static bool names_option_m(const char *p, size_t n)
  * (ONIG_SYNTAX_ONIGURUMA, ONIG_OPTION_NONE, UTF-8). PCRE2 in UTF+UCP mode
  * with PCRE2_MULTILINE (Oniguruma's ^ and $ anchor at every line) reads
  * the same text alike, except:
- *  - \s: Oniguruma's is Unicode White_Space, which has U+0085; PCRE2
- *    10.42's is Z plus \t\n\v\f\r: rewritten to add U+0085 (\S inside a
- *    class cannot be: refused);
+ *  - \s: Oniguruma's is Unicode White_Space; PCRE2 10.42's (UCP) also has
+ *    U+180E (in its \h list): written out as White_Space's list (\S inside
+ *    a class cannot be: refused);
  *  - \h (Oniguruma: a hex digit), \w \W \b \B (Oniguruma's word has marks
  *    and connector punctuation, PCRE2's numbers), (?m) (Oniguruma: dot
  *    matches newline), a nested class or && in a class: refused.
- * Unicode properties (\p{L}, \p{N}) come from each library's Unicode
- * tables (PCRE2 10.42: Unicode 15; Oniguruma 6.9.8: 15 as well). */
+ * Unicode properties (\p{L}, \p{N}) come from each library's own Unicode
+ * tables: characters assigned in a version one has and the other lacks
+ * can differ. */
+/* Unicode White_Space, as members of a PCRE2 class */
+static const char white_space[] = "\\t-\\r\\x20\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}"
+                                  "\\x{202f}\\x{205f}\\x{3000}";
+
 static char *onig_to_pcre2(const char *pat, size_t n, const char **why)
 {
     charbuf b = {0};
@@ -124,13 +129,15 @@ static char *onig_to_pcre2(const char *pat, size_t n, const char **why)
                 *why = "\\h, \\w and \\b mean other things in Oniguruma than in PCRE2";
                 rc = -1;
             } else if (e == 's') {
-                rc = in_class ? put_str(&b, "\\s\\x{85}", 8) : put_str(&b, "[\\s\\x{85}]", 10);
+                rc = in_class ? put_str(&b, white_space, strlen(white_space))
+                              : put_str(&b, "[", 1) || put_str(&b, white_space, strlen(white_space)) ||
+                                put_str(&b, "]", 1);
             } else if (e == 'S') {
                 if (in_class) {
                     *why = "\\S inside a class";
                     rc = -1;
                 } else {
-                    rc = put_str(&b, "[^\\s\\x{85}]", 11);
+                    rc = put_str(&b, "[^", 2) || put_str(&b, white_space, strlen(white_space)) || put_str(&b, "]", 1);
                 }
             } else {
                 rc = put_str(&b, pat + i, 2);
