@@ -11,8 +11,10 @@
 #include <stdlib.h>
 
 typedef struct bpe_added {
-    const char *s; /* in the tokenizer.json (a reference is held) */
+    char *s; /* what is matched: the content, normalized when the token is */
     size_t n;
+    const char *content; /* in the tokenizer.json (a reference is held) */
+    size_t content_n;
     int32_t id;
     bool single_word, lstrip, rstrip, normalized;
 } bpe_added;
@@ -66,7 +68,7 @@ static int32_t token_to_id(const mf_bpe *b, const char *s)
 {
     size_t n = strlen(s);
     for (size_t i = 0; i < b->n_added; i++)
-        if (b->added[i].n == n && !memcmp(b->added[i].s, s, n))
+        if (b->added[i].content_n == n && !memcmp(b->added[i].content, s, n))
             return b->added[i].id;
     return vocab_id(b, s, n);
 }
@@ -165,6 +167,54 @@ static int cmp_first_byte(const void *x, const void *y)
     return (int)(uint8_t)a->s[0] - (int)(uint8_t)b->s[0];
 }
 
+/* An added token's id as AddedVocabulary::add_tokens gives it, the file's
+ * tokens in order: an earlier added token's, else the model's, else the
+ * next free one past the model (tokenizers warns when the file says
+ * otherwise, and goes by its own). */
+static int32_t added_id(const mf_bpe *b, const char *s, size_t n, int32_t *max_added)
+{
+    for (size_t i = 0; i < b->n_added; i++)
+        if (b->added[i].content_n == n && !memcmp(b->added[i].content, s, n))
+            return b->added[i].id;
+    int32_t id = vocab_id(b, s, n);
+    if (id < 0) {
+        int32_t model_n = (int32_t)json_object_size(b->vocab);
+        id = *max_added < 0 ? model_n : *max_added >= model_n || model_n == 0 ? *max_added + 1 : model_n;
+    }
+    if (id > *max_added)
+        *max_added = id;
+    return id;
+}
+
+/* refresh_added_tokens: a normalized token is matched as the normalizer
+ * writes its content. */
+static int added_pattern(const mf_bpe *b, const char *s, size_t n, bool normalized, bpe_added *a, mf_status *st)
+{
+    bpe_pieces ps = {0};
+    if (bpe_piece_push(&ps, s, n, -1))
+        return mf_oom(st, b->what);
+    if (normalized && bpe_run_steps(&b->normalizer, &ps, b->what, st)) {
+        bpe_pieces_free(&ps);
+        return -1;
+    }
+    a->s = ps.n == 1 ? ps.v[0].s : NULL; /* the steps keep one piece, or none when it became empty */
+    a->n = ps.n == 1 ? ps.v[0].n : 0;
+    if (ps.n == 1)
+        ps.v[0].s = NULL;
+    bpe_pieces_free(&ps);
+    return 0;
+}
+
+static int word_class(mf_bpe *b, mf_status *st)
+{
+    int err;
+    PCRE2_SIZE at;
+    /* the regex crate's Unicode \w, as ends_with_word / starts_with_word use it */
+    b->word_re = pcre2_compile((PCRE2_SPTR) "[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]",
+                               PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP | PCRE2_ANCHORED, &err, &at, NULL);
+    return b->word_re ? 0 : mf_oom(st, b->what);
+}
+
 static int load_added(mf_bpe *b, const json_t *list, mf_status *st)
 {
     size_t n = json_array_size(list);
@@ -174,18 +224,28 @@ static int load_added(mf_bpe *b, const json_t *list, mf_status *st)
     if (!b->added)
         return mf_oom(st, b->what);
     bool single_word = false;
+    int32_t max_added = -1;
     for (size_t i = 0; i < n; i++) {
-        const json_t *e = json_array_get(list, i), *c = json_object_get(e, "content"), *id = json_object_get(e, "id");
-        if (!json_is_string(c) || !json_is_integer(id) || json_integer_value(id) < 0 ||
-            json_integer_value(id) > INT32_MAX)
-            return mf_fail(st, MF_ERR_FORMAT, b->what, -1, "tokenizer.json: added_tokens[%zu] is malformed", i);
+        const json_t *e = json_array_get(list, i), *c = json_object_get(e, "content"), *norm = json_object_get(e, "normalized");
+        if (!json_is_string(c))
+            return mf_fail(st, MF_ERR_FORMAT, b->what, -1, "tokenizer.json: added_tokens[%zu] has no content", i);
         if (!json_string_length(c))
+            continue; /* tokenizers ignores empty tokens */
+        bpe_added a = {.id = added_id(b, json_string_value(c), json_string_length(c), &max_added),
+                       .content = json_string_value(c),
+                       .content_n = json_string_length(c),
+                       .single_word = json_is_true(json_object_get(e, "single_word")),
+                       .lstrip = json_is_true(json_object_get(e, "lstrip")),
+                       .rstrip = json_is_true(json_object_get(e, "rstrip")),
+                       .normalized = norm ? json_is_true(norm) : !json_is_true(json_object_get(e, "special"))};
+        if (added_pattern(b, json_string_value(c), json_string_length(c), a.normalized, &a, st))
+            return -1;
+        if (a.n == 0) { /* normalized away: it can never match */
+            free(a.s);
             continue;
-        bpe_added *a = &b->added[b->n_added++];
-        *a = (bpe_added){json_string_value(c), json_string_length(c), (int32_t)json_integer_value(id),
-                         json_is_true(json_object_get(e, "single_word")), json_is_true(json_object_get(e, "lstrip")),
-                         json_is_true(json_object_get(e, "rstrip")), json_is_true(json_object_get(e, "normalized"))};
-        single_word |= a->single_word;
+        }
+        b->added[b->n_added++] = a;
+        single_word |= a.single_word;
     }
     qsort(b->added, b->n_added, sizeof(bpe_added), cmp_first_byte);
     for (size_t c = 0, i = 0; c <= 256; c++) {
@@ -193,15 +253,7 @@ static int load_added(mf_bpe *b, const json_t *list, mf_status *st)
             i++;
         b->first[c] = i;
     }
-    if (single_word) { /* regex_syntax's is_word_character, near enough */
-        int err;
-        PCRE2_SIZE at;
-        b->word_re = pcre2_compile((PCRE2_SPTR) "[\\p{L}\\p{M}\\p{Nd}\\p{Pc}]", PCRE2_ZERO_TERMINATED,
-                                   PCRE2_UTF | PCRE2_UCP | PCRE2_ANCHORED, &err, &at, NULL);
-        if (!b->word_re)
-            return mf_oom(st, b->what);
-    }
-    return 0;
+    return single_word ? word_class(b, st) : 0;
 }
 
 /* char::is_whitespace: Unicode White_Space */
@@ -466,9 +518,9 @@ mf_bpe *mf_bpe_new(const json_t *tj, const json_t *tcfg, const char *what, mf_st
     const struct tf_class *cls = tf_class_of(tcfg);
     int rc = load_model(b, json_object_get(tj, "model"), st);
     if (rc == 0)
-        rc = load_added(b, json_object_get(tj, "added_tokens"), st);
-    if (rc == 0)
         rc = bpe_parse_normalizer(json_object_get(tj, "normalizer"), &b->normalizer, b->what, st);
+    if (rc == 0)
+        rc = load_added(b, json_object_get(tj, "added_tokens"), st);
     if (rc == 0)
         rc = bpe_parse_pre_tokenizer(json_object_get(tj, "pre_tokenizer"), &b->pre, b->what, st);
     if (rc == 0)
@@ -486,6 +538,8 @@ void mf_bpe_free(mf_bpe *b)
         return;
     bpe_steps_free(&b->normalizer);
     bpe_steps_free(&b->pre);
+    for (size_t i = 0; b->added && i < b->n_added; i++)
+        free(b->added[i].s);
     free(b->added);
     pcre2_code_free(b->word_re);
     free(b->pairs);
