@@ -8,6 +8,9 @@
  *    the corner texts of stress.json, made by make_stress.js), and
  *    its check-text hash is the one the table lists for the GGUF's own
  *    tokenizer.ggml.pre;
+ *  - patched copies of GPT-2's tokenizer.json (added-token options, split
+ *    behaviors, normalizers, byte_fallback, unk, post-processors) encode as
+ *    tokenizers 0.22.2 encoded the same files (stress.json);
  *  - the converter names the pre-tokenizer by that hash even where the
  *    family would give another name, and falls back to the family for the
  *    tiny test vocabularies only because their hashes are unknown. */
@@ -85,21 +88,21 @@ static void ids_text(const int32_t *v, size_t n, char *out, size_t cap)
         k += (size_t)snprintf(out + k, cap - k, "%s%d", i ? " " : "", v[i]);
 }
 
-static size_t check_texts(const mf_bpe *b, const char *name, const json_t *texts, const json_t *want)
+static size_t check_texts(const mf_bpe *b, const char *name, const json_t *texts, const json_t *want, bool special)
 {
     size_t ok = 0;
     for (size_t i = 0; i < json_array_size(texts); i++) {
         const json_t *t = json_array_get(texts, i), *w = json_array_get(want, i);
         mf_bpe_ids ids = {0};
         mf_status st = MF_STATUS_INIT;
-        int rc = mf_bpe_encode(b, json_string_value(t), json_string_length(t), false, &ids, &st);
+        int rc = mf_bpe_encode(b, json_string_value(t), json_string_length(t), special, &ids, &st);
         bool same = rc == 0 && ids.n == json_array_size(w);
         for (size_t k = 0; same && k < ids.n; k++)
             same = ids.v[k] == json_integer_value(json_array_get(w, k));
         if (!same) {
             char got[512];
             ids_text(ids.v, ids.n, got, sizeof(got));
-            fprintf(stderr, "  %s text %zu: got %s\n", name, i, got);
+            fprintf(stderr, "  %s text %zu%s: got %s\n", name, i, special ? " with special tokens" : "", got);
         }
         ok += same;
         MF_VEC_FREE(ids);
@@ -160,12 +163,12 @@ static void test_vocab_gguf(const char *shared, const char *name, const char *ar
     CHECKF(pre && pre->type == MF_V_STR && b, "%s: %s", name, mf_status_count(&st) ? mf_status_message(&st, 0) : "");
     if (b) {
         json_t *want = json_object_get(json_object_get(facts, "ids"), name);
-        size_t ok = check_texts(b, name, json_object_get(facts, "texts"), want);
+        size_t ok = check_texts(b, name, json_object_get(facts, "texts"), want, false);
         CHECKF(ok == json_array_size(want) && ok > 40, "%s: %zu of %zu texts as HF tokenizers", name, ok,
                json_array_size(want));
         json_t *swant = json_object_get(json_object_get(stress, "ids"), name);
         if (swant) { /* the corner texts, ids from tokenizers 0.22.2 */
-            ok = check_texts(b, name, json_object_get(stress, "texts"), swant);
+            ok = check_texts(b, name, json_object_get(stress, "texts"), swant, false);
             CHECKF(ok == json_array_size(swant) && ok > 80, "%s: %zu of %zu stress texts as HF tokenizers", name,
                    ok, json_array_size(swant));
         }
@@ -182,6 +185,65 @@ static void test_vocab_gguf(const char *shared, const char *name, const char *ar
     }
     mf_bpe_free(b);
     json_decref(tj);
+    mf_close(m);
+    mf_status_clear(&st);
+}
+
+/* make_stress.js's patch over a copy of tj (see there) */
+static json_t *patched(const json_t *tj, const json_t *p)
+{
+    json_t *t = json_deep_copy(tj), *model = json_object_get(t, "model");
+    json_object_update(t, json_object_get(p, "top"));
+    json_object_update(model, json_object_get(p, "model"));
+    json_array_extend(json_object_get(t, "added_tokens"), json_object_get(p, "append_added"));
+    if (json_is_true(json_object_get(p, "byte_tokens"))) {
+        json_t *vocab = json_object_get(model, "vocab");
+        json_int_t next = 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(vocab, k, v) {
+            if (json_integer_value(v) >= next)
+                next = json_integer_value(v) + 1;
+        }
+        for (int b = 0; b < 256; b++) {
+            char name[8];
+            snprintf(name, sizeof(name), "<0x%02X>", b);
+            json_object_set_new(vocab, name, json_integer(next++));
+        }
+        json_object_set_new(vocab, "<unk>", json_integer(next));
+    }
+    return t;
+}
+
+/* The features the vocab GGUFs leave out, on patched copies of GPT-2's
+ * tokenizer.json, against the ids tokenizers 0.22.2 gave the same files. */
+static void test_variants(const char *shared)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/real-gguf/ggml-vocab-gpt-2.gguf", shared);
+    mf_status st = MF_STATUS_INIT;
+    mf_model *m = NULL;
+    json_t *base = mf_open(path, NULL, &m, &st) == 0 ? mf_hf_tokenizer_json_of(m, path, &st) : NULL;
+    CHECKF(base != NULL, "%s", path);
+    const json_t *texts = json_object_get(stress, "variant_texts"), *v;
+    const char *name;
+    size_t n = 0;
+    json_object_foreach(json_object_get(stress, "variants"), name, v) {
+        json_t *tj = base ? patched(base, json_object_get(v, "patch")) : NULL;
+        mf_bpe *b = tj ? mf_bpe_new(tj, NULL, name, &st) : NULL;
+        CHECKF(b != NULL, "%s: %s", name, mf_status_count(&st) ? mf_status_message(&st, 0) : "");
+        if (b) {
+            size_t ok = check_texts(b, name, texts, json_object_get(v, "ids"), false);
+            size_t oks = check_texts(b, name, texts, json_object_get(v, "ids_special"), true);
+            CHECKF(ok == json_array_size(texts) && oks == ok && ok > 100, "%s: %zu and %zu of %zu texts", name, ok, oks,
+                   json_array_size(texts));
+        }
+        n++;
+        mf_bpe_free(b);
+        json_decref(tj);
+    }
+    CHECKF(n >= 6, "%zu variants", n);
+    json_decref(base);
     mf_close(m);
     mf_status_clear(&st);
 }
@@ -221,20 +283,22 @@ static void test_tiny_dirs_fall_back(const char *shared)
 /* A hand-made tokenizer.json: added tokens split first (longest match,
  * lstrip/rstrip), Split behaviors, ByteLevel's prefix space, merges by
  * rank, the template's BOS; each expected id list is worked out by hand
- * from the rules in tokenizers' sources (not from mfmt). */
+ * from the rules in tokenizers' sources (not from mfmt). The added tokens
+ * have the ids tokenizers gives them: the next ones after the 9 entries of
+ * the vocabulary. */
 static void test_small_rules(void)
 {
     const char *text =
         "{\"added_tokens\":["
-        "{\"id\":20,\"content\":\"<s>\",\"special\":true,\"normalized\":false},"
-        "{\"id\":21,\"content\":\"<s>x\",\"special\":true,\"normalized\":false},"
-        "{\"id\":22,\"content\":\"[x]\",\"special\":false,\"normalized\":true,\"lstrip\":true,\"rstrip\":true}],"
+        "{\"id\":9,\"content\":\"<s>\",\"special\":true,\"normalized\":false},"
+        "{\"id\":10,\"content\":\"<s>x\",\"special\":true,\"normalized\":false},"
+        "{\"id\":11,\"content\":\"[x]\",\"special\":false,\"normalized\":true,\"lstrip\":true,\"rstrip\":true}],"
         "\"normalizer\":null,"
         "\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":["
         "{\"type\":\"Split\",\"pattern\":{\"String\":\"-\"},\"behavior\":\"MergedWithNext\",\"invert\":false},"
         "{\"type\":\"ByteLevel\",\"add_prefix_space\":true,\"use_regex\":false}]},"
         "\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"<s>\"}},"
-        "{\"Sequence\":{\"id\":\"A\"}}],\"special_tokens\":{\"<s>\":{\"id\":\"<s>\",\"ids\":[20]}}},"
+        "{\"Sequence\":{\"id\":\"A\"}}],\"special_tokens\":{\"<s>\":{\"id\":\"<s>\",\"ids\":[9]}}},"
         "\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"-\":2,\"\\u0120\":3,\"ab\":4,\"\\u0120a\":5,"
         "\"\\u0120ab\":6,\"-a\":7,\"bb\":8},"
         "\"merges\":[\"\\u0120 a\",\"a b\",\"\\u0120a b\",\"- a\",[\"b\",\"b\"]]}}";
@@ -244,14 +308,14 @@ static void test_small_rules(void)
     CHECKF(b != NULL, "%s", mf_status_count(&st) ? mf_status_message(&st, 0) : "json");
     static const struct { const char *in; bool special; int32_t want[12]; size_t n; } cases[] = {
         /* "ab" -> " ab" (prefix space) -> Ġ a b: Ġa (rank 0), then Ġab (2) */
-        {"ab", true, {20, 6}, 2},
+        {"ab", true, {9, 6}, 2},
         /* "<s>x" and "<s>" both start at 0: the longer wins */
-        {"<s>xab", false, {21, 6}, 2},
+        {"<s>xab", false, {10, 6}, 2},
         /* "a-ab": MergedWithNext keeps "-" on "ab": "a", "-ab" -> " a", " -ab";
            " -ab": Ġ - a b: a b (1) before - a (3) -> Ġ - ab; no Ġ- merge, no -ab */
         {"a-ab", false, {5, 3, 2, 4}, 4},
         /* " [x] b": lstrip/rstrip take the spaces around [x]: "", [x], "b" -> Ġb: no merge */
-        {"a [x] b", false, {5, 22, 3, 1}, 4},
+        {"a [x] b", false, {5, 11, 3, 1}, 4},
         /* bbb: the leftmost bb merges first (equal ranks) */
         {"bbb", false, {3, 8, 1}, 3},
     };
@@ -313,6 +377,7 @@ int main(void)
         test_vocab_gguf(shared, "gpt-2", "phi2", tmp); /* the family would say phi-2 */
         test_vocab_gguf(shared, "falcon", "falcon", tmp);
         test_vocab_gguf(shared, "mpt", "llama", tmp); /* the family would say gpt-2 */
+        test_variants(shared);
         test_tiny_dirs_fall_back(shared);
         char cmd[128];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);

@@ -37,21 +37,107 @@ for (let i = 0; i < 60; i++) {
   texts.push(s);
 }
 
+// Variants of GPT-2's tokenizer.json that exercise what the vocab GGUFs do
+// not: added-token options, Split behaviors, Punctuation, Digits, the
+// Prepend/Replace normalizers, byte_fallback, unk/fuse_unk, ignore_merges,
+// post-processors. A patch: "top" replaces top-level keys, "model" model
+// keys, "append_added" extends added_tokens, "byte_tokens" adds <0x00>..
+// <0xFF> and <unk> to the vocabulary after its last id (test_bpe_encode.c
+// applies the same patches).
+const added = (content, o) => Object.assign({ id: 0, content, single_word: false, lstrip: false, rstrip: false,
+  normalized: true, special: false }, o);
+const VARIANTS = {
+  punct_digits_added: {
+    top: {
+      pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Punctuation', behavior: 'Contiguous' },
+        { type: 'Digits', individual_digits: true },
+        { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true }] },
+      post_processor: { type: 'TemplateProcessing',
+        single: [{ SpecialToken: { id: '<|endoftext|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } },
+                 { SpecialToken: { id: '<|endoftext|>', type_id: 0 } }],
+        pair: [{ Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+        special_tokens: { '<|endoftext|>': { id: '<|endoftext|>', ids: [50256], tokens: ['<|endoftext|>'] } } },
+    },
+    append_added: [added('hello', { id: 50257, lstrip: true, rstrip: true }),
+      added('<|x|>', { id: 50258, normalized: false, special: true }), added('wor', { id: 50259, single_word: true, normalized: false }),
+      added(' the', { id: 50260 }), added('a', { id: 50261, single_word: true })],
+  },
+  behaviors_normalizers: {
+    top: {
+      normalizer: { type: 'Sequence', normalizers: [{ type: 'Replace', pattern: { String: '  ' }, content: ' ' },
+        { type: 'Prepend', prepend: '@' }] },
+      pre_tokenizer: { type: 'Sequence', pretokenizers: [
+        { type: 'Split', pattern: { String: '-' }, behavior: 'MergedWithPrevious', invert: false },
+        { type: 'Split', pattern: { Regex: '\\d+' }, behavior: 'MergedWithNext', invert: false },
+        { type: 'Split', pattern: { Regex: '[aeiou]' }, behavior: 'Contiguous', invert: true },
+        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] },
+      post_processor: { type: 'RobertaProcessing', sep: ['<|endoftext|>', 50256], cls: ['<|endoftext|>', 50256],
+        trim_offsets: true, add_prefix_space: false },
+    },
+    append_added: [added('@x', { id: 50257 }), added('lo', { id: 50258, normalized: false })],
+  },
+  removed_regex_replace: {
+    top: {
+      normalizer: { type: 'Replace', pattern: { Regex: '[0-9]' }, content: '#' },
+      pre_tokenizer: { type: 'Sequence', pretokenizers: [
+        { type: 'Split', pattern: { Regex: '\\s+' }, behavior: 'Removed', invert: false },
+        { type: 'Split', pattern: { Regex: '(?i:ab|cd)|^x|y$' }, behavior: 'Isolated', invert: false },
+        { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: false }] },
+    },
+  },
+  byte_fallback: { byte_tokens: true, model: { byte_fallback: true },
+    top: { pre_tokenizer: { type: 'Split', pattern: { Regex: ' ' }, behavior: 'MergedWithNext', invert: false } } },
+  unk_fused: { byte_tokens: true, model: { unk_token: '<unk>', fuse_unk: true },
+    top: { pre_tokenizer: { type: 'Split', pattern: { Regex: ' ' }, behavior: 'MergedWithNext', invert: false } } },
+  unk_ignore_merges: { byte_tokens: true, model: { unk_token: '<unk>', ignore_merges: true },
+    top: { pre_tokenizer: { type: 'Split', pattern: { Regex: ' ' }, behavior: 'MergedWithNext', invert: false } } },
+};
+const variantTexts = texts.concat(['hello world', ' hello  world ', 'worx wor wor. a ab a', '<|x|>hello<|x|>',
+  '1-2-3 x-y--z', '  the the  the', 'xyx\nxy\nab AB aB', '\u6f22\u5b57 caf\u00e9 \ud83d\ude00 a  b']);
+
+function patched(tj, p) {
+  const t = JSON.parse(JSON.stringify(tj));
+  Object.assign(t, p.top || {});
+  Object.assign(t.model, p.model || {});
+  if (p.append_added) t.added_tokens = t.added_tokens.concat(p.append_added);
+  if (p.byte_tokens) {
+    let n = Math.max(...Object.values(t.model.vocab)) + 1;
+    for (let b = 0; b < 256; b++) t.model.vocab['<0x' + b.toString(16).toUpperCase().padStart(2, '0') + '>'] = n++;
+    t.model.vocab['<unk>'] = n;
+  }
+  return t;
+}
+
+async function encodeAll(file, list, special) {
+  const t = Tokenizer.fromFile(file);
+  const out = [];
+  for (const s of list) out.push((await t.encode(s, null, { addSpecialTokens: special })).getIds());
+  return out;
+}
+
 (async () => {
   const real = process.argv[2];
-  const ids = {};
+  const ids = {}, variants = {};
   for (const name of VOCABS) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mfmt-stress-'));
     execFileSync('build/mfmt', ['convert', path.join(real, `ggml-vocab-${name}.gguf`), dir + '/']);
-    const t = Tokenizer.fromFile(path.join(dir, 'tokenizer.json'));
-    ids[name] = [];
-    for (const s of texts) ids[name].push((await t.encode(s, null, { addSpecialTokens: false })).getIds());
+    const file = path.join(dir, 'tokenizer.json');
+    ids[name] = await encodeAll(file, texts, false);
+    if (name === 'gpt-2') {
+      const base = JSON.parse(fs.readFileSync(file, 'utf8'));
+      for (const [v, p] of Object.entries(VARIANTS)) {
+        const vf = path.join(dir, v + '.json');
+        fs.writeFileSync(vf, JSON.stringify(patched(base, p)));
+        variants[v] = { patch: p, ids: await encodeAll(vf, variantTexts, false),
+                        ids_special: await encodeAll(vf, variantTexts, true) };
+      }
+    }
     fs.rmSync(dir, { recursive: true });
   }
   const out = {
     source: 'Hugging Face tokenizers 0.22.2 (npm @anush008/tokenizers 0.6.0) on the tokenizer.json mfmt writes ' +
-            'for ../shared/real-gguf/ggml-vocab-NAME.gguf (tests/data/bpe/make_stress.js)',
-    texts, ids,
+            'for ../shared/real-gguf/ggml-vocab-NAME.gguf, and on patched copies of gpt-2\'s (tests/data/bpe/make_stress.js)',
+    texts, ids, variant_texts: variantTexts, variants,
   };
   fs.writeFileSync(path.join(__dirname, 'stress.json'), JSON.stringify(out, null, 0) + '\n');
 })();
