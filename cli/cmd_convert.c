@@ -44,7 +44,7 @@ static int to_safetensors(const convert_args *a)
         total += mf_tensor_nbytes(mf_model_tensor_at(m, i));
         strings += mf_tensor_dtype(mf_model_tensor_at(m, i)) == MF_STRING;
     }
-    if (strings)
+    if (strings && !cli_quiet)
         fprintf(stderr, "mfmt convert: note: %zu STRING tensor%s left out (safetensors holds no strings)\n",
                 strings, strings == 1 ? "" : "s");
     cli_progress p;
@@ -55,7 +55,7 @@ static int to_safetensors(const convert_args *a)
     cli_progress_end(&p);
     if (rc) {
         rc = cli_report(&st);
-    } else {
+    } else if (!cli_quiet) {
         size_t n = mf_model_tensor_count(m) - strings;
         mf_model *w; /* what was written: unwrapped, tied names once */
         mf_status ws;
@@ -134,7 +134,7 @@ static int to_hf_dir(const convert_args *a)
         cli_progress_end(&prog);
     if (rc) {
         rc = cli_report(&st);
-    } else {
+    } else if (!cli_quiet) {
         fprintf(stderr, "wrote %s: config.json, generation_config.json, tokenizer files, "
                         "model card, %s\n",
                 a->out, o.max_shard_size ? "weights (sharded past --max-shard-size)"
@@ -265,6 +265,7 @@ static const cli_opt opts[] = {
                                          "llama-quantize type (Q4_K_M, ...); HF directory: "
                                          "f32, f16 or bf16"},
     {"--threads", NULL, "N", "GGUF: threads (default: the processors online)"},
+    CLI_OPT_QUIET("no progress bar, no summary lines; warnings and errors still on stderr"),
     {0},
 };
 

@@ -286,7 +286,7 @@ static int inspect_one(const inspect_opts *o, const char *path, bool first, bool
         rc = print_json(m, &s, stdout);
     } else if (o->jsonl) {
         rc = print_jsonl(m, &s);
-    } else {
+    } else if (!cli_quiet) {
         if (many && !first)
             putchar('\n');
         print_text(m, &s, o->tensors, o->verbose);
@@ -297,7 +297,10 @@ static int inspect_one(const inspect_opts *o, const char *path, bool first, bool
 
 static int run_inspect(const cli_args *a)
 {
-    inspect_opts o = {cli_has(a, "--json"), cli_has(a, "--jsonl"), cli_has(a, "--tensors"),
+    cli_json_mode mode;
+    if (cli_json_mode_of(a, &mode))
+        return EXIT_USAGE;
+    inspect_opts o = {mode == CLI_JSON, mode == CLI_JSONL, cli_has(a, "--tensors"),
                       cli_has(a, "--graph"), cli_has(a, "--verbose")};
     if (a->n_pos == 0)
         return cli_usage_error("inspect", "no path given");
@@ -315,6 +318,8 @@ static const cli_opt opts[] = {
     {"--tensors", NULL, NULL, "list every tensor: name, dtype, shape, offset, bytes"},
     {"--graph", NULL, NULL, "ONNX: the graph, one node a line"},
     {"--verbose", "-v", NULL, "every note (e.g. each misaligned tensor), not a summary"},
+    CLI_OPT_QUIET("no text output (JSON still prints when asked); the exit status says whether "
+                  "every path opened"),
     {0},
 };
 

@@ -1,6 +1,8 @@
 /* common.c - helpers shared by the subcommands. */
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
@@ -235,10 +237,84 @@ static double now_sec(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+bool cli_quiet;
+
+/* ------------------------------------------------------ standard input */
+
+static char stdin_copy[4096]; /* "" until "-" is first read */
+
+static void remove_stdin_copy(void)
+{
+    if (stdin_copy[0])
+        unlink(stdin_copy);
+}
+
+static int copy_fd(int in, int out)
+{
+    static char buf[1 << 20];
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof(buf));
+        if (n == 0)
+            return 0;
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return -1;
+            off += w;
+        }
+    }
+}
+
+const char *cli_input_path(const char *path, mf_status *st)
+{
+    if (strcmp(path, "-") != 0)
+        return path;
+    if (stdin_copy[0]) /* standard input is read once; "-" again is the same bytes */
+        return stdin_copy;
+    const char *dir = getenv("TMPDIR");
+    snprintf(stdin_copy, sizeof(stdin_copy), "%s/mfmt-stdin-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(stdin_copy);
+    if (fd < 0) {
+        mf_status_fail(st, MF_ERR_IO, "-: cannot make a temporary file %s for standard input: %s",
+                       stdin_copy, strerror(errno));
+        stdin_copy[0] = 0;
+        return NULL;
+    }
+    atexit(remove_stdin_copy);
+    int rc = copy_fd(0, fd);
+    int err = errno;
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        err = errno;
+    }
+    if (rc) {
+        mf_status_fail(st, MF_ERR_IO, "-: copying standard input to %s failed: %s", stdin_copy,
+                       strerror(err));
+        return NULL;
+    }
+    return stdin_copy;
+}
+
+const char *cli_shown_path(const char *p, char *buf, size_t n)
+{
+    size_t k = strlen(stdin_copy);
+    if (!stdin_copy[0] || strncmp(p, stdin_copy, k) != 0 || (p[k] && p[k] != ':'))
+        return p;
+    snprintf(buf, n, "-%s", p + k);
+    return buf;
+}
+
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total)
 {
     memset(p, 0, sizeof(*p));
-    p->on = isatty(2) && !getenv("MFMT_NO_PROGRESS");
+    p->on = !cli_quiet && isatty(2) && !getenv("MFMT_NO_PROGRESS");
     p->total = total;
     p->label = label;
     p->start = now_sec();

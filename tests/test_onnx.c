@@ -457,9 +457,7 @@ static void test_tensor_file(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/mfmt-onnx-XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!tl_make_tmpdir(dir, sizeof(dir), "onnx")) {
         return 1;
     }
     test_typed_fields();
@@ -468,11 +466,6 @@ int main(void)
     test_external_data();
     test_graph();
     test_tensor_file();
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (getenv("MFMT_KEEP_TEST_FILES")) /* e.g. to gather fuzz seeds */
-        printf("test files kept in %s\n", dir);
-    else if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    tl_remove_tmpdir(dir);
     return tl_report("onnx");
 }

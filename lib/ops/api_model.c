@@ -12,16 +12,11 @@
 
 /* Formats in which loading can mean running code (a pickle, a Keras
  * Lambda layer, a TensorFlow op, or a directory that may hold any of
- * them). The others only hold numbers and names: nothing a loader runs. */
+ * them): every one whose reader does not say it is data only. */
 static bool may_carry_code(mf_format f)
 {
-    switch (f) {
-    case MF_FMT_SAFETENSORS: case MF_FMT_GGUF: case MF_FMT_GGML_LEGACY:
-    case MF_FMT_ONNX: case MF_FMT_ONNX_TENSOR: case MF_FMT_TFLITE:
-        return false;
-    default:
-        return true;
-    }
+    const mf_reader *r = mf_reader_for(f);
+    return !r || !r->data_only;
 }
 
 typedef struct verdict_acc {
