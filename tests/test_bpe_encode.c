@@ -9,8 +9,8 @@
  *    its check-text hash is the one the table lists for the GGUF's own
  *    tokenizer.ggml.pre;
  *  - patched copies of GPT-2's tokenizer.json (added-token options, split
- *    behaviors, normalizers, byte_fallback, unk, post-processors) encode as
- *    tokenizers 0.22.2 encoded the same files (stress.json);
+ *    behaviors, normalizers, Metaspace, byte_fallback, unk, post-processors)
+ *    encode as tokenizers 0.22.2 encoded the same files (stress.json);
  *  - the converter names the pre-tokenizer by that hash even where the
  *    family would give another name, and falls back to the family for the
  *    tiny test vocabularies only because their hashes are unknown. */

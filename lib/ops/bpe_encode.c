@@ -305,7 +305,7 @@ static const bpe_added *added_at(const mf_bpe *b, bool normalized, const char *s
 static int split_added_piece(const mf_bpe *b, bool normalized, const bpe_piece *p, bpe_pieces *out)
 {
     const char *s = p->s;
-    size_t n = p->n, start_offset = 0, pos = 0;
+    size_t n = p->n, start_offset = 0, pos = 0, first = out->n;
     while (pos < n) {
         const bpe_added *a = added_at(b, normalized, s, n, pos);
         if (!a) {
@@ -333,7 +333,11 @@ static int split_added_piece(const mf_bpe *b, bool normalized, const bpe_piece *
             return -1;
         start_offset = stop;
     }
-    return start_offset < n ? bpe_piece_push(out, s + start_offset, n - start_offset, -1) : 0;
+    if (start_offset < n && bpe_piece_push(out, s + start_offset, n - start_offset, -1))
+        return -1;
+    if (out->n > first && out->v[first].id < 0) /* text from offset 0 */
+        bpe_piece_mark_start(out, first, p->at_start);
+    return 0;
 }
 
 static int split_added(const mf_bpe *b, bool normalized, bpe_pieces *ps, mf_status *st)
@@ -646,6 +650,7 @@ int mf_bpe_encode(const mf_bpe *b, const char *text, size_t n, bool add_special,
         return mf_fail(st, MF_ERR_FORMAT, b->what, bad, "text to encode is not UTF-8");
     bpe_pieces ps = {0};
     int rc = bpe_piece_push(&ps, text, n, -1) ? mf_oom(st, b->what) : 0;
+    bpe_piece_mark_start(&ps, 0, true);
     if (rc == 0)
         rc = split_added(b, false, &ps, st);
     if (rc == 0)

@@ -10,7 +10,7 @@
  *    Prepend, Replace, Sequence of these;
  *  - pre-tokenizers: ByteLevel (add_prefix_space, use_regex), Split
  *    (String or Regex pattern, every behavior, invert), Digits,
- *    Punctuation, Sequence of these;
+ *    Punctuation, Metaspace (prepend_scheme, split), Sequence of these;
  *  - model BPE: merges by rank, ignore_merges, byte_fallback, unk_token;
  *  - post-processors: TemplateProcessing, RobertaProcessing,
  *    BertProcessing, ByteLevel, Sequence; and transformers' classes that

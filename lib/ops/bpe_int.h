@@ -13,13 +13,17 @@ typedef struct bpe_piece {
     char *s;
     size_t n;
     int32_t id;
+    bool at_start; /* it starts where the input did (Metaspace's "first") */
 } bpe_piece;
 typedef MF_VEC(bpe_piece) bpe_pieces;
 
 /* tokenizers' SplitDelimiterBehavior */
 typedef enum bpe_behavior { B_REMOVED, B_ISOLATED, B_MERGED_PREVIOUS, B_MERGED_NEXT, B_CONTIGUOUS } bpe_behavior;
 
-typedef enum bpe_step_kind { S_SPLIT, S_BYTELEVEL, S_PREPEND, S_REPLACE } bpe_step_kind;
+typedef enum bpe_step_kind { S_SPLIT, S_BYTELEVEL, S_PREPEND, S_REPLACE, S_METASPACE } bpe_step_kind;
+
+/* Metaspace's prepend_scheme */
+typedef enum bpe_prepend { P_ALWAYS, P_FIRST, P_NEVER } bpe_prepend;
 
 /* One normalizer or pre-tokenizer, run on every text piece. */
 typedef struct bpe_step {
@@ -28,7 +32,9 @@ typedef struct bpe_step {
     bpe_behavior behavior; /* S_SPLIT */
     bool invert;           /* S_SPLIT */
     bool add_prefix_space; /* S_BYTELEVEL */
-    char *text;            /* S_PREPEND: the prefix; S_REPLACE: the content */
+    char *text;            /* S_PREPEND: the prefix; S_REPLACE: the content; S_METASPACE: the replacement */
+    bpe_prepend prepend;   /* S_METASPACE */
+    bool split;            /* S_METASPACE */
 } bpe_step;
 typedef MF_VEC(bpe_step) bpe_steps;
 
@@ -41,7 +47,10 @@ void bpe_steps_free(bpe_steps *s);
 int bpe_run_steps(const bpe_steps *s, bpe_pieces *ps, const char *what, mf_status *st);
 
 void bpe_pieces_free(bpe_pieces *ps);
+/* A copy of s as a new piece (not at_start); empty text pieces are dropped. */
 int bpe_piece_push(bpe_pieces *ps, const char *s, size_t n, int32_t id);
+/* The piece pushed at index i (if one was) starts where the input did. */
+void bpe_piece_mark_start(bpe_pieces *ps, size_t i, bool at_start);
 
 /* The length of the UTF-8 sequence that starts with byte c (1 for a stray
  * continuation byte: the input was checked before). */

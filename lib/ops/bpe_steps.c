@@ -52,12 +52,18 @@ int bpe_piece_push(bpe_pieces *ps, const char *s, size_t n, int32_t id)
         return -1;
     memcpy(copy, s, n);
     copy[n] = 0;
-    bpe_piece p = {copy, n, id};
+    bpe_piece p = {copy, n, id, false};
     if (MF_VEC_PUSH(*ps, p)) {
         free(copy);
         return -1;
     }
     return 0;
+}
+
+void bpe_piece_mark_start(bpe_pieces *ps, size_t i, bool at_start)
+{
+    if (i < ps->n)
+        ps->v[i].at_start = at_start;
 }
 
 void bpe_pieces_free(bpe_pieces *ps)
@@ -303,9 +309,13 @@ static int split_piece(const pcre2_code *re, bpe_behavior beh, bool invert, cons
         found.v[i].match = !found.v[i].match;
     if (rc == 0 && apply_behavior(&found, beh, &kept))
         rc = mf_oom(st, what);
+    size_t first = out->n;
     for (size_t i = 0; rc == 0 && i < kept.n; i++)
         if (!kept.v[i].match && bpe_piece_push(out, p->s + kept.v[i].a, kept.v[i].b - kept.v[i].a, -1))
             rc = mf_oom(st, what);
+    /* the piece that begins at offset 0 keeps the parent's start */
+    if (rc == 0 && kept.n && !kept.v[0].match && kept.v[0].b > 0)
+        bpe_piece_mark_start(out, first, p->at_start);
     MF_VEC_FREE(found);
     MF_VEC_FREE(kept);
     return rc;
@@ -352,9 +362,15 @@ static int byte_level_piece(const bpe_step *s, const bpe_piece *p, bpe_pieces *o
     }
     int rc = s->re ? split_piece(s->re, B_ISOLATED, false, &whole, &parts, what, st)
                    : bpe_piece_push(&parts, whole.s, whole.n, -1) ? mf_oom(st, what) : 0;
-    for (size_t i = 0; rc == 0 && i < parts.n; i++)
+    whole.at_start = p->at_start;
+    if (!s->re && parts.n)
+        parts.v[0].at_start = p->at_start;
+    for (size_t i = 0; rc == 0 && i < parts.n; i++) {
         if (push_byte_level(out, parts.v[i].s, parts.v[i].n))
             rc = mf_oom(st, what);
+        else
+            bpe_piece_mark_start(out, out->n - 1, parts.v[i].at_start);
+    }
     bpe_pieces_free(&parts);
     free(spaced);
     return rc;
@@ -369,6 +385,8 @@ static int prepend_piece(const bpe_step *s, const bpe_piece *p, bpe_pieces *out,
     memcpy(t, s->text, k);
     memcpy(t + k, p->s, p->n);
     int rc = bpe_piece_push(out, t, k + p->n, -1) ? mf_oom(st, what) : 0;
+    if (rc == 0)
+        bpe_piece_mark_start(out, out->n - 1, p->at_start);
     free(t);
     return rc;
 }
@@ -385,7 +403,10 @@ static int replace_piece(const bpe_step *s, const bpe_piece *p, bpe_pieces *out,
                                  PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_LITERAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH,
                                  NULL, NULL, (PCRE2_SPTR)s->text, PCRE2_ZERO_TERMINATED, buf, &len);
         if (m >= 0) {
+            size_t before = out->n;
             int rc = bpe_piece_push(out, (const char *)buf, len, -1) ? mf_oom(st, what) : 0;
+            if (rc == 0 && out->n > before)
+                bpe_piece_mark_start(out, before, p->at_start);
             free(buf);
             return rc;
         }
@@ -397,9 +418,49 @@ static int replace_piece(const bpe_step *s, const bpe_piece *p, bpe_pieces *out,
     return mf_oom(st, what);
 }
 
+/* Metaspace::pre_tokenize: spaces become the replacement, which is put in
+ * front (always, or on the input's first piece), then the piece splits
+ * before each replacement (MergedWithNext). */
+static int metaspace_piece(const bpe_step *s, const bpe_piece *p, bpe_pieces *out, const char *what, mf_status *st)
+{
+    size_t r = strlen(s->text), spaces = 0;
+    for (size_t i = 0; i < p->n; i++)
+        spaces += p->s[i] == ' ';
+    char *t = malloc(p->n + spaces * r + r + 1);
+    if (!t)
+        return mf_oom(st, what);
+    size_t k = 0;
+    bool lead = p->n >= r && !memcmp(p->s, s->text, r);
+    if (p->s[0] == ' ')
+        lead = true; /* it will start with the replacement */
+    if (!lead && (s->prepend == P_ALWAYS || (s->prepend == P_FIRST && p->at_start))) {
+        memcpy(t, s->text, r);
+        k = r;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->s[i] == ' ') {
+            memcpy(t + k, s->text, r);
+            k += r;
+        } else {
+            t[k++] = p->s[i];
+        }
+    }
+    bpe_piece whole = {t, k, -1, p->at_start};
+    int rc = 0;
+    if (s->split)
+        rc = split_piece(s->re, B_MERGED_NEXT, false, &whole, out, what, st);
+    else if (bpe_piece_push(out, t, k, -1))
+        rc = mf_oom(st, what);
+    else
+        bpe_piece_mark_start(out, out->n - 1, p->at_start);
+    free(t);
+    return rc;
+}
+
 static int run_step(const bpe_step *s, const bpe_piece *p, bpe_pieces *out, const char *what, mf_status *st)
 {
     switch (s->kind) {
+    case S_METASPACE: return metaspace_piece(s, p, out, what, st);
     case S_SPLIT: return split_piece(s->re, s->behavior, s->invert, p, out, what, st);
     case S_BYTELEVEL: return byte_level_piece(s, p, out, what, st);
     case S_PREPEND: return prepend_piece(s, p, out, what, st);
@@ -507,6 +568,31 @@ static int parse_sequence(const json_t *list, bpe_steps *out, int depth, bool pr
 /* Punctuation: char::is_ascii_punctuation or a Unicode P* category. */
 static const char punctuation_class[] = "[\\p{P}!-/:-@\\[-`{-~]";
 
+/* Metaspace: replacement (one character), prepend_scheme (or the older
+ * add_prefix_space: true is "always"), split; defaults "\u2581", always,
+ * true. */
+static int parse_metaspace(const json_t *j, bpe_steps *out, const char *what, mf_status *st)
+{
+    const json_t *rep = json_object_get(j, "replacement"), *aps = json_object_get(j, "add_prefix_space");
+    const char *scheme = json_string_value(json_object_get(j, "prepend_scheme"));
+    const char *r = json_is_string(rep) ? json_string_value(rep) : "\xe2\x96\x81";
+    size_t rn = strlen(r);
+    if (!rn || bpe_utf8_len((uint8_t)r[0]) != rn)
+        return mf_fail(st, MF_ERR_FORMAT, what, -1, "tokenizer.json: Metaspace replacement is not one character");
+    bpe_step s = {.kind = S_METASPACE, .split = flag(j, "split", true),
+                  .prepend = scheme ? (!strcmp(scheme, "first") ? P_FIRST : !strcmp(scheme, "never") ? P_NEVER : P_ALWAYS)
+                                    : json_is_false(aps) ? P_NEVER : P_ALWAYS};
+    if (scheme && strcmp(scheme, "first") && strcmp(scheme, "never") && strcmp(scheme, "always"))
+        return mf_fail(st, MF_ERR_UNSUPPORTED, what, -1, "tokenizer.json: Metaspace prepend_scheme \"%s\"", scheme);
+    if (!(s.text = strdup(r)))
+        return mf_oom(st, what);
+    if (!(s.re = compile_literal(r, rn, what, st))) {
+        free(s.text);
+        return -1;
+    }
+    return push_step(out, s, what, st);
+}
+
 static int parse_pre_one(const json_t *j, bpe_steps *out, int depth, const char *what, mf_status *st)
 {
     const char *t = type_of(j);
@@ -527,6 +613,8 @@ static int parse_pre_one(const json_t *j, bpe_steps *out, int depth, const char 
             return -1;
         return push_step(out, s, what, st);
     }
+    if (!strcmp(t, "Metaspace"))
+        return parse_metaspace(j, out, what, st);
     if (!strcmp(t, "Digits")) /* char::is_numeric: Nd, Nl, No */
         return regex_step(out, "\\p{N}", flag(j, "individual_digits", false) ? B_ISOLATED : B_CONTIGUOUS, what, st);
     if (!strcmp(t, "Punctuation"))

@@ -39,8 +39,8 @@ for (let i = 0; i < 60; i++) {
 
 // Variants of GPT-2's tokenizer.json that exercise what the vocab GGUFs do
 // not: added-token options, Split behaviors, Punctuation, Digits, the
-// Prepend/Replace normalizers, byte_fallback, unk/fuse_unk, ignore_merges,
-// post-processors. A patch: "top" replaces top-level keys, "model" model
+// Prepend/Replace normalizers, Metaspace, byte_fallback, unk/fuse_unk,
+// ignore_merges, post-processors. A patch: "top" replaces top-level keys, "model" model
 // keys, "append_added" extends added_tokens, "byte_tokens" adds <0x00>..
 // <0xFF> and <unk> to the vocabulary after its last id (test_bpe_encode.c
 // applies the same patches).
@@ -91,9 +91,20 @@ const VARIANTS = {
     top: { pre_tokenizer: { type: 'Split', pattern: { Regex: ' ' }, behavior: 'MergedWithNext', invert: false } } },
   unk_ignore_merges: { byte_tokens: true, model: { unk_token: '<unk>', ignore_merges: true },
     top: { pre_tokenizer: { type: 'Split', pattern: { Regex: ' ' }, behavior: 'MergedWithNext', invert: false } } },
+  metaspace_first: { byte_tokens: true, model: { byte_fallback: true },
+    top: { pre_tokenizer: { type: 'Sequence', pretokenizers: [
+      { type: 'Split', pattern: { Regex: '\\d+' }, behavior: 'Isolated', invert: false },
+      { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: true }] } },
+    append_added: [added('<|x|>', { id: 50257, normalized: false, special: true }),
+      added('hello', { id: 50258, lstrip: true })] },
+  metaspace_never_whole: { byte_tokens: true, model: { byte_fallback: true },
+    top: { pre_tokenizer: { type: 'Metaspace', replacement: '_', prepend_scheme: 'never', split: false } } },
+  metaspace_legacy: { byte_tokens: true, model: { byte_fallback: true },
+    top: { pre_tokenizer: { type: 'Metaspace', replacement: '\u2581', add_prefix_space: true } } },
 };
 const variantTexts = texts.concat(['hello world', ' hello  world ', 'worx wor wor. a ab a', '<|x|>hello<|x|>',
-  '1-2-3 x-y--z', '  the the  the', 'xyx\nxy\nab AB aB', '\u6f22\u5b57 caf\u00e9 \ud83d\ude00 a  b']);
+  '1-2-3 x-y--z', '  the the  the', 'xyx\nxy\nab AB aB', '\u6f22\u5b57 caf\u00e9 \ud83d\ude00 a  b',
+  '<|x|>hello world', 'hello<|x|> a b', ' lead space', '_under_score_', '12 ab34 cd', '<|x|> x']);
 
 function patched(tj, p) {
   const t = JSON.parse(JSON.stringify(tj));
