@@ -117,6 +117,11 @@ const char *cli_input_path(const char *path, mf_status *st);
 /* p for output: the temporary copy of standard input (or a member in it,
  * "COPY:member") shown as "-" ("-:member"); buf holds the text when needed. */
 const char *cli_shown_path(const char *p, char *buf, size_t n);
+/* *path "-": replaced by the spooled copy of standard input (the errors
+ * reported, EXIT_* returned, when it cannot be made); else left alone. */
+int cli_spool_input(const char **path);
+/* msg with the spooled copy's name written "-" (in buf when it changes). */
+const char *cli_unspooled(const char *msg, char *buf, size_t n);
 /* Opens a model for a command: no scan unless the command needs it
  * (flags MF_OPEN_*; MF_OPEN_NO_SCAN is added unless `scan`). */
 int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st);

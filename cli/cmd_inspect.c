@@ -102,7 +102,8 @@ static int print_json(const mf_model *m, const summary *s, FILE *out)
     }
     jo_init(j, out);
     jo_begin_object(j);
-    jo_key_json(j, "path", json_string(mf_model_path(m)));
+    char shown[4200];
+    jo_key_json(j, "path", json_string(cli_shown_path(mf_model_path(m), shown, sizeof(shown))));
     jo_key_json(j, "format", json_string(mf_format_name(mf_model_format(m))));
     jo_key_json(j, "version", json_string(mf_model_version(m)));
     jo_key(j, "metadata");
@@ -204,7 +205,8 @@ static void print_value_name(const mf_model *m, const mf_kv *kv)
 static void print_text(const mf_model *m, const summary *s, bool tensors, bool verbose)
 {
     char a[32], b[32];
-    printf("path:        %s\n", mf_model_path(m));
+    char shown[4200];
+    printf("path:        %s\n", cli_shown_path(mf_model_path(m), shown, sizeof(shown)));
     const char *fmt = mf_format_name(mf_model_format(m)), *ver = cli_version_text(m);
     printf("format:      %s%s%s\n", fmt, ver[0] ? ", version " : "", ver);
     cli_fmt_count(a, sizeof(a), s->params);
@@ -325,4 +327,4 @@ static const cli_opt opts[] = {
 
 const cli_cmd cli_cmd_inspect = {"inspect", run_inspect, "PATH...",
                                  "format, version, metadata, tensors, dtype mix, bits per weight",
-                                 opts, NULL};
+                                 opts, "A PATH of - reads standard input (spooled to a temporary file)."};

@@ -12,7 +12,7 @@
 enum { MAX_REPEATED = 256 };
 
 typedef struct q_args {
-    const char *in, *out, *type;
+    const char *in, *in_shown, *out, *type; /* in_shown: "-" for stdin */
     mf_quantize_opts o;
     bool json;
     /* repeated options, handed to o by pointer */
@@ -150,7 +150,8 @@ static int parse(const cli_args *args, q_args *a)
         return EXIT_USAGE;
     if (a->json && !a->o.dry_run)
         return cli_usage_error("quantize", "--json goes with --dry-run");
-    return 0;
+    a->in_shown = a->in;
+    return cli_spool_input(&a->in);
 }
 
 /* ------------------------------------------------------------ output */
@@ -220,7 +221,7 @@ static void print_totals(const q_args *a, const mf_quantize_result *r, bool dry)
     cli_fmt_count(params, sizeof(params), r->n_params);
     FILE *f = dry ? stdout : stderr;
     fprintf(f, "%s %s as %s: %zu tensors (%zu converted, %zu copied), %s parameters\n",
-            dry ? "would quantize" : "quantized", a->in, type_name(a), r->n_tensors,
+            dry ? "would quantize" : "quantized", a->in_shown, type_name(a), r->n_tensors,
             r->n_converted, r->n_tensors - r->n_converted, params);
     fprintf(f, "tensor data %s -> %s, %.4f bits per weight; output file%s %s (%llu bytes)\n", in_sz,
             out_sz, r->bpw, a->o.keep_split ? "s together" : "", file_sz,
@@ -236,7 +237,7 @@ static void print_totals(const q_args *a, const mf_quantize_result *r, bool dry)
 static json_t *totals_json(const q_args *a, const mf_quantize_result *r)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "path", json_string(a->in));
+    json_object_set_new(o, "path", json_string(a->in_shown));
     json_object_set_new(o, "type", json_string(type_name(a)));
     /* COPY keeps the input's, which the library reads */
     json_object_set_new(o, "file_type", a->o.only_copy ? json_null() : json_integer(a->o.ftype));

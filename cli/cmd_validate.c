@@ -144,4 +144,5 @@ static const cli_opt opts[] = {
 };
 
 const cli_cmd cli_cmd_validate = {"validate", run_validate, "PATH...",
-                                  "check every rule of the format; exit 1 on a breach", opts, NULL};
+                                  "check every rule of the format; exit 1 on a breach", opts,
+                                  "A PATH of - reads standard input (spooled to a temporary file)."};

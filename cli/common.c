@@ -19,10 +19,13 @@ int cli_exit_code(mf_code c)
     }
 }
 
+/* A message with the temporary copy of standard input named "-". */
+static void print_message(FILE *f, const char *msg);
+
 int cli_report(const mf_status *st)
 {
     for (size_t i = 0; i < mf_status_count(st); i++)
-        fprintf(stderr, "mfmt: %s\n", mf_status_message(st, i));
+        print_message(stderr, mf_status_message(st, i));
     return cli_exit_code(st->code);
 }
 
@@ -302,6 +305,40 @@ const char *cli_input_path(const char *path, mf_status *st)
     return stdin_copy;
 }
 
+const char *cli_unspooled(const char *msg, char *buf, size_t n)
+{
+    size_t k = strlen(stdin_copy), used = 0;
+    const char *at;
+    if (!k || !strstr(msg, stdin_copy))
+        return msg;
+    buf[0] = 0;
+    while ((at = strstr(msg, stdin_copy)) != NULL && used < n) {
+        used += (size_t)snprintf(buf + used, n - used, "%.*s-", (int)(at - msg), msg);
+        msg = at + k;
+    }
+    if (used < n)
+        snprintf(buf + used, n - used, "%s", msg);
+    return buf;
+}
+
+static void print_message(FILE *f, const char *msg)
+{
+    char buf[4200];
+    fprintf(f, "mfmt: %s\n", cli_unspooled(msg, buf, sizeof(buf)));
+}
+
+int cli_spool_input(const char **path)
+{
+    mf_status st;
+    mf_status_init(&st);
+    const char *file = cli_input_path(*path, &st);
+    int rc = file ? EXIT_FINE : cli_report(&st);
+    mf_status_clear(&st);
+    if (file)
+        *path = file;
+    return rc;
+}
+
 const char *cli_shown_path(const char *p, char *buf, size_t n)
 {
     size_t k = strlen(stdin_copy);
@@ -378,7 +415,8 @@ int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_statu
     mf_open_opts o;
     mf_open_opts_init(&o);
     o.flags = flags | (scan ? 0 : MF_OPEN_NO_SCAN);
-    return mf_open(path, &o, m, st);
+    const char *file = cli_input_path(path, st); /* "-": standard input, spooled */
+    return file ? mf_open(file, &o, m, st) : -1;
 }
 
 int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st)

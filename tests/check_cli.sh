@@ -155,7 +155,8 @@ mkdir "$tmp/spool"
 TMPDIR="$tmp/spool"
 export TMPDIR
 for f in "$st" "$gg" tests/data/scan/benign_counter_p2.pkl tests/data/scan/uuid_command.pkl; do
-  for c in detect "hash" "hash --content" scan "scan --jsonl"; do
+  for c in detect "hash" "hash --content" scan "scan --jsonl" inspect "inspect --json" validate \
+      "validate --jsonl"; do
     # shellcheck disable=SC2086
     "$mfmt" $c "$f" >"$tmp/want" 2>&1
     rw=$?
@@ -175,6 +176,18 @@ cat "$gg" | "$mfmt" hash --format sha256sum - >"$tmp/out" 2>&1 && [ "$(cat "$tmp
   bad "hash --format sha256sum - from a pipe: $(cat "$tmp/out"), want $h  -"
 cat "$gg" | "$mfmt" hash --check "$tmp/manifest" - >"$tmp/out" 2>&1 && grep -q "Success" "$tmp/out" && ok ||
   bad "hash --check MANIFEST - from a pipe: $(tail -n 2 "$tmp/out")"
+# writing commands read "-" too: the same output as from the file
+"$mfmt" quantize -q "$gg" "$tmp/q-file.gguf" F16 && "$mfmt" quantize -q - "$tmp/q-pipe.gguf" F16 <"$gg" &&
+  cmp -s "$tmp/q-file.gguf" "$tmp/q-pipe.gguf" && ok || bad "quantize - differs from quantize FILE"
+"$mfmt" convert -q "$gg" "$tmp/c-file.safetensors" && cat "$gg" | "$mfmt" convert -q - "$tmp/c-pipe.safetensors" &&
+  cmp -s "$tmp/c-file.safetensors" "$tmp/c-pipe.safetensors" && ok || bad "convert - differs from convert FILE"
+cat tests/data/scan/uuid_command.pkl | "$mfmt" convert - "$tmp/c-bad.safetensors" >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q "^mfmt convert: - is dangerous to load (-: uuid" "$tmp/out" && [ ! -e "$tmp/c-bad.safetensors" ] &&
+  ok || bad "convert - of a dangerous pickle: $(cat "$tmp/out")"
+# a broken file from standard input: the error names "-", not the copy
+head -c 100 "$gg" | "$mfmt" inspect - >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q "^mfmt: -: byte 16" "$tmp/out" && ! grep -q "mfmt-stdin" "$tmp/out" && ok ||
+  bad "inspect - of a cut GGUF: $(cat "$tmp/out")"
 [ -z "$(ls "$tmp/spool")" ] && ok || bad "a copy of standard input was left: $(ls "$tmp/spool")"
 
 echo "RESULT cli $passed $failed"

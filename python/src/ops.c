@@ -45,22 +45,6 @@ static PyObject *op_result(int rc, mf_status *st, progress_ctx *p)
     Py_RETURN_NONE;
 }
 
-/* The end of an operation that fills a list (NULL: the list could not be
- * made, its error set): the list, or the library's error. */
-static PyObject *list_result(PyObject *list, int rc, mf_status *st)
-{
-    if (!list) {
-        mf_status_clear(st);
-        return NULL;
-    }
-    if (rc != 0) {
-        Py_DECREF(list);
-        return raise_status(st);
-    }
-    mf_status_clear(st);
-    return list;
-}
-
 /* Opens inside a GIL-released block. */
 static int open_model(const char *path, unsigned flags, mf_model **m, mf_status *st)
 {
@@ -335,7 +319,7 @@ static PyObject *op_scan(PyObject *self, PyObject *args)
     rc = mf_scan_path(PyBytes_AS_STRING(path), scan_collect_fn, &c, &st);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
-    return list_result(c.list, rc, &st);
+    return status_result(c.list, rc, &st);
 }
 
 /* The scan reports of an open model's path (for UnsafeFileError). */
@@ -356,7 +340,7 @@ static PyObject *op_model_scan(PyObject *self, PyObject *arg)
         Py_END_ALLOW_THREADS
     }
     model_unpin(mo);
-    return list_result(c.list, rc, &st);
+    return status_result(c.list, rc, &st);
 }
 
 /* ---------------------------------------------------------------- convert */
@@ -784,7 +768,7 @@ static PyObject *op_diff(PyObject *self, PyObject *args, PyObject *kw)
     }
     Py_DECREF(pa);
     Py_DECREF(pb);
-    return list_result(c.list, rc, &st);
+    return status_result(c.list, rc, &st);
 }
 
 /* --------------------------------------------------------------- estimate */
