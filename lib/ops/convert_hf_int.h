@@ -50,4 +50,9 @@ int hfc_write_bytes(hfc *c, const char *name, const void *data, size_t n);
 int hfc_write_config(hfc *c);    /* config.json, generation_config.json, README.md */
 int hfc_write_tokenizer(hfc *c); /* tokenizer files */
 void hfc_plan_specials(hfc *c);   /* before either: where special ids go */
+
+/* The tokenizer.json `mfmt convert X.gguf DIR/` writes for a gpt2 or bert
+ * vocabulary, for any architecture (tests use it on llama.cpp's vocab
+ * GGUFs); path names the GGUF in errors. NULL with st set otherwise. */
+json_t *mf_hf_tokenizer_json_of(mf_model *m, const char *path, mf_status *st);
 #endif

@@ -241,7 +241,9 @@ static char *wordpiece_text(const char *t)
     return p;
 }
 
-static int write_tokenizer_json(hfc *c, const vocab_view *v, bool bert)
+/* tokenizer.json of the GGUF's vocabulary; *vocab_txt: vocab.txt's text
+ * for WordPiece (malloc'd, may be NULL). NULL when out of memory. */
+static json_t *tokenizer_json(hfc *c, const vocab_view *v, bool bert, char **vocab_txt, size_t *vocab_txt_n)
 {
     const mf_value *pv = mf_meta_get(c->m, "tokenizer.ggml.pre");
     const char *pre = pv && pv->type == MF_V_STR ? pv->as.s.ptr : "gpt-2";
@@ -260,8 +262,14 @@ static int write_tokenizer_json(hfc *c, const vocab_view *v, bool bert)
         if (t == TT_UNUSED && !strcmp(tok(v, i), pad))
             continue; /* ids past the tokenizer; config.json vocab_size keeps them */
         char *text = bert ? wordpiece_text(tok(v, i)) : strdup(tok(v, i));
-        if (!text)
-            return mf_oom(c->st, c->path);
+        if (!text) {
+            json_decref(tj);
+            json_decref(added);
+            json_decref(model);
+            json_decref(vocab);
+            free(vtxt.v);
+            return NULL;
+        }
         json_object_set_new(vocab, text, json_integer((json_int_t)i));
         if (t == TT_CONTROL || t == TT_USER_DEFINED)
             json_array_append_new(added, added_entry(i, text, t == TT_CONTROL));
@@ -303,16 +311,44 @@ static int write_tokenizer_json(hfc *c, const vocab_view *v, bool bert)
         json_object_set_new(model, "merges", merges);
     }
     json_object_set_new(tj, "model", model);
-    char *p = mf_path_join(c->a, c->tmp_dir, "tokenizer.json");
-    char *text = json_dumps(tj, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    *vocab_txt = vtxt.v;
+    *vocab_txt_n = vtxt.n;
+    return tj;
+}
+
+static int write_tokenizer_json(hfc *c, const vocab_view *v, bool bert)
+{
+    char *vtxt = NULL;
+    size_t vtxt_n = 0;
+    json_t *tj = tokenizer_json(c, v, bert, &vtxt, &vtxt_n);
+    char *text = tj ? json_dumps(tj, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(tj);
-    int rc = p && text ? hfc_write_bytes(c, "tokenizer.json", text, strlen(text))
-                       : mf_oom(c->st, c->path);
+    int rc = text ? hfc_write_bytes(c, "tokenizer.json", text, strlen(text)) : mf_oom(c->st, c->path);
     free(text);
     if (rc == 0 && bert)
-        rc = hfc_write_bytes(c, "vocab.txt", vtxt.v ? vtxt.v : "", vtxt.n);
-    free(vtxt.v);
+        rc = hfc_write_bytes(c, "vocab.txt", vtxt ? vtxt : "", vtxt_n);
+    free(vtxt);
     return rc;
+}
+
+json_t *mf_hf_tokenizer_json_of(mf_model *m, const char *path, mf_status *st)
+{
+    hfc c = {.path = path, .m = m, .st = st};
+    vocab_view v;
+    const mf_value *kind = mf_meta_get(m, "tokenizer.ggml.model");
+    if (!kind || kind->type != MF_V_STR || (strcmp(kind->as.s.ptr, "gpt2") && strcmp(kind->as.s.ptr, "bert"))) {
+        mf_fail(st, MF_ERR_UNSUPPORTED, path, -1, "tokenizer.ggml.model is not gpt2 or bert: no tokenizer.json");
+        return NULL;
+    }
+    if (view_vocab(&c, &v))
+        return NULL;
+    char *vtxt = NULL;
+    size_t vtxt_n;
+    json_t *tj = tokenizer_json(&c, &v, !strcmp(kind->as.s.ptr, "bert"), &vtxt, &vtxt_n);
+    free(vtxt);
+    if (!tj)
+        mf_oom(st, path);
+    return tj;
 }
 
 /* ------------------------------------------------------ tokenizer_config */

@@ -10,6 +10,7 @@
  *  - special token ids (tokenizer_config.json contents looked up in the
  *    added tokens, then config.json *_token_id), add_bos/add_eos, chat
  *    template. */
+#include "ops/bpe_encode.h"
 #include "ops/convert_arch.h"
 
 #include <stdlib.h>
@@ -312,12 +313,26 @@ static pre_family pre_tokenizer_family(const json_t *tj)
     return PF_OTHER;
 }
 
-/* llama.cpp's name for the pre-tokenizer. The converter hashes the ids the
- * real tokenizer gives for a check text; mfmt names the family instead,
- * from the architecture and the pre_tokenizer's shape, with the names this
- * converter version gives the real families' tokenizers (first row that
- * fits; arch NULL: any). */
-static const char *pre_tokenizer_name(const json_t *tj, const char *arch, const char *dir, mf_status *st)
+/* get_vocab_base_pre: the name of the hash of the ids the tokenizer gives
+ * the check text, or NULL when mfmt's encoder does not run this
+ * tokenizer.json (not BPE, or a part it lacks) or the table has no such
+ * hash (every tiny test vocabulary). Its errors are not the converter's:
+ * the family names the pre-tokenizer then. */
+static const char *pre_name_by_hash(const vocab *v)
+{
+    mf_status local = MF_STATUS_INIT;
+    mf_bpe *b = mf_bpe_new(v->tj, v->tcfg, v->dir, &local);
+    char hex[65];
+    const char *name = b && mf_bpe_chkhsh(b, hex, &local) == 0 ? mf_bpe_pre_name_of_hash(hex) : NULL;
+    mf_bpe_free(b);
+    mf_status_clear(&local);
+    return name;
+}
+
+/* The name of the pre-tokenizer's family, from the architecture and the
+ * pre_tokenizer's shape: the names this converter version gives the real
+ * families' tokenizers (first row that fits; arch NULL: any). */
+static const char *pre_family_name(const json_t *tj, const char *arch, const char *dir, mf_status *st)
 {
     static const struct { const char *arch; pre_family f; const char *name; } names[] = {
         {"gpt2", PF_BYTELEVEL, "gpt-2"},        {"phi2", PF_BYTELEVEL, "phi-2"},
@@ -339,6 +354,15 @@ static const char *pre_tokenizer_name(const json_t *tj, const char *arch, const 
             "recognizes the GPT-2 ByteLevel, StarCoder Digits+ByteLevel, Llama-3, Qwen2, DeepSeek-LLM, "
             "Falcon and BERT pre-tokenizers)");
     return NULL;
+}
+
+/* llama.cpp's name for the pre-tokenizer: by the check-text hash as its
+ * converter names it; where the hash is unknown (the converter would stop:
+ * "BPE pre-tokenizer was not recognized"), by the family. */
+static const char *pre_tokenizer_name(const vocab *v)
+{
+    const char *name = pre_name_by_hash(v);
+    return name ? name : pre_family_name(v->tj, v->arch, v->dir, v->st);
 }
 
 static int bpe_tokens(vocab *v)
@@ -787,7 +811,7 @@ static int set_vocab_gpt2(vocab *v)
         return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1,
                        "no tokenizer.model and no tokenizer.json: mfmt converts SentencePiece "
                        "and tokenizer.json BPE tokenizers");
-    const char *pre = pre_tokenizer_name(v->tj, v->arch, v->dir, v->st);
+    const char *pre = pre_tokenizer_name(v);
     if (!pre || bpe_tokens(v))
         return -1;
     mf_kv_str(v->kv, "tokenizer.ggml.model", "gpt2", 4);
@@ -979,7 +1003,7 @@ static int set_vocab_bert(vocab *v)
     if (!v->tj)
         return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "no tokenizer.json: mfmt converts WordPiece "
                        "vocabularies from tokenizer.json");
-    const char *pre = pre_tokenizer_name(v->tj, v->arch, v->dir, v->st);
+    const char *pre = pre_tokenizer_name(v);
     if (!pre || bpe_tokens(v))
         return -1;
     int64_t types = 1;
