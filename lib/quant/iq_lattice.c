@@ -110,6 +110,60 @@ static bool add_neighbours(const mq_lattice *lat, const dist_tables *t, int nwan
     return true;
 }
 
+/* The vector search's view (mq_lattice.vmap, nlev): every list by value,
+ * after a MQ_LAT_LANES-byte header holding its count; a lane past the end
+ * repeats the first candidate, which can never win over it (same
+ * distance, later position). */
+static size_t by_value_bytes(const mq_lattice *lat, int n)
+{
+    const size_t chunk = (size_t)MQ_LAT_LANES * (size_t)lat->dim;
+    return MQ_LAT_LANES + (size_t)((n + MQ_LAT_LANES - 1) / MQ_LAT_LANES) * chunk;
+}
+
+static void put_by_value(const mq_lattice *lat, const uint16_t *nb, uint8_t *out)
+{
+    const int n = nb[0], nchunks = (n + MQ_LAT_LANES - 1) / MQ_LAT_LANES;
+    memset(out, 0, MQ_LAT_LANES);
+    memcpy(out, &nb[0], sizeof(uint16_t));
+    out += MQ_LAT_LANES;
+    for (int c = 0; c < nchunks; ++c, out += MQ_LAT_LANES * lat->dim)
+        for (int lane = 0; lane < MQ_LAT_LANES; ++lane) {
+            const int j = c * MQ_LAT_LANES + lane;
+            const int8_t *pg = mq_lat_point(lat, nb[1 + (j < n ? j : 0)]);
+            for (int i = 0; i < lat->dim; ++i)
+                out[i * MQ_LAT_LANES + lane] = (uint8_t)((pg[i] - 1) / 2);
+        }
+}
+
+static bool build_by_value(mq_lattice *lat)
+{
+    size_t total = 0;
+    for (uint32_t u = 0; u < lat->nmap; ++u) {
+        const uint16_t *nb = mq_lat_neighbours(lat, u);
+        if (nb)
+            total += by_value_bytes(lat, nb[0]);
+    }
+    uint8_t *lev = malloc(total ? total : 1);
+    int32_t *vmap = malloc(lat->nmap * sizeof(int32_t));
+    if (!lev || !vmap || total >= INT32_MAX) {
+        free(lev);
+        free(vmap);
+        return false;
+    }
+    size_t pos = 0;
+    for (uint32_t u = 0; u < lat->nmap; ++u) {
+        const uint16_t *nb = mq_lat_neighbours(lat, u);
+        vmap[u] = nb ? -(int32_t)(pos + 1) : lat->map[u];
+        if (nb) {
+            put_by_value(lat, nb, lev + pos);
+            pos += by_value_bytes(lat, nb[0]);
+        }
+    }
+    lat->nlev = lev;
+    lat->vmap = vmap;
+    return true;
+}
+
 /* true if the quantizers can produce u: 2-bit levels never exceed 2. */
 static bool reachable(uint32_t u, const mq_lattice *lat)
 {
@@ -152,10 +206,13 @@ static bool build(mq_lattice *lat, const lattice_spec *s)
     free(dt.lo);
     free(dt.hi);
     lat->neigh = neigh.v;
+    ok = ok && build_by_value(lat);
     if (!ok) {
         free(grid);
         free(map);
         free(neigh.v);
+        free((void *)lat->nlev);
+        free((void *)lat->vmap);
         memset(lat, 0, sizeof(*lat));
     }
     return ok;

@@ -1,0 +1,274 @@
+/* quant_simd_lattice.c - the trial scales of the lattice i-quants' searches
+ * (mq_lat_trials) and their neighbour search (mq_lat_best_neighbour) in
+ * vector lanes, giving the scalar code's bits (iq_lattice.h).
+ *
+ * Two ways of filling lanes, each keeping every scalar operation and its
+ * order:
+ *  - trials: one trial scale per lane (8 with AVX2). The levels
+ *    nearest_int(0.5*(id*x - 1)) are the scalar bit trick on the lane's
+ *    float; the lattice point packs them with shifts; the sums w*x*q and
+ *    w*q*q run over the values one by one, as mq_iq_sums does, in each lane.
+ *    Grid look-ups and neighbour searches are per (trial, group).
+ *  - neighbour search: one candidate grid point per lane (8 with AVX2, 16
+ *    with AVX-512F), from the lists by value (mq_lattice.nlev). Each lane
+ *    computes sum w*(scale*q - x)^2 as the scalar loop does: scale*q from a
+ *    table of scale*(2l+1) (the same IEEE product), then the sub, the muls
+ *    grouped ((w*diff)*diff) and the adds over the values in order. The
+ *    scalar loop keeps the first candidate with the smallest distance below
+ *    FLT_MAX (strict `<`: NaN never wins); each lane keeps its own first
+ *    strict minimum, and the lanes are merged by (distance, position): the
+ *    same candidate. Padding lanes repeat the list's first candidate: equal
+ *    distance, later position, so they never win.
+ * No FMA anywhere: the target attributes do not enable it, and the build
+ * has -ffp-contract=off. */
+#include "quant/iq_lattice.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#include <limits.h>
+
+#define AVX2 __attribute__((target("avx2")))
+#define AVX512 __attribute__((target("avx512f")))
+#define INLINE inline __attribute__((always_inline))
+
+/* The list by value of vmap entry v < 0 (not MQ_LAT_NONE): count, chunks. */
+static INLINE const uint8_t *list_by_value(const mq_lattice *lat, int32_t v, int *count)
+{
+    const uint8_t *p = lat->nlev + (-(int64_t)v - 1);
+    uint16_t n;
+    memcpy(&n, p, sizeof(n));
+    *count = n;
+    return p + MQ_LAT_LANES;
+}
+
+/* Levels of the candidate at position pos to L[0], L[stride], ... */
+static INLINE void take(const uint8_t *chunks, int dim, int pos, int8_t *L, int stride)
+{
+    const uint8_t *p = chunks + (size_t)(pos / MQ_LAT_LANES) * MQ_LAT_LANES * dim + pos % MQ_LAT_LANES;
+    for (int i = 0; i < dim; ++i)
+        L[i * stride] = (int8_t)p[i * MQ_LAT_LANES];
+}
+
+/* ------------------------------------------------------------ AVX2 */
+
+AVX2 static INLINE float hmin8(__m256 v)
+{
+    v = _mm256_min_ps(v, _mm256_permute2f128_ps(v, v, 1));
+    v = _mm256_min_ps(v, _mm256_shuffle_ps(v, v, 0x4e));
+    v = _mm256_min_ps(v, _mm256_shuffle_ps(v, v, 0xb1));
+    return _mm256_cvtss_f32(v);
+}
+
+AVX2 static INLINE int hmin8i(__m256i v)
+{
+    v = _mm256_min_epi32(v, _mm256_permute2x128_si256(v, v, 1));
+    v = _mm256_min_epi32(v, _mm256_shuffle_epi32(v, 0x4e));
+    v = _mm256_min_epi32(v, _mm256_shuffle_epi32(v, 0xb1));
+    return _mm256_cvtsi256_si32(v);
+}
+
+/* Position of the best candidate of n in chunks (dim values each). */
+AVX2 static INLINE int search_avx2(const uint8_t *chunks, int n, int dim, float scale, const float *xval,
+                                   const float *weight)
+{
+    const __m256 sq = _mm256_mul_ps(_mm256_set1_ps(scale), _mm256_setr_ps(1, 3, 5, 7, 9, 11, 13, 15));
+    __m256 best = _mm256_set1_ps(FLT_MAX);
+    __m256i bpos = _mm256_set1_epi32(-1), pos = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int c = 0; c < n; c += 8) {
+        const uint8_t *lev = chunks + (size_t)(c / MQ_LAT_LANES) * MQ_LAT_LANES * dim + c % MQ_LAT_LANES;
+        __m256 d2 = _mm256_setzero_ps();
+        for (int i = 0; i < dim; ++i) {
+            __m256i l = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(lev + i * MQ_LAT_LANES)));
+            __m256 diff = _mm256_sub_ps(_mm256_permutevar8x32_ps(sq, l), _mm256_set1_ps(xval[i]));
+            d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(weight[i]), diff), diff));
+        }
+        __m256 lt = _mm256_cmp_ps(d2, best, _CMP_LT_OQ);
+        best = _mm256_blendv_ps(best, d2, lt);
+        bpos = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(bpos), _mm256_castsi256_ps(pos), lt));
+        pos = _mm256_add_epi32(pos, _mm256_set1_epi32(8));
+    }
+    /* lanes at the smallest distance; none below FLT_MAX: all lanes, pos -1 */
+    __m256 eq = _mm256_cmp_ps(best, _mm256_set1_ps(hmin8(best)), _CMP_EQ_OQ);
+    __m256i cand = _mm256_castps_si256(
+        _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32(INT_MAX)), _mm256_castsi256_ps(bpos), eq));
+    int win = hmin8i(cand);
+    return win < 0 ? 0 : win; /* nothing below FLT_MAX: the first, as the scalar code */
+}
+
+/* ------------------------------------------------------------ AVX-512 */
+
+AVX512 static INLINE int search_avx512(const uint8_t *chunks, int n, int dim, float scale, const float *xval,
+                                       const float *weight)
+{
+    const __m512 sq = _mm512_mul_ps(_mm512_set1_ps(scale),
+                                    _mm512_setr_ps(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15));
+    __m512 best = _mm512_set1_ps(FLT_MAX);
+    __m512i bpos = _mm512_set1_epi32(-1),
+            pos = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const uint8_t *lev = chunks;
+    for (int c = 0; c < n; c += MQ_LAT_LANES, lev += MQ_LAT_LANES * dim) {
+        __m512 d2 = _mm512_setzero_ps();
+        for (int i = 0; i < dim; ++i) {
+            __m512i l = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(lev + i * MQ_LAT_LANES)));
+            __m512 diff = _mm512_sub_ps(_mm512_permutexvar_ps(l, sq), _mm512_set1_ps(xval[i]));
+            d2 = _mm512_add_ps(d2, _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(weight[i]), diff), diff));
+        }
+        __mmask16 lt = _mm512_cmp_ps_mask(d2, best, _CMP_LT_OQ);
+        best = _mm512_mask_blend_ps(lt, best, d2);
+        bpos = _mm512_mask_blend_epi32(lt, bpos, pos);
+        pos = _mm512_add_epi32(pos, _mm512_set1_epi32(MQ_LAT_LANES));
+    }
+    __mmask16 eq = _mm512_cmp_ps_mask(best, _mm512_set1_ps(_mm512_reduce_min_ps(best)), _CMP_EQ_OQ);
+    int win = _mm512_mask_reduce_min_epi32(eq, bpos);
+    return win < 0 ? 0 : win;
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+/* The levels of list v's best candidate to L[0], L[stride], ...: 16 lanes
+ * when a list fills more than 8 (AVX-512), else 8. */
+#define SEARCH_FOR_DIM(DIM)                                                                                            \
+    AVX512 static void search512_##DIM(const uint8_t *chunks, int n, float scale, const float *xval,                \
+                                       const float *waux, int8_t *L, int stride)                                     \
+    {                                                                                                                  \
+        take(chunks, DIM, search_avx512(chunks, n, DIM, scale, xval, waux), L, stride);                              \
+    }                                                                                                                  \
+    AVX2 static INLINE void search_##DIM(const mq_lattice *lat, int32_t v, bool wide, float scale,                  \
+                                         const float *xval, const float *waux, int8_t *L, int stride)                 \
+    {                                                                                                                  \
+        int n;                                                                                                         \
+        const uint8_t *chunks = list_by_value(lat, v, &n);                                                             \
+        if (wide && n > 8)                                                                                             \
+            search512_##DIM(chunks, n, scale, xval, waux, L, stride);                                                  \
+        else                                                                                                           \
+            take(chunks, DIM, search_avx2(chunks, n, DIM, scale, xval, waux), L, stride);                            \
+    }
+SEARCH_FOR_DIM(8)
+SEARCH_FOR_DIM(4)
+
+AVX2 static void best_neighbour_avx2(const mq_lattice *lat, int32_t v, float scale, const float *xval,
+                                     const float *waux, int8_t *L)
+{
+    const bool wide = mq_cpu_has_avx512();
+    if (lat->dim == 8)
+        search_8(lat, v, wide, scale, xval, waux, L, 1);
+    else
+        search_4(lat, v, wide, scale, xval, waux, L, 1);
+}
+
+bool mq_simd_lat_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, const float *xval,
+                                const float *weight, int8_t *L)
+{
+    if (!lat->vmap || u >= lat->nmap || lat->vmap[u] >= 0 || lat->vmap[u] == MQ_LAT_NONE || !mq_cpu_has_avx2())
+        return false;
+    best_neighbour_avx2(lat, lat->vmap[u], scale, xval, weight, L);
+    return true;
+}
+
+/* ------------------------------------------------------------ trials */
+
+/* Low bytes of 8 int32 lanes (values 0..7) to out[0..7]. */
+AVX2 static INLINE void store_bytes8(__m256i v, int8_t *out)
+{
+    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64((__m128i *)out, _mm_packs_epi16(w, w));
+}
+
+/* Levels of every value at 8 trials (lanes) from s0, and the lattice
+ * points of the groups to u[k][s0..s0+7]. */
+AVX2 static INLINE void trial_levels8(int n, int dim, int bits, __m256 id, const float *xval, mq_trials *t, int s0,
+                                      uint32_t (*u)[MQ_TRIALS_MAX])
+{
+    const int kmax = bits == 2 ? 3 : 8;
+    const __m256 one = _mm256_set1_ps(1), half = _mm256_set1_ps(0.5f), magic = _mm256_set1_ps(12582912.f);
+    for (int k = 0; k < n / dim; ++k) {
+        __m256i pt = _mm256_setzero_si256();
+        for (int i = 0; i < dim; ++i) {
+            const int j = k * dim + i;
+            __m256 v = _mm256_mul_ps(half, _mm256_sub_ps(_mm256_mul_ps(id, _mm256_set1_ps(xval[j])), one));
+            /* mq_nearest_int: the low mantissa bits of v + 1.5*2^23 */
+            __m256i l = _mm256_sub_epi32(
+                _mm256_and_si256(_mm256_castps_si256(_mm256_add_ps(v, magic)), _mm256_set1_epi32(0x007fffff)),
+                _mm256_set1_epi32(0x00400000));
+            l = _mm256_max_epi32(_mm256_setzero_si256(), _mm256_min_epi32(_mm256_set1_epi32(kmax - 1), l));
+            store_bytes8(l, &t->L[j][s0]);
+            pt = _mm256_or_si256(pt, _mm256_sllv_epi32(l, _mm256_set1_epi32(bits * i)));
+        }
+        _mm256_storeu_si256((__m256i *)&u[k][s0], _mm256_and_si256(pt, _mm256_set1_epi32(0xffff)));
+    }
+}
+
+/* mq_iq_sums of 8 trials (lanes) from s0. */
+AVX2 static INLINE void trial_sums8(int n, const float *weight, const float *xval, mq_trials *t, int s0)
+{
+    __m256 sqx = _mm256_setzero_ps(), sq2 = _mm256_setzero_ps();
+    for (int i = 0; i < n; ++i) {
+        __m256i l = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)&t->L[i][s0]));
+        __m256 q = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_add_epi32(l, l), _mm256_set1_epi32(1)));
+        __m256 w = _mm256_set1_ps(weight[i]);
+        sqx = _mm256_add_ps(sqx, _mm256_mul_ps(_mm256_mul_ps(w, _mm256_set1_ps(xval[i])), q));
+        sq2 = _mm256_add_ps(sq2, _mm256_mul_ps(_mm256_mul_ps(w, q), q));
+    }
+    _mm256_storeu_ps(&t->sumqx[s0], sqx);
+    _mm256_storeu_ps(&t->sumq2[s0], sq2);
+}
+
+#define TRIALS_FOR_DIM(DIM, BITS)                                                                                      \
+    AVX2 static void trials_##DIM(const mq_lattice *lat, int n, const float *id, int ns, const float *xval,          \
+                                  const float *weight, const float *waux, mq_trials *t)                               \
+    {                                                                                                                  \
+        float idp[MQ_TRIALS_MAX];                                                                                      \
+        uint32_t u[8][MQ_TRIALS_MAX];                                                                                  \
+        for (int s = 0; s < MQ_TRIALS_MAX; ++s)                                                                        \
+            idp[s] = id[s < ns ? s : ns - 1];                                                                          \
+        for (int s0 = 0; s0 < ns; s0 += 8)                                                                             \
+            trial_levels8(n, DIM, BITS, _mm256_loadu_ps(idp + s0), xval, t, s0, u);                                   \
+        memset(t->off_grid, 0, sizeof(t->off_grid));                                                                   \
+        const bool wide = mq_cpu_has_avx512();                                                                         \
+        for (int s = 0; s < ns; ++s) {                                                                                 \
+            const float this_scale = 1 / id[s];                                                                        \
+            for (int k = 0; k < n / DIM; ++k) {                                                                        \
+                const int32_t v = u[k][s] < lat->nmap ? lat->vmap[u[k][s]] : MQ_LAT_NONE;                              \
+                if (v >= 0)                                                                                            \
+                    continue;                                                                                          \
+                t->off_grid[k] |= 1u << s;                                                                             \
+                if (v != MQ_LAT_NONE)                                                                                  \
+                    search_##DIM(lat, v, wide, this_scale, xval + DIM * k, waux + DIM * k, &t->L[DIM * k][s],         \
+                                 MQ_TRIALS_MAX);                                                                       \
+            }                                                                                                          \
+        }                                                                                                              \
+        for (int s0 = 0; s0 < ns; s0 += 8)                                                                             \
+            trial_sums8(n, weight, xval, t, s0);                                                                       \
+    }
+TRIALS_FOR_DIM(8, 2)
+TRIALS_FOR_DIM(4, 3)
+
+bool mq_simd_lat_trials(const mq_lattice *lat, int n, const float *id, int ns, const float *xval, const float *weight,
+                        const float *waux, mq_trials *t)
+{
+    if (!lat->vmap || ns < 1 || ns > MQ_TRIALS_MAX || n > 32 || !mq_cpu_has_avx2())
+        return false;
+    if (lat->dim == 8 && lat->bits == 2)
+        trials_8(lat, n, id, ns, xval, weight, waux, t);
+    else if (lat->dim == 4 && lat->bits == 3)
+        trials_4(lat, n, id, ns, xval, weight, waux, t);
+    else
+        return false;
+    return true;
+}
+
+#else
+
+bool mq_simd_lat_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, const float *xval,
+                                const float *weight, int8_t *L)
+{
+    return false;
+}
+
+bool mq_simd_lat_trials(const mq_lattice *lat, int n, const float *id, int ns, const float *xval, const float *weight,
+                        const float *waux, mq_trials *t)
+{
+    return false;
+}
+
+#endif
