@@ -67,56 +67,89 @@ AVX2 static INLINE int hmin8i(__m256i v)
     return _mm256_cvtsi256_si32(v);
 }
 
+/* Distances of the 8 candidates at lev (rows MQ_LAT_LANES bytes apart). */
+AVX2 static INLINE __m256 dist8(const uint8_t *lev, int dim, __m256 sq, const float *xval, const float *weight)
+{
+    __m256 d2 = _mm256_setzero_ps();
+#pragma GCC unroll 8
+    for (int i = 0; i < dim; ++i) {
+        __m256i l = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(lev + i * MQ_LAT_LANES)));
+        __m256 diff = _mm256_sub_ps(_mm256_permutevar8x32_ps(sq, l), _mm256_set1_ps(xval[i]));
+        d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(weight[i]), diff), diff));
+    }
+    return d2;
+}
+
 /* Position of the best candidate of n in chunks (dim values each). */
 AVX2 static INLINE int search_avx2(const uint8_t *chunks, int n, int dim, float scale, const float *xval,
                                    const float *weight)
 {
     const __m256 sq = _mm256_mul_ps(_mm256_set1_ps(scale), _mm256_setr_ps(1, 3, 5, 7, 9, 11, 13, 15));
-    __m256 best = _mm256_set1_ps(FLT_MAX);
-    __m256i bpos = _mm256_set1_epi32(-1), pos = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (int c = 0; c < n; c += 8) {
+    const __m256 fmax = _mm256_set1_ps(FLT_MAX);
+    __m256 d2 = dist8(chunks, dim, sq, xval, weight);
+    __m256 lt = _mm256_cmp_ps(d2, fmax, _CMP_LT_OQ);
+    __m256 best = _mm256_blendv_ps(fmax, d2, lt);
+    if (n <= 8) { /* one pass: a lane's position is its index */
+        unsigned at = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(best, _mm256_set1_ps(hmin8(best)), _CMP_EQ_OQ)) &
+                      (unsigned)_mm256_movemask_ps(lt);
+        return at ? __builtin_ctz(at) : 0; /* nothing below FLT_MAX: the first, as the scalar code */
+    }
+    __m256i pos = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i bpos = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32(-1)),
+                                                        _mm256_castsi256_ps(pos), lt));
+    for (int c = 8; c < n; c += 8) {
+        pos = _mm256_add_epi32(pos, _mm256_set1_epi32(8));
         const uint8_t *lev = chunks + (size_t)(c / MQ_LAT_LANES) * MQ_LAT_LANES * dim + c % MQ_LAT_LANES;
-        __m256 d2 = _mm256_setzero_ps();
-        for (int i = 0; i < dim; ++i) {
-            __m256i l = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(lev + i * MQ_LAT_LANES)));
-            __m256 diff = _mm256_sub_ps(_mm256_permutevar8x32_ps(sq, l), _mm256_set1_ps(xval[i]));
-            d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(weight[i]), diff), diff));
-        }
-        __m256 lt = _mm256_cmp_ps(d2, best, _CMP_LT_OQ);
+        d2 = dist8(lev, dim, sq, xval, weight);
+        lt = _mm256_cmp_ps(d2, best, _CMP_LT_OQ);
         best = _mm256_blendv_ps(best, d2, lt);
         bpos = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(bpos), _mm256_castsi256_ps(pos), lt));
-        pos = _mm256_add_epi32(pos, _mm256_set1_epi32(8));
     }
     /* lanes at the smallest distance; none below FLT_MAX: all lanes, pos -1 */
     __m256 eq = _mm256_cmp_ps(best, _mm256_set1_ps(hmin8(best)), _CMP_EQ_OQ);
     __m256i cand = _mm256_castps_si256(
         _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32(INT_MAX)), _mm256_castsi256_ps(bpos), eq));
     int win = hmin8i(cand);
-    return win < 0 ? 0 : win; /* nothing below FLT_MAX: the first, as the scalar code */
+    return win < 0 ? 0 : win;
 }
 
 /* ------------------------------------------------------------ AVX-512 */
+
+AVX512 static INLINE __m512 dist16(const uint8_t *lev, int dim, __m512 sq, const float *xval, const float *weight)
+{
+    __m512 d2 = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int i = 0; i < dim; ++i) {
+        __m512i l = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(lev + i * MQ_LAT_LANES)));
+        __m512 diff = _mm512_sub_ps(_mm512_permutexvar_ps(l, sq), _mm512_set1_ps(xval[i]));
+        d2 = _mm512_add_ps(d2, _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(weight[i]), diff), diff));
+    }
+    return d2;
+}
 
 AVX512 static INLINE int search_avx512(const uint8_t *chunks, int n, int dim, float scale, const float *xval,
                                        const float *weight)
 {
     const __m512 sq = _mm512_mul_ps(_mm512_set1_ps(scale),
                                     _mm512_setr_ps(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15));
-    __m512 best = _mm512_set1_ps(FLT_MAX);
-    __m512i bpos = _mm512_set1_epi32(-1),
-            pos = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512 fmax = _mm512_set1_ps(FLT_MAX);
+    __m512 d2 = dist16(chunks, dim, sq, xval, weight);
+    __mmask16 lt = _mm512_cmp_ps_mask(d2, fmax, _CMP_LT_OQ);
+    __m512 best = _mm512_mask_blend_ps(lt, fmax, d2);
+    if (n <= MQ_LAT_LANES) {
+        unsigned at = _mm512_cmp_ps_mask(best, _mm512_set1_ps(_mm512_reduce_min_ps(best)), _CMP_EQ_OQ) & lt;
+        return at ? __builtin_ctz(at) : 0;
+    }
+    __m512i pos = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i bpos = _mm512_mask_blend_epi32(lt, _mm512_set1_epi32(-1), pos);
     const uint8_t *lev = chunks;
-    for (int c = 0; c < n; c += MQ_LAT_LANES, lev += MQ_LAT_LANES * dim) {
-        __m512 d2 = _mm512_setzero_ps();
-        for (int i = 0; i < dim; ++i) {
-            __m512i l = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(lev + i * MQ_LAT_LANES)));
-            __m512 diff = _mm512_sub_ps(_mm512_permutexvar_ps(l, sq), _mm512_set1_ps(xval[i]));
-            d2 = _mm512_add_ps(d2, _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(weight[i]), diff), diff));
-        }
-        __mmask16 lt = _mm512_cmp_ps_mask(d2, best, _CMP_LT_OQ);
+    for (int c = MQ_LAT_LANES; c < n; c += MQ_LAT_LANES) {
+        lev += MQ_LAT_LANES * dim;
+        pos = _mm512_add_epi32(pos, _mm512_set1_epi32(MQ_LAT_LANES));
+        d2 = dist16(lev, dim, sq, xval, weight);
+        lt = _mm512_cmp_ps_mask(d2, best, _CMP_LT_OQ);
         best = _mm512_mask_blend_ps(lt, best, d2);
         bpos = _mm512_mask_blend_epi32(lt, bpos, pos);
-        pos = _mm512_add_epi32(pos, _mm512_set1_epi32(MQ_LAT_LANES));
     }
     __mmask16 eq = _mm512_cmp_ps_mask(best, _mm512_set1_ps(_mm512_reduce_min_ps(best)), _CMP_EQ_OQ);
     int win = _mm512_mask_reduce_min_epi32(eq, bpos);
