@@ -110,29 +110,19 @@ static bool add_neighbours(const mq_lattice *lat, const dist_tables *t, int nwan
     return true;
 }
 
-/* The vector search's view (mq_lattice.vmap, nlev): every list by value,
- * after a MQ_LAT_LANES-byte header holding its count; a lane past the end
- * repeats the first candidate, which can never win over it (same
- * distance, later position). */
-static size_t by_value_bytes(const mq_lattice *lat, int n)
-{
-    const size_t chunk = (size_t)MQ_LAT_LANES * (size_t)lat->dim;
-    return MQ_LAT_LANES + (size_t)((n + MQ_LAT_LANES - 1) / MQ_LAT_LANES) * chunk;
-}
+/* The vector search's view (mq_lattice.vmap, npts): every list's count,
+ * then its candidates as packed lattice points, padded to a multiple of
+ * MQ_LAT_LANES with the first candidate, which can never win over itself
+ * (same distance, later position). */
+static size_t padded_len(int n) { return 1 + (size_t)(n + MQ_LAT_LANES - 1) / MQ_LAT_LANES * MQ_LAT_LANES; }
 
-static void put_by_value(const mq_lattice *lat, const uint16_t *nb, uint8_t *out)
+static uint16_t packed_point(const mq_lattice *lat, int index)
 {
-    const int n = nb[0], nchunks = (n + MQ_LAT_LANES - 1) / MQ_LAT_LANES;
-    memset(out, 0, MQ_LAT_LANES);
-    memcpy(out, &nb[0], sizeof(uint16_t));
-    out += MQ_LAT_LANES;
-    for (int c = 0; c < nchunks; ++c, out += MQ_LAT_LANES * lat->dim)
-        for (int lane = 0; lane < MQ_LAT_LANES; ++lane) {
-            const int j = c * MQ_LAT_LANES + lane;
-            const int8_t *pg = mq_lat_point(lat, nb[1 + (j < n ? j : 0)]);
-            for (int i = 0; i < lat->dim; ++i)
-                out[i * MQ_LAT_LANES + lane] = (uint8_t)((pg[i] - 1) / 2);
-        }
+    const int8_t *pg = mq_lat_point(lat, index);
+    uint32_t u = 0;
+    for (int i = 0; i < lat->dim; ++i)
+        u |= (uint32_t)((pg[i] - 1) / 2) << (lat->bits * i);
+    return (uint16_t)u; /* dim*bits = 16 or 12 */
 }
 
 static bool build_by_value(mq_lattice *lat)
@@ -141,12 +131,12 @@ static bool build_by_value(mq_lattice *lat)
     for (uint32_t u = 0; u < lat->nmap; ++u) {
         const uint16_t *nb = mq_lat_neighbours(lat, u);
         if (nb)
-            total += by_value_bytes(lat, nb[0]);
+            total += padded_len(nb[0]);
     }
-    uint8_t *lev = malloc(total ? total : 1);
+    uint16_t *pts = malloc((total ? total : 1) * sizeof(uint16_t));
     int32_t *vmap = malloc(lat->nmap * sizeof(int32_t));
-    if (!lev || !vmap || total >= INT32_MAX) {
-        free(lev);
+    if (!pts || !vmap || total >= INT32_MAX) {
+        free(pts);
         free(vmap);
         return false;
     }
@@ -154,12 +144,15 @@ static bool build_by_value(mq_lattice *lat)
     for (uint32_t u = 0; u < lat->nmap; ++u) {
         const uint16_t *nb = mq_lat_neighbours(lat, u);
         vmap[u] = nb ? -(int32_t)(pos + 1) : lat->map[u];
-        if (nb) {
-            put_by_value(lat, nb, lev + pos);
-            pos += by_value_bytes(lat, nb[0]);
-        }
+        if (!nb)
+            continue;
+        const size_t len = padded_len(nb[0]);
+        pts[pos] = nb[0];
+        for (size_t j = 0; j + 1 < len; ++j)
+            pts[pos + 1 + j] = packed_point(lat, nb[1 + (j < nb[0] ? j : 0)]);
+        pos += len;
     }
-    lat->nlev = lev;
+    lat->npts = pts;
     lat->vmap = vmap;
     return true;
 }
@@ -211,7 +204,7 @@ static bool build(mq_lattice *lat, const lattice_spec *s)
         free(grid);
         free(map);
         free(neigh.v);
-        free((void *)lat->nlev);
+        free((void *)lat->npts);
         free((void *)lat->vmap);
         memset(lat, 0, sizeof(*lat));
     }

@@ -36,13 +36,11 @@ typedef struct mq_lattice {
     const uint16_t *neigh; /* per list: count, then grid indices */
     /* The vector search's view (quant_simd_lattice.c): vmap[u] is map[u] for
      * points on the grid and for MQ_LAT_NONE; a point with a neighbour list
-     * has -(1 + offset) of its list by value in nlev: a uint16 count, padding
-     * to MQ_LAT_LANES bytes, then the candidates in chunks of MQ_LAT_LANES.
-     * A chunk is dim rows of MQ_LAT_LANES bytes, row i holding each
-     * candidate's level of value i (0..7, q = 2l+1); lanes past the end
-     * repeat the list's first candidate. */
+     * has -(1 + offset) of its list in npts: the count, then each
+     * candidate as its packed lattice point (the levels, `bits` each), the
+     * count rounded up to MQ_LAT_LANES by repeating the first candidate. */
     const int32_t *vmap;
-    const uint8_t *nlev;
+    const uint16_t *npts;
 } mq_lattice;
 
 #define MQ_LAT_LANES 16

@@ -10,9 +10,10 @@
  *    w*q*q run over the values one by one, as mq_iq_sums does, in each lane.
  *    Grid look-ups and neighbour searches are per (trial, group).
  *  - neighbour search: one candidate grid point per lane (8 with AVX2, 16
- *    with AVX-512F), from the lists by value (mq_lattice.nlev). Each lane
- *    computes sum w*(scale*q - x)^2 as the scalar loop does: scale*q from a
- *    table of scale*(2l+1) (the same IEEE product), then the sub, the muls
+ *    with AVX-512F), from the lists of packed points (mq_lattice.npts).
+ *    Each lane computes sum w*(scale*q - x)^2 as the scalar loop does:
+ *    scale*q from a table of scale*(2l+1) (the same IEEE product) indexed
+ *    by the candidate's level of each value, then the sub, the muls
  *    grouped ((w*diff)*diff) and the adds over the values in order. The
  *    scalar loop keeps the first candidate with the smallest distance below
  *    FLT_MAX (strict `<`: NaN never wins); each lane keeps its own first
@@ -31,22 +32,19 @@
 #define AVX512 __attribute__((target("avx512f")))
 #define INLINE inline __attribute__((always_inline))
 
-/* The list by value of vmap entry v < 0 (not MQ_LAT_NONE): count, chunks. */
-static INLINE const uint8_t *list_by_value(const mq_lattice *lat, int32_t v, int *count)
+/* The list of vmap entry v < 0 (not MQ_LAT_NONE): count, packed points. */
+static INLINE const uint16_t *list_points(const mq_lattice *lat, int32_t v, int *count)
 {
-    const uint8_t *p = lat->nlev + (-(int64_t)v - 1);
-    uint16_t n;
-    memcpy(&n, p, sizeof(n));
-    *count = n;
-    return p + MQ_LAT_LANES;
+    const uint16_t *p = lat->npts + (-(int64_t)v - 1);
+    *count = p[0];
+    return p + 1;
 }
 
-/* Levels of the candidate at position pos to L[0], L[stride], ... */
-static INLINE void take(const uint8_t *chunks, int dim, int pos, int8_t *L, int stride)
+/* Levels of packed point pt to L[0], L[stride], ... */
+static INLINE void unpack(uint32_t pt, int dim, int bits, int8_t *L, int stride)
 {
-    const uint8_t *p = chunks + (size_t)(pos / MQ_LAT_LANES) * MQ_LAT_LANES * dim + pos % MQ_LAT_LANES;
     for (int i = 0; i < dim; ++i)
-        L[i * stride] = (int8_t)p[i * MQ_LAT_LANES];
+        L[i * stride] = (int8_t)((pt >> (bits * i)) & ((1u << bits) - 1));
 }
 
 /* ------------------------------------------------------------ AVX2 */
@@ -67,26 +65,39 @@ AVX2 static INLINE int hmin8i(__m256i v)
     return _mm256_cvtsi256_si32(v);
 }
 
-/* Distances of the 8 candidates at lev (rows MQ_LAT_LANES bytes apart). */
-AVX2 static INLINE __m256 dist8(const uint8_t *lev, int dim, __m256 sq, const float *xval, const float *weight)
+/* scale*(2l+1) for l = index mod 2^bits: vpermps reads the low 3 bits of
+ * each index, so a packed point shifted right by bits*i indexes value i's
+ * level without masking off the levels above it. */
+AVX2 static INLINE __m256 level_table8(float scale, int bits)
+{
+    const __m256 q = bits == 2 ? _mm256_setr_ps(1, 3, 5, 7, 1, 3, 5, 7) : _mm256_setr_ps(1, 3, 5, 7, 9, 11, 13, 15);
+    return _mm256_mul_ps(_mm256_set1_ps(scale), q);
+}
+
+/* Distances of the 8 candidates whose packed points are pts. */
+AVX2 static INLINE __m256 dist8(__m256i pts, int dim, int bits, __m256 sq, const float *xval, const float *weight)
 {
     __m256 d2 = _mm256_setzero_ps();
 #pragma GCC unroll 8
     for (int i = 0; i < dim; ++i) {
-        __m256i l = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(lev + i * MQ_LAT_LANES)));
-        __m256 diff = _mm256_sub_ps(_mm256_permutevar8x32_ps(sq, l), _mm256_set1_ps(xval[i]));
+        __m256 q = _mm256_permutevar8x32_ps(sq, _mm256_srli_epi32(pts, bits * i));
+        __m256 diff = _mm256_sub_ps(q, _mm256_set1_ps(xval[i]));
         d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(weight[i]), diff), diff));
     }
     return d2;
 }
 
-/* Position of the best candidate of n in chunks (dim values each). */
-AVX2 static INLINE int search_avx2(const uint8_t *chunks, int n, int dim, float scale, const float *xval,
+AVX2 static INLINE __m256i load_points8(const uint16_t *p)
+{
+    return _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+}
+
+/* Position of the best of the n candidates at p. */
+AVX2 static INLINE int search_avx2(const uint16_t *p, int n, int dim, int bits, float scale, const float *xval,
                                    const float *weight)
 {
-    const __m256 sq = _mm256_mul_ps(_mm256_set1_ps(scale), _mm256_setr_ps(1, 3, 5, 7, 9, 11, 13, 15));
-    const __m256 fmax = _mm256_set1_ps(FLT_MAX);
-    __m256 d2 = dist8(chunks, dim, sq, xval, weight);
+    const __m256 sq = level_table8(scale, bits), fmax = _mm256_set1_ps(FLT_MAX);
+    __m256 d2 = dist8(load_points8(p), dim, bits, sq, xval, weight);
     __m256 lt = _mm256_cmp_ps(d2, fmax, _CMP_LT_OQ);
     __m256 best = _mm256_blendv_ps(fmax, d2, lt);
     if (n <= 8) { /* one pass: a lane's position is its index */
@@ -99,8 +110,7 @@ AVX2 static INLINE int search_avx2(const uint8_t *chunks, int n, int dim, float 
                                                         _mm256_castsi256_ps(pos), lt));
     for (int c = 8; c < n; c += 8) {
         pos = _mm256_add_epi32(pos, _mm256_set1_epi32(8));
-        const uint8_t *lev = chunks + (size_t)(c / MQ_LAT_LANES) * MQ_LAT_LANES * dim + c % MQ_LAT_LANES;
-        d2 = dist8(lev, dim, sq, xval, weight);
+        d2 = dist8(load_points8(p + c), dim, bits, sq, xval, weight);
         lt = _mm256_cmp_ps(d2, best, _CMP_LT_OQ);
         best = _mm256_blendv_ps(best, d2, lt);
         bpos = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(bpos), _mm256_castsi256_ps(pos), lt));
@@ -115,25 +125,34 @@ AVX2 static INLINE int search_avx2(const uint8_t *chunks, int n, int dim, float 
 
 /* ------------------------------------------------------------ AVX-512 */
 
-AVX512 static INLINE __m512 dist16(const uint8_t *lev, int dim, __m512 sq, const float *xval, const float *weight)
+/* vpermps with 16 entries reads the low 4 bits of each index: the table
+ * repeats every 2^bits entries (see level_table8). */
+AVX512 static INLINE __m512 level_table16(float scale, int bits)
 {
+    const __m512 q = bits == 2 ? _mm512_setr_ps(1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7)
+                               : _mm512_setr_ps(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
+    return _mm512_mul_ps(_mm512_set1_ps(scale), q);
+}
+
+AVX512 static INLINE __m512 dist16(const uint16_t *p, int dim, int bits, __m512 sq, const float *xval,
+                                   const float *weight)
+{
+    const __m512i pts = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
     __m512 d2 = _mm512_setzero_ps();
 #pragma GCC unroll 8
     for (int i = 0; i < dim; ++i) {
-        __m512i l = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(lev + i * MQ_LAT_LANES)));
-        __m512 diff = _mm512_sub_ps(_mm512_permutexvar_ps(l, sq), _mm512_set1_ps(xval[i]));
+        __m512 q = _mm512_permutexvar_ps(_mm512_srli_epi32(pts, bits * i), sq);
+        __m512 diff = _mm512_sub_ps(q, _mm512_set1_ps(xval[i]));
         d2 = _mm512_add_ps(d2, _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(weight[i]), diff), diff));
     }
     return d2;
 }
 
-AVX512 static INLINE int search_avx512(const uint8_t *chunks, int n, int dim, float scale, const float *xval,
+AVX512 static INLINE int search_avx512(const uint16_t *p, int n, int dim, int bits, float scale, const float *xval,
                                        const float *weight)
 {
-    const __m512 sq = _mm512_mul_ps(_mm512_set1_ps(scale),
-                                    _mm512_setr_ps(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15));
-    const __m512 fmax = _mm512_set1_ps(FLT_MAX);
-    __m512 d2 = dist16(chunks, dim, sq, xval, weight);
+    const __m512 sq = level_table16(scale, bits), fmax = _mm512_set1_ps(FLT_MAX);
+    __m512 d2 = dist16(p, dim, bits, sq, xval, weight);
     __mmask16 lt = _mm512_cmp_ps_mask(d2, fmax, _CMP_LT_OQ);
     __m512 best = _mm512_mask_blend_ps(lt, fmax, d2);
     if (n <= MQ_LAT_LANES) {
@@ -142,11 +161,9 @@ AVX512 static INLINE int search_avx512(const uint8_t *chunks, int n, int dim, fl
     }
     __m512i pos = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m512i bpos = _mm512_mask_blend_epi32(lt, _mm512_set1_epi32(-1), pos);
-    const uint8_t *lev = chunks;
     for (int c = MQ_LAT_LANES; c < n; c += MQ_LAT_LANES) {
-        lev += MQ_LAT_LANES * dim;
         pos = _mm512_add_epi32(pos, _mm512_set1_epi32(MQ_LAT_LANES));
-        d2 = dist16(lev, dim, sq, xval, weight);
+        d2 = dist16(p + c, dim, bits, sq, xval, weight);
         lt = _mm512_cmp_ps_mask(d2, best, _CMP_LT_OQ);
         best = _mm512_mask_blend_ps(lt, best, d2);
         bpos = _mm512_mask_blend_epi32(lt, bpos, pos);
@@ -160,24 +177,22 @@ AVX512 static INLINE int search_avx512(const uint8_t *chunks, int n, int dim, fl
 
 /* The levels of list v's best candidate to L[0], L[stride], ...: 16 lanes
  * when a list fills more than 8 (AVX-512), else 8. */
-#define SEARCH_FOR_DIM(DIM)                                                                                            \
-    AVX512 static void search512_##DIM(const uint8_t *chunks, int n, float scale, const float *xval,                \
-                                       const float *waux, int8_t *L, int stride)                                     \
+#define SEARCH_FOR_DIM(DIM, BITS)                                                                                      \
+    AVX512 static int search512_##DIM(const uint16_t *p, int n, float scale, const float *xval, const float *waux)  \
     {                                                                                                                  \
-        take(chunks, DIM, search_avx512(chunks, n, DIM, scale, xval, waux), L, stride);                              \
+        return search_avx512(p, n, DIM, BITS, scale, xval, waux);                                                     \
     }                                                                                                                  \
     AVX2 static INLINE void search_##DIM(const mq_lattice *lat, int32_t v, bool wide, float scale,                  \
                                          const float *xval, const float *waux, int8_t *L, int stride)                 \
     {                                                                                                                  \
         int n;                                                                                                         \
-        const uint8_t *chunks = list_by_value(lat, v, &n);                                                             \
-        if (wide && n > 8)                                                                                             \
-            search512_##DIM(chunks, n, scale, xval, waux, L, stride);                                                  \
-        else                                                                                                           \
-            take(chunks, DIM, search_avx2(chunks, n, DIM, scale, xval, waux), L, stride);                            \
+        const uint16_t *p = list_points(lat, v, &n);                                                                   \
+        int pos = wide && n > 8 ? search512_##DIM(p, n, scale, xval, waux)                                             \
+                                : search_avx2(p, n, DIM, BITS, scale, xval, waux);                                     \
+        unpack(p[pos], DIM, BITS, L, stride);                                                                          \
     }
-SEARCH_FOR_DIM(8)
-SEARCH_FOR_DIM(4)
+SEARCH_FOR_DIM(8, 2)
+SEARCH_FOR_DIM(4, 3)
 
 AVX2 static void best_neighbour_avx2(const mq_lattice *lat, int32_t v, float scale, const float *xval,
                                      const float *waux, int8_t *L)
@@ -280,6 +295,8 @@ bool mq_simd_lat_trials(const mq_lattice *lat, int n, const float *id, int ns, c
                         const float *waux, mq_trials *t)
 {
     if (!lat->vmap || ns < 1 || ns > MQ_TRIALS_MAX || n > 32 || !mq_cpu_has_avx2())
+        return false;
+    if (!lat->npts)
         return false;
     if (lat->dim == 8 && lat->bits == 2)
         trials_8(lat, n, id, ns, xval, weight, waux, t);
