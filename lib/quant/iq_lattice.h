@@ -156,8 +156,8 @@ static inline bool mq_lat_round(const mq_lattice *lat, float id, float scale, co
  * as ggml does. */
 #define MQ_TRIALS_MAX 32
 typedef struct mq_trials {
-    int8_t L[32][MQ_TRIALS_MAX]; /* L[i][s]: level of value i at trial s */
-    uint32_t off_grid[8];        /* bit s: group k was off the grid at trial s */
+    uint32_t pt[8][MQ_TRIALS_MAX]; /* levels of group k at trial s, packed as mq_lat_pack */
+    uint32_t off_grid[8];          /* bit s: group k was off the grid at trial s */
     float sumqx[MQ_TRIALS_MAX], sumq2[MQ_TRIALS_MAX];
 } mq_trials;
 
@@ -170,11 +170,18 @@ void mq_lat_trials_scalar(const mq_lattice *lat, int n, const float *id, int ns,
 bool mq_simd_lat_trials(const mq_lattice *lat, int n, const float *id, int ns, const float *xval, const float *weight,
                         const float *waux, mq_trials *t);
 
-/* Levels of value i at trial s to L (n of them). */
-static inline void mq_trials_levels(const mq_trials *t, int n, int s, int8_t *L)
+/* Levels of lattice point u to L (dim of them). */
+static inline void mq_lat_unpack(const mq_lattice *lat, uint32_t u, int8_t *L)
 {
-    for (int i = 0; i < n; ++i)
-        L[i] = t->L[i][s];
+    for (int i = 0; i < lat->dim; ++i)
+        L[i] = (int8_t)((u >> (lat->bits * i)) & ((1u << lat->bits) - 1));
+}
+
+/* Levels of the n values at trial s to L. */
+static inline void mq_trials_levels(const mq_lattice *lat, const mq_trials *t, int n, int s, int8_t *L)
+{
+    for (int k = 0; k < n / lat->dim; ++k)
+        mq_lat_unpack(lat, t->pt[k][s], L + lat->dim * k);
 }
 
 /* For 8 values: xval = |x|, and the 7 stored sign bits (bit i: x_i < 0).

@@ -53,7 +53,7 @@ static float iq2_xxs_sub(const mq_lattice *lat, const float *xb, const float *we
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            mq_trials_levels(&t, 32, s, L);
+            mq_trials_levels(lat, &t, 32, s, L);
         }
     }
     if (scale > 0) {
@@ -148,7 +148,7 @@ static float iq2_sub16(const mq_lattice *lat, const float *xval, const float *we
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            mq_trials_levels(&t, 16, s, L);
+            mq_trials_levels(lat, &t, 16, s, L);
             on_grid[0] = !(t.off_grid[0] >> s & 1);
             on_grid[1] = !(t.off_grid[1] >> s & 1);
         }

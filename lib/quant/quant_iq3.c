@@ -46,7 +46,7 @@ static float iq3_search(const mq_lattice *lat, const float *xval, const float *w
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            mq_trials_levels(&t, 32, s, L);
+            mq_trials_levels(lat, &t, 32, s, L);
             for (int k = 0; k < 8; ++k)
                 on_grid[k] = !(t.off_grid[k] >> s & 1);
         }

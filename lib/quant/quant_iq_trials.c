@@ -15,8 +15,8 @@ void mq_lat_trials_scalar(const mq_lattice *lat, int n, const float *id, int ns,
             if (!mq_lat_round_as(lat, id[s], this_scale, xval + dim * k, waux + dim * k, L + dim * k, false))
                 t->off_grid[k] |= 1u << s;
         mq_iq_sums(n, weight, xval, L, &t->sumqx[s], &t->sumq2[s]);
-        for (int i = 0; i < n; ++i)
-            t->L[i][s] = L[i];
+        for (int k = 0; k < n / dim; ++k)
+            t->pt[k][s] = mq_lat_pack(lat, L + dim * k);
     }
 }
 

@@ -40,13 +40,6 @@ static INLINE const uint16_t *list_points(const mq_lattice *lat, int32_t v, int 
     return p + 1;
 }
 
-/* Levels of packed point pt to L[0], L[stride], ... */
-static INLINE void unpack(uint32_t pt, int dim, int bits, int8_t *L, int stride)
-{
-    for (int i = 0; i < dim; ++i)
-        L[i * stride] = (int8_t)((pt >> (bits * i)) & ((1u << bits) - 1));
-}
-
 /* ------------------------------------------------------------ AVX2 */
 
 AVX2 static INLINE float hmin8(__m256 v)
@@ -175,33 +168,29 @@ AVX512 static INLINE int search_avx512(const uint16_t *p, int n, int dim, int bi
 
 /* ------------------------------------------------------------ dispatch */
 
-/* The levels of list v's best candidate to L[0], L[stride], ...: 16 lanes
- * when a list fills more than 8 (AVX-512), else 8. */
+/* The packed point of list v's best candidate: 16 lanes when a list fills
+ * more than 8 (AVX-512), else 8. */
 #define SEARCH_FOR_DIM(DIM, BITS)                                                                                      \
     AVX512 static int search512_##DIM(const uint16_t *p, int n, float scale, const float *xval, const float *waux)  \
     {                                                                                                                  \
         return search_avx512(p, n, DIM, BITS, scale, xval, waux);                                                     \
     }                                                                                                                  \
-    AVX2 static INLINE void search_##DIM(const mq_lattice *lat, int32_t v, bool wide, float scale,                  \
-                                         const float *xval, const float *waux, int8_t *L, int stride)                 \
+    AVX2 static INLINE uint32_t search_##DIM(const mq_lattice *lat, int32_t v, bool wide, float scale,              \
+                                             const float *xval, const float *waux)                                    \
     {                                                                                                                  \
         int n;                                                                                                         \
         const uint16_t *p = list_points(lat, v, &n);                                                                   \
-        int pos = wide && n > 8 ? search512_##DIM(p, n, scale, xval, waux)                                             \
-                                : search_avx2(p, n, DIM, BITS, scale, xval, waux);                                     \
-        unpack(p[pos], DIM, BITS, L, stride);                                                                          \
+        return p[wide && n > 8 ? search512_##DIM(p, n, scale, xval, waux)                                              \
+                               : search_avx2(p, n, DIM, BITS, scale, xval, waux)];                                     \
     }
 SEARCH_FOR_DIM(8, 2)
 SEARCH_FOR_DIM(4, 3)
 
-AVX2 static void best_neighbour_avx2(const mq_lattice *lat, int32_t v, float scale, const float *xval,
-                                     const float *waux, int8_t *L)
+AVX2 static uint32_t best_neighbour_avx2(const mq_lattice *lat, int32_t v, float scale, const float *xval,
+                                         const float *waux)
 {
     const bool wide = mq_cpu_has_avx512();
-    if (lat->dim == 8)
-        search_8(lat, v, wide, scale, xval, waux, L, 1);
-    else
-        search_4(lat, v, wide, scale, xval, waux, L, 1);
+    return lat->dim == 8 ? search_8(lat, v, wide, scale, xval, waux) : search_4(lat, v, wide, scale, xval, waux);
 }
 
 bool mq_simd_lat_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, const float *xval,
@@ -209,28 +198,21 @@ bool mq_simd_lat_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, 
 {
     if (!lat->vmap || u >= lat->nmap || lat->vmap[u] >= 0 || lat->vmap[u] == MQ_LAT_NONE || !mq_cpu_has_avx2())
         return false;
-    best_neighbour_avx2(lat, lat->vmap[u], scale, xval, weight, L);
+    mq_lat_unpack(lat, best_neighbour_avx2(lat, lat->vmap[u], scale, xval, weight), L);
     return true;
 }
 
 /* ------------------------------------------------------------ trials */
 
-/* Low bytes of 8 int32 lanes (values 0..7) to out[0..7]. */
-AVX2 static INLINE void store_bytes8(__m256i v, int8_t *out)
-{
-    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    _mm_storel_epi64((__m128i *)out, _mm_packs_epi16(w, w));
-}
-
-/* Levels of every value at 8 trials (lanes) from s0, and the lattice
- * points of the groups to u[k][s0..s0+7]. */
-AVX2 static INLINE void trial_levels8(int n, int dim, int bits, __m256 id, const float *xval, mq_trials *t, int s0,
-                                      uint32_t (*u)[MQ_TRIALS_MAX])
+/* The lattice points of every group at 8 trials (lanes) from s0 to
+ * t->pt[k][s0..s0+7]: the levels mq_iq_level packed as mq_lat_pack. */
+AVX2 static INLINE void trial_points8(int n, int dim, int bits, __m256 id, const float *xval, mq_trials *t, int s0)
 {
     const int kmax = bits == 2 ? 3 : 8;
     const __m256 one = _mm256_set1_ps(1), half = _mm256_set1_ps(0.5f), magic = _mm256_set1_ps(12582912.f);
     for (int k = 0; k < n / dim; ++k) {
         __m256i pt = _mm256_setzero_si256();
+#pragma GCC unroll 8
         for (int i = 0; i < dim; ++i) {
             const int j = k * dim + i;
             __m256 v = _mm256_mul_ps(half, _mm256_sub_ps(_mm256_mul_ps(id, _mm256_set1_ps(xval[j])), one));
@@ -239,57 +221,83 @@ AVX2 static INLINE void trial_levels8(int n, int dim, int bits, __m256 id, const
                 _mm256_and_si256(_mm256_castps_si256(_mm256_add_ps(v, magic)), _mm256_set1_epi32(0x007fffff)),
                 _mm256_set1_epi32(0x00400000));
             l = _mm256_max_epi32(_mm256_setzero_si256(), _mm256_min_epi32(_mm256_set1_epi32(kmax - 1), l));
-            store_bytes8(l, &t->L[j][s0]);
-            pt = _mm256_or_si256(pt, _mm256_sllv_epi32(l, _mm256_set1_epi32(bits * i)));
+            pt = _mm256_or_si256(pt, _mm256_slli_epi32(l, bits * i));
         }
-        _mm256_storeu_si256((__m256i *)&u[k][s0], _mm256_and_si256(pt, _mm256_set1_epi32(0xffff)));
+        _mm256_storeu_si256((__m256i *)&t->pt[k][s0], _mm256_and_si256(pt, _mm256_set1_epi32(0xffff)));
     }
 }
 
-/* mq_iq_sums of 8 trials (lanes) from s0. */
-AVX2 static INLINE void trial_sums8(int n, const float *weight, const float *xval, mq_trials *t, int s0)
+/* mq_iq_sums of 8 trials (lanes) from s0, the levels taken from the
+ * packed points. */
+AVX2 static INLINE void trial_sums8(int n, int dim, int bits, const float *weight, const float *xval, mq_trials *t,
+                                    int s0)
 {
+    const __m256i mask = _mm256_set1_epi32((1 << bits) - 1);
     __m256 sqx = _mm256_setzero_ps(), sq2 = _mm256_setzero_ps();
-    for (int i = 0; i < n; ++i) {
-        __m256i l = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)&t->L[i][s0]));
-        __m256 q = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_add_epi32(l, l), _mm256_set1_epi32(1)));
-        __m256 w = _mm256_set1_ps(weight[i]);
-        sqx = _mm256_add_ps(sqx, _mm256_mul_ps(_mm256_mul_ps(w, _mm256_set1_ps(xval[i])), q));
-        sq2 = _mm256_add_ps(sq2, _mm256_mul_ps(_mm256_mul_ps(w, q), q));
+    for (int k = 0; k < n / dim; ++k) {
+        const __m256i pt = _mm256_loadu_si256((const __m256i *)&t->pt[k][s0]);
+#pragma GCC unroll 8
+        for (int j = 0; j < dim; ++j) {
+            const int i = k * dim + j;
+            __m256i l = _mm256_and_si256(_mm256_srli_epi32(pt, bits * j), mask);
+            __m256 q = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_add_epi32(l, l), _mm256_set1_epi32(1)));
+            __m256 w = _mm256_set1_ps(weight[i]);
+            sqx = _mm256_add_ps(sqx, _mm256_mul_ps(_mm256_mul_ps(w, _mm256_set1_ps(xval[i])), q));
+            sq2 = _mm256_add_ps(sq2, _mm256_mul_ps(_mm256_mul_ps(w, q), q));
+        }
     }
     _mm256_storeu_ps(&t->sumqx[s0], sqx);
     _mm256_storeu_ps(&t->sumq2[s0], sq2);
 }
 
-#define TRIALS_FOR_DIM(DIM, BITS)                                                                                      \
-    AVX2 static void trials_##DIM(const mq_lattice *lat, int n, const float *id, int ns, const float *xval,          \
-                                  const float *weight, const float *waux, mq_trials *t)                               \
-    {                                                                                                                  \
-        float idp[MQ_TRIALS_MAX];                                                                                      \
-        uint32_t u[8][MQ_TRIALS_MAX];                                                                                  \
-        for (int s = 0; s < MQ_TRIALS_MAX; ++s)                                                                        \
-            idp[s] = id[s < ns ? s : ns - 1];                                                                          \
-        for (int s0 = 0; s0 < ns; s0 += 8)                                                                             \
-            trial_levels8(n, DIM, BITS, _mm256_loadu_ps(idp + s0), xval, t, s0, u);                                   \
-        memset(t->off_grid, 0, sizeof(t->off_grid));                                                                   \
-        const bool wide = mq_cpu_has_avx512();                                                                         \
-        for (int s = 0; s < ns; ++s) {                                                                                 \
-            const float this_scale = 1 / id[s];                                                                        \
-            for (int k = 0; k < n / DIM; ++k) {                                                                        \
-                const int32_t v = u[k][s] < lat->nmap ? lat->vmap[u[k][s]] : MQ_LAT_NONE;                              \
-                if (v >= 0)                                                                                            \
-                    continue;                                                                                          \
-                t->off_grid[k] |= 1u << s;                                                                             \
-                if (v != MQ_LAT_NONE)                                                                                  \
-                    search_##DIM(lat, v, wide, this_scale, xval + DIM * k, waux + DIM * k, &t->L[DIM * k][s],         \
-                                 MQ_TRIALS_MAX);                                                                       \
-            }                                                                                                          \
-        }                                                                                                              \
-        for (int s0 = 0; s0 < ns; s0 += 8)                                                                             \
-            trial_sums8(n, weight, xval, t, s0);                                                                       \
+/* Grid look-ups of every (trial, group), the neighbour search where a point
+ * is off the grid (its best neighbour replaces the rounded point), and the
+ * flags. */
+AVX2 static INLINE void trial_grid(const mq_lattice *lat, int n, int dim, const float *id, int ns, const float *xval,
+                                   const float *waux, mq_trials *t)
+{
+    const bool wide = mq_cpu_has_avx512();
+    memset(t->off_grid, 0, sizeof(t->off_grid));
+    for (int s = 0; s < ns; ++s) {
+        const float this_scale = 1 / id[s];
+        for (int k = 0; k < n / dim; ++k) {
+            const uint32_t u = t->pt[k][s];
+            const int32_t v = u < lat->nmap ? lat->vmap[u] : MQ_LAT_NONE;
+            if (v >= 0)
+                continue;
+            t->off_grid[k] |= 1u << s;
+            if (v == MQ_LAT_NONE)
+                continue;
+            t->pt[k][s] = dim == 8 ? search_8(lat, v, wide, this_scale, xval + dim * k, waux + dim * k)
+                                   : search_4(lat, v, wide, this_scale, xval + dim * k, waux + dim * k);
+        }
     }
-TRIALS_FOR_DIM(8, 2)
-TRIALS_FOR_DIM(4, 3)
+}
+
+AVX2 static INLINE void trials_avx2(const mq_lattice *lat, int n, int dim, int bits, const float *id, int ns,
+                                    const float *xval, const float *weight, const float *waux, mq_trials *t)
+{
+    float idp[MQ_TRIALS_MAX];
+    for (int s = 0; s < MQ_TRIALS_MAX; ++s)
+        idp[s] = id[s < ns ? s : ns - 1]; /* lanes past ns: computed, never read */
+    for (int s0 = 0; s0 < ns; s0 += 8)
+        trial_points8(n, dim, bits, _mm256_loadu_ps(idp + s0), xval, t, s0);
+    trial_grid(lat, n, dim, id, ns, xval, waux, t);
+    for (int s0 = 0; s0 < ns; s0 += 8)
+        trial_sums8(n, dim, bits, weight, xval, t, s0);
+}
+
+AVX2 static void trials_8(const mq_lattice *lat, int n, const float *id, int ns, const float *xval,
+                          const float *weight, const float *waux, mq_trials *t)
+{
+    trials_avx2(lat, n, 8, 2, id, ns, xval, weight, waux, t);
+}
+
+AVX2 static void trials_4(const mq_lattice *lat, int n, const float *id, int ns, const float *xval,
+                          const float *weight, const float *waux, mq_trials *t)
+{
+    trials_avx2(lat, n, 4, 3, id, ns, xval, weight, waux, t);
+}
 
 bool mq_simd_lat_trials(const mq_lattice *lat, int n, const float *id, int ns, const float *xval, const float *weight,
                         const float *waux, mq_trials *t)
