@@ -14,14 +14,6 @@
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define CLI_PRINTF(a, b)
-/* The shortest "%g" text that reads back to x (as a float when is_f32):
- * 1e-06, not 9.9999999999999995e-07. */
-void cli_fmt_float(char *buf, size_t n, double x, bool is_f32);
-/* The model's notes, one a line after prefix; the per-tensor alignment
- * notes collapse to one summary line unless verbose. */
-void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose);
-/* The model's version for text output; "" when it only repeats the format name. */
-const char *cli_version_text(const mf_model *m);
 #endif
 
 /* Exit codes (DESIGN.md): 0 fine, 1 bad or unsafe input, 2 usage or I/O. */
@@ -71,6 +63,12 @@ bool cli_has(const cli_args *a, const char *name);
 /* Whether the i-th parsed option is NAME. */
 bool cli_is(const cli_args *a, int i, const char *name);
 
+/* -q/--quiet, given to the command being run (main.c sets it): no
+ * progress bar, no summary lines; errors still on stderr. */
+extern bool cli_quiet;
+/* The option table entry of -q/--quiet, with the command's own help. */
+#define CLI_OPT_QUIET(help) {"--quiet", "-q", NULL, help}
+
 /* Prints every message of st on stderr ("mfmt: ..."), returns the exit code. */
 int cli_report(const mf_status *st);
 int cli_exit_code(mf_code c);
@@ -82,6 +80,15 @@ json_t *cli_json_value(const mf_value *v);
 json_t *cli_json_shape(const int64_t *shape, int ndim, bool reversed);
 void cli_print_json(json_t *j); /* prints, newline, decref */
 void cli_print_jsonl(json_t *j); /* the same on one line (--jsonl) */
+/* --json / --jsonl of a read command that takes several paths (json_out.c). */
+typedef enum cli_json_mode { CLI_TEXT, CLI_JSON, CLI_JSONL } cli_json_mode;
+/* The mode asked for; EXIT_USAGE (message printed) when both are given. */
+int cli_json_mode_of(const cli_args *a, cli_json_mode *m);
+/* One path's object (released): CLI_JSONL prints it on a line of its own
+ * at once (batch use: one line per path as each is done); CLI_JSON appends
+ * it to `all`, printed whole at the end, or prints it indented when all is
+ * NULL. */
+void cli_json_emit(cli_json_mode m, json_t *all, json_t *obj);
 /* A value as short text: arrays summarized ("151936 strings"). */
 void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str);
 /* Human-readable sizes: "1.5 GiB", counts "7.24B". */
@@ -103,6 +110,18 @@ void cli_progress_end(cli_progress *p);
 int cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
 /* An mf_sink_fn writing to stdout (ctx unused). */
 int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st);
+/* A PATH operand: "-" is standard input, copied once to a temporary file
+ * (removed at exit) for the commands whose readers map their input; any
+ * other path as it is. NULL, st filled, when the copy fails. */
+const char *cli_input_path(const char *path, mf_status *st);
+/* p for output: the temporary copy of standard input (or a member in it,
+ * "COPY:member") shown as "-" ("-:member"); buf holds the text when needed. */
+const char *cli_shown_path(const char *p, char *buf, size_t n);
+/* *path "-": replaced by the spooled copy of standard input (the errors
+ * reported, EXIT_* returned, when it cannot be made); else left alone. */
+int cli_spool_input(const char **path);
+/* msg with the spooled copy's name written "-" (in buf when it changes). */
+const char *cli_unspooled(const char *msg, char *buf, size_t n);
 /* Opens a model for a command: no scan unless the command needs it
  * (flags MF_OPEN_*; MF_OPEN_NO_SCAN is added unless `scan`). */
 int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st);

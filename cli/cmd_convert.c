@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 typedef struct convert_args {
-    const char *in, *out, *to, *key, *shard_size;
+    const char *in, *in_shown, *out, *to, *key, *shard_size; /* in_shown: "-" for stdin */
     bool allow_unsafe, include_optimizer, keep_tied;
     const char *type, *threads; /* GGUF output */
 } convert_args;
@@ -44,7 +44,7 @@ static int to_safetensors(const convert_args *a)
         total += mf_tensor_nbytes(mf_model_tensor_at(m, i));
         strings += mf_tensor_dtype(mf_model_tensor_at(m, i)) == MF_STRING;
     }
-    if (strings)
+    if (strings && !cli_quiet)
         fprintf(stderr, "mfmt convert: note: %zu STRING tensor%s left out (safetensors holds no strings)\n",
                 strings, strings == 1 ? "" : "s");
     cli_progress p;
@@ -55,7 +55,7 @@ static int to_safetensors(const convert_args *a)
     cli_progress_end(&p);
     if (rc) {
         rc = cli_report(&st);
-    } else {
+    } else if (!cli_quiet) {
         size_t n = mf_model_tensor_count(m) - strings;
         mf_model *w; /* what was written: unwrapped, tied names once */
         mf_status ws;
@@ -134,7 +134,7 @@ static int to_hf_dir(const convert_args *a)
         cli_progress_end(&prog);
     if (rc) {
         rc = cli_report(&st);
-    } else {
+    } else if (!cli_quiet) {
         fprintf(stderr, "wrote %s: config.json, generation_config.json, tokenizer files, "
                         "model card, %s\n",
                 a->out, o.max_shard_size ? "weights (sharded past --max-shard-size)"
@@ -201,18 +201,20 @@ static int check_safety(const convert_args *a)
     mf_status_clear(&st);
     if (code)
         return code;
+    char buf[sizeof(s.first) + 64];
+    const char *first = cli_unspooled(s.first, buf, sizeof(buf)); /* "-" for stdin */
     if (s.worst == MF_VERDICT_DANGEROUS && !a->allow_unsafe) {
         fprintf(stderr, "mfmt convert: %s is dangerous to load (%s); see `mfmt scan %s`.\n"
                         "  --allow-unsafe converts it anyway (mfmt never runs what it holds)\n",
-                a->in, s.first, a->in);
+                a->in_shown, first, a->in_shown);
         return EXIT_BAD_INPUT;
     }
     if (s.worst == MF_VERDICT_DANGEROUS)
         fprintf(stderr, "mfmt convert: warning: %s is dangerous to load (%s); converting "
-                        "without running it\n", a->in, s.first);
+                        "without running it\n", a->in_shown, first);
     else if (s.worst == MF_VERDICT_UNKNOWN)
         fprintf(stderr, "mfmt convert: warning: %s reaches names off the allowlist (%s); "
-                        "converting without running them\n", a->in, s.first);
+                        "converting without running them\n", a->in_shown, first);
     return 0;
 }
 
@@ -231,9 +233,9 @@ static int parse(const cli_args *args, convert_args *a)
     a->threads = cli_get(args, "--threads");
     if (args->n_pos != 2)
         return cli_usage_error("convert", "give an input and an output");
-    a->in = args->pos[0];
+    a->in = a->in_shown = args->pos[0];
     a->out = args->pos[1];
-    return 0;
+    return cli_spool_input(&a->in);
 }
 
 static int run_convert(const cli_args *args)
@@ -265,6 +267,7 @@ static const cli_opt opts[] = {
                                          "llama-quantize type (Q4_K_M, ...); HF directory: "
                                          "f32, f16 or bf16"},
     {"--threads", NULL, "N", "GGUF: threads (default: the processors online)"},
+    CLI_OPT_QUIET("no progress bar, no summary lines; warnings and errors still on stderr"),
     {0},
 };
 

@@ -53,6 +53,10 @@ static int run_dequantize(const cli_args *a)
     }
     char sz[32];
     cli_fmt_bytes(sz, sizeof(sz), r.out_bytes);
+    if (cli_quiet) {
+        mf_status_clear(&st);
+        return EXIT_FINE;
+    }
     fprintf(stderr, "wrote %s: %zu tensors as %s (%zu copied as they were), %s; %zu metadata keys "
                     "kept as strings",
             out, r.n_converted, mf_dtype_name(dt), r.n_copied, sz, r.meta_kept);
@@ -66,6 +70,7 @@ static int run_dequantize(const cli_args *a)
 
 static const cli_opt opts[] = {
     {"--dtype", NULL, "T", "f32 (default), f16 or bf16"},
+    CLI_OPT_QUIET("no progress bar, no summary lines; errors still on stderr"),
     {0},
 };
 

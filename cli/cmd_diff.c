@@ -35,7 +35,7 @@ static int on_row(void *ctx, const mf_diff_row *r)
         json_array_append_new(o->rows, j);
         return 0;
     }
-    if (r->kind == MF_DIFF_SAME_BYTES && !o->all)
+    if ((r->kind == MF_DIFF_SAME_BYTES && !o->all) || cli_quiet)
         return 0;
     printf("%-12s %s", mf_diff_kind_name(r->kind), r->name);
     if (r->kind == MF_DIFF_SHAPE) {
@@ -81,7 +81,7 @@ static int run_diff(const cli_args *args)
         json_t *root = json_pack("{s:s, s:s, s:o, s:b}", "a", p[0], "b", p[1], "tensors", o.rows,
                                  "equal", changed == 0);
         cli_print_json(root);
-    } else {
+    } else if (!cli_quiet) {
         printf("%zu same bytes, %zu same values in another dtype, %zu differ, %zu shape "
                "mismatches, %zu only in A, %zu only in B\n",
                o.count[MF_DIFF_SAME_BYTES], o.count[MF_DIFF_SAME_VALUES], o.count[MF_DIFF_VALUES],
@@ -98,6 +98,7 @@ out:
 static const cli_opt opts[] = {
     {"--json", NULL, NULL, "one JSON object: a, b, tensors, equal"},
     {"--all", NULL, NULL, "list equal tensors too, not only the differences"},
+    CLI_OPT_QUIET("print nothing (unless --json); the exit status says whether they differ"),
     {0},
 };
 

@@ -168,7 +168,7 @@ static int run_edit(const cli_args *args)
     if (rc == 0) {
         if (a.json)
             print_json(&a, &r);
-        else
+        else if (!cli_quiet || (a.flags & MF_EDIT_DRY_RUN))
             print_text(&a, &r);
         mf_edit_report_free(&r);
     } else {
@@ -189,6 +189,7 @@ static const cli_opt opts[] = {
     {"--dry-run", NULL, NULL, "print the changes; write nothing"},
     {"--force", NULL, NULL, "make edits llama.cpp would reject"},
     {"--json", NULL, NULL, "one JSON object: path, out, dry_run, changes, header sizes"},
+    CLI_OPT_QUIET("print nothing unless --dry-run or --json; errors still on stderr"),
     {0},
 };
 

@@ -16,6 +16,10 @@ static int parse_count(const char *opt, const char *v, int64_t *out)
 
 static void print_text(const char *path, const mf_estimate *e)
 {
+    if (cli_quiet) { /* the answer alone, for scripts */
+        printf("%llu\n", (unsigned long long)e->total_bytes);
+        return;
+    }
     char a[32], b[32], c[32];
     cli_fmt_count(a, sizeof(a), e->n_params);
     printf("model:       %s (%s, %lld layers, %lld heads, %lld KV heads, head dim %lld)\n", path,
@@ -108,6 +112,7 @@ static const cli_opt opts[] = {
     {"--kv-type", NULL, "T", "KV cache type: f16 (default), q8_0, ..."},
     {"--type", NULL, "T", "weights as if quantized to T (Q4_K_M, Q8_0, F16, ...)"},
     {"--json", NULL, NULL, "one JSON object"},
+    CLI_OPT_QUIET("only the total in bytes, one number"),
     {0},
 };
 

@@ -15,6 +15,7 @@
 
 typedef struct hash_opts {
     bool json, tensors, content, no_layer;
+    bool jsonl;               /* with json: each object on one line */
     bool gguf_hash;           /* a llama-gguf-hash spelling (--xxh64 ...): its manifest on stdout */
     bool sha256sum;           /* --format sha256sum */
     unsigned mask;            /* MF_HASH_BIT()s from --algo; 0: default */
@@ -46,6 +47,8 @@ static int parse_one(const cli_args *a, int i, hash_opts *o)
         }
     if (cli_is(a, i, "--json"))
         o->json = true;
+    else if (cli_is(a, i, "--jsonl"))
+        o->json = o->jsonl = true;
     else if (cli_is(a, i, "--tensors"))
         o->tensors = true;
     else if (cli_is(a, i, "--content"))
@@ -71,6 +74,9 @@ static int parse_one(const cli_args *a, int i, hash_opts *o)
 static int parse(const cli_args *a, hash_opts *o)
 {
     memset(o, 0, sizeof(*o));
+    cli_json_mode mode;
+    if (cli_json_mode_of(a, &mode))
+        return EXIT_USAGE;
     for (int i = 0; i < a->n_opts; i++)
         if (parse_one(a, i, o))
             return EXIT_USAGE;
@@ -84,10 +90,13 @@ static int parse(const cli_args *a, hash_opts *o)
     bool manifest_mode = o->manifest_out || o->check || o->gguf_hash;
     if (manifest_mode && o->n_paths > 1)
         return cli_usage_error("hash", "manifests are of one model: one path");
+    if (o->sha256sum && o->json)
+        return cli_usage_error("hash", "--format sha256sum is text; --json and --jsonl are not");
     if (manifest_mode && o->sha256sum)
         return cli_usage_error("hash", "--format sha256sum is for file hashes, not manifests");
     if (manifest_mode && ((!o->check && o->json) || o->tensors || o->content))
-        return cli_usage_error("hash", "--content and --tensors do not apply to manifests; --json only to --check");
+        return cli_usage_error("hash", "--content and --tensors do not apply to manifests; --json "
+                                       "and --jsonl only to --check");
     if (o->no_layer && !(o->manifest_out || o->gguf_hash))
         return cli_usage_error("hash", "--no-layer goes with a manifest (--manifest, --xxh64, ...)");
     if (!manifest_mode && o->mask && (o->mask & (o->mask - 1) || o->mask & MF_HASH_BIT(MF_HASH_KIND_UUID)))
@@ -97,6 +106,32 @@ static int parse(const cli_args *a, hash_opts *o)
 }
 
 /* ------------------------------------------------------------ plain hash */
+
+/* One path's JSON object: --json indented, --jsonl on one line */
+static void emit(const hash_opts *o, json_t *root)
+{
+    cli_json_emit(o->jsonl ? CLI_JSONL : CLI_JSON, NULL, root);
+}
+
+/* The whole-file digest of PATH, or of standard input for "-", streamed
+ * (a digest needs no mapping, so nothing is spooled). */
+static int digest_path(const char *path, mf_hash_algo algo, char hex[129], mf_status *st)
+{
+    if (strcmp(path, "-") != 0)
+        return mf_hash_file(path, algo, hex, st);
+    mf_hasher *h = mf_hasher_new(algo);
+    if (!h)
+        return mf_status_fail(st, MF_ERR_NOMEM, "-: out of memory");
+    static char buf[1 << 20];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0)
+        mf_hasher_update(h, buf, n);
+    int rc = ferror(stdin) ? mf_status_fail(st, MF_ERR_IO, "-: reading standard input failed") : 0;
+    if (rc == 0)
+        mf_hasher_final_hex(h, hex);
+    mf_hasher_free(h);
+    return rc;
+}
 
 static void print_plain(const hash_opts *o, const mf_model *m, const mf_hash_result *r)
 {
@@ -114,7 +149,7 @@ static void print_plain(const hash_opts *o, const mf_model *m, const mf_hash_res
                                     json_string(r->tensor_hex[i]));
             json_object_set_new(root, "tensors", ts);
         }
-        cli_print_json(root);
+        emit(o, root);
         return;
     }
     if (r->has_file)
@@ -134,7 +169,7 @@ static int hash_unopened(const hash_opts *o, mf_hash_algo algo, mf_status *open_
     char hex[129];
     struct stat sb;
     bool dir = stat(o->path, &sb) == 0 && S_ISDIR(sb.st_mode);
-    if (!dir && mf_hash_file(o->path, algo, hex, &st) != 0) {
+    if (!dir && digest_path(o->path, algo, hex, &st) != 0) {
         rc = cli_report(&st);
     } else {
         if (!dir && !o->json)
@@ -153,13 +188,13 @@ static int run_file_only(const hash_opts *o, mf_hash_algo algo)
     mf_status st;
     mf_status_init(&st);
     int rc = EXIT_FINE;
-    if (mf_hash_file(o->path, algo, hex, &st)) {
+    if (digest_path(o->path, algo, hex, &st)) {
         rc = cli_report(&st);
     } else if (o->json) {
         json_t *root = json_object();
         json_object_set_new(root, "path", json_string(o->path));
         json_object_set_new(root, an, json_string(hex));
-        cli_print_json(root);
+        emit(o, root);
     } else {
         printf("%s  %s  %s\n", an, hex, o->path);
     }
@@ -184,7 +219,10 @@ static int run_plain(const hash_opts *o)
     mf_model *m = NULL;
     int rc = EXIT_FINE;
     mf_hash_result *r = NULL;
-    if (cli_open(o->path, 0, false, &m, &st))
+    const char *path = cli_input_path(o->path, &st);
+    if (!path)
+        rc = cli_report(&st);
+    else if (cli_open(path, 0, false, &m, &st))
         rc = hash_unopened(o, ho.algo, &st);
     else if (mf_hash_model(m, &ho, &r, &st))
         rc = cli_report(&st);
@@ -232,7 +270,8 @@ static int run_manifest_write(const hash_opts *o)
     int rc = EXIT_FINE;
     /* llama-gguf-hash without a kind hashes with xxh64; mfmt --manifest with sha256 */
     unsigned mask = o->mask ? o->mask : MF_HASH_BIT(MF_SHA256);
-    if (cli_open(o->path, 0, false, &m, &st) ||
+    const char *path = cli_input_path(o->path, &st);
+    if (!path || cli_open(path, 0, false, &m, &st) ||
         (o->no_layer ? write_model_lines(m, o, mask, &st) :
          !o->manifest_out || strcmp(o->manifest_out, "-") == 0
              ? mf_manifest_write(m, o->path, mask, cli_stdout_sink, NULL, &st)
@@ -248,6 +287,8 @@ static int run_manifest_write(const hash_opts *o)
 static int print_check_line(void *user, int kind, const char *hex, const char *name,
                             mf_manifest_match match)
 {
+    if (cli_quiet && match == MF_MATCH_OK) /* as sha256sum --quiet: the failures only */
+        return 0;
     if (user) { /* --json: collected */
         json_array_append_new(user, json_pack("{s:s, s:s, s:s, s:s}", "kind", mf_hash_kind_name(kind),
                                               "hash", hex, "name", name, "result",
@@ -264,7 +305,7 @@ static const int strength_order[MF_HASH_KIND_COUNT] = {MF_SHA256, MF_SHA1, MF_XX
                                                        MF_HASH_KIND_UUID};
 
 static int run_manifest_check(const char *model_path, const char *manifest_path, unsigned mask,
-                              bool json)
+                              bool json, bool jsonl)
 {
     json_t *lines = json ? json_array() : NULL;
     mf_status st;
@@ -285,14 +326,15 @@ static int run_manifest_check(const char *model_path, const char *manifest_path,
         rc = MF_MANIFEST_UNKNOWN_HASH;
         goto out;
     }
-    if (!json) {
+    if (!json && !cli_quiet) {
         printf("manifest  %s", manifest_path);
         for (int j = 0; j < MF_HASH_KIND_COUNT; j++)
             if (kinds & MF_HASH_BIT(strength_order[j]))
                 printf("  %s", mf_hash_kind_name(strength_order[j]));
         printf("\n");
     }
-    if (cli_open(model_path, 0, false, &m, &st)) {
+    const char *path = cli_input_path(model_path, &st);
+    if (!path || cli_open(path, 0, false, &m, &st)) {
         rc = cli_report(&st);
         goto out;
     }
@@ -308,9 +350,12 @@ static int run_manifest_check(const char *model_path, const char *manifest_path,
         rc = cli_report(&st);
     } else if (json) {
         rc = (int)outcome;
-        cli_print_json(json_pack("{s:s, s:s, s:s, s:i, s:O}", "path", model_path, "manifest",
-                                 manifest_path, "result", mf_manifest_outcome_name(outcome), "exit",
-                                 rc, "lines", lines));
+        cli_json_emit(jsonl ? CLI_JSONL : CLI_JSON, NULL,
+                      json_pack("{s:s, s:s, s:s, s:i, s:O}", "path", model_path, "manifest",
+                                manifest_path, "result", mf_manifest_outcome_name(outcome), "exit",
+                                rc, "lines", lines));
+    } else if (cli_quiet) {
+        rc = (int)outcome;
     } else {
         rc = (int)outcome;
         printf("\nVerification results for %s - %s\n", manifest_path,
@@ -333,7 +378,7 @@ static int run_sha256sum(const hash_opts *o)
         mf_status st;
         mf_status_init(&st);
         char hex[129];
-        if (mf_hash_file(o->paths[i], MF_SHA256, hex, &st)) {
+        if (digest_path(o->paths[i], MF_SHA256, hex, &st)) {
             int e = cli_report(&st);
             worst = e > worst ? e : worst;
         } else {
@@ -350,7 +395,7 @@ static int run_hash(const cli_args *a)
     if (parse(a, &o))
         return EXIT_USAGE;
     if (o.check)
-        return run_manifest_check(o.path, o.check, o.mask, o.json);
+        return run_manifest_check(o.path, o.check, o.mask, o.json, o.jsonl);
     if (o.manifest_out || o.gguf_hash)
         return run_manifest_write(&o);
     if (o.sha256sum)
@@ -366,6 +411,7 @@ static int run_hash(const cli_args *a)
 
 static const cli_opt opts[] = {
     {"--json", NULL, NULL, "one JSON object per path (also for --check)"},
+    {"--jsonl", NULL, NULL, "the same objects, one a line (also for --check)"},
     {"--content", NULL, NULL, "also the tensor-content hash (all tensors' bytes, metadata excluded)"},
     {"--tensors", NULL, NULL, "also the tensor-content hash and each tensor's canonical hash"},
     {"--algo", NULL, "A", "sha256 (default), sha1, xxh64 or xxh3; manifests: a comma-separated "
@@ -381,6 +427,8 @@ static const cli_opt opts[] = {
     {"--no-layer", NULL, NULL, "manifests: the model's lines only, no per-tensor lines"},
     {"--format", NULL, "F", "sha256sum: \"HEX  PATH\" lines of each file's SHA-256, which "
                             "`sha256sum -c` checks; mfmt: the default"},
+    CLI_OPT_QUIET("--check: only the lines that are not Ok, no header or result line (as "
+                  "sha256sum --quiet); the digests otherwise"),
     {0},
 };
 
@@ -389,4 +437,6 @@ const cli_cmd cli_cmd_hash = {
     "whole-file hash (a directory: tensor-content hash); --content adds the tensor-content hash, "
     "--tensors that and canonical per-tensor hashes; llama-gguf-hash manifests",
     opts,
-    "--check exits 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 manifest unreadable."};
+    "--check exits 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 manifest unreadable.\n"
+    "A PATH of - reads standard input: the whole-file digest streams it; --content, --tensors,\n"
+    "manifests and --check spool it to a temporary file first (the readers map their input)."};

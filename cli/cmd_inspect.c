@@ -102,7 +102,8 @@ static int print_json(const mf_model *m, const summary *s, FILE *out)
     }
     jo_init(j, out);
     jo_begin_object(j);
-    jo_key_json(j, "path", json_string(mf_model_path(m)));
+    char shown[4200];
+    jo_key_json(j, "path", json_string(cli_shown_path(mf_model_path(m), shown, sizeof(shown))));
     jo_key_json(j, "format", json_string(mf_format_name(mf_model_format(m))));
     jo_key_json(j, "version", json_string(mf_model_version(m)));
     jo_key(j, "metadata");
@@ -204,7 +205,8 @@ static void print_value_name(const mf_model *m, const mf_kv *kv)
 static void print_text(const mf_model *m, const summary *s, bool tensors, bool verbose)
 {
     char a[32], b[32];
-    printf("path:        %s\n", mf_model_path(m));
+    char shown[4200];
+    printf("path:        %s\n", cli_shown_path(mf_model_path(m), shown, sizeof(shown)));
     const char *fmt = mf_format_name(mf_model_format(m)), *ver = cli_version_text(m);
     printf("format:      %s%s%s\n", fmt, ver[0] ? ", version " : "", ver);
     cli_fmt_count(a, sizeof(a), s->params);
@@ -286,7 +288,7 @@ static int inspect_one(const inspect_opts *o, const char *path, bool first, bool
         rc = print_json(m, &s, stdout);
     } else if (o->jsonl) {
         rc = print_jsonl(m, &s);
-    } else {
+    } else if (!cli_quiet) {
         if (many && !first)
             putchar('\n');
         print_text(m, &s, o->tensors, o->verbose);
@@ -297,7 +299,10 @@ static int inspect_one(const inspect_opts *o, const char *path, bool first, bool
 
 static int run_inspect(const cli_args *a)
 {
-    inspect_opts o = {cli_has(a, "--json"), cli_has(a, "--jsonl"), cli_has(a, "--tensors"),
+    cli_json_mode mode;
+    if (cli_json_mode_of(a, &mode))
+        return EXIT_USAGE;
+    inspect_opts o = {mode == CLI_JSON, mode == CLI_JSONL, cli_has(a, "--tensors"),
                       cli_has(a, "--graph"), cli_has(a, "--verbose")};
     if (a->n_pos == 0)
         return cli_usage_error("inspect", "no path given");
@@ -315,9 +320,11 @@ static const cli_opt opts[] = {
     {"--tensors", NULL, NULL, "list every tensor: name, dtype, shape, offset, bytes"},
     {"--graph", NULL, NULL, "ONNX: the graph, one node a line"},
     {"--verbose", "-v", NULL, "every note (e.g. each misaligned tensor), not a summary"},
+    CLI_OPT_QUIET("no text output (JSON still prints when asked); the exit status says whether "
+                  "every path opened"),
     {0},
 };
 
 const cli_cmd cli_cmd_inspect = {"inspect", run_inspect, "PATH...",
                                  "format, version, metadata, tensors, dtype mix, bits per weight",
-                                 opts, NULL};
+                                 opts, "A PATH of - reads standard input (spooled to a temporary file)."};

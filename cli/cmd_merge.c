@@ -16,7 +16,7 @@ int cli_merge_run(const char *in, const char *out, bool dry_run)
                nt == 1 ? "" : "s", nf, nf == 1 ? "" : "s");
     else if (mf_merge(m, out, NULL, &st))
         rc = cli_report(&st);
-    else
+    else if (!cli_quiet)
         printf("wrote %s (%zu tensor%s from %zu file%s)\n", out, nt, nt == 1 ? "" : "s", nf,
                nf == 1 ? "" : "s");
     mf_status_clear(&st);
@@ -34,6 +34,7 @@ static int run_merge(const cli_args *a)
 static const cli_opt opts[] = {
     {"--merge", NULL, NULL, "accepted for llama-gguf-split's spelling (merging is what this does)"},
     {"--dry-run", NULL, NULL, "say what would be written; write nothing"},
+    CLI_OPT_QUIET("no summary line; errors still on stderr"),
     {0},
 };
 

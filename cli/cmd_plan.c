@@ -34,6 +34,8 @@ static void print_text(const mf_plan *p)
     for (size_t i = 0; i < p->n_map; i++)
         printf("  %-48s %s\n", p->map[i].module[0] ? p->map[i].module : "(whole model)",
                p->devices[p->map[i].device].name);
+    if (cli_quiet)
+        return;
     printf("devices:\n");
     for (size_t d = 0; d < p->n_devices; d++) {
         cli_fmt_bytes(a, sizeof(a), p->used[d]);
@@ -121,6 +123,7 @@ static const cli_opt opts[] = {
                                     "repeat, in order of preference"},
     {"--dtype", NULL, "T", "f16, bf16 or f32: the dtype the weights are loaded in"},
     {"--json", NULL, NULL, "one JSON object"},
+    CLI_OPT_QUIET("the device map only, no per-device and total lines"),
     {0},
 };
 

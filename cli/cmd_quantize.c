@@ -5,13 +5,14 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 enum { MAX_REPEATED = 256 };
 
 typedef struct q_args {
-    const char *in, *out, *type;
+    const char *in, *in_shown, *out, *type; /* in_shown: "-" for stdin */
     mf_quantize_opts o;
     bool json;
     /* repeated options, handed to o by pointer */
@@ -78,6 +79,8 @@ static int parse_option(const cli_args *args, int i, q_args *a)
         o->leave_output = true;
     else if (cli_is(args, i, "--dry-run"))
         o->dry_run = true;
+    else if (cli_is(args, i, "--keep-split"))
+        o->keep_split = true;
     else if (cli_is(args, i, "--json"))
         a->json = true;
     return 0;
@@ -93,8 +96,26 @@ static int bad_type(const char *t)
 {
     fprintf(stderr, "mfmt quantize: unknown type '%s'; one of:", t);
     mf_ftype_each(list_type, stderr);
-    fprintf(stderr, "\n");
+    fprintf(stderr, " COPY\n");
     return EXIT_USAGE;
+}
+
+/* A TYPE as llama-quantize's try_parse_ftype reads it: a mix name or number,
+ * or COPY (by name only: 0 is F32) for only_copy. */
+static int parse_type(q_args *a)
+{
+    if (strcasecmp(a->type, "COPY") == 0) {
+        a->o.only_copy = true;
+        a->o.ftype = MF_FTYPE_ALL_F32;
+        return 0;
+    }
+    a->o.ftype = mf_ftype_parse(a->type);
+    return a->o.ftype == MF_FTYPE_INVALID ? bad_type(a->type) : 0;
+}
+
+static const char *type_name(const q_args *a)
+{
+    return a->o.only_copy ? "COPY" : mf_ftype_name(a->o.ftype);
 }
 
 /* llama-quantize's positionals: IN OUT TYPE [NTHREADS]; a dry run needs
@@ -125,12 +146,12 @@ static int parse(const cli_args *args, q_args *a)
     int used = a->out ? 3 : 2;
     if (n > used && parse_threads(pos[used], &a->o.nthreads))
         return EXIT_USAGE;
-    a->o.ftype = mf_ftype_parse(a->type);
-    if (a->o.ftype == MF_FTYPE_INVALID)
-        return bad_type(a->type);
+    if (parse_type(a))
+        return EXIT_USAGE;
     if (a->json && !a->o.dry_run)
         return cli_usage_error("quantize", "--json goes with --dry-run");
-    return 0;
+    a->in_shown = a->in;
+    return cli_spool_input(&a->in);
 }
 
 /* ------------------------------------------------------------ output */
@@ -200,10 +221,11 @@ static void print_totals(const q_args *a, const mf_quantize_result *r, bool dry)
     cli_fmt_count(params, sizeof(params), r->n_params);
     FILE *f = dry ? stdout : stderr;
     fprintf(f, "%s %s as %s: %zu tensors (%zu converted, %zu copied), %s parameters\n",
-            dry ? "would quantize" : "quantized", a->in, mf_ftype_name(a->o.ftype), r->n_tensors,
+            dry ? "would quantize" : "quantized", a->in_shown, type_name(a), r->n_tensors,
             r->n_converted, r->n_tensors - r->n_converted, params);
-    fprintf(f, "tensor data %s -> %s, %.4f bits per weight; output file %s (%llu bytes)\n", in_sz,
-            out_sz, r->bpw, file_sz, (unsigned long long)r->out_file_bytes);
+    fprintf(f, "tensor data %s -> %s, %.4f bits per weight; output file%s %s (%llu bytes)\n", in_sz,
+            out_sz, r->bpw, a->o.keep_split ? "s together" : "", file_sz,
+            (unsigned long long)r->out_file_bytes);
     if (r->imatrix_entries)
         fprintf(f, "importance matrix: %zu entries, used for %zu tensors\n", r->imatrix_entries,
                 r->imatrix_used);
@@ -215,9 +237,10 @@ static void print_totals(const q_args *a, const mf_quantize_result *r, bool dry)
 static json_t *totals_json(const q_args *a, const mf_quantize_result *r)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "path", json_string(a->in));
-    json_object_set_new(o, "type", json_string(mf_ftype_name(a->o.ftype)));
-    json_object_set_new(o, "file_type", json_integer(a->o.ftype));
+    json_object_set_new(o, "path", json_string(a->in_shown));
+    json_object_set_new(o, "type", json_string(type_name(a)));
+    /* COPY keeps the input's, which the library reads */
+    json_object_set_new(o, "file_type", a->o.only_copy ? json_null() : json_integer(a->o.ftype));
     json_object_set_new(o, "n_params", json_integer((json_int_t)r->n_params));
     json_object_set_new(o, "tensor_bytes", json_integer((json_int_t)r->out_tensor_bytes));
     json_object_set_new(o, "file_bytes", json_integer((json_int_t)r->out_file_bytes));
@@ -227,6 +250,31 @@ static json_t *totals_json(const q_args *a, const mf_quantize_result *r)
 }
 
 /* ------------------------------------------------------------ run */
+
+/* "wrote OUT", or for --keep-split the files' names (one per input file) */
+static void print_written(const q_args *a)
+{
+    if (!a->o.keep_split) {
+        fprintf(stderr, "wrote %s\n", a->out);
+        return;
+    }
+    unsigned long long n = 1;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    if (cli_open(a->in, 0, false, &m, &st) == 0) {
+        const mf_value *v = mf_meta_get(m, "split.count");
+        if (v && v->type == MF_V_U16 && v->as.u > 1)
+            n = v->as.u;
+    }
+    mf_close(m);
+    mf_status_clear(&st);
+    size_t len = strlen(a->out);
+    if (len >= 5 && strcmp(a->out + len - 5, ".gguf") == 0)
+        len -= 5;
+    fprintf(stderr, "wrote %llu file%s: %.*s-%05llu-of-%05llu.gguf%s\n", n, n == 1 ? "" : "s",
+            (int)len, a->out, 1ull, n, n > 1 ? " ..." : "");
+}
 
 static double now_sec(void)
 {
@@ -243,10 +291,12 @@ static int run_quantize(const cli_args *args)
     double t0 = now_sec();
     mf_status st;
     mf_status_init(&st);
-    cli_progress prog;
-    cli_progress_start(&prog, a.o.dry_run ? "measuring" : "quantizing", 0);
-    a.o.progress = cli_progress_cb; /* the library gives the total */
-    a.o.progress_user = &prog;
+    cli_progress prog = {0};
+    if (!cli_quiet) {
+        cli_progress_start(&prog, a.o.dry_run ? "measuring" : "quantizing", 0);
+        a.o.progress = cli_progress_cb; /* the library gives the total */
+        a.o.progress_user = &prog;
+    }
     dry_ctx d = {a.json, a.json ? json_array() : NULL};
     if (a.o.dry_run && !a.json)
         printf("%-36s %-14s %-8s    %-18s %11s %11s %10s\n", "tensor", "ne", "from", "to", "rmse",
@@ -264,10 +314,10 @@ static int run_quantize(const cli_args *args)
         json_t *o = totals_json(&a, &r);
         json_object_set_new(o, "tensors", d.tensors);
         cli_print_json(o);
-    } else {
+    } else if (!cli_quiet || a.o.dry_run) {
         print_totals(&a, &r, a.o.dry_run);
         if (!a.o.dry_run)
-            fprintf(stderr, "wrote %s\n", a.out);
+            print_written(&a);
         /* llama-quantize's closing line: "main: total time = N ms" */
         fprintf(a.o.dry_run ? stdout : stderr, "total time: %.2f ms (%d thread%s)\n",
                 (now_sec() - t0) * 1000.0, a.o.nthreads, a.o.nthreads == 1 ? "" : "s");
@@ -291,13 +341,20 @@ static const cli_opt opts[] = {
     {"--override-kv", NULL, "KEY=TYPE:VALUE", "set a key in the output, TYPE int, float, bool "
                                                "or str (repeatable), as llama-quantize"},
     {"--leave-output-tensor", NULL, NULL, "output.weight as it is"},
+    {"--keep-split", NULL, NULL, "a split input (NAME-00001-of-0000N.gguf) gives one output file "
+                                 "per input file, OUT-00001-of-0000N.gguf, ... (OUT less .gguf)"},
     {"--dry-run", NULL, NULL, "the error of each tensor (rmse, max |err|, cosine); nothing "
                               "written, OUT optional"},
     {"--json", NULL, NULL, "with --dry-run: one JSON object"},
+    CLI_OPT_QUIET("no progress bar, no summary lines (a --dry-run table still prints); errors "
+                  "still on stderr"),
     {0},
 };
 
 const cli_cmd cli_cmd_quantize = {
     "quantize", run_quantize, "IN.gguf OUT.gguf TYPE [NTHREADS]",
     "llama-quantize's mixes (Q4_K_M, Q8_0, IQ4_XS, ...) byte for byte", opts,
-    "TYPE is a name (Q4_K_M) or llama-quantize's LLAMA_FTYPE number (15 = Q4_K_M, 7 = Q8_0)."};
+    "TYPE is a name (Q4_K_M) or llama-quantize's LLAMA_FTYPE number (15 = Q4_K_M, 7 = Q8_0),\n"
+    "or COPY: every tensor copied as it is, general.file_type the input's (as llama-quantize).\n"
+    "A split input (NAME-00001-of-0000N.gguf) gives one merged OUT, or with --keep-split one\n"
+    "file per input file."};

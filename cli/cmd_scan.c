@@ -30,7 +30,9 @@ static json_t *finding_json(const mf_finding *f)
 static json_t *report_json(const mf_scan_report *r)
 {
     json_t *o = json_object(), *fs = json_array(), *gs = json_array();
-    json_object_set_new(o, "path", cli_json_string(r->path, strlen(r->path)));
+    char buf[4200];
+    const char *p = cli_shown_path(r->path, buf, sizeof(buf));
+    json_object_set_new(o, "path", cli_json_string(p, strlen(p)));
     json_object_set_new(o, "verdict", json_string(mf_verdict_name(r->verdict)));
     json_object_set_new(o, "pickles", json_integer((json_int_t)r->n_pickles));
     for (size_t i = 0; i < r->n_globals; i++) {
@@ -66,7 +68,8 @@ static void print_finding(const mf_finding *f)
 
 static void print_report(const scan_run *run, const mf_scan_report *r)
 {
-    printf("%s: %s\n", r->path, mf_verdict_name(r->verdict));
+    char buf[4200];
+    printf("%s: %s\n", cli_shown_path(r->path, buf, sizeof(buf)), mf_verdict_name(r->verdict));
     for (size_t i = 0; i < r->n_findings; i++)
         if (run->all || r->findings[i].severity != MF_VERDICT_SAFE)
             print_finding(&r->findings[i]);
@@ -80,10 +83,8 @@ static int on_report(void *ctx, const mf_scan_report *r)
     run->n_files++;
     if (r->verdict > run->worst)
         run->worst = r->verdict;
-    if (run->jsonl) {
-        cli_print_jsonl(report_json(r));
-    } else if (run->json) {
-        json_array_append_new(run->files, report_json(r));
+    if (run->json || run->jsonl) {
+        cli_json_emit(run->jsonl ? CLI_JSONL : CLI_JSON, run->files, report_json(r));
     } else if (!run->quiet || r->verdict != MF_VERDICT_SAFE) {
         print_report(run, r);
     }
@@ -93,8 +94,11 @@ static int on_report(void *ctx, const mf_scan_report *r)
 static int run_scan(const cli_args *a)
 {
     scan_run run = {0};
-    run.json = cli_has(a, "--json");
-    run.jsonl = cli_has(a, "--jsonl");
+    cli_json_mode mode;
+    if (cli_json_mode_of(a, &mode))
+        return EXIT_USAGE;
+    run.json = mode == CLI_JSON;
+    run.jsonl = mode == CLI_JSONL;
     run.all = cli_has(a, "--all");
     run.quiet = cli_has(a, "--quiet");
     if (a->n_pos == 0)
@@ -104,7 +108,8 @@ static int run_scan(const cli_args *a)
     for (int i = 0; i < a->n_pos; i++) {
         mf_status st;
         mf_status_init(&st);
-        if (mf_scan_path(a->pos[i], on_report, &run, &st)) {
+        const char *path = cli_input_path(a->pos[i], &st);
+        if (!path || mf_scan_path(path, on_report, &run, &st)) {
             int e = cli_report(&st);
             if (e > rc)
                 rc = e;
@@ -136,4 +141,5 @@ static const cli_opt opts[] = {
 
 const cli_cmd cli_cmd_scan = {"scan", run_scan, "PATH...",
                               "pickle safety: safe, unknown or dangerous; exit 0 only if all safe",
-                              opts, NULL};
+                              opts, "A PATH of - reads standard input (spooled to a temporary file: "
+                                    "the readers map their input)."};

@@ -103,7 +103,7 @@ static int run_split(const cli_args *a)
     else if (o.dry_run)
         printf("dry run: %zu file%s, %zu tensor%s; nothing written\n", nf, nf == 1 ? "" : "s", nt,
                nt == 1 ? "" : "s");
-    else
+    else if (!cli_quiet)
         printf("wrote %s-00001-of-%05zu.gguf ... (%zu file%s, %zu tensor%s)\n", prefix, nf, nf,
                nf == 1 ? "" : "s", nt, nt == 1 ? "" : "s");
     mf_status_clear(&st);
@@ -119,6 +119,7 @@ static const cli_opt opts[] = {
      "at most this much tensor data per file; M = 1000*1000 bytes, G = 10^9 (llama.cpp's units)"},
     {"--no-tensor-first-split", NULL, NULL, "the first file holds the metadata only"},
     {"--dry-run", NULL, NULL, "print the plan (tensors and size per file); write nothing"},
+    CLI_OPT_QUIET("no summary line (a --dry-run plan still prints); errors still on stderr"),
     {0},
 };
 

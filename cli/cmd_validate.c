@@ -35,11 +35,7 @@ static json_t *strings_json(const mf_status *st)
 
 static void emit_json(val_out *o, json_t *j)
 {
-    if (o->jsonl) {
-        cli_print_jsonl(j);
-    } else {
-        json_array_append_new(o->files, j);
-    }
+    cli_json_emit(o->jsonl ? CLI_JSONL : CLI_JSON, o->files, j);
 }
 
 static int validate_one(val_out *o, const char *path)
@@ -122,8 +118,11 @@ static int run_validate(const cli_args *a)
 {
     if (a->n_pos == 0)
         return cli_usage_error("validate", "no path given");
-    val_out o = {cli_has(a, "--json"), cli_has(a, "--jsonl"), cli_has(a, "--quiet"),
-                 cli_has(a, "--verbose"), NULL};
+    cli_json_mode mode;
+    if (cli_json_mode_of(a, &mode))
+        return EXIT_USAGE;
+    val_out o = {mode == CLI_JSON, mode == CLI_JSONL, cli_has(a, "--quiet"), cli_has(a, "--verbose"),
+                 NULL};
     if (o.json)
         o.files = json_array();
     int worst = EXIT_FINE;
@@ -145,4 +144,5 @@ static const cli_opt opts[] = {
 };
 
 const cli_cmd cli_cmd_validate = {"validate", run_validate, "PATH...",
-                                  "check every rule of the format; exit 1 on a breach", opts, NULL};
+                                  "check every rule of the format; exit 1 on a breach", opts,
+                                  "A PATH of - reads standard input (spooled to a temporary file)."};

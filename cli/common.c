@@ -1,6 +1,8 @@
 /* common.c - helpers shared by the subcommands. */
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
@@ -17,10 +19,13 @@ int cli_exit_code(mf_code c)
     }
 }
 
+/* A message with the temporary copy of standard input named "-". */
+static void print_message(FILE *f, const char *msg);
+
 int cli_report(const mf_status *st)
 {
     for (size_t i = 0; i < mf_status_count(st); i++)
-        fprintf(stderr, "mfmt: %s\n", mf_status_message(st, i));
+        print_message(stderr, mf_status_message(st, i));
     return cli_exit_code(st->code);
 }
 
@@ -235,10 +240,118 @@ static double now_sec(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+bool cli_quiet;
+
+/* ------------------------------------------------------ standard input */
+
+static char stdin_copy[4096]; /* "" until "-" is first read */
+
+static void remove_stdin_copy(void)
+{
+    if (stdin_copy[0])
+        unlink(stdin_copy);
+}
+
+static int copy_fd(int in, int out)
+{
+    static char buf[1 << 20];
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof(buf));
+        if (n == 0)
+            return 0;
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return -1;
+            off += w;
+        }
+    }
+}
+
+const char *cli_input_path(const char *path, mf_status *st)
+{
+    if (strcmp(path, "-") != 0)
+        return path;
+    if (stdin_copy[0]) /* standard input is read once; "-" again is the same bytes */
+        return stdin_copy;
+    const char *dir = getenv("TMPDIR");
+    snprintf(stdin_copy, sizeof(stdin_copy), "%s/mfmt-stdin-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(stdin_copy);
+    if (fd < 0) {
+        mf_status_fail(st, MF_ERR_IO, "-: cannot make a temporary file %s for standard input: %s",
+                       stdin_copy, strerror(errno));
+        stdin_copy[0] = 0;
+        return NULL;
+    }
+    atexit(remove_stdin_copy);
+    int rc = copy_fd(0, fd);
+    int err = errno;
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        err = errno;
+    }
+    if (rc) {
+        mf_status_fail(st, MF_ERR_IO, "-: copying standard input to %s failed: %s", stdin_copy,
+                       strerror(err));
+        return NULL;
+    }
+    return stdin_copy;
+}
+
+const char *cli_unspooled(const char *msg, char *buf, size_t n)
+{
+    size_t k = strlen(stdin_copy), used = 0;
+    const char *at;
+    if (!k || !strstr(msg, stdin_copy))
+        return msg;
+    buf[0] = 0;
+    while ((at = strstr(msg, stdin_copy)) != NULL && used < n) {
+        used += (size_t)snprintf(buf + used, n - used, "%.*s-", (int)(at - msg), msg);
+        msg = at + k;
+    }
+    if (used < n)
+        snprintf(buf + used, n - used, "%s", msg);
+    return buf;
+}
+
+static void print_message(FILE *f, const char *msg)
+{
+    char buf[4200];
+    fprintf(f, "mfmt: %s\n", cli_unspooled(msg, buf, sizeof(buf)));
+}
+
+int cli_spool_input(const char **path)
+{
+    mf_status st;
+    mf_status_init(&st);
+    const char *file = cli_input_path(*path, &st);
+    int rc = file ? EXIT_FINE : cli_report(&st);
+    mf_status_clear(&st);
+    if (file)
+        *path = file;
+    return rc;
+}
+
+const char *cli_shown_path(const char *p, char *buf, size_t n)
+{
+    size_t k = strlen(stdin_copy);
+    if (!stdin_copy[0] || strncmp(p, stdin_copy, k) != 0 || (p[k] && p[k] != ':'))
+        return p;
+    snprintf(buf, n, "-%s", p + k);
+    return buf;
+}
+
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total)
 {
     memset(p, 0, sizeof(*p));
-    p->on = isatty(2) && !getenv("MFMT_NO_PROGRESS");
+    p->on = !cli_quiet && isatty(2) && !getenv("MFMT_NO_PROGRESS");
     p->total = total;
     p->label = label;
     p->start = now_sec();
@@ -302,7 +415,8 @@ int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_statu
     mf_open_opts o;
     mf_open_opts_init(&o);
     o.flags = flags | (scan ? 0 : MF_OPEN_NO_SCAN);
-    return mf_open(path, &o, m, st);
+    const char *file = cli_input_path(path, st); /* "-": standard input, spooled */
+    return file ? mf_open(file, &o, m, st) : -1;
 }
 
 int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st)

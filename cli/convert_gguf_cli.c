@@ -23,6 +23,7 @@ int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, i
         return e;
     }
     mf_status_clear(&st);
-    fprintf(stderr, "mfmt: wrote %s\n", out);
+    if (!cli_quiet)
+        fprintf(stderr, "mfmt: wrote %s\n", out);
     return EXIT_FINE;
 }

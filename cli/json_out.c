@@ -387,3 +387,28 @@ bool jo_key_json(jout *j, const char *key, json_t *v)
     json_decref(v);
     return ok;
 }
+
+/* ------------------------------------------ --json / --jsonl per path */
+
+int cli_json_mode_of(const cli_args *a, cli_json_mode *m)
+{
+    bool json = false, jsonl = false;
+    for (int i = 0; i < a->n_opts; i++) {
+        json |= strcmp(a->opt[i].name, "--json") == 0;
+        jsonl |= strcmp(a->opt[i].name, "--jsonl") == 0;
+    }
+    if (json && jsonl)
+        return cli_usage_error(a->cmd->name, "--json and --jsonl exclude each other");
+    *m = jsonl ? CLI_JSONL : json ? CLI_JSON : CLI_TEXT;
+    return 0;
+}
+
+void cli_json_emit(cli_json_mode m, json_t *all, json_t *obj)
+{
+    if (m == CLI_JSONL)
+        cli_print_jsonl(obj);
+    else if (all)
+        json_array_append_new(all, obj);
+    else
+        cli_print_json(obj);
+}

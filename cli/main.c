@@ -165,5 +165,6 @@ int main(int argc, char **argv)
     int rc = cli_parse(c, argc - 1, argv + 1, &args);
     if (rc)
         return rc < 0 ? EXIT_FINE : rc;
+    cli_quiet = cli_has(&args, "--quiet");
     return c->run(&args);
 }

@@ -18,7 +18,7 @@
 
 #include "core/core.h"
 #include "formats/numpy/npy.h"
-#include "formats/pickle/pickle.h"
+#include "core/pickle.h"
 #include "ops/scan.h"
 
 static mf_verdict scan_of(const uint8_t *b, size_t n)
@@ -98,10 +98,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
              * — never safe" (a first pickle mfmt reads differently from
              * CPython may hide where the next starts) */
             p = cat(data, used, evil_pickle, sizeof(evil_pickle) - 1, NULL, 0);
-            if (p && scan_of(p, used + sizeof(evil_pickle) - 1) == MF_VERDICT_SAFE) {
+            mf_verdict after = p ? scan_of(p, used + sizeof(evil_pickle) - 1) : MF_VERDICT_DANGEROUS;
+            if (after == MF_VERDICT_SAFE) {
                 fprintf(stderr, "fuzz_scan: posix.system after STOP judged safe\n");
                 abort();
             }
+            if (after != MF_VERDICT_DANGEROUS) /* seen by hand runs: the next start is known */
+                fprintf(stderr, "fuzz_scan: posix.system after STOP judged unknown\n");
             free(p);
         }
         if (rc == -1 && v == MF_VERDICT_SAFE) {

@@ -171,8 +171,9 @@ MF_API mf_dtype mf_dtype_from_ggml(uint32_t ggml_id);      /* MF_DTYPE_INVALID *
 MF_API int mf_dtype_nbytes(mf_dtype dt, uint64_t n_elems, uint64_t *out);
 /* true when mf_tensor_read can give a tensor of dtype `dt` as F32: F32,
  * F16, BF16, F64, every integer type of a byte or more, BOOL, the F8
- * variants (E4M3, E5M2, their FNUZ forms, E8M0) and every ggml block type
- * (not STRING, complex, or the sub-byte F6/F4/I4/U4/I2/U2). */
+ * variants (E4M3, E5M2, their FNUZ forms, E8M0), FP4 (E2M1) and the packed
+ * I4/U4/I2/U2 (first element in the low bits, as ONNX and TFLite pack
+ * them), and every ggml block type (not STRING, complex, or F6). */
 MF_API bool mf_dtype_to_f32_supported(mf_dtype dt);
 
 /* ------------------------------------------------------------- utilities */
@@ -365,7 +366,8 @@ MF_API int mf_tensor_read_size(const mf_tensor *t, mf_dtype as, uint64_t nrows,
 /* Reads rows [row0, row0 + nrows) of the outermost dimension (a 1-D tensor:
  * elements) into `buf` (cap bytes), contiguous, C order, little-endian:
  *  - as == MF_F32: values as float32, from any dtype for which
- *    mf_dtype_to_f32_supported holds: F16, BF16, F64, integers, bool,
+ *    mf_dtype_to_f32_supported holds: F16, BF16, F64, integers (also the
+ *    packed 4- and 2-bit ones, rows may start inside a byte), bool, FP4,
  *    every F8 variant, every ggml block type (ggml's dequantization,
  *    bit for bit), MLX packed tensors (open with MF_OPEN_LOGICAL or read
  *    from mf_model_logical_view), strided PyTorch views;

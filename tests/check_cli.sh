@@ -7,7 +7,10 @@
 #     makes from those tables (regenerate: make man), and every option of
 #     every command appears in its command's section of the page;
 #  3. an unknown option is a usage error (exit 2), never opened as a path;
-#     "--" ends the options (what follows is a path, even "--help").
+#     "--" ends the options (what follows is a path, even "--help");
+#  4. output conventions on the bundled examples;
+#  5. -q/--quiet on every command, --jsonl on every read command of several
+#     paths, "-" for standard input (detect, hash, scan).
 # Prints one line per failed rule and "RESULT cli PASSED FAILED".
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,6 +88,107 @@ grep -q "^format:      safetensors\$" "$tmp/out" && ok || bad "inspect: the form
   bad "sha256sum -c does not accept hash --format sha256sum"
 sed 's/^./0/' "$tmp/sums" >"$tmp/sums.bad"
 sha256sum -c "$tmp/sums.bad" >/dev/null 2>&1 && bad "sha256sum -c accepted a changed hash" || ok
+
+# 5. -q/--quiet on every command; --jsonl on every read command of several
+#    paths (one object a line, one line per path); "-" is standard input
+for c in $cmds; do
+  grep -q "^$c --quiet\$" "$tmp/options" && grep -q "^$c -q\$" "$tmp/options" && ok ||
+    bad "$c has no -q/--quiet in its option table"
+done
+st=examples/tiny.safetensors
+gg=examples/tiny-llama.gguf
+for c in detect hash validate scan inspect; do
+  "$mfmt" "$c" --jsonl "$st" "$gg" >"$tmp/out" 2>"$tmp/err"
+  n=$(grep -c . "$tmp/out")
+  if [ "$n" = 2 ] && /usr/bin/python3 -c '
+import json, sys
+ps = [json.loads(l)["path"] for l in open(sys.argv[1])]
+sys.exit(ps != sys.argv[2:])' "$tmp/out" "$st" "$gg"; then ok; else
+    bad "$c --jsonl of two paths: not two JSON lines naming them: $(head -c 300 "$tmp/out") $(cat "$tmp/err")"
+  fi
+  "$mfmt" "$c" --json --jsonl "$st" >/dev/null 2>&1
+  [ $? = 2 ] && ok || bad "$c --json --jsonl: not a usage error"
+done
+"$mfmt" hash --sha256 "$gg" >"$tmp/manifest" 2>&1
+"$mfmt" hash --jsonl --check "$tmp/manifest" "$gg" >"$tmp/out" 2>&1
+[ "$(grep -c . "$tmp/out")" = 1 ] && grep -q '"result":"Success"' "$tmp/out" && ok ||
+  bad "hash --jsonl --check: $(head -c 300 "$tmp/out")"
+"$mfmt" hash -q --check "$tmp/manifest" "$gg" >"$tmp/out" 2>&1
+rc=$?
+[ "$rc" = 0 ] && [ ! -s "$tmp/out" ] && ok || bad "hash -q --check of a matching model: exit $rc: $(head -c 300 "$tmp/out")"
+sed 's/^\(sha256 *\)./\10/' "$tmp/manifest" >"$tmp/manifest.bad"
+"$mfmt" hash -q --check "$tmp/manifest.bad" "$gg" >"$tmp/out" 2>&1
+rc=$?
+[ "$rc" = 1 ] && grep -q Mismatch "$tmp/out" && ! grep -q " Ok\$" "$tmp/out" && ok ||
+  bad "hash -q --check of a changed manifest: exit $rc: $(head -c 300 "$tmp/out")"
+for c in detect inspect; do
+  "$mfmt" "$c" -q "$st" >"$tmp/out" 2>&1
+  [ $? = 0 ] && [ ! -s "$tmp/out" ] && ok || bad "$c -q printed: $(head -c 200 "$tmp/out")"
+  "$mfmt" "$c" -q "$tmp/no-such-file" >"$tmp/out" 2>&1
+  [ $? = 2 ] && grep -q "no-such-file" "$tmp/out" && ok || bad "$c -q hid an error: $(cat "$tmp/out")"
+done
+"$mfmt" diff -q "$gg" "$gg" >"$tmp/out" 2>&1
+[ $? = 0 ] && [ ! -s "$tmp/out" ] && ok || bad "diff -q A A: $(head -c 200 "$tmp/out")"
+"$mfmt" diff -q "$st" "$gg" >"$tmp/out" 2>&1
+[ $? = 1 ] && [ ! -s "$tmp/out" ] && ok || bad "diff -q A B: $(head -c 200 "$tmp/out")"
+"$mfmt" estimate -q "$gg" >"$tmp/out" 2>&1
+want=$("$mfmt" estimate --json "$gg" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["total_bytes"])')
+[ "$(cat "$tmp/out")" = "$want" ] && ok || bad "estimate -q: $(cat "$tmp/out"), want $want"
+# the writing commands: no progress, no summary; the output still written
+"$mfmt" convert -q "$gg" "$tmp/q.safetensors" >"$tmp/out" 2>&1 &&
+  [ ! -s "$tmp/out" ] && [ -s "$tmp/q.safetensors" ] && ok || bad "convert -q: $(head -c 200 "$tmp/out")"
+"$mfmt" quantize -q "$gg" "$tmp/q.gguf" COPY >"$tmp/out" 2>&1 &&
+  [ ! -s "$tmp/out" ] && [ -s "$tmp/q.gguf" ] && ok || bad "quantize -q: $(head -c 200 "$tmp/out")"
+"$mfmt" dequantize -q "$tmp/q.gguf" "$tmp/d.safetensors" >"$tmp/out" 2>&1 &&
+  [ ! -s "$tmp/out" ] && [ -s "$tmp/d.safetensors" ] && ok || bad "dequantize -q: $(head -c 200 "$tmp/out")"
+"$mfmt" split -q --split-max-tensors 4 "$gg" "$tmp/sp" >"$tmp/out" 2>&1 &&
+  [ ! -s "$tmp/out" ] && [ -s "$tmp/sp-00001-of-00003.gguf" ] && ok || bad "split -q: $(head -c 200 "$tmp/out")"
+"$mfmt" merge -q "$tmp/sp-00001-of-00003.gguf" "$tmp/m.gguf" >"$tmp/out" 2>&1 &&
+  [ ! -s "$tmp/out" ] && cmp -s "$tmp/m.gguf" "$gg" && ok || bad "merge -q: $(head -c 200 "$tmp/out")"
+"$mfmt" edit -q "$gg" "$tmp/e.gguf" --set general.name=x >"$tmp/out" 2>&1 &&
+  [ ! -s "$tmp/out" ] && [ -s "$tmp/e.gguf" ] && ok || bad "edit -q: $(head -c 200 "$tmp/out")"
+"$mfmt" quantize -q "$tmp/no-such.gguf" "$tmp/x.gguf" Q8_0 >"$tmp/out" 2>&1
+[ $? = 2 ] && grep -q "no-such.gguf" "$tmp/out" && ok || bad "quantize -q hid an error: $(cat "$tmp/out")"
+# standard input: the same answers as the file (its copy made in a
+# directory of this run's own)
+mkdir "$tmp/spool"
+TMPDIR="$tmp/spool"
+export TMPDIR
+for f in "$st" "$gg" tests/data/scan/benign_counter_p2.pkl tests/data/scan/uuid_command.pkl; do
+  for c in detect "hash" "hash --content" scan "scan --jsonl" inspect "inspect --json" validate \
+      "validate --jsonl"; do
+    # shellcheck disable=SC2086
+    "$mfmt" $c "$f" >"$tmp/want" 2>&1
+    rw=$?
+    # shellcheck disable=SC2086
+    "$mfmt" $c - <"$f" >"$tmp/have" 2>&1
+    rh=$?
+    sed "s|$f|-|g" "$tmp/want" >"$tmp/want-"
+    [ "$rw" = "$rh" ] && cmp -s "$tmp/want-" "$tmp/have" && ok ||
+      bad "$c - <$f: exit $rh (file: $rw): $(head -c 300 "$tmp/have") vs $(head -c 300 "$tmp/want-")"
+  done
+done
+# a pipe, not a file: spooled (detect, scan) or streamed (hash)
+cat "$st" | "$mfmt" detect - >"$tmp/out" 2>&1 && grep -q "^-: safetensors" "$tmp/out" && ok ||
+  bad "detect - from a pipe: $(cat "$tmp/out")"
+h=$(sha256sum "$gg" | cut -d' ' -f1)
+cat "$gg" | "$mfmt" hash --format sha256sum - >"$tmp/out" 2>&1 && [ "$(cat "$tmp/out")" = "$h  -" ] && ok ||
+  bad "hash --format sha256sum - from a pipe: $(cat "$tmp/out"), want $h  -"
+cat "$gg" | "$mfmt" hash --check "$tmp/manifest" - >"$tmp/out" 2>&1 && grep -q "Success" "$tmp/out" && ok ||
+  bad "hash --check MANIFEST - from a pipe: $(tail -n 2 "$tmp/out")"
+# writing commands read "-" too: the same output as from the file
+"$mfmt" quantize -q "$gg" "$tmp/q-file.gguf" F16 && "$mfmt" quantize -q - "$tmp/q-pipe.gguf" F16 <"$gg" &&
+  cmp -s "$tmp/q-file.gguf" "$tmp/q-pipe.gguf" && ok || bad "quantize - differs from quantize FILE"
+"$mfmt" convert -q "$gg" "$tmp/c-file.safetensors" && cat "$gg" | "$mfmt" convert -q - "$tmp/c-pipe.safetensors" &&
+  cmp -s "$tmp/c-file.safetensors" "$tmp/c-pipe.safetensors" && ok || bad "convert - differs from convert FILE"
+cat tests/data/scan/uuid_command.pkl | "$mfmt" convert - "$tmp/c-bad.safetensors" >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q "^mfmt convert: - is dangerous to load (-: uuid" "$tmp/out" && [ ! -e "$tmp/c-bad.safetensors" ] &&
+  ok || bad "convert - of a dangerous pickle: $(cat "$tmp/out")"
+# a broken file from standard input: the error names "-", not the copy
+head -c 100 "$gg" | "$mfmt" inspect - >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q "^mfmt: -: byte 16" "$tmp/out" && ! grep -q "mfmt-stdin" "$tmp/out" && ok ||
+  bad "inspect - of a cut GGUF: $(cat "$tmp/out")"
+[ -z "$(ls "$tmp/spool")" ] && ok || bad "a copy of standard input was left: $(ls "$tmp/spool")"
 
 echo "RESULT cli $passed $failed"
 [ "$failed" = 0 ]

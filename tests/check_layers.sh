@@ -9,7 +9,12 @@
 #     file includes nothing from a higher layer;
 #  5. a format family's internals (lib/formats/FAMILY/*_int.h) are included
 #     only inside that family: other families and other layers go through
-#     the family's public header (FAMILY/FAMILY.h and the like).
+#     the family's public header (FAMILY/FAMILY.h and the like);
+#  6. lib/ops names no format family: of lib/formats it includes only
+#     formats/formats.h (the registry and the readers' hooks), except the
+#     HF-directory operations' one header ops/hf_ops.h, which includes
+#     formats/hf/hf.h (their input is that family's files, see
+#     doc/architecture.md).
 # Prints one line per failed rule and "RESULT layers PASSED FAILED" (the
 # form tests/run.sh counts). BUILD: the build directory (default build).
 set -u
@@ -92,6 +97,18 @@ for f in $(find lib -name '*.c' -o -name '*.h' | sort); do
   done
 done
 [ -z "$fam_bad" ] && ok || bad "a family's internals included from outside it:$fam_bad"
+
+# ------------------------------------------------- 6. ops name no family
+ops_bad=""
+for f in $(find lib/ops -name '*.c' -o -name '*.h' | sort); do
+  for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(formats\/[^"]*\)".*/\1/p' "$f"); do
+    case "$f:$inc" in
+      *:formats/formats.h | lib/ops/hf_ops.h:formats/hf/hf.h) ;;
+      *) ops_bad="$ops_bad $f->$inc" ;;
+    esac
+  done
+done
+[ -z "$ops_bad" ] && ok || bad "lib/ops includes a format family's header:$ops_bad"
 
 echo "RESULT layers $passed $failed"
 [ "$failed" -eq 0 ]

@@ -939,9 +939,7 @@ static void test_dtypes(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/mfmt-core-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (!tl_make_tmpdir(tmpdir, sizeof(tmpdir), "core")) {
         return 1;
     }
     test_cursor();
@@ -957,9 +955,6 @@ int main(void)
     test_safetensors_roundtrip();
     test_gguf_roundtrip();
     test_dtypes();
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    tl_remove_tmpdir(tmpdir);
     return tl_report("core");
 }

@@ -461,9 +461,6 @@ int main(void)
     test_json_arrays(src);
     test_safetensors(shared);
     test_cli(src);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    tl_remove_tmpdir(tmpdir);
     return tl_report("edit");
 }

@@ -281,8 +281,6 @@ int main(void)
         test_corpus_and_gguf(shared);
         test_plan_path(shared);
     }
-    char cmd[200];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-    CHECK(system(cmd) == 0);
+    CHECK(tl_remove_tmpdir(tmp));
     return tl_report("estimate");
 }

@@ -1,7 +1,7 @@
 /* test_ggml_legacy.c - GGML / GGMF / GGJT files built here by hand (no
  * tool writes them any more): hyper-parameters, vocabulary, tensors with
  * GGJT's 32-byte alignment, the old quant layouts refused, malformed files. */
-#include "testlib.h"
+#include "testmf.h"
 
 #include "core/core.h"
 
@@ -80,14 +80,6 @@ static const char *save(const char *name, const buf *b)
     return p[k];
 }
 
-static void sha_hex(const void *b, size_t n, char hex[129])
-{
-    mf_hasher *h = mf_hasher_new(MF_SHA256);
-    mf_hasher_update(h, b, n);
-    mf_hasher_final_hex(h, hex);
-    mf_hasher_free(h);
-}
-
 static void check_hash(mf_model *m, const char *name, const uint8_t *want, size_t n)
 {
     const mf_tensor *t = mf_tensor_find(m, name);
@@ -97,7 +89,7 @@ static void check_hash(mf_model *m, const char *name, const uint8_t *want, size_
     char a[129], b[129];
     mf_status st;
     mf_status_init(&st);
-    sha_hex(want, n, a);
+    tl_sha256_hex(want, n, a);
     CHECKF(mf_hash_tensor(m, t, MF_SHA256, b, &st) == 0 && strcmp(a, b) == 0, "%s: hash (%s)", name,
            st.msg);
     mf_status_clear(&st);
@@ -113,19 +105,6 @@ static mf_model *open_ok(const char *path)
     CHECKF(rc == 0, "%s: %s", path, st.msg);
     mf_status_clear(&st);
     return m;
-}
-
-static void check_error(const char *path, mf_code code, const char *needle)
-{
-    mf_status st;
-    mf_status_init(&st);
-    mf_model *m = NULL;
-    int rc = mf_open(path, NULL, &m, &st);
-    CHECKF(rc != 0 && st.code == code && strstr(st.msg, path) && strstr(st.msg, needle),
-           "%s: want error %d with \"%s\", got rc %d code %d: %s", path, code, needle, rc,
-           st.code, st.msg);
-    mf_close(m);
-    mf_status_clear(&st);
 }
 
 static void test_ggjt_v3(void)
@@ -201,11 +180,11 @@ static void test_old_kinds(void)
     mf_close(m);
     header(&b, GGJT, 2, 7, true);
     tensor(&b, GGJT, "q8", 8, 1, (uint32_t[]){32}, 36, 0);
-    check_error(save("v2_q8.bin", &b), MF_ERR_UNSUPPORTED, "f32 scale");
+    tl_expect_open_error(save("v2_q8.bin", &b), MF_ERR_UNSUPPORTED, "f32 scale");
     /* GGJT v1 quantized: the old nibble order */
     header(&b, GGJT, 1, 2, true);
     tensor(&b, GGJT, "q4", 2, 1, (uint32_t[]){32}, 20, 0);
-    check_error(save("v1_q4.bin", &b), MF_ERR_UNSUPPORTED, "nibble order");
+    tl_expect_open_error(save("v1_q4.bin", &b), MF_ERR_UNSUPPORTED, "nibble order");
     /* GGJT v1 unquantized is fine */
     header(&b, GGJT, 1, 0, true);
     o = tensor(&b, GGJT, "f", 0, 1, (uint32_t[]){2}, 8, 0);
@@ -217,10 +196,10 @@ static void test_old_kinds(void)
     /* Q4_2 (removed), an unknown type, the I types' old ids */
     header(&b, GGJT, 1, 5, true);
     tensor(&b, GGJT, "q42", 4, 1, (uint32_t[]){16}, 10, 0);
-    check_error(save("q42.bin", &b), MF_ERR_UNSUPPORTED, "Q4_2");
+    tl_expect_open_error(save("q42.bin", &b), MF_ERR_UNSUPPORTED, "Q4_2");
     header(&b, GGJT, 3, 0, true);
     tensor(&b, GGJT, "x", 40, 1, (uint32_t[]){16}, 10, 0);
-    check_error(save("type40.bin", &b), MF_ERR_FORMAT, "type 40");
+    tl_expect_open_error(save("type40.bin", &b), MF_ERR_FORMAT, "type 40");
     header(&b, GGJT, 3, 0, true);
     o = tensor(&b, GGJT, "i32", 18, 1, (uint32_t[]){2}, 8, 0);
     m = open_ok(save("i32.bin", &b));
@@ -234,55 +213,50 @@ static void test_malformed(void)
 {
     static buf b;
     header(&b, GGMF, 2, 0, true);
-    check_error(save("ggmf2.bin", &b), MF_ERR_FORMAT, "GGMF version 2");
+    tl_expect_open_error(save("ggmf2.bin", &b), MF_ERR_FORMAT, "GGMF version 2");
     header(&b, GGJT, 4, 0, true);
-    check_error(save("ggjt4.bin", &b), MF_ERR_FORMAT, "GGJT version 4");
+    tl_expect_open_error(save("ggjt4.bin", &b), MF_ERR_FORMAT, "GGJT version 4");
     header(&b, GGJT, 3, 0, true);
     mf_wr32le(b.b + 8, 0x40000000u); /* n_vocab */
-    check_error(save("nvocab.bin", &b), MF_ERR_FORMAT, "n_vocab");
+    tl_expect_open_error(save("nvocab.bin", &b), MF_ERR_FORMAT, "n_vocab");
     header(&b, GGJT, 3, 0, false); /* GGJT vocabulary without scores: misread */
     tensor(&b, GGJT, "a", 0, 1, (uint32_t[]){3}, 12, 9);
-    check_error(save("noscores.bin", &b), MF_ERR_FORMAT, "");
+    tl_expect_open_error(save("noscores.bin", &b), MF_ERR_FORMAT, "");
     header(&b, GGJT, 3, 0, true);
     tensor(&b, GGJT, "a", 0, 1, (uint32_t[]){3}, 12, 9);
     b.n -= 4;
-    check_error(save("cut.bin", &b), MF_ERR_FORMAT, "past the end");
+    tl_expect_open_error(save("cut.bin", &b), MF_ERR_FORMAT, "past the end");
     header(&b, GGJT, 3, 0, true);
     tensor(&b, GGJT, "a", 0, 5, (uint32_t[]){1, 1, 1, 1, 1}, 4, 9);
-    check_error(save("dims5.bin", &b), MF_ERR_FORMAT, "n_dims 5");
+    tl_expect_open_error(save("dims5.bin", &b), MF_ERR_FORMAT, "n_dims 5");
     header(&b, GGJT, 3, 0, true);
     tensor(&b, GGJT, "a", 0, 1, (uint32_t[]){1}, 4, 9);
     tensor(&b, GGJT, "a", 0, 1, (uint32_t[]){1}, 4, 9);
-    check_error(save("dup.bin", &b), MF_ERR_FORMAT, "twice");
+    tl_expect_open_error(save("dup.bin", &b), MF_ERR_FORMAT, "twice");
     header(&b, GGJT, 3, 2, true);
     tensor(&b, GGJT, "q", 2, 1, (uint32_t[]){16}, 9, 9);
-    check_error(save("partial.bin", &b), MF_ERR_FORMAT, "block");
+    tl_expect_open_error(save("partial.bin", &b), MF_ERR_FORMAT, "block");
     header(&b, GGJT, 3, 0, true);
     tensor(&b, GGJT, "", 0, 1, (uint32_t[]){1}, 4, 9);
-    check_error(save("noname.bin", &b), MF_ERR_FORMAT, "name length 0");
+    tl_expect_open_error(save("noname.bin", &b), MF_ERR_FORMAT, "name length 0");
     header(&b, GGJT, 3, 0, true);
     tensor(&b, GGJT, "a", 0, 2, (uint32_t[]){0xffffffffu, 0xffffffffu}, 0, 0);
-    check_error(save("huge.bin", &b), MF_ERR_FORMAT, "overflows");
+    tl_expect_open_error(save("huge.bin", &b), MF_ERR_FORMAT, "overflows");
     header(&b, GGJT, 3, 0, true);
     b.b[b.n++] = 1; /* a partial tensor record */
-    check_error(save("tail.bin", &b), MF_ERR_FORMAT, "unexpected end");
+    tl_expect_open_error(save("tail.bin", &b), MF_ERR_FORMAT, "unexpected end");
     b.n = 6;
-    check_error(save("short.bin", &b), MF_ERR_FORMAT, "unexpected end");
+    tl_expect_open_error(save("short.bin", &b), MF_ERR_FORMAT, "unexpected end");
 }
 
 int main(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/mfmt_test_ggml_XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!tl_make_tmpdir(dir, sizeof(dir), "ggml")) {
         return 2;
     }
     test_ggjt_v3();
     test_old_kinds();
     test_malformed();
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    tl_remove_tmpdir(dir);
     return tl_report("ggml_legacy");
 }

@@ -285,9 +285,6 @@ int main(void)
     printf("gguf -> hf: %d directories round-tripped\n", n);
     quantized_source(shared);
     refusals(shared);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    tl_remove_tmpdir(tmpdir);
     return tl_report("gguf_to_hf");
 }

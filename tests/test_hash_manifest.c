@@ -300,8 +300,6 @@ int main(void)
     test_safetensors(shared_abs);
     test_plain_hash(shared_abs);
     test_default_output(shared_abs);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(tl_remove_tmpdir(dir));
     return tl_report("hash_manifest");
 }

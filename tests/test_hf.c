@@ -60,9 +60,7 @@ static char *path2(const char *a, const char *b)
 
 static void rm_tree(const char *dir)
 {
-    char cmd[4200];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(tl_remove_tmpdir(dir));
 }
 
 /* Python's json.dumps(list_of_str, ensure_ascii=False) */

@@ -2,7 +2,7 @@
  * ../shared): packed codes of 3, 4 and 8 bits with F16, BF16 and F32
  * scales, logical shapes, dequantized values worked out by hand, the
  * dequantized view written to safetensors and read back. */
-#include "testlib.h"
+#include "testmf.h"
 
 #include "core/core.h"
 #include "formats/mlx/mlx.h"
@@ -39,14 +39,6 @@ static const char *path_in(const char *sub, const char *name)
     k = (k + 1) % 4;
     snprintf(p[k], sizeof(p[k]), "%s/%s%s%s", dir, sub, *name ? "/" : "", name);
     return p[k];
-}
-
-static void sha_hex(const void *b, size_t n, char hex[129])
-{
-    mf_hasher *h = mf_hasher_new(MF_SHA256);
-    mf_hasher_update(h, b, n);
-    mf_hasher_final_hex(h, hex);
-    mf_hasher_free(h);
 }
 
 typedef struct collect {
@@ -233,7 +225,7 @@ static void test_read(const mf_model *m)
     char want[129], got[129];
     mf_status st;
     mf_status_init(&st);
-    sha_hex(q_w, sizeof(q_w), want);
+    tl_sha256_hex(q_w, sizeof(q_w), want);
     CHECK(t && t->dtype == MF_U32 && mf_hash_tensor(m, t, MF_SHA256, got, &st) == 0 &&
           strcmp(want, got) == 0);
     mf_status_clear(&st);
@@ -271,9 +263,9 @@ static void test_view_roundtrip(const mf_model *m)
     CHECK(mf_tensor_find(v, "model.layers.0.q_proj.scales") == NULL);
     CHECK(mf_meta_get(v, "mlx.quantization.bits") != NULL);
     char want[129], got[129];
-    sha_hex(q_expect, sizeof(q_expect), want);
+    tl_sha256_hex(q_expect, sizeof(q_expect), want);
     CHECK(t && mf_hash_tensor(v, t, MF_SHA256, got, &st) == 0 && strcmp(want, got) == 0);
-    sha_hex(norm, sizeof(norm), want);
+    tl_sha256_hex(norm, sizeof(norm), want);
     t = mf_tensor_find(v, "model.norm.weight");
     CHECK(t && mf_hash_tensor(v, t, MF_SHA256, got, &st) == 0 && strcmp(want, got) == 0);
     mf_status_clear(&st);
@@ -416,9 +408,7 @@ static void test_errors(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/mfmt_test_mlx_XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!tl_make_tmpdir(dir, sizeof(dir), "mlx")) {
         return 2;
     }
     build_values();
@@ -446,9 +436,6 @@ int main(void)
     mf_close(m);
     mf_status_clear(&st);
     test_errors();
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    tl_remove_tmpdir(dir);
     return tl_report("mlx");
 }

@@ -1,7 +1,7 @@
 /* test_numpy.c - .npy and .npz readers on files built here byte by byte:
  * header versions and dialects, dtypes in both byte orders, Fortran order,
  * deflated members, object arrays, and malformed headers. */
-#include "testlib.h"
+#include "testmf.h"
 
 #include "core/core.h"
 #include "formats/numpy/npy.h"
@@ -60,14 +60,6 @@ static const char *write_npy(const char *name, int major, const char *dict, cons
     return p;
 }
 
-static void sha_hex(const void *b, size_t n, char hex[129])
-{
-    mf_hasher *h = mf_hasher_new(MF_SHA256);
-    mf_hasher_update(h, b, n);
-    mf_hasher_final_hex(h, hex);
-    mf_hasher_free(h);
-}
-
 /* Opens path; checks the single tensor's dtype, ndim and canonical bytes. */
 static void check_tensor(const char *path, const char *name, mf_dtype dt, int ndim,
                          const int64_t *shape, const void *canon, size_t n)
@@ -88,24 +80,11 @@ static void check_tensor(const char *path, const char *name, mf_dtype dt, int nd
                 CHECKF(t->shape[i] == shape[i], "%s: shape[%d] %lld", path, i,
                        (long long)t->shape[i]);
             char want[129], got[129];
-            sha_hex(canon, n, want);
+            tl_sha256_hex(canon, n, want);
             CHECKF(mf_hash_tensor(m, t, MF_SHA256, got, &st) == 0 && strcmp(want, got) == 0,
                    "%s: canonical bytes differ (%s)", path, st.msg);
         }
     }
-    mf_close(m);
-    mf_status_clear(&st);
-}
-
-static void check_error(const char *path, mf_code code, const char *needle)
-{
-    mf_status st;
-    mf_status_init(&st);
-    mf_model *m = NULL;
-    int rc = mf_open(path, NULL, &m, &st);
-    CHECKF(rc != 0 && st.code == code && strstr(st.msg, path) && strstr(st.msg, needle),
-           "%s: want error %d with \"%s\", got rc %d code %d: %s", path, code, needle, rc,
-           st.code, st.msg);
     mf_close(m);
     mf_status_clear(&st);
 }
@@ -222,7 +201,7 @@ static void test_dialects(void)
         if (major <= 2)
             check_tensor(p2, "", MF_I32, 2, s23, v, sizeof(v));
         else
-            check_error(p2, MF_ERR_FORMAT, "not a Python literal");
+            tl_expect_open_error(p2, MF_ERR_FORMAT, "not a Python literal");
     }
     /* dtypes that are not one number: text, bytes, datetimes, records */
     {
@@ -304,7 +283,7 @@ static void test_bad_headers(void)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char name[64];
         snprintf(name, sizeof(name), "bad_%zu.npy", i);
-        check_error(write_npy(name, 1, bad[i].dict, v, sizeof(v)), bad[i].code, bad[i].needle);
+        tl_expect_open_error(write_npy(name, 1, bad[i].dict, v, sizeof(v)), bad[i].code, bad[i].needle);
     }
     /* preamble errors */
     uint8_t b[256];
@@ -312,21 +291,21 @@ static void test_bad_headers(void)
     const char *p = tmp_path("version11.npy");
     b[7] = 1;
     write_file(p, b, n);
-    check_error(p, MF_ERR_FORMAT, "version 1.1");
+    tl_expect_open_error(p, MF_ERR_FORMAT, "version 1.1");
     b[7] = 0;
     mf_wr16le(b + 8, 60000); /* header length past the end */
     p = tmp_path("hlen.npy");
     write_file(p, b, n);
-    check_error(p, MF_ERR_FORMAT, "header length 60000");
+    tl_expect_open_error(p, MF_ERR_FORMAT, "header length 60000");
     p = tmp_path("short.npy");
     write_file(p, b, 9);
-    check_error(p, MF_ERR_FORMAT, "header length");
+    tl_expect_open_error(p, MF_ERR_FORMAT, "header length");
     /* v2 header length over the limit */
     n = npy_image(b, 2, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", v, 16);
     mf_wr32le(b + 8, 0x7fffffff);
     p = tmp_path("hlen2.npy");
     write_file(p, b, n);
-    check_error(p, MF_ERR_FORMAT, "limit");
+    tl_expect_open_error(p, MF_ERR_FORMAT, "limit");
 }
 
 /* Trailing bytes are noted, not refused (np.load ignores them). */
@@ -496,7 +475,7 @@ static void test_npz(void)
     size_t on = npy_image(o, 1, "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }",
                           "\x80\x03N.", 4);
     zmember om[] = {{"a.npy", a, an, false, false}, {"obj.npy", o, on, true, false}};
-    check_error(write_zip("object.npz", om, 2), MF_ERR_UNSUPPORTED, "\"obj.npy\"");
+    tl_expect_open_error(write_zip("object.npz", om, 2), MF_ERR_UNSUPPORTED, "\"obj.npy\"");
     /* bad CRC: validate (strict) finds it in a stored member; streaming a
      * deflated one always checks */
     zmember bm[] = {{"a.npy", a, an, false, true}};
@@ -528,12 +507,12 @@ static void test_npz(void)
     g[30 + 5 + 3] ^= 0xff;
     p = tmp_path("garbage.npz");
     write_file(p, g, gn2);
-    check_error(p, MF_ERR_FORMAT, "a.npy");
+    tl_expect_open_error(p, MF_ERR_FORMAT, "a.npy");
     /* a member whose array is cut short, and two members of one name */
     zmember sm[] = {{"a.npy", a, an - 4, true, false}};
-    check_error(write_zip("short.npz", sm, 1), MF_ERR_FORMAT, "needs 16 bytes");
+    tl_expect_open_error(write_zip("short.npz", sm, 1), MF_ERR_FORMAT, "needs 16 bytes");
     zmember dup[] = {{"a.npy", a, an, false, false}, {"a.npy", a, an, true, false}};
-    check_error(write_zip("dup.npz", dup, 2), MF_ERR_FORMAT, "two members");
+    tl_expect_open_error(write_zip("dup.npz", dup, 2), MF_ERR_FORMAT, "two members");
     /* a deflated member that claims far more than deflate can give */
     uint8_t z[1 << 12];
     zmember lm[] = {{"a.npy", a, an, true, false}};
@@ -543,7 +522,7 @@ static void test_npz(void)
             mf_wr32le(z + i + 24, 0x7fffffffu);
     p = tmp_path("liar.npz");
     write_file(p, z, zn);
-    check_error(p, MF_ERR_FORMAT, "claims");
+    tl_expect_open_error(p, MF_ERR_FORMAT, "claims");
 }
 
 /* ------------------------------------------------------- pickles (scan) */
@@ -663,9 +642,7 @@ static void test_convert_roundtrip(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/mfmt_test_numpy_XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!tl_make_tmpdir(dir, sizeof(dir), "numpy")) {
         return 2;
     }
     test_dtypes();
@@ -676,9 +653,6 @@ int main(void)
     test_npz();
     test_pickles();
     test_convert_roundtrip();
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    tl_remove_tmpdir(dir);
     return tl_report("numpy");
 }

@@ -103,10 +103,26 @@ static void expect_bytes(mf_model *m, const char *tname, mf_dtype dt, const void
     mf_status_clear(&st);
 }
 
+/* Rows [row0, row0 + nrows) of tensor tname read as F32 equal want. */
+static void expect_f32(mf_model *m, const char *tname, uint64_t row0, uint64_t nrows,
+                       const float *want, size_t n)
+{
+    const mf_tensor *t = mf_tensor_find(m, tname);
+    float got[16] = {0};
+    mf_status st;
+    mf_status_init(&st);
+    int rc = t ? mf_tensor_read(m, t, MF_F32, row0, nrows, got, sizeof(got), &st) : -1;
+    CHECKF(rc == 0 && memcmp(got, want, n * sizeof(float)) == 0,
+           "%s rows %llu+%llu as F32: rc %d (%s): %g %g %g %g %g", tname,
+           (unsigned long long)row0, (unsigned long long)nrows, rc, st.msg, got[0], got[1],
+           got[2], got[3], got[4]);
+    mf_status_clear(&st);
+}
+
 static void test_typed_fields(void)
 {
-    static const int64_t d2[] = {2}, d5[] = {5}, d3[] = {3}, d1[] = {1};
-    pbw t[10] = {{0}};
+    static const int64_t d2[] = {2}, d5[] = {5}, d3[] = {3}, d1[] = {1}, d23[] = {2, 3};
+    pbw t[13] = {{0}};
     /* float_data unpacked (one fixed32 field per value) */
     tensor_head(&t[0], "f_unpacked", 1, d2, 1);
     pbw_float(&t[0], 4, 1.5f);
@@ -147,7 +163,18 @@ static void test_typed_fields(void)
     tensor_head(&t[9], "u2", 25, d5, 1);
     int64_t u2[2] = {0xe4, 0x03};
     pbw_packed(&t[9], 5, u2, 2);
-    save_model("typed.onnx", t, 10);
+    /* FLOAT4E2M1: 5 elements (0.5, 1, -0.5, -6, 6), INT2: 5 (0, 1, -2, -1, -1),
+     * INT4 2x3 (rows 1 2 3 / -1 7 -8: the second row starts mid-byte) */
+    tensor_head(&t[10], "f4", 23, d5, 1);
+    int64_t f4[3] = {0x21, 0xf9, 0x07};
+    pbw_packed(&t[10], 5, f4, 3);
+    tensor_head(&t[11], "i2", 26, d5, 1);
+    int64_t i2[2] = {0xe4, 0x03};
+    pbw_packed(&t[11], 5, i2, 2);
+    tensor_head(&t[12], "i4x2", 22, d23, 2);
+    int64_t i4x2[3] = {0x21, 0xf3, 0x87};
+    pbw_packed(&t[12], 5, i4x2, 3);
+    save_model("typed.onnx", t, 13);
     /* BOOL in int32_data: any non-zero value is true */
     pbw tb = {0};
     tensor_head(&tb, "b", 9, d2, 1);
@@ -163,7 +190,7 @@ static void test_typed_fields(void)
     mf_model *m = open_ok("typed.onnx");
     if (!m)
         return;
-    CHECK(m->n_tensors == 10);
+    CHECK(m->n_tensors == 13);
     float f1[2] = {1.5f, -2.0f};
     expect_bytes(m, "f_unpacked", MF_F32, f1, 8);
     expect_bytes(m, "f_packed", MF_F32, fv, 8);
@@ -182,6 +209,16 @@ static void test_typed_fields(void)
     expect_bytes(m, "scalar", MF_I64, i64b, 8);
     uint8_t u2b[2] = {0xe4, 0x03};
     expect_bytes(m, "u2", MF_U2, u2b, 2);
+    /* the packed types as F32 (mf_tensor_read), whole and by rows */
+    static const float i4f[5] = {1, 2, 3, -1, 7}, u2f[5] = {0, 1, 2, 3, 3},
+                       f4f[5] = {0.5f, 1, -0.5f, -6, 6}, i2f[5] = {0, 1, -2, -1, -1},
+                       i4x2f[6] = {1, 2, 3, -1, 7, -8};
+    expect_f32(m, "i4", 0, UINT64_MAX, i4f, 5);
+    expect_f32(m, "u2", 0, UINT64_MAX, u2f, 5);
+    expect_f32(m, "f4", 0, UINT64_MAX, f4f, 5);
+    expect_f32(m, "i2", 0, UINT64_MAX, i2f, 5);
+    expect_f32(m, "i4x2", 0, UINT64_MAX, i4x2f, 6);
+    expect_f32(m, "i4x2", 1, 1, i4x2f + 3, 3);
     const mf_value *v = mf_meta_get(m, "opset.ai.onnx");
     CHECK(v && v->type == MF_V_I64 && v->as.i == 13);
     v = mf_meta_get(m, "producer_name");
@@ -457,9 +494,7 @@ static void test_tensor_file(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/mfmt-onnx-XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!tl_make_tmpdir(dir, sizeof(dir), "onnx")) {
         return 1;
     }
     test_typed_fields();
@@ -468,11 +503,6 @@ int main(void)
     test_external_data();
     test_graph();
     test_tensor_file();
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (getenv("MFMT_KEEP_TEST_FILES")) /* e.g. to gather fuzz seeds */
-        printf("test files kept in %s\n", dir);
-    else if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    tl_remove_tmpdir(dir);
     return tl_report("onnx");
 }

@@ -4,7 +4,7 @@
  * build, and the bounds that stop expansion bombs. */
 #include "testlib.h"
 
-#include "formats/pickle/pickle.h"
+#include "core/pickle.h"
 #include "pickle_build.h"
 
 #include <time.h>

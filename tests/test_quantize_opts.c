@@ -86,9 +86,6 @@ int main(void)
     refused(mfmt, mix, "--override-kv k=bool:maybe", "invalid boolean");
     refused(mfmt, mix, "--override-kv k=list:1", "invalid type");
     refused(mfmt, mix, "--imatrix x --include-weights a --exclude-weights b", "");
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp);
+    tl_remove_tmpdir(tmp);
     return tl_report("quantize_opts");
 }

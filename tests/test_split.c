@@ -87,8 +87,6 @@ int main(void)
     mf_close(tiny);
     mf_status_clear(&st);
     mf_close(src);
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(tl_remove_tmpdir(dir));
     return tl_report("split");
 }

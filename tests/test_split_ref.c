@@ -103,9 +103,7 @@ int main(void)
     for (size_t i = 0; i < json_array_size(cases); i++)
         check_case(shared, dir, i, json_array_get(cases, i));
     check_dry_run(shared, dir);
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(tl_remove_tmpdir(dir));
     json_decref(ref);
     return tl_report("split_ref");
 }

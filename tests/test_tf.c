@@ -4,7 +4,7 @@
  * TensorBundle index is a LevelDB table built here (prefix-compressed keys,
  * CRC32C block trailers, big-endian data, string entries), plus damaged
  * bundles that must be refused. */
-#include "testlib.h"
+#include "testmf.h"
 #include "pbw.h"
 
 #include "core/core.h"
@@ -25,21 +25,6 @@ static const char *path_of(const char *name)
     return p[k];
 }
 
-typedef struct sinkbuf {
-    uint8_t b[1024];
-    size_t n;
-} sinkbuf;
-
-static int sink(void *ctx, const void *p, size_t n, mf_status *st)
-{
-    sinkbuf *s = ctx;
-    if (s->n + n > sizeof(s->b))
-        return mf_fail(st, MF_ERR_USAGE, NULL, -1, "full");
-    memcpy(s->b + s->n, p, n);
-    s->n += n;
-    return 0;
-}
-
 static void expect(mf_model *m, const char *name, mf_dtype dt, const void *bytes, size_t n)
 {
     const mf_tensor *t = mf_tensor_find(m, name);
@@ -47,10 +32,10 @@ static void expect(mf_model *m, const char *name, mf_dtype dt, const void *bytes
     if (!t)
         return;
     CHECKF(t->nbytes == n, "%s: nbytes %llu, want %zu", name, (unsigned long long)t->nbytes, n);
-    sinkbuf s = {.n = 0};
+    tl_sinkbuf s = {.n = 0};
     mf_status st;
     mf_status_init(&st);
-    CHECKF(mf_tensor_stream(m, t, sink, &s, &st) == 0 && s.n == n && memcmp(s.b, bytes, n) == 0,
+    CHECKF(mf_tensor_stream(m, t, tl_sink, &s, &st) == 0 && s.n == n && memcmp(s.b, bytes, n) == 0,
            "%s: bytes differ (%s)", name, st.msg);
     mf_status_clear(&st);
 }
@@ -509,19 +494,12 @@ static void test_not_a_graphdef(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/mfmt-tf-XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!tl_make_tmpdir(dir, sizeof(dir), "tf")) {
         return 1;
     }
     test_graphdef();
     test_savedmodel();
     test_not_a_graphdef();
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (getenv("MFMT_KEEP_TEST_FILES")) /* e.g. to gather fuzz seeds */
-        printf("test files kept in %s\n", dir);
-    else if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    tl_remove_tmpdir(dir);
     return tl_report("tf");
 }

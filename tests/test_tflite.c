@@ -3,7 +3,7 @@
  * flatbuffer, quantization, strings, operator codes; and damaged files
  * (vtables, offsets, vector lengths, indices, sizes) that must be refused
  * with an error, never read out of bounds. */
-#include "testlib.h"
+#include "testmf.h"
 
 #include "core/core.h"
 #include "formats/tflite/tflite.h"
@@ -226,31 +226,16 @@ static int save(const fbb *f)
     return fclose(fp) == 0 && k == f->n ? 0 : -1;
 }
 
-typedef struct sinkbuf {
-    uint8_t b[256];
-    size_t n;
-} sinkbuf;
-
-static int sink(void *ctx, const void *p, size_t n, mf_status *st)
-{
-    sinkbuf *s = ctx;
-    if (s->n + n > sizeof(s->b))
-        return mf_fail(st, MF_ERR_USAGE, NULL, -1, "full");
-    memcpy(s->b + s->n, p, n);
-    s->n += n;
-    return 0;
-}
-
 static void expect(mf_model *m, const char *name, mf_dtype dt, const void *bytes, size_t n)
 {
     const mf_tensor *t = mf_tensor_find(m, name);
     CHECKF(t && t->dtype == dt, "%s: missing or dtype %s", name, t ? mf_dtype_name(t->dtype) : "-");
     if (!t)
         return;
-    sinkbuf s = {.n = 0};
+    tl_sinkbuf s = {.n = 0};
     mf_status st;
     mf_status_init(&st);
-    CHECKF(mf_tensor_stream(m, t, sink, &s, &st) == 0 && s.n == n && memcmp(s.b, bytes, n) == 0,
+    CHECKF(mf_tensor_stream(m, t, tl_sink, &s, &st) == 0 && s.n == n && memcmp(s.b, bytes, n) == 0,
            "%s: bytes differ (%s)", name, st.msg);
     mf_status_clear(&st);
 }

@@ -67,6 +67,34 @@ static inline int tl_run_cmd(const char *cmd, const char *log, char *out, size_t
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+/* A fresh directory /tmp/mfmt-NAME-XXXXXX written into dir; false (and
+ * why, on stderr) when it cannot be made. */
+#include <stdbool.h>
+static inline bool tl_make_tmpdir(char *dir, size_t cap, const char *name)
+{
+    snprintf(dir, cap, "/tmp/mfmt-%s-XXXXXX", name);
+    if (mkdtemp(dir))
+        return true;
+    perror("mkdtemp");
+    return false;
+}
+
+/* Removes a test's directory; kept (and said) when MFMT_KEEP_TEST_FILES is
+ * set, e.g. to gather fuzz seeds. False when it cannot be removed. */
+static inline bool tl_remove_tmpdir(const char *dir)
+{
+    if (getenv("MFMT_KEEP_TEST_FILES")) {
+        printf("test files kept in %s\n", dir);
+        return true;
+    }
+    char cmd[4200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) == 0)
+        return true;
+    fprintf(stderr, "could not remove %s\n", dir);
+    return false;
+}
+
 /* A test's main ends with: return tl_report("name"); */
 static inline int tl_report(const char *name)
 {

@@ -137,7 +137,8 @@ MF_API unsigned mf_manifest_kinds(const mf_manifest *mf);
 MF_API unsigned mf_manifest_default_mask(const mf_manifest *mf);
 /* The name the manifest gives this model: `path` when a line names it
  * exactly, else the one model name with the same file name (from the model
- * line or the first tensor's line). malloc'd, free with mf_free. */
+ * line or the first tensor's line; for "-", standard input, the one model
+ * name of the first tensor's line). malloc'd, free with mf_free. */
 MF_API char *mf_manifest_label(const mf_manifest *mf, const mf_model *m, const char *path);
 
 /* How one computed line compares with the manifest. */

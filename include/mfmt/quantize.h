@@ -89,6 +89,16 @@ typedef struct mf_quantize_opts {
      * the output (i32, f32, bool, string) in order, after the copied keys */
     const char *const *kv_overrides;
     size_t n_kv_overrides;
+    /* llama-quantize's COPY type: every tensor copied as it is (ftype is
+     * ignored), general.file_type set to the input's (its general.file_type,
+     * else the type most tensors have, plus 1024: llama.cpp's "guessed") */
+    bool only_copy;
+    /* llama-quantize's --keep-split: an input split set (NAME-00001-of-0000N.gguf)
+     * gives one output file per input file, out_path (less a ".gguf" ending)
+     * being the prefix: PREFIX-00001-of-0000N.gguf, ..., each with the split.*
+     * keys; the tensors in input order. A single-file input gives
+     * PREFIX-00001-of-00001.gguf. Without it a split input gives one file. */
+    bool keep_split;
 } mf_quantize_opts;
 
 /* Defaults: the given ftype, one thread, no imatrix, no overrides. */

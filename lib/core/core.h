@@ -346,9 +346,54 @@ typedef struct mf_probe mf_probe; /* formats/formats.h */
 enum { MF_PROBE_NO = 0, MF_PROBE_WEAK = 1, MF_PROBE_YES = 2 };
 
 struct mf_rewrite;
+
+/* What a loader would run besides unpickling, for scan's find_code hook. */
+enum { MF_CODE_NOTE = 0, MF_CODE_UNKNOWN = 1, MF_CODE_DANGEROUS = 2 }; /* = mf_verdict */
+typedef struct mf_code_finding {
+    int severity;        /* MF_CODE_*: how bad loading it is */
+    const char *opcode;  /* the op that runs it ("PyFunc"), or NULL */
+    const char *message; /* what and why (valid during the call) */
+} mf_code_finding;
+typedef void (*mf_code_fn)(void *ctx, const mf_code_finding *f);
+
+/* What a loader does with bytes it takes for its format, for scan's
+ * pickle_payload hook: a finding to report, then where pickles run. */
+enum {
+    MF_PAYLOAD_NONE = 0,     /* nothing unpickled */
+    MF_PAYLOAD_PICKLE = 1,   /* the loader unpickles from `at` */
+    MF_PAYLOAD_POLYGLOT = 2, /* it does not, but another reader might: scanned quietly */
+};
+typedef struct mf_payload {
+    int severity;      /* MF_CODE_* of the finding */
+    char message[1024]; /* "": no finding */
+    int run;           /* MF_PAYLOAD_* */
+    uint64_t at;
+} mf_payload;
+
+/* scan's side of a member that a loader reads as pickles with raw parts
+ * between them (the reader's walk_tar_member hook; torch's legacy tars). */
+struct pk_obj;
+struct pk_machine;
+typedef struct mf_pickle_walk {
+    void *ctx;
+    /* Runs the pickle at byte `at` of the member on the scanner's machine
+     * (every global it names is judged): 0 with *value (valid until the
+     * next run) and *end after it; -1 with *why (the rule it breaks) and
+     * *end where it stopped. */
+    int (*run)(void *ctx, uint64_t at, const struct pk_obj **value, uint64_t *end,
+               const char **why);
+    /* A finding (MF_CODE_* severity) at byte `at` of the member. */
+    void (*finding)(void *ctx, int severity, uint64_t at, const char *msg);
+    /* The loader reads no further: what follows `at` is scanned quietly. */
+    void (*rest)(void *ctx, uint64_t at);
+} mf_pickle_walk;
+
 typedef struct mf_reader {
     mf_format format;
     const char *name; /* mf_format_name: "safetensors", "pytorch-zip", ... */
+    /* The format holds only numbers and names: no loader of it runs code
+     * (the scan verdict on open is then not worked out). */
+    bool data_only;
     /* Endings such as ".pt" (NULL-ended): when the bytes match no probe,
      * the reader a file's name suggests explains best what is wrong. */
     const char *const *extensions;
@@ -380,6 +425,39 @@ typedef struct mf_reader {
                         mf_status *st);
     /* The computation graph as text (inspect --graph). */
     int (*print_graph)(const mf_model *m, FILE *out, mf_status *st);
+    /* scan: the code loading the model runs besides pickles (Keras Lambda
+     * layers, TensorFlow ops that run code or touch files), each handed to
+     * fn; -1 with st (saying what could not be read) when the part that
+     * would hold it cannot be read. */
+    int (*find_code)(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st);
+    /* scan, when the file cannot be opened to ask find_code: may its own
+     * loader still read code out of these bytes? */
+    bool (*may_hold_code)(const uint8_t *b, uint64_t n);
+    /* scan, over any bytes (archive members too): 0 when the loader would
+     * not take them for this format (its own test: np.load's magic); else
+     * 1 with *out saying what it does with them (np.load of an object
+     * array unpickles its data). */
+    int (*pickle_payload)(const uint8_t *b, uint64_t n, const char *file, mf_payload *out);
+    /* scan of a file by its place: code that loading the directory around
+     * it runs (transformers' auto_map remote code), each finding to fn. */
+    void (*code_around)(const char *path, mf_code_fn fn, void *ctx);
+    /* scan, when a buffer's first pickle is `first`: does this format's
+     * loader read the buffer as a stream that starts with it (torch's
+     * legacy magic number)? 0: no; 1: its pickles were run on pm (the
+     * scanner judges every global) and *end is where the loader stops
+     * reading; -1 with st when the stream breaks a rule. */
+    int (*pickle_stream)(const struct pk_obj *first, struct pk_machine *pm, const uint8_t *b,
+                         uint64_t n, const char *file, uint64_t *end, mf_status *st);
+    /* scan of a tar archive, for a format whose loader reads tars
+     * (torch.load's legacy checkpoints): tar_loader names the loader
+     * ("torch.load"), tar_members the members it opens by name (NULL-ended;
+     * each the last of its name, links followed); walk_tar_member walks
+     * one of them as the loader reads it, through w, and returns 1, or 0
+     * when the loader reads that member as a plain pickle. */
+    const char *tar_loader;
+    const char *const *tar_members;
+    int (*walk_tar_member)(const char *name, const uint8_t *b, uint64_t n,
+                           const mf_pickle_walk *w);
     /* Optional (formats with a metadata header before raw tensor data):
      * writes rw->out as m's first file with metadata rw->meta and tensors
      * renamed, tensor bytes copied unchanged; checks the format's rules

@@ -3,7 +3,6 @@
  * hook); this file asks them in registry order and keeps what is common:
  * the zip directory, the protobuf field summary, the fallbacks. */
 #include "formats/formats.h"
-#include "core/tar.h"
 
 int mf_probe_found(mf_probe *p, mf_format f, const char *fmt, ...)
 {
@@ -98,73 +97,25 @@ static bool is_zip_start(const mf_probe *p)
            (memcmp(p->b, "PK\x03\x04", 4) == 0 || memcmp(p->b, "PK\x05\x06", 4) == 0);
 }
 
-/* torch.load's first try is Python's tarfile (core/tar.h): a tar with
- * members storages and pickle is a legacy torch checkpoint, whatever else
- * its bytes look like. (Kept here, before every reader's probe, because
- * torch.load's order decides; main's sec-zip rule, issue 10.) */
-static bool detect_torch_tar(mf_probe *p)
-{
-    if (!mf_tar_probe(p->b, p->size))
-        return false;
-    mf_arena *a = mf_arena_new();
-    mf_status st;
-    mf_status_init(&st);
-    mf_tar t;
-    bool yes = false;
-    if (a && mf_tar_open(&t, p->b, p->size, p->path, a, &st) == 0 && mf_tar_find(&t, "pickle") &&
-        mf_tar_find(&t, "storages")) {
-        mf_probe_found(p, MF_FMT_PYTORCH_PICKLE, "PyTorch legacy tar (%zu members)", t.n);
-        yes = true;
-    }
-    mf_status_clear(&st);
-    mf_arena_free(a);
-    return yes;
-}
-
-/* torch.load's reading of a zip (miniz): the folder of the first member,
- * and <folder>/data.pkl found as miniz finds it (case-insensitively). This
- * decides before the other readers look at the members, and also when the
- * central directory is unreadable to the strict reader. */
-static bool detect_torch_zip(mf_probe *p)
-{
-    mf_arena *a = mf_arena_new();
-    mf_status st;
-    mf_status_init(&st);
-    mf_zip z;
-    bool yes = false;
-    if (a && mf_zip_open_as(&z, MF_ZIP_MINIZ, p->b, p->size, p->path, a, &st) == 0 && z.n) {
-        const char *slash = strchr(z.entries[0].name, '/');
-        char want[1100];
-        if (slash && (size_t)(slash - z.entries[0].name) < 1000) {
-            snprintf(want, sizeof(want), "%.*s/data.pkl", (int)(slash - z.entries[0].name),
-                     z.entries[0].name);
-            yes = mf_zip_find(&z, want) != NULL;
-        }
-        if (yes)
-            mf_probe_found(p, MF_FMT_PYTORCH_ZIP, "PyTorch zip archive (%zu members)", z.n);
-    }
-    mf_status_clear(&st);
-    mf_arena_free(a);
-    return yes;
-}
-
-/* A file that starts as a zip archive is judged by its members only. */
+/* A file that starts as a zip archive is judged by its members only. The
+ * zip probes see the directory as zipfile reads it (p->zip; NULL when
+ * that fails: a loader reading zips its own way, as torch's miniz does,
+ * may still take the file). */
 static void detect_zip(mf_probe *p)
 {
-    if (detect_torch_zip(p))
-        return;
     mf_arena *a = mf_arena_new();
     mf_status st;
     mf_status_init(&st);
     mf_zip z;
-    if (!a || mf_zip_open(&z, p->b, p->size, p->path, a, &st))
-        mf_probe_found(p, MF_FMT_ZIP, "zip archive (central directory unreadable)");
-    else {
-        p->zip = &z;
-        if (!ask_readers(p, ASK_ZIP))
+    bool readable = a && mf_zip_open(&z, p->b, p->size, p->path, a, &st) == 0;
+    p->zip = readable ? &z : NULL;
+    if (!ask_readers(p, ASK_ZIP)) {
+        if (readable)
             mf_probe_found(p, MF_FMT_ZIP, "zip archive (%zu members)", z.n);
-        p->zip = NULL;
+        else
+            mf_probe_found(p, MF_FMT_ZIP, "zip archive (central directory unreadable)");
     }
+    p->zip = NULL;
     mf_status_clear(&st);
     mf_arena_free(a);
 }
@@ -179,7 +130,6 @@ static int detect_dir(const char *path, mf_detection *out)
 
 int mf_detect(const char *path, mf_detection *out, mf_status *st)
 {
-    MF_ST_GUARD(st);
     memset(out, 0, sizeof(*out));
     if (mf_is_dir(path))
         return detect_dir(path, out);
@@ -189,7 +139,7 @@ int mf_detect(const char *path, mf_detection *out, mf_status *st)
     mf_probe p = {.path = path, .b = f.base, .size = f.size, .out = out};
     if (is_zip_start(&p))
         detect_zip(&p);
-    else if (!detect_torch_tar(&p) && !ask_readers(&p, ASK_BYTES)) {
+    else if (!ask_readers(&p, ASK_BYTES)) {
         out->format = MF_FMT_UNKNOWN;
         hex_head(&p);
     }

@@ -27,7 +27,8 @@ struct mf_probe {
     const char *path;
     const uint8_t *b;   /* the file's bytes (probe, probe_zip); NULL for a directory */
     uint64_t size;
-    const mf_zip *zip;  /* probe_zip: the archive's central directory */
+    const mf_zip *zip;  /* probe_zip: the central directory as zipfile reads
+                           it; NULL when that fails (p->b, p->size: the bytes) */
     mf_detection *out;  /* filled by mf_probe_found */
     /* private to detect.c */
     int pb_state;       /* 0: not parsed; 1: a protobuf; -1: not one */

@@ -13,6 +13,7 @@
     X(gguf)                                                               \
     X(ggml_legacy)                                                        \
     X(npy)                                                                \
+    X(pytorch_tar)  /* torch's oldest format: before HDF5 (data at 512) */ \
     X(pytorch_zip)  /* zip with data.pkl; pytorch_model.bin.index.json */ \
     X(keras)        /* zip with config.json + model.weights.h5 */         \
     X(npz)          /* zip of .npy members */                             \

@@ -12,16 +12,11 @@
 
 /* Formats in which loading can mean running code (a pickle, a Keras
  * Lambda layer, a TensorFlow op, or a directory that may hold any of
- * them). The others only hold numbers and names: nothing a loader runs. */
+ * them): every one whose reader does not say it is data only. */
 static bool may_carry_code(mf_format f)
 {
-    switch (f) {
-    case MF_FMT_SAFETENSORS: case MF_FMT_GGUF: case MF_FMT_GGML_LEGACY:
-    case MF_FMT_ONNX: case MF_FMT_ONNX_TENSOR: case MF_FMT_TFLITE:
-        return false;
-    default:
-        return true;
-    }
+    const mf_reader *r = mf_reader_for(f);
+    return !r || !r->data_only;
 }
 
 typedef struct verdict_acc {
@@ -336,7 +331,10 @@ static int read_f32(const mf_model *m, const mf_tensor *t, uint64_t e0, uint64_t
     uint64_t be = di->block_elems > 1 ? di->block_elems : 1;
     uint64_t a0 = e0 / be * be, a1 = (e1 + be - 1) / be * be, b0, b1;
     uint64_t total = mf_tensor_nelems(t);
-    if (a1 > total || elem_bytes(t->dtype, a0, &b0) || elem_bytes(t->dtype, a1, &b1))
+    if (a1 > total && di->bits && di->bits < 8 && di->ggml_id < 0)
+        a1 = total; /* packed sub-byte types: the last byte is padded */
+    if (a1 > total || elem_bytes(t->dtype, a0, &b0) ||
+        (a1 == total ? mf_dtype_nbytes(t->dtype, a1, &b1) : elem_bytes(t->dtype, a1, &b1)))
         return mf_fail(st, MF_ERR_FORMAT, m->path, -1,
                        "tensor \"%s\": %llu elements are not whole %s blocks", t->name,
                        (unsigned long long)total, mf_dtype_name(t->dtype));

@@ -307,75 +307,6 @@ static bool match_pattern(const char *pat, const char *name, size_t name_len, in
 
 /* ------------------------------------------------------- value coding */
 
-/* numpy's half -> float (npy_halfbits_to_floatbits): NaN payloads kept. */
-static float half_to_float(uint16_t h)
-{
-    uint32_t sgn = (uint32_t)(h & 0x8000u) << 16, exp = h & 0x7c00u, sig = h & 0x03ffu, f;
-    if (exp == 0x7c00u) {
-        f = sgn | 0x7f800000u | sig << 13;
-    } else if (exp == 0) {
-        if (!sig) {
-            f = sgn;
-        } else {
-            int e = 0;
-            sig <<= 1;
-            while (!(sig & 0x0400u)) {
-                sig <<= 1;
-                e++;
-            }
-            f = sgn | (uint32_t)(127 - 15 - e) << 23 | (sig & 0x03ffu) << 13;
-        }
-    } else {
-        f = sgn | (((uint32_t)(h & 0x7fffu) + 0x1c000u) << 13);
-    }
-    float r;
-    memcpy(&r, &f, 4);
-    return r;
-}
-
-/* numpy's float -> half (npy_floatbits_to_halfbits): round to nearest even. */
-static uint16_t float_to_half(float x)
-{
-    uint32_t f;
-    memcpy(&f, &x, 4);
-    uint16_t sgn = (uint16_t)((f & 0x80000000u) >> 16);
-    uint32_t exp = f & 0x7f800000u, sig;
-    if (exp >= 0x47800000u) {
-        if (exp == 0x7f800000u && (f & 0x007fffffu)) {
-            uint16_t r = (uint16_t)(0x7c00u + ((f & 0x007fffffu) >> 13));
-            return (uint16_t)(sgn + (r == 0x7c00u ? r + 1 : r));
-        }
-        return (uint16_t)(sgn + 0x7c00u);
-    }
-    if (exp <= 0x38000000u) {
-        if (exp < 0x33000000u)
-            return sgn;
-        exp >>= 23;
-        sig = 0x00800000u + (f & 0x007fffffu);
-        sig >>= (113 - exp);
-        if ((sig & 0x00003fffu) != 0x00001000u || (f & 0x000007ffu))
-            sig += 0x00001000u;
-        return (uint16_t)(sgn + (uint16_t)(sig >> 13));
-    }
-    uint16_t hexp = (uint16_t)((exp - 0x38000000u) >> 13);
-    sig = f & 0x007fffffu;
-    if ((sig & 0x00003fffu) != 0x00001000u)
-        sig += 0x00001000u;
-    uint16_t hsig = (uint16_t)(sig >> 13);
-    return (uint16_t)(sgn + hsig + hexp); /* a carry into the exponent is right */
-}
-
-/* gguf-py __quantize_bf16_array: NaN forced quiet, round to nearest even. */
-static uint16_t float_to_bf16(float x)
-{
-    uint32_t n;
-    memcpy(&n, &x, 4);
-    if ((n & 0x7fffffffu) > 0x7f800000u)
-        n = (n & 0xffff0000u) | (64u << 16);
-    uint64_t r = ((uint64_t)n + (0x7fffu + ((n >> 16) & 1))) >> 16;
-    return (uint16_t)r;
-}
-
 /* numpy's half -> float for every half, built once (the conversion of
  * F16 sources is a table lookup). */
 static float f16_table[65536];
@@ -384,10 +315,11 @@ static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
 static void f16_table_init(void)
 {
     for (uint32_t h = 0; h < 65536; h++)
-        f16_table[h] = half_to_float((uint16_t)h);
+        f16_table[h] = mf_f16_to_f32_numpy((uint16_t)h);
 }
 
-/* Source elements as float32 (torch's .to(torch.float32)). */
+/* Source elements as float32 (torch's .to(torch.float32)); halves as
+ * numpy reads them (NaN payloads kept). */
 static void row_to_f32(mf_dtype dt, const uint8_t *p, size_t n, float *out)
 {
     size_t i;
@@ -398,36 +330,11 @@ static void row_to_f32(mf_dtype dt, const uint8_t *p, size_t n, float *out)
         for (i = 0; i < n; i++)
             out[i] = f16_table[mf_rd16le(p + 2 * i)];
         return;
-    case MF_BF16:
-        for (i = 0; i < n; i++) {
-            uint32_t u = (uint32_t)mf_rd16le(p + 2 * i) << 16;
-            memcpy(&out[i], &u, 4);
-        }
-        return;
-    default: break;
-    }
-    for (i = 0; i < n; i++) {
-        switch (dt) {
-        case MF_F64: {
-            double d;
-            memcpy(&d, p + 8 * i, 8);
-            out[i] = (float)d;
-            break;
-        }
-        case MF_I8: out[i] = (float)(int8_t)p[i]; break;
-        case MF_U8: out[i] = (float)p[i]; break;
-        case MF_BOOL: out[i] = p[i] ? 1.0f : 0.0f; break;
-        case MF_I16: out[i] = (float)(int16_t)mf_rd16le(p + 2 * i); break;
-        case MF_U16: out[i] = (float)mf_rd16le(p + 2 * i); break;
-        case MF_I32: out[i] = (float)(int32_t)mf_rd32le(p + 4 * i); break;
-        case MF_U32: out[i] = (float)mf_rd32le(p + 4 * i); break;
-        case MF_I64: out[i] = (float)(int64_t)mf_rd64le(p + 8 * i); break;
-        case MF_U64: out[i] = (float)mf_rd64le(p + 8 * i); break;
-        default: out[i] = 0; break;
-        }
+    default: /* the other types as tensor_f32.c reads them */
+        if (mf_convert_to_f32(dt, p, out, n))
+            memset(out, 0, n * sizeof(*out));
     }
 }
-
 
 /* TensorNameMap.get_name(name, try_suffixes=(".weight", ".bias")): the
  * name itself, else without the suffix (which is put back). */
@@ -1319,10 +1226,9 @@ static int put_value(conv *c, const conv_hp *h, json_t *v)
 
 static int pooling_type(conv *c)
 {
-    char *p = malloc(strlen(c->dir) + 16);
+    char *p = mf_path_join_new(c->dir, "modules.json");
     if (!p)
         return mf_oom(c->st, c->dir);
-    sprintf(p, "%s/modules.json", c->dir);
     if (!mf_path_exists(p)) {
         free(p);
         return 0;
@@ -1340,14 +1246,15 @@ static int pooling_type(conv *c)
     }
     int rc = 0;
     if (path) {
-        char *cp = malloc(strlen(c->dir) + strlen(path) + 16);
+        char *sub = mf_path_join_new(c->dir, path);
+        char *cp = sub ? mf_path_join_new(sub, "config.json") : NULL;
+        free(sub);
         json_t *pool = NULL;
         if (!cp)
             rc = mf_oom(c->st, c->dir);
         else if (strstr(path, ".."))
             rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "modules.json: pooling path \"%s\" leaves the directory", path);
         if (rc == 0) {
-            sprintf(cp, "%s/%s/config.json", c->dir, path);
             pool = mf_hf_load_json(cp, c->st);
             rc = pool ? 0 : -1;
         }
@@ -1498,41 +1405,26 @@ static int build_metadata(conv *c)
 
 /* ---------------------------------------------------------- streaming */
 
-typedef struct collect {
-    uint8_t *buf;
-    uint64_t n, cap;
-} collect;
-
-static int collect_sink(void *ctx, const void *b, size_t n, mf_status *st)
-{
-    collect *c = ctx;
-    if (n > c->cap - c->n)
-        return mf_fail(st, MF_ERR_FORMAT, NULL, -1, "tensor stream longer than its size");
-    memcpy(c->buf + c->n, b, n);
-    c->n += n;
-    return 0;
-}
-
 /* A source's bytes: mapped in place, or read whole into *owned. */
 static const uint8_t *seg_data(const seg *s, uint8_t **owned, mf_status *st)
 {
     *owned = NULL;
     if (s->t->data && !s->t->strides && !s->t->big_endian)
         return s->t->data;
-    collect col = {.cap = s->t->nbytes};
-    col.buf = malloc(col.cap ? col.cap : 1);
-    if (!col.buf) {
+    mf_buf_sink col = {.cap = s->t->nbytes, .too_long = "tensor stream longer than its size"};
+    col.p = malloc(col.cap ? col.cap : 1);
+    if (!col.p) {
         mf_oom(st, s->part->path);
         return NULL;
     }
-    if (mf_tensor_stream(s->part, s->t, collect_sink, &col, st) || col.n != col.cap) {
-        free(col.buf);
+    if (mf_tensor_stream(s->part, s->t, mf_buf_sink_fn, &col, st) || col.n != col.cap) {
+        free(col.p);
         if (!st->code)
             mf_fail(st, MF_ERR_FORMAT, s->part->path, -1, "tensor \"%s\": short stream", s->t->name);
         return NULL;
     }
-    *owned = col.buf;
-    return col.buf;
+    *owned = col.p;
+    return col.p;
 }
 
 /* The sources of one output tensor, ready to read. */
@@ -1651,7 +1543,7 @@ static void output_row(const reader *r, int64_t row, float *f32)
     bool half = o->segs[0].t->dtype == MF_F16; /* torch keeps F16 tensors F16 */
     for (int64_t i = 0; i < o->row_len; i++) {
         float v = o->ew == OP_ADD_ONE ? f32[i] + 1.0f : -torch_expf(f32[i]);
-        f32[i] = half ? half_to_float(float_to_half(v)) : v;
+        f32[i] = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(v)) : v;
     }
 }
 
@@ -1692,10 +1584,10 @@ static int encode_rows(const conv *c, mf_dtype dt, float *f32, uint8_t *out, int
         memcpy(out, f32, n * 4);
     } else if (dt == MF_F16) {
         for (size_t i = 0; i < n; i++)
-            mf_wr16le(out + 2 * i, float_to_half(f32[i]));
+            mf_wr16le(out + 2 * i, mf_f32_to_f16_numpy(f32[i]));
     } else if (dt == MF_BF16) {
         for (size_t i = 0; i < n; i++)
-            mf_wr16le(out + 2 * i, float_to_bf16(f32[i]));
+            mf_wr16le(out + 2 * i, mf_f32_to_bf16(f32[i]));
     } else if (mf_quantize_rows_mt(dt, f32, out, nr, row, NULL, c->opts.threads)) {
         return mf_fail(st, MF_ERR_UNSUPPORTED, c->dir, -1, "cannot quantize to %s", mf_dtype_name(dt));
     }
@@ -1708,10 +1600,10 @@ static void round_through(mf_dtype plan, float *f32, size_t n)
 {
     if (plan == MF_F16)
         for (size_t i = 0; i < n; i++)
-            f32[i] = half_to_float(float_to_half(f32[i]));
+            f32[i] = mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(f32[i]));
     else if (plan == MF_BF16)
         for (size_t i = 0; i < n; i++) {
-            uint32_t u = (uint32_t)float_to_bf16(f32[i]) << 16;
+            uint32_t u = (uint32_t)mf_f32_to_bf16(f32[i]) << 16;
             memcpy(&f32[i], &u, 4);
         }
 }

@@ -361,20 +361,22 @@ static char *resolve_label(const manifest *mf, const mf_model *m, const char *pa
         if (names_model(mf->e[i].name, path))
             return strdup(path);
     const char *want = base_name(path), *found = NULL;
+    /* "-" (standard input) has no file name: any one model name will do */
+    bool any_name = strcmp(path, "-") == 0;
     const char *t0 = m->n_tensors ? m->tensors[0].name : NULL;
     size_t t0len = t0 ? strlen(t0) : 0;
     for (size_t i = 0; i < mf->n; i++) {
         const char *nm = mf->e[i].name;
         size_t len = strlen(nm);
         char *cand = NULL;
-        if (strcmp(base_name(nm), want) == 0)
+        if (!any_name && strcmp(base_name(nm), want) == 0)
             cand = strdup(nm);
         else if (t0 && len > t0len + 1 && nm[len - t0len - 1] == ':' &&
                  strcmp(nm + len - t0len, t0) == 0)
             cand = strndup(nm, len - t0len - 1);
         if (!cand)
             continue;
-        if (strcmp(base_name(cand), want) != 0) {
+        if (!any_name && strcmp(base_name(cand), want) != 0) {
             free(cand);
             continue;
         }

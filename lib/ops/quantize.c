@@ -8,7 +8,6 @@
  * and general.file_type set and the quantize.imatrix.* keys added. */
 #include "formats/formats.h"
 #include "ops/quantize.h"
-#include "formats/formats.h"
 
 #include "ops/imatrix.h"
 #include "quant/quant.h"
@@ -17,6 +16,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Rows are converted and quantized in chunks of about this many values
  * (16 MiB of F32), so peak memory does not grow with the tensor. */
@@ -24,6 +24,8 @@
 #define GGML_QNT_VERSION 2
 /* llama-quantize copies override strings into a 128-byte buffer */
 #define KV_OVERRIDE_STR_MAX 127
+/* llama_model_loader marks a file type it inferred from the tensors */
+#define LLAMA_FTYPE_GUESSED 1024u
 
 typedef struct qplan {
     const mf_tensor *t;
@@ -35,6 +37,13 @@ typedef struct qplan {
 } qplan;
 
 typedef MF_VEC(mf_kv) kv_vec;
+
+/* One output file: --keep-split writes one per input file. */
+typedef struct qshard {
+    size_t first, n;   /* its tensors: plan[first .. first + n) */
+    kv_vec meta;       /* shard 0: the copied keys (+ split.*); others: split.* only */
+    char *path;        /* in the arena */
+} qshard;
 
 typedef struct qjob {
     const mf_quantize_opts *o;
@@ -53,6 +62,9 @@ typedef struct qjob {
     size_t cap_vals, cap_q;
     mf_quantize_opts opts;  /* the caller's, over the defaults */
     uint64_t done, total;   /* input tensor bytes, for progress */
+    uint32_t file_type;     /* general.file_type written */
+    qshard *shards;         /* output files (one unless keep_split) */
+    size_t n_shards;
 } qjob;
 
 static int job_progress(qjob *j, uint64_t bytes, mf_status *st)
@@ -159,7 +171,8 @@ static int plan_one(qjob *j, mf_qmix *q, const mf_tensor *t, qplan *p, mf_status
     p->t = t;
     if (ggml_shape(j->m, t, p->ne, st))
         return -1;
-    p->dst = mf_qmix_choose(q, t->name, p->ne, t->dtype, &p->fallback, st);
+    /* COPY: llama-quantize's only_copy turns every tensor's quantize off */
+    p->dst = j->o->only_copy ? t->dtype : mf_qmix_choose(q, t->name, p->ne, t->dtype, &p->fallback, st);
     if (p->dst == MF_DTYPE_INVALID)
         return -1;
     p->convert = p->dst != t->dtype;
@@ -191,6 +204,80 @@ static int order_cmp(const void *a, const void *b)
     return c ? c : (x->index < y->index ? -1 : x->index > y->index);
 }
 
+/* --keep-split: llama-quantize sorts the weights by the file they are in
+ * (split index), then by their offset there */
+static int split_order_cmp(const void *a, const void *b)
+{
+    const order_item *x = a, *y = b;
+    if (x->t->file != y->t->file)
+        return x->t->file < y->t->file ? -1 : 1;
+    if (x->t->offset != y->t->offset)
+        return x->t->offset < y->t->offset ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* llama_model_loader's table from the most common tensor type to a file type */
+static uint32_t ftype_of_dtype(mf_dtype d)
+{
+    switch (d) {
+    case MF_F16: return MF_FTYPE_F16;
+    case MF_BF16: return MF_FTYPE_BF16;
+    case MF_Q4_0: return MF_FTYPE_Q4_0;
+    case MF_Q4_1: return MF_FTYPE_Q4_1;
+    case MF_Q5_0: return MF_FTYPE_Q5_0;
+    case MF_Q5_1: return MF_FTYPE_Q5_1;
+    case MF_Q8_0: return MF_FTYPE_Q8_0;
+    case MF_Q2_K: return MF_FTYPE_Q2_K;
+    case MF_Q3_K: return MF_FTYPE_Q3_K_M;
+    case MF_Q4_K: return MF_FTYPE_Q4_K_M;
+    case MF_Q5_K: return MF_FTYPE_Q5_K_M;
+    case MF_Q6_K: return MF_FTYPE_Q6_K;
+    case MF_TQ1_0: return MF_FTYPE_TQ1_0;
+    case MF_TQ2_0: return MF_FTYPE_TQ2_0;
+    case MF_IQ2_XXS: return MF_FTYPE_IQ2_XXS;
+    case MF_IQ2_XS: return MF_FTYPE_IQ2_XS;
+    case MF_IQ2_S: return MF_FTYPE_IQ2_S;
+    case MF_IQ3_XXS: return MF_FTYPE_IQ3_XXS;
+    case MF_IQ1_S: return MF_FTYPE_IQ1_S;
+    case MF_IQ1_M: return MF_FTYPE_IQ1_M;
+    case MF_IQ4_NL: return MF_FTYPE_IQ4_NL;
+    case MF_IQ4_XS: return MF_FTYPE_IQ4_XS;
+    case MF_IQ3_S: return MF_FTYPE_IQ3_S;
+    default: return MF_FTYPE_ALL_F32; /* F32, and the types it does not know */
+    }
+}
+
+/* COPY writes the input's file type as llama_model_loader reads it: its
+ * general.file_type (gguf_get_val_u32: any other type stops llama.cpp), else
+ * the type most tensors have, counted in the loader's (name) order, the
+ * first to reach the highest count winning, marked "guessed". */
+static int input_file_type(qjob *j, const order_item *ord, mf_status *st)
+{
+    const mf_value *v = mf_meta_get(j->m, "general.file_type");
+    if (v) {
+        if (v->type != MF_V_U32)
+            return mf_fail(st, MF_ERR_FORMAT, j->m->path, -1,
+                           "general.file_type is not a uint32; llama.cpp reads it as one (and "
+                           "stops on any other type), so COPY cannot tell the input's file type");
+        j->file_type = (uint32_t)v->as.u;
+        return 0;
+    }
+    enum { N_COUNTED = 64 };
+    uint32_t count[N_COUNTED] = {0}, best = 0;
+    mf_dtype best_type = MF_F32;
+    for (size_t i = 0; i < j->n; i++) {
+        mf_dtype d = ord[i].t->dtype;
+        if ((unsigned)d >= N_COUNTED)
+            continue; /* not a ggml type: a GGUF reader refuses it before this */
+        if (++count[d] > best) {
+            best = count[d];
+            best_type = d;
+        }
+    }
+    j->file_type = ftype_of_dtype(best_type) | LLAMA_FTYPE_GUESSED;
+    return 0;
+}
+
 static int make_plan(qjob *j, mf_status *st)
 {
     mf_qmix_params mp;
@@ -216,6 +303,10 @@ static int make_plan(qjob *j, mf_status *st)
     /* llama-quantize visits (and writes) the tensors in this order; the
      * attn_v and ffn_down rules count along it */
     qsort(ord, j->n, sizeof(*ord), order_cmp);
+    if (j->o->only_copy && input_file_type(j, ord, st))
+        return -1;
+    if (j->o->keep_split)
+        qsort(ord, j->n, sizeof(*ord), split_order_cmp);
     for (size_t i = 0; i < j->n; i++)
         if (plan_one(j, &q, ord[i].t, &j->plan[i], st))
             return -1;
@@ -298,7 +389,7 @@ static int build_meta(qjob *j, mf_status *st)
     for (size_t i = 0; i < j->m->n_meta && rc == 0; i++)
         rc = MF_VEC_PUSH(*v, j->m->meta[i]);
     rc = rc || kv_set(v, "general.quantization_version", typed_uint(MF_V_U32, GGML_QNT_VERSION));
-    rc = rc || kv_set(v, "general.file_type", typed_uint(MF_V_U32, (uint64_t)j->o->ftype));
+    rc = rc || kv_set(v, "general.file_type", typed_uint(MF_V_U32, j->file_type));
     /* the output is one file */
     kv_remove(v, "split.no");
     kv_remove(v, "split.count");
@@ -363,17 +454,82 @@ static uint64_t out_alignment(const kv_vec *v)
 
 /* The size of the GGUF v3 file llama-quantize writes: header (KVs, tensor
  * infos) padded to the alignment, each tensor padded, the last too. */
-static uint64_t gguf_file_bytes(const qjob *j)
+static uint64_t gguf_file_bytes(const qjob *j, const qshard *s)
 {
-    uint64_t n = 4 + 4 + 8 + 8, align = out_alignment(&j->meta);
-    for (size_t i = 0; i < j->meta.n; i++)
-        n += 8 + strlen(j->meta.v[i].key) + 4 + value_bytes(&j->meta.v[i].v);
-    for (size_t i = 0; i < j->n; i++)
+    uint64_t n = 4 + 4 + 8 + 8, align = out_alignment(&s->meta);
+    for (size_t i = 0; i < s->meta.n; i++)
+        n += 8 + strlen(s->meta.v[i].key) + 4 + value_bytes(&s->meta.v[i].v);
+    for (size_t i = s->first; i < s->first + s->n; i++)
         n += 8 + strlen(j->plan[i].t->name) + 4 + 8 * (uint64_t)ggml_ndims(j->plan[i].t) + 4 + 8;
     n = mf_align_up(n, align);
-    for (size_t i = 0; i < j->n; i++)
+    for (size_t i = s->first; i < s->first + s->n; i++)
         n += mf_align_up(j->plan[i].out_bytes, align);
     return n;
+}
+
+/* ------------------------------------------------------- output files */
+
+/* llama_split_path: PREFIX-%05d-of-%05d.gguf, the prefix being OUT less the
+ * ".gguf" that llama-quantize's command line drops for --keep-split */
+static char *shard_path(qjob *j, const char *out, size_t s, size_t n)
+{
+    size_t len = strlen(out);
+    if (len >= 5 && strcmp(out + len - 5, ".gguf") == 0)
+        len -= 5;
+    return mf_arena_printf(j->arena, "%.*s-%05zu-of-%05zu.gguf", (int)len, out, s + 1, n);
+}
+
+/* The split keys llama-quantize sets in every output file when there are
+ * several: split.no and split.count as u16, split.tensors.count as i32 (all
+ * tensors of the set), appended after the copied keys. */
+static int add_split_keys(const qjob *j, kv_vec *v, size_t s)
+{
+    mf_value total = mf_value_int((int64_t)j->n);
+    total.type = MF_V_I32;
+    return kv_set(v, "split.no", typed_uint(MF_V_U16, s)) ||
+           kv_set(v, "split.count", typed_uint(MF_V_U16, j->n_shards)) ||
+           kv_set(v, "split.tensors.count", total);
+}
+
+/* One output file, or with keep_split one per input file (llama-quantize:
+ * "assume split index is continuous", their count the highest index + 1),
+ * each holding the tensors of its input file. */
+static int make_shards(qjob *j, const char *out_path, mf_status *st)
+{
+    size_t n = 1;
+    for (size_t i = 0; j->o->keep_split && i < j->n; i++)
+        if (j->plan[i].t->file + (size_t)1 > n)
+            n = j->plan[i].t->file + (size_t)1;
+    if (n > 65535)
+        return mf_fail(st, MF_ERR_FORMAT, j->m->path, -1, "%zu files: split.count is a u16", n);
+    j->shards = mf_arena_calloc(j->arena, n, sizeof(qshard));
+    if (!j->shards)
+        return mf_oom(st, j->m->path);
+    j->n_shards = n;
+    for (size_t i = 0; i < j->n; i++) {
+        qshard *s = &j->shards[j->o->keep_split ? j->plan[i].t->file : 0];
+        if (s->n == 0)
+            s->first = i;
+        s->n++; /* the plan is in file order: each file's tensors are contiguous */
+    }
+    for (size_t s = 0; s < n; s++) {
+        qshard *q = &j->shards[s];
+        int rc = 0;
+        for (size_t i = 0; s == 0 && i < j->meta.n && rc == 0; i++)
+            rc = MF_VEC_PUSH(q->meta, j->meta.v[i]);
+        if (rc || (n > 1 && add_split_keys(j, &q->meta, s)))
+            return mf_oom(st, j->m->path);
+        if (out_path && j->o->keep_split) {
+            q->path = shard_path(j, out_path, s, n);
+            if (!q->path)
+                return mf_oom(st, j->m->path);
+        } else {
+            q->path = (char *)out_path;
+        }
+        if (mf_output_check(j->m, q->path, st) || mf_output_check_path(j->o->imatrix_path, q->path, st))
+            return -1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------- conversions */
@@ -705,9 +861,32 @@ static int emit_tensor(qjob *j, size_t i, mf_sink_fn sink, void *sink_ctx, mf_st
     return rc;
 }
 
+typedef struct shard_fill {
+    qjob *j;
+    size_t first;
+} shard_fill;
+
 static int fill_cb(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_status *st)
 {
-    return emit_tensor(ctx, index, sink, sink_ctx, st);
+    shard_fill *f = ctx;
+    return emit_tensor(f->j, f->first + index, sink, sink_ctx, st);
+}
+
+/* Each file atomically; if one fails, the ones written before it go too,
+ * so that no partial set is left. */
+static int write_shards(qjob *j, mf_status *st)
+{
+    for (size_t s = 0; s < j->n_shards; s++) {
+        const qshard *q = &j->shards[s];
+        shard_fill f = {j, q->first};
+        if (mf_gguf_write_all_padded(q->path, j->outs + q->first, q->n, q->meta.v, q->meta.n, fill_cb,
+                                     &f, st)) {
+            for (size_t k = 0; k < s; k++)
+                unlink(j->shards[k].path);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------ the run */
@@ -743,6 +922,13 @@ static int open_inputs(qjob *j, const char *in_path, mf_status *st)
     if (j->m->format != MF_FMT_GGUF)
         return mf_fail(st, MF_ERR_USAGE, in_path, -1, "quantize reads GGUF files; this is %s",
                        mf_format_name(j->m->format));
+    /* llama_model_loader: "illegal split file idx ..., model must be loaded
+     * with the first split" (a later file alone has no model keys) */
+    const mf_value *no = mf_meta_get(j->m, "split.no");
+    if (no && no->type == MF_V_U16 && no->as.u > 0)
+        return mf_fail(st, MF_ERR_USAGE, in_path, -1,
+                       "file %llu of a split set: quantize the set from its first file "
+                       "(NAME-00001-of-...)", (unsigned long long)no->as.u + 1);
     if (j->o->imatrix_path) {
         if (mf_imatrix_load(j->o->imatrix_path, &j->im, st))
             return -1;
@@ -781,18 +967,18 @@ static int make_outs(qjob *j, mf_status *st)
     r->n_tensors = j->n;
     j->total = r->in_tensor_bytes;
     r->bpw = r->n_params ? 8.0 * (double)r->out_tensor_bytes / (double)r->n_params : 0;
-    r->out_file_bytes = gguf_file_bytes(j);
+    for (size_t s = 0; s < j->n_shards; s++)
+        r->out_file_bytes += gguf_file_bytes(j, &j->shards[s]);
     return 0;
 }
 
 static int run(qjob *j, const char *in_path, const char *out_path, mf_status *st)
 {
-    if (open_inputs(j, in_path, st) || mf_output_check(j->m, out_path, st) ||
-        mf_output_check_path(j->o->imatrix_path, out_path, st) || make_plan(j, st) ||
-        build_meta(j, st) || make_outs(j, st))
+    if (open_inputs(j, in_path, st) || make_plan(j, st) || build_meta(j, st) ||
+        make_shards(j, out_path, st) || make_outs(j, st))
         return -1;
     if (!j->o->dry_run)
-        return mf_gguf_write_all_padded(out_path, j->outs, j->n, j->meta.v, j->meta.n, fill_cb, j, st);
+        return write_shards(j, st);
     for (size_t i = 0; i < j->n; i++)
         if (emit_tensor(j, i, NULL, NULL, st))
             return -1;
@@ -811,8 +997,11 @@ int mf_quantize_file(const char *in_path, const char *out_path, const mf_quantiz
     mf_quantize_opts_init(&j.opts, opts->ftype);
     if (mf_opts_copy(&j.opts, sizeof(j.opts), opts, "mf_quantize_opts", st))
         return -1;
+    if (j.opts.only_copy) /* llama-quantize: COPY is ALL_F32 with only_copy */
+        j.opts.ftype = MF_FTYPE_ALL_F32;
     const mf_quantize_opts *o = &j.opts;
     j.o = o;
+    j.file_type = (uint32_t)o->ftype;
     j.on_tensor = on_tensor;
     j.ctx = ctx;
     j.res = res ? res : &dummy;
@@ -829,6 +1018,8 @@ int mf_quantize_file(const char *in_path, const char *out_path, const mf_quantiz
     free(j.deq);
     free(j.qbuf);
     MF_VEC_FREE(j.meta);
+    for (size_t s = 0; s < j.n_shards; s++)
+        MF_VEC_FREE(j.shards[s].meta);
     mf_imatrix_free(j.im);
     mf_close(j.m);
     mf_arena_free(j.arena);

@@ -24,13 +24,9 @@
 #include "formats/formats.h"
 #include "ops/scan.h"
 
+#include "core/pickle.h"
 #include "core/tar.h"
 #include "core/zip.h"
-#include "formats/hdf5/keras.h"
-#include "formats/hf/hf.h"
-#include "formats/numpy/npy.h"
-#include "formats/pickle/pytorch.h"
-#include "formats/tf/tf.h"
 
 #include <dirent.h>
 #include <strings.h>
@@ -176,7 +172,8 @@ typedef struct chain_result {
     uint64_t end;
 } chain_result;
 
-static uint64_t scan_legacy(scanner *sc, const uint8_t *b, uint64_t n, uint64_t start);
+static int scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint64_t n,
+                       uint64_t *pos);
 
 /* Runs the pickles found from `start` on: the first, then every one that
  * follows a STOP, to the end of the data (each takes at least two bytes,
@@ -207,9 +204,12 @@ static chain_result scan_pickles_as(scanner *sc, const uint8_t *b, uint64_t n, u
         sc->origin = pos;
         int rc = pk_load(pm, b + pos, (size_t)(n - pos), &v, &used, &ops, &st);
         sc->r->n_pickles += ops > 0;
-        if (rc == 0 && count == 0 && pt_is_legacy_magic(v)) {
-            pos = scan_legacy(sc, b, n, pos);
+        if (rc == 0 && count == 0 && scan_stream(sc, v, b, n, &pos) > 0) {
+            ; /* read as its format's loader reads it, to where that stops */
         } else if (rc == 0) {
+            /* (a stream that breaks its loader's rules is reported; the
+             * chain then goes on after its first pickle, so that no
+             * pickle later in the bytes goes unseen) */
             pos += used;
         } else {
             /* a stream that reached a name, or ran long enough to be a pickle */
@@ -255,29 +255,41 @@ static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint
     return scan_pickles_as(sc, b, n, start, false);
 }
 
-/* The legacy torch stream: its five pickles, then past the storages. */
-static uint64_t scan_legacy(scanner *sc, const uint8_t *b, uint64_t n, uint64_t start)
+/* A stream a format's loader reads from this first pickle on (the
+ * readers' pickle_stream hook: torch's legacy format, five pickles then
+ * the storages): its pickles are run. 1: read, *pos moves to where the
+ * loader stops; -1: the stream breaks the loader's rules (reported,
+ * *pos unchanged); 0: no loader reads such a stream. */
+static int scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint64_t n,
+                       uint64_t *pos)
 {
-    pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
-    pk_machine *pm = pk_new(&o);
-    if (!pm)
-        return n;
-    pt_legacy L;
-    bool magic;
-    mf_status st;
-    mf_status_init(&st);
-    sc->origin = start;
-    int rc = pt_legacy_parse(pm, b + start, n - start, sc->path, &L, &magic, &st);
-    sc->r->n_pickles += 4;
-    uint64_t end = n;
-    if (rc)
-        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
-                    "legacy torch stream: %s", st.msg);
-    else
-        end = start + L.data_end;
-    mf_status_clear(&st);
-    pk_free(pm);
-    return end;
+    const mf_reader *r;
+    for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++) {
+        if (!r->pickle_stream)
+            continue;
+        pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
+        pk_machine *pm = pk_new(&o);
+        if (!pm) {
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+            return -1;
+        }
+        mf_status st;
+        mf_status_init(&st);
+        uint64_t start = *pos, end = n - start;
+        sc->origin = start;
+        int rc = r->pickle_stream(first, pm, b + start, n - start, sc->path, &end, &st);
+        if (rc != 0)
+            sc->r->n_pickles += 4;
+        if (rc < 0)
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "%s", st.msg);
+        if (rc > 0)
+            *pos = start + end;
+        mf_status_clear(&st);
+        pk_free(pm);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
 }
 
 /* Pickle bytes in a member that is not named as one (a storage record that
@@ -305,144 +317,112 @@ static chain_result scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n
     return res;
 }
 
-/* ----------------------------------------------------------------- npy */
+/* ------------------------------------------------- pickles in payloads */
 
-/* numpy/lib/format.py: an array whose dtype holds an object anywhere (a
- * structured dtype's field, a sub-array, nested fields) is stored as a
- * pickle of it, which np.load(allow_pickle=True) runs. A header mfmt
- * cannot read exactly as numpy does, or a dtype it does not know that may
- * hold objects, is scanned as such an array (h.maybe_pickle). A header
- * numpy certainly refuses runs nothing; its data is still scanned for
- * pickles, quietly, in case another reader takes it as one. */
-static void scan_npy(scanner *sc, const uint8_t *b, uint64_t n)
+/* Bytes a format's loader takes whose data it may unpickle (the readers'
+ * pickle_payload hook: np.load of an object array). False when no such
+ * loader takes them. */
+static bool scan_payload(scanner *sc, const uint8_t *b, uint64_t n)
 {
-    mf_npy_header h;
-    mf_status st;
-    mf_status_init(&st);
-    int rc = mf_npy_parse_header(b, n, sc->path, 0, &h, &st);
-    bool has_data = h.data_offset > 0 && h.data_offset <= n;
-    if (rc && h.maybe_pickle) {
-        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
-                    "np.load(allow_pickle=True) may unpickle this array's data: %s", st.msg);
-        mf_status_clear(&st);
-        if (has_data)
-            scan_pickles(sc, b, n, h.data_offset);
-        return;
+    const mf_reader *r;
+    for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++) {
+        mf_payload pl = {0};
+        if (!r->pickle_payload || r->pickle_payload(b, n, sc->path, &pl) == 0)
+            continue;
+        if (pl.message[0])
+            add_finding(sc, (mf_verdict)pl.severity, 0, NULL, NULL, "%s", pl.message);
+        if (pl.run == MF_PAYLOAD_PICKLE)
+            scan_pickles(sc, b, n, pl.at);
+        else if (pl.run == MF_PAYLOAD_POLYGLOT)
+            scan_pickles_as(sc, b, n, pl.at, true);
+        return true;
     }
-    if (rc) {
-        add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
-                    "a .npy header np.load refuses (%s): holds no pickle it would run", st.msg);
-        mf_status_clear(&st);
-        if (has_data && h.data_offset < n)
-            scan_pickles_as(sc, b, n, h.data_offset, true);
-        return;
-    }
-    mf_status_clear(&st);
-    if (!h.is_object || h.data_offset > n)
-        return;
-    add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
-                "object array (descr %s): its data is a pickle, which np.load(allow_pickle=True) "
-                "runs", h.descr);
-    scan_pickles(sc, b, n, h.data_offset);
+    return false;
 }
 
 /* ----------------------------------------------------------------- tar */
 
-/* One pickle of a legacy tar member, on the scanner's machine. */
-static bool tar_pickle(scanner *sc, pk_machine *pm, const uint8_t *b, uint64_t n, uint64_t *pos,
-                       pk_obj **v, const char *what)
+/* The scanner's side of a reader's walk of a tar member (mf_pickle_walk). */
+typedef struct member_walk {
+    scanner *sc;
+    pk_machine *pm;
+    const uint8_t *b;
+    uint64_t n;
+} member_walk;
+
+static int walk_run(void *ctx, uint64_t at, const pk_obj **value, uint64_t *end, const char **why)
 {
+    member_walk *mw = ctx;
+    scanner *sc = mw->sc;
     mf_status st;
     mf_status_init(&st);
     size_t used = 0;
     uint64_t ops = 0;
-    sc->origin = *pos;
-    int rc = *pos < n ? pk_load(pm, b + *pos, (size_t)(n - *pos), v, &used, &ops, &st) : -1;
+    pk_obj *v = NULL;
+    sc->origin = at;
+    int rc = pk_load(mw->pm, mw->b + at, (size_t)(mw->n - at), &v, &used, &ops, &st);
     sc->r->n_pickles += ops > 0;
-    if (rc)
-        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(*pos + used), NULL, NULL,
-                    "legacy torch tar: the %s pickle stops with an error (%s): what torch reads "
-                    "after it cannot be vouched for", what,
-                    *pos < n ? rule_of(st.msg) : "the member ends");
+    *end = at + used;
+    *value = v;
+    if (rc) /* the rule outlives st: the scanner's arena keeps it */
+        *why = mf_arena_strdup(sc->r->arena, rule_of(st.msg));
+    if (rc && !*why)
+        *why = "out of memory";
     mf_status_clear(&st);
-    *pos += used;
-    return rc == 0;
+    return rc ? -1 : 0;
 }
 
-static bool tar_skip(scanner *sc, uint64_t n, uint64_t *pos, uint64_t bytes, const char *what)
+static void walk_finding(void *ctx, int severity, uint64_t at, const char *msg)
 {
-    if (bytes > n - *pos) {
-        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)*pos, NULL, NULL,
-                    "legacy torch tar: %s runs past the end of the member", what);
-        return false;
-    }
-    *pos += bytes;
-    return true;
+    member_walk *mw = ctx;
+    add_finding(mw->sc, (mf_verdict)severity, (int64_t)at, NULL, NULL, "%s", msg);
 }
 
-/* torch/serialization.py legacy_load: 'storages' is a count, then per
- * storage a pickled (key, location, storage_type) and its raw bytes (an
- * int64 element count, then the elements), then the pickled views;
- * 'tensors' is a count, then per tensor a pickled (key, storage_id, type),
- * an int32 ndim, 4 bytes, ndim sizes, ndim strides, the storage offset.
- * Every pickle is run; the raw parts are skipped as torch skips them. */
-static void scan_tar_stream(scanner *sc, const uint8_t *b, uint64_t n, bool storages)
+static void walk_rest(void *ctx, uint64_t at)
+{
+    member_walk *mw = ctx;
+    scan_quiet_pickles(mw->sc, mw->b + at, mw->n - at); /* a pickle there is noted */
+}
+
+/* A member the loader reads its own way (the reader's walk_tar_member
+ * hook); false when it reads it as any other member. */
+static bool walk_member(scanner *sc, const mf_reader *r, const char *name, const uint8_t *b,
+                        uint64_t n)
 {
     pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
     pk_machine *pm = pk_new(&o);
     if (!pm) {
         add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
-        return;
+        return true;
     }
     sc->buf = b;
-    uint64_t pos = 0;
-    pk_obj *v;
-    int64_t count;
-    if (!tar_pickle(sc, pm, b, n, &pos, &v, "count"))
-        goto done;
-    if (!pk_as_int(v, &count) || count < 0 || (uint64_t)count > n) {
-        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
-                    "legacy torch tar: the first pickle is not a count torch can use");
-        goto done;
-    }
-    for (int64_t i = 0; i < count; i++) {
-        if (!tar_pickle(sc, pm, b, n, &pos, &v, storages ? "storage header" : "tensor header"))
-            goto done;
-        pk_obj *const *t = v->kind == PK_TUPLE && v->u.c.n == 3 ? v->u.c.v : NULL;
-        if (storages) {
-            const mf_dtype_info *di = t && t[2]->kind == PK_GLOBAL ? mf_dtype_info_of(t[2]->u.g.dtype)
-                                                                   : NULL;
-            uint64_t cnt, bytes;
-            if (!di || !di->block_bytes || n - pos < 8) {
-                add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)pos, NULL, NULL,
-                            "legacy torch tar: storage %lld is not (key, location, storage "
-                            "type) with a known type: its size cannot be told", (long long)i);
-                goto done;
-            }
-            cnt = mf_rd64le(b + pos);
-            if (mf_mul_ovf(cnt, di->block_bytes, &bytes) ||
-                !tar_skip(sc, n, &pos, 8, "a storage's size") ||
-                !tar_skip(sc, n, &pos, bytes, "a storage's data"))
-                goto done;
-        } else {
-            if (!t || n - pos < 8) {
-                add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)pos, NULL, NULL,
-                            "legacy torch tar: tensor %lld is not (key, storage, type)",
-                            (long long)i);
-                goto done;
-            }
-            int32_t ndim = (int32_t)mf_rd32le(b + pos);
-            if (ndim < 0 || !tar_skip(sc, n, &pos, 8, "a tensor's rank") ||
-                !tar_skip(sc, n, &pos, 16ull * (uint64_t)ndim + 8, "a tensor's shape"))
-                goto done;
-        }
-    }
-    if (storages)
-        (void)tar_pickle(sc, pm, b, n, &pos, &v, "storage views");
-    if (pos < n)
-        scan_quiet_pickles(sc, b + pos, n - pos); /* torch reads no further; a pickle there is noted */
-done:
+    member_walk mw = {sc, pm, b, n};
+    mf_pickle_walk w = {&mw, walk_run, walk_finding, walk_rest};
+    bool walked = r->walk_tar_member(name, b, n, &w) == 1;
     pk_free(pm);
+    return walked;
+}
+
+/* The reader whose loader reads tar archives (its tar_members hook). */
+static const mf_reader *tar_loader_reader(void)
+{
+    const mf_reader *r;
+    for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++)
+        if (r->tar_members && r->walk_tar_member)
+            return r;
+    return NULL;
+}
+
+/* The name by which the loader opens m (the last member of that name,
+ * links followed), so that it reads it its own way; NULL for none. */
+static const char *loaded_as(const mf_tar *t, const mf_tar_member *m, const mf_reader *loader)
+{
+    for (size_t k = 0; loader && loader->tar_members[k]; k++) {
+        const mf_tar_member *named = mf_tar_find(t, loader->tar_members[k]);
+        if (named && mf_tar_resolve(t, named) == m)
+            return loader->tar_members[k];
+    }
+    return NULL;
 }
 
 /* tarfile's reading (core/tar.h); torch.load opens "storages", "tensors"
@@ -462,19 +442,19 @@ static void scan_tar(scanner *sc, const uint8_t *b, uint64_t n)
         mf_arena_free(a);
         return;
     }
-    static const char *const torch_names[] = {"storages", "tensors", "pickle"};
-    const mf_tar_member *torch_m[3];
-    for (int k = 0; k < 3; k++) {
-        const mf_tar_member *m = mf_tar_find(&t, torch_names[k]);
-        torch_m[k] = m ? mf_tar_resolve(&t, m) : NULL;
-        if (m && !torch_m[k])
+    const mf_reader *loader = tar_loader_reader();
+    for (size_t k = 0; loader && loader->tar_members[k]; k++) {
+        const mf_tar_member *m = mf_tar_find(&t, loader->tar_members[k]);
+        const mf_tar_member *to = m ? mf_tar_resolve(&t, m) : NULL;
+        if (m && !to)
             add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)m->offset, NULL, NULL,
                         "tar member \"%s\" is a link to \"%s\", which is not in the archive: "
-                        "torch.load would read a file outside it", m->name, m->linkname);
-        else if (m && torch_m[k] != m)
+                        "%s would read a file outside it", m->name, m->linkname,
+                        loader->tar_loader);
+        else if (m && to != m)
             add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)m->offset, NULL, NULL,
-                        "tar member \"%s\" is a link: torch.load reads \"%s\" through it",
-                        m->name, torch_m[k]->name);
+                        "tar member \"%s\" is a link: %s reads \"%s\" through it", m->name,
+                        loader->tar_loader, to->name);
     }
     for (size_t i = 0; i < t.n; i++) {
         const mf_tar_member *m = &t.m[i];
@@ -498,9 +478,8 @@ static void scan_tar(scanner *sc, const uint8_t *b, uint64_t n)
         sc->file_base = fb;
         sc->depth++;
         sc->notes_after_stop = false;
-        if (m == torch_m[0] || m == torch_m[1])
-            scan_tar_stream(sc, p, len, m == torch_m[0]);
-        else
+        const char *as = loaded_as(&t, m, loader);
+        if (!as || !walk_member(sc, loader, as, p, len))
             scan_buffer(sc, p, len);
         sc->buf = saved.buf;
         sc->file_base = saved.file_base;
@@ -1022,10 +1001,8 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
         scan_zip(sc, b, n, false); /* torch.load's _is_zipfile test */
         return;
     }
-    if (n >= 6 && memcmp(b, "\x93NUMPY", 6) == 0) {
-        scan_npy(sc, b, n);
+    if (scan_payload(sc, b, n))
         return;
-    }
     if (mf_tar_probe(b, n)) { /* torch.load tries tarfile first */
         scan_tar(sc, b, n);
         /* pickle.load (and torch.load when tarfile refuses it) reads the
@@ -1059,121 +1036,53 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
 
 /* ------------------------------------------------ other formats' code */
 
-static int on_lambda(void *ctx, const mf_keras_lambda *l)
+static void on_code(void *ctx, const mf_code_finding *f)
 {
-    scanner *sc = ctx;
-    if (strcmp(l->kind, "module") == 0) {
-        add_finding(sc, MF_VERDICT_DANGEROUS, -1, NULL, NULL,
-                    "Keras object \"%s\" (in %s) names %s: Keras imports the module and calls "
-                    "the name when it loads the model, even in safe mode (CVE-2025-1550)",
-                    l->layer, l->source, l->detail);
-        return 0;
-    }
-    bool code = strcmp(l->kind, "bytecode") == 0 || strcmp(l->kind, "raw") == 0;
-    add_finding(sc, code ? MF_VERDICT_DANGEROUS : MF_VERDICT_UNKNOWN, -1, NULL, NULL,
-                "Keras Lambda layer \"%s\" (%s, in %s): %s", l->layer, l->kind, l->source,
-                code ? "loading the model runs the Python code it carries"
-                     : "loading the model calls a function by name");
-    return 0;
+    add_finding(ctx, (mf_verdict)f->severity, -1, f->opcode, NULL, "%s", f->message);
 }
 
-/* Keras Lambda layers and TensorFlow ops that run code or touch files:
- * the other formats in which loading means running something. */
+/* Code that loading runs besides pickles (Keras Lambda layers, TensorFlow
+ * ops that run code or touch files): asked of the reader of the file's
+ * format when it has a find_code hook. */
 static void scan_model_code(scanner *sc, const char *path, const uint8_t *b, uint64_t fsize)
 {
     mf_detection d;
     mf_status st;
     mf_status_init(&st);
-    if (mf_detect(path, &d, &st) ||
-        (d.format != MF_FMT_HDF5 && d.format != MF_FMT_KERAS &&
-         d.format != MF_FMT_TF_SAVEDMODEL && d.format != MF_FMT_TF_GRAPHDEF)) {
+    const mf_reader *r = mf_detect(path, &d, &st) == 0 ? mf_reader_for(d.format) : NULL;
+    if (!r || !r->find_code) {
         mf_status_clear(&st);
         return;
     }
     mf_model *m;
     if (mf_open_model(path, 0, &m, &st)) {
-        /* a Keras archive, or an HDF5 file with a Keras model_config
-         * attribute, that h5py or Keras may read where mfmt cannot: any
-         * Lambda layer or module reference may be in it */
-        bool keras = d.format == MF_FMT_KERAS ||
-                     (b && memmem(b, (size_t)fsize, "model_config", 12) != NULL);
-        add_finding(sc, keras ? MF_VERDICT_UNKNOWN : MF_VERDICT_SAFE, -1, NULL, NULL,
+        /* a file its own loader may read where mfmt cannot (the reader's
+         * may_hold_code hook: a Keras archive, an HDF5 file with a Keras
+         * model_config attribute) may hold the code */
+        bool maybe = r->may_hold_code && b && r->may_hold_code(b, fsize);
+        add_finding(sc, maybe ? MF_VERDICT_UNKNOWN : MF_VERDICT_SAFE, -1, NULL, NULL,
                     "a %s file that cannot be opened to look for code in it: %s",
                     mf_format_name(d.format), st.msg);
         mf_status_clear(&st);
         return;
     }
-    if (d.format == MF_FMT_HDF5 || d.format == MF_FMT_KERAS) {
-        if (mf_keras_find_lambdas(m, on_lambda, sc, &st) < 0)
-            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
-                        "the Keras architecture cannot be read: %s", st.msg);
-    } else {
-        mf_tf_finding *f = NULL;
-        size_t n = 0;
-        if (mf_tf_find_dangerous_ops(m, &f, &n, &st) == 0) {
-            for (size_t i = 0; i < n; i++)
-                add_finding(sc, f[i].level == MF_TF_DANGER ? MF_VERDICT_DANGEROUS : MF_VERDICT_SAFE,
-                            -1, f[i].op, NULL, "TensorFlow op %s in node \"%s\"%s%s: %s",
-                            f[i].op, f[i].node, f[i].function ? " of function " : "",
-                            f[i].function ? f[i].function : "", f[i].why);
-            free(f);
-        } else {
-            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
-                        "the TensorFlow graph cannot be read: %s", st.msg);
-        }
-    }
+    if (r->find_code(m, on_code, sc, &st) < 0)
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "%s", st.msg);
     mf_status_clear(&st);
     mf_close(m);
 }
 
-/* ------------------------------------------------- Hugging Face code */
+/* ------------------------------------------------- code around a file */
 
-typedef struct code_ctx {
-    scanner *sc;
-    const char *base;  /* the file scanned */
-    bool is_config;
-    int refs_to_me;
-} code_ctx;
-
-static void on_remote_code(void *ctx, const mf_hf_code *c)
+/* Code that loading the directory around the file runs (the readers'
+ * code_around hook: transformers' auto_map remote code names Python files
+ * of the directory). */
+static void scan_code_around(scanner *sc, const char *path)
 {
-    code_ctx *cc = ctx;
-    if (cc->is_config && strcmp(c->json_file, cc->base) == 0 && !c->present && !c->other_repo)
-        add_finding(cc->sc, MF_VERDICT_SAFE, -1, NULL, NULL,
-                    "auto_map: %s is %s, but %s is not in this directory: loading it with "
-                    "trust_remote_code=True fails here, nothing runs", c->auto_class, c->ref,
-                    c->py_file);
-    else if (cc->is_config && strcmp(c->json_file, cc->base) == 0)
-        add_finding(cc->sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
-                    "auto_map: %s is %s, Python code that from_pretrained(..., "
-                    "trust_remote_code=True) imports and runs (%s%s)", c->auto_class, c->ref,
-                    c->other_repo ? "from another repository" : c->py_file,
-                    c->other_repo ? "" : ", in this directory");
-    else if (!cc->is_config && strcmp(c->py_file, cc->base) == 0)
-        cc->refs_to_me++;
-}
-
-/* transformers' remote code (formats/hf): a config's auto_map names
- * Python files that loading with trust_remote_code=True runs. The config
- * and every .py file of such a directory are reported, never safe. */
-static void scan_remote_code(scanner *sc, const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    char dir[4096];
-    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-    size_t bl = strlen(base);
-    bool is_py = bl > 3 && strcmp(base + bl - 3, ".py") == 0;
-    bool is_config = bl > 5 && strcmp(base + bl - 5, ".json") == 0;
-    if (!is_py && !is_config)
-        return;
-    code_ctx cc = {sc, base, is_config, 0};
-    int n = mf_hf_remote_code(dir, is_config ? base : NULL, on_remote_code, &cc);
-    if (is_py && n > 0)
-        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
-                    "Python code in a model directory whose config names remote code "
-                    "(auto_map%s): from_pretrained(..., trust_remote_code=True) imports it",
-                    cc.refs_to_me ? " names this file" : "");
+    const mf_reader *r;
+    for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++)
+        if (r->code_around)
+            r->code_around(path, on_code, sc);
 }
 
 /* ---------------------------------------------------------------- API */
@@ -1194,7 +1103,7 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
         sc.depth = 0;
         sc.file_base = -1;
         scan_model_code(&sc, path, b, n);
-        scan_remote_code(&sc, path);
+        scan_code_around(&sc, path);
     }
     r->findings = sc.f.v;
     r->n_findings = sc.f.n;

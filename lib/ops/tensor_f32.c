@@ -1,5 +1,7 @@
 /* tensor_f32.c - tensor values as float32 (F8 formats per OCP FP8 and the
- * FNUZ variants; ggml blocks through the quant kernels). */
+ * FNUZ variants, FP4 per OCP MX, packed 4- and 2-bit integers; ggml blocks
+ * through the quant kernels). F6 (4 values in 3 bytes) and complex types
+ * are not read as numbers. */
 #include "ops/tensor_f32.h"
 #include "quant/quant.h"
 
@@ -25,12 +27,33 @@ static float minifloat(uint8_t v, int eb, int mb, int bias, bool fn, bool fnuz)
     return s ? -r : r;
 }
 
+/* OCP MX FP4 (E2M1): bias 1, no infinity or NaN. */
+static const float fp4_e2m1[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+
+/* Sub-byte integers and FP4, packed from the low bits of each byte up (the
+ * first element in the least significant bits: ONNX INT4/UINT4/INT2/UINT2
+ * and FLOAT4E2M1, TFLite INT4). */
+static void unpack_sub_byte(mf_dtype dt, const uint8_t *p, float *d, uint64_t n)
+{
+    unsigned bits = dt == MF_I2 || dt == MF_U2 ? 2 : 4, per = 8 / bits, mask = (1u << bits) - 1;
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned v = (p[i / per] >> (bits * (unsigned)(i % per))) & mask;
+        if (dt == MF_F4)
+            d[i] = v & 8 ? -fp4_e2m1[v & 7] : fp4_e2m1[v];
+        else if (dt == MF_I4 || dt == MF_I2) /* two's complement in `bits` bits */
+            d[i] = (float)((int)v - (v >> (bits - 1) ? (int)(mask + 1) : 0));
+        else
+            d[i] = (float)v;
+    }
+}
+
 bool mf_dtype_to_f32_supported(mf_dtype dt)
 {
     switch (dt) {
     case MF_F64: case MF_I8: case MF_I16: case MF_I32: case MF_I64: case MF_U8:
     case MF_U16: case MF_U32: case MF_U64: case MF_BOOL: case MF_F8_E4M3:
     case MF_F8_E5M2: case MF_F8_E4M3FNUZ: case MF_F8_E5M2FNUZ: case MF_F8_E8M0:
+    case MF_F4: case MF_I4: case MF_U4: case MF_I2: case MF_U2:
         return true;
     default:
         return mf_can_dequantize(dt);
@@ -55,6 +78,7 @@ int mf_convert_to_f32(mf_dtype dt, const uint8_t *p, float *d, uint64_t n)
     case MF_F8_E4M3FNUZ: for (uint64_t i = 0; i < n; i++) d[i] = minifloat(p[i], 4, 3, 8, false, true); return 0;
     case MF_F8_E5M2FNUZ: for (uint64_t i = 0; i < n; i++) d[i] = minifloat(p[i], 5, 2, 16, false, true); return 0;
     case MF_F8_E8M0: for (uint64_t i = 0; i < n; i++) d[i] = p[i] == 0xff ? NAN : ldexpf(1.0f, (int)p[i] - 127); return 0;
+    case MF_F4: case MF_I4: case MF_U4: case MF_I2: case MF_U2: unpack_sub_byte(dt, p, d, n); return 0;
     default:
         if (n > INT64_MAX)
             return -1;

@@ -217,7 +217,8 @@ def quantize(src: PathLike, out: Optional[PathLike], type: str, *, threads: int 
              imatrix: Optional[PathLike] = ..., allow_requantize: bool = ...,
              pure: bool = ..., leave_output_tensor: bool = ...,
              output_tensor_type: Optional[str] = ..., token_embedding_type: Optional[str] = ...,
-             dry_run: bool = ..., progress: Progress = ...) -> QuantizeResult: ...
+             dry_run: bool = ..., progress: Progress = ...,
+             keep_split: bool = ...) -> QuantizeResult: ...
 
 class DequantizeResult(NamedTuple):
     n_tensors: int

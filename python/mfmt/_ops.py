@@ -304,10 +304,14 @@ class QuantizeResult(NamedTuple):
 
 def quantize(src, out, type, *, threads=1, imatrix=None, allow_requantize=False,  # noqa: A002
              pure=False, leave_output_tensor=False, output_tensor_type=None,
-             token_embedding_type=None, dry_run=False, progress=None) -> QuantizeResult:
+             token_embedding_type=None, dry_run=False, progress=None,
+             keep_split=False) -> QuantizeResult:
     """Quantize a GGUF file as llama-quantize does (its mixes, bit for bit):
-    type "Q4_K_M", "Q8_0", "IQ4_XS", ... dry_run=True writes nothing (out
-    may be None) and measures every quantized tensor's error instead."""
+    type "Q4_K_M", "Q8_0", "IQ4_XS", ..., or "COPY" (every tensor copied,
+    general.file_type the input's). dry_run=True writes nothing (out may be
+    None) and measures every quantized tensor's error instead. A split input
+    (NAME-00001-of-0000N.gguf) gives one out file, or with keep_split=True one
+    file per input file: out less ".gguf" + "-00001-of-0000N.gguf", ..."""
     if out is None and not dry_run:
         raise UsageError("out is needed unless dry_run=True")
     r = _mfmt.quantize(os.fspath(src), None if out is None else os.fspath(out), type,
@@ -316,7 +320,7 @@ def quantize(src, out, type, *, threads=1, imatrix=None, allow_requantize=False,
                        allow_requantize=allow_requantize, pure=pure,
                        leave_output=leave_output_tensor, output_type=output_tensor_type,
                        token_embd_type=token_embedding_type, dry_run=dry_run,
-                       progress=progress)
+                       progress=progress, keep_split=keep_split)
     tensors = [QuantTensor(**t) for t in r.pop("tensors")]
     return QuantizeResult(tensors=tensors, **r)
 

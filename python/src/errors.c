@@ -15,6 +15,20 @@ int errors_init(void)
     return from_status ? 0 : -1;
 }
 
+PyObject *status_result(PyObject *obj, int rc, mf_status *st)
+{
+    if (!obj) {
+        mf_status_clear(st);
+        return NULL;
+    }
+    if (rc != 0) {
+        Py_DECREF(obj);
+        return raise_status(st);
+    }
+    mf_status_clear(st);
+    return obj;
+}
+
 PyObject *raise_status(mf_status *st)
 {
     if (PyErr_Occurred()) { /* a callback raised or Ctrl-C: that wins */

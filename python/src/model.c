@@ -536,12 +536,7 @@ static PyObject *read_rows(ModelObject *mo, const mf_tensor *t, mf_dtype as,
         rc = mf_tensor_read(mo->m, t, as, row0, nrows, buf, cap, &st);
     Py_END_ALLOW_THREADS
     model_unpin(mo);
-    if (rc != 0) {
-        Py_DECREF(arr);
-        return raise_status(&st);
-    }
-    mf_status_clear(&st);
-    return arr;
+    return status_result(arr, rc, &st);
 }
 
 /* _read(i): a new, writable, C-contiguous array of the tensor's canonical
@@ -578,12 +573,7 @@ static PyObject *model_read(ModelObject *mo, PyObject *arg)
                             mf_tensor_name(t), b.pos, b.cap);
     Py_END_ALLOW_THREADS
     model_unpin(mo);
-    if (rc != 0) {
-        Py_DECREF(arr);
-        return raise_status(&st);
-    }
-    mf_status_clear(&st);
-    return arr;
+    return status_result(arr, rc, &st);
 }
 
 /* _read_f32(i, row0, row1): rows row0..row1 of the outermost dimension

@@ -5,6 +5,7 @@
 #include "pymfmt.h"
 
 #include <string.h>
+#include <strings.h>
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -31,6 +32,17 @@ static PyObject *op_failed(mf_status *st, progress_ctx *p)
         return NULL;
     }
     return raise_status(st);
+}
+
+/* The end of an operation with progress: None, or what failed (above). */
+static PyObject *op_result(int rc, mf_status *st, progress_ctx *p)
+{
+    if (rc != 0)
+        return op_failed(st, p);
+    mf_status_clear(st);
+    if (progress_finish(p) != 0)
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 /* Opens inside a GIL-released block. */
@@ -307,16 +319,7 @@ static PyObject *op_scan(PyObject *self, PyObject *args)
     rc = mf_scan_path(PyBytes_AS_STRING(path), scan_collect_fn, &c, &st);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
-    if (!c.list) {
-        mf_status_clear(&st);
-        return NULL;
-    }
-    if (rc != 0) {
-        Py_DECREF(c.list);
-        return raise_status(&st);
-    }
-    mf_status_clear(&st);
-    return c.list;
+    return status_result(c.list, rc, &st);
 }
 
 /* The scan reports of an open model's path (for UnsafeFileError). */
@@ -337,16 +340,7 @@ static PyObject *op_model_scan(PyObject *self, PyObject *arg)
         Py_END_ALLOW_THREADS
     }
     model_unpin(mo);
-    if (!c.list) {
-        mf_status_clear(&st);
-        return NULL;
-    }
-    if (rc != 0) {
-        Py_DECREF(c.list);
-        return raise_status(&st);
-    }
-    mf_status_clear(&st);
-    return c.list;
+    return status_result(c.list, rc, &st);
 }
 
 /* ---------------------------------------------------------------- convert */
@@ -385,12 +379,7 @@ static PyObject *op_convert_safetensors(PyObject *self, PyObject *args, PyObject
     Py_END_ALLOW_THREADS
     Py_DECREF(src);
     Py_DECREF(out);
-    if (rc != 0)
-        return op_failed(&st, &p);
-    mf_status_clear(&st);
-    if (progress_finish(&p) != 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return op_result(rc, &st, &p);
 }
 
 /* An operation from one path to another, with its options. */
@@ -418,12 +407,7 @@ static PyObject *run_path_op(path_op_fn fn, PyObject *src, PyObject *out, const 
     Py_END_ALLOW_THREADS
     Py_DECREF(src);
     Py_DECREF(out);
-    if (rc != 0)
-        return op_failed(&st, p);
-    mf_status_clear(&st);
-    if (progress_finish(p) != 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return op_result(rc, &st, p);
 }
 
 static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
@@ -582,12 +566,7 @@ static PyObject *op_merge(PyObject *self, PyObject *args, PyObject *kw)
     Py_END_ALLOW_THREADS
     Py_DECREF(src);
     Py_DECREF(out);
-    if (rc != 0)
-        return op_failed(&st, &p);
-    mf_status_clear(&st);
-    if (progress_finish(&p) != 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return op_result(rc, &st, &p);
 }
 
 /* --------------------------------------------------------------- quantize */
@@ -648,18 +627,20 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"src", "out", "type", "threads", "imatrix", "allow_requantize",
                              "pure", "leave_output", "output_type", "token_embd_type",
-                             "dry_run", "progress", NULL};
+                             "dry_run", "progress", "keep_split", NULL};
     PyObject *src, *out = Py_None, *outb = NULL, *imatrix = Py_None, *imb = NULL;
     PyObject *progress = Py_None;
     const char *type, *output_type = NULL, *embd_type = NULL;
-    int threads = 1, requant = 0, pure = 0, leave_output = 0, dry = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&Os|iOpppzzpO", kwlist, fs_path, &src,
+    int threads = 1, requant = 0, pure = 0, leave_output = 0, dry = 0, keep_split = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&Os|iOpppzzpOp", kwlist, fs_path, &src,
                                      &out, &type, &threads, &imatrix, &requant, &pure,
                                      &leave_output, &output_type, &embd_type, &dry,
-                                     &progress))
+                                     &progress, &keep_split))
         return NULL;
     PyObject *res = NULL, *tensors = NULL;
-    mf_ftype ft = mf_ftype_parse(type);
+    /* llama-quantize's COPY: by name only, any case */
+    bool only_copy = strcasecmp(type, "COPY") == 0;
+    mf_ftype ft = only_copy ? MF_FTYPE_ALL_F32 : mf_ftype_parse(type);
     int ok1, ok2;
     mf_dtype otype = dtype_arg(output_type, &ok1);
     mf_dtype etype = ok1 ? dtype_arg(embd_type, &ok2) : MF_DTYPE_INVALID;
@@ -685,6 +666,8 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
     o.output_type = otype;
     o.token_embd_type = etype;
     o.dry_run = dry;
+    o.only_copy = only_copy;
+    o.keep_split = keep_split;
     o.progress = progress_trampoline;
     o.progress_user = &p;
     quant_collect c = {PyList_New(0), &p};
@@ -709,7 +692,7 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
         goto done;
     res = Py_BuildValue(
         "{s:s,s:n,s:n,s:n,s:n,s:K,s:K,s:K,s:K,s:d,s:n,s:n,s:O}",
-        "type", mf_ftype_name(ft), "n_tensors", (Py_ssize_t)r.n_tensors,
+        "type", only_copy ? "COPY" : mf_ftype_name(ft), "n_tensors", (Py_ssize_t)r.n_tensors,
         "n_converted", (Py_ssize_t)r.n_converted, "n_fallback", (Py_ssize_t)r.n_fallback,
         "n_k_quantized", (Py_ssize_t)r.n_k_quantized, "n_params", (unsigned long long)r.n_params,
         "in_tensor_bytes", (unsigned long long)r.in_tensor_bytes,
@@ -785,16 +768,7 @@ static PyObject *op_diff(PyObject *self, PyObject *args, PyObject *kw)
     }
     Py_DECREF(pa);
     Py_DECREF(pb);
-    if (!c.list) {
-        mf_status_clear(&st);
-        return NULL;
-    }
-    if (rc != 0) {
-        Py_DECREF(c.list);
-        return raise_status(&st);
-    }
-    mf_status_clear(&st);
-    return c.list;
+    return status_result(c.list, rc, &st);
 }
 
 /* --------------------------------------------------------------- estimate */

@@ -51,6 +51,10 @@ const mf_tensor *model_tensor(ModelObject *mo, Py_ssize_t index);
  * .messages); returns NULL so callers can `return raise_status(&st);`.
  * Clears st. A pending Python exception (a callback raised, Ctrl-C) wins. */
 PyObject *raise_status(mf_status *st);
+/* The end of an operation that made obj (NULL: it could not be made, its
+ * error set): obj, or (rc != 0) the library's error with obj released.
+ * Clears st. */
+PyObject *status_result(PyObject *obj, int rc, mf_status *st);
 int errors_init(void); /* imports mfmt._errors */
 /* Raises mfmt.UsageError (a ValueError) with a printf-style message. */
 PyObject *raise_usage(const char *fmt, ...)

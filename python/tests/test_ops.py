@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mfmt
-from conftest import CORPUS, EXAMPLES, MFMT_CLI, SHARED, case_dicts, needs_shared, torch_or_none
+from conftest import CORPUS, EXAMPLES, MFMT_CLI, ROOT, SHARED, case_dicts, needs_shared, torch_or_none
 
 TINY = os.path.join(EXAMPLES, "tiny-llama.gguf")
 TINY_ST = os.path.join(EXAMPLES, "tiny.safetensors")
@@ -223,6 +223,37 @@ def test_quantize_and_dry_run(tmp_path, f16_gguf):
     with pytest.raises(mfmt.Error):
         mfmt.quantize(f16_gguf, tmp_path / "x.gguf", "NOT_A_TYPE")
     assert leftovers(tmp_path) == ["q8.gguf"]
+
+
+def _oracle_case(split, args, qtype):
+    """A case of tests/data/quantize_split_ref.json (llama-quantize's hashes)."""
+    with open(os.path.join(ROOT, "tests", "data", "quantize_split_ref.json")) as f:
+        for c in json.load(f)["cases"]:
+            if (c["split"], c["args"], c["type"], c["prep"]) == (split, args, qtype, ""):
+                return c
+    raise AssertionError("no such case")
+
+
+def _sha256(path):
+    import hashlib
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+@needs_shared
+def test_quantize_copy_and_keep_split_as_llama_quantize(tmp_path):
+    c = _oracle_case("--split-max-tensors 20", "--keep-split", "COPY")
+    src = os.path.join(SHARED, c["input"])
+    shards = mfmt.split(src, tmp_path / "in", max_tensors=20)
+    assert [_sha256(p) for p in shards] == c["split_shards"]
+    r = mfmt.quantize(shards[0], tmp_path / "out.gguf", "copy", keep_split=True)
+    assert r.type == "COPY" and r.n_converted == 0
+    outs = [str(tmp_path / f"out-{i:05d}-of-{len(shards):05d}.gguf") for i in range(1, len(shards) + 1)]
+    assert [_sha256(p) for p in outs] == c["outputs"]
+    assert r.out_file_bytes == sum(os.path.getsize(p) for p in outs)
+    merged = _oracle_case("--split-max-tensors 20", "", "Q4_K_M")
+    mfmt.quantize(shards[0], tmp_path / "one.gguf", "Q4_K_M")
+    assert _sha256(tmp_path / "one.gguf") == merged["outputs"][0]
 
 
 def test_dequantize_equals_float_reads(tmp_path, f16_gguf):

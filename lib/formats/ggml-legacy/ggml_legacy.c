@@ -324,6 +324,7 @@ static int probe_ggml_legacy(mf_probe *p)
 
 const mf_reader mf_reader_ggml_legacy = {
     .format = MF_FMT_GGML_LEGACY,
+    .data_only = true, /* numbers and names: loading runs nothing */
     .name = "ggml-legacy",
     .probe = probe_ggml_legacy,
     .open = open_ggml_legacy,

@@ -208,7 +208,7 @@ static void close_keras(mf_model *m)
 /* A Keras 3 .keras archive: config.json + model.weights.h5. */
 static int probe_keras(mf_probe *p)
 {
-    if (mf_zip_find(p->zip, "config.json") && mf_zip_find(p->zip, "model.weights.h5"))
+    if (p->zip && mf_zip_find(p->zip, "config.json") && mf_zip_find(p->zip, "model.weights.h5"))
         return mf_probe_found(p, MF_FMT_KERAS, "Keras 3 archive (%zu members)", p->zip->n);
     return MF_PROBE_NO;
 }
@@ -223,4 +223,6 @@ const mf_reader mf_reader_keras = {
     .open = open_keras,
     .stream = mf_hdf5_stream,
     .close = close_keras,
+    .find_code = mf_keras_find_code,
+    .may_hold_code = mf_keras_may_hold_code,
 };

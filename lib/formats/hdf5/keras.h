@@ -37,6 +37,13 @@ typedef int (*mf_keras_lambda_fn)(void *ctx, const mf_keras_lambda *l);
 int mf_keras_find_lambdas(const mf_model *m, mf_keras_lambda_fn fn, void *ctx,
                           mf_status *st);
 
+/* The HDF5 and Keras readers' find_code hook (scan): each Lambda layer as a
+ * finding (code it carries: dangerous; a function named: unknown). */
+int mf_keras_find_code(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st);
+/* The may_hold_code hooks of the Keras and HDF5 readers. */
+bool mf_keras_may_hold_code(const uint8_t *b, uint64_t n);
+bool mf_hdf5_may_hold_keras_code(const uint8_t *b, uint64_t n);
+
 /* A Keras config as Python's json.loads reads it (keras_json.c): NaN,
  * Infinity, integers of any size, lone surrogates. NULL with err filled
  * when it still cannot be read. */

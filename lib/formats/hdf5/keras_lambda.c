@@ -4,7 +4,7 @@
  * marshalled bytecode (Keras 2 function_type "lambda", Keras 3 a
  * "__lambda__" object with base64 "code") or a reference to a function. */
 #include "formats/hdf5/keras.h"
-#include "formats/pickle/pickle.h"
+#include "core/pickle.h"
 
 #include <stdlib.h>
 
@@ -235,4 +235,60 @@ int mf_keras_note_lambdas(mf_model *m)
     }
     mf_status_clear(&st);
     return rc < 0 ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ scan hook */
+
+typedef struct code_ctx {
+    mf_code_fn fn;
+    void *ctx;
+} code_ctx;
+
+static int lambda_to_code(void *ctx, const mf_keras_lambda *l)
+{
+    code_ctx *c = ctx;
+    char msg[1024];
+    if (strcmp(l->kind, "module") == 0) {
+        snprintf(msg, sizeof(msg),
+                 "Keras object \"%s\" (in %s) names %s: Keras imports the module and calls "
+                 "the name when it loads the model, even in safe mode (CVE-2025-1550)",
+                 l->layer, l->source, l->detail);
+        mf_code_finding f = {MF_CODE_DANGEROUS, NULL, msg};
+        c->fn(c->ctx, &f);
+        return 0;
+    }
+    bool code = strcmp(l->kind, "bytecode") == 0 || strcmp(l->kind, "raw") == 0;
+    snprintf(msg, sizeof(msg), "Keras Lambda layer \"%s\" (%s, in %s): %s", l->layer, l->kind,
+             l->source, code ? "loading the model runs the Python code it carries"
+                             : "loading the model calls a function by name");
+    mf_code_finding f = {code ? MF_CODE_DANGEROUS : MF_CODE_UNKNOWN, NULL, msg};
+    c->fn(c->ctx, &f);
+    return 0;
+}
+
+int mf_keras_find_code(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st)
+{
+    code_ctx c = {fn, ctx};
+    mf_status sub;
+    mf_status_init(&sub);
+    if (mf_keras_find_lambdas(m, lambda_to_code, &c, &sub) < 0) {
+        mf_fail(st, sub.code, NULL, -1, "the Keras architecture cannot be read: %s", sub.msg);
+        mf_status_clear(&sub);
+        return -1;
+    }
+    return 0;
+}
+
+/* The may_hold_code hooks: a Keras archive always; an HDF5 file when it
+ * has a Keras model_config attribute (its name appears in the bytes). */
+bool mf_keras_may_hold_code(const uint8_t *b, uint64_t n)
+{
+    (void)b;
+    (void)n;
+    return true;
+}
+
+bool mf_hdf5_may_hold_keras_code(const uint8_t *b, uint64_t n)
+{
+    return memmem(b, (size_t)n, "model_config", 12) != NULL;
 }

@@ -56,6 +56,9 @@ typedef void (*mf_hf_code_fn)(void *ctx, const mf_hf_code *c);
 /* Calls fn for every auto_map entry of dir's configs (only that config
  * file when `only` is given); returns how many there are. */
 int mf_hf_remote_code(const char *dir, const char *only, mf_hf_code_fn fn, void *ctx);
+/* scan's code_around hook (the HF directory reader): the remote code a
+ * config.json or .py file at `path` is part of, each finding to fn. */
+void mf_hf_code_around(const char *path, mf_code_fn fn, void *ctx);
 
 /* ------------------------------------------------------ Git LFS pointers */
 /* A Git LFS pointer file (git-lfs spec v1: "version https://git-lfs.github.com/

@@ -238,4 +238,5 @@ const mf_reader mf_reader_hfdir = {
     .name = "hf-dir",
     .probe_dir = probe_hfdir,
     .open = open_hfdir,
+    .code_around = mf_hf_code_around,
 };

@@ -7,6 +7,8 @@
  * Tokenizer entries may be a [slow, fast] list with nulls. */
 #include "formats/hf/hf.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const CONFIGS[] = {"config.json", "tokenizer_config.json",
@@ -73,4 +75,67 @@ int mf_hf_remote_code(const char *dir, const char *only, mf_hf_code_fn fn, void 
         json_decref(j);
     }
     return count;
+}
+
+/* ------------------------------------------------------------ scanning */
+
+typedef struct code_ctx {
+    mf_code_fn fn;
+    void *ctx;
+    const char *base;  /* the file scanned */
+    bool is_config;
+    int refs_to_me;
+} code_ctx;
+
+static void code_finding(code_ctx *cc, int severity, const char *fmt, ...) MF_PRINTF(3, 4);
+static void code_finding(code_ctx *cc, int severity, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    mf_code_finding f = {severity, NULL, msg};
+    cc->fn(cc->ctx, &f);
+}
+
+static void on_remote_code(void *ctx, const mf_hf_code *c)
+{
+    code_ctx *cc = ctx;
+    if (cc->is_config && strcmp(c->json_file, cc->base) == 0 && !c->present && !c->other_repo)
+        code_finding(cc, MF_CODE_NOTE,
+                     "auto_map: %s is %s, but %s is not in this directory: loading it with "
+                     "trust_remote_code=True fails here, nothing runs", c->auto_class, c->ref,
+                     c->py_file);
+    else if (cc->is_config && strcmp(c->json_file, cc->base) == 0)
+        code_finding(cc, MF_CODE_UNKNOWN,
+                     "auto_map: %s is %s, Python code that from_pretrained(..., "
+                     "trust_remote_code=True) imports and runs (%s%s)", c->auto_class, c->ref,
+                     c->other_repo ? "from another repository" : c->py_file,
+                     c->other_repo ? "" : ", in this directory");
+    else if (!cc->is_config && strcmp(c->py_file, cc->base) == 0)
+        cc->refs_to_me++;
+}
+
+/* The code_around hook: a config's auto_map names Python files that
+ * loading with trust_remote_code=True runs. The config and every .py file
+ * of such a directory are reported, never safe. */
+void mf_hf_code_around(const char *path, mf_code_fn fn, void *ctx)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    size_t bl = strlen(base);
+    bool is_py = bl > 3 && strcmp(base + bl - 3, ".py") == 0;
+    bool is_config = bl > 5 && strcmp(base + bl - 5, ".json") == 0;
+    if (!is_py && !is_config)
+        return;
+    code_ctx cc = {fn, ctx, base, is_config, 0};
+    int n = mf_hf_remote_code(dir, is_config ? base : NULL, on_remote_code, &cc);
+    if (is_py && n > 0)
+        code_finding(&cc, MF_CODE_UNKNOWN,
+                     "Python code in a model directory whose config names remote code "
+                     "(auto_map%s): from_pretrained(..., trust_remote_code=True) imports it",
+                     cc.refs_to_me ? " names this file" : "");
 }

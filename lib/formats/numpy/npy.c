@@ -205,6 +205,45 @@ static int probe_npy(mf_probe *p)
     return MF_PROBE_NO;
 }
 
+/* The scan hook (numpy/lib/format.py): np.load takes any bytes starting
+ * with the 6-byte magic for a .npy. An array whose dtype holds an object
+ * anywhere (a structured dtype's field, a sub-array, nested fields) is
+ * stored as a pickle of it, which np.load(allow_pickle=True) runs. A
+ * header mfmt cannot read exactly as numpy does, or a dtype it does not
+ * know that may hold objects, counts as such an array (h.maybe_pickle). A
+ * header numpy certainly refuses runs nothing; its data is still scanned
+ * for pickles, quietly, in case another reader takes it as one. */
+static int npy_pickle_payload(const uint8_t *b, uint64_t n, const char *file, mf_payload *out)
+{
+    if (n < 6 || memcmp(b, "\x93NUMPY", 6) != 0)
+        return 0;
+    mf_npy_header h;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_npy_parse_header(b, n, file, 0, &h, &st);
+    bool has_data = h.data_offset > 0 && h.data_offset <= n;
+    if (rc && h.maybe_pickle) {
+        out->severity = MF_CODE_UNKNOWN;
+        snprintf(out->message, sizeof(out->message),
+                 "np.load(allow_pickle=True) may unpickle this array's data: %.900s", st.msg);
+        out->run = has_data ? MF_PAYLOAD_PICKLE : MF_PAYLOAD_NONE;
+    } else if (rc) {
+        out->severity = MF_CODE_NOTE;
+        snprintf(out->message, sizeof(out->message),
+                 "a .npy header np.load refuses (%.900s): holds no pickle it would run", st.msg);
+        out->run = has_data && h.data_offset < n ? MF_PAYLOAD_POLYGLOT : MF_PAYLOAD_NONE;
+    } else if (h.is_object && h.data_offset <= n) {
+        out->severity = MF_CODE_UNKNOWN;
+        snprintf(out->message, sizeof(out->message),
+                 "object array (descr %.900s): its data is a pickle, which "
+                 "np.load(allow_pickle=True) runs", h.descr);
+        out->run = MF_PAYLOAD_PICKLE;
+    }
+    out->at = h.data_offset;
+    mf_status_clear(&st);
+    return 1;
+}
+
 static const char *const npy_extensions[] = {".npy", NULL};
 
 const mf_reader mf_reader_npy = {
@@ -213,4 +252,5 @@ const mf_reader mf_reader_npy = {
     .extensions = npy_extensions,
     .probe = probe_npy,
     .open = open_npy,
+    .pickle_payload = npy_pickle_payload,
 };

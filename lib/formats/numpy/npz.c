@@ -281,6 +281,8 @@ static int stream_npz(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, vo
 /* An archive of .npy members (all of them: np.savez; some: still read). */
 static int probe_npz(mf_probe *p)
 {
+    if (!p->zip)
+        return MF_PROBE_NO;
     size_t npy = 0, n = p->zip->n;
     for (size_t i = 0; i < n; i++) {
         size_t l = strlen(p->zip->entries[i].name);

@@ -492,6 +492,7 @@ static const char *const onnx_extensions[] = {".onnx", NULL};
 
 const mf_reader mf_reader_onnx = {
     .format = MF_FMT_ONNX,
+    .data_only = true, /* numbers and names: loading runs nothing */
     .name = "onnx",
     .extensions = onnx_extensions,
     .probe = probe_onnx,
@@ -539,6 +540,7 @@ static int probe_onnx_tensor(mf_probe *p)
 
 const mf_reader mf_reader_onnx_tensor = {
     .format = MF_FMT_ONNX_TENSOR,
+    .data_only = true, /* numbers and names: loading runs nothing */
     .name = "onnx-tensor",
     .probe = probe_onnx_tensor,
     .open = open_onnx_tensor,

@@ -3,7 +3,7 @@
 #ifndef MF_PYTORCH_H
 #define MF_PYTORCH_H
 #include "core/zip.h"
-#include "formats/pickle/pickle.h"
+#include "core/pickle.h"
 
 /* Where a storage's bytes are. */
 typedef struct pt_storage_ref {
@@ -108,4 +108,15 @@ typedef struct pt_legacy {
 int pt_legacy_parse(pk_machine *pm, const uint8_t *b, uint64_t size, const char *file,
                     pt_legacy *out, bool *first_ok, mf_status *st);
 bool pt_is_legacy_magic(const pk_obj *o);
+
+/* scan's hooks for legacy tars (pytorch_tar.c): the members torch.load
+ * opens, and the walk of 'storages' and 'tensors' as it reads them. */
+extern const char *const mf_pt_tar_members[];
+int mf_pt_tar_walk_member(const char *name, const uint8_t *b, uint64_t n,
+                          const mf_pickle_walk *w);
+
+/* scan's pickle_stream hook (pytorch_legacy.c): a buffer whose first
+ * pickle is torch's legacy magic number is read as torch reads it. */
+int mf_pt_legacy_stream(const pk_obj *first, pk_machine *pm, const uint8_t *b, uint64_t n,
+                        const char *file, uint64_t *end, mf_status *st);
 #endif

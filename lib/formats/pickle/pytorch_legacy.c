@@ -319,6 +319,60 @@ static int probe_legacy(mf_probe *p)
     return MF_PROBE_NO;
 }
 
+/* torch.load's first try: Python's tarfile (core/tar.h). A legacy torch
+ * checkpoint has members storages, tensors and pickle. */
+static int probe_tar(mf_probe *p)
+{
+    if (!mf_tar_probe(p->b, p->size))
+        return MF_PROBE_NO;
+    mf_arena *a = mf_arena_new();
+    mf_status st;
+    mf_status_init(&st);
+    mf_tar t;
+    int r = MF_PROBE_NO;
+    if (a && mf_tar_open(&t, p->b, p->size, p->path, a, &st) == 0) {
+        if (mf_tar_find(&t, "pickle") && mf_tar_find(&t, "storages"))
+            r = mf_probe_found(p, MF_FMT_PYTORCH_PICKLE, "PyTorch legacy tar (%zu members)", t.n);
+    }
+    mf_status_clear(&st);
+    mf_arena_free(a);
+    return r;
+}
+
+int mf_pt_legacy_stream(const pk_obj *first, pk_machine *pm, const uint8_t *b, uint64_t n,
+                        const char *file, uint64_t *end, mf_status *st)
+{
+    if (!pt_is_legacy_magic(first))
+        return 0;
+    pt_legacy L;
+    bool magic;
+    mf_status why;
+    mf_status_init(&why);
+    *end = n;
+    int rc = pt_legacy_parse(pm, b, n, file, &L, &magic, &why);
+    if (rc) /* the finding says which stream broke the rule */
+        mf_fail(st, MF_ERR_FORMAT, NULL, -1, "legacy torch stream: %s", why.msg);
+    else
+        *end = L.data_end;
+    mf_status_clear(&why);
+    return rc ? -1 : 1;
+}
+
+/* The same reader, registered a second time for its tar probe, which must
+ * run before HDF5's (a tar's first member's data sits at byte 512). */
+const mf_reader mf_reader_pytorch_tar = {
+    .format = MF_FMT_PYTORCH_PICKLE,
+    .name = "pytorch-pickle",
+    .probe = probe_tar,
+    .open = open_legacy,
+    .stream = pt_stream,
+    .close = pt_close,
+    .is_mapping = mf_pytorch_is_mapping,
+    .tar_loader = "torch.load",
+    .tar_members = mf_pt_tar_members,
+    .walk_tar_member = mf_pt_tar_walk_member,
+};
+
 const mf_reader mf_reader_pytorch_pickle = {
     .format = MF_FMT_PYTORCH_PICKLE,
     .name = "pytorch-pickle",
@@ -327,4 +381,5 @@ const mf_reader mf_reader_pytorch_pickle = {
     .stream = pt_stream,
     .close = pt_close,
     .is_mapping = mf_pytorch_is_mapping,
+    .pickle_stream = mf_pt_legacy_stream,
 };

@@ -15,6 +15,7 @@
 #include "core/tar.h"
 #include "formats/pickle/pytorch.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 
 typedef struct tar_storage {
@@ -104,15 +105,26 @@ static int count_of(tar_ctx *c, const mf_tar_member *mb, const pk_obj *v, uint64
     return 0;
 }
 
+/* A member that starts with a pickled record count (storages, tensors):
+ * *pos is past the count. */
+static int open_records(tar_ctx *c, const char *name, const mf_tar_member **mb, const uint8_t **p,
+                        uint64_t *n, uint64_t *pos, int64_t *count, mf_status *st)
+{
+    pk_obj *v;
+    *pos = 0;
+    if (member(c, name, mb, p, n, st) || one_pickle(c, *mb, *p, *n, pos, &v, st))
+        return -1;
+    return count_of(c, *mb, v, *n, count, st);
+}
+
 static int read_storages(tar_ctx *c, mf_status *st)
 {
     const mf_tar_member *mb;
     const uint8_t *p;
-    uint64_t n, pos = 0;
+    uint64_t n, pos;
     pk_obj *v;
     int64_t count;
-    if (member(c, "storages", &mb, &p, &n, st) || one_pickle(c, mb, p, n, &pos, &v, st) ||
-        count_of(c, mb, v, n, &count, st))
+    if (open_records(c, "storages", &mb, &p, &n, &pos, &count, st))
         return -1;
     for (int64_t i = 0; i < count; i++) {
         uint64_t at = mb->data_offset + pos;
@@ -181,11 +193,10 @@ static int read_tensors(tar_ctx *c, mf_status *st)
 {
     const mf_tar_member *mb;
     const uint8_t *p;
-    uint64_t n, pos = 0;
+    uint64_t n, pos;
     pk_obj *v;
     int64_t count;
-    if (member(c, "tensors", &mb, &p, &n, st) || one_pickle(c, mb, p, n, &pos, &v, st) ||
-        count_of(c, mb, v, n, &count, st))
+    if (open_records(c, "tensors", &mb, &p, &n, &pos, &count, st))
         return -1;
     for (int64_t i = 0; i < count; i++) {
         uint64_t at = mb->data_offset + pos;
@@ -365,4 +376,121 @@ out:
     MF_VEC_FREE(c->s);
     MF_VEC_FREE(c->x);
     return rc;
+}
+
+/* ------------------------------------------------------------ scanning */
+
+/* The members torch.load opens by name (torch/serialization.py
+ * legacy_load); scan reports links among them. */
+const char *const mf_pt_tar_members[] = {"storages", "tensors", "pickle", NULL};
+
+typedef struct tar_walk {
+    const mf_pickle_walk *w;
+    const uint8_t *b;
+    uint64_t n, pos;
+} tar_walk;
+
+static void walk_finding(tar_walk *tw, int severity, uint64_t at, const char *fmt, ...)
+    MF_PRINTF(4, 5);
+static void walk_finding(tar_walk *tw, int severity, uint64_t at, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    tw->w->finding(tw->w->ctx, severity, at, msg);
+}
+
+/* One pickle of the stream, on the scanner's machine. */
+static const pk_obj *walk_pickle(tar_walk *tw, const char *what)
+{
+    const pk_obj *v = NULL;
+    const char *why = "the member ends";
+    uint64_t end = tw->pos;
+    int rc = tw->pos < tw->n ? tw->w->run(tw->w->ctx, tw->pos, &v, &end, &why) : -1;
+    if (rc)
+        walk_finding(tw, MF_CODE_UNKNOWN, end,
+                     "legacy torch tar: the %s pickle stops with an error (%s): what torch "
+                     "reads after it cannot be vouched for", what, why);
+    tw->pos = end;
+    return rc ? NULL : v;
+}
+
+static bool walk_skip(tar_walk *tw, uint64_t bytes, const char *what)
+{
+    if (bytes > tw->n - tw->pos) {
+        walk_finding(tw, MF_CODE_UNKNOWN, tw->pos,
+                     "legacy torch tar: %s runs past the end of the member", what);
+        return false;
+    }
+    tw->pos += bytes;
+    return true;
+}
+
+/* One storage record: its pickled (key, location, storage_type), then an
+ * int64 element count and the elements, which are skipped. */
+static bool walk_storage(tar_walk *tw, pk_obj *const *t, int64_t i)
+{
+    const mf_dtype_info *di = t && t[2]->kind == PK_GLOBAL ? mf_dtype_info_of(t[2]->u.g.dtype)
+                                                           : NULL;
+    uint64_t bytes;
+    if (!di || !di->block_bytes || tw->n - tw->pos < 8) {
+        walk_finding(tw, MF_CODE_UNKNOWN, tw->pos,
+                     "legacy torch tar: storage %lld is not (key, location, storage type) with "
+                     "a known type: its size cannot be told", (long long)i);
+        return false;
+    }
+    uint64_t cnt = mf_rd64le(tw->b + tw->pos);
+    return !mf_mul_ovf(cnt, di->block_bytes, &bytes) && walk_skip(tw, 8, "a storage's size") &&
+           walk_skip(tw, bytes, "a storage's data");
+}
+
+/* One tensor record after its pickle: an int32 ndim, 4 bytes, ndim sizes,
+ * ndim strides, the storage offset. */
+static bool walk_tensor(tar_walk *tw, pk_obj *const *t, int64_t i)
+{
+    if (!t || tw->n - tw->pos < 8) {
+        walk_finding(tw, MF_CODE_UNKNOWN, tw->pos,
+                     "legacy torch tar: tensor %lld is not (key, storage, type)", (long long)i);
+        return false;
+    }
+    int32_t ndim = (int32_t)mf_rd32le(tw->b + tw->pos);
+    return ndim >= 0 && walk_skip(tw, 8, "a tensor's rank") &&
+           walk_skip(tw, 16ull * (uint64_t)ndim + 8, "a tensor's shape");
+}
+
+/* The walk_tar_member hook: 'storages' is a count, then per storage a
+ * record, then the pickled views; 'tensors' is a count, then per tensor a
+ * record. Every pickle is run; the raw parts are skipped as torch skips
+ * them; what follows is scanned quietly (torch reads no further). */
+int mf_pt_tar_walk_member(const char *name, const uint8_t *b, uint64_t n,
+                          const mf_pickle_walk *w)
+{
+    bool storages = strcmp(name, "storages") == 0;
+    if (!storages && strcmp(name, "tensors") != 0)
+        return 0;
+    tar_walk tw = {w, b, n, 0};
+    const pk_obj *v = walk_pickle(&tw, "count");
+    int64_t count;
+    if (!v)
+        return 1;
+    if (!pk_as_int(v, &count) || count < 0 || (uint64_t)count > n) {
+        walk_finding(&tw, MF_CODE_UNKNOWN, 0,
+                     "legacy torch tar: the first pickle is not a count torch can use");
+        return 1;
+    }
+    for (int64_t i = 0; i < count; i++) {
+        v = walk_pickle(&tw, storages ? "storage header" : "tensor header");
+        if (!v)
+            return 1;
+        pk_obj *const *t = v->kind == PK_TUPLE && v->u.c.n == 3 ? v->u.c.v : NULL;
+        if (!(storages ? walk_storage(&tw, t, i) : walk_tensor(&tw, t, i)))
+            return 1;
+    }
+    if (storages)
+        (void)walk_pickle(&tw, "storage views"); /* what follows is scanned either way */
+    if (tw.pos < n)
+        w->rest(w->ctx, tw.pos);
+    return 1;
 }

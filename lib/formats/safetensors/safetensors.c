@@ -368,6 +368,7 @@ static const char *const safetensors_extensions[] = {".safetensors", NULL};
 
 const mf_reader mf_reader_safetensors = {
     .format = MF_FMT_SAFETENSORS,
+    .data_only = true, /* numbers and names: loading runs nothing */
     .name = "safetensors",
     .extensions = safetensors_extensions,
     .probe = probe_safetensors,

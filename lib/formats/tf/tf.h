@@ -39,6 +39,8 @@ typedef struct mf_tf_finding {
  * filled (also when m is not a TensorFlow model). */
 int mf_tf_find_dangerous_ops(const mf_model *m, mf_tf_finding **out, size_t *n,
                              mf_status *st);
+/* The readers' find_code hook (scan): mf_tf_find_dangerous_ops as findings. */
+int mf_tf_find_code(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st);
 /* The level and reason of one op name; 0 when harmless. */
 mf_tf_level mf_tf_op_level(const char *op, size_t len, const char **why);
 

@@ -314,3 +314,29 @@ int mf_tf_find_dangerous_ops(const mf_model *m, mf_tf_finding **out, size_t *n, 
     *n = keep->n;
     return 0;
 }
+
+/* The readers' find_code hook (scan): each op that runs code or touches
+ * files, as a finding. */
+int mf_tf_find_code(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st)
+{
+    mf_tf_finding *f = NULL;
+    size_t n = 0;
+    mf_status sub;
+    mf_status_init(&sub);
+    if (mf_tf_find_dangerous_ops(m, &f, &n, &sub)) {
+        mf_fail(st, sub.code, NULL, -1, "the TensorFlow graph cannot be read: %s", sub.msg);
+        mf_status_clear(&sub);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char msg[1024];
+        snprintf(msg, sizeof(msg), "TensorFlow op %s in node \"%s\"%s%s: %s", f[i].op, f[i].node,
+                 f[i].function ? " of function " : "", f[i].function ? f[i].function : "",
+                 f[i].why);
+        mf_code_finding c = {f[i].level == MF_TF_DANGER ? MF_CODE_DANGEROUS : MF_CODE_NOTE,
+                             f[i].op, msg};
+        fn(ctx, &c);
+    }
+    free(f);
+    return 0;
+}

@@ -198,4 +198,5 @@ const mf_reader mf_reader_tf_graphdef = {
     .open = open_graphdef,
     .stream = mf_tf_stream,
     .close = mf_tf_close,
+    .find_code = mf_tf_find_code,
 };

@@ -561,6 +561,7 @@ static const char *const tflite_extensions[] = {".tflite", NULL};
 
 const mf_reader mf_reader_tflite = {
     .format = MF_FMT_TFLITE,
+    .data_only = true, /* numbers and names: loading runs nothing */
     .name = "tflite",
     .extensions = tflite_extensions,
     .probe = probe_tflite,

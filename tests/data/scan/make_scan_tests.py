@@ -46,6 +46,14 @@ def loads_ok(b):
     return pickle.loads(b)
 
 
+# ---- class 5: a first pickle that is torch's legacy magic number starts a
+# legacy stream; when the rest breaks torch's rules, the pickles after it
+# are still scanned (found by fuzz_scan: they were skipped, `unknown`)
+legacy_magic = pickle.dumps(0x1950a86a20f9469cfc6c, protocol=2)
+bad_protocol = pickle.dumps('not 1001', protocol=2)
+put('legacy_broken_then_call.pkl', legacy_magic + bad_protocol + call0('posix', 'system'),
+    'dangerous', 'posix.system', 'legacy torch magic, a protocol that is not 1001, posix.system')
+
 # ---- class 9: what CPython's unpickler accepts must not stop the scan
 # SETITEM on a list, then the call: CPython runs both
 setitem_list = b'(lI0\naI0\nI1\ns0'

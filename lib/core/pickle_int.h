@@ -2,7 +2,7 @@
  * (values) and pickle_call.c (what allowlisted calls build). */
 #ifndef MF_PICKLE_INT_H
 #define MF_PICKLE_INT_H
-#include "formats/pickle/pickle.h"
+#include "core/pickle.h"
 
 typedef struct pk_memo_slot {
     int64_t key;

@@ -1,7 +1,7 @@
 /* pickle_obj.c - the values of the pickle interpreter: allocation under a
  * budget, containers, Python-like dict keys (1 == 1.0 == True, tuples by
  * value), big integers as decimal text. */
-#include "formats/pickle/pickle_int.h"
+#include "core/pickle_int.h"
 
 #include <math.h>
 #include <stdlib.h>

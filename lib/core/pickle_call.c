@@ -3,7 +3,7 @@
  * the arguments alone (torch/_utils.py, numpy/core/multiarray, ...); any
  * other callable yields an opaque object recording the call. Nothing here
  * runs code from the file. */
-#include "formats/pickle/pickle_int.h"
+#include "core/pickle_int.h"
 
 #include <stdlib.h>
 

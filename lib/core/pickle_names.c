@@ -9,7 +9,7 @@
  * path is such a module (`torch._utils` + `os.system`, `__main__` +
  * `os.system` in protocol 4), or walks dunder attributes. Python 2 names
  * are read through pickle's fix_imports table (_compat_pickle.py). */
-#include "formats/pickle/pickle.h"
+#include "core/pickle.h"
 
 #include <stdlib.h>
 

@@ -2,7 +2,7 @@
  * Opcodes and their arguments as documented in CPython's Lib/pickletools.py
  * and carried out as Lib/pickle.py's _Unpickler and Modules/_pickle.c do,
  * except that nothing is imported or called (see pickle_call.c). */
-#include "formats/pickle/pickle_int.h"
+#include "core/pickle_int.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,0 +1,46 @@
+/* testmf.h - helpers for tests of the library (testlib.h is the harness):
+ * a digest in hex, an expected open error, a sink into a fixed buffer. */
+#ifndef MF_TESTMF_H
+#define MF_TESTMF_H
+#include "core/core.h"
+#include "testlib.h"
+
+/* SHA-256 of b[0..n) as lower-case hex. */
+static inline void tl_sha256_hex(const void *b, size_t n, char hex[129])
+{
+    mf_hasher *h = mf_hasher_new(MF_SHA256);
+    mf_hasher_update(h, b, n);
+    mf_hasher_final_hex(h, hex);
+    mf_hasher_free(h);
+}
+
+/* mf_open(path) must fail with `code`, naming the file and saying `needle`. */
+static inline void tl_expect_open_error(const char *path, mf_code code, const char *needle)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m = NULL;
+    int rc = mf_open(path, NULL, &m, &st);
+    CHECKF(rc != 0 && st.code == code && strstr(st.msg, path) && strstr(st.msg, needle),
+           "%s: want error %d with \"%s\", got rc %d code %d: %s", path, code, needle, rc,
+           st.code, st.msg);
+    mf_close(m);
+    mf_status_clear(&st);
+}
+
+/* An mf_sink_fn target of fixed size: more than fits fails ("full"). */
+typedef struct tl_sinkbuf {
+    uint8_t b[1024];
+    size_t n;
+} tl_sinkbuf;
+
+static inline int tl_sink(void *ctx, const void *p, size_t n, mf_status *st)
+{
+    tl_sinkbuf *s = ctx;
+    if (n > sizeof(s->b) - s->n)
+        return mf_fail(st, MF_ERR_USAGE, NULL, -1, "full");
+    memcpy(s->b + s->n, p, n);
+    s->n += n;
+    return 0;
+}
+#endif
