@@ -48,14 +48,17 @@ static float iq2_xxs_sub(const mq_lattice *lat, const float *xb, const float *we
         ids[is + 6] = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / eff_max;
     mq_trials t;
     mq_lat_trials(lat, 32, ids, 13, xval, weight, waux, &t);
+    int best_s = -1; /* none better: L keeps the previous levels, as in ggml */
     for (int s = 0; s < 13; ++s) {
         const float sumqx = t.sumqx[s], sumq2 = t.sumq2[s];
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            mq_trials_levels(lat, &t, 32, s, L);
+            best_s = s;
         }
     }
+    if (best_s >= 0)
+        mq_trials_levels(lat, &t, 32, best_s, L);
     if (scale > 0) {
         float id = 1 / scale;
         for (int k = 0; k < 4; ++k) {
@@ -143,15 +146,19 @@ static float iq2_sub16(const mq_lattice *lat, const float *xval, const float *we
         ids[is + 9] = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / max;
     mq_trials t;
     mq_lat_trials(lat, 16, ids, 19, xval, weight, waux, &t);
+    int best_s = -1;
     for (int s = 0; s < 19; ++s) {
         const float sumqx = t.sumqx[s], sumq2 = t.sumq2[s];
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            mq_trials_levels(lat, &t, 16, s, L);
-            on_grid[0] = !(t.off_grid[0] >> s & 1);
-            on_grid[1] = !(t.off_grid[1] >> s & 1);
+            best_s = s;
         }
+    }
+    if (best_s >= 0) {
+        mq_trials_levels(lat, &t, 16, best_s, L);
+        on_grid[0] = !(t.off_grid[0] >> best_s & 1);
+        on_grid[1] = !(t.off_grid[1] >> best_s & 1);
     }
     if ((!on_grid[0] || !on_grid[1]) && scale > 0) {
         float id = 1 / scale;

@@ -41,15 +41,19 @@ static float iq3_search(const mq_lattice *lat, const float *xval, const float *w
         ids[is + nstep] = (2 * IQ3_KMAXQ - 1 + is * 0.2f) / max;
     mq_trials t;
     mq_lat_trials(lat, 32, ids, ns, xval, weight, waux, &t);
+    int best_s = -1; /* none better: L and on_grid stay, as in ggml */
     for (int s = 0; s < ns; ++s) {
         const float sumqx = t.sumqx[s], sumq2 = t.sumq2[s];
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            mq_trials_levels(lat, &t, 32, s, L);
-            for (int k = 0; k < 8; ++k)
-                on_grid[k] = !(t.off_grid[k] >> s & 1);
+            best_s = s;
         }
+    }
+    if (best_s >= 0) {
+        mq_trials_levels(lat, &t, 32, best_s, L);
+        for (int k = 0; k < 8; ++k)
+            on_grid[k] = !(t.off_grid[k] >> best_s & 1);
     }
     int n_not_ongrid = 0;
     for (int k = 0; k < 8; ++k)
