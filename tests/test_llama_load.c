@@ -58,9 +58,10 @@ static void all_references_load(const char *shared, const char *folder, int *cou
 }
 
 /* A copy of src without the key `drop_key` and the tensor `drop_tensor`,
- * general.architecture set to `arch` when not NULL. */
-static int write_without(const char *src, const char *out, const char *drop_key, const char *drop_tensor,
-                         const char *arch)
+ * general.architecture set to `arch` when not NULL, the key `as_f32` (if
+ * any) turned into an f32. */
+static int write_changed(const char *src, const char *out, const char *drop_key,
+                         const char *drop_tensor, const char *arch, const char *as_f32)
 {
     mf_status st;
     mf_status_init(&st);
@@ -80,6 +81,10 @@ static int write_without(const char *src, const char *out, const char *drop_key,
         if (arch && !strcmp(kv[nk].key, "general.architecture")) {
             kv[nk].v.as.s.ptr = arch;
             kv[nk].v.as.s.len = strlen(arch);
+        }
+        if (as_f32 && !strcmp(kv[nk].key, as_f32)) {
+            kv[nk].v.type = MF_V_F32;
+            kv[nk].v.as.f = 2.0;
         }
         nk++;
     }
@@ -119,21 +124,27 @@ int main(void)
     CHECK(fd >= 0);
     close(fd);
     /* the case of the issue: no layer_norm_rms_epsilon */
-    CHECK(write_without(src, out, "llama.attention.layer_norm_rms_epsilon", NULL, NULL) == 0);
+    CHECK(write_changed(src, out, "llama.attention.layer_norm_rms_epsilon", NULL, NULL, NULL) == 0);
     CHECK(problems_of(out, msgs) == 1 && strstr(msgs, "key not found in model: llama.attention.layer_norm_rms_epsilon"));
     /* a block's tensor missing */
-    CHECK(write_without(src, out, NULL, "blk.1.attn_k.weight", NULL) == 0);
+    CHECK(write_changed(src, out, NULL, "blk.1.attn_k.weight", NULL, NULL) == 0);
     CHECK(problems_of(out, msgs) == 1 && strstr(msgs, "missing tensor 'blk.1.attn_k.weight'"));
     /* an architecture llama.cpp does not know (qwen3 came after c392e509) */
-    CHECK(write_without(src, out, NULL, NULL, "qwen3") == 0);
+    CHECK(write_changed(src, out, NULL, NULL, "qwen3", NULL) == 0);
     CHECK(problems_of(out, msgs) == 1 && strstr(msgs, "unknown model architecture 'qwen3'"));
     /* per architecture: Mamba's SSM keys, BERT's causal flag */
     snprintf(src, sizeof(src), "%s/convert-ref-arch/mamba-tiny-f16.gguf", shared);
-    CHECK(write_without(src, out, "mamba.ssm.state_size", "blk.0.ssm_dt.bias", NULL) == 0);
+    CHECK(write_changed(src, out, "mamba.ssm.state_size", "blk.0.ssm_dt.bias", NULL, NULL) == 0);
     CHECK(problems_of(out, msgs) == 2 && strstr(msgs, "mamba.ssm.state_size") && strstr(msgs, "blk.0.ssm_dt.bias"));
     snprintf(src, sizeof(src), "%s/convert-ref-arch/bge-tiny-f16.gguf", shared);
-    CHECK(write_without(src, out, "bert.attention.causal", NULL, NULL) == 0);
+    CHECK(write_changed(src, out, "bert.attention.causal", NULL, NULL, NULL) == 0);
     CHECK(problems_of(out, msgs) == 1 && strstr(msgs, "bert.attention.causal"));
+    /* a key llama.cpp reads as a u32, written as an f32: its loader throws
+     * "key ... has wrong type" */
+    snprintf(src, sizeof(src), "%s/convert-ref/llama-tiny-f16.gguf", shared);
+    CHECK(write_changed(src, out, NULL, NULL, NULL, "llama.attention.head_count") == 0);
+    CHECK(problems_of(out, msgs) == 1 &&
+          strstr(msgs, "llama.attention.head_count must be a u32 for llama.cpp, not a f32"));
     unlink(out);
     return tl_report("llama_load");
 }

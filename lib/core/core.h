@@ -303,6 +303,10 @@ size_t mf_json_skip_value(const char *t, size_t n, size_t i);
 /* ------------------------------------------------------------------ UTF-8 */
 /* Returns the offset of the first invalid byte, or -1 if all valid. */
 int64_t mf_utf8_check(const uint8_t *s, size_t n);
+/* Writes code point cp (< 0x110000) as UTF-8 at o (room for 4); returns
+ * the bytes written. Surrogates are written as they are (Python's
+ * surrogatepass), for the readers that must keep them. */
+size_t mf_utf8_put(uint8_t *o, uint32_t cp);
 
 /* ----------------------------------------------------------- model build */
 /* Readers build a model with these; the arena owns everything. */
@@ -466,6 +470,11 @@ typedef struct mf_reader {
     /* Optional: the type a metadata key must have (a new key set without a
      * TYPE: takes it); MF_V_NULL when the format does not say. */
     mf_vtype (*key_type)(const mf_model *m, const char *key);
+    /* Optional: -1 with st when metadata value kv breaks the type rule the
+     * format's main loader puts on its key (GGUF: what llama.cpp reads a
+     * key as, the tokenizer arrays' element types); validate asks it of
+     * every key. */
+    int (*check_key)(const mf_model *m, const mf_kv *kv, mf_status *st);
 } mf_reader;
 
 /* What ops/edit.c asks of a reader's rewrite hook. */

@@ -69,23 +69,6 @@ static int hex4(const char *t, size_t n, size_t i, unsigned *out)
     return 0;
 }
 
-static size_t utf8_put(uint8_t *o, unsigned cp)
-{
-    if (cp < 0x80) { o[0] = (uint8_t)cp; return 1; }
-    if (cp < 0x800) { o[0] = (uint8_t)(0xc0 | cp >> 6); o[1] = (uint8_t)(0x80 | (cp & 63)); return 2; }
-    if (cp < 0x10000) {
-        o[0] = (uint8_t)(0xe0 | cp >> 12);
-        o[1] = (uint8_t)(0x80 | (cp >> 6 & 63));
-        o[2] = (uint8_t)(0x80 | (cp & 63));
-        return 3;
-    }
-    o[0] = (uint8_t)(0xf0 | cp >> 18);
-    o[1] = (uint8_t)(0x80 | (cp >> 12 & 63));
-    o[2] = (uint8_t)(0x80 | (cp >> 6 & 63));
-    o[3] = (uint8_t)(0x80 | (cp & 63));
-    return 4;
-}
-
 bool mf_json_string_is(const char *t, size_t n, size_t i, const char *key)
 {
     static const char esc_from[] = "\"\\/bfnrt", esc_to[] = "\"\\/\b\f\n\r\t";
@@ -105,7 +88,7 @@ bool mf_json_string_is(const char *t, size_t n, size_t i, const char *key)
                 cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
                 i += 6;
             }
-            len = utf8_put(buf, cp);
+            len = mf_utf8_put(buf, cp);
         } else {
             const char *e = i + 1 < n && t[i + 1] ? strchr(esc_from, t[i + 1]) : NULL;
             if (!e)

@@ -432,20 +432,6 @@ static pk_obj *string_from_repr(pk_machine *pm, const char *s, size_t n, mf_stat
     return o;
 }
 
-static size_t put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) { o[0] = (char)cp; return 1; }
-    if (cp < 0x800) { o[0] = (char)(0xc0 | cp >> 6); o[1] = (char)(0x80 | (cp & 63)); return 2; }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xe0 | cp >> 12); o[1] = (char)(0x80 | (cp >> 6 & 63));
-        o[2] = (char)(0x80 | (cp & 63));
-        return 3;
-    }
-    o[0] = (char)(0xf0 | cp >> 18); o[1] = (char)(0x80 | (cp >> 12 & 63));
-    o[2] = (char)(0x80 | (cp >> 6 & 63)); o[3] = (char)(0x80 | (cp & 63));
-    return 4;
-}
-
 /* UNICODE: raw-unicode-escape (\uXXXX, \UXXXXXXXX; other bytes Latin-1). */
 static pk_obj *unicode_from_raw(pk_machine *pm, const char *s, size_t n, mf_status *st)
 {
@@ -460,7 +446,7 @@ static pk_obj *unicode_from_raw(pk_machine *pm, const char *s, size_t n, mf_stat
         if (s[i] == '\\' && i + 1 < n && (s[i + 1] == 'u' || s[i + 1] == 'U'))
             digits = s[i + 1] == 'u' ? 4 : 8;
         if (!digits) {
-            k += put_utf8(out + k, (uint8_t)s[i]);
+            k += mf_utf8_put((uint8_t *)out + k, (uint8_t)s[i]);
             continue;
         }
         uint32_t cp = 0;
@@ -480,7 +466,7 @@ static pk_obj *unicode_from_raw(pk_machine *pm, const char *s, size_t n, mf_stat
             pk_fail(pm, pm->op_off, st, "UNICODE: \\U%08x is not a code point", cp);
             return NULL;
         }
-        k += put_utf8(out + k, cp);
+        k += mf_utf8_put((uint8_t *)out + k, cp);
         i += 1 + (size_t)digits;
     }
     out[k] = 0;

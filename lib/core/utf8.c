@@ -30,3 +30,27 @@ int64_t mf_utf8_check(const uint8_t *s, size_t n)
     }
     return -1;
 }
+
+size_t mf_utf8_put(uint8_t *o, uint32_t cp)
+{
+    if (cp < 0x80) {
+        o[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (uint8_t)(0xc0 | cp >> 6);
+        o[1] = (uint8_t)(0x80 | (cp & 63));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (uint8_t)(0xe0 | cp >> 12);
+        o[1] = (uint8_t)(0x80 | (cp >> 6 & 63));
+        o[2] = (uint8_t)(0x80 | (cp & 63));
+        return 3;
+    }
+    o[0] = (uint8_t)(0xf0 | cp >> 18);
+    o[1] = (uint8_t)(0x80 | (cp >> 12 & 63));
+    o[2] = (uint8_t)(0x80 | (cp >> 6 & 63));
+    o[3] = (uint8_t)(0x80 | (cp & 63));
+    return 4;
+}

@@ -3,7 +3,8 @@
  * the architecture must be one it knows; the keys load_hparams reads
  * without a default (context_length, embedding_length, block_count, the
  * architecture's own) and tokenizer.ggml.model; the tensors load_tensors
- * creates unconditionally (per block for "{bid}" names). Conditional keys
+ * creates unconditionally (per block for "{bid}" names); every key's type
+ * as llama.cpp reads it (the GGUF reader's check_key hook). Conditional keys
  * and tensors (MoE or dense FFN, DeepSeek-V2 Lite's 27 layers, Command-R's
  * q/k norms at 64 layers...) and the loader's count of unused tensors are
  * not checked. The tables were read off those sources for the architectures
@@ -145,6 +146,21 @@ static const mf_value *model_get(void *m, const char *key)
     return meta(m, key);
 }
 
+/* Keys of a type llama.cpp does not read them as (the reader's check_key
+ * hook): its loader throws "key ... has wrong type", llama-vocab asserts. */
+static size_t key_type_problems(const mf_model *m, mf_load_problem_fn fn, void *ctx)
+{
+    size_t n = 0;
+    for (size_t i = 0; m->reader && m->reader->check_key && i < m->n_meta; i++) {
+        mf_status st;
+        mf_status_init(&st);
+        if (m->reader->check_key(m, &m->meta[i], &st))
+            report(fn, ctx, &n, "%s", st.msg);
+        mf_status_clear(&st);
+    }
+    return n;
+}
+
 size_t mf_llama_load_problems(const mf_model *m, mf_load_problem_fn fn, void *ctx)
 {
     size_t n = 0;
@@ -160,6 +176,7 @@ size_t mf_llama_load_problems(const mf_model *m, mf_load_problem_fn fn, void *ct
         return n;
     if (!meta(m, "tokenizer.ggml.model"))
         report(fn, ctx, &n, "key not found in model: tokenizer.ggml.model");
+    n += key_type_problems(m, fn, ctx);
     size_t r = required_row(arch);
     if (r != (size_t)-1) {
         size_t i = r;

@@ -125,22 +125,36 @@ static char *join_label(scanner *sc, const char *inner)
     return mf_arena_printf(sc->r->arena, "%s!%s", sc->member, inner);
 }
 
+/* Entering bytes inside the current buffer (a member, a payload): the
+ * scanner's place is saved, then set for them (file_base -1: not where
+ * they lie in the file); leave_inner puts it back. */
+static scanner enter_inner(scanner *sc, int64_t file_base)
+{
+    scanner saved = *sc;
+    sc->file_base = file_base;
+    sc->depth++;
+    sc->notes_after_stop = false;
+    return saved;
+}
+
+static void leave_inner(scanner *sc, const scanner *saved)
+{
+    sc->member = saved->member;
+    sc->buf = saved->buf;
+    sc->file_base = saved->file_base;
+    sc->origin = saved->origin;
+    sc->depth = saved->depth;
+    sc->notes_after_stop = saved->notes_after_stop;
+}
+
 /* Scans bytes found inside the current buffer as a file of their own. */
 static void scan_nested(scanner *sc, const char *label, const uint8_t *b, uint64_t n,
                         int64_t file_base)
 {
-    scanner saved = *sc;
+    scanner saved = enter_inner(sc, file_base);
     sc->member = label ? label : "?";
-    sc->file_base = file_base;
-    sc->depth++;
-    sc->notes_after_stop = false;
     scan_buffer(sc, b, n);
-    sc->member = saved.member;
-    sc->buf = saved.buf;
-    sc->file_base = saved.file_base;
-    sc->origin = saved.origin;
-    sc->depth = saved.depth;
-    sc->notes_after_stop = saved.notes_after_stop;
+    leave_inner(sc, &saved);
 }
 
 /* torch.storage._load_from_bytes(b): torch.load of bytes in the pickle. */
@@ -474,18 +488,11 @@ static void scan_tar(scanner *sc, const uint8_t *b, uint64_t n)
             continue;
         }
         int64_t fb = sc->file_base >= 0 ? sc->file_base + (int64_t)m->data_offset : -1;
-        scanner saved = *sc;
-        sc->file_base = fb;
-        sc->depth++;
-        sc->notes_after_stop = false;
+        scanner saved = enter_inner(sc, fb);
         const char *as = loaded_as(&t, m, loader);
         if (!as || !walk_member(sc, loader, as, p, len))
             scan_buffer(sc, p, len);
-        sc->buf = saved.buf;
-        sc->file_base = saved.file_base;
-        sc->depth = saved.depth;
-        sc->origin = saved.origin;
-        sc->notes_after_stop = saved.notes_after_stop;
+        leave_inner(sc, &saved);
         sc->member = outer;
     }
     if (t.end_why && strcmp(t.end_why, "an end-of-archive block") != 0 &&
@@ -599,17 +606,10 @@ static bool scan_windowed(scanner *sc, const mf_zip *z, const mf_zip_entry *e, b
         size_t f0 = sc->f.n, g0 = sc->g.n, d0 = sc->r->dropped_findings;
         uint64_t p0 = sc->r->n_pickles;
         mf_verdict v0 = sc->r->verdict;
-        scanner saved = *sc;
-        sc->file_base = -1;
-        sc->depth++;
-        sc->notes_after_stop = false;
+        scanner saved = enter_inner(sc, -1);
         sc->buf = buf;
         chain_result res = quiet ? scan_quiet_pickles(sc, buf, len) : scan_pickles(sc, buf, len, 0);
-        sc->buf = saved.buf;
-        sc->file_base = saved.file_base;
-        sc->depth = saved.depth;
-        sc->origin = saved.origin;
-        sc->notes_after_stop = saved.notes_after_stop;
+        leave_inner(sc, &saved);
         bool ended = res.end < len && !looks_like_pickle_start(buf + res.end, len - res.end) &&
                      buf[res.end] != 0x80;
         free(buf);
@@ -688,21 +688,14 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
                         "CRC-32 %08lx does not match the recorded %08x (torch does not check; "
                         "scanned as read)", crc, e->crc);
         int64_t fb = e->method == 0 && sc->file_base >= 0 ? sc->file_base + (int64_t)e->data_offset : -1;
-        scanner saved = *sc;
-        sc->file_base = fb;
-        sc->depth++;
-        sc->notes_after_stop = false;
+        scanner saved = enter_inner(sc, fb);
         if (quiet) {
             sc->buf = p;
             scan_quiet_pickles(sc, p, len);
         } else {
             scan_buffer(sc, p, len);
         }
-        sc->buf = saved.buf;
-        sc->file_base = saved.file_base;
-        sc->depth = saved.depth;
-        sc->origin = saved.origin;
-        sc->notes_after_stop = saved.notes_after_stop;
+        leave_inner(sc, &saved);
     }
     free(buf);
     sc->member = outer;

@@ -431,4 +431,5 @@ const mf_reader mf_reader_gguf = {
     .open = open_gguf,
     .rewrite = mf_gguf_rewrite,
     .key_type = mf_gguf_key_type,
+    .check_key = mf_gguf_check_key,
 };

@@ -132,7 +132,11 @@ mf_vtype mf_gguf_key_type(const mf_model *m, const char *key)
     return k ? k->type : MF_V_NULL;
 }
 
-static int check_key_type(const mf_model *m, const mf_kv *kv, const char *arch, mf_status *st)
+/* The type llama.cpp reads `kv` as (llama_model_loader::get_key throws
+ * "key ... has wrong type", llama-vocab asserts its arrays' types); hint
+ * ends the message. */
+static int check_key_type(const char *file, const mf_kv *kv, const char *arch, const char *hint,
+                          mf_status *st)
 {
     const key_rule *k = rule_for(kv->key, arch);
     if (k) {
@@ -140,18 +144,25 @@ static int check_key_type(const mf_model *m, const mf_kv *kv, const char *arch, 
                   (k->array_ok && kv->v.type == MF_V_ARR &&
                    (kv->v.as.arr.elem == MF_V_U32 || kv->v.as.arr.elem == MF_V_I32));
         if (!ok)
-            return mf_fail(st, MF_ERR_USAGE, m->path, -1,
+            return mf_fail(st, MF_ERR_USAGE, file, -1,
                            "%s must be a %s for llama.cpp, not a %s%s", kv->key, vname(k->type),
-                           vname(kv->v.type), force_hint);
+                           vname(kv->v.type), hint);
         return 0;
     }
     for (size_t r = 0; r < sizeof(array_rules) / sizeof(array_rules[0]); r++)
         if (!strcmp(kv->key, array_rules[r].key) &&
             (kv->v.type != MF_V_ARR || kv->v.as.arr.elem != array_rules[r].elem))
-            return mf_fail(st, MF_ERR_USAGE, m->path, -1,
+            return mf_fail(st, MF_ERR_USAGE, file, -1,
                            "%s must be an array of %s for llama.cpp%s", kv->key,
-                           vname(array_rules[r].elem), force_hint);
+                           vname(array_rules[r].elem), hint);
     return 0;
+}
+
+int mf_gguf_check_key(const mf_model *m, const mf_kv *kv, mf_status *st)
+{
+    const mf_value *arch = mf_meta_get(m, "general.architecture");
+    /* no file name: validate's report already names the file */
+    return check_key_type(NULL, kv, arch && arch->type == MF_V_STR ? arch->as.s.ptr : NULL, "", st);
 }
 
 /* tokens, scores and token types are read in step: equal lengths. */
@@ -197,7 +208,8 @@ static int check_rules(const mf_model *m, const mf_rewrite *rw, const mf_gguf_la
             return mf_fail(st, MF_ERR_USAGE, m->path, -1,
                            "%s ties this file to the other files of its split set%s", kv->key,
                            force_hint);
-        if (check_key_type(m, kv, arch && arch->v.type == MF_V_STR ? arch->v.as.s.ptr : NULL, st))
+        if (check_key_type(m->path, kv, arch && arch->v.type == MF_V_STR ? arch->v.as.s.ptr : NULL,
+                           force_hint, st))
             return -1;
     }
     for (size_t i = 0; i < m->n_meta; i++)

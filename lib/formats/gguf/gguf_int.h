@@ -41,4 +41,6 @@ int mf_gguf_header_build(mf_gguf_buf *b, uint32_t version, const mf_kv *meta, si
 int mf_gguf_rewrite(const mf_model *m, const mf_rewrite *rw, mf_status *st);
 /* The type llama.cpp reads a key as (MF_V_NULL: a key it does not read). */
 mf_vtype mf_gguf_key_type(const mf_model *m, const char *key);
+/* The reader's check_key hook: the type llama.cpp reads a key as. */
+int mf_gguf_check_key(const mf_model *m, const mf_kv *kv, mf_status *st);
 #endif

@@ -122,20 +122,6 @@ static int sb_put(parser *P, sbuf *b, const char *x, size_t k)
     return 0;
 }
 
-static size_t utf8_of(char *o, uint32_t cp)
-{
-    if (cp < 0x80) { o[0] = (char)cp; return 1; }
-    if (cp < 0x800) { o[0] = (char)(0xc0 | cp >> 6); o[1] = (char)(0x80 | (cp & 63)); return 2; }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xe0 | cp >> 12); o[1] = (char)(0x80 | (cp >> 6 & 63));
-        o[2] = (char)(0x80 | (cp & 63));
-        return 3;
-    }
-    o[0] = (char)(0xf0 | cp >> 18); o[1] = (char)(0x80 | (cp >> 12 & 63));
-    o[2] = (char)(0x80 | (cp >> 6 & 63)); o[3] = (char)(0x80 | (cp & 63));
-    return 4;
-}
-
 static int hex_digit(int c)
 {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
@@ -186,7 +172,7 @@ static int escape(parser *P, sbuf *b, bool bytes)
             o[0] = (char)cp;
             return sb_put(P, b, o, 1);
         }
-        return sb_put(P, b, o, utf8_of(o, cp));
+        return sb_put(P, b, o, mf_utf8_put((uint8_t *)o, cp));
     }
     default:
         if (c >= '0' && c <= '7') {
@@ -198,7 +184,7 @@ static int escape(parser *P, sbuf *b, bool bytes)
                 o[0] = (char)(v & 0xff);
                 return sb_put(P, b, o, 1);
             }
-            return sb_put(P, b, o, utf8_of(o, v));
+            return sb_put(P, b, o, mf_utf8_put((uint8_t *)o, v));
         }
         break;
     }
