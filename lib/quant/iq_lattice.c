@@ -110,6 +110,53 @@ static bool add_neighbours(const mq_lattice *lat, const dist_tables *t, int nwan
     return true;
 }
 
+/* The vector search's view (mq_lattice.vmap, npts): every list's count,
+ * then its candidates as packed lattice points, padded to a multiple of
+ * MQ_LAT_LANES with the first candidate, which can never win over itself
+ * (same distance, later position). */
+static size_t padded_len(int n) { return 1 + (size_t)(n + MQ_LAT_LANES - 1) / MQ_LAT_LANES * MQ_LAT_LANES; }
+
+static uint16_t packed_point(const mq_lattice *lat, int index)
+{
+    const int8_t *pg = mq_lat_point(lat, index);
+    uint32_t u = 0;
+    for (int i = 0; i < lat->dim; ++i)
+        u |= (uint32_t)((pg[i] - 1) / 2) << (lat->bits * i);
+    return (uint16_t)u; /* dim*bits = 16 or 12 */
+}
+
+static bool build_by_value(mq_lattice *lat)
+{
+    size_t total = 0;
+    for (uint32_t u = 0; u < lat->nmap; ++u) {
+        const uint16_t *nb = mq_lat_neighbours(lat, u);
+        if (nb)
+            total += padded_len(nb[0]);
+    }
+    uint16_t *pts = malloc((total ? total : 1) * sizeof(uint16_t));
+    int32_t *vmap = malloc(lat->nmap * sizeof(int32_t));
+    if (!pts || !vmap || total >= INT32_MAX) {
+        free(pts);
+        free(vmap);
+        return false;
+    }
+    size_t pos = 0;
+    for (uint32_t u = 0; u < lat->nmap; ++u) {
+        const uint16_t *nb = mq_lat_neighbours(lat, u);
+        vmap[u] = nb ? -(int32_t)(pos + 1) : lat->map[u];
+        if (!nb)
+            continue;
+        const size_t len = padded_len(nb[0]);
+        pts[pos] = nb[0];
+        for (size_t j = 0; j + 1 < len; ++j)
+            pts[pos + 1 + j] = packed_point(lat, nb[1 + (j < nb[0] ? j : 0)]);
+        pos += len;
+    }
+    lat->npts = pts;
+    lat->vmap = vmap;
+    return true;
+}
+
 /* true if the quantizers can produce u: 2-bit levels never exceed 2. */
 static bool reachable(uint32_t u, const mq_lattice *lat)
 {
@@ -152,10 +199,13 @@ static bool build(mq_lattice *lat, const lattice_spec *s)
     free(dt.lo);
     free(dt.hi);
     lat->neigh = neigh.v;
+    ok = ok && build_by_value(lat);
     if (!ok) {
         free(grid);
         free(map);
         free(neigh.v);
+        free((void *)lat->npts);
+        free((void *)lat->vmap);
         memset(lat, 0, sizeof(*lat));
     }
     return ok;

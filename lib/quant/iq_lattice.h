@@ -34,7 +34,16 @@ typedef struct mq_lattice {
     const int8_t *grid;    /* ngrid x dim levels 2l+1 */
     const int32_t *map;    /* >= 0 grid index; MQ_LAT_NONE; else -(1 + start of its list in neigh) */
     const uint16_t *neigh; /* per list: count, then grid indices */
+    /* The vector search's view (quant_simd_lattice.c): vmap[u] is map[u] for
+     * points on the grid and for MQ_LAT_NONE; a point with a neighbour list
+     * has -(1 + offset) of its list in npts: the count, then each
+     * candidate as its packed lattice point (the levels, `bits` each), the
+     * count rounded up to MQ_LAT_LANES by repeating the first candidate. */
+    const int32_t *vmap;
+    const uint16_t *npts;
 } mq_lattice;
+
+#define MQ_LAT_LANES 16
 
 #define MQ_LAT_NONE INT32_MIN
 
@@ -88,6 +97,12 @@ static inline int mq_lat_best_neighbour(const mq_lattice *lat, const uint16_t *n
     return grid_index;
 }
 
+/* The vector version of mq_lat_best_neighbour for the list of lattice point
+ * u (quant_simd_lattice.c): the same levels, or false when the CPU (or
+ * mf_quant_set_simd) leaves only the scalar code. */
+bool mq_simd_lat_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, const float *xval,
+                                const float *weight, int8_t *L);
+
 /* Levels L (dim of them) as a lattice point. */
 static inline uint32_t mq_lat_pack(const mq_lattice *lat, const int8_t *L)
 {
@@ -102,6 +117,71 @@ static inline uint32_t mq_lat_pack(const mq_lattice *lat, const int8_t *L)
 static inline int8_t mq_iq_level(float id, float x, int kmax)
 {
     return (int8_t)mq_clamp(mq_nearest_int(0.5f * (id * x - 1)), 0, kmax - 1);
+}
+
+/* kmax of the levels ggml's searches use on a grid: levels 0..2 of the
+ * 2-bit grids (IQ2), 0..7 of the 3-bit ones (IQ3). */
+static inline int mq_lat_kmax(const mq_lattice *lat) { return lat->bits == 2 ? 3 : 8; }
+
+/* One group (dim values) rounded at inverse scale id as ggml's IQ2/IQ3
+ * searches round it: levels mq_iq_level, and when that point is off the
+ * grid, the best listed neighbour at `scale` (iq2_find_best_neighbour /
+ * iq3_find_best_neighbour) replaces them, found by the vector search when
+ * `vec` allows. Returns whether the point was on the grid. */
+static inline bool mq_lat_round_as(const mq_lattice *lat, float id, float scale, const float *xval,
+                                   const float *waux, int8_t *L, bool vec)
+{
+    const int kmax = mq_lat_kmax(lat);
+    for (int i = 0; i < lat->dim; ++i)
+        L[i] = mq_iq_level(id, xval[i], kmax);
+    uint32_t u = mq_lat_pack(lat, L);
+    if (mq_lat_index(lat, u) >= 0)
+        return true;
+    const uint16_t *nb = mq_lat_neighbours(lat, u);
+    if (nb && !(vec && mq_simd_lat_best_neighbour(lat, u, scale, xval, waux, L)))
+        mq_lat_best_neighbour(lat, nb, xval, waux, scale, L);
+    return false;
+}
+
+static inline bool mq_lat_round(const mq_lattice *lat, float id, float scale, const float *xval, const float *waux,
+                                int8_t *L)
+{
+    return mq_lat_round_as(lat, id, scale, xval, waux, L, true);
+}
+
+/* The trial scales of one sub-block (n values, n/dim groups), as the IQ2 and
+ * IQ3 searches run them: for trial s, every group rounded at inverse scale
+ * id[s] with mq_lat_round(lat, id[s], 1/id[s], ...) and the sums of
+ * mq_iq_sums over the levels. The caller then picks the best trial in order,
+ * as ggml does. */
+#define MQ_TRIALS_MAX 32
+typedef struct mq_trials {
+    uint32_t pt[8][MQ_TRIALS_MAX]; /* levels of group k at trial s, packed as mq_lat_pack */
+    uint32_t off_grid[8];          /* bit s: group k was off the grid at trial s */
+    float sumqx[MQ_TRIALS_MAX], sumq2[MQ_TRIALS_MAX];
+} mq_trials;
+
+/* n <= 32, ns <= MQ_TRIALS_MAX (quant_iq_trials.c) */
+void mq_lat_trials(const mq_lattice *lat, int n, const float *id, int ns, const float *xval, const float *weight,
+                   const float *waux, mq_trials *t);
+/* the scalar code of mq_lat_trials, and the vector one (false: no AVX2) */
+void mq_lat_trials_scalar(const mq_lattice *lat, int n, const float *id, int ns, const float *xval,
+                          const float *weight, const float *waux, mq_trials *t);
+bool mq_simd_lat_trials(const mq_lattice *lat, int n, const float *id, int ns, const float *xval, const float *weight,
+                        const float *waux, mq_trials *t);
+
+/* Levels of lattice point u to L (dim of them). */
+static inline void mq_lat_unpack(const mq_lattice *lat, uint32_t u, int8_t *L)
+{
+    for (int i = 0; i < lat->dim; ++i)
+        L[i] = (int8_t)((u >> (lat->bits * i)) & ((1u << lat->bits) - 1));
+}
+
+/* Levels of the n values at trial s to L. */
+static inline void mq_trials_levels(const mq_lattice *lat, const mq_trials *t, int n, int s, int8_t *L)
+{
+    for (int k = 0; k < n / lat->dim; ++k)
+        mq_lat_unpack(lat, t->pt[k][s], L + lat->dim * k);
 }
 
 /* For 8 values: xval = |x|, and the 7 stored sign bits (bit i: x_i < 0).

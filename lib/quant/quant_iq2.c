@@ -15,22 +15,6 @@
 
 #define IQ2_KMAXQ 3 /* levels 0..2 */
 
-/* Rounds 8 values at inverse scale id to lattice levels L; off the grid,
- * the best neighbour at scale `scale` replaces them. Returns whether the
- * rounded point was on the grid. */
-static bool iq2_round8(const mq_lattice *lat, float id, float scale, const float *xval, const float *waux, int8_t *L)
-{
-    for (int i = 0; i < 8; ++i)
-        L[i] = mq_iq_level(id, xval[i], IQ2_KMAXQ);
-    uint32_t u = mq_lat_pack(lat, L);
-    if (mq_lat_index(lat, u) >= 0)
-        return true;
-    const uint16_t *nb = mq_lat_neighbours(lat, u);
-    if (nb)
-        mq_lat_best_neighbour(lat, nb, xval, waux, scale, L);
-    return false;
-}
-
 /* Grid index of levels L; L that are not a grid point (only from
  * degenerate input, where ggml aborts) give index 0. */
 static int iq2_grid_index(const mq_lattice *lat, const int8_t *L)
@@ -46,7 +30,6 @@ static float iq2_xxs_sub(const mq_lattice *lat, const float *xb, const float *we
                          int grid_index[4])
 {
     float xval[32], waux[32];
-    int8_t Laux[32];
     for (int i = 0; i < 32; ++i)
         waux[i] = sqrtf(weight[i]);
     for (int k = 0; k < 4; ++k)
@@ -60,24 +43,26 @@ static float iq2_xxs_sub(const mq_lattice *lat, const float *xb, const float *we
     }
     float scale = mq_make_qp_quants(32, IQ2_KMAXQ + 1, xval, (uint8_t *)L, weight);
     float eff_max = scale * IQ2_KMAXQ;
-    float best = 0;
-    for (int is = -6; is <= 6; ++is) {
-        float id = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / eff_max;
-        float this_scale = 1 / id;
-        for (int k = 0; k < 4; ++k)
-            iq2_round8(lat, id, this_scale, xval + 8 * k, waux + 8 * k, Laux + 8 * k);
-        float sumqx, sumq2;
-        mq_iq_sums(32, weight, xval, Laux, &sumqx, &sumq2);
+    float best = 0, ids[13];
+    for (int is = -6; is <= 6; ++is)
+        ids[is + 6] = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / eff_max;
+    mq_trials t;
+    mq_lat_trials(lat, 32, ids, 13, xval, weight, waux, &t);
+    int best_s = -1; /* none better: L keeps the previous levels, as in ggml */
+    for (int s = 0; s < 13; ++s) {
+        const float sumqx = t.sumqx[s], sumq2 = t.sumq2[s];
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            memcpy(L, Laux, 32);
+            best_s = s;
         }
     }
+    if (best_s >= 0)
+        mq_trials_levels(lat, &t, 32, best_s, L);
     if (scale > 0) {
         float id = 1 / scale;
         for (int k = 0; k < 4; ++k) {
-            iq2_round8(lat, id, scale, xval + 8 * k, waux + 8 * k, L + 8 * k);
+            mq_lat_round(lat, id, scale, xval + 8 * k, waux + 8 * k, L + 8 * k);
             /* ggml then reloads L from the grid point: the same levels */
         }
         float sumqx, sumq2;
@@ -148,8 +133,7 @@ void mq_quant_iq2_xxs(const float *x, uint8_t *y, int64_t n, const float *qw)
 static float iq2_sub16(const mq_lattice *lat, const float *xval, const float *weight, int8_t *L)
 {
     float waux[16];
-    int8_t Laux[16];
-    bool on_grid[2] = {true, true}, on_grid_aux[2];
+    bool on_grid[2] = {true, true};
     for (int i = 0; i < 16; ++i)
         waux[i] = sqrtf(weight[i]);
     float max = xval[0];
@@ -157,26 +141,30 @@ static float iq2_sub16(const mq_lattice *lat, const float *xval, const float *we
         max = mq_fmax_ggml(max, xval[i]);
     float best = 0;
     float scale = max / (2 * IQ2_KMAXQ - 1);
-    for (int is = -9; is <= 9; ++is) {
-        float id = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / max;
-        float this_scale = 1 / id;
-        for (int k = 0; k < 2; ++k)
-            on_grid_aux[k] = iq2_round8(lat, id, this_scale, xval + 8 * k, waux + 8 * k, Laux + 8 * k);
-        float sumqx, sumq2;
-        mq_iq_sums(16, weight, xval, Laux, &sumqx, &sumq2);
+    float ids[19];
+    for (int is = -9; is <= 9; ++is)
+        ids[is + 9] = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / max;
+    mq_trials t;
+    mq_lat_trials(lat, 16, ids, 19, xval, weight, waux, &t);
+    int best_s = -1;
+    for (int s = 0; s < 19; ++s) {
+        const float sumqx = t.sumqx[s], sumq2 = t.sumq2[s];
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            memcpy(L, Laux, 16);
-            on_grid[0] = on_grid_aux[0];
-            on_grid[1] = on_grid_aux[1];
+            best_s = s;
         }
+    }
+    if (best_s >= 0) {
+        mq_trials_levels(lat, &t, 16, best_s, L);
+        on_grid[0] = !(t.off_grid[0] >> best_s & 1);
+        on_grid[1] = !(t.off_grid[1] >> best_s & 1);
     }
     if ((!on_grid[0] || !on_grid[1]) && scale > 0) {
         float id = 1 / scale;
         for (int k = 0; k < 2; ++k)
             if (!on_grid[k])
-                iq2_round8(lat, id, scale, xval + 8 * k, waux + 8 * k, L + 8 * k);
+                mq_lat_round(lat, id, scale, xval + 8 * k, waux + 8 * k, L + 8 * k);
         float sumqx, sumq2;
         mq_iq_sums(16, weight, xval, L, &sumqx, &sumq2);
         if (sumq2 > 0)

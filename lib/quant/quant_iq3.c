@@ -12,22 +12,6 @@
 
 #define IQ3_KMAXQ 8 /* levels 0..7 */
 
-/* Rounds 4 values at inverse scale id to levels L; off the grid the best
- * neighbour at `scale` replaces them. Returns whether the point was on the
- * grid. */
-static bool iq3_round4(const mq_lattice *lat, float id, float scale, const float *xval, const float *waux, int8_t *L)
-{
-    for (int i = 0; i < 4; ++i)
-        L[i] = mq_iq_level(id, xval[i], IQ3_KMAXQ);
-    uint32_t u = mq_lat_pack(lat, L);
-    if (mq_lat_index(lat, u) >= 0)
-        return true;
-    const uint16_t *nb = mq_lat_neighbours(lat, u);
-    if (nb)
-        mq_lat_best_neighbour(lat, nb, xval, waux, scale, L);
-    return false;
-}
-
 static int iq3_grid_index(const mq_lattice *lat, const int8_t *L)
 {
     int gi = mq_lat_index(lat, mq_lat_pack(lat, L));
@@ -50,23 +34,26 @@ static void iq3_weights(const float *xb, const float *qw, float sigma2, float *w
 static float iq3_search(const mq_lattice *lat, const float *xval, const float *weight, const float *waux, float max,
                         int nstep, bool redo_all, int8_t *L, bool *on_grid)
 {
-    int8_t Laux[32];
-    bool on_grid_aux[8];
-    float best = 0;
+    float best = 0, ids[MQ_TRIALS_MAX];
     float scale = max / (2 * IQ3_KMAXQ - 1);
-    for (int is = -nstep; is <= nstep; ++is) {
-        float id = (2 * IQ3_KMAXQ - 1 + is * 0.2f) / max;
-        float this_scale = 1 / id;
-        for (int k = 0; k < 8; ++k)
-            on_grid_aux[k] = iq3_round4(lat, id, this_scale, xval + 4 * k, waux + 4 * k, Laux + 4 * k);
-        float sumqx, sumq2;
-        mq_iq_sums(32, weight, xval, Laux, &sumqx, &sumq2);
+    const int ns = 2 * nstep + 1; /* nstep <= 15 */
+    for (int is = -nstep; is <= nstep; ++is)
+        ids[is + nstep] = (2 * IQ3_KMAXQ - 1 + is * 0.2f) / max;
+    mq_trials t;
+    mq_lat_trials(lat, 32, ids, ns, xval, weight, waux, &t);
+    int best_s = -1; /* none better: L and on_grid stay, as in ggml */
+    for (int s = 0; s < ns; ++s) {
+        const float sumqx = t.sumqx[s], sumq2 = t.sumq2[s];
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            memcpy(L, Laux, 32);
-            memcpy(on_grid, on_grid_aux, sizeof(on_grid_aux));
+            best_s = s;
         }
+    }
+    if (best_s >= 0) {
+        mq_trials_levels(lat, &t, 32, best_s, L);
+        for (int k = 0; k < 8; ++k)
+            on_grid[k] = !(t.off_grid[k] >> best_s & 1);
     }
     int n_not_ongrid = 0;
     for (int k = 0; k < 8; ++k)
@@ -75,7 +62,7 @@ static float iq3_search(const mq_lattice *lat, const float *xval, const float *w
         float id = 1 / scale;
         for (int k = 0; k < 8; ++k)
             if (redo_all || !on_grid[k])
-                iq3_round4(lat, id, scale, xval + 4 * k, waux + 4 * k, L + 4 * k);
+                mq_lat_round(lat, id, scale, xval + 4 * k, waux + 4 * k, L + 4 * k);
         float sumqx, sumq2;
         mq_iq_sums(32, weight, xval, L, &sumqx, &sumq2);
         if (sumq2 > 0)
