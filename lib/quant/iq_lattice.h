@@ -170,6 +170,24 @@ void mq_lat_trials_scalar(const mq_lattice *lat, int n, const float *id, int ns,
 bool mq_simd_lat_trials(const mq_lattice *lat, int n, const float *id, int ns, const float *xval, const float *weight,
                         const float *waux, mq_trials *t);
 
+/* The best of ns trials in ggml's order: each that beats the best so far
+ * (sumqx^2 / sumq2) sets *scale to its fit sumqx / sumq2. -1: none did
+ * (*scale unchanged). */
+static inline int mq_trials_best(const mq_trials *t, int ns, float *scale)
+{
+    float best = 0;
+    int best_s = -1;
+    for (int s = 0; s < ns; ++s) {
+        const float sumqx = t->sumqx[s], sumq2 = t->sumq2[s];
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            *scale = sumqx / sumq2;
+            best = *scale * sumqx;
+            best_s = s;
+        }
+    }
+    return best_s;
+}
+
 /* Levels of lattice point u to L (dim of them). */
 static inline void mq_lat_unpack(const mq_lattice *lat, uint32_t u, int8_t *L)
 {
@@ -250,5 +268,13 @@ static inline int mq_iq_scale_code(float id, float scale, int lmax)
 
 /* ggml's MAX(a, b): a > b ? a : b (b wins ties and NaN comparisons). */
 static inline float mq_fmax_ggml(float a, float b) { return a > b ? a : b; }
+/* The largest of x[0..n) by MAX, from the first (n >= 1). */
+static inline float mq_max_ggml(const float *x, int n)
+{
+    float max = x[0];
+    for (int i = 1; i < n; ++i)
+        max = mq_fmax_ggml(max, x[i]);
+    return max;
+}
 
 #endif /* MF_IQ_LATTICE_H */

@@ -34,29 +34,19 @@ static float iq2_xxs_sub(const mq_lattice *lat, const float *xb, const float *we
         waux[i] = sqrtf(weight[i]);
     for (int k = 0; k < 4; ++k)
         signs[k] = mq_iq_even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k);
-    float max = xval[0];
-    for (int i = 1; i < 32; ++i)
-        max = mq_fmax_ggml(max, xval[i]);
+    float max = mq_max_ggml(xval, 32);
     if (max < GROUP_MAX_EPS) {
         memset(L, 0, 32);
         return -1; /* skipped: scale 0, nothing stored */
     }
     float scale = mq_make_qp_quants(32, IQ2_KMAXQ + 1, xval, (uint8_t *)L, weight);
     float eff_max = scale * IQ2_KMAXQ;
-    float best = 0, ids[13];
+    float ids[13];
     for (int is = -6; is <= 6; ++is)
         ids[is + 6] = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / eff_max;
     mq_trials t;
     mq_lat_trials(lat, 32, ids, 13, xval, weight, waux, &t);
-    int best_s = -1; /* none better: L keeps the previous levels, as in ggml */
-    for (int s = 0; s < 13; ++s) {
-        const float sumqx = t.sumqx[s], sumq2 = t.sumq2[s];
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            best_s = s;
-        }
-    }
+    int best_s = mq_trials_best(&t, 13, &scale); /* none better: L keeps the previous levels, as in ggml */
     if (best_s >= 0)
         mq_trials_levels(lat, &t, 32, best_s, L);
     if (scale > 0) {
@@ -136,25 +126,14 @@ static float iq2_sub16(const mq_lattice *lat, const float *xval, const float *we
     bool on_grid[2] = {true, true};
     for (int i = 0; i < 16; ++i)
         waux[i] = sqrtf(weight[i]);
-    float max = xval[0];
-    for (int i = 1; i < 16; ++i)
-        max = mq_fmax_ggml(max, xval[i]);
-    float best = 0;
+    float max = mq_max_ggml(xval, 16);
     float scale = max / (2 * IQ2_KMAXQ - 1);
     float ids[19];
     for (int is = -9; is <= 9; ++is)
         ids[is + 9] = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / max;
     mq_trials t;
     mq_lat_trials(lat, 16, ids, 19, xval, weight, waux, &t);
-    int best_s = -1;
-    for (int s = 0; s < 19; ++s) {
-        const float sumqx = t.sumqx[s], sumq2 = t.sumq2[s];
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            best_s = s;
-        }
-    }
+    int best_s = mq_trials_best(&t, 19, &scale);
     if (best_s >= 0) {
         mq_trials_levels(lat, &t, 16, best_s, L);
         on_grid[0] = !(t.off_grid[0] >> best_s & 1);
@@ -194,9 +173,7 @@ void mq_quant_iq2_xs(const float *x, uint8_t *y, int64_t n, const float *qw)
             uint8_t signs[2];
             for (int k = 0; k < 2; ++k)
                 signs[k] = mq_iq_even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k);
-            float max = xval[0];
-            for (int i = 1; i < 16; ++i)
-                max = mq_fmax_ggml(max, xval[i]);
+            float max = mq_max_ggml(xval, 16);
             if (max < GROUP_MAX_EPS) {
                 scales[ib] = 0;
                 memset(L, 0, 16);
@@ -256,9 +233,7 @@ void mq_quant_iq2_s(const float *x, uint8_t *y, int64_t n, const float *qw)
                 if (!(xb[i] >= 0))
                     signs[i / 8] |= (uint8_t)(1 << (i % 8));
             }
-            float max = xval[0];
-            for (int i = 1; i < 16; ++i)
-                max = mq_fmax_ggml(max, xval[i]);
+            float max = mq_max_ggml(xval, 16);
             if (max < 1e-8f) { /* GROUP_MAX_EPS_IQ2_S */
                 scales[ib] = 0;
                 continue;

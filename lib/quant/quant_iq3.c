@@ -34,22 +34,14 @@ static void iq3_weights(const float *xb, const float *qw, float sigma2, float *w
 static float iq3_search(const mq_lattice *lat, const float *xval, const float *weight, const float *waux, float max,
                         int nstep, bool redo_all, int8_t *L, bool *on_grid)
 {
-    float best = 0, ids[MQ_TRIALS_MAX];
+    float ids[MQ_TRIALS_MAX];
     float scale = max / (2 * IQ3_KMAXQ - 1);
     const int ns = 2 * nstep + 1; /* nstep <= 15 */
     for (int is = -nstep; is <= nstep; ++is)
         ids[is + nstep] = (2 * IQ3_KMAXQ - 1 + is * 0.2f) / max;
     mq_trials t;
     mq_lat_trials(lat, 32, ids, ns, xval, weight, waux, &t);
-    int best_s = -1; /* none better: L and on_grid stay, as in ggml */
-    for (int s = 0; s < ns; ++s) {
-        const float sumqx = t.sumqx[s], sumq2 = t.sumq2[s];
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            best_s = s;
-        }
-    }
+    int best_s = mq_trials_best(&t, ns, &scale); /* none better: L and on_grid stay, as in ggml */
     if (best_s >= 0) {
         mq_trials_levels(lat, &t, 32, best_s, L);
         for (int k = 0; k < 8; ++k)
@@ -93,9 +85,7 @@ void mq_quant_iq3_xxs(const float *x, uint8_t *y, int64_t n, const float *qw)
             uint8_t signs[4];
             for (int k = 0; k < 4; ++k)
                 signs[k] = mq_iq_even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k);
-            float max = xval[0];
-            for (int i = 1; i < 32; ++i)
-                max = mq_fmax_ggml(max, xval[i]);
+            float max = mq_max_ggml(xval, 32);
             if (max < 1e-8f) { /* GROUP_MAX_EPS_IQ3_XXS */
                 scales[ib] = 0;
                 memset(L, 0, 32);
@@ -152,9 +142,7 @@ void mq_quant_iq3_s(const float *x, uint8_t *y, int64_t n, const float *qw)
                 if (!(xb[i] >= 0))
                     signs[i / 8] |= (uint8_t)(1 << (i % 8));
             }
-            float max = xval[0];
-            for (int i = 1; i < 32; ++i)
-                max = mq_fmax_ggml(max, xval[i]);
+            float max = mq_max_ggml(xval, 32);
             if (!max) {
                 scales[ib] = 0;
                 continue;
