@@ -105,32 +105,46 @@ static int count_of(tar_ctx *c, const mf_tar_member *mb, const pk_obj *v, uint64
     return 0;
 }
 
-/* A member that starts with a pickled record count (storages, tensors):
- * *pos is past the count. */
-static int open_records(tar_ctx *c, const char *name, const mf_tar_member **mb, const uint8_t **p,
-                        uint64_t *n, uint64_t *pos, int64_t *count, mf_status *st)
+/* A member of records (storages, tensors): a pickled count, then per
+ * record a pickle and raw bytes. */
+typedef struct records {
+    const mf_tar_member *mb;
+    const uint8_t *p;
+    uint64_t n, pos; /* pos: where the next part starts */
+    int64_t count;
+} records;
+
+static int open_records(tar_ctx *c, const char *name, records *r, mf_status *st)
 {
     pk_obj *v;
-    *pos = 0;
-    if (member(c, name, mb, p, n, st) || one_pickle(c, *mb, *p, *n, pos, &v, st))
+    r->pos = 0;
+    if (member(c, name, &r->mb, &r->p, &r->n, st) || one_pickle(c, r->mb, r->p, r->n, &r->pos, &v, st))
         return -1;
-    return count_of(c, *mb, v, *n, count, st);
+    return count_of(c, r->mb, v, r->n, &r->count, st);
+}
+
+/* The next record's pickle: *t its items when it is a 3-tuple (else NULL),
+ * *at its file offset. */
+static int next_record(tar_ctx *c, records *r, uint64_t *at, pk_obj *const **t, mf_status *st)
+{
+    pk_obj *v;
+    *at = r->mb->data_offset + r->pos;
+    if (one_pickle(c, r->mb, r->p, r->n, &r->pos, &v, st))
+        return -1;
+    *t = v->kind == PK_TUPLE && v->u.c.n == 3 ? v->u.c.v : NULL;
+    return 0;
 }
 
 static int read_storages(tar_ctx *c, mf_status *st)
 {
-    const mf_tar_member *mb;
-    const uint8_t *p;
-    uint64_t n, pos;
-    pk_obj *v;
-    int64_t count;
-    if (open_records(c, "storages", &mb, &p, &n, &pos, &count, st))
+    records r;
+    if (open_records(c, "storages", &r, st))
         return -1;
-    for (int64_t i = 0; i < count; i++) {
-        uint64_t at = mb->data_offset + pos;
-        if (one_pickle(c, mb, p, n, &pos, &v, st))
+    for (int64_t i = 0; i < r.count; i++) {
+        uint64_t at;
+        pk_obj *const *t;
+        if (next_record(c, &r, &at, &t, st))
             return -1;
-        pk_obj *const *t = v->kind == PK_TUPLE && v->u.c.n == 3 ? v->u.c.v : NULL;
         tar_storage s = {0};
         const mf_dtype_info *di = NULL;
         if (t && t[2]->kind == PK_GLOBAL && t[2]->u.g.id == PKN_STORAGE_CLASS)
@@ -141,23 +155,24 @@ static int read_storages(tar_ctx *c, mf_status *st)
                            "storage class)", (long long)i);
         s.dtype = t[2]->u.g.dtype;
         uint64_t bytes;
-        if (need(c, mb, n, pos, 8, "a storage's size", st))
+        if (need(c, r.mb, r.n, r.pos, 8, "a storage's size", st))
             return -1;
-        s.numel = mf_rd64le(p + pos);
-        pos += 8;
+        s.numel = mf_rd64le(r.p + r.pos);
+        r.pos += 8;
         if (mf_mul_ovf(s.numel, di->block_bytes, &bytes) ||
-            need(c, mb, n, pos, bytes, "a storage's data", st))
+            need(c, r.mb, r.n, r.pos, bytes, "a storage's data", st))
             return -1;
-        s.data_offset = mb->data_offset + pos;
-        pos += bytes;
+        s.data_offset = r.mb->data_offset + r.pos;
+        r.pos += bytes;
         if (MF_VEC_PUSH(c->s, s))
             return mf_oom(st, c->file);
     }
     /* views: (target_cdata, root_cdata, offset, numel) */
-    if (one_pickle(c, mb, p, n, &pos, &v, st))
+    pk_obj *v;
+    if (one_pickle(c, r.mb, r.p, r.n, &r.pos, &v, st))
         return -1;
     if (v->kind != PK_LIST && v->kind != PK_TUPLE)
-        return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)mb->data_offset,
+        return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)r.mb->data_offset,
                        "legacy torch tar: the storage views are not a list");
     for (size_t i = 0; i < v->u.c.n; i++) {
         const pk_obj *w = v->u.c.v[i];
@@ -167,21 +182,21 @@ static int read_storages(tar_ctx *c, mf_status *st)
         if (w->kind != PK_TUPLE || w->u.c.n != 4 || !key_text(w->u.c.v[0], s.key, sizeof(s.key)) ||
             !key_text(w->u.c.v[1], root, sizeof(root)) || !pk_as_int(w->u.c.v[2], &off) ||
             !pk_as_int(w->u.c.v[3], &numel) || off < 0 || numel < 0)
-            return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)mb->data_offset,
+            return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)r.mb->data_offset,
                            "legacy torch tar: storage view %zu is malformed", i);
-        size_t r = 0;
-        while (r < c->s.n && strcmp(c->s.v[r].key, root) != 0)
-            r++;
-        if (r == c->s.n || c->s.v[r].view_of || (uint64_t)off > c->s.v[r].numel ||
-            (uint64_t)numel > c->s.v[r].numel - (uint64_t)off)
-            return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)mb->data_offset,
+        size_t ri = 0;
+        while (ri < c->s.n && strcmp(c->s.v[ri].key, root) != 0)
+            ri++;
+        if (ri == c->s.n || c->s.v[ri].view_of || (uint64_t)off > c->s.v[ri].numel ||
+            (uint64_t)numel > c->s.v[ri].numel - (uint64_t)off)
+            return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)r.mb->data_offset,
                            "legacy torch tar: storage view \"%s\" is outside storage \"%s\"",
                            s.key, root);
-        s.dtype = c->s.v[r].dtype;
+        s.dtype = c->s.v[ri].dtype;
         s.numel = (uint64_t)numel;
-        s.view_of = r + 1;
+        s.view_of = ri + 1;
         s.view_offset = (uint64_t)off;
-        s.data_offset = c->s.v[r].data_offset +
+        s.data_offset = c->s.v[ri].data_offset +
                         (uint64_t)off * mf_dtype_info_of(s.dtype)->block_bytes;
         if (MF_VEC_PUSH(c->s, s))
             return mf_oom(st, c->file);
@@ -191,43 +206,39 @@ static int read_storages(tar_ctx *c, mf_status *st)
 
 static int read_tensors(tar_ctx *c, mf_status *st)
 {
-    const mf_tar_member *mb;
-    const uint8_t *p;
-    uint64_t n, pos;
-    pk_obj *v;
-    int64_t count;
-    if (open_records(c, "tensors", &mb, &p, &n, &pos, &count, st))
+    records r;
+    if (open_records(c, "tensors", &r, st))
         return -1;
-    for (int64_t i = 0; i < count; i++) {
-        uint64_t at = mb->data_offset + pos;
-        if (one_pickle(c, mb, p, n, &pos, &v, st))
+    for (int64_t i = 0; i < r.count; i++) {
+        uint64_t at;
+        pk_obj *const *t;
+        if (next_record(c, &r, &at, &t, st))
             return -1;
-        pk_obj *const *t = v->kind == PK_TUPLE && v->u.c.n == 3 ? v->u.c.v : NULL;
         tar_tensor x = {0};
         if (!t || !key_text(t[0], x.key, sizeof(x.key)) ||
             !key_text(t[1], x.storage, sizeof(x.storage)))
             return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)at,
                            "legacy torch tar: tensor %lld is not (key, storage id, type)",
                            (long long)i);
-        if (need(c, mb, n, pos, 8, "a tensor's rank", st))
+        if (need(c, r.mb, r.n, r.pos, 8, "a tensor's rank", st))
             return -1;
-        int32_t nd = (int32_t)mf_rd32le(p + pos);
-        pos += 8; /* ndim, then 4 bytes ("legacy encoding treated ndim as 8 bytes") */
+        int32_t nd = (int32_t)mf_rd32le(r.p + r.pos);
+        r.pos += 8; /* ndim, then 4 bytes ("legacy encoding treated ndim as 8 bytes") */
         if (nd < 0 || nd > MF_MAX_DIMS)
-            return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)(mb->data_offset + pos - 8),
+            return mf_fail(st, MF_ERR_FORMAT, c->file, (int64_t)(r.mb->data_offset + r.pos - 8),
                            "legacy torch tar: tensor %lld has %d dimensions (at most %d here)",
                            (long long)i, nd, MF_MAX_DIMS);
         x.ndim = nd;
-        if (need(c, mb, n, pos, 16ull * (uint64_t)nd + 8, "a tensor's shape", st))
+        if (need(c, r.mb, r.n, r.pos, 16ull * (uint64_t)nd + 8, "a tensor's shape", st))
             return -1;
         for (int d = 0; d < nd; d++)
-            x.shape[d] = (int64_t)mf_rd64le(p + pos + 8ull * (uint64_t)d);
-        pos += 8ull * (uint64_t)nd;
+            x.shape[d] = (int64_t)mf_rd64le(r.p + r.pos + 8ull * (uint64_t)d);
+        r.pos += 8ull * (uint64_t)nd;
         for (int d = 0; d < nd; d++)
-            x.stride[d] = (int64_t)mf_rd64le(p + pos + 8ull * (uint64_t)d);
-        pos += 8ull * (uint64_t)nd;
-        x.offset = (int64_t)mf_rd64le(p + pos);
-        pos += 8;
+            x.stride[d] = (int64_t)mf_rd64le(r.p + r.pos + 8ull * (uint64_t)d);
+        r.pos += 8ull * (uint64_t)nd;
+        x.offset = (int64_t)mf_rd64le(r.p + r.pos);
+        r.pos += 8;
         if (MF_VEC_PUSH(c->x, x))
             return mf_oom(st, c->file);
     }
