@@ -3,6 +3,13 @@
  * cmd_convert.c dispatches here for a .gguf output from a directory. */
 #include "hf_cli.h"
 
+static void print_note(void *user, const char *msg)
+{
+    (void)user;
+    if (!cli_quiet)
+        fprintf(stderr, "mfmt: note: %s\n", msg);
+}
+
 int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, int threads)
 {
     cli_progress prog;
@@ -13,6 +20,7 @@ int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, i
     o.threads = threads;
     o.progress = cli_progress_cb;
     o.progress_user = &prog;
+    o.note = print_note;
     mf_status st;
     mf_status_init(&st);
     int rc = mf_convert_to_gguf(in, out, &o, &st);

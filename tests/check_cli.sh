@@ -184,6 +184,16 @@ cat "$gg" | "$mfmt" hash --check "$tmp/manifest" - >"$tmp/out" 2>&1 && grep -q "
 cat tests/data/scan/uuid_command.pkl | "$mfmt" convert - "$tmp/c-bad.safetensors" >"$tmp/out" 2>&1
 [ $? = 1 ] && grep -q "^mfmt convert: - is dangerous to load (-: uuid" "$tmp/out" && [ ! -e "$tmp/c-bad.safetensors" ] &&
   ok || bad "convert - of a dangerous pickle: $(cat "$tmp/out")"
+# a BPE tokenizer whose check-text hash llama.cpp's table does not know: a
+# note says the pre-tokenizer was named from its family (-q: silent)
+sc2=../shared/convert-ref-arch/dirs/starcoder2-tiny
+if [ -d "$sc2" ]; then
+  "$mfmt" convert "$sc2" "$tmp/sc2.gguf" >"$tmp/out" 2>&1 &&
+    grep -q '^mfmt: note: tokenizer.ggml.pre = "starcoder", from the tokenizer.s family: the check-text hash [0-9a-f]\{64\} is not in llama.cpp.s table' "$tmp/out" &&
+    ok || bad "convert of an unknown BPE hash: $(cat "$tmp/out")"
+  "$mfmt" convert -q "$sc2" "$tmp/sc2q.gguf" >"$tmp/out" 2>&1 && [ ! -s "$tmp/out" ] && cmp -s "$tmp/sc2.gguf" "$tmp/sc2q.gguf" &&
+    ok || bad "convert -q still printed: $(cat "$tmp/out")"
+fi
 # a broken file from standard input: the error names "-", not the copy
 head -c 100 "$gg" | "$mfmt" inspect - >"$tmp/out" 2>&1
 [ $? = 1 ] && grep -q "^mfmt: -: byte 16" "$tmp/out" && ! grep -q "mfmt-stdin" "$tmp/out" && ok ||

@@ -52,6 +52,12 @@ typedef struct mf_convert_gguf_opts {
     int threads;              /* quantization threads (<= 1: the calling thread) */
     mf_progress_fn progress;  /* bytes of output written; may cancel */
     void *progress_user;
+    /* Optional: told what the file holds that llama.cpp's converter would
+     * not have written so (a BPE pre-tokenizer whose check-text hash its
+     * table does not know, named from the tokenizer's family, where the
+     * converter stops). msg is valid during the call. */
+    void (*note)(void *user, const char *msg);
+    void *note_user;
 } mf_convert_gguf_opts;
 
 MF_API void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o);

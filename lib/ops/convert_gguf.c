@@ -1391,7 +1391,8 @@ static int build_metadata(conv *c)
     mf_kv_str(c->kv, "general.type", "model", 5);
     mf_hf_params pc;
     param_counts(c, &pc);
-    mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name};
+    mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name,
+                           .note = c->opts.note, .note_user = c->opts.note_user};
     if (mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) || hyper_parameters(c, c->arch->hparams) ||
         mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
         return -1;

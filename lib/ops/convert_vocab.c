@@ -32,6 +32,7 @@ typedef struct vocab {
     size_t n;
     const char *arch;    /* GGUF architecture */
     int64_t vocab_size;  /* config.json vocab_size as the class sees it; -1: none */
+    const mf_hf_vocab_opts *o;
 } vocab;
 
 static char *path_in(const vocab *v, const char *name)
@@ -318,12 +319,14 @@ static pre_family pre_tokenizer_family(const json_t *tj)
  * tokenizer.json (not BPE, or a part it lacks) or the table has no such
  * hash (every tiny test vocabulary). Its errors are not the converter's:
  * the family names the pre-tokenizer then. */
-static const char *pre_name_by_hash(const vocab *v)
+static const char *pre_name_by_hash(const vocab *v, char hex[65])
 {
     mf_status local = MF_STATUS_INIT;
     mf_bpe *b = mf_bpe_new(v->tj, v->tcfg, v->dir, &local);
-    char hex[65];
+    hex[0] = 0;
     const char *name = b && mf_bpe_chkhsh(b, hex, &local) == 0 ? mf_bpe_pre_name_of_hash(hex) : NULL;
+    if (!b || local.code != MF_OK)
+        hex[0] = 0;
     mf_bpe_free(b);
     mf_status_clear(&local);
     return name;
@@ -361,8 +364,25 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
  * "BPE pre-tokenizer was not recognized"), by the family. */
 static const char *pre_tokenizer_name(const vocab *v)
 {
-    const char *name = pre_name_by_hash(v);
-    return name ? name : pre_family_name(v->tj, v->arch, v->dir, v->st);
+    char hex[65], msg[600], reason[200];
+    const char *name = pre_name_by_hash(v, hex);
+    if (name)
+        return name;
+    name = pre_family_name(v->tj, v->arch, v->dir, v->st);
+    if (name && v->o && v->o->note) {
+        if (hex[0])
+            snprintf(reason, sizeof(reason), "the check-text hash %s is not in llama.cpp's table",
+                     hex);
+        else
+            snprintf(reason, sizeof(reason),
+                     "mfmt's encoder cannot run this tokenizer.json to hash the check text");
+        snprintf(msg, sizeof(msg),
+                 "tokenizer.ggml.pre = \"%s\", from the tokenizer's family: %s (llama.cpp's "
+                 "converter stops here; check that llama.cpp tokenizes this model as the family "
+                 "does)", name, reason);
+        v->o->note(v->o->note_user, msg);
+    }
+    return name;
 }
 
 static int bpe_tokens(vocab *v)
@@ -1101,7 +1121,7 @@ static int set_vocab_llama(vocab *v)
 int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts *o, mf_kvlist *kv,
                      mf_status *st)
 {
-    vocab v = {.dir = dir, .cfg = cfg, .kv = kv, .st = st, .arch = o->arch ? o->arch : "llama",
+    vocab v = {.dir = dir, .cfg = cfg, .kv = kv, .st = st, .arch = o->arch ? o->arch : "llama", .o = o,
                .vocab_size = -1};
     bool failed = false;
     v.tcfg = json_in(&v, "tokenizer_config.json", st, &failed);

@@ -24,6 +24,8 @@ const char *mf_convert_arch_class(size_t i, size_t k);
 typedef struct mf_hf_vocab_opts {
     int kind;
     const char *arch;
+    void (*note)(void *user, const char *msg); /* optional: see mf_convert_gguf_opts */
+    void *note_user;
 } mf_hf_vocab_opts;
 int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts *o,
                      mf_kvlist *kv, mf_status *st);
