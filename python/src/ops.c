@@ -410,6 +410,29 @@ static PyObject *run_path_op(path_op_fn fn, PyObject *src, PyObject *out, const 
     return op_result(rc, &st, p);
 }
 
+/* The converter's notes, kept while the GIL is released, then warned. */
+typedef struct note_buf {
+    char msg[4][700];
+    int n;
+} note_buf;
+
+static void note_collect(void *user, const char *msg)
+{
+    note_buf *b = user;
+    if (b->n < 4)
+        snprintf(b->msg[b->n++], sizeof(b->msg[0]), "%s", msg);
+}
+
+/* r, after each note is warned (UserWarning); NULL when a warning filter
+ * turned one into an error. */
+static PyObject *warn_notes(PyObject *r, const note_buf *b)
+{
+    for (int i = 0; r && i < b->n; i++)
+        if (PyErr_WarnEx(PyExc_UserWarning, b->msg[i], 1) < 0)
+            Py_CLEAR(r);
+    return r;
+}
+
 static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"src", "out", "type", "threads", "progress", NULL};
@@ -427,7 +450,10 @@ static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
     o.threads = threads;
     o.progress = progress_trampoline;
     o.progress_user = &p;
-    return run_path_op(gguf_op, src, out, &o, &p);
+    note_buf notes = {.n = 0};
+    o.note = note_collect;
+    o.note_user = &notes;
+    return warn_notes(run_path_op(gguf_op, src, out, &o, &p), &notes);
 }
 
 static PyObject *op_convert_hf(PyObject *self, PyObject *args, PyObject *kw)

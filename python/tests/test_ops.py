@@ -195,6 +195,19 @@ def test_convert_hf_dir_to_gguf(tmp_path):
         assert len(m) > 0
 
 
+@needs_shared
+def test_convert_unknown_bpe_hash_warns(tmp_path):
+    """A tokenizer whose check-text hash llama.cpp's table does not know:
+    named from its family, with a UserWarning saying so."""
+    d = os.path.join(SHARED, "convert-ref-arch", "dirs", "starcoder2-tiny")
+    if not os.path.isdir(d):
+        pytest.skip(f"{d} is not here")
+    with pytest.warns(UserWarning, match=r'tokenizer.ggml.pre = "starcoder", from the tokenizer'):
+        mfmt.convert(d, tmp_path / "sc2.gguf")
+    with mfmt.open(tmp_path / "sc2.gguf") as m:
+        assert m.metadata["tokenizer.ggml.pre"] == "starcoder"
+
+
 # --------------------------------------------------------------- quantize
 
 @pytest.fixture(scope="module")
