@@ -28,8 +28,10 @@ static void add_problem(void *ctx, const char *msg)
 static json_t *strings_json(const mf_status *st)
 {
     json_t *arr = json_array();
+    char buf[4200]; /* the copy of standard input named "-" */
     for (size_t i = 0; st && i < mf_status_count(st); i++)
-        json_array_append_new(arr, json_string(mf_status_message(st, i)));
+        json_array_append_new(arr, json_string(cli_unspooled(mf_status_message(st, i), buf,
+                                                             sizeof(buf))));
     return arr;
 }
 

@@ -198,6 +198,12 @@ fi
 head -c 100 "$gg" | "$mfmt" inspect - >"$tmp/out" 2>&1
 [ $? = 1 ] && grep -q "^mfmt: -: byte 16" "$tmp/out" && ! grep -q "mfmt-stdin" "$tmp/out" && ok ||
   bad "inspect - of a cut GGUF: $(cat "$tmp/out")"
+# validate of a GGUF cut inside its data: each tensor past the end said once;
+# the offsets are judged by the running padded size (gguf.cpp), not the
+# last tensor that fitted; JSON problems name "-" too
+head -c 3000 "$gg" | "$mfmt" validate --json - >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q 'runs past the end of the file' "$tmp/out" && ! grep -q 'it must be' "$tmp/out" &&
+  ! grep -q "mfmt-stdin" "$tmp/out" && ok || bad "validate --json - of a cut GGUF: $(head -c 600 "$tmp/out")"
 [ -z "$(ls "$tmp/spool")" ] && ok || bad "a copy of standard input was left: $(ls "$tmp/spool")"
 
 echo "RESULT cli $passed $failed"

@@ -248,6 +248,11 @@ static void check_tensor_layout(gg *g, tinfo *ti, uint64_t n, uint64_t align,
             mf_breach(g->st, f->path, (int64_t)ti[i].at,
                       "tensor \"%s\": offset %llu; after the previous tensors it must be %llu",
                       t->name, (unsigned long long)rel, (unsigned long long)expect);
+        /* the next expected offset is the running padded size, whatever
+         * this tensor's own offset (gguf.cpp: ctx->size += GGML_PAD(nbytes)) */
+        uint64_t padded = mf_align_up(t->nbytes, align);
+        if (padded < t->nbytes || mf_add_ovf(expect, padded, &expect))
+            expect = UINT64_MAX;
         if (mf_add_ovf(rel, t->nbytes, &end) || end > data_len) {
             mf_breach(g->st, f->path, (int64_t)ti[i].at,
                       "tensor \"%s\": data [%llu, +%llu) runs past the end of the file (data section is %llu bytes)",
@@ -257,7 +262,6 @@ static void check_tensor_layout(gg *g, tinfo *ti, uint64_t n, uint64_t align,
         }
         t->offset = data_start + rel;
         t->data = f->base + t->offset;
-        expect = mf_align_up(end, align);
     }
     mf_strset_free(&names);
 }
