@@ -41,21 +41,6 @@ static const char *path_in(const char *sub, const char *name)
     return p[k];
 }
 
-typedef struct collect {
-    uint8_t b[1 << 12];
-    size_t n;
-} collect;
-
-static int to_collect(void *ctx, const void *buf, size_t n, mf_status *st)
-{
-    collect *c = ctx;
-    if (n > sizeof(c->b) - c->n)
-        return mf_fail(st, MF_ERR_FORMAT, NULL, -1, "test buffer full");
-    memcpy(c->b + c->n, buf, n);
-    c->n += n;
-    return 0;
-}
-
 /* --------------------------------------------------- the model, by hand */
 
 /* q_proj: 4-bit, group 32, F16 scales, logical [2, 64]; codes packed into
@@ -193,10 +178,10 @@ static void check_dequant(const mf_model *m, const char *weight, mf_dtype out, c
     CHECKF(q != NULL, "%s: not a quantized triple", weight);
     if (!q)
         return;
-    collect c = {.n = 0};
+    tl_sinkbuf c = {.n = 0};
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_mlx_dequantize(m, q, out, to_collect, &c, &st);
+    int rc = mf_mlx_dequantize(m, q, out, tl_sink, &c, &st);
     CHECKF(rc == 0 && c.n == n && memcmp(c.b, want, n) == 0, "%s: dequantized values differ (%s)",
            weight, st.msg);
     mf_status_clear(&st);

@@ -30,7 +30,7 @@ static inline void tl_expect_open_error(const char *path, mf_code code, const ch
 
 /* An mf_sink_fn target of fixed size: more than fits fails ("full"). */
 typedef struct tl_sinkbuf {
-    uint8_t b[1024];
+    uint8_t b[1 << 12];
     size_t n;
 } tl_sinkbuf;
 

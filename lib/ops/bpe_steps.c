@@ -26,23 +26,6 @@ uint32_t bpe_utf8_decode(const char *s, size_t n)
     return cp;
 }
 
-static size_t utf8_put(char *d, uint32_t cp)
-{
-    if (cp < 0x80) {
-        d[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        d[0] = (char)(0xc0 | cp >> 6);
-        d[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    d[0] = (char)(0xe0 | cp >> 12); /* the byte alphabet stops at U+0143 */
-    d[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    d[2] = (char)(0x80 | (cp & 0x3f));
-    return 3;
-}
-
 int bpe_piece_push(bpe_pieces *ps, const char *s, size_t n, int32_t id)
 {
     if (n == 0 && id < 0)
@@ -337,7 +320,7 @@ static int push_byte_level(bpe_pieces *out, const char *s, size_t n)
         return -1;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        k += utf8_put(m + k, byte_char((uint8_t)s[i]));
+        k += mf_utf8_put((uint8_t *)m + k, byte_char((uint8_t)s[i]));
     int rc = bpe_piece_push(out, m, k, -1);
     free(m);
     return rc;
