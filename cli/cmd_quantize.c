@@ -13,6 +13,7 @@ enum { MAX_REPEATED = 256 };
 
 typedef struct q_args {
     const char *in, *in_shown, *out, *type; /* in_shown: "-" for stdin */
+    char out_buf[4200];                     /* OUT made from IN's folder and TYPE */
     mf_quantize_opts o;
     bool json;
     /* repeated options, handed to o by pointer */
@@ -118,8 +119,27 @@ static const char *type_name(const q_args *a)
     return a->o.only_copy ? "COPY" : mf_ftype_name(a->o.ftype);
 }
 
-/* llama-quantize's positionals: IN OUT TYPE [NTHREADS]; a dry run needs
- * no OUT (IN TYPE [NTHREADS]). */
+/* A TYPE argument as try_parse_ftype reads it (a mix name or number, COPY). */
+static bool is_type(const char *s)
+{
+    return strcasecmp(s, "COPY") == 0 || mf_ftype_parse(s) != MF_FTYPE_INVALID;
+}
+
+/* llama-quantize without OUT: [IN's folder]/ggml-model-[TYPE].gguf, no
+ * ".gguf" for --keep-split (the shards add their own). */
+static void default_out(q_args *a)
+{
+    const char *slash = strrchr(a->in, '/');
+    int dir = slash ? (int)(slash - a->in + 1) : 0;
+    const char *name = strcasecmp(a->type, "COPY") == 0 ? "COPY" : mf_ftype_name(mf_ftype_parse(a->type));
+    snprintf(a->out_buf, sizeof(a->out_buf), "%.*sggml-model-%s%s", dir, a->in, name,
+             a->o.keep_split ? "" : ".gguf");
+    a->out = a->out_buf;
+}
+
+/* llama-quantize's positionals: IN [OUT] TYPE [NTHREADS] (TYPE second: OUT is
+ * ggml-model-TYPE.gguf beside IN, as llama-quantize names it; a dry run
+ * writes nothing). */
 static int parse(const cli_args *args, q_args *a)
 {
     memset(a, 0, sizeof(*a));
@@ -133,17 +153,19 @@ static int parse(const cli_args *args, q_args *a)
             return EXIT_USAGE;
     int n = args->n_pos;
     const char *const *pos = args->pos;
-    if (a->o.dry_run && (n == 2 || (n == 3 && mf_ftype_parse(pos[1]) != MF_FTYPE_INVALID))) {
+    if ((n == 2 || n == 3) && is_type(pos[1])) {
         a->in = pos[0];
         a->type = pos[1];
+        if (!a->o.dry_run)
+            default_out(a);
     } else if (n == 3 || n == 4) {
         a->in = pos[0];
         a->out = pos[1];
         a->type = pos[2];
     } else {
-        return cli_usage_error("quantize", "needs IN.gguf OUT.gguf TYPE [NTHREADS]");
+        return cli_usage_error("quantize", "needs IN.gguf [OUT.gguf] TYPE [NTHREADS]");
     }
-    int used = a->out ? 3 : 2;
+    int used = a->type == pos[1] ? 2 : 3;
     if (n > used && parse_threads(pos[used], &a->o.nthreads))
         return EXIT_USAGE;
     if (parse_type(a))
@@ -352,7 +374,7 @@ static const cli_opt opts[] = {
 };
 
 const cli_cmd cli_cmd_quantize = {
-    "quantize", run_quantize, "IN.gguf OUT.gguf TYPE [NTHREADS]",
+    "quantize", run_quantize, "IN.gguf [OUT.gguf] TYPE [NTHREADS]",
     "llama-quantize's mixes (Q4_K_M, Q8_0, IQ4_XS, ...) byte for byte", opts,
     "TYPE is a name (Q4_K_M) or llama-quantize's LLAMA_FTYPE number (15 = Q4_K_M, 7 = Q8_0),\n"
     "or COPY: every tensor copied as it is, general.file_type the input's (as llama-quantize).\n"

@@ -176,6 +176,12 @@ cat "$gg" | "$mfmt" hash --format sha256sum - >"$tmp/out" 2>&1 && [ "$(cat "$tmp
   bad "hash --format sha256sum - from a pipe: $(cat "$tmp/out"), want $h  -"
 cat "$gg" | "$mfmt" hash --check "$tmp/manifest" - >"$tmp/out" 2>&1 && grep -q "Success" "$tmp/out" && ok ||
   bad "hash --check MANIFEST - from a pipe: $(tail -n 2 "$tmp/out")"
+# llama-quantize without OUT: [IN's folder]/ggml-model-[TYPE].gguf (TYPE as
+# a name or LLAMA_FTYPE number, then the thread count)
+mkdir "$tmp/noout" && cp "$gg" "$tmp/noout/in.gguf"
+"$mfmt" quantize -q "$tmp/noout/in.gguf" 1 2 && "$mfmt" quantize -q "$gg" "$tmp/q-named.gguf" F16 &&
+  cmp -s "$tmp/noout/ggml-model-F16.gguf" "$tmp/q-named.gguf" && ok ||
+  bad "quantize IN TYPE NTHREADS: $(ls "$tmp/noout")"
 # writing commands read "-" too: the same output as from the file
 "$mfmt" quantize -q "$gg" "$tmp/q-file.gguf" F16 && "$mfmt" quantize -q - "$tmp/q-pipe.gguf" F16 <"$gg" &&
   cmp -s "$tmp/q-file.gguf" "$tmp/q-pipe.gguf" && ok || bad "quantize - differs from quantize FILE"
