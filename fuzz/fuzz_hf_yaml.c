@@ -1,6 +1,6 @@
 /* fuzz_hf_yaml.c - libFuzzer harness: arbitrary bytes as a model card
  * (README.md) whose YAML front matter is read (lib/formats/hf/hf_yaml.c, on libyaml: link -lyaml). */
-#include "formats/hf/hf.h"
+#include "formats/formats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

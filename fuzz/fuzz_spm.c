@@ -1,6 +1,6 @@
 /* fuzz_spm.c - libFuzzer harness: arbitrary bytes as a SentencePiece
  * tokenizer.model (lib/formats/hf/hf_spm.c). */
-#include "formats/hf/hf.h"
+#include "formats/formats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

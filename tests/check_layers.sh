@@ -11,10 +11,8 @@
 #     only inside that family: other families and other layers go through
 #     the family's public header (FAMILY/FAMILY.h and the like);
 #  6. lib/ops names no format family: of lib/formats it includes only
-#     formats/formats.h (the registry and the readers' hooks), except the
-#     HF-directory operations' one header ops/hf_ops.h, which includes
-#     formats/hf/hf.h (their input is that family's files, see
-#     doc/architecture.md).
+#     formats/formats.h (the registry, the readers' hooks, and the HF
+#     directory files the operations on such directories read).
 # Prints one line per failed rule and "RESULT layers PASSED FAILED" (the
 # form tests/run.sh counts). BUILD: the build directory (default build).
 set -u
@@ -103,7 +101,7 @@ ops_bad=""
 for f in $(find lib/ops -name '*.c' -o -name '*.h' | sort); do
   for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(formats\/[^"]*\)".*/\1/p' "$f"); do
     case "$f:$inc" in
-      *:formats/formats.h | lib/ops/hf_ops.h:formats/hf/hf.h) ;;
+      *:formats/formats.h) ;;
       *) ops_bad="$ops_bad $f->$inc" ;;
     esac
   done

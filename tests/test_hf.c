@@ -8,7 +8,7 @@
 #include "testlib.h"
 
 #include "core/core.h"
-#include "formats/hf/hf.h"
+#include "formats/hf/hf_int.h"
 #include "ops/hf_ops.h"
 #include "ops/quantize.h"
 

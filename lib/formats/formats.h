@@ -64,4 +64,72 @@ mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
 int mf_gguf_write_all_padded(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
                              size_t n_meta, mf_fill_fn fill, void *ctx, mf_status *st);
 
+
+/* ============================================ Hugging Face directory files
+ * What the operations on Hugging Face directories (convert HF -> GGUF,
+ * estimate/plan from config.json, the load report, general.* keys) read of
+ * such a directory's files, implemented by the HF family (formats/hf/):
+ * its JSON as Python's json module reads it, Git LFS pointers, the model
+ * card's front matter and SentencePiece tokenizer.model files. */
+#include <jansson.h>
+
+/* ------------------------------------------------------------ JSON files */
+/* Loads a JSON file (at most 1 GiB) as Python's json module would accept it:
+ * duplicate keys allowed (the last wins); integers beyond 64 bits (a
+ * tokenizer_config.json's model_max_length of 10^30) become reals instead of
+ * failing the whole file. NULL with st filled ("FILE: byte N: ..."). */
+json_t *mf_hf_load_json(const char *path, mf_status *st);
+/* DIR/config.json loaded as mf_hf_load_json does. When it does not exist:
+ * required, NULL with st "DIR/config.json: config.json is missing"; else
+ * NULL with st untouched. */
+json_t *mf_hf_load_config(const char *dir, bool required, mf_status *st);
+/* A JSON integer as Python's isinstance(v, int) sees it (true/false are ints
+ * too); false for anything else. */
+bool mf_hf_json_int(const json_t *v, int64_t *out);
+
+/* ------------------------------------------------------ Git LFS pointers */
+/* A Git LFS pointer file (git-lfs spec v1: "version https://git-lfs.github.com/
+ * spec/v1", "oid sha256:<64 hex>", "size <n>") left in place of the real file.
+ * Returns true for a pointer and fills the promised size and oid (either may
+ * be NULL). Reads at most the first 1 KiB of the file. */
+bool mf_hf_lfs_pointer(const char *path, uint64_t *size, char oid[65]);
+
+/* ------------------------------------------------------------ model card */
+/* The YAML front matter of a model card (README.md): the lines between a
+ * first line "---" and the next line "---", read (with libyaml) as PyYAML's
+ * safe_load reads it: YAML 1.1 null/bool/int/float for plain scalars.
+ * Returns a new JSON object; an empty object when there is no front matter;
+ * NULL with st filled (MF_ERR_FORMAT, "front matter line N: ...", no file
+ * named) when the YAML is malformed, deeper than 64, holds more than 2^20
+ * values or uses anchors, aliases or tags (refused, never expanded). */
+json_t *mf_hf_front_matter(const char *text, size_t n, mf_status *st);
+
+/* ---------------------------------------------------- SentencePiece model */
+enum { MF_SPM_NORMAL = 1, MF_SPM_UNKNOWN = 2, MF_SPM_CONTROL = 3,
+       MF_SPM_USER_DEFINED = 4, MF_SPM_UNUSED = 5, MF_SPM_BYTE = 6 };
+enum { MF_SPM_UNIGRAM = 1, MF_SPM_BPE = 2, MF_SPM_WORD = 3, MF_SPM_CHAR = 4 };
+
+typedef struct mf_spm_piece {
+    const char *text; /* into the buffer given to mf_spm_parse; not NUL-ended */
+    uint32_t len;
+    float score;
+    int type;         /* MF_SPM_* (NORMAL when absent) */
+} mf_spm_piece;
+
+typedef struct mf_spm {
+    mf_spm_piece *pieces;
+    size_t n;
+    int model_type;        /* trainer_spec.model_type (UNIGRAM by default) */
+    bool byte_fallback;    /* trainer_spec.byte_fallback */
+    int32_t unk_id, bos_id, eos_id, pad_id;   /* trainer_spec ids */
+    bool add_dummy_prefix, remove_extra_whitespaces; /* normalizer_spec */
+} mf_spm;
+
+/* Parses a sentencepiece ModelProto (sentencepiece_model.proto): pieces = 1,
+ * trainer_spec = 2, normalizer_spec = 3. */
+int mf_spm_parse(const uint8_t *buf, uint64_t n, const char *file, mf_spm *out,
+                 mf_status *st);
+void mf_spm_free(mf_spm *s);
+const char *mf_spm_model_name(int model_type); /* "BPE", "Unigram", ... */
+
 #endif

@@ -3,7 +3,7 @@
  * (config vs weights), memory estimate and device plan. */
 #ifndef MF_HF_OPS_H
 #define MF_HF_OPS_H
-#include "formats/hf/hf.h"
+#include "formats/formats.h"
 #include "ops/gguf_kv.h"
 
 /* ------------------------------------------------------------ convert */

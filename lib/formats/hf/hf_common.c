@@ -1,6 +1,6 @@
 /* hf_common.c - JSON files, Git LFS pointers and the weights choice of
  * Hugging Face model directories (see hf.h). */
-#include "formats/hf/hf.h"
+#include "formats/hf/hf_int.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
  * A weights file that is still a Git LFS pointer is reported as not
  * downloaded, with the size the pointer promises. */
 #include "formats/formats.h"
-#include "formats/hf/hf.h"
+#include "formats/hf/hf_int.h"
 
 #include <stdlib.h>
 

@@ -5,7 +5,7 @@
  * the directory, or "repo--module.Class" from another repository
  * (transformers' dynamic_module_utils.get_class_from_dynamic_module).
  * Tokenizer entries may be a [slow, fast] list with nulls. */
-#include "formats/hf/hf.h"
+#include "formats/hf/hf_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * vocab_size = 4, byte_fallback = 35, unk/bos/eos/pad_id = 40..43) and
  * normalizer_spec (add_dummy_prefix = 3, remove_extra_whitespaces = 4). */
 #include "core/proto.h"
-#include "formats/hf/hf.h"
+#include "formats/hf/hf_int.h"
 
 #include <stdlib.h>
 

@@ -6,7 +6,7 @@
  * Summarized as tokenizer.* metadata and checked against config.json: every
  * token id must have an embedding row (id < vocab_size), special tokens must
  * exist. */
-#include "formats/hf/hf.h"
+#include "formats/hf/hf_int.h"
 
 #include <stdlib.h>
 

@@ -11,7 +11,7 @@
  *    laughs"); one document only;
  *  - depth (64) and the number of values (2^20) are bounded, so memory is
  *    too, whatever the card holds (the caller bounds its size). */
-#include "formats/hf/hf.h"
+#include "formats/hf/hf_int.h"
 
 #include <ctype.h>
 #include <errno.h>
