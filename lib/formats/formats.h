@@ -1,5 +1,6 @@
 /* formats.h - what the formats layer offers the layers above it and its own
- * readers: the reader registry, detection probes and the open path.
+ * readers: the reader registry, detection probes and the open path, and
+ * the Hugging Face directory files the operations on such directories read.
  * (lib/core never includes this: arrows point down.) */
 #ifndef MF_FORMATS_H
 #define MF_FORMATS_H
