@@ -3,7 +3,8 @@
 for its COPY type and --keep-split, as sha256 of every file it wrote.
 
 Runs only where the llama.cpp oracle is built (LLAMA_BIN, default
-/work/llama.cpp/build/bin: llama-quantize and llama-gguf-split); elsewhere
+../llama.cpp/build/bin beside the repository: llama-quantize and
+llama-gguf-split); elsewhere
 it says so and leaves the committed JSON alone. The oracle is never part of
 the build or of CI: tests/test_quantize_split.c checks mfmt against the
 hashes recorded here.
@@ -101,7 +102,7 @@ def one_case(shared, mfmt, bindir, tmp, idx, case):
 
 def main():
     shared = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "shared")
-    bindir = os.environ.get("LLAMA_BIN", "/work/llama.cpp/build/bin")
+    bindir = os.environ.get("LLAMA_BIN", os.path.join(HERE, "..", "..", "..", "llama.cpp", "build", "bin"))
     mfmt = os.path.abspath(os.environ.get("MFMT", os.path.join(HERE, "..", "..", "build", "mfmt")))
     need = [os.path.join(bindir, t) for t in ("llama-quantize", "llama-gguf-split")] + [mfmt]
     missing = [p for p in need if not os.access(p, os.X_OK)]

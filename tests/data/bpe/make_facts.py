@@ -3,7 +3,7 @@
 mfmt's BPE encoder and chkhsh table against. Run by hand where llama.cpp's
 sources are (never in CI):
 
-    /usr/bin/python3 tests/data/bpe/make_facts.py /work/llama.cpp ../shared/real-gguf
+    /usr/bin/python3 tests/data/bpe/make_facts.py LLAMA_CPP_SOURCES ../shared/real-gguf
 
 From llama.cpp (commit c392e5094deaf2d1a7c18683214f007fad3fe42b):
   - convert_hf_to_gguf.py, Model.get_vocab_base_pre: the check text (its
