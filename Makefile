@@ -86,17 +86,28 @@ man: $(BUILD)/mfmt
 	@$(BUILD)/mfmt help --man > $(BUILD)/man-options.roff
 	@sed -i '/^\.\\" BEGIN OPTIONS/r $(BUILD)/man-options.roff' doc/mfmt.1
 
+# The kernels' branch for machines other than x86-64 (lib/quant/qimpl.h,
+# MQ_X86_KERNELS), built here with MF_PORTABLE_KERNELS: it must compile, link
+# and give the reference bytes with the scalar code alone.
+PORTABLE_TESTS := $(addprefix build/portable/tests/test_,quant quant_ref quant_mix quant_simd \
+                  quant_lattice_simd imatrix)
+check-portable:
+	@$(MAKE) --no-print-directory BUILD=build/portable EXTRA_CFLAGS=-DMF_PORTABLE_KERNELS $(PORTABLE_TESTS)
+	@BUILD=build/portable SUMMARY=build/portable/test-summary sh tests/run.sh $(PORTABLE_TESTS)
+
 SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The last line is the total over the C runs and the Python tests:
 # "N passed, N failed".
 test:
-	@rm -f build/test-summary build/asan/test-summary build/python-summary
+	@rm -f build/test-summary build/asan/test-summary build/portable/test-summary build/python-summary
 	@st=0; $(MAKE) --no-print-directory check || st=1; \
 	echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"; \
 	$(MAKE) --no-print-directory check BUILD=build/asan OPT=-O1 EXTRA_CFLAGS="$(SAN)" LDFLAGS="$(SAN)" || st=1; \
+	echo "== the quantizers without the x86 kernels (MF_PORTABLE_KERNELS)"; \
+	$(MAKE) --no-print-directory check-portable || st=1; \
 	echo "== the Python package (python/)"; \
 	$(MAKE) --no-print-directory python-test SUMMARY=build/python-summary || st=1; \
-	cat build/test-summary build/asan/test-summary build/python-summary 2>/dev/null | \
+	cat build/test-summary build/asan/test-summary build/portable/test-summary build/python-summary 2>/dev/null | \
 	  awk '{p+=$$1; f+=$$2} END {printf "%d passed, %d failed\n", p, f}'; exit $$st
 
 # The Python package (python/), built in place against $(BUILD)/libmfmt.a;
@@ -173,5 +184,5 @@ install-check: all
 clean:
 	rm -rf build python/build python/mfmt/_mfmt*.so
 
-.PHONY: all man test check tests-build fuzz fuzz-build fuzz-replay bench install install-check clean \
+.PHONY: all man test check check-portable tests-build fuzz fuzz-build fuzz-replay bench install install-check clean \
 	python python-test bench-python print-ldlibs

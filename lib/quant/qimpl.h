@@ -7,6 +7,14 @@
 #include "core/core.h"
 #include "quant/quant.h"
 
+/* The x86-64 vector kernels (quant_simd*.c), each chosen at run time, are
+ * built when the compiler targets x86-64; every other machine compiles
+ * their other branch, stubs that send every block to the scalar code.
+ * MF_PORTABLE_KERNELS builds that branch here too (make check-portable). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(MF_PORTABLE_KERNELS)
+#define MQ_X86_KERNELS 1
+#endif
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

@@ -12,7 +12,7 @@
  *    scalar code (and gcc for ggml's (int8_t) casts) does. */
 #include "quant/qimpl.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef MQ_X86_KERNELS
 #include <cpuid.h>
 #include <stdatomic.h>
 #include <immintrin.h>

@@ -24,7 +24,7 @@
  * has -ffp-contract=off. */
 #include "quant/iq_lattice.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef MQ_X86_KERNELS
 #include <immintrin.h>
 #include <limits.h>
 

@@ -12,7 +12,7 @@
  * are small integers, exactly representable as floats. */
 #include "quant/qimpl.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef MQ_X86_KERNELS
 #include <immintrin.h>
 
 #define AVX2 __attribute__((target("avx2")))
