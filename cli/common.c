@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
@@ -252,6 +253,31 @@ static void remove_stdin_copy(void)
         unlink(stdin_copy);
 }
 
+/* Ctrl-C, kill, a closed terminal: the copy goes too (unlink is
+ * async-signal-safe), then the signal does what it would have done. */
+static void remove_stdin_copy_on_signal(int sig)
+{
+    if (stdin_copy[0])
+        unlink(stdin_copy);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void remove_stdin_copy_at_exit(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    atexit(remove_stdin_copy);
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        struct sigaction sa;
+        if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) {
+            memset(&sa, 0, sizeof(sa));
+            sa.sa_handler = remove_stdin_copy_on_signal;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[i], &sa, NULL);
+        }
+    }
+}
+
 static int copy_fd(int in, int out)
 {
     static char buf[1 << 20];
@@ -290,7 +316,7 @@ const char *cli_input_path(const char *path, mf_status *st)
         stdin_copy[0] = 0;
         return NULL;
     }
-    atexit(remove_stdin_copy);
+    remove_stdin_copy_at_exit();
     int rc = copy_fd(0, fd);
     int err = errno;
     if (close(fd) != 0 && rc == 0) {

@@ -210,6 +210,18 @@ head -c 100 "$gg" | "$mfmt" inspect - >"$tmp/out" 2>&1
 head -c 3000 "$gg" | "$mfmt" validate --json - >"$tmp/out" 2>&1
 [ $? = 1 ] && grep -q 'runs past the end of the file' "$tmp/out" && ! grep -q 'it must be' "$tmp/out" &&
   ! grep -q "mfmt-stdin" "$tmp/out" && ok || bad "validate --json - of a cut GGUF: $(head -c 600 "$tmp/out")"
+# killed while it copies standard input: the copy goes too
+mkfifo "$tmp/fifo"
+"$mfmt" detect - <"$tmp/fifo" >/dev/null 2>&1 &
+pid=$!
+exec 9>"$tmp/fifo"
+printf 'GGUF' >&9
+i=0
+while [ -z "$(ls "$tmp/spool")" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+[ -n "$(ls "$tmp/spool")" ] && ok || bad "no copy of standard input appeared"
+kill -TERM "$pid"
+wait "$pid" 2>/dev/null
+exec 9>&-
 [ -z "$(ls "$tmp/spool")" ] && ok || bad "a copy of standard input was left: $(ls "$tmp/spool")"
 
 echo "RESULT cli $passed $failed"
