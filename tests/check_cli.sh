@@ -13,16 +13,8 @@
 #     paths, "-" for standard input (detect, hash, scan).
 # Prints one line per failed rule and "RESULT cli PASSED FAILED".
 set -u
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root" || exit 2
-mfmt=${MFMT:-build/mfmt}
-case "$mfmt" in /*) ;; *) mfmt="$root/$mfmt" ;; esac
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL cli: $*"; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+CHECK_NAME=cli
+. "$(dirname "$0")/check_lib.sh"
 
 "$mfmt" help --options >"$tmp/options" || bad "mfmt help --options failed"
 cmds=$("$mfmt" help --man | sed -n 's/^\.SS "\([a-z]*\) .*/\1/p')
@@ -224,5 +216,4 @@ wait "$pid" 2>/dev/null
 exec 9>&-
 [ -z "$(ls "$tmp/spool")" ] && ok || bad "a copy of standard input was left: $(ls "$tmp/spool")"
 
-echo "RESULT cli $passed $failed"
-[ "$failed" = 0 ]
+check_result

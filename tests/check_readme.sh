@@ -9,16 +9,8 @@
 #    is no apt) and it asks for sudo only where the shell is not root.
 # Prints "RESULT readme PASSED FAILED".
 set -u
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root" || exit 2
-mfmt=${MFMT:-build/mfmt}
-case "$mfmt" in /*) ;; *) mfmt="$root/$mfmt" ;; esac
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL readme: $*"; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+CHECK_NAME=readme
+. "$(dirname "$0")/check_lib.sh"
 mkdir -p "$tmp/bin"
 ln -s "$mfmt" "$tmp/bin/mfmt"
 
@@ -71,5 +63,4 @@ if command -v apt-cache >/dev/null 2>&1; then
     apt-cache show "$p" >/dev/null 2>&1 && ok || bad "install line: no Debian package $p"
   done
 fi
-echo "RESULT readme $passed $failed"
-[ "$failed" = 0 ]
+check_result
