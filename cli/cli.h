@@ -91,6 +91,8 @@ int cli_json_mode_of(const cli_args *a, cli_json_mode *m);
 void cli_json_emit(cli_json_mode m, json_t *all, json_t *obj);
 /* A value as short text: arrays summarized ("151936 strings"). */
 void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str);
+/* GGUF's name of a value type: "u32", "string", "array", ... */
+const char *cli_vtype_name(mf_vtype t);
 /* Human-readable sizes: "1.5 GiB", counts "7.24B". */
 void cli_fmt_bytes(char *buf, size_t n, uint64_t bytes);
 void cli_fmt_count(char *buf, size_t n, uint64_t count);

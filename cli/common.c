@@ -149,7 +149,7 @@ void cli_print_jsonl(json_t *j)
     json_decref(j);
 }
 
-static const char *vtype_name(mf_vtype t)
+const char *cli_vtype_name(mf_vtype t)
 {
     static const char *const n[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32",
                                     "bool", "string", "array", "u64", "i64", "f64"};
@@ -199,7 +199,7 @@ void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str)
             fputc(']', f);
         } else {
             fprintf(f, "%zu %s%s", v->as.arr.n,
-                    v->as.arr.elem == MF_V_STR ? "string" : vtype_name(v->as.arr.elem),
+                    v->as.arr.elem == MF_V_STR ? "string" : cli_vtype_name(v->as.arr.elem),
                     v->as.arr.n == 1 ? "" : "s");
         }
         break;

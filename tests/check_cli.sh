@@ -123,6 +123,26 @@ done
 [ $? = 0 ] && [ ! -s "$tmp/out" ] && ok || bad "diff -q A A: $(head -c 200 "$tmp/out")"
 "$mfmt" diff -q "$st" "$gg" >"$tmp/out" 2>&1
 [ $? = 1 ] && [ ! -s "$tmp/out" ] && ok || bad "diff -q A B: $(head -c 200 "$tmp/out")"
+# diff compares metadata too: an edited chat template is a difference
+"$mfmt" edit -q "$gg" "$tmp/tmpl.gguf" --set 'tokenizer.chat_template={{ messages }}' >"$tmp/out" 2>&1
+"$mfmt" diff "$gg" "$tmp/tmpl.gguf" >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q '^key-only-b  *tokenizer.chat_template  string "{{ messages }}"' "$tmp/out" && ok ||
+  bad "diff of an edited template: $(head -c 300 "$tmp/out")"
+"$mfmt" diff --tensors-only "$gg" "$tmp/tmpl.gguf" >"$tmp/out" 2>&1
+[ $? = 0 ] && ! grep -q 'key-' "$tmp/out" && ok || bad "diff --tensors-only: $(head -c 300 "$tmp/out")"
+"$mfmt" edit -q "$tmp/tmpl.gguf" "$tmp/tmpl2.gguf" --set 'tokenizer.chat_template={{ other }}' >"$tmp/out" 2>&1
+"$mfmt" diff --metadata-only --json "$tmp/tmpl.gguf" "$tmp/tmpl2.gguf" >"$tmp/out" 2>&1
+[ $? = 1 ] && /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = d["metadata"]
+assert "tensors" not in d and d["equal"] is False and len(k) == 1, d
+assert k[0]["key"] == "tokenizer.chat_template" and k[0]["result"] == "changed", k
+assert k[0]["a"] == {"type": "string", "value": "{{ messages }}"}, k
+assert k[0]["b"] == {"type": "string", "value": "{{ other }}"}, k' "$tmp/out" && ok ||
+  bad "diff --metadata-only --json of a changed template: $(head -c 400 "$tmp/out")"
+"$mfmt" diff --metadata-only --tensors-only "$gg" "$gg" >"$tmp/out" 2>&1
+[ $? = 2 ] && ok || bad "diff --metadata-only --tensors-only is not a usage error"
 "$mfmt" estimate -q "$gg" >"$tmp/out" 2>&1
 want=$("$mfmt" estimate --json "$gg" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["total_bytes"])')
 [ "$(cat "$tmp/out")" = "$want" ] && ok || bad "estimate -q: $(cat "$tmp/out"), want $want"
