@@ -143,6 +143,13 @@ assert k[0]["b"] == {"type": "string", "value": "{{ other }}"}, k' "$tmp/out" &&
   bad "diff --metadata-only --json of a changed template: $(head -c 400 "$tmp/out")"
 "$mfmt" diff --metadata-only --tensors-only "$gg" "$gg" >"$tmp/out" 2>&1
 [ $? = 2 ] && ok || bad "diff --metadata-only --tensors-only is not a usage error"
+# edit refuses another general.architecture unless forced (llama.cpp would load another model)
+"$mfmt" edit -q "$gg" "$tmp/arch.gguf" --set general.architecture=qwen2 >"$tmp/out" 2>&1
+[ $? = 2 ] && [ ! -e "$tmp/arch.gguf" ] && grep -q 'general.architecture: changing "llama" to "qwen2"' "$tmp/out" && ok ||
+  bad "edit of general.architecture without --force: $(head -c 300 "$tmp/out")"
+"$mfmt" edit -q --force "$gg" "$tmp/arch.gguf" --set general.architecture=qwen2 >"$tmp/out" 2>&1 &&
+  "$mfmt" inspect --json "$tmp/arch.gguf" | grep -q '"general.architecture": "qwen2"' && ok ||
+  bad "edit --force of general.architecture: $(head -c 300 "$tmp/out")"
 "$mfmt" estimate -q "$gg" >"$tmp/out" 2>&1
 want=$("$mfmt" estimate --json "$gg" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["total_bytes"])')
 [ "$(cat "$tmp/out")" = "$want" ] && ok || bad "estimate -q: $(cat "$tmp/out"), want $want"

@@ -208,6 +208,74 @@ const mf_value *mf_meta_get(const mf_model *m, const char *key)
     return NULL;
 }
 
+/* ------------------------------------------------ metadata values equal */
+
+static bool value_is_float(mf_vtype t)
+{
+    return t == MF_V_F32 || t == MF_V_F64;
+}
+
+static bool scalar_equal(const mf_value *a, const mf_value *b)
+{
+    switch (a->type) {
+    case MF_V_U8: case MF_V_U16: case MF_V_U32: case MF_V_U64:
+        return a->as.u == b->as.u;
+    case MF_V_I8: case MF_V_I16: case MF_V_I32: case MF_V_I64:
+        return a->as.i == b->as.i;
+    case MF_V_BOOL:
+        return a->as.b == b->as.b;
+    case MF_V_STR:
+        return a->as.s.len == b->as.s.len && memcmp(a->as.s.ptr, b->as.s.ptr, a->as.s.len) == 0;
+    case MF_V_NULL:
+        return true;
+    default: /* floats: bit for bit, so NaN == the same NaN and 0.0 != -0.0 */
+        return value_is_float(a->type) && memcmp(&a->as.f, &b->as.f, sizeof(double)) == 0;
+    }
+}
+
+/* Arrays nest (GGUF arrays of arrays): an explicit stack of positions keeps
+ * the depth a hostile file chooses off the C stack. */
+typedef struct value_pair_frame {
+    const mf_value *a, *b;
+    size_t i;
+} value_pair_frame;
+
+static bool arrays_equal(const mf_value *a, const mf_value *b)
+{
+    value_pair_frame stack[64];
+    size_t depth = 0;
+    stack[depth++] = (value_pair_frame){a, b, 0};
+    while (depth) {
+        value_pair_frame *f = &stack[depth - 1];
+        if (f->i == 0 && (f->a->as.arr.elem != f->b->as.arr.elem || f->a->as.arr.n != f->b->as.arr.n))
+            return false;
+        if (f->i == f->a->as.arr.n) {
+            depth--;
+            continue;
+        }
+        const mf_value *x = &f->a->as.arr.items[f->i], *y = &f->b->as.arr.items[f->i];
+        f->i++;
+        if (x->type != y->type)
+            return false;
+        if (x->type != MF_V_ARR) {
+            if (!scalar_equal(x, y))
+                return false;
+        } else if (depth == sizeof(stack) / sizeof(stack[0])) {
+            return false; /* deeper than any reader accepts: not provably equal */
+        } else {
+            stack[depth++] = (value_pair_frame){x, y, 0};
+        }
+    }
+    return true;
+}
+
+bool mf_value_equal(const mf_value *a, const mf_value *b)
+{
+    if (!a || !b || a->type != b->type)
+        return false;
+    return a->type == MF_V_ARR ? arrays_equal(a, b) : scalar_equal(a, b);
+}
+
 const mf_tensor *mf_tensor_find(const mf_model *m, const char *name)
 {
     for (size_t i = 0; i < m->n_tensors; i++)
