@@ -71,6 +71,8 @@ extern bool cli_quiet;
 
 /* Prints every message of st on stderr ("mfmt: ..."), returns the exit code. */
 int cli_report(const mf_status *st);
+/* The same on another stream (validate's verdicts go to stdout). */
+int cli_report_to(FILE *f, const mf_status *st);
 int cli_exit_code(mf_code c);
 int cli_usage_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 
@@ -133,9 +135,13 @@ int cli_open_model(const char *path, mf_model **m);
 /* The shortest "%g" text that reads back to x (as a float when is_f32):
  * 1e-06, not 9.9999999999999995e-07. */
 void cli_fmt_float(char *buf, size_t n, double x, bool is_f32);
-/* The model's notes, one a line after prefix; the per-tensor alignment
- * notes collapse to one summary line unless verbose. */
-void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose);
+/* The model's notes, one a line: warnings after warn_prefix, then the
+ * informational ones (mf_model_note_is_info) after info_prefix; the
+ * per-tensor alignment notes collapse to one summary line unless verbose. */
+void cli_print_notes(FILE *f, const mf_model *m, const char *warn_prefix, const char *info_prefix,
+                     bool verbose);
+/* How many of the model's notes are warnings (not information). */
+size_t cli_warning_count(const mf_model *m);
 /* The model's version for text output; "" when it only repeats the format name. */
 const char *cli_version_text(const mf_model *m);
 #endif

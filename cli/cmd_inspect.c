@@ -242,7 +242,7 @@ static void print_text(const mf_model *m, const summary *s, bool tensors, bool v
         print_value_name(m, kv);
         putchar('\n');
     }
-    cli_print_notes(stdout, m, "note: ", verbose);
+    cli_print_notes(stdout, m, "warning: ", "note: ", verbose);
     mf_status st;
     mf_status_init(&st);
     if (cli_hf_load_report_text(stdout, m, "", &st) < 0)

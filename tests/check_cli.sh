@@ -143,6 +143,22 @@ assert k[0]["b"] == {"type": "string", "value": "{{ other }}"}, k' "$tmp/out" &&
   bad "diff --metadata-only --json of a changed template: $(head -c 400 "$tmp/out")"
 "$mfmt" diff --metadata-only --tensors-only "$gg" "$gg" >"$tmp/out" 2>&1
 [ $? = 2 ] && ok || bad "diff --metadata-only --tensors-only is not a usage error"
+# validate: a safetensors file aligned to 8 as the Rust writer aligns it is OK
+# without warnings (one note), and every verdict line is on stdout
+/usr/bin/python3 -c '
+import json, struct, sys
+hdr = json.dumps({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                  "b": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}}).encode()
+hdr += b" " * (-len(hdr) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(hdr)) + hdr + bytes(16))' "$tmp/align8.safetensors"
+"$mfmt" validate "$tmp/align8.safetensors" >"$tmp/out" 2>"$tmp/err"
+[ $? = 0 ] && [ ! -s "$tmp/err" ] && grep -q ': note: .*not 64-byte aligned' "$tmp/out" &&
+  grep -q ': OK (safetensors, 2 tensors)$' "$tmp/out" && ok ||
+  bad "validate of an 8-aligned safetensors: $(cat "$tmp/out" "$tmp/err" | head -c 400)"
+head -c 150 examples/tiny.safetensors >"$tmp/cut.safetensors"
+"$mfmt" validate "$tmp/cut.safetensors" >"$tmp/out" 2>"$tmp/err"
+[ $? = 1 ] && [ ! -s "$tmp/err" ] && grep -q 'INVALID, 1 problem' "$tmp/out" && grep -q 'byte 150' "$tmp/out" && ok ||
+  bad "validate of a cut file: not one stream: $(cat "$tmp/out" "$tmp/err" | head -c 400)"
 # edit refuses another general.architecture unless forced (llama.cpp would load another model)
 "$mfmt" edit -q "$gg" "$tmp/arch.gguf" --set general.architecture=qwen2 >"$tmp/out" 2>&1
 [ $? = 2 ] && [ ! -e "$tmp/arch.gguf" ] && grep -q 'general.architecture: changing "llama" to "qwen2"' "$tmp/out" && ok ||

@@ -90,7 +90,11 @@ mf_kv *mf_model_add_meta(mf_model *m, const char *key, mf_status *st)
     return kv;
 }
 
-int mf_model_note(mf_model *m, const char *fmt, ...)
+/* A note's level is the byte before its text (NOTE_WARNING or NOTE_INFO),
+ * so notes stay plain strings for every reader of m->notes. */
+enum { NOTE_WARNING = 'w', NOTE_INFO = 'i' };
+
+static int add_note(mf_model *m, char level, const char *fmt, va_list ap)
 {
     model_vecs *c = caps_of(m);
     if (m->n_notes >= 1000)
@@ -98,18 +102,40 @@ int mf_model_note(mf_model *m, const char *fmt, ...)
     if (m->n_notes == c->cap_notes &&
         mf_vec_grow((void **)&m->notes, &c->cap_notes, m->n_notes + 1, sizeof(char *)))
         return -1;
-    va_list ap, ap2;
-    va_start(ap, fmt);
+    va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *d = n >= 0 ? mf_arena_alloc(m->arena, (size_t)n + 1) : NULL;
+    char *d = n >= 0 ? mf_arena_alloc(m->arena, (size_t)n + 2) : NULL;
     if (d) {
-        vsnprintf(d, (size_t)n + 1, fmt, ap2);
-        m->notes[m->n_notes++] = d;
+        d[0] = level;
+        vsnprintf(d + 1, (size_t)n + 1, fmt, ap2);
+        m->notes[m->n_notes++] = d + 1;
     }
     va_end(ap2);
     return d ? 0 : -1;
+}
+
+int mf_model_note(mf_model *m, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = add_note(m, NOTE_WARNING, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int mf_model_info(mf_model *m, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = add_note(m, NOTE_INFO, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+bool mf_model_note_is_info(const mf_model *m, size_t i)
+{
+    return i < m->n_notes && m->notes[i][-1] == NOTE_INFO;
 }
 
 const mf_file *mf_tensor_file(const mf_model *m, const mf_tensor *t)
@@ -157,8 +183,12 @@ int mf_model_adopt_child(mf_model *m, mf_model *child, const char *path,
         if (!t->owner)
             t->owner = child;
     }
-    for (size_t i = 0; i < child->n_notes; i++)
-        mf_model_note(m, "%s: %s", path, child->notes[i]);
+    for (size_t i = 0; i < child->n_notes; i++) {
+        if (mf_model_note_is_info(child, i))
+            mf_model_info(m, "%s: %s", path, child->notes[i]);
+        else
+            mf_model_note(m, "%s: %s", path, child->notes[i]);
+    }
     m->header_bytes += child->header_bytes;
     return 0;
 }
