@@ -91,6 +91,13 @@ int cli_json_mode_of(const cli_args *a, cli_json_mode *m);
  * it to `all`, printed whole at the end, or prints it indented when all is
  * NULL. */
 void cli_json_emit(cli_json_mode m, json_t *all, json_t *obj);
+/* --json over several paths is one JSON array of the per-path objects (one
+ * path: the object alone). For commands that print an object as they go:
+ * cli_json_list_item() before each object ("[" before the first, "," after
+ * the others), cli_json_list_end() after the last ("]", or "[]" when no path
+ * gave an object). Both do nothing unless `many`. */
+void cli_json_list_item(bool many);
+void cli_json_list_end(bool many);
 /* A value as short text: arrays summarized ("151936 strings"). */
 void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str);
 /* GGUF's name of a value type: "u32", "string", "array", ... */

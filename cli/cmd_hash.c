@@ -24,6 +24,7 @@ typedef struct hash_opts {
     const char *path;
     const char *const *paths;
     int n_paths;
+    json_t *all; /* --json over several paths: the array of their objects */
 } hash_opts;
 
 /* llama-gguf-hash's spellings of the kinds, and its --all */
@@ -110,7 +111,7 @@ static int parse(const cli_args *a, hash_opts *o)
 /* One path's JSON object: --json indented, --jsonl on one line */
 static void emit(const hash_opts *o, json_t *root)
 {
-    cli_json_emit(o->jsonl ? CLI_JSONL : CLI_JSON, NULL, root);
+    cli_json_emit(o->jsonl ? CLI_JSONL : CLI_JSON, o->all, root);
 }
 
 /* The whole-file digest of PATH, or of standard input for "-", streamed
@@ -401,16 +402,19 @@ static int run_hash(const cli_args *a)
     if (o.sha256sum)
         return run_sha256sum(&o);
     int worst = EXIT_FINE;
+    o.all = o.json && !o.jsonl && o.n_paths > 1 ? json_array() : NULL;
     for (int i = 0; i < o.n_paths; i++) {
         o.path = o.paths[i];
         int e = run_plain(&o);
         worst = e > worst ? e : worst;
     }
+    if (o.all)
+        cli_print_json(o.all);
     return worst;
 }
 
 static const cli_opt opts[] = {
-    {"--json", NULL, NULL, "one JSON object per path (also for --check)"},
+    {"--json", NULL, NULL, "one JSON object (also for --check); several paths: an array of them"},
     {"--jsonl", NULL, NULL, "the same objects, one a line (also for --check)"},
     {"--content", NULL, NULL, "also the tensor-content hash (all tensors' bytes, metadata excluded)"},
     {"--tensors", NULL, NULL, "also the tensor-content hash and each tensor's canonical hash"},

@@ -159,6 +159,17 @@ head -c 150 examples/tiny.safetensors >"$tmp/cut.safetensors"
 "$mfmt" validate "$tmp/cut.safetensors" >"$tmp/out" 2>"$tmp/err"
 [ $? = 1 ] && [ ! -s "$tmp/err" ] && grep -q 'INVALID, 1 problem' "$tmp/out" && grep -q 'byte 150' "$tmp/out" && ok ||
   bad "validate of a cut file: not one stream: $(cat "$tmp/out" "$tmp/err" | head -c 400)"
+# --json: one path gives its object, several paths one array of the objects
+for c in detect hash "hash --tensors" inspect; do
+  "$mfmt" $c --json "$st" >"$tmp/one.json" 2>&1 && "$mfmt" $c --json "$st" "$gg" >"$tmp/two.json" 2>&1 &&
+    /usr/bin/python3 -c '
+import json, sys
+one, two = (json.load(open(p)) for p in sys.argv[1:3])
+assert isinstance(one, dict) and one["path"] == sys.argv[3], one
+assert isinstance(two, list) and [o["path"] for o in two] == sys.argv[3:5], two
+assert two[0] == one' "$tmp/one.json" "$tmp/two.json" "$st" "$gg" && ok ||
+    bad "$c --json of one and of two paths: $(head -c 300 "$tmp/two.json")"
+done
 # edit refuses another general.architecture unless forced (llama.cpp would load another model)
 "$mfmt" edit -q "$gg" "$tmp/arch.gguf" --set general.architecture=qwen2 >"$tmp/out" 2>&1
 [ $? = 2 ] && [ ! -e "$tmp/arch.gguf" ] && grep -q 'general.architecture: changing "llama" to "qwen2"' "$tmp/out" && ok ||
