@@ -51,6 +51,9 @@ typedef struct cli_cmd {
     const char *more;   /* further paragraphs for --help, or NULL */
 } cli_cmd;
 
+/* quantize --help's list of types, made from the library's table */
+void cli_quantize_print_types(FILE *f);
+
 /* Parses argv (argv[0] is the command name) against c->opts: "--name VAL",
  * "--name=VAL", aliases, "--" ending options, "-" a positional. Returns 0,
  * or the exit status to end with: EXIT_USAGE after an error message, or

@@ -170,6 +170,13 @@ assert isinstance(two, list) and [o["path"] for o in two] == sys.argv[3:5], two
 assert two[0] == one' "$tmp/one.json" "$tmp/two.json" "$st" "$gg" && ok ||
     bad "$c --json of one and of two paths: $(head -c 300 "$tmp/two.json")"
 done
+# commands that do not read standard input say so (not "cannot open -")
+for c in estimate dequantize edit; do
+  "$mfmt" $c - "$tmp/x.out" </dev/null >"$tmp/out" 2>&1
+  [ $? = 2 ] && grep -q "'-' (standard input) is not read by this command" "$tmp/out" && ok ||
+    bad "$c - : $(head -c 300 "$tmp/out")"
+done
+"$mfmt" quantize --help | grep -q '^ *15  or  Q4_K_M   : mostly Q4_K$' && ok || bad "quantize --help lists no types"
 # edit refuses another general.architecture unless forced (llama.cpp would load another model)
 "$mfmt" edit -q "$gg" "$tmp/arch.gguf" --set general.architecture=qwen2 >"$tmp/out" 2>&1
 [ $? = 2 ] && [ ! -e "$tmp/arch.gguf" ] && grep -q 'general.architecture: changing "llama" to "qwen2"' "$tmp/out" && ok ||
