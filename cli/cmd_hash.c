@@ -154,7 +154,7 @@ static void print_plain(const hash_opts *o, const mf_model *m, const mf_hash_res
         return;
     }
     if (r->has_file)
-        printf("%s  %s  %s\n", an, r->file_hex, o->path);
+        printf("%s  %s  %s (file)\n", an, r->file_hex, o->path);
     printf("%s  %s  %s (tensor content)\n", an, r->content_hex, o->path);
     for (size_t i = 0; i < r->n_tensors; i++)
         printf("%s  %s  %s:%s\n", an, r->tensor_hex[i], o->path,
@@ -174,7 +174,7 @@ static int hash_unopened(const hash_opts *o, mf_hash_algo algo, mf_status *open_
         rc = cli_report(&st);
     } else {
         if (!dir && !o->json)
-            printf("%s  %s  %s\n", mf_hash_algo_name(algo), hex, o->path);
+            printf("%s  %s  %s (file)\n", mf_hash_algo_name(algo), hex, o->path);
         rc = cli_report(open_st);
     }
     mf_status_clear(&st);
@@ -197,7 +197,7 @@ static int run_file_only(const hash_opts *o, mf_hash_algo algo)
         json_object_set_new(root, an, json_string(hex));
         emit(o, root);
     } else {
-        printf("%s  %s  %s\n", an, hex, o->path);
+        printf("%s  %s  %s (file)\n", an, hex, o->path);
     }
     mf_status_clear(&st);
     return rc;

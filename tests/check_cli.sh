@@ -177,6 +177,10 @@ for c in estimate dequantize edit; do
     bad "$c - : $(head -c 300 "$tmp/out")"
 done
 "$mfmt" quantize --help | grep -q '^ *15  or  Q4_K_M   : mostly Q4_K$' && ok || bad "quantize --help lists no types"
+# hash labels each line: the whole file, the tensor content, a tensor
+"$mfmt" hash --content "$gg" >"$tmp/out" 2>&1
+[ "$(sed -n 1p "$tmp/out")" = "sha256  $(sha256sum "$gg" | cut -d' ' -f1)  $gg (file)" ] &&
+  grep -q "  $gg (tensor content)\$" "$tmp/out" && ok || bad "hash --content labels: $(cat "$tmp/out")"
 # edit refuses another general.architecture unless forced (llama.cpp would load another model)
 "$mfmt" edit -q "$gg" "$tmp/arch.gguf" --set general.architecture=qwen2 >"$tmp/out" 2>&1
 [ $? = 2 ] && [ ! -e "$tmp/arch.gguf" ] && grep -q 'general.architecture: changing "llama" to "qwen2"' "$tmp/out" && ok ||
