@@ -1,6 +1,6 @@
-/* convert_gguf.c - Hugging Face directory -> GGUF, as llama.cpp's
+/* hf2gguf.c - Hugging Face directory -> GGUF, as llama.cpp's
  * convert_hf_to_gguf.py (c392e509, gguf-py 0.15.0) writes it, for the
- * architectures of the table in convert_arch.c:
+ * architectures of the table in arch_table.c:
  *  - parts: the directory's model*.safetensors files (else pytorch_model*.bin)
  *    in sorted name order; safetensors names sorted within a part, .bin
  *    names in the state dict's order; an index's weight_map must name the
@@ -13,8 +13,8 @@
  *    embeddings, ssm_conv1d and non-.weight tensors F32, the rest the output
  *    type (q8_0 falls back to F16 for rows not a multiple of 32); values go
  *    through float32 as torch and numpy convert them;
- *  - keys: general.* (hf_general.c), the architecture's hyper-parameters,
- *    tokenizer (convert_vocab.c), in the converter's order.
+ *  - keys: general.* (hf2gguf_general.c), the architecture's hyper-parameters,
+ *    tokenizer (hf2gguf_vocab.c), in the converter's order.
  * Every output tensor is a list of source tensors read as one sequence of
  * rows, an optional row map (permutations, splits, re-orders), an optional
  * transpose and an element-wise op. It streams: tensors are produced row
@@ -23,8 +23,8 @@
  * resident set stays near one tensor. A llama-quantize mix (Q4_K_M ...)
  * quantizes the F16 conversion's values in the same pass. */
 #include "formats/formats.h"
-#include "ops/convert_arch.h"
-#include "ops/llama_load.h"
+#include "ops/hfconv/arch.h"
+#include "ops/hfconv/llama_load.h"
 #include "ops/quant_mix.h"
 #include "ops/tensor_f32.h"
 #include "quant/quant.h"

@@ -1,10 +1,10 @@
-/* convert_hf_config.c - config.json, generation_config.json and the model
+/* gguf2hf_config.c - config.json, generation_config.json and the model
  * card of a GGUF -> HF conversion. config.json is the forward converter's
- * hyper-parameter table (convert_arch.c) read backwards: each GGUF key it
+ * hyper-parameter table (arch_table.c) read backwards: each GGUF key it
  * writes from config keys "a|b|c" gives back config key a; computed values
  * ("@NAME") have their inverse here. So converting the result to GGUF again
  * reads back the same values. */
-#include "ops/convert_hf_int.h"
+#include "ops/hfconv/gguf2hf_int.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,18 +1,18 @@
-/* convert_arch.h - what llama.cpp's convert_hf_to_gguf.py (c392e509) does
- * per architecture, as data read by the one converter in convert_gguf.c:
+/* arch.h - what llama.cpp's convert_hf_to_gguf.py (c392e509) does
+ * per architecture, as data read by the one converter in hf2gguf.c:
  *  - the HF classes it takes and the GGUF architecture it writes;
  *  - tensor rules (the architecture's modify_tensors): renames, skips,
  *    Q/K permutation, +1 on norms, -exp(A_log), transposes, fused qkv
  *    re-orders and splits, stacking of experts or per-head norms;
  *  - hyper-parameter keys in the order set_gguf_parameters writes them;
  *  - the tokenizer kind (set_vocab) and the BPE pre-tokenizer names.
- * Adding an architecture: a row in conv_archs[] (convert_arch.c), a bit in
- * conv_arch_bit with its rows in convert_names.inc, and a test directory. */
+ * Adding an architecture: a row in conv_archs[] (arch_table.c), a bit in
+ * conv_arch_bit with its rows in arch_names.inc, and a test directory. */
 #ifndef MF_CONVERT_ARCH_H
 #define MF_CONVERT_ARCH_H
-#include "ops/hf_ops.h"
+#include "ops/hfconv/hfconv.h"
 
-/* The bits of convert_names.inc. */
+/* The bits of arch_names.inc. */
 enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
@@ -64,7 +64,7 @@ typedef struct conv_rule {
  *   "a|b|c"   the first of these config.json keys present (find_hparam);
  *   "4*a|b"   that value times 4;
  *   "=V"      the constant V;
- *   "@NAME"   a value computed by the converter (conv_computed in convert_gguf.c);
+ *   "@NAME"   a value computed by the converter (conv_computed in hf2gguf.c);
  *   "@@NAME"  keys written by the converter (rope scaling blocks...);
  * key "@base" stands for Model.set_gguf_parameters' keys. */
 typedef struct conv_hp {

@@ -1,11 +1,11 @@
-/* convert_arch.c - the architecture table of the HF -> GGUF converter: one
+/* arch_table.c - the architecture table of the HF -> GGUF converter: one
  * row per llama.cpp model class (convert_hf_to_gguf.py at c392e509), with
  * its tensor rules (modify_tensors), hyper-parameter keys in the order of
- * its set_gguf_parameters, and its vocabulary kind. See convert_arch.h. */
-#include "ops/convert_arch.h"
+ * its set_gguf_parameters, and its vocabulary kind. See arch.h. */
+#include "ops/hfconv/arch.h"
 
 const conv_name_row conv_names[] = {
-#include "ops/convert_names.inc"
+#include "ops/hfconv/arch_names.inc"
 };
 const size_t conv_n_names = sizeof(conv_names) / sizeof(conv_names[0]);
 
