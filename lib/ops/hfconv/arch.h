@@ -60,18 +60,48 @@ typedef struct conv_rule {
     const char *const *ws;
 } conv_rule;
 
+/* Values the converter computes and key blocks it writes, as code: each
+ * has its forward step (hf2gguf_meta.c) and its inverse (gguf2hf_config.c)
+ * side by side, and a table names it by its C identifier, so a typo is a
+ * compile error (CALC() and BLOCK() in arch_table.c). */
+struct conv;
+struct hfc;
+typedef struct conv_calc {
+    const char *name;                                     /* for messages: "@name" */
+    json_t *(*fwd)(struct conv *c);                       /* a new reference; NULL: none
+                                                             (an error when c->st is set) */
+    void (*back)(struct hfc *c, json_t *cfg, int64_t x);  /* x back into config.json; NULL: nothing */
+} conv_calc;
+typedef struct conv_block {
+    int (*fwd)(struct conv *c);                           /* writes its keys (none when absent) */
+    void (*back)(struct hfc *c, json_t *cfg);             /* NULL: nothing to restore */
+} conv_block;
+#define CONV_CALCS(X)                                                                      \
+    X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
+    X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
+    X(mamba_dt_rank) X(falcon_mamba)
+#define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type)
+#define CONV_DECLARE_CALC(n) \
+    extern const conv_calc conv_calc_##n; json_t *h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg, int64_t x);
+#define CONV_DECLARE_BLOCK(n) \
+    extern const conv_block conv_block_##n; int h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg);
+CONV_CALCS(CONV_DECLARE_CALC)
+CONV_BLOCKS(CONV_DECLARE_BLOCK)
+
 /* A hyper-parameter key. src:
  *   "a|b|c"   the first of these config.json keys present (find_hparam);
  *   "4*a|b"   that value times 4;
  *   "=V"      the constant V;
- *   "@NAME"   a value computed by the converter (conv_computed in hf2gguf.c);
- *   "@@NAME"  keys written by the converter (rope scaling blocks...);
+ *   NULL      calc: a value computed by the converter, or block: keys the
+ *             converter writes (rope scaling blocks...);
  * key "@base" stands for Model.set_gguf_parameters' keys. */
 typedef struct conv_hp {
     const char *key;   /* without the "<arch>." prefix; "general.file_type" as it is */
     char type;         /* 'u' u32, 'i' i32, 'f' f32, 'b' bool, 's' string */
     const char *src;
     unsigned flags;
+    const conv_calc *calc;
+    const conv_block *block;
 } conv_hp;
 enum {
     HP_OPT = 1,    /* absent or null: not written (else an error) */

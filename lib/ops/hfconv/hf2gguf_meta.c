@@ -46,85 +46,133 @@ int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv)
 
 /* ------------------------------------------------------------ metadata */
 
-/* A value computed by the converter ("@NAME"); a new reference, NULL with
- * st unset when there is none. */
-static json_t *computed(conv *c, const char *name)
+/* The values computed by the converter (conv_calc in arch.h): each a new
+ * reference, NULL with st set on error. */
+json_t *h2g_block_count(conv *c)
 {
-    int64_t a, b, d;
-    json_t *v;
-    if (!strcmp(name, "block_count"))
-        return json_integer(c->block_count);
-    if (!strcmp(name, "file_type"))
-        return json_integer(c->ftype);
-    if (!strcmp(name, "rope_dim_llama")) { /* head_dim, else hidden_size // num_attention_heads */
-        if ((v = h2g_hparam(c, "head_dim")))
-            return json_incref(v);
-        if (h2g_need_hp_int(c, "hidden_size", &a) || h2g_need_hp_int(c, "num_attention_heads", &b))
-            return NULL;
-        return json_integer(a / b);
-    }
-    if (!strcmp(name, "head_dim_embd")) { /* n_embd // n_head */
-        if (h2g_need_hp_int(c, h2g_hparam(c, "hidden_size") ? "hidden_size" : "n_embd", &a) ||
-            h2g_need_hp_int(c, h2g_hparam(c, "num_attention_heads") ? "num_attention_heads" : "n_head", &b))
-            return NULL;
-        return json_integer(a / b);
-    }
-    if (!strcmp(name, "rope_dim_phi2") || !strcmp(name, "rope_dim_partial") || !strcmp(name, "rope_dim_neox")) {
-        /* phi2: int(pct * n_embd) // n_head; others: int(pct * (n_embd // n_head)) */
-        bool phi2 = !strcmp(name, "rope_dim_phi2");
-        const char *pk = phi2 ? "partial_rotary_factor" : !strcmp(name, "rope_dim_neox") ? "rotary_pct"
-                       : h2g_hparam(c, "partial_rotary_factor") ? "partial_rotary_factor" : "rope_pct";
-        json_t *pct = h2g_hparam(c, pk);
-        if (!json_is_number(pct)) {
-            mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric %s", pk);
-            return NULL;
-        }
-        if (h2g_need_hp_int(c, h2g_hparam(c, "hidden_size") ? "hidden_size" : "n_embd", &a) ||
-            h2g_need_hp_int(c, h2g_hparam(c, "num_attention_heads") ? "num_attention_heads" : "n_head", &b))
-            return NULL;
-        double p = json_number_value(pct);
-        return json_integer(phi2 ? (int64_t)(p * (double)a) / b : (int64_t)(p * (double)(a / b)));
-    }
-    if (!strcmp(name, "qk_head_dim")) {
-        if (h2g_need_int(c, h2g_hparam(c, "qk_nope_head_dim"), "qk_nope_head_dim", &a) ||
-            h2g_need_int(c, h2g_hparam(c, "qk_rope_head_dim"), "qk_rope_head_dim", &b))
-            return NULL;
-        return json_integer(a + b);
-    }
-    if (!strcmp(name, "gating_func")) { /* ExpertGatingFuncType: SOFTMAX 1, SIGMOID 2 */
-        const char *f = json_string_value(h2g_hparam(c, "scoring_func"));
-        if (f && !strcmp(f, "softmax"))
-            return json_integer(1);
-        if (f && !strcmp(f, "sigmoid"))
-            return json_integer(2);
-        mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "unsupported scoring_func value: %s", f ? f : "(none)");
+    return json_integer(c->block_count);
+}
+
+json_t *h2g_file_type(conv *c)
+{
+    return json_integer(c->ftype);
+}
+
+/* head_dim, else hidden_size // num_attention_heads */
+json_t *h2g_rope_dim_llama(conv *c)
+{
+    int64_t a, b;
+    json_t *v = h2g_hparam(c, "head_dim");
+    if (v)
+        return json_incref(v);
+    if (h2g_need_hp_int(c, "hidden_size", &a) || h2g_need_hp_int(c, "num_attention_heads", &b))
+        return NULL;
+    return json_integer(a / b);
+}
+
+static int embd_and_heads(conv *c, int64_t *embd, int64_t *heads)
+{
+    return h2g_need_hp_int(c, h2g_hparam(c, "hidden_size") ? "hidden_size" : "n_embd", embd) ||
+           h2g_need_hp_int(c, h2g_hparam(c, "num_attention_heads") ? "num_attention_heads" : "n_head", heads);
+}
+
+/* n_embd // n_head */
+json_t *h2g_head_dim_embd(conv *c)
+{
+    int64_t a, b;
+    if (embd_and_heads(c, &a, &b))
+        return NULL;
+    return json_integer(a / b);
+}
+
+/* A partial rotary dimension from the fraction config key pk: phi2 takes
+ * int(pct * n_embd) // n_head, the others int(pct * (n_embd // n_head)). */
+static json_t *rope_dim_of(conv *c, const char *pk, bool phi2)
+{
+    int64_t a, b;
+    json_t *pct = h2g_hparam(c, pk);
+    if (!json_is_number(pct)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric %s", pk);
         return NULL;
     }
-    if (!strcmp(name, "mamba_d_inner") || !strcmp(name, "mamba_dt_rank")) {
-        static const char *const dm[] = {"hidden_size", "d_model", NULL}, *const di[] = {"intermediate_size", "d_inner", NULL},
-                                 *const dr[] = {"time_step_rank", "dt_rank", NULL};
-        if (h2g_need_int(c, h2g_find_hparam(c, dm), "hidden_size", &a))
-            return NULL;
-        bool inner = !strcmp(name, "mamba_d_inner");
-        v = h2g_find_hparam(c, inner ? di : dr);
-        d = 0;
-        if (v && !json_is_null(v) && h2g_need_int(c, v, inner ? "intermediate_size" : "time_step_rank", &d))
-            return NULL;
-        if (d == 0) /* "or" the default */
-            d = inner ? 2 * a : (a + 15) / 16;
-        if (inner && d != 2 * a) { /* "assert d_inner == 2 * d_model" */
-            mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "Mamba with d_inner %lld != 2 * d_model %lld",
-                    (long long)d, (long long)a);
-            return NULL;
-        }
-        return json_integer(d);
-    }
-    if (!strcmp(name, "falcon_mamba")) {
-        const char *mt = json_string_value(h2g_hparam(c, "model_type"));
-        return json_boolean(mt && !strcmp(mt, "falcon_mamba"));
-    }
-    mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "internal: no computed value @%s", name);
+    if (embd_and_heads(c, &a, &b))
+        return NULL;
+    double p = json_number_value(pct);
+    return json_integer(phi2 ? (int64_t)(p * (double)a) / b : (int64_t)(p * (double)(a / b)));
+}
+
+json_t *h2g_rope_dim_phi2(conv *c)
+{
+    return rope_dim_of(c, "partial_rotary_factor", true);
+}
+
+json_t *h2g_rope_dim_partial(conv *c)
+{
+    return rope_dim_of(c, h2g_hparam(c, "partial_rotary_factor") ? "partial_rotary_factor" : "rope_pct", false);
+}
+
+json_t *h2g_rope_dim_neox(conv *c)
+{
+    return rope_dim_of(c, "rotary_pct", false);
+}
+
+json_t *h2g_qk_head_dim(conv *c)
+{
+    int64_t a, b;
+    if (h2g_need_int(c, h2g_hparam(c, "qk_nope_head_dim"), "qk_nope_head_dim", &a) ||
+        h2g_need_int(c, h2g_hparam(c, "qk_rope_head_dim"), "qk_rope_head_dim", &b))
+        return NULL;
+    return json_integer(a + b);
+}
+
+/* ExpertGatingFuncType: SOFTMAX 1, SIGMOID 2 */
+json_t *h2g_gating_func(conv *c)
+{
+    const char *f = json_string_value(h2g_hparam(c, "scoring_func"));
+    if (f && !strcmp(f, "softmax"))
+        return json_integer(1);
+    if (f && !strcmp(f, "sigmoid"))
+        return json_integer(2);
+    mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "unsupported scoring_func value: %s", f ? f : "(none)");
     return NULL;
+}
+
+/* MambaModel: d_inner (asserted 2 * d_model) or dt_rank, each with its default. */
+static json_t *mamba_dim(conv *c, bool inner)
+{
+    static const char *const dm[] = {"hidden_size", "d_model", NULL}, *const di[] = {"intermediate_size", "d_inner", NULL},
+                             *const dr[] = {"time_step_rank", "dt_rank", NULL};
+    int64_t a, d;
+    if (h2g_need_int(c, h2g_find_hparam(c, dm), "hidden_size", &a))
+        return NULL;
+    json_t *v = h2g_find_hparam(c, inner ? di : dr);
+    d = 0;
+    if (v && !json_is_null(v) && h2g_need_int(c, v, inner ? "intermediate_size" : "time_step_rank", &d))
+        return NULL;
+    if (d == 0) /* "or" the default */
+        d = inner ? 2 * a : (a + 15) / 16;
+    if (inner && d != 2 * a) { /* "assert d_inner == 2 * d_model" */
+        mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "Mamba with d_inner %lld != 2 * d_model %lld",
+                (long long)d, (long long)a);
+        return NULL;
+    }
+    return json_integer(d);
+}
+
+json_t *h2g_mamba_d_inner(conv *c)
+{
+    return mamba_dim(c, true);
+}
+
+json_t *h2g_mamba_dt_rank(conv *c)
+{
+    return mamba_dim(c, false);
+}
+
+json_t *h2g_falcon_mamba(conv *c)
+{
+    const char *mt = json_string_value(h2g_hparam(c, "model_type"));
+    return json_boolean(mt && !strcmp(mt, "falcon_mamba"));
 }
 
 static void arch_key(const conv *c, const char *key, char *out, size_t cap)
@@ -198,7 +246,7 @@ static int put_value(conv *c, const conv_hp *h, json_t *v)
 {
     char key[160];
     arch_key(c, h->key, key, sizeof(key));
-    const char *what = h->src[0] == '@' || h->src[0] == '=' ? h->key : h->src;
+    const char *what = !h->src || h->src[0] == '=' ? h->key : h->src;
     switch (h->type) {
     case 'u': case 'i': {
         int64_t x;
@@ -233,7 +281,8 @@ static int put_value(conv *c, const conv_hp *h, json_t *v)
     }
 }
 
-static int pooling_type(conv *c)
+/* BertModel: modules.json + the Pooling module's config */
+int h2g_pooling_type(conv *c)
 {
     char *p = mf_path_join_new(c->dir, "modules.json");
     if (!p)
@@ -296,51 +345,61 @@ static json_t *rope_scaling_of(const conv *c, const char *type)
 
 static int put_f32_of(conv *c, const char *key, json_t *v, const char *what)
 {
-    conv_hp h = {key, 'f', what, 0};
+    conv_hp h = {key, 'f', what, 0, NULL, NULL};
     if (!v)
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no %s", what);
     return put_value(c, &h, v);
 }
 
-/* Keys the converter writes in a block ("@@NAME"). */
-static int written(conv *c, const char *name)
+/* The key blocks the converter writes (conv_block in arch.h). */
+int h2g_rope_linear(conv *c)
 {
     char key[160];
-    if (!strcmp(name, "rope_linear")) {
-        json_t *rs = rope_scaling_of(c, "linear");
-        if (!rs)
-            return 0;
-        arch_key(c, "rope.scaling.type", key, sizeof(key));
-        mf_kv_str(c->kv, key, "linear", 6);
-        return put_f32_of(c, "rope.scaling.factor", json_object_get(rs, "factor"), "rope_scaling.factor");
-    }
-    if (!strcmp(name, "rope_yarn") || !strcmp(name, "rope_yarn_deepseek")) {
-        json_t *rs = rope_scaling_of(c, "yarn");
-        if (!rs)
-            return 0;
-        arch_key(c, "rope.scaling.type", key, sizeof(key));
-        mf_kv_str(c->kv, key, "yarn", 4);
-        conv_hp orig = {"rope.scaling.original_context_length", 'u', "rope_scaling.original_max_position_embeddings", 0};
-        json_t *o = json_object_get(rs, "original_max_position_embeddings");
-        if (put_f32_of(c, "rope.scaling.factor", json_object_get(rs, "factor"), "rope_scaling.factor"))
-            return -1;
-        if (!o)
-            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_scaling (yarn) has no original_max_position_embeddings");
-        if (put_value(c, &orig, o))
-            return -1;
-        if (!strcmp(name, "rope_yarn"))
-            return 0;
-        json_t *m = json_object_get(rs, "mscale_all_dim");
-        if (!json_is_number(m))
-            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_scaling has no numeric mscale_all_dim");
-        json_t *lm = json_real(0.1 * json_number_value(m));
-        int rc = put_f32_of(c, "rope.scaling.yarn_log_multiplier", lm, "rope_scaling.mscale_all_dim");
-        json_decref(lm);
-        return rc;
-    }
-    if (!strcmp(name, "pooling_type")) /* BertModel: modules.json + the Pooling module's config */
-        return pooling_type(c);
-    return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "internal: no key writer @@%s", name);
+    json_t *rs = rope_scaling_of(c, "linear");
+    if (!rs)
+        return 0;
+    arch_key(c, "rope.scaling.type", key, sizeof(key));
+    mf_kv_str(c->kv, key, "linear", 6);
+    return put_f32_of(c, "rope.scaling.factor", json_object_get(rs, "factor"), "rope_scaling.factor");
+}
+
+/* yarn: type, factor, original context; DeepSeek-V2 also the log multiplier */
+static int rope_yarn(conv *c, bool deepseek)
+{
+    char key[160];
+    json_t *rs = rope_scaling_of(c, "yarn");
+    if (!rs)
+        return 0;
+    arch_key(c, "rope.scaling.type", key, sizeof(key));
+    mf_kv_str(c->kv, key, "yarn", 4);
+    conv_hp orig = {"rope.scaling.original_context_length", 'u', "rope_scaling.original_max_position_embeddings", 0,
+                    NULL, NULL};
+    json_t *o = json_object_get(rs, "original_max_position_embeddings");
+    if (put_f32_of(c, "rope.scaling.factor", json_object_get(rs, "factor"), "rope_scaling.factor"))
+        return -1;
+    if (!o)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_scaling (yarn) has no original_max_position_embeddings");
+    if (put_value(c, &orig, o))
+        return -1;
+    if (!deepseek)
+        return 0;
+    json_t *m = json_object_get(rs, "mscale_all_dim");
+    if (!json_is_number(m))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_scaling has no numeric mscale_all_dim");
+    json_t *lm = json_real(0.1 * json_number_value(m));
+    int rc = put_f32_of(c, "rope.scaling.yarn_log_multiplier", lm, "rope_scaling.mscale_all_dim");
+    json_decref(lm);
+    return rc;
+}
+
+int h2g_rope_yarn(conv *c)
+{
+    return rope_yarn(c, false);
+}
+
+int h2g_rope_yarn_deepseek(conv *c)
+{
+    return rope_yarn(c, true);
 }
 
 static int hyper_parameters(conv *c, const conv_hp *list)
@@ -351,19 +410,19 @@ static int hyper_parameters(conv *c, const conv_hp *list)
                 return -1;
             continue;
         }
-        if (!strncmp(h->key, "@@", 2)) {
-            if (written(c, h->key + 2))
+        if (h->block) {
+            if (h->block->fwd(c))
                 return -1;
             continue;
         }
-        json_t *v = h->src[0] == '@' ? computed(c, h->src + 1) : lookup(c, h->src);
+        json_t *v = h->calc ? h->calc->fwd(c) : lookup(c, h->src);
         if (!v && c->st->code)
             return -1;
         bool skip = (!v || json_is_null(v)) || ((h->flags & HP_TRUTHY) && falsy(v));
         if (skip && !(h->flags & HP_OPT)) {
             json_decref(v);
-            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no %s (for %s.%s)", h->src,
-                           c->arch->name, h->key);
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no %s%s (for %s.%s)",
+                           h->calc ? "@" : "", h->calc ? h->calc->name : h->src, c->arch->name, h->key);
         }
         int rc = skip ? 0 : put_value(c, h, v);
         json_decref(v);
