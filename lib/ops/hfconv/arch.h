@@ -6,18 +6,26 @@
  *    re-orders and splits, stacking of experts or per-head norms;
  *  - hyper-parameter keys in the order set_gguf_parameters writes them;
  *  - the tokenizer kind (set_vocab) and the BPE pre-tokenizer names.
- * Adding an architecture: a row in conv_archs[] (arch_table.c), a bit in
- * conv_arch_bit with its rows in arch_names.inc, and a test directory. */
+ * Adding an architecture: a row in conv_archs[] (arch_table.c), its name
+ * in conv_arch_bit and in the named tensor sets of arch_names.inc (rows
+ * only for HF names of its own), a computed value as a conv_calc (both
+ * directions) if it needs one, its GGUF -> HF names (gguf2hf_arch.c), its
+ * llama.cpp load rule (llama_load.c), and a test directory;
+ * tests/test_hfconv_tables.c checks that the directions agree. */
 #ifndef MF_CONVERT_ARCH_H
 #define MF_CONVERT_ARCH_H
 #include "ops/hfconv/hfconv.h"
 
-/* The bits of arch_names.inc. */
+/* The architectures of arch_names.inc, by name. */
 enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA,
+    AB_COUNT
 };
+_Static_assert(AB_COUNT <= 32, "conv_name_row.archs holds one bit per architecture");
+#define ARCH(x) (1u << AB_##x)
+#define ALL_ARCHS ((uint32_t)((1ull << AB_COUNT) - 1))
 
 typedef struct conv_name_row {
     const char *hf, *gguf;
