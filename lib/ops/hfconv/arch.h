@@ -89,6 +89,8 @@ typedef struct conv_block {
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type)
+/* Declared for every name; file_type, head_dim_embd and pooling_type have no
+ * inverse (their back is NULL in arch_table.c) and define no g2h_ function. */
 #define CONV_DECLARE_CALC(n) \
     extern const conv_calc conv_calc_##n; json_t *h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg, int64_t x);
 #define CONV_DECLARE_BLOCK(n) \
