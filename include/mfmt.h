@@ -303,6 +303,10 @@ MF_API const mf_value *mf_meta_get(const mf_model *m, const char *key);
 /* Notes: warnings that are not breaches. */
 MF_API size_t mf_model_note_count(const mf_model *m);
 MF_API const char *mf_model_note_at(const mf_model *m, size_t i); /* NULL past end */
+/* True when note i is information, not a warning: a fact about the file that
+ * real writers produce and every loader accepts (a safetensors tensor not
+ * 64-byte aligned: the Rust writer aligns to 8). False past the end. */
+MF_API bool mf_model_note_is_info(const mf_model *m, size_t i);
 
 /* The files the model maps: its own and, for directories and shard sets,
  * every weights file. */
