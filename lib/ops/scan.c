@@ -23,6 +23,7 @@
  * mfmt's own limits is always `unknown`. doc/scan.md has the rules. */
 #include "formats/formats.h"
 #include "ops/scan.h"
+#include "ops/scan_template.h"
 
 #include "core/pickle.h"
 #include "core/tar.h"
@@ -1065,6 +1066,22 @@ static void scan_model_code(scanner *sc, const char *path, const uint8_t *b, uin
     mf_close(m);
 }
 
+/* ------------------------------------------------------ chat templates */
+
+/* A template's finding (ops/scan_template.c): its key or part is the
+ * member, the byte is in the template. */
+static void on_template(void *ctx, const mf_template_finding *f)
+{
+    scanner *sc = ctx;
+    const char *saved = sc->member;
+    int64_t base = sc->file_base;
+    sc->member = f->where;
+    sc->file_base = f->file_offset >= 0 && f->offset >= 0 ? f->file_offset - f->offset : -1;
+    add_finding(sc, (mf_verdict)f->severity, f->offset, "jinja", NULL, "%s", f->message);
+    sc->member = saved;
+    sc->file_base = base;
+}
+
 /* ------------------------------------------------- code around a file */
 
 /* Code that loading the directory around the file runs (the readers'
@@ -1097,6 +1114,7 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
         sc.file_base = -1;
         scan_model_code(&sc, path, b, n);
         scan_code_around(&sc, path);
+        mf_scan_templates(path, b, n, on_template, &sc);
     }
     r->findings = sc.f.v;
     r->n_findings = sc.f.n;
