@@ -1469,10 +1469,12 @@ static jval eval(jan *an, const jnode *x)
     case JE_BIN:
         r = eval_bin(an, x);
         break;
-    case JE_UNARY:
-        (void)eval(an, x->k[0]);
-        r = v_flags(JV_NUM);
+    case JE_UNARY: {
+        jval a = eval(an, x->k[0]);
+        bool fold = is_const_int(&a) && (x->op == '-' || x->op == '+') && a.ival != INT64_MIN;
+        r = v_num(fold, fold && x->op == '-' ? -a.ival : a.ival);
         break;
+    }
     case JE_COND: {
         (void)eval(an, x->k[0]);
         r = eval(an, x->k[1]);
