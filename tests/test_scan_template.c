@@ -27,25 +27,11 @@
 
 static int n_attack, n_benign, n_unknown, n_shared;
 
-static char *slurp(const char *path, size_t *n)
+/* The size of a file (0 when it cannot be read). */
+static size_t file_size(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[len] = 0;
-        *n = (size_t)len;
-    }
-    return b;
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (size_t)sb.st_size : 0;
 }
 
 static void write_file(const char *path, const void *b, size_t n)
@@ -103,11 +89,10 @@ static void test_fixture_dir(const char *kind, mf_verdict want)
         if (nl > 6 && !strcmp(name + nl - 6, ".jinja")) {
             char path[512];
             snprintf(path, sizeof(path), "%s/%s", dir, name);
-            size_t len = 0;
-            char *text = slurp(path, &len);
+            size_t len = file_size(path);
             mf_scan_report *r = scan(path);
-            CHECKF(r && text, "%s scanned", path);
-            if (r && text) {
+            CHECKF(r && len, "%s scanned", path);
+            if (r && len) {
                 bool off_ok;
                 mf_verdict v = template_verdict(r, "", len, &off_ok);
                 CHECKF(v == want && r->verdict == want, "%s: %s (file %s), want %s", path,
@@ -120,7 +105,6 @@ static void test_fixture_dir(const char *kind, mf_verdict want)
                     n_benign++;
             }
             mf_scan_free(r);
-            free(text);
         }
         free(ents[i]);
     }
