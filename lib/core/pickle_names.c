@@ -95,6 +95,10 @@ static const allowed allow[] = {
     {"pathlib.PurePath", PKN_SAFE_OPAQUE},
     {"collections.defaultdict", PKN_SAFE_OPAQUE},
     {"collections.Counter", PKN_SAFE_OPAQUE},
+    /* joblib's array record: a plain object (BUILD sets its attributes);
+     * the array it stands for follows in the stream (ops/scan_joblib.c) */
+    {"joblib.numpy_pickle.NumpyArrayWrapper", PKN_SAFE_OPAQUE},
+    {"sklearn.externals.joblib.numpy_pickle.NumpyArrayWrapper", PKN_SAFE_OPAQUE},
 };
 
 /* torch storage classes (legacy typed storages; torch.cuda.* as saved from
