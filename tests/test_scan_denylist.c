@@ -3,7 +3,8 @@
  * unsafe imports) and the bypass classes of their 2025-2026 advisories
  * (issue 18): each, reached by GLOBAL (protocol 2) and by STACK_GLOBAL
  * (protocol 4, dotted names too), is dangerous; the names benign
- * checkpoints use stay safe. */
+ * checkpoints use stay safe. Keras layers other than Lambda that load
+ * code (tests/data/scan/keras_code/make_keras_code.py): never safe. */
 #include "testlib.h"
 
 #include "ops/scan.h"
@@ -90,8 +91,30 @@ static mf_verdict verdict_of(const char *mod, const char *name, int proto)
     return v;
 }
 
+static void test_keras_code(void)
+{
+    static const struct { const char *file, *want; } cases[] = {
+        {"tfoplambda.keras", "unknown"},          /* a TensorFlow symbol by name */
+        {"slicingoplambda.keras", "unknown"},
+        {"funcdump_activation.keras", "dangerous"}, /* marshalled code in an activation */
+        {"lambda_output_shape.keras", "dangerous"}, /* marshalled output_shape */
+        {"dense.keras", "safe"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char path[256];
+        snprintf(path, sizeof(path), "tests/data/scan/keras_code/%s", cases[i].file);
+        mf_scan_report *r = NULL;
+        CHECKF(mf_scan_file(path, &r, NULL) == 0, "%s", path);
+        if (r)
+            CHECKF(!strcmp(mf_verdict_name(r->verdict), cases[i].want), "%s: %s, want %s", path,
+                   mf_verdict_name(r->verdict), cases[i].want);
+        mf_scan_free(r);
+    }
+}
+
 int main(void)
 {
+    test_keras_code();
     size_t nd = sizeof(dangerous) / sizeof(dangerous[0]), nb = sizeof(benign) / sizeof(benign[0]);
     for (size_t i = 0; i < nd; i++)
         for (int proto = 2; proto <= 4; proto += 2) {
