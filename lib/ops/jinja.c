@@ -516,6 +516,21 @@ static jnode *mk(jparse *p, int kind, uint64_t off)
     return x;
 }
 
+/* x's height from its children; a tree too high is refused. */
+static bool set_height(jparse *p, jnode *x)
+{
+    uint32_t h = 0;
+    for (uint32_t i = 0; i < x->nk; i++)
+        if (x->k[i] && x->k[i]->height > h)
+            h = x->k[i]->height;
+    if (h + 1 > JINJA_MAX_HEIGHT) {
+        jl_error(p, x->off, "nested more than %d deep: not analysed", JINJA_MAX_HEIGHT);
+        return false;
+    }
+    x->height = (uint16_t)(h + 1);
+    return true;
+}
+
 /* Moves the collected children into x (the vector is freed). */
 static bool set_kids(jparse *p, jnode *x, nodevec *v)
 {
@@ -534,7 +549,7 @@ static bool set_kids(jparse *p, jnode *x, nodevec *v)
     }
     x->nk = (uint32_t)v->n;
     MF_VEC_FREE(*v);
-    return true;
+    return set_height(p, x);
 }
 
 static jnode *mk2(jparse *p, int kind, uint64_t off, jnode *a, jnode *b)
@@ -602,6 +617,8 @@ static bool parse_call_args(jparse *p, nodevec *args)
                 return false;
             a->k[0] = v;
             a->nk = 1;
+            if (!set_height(p, a))
+                return false;
         } else if (cur(p)->type == JT_NAME && is_op(peek(p, 1), '=')) {
             const jtok *nt = cur(p);
             advance(p);
@@ -617,6 +634,8 @@ static bool parse_call_args(jparse *p, nodevec *args)
                 return false;
             a->k[0] = v;
             a->nk = 1;
+            if (!set_height(p, a))
+                return false;
         } else {
             a = parse_expr(p, true);
         }
@@ -745,7 +764,7 @@ static jnode *parse_subscript(jparse *p)
     for (int k = 0; k < 3; k++)
         x->k[k] = parts[k];
     x->nk = 3;
-    return x;
+    return set_height(p, x) ? x : NULL;
 }
 
 static jnode *parse_postfix(jparse *p, jnode *node)
@@ -1113,6 +1132,8 @@ static jnode *parse_expr(jparse *p, bool with_condexpr)
                 c->k[1] = x;
                 c->k[2] = other;
                 c->nk = 3;
+                if (!set_height(p, c))
+                    c = NULL;
             }
         }
         x = c;
@@ -1349,7 +1370,7 @@ static jnode *parse_set(jparse *p, uint64_t off)
         return NULL;
     memcpy(x->k, k, sizeof(k));
     x->nk = 4;
-    return x;
+    return set_height(p, x) ? x : NULL;
 }
 
 /* (a, b=default, ...) of a macro or call block: JE_NAME or JE_KW nodes. */

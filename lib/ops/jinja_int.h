@@ -9,6 +9,10 @@
 #define JINJA_MAX_TOKENS 2000000
 #define JINJA_MAX_NODES 4000000
 #define JINJA_MAX_DEPTH 200
+/* Height of the tree (chains like a.b.c.d or a ~ b ~ c nest without
+ * recursion in the parser; the analysis recurses over them): beyond it a
+ * template is not analysed (unknown). Real templates stay below 40. */
+#define JINJA_MAX_HEIGHT 160
 
 enum { JT_EOF, JT_NAME, JT_STRING, JT_INT, JT_FLOAT, JT_OP,
        JT_BLOCK_BEGIN, JT_BLOCK_END, JT_VAR_BEGIN, JT_VAR_END };
@@ -63,6 +67,7 @@ typedef struct jnode {
     uint8_t kind;
     uint8_t flags;
     uint16_t op;
+    uint16_t height; /* 1 + the highest child's */
     uint32_t nk;
     uint64_t off;
     const char *s;
