@@ -164,6 +164,20 @@ static void test_unknown(void)
     CHECK(judge("{% macro m() %}{% endmacro %}{{ m.name }}{{ m.arguments }}") == MF_CODE_NOTE);
     CHECK(judge("{% macro m() %}{% endmacro %}{{ m.catch_x }}") == MF_CODE_DANGEROUS);
     CHECK(judge("{{ self.nope() }}") == MF_CODE_DANGEROUS);
+    /* fuzz_jinja: a 2000-long attribute chain and a 2000-long ~ chain
+     * overflowed the analysis's stack; now not analysed (unknown) */
+    for (int kind = 0; kind < 2; kind++) {
+        size_t n = 6 + 2000 * 2 + 3;
+        char *t = malloc(n + 1);
+        if (t) {
+            strcpy(t, "{{ a");
+            for (int i = 0; i < 2000; i++)
+                strcat(t, kind ? "~b" : ".b");
+            strcat(t, " }}");
+            CHECK(judge(t) == MF_CODE_UNKNOWN);
+            free(t);
+        }
+    }
     /* an empty template, a template of text only */
     CHECK(judge("") == MF_CODE_NOTE);
     CHECK(judge("just text { not a tag } %}") == MF_CODE_NOTE);
