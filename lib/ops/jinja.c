@@ -393,6 +393,10 @@ static void lex(jparse *p)
                 open = s + k;
                 break;
             }
+        size_t text_end = open ? (size_t)(open - s) : n;
+        if (text_end > i && !push_tok(p, (jtok){.type = JT_DATA, .off = i, .s = s + i,
+                                                .slen = (uint32_t)(text_end - i)}))
+            return;
         if (!open)
             break;
         i = (size_t)(open - s);
@@ -470,6 +474,7 @@ static const char *tok_desc(const jtok *t)
     case JT_BLOCK_END: return "the end of the statement";
     case JT_VAR_END: return "the end of the print statement";
     case JT_EOF: return "the end of the template";
+    case JT_DATA: return "template text";
     default: return "a tag";
     }
 }
@@ -1604,6 +1609,18 @@ static jnode *parse_body(jparse *p, const char *const *ends)
             if (ends)
                 jl_error(p, t->off, "unexpected end of template: '%s' is missing", ends[0]);
             break;
+        }
+        if (t->type == JT_DATA) {
+            jnode *x = mk(p, JS_DATA, t->off);
+            if (x) {
+                x->s = t->s;
+                x->slen = t->slen;
+                x->height = 1;
+            }
+            advance(p);
+            if (!push_node(p, &v, x))
+                break;
+            continue;
         }
         if (t->type == JT_VAR_BEGIN) {
             advance(p);

@@ -1514,6 +1514,45 @@ static void assign_target(jan *an, const jnode *t, const jval *v)
 
 static void stmt(jan *an, const jnode *x);
 
+static bool ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* What a block renders ({% set x %}...{% endset %}, {% filter %}): its
+ * text when it is text alone, with every way the environment may trim it
+ * (a "-" on either tag strips all whitespace there; trim_blocks removes
+ * the first newline after a tag; lstrip_blocks the spaces and tabs before
+ * one); anything else is a string mfmt does not fold. */
+static jval block_text(jan *an, const jnode *body)
+{
+    if (!body || body->nk == 0)
+        return v_str(an, "", 0);
+    if (body->nk != 1 || body->k[0]->kind != JS_DATA)
+        return v_flags(JV_OPAQUE);
+    const char *s = body->k[0]->s;
+    size_t n = body->k[0]->slen;
+    jval out = v_flags(0);
+    for (int l = 0; l < 3; l++)
+        for (int r = 0; r < 3; r++) {
+            size_t a = 0, b = n;
+            if (l == 1 && a < b && s[a] == '\n')
+                a++;
+            if (l == 2)
+                while (a < b && ws(s[a]))
+                    a++;
+            if (r == 1)
+                while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t'))
+                    b--;
+            if (r == 2)
+                while (b > a && ws(s[b - 1]))
+                    b--;
+            jval one = v_str(an, s + a, b - a);
+            vjoin(an, &out, &one);
+        }
+    return out;
+}
+
 static void push_frame(jan *an, int macro, const jnode *callblk)
 {
     if (an->n_frames < JINJA_MAX_DEPTH)
@@ -1558,7 +1597,7 @@ static void stmt(jan *an, const jnode *x)
             v = eval(an, x->k[1]);
         } else {
             stmt(an, x->k[2]);
-            v = v_flags(JV_OPAQUE);
+            v = block_text(an, x->k[2]);
             if (x->k[3]) {
                 jval saved = an->placeholder;
                 an->placeholder = v;
@@ -1598,7 +1637,7 @@ static void stmt(jan *an, const jnode *x)
     case JS_FILTERBLOCK: {
         stmt(an, x->k[1]);
         jval saved = an->placeholder;
-        an->placeholder = v_flags(JV_OPAQUE);
+        an->placeholder = block_text(an, x->k[1]);
         (void)eval(an, x->k[0]);
         an->placeholder = saved;
         break;
@@ -1622,6 +1661,8 @@ static void stmt(jan *an, const jnode *x)
                 "{%% %s %%} loads another template by name: its code is not in this file, and "
                 "the environment's loader reads it from wherever it is told",
                 shown(x->s, x->slen, b, sizeof(b)));
+        break;
+    case JS_DATA:
         break;
     case JS_UNKNOWN:
         finding(an, MF_CODE_UNKNOWN, x->off,

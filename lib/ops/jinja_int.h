@@ -15,7 +15,7 @@
 #define JINJA_MAX_HEIGHT 160
 
 enum { JT_EOF, JT_NAME, JT_STRING, JT_INT, JT_FLOAT, JT_OP,
-       JT_BLOCK_BEGIN, JT_BLOCK_END, JT_VAR_BEGIN, JT_VAR_END };
+       JT_BLOCK_BEGIN, JT_BLOCK_END, JT_VAR_BEGIN, JT_VAR_END, JT_DATA };
 
 typedef struct jtok {
     int type;
@@ -60,6 +60,7 @@ enum {
     JS_WRAP,    /* autoescape k[0] / generation: k[1] */
     JS_LOAD,    /* s (extends, include, import, from) k[0] */
     JS_UNKNOWN, /* a tag s no default environment knows */
+    JS_DATA,    /* template text s (a {% set %} block's value when alone) */
 };
 enum { JOP_CMP = 1000, JOP_AND, JOP_OR, JOP_NOT };
 
