@@ -267,6 +267,29 @@ head -c 100 "$gg" | "$mfmt" inspect - >"$tmp/out" 2>&1
 head -c 3000 "$gg" | "$mfmt" validate --json - >"$tmp/out" 2>&1
 [ $? = 1 ] && grep -q 'runs past the end of the file' "$tmp/out" && ! grep -q 'it must be' "$tmp/out" &&
   ! grep -q "mfmt-stdin" "$tmp/out" && ok || bad "validate --json - of a cut GGUF: $(head -c 600 "$tmp/out")"
+# scan --format sarif: a SARIF 2.1.0 log (tests/sarif_check.py: the
+# schema's required parts; the OASIS schema itself when MFMT_SARIF_SCHEMA
+# names it and python3-jsonschema is there), the same exit status as text
+for f in tests/data/scan/uuid_command.pkl tests/data/scan/benign_counter_p2.pkl \
+    tests/data/scan/templates/attack/09-format-filter.jinja "$gg"; do
+  "$mfmt" scan "$f" >/dev/null 2>&1
+  rt=$?
+  "$mfmt" scan --format sarif "$f" >"$tmp/sarif.json" 2>"$tmp/err"
+  rs=$?
+  [ "$rt" = "$rs" ] && ok || bad "scan --format sarif $f: exit $rs, text $rt"
+  if command -v python3 >/dev/null 2>&1; then
+    python3 tests/sarif_check.py "$tmp/sarif.json" >"$tmp/out" 2>&1 && ok ||
+      bad "scan --format sarif $f: $(tail -n 5 "$tmp/out")"
+  else
+    echo "SKIP sarif_check.py: no python3"
+  fi
+done
+"$mfmt" scan --format sarif tests/data/scan/templates/attack/09-format-filter.jinja >"$tmp/sarif.json" 2>&1
+grep -q '"ruleId": "MFS002"' "$tmp/sarif.json" && grep -q '"level": "error"' "$tmp/sarif.json" &&
+  grep -q '"byteOffset": [0-9]' "$tmp/sarif.json" && ok || bad "sarif of a template attack: $(head -c 400 "$tmp/sarif.json")"
+"$mfmt" scan --format xml "$gg" >"$tmp/out" 2>&1
+[ $? = 2 ] && ok || bad "scan --format xml is not a usage error"
+
 # killed while it copies standard input: the copy goes too
 mkfifo "$tmp/fifo"
 "$mfmt" detect - <"$tmp/fifo" >/dev/null 2>&1 &
