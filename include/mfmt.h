@@ -193,6 +193,7 @@ typedef enum mf_format {
     MF_FMT_ONNX_TENSOR, MF_FMT_TFLITE, MF_FMT_KERAS, MF_FMT_TF_SAVEDMODEL,
     MF_FMT_TF_GRAPHDEF, MF_FMT_MLX, MF_FMT_HF_DIR, MF_FMT_PICKLE,
     MF_FMT_GGML_LEGACY, MF_FMT_ZIP, /* a zip whose content is not a known format */
+    MF_FMT_DEEPSPEED, MF_FMT_DCP, MF_FMT_MEGATRON, /* training checkpoints (folders) */
     MF_FMT_COUNT
 } mf_format;
 
@@ -261,6 +262,13 @@ enum {
      * (weight, scales, biases) becomes one tensor of the logical shape in
      * the scales' float type, dequantized when read or streamed */
     MF_OPEN_LOGICAL = 1 << 3,
+    /* training checkpoints (doc/training.md): DeepSpeed's bf16/fp16 module
+     * states instead of the fp32 master weights of the optimizer partitions
+     * (zero_to_fp32.py's default) */
+    MF_OPEN_TRAIN_MODULE_STATES = 1 << 4,
+    /* training checkpoints: leave frozen parameters out (zero_to_fp32.py's
+     * --exclude_frozen_parameters) */
+    MF_OPEN_TRAIN_EXCLUDE_FROZEN = 1 << 5,
 };
 
 typedef struct mf_open_opts {

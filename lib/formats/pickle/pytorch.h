@@ -56,6 +56,7 @@ struct pt_model_info {
     char **mappings; /* dotted paths of every dict that holds tensors */
     size_t n_mappings, cap_mappings;
     pk_machine *pm;  /* values the tensors may still point into */
+    const pk_obj *root; /* the object tree (zip reader), owned by pm */
     void *buf;       /* malloc'd pickle bytes (an inflated data.pkl) */
     mf_zip zip;      /* the archive, for streamed (deflated) storages */
 };

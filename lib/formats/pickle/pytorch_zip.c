@@ -272,6 +272,7 @@ static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
     if (run_pickle(c, info, pkl, &po, &p, &n, &root, &used, st))
         return -1;
     m->header_bytes += n;
+    info->root = root;
     if (used < pkl->usize && (flags & MF_OPEN_STRICT)) /* n may be a window of it */
         mf_breach(st, c->file, (int64_t)(po.origin + used),
                   "%s: %llu bytes after the pickle's STOP", pkl->name,

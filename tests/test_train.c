@@ -1,0 +1,218 @@
+/* test_train.c - training checkpoints (lib/formats/train/) merged against
+ * the frameworks' own consolidation: DeepSpeed checkpoints laid out as
+ * DeepSpeed's engine writes them, merged by DeepSpeed's own
+ * utils/zero_to_fp32.py into *.ref.pt (tests/data/train/README.md says how
+ * each was made); every tensor of the reference must come out of mfmt's
+ * merge with the same name, dtype, shape and bytes, in the same order.
+ * Then the rules: a missing, truncated or foreign shard is refused with
+ * an error naming the shard. */
+#include "testlib.h"
+#include "testmf.h"
+
+#include <mfmt.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DATA "tests/data/train/"
+
+typedef struct grow_sink {
+    unsigned char *p;
+    size_t n, cap;
+} grow_sink;
+
+static int into(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    grow_sink *g = ctx;
+    if (n > g->cap - g->n)
+        return mf_fail(st, MF_ERR_USAGE, NULL, -1, "more bytes than the tensor's size");
+    memcpy(g->p + g->n, buf, n);
+    g->n += n;
+    return 0;
+}
+
+static unsigned char *read_all(const mf_model *m, const mf_tensor *t, size_t *n)
+{
+    *n = (size_t)mf_tensor_nbytes(t);
+    unsigned char *b = malloc(*n ? *n : 1);
+    grow_sink s = {b, 0, *n};
+    mf_status st;
+    mf_status_init(&st);
+    if (!b || mf_tensor_stream(m, t, into, &s, &st) || s.n != *n) {
+        fprintf(stderr, "stream %s: %s\n", mf_tensor_name(t), st.msg);
+        free(b);
+        b = NULL;
+    }
+    mf_status_clear(&st);
+    return b;
+}
+
+/* Every tensor of ref, in order, equal in mfmt's merge of ckpt. */
+static void check_equal(const char *ckpt, unsigned flags, const char *ref)
+{
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = flags | MF_OPEN_NO_SCAN;
+    mf_model *m = NULL, *r = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_open(ckpt, &o, &m, &st);
+    CHECKF(rc == 0, "%s: %s", ckpt, st.msg);
+    mf_status_clear(&st);
+    rc = mf_open(ref, &o, &r, &st);
+    CHECKF(rc == 0, "%s: %s", ref, st.msg);
+    mf_status_clear(&st);
+    if (!m || !r)
+        goto out;
+    size_t n = mf_model_tensor_count(r);
+    CHECKF(mf_model_tensor_count(m) == n, "%s: %zu tensors, reference %zu", ckpt,
+           mf_model_tensor_count(m), n);
+    for (size_t i = 0; i < n && i < mf_model_tensor_count(m); i++) {
+        const mf_tensor *a = mf_model_tensor_at(m, i), *b = mf_model_tensor_at(r, i);
+        CHECKF(strcmp(mf_tensor_name(a), mf_tensor_name(b)) == 0, "%s: tensor %zu is %s, "
+               "reference %s", ckpt, i, mf_tensor_name(a), mf_tensor_name(b));
+        CHECKF(mf_tensor_dtype(a) == mf_tensor_dtype(b), "%s: %s dtype", ckpt, mf_tensor_name(a));
+        int nd = mf_tensor_ndim(a);
+        bool same_shape = nd == mf_tensor_ndim(b);
+        for (int d = 0; same_shape && d < nd; d++)
+            same_shape = mf_tensor_shape(a)[d] == mf_tensor_shape(b)[d];
+        CHECKF(same_shape, "%s: %s shape", ckpt, mf_tensor_name(a));
+        size_t na, nb;
+        unsigned char *x = read_all(m, a, &na), *y = read_all(r, b, &nb);
+        CHECKF(x && y && na == nb && memcmp(x, y, na) == 0, "%s: %s bytes differ", ckpt,
+               mf_tensor_name(a));
+        free(x);
+        free(y);
+    }
+out:
+    mf_close(m);
+    mf_close(r);
+}
+
+static const char *meta_str(const mf_model *m, const char *key, char *buf, size_t cap)
+{
+    const mf_value *v = NULL;
+    for (size_t i = 0; i < mf_model_meta_count(m) && !v; i++)
+        if (strcmp(mf_model_meta_at(m, i)->key, key) == 0)
+            v = &mf_model_meta_at(m, i)->v;
+    if (!v)
+        return "";
+    if (v->type == MF_V_STR)
+        snprintf(buf, cap, "%.*s", (int)v->as.s.len, v->as.s.ptr);
+    else if (v->type == MF_V_I64)
+        snprintf(buf, cap, "%lld", (long long)v->as.i);
+    else
+        snprintf(buf, cap, "?");
+    return buf;
+}
+
+static void test_deepspeed_inspect(void)
+{
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    CHECK(mf_open(DATA "deepspeed/zero3", &o, &m, NULL) == 0);
+    if (!m)
+        return;
+    char b[64];
+    CHECK(mf_model_format(m) == MF_FMT_DEEPSPEED);
+    CHECK(strcmp(meta_str(m, "train.zero_stage", b, sizeof(b)), "3") == 0);
+    CHECK(strcmp(meta_str(m, "train.world_size", b, sizeof(b)), "3") == 0);
+    CHECK(strcmp(meta_str(m, "train.step", b, sizeof(b)), "10") == 0);
+    CHECK(strcmp(meta_str(m, "train.tag", b, sizeof(b)), "global_step10") == 0);
+    CHECK(strcmp(meta_str(m, "train.module_dtype", b, sizeof(b)), "BF16") == 0);
+    mf_close(m);
+    /* the tag folder itself opens the same */
+    CHECK(mf_open(DATA "deepspeed/zero2/global_step10", &o, &m, NULL) == 0);
+    mf_close(m);
+}
+
+static void test_deepspeed_merge(void)
+{
+    check_equal(DATA "deepspeed/zero1", 0, DATA "deepspeed/zero1.ref.pt");
+    check_equal(DATA "deepspeed/zero2", 0, DATA "deepspeed/zero2.ref.pt");
+    check_equal(DATA "deepspeed/zero3", 0, DATA "deepspeed/zero3.ref.pt");
+    check_equal(DATA "deepspeed/zero2", MF_OPEN_TRAIN_EXCLUDE_FROZEN,
+                DATA "deepspeed/zero2.nofrozen.ref.pt");
+    /* ZeRO-0 (no partitions) and --from-module-states: module as saved */
+    check_equal(DATA "deepspeed/zero0", 0,
+                DATA "deepspeed/zero0.ref.pt");
+}
+
+static void copy_tree(const char *from, const char *to)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", from, to);
+    CHECK(system(cmd) == 0);
+}
+
+static void expect_error(const char *path, const char *needle1, const char *needle2)
+{
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_open(path, &o, &m, &st);
+    CHECKF(rc != 0, "%s opened", path);
+    CHECKF(st.msg[0] && strstr(st.msg, needle1) && (!needle2 || strstr(st.msg, needle2)),
+           "%s: message \"%s\" lacks \"%s\" / \"%s\"", path, st.msg, needle1,
+           needle2 ? needle2 : "");
+    mf_status_clear(&st);
+    mf_close(m);
+}
+
+static void test_deepspeed_broken(void)
+{
+    char dir[256], p[512], q[1024];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "train"))
+        return;
+    /* a missing rank */
+    snprintf(p, sizeof(p), "%s/missing", dir);
+    copy_tree(DATA "deepspeed/zero2", p);
+    snprintf(q, sizeof(q), "%s/global_step10/bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt", p);
+    CHECK(remove(q) == 0);
+    expect_error(p, "rank 1", "missing");
+    /* the last rank missing: partition_count disagrees with the files */
+    snprintf(p, sizeof(p), "%s/lastmissing", dir);
+    copy_tree(DATA "deepspeed/zero2", p);
+    snprintf(q, sizeof(q), "%s/global_step10/bf16_zero_pp_rank_2_mp_rank_00_optim_states.pt", p);
+    CHECK(remove(q) == 0);
+    expect_error(p, "partition_count says 3", NULL);
+    /* a truncated shard: named, with the zip rule it breaks */
+    snprintf(p, sizeof(p), "%s/truncated", dir);
+    copy_tree(DATA "deepspeed/zero3", p);
+    snprintf(q, sizeof(q), "%s/global_step10/bf16_zero_pp_rank_2_mp_rank_00_optim_states.pt", p);
+    struct stat sb;
+    CHECK(stat(q, &sb) == 0 && truncate(q, sb.st_size / 2) == 0);
+    expect_error(p, "bf16_zero_pp_rank_2_mp_rank_00_optim_states.pt", NULL);
+    /* a partition of another checkpoint: its sizes do not add up */
+    snprintf(p, sizeof(p), "%s/foreign", dir);
+    copy_tree(DATA "deepspeed/zero2", p);
+    char r[512];
+    snprintf(q, sizeof(q), "%s/global_step10/bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt", p);
+    snprintf(r, sizeof(r), DATA "deepspeed/zero1/global_step10/"
+                           "bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt");
+    char cmd[2600];
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", r, q);
+    CHECK(system(cmd) == 0);
+    expect_error(p, "group", "partitions hold");
+    /* ZeRO-3 module states are placeholders: --from-module-states refused */
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN | MF_OPEN_TRAIN_MODULE_STATES;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_open(DATA "deepspeed/zero3", &o, &m, &st) != 0 && strstr(st.msg, "placeholders"));
+    mf_status_clear(&st);
+    mf_close(m);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+int main(void)
+{
+    test_deepspeed_inspect();
+    test_deepspeed_merge();
+    test_deepspeed_broken();
+    printf("RESULT test_train %d %d\n", tl_passed, tl_failed);
+    return tl_failed != 0;
+}
