@@ -208,8 +208,46 @@ static void test_deepspeed_broken(void)
     CHECK(system(cmd) == 0);
 }
 
+static void test_dcp(void)
+{
+    check_equal(DATA "dcp113/dcp", 0, DATA "dcp113/dcp.ref.pt");
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    CHECK(mf_open(DATA "dcp113/dcp", &o, &m, NULL) == 0);
+    char b[64];
+    if (m) {
+        CHECK(mf_model_format(m) == MF_FMT_DCP);
+        CHECK(strcmp(meta_str(m, "train.world_size", b, sizeof(b)), "2") == 0);
+        CHECK(strstr(meta_str(m, "train.layout", b, sizeof(b)), "1.13") != NULL);
+    }
+    mf_close(m);
+    char dir[256], p[512], q[1024], cmd[1200];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "dcp"))
+        return;
+    snprintf(p, sizeof(p), "%s/missing", dir);
+    copy_tree(DATA "dcp113/dcp", p);
+    snprintf(q, sizeof(q), "%s/__1_0.distcp", p);
+    CHECK(remove(q) == 0);
+    expect_error(p, "__1_0.distcp", "missing");
+    snprintf(p, sizeof(p), "%s/truncated", dir);
+    copy_tree(DATA "dcp113/dcp", p);
+    snprintf(q, sizeof(q), "%s/__0_2.distcp", p);
+    CHECK(truncate(q, 300) == 0);
+    expect_error(p, "__0_2.distcp", "truncated");
+    /* a chunk file of another tensor: dtype/shape disagree with .metadata */
+    snprintf(p, sizeof(p), "%s/swapped", dir);
+    copy_tree(DATA "dcp113/dcp", p);
+    snprintf(cmd, sizeof(cmd), "cp '%s/__0_2.distcp' '%s/__0_1.distcp'", p, p);
+    CHECK(system(cmd) == 0);
+    expect_error(p, "__0_1.distcp", ".metadata says BF16 [4, 5]");
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
+    test_dcp();
     test_deepspeed_inspect();
     test_deepspeed_merge();
     test_deepspeed_broken();

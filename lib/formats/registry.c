@@ -27,6 +27,7 @@
     X(onnx_tensor)                                                        \
     X(tf_graphdef)                                                        \
     X(deepspeed)    /* training checkpoint folders, before any HF dir */  \
+    X(dcp)                                                                \
     X(mlx)                                                                \
     X(hfdir)                                                              \
     /* a new reader: one line above, where its probe belongs */
