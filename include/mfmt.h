@@ -274,9 +274,13 @@ enum {
 typedef struct mf_open_opts {
     size_t struct_size; /* sizeof(mf_open_opts) */
     unsigned flags;     /* MF_OPEN_* */
+    /* A Hugging Face config.json for a training checkpoint that carries
+     * none (Megatron-LM: the architecture's tensor names and the vocabulary
+     * size without padding); NULL: looked for beside the checkpoint */
+    const char *config;
 } mf_open_opts;
 
-#define MF_OPEN_OPTS_INIT {sizeof(mf_open_opts), 0}
+#define MF_OPEN_OPTS_INIT {sizeof(mf_open_opts), 0, NULL}
 MF_API void mf_open_opts_init(mf_open_opts *o);
 
 /* Opens a file or directory (the format detected from its bytes). opts may

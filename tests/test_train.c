@@ -47,16 +47,19 @@ static unsigned char *read_all(const mf_model *m, const mf_tensor *t, size_t *n)
 }
 
 /* Every tensor of ref, in order, equal in mfmt's merge of ckpt. */
-static void check_equal(const char *ckpt, unsigned flags, const char *ref)
+static void check_equal_cfg(const char *ckpt, unsigned flags, const char *config,
+                            const char *ref)
 {
     mf_open_opts o = MF_OPEN_OPTS_INIT;
     o.flags = flags | MF_OPEN_NO_SCAN;
+    o.config = config;
     mf_model *m = NULL, *r = NULL;
     mf_status st;
     mf_status_init(&st);
     int rc = mf_open(ckpt, &o, &m, &st);
     CHECKF(rc == 0, "%s: %s", ckpt, st.msg);
     mf_status_clear(&st);
+    o.config = NULL;
     rc = mf_open(ref, &o, &r, &st);
     CHECKF(rc == 0, "%s: %s", ref, st.msg);
     mf_status_clear(&st);
@@ -85,6 +88,11 @@ static void check_equal(const char *ckpt, unsigned flags, const char *ref)
 out:
     mf_close(m);
     mf_close(r);
+}
+
+static void check_equal(const char *ckpt, unsigned flags, const char *ref)
+{
+    check_equal_cfg(ckpt, flags, NULL, ref);
 }
 
 static const char *meta_str(const mf_model *m, const char *key, char *buf, size_t cap)
@@ -245,8 +253,54 @@ static void test_dcp(void)
     CHECK(system(cmd) == 0);
 }
 
+static void test_megatron(void)
+{
+    /* TP=2 PP=2, config.json beside; TP=2 EP=2 MoE with qkv bias, --config */
+    check_equal(DATA "megatron/megatron_llama", 0, DATA "megatron/megatron_llama.ref.pt");
+    check_equal_cfg(DATA "megatron/megatron_mixtral", 0, DATA "megatron/megatron_mixtral.config.json",
+                    DATA "megatron/megatron_mixtral.ref.pt");
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    char b[64];
+    CHECK(mf_open(DATA "megatron/megatron_llama/iter_0000100", &o, &m, NULL) == 0);
+    if (m) {
+        CHECK(mf_model_format(m) == MF_FMT_MEGATRON);
+        CHECK(strcmp(meta_str(m, "train.tensor_parallel", b, sizeof(b)), "2") == 0);
+        CHECK(strcmp(meta_str(m, "train.pipeline_parallel", b, sizeof(b)), "2") == 0);
+        CHECK(strcmp(meta_str(m, "train.step", b, sizeof(b)), "100") == 0);
+        /* the iteration folder alone: no config.json beside, padding kept */
+        const mf_tensor *e = mf_tensor_find(m, "model.embed_tokens.weight");
+        CHECK(e && mf_tensor_shape(e)[0] == 64);
+    }
+    mf_close(m);
+    char dir[256], p[512], q[1024], cmd[1200];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "megatron"))
+        return;
+    snprintf(p, sizeof(p), "%s/missing", dir);
+    copy_tree(DATA "megatron/megatron_llama", p);
+    snprintf(cmd, sizeof(cmd), "rm -r '%s/iter_0000100/mp_rank_01_001'", p);
+    CHECK(system(cmd) == 0);
+    expect_error(p, "mp_rank_01_001/model_optim_rng.pt", "t=1 p=1");
+    snprintf(p, sizeof(p), "%s/truncated", dir);
+    copy_tree(DATA "megatron/megatron_llama", p);
+    snprintf(q, sizeof(q), "%s/iter_0000100/mp_rank_00_001/model_optim_rng.pt", p);
+    CHECK(truncate(q, 5000) == 0);
+    expect_error(p, "mp_rank_00_001/model_optim_rng.pt", NULL);
+    /* a rank of the MoE checkpoint in the dense one: shapes disagree */
+    snprintf(p, sizeof(p), "%s/foreign", dir);
+    copy_tree(DATA "megatron/megatron_llama", p);
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s/iter_0000100/mp_rank_01_000/model_optim_rng.pt'",
+             DATA "megatron/megatron_llama/iter_0000100/mp_rank_00_001/model_optim_rng.pt", p);
+    CHECK(system(cmd) == 0);
+    expect_error(p, "mp_rank_01_000/model_optim_rng.pt", "holds no tensor");
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
+    test_megatron();
     test_dcp();
     test_deepspeed_inspect();
     test_deepspeed_merge();

@@ -28,6 +28,7 @@
     X(tf_graphdef)                                                        \
     X(deepspeed)    /* training checkpoint folders, before any HF dir */  \
     X(dcp)                                                                \
+    X(megatron)                                                           \
     X(mlx)                                                                \
     X(hfdir)                                                              \
     /* a new reader: one line above, where its probe belongs */

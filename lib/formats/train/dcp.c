@@ -23,22 +23,6 @@
 
 /* ---- the dataclass instances of the metadata pickle */
 
-/* A field of a dataclass instance (NEWOBJ + BUILD with a dict state, or a
- * (dict, slots) pair); NULL when absent. */
-static const pk_obj *field(const pk_obj *o, const char *key)
-{
-    if (!o || o->kind != PK_OBJECT || !o->u.o.state)
-        return NULL;
-    const pk_obj *s = o->u.o.state;
-    if (s->kind == PK_DICT)
-        return pk_dict_get(s, key);
-    if (s->kind == PK_TUPLE && s->u.c.n == 2) {
-        const pk_obj *v = pk_dict_get(s->u.c.v[0], key);
-        return v ? v : pk_dict_get(s->u.c.v[1], key);
-    }
-    return NULL;
-}
-
 static const char *class_name(const pk_obj *o)
 {
     if (!o || o->kind != PK_OBJECT || !o->u.o.callable || o->u.o.callable->kind != PK_GLOBAL)
@@ -57,7 +41,7 @@ static const char *class_module(const pk_obj *o)
  * the tuple its __getstate__ returns (2.2 on). */
 static mf_dtype props_dtype(const pk_obj *props)
 {
-    const pk_obj *d = field(props, "dtype");
+    const pk_obj *d = tr_field(props, "dtype");
     if (!d && props && props->kind == PK_OBJECT && props->u.o.state &&
         props->u.o.state->kind == PK_TUPLE && props->u.o.state->u.c.n >= 1)
         d = props->u.o.state->u.c.v[0];
@@ -110,7 +94,7 @@ static int index_storage(dcp_ctx *c, const pk_obj *sd, mf_status *st)
     for (size_t k = 0; k < sd->u.c.n; k++) {
         const pk_obj *ix = sd->u.c.v[2 * k], *info = sd->u.c.v[2 * k + 1];
         dcp_loc *l = &c->locs[c->n_locs];
-        const pk_obj *fqn = field(ix, "fqn"), *off = field(ix, "offset");
+        const pk_obj *fqn = tr_field(ix, "fqn"), *off = tr_field(ix, "offset");
         l->fqn = fqn && fqn->kind == PK_STR ? pk_cstr(c->m->arena, fqn) : NULL;
         if (!l->fqn)
             return mf_fail(st, MF_ERR_FORMAT, c->meta_path, (int64_t)ix->off,
@@ -193,8 +177,8 @@ static const mf_tensor *chunk_source(dcp_ctx *c, const char *fqn, mf_dtype dt, i
         return mf_fail(st, MF_ERR_FORMAT, c->meta_path, -1,
                        "\"%s\": storage_data has no entry for its chunk at offset %s: the "
                        "chunk was not written", fqn, shape_text(buf, sizeof(buf), nd, off)), NULL;
-    const pk_obj *rel = field(info, "relative_path"), *o = field(info, "offset"),
-                 *len = field(info, "length"), *tf = field(info, "transform_descriptors");
+    const pk_obj *rel = tr_field(info, "relative_path"), *o = tr_field(info, "offset"),
+                 *len = tr_field(info, "length"), *tf = tr_field(info, "transform_descriptors");
     int64_t at, n;
     char *relc = rel && rel->kind == PK_STR ? pk_cstr(c->m->arena, rel) : NULL;
     if (!relc || !pk_as_int(o, &at) || !pk_as_int(len, &n) || at < 0 || n < 0)
@@ -271,12 +255,12 @@ static bool rows_only(int nd, const int64_t *shape, const dcp_chunk *ch, size_t 
 
 static int add_tensor(dcp_ctx *c, const char *fqn, const pk_obj *md, mf_status *st)
 {
-    mf_dtype dt = props_dtype(field(md, "properties"));
+    mf_dtype dt = props_dtype(tr_field(md, "properties"));
     int nd;
     int64_t shape[MF_MAX_DIMS];
     size_t n;
-    pk_obj *const *chunks = tr_items(field(md, "chunks"), &n);
-    if (dt == MF_DTYPE_INVALID || !tr_shape(field(md, "size"), &nd, shape) || !chunks)
+    pk_obj *const *chunks = tr_items(tr_field(md, "chunks"), &n);
+    if (dt == MF_DTYPE_INVALID || !tr_shape(tr_field(md, "size"), &nd, shape) || !chunks)
         return mf_fail(st, MF_ERR_FORMAT, c->meta_path, (int64_t)md->off,
                        "\"%s\": TensorStorageMetadata lacks a dtype, size or chunks", fqn);
     dcp_chunk *ch = mf_arena_calloc(c->m->arena, n ? n : 1, sizeof(*ch));
@@ -284,8 +268,8 @@ static int add_tensor(dcp_ctx *c, const char *fqn, const pk_obj *md, mf_status *
         return mf_oom(st, c->meta_path);
     for (size_t i = 0; i < n; i++) {
         int a, b;
-        if (!tr_shape(field(chunks[i], "offsets"), &a, ch[i].off) ||
-            !tr_shape(field(chunks[i], "sizes"), &b, ch[i].size) || a != nd || b != nd)
+        if (!tr_shape(tr_field(chunks[i], "offsets"), &a, ch[i].off) ||
+            !tr_shape(tr_field(chunks[i], "sizes"), &b, ch[i].size) || a != nd || b != nd)
             return mf_fail(st, MF_ERR_FORMAT, c->meta_path, (int64_t)chunks[i]->off,
                            "\"%s\": chunk %zu has no offsets/sizes of %d dimensions", fqn, i, nd);
     }
@@ -329,12 +313,12 @@ static void note_bytes(dcp_ctx *c, const char *fqn)
 
 static int read_metadata(dcp_ctx *c, const pk_obj *root, mf_status *st)
 {
-    const pk_obj *sdm = field(root, "state_dict_metadata");
+    const pk_obj *sdm = tr_field(root, "state_dict_metadata");
     if (strcmp(class_name(root), "Metadata") || !sdm || sdm->kind != PK_DICT)
         return mf_fail(st, MF_ERR_FORMAT, c->meta_path, 0,
                        "is not a torch.distributed.checkpoint Metadata (state_dict_metadata "
                        "missing)");
-    if (index_storage(c, field(root, "storage_data"), st))
+    if (index_storage(c, tr_field(root, "storage_data"), st))
         return -1;
     size_t optim = 0;
     for (size_t k = 0; k < sdm->u.c.n; k++) {

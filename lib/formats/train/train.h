@@ -66,6 +66,10 @@ void tr_close(mf_model *m);
 /* ---- the pickled values the readers look into */
 /* A dict's value by key (plain dict or OrderedDict); NULL when absent. */
 const pk_obj *tr_get(const pk_obj *d, const char *key);
+/* A field of an object rebuilt by NEWOBJ + BUILD (a dataclass, an
+ * argparse.Namespace): its dict state, or the dict of a (dict, slots)
+ * state; NULL when absent. */
+const pk_obj *tr_field(const pk_obj *o, const char *key);
 /* An int, a bool, or an int-valued enum (ZeroStageEnum(2): a call of a
  * class with one int argument); false otherwise. */
 bool tr_int(const pk_obj *o, int64_t *v);

@@ -362,6 +362,20 @@ const pk_obj *tr_get(const pk_obj *d, const char *key)
     return pk_dict_get(d, key);
 }
 
+const pk_obj *tr_field(const pk_obj *o, const char *key)
+{
+    if (!o || o->kind != PK_OBJECT || !o->u.o.state)
+        return NULL;
+    const pk_obj *s = o->u.o.state;
+    if (s->kind == PK_DICT)
+        return pk_dict_get(s, key);
+    if (s->kind == PK_TUPLE && s->u.c.n == 2) {
+        const pk_obj *v = pk_dict_get(s->u.c.v[0], key);
+        return v ? v : pk_dict_get(s->u.c.v[1], key);
+    }
+    return NULL;
+}
+
 bool tr_int(const pk_obj *o, int64_t *v)
 {
     if (!o)
