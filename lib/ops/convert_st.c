@@ -192,6 +192,81 @@ typedef struct fill_ctx {
     void *sink_ctx;
 } fill_ctx;
 
+static bool castable(mf_dtype d)
+{
+    return d == MF_F32 || d == MF_F16 || d == MF_BF16;
+}
+
+/* The dtype a tensor is written in (opts.dtype for float tensors). */
+static mf_dtype out_dtype(const mf_convert_st_opts *o, const mf_tensor *t)
+{
+    return castable(o->dtype) && castable(t->dtype) ? o->dtype : t->dtype;
+}
+
+static uint64_t out_nbytes(const mf_convert_st_opts *o, const mf_tensor *t)
+{
+    mf_dtype d = out_dtype(o, t);
+    if (d == t->dtype)
+        return t->nbytes;
+    return t->nbytes / mf_dtype_info_of(t->dtype)->block_bytes * mf_dtype_info_of(d)->block_bytes;
+}
+
+static int counting_sink(void *ctx, const void *buf, size_t n, mf_status *st);
+
+/* F32/F16/BF16 to another of them, element by element (partial elements
+ * carried between calls). */
+typedef struct cast_sink {
+    fill_ctx *f;
+    mf_dtype from, to;
+    uint8_t carry[4];
+    size_t n_carry;
+} cast_sink;
+
+static float load_float(mf_dtype d, const uint8_t *p)
+{
+    if (d == MF_F32) {
+        float x;
+        uint32_t u = mf_rd32le(p);
+        memcpy(&x, &u, 4);
+        return x;
+    }
+    return d == MF_F16 ? mf_f16_to_f32(mf_rd16le(p)) : mf_bf16_to_f32(mf_rd16le(p));
+}
+
+static size_t store_float(mf_dtype d, float x, uint8_t *p)
+{
+    if (d == MF_F32) {
+        uint32_t u;
+        memcpy(&u, &x, 4);
+        mf_wr32le(p, u);
+        return 4;
+    }
+    mf_wr16le(p, d == MF_F16 ? mf_f32_to_f16(x) : mf_f32_to_bf16(x));
+    return 2;
+}
+
+static int cast_write(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    cast_sink *c = ctx;
+    size_t in = mf_dtype_info_of(c->from)->block_bytes, k = 0;
+    uint8_t out[4096];
+    const uint8_t *p = buf;
+    while (n) {
+        c->carry[c->n_carry++] = *p++;
+        n--;
+        if (c->n_carry < in)
+            continue;
+        c->n_carry = 0;
+        k += store_float(c->to, load_float(c->from, c->carry), out + k);
+        if (k + 4 > sizeof(out)) {
+            if (counting_sink(c->f, out, k, st))
+                return -1;
+            k = 0;
+        }
+    }
+    return k ? counting_sink(c->f, out, k, st) : 0;
+}
+
 static int counting_sink(void *ctx, const void *buf, size_t n, mf_status *st)
 {
     fill_ctx *f = ctx;
@@ -209,7 +284,13 @@ static int fill(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_sta
     fill_ctx *f = ctx;
     f->sink = sink;
     f->sink_ctx = sink_ctx;
-    return mf_tensor_stream(f->m, f->items[index].t, counting_sink, f, st);
+    const mf_tensor *t = f->items[index].t;
+    mf_dtype to = out_dtype(f->o, t);
+    if (to != t->dtype) {
+        cast_sink c = {f, t->dtype, to, {0}, 0};
+        return mf_tensor_stream(f->m, t, cast_write, &c, st);
+    }
+    return mf_tensor_stream(f->m, t, counting_sink, f, st);
 }
 
 /* The index-th item of a shard: fill sees shard-local indices. */
@@ -236,7 +317,7 @@ static int write_one(const mf_model *m, const char *path, const mf_convert_item 
     for (size_t i = 0; i < n; i++) {
         const mf_tensor *t = items[first + i].t;
         ts[i].name = items[first + i].name;
-        ts[i].dtype = t->dtype;
+        ts[i].dtype = out_dtype(f->o, t);
         ts[i].ndim = t->ndim;
         memcpy(ts[i].shape, t->shape, sizeof(ts[i].shape));
     }
@@ -264,12 +345,13 @@ static mf_kv *output_meta(const mf_model *m, mf_arena *a, size_t *n)
 }
 
 /* Shard boundaries: first index of each shard, and the count. */
-static size_t plan_shards(const mf_convert_item *items, size_t n, uint64_t max, size_t *starts)
+static size_t plan_shards(const mf_convert_st_opts *o, const mf_convert_item *items, size_t n,
+                          uint64_t max, size_t *starts)
 {
     size_t ns = 0;
     uint64_t cur = 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t sz = items[i].t->nbytes;
+        uint64_t sz = out_nbytes(o, items[i].t);
         if (ns == 0 || (cur > 0 && cur + sz > max)) {
             starts[ns++] = i;
             cur = 0;
@@ -317,7 +399,7 @@ static int write_sharded(const mf_model *m, const char *out, const mf_convert_it
     size_t *starts = mf_arena_calloc(a, n + 1, sizeof(size_t));
     if (!starts)
         return mf_oom(st, out);
-    size_t ns = plan_shards(items, n, f->o->max_shard_size, starts);
+    size_t ns = plan_shards(f->o, items, n, f->o->max_shard_size, starts);
     if (ns == 1)
         return write_one(m, out, items, n, f, 0, meta, n_meta, st);
     size_t ol = strlen(out), sl = strlen(".safetensors");
@@ -361,6 +443,7 @@ void mf_convert_st_opts_init(mf_convert_st_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->struct_size = sizeof(*o);
+    o->dtype = MF_DTYPE_INVALID;
 }
 
 int mf_convert_to_safetensors(const mf_model *m, const char *out,
@@ -394,7 +477,7 @@ int mf_convert_to_safetensors(const mf_model *m, const char *out,
     if (rc == 0) {
         fill_ctx f = {.m = m, .items = items, .o = o};
         for (size_t i = 0; i < n; i++)
-            f.total += items[i].t->nbytes;
+            f.total += out_nbytes(o, items[i].t);
         if (o->max_shard_size)
             rc = write_sharded(m, out, items, n, &f, meta, n_meta, a, st);
         else
