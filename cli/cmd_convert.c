@@ -44,7 +44,6 @@ static bool is_checkpoint(const char *in)
 static int ckpt_opts(const convert_args *a, cli_ckpt_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    o->dtype = MF_DTYPE_INVALID;
     o->flags = a->train_flags;
     o->config = a->config;
     o->tokenizer = a->tokenizer;
@@ -61,9 +60,11 @@ static int to_safetensors(const convert_args *a)
 {
     mf_convert_st_opts o;
     mf_convert_st_opts_init(&o);
-    if (a->threads || float_dtype(a->type, &o.dtype))
+    mf_dtype cast;
+    if (a->threads || float_dtype(a->type, &cast))
         return cli_usage_error("convert", "--threads is for GGUF output; --dtype for safetensors "
                                           "takes f32, f16 or bf16");
+    o.dtype = a->type;
     o.key = a->key;
     o.include_optimizer = a->include_optimizer;
     o.keep_tied = a->keep_tied;
@@ -161,8 +162,10 @@ static int to_hf_dir(const convert_args *a)
         if (a->threads || a->key || a->include_optimizer || ckpt_opts(a, &co))
             return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "
                                               "options of a checkpoint's merge");
-        if (float_dtype(a->type, &co.dtype))
+        mf_dtype cast;
+        if (float_dtype(a->type, &cast))
             return cli_usage_error("convert", "--dtype takes f32, f16 or bf16");
+        co.dtype = a->type;
         return cli_convert_model_to_hf_dir(a->in, a->out, &co);
     }
     mf_convert_hf_opts o;

@@ -18,7 +18,7 @@
 #define HF_DEFAULT_SHARD (5ull * 1000 * 1000 * 1000) /* save_pretrained's "5GB" */
 
 static const char *const aux_files[] = {
-    "generation_config.json", "tokenizer.json", "tokenizer_config.json", "tokenizer.model",
+    "README.md", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "tokenizer.model",
     "special_tokens_map.json", "added_tokens.json", "vocab.json", "merges.txt",
     "chat_template.jinja", NULL};
 
@@ -154,7 +154,7 @@ int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_
     else if (!cli_quiet)
         fprintf(stderr, "mfmt: wrote %s: %zu tensors as safetensors%s, %zu config/tokenizer "
                         "file%s\n", out, mf_model_tensor_count(m),
-                so.dtype != MF_DTYPE_INVALID ? " (cast)" : "", copied, copied == 1 ? "" : "s");
+                so.dtype ? " (cast)" : "", copied, copied == 1 ? "" : "s");
     if (rc == 0 && !copied && !cli_quiet)
         fprintf(stderr, "mfmt convert: note: no config.json beside the checkpoint: give "
                         "--config (and --tokenizer DIR) for a loadable directory\n");
@@ -179,10 +179,34 @@ static void remove_tree(const char *dir)
     rmdir(dir);
 }
 
+/* The name the directory is converted under (llama.cpp's converter names
+ * the model after its folder): the folder of --config, else the
+ * checkpoint's own. */
+static const char *model_dir_name(const char *in, const cli_ckpt_opts *o, char *buf, size_t cap)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s", o->config ? o->config : in);
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = 0;
+    if (o->config) { /* drop "/config.json" */
+        char *s = strrchr(path, '/');
+        if (s)
+            *s = 0;
+        else
+            snprintf(path, sizeof(path), ".");
+    }
+    char real[4096];
+    const char *p = realpath(path, real) ? real : path;
+    const char *base = strrchr(p, '/');
+    snprintf(buf, cap, "%s", base && base[1] ? base + 1 : "model");
+    return buf;
+}
+
 int cli_convert_model_to_gguf(const char *in, const char *out, const char *type, int threads,
                               const cli_ckpt_opts *o)
 {
-    char tmp[4400];
+    char tmp[4400], inner[4700], name[256];
     const char *slash = strrchr(out, '/');
     if (strlen(out) > 4000)
         return cli_usage_error("convert", "the output path is too long");
@@ -196,9 +220,11 @@ int cli_convert_model_to_gguf(const char *in, const char *out, const char *type,
                 strerror(errno));
         return EXIT_USAGE;
     }
-    int rc = cli_convert_model_to_hf_dir(in, tmp, o);
+    snprintf(inner, sizeof(inner), "%s/%s", tmp, model_dir_name(in, o, name, sizeof(name)));
+    int rc = cli_convert_model_to_hf_dir(in, inner, o);
     if (rc == 0)
-        rc = cli_convert_dir_to_gguf(tmp, out, type, threads);
-    remove_tree(tmp);
+        rc = cli_convert_dir_to_gguf(inner, out, type, threads);
+    remove_tree(inner);
+    rmdir(tmp);
     return rc;
 }

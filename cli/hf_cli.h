@@ -21,7 +21,7 @@ typedef struct cli_ckpt_opts {
     unsigned flags;           /* MF_OPEN_TRAIN_* */
     const char *config;       /* --config FILE */
     const char *tokenizer;    /* --tokenizer DIR */
-    mf_dtype dtype;           /* --dtype f32/f16/bf16 of the weights; MF_DTYPE_INVALID: as merged */
+    const char *dtype;        /* --dtype f32/f16/bf16 of the weights; NULL: as merged */
     uint64_t max_shard_size;  /* 0: 5GB */
 } cli_ckpt_opts;
 int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o);

@@ -298,8 +298,67 @@ static void test_megatron(void)
     CHECK(system(cmd) == 0);
 }
 
+static const char *mfmt_bin(void)
+{
+    const char *b = getenv("MFMT");
+    return b && *b ? b : "build/mfmt";
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
+    bool same = x && y;
+    int ca, cb;
+    while (same && ((ca = fgetc(x)) != EOF) | ((cb = fgetc(y)) != EOF))
+        same = ca == cb;
+    if (x)
+        fclose(x);
+    if (y)
+        fclose(y);
+    return same;
+}
+
+/* The ZeRO-3 partitions of hf-dir/llama-tiny's weights, merged and
+ * converted to GGUF in one command, give the very file llama.cpp's
+ * convert_hf_to_gguf.py wrote from the original directory. */
+static void test_checkpoint_to_gguf(void)
+{
+    const char *shared = tl_shared_dir();
+    if (!shared || access(mfmt_bin(), X_OK) != 0) {
+        printf("SKIP test_checkpoint_to_gguf: no ../shared or no %s\n", mfmt_bin());
+        return;
+    }
+    char dir[256], cmd[2048], log[512], out[4096];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "ckpt-gguf"))
+        return;
+    snprintf(log, sizeof(log), "%s/log", dir);
+    snprintf(cmd, sizeof(cmd), "%s convert --allow-unsafe -q --config "
+             "%s/corpus/hf-dir/llama-tiny/config.json --type f16 " DATA
+             "deepspeed-llama-tiny %s/llama-tiny.gguf", mfmt_bin(), shared, dir);
+    int rc = tl_run_cmd(cmd, log, out, sizeof(out));
+    CHECKF(rc == 0, "%s: %s", cmd, out);
+    char got[512], want[512];
+    snprintf(got, sizeof(got), "%s/llama-tiny.gguf", dir);
+    snprintf(want, sizeof(want), "%s/convert-ref/llama-tiny-f16.gguf", shared);
+    CHECKF(same_file(got, want), "%s differs from %s", got, want);
+    /* to an HF directory: weights, config and tokenizer files */
+    snprintf(cmd, sizeof(cmd), "%s convert --allow-unsafe -q --config "
+             "%s/corpus/hf-dir/llama-tiny/config.json " DATA "deepspeed-llama-tiny %s/hf/",
+             mfmt_bin(), shared, dir);
+    CHECKF(tl_run_cmd(cmd, log, out, sizeof(out)) == 0, "%s: %s", cmd, out);
+    snprintf(got, sizeof(got), "%s/hf/tokenizer.model", dir);
+    snprintf(want, sizeof(want), "%s/corpus/hf-dir/llama-tiny/tokenizer.model", shared);
+    CHECK(same_file(got, want));
+    snprintf(got, sizeof(got), "%s/hf/config.json", dir);
+    snprintf(want, sizeof(want), "%s/corpus/hf-dir/llama-tiny/config.json", shared);
+    CHECK(same_file(got, want));
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
+    test_checkpoint_to_gguf();
     test_megatron();
     test_dcp();
     test_deepspeed_inspect();

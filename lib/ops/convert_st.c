@@ -197,10 +197,19 @@ static bool castable(mf_dtype d)
     return d == MF_F32 || d == MF_F16 || d == MF_BF16;
 }
 
+/* opts.dtype as a type; MF_DTYPE_INVALID when NULL or not a float type. */
+static mf_dtype cast_to(const mf_convert_st_opts *o)
+{
+    const char *v = o->dtype;
+    return !v ? MF_DTYPE_INVALID : !strcasecmp(v, "f32") ? MF_F32 : !strcasecmp(v, "f16") ? MF_F16
+         : !strcasecmp(v, "bf16") ? MF_BF16 : MF_DTYPE_INVALID;
+}
+
 /* The dtype a tensor is written in (opts.dtype for float tensors). */
 static mf_dtype out_dtype(const mf_convert_st_opts *o, const mf_tensor *t)
 {
-    return castable(o->dtype) && castable(t->dtype) ? o->dtype : t->dtype;
+    mf_dtype c = cast_to(o);
+    return castable(c) && castable(t->dtype) ? c : t->dtype;
 }
 
 static uint64_t out_nbytes(const mf_convert_st_opts *o, const mf_tensor *t)
@@ -443,7 +452,6 @@ void mf_convert_st_opts_init(mf_convert_st_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->struct_size = sizeof(*o);
-    o->dtype = MF_DTYPE_INVALID;
 }
 
 int mf_convert_to_safetensors(const mf_model *m, const char *out,
@@ -455,6 +463,8 @@ int mf_convert_to_safetensors(const mf_model *m, const char *out,
     if (mf_opts_copy(&oc, sizeof(oc), opts, "mf_convert_st_opts", st))
         return -1;
     const mf_convert_st_opts *o = &oc;
+    if (o->dtype && cast_to(o) == MF_DTYPE_INVALID)
+        return mf_fail(st, MF_ERR_USAGE, out, -1, "dtype \"%s\": f32, f16 or bf16", o->dtype);
     /* packed tensors (MLX's triples) are written as their logical,
      * dequantized tensors (the reader's logical_view hook) */
     mf_model *view;

@@ -11,6 +11,8 @@ usage: python3 gen_deepspeed.py OUTDIR [--bench BYTES]
   lm_head.weight, a buffer), OUTDIR/zero0/ (no ZeRO: the fp32 module).
   --bench BYTES: only OUTDIR/bench/, a ZeRO-2 checkpoint of world size 4
   whose fp32 partitions hold about BYTES bytes.
+  --from-hf DIR: only OUTDIR/zero3-hf/, ZeRO-3 (world size 2) whose fp32
+  master weights are DIR/model.safetensors' (F16/BF16/F32) tensors.
 """
 import os
 import sys
@@ -132,9 +134,29 @@ def partition3(t, ws, r):
     return flat[r * ps:(r + 1) * ps].clone()
 
 
-def write_zero3(out, ws, frozen, seed):
+def read_safetensors(path):
+    import json
+    import struct
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    hdr = json.loads(b[8:8 + n])
+    dt = {"F16": torch.float16, "BF16": torch.bfloat16, "F32": torch.float32}
+    out = OrderedDict()
+    for k, v in sorted(hdr.items(), key=lambda kv: kv[1]["data_offsets"][0] if kv[0] != "__metadata__" else -1):
+        if k == "__metadata__":
+            continue
+        a, z = v["data_offsets"]
+        t = torch.frombuffer(bytearray(b[8 + n + a:8 + n + z]), dtype=dt[v["dtype"]])
+        out[k] = t.reshape(v["shape"]).float()
+    return out
+
+
+def write_zero3(out, ws, frozen, seed, hf=None):
     spec = model_spec(frozen)
     master = masters(spec, seed)
+    if hf is not None:
+        master = hf
+        spec = [(n, tuple(t.shape), 1 if t.dim() == 1 else 0, True) for n, t in hf.items()]
     d = os.path.join(out, TAG)
     os.makedirs(d, exist_ok=True)
     groups = groups_of(spec)
@@ -144,14 +166,20 @@ def write_zero3(out, ws, frozen, seed):
         frozen_shapes = OrderedDict((n, torch.Size(s)) for n, s in fz)
         frozen_frags = OrderedDict((n, partition3(master[n].bfloat16(), ws, r)) for n, _ in fz)
         module = module_state(spec, master, torch.bfloat16, placeholder=True)
-        for k, v in BUFFERS.items():
-            module[k] = v.bfloat16()
-        torch.save(common_state(spec, 3, ws, param_shapes, frozen_shapes, frozen_frags, module),
-                   os.path.join(d, f"zero_pp_rank_{r}_mp_rank_00_model_states.pt"))
+        if hf is not None:  # no buffers, no tied weights in this model
+            module = OrderedDict((n, torch.empty(0, dtype=torch.bfloat16)) for n in hf)
+        else:
+            for k, v in BUFFERS.items():
+                module[k] = v.bfloat16()
+        state = common_state(spec, 3, ws, param_shapes, frozen_shapes, frozen_frags, module)
+        if hf is not None:
+            state["shared_params"], state["buffer_names"] = {}, []
+        torch.save(state, os.path.join(d, f"zero_pp_rank_{r}_mp_rank_00_model_states.pt"))
         flats = [torch.cat([partition3(master[n], ws, r) for n, _ in grp]) for grp in groups]
         osd = {"zero_stage": ds_stubs.ZeroStageEnum(3), "loss_scaler": ds_stubs.DynamicLossScaler(),
                "dynamic_loss_scale": True, "overflow": False, "partition_count": ws,
-               "optimizer_state_dict": adam_state(flats), "fp32_flat_groups": flats}
+               "optimizer_state_dict": adam_state(flats if hf is None else []),
+               "fp32_flat_groups": flats}
         torch.save({"optimizer_state_dict": osd, "ds_config": None, "ds_version": "0.16.4"},
                    os.path.join(d, f"bf16_zero_pp_rank_{r}_mp_rank_00_optim_states.pt"))
     with open(os.path.join(out, "latest"), "w") as f:
@@ -186,6 +214,10 @@ def bench_spec(nbytes):
 
 if __name__ == "__main__":
     out = sys.argv[1]
+    if len(sys.argv) > 3 and sys.argv[2] == "--from-hf":
+        hf = read_safetensors(os.path.join(sys.argv[3], "model.safetensors"))
+        write_zero3(os.path.join(out, "zero3-hf"), 2, False, 0, hf)
+        sys.exit(0)
     if len(sys.argv) > 3 and sys.argv[2] == "--bench":
         write_zero12(os.path.join(out, "bench"), 2, 4, False, 7, bench_spec(int(sys.argv[3])))
         sys.exit(0)
