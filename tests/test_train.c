@@ -298,6 +298,53 @@ static void test_megatron(void)
     CHECK(system(cmd) == 0);
 }
 
+/* convert of a plain trainer checkpoint: the wrappers' names dropped, the
+ * optimizer, scheduler, RNG and loop state left out; every tensor of the
+ * bare model's state dict there, by name. */
+static void check_plain(const char *ckpt, const char *ref)
+{
+    char dir[256], out[512];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "plain"))
+        return;
+    snprintf(out, sizeof(out), "%s/out.safetensors", dir);
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL, *w = NULL, *r = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_open(ckpt, &o, &m, &st) == 0, "%s: %s", ckpt, st.msg);
+    CHECKF(m && mf_convert_to_safetensors(m, out, NULL, &st) == 0, "%s: %s", ckpt, st.msg);
+    mf_status_clear(&st);
+    CHECK(mf_open(out, &o, &w, NULL) == 0);
+    CHECK(mf_open(ref, &o, &r, NULL) == 0);
+    if (w && r) {
+        CHECKF(mf_model_tensor_count(w) == mf_model_tensor_count(r), "%s: %zu tensors, not %zu",
+               ckpt, mf_model_tensor_count(w), mf_model_tensor_count(r));
+        for (size_t i = 0; i < mf_model_tensor_count(r); i++) {
+            const mf_tensor *b = mf_model_tensor_at(r, i);
+            const mf_tensor *a = mf_tensor_find(w, mf_tensor_name(b));
+            CHECKF(a != NULL, "%s: no %s", ckpt, mf_tensor_name(b));
+            size_t na = 0, nb = 0;
+            unsigned char *x = a ? read_all(w, a, &na) : NULL, *y = read_all(r, b, &nb);
+            CHECKF(!a || (x && y && na == nb && mf_tensor_dtype(a) == mf_tensor_dtype(b) &&
+                          memcmp(x, y, na) == 0), "%s: %s differs", ckpt, mf_tensor_name(b));
+            free(x);
+            free(y);
+        }
+    }
+    mf_close(m);
+    mf_close(w);
+    mf_close(r);
+    remove(out);
+    rmdir(dir);
+}
+
+static void test_plain(void)
+{
+    check_plain(DATA "plain/lightning.ckpt", DATA "plain/plain.ref.pt");
+    check_plain(DATA "plain/ddp_fsdp.pt", DATA "plain/plain.ref.pt");
+}
+
 static const char *mfmt_bin(void)
 {
     const char *b = getenv("MFMT");
@@ -358,6 +405,7 @@ static void test_checkpoint_to_gguf(void)
 
 int main(void)
 {
+    test_plain();
     test_checkpoint_to_gguf();
     test_megatron();
     test_dcp();

@@ -19,7 +19,8 @@
 /* Top-level entries of a training checkpoint that are not weights. */
 static const char *const optimizer_keys[] = {
     "optimizer", "optimizer_states", "optimizer_state_dict", "optim", "opt_state",
-    "lr_scheduler", "lr_schedulers", "scheduler", "scaler", NULL,
+    "lr_scheduler", "lr_schedulers", "scheduler", "scaler", "rng", "rng_state", "rng_states",
+    NULL,
 };
 
 static bool first_segment_is(const char *name, const char *const *keys)
@@ -66,6 +67,69 @@ static const char *unwrap(const mf_model *m, mf_arena *a)
             break;
     }
     return prefix;
+}
+
+/* The wrappers' segments a training loop adds to parameter names:
+ * torch.compile's _orig_mod, FSDP's _fsdp_wrapped_module and activation
+ * checkpointing's _checkpoint_wrapped_module anywhere, DDP's module at the
+ * front (load_state_dict of the bare model wants none of them). */
+static const char *const wrapper_segments[] = {
+    "_orig_mod", "_fsdp_wrapped_module", "_checkpoint_wrapped_module", NULL};
+
+static const char *clean_name(const char *name, mf_arena *a)
+{
+    while (strncmp(name, "module.", 7) == 0)
+        name += 7;
+    bool any = false;
+    for (const char *const *w = wrapper_segments; *w && !any; w++)
+        any = strstr(name, *w) != NULL;
+    if (!any)
+        return name;
+    char *out = mf_arena_strdup(a, name);
+    if (!out)
+        return name;
+    size_t o = 0;
+    for (const char *p = name; *p;) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        bool drop = false;
+        for (const char *const *w = wrapper_segments; *w && !drop; w++)
+            drop = strlen(*w) == n && strncmp(p, *w, n) == 0;
+        if (!drop) {
+            if (o)
+                out[o++] = '.';
+            memcpy(out + o, p, n);
+            o += n;
+        }
+        p += n + (dot != NULL);
+    }
+    out[o] = 0;
+    return out;
+}
+
+/* A LightningModule holding a Hugging Face model as an attribute
+ * (self.model): every name starts with that attribute and what follows is
+ * a causal LM's own names (lm_head., model.embed_tokens.): the attribute is
+ * dropped. A bare LlamaForCausalLM with tied embeddings (every name under
+ * model., the rest embed_tokens./layers.) is left alone. */
+static void drop_module_attribute(mf_convert_item *v, size_t n)
+{
+    if (n == 0)
+        return;
+    const char *dot = strchr(v[0].name, '.');
+    if (!dot)
+        return;
+    size_t k = (size_t)(dot - v[0].name) + 1;
+    bool hf = false;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(v[i].name, v[0].name, k) != 0)
+            return;
+        hf = hf || !strncmp(v[i].name + k, "lm_head.", 8) ||
+             !strncmp(v[i].name + k, "model.embed_tokens.", 19);
+    }
+    if (hf)
+        for (size_t i = 0; i < n; i++)
+            v[i].name += k;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -166,12 +230,14 @@ int mf_convert_select(const mf_model *m, const mf_convert_st_opts *o, mf_arena *
         const char *rest = under(t->name, prefix);
         bool opt = first_segment_is(t->name, optimizer_keys);
         if (rest && (prefix[0] || !opt || o->include_optimizer))
-            v[k++] = (mf_convert_item){t, rest};
+            v[k++] = (mf_convert_item){t, clean_name(rest, a)};
         else if (!rest && opt && o->include_optimizer)
             v[k++] = (mf_convert_item){t, t->name}; /* beside the unwrapped weights */
     }
     if (o->key && k == 0)
         return mf_fail(st, MF_ERR_USAGE, m->path, -1, "no tensors under --key \"%s\"", o->key);
+    if (!o->include_optimizer)
+        drop_module_attribute(v, k);
     if (check_unique(v, k, st))
         return -1;
     if (!o->keep_tied && drop_tied(v, &k, st, m->path))
