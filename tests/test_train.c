@@ -219,6 +219,8 @@ static void test_deepspeed_broken(void)
 static void test_dcp(void)
 {
     check_equal(DATA "dcp113/dcp", 0, DATA "dcp113/dcp.ref.pt");
+    /* torch 2.x layout: several chunks per .distcp at offsets */
+    check_equal(DATA "dcp2x/dcp2", 0, DATA "dcp2x/dcp2.ref.pt");
     mf_open_opts o = MF_OPEN_OPTS_INIT;
     o.flags = MF_OPEN_NO_SCAN;
     mf_model *m = NULL;
