@@ -16,7 +16,6 @@
  * executed. */
 #include "formats/train/train.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 
 #define DCP_MAX_METADATA (1ull << 30)
@@ -406,20 +405,15 @@ static void close_dcp(mf_model *m)
     tr_close(m);
 }
 
+static bool is_distcp(const char *name)
+{
+    size_t l = strlen(name);
+    return l > 7 && strcmp(name + l - 7, ".distcp") == 0;
+}
+
 static int probe_dcp(mf_probe *p)
 {
-    if (!mf_probe_dir_has(p, ".metadata"))
-        return MF_PROBE_NO;
-    DIR *d = opendir(p->path);
-    if (!d)
-        return MF_PROBE_NO;
-    struct dirent *e;
-    size_t n = 0;
-    while ((e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        n += l > 7 && strcmp(e->d_name + l - 7, ".distcp") == 0;
-    }
-    closedir(d);
+    size_t n = mf_probe_dir_has(p, ".metadata") ? tr_dir_count(p->path, is_distcp) : 0;
     return n ? mf_probe_found(p, MF_FMT_DCP, "torch.distributed checkpoint (%zu .distcp files)", n)
              : MF_PROBE_NO;
 }

@@ -129,18 +129,9 @@ static const char *tag_dir(mf_model *m, const char *path, const char **tag)
     return path;
 }
 
-static bool has_states(const char *dir)
+static bool is_states(const char *name)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return false;
-    struct dirent *e;
-    bool yes = false;
-    while (!yes && (e = readdir(d)) != NULL)
-        yes = strcmp(e->d_name, "mp_rank_00_model_states.pt") == 0 ||
-              zero_rank(e->d_name, "model") == 0;
-    closedir(d);
-    return yes;
+    return strcmp(name, "mp_rank_00_model_states.pt") == 0 || zero_rank(name, "model") == 0;
 }
 
 static int probe_deepspeed(mf_probe *p)
@@ -151,7 +142,7 @@ static int probe_deepspeed(mf_probe *p)
     mf_model fake = {.arena = a};
     const char *tag;
     const char *dir = tag_dir(&fake, p->path, &tag);
-    int rc = has_states(dir) ? mf_probe_found(p, MF_FMT_DEEPSPEED, "DeepSpeed checkpoint%s%s",
+    int rc = tr_dir_count(dir, is_states) ? mf_probe_found(p, MF_FMT_DEEPSPEED, "DeepSpeed checkpoint%s%s",
                                               tag ? ", tag " : "", tag ? tag : "")
                              : MF_PROBE_NO;
     mf_arena_free(a);
@@ -356,6 +347,16 @@ static uint64_t align_up(uint64_t x, uint64_t a)
     return (x + a - 1) / a * a;
 }
 
+/* Entry k of a param_shapes dict: its name, shape and element count. */
+static int param_entry(ds_ctx *c, const pk_obj *shapes, size_t k, char **name, int *nd,
+                       int64_t *shape, uint64_t *numel, mf_status *st)
+{
+    *name = pk_cstr(c->m->arena, shapes->u.c.v[2 * k]);
+    if (!*name)
+        return mf_oom(st, c->m->path);
+    return shape_of(c, *name, shapes->u.c.v[2 * k + 1], nd, shape, numel, st);
+}
+
 /* ZeRO-1/2 (and the bf16 optimizer): group g's flat vector is the ranks'
  * partitions one after the other; its parameters follow each other in
  * param_shapes order from element 0. */
@@ -392,13 +393,11 @@ static int add_trainable_12(ds_ctx *c, const pk_obj *groups, mf_status *st)
         int64_t r = 0;
         uint64_t r_start = 0; /* element of the group where rank r's part begins */
         for (size_t k = 0; k < shapes->u.c.n; k++) {
-            char *name = pk_cstr(c->m->arena, shapes->u.c.v[2 * k]);
+            char *name;
             int nd;
             int64_t shape[MF_MAX_DIMS];
             uint64_t numel;
-            if (!name)
-                return mf_oom(st, c->m->path);
-            if (shape_of(c, name, shapes->u.c.v[2 * k + 1], &nd, shape, &numel, st))
+            if (param_entry(c, shapes, k, &name, &nd, shape, &numel, st))
                 return -1;
             if (offset + numel > avail)
                 return mf_fail(st, MF_ERR_FORMAT, c->f.optim[c->world - 1], -1,
@@ -480,13 +479,11 @@ static int add_trainable_3(ds_ctx *c, const pk_obj *groups, mf_status *st)
             return mf_fail(st, MF_ERR_FORMAT, c->f.model0, (int64_t)shapes->off,
                            "param_shapes[%zu] is not a dict of name -> shape", g);
         for (size_t k = 0; k < shapes->u.c.n; k++) {
-            char *name = pk_cstr(c->m->arena, shapes->u.c.v[2 * k]);
+            char *name;
             int nd;
             int64_t shape[MF_MAX_DIMS];
             uint64_t numel;
-            if (!name)
-                return mf_oom(st, c->m->path);
-            if (shape_of(c, name, shapes->u.c.v[2 * k + 1], &nd, shape, &numel, st))
+            if (param_entry(c, shapes, k, &name, &nd, shape, &numel, st))
                 return -1;
             uint64_t part = (numel + (uint64_t)c->world - 1) / (uint64_t)c->world;
             if (offset + part > per_rank)

@@ -57,17 +57,14 @@ static mf_model *shard_at(const mg_ctx *c, int64_t t, int64_t p, int64_t e)
 
 /* The iteration folder: PATH when it holds mp_rank_* folders; else the one
  * latest_checkpointed_iteration.txt names. */
+static bool is_rank_dir(const char *name)
+{
+    return strncmp(name, "mp_rank_", 8) == 0;
+}
+
 static bool holds_ranks(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return false;
-    struct dirent *e;
-    bool yes = false;
-    while (!yes && (e = readdir(d)) != NULL)
-        yes = strncmp(e->d_name, "mp_rank_", 8) == 0;
-    closedir(d);
-    return yes;
+    return tr_dir_count(dir, is_rank_dir) > 0;
 }
 
 static char *iteration_dir(mf_arena *a, const char *path, char *tag, size_t cap)

@@ -77,6 +77,8 @@ bool tr_int(const pk_obj *o, int64_t *v);
 bool tr_shape(const pk_obj *o, int *ndim, int64_t *shape);
 /* The items of a list or tuple (n = 0 and NULL for other kinds). */
 pk_obj *const *tr_items(const pk_obj *o, size_t *n);
+/* How many entries of a folder `match` accepts (0 when it cannot be listed). */
+size_t tr_dir_count(const char *dir, bool (*match)(const char *name));
 /* Reads a small text file (`latest`, `latest_checkpointed_iteration.txt`)
  * trimmed of white space into buf; false when absent or too long. */
 bool tr_read_marker(const char *path, char *buf, size_t cap);

@@ -7,6 +7,7 @@
 #include "formats/train/train.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <stdlib.h>
 
 tr_state *tr_state_of(mf_model *m)
@@ -412,6 +413,19 @@ bool tr_shape(const pk_obj *o, int *ndim, int64_t *shape)
             return false;
     *ndim = (int)n;
     return true;
+}
+
+size_t tr_dir_count(const char *dir, bool (*match)(const char *name))
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    size_t n = 0;
+    while ((e = readdir(d)) != NULL)
+        n += match(e->d_name);
+    closedir(d);
+    return n;
 }
 
 bool tr_read_marker(const char *path, char *buf, size_t cap)
