@@ -266,6 +266,9 @@ static int stream_pieces(const mf_model *m, const mf_tensor *t, const tr_tensor 
         if (mf_tensor_stream(x->pieces[i].shard, &v, wide ? widen_sink : sink, wide ? &w : ctx,
                              st))
             return -1;
+        /* the whole partition's pages out of this process: the kernel maps
+         * pages around each fault, beyond the piece's own range */
+        mf_tensor_release(x->pieces[i].shard, x->pieces[i].src);
     }
     return 0;
 }
@@ -325,6 +328,7 @@ static int stream_blocks(const mf_model *m, const mf_tensor *t, const tr_tensor 
         mf_tensor v;
         piece_view(&b->from, &v);
         rc = mf_tensor_stream(b->from.shard, &v, scatter_sink, &s, st);
+        mf_tensor_release(b->from.shard, b->from.src);
     }
     for (uint64_t at = 0; rc == 0 && at < t->nbytes; at += 1u << 20) {
         uint64_t n = t->nbytes - at < (1u << 20) ? t->nbytes - at : 1u << 20;
