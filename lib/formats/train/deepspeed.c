@@ -186,7 +186,7 @@ static const mf_tensor *shard_tensor(const mf_model *shard, const char *a, const
     char path[4096];
     snprintf(path, sizeof(path), "%s.%s", a, b);
     const mf_tensor *t = tr_find(shard, path);
-    if (!t)
+    if (!t && st)
         mf_fail(st, MF_ERR_FORMAT, shard->path, -1, "holds no tensor \"%s\"", path);
     return t;
 }

@@ -303,6 +303,20 @@ static int replicated(mg_ctx *c, const char *name, const char *key, int64_t p, i
     return tr_check_cover(c->m, o, st);
 }
 
+/* A tensor of the model by index: the table grows (and moves) as tensors
+ * are added, so a function adding several keeps their indices. */
+#define AT(i) (&c->m->tensors[(i)])
+
+/* Adds an output tensor; its index in *ix. */
+static int out2_ix(mg_ctx *c, const char *name, mf_dtype dt, int64_t d0, int64_t d1, size_t *ix,
+                   mf_status *st)
+{
+    if (!out2(c, name, dt, d0, d1, st))
+        return -1;
+    *ix = c->m->n_tensors - 1;
+    return 0;
+}
+
 /* linear_qkv (weight: width hidden; bias: width 1) into q, k, v. */
 static int split_qkv(mg_ctx *c, const char *hf, const char *key, const char *kind, int64_t p,
                      mf_status *st)
@@ -311,33 +325,34 @@ static int split_qkv(mg_ctx *c, const char *hf, const char *key, const char *kin
     int64_t qpg = a->heads / a->groups, ngl = a->groups / a->tp, hd = a->kv;
     bool bias = strcmp(kind, "bias") == 0;
     int64_t w = bias ? 1 : a->hidden;
-    mf_tensor *q = NULL, *k = NULL, *v = NULL;
+    size_t q = 0, k = 0, v = 0;
     char name[512];
     for (int64_t t = 0; t < a->tp; t++) {
         const mf_model *s = shard_at(c, t, p, 0);
         const mf_tensor *x = need(c, t, p, 0, key, st);
         if (!x || expect_shape(s, x, bias ? 1 : 2, ngl * (qpg + 2) * hd, w, st))
             return -1;
-        if (!q) {
+        if (t == 0) {
             snprintf(name, sizeof(name), "%sq_proj.%s", hf, kind);
-            q = out2(c, name, x->dtype, a->heads * hd, bias ? 0 : w, st);
+            if (out2_ix(c, name, x->dtype, a->heads * hd, bias ? 0 : w, &q, st))
+                return -1;
             snprintf(name, sizeof(name), "%sk_proj.%s", hf, kind);
-            k = q ? out2(c, name, x->dtype, a->groups * hd, bias ? 0 : w, st) : NULL;
+            if (out2_ix(c, name, x->dtype, a->groups * hd, bias ? 0 : w, &k, st))
+                return -1;
             snprintf(name, sizeof(name), "%sv_proj.%s", hf, kind);
-            v = k ? out2(c, name, x->dtype, a->groups * hd, bias ? 0 : w, st) : NULL;
-            if (!v)
+            if (out2_ix(c, name, x->dtype, a->groups * hd, bias ? 0 : w, &v, st))
                 return -1;
         }
         for (int64_t g = 0; g < ngl; g++) {
             int64_t base = g * (qpg + 2) * hd, G = t * ngl + g;
-            if (put_rows(c, q, s, x, base, qpg * hd, w, G * qpg * hd, 0, st) ||
-                put_rows(c, k, s, x, base + qpg * hd, hd, w, G * hd, 0, st) ||
-                put_rows(c, v, s, x, base + (qpg + 1) * hd, hd, w, G * hd, 0, st))
+            if (put_rows(c, AT(q), s, x, base, qpg * hd, w, G * qpg * hd, 0, st) ||
+                put_rows(c, AT(k), s, x, base + qpg * hd, hd, w, G * hd, 0, st) ||
+                put_rows(c, AT(v), s, x, base + (qpg + 1) * hd, hd, w, G * hd, 0, st))
                 return -1;
         }
     }
-    return tr_check_cover(c->m, q, st) || tr_check_cover(c->m, k, st) ||
-                   tr_check_cover(c->m, v, st) ? -1 : 0;
+    return tr_check_cover(c->m, AT(q), st) || tr_check_cover(c->m, AT(k), st) ||
+                   tr_check_cover(c->m, AT(v), st) ? -1 : 0;
 }
 
 /* SwiGLU fc1 into gate and up: each TP rank holds [gate rows; up rows].
@@ -346,7 +361,7 @@ static int split_fc1(mg_ctx *c, const char *gate, const char *up, const char *ke
                      int64_t e, mf_status *st)
 {
     int64_t per = c->a.ffn / c->a.tp, H = c->a.hidden;
-    mf_tensor *g = NULL, *u = NULL;
+    size_t g = 0, u = 0;
     for (int64_t t = 0; t < c->a.tp; t++) {
         const mf_model *s = shard_at(c, t, p, e);
         const mf_tensor *x = need(c, t, p, e, key, st);
@@ -354,14 +369,15 @@ static int split_fc1(mg_ctx *c, const char *gate, const char *up, const char *ke
             return -1;
         if (!gate)
             c->used--; /* counted by the call that took the gate half */
-        if (t == 0 && ((gate && !(g = out2(c, gate, x->dtype, c->a.ffn, H, st))) ||
-                       (up && !(u = out2(c, up, x->dtype, c->a.ffn, H, st)))))
+        if (t == 0 && ((gate && out2_ix(c, gate, x->dtype, c->a.ffn, H, &g, st)) ||
+                       (up && out2_ix(c, up, x->dtype, c->a.ffn, H, &u, st))))
             return -1;
-        if ((g && put_rows(c, g, s, x, 0, per, H, t * per, 0, st)) ||
-            (u && put_rows(c, u, s, x, per, per, H, t * per, 0, st)))
+        if ((gate && put_rows(c, AT(g), s, x, 0, per, H, t * per, 0, st)) ||
+            (up && put_rows(c, AT(u), s, x, per, per, H, t * per, 0, st)))
             return -1;
     }
-    return (g && tr_check_cover(c->m, g, st)) || (u && tr_check_cover(c->m, u, st)) ? -1 : 0;
+    return (gate && tr_check_cover(c->m, AT(g), st)) || (up && tr_check_cover(c->m, AT(u), st))
+               ? -1 : 0;
 }
 
 /* Row-parallel [rows, cols/TP] per rank: columns side by side. */
