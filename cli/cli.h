@@ -139,6 +139,9 @@ const char *cli_unspooled(const char *msg, char *buf, size_t n);
 /* Opens a model for a command: no scan unless the command needs it
  * (flags MF_OPEN_*; MF_OPEN_NO_SCAN is added unless `scan`). */
 int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st);
+/* The same with a config.json for a training checkpoint (mf_open_opts.config). */
+int cli_open_cfg(const char *path, unsigned flags, const char *config, bool scan, mf_model **m,
+                 mf_status *st);
 /* Opens a model for a command that needs no scan, or reports why (the
  * exit status); *m on success. */
 int cli_open_model(const char *path, mf_model **m);

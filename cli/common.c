@@ -443,9 +443,16 @@ int cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
 
 int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st)
 {
+    return cli_open_cfg(path, flags, NULL, scan, m, st);
+}
+
+int cli_open_cfg(const char *path, unsigned flags, const char *config, bool scan, mf_model **m,
+                 mf_status *st)
+{
     mf_open_opts o;
     mf_open_opts_init(&o);
     o.flags = flags | (scan ? 0 : MF_OPEN_NO_SCAN);
+    o.config = config;
     const char *file = cli_input_path(path, st); /* "-": standard input, spooled */
     return file ? mf_open(file, &o, m, st) : -1;
 }

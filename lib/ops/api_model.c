@@ -72,7 +72,8 @@ int mf_open(const char *path, const mf_open_opts *opts, mf_model **out, mf_statu
     if (mf_opts_copy(&o, sizeof(o), opts, "mf_open_opts", st))
         return -1;
     mf_model *m;
-    if (mf_open_model(path, o.flags & MF_OPEN_STRICT, &m, st))
+    if (mf_open_model_cfg(path, o.flags & (MF_OPEN_STRICT | MF_OPEN_TRAIN_MODULE_STATES |
+                                           MF_OPEN_TRAIN_EXCLUDE_FROZEN), o.config, &m, st))
         return -1;
     if (!(o.flags & MF_OPEN_NO_SCAN)) {
         verdict_acc v;
