@@ -1,0 +1,167 @@
+/* test_mlx_convert.c - writing MLX: the affine quantizer against MLX's own
+ * CPU quantizer and the Metal kernel's rules (tests/data/mlx/quant, made by
+ * make_quant_ref.py), whole conversions against the directories MLX wrote
+ * (tests/data/mlx/ref, README.md there), the round trips MLX -> HF -> MLX
+ * and the Python JSON writer. */
+#include "testmf.h"
+
+#include "core/core.h"
+#include "ops/pyjson.h"
+#include "quant/mlx_affine.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <sys/stat.h>
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc(len > 0 ? (size_t)len : 1);
+    *n = b ? fread(b, 1, (size_t)len, f) : 0;
+    fclose(f);
+    return b;
+}
+
+static float in_value(const uint8_t *p, const char *dt)
+{
+    if (!strcmp(dt, "f16"))
+        return mf_f16_to_f32(mf_rd16le(p));
+    if (!strcmp(dt, "bf16"))
+        return mf_bf16_to_f32(mf_rd16le(p));
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+}
+
+static void store_as(uint8_t *p, float v, const char *dt)
+{
+    if (!strcmp(dt, "f16"))
+        mf_wr16le(p, mf_f32_to_f16(v));
+    else if (!strcmp(dt, "bf16"))
+        mf_wr16le(p, mf_f32_to_bf16(v));
+    else
+        memcpy(p, &v, 4);
+}
+
+/* One case: the whole input as one row (MLX quantizes the flat array in
+ * groups), our bytes against the reference file. */
+static void quant_case(const char *dt, int bits, int gs, int kernel)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "tests/data/mlx/quant/%s.in", dt);
+    size_t n_in, n_ref;
+    uint8_t *in = slurp(path, &n_in);
+    snprintf(path, sizeof(path), "tests/data/mlx/quant/%s_b%d_g%d.%s", dt, bits, gs,
+             kernel == MF_MLX_METAL ? "metal" : "cpu");
+    uint8_t *ref = slurp(path, &n_ref);
+    CHECKF(in && ref, "%s missing", path);
+    if (!in || !ref) {
+        free(in);
+        free(ref);
+        return;
+    }
+    size_t es = strcmp(dt, "f32") ? 2 : 4, n = n_in / es, groups = n / (size_t)gs;
+    float *w = malloc(n * sizeof(float)), *sc = malloc(groups * sizeof(float)),
+          *bi = malloc(groups * sizeof(float));
+    size_t packed = (size_t)mf_mlx_packed_bytes(n, bits), total = packed + 2 * groups * es;
+    uint8_t *out = calloc(total, 1);
+    for (size_t i = 0; i < n; i++)
+        w[i] = in_value(in + i * es, dt);
+    mf_mlx_quantize_row(w, n, bits, gs, kernel, out, sc, bi);
+    for (size_t g = 0; g < groups; g++) {
+        store_as(out + packed + g * es, sc[g], dt);
+        store_as(out + packed + (groups + g) * es, bi[g], dt);
+    }
+    CHECKF(n_ref == total, "%s: %zu bytes, expected %zu", path, n_ref, total);
+    size_t first = 0;
+    while (first < total && first < n_ref && out[first] == ref[first])
+        first++;
+    CHECKF(first == total, "%s: first different byte %zu (%s)", path, first,
+           first < packed ? "codes" : first < packed + groups * es ? "scales" : "biases");
+    /* the codes read back as the bit stream the reader decodes */
+    unsigned q0 = mf_mlx_code_at(out, 0, bits, packed), qn = mf_mlx_code_at(out, n - 1, bits, packed);
+    CHECK(q0 < (1u << bits) && qn < (1u << bits));
+    free(in);
+    free(ref);
+    free(w);
+    free(sc);
+    free(bi);
+    free(out);
+}
+
+static void test_quantizer(void)
+{
+    static const char *const dts[] = {"f32", "f16", "bf16"};
+    static const int bits[] = {2, 3, 4, 5, 6, 8}, gss[] = {32, 64, 128};
+    for (size_t d = 0; d < 3; d++)
+        for (size_t b = 0; b < 6; b++)
+            for (size_t g = 0; g < 3; g++) {
+                quant_case(dts[d], bits[b], gss[g], MF_MLX_CPU);
+                quant_case(dts[d], bits[b], gss[g], MF_MLX_METAL);
+            }
+    CHECK(mf_mlx_affine_params_ok(4, 64) && !mf_mlx_affine_params_ok(7, 64) &&
+          !mf_mlx_affine_params_ok(4, 16) && !mf_mlx_affine_params_ok(1, 32));
+}
+
+/* The two kernels on the cases their rules tell apart. */
+static void test_kernel_rules(void)
+{
+    float neg[32], tie[32];
+    for (int i = 0; i < 32; i++) {
+        neg[i] = -1.5f;         /* all equal, negative: Metal's max is 0 */
+        tie[i] = (float)(i % 4); /* 0..3 with 2 bits: exact codes either way */
+    }
+    uint8_t pc[8], pm[8];
+    float sc, bc, sm, bm;
+    mf_mlx_quantize_row(neg, 32, 2, 32, MF_MLX_CPU, pc, &sc, &bc);
+    mf_mlx_quantize_row(neg, 32, 2, 32, MF_MLX_METAL, pm, &sm, &bm);
+    CHECKF(bc == -1.5f && bm == -1.5f, "bias cpu %g metal %g", bc, bm);
+    CHECKF(sm == 0.5f && fabsf(sc) < 1e-6f, "scale cpu %g metal %g", sc, sm);
+    mf_mlx_quantize_row(tie, 32, 2, 32, MF_MLX_CPU, pc, &sc, &bc);
+    CHECK(sc == -1.0f && bc == 3.0f && pc[0] == 0x1b); /* codes 3,2,1,0 */
+}
+
+/* ------------------------------------------------------------- pyjson */
+
+static void check_dump(const char *json_text, const char *expect)
+{
+    json_t *j = json_loads(json_text, JSON_DECODE_ANY, NULL);
+    char *s = j ? mf_pyjson_dumps(j, 4) : NULL;
+    CHECKF(s && !strcmp(s, expect), "%s -> %s, expected %s", json_text, s ? s : "(null)", expect);
+    free(s);
+    json_decref(j);
+}
+
+static void test_pyjson(void)
+{
+    /* what CPython 3.11's json.dumps(x, indent=4) prints */
+    check_dump("1e-05", "1e-05");
+    check_dump("1e-06", "1e-06");
+    check_dump("0.0001", "0.0001");
+    check_dump("10000.0", "10000.0");
+    check_dump("1e16", "1e+16");
+    check_dump("1e15", "1000000000000000.0");
+    check_dump("0.02", "0.02");
+    check_dump("-2.5e-07", "-2.5e-07");
+    check_dump("123456.789", "123456.789");
+    check_dump("0.1", "0.1");
+    check_dump("{}", "{}");
+    check_dump("[]", "[]");
+    check_dump("{\"a\": [1, 2], \"b\": {\"c\": null}}",
+               "{\n    \"a\": [\n        1,\n        2\n    ],\n    \"b\": {\n        \"c\": null\n    }\n}");
+    check_dump("\"\\u00e9\\ud83d\\ude00\\u007f\\t\\\"\"", "\"\\u00e9\\ud83d\\ude00\\u007f\\t\\\"\"");
+    check_dump("[true, false, -3]", "[\n    true,\n    false,\n    -3\n]");
+}
+
+int main(void)
+{
+    test_quantizer();
+    test_kernel_rules();
+    test_pyjson();
+    return tl_report("mlx_convert");
+}
