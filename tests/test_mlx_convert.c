@@ -9,9 +9,13 @@
 #include "ops/pyjson.h"
 #include "quant/mlx_affine.h"
 
+#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <sys/stat.h>
+
+static char tmp[256];
+static int skipped;
 
 static uint8_t *slurp(const char *path, size_t *n)
 {
@@ -158,10 +162,211 @@ static void test_pyjson(void)
     check_dump("[true, false, -3]", "[\n    true,\n    false,\n    -3\n]");
 }
 
+/* ------------------------------------------ conversions against MLX's */
+
+/* A safetensors file's header text. */
+static char *header_text(const char *path)
+{
+    size_t n;
+    uint8_t *b = slurp(path, &n);
+    if (!b || n < 8) {
+        free(b);
+        return NULL;
+    }
+    uint64_t len = mf_rd64le(b);
+    char *t = len <= n - 8 ? malloc(len + 1) : NULL;
+    if (t) {
+        memcpy(t, b + 8, len);
+        t[len] = 0;
+    }
+    free(b);
+    return t;
+}
+
+/* The header without data_offsets (which follow the data order: MLX's is
+ * its hash map's, ours the parameters'), keys sorted, compact. */
+static char *stripped(const char *text)
+{
+    json_t *j = json_loads(text, 0, NULL);
+    const char *k;
+    json_t *v;
+    json_object_foreach(j, k, v)
+        json_object_del(v, "data_offsets");
+    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(j);
+    return s;
+}
+
+/* MLX's header form: nlohmann's dump() (compact, sorted) and no padding. */
+static bool mlx_form(const char *text)
+{
+    json_t *j = json_loads(text, 0, NULL);
+    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    bool same = s && !strcmp(s, text);
+    free(s);
+    json_decref(j);
+    return same;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    size_t na, nb;
+    uint8_t *x = slurp(a, &na), *y = slurp(b, &nb);
+    bool same = x && y && na == nb && !memcmp(x, y, na);
+    free(x);
+    free(y);
+    return same;
+}
+
+/* Each tensor of our file: dtype, shape and SHA-256 as MLX's. */
+static void compare_tensors(const char *kase, const char *path, json_t *want)
+{
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_open(path, NULL, &m, &st) == 0, "%s: %s", path, st.msg);
+    mf_status_clear(&st);
+    if (!m)
+        return;
+    CHECKF(mf_model_tensor_count(m) == json_object_size(want), "%s: %zu tensors, MLX %zu", kase,
+           mf_model_tensor_count(m), json_object_size(want));
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++) {
+        const mf_tensor *t = mf_model_tensor_at(m, i);
+        json_t *w = json_object_get(want, mf_tensor_name(t));
+        char hex[129] = "";
+        mf_hash_tensor(m, t, MF_SHA256, hex, NULL);
+        const char *wh = json_string_value(json_object_get(w, "sha256"));
+        CHECKF(w && wh && !strcmp(hex, wh), "%s: tensor %s differs from MLX's", kase,
+               mf_tensor_name(t));
+    }
+    mf_close(m);
+}
+
+static void compare_files(const char *kase, const char *ours, json_t *files)
+{
+    const char *file;
+    json_t *f;
+    json_object_foreach(files, file, f) {
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", ours, file);
+        char *h = header_text(path);
+        const char *theirs = json_string_value(json_object_get(f, "header"));
+        char *a = h ? stripped(h) : NULL, *b = theirs ? stripped(theirs) : NULL;
+        CHECKF(a && b && !strcmp(a, b), "%s/%s: header (without offsets) differs from MLX's", kase,
+               file);
+        CHECKF(h && mlx_form(h) && theirs && mlx_form(theirs), "%s/%s: not MLX's header form",
+               kase, file);
+        compare_tensors(kase, path, json_object_get(f, "tensors"));
+        free(h);
+        free(a);
+        free(b);
+    }
+}
+
+/* convert() arguments of the case as options. */
+static void opts_of(json_t *args, mf_convert_mlx_opts *o)
+{
+    mf_convert_mlx_opts_init(o);
+    size_t i;
+    json_t *a;
+    json_array_foreach(args, i, a) {
+        const char *s = json_string_value(a), *v = strchr(s, '=') + 1;
+        if (!strncmp(s, "quantize=", 9))
+            o->quantize = true;
+        else if (!strncmp(s, "dequantize=", 11))
+            o->dequantize = true;
+        else if (!strncmp(s, "q_bits=", 7))
+            o->bits = atoi(v);
+        else if (!strncmp(s, "q_group_size=", 13))
+            o->group_size = atoi(v);
+        else if (!strncmp(s, "quant_predicate=", 16))
+            o->quant_predicate = v;
+        else if (!strncmp(s, "dtype=", 6))
+            o->dtype = !strcmp(v, "float16") ? MF_F16 : !strcmp(v, "bfloat16") ? MF_BF16 : MF_F32;
+    }
+}
+
+static void run_case(const char *kase)
+{
+    char path[512], in[700], out[700];
+    snprintf(path, sizeof(path), "tests/data/mlx/ref/%s/tensors.json", kase);
+    json_t *ref = json_load_file(path, 0, NULL);
+    CHECKF(ref, "%s unreadable", path);
+    if (!ref)
+        return;
+    const char *src = json_string_value(json_object_get(ref, "input"));
+    const char *shared = tl_shared_dir();
+    if (!strncmp(src, "hf:", 3) && !shared) {
+        printf("SKIP %s: ../shared is not here\n", kase);
+        skipped++;
+        json_decref(ref);
+        return;
+    }
+    if (!strncmp(src, "hf:", 3))
+        snprintf(in, sizeof(in), "%s/corpus/hf-dir/%s", shared, src + 3);
+    else if (!strncmp(src, "models:", 7))
+        snprintf(in, sizeof(in), "tests/data/mlx/models/%s", src + 7);
+    else /* ref:CASE: our MLX directory of that case (checked against MLX's) */
+        snprintf(in, sizeof(in), "%s/%s", tmp, src + 4);
+    snprintf(out, sizeof(out), "%s/%s", tmp, kase);
+    mf_convert_mlx_opts o;
+    opts_of(json_object_get(ref, "convert"), &o);
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_convert_to_mlx(in, out, &o, &st);
+    CHECKF(rc == 0, "%s: %s", kase, st.msg);
+    mf_status_clear(&st);
+    if (rc == 0) {
+        char a[900], b[900];
+        static const char *const texts[] = {"config.json", "model.safetensors.index.json"};
+        for (int i = 0; i < 2; i++) {
+            snprintf(a, sizeof(a), "%s/%s", out, texts[i]);
+            snprintf(b, sizeof(b), "tests/data/mlx/ref/%s/%s", kase, texts[i]);
+            CHECKF(same_file(a, b), "%s: %s differs from mlx_lm's", kase, texts[i]);
+        }
+        compare_files(kase, out, json_object_get(ref, "files"));
+    }
+    json_decref(ref);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every case in tests/data/mlx/ref, those made from MLX directories
+ * ("ref:") after the ones they start from. */
+static void test_references(void)
+{
+    DIR *d = opendir("tests/data/mlx/ref");
+    CHECK(d != NULL);
+    char *names[64];
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.' && n < 64)
+            names[n++] = strdup(e->d_name);
+    if (d)
+        closedir(d);
+    qsort(names, n, sizeof(char *), cmp_names);
+    CHECKF(n >= 18, "%zu reference cases", n);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++)
+            if ((strstr(names[i], "dequant") != NULL) == (pass == 1))
+                run_case(names[i]);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+}
+
 int main(void)
 {
     test_quantizer();
     test_kernel_rules();
     test_pyjson();
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "mlxconv"))
+        return 1;
+    test_references();
+    tl_remove_tmpdir(tmp);
+    if (skipped)
+        printf("%d reference cases skipped\n", skipped);
     return tl_report("mlx_convert");
 }
