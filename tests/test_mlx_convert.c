@@ -357,6 +357,197 @@ static void test_references(void)
         free(names[i]);
 }
 
+/* ------------------------------------------------ errors, round trips */
+
+static int convert_expect(const char *in, const char *out, const mf_convert_mlx_opts *o,
+                          mf_code code, const char *needle)
+{
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_convert_to_mlx(in, out, o, &st);
+    if (code == MF_OK)
+        CHECKF(rc == 0, "%s -> %s: %s", in, out, st.msg);
+    else
+        CHECKF(rc != 0 && st.code == code && strstr(st.msg, needle),
+               "%s -> %s: want code %d with \"%s\", got rc %d code %d: %s", in, out, code, needle,
+               rc, st.code, st.msg);
+    mf_status_clear(&st);
+    return rc;
+}
+
+static bool exists(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void test_errors(void)
+{
+    const char *model = "tests/data/mlx/models/llama8-f32";
+    char out[512], bad[512], p[2400];
+    mf_convert_mlx_opts o;
+    mf_convert_mlx_opts_init(&o);
+    o.quantize = true;
+    o.bits = 7;
+    snprintf(out, sizeof(out), "%s/err-out", tmp);
+    convert_expect(model, out, &o, MF_ERR_USAGE, "2, 3, 4, 5, 6 or 8 bits");
+    CHECK(!exists(out));
+    o.bits = 4;
+    o.group_size = 16;
+    convert_expect(model, out, &o, MF_ERR_USAGE, "groups of 32, 64 or 128");
+    o.group_size = 0;
+    o.quant_predicate = "mixed_9_9";
+    convert_expect(model, out, &o, MF_ERR_USAGE, "mixed_2_6");
+    o.quant_predicate = NULL;
+    o.dequantize = true;
+    convert_expect(model, out, &o, MF_ERR_USAGE, "not both");
+    o.dequantize = false;
+    /* an existing non-empty output is refused and left alone */
+    mkdir(out, 0755);
+    snprintf(p, sizeof(p), "%s/keep.txt", out);
+    write_file(p, "mine");
+    convert_expect(model, out, &o, MF_ERR_USAGE, "not an empty directory");
+    CHECK(exists(p));
+    /* a model type whose mlx_lm class is not modelled */
+    snprintf(bad, sizeof(bad), "%s/gemma", tmp);
+    mkdir(bad, 0755);
+    snprintf(p, sizeof(p), "cp %s/model.safetensors %s/ && sed 's/\"llama\"/\"gemma\"/' "
+             "%s/config.json > %s/config.json", model, bad, model, bad);
+    CHECK(system(p) == 0);
+    snprintf(out, sizeof(out), "%s/err-out2", tmp);
+    convert_expect(bad, out, &o, MF_ERR_UNSUPPORTED, "model_type \"gemma\"");
+    CHECK(!exists(out));
+    /* a tensor that is no parameter of the model */
+    snprintf(bad, sizeof(bad), "%s/extra", tmp);
+    snprintf(p, sizeof(p), "cp -r %s %s", model, bad);
+    CHECK(system(p) == 0);
+    snprintf(p, sizeof(p), "%s/model.safetensors", bad);
+    /* rename one tensor in place: same length, so offsets stay valid */
+    size_t n;
+    uint8_t *b = slurp(p, &n);
+    char *hit = b ? memmem(b, n, "model.norm.weight", 17) : NULL;
+    if (hit)
+        memcpy(hit, "model.nrm0.weight", 17);
+    FILE *f = fopen(p, "wb");
+    if (f && b) {
+        fwrite(b, 1, n, f);
+        fclose(f);
+    }
+    free(b);
+    convert_expect(bad, out, &o, MF_ERR_UNSUPPORTED, "\"model.nrm0.weight\" is not a parameter");
+    /* an MLX model is not quantized again */
+    snprintf(out, sizeof(out), "%s/q-once", tmp);
+    if (convert_expect(model, out, &o, MF_OK, "") == 0) {
+        char out2[600];
+        snprintf(out2, sizeof(out2), "%s/q-twice", tmp);
+        convert_expect(out, out2, &o, MF_ERR_USAGE, "--dequantize first");
+    }
+}
+
+/* The Metal kernel's bytes differ from the CPU kernel's on F16 weights
+ * (halfway quotients are common there), with the same config, and read
+ * back through the MLX reader. */
+static void test_metal_conversion(void)
+{
+    const char *shared = tl_shared_dir();
+    if (!shared) {
+        printf("SKIP metal conversion: ../shared is not here\n");
+        skipped++;
+        return;
+    }
+    char in[512], cpu[512], metal[512];
+    snprintf(in, sizeof(in), "%s/corpus/hf-dir/llama-tiny", shared);
+    snprintf(cpu, sizeof(cpu), "%s/llama-cpu", tmp);
+    snprintf(metal, sizeof(metal), "%s/llama-metal", tmp);
+    mf_convert_mlx_opts o;
+    mf_convert_mlx_opts_init(&o);
+    o.quantize = true;
+    if (convert_expect(in, cpu, &o, MF_OK, ""))
+        return;
+    o.kernel = MF_MLX_KERNEL_METAL;
+    if (convert_expect(in, metal, &o, MF_OK, ""))
+        return;
+    char a[700], b[700];
+    snprintf(a, sizeof(a), "%s/model.safetensors", cpu);
+    snprintf(b, sizeof(b), "%s/model.safetensors", metal);
+    CHECK(!same_file(a, b));
+    snprintf(a, sizeof(a), "%s/config.json", cpu);
+    snprintf(b, sizeof(b), "%s/config.json", metal);
+    CHECK(same_file(a, b));
+    mf_model *m = NULL;
+    CHECK(mf_open(metal, NULL, &m, NULL) == 0 && mf_model_format(m) == MF_FMT_MLX);
+    mf_close(m);
+}
+
+/* MLX (quantized) -> dequantized directory -> GGUF -> Hugging Face
+ * directory -> MLX (unquantized): the tensors of the dequantized directory
+ * come back byte for byte (the GGUF leg stores them as they are, F16). */
+static void test_round_trip(void)
+{
+    char q[512], d[512], g[512], h[512], back[512];
+    snprintf(q, sizeof(q), "%s/llama-f16-q4g64", tmp); /* test_references made it */
+    snprintf(d, sizeof(d), "%s/rt-deq", tmp);
+    snprintf(g, sizeof(g), "%s/rt.gguf", tmp);
+    snprintf(h, sizeof(h), "%s/rt-hf", tmp);
+    snprintf(back, sizeof(back), "%s/rt-back", tmp);
+    if (!exists(q)) {
+        printf("SKIP round trip: %s was not made\n", q);
+        skipped++;
+        return;
+    }
+    mf_convert_mlx_opts o;
+    mf_convert_mlx_opts_init(&o);
+    o.dequantize = true;
+    if (convert_expect(q, d, &o, MF_OK, ""))
+        return;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_convert_to_gguf(d, g, NULL, &st);
+    CHECKF(rc == 0, "%s: %s", g, st.msg);
+    if (rc == 0) {
+        rc = mf_convert_to_hf(g, h, NULL, &st);
+        CHECKF(rc == 0, "%s: %s", h, st.msg);
+    }
+    mf_status_clear(&st);
+    mf_convert_mlx_opts_init(&o);
+    if (rc || convert_expect(h, back, &o, MF_OK, ""))
+        return;
+    char a[700], b[700];
+    snprintf(a, sizeof(a), "%s/model.safetensors", d);
+    snprintf(b, sizeof(b), "%s/model.safetensors", back);
+    mf_model *x = NULL, *y = NULL;
+    CHECK(mf_open(a, NULL, &x, NULL) == 0 && mf_open(b, NULL, &y, NULL) == 0);
+    if (x && y) {
+        CHECK(mf_model_tensor_count(x) == mf_model_tensor_count(y));
+        size_t same = 0;
+        for (size_t i = 0; i < mf_model_tensor_count(x); i++) {
+            const mf_tensor *t = mf_model_tensor_at(x, i);
+            for (size_t j = 0; j < mf_model_tensor_count(y); j++) {
+                const mf_tensor *u = mf_model_tensor_at(y, j);
+                if (strcmp(mf_tensor_name(t), mf_tensor_name(u)))
+                    continue;
+                char hx[129], hy[129];
+                mf_hash_tensor(x, t, MF_SHA256, hx, NULL);
+                mf_hash_tensor(y, u, MF_SHA256, hy, NULL);
+                same += !strcmp(hx, hy);
+            }
+        }
+        CHECKF(same == mf_model_tensor_count(x), "%zu of %zu tensors came back", same,
+               mf_model_tensor_count(x));
+    }
+    mf_close(x);
+    mf_close(y);
+}
+
 int main(void)
 {
     test_quantizer();
@@ -365,6 +556,9 @@ int main(void)
     if (!tl_make_tmpdir(tmp, sizeof(tmp), "mlxconv"))
         return 1;
     test_references();
+    test_errors();
+    test_metal_conversion();
+    test_round_trip();
     tl_remove_tmpdir(tmp);
     if (skipped)
         printf("%d reference cases skipped\n", skipped);

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """make_convert_ref.py - the conversion references in ref/ (README.md).
 
-usage: make_convert_ref.py ORACLE_DIR SHARED_DIR
+usage: make_convert_ref.py ORACLE_DIR SHARED_DIR [QHARNESS]
   ORACLE_DIR holds run_mlx_lm.py (mlx_lm's own convert() over a recording
   stand-in for mlx.core), the mlx-lm checkout it imports, and driver (MLX's
-  C++ core computing what mlx_lm asked for). SHARED_DIR: ../shared.
+  C++ core computing what mlx_lm asked for). SHARED_DIR: ../shared. With
+  QHARNESS, oracle/driver_qharness.py computes the arrays instead of
+  driver (MLX's quantize<T, U> alone; numpy for the rest).
 Writes ref/CASE/config.json and model.safetensors.index.json (as mlx_lm
 wrote them) and ref/CASE/tensors.json: per safetensors file MLX wrote, its
 header (as MLX wrote it) and each tensor's dtype, shape and SHA-256."""
@@ -70,6 +72,7 @@ def header_of(path):
 
 def main():
     oracle, shared = sys.argv[1], sys.argv[2]
+    qharness = sys.argv[3] if len(sys.argv) > 3 else None
     work = tempfile.mkdtemp(prefix="mlx-ref-")
     outs = {}
     for name, src, args in CASES:
@@ -79,8 +82,12 @@ def main():
         out = os.path.join(work, name)
         subprocess.run([sys.executable, os.path.join(oracle, "run_mlx_lm.py"), inp, out] + args,
                        check=True, stdout=subprocess.DEVNULL)
-        subprocess.run([os.path.join(oracle, "driver"), os.path.join(out, "plan.json"), out],
-                       check=True)
+        if qharness:
+            subprocess.run([sys.executable, os.path.join(HERE, "oracle", "driver_qharness.py"),
+                            os.path.join(out, "plan.json"), out, qharness], check=True)
+        else:
+            subprocess.run([os.path.join(oracle, "driver"), os.path.join(out, "plan.json"), out],
+                           check=True)
         outs[name] = out
         dst = os.path.join(HERE, "ref", name)
         os.makedirs(dst, exist_ok=True)
@@ -93,7 +100,9 @@ def main():
             text, tensors = header_of(os.path.join(out, entry["file"]))
             files[entry["file"]] = {"header": text, "tensors": tensors}
         with open(os.path.join(dst, "tensors.json"), "w") as f:
-            json.dump({"case": name, "input": src, "convert": args, "files": files}, f,
+            json.dump({"case": name, "input": src, "convert": args, "files": files,
+                       "computed_by": "driver_qharness.py" if qharness else "driver.cpp (libmlx)"},
+                      f,
                       indent=1, sort_keys=True)
             f.write("\n")
     shutil.rmtree(work)
