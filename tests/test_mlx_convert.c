@@ -281,6 +281,8 @@ static void opts_of(json_t *args, mf_convert_mlx_opts *o)
             o->group_size = atoi(v);
         else if (!strncmp(s, "quant_predicate=", 16))
             o->quant_predicate = v;
+        else if (!strncmp(s, "max_shard_bytes=", 16))
+            o->max_shard_size = (uint64_t)atoll(v);
         else if (!strncmp(s, "dtype=", 6))
             o->dtype = !strcmp(v, "float16") ? MF_F16 : !strcmp(v, "bfloat16") ? MF_BF16 : MF_F32;
     }
@@ -348,7 +350,7 @@ static void test_references(void)
     if (d)
         closedir(d);
     qsort(names, n, sizeof(char *), cmp_names);
-    CHECKF(n >= 18, "%zu reference cases", n);
+    CHECKF(n >= 19, "%zu reference cases", n);
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n; i++)
             if ((strstr(names[i], "dequant") != NULL) == (pass == 1))

@@ -25,6 +25,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -498,64 +499,60 @@ int mlx_plan(mlxc *c)
 
 /* ------------------------------------------------------------ driver */
 
-/* Removes a directory this run made, with the files in it. */
-static void remove_dir(const char *dir)
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    DIR *d = opendir(dir);
-    if (d) {
-        char p[4096];
-        for (struct dirent *e; (e = readdir(d));)
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-                snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-                unlink(p);
-            }
-        closedir(d);
-    }
-    rmdir(dir);
+    (void)sb, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
 }
 
-/* OUT.tmp.XXXXXX beside OUT; OUT must be absent or an empty directory
- * (mlx_lm refuses any existing path; an empty directory is let through as
- * the other directory writers do). */
-static int make_tmp_dir(mlxc *c)
+/* Removes a directory this run made, with everything in it. */
+static void remove_made_dir(const char *dir)
 {
-    struct stat sb;
-    if (stat(c->out, &sb) == 0) {
-        DIR *d = S_ISDIR(sb.st_mode) ? opendir(c->out) : NULL;
-        bool empty = d != NULL;
-        for (struct dirent *e; d && (e = readdir(d));)
-            empty &= !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
-        if (d)
-            closedir(d);
-        if (!empty)
-            return mf_fail(c->st, MF_ERR_USAGE, c->out, -1,
-                           "exists and is not an empty directory: refusing to write into it");
-    }
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* OUT must be absent (made here) or an empty directory (mlx_lm refuses any
+ * existing path; an empty directory is let through as the other directory
+ * writers do). The files are staged as one set inside it and appear
+ * together at the commit (mf_atomic_set). */
+static int open_out_dir(mlxc *c)
+{
     size_t n = strlen(c->out);
     while (n > 1 && c->out[n - 1] == '/')
         n--;
-    c->final_dir = mf_arena_strndup(c->a, c->out, n);
-    c->tmp_dir = mf_arena_printf(c->a, "%.*s.tmp.XXXXXX", (int)n, c->out);
-    if (!c->final_dir || !c->tmp_dir)
+    if (!(c->final_dir = mf_arena_strndup(c->a, c->out, n)))
         return mf_oom(c->st, c->out);
+    DIR *d = opendir(c->final_dir);
+    bool empty = true;
+    for (struct dirent *e; d && (e = readdir(d));)
+        empty &= !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    if (!d && errno != ENOENT)
+        return mf_fail(c->st, MF_ERR_USAGE, c->out, -1, "exists and is not a directory");
+    if (!empty)
+        return mf_fail(c->st, MF_ERR_USAGE, c->out, -1,
+                       "exists and is not an empty directory: refusing to write into it");
     if (mf_output_check_path(c->in, c->final_dir, c->st))
         return -1;
-    if (!mkdtemp(c->tmp_dir)) {
-        c->tmp_dir = NULL;
-        return mf_fail(c->st, MF_ERR_IO, c->out, -1, "cannot make a directory beside it: %s",
-                       strerror(errno));
+    if (!d) {
+        if (mkdir(c->final_dir, 0755) != 0)
+            return mf_fail(c->st, MF_ERR_IO, c->out, -1, "cannot make the directory: %s",
+                           strerror(errno));
+        c->made_dir = true;
     }
-    chmod(c->tmp_dir, 0755);
-    return 0;
+    char *prefix = mf_path_join(c->a, c->final_dir, "model");
+    return prefix ? mf_atomic_set_begin(prefix, &c->set, c->st) : mf_oom(c->st, c->out);
 }
 
-static int commit_dir(mlxc *c)
+static void close_out_dir(mlxc *c, bool ok)
 {
-    rmdir(c->final_dir); /* an empty one is replaced */
-    if (rename(c->tmp_dir, c->final_dir) != 0)
-        return mf_fail(c->st, MF_ERR_IO, c->out, -1, "rename failed: %s", strerror(errno));
-    c->tmp_dir = NULL;
-    return 0;
+    if (c->set && !ok)
+        mf_atomic_set_abort(c->set);
+    c->set = NULL;
+    if (!ok && c->made_dir)
+        rmdir(c->final_dir);
 }
 
 static int convert_dir(const char *in, const char *out, const mf_convert_mlx_opts *o,
@@ -569,29 +566,24 @@ static int convert_gguf(const char *in, const char *out, const mf_convert_mlx_op
     size_t n = strlen(out);
     while (n > 1 && out[n - 1] == '/')
         n--;
-    char *tmp = malloc(n + 32);
-    if (!tmp)
-        return mf_oom(st, out);
-    snprintf(tmp, n + 32, "%.*s.hf.XXXXXX", (int)n, out);
-    if (!mkdtemp(tmp)) {
-        int e = errno;
+    char *tmp = malloc(n + 32), *hf = malloc(n + 40);
+    if (!tmp || !hf) {
         free(tmp);
-        return mf_fail(st, MF_ERR_IO, out, -1, "cannot make a directory beside it: %s",
-                       strerror(e));
+        free(hf);
+        return mf_oom(st, out);
     }
-    char *hf = malloc(strlen(tmp) + 8);
-    int rc = hf ? 0 : mf_oom(st, out);
+    snprintf(tmp, n + 32, "%.*s.hf.XXXXXX", (int)n, out);
+    int rc = mkdtemp(tmp) ? 0 : mf_fail(st, MF_ERR_IO, out, -1,
+                                       "cannot make a directory beside it: %s", strerror(errno));
     if (rc == 0) {
-        sprintf(hf, "%s/hf", tmp);
+        snprintf(hf, n + 40, "%s/hf", tmp);
         mf_convert_hf_opts ho;
         mf_convert_hf_opts_init(&ho);
         rc = mf_convert_to_hf(in, hf, &ho, st);
+        if (rc == 0)
+            rc = convert_dir(hf, out, o, st);
+        remove_made_dir(tmp);
     }
-    if (rc == 0)
-        rc = convert_dir(hf, out, o, st);
-    if (hf)
-        remove_dir(hf);
-    rmdir(tmp);
     free(hf);
     free(tmp);
     return rc;
@@ -619,15 +611,16 @@ static int convert_dir(const char *in, const char *out, const mf_convert_mlx_opt
     if (rc == 0)
         rc = mlx_plan(&c);
     if (rc == 0)
-        rc = make_tmp_dir(&c);
+        rc = open_out_dir(&c);
     if (rc == 0)
         rc = mlx_write_weights(&c);
     if (rc == 0)
         rc = mlx_copy_side_files(&c);
-    if (rc == 0)
-        rc = commit_dir(&c);
-    if (c.tmp_dir)
-        remove_dir(c.tmp_dir);
+    if (rc == 0 && c.set) {
+        rc = mf_atomic_set_commit(c.set, st);
+        c.set = NULL;
+    }
+    close_out_dir(&c, rc == 0);
     json_decref(c.cfg);
     MF_VEC_FREE(c.p);
     free(c.keep);

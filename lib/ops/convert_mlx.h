@@ -35,7 +35,9 @@ typedef struct mlxc {
     uint8_t *keep;          /* scales then biases of the last quantized weight */
     uint64_t keep_half;     /* bytes of each */
     uint64_t done, total;
-    char *tmp_dir, *final_dir;
+    char *final_dir;
+    bool made_dir;          /* OUT did not exist: removed again on failure */
+    mf_atomic_set *set;     /* the output files, staged inside OUT */
 } mlxc;
 
 /* convert_mlx.c: fills c->p (sorted) and c->cfg from c->src and the

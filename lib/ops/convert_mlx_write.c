@@ -9,6 +9,7 @@
 #include "formats/formats.h"
 #include "ops/pyjson.h"
 #include "quant/mlx_affine.h"
+#include "quant/quant.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,41 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ----------------------------------------------------- float elements */
-
-static float load_el(const uint8_t *p, mf_dtype dt)
-{
-    if (dt == MF_F16)
-        return mf_f16_to_f32(mf_rd16le(p));
-    if (dt == MF_BF16)
-        return mf_bf16_to_f32(mf_rd16le(p));
-    uint32_t u = mf_rd32le(p);
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* MLX's astype between float types: round to nearest even (mlx/types). */
-static void store_el(uint8_t *p, float v, mf_dtype dt)
-{
-    if (dt == MF_F16) {
-        mf_wr16le(p, mf_f32_to_f16(v));
-    } else if (dt == MF_BF16) {
-        mf_wr16le(p, mf_f32_to_bf16(v));
-    } else {
-        uint32_t u;
-        memcpy(&u, &v, 4);
-        mf_wr32le(p, u);
-    }
-}
-
-static float round_to(float v, mf_dtype dt)
-{
-    uint8_t b[4];
-    store_el(b, v, dt);
-    return load_el(b, dt);
-}
-
+/* Float rows go through lib/quant's F32/F16/BF16 rows (ggml's
+ * conversions: round to nearest even, as MLX's astype and its float16_t /
+ * bfloat16_t do for every non-NaN value). */
 static size_t el_size(mf_dtype dt)
 {
     return dt == MF_F32 ? 4 : 2;
@@ -106,42 +75,40 @@ static int rows_sink(void *ctx, const void *buf, size_t n, mf_status *st)
     return 0;
 }
 
-/* A float row of the source as MLX holds it after the cast. */
-static void row_floats(rows *rs, mf_dtype as)
+/* A float row of the source as MLX holds it after the cast to `as`
+ * (scratch: n elements of `as`). */
+static void row_floats(rows *rs, mf_dtype as, uint8_t *scratch)
 {
     mf_dtype sdt = rs->p->src->dtype;
-    size_t n = rs->row_bytes / el_size(sdt);
-    for (size_t j = 0; j < n; j++) {
-        float v = load_el(rs->buf + j * el_size(sdt), sdt);
-        rs->f[j] = as == sdt ? v : round_to(v, as);
+    int64_t n = (int64_t)(rs->row_bytes / el_size(sdt));
+    mf_dequantize_row(sdt, rs->buf, rs->f, n);
+    if (as != sdt) {
+        mf_quantize_rows(as, rs->f, scratch, 1, n, NULL);
+        mf_dequantize_row(as, scratch, rs->f, n);
     }
 }
 
 static int cast_row(rows *rs, mf_status *st)
 {
-    mf_dtype dt = rs->p->out.dtype;
-    size_t n = rs->row_bytes / el_size(rs->p->src->dtype);
-    row_floats(rs, dt);
-    for (size_t j = 0; j < n; j++)
-        store_el(rs->out + j * el_size(dt), rs->f[j], dt);
-    return emit(rs, rs->out, n * el_size(dt), st);
+    mf_dtype dt = rs->p->out.dtype, sdt = rs->p->src->dtype;
+    int64_t n = (int64_t)(rs->row_bytes / el_size(sdt));
+    mf_dequantize_row(sdt, rs->buf, rs->f, n);
+    mf_quantize_rows(dt, rs->f, rs->out, 1, n, NULL);
+    return emit(rs, rs->out, (size_t)n * el_size(dt), st);
 }
 
 static int quantize_row(rows *rs, mf_status *st)
 {
     const mlx_param *p = rs->p;
     mlxc *c = rs->c;
-    mf_dtype dt = c->p.v[(size_t)(p - c->p.v) + 1].out.dtype; /* the scales' type */
+    mf_dtype dt = p[1].out.dtype; /* the scales' type: the weight's after the cast */
     uint64_t n = rs->row_bytes / el_size(p->src->dtype), groups = n / (uint64_t)p->group_size;
-    row_floats(rs, dt);
+    row_floats(rs, dt, rs->out);
     float *sc = rs->f + n, *bi = sc + groups;
     mf_mlx_quantize_row(rs->f, n, p->bits, p->group_size, (int)c->o->kernel, rs->out, sc, bi);
-    size_t es = el_size(dt);
-    uint8_t *ks = c->keep + rs->r * groups * es, *kb = c->keep + c->keep_half + rs->r * groups * es;
-    for (uint64_t g = 0; g < groups; g++) {
-        store_el(ks + g * es, sc[g], dt);
-        store_el(kb + g * es, bi[g], dt);
-    }
+    size_t off = (size_t)(rs->r * groups * el_size(dt));
+    mf_quantize_rows(dt, sc, c->keep + off, 1, (int64_t)groups, NULL);
+    mf_quantize_rows(dt, bi, c->keep + c->keep_half + off, 1, (int64_t)groups, NULL);
     return emit(rs, rs->out, mf_mlx_packed_bytes(n, p->bits), st);
 }
 
@@ -161,7 +128,7 @@ static int fill_quantized(mlxc *c, rows *rs)
     c->keep_half = sp->nbytes;
     c->keep = malloc(sp->nbytes ? 2 * sp->nbytes : 1);
     rs->f = malloc((n + 2 * (n / (uint64_t)p->group_size)) * sizeof(float));
-    rs->out = malloc(mf_mlx_packed_bytes(n, p->bits) + 1);
+    rs->out = malloc(n * 4 + 1); /* the packed codes, or a cast row (scratch) */
     if (!c->keep || !rs->f || !rs->out)
         return mf_oom(c->st, c->in);
     rs->row = quantize_row;
@@ -244,19 +211,22 @@ static size_t plan_shards(const mlxc *c, uint64_t max, size_t *starts)
     return ns;
 }
 
-static char *dir_path(mlxc *c, const char *name)
+/* Where a file of the output is written: its staged path in the set. */
+static const char *dir_path(mlxc *c, const char *name)
 {
-    char *p = mf_path_join(c->a, c->tmp_dir, name);
-    if (!p)
+    char *p = mf_path_join(c->a, c->final_dir, name);
+    if (!p) {
         mf_oom(c->st, c->in);
-    return p;
+        return NULL;
+    }
+    return mf_atomic_set_add(c->set, p, c->st);
 }
 
 static int write_shard(mlxc *c, const char *file, size_t first, size_t end)
 {
     mf_kv fmt = {.key = "format", .v = mf_value_str(c->a, "mlx", 3)};
     mf_out_tensor *ts = calloc(end > first ? end - first : 1, sizeof(*ts));
-    char *path = dir_path(c, file);
+    const char *path = dir_path(c, file);
     if (!ts || !path) {
         free(ts);
         return mf_oom(c->st, c->in);
@@ -312,7 +282,7 @@ static int write_index(mlxc *c, const char *const *files, const size_t *starts, 
     for (size_t i = 0; rc == 0 && i < c->p.n; i++)
         json_object_set_new(wm, ix[i].name, json_string(ix[i].file));
     json_object_set_new(root, "weight_map", wm);
-    char *path = rc == 0 ? dir_path(c, "model.safetensors.index.json") : NULL;
+    const char *path = rc == 0 ? dir_path(c, "model.safetensors.index.json") : NULL;
     if (rc == 0)
         rc = path ? mf_pyjson_write(path, root, 4, c->st) : -1;
     json_decref(root);
@@ -340,7 +310,7 @@ int mlx_write_weights(mlxc *c)
     }
     if (rc == 0)
         rc = write_index(c, files, starts, ns);
-    char *cfg = rc == 0 ? dir_path(c, "config.json") : NULL;
+    const char *cfg = rc == 0 ? dir_path(c, "config.json") : NULL;
     if (rc == 0)
         rc = cfg ? mf_pyjson_write(cfg, c->cfg, 4, c->st) : -1;
     free(c->keep);
@@ -397,7 +367,7 @@ int mlx_copy_side_files(mlxc *c)
         if (e->d_name[0] == '.' || !copied(e->d_name))
             continue;
         char *from = mf_path_join(c->a, c->in, e->d_name);
-        char *to = dir_path(c, e->d_name);
+        const char *to = dir_path(c, e->d_name);
         struct stat sb;
         if (!from || !to)
             rc = mf_oom(c->st, c->in);

@@ -47,6 +47,8 @@ CASES = [
     ("llama8-f32-mixed_4_6", "models:llama8-f32",
      ["quantize=True", "quant_predicate=mixed_4_6", "dtype=bfloat16"]),
     ("llama8-f32-plain-bf16", "models:llama8-f32", ["dtype=bfloat16"]),
+    ("llama-f16-q8g32-shards", "hf:llama-tiny",
+     ["quantize=True", "q_bits=8", "q_group_size=32", "max_shard_bytes=20000"]),
     ("llama-f16-q4g64-dequant", "ref:llama-f16-q4g64", ["dequantize=True"]),
     ("llama8-mixed_3_6-dequant", "ref:llama8-f32-mixed_3_6", ["dequantize=True"]),
 ]

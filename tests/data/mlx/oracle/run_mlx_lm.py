@@ -69,6 +69,12 @@ def main():
     kw = {}
     for a in sys.argv[3:]:
         k, v = a.split("=", 1)
+        if k == "max_shard_bytes":  # make_shards' limit is max_file_size_gb << 30
+            class _Bytes:
+                def __lshift__(self, n, v=int(v)):
+                    return v
+            U.make_shards.__defaults__ = (_Bytes(),)
+            continue
         kw[k] = {"True": True, "False": False, "None": None}.get(v, int(v) if v.isdigit() else v)
     C.convert(hf, out, **kw)
     plan = []
