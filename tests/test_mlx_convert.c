@@ -17,20 +17,6 @@
 static char tmp[256];
 static int skipped;
 
-static uint8_t *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(len > 0 ? (size_t)len : 1);
-    *n = b ? fread(b, 1, (size_t)len, f) : 0;
-    fclose(f);
-    return b;
-}
-
 static float in_value(const uint8_t *p, const char *dt)
 {
     if (!strcmp(dt, "f16"))
@@ -59,10 +45,10 @@ static void quant_case(const char *dt, int bits, int gs, int kernel)
     char path[256];
     snprintf(path, sizeof(path), "tests/data/mlx/quant/%s.in", dt);
     size_t n_in, n_ref;
-    uint8_t *in = slurp(path, &n_in);
+    uint8_t *in = tl_read_file(path, &n_in);
     snprintf(path, sizeof(path), "tests/data/mlx/quant/%s_b%d_g%d.%s", dt, bits, gs,
              kernel == MF_MLX_METAL ? "metal" : "cpu");
-    uint8_t *ref = slurp(path, &n_ref);
+    uint8_t *ref = tl_read_file(path, &n_ref);
     CHECKF(in && ref, "%s missing", path);
     if (!in || !ref) {
         free(in);
@@ -168,7 +154,7 @@ static void test_pyjson(void)
 static char *header_text(const char *path)
 {
     size_t n;
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = tl_read_file(path, &n);
     if (!b || n < 8) {
         free(b);
         return NULL;
@@ -211,7 +197,7 @@ static bool mlx_form(const char *text)
 static bool same_file(const char *a, const char *b)
 {
     size_t na, nb;
-    uint8_t *x = slurp(a, &na), *y = slurp(b, &nb);
+    uint8_t *x = tl_read_file(a, &na), *y = tl_read_file(b, &nb);
     bool same = x && y && na == nb && !memcmp(x, y, na);
     free(x);
     free(y);
@@ -435,7 +421,7 @@ static void test_errors(void)
     snprintf(p, sizeof(p), "%s/model.safetensors", bad);
     /* rename one tensor in place: same length, so offsets stay valid */
     size_t n;
-    uint8_t *b = slurp(p, &n);
+    uint8_t *b = tl_read_file(p, &n);
     char *hit = b ? memmem(b, n, "model.norm.weight", 17) : NULL;
     if (hit)
         memcpy(hit, "model.nrm0.weight", 17);
