@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """driver_qharness.py PLAN OUT QHARNESS - run_mlx_lm.py's plan computed
-without libmlx: quantize by qharness (MLX's own CPU quantize<T, U>, see
-build_qharness.sh), astype and dequantize in numpy with MLX's rules (float
-casts round to nearest even, bfloat16 as mlx/types/bf16.h; dequantize as
-mlx/ops.cpp affine_dequantize's fallback: codes as T, w * scale then
-+ bias, each rounded to T), headers in MLX's form (nlohmann dump: sorted,
-compact, unpadded). Used to cross-check driver.cpp."""
+without libmlx, by qharness (build_qharness.sh): quantize by MLX's own CPU
+quantize<T, U>; astype through MLX's own float16_t / bfloat16_t types
+(mlx/types); dequantize as mlx/ops.cpp affine_dequantize's fallback does
+it (codes as T, times the scale, plus the bias) in MLX's T arithmetic.
+numpy only reads the inputs and writes the files, headers in MLX's form
+(nlohmann dump: sorted, compact, unpadded)."""
 import json
 import os
 import struct
@@ -18,26 +18,7 @@ import numpy as np
 NP = {"float16": np.float16, "float32": np.float32, "uint32": np.uint32}
 ST = {"F16": "float16", "BF16": "bfloat16", "F32": "float32", "U32": "uint32"}
 ST_OUT = {v: k for k, v in ST.items()}
-
-
-def bf16_from_f32(x):
-    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    r = ((u + ((u >> 16) & 1) + 0x7FFF) >> 16).astype(np.uint16)
-    nan = np.isnan(np.asarray(x, np.float32))
-    r[nan] = 0x7FC0
-    return r
-
-
-def to_f32(a, dt):
-    if dt == "bfloat16":
-        return (a.astype(np.uint32) << 16).view(np.float32)
-    return a.astype(np.float32)
-
-
-def from_f32(x, dt):
-    if dt == "bfloat16":
-        return bf16_from_f32(x)
-    return x.astype(NP[dt])
+SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 
 
 class Arr:
@@ -73,11 +54,15 @@ def ev(e, harness, tmp):
         return load(e[1], e[2])
     if op == "astype":
         a = ev(e[1], harness, tmp)
-        return Arr(from_f32(to_f32(a.data, a.dt), e[2]), e[2])
+        src, dst = os.path.join(tmp, "in"), os.path.join(tmp, "out")
+        np.ascontiguousarray(a.data).tofile(src)
+        subprocess.run([harness, "cast", SHORT[a.dt], SHORT[e[2]], src, dst], check=True)
+        np_dt = np.uint16 if e[2] == "bfloat16" else NP[e[2]]
+        return Arr(np.fromfile(dst, np_dt).reshape(a.data.shape), e[2])
     if op == "quantize":
         a = ev(e[1], harness, tmp)
         gs, bits, part = e[2], e[3], e[4]
-        dt = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}[a.dt]
+        dt = SHORT[a.dt]
         src, dst = os.path.join(tmp, "in"), os.path.join(tmp, "out")
         np.ascontiguousarray(a.data).tofile(src)
         subprocess.run([harness, dt, str(bits), str(gs), src, dst], check=True)
@@ -94,24 +79,16 @@ def ev(e, harness, tmp):
         off = pk + (part - 1) * g * es
         return Arr(np.frombuffer(raw[off:off + g * es], sdt).reshape(lead + [n // gs]), a.dt)
     if op == "dequantize":
-        w, s, b = (ev(x, harness, tmp) for x in e[1:4])
+        w, sc, bi = (ev(x, harness, tmp) for x in e[1:4])
         gs, bits = e[4], e[5]
-        words = w.data.reshape(-1, w.data.shape[-1]).astype(np.uint64)
+        paths = [os.path.join(tmp, x) for x in ("w", "s", "b", "out")]
+        for arr, pth in zip((w, sc, bi), paths):
+            np.ascontiguousarray(arr.data).tofile(pth)
+        subprocess.run([harness, "dequant", SHORT[sc.dt], str(bits), str(gs)] + paths,
+                       check=True)
+        np_dt = np.uint16 if sc.dt == "bfloat16" else NP[sc.dt]
         n = w.data.shape[-1] * 32 // bits
-        out = np.zeros((words.shape[0], n), np.float32)
-        stream = words.view(np.uint64)
-        for r in range(words.shape[0]):
-            bitsrow = int.from_bytes(words[r].astype("<u4").tobytes(), "little")
-            for j in range(n):
-                q = (bitsrow >> (j * bits)) & ((1 << bits) - 1)
-                out[r, j] = q
-        sf = to_f32(s.data, s.dt).reshape(words.shape[0], -1)
-        bf = to_f32(b.data, b.dt).reshape(words.shape[0], -1)
-        sc = np.repeat(sf, gs, axis=1)
-        bi = np.repeat(bf, gs, axis=1)
-        t = to_f32(from_f32(out * sc, s.dt), s.dt)
-        v = from_f32(t + bi, s.dt)
-        return Arr(v.reshape(list(w.data.shape[:-1]) + [n]), s.dt)
+        return Arr(np.fromfile(paths[3], np_dt).reshape(list(w.data.shape[:-1]) + [n]), sc.dt)
     raise ValueError(op)
 
 
