@@ -257,6 +257,22 @@ if [ -d "$sc2" ]; then
   "$mfmt" convert -q "$sc2" "$tmp/sc2q.gguf" >"$tmp/out" 2>&1 && [ ! -s "$tmp/out" ] && cmp -s "$tmp/sc2.gguf" "$tmp/sc2q.gguf" &&
     ok || bad "convert -q still printed: $(cat "$tmp/out")"
 fi
+# MLX out (doc/mlx.md): an HF directory quantized, MLX back to GGUF (no
+# temporary directory left), the MLX options refused without --mlx
+l8=tests/data/mlx/models/llama8-f32
+"$mfmt" convert -q "$l8" "$tmp/mlx8" --mlx --q-bits 3 --quant-predicate mixed_3_6 >"$tmp/out" 2>&1 &&
+  grep -q '"bits": 6' "$tmp/mlx8/config.json" && [ "$("$mfmt" detect "$tmp/mlx8" | awk '{print $2}')" = mlx ] &&
+  ok || bad "convert --mlx: $(cat "$tmp/out")"
+lt=../shared/corpus/hf-dir/llama-tiny
+if [ -d "$lt" ]; then
+  "$mfmt" convert -q "$lt" "$tmp/mlxt" --mlx --quantize && "$mfmt" convert -q "$tmp/mlxt" "$tmp/mlxt.gguf" >"$tmp/out" 2>&1 &&
+    [ -s "$tmp/mlxt.gguf" ] && [ -z "$(ls -d "$tmp"/mlxt.gguf.mlx.* 2>/dev/null)" ] && ok || bad "MLX -> GGUF: $(cat "$tmp/out")"
+else
+  echo "SKIP cli: MLX -> GGUF needs $lt"
+fi
+"$mfmt" convert "$l8" "$tmp/x.safetensors" --q-bits 4 >"$tmp/out" 2>&1
+[ $? = 2 ] && grep -q "are for MLX output" "$tmp/out" && [ ! -e "$tmp/x.safetensors" ] && ok ||
+  bad "--q-bits without --mlx: $(cat "$tmp/out")"
 # a broken file from standard input: the error names "-", not the copy
 head -c 100 "$gg" | "$mfmt" inspect - >"$tmp/out" 2>&1
 [ $? = 1 ] && grep -q "^mfmt: -: byte 16" "$tmp/out" && ! grep -q "mfmt-stdin" "$tmp/out" && ok ||

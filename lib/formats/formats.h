@@ -68,6 +68,11 @@ mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
  * tensor padded to the alignment as well. */
 int mf_gguf_write_all_padded(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
                              size_t n_meta, mf_fill_fn fill, void *ctx, mf_status *st);
+/* mf_safetensors_write with MLX's header (mlx/io/safetensors.cpp
+ * save_safetensors: nlohmann's dump(), keys sorted bytewise, no spaces, no
+ * padding after the header); the data in the order given. */
+int mf_safetensors_write_mlx(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
+                             size_t n_meta, mf_fill_fn fill, void *ctx, mf_status *st);
 
 
 /* ============================================ Hugging Face directory files
