@@ -110,7 +110,15 @@ void cli_progress_end(cli_progress *p);
 int cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
 /* An mf_sink_fn writing to stdout (ctx unused). */
 int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st);
-/* A PATH operand: "-" is standard input, copied once to a temporary file
+/* Whether a Hub name not in the cache may be read remotely (main.c sets
+ * it for the commands that read headers over HTTP). */
+extern bool cli_hub_remote;
+/* A Hub name (ORG/NAME[@REV], hf://...) -> the cache's path (or URL);
+ * any other path, "-" included, as it is. NULL, st filled, when a Hub name
+ * cannot be resolved. The result lives until exit. */
+const char *cli_hub_path(const char *path, mf_status *st);
+/* A PATH operand: a Hub name (ORG/NAME[@REV], hf://...) is resolved in the
+ * Hugging Face cache (mf_hub_resolve); "-" is standard input, copied once to a temporary file
  * (removed at exit) for the commands whose readers map their input; any
  * other path as it is. NULL, st filled, when the copy fails. */
 const char *cli_input_path(const char *path, mf_status *st);

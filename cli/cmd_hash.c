@@ -389,11 +389,31 @@ static int run_sha256sum(const hash_opts *o)
     return worst;
 }
 
+/* Hub names -> the cache's paths, before anything looks at them */
+static int resolve_paths(hash_opts *o, const char **buf)
+{
+    mf_status st;
+    mf_status_init(&st);
+    for (int i = 0; i < o->n_paths; i++)
+        if (!(buf[i] = cli_hub_path(o->paths[i], &st))) {
+            int rc = cli_report(&st);
+            mf_status_clear(&st);
+            return rc;
+        }
+    o->paths = buf;
+    o->path = buf[0];
+    return 0;
+}
+
 static int run_hash(const cli_args *a)
 {
     hash_opts o;
+    const char *resolved[CLI_MAX_ARGS];
     if (parse(a, &o))
         return EXIT_USAGE;
+    int rc = resolve_paths(&o, resolved);
+    if (rc)
+        return rc;
     if (o.check)
         return run_manifest_check(o.path, o.check, o.mask, o.json, o.jsonl);
     if (o.manifest_out || o.gguf_hash)

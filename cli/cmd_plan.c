@@ -96,6 +96,9 @@ static int run_plan(const cli_args *a)
     if (a->n_pos != 1)
         return cli_usage_error("plan", a->n_pos ? "one path at a time" : "no path given");
     path = a->pos[0];
+    int spool = cli_spool_input(&path); /* a Hub name: the cache's copy */
+    if (spool)
+        return spool;
     if (!n)
         return cli_usage_error("plan", "give the devices: --device cuda:0:24GiB --device cpu:64GiB");
     mf_status st;

@@ -301,10 +301,41 @@ static int copy_fd(int in, int out)
     }
 }
 
+/* Hub names resolved so far: kept for the whole run (the paths are used
+ * until exit), reachable from here. */
+static char **hub_paths;
+static size_t n_hub_paths;
+
+/* ORG/NAME[@REV] and hf://... -> the cache's file or snapshot folder (or
+ * the https URL of a file not in the cache); anything else as it is. */
+const char *cli_hub_path(const char *path, mf_status *st)
+{
+    mf_hub_target t;
+    if (mf_hub_resolve(path, NULL, cli_hub_remote, &t, st))
+        return NULL;
+    if (t.kind == MF_HUB_NONE) {
+        mf_hub_target_free(&t);
+        return path;
+    }
+    char **grown = realloc(hub_paths, (n_hub_paths + 1) * sizeof(char *));
+    if (!grown) {
+        mf_hub_target_free(&t);
+        mf_status_fail(st, MF_ERR_NOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    hub_paths = grown;
+    hub_paths[n_hub_paths++] = t.path;
+    t.path = NULL;
+    mf_hub_target_free(&t);
+    return hub_paths[n_hub_paths - 1];
+}
+
+bool cli_hub_remote = false;
+
 const char *cli_input_path(const char *path, mf_status *st)
 {
     if (strcmp(path, "-") != 0)
-        return path;
+        return cli_hub_path(path, st);
     if (stdin_copy[0]) /* standard input is read once; "-" again is the same bytes */
         return stdin_copy;
     const char *dir = getenv("TMPDIR");

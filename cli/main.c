@@ -6,6 +6,7 @@ extern const cli_cmd cli_cmd_split, cli_cmd_merge, cli_cmd_diff;
 extern const cli_cmd cli_cmd_scan, cli_cmd_convert;
 extern const cli_cmd cli_cmd_estimate, cli_cmd_plan;
 extern const cli_cmd cli_cmd_quantize, cli_cmd_dequantize, cli_cmd_edit;
+extern const cli_cmd cli_cmd_cache;
 
 /* A new subcommand adds one extern above and one line here. */
 static const cli_cmd *const commands[] = {
@@ -23,6 +24,7 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_quantize,
     &cli_cmd_dequantize,
     &cli_cmd_edit,
+    &cli_cmd_cache,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
