@@ -324,6 +324,48 @@ static void test_cli_clean(const char *mfmt)
     CHECK(run_cli(mfmt, "cache frobnicate", a, sizeof(a)) == 2);
 }
 
+/* a delivery record of the cached repo, checked on a copy elsewhere: the
+ * file hash of the LFS file is its blob name; a metadata edit changes the
+ * file hash only, a changed weight both; a deleted file is missing */
+static void test_records(const char *mfmt)
+{
+    static char a[65536];
+    char cmd[2048], rec[400], copy[400];
+    snprintf(rec, sizeof(rec), "%s/rec.json", root);
+    snprintf(copy, sizeof(copy), "%s/copy", root);
+    snprintf(cmd, sizeof(cmd), "hash --record %s acme/tiny && cat %s", rec, rec);
+    CHECK(run_cli(mfmt, cmd, a, sizeof(a)) == 0);
+    char want[200];
+    snprintf(want, sizeof(want), "\"sha256\": \"%s\"", model_blob);
+    CHECKF(strstr(a, want) && strstr(a, "\"repo\": \"acme/tiny\"") && strstr(a, C1) &&
+           strstr(a, "\"tensor_content_sha256\": \"") && strstr(a, "\"path\": \"config.json\""),
+           "%s", a);
+    snprintf(cmd, sizeof(cmd), "cp -rL %s/models--acme--tiny/snapshots/%s %s", cache, C1, copy);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof(cmd), "hash --check-record %s %s", rec, copy);
+    CHECKF(run_cli(mfmt, cmd, a, sizeof(a)) == 0 && strstr(a, "2 of 2 recorded files match"), "%s", a);
+    snprintf(cmd, sizeof(cmd), "edit --set who=me %s/model.safetensors >/dev/null && "
+                               "%s hash --check-record %s %s", copy, mfmt, rec, copy);
+    CHECKF(run_cli(mfmt, cmd, a, sizeof(a)) == 1 && strstr(a, "tensors identical"), "%s", a);
+    char path[500];
+    snprintf(path, sizeof(path), "%s/model.safetensors", copy);
+    int fd = open(path, O_WRONLY);
+    struct stat sb;
+    CHECK(fd >= 0 && fstat(fd, &sb) == 0 && pwrite(fd, "\x55", 1, sb.st_size - 1) == 1);
+    if (fd >= 0)
+        close(fd);
+    snprintf(cmd, sizeof(cmd), "hash --check-record %s --json %s", rec, copy);
+    CHECKF(run_cli(mfmt, cmd, a, sizeof(a)) == 1 && strstr(a, "weights are not the recorded"), "%s", a);
+    snprintf(cmd, sizeof(cmd), "hash --check-record %s %s/model.safetensors", rec, copy);
+    CHECK(run_cli(mfmt, cmd, a, sizeof(a)) == 3); /* a two-file record against one file */
+    snprintf(path, sizeof(path), "%s/config.json", copy);
+    CHECK(unlink(path) == 0);
+    snprintf(cmd, sizeof(cmd), "hash --check-record %s %s", rec, copy);
+    CHECKF(run_cli(mfmt, cmd, a, sizeof(a)) == 3 && strstr(a, "config.json: missing"), "%s", a);
+    snprintf(cmd, sizeof(cmd), "hash --check-record %s/version.txt %s", cache, copy);
+    CHECK(run_cli(mfmt, cmd, a, sizeof(a)) == 5);
+}
+
 static void test_cli_broken(const char *mfmt)
 {
     static char a[65536];
@@ -344,8 +386,10 @@ int main(void)
     test_resolve();
     test_scan();
     const char *mfmt = getenv("MFMT");
-    if (mfmt)
+    if (mfmt) {
         test_cli_clean(mfmt);
+        test_records(mfmt);
+    }
     else
         printf("skip: CLI tests (MFMT not set)\n");
     test_verify();
