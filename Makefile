@@ -14,7 +14,7 @@ CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 # public ones, which proves the public API is enough.
 LIB_INC  = -Iinclude -Ilib
 CLI_INC  = -Iinclude
-LDLIBS  = -ljansson -lyaml -lcrypto -lxxhash -lz -lblosc -lsz -lpcre2-8 -lpthread -lm
+LDLIBS  = -ljansson -lyaml -lcrypto -lxxhash -lz -lblosc -lsz -lpcre2-8 -lcurl -lpthread -lm
 
 # The version is written once, in include/mfmt.h; the soname follows the
 # major number (Debian's libmfmt0 package would ship libmfmt.so.0).

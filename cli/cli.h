@@ -113,6 +113,20 @@ int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st);
 /* Whether a Hub name not in the cache may be read remotely (main.c sets
  * it for the commands that read headers over HTTP). */
 extern bool cli_hub_remote;
+/* The options of the commands that read remote files (URLs, Hub files
+ * not in the cache), for their option tables. */
+#define CLI_OPTS_REMOTE                                                                       \
+    {"--token", NULL, "TOKEN", "Hub token for gated repos (default: $HF_TOKEN, else the "       \
+                               "cache's token file); never printed"},                          \
+    {"--max-bytes", NULL, "N", "remote reads: fetch at most N bytes in all (default 128MiB; "   \
+                               "0: no limit)"},                                                \
+    {"--timeout", NULL, "S", "remote reads: connect timeout and longest stall in seconds "      \
+                             "(default 30)"}
+/* Applies --token/--max-bytes/--timeout (mf_remote_configure) and allows
+ * remote Hub files for the commands that have them; the exit status. */
+int cli_remote_setup(const cli_args *a);
+/* "mfmt: N bytes fetched over HTTP" on stderr when any were (not -q). */
+void cli_remote_report(void);
 /* A Hub name (ORG/NAME[@REV], hf://...) -> the cache's path (or URL);
  * any other path, "-" included, as it is. NULL, st filled, when a Hub name
  * cannot be resolved. The result lives until exit. */

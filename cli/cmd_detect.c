@@ -35,6 +35,7 @@ static const cli_opt opts[] = {
     {"--json", NULL, NULL, "one JSON array: path, format, detail"},
     {"--jsonl", NULL, NULL, "one JSON object a line, one line per path"},
     CLI_OPT_QUIET("print nothing; the exit status says whether every path could be read"),
+    CLI_OPTS_REMOTE,
     {0},
 };
 

@@ -116,6 +116,7 @@ static const cli_opt opts[] = {
     {"--type", NULL, "T", "weights as if quantized to T (Q4_K_M, Q8_0, F16, ...)"},
     {"--json", NULL, NULL, "one JSON object"},
     CLI_OPT_QUIET("only the total in bytes, one number"),
+    CLI_OPTS_REMOTE,
     {0},
 };
 

@@ -471,6 +471,7 @@ static const cli_opt opts[] = {
                             "`sha256sum -c` checks; mfmt: the default"},
     CLI_OPT_QUIET("--check: only the lines that are not Ok, no header or result line (as "
                   "sha256sum --quiet); the digests otherwise"),
+    CLI_OPTS_REMOTE,
     {0},
 };
 

@@ -127,6 +127,7 @@ static const cli_opt opts[] = {
     {"--dtype", NULL, "T", "f16, bf16 or f32: the dtype the weights are loaded in"},
     {"--json", NULL, NULL, "one JSON object"},
     CLI_OPT_QUIET("the device map only, no per-device and total lines"),
+    CLI_OPTS_REMOTE,
     {0},
 };
 

@@ -136,6 +136,7 @@ static const cli_opt opts[] = {
     {"--jsonl", NULL, NULL, "one JSON object a line, one line per file scanned"},
     {"--all", NULL, NULL, "also the findings judged safe"},
     {"--quiet", "-q", NULL, "print only files that are not safe; the exit status says the rest"},
+    CLI_OPTS_REMOTE,
     {0},
 };
 

@@ -331,6 +331,51 @@ const char *cli_hub_path(const char *path, mf_status *st)
 }
 
 bool cli_hub_remote = false;
+static uint64_t remote_budget;
+
+static bool has_option(const cli_cmd *c, const char *name)
+{
+    for (const cli_opt *o = c->opts; o && o->name; o++)
+        if (!strcmp(o->name, name))
+            return true;
+    return false;
+}
+
+int cli_remote_setup(const cli_args *a)
+{
+    if (!has_option(a->cmd, "--max-bytes"))
+        return EXIT_FINE;
+    mf_remote_opts o;
+    mf_remote_opts_init(&o);
+    o.max_bytes = 128u << 20;
+    const char *v;
+    if ((v = cli_get(a, "--max-bytes")) && mf_parse_size(v, &o.max_bytes))
+        return cli_usage_error(a->cmd->name, "--max-bytes takes a size (1000000, 64MiB, 0)");
+    if ((v = cli_get(a, "--timeout"))) {
+        char *end;
+        unsigned long s = strtoul(v, &end, 10);
+        if (*end || s == 0 || s > 3600)
+            return cli_usage_error(a->cmd->name, "--timeout takes seconds, 1 to 3600");
+        o.timeout_s = (unsigned)s;
+    }
+    o.token = cli_get(a, "--token");
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_remote_configure(&o, &st) ? cli_report(&st) : EXIT_FINE;
+    mf_status_clear(&st);
+    remote_budget = o.max_bytes;
+    cli_hub_remote = true;
+    return rc;
+}
+
+void cli_remote_report(void)
+{
+    uint64_t n = mf_remote_bytes_read();
+    fflush(stdout); /* the report follows the command's output */
+    if (n && !cli_quiet)
+        fprintf(stderr, "mfmt: %llu bytes fetched over HTTP (budget %llu)\n",
+                (unsigned long long)n, (unsigned long long)remote_budget);
+}
 
 const char *cli_input_path(const char *path, mf_status *st)
 {

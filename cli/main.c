@@ -168,5 +168,9 @@ int main(int argc, char **argv)
     if (rc)
         return rc < 0 ? EXIT_FINE : rc;
     cli_quiet = cli_has(&args, "--quiet");
-    return c->run(&args);
+    if ((rc = cli_remote_setup(&args)) != 0)
+        return rc;
+    rc = c->run(&args);
+    cli_remote_report();
+    return rc;
 }

@@ -137,6 +137,36 @@ MF_API int mf_cache_verify(const char *cache_dir, const char *repo, mf_progress_
                            void *progress_user, mf_cache_verify_report **out, mf_status *st);
 MF_API void mf_cache_verify_free(mf_cache_verify_report *r);
 
+/* ------------------------------------------------------- remote reads */
+/* An http(s) URL (or a Hub file not in the cache) given to mf_open,
+ * mf_detect, mf_scan_file... is read by HTTP range requests: the headers
+ * are fetched, tensor data only when a tensor is read. Settings are for
+ * the whole process. */
+typedef struct mf_remote_opts {
+    size_t struct_size;   /* sizeof(mf_remote_opts) */
+    const char *token;    /* bearer token; NULL: $HF_TOKEN, else the token file
+                             ($HF_TOKEN_PATH, $HF_HOME/token); never printed */
+    uint64_t max_bytes;   /* stop before receiving more than this in all (0: no limit) */
+    unsigned timeout_s;   /* connect timeout, and the longest stall (default 30) */
+    unsigned retries;     /* further tries of a failed range (default 3, at most 10) */
+} mf_remote_opts;
+MF_API void mf_remote_opts_init(mf_remote_opts *o);
+/* Sets the process's remote settings (copied; the token too). Not to be
+ * called while another thread reads remotely. */
+MF_API int mf_remote_configure(const mf_remote_opts *o, mf_status *st);
+/* Body bytes received over HTTP by this process so far. Thread-safe. */
+MF_API uint64_t mf_remote_bytes_read(void);
+
+/* What the server says about a remote file (one 1-byte range request). */
+typedef struct mf_remote_file_info {
+    uint64_t size;
+    uint64_t linked_size;  /* X-Linked-Size (the Hub, for LFS files), 0 if none */
+    char etag[128];
+    char commit[64];       /* X-Repo-Commit, "" if none */
+    char linked_etag[128]; /* X-Linked-ETag: the LFS file's SHA-256, quoted */
+} mf_remote_file_info;
+MF_API int mf_remote_info(const char *url, mf_remote_file_info *out, mf_status *st);
+
 #ifdef __cplusplus
 }
 #endif
