@@ -113,6 +113,19 @@ int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st);
 /* Whether a Hub name not in the cache may be read remotely (main.c sets
  * it for the commands that read headers over HTTP). */
 extern bool cli_hub_remote;
+/* Batch runs (batch.c): the options, for the read commands' tables. */
+#define CLI_OPTS_BATCH                                                                        \
+    {"--from-file", NULL, "FILE", "batch: the paths, one a line, from FILE ('-': standard "     \
+                                  "input); with --jsonl each line carries \"input\""},         \
+    {"-@", NULL, NULL, "batch: the paths on standard input (--from-file -)"},                 \
+    {"--skip-done", NULL, "RESULTS", "batch: skip the inputs with a result in RESULTS.jsonl "  \
+                                     "(resume a run)"}
+/* The input being run in a batch (its "input" key in --jsonl), or NULL. */
+extern const char *cli_batch_input;
+/* Runs a command once per listed path when --from-file / -@ was given
+ * (the exit status: the worst); -1 when not a batch run. */
+int cli_batch_run(const cli_cmd *c, const cli_args *a);
+
 /* The options of the commands that read remote files (URLs, Hub files
  * not in the cache), for their option tables. */
 #define CLI_OPTS_REMOTE                                                                       \

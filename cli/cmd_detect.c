@@ -36,6 +36,7 @@ static const cli_opt opts[] = {
     {"--jsonl", NULL, NULL, "one JSON object a line, one line per path"},
     CLI_OPT_QUIET("print nothing; the exit status says whether every path could be read"),
     CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

@@ -472,6 +472,7 @@ static const cli_opt opts[] = {
     CLI_OPT_QUIET("--check: only the lines that are not Ok, no header or result line (as "
                   "sha256sum --quiet); the digests otherwise"),
     CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

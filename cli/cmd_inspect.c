@@ -323,6 +323,7 @@ static const cli_opt opts[] = {
     CLI_OPT_QUIET("no text output (JSON still prints when asked); the exit status says whether "
                   "every path opened"),
     CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

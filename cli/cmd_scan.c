@@ -137,6 +137,7 @@ static const cli_opt opts[] = {
     {"--all", NULL, NULL, "also the findings judged safe"},
     {"--quiet", "-q", NULL, "print only files that are not safe; the exit status says the rest"},
     CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

@@ -143,6 +143,7 @@ static const cli_opt opts[] = {
     {"--quiet", "-q", NULL, "print only the problems; the exit status says the rest"},
     {"--verbose", "-v", NULL, "every warning (e.g. each misaligned tensor), not a summary"},
     CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

@@ -144,6 +144,8 @@ void cli_fmt_float(char *buf, size_t n, double x, bool is_f32)
 
 void cli_print_jsonl(json_t *j)
 {
+    if (cli_batch_input && json_is_object(j) && !json_object_get(j, "input"))
+        json_object_set_new(j, "input", json_string(cli_batch_input)); /* batch.c's key */
     json_dumpf(j, stdout, JSON_COMPACT);
     fputc('\n', stdout);
     json_decref(j);

@@ -170,7 +170,9 @@ int main(int argc, char **argv)
     cli_quiet = cli_has(&args, "--quiet");
     if ((rc = cli_remote_setup(&args)) != 0)
         return rc;
-    rc = c->run(&args);
+    rc = cli_batch_run(c, &args);
+    if (rc < 0)
+        rc = c->run(&args);
     cli_remote_report();
     return rc;
 }

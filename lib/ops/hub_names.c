@@ -364,7 +364,9 @@ static int resolve_in_cache(const char *arg, const hub_name *n, const char *cach
     int rc = 0;
     struct stat sb;
     if (!mf_is_dir(repo)) {
-        snprintf(why, sizeof(why), "%s is not", n->id);
+        /* ORG/NAME may as well be a mistyped path: say both */
+        snprintf(why, sizeof(why), "%s%s is not", strncmp(arg, "hf://", 5) ? "no such file or "
+                 "directory, and the repo " : "", n->id);
         rc = resolve_uncached(arg, n, cache_dir, NULL, allow_remote, why, t, st);
     } else if (!hub_commit_of(repo, n->revision, commit)) {
         snprintf(why, sizeof(why), "revision %s of %s is not (no refs/%s, no snapshots/%s)",
