@@ -201,6 +201,9 @@ static void test_inspect(void)
     CHECKF(strlen(out) > 64 && !strncmp(out + 7, b + 7, 64), "%s\n%s", out, b);
     CHECK(run("", "inspect hf://acme/tiny/absent.gguf", out, sizeof(out)) == 2 &&
           strstr(out, "not found"));
+    /* an empty file: a 416 to the first range, read as 0 bytes */
+    CHECK(run("", "inspect hf://acme/tiny/empty.gguf", out, sizeof(out)) == 1);
+    CHECKF(strstr(out, "unexpected end of data reading magic"), "%s", out);
     served_bytes();
 }
 
@@ -300,6 +303,7 @@ int main(void)
     make_big("acme/tiny");
     make_big("norange/x");
     copy_in("examples/tiny-llama.gguf", "acme/tiny", "tiny-llama.gguf");
+    copy_in("/dev/null", "acme/tiny", "empty.gguf");
     const char *reps[] = {"acme/tiny", "gated/m", "slow/x", "truncated/x", "badrange/x"};
     for (size_t i = 0; i < 5; i++)
         copy_in("examples/tiny.safetensors", reps[i], "tiny.safetensors");

@@ -166,6 +166,11 @@ typedef struct mf_remote_file_info {
     char linked_etag[128]; /* X-Linked-ETag: the LFS file's SHA-256, quoted */
 } mf_remote_file_info;
 MF_API int mf_remote_info(const char *url, mf_remote_file_info *out, mf_status *st);
+/* Whether addr lies in a remote file's mapping. Async-signal-safe: a
+ * program's SIGSEGV handler can tell a read of bytes that were never
+ * fetched (their pages have no access, so they can never read as zeros)
+ * from any other fault, and say so. */
+MF_API bool mf_remote_owns(const void *addr);
 
 #ifdef __cplusplus
 }

@@ -228,6 +228,12 @@ static int attempt(CURL *h, transfer *t, const mf_remote_cfg *cfg, mf_status *tm
         return 0;
     if (!mf_ok(tmp))
         return -1; /* our own refusal: wrong range, Range ignored */
+    unsigned long long total;
+    if (t->status == 416 && t->off == 0 && sscanf(t->content_range, "bytes */%llu", &total) == 1 &&
+        total == 0) {
+        t->meta->total = 0; /* an empty file has no byte 0 to give */
+        return 0;
+    }
     if (t->status == 401 || t->status == 403) {
         mf_fail(tmp, MF_ERR_IO, t->url, -1,
                 "HTTP %ld: this file needs a token (a gated or private repo)%s", t->status,

@@ -126,9 +126,38 @@ MF_API int mf_remote_configure(const mf_remote_opts *opts, mf_status *st)
 
 /* ------------------------------------------------------------ registry */
 
+/* The mappings' address ranges for mf_remote_owns, readable from a signal
+ * handler: plain atomics, no lock (slots beyond MAX_RANGES are not listed,
+ * which only makes the CLI's message less precise). */
+enum { MAX_RANGES = 256 };
+static _Atomic uintptr_t range_lo[MAX_RANGES], range_hi[MAX_RANGES];
+
+static void list_range(const remote_map *r, bool add)
+{
+    uintptr_t lo = (uintptr_t)r->base;
+    for (size_t i = 0; i < MAX_RANGES; i++)
+        if (add ? atomic_load(&range_lo[i]) == 0 : atomic_load(&range_lo[i]) == lo) {
+            atomic_store(&range_hi[i], add ? lo + (uintptr_t)r->mapped : 0);
+            atomic_store(&range_lo[i], add ? lo : 0);
+            return;
+        }
+}
+
+MF_API bool mf_remote_owns(const void *addr)
+{
+    uintptr_t a = (uintptr_t)addr;
+    for (size_t i = 0; i < MAX_RANGES; i++) {
+        uintptr_t lo = atomic_load(&range_lo[i]);
+        if (lo && a >= lo && a < atomic_load(&range_hi[i]))
+            return true;
+    }
+    return false;
+}
+
 static int register_map(remote_map *r)
 {
     pthread_mutex_lock(&reg_mu);
+    list_range(r, true);
     int rc = mf_vec_grow((void **)&maps, &cap_maps, n_maps + 1, sizeof(*maps));
     if (rc == 0) {
         maps[n_maps++] = r;
@@ -146,6 +175,7 @@ static remote_map *find_map(const uint8_t *p, bool remove)
         if (p >= maps[i]->base && p < maps[i]->base + maps[i]->mapped) {
             r = maps[i];
             if (remove) {
+                list_range(r, false);
                 maps[i] = maps[--n_maps];
                 atomic_store(&active, n_maps);
                 if (!n_maps) {
