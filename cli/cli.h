@@ -124,7 +124,42 @@ void cli_progress_end(cli_progress *p);
 int cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
 /* An mf_sink_fn writing to stdout (ctx unused). */
 int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st);
-/* A PATH operand: "-" is standard input, copied once to a temporary file
+/* Whether a Hub name not in the cache may be read remotely (main.c sets
+ * it for the commands that read headers over HTTP). */
+extern bool cli_hub_remote;
+/* Batch runs (batch.c): the options, for the read commands' tables. */
+#define CLI_OPTS_BATCH                                                                        \
+    {"--from-file", NULL, "FILE", "batch: the paths, one a line, from FILE ('-': standard "     \
+                                  "input); with --jsonl each line carries \"input\""},         \
+    {"-@", NULL, NULL, "batch: the paths on standard input (--from-file -)"},                 \
+    {"--skip-done", NULL, "RESULTS", "batch: skip the inputs with a result in RESULTS.jsonl "  \
+                                     "(resume a run)"}
+/* The input being run in a batch (its "input" key in --jsonl), or NULL. */
+extern const char *cli_batch_input;
+/* Runs a command once per listed path when --from-file / -@ was given
+ * (the exit status: the worst); -1 when not a batch run. */
+int cli_batch_run(const cli_cmd *c, const cli_args *a);
+
+/* The options of the commands that read remote files (URLs, Hub files
+ * not in the cache), for their option tables. */
+#define CLI_OPTS_REMOTE                                                                       \
+    {"--token", NULL, "TOKEN", "Hub token for gated repos (default: $HF_TOKEN, else the "       \
+                               "cache's token file); never printed"},                          \
+    {"--max-bytes", NULL, "N", "remote reads: fetch at most N bytes in all (default 128MiB; "   \
+                               "0: no limit)"},                                                \
+    {"--timeout", NULL, "S", "remote reads: connect timeout and longest stall in seconds "      \
+                             "(default 30)"}
+/* Applies --token/--max-bytes/--timeout (mf_remote_configure) and allows
+ * remote Hub files for the commands that have them; the exit status. */
+int cli_remote_setup(const cli_args *a);
+/* "mfmt: N bytes fetched over HTTP" on stderr when any were (not -q). */
+void cli_remote_report(void);
+/* A Hub name (ORG/NAME[@REV], hf://...) -> the cache's path (or URL);
+ * any other path, "-" included, as it is. NULL, st filled, when a Hub name
+ * cannot be resolved. The result lives until exit. */
+const char *cli_hub_path(const char *path, mf_status *st);
+/* A PATH operand: a Hub name (ORG/NAME[@REV], hf://...) is resolved in the
+ * Hugging Face cache (mf_hub_resolve); "-" is standard input, copied once to a temporary file
  * (removed at exit) for the commands whose readers map their input; any
  * other path as it is. NULL, st filled, when the copy fails. */
 const char *cli_input_path(const char *path, mf_status *st);

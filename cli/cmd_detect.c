@@ -35,6 +35,8 @@ static const cli_opt opts[] = {
     {"--json", NULL, NULL, "one JSON object: path, format, detail; several paths: an array of them"},
     {"--jsonl", NULL, NULL, "one JSON object a line, one line per path"},
     CLI_OPT_QUIET("print nothing; the exit status says whether every path could be read"),
+    CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

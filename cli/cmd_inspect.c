@@ -325,6 +325,8 @@ static const cli_opt opts[] = {
     {"--verbose", "-v", NULL, "every note (e.g. each misaligned tensor), not a summary"},
     CLI_OPT_QUIET("no text output (JSON still prints when asked); the exit status says whether "
                   "every path opened"),
+    CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

@@ -159,6 +159,8 @@ static const cli_opt opts[] = {
     {"--quiet", "-q", NULL, "print only files that are not safe; the exit status says the rest"},
     {"--format", NULL, "FORMAT", "text (default), json (as --json) or sarif: one SARIF 2.1.0 log, a "
                                  "result per finding (CI code scanning); same exit status"},
+    CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

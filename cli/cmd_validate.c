@@ -148,6 +148,8 @@ static const cli_opt opts[] = {
     {"--jsonl", NULL, NULL, "one JSON object a line, one line per path"},
     {"--quiet", "-q", NULL, "print only the problems; the exit status says the rest"},
     {"--verbose", "-v", NULL, "every warning (e.g. each misaligned tensor), not a summary"},
+    CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

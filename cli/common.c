@@ -149,6 +149,8 @@ void cli_fmt_float(char *buf, size_t n, double x, bool is_f32)
 
 void cli_print_jsonl(json_t *j)
 {
+    if (cli_batch_input && json_is_object(j) && !json_object_get(j, "input"))
+        json_object_set_new(j, "input", json_string(cli_batch_input)); /* batch.c's key */
     json_dumpf(j, stdout, JSON_COMPACT);
     fputc('\n', stdout);
     json_decref(j);
@@ -306,10 +308,86 @@ static int copy_fd(int in, int out)
     }
 }
 
+/* Hub names resolved so far: kept for the whole run (the paths are used
+ * until exit), reachable from here. */
+static char **hub_paths;
+static size_t n_hub_paths;
+
+/* ORG/NAME[@REV] and hf://... -> the cache's file or snapshot folder (or
+ * the https URL of a file not in the cache); anything else as it is. */
+const char *cli_hub_path(const char *path, mf_status *st)
+{
+    mf_hub_target t;
+    if (mf_hub_resolve(path, NULL, cli_hub_remote, &t, st))
+        return NULL;
+    if (t.kind == MF_HUB_NONE) {
+        mf_hub_target_free(&t);
+        return path;
+    }
+    char **grown = realloc(hub_paths, (n_hub_paths + 1) * sizeof(char *));
+    if (!grown) {
+        mf_hub_target_free(&t);
+        mf_status_fail(st, MF_ERR_NOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    hub_paths = grown;
+    hub_paths[n_hub_paths++] = t.path;
+    t.path = NULL;
+    mf_hub_target_free(&t);
+    return hub_paths[n_hub_paths - 1];
+}
+
+bool cli_hub_remote = false;
+static uint64_t remote_budget;
+
+static bool has_option(const cli_cmd *c, const char *name)
+{
+    for (const cli_opt *o = c->opts; o && o->name; o++)
+        if (!strcmp(o->name, name))
+            return true;
+    return false;
+}
+
+int cli_remote_setup(const cli_args *a)
+{
+    if (!has_option(a->cmd, "--max-bytes"))
+        return EXIT_FINE;
+    mf_remote_opts o;
+    mf_remote_opts_init(&o);
+    o.max_bytes = 128u << 20;
+    const char *v;
+    if ((v = cli_get(a, "--max-bytes")) && mf_parse_size(v, &o.max_bytes))
+        return cli_usage_error(a->cmd->name, "--max-bytes takes a size (1000000, 64MiB, 0)");
+    if ((v = cli_get(a, "--timeout"))) {
+        char *end;
+        unsigned long s = strtoul(v, &end, 10);
+        if (*end || s == 0 || s > 3600)
+            return cli_usage_error(a->cmd->name, "--timeout takes seconds, 1 to 3600");
+        o.timeout_s = (unsigned)s;
+    }
+    o.token = cli_get(a, "--token");
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_remote_configure(&o, &st) ? cli_report(&st) : EXIT_FINE;
+    mf_status_clear(&st);
+    remote_budget = o.max_bytes;
+    cli_hub_remote = true;
+    return rc;
+}
+
+void cli_remote_report(void)
+{
+    uint64_t n = mf_remote_bytes_read();
+    fflush(stdout); /* the report follows the command's output */
+    if (n && !cli_quiet)
+        fprintf(stderr, "mfmt: %llu bytes fetched over HTTP (budget %llu)\n",
+                (unsigned long long)n, (unsigned long long)remote_budget);
+}
+
 const char *cli_input_path(const char *path, mf_status *st)
 {
     if (strcmp(path, "-") != 0)
-        return path;
+        return cli_hub_path(path, st);
     if (stdin_copy[0]) /* standard input is read once; "-" again is the same bytes */
         return stdin_copy;
     const char *dir = getenv("TMPDIR");

@@ -492,5 +492,6 @@ MF_API void mf_edit_report_free(mf_edit_report *report);
 #include "mfmt/convert.h"
 #include "mfmt/quantize.h"
 #include "mfmt/analyze.h"
+#include "mfmt/hub.h"
 
 #endif /* MFMT_H */

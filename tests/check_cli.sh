@@ -28,7 +28,9 @@ for c in $cmds; do
   done
 done
 while read -r c opt; do
-  grep -qe "$opt\b" "$tmp/help.$c" && ok || bad "mfmt $c --help does not name $opt"
+  # (\b needs a word character: "-@" is looked for followed by a space)
+  { grep -qe "$opt\b" "$tmp/help.$c" || grep -qF -- "$opt " "$tmp/help.$c"; } && ok \
+    || bad "mfmt $c --help does not name $opt"
 done <"$tmp/options"
 
 # 2. the man page

@@ -207,6 +207,15 @@ int mf_parse_size(const char *s, uint64_t *out);
 /* Maps a whole file read-only (size 0 gives base NULL). */
 int mf_map_file(const char *path, mf_file *out, mf_status *st);
 void mf_unmap_file(mf_file *f);
+/* Makes [p, p+n) of a mapping readable: for a remote file (remote.c) the
+ * missing pages are fetched (-1, st filled, when that fails or passes the
+ * byte budget); for anything else nothing to do. Call it before reading
+ * bytes of a mapping by pointer (the cursor does it for its reads). */
+int mf_source_need(const uint8_t *p, uint64_t n, mf_status *st);
+/* Whether p lies in a remote file's mapping. */
+bool mf_source_is_remote(const uint8_t *p);
+/* mf_source_need for every byte a mapped tensor's elements reach. */
+int mf_tensor_need(const mf_tensor *t, mf_status *st);
 bool mf_is_dir(const char *path);
 bool mf_path_exists(const char *path);
 /* Joins dir and name with '/', allocated in the arena. */

@@ -39,6 +39,10 @@ struct mf_probe {
 /* Records the format and its detail ("GGUF v3 little-endian"); returns
  * MF_PROBE_YES (a weak probe returns MF_PROBE_WEAK after calling it). */
 int mf_probe_found(mf_probe *p, mf_format f, const char *fmt, ...) MF_PRINTF(3, 4);
+/* Whether bytes [off, off+n) of the probed file can be read: for a remote
+ * file they are fetched (false when that fails); a probe that looks past
+ * the first 64 KiB (which are always in) asks first. */
+bool mf_probe_has(const mf_probe *p, uint64_t off, uint64_t n);
 /* probe_dir: does the directory hold `name`? */
 bool mf_probe_dir_has(const mf_probe *p, const char *name);
 /* The file parsed as top-level protobuf fields, or NULL when it does not

@@ -115,7 +115,7 @@ static int resolve(void *ctx, const pk_obj *sto, pt_storage_ref *out, mf_status 
     out->file = 0;
     out->big_endian = c->big_endian;
     if (e->method == 0) {
-        out->data = mf_zip_stored_data(c->z, e, st);
+        out->data = mf_zip_stored_span(c->z, e, st); /* fetched when streamed */
         if (!out->data)
             return -1;
         out->file_offset = e->data_offset;

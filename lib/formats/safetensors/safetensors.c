@@ -262,6 +262,8 @@ static int parse_header(const mf_file *f, uint64_t *hlen, mf_status *st)
         return mf_fail(st, MF_ERR_FORMAT, file, 0,
                        "header length %llu exceeds the %llu bytes after it",
                        (unsigned long long)n, (unsigned long long)(f->size - 8));
+    if (mf_source_need(f->base, 8 + n, st)) /* a remote file: the header, nothing more */
+        return -1;
     if (n < 2 || f->base[8] != '{')
         return mf_fail(st, MF_ERR_FORMAT, file, 8,
                        "header must be a JSON object starting with '{'");
