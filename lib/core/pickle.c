@@ -662,6 +662,24 @@ static pk_obj *raw_obj(pk_machine *pm, pk_kind k, const uint8_t *p, size_t n, mf
     return o;
 }
 
+/* Python's UTF-8 decoding with "surrogatepass", as load_binunicode reads
+ * its argument: -1 when valid, else the offset of the first bad byte. */
+static int64_t utf8_surrogatepass_check(const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    for (;;) {
+        int64_t bad = mf_utf8_check(p + i, n - i);
+        if (bad < 0)
+            return -1;
+        size_t b = i + (size_t)bad;
+        if (n - b >= 3 && p[b] == 0xed && (p[b + 1] & 0xe0) == 0xa0 && (p[b + 2] & 0xc0) == 0x80) {
+            i = b + 3; /* an encoded surrogate: pickle writes them so */
+            continue;
+        }
+        return (int64_t)b;
+    }
+}
+
 static int op_counted_bytes(pk_machine *pm, pk_kind k, size_t lenbytes, bool is_signed,
                             const char *op, mf_status *st)
 {
@@ -673,6 +691,12 @@ static int op_counted_bytes(pk_machine *pm, pk_kind k, size_t lenbytes, bool is_
     if (need(pm, len, op, st))
         return -1;
     const uint8_t *p = pm->d + pm->pos;
+    if (k == PK_STR && strstr(op, "UNICODE")) {
+        int64_t bad = utf8_surrogatepass_check(p, (size_t)len);
+        if (bad >= 0) /* CPython's decoder refuses it: the load fails there */
+            return pk_fail(pm, pm->op_off, st, "%s: invalid UTF-8 at byte %lld of its text", op,
+                           (long long)bad);
+    }
     pm->pos += (size_t)len;
     return push(pm, raw_obj(pm, k, p, (size_t)len, st), st);
 }
@@ -716,6 +740,13 @@ static int op_text_number(pk_machine *pm, uint8_t op, const char *name, mf_statu
     pk_obj *v;
     if (is_bool) {
         v = s[1] == '1' ? &pk_true : &pk_false; /* protocol 0 bools */
+    } else if (op == 'I' && n && s[0] == 0) {
+        /* strtol converts nothing and leaves its end at the NUL, which
+         * load_int takes for the end of the text: 0 */
+        v = pk_make(pm, PK_INT, st);
+        if (!v)
+            return -1;
+        v->u.i = 0;
     } else {
         /* load_long drops the 'L' before the text is parsed; C's parsers
          * read up to a NUL. A text they refuse there is refused here too
