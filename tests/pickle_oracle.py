@@ -215,7 +215,9 @@ def gen_frame_games(rng):
     k = rng.randrange(6)
     size = rng.choice([8192, 65536, 131072, 4096, 16384]) + rng.randrange(-24, 25)
     if k == 0:
-        # SHORT_BINBYTES whose argument crosses the frame end by m bytes:
+        # SHORT_BINUNICODE whose argument crosses the frame end by m bytes
+        # (the BINBYTES opcodes read with _Unpickler_ReadInto, which takes
+        # what is left of the frame first; text ones re-read):
         # read in order, its N bytes are m in the frame and N-m after it;
         # a reader that loads the frame reads N fresh bytes after the frame
         # and goes on N bytes later, where EVIL waits. The last m bytes of
@@ -224,7 +226,7 @@ def gen_frame_games(rng):
         n = m + rng.randrange(0, 40)
         pre = b']\x94'
         pad = max(0, size - (len(pre) + 5 + 2 + m))
-        body = pre + b'X' + struct.pack('<I', pad) + b'p' * pad + b'C' + bytes([n]) + b'y' * m
+        body = pre + b'X' + struct.pack('<I', pad) + b'p' * pad + b'\x8c' + bytes([n]) + b'y' * m
         after = b'z' * (n - m) + b'N' * (m - 2) + b'C' + bytes([len(EVIL)])
         return b'\x80\x04' + frame(body) + after + EVIL + b'0' * (m - 2) + b'00.'
     if k == 1:  # frame lengths off by j around a correct framing
