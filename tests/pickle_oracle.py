@@ -84,7 +84,11 @@ def run_loads(f, cls, seq):
             # persistent id: the file is torch's, whose loaders resolve it
             # (the -seq modes) -- not a failure of this mode's reading
             if 'persistent_load' in str(e):
-                log.append(('no-persistent-load', None))
+                log.append(('expected-failure', None))
+            # the oracle's 1 GiB cap (a memo index of 2**31 wants 16 GiB):
+            # a machine with the memory goes on, as mfmt does
+            if isinstance(e, MemoryError):
+                log.append(('expected-failure', None))
             out.append((log, False))
             break
         if seq:
@@ -157,7 +161,7 @@ def check(report, res):
             extra = [n for n in asked if n not in safe_names]
             if extra:
                 bad.append('%s load %d asks for %s' % (mode, i, extra[:3]))
-            if not ok and (asked or pids) and ('no-persistent-load', None) not in log:
+            if not ok and (asked or pids) and ('expected-failure', None) not in log:
                 bad.append('%s load %d fails after asking for %d names, %d persistent ids'
                            % (mode, i, len(asked), pids))
     return bad

@@ -1070,11 +1070,36 @@ static int op_additems(pk_machine *pm, mf_status *st)
     return 0;
 }
 
+/* CPython calls with an argument tuple (PyObject_Call: "argument list
+ * must be a tuple"; load_newobj: "expected an arg tuple"; NEWOBJ_EX's
+ * kwargs a dict): a value of Python's own types of another kind fails
+ * there as in CPython; a value built by a call may be a tuple subclass, or
+ * not: irregular. */
+static int check_call_args(pk_machine *pm, const pk_obj *args, const pk_obj *kwargs,
+                           const char *op, mf_status *st)
+{
+    const pk_obj *bad = args->kind != PK_TUPLE ? args
+                        : kwargs && kwargs->kind != PK_DICT ? kwargs : NULL;
+    if (!bad)
+        return 0;
+    if (is_plain_builtin(bad))
+        return pk_fail(pm, pm->op_off, st, "%s: the %s is %s", op,
+                       bad == args ? "argument list must be a tuple and" : "keyword arguments",
+                       kind_name(bad));
+    pk_note_irregular(pm, pm->op_off,
+                      "%s at byte %llu: its %s is a value built by a call, not as pickle.dump "
+                      "writes it", op, (unsigned long long)(pm->base + pm->o.origin + pm->op_off),
+                      bad == args ? "argument tuple" : "keyword dict");
+    return 0;
+}
+
 static int op_reduce(pk_machine *pm, mf_status *st)
 {
     pk_obj *args = pop(pm, "REDUCE", st);
     pk_obj *fn = args ? pop(pm, "REDUCE", st) : NULL;
-    return fn ? push(pm, pk_call(pm, fn, args, NULL, st), st) : -1;
+    if (!fn || check_call_args(pm, args, NULL, "REDUCE", st))
+        return -1;
+    return push(pm, pk_call(pm, fn, args, NULL, st), st);
 }
 
 static int op_newobj(pk_machine *pm, bool ex, mf_status *st)
@@ -1085,7 +1110,9 @@ static int op_newobj(pk_machine *pm, bool ex, mf_status *st)
         return -1;
     pk_obj *args = pop(pm, op, st);
     pk_obj *cls = args ? pop(pm, op, st) : NULL;
-    return cls ? push(pm, pk_call(pm, cls, args, kwargs, st), st) : -1;
+    if (!cls || check_call_args(pm, args, kwargs, op, st))
+        return -1;
+    return push(pm, pk_call(pm, cls, args, kwargs, st), st);
 }
 
 static int op_obj(pk_machine *pm, mf_status *st)
