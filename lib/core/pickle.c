@@ -1072,12 +1072,17 @@ static int op_additems(pk_machine *pm, mf_status *st)
 
 /* CPython calls with an argument tuple (PyObject_Call: "argument list
  * must be a tuple"; load_newobj: "expected an arg tuple"; NEWOBJ_EX's
- * kwargs a dict): a value of Python's own types of another kind fails
- * there as in CPython; a value built by a call may be a tuple subclass, or
- * not: irregular. */
-static int check_call_args(pk_machine *pm, const pk_obj *args, const pk_obj *kwargs,
-                           const char *op, mf_status *st)
+ * kwargs a dict) and a callable: a value of Python's own types of another
+ * kind fails there as in CPython; a value built by a call may be a tuple
+ * subclass, or not: irregular. */
+static int check_call_args(pk_machine *pm, const pk_obj *fn, const pk_obj *args,
+                           const pk_obj *kwargs, const char *op, mf_status *st)
 {
+    /* a value of Python's own types is not callable (nor a class) */
+    if (is_plain_builtin(fn))
+        return pk_fail(pm, pm->op_off, st, "%s: %s is not callable", op, kind_name(fn));
+    if (!args)
+        return 0;
     const pk_obj *bad = args->kind != PK_TUPLE ? args
                         : kwargs && kwargs->kind != PK_DICT ? kwargs : NULL;
     if (!bad)
@@ -1097,7 +1102,7 @@ static int op_reduce(pk_machine *pm, mf_status *st)
 {
     pk_obj *args = pop(pm, "REDUCE", st);
     pk_obj *fn = args ? pop(pm, "REDUCE", st) : NULL;
-    if (!fn || check_call_args(pm, args, NULL, "REDUCE", st))
+    if (!fn || check_call_args(pm, fn, args, NULL, "REDUCE", st))
         return -1;
     return push(pm, pk_call(pm, fn, args, NULL, st), st);
 }
@@ -1110,7 +1115,7 @@ static int op_newobj(pk_machine *pm, bool ex, mf_status *st)
         return -1;
     pk_obj *args = pop(pm, op, st);
     pk_obj *cls = args ? pop(pm, op, st) : NULL;
-    if (!cls || check_call_args(pm, args, kwargs, op, st))
+    if (!cls || check_call_args(pm, cls, args, kwargs, op, st))
         return -1;
     return push(pm, pk_call(pm, cls, args, kwargs, st), st);
 }
@@ -1123,6 +1128,8 @@ static int op_obj(pk_machine *pm, mf_status *st)
         return -1;
     if (n == 0)
         return pk_fail(pm, pm->op_off, st, "OBJ: no class after the mark");
+    if (check_call_args(pm, items[0], NULL, NULL, "OBJ", st))
+        return -1;
     pk_obj *args = pk_seq(pm, PK_TUPLE, items + 1, n - 1, st);
     return args ? push(pm, pk_call(pm, items[0], args, NULL, st), st) : -1;
 }
