@@ -411,7 +411,9 @@ static bool canon_name(const char *s, size_t n)
  * named (CPython's C parsers stop at it). */
 static void check_text(pk_machine *pm, const char *op, const char *s, size_t n, bool ok)
 {
-    const char *nul = memchr(s, 0, n);
+    /* UNICODE is decoded by length (raw-unicode-escape): a NUL there is a
+     * character, which older picklers wrote as it is */
+    const char *nul = strcmp(op, "UNICODE") ? memchr(s, 0, n) : NULL;
     if (nul)
         pk_note_irregular(pm, pm->op_off,
                           "%s at byte %llu: a NUL byte in its text argument (C's parsers stop "
