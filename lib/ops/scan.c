@@ -119,6 +119,14 @@ static void on_global(void *ctx, const pk_global *g, const char *opcode, uint64_
         add_finding(sc, cls, (int64_t)(sc->origin + off), opcode, name, "%s", g->reason);
 }
 
+/* A step outside the canonical form (doc/scan.md): the pickle may read
+ * otherwise in some loader, so it is never vouched for. */
+static void on_irregular(void *ctx, uint64_t off, const char *rule)
+{
+    scanner *sc = ctx;
+    add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(sc->origin + off), NULL, NULL, "%s", rule);
+}
+
 static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n);
 
 static char *join_label(scanner *sc, const char *inner)
@@ -252,6 +260,17 @@ static void scan_compressed(scanner *sc, const uint8_t *b, uint64_t n)
 
 /* -------------------------------------------------------------- pickles */
 
+/* A machine reporting to the scanner. */
+static pk_machine *scan_machine(scanner *sc)
+{
+    pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call,
+                 .on_irregular = on_irregular, .on_build = on_build, .ctx = sc};
+    pk_machine *pm = pk_new(&o);
+    if (!pm)
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+    return pm;
+}
+
 static const char *rule_of(const char *msg)
 {
     const char *p = strstr(msg, "pickle: ");
@@ -275,25 +294,21 @@ static chain_result scan_pickles_as(scanner *sc, const uint8_t *b, uint64_t n, u
                                     bool polyglot)
 {
     chain_result res = {true, start};
-    pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc,
-                 .on_build = on_build};
-    pk_machine *pm = pk_new(&o);
+    pk_machine *pm = scan_machine(sc);
     if (!pm) {
-        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
         res.complete = false;
         return res;
     }
     sc->buf = b;
     uint64_t pos = start;
     for (uint64_t count = 0; pos < n; count++) {
-        mf_verdict v_before = sc->r->verdict;
-        size_t before = sc->f.n;
         mf_status st;
         mf_status_init(&st);
         pk_obj *v;
         size_t used;
         uint64_t ops = 0;
         sc->origin = pos;
+        pk_set_base(pm, pos);
         int rc = pk_load(pm, b + pos, (size_t)(n - pos), &v, &used, &ops, &st);
         sc->r->n_pickles += ops > 0;
         if (rc == 0 && count == 0 && scan_stream(sc, v, b, n, &pos) > 0) {
@@ -304,28 +319,33 @@ static chain_result scan_pickles_as(scanner *sc, const uint8_t *b, uint64_t n, u
              * pickle later in the bytes goes unseen) */
             pos += used;
         } else {
-            /* a stream that reached a name, or ran long enough to be a pickle */
-            bool reached = sc->f.n > before || sc->r->verdict > v_before;
-            bool looks = ops >= 8 || b[pos] == 0x80 || reached;
+            /* No excuses (doc/scan.md): bytes are "not a pickle" only when
+             * CPython's unpickler provably fails at the same opcode having
+             * reached nothing that runs (pk_failure_proven); any other
+             * failure is mfmt's, where a loader may go on. */
             bool limit = pk_stopped_by_limit(pm);
+            bool proven = pk_failure_proven(pm);
             if (limit)
                 add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(pos + used), NULL, NULL,
                             "the pickle is stopped by a limit of mfmt's, where a loader would "
                             "go on: %s (what it would do next cannot be vouched for)",
                             rule_of(st.msg));
-            else if (looks && !(polyglot && count == 0 && !reached))
+            else if (!proven)
                 add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(pos + used), NULL, NULL,
                             "the pickle stops with an error: %s (what a loader would do after "
                             "it cannot be vouched for)", rule_of(st.msg));
             else if (polyglot && count == 0)
-                ; /* the other format's bytes: pickle.load fails at once, as here */
+                ; /* the other format's bytes: pickle.load fails there, as here */
             else if (count == 0 && pos == start)
                 add_finding(sc, MF_VERDICT_SAFE, (int64_t)pos, NULL, NULL,
-                            "not a pickle: unpickling fails at once (%s)", rule_of(st.msg));
+                            "not a pickle: CPython's unpickler fails at byte %llu too (%s), "
+                            "before any name", (unsigned long long)(pos + used), rule_of(st.msg));
             else
                 add_finding(sc, MF_VERDICT_SAFE, (int64_t)pos, NULL, NULL,
-                            "%llu bytes after STOP are not a pickle", (unsigned long long)(n - pos));
-            res.complete = !looks && !limit;
+                            "%llu bytes after STOP are not a pickle (CPython's unpickler fails "
+                            "at byte %llu, before any name: %s)", (unsigned long long)(n - pos),
+                            (unsigned long long)(pos + used), rule_of(st.msg));
+            res.complete = proven && !limit;
             mf_status_clear(&st);
             break;
         }
@@ -359,16 +379,14 @@ static int scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint6
     for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++) {
         if (!r->pickle_stream)
             continue;
-        pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
-        pk_machine *pm = pk_new(&o);
-        if (!pm) {
-            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+        pk_machine *pm = scan_machine(sc);
+        if (!pm)
             return -1;
-        }
         mf_status st;
         mf_status_init(&st);
         uint64_t start = *pos, end = n - start;
         sc->origin = start;
+        pk_set_base(pm, start);
         int rc = r->pickle_stream(first, pm, b + start, n - start, sc->path, &end, &st);
         if (rc != 0)
             sc->r->n_pickles += 4;
@@ -452,6 +470,7 @@ static int walk_run(void *ctx, uint64_t at, const pk_obj **value, uint64_t *end,
     uint64_t ops = 0;
     pk_obj *v = NULL;
     sc->origin = at;
+    pk_set_base(mw->pm, at);
     int rc = pk_load(mw->pm, mw->b + at, (size_t)(mw->n - at), &v, &used, &ops, &st);
     sc->r->n_pickles += ops > 0;
     *end = at + used;
@@ -481,12 +500,9 @@ static void walk_rest(void *ctx, uint64_t at)
 static bool walk_member(scanner *sc, const mf_reader *r, const char *name, const uint8_t *b,
                         uint64_t n)
 {
-    pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
-    pk_machine *pm = pk_new(&o);
-    if (!pm) {
-        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+    pk_machine *pm = scan_machine(sc);
+    if (!pm)
         return true;
-    }
     sc->buf = b;
     member_walk mw = {sc, pm, b, n};
     mf_pickle_walk w = {&mw, walk_run, walk_finding, walk_rest};
