@@ -384,6 +384,11 @@ static int check_gptq(why_buf *w, const mf_pq *q)
         return -1;
     if (q->w.ndim != 2 || (q->cols * b) % 32 || (q->rows * b) % 32)
         return breach(w, &q->w, "GPTQ qweight must be [in * %d / 32, out] with whole words", b);
+    if (q->group_size > 0 && q->scale.ndim == 2 && q->scale.shape[0] * q->group_size != q->cols)
+        return breach(w, &q->w, "holds %lld packed rows (%lld inputs), but %lld groups of %d in "
+                      "the scales need %lld inputs", (long long)q->w.shape[0], (long long)q->cols,
+                      (long long)q->scale.shape[0], q->group_size,
+                      (long long)(q->scale.shape[0] * q->group_size));
     if (want_shape(w, &q->w, "the packed input dimension", 2, q->cols * b / 32, q->rows) ||
         want_dtype(w, &q->scale, "GPTQ scales must be F16, BF16 or F32", 3, MF_F16, MF_BF16, MF_F32) ||
         want_shape(w, &q->scale, "one scale per group and output", 2, ng, q->rows) ||

@@ -1,0 +1,177 @@
+/* test_prequant.c - pre-quantized Hugging Face checkpoints (GPTQ 2/3/4/8-bit
+ * with and without act-order and both zero conventions, AWQ gemm, FP8 128x128
+ * blocks, fbgemm per-channel FP8, compressed-tensors pack-quantized and
+ * int-quantized, gpt-oss MXFP4, ModelOpt NVFP4) against reference floats of
+ * an independent numpy dequantizer: tests/data/prequant/make_prequant.py
+ * packs each case as the producing project's code does (file and commit
+ * cited there) and writes CASE.ref.safetensors. Every logical tensor must
+ * match bit for bit in F32; the corrupt variants (bad.txt) must fail with
+ * the message naming the tensor and the rule. Also the GGUF block types of
+ * ggml b10256 (quant_fp4.c) on hand-made blocks. */
+#include "testlib.h"
+
+#include "core/core.h"
+#include "quant/quant.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+
+#define DATA "tests/data/prequant"
+
+static void check_case(const char *name)
+{
+    char dir[512], ref[512];
+    snprintf(dir, sizeof(dir), DATA "/%s", name);
+    snprintf(ref, sizeof(ref), DATA "/%s.ref.safetensors", name);
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = MF_OPEN_LOGICAL | MF_OPEN_NO_SCAN;
+    mf_model *m = NULL, *r = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_open(dir, &o, &m, &st) == 0, "%s: %s", name, st.msg);
+    o.flags = MF_OPEN_NO_SCAN;
+    CHECKF(mf_open(ref, &o, &r, &st) == 0, "%s: %s", ref, st.msg);
+    if (!m || !r) {
+        mf_close(m);
+        mf_close(r);
+        mf_status_clear(&st);
+        return;
+    }
+    for (size_t i = 0; i < mf_model_tensor_count(r); i++) {
+        const mf_tensor *rt = mf_model_tensor_at(r, i);
+        const mf_tensor *t = mf_tensor_find(m, mf_tensor_name(rt));
+        CHECKF(t != NULL, "%s: no logical tensor %s", name, mf_tensor_name(rt));
+        if (!t)
+            continue;
+        CHECKF(mf_tensor_ndim(t) == mf_tensor_ndim(rt) &&
+                   !memcmp(mf_tensor_shape(t), mf_tensor_shape(rt),
+                           sizeof(int64_t) * (size_t)mf_tensor_ndim(t)),
+               "%s: %s has another shape", name, mf_tensor_name(rt));
+        void *a = NULL, *b = NULL;
+        uint64_t na = 0, nb = 0;
+        CHECKF(mf_tensor_read_alloc(m, t, MF_F32, &a, &na, &st) == 0, "%s: %s", name, st.msg);
+        CHECK(mf_tensor_read_alloc(r, rt, MF_F32, &b, &nb, &st) == 0);
+        CHECKF(a && b && na == nb && memcmp(a, b, na) == 0, "%s: %s differs from the reference",
+               name, mf_tensor_name(rt));
+        mf_free(a);
+        mf_free(b);
+    }
+    mf_close(m);
+    mf_close(r);
+    mf_status_clear(&st);
+}
+
+/* The corrupt variants: opening (strict) and reading must both fail with
+ * the rule bad.txt gives. */
+static void check_bad(void)
+{
+    FILE *f = fopen(DATA "/bad.txt", "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    char line[1024];
+    int n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        char *tab = strchr(line, '\t');
+        if (!tab)
+            continue;
+        *tab = 0;
+        char *want = tab + 1;
+        want[strcspn(want, "\n")] = 0;
+        char dir[1100];
+        snprintf(dir, sizeof(dir), DATA "/%s", line);
+        mf_open_opts o;
+        mf_open_opts_init(&o);
+        o.flags = MF_OPEN_LOGICAL | MF_OPEN_NO_SCAN;
+        mf_model *m = NULL;
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_open(dir, &o, &m, &st);
+        CHECKF(rc != 0 && strstr(st.msg, want) != NULL, "%s: got \"%s\", want \"%s\"", line,
+               st.msg, want);
+        mf_close(m);
+        mf_status_clear(&st);
+        o.flags = MF_OPEN_STRICT | MF_OPEN_NO_SCAN;
+        rc = mf_open(dir, &o, &m, &st);
+        CHECKF(rc != 0 && st.code == MF_ERR_FORMAT && strstr(st.msg, want) != NULL,
+               "%s strict: got \"%s\"", line, st.msg);
+        mf_close(m);
+        mf_status_clear(&st);
+        n++;
+    }
+    fclose(f);
+    CHECK(n == 4);
+}
+
+/* inspect's metadata: method, bits, group size of a GPTQ directory. */
+static void check_meta(void)
+{
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    CHECK(mf_open(DATA "/gptq-3bit-g64-actorder", &o, &m, NULL) == 0);
+    if (!m)
+        return;
+    const mf_value *v = mf_meta_get(m, "quant.method");
+    CHECK(v && v->type == MF_V_STR && v->as.s.len == 4 && !memcmp(v->as.s.ptr, "gptq", 4));
+    v = mf_meta_get(m, "quant.bits");
+    CHECK(v && v->as.i == 3);
+    v = mf_meta_get(m, "quant.group_size");
+    CHECK(v && v->as.i == 64);
+    v = mf_meta_get(m, "quant.desc_act");
+    CHECK(v && v->as.b);
+    /* as stored: the packed parts, I32 */
+    const mf_tensor *t = mf_tensor_find(m, "model.layers.0.mlp.down_proj.qweight");
+    CHECK(t && mf_tensor_dtype(t) == MF_I32);
+    mf_close(m);
+}
+
+/* ggml b10256's blocks, values worked out by hand from ggml-quants.c. */
+static void check_ggml_new_types(void)
+{
+    float y[128];
+    /* NVFP4: d[0] = 0x38 (UE4M3 exp 7, man 0: 1.0, halved 0.5); code 7 (12) -> 6 */
+    uint8_t nv[36] = {0x38, 0, 0, 0};
+    nv[4] = 0x97; /* element 0: code 7, element 8: code 9 (-1) */
+    CHECK(mf_dequantize_row(MF_NVFP4, nv, y, 64) == 0 && y[0] == 6.0f && y[8] == -0.5f &&
+          y[16] == 0.0f);
+    /* Q1_0: d = 0.5 (f16 0x3800), bit set: +d */
+    uint8_t q1[18] = {0x00, 0x38, 0x01};
+    CHECK(mf_dequantize_row(MF_Q1_0, q1, y, 128) == 0 && y[0] == 0.5f && y[1] == -0.5f);
+    /* Q2_0: d = 2 (0x4000); codes 0..3 -> -2, 0, 2, 4 */
+    uint8_t q2[18] = {0x00, 0x40, 0xe4};
+    CHECK(mf_dequantize_row(MF_Q2_0, q2, y, 64) == 0 && y[0] == -2.0f && y[1] == 0.0f &&
+          y[2] == 2.0f && y[3] == 4.0f);
+    /* round trips where the values are representable */
+    float x[64];
+    for (int i = 0; i < 64; i++)
+        x[i] = (float)((i % 7) - 3);
+    uint8_t b[36];
+    CHECK(mf_quantize_rows(MF_Q2_0, x, b, 1, 64, NULL) == 0);
+    CHECK(mf_dequantize_row(MF_Q2_0, b, y, 64) == 0 && y[0] == -3.0f && y[3] == 0.0f && y[6] == 3.0f);
+    for (int i = 0; i < 32; i++)
+        x[i] = (float)(i % 4) * ((i & 1) ? -1.0f : 1.0f);
+    CHECK(mf_quantize_rows(MF_MXFP4, x, b, 1, 32, NULL) == 0);
+    CHECK(mf_dequantize_row(MF_MXFP4, b, y, 32) == 0);
+    bool same = true;
+    for (int i = 0; i < 32; i++)
+        same &= y[i] == x[i];
+    CHECK(same);
+}
+
+int main(void)
+{
+    static const char *cases[] = {
+        "gptq-4bit-g32-sym", "gptq-3bit-g64-actorder", "gptq-8bit-gall-v2", "gptq-2bit-g32",
+        "awq-gemm-g32", "fp8-block", "fbgemm-fp8-channel", "ct-pack-w4-g32",
+        "ct-int8-channel-asym", "mxfp4-gptoss", "nvfp4-modelopt",
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        check_case(cases[i]);
+    check_bad();
+    check_meta();
+    check_ggml_new_types();
+    return tl_report("prequant");
+}
