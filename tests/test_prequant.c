@@ -13,7 +13,10 @@
 #include "core/core.h"
 #include "quant/quant.h"
 
+#include <mfmt/analyze.h>
+
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 
 #define DATA "tests/data/prequant"
@@ -161,17 +164,73 @@ static void check_ggml_new_types(void)
     CHECK(same);
 }
 
+/* The whole tiny GPTQ llama: the load report compares the logical tensors
+ * and names the quantizer; estimate counts the logical parameters and the
+ * bytes the quantizer keeps in memory (the stored buffers: QuantLinear's
+ * qweight, qzeros, scales, g_idx and the fp16 tensors). */
+static void check_llama_report(void)
+{
+    const char *dir = DATA "/gptq-llama-tiny";
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL, *w = NULL, *v = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_open(dir, &o, &m, &st) == 0);
+    CHECK(mf_open(DATA "/gptq-llama-tiny/model.safetensors", &o, &w, &st) == 0);
+    if (!m || !w) {
+        mf_close(m);
+        mf_close(w);
+        return;
+    }
+    mf_load_report *r = NULL;
+    CHECK(mf_hf_load_report(m, &r, &st) == 0 && r);
+    if (r) {
+        CHECK(r->arch && r->n_expected == 21 && r->n_missing == 0 && r->n_unexpected == 0 &&
+              r->n_mismatched == 0);
+        CHECK(!strcmp(r->quant_method, "gptq") && r->quantizer &&
+              !strcmp(r->quantizer, "GptqHfQuantizer") && r->requires);
+        CHECK(r->n_not_converted == 1 && !strcmp(r->not_converted[0], "lm_head"));
+    }
+    mf_load_report_free(r);
+    uint64_t stored = 0, logical = 0;
+    for (size_t i = 0; i < mf_model_tensor_count(w); i++)
+        stored += mf_tensor_nbytes(mf_model_tensor_at(w, i));
+    CHECK(mf_model_logical_view(m, &v, &st) == 0 && v);
+    for (size_t i = 0; v && i < mf_model_tensor_count(v); i++)
+        logical += mf_tensor_nelems(mf_model_tensor_at(v, i));
+    mf_estimate *e = NULL;
+    CHECK(mf_estimate_path(dir, NULL, &e, &st) == 0 && e);
+    if (e) {
+        double err = fabs((double)e->weight_bytes - (double)stored) / (double)stored;
+        CHECKF(err < 0.01, "estimate %llu bytes, in memory %llu", (unsigned long long)e->weight_bytes,
+               (unsigned long long)stored);
+        CHECKF(e->n_params == logical, "%llu parameters, logical %llu",
+               (unsigned long long)e->n_params, (unsigned long long)logical);
+        printf("estimate: %llu bytes for %llu in memory (error %.3f%%), %llu parameters\n",
+               (unsigned long long)e->weight_bytes, (unsigned long long)stored, 100 * err,
+               (unsigned long long)e->n_params);
+    }
+    mf_estimate_free(e);
+    mf_close(v);
+    mf_close(w);
+    mf_close(m);
+    mf_status_clear(&st);
+}
+
 int main(void)
 {
     static const char *cases[] = {
         "gptq-4bit-g32-sym", "gptq-3bit-g64-actorder", "gptq-8bit-gall-v2", "gptq-2bit-g32",
         "awq-gemm-g32", "fp8-block", "fbgemm-fp8-channel", "ct-pack-w4-g32",
-        "ct-int8-channel-asym", "mxfp4-gptoss", "nvfp4-modelopt",
+        "ct-int8-channel-asym", "mxfp4-gptoss", "nvfp4-modelopt", "gptq-llama-tiny",
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         check_case(cases[i]);
     check_bad();
     check_meta();
+    check_llama_report();
     check_ggml_new_types();
     return tl_report("prequant");
 }

@@ -111,6 +111,21 @@ def unpack_stream_rows(words, bits, n):
 
 def gptq_case(root, name, rng, bits, group, sym, desc_act, fmt, out_f=64, in_f=128):
     W = rng.standard_normal((out_f, in_f)).astype(np.float32) * 0.05
+    parts, deq = gptq_pack(W, rng, bits, group, sym, desc_act, fmt)
+    pre = "model.layers.0.mlp.down_proj."
+    t = {pre + k: v for k, v in parts.items()}
+    t["model.norm.weight"] = np.ones(out_f, np.float16)
+    ref = {pre + "weight": deq, "model.norm.weight": np.ones(out_f, np.float16)}
+    qc = {"quant_method": "gptq", "bits": bits, "group_size": group, "sym": sym,
+          "desc_act": desc_act, "checkpoint_format": fmt}
+    case_dir(root, name, {"quantization_config": qc}, t, ref)
+    return t, qc
+
+
+def gptq_pack(W, rng, bits, group, sym, desc_act, fmt):
+    """W [out, in] -> the GPTQ parts (qweight, qzeros, scales, g_idx) and the
+    reference dequantized weight [out, in] (F32 holding fp16 values)."""
+    out_f, in_f = W.shape
     ng = 1 if group == -1 else in_f // group
     gsz = in_f if group == -1 else group
     maxq = 2 ** bits - 1
@@ -141,17 +156,45 @@ def gptq_case(root, name, rng, bits, group, sym, desc_act, fmt, out_f=64, in_f=1
     if fmt == "gptq":
         uz = uz + 1
     wt = (scales[g_idx] * (uq - uz[g_idx]).astype(np.float16)).astype(np.float16)  # [in, out]
-    ref = {"model.layers.0.mlp.down_proj.weight": wt.T.astype(np.float32),
-           "model.norm.weight": np.ones(out_f, np.float16)}
-    t = {"model.layers.0.mlp.down_proj.qweight": qweight,
-         "model.layers.0.mlp.down_proj.qzeros": qzeros,
-         "model.layers.0.mlp.down_proj.scales": scales,
-         "model.layers.0.mlp.down_proj.g_idx": g_idx.astype(np.int32),
-         "model.norm.weight": np.ones(out_f, np.float16)}
-    qc = {"quant_method": "gptq", "bits": bits, "group_size": group, "sym": sym,
-          "desc_act": desc_act, "checkpoint_format": fmt}
-    case_dir(root, name, {"quantization_config": qc}, t, ref)
-    return t, qc
+    return ({"qweight": qweight, "qzeros": qzeros, "scales": scales,
+             "g_idx": g_idx.astype(np.int32)}, wt.T.astype(np.float32))
+
+
+def gptq_llama_case(root, rng):
+    """A whole tiny llama (2 layers) as GPTQ 4-bit g32 writes it: every
+    decoder Linear packed, embeddings / norms / lm_head fp16 (the load
+    report and estimate look at this one)."""
+    H, I, L, NH, NKV, V = 64, 128, 2, 4, 2, 128
+    hd = H // NH
+    t, ref = {}, {}
+
+    def plain(name, shape):
+        a = (rng.standard_normal(shape) * 0.02).astype(np.float16)
+        t[name] = a
+        ref[name] = a.astype(np.float32)
+
+    plain("model.embed_tokens.weight", (V, H))
+    for i in range(L):
+        p = f"model.layers.{i}."
+        for name, (o, n) in {"self_attn.q_proj": (NH * hd, H), "self_attn.k_proj": (NKV * hd, H),
+                             "self_attn.v_proj": (NKV * hd, H), "self_attn.o_proj": (H, NH * hd),
+                             "mlp.gate_proj": (I, H), "mlp.up_proj": (I, H),
+                             "mlp.down_proj": (H, I)}.items():
+            W = (rng.standard_normal((o, n)) * 0.05).astype(np.float32)
+            parts, deq = gptq_pack(W, rng, 4, 32, True, False, "gptq")
+            for k, v in parts.items():
+                t[p + name + "." + k] = v
+            ref[p + name + ".weight"] = deq
+        t[p + "input_layernorm.weight"] = np.ones(H, np.float16)
+        t[p + "post_attention_layernorm.weight"] = np.ones(H, np.float16)
+    t["model.norm.weight"] = np.ones(H, np.float16)
+    plain("lm_head.weight", (V, H))
+    cfg = {"hidden_size": H, "intermediate_size": I, "num_hidden_layers": L,
+           "num_attention_heads": NH, "num_key_value_heads": NKV, "vocab_size": V,
+           "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
+           "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 32,
+                                   "sym": True, "desc_act": False, "checkpoint_format": "gptq"}}
+    case_dir(root, "gptq-llama-tiny", cfg, t, ref)
 
 
 # ------------------------------------------------------------------- AWQ
@@ -362,6 +405,7 @@ def nvfp4_case(root, rng, out_f=32, in_f=64):
 def bad_cases(root, rng):
     lines = []
     base, qc = gptq_case(root, "bad-tmp", rng, 4, 32, True, False, "gptq")
+    base = dict(base)
     os.remove(os.path.join(root, "bad-tmp.ref.safetensors"))
     import shutil
     shutil.rmtree(os.path.join(root, "bad-tmp"))
@@ -402,6 +446,7 @@ def main():
     ct_int8_case(root, rng)
     mxfp4_case(root, rng)
     nvfp4_case(root, rng)
+    gptq_llama_case(root, rng)
     bad_cases(root, rng)
 
 
