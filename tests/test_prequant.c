@@ -219,6 +219,39 @@ static void check_llama_report(void)
     mf_status_clear(&st);
 }
 
+/* ggml b10256's own bytes (tests/data/prequant/ggml-b10256-newtypes.c made
+ * them with lm_ggml_quantize_chunk and to_float): MXFP4, NVFP4, Q1_0, Q2_0
+ * rows must quantize to the same bytes and dequantize to the same floats. */
+static void check_ggml_reference(void)
+{
+    FILE *f = fopen(DATA "/ggml-b10256-newtypes.bin", "rb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    enum { NR = 8, N = 512 };
+    static float x[NR * N], y[NR * N], ry[NR * N];
+    static uint8_t q[NR * 2 * N], rq[NR * 2 * N];
+    CHECK(fread(x, sizeof(float), NR * N, f) == NR * N);
+    int types = 0;
+    uint32_t id;
+    while (fread(&id, 4, 1, f) == 1) {
+        mf_dtype dt = mf_dtype_from_ggml(id);
+        const mf_dtype_info *di = mf_dtype_info_of(dt);
+        CHECKF(di != NULL, "type %u", id);
+        if (!di)
+            break;
+        size_t rb = (size_t)N / di->block_elems * di->block_bytes;
+        CHECK(fread(rq, rb, NR, f) == NR && fread(ry, sizeof(float), NR * N, f) == NR * N);
+        CHECK(mf_quantize_rows(dt, x, q, NR, N, NULL) == 0);
+        CHECKF(memcmp(q, rq, rb * NR) == 0, "%s: quantized bytes differ from ggml's", di->name);
+        CHECK(mf_dequantize_row(dt, rq, y, NR * N) == 0);
+        CHECKF(memcmp(y, ry, sizeof(y)) == 0, "%s: dequantized floats differ from ggml's", di->name);
+        types++;
+    }
+    fclose(f);
+    CHECK(types == 4);
+}
+
 int main(void)
 {
     static const char *cases[] = {
@@ -232,5 +265,6 @@ int main(void)
     check_meta();
     check_llama_report();
     check_ggml_new_types();
+    check_ggml_reference();
     return tl_report("prequant");
 }
