@@ -126,8 +126,60 @@ static int64_t group_of(const mf_pq *q, int64_t i)
     return q->group_size > 0 ? i / q->group_size : 0;
 }
 
+/* g_idx absent or i / group_size for every input: groups are contiguous */
+static bool gptq_plain_groups(const mf_pq *q)
+{
+    if (q->group_size <= 0)
+        return !q->g_idx.p;
+    for (int64_t i = 0; q->g_idx.p && i < q->cols; i++)
+        if (load_i32(&q->g_idx, (uint64_t)i) != i / q->group_size)
+            return false;
+    return true;
+}
+
+/* The common case (2, 4 or 8 bits, contiguous groups), in tiles of 64
+ * outputs so that each word's codes land in one run of the output row:
+ * the same values as the general loop below. */
+static void gptq_matrix_fast(const mf_pq *q, float *out)
+{
+    enum { TILE = 64 };
+    const int64_t R = q->rows, C = q->cols, per = 32 / q->bits;
+    const int64_t gs = q->group_size > 0 ? q->group_size : C, zwords = q->zero.shape[1];
+    const unsigned mask = (1u << q->bits) - 1;
+    const mf_dtype sd = q->scale.dt;
+    const bool twice = sd != q->native;
+    float s[TILE];
+    int z[TILE];
+    for (int64_t ob = 0; ob < R; ob += TILE) {
+        int64_t on = R - ob < TILE ? R - ob : TILE;
+        for (int64_t g = 0; g < C / gs; g++) {
+            for (int64_t t = 0; t < on; t++) {
+                s[t] = load(&q->scale, (uint64_t)(g * R + ob + t));
+                z[t] = (int)stream_code(&q->zero, (uint64_t)(g * zwords), 1, (uint64_t)(ob + t),
+                                        q->bits) + q->zero_offset;
+            }
+            for (int64_t k = g * gs / per; k < (g + 1) * gs / per; k++) {
+                const uint8_t *row = q->w.p + 4 * (uint64_t)(k * R + ob);
+                for (int64_t t = 0; t < on; t++) {
+                    uint32_t w = mf_rd32le(row + 4 * t);
+                    float *o = out + (ob + t) * C + k * per;
+                    for (int64_t j = 0; j < per; j++) {
+                        float v = round_to(s[t] * (float)((int)((w >> (q->bits * j)) & mask) - z[t]), sd);
+                        o[j] = twice ? round_to(v, q->native) : v;
+                    }
+                }
+            }
+        }
+    }
+}
+
 static void gptq_matrix(const mf_pq *q, float *out)
 {
+    if (32 % q->bits == 0 && (q->group_size <= 0 || q->group_size % (32 / q->bits) == 0) &&
+        gptq_plain_groups(q)) {
+        gptq_matrix_fast(q, out);
+        return;
+    }
     const int64_t R = q->rows, C = q->cols;
     const int64_t zwords = q->zero.shape[1];
     const mf_dtype sd = q->scale.dt;
