@@ -38,6 +38,7 @@
 static const char *const method_names[MF_PQ_COUNT] = {
     [MF_PQ_GPTQ] = "gptq", [MF_PQ_AWQ] = "awq", [MF_PQ_FP8] = "fp8",
     [MF_PQ_CT_INT] = "compressed-tensors", [MF_PQ_MXFP4] = "mxfp4", [MF_PQ_NVFP4] = "nvfp4",
+    [MF_PQ_BNB4] = "bitsandbytes-4bit", [MF_PQ_BNB8] = "bitsandbytes-8bit",
 };
 
 const char *mf_pq_method_name(mf_pq_method m)
@@ -302,6 +303,50 @@ static void nvfp4_matrix(const mf_pq *q, int64_t mat, float *out)
         }
 }
 
+/* --------------------------------------------------------- bitsandbytes */
+
+/* bitsandbytes' CPU reference (_dequantize_4bit_impl): byte k of the
+ * flattened weight holds elements 2k (high nibble) and 2k+1 (low);
+ * w = quant_map[code] * absmax[i / blocksize] in F32, then the dtype.
+ * Nested: absmax = nested_code[a] * nested_absmax[j / nested_blocksize]
+ * (dequantize_blockwise, F32), then + offset. */
+static float bnb_absmax(const mf_pq *q, uint64_t b)
+{
+    if (!q->nested_absmax.p)
+        return load(&q->scale, b);
+    float v = load(&q->nested_code, q->scale.p[b]) *
+              load(&q->nested_absmax, b / (uint64_t)q->nested_blocksize);
+    return v + q->offset;
+}
+
+static void bnb4_matrix(const mf_pq *q, float *out)
+{
+    const uint64_t n = (uint64_t)q->rows * (uint64_t)q->cols, bs = (uint64_t)q->blocksize;
+    float am = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (i % bs == 0)
+            am = bnb_absmax(q, i / bs);
+        uint8_t b = q->w.p[i / 2];
+        int code = i & 1 ? b & 0xf : b >> 4;
+        out[i] = round_to(load(&q->code, (uint64_t)code) * am, q->native);
+    }
+}
+
+/* int8_vectorwise_dequant: A * SCB.view(-1, 1) * 7.874015718698502e-3
+ * (two F32 roundings), then the dtype. */
+static void bnb8_matrix(const mf_pq *q, float *out)
+{
+    const float inv127 = 7.874015718698502e-3f;
+    for (int64_t o = 0; o < q->rows; o++) {
+        float s = load(&q->scale, (uint64_t)o);
+        for (int64_t i = 0; i < q->cols; i++) {
+            float a = (float)(int8_t)q->w.p[o * q->cols + i];
+            float t = a * s;
+            out[o * q->cols + i] = round_to(t * inv127, q->native);
+        }
+    }
+}
+
 void mf_pq_matrix(const mf_pq *q, int64_t mat, float *out)
 {
     switch (q->method) {
@@ -310,6 +355,8 @@ void mf_pq_matrix(const mf_pq *q, int64_t mat, float *out)
     case MF_PQ_FP8: case MF_PQ_CT_INT: scaled_matrix(q, mat, out); break;
     case MF_PQ_MXFP4: mxfp4_matrix(q, mat, out); break;
     case MF_PQ_NVFP4: nvfp4_matrix(q, mat, out); break;
+    case MF_PQ_BNB4: bnb4_matrix(q, out); break;
+    case MF_PQ_BNB8: bnb8_matrix(q, out); break;
     default: break;
     }
 }
@@ -557,6 +604,50 @@ static int check_nvfp4(why_buf *w, const mf_pq *q)
     return 0;
 }
 
+static int check_bnb4(why_buf *w, const mf_pq *q)
+{
+    uint64_t n = (uint64_t)q->rows * (uint64_t)q->cols;
+    if (q->blocksize < 2 || q->blocksize % 2)
+        return breach(w, &q->w, "blocksize %d is not a positive even number", q->blocksize);
+    uint64_t nblk = (n + (uint64_t)q->blocksize - 1) / (uint64_t)q->blocksize;
+    if (q->w.dt != MF_U8 || q->w.nbytes != (n + 1) / 2 || !q->w.p)
+        return breach(w, &q->w, "holds %llu bytes; the quant_state shape [%lld, %lld] needs %llu "
+                      "(two 4-bit codes a byte)", (unsigned long long)q->w.nbytes,
+                      (long long)q->rows, (long long)q->cols, (unsigned long long)((n + 1) / 2));
+    if (!q->code.p || q->code.dt != MF_F32 || q->code.nbytes != 16 * 4)
+        return breach(w, q->code.p ? &q->code : &q->w, "quant_map must be 16 F32 values");
+    if (!q->nested_absmax.p)
+        return !q->scale.p || q->scale.dt != MF_F32 || q->scale.nbytes != nblk * 4
+                   ? breach(w, q->scale.p ? &q->scale : &q->w,
+                            "absmax must hold one F32 per block of %d: %llu", q->blocksize,
+                            (unsigned long long)nblk)
+                   : 0;
+    if (!q->scale.p || q->scale.dt != MF_U8 || q->scale.nbytes != nblk)
+        return breach(w, q->scale.p ? &q->scale : &q->w,
+                      "nested absmax must hold one U8 code per block of %d: %llu", q->blocksize,
+                      (unsigned long long)nblk);
+    if (q->nested_blocksize < 1)
+        return breach(w, &q->nested_absmax, "nested_blocksize must be positive");
+    uint64_t nn = (nblk + (uint64_t)q->nested_blocksize - 1) / (uint64_t)q->nested_blocksize;
+    if (q->nested_absmax.dt != MF_F32 || q->nested_absmax.nbytes != nn * 4)
+        return breach(w, &q->nested_absmax, "must hold one F32 per %d absmax values: %llu",
+                      q->nested_blocksize, (unsigned long long)nn);
+    if (!q->nested_code.p || q->nested_code.dt != MF_F32 || q->nested_code.nbytes != 256 * 4)
+        return breach(w, q->nested_code.p ? &q->nested_code : &q->nested_absmax,
+                      "nested_quant_map must be 256 F32 values");
+    return 0;
+}
+
+static int check_bnb8(why_buf *w, const mf_pq *q)
+{
+    if (want_dtype(w, &q->w, "LLM.int8 weights are I8", 1, MF_I8) ||
+        want_shape(w, &q->w, "the weight", 2, q->rows, q->cols) ||
+        want_dtype(w, &q->scale, "SCB is F32", 1, MF_F32) ||
+        want_shape(w, &q->scale, "one SCB per output row", 1, q->rows))
+        return -1;
+    return 0;
+}
+
 int mf_pq_check(const mf_pq *q, char *why, size_t cap)
 {
     why_buf w = {why, cap};
@@ -570,6 +661,8 @@ int mf_pq_check(const mf_pq *q, char *why, size_t cap)
     case MF_PQ_FP8: case MF_PQ_CT_INT: return check_scaled(&w, q);
     case MF_PQ_MXFP4: return check_mxfp4(&w, q);
     case MF_PQ_NVFP4: return q->nmat == 1 ? check_nvfp4(&w, q) : breach(&w, &q->w, "NVFP4 weights are 2-D");
+    case MF_PQ_BNB4: return check_bnb4(&w, q);
+    case MF_PQ_BNB8: return check_bnb8(&w, q);
     default: return breach(&w, &q->w, "unknown method");
     }
 }
@@ -577,7 +670,8 @@ int mf_pq_check(const mf_pq *q, char *why, size_t cap)
 double mf_pq_bits_per_weight(const mf_pq *q)
 {
     double stored = (double)(q->w.nbytes + q->scale.nbytes + q->zero.nbytes + q->g_idx.nbytes +
-                             q->scale2.nbytes) * 8.0;
+                             q->scale2.nbytes + q->code.nbytes + q->nested_absmax.nbytes +
+                             q->nested_code.nbytes) * 8.0;
     double n = (double)q->nmat * (double)q->rows * (double)q->cols;
     return n > 0 ? stored / n : 0.0;
 }

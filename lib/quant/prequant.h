@@ -25,6 +25,8 @@ typedef enum mf_pq_method {
     MF_PQ_CT_INT,    /* compressed-tensors pack-quantized / int-quantized / naive */
     MF_PQ_MXFP4,     /* gpt-oss *_blocks + *_scales */
     MF_PQ_NVFP4,     /* ModelOpt NVFP4 */
+    MF_PQ_BNB4,      /* bitsandbytes nf4 / fp4, nested (double) quantization or not */
+    MF_PQ_BNB8,      /* bitsandbytes LLM.int8 (weight + SCB) */
     MF_PQ_COUNT
 } mf_pq_method;
 
@@ -58,6 +60,13 @@ typedef struct mf_pq {
     int64_t nmat, rows, cols;   /* logical: nmat matrices of [rows, cols] */
     mf_dtype native;       /* the dtype upstream's dequantization gives */
     mf_pq_part w, scale, zero, g_idx, scale2; /* absent parts: p == NULL */
+    /* bitsandbytes 4-bit: scale = absmax (F32, or U8 codes when nested),
+     * code = quant_map (16 F32), nested_* the absmax's own blockwise
+     * quantization (256 F32 codes, F32 absmax per nested_blocksize) and
+     * offset, which is added back */
+    mf_pq_part code, nested_absmax, nested_code;
+    int blocksize, nested_blocksize;
+    float offset;
 } mf_pq;
 
 /* The method's name as quantization_config spells it ("gptq", "awq", ...). */

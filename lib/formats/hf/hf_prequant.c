@@ -15,6 +15,9 @@
  *   mxfp4 (gpt-oss)       P_blocks + P_scales                      -> P
  *   modelopt (NVFP4)      M.weight (U8) + M.weight_scale (F8) +
  *                         M.weight_scale_2                          -> M.weight
+ *   bitsandbytes          M.weight (U8) + M.weight.absmax, quant_map, [nested_*],
+ *                         quant_state.bitsandbytes__nf4|fp4 (4-bit); M.weight
+ *                         (I8) + M.SCB (8-bit)                      -> M.weight
  * Activation scales (input_scale) are folded away with their weight. */
 #include "formats/formats.h"
 #include "formats/hf/hf_int.h"
@@ -309,9 +312,90 @@ static bool describe_nvfp4(const find_ctx *c, const mf_tensor *t, pq_entry *e)
     return true;
 }
 
+/* bitsandbytes 4-bit (transformers' serialization of Params4bit: bnb's
+ * QuantState.as_dict(packed=True)): M.weight U8, M.weight.absmax,
+ * M.weight.quant_map, [M.weight.nested_absmax, M.weight.nested_quant_map],
+ * and M.weight.quant_state.bitsandbytes__nf4 (or __fp4): a U8 tensor
+ * holding JSON {quant_type, blocksize, dtype, shape, nested_blocksize,
+ * nested_offset}. */
+static mf_dtype torch_dtype_named(const char *d, mf_dtype dflt)
+{
+    if (!d)
+        return dflt;
+    if (!strcmp(d, "float16") || !strcmp(d, "half"))
+        return MF_F16;
+    if (!strcmp(d, "bfloat16"))
+        return MF_BF16;
+    if (!strcmp(d, "float32") || !strcmp(d, "float"))
+        return MF_F32;
+    return dflt;
+}
+
+static bool describe_bnb4(const find_ctx *c, const mf_tensor *t, pq_entry *e)
+{
+    size_t bl;
+    if (t->dtype != MF_U8 || !ends_with(t->name, ".weight", &bl))
+        return false;
+    const mf_tensor *qs = find(c->ix, t->name, bl, ".weight.quant_state.bitsandbytes__nf4");
+    if (!qs)
+        qs = find(c->ix, t->name, bl, ".weight.quant_state.bitsandbytes__fp4");
+    if (!qs)
+        return false;
+    mf_pq *q = &e->q;
+    q->method = MF_PQ_BNB4;
+    q->bits = 4;
+    q->nmat = 1;
+    set_part(e, &q->w, t);
+    set_part(e, &q->scale, find(c->ix, t->name, bl, ".weight.absmax"));
+    set_part(e, &q->code, find(c->ix, t->name, bl, ".weight.quant_map"));
+    set_part(e, &q->nested_absmax, find(c->ix, t->name, bl, ".weight.nested_absmax"));
+    set_part(e, &q->nested_code, find(c->ix, t->name, bl, ".weight.nested_quant_map"));
+    if (e->nparts < 6)
+        e->parts[e->nparts++] = qs;
+    json_t *j = qs->data && !qs->strides ? json_loadb((const char *)qs->data, qs->nbytes, 0, NULL) : NULL;
+    json_t *shape = json_object_get(j, "shape");
+    if (json_is_array(shape) && json_array_size(shape) == 2) {
+        q->rows = json_integer_value(json_array_get(shape, 0));
+        q->cols = json_integer_value(json_array_get(shape, 1));
+    }
+    q->blocksize = json_int(j, "blocksize", 64);
+    q->group_size = q->blocksize;
+    q->nested_blocksize = json_int(j, "nested_blocksize", 256);
+    json_t *off = json_object_get(j, "nested_offset");
+    q->offset = json_is_number(off) ? (float)json_number_value(off) : 0.0f;
+    q->native = torch_dtype_named(json_str(j, "dtype"), c->native);
+    json_decref(j);
+    return true;
+}
+
+/* bitsandbytes 8-bit: M.weight I8 + M.SCB F32 [out]. */
+static bool describe_bnb8(const find_ctx *c, const mf_tensor *t, pq_entry *e)
+{
+    size_t bl;
+    if (t->dtype != MF_I8 || t->ndim != 2 || !ends_with(t->name, ".weight", &bl))
+        return false;
+    const mf_tensor *scb = find(c->ix, t->name, bl, ".SCB");
+    if (!scb)
+        return false;
+    mf_pq *q = &e->q;
+    q->method = MF_PQ_BNB8;
+    q->bits = 8;
+    q->nmat = 1;
+    q->rows = t->shape[0];
+    q->cols = t->shape[1];
+    q->scale_kind = MF_PQ_SCALE_CHANNEL;
+    q->native = c->native;
+    set_part(e, &q->w, t);
+    set_part(e, &q->scale, scb);
+    const mf_tensor *wf = find(c->ix, t->name, bl, ".weight_format");
+    if (wf && e->nparts < 6)
+        e->parts[e->nparts++] = wf;
+    return true;
+}
+
 /* ------------------------------------------------------------- finding */
 
-typedef enum family { F_NONE, F_GPTQ, F_AWQ, F_FP8, F_CT, F_MXFP4, F_NVFP4 } family;
+typedef enum family { F_NONE, F_GPTQ, F_AWQ, F_FP8, F_CT, F_MXFP4, F_NVFP4, F_BNB } family;
 
 static family family_of(const json_t *qc, const char **method)
 {
@@ -331,6 +415,8 @@ static family family_of(const json_t *qc, const char **method)
         return F_MXFP4;
     if (!strcmp(m, "modelopt"))
         return F_NVFP4;
+    if (!strcmp(m, "bitsandbytes"))
+        return F_BNB;
     return F_NONE;
 }
 
@@ -346,12 +432,14 @@ static bool describe(const find_ctx *c, family f, const mf_tensor *t, pq_entry *
     case F_CT: hit = describe_ct_int(c, t, e) || describe_fp8(c, t, e); break;
     case F_MXFP4: hit = describe_mxfp4(c, t, e, logical, cap); break;
     case F_NVFP4: hit = describe_nvfp4(c, t, e); break;
+    case F_BNB: hit = describe_bnb4(c, t, e) || describe_bnb8(c, t, e); break;
     default: break;
     }
     if (hit && f != F_MXFP4) {
         const char *n = t->name;
         if (ends_with(n, ".qweight", &bl) || ends_with(n, ".weight_packed", &bl) ||
             ends_with(n, ".weight", &bl))
+            /* the base module's name + ".weight" */
             snprintf(logical, cap, "%.*s.weight", (int)bl, n);
     }
     return hit;
@@ -360,13 +448,7 @@ static bool describe(const find_ctx *c, family f, const mf_tensor *t, pq_entry *
 static mf_dtype native_dtype(const json_t *cfg)
 {
     const char *d = json_str(cfg, "torch_dtype");
-    if (!d)
-        d = json_str(cfg, "dtype");
-    if (d && (!strcmp(d, "float16") || !strcmp(d, "half")))
-        return MF_F16;
-    if (d && (!strcmp(d, "float32") || !strcmp(d, "float")))
-        return MF_F32;
-    return MF_BF16;
+    return torch_dtype_named(d ? d : json_str(cfg, "dtype"), MF_BF16);
 }
 
 static int add_meta(mf_model *m, const mf_hf_prequant *p, const json_t *qc, mf_status *st)

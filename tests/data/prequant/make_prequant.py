@@ -400,6 +400,72 @@ def nvfp4_case(root, rng, out_f=32, in_f=64):
              {"model.layers.0.mlp.down_proj.weight_scale": "F8_E4M3"})
 
 
+# ----------------------------------------------------------- bitsandbytes
+
+NF4 = np.array([-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+                -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+                0.07958029955625534, 0.16093020141124725, 0.24611230194568634,
+                0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+                0.7229568362236023, 1.0], np.float32)
+FP4_BNB = np.array([0, 0.0625, 8.0, 12.0, 4.0, 6.0, 2.0, 3.0,
+                    -0.0, -0.0625, -8.0, -12.0, -4.0, -6.0, -2.0, -3.0], np.float32) / np.float32(12)
+
+
+def bnb4_case(root, rng, name, quant_type, nested, out_f=48, in_f=64, bs=64):
+    """bitsandbytes quantize_4bit (CPU reference): blocks of bs over the
+    flattened weight, absmax per block, nearest code of x / absmax; packed
+    two a byte, the first element in the HIGH nibble; QuantState.as_dict(
+    packed=True) for the serialized names."""
+    code = NF4 if quant_type == "nf4" else FP4_BNB
+    W = rng.standard_normal((out_f, in_f)).astype(np.float32).reshape(-1)
+    blocks = W.reshape(-1, bs)
+    absmax = np.abs(blocks).max(1).astype(np.float32)
+    q = np.abs((blocks / absmax[:, None])[:, :, None] - code[None, None, :]).argmin(2).reshape(-1)
+    packed = ((q[0::2] << 4) | q[1::2]).astype(np.uint8).reshape(-1, 1)
+    pre = "model.layers.0.mlp.up_proj.weight"
+    t = {pre: packed, pre + ".absmax": absmax, pre + ".quant_map": code}
+    qs = {"quant_type": quant_type, "blocksize": bs, "dtype": "float16", "shape": [out_f, in_f]}
+    am = absmax
+    if nested:
+        nbs = 256
+        offset = np.float32(absmax.mean())
+        centered = absmax - offset
+        ncode = np.linspace(-1, 1, 256).astype(np.float32)
+        nb = -(-len(centered) // nbs)
+        pad = np.zeros(nb * nbs, np.float32)
+        pad[:len(centered)] = centered
+        nabs = np.abs(pad.reshape(nb, nbs)).max(1).astype(np.float32)
+        nq = np.abs((pad.reshape(nb, nbs) / nabs[:, None])[:, :, None] - ncode[None, None, :]).argmin(2)
+        nq = nq.reshape(-1)[:len(centered)].astype(np.uint8)
+        t[pre + ".absmax"] = nq
+        t[pre + ".nested_absmax"] = nabs
+        t[pre + ".nested_quant_map"] = ncode
+        qs.update({"nested_blocksize": nbs, "nested_offset": float(offset), "nested_dtype": "float32"})
+        # dequantize_blockwise, then + offset (F32)
+        am = (ncode[nq] * np.repeat(nabs, nbs)[:len(nq)]).astype(np.float32) + offset
+    t[pre + ".quant_state.bitsandbytes__" + quant_type] = np.frombuffer(
+        json.dumps(qs).encode(), np.uint8).copy()
+    deq = (code[q] * np.repeat(am, bs)).astype(np.float32).astype(np.float16)
+    qc = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": quant_type,
+          "bnb_4bit_use_double_quant": nested, "bnb_4bit_compute_dtype": "float16",
+          "llm_int8_skip_modules": None}
+    case_dir(root, name, {"quantization_config": qc}, t, {pre: deq.reshape(out_f, in_f)})
+
+
+def bnb8_case(root, rng, out_f=32, in_f=64):
+    """LLM.int8: int8_vectorwise_quant rows (SCB = row absmax), dequant
+    A * SCB.view(-1, 1) * 7.874015718698502e-3 in F32, then the dtype."""
+    W = rng.standard_normal((out_f, in_f)).astype(np.float32)
+    scb = np.abs(W).max(1).astype(np.float32)
+    cb = np.round(W * (127 / scb[:, None])).astype(np.int8)
+    deq = ((cb.astype(np.float32) * scb[:, None]).astype(np.float32) * np.float32(7.874015718698502e-3))
+    pre = "model.layers.0.self_attn.v_proj."
+    t = {pre + "weight": cb, pre + "SCB": scb}
+    qc = {"quant_method": "bitsandbytes", "load_in_8bit": True, "llm_int8_threshold": 6.0}
+    case_dir(root, "bnb-int8", {"quantization_config": qc}, t,
+             {pre + "weight": deq.astype(np.float16)})
+
+
 # ---------------------------------------------------------------- corrupt
 
 def bad_cases(root, rng):
@@ -447,6 +513,10 @@ def main():
     mxfp4_case(root, rng)
     nvfp4_case(root, rng)
     gptq_llama_case(root, rng)
+    bnb4_case(root, rng, "bnb-nf4", "nf4", False)
+    bnb4_case(root, rng, "bnb-nf4-nested", "nf4", True)
+    bnb4_case(root, rng, "bnb-fp4", "fp4", False)
+    bnb8_case(root, rng)
     bad_cases(root, rng)
 
 
