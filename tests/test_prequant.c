@@ -14,6 +14,7 @@
 #include "quant/quant.h"
 
 #include <mfmt/analyze.h>
+#include <mfmt/convert.h>
 
 #include <dirent.h>
 #include <math.h>
@@ -252,6 +253,71 @@ static void check_ggml_reference(void)
     CHECK(types == 4);
 }
 
+/* HF -> GGUF of the GPTQ llama (with ../shared's llama-tiny tokenizer)
+ * gives the same tensors as converting its reference floats as a plain
+ * fp16 directory: the converter dequantizes through the logical view. */
+static void check_convert(void)
+{
+    char shared[512], tmp[256], cmd[3000], out[2048];
+    snprintf(shared, sizeof(shared), "%s/corpus/hf-dir/llama-tiny", tl_shared_dir());
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "prequant"))
+        return;
+    char cwd[1024], log[300];
+    CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+    snprintf(log, sizeof(log), "%s/log", tmp);
+    /* q: the GPTQ directory + tokenizer; f: the same with the reference
+     * floats as its weights and no quantization_config */
+    snprintf(cmd, sizeof(cmd),
+             "(set -e; D=%s/%s; T=$(cd %s && pwd); cd %s; mkdir q f; cp $D/gptq-llama-tiny/* q/; "
+             "cp $T/tokenizer.model $T/tokenizer_config.json $T/special_tokens_map.json q/; "
+             "cp q/tokenizer* q/special_tokens_map.json f/; "
+             "cp $D/gptq-llama-tiny.ref.safetensors f/model.safetensors; "
+             "sed 's/\"quantization_config\"/\"was_quantization_config\"/' q/config.json > f/config.json)",
+             cwd, DATA, shared, tmp);
+    int rc = tl_run_cmd(cmd, log, out, sizeof(out));
+    CHECKF(rc == 0, "setup: %s", out);
+    if (rc) {
+        tl_remove_tmpdir(tmp);
+        return;
+    }
+    static const char *const types[] = {"f16", "Q4_K_M"};
+    for (size_t k = 0; k < 2; k++) {
+        char qd[300], fd[300], qo[300], fo[300];
+        snprintf(qd, sizeof(qd), "%s/q", tmp);
+        snprintf(fd, sizeof(fd), "%s/f", tmp);
+        snprintf(qo, sizeof(qo), "%s/q.gguf", tmp);
+        snprintf(fo, sizeof(fo), "%s/f.gguf", tmp);
+        mf_convert_gguf_opts o;
+        mf_convert_gguf_opts_init(&o);
+        o.type = types[k];
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(mf_convert_to_gguf(qd, qo, &o, &st) == 0, "%s: %s", types[k], st.msg);
+        CHECKF(mf_convert_to_gguf(fd, fo, &o, &st) == 0, "%s: %s", types[k], st.msg);
+        mf_open_opts oo;
+        mf_open_opts_init(&oo);
+        oo.flags = MF_OPEN_NO_SCAN;
+        mf_model *a = NULL, *b = NULL;
+        CHECK(mf_open(qo, &oo, &a, &st) == 0 && mf_open(fo, &oo, &b, &st) == 0);
+        size_t same = 0;
+        for (size_t i = 0; a && b && i < mf_model_tensor_count(a); i++) {
+            const mf_tensor *ta = mf_model_tensor_at(a, i);
+            const mf_tensor *tb = mf_tensor_find(b, mf_tensor_name(ta));
+            const void *da = mf_tensor_data(a, ta), *db = tb ? mf_tensor_data(b, tb) : NULL;
+            same += tb && da && db && mf_tensor_dtype(ta) == mf_tensor_dtype(tb) &&
+                    mf_tensor_nbytes(ta) == mf_tensor_nbytes(tb) &&
+                    !memcmp(da, db, mf_tensor_nbytes(ta));
+        }
+        CHECKF(a && b && same == mf_model_tensor_count(a) && same == mf_model_tensor_count(b) &&
+                   same == 21,
+               "%s: %zu tensors equal", types[k], same);
+        mf_close(a);
+        mf_close(b);
+        mf_status_clear(&st);
+    }
+    tl_remove_tmpdir(tmp);
+}
+
 int main(void)
 {
     static const char *cases[] = {
@@ -265,6 +331,7 @@ int main(void)
     check_bad();
     check_meta();
     check_llama_report();
+    check_convert();
     check_ggml_new_types();
     check_ggml_reference();
     return tl_report("prequant");

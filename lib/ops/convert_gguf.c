@@ -76,6 +76,7 @@ typedef struct conv {
     int64_t block_count;
     mf_model **parts;
     size_t n_parts;
+    mf_model *stored;            /* a pre-quantized directory; parts[0] is its logical view */
     bool safetensors;
     out_tensor *out;
     size_t n_out, cap_out;
@@ -170,8 +171,32 @@ static void free_names(char **names, size_t n)
     free(names);
 }
 
+/* A pre-quantized checkpoint (quantization_config): the directory's logical
+ * view, which streams each packed weight dequantized, is the one part. */
+static int open_logical_dir(conv *c)
+{
+    mf_model *view = NULL;
+    if (mf_open_model(c->dir, 0, &c->stored, c->st) ||
+        mf_model_logical_view_as(c->stored, MF_DTYPE_INVALID, &view, c->st))
+        return -1;
+    if (!view)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1,
+                       "quantization_config: no packed weights mfmt can dequantize were found");
+    c->parts = calloc(1, sizeof(mf_model *));
+    if (!c->parts) {
+        mf_close(view);
+        return mf_oom(c->st, c->dir);
+    }
+    c->parts[0] = view;
+    c->n_parts = 1;
+    c->safetensors = true;
+    return 0;
+}
+
 static int open_parts(conv *c)
 {
+    if (json_is_object(json_object_get(c->cfg, "quantization_config")))
+        return open_logical_dir(c);
     char **names;
     size_t n;
     if (part_names(c->dir, "model", ".safetensors", &names, &n, c->st))
@@ -226,9 +251,12 @@ static const mf_tensor **part_order(const conv *c, const mf_model *m, mf_status 
     return v;
 }
 
-/* An index file's weight_map must name exactly the parts' tensors. */
+/* An index file's weight_map must name exactly the parts' tensors (the
+ * stored ones: a pre-quantized directory's reader checked them). */
 static int check_index(conv *c)
 {
+    if (c->stored)
+        return 0;
     char *p = mf_path_join_new(c->dir, c->safetensors ? "model.safetensors.index.json"
                                                        : "pytorch_model.bin.index.json");
     if (!p)
@@ -1883,6 +1911,7 @@ static void free_conv(conv *c)
     for (size_t i = 0; i < c->n_parts; i++)
         mf_close(c->parts[i]);
     free(c->parts);
+    mf_close(c->stored);
     json_decref(c->cfg);
 }
 

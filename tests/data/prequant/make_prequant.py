@@ -164,7 +164,7 @@ def gptq_llama_case(root, rng):
     """A whole tiny llama (2 layers) as GPTQ 4-bit g32 writes it: every
     decoder Linear packed, embeddings / norms / lm_head fp16 (the load
     report and estimate look at this one)."""
-    H, I, L, NH, NKV, V = 64, 128, 2, 4, 2, 128
+    H, I, L, NH, NKV, V = 64, 128, 2, 4, 2, 320  # ../shared/corpus/hf-dir/llama-tiny's shape
     hd = H // NH
     t, ref = {}, {}
 
@@ -185,13 +185,16 @@ def gptq_llama_case(root, rng):
             for k, v in parts.items():
                 t[p + name + "." + k] = v
             ref[p + name + ".weight"] = deq
-        t[p + "input_layernorm.weight"] = np.ones(H, np.float16)
-        t[p + "post_attention_layernorm.weight"] = np.ones(H, np.float16)
+        for nm in ("input_layernorm.weight", "post_attention_layernorm.weight"):
+            t[p + nm] = np.ones(H, np.float16)
+            ref[p + nm] = np.ones(H, np.float16)
     t["model.norm.weight"] = np.ones(H, np.float16)
+    ref["model.norm.weight"] = np.ones(H, np.float16)
     plain("lm_head.weight", (V, H))
     cfg = {"hidden_size": H, "intermediate_size": I, "num_hidden_layers": L,
            "num_attention_heads": NH, "num_key_value_heads": NKV, "vocab_size": V,
-           "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
+           "max_position_embeddings": 128, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
+           "rope_theta": 10000.0, "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu",
            "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 32,
                                    "sym": True, "desc_act": False, "checkpoint_format": "gptq"}}
     case_dir(root, "gptq-llama-tiny", cfg, t, ref)
