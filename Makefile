@@ -23,13 +23,13 @@ VERSION  := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version
 SONAME   := libmfmt.so.$(call version_part,MAJOR)
 SOFILE   := libmfmt.so.$(VERSION)
 
-LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/formats/*/*.c))
+LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/formats/*/*.c lib/ops/hfconv/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-HDRS     := include/mfmt.h $(wildcard include/mfmt/*.h) $(wildcard lib/*/*.h lib/formats/*/*.h cli/*.h tests/*.h)
+HDRS     := include/mfmt.h $(wildcard include/mfmt/*.h) $(wildcard lib/*/*.h lib/formats/*/*.h lib/ops/hfconv/*.h lib/ops/hfconv/*.inc cli/*.h tests/*.h)
 
 all: $(BUILD)/mfmt $(BUILD)/libmfmt.a $(BUILD)/libmfmt.so
 

@@ -12,7 +12,13 @@
 #     the family's public header (FAMILY/FAMILY.h and the like);
 #  6. lib/ops names no format family: of lib/formats it includes only
 #     formats/formats.h (the registry, the readers' hooks, and the HF
-#     directory files the operations on such directories read).
+#     directory files the operations on such directories read);
+#  7. the converter wing lib/ops/hfconv/ (HF <-> GGUF) is closed: no other
+#     file of lib/ops includes a header of it (generic operations - diff,
+#     hash, scan, estimate, ... - call no converter code; the public entry
+#     points of include/mfmt/convert.h are implemented inside the wing).
+#     Were one ever to need it, the way in is the wing's declared interface
+#     ops/hfconv/hfconv.h, added to WING_IFACE below - nothing else.
 # Prints one line per failed rule and "RESULT layers PASSED FAILED" (the
 # form tests/run.sh counts). BUILD: the build directory (default build).
 set -u
@@ -107,6 +113,16 @@ for f in $(find lib/ops -name '*.c' -o -name '*.h' | sort); do
   done
 done
 [ -z "$ops_bad" ] && ok || bad "lib/ops includes a format family's header:$ops_bad"
+
+# ------------------------------------------------- 7. the converter wing
+WING_IFACE=""  # e.g. "ops/hfconv/hfconv.h"; empty: nothing outside includes the wing
+wing_bad=""
+for f in $(find lib/ops -path lib/ops/hfconv -prune -o \( -name '*.c' -o -name '*.h' -o -name '*.inc' \) -print | sort); do
+  for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(ops\/hfconv\/[^"]*\)".*/\1/p' "$f"); do
+    [ -n "$WING_IFACE" ] && [ "$inc" = "$WING_IFACE" ] || wing_bad="$wing_bad $f->$inc"
+  done
+done
+[ -z "$wing_bad" ] && ok || bad "a generic operation of lib/ops includes the converter wing lib/ops/hfconv/:$wing_bad"
 
 echo "RESULT layers $passed $failed"
 [ "$failed" -eq 0 ]

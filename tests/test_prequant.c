@@ -183,6 +183,7 @@ static void check_llama_report(void)
     if (!m || !w) {
         mf_close(m);
         mf_close(w);
+        mf_status_clear(&st);
         return;
     }
     mf_load_report *r = NULL;

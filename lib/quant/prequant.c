@@ -151,6 +151,10 @@ static void gptq_matrix_fast(const mf_pq *q, float *out)
     const bool twice = sd != q->native;
     float s[TILE];
     int z[TILE];
+    /* up to 4 bits: each output's 16 (or fewer) values of a group, worked
+     * out once (the same arithmetic), then looked up per code */
+    const bool lut = q->bits <= 4;
+    static _Thread_local float table[TILE][16];
     for (int64_t ob = 0; ob < R; ob += TILE) {
         int64_t on = R - ob < TILE ? R - ob : TILE;
         for (int64_t g = 0; g < C / gs; g++) {
@@ -158,12 +162,21 @@ static void gptq_matrix_fast(const mf_pq *q, float *out)
                 s[t] = load(&q->scale, (uint64_t)(g * R + ob + t));
                 z[t] = (int)stream_code(&q->zero, (uint64_t)(g * zwords), 1, (uint64_t)(ob + t),
                                         q->bits) + q->zero_offset;
+                for (unsigned c = 0; lut && c <= mask; c++) {
+                    float v = round_to(s[t] * (float)((int)c - z[t]), sd);
+                    table[t][c] = twice ? round_to(v, q->native) : v;
+                }
             }
             for (int64_t k = g * gs / per; k < (g + 1) * gs / per; k++) {
                 const uint8_t *row = q->w.p + 4 * (uint64_t)(k * R + ob);
                 for (int64_t t = 0; t < on; t++) {
                     uint32_t w = mf_rd32le(row + 4 * t);
                     float *o = out + (ob + t) * C + k * per;
+                    if (lut) {
+                        for (int64_t j = 0; j < per; j++)
+                            o[j] = table[t][(w >> (q->bits * j)) & mask];
+                        continue;
+                    }
                     for (int64_t j = 0; j < per; j++) {
                         float v = round_to(s[t] * (float)((int)((w >> (q->bits * j)) & mask) - z[t]), sd);
                         o[j] = twice ? round_to(v, q->native) : v;
