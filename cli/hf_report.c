@@ -23,6 +23,12 @@ int cli_hf_load_report_text(FILE *f, const mf_model *m, const char *indent, mf_s
     if (mf_hf_load_report(m, &lr, st))
         return -1;
     const mf_load_report r = *lr;
+    if (r.quant_method[0]) {
+        fprintf(f, "%squantized (%s): transformers loads it with %s; needs %s\n", indent,
+                r.quant_method, r.quantizer ? r.quantizer : "no quantizer mfmt knows",
+                r.requires ? r.requires : "?");
+        list(f, indent, "  kept unquantized", r.not_converted, r.n_not_converted);
+    }
     if (!r.arch) {
         fprintf(f, "%sload report: not made: %s\n", indent, r.why_not);
         mf_load_report_free(lr);
@@ -57,6 +63,14 @@ json_t *cli_hf_load_report_json(const mf_model *m, mf_status *st)
         return NULL;
     const mf_load_report r = *lr;
     json_t *o = json_object();
+    if (r.quant_method[0]) {
+        json_t *q = json_object();
+        json_object_set_new(q, "method", json_string(r.quant_method));
+        json_object_set_new(q, "quantizer", r.quantizer ? json_string(r.quantizer) : json_null());
+        json_object_set_new(q, "requires", r.requires ? json_string(r.requires) : json_null());
+        json_object_set_new(q, "not_converted", names(r.not_converted, r.n_not_converted));
+        json_object_set_new(o, "quantization", q);
+    }
     json_object_set_new(o, "checked", json_boolean(r.arch != NULL));
     if (!r.arch) {
         json_object_set_new(o, "why_not", json_string(r.why_not));

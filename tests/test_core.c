@@ -895,6 +895,11 @@ static const struct {
     {"TQ1_0", 34, QK_K, (QK_K - 4 * QK_K / 64) / 5 + QK_K / 64 + HALF},
     {"TQ2_0", 35, QK_K, QK_K / 4 + HALF},
     {"MXFP4", 39, 32, 1 + 32 / 2},
+    /* ggml b10256 (ggml-common.h): block_nvfp4 d[4] qs[32], block_q1_0 d qs[16],
+     * block_q2_0 d qs[16] */
+    {"NVFP4", 40, 64, 4 + 64 / 2},
+    {"Q1_0", 41, 128, HALF + 128 / 8},
+    {"Q2_0", 42, 64, HALF + 64 / 4},
 };
 
 static void test_dtypes(void)
@@ -915,7 +920,7 @@ static void test_dtypes(void)
         CHECK(di->is_quant == (ggml_types[i].blk > 1));
     }
     /* ids ggml removed (Q4_2, Q4_3, Q4_0_4_4 ...) or never had */
-    static const int gone[] = {4, 5, 31, 32, 33, 36, 37, 38, 40, 1000};
+    static const int gone[] = {4, 5, 31, 32, 33, 36, 37, 38, 43, 1000};
     for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
         CHECKF(mf_dtype_from_ggml((uint32_t)gone[i]) == MF_DTYPE_INVALID, "id %d", gone[i]);
     /* safetensors' dtypes (safetensors/src/tensor.rs Dtype::bitsize) */

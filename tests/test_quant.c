@@ -459,7 +459,7 @@ static void test_api(void)
     uint8_t q[1024];
     CHECK(mf_can_quantize(MF_Q4_K) && mf_can_dequantize(MF_Q4_K));
     CHECK(!mf_can_quantize(MF_Q8_K) && mf_can_dequantize(MF_Q8_K));
-    CHECK(!mf_can_quantize(MF_MXFP4) && mf_can_dequantize(MF_MXFP4));
+    CHECK(mf_can_quantize(MF_MXFP4) && mf_can_dequantize(MF_MXFP4));
     CHECK(!mf_can_quantize(MF_I32) && !mf_can_dequantize(MF_U8));
     CHECK(mf_quant_requires_imatrix(MF_IQ2_XXS) && mf_quant_requires_imatrix(MF_IQ1_S));
     CHECK(!mf_quant_requires_imatrix(MF_IQ1_M) && !mf_quant_requires_imatrix(MF_Q2_K));

@@ -197,13 +197,21 @@ typedef struct mf_load_report {
     char **unexpected; size_t n_unexpected; /* present, not expected */
     char **mismatched; size_t n_mismatched; /* "name: shape [a, b], config implies [c, d]" */
     bool tied;                /* tie_word_embeddings */
+    /* a pre-quantized checkpoint (config.json quantization_config): the
+     * tensors are compared by their logical view (the original weights) */
+    char quant_method[32];    /* "" when not quantized */
+    const char *quantizer;    /* the HfQuantizer transformers picks, static */
+    const char *requires;     /* what it needs to load (static text) */
+    char **not_converted; size_t n_not_converted; /* modules kept unquantized */
 } mf_load_report;
 
 /* For an hf-dir model (mf_model_format == MF_FMT_HF_DIR; others:
  * MF_ERR_USAGE): compares the tensors it holds with the names and shapes
  * its config.json implies for llama, mistral, qwen2, qwen3, gemma, gemma2,
  * phi3 and gpt2 (as transformers' modeling code declares them). A config
- * it cannot check is not an error: arch NULL, why_not says why. */
+ * it cannot check is not an error: arch NULL, why_not says why. A
+ * pre-quantized directory is compared by its logical tensors, and the
+ * report names the quantizer, what it needs and what it keeps unquantized. */
 MF_API int mf_hf_load_report(const mf_model *m, mf_load_report **out, mf_status *st);
 MF_API void mf_load_report_free(mf_load_report *r); /* NULL is fine */
 

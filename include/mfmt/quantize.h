@@ -50,6 +50,10 @@ typedef enum mf_ftype {
     MF_FTYPE_BF16 = 32,
     MF_FTYPE_TQ1_0 = 36,
     MF_FTYPE_TQ2_0 = 37,
+    MF_FTYPE_MXFP4_MOE = 38, /* llama.cpp after b4747: MoE experts MXFP4, the rest Q8_0 */
+    MF_FTYPE_NVFP4 = 39,     /* file types of later llama.cpp (b10256); not mixes mfmt makes */
+    MF_FTYPE_Q1_0 = 40,
+    MF_FTYPE_Q2_0 = 41,
     MF_FTYPE_INVALID = -1,
 } mf_ftype;
 

@@ -281,6 +281,15 @@ int mf_dequantize_file(const char *in_path, const char *out_path,
         mf_close(j.m);
         return -1;
     }
+    /* packed weights (MLX triples, GPTQ/AWQ/FP8/... checkpoints) are
+     * written as their logical tensors, dequantized a tensor at a time */
+    mf_model *stored = j.m, *view = NULL;
+    if (mf_model_logical_view_as(stored, dtype, &view, st)) {
+        mf_close(stored);
+        return -1;
+    }
+    if (view)
+        j.m = view;
     for (size_t i = 0; i < j.m->n_tensors; i++)
         j.progress.total += j.m->tensors[i].nbytes;
     j.f32 = malloc(BATCH_VALUES * sizeof(float));
@@ -298,6 +307,8 @@ int mf_dequantize_file(const char *in_path, const char *out_path,
     free(j.outs);
     free(j.f32);
     free(j.out);
-    mf_close(j.m);
+    if (view)
+        mf_close(view);
+    mf_close(stored);
     return rc;
 }

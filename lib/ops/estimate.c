@@ -179,6 +179,31 @@ static void weights_from_tensors(const mf_model *m, mf_estimate *e)
         snprintf(e->weight_type, sizeof(e->weight_type), "as stored (mostly %s)", mf_dtype_name(dt));
 }
 
+/* A pre-quantized checkpoint: the parameters are the logical weights'
+ * (the reader's logical view), the bytes stay those stored: GPTQ, AWQ, FP8,
+ * compressed-tensors, MXFP4 and NVFP4 quantizers keep the packed tensors
+ * as they are in memory (their modules' buffers are the stored tensors). */
+static void quantized_params(const mf_model *m, const json_t *cfg, mf_estimate *e)
+{
+    const json_t *qc = json_object_get(cfg, "quantization_config");
+    mf_model *view = NULL;
+    mf_status vs;
+    mf_status_init(&vs);
+    if (!json_is_object(qc) || mf_model_logical_view_as(m, MF_DTYPE_INVALID, &view, &vs) || !view) {
+        mf_status_clear(&vs);
+        return;
+    }
+    mf_status_clear(&vs);
+    e->n_params = 0;
+    for (size_t i = 0; i < view->n_tensors; i++) {
+        uint64_t n = mf_tensor_nelems(&view->tensors[i]);
+        e->n_params += n == UINT64_MAX ? 0 : n;
+    }
+    mf_close(view);
+    const char *qm = json_string_value(json_object_get(qc, "quant_method"));
+    snprintf(e->weight_type, sizeof(e->weight_type), "%.20s, packed as stored", qm ? qm : "quantized");
+}
+
 static int torch_dtype_bytes(const json_t *cfg)
 {
     const char *t = json_string_value(json_object_get(cfg, "torch_dtype"));
@@ -290,6 +315,7 @@ int mf_estimate_path_into(const char *path, const mf_estimate_opts *o, mf_estima
             mf_model *m = NULL;
             if (mf_open_model(path, 0, &m, &sub) == 0 && m->n_tensors) {
                 weights_from_tensors(m, e);
+                quantized_params(m, cfg, e);
                 snprintf(e->source, sizeof(e->source), "weights");
             } else {
                 rc = weights_from_config(cfg, e, path, st);

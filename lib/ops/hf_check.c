@@ -303,12 +303,6 @@ static int build_expected(const json_t *cfg, builder *b, dims *d, const char **a
         return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1,
                        "model_type %s is not one mfmt knows the tensors of", mt ? mt : "(none)");
     }
-    if (json_object_get(cfg, "quantization_config")) {
-        json_t *qm = json_object_get(json_object_get(cfg, "quantization_config"), "quant_method");
-        return mf_fail(st, MF_ERR_UNSUPPORTED, NULL, -1,
-                       "weights quantized (%s): their names and shapes differ",
-                       json_string_value(qm) ? json_string_value(qm) : "quantization_config");
-    }
     if (read_dims(cfg, mt, d, st))
         return -1;
     *arch = known_types[k];
@@ -355,9 +349,70 @@ void mf_hf_shapes_free(mf_hf_shape *v, size_t n)
     free(v);
 }
 
-static int load_report_fill(const mf_model *m, mf_load_report *r, mf_status *st)
+static int load_report_fill_view(const mf_model *m, mf_load_report *r, mf_status *st);
+
+/* transformers' AUTO_QUANTIZER_MAPPING (quantizers/auto.py) for the
+ * methods mfmt reads, and what each needs to load the packed weights. */
+static const struct {
+    const char *method, *quantizer, *requires;
+} quantizers[] = {
+    {"gptq", "GptqHfQuantizer", "optimum and gptqmodel (or auto-gptq) for the packed kernels"},
+    {"awq", "AwqQuantizer", "autoawq; its gemm kernels need a CUDA device (CPU: ipex)"},
+    {"fp8", "FineGrainedFP8HfQuantizer",
+     "a CUDA device of compute capability >= 8.9 for the FP8 kernels (else dequantized)"},
+    {"fbgemm_fp8", "FbgemmFp8HfQuantizer", "fbgemm-gpu and a CUDA device of compute capability >= 9.0"},
+    {"compressed-tensors", "CompressedTensorsHfQuantizer", "the compressed-tensors package"},
+    {"mxfp4", "Mxfp4HfQuantizer",
+     "triton and the kernels package for MXFP4 matmuls on a GPU; else dequantized to bf16"},
+    {"bitsandbytes", "Bnb4BitHfQuantizer / Bnb8BitHfQuantizer", "bitsandbytes and a CUDA device"},
+    {"modelopt", "ModelOpt (not in transformers' quantizer mapping here)",
+     "NVFP4 kernels: a CUDA device of compute capability >= 10.0 (TensorRT-LLM, vLLM)"},
+};
+
+/* The modules a quantizer leaves in float: modules_to_not_convert (gptq,
+ * awq, fp8, mxfp4, bitsandbytes), ignore (compressed-tensors, modelopt),
+ * and lm_head, which every one of them skips when nothing is listed. */
+static int fill_quant(const json_t *qc, mf_load_report *r)
+{
+    const char *m = json_string_value(json_object_get(qc, "quant_method"));
+    snprintf(r->quant_method, sizeof(r->quant_method), "%s", m ? m : "?");
+    for (size_t i = 0; i < sizeof(quantizers) / sizeof(quantizers[0]); i++)
+        if (m && !strcmp(quantizers[i].method, m)) {
+            r->quantizer = quantizers[i].quantizer;
+            r->requires = quantizers[i].requires;
+        }
+    static const char *const keys[] = {"modules_to_not_convert", "ignore", "llm_int8_skip_modules"};
+    for (size_t k = 0; k < 3; k++) {
+        json_t *a = json_object_get(qc, keys[k]), *v;
+        size_t i;
+        json_array_foreach(a, i, v) if (json_is_string(v) &&
+                                        push(&r->not_converted, &r->n_not_converted,
+                                             strdup(json_string_value(v))))
+            return -1;
+    }
+    if (r->n_not_converted == 0)
+        return push(&r->not_converted, &r->n_not_converted, strdup("lm_head"));
+    return 0;
+}
+
+static int load_report_fill(const mf_model *m0, mf_load_report *r, mf_status *st)
 {
     memset(r, 0, sizeof(*r));
+    /* packed weights are compared by the original names and shapes */
+    mf_model *view = NULL;
+    mf_status vs;
+    mf_status_init(&vs);
+    if (mf_model_logical_view_as(m0, MF_DTYPE_INVALID, &view, &vs))
+        view = NULL; /* a corrupt layout: compare as stored; validate says why */
+    mf_status_clear(&vs);
+    const mf_model *m = view ? view : m0;
+    int rc = load_report_fill_view(m, r, st);
+    mf_close(view);
+    return rc;
+}
+
+static int load_report_fill_view(const mf_model *m, mf_load_report *r, mf_status *st)
+{
     json_t *cfg = mf_hf_load_config(m->path, true, st);
     if (!cfg)
         return -1;
@@ -367,6 +422,11 @@ static int load_report_fill(const mf_model *m, mf_load_report *r, mf_status *st)
     int rc = 0;
     mf_status why;
     mf_status_init(&why);
+    const json_t *qc = json_object_get(cfg, "quantization_config");
+    if (json_is_object(qc) && fill_quant(qc, r)) {
+        json_decref(cfg);
+        return mf_oom(st, m->path);
+    }
     if (!m->n_tensors)
         snprintf(r->why_not, sizeof(r->why_not), "no weights were read");
     else if (build_expected(cfg, &b, &d, &arch, &why) != 0)
@@ -395,9 +455,12 @@ static void load_report_clear(mf_load_report *r)
         free(r->unexpected[i]);
     for (size_t i = 0; i < r->n_mismatched; i++)
         free(r->mismatched[i]);
+    for (size_t i = 0; i < r->n_not_converted; i++)
+        free(r->not_converted[i]);
     free(r->missing);
     free(r->unexpected);
     free(r->mismatched);
+    free(r->not_converted);
 }
 
 int mf_hf_load_report(const mf_model *m, mf_load_report **out, mf_status *st)

@@ -54,6 +54,7 @@ static const ftype_row ftypes[] = {
     {"Q5_K_M", MF_FTYPE_Q5_K_M, MF_Q5_K},
     {"Q6_K", MF_FTYPE_Q6_K, MF_Q6_K},
     {"Q8_0", MF_FTYPE_Q8_0, MF_Q8_0},
+    {"MXFP4_MOE", MF_FTYPE_MXFP4_MOE, MF_MXFP4},
     {"F16", MF_FTYPE_F16, MF_F16},
     {"BF16", MF_FTYPE_BF16, MF_BF16},
     {"F32", MF_FTYPE_ALL_F32, MF_F32},
@@ -327,7 +328,9 @@ static void rule_output(rule_ctx *r)
         return;
     }
     const mf_dtype_info *di = mf_dtype_info_of(r->t);
-    if (is_arch(r, "falcon") || r->ne[0] % di->block_elems != 0)
+    if (r->ft == MF_FTYPE_MXFP4_MOE)
+        r->t = MF_Q8_0;
+    else if (is_arch(r, "falcon") || r->ne[0] % di->block_elems != 0)
         r->t = MF_Q8_0;
     else if (FT_IN(r->ft, MF_FTYPE_IQ2_XXS, MF_FTYPE_IQ2_XS, MF_FTYPE_IQ3_XXS, MF_FTYPE_IQ1_S,
                    MF_FTYPE_IQ2_S, MF_FTYPE_IQ2_M, MF_FTYPE_IQ1_M))
@@ -521,6 +524,10 @@ static int rule_pick(rule_ctx *r)
     const char *nm = r->name;
     if (strcmp(nm, "output.weight") == 0 || (!q->has_output && strcmp(nm, "token_embd.weight") == 0))
         rule_output(r);
+    else if (r->ft == MF_FTYPE_MXFP4_MOE)
+        /* llama.cpp b10256 (src/llama-quant.cpp): expert tensors (ne[2] > 1)
+         * MXFP4, every other quantized tensor Q8_0, token_embd included */
+        r->t = r->ne[2] > 1 ? MF_MXFP4 : MF_Q8_0;
     else if (strcmp(nm, "token_embd.weight") == 0)
         rule_token_embd(r);
     else if (FT_IN(r->ft, MF_FTYPE_IQ2_XXS, MF_FTYPE_IQ2_XS, MF_FTYPE_IQ1_S, MF_FTYPE_IQ2_S,

@@ -243,6 +243,10 @@ static uint32_t ftype_of_dtype(mf_dtype d)
     case MF_IQ4_NL: return MF_FTYPE_IQ4_NL;
     case MF_IQ4_XS: return MF_FTYPE_IQ4_XS;
     case MF_IQ3_S: return MF_FTYPE_IQ3_S;
+    /* llama_model_loader b10256 guesses these three; MXFP4 is not guessed */
+    case MF_NVFP4: return MF_FTYPE_NVFP4;
+    case MF_Q1_0: return MF_FTYPE_Q1_0;
+    case MF_Q2_0: return MF_FTYPE_Q2_0;
     default: return MF_FTYPE_ALL_F32; /* F32, and the types it does not know */
     }
 }

@@ -81,8 +81,16 @@ void mq_deq_q4_1(const uint8_t *x, float *y, int64_t n);
 void mq_deq_q5_0(const uint8_t *x, float *y, int64_t n);
 void mq_deq_q5_1(const uint8_t *x, float *y, int64_t n);
 void mq_deq_q8_0(const uint8_t *x, float *y, int64_t n);
-void mq_deq_mxfp4(const uint8_t *x, float *y, int64_t n);
 void mq_quant_q8_0_scalar_block(const float *x, uint8_t *y);
+/* quant_fp4.c: MXFP4, NVFP4, Q1_0, Q2_0 (ggml after b4747) */
+void mq_quant_mxfp4(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_nvfp4(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_q1_0(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_quant_q2_0(const float *x, uint8_t *y, int64_t n, const float *qw);
+void mq_deq_mxfp4(const uint8_t *x, float *y, int64_t n);
+void mq_deq_nvfp4(const uint8_t *x, float *y, int64_t n);
+void mq_deq_q1_0(const uint8_t *x, float *y, int64_t n);
+void mq_deq_q2_0(const uint8_t *x, float *y, int64_t n);
 
 /* quant_simd.c: vector versions, used when the CPU has them (and the
  * environment variable MFMT_NO_SIMD is unset); false: use the scalar code. */

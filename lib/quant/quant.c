@@ -91,8 +91,11 @@ static const qtype qtypes[] = {
     {MF_IQ1_M, QK_K, 56, mq_quant_iq1_m, mq_deq_iq1_m, false, MQ_LAT_IQ1},
     {MF_TQ1_0, QK_K, 54, mq_quant_tq1_0, mq_deq_tq1_0, false, -1},
     {MF_TQ2_0, QK_K, 66, mq_quant_tq2_0, mq_deq_tq2_0, false, -1},
-    /* MXFP4 came to ggml after the reference commit; dequantize only. */
-    {MF_MXFP4, 32, 17, NULL, mq_deq_mxfp4, false, -1},
+    /* came to ggml after the reference commit (quant_fp4.c, ggml b10256) */
+    {MF_MXFP4, 32, 17, mq_quant_mxfp4, mq_deq_mxfp4, false, -1},
+    {MF_NVFP4, 64, 36, mq_quant_nvfp4, mq_deq_nvfp4, false, -1},
+    {MF_Q1_0, 128, 18, mq_quant_q1_0, mq_deq_q1_0, false, -1},
+    {MF_Q2_0, 64, 18, mq_quant_q2_0, mq_deq_q2_0, false, -1},
 };
 
 static const qtype *qtype_of(mf_dtype dt)
@@ -353,6 +356,8 @@ static bool block_ok(const qtype *t, const uint8_t *b)
     case MF_F16: return f16_finite(mf_rd16le(b));
     case MF_BF16: return (mf_rd16le(b) & 0x7f80) != 0x7f80;
     case MF_IQ1_M: return iq1_m_block_ok(b);
+    case MF_MXFP4: return b[0] != 0xff; /* validate_e_e8m0 */
+    case MF_NVFP4: return true;         /* every UE4M3 byte is valid */
     default: break;
     }
     scale_fields f = scales_of(t->dt);

@@ -1,5 +1,4 @@
 /* quant_legacy.c - the 32-element block types Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
- * (and MXFP4, dequantize only).
  *
  * Without an importance matrix ggml uses the "_ref" rounding quantizers;
  * with one, Q4_0/Q5_0 search a scale with make_qx_quants and Q4_1/Q5_1 a
@@ -7,8 +6,7 @@
  * imatrix[col] * sqrt(sigma2 + x^2) where sigma2 is the row's mean square.
  *
  * Layouts (bytes): Q4_0 d[2] qs[16]; Q4_1 d[2] m[2] qs[16];
- * Q5_0 d[2] qh[4] qs[16]; Q5_1 d[2] m[2] qh[4] qs[16]; Q8_0 d[2] qs[32];
- * MXFP4 e[1] qs[16]. Nibble j of qs holds element j (low) and j+16 (high). */
+ * Q5_0 d[2] qh[4] qs[16]; Q5_1 d[2] m[2] qh[4] qs[16]; Q8_0 d[2] qs[32]; Nibble j of qs holds element j (low) and j+16 (high). */
 #include "quant/qimpl.h"
 
 #include <float.h>
@@ -361,28 +359,3 @@ void mq_deq_q8_0(const uint8_t *x, float *y, int64_t n)
     }
 }
 
-/* ---------------------------------------------------------- MXFP4 */
-
-/* E2M1 values doubled (ggml's kvalues_mxfp4), hence the halved scale. */
-static const int8_t kvalues_mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
-
-/* 2^(e-128) as ggml's e8m0_to_fp32_half builds it (e = 0, 1: subnormals;
- * e = 255 gives 2^127, not NaN). */
-static float e8m0_half(uint8_t e)
-{
-    uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-void mq_deq_mxfp4(const uint8_t *x, float *y, int64_t n)
-{
-    for (int64_t ib = 0; ib < n / QK; ib++, x += 17, y += QK) {
-        const float d = e8m0_half(x[0]);
-        for (int j = 0; j < QK / 2; j++) {
-            y[j] = kvalues_mxfp4[x[1 + j] & 0x0F] * d;
-            y[j + 16] = kvalues_mxfp4[x[1 + j] >> 4] * d;
-        }
-    }
-}

@@ -212,6 +212,8 @@ static int open_hfdir(mf_model *m, const char *dir, unsigned flags, mf_status *s
         rc = read_card(m, dir, st);
     if (rc == 0)
         rc = open_weights(m, dir, flags, st);
+    if (rc == 0 && cfg)
+        rc = mf_hf_prequant_open(m, cfg, strict, st);
     const char *mt = json_string_value(json_object_get(cfg, "model_type"));
     const char *wf = json_string_value(json_object_get(cfg, "transformers_version"));
     snprintf(m->version, sizeof(m->version), "%s%s%s", mt ? mt : "no model_type",
@@ -239,4 +241,5 @@ const mf_reader mf_reader_hfdir = {
     .probe_dir = probe_hfdir,
     .open = open_hfdir,
     .code_around = mf_hf_code_around,
+    .logical_view = mf_hf_prequant_view,
 };

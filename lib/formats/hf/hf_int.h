@@ -58,4 +58,16 @@ typedef enum mf_hf_weights {
  * pytorch_model.bin.index.json. *name gets the file name (static). */
 mf_hf_weights mf_hf_pick_weights(const char *dir, const char **name);
 
+/* ------------------------------------------- pre-quantized checkpoints */
+/* hf_prequant.c: after the weights are open, the packed weights
+ * config.json's quantization_config names (GPTQ, AWQ, FP8, compressed-
+ * tensors, gpt-oss MXFP4, ModelOpt NVFP4), described for lib/quant's
+ * dequantizers and recorded as quant.* metadata; kept in m->priv. A packed
+ * weight whose parts break the layout's rules is a breach when strict,
+ * else a note, and reading it fails with that rule. */
+typedef struct mf_hf_prequant mf_hf_prequant;
+int mf_hf_prequant_open(mf_model *m, const json_t *cfg, bool strict, mf_status *st);
+/* The hf-dir reader's logical_view hook: the original weights as floats. */
+int mf_hf_prequant_view(const mf_model *m, mf_dtype out, mf_model **view, mf_status *st);
+
 #endif

@@ -232,6 +232,7 @@ static void free_conv(conv *c)
     for (size_t i = 0; i < c->n_parts; i++)
         mf_close(c->parts[i]);
     free(c->parts);
+    mf_close(c->stored);
     json_decref(c->cfg);
 }
 

@@ -56,6 +56,7 @@ typedef struct conv {
     int64_t block_count;
     mf_model **parts;
     size_t n_parts;
+    mf_model *stored;            /* a pre-quantized directory; parts[0] is its logical view */
     bool safetensors;
     out_tensor *out;
     size_t n_out, cap_out;

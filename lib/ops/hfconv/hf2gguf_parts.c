@@ -51,8 +51,32 @@ static void free_names(char **names, size_t n)
     free(names);
 }
 
+/* A pre-quantized checkpoint (quantization_config): the directory's logical
+ * view, which streams each packed weight dequantized, is the one part. */
+static int open_logical_dir(conv *c)
+{
+    mf_model *view = NULL;
+    if (mf_open_model(c->dir, 0, &c->stored, c->st) ||
+        mf_model_logical_view_as(c->stored, MF_DTYPE_INVALID, &view, c->st))
+        return -1;
+    if (!view)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1,
+                       "quantization_config: no packed weights mfmt can dequantize were found");
+    c->parts = calloc(1, sizeof(mf_model *));
+    if (!c->parts) {
+        mf_close(view);
+        return mf_oom(c->st, c->dir);
+    }
+    c->parts[0] = view;
+    c->n_parts = 1;
+    c->safetensors = true;
+    return 0;
+}
+
 int h2g_open_parts(conv *c)
 {
+    if (json_is_object(json_object_get(c->cfg, "quantization_config")))
+        return open_logical_dir(c);
     char **names;
     size_t n;
     if (part_names(c->dir, "model", ".safetensors", &names, &n, c->st))
@@ -110,6 +134,8 @@ const mf_tensor **h2g_part_order(const conv *c, const mf_model *m, mf_status *st
 /* An index file's weight_map must name exactly the parts' tensors. */
 int h2g_check_index(conv *c)
 {
+    if (c->stored) /* a pre-quantized directory: its reader checked the stored names */
+        return 0;
     char *p = mf_path_join_new(c->dir, c->safetensors ? "model.safetensors.index.json"
                                                        : "pytorch_model.bin.index.json");
     if (!p)

@@ -1,0 +1,339 @@
+/* test_prequant.c - pre-quantized Hugging Face checkpoints (GPTQ 2/3/4/8-bit
+ * with and without act-order and both zero conventions, AWQ gemm, FP8 128x128
+ * blocks, fbgemm per-channel FP8, compressed-tensors pack-quantized and
+ * int-quantized, gpt-oss MXFP4, ModelOpt NVFP4) against reference floats of
+ * an independent numpy dequantizer: tests/data/prequant/make_prequant.py
+ * packs each case as the producing project's code does (file and commit
+ * cited there) and writes CASE.ref.safetensors. Every logical tensor must
+ * match bit for bit in F32; the corrupt variants (bad.txt) must fail with
+ * the message naming the tensor and the rule. Also the GGUF block types of
+ * ggml b10256 (quant_fp4.c) on hand-made blocks. */
+#include "testlib.h"
+
+#include "core/core.h"
+#include "quant/quant.h"
+
+#include <mfmt/analyze.h>
+#include <mfmt/convert.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+
+#define DATA "tests/data/prequant"
+
+static void check_case(const char *name)
+{
+    char dir[512], ref[512];
+    snprintf(dir, sizeof(dir), DATA "/%s", name);
+    snprintf(ref, sizeof(ref), DATA "/%s.ref.safetensors", name);
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = MF_OPEN_LOGICAL | MF_OPEN_NO_SCAN;
+    mf_model *m = NULL, *r = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_open(dir, &o, &m, &st) == 0, "%s: %s", name, st.msg);
+    o.flags = MF_OPEN_NO_SCAN;
+    CHECKF(mf_open(ref, &o, &r, &st) == 0, "%s: %s", ref, st.msg);
+    if (!m || !r) {
+        mf_close(m);
+        mf_close(r);
+        mf_status_clear(&st);
+        return;
+    }
+    for (size_t i = 0; i < mf_model_tensor_count(r); i++) {
+        const mf_tensor *rt = mf_model_tensor_at(r, i);
+        const mf_tensor *t = mf_tensor_find(m, mf_tensor_name(rt));
+        CHECKF(t != NULL, "%s: no logical tensor %s", name, mf_tensor_name(rt));
+        if (!t)
+            continue;
+        CHECKF(mf_tensor_ndim(t) == mf_tensor_ndim(rt) &&
+                   !memcmp(mf_tensor_shape(t), mf_tensor_shape(rt),
+                           sizeof(int64_t) * (size_t)mf_tensor_ndim(t)),
+               "%s: %s has another shape", name, mf_tensor_name(rt));
+        void *a = NULL, *b = NULL;
+        uint64_t na = 0, nb = 0;
+        CHECKF(mf_tensor_read_alloc(m, t, MF_F32, &a, &na, &st) == 0, "%s: %s", name, st.msg);
+        CHECK(mf_tensor_read_alloc(r, rt, MF_F32, &b, &nb, &st) == 0);
+        CHECKF(a && b && na == nb && memcmp(a, b, na) == 0, "%s: %s differs from the reference",
+               name, mf_tensor_name(rt));
+        mf_free(a);
+        mf_free(b);
+    }
+    mf_close(m);
+    mf_close(r);
+    mf_status_clear(&st);
+}
+
+/* The corrupt variants: opening (strict) and reading must both fail with
+ * the rule bad.txt gives. */
+static void check_bad(void)
+{
+    FILE *f = fopen(DATA "/bad.txt", "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    char line[1024];
+    int n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        char *tab = strchr(line, '\t');
+        if (!tab)
+            continue;
+        *tab = 0;
+        char *want = tab + 1;
+        want[strcspn(want, "\n")] = 0;
+        char dir[1100];
+        snprintf(dir, sizeof(dir), DATA "/%s", line);
+        mf_open_opts o;
+        mf_open_opts_init(&o);
+        o.flags = MF_OPEN_LOGICAL | MF_OPEN_NO_SCAN;
+        mf_model *m = NULL;
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_open(dir, &o, &m, &st);
+        CHECKF(rc != 0 && strstr(st.msg, want) != NULL, "%s: got \"%s\", want \"%s\"", line,
+               st.msg, want);
+        mf_close(m);
+        mf_status_clear(&st);
+        o.flags = MF_OPEN_STRICT | MF_OPEN_NO_SCAN;
+        rc = mf_open(dir, &o, &m, &st);
+        CHECKF(rc != 0 && st.code == MF_ERR_FORMAT && strstr(st.msg, want) != NULL,
+               "%s strict: got \"%s\"", line, st.msg);
+        mf_close(m);
+        mf_status_clear(&st);
+        n++;
+    }
+    fclose(f);
+    CHECK(n == 4);
+}
+
+/* inspect's metadata: method, bits, group size of a GPTQ directory. */
+static void check_meta(void)
+{
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    CHECK(mf_open(DATA "/gptq-3bit-g64-actorder", &o, &m, NULL) == 0);
+    if (!m)
+        return;
+    const mf_value *v = mf_meta_get(m, "quant.method");
+    CHECK(v && v->type == MF_V_STR && v->as.s.len == 4 && !memcmp(v->as.s.ptr, "gptq", 4));
+    v = mf_meta_get(m, "quant.bits");
+    CHECK(v && v->as.i == 3);
+    v = mf_meta_get(m, "quant.group_size");
+    CHECK(v && v->as.i == 64);
+    v = mf_meta_get(m, "quant.desc_act");
+    CHECK(v && v->as.b);
+    /* as stored: the packed parts, I32 */
+    const mf_tensor *t = mf_tensor_find(m, "model.layers.0.mlp.down_proj.qweight");
+    CHECK(t && mf_tensor_dtype(t) == MF_I32);
+    mf_close(m);
+}
+
+/* ggml b10256's blocks, values worked out by hand from ggml-quants.c. */
+static void check_ggml_new_types(void)
+{
+    float y[128];
+    /* NVFP4: d[0] = 0x38 (UE4M3 exp 7, man 0: 1.0, halved 0.5); code 7 (12) -> 6 */
+    uint8_t nv[36] = {0x38, 0, 0, 0};
+    nv[4] = 0x97; /* element 0: code 7, element 8: code 9 (-1) */
+    CHECK(mf_dequantize_row(MF_NVFP4, nv, y, 64) == 0 && y[0] == 6.0f && y[8] == -0.5f &&
+          y[16] == 0.0f);
+    /* Q1_0: d = 0.5 (f16 0x3800), bit set: +d */
+    uint8_t q1[18] = {0x00, 0x38, 0x01};
+    CHECK(mf_dequantize_row(MF_Q1_0, q1, y, 128) == 0 && y[0] == 0.5f && y[1] == -0.5f);
+    /* Q2_0: d = 2 (0x4000); codes 0..3 -> -2, 0, 2, 4 */
+    uint8_t q2[18] = {0x00, 0x40, 0xe4};
+    CHECK(mf_dequantize_row(MF_Q2_0, q2, y, 64) == 0 && y[0] == -2.0f && y[1] == 0.0f &&
+          y[2] == 2.0f && y[3] == 4.0f);
+    /* round trips where the values are representable */
+    float x[64];
+    for (int i = 0; i < 64; i++)
+        x[i] = (float)((i % 7) - 3);
+    uint8_t b[36];
+    CHECK(mf_quantize_rows(MF_Q2_0, x, b, 1, 64, NULL) == 0);
+    CHECK(mf_dequantize_row(MF_Q2_0, b, y, 64) == 0 && y[0] == -3.0f && y[3] == 0.0f && y[6] == 3.0f);
+    for (int i = 0; i < 32; i++)
+        x[i] = (float)(i % 4) * ((i & 1) ? -1.0f : 1.0f);
+    CHECK(mf_quantize_rows(MF_MXFP4, x, b, 1, 32, NULL) == 0);
+    CHECK(mf_dequantize_row(MF_MXFP4, b, y, 32) == 0);
+    bool same = true;
+    for (int i = 0; i < 32; i++)
+        same &= y[i] == x[i];
+    CHECK(same);
+}
+
+/* The whole tiny GPTQ llama: the load report compares the logical tensors
+ * and names the quantizer; estimate counts the logical parameters and the
+ * bytes the quantizer keeps in memory (the stored buffers: QuantLinear's
+ * qweight, qzeros, scales, g_idx and the fp16 tensors). */
+static void check_llama_report(void)
+{
+    const char *dir = DATA "/gptq-llama-tiny";
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL, *w = NULL, *v = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_open(dir, &o, &m, &st) == 0);
+    CHECK(mf_open(DATA "/gptq-llama-tiny/model.safetensors", &o, &w, &st) == 0);
+    if (!m || !w) {
+        mf_close(m);
+        mf_close(w);
+        mf_status_clear(&st);
+        return;
+    }
+    mf_load_report *r = NULL;
+    CHECK(mf_hf_load_report(m, &r, &st) == 0 && r);
+    if (r) {
+        CHECK(r->arch && r->n_expected == 21 && r->n_missing == 0 && r->n_unexpected == 0 &&
+              r->n_mismatched == 0);
+        CHECK(!strcmp(r->quant_method, "gptq") && r->quantizer &&
+              !strcmp(r->quantizer, "GptqHfQuantizer") && r->requires);
+        CHECK(r->n_not_converted == 1 && !strcmp(r->not_converted[0], "lm_head"));
+    }
+    mf_load_report_free(r);
+    uint64_t stored = 0, logical = 0;
+    for (size_t i = 0; i < mf_model_tensor_count(w); i++)
+        stored += mf_tensor_nbytes(mf_model_tensor_at(w, i));
+    CHECK(mf_model_logical_view(m, &v, &st) == 0 && v);
+    for (size_t i = 0; v && i < mf_model_tensor_count(v); i++)
+        logical += mf_tensor_nelems(mf_model_tensor_at(v, i));
+    mf_estimate *e = NULL;
+    CHECK(mf_estimate_path(dir, NULL, &e, &st) == 0 && e);
+    if (e) {
+        double err = fabs((double)e->weight_bytes - (double)stored) / (double)stored;
+        CHECKF(err < 0.01, "estimate %llu bytes, in memory %llu", (unsigned long long)e->weight_bytes,
+               (unsigned long long)stored);
+        CHECKF(e->n_params == logical, "%llu parameters, logical %llu",
+               (unsigned long long)e->n_params, (unsigned long long)logical);
+        printf("estimate: %llu bytes for %llu in memory (error %.3f%%), %llu parameters\n",
+               (unsigned long long)e->weight_bytes, (unsigned long long)stored, 100 * err,
+               (unsigned long long)e->n_params);
+    }
+    mf_estimate_free(e);
+    mf_close(v);
+    mf_close(w);
+    mf_close(m);
+    mf_status_clear(&st);
+}
+
+/* ggml b10256's own bytes (tests/data/prequant/ggml-b10256-newtypes.c made
+ * them with lm_ggml_quantize_chunk and to_float): MXFP4, NVFP4, Q1_0, Q2_0
+ * rows must quantize to the same bytes and dequantize to the same floats. */
+static void check_ggml_reference(void)
+{
+    FILE *f = fopen(DATA "/ggml-b10256-newtypes.bin", "rb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    enum { NR = 8, N = 512 };
+    static float x[NR * N], y[NR * N], ry[NR * N];
+    static uint8_t q[NR * 2 * N], rq[NR * 2 * N];
+    CHECK(fread(x, sizeof(float), NR * N, f) == NR * N);
+    int types = 0;
+    uint32_t id;
+    while (fread(&id, 4, 1, f) == 1) {
+        mf_dtype dt = mf_dtype_from_ggml(id);
+        const mf_dtype_info *di = mf_dtype_info_of(dt);
+        CHECKF(di != NULL, "type %u", id);
+        if (!di)
+            break;
+        size_t rb = (size_t)N / di->block_elems * di->block_bytes;
+        CHECK(fread(rq, rb, NR, f) == NR && fread(ry, sizeof(float), NR * N, f) == NR * N);
+        CHECK(mf_quantize_rows(dt, x, q, NR, N, NULL) == 0);
+        CHECKF(memcmp(q, rq, rb * NR) == 0, "%s: quantized bytes differ from ggml's", di->name);
+        CHECK(mf_dequantize_row(dt, rq, y, NR * N) == 0);
+        CHECKF(memcmp(y, ry, sizeof(y)) == 0, "%s: dequantized floats differ from ggml's", di->name);
+        types++;
+    }
+    fclose(f);
+    CHECK(types == 4);
+}
+
+/* HF -> GGUF of the GPTQ llama (with ../shared's llama-tiny tokenizer)
+ * gives the same tensors as converting its reference floats as a plain
+ * fp16 directory: the converter dequantizes through the logical view. */
+static void check_convert(void)
+{
+    char shared[512], tmp[256], cmd[3000], out[2048];
+    snprintf(shared, sizeof(shared), "%s/corpus/hf-dir/llama-tiny", tl_shared_dir());
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "prequant"))
+        return;
+    char cwd[1024], log[300];
+    CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+    snprintf(log, sizeof(log), "%s/log", tmp);
+    /* q: the GPTQ directory + tokenizer; f: the same with the reference
+     * floats as its weights and no quantization_config */
+    snprintf(cmd, sizeof(cmd),
+             "(set -e; D=%s/%s; T=$(cd %s && pwd); cd %s; mkdir q f; cp $D/gptq-llama-tiny/* q/; "
+             "cp $T/tokenizer.model $T/tokenizer_config.json $T/special_tokens_map.json q/; "
+             "cp q/tokenizer* q/special_tokens_map.json f/; "
+             "cp $D/gptq-llama-tiny.ref.safetensors f/model.safetensors; "
+             "sed 's/\"quantization_config\"/\"was_quantization_config\"/' q/config.json > f/config.json)",
+             cwd, DATA, shared, tmp);
+    int rc = tl_run_cmd(cmd, log, out, sizeof(out));
+    CHECKF(rc == 0, "setup: %s", out);
+    if (rc) {
+        tl_remove_tmpdir(tmp);
+        return;
+    }
+    static const char *const types[] = {"f16", "Q4_K_M"};
+    for (size_t k = 0; k < 2; k++) {
+        char qd[300], fd[300], qo[300], fo[300];
+        snprintf(qd, sizeof(qd), "%s/q", tmp);
+        snprintf(fd, sizeof(fd), "%s/f", tmp);
+        snprintf(qo, sizeof(qo), "%s/q.gguf", tmp);
+        snprintf(fo, sizeof(fo), "%s/f.gguf", tmp);
+        mf_convert_gguf_opts o;
+        mf_convert_gguf_opts_init(&o);
+        o.type = types[k];
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(mf_convert_to_gguf(qd, qo, &o, &st) == 0, "%s: %s", types[k], st.msg);
+        CHECKF(mf_convert_to_gguf(fd, fo, &o, &st) == 0, "%s: %s", types[k], st.msg);
+        mf_open_opts oo;
+        mf_open_opts_init(&oo);
+        oo.flags = MF_OPEN_NO_SCAN;
+        mf_model *a = NULL, *b = NULL;
+        CHECK(mf_open(qo, &oo, &a, &st) == 0 && mf_open(fo, &oo, &b, &st) == 0);
+        size_t same = 0;
+        for (size_t i = 0; a && b && i < mf_model_tensor_count(a); i++) {
+            const mf_tensor *ta = mf_model_tensor_at(a, i);
+            const mf_tensor *tb = mf_tensor_find(b, mf_tensor_name(ta));
+            const void *da = mf_tensor_data(a, ta), *db = tb ? mf_tensor_data(b, tb) : NULL;
+            same += tb && da && db && mf_tensor_dtype(ta) == mf_tensor_dtype(tb) &&
+                    mf_tensor_nbytes(ta) == mf_tensor_nbytes(tb) &&
+                    !memcmp(da, db, mf_tensor_nbytes(ta));
+        }
+        CHECKF(a && b && same == mf_model_tensor_count(a) && same == mf_model_tensor_count(b) &&
+                   same == 21,
+               "%s: %zu tensors equal", types[k], same);
+        mf_close(a);
+        mf_close(b);
+        mf_status_clear(&st);
+    }
+    tl_remove_tmpdir(tmp);
+}
+
+int main(void)
+{
+    static const char *cases[] = {
+        "gptq-4bit-g32-sym", "gptq-3bit-g64-actorder", "gptq-8bit-gall-v2", "gptq-2bit-g32",
+        "awq-gemm-g32", "fp8-block", "fbgemm-fp8-channel", "ct-pack-w4-g32",
+        "ct-int8-channel-asym", "mxfp4-gptoss", "nvfp4-modelopt", "gptq-llama-tiny",
+        "bnb-nf4", "bnb-nf4-nested", "bnb-fp4", "bnb-int8",
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        check_case(cases[i]);
+    check_bad();
+    check_meta();
+    check_llama_report();
+    check_convert();
+    check_ggml_new_types();
+    check_ggml_reference();
+    return tl_report("prequant");
+}
