@@ -508,10 +508,13 @@ typedef struct mf_buf_sink {
     const char *too_long;
 } mf_buf_sink;
 int mf_buf_sink_fn(void *ctx, const void *buf, size_t n, mf_status *st);
-/* Streams a mapped tensor (t->data set) honouring strides and byte order. */
+/* t->data holds the canonical bytes as they lie (api.c): the condition of
+ * every zero-copy read; otherwise mf_tensor_stream. */
+bool mf_tensor_is_plain(const mf_tensor *t);
 /* The page-aligned span of a file mapping that t's elements reach (for
  * madvise); false when t->data is not inside one of m's file mappings. */
 bool mf_tensor_mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, size_t *len);
+/* Streams a mapped tensor (t->data set) honouring strides and byte order. */
 int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
                      void *ctx, mf_status *st);
 /* Drops a mapped tensor's pages from the process after direct reads of
