@@ -12,7 +12,9 @@
 #     the family's public header (FAMILY/FAMILY.h and the like);
 #  6. lib/ops names no format family: of lib/formats it includes only
 #     formats/formats.h (the registry, the readers' hooks, and the HF
-#     directory files the operations on such directories read).
+#     directory files the operations on such directories read);
+#  7. no call up the layers: an mf_/mq_ function a layer's objects use is
+#     defined in that layer or below (nm over build/lib/LAYER/*.o).
 # Prints one line per failed rule and "RESULT layers PASSED FAILED" (the
 # form tests/run.sh counts). BUILD: the build directory (default build).
 set -u
@@ -107,6 +109,28 @@ for f in $(find lib/ops -name '*.c' -o -name '*.h' | sort); do
   done
 done
 [ -z "$ops_bad" ] && ok || bad "lib/ops includes a format family's header:$ops_bad"
+
+# ------------------------------------------- 7. no call up the layers
+# what rule 4 cannot see: a lower layer's object calling a function that
+# only a higher layer defines (an mf_/mq_ symbol undefined in core's
+# objects must be defined by core's; quant's by core's or quant's; ...).
+sym_bad=""
+if [ -d "$build/lib/core" ]; then
+  defs=$(mktemp)
+  for layer in core quant formats ops; do
+    objs=$(find "$build/lib/$layer" -name '*.o' 2>/dev/null | sort)
+    [ -n "$objs" ] || continue
+    nm --defined-only $objs 2>/dev/null | awk 'NF == 3 {print $3}' >>"$defs"
+    sort -u -o "$defs" "$defs"
+    up=$(nm --undefined-only $objs 2>/dev/null | awk '{print $NF}' | grep -E '^m[fq]_' | sort -u |
+      comm -23 - "$defs")
+    [ -z "$up" ] || sym_bad="$sym_bad lib/$layer calls $(echo $up | cut -c1-200)"
+  done
+  rm -f "$defs"
+  [ -z "$sym_bad" ] && ok || bad "a lower layer calls a higher one:$sym_bad"
+else
+  bad "$build/lib/core is missing (make all): cannot check the calls"
+fi
 
 echo "RESULT layers $passed $failed"
 [ "$failed" -eq 0 ]
