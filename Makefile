@@ -29,21 +29,23 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-HDRS     := include/mfmt.h $(wildcard include/mfmt/*.h) $(wildcard lib/*/*.h lib/formats/*/*.h cli/*.h tests/*.h)
+# -MMD -MP: each object's compile writes its .d (the headers it included),
+# read back below, so a header edit rebuilds what includes it, not all.
+DEPFLAGS = -MMD -MP
 
 all: $(BUILD)/mfmt $(BUILD)/libmfmt.a $(BUILD)/libmfmt.so
 
 # -fvisibility=hidden: the shared library exports only what mfmt.h marks
 # MF_API (the static library, used by tests and fuzzers, keeps everything).
-$(BUILD)/lib/%.o: lib/%.c $(HDRS)
+$(BUILD)/lib/%.o: lib/%.c $(BUILD)/lib/%.d
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) $(LIB_INC) -fvisibility=hidden -c $< -o $@
+	@$(CC) $(CFLAGS) $(DEPFLAGS) $(LIB_INC) -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/cli/%.o: cli/%.c $(HDRS)
+$(BUILD)/cli/%.o: cli/%.c $(BUILD)/cli/%.d
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) $(CLI_INC) -c $< -o $@
+	@$(CC) $(CFLAGS) $(DEPFLAGS) $(CLI_INC) -c $< -o $@
 
 $(BUILD)/libmfmt.a: $(LIB_OBJ)
 	@rm -f $@
@@ -63,10 +65,16 @@ $(BUILD)/mfmt: $(CLI_OBJ) $(BUILD)/libmfmt.a
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libmfmt.a $(HDRS)
+$(BUILD)/tests/%: tests/%.c $(BUILD)/tests/%.d $(BUILD)/libmfmt.a
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) $(LIB_INC) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
+	@$(CC) $(CFLAGS) $(DEPFLAGS) $(LIB_INC) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
+
+# A missing .d (an object built before this rule, or never) rebuilds its
+# object: the empty rule makes it a target that is always out of date.
+DEP_FILES := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)
+$(DEP_FILES):
+-include $(DEP_FILES)
 
 # a test that includes a fuzz harness's source
 $(BUILD)/tests/test_fuzz_quant: fuzz/fuzz_quant.c
