@@ -116,7 +116,7 @@ test:
 	echo "== the Python package (python/)"; \
 	$(MAKE) --no-print-directory python-test SUMMARY=build/python-summary || st=1; \
 	cat build/test-summary build/asan/test-summary build/portable/test-summary build/python-summary 2>/dev/null | \
-	  awk '{p+=$$1; f+=$$2} END {printf "%d passed, %d failed\n", p, f}'; exit $$st
+	  awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "%d passed, %d failed, %d skipped\n", p, f, s}'; exit $$st
 
 # The Python package (python/), built in place against $(BUILD)/libmfmt.a;
 # `make python-test` runs its pytest suite ("python: N passed, N failed").

@@ -122,9 +122,8 @@ int main(void)
     test_plain_rule();
     const char *shared = tl_shared_dir();
     if (!shared) {
-        printf("SKIP every tensor of ../shared: no ../shared here (1 skipped)\n");
-        printf("SKIPPED test_every_tensor 1\n");
-        return tl_report("test_every_tensor");
+        TL_SKIP("every_tensor: every tensor of ../shared/corpus and ../shared/real (no ../shared)");
+        return tl_report("every_tensor");
     }
     const char *sub[] = {"corpus", "real"};
     for (int i = 0; i < 2; i++) {
@@ -136,5 +135,5 @@ int main(void)
            "%zu refused by the stream\n",
            n_paths, n_opened, n_tensors, n_read, n_mapped, n_unreadable);
     CHECKF(n_tensors > 1000, "only %zu tensors found", n_tensors);
-    return tl_report("test_every_tensor");
+    return tl_report("every_tensor");
 }
