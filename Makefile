@@ -76,6 +76,13 @@ DEP_FILES := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)
 $(DEP_FILES):
 -include $(DEP_FILES)
 
+# fault injection: the library's allocations and I/O calls go through the
+# test's wrappers (tests/test_faults.c), which fail the Nth one
+FAULT_WRAP = malloc calloc realloc strdup strndup open openat read pread write fsync \
+	rename renameat linkat mmap copy_file_range fopen
+$(BUILD)/tests/test_faults: LDFLAGS += $(patsubst %,-Wl$(comma)--wrap=%,$(FAULT_WRAP))
+comma := ,
+
 # a test that includes a fuzz harness's source
 $(BUILD)/tests/test_fuzz_quant: fuzz/fuzz_quant.c
 
