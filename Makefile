@@ -80,7 +80,7 @@ $(DEP_FILES):
 # test's wrappers (tests/test_faults.c), which fail the Nth one
 FAULT_WRAP = malloc calloc realloc strdup strndup open openat read pread write fsync \
 	rename renameat linkat mmap copy_file_range fopen
-$(BUILD)/tests/test_faults: LDFLAGS += $(patsubst %,-Wl$(comma)--wrap=%,$(FAULT_WRAP))
+$(BUILD)/tests/test_faults: override LDFLAGS += $(patsubst %,-Wl$(comma)--wrap=%,$(FAULT_WRAP))
 comma := ,
 
 # a test that includes a fuzz harness's source
