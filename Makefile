@@ -23,7 +23,7 @@ VERSION  := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version
 SONAME   := libmfmt.so.$(call version_part,MAJOR)
 SOFILE   := libmfmt.so.$(VERSION)
 
-LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/formats/*/*.c))
+LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/formats/*/*.c lib/ops/hfconv/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)

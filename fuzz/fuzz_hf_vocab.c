@@ -1,10 +1,10 @@
 /* fuzz_hf_vocab.c - libFuzzer harness: the converter's tokenizer keys
- * (lib/ops/convert_vocab.c) and the hf-dir tokenizer summary
+ * (lib/ops/hfconv/hf2gguf_vocab.c) and the hf-dir tokenizer summary
  * (lib/formats/hf/hf_tokenizer.c) over arbitrary tokenizer.json and
  * tokenizer_config.json texts (the input split at its first NUL byte),
  * in a scratch directory with a fixed config.json; the input's length picks
  * the architecture whose vocabulary rules run (every conv_vocab kind). */
-#include "ops/convert_arch.h"
+#include "ops/hfconv/arch.h"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -13,7 +13,13 @@
 #  6. lib/ops names no format family: of lib/formats it includes only
 #     formats/formats.h (the registry, the readers' hooks, and the HF
 #     directory files the operations on such directories read);
-#  7. no call up the layers: an mf_/mq_ function a layer's objects use is
+#  7. the converter wing lib/ops/hfconv/ (HF <-> GGUF) is closed: no other
+#     file of lib/ops includes a header of it (generic operations - diff,
+#     hash, scan, estimate, ... - call no converter code; the public entry
+#     points of include/mfmt/convert.h are implemented inside the wing).
+#     Were one ever to need it, the way in is the wing's declared interface
+#     ops/hfconv/hfconv.h, added to WING_IFACE below - nothing else.
+#  8. no call up the layers: an mf_/mq_ function a layer's objects use is
 #     defined in that layer or below (nm over build/lib/LAYER/*.o).
 # Prints one line per failed rule and "RESULT layers PASSED FAILED" (the
 # form tests/run.sh counts). BUILD: the build directory (default build).
@@ -110,7 +116,16 @@ for f in $(find lib/ops -name '*.c' -o -name '*.h' | sort); do
 done
 [ -z "$ops_bad" ] && ok || bad "lib/ops includes a format family's header:$ops_bad"
 
-# ------------------------------------------- 7. no call up the layers
+# ------------------------------------------------- 7. the converter wing
+WING_IFACE=""  # e.g. "ops/hfconv/hfconv.h"; empty: nothing outside includes the wing
+wing_bad=""
+for f in $(find lib/ops -path lib/ops/hfconv -prune -o \( -name '*.c' -o -name '*.h' -o -name '*.inc' \) -print | sort); do
+  for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(ops\/hfconv\/[^"]*\)".*/\1/p' "$f"); do
+    [ -n "$WING_IFACE" ] && [ "$inc" = "$WING_IFACE" ] || wing_bad="$wing_bad $f->$inc"
+  done
+done
+[ -z "$wing_bad" ] && ok || bad "a generic operation of lib/ops includes the converter wing lib/ops/hfconv/:$wing_bad"
+# ------------------------------------------- 8. no call up the layers
 # what rule 4 cannot see: a lower layer's object calling a function that
 # only a higher layer defines (an mf_/mq_ symbol undefined in core's
 # objects must be defined by core's; quant's by core's or quant's; ...).

@@ -16,10 +16,10 @@
  *    tiny test vocabularies only because their hashes are unknown. */
 #include "core/core.h"
 #include "mfmt/hash.h"
-#include "ops/bpe_encode.h"
-#include "ops/convert_arch.h"
-#include "ops/convert_hf_int.h"
-#include "ops/hf_ops.h"
+#include "ops/hfconv/bpe_encode.h"
+#include "ops/hfconv/arch.h"
+#include "ops/hfconv/gguf2hf_int.h"
+#include "ops/hfconv/hfconv.h"
 #include "testlib.h"
 
 #include <dirent.h>

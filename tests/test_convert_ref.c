@@ -9,7 +9,7 @@
 
 #include "core/core.h"
 #include "formats/formats.h"
-#include "ops/hf_ops.h"
+#include "ops/hfconv/hfconv.h"
 #include "ops/quant_mix.h"
 #include "ops/quantize.h"
 

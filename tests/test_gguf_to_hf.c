@@ -6,8 +6,8 @@
  * config values, and -> GGUF again gives a file byte-identical to the first
  * (so the tokens, scores, types, merges, special ids and template survive). */
 #include "core/core.h"
-#include "ops/convert_hf.h"
-#include "ops/hf_ops.h"
+#include "ops/hfconv/gguf2hf.h"
+#include "ops/hfconv/hfconv.h"
 #include "ops/tensor_f32.h"
 #include "testlib.h"
 

@@ -9,7 +9,7 @@
 
 #include "core/core.h"
 #include "formats/hf/hf_int.h"
-#include "ops/hf_ops.h"
+#include "ops/hfconv/hfconv.h"
 #include "ops/quantize.h"
 
 #include <math.h>

@@ -7,7 +7,7 @@
 
 #include "core/core.h"
 #include "formats/formats.h"
-#include "ops/llama_load.h"
+#include "ops/hfconv/llama_load.h"
 #include "ops/split.h"
 
 #include <dirent.h>

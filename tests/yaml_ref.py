@@ -3,15 +3,18 @@
 reads it, as compact JSON with sorted keys (or "ERR <exception>"); the
 reference tests/test_hf.c compares mf_hf_front_matter with."""
 import sys, yaml, json, re
-t=open(sys.argv[1],encoding='utf-8').read()
-lines=t.splitlines(keepends=True)
-if not lines or lines[0].rstrip('\r\n')!='---': print('{}'); sys.exit()
+# Bytes first: a card without front matter is {} whatever the rest holds
+# (a README may carry bytes that are not UTF-8 after its text); only the
+# front matter itself must decode.
+raw=open(sys.argv[1],'rb').read()
+lines=raw.splitlines(keepends=True)
+if not lines or lines[0].rstrip(b'\r\n')!=b'---': print('{}'); sys.exit()
 body=[]
 for l in lines[1:]:
-    if l.rstrip('\r\n')=='---': break
+    if l.rstrip(b'\r\n')==b'---': break
     body.append(l)
 try:
-    d=yaml.safe_load(''.join(body))
+    d=yaml.safe_load(b''.join(body).decode('utf-8'))
 except Exception as e:
     print('ERR', type(e).__name__); sys.exit()
 if d is None: d={}

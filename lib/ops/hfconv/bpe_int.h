@@ -2,7 +2,7 @@
  * bpe_steps.c (normalizers, pre-tokenizers) share. */
 #ifndef MF_BPE_INT_H
 #define MF_BPE_INT_H
-#include "ops/bpe_encode.h"
+#include "ops/hfconv/bpe_encode.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>

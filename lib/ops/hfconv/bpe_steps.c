@@ -5,7 +5,7 @@
  * behaviors). Every step works on one text piece at a time and drops empty
  * pieces, as PreTokenizedString::split does. Regexes: PCRE2 in place of
  * Oniguruma (onig_to_pcre2 says where the two read a pattern differently). */
-#include "ops/bpe_int.h"
+#include "ops/hfconv/bpe_int.h"
 
 #include <stdlib.h>
 

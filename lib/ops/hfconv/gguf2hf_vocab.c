@@ -1,15 +1,15 @@
-/* convert_hf_vocab.c - the tokenizer of a GGUF as Hugging Face files:
+/* gguf2hf_vocab.c - the tokenizer of a GGUF as Hugging Face files:
  *  - tokenizer.ggml.model "llama": a SentencePiece tokenizer.model
  *    (sentencepiece_model.proto: pieces with score and type, trainer_spec,
  *    normalizer_spec), user-defined tokens also in added_tokens_decoder;
  *  - "gpt2": tokenizer.json with a byte-level BPE model (vocab, merges),
  *    added tokens, and the normalizer / pre-tokenizer / decoder of the family
- *    tokenizer.ggml.pre names (convert_hf_pretok.inc);
+ *    tokenizer.ggml.pre names (gguf2hf_pretok.inc);
  *  - "bert": tokenizer.json with a WordPiece model and vocab.txt, the
  *    phantom-space spelling llama.cpp uses undone;
  * and for all: tokenizer_config.json (special tokens, add_bos/add_eos, chat
  * template(s)), special_tokens_map.json. */
-#include "ops/convert_hf_int.h"
+#include "ops/hfconv/gguf2hf_int.h"
 
 #include <stdlib.h>
 
@@ -196,7 +196,7 @@ static int write_spm(hfc *c, const vocab_view *v)
 /* ------------------------------------------------------ tokenizer.json */
 
 static const struct pretok { const char *name, *normalizer, *pre, *decoder; } pretoks[] = {
-#include "ops/convert_hf_pretok.inc"
+#include "ops/hfconv/gguf2hf_pretok.inc"
 };
 
 static const struct pretok *pretok_for(const char *pre)

@@ -1,23 +1,31 @@
-/* convert_arch.h - what llama.cpp's convert_hf_to_gguf.py (c392e509) does
- * per architecture, as data read by the one converter in convert_gguf.c:
+/* arch.h - what llama.cpp's convert_hf_to_gguf.py (c392e509) does
+ * per architecture, as data read by the one converter in hf2gguf.c:
  *  - the HF classes it takes and the GGUF architecture it writes;
  *  - tensor rules (the architecture's modify_tensors): renames, skips,
  *    Q/K permutation, +1 on norms, -exp(A_log), transposes, fused qkv
  *    re-orders and splits, stacking of experts or per-head norms;
  *  - hyper-parameter keys in the order set_gguf_parameters writes them;
  *  - the tokenizer kind (set_vocab) and the BPE pre-tokenizer names.
- * Adding an architecture: a row in conv_archs[] (convert_arch.c), a bit in
- * conv_arch_bit with its rows in convert_names.inc, and a test directory. */
+ * Adding an architecture: a row in conv_archs[] (arch_table.c), its name
+ * in conv_arch_bit and in the named tensor sets of arch_names.inc (rows
+ * only for HF names of its own), a computed value as a conv_calc (both
+ * directions) if it needs one, its GGUF -> HF names (gguf2hf_arch.c), its
+ * llama.cpp load rule (llama_load.c), and a test directory;
+ * tests/test_hfconv_tables.c checks that the directions agree. */
 #ifndef MF_CONVERT_ARCH_H
 #define MF_CONVERT_ARCH_H
-#include "ops/hf_ops.h"
+#include "ops/hfconv/hfconv.h"
 
-/* The bits of convert_names.inc. */
+/* The architectures of arch_names.inc, by name. */
 enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA,
+    AB_COUNT
 };
+_Static_assert(AB_COUNT <= 32, "conv_name_row.archs holds one bit per architecture");
+#define ARCH(x) (1u << AB_##x)
+#define ALL_ARCHS ((uint32_t)((1ull << AB_COUNT) - 1))
 
 typedef struct conv_name_row {
     const char *hf, *gguf;
@@ -60,18 +68,50 @@ typedef struct conv_rule {
     const char *const *ws;
 } conv_rule;
 
+/* Values the converter computes and key blocks it writes, as code: each
+ * has its forward step (hf2gguf_meta.c) and its inverse (gguf2hf_config.c)
+ * side by side, and a table names it by its C identifier, so a typo is a
+ * compile error (CALC() and BLOCK() in arch_table.c). */
+struct conv;
+struct hfc;
+typedef struct conv_calc {
+    const char *name;                                     /* for messages: "@name" */
+    json_t *(*fwd)(struct conv *c);                       /* a new reference; NULL: none
+                                                             (an error when c->st is set) */
+    void (*back)(struct hfc *c, json_t *cfg, int64_t x);  /* x back into config.json; NULL: nothing */
+} conv_calc;
+typedef struct conv_block {
+    int (*fwd)(struct conv *c);                           /* writes its keys (none when absent) */
+    void (*back)(struct hfc *c, json_t *cfg);             /* NULL: nothing to restore */
+} conv_block;
+#define CONV_CALCS(X)                                                                      \
+    X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
+    X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
+    X(mamba_dt_rank) X(falcon_mamba)
+#define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type)
+/* Declared for every name; file_type, head_dim_embd and pooling_type have no
+ * inverse (their back is NULL in arch_table.c) and define no g2h_ function. */
+#define CONV_DECLARE_CALC(n) \
+    extern const conv_calc conv_calc_##n; json_t *h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg, int64_t x);
+#define CONV_DECLARE_BLOCK(n) \
+    extern const conv_block conv_block_##n; int h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg);
+CONV_CALCS(CONV_DECLARE_CALC)
+CONV_BLOCKS(CONV_DECLARE_BLOCK)
+
 /* A hyper-parameter key. src:
  *   "a|b|c"   the first of these config.json keys present (find_hparam);
  *   "4*a|b"   that value times 4;
  *   "=V"      the constant V;
- *   "@NAME"   a value computed by the converter (conv_computed in convert_gguf.c);
- *   "@@NAME"  keys written by the converter (rope scaling blocks...);
+ *   NULL      calc: a value computed by the converter, or block: keys the
+ *             converter writes (rope scaling blocks...);
  * key "@base" stands for Model.set_gguf_parameters' keys. */
 typedef struct conv_hp {
     const char *key;   /* without the "<arch>." prefix; "general.file_type" as it is */
     char type;         /* 'u' u32, 'i' i32, 'f' f32, 'b' bool, 's' string */
     const char *src;
     unsigned flags;
+    const conv_calc *calc;
+    const conv_block *block;
 } conv_hp;
 enum {
     HP_OPT = 1,    /* absent or null: not written (else an error) */

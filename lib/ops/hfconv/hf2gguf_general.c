@@ -1,9 +1,9 @@
-/* hf_general.c - the general.* GGUF keys llama.cpp's converter derives from a
+/* hf2gguf_general.c - the general.* GGUF keys llama.cpp's converter derives from a
  * Hugging Face directory: gguf-py's Metadata heuristics (gguf/metadata.py
  * and utility.py at the llama.cpp commit of ../shared/convert-ref), applied
  * to the model card's front matter, config.json's _name_or_path and the
  * directory's name, written in set_gguf_meta_model's order. */
-#include "ops/hf_ops.h"
+#include "ops/hfconv/hfconv.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,10 +1,10 @@
-/* convert_hf_config.c - config.json, generation_config.json and the model
+/* gguf2hf_config.c - config.json, generation_config.json and the model
  * card of a GGUF -> HF conversion. config.json is the forward converter's
- * hyper-parameter table (convert_arch.c) read backwards: each GGUF key it
+ * hyper-parameter table (arch_table.c) read backwards: each GGUF key it
  * writes from config keys "a|b|c" gives back config key a; computed values
  * ("@NAME") have their inverse here. So converting the result to GGUF again
  * reads back the same values. */
-#include "ops/convert_hf_int.h"
+#include "ops/hfconv/gguf2hf_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -91,37 +91,83 @@ static json_t *rotary_fraction(int64_t dim, int64_t embd, int64_t heads, bool ph
     return NULL;
 }
 
-static void computed(hfc *c, json_t *cfg, const char *name, const mf_value *v)
+/* The inverses of the computed values (conv_calc in arch.h): x, the GGUF
+ * value, back into config.json. */
+static void embd_heads(json_t *cfg, int64_t *embd, int64_t *heads)
 {
-    int64_t x;
-    if (!hfc_int(v, &x))
-        return;
-    int64_t embd = cfg_int(cfg, "hidden_size", "n_embd"),
-            heads = cfg_int(cfg, "num_attention_heads", "n_head");
-    if (!strcmp(name, "block_count")) {
-        set_new(cfg, "num_hidden_layers", json_integer(x));
-    } else if (!strcmp(name, "rope_dim_llama")) {
-        if (!(c->fwd->flags & AF_NO_HEAD_DIM) && (heads <= 0 || embd / heads != x))
-            set_new(cfg, "head_dim", json_integer(x));
-    } else if (!strcmp(name, "rope_dim_phi2") || !strcmp(name, "rope_dim_partial")) {
-        set_new(cfg, "partial_rotary_factor",
-                rotary_fraction(x, embd, heads, !strcmp(name, "rope_dim_phi2")));
-    } else if (!strcmp(name, "rope_dim_neox")) {
-        set_new(cfg, "rotary_pct", rotary_fraction(x, embd, heads, false));
-    } else if (!strcmp(name, "qk_head_dim")) {
-        int64_t rope = 0;
-        hfc_int(hfc_key(c, "rope.dimension_count"), &rope);
-        set_new(cfg, "qk_nope_head_dim", json_integer(x - rope));
-    } else if (!strcmp(name, "gating_func")) {
-        set_new(cfg, "scoring_func", json_string(x == 2 ? "sigmoid" : "softmax"));
-    } else if (!strcmp(name, "mamba_d_inner")) {
-        set_new(cfg, "intermediate_size", json_integer(x));
-    } else if (!strcmp(name, "mamba_dt_rank")) {
-        set_new(cfg, "time_step_rank", json_integer(x));
-    } else if (!strcmp(name, "falcon_mamba") && x) {
+    *embd = cfg_int(cfg, "hidden_size", "n_embd");
+    *heads = cfg_int(cfg, "num_attention_heads", "n_head");
+}
+
+void g2h_block_count(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "num_hidden_layers", json_integer(x));
+}
+
+void g2h_rope_dim_llama(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t embd, heads;
+    embd_heads(cfg, &embd, &heads);
+    if (!(c->fwd->flags & AF_NO_HEAD_DIM) && (heads <= 0 || embd / heads != x))
+        set_new(cfg, "head_dim", json_integer(x));
+}
+
+static void partial_rotary(json_t *cfg, const char *key, int64_t x, bool phi2)
+{
+    int64_t embd, heads;
+    embd_heads(cfg, &embd, &heads);
+    set_new(cfg, key, rotary_fraction(x, embd, heads, phi2));
+}
+
+void g2h_rope_dim_phi2(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    partial_rotary(cfg, "partial_rotary_factor", x, true);
+}
+
+void g2h_rope_dim_partial(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    partial_rotary(cfg, "partial_rotary_factor", x, false);
+}
+
+void g2h_rope_dim_neox(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    partial_rotary(cfg, "rotary_pct", x, false);
+}
+
+void g2h_qk_head_dim(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t rope = 0;
+    hfc_int(hfc_key(c, "rope.dimension_count"), &rope);
+    set_new(cfg, "qk_nope_head_dim", json_integer(x - rope));
+}
+
+void g2h_gating_func(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "scoring_func", json_string(x == 2 ? "sigmoid" : "softmax"));
+}
+
+void g2h_mamba_d_inner(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "intermediate_size", json_integer(x));
+}
+
+void g2h_mamba_dt_rank(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "time_step_rank", json_integer(x));
+}
+
+void g2h_falcon_mamba(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    if (x)
         json_object_set_new(cfg, "model_type", json_string("falcon_mamba"));
-    }
-    /* file_type, head_dim_embd: nothing in config.json */
 }
 
 static json_t *f32_of(const hfc *c, const char *suffix)
@@ -130,30 +176,45 @@ static json_t *f32_of(const hfc *c, const char *suffix)
     return v && (v->type == MF_V_F32 || v->type == MF_V_F64) ? f32_json(v->as.f) : NULL;
 }
 
-/* The blocks "@@NAME" wrote: rope scaling back into rope_scaling. */
-static void written(hfc *c, json_t *cfg, const char *name)
+/* The inverses of the key blocks (conv_block in arch.h): rope scaling back
+ * into rope_scaling (pooling_type has none: sentence-transformers'
+ * modules.json is not written). */
+void g2h_rope_linear(hfc *c, json_t *cfg)
 {
     const mf_value *t = hfc_key(c, "rope.scaling.type");
-    const char *type = t && t->type == MF_V_STR ? t->as.s.ptr : "";
-    json_t *rs = NULL;
-    if (!strcmp(name, "rope_linear") && !strcmp(type, "linear")) {
-        rs = json_object();
-        json_object_set_new(rs, "type", json_string("linear"));
-        json_object_set_new(rs, "factor", f32_of(c, "rope.scaling.factor"));
-    } else if (!strncmp(name, "rope_yarn", 9) && !strcmp(type, "yarn")) {
-        rs = json_object();
-        json_object_set_new(rs, "type", json_string("yarn"));
-        json_object_set_new(rs, "factor", f32_of(c, "rope.scaling.factor"));
-        int64_t o = 0;
-        if (hfc_int(hfc_key(c, "rope.scaling.original_context_length"), &o))
-            json_object_set_new(rs, "original_max_position_embeddings", json_integer(o));
-        const mf_value *lm = hfc_key(c, "rope.scaling.yarn_log_multiplier");
-        if (!strcmp(name, "rope_yarn_deepseek") && lm && lm->type == MF_V_F32)
-            json_object_set_new(rs, "mscale_all_dim", f32_json(lm->as.f / 0.1));
-    }
-    if (rs)
-        set_new(cfg, "rope_scaling", rs);
-    /* pooling_type: sentence-transformers' modules.json is not written */
+    if (!t || t->type != MF_V_STR || strcmp(t->as.s.ptr, "linear"))
+        return;
+    json_t *rs = json_object();
+    json_object_set_new(rs, "type", json_string("linear"));
+    json_object_set_new(rs, "factor", f32_of(c, "rope.scaling.factor"));
+    set_new(cfg, "rope_scaling", rs);
+}
+
+static void rope_yarn(hfc *c, json_t *cfg, bool deepseek)
+{
+    const mf_value *t = hfc_key(c, "rope.scaling.type");
+    if (!t || t->type != MF_V_STR || strcmp(t->as.s.ptr, "yarn"))
+        return;
+    json_t *rs = json_object();
+    json_object_set_new(rs, "type", json_string("yarn"));
+    json_object_set_new(rs, "factor", f32_of(c, "rope.scaling.factor"));
+    int64_t o = 0;
+    if (hfc_int(hfc_key(c, "rope.scaling.original_context_length"), &o))
+        json_object_set_new(rs, "original_max_position_embeddings", json_integer(o));
+    const mf_value *lm = hfc_key(c, "rope.scaling.yarn_log_multiplier");
+    if (deepseek && lm && lm->type == MF_V_F32)
+        json_object_set_new(rs, "mscale_all_dim", f32_json(lm->as.f / 0.1));
+    set_new(cfg, "rope_scaling", rs);
+}
+
+void g2h_rope_yarn(hfc *c, json_t *cfg)
+{
+    rope_yarn(c, cfg, false);
+}
+
+void g2h_rope_yarn_deepseek(hfc *c, json_t *cfg)
+{
+    rope_yarn(c, cfg, true);
 }
 
 /* Does the architecture's own list (not "@base") write this GGUF key? The
@@ -176,19 +237,20 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
             put_hparams(c, cfg, conv_base_hparams, true, pass);
             continue;
         }
-        if (!strncmp(h->key, "@@", 2)) {
-            if (pass == 2)
-                written(c, cfg, h->key + 2);
+        if (h->block) {
+            if (pass == 2 && h->block->back)
+                h->block->back(c, cfg);
             continue;
         }
         if (base && arch_writes(c, h->key))
             continue;
         const mf_value *v = hp_value(c, h->key);
-        if (!v || !h->src || h->src[0] == '=') /* '=': a constant, from no config key */
+        if (!v || (!h->calc && (!h->src || h->src[0] == '='))) /* '=': a constant, from no config key */
             continue;
-        if (h->src[0] == '@') {
-            if (pass == 1)
-                computed(c, cfg, h->src + 1, v);
+        if (h->calc) {
+            int64_t x;
+            if (pass == 1 && h->calc->back && hfc_int(v, &x))
+                h->calc->back(c, cfg, x);
             continue;
         }
         if (pass != 0)

@@ -2,7 +2,7 @@
  * tokenizer.json the way the `tokenizers` library does (internal to
  * lib/ops). It exists so the converter can name the pre-tokenizer as
  * llama.cpp's does: tokenize a check text and hash the ids
- * (convert_vocab.c). What it runs (anything else: MF_ERR_UNSUPPORTED):
+ * (hf2gguf_vocab.c). What it runs (anything else: MF_ERR_UNSUPPORTED):
  *  - added tokens, split off first (non-normalized ones on the raw text,
  *    normalized ones after the normalizer), longest leftmost match, with
  *    single_word / lstrip / rstrip;

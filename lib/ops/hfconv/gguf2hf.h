@@ -1,6 +1,6 @@
-/* convert_hf.h - GGUF -> Hugging Face model directory (config.json,
+/* gguf2hf.h - GGUF -> Hugging Face model directory (config.json,
  * generation_config.json, tokenizer files, model.safetensors with the names
- * transformers loads), the inverse of convert_gguf.c. */
+ * transformers loads), the inverse of hf2gguf.c. */
 #ifndef MF_CONVERT_HF_H
 #define MF_CONVERT_HF_H
 #include "core/core.h"

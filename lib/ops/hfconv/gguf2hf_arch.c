@@ -1,11 +1,11 @@
-/* convert_hf_arch.c - the GGUF -> Hugging Face direction of the converter
+/* gguf2hf_arch.c - the GGUF -> Hugging Face direction of the converter
  * tables: per GGUF architecture, the transformers class and model_type, and
  * for each GGUF tensor the Hugging Face name the modeling code loads (the
  * names of transformers' state dicts, as ../shared/convert-ref-arch's
  * directories hold them) with the inverse of what convert_hf_to_gguf.py did
  * to it. Hyper-parameters come back through the forward table's keys
- * (convert_arch.c), so only names and inverse operations live here. */
-#include "ops/convert_hf.h"
+ * (arch_table.c), so only names and inverse operations live here. */
+#include "ops/hfconv/gguf2hf.h"
 
 #define L "model.layers.{bid}."
 #define ATTN(q, k, v, o) \

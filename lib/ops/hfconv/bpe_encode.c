@@ -5,7 +5,7 @@
  * (models/bpe/model.rs merge_word, word.rs merge_all), then the
  * post-processor's special tokens (processors/: template.rs, roberta.rs, bert.rs) or, for the
  * transformers classes that rebuild it, the add_bos/add_eos template. */
-#include "ops/bpe_int.h"
+#include "ops/hfconv/bpe_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
-/* convert_hf_int.h - what the files of the GGUF -> HF converter share. */
+/* gguf2hf_int.h - what the files of the GGUF -> HF converter share. */
 #ifndef MF_CONVERT_HF_INT_H
 #define MF_CONVERT_HF_INT_H
-#include "ops/convert_arch.h"
-#include "ops/convert_hf.h"
+#include "ops/hfconv/arch.h"
+#include "ops/hfconv/gguf2hf.h"
 
 #include <jansson.h>
 

@@ -9,7 +9,7 @@
  * q/k norms at 64 layers...) and the loader's count of unused tensors are
  * not checked. The tables were read off those sources for the architectures
  * mfmt converts; the others are only checked to be known. */
-#include "ops/llama_load.h"
+#include "ops/hfconv/llama_load.h"
 
 #include <stdio.h>
 #include <stdlib.h>

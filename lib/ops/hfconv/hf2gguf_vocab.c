@@ -1,4 +1,4 @@
-/* convert_vocab.c - the tokenizer keys llama.cpp's converter writes for a
+/* hf2gguf_vocab.c - the tokenizer keys llama.cpp's converter writes for a
  * Hugging Face directory (convert_hf_to_gguf.py set_vocab and gguf-py's
  * SpecialVocab, at the commit of ../shared/convert-ref/README.md):
  *  - SentencePiece (tokenizer.model): tokens, scores and types from the
@@ -10,8 +10,8 @@
  *  - special token ids (tokenizer_config.json contents looked up in the
  *    added tokens, then config.json *_token_id), add_bos/add_eos, chat
  *    template. */
-#include "ops/bpe_encode.h"
-#include "ops/convert_arch.h"
+#include "ops/hfconv/bpe_encode.h"
+#include "ops/hfconv/arch.h"
 
 #include <stdlib.h>
 

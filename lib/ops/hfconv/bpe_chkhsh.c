@@ -4,7 +4,7 @@
  * the table are facts from convert_hf_to_gguf.py, Model.get_vocab_base_pre,
  * at llama.cpp commit c392e5094deaf2d1a7c18683214f007fad3fe42b (the commit
  * mfmt's converter follows: ../shared/convert-ref/README.md). */
-#include "ops/bpe_encode.h"
+#include "ops/hfconv/bpe_encode.h"
 
 #include "mfmt/hash.h"
 

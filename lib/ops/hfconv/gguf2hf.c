@@ -1,15 +1,15 @@
-/* convert_hf.c - mf_convert_gguf_to_hf: a GGUF back into a Hugging Face
+/* gguf2hf.c - mf_convert_gguf_to_hf: a GGUF back into a Hugging Face
  * model directory that from_pretrained loads: config.json rebuilt from the
- * hyper-parameter keys (the forward table of convert_arch.c read
- * backwards), the tokenizer files (convert_hf_vocab.c), and
- * model.safetensors with transformers' tensor names (convert_hf_arch.c),
+ * hyper-parameter keys (the forward table of arch_table.c read
+ * backwards), the tokenizer files (gguf2hf_vocab.c), and
+ * model.safetensors with transformers' tensor names (gguf2hf_arch.c),
  * every operation of the forward converter undone. Tensors stream one at a
  * time; the directory appears whole or not at all (written beside the
  * target, then renamed). */
-#include "ops/convert_arch.h"
-#include "ops/convert_hf.h"
+#include "ops/hfconv/arch.h"
+#include "ops/hfconv/gguf2hf.h"
 #include "formats/formats.h"
-#include "ops/convert_hf_int.h"
+#include "ops/hfconv/gguf2hf_int.h"
 #include "ops/tensor_f32.h"
 
 #include <dirent.h>

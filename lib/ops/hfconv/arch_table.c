@@ -1,0 +1,392 @@
+/* arch_table.c - the architecture table of the HF -> GGUF converter: one
+ * row per llama.cpp model class (convert_hf_to_gguf.py at c392e509), with
+ * its tensor rules (modify_tensors), hyper-parameter keys in the order of
+ * its set_gguf_parameters, and its vocabulary kind. See arch.h. */
+#include "ops/hfconv/arch.h"
+
+const conv_name_row conv_names[] = {
+#include "ops/hfconv/arch_names.inc"
+};
+const size_t conv_n_names = sizeof(conv_names) / sizeof(conv_names[0]);
+
+/* a computed value, a block of keys: conv_calc_NAME, conv_block_NAME (arch.h) */
+#define CALC(key, type, name, flags) {key, type, NULL, flags, &conv_calc_##name, NULL}
+#define BLOCK(name) {"@@" #name, 0, NULL, 0, NULL, &conv_block_##name}
+
+/* The computed values and key blocks: the forward step (hf2gguf_meta.c)
+ * and its inverse (gguf2hf_config.c; NULL: nothing goes back into
+ * config.json - file_type, head_dim_embd, pooling_type). */
+const conv_calc conv_calc_block_count = {"block_count", h2g_block_count, g2h_block_count};
+const conv_calc conv_calc_file_type = {"file_type", h2g_file_type, NULL};
+const conv_calc conv_calc_rope_dim_llama = {"rope_dim_llama", h2g_rope_dim_llama, g2h_rope_dim_llama};
+const conv_calc conv_calc_head_dim_embd = {"head_dim_embd", h2g_head_dim_embd, NULL};
+const conv_calc conv_calc_rope_dim_phi2 = {"rope_dim_phi2", h2g_rope_dim_phi2, g2h_rope_dim_phi2};
+const conv_calc conv_calc_rope_dim_partial = {"rope_dim_partial", h2g_rope_dim_partial, g2h_rope_dim_partial};
+const conv_calc conv_calc_rope_dim_neox = {"rope_dim_neox", h2g_rope_dim_neox, g2h_rope_dim_neox};
+const conv_calc conv_calc_qk_head_dim = {"qk_head_dim", h2g_qk_head_dim, g2h_qk_head_dim};
+const conv_calc conv_calc_gating_func = {"gating_func", h2g_gating_func, g2h_gating_func};
+const conv_calc conv_calc_mamba_d_inner = {"mamba_d_inner", h2g_mamba_d_inner, g2h_mamba_d_inner};
+const conv_calc conv_calc_mamba_dt_rank = {"mamba_dt_rank", h2g_mamba_dt_rank, g2h_mamba_dt_rank};
+const conv_calc conv_calc_falcon_mamba = {"falcon_mamba", h2g_falcon_mamba, g2h_falcon_mamba};
+const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
+const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
+const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
+const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
+
+/* Model.set_gguf_parameters */
+const conv_hp conv_base_hparams[] = {
+    CALC("block_count", 'u', block_count, 0),
+    {"context_length", 'u', "max_position_embeddings|n_ctx", HP_OPT, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|n_embd", HP_OPT, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size|n_inner", HP_OPT, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head", HP_OPT, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads", HP_OPT, NULL, NULL},
+    {"rope.freq_base", 'f', "rope_theta", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_eps|layer_norm_epsilon|norm_epsilon", HP_OPT, NULL, NULL},
+    {"expert_count", 'u', "num_local_experts", HP_OPT, NULL, NULL},
+    {"expert_used_count", 'u', "num_experts_per_tok", HP_OPT, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {NULL, 0, NULL, 0, NULL, NULL},
+};
+
+#define BASE {"@base", 0, NULL, 0, NULL, NULL}
+#define END {NULL, 0, NULL, 0, NULL, NULL}
+#define NORULES {0, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+
+/* ---------------------------------------------------------------- rules */
+
+static const char *const llama_ws[] = {"w1", "w2", "w3", NULL};
+static const char *const proj_ws[] = {"down_proj", "gate_proj", "up_proj", NULL};
+static const char *const one_w[] = {"", NULL};
+
+#define PERMUTE_QK                                                  \
+    {OP_PERMUTE_Q, M_SUFFIX, "q_proj.weight", NULL, NULL, NULL, NULL, NULL}, \
+    {OP_PERMUTE_Q, M_SUFFIX, "q_proj.bias", NULL, NULL, NULL, NULL, NULL},   \
+    {OP_PERMUTE_K, M_SUFFIX, "k_proj.weight", NULL, NULL, NULL, NULL, NULL}, \
+    {OP_PERMUTE_K, M_SUFFIX, "k_proj.bias", NULL, NULL, NULL, NULL, NULL}
+
+static const conv_rule llama_rules[] = {
+    PERMUTE_QK,
+    {OP_STACK, M_CONTAINS, "block_sparse_moe.experts", NULL, "num_local_experts",
+     "model.layers.%b.block_sparse_moe.experts.%x.%w.weight", "layers.%b.feed_forward.experts.%w.weight",
+     llama_ws},
+    NORULES,
+};
+
+static const conv_rule no_rules[] = {NORULES};
+
+static const conv_rule gemma_rules[] = {
+    {OP_SKIP, M_EXACT, "lm_head.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_ADD_ONE, M_SUFFIX, "norm.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+static const conv_rule qwen2moe_rules[] = {
+    {OP_STACK, M_CONTAINS, "experts", NULL, "num_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    NORULES,
+};
+
+static const conv_rule deepseek2_rules[] = {
+    {OP_RENAME, M_SUFFIX, "e_score_correction_bias", "e_score_correction.bias", NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_LAYER_BEYOND, "model.layers.", NULL, NULL, NULL, NULL, NULL}, /* MTP layers */
+    {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "n_routed_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    NORULES,
+};
+
+static const conv_rule gpt2_rules[] = {
+    {OP_SKIP, M_SUFFIX, ".attn.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_SUFFIX, ".attn.masked_bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_attn.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_fc.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_ALSO_OUTPUT, M_EXACT, "token_embd.weight", NULL, NULL, NULL, NULL, NULL}, /* a GGUF name */
+    NORULES,
+};
+
+static const conv_rule stablelm_rules[] = {
+    {OP_STACK, M_CONTAINS, "q_layernorm.norms", NULL, "num_attention_heads",
+     "model.layers.%b.self_attn.q_layernorm.norms.%x.weight", "model.layers.%b.self_attn.q_layernorm.weight",
+     one_w},
+    {OP_STACK, M_CONTAINS, "k_layernorm.norms", NULL, "num_key_value_heads",
+     "model.layers.%b.self_attn.k_layernorm.norms.%x.weight", "model.layers.%b.self_attn.k_layernorm.weight",
+     one_w},
+    NORULES,
+};
+
+static const conv_rule internlm2_rules[] = {
+    {OP_QKV_GROUPED, M_CONTAINS, ".attention.wqkv", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+static const conv_rule bert_rules[] = {
+    {OP_RENAME, M_PREFIX, "bert.", "", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".gamma", ".weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".beta", ".bias", NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_EXACT, "embeddings.position_ids", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_EXACT, "pooler.dense.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_EXACT, "pooler.dense.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "cls.predictions", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "cls.seq_relationship", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+static const conv_rule gptneox_rules[] = {
+    {OP_QKV_PER_HEAD, M_CONTAINS, ".attention.query_key_value.", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+static const conv_rule falcon_rules[] = {
+    {OP_QKV_KV_GROUPS, M_CONTAINS, "query_key_value", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+static const conv_rule mamba_rules[] = {
+    {OP_NEG_EXP, M_SUFFIX, ".A_log", NULL, NULL, NULL, NULL, NULL},
+    {OP_DROP_IF_EMBD, M_EXACT, "output.weight", NULL, NULL, NULL, NULL, NULL}, /* a GGUF name */
+    NORULES,
+};
+
+/* ------------------------------------------------------ hyper-parameters */
+
+static const conv_hp llama_hp[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    BLOCK(rope_linear),
+    END,
+};
+
+static const conv_hp granite_hp[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    BLOCK(rope_linear),
+    {"attention.scale", 'f', "attention_multiplier", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"embedding_scale", 'f', "embedding_multiplier", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"residual_scale", 'f', "residual_multiplier", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"logit_scale", 'f', "logits_scaling", HP_OPT | HP_TRUTHY, NULL, NULL},
+    END,
+};
+
+static const conv_hp qwen2_hp[] = {BASE, BLOCK(rope_yarn), END};
+
+static const conv_hp base_hp[] = {BASE, END};
+
+static const conv_hp gemma_hp[] = {
+    {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|num_attention_heads", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim", 0, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+static const conv_hp gemma2_hp[] = {
+    {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|num_attention_heads", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim", 0, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"attn_logit_softcapping", 'f', "attn_logit_softcapping", 0, NULL, NULL},
+    {"final_logit_softcapping", 'f', "final_logit_softcapping", 0, NULL, NULL},
+    {"attention.sliding_window", 'u', "sliding_window", 0, NULL, NULL},
+    END,
+};
+
+static const conv_hp phi3_hp[] = {
+    {"context_length", 'u', "n_positions|max_position_embeddings", 0, NULL, NULL},
+    {"rope.scaling.original_context_length", 'u', "original_max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|n_embd", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers|n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|n_head_kv", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', head_dim_embd, 0),
+    {"rope.freq_base", 'f', "rope_theta", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"attention.sliding_window", 'u', "sliding_window||=0", 0, NULL, NULL},
+    END,
+};
+
+static const conv_hp phi2_hp[] = {
+    {"context_length", 'u', "n_positions|max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|n_embd", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "4*hidden_size|n_embd", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers|n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_attention_heads|n_head", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon|layer_norm_eps", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_phi2, 0),
+    CALC("general.file_type", 'u', file_type, 0),
+    {"tokenizer.ggml.add_bos_token", 'b', "=0", 0, NULL, NULL},
+    END,
+};
+
+static const conv_hp qwen2moe_hp[] = {
+    BASE,
+    {"expert_count", 'u', "num_experts", HP_OPT, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", HP_OPT, NULL, NULL},
+    {"expert_shared_feed_forward_length", 'u', "shared_expert_intermediate_size", HP_OPT, NULL, NULL},
+    END,
+};
+
+static const conv_hp deepseek2_hp[] = {
+    BASE,
+    {"leading_dense_block_count", 'u', "first_k_dense_replace", 0, NULL, NULL},
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"attention.q_lora_rank", 'u', "q_lora_rank", HP_OPT, NULL, NULL},
+    {"attention.kv_lora_rank", 'u', "kv_lora_rank", 0, NULL, NULL},
+    CALC("attention.key_length", 'u', qk_head_dim, 0),
+    {"attention.value_length", 'u', "v_head_dim", 0, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", 0, NULL, NULL},
+    {"expert_count", 'u', "n_routed_experts", 0, NULL, NULL},
+    {"expert_shared_count", 'u', "n_shared_experts", 0, NULL, NULL},
+    {"expert_weights_scale", 'f', "routed_scaling_factor", 0, NULL, NULL},
+    {"expert_weights_norm", 'b', "norm_topk_prob", 0, NULL, NULL},
+    CALC("expert_gating_func", 'u', gating_func, 0),
+    {"rope.dimension_count", 'u', "qk_rope_head_dim", 0, NULL, NULL},
+    BLOCK(rope_yarn_deepseek),
+    END,
+};
+
+static const conv_hp gpt2_hp[] = {
+    {"block_count", 'u', "n_layer", 0, NULL, NULL},
+    {"context_length", 'u', "n_ctx", 0, NULL, NULL},
+    {"embedding_length", 'u', "n_embd", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "4*n_embd", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_head", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+static const conv_hp stablelm_hp[] = {
+    {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_partial, 0),
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads", 0, NULL, NULL},
+    {"use_parallel_residual", 'b', "use_parallel_residual|=1", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_eps|norm_eps", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+static const conv_hp command_r_hp[] = {
+    BASE,
+    {"logit_scale", 'f', "logit_scale", 0, NULL, NULL},
+    {"rope.scaling.type", 's', "=none", 0, NULL, NULL},
+    END,
+};
+
+static const conv_hp internlm2_hp[] = {
+    {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    {"rope.freq_base", 'f', "rope_theta", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    BLOCK(rope_linear),
+    END,
+};
+
+static const conv_hp bert_hp[] = {
+    BASE,
+    {"attention.causal", 'b', "=0", 0, NULL, NULL},
+    BLOCK(pooling_type),
+    END,
+};
+
+static const conv_hp gptneox_hp[] = {
+    {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_neox, 0),
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"use_parallel_residual", 'b', "use_parallel_residual|=1", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_eps", 0, NULL, NULL},
+    END,
+};
+
+static const conv_hp falcon_hp[] = {
+    {"context_length", 'u', "=2048", 0, NULL, NULL}, /* "not in config.json" */
+    {"tensor_data_layout", 's', "=jploski", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "4*hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers|n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_kv_heads|n_head_kv|=1", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+static const conv_hp mamba_hp[] = {
+    {"context_length", 'u', "=1048576", 0, NULL, NULL}, /* 2**20: "arbitrary value" */
+    {"embedding_length", 'u', "hidden_size|d_model", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "=0", 0, NULL, NULL},
+    {"attention.head_count", 'u', "=0", 0, NULL, NULL},
+    CALC("block_count", 'u', block_count, 0),
+    {"ssm.conv_kernel", 'u', "conv_kernel|d_conv||=4", 0, NULL, NULL},
+    CALC("ssm.inner_size", 'u', mamba_d_inner, 0),
+    {"ssm.state_size", 'u', "state_size|d_state||=16", 0, NULL, NULL},
+    CALC("ssm.time_step_rank", 'u', mamba_dt_rank, 0),
+    {"attention.layer_norm_rms_epsilon", 'f', "layer_norm_epsilon|rms_norm_eps||=1e-5", 0, NULL, NULL},
+    CALC("ssm.dt_b_c_rms", 'b', falcon_mamba, 0),
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+/* --------------------------------------------------------------- table */
+
+#define CLASSES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+const conv_arch conv_archs[] = {
+    {"llama", CLASSES("LLaMAForCausalLM", "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM"),
+     AB_LLAMA, llama_rules, llama_hp, V_LLAMA, AF_LLAMA3_ROPE},
+    {"qwen2", CLASSES("Qwen2ForCausalLM"), AB_QWEN2, no_rules, qwen2_hp, V_SPM_OR_BPE, 0},
+    {"qwen3", CLASSES("Qwen3ForCausalLM"), AB_QWEN3, no_rules, qwen2_hp, V_SPM_OR_BPE, 0},
+    {"gemma", CLASSES("GemmaForCausalLM"), AB_GEMMA, gemma_rules, gemma_hp, V_GEMMA, 0},
+    {"gemma2", CLASSES("Gemma2ForCausalLM"), AB_GEMMA2, gemma_rules, gemma2_hp, V_GEMMA2, 0},
+    {"phi3", CLASSES("Phi3ForCausalLM"), AB_PHI3, no_rules, phi3_hp, V_PHI3, AF_LONGROPE},
+    {"phi2", CLASSES("PhiForCausalLM"), AB_PHI2, no_rules, phi2_hp, V_BPE, 0},
+    {"qwen2moe", CLASSES("Qwen2MoeForCausalLM"), AB_QWEN2MOE, qwen2moe_rules, qwen2moe_hp, V_BPE, 0},
+    {"deepseek2", CLASSES("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"), AB_DEEPSEEK2, deepseek2_rules,
+     deepseek2_hp, V_BPE, 0},
+    {"starcoder2", CLASSES("Starcoder2ForCausalLM"), AB_STARCODER2, no_rules, base_hp, V_BPE, 0},
+    {"gpt2", CLASSES("GPT2LMHeadModel"), AB_GPT2, gpt2_rules, gpt2_hp, V_BPE, 0},
+    {"stablelm", CLASSES("StableLmForCausalLM", "StableLMEpochForCausalLM"), AB_STABLELM, stablelm_rules,
+     stablelm_hp, V_BPE, 0},
+    {"olmo2", CLASSES("Olmo2ForCausalLM"), AB_OLMO2, no_rules, base_hp, V_BPE, 0},
+    {"granite", CLASSES("GraniteForCausalLM"), AB_GRANITE, llama_rules, granite_hp, V_LLAMA, AF_NO_HEAD_DIM | AF_LLAMA3_ROPE},
+    {"command-r", CLASSES("CohereForCausalLM"), AB_COMMAND_R, no_rules, command_r_hp, V_BPE, AF_CTX_MODEL_MAX},
+    {"internlm2", CLASSES("InternLM2ForCausalLM"), AB_INTERNLM2, internlm2_rules, internlm2_hp, V_INTERNLM2, 0},
+    {"bert", CLASSES("BertModel", "BertForMaskedLM", "CamembertModel"), AB_BERT, bert_rules, bert_hp, V_BERT, 0},
+    {"gptneox", CLASSES("GPTNeoXForCausalLM"), AB_GPTNEOX, gptneox_rules, gptneox_hp, V_BPE, 0},
+    {"falcon", CLASSES("FalconForCausalLM", "RWForCausalLM"), AB_FALCON, falcon_rules, falcon_hp, V_BPE, 0},
+    {"mamba", CLASSES("MambaForCausalLM", "MambaLMHeadModel", "FalconMambaForCausalLM"), AB_MAMBA, mamba_rules,
+     mamba_hp, V_MAMBA, 0},
+};
+const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

@@ -1,0 +1,342 @@
+/* hf2gguf.c - Hugging Face directory -> GGUF, as llama.cpp's
+ * convert_hf_to_gguf.py (c392e509, gguf-py 0.15.0) writes it, for the
+ * architectures of the table in arch_table.c:
+ *  - parts: the directory's model*.safetensors files (else pytorch_model*.bin)
+ *    in sorted name order; safetensors names sorted within a part, .bin
+ *    names in the state dict's order; an index's weight_map must name the
+ *    same tensors;
+ *  - each tensor goes through its architecture's rules (modify_tensors:
+ *    renames, skips, permutations, +1, -exp, transposes, fused qkv
+ *    re-orders and splits, stacking) and gguf-py's name map; generated
+ *    tensors (rope_freqs, rope_factors_long/short) come first;
+ *  - types: 1-d tensors, *_norm.weight, routers, position/token-type
+ *    embeddings, ssm_conv1d and non-.weight tensors F32, the rest the output
+ *    type (q8_0 falls back to F16 for rows not a multiple of 32); values go
+ *    through float32 as torch and numpy convert them;
+ *  - keys: general.* (hf2gguf_general.c), the architecture's hyper-parameters,
+ *    tokenizer (hf2gguf_vocab.c), in the converter's order.
+ * Every output tensor is a list of source tensors read as one sequence of
+ * rows, an optional row map (permutations, splits, re-orders), an optional
+ * transpose and an element-wise op. It streams: tensors are produced row
+ * chunk by row chunk into mf_gguf_write (atomic output) and each source's
+ * mapped pages are dropped once its output tensor is written, so the
+ * resident set stays near one tensor. A llama-quantize mix (Q4_K_M ...)
+ * quantizes the F16 conversion's values in the same pass.
+ * This file is the driver; the steps are hf2gguf_parts.c, _plan.c, _meta.c
+ * and _stream.c (what they share: hf2gguf_int.h). */
+#include "ops/hfconv/hf2gguf_int.h"
+#include "ops/hfconv/llama_load.h"
+#include "ops/quant_mix.h"
+#include "quant/quant.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------ the mix */
+
+static int cmp_out(const void *a, const void *b)
+{
+    const out_tensor *x = a, *y = b;
+    return mf_qmix_name_cmp(x->name, y->name);
+}
+
+static int kv_int(const mf_kvlist *kv, const char *arch, const char *suffix, int dflt)
+{
+    char key[128];
+    snprintf(key, sizeof(key), "%s.%s", arch, suffix);
+    const mf_value *v = mf_kv_get(kv, key);
+    return v && v->type == MF_V_U32 ? (int)v->as.u : dflt;
+}
+
+/* Moves a key to the end (gguf_set_val on an existing key). */
+static void kv_move_last(mf_kvlist *kv, const char *key, uint32_t value)
+{
+    for (size_t i = 0; i < kv->n; i++)
+        if (!strcmp(kv->kv[i].key, key)) {
+            mf_kv k = kv->kv[i];
+            memmove(&kv->kv[i], &kv->kv[i + 1], (kv->n - i - 1) * sizeof(mf_kv));
+            k.v.as.u = value;
+            kv->kv[kv->n - 1] = k;
+            return;
+        }
+    mf_kv_u32(kv, key, value);
+}
+
+/* The F16 conversion quantized as llama-quantize quantizes that file:
+ * tensors in its order, a type per tensor from the mix's rules, then
+ * general.quantization_version and general.file_type set (moved last). */
+static const mf_value *kv_lookup(void *kv, const char *key)
+{
+    return mf_kv_get(kv, key);
+}
+
+static void first_problem(void *ctx, const char *msg)
+{
+    char *out = ctx;
+    if (!out[0])
+        snprintf(out, 512, "%s", msg);
+}
+
+static int apply_mix(conv *c)
+{
+    const char *arch = c->arch->name;
+    char why[512] = "";
+    if (mf_llama_hparams_problems(arch, kv_lookup, c->kv, first_problem, why))
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "llama-quantize refuses the F16 conversion (%s): "
+                       "convert to f16 instead", why);
+    mf_qmix_params mp;
+    mf_qmix_params_init(&mp, c->mix);
+    mf_qmix_hparams h = {.arch = arch, .n_layer = kv_int(c->kv, arch, "block_count", 0),
+                         .n_head = kv_int(c->kv, arch, "attention.head_count", 0)};
+    h.n_head_kv = kv_int(c->kv, arch, "attention.head_count_kv", h.n_head);
+    h.n_expert = kv_int(c->kv, arch, "expert_count", 0);
+    mf_qmix q;
+    mf_qmix_init(&q, &mp, &h);
+    for (size_t i = 0; i < c->n_out; i++)
+        mf_qmix_count(&q, c->out[i].name);
+    qsort(c->out, c->n_out, sizeof(out_tensor), cmp_out); /* names are unique */
+    for (size_t i = 0; i < c->n_out; i++) {
+        out_tensor *o = &c->out[i];
+        int64_t ne[4] = {1, 1, 1, 1};
+        for (int d = 0; d < o->ndim; d++)
+            ne[d] = o->shape[o->ndim - 1 - d];
+        bool fallback = false;
+        mf_dtype t = mf_qmix_choose(&q, o->name, ne, o->plan, &fallback, c->st);
+        if (t == MF_DTYPE_INVALID)
+            return -1;
+        if (t != o->plan && t != MF_F32 && t != MF_F16 && t != MF_BF16 && !mf_can_quantize(t))
+            return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "tensor %s: mfmt cannot quantize to %s yet",
+                           o->name, mf_dtype_name(t));
+        o->dtype = t;
+        /* llama-quantize writes ggml_n_dims dimensions: outer 1s dropped */
+        int keep = o->ndim;
+        while (keep > 1 && o->shape[o->ndim - keep] == 1)
+            keep--;
+        memmove(o->shape, o->shape + (o->ndim - keep), sizeof(int64_t) * (size_t)keep);
+        o->ndim = keep;
+    }
+    kv_move_last(c->kv, "general.quantization_version", 2);
+    kv_move_last(c->kv, "general.file_type", (uint32_t)c->mix);
+    return 0;
+}
+
+/* ------------------------------------------------------------- driver */
+
+static int parse_type(conv *c, const char *type)
+{
+    static const struct { const char *name; int ftype; mf_dtype dt; } types[] = {
+        {"f32", 0, MF_F32}, {"f16", 1, MF_F16}, {"bf16", 32, MF_BF16}, {"q8_0", 7, MF_Q8_0},
+    };
+    if (!type)
+        type = "f16";
+    if (!strcasecmp(type, "auto")) {
+        c->auto_type = true;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (!strcasecmp(type, types[i].name)) {
+            c->ftype = types[i].ftype;
+            c->qtype = types[i].dt;
+            return 0;
+        }
+    /* a llama-quantize mix: the f16 conversion, quantized in the same pass */
+    mf_ftype mix = mf_ftype_parse(type);
+    if (mix == MF_FTYPE_INVALID)
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1,
+                       "output type \"%s\" unknown: f32, f16, bf16, q8_0, auto, or a llama-quantize "
+                       "type (Q4_K_M, Q5_K_M, Q6_K, IQ4_XS, ...)", type);
+    if (mf_ftype_needs_imatrix(mix))
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1,
+                       "%s needs an importance matrix: convert to f16, then mfmt quantize --imatrix",
+                       mf_ftype_name(mix));
+    c->mix = mix;
+    c->ftype = MF_FTYPE_F16;
+    c->qtype = MF_F16;
+    return 0;
+}
+
+static int pick_arch(conv *c)
+{
+    json_t *archs = h2g_hparam(c, "architectures");
+    const char *cls = json_string_value(json_array_get(archs, 0));
+    for (size_t i = 0; cls && i < conv_n_archs; i++)
+        for (const char *const *k = conv_archs[i].classes; *k; k++)
+            if (!strcmp(cls, *k)) {
+                c->arch = &conv_archs[i];
+                return 0;
+            }
+    char known[2048] = "";
+    for (size_t i = 0; i < conv_n_archs; i++)
+        for (const char *const *k = conv_archs[i].classes; *k; k++)
+            snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", known[0] ? ", " : "", *k);
+    return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1,
+                   "architecture %s is not supported by mfmt convert; it converts %s",
+                   cls ? cls : "(none: config.json has no \"architectures\")", known);
+}
+
+/* Config changes the class makes before reading it (Granite pops head_dim;
+ * Command-R takes max_position_embeddings from model_max_length). */
+static void adjust_config(conv *c)
+{
+    if (c->arch->flags & AF_NO_HEAD_DIM)
+        json_object_del(c->cfg, "head_dim");
+    if (c->arch->flags & AF_CTX_MODEL_MAX) {
+        json_t *m = json_object_get(c->cfg, "model_max_length");
+        if (m)
+            json_object_set(c->cfg, "max_position_embeddings", m);
+    }
+}
+
+static int load_config(conv *c)
+{
+    c->cfg = mf_hf_load_config(c->dir, true, c->st);
+    if (!c->cfg)
+        return -1;
+    if (!json_is_object(c->cfg))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json must hold a JSON object");
+    static const char *const block_keys[] = {"n_layers", "num_hidden_layers", "n_layer", "num_layers", NULL};
+    json_t *bc = h2g_find_hparam(c, block_keys);
+    if (!bc)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no num_hidden_layers");
+    if (h2g_need_int(c, bc, "num_hidden_layers", &c->block_count))
+        return -1;
+    if (c->block_count < 0 || c->block_count > (1 << 20))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_hidden_layers is out of range");
+    return 0;
+}
+
+/* "auto": f16 when the first tensor read is F16, else bf16. */
+static void resolve_auto(conv *c)
+{
+    if (!c->auto_type)
+        return;
+    const mf_tensor **order = c->n_parts ? h2g_part_order(c, c->parts[0], c->st) : NULL;
+    bool f16 = order && c->parts[0]->n_tensors && order[0]->dtype == MF_F16;
+    free(order);
+    c->ftype = f16 ? 1 : 32;
+    c->qtype = f16 ? MF_F16 : MF_BF16;
+}
+
+static void free_conv(conv *c)
+{
+    for (size_t i = 0; i < c->n_out; i++)
+        h2g_free_out(&c->out[i]);
+    free(c->out);
+    for (size_t i = 0; i < c->n_pend; i++) {
+        for (size_t k = 0; k < c->pend[i].n; k++)
+            free(c->pend[i].names[k]);
+        free(c->pend[i].names);
+        free(c->pend[i].segs);
+    }
+    free(c->pend);
+    for (size_t i = 0; i < c->n_parts; i++)
+        mf_close(c->parts[i]);
+    free(c->parts);
+    json_decref(c->cfg);
+}
+
+const char *mf_convert_arch_class(size_t i, size_t k)
+{
+    if (i >= conv_n_archs)
+        return NULL;
+    size_t n = 0;
+    while (conv_archs[i].classes[n])
+        n++;
+    return k < n ? conv_archs[i].classes[k] : NULL;
+}
+
+const char *mf_convert_arch_name(size_t i)
+{
+    return i < conv_n_archs ? conv_archs[i].name : NULL;
+}
+
+void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->threads = 1;
+}
+
+/* mf_convert_gguf_archs: every HF class of every architecture, once,
+ * NULL-terminated (built on first use, under pthread_once). */
+enum { MAX_ARCH_CLASSES = 256 };
+static const char *arch_classes[MAX_ARCH_CLASSES + 1];
+static pthread_once_t arch_classes_once = PTHREAD_ONCE_INIT;
+
+static void build_arch_classes(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; mf_convert_arch_name(i); i++)
+        for (size_t k = 0; mf_convert_arch_class(i, k) && n < MAX_ARCH_CLASSES; k++)
+            arch_classes[n++] = mf_convert_arch_class(i, k);
+    arch_classes[n] = NULL;
+}
+
+const char *const *mf_convert_gguf_archs(void)
+{
+    pthread_once(&arch_classes_once, build_arch_classes);
+    return arch_classes;
+}
+
+int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_opts *opts,
+                       mf_status *st)
+{
+    MF_ST_GUARD(st);
+    conv c = {.dir = dir, .st = st, .mix = MF_FTYPE_INVALID};
+    mf_convert_gguf_opts_init(&c.opts);
+    if (mf_opts_copy(&c.opts, sizeof(c.opts), opts, "mf_convert_gguf_opts", st))
+        return -1;
+    mf_kvlist kv;
+    if (mf_kvlist_init(&kv))
+        return mf_oom(st, dir);
+    c.kv = &kv;
+    mf_out_tensor *ot = NULL;
+    int rc = parse_type(&c, c.opts.type);
+    if (rc == 0 && !mf_is_dir(dir))
+        rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "not a directory (a Hugging Face model directory is needed)");
+    if (rc == 0)
+        rc = load_config(&c);
+    if (rc == 0)
+        rc = pick_arch(&c);
+    if (rc == 0) {
+        adjust_config(&c);
+        /* GGUFWriter(arch=...) writes general.architecture first; keys set
+         * while tensors are generated follow it */
+        mf_kv_str(&kv, "general.architecture", c.arch->name, strlen(c.arch->name));
+        rc = h2g_open_parts(&c);
+    }
+    if (rc == 0) {
+        resolve_auto(&c);
+        rc = h2g_plan_tensors(&c);
+    }
+    if (rc == 0)
+        rc = h2g_build_metadata(&c);
+    if (rc == 0 && c.mix != MF_FTYPE_INVALID)
+        rc = apply_mix(&c);
+    if (rc == 0) {
+        ot = calloc(c.n_out ? c.n_out : 1, sizeof(*ot));
+        rc = ot ? 0 : mf_oom(st, dir);
+    }
+    for (size_t i = 0; rc == 0 && i < c.n_out; i++) {
+        ot[i].name = c.out[i].name;
+        ot[i].dtype = c.out[i].dtype;
+        ot[i].ndim = c.out[i].ndim;
+        memcpy(ot[i].shape, c.out[i].shape, sizeof(ot[i].shape));
+        uint64_t nb = 0;
+        mf_dtype_nbytes(ot[i].dtype, (uint64_t)h2g_numel(ot[i].shape, ot[i].ndim), &nb);
+        c.total_bytes += nb;
+    }
+    for (size_t i = 0; rc == 0 && i < c.n_parts; i++)
+        rc = mf_output_check(c.parts[i], out, st);
+    if (rc == 0)
+        rc = mf_output_check_path(dir, out, st);
+    if (rc == 0 && c.mix != MF_FTYPE_INVALID) /* llama-quantize's file: the last tensor padded too */
+        rc = mf_gguf_write_all_padded(out, ot, c.n_out, kv.kv, kv.n, h2g_fill_tensor, &c, st);
+    else if (rc == 0)
+        rc = mf_gguf_write(out, ot, c.n_out, kv.kv, kv.n, h2g_fill_tensor, &c, st);
+    free(ot);
+    mf_kvlist_free(&kv);
+    free_conv(&c);
+    return rc;
+}
+

@@ -1,0 +1,94 @@
+/* hf2gguf_int.h - what the files of the HF -> GGUF converter share: the
+ * output tensors (a list of source rows, a row map, an element-wise op), the
+ * conversion's state, and the helpers more than one step uses.
+ *   hf2gguf.c         the driver: config, output type, the quantize mix,
+ *                     mf_convert_to_gguf;
+ *   hf2gguf_parts.c   the weight files (parts) and the index;
+ *   hf2gguf_plan.c    the tensor plan: names, rules, types, row maps;
+ *   hf2gguf_meta.c    the hyper-parameter keys (and config.json values);
+ *   hf2gguf_stream.c  the tensors' bytes, streamed into the GGUF writer;
+ *   hf2gguf_vocab.c, hf2gguf_general.c  the tokenizer and general.* keys. */
+#ifndef MF_HF2GGUF_INT_H
+#define MF_HF2GGUF_INT_H
+#include "formats/formats.h"
+#include "ops/hfconv/arch.h"
+#include "ops/tensor_f32.h"
+
+/* ------------------------------------------------------------ tensors */
+
+typedef struct seg {
+    const mf_model *part;
+    const mf_tensor *t;
+} seg;
+
+typedef struct out_tensor {
+    char *name;
+    mf_dtype dtype;              /* written */
+    mf_dtype plan;               /* the type of the plain conversion (before a mix) */
+    int ndim;
+    int64_t shape[MF_MAX_DIMS];  /* C order */
+    seg *segs;                   /* sources, read as one sequence of rows */
+    size_t n_segs;
+    int64_t row_len;             /* elements per row */
+    int64_t *row_map;            /* output row -> source row; NULL: the same */
+    bool transpose;              /* a 2-d source read column by column */
+    conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, or OP_SKIP for none */
+    float *generated;            /* values of a generated tensor */
+} out_tensor;
+
+/* Parts of a stacked tensor collected per block (OP_STACK). */
+typedef struct pending {
+    const conv_rule *rule;
+    int64_t bid;
+    char **names;
+    seg *segs;
+    size_t n, cap;
+} pending;
+
+typedef struct conv {
+    const char *dir;
+    json_t *cfg;
+    const conv_arch *arch;
+    int ftype;                   /* general.file_type */
+    mf_dtype qtype;              /* the output type of quantizable tensors */
+    bool auto_type;
+    mf_ftype mix;                /* a llama-quantize mix (Q4_K_M...), or MF_FTYPE_INVALID */
+    int64_t block_count;
+    mf_model **parts;
+    size_t n_parts;
+    bool safetensors;
+    out_tensor *out;
+    size_t n_out, cap_out;
+    pending *pend;
+    size_t n_pend, cap_pend;
+    mf_kvlist *kv;
+    mf_convert_gguf_opts opts;   /* the caller's, over the defaults */
+    uint64_t done, total_bytes;
+    mf_status *st;
+} conv;
+
+/* hf2gguf_parts.c */
+int h2g_open_parts(conv *c);
+const mf_tensor **h2g_part_order(const conv *c, const mf_model *m, mf_status *st);
+int h2g_check_index(conv *c);
+bool h2g_match_pattern(const char *pat, const char *name, size_t name_len, int64_t n_blocks, int64_t *bid);
+
+/* hf2gguf_plan.c */
+void h2g_free_out(out_tensor *o);
+int64_t h2g_numel(const int64_t *shape, int ndim);
+int h2g_need_hp_int(const conv *c, const char *key, int64_t *out);
+int h2g_plan_tensors(conv *c);
+
+/* hf2gguf_meta.c */
+json_t *h2g_hparam(const conv *c, const char *key);
+json_t *h2g_find_hparam(const conv *c, const char *const *keys);
+int h2g_need_int(const conv *c, json_t *v, const char *what, int64_t *out);
+int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv);
+int h2g_build_metadata(conv *c);
+
+/* hf2gguf_stream.c */
+/* mf_gguf_write's tensor source: output tensor `index` into the sink */
+int h2g_fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_status *st);
+/* does source tensor t hold the values of output tensor a? (a tied head) */
+bool h2g_same_values(const conv *c, const out_tensor *a, const mf_model *part, const mf_tensor *t);
+#endif

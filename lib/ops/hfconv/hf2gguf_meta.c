@@ -1,0 +1,474 @@
+/* hf2gguf_meta.c - the keys of an HF -> GGUF conversion (see hf2gguf.c):
+ * config.json values, the architecture's hyper-parameter keys in
+ * set_gguf_parameters' order (arch_table.c), general.* (hf2gguf_general.c)
+ * and the tokenizer (hf2gguf_vocab.c). */
+#include "ops/hfconv/hf2gguf_int.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------------------ config values */
+
+json_t *h2g_hparam(const conv *c, const char *key)
+{
+    return json_object_get(c->cfg, key);
+}
+
+/* Model.find_hparam: the first key present decides, null or not. */
+json_t *h2g_find_hparam(const conv *c, const char *const *keys)
+{
+    for (; *keys; keys++) {
+        json_t *v = json_object_get(c->cfg, *keys);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+int h2g_need_int(const conv *c, json_t *v, const char *what, int64_t *out)
+{
+    if (!mf_hf_json_int(v, out))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s is not an integer", what);
+    return 0;
+}
+
+int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv)
+{
+    if (h2g_need_int(c, h2g_hparam(c, "num_attention_heads"), "num_attention_heads", n_head))
+        return -1;
+    json_t *kv = h2g_hparam(c, "num_key_value_heads");
+    *n_kv = 0;
+    if (kv && !json_is_null(kv) && h2g_need_int(c, kv, "num_key_value_heads", n_kv))
+        return -1;
+    if (*n_head <= 0 || *n_kv < 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json head counts must be positive");
+    return 0;
+}
+
+/* ------------------------------------------------------------ metadata */
+
+/* The values computed by the converter (conv_calc in arch.h): each a new
+ * reference, NULL with st set on error. */
+json_t *h2g_block_count(conv *c)
+{
+    return json_integer(c->block_count);
+}
+
+json_t *h2g_file_type(conv *c)
+{
+    return json_integer(c->ftype);
+}
+
+/* head_dim, else hidden_size // num_attention_heads */
+json_t *h2g_rope_dim_llama(conv *c)
+{
+    int64_t a, b;
+    json_t *v = h2g_hparam(c, "head_dim");
+    if (v)
+        return json_incref(v);
+    if (h2g_need_hp_int(c, "hidden_size", &a) || h2g_need_hp_int(c, "num_attention_heads", &b))
+        return NULL;
+    return json_integer(a / b);
+}
+
+static int embd_and_heads(conv *c, int64_t *embd, int64_t *heads)
+{
+    return h2g_need_hp_int(c, h2g_hparam(c, "hidden_size") ? "hidden_size" : "n_embd", embd) ||
+           h2g_need_hp_int(c, h2g_hparam(c, "num_attention_heads") ? "num_attention_heads" : "n_head", heads);
+}
+
+/* n_embd // n_head */
+json_t *h2g_head_dim_embd(conv *c)
+{
+    int64_t a, b;
+    if (embd_and_heads(c, &a, &b))
+        return NULL;
+    return json_integer(a / b);
+}
+
+/* A partial rotary dimension from the fraction config key pk: phi2 takes
+ * int(pct * n_embd) // n_head, the others int(pct * (n_embd // n_head)). */
+static json_t *rope_dim_of(conv *c, const char *pk, bool phi2)
+{
+    int64_t a, b;
+    json_t *pct = h2g_hparam(c, pk);
+    if (!json_is_number(pct)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric %s", pk);
+        return NULL;
+    }
+    if (embd_and_heads(c, &a, &b))
+        return NULL;
+    double p = json_number_value(pct);
+    return json_integer(phi2 ? (int64_t)(p * (double)a) / b : (int64_t)(p * (double)(a / b)));
+}
+
+json_t *h2g_rope_dim_phi2(conv *c)
+{
+    return rope_dim_of(c, "partial_rotary_factor", true);
+}
+
+json_t *h2g_rope_dim_partial(conv *c)
+{
+    return rope_dim_of(c, h2g_hparam(c, "partial_rotary_factor") ? "partial_rotary_factor" : "rope_pct", false);
+}
+
+json_t *h2g_rope_dim_neox(conv *c)
+{
+    return rope_dim_of(c, "rotary_pct", false);
+}
+
+json_t *h2g_qk_head_dim(conv *c)
+{
+    int64_t a, b;
+    if (h2g_need_int(c, h2g_hparam(c, "qk_nope_head_dim"), "qk_nope_head_dim", &a) ||
+        h2g_need_int(c, h2g_hparam(c, "qk_rope_head_dim"), "qk_rope_head_dim", &b))
+        return NULL;
+    return json_integer(a + b);
+}
+
+/* ExpertGatingFuncType: SOFTMAX 1, SIGMOID 2 */
+json_t *h2g_gating_func(conv *c)
+{
+    const char *f = json_string_value(h2g_hparam(c, "scoring_func"));
+    if (f && !strcmp(f, "softmax"))
+        return json_integer(1);
+    if (f && !strcmp(f, "sigmoid"))
+        return json_integer(2);
+    mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "unsupported scoring_func value: %s", f ? f : "(none)");
+    return NULL;
+}
+
+/* MambaModel: d_inner (asserted 2 * d_model) or dt_rank, each with its default. */
+static json_t *mamba_dim(conv *c, bool inner)
+{
+    static const char *const dm[] = {"hidden_size", "d_model", NULL}, *const di[] = {"intermediate_size", "d_inner", NULL},
+                             *const dr[] = {"time_step_rank", "dt_rank", NULL};
+    int64_t a, d;
+    if (h2g_need_int(c, h2g_find_hparam(c, dm), "hidden_size", &a))
+        return NULL;
+    json_t *v = h2g_find_hparam(c, inner ? di : dr);
+    d = 0;
+    if (v && !json_is_null(v) && h2g_need_int(c, v, inner ? "intermediate_size" : "time_step_rank", &d))
+        return NULL;
+    if (d == 0) /* "or" the default */
+        d = inner ? 2 * a : (a + 15) / 16;
+    if (inner && d != 2 * a) { /* "assert d_inner == 2 * d_model" */
+        mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "Mamba with d_inner %lld != 2 * d_model %lld",
+                (long long)d, (long long)a);
+        return NULL;
+    }
+    return json_integer(d);
+}
+
+json_t *h2g_mamba_d_inner(conv *c)
+{
+    return mamba_dim(c, true);
+}
+
+json_t *h2g_mamba_dt_rank(conv *c)
+{
+    return mamba_dim(c, false);
+}
+
+json_t *h2g_falcon_mamba(conv *c)
+{
+    const char *mt = json_string_value(h2g_hparam(c, "model_type"));
+    return json_boolean(mt && !strcmp(mt, "falcon_mamba"));
+}
+
+static void arch_key(const conv *c, const char *key, char *out, size_t cap)
+{
+    if (!strncmp(key, "general.", 8) || !strncmp(key, "tokenizer.", 10))
+        snprintf(out, cap, "%s", key);
+    else
+        snprintf(out, cap, "%s.%s", c->arch->name, key);
+}
+
+/* A "=V" constant as JSON. */
+static json_t *constant(const char *v)
+{
+    char *end;
+    long long i = strtoll(v, &end, 10);
+    if (*v && !*end)
+        return json_integer(i);
+    double d = strtod(v, &end);
+    if (*v && !*end)
+        return json_real(d);
+    return json_string(v);
+}
+
+static bool falsy(const json_t *v)
+{
+    return !v || json_is_null(v) || json_is_false(v) || (json_is_integer(v) && !json_integer_value(v)) ||
+           (json_is_real(v) && json_real_value(v) == 0.0);
+}
+
+/* The value of a key list ("a|b", "4*a", "a||=V", "a|=V"): a new reference or NULL. */
+static json_t *lookup(conv *c, const char *src)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", src);
+    char *or_default = strstr(buf, "||=");
+    if (or_default) {
+        *or_default = 0;
+        or_default += 3;
+    }
+    int64_t mul = 1;
+    char *p = buf;
+    if (p[0] >= '0' && p[0] <= '9' && p[1] == '*') {
+        mul = p[0] - '0';
+        p += 2;
+    }
+    json_t *v = NULL;
+    for (char *save = NULL, *k = strtok_r(p, "|", &save); k; k = strtok_r(NULL, "|", &save)) {
+        if (k[0] == '=') {
+            v = constant(k + 1);
+            break;
+        }
+        json_t *x = h2g_hparam(c, k);
+        if (x) { /* the first present decides, null or not */
+            v = json_incref(x);
+            break;
+        }
+    }
+    if (or_default && falsy(v)) {
+        json_decref(v);
+        v = constant(or_default);
+    }
+    if (v && mul != 1 && json_is_integer(v)) {
+        json_t *m = json_integer(json_integer_value(v) * mul);
+        json_decref(v);
+        v = m;
+    }
+    return v;
+}
+
+static int put_value(conv *c, const conv_hp *h, json_t *v)
+{
+    char key[160];
+    arch_key(c, h->key, key, sizeof(key));
+    const char *what = !h->src || h->src[0] == '=' ? h->key : h->src;
+    switch (h->type) {
+    case 'u': case 'i': {
+        int64_t x;
+        if (json_is_boolean(v))
+            x = json_is_true(v);
+        else if (h2g_need_int(c, v, what, &x))
+            return -1;
+        if (h->type == 'u' ? (x < 0 || x > UINT32_MAX) : (x < INT32_MIN || x > INT32_MAX))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s = %lld does not fit a %s32",
+                           what, (long long)x, h->type == 'u' ? "u" : "i");
+        if (h->type == 'u')
+            mf_kv_u32(c->kv, key, (uint32_t)x);
+        else
+            mf_kv_i32(c->kv, key, (int32_t)x);
+        return 0;
+    }
+    case 'f':
+        if (!json_is_number(v))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s is not a number", what);
+        mf_kv_f32(c->kv, key, (float)json_number_value(v));
+        return 0;
+    case 'b':
+        if (!json_is_boolean(v) && !json_is_integer(v))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s is not a boolean", what);
+        mf_kv_bool(c->kv, key, json_is_boolean(v) ? json_is_true(v) : json_integer_value(v) != 0);
+        return 0;
+    default:
+        if (!json_is_string(v))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s is not a string", what);
+        mf_kv_str(c->kv, key, json_string_value(v), json_string_length(v));
+        return 0;
+    }
+}
+
+/* BertModel: modules.json + the Pooling module's config */
+int h2g_pooling_type(conv *c)
+{
+    char *p = mf_path_join_new(c->dir, "modules.json");
+    if (!p)
+        return mf_oom(c->st, c->dir);
+    if (!mf_path_exists(p)) {
+        free(p);
+        return 0;
+    }
+    json_t *mods = mf_hf_load_json(p, c->st);
+    free(p);
+    if (!mods)
+        return -1;
+    const char *path = NULL;
+    for (size_t i = 0; i < json_array_size(mods) && !path; i++) {
+        json_t *m = json_array_get(mods, i);
+        const char *t = json_string_value(json_object_get(m, "type"));
+        if (t && !strcmp(t, "sentence_transformers.models.Pooling"))
+            path = json_string_value(json_object_get(m, "path"));
+    }
+    int rc = 0;
+    if (path) {
+        char *sub = mf_path_join_new(c->dir, path);
+        char *cp = sub ? mf_path_join_new(sub, "config.json") : NULL;
+        free(sub);
+        json_t *pool = NULL;
+        if (!cp)
+            rc = mf_oom(c->st, c->dir);
+        else if (strstr(path, ".."))
+            rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "modules.json: pooling path \"%s\" leaves the directory", path);
+        if (rc == 0) {
+            pool = mf_hf_load_json(cp, c->st);
+            rc = pool ? 0 : -1;
+        }
+        if (rc == 0) {
+            char key[160];
+            arch_key(c, "pooling_type", key, sizeof(key));
+            if (!falsy(json_object_get(pool, "pooling_mode_mean_tokens")))
+                mf_kv_u32(c->kv, key, 1); /* PoolingType.MEAN */
+            else if (!falsy(json_object_get(pool, "pooling_mode_cls_token")))
+                mf_kv_u32(c->kv, key, 2); /* PoolingType.CLS */
+            else
+                rc = mf_fail(c->st, MF_ERR_UNSUPPORTED, cp, -1, "only MEAN and CLS pooling types are supported");
+        }
+        json_decref(pool);
+        free(cp);
+    }
+    json_decref(mods);
+    return rc;
+}
+
+/* "rope_scaling" with "factor" and the given type, else NULL. */
+static json_t *rope_scaling_of(const conv *c, const char *type)
+{
+    json_t *rs = h2g_hparam(c, "rope_scaling");
+    const char *t = json_string_value(json_object_get(rs, "type"));
+    if (!json_is_object(rs) || !json_object_get(rs, "factor") || !t || strcmp(t, type))
+        return NULL;
+    return rs;
+}
+
+static int put_f32_of(conv *c, const char *key, json_t *v, const char *what)
+{
+    conv_hp h = {key, 'f', what, 0, NULL, NULL};
+    if (!v)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no %s", what);
+    return put_value(c, &h, v);
+}
+
+/* The key blocks the converter writes (conv_block in arch.h). */
+int h2g_rope_linear(conv *c)
+{
+    char key[160];
+    json_t *rs = rope_scaling_of(c, "linear");
+    if (!rs)
+        return 0;
+    arch_key(c, "rope.scaling.type", key, sizeof(key));
+    mf_kv_str(c->kv, key, "linear", 6);
+    return put_f32_of(c, "rope.scaling.factor", json_object_get(rs, "factor"), "rope_scaling.factor");
+}
+
+/* yarn: type, factor, original context; DeepSeek-V2 also the log multiplier */
+static int rope_yarn(conv *c, bool deepseek)
+{
+    char key[160];
+    json_t *rs = rope_scaling_of(c, "yarn");
+    if (!rs)
+        return 0;
+    arch_key(c, "rope.scaling.type", key, sizeof(key));
+    mf_kv_str(c->kv, key, "yarn", 4);
+    conv_hp orig = {"rope.scaling.original_context_length", 'u', "rope_scaling.original_max_position_embeddings", 0,
+                    NULL, NULL};
+    json_t *o = json_object_get(rs, "original_max_position_embeddings");
+    if (put_f32_of(c, "rope.scaling.factor", json_object_get(rs, "factor"), "rope_scaling.factor"))
+        return -1;
+    if (!o)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_scaling (yarn) has no original_max_position_embeddings");
+    if (put_value(c, &orig, o))
+        return -1;
+    if (!deepseek)
+        return 0;
+    json_t *m = json_object_get(rs, "mscale_all_dim");
+    if (!json_is_number(m))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_scaling has no numeric mscale_all_dim");
+    json_t *lm = json_real(0.1 * json_number_value(m));
+    int rc = put_f32_of(c, "rope.scaling.yarn_log_multiplier", lm, "rope_scaling.mscale_all_dim");
+    json_decref(lm);
+    return rc;
+}
+
+int h2g_rope_yarn(conv *c)
+{
+    return rope_yarn(c, false);
+}
+
+int h2g_rope_yarn_deepseek(conv *c)
+{
+    return rope_yarn(c, true);
+}
+
+static int hyper_parameters(conv *c, const conv_hp *list)
+{
+    for (const conv_hp *h = list; h->key; h++) {
+        if (!strcmp(h->key, "@base")) {
+            if (hyper_parameters(c, conv_base_hparams))
+                return -1;
+            continue;
+        }
+        if (h->block) {
+            if (h->block->fwd(c))
+                return -1;
+            continue;
+        }
+        json_t *v = h->calc ? h->calc->fwd(c) : lookup(c, h->src);
+        if (!v && c->st->code)
+            return -1;
+        bool skip = (!v || json_is_null(v)) || ((h->flags & HP_TRUTHY) && falsy(v));
+        if (skip && !(h->flags & HP_OPT)) {
+            json_decref(v);
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no %s%s (for %s.%s)",
+                           h->calc ? "@" : "", h->calc ? h->calc->name : h->src, c->arch->name, h->key);
+        }
+        int rc = skip ? 0 : put_value(c, h, v);
+        json_decref(v);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* gguf-py's parameter counts: experts' tensors ("_exps.") count once per
+ * expert for the size label "Nx..." */
+static void param_counts(const conv *c, mf_hf_params *p)
+{
+    int64_t expert_sum = 0, n_expert_tensors = 0;
+    memset(p, 0, sizeof(*p));
+    for (size_t i = 0; i < c->n_out; i++) {
+        const out_tensor *o = &c->out[i];
+        int64_t n = h2g_numel(o->shape, o->ndim);
+        if (strstr(o->name, "_exps.") && o->ndim >= 3) {
+            int64_t e = o->shape[o->ndim - 3];
+            p->expert += e ? n / e : 0;
+            expert_sum += e;
+            n_expert_tensors++;
+        } else {
+            p->shared += n;
+        }
+        p->total += n;
+    }
+    p->expert_count = n_expert_tensors ? expert_sum / n_expert_tensors : 0;
+}
+
+int h2g_build_metadata(conv *c)
+{
+    mf_kv_str(c->kv, "general.type", "model", 5);
+    mf_hf_params pc;
+    param_counts(c, &pc);
+    mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name,
+                           .note = c->opts.note, .note_user = c->opts.note_user};
+    if (mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) || hyper_parameters(c, c->arch->hparams) ||
+        mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
+        return -1;
+    mf_kv_u32(c->kv, "general.quantization_version", 2);
+    if (c->kv->failed)
+        return c->kv->dup[0] ? mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "duplicated key name \"%s\"", c->kv->dup)
+                             : mf_oom(c->st, c->dir);
+    return 0;
+}
+
+

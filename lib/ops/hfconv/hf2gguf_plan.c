@@ -1,0 +1,706 @@
+/* hf2gguf_plan.c - the tensor plan of an HF -> GGUF conversion (see
+ * hf2gguf.c): each source tensor through its architecture's rules and
+ * gguf-py's name map (arch_table.c, arch_names.inc) into output tensors -
+ * sources, row maps, transposes, element-wise ops, output types - and the
+ * generated tensors (rope_freqs, rope_factors_long/short). */
+#include "ops/hfconv/hf2gguf_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------- names */
+
+static char *map_name(const conv *c, const char *name)
+{
+    static const char *const suffixes[] = {"", ".weight", ".bias"};
+    size_t n = strlen(name);
+    uint32_t bit = 1u << c->arch->bit;
+    for (size_t s = 0; s < 3; s++) {
+        size_t sl = strlen(suffixes[s]);
+        if (n < sl || strcmp(name + n - sl, suffixes[s]))
+            continue;
+        for (size_t i = 0; i < conv_n_names; i++) {
+            int64_t bid = -1;
+            if (!(conv_names[i].archs & bit) ||
+                !h2g_match_pattern(conv_names[i].hf, name, n - sl, c->block_count, &bid))
+                continue;
+            const char *g = conv_names[i].gguf, *ph = strstr(g, "{bid}");
+            char *out = malloc(strlen(g) + sl + 24);
+            if (!out)
+                return NULL;
+            if (ph)
+                sprintf(out, "%.*s%lld%s%s", (int)(ph - g), g, (long long)bid, ph + 5, suffixes[s]);
+            else
+                sprintf(out, "%s%s", g, suffixes[s]);
+            return out;
+        }
+    }
+    return NULL;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* The first all-digit part of a dotted name (prepare_tensors' bid), or -1. */
+static int64_t name_bid(const char *name)
+{
+    for (const char *p = name; *p;) {
+        const char *e = strchr(p, '.');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        bool digits = l > 0 && l < 10;
+        for (size_t i = 0; digits && i < l; i++)
+            digits = p[i] >= '0' && p[i] <= '9';
+        if (digits)
+            return strtoll(p, NULL, 10);
+        p += l + (e ? 1 : 0);
+        if (!e)
+            break;
+    }
+    return -1;
+}
+
+static bool rule_matches(const conv *c, const conv_rule *r, const char *name)
+{
+    size_t n = strlen(name), k = strlen(r->pat);
+    switch (r->m) {
+    case M_SUFFIX: return ends_with(name, r->pat);
+    case M_EXACT: return !strcmp(name, r->pat);
+    case M_CONTAINS: return strstr(name, r->pat) != NULL;
+    case M_PREFIX: return n >= k && !strncmp(name, r->pat, k);
+    case M_LAYER_BEYOND:
+        if (n <= k || strncmp(name, r->pat, k) || name[k] < '0' || name[k] > '9')
+            return false;
+        return strtoll(name + k, NULL, 10) >= c->block_count;
+    }
+    return false;
+}
+
+/* The rule's matched part replaced by r->with (malloc'd). */
+static char *rename_by(const conv_rule *r, const char *name)
+{
+    size_t n = strlen(name), k = strlen(r->pat), w = strlen(r->with);
+    char *out = malloc(n + w + 1);
+    if (!out)
+        return NULL;
+    const char *at = r->m == M_PREFIX ? name : r->m == M_SUFFIX ? name + n - k : strstr(name, r->pat);
+    size_t pre = (size_t)(at - name);
+    memcpy(out, name, pre);
+    memcpy(out + pre, r->with, w);
+    strcpy(out + pre + w, at + k);
+    return out;
+}
+
+/* ------------------------------------------------------- output types */
+
+static bool is_block_tensor(const char *name, const char *kind)
+{
+    if (strncmp(name, "blk.", 4))
+        return false;
+    const char *p = name + 4;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return p > name + 4 && *p == '.' && !strcmp(p + 1, kind);
+}
+
+/* prepare_tensors: the types "always in float32", else the output type. */
+static mf_dtype tensor_type(const conv *c, const char *new_name, int ndim, int64_t row)
+{
+    if (ndim <= 1 || ends_with(new_name, "_norm.weight") || !ends_with(new_name, ".weight") ||
+        is_block_tensor(new_name, "ffn_gate_inp.weight") || !strcmp(new_name, "position_embd.weight") ||
+        !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight"))
+        return MF_F32;
+    mf_dtype t = c->qtype;
+    const mf_dtype_info *di = mf_dtype_info_of(t);
+    if (di && di->block_elems > 1 && row % di->block_elems) /* QuantError: fall back to F16 */
+        t = MF_F16;
+    return t;
+}
+
+void h2g_free_out(out_tensor *o)
+{
+    free(o->name);
+    free(o->segs);
+    free(o->row_map);
+    free(o->generated);
+}
+
+int64_t h2g_numel(const int64_t *shape, int ndim)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= shape[d];
+    return n;
+}
+
+/* Adds o (taking its allocations, also on failure). */
+static int add_out(conv *c, out_tensor *o)
+{
+    for (size_t i = 0; i < c->n_out; i++)
+        if (!strcmp(c->out[i].name, o->name)) {
+            int rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "duplicated tensor name \"%s\"", o->name);
+            h2g_free_out(o);
+            return rc;
+        }
+    if (c->n_out == c->cap_out && mf_vec_grow((void **)&c->out, &c->cap_out, c->n_out + 1, sizeof(*o))) {
+        h2g_free_out(o);
+        return mf_oom(c->st, c->dir);
+    }
+    if (!o->row_len)
+        o->row_len = o->ndim ? o->shape[o->ndim - 1] : 1;
+    o->plan = o->dtype = tensor_type(c, o->name, o->ndim, o->row_len);
+    c->out[c->n_out++] = *o;
+    return 0;
+}
+
+static int add_generated(conv *c, const char *name, const double *v, size_t n)
+{
+    out_tensor o = {.ndim = 1, .shape = {(int64_t)n}, .ew = OP_SKIP};
+    o.name = strdup(name);
+    o.generated = malloc((n ? n : 1) * sizeof(float));
+    if (!o.name || !o.generated) {
+        h2g_free_out(&o);
+        return mf_oom(c->st, c->dir);
+    }
+    for (size_t i = 0; i < n; i++)
+        o.generated[i] = (float)v[i];
+    return add_out(c, &o);
+}
+
+/* ------------------------------------------------------- row maps */
+
+/* LlamaModel.permute: rows viewed as [heads][2][half] are read as
+ * [heads][half][2]. Output row r takes source row permute_row(r). */
+static int64_t permute_row(int64_t r, int64_t rows, int64_t heads)
+{
+    int64_t per_head = rows / heads, half = per_head / 2;
+    int64_t h = r / per_head, k = r % per_head, i = k / 2, j = k % 2;
+    return h * per_head + j * half + i;
+}
+
+int h2g_need_hp_int(const conv *c, const char *key, int64_t *out)
+{
+    json_t *v = h2g_hparam(c, key);
+    if (!v)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no %s", key);
+    if (h2g_need_int(c, v, key, out))
+        return -1;
+    if (*out <= 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s must be positive", key);
+    return 0;
+}
+
+/* The head count permute() uses for q (k: n_head_kv when it differs). */
+static int permute_heads(const conv *c, bool k, int64_t *heads)
+{
+    int64_t n_head, n_kv;
+    if (h2g_head_counts(c, &n_head, &n_kv))
+        return -1;
+    *heads = k && n_kv && n_kv != n_head ? n_kv : n_head;
+    return 0;
+}
+
+static int64_t *alloc_map(conv *c, int64_t n)
+{
+    int64_t *m = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!m)
+        mf_oom(c->st, c->dir);
+    return m;
+}
+
+/* Applies permute() on top of an existing row map (or the identity). */
+static int add_permute(conv *c, out_tensor *o, int64_t rows, int64_t heads, const char *src)
+{
+    if (heads <= 0 || rows % (heads * 2))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
+                       "tensor \"%s\": %lld rows do not split into %lld heads of row pairs", src,
+                       (long long)rows, (long long)heads);
+    int64_t *m = alloc_map(c, rows);
+    if (!m)
+        return -1;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t s = permute_row(r, rows, heads);
+        m[r] = o->row_map ? o->row_map[s] : s;
+    }
+    free(o->row_map);
+    o->row_map = m;
+    return 0;
+}
+
+/* ------------------------------------------------------------- plan */
+
+static bool dtype_convertible(mf_dtype d)
+{
+    switch (d) {
+    case MF_F64: case MF_F32: case MF_F16: case MF_BF16: case MF_I8: case MF_I16:
+    case MF_I32: case MF_I64: case MF_U8: case MF_U16: case MF_U32: case MF_U64: case MF_BOOL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int one_seg(conv *c, out_tensor *o, const mf_model *part, const mf_tensor *t)
+{
+    o->segs = malloc(sizeof(seg));
+    if (!o->segs)
+        return mf_oom(c->st, c->dir);
+    o->segs[0] = (seg){part, t};
+    o->n_segs = 1;
+    return 0;
+}
+
+/* Rows of a 2-d (or 1-d: elements) tensor and their length. */
+static void rows_of(const mf_tensor *t, int64_t *rows, int64_t *len)
+{
+    *rows = t->ndim ? t->shape[0] : 1;
+    *len = t->ndim ? h2g_numel(t->shape, t->ndim) / (*rows ? *rows : 1) : 1;
+}
+
+/* One or three output tensors from a fused qkv (GPT-NeoX, Falcon, InternLM2). */
+static int plan_qkv(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
+                    const char *name, int64_t bid)
+{
+    int64_t n_head, n_kv = 0, hidden, rows, len;
+    if (h2g_need_hp_int(c, r->op == OP_QKV_PER_HEAD && h2g_hparam(c, "n_head") ? "n_head" : "num_attention_heads", &n_head) ||
+        h2g_need_hp_int(c, h2g_hparam(c, "hidden_size") ? "hidden_size" : "n_embed", &hidden))
+        return -1;
+    if (r->op == OP_QKV_KV_GROUPS) {
+        json_t *kv = h2g_hparam(c, "num_kv_heads");
+        if (!kv || json_is_null(kv))
+            kv = h2g_hparam(c, "n_head_kv");
+        if (kv && !json_is_null(kv) && h2g_need_int(c, kv, "num_kv_heads", &n_kv))
+            return -1;
+        if (n_kv == 0)
+            n_kv = 1; /* "or 1" */
+    } else if (r->op == OP_QKV_GROUPED && h2g_need_hp_int(c, "num_key_value_heads", &n_kv)) {
+        return -1;
+    }
+    rows_of(t, &rows, &len);
+    int64_t hd = hidden / n_head;
+    bool bias = t->ndim == 1;
+    if (t->ndim > 2 || hd <= 0 || (n_kv && (n_head % n_kv)) || (bias && r->op != OP_QKV_PER_HEAD))
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": cannot split a fused qkv of "
+                       "shape %lld x %lld with %lld heads", name, (long long)rows, (long long)len, (long long)n_head);
+    int64_t q_per = n_kv ? n_head / n_kv : 0;
+    int64_t want = r->op == OP_QKV_PER_HEAD ? 3 * n_head * hd : n_kv * (q_per + 2) * hd;
+    if (rows != want || (!bias && len != hidden))
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1,
+                       "tensor \"%s\": %lld rows, the fused qkv of %lld heads (%lld kv) of %lld needs %lld",
+                       name, (long long)rows, (long long)n_head, (long long)n_kv, (long long)hd, (long long)want);
+    if (r->op != OP_QKV_GROUPED) {
+        out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
+        memcpy(o.shape, t->shape, sizeof(o.shape));
+        if (bias)
+            o.row_len = 1;
+        o.name = map_name(c, name);
+        if (!o.name)
+            return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", name);
+        if (one_seg(c, &o, part, t) || !(o.row_map = alloc_map(c, rows))) {
+            h2g_free_out(&o);
+            return -1;
+        }
+        int64_t k = 0;
+        if (r->op == OP_QKV_PER_HEAD) { /* [n_head][3][hd] -> [3][n_head][hd] */
+            for (int64_t p = 0; p < 3; p++)
+                for (int64_t h = 0; h < n_head; h++)
+                    for (int64_t d = 0; d < hd; d++)
+                        o.row_map[k++] = (h * 3 + p) * hd + d;
+        } else { /* [kv][q_per + 2][hd] -> all q heads, then k, then v */
+            for (int64_t g = 0; g < n_kv; g++)
+                for (int64_t j = 0; j < q_per; j++)
+                    for (int64_t d = 0; d < hd; d++)
+                        o.row_map[k++] = (g * (q_per + 2) + j) * hd + d;
+            for (int64_t p = q_per; p < q_per + 2; p++)
+                for (int64_t g = 0; g < n_kv; g++)
+                    for (int64_t d = 0; d < hd; d++)
+                        o.row_map[k++] = (g * (q_per + 2) + p) * hd + d;
+        }
+        return add_out(c, &o);
+    }
+    /* InternLM2: [groups][q_per + 2][hd] rows to q, k, v; q and k permuted */
+    static const char *const kinds[] = {"attn_q", "attn_k", "attn_v"};
+    for (int p = 0; p < 3; p++) {
+        int64_t per = p == 0 ? q_per : 1, out_rows = n_kv * per * hd;
+        int64_t first = p == 0 ? 0 : q_per + p - 1; /* the group's first row block of this part */
+        out_tensor o = {.ndim = 2, .shape = {out_rows, len}, .ew = OP_SKIP};
+        o.name = malloc(64);
+        if (!o.name || one_seg(c, &o, part, t) || !(o.row_map = alloc_map(c, out_rows))) {
+            bool oom = !o.name;
+            h2g_free_out(&o);
+            return oom ? mf_oom(c->st, c->dir) : -1;
+        }
+        snprintf(o.name, 64, "blk.%lld.%s.weight", (long long)bid, kinds[p]);
+        int64_t k = 0;
+        for (int64_t g = 0; g < n_kv; g++)
+            for (int64_t j = 0; j < per; j++)
+                for (int64_t d = 0; d < hd; d++)
+                    o.row_map[k++] = (g * (q_per + 2) + first + j) * hd + d;
+        /* permute(q, n_head, n_head); permute(k, n_head, n_kv): n_kv heads */
+        if (p < 2 && add_permute(c, &o, out_rows, p == 0 ? n_head : n_kv, name)) {
+            h2g_free_out(&o);
+            return -1;
+        }
+        if (add_out(c, &o))
+            return -1;
+    }
+    return 0;
+}
+
+/* Stacks the block's collected parts when all arrived (OP_STACK). */
+static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
+                      const char *name, int64_t bid)
+{
+    if (bid < 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": no block number", name);
+    int64_t count;
+    if (h2g_need_hp_int(c, r->count_key, &count))
+        return -1;
+    pending *p = NULL;
+    for (size_t i = 0; i < c->n_pend && !p; i++)
+        if (c->pend[i].rule == r && c->pend[i].bid == bid)
+            p = &c->pend[i];
+    if (!p) {
+        if (c->n_pend == c->cap_pend && mf_vec_grow((void **)&c->pend, &c->cap_pend, c->n_pend + 1, sizeof(pending)))
+            return mf_oom(c->st, c->dir);
+        p = &c->pend[c->n_pend++];
+        *p = (pending){.rule = r, .bid = bid};
+    }
+    if (p->n == p->cap) {
+        size_t cap = p->cap;
+        if (mf_vec_grow((void **)&p->names, &cap, p->n + 1, sizeof(char *)))
+            return mf_oom(c->st, c->dir);
+        seg *grown = realloc(p->segs, cap * sizeof(seg));
+        if (!grown)
+            return mf_oom(c->st, c->dir);
+        p->segs = grown;
+        p->cap = cap;
+    }
+    if (!(p->names[p->n] = strdup(name)))
+        return mf_oom(c->st, c->dir);
+    p->segs[p->n++] = (seg){part, t};
+    size_t n_ws = 0;
+    while (r->ws[n_ws])
+        n_ws++;
+    if ((int64_t)p->n < count * (int64_t)n_ws)
+        return 0;
+    for (size_t w = 0; w < n_ws; w++) {
+        out_tensor o = {.ew = OP_SKIP};
+        o.segs = calloc((size_t)count, sizeof(seg));
+        if (!o.segs)
+            return mf_oom(c->st, c->dir);
+        o.n_segs = (size_t)count;
+        char want[512], merged[512];
+        for (int64_t x = 0; x < count; x++) {
+            char *d = want;
+            for (const char *f = r->part_fmt; *f && d < want + sizeof(want) - 32; f++) {
+                if (f[0] == '%' && (f[1] == 'b' || f[1] == 'x' || f[1] == 'w')) {
+                    d += f[1] == 'w' ? sprintf(d, "%s", r->ws[w]) : sprintf(d, "%lld", (long long)(f[1] == 'b' ? bid : x));
+                    f++;
+                } else {
+                    *d++ = *f;
+                }
+            }
+            *d = 0;
+            size_t k = 0;
+            while (k < p->n && (!p->names[k] || strcmp(p->names[k], want)))
+                k++;
+            if (k == p->n) {
+                h2g_free_out(&o);
+                return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1,
+                               "block %lld: the %lld parts to stack have no \"%s\"", (long long)bid,
+                               (long long)count, want);
+            }
+            o.segs[x] = p->segs[k];
+            free(p->names[k]);
+            p->names[k] = NULL;
+            const mf_tensor *s0 = o.segs[0].t, *sx = o.segs[x].t;
+            if (sx->ndim != s0->ndim || memcmp(sx->shape, s0->shape, sizeof(int64_t) * (size_t)s0->ndim)) {
+                h2g_free_out(&o);
+                return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "\"%s\": parts to stack differ in shape", want);
+            }
+        }
+        const mf_tensor *s0 = o.segs[0].t;
+        if (s0->ndim + 1 > 4) {
+            h2g_free_out(&o);
+            return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "\"%s\": stacked, more than 4 dimensions", want);
+        }
+        o.ndim = s0->ndim + 1;
+        o.shape[0] = count;
+        memcpy(o.shape + 1, s0->shape, sizeof(int64_t) * (size_t)s0->ndim);
+        char *d = merged;
+        for (const char *f = r->merged_fmt; *f && d < merged + sizeof(merged) - 32; f++) {
+            if (f[0] == '%' && (f[1] == 'b' || f[1] == 'w')) {
+                d += f[1] == 'w' ? sprintf(d, "%s", r->ws[w]) : sprintf(d, "%lld", (long long)bid);
+                f++;
+            } else {
+                *d++ = *f;
+            }
+        }
+        *d = 0;
+        o.name = map_name(c, merged);
+        if (!o.name) {
+            h2g_free_out(&o);
+            return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", merged);
+        }
+        if (add_out(c, &o))
+            return -1;
+    }
+    size_t keep = 0; /* parts beyond the stack stay pending (an error at the end) */
+    for (size_t k = 0; k < p->n; k++)
+        if (p->names[k]) {
+            p->names[keep] = p->names[k];
+            p->segs[keep++] = p->segs[k];
+        }
+    p->n = keep;
+    return 0;
+}
+
+static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
+{
+    if (ends_with(t->name, ".attention.masked_bias") || ends_with(t->name, ".attention.bias") ||
+        ends_with(t->name, ".rotary_emb.inv_freq"))
+        return 0; /* "we don't need these" */
+    if (!dtype_convertible(t->dtype))
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1,
+                       "tensor \"%s\": %s values cannot be converted", t->name, mf_dtype_name(t->dtype));
+    if (t->ndim > 4)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1,
+                       "tensor \"%s\": %d dimensions (GGUF holds at most 4)", t->name, t->ndim);
+    int64_t bid = name_bid(t->name);
+    char *name = strdup(t->name);
+    if (!name)
+        return mf_oom(c->st, c->dir);
+    out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
+    memcpy(o.shape, t->shape, sizeof(o.shape));
+    int permute = 0, rc = 0;
+    const conv_rule *after_map = NULL;
+    for (const conv_rule *r = c->arch->rules; r->pat; r++) {
+        if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD) {
+            after_map = r;
+            continue;
+        }
+        if (!rule_matches(c, r, name))
+            continue;
+        switch (r->op) {
+        case OP_RENAME: {
+            char *n2 = rename_by(r, name);
+            free(name);
+            if (!(name = n2))
+                return mf_oom(c->st, c->dir);
+            continue;
+        }
+        case OP_SKIP: free(name); return 0;
+        case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
+        case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
+        case OP_TRANSPOSE: o.transpose = true; continue;
+        case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); return rc;
+        default: rc = plan_qkv(c, r, part, t, name, bid); free(name); return rc;
+        }
+    }
+    if (o.transpose) {
+        if (t->ndim != 2) {
+            rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a transpose needs 2 dimensions", name);
+            free(name);
+            return rc;
+        }
+        o.shape[0] = t->shape[1];
+        o.shape[1] = t->shape[0];
+    }
+    o.name = map_name(c, name);
+    if (!o.name) {
+        rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", name);
+        free(name);
+        return rc;
+    }
+    if (permute) {
+        int64_t heads, rows, len;
+        rows_of(t, &rows, &len);
+        if (t->ndim == 1)
+            o.row_len = 1; /* a bias: its elements are the rows permuted */
+        if (t->ndim < 1) {
+            rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a scalar cannot be permuted", name);
+        } else if (permute_heads(c, permute == OP_PERMUTE_K, &heads) || add_permute(c, &o, rows, heads, name)) {
+            rc = -1;
+        }
+        if (rc) {
+            free(name);
+            h2g_free_out(&o);
+            return -1;
+        }
+    }
+    free(name);
+    if (after_map && after_map->op == OP_DROP_IF_EMBD && !strcmp(o.name, after_map->pat)) {
+        for (size_t i = 0; i < c->n_out; i++)
+            if (!strcmp(c->out[i].name, "token_embd.weight") && h2g_same_values(c, &c->out[i], part, t)) {
+                h2g_free_out(&o);
+                return 0; /* "equivalent to token_embd.weight, omitting" */
+            }
+    }
+    if (one_seg(c, &o, part, t)) {
+        h2g_free_out(&o);
+        return -1;
+    }
+    bool dup = after_map && after_map->op == OP_ALSO_OUTPUT && !strcmp(o.name, after_map->pat);
+    out_tensor copy = o;
+    if (add_out(c, &o))
+        return -1;
+    if (!dup)
+        return 0;
+    copy.name = strdup("output.weight");
+    copy.segs = malloc(sizeof(seg));
+    copy.row_map = NULL;
+    if (!copy.name || !copy.segs) {
+        h2g_free_out(&copy);
+        return mf_oom(c->st, c->dir);
+    }
+    copy.segs[0] = (seg){part, t};
+    return add_out(c, &copy);
+}
+
+
+/* LlamaModel.generate_extra_tensors: rope_freqs for "llama3" rope scaling,
+ * computed in float32 as the converter's torch code does (x / y on a
+ * scalar left operand is reciprocal(y) * x there). */
+static int llama3_rope_freqs(conv *c)
+{
+    json_t *rs = h2g_hparam(c, "rope_scaling");
+    const char *rt = json_string_value(json_object_get(rs, "rope_type"));
+    if (!json_is_object(rs) || !rt || strcasecmp(rt, "llama3"))
+        return 0;
+    double base = 10000.0;
+    json_t *th = h2g_hparam(c, "rope_theta");
+    if (th)
+        base = json_number_value(th);
+    int64_t dim, hidden, heads;
+    if (h2g_hparam(c, "head_dim")) {
+        if (h2g_need_int(c, h2g_hparam(c, "head_dim"), "head_dim", &dim))
+            return -1;
+    } else {
+        if (h2g_need_int(c, h2g_hparam(c, "hidden_size"), "hidden_size", &hidden) ||
+            h2g_need_int(c, h2g_hparam(c, "num_attention_heads"), "num_attention_heads", &heads))
+            return -1;
+        if (heads <= 0)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "num_attention_heads must be positive");
+        dim = hidden / heads; /* Python // on positive values */
+    }
+    if (dim <= 0 || dim > (1 << 20))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "head dimension %lld is out of range", (long long)dim);
+    json_t *f = json_object_get(rs, "factor"), *lf = json_object_get(rs, "low_freq_factor"),
+           *hf = json_object_get(rs, "high_freq_factor");
+    double factor = f ? json_number_value(f) : 8.0, low = lf ? json_number_value(lf) : 1.0,
+           high = hf ? json_number_value(hf) : 4.0;
+    json_t *oc = h2g_hparam(c, "original_max_position_embeddings");
+    double old_ctx = oc ? json_number_value(oc) : 8192.0;
+    double low_wavelen = old_ctx / low, high_wavelen = old_ctx / high;
+    if (low_wavelen == high_wavelen)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_scaling: low and high frequency factors are equal");
+    size_t n = (size_t)(dim + 1) / 2;
+    double *vals = malloc(n * sizeof(double));
+    if (!vals)
+        return mf_oom(c->st, c->dir);
+    const float two_pi = (float)(2 * M_PI), hf32 = (float)high_wavelen, lf32 = (float)low_wavelen;
+    for (size_t i = 0; i < n; i++) {
+        float x = (float)(2 * i) / (float)dim;
+        float freq = (1.0f / powf((float)base, x)) * 1.0f;
+        float wavelen = (1.0f / freq) * two_pi;
+        float v;
+        if (wavelen < hf32) {
+            v = 1.0f;
+        } else if (wavelen > lf32) {
+            v = (float)factor;
+        } else {
+            float smooth = ((1.0f / wavelen) * (float)old_ctx - (float)low) / (float)(high - low);
+            float d = (1.0f - smooth) / (float)factor + smooth;
+            v = (1.0f / d) * 1.0f;
+        }
+        vals[i] = v;
+    }
+    int rc = add_generated(c, "rope_freqs.weight", vals, n);
+    free(vals);
+    return rc;
+}
+
+/* Phi3MiniModel.generate_extra_tensors: LongRoPE factors and the attention
+ * factor (written before the other keys, as the converter does). */
+static int longrope_tensors(conv *c)
+{
+    json_t *rs = h2g_hparam(c, "rope_scaling");
+    if (!rs || json_is_null(rs))
+        return 0;
+    static const char *const emb[] = {"hidden_size", "n_embd", NULL}, *const heads[] = {"num_attention_heads", "n_head", NULL},
+                             *const maxp[] = {"n_positions", "max_position_embeddings", NULL};
+    int64_t n_embd, n_head, max_pos, orig;
+    json_t *o = h2g_hparam(c, "original_max_position_embeddings");
+    if (h2g_need_int(c, h2g_find_hparam(c, emb), "hidden_size", &n_embd) || h2g_need_int(c, h2g_find_hparam(c, heads), "num_attention_heads", &n_head) ||
+        h2g_need_int(c, h2g_find_hparam(c, maxp), "max_position_embeddings", &max_pos) ||
+        h2g_need_int(c, o, "original_max_position_embeddings", &orig))
+        return -1;
+    if (n_head <= 0 || orig <= 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json head count and original context must be positive");
+    const char *type = json_string_value(json_object_get(rs, "type"));
+    if (!type || !*type)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json: missing the required key rope_scaling.type");
+    double scale = (double)max_pos / (double)orig, attn;
+    if (!strcasecmp(type, "su") || !strcasecmp(type, "longrope"))
+        attn = scale > 1.0 ? sqrt(1 + log(scale) / log((double)orig)) : 1.0;
+    else if (!strcasecmp(type, "yarn"))
+        attn = scale > 1.0 ? 0.1 * log(scale) + 1.0 : 1.0;
+    else
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "rope scaling type %s is not supported", type);
+    char key[128];
+    snprintf(key, sizeof(key), "%s.rope.scaling.attn_factor", c->arch->name);
+    mf_kv_f32(c->kv, key, (float)attn);
+    json_t *lf = json_object_get(rs, "long_factor"), *sf = json_object_get(rs, "short_factor");
+    if (!json_is_array(lf) || !json_is_array(sf))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
+                       "config.json: missing the required key rope_scaling.long_factor or short_factor");
+    int64_t rope_dims = n_embd / n_head;
+    if (json_array_size(lf) != json_array_size(sf) || (double)json_array_size(lf) != (double)rope_dims / 2)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "the length of rope long and short factors must be %g",
+                       (double)rope_dims / 2);
+    size_t n = json_array_size(lf);
+    double *v = malloc((n ? n : 1) * sizeof(double));
+    if (!v)
+        return mf_oom(c->st, c->dir);
+    int rc = 0;
+    for (int which = 0; rc == 0 && which < 2; which++) {
+        json_t *a = which ? sf : lf;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (!json_is_number(json_array_get(a, i)))
+                rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_scaling factors must be numbers");
+            v[i] = json_number_value(json_array_get(a, i));
+        }
+        if (rc == 0)
+            rc = add_generated(c, which ? "rope_factors_short.weight" : "rope_factors_long.weight", v, n);
+    }
+    free(v);
+    return rc;
+}
+
+int h2g_plan_tensors(conv *c)
+{
+    if ((c->arch->flags & AF_LLAMA3_ROPE) && llama3_rope_freqs(c))
+        return -1;
+    if ((c->arch->flags & AF_LONGROPE) && longrope_tensors(c))
+        return -1;
+    for (size_t p = 0; p < c->n_parts; p++) {
+        const mf_tensor **order = h2g_part_order(c, c->parts[p], c->st);
+        if (!order)
+            return -1;
+        int rc = 0;
+        for (size_t i = 0; i < c->parts[p]->n_tensors && rc == 0; i++)
+            rc = plan_tensor(c, c->parts[p], order[i]);
+        free(order);
+        if (rc)
+            return -1;
+    }
+    for (size_t i = 0; i < c->n_pend; i++)
+        for (size_t k = 0; k < c->pend[i].n; k++)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "unprocessed tensor \"%s\": its block's parts "
+                           "to stack are incomplete", c->pend[i].names[k]);
+    return h2g_check_index(c);
+}
+

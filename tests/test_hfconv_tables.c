@@ -1,0 +1,133 @@
+/* test_hfconv_tables.c - the converter wing's tables agree with each other
+ * (lib/ops/hfconv/): every architecture the HF -> GGUF table converts
+ *  - has its GGUF -> HF entry (gguf2hf_arch.c), and for each tensor rule
+ *    that changes values or layout (permute, +1, -exp, transpose, stack,
+ *    fused qkv) the reverse table holds the inverse (unpermute, -1, log,
+ *    transpose, unstack, unfuse);
+ *  - has a llama.cpp load rule (llama_load.c): a known architecture with
+ *    its required keys;
+ *  - has, for each computed value and key block, the forward step and its
+ *    inverse (conv_calc/conv_block), the inverse absent only where nothing
+ *    goes back into config.json (file_type, head_dim_embd, pooling_type).
+ * So a family added in one direction only fails here. */
+#include "testlib.h"
+
+#include "ops/hfconv/arch.h"
+#include "ops/hfconv/gguf2hf.h"
+#include "ops/hfconv/llama_load.h"
+
+/* The reverse op of a forward op; R_PLAIN: none needed (renames, skips). */
+static hf_rev_op inverse_of(conv_op op)
+{
+    switch (op) {
+    case OP_PERMUTE_Q: return R_UNPERMUTE_Q;
+    case OP_PERMUTE_K: return R_UNPERMUTE_K;
+    case OP_ADD_ONE: return R_SUB_ONE;
+    case OP_NEG_EXP: return R_LOG_NEG;
+    case OP_TRANSPOSE: return R_TRANSPOSE;
+    case OP_STACK: return R_UNSTACK;
+    case OP_QKV_PER_HEAD: return R_QKV_PER_HEAD;
+    case OP_QKV_KV_GROUPS: return R_QKV_KV_GROUPS;
+    case OP_QKV_GROUPED: return R_FUSE_GROUPED;
+    default: return R_PLAIN;
+    }
+}
+
+static const hf_rev_arch *reverse_of(const char *arch)
+{
+    for (size_t i = 0; i < hf_rev_n_archs; i++)
+        if (!strcmp(hf_rev_archs[i].arch, arch))
+            return &hf_rev_archs[i];
+    return NULL;
+}
+
+static bool has_rev_op(const hf_rev_arch *r, hf_rev_op op)
+{
+    for (const hf_rev_name *n = r->names; n->gguf; n++)
+        if (n->op == op)
+            return true;
+    return false;
+}
+
+static void check_rules(const conv_arch *a, const hf_rev_arch *r)
+{
+    for (const conv_rule *x = a->rules; x->pat; x++) {
+        hf_rev_op inv = inverse_of(x->op);
+        if (inv != R_PLAIN)
+            CHECKF(has_rev_op(r, inv), "%s: rule on \"%s\" (op %d) has no inverse (op %d) in gguf2hf_arch.c",
+                   a->name, x->pat, (int)x->op, (int)inv);
+    }
+}
+
+static const mf_value *no_key(void *ctx, const char *key)
+{
+    (void)ctx;
+    (void)key;
+    return NULL;
+}
+
+static void count_problem(void *ctx, const char *msg)
+{
+    if (strstr(msg, "unknown model architecture"))
+        ++*(int *)ctx;
+}
+
+/* Converted, but newer than the loader llama_load.c restates (c392e509):
+ * Qwen3 came to llama.cpp in April 2025, so its load check says
+ * "unknown model architecture" - rightly, and checked to stay so. */
+static bool newer_than_loader(const char *arch)
+{
+    return !strcmp(arch, "qwen3");
+}
+
+static void check_load_rule(const conv_arch *a)
+{
+    int unknown = 0;
+    size_t n = mf_llama_hparams_problems(a->name, no_key, NULL, count_problem, &unknown);
+    if (newer_than_loader(a->name)) {
+        CHECKF(unknown == 1, "%s: listed as unknown to llama.cpp c392e509 but llama_load.c knows it", a->name);
+        return;
+    }
+    CHECKF(unknown == 0, "%s: no llama.cpp load rule in llama_load.c", a->name);
+    CHECKF(n > 0, "%s: llama_load.c requires no key of it (no row in required[])", a->name);
+}
+
+static void check_hparams(const conv_arch *a, const conv_hp *list)
+{
+    for (const conv_hp *h = list; h->key; h++) {
+        if (h->calc) {
+            bool none_back = h->calc == &conv_calc_file_type || h->calc == &conv_calc_head_dim_embd;
+            CHECKF(h->calc->fwd != NULL, "%s.%s: computed value without a forward step", a->name, h->key);
+            CHECKF(none_back || h->calc->back != NULL, "%s.%s: computed value @%s has no inverse", a->name,
+                   h->key, h->calc->name);
+        } else if (h->block) {
+            CHECKF(h->block->fwd != NULL, "%s %s: key block without a forward step", a->name, h->key);
+            CHECKF(h->block == &conv_block_pooling_type || h->block->back != NULL,
+                   "%s %s: key block has no inverse", a->name, h->key);
+        } else if (strcmp(h->key, "@base")) {
+            CHECKF(h->src != NULL, "%s.%s: neither a config key nor a computed value", a->name, h->key);
+        }
+    }
+}
+
+int main(void)
+{
+    CHECK(conv_n_archs >= 20);
+    for (size_t i = 0; i < conv_n_archs; i++) {
+        const conv_arch *a = &conv_archs[i];
+        const hf_rev_arch *r = reverse_of(a->name);
+        CHECKF(r != NULL, "%s: no GGUF -> HF entry in gguf2hf_arch.c", a->name);
+        if (r)
+            check_rules(a, r);
+        check_load_rule(a);
+        check_hparams(a, a->hparams);
+    }
+    check_hparams(&conv_archs[0], conv_base_hparams);
+    /* every name-table row belongs to some architecture of the table */
+    for (size_t i = 0; i < conv_n_names; i++)
+        CHECKF(conv_names[i].archs != 0 && (conv_names[i].archs & ~ALL_ARCHS) == 0,
+               "arch_names.inc row %zu (%s): architecture set empty or out of range", i, conv_names[i].hf);
+    printf("hfconv tables: %zu architectures, %zu reverse entries, %zu name rows\n", conv_n_archs,
+           hf_rev_n_archs, conv_n_names);
+    return tl_report("hfconv_tables");
+}
