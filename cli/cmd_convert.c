@@ -13,7 +13,44 @@ typedef struct convert_args {
     const char *in, *in_shown, *out, *to, *key, *shard_size; /* in_shown: "-" for stdin */
     bool allow_unsafe, include_optimizer, keep_tied;
     const char *type, *threads; /* GGUF output */
+    const char *config, *tokenizer; /* training checkpoints (doc/training.md) */
+    unsigned train_flags;           /* MF_OPEN_TRAIN_* */
 } convert_args;
+
+/* --dtype as a float type of safetensors / HF output (MF_DTYPE_INVALID
+ * when not given); -1 when not one of them. */
+static int float_dtype(const char *v, mf_dtype *out)
+{
+    *out = MF_DTYPE_INVALID;
+    if (!v)
+        return 0;
+    *out = !strcasecmp(v, "f32") ? MF_F32 : !strcasecmp(v, "f16") ? MF_F16
+         : !strcasecmp(v, "bf16") ? MF_BF16 : MF_DTYPE_INVALID;
+    return *out == MF_DTYPE_INVALID ? -1 : 0;
+}
+
+/* A training checkpoint (or anything but a GGUF file and an HF directory)? */
+static bool is_checkpoint(const char *in)
+{
+    mf_detection d;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_detect(in, &d, &st);
+    mf_status_clear(&st);
+    return rc == 0 && (d.format == MF_FMT_DEEPSPEED || d.format == MF_FMT_DCP ||
+                       d.format == MF_FMT_MEGATRON);
+}
+
+static int ckpt_opts(const convert_args *a, cli_ckpt_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->flags = a->train_flags;
+    o->config = a->config;
+    o->tokenizer = a->tokenizer;
+    if (a->shard_size && mf_parse_size(a->shard_size, &o->max_shard_size))
+        return cli_usage_error("convert", "--max-shard-size takes a size like 5GB, 500MB or 2GiB");
+    return 0;
+}
 
 typedef int (*convert_target)(const convert_args *a);
 
@@ -21,10 +58,13 @@ typedef int (*convert_target)(const convert_args *a);
 
 static int to_safetensors(const convert_args *a)
 {
-    if (a->type || a->threads)
-        return cli_usage_error("convert", "--type and --threads are for GGUF output");
     mf_convert_st_opts o;
     mf_convert_st_opts_init(&o);
+    mf_dtype cast;
+    if (a->threads || float_dtype(a->type, &cast))
+        return cli_usage_error("convert", "--threads is for GGUF output; --dtype for safetensors "
+                                          "takes f32, f16 or bf16");
+    o.dtype = a->type;
     o.key = a->key;
     o.include_optimizer = a->include_optimizer;
     o.keep_tied = a->keep_tied;
@@ -33,7 +73,7 @@ static int to_safetensors(const convert_args *a)
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
-    if (cli_open(a->in, 0, false, &m, &st)) {
+    if (cli_open_cfg(a->in, a->train_flags, a->config, false, &m, &st)) {
         int rc = cli_report(&st);
         mf_status_clear(&st);
         return rc;
@@ -95,6 +135,12 @@ static int to_gguf(const convert_args *a)
             return cli_usage_error("convert", "--threads takes a number from 1 to 64");
         threads = (int)n;
     }
+    if (is_checkpoint(a->in)) {
+        cli_ckpt_opts o;
+        if (ckpt_opts(a, &o))
+            return EXIT_USAGE;
+        return cli_convert_model_to_gguf(a->in, a->out, a->type, threads, &o);
+    }
     return cli_convert_dir_to_gguf(a->in, a->out, a->type, threads);
 }
 
@@ -107,9 +153,21 @@ static int on_hf_progress(void *ctx, uint64_t done, uint64_t total)
     return 0;
 }
 
-/* A GGUF to a Hugging Face directory: OUT ends with '/' or --to hf. */
+/* A GGUF to a Hugging Face directory: OUT ends with '/' or --to hf; a
+ * training checkpoint's merge to one (convert_ckpt_cli.c). */
 static int to_hf_dir(const convert_args *a)
 {
+    if (is_checkpoint(a->in)) {
+        cli_ckpt_opts co;
+        if (a->threads || a->key || a->include_optimizer || ckpt_opts(a, &co))
+            return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "
+                                              "options of a checkpoint's merge");
+        mf_dtype cast;
+        if (float_dtype(a->type, &cast))
+            return cli_usage_error("convert", "--dtype takes f32, f16 or bf16");
+        co.dtype = a->type;
+        return cli_convert_model_to_hf_dir(a->in, a->out, &co);
+    }
     mf_convert_hf_opts o;
     mf_convert_hf_opts_init(&o);
     o.progress = on_hf_progress;
@@ -231,6 +289,11 @@ static int parse(const cli_args *args, convert_args *a)
     a->keep_tied = cli_has(args, "--keep-tied");
     a->type = cli_get(args, "--type");
     a->threads = cli_get(args, "--threads");
+    a->config = cli_get(args, "--config");
+    a->tokenizer = cli_get(args, "--tokenizer");
+    a->train_flags = (cli_has(args, "--from-module-states") ? MF_OPEN_TRAIN_MODULE_STATES : 0) |
+                     (cli_has(args, "--exclude-frozen-parameters") ? MF_OPEN_TRAIN_EXCLUDE_FROZEN
+                                                                   : 0);
     if (args->n_pos != 2)
         return cli_usage_error("convert", "give an input and an output");
     a->in = a->in_shown = args->pos[0];
@@ -267,11 +330,17 @@ static const cli_opt opts[] = {
                                          "llama-quantize type (Q4_K_M, ...); HF directory: "
                                          "f32, f16 or bf16"},
     {"--threads", NULL, "N", "GGUF: threads (default: the processors online)"},
+    {"--config", NULL, "FILE", "training checkpoint: the Hugging Face config.json it lacks "
+                               "(Megatron names and vocabulary; copied into OUT/)"},
+    {"--tokenizer", NULL, "DIR", "training checkpoint: where the tokenizer files to copy are"},
+    {"--from-module-states", NULL, NULL,
+     "DeepSpeed: the bf16/fp16 module states, not the fp32 master weights"},
+    {"--exclude-frozen-parameters", NULL, NULL, "DeepSpeed: leave frozen parameters out"},
     CLI_OPT_QUIET("no progress bar, no summary lines; warnings and errors still on stderr"),
     {0},
 };
 
 const cli_cmd cli_cmd_convert = {
     "convert", run_convert, "IN OUT",
-    "to safetensors (any model), GGUF (an HF directory) or an HF directory (a GGUF, OUT/), "
-    "running nothing it holds", opts, NULL};
+    "to safetensors (any model), GGUF (an HF directory or a training checkpoint) or an HF "
+    "directory (a GGUF or a training checkpoint, OUT/), running nothing it holds", opts, NULL};

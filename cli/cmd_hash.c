@@ -24,6 +24,7 @@ typedef struct hash_opts {
     const char *path;
     const char *const *paths;
     int n_paths;
+    json_t *all; /* --json over several paths: the array of their objects */
 } hash_opts;
 
 /* llama-gguf-hash's spellings of the kinds, and its --all */
@@ -110,7 +111,7 @@ static int parse(const cli_args *a, hash_opts *o)
 /* One path's JSON object: --json indented, --jsonl on one line */
 static void emit(const hash_opts *o, json_t *root)
 {
-    cli_json_emit(o->jsonl ? CLI_JSONL : CLI_JSON, NULL, root);
+    cli_json_emit(o->jsonl ? CLI_JSONL : CLI_JSON, o->all, root);
 }
 
 /* The whole-file digest of PATH, or of standard input for "-", streamed
@@ -153,7 +154,7 @@ static void print_plain(const hash_opts *o, const mf_model *m, const mf_hash_res
         return;
     }
     if (r->has_file)
-        printf("%s  %s  %s\n", an, r->file_hex, o->path);
+        printf("%s  %s  %s (file)\n", an, r->file_hex, o->path);
     printf("%s  %s  %s (tensor content)\n", an, r->content_hex, o->path);
     for (size_t i = 0; i < r->n_tensors; i++)
         printf("%s  %s  %s:%s\n", an, r->tensor_hex[i], o->path,
@@ -173,7 +174,7 @@ static int hash_unopened(const hash_opts *o, mf_hash_algo algo, mf_status *open_
         rc = cli_report(&st);
     } else {
         if (!dir && !o->json)
-            printf("%s  %s  %s\n", mf_hash_algo_name(algo), hex, o->path);
+            printf("%s  %s  %s (file)\n", mf_hash_algo_name(algo), hex, o->path);
         rc = cli_report(open_st);
     }
     mf_status_clear(&st);
@@ -196,7 +197,7 @@ static int run_file_only(const hash_opts *o, mf_hash_algo algo)
         json_object_set_new(root, an, json_string(hex));
         emit(o, root);
     } else {
-        printf("%s  %s  %s\n", an, hex, o->path);
+        printf("%s  %s  %s (file)\n", an, hex, o->path);
     }
     mf_status_clear(&st);
     return rc;
@@ -401,16 +402,19 @@ static int run_hash(const cli_args *a)
     if (o.sha256sum)
         return run_sha256sum(&o);
     int worst = EXIT_FINE;
+    o.all = o.json && !o.jsonl && o.n_paths > 1 ? json_array() : NULL;
     for (int i = 0; i < o.n_paths; i++) {
         o.path = o.paths[i];
         int e = run_plain(&o);
         worst = e > worst ? e : worst;
     }
+    if (o.all)
+        cli_print_json(o.all);
     return worst;
 }
 
 static const cli_opt opts[] = {
-    {"--json", NULL, NULL, "one JSON object per path (also for --check)"},
+    {"--json", NULL, NULL, "one JSON object (also for --check); several paths: an array of them"},
     {"--jsonl", NULL, NULL, "the same objects, one a line (also for --check)"},
     {"--content", NULL, NULL, "also the tensor-content hash (all tensors' bytes, metadata excluded)"},
     {"--tensors", NULL, NULL, "also the tensor-content hash and each tensor's canonical hash"},

@@ -23,11 +23,16 @@ int cli_exit_code(mf_code c)
 /* A message with the temporary copy of standard input named "-". */
 static void print_message(FILE *f, const char *msg);
 
-int cli_report(const mf_status *st)
+int cli_report_to(FILE *f, const mf_status *st)
 {
     for (size_t i = 0; i < mf_status_count(st); i++)
-        print_message(stderr, mf_status_message(st, i));
+        print_message(f, mf_status_message(st, i));
     return cli_exit_code(st->code);
+}
+
+int cli_report(const mf_status *st)
+{
+    return cli_report_to(stderr, st);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -149,7 +154,7 @@ void cli_print_jsonl(json_t *j)
     json_decref(j);
 }
 
-static const char *vtype_name(mf_vtype t)
+const char *cli_vtype_name(mf_vtype t)
 {
     static const char *const n[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32",
                                     "bool", "string", "array", "u64", "i64", "f64"};
@@ -199,7 +204,7 @@ void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str)
             fputc(']', f);
         } else {
             fprintf(f, "%zu %s%s", v->as.arr.n,
-                    v->as.arr.elem == MF_V_STR ? "string" : vtype_name(v->as.arr.elem),
+                    v->as.arr.elem == MF_V_STR ? "string" : cli_vtype_name(v->as.arr.elem),
                     v->as.arr.n == 1 ? "" : "s");
         }
         break;
@@ -438,9 +443,16 @@ int cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
 
 int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st)
 {
+    return cli_open_cfg(path, flags, NULL, scan, m, st);
+}
+
+int cli_open_cfg(const char *path, unsigned flags, const char *config, bool scan, mf_model **m,
+                 mf_status *st)
+{
     mf_open_opts o;
     mf_open_opts_init(&o);
     o.flags = flags | (scan ? 0 : MF_OPEN_NO_SCAN);
+    o.config = config;
     const char *file = cli_input_path(path, st); /* "-": standard input, spooled */
     return file ? mf_open(file, &o, m, st) : -1;
 }
@@ -477,12 +489,23 @@ static bool is_alignment_note(const char *n)
     return strncmp(n, "tensor \"", 8) == 0 && strstr(n, "aligned") != NULL;
 }
 
-void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose)
+size_t cli_warning_count(const mf_model *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < mf_model_note_count(m); i++)
+        n += !mf_model_note_is_info(m, i);
+    return n;
+}
+
+/* The notes of one level; per-tensor alignment notes collapse to a line. */
+static void print_notes_of(FILE *f, const mf_model *m, bool info, const char *prefix, bool verbose)
 {
     size_t n_align = 0;
     const char *first = NULL;
     for (size_t i = 0; i < mf_model_note_count(m); i++) {
         const char *n = mf_model_note_at(m, i);
+        if (mf_model_note_is_info(m, i) != info)
+            continue;
         if (!verbose && is_alignment_note(n)) {
             if (!n_align++)
                 first = n;
@@ -495,4 +518,11 @@ void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbos
     else if (n_align > 1)
         fprintf(f, "%s%zu tensors are not aligned (first: %s); --verbose lists them\n", prefix,
                 n_align, first);
+}
+
+void cli_print_notes(FILE *f, const mf_model *m, const char *warn_prefix, const char *info_prefix,
+                     bool verbose)
+{
+    print_notes_of(f, m, false, warn_prefix, verbose);
+    print_notes_of(f, m, true, info_prefix, verbose);
 }

@@ -124,6 +124,23 @@ static const cli_cmd *find(const char *name)
     return NULL;
 }
 
+/* The commands that read standard input for a PATH of "-" (README); any
+ * other says so rather than look for a file named "-". */
+static bool stdin_refused(const cli_cmd *c, const cli_args *a)
+{
+    static const char *const readers[] = {"detect", "hash",  "inspect", "validate", "scan",
+                                          "diff",   "convert", "quantize", "split"};
+    for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++)
+        if (strcmp(c->name, readers[i]) == 0)
+            return false;
+    for (int i = 0; i < a->n_pos; i++)
+        if (strcmp(a->pos[i], "-") == 0) {
+            cli_usage_error(c->name, "'-' (standard input) is not read by this command: give a path");
+            return true;
+        }
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -166,5 +183,7 @@ int main(int argc, char **argv)
     if (rc)
         return rc < 0 ? EXIT_FINE : rc;
     cli_quiet = cli_has(&args, "--quiet");
+    if (stdin_refused(c, &args))
+        return EXIT_USAGE;
     return c->run(&args);
 }

@@ -25,6 +25,9 @@ typedef struct mf_convert_st_opts {
     bool keep_tied;           /* also write names that view the same bytes as an
                                  earlier tensor (tied embeddings); default: once,
                                  as save_pretrained and safetensors' converter do */
+    const char *dtype;        /* "f32", "f16" or "bf16": every F32/F16/BF16 tensor cast
+                                 to it (round to nearest even, as torch's .to());
+                                 NULL (the default): as stored */
 } mf_convert_st_opts;
 
 MF_API void mf_convert_st_opts_init(mf_convert_st_opts *o);

@@ -858,7 +858,16 @@ static int op_build(pk_machine *pm, mf_status *st)
 {
     pk_obj *state = pop(pm, "BUILD", st);
     pk_obj *inst = state ? target(pm, "BUILD", st) : NULL;
-    return inst ? pk_build(pm, inst, state, st) : -1;
+    if (!inst || pk_build(pm, inst, state, st))
+        return -1;
+    uint64_t skip = 0;
+    if (pm->o.on_build && pm->o.on_build(pm->o.ctx, pm, inst, pm->d, pm->pos, pm->n, &skip, st))
+        return -1;
+    if (skip > pm->n - pm->pos)
+        return pk_fail(pm, pm->op_off, st, "BUILD: the loader reads %llu bytes after it, %llu are left",
+                       (unsigned long long)skip, (unsigned long long)(pm->n - pm->pos));
+    pm->pos += (size_t)skip;
+    return 0;
 }
 
 static int op_pop(pk_machine *pm, mf_status *st)

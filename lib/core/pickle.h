@@ -124,6 +124,14 @@ typedef pk_obj *(*pk_persistent_fn)(void *ctx, pk_machine *pm, pk_obj *pid, uint
 typedef void (*pk_call_fn)(void *ctx, const pk_global *callable, const pk_obj *args,
                            uint64_t off);
 
+/* Called after each BUILD with the object built (joblib's NumpyUnpickler
+ * reads an array's bytes, or a pickle of them, from the stream right
+ * after the BUILD of its NumpyArrayWrapper): data[at..size) follows the
+ * opcode; 0 with *skip, the bytes there that the loader reads itself (the
+ * machine goes on after them), or -1 with st to stop. */
+typedef int (*pk_build_fn)(void *ctx, pk_machine *pm, const pk_obj *inst, const uint8_t *data,
+                           size_t at, size_t size, uint64_t *skip, mf_status *st);
+
 typedef struct pk_opts {
     const char *file;   /* for messages */
     const char *member; /* archive member, or NULL */
@@ -132,6 +140,7 @@ typedef struct pk_opts {
     pk_persistent_fn persistent_load;
     pk_call_fn on_call;
     void *ctx;
+    pk_build_fn on_build; /* optional */
 } pk_opts;
 
 /* A machine owns an arena holding every value it made; values stay valid

@@ -58,6 +58,10 @@ int mf_open_model(const char *path, unsigned flags, mf_model **out, mf_status *s
  * owner = the child, which m keeps open until mf_close(m)); its notes are
  * copied. A directory reader uses it for the weights files it chooses.
  * Returns the child (NULL on failure, st filled). */
+/* mf_open_model with a config.json for training checkpoints that lack one
+ * (m->config while the reader opens; NULL: none given). */
+int mf_open_model_cfg(const char *path, unsigned flags, const char *config, mf_model **out,
+                      mf_status *st);
 mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
                               mf_status *st);
 /* mf_gguf_write with ggml's layout (llama-quantize's output): the last

@@ -23,6 +23,8 @@
  * mfmt's own limits is always `unknown`. doc/scan.md has the rules. */
 #include "formats/formats.h"
 #include "ops/scan.h"
+#include "ops/scan_joblib.h"
+#include "ops/scan_template.h"
 
 #include "core/pickle.h"
 #include "core/tar.h"
@@ -51,6 +53,7 @@ typedef struct scanner {
     int depth;
     uint64_t inflated;   /* bytes inflated so far (bounded by MAX_INSPECT x 4) */
     bool notes_after_stop;
+    bool joblib_only; /* bytes only joblib.load reads (a decompressed stream) */
 } scanner;
 
 const char *mf_verdict_name(mf_verdict v)
@@ -173,6 +176,80 @@ static void on_call(void *ctx, const pk_global *g, const pk_obj *args, uint64_t 
     scan_nested(sc, join_label(sc, inner), p, a0->u.s.n, fb);
 }
 
+/* --------------------------------------------------------------- joblib */
+
+/* After a BUILD: a joblib NumpyArrayWrapper's array follows in the stream
+ * (ops/scan_joblib.c). joblib.load reads it and goes on after it; an
+ * object array is a pickle of its own, run here. pickle.load of the same
+ * file reads those bytes as opcodes instead: where they start with one,
+ * the file is not vouched for (unknown) and the bytes are scanned. */
+static int on_build(void *ctx, pk_machine *pm, const pk_obj *inst, const uint8_t *d, size_t at,
+                    size_t n, uint64_t *skip, mf_status *st)
+{
+    scanner *sc = ctx;
+    bool nested;
+    const char *why = NULL;
+    int r = mf_joblib_after_build(inst, d, at, n, skip, &nested, &why);
+    if (r < 0)
+        return pk_fail(pm, at, st, "%s", why);
+    if (r == 0)
+        return 0;
+    if (nested) {
+        pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
+        pk_machine *sub = pk_new(&o);
+        if (!sub)
+            return pk_fail(pm, at, st, "out of memory");
+        uint64_t origin = sc->origin;
+        sc->origin = origin + at;
+        pk_obj *v;
+        size_t used = 0;
+        uint64_t ops;
+        int rc = pk_load(sub, d + at, n - at, &v, &used, &ops, st);
+        sc->origin = origin;
+        pk_free(sub);
+        *skip = used;
+        return rc;
+    }
+    if (*skip && !sc->joblib_only && mf_pickle_opcode_byte(d[at]))
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(sc->origin + at), NULL, NULL,
+                    "a joblib array's bytes start with a pickle opcode: pickle.load of this file "
+                    "would run them, joblib.load reads them as data");
+    return 0;
+}
+
+/* joblib.load decompresses a file it recognises by its first bytes, then
+ * unpickles it: zlib and gzip are inflated and scanned; the others are
+ * not vouched for. */
+static void scan_compressed(scanner *sc, const uint8_t *b, uint64_t n)
+{
+    const char *kind = mf_joblib_compressor(b, n);
+    if (!kind)
+        return;
+    uint8_t *out;
+    size_t len;
+    bool truncated;
+    bool zl = !strcmp(kind, "zlib") || !strcmp(kind, "gzip");
+    if (zl && mf_joblib_inflate(b, n, MAX_INSPECT, &out, &len, &truncated) == 0) {
+        char label[32];
+        snprintf(label, sizeof(label), "(%s)", kind);
+        bool only = sc->joblib_only;
+        sc->joblib_only = true;
+        scan_nested(sc, join_label(sc, label), out, len, -1);
+        sc->joblib_only = only;
+        add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
+                    "%s data: inflated (%zu bytes) and scanned as joblib.load unpickles it", kind, len);
+        if (truncated)
+            add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                        "the %s stream inflates past %u MiB: the rest is not inspected", kind,
+                        (unsigned)(MAX_INSPECT >> 20));
+        free(out);
+    } else if (!zl) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                    "starts as %s data: joblib.load decompresses it and unpickles the result, "
+                    "which mfmt does not decompress", kind);
+    }
+}
+
 /* -------------------------------------------------------------- pickles */
 
 static const char *rule_of(const char *msg)
@@ -198,7 +275,8 @@ static chain_result scan_pickles_as(scanner *sc, const uint8_t *b, uint64_t n, u
                                     bool polyglot)
 {
     chain_result res = {true, start};
-    pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
+    pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc,
+                 .on_build = on_build};
     pk_machine *pm = pk_new(&o);
     if (!pm) {
         add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
@@ -996,6 +1074,7 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
     }
     if (scan_payload(sc, b, n))
         return;
+    scan_compressed(sc, b, n); /* joblib.load's reading; pickle.load's follows */
     if (mf_tar_probe(b, n)) { /* torch.load tries tarfile first */
         scan_tar(sc, b, n);
         /* pickle.load (and torch.load when tarfile refuses it) reads the
@@ -1065,6 +1144,22 @@ static void scan_model_code(scanner *sc, const char *path, const uint8_t *b, uin
     mf_close(m);
 }
 
+/* ------------------------------------------------------ chat templates */
+
+/* A template's finding (ops/scan_template.c): its key or part is the
+ * member, the byte is in the template. */
+static void on_template(void *ctx, const mf_template_finding *f)
+{
+    scanner *sc = ctx;
+    const char *saved = sc->member;
+    int64_t base = sc->file_base;
+    sc->member = f->where;
+    sc->file_base = f->file_offset >= 0 && f->offset >= 0 ? f->file_offset - f->offset : -1;
+    add_finding(sc, (mf_verdict)f->severity, f->offset, "jinja", NULL, "%s", f->message);
+    sc->member = saved;
+    sc->file_base = base;
+}
+
 /* ------------------------------------------------- code around a file */
 
 /* Code that loading the directory around the file runs (the readers'
@@ -1097,6 +1192,7 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
         sc.file_base = -1;
         scan_model_code(&sc, path, b, n);
         scan_code_around(&sc, path);
+        mf_scan_templates(path, b, n, on_template, &sc);
     }
     r->findings = sc.f.v;
     r->n_findings = sc.f.n;

@@ -226,7 +226,7 @@ static void note_alignment(mf_model *m, const mf_tensor *t, uint64_t abs)
         mf_model_note(m, "tensor \"%s\": data at byte %llu is not aligned to its %llu-byte elements",
                       t->name, (unsigned long long)abs, (unsigned long long)es);
     else if (abs % 64)
-        mf_model_note(m, "tensor \"%s\": data at byte %llu is not 64-byte aligned (zero-copy loaders may copy)",
+        mf_model_info(m, "tensor \"%s\": data at byte %llu is not 64-byte aligned (zero-copy loaders may copy)",
                       t->name, (unsigned long long)abs);
 }
 
