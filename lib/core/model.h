@@ -48,6 +48,7 @@ struct mf_model {
     void *priv;
     mf_verdict verdict;        /* the scan at open (mf_model_verdict) */
     struct mf_model *view_src_owned; /* MF_OPEN_LOGICAL: the raw model this view owns */
+    const char *config;        /* while a reader opens: mf_open_opts.config (or NULL) */
 };
 
 /* The file a tensor lives in (follows t->owner). */
@@ -90,6 +91,8 @@ mf_kv *mf_model_add_meta(mf_model *m, const char *key, mf_status *st);
  * taken as mf_value_str's out of memory. 0, or -1 with st. */
 int mf_model_put_meta(mf_model *m, const char *key, mf_value v, mf_status *st);
 int mf_model_note(mf_model *m, const char *fmt, ...) MF_PRINTF(2, 3);
+/* A note that is information, not a warning (mf_model_note_is_info). */
+int mf_model_info(mf_model *m, const char *fmt, ...) MF_PRINTF(2, 3);
 /* Lists child's tensors in `m` too (with owner = the child, which m keeps
  * open until mf_close(m)) and copies its notes. On failure child is closed
  * or already owned by m; -1 with st filled. (Opening the child is the

@@ -64,6 +64,11 @@ typedef struct mf_reader {
     /* The format holds only numbers and names: no loader of it runs code
      * (the scan verdict on open is then not worked out). */
     bool data_only;
+    /* Its metadata may carry chat templates (tokenizer.chat_template and
+     * tokenizer.chat_template.NAME: GGUF), which Python consumers render
+     * with Jinja2: scan and mf_open's verdict judge them (ops/scan_template.c)
+     * even when the format is data_only. */
+    bool meta_templates;
     /* Endings such as ".pt" (NULL-ended): when the bytes match no probe,
      * the reader a file's name suggests explains best what is wrong. */
     const char *const *extensions;

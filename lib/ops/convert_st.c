@@ -364,7 +364,11 @@ static int fill(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_sta
     f->sink = sink;
     f->sink_ctx = sink_ctx;
     const mf_tensor *t = f->items[index].t;
-<<<<<<< HEAD
+    mf_dtype to = out_dtype(f->o, t);
+    if (to != t->dtype) {
+        cast_sink c = {f, t->dtype, to, {0}, 0};
+        return mf_tensor_stream(f->m, t, cast_write, &c, st);
+    }
     /* stored as written (plain, contiguous) and large enough that an open
      * and a copy_file_range cost less than reading it: copied in the kernel */
     const uint8_t *plain = mf_tensor_data(f->m, t);
@@ -375,12 +379,6 @@ static int fill(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_sta
             return -1;
         f->done += t->nbytes;
         return mf_progress_report(f->o->progress, f->o->progress_user, f->done, f->total, f->m->path, st);
-=======
-    mf_dtype to = out_dtype(f->o, t);
-    if (to != t->dtype) {
-        cast_sink c = {f, t->dtype, to, {0}, 0};
-        return mf_tensor_stream(f->m, t, cast_write, &c, st);
->>>>>>> main
     }
     return mf_tensor_stream(f->m, t, counting_sink, f, st);
 }
