@@ -29,21 +29,23 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-HDRS     := include/mfmt.h $(wildcard include/mfmt/*.h) $(wildcard lib/*/*.h lib/formats/*/*.h lib/ops/hfconv/*.h lib/ops/hfconv/*.inc cli/*.h tests/*.h)
+# -MMD -MP: each object's compile writes its .d (the headers it included),
+# read back below, so a header edit rebuilds what includes it, not all.
+DEPFLAGS = -MMD -MP
 
 all: $(BUILD)/mfmt $(BUILD)/libmfmt.a $(BUILD)/libmfmt.so
 
 # -fvisibility=hidden: the shared library exports only what mfmt.h marks
 # MF_API (the static library, used by tests and fuzzers, keeps everything).
-$(BUILD)/lib/%.o: lib/%.c $(HDRS)
+$(BUILD)/lib/%.o: lib/%.c $(BUILD)/lib/%.d
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) $(LIB_INC) -fvisibility=hidden -c $< -o $@
+	@$(CC) $(CFLAGS) $(DEPFLAGS) $(LIB_INC) -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/cli/%.o: cli/%.c $(HDRS)
+$(BUILD)/cli/%.o: cli/%.c $(BUILD)/cli/%.d
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) $(CLI_INC) -c $< -o $@
+	@$(CC) $(CFLAGS) $(DEPFLAGS) $(CLI_INC) -c $< -o $@
 
 $(BUILD)/libmfmt.a: $(LIB_OBJ)
 	@rm -f $@
@@ -63,10 +65,23 @@ $(BUILD)/mfmt: $(CLI_OBJ) $(BUILD)/libmfmt.a
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libmfmt.a $(HDRS)
+$(BUILD)/tests/%: tests/%.c $(BUILD)/tests/%.d $(BUILD)/libmfmt.a
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) $(LIB_INC) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
+	@$(CC) $(CFLAGS) $(DEPFLAGS) $(LIB_INC) -Itests -o $@ $< $(BUILD)/libmfmt.a $(LDFLAGS) $(LDLIBS)
+
+# A missing .d (an object built before this rule, or never) rebuilds its
+# object: the empty rule makes it a target that is always out of date.
+DEP_FILES := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)
+$(DEP_FILES):
+-include $(DEP_FILES)
+
+# fault injection: the library's allocations and I/O calls go through the
+# test's wrappers (tests/test_faults.c), which fail the Nth one
+FAULT_WRAP = malloc calloc realloc strdup strndup open openat read pread write fsync \
+	rename renameat linkat mmap copy_file_range fopen
+$(BUILD)/tests/test_faults: override LDFLAGS += $(patsubst %,-Wl$(comma)--wrap=%,$(FAULT_WRAP))
+comma := ,
 
 # a test that includes a fuzz harness's source
 $(BUILD)/tests/test_fuzz_quant: fuzz/fuzz_quant.c
@@ -109,7 +124,7 @@ test:
 	echo "== the Python package (python/)"; \
 	$(MAKE) --no-print-directory python-test SUMMARY=build/python-summary || st=1; \
 	cat build/test-summary build/asan/test-summary build/portable/test-summary build/python-summary 2>/dev/null | \
-	  awk '{p+=$$1; f+=$$2} END {printf "%d passed, %d failed\n", p, f}'; exit $$st
+	  awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "%d passed, %d failed, %d skipped\n", p, f, s}'; exit $$st
 
 # The Python package (python/), built in place against $(BUILD)/libmfmt.a;
 # `make python-test` runs its pytest suite ("python: N passed, N failed").

@@ -102,6 +102,29 @@ static double cpu_secs(job *j, bool simd)
     return j->cpu;
 }
 
+/* The machine the figures come from: the CPU model and family (AMD's
+ * Zen 4 is family 25, Zen 5 family 26; the kernels chosen below differ by
+ * what the CPU offers, not by vendor). */
+static void print_cpu(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512], model[256] = "unknown", family[32] = "?";
+    while (f && fgets(line, sizeof(line), f)) {
+        char *v = strchr(line, ':');
+        if (!v)
+            continue;
+        v += v[1] == ' ' ? 2 : 1;
+        v[strcspn(v, "\n")] = 0;
+        if (!strncmp(line, "model name", 10) && !strcmp(model, "unknown"))
+            snprintf(model, sizeof(model), "%s", v);
+        else if (!strncmp(line, "cpu family", 10) && family[0] == '?')
+            snprintf(family, sizeof(family), "%s", v);
+    }
+    if (f)
+        fclose(f);
+    printf("CPU: %s (family %s)\n", model, family);
+}
+
 int main(int argc, char **argv)
 {
     size_t mib = 16;
@@ -144,6 +167,7 @@ int main(int argc, char **argv)
     copy_job c = {b, x, nbytes};
     double t_copy = best_of(3, run_memcpy, &c);
     unsigned lvl = mf_quant_simd_level();
+    print_cpu();
     printf("quantize throughput, %.0f MiB of F32 (%zu rows of %d), MB of F32 input per second; vector kernels: %s%s%s%s\n",
            nbytes / 1048576.0, nrows, ROW, lvl & MF_QUANT_AVX2 ? "AVX2 " : "", lvl & MF_QUANT_AVX512 ? "AVX-512 " : "",
            lvl & MF_QUANT_F16C ? "F16C" : "", lvl ? "" : "none (MFMT_NO_SIMD or no AVX2)");

@@ -45,6 +45,7 @@ summary() {
 : > "$dir/qt.cp"
 for _ in $(seq "$runs"); do once "$dir/qt.cp" cp "$in" "$dir/qt-cp.gguf"; done
 cp_s=$(summary "$dir/qt.cp" | cut -d' ' -f1); rm -f "$dir/qt-cp.gguf"
+echo "CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1) (family $(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -n 1)); the kernels chosen: quant_speed's first lines"
 echo "quantize, $(awk -v b="$(stat -c %s "$in")" 'BEGIN{printf "%.0f MiB", b/1048576}') F16 input, $thr threads, median of $runs${imatrix:+, with imatrix}; cp of the input: $cp_s s"
 printf '%-8s %8s %8s %8s %8s %8s %8s %8s %7s %9s\n' type "mfmt s" "llama s" "x llama" "mfmt cpu" "llama cpu" "x cpu" "rss MiB" "x cp" identical
 for t in $types; do

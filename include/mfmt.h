@@ -351,7 +351,9 @@ MF_API const char *mf_tensor_file_path(const mf_model *m, const mf_tensor *t);
  * then use mf_tensor_read or mf_tensor_stream. */
 MF_API const void *mf_tensor_data(const mf_model *m, const mf_tensor *t);
 /* Element 0 (index [0, ..., 0]) of the tensor in the read-only mapping when
- * its elements lie there uncompressed and little-endian, contiguous or as a
+ * its elements lie there uncompressed and little-endian (the stored bytes
+ * are exactly what the dtype and shape need: not so for a sparse TFLite
+ * tensor, a deflated member, chunked or typed storage), contiguous or as a
  * strided view (element strides: mf_tensor_strides; every element they
  * reach lies inside the mapping, the reader checked that), else NULL. What
  * a zero-copy strided view needs (the Python package's NumPy arrays):

@@ -19,6 +19,8 @@
 #     points of include/mfmt/convert.h are implemented inside the wing).
 #     Were one ever to need it, the way in is the wing's declared interface
 #     ops/hfconv/hfconv.h, added to WING_IFACE below - nothing else.
+#  8. no call up the layers: an mf_/mq_ function a layer's objects use is
+#     defined in that layer or below (nm over build/lib/LAYER/*.o).
 # Prints one line per failed rule and "RESULT layers PASSED FAILED" (the
 # form tests/run.sh counts). BUILD: the build directory (default build).
 set -u
@@ -123,6 +125,27 @@ for f in $(find lib/ops -path lib/ops/hfconv -prune -o \( -name '*.c' -o -name '
   done
 done
 [ -z "$wing_bad" ] && ok || bad "a generic operation of lib/ops includes the converter wing lib/ops/hfconv/:$wing_bad"
+# ------------------------------------------- 8. no call up the layers
+# what rule 4 cannot see: a lower layer's object calling a function that
+# only a higher layer defines (an mf_/mq_ symbol undefined in core's
+# objects must be defined by core's; quant's by core's or quant's; ...).
+sym_bad=""
+if [ -d "$build/lib/core" ]; then
+  defs=$(mktemp)
+  for layer in core quant formats ops; do
+    objs=$(find "$build/lib/$layer" -name '*.o' 2>/dev/null | sort)
+    [ -n "$objs" ] || continue
+    nm --defined-only $objs 2>/dev/null | awk 'NF == 3 {print $3}' >>"$defs"
+    sort -u -o "$defs" "$defs"
+    up=$(nm --undefined-only $objs 2>/dev/null | awk '{print $NF}' | grep -E '^m[fq]_' | sort -u |
+      comm -23 - "$defs")
+    [ -z "$up" ] || sym_bad="$sym_bad lib/$layer calls $(echo $up | cut -c1-200)"
+  done
+  rm -f "$defs"
+  [ -z "$sym_bad" ] && ok || bad "a lower layer calls a higher one:$sym_bad"
+else
+  bad "$build/lib/core is missing (make all): cannot check the calls"
+fi
 
 echo "RESULT layers $passed $failed"
 [ "$failed" -eq 0 ]

@@ -370,7 +370,7 @@ int main(void)
     test_refusals();
     const char *shared = tl_shared_dir();
     if (!shared) {
-        printf("SKIP real vocab GGUFs: ../shared is absent\n");
+        TL_SKIP("bpe_encode: the real vocab GGUFs (no ../shared)");
     } else {
         char tmp[] = "/tmp/mfmt-bpe-XXXXXX";
         CHECK(mkdtemp(tmp) != NULL);

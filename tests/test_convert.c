@@ -233,6 +233,8 @@ int main(void)
         test_checkpoint(shared);
         test_shards(shared);
         printf("convert: %d round trips\n", n_roundtrips);
+    } else {
+        TL_SKIP("convert: the corpus, checkpoint and shard conversions (no ../shared)");
     }
     test_no_overwrite();
     pb_cleanup();

@@ -280,6 +280,8 @@ int main(void)
     if (shared) {
         test_corpus_and_gguf(shared);
         test_plan_path(shared);
+    } else {
+        TL_SKIP("estimate: the corpus and GGUF estimates, plan paths (no ../shared)");
     }
     CHECK(tl_remove_tmpdir(tmp));
     return tl_report("estimate");

@@ -290,7 +290,8 @@ int main(void)
     snprintf(mfmt, sizeof(mfmt), "%s%s%s", e[0] == '/' ? "" : cwd, e[0] == '/' ? "" : "/", e);
     snprintf(dir, sizeof(dir), "/tmp/mfmt-manifest-XXXXXX");
     if (!shared || !mkdtemp(dir)) {
-        printf("skipped: no ../shared or no temp dir\n");
+        CHECKF(!shared, "mkdtemp %s", dir);
+        TL_SKIP("hash_manifest: the manifests of the corpus (no ../shared)");
         return tl_report("hash_manifest");
     }
     char shared_abs[300];

@@ -885,7 +885,7 @@ int main(void)
     test_yaml();
     test_heuristics();
     if (!shared) {
-        printf("test_hf: ../shared not present; corpus checks skipped\n");
+        TL_SKIP("hf: the corpus directories (no ../shared)");
         return tl_report("hf");
     }
     CHECK(mkdtemp(tmp) != NULL);

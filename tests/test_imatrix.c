@@ -76,7 +76,7 @@ static void test_reference_dat(void)
 {
     const char *shared = tl_shared_dir();
     if (!shared) {
-        printf("skip: ../shared not found\n");
+        TL_SKIP("imatrix: the reference imatrix files (no ../shared)");
         return;
     }
     char path[512];
@@ -317,8 +317,10 @@ typedef struct conv_ctx {
 static void test_gguf_equals_dat(void)
 {
     const char *shared = tl_shared_dir();
-    if (!shared)
+    if (!shared) {
+        TL_SKIP("imatrix: quantizing the reference mix with its imatrix (no ../shared)");
         return;
+    }
     char dat[512], model[512], ggufp[256], out1[256], out2[256];
     snprintf(dat, sizeof(dat), "%s/quant-ref/mix/imatrix.dat", shared);
     snprintf(model, sizeof(model), "%s/quant-ref/mix/model-F16.gguf", shared);

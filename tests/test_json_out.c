@@ -203,7 +203,7 @@ static void test_inspect_files(void)
 {
     const char *shared = tl_shared_dir(), *mfmt = getenv("MFMT");
     if (!shared || !mfmt || !*mfmt) {
-        printf("skipped: inspect files (no ../shared or $MFMT)\n");
+        TL_SKIP("json_out: inspect of the corpus files (no ../shared or $MFMT)");
         return;
     }
     static const char *const files[] = {

@@ -94,6 +94,6 @@ int main(void)
     if (shared)
         test_corpus(shared);
     else
-        printf("SKIP corpus offsets: ../shared not found\n");
+        TL_SKIP("json_pos: the corpus offsets (no ../shared)");
     return tl_report("json_pos");
 }

@@ -572,8 +572,10 @@ static void test_pickles(void)
     mf_status_clear(&st);
     /* the corpus' object arrays, written by numpy */
     const char *shared = tl_shared_dir();
-    if (!shared)
+    if (!shared) {
+        TL_SKIP("numpy: the corpus and real numpy files (no ../shared)");
         return;
+    }
     static const char *const files[] = {"corpus/numpy/object.npy", "corpus/numpy/object_member.npz",
                                         "real/numpy/numpy_py2-objarr.npz"};
     for (size_t i = 0; i < 3; i++) {
@@ -597,8 +599,10 @@ static int fill_from(void *ctx, size_t i, mf_sink_fn sink, void *sctx, mf_status
 static void test_convert_roundtrip(void)
 {
     const char *shared = tl_shared_dir();
-    if (!shared)
+    if (!shared) {
+        TL_SKIP("numpy: the corpus and real numpy files (no ../shared)");
         return;
+    }
     static const char *const files[] = {
         "corpus/numpy/compressed.npz", "corpus/numpy/fortran_order_3d.npy",
         "corpus/numpy/big_endian_f4.npy", "corpus/numpy/scalar_0d.npy",

@@ -612,7 +612,7 @@ static void test_reference_mixes(void)
 {
     const char *shared = tl_shared_dir();
     if (!shared) {
-        printf("skip: ../shared not found\n");
+        TL_SKIP("quant_mix: the reference mixes (no ../shared)");
         return;
     }
     char dir[512];

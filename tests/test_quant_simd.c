@@ -14,7 +14,7 @@
 #include <math.h>
 
 #define N 512   /* values per row: two super-blocks */
-#define ROWS 48
+#define ROWS 52
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next(void)
@@ -30,7 +30,7 @@ static float unif(void) { return (float)(next() >> 40) * 0x1p-24f - 0.5f; }
 /* Row r of the input: a different kind of data per row. */
 static void fill_row(float *x, int r)
 {
-    int kind = r % 12;
+    int kind = r % 13;
     for (int i = 0; i < N; i++) {
         float g = (unif() + unif() + unif() + unif()) * 0.035f;
         switch (kind) {
@@ -45,6 +45,7 @@ static void fill_row(float *x, int r)
         case 8: x[i] = i % 32 == 0 ? -1.0f : i % 32 == 1 ? 1.0f : 0.0f; break; /* equal magnitudes */
         case 9: x[i] = (i / 16) % 3 == 0 ? 65504.0f * (i % 2 ? 1 : -1) : g; break; /* F16 extremes */
         case 10: x[i] = g + 0.5f; break;                          /* all positive */
+        case 11: x[i] = (i % 3 == 0) ? -0.0f : (i % 3 == 1) ? 0.0f : (i % 64 < 32 ? g : -fabsf(g)); break; /* signed zeros */
         default: x[i] = i == 40 ? NAN : i == 300 ? INFINITY : g; break; /* non-finite blocks */
         }
     }

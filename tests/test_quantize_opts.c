@@ -56,8 +56,7 @@ int main(void)
     const char *shared = tl_shared_dir(), *mfmt = getenv("MFMT");
     snprintf(tmp, sizeof(tmp), "/tmp/mfmt-qopts-XXXXXX");
     if (!shared || !mfmt || !mkdtemp(tmp)) {
-        printf("skip: needs ../shared and MFMT\n");
-        CHECK(1);
+        TL_SKIP("quantize_opts: needs ../shared, MFMT and a temp dir");
         return tl_report("quantize_opts");
     }
     char mix[512], link[600], abs_mix[4096], abs_mfmt[4096];

@@ -195,8 +195,7 @@ int main(void)
     const char *shared = tl_shared_dir();
     mfmt = getenv("MFMT");
     if (!shared || !mfmt || !tl_make_tmpdir(tmp, sizeof(tmp), "qsplit")) {
-        printf("skip: needs ../shared and MFMT\n");
-        CHECK(1);
+        TL_SKIP("quantize_split: needs ../shared, MFMT and a temp dir");
         return tl_report("quantize_split");
     }
     /* some commands run in a case's directory: absolute paths */

@@ -7,7 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int tl_passed, tl_failed;
+static int tl_passed, tl_failed, tl_skipped;
+
+/* A part of a suite that cannot run here (no ../shared, no tool): said on
+ * its own line and counted, never silently passed. */
+#define TL_SKIP(...)                                                         \
+    do {                                                                     \
+        tl_skipped++;                                                        \
+        printf("SKIP ");                                                     \
+        printf(__VA_ARGS__);                                                 \
+        putchar('\n');                                                       \
+    } while (0)
 
 #define CHECK(cond)                                                          \
     do {                                                                     \
@@ -34,18 +44,20 @@ static int tl_passed, tl_failed;
 /* Where ../shared is (MFMT_SHARED overrides); NULL when absent. */
 static inline const char *tl_shared_dir(void)
 {
+    /* MFMT_SHARED=/nonexistent runs the suites as a copy without it would */
     const char *e = getenv("MFMT_SHARED");
-    if (e && *e)
-        return e;
     static const char *cands[] = {"../shared", "../../shared"};
     for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
+        const char *dir = e && *e ? e : cands[i];
         FILE *f;
-        char p[256];
-        snprintf(p, sizeof(p), "%s/DESIGN.md", cands[i]);
+        char p[1024];
+        snprintf(p, sizeof(p), "%s/DESIGN.md", dir);
         if ((f = fopen(p, "r"))) {
             fclose(f);
-            return cands[i];
+            return dir;
         }
+        if (e && *e)
+            break;
     }
     return NULL;
 }
@@ -95,10 +107,16 @@ static inline bool tl_remove_tmpdir(const char *dir)
     return false;
 }
 
-/* A test's main ends with: return tl_report("name"); */
+/* A test's main ends with: return tl_report("name"); "RESULT name passed
+ * failed skipped", which tests/run.sh adds up. A suite that checked
+ * nothing and skipped nothing fails: a test must not vanish quietly. */
 static inline int tl_report(const char *name)
 {
-    printf("RESULT %s %d %d\n", name, tl_passed, tl_failed);
+    if (tl_passed + tl_failed + tl_skipped == 0) {
+        fprintf(stderr, "FAIL %s: no check ran and none was skipped\n", name);
+        tl_failed++;
+    }
+    printf("RESULT %s %d %d %d\n", name, tl_passed, tl_failed, tl_skipped);
     return tl_failed ? 1 : 0;
 }
 #endif

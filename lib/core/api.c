@@ -78,10 +78,29 @@ static bool tensor_fetched(const mf_tensor *t)
     return rc == 0;
 }
 
+/* Whether t->data holds the tensor's canonical bytes as they lie: mapped,
+ * little-endian, and the stored byte count is what the dtype and shape
+ * need (a sparse TFLite tensor keeps its compressed bytes under the dense
+ * shape; a strided view is a gather of whole elements). The one rule for
+ * every zero-copy access (mf_tensor_data, mf_tensor_mapped, the Python
+ * package's views): anything else comes from mf_tensor_stream. */
+bool mf_tensor_is_plain(const mf_tensor *t)
+{
+    if (!t->data || t->big_endian)
+        return false;
+    const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
+    uint64_t need;
+    if (!di || di->block_bytes == 0 || mf_dtype_nbytes(t->dtype, mf_tensor_nelems(t), &need) != 0)
+        return false;
+    if (t->strides && di->block_elems != 1)
+        return false;
+    return t->nbytes == need;
+}
+
 const void *mf_tensor_data(const mf_model *m, const mf_tensor *t)
 {
     (void)m;
-    if (!t->data || t->strides || t->big_endian || !tensor_fetched(t))
+    if (t->strides || !mf_tensor_is_plain(t) || !tensor_fetched(t))
         return NULL; /* (a remote tensor that cannot be fetched: NULL too) */
     return t->data;
 }
@@ -91,5 +110,5 @@ const void *mf_tensor_data(const mf_model *m, const mf_tensor *t)
 const void *mf_tensor_mapped(const mf_model *m, const mf_tensor *t)
 {
     (void)m;
-    return t->data && !t->big_endian && tensor_fetched(t) ? t->data : NULL;
+    return mf_tensor_is_plain(t) && tensor_fetched(t) ? t->data : NULL;
 }

@@ -46,6 +46,8 @@ int mf_model_print_graph(const mf_model *m, FILE *out, mf_status *st)
 {
     if (m->reader && m->reader->print_graph)
         return m->reader->print_graph(m, out, st);
+    /* the reader's name is what mf_format_name (lib/formats) says; core
+     * asks the reader itself rather than the layer above */
     return mf_fail(st, MF_ERR_USAGE, m->path, -1, "--graph: not an ONNX model (%s)",
-                   mf_format_name(m->format));
+                   m->reader && m->reader->name ? m->reader->name : "unknown format");
 }

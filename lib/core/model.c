@@ -28,6 +28,11 @@ mf_model *mf_model_new(mf_format fmt, const char *path)
         return NULL;
     }
     b->m.path = mf_arena_strdup(b->m.arena, path);
+    if (!b->m.path) { /* every user of a model reads its path (messages, the scan) */
+        mf_arena_free(b->m.arena);
+        free(b);
+        return NULL;
+    }
     return &b->m;
 }
 

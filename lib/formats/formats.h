@@ -85,6 +85,13 @@ int mf_safetensors_write_mlx(const char *path, const mf_out_tensor *ts, size_t n
  * such a directory's files, implemented by the HF family (formats/hf/):
  * its JSON as Python's json module reads it, Git LFS pointers, the model
  * card's front matter and SentencePiece tokenizer.model files. */
+/* Passes len bytes of the file at path from off to a writer's fill sink:
+ * by copy_file_range into mf_safetensors_write / mf_gguf_write's own sink
+ * (falling back to reads and writes), by reads into any other
+ * (writer_common.c). */
+int mf_sink_copy_file(mf_sink_fn sink, void *sink_ctx, const char *path, uint64_t off,
+                      uint64_t len, mf_status *st);
+
 #include <jansson.h>
 
 /* ------------------------------------------------------------ JSON files */

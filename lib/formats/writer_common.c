@@ -1,6 +1,11 @@
 /* writer_common.c - shared by the safetensors and GGUF writers. */
 #include "formats/writer_common.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 typedef struct counted {
     mf_atomic *w;
     uint64_t n, limit;
@@ -16,6 +21,52 @@ static int counted_sink(void *ctx, const void *buf, size_t n, mf_status *st)
                        (unsigned long long)c->limit);
     c->n += n;
     return mf_atomic_write(c->w, buf, n, st);
+}
+
+/* A fill hands bytes that lie in a file as they are (a tensor that needs no
+ * change: most of an F16 -> F16 conversion): into a writer's own sink they
+ * go by copy_file_range (mf_atomic_copy_from: the kernel copies, or shares
+ * extents on btrfs/XFS, no byte passes through this process), into any
+ * other sink by reads. */
+int mf_sink_copy_file(mf_sink_fn sink, void *sink_ctx, const char *path, uint64_t off,
+                      uint64_t len, mf_status *st)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return mf_fail(st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
+    int rc = 0;
+    if (sink == counted_sink) {
+        counted *c = sink_ctx;
+        if (len > c->limit - c->n)
+            rc = mf_fail(st, MF_ERR_USAGE, c->path, -1, "tensor \"%s\": more bytes supplied than its %llu",
+                         c->name, (unsigned long long)c->limit);
+        if (rc == 0)
+            rc = mf_atomic_copy_from(c->w, fd, off, len, st);
+        if (rc == 0)
+            c->n += len;
+        close(fd);
+        return rc;
+    }
+    enum { CHUNK = 1 << 20 };
+    uint8_t *buf = malloc(CHUNK);
+    if (!buf)
+        rc = mf_oom(st, path);
+    while (rc == 0 && len) {
+        size_t want = len < CHUNK ? (size_t)len : CHUNK;
+        ssize_t k = pread(fd, buf, want, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            rc = mf_fail(st, MF_ERR_IO, path, (int64_t)off, "read failed: %s",
+                         k < 0 ? strerror(errno) : "the file ended early");
+        else
+            rc = sink(sink_ctx, buf, (size_t)k, st);
+        off += (uint64_t)(k > 0 ? k : 0);
+        len -= (uint64_t)(k > 0 ? k : 0);
+    }
+    free(buf);
+    close(fd);
+    return rc;
 }
 
 int mf_writer_emit(mf_atomic *w, const char *path, size_t i, const char *name,

@@ -5,6 +5,7 @@
  * split_torch_state_dict_into_shards (a new shard when the next tensor
  * would pass the limit; a tensor larger than the limit gets its own). */
 #include "ops/convert_st.h"
+#include "formats/formats.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -249,6 +250,9 @@ int mf_convert_select(const mf_model *m, const mf_convert_st_opts *o, mf_arena *
 
 /* ----------------------------------------------------------- the writer */
 
+/* Tensors below this are streamed: an open per tensor costs more. */
+#define COPY_MIN (64u << 10)
+
 typedef struct fill_ctx {
     const mf_model *m;
     const mf_convert_item *items;
@@ -364,6 +368,17 @@ static int fill(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_sta
     if (to != t->dtype) {
         cast_sink c = {f, t->dtype, to, {0}, 0};
         return mf_tensor_stream(f->m, t, cast_write, &c, st);
+    }
+    /* stored as written (plain, contiguous) and large enough that an open
+     * and a copy_file_range cost less than reading it: copied in the kernel */
+    const uint8_t *plain = mf_tensor_data(f->m, t);
+    const mf_file *file = plain ? mf_tensor_file(f->m, t) : NULL;
+    if (file && file->base && t->nbytes >= COPY_MIN && plain >= file->base &&
+        (uint64_t)(plain - file->base) + t->nbytes <= file->size) {
+        if (mf_sink_copy_file(sink, sink_ctx, file->path, (uint64_t)(plain - file->base), t->nbytes, st))
+            return -1;
+        f->done += t->nbytes;
+        return mf_progress_report(f->o->progress, f->o->progress_user, f->done, f->total, f->m->path, st);
     }
     return mf_tensor_stream(f->m, t, counting_sink, f, st);
 }

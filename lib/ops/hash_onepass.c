@@ -27,7 +27,7 @@ static bool plain_in_order(const mf_model *m, const char *path)
             return false;
         if (t->nbytes == 0)
             continue;
-        if (!t->data || t->strides || t->big_endian || t->file != 0 || t->offset < end ||
+        if (!mf_tensor_data(m, t) || t->file != 0 || t->offset < end ||
             t->nbytes > m->files[0].size - t->offset)
             return false;
         end = t->offset + t->nbytes;

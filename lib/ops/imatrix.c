@@ -195,7 +195,7 @@ static const mf_tensor *find_counts(const mf_model *m, const char *base, size_t 
 static int gguf_tensor_floats(const mf_model *m, const mf_tensor *t, const uint8_t **out,
                               mf_status *st)
 {
-    if (t->dtype != MF_F32 || !t->data)
+    if (t->dtype != MF_F32 || !mf_tensor_data(m, t))
         return mf_fail(st, MF_ERR_FORMAT, m->path, (int64_t)t->offset,
                        "tensor \"%s\" must be F32 (is %s)", t->name, mf_dtype_name(t->dtype));
     *out = t->data;

@@ -809,7 +809,7 @@ static int convert_tensor(qjob *j, const qplan *p, mf_sink_fn sink, void *sink_c
     if (r.chunk_rows > p->ne[1])
         r.chunk_rows = p->ne[1];
     /* a plain little-endian tensor in the mapping is read where it lies */
-    bool mapped = t->data && !t->strides && !t->big_endian &&
+    bool mapped = mf_tensor_data(j->m, t) &&
                   t->nbytes == r.row_bytes * (uint64_t)(p->ne[1] * p->ne[2] * p->ne[3]);
     int rc = alloc_chunk_buffers(&r, mapped, st);
     if (rc == 0)

@@ -121,6 +121,13 @@ bool mq_simd_pack_q4(const uint8_t *L, uint8_t *qs);
 bool mq_simd_pack_q5(const uint8_t *L, uint8_t *qh4, uint8_t *qs);
 void mq_simd_asym_levels32(const float *x, float min, float id, int cap, uint8_t *L);
 
+/* quant_simd512.c: a whole row of Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 by the
+ * reference rounding (no importance matrix) with AVX-512F; blocks the
+ * vector code leaves (a NaN, a zero extreme) go to `scalar`, the type's
+ * scalar block. false: no AVX-512 (or turned off), nothing written. */
+typedef void (*mq_block_fn)(const float *x, uint8_t *y);
+bool mq_simd512_legacy_row(mf_dtype dt, const float *x, uint8_t *y, int64_t n, mq_block_fn scalar);
+
 /* quant_search.c: ggml's scale searches, shared by several types */
 float mq_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw);
 float mq_make_q3_quants(int n, int nmax, const float *x, int8_t *L);

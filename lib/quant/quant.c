@@ -7,8 +7,7 @@
 #include <stdlib.h>
 
 typedef struct qtype {
-    mf_dtype dt;
-    uint32_t blck, bytes;
+    mf_dtype dt;         /* block elements and bytes: mf_dtype_info_of (core/dtype.c) */
     mq_quant_fn quant;  /* NULL: cannot quantize */
     mq_deq_fn deq;      /* NULL: cannot dequantize */
     bool needs_imatrix; /* ggml_quantize_requires_imatrix */
@@ -63,39 +62,39 @@ static void deq_bf16(const uint8_t *x, float *y, int64_t n)
 }
 
 static const qtype qtypes[] = {
-    {MF_F32, 1, 4, quant_f32, deq_f32, false, -1},
-    {MF_F16, 1, 2, quant_f16, deq_f16, false, -1},
-    {MF_BF16, 1, 2, quant_bf16, deq_bf16, false, -1},
-    {MF_Q4_0, 32, 18, mq_quant_q4_0, mq_deq_q4_0, false, -1},
-    {MF_Q4_1, 32, 20, mq_quant_q4_1, mq_deq_q4_1, false, -1},
-    {MF_Q5_0, 32, 22, mq_quant_q5_0, mq_deq_q5_0, false, -1},
-    {MF_Q5_1, 32, 24, mq_quant_q5_1, mq_deq_q5_1, false, -1},
-    {MF_Q8_0, 32, 34, mq_quant_q8_0, mq_deq_q8_0, false, -1},
-    {MF_Q2_K, QK_K, 84, mq_quant_q2_k, mq_deq_q2_k, false, -1},
-    {MF_Q3_K, QK_K, 110, mq_quant_q3_k, mq_deq_q3_k, false, -1},
-    {MF_Q4_K, QK_K, 144, mq_quant_q4_k, mq_deq_q4_k, false, -1},
-    {MF_Q5_K, QK_K, 176, mq_quant_q5_k, mq_deq_q5_k, false, -1},
-    {MF_Q6_K, QK_K, 210, mq_quant_q6_k, mq_deq_q6_k, false, -1},
+    {MF_F32, quant_f32, deq_f32, false, -1},
+    {MF_F16, quant_f16, deq_f16, false, -1},
+    {MF_BF16, quant_bf16, deq_bf16, false, -1},
+    {MF_Q4_0, mq_quant_q4_0, mq_deq_q4_0, false, -1},
+    {MF_Q4_1, mq_quant_q4_1, mq_deq_q4_1, false, -1},
+    {MF_Q5_0, mq_quant_q5_0, mq_deq_q5_0, false, -1},
+    {MF_Q5_1, mq_quant_q5_1, mq_deq_q5_1, false, -1},
+    {MF_Q8_0, mq_quant_q8_0, mq_deq_q8_0, false, -1},
+    {MF_Q2_K, mq_quant_q2_k, mq_deq_q2_k, false, -1},
+    {MF_Q3_K, mq_quant_q3_k, mq_deq_q3_k, false, -1},
+    {MF_Q4_K, mq_quant_q4_k, mq_deq_q4_k, false, -1},
+    {MF_Q5_K, mq_quant_q5_k, mq_deq_q5_k, false, -1},
+    {MF_Q6_K, mq_quant_q6_k, mq_deq_q6_k, false, -1},
     /* Q8_K: an intermediate type of ggml's dot products; quantize_chunk
      * does not produce it, but its blocks have a well-defined value. */
-    {MF_Q8_K, QK_K, 292, NULL, mq_deq_q8_k, false, -1},
-    {MF_IQ4_NL, 32, 18, mq_quant_iq4_nl, mq_deq_iq4_nl, false, -1},
-    {MF_IQ4_XS, QK_K, 136, mq_quant_iq4_xs, mq_deq_iq4_xs, false, -1},
+    {MF_Q8_K, NULL, mq_deq_q8_k, false, -1},
+    {MF_IQ4_NL, mq_quant_iq4_nl, mq_deq_iq4_nl, false, -1},
+    {MF_IQ4_XS, mq_quant_iq4_xs, mq_deq_iq4_xs, false, -1},
     /* lattice i-quants: the quantizers search a grid built on first use */
-    {MF_IQ2_XXS, QK_K, 66, mq_quant_iq2_xxs, mq_deq_iq2_xxs, true, MQ_LAT_IQ2_XXS},
-    {MF_IQ2_XS, QK_K, 74, mq_quant_iq2_xs, mq_deq_iq2_xs, true, MQ_LAT_IQ2_XS},
-    {MF_IQ3_XXS, QK_K, 98, mq_quant_iq3_xxs, mq_deq_iq3_xxs, false, MQ_LAT_IQ3_XXS},
-    {MF_IQ3_S, QK_K, 110, mq_quant_iq3_s, mq_deq_iq3_s, false, MQ_LAT_IQ3_S},
-    {MF_IQ2_S, QK_K, 82, mq_quant_iq2_s, mq_deq_iq2_s, false, MQ_LAT_IQ2_S},
-    {MF_IQ1_S, QK_K, 50, mq_quant_iq1_s, mq_deq_iq1_s, true, MQ_LAT_IQ1},
-    {MF_IQ1_M, QK_K, 56, mq_quant_iq1_m, mq_deq_iq1_m, false, MQ_LAT_IQ1},
-    {MF_TQ1_0, QK_K, 54, mq_quant_tq1_0, mq_deq_tq1_0, false, -1},
-    {MF_TQ2_0, QK_K, 66, mq_quant_tq2_0, mq_deq_tq2_0, false, -1},
+    {MF_IQ2_XXS, mq_quant_iq2_xxs, mq_deq_iq2_xxs, true, MQ_LAT_IQ2_XXS},
+    {MF_IQ2_XS, mq_quant_iq2_xs, mq_deq_iq2_xs, true, MQ_LAT_IQ2_XS},
+    {MF_IQ3_XXS, mq_quant_iq3_xxs, mq_deq_iq3_xxs, false, MQ_LAT_IQ3_XXS},
+    {MF_IQ3_S, mq_quant_iq3_s, mq_deq_iq3_s, false, MQ_LAT_IQ3_S},
+    {MF_IQ2_S, mq_quant_iq2_s, mq_deq_iq2_s, false, MQ_LAT_IQ2_S},
+    {MF_IQ1_S, mq_quant_iq1_s, mq_deq_iq1_s, true, MQ_LAT_IQ1},
+    {MF_IQ1_M, mq_quant_iq1_m, mq_deq_iq1_m, false, MQ_LAT_IQ1},
+    {MF_TQ1_0, mq_quant_tq1_0, mq_deq_tq1_0, false, -1},
+    {MF_TQ2_0, mq_quant_tq2_0, mq_deq_tq2_0, false, -1},
     /* came to ggml after the reference commit (quant_fp4.c, ggml b10256) */
-    {MF_MXFP4, 32, 17, mq_quant_mxfp4, mq_deq_mxfp4, false, -1},
-    {MF_NVFP4, 64, 36, mq_quant_nvfp4, mq_deq_nvfp4, false, -1},
-    {MF_Q1_0, 128, 18, mq_quant_q1_0, mq_deq_q1_0, false, -1},
-    {MF_Q2_0, 64, 18, mq_quant_q2_0, mq_deq_q2_0, false, -1},
+    {MF_MXFP4, mq_quant_mxfp4, mq_deq_mxfp4, false, -1},
+    {MF_NVFP4, mq_quant_nvfp4, mq_deq_nvfp4, false, -1},
+    {MF_Q1_0, mq_quant_q1_0, mq_deq_q1_0, false, -1},
+    {MF_Q2_0, mq_quant_q2_0, mq_deq_q2_0, false, -1},
 };
 
 static const qtype *qtype_of(mf_dtype dt)
@@ -120,19 +119,24 @@ bool mf_can_dequantize(mf_dtype dt)
 
 bool mf_quant_requires_imatrix(mf_dtype dt)
 {
-    return dt == MF_IQ2_XXS || dt == MF_IQ2_XS || dt == MF_IQ1_S;
+    const qtype *t = qtype_of(dt);
+    return t && t->needs_imatrix;
 }
+
+/* A type's block: the dtype table's (one home for the sizes). */
+static uint32_t blck_of(const qtype *t) { return mf_dtype_info_of(t->dt)->block_elems; }
+static uint32_t bytes_of(const qtype *t) { return mf_dtype_info_of(t->dt)->block_bytes; }
 
 /* Bytes of one row, or -1 when n is not a positive block multiple or the
  * size overflows. */
 static int64_t row_bytes(const qtype *t, int64_t n)
 {
-    if (n <= 0 || n % t->blck)
+    if (n <= 0 || n % blck_of(t))
         return -1;
-    int64_t nblk = n / t->blck;
-    if (nblk > INT64_MAX / t->bytes)
+    int64_t nblk = n / blck_of(t);
+    if (nblk > INT64_MAX / bytes_of(t))
         return -1;
-    return nblk * t->bytes;
+    return nblk * bytes_of(t);
 }
 
 /* Checks the arguments of a quantization; returns the row size or -1. */
@@ -168,7 +172,7 @@ int mf_quantize_rows(mf_dtype dt, const float *src, void *dst, int64_t nrows, in
 int mf_dequantize_row(mf_dtype dt, const void *src, float *dst, int64_t n)
 {
     const qtype *t = qtype_of(dt);
-    if (!t || !t->deq || n < 0 || n % t->blck)
+    if (!t || !t->deq || n < 0 || n % blck_of(t))
         return -1;
     if (n == 0)
         return 0;
@@ -371,10 +375,10 @@ int64_t mf_quant_first_invalid_row(mf_dtype dt, const void *q, int64_t nrows, in
     if (rb < 0)
         return -1;
     const uint8_t *p = q;
-    const int64_t nblk = n_per_row / t->blck;
+    const int64_t nblk = n_per_row / blck_of(t);
     for (int64_t r = 0; r < nrows; r++)
         for (int64_t b = 0; b < nblk; b++)
-            if (!block_ok(t, p + r * rb + b * t->bytes))
+            if (!block_ok(t, p + r * rb + b * bytes_of(t)))
                 return r;
     return -1;
 }

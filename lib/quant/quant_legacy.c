@@ -133,6 +133,7 @@ static void imatrix_row(const float *x, uint8_t *y, int64_t n, const float *qw, 
  * imatrix search stores a block, with a min or not, the top level, the
  * block's bytes. */
 typedef struct legacy_type {
+    mf_dtype dt;
     void (*ref_block)(const float *x, uint8_t *y);
     put_block_fn put;
     bool asym;
@@ -144,6 +145,8 @@ static void legacy_row(const legacy_type *t, const float *x, uint8_t *y, int64_t
                        const float *qw)
 {
     if (!qw) {
+        if (mq_simd512_legacy_row(t->dt, x, y, n, t->ref_block))
+            return;
         for (int64_t ib = 0; ib < n / QK; ib++)
             t->ref_block(x + ib * QK, y + ib * t->bytes);
         return;
@@ -190,7 +193,7 @@ static void q4_0_ref_block(const float *x, uint8_t *y)
 
 void mq_quant_q4_0(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    static const legacy_type t = {q4_0_ref_block, put_q4_0, false, 8, 18};
+    static const legacy_type t = {MF_Q4_0, q4_0_ref_block, put_q4_0, false, 8, 18};
     legacy_row(&t, x, y, n, qw);
 }
 
@@ -228,7 +231,7 @@ static void q4_1_ref_block(const float *x, uint8_t *y)
 
 void mq_quant_q4_1(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    static const legacy_type t = {q4_1_ref_block, put_q4_1, true, 15, 20};
+    static const legacy_type t = {MF_Q4_1, q4_1_ref_block, put_q4_1, true, 15, 20};
     legacy_row(&t, x, y, n, qw);
 }
 
@@ -254,7 +257,7 @@ static void q5_0_ref_block(const float *x, uint8_t *y)
 
 void mq_quant_q5_0(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    static const legacy_type t = {q5_0_ref_block, put_q5_0, false, 16, 22};
+    static const legacy_type t = {MF_Q5_0, q5_0_ref_block, put_q5_0, false, 16, 22};
     legacy_row(&t, x, y, n, qw);
 }
 
@@ -303,7 +306,7 @@ static void q5_1_ref_block(const float *x, uint8_t *y)
 
 void mq_quant_q5_1(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
-    static const legacy_type t = {q5_1_ref_block, put_q5_1, true, 31, 24};
+    static const legacy_type t = {MF_Q5_1, q5_1_ref_block, put_q5_1, true, 31, 24};
     legacy_row(&t, x, y, n, qw);
 }
 
@@ -344,7 +347,7 @@ void mq_quant_q8_0_scalar_block(const float *x, uint8_t *y)
 void mq_quant_q8_0(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
     (void)qw;
-    if (mq_simd_q8_0(x, y, n))
+    if (mq_simd512_legacy_row(MF_Q8_0, x, y, n, mq_quant_q8_0_scalar_block) || mq_simd_q8_0(x, y, n))
         return;
     for (int64_t ib = 0; ib < n / QK; ib++)
         mq_quant_q8_0_scalar_block(x + ib * QK, y + ib * 34);

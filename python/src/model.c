@@ -361,6 +361,18 @@ static int layout_of(const mf_tensor *t, np_layout *L)
     const int64_t *shape = mf_tensor_shape(t);
     if (!di || di->block_bytes == 0)
         return -1; /* STRING and unknown types have no fixed layout */
+    uint64_t need;
+    if (!mf_tensor_strides(t) &&
+        (mf_dtype_nbytes(dt, mf_tensor_nelems(t), &need) != 0 || need != mf_tensor_nbytes(t))) {
+        /* stored bytes that are not the shape's (a sparse TFLite tensor's
+         * compressed buffer): flat, as mf_tensor_stream gives them */
+        L->typenum = NPY_UINT8;
+        L->itemsize = 1;
+        L->elementwise = false;
+        L->ndim = 1;
+        L->dims[0] = (npy_intp)mf_tensor_nbytes(t);
+        return 0;
+    }
     if (di->block_elems == 1) {
         int tn = dtype_to_npy(dt);
         if (tn < 0)

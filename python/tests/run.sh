@@ -22,5 +22,5 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1 # pytest itself failed (collection, import)
 fi
 echo "python: $passed passed, $failed failed ($skipped skipped)"
-[ -n "${SUMMARY:-}" ] && echo "$passed $failed" > "$SUMMARY"
+[ -n "${SUMMARY:-}" ] && echo "$passed $failed $skipped" > "$SUMMARY"
 [ "$failed" -eq 0 ]

@@ -1,8 +1,8 @@
-/* hfdir.c - reader for Hugging Face model directories (format "hf-dir").
+/* hf_dir.c - reader for Hugging Face model directories (format "hf-dir").
  *
  * A directory is many files that must agree (transformers' from_pretrained
  * and the hub's conventions): config.json (required), generation_config.json,
- * tokenizer files (hfdir_tokenizer.c), the model card's YAML front matter
+ * tokenizer files (hf_tokenizer.c), the model card's YAML front matter
  * (README.md) and the weights file from_pretrained picks (model.safetensors,
  * model.safetensors.index.json, pytorch_model.bin, pytorch_model.bin.index.json,
  * in that order), opened as a child model so its tensors are this model's.

@@ -16,7 +16,7 @@ int mf_hf_meta_str(mf_model *m, const char *key, const char *s, mf_status *st);
 int mf_hf_meta_int(mf_model *m, const char *key, int64_t v, mf_status *st);
 int mf_hf_meta_bool(mf_model *m, const char *key, bool v, mf_status *st);
 
-/* The hf-dir reader's pieces (hfdir.c, hfdir_tokenizer.c). mf_hfdir_json:
+/* The hf-dir reader's pieces (hf_dir.c, hf_tokenizer.c). mf_hfdir_json:
  * DIR/NAME as a JSON object, NULL when absent, an LFS pointer, malformed or
  * not an object (a breach when strict, else a note on m). */
 json_t *mf_hfdir_json(mf_model *m, const char *dir, const char *name, bool strict,

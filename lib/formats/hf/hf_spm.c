@@ -1,4 +1,4 @@
-/* spm.c - SentencePiece tokenizer.model files: the ModelProto of
+/* hf_spm.c - SentencePiece tokenizer.model files: the ModelProto of
  * google/sentencepiece src/sentencepiece_model.proto, read with the
  * bounds-checked protobuf reader. Only what tokenizer converters use:
  * pieces (piece = 1, score = 2, type = 3), trainer_spec (model_type = 3,

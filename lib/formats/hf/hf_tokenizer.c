@@ -1,4 +1,4 @@
-/* hfdir_tokenizer.c - the tokenizer files of a Hugging Face directory:
+/* hf_tokenizer.c - the tokenizer files of a Hugging Face directory:
  * tokenizer.json (huggingface/tokenizers), tokenizer.model (SentencePiece),
  * vocab.json + merges.txt (GPT-2 style), with tokenizer_config.json,
  * special_tokens_map.json, added_tokens.json and the chat template

@@ -49,8 +49,9 @@ static void row_to_f32(mf_dtype dt, const uint8_t *p, size_t n, float *out)
 static const uint8_t *seg_data(const seg *s, uint8_t **owned, mf_status *st)
 {
     *owned = NULL;
-    if (s->t->data && !s->t->strides && !s->t->big_endian)
-        return s->t->data;
+    const uint8_t *plain = mf_tensor_data(NULL, s->t);
+    if (plain)
+        return plain;
     mf_buf_sink col = {.cap = s->t->nbytes, .too_long = "tensor stream longer than its size"};
     col.p = malloc(col.cap ? col.cap : 1);
     if (!col.p) {
