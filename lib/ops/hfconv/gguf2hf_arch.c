@@ -48,6 +48,13 @@ static const hf_rev_name qwen_names[] = {
     END,
 };
 
+static const hf_rev_name olmo_names[] = {
+    LLAMA_TOP,
+    ATTN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    END,
+};
+
 static const hf_rev_name olmo2_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_PLAIN},
@@ -300,5 +307,6 @@ const hf_rev_arch hf_rev_archs[] = {
     {"gptneox", CLASS("GPTNeoXForCausalLM", "gpt_neox"), gptneox_names},
     {"falcon", CLASS("FalconForCausalLM", "falcon"), falcon_names},
     {"mamba", CLASS("MambaForCausalLM", "mamba"), mamba_names},
+    {"olmo", CLASS("OlmoForCausalLM", "olmo"), olmo_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

@@ -345,7 +345,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"gpt2", PF_BYTELEVEL, "gpt-2"},        {"phi2", PF_BYTELEVEL, "phi-2"},
         {"gptneox", PF_BYTELEVEL, "olmo"},      {"mamba", PF_BYTELEVEL, "olmo"},
         /* StableLM-Epoch (stablelm-3b-4e1t) ships the GPT-NeoX-20B tokenizer */
-        {"stablelm", PF_BYTELEVEL, "olmo"},
+        {"stablelm", PF_BYTELEVEL, "olmo"},     {"olmo", PF_BYTELEVEL, "olmo"},
         {NULL, PF_BYTELEVEL, "gpt-2"},
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
