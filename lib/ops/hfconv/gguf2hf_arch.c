@@ -163,7 +163,7 @@ static const hf_rev_name deepseek2_names[] = {
     {"blk.{bid}.attn_output", L "self_attn.o_proj", R_PLAIN},
     GATED_MLP,
     {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},
-    {"blk.{bid}.exp_probs_b", L "mlp.gate.e_score_correction_bias", R_PLAIN},
+    {"blk.{bid}.exp_probs_b", L "mlp.gate.e_score_correction_bias$", R_PLAIN},
     {"blk.{bid}.ffn_gate_exps", L "mlp.experts.{x}.gate_proj", R_UNSTACK},
     {"blk.{bid}.ffn_up_exps", L "mlp.experts.{x}.up_proj", R_UNSTACK},
     {"blk.{bid}.ffn_down_exps", L "mlp.experts.{x}.down_proj", R_UNSTACK},
