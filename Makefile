@@ -14,7 +14,7 @@ CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 # public ones, which proves the public API is enough.
 LIB_INC  = -Iinclude -Ilib
 CLI_INC  = -Iinclude
-LDLIBS  = -ljansson -lyaml -lcrypto -lxxhash -lz -lblosc -lsz -lpcre2-8 -lpthread -lm
+LDLIBS  = -ljansson -lyaml -lcrypto -lxxhash -lz -lblosc -lsz -lpcre2-8 -lcurl -lpthread -lm
 
 # The version is written once, in include/mfmt.h; the soname follows the
 # major number (Debian's libmfmt0 package would ship libmfmt.so.0).
@@ -77,7 +77,8 @@ tests-build: $(BUILD)/mfmt $(BUILD)/libmfmt.so $(TEST_BIN)
 # SONAME, includes: tests/check_layers.sh); prints "N passed, N failed".
 check: tests-build
 	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN) \
-	  tests/check_layers.sh tests/check_cli.sh tests/check_readme.sh
+	  tests/check_layers.sh tests/check_cli.sh tests/check_readme.sh tests/check_batch.sh \
+	  tests/check_pickle_oracle.sh
 	@sh tests/npy_diff.sh $(BUILD)/mfmt
 
 # doc/mfmt.1's per-command options, from the option tables (cli/cmd_*.c)

@@ -125,4 +125,14 @@ void cli_print_help(FILE *f, const cli_cmd *c)
     fprintf(f, "  %-28s %s\n", "--", "end of options: what follows is an argument");
     if (c->more)
         fprintf(f, "\n%s\n", c->more);
+    /* lists made at run time from the library's tables, by command */
+    static const struct {
+        const char *cmd;
+        void (*print)(FILE *f);
+    } lists[] = {{"quantize", cli_quantize_print_types}};
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+        if (strcmp(c->name, lists[i].cmd) == 0) {
+            fputc('\n', f);
+            lists[i].print(f);
+        }
 }

@@ -51,6 +51,9 @@ typedef struct cli_cmd {
     const char *more;   /* further paragraphs for --help, or NULL */
 } cli_cmd;
 
+/* quantize --help's list of types, made from the library's table */
+void cli_quantize_print_types(FILE *f);
+
 /* Parses argv (argv[0] is the command name) against c->opts: "--name VAL",
  * "--name=VAL", aliases, "--" ending options, "-" a positional. Returns 0,
  * or the exit status to end with: EXIT_USAGE after an error message, or
@@ -71,6 +74,8 @@ extern bool cli_quiet;
 
 /* Prints every message of st on stderr ("mfmt: ..."), returns the exit code. */
 int cli_report(const mf_status *st);
+/* The same on another stream (validate's verdicts go to stdout). */
+int cli_report_to(FILE *f, const mf_status *st);
 int cli_exit_code(mf_code c);
 int cli_usage_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 
@@ -89,8 +94,17 @@ int cli_json_mode_of(const cli_args *a, cli_json_mode *m);
  * it to `all`, printed whole at the end, or prints it indented when all is
  * NULL. */
 void cli_json_emit(cli_json_mode m, json_t *all, json_t *obj);
+/* --json over several paths is one JSON array of the per-path objects (one
+ * path: the object alone). For commands that print an object as they go:
+ * cli_json_list_item() before each object ("[" before the first, "," after
+ * the others), cli_json_list_end() after the last ("]", or "[]" when no path
+ * gave an object). Both do nothing unless `many`. */
+void cli_json_list_item(bool many);
+void cli_json_list_end(bool many);
 /* A value as short text: arrays summarized ("151936 strings"). */
 void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str);
+/* GGUF's name of a value type: "u32", "string", "array", ... */
+const char *cli_vtype_name(mf_vtype t);
 /* Human-readable sizes: "1.5 GiB", counts "7.24B". */
 void cli_fmt_bytes(char *buf, size_t n, uint64_t bytes);
 void cli_fmt_count(char *buf, size_t n, uint64_t count);
@@ -110,7 +124,42 @@ void cli_progress_end(cli_progress *p);
 int cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
 /* An mf_sink_fn writing to stdout (ctx unused). */
 int cli_stdout_sink(void *ctx, const void *buf, size_t n, mf_status *st);
-/* A PATH operand: "-" is standard input, copied once to a temporary file
+/* Whether a Hub name not in the cache may be read remotely (main.c sets
+ * it for the commands that read headers over HTTP). */
+extern bool cli_hub_remote;
+/* Batch runs (batch.c): the options, for the read commands' tables. */
+#define CLI_OPTS_BATCH                                                                        \
+    {"--from-file", NULL, "FILE", "batch: the paths, one a line, from FILE ('-': standard "     \
+                                  "input); with --jsonl each line carries \"input\""},         \
+    {"-@", NULL, NULL, "batch: the paths on standard input (--from-file -)"},                 \
+    {"--skip-done", NULL, "RESULTS", "batch: skip the inputs with a result in RESULTS.jsonl "  \
+                                     "(resume a run)"}
+/* The input being run in a batch (its "input" key in --jsonl), or NULL. */
+extern const char *cli_batch_input;
+/* Runs a command once per listed path when --from-file / -@ was given
+ * (the exit status: the worst); -1 when not a batch run. */
+int cli_batch_run(const cli_cmd *c, const cli_args *a);
+
+/* The options of the commands that read remote files (URLs, Hub files
+ * not in the cache), for their option tables. */
+#define CLI_OPTS_REMOTE                                                                       \
+    {"--token", NULL, "TOKEN", "Hub token for gated repos (default: $HF_TOKEN, else the "       \
+                               "cache's token file); never printed"},                          \
+    {"--max-bytes", NULL, "N", "remote reads: fetch at most N bytes in all (default 128MiB; "   \
+                               "0: no limit)"},                                                \
+    {"--timeout", NULL, "S", "remote reads: connect timeout and longest stall in seconds "      \
+                             "(default 30)"}
+/* Applies --token/--max-bytes/--timeout (mf_remote_configure) and allows
+ * remote Hub files for the commands that have them; the exit status. */
+int cli_remote_setup(const cli_args *a);
+/* "mfmt: N bytes fetched over HTTP" on stderr when any were (not -q). */
+void cli_remote_report(void);
+/* A Hub name (ORG/NAME[@REV], hf://...) -> the cache's path (or URL);
+ * any other path, "-" included, as it is. NULL, st filled, when a Hub name
+ * cannot be resolved. The result lives until exit. */
+const char *cli_hub_path(const char *path, mf_status *st);
+/* A PATH operand: a Hub name (ORG/NAME[@REV], hf://...) is resolved in the
+ * Hugging Face cache (mf_hub_resolve); "-" is standard input, copied once to a temporary file
  * (removed at exit) for the commands whose readers map their input; any
  * other path as it is. NULL, st filled, when the copy fails. */
 const char *cli_input_path(const char *path, mf_status *st);
@@ -125,15 +174,22 @@ const char *cli_unspooled(const char *msg, char *buf, size_t n);
 /* Opens a model for a command: no scan unless the command needs it
  * (flags MF_OPEN_*; MF_OPEN_NO_SCAN is added unless `scan`). */
 int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st);
+/* The same with a config.json for a training checkpoint (mf_open_opts.config). */
+int cli_open_cfg(const char *path, unsigned flags, const char *config, bool scan, mf_model **m,
+                 mf_status *st);
 /* Opens a model for a command that needs no scan, or reports why (the
  * exit status); *m on success. */
 int cli_open_model(const char *path, mf_model **m);
 /* The shortest "%g" text that reads back to x (as a float when is_f32):
  * 1e-06, not 9.9999999999999995e-07. */
 void cli_fmt_float(char *buf, size_t n, double x, bool is_f32);
-/* The model's notes, one a line after prefix; the per-tensor alignment
- * notes collapse to one summary line unless verbose. */
-void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose);
+/* The model's notes, one a line: warnings after warn_prefix, then the
+ * informational ones (mf_model_note_is_info) after info_prefix; the
+ * per-tensor alignment notes collapse to one summary line unless verbose. */
+void cli_print_notes(FILE *f, const mf_model *m, const char *warn_prefix, const char *info_prefix,
+                     bool verbose);
+/* How many of the model's notes are warnings (not information). */
+size_t cli_warning_count(const mf_model *m);
 /* The model's version for text output; "" when it only repeats the format name. */
 const char *cli_version_text(const mf_model *m);
 #endif

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "hf_cli.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <unistd.h>
@@ -13,7 +14,46 @@ typedef struct convert_args {
     const char *in, *in_shown, *out, *to, *key, *shard_size; /* in_shown: "-" for stdin */
     bool allow_unsafe, include_optimizer, keep_tied;
     const char *type, *threads; /* GGUF output */
+    const char *config, *tokenizer; /* training checkpoints (doc/training.md) */
+    unsigned train_flags;           /* MF_OPEN_TRAIN_* */
+    bool mlx, quantize, dequantize; /* MLX output */
+    const char *q_bits, *q_group_size, *quant_predicate, *mlx_kernel;
 } convert_args;
+
+/* --dtype as a float type of safetensors / HF output (MF_DTYPE_INVALID
+ * when not given); -1 when not one of them. */
+static int float_dtype(const char *v, mf_dtype *out)
+{
+    *out = MF_DTYPE_INVALID;
+    if (!v)
+        return 0;
+    *out = !strcasecmp(v, "f32") ? MF_F32 : !strcasecmp(v, "f16") ? MF_F16
+         : !strcasecmp(v, "bf16") ? MF_BF16 : MF_DTYPE_INVALID;
+    return *out == MF_DTYPE_INVALID ? -1 : 0;
+}
+
+/* A training checkpoint (or anything but a GGUF file and an HF directory)? */
+static bool is_checkpoint(const char *in)
+{
+    mf_detection d;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_detect(in, &d, &st);
+    mf_status_clear(&st);
+    return rc == 0 && (d.format == MF_FMT_DEEPSPEED || d.format == MF_FMT_DCP ||
+                       d.format == MF_FMT_MEGATRON);
+}
+
+static int ckpt_opts(const convert_args *a, cli_ckpt_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->flags = a->train_flags;
+    o->config = a->config;
+    o->tokenizer = a->tokenizer;
+    if (a->shard_size && mf_parse_size(a->shard_size, &o->max_shard_size))
+        return cli_usage_error("convert", "--max-shard-size takes a size like 5GB, 500MB or 2GiB");
+    return 0;
+}
 
 typedef int (*convert_target)(const convert_args *a);
 
@@ -21,10 +61,13 @@ typedef int (*convert_target)(const convert_args *a);
 
 static int to_safetensors(const convert_args *a)
 {
-    if (a->type || a->threads)
-        return cli_usage_error("convert", "--type and --threads are for GGUF output");
     mf_convert_st_opts o;
     mf_convert_st_opts_init(&o);
+    mf_dtype cast;
+    if (a->threads || float_dtype(a->type, &cast))
+        return cli_usage_error("convert", "--threads is for GGUF output; --dtype for safetensors "
+                                          "takes f32, f16 or bf16");
+    o.dtype = a->type;
     o.key = a->key;
     o.include_optimizer = a->include_optimizer;
     o.keep_tied = a->keep_tied;
@@ -33,7 +76,7 @@ static int to_safetensors(const convert_args *a)
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
-    if (cli_open(a->in, 0, false, &m, &st)) {
+    if (cli_open_cfg(a->in, a->train_flags, a->config, false, &m, &st)) {
         int rc = cli_report(&st);
         mf_status_clear(&st);
         return rc;
@@ -80,6 +123,14 @@ static int to_safetensors(const convert_args *a)
 
 /* ---------------------------------------------------------------- GGUF */
 
+static bool is_mlx_dir(const char *path)
+{
+    mf_detection d;
+    return mf_detect(path, &d, NULL) == 0 && d.format == MF_FMT_MLX;
+}
+
+static int mlx_to_gguf(const convert_args *a, int threads);
+
 /* A Hugging Face directory to GGUF (convert_gguf_cli.c). */
 static int to_gguf(const convert_args *a)
 {
@@ -95,6 +146,14 @@ static int to_gguf(const convert_args *a)
             return cli_usage_error("convert", "--threads takes a number from 1 to 64");
         threads = (int)n;
     }
+    if (is_checkpoint(a->in)) {
+        cli_ckpt_opts o;
+        if (ckpt_opts(a, &o))
+            return EXIT_USAGE;
+        return cli_convert_model_to_gguf(a->in, a->out, a->type, threads, &o);
+    }
+    if (is_mlx_dir(a->in))
+        return mlx_to_gguf(a, threads);
     return cli_convert_dir_to_gguf(a->in, a->out, a->type, threads);
 }
 
@@ -107,9 +166,21 @@ static int on_hf_progress(void *ctx, uint64_t done, uint64_t total)
     return 0;
 }
 
-/* A GGUF to a Hugging Face directory: OUT ends with '/' or --to hf. */
+/* A GGUF to a Hugging Face directory: OUT ends with '/' or --to hf; a
+ * training checkpoint's merge to one (convert_ckpt_cli.c). */
 static int to_hf_dir(const convert_args *a)
 {
+    if (is_checkpoint(a->in)) {
+        cli_ckpt_opts co;
+        if (a->threads || a->key || a->include_optimizer || ckpt_opts(a, &co))
+            return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "
+                                              "options of a checkpoint's merge");
+        mf_dtype cast;
+        if (float_dtype(a->type, &cast))
+            return cli_usage_error("convert", "--dtype takes f32, f16 or bf16");
+        co.dtype = a->type;
+        return cli_convert_model_to_hf_dir(a->in, a->out, &co);
+    }
     mf_convert_hf_opts o;
     mf_convert_hf_opts_init(&o);
     o.progress = on_hf_progress;
@@ -144,6 +215,125 @@ static int to_hf_dir(const convert_args *a)
     return rc;
 }
 
+/* ----------------------------------------------------------------- MLX */
+
+static int mlx_int_arg(const char *v, const char *opt, int *out)
+{
+    char *end;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (v && (*end || n < 1 || n > 1024))
+        return cli_usage_error("convert", "%s takes a number", opt);
+    *out = (int)n;
+    return 0;
+}
+
+static int mlx_opts(const convert_args *a, mf_convert_mlx_opts *o)
+{
+    mf_convert_mlx_opts_init(o);
+    if (a->threads || a->key || a->include_optimizer)
+        return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "
+                                          "options of MLX output");
+    if (mlx_int_arg(a->q_bits, "--q-bits", &o->bits) ||
+        mlx_int_arg(a->q_group_size, "--q-group-size", &o->group_size))
+        return EXIT_USAGE;
+    /* --q-bits, --q-group-size and a recipe mean quantization (-q stays --quiet) */
+    o->quantize = a->quantize || a->q_bits || a->q_group_size || a->quant_predicate;
+    o->quant_predicate = a->quant_predicate;
+    o->dequantize = a->dequantize;
+    if (a->type) {
+        const char *v = a->type;
+        o->dtype = !strcasecmp(v, "f32") || !strcasecmp(v, "float32") ? MF_F32
+                 : !strcasecmp(v, "f16") || !strcasecmp(v, "float16") ? MF_F16
+                 : !strcasecmp(v, "bf16") || !strcasecmp(v, "bfloat16") ? MF_BF16
+                 : MF_DTYPE_INVALID;
+        if (o->dtype == MF_DTYPE_INVALID)
+            return cli_usage_error("convert", "--dtype takes f16, bf16 or f32 for MLX output");
+    }
+    if (a->mlx_kernel && strcmp(a->mlx_kernel, "cpu") && strcmp(a->mlx_kernel, "metal"))
+        return cli_usage_error("convert", "--mlx-kernel takes cpu or metal");
+    o->kernel = a->mlx_kernel && !strcmp(a->mlx_kernel, "metal") ? MF_MLX_KERNEL_METAL
+                                                                 : MF_MLX_KERNEL_CPU;
+    if (a->shard_size && mf_parse_size(a->shard_size, &o->max_shard_size))
+        return cli_usage_error("convert", "--max-shard-size: cannot read \"%s\"", a->shard_size);
+    return 0;
+}
+
+static int on_mlx_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    cli_progress *p = ctx;
+    if (!p->total)
+        cli_progress_start(p, "writing", total);
+    cli_progress_add(p, done - p->done);
+    return 0;
+}
+
+static int run_mlx(const char *in, const char *out, mf_convert_mlx_opts *o)
+{
+    cli_progress prog = {0};
+    o->progress = on_mlx_progress;
+    o->progress_user = &prog;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_convert_to_mlx(in, out, o, &st);
+    if (prog.on || prog.total)
+        cli_progress_end(&prog);
+    rc = rc ? cli_report(&st) : 0;
+    mf_status_clear(&st);
+    return rc;
+}
+
+/* An HF directory, a GGUF or an MLX directory to an MLX directory. */
+static int to_mlx(const convert_args *a)
+{
+    mf_convert_mlx_opts o;
+    if (mlx_opts(a, &o))
+        return EXIT_USAGE;
+    int rc = run_mlx(a->in, a->out, &o);
+    if (rc == 0 && !cli_quiet)
+        fprintf(stderr, "wrote %s: %s MLX model (config.json, model.safetensors.index.json, "
+                        "weights, tokenizer files)\n",
+                a->out, o.quantize ? "a quantized" : o.dequantize ? "a dequantized" : "an");
+    return rc;
+}
+
+/* Removes the flat directory mlx_to_gguf made. */
+static void remove_flat_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    char p[4500];
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
+/* MLX to GGUF: dequantized to an MLX directory without quantization (the
+ * Hugging Face layout) beside OUT, then that directory to GGUF. */
+static int mlx_to_gguf(const convert_args *a, int threads)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s.mlx.XXXXXX", a->out);
+    if (!mkdtemp(tmp)) {
+        fprintf(stderr, "mfmt convert: %s: cannot make a directory beside it\n", a->out);
+        return EXIT_USAGE;
+    }
+    char dir[4100];
+    snprintf(dir, sizeof(dir), "%s/hf", tmp);
+    mf_convert_mlx_opts o;
+    mf_convert_mlx_opts_init(&o);
+    o.dequantize = true;
+    int rc = run_mlx(a->in, dir, &o);
+    if (rc == 0)
+        rc = cli_convert_dir_to_gguf(dir, a->out, a->type, threads);
+    remove_flat_dir(dir);
+    rmdir(tmp);
+    return rc;
+}
+
 static const struct {
     const char *name, *ext;
     convert_target run;
@@ -151,6 +341,7 @@ static const struct {
     {"safetensors", ".safetensors", to_safetensors},
     {"gguf", ".gguf", to_gguf},
     {"hf", "/", to_hf_dir},
+    {"mlx", NULL, to_mlx},
 };
 
 #define N_TARGETS (sizeof(targets) / sizeof(targets[0]))
@@ -158,7 +349,14 @@ static const struct {
 static convert_target pick_target(const convert_args *a)
 {
     size_t ol = strlen(a->out);
+    if (a->mlx && (!a->to || !strcmp(a->to, "mlx")))
+        return to_mlx;
     for (size_t i = 0; i < N_TARGETS; i++) {
+        if (!targets[i].ext) {
+            if (a->to && !strcmp(a->to, targets[i].name))
+                return targets[i].run;
+            continue;
+        }
         size_t el = strlen(targets[i].ext);
         if (a->to ? strcmp(a->to, targets[i].name) == 0
                   : ol > el && strcmp(a->out + ol - el, targets[i].ext) == 0)
@@ -231,6 +429,24 @@ static int parse(const cli_args *args, convert_args *a)
     a->keep_tied = cli_has(args, "--keep-tied");
     a->type = cli_get(args, "--type");
     a->threads = cli_get(args, "--threads");
+    a->config = cli_get(args, "--config");
+    a->tokenizer = cli_get(args, "--tokenizer");
+    a->train_flags = (cli_has(args, "--from-module-states") ? MF_OPEN_TRAIN_MODULE_STATES : 0) |
+                     (cli_has(args, "--exclude-frozen-parameters") ? MF_OPEN_TRAIN_EXCLUDE_FROZEN
+                                                                   : 0);
+    a->mlx = cli_has(args, "--mlx");
+    a->quantize = cli_has(args, "--quantize");
+    a->dequantize = cli_has(args, "--dequantize");
+    a->q_bits = cli_get(args, "--q-bits");
+    a->q_group_size = cli_get(args, "--q-group-size");
+    a->quant_predicate = cli_get(args, "--quant-predicate");
+    a->mlx_kernel = cli_get(args, "--mlx-kernel");
+    bool mlx_only = a->quantize || a->dequantize || a->q_bits || a->q_group_size ||
+                    a->quant_predicate || a->mlx_kernel;
+    if (mlx_only && !a->mlx && !(a->to && !strcmp(a->to, "mlx")))
+        return cli_usage_error("convert", "--quantize, --dequantize, --q-bits, --q-group-size, "
+                                          "--quant-predicate and --mlx-kernel are for MLX output "
+                                          "(--mlx)");
     if (args->n_pos != 2)
         return cli_usage_error("convert", "give an input and an output");
     a->in = a->in_shown = args->pos[0];
@@ -254,8 +470,8 @@ static int run_convert(const cli_args *args)
 }
 
 static const cli_opt opts[] = {
-    {"--to", NULL, "FORMAT", "safetensors, gguf or hf (default: from OUT: .safetensors, .gguf, "
-                             "a trailing /)"},
+    {"--to", NULL, "FORMAT", "safetensors, gguf, hf or mlx (default: from OUT: .safetensors, "
+                             ".gguf, a trailing /; --mlx)"},
     {"--key", NULL, "PATH", "safetensors: the tensors under this key of a checkpoint (state_dict)"},
     {"--max-shard-size", NULL, "SIZE", "safetensors and HF directory: shards of at most SIZE "
                                        "(5GB, 2GiB) and an index, as Hugging Face writes them"},
@@ -264,14 +480,31 @@ static const cli_opt opts[] = {
      "safetensors: also write names that share another tensor's storage (tied embeddings)"},
     {"--allow-unsafe", NULL, NULL, "convert a file the scan calls dangerous (nothing in it is run)"},
     {"--type", "--outtype --dtype", "T", "GGUF: f32, f16 (default), bf16, q8_0, auto or a "
-                                         "llama-quantize type (Q4_K_M, ...); HF directory: "
-                                         "f32, f16 or bf16"},
+                                         "llama-quantize type (Q4_K_M, ...); HF directory and "
+                                         "MLX: f32, f16 or bf16"},
     {"--threads", NULL, "N", "GGUF: threads (default: the processors online)"},
+    {"--config", NULL, "FILE", "training checkpoint: the Hugging Face config.json it lacks "
+                               "(Megatron names and vocabulary; copied into OUT/)"},
+    {"--tokenizer", NULL, "DIR", "training checkpoint: where the tokenizer files to copy are"},
+    {"--from-module-states", NULL, NULL,
+     "DeepSpeed: the bf16/fp16 module states, not the fp32 master weights"},
+    {"--exclude-frozen-parameters", NULL, NULL, "DeepSpeed: leave frozen parameters out"},
+    {"--mlx", NULL, NULL, "write an MLX directory as mlx_lm.convert does (from an HF directory, "
+                          "a GGUF or an MLX directory)"},
+    {"--quantize", NULL, NULL, "MLX: quantize (mlx_lm.convert -q; -q is --quiet here)"},
+    {"--q-bits", NULL, "N", "MLX: bits per weight, 2, 3, 4 (default), 5, 6 or 8"},
+    {"--q-group-size", NULL, "N", "MLX: group size, 32, 64 (default) or 128"},
+    {"--quant-predicate", NULL, "RECIPE",
+     "MLX: mixed_2_6, mixed_3_4, mixed_3_6 or mixed_4_6 (mlx_lm's recipes)"},
+    {"--mlx-kernel", NULL, "K", "MLX: cpu (default: MLX's CPU quantizer, mlx_lm on Linux) or "
+                                "metal (a Mac GPU's rounding)"},
+    {"--dequantize", NULL, NULL, "MLX: write an MLX model unquantized (mlx_lm.convert -d)"},
     CLI_OPT_QUIET("no progress bar, no summary lines; warnings and errors still on stderr"),
     {0},
 };
 
 const cli_cmd cli_cmd_convert = {
     "convert", run_convert, "IN OUT",
-    "to safetensors (any model), GGUF (an HF directory) or an HF directory (a GGUF, OUT/), "
-    "running nothing it holds", opts, NULL};
+    "to safetensors (any model), GGUF (an HF or MLX directory or a training checkpoint), an HF "
+    "directory (a GGUF or a training checkpoint, OUT/) or MLX (--mlx), running nothing it holds",
+    opts, NULL};

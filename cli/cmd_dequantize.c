@@ -25,7 +25,7 @@ static int parse(const cli_args *a, const char **in, const char **out, mf_dtype 
         return cli_usage_error("dequantize", "needs IN.gguf OUT.safetensors");
     *in = a->pos[0];
     *out = a->pos[1];
-    return 0;
+    return cli_spool_input(in); /* "-" or a Hub name */
 }
 
 static int run_dequantize(const cli_args *a)

@@ -9,7 +9,7 @@ static int run_detect(const cli_args *a)
     if (a->n_pos == 0)
         return cli_usage_error("detect", "no path given");
     int rc = EXIT_FINE;
-    json_t *all = mode == CLI_JSON ? json_array() : NULL;
+    json_t *all = mode == CLI_JSON && a->n_pos > 1 ? json_array() : NULL;
     for (int i = 0; i < a->n_pos; i++) {
         mf_status st;
         mf_status_init(&st);
@@ -32,9 +32,11 @@ static int run_detect(const cli_args *a)
 }
 
 static const cli_opt opts[] = {
-    {"--json", NULL, NULL, "one JSON array: path, format, detail"},
+    {"--json", NULL, NULL, "one JSON object: path, format, detail; several paths: an array of them"},
     {"--jsonl", NULL, NULL, "one JSON object a line, one line per path"},
     CLI_OPT_QUIET("print nothing; the exit status says whether every path could be read"),
+    CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

@@ -1,12 +1,57 @@
-/* cmd_diff.c - mfmt diff [--json] [--all] A B: tensor by tensor, across
- * formats. Exit 0 when every tensor holds the same values, 1 otherwise. */
+/* cmd_diff.c - mfmt diff [--json] [--all] [--metadata-only|--tensors-only] A B:
+ * metadata key by key (when A and B are of one format), then tensor by
+ * tensor, across formats. Exit 0 when every key and every tensor holds the
+ * same values, 1 otherwise. */
 #include "cli.h"
 
 typedef struct diff_out {
     bool json, all;
-    json_t *rows;
+    json_t *rows, *keys;
     size_t count[7];
+    size_t meta_count[5];
 } diff_out;
+
+static void print_typed_value(const mf_value *v)
+{
+    printf("%s ", v->type == MF_V_ARR ? "array" : cli_vtype_name(v->type));
+    cli_fprint_value(stdout, v, 60);
+}
+
+static json_t *json_typed_value(const mf_value *v)
+{
+    return json_pack("{s:s, s:o}", "type", cli_vtype_name(v->type), "value", cli_json_value(v));
+}
+
+static int on_key(void *ctx, const mf_meta_diff_row *r)
+{
+    diff_out *o = ctx;
+    o->meta_count[r->kind]++;
+    if (o->json) {
+        if (r->kind == MF_META_SAME && !o->all)
+            return 0;
+        json_t *j = json_pack("{s:s, s:s}", "key", r->key, "result", mf_meta_diff_kind_name(r->kind));
+        if (r->a)
+            json_object_set_new(j, "a", json_typed_value(r->a));
+        if (r->b)
+            json_object_set_new(j, "b", json_typed_value(r->b));
+        json_array_append_new(o->keys, j);
+        return 0;
+    }
+    if ((r->kind == MF_META_SAME && !o->all) || cli_quiet)
+        return 0;
+    printf("%-12s %s  ", r->kind == MF_META_SAME ? "key-same" :
+                         r->kind == MF_META_CHANGED ? "key-changed" :
+                         r->kind == MF_META_TYPE ? "key-type" :
+                         r->kind == MF_META_ONLY_A ? "key-only-a" : "key-only-b", r->key);
+    if (r->a)
+        print_typed_value(r->a);
+    if (r->a && r->b)
+        printf(" -> ");
+    if (r->b && r->kind != MF_META_SAME)
+        print_typed_value(r->b);
+    putchar('\n');
+    return 0;
+}
 
 static void print_shape(const mf_tensor *t)
 {
@@ -53,11 +98,26 @@ static int on_row(void *ctx, const mf_diff_row *r)
     return 0;
 }
 
+/* Metadata is compared between models of one format: a GGUF's keys and a
+ * safetensors file's __metadata__ have nothing in common. */
+static int diff_metadata(const mf_model *a, const mf_model *b, diff_out *o, bool *compared,
+                         mf_status *st)
+{
+    *compared = mf_model_format(a) == mf_model_format(b);
+    if (!*compared)
+        return 0;
+    o->keys = o->json ? json_array() : NULL;
+    return mf_diff_metadata(a, b, on_key, o, st);
+}
+
 static int run_diff(const cli_args *args)
 {
     diff_out o = {0};
     o.json = cli_has(args, "--json");
     o.all = cli_has(args, "--all");
+    bool meta_only = cli_has(args, "--metadata-only"), tensors_only = cli_has(args, "--tensors-only");
+    if (meta_only && tensors_only)
+        return cli_usage_error("diff", "--metadata-only and --tensors-only exclude each other");
     if (args->n_pos != 2)
         return cli_usage_error("diff", "two paths, A and B");
     const char *p[2] = {args->pos[0], args->pos[1]};
@@ -69,25 +129,50 @@ static int run_diff(const cli_args *args)
         rc = cli_report(&st);
         goto out;
     }
-    o.rows = o.json ? json_array() : NULL;
-    if (mf_diff(a, b, on_row, &o, &st)) {
+    bool meta_compared = false;
+    if (!tensors_only && diff_metadata(a, b, &o, &meta_compared, &st)) {
+        rc = cli_report(&st);
+        json_decref(o.keys);
+        goto out;
+    }
+    o.rows = o.json && !meta_only ? json_array() : NULL;
+    if (!meta_only && mf_diff(a, b, on_row, &o, &st)) {
         rc = cli_report(&st);
         json_decref(o.rows);
+        json_decref(o.keys);
         goto out;
     }
     size_t changed = o.count[MF_DIFF_VALUES] + o.count[MF_DIFF_SHAPE] + o.count[MF_DIFF_ONLY_A] +
                      o.count[MF_DIFF_ONLY_B] + o.count[MF_DIFF_INCOMPARABLE];
+    size_t keys_changed = o.meta_count[MF_META_CHANGED] + o.meta_count[MF_META_TYPE] +
+                          o.meta_count[MF_META_ONLY_A] + o.meta_count[MF_META_ONLY_B];
     if (o.json) {
-        json_t *root = json_pack("{s:s, s:s, s:o, s:b}", "a", p[0], "b", p[1], "tensors", o.rows,
-                                 "equal", changed == 0);
+        json_t *root = json_pack("{s:s, s:s, s:b}", "a", p[0], "b", p[1], "equal",
+                                 changed + keys_changed == 0);
+        json_object_set_new(root, "metadata_compared", json_boolean(meta_compared));
+        if (o.keys)
+            json_object_set_new(root, "metadata", o.keys);
+        if (o.rows)
+            json_object_set_new(root, "tensors", o.rows);
         cli_print_json(root);
     } else if (!cli_quiet) {
-        printf("%zu same bytes, %zu same values in another dtype, %zu differ, %zu shape "
-               "mismatches, %zu only in A, %zu only in B\n",
-               o.count[MF_DIFF_SAME_BYTES], o.count[MF_DIFF_SAME_VALUES], o.count[MF_DIFF_VALUES],
-               o.count[MF_DIFF_SHAPE], o.count[MF_DIFF_ONLY_A], o.count[MF_DIFF_ONLY_B]);
+        if (!tensors_only && !meta_compared)
+            printf("metadata not compared: %s vs %s\n", mf_format_name(mf_model_format(a)),
+                   mf_format_name(mf_model_format(b)));
+        else if (!tensors_only)
+            printf("metadata: %zu same, %zu changed, %zu of another type, %zu only in A, "
+                   "%zu only in B\n",
+                   o.meta_count[MF_META_SAME], o.meta_count[MF_META_CHANGED],
+                   o.meta_count[MF_META_TYPE], o.meta_count[MF_META_ONLY_A],
+                   o.meta_count[MF_META_ONLY_B]);
+        if (!meta_only)
+            printf("%zu same bytes, %zu same values in another dtype, %zu differ, %zu shape "
+                   "mismatches, %zu only in A, %zu only in B\n",
+                   o.count[MF_DIFF_SAME_BYTES], o.count[MF_DIFF_SAME_VALUES],
+                   o.count[MF_DIFF_VALUES], o.count[MF_DIFF_SHAPE], o.count[MF_DIFF_ONLY_A],
+                   o.count[MF_DIFF_ONLY_B]);
     }
-    rc = changed ? EXIT_BAD_INPUT : EXIT_FINE;
+    rc = changed + keys_changed ? EXIT_BAD_INPUT : EXIT_FINE;
 out:
     mf_close(a);
     mf_close(b);
@@ -96,12 +181,14 @@ out:
 }
 
 static const cli_opt opts[] = {
-    {"--json", NULL, NULL, "one JSON object: a, b, tensors, equal"},
-    {"--all", NULL, NULL, "list equal tensors too, not only the differences"},
+    {"--json", NULL, NULL, "one JSON object: a, b, metadata, tensors, equal"},
+    {"--all", NULL, NULL, "list equal keys and tensors too, not only the differences"},
+    {"--metadata-only", NULL, NULL, "compare the metadata only (keys, types, values)"},
+    {"--tensors-only", NULL, NULL, "compare the tensors only"},
     CLI_OPT_QUIET("print nothing (unless --json); the exit status says whether they differ"),
     {0},
 };
 
 const cli_cmd cli_cmd_diff = {"diff", run_diff, "A B",
-                              "compare tensor by tensor, across formats (exit 1 if they differ)",
+                              "compare metadata key by key and tensors one by one, across formats (exit 1 if they differ)",
                               opts, NULL};

@@ -89,6 +89,9 @@ static int run_estimate(const cli_args *a)
     if (a->n_pos != 1)
         return cli_usage_error("estimate", a->n_pos ? "one path at a time" : "no path given");
     const char *path = a->pos[0];
+    int spool = cli_spool_input(&path); /* a Hub name: the cache's copy */
+    if (spool)
+        return spool;
     mf_status st;
     mf_status_init(&st);
     mf_estimate *e;
@@ -113,6 +116,7 @@ static const cli_opt opts[] = {
     {"--type", NULL, "T", "weights as if quantized to T (Q4_K_M, Q8_0, F16, ...)"},
     {"--json", NULL, NULL, "one JSON object"},
     CLI_OPT_QUIET("only the total in bytes, one number"),
+    CLI_OPTS_REMOTE,
     {0},
 };
 

@@ -9,6 +9,7 @@
  * file on two threads when the layout allows; mf_hash_kinds and
  * mf_manifest_* for the manifests); this file parses options and prints. */
 #include "cli.h"
+#include "hash_record.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -21,9 +22,12 @@ typedef struct hash_opts {
     unsigned mask;            /* MF_HASH_BIT()s from --algo; 0: default */
     const char *manifest_out; /* --manifest OUT */
     const char *check;        /* --check MANIFEST */
+    const char *record;       /* --record OUT.json */
+    const char *check_record; /* --check-record REC.json */
     const char *path;
     const char *const *paths;
     int n_paths;
+    json_t *all; /* --json over several paths: the array of their objects */
 } hash_opts;
 
 /* llama-gguf-hash's spellings of the kinds, and its --all */
@@ -63,6 +67,10 @@ static int parse_one(const cli_args *a, int i, hash_opts *o)
         o->manifest_out = v;
     else if (cli_is(a, i, "--check"))
         o->check = v;
+    else if (cli_is(a, i, "--record"))
+        o->record = v;
+    else if (cli_is(a, i, "--check-record"))
+        o->check_record = v;
     else if (cli_is(a, i, "--format")) {
         if (strcmp(v, "sha256sum") != 0 && strcmp(v, "mfmt") != 0)
             return cli_usage_error("hash", "--format takes sha256sum or mfmt");
@@ -85,6 +93,13 @@ static int parse(const cli_args *a, hash_opts *o)
     o->paths = a->pos;
     o->n_paths = a->n_pos;
     o->path = a->pos[0];
+    if (o->record || o->check_record) {
+        if (o->n_paths > 1 || (o->record && o->check_record) || o->manifest_out || o->check ||
+            o->gguf_hash || o->sha256sum || o->content || (o->record && o->json))
+            return cli_usage_error("hash", "--record / --check-record take one MODEL and no other "
+                                           "mode (--tensors with --record, --json with --check-record)");
+        return 0;
+    }
     if (o->manifest_out && o->check)
         return cli_usage_error("hash", "--manifest and --check exclude each other");
     bool manifest_mode = o->manifest_out || o->check || o->gguf_hash;
@@ -110,7 +125,7 @@ static int parse(const cli_args *a, hash_opts *o)
 /* One path's JSON object: --json indented, --jsonl on one line */
 static void emit(const hash_opts *o, json_t *root)
 {
-    cli_json_emit(o->jsonl ? CLI_JSONL : CLI_JSON, NULL, root);
+    cli_json_emit(o->jsonl ? CLI_JSONL : CLI_JSON, o->all, root);
 }
 
 /* The whole-file digest of PATH, or of standard input for "-", streamed
@@ -153,7 +168,7 @@ static void print_plain(const hash_opts *o, const mf_model *m, const mf_hash_res
         return;
     }
     if (r->has_file)
-        printf("%s  %s  %s\n", an, r->file_hex, o->path);
+        printf("%s  %s  %s (file)\n", an, r->file_hex, o->path);
     printf("%s  %s  %s (tensor content)\n", an, r->content_hex, o->path);
     for (size_t i = 0; i < r->n_tensors; i++)
         printf("%s  %s  %s:%s\n", an, r->tensor_hex[i], o->path,
@@ -173,7 +188,7 @@ static int hash_unopened(const hash_opts *o, mf_hash_algo algo, mf_status *open_
         rc = cli_report(&st);
     } else {
         if (!dir && !o->json)
-            printf("%s  %s  %s\n", mf_hash_algo_name(algo), hex, o->path);
+            printf("%s  %s  %s (file)\n", mf_hash_algo_name(algo), hex, o->path);
         rc = cli_report(open_st);
     }
     mf_status_clear(&st);
@@ -196,7 +211,7 @@ static int run_file_only(const hash_opts *o, mf_hash_algo algo)
         json_object_set_new(root, an, json_string(hex));
         emit(o, root);
     } else {
-        printf("%s  %s  %s\n", an, hex, o->path);
+        printf("%s  %s  %s (file)\n", an, hex, o->path);
     }
     mf_status_clear(&st);
     return rc;
@@ -389,11 +404,35 @@ static int run_sha256sum(const hash_opts *o)
     return worst;
 }
 
+/* Hub names -> the cache's paths, before anything looks at them */
+static int resolve_paths(hash_opts *o, const char **buf)
+{
+    mf_status st;
+    mf_status_init(&st);
+    for (int i = 0; i < o->n_paths; i++)
+        if (!(buf[i] = cli_hub_path(o->paths[i], &st))) {
+            int rc = cli_report(&st);
+            mf_status_clear(&st);
+            return rc;
+        }
+    o->paths = buf;
+    o->path = buf[0];
+    return 0;
+}
+
 static int run_hash(const cli_args *a)
 {
     hash_opts o;
+    const char *resolved[CLI_MAX_ARGS];
     if (parse(a, &o))
         return EXIT_USAGE;
+    if (o.record) /* the model argument as given: the record keeps its Hub name */
+        return cli_hash_record(o.path, o.record, o.tensors);
+    if (o.check_record)
+        return cli_hash_check_record(o.path, o.check_record, o.json);
+    int rc = resolve_paths(&o, resolved);
+    if (rc)
+        return rc;
     if (o.check)
         return run_manifest_check(o.path, o.check, o.mask, o.json, o.jsonl);
     if (o.manifest_out || o.gguf_hash)
@@ -401,16 +440,19 @@ static int run_hash(const cli_args *a)
     if (o.sha256sum)
         return run_sha256sum(&o);
     int worst = EXIT_FINE;
+    o.all = o.json && !o.jsonl && o.n_paths > 1 ? json_array() : NULL;
     for (int i = 0; i < o.n_paths; i++) {
         o.path = o.paths[i];
         int e = run_plain(&o);
         worst = e > worst ? e : worst;
     }
+    if (o.all)
+        cli_print_json(o.all);
     return worst;
 }
 
 static const cli_opt opts[] = {
-    {"--json", NULL, NULL, "one JSON object per path (also for --check)"},
+    {"--json", NULL, NULL, "one JSON object (also for --check); several paths: an array of them"},
     {"--jsonl", NULL, NULL, "the same objects, one a line (also for --check)"},
     {"--content", NULL, NULL, "also the tensor-content hash (all tensors' bytes, metadata excluded)"},
     {"--tensors", NULL, NULL, "also the tensor-content hash and each tensor's canonical hash"},
@@ -418,6 +460,10 @@ static const cli_opt opts[] = {
                           "list, uuid or all"},
     {"--manifest", NULL, "OUT", "write a llama-gguf-hash manifest to OUT ('-': stdout)"},
     {"--check", "-c", "MANIFEST", "check the model against a llama-gguf-hash manifest"},
+    {"--record", NULL, "OUT", "write a delivery record of every file of MODEL to OUT.json "
+                              "(repo, commit, path, size, SHA-256, tensor-content SHA-256)"},
+    {"--check-record", NULL, "REC", "check MODEL (a copy) against a delivery record: which "
+                                    "file differs, and whether its tensors do"},
     {"--xxh64", NULL, NULL, "llama-gguf-hash's spelling: a manifest with xxh64 lines (stdout "
                             "unless --manifest)"},
     {"--sha1", NULL, NULL, "likewise, sha1 lines"},
@@ -429,6 +475,8 @@ static const cli_opt opts[] = {
                             "`sha256sum -c` checks; mfmt: the default"},
     CLI_OPT_QUIET("--check: only the lines that are not Ok, no header or result line (as "
                   "sha256sum --quiet); the digests otherwise"),
+    CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 
@@ -437,6 +485,7 @@ const cli_cmd cli_cmd_hash = {
     "whole-file hash (a directory: tensor-content hash); --content adds the tensor-content hash, "
     "--tensors that and canonical per-tensor hashes; llama-gguf-hash manifests",
     opts,
-    "--check exits 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 manifest unreadable.\n"
+    "--check exits 0 ok, 1 mismatch, 3 missing entry, 4 unknown hash, 5 manifest unreadable;\n"
+    "--check-record 0 ok, 1 a file differs, 3 a recorded file is missing, 5 record unreadable.\n"
     "A PATH of - reads standard input: the whole-file digest streams it; --content, --tensors,\n"
     "manifests and --check spool it to a temporary file first (the readers map their input)."};

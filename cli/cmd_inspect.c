@@ -242,7 +242,7 @@ static void print_text(const mf_model *m, const summary *s, bool tensors, bool v
         print_value_name(m, kv);
         putchar('\n');
     }
-    cli_print_notes(stdout, m, "note: ", verbose);
+    cli_print_notes(stdout, m, "warning: ", "note: ", verbose);
     mf_status st;
     mf_status_init(&st);
     if (cli_hf_load_report_text(stdout, m, "", &st) < 0)
@@ -285,6 +285,7 @@ static int inspect_one(const inspect_opts *o, const char *path, bool first, bool
     summarize(m, &s);
     int rc = EXIT_FINE;
     if (o->json) {
+        cli_json_list_item(many);
         rc = print_json(m, &s, stdout);
     } else if (o->jsonl) {
         rc = print_jsonl(m, &s);
@@ -311,17 +312,21 @@ static int run_inspect(const cli_args *a)
         int e = inspect_one(&o, a->pos[i], i == 0, a->n_pos > 1);
         worst = e > worst ? e : worst;
     }
+    if (o.json)
+        cli_json_list_end(a->n_pos > 1);
     return worst;
 }
 
 static const cli_opt opts[] = {
-    {"--json", NULL, NULL, "one JSON object per path (the contract in doc/DESIGN.md)"},
+    {"--json", NULL, NULL, "one JSON object (the contract in doc/DESIGN.md); several paths: an array of them"},
     {"--jsonl", NULL, NULL, "the same object on one line per path"},
     {"--tensors", NULL, NULL, "list every tensor: name, dtype, shape, offset, bytes"},
     {"--graph", NULL, NULL, "ONNX: the graph, one node a line"},
     {"--verbose", "-v", NULL, "every note (e.g. each misaligned tensor), not a summary"},
     CLI_OPT_QUIET("no text output (JSON still prints when asked); the exit status says whether "
                   "every path opened"),
+    CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

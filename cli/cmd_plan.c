@@ -96,6 +96,9 @@ static int run_plan(const cli_args *a)
     if (a->n_pos != 1)
         return cli_usage_error("plan", a->n_pos ? "one path at a time" : "no path given");
     path = a->pos[0];
+    int spool = cli_spool_input(&path); /* a Hub name: the cache's copy */
+    if (spool)
+        return spool;
     if (!n)
         return cli_usage_error("plan", "give the devices: --device cuda:0:24GiB --device cpu:64GiB");
     mf_status st;
@@ -124,6 +127,7 @@ static const cli_opt opts[] = {
     {"--dtype", NULL, "T", "f16, bf16 or f32: the dtype the weights are loaded in"},
     {"--json", NULL, NULL, "one JSON object"},
     CLI_OPT_QUIET("the device map only, no per-device and total lines"),
+    CLI_OPTS_REMOTE,
     {0},
 };
 

@@ -373,6 +373,26 @@ static const cli_opt opts[] = {
     {0},
 };
 
+static void print_type_row(void *user, const char *name, mf_ftype f)
+{
+    FILE *out = user;
+    const char *canon = mf_ftype_name(f);
+    fprintf(out, "  %4d  or  %-8s : ", (int)f, name);
+    if (strcmp(canon, name) != 0)
+        fprintf(out, "alias of %s", canon);
+    else
+        fprintf(out, "mostly %s", mf_dtype_name(mf_ftype_base_type(f)));
+    fprintf(out, "%s\n", mf_ftype_needs_imatrix(f) ? ", needs an importance matrix" : "");
+}
+
+/* The types as llama-quantize's usage lists them: number, then name. */
+void cli_quantize_print_types(FILE *f)
+{
+    fprintf(f, "Allowed quantization types:\n");
+    mf_ftype_each(print_type_row, f);
+    fprintf(f, "  %4s  or  %-8s : every tensor copied as it is\n", "", "COPY");
+}
+
 const cli_cmd cli_cmd_quantize = {
     "quantize", run_quantize, "IN.gguf [OUT.gguf] TYPE [NTHREADS]",
     "llama-quantize's mixes (Q4_K_M, Q8_0, IQ4_XS, ...) byte for byte", opts,

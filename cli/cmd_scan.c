@@ -1,10 +1,12 @@
-/* cmd_scan.c - mfmt scan [--json] [--all] PATH...: is each file safe to
- * load? Exit 0 only when every file is safe. */
+/* cmd_scan.c - mfmt scan [--json] [--all] [--format sarif] PATH...: is each
+ * file safe to load? Exit 0 only when every file is safe. */
 #include "cli.h"
+#include "scan_sarif.h"
 
 typedef struct scan_run {
     bool json, jsonl, all, quiet;
     json_t *files;
+    cli_sarif *sarif; /* --format sarif */
     mf_verdict worst;
     size_t n_files;
 } scan_run;
@@ -62,7 +64,8 @@ static void print_finding(const mf_finding *f)
     if (f->offset >= 0)
         printf(": ");
     if (f->opcode || f->global)
-        printf("%s %s: ", f->opcode ? f->opcode : "", f->global ? f->global : "");
+        printf("%s%s%s: ", f->opcode ? f->opcode : "", f->opcode && f->global ? " " : "",
+               f->global ? f->global : "");
     printf("%s\n", f->message);
 }
 
@@ -83,7 +86,9 @@ static int on_report(void *ctx, const mf_scan_report *r)
     run->n_files++;
     if (r->verdict > run->worst)
         run->worst = r->verdict;
-    if (run->json || run->jsonl) {
+    if (run->sarif) {
+        cli_sarif_add(run->sarif, r);
+    } else if (run->json || run->jsonl) {
         cli_json_emit(run->jsonl ? CLI_JSONL : CLI_JSON, run->files, report_json(r));
     } else if (!run->quiet || r->verdict != MF_VERDICT_SAFE) {
         print_report(run, r);
@@ -101,8 +106,21 @@ static int run_scan(const cli_args *a)
     run.jsonl = mode == CLI_JSONL;
     run.all = cli_has(a, "--all");
     run.quiet = cli_has(a, "--quiet");
-    if (a->n_pos == 0)
+    const char *format = cli_get(a, "--format");
+    if (format && strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "sarif"))
+        return cli_usage_error("scan", "--format takes text, json or sarif");
+    if (format && !strcmp(format, "json"))
+        run.json = true;
+    if (format && !strcmp(format, "sarif")) {
+        if (run.json || run.jsonl)
+            return cli_usage_error("scan", "--format sarif and --json/--jsonl exclude each other");
+        if (!(run.sarif = cli_sarif_new()))
+            return EXIT_USAGE;
+    }
+    if (a->n_pos == 0) {
+        free(run.sarif);
         return cli_usage_error("scan", "no path given");
+    }
     run.files = json_array();
     int rc = EXIT_FINE;
     for (int i = 0; i < a->n_pos; i++) {
@@ -118,7 +136,10 @@ static int run_scan(const cli_args *a)
     }
     if (run.worst != MF_VERDICT_SAFE && rc == EXIT_FINE)
         rc = EXIT_BAD_INPUT;
-    if (run.json) {
+    if (run.sarif) {
+        json_decref(run.files);
+        cli_sarif_print(run.sarif); /* the exit status is the same as in text */
+    } else if (run.json) {
         json_t *root = json_object();
         json_object_set_new(root, "verdict", json_string(mf_verdict_name(run.worst)));
         json_object_set_new(root, "files", run.files);
@@ -136,6 +157,10 @@ static const cli_opt opts[] = {
     {"--jsonl", NULL, NULL, "one JSON object a line, one line per file scanned"},
     {"--all", NULL, NULL, "also the findings judged safe"},
     {"--quiet", "-q", NULL, "print only files that are not safe; the exit status says the rest"},
+    {"--format", NULL, "FORMAT", "text (default), json (as --json) or sarif: one SARIF 2.1.0 log, a "
+                                 "result per finding (CI code scanning); same exit status"},
+    CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

@@ -17,7 +17,7 @@ static bool is_later_shard(const mf_model *m)
 
 static void print_problem(void *ctx, const char *msg)
 {
-    fprintf(stderr, "  %s: %s\n", (const char *)ctx, msg);
+    printf("  %s: %s\n", (const char *)ctx, msg);
 }
 
 static void add_problem(void *ctx, const char *msg)
@@ -53,9 +53,12 @@ static int validate_one(val_out *o, const char *path)
             emit_json(o, json_pack("{s:s, s:b, s:o}", "path", path, "valid", 0, "problems",
                                    strings_json(&st)));
             rc = cli_exit_code(st.code);
+        } else if (cli_exit_code(st.code) == EXIT_BAD_INPUT) {
+            /* the verdict and its reasons on one stream, stdout */
+            printf("%s: INVALID, %zu problem%s:\n", path, n, n == 1 ? "" : "s");
+            rc = cli_report_to(stdout, &st);
         } else {
-            fprintf(stderr, "%s: INVALID, %zu problem%s:\n", path, n, n == 1 ? "" : "s");
-            rc = cli_report(&st);
+            rc = cli_report(&st); /* not a verdict: the file could not be read (I/O, memory) */
         }
         mf_status_clear(&st);
         return rc;
@@ -71,14 +74,16 @@ static int validate_one(val_out *o, const char *path)
     size_t refused = 0;
     if (problems == 0 && mf_model_format(m) == MF_FMT_GGUF && !is_later_shard(m))
         refused = mf_llama_load_problems(m, NULL, NULL);
-    size_t nt = mf_model_tensor_count(m), nn = mf_model_note_count(m);
+    size_t nt = mf_model_tensor_count(m), nn = mf_model_note_count(m), nw = cli_warning_count(m);
     if (structured) {
-        json_t *warn = json_array();
+        json_t *warn = json_array(), *info = json_array();
         for (size_t k = 0; k < nn; k++)
-            json_array_append_new(warn, json_string(mf_model_note_at(m, k)));
+            json_array_append_new(mf_model_note_is_info(m, k) ? info : warn,
+                                  json_string(mf_model_note_at(m, k)));
         json_t *j = json_pack("{s:s, s:b, s:s, s:s, s:I, s:o}", "path", path, "valid", problems == 0,
                               "format", mf_format_name(mf_model_format(m)), "version",
                               mf_model_version(m), "n_tensors", (json_int_t)nt, "warnings", warn);
+        json_object_set_new(j, "notes", info);
         if (problems)
             json_object_set_new(j, "problems",
                                 problems < 0 ? strings_json(&st)
@@ -92,22 +97,23 @@ static int validate_one(val_out *o, const char *path)
         emit_json(o, j);
     } else if (problems != 0) {
         if (problems < 0)
-            cli_report(&st);
-        fprintf(stderr, "%s: INVALID, the weights do not match config.json (load report above)\n", path);
+            cli_report_to(stdout, &st);
+        printf("%s: INVALID, the weights do not match config.json (load report above)\n", path);
     } else if (refused) {
-        fprintf(stderr, "%s: INVALID for llama.cpp (c392e509), %zu problem%s:\n", path, refused,
-                refused == 1 ? "" : "s");
+        printf("%s: INVALID for llama.cpp (c392e509), %zu problem%s:\n", path, refused,
+               refused == 1 ? "" : "s");
         mf_llama_load_problems(m, print_problem, "llama.cpp would refuse it");
     } else {
         if (!o->quiet) {
-            char prefix[4200];
-            snprintf(prefix, sizeof(prefix), "mfmt: %s: warning: ", path);
-            cli_print_notes(stderr, m, prefix, o->verbose);
+            char warn[4200], info[4200];
+            snprintf(warn, sizeof(warn), "%s: warning: ", path);
+            snprintf(info, sizeof(info), "%s: note: ", path);
+            cli_print_notes(stdout, m, warn, info, o->verbose);
         }
         if (!o->quiet)
             printf("%s: OK (%s%s%s, %zu tensor%s%s)\n", path, mf_format_name(mf_model_format(m)),
                    cli_version_text(m)[0] ? " " : "", cli_version_text(m), nt, nt == 1 ? "" : "s",
-                   nn ? ", with warnings" : "");
+                   nw ? ", with warnings" : "");
     }
     if (problems != 0 || refused)
         rc = EXIT_BAD_INPUT;
@@ -142,6 +148,8 @@ static const cli_opt opts[] = {
     {"--jsonl", NULL, NULL, "one JSON object a line, one line per path"},
     {"--quiet", "-q", NULL, "print only the problems; the exit status says the rest"},
     {"--verbose", "-v", NULL, "every warning (e.g. each misaligned tensor), not a summary"},
+    CLI_OPTS_REMOTE,
+    CLI_OPTS_BATCH,
     {0},
 };
 

@@ -23,11 +23,16 @@ int cli_exit_code(mf_code c)
 /* A message with the temporary copy of standard input named "-". */
 static void print_message(FILE *f, const char *msg);
 
-int cli_report(const mf_status *st)
+int cli_report_to(FILE *f, const mf_status *st)
 {
     for (size_t i = 0; i < mf_status_count(st); i++)
-        print_message(stderr, mf_status_message(st, i));
+        print_message(f, mf_status_message(st, i));
     return cli_exit_code(st->code);
+}
+
+int cli_report(const mf_status *st)
+{
+    return cli_report_to(stderr, st);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -144,12 +149,14 @@ void cli_fmt_float(char *buf, size_t n, double x, bool is_f32)
 
 void cli_print_jsonl(json_t *j)
 {
+    if (cli_batch_input && json_is_object(j) && !json_object_get(j, "input"))
+        json_object_set_new(j, "input", json_string(cli_batch_input)); /* batch.c's key */
     json_dumpf(j, stdout, JSON_COMPACT);
     fputc('\n', stdout);
     json_decref(j);
 }
 
-static const char *vtype_name(mf_vtype t)
+const char *cli_vtype_name(mf_vtype t)
 {
     static const char *const n[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32",
                                     "bool", "string", "array", "u64", "i64", "f64"};
@@ -199,7 +206,7 @@ void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str)
             fputc(']', f);
         } else {
             fprintf(f, "%zu %s%s", v->as.arr.n,
-                    v->as.arr.elem == MF_V_STR ? "string" : vtype_name(v->as.arr.elem),
+                    v->as.arr.elem == MF_V_STR ? "string" : cli_vtype_name(v->as.arr.elem),
                     v->as.arr.n == 1 ? "" : "s");
         }
         break;
@@ -301,10 +308,86 @@ static int copy_fd(int in, int out)
     }
 }
 
+/* Hub names resolved so far: kept for the whole run (the paths are used
+ * until exit), reachable from here. */
+static char **hub_paths;
+static size_t n_hub_paths;
+
+/* ORG/NAME[@REV] and hf://... -> the cache's file or snapshot folder (or
+ * the https URL of a file not in the cache); anything else as it is. */
+const char *cli_hub_path(const char *path, mf_status *st)
+{
+    mf_hub_target t;
+    if (mf_hub_resolve(path, NULL, cli_hub_remote, &t, st))
+        return NULL;
+    if (t.kind == MF_HUB_NONE) {
+        mf_hub_target_free(&t);
+        return path;
+    }
+    char **grown = realloc(hub_paths, (n_hub_paths + 1) * sizeof(char *));
+    if (!grown) {
+        mf_hub_target_free(&t);
+        mf_status_fail(st, MF_ERR_NOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    hub_paths = grown;
+    hub_paths[n_hub_paths++] = t.path;
+    t.path = NULL;
+    mf_hub_target_free(&t);
+    return hub_paths[n_hub_paths - 1];
+}
+
+bool cli_hub_remote = false;
+static uint64_t remote_budget;
+
+static bool has_option(const cli_cmd *c, const char *name)
+{
+    for (const cli_opt *o = c->opts; o && o->name; o++)
+        if (!strcmp(o->name, name))
+            return true;
+    return false;
+}
+
+int cli_remote_setup(const cli_args *a)
+{
+    if (!has_option(a->cmd, "--max-bytes"))
+        return EXIT_FINE;
+    mf_remote_opts o;
+    mf_remote_opts_init(&o);
+    o.max_bytes = 128u << 20;
+    const char *v;
+    if ((v = cli_get(a, "--max-bytes")) && mf_parse_size(v, &o.max_bytes))
+        return cli_usage_error(a->cmd->name, "--max-bytes takes a size (1000000, 64MiB, 0)");
+    if ((v = cli_get(a, "--timeout"))) {
+        char *end;
+        unsigned long s = strtoul(v, &end, 10);
+        if (*end || s == 0 || s > 3600)
+            return cli_usage_error(a->cmd->name, "--timeout takes seconds, 1 to 3600");
+        o.timeout_s = (unsigned)s;
+    }
+    o.token = cli_get(a, "--token");
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_remote_configure(&o, &st) ? cli_report(&st) : EXIT_FINE;
+    mf_status_clear(&st);
+    remote_budget = o.max_bytes;
+    cli_hub_remote = true;
+    return rc;
+}
+
+void cli_remote_report(void)
+{
+    uint64_t n = mf_remote_bytes_read();
+    fflush(stdout); /* the report follows the command's output */
+    if (n && !cli_quiet)
+        fprintf(stderr, "mfmt: %llu bytes fetched over HTTP (budget %llu)\n",
+                (unsigned long long)n, (unsigned long long)remote_budget);
+}
+
 const char *cli_input_path(const char *path, mf_status *st)
 {
     if (strcmp(path, "-") != 0)
-        return path;
+        return cli_hub_path(path, st);
     if (stdin_copy[0]) /* standard input is read once; "-" again is the same bytes */
         return stdin_copy;
     const char *dir = getenv("TMPDIR");
@@ -438,9 +521,16 @@ int cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
 
 int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st)
 {
+    return cli_open_cfg(path, flags, NULL, scan, m, st);
+}
+
+int cli_open_cfg(const char *path, unsigned flags, const char *config, bool scan, mf_model **m,
+                 mf_status *st)
+{
     mf_open_opts o;
     mf_open_opts_init(&o);
     o.flags = flags | (scan ? 0 : MF_OPEN_NO_SCAN);
+    o.config = config;
     const char *file = cli_input_path(path, st); /* "-": standard input, spooled */
     return file ? mf_open(file, &o, m, st) : -1;
 }
@@ -477,12 +567,23 @@ static bool is_alignment_note(const char *n)
     return strncmp(n, "tensor \"", 8) == 0 && strstr(n, "aligned") != NULL;
 }
 
-void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbose)
+size_t cli_warning_count(const mf_model *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < mf_model_note_count(m); i++)
+        n += !mf_model_note_is_info(m, i);
+    return n;
+}
+
+/* The notes of one level; per-tensor alignment notes collapse to a line. */
+static void print_notes_of(FILE *f, const mf_model *m, bool info, const char *prefix, bool verbose)
 {
     size_t n_align = 0;
     const char *first = NULL;
     for (size_t i = 0; i < mf_model_note_count(m); i++) {
         const char *n = mf_model_note_at(m, i);
+        if (mf_model_note_is_info(m, i) != info)
+            continue;
         if (!verbose && is_alignment_note(n)) {
             if (!n_align++)
                 first = n;
@@ -495,4 +596,11 @@ void cli_print_notes(FILE *f, const mf_model *m, const char *prefix, bool verbos
     else if (n_align > 1)
         fprintf(f, "%s%zu tensors are not aligned (first: %s); --verbose lists them\n", prefix,
                 n_align, first);
+}
+
+void cli_print_notes(FILE *f, const mf_model *m, const char *warn_prefix, const char *info_prefix,
+                     bool verbose)
+{
+    print_notes_of(f, m, false, warn_prefix, verbose);
+    print_notes_of(f, m, true, info_prefix, verbose);
 }

@@ -14,4 +14,17 @@ json_t *cli_hf_load_report_json(const mf_model *m, mf_status *st);
  * converter writes it (type: f32, f16, bf16, q8_0, auto; NULL: f16), with
  * a progress bar on a terminal. */
 int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, int threads);
+
+/* mfmt convert of any other model (a training checkpoint above all) to a
+ * Hugging Face directory or, through one, to GGUF (convert_ckpt_cli.c). */
+typedef struct cli_ckpt_opts {
+    unsigned flags;           /* MF_OPEN_TRAIN_* */
+    const char *config;       /* --config FILE */
+    const char *tokenizer;    /* --tokenizer DIR */
+    const char *dtype;        /* --dtype f32/f16/bf16 of the weights; NULL: as merged */
+    uint64_t max_shard_size;  /* 0: 5GB */
+} cli_ckpt_opts;
+int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o);
+int cli_convert_model_to_gguf(const char *in, const char *out, const char *type, int threads,
+                              const cli_ckpt_opts *o);
 #endif

@@ -403,6 +403,20 @@ int cli_json_mode_of(const cli_args *a, cli_json_mode *m)
     return 0;
 }
 
+static size_t json_list_items;
+
+void cli_json_list_item(bool many)
+{
+    if (many)
+        fputs(json_list_items++ ? ",\n" : "[\n", stdout);
+}
+
+void cli_json_list_end(bool many)
+{
+    if (many)
+        fputs(json_list_items ? "]\n" : "[]\n", stdout);
+}
+
 void cli_json_emit(cli_json_mode m, json_t *all, json_t *obj)
 {
     if (m == CLI_JSONL)

@@ -193,6 +193,7 @@ typedef enum mf_format {
     MF_FMT_ONNX_TENSOR, MF_FMT_TFLITE, MF_FMT_KERAS, MF_FMT_TF_SAVEDMODEL,
     MF_FMT_TF_GRAPHDEF, MF_FMT_MLX, MF_FMT_HF_DIR, MF_FMT_PICKLE,
     MF_FMT_GGML_LEGACY, MF_FMT_ZIP, /* a zip whose content is not a known format */
+    MF_FMT_DEEPSPEED, MF_FMT_DCP, MF_FMT_MEGATRON, /* training checkpoints (folders) */
     MF_FMT_COUNT
 } mf_format;
 
@@ -261,14 +262,25 @@ enum {
      * (weight, scales, biases) becomes one tensor of the logical shape in
      * the scales' float type, dequantized when read or streamed */
     MF_OPEN_LOGICAL = 1 << 3,
+    /* training checkpoints (doc/training.md): DeepSpeed's bf16/fp16 module
+     * states instead of the fp32 master weights of the optimizer partitions
+     * (zero_to_fp32.py's default) */
+    MF_OPEN_TRAIN_MODULE_STATES = 1 << 4,
+    /* training checkpoints: leave frozen parameters out (zero_to_fp32.py's
+     * --exclude_frozen_parameters) */
+    MF_OPEN_TRAIN_EXCLUDE_FROZEN = 1 << 5,
 };
 
 typedef struct mf_open_opts {
     size_t struct_size; /* sizeof(mf_open_opts) */
     unsigned flags;     /* MF_OPEN_* */
+    /* A Hugging Face config.json for a training checkpoint that carries
+     * none (Megatron-LM: the architecture's tensor names and the vocabulary
+     * size without padding); NULL: looked for beside the checkpoint */
+    const char *config;
 } mf_open_opts;
 
-#define MF_OPEN_OPTS_INIT {sizeof(mf_open_opts), 0}
+#define MF_OPEN_OPTS_INIT {sizeof(mf_open_opts), 0, NULL}
 MF_API void mf_open_opts_init(mf_open_opts *o);
 
 /* Opens a file or directory (the format detected from its bytes). opts may
@@ -303,6 +315,10 @@ MF_API const mf_value *mf_meta_get(const mf_model *m, const char *key);
 /* Notes: warnings that are not breaches. */
 MF_API size_t mf_model_note_count(const mf_model *m);
 MF_API const char *mf_model_note_at(const mf_model *m, size_t i); /* NULL past end */
+/* True when note i is information, not a warning: a fact about the file that
+ * real writers produce and every loader accepts (a safetensors tensor not
+ * 64-byte aligned: the Rust writer aligns to 8). False past the end. */
+MF_API bool mf_model_note_is_info(const mf_model *m, size_t i);
 
 /* The files the model maps: its own and, for directories and shard sets,
  * every weights file. */
@@ -476,5 +492,6 @@ MF_API void mf_edit_report_free(mf_edit_report *report);
 #include "mfmt/convert.h"
 #include "mfmt/quantize.h"
 #include "mfmt/analyze.h"
+#include "mfmt/hub.h"
 
 #endif /* MFMT_H */

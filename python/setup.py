@@ -23,6 +23,21 @@ USE_PKGCONFIG = os.environ.get("MFMT_USE_PKGCONFIG") == "1" or not IN_TREE
 LIB_BUILD = os.environ.get("MFMT_BUILD", os.path.join(ROOT, "build"))
 
 
+def library_version():
+    """The one version number: MF_VERSION_MAJOR/MINOR/PATCH of mfmt.h (the
+    tree's, or the installed one's through pkg-config)."""
+    if IN_TREE and not USE_PKGCONFIG:
+        parts = {}
+        with open(os.path.join(ROOT, "include", "mfmt.h"), encoding="utf-8") as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 3 and w[0] == "#define" and w[1].startswith("MF_VERSION_") and w[2].isdigit():
+                    parts[w[1][len("MF_VERSION_"):]] = w[2]
+        return "%s.%s.%s" % (parts["MAJOR"], parts["MINOR"], parts["PATCH"])
+    return subprocess.run(["pkg-config", "--modversion", "mfmt"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
 def tree_libs():
     """The libraries libmfmt.a needs, from the top Makefile (one list)."""
     out = subprocess.run(["make", "-s", "--no-print-directory", "-C", ROOT, "print-ldlibs"],
@@ -75,7 +90,7 @@ def extension():
 
 setup(
     name="mfmt",
-    version="0.1.0",
+    version=library_version(),
     description="Read, check and convert ML model-weight files (safetensors, GGUF, "
                 "PyTorch, NumPy, ONNX, HDF5, ...) into NumPy arrays, zero-copy and "
                 "without running code",

@@ -28,7 +28,9 @@ for c in $cmds; do
   done
 done
 while read -r c opt; do
-  grep -qe "$opt\b" "$tmp/help.$c" && ok || bad "mfmt $c --help does not name $opt"
+  # (\b needs a word character: "-@" is looked for followed by a space)
+  { grep -qe "$opt\b" "$tmp/help.$c" || grep -qF -- "$opt " "$tmp/help.$c"; } && ok \
+    || bad "mfmt $c --help does not name $opt"
 done <"$tmp/options"
 
 # 2. the man page
@@ -123,6 +125,71 @@ done
 [ $? = 0 ] && [ ! -s "$tmp/out" ] && ok || bad "diff -q A A: $(head -c 200 "$tmp/out")"
 "$mfmt" diff -q "$st" "$gg" >"$tmp/out" 2>&1
 [ $? = 1 ] && [ ! -s "$tmp/out" ] && ok || bad "diff -q A B: $(head -c 200 "$tmp/out")"
+# diff compares metadata too: an edited chat template is a difference
+"$mfmt" edit -q "$gg" "$tmp/tmpl.gguf" --set 'tokenizer.chat_template={{ messages }}' >"$tmp/out" 2>&1
+"$mfmt" diff "$gg" "$tmp/tmpl.gguf" >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q '^key-only-b  *tokenizer.chat_template  string "{{ messages }}"' "$tmp/out" && ok ||
+  bad "diff of an edited template: $(head -c 300 "$tmp/out")"
+"$mfmt" diff --tensors-only "$gg" "$tmp/tmpl.gguf" >"$tmp/out" 2>&1
+[ $? = 0 ] && ! grep -q 'key-' "$tmp/out" && ok || bad "diff --tensors-only: $(head -c 300 "$tmp/out")"
+"$mfmt" edit -q "$tmp/tmpl.gguf" "$tmp/tmpl2.gguf" --set 'tokenizer.chat_template={{ other }}' >"$tmp/out" 2>&1
+"$mfmt" diff --metadata-only --json "$tmp/tmpl.gguf" "$tmp/tmpl2.gguf" >"$tmp/out" 2>&1
+[ $? = 1 ] && /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = d["metadata"]
+assert "tensors" not in d and d["equal"] is False and len(k) == 1, d
+assert k[0]["key"] == "tokenizer.chat_template" and k[0]["result"] == "changed", k
+assert k[0]["a"] == {"type": "string", "value": "{{ messages }}"}, k
+assert k[0]["b"] == {"type": "string", "value": "{{ other }}"}, k' "$tmp/out" && ok ||
+  bad "diff --metadata-only --json of a changed template: $(head -c 400 "$tmp/out")"
+"$mfmt" diff --metadata-only --tensors-only "$gg" "$gg" >"$tmp/out" 2>&1
+[ $? = 2 ] && ok || bad "diff --metadata-only --tensors-only is not a usage error"
+# validate: a safetensors file aligned to 8 as the Rust writer aligns it is OK
+# without warnings (one note), and every verdict line is on stdout
+/usr/bin/python3 -c '
+import json, struct, sys
+hdr = json.dumps({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                  "b": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}}).encode()
+hdr += b" " * (-len(hdr) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(hdr)) + hdr + bytes(16))' "$tmp/align8.safetensors"
+"$mfmt" validate "$tmp/align8.safetensors" >"$tmp/out" 2>"$tmp/err"
+[ $? = 0 ] && [ ! -s "$tmp/err" ] && grep -q ': note: .*not 64-byte aligned' "$tmp/out" &&
+  grep -q ': OK (safetensors, 2 tensors)$' "$tmp/out" && ok ||
+  bad "validate of an 8-aligned safetensors: $(cat "$tmp/out" "$tmp/err" | head -c 400)"
+head -c 150 examples/tiny.safetensors >"$tmp/cut.safetensors"
+"$mfmt" validate "$tmp/cut.safetensors" >"$tmp/out" 2>"$tmp/err"
+[ $? = 1 ] && [ ! -s "$tmp/err" ] && grep -q 'INVALID, 1 problem' "$tmp/out" && grep -q 'byte 150' "$tmp/out" && ok ||
+  bad "validate of a cut file: not one stream: $(cat "$tmp/out" "$tmp/err" | head -c 400)"
+# --json: one path gives its object, several paths one array of the objects
+for c in detect hash "hash --tensors" inspect; do
+  "$mfmt" $c --json "$st" >"$tmp/one.json" 2>&1 && "$mfmt" $c --json "$st" "$gg" >"$tmp/two.json" 2>&1 &&
+    /usr/bin/python3 -c '
+import json, sys
+one, two = (json.load(open(p)) for p in sys.argv[1:3])
+assert isinstance(one, dict) and one["path"] == sys.argv[3], one
+assert isinstance(two, list) and [o["path"] for o in two] == sys.argv[3:5], two
+assert two[0] == one' "$tmp/one.json" "$tmp/two.json" "$st" "$gg" && ok ||
+    bad "$c --json of one and of two paths: $(head -c 300 "$tmp/two.json")"
+done
+# commands that do not read standard input say so (not "cannot open -")
+for c in estimate dequantize edit; do
+  "$mfmt" $c - "$tmp/x.out" </dev/null >"$tmp/out" 2>&1
+  [ $? = 2 ] && grep -q "'-' (standard input) is not read by this command" "$tmp/out" && ok ||
+    bad "$c - : $(head -c 300 "$tmp/out")"
+done
+"$mfmt" quantize --help | grep -q '^ *15  or  Q4_K_M   : mostly Q4_K$' && ok || bad "quantize --help lists no types"
+# hash labels each line: the whole file, the tensor content, a tensor
+"$mfmt" hash --content "$gg" >"$tmp/out" 2>&1
+[ "$(sed -n 1p "$tmp/out")" = "sha256  $(sha256sum "$gg" | cut -d' ' -f1)  $gg (file)" ] &&
+  grep -q "  $gg (tensor content)\$" "$tmp/out" && ok || bad "hash --content labels: $(cat "$tmp/out")"
+# edit refuses another general.architecture unless forced (llama.cpp would load another model)
+"$mfmt" edit -q "$gg" "$tmp/arch.gguf" --set general.architecture=qwen2 >"$tmp/out" 2>&1
+[ $? = 2 ] && [ ! -e "$tmp/arch.gguf" ] && grep -q 'general.architecture: changing "llama" to "qwen2"' "$tmp/out" && ok ||
+  bad "edit of general.architecture without --force: $(head -c 300 "$tmp/out")"
+"$mfmt" edit -q --force "$gg" "$tmp/arch.gguf" --set general.architecture=qwen2 >"$tmp/out" 2>&1 &&
+  "$mfmt" inspect --json "$tmp/arch.gguf" | grep -q '"general.architecture": "qwen2"' && ok ||
+  bad "edit --force of general.architecture: $(head -c 300 "$tmp/out")"
 "$mfmt" estimate -q "$gg" >"$tmp/out" 2>&1
 want=$("$mfmt" estimate --json "$gg" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["total_bytes"])')
 [ "$(cat "$tmp/out")" = "$want" ] && ok || bad "estimate -q: $(cat "$tmp/out"), want $want"
@@ -192,6 +259,22 @@ if [ -d "$sc2" ]; then
   "$mfmt" convert -q "$sc2" "$tmp/sc2q.gguf" >"$tmp/out" 2>&1 && [ ! -s "$tmp/out" ] && cmp -s "$tmp/sc2.gguf" "$tmp/sc2q.gguf" &&
     ok || bad "convert -q still printed: $(cat "$tmp/out")"
 fi
+# MLX out (doc/mlx.md): an HF directory quantized, MLX back to GGUF (no
+# temporary directory left), the MLX options refused without --mlx
+l8=tests/data/mlx/models/llama8-f32
+"$mfmt" convert -q "$l8" "$tmp/mlx8" --mlx --q-bits 3 --quant-predicate mixed_3_6 >"$tmp/out" 2>&1 &&
+  grep -q '"bits": 6' "$tmp/mlx8/config.json" && [ "$("$mfmt" detect "$tmp/mlx8" | awk '{print $2}')" = mlx ] &&
+  ok || bad "convert --mlx: $(cat "$tmp/out")"
+lt=../shared/corpus/hf-dir/llama-tiny
+if [ -d "$lt" ]; then
+  "$mfmt" convert -q "$lt" "$tmp/mlxt" --mlx --quantize && "$mfmt" convert -q "$tmp/mlxt" "$tmp/mlxt.gguf" >"$tmp/out" 2>&1 &&
+    [ -s "$tmp/mlxt.gguf" ] && [ -z "$(ls -d "$tmp"/mlxt.gguf.mlx.* 2>/dev/null)" ] && ok || bad "MLX -> GGUF: $(cat "$tmp/out")"
+else
+  echo "SKIP cli: MLX -> GGUF needs $lt"
+fi
+"$mfmt" convert "$l8" "$tmp/x.safetensors" --q-bits 4 >"$tmp/out" 2>&1
+[ $? = 2 ] && grep -q "are for MLX output" "$tmp/out" && [ ! -e "$tmp/x.safetensors" ] && ok ||
+  bad "--q-bits without --mlx: $(cat "$tmp/out")"
 # a broken file from standard input: the error names "-", not the copy
 head -c 100 "$gg" | "$mfmt" inspect - >"$tmp/out" 2>&1
 [ $? = 1 ] && grep -q "^mfmt: -: byte 16" "$tmp/out" && ! grep -q "mfmt-stdin" "$tmp/out" && ok ||
@@ -202,6 +285,29 @@ head -c 100 "$gg" | "$mfmt" inspect - >"$tmp/out" 2>&1
 head -c 3000 "$gg" | "$mfmt" validate --json - >"$tmp/out" 2>&1
 [ $? = 1 ] && grep -q 'runs past the end of the file' "$tmp/out" && ! grep -q 'it must be' "$tmp/out" &&
   ! grep -q "mfmt-stdin" "$tmp/out" && ok || bad "validate --json - of a cut GGUF: $(head -c 600 "$tmp/out")"
+# scan --format sarif: a SARIF 2.1.0 log (tests/sarif_check.py: the
+# schema's required parts; the OASIS schema itself when MFMT_SARIF_SCHEMA
+# names it and python3-jsonschema is there), the same exit status as text
+for f in tests/data/scan/uuid_command.pkl tests/data/scan/benign_counter_p2.pkl \
+    tests/data/scan/templates/attack/09-format-filter.jinja "$gg"; do
+  "$mfmt" scan "$f" >/dev/null 2>&1
+  rt=$?
+  "$mfmt" scan --format sarif "$f" >"$tmp/sarif.json" 2>"$tmp/err"
+  rs=$?
+  [ "$rt" = "$rs" ] && ok || bad "scan --format sarif $f: exit $rs, text $rt"
+  if command -v python3 >/dev/null 2>&1; then
+    python3 tests/sarif_check.py "$tmp/sarif.json" >"$tmp/out" 2>&1 && ok ||
+      bad "scan --format sarif $f: $(tail -n 5 "$tmp/out")"
+  else
+    echo "SKIP sarif_check.py: no python3"
+  fi
+done
+"$mfmt" scan --format sarif tests/data/scan/templates/attack/09-format-filter.jinja >"$tmp/sarif.json" 2>&1
+grep -q '"ruleId": "MFS002"' "$tmp/sarif.json" && grep -q '"level": "error"' "$tmp/sarif.json" &&
+  grep -q '"byteOffset": [0-9]' "$tmp/sarif.json" && ok || bad "sarif of a template attack: $(head -c 400 "$tmp/sarif.json")"
+"$mfmt" scan --format xml "$gg" >"$tmp/out" 2>&1
+[ $? = 2 ] && ok || bad "scan --format xml is not a usage error"
+
 # killed while it copies standard input: the copy goes too
 mkfifo "$tmp/fifo"
 "$mfmt" detect - <"$tmp/fifo" >/dev/null 2>&1 &

@@ -375,8 +375,51 @@ static void test_corpus(void)
     mf_status_clear(&st);
 }
 
+/* Issue 18: safe only for canonical pickles; "not a pickle" only where
+ * CPython's failure is proven. */
+static void test_canonical(void)
+{
+    /* text files: CPython fails before any name (an invalid load key after
+     * BININT2, an INT it cannot parse): not pickles */
+    const char *mit = "MIT License\n\nCopyright (c) 2024\n";
+    expect("MIT license", mit, strlen(mit), MF_VERDICT_SAFE, NULL);
+    const char *text = "I am a text file\n";
+    expect("INT text", text, strlen(text), MF_VERDICT_SAFE, NULL);
+    /* a frame as pickle.dump writes it, then the same bytes framed
+     * otherwise */
+    uint8_t fr[64];
+    const char body[] = "]\x94(K\x01\x8c\x03" "abc\x94" "e.";
+    size_t bl = sizeof(body) - 1;
+    memcpy(fr, "\x80\x04\x95", 3);
+    mf_wr64le(fr + 3, bl);
+    memcpy(fr + 11, body, bl);
+    expect("framed", fr, 11 + bl, MF_VERDICT_SAFE, NULL);
+    mf_wr64le(fr + 3, 7); /* ends inside SHORT_BINUNICODE's argument */
+    expect("frame ends in an argument", fr, 11 + bl, MF_VERDICT_UNKNOWN, "inside the argument");
+    mf_wr64le(fr + 3, bl - 2); /* whole opcodes, then APPENDS and STOP unframed */
+    expect("frame ends before e", fr, 11 + bl, MF_VERDICT_SAFE, NULL);
+    fr[11 + bl] = 'N';
+    fr[11 + bl + 1] = '.';
+    mf_wr64le(fr + 3, bl + 2); /* STOP inside the frame, not its last byte */
+    expect("STOP inside a frame", fr, 11 + bl + 2, MF_VERDICT_UNKNOWN, "STOP at byte");
+    /* text numbers outside Python's syntax: read as C does, never safe */
+    const char *nul = "(lI1\0x\naI0\na.";
+    expect("INT with NUL", nul, 14, MF_VERDICT_UNKNOWN, "NUL byte");
+    const char *lead = "(lI01\na.";
+    expect("INT 01 is True", lead, strlen(lead), MF_VERDICT_SAFE, NULL);
+    const char *zero = "(lI007\na.";
+    expect("INT leading zeros", zero, strlen(zero), MF_VERDICT_UNKNOWN, "syntax Python writes");
+    /* a canonical prefix, no name, then a proven failure: not a pickle;
+     * the same after a name: unknown */
+    const char *bad = "(lI1\na\xff";
+    expect("proven failure", bad, strlen(bad), MF_VERDICT_SAFE, NULL);
+    const char *named = "cbuiltins\nset\n\xff";
+    expect("failure after a name", named, strlen(named), MF_VERDICT_UNKNOWN, "stops with an error");
+}
+
 int main(void)
 {
+    test_canonical();
     test_plain();
     test_not_pickles();
     test_zip();

@@ -1,7 +1,10 @@
 /* test_scan_fixtures.c - `mfmt scan` verdicts on the files of
  * tests/data/scan, made with Python's pickle and numpy by
  * tests/data/scan/make_scan_tests.py (issue 10: dangerous files must never
- * be judged safe; benign data classes must be). manifest.json gives each
+ * be judged safe; benign data classes must be), of tests/data/scan_benign
+ * (issue 18: files real writers produce, all safe) and tests/data/
+ * scan_canon (issue 18 classes A and B: frame games and excused failures,
+ * never safe, with their benign twins). Each manifest.json gives each
  * file's verdict and a text one finding of that verdict must mention. */
 #include "testlib.h"
 
@@ -28,7 +31,7 @@ static mf_verdict verdict_of(const char *s)
            : strcmp(s, "unknown") == 0 ? MF_VERDICT_UNKNOWN : MF_VERDICT_SAFE;
 }
 
-static void run_case(json_t *c, size_t *counts)
+static void run_case(const char *dir, json_t *c, size_t *counts)
 {
     const char *path = json_string_value(json_object_get(c, "path"));
     const char *want = json_string_value(json_object_get(c, "verdict"));
@@ -37,7 +40,7 @@ static void run_case(json_t *c, size_t *counts)
     if (!path || !want)
         return;
     char full[512];
-    snprintf(full, sizeof(full), "%s/%s", DATA, path);
+    snprintf(full, sizeof(full), "%s/%s", dir, path);
     mf_status st;
     mf_status_init(&st);
     mf_scan_report *r = NULL;
@@ -82,20 +85,40 @@ static void test_huge_header(void)
     free(b);
 }
 
-int main(void)
+/* One manifest's cases; returns how many. */
+static size_t run_manifest(const char *dir, size_t *counts)
 {
-    test_huge_header();
+    char mpath[256];
+    snprintf(mpath, sizeof(mpath), "%s/manifest.json", dir);
     json_error_t err;
-    json_t *m = json_load_file(DATA "/manifest.json", 0, &err);
-    CHECKF(m && json_is_array(m), "manifest: %s", err.text);
-    size_t counts[3] = {0, 0, 0};
+    json_t *m = json_load_file(mpath, 0, &err);
+    CHECKF(m && json_is_array(m), "%s: %s", mpath, err.text);
     size_t i;
     json_t *c;
     json_array_foreach(m, i, c)
-        run_case(c, counts);
+        run_case(dir, c, counts);
+    size_t n = m ? json_array_size(m) : 0;
+    json_decref(m);
+    return n;
+}
+
+int main(void)
+{
+    test_huge_header();
+    size_t counts[3] = {0, 0, 0};
+    run_manifest(DATA, counts);
     /* every class is represented */
     CHECK(counts[MF_VERDICT_SAFE] >= 10 && counts[MF_VERDICT_DANGEROUS] >= 10 &&
           counts[MF_VERDICT_UNKNOWN] >= 1);
-    json_decref(m);
+    /* issue 18: what real writers produce is safe (make_benign.py) */
+    size_t safe0 = counts[MF_VERDICT_SAFE];
+    size_t n = run_manifest("tests/data/scan_benign", counts);
+    CHECKF(n >= 100 && counts[MF_VERDICT_SAFE] - safe0 == n, "scan_benign: %zu of %zu safe",
+           counts[MF_VERDICT_SAFE] - safe0, n);
+    /* issue 18 classes A and B, each confirmed with the real loaders
+     * (make_canon_tests.py), and their benign twins */
+    size_t d0 = counts[MF_VERDICT_DANGEROUS] + counts[MF_VERDICT_UNKNOWN];
+    n = run_manifest("tests/data/scan_canon", counts);
+    CHECK(n >= 20 && counts[MF_VERDICT_DANGEROUS] + counts[MF_VERDICT_UNKNOWN] - d0 >= 10);
     return tl_report("scan_fixtures");
 }

@@ -14,6 +14,22 @@ static inline void tl_sha256_hex(const void *b, size_t n, char hex[129])
     mf_hasher_free(h);
 }
 
+/* A whole file, malloc'd (NULL when it cannot be read); *n its size. */
+static inline uint8_t *tl_read_file(const char *path, size_t *n)
+{
+    *n = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc(len > 0 ? (size_t)len : 1);
+    *n = b && len > 0 ? fread(b, 1, (size_t)len, f) : 0;
+    fclose(f);
+    return b;
+}
+
 /* mf_open(path) must fail with `code`, naming the file and saying `needle`. */
 static inline void tl_expect_open_error(const char *path, mf_code code, const char *needle)
 {

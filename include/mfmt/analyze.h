@@ -23,7 +23,7 @@ typedef enum mf_diff_kind {
     MF_DIFF_INCOMPARABLE, /* e.g. STRING tensors of different bytes */
 } mf_diff_kind;
 
-/* "same-bytes", "same-values", "values", "shape", "only-a", "only-b",
+/* "same", "same-values", "differ", "shape", "only-a", "only-b",
  * "incomparable". Static. */
 MF_API const char *mf_diff_kind_name(mf_diff_kind k);
 
@@ -44,6 +44,41 @@ typedef int (*mf_diff_row_fn)(void *user, const mf_diff_row *r);
  * as float32 (mf_tensor_read). Thread-safe on the two models. */
 MF_API int mf_diff(const mf_model *a, const mf_model *b, mf_diff_row_fn row, void *user,
                    mf_status *st);
+
+/* Metadata compared key by key. Two values are equal when they have the
+ * same type (GGUF's value type: a u32 1 is not an i32 1) and the same
+ * contents (arrays element by element, strings byte by byte). */
+typedef enum mf_meta_diff_kind {
+    MF_META_SAME,    /* same type and value */
+    MF_META_CHANGED, /* same type, other value */
+    MF_META_TYPE,    /* another type (the value may print the same) */
+    MF_META_ONLY_A, MF_META_ONLY_B,
+} mf_meta_diff_kind;
+
+/* "same", "changed", "type", "only-a", "only-b". Static. */
+MF_API const char *mf_meta_diff_kind_name(mf_meta_diff_kind k);
+
+/* One key's comparison (valid during the callback only). */
+typedef struct mf_meta_diff_row {
+    const char *key;
+    mf_meta_diff_kind kind;
+    const mf_value *a, *b; /* NULL for the side that lacks the key */
+} mf_meta_diff_row;
+
+typedef int (*mf_meta_diff_fn)(void *user, const mf_meta_diff_row *r);
+
+/* True when a and b have the same type and contents (see above). */
+MF_API bool mf_value_equal(const mf_value *a, const mf_value *b);
+
+/* Compares two models' metadata: calls `row` once per key (A's order, then
+ * B's extra keys); a non-zero return stops it (MF_ERR_CANCELLED). Keys are
+ * compared by name whatever the formats; comparing a GGUF's keys with a
+ * safetensors file's __metadata__ is allowed but rarely meaningful (the
+ * CLI compares metadata only between models of one format). A key that
+ * occurs twice in a model is compared by its first occurrence, as
+ * mf_meta_get finds it. Linear in the key counts. Thread-safe. */
+MF_API int mf_diff_metadata(const mf_model *a, const mf_model *b, mf_meta_diff_fn row,
+                            void *user, mf_status *st);
 
 /* ------------------------------------------------------------ estimate */
 

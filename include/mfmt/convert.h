@@ -25,6 +25,9 @@ typedef struct mf_convert_st_opts {
     bool keep_tied;           /* also write names that view the same bytes as an
                                  earlier tensor (tied embeddings); default: once,
                                  as save_pretrained and safetensors' converter do */
+    const char *dtype;        /* "f32", "f16" or "bf16": every F32/F16/BF16 tensor cast
+                                 to it (round to nearest even, as torch's .to());
+                                 NULL (the default): as stored */
 } mf_convert_st_opts;
 
 MF_API void mf_convert_st_opts_init(mf_convert_st_opts *o);
@@ -96,6 +99,48 @@ MF_API void mf_convert_hf_opts_init(mf_convert_hf_opts *o);
  * opts NULL: defaults. Thread-safe. */
 MF_API int mf_convert_to_hf(const char *in, const char *out, const mf_convert_hf_opts *opts,
                             mf_status *st);
+
+/* ------------------------------------------------------------------ MLX */
+
+/* Which MLX kernel's rounding the quantizer reproduces: the CPU kernel's
+ * (what mlx_lm.convert writes on Linux or with the CPU device) or the Metal
+ * kernel's (a Mac's GPU). doc/mlx.md says how they differ. */
+typedef enum mf_mlx_kernel { MF_MLX_KERNEL_CPU = 0, MF_MLX_KERNEL_METAL = 1 } mf_mlx_kernel;
+
+typedef struct mf_convert_mlx_opts {
+    size_t struct_size;       /* sizeof(mf_convert_mlx_opts) */
+    bool quantize;            /* mlx_lm.convert -q */
+    int bits;                 /* --q-bits: 2, 3, 4, 5, 6 or 8; 0: 4 */
+    int group_size;           /* --q-group-size: 32, 64 or 128; 0: 64 */
+    /* --quant-predicate: NULL, "mixed_2_6", "mixed_3_4", "mixed_3_6" or
+     * "mixed_4_6" (mlx_lm's recipes; implies quantize) */
+    const char *quant_predicate;
+    /* --dtype: MF_F16, MF_BF16 or MF_F32 for every float parameter;
+     * MF_DTYPE_INVALID (default): config.json's torch_dtype as mlx_lm reads
+     * it, else each tensor as stored */
+    mf_dtype dtype;
+    mf_mlx_kernel kernel;     /* default MF_MLX_KERNEL_CPU */
+    bool dequantize;          /* mlx_lm.convert -d: an MLX model written unquantized */
+    uint64_t max_shard_size;  /* bytes per shard; 0: mlx_lm's 5 GiB */
+    mf_progress_fn progress;  /* bytes of weights written of the total; may cancel */
+    void *progress_user;
+} mf_convert_mlx_opts;
+
+MF_API void mf_convert_mlx_opts_init(mf_convert_mlx_opts *o);
+
+/* Writes the model at `in` as the MLX directory `out` (absent or empty),
+ * as mlx_lm.convert writes it for the same arguments: the same tensors
+ * (names, dtypes, shapes, bytes; affine quantization bit for bit with the
+ * chosen kernel), model.safetensors or model-0000i-of-0000N.safetensors
+ * with {"format": "mlx"}, model.safetensors.index.json, config.json with
+ * "quantization" and "quantization_config", and the tokenizer files,
+ * generation_config.json and *.py files copied. `in` is a Hugging Face
+ * directory (llama, mistral, qwen2, qwen3), an MLX directory (read through
+ * its dequantized view) or a GGUF (converted to a Hugging Face directory
+ * first, dequantized). Streams one tensor at a time; nothing is left on
+ * failure. opts NULL: defaults. Thread-safe. */
+MF_API int mf_convert_to_mlx(const char *in, const char *out, const mf_convert_mlx_opts *opts,
+                             mf_status *st);
 
 /* ---------------------------------------------------------- dequantize */
 

@@ -68,11 +68,21 @@ const char *mf_tensor_file_path(const mf_model *m, const mf_tensor *t)
     return f ? f->path : NULL;
 }
 
+/* A remote tensor's bytes are fetched before a pointer to them is given. */
+static bool tensor_fetched(const mf_tensor *t)
+{
+    mf_status s;
+    mf_status_init(&s);
+    int rc = mf_tensor_need(t, &s);
+    mf_status_clear(&s);
+    return rc == 0;
+}
+
 const void *mf_tensor_data(const mf_model *m, const mf_tensor *t)
 {
     (void)m;
-    if (!t->data || t->strides || t->big_endian)
-        return NULL;
+    if (!t->data || t->strides || t->big_endian || !tensor_fetched(t))
+        return NULL; /* (a remote tensor that cannot be fetched: NULL too) */
     return t->data;
 }
 
@@ -81,5 +91,5 @@ const void *mf_tensor_data(const mf_model *m, const mf_tensor *t)
 const void *mf_tensor_mapped(const mf_model *m, const mf_tensor *t)
 {
     (void)m;
-    return t->data && !t->big_endian ? t->data : NULL;
+    return t->data && !t->big_endian && tensor_fetched(t) ? t->data : NULL;
 }

@@ -64,6 +64,7 @@ struct mf_model {
     void *priv;
     mf_verdict verdict;        /* the scan at open (mf_model_verdict) */
     struct mf_model *view_src_owned; /* MF_OPEN_LOGICAL: the raw model this view owns */
+    const char *config;        /* while a reader opens: mf_open_opts.config (or NULL) */
 };
 
 /* The file a tensor lives in (follows t->owner). */
@@ -206,6 +207,15 @@ int mf_parse_size(const char *s, uint64_t *out);
 /* Maps a whole file read-only (size 0 gives base NULL). */
 int mf_map_file(const char *path, mf_file *out, mf_status *st);
 void mf_unmap_file(mf_file *f);
+/* Makes [p, p+n) of a mapping readable: for a remote file (remote.c) the
+ * missing pages are fetched (-1, st filled, when that fails or passes the
+ * byte budget); for anything else nothing to do. Call it before reading
+ * bytes of a mapping by pointer (the cursor does it for its reads). */
+int mf_source_need(const uint8_t *p, uint64_t n, mf_status *st);
+/* Whether p lies in a remote file's mapping. */
+bool mf_source_is_remote(const uint8_t *p);
+/* mf_source_need for every byte a mapped tensor's elements reach. */
+int mf_tensor_need(const mf_tensor *t, mf_status *st);
 bool mf_is_dir(const char *path);
 bool mf_path_exists(const char *path);
 /* Joins dir and name with '/', allocated in the arena. */
@@ -320,6 +330,8 @@ mf_kv *mf_model_add_meta(mf_model *m, const char *key, mf_status *st);
  * taken as mf_value_str's out of memory. 0, or -1 with st. */
 int mf_model_put_meta(mf_model *m, const char *key, mf_value v, mf_status *st);
 int mf_model_note(mf_model *m, const char *fmt, ...) MF_PRINTF(2, 3);
+/* A note that is information, not a warning (mf_model_note_is_info). */
+int mf_model_info(mf_model *m, const char *fmt, ...) MF_PRINTF(2, 3);
 /* Lists child's tensors in `m` too (with owner = the child, which m keeps
  * open until mf_close(m)) and copies its notes. On failure child is closed
  * or already owned by m; -1 with st filled. (Opening the child is the
@@ -398,6 +410,11 @@ typedef struct mf_reader {
     /* The format holds only numbers and names: no loader of it runs code
      * (the scan verdict on open is then not worked out). */
     bool data_only;
+    /* Its metadata may carry chat templates (tokenizer.chat_template and
+     * tokenizer.chat_template.NAME: GGUF), which Python consumers render
+     * with Jinja2: scan and mf_open's verdict judge them (ops/scan_template.c)
+     * even when the format is data_only. */
+    bool meta_templates;
     /* Endings such as ".pt" (NULL-ended): when the bytes match no probe,
      * the reader a file's name suggests explains best what is wrong. */
     const char *const *extensions;

@@ -22,8 +22,8 @@ int mf_cur_fail(mf_cursor *c, const char *fmt, ...)
 
 int mf_cur_need(mf_cursor *c, uint64_t n, const char *what)
 {
-    if (n <= mf_cur_left(c))
-        return 0;
+    if (n <= mf_cur_left(c)) /* in bounds; a remote file fetches them now */
+        return mf_source_need(c->base + c->pos, n, c->st);
     return mf_cur_fail(c, "unexpected end of data reading %s (need %llu bytes, %llu left)",
                        what, (unsigned long long)n,
                        (unsigned long long)mf_cur_left(c));

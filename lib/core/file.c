@@ -1,5 +1,6 @@
 /* file.c - read-only mappings and small path helpers. */
 #include "core/core.h"
+#include "core/remote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,8 @@
 
 int mf_map_file(const char *path, mf_file *out, mf_status *st)
 {
+    if (mf_is_url(path)) /* read by HTTP ranges as it is needed */
+        return mf_map_remote(path, out, st);
     memset(out, 0, sizeof(*out));
     out->path = path;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -39,6 +42,8 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
 
 void mf_unmap_file(mf_file *f)
 {
+    if (mf_unmap_remote(f))
+        return;
     if (f->base && f->size)
         munmap((void *)f->base, (size_t)f->size);
     f->base = NULL;

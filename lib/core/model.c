@@ -90,7 +90,11 @@ mf_kv *mf_model_add_meta(mf_model *m, const char *key, mf_status *st)
     return kv;
 }
 
-int mf_model_note(mf_model *m, const char *fmt, ...)
+/* A note's level is the byte before its text (NOTE_WARNING or NOTE_INFO),
+ * so notes stay plain strings for every reader of m->notes. */
+enum { NOTE_WARNING = 'w', NOTE_INFO = 'i' };
+
+static int add_note(mf_model *m, char level, const char *fmt, va_list ap)
 {
     model_vecs *c = caps_of(m);
     if (m->n_notes >= 1000)
@@ -98,18 +102,40 @@ int mf_model_note(mf_model *m, const char *fmt, ...)
     if (m->n_notes == c->cap_notes &&
         mf_vec_grow((void **)&m->notes, &c->cap_notes, m->n_notes + 1, sizeof(char *)))
         return -1;
-    va_list ap, ap2;
-    va_start(ap, fmt);
+    va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *d = n >= 0 ? mf_arena_alloc(m->arena, (size_t)n + 1) : NULL;
+    char *d = n >= 0 ? mf_arena_alloc(m->arena, (size_t)n + 2) : NULL;
     if (d) {
-        vsnprintf(d, (size_t)n + 1, fmt, ap2);
-        m->notes[m->n_notes++] = d;
+        d[0] = level;
+        vsnprintf(d + 1, (size_t)n + 1, fmt, ap2);
+        m->notes[m->n_notes++] = d + 1;
     }
     va_end(ap2);
     return d ? 0 : -1;
+}
+
+int mf_model_note(mf_model *m, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = add_note(m, NOTE_WARNING, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int mf_model_info(mf_model *m, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = add_note(m, NOTE_INFO, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+bool mf_model_note_is_info(const mf_model *m, size_t i)
+{
+    return i < m->n_notes && m->notes[i][-1] == NOTE_INFO;
 }
 
 const mf_file *mf_tensor_file(const mf_model *m, const mf_tensor *t)
@@ -157,8 +183,12 @@ int mf_model_adopt_child(mf_model *m, mf_model *child, const char *path,
         if (!t->owner)
             t->owner = child;
     }
-    for (size_t i = 0; i < child->n_notes; i++)
-        mf_model_note(m, "%s: %s", path, child->notes[i]);
+    for (size_t i = 0; i < child->n_notes; i++) {
+        if (mf_model_note_is_info(child, i))
+            mf_model_info(m, "%s: %s", path, child->notes[i]);
+        else
+            mf_model_note(m, "%s: %s", path, child->notes[i]);
+    }
     m->header_bytes += child->header_bytes;
     return 0;
 }
@@ -206,6 +236,74 @@ const mf_value *mf_meta_get(const mf_model *m, const char *key)
         if (strcmp(m->meta[i].key, key) == 0)
             return &m->meta[i].v;
     return NULL;
+}
+
+/* ------------------------------------------------ metadata values equal */
+
+static bool value_is_float(mf_vtype t)
+{
+    return t == MF_V_F32 || t == MF_V_F64;
+}
+
+static bool scalar_equal(const mf_value *a, const mf_value *b)
+{
+    switch (a->type) {
+    case MF_V_U8: case MF_V_U16: case MF_V_U32: case MF_V_U64:
+        return a->as.u == b->as.u;
+    case MF_V_I8: case MF_V_I16: case MF_V_I32: case MF_V_I64:
+        return a->as.i == b->as.i;
+    case MF_V_BOOL:
+        return a->as.b == b->as.b;
+    case MF_V_STR:
+        return a->as.s.len == b->as.s.len && memcmp(a->as.s.ptr, b->as.s.ptr, a->as.s.len) == 0;
+    case MF_V_NULL:
+        return true;
+    default: /* floats: bit for bit, so NaN == the same NaN and 0.0 != -0.0 */
+        return value_is_float(a->type) && memcmp(&a->as.f, &b->as.f, sizeof(double)) == 0;
+    }
+}
+
+/* Arrays nest (GGUF arrays of arrays): an explicit stack of positions keeps
+ * the depth a hostile file chooses off the C stack. */
+typedef struct value_pair_frame {
+    const mf_value *a, *b;
+    size_t i;
+} value_pair_frame;
+
+static bool arrays_equal(const mf_value *a, const mf_value *b)
+{
+    value_pair_frame stack[64];
+    size_t depth = 0;
+    stack[depth++] = (value_pair_frame){a, b, 0};
+    while (depth) {
+        value_pair_frame *f = &stack[depth - 1];
+        if (f->i == 0 && (f->a->as.arr.elem != f->b->as.arr.elem || f->a->as.arr.n != f->b->as.arr.n))
+            return false;
+        if (f->i == f->a->as.arr.n) {
+            depth--;
+            continue;
+        }
+        const mf_value *x = &f->a->as.arr.items[f->i], *y = &f->b->as.arr.items[f->i];
+        f->i++;
+        if (x->type != y->type)
+            return false;
+        if (x->type != MF_V_ARR) {
+            if (!scalar_equal(x, y))
+                return false;
+        } else if (depth == sizeof(stack) / sizeof(stack[0])) {
+            return false; /* deeper than any reader accepts: not provably equal */
+        } else {
+            stack[depth++] = (value_pair_frame){x, y, 0};
+        }
+    }
+    return true;
+}
+
+bool mf_value_equal(const mf_value *a, const mf_value *b)
+{
+    if (!a || !b || a->type != b->type)
+        return false;
+    return a->type == MF_V_ARR ? arrays_equal(a, b) : scalar_equal(a, b);
 }
 
 const mf_tensor *mf_tensor_find(const mf_model *m, const char *name)

@@ -42,9 +42,44 @@ int pk_fail_unsure(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt,
     return rc;
 }
 
+int pk_fail_unproven(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
+{
+    pm->unproven = true;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = pk_vfail(pm, off, st, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
 bool pk_stopped_by_limit(const pk_machine *pm)
 {
     return pm->unsure;
+}
+
+void pk_note_irregular(pk_machine *pm, uint64_t off, const char *fmt, ...)
+{
+    if (pm->irregular)
+        return; /* the first step outside the form is the one reported */
+    pm->irregular = true;
+    if (!pm->o.on_irregular)
+        return;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    pm->o.on_irregular(pm->o.ctx, pm->o.origin + off, msg);
+}
+
+bool pk_irregular(const pk_machine *pm)
+{
+    return pm->irregular;
+}
+
+bool pk_failure_proven(const pk_machine *pm)
+{
+    return !pm->unsure && !pm->unproven && !pm->irregular && !pm->named;
 }
 
 int pk_oom(pk_machine *pm, mf_status *st)
@@ -94,6 +129,11 @@ void pk_set_persistent(pk_machine *pm, pk_persistent_fn fn, void *ctx)
 uint64_t pk_objects(const pk_machine *pm)
 {
     return pm->objects;
+}
+
+void pk_set_base(pk_machine *pm, uint64_t base)
+{
+    pm->base = base;
 }
 
 void pk_set_member(pk_machine *pm, const char *member, uint64_t origin)
@@ -256,6 +296,144 @@ static int memo_put_top(pk_machine *pm, int64_t key, const char *op, mf_status *
 
 /* ------------------------------------------------------- text arguments */
 
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The canonical syntax of text arguments: what Python's pickle.py and
+ * _pickle.c (protocols 0 and 1) and Python 2's pickle write, nothing
+ * else. C's strtol / PyLong_FromString / PyOS_string_to_double stop at a
+ * NUL and take spaces, signs, underscores, prefixes and leading zeros that
+ * no writer produces: outside this syntax the value may not be the one
+ * mfmt reads, so the step is irregular (doc/scan.md). */
+static bool all_digits(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return n > 0;
+}
+
+/* 0 | [1-9][0-9]*, after an optional '-' when sign */
+static bool canon_decimal(const char *s, size_t n, bool sign)
+{
+    if (sign && n && s[0] == '-') {
+        s++;
+        n--;
+    }
+    return all_digits(s, n) && (n == 1 || s[0] != '0');
+}
+
+/* repr(float): -?(inf|nan|D+(.D+)?(e[+-]D+)?) */
+static bool canon_float(const char *s, size_t n)
+{
+    size_t i = n && s[0] == '-';
+    if ((n - i == 3 && memcmp(s + i, "inf", 3) == 0) || (n - i == 3 && memcmp(s + i, "nan", 3) == 0))
+        return true;
+    size_t d = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++;
+    if (i == d)
+        return false;
+    if (i < n && s[i] == '.') {
+        size_t f = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == f)
+            return false;
+    }
+    if (i < n && s[i] == 'e') {
+        i++;
+        if (i >= n || (s[i] != '+' && s[i] != '-'))
+            return false;
+        return all_digits(s + i + 1, n - i - 1);
+    }
+    return i == n;
+}
+
+/* Python 2's repr of a str: printable ASCII, escapes \\ \' \" \t \n \r \xhh */
+static bool canon_string(const char *s, size_t n)
+{
+    if (n < 2 || s[0] != s[n - 1] || (s[0] != '\'' && s[0] != '"'))
+        return false;
+    for (size_t i = 1; i + 1 < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c > 0x7e)
+            return false;
+        if (c != '\\')
+            continue;
+        char e = i + 2 < n ? s[i + 1] : 0;
+        if (e == 'x') {
+            if (i + 4 >= n || hexval(s[i + 2]) < 0 || hexval(s[i + 3]) < 0)
+                return false;
+            i += 3;
+        } else if (e && strchr("\\'\"tnr", e)) {
+            i++;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* raw-unicode-escape as pickle writes it: every backslash starts \uXXXX or
+ * \UXXXXXXXX (the writer escapes backslashes themselves), so runs of
+ * backslashes, which the codec counts, never occur */
+static bool canon_unicode(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\')
+            continue;
+        size_t k = i + 1 < n && s[i + 1] == 'u' ? 4 : i + 1 < n && s[i + 1] == 'U' ? 8 : 0;
+        if (!k || i + 2 + k > n)
+            return false;
+        for (size_t d = 0; d < k; d++)
+            if (hexval(s[i + 2 + d]) < 0)
+                return false;
+        i += 1 + k;
+    }
+    return true;
+}
+
+/* A module or name line of GLOBAL / INST, or a text persistent id: no
+ * spaces, control bytes or NUL (names are dotted identifiers) */
+static bool canon_name(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] <= 0x20 || s[i] == 0x7f)
+            return false;
+    return n > 0;
+}
+
+/* Checks a text argument of op against its canonical syntax; a NUL is
+ * named (CPython's C parsers stop at it). */
+static void check_text(pk_machine *pm, const char *op, const char *s, size_t n, bool ok)
+{
+    /* UNICODE is decoded by length (raw-unicode-escape): a NUL there is a
+     * character, which older picklers wrote as it is */
+    const char *nul = strcmp(op, "UNICODE") ? memchr(s, 0, n) : NULL;
+    if (nul)
+        pk_note_irregular(pm, pm->op_off,
+                          "%s at byte %llu: a NUL byte in its text argument (C's parsers stop "
+                          "there): not as pickle.dump writes it", op,
+                          (unsigned long long)(pm->base + pm->o.origin + pm->op_off));
+    else if (!ok)
+        pk_note_irregular(pm, pm->op_off,
+                          "%s at byte %llu: \"%.*s\" is not in the syntax Python writes "
+                          "(spaces, signs, underscores, leading zeros, prefixes...)", op,
+                          (unsigned long long)(pm->base + pm->o.origin + pm->op_off), (int)(n > 40 ? 40 : n),
+                          s);
+}
+
+/* The text C's parser reads: up to the first NUL. */
+static size_t c_text_len(const char *s, size_t n)
+{
+    const char *nul = memchr(s, 0, n);
+    return nul ? (size_t)(nul - s) : n;
+}
+
 static bool is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
@@ -274,12 +452,14 @@ static pk_obj *int_from_text(pk_machine *pm, const char *s, size_t n, bool base0
     if (i < n && (s[i] == '+' || s[i] == '-'))
         neg = s[i++] == '-';
     unsigned base = 10;
+    bool prefixed = false;
     if (base0 && i + 1 < n && s[i] == '0' && strchr("xXoObB", s[i + 1])) {
         base = strchr("xX", s[i + 1]) ? 16 : strchr("oO", s[i + 1]) ? 8 : 2;
         i += 2;
+        prefixed = true;
     }
     uint64_t v = 0;
-    bool overflow = false, any = false, prev_us = true;
+    bool overflow = false, any = false, prev_us = !prefixed; /* 0x_1f is 31 */
     char *digits = mf_arena_alloc(pm->a, n + 2);
     if (!digits) {
         pk_oom(pm, st);
@@ -364,12 +544,6 @@ static pk_obj *float_from_text(pk_machine *pm, const char *s, size_t n, mf_statu
     return o;
 }
 
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 /* STRING: a quoted Python 2 repr, decoded as codecs.escape_decode does. */
 static pk_obj *string_from_repr(pk_machine *pm, const char *s, size_t n, mf_status *st)
 {
@@ -451,19 +625,19 @@ static pk_obj *unicode_from_raw(pk_machine *pm, const char *s, size_t n, mf_stat
         }
         uint32_t cp = 0;
         if (i + 2 + (size_t)digits > n) {
-            pk_fail(pm, pm->op_off, st, "UNICODE: truncated \\%c escape", s[i + 1]);
+            pk_fail_unproven(pm, pm->op_off, st, "UNICODE: truncated \\%c escape", s[i + 1]);
             return NULL;
         }
         for (int d = 0; d < digits; d++) {
             int h = hexval(s[i + 2 + (size_t)d]);
             if (h < 0) {
-                pk_fail(pm, pm->op_off, st, "UNICODE: invalid \\%c escape", s[i + 1]);
+                pk_fail_unproven(pm, pm->op_off, st, "UNICODE: invalid \\%c escape", s[i + 1]);
                 return NULL;
             }
             cp = cp * 16 + (uint32_t)h;
         }
         if (cp > 0x10ffff) {
-            pk_fail(pm, pm->op_off, st, "UNICODE: \\U%08x is not a code point", cp);
+            pk_fail_unproven(pm, pm->op_off, st, "UNICODE: \\U%08x is not a code point", cp);
             return NULL;
         }
         k += mf_utf8_put((uint8_t *)out + k, cp);
@@ -490,6 +664,24 @@ static pk_obj *raw_obj(pk_machine *pm, pk_kind k, const uint8_t *p, size_t n, mf
     return o;
 }
 
+/* Python's UTF-8 decoding with "surrogatepass", as load_binunicode reads
+ * its argument: -1 when valid, else the offset of the first bad byte. */
+static int64_t utf8_surrogatepass_check(const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    for (;;) {
+        int64_t bad = mf_utf8_check(p + i, n - i);
+        if (bad < 0)
+            return -1;
+        size_t b = i + (size_t)bad;
+        if (n - b >= 3 && p[b] == 0xed && (p[b + 1] & 0xe0) == 0xa0 && (p[b + 2] & 0xc0) == 0x80) {
+            i = b + 3; /* an encoded surrogate: pickle writes them so */
+            continue;
+        }
+        return (int64_t)b;
+    }
+}
+
 static int op_counted_bytes(pk_machine *pm, pk_kind k, size_t lenbytes, bool is_signed,
                             const char *op, mf_status *st)
 {
@@ -501,6 +693,12 @@ static int op_counted_bytes(pk_machine *pm, pk_kind k, size_t lenbytes, bool is_
     if (need(pm, len, op, st))
         return -1;
     const uint8_t *p = pm->d + pm->pos;
+    if (k == PK_STR && strstr(op, "UNICODE")) {
+        int64_t bad = utf8_surrogatepass_check(p, (size_t)len);
+        if (bad >= 0) /* CPython's decoder refuses it: the load fails there */
+            return pk_fail(pm, pm->op_off, st, "%s: invalid UTF-8 at byte %lld of its text", op,
+                           (long long)bad);
+    }
     pm->pos += (size_t)len;
     return push(pm, raw_obj(pm, k, p, (size_t)len, st), st);
 }
@@ -536,13 +734,33 @@ static int op_text_number(pk_machine *pm, uint8_t op, const char *name, mf_statu
     size_t n;
     if (rd_line(pm, &s, &n, name, st))
         return -1;
-    if (op == 'I' && n == 2 && s[0] == '0' && (s[1] == '0' || s[1] == '1'))
-        return push(pm, s[1] == '1' ? &pk_true : &pk_false, st); /* protocol 0 bools */
-    if (op == 'F')
-        return push(pm, float_from_text(pm, s, n, st), st);
-    if (op == 'L' && n && s[n - 1] == 'L')
-        n--;
-    return push(pm, int_from_text(pm, s, n, true, name, st), st);
+    bool is_bool = op == 'I' && n == 2 && s[0] == '0' && (s[1] == '0' || s[1] == '1');
+    bool long_l = op == 'L' && n && s[n - 1] == 'L';
+    bool canon = op == 'F' ? canon_float(s, n)
+                 : op == 'L' ? long_l && canon_decimal(s, n - 1, true)
+                             : is_bool || canon_decimal(s, n, true);
+    pk_obj *v;
+    if (is_bool) {
+        v = s[1] == '1' ? &pk_true : &pk_false; /* protocol 0 bools */
+    } else if (op == 'I' && n && s[0] == 0) {
+        /* strtol converts nothing and leaves its end at the NUL, which
+         * load_int takes for the end of the text: 0 */
+        v = pk_make(pm, PK_INT, st);
+        if (!v)
+            return -1;
+        v->u.i = 0;
+    } else {
+        /* load_long drops the 'L' before the text is parsed; C's parsers
+         * read up to a NUL. A text they refuse there is refused here too
+         * (mfmt's parsers take a superset of theirs), so the failure is
+         * CPython's */
+        size_t k = c_text_len(s, long_l ? n - 1 : n);
+        v = op == 'F' ? float_from_text(pm, s, k, st) : int_from_text(pm, s, k, true, name, st);
+        if (!v)
+            return -1;
+    }
+    check_text(pm, name, s, n, canon);
+    return push(pm, v, st);
 }
 
 static int op_global_text(pk_machine *pm, uint8_t op, mf_status *st)
@@ -552,6 +770,8 @@ static int op_global_text(pk_machine *pm, uint8_t op, mf_status *st)
     size_t ml, nl;
     if (rd_line(pm, &mod, &ml, name_op, st) || rd_line(pm, &name, &nl, name_op, st))
         return -1;
+    check_text(pm, name_op, mod, ml, canon_name(mod, ml));
+    check_text(pm, name_op, name, nl, canon_name(name, nl));
     pk_obj *g = pk_global_ref(pm, mod, ml, name, nl, name_op, st);
     if (!g)
         return -1;
@@ -597,6 +817,7 @@ static int op_persistent(pk_machine *pm, pk_obj *pid, mf_status *st)
 {
     if (!pid)
         return -1;
+    pm->named = true; /* the loader's persistent_load is called */
     if (pm->pload)
         return push(pm, pm->pload(pm->pctx, pm, pid, pm->op_off, st), st);
     pk_obj *o = pk_make(pm, PK_OBJECT, st);
@@ -613,6 +834,7 @@ static int op_persid_text(pk_machine *pm, mf_status *st)
     size_t n;
     if (rd_line(pm, &s, &n, "PERSID", st))
         return -1;
+    check_text(pm, "PERSID", s, n, canon_name(s, n));
     return op_persistent(pm, raw_obj(pm, PK_STR, (const uint8_t *)s, n, st), st);
 }
 
@@ -700,8 +922,25 @@ static const char *kind_name(const pk_obj *t)
     case PK_DICT: return "a dict";
     case PK_SET: return "a set";
     case PK_FROZENSET: return "a frozenset";
+    case PK_BYTES: return "bytes or a bytearray";
+    case PK_TENSOR: return "a tensor";
+    case PK_STORAGE: return "a storage";
+    case PK_NDARRAY: return "a numpy array";
+    case PK_NPDTYPE: return "a numpy dtype";
     default: return "a value";
     }
+}
+
+/* A mutating opcode on a value whose method mfmt does not model: taken as
+ * done (the stream goes on, so later names are seen), and irregular. */
+static int not_modelled(pk_machine *pm, const char *op, const pk_obj *t)
+{
+    if (t->kind != PK_GLOBAL) /* a global mutated is already dangerous */
+        pk_note_irregular(pm, pm->op_off,
+                          "%s at byte %llu on %s, whose method mfmt does not model: taken as "
+                          "done, not vouched for", op,
+                          (unsigned long long)(pm->base + pm->o.origin + pm->op_off), kind_name(t));
+    return 0;
 }
 
 static int append_items(pk_machine *pm, pk_obj *t, pk_obj **items, size_t n, const char *op,
@@ -713,7 +952,7 @@ static int append_items(pk_machine *pm, pk_obj *t, pk_obj **items, size_t n, con
             return -1;
     } else if (t->kind != PK_LIST) {
         if (!is_plain_builtin(t))
-            return 0; /* extend/append of an instance, array or global: not modelled */
+            return not_modelled(pm, op, t); /* extend/append of an array, tensor, global */
         return pk_fail(pm, pm->op_off, st, "%s to %s, which has no append or extend", op,
                        kind_name(t));
     }
@@ -728,6 +967,15 @@ static int set_list_item(pk_machine *pm, pk_obj *t, const pk_obj *key, pk_obj *v
                          mf_status *st)
 {
     int64_t i;
+    if (!pk_as_int(key, &i) && !is_plain_builtin(key)) {
+        /* an int subclass, a slice or an __index__ built by a call:
+         * CPython may assign; mfmt cannot tell what */
+        pk_note_irregular(pm, pm->op_off,
+                          "%s at byte %llu on a list with a key built by a call (an index or a "
+                          "slice mfmt cannot evaluate): taken as done, not vouched for", op,
+                          (unsigned long long)(pm->base + pm->o.origin + pm->op_off));
+        return 0;
+    }
     if (!pk_as_int(key, &i))
         return pk_fail(pm, pm->op_off, st, "%s on a list with a key that is not an int", op);
     int64_t n = (int64_t)t->u.c.n;
@@ -756,7 +1004,7 @@ static int set_items(pk_machine *pm, pk_obj *t, pk_obj **items, size_t n, const 
             return -1;
     } else if (t->kind != PK_DICT) {
         if (!is_plain_builtin(t))
-            return 0; /* __setitem__ of an instance, array or global: not modelled */
+            return not_modelled(pm, op, t); /* __setitem__ of an array, tensor, global */
         return pk_fail(pm, pm->op_off, st, "%s on %s, which does not support item assignment",
                        op, kind_name(t));
     }
@@ -815,7 +1063,7 @@ static int op_additems(pk_machine *pm, mf_status *st)
         return append_items(pm, t, items, n, "ADDITEMS", st);
     if (t->kind != PK_SET) {
         if (!is_plain_builtin(t))
-            return 0; /* add() of an instance or global: not modelled */
+            return not_modelled(pm, "ADDITEMS", t); /* add() of an array or global */
         return pk_fail(pm, pm->op_off, st, "ADDITEMS to %s, which has no add", kind_name(t));
     }
     for (size_t i = 0; i < n; i++)
@@ -824,11 +1072,41 @@ static int op_additems(pk_machine *pm, mf_status *st)
     return 0;
 }
 
+/* CPython calls with an argument tuple (PyObject_Call: "argument list
+ * must be a tuple"; load_newobj: "expected an arg tuple"; NEWOBJ_EX's
+ * kwargs a dict) and a callable: a value of Python's own types of another
+ * kind fails there as in CPython; a value built by a call may be a tuple
+ * subclass, or not: irregular. */
+static int check_call_args(pk_machine *pm, const pk_obj *fn, const pk_obj *args,
+                           const pk_obj *kwargs, const char *op, mf_status *st)
+{
+    /* a value of Python's own types is not callable (nor a class) */
+    if (is_plain_builtin(fn))
+        return pk_fail(pm, pm->op_off, st, "%s: %s is not callable", op, kind_name(fn));
+    if (!args)
+        return 0;
+    const pk_obj *bad = args->kind != PK_TUPLE ? args
+                        : kwargs && kwargs->kind != PK_DICT ? kwargs : NULL;
+    if (!bad)
+        return 0;
+    if (is_plain_builtin(bad))
+        return pk_fail(pm, pm->op_off, st, "%s: the %s is %s", op,
+                       bad == args ? "argument list must be a tuple and" : "keyword arguments",
+                       kind_name(bad));
+    pk_note_irregular(pm, pm->op_off,
+                      "%s at byte %llu: its %s is a value built by a call, not as pickle.dump "
+                      "writes it", op, (unsigned long long)(pm->base + pm->o.origin + pm->op_off),
+                      bad == args ? "argument tuple" : "keyword dict");
+    return 0;
+}
+
 static int op_reduce(pk_machine *pm, mf_status *st)
 {
     pk_obj *args = pop(pm, "REDUCE", st);
     pk_obj *fn = args ? pop(pm, "REDUCE", st) : NULL;
-    return fn ? push(pm, pk_call(pm, fn, args, NULL, st), st) : -1;
+    if (!fn || check_call_args(pm, fn, args, NULL, "REDUCE", st))
+        return -1;
+    return push(pm, pk_call(pm, fn, args, NULL, st), st);
 }
 
 static int op_newobj(pk_machine *pm, bool ex, mf_status *st)
@@ -839,7 +1117,9 @@ static int op_newobj(pk_machine *pm, bool ex, mf_status *st)
         return -1;
     pk_obj *args = pop(pm, op, st);
     pk_obj *cls = args ? pop(pm, op, st) : NULL;
-    return cls ? push(pm, pk_call(pm, cls, args, kwargs, st), st) : -1;
+    if (!cls || check_call_args(pm, cls, args, kwargs, op, st))
+        return -1;
+    return push(pm, pk_call(pm, cls, args, kwargs, st), st);
 }
 
 static int op_obj(pk_machine *pm, mf_status *st)
@@ -850,6 +1130,8 @@ static int op_obj(pk_machine *pm, mf_status *st)
         return -1;
     if (n == 0)
         return pk_fail(pm, pm->op_off, st, "OBJ: no class after the mark");
+    if (check_call_args(pm, items[0], NULL, NULL, "OBJ", st))
+        return -1;
     pk_obj *args = pk_seq(pm, PK_TUPLE, items + 1, n - 1, st);
     return args ? push(pm, pk_call(pm, items[0], args, NULL, st), st) : -1;
 }
@@ -858,7 +1140,16 @@ static int op_build(pk_machine *pm, mf_status *st)
 {
     pk_obj *state = pop(pm, "BUILD", st);
     pk_obj *inst = state ? target(pm, "BUILD", st) : NULL;
-    return inst ? pk_build(pm, inst, state, st) : -1;
+    if (!inst || pk_build(pm, inst, state, st))
+        return -1;
+    uint64_t skip = 0;
+    if (pm->o.on_build && pm->o.on_build(pm->o.ctx, pm, inst, pm->d, pm->pos, pm->n, &skip, st))
+        return -1;
+    if (skip > pm->n - pm->pos)
+        return pk_fail(pm, pm->op_off, st, "BUILD: the loader reads %llu bytes after it, %llu are left",
+                       (unsigned long long)skip, (unsigned long long)(pm->n - pm->pos));
+    pm->pos += (size_t)skip;
+    return 0;
 }
 
 static int op_pop(pk_machine *pm, mf_status *st)
@@ -890,9 +1181,10 @@ static int op_memo_text(pk_machine *pm, bool put, mf_status *st)
     size_t n;
     if (rd_line(pm, &s, &n, name, st))
         return -1;
-    pk_obj *k = int_from_text(pm, s, n, false, name, st);
+    pk_obj *k = int_from_text(pm, s, c_text_len(s, n), false, name, st);
     if (!k)
         return -1;
+    check_text(pm, name, s, n, canon_decimal(s, n, false));
     if (k->kind != PK_INT)
         return pk_fail(pm, pm->op_off, st, "%s: index out of range", name);
     if (put && k->u.i < 0)
@@ -908,6 +1200,13 @@ static int op_memo_bin(pk_machine *pm, size_t k, bool put, const char *name, mf_
     return put ? memo_put_top(pm, (int64_t)idx, name, st) : memo_get(pm, (int64_t)idx, name, st);
 }
 
+/* FRAME: CPython's C unpickler reading a file object loads the frame into
+ * its buffer (peek or read(n), by size and file object); an argument that
+ * runs past the frame's end is then read from after the frame, and a STOP
+ * inside it leaves the file after the frame. Only frames as pickle.dump
+ * writes them read the same in every mode: whole opcodes, not nested, a
+ * STOP ending its frame, protocol 4 and up (checked here, in step's STOP
+ * and after each opcode in pk_load). */
 static int op_frame(pk_machine *pm, mf_status *st)
 {
     uint64_t len;
@@ -916,7 +1215,52 @@ static int op_frame(pk_machine *pm, mf_status *st)
     if (len > pm->n - pm->pos)
         return pk_fail(pm, pm->op_off, st, "FRAME of %llu bytes runs past the data (%llu left)",
                        (unsigned long long)len, (unsigned long long)(pm->n - pm->pos));
+    if (pm->frame_end && pm->op_off < pm->frame_end)
+        pk_note_irregular(pm, pm->op_off,
+                          "FRAME at byte %llu inside the FRAME at byte %llu (nested frames): not "
+                          "as pickle.dump writes it",
+                          (unsigned long long)(pm->base + pm->o.origin + pm->op_off),
+                          (unsigned long long)(pm->base + pm->o.origin + pm->frame_at));
+    else if (pm->proto < 4)
+        pk_note_irregular(pm, pm->op_off,
+                          "FRAME at byte %llu in a protocol %d pickle (frames are protocol 4): "
+                          "not as pickle.dump writes it",
+                          (unsigned long long)(pm->base + pm->o.origin + pm->op_off), pm->proto);
+    pm->frame_at = pm->op_off;
+    pm->frame_end = pm->pos + len;
     return 0;
+}
+
+/* After each opcode: one that started inside the open frame must end in it. */
+static void check_frame_end(pk_machine *pm)
+{
+    if (!pm->frame_end)
+        return;
+    if (pm->op_off < pm->frame_end && pm->pos > pm->frame_end) {
+        pk_note_irregular(pm, pm->op_off,
+                          "FRAME at byte %llu ends at byte %llu, inside the argument of the "
+                          "opcode at byte %llu: not as pickle.dump writes it",
+                          (unsigned long long)(pm->base + pm->o.origin + pm->frame_at),
+                          (unsigned long long)(pm->base + pm->o.origin + pm->frame_end),
+                          (unsigned long long)(pm->base + pm->o.origin + pm->op_off));
+        pm->frame_end = 0;
+    } else if (pm->pos >= pm->frame_end) {
+        pm->frame_end = 0; /* the frame is done */
+    }
+}
+
+static int op_stop(pk_machine *pm, pk_obj **out, mf_status *st)
+{
+    if (pm->frame_end && pm->pos != pm->frame_end)
+        pk_note_irregular(pm, pm->op_off,
+                          "STOP at byte %llu inside the FRAME at byte %llu, which ends at byte "
+                          "%llu (a loader reading a file goes on after the frame): not as "
+                          "pickle.dump writes it",
+                          (unsigned long long)(pm->base + pm->o.origin + pm->op_off),
+                          (unsigned long long)(pm->base + pm->o.origin + pm->frame_at),
+                          (unsigned long long)(pm->base + pm->o.origin + pm->frame_end));
+    *out = pop(pm, "STOP", st);
+    return *out ? 1 : -1;
 }
 
 static int op_proto(pk_machine *pm, mf_status *st)
@@ -950,6 +1294,7 @@ static int op_text_string(pk_machine *pm, uint8_t op, mf_status *st)
     size_t n;
     if (rd_line(pm, &s, &n, name, st) || pk_charge(pm, n, st))
         return -1;
+    check_text(pm, name, s, n, op == 'S' ? canon_string(s, n) : canon_unicode(s, n));
     return push(pm, op == 'S' ? string_from_repr(pm, s, n, st) : unicode_from_raw(pm, s, n, st),
                 st);
 }
@@ -962,7 +1307,7 @@ static int step(pk_machine *pm, pk_obj **out, mf_status *st)
     uint8_t op = pm->d[pm->pos++];
     switch (op) {
     case '(': return op_mark(pm, st);
-    case '.': *out = pop(pm, "STOP", st); return *out ? 1 : -1;
+    case '.': return op_stop(pm, out, st);
     case '0': return op_pop(pm, st);
     case '1': {
         pk_obj **items;
@@ -1033,7 +1378,13 @@ static int step(pk_machine *pm, pk_obj **out, mf_status *st)
     case 0x97:
         return pk_fail(pm, pm->op_off, st,
                        "NEXT_BUFFER: out-of-band data, which no model loader provides");
-    case 0x98: return top(pm, "READONLY_BUFFER", st) ? 0 : -1;
+    case 0x98:
+        if (!top(pm, "READONLY_BUFFER", st))
+            return -1;
+        pk_note_irregular(pm, pm->op_off,
+                          "READONLY_BUFFER at byte %llu: written only with out-of-band buffers",
+                          (unsigned long long)(pm->base + pm->o.origin + pm->op_off));
+        return 0;
     default:
         return pk_fail(pm, pm->op_off, st, "invalid opcode 0x%02x", op);
     }
@@ -1054,6 +1405,8 @@ static void reset(pk_machine *pm)
     pm->memo_n = 0;
     pm->proto = 0;
     pm->unsure = false;
+    pm->frame_at = pm->frame_end = 0;
+    pm->irregular = pm->named = pm->unproven = false;
 }
 
 /* Budgets grow with the input, counted once: pickles that follow each other
@@ -1101,8 +1454,10 @@ int pk_load(pk_machine *pm, const uint8_t *data, size_t size, pk_obj **out, size
             break;
         }
         r = step(pm, out, st);
-        if (r >= 0)
+        if (r >= 0) {
             ops++;
+            check_frame_end(pm);
+        }
     }
     if (ops_done)
         *ops_done = ops;

@@ -124,6 +124,19 @@ typedef pk_obj *(*pk_persistent_fn)(void *ctx, pk_machine *pm, pk_obj *pid, uint
 typedef void (*pk_call_fn)(void *ctx, const pk_global *callable, const pk_obj *args,
                            uint64_t off);
 
+/* Called after each BUILD with the object built (joblib's NumpyUnpickler
+ * reads an array's bytes, or a pickle of them, from the stream right
+ * after the BUILD of its NumpyArrayWrapper): data[at..size) follows the
+ * opcode; 0 with *skip, the bytes there that the loader reads itself (the
+ * machine goes on after them), or -1 with st to stop. */
+typedef int (*pk_build_fn)(void *ctx, pk_machine *pm, const pk_obj *inst, const uint8_t *data,
+                           size_t at, size_t size, uint64_t *skip, mf_status *st);
+/* Called when the stream leaves the canonical form (doc/scan.md "The
+ * canonical form"): a step real writers never produce, or one the machine
+ * does not model exactly (taken as done). The first such step of each
+ * pickle is reported; off as for pk_global_fn, rule says which. */
+typedef void (*pk_irregular_fn)(void *ctx, uint64_t off, const char *rule);
+
 typedef struct pk_opts {
     const char *file;   /* for messages */
     const char *member; /* archive member, or NULL */
@@ -131,7 +144,9 @@ typedef struct pk_opts {
     pk_global_fn on_global;
     pk_persistent_fn persistent_load;
     pk_call_fn on_call;
+    pk_irregular_fn on_irregular;
     void *ctx;
+    pk_build_fn on_build; /* optional */
 } pk_opts;
 
 /* A machine owns an arena holding every value it made; values stay valid
@@ -140,6 +155,10 @@ pk_machine *pk_new(const pk_opts *o);
 void pk_free(pk_machine *pm);
 mf_arena *pk_arena(pk_machine *pm);
 void pk_set_member(pk_machine *pm, const char *member, uint64_t origin);
+/* Where the caller's offsets start: the byte numbers in on_irregular's
+ * rules are base + origin + the opcode's offset (the scanner's member
+ * offsets). */
+void pk_set_base(pk_machine *pm, uint64_t base);
 void pk_set_persistent(pk_machine *pm, pk_persistent_fn fn, void *ctx);
 /* Objects made so far (bounds walks over the values). */
 uint64_t pk_objects(const pk_machine *pm);
@@ -156,6 +175,20 @@ int pk_load(pk_machine *pm, const uint8_t *data, size_t size, pk_obj **out, size
  * object, stack or memo caps, memory) where CPython's unpickler could go
  * on; false when CPython fails at that opcode too. */
 bool pk_stopped_by_limit(const pk_machine *pm);
+
+/* After pk_load: did the pickle leave the canonical form (a step that
+ * on_irregular reported)? */
+bool pk_irregular(const pk_machine *pm);
+
+/* After pk_load failed: true only when CPython's unpickler provably fails
+ * at the same opcode without having reached anything that can run: every
+ * opcode before it was canonical and modelled exactly, none of them named
+ * a global or a persistent id, and the failure is one CPython's C
+ * unpickler shares (an invalid opcode, truncated data, a stack, mark or
+ * memo error on values of Python's own types) -- not a limit of mfmt's nor
+ * a text argument mfmt parses more strictly than C's strtol /
+ * PyLong_FromString. Only then are the bytes "not a pickle". */
+bool pk_failure_proven(const pk_machine *pm);
 
 /* Failures inside callbacks: "FILE: byte N: [MEMBER: ]pickle: ..." */
 int pk_fail(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)

@@ -10,6 +10,7 @@
 pk_obj *pk_global_ref(pk_machine *pm, const char *module, size_t ml, const char *name,
                       size_t nl, const char *opcode, mf_status *st)
 {
+    pm->named = true;
     pk_obj *g = pk_make(pm, PK_GLOBAL, st);
     if (!g)
         return NULL;
@@ -397,10 +398,15 @@ int pk_build(pk_machine *pm, pk_obj *inst, pk_obj *state, mf_status *st)
     case PK_OBJECT: inst->u.o.state = state; return 0;
     default:
         /* load_build: __setstate__ if the value has one, else its __dict__
-         * and slots; an empty state is a no-op on anything. Not modelled
-         * for other values: taken as done, the stream goes on. */
-        (void)pm;
+         * and slots; a None state is a no-op on anything. Not modelled
+         * for other values: taken as done (the stream goes on), and
+         * irregular: no writer builds such a value so. */
         (void)st;
+        if (state->kind != PK_NONE && inst->kind != PK_GLOBAL)
+            pk_note_irregular(pm, pm->op_off,
+                              "BUILD at byte %llu on a value whose __setstate__ mfmt does not "
+                              "model: taken as done, not vouched for",
+                              (unsigned long long)(pm->base + pm->o.origin + pm->op_off));
         return 0;
     }
 }

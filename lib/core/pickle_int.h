@@ -33,6 +33,14 @@ struct pk_machine {
     int call_depth;
     /* the last failure is one of mfmt's limits, not one CPython shares */
     bool unsure;
+    /* the canonical form (doc/scan.md): the open FRAME [frame_at: opcode,
+     * frame_end: first byte after it; 0 when none]; irregular: a step
+     * outside the form was seen (reported once per pickle); named: a
+     * GLOBAL/INST/STACK_GLOBAL/EXT or persistent id ran; unproven: the
+     * failure is a text argument mfmt reads more strictly than CPython */
+    uint64_t frame_at, frame_end;
+    bool irregular, named, unproven;
+    uint64_t base; /* pk_set_base: added to the offsets in irregular rules */
     /* input counted into the budgets: [cnt_lo, cnt_hi) of the caller's buffer */
     const uint8_t *cnt_lo, *cnt_hi;
 };
@@ -41,6 +49,12 @@ struct pk_machine {
 int pk_fail_unsure(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
     MF_PRINTF(4, 5);
 int pk_oom(pk_machine *pm, mf_status *st);
+/* A failure where CPython's parser may accept what mfmt's refuses. */
+int pk_fail_unproven(pk_machine *pm, uint64_t off, mf_status *st, const char *fmt, ...)
+    MF_PRINTF(4, 5);
+/* A step outside the canonical form at off (in the pickle): recorded, and
+ * reported to on_irregular once per pickle. */
+void pk_note_irregular(pk_machine *pm, uint64_t off, const char *fmt, ...) MF_PRINTF(3, 4);
 
 int pk_charge(pk_machine *pm, uint64_t units, mf_status *st);
 /* A new value made by the current opcode; NULL with st filled. */

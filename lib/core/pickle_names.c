@@ -95,6 +95,10 @@ static const allowed allow[] = {
     {"pathlib.PurePath", PKN_SAFE_OPAQUE},
     {"collections.defaultdict", PKN_SAFE_OPAQUE},
     {"collections.Counter", PKN_SAFE_OPAQUE},
+    /* joblib's array record: a plain object (BUILD sets its attributes);
+     * the array it stands for follows in the stream (ops/scan_joblib.c) */
+    {"joblib.numpy_pickle.NumpyArrayWrapper", PKN_SAFE_OPAQUE},
+    {"sklearn.externals.joblib.numpy_pickle.NumpyArrayWrapper", PKN_SAFE_OPAQUE},
 };
 
 /* torch storage classes (legacy typed storages; torch.cuda.* as saved from
@@ -184,6 +188,28 @@ static const struct { const char *mod, *why; } bad_modules[] = {
     {"test", "runs interpreters and commands (test.support)"},
     {"unittest.mock", "imports modules by name (_importer)"},
     {"copyreg._extension_registry", "an EXT opcode: the name it loads cannot be seen in the file"},
+    /* issue 18: the Hub scanners' deny lists and their 2025-2026
+     * advisories (doc/scan.md, "Deny-rule additions of issue 18") */
+    {"aiohttp", "network access"}, {"httpx", "network access"},
+    {"websocket", "network access"}, {"websockets", "network access"},
+    {"sysconfig", "reads build files and imports modules by name"},
+    {"linecache", "reads any file"}, {"dbm", "opens database files"},
+    {"_imp", "imports modules"}, {"_frozen_importlib", "imports modules"},
+    {"_frozen_importlib_external", "imports modules and reads files"},
+    {"pkg_resources", "imports modules by name (EntryPoint.load)"},
+    {"zipapp", "writes files"}, {"_signal", "installs signal handlers"},
+    {"_multiprocessing", "starts processes"}, {"_subprocess", "starts processes"},
+    {"jsonpickle", "loads arbitrary objects"}, {"pandas.io.pickle", "loads another pickle"},
+    {"torch.utils._config_module", "loads a pickle inside the pickle (load_config)"},
+    {"torch.utils.bottleneck", "runs code under profilers"},
+    {"torch.utils.data.datapipes.utils.decoder", "unpickles bytes (basichandlers)"},
+    {"torch.utils.model_zoo", "downloads and loads files"},
+    {"torch.export", "loads and runs exported programs"},
+    {"torch._export", "loads and runs exported programs"},
+    {"keras.models", "loads models (Lambda code)"}, {"keras.saving", "loads models (Lambda code)"},
+    {"keras.src.saving", "loads models (Lambda code)"},
+    {"tensorflow.keras.models", "loads models (Lambda code)"},
+    {"tensorflow.saved_model", "loads graphs"}, {"tensorflow.io", "reads and writes files"},
 };
 
 /* Single names that are dangerous. */
@@ -218,6 +244,14 @@ static const struct { const char *name, *why; } bad_names[] = {
     {"torch._C._jit_pass_lower_all_tuples", "runs TorchScript passes"},
     {"yaml.load", "builds arbitrary objects"}, {"yaml.unsafe_load", "builds arbitrary objects"},
     {"yaml.full_load", "builds arbitrary objects"}, {"yaml.load_all", "builds arbitrary objects"},
+    {"gzip.open", "opens files"}, {"gzip.GzipFile", "opens files"}, {"bz2.open", "opens files"},
+    {"bz2.BZ2File", "opens files"}, {"lzma.open", "opens files"}, {"lzma.LZMAFile", "opens files"},
+    {"pandas.read_pickle", "loads another pickle"}, {"pandas.read_csv", "reads files and URLs"},
+    {"numpy.lib.format.read_array", "loads pickles (allow_pickle)"},
+    {"numpy.lib.format.open_memmap", "maps and creates files"},
+    {"numpy.lib.npyio.loadtxt", "reads files"},
+    {"torch.compile", "compiles and runs code"},
+    {"torch.utils.collect_env.run", "runs commands"},
 };
 
 /* Path segments that make any dotted name dangerous (attribute chains). */
@@ -375,6 +409,16 @@ static const char *classify_dangerous(const char *mod, const char *name, const c
         why = bad_segment_in(name, false, strchr(name, '.') != NULL);
     if (why)
         return why;
+    /* copyreg's internals other than the reconstructors pickle writes:
+     * its dispatch table and extension registry change how later names
+     * load (add_extension, pickle, constructor, _reduce_ex...) */
+    if (strcmp(mod, "copyreg") == 0 && strcmp(name, "_reconstructor") != 0 &&
+        strcmp(name, "__newobj__") != 0 && strcmp(name, "__newobj_ex__") != 0)
+        return "copyreg's internals (the dispatch table, the extension registry)";
+    /* a method of a path class reached by a dotted name (protocol 4):
+     * pathlib.Path.write_text, .unlink, .read_bytes... touch files */
+    if (mod_under(mod, "pathlib") && strchr(name, '.'))
+        return "a method of a path: reads, writes or removes files";
     /* a dunder name itself (builtins.__import__ aside, caught above) */
     if (is_dunder(name, strlen(name)) && !(strcmp(mod, "copyreg") == 0 &&
                                           (strcmp(name, "__newobj__") == 0 ||

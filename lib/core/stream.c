@@ -123,6 +123,8 @@ bool mf_tensor_mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, 
     const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
     if (!t->data || !f || !f->base || !di || t->nbytes == 0)
         return false;
+    if (mf_source_is_remote(f->base))
+        return false; /* fetched pages of a remote file must never be dropped */
     uintptr_t base = (uintptr_t)f->base, end = base + (uintptr_t)f->size;
     if ((uintptr_t)t->data < base || (uintptr_t)t->data >= end)
         return false;
@@ -156,6 +158,8 @@ int mf_stream_mapped(const mf_model *m, const mf_tensor *t, mf_sink_fn sink,
     if (!t->data)
         return mf_fail(st, MF_ERR_UNSUPPORTED, m ? m->path : NULL, -1,
                        "tensor \"%s\" has no mapped data", t->name);
+    if (mf_tensor_need(t, st)) /* a remote file: fetch the tensor (budget permitting) */
+        return -1;
     uint8_t *lo;
     size_t len;
     bool mapped = mf_tensor_mapped_span(m, t, &lo, &len);

@@ -138,19 +138,25 @@ static bool ascii(const uint8_t *p, size_t n)
  * also compares the names (each decoded by its own UTF-8 flag) and
  * refuses patched, strongly encrypted and encrypted members; miniz
  * refuses the encrypted and patched ones. */
-static void read_local(mf_zip *z, mf_zip_entry *e)
+static int read_local(mf_zip *z, mf_zip_entry *e, mf_status *st)
 {
     uint64_t lo = e->local_offset;
+    /* a remote archive: the fixed part, then the names (0 for local files) */
+    if (lo <= z->size && z->size - lo >= LFH_SIZE &&
+        (mf_source_need(z->base + lo, LFH_SIZE, st) ||
+         mf_source_need(z->base + lo, LFH_SIZE + (uint64_t)mf_rd16le(z->base + lo + 26) +
+                                          mf_rd16le(z->base + lo + 28), st)))
+        return -1;
     if (lo > z->size || z->size - lo < LFH_SIZE || mf_rd32le(z->base + lo) != SIG_LOCAL) {
         e->refused = "no local header at the recorded offset";
-        return;
+        return 0;
     }
     const uint8_t *l = z->base + lo;
     uint16_t lflags = mf_rd16le(l + 6), lnlen = mf_rd16le(l + 26), lexlen = mf_rd16le(l + 28);
     uint64_t data = lo + LFH_SIZE + lnlen + lexlen;
     if (data > z->size) {
         e->refused = "the local header runs past the end of the file";
-        return;
+        return 0;
     }
     e->local_ok = true;
     e->data_offset = data;
@@ -174,6 +180,7 @@ static void read_local(mf_zip *z, mf_zip_entry *e)
         e->refused = "a compression method miniz does not have";
     else if (z->dialect == MF_ZIP_MINIZ && data + e->csize > z->size)
         e->refused = "its data runs past the end of the file";
+    return 0;
 }
 
 static mf_zip_entry *grow(mf_zip *z, size_t *cap, mf_arena *a)
@@ -293,6 +300,8 @@ static int python_read(mf_zip *z, uint64_t eocd, mf_arena *a, mf_status *st)
     uint64_t avail = ci.start >= z->size ? 0 : z->size - ci.start;
     uint64_t cd_len = ci.cd_size < avail ? ci.cd_size : avail;
     const uint8_t *cd = z->base + (ci.start < z->size ? ci.start : z->size);
+    if (mf_source_need(cd, cd_len, st)) /* a remote archive: the whole directory at once */
+        return -1;
     size_t cap = 0;
     uint64_t total = 0, pos = 0;
     while (total < ci.cd_size) {
@@ -339,7 +348,8 @@ static int python_read(mf_zip *z, uint64_t eocd, mf_arena *a, mf_status *st)
     python_end_offsets(z, end, a);
     for (size_t i = 0; i < z->n; i++) {
         mf_zip_entry *e = &z->entries[i];
-        read_local(z, e);
+        if (read_local(z, e, st))
+            return -1;
         if (!e->refused && e->data_offset + e->csize > end[i])
             e->refused = "overlapped entries (zipfile: \"possible zip bomb\")";
     }
@@ -364,6 +374,8 @@ static int miniz_end(mf_zip *z, uint64_t eocd, cd_info *ci, mf_status *st)
         if (off > z->size - EOCD64_SIZE)
             return bad(z, eocd - LOC64_SIZE, "the ZIP64 locator points past the end", st);
         const uint8_t *r = z->base + off;
+        if (mf_source_need(r, EOCD64_SIZE, st))
+            return -1;
         if (mf_rd32le(r) == SIG_EOCD64) {
             if (mf_rd64le(r + 4) < EOCD64_SIZE - 12)
                 return bad(z, off, "ZIP64 end record too small", st);
@@ -466,6 +478,9 @@ static int miniz_read(mf_zip *z, uint64_t eocd, mf_arena *a, mf_status *st)
     size_t cap = 0;
     const uint8_t *p = z->base + ci.start;
     uint64_t left = ci.cd_size;
+    if (ci.start < z->size &&
+        mf_source_need(p, left < z->size - ci.start ? left : z->size - ci.start, st))
+        return -1; /* a remote archive: the whole directory at once */
     for (uint64_t i = 0; i < ci.count; i++) {
         uint64_t at = (uint64_t)(p - z->base);
         if (left < CDH_SIZE || mf_rd32le(p) != SIG_CENTRAL)
@@ -493,7 +508,8 @@ static int miniz_read(mf_zip *z, uint64_t eocd, mf_arena *a, mf_status *st)
             return mf_oom(st, z->file);
         if (e->csize == 0xffffffffu || e->usize == 0xffffffffu || e->local_offset == 0xffffffffu)
             (void)apply_zip64_extra(p + CDH_SIZE + e->name_len, exlen, e);
-        read_local(z, e);
+        if (read_local(z, e, st))
+            return -1;
         z->n++;
         p += rec;
         left -= rec;
@@ -507,9 +523,21 @@ static int miniz_read(mf_zip *z, uint64_t eocd, mf_arena *a, mf_status *st)
 
 /* ------------------------------------------------------------ the API */
 
+/* A remote archive: the end record, the ZIP64 records before it and the
+ * 64 KiB comment both loaders search, fetched at once. */
+static int need_tail(const uint8_t *base, uint64_t size, mf_status *st)
+{
+    uint64_t tail = (1u << 16) + EOCD_SIZE + LOC64_SIZE + EOCD64_SIZE;
+    if (tail > size)
+        tail = size;
+    return mf_source_need(base + size - tail, tail, st);
+}
+
 int mf_zip_open_at(mf_zip *z, mf_zip_dialect d, const uint8_t *base, uint64_t size,
                    uint64_t eocd, const char *file, mf_arena *a, mf_status *st)
 {
+    if (need_tail(base, size, st))
+        return -1;
     memset(z, 0, sizeof(*z));
     z->base = base;
     z->size = size;
@@ -524,6 +552,8 @@ int mf_zip_open_at(mf_zip *z, mf_zip_dialect d, const uint8_t *base, uint64_t si
 int mf_zip_open_as(mf_zip *z, mf_zip_dialect d, const uint8_t *base, uint64_t size,
                    const char *file, mf_arena *a, mf_status *st)
 {
+    if (need_tail(base, size, st))
+        return -1;
     int64_t eocd = d == MF_ZIP_MINIZ ? miniz_eocd(base, size) : python_eocd(base, size);
     if (eocd < 0) {
         memset(z, 0, sizeof(*z));
@@ -706,7 +736,7 @@ static int check_span(const mf_zip *z, const mf_zip_entry *e, mf_status *st)
     return 0;
 }
 
-const uint8_t *mf_zip_stored_data(const mf_zip *z, const mf_zip_entry *e,
+const uint8_t *mf_zip_stored_span(const mf_zip *z, const mf_zip_entry *e,
                                   mf_status *st)
 {
     if (e->method != 0) {
@@ -723,6 +753,13 @@ const uint8_t *mf_zip_stored_data(const mf_zip *z, const mf_zip_entry *e,
         return NULL;
     }
     return z->base + e->data_offset;
+}
+
+const uint8_t *mf_zip_stored_data(const mf_zip *z, const mf_zip_entry *e,
+                                  mf_status *st)
+{
+    const uint8_t *p = mf_zip_stored_span(z, e, st);
+    return p && mf_source_need(p, e->usize, st) == 0 ? p : NULL;
 }
 
 static int stream_stored(const mf_zip *z, const mf_zip_entry *e, bool check_crc,
@@ -762,6 +799,8 @@ static int stream_deflated(const mf_zip *z, const mf_zip_entry *e, bool check_cr
         inflateEnd(&zs);
         return mf_oom(st, z->file);
     }
+    if (mf_source_need(z->base + e->data_offset, e->csize, st))
+        return -1; /* a remote archive: the member's compressed bytes */
     const uint8_t *in = z->base + e->data_offset;
     uint64_t in_left = e->csize, total = 0;
     uLong crc = crc32(0, NULL, 0);

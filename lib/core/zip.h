@@ -87,8 +87,13 @@ typedef struct mf_zip_ambiguity {
 } mf_zip_ambiguity;
 void mf_zip_ambiguities(const mf_zip *z, mf_zip_ambiguity *out);
 
-/* Pointer to a STORED member's bytes in the mapping (NULL otherwise). */
+/* Pointer to a STORED member's bytes in the mapping (NULL otherwise),
+ * readable (a remote archive's member is fetched). */
 const uint8_t *mf_zip_stored_data(const mf_zip *z, const mf_zip_entry *e,
+                                  mf_status *st);
+/* The same pointer without fetching anything: for tensor data, which the
+ * tensor streams fetch when (and if) a tensor is read (mf_tensor_need). */
+const uint8_t *mf_zip_stored_span(const mf_zip *z, const mf_zip_entry *e,
                                   mf_status *st);
 /* Streams the uncompressed bytes (stored or deflated) to sink, checking
  * the size; CRC is checked when check_crc. */

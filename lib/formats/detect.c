@@ -4,6 +4,17 @@
  * the zip directory, the protobuf field summary, the fallbacks. */
 #include "formats/formats.h"
 
+bool mf_probe_has(const mf_probe *p, uint64_t off, uint64_t n)
+{
+    if (off > p->size || n > p->size - off)
+        return false;
+    mf_status st;
+    mf_status_init(&st);
+    bool ok = mf_source_need(p->b + off, n, &st) == 0;
+    mf_status_clear(&st);
+    return ok;
+}
+
 int mf_probe_found(mf_probe *p, mf_format f, const char *fmt, ...)
 {
     p->out->format = f;

@@ -39,6 +39,10 @@ struct mf_probe {
 /* Records the format and its detail ("GGUF v3 little-endian"); returns
  * MF_PROBE_YES (a weak probe returns MF_PROBE_WEAK after calling it). */
 int mf_probe_found(mf_probe *p, mf_format f, const char *fmt, ...) MF_PRINTF(3, 4);
+/* Whether bytes [off, off+n) of the probed file can be read: for a remote
+ * file they are fetched (false when that fails); a probe that looks past
+ * the first 64 KiB (which are always in) asks first. */
+bool mf_probe_has(const mf_probe *p, uint64_t off, uint64_t n);
 /* probe_dir: does the directory hold `name`? */
 bool mf_probe_dir_has(const mf_probe *p, const char *name);
 /* The file parsed as top-level protobuf fields, or NULL when it does not
@@ -58,11 +62,20 @@ int mf_open_model(const char *path, unsigned flags, mf_model **out, mf_status *s
  * owner = the child, which m keeps open until mf_close(m)); its notes are
  * copied. A directory reader uses it for the weights files it chooses.
  * Returns the child (NULL on failure, st filled). */
+/* mf_open_model with a config.json for training checkpoints that lack one
+ * (m->config while the reader opens; NULL: none given). */
+int mf_open_model_cfg(const char *path, unsigned flags, const char *config, mf_model **out,
+                      mf_status *st);
 mf_model *mf_model_open_child(mf_model *m, const char *path, unsigned flags,
                               mf_status *st);
 /* mf_gguf_write with ggml's layout (llama-quantize's output): the last
  * tensor padded to the alignment as well. */
 int mf_gguf_write_all_padded(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
+                             size_t n_meta, mf_fill_fn fill, void *ctx, mf_status *st);
+/* mf_safetensors_write with MLX's header (mlx/io/safetensors.cpp
+ * save_safetensors: nlohmann's dump(), keys sorted bytewise, no spaces, no
+ * padding after the header); the data in the order given. */
+int mf_safetensors_write_mlx(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
                              size_t n_meta, mf_fill_fn fill, void *ctx, mf_status *st);
 
 

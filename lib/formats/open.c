@@ -24,6 +24,12 @@ static const mf_reader *reader_hinted_by_name(const char *path)
 
 int mf_open_model(const char *path, unsigned flags, mf_model **out, mf_status *st)
 {
+    return mf_open_model_cfg(path, flags, NULL, out, st);
+}
+
+int mf_open_model_cfg(const char *path, unsigned flags, const char *config, mf_model **out,
+                      mf_status *st)
+{
     *out = NULL;
     mf_detection d;
     if (mf_detect(path, &d, st))
@@ -48,7 +54,10 @@ int mf_open_model(const char *path, unsigned flags, mf_model **out, mf_status *s
     if (!m)
         return mf_oom(st, path);
     m->reader = r;
-    if (r->open(m, path, flags, st) != 0 || st->code != MF_OK) {
+    m->config = config;
+    int rc = r->open(m, path, flags, st);
+    m->config = NULL; /* the caller's string: not kept */
+    if (rc != 0 || st->code != MF_OK) {
         if (st->code == MF_OK) /* a reader must say why; never fail silently */
             mf_fail(st, MF_ERR_FORMAT, path, -1, "could not be read");
         mf_close(m);

@@ -26,6 +26,9 @@
     X(tf_savedmodel)                                                      \
     X(onnx_tensor)                                                        \
     X(tf_graphdef)                                                        \
+    X(deepspeed)    /* training checkpoint folders, before any HF dir */  \
+    X(dcp)                                                                \
+    X(megatron)                                                           \
     X(mlx)                                                                \
     X(hfdir)                                                              \
     /* a new reader: one line above, where its probe belongs */

@@ -4,6 +4,7 @@
  * the scan and the F32 conversion live here. */
 #include "core/core.h"
 #include "formats/formats.h"
+#include "ops/scan_template.h"
 #include "ops/tensor_f32.h"
 
 #include <stdlib.h>
@@ -45,7 +46,9 @@ static void scan_at_open(mf_model *m, verdict_acc *v)
 {
     memset(v, 0, sizeof(*v));
     if (!may_carry_code(m->format)) {
-        m->verdict = MF_VERDICT_SAFE;
+        /* no loader of its weights runs code; its chat templates are
+         * rendered by Jinja2 in Python consumers (ops/scan_template.c) */
+        m->verdict = (mf_verdict)mf_model_templates_verdict(m);
         return;
     }
     mf_status sub;
@@ -69,7 +72,8 @@ int mf_open(const char *path, const mf_open_opts *opts, mf_model **out, mf_statu
     if (mf_opts_copy(&o, sizeof(o), opts, "mf_open_opts", st))
         return -1;
     mf_model *m;
-    if (mf_open_model(path, o.flags & MF_OPEN_STRICT, &m, st))
+    if (mf_open_model_cfg(path, o.flags & (MF_OPEN_STRICT | MF_OPEN_TRAIN_MODULE_STATES |
+                                           MF_OPEN_TRAIN_EXCLUDE_FROZEN), o.config, &m, st))
         return -1;
     if (!(o.flags & MF_OPEN_NO_SCAN)) {
         verdict_acc v;

@@ -19,7 +19,8 @@
 /* Top-level entries of a training checkpoint that are not weights. */
 static const char *const optimizer_keys[] = {
     "optimizer", "optimizer_states", "optimizer_state_dict", "optim", "opt_state",
-    "lr_scheduler", "lr_schedulers", "scheduler", "scaler", NULL,
+    "lr_scheduler", "lr_schedulers", "scheduler", "scaler", "rng", "rng_state", "rng_states",
+    NULL,
 };
 
 static bool first_segment_is(const char *name, const char *const *keys)
@@ -66,6 +67,69 @@ static const char *unwrap(const mf_model *m, mf_arena *a)
             break;
     }
     return prefix;
+}
+
+/* The wrappers' segments a training loop adds to parameter names:
+ * torch.compile's _orig_mod, FSDP's _fsdp_wrapped_module and activation
+ * checkpointing's _checkpoint_wrapped_module anywhere, DDP's module at the
+ * front (load_state_dict of the bare model wants none of them). */
+static const char *const wrapper_segments[] = {
+    "_orig_mod", "_fsdp_wrapped_module", "_checkpoint_wrapped_module", NULL};
+
+static const char *clean_name(const char *name, mf_arena *a)
+{
+    while (strncmp(name, "module.", 7) == 0)
+        name += 7;
+    bool any = false;
+    for (const char *const *w = wrapper_segments; *w && !any; w++)
+        any = strstr(name, *w) != NULL;
+    if (!any)
+        return name;
+    char *out = mf_arena_strdup(a, name);
+    if (!out)
+        return name;
+    size_t o = 0;
+    for (const char *p = name; *p;) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        bool drop = false;
+        for (const char *const *w = wrapper_segments; *w && !drop; w++)
+            drop = strlen(*w) == n && strncmp(p, *w, n) == 0;
+        if (!drop) {
+            if (o)
+                out[o++] = '.';
+            memcpy(out + o, p, n);
+            o += n;
+        }
+        p += n + (dot != NULL);
+    }
+    out[o] = 0;
+    return out;
+}
+
+/* A LightningModule holding a Hugging Face model as an attribute
+ * (self.model): every name starts with that attribute and what follows is
+ * a causal LM's own names (lm_head., model.embed_tokens.): the attribute is
+ * dropped. A bare LlamaForCausalLM with tied embeddings (every name under
+ * model., the rest embed_tokens./layers.) is left alone. */
+static void drop_module_attribute(mf_convert_item *v, size_t n)
+{
+    if (n == 0)
+        return;
+    const char *dot = strchr(v[0].name, '.');
+    if (!dot)
+        return;
+    size_t k = (size_t)(dot - v[0].name) + 1;
+    bool hf = false;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(v[i].name, v[0].name, k) != 0)
+            return;
+        hf = hf || !strncmp(v[i].name + k, "lm_head.", 8) ||
+             !strncmp(v[i].name + k, "model.embed_tokens.", 19);
+    }
+    if (hf)
+        for (size_t i = 0; i < n; i++)
+            v[i].name += k;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -166,12 +230,14 @@ int mf_convert_select(const mf_model *m, const mf_convert_st_opts *o, mf_arena *
         const char *rest = under(t->name, prefix);
         bool opt = first_segment_is(t->name, optimizer_keys);
         if (rest && (prefix[0] || !opt || o->include_optimizer))
-            v[k++] = (mf_convert_item){t, rest};
+            v[k++] = (mf_convert_item){t, clean_name(rest, a)};
         else if (!rest && opt && o->include_optimizer)
             v[k++] = (mf_convert_item){t, t->name}; /* beside the unwrapped weights */
     }
     if (o->key && k == 0)
         return mf_fail(st, MF_ERR_USAGE, m->path, -1, "no tensors under --key \"%s\"", o->key);
+    if (!o->include_optimizer)
+        drop_module_attribute(v, k);
     if (check_unique(v, k, st))
         return -1;
     if (!o->keep_tied && drop_tied(v, &k, st, m->path))
@@ -192,6 +258,90 @@ typedef struct fill_ctx {
     void *sink_ctx;
 } fill_ctx;
 
+static bool castable(mf_dtype d)
+{
+    return d == MF_F32 || d == MF_F16 || d == MF_BF16;
+}
+
+/* opts.dtype as a type; MF_DTYPE_INVALID when NULL or not a float type. */
+static mf_dtype cast_to(const mf_convert_st_opts *o)
+{
+    const char *v = o->dtype;
+    return !v ? MF_DTYPE_INVALID : !strcasecmp(v, "f32") ? MF_F32 : !strcasecmp(v, "f16") ? MF_F16
+         : !strcasecmp(v, "bf16") ? MF_BF16 : MF_DTYPE_INVALID;
+}
+
+/* The dtype a tensor is written in (opts.dtype for float tensors). */
+static mf_dtype out_dtype(const mf_convert_st_opts *o, const mf_tensor *t)
+{
+    mf_dtype c = cast_to(o);
+    return castable(c) && castable(t->dtype) ? c : t->dtype;
+}
+
+static uint64_t out_nbytes(const mf_convert_st_opts *o, const mf_tensor *t)
+{
+    mf_dtype d = out_dtype(o, t);
+    if (d == t->dtype)
+        return t->nbytes;
+    return t->nbytes / mf_dtype_info_of(t->dtype)->block_bytes * mf_dtype_info_of(d)->block_bytes;
+}
+
+static int counting_sink(void *ctx, const void *buf, size_t n, mf_status *st);
+
+/* F32/F16/BF16 to another of them, element by element (partial elements
+ * carried between calls). */
+typedef struct cast_sink {
+    fill_ctx *f;
+    mf_dtype from, to;
+    uint8_t carry[4];
+    size_t n_carry;
+} cast_sink;
+
+static float load_float(mf_dtype d, const uint8_t *p)
+{
+    if (d == MF_F32) {
+        float x;
+        uint32_t u = mf_rd32le(p);
+        memcpy(&x, &u, 4);
+        return x;
+    }
+    return d == MF_F16 ? mf_f16_to_f32(mf_rd16le(p)) : mf_bf16_to_f32(mf_rd16le(p));
+}
+
+static size_t store_float(mf_dtype d, float x, uint8_t *p)
+{
+    if (d == MF_F32) {
+        uint32_t u;
+        memcpy(&u, &x, 4);
+        mf_wr32le(p, u);
+        return 4;
+    }
+    mf_wr16le(p, d == MF_F16 ? mf_f32_to_f16(x) : mf_f32_to_bf16(x));
+    return 2;
+}
+
+static int cast_write(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    cast_sink *c = ctx;
+    size_t in = mf_dtype_info_of(c->from)->block_bytes, k = 0;
+    uint8_t out[4096];
+    const uint8_t *p = buf;
+    while (n) {
+        c->carry[c->n_carry++] = *p++;
+        n--;
+        if (c->n_carry < in)
+            continue;
+        c->n_carry = 0;
+        k += store_float(c->to, load_float(c->from, c->carry), out + k);
+        if (k + 4 > sizeof(out)) {
+            if (counting_sink(c->f, out, k, st))
+                return -1;
+            k = 0;
+        }
+    }
+    return k ? counting_sink(c->f, out, k, st) : 0;
+}
+
 static int counting_sink(void *ctx, const void *buf, size_t n, mf_status *st)
 {
     fill_ctx *f = ctx;
@@ -209,7 +359,13 @@ static int fill(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_sta
     fill_ctx *f = ctx;
     f->sink = sink;
     f->sink_ctx = sink_ctx;
-    return mf_tensor_stream(f->m, f->items[index].t, counting_sink, f, st);
+    const mf_tensor *t = f->items[index].t;
+    mf_dtype to = out_dtype(f->o, t);
+    if (to != t->dtype) {
+        cast_sink c = {f, t->dtype, to, {0}, 0};
+        return mf_tensor_stream(f->m, t, cast_write, &c, st);
+    }
+    return mf_tensor_stream(f->m, t, counting_sink, f, st);
 }
 
 /* The index-th item of a shard: fill sees shard-local indices. */
@@ -236,7 +392,7 @@ static int write_one(const mf_model *m, const char *path, const mf_convert_item 
     for (size_t i = 0; i < n; i++) {
         const mf_tensor *t = items[first + i].t;
         ts[i].name = items[first + i].name;
-        ts[i].dtype = t->dtype;
+        ts[i].dtype = out_dtype(f->o, t);
         ts[i].ndim = t->ndim;
         memcpy(ts[i].shape, t->shape, sizeof(ts[i].shape));
     }
@@ -264,12 +420,13 @@ static mf_kv *output_meta(const mf_model *m, mf_arena *a, size_t *n)
 }
 
 /* Shard boundaries: first index of each shard, and the count. */
-static size_t plan_shards(const mf_convert_item *items, size_t n, uint64_t max, size_t *starts)
+static size_t plan_shards(const mf_convert_st_opts *o, const mf_convert_item *items, size_t n,
+                          uint64_t max, size_t *starts)
 {
     size_t ns = 0;
     uint64_t cur = 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t sz = items[i].t->nbytes;
+        uint64_t sz = out_nbytes(o, items[i].t);
         if (ns == 0 || (cur > 0 && cur + sz > max)) {
             starts[ns++] = i;
             cur = 0;
@@ -317,7 +474,7 @@ static int write_sharded(const mf_model *m, const char *out, const mf_convert_it
     size_t *starts = mf_arena_calloc(a, n + 1, sizeof(size_t));
     if (!starts)
         return mf_oom(st, out);
-    size_t ns = plan_shards(items, n, f->o->max_shard_size, starts);
+    size_t ns = plan_shards(f->o, items, n, f->o->max_shard_size, starts);
     if (ns == 1)
         return write_one(m, out, items, n, f, 0, meta, n_meta, st);
     size_t ol = strlen(out), sl = strlen(".safetensors");
@@ -372,6 +529,8 @@ int mf_convert_to_safetensors(const mf_model *m, const char *out,
     if (mf_opts_copy(&oc, sizeof(oc), opts, "mf_convert_st_opts", st))
         return -1;
     const mf_convert_st_opts *o = &oc;
+    if (o->dtype && cast_to(o) == MF_DTYPE_INVALID)
+        return mf_fail(st, MF_ERR_USAGE, out, -1, "dtype \"%s\": f32, f16 or bf16", o->dtype);
     /* packed tensors (MLX's triples) are written as their logical,
      * dequantized tensors (the reader's logical_view hook) */
     mf_model *view;
@@ -394,7 +553,7 @@ int mf_convert_to_safetensors(const mf_model *m, const char *out,
     if (rc == 0) {
         fill_ctx f = {.m = m, .items = items, .o = o};
         for (size_t i = 0; i < n; i++)
-            f.total += items[i].t->nbytes;
+            f.total += out_nbytes(o, items[i].t);
         if (o->max_shard_size)
             rc = write_sharded(m, out, items, n, &f, meta, n_meta, a, st);
         else

@@ -137,3 +137,92 @@ int mf_diff(const mf_model *a, const mf_model *b, int (*row)(void *ctx, const mf
     mf_tensor_index_free(&ib);
     return rc;
 }
+
+/* ------------------------------------------------------------ metadata */
+
+const char *mf_meta_diff_kind_name(mf_meta_diff_kind k)
+{
+    static const char *const n[] = {"same", "changed", "type", "only-a", "only-b"};
+    return (unsigned)k < 5 ? n[k] : "?";
+}
+
+/* Open addressing over the key names, the first of equal keys kept (as
+ * mf_meta_get finds it). */
+typedef struct meta_index {
+    const mf_model *m;
+    size_t *slot, cap; /* slot: index + 1, 0 = empty */
+} meta_index;
+
+static int meta_index_build(const mf_model *m, meta_index *ix)
+{
+    size_t cap = 64;
+    while (cap < 2 * m->n_meta + 2)
+        cap *= 2;
+    ix->m = m;
+    ix->cap = cap;
+    if (!(ix->slot = calloc(cap, sizeof(*ix->slot))))
+        return -1;
+    for (size_t i = 0; i < m->n_meta; i++) {
+        size_t k = mf_str_hash(m->meta[i].key) & (cap - 1);
+        bool dup = false;
+        for (; ix->slot[k] && !dup; k = (k + 1) & (cap - 1))
+            dup = strcmp(m->meta[ix->slot[k] - 1].key, m->meta[i].key) == 0;
+        if (!dup)
+            ix->slot[k] = i + 1;
+    }
+    return 0;
+}
+
+static const mf_kv *meta_index_find(const meta_index *ix, const char *key)
+{
+    for (size_t k = mf_str_hash(key) & (ix->cap - 1); ix->slot[k]; k = (k + 1) & (ix->cap - 1))
+        if (strcmp(ix->m->meta[ix->slot[k] - 1].key, key) == 0)
+            return &ix->m->meta[ix->slot[k] - 1];
+    return NULL;
+}
+
+static mf_meta_diff_kind meta_kind(const mf_value *a, const mf_value *b)
+{
+    if (a->type != b->type)
+        return MF_META_TYPE;
+    return mf_value_equal(a, b) ? MF_META_SAME : MF_META_CHANGED;
+}
+
+static int meta_rows(const mf_model *a, const mf_model *b, const meta_index *ia,
+                     const meta_index *ib, mf_meta_diff_fn row, void *user, mf_status *st)
+{
+    for (size_t i = 0; i < a->n_meta; i++) {
+        const mf_kv *ka = &a->meta[i];
+        if (meta_index_find(ia, ka->key) != ka)
+            continue; /* a repeated key: its first occurrence was compared */
+        const mf_kv *kb = meta_index_find(ib, ka->key);
+        mf_meta_diff_row r = {.key = ka->key, .a = &ka->v, .b = kb ? &kb->v : NULL,
+                              .kind = kb ? meta_kind(&ka->v, &kb->v) : MF_META_ONLY_A};
+        if (row(user, &r))
+            return mf_fail(st, MF_ERR_CANCELLED, a->path, -1, "metadata diff cancelled");
+    }
+    for (size_t i = 0; i < b->n_meta; i++) {
+        const mf_kv *kb = &b->meta[i];
+        if (meta_index_find(ib, kb->key) != kb || meta_index_find(ia, kb->key))
+            continue;
+        mf_meta_diff_row r = {.key = kb->key, .b = &kb->v, .kind = MF_META_ONLY_B};
+        if (row(user, &r))
+            return mf_fail(st, MF_ERR_CANCELLED, b->path, -1, "metadata diff cancelled");
+    }
+    return 0;
+}
+
+int mf_diff_metadata(const mf_model *a, const mf_model *b, mf_meta_diff_fn row, void *user,
+                     mf_status *st)
+{
+    MF_ST_GUARD(st);
+    if (!a || !b || !row)
+        return mf_fail(st, MF_ERR_USAGE, NULL, -1, "mf_diff_metadata: a model or the callback is NULL");
+    meta_index ia = {0}, ib = {0};
+    int rc = meta_index_build(a, &ia) || meta_index_build(b, &ib)
+                 ? mf_oom(st, a->path)
+                 : meta_rows(a, b, &ia, &ib, row, user, st);
+    free(ia.slot);
+    free(ib.slot);
+    return rc;
+}

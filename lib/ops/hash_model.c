@@ -134,7 +134,10 @@ int mf_hash_model(const mf_model *m, const mf_hash_opts *opts, mf_hash_result **
         }
         r->n_tensors = m->n_tensors;
     }
-    bool whole_file = o.whole_file && !mf_is_dir(m->path);
+    /* a remote file has no whole-file hash here: that would download it
+     * (the Hub states an LFS file's SHA-256: mf_remote_info's linked_etag) */
+    bool whole_file = o.whole_file && !mf_is_dir(m->path) &&
+                      !(m->n_files && mf_source_is_remote(m->files[0].base));
     /* one read of the file when the layout allows it, else two passes */
     onepass_result op;
     int rc = whole_file ? hash_onepass(m, m->path, o.algo, o.per_tensor, o.progress,

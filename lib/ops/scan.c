@@ -23,6 +23,8 @@
  * mfmt's own limits is always `unknown`. doc/scan.md has the rules. */
 #include "formats/formats.h"
 #include "ops/scan.h"
+#include "ops/scan_joblib.h"
+#include "ops/scan_template.h"
 
 #include "core/pickle.h"
 #include "core/tar.h"
@@ -51,6 +53,7 @@ typedef struct scanner {
     int depth;
     uint64_t inflated;   /* bytes inflated so far (bounded by MAX_INSPECT x 4) */
     bool notes_after_stop;
+    bool joblib_only; /* bytes only joblib.load reads (a decompressed stream) */
 } scanner;
 
 const char *mf_verdict_name(mf_verdict v)
@@ -116,6 +119,14 @@ static void on_global(void *ctx, const pk_global *g, const char *opcode, uint64_
         add_finding(sc, cls, (int64_t)(sc->origin + off), opcode, name, "%s", g->reason);
 }
 
+/* A step outside the canonical form (doc/scan.md): the pickle may read
+ * otherwise in some loader, so it is never vouched for. */
+static void on_irregular(void *ctx, uint64_t off, const char *rule)
+{
+    scanner *sc = ctx;
+    add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(sc->origin + off), NULL, NULL, "%s", rule);
+}
+
 static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n);
 
 static char *join_label(scanner *sc, const char *inner)
@@ -173,7 +184,92 @@ static void on_call(void *ctx, const pk_global *g, const pk_obj *args, uint64_t 
     scan_nested(sc, join_label(sc, inner), p, a0->u.s.n, fb);
 }
 
+/* --------------------------------------------------------------- joblib */
+
+/* After a BUILD: a joblib NumpyArrayWrapper's array follows in the stream
+ * (ops/scan_joblib.c). joblib.load reads it and goes on after it; an
+ * object array is a pickle of its own, run here. pickle.load of the same
+ * file reads those bytes as opcodes instead: where they start with one,
+ * the file is not vouched for (unknown) and the bytes are scanned. */
+static int on_build(void *ctx, pk_machine *pm, const pk_obj *inst, const uint8_t *d, size_t at,
+                    size_t n, uint64_t *skip, mf_status *st)
+{
+    scanner *sc = ctx;
+    bool nested;
+    const char *why = NULL;
+    int r = mf_joblib_after_build(inst, d, at, n, skip, &nested, &why);
+    if (r < 0)
+        return pk_fail(pm, at, st, "%s", why);
+    if (r == 0)
+        return 0;
+    if (nested) {
+        pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
+        pk_machine *sub = pk_new(&o);
+        if (!sub)
+            return pk_fail(pm, at, st, "out of memory");
+        uint64_t origin = sc->origin;
+        sc->origin = origin + at;
+        pk_obj *v;
+        size_t used = 0;
+        uint64_t ops;
+        int rc = pk_load(sub, d + at, n - at, &v, &used, &ops, st);
+        sc->origin = origin;
+        pk_free(sub);
+        *skip = used;
+        return rc;
+    }
+    if (*skip && !sc->joblib_only && mf_pickle_opcode_byte(d[at]))
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(sc->origin + at), NULL, NULL,
+                    "a joblib array's bytes start with a pickle opcode: pickle.load of this file "
+                    "would run them, joblib.load reads them as data");
+    return 0;
+}
+
+/* joblib.load decompresses a file it recognises by its first bytes, then
+ * unpickles it: zlib and gzip are inflated and scanned; the others are
+ * not vouched for. */
+static void scan_compressed(scanner *sc, const uint8_t *b, uint64_t n)
+{
+    const char *kind = mf_joblib_compressor(b, n);
+    if (!kind)
+        return;
+    uint8_t *out;
+    size_t len;
+    bool truncated;
+    bool zl = !strcmp(kind, "zlib") || !strcmp(kind, "gzip");
+    if (zl && mf_joblib_inflate(b, n, MAX_INSPECT, &out, &len, &truncated) == 0) {
+        char label[32];
+        snprintf(label, sizeof(label), "(%s)", kind);
+        bool only = sc->joblib_only;
+        sc->joblib_only = true;
+        scan_nested(sc, join_label(sc, label), out, len, -1);
+        sc->joblib_only = only;
+        add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
+                    "%s data: inflated (%zu bytes) and scanned as joblib.load unpickles it", kind, len);
+        if (truncated)
+            add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                        "the %s stream inflates past %u MiB: the rest is not inspected", kind,
+                        (unsigned)(MAX_INSPECT >> 20));
+        free(out);
+    } else if (!zl) {
+        add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
+                    "starts as %s data: joblib.load decompresses it and unpickles the result, "
+                    "which mfmt does not decompress", kind);
+    }
+}
+
 /* -------------------------------------------------------------- pickles */
+
+/* A machine reporting to the scanner. */
+static pk_machine *scan_machine(scanner *sc)
+{
+    pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call,
+                 .on_irregular = on_irregular, .on_build = on_build, .ctx = sc};
+    pk_machine *pm = pk_new(&o);
+    if (!pm)
+        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+    return pm;
+}
 
 static const char *rule_of(const char *msg)
 {
@@ -198,24 +294,21 @@ static chain_result scan_pickles_as(scanner *sc, const uint8_t *b, uint64_t n, u
                                     bool polyglot)
 {
     chain_result res = {true, start};
-    pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
-    pk_machine *pm = pk_new(&o);
+    pk_machine *pm = scan_machine(sc);
     if (!pm) {
-        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
         res.complete = false;
         return res;
     }
     sc->buf = b;
     uint64_t pos = start;
     for (uint64_t count = 0; pos < n; count++) {
-        mf_verdict v_before = sc->r->verdict;
-        size_t before = sc->f.n;
         mf_status st;
         mf_status_init(&st);
         pk_obj *v;
         size_t used;
         uint64_t ops = 0;
         sc->origin = pos;
+        pk_set_base(pm, pos);
         int rc = pk_load(pm, b + pos, (size_t)(n - pos), &v, &used, &ops, &st);
         sc->r->n_pickles += ops > 0;
         if (rc == 0 && count == 0 && scan_stream(sc, v, b, n, &pos) > 0) {
@@ -226,28 +319,33 @@ static chain_result scan_pickles_as(scanner *sc, const uint8_t *b, uint64_t n, u
              * pickle later in the bytes goes unseen) */
             pos += used;
         } else {
-            /* a stream that reached a name, or ran long enough to be a pickle */
-            bool reached = sc->f.n > before || sc->r->verdict > v_before;
-            bool looks = ops >= 8 || b[pos] == 0x80 || reached;
+            /* No excuses (doc/scan.md): bytes are "not a pickle" only when
+             * CPython's unpickler provably fails at the same opcode having
+             * reached nothing that runs (pk_failure_proven); any other
+             * failure is mfmt's, where a loader may go on. */
             bool limit = pk_stopped_by_limit(pm);
+            bool proven = pk_failure_proven(pm);
             if (limit)
                 add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(pos + used), NULL, NULL,
                             "the pickle is stopped by a limit of mfmt's, where a loader would "
                             "go on: %s (what it would do next cannot be vouched for)",
                             rule_of(st.msg));
-            else if (looks && !(polyglot && count == 0 && !reached))
+            else if (!proven)
                 add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(pos + used), NULL, NULL,
                             "the pickle stops with an error: %s (what a loader would do after "
                             "it cannot be vouched for)", rule_of(st.msg));
             else if (polyglot && count == 0)
-                ; /* the other format's bytes: pickle.load fails at once, as here */
+                ; /* the other format's bytes: pickle.load fails there, as here */
             else if (count == 0 && pos == start)
                 add_finding(sc, MF_VERDICT_SAFE, (int64_t)pos, NULL, NULL,
-                            "not a pickle: unpickling fails at once (%s)", rule_of(st.msg));
+                            "not a pickle: CPython's unpickler fails at byte %llu too (%s), "
+                            "before any name", (unsigned long long)(pos + used), rule_of(st.msg));
             else
                 add_finding(sc, MF_VERDICT_SAFE, (int64_t)pos, NULL, NULL,
-                            "%llu bytes after STOP are not a pickle", (unsigned long long)(n - pos));
-            res.complete = !looks && !limit;
+                            "%llu bytes after STOP are not a pickle (CPython's unpickler fails "
+                            "at byte %llu, before any name: %s)", (unsigned long long)(n - pos),
+                            (unsigned long long)(pos + used), rule_of(st.msg));
+            res.complete = proven && !limit;
             mf_status_clear(&st);
             break;
         }
@@ -281,16 +379,14 @@ static int scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint6
     for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++) {
         if (!r->pickle_stream)
             continue;
-        pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
-        pk_machine *pm = pk_new(&o);
-        if (!pm) {
-            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+        pk_machine *pm = scan_machine(sc);
+        if (!pm)
             return -1;
-        }
         mf_status st;
         mf_status_init(&st);
         uint64_t start = *pos, end = n - start;
         sc->origin = start;
+        pk_set_base(pm, start);
         int rc = r->pickle_stream(first, pm, b + start, n - start, sc->path, &end, &st);
         if (rc != 0)
             sc->r->n_pickles += 4;
@@ -374,6 +470,7 @@ static int walk_run(void *ctx, uint64_t at, const pk_obj **value, uint64_t *end,
     uint64_t ops = 0;
     pk_obj *v = NULL;
     sc->origin = at;
+    pk_set_base(mw->pm, at);
     int rc = pk_load(mw->pm, mw->b + at, (size_t)(mw->n - at), &v, &used, &ops, &st);
     sc->r->n_pickles += ops > 0;
     *end = at + used;
@@ -403,12 +500,9 @@ static void walk_rest(void *ctx, uint64_t at)
 static bool walk_member(scanner *sc, const mf_reader *r, const char *name, const uint8_t *b,
                         uint64_t n)
 {
-    pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
-    pk_machine *pm = pk_new(&o);
-    if (!pm) {
-        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+    pk_machine *pm = scan_machine(sc);
+    if (!pm)
         return true;
-    }
     sc->buf = b;
     member_walk mw = {sc, pm, b, n};
     mf_pickle_walk w = {&mw, walk_run, walk_finding, walk_rest};
@@ -996,6 +1090,7 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
     }
     if (scan_payload(sc, b, n))
         return;
+    scan_compressed(sc, b, n); /* joblib.load's reading; pickle.load's follows */
     if (mf_tar_probe(b, n)) { /* torch.load tries tarfile first */
         scan_tar(sc, b, n);
         /* pickle.load (and torch.load when tarfile refuses it) reads the
@@ -1065,6 +1160,22 @@ static void scan_model_code(scanner *sc, const char *path, const uint8_t *b, uin
     mf_close(m);
 }
 
+/* ------------------------------------------------------ chat templates */
+
+/* A template's finding (ops/scan_template.c): its key or part is the
+ * member, the byte is in the template. */
+static void on_template(void *ctx, const mf_template_finding *f)
+{
+    scanner *sc = ctx;
+    const char *saved = sc->member;
+    int64_t base = sc->file_base;
+    sc->member = f->where;
+    sc->file_base = f->file_offset >= 0 && f->offset >= 0 ? f->file_offset - f->offset : -1;
+    add_finding(sc, (mf_verdict)f->severity, f->offset, "jinja", NULL, "%s", f->message);
+    sc->member = saved;
+    sc->file_base = base;
+}
+
 /* ------------------------------------------------- code around a file */
 
 /* Code that loading the directory around the file runs (the readers'
@@ -1097,6 +1208,7 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
         sc.file_base = -1;
         scan_model_code(&sc, path, b, n);
         scan_code_around(&sc, path);
+        mf_scan_templates(path, b, n, on_template, &sc);
     }
     r->findings = sc.f.v;
     r->n_findings = sc.f.n;

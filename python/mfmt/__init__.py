@@ -13,20 +13,23 @@ See python/README.md.
 """
 
 from . import _mfmt
-from ._errors import (CancelledError, Error, FileError, FormatError,
-                      UnsafeFileError, UnsupportedError, UsageError)
-from ._model import Model, TensorInfo, TensorSlice, load_file, open
+from ._errors import (CancelledError, Error, FileError, FileNotFound, FilePermissionError,
+                      FormatError, UnsafeFileError, UnsupportedError, UsageError)
+from ._model import Model, TensorInfo, TensorSlice, load_file, open, stored_dtype
 from ._ops import (DIFF_INCOMPARABLE, DIFF_ONLY_A, DIFF_ONLY_B, DIFF_SAME, DIFF_SAME_VALUES,
                    DIFF_SHAPE, DIFF_VALUES, Detection, EditChange, EditResult, edit, Diff, DiffRow, DequantizeResult, Estimate, Finding,
                    Hashes, Plan, Problem, QuantizeResult, QuantTensor, ScanReport,
                    Validation, convert, dequantize, detect, diff, estimate, hash, hash_file,
                    merge, plan, quantize, save_file, scan, split, validate)
 from ._safe import safe_open
+from . import numpy, torch  # noqa: E402 (safetensors.numpy / safetensors.torch habits)
 
-__version__ = "0.1.0"
+# One version everywhere: the package is the library's (setup.py reads mfmt.h).
+__version__ = _mfmt.lib_version()
 
 __all__ = [
     "open", "load_file", "safe_open", "save_file", "Model", "TensorInfo", "TensorSlice",
+    "stored_dtype",
     "detect", "validate", "hash", "hash_file", "scan", "convert", "quantize", "dequantize",
     "split", "merge", "diff", "estimate", "plan", "edit", "EditChange", "EditResult",
     "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",
@@ -34,7 +37,7 @@ __all__ = [
     "Estimate", "Plan", "DIFF_SAME", "DIFF_SAME_VALUES", "DIFF_VALUES", "DIFF_SHAPE",
     "DIFF_ONLY_A", "DIFF_ONLY_B", "DIFF_INCOMPARABLE",
     "Error", "FormatError", "UnsafeFileError", "UnsupportedError", "UsageError",
-    "FileError", "CancelledError", "lib_version",
+    "FileError", "FileNotFound", "FilePermissionError", "CancelledError", "lib_version",
 ]
 
 

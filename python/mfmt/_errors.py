@@ -3,7 +3,7 @@
 import re
 
 __all__ = ["Error", "FormatError", "UnsafeFileError", "UnsupportedError",
-           "UsageError", "FileError", "CancelledError"]
+           "UsageError", "FileError", "FileNotFound", "FilePermissionError", "CancelledError"]
 
 # libmfmt's message shape (doc/architecture.md, "Errors"):
 #   FILE: byte N: rule        or  FILE: byte N (file byte M): rule
@@ -83,6 +83,21 @@ class FileError(Error, OSError):
         self.strerror = message
 
 
+class FileNotFound(FileError, FileNotFoundError):
+    """The path does not exist: a ``FileNotFoundError`` (as ``open()`` and
+    safetensors raise) that is also an ``mfmt.Error``."""
+
+
+class FilePermissionError(FileError, PermissionError):
+    """The path may not be read or written: a ``PermissionError`` that is
+    also an ``mfmt.Error``."""
+
+
+# libmfmt words an I/O failure with strerror's text: the errno it names
+_ERRNO_CLASSES = (("No such file or directory", FileNotFound, 2),
+                  ("Permission denied", FilePermissionError, 13))
+
+
 class UsageError(Error, ValueError):
     """Bad arguments from the caller."""
     code = 5
@@ -102,8 +117,14 @@ def _from_status(code, message, messages):
     if code == 6:
         return MemoryError(message)
     cls = _BY_CODE.get(code, Error)
+    if cls is FileError:
+        for text, sub_cls, errno in _ERRNO_CLASSES:
+            if message.endswith(text):
+                err = sub_cls(message, messages, code)
+                err.errno = errno
+                return err
     return cls(message, messages, code)
 
 for _cls in (Error, FormatError, UnsafeFileError, UnsupportedError, FileError,
-             UsageError, CancelledError):
+             FileNotFound, FilePermissionError, UsageError, CancelledError):
     _cls.__module__ = "mfmt"

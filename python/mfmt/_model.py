@@ -8,7 +8,7 @@ import numpy as np
 from . import _mfmt
 from ._errors import Error, FileError, UsageError
 
-__all__ = ["Model", "TensorInfo", "TensorSlice", "open", "load_file"]
+__all__ = ["Model", "TensorInfo", "TensorSlice", "open", "load_file", "stored_dtype"]
 
 # What get_tensor returns by default for dtypes NumPy lacks: their bits.
 _BITS_AS = {"BF16": np.uint16, "F8_E4M3": np.uint8, "F8_E5M2": np.uint8,
@@ -17,6 +17,30 @@ _NUMPY_OF = {"F64": np.float64, "F32": np.float32, "F16": np.float16,
              "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8,
              "U64": np.uint64, "U32": np.uint32, "U16": np.uint16, "U8": np.uint8,
              "BOOL": np.bool_, "C64": np.complex64, "C128": np.complex128}
+
+
+# The dtypes NumPy lacks come as their bits in a NumPy dtype that carries the
+# stored name in its metadata: it survives views, slices, copies and
+# np.asarray (not arithmetic), so save_file writes BF16 back as BF16.
+_TAG = "mfmt_dtype"
+
+
+def _tagged(stored):
+    """The little-endian bit-pattern dtype of `stored` ("BF16"), tagged."""
+    return np.dtype(np.dtype(_BITS_AS[stored]).newbyteorder("<"), metadata={_TAG: stored})
+
+
+def stored_dtype(arr):
+    """The mfmt dtype a bit-pattern array stands for ("BF16", "F8_E4M3"), as
+    get_tensor tagged it; None for arrays of NumPy's own types."""
+    md = getattr(getattr(arr, "dtype", None), "metadata", None)
+    return md.get(_TAG) if md else None
+
+
+def _is_plain(stored):
+    """True when the stored dtype is a NumPy type or a tagged bit pattern:
+    elements, not blocks or packed codes."""
+    return stored in _NUMPY_OF or stored in _BITS_AS
 
 
 # ONNX's packed sub-byte types: bits per element; the first element sits in
@@ -81,7 +105,9 @@ class TensorInfo(NamedTuple):
         """The dtype get_tensor(name) returns: the element type, or for BF16
         and FP8 their bit patterns (uint16 / uint8), for ggml block and packed
         sub-byte types their raw bytes (uint8)."""
-        return np.dtype(_NUMPY_OF.get(self.dtype) or _BITS_AS.get(self.dtype) or np.uint8)
+        if self.dtype in _BITS_AS:
+            return _tagged(self.dtype)
+        return np.dtype(_NUMPY_OF.get(self.dtype) or np.uint8)
 
 
 def _float_dtype(dtype):
@@ -181,7 +207,9 @@ class Model(_mfmt.Model):
         the bytes lie plainly in the file (strided for PyTorch views);
         otherwise (compressed, chunked, big-endian, typed fields) a new,
         writable array of the canonical bytes. BF16/FP8 come as their bit
-        patterns (uint16/uint8), ggml block types as raw blocks (uint8).
+        patterns (uint16/uint8) in a dtype tagged with the stored name
+        (mfmt.stored_dtype(arr) == "BF16"; save_file writes them back as
+        such), ggml block types as raw blocks (uint8, 1-D: their bytes).
 
         dtype="float32" (or float16, float64): decoded floats for any dtype,
         every ggml block type and MLX packed tensors included.
@@ -192,6 +220,9 @@ class Model(_mfmt.Model):
         arr = self._view(i)
         if arr is None:
             arr = self._read(i)
+        stored = self._infos[name].dtype
+        if stored in _BITS_AS:
+            arr = arr.view(_tagged(stored))
         return arr
 
     def get_slice(self, name, dtype=None) -> "TensorSlice":
@@ -245,12 +276,17 @@ class Model(_mfmt.Model):
 class TensorSlice:
     """``model.get_slice(name)``: shape and dtype without reading, and
     ``[index]`` reading only what the first axis selects (safetensors'
-    PySafeSlice API: get_shape(), get_dtype())."""
+    PySafeSlice API: get_shape(), get_dtype()). The index follows the shape
+    get_shape() reports: for ggml block types and packed codes (whose stored
+    bytes have no such shape) it yields decoded float32 values unless
+    dtype= chooses another float type."""
 
     def __init__(self, model, name, dtype=None):
         self._model = model
         self._name = name
         self._info = model.info(name)
+        if dtype is None and not _is_plain(self._info.dtype):
+            dtype = np.dtype(np.float32)
         self._dtype = dtype
 
     def get_shape(self):
@@ -334,8 +370,20 @@ def open(path, *, allow_unsafe=False, strict=False, logical=False) -> Model:  # 
     return model
 
 
-def load_file(path, *, allow_unsafe=False) -> dict:
+def load_file(path, device=None, *, framework="np", allow_unsafe=False) -> dict:
     """Every tensor of a file as {name: array} (get_tensor's arrays: views of
-    the mapping where possible; the mapping lives as long as they do)."""
+    the mapping where possible; the mapping lives as long as they do).
+
+    As safetensors' load_file: device="cpu" (or "cuda:0", ...) or
+    framework="pt" gives torch tensors on that device (safetensors.torch),
+    framework="np" NumPy arrays (safetensors.numpy; device must then be
+    None or "cpu")."""
+    if device is not None and device != "cpu" and framework == "np":
+        framework = "pt"  # a device other than the CPU means torch
+    if framework in ("pt", "torch"):
+        from .torch import load_file as _torch_load
+        return _torch_load(path, device=device or "cpu", allow_unsafe=allow_unsafe)
+    if framework not in ("np", "numpy"):
+        raise UsageError(f'framework={framework!r}: "np" or "pt"')
     with open(path, allow_unsafe=allow_unsafe) as m:
         return {name: m.get_tensor(name) for name in m}

@@ -564,6 +564,9 @@ def _as_array(name, x, dtypes):
             t = t.view(torch.int16 if t.element_size() == 2 else torch.uint8)
         x = t.numpy()
     arr = np.asarray(x)  # (np.ascontiguousarray would make a 0-d array 1-d)
+    md = arr.dtype.metadata
+    tagged = md.get("mfmt_dtype") if md else None  # get_tensor's BF16/FP8 bits
+    want = want or tagged
     if not arr.flags.c_contiguous:
         arr = arr.copy(order="C")
     if arr.dtype.byteorder == ">":
@@ -584,10 +587,16 @@ def save_file(tensors, path, metadata=None, *, dtypes=None) -> None:
     file beside it, fsync, rename: the file appears whole or not at all).
     Arrays: NumPy or torch (bfloat16 included). dtypes={name: "BF16"} marks
     uint16 arrays as BF16 bits (what get_tensor returns for BF16);
-    metadata: {str: str} for __metadata__."""
+    metadata: {str: str} for __metadata__ (another type of key or value
+    raises TypeError, as safetensors does: nothing is converted silently).
+    A uint16/uint8 array that get_tensor returned for BF16/FP8 carries that
+    dtype (mfmt.stored_dtype) and is written as BF16/FP8 again."""
+    for k, v in (metadata or {}).items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError(f"metadata must map str to str: {k!r}: {type(v).__name__} "
+                            f"(safetensors' __metadata__ holds strings only)")
     items = []
     for name, x in tensors.items():
         mf, arr = _as_array(name, x, dtypes)
         items.append((str(name), mf, arr.shape, arr.reshape(-1).view(np.uint8)))
-    md = {str(k): str(v) for k, v in (metadata or {}).items()}
-    _mfmt.save_safetensors(os.fspath(path), items, md)
+    _mfmt.save_safetensors(os.fspath(path), items, dict(metadata or {}))

@@ -1,6 +1,7 @@
 """mfmt.safe_open: the safetensors reading API over every format mfmt reads."""
 
 from ._errors import UsageError
+from ._model import _is_plain
 from ._model import open as _open
 
 __all__ = ["safe_open"]
@@ -58,8 +59,9 @@ class safe_open:  # noqa: N801 (the name safetensors users know)
         return self._model
 
     def keys(self):
-        """Tensor names, in file order."""
-        return self._model.keys()
+        """Tensor names, sorted (as safetensors' safe_open returns them;
+        offset_keys() gives them in the order of their bytes)."""
+        return sorted(self._model.keys())
 
     def offset_keys(self):
         """Tensor names in the order of their bytes in the file."""
@@ -70,12 +72,15 @@ class safe_open:  # noqa: N801 (the name safetensors users know)
         """safetensors: the __metadata__ map (str -> str), None when absent.
         Other formats: the model's metadata dict (mfmt.Model.metadata)."""
         md = self._model.metadata
-        if self._model.format == "safetensors":
-            return dict(md) if md else None
-        return md
+        return dict(md) if md else None
 
     def get_tensor(self, name):
-        """The tensor (NumPy array or torch tensor)."""
+        """The tensor (NumPy array or torch tensor) in the shape get_slice's
+        get_shape() reports: ggml block types and packed codes come decoded,
+        as float32 (never their bytes under a float shape)."""
+        info = self._model.info(name)
+        if not _is_plain(info.dtype):
+            return self._convert(self._model.get_tensor(name, dtype="float32"), name)
         return self._convert(self._model.get_tensor(name), name)
 
     def get_slice(self, name):
@@ -86,7 +91,9 @@ class safe_open:  # noqa: N801 (the name safetensors users know)
     def _convert(self, arr, name):
         if not self._pt:
             return arr
-        return _to_torch(arr, self._model.info(name).dtype, self._device)
+        stored = self._model.info(name).dtype
+        # decoded blocks are floats: torch gets them as they are
+        return _to_torch(arr, stored if _is_plain(stored) else "F32", self._device)
 
 
 _TORCH_BITS = {"BF16": "bfloat16", "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2"}

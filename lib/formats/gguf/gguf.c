@@ -429,6 +429,7 @@ static const char *const gguf_extensions[] = {".gguf", NULL};
 const mf_reader mf_reader_gguf = {
     .format = MF_FMT_GGUF,
     .data_only = true, /* numbers and names: loading runs nothing */
+    .meta_templates = true, /* tokenizer.chat_template* (Jinja2 for Python consumers) */
     .name = "gguf",
     .extensions = gguf_extensions,
     .probe = probe_gguf,

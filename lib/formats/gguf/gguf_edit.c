@@ -193,6 +193,17 @@ static int check_rules(const mf_model *m, const mf_rewrite *rw, const mf_gguf_la
         return mf_fail(st, MF_ERR_USAGE, m->path, -1,
                        "general.architecture is required by llama.cpp; it cannot be deleted%s",
                        force_hint);
+    /* llama.cpp picks the loader, the ARCH.* key prefix and the tensor set
+     * from general.architecture: the other keys and tensors were written
+     * for the old one, so a new name makes a model it loads as another. */
+    const mf_value *old_arch = mf_meta_get(m, "general.architecture");
+    if (arch && old_arch && !mf_value_equal(&arch->v, old_arch))
+        return mf_fail(st, MF_ERR_USAGE, m->path, -1,
+                       "general.architecture: changing \"%s\" to \"%s\" leaves every %s.* key "
+                       "and tensor name written for the old architecture%s",
+                       old_arch->type == MF_V_STR ? old_arch->as.s.ptr : "?",
+                       arch->v.type == MF_V_STR ? arch->v.as.s.ptr : "(not a string)",
+                       old_arch->type == MF_V_STR ? old_arch->as.s.ptr : "?", force_hint);
     const mf_kv *al = find(rw, "general.alignment");
     bool had = mf_meta_get(m, "general.alignment") != NULL;
     if ((al || had) && !(al && value_equal_u32(al, l->alignment)))

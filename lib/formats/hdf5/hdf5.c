@@ -481,7 +481,7 @@ static int open_hdf5(mf_model *m, const char *path, unsigned flags, mf_status *s
 static int probe_hdf5(mf_probe *p)
 {
     for (uint64_t off = 0; off + 8 <= p->size; off = off ? off * 2 : 512) {
-        if (memcmp(p->b + off, "\x89HDF\r\n\x1a\n", 8) == 0)
+        if (mf_probe_has(p, off, 8) && memcmp(p->b + off, "\x89HDF\r\n\x1a\n", 8) == 0)
             return mf_probe_found(p, MF_FMT_HDF5, "HDF5, superblock at byte %llu",
                                   (unsigned long long)off);
         if (off > (1ull << 40))

@@ -115,6 +115,16 @@ static void check_module(finder *f, json_t *v)
     }
 }
 
+/* Layers that call a function their config names or carries: Lambda;
+ * tf.keras's TFOpLambda and SlicingOpLambda (a TensorFlow API symbol by
+ * name, looked up when the model is loaded: tf.io.write_file,
+ * tf.py_function... as readily as tf.math.add). */
+static bool is_lambda_layer(const char *cls)
+{
+    return strcmp(cls, "Lambda") == 0 || strcmp(cls, "TFOpLambda") == 0 ||
+           strcmp(cls, "SlicingOpLambda") == 0;
+}
+
 static void walk(finder *f, json_t *v, int depth)
 {
     if (f->failed || depth > MAX_JSON_DEPTH)
@@ -140,7 +150,18 @@ static void walk(finder *f, json_t *v, int depth)
                              .detail = detail};
         report(f, &l);
     }
-    if (strcmp(cls, "Lambda") == 0) {
+    /* marshalled code in any object's config (Keras 2's func_dump:
+     * "function_type": "lambda"; a Lambda's "output_shape_type") */
+    json_t *ocfg = json_object_get(v, "config");
+    const char *ft = str_or(json_object_get(ocfg, "function_type"), "");
+    const char *ot = str_or(json_object_get(ocfg, "output_shape_type"), "");
+    if (f->source && (strcmp(ot, "lambda") == 0 || (strcmp(ft, "lambda") == 0 && !is_lambda_layer(cls)))) {
+        mf_keras_lambda l = {.layer = str_or(json_object_get(ocfg, "name"), cls[0] ? cls : "?"),
+                             .source = f->source, .kind = "bytecode",
+                             .detail = strcmp(ot, "lambda") == 0 ? "output_shape" : "function"};
+        report(f, &l);
+    }
+    if (is_lambda_layer(cls)) {
         json_t *cfg = json_object_get(v, "config");
         char detail[160];
         const char *kind;

@@ -2,6 +2,7 @@
  * group; codes a little-endian bit stream per row) and the logical view a
  * converter writes from. Arithmetic: see mlx.h. */
 #include "formats/mlx/mlx.h"
+#include "quant/mlx_affine.h"
 
 #include <stdlib.h>
 
@@ -40,17 +41,6 @@ static void store(uint8_t *p, float v, mf_dtype out)
         memcpy(&u, &v, 4);
         mf_wr32le(p, u);
     }
-}
-
-/* Code j of a row: bits [j*bits, (j+1)*bits) of the little-endian stream;
- * with bits <= 8 it spans at most two bytes. */
-static unsigned code_at(const uint8_t *row, uint64_t j, int bits, uint64_t row_bytes)
-{
-    uint64_t bit = j * (uint64_t)bits, byte = bit / 8;
-    unsigned v = row[byte];
-    if (byte + 1 < row_bytes)
-        v |= (unsigned)row[byte + 1] << 8;
-    return (v >> (bit % 8)) & ((1u << bits) - 1);
 }
 
 static int check_source(const mf_model *m, const mf_tensor *t, uint64_t nbytes, mf_status *st)
@@ -112,7 +102,7 @@ int mf_mlx_dequantize(const mf_model *m, const mf_mlx_quant *q, mf_dtype out, mf
         for (uint64_t j = 0; j < in && rc == 0; j++) {
             uint64_t g = j / (uint64_t)q->group_size;
             float s = load_float(srow + g * es, q->dtype), b = load_float(brow + g * es, q->dtype);
-            float t = round_to(s * (float)code_at(row, j, q->bits, row_bytes), q->dtype);
+            float t = round_to(s * (float)mf_mlx_code_at(row, j, q->bits, row_bytes), q->dtype);
             float w = round_to(t + b, q->dtype);
             store(o.p + o.n, w, out);
             o.n += os;

@@ -56,6 +56,7 @@ struct pt_model_info {
     char **mappings; /* dotted paths of every dict that holds tensors */
     size_t n_mappings, cap_mappings;
     pk_machine *pm;  /* values the tensors may still point into */
+    const pk_obj *root; /* the object tree (zip reader), owned by pm */
     void *buf;       /* malloc'd pickle bytes (an inflated data.pkl) */
     mf_zip zip;      /* the archive, for streamed (deflated) storages */
 };
@@ -119,4 +120,19 @@ int mf_pt_tar_walk_member(const char *name, const uint8_t *b, uint64_t n,
  * pickle is torch's legacy magic number is read as torch reads it. */
 int mf_pt_legacy_stream(const pk_obj *first, pk_machine *pm, const uint8_t *b, uint64_t n,
                         const char *file, uint64_t *end, mf_status *st);
+
+/* One tensor torch.save'd into bytes [b, b+n) of a mapped file, at file
+ * offset `origin` (torch.distributed.checkpoint writes each chunk so, at an
+ * offset of a .distcp file): its type, shape and elements (contiguous,
+ * inside the mapping). Every pickle through the restricted machine. */
+typedef struct pt_lone_tensor {
+    mf_dtype dtype;
+    int ndim;
+    int64_t shape[MF_MAX_DIMS];
+    const uint8_t *data;
+    uint64_t nbytes;
+    bool big_endian;
+} pt_lone_tensor;
+int pt_zip_lone_tensor(const uint8_t *b, uint64_t n, const char *file, uint64_t origin,
+                       pt_lone_tensor *out, mf_status *st);
 #endif

@@ -115,7 +115,7 @@ static int resolve(void *ctx, const pk_obj *sto, pt_storage_ref *out, mf_status 
     out->file = 0;
     out->big_endian = c->big_endian;
     if (e->method == 0) {
-        out->data = mf_zip_stored_data(c->z, e, st);
+        out->data = mf_zip_stored_span(c->z, e, st); /* fetched when streamed */
         if (!out->data)
             return -1;
         out->file_offset = e->data_offset;
@@ -272,6 +272,7 @@ static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
     if (run_pickle(c, info, pkl, &po, &p, &n, &root, &used, st))
         return -1;
     m->header_bytes += n;
+    info->root = root;
     if (used < pkl->usize && (flags & MF_OPEN_STRICT)) /* n may be a window of it */
         mf_breach(st, c->file, (int64_t)(po.origin + used),
                   "%s: %llu bytes after the pickle's STOP", pkl->name,
@@ -284,6 +285,115 @@ static int read_archive(mf_model *m, zip_ctx *c, unsigned flags, mf_status *st)
         return -1;
     pt_note_flagged(m, &c->flagged, "data.pkl");
     return 0;
+}
+
+/* ------------------------------------------------- a lone saved tensor */
+
+static bool record_says_big(const zip_ctx *c)
+{
+    const mf_zip_entry *e = find_record(c, "byteorder");
+    uint8_t *buf = NULL;
+    size_t n = 0;
+    mf_status tmp;
+    mf_status_init(&tmp);
+    bool big = e && e->usize <= 64 && mf_zip_extract(c->z, e, 64, &buf, &n, &tmp) == 0 &&
+               n >= 3 && memcmp(buf, "big", 3) == 0;
+    free(buf);
+    mf_status_clear(&tmp);
+    return big;
+}
+
+static int lone_tensor_of(const zip_ctx *c, const pk_obj *x, const char *file,
+                          pt_lone_tensor *out, mf_status *st)
+{
+    if (!x || x->kind != PK_TENSOR || x->u.t.storage->kind != PK_STORAGE)
+        return mf_fail(st, MF_ERR_FORMAT, file, -1, "the saved object is not one tensor");
+    const pk_obj *sto = x->u.t.storage, *size = x->u.t.size, *stride = x->u.t.stride;
+    const mf_dtype_info *di = mf_dtype_info_of(x->u.t.dtype);
+    if (!di || di->block_elems != 1 || !di->block_bytes || size->u.c.n > MF_MAX_DIMS ||
+        size->u.c.n != stride->u.c.n)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, file, -1, "saved tensor: unsupported type or rank");
+    char rel[600];
+    snprintf(rel, sizeof(rel), "data/%s", sto->u.st.key);
+    const mf_zip_entry *e = find_record(c, rel);
+    if (!e)
+        return mf_fail(st, MF_ERR_FORMAT, file, -1, "no record \"%s%s\" for the saved tensor",
+                       c->prefix, rel);
+    if (e->method != 0)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, file, (int64_t)e->cd_offset,
+                       "record \"%s\" is compressed (torch stores them)", e->name);
+    out->dtype = x->u.t.dtype;
+    out->ndim = (int)size->u.c.n;
+    uint64_t numel = 1, expect = 1;
+    bool contiguous = true;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        int64_t sz, sd;
+        if (!pk_as_int(size->u.c.v[d], &sz) || !pk_as_int(stride->u.c.v[d], &sd) || sz < 0)
+            return mf_fail(st, MF_ERR_FORMAT, file, -1, "saved tensor: bad size or stride");
+        out->shape[d] = sz;
+        if (sz != 1 && (uint64_t)sd != expect)
+            contiguous = false;
+        if (mf_mul_ovf(expect, (uint64_t)sz, &expect) || mf_mul_ovf(numel, (uint64_t)sz, &numel))
+            return mf_fail(st, MF_ERR_FORMAT, file, -1, "saved tensor: size overflows");
+    }
+    if (!contiguous)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, file, -1, "saved tensor is not contiguous");
+    uint64_t start, bytes, end;
+    if (x->u.t.offset < 0 || mf_mul_ovf((uint64_t)x->u.t.offset, di->block_bytes, &start) ||
+        mf_mul_ovf(numel, di->block_bytes, &bytes) || mf_add_ovf(start, bytes, &end) ||
+        end > e->usize)
+        return mf_fail(st, MF_ERR_FORMAT, file, (int64_t)e->cd_offset,
+                       "saved tensor reaches past its record \"%s\" (%llu bytes)", e->name,
+                       (unsigned long long)e->usize);
+    const uint8_t *p = mf_zip_stored_data(c->z, e, st);
+    if (!p)
+        return -1;
+    out->data = p + start;
+    out->nbytes = bytes;
+    out->big_endian = c->big_endian;
+    return 0;
+}
+
+int pt_zip_lone_tensor(const uint8_t *b, uint64_t n, const char *file, uint64_t origin,
+                       pt_lone_tensor *out, mf_status *st)
+{
+    mf_arena *a = mf_arena_new();
+    if (!a)
+        return mf_oom(st, file);
+    mf_zip z;
+    zip_ctx c = {.z = &z, .file = file};
+    pk_machine *pm = NULL;
+    int rc = mf_zip_open_as(&z, MF_ZIP_MINIZ, b, n, file, a, st);
+    if (rc == 0 && z.n == 0)
+        rc = mf_fail(st, MF_ERR_FORMAT, file, (int64_t)origin, "saved tensor: empty archive");
+    const char *slash = rc == 0 ? strchr(z.entries[0].name, '/') : NULL;
+    if (rc == 0 && !slash)
+        rc = mf_fail(st, MF_ERR_FORMAT, file, (int64_t)origin,
+                     "saved tensor: zip member \"%s\" is not in a folder", z.entries[0].name);
+    const mf_zip_entry *pkl = NULL;
+    if (rc == 0) {
+        c.prefix = mf_arena_strndup(a, z.entries[0].name, (size_t)(slash - z.entries[0].name) + 1);
+        pkl = c.prefix ? find_record(&c, "data.pkl") : NULL;
+        if (!pkl || pkl->method != 0)
+            rc = mf_fail(st, MF_ERR_FORMAT, file, (int64_t)origin,
+                         "saved tensor: no stored record \"%sdata.pkl\"", c.prefix ? c.prefix : "");
+    }
+    pk_obj *root = NULL;
+    if (rc == 0) {
+        c.big_endian = record_says_big(&c);
+        pk_opts po = {.file = file, .member = pkl->name, .origin = origin + pkl->data_offset,
+                      .persistent_load = persistent_load};
+        const uint8_t *p = mf_zip_stored_data(&z, pkl, st);
+        size_t used;
+        pm = pk_new(&po);
+        rc = !p ? -1 : !pm ? mf_oom(st, file)
+                           : pk_load(pm, p, (size_t)pkl->usize, &root, &used, NULL, st);
+    }
+    if (rc == 0)
+        rc = lone_tensor_of(&c, root, file, out, st);
+    pk_free(pm);
+    mf_arena_free(a);
+    return rc;
 }
 
 #include "formats/hf/shard_index.h"

@@ -226,7 +226,7 @@ static void note_alignment(mf_model *m, const mf_tensor *t, uint64_t abs)
         mf_model_note(m, "tensor \"%s\": data at byte %llu is not aligned to its %llu-byte elements",
                       t->name, (unsigned long long)abs, (unsigned long long)es);
     else if (abs % 64)
-        mf_model_note(m, "tensor \"%s\": data at byte %llu is not 64-byte aligned (zero-copy loaders may copy)",
+        mf_model_info(m, "tensor \"%s\": data at byte %llu is not 64-byte aligned (zero-copy loaders may copy)",
                       t->name, (unsigned long long)abs);
 }
 
@@ -262,6 +262,8 @@ static int parse_header(const mf_file *f, uint64_t *hlen, mf_status *st)
         return mf_fail(st, MF_ERR_FORMAT, file, 0,
                        "header length %llu exceeds the %llu bytes after it",
                        (unsigned long long)n, (unsigned long long)(f->size - 8));
+    if (mf_source_need(f->base, 8 + n, st)) /* a remote file: the header, nothing more */
+        return -1;
     if (n < 2 || f->base[8] != '{')
         return mf_fail(st, MF_ERR_FORMAT, file, 8,
                        "header must be a JSON object starting with '{'");

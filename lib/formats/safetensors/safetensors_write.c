@@ -1,5 +1,7 @@
 /* safetensors_write.c - safetensors writer: header padded with spaces to a
- * multiple of 8 (as the reference's serialize does), tensors back to back. */
+ * multiple of 8 (as the reference's serialize does), tensors back to back;
+ * or MLX's header (sorted keys, unpadded) for mf_safetensors_write_mlx. */
+#include "formats/formats.h"
 #include "formats/writer_common.h"
 
 #include <jansson.h>
@@ -35,11 +37,9 @@ static json_t *build_header(const mf_out_tensor *ts, size_t n, const uint64_t *s
     return root;
 }
 
-int mf_safetensors_write(const char *path, const mf_out_tensor *ts, size_t n,
-                         const mf_kv *meta, size_t n_meta, mf_fill_fn fill, void *ctx,
-                         mf_status *st)
+static int write_st(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
+                    size_t n_meta, mf_fill_fn fill, void *ctx, bool mlx, mf_status *st)
 {
-    MF_ST_GUARD(st);
     uint64_t *sizes = calloc(n ? n : 1, sizeof(uint64_t));
     if (!sizes)
         return mf_oom(st, path);
@@ -69,13 +69,13 @@ int mf_safetensors_write(const char *path, const mf_out_tensor *ts, size_t n,
         }
     }
     json_t *hdr = build_header(ts, n, sizes, meta, n_meta);
-    char *text = hdr ? json_dumps(hdr, JSON_COMPACT) : NULL;
+    char *text = hdr ? json_dumps(hdr, JSON_COMPACT | (mlx ? JSON_SORT_KEYS : 0)) : NULL;
     json_decref(hdr);
     if (!text) {
         free(sizes);
         return mf_oom(st, path);
     }
-    size_t tl = strlen(text), padded = (tl + 7) & ~(size_t)7;
+    size_t tl = strlen(text), padded = mlx ? tl : (tl + 7) & ~(size_t)7;
     mf_atomic *w;
     int rc = mf_atomic_open(path, &w, st);
     if (rc == 0) {
@@ -96,4 +96,19 @@ int mf_safetensors_write(const char *path, const mf_out_tensor *ts, size_t n,
     free(text);
     free(sizes);
     return rc;
+}
+
+int mf_safetensors_write(const char *path, const mf_out_tensor *ts, size_t n,
+                         const mf_kv *meta, size_t n_meta, mf_fill_fn fill, void *ctx,
+                         mf_status *st)
+{
+    MF_ST_GUARD(st);
+    return write_st(path, ts, n, meta, n_meta, fill, ctx, false, st);
+}
+
+int mf_safetensors_write_mlx(const char *path, const mf_out_tensor *ts, size_t n,
+                             const mf_kv *meta, size_t n_meta, mf_fill_fn fill, void *ctx,
+                             mf_status *st)
+{
+    return write_st(path, ts, n, meta, n_meta, fill, ctx, true, st);
 }

@@ -1,0 +1,603 @@
+/* megatron.c - a Megatron-LM checkpoint (the legacy `torch` format: one
+ * torch.save per tensor/pipeline/expert rank) read as the merged model with
+ * Hugging Face Llama / Mistral / Qwen2 / Mixtral names.
+ *
+ * Layout (NVIDIA/Megatron-LM d98e8a64ddf3, megatron/training/
+ * checkpointing.py): CKPT/latest_checkpointed_iteration.txt names the
+ * iteration ("100" -> iter_0000100, or "release"); in it
+ * mp_rank_TT[_PPP][_EEE]/model_optim_rng.pt (PPP only with pipeline
+ * parallelism, EEE only with expert parallelism) holds args (the
+ * argparse.Namespace of the run), checkpoint_version, iteration, model (the
+ * mcore GPTModel's state dict on that rank), optimizer, opt_param_scheduler
+ * and rng_state.
+ *
+ * Split rules (tools/checkpoint/loader_base.py and saver_hf_llava.py,
+ * schema_core.py names), the table `rules` below:
+ *  - embedding.word_embeddings / output_layer: vocab-parallel, rows over
+ *    TP ranks, padded to args.padded_vocab_size: cut to config.json's
+ *    vocab_size;
+ *  - self_attention.linear_qkv: per TP rank, num_query_groups/TP groups of
+ *    [nh/ng query heads, 1 key head, 1 value head] x kv_channels rows;
+ *  - mlp.linear_fc1 (SwiGLU): per TP rank [gate rows; up rows];
+ *  - linear_proj, linear_fc2: row-parallel, columns over TP ranks;
+ *  - norms and the MoE router: replicated (TP rank 0);
+ *  - layers: pipeline stage p holds layers p*L/PP .. as 0..L/PP-1;
+ *  - MoE experts: expert rank e holds experts e*E/EP + j as
+ *    mlp.experts.local_experts.j. */
+#include "formats/train/train.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MAX_PAR 1024
+
+typedef struct mg_args {
+    int64_t layers, hidden, ffn, heads, groups, kv, padded, tp, pp, ep, experts;
+    bool swiglu, untie, qkv_bias;
+} mg_args;
+
+typedef struct mg_ctx {
+    mf_model *m;
+    unsigned flags;
+    const char *iter_dir;
+    mg_args a;
+    mf_model **shards;        /* [t][p][e] */
+    int64_t vocab;            /* rows kept of the vocab-parallel tensors */
+    bool mixtral, qwen2;
+    size_t used;              /* shard tensors mapped to an output */
+} mg_ctx;
+
+static mf_model *shard_at(const mg_ctx *c, int64_t t, int64_t p, int64_t e)
+{
+    return c->shards[(t * c->a.pp + p) * c->a.ep + e];
+}
+
+/* --------------------------------------------------------- the folders */
+
+/* The iteration folder: PATH when it holds mp_rank_* folders; else the one
+ * latest_checkpointed_iteration.txt names. */
+static bool is_rank_dir(const char *name)
+{
+    return strncmp(name, "mp_rank_", 8) == 0;
+}
+
+static bool holds_ranks(const char *dir)
+{
+    return tr_dir_count(dir, is_rank_dir) > 0;
+}
+
+static char *iteration_dir(mf_arena *a, const char *path, char *tag, size_t cap)
+{
+    if (holds_ranks(path)) {
+        snprintf(tag, cap, "%s", "");
+        return mf_arena_strdup(a, path);
+    }
+    char *tracker = mf_path_join(a, path, "latest_checkpointed_iteration.txt");
+    char buf[64];
+    if (!tracker || !tr_read_marker(tracker, buf, sizeof(buf)))
+        return NULL;
+    char name[64];
+    char *end;
+    long long it = strtoll(buf, &end, 10);
+    if (strcmp(buf, "release") == 0)
+        snprintf(name, sizeof(name), "release");
+    else if (*end || it < 0)
+        return NULL;
+    else
+        snprintf(name, sizeof(name), "iter_%07lld", it);
+    snprintf(tag, cap, "%s", name);
+    char *d = mf_path_join(a, path, name);
+    return d && holds_ranks(d) ? d : NULL;
+}
+
+static int probe_megatron(mf_probe *p)
+{
+    mf_arena *a = mf_arena_new();
+    char tag[64];
+    char *d = a ? iteration_dir(a, p->path, tag, sizeof(tag)) : NULL;
+    int rc = d ? mf_probe_found(p, MF_FMT_MEGATRON, "Megatron-LM checkpoint%s%s",
+                                tag[0] ? ", " : "", tag)
+               : MF_PROBE_NO;
+    mf_arena_free(a);
+    return rc;
+}
+
+/* "mp_rank_01_002" -> {1, 2}; the count of numbers, 0 when not such a name. */
+static int rank_numbers(const char *name, long *v)
+{
+    if (strncmp(name, "mp_rank_", 8))
+        return 0;
+    const char *p = name + 8;
+    int n = 0;
+    while (n < 3) {
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p || x < 0 || x >= MAX_PAR)
+            return 0;
+        v[n++] = x;
+        if (!*end)
+            return n;
+        if (*end != '_')
+            return 0;
+        p = end + 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- args */
+
+static bool arg_int(const pk_obj *args, const char *k, int64_t *v)
+{
+    return tr_int(tr_field(args, k), v);
+}
+
+static bool arg_bool(const pk_obj *args, const char *k)
+{
+    const pk_obj *o = tr_field(args, k);
+    return o && o->kind == PK_BOOL && o->u.b;
+}
+
+static int read_args(mg_ctx *c, const pk_obj *root, const char *file, mf_status *st)
+{
+    const pk_obj *args = tr_get(root, "args");
+    mg_args *a = &c->a;
+    if (!args || !arg_int(args, "num_layers", &a->layers) ||
+        !arg_int(args, "hidden_size", &a->hidden) ||
+        !arg_int(args, "num_attention_heads", &a->heads) ||
+        !arg_int(args, "padded_vocab_size", &a->padded) ||
+        !arg_int(args, "tensor_model_parallel_size", &a->tp) ||
+        !arg_int(args, "pipeline_model_parallel_size", &a->pp))
+        return mf_fail(st, MF_ERR_FORMAT, file, -1,
+                       "its args lack num_layers, hidden_size, num_attention_heads, "
+                       "padded_vocab_size or the parallel sizes (not a Megatron-LM checkpoint?)");
+    if (!arg_int(args, "ffn_hidden_size", &a->ffn))
+        a->ffn = 4 * a->hidden;
+    if (!arg_bool(args, "group_query_attention") || !arg_int(args, "num_query_groups", &a->groups))
+        a->groups = a->heads;
+    if (!arg_int(args, "kv_channels", &a->kv) && a->heads > 0)
+        a->kv = a->hidden / a->heads;
+    if (!arg_int(args, "expert_model_parallel_size", &a->ep))
+        a->ep = 1;
+    if (!arg_int(args, "num_experts", &a->experts))
+        a->experts = 0;
+    a->swiglu = arg_bool(args, "swiglu");
+    a->untie = arg_bool(args, "untie_embeddings_and_output_weights");
+    a->qkv_bias = arg_bool(args, "add_qkv_bias");
+    bool ok = a->layers > 0 && a->hidden > 0 && a->heads > 0 && a->groups > 0 && a->kv > 0 &&
+              a->tp > 0 && a->pp > 0 && a->ep > 0 && a->tp <= MAX_PAR && a->pp <= MAX_PAR &&
+              a->ep <= MAX_PAR && a->heads % a->groups == 0 && a->groups % a->tp == 0 &&
+              a->layers % a->pp == 0 && a->padded % a->tp == 0 && a->ffn % a->tp == 0 &&
+              (!a->experts || a->experts % a->ep == 0);
+    if (!ok)
+        return mf_fail(st, MF_ERR_FORMAT, file, -1,
+                       "its args do not split: %lld layers over PP %lld, %lld heads in %lld "
+                       "query groups over TP %lld, vocab %lld, ffn %lld, %lld experts over EP %lld",
+                       (long long)a->layers, (long long)a->pp, (long long)a->heads,
+                       (long long)a->groups, (long long)a->tp, (long long)a->padded,
+                       (long long)a->ffn, (long long)a->experts, (long long)a->ep);
+    if (!a->swiglu)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, file, -1,
+                       "a non-gated MLP (args.swiglu false) has no Llama/Mistral/Qwen2/Mixtral "
+                       "names");
+    return 0;
+}
+
+/* config.json: the vocabulary without padding and the architecture. */
+static void read_config(mg_ctx *c, const char *path, mf_status *st)
+{
+    const char *cands[3] = {c->m->config, NULL, NULL};
+    cands[1] = mf_path_join(c->m->arena, path, "config.json");
+    cands[2] = mf_path_join(c->m->arena, c->iter_dir, "config.json");
+    json_t *cfg = NULL;
+    for (int i = 0; i < 3 && !cfg; i++)
+        if (cands[i] && (i == 0 || mf_path_exists(cands[i]))) {
+            mf_status tmp;
+            mf_status_init(&tmp);
+            cfg = mf_hf_load_json(cands[i], i == 0 ? st : &tmp);
+            mf_status_clear(&tmp);
+        }
+    c->vocab = c->a.padded;
+    if (!cfg) {
+        mf_model_note(c->m, "no config.json (give --config): the vocabulary keeps its padding to "
+                            "%lld rows", (long long)c->a.padded);
+        c->mixtral = c->a.experts > 0;
+        return;
+    }
+    json_t *v = json_object_get(cfg, "vocab_size");
+    if (json_is_integer(v) && json_integer_value(v) > 0 &&
+        json_integer_value(v) <= c->a.padded)
+        c->vocab = json_integer_value(v);
+    else
+        mf_model_note(c->m, "config.json's vocab_size is missing or beyond the padded %lld",
+                      (long long)c->a.padded);
+    json_t *arch = json_array_get(json_object_get(cfg, "architectures"), 0);
+    const char *an = json_is_string(arch) ? json_string_value(arch) : "";
+    c->mixtral = strstr(an, "Mixtral") != NULL || c->a.experts > 0;
+    c->qwen2 = strstr(an, "Qwen2") != NULL;
+    json_decref(cfg);
+}
+
+/* ------------------------------------------------------------- tensors */
+
+static const mf_tensor *need(mg_ctx *c, int64_t t, int64_t p, int64_t e, const char *key,
+                             mf_status *st)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "model.%s", key);
+    const mf_model *s = shard_at(c, t, p, e);
+    const mf_tensor *x = tr_find(s, path);
+    if (!x)
+        return mf_fail(st, MF_ERR_FORMAT, s->path, -1, "holds no tensor \"%s\"", path), NULL;
+    if (x->strides)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, s->path, -1, "\"%s\" is not contiguous", path),
+               NULL;
+    c->used++;
+    return x;
+}
+
+static int expect_shape(const mf_model *s, const mf_tensor *x, int nd, int64_t d0, int64_t d1,
+                        mf_status *st)
+{
+    if (x->ndim == nd && x->shape[0] == d0 && (nd < 2 || x->shape[1] == d1))
+        return 0;
+    return mf_fail(st, MF_ERR_FORMAT, s->path, -1,
+                   "\"%s\" is %d-dimensional [%lld%s%lld], the args say [%lld, %lld] on this rank",
+                   x->name, x->ndim, (long long)x->shape[0], x->ndim > 1 ? ", " : "",
+                   x->ndim > 1 ? (long long)x->shape[1] : 0LL, (long long)d0, (long long)d1);
+}
+
+/* A block of rows [r0, r0 + n) of src (width w) placed at row `at` (and
+ * column `col`) of the output. */
+static int put_rows(mg_ctx *c, mf_tensor *out, const mf_model *s, const mf_tensor *src,
+                    int64_t r0, int64_t n, int64_t w, int64_t at, int64_t col, mf_status *st)
+{
+    tr_block b = {.from = {src, s, (uint64_t)(r0 * w), (uint64_t)(n * w)}};
+    b.off[0] = at;
+    b.size[0] = n;
+    if (out->ndim > 1) {
+        b.off[1] = col;
+        b.size[1] = w;
+    }
+    return n > 0 ? tr_add_block(c->m, out, &b, st) : 0;
+}
+
+static mf_tensor *out2(mg_ctx *c, const char *name, mf_dtype dt, int64_t d0, int64_t d1,
+                       mf_status *st)
+{
+    int64_t shape[2] = {d0, d1};
+    return tr_add(c->m, name, dt, dt, d1 ? 2 : 1, shape, st);
+}
+
+/* Vocab-parallel rows over TP ranks, cut to the vocabulary. */
+static int vocab_rows(mg_ctx *c, const char *name, const char *key, int64_t p, mf_status *st)
+{
+    int64_t per = c->a.padded / c->a.tp, H = c->a.hidden;
+    mf_tensor *o = NULL;
+    for (int64_t t = 0; t < c->a.tp; t++) {
+        const mf_tensor *x = need(c, t, p, 0, key, st);
+        if (!x || expect_shape(shard_at(c, t, p, 0), x, 2, per, H, st))
+            return -1;
+        if (!o && !(o = out2(c, name, x->dtype, c->vocab, H, st)))
+            return -1;
+        int64_t keep = c->vocab - t * per < per ? c->vocab - t * per : per;
+        if (put_rows(c, o, shard_at(c, t, p, 0), x, 0, keep, H, t * per, 0, st))
+            return -1;
+    }
+    return tr_check_cover(c->m, o, st);
+}
+
+/* A replicated tensor: TP rank 0's. */
+static int replicated(mg_ctx *c, const char *name, const char *key, int64_t p, int64_t d0,
+                      int64_t d1, mf_status *st)
+{
+    const mf_tensor *x = need(c, 0, p, 0, key, st);
+    if (!x || expect_shape(shard_at(c, 0, p, 0), x, d1 ? 2 : 1, d0, d1, st))
+        return -1;
+    mf_tensor *o = out2(c, name, x->dtype, d0, d1, st);
+    if (!o || put_rows(c, o, shard_at(c, 0, p, 0), x, 0, d0, d1 ? d1 : 1, 0, 0, st))
+        return -1;
+    for (int64_t t = 1; t < c->a.tp; t++) /* present on every rank (not compared) */
+        if (!need(c, t, p, 0, key, st))
+            return -1;
+    return tr_check_cover(c->m, o, st);
+}
+
+/* A tensor of the model by index: the table grows (and moves) as tensors
+ * are added, so a function adding several keeps their indices. */
+#define AT(i) (&c->m->tensors[(i)])
+
+/* Adds an output tensor; its index in *ix. */
+static int out2_ix(mg_ctx *c, const char *name, mf_dtype dt, int64_t d0, int64_t d1, size_t *ix,
+                   mf_status *st)
+{
+    if (!out2(c, name, dt, d0, d1, st))
+        return -1;
+    *ix = c->m->n_tensors - 1;
+    return 0;
+}
+
+/* linear_qkv (weight: width hidden; bias: width 1) into q, k, v. */
+static int split_qkv(mg_ctx *c, const char *hf, const char *key, const char *kind, int64_t p,
+                     mf_status *st)
+{
+    const mg_args *a = &c->a;
+    int64_t qpg = a->heads / a->groups, ngl = a->groups / a->tp, hd = a->kv;
+    bool bias = strcmp(kind, "bias") == 0;
+    int64_t w = bias ? 1 : a->hidden;
+    size_t q = 0, k = 0, v = 0;
+    char name[512];
+    for (int64_t t = 0; t < a->tp; t++) {
+        const mf_model *s = shard_at(c, t, p, 0);
+        const mf_tensor *x = need(c, t, p, 0, key, st);
+        if (!x || expect_shape(s, x, bias ? 1 : 2, ngl * (qpg + 2) * hd, w, st))
+            return -1;
+        if (t == 0) {
+            snprintf(name, sizeof(name), "%sq_proj.%s", hf, kind);
+            if (out2_ix(c, name, x->dtype, a->heads * hd, bias ? 0 : w, &q, st))
+                return -1;
+            snprintf(name, sizeof(name), "%sk_proj.%s", hf, kind);
+            if (out2_ix(c, name, x->dtype, a->groups * hd, bias ? 0 : w, &k, st))
+                return -1;
+            snprintf(name, sizeof(name), "%sv_proj.%s", hf, kind);
+            if (out2_ix(c, name, x->dtype, a->groups * hd, bias ? 0 : w, &v, st))
+                return -1;
+        }
+        for (int64_t g = 0; g < ngl; g++) {
+            int64_t base = g * (qpg + 2) * hd, G = t * ngl + g;
+            if (put_rows(c, AT(q), s, x, base, qpg * hd, w, G * qpg * hd, 0, st) ||
+                put_rows(c, AT(k), s, x, base + qpg * hd, hd, w, G * hd, 0, st) ||
+                put_rows(c, AT(v), s, x, base + (qpg + 1) * hd, hd, w, G * hd, 0, st))
+                return -1;
+        }
+    }
+    return tr_check_cover(c->m, AT(q), st) || tr_check_cover(c->m, AT(k), st) ||
+                   tr_check_cover(c->m, AT(v), st) ? -1 : 0;
+}
+
+/* SwiGLU fc1 into gate and up: each TP rank holds [gate rows; up rows].
+ * A NULL name leaves that half for another call (Mixtral lists w1, w2, w3). */
+static int split_fc1(mg_ctx *c, const char *gate, const char *up, const char *key, int64_t p,
+                     int64_t e, mf_status *st)
+{
+    int64_t per = c->a.ffn / c->a.tp, H = c->a.hidden;
+    size_t g = 0, u = 0;
+    for (int64_t t = 0; t < c->a.tp; t++) {
+        const mf_model *s = shard_at(c, t, p, e);
+        const mf_tensor *x = need(c, t, p, e, key, st);
+        if (!x || expect_shape(s, x, 2, 2 * per, H, st))
+            return -1;
+        if (!gate)
+            c->used--; /* counted by the call that took the gate half */
+        if (t == 0 && ((gate && out2_ix(c, gate, x->dtype, c->a.ffn, H, &g, st)) ||
+                       (up && out2_ix(c, up, x->dtype, c->a.ffn, H, &u, st))))
+            return -1;
+        if ((gate && put_rows(c, AT(g), s, x, 0, per, H, t * per, 0, st)) ||
+            (up && put_rows(c, AT(u), s, x, per, per, H, t * per, 0, st)))
+            return -1;
+    }
+    return (gate && tr_check_cover(c->m, AT(g), st)) || (up && tr_check_cover(c->m, AT(u), st))
+               ? -1 : 0;
+}
+
+/* Row-parallel [rows, cols/TP] per rank: columns side by side. */
+static int join_cols(mg_ctx *c, const char *name, const char *key, int64_t p, int64_t e,
+                     int64_t rows, int64_t cols, mf_status *st)
+{
+    int64_t per = cols / c->a.tp;
+    mf_tensor *o = NULL;
+    for (int64_t t = 0; t < c->a.tp; t++) {
+        const mf_model *s = shard_at(c, t, p, e);
+        const mf_tensor *x = need(c, t, p, e, key, st);
+        if (!x || expect_shape(s, x, 2, rows, per, st))
+            return -1;
+        if (!o && !(o = out2(c, name, x->dtype, rows, cols, st)))
+            return -1;
+        if (put_rows(c, o, s, x, 0, rows, per, 0, t * per, st))
+            return -1;
+    }
+    return tr_check_cover(c->m, o, st);
+}
+
+/* One of two spellings (Transformer Engine's fused norm, or local). */
+static const char *norm_key(mg_ctx *c, int64_t p, char *buf, size_t cap, int64_t i,
+                            const char *te, const char *local)
+{
+    snprintf(buf, cap, "model.decoder.layers.%lld.%s", (long long)i, te);
+    if (tr_find(shard_at(c, 0, p, 0), buf))
+        return buf + 6;
+    snprintf(buf, cap, "model.decoder.layers.%lld.%s", (long long)i, local);
+    return buf + 6;
+}
+
+static int add_layer(mg_ctx *c, int64_t L, mf_status *st)
+{
+    const mg_args *a = &c->a;
+    int64_t per = a->layers / a->pp, p = L / per, i = L % per, H = a->hidden;
+    char hf[128], key[512], name[512], nb[512];
+    snprintf(hf, sizeof(hf), "model.layers.%lld.", (long long)L);
+#define KEY(fmt) (snprintf(key, sizeof(key), "decoder.layers.%lld." fmt, (long long)i), key)
+#define NAME(fmt) (snprintf(name, sizeof(name), "%s" fmt, hf), name)
+    if (replicated(c, NAME("input_layernorm.weight"),
+                   norm_key(c, p, nb, sizeof(nb), i, "self_attention.linear_qkv.layer_norm_weight",
+                            "input_layernorm.weight"), p, H, 0, st))
+        return -1;
+    snprintf(name, sizeof(name), "%sself_attn.", hf);
+    if (split_qkv(c, name, KEY("self_attention.linear_qkv.weight"), "weight", p, st))
+        return -1;
+    if (a->qkv_bias && split_qkv(c, name, KEY("self_attention.linear_qkv.bias"), "bias", p, st))
+        return -1;
+    if (join_cols(c, NAME("self_attn.o_proj.weight"), KEY("self_attention.linear_proj.weight"),
+                  p, 0, H, a->heads * a->kv, st))
+        return -1;
+    if (replicated(c, NAME("post_attention_layernorm.weight"),
+                   norm_key(c, p, nb, sizeof(nb), i, "mlp.linear_fc1.layer_norm_weight",
+                            "pre_mlp_layernorm.weight"), p, H, 0, st))
+        return -1;
+    if (!a->experts) {
+        char up[512];
+        snprintf(up, sizeof(up), "%smlp.up_proj.weight", hf);
+        return split_fc1(c, NAME("mlp.gate_proj.weight"), up, KEY("mlp.linear_fc1.weight"), p,
+                         0, st) ||
+                       join_cols(c, NAME("mlp.down_proj.weight"), KEY("mlp.linear_fc2.weight"),
+                                 p, 0, H, a->ffn, st)
+                   ? -1 : 0;
+    }
+    if (replicated(c, NAME("block_sparse_moe.gate.weight"), KEY("mlp.router.weight"), p,
+                   a->experts, H, st))
+        return -1;
+    int64_t local = a->experts / a->ep;
+    for (int64_t E = 0; E < a->experts; E++) {
+        int64_t e = E / local, j = E % local;
+        char w1[512], w3[512], k1[512];
+        snprintf(w1, sizeof(w1), "%sblock_sparse_moe.experts.%lld.w1.weight", hf, (long long)E);
+        snprintf(w3, sizeof(w3), "%sblock_sparse_moe.experts.%lld.w3.weight", hf, (long long)E);
+        snprintf(k1, sizeof(k1), "decoder.layers.%lld.mlp.experts.local_experts.%lld.linear_fc1."
+                                 "weight", (long long)i, (long long)j);
+        char w2[512], k2[512];
+        snprintf(w2, sizeof(w2), "%sblock_sparse_moe.experts.%lld.w2.weight", hf, (long long)E);
+        snprintf(k2, sizeof(k2), "decoder.layers.%lld.mlp.experts.local_experts.%lld.linear_fc2."
+                                 "weight", (long long)i, (long long)j);
+        if (split_fc1(c, w1, NULL, k1, p, e, st) || join_cols(c, w2, k2, p, e, H, a->ffn, st) ||
+            split_fc1(c, NULL, w3, k1, p, e, st))
+            return -1;
+    }
+    return 0;
+#undef KEY
+#undef NAME
+}
+
+/* ------------------------------------------------------------- open */
+
+static int open_shards(mg_ctx *c, mf_status *st)
+{
+    DIR *d = opendir(c->iter_dir);
+    if (!d)
+        return mf_fail(st, MF_ERR_IO, c->iter_dir, -1, "cannot list the iteration folder");
+    char *first = NULL;
+    struct dirent *e;
+    long v[3];
+    while ((e = readdir(d)) != NULL)
+        if (rank_numbers(e->d_name, v) && (!first || strcmp(e->d_name, first) < 0))
+            first = mf_arena_strdup(c->m->arena, e->d_name);
+    closedir(d);
+    if (!first)
+        return mf_fail(st, MF_ERR_FORMAT, c->iter_dir, -1, "holds no mp_rank_* folders");
+    /* the args of the first rank say how the others are named */
+    char *dir0 = mf_path_join(c->m->arena, c->iter_dir, first);
+    char *f0 = dir0 ? mf_path_join(c->m->arena, dir0, "model_optim_rng.pt") : NULL;
+    if (!f0)
+        return mf_oom(st, c->iter_dir);
+    mf_model *s0 = tr_open_torch(c->m, f0, c->flags, st);
+    if (!s0 || read_args(c, tr_root(s0), f0, st))
+        return -1;
+    const mg_args *a = &c->a;
+    size_t n = (size_t)(a->tp * a->pp * a->ep);
+    c->shards = mf_arena_calloc(c->m->arena, n, sizeof(*c->shards));
+    if (!c->shards)
+        return mf_oom(st, c->iter_dir);
+    for (int64_t t = 0; t < a->tp; t++)
+        for (int64_t p = 0; p < a->pp; p++)
+            for (int64_t x = 0; x < a->ep; x++) {
+                char name[64];
+                int l = snprintf(name, sizeof(name), "mp_rank_%02lld", (long long)t);
+                if (a->pp > 1)
+                    l += snprintf(name + l, sizeof(name) - (size_t)l, "_%03lld", (long long)p);
+                if (a->ep > 1)
+                    snprintf(name + l, sizeof(name) - (size_t)l, "_%03lld", (long long)x);
+                char *dn = mf_path_join(c->m->arena, c->iter_dir, name);
+                char *fn = dn ? mf_path_join(c->m->arena, dn, "model_optim_rng.pt") : NULL;
+                if (!fn)
+                    return mf_oom(st, c->iter_dir);
+                if (!mf_path_exists(fn))
+                    return mf_fail(st, MF_ERR_FORMAT, fn, -1,
+                                   "is missing: TP %lld x PP %lld x EP %lld (args) needs rank "
+                                   "t=%lld p=%lld e=%lld", (long long)a->tp, (long long)a->pp,
+                                   (long long)a->ep, (long long)t, (long long)p, (long long)x);
+                mf_model *s = strcmp(fn, f0) == 0 ? s0 : tr_open_torch(c->m, fn, c->flags, st);
+                if (!s)
+                    return -1;
+                c->shards[(t * a->pp + p) * a->ep + x] = s;
+                if (!tr_get(tr_root(s), "model"))
+                    return mf_fail(st, MF_ERR_FORMAT, fn, -1,
+                                   "has no \"model\" state dict%s", tr_get(tr_root(s), "model0")
+                                   ? " (virtual pipeline stages model0, model1, ... are not read)"
+                                   : "");
+            }
+    return 0;
+}
+
+static void describe(mg_ctx *c, mf_status *st)
+{
+    mf_model *m = c->m;
+    const pk_obj *root = tr_root(c->shards[0]);
+    mf_model_put_meta(m, "train.framework", mf_value_str(m->arena, "megatron-lm", 11), st);
+    const pk_obj *v = tr_get(root, "checkpoint_version");
+    if (v && v->kind == PK_FLOAT)
+        mf_model_put_meta(m, "train.checkpoint_version", mf_value_f64(v->u.f), st);
+    int64_t it;
+    if (tr_int(tr_get(root, "iteration"), &it))
+        mf_model_put_meta(m, "train.step", mf_value_int(it), st);
+    mf_model_put_meta(m, "train.tensor_parallel", mf_value_int(c->a.tp), st);
+    mf_model_put_meta(m, "train.pipeline_parallel", mf_value_int(c->a.pp), st);
+    mf_model_put_meta(m, "train.expert_parallel", mf_value_int(c->a.ep), st);
+    mf_model_put_meta(m, "train.padded_vocab_size", mf_value_int(c->a.padded), st);
+    mf_model_put_meta(m, "train.vocab_size", mf_value_int(c->vocab), st);
+    const pk_obj *o = tr_get(root, "optimizer");
+    mf_model_put_meta(m, "train.optimizer_state", mf_value_bool(o && o->kind != PK_NONE), st);
+    mf_model_put_meta(m, "train.rng_state", mf_value_bool(tr_get(root, "rng_state") != NULL), st);
+    /* shard tensors of the model no rule took (left out; listed for validate) */
+    size_t total = 0;
+    const char *example = NULL;
+    for (size_t s = 0; s < (size_t)(c->a.tp * c->a.pp * c->a.ep); s++)
+        for (size_t i = 0; i < c->shards[s]->n_tensors; i++)
+            if (!strncmp(c->shards[s]->tensors[i].name, "model.", 6)) {
+                total++;
+                example = c->shards[s]->tensors[i].name;
+            }
+    if (total > c->used)
+        mf_model_note(m, "%zu tensors of the model shards are not mapped to Hugging Face names "
+                         "(e.g. \"%s\")", total - c->used, example ? example : "?");
+}
+
+static int open_megatron(mf_model *m, const char *path, unsigned flags, mf_status *st)
+{
+    mg_ctx c = {.m = m, .flags = flags};
+    char tag[64];
+    c.iter_dir = iteration_dir(m->arena, path, tag, sizeof(tag));
+    if (!c.iter_dir)
+        return mf_fail(st, MF_ERR_FORMAT, path, -1,
+                       "no mp_rank_* folders here nor in the iteration "
+                       "latest_checkpointed_iteration.txt names");
+    if (!tr_state_of(m))
+        return mf_oom(st, path);
+    snprintf(m->version, sizeof(m->version), "Megatron-LM %.40s", tag);
+    if (open_shards(&c, st))
+        return -1;
+    read_config(&c, path, st);
+    if (!mf_ok(st))
+        return -1;
+    const mg_args *a = &c.a;
+    if (vocab_rows(&c, "model.embed_tokens.weight", "embedding.word_embeddings.weight", 0, st))
+        return -1;
+    for (int64_t L = 0; L < a->layers; L++)
+        if (add_layer(&c, L, st))
+            return -1;
+    if (replicated(&c, "model.norm.weight", "decoder.final_layernorm.weight", a->pp - 1,
+                   a->hidden, 0, st))
+        return -1;
+    if (a->untie &&
+        vocab_rows(&c, "lm_head.weight", "output_layer.weight", a->pp - 1, st))
+        return -1;
+    describe(&c, st);
+    return mf_ok(st) ? 0 : -1;
+}
+
+const mf_reader mf_reader_megatron = {
+    .format = MF_FMT_MEGATRON,
+    .name = "megatron",
+    .probe_dir = probe_megatron,
+    .open = open_megatron,
+    .stream = tr_stream,
+    .close = tr_close,
+};

@@ -1,0 +1,657 @@
+/* convert_mlx.c - a model as mlx_lm.convert writes it: the plan.
+ *
+ * What mlx_lm (mlx_lm/convert.py convert, mlx_lm/utils.py load_model,
+ * quantize_model, save_model, save_config; mlx_lm/models/{llama,qwen2,
+ * qwen3}.py) does, step by step, for the model types whose classes are
+ * modelled here:
+ *  - config: config.json, plus generation_config.json's eos_token_id when
+ *    truthy (load_config);
+ *  - weights: the checkpoint's tensors after the model's sanitize (rotary
+ *    inv_freq dropped; lm_head.weight dropped when tie_word_embeddings,
+ *    whose default is the model class's), which must be exactly the
+ *    model's parameters (load_weights strict);
+ *  - dtype: --dtype, else config "torch_dtype", else text_config "dtype";
+ *    when float16/bfloat16/float32, every float parameter is cast;
+ *  - quantize: every Linear and Embedding (the modules with to_quantized)
+ *    whose last dimension the group size divides, unless the recipe's
+ *    predicate says otherwise; "quantization" = {group_size, bits, mode}
+ *    plus the recipe's per-module dicts, in module order; the same object
+ *    as "quantization_config";
+ *  - parameter order: the model classes' attribute order (tree_flatten of
+ *    model.parameters()), which decides where shards are cut. */
+#include "ops/convert_mlx.h"
+#include "formats/formats.h"
+#include "quant/mlx_affine.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------ model classes */
+
+/* The submodules of a decoder layer in the classes' attribute order
+ * (TransformerBlock: self_attn {q,k,v,o}_proj [q_norm, k_norm], mlp
+ * {gate,down,up}_proj, input_layernorm, post_attention_layernorm). */
+static const char *const layer_subs[] = {
+    "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+    "self_attn.q_norm", "self_attn.k_norm", "mlp.gate_proj",    "mlp.down_proj",
+    "mlp.up_proj",      "input_layernorm",  "post_attention_layernorm",
+};
+#define N_SUBS (sizeof(layer_subs) / sizeof(layer_subs[0]))
+
+typedef struct mlx_arch {
+    const char *model_type; /* config "model_type" */
+    int tie_default;        /* ModelArgs.tie_word_embeddings: 1, 0, -1 (required) */
+} mlx_arch;
+
+/* mlx_lm MODEL_REMAPPING sends mistral to llama. */
+static const mlx_arch archs[] = {
+    {"llama", 1},
+    {"mistral", 1},
+    {"qwen2", 1},
+    {"qwen3", -1},
+};
+
+static const mlx_arch *find_arch(const char *model_type)
+{
+    for (size_t i = 0; i < sizeof(archs) / sizeof(archs[0]); i++)
+        if (!strcmp(archs[i].model_type, model_type))
+            return &archs[i];
+    return NULL;
+}
+
+/* A module's place in the model (Model: model {embed_tokens, layers,
+ * norm}, lm_head); false for a path that is no module of these classes. */
+static bool module_key(const char *module, uint64_t key[3], bool *quantizable)
+{
+    key[0] = key[1] = key[2] = 0;
+    *quantizable = false;
+    if (!strcmp(module, "model.embed_tokens")) {
+        *quantizable = true; /* nn.Embedding */
+        return true;
+    }
+    if (!strcmp(module, "model.norm")) {
+        key[0] = 2;
+        return true;
+    }
+    if (!strcmp(module, "lm_head")) {
+        key[0] = 3;
+        *quantizable = true; /* nn.Linear */
+        return true;
+    }
+    const char *p = module;
+    if (strncmp(p, "model.layers.", 13) || p[13] < '0' || p[13] > '9')
+        return false;
+    char *end;
+    unsigned long long layer = strtoull(p + 13, &end, 10);
+    if (*end != '.')
+        return false;
+    for (size_t i = 0; i < N_SUBS; i++)
+        if (!strcmp(end + 1, layer_subs[i])) {
+            key[0] = 1;
+            key[1] = layer;
+            key[2] = i;
+            size_t l = strlen(layer_subs[i]);
+            *quantizable = l > 5 && !strcmp(layer_subs[i] + l - 5, "_proj");
+            return true;
+        }
+    return false;
+}
+
+/* ----------------------------------------------------------- config */
+
+static const char *cfg_str(const json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* Python truthiness of a JSON value (generation_config's eos_token_id). */
+static bool truthy(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_INTEGER: return json_integer_value(v) != 0;
+    case JSON_REAL: return json_real_value(v) != 0;
+    case JSON_STRING: return json_string_length(v) != 0;
+    case JSON_ARRAY: return json_array_size(v) != 0;
+    case JSON_OBJECT: return json_object_size(v) != 0;
+    case JSON_TRUE: return true;
+    default: return false;
+    }
+}
+
+/* load_config: eos_token_id from generation_config.json when truthy. */
+static void merge_generation_config(mlxc *c, const char *dir)
+{
+    char *p = mf_path_join(c->a, dir, "generation_config.json");
+    if (!p || !mf_path_exists(p))
+        return;
+    mf_status ignore; /* json.JSONDecodeError is passed over */
+    mf_status_init(&ignore);
+    json_t *g = mf_hf_load_json(p, &ignore);
+    mf_status_clear(&ignore);
+    json_t *eos = g ? json_object_get(g, "eos_token_id") : NULL;
+    if (eos && truthy(eos))
+        json_object_set(c->cfg, "eos_token_id", eos);
+    json_decref(g);
+}
+
+/* convert(): --dtype, else torch_dtype, else text_config.dtype; a cast
+ * only for the three float types. */
+static mf_dtype cast_dtype(const mlxc *c)
+{
+    if (c->o->dtype != MF_DTYPE_INVALID)
+        return c->o->dtype;
+    json_t *td = json_object_get(c->cfg, "torch_dtype");
+    const char *name = json_is_string(td) ? json_string_value(td) : NULL;
+    if ((!td || json_is_null(td)) && json_is_object(json_object_get(c->cfg, "text_config")) &&
+        json_object_size(json_object_get(c->cfg, "text_config")))
+        name = cfg_str(json_object_get(c->cfg, "text_config"), "dtype");
+    if (!name)
+        return MF_DTYPE_INVALID;
+    return !strcmp(name, "float16") ? MF_F16 : !strcmp(name, "bfloat16") ? MF_BF16
+         : !strcmp(name, "float32") ? MF_F32 : MF_DTYPE_INVALID;
+}
+
+/* len(model.layers): layer_types' length when given, else
+ * num_hidden_layers. */
+static int64_t n_layers(const json_t *cfg)
+{
+    json_t *lt = json_object_get(cfg, "layer_types");
+    if (json_is_array(lt))
+        return (int64_t)json_array_size(lt);
+    int64_t n = 0;
+    mf_hf_json_int(json_object_get(cfg, "num_hidden_layers"), &n);
+    return n;
+}
+
+/* ------------------------------------------------------- the recipes */
+
+typedef struct recipe {
+    const char *name;
+    int low, high;
+} recipe;
+
+/* convert.py mixed_quant_predicate_builder */
+static const recipe recipes[] = {
+    {"mixed_2_6", 2, 6},
+    {"mixed_3_4", 3, 4},
+    {"mixed_3_6", 3, 6},
+    {"mixed_4_6", 4, 6},
+};
+
+static const recipe *find_recipe(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof(recipes) / sizeof(recipes[0]); i++)
+        if (!strcmp(recipes[i].name, name))
+            return &recipes[i];
+    return NULL;
+}
+
+/* Python's a % b for b > 0. */
+static int64_t py_mod(int64_t a, int64_t b)
+{
+    int64_t r = a % b;
+    return r < 0 ? r + b : r;
+}
+
+/* mixed_quant_predicate: the bits of one module. The layer index is the
+ * path's component 2 (where "model.layers.0.mlp.down_proj" has its first
+ * digit), 0 for shorter paths. */
+static int recipe_bits(const recipe *r, const char *path, uint64_t layer, bool in_layers,
+                       int64_t n)
+{
+    int64_t index = in_layers ? (int64_t)layer : 0;
+    bool more = index < n / 8 || index >= 7 * n / 8 || py_mod(index - n / 8, 3) == 2;
+    if ((strstr(path, "v_proj") || strstr(path, "v_a_proj") || strstr(path, "v_b_proj")) && more)
+        return r->high;
+    if (strstr(path, "down_proj") && more)
+        return r->high;
+    if (strstr(path, "lm_head"))
+        return r->high;
+    return r->low;
+}
+
+/* --------------------------------------------------------------- plan */
+
+static mf_dtype out_float(const mlxc *c, mf_dtype stored)
+{
+    bool is_float = stored == MF_F16 || stored == MF_BF16 || stored == MF_F32 || stored == MF_F64;
+    return is_float && c->cast != MF_DTYPE_INVALID ? c->cast : stored;
+}
+
+static int add_param(mlxc *c, const mf_tensor *t, const char *name, mlx_part part, mf_dtype dt,
+                     const uint64_t key[3], uint64_t leaf, int bits, int gs)
+{
+    mlx_param p = {.src = t, .name = name, .part = part, .bits = bits, .group_size = gs};
+    p.out.name = name;
+    p.out.dtype = dt;
+    p.out.ndim = t->ndim;
+    memcpy(p.out.shape, t->shape, sizeof(p.out.shape));
+    int64_t last = t->ndim ? t->shape[t->ndim - 1] : 1;
+    if (part == MLX_QWEIGHT)
+        p.out.shape[t->ndim - 1] = last * bits / 32;
+    else if (part != MLX_PLAIN)
+        p.out.shape[t->ndim - 1] = last / gs;
+    uint64_t n = 1;
+    for (int d = 0; d < p.out.ndim; d++)
+        n *= (uint64_t)p.out.shape[d];
+    p.nbytes = n * (uint64_t)mf_dtype_info_of(dt)->bits / 8;
+    uint64_t elems = 1;
+    for (int d = 0; d < t->ndim; d++)
+        elems *= (uint64_t)t->shape[d];
+    p.logical = part == MLX_PLAIN || part == MLX_QWEIGHT ? elems : 0;
+    memcpy(p.key, key, 3 * sizeof(uint64_t));
+    p.key[3] = leaf;
+    if (MF_VEC_PUSH(c->p, p))
+        return mf_oom(c->st, c->in);
+    return 0;
+}
+
+typedef struct qplan {
+    int bits, group_size; /* the defaults (quantize_model) */
+    const recipe *r;
+    int64_t n_layers;
+    json_t *block;        /* "quantization" */
+} qplan;
+
+/* quantize_model's wrapped_predicate for one module: 0 = keep, else the
+ * bits. */
+static int module_bits(qplan *q, const char *module, const mf_tensor *w, const uint64_t key[3])
+{
+    if (!w || w->ndim < 2 || w->shape[w->ndim - 1] % q->group_size)
+        return 0;
+    if (!q->r)
+        return q->bits;
+    return recipe_bits(q->r, module, key[1], key[0] == 1, q->n_layers);
+}
+
+/* The recipe's dict of each quantized module, in module order (the order
+ * nn.quantize calls the predicate in). */
+static int record_recipe(mlxc *c, json_t *block)
+{
+    for (size_t i = 0; i < c->p.n; i++) {
+        const mlx_param *p = &c->p.v[i];
+        if (p->part != MLX_QWEIGHT)
+            continue;
+        size_t l = strlen(p->name) - strlen(".weight");
+        char *module = mf_arena_strndup(c->a, p->name, l);
+        json_t *d = json_object();
+        if (!module || !d) {
+            json_decref(d);
+            return mf_oom(c->st, c->in);
+        }
+        json_object_set_new(d, "group_size",
+                            c->o->group_size ? json_integer(c->o->group_size) : json_null());
+        json_object_set_new(d, "bits", json_integer(p->bits));
+        json_object_set_new(d, "mode", json_string("affine"));
+        json_object_set_new(block, module, d);
+    }
+    return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    const mlx_param *x = a, *y = b;
+    for (int i = 0; i < 4; i++)
+        if (x->key[i] != y->key[i])
+            return x->key[i] < y->key[i] ? -1 : 1;
+    return 0;
+}
+
+/* A source tensor's module and leaf ("weight" 0, "bias" 3 after the
+ * quantized triple's 1 and 2). */
+static bool split_name(mlxc *c, const char *name, char **module, uint64_t *leaf)
+{
+    const char *dot = strrchr(name, '.');
+    if (!dot)
+        return false;
+    if (!strcmp(dot, ".weight"))
+        *leaf = 0;
+    else if (!strcmp(dot, ".bias"))
+        *leaf = 3;
+    else
+        return false;
+    *module = mf_arena_strndup(c->a, name, (size_t)(dot - name));
+    return *module != NULL;
+}
+
+static bool is_float(mf_dtype dt)
+{
+    return dt == MF_F16 || dt == MF_BF16 || dt == MF_F32;
+}
+
+/* One source tensor: its parameters (one, or the quantized triple). */
+static int plan_tensor(mlxc *c, qplan *q, const mf_tensor *t)
+{
+    char *module;
+    uint64_t leaf, key[3];
+    bool quantizable;
+    if (!split_name(c, t->name, &module, &leaf) || !module_key(module, key, &quantizable))
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->in, -1,
+                       "tensor \"%s\" is not a parameter of mlx_lm's %s model", t->name,
+                       cfg_str(c->cfg, "model_type"));
+    if (t->dtype == MF_F64)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->in, -1,
+                       "tensor \"%s\" is F64, which mlx.core.load does not read", t->name);
+    mf_dtype dt = out_float(c, t->dtype);
+    int bits = q && quantizable && leaf == 0 && is_float(t->dtype)
+                   ? module_bits(q, module, t, key) : 0;
+    if (!bits)
+        return add_param(c, t, t->name, MLX_PLAIN, dt, key, leaf, 0, 0);
+    int gs = q->group_size; /* a recipe's null group size is mx.quantize's default, 64 */
+    char *sn = mf_arena_printf(c->a, "%s.scales", module);
+    char *bn = mf_arena_printf(c->a, "%s.biases", module);
+    if (!sn || !bn)
+        return mf_oom(c->st, c->in);
+    if (add_param(c, t, t->name, MLX_QWEIGHT, MF_U32, key, 0, bits, gs) ||
+        add_param(c, t, sn, MLX_QSCALES, dt, key, 1, bits, gs) ||
+        add_param(c, t, bn, MLX_QBIASES, dt, key, 2, bits, gs))
+        return -1;
+    return 0;
+}
+
+/* sanitize(): rotary inv_freq and (tied) lm_head.weight are dropped. */
+static bool dropped(const char *name, bool tied)
+{
+    return strstr(name, "self_attn.rotary_emb.inv_freq") ||
+           (tied && !strcmp(name, "lm_head.weight"));
+}
+
+static int check_quant_args(mlxc *c, qplan *q)
+{
+    const mf_convert_mlx_opts *o = c->o;
+    q->bits = o->bits ? o->bits : 4;           /* defaults_for_mode("affine") */
+    q->group_size = o->group_size ? o->group_size : 64;
+    if (!mf_mlx_affine_params_ok(q->bits, q->group_size))
+        return mf_fail(c->st, MF_ERR_USAGE, c->in, -1,
+                       "MLX quantizes with 2, 3, 4, 5, 6 or 8 bits in groups of 32, 64 or 128 "
+                       "(not %d bits, group %d)", q->bits, q->group_size);
+    if (o->quant_predicate && !(q->r = find_recipe(o->quant_predicate)))
+        return mf_fail(c->st, MF_ERR_USAGE, c->in, -1,
+                       "--quant-predicate takes mixed_2_6, mixed_3_4, mixed_3_6 or mixed_4_6, "
+                       "not \"%s\"", o->quant_predicate);
+    return 0;
+}
+
+static int start_quant_block(mlxc *c, qplan *q)
+{
+    q->n_layers = n_layers(c->cfg);
+    if (q->r && q->n_layers <= 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->in, -1,
+                       "config.json: no num_hidden_layers, which the mixed recipes need");
+    q->block = json_object();
+    json_object_set_new(q->block, "group_size", json_integer(q->group_size));
+    json_object_set_new(q->block, "bits", json_integer(q->bits));
+    json_object_set_new(q->block, "mode", json_string("affine"));
+    return q->block ? 0 : mf_oom(c->st, c->in);
+}
+
+/* Python's sorted() of str keys: code point order, which is UTF-8's byte
+ * order. */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* save_config: _name_or_path and vision_config dropped, quantization_config
+ * = quantization, the top-level keys sorted. */
+static json_t *saved_config(json_t *cfg)
+{
+    json_object_del(cfg, "_name_or_path");
+    json_object_del(cfg, "vision_config");
+    json_t *q = json_object_get(cfg, "quantization");
+    if (q)
+        json_object_set(cfg, "quantization_config", q);
+    size_t n = json_object_size(cfg), i = 0;
+    const char **keys = malloc((n ? n : 1) * sizeof(*keys));
+    json_t *out = json_object();
+    if (!keys || !out) {
+        free(keys);
+        json_decref(out);
+        return NULL;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(cfg, k, v)
+        keys[i++] = k;
+    qsort(keys, n, sizeof(*keys), cmp_str);
+    for (i = 0; i < n; i++)
+        json_object_set(out, keys[i], json_object_get(cfg, keys[i]));
+    free(keys);
+    return out;
+}
+
+/* The config's checks: a model class modelled here, and no other
+ * quantization than MLX's own. */
+static int check_config(mlxc *c, const mlx_arch **arch, bool *tied)
+{
+    const char *mt = cfg_str(c->cfg, "model_type");
+    *arch = mt ? find_arch(mt) : NULL;
+    if (!*arch)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->in, -1,
+                       "config.json model_type \"%s\": mfmt writes MLX models of the mlx_lm "
+                       "classes llama, mistral, qwen2 and qwen3", mt ? mt : "(none)");
+    json_t *tie = json_object_get(c->cfg, "tie_word_embeddings");
+    if (!json_is_boolean(tie) && (*arch)->tie_default < 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->in, -1,
+                       "config.json: no tie_word_embeddings, which mlx_lm's %s model requires", mt);
+    *tied = json_is_boolean(tie) ? json_is_true(tie) : (*arch)->tie_default == 1;
+    json_t *qc = json_object_get(c->cfg, "quantization_config");
+    if (qc && !json_object_get(c->cfg, "quantization"))
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->in, -1,
+                       "config.json has a quantization_config (method \"%s\"): a pre-quantized "
+                       "checkpoint, which mfmt does not convert to MLX",
+                       cfg_str(qc, "quant_method") ? cfg_str(qc, "quant_method") : "?");
+    if (json_object_get(c->cfg, "quantization") && c->o->quantize && !c->o->dequantize)
+        return mf_fail(c->st, MF_ERR_USAGE, c->in, -1,
+                       "is already an MLX quantized model: convert it with --dequantize first");
+    return 0;
+}
+
+int mlx_plan(mlxc *c)
+{
+    const char *dir = c->in;
+    if (!(c->cfg = mf_hf_load_config(dir, true, c->st)))
+        return -1;
+    merge_generation_config(c, dir);
+    const mlx_arch *arch;
+    bool tied = false;
+    if (check_config(c, &arch, &tied))
+        return -1;
+    c->cast = cast_dtype(c);
+    qplan q = {0};
+    bool quantize = (c->o->quantize || c->o->quant_predicate) && !c->o->dequantize;
+    if (quantize && (check_quant_args(c, &q) || start_quant_block(c, &q)))
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < c->src->n_tensors; i++) {
+        const mf_tensor *t = &c->src->tensors[i];
+        if (!dropped(t->name, tied))
+            rc = plan_tensor(c, quantize ? &q : NULL, t);
+    }
+    if (rc == 0 && c->p.n > 1)
+        qsort(c->p.v, c->p.n, sizeof(mlx_param), cmp_key);
+    if (rc == 0 && quantize && q.r)
+        rc = record_recipe(c, q.block);
+    if (rc == 0 && quantize) {
+        json_object_set(c->cfg, "quantization", q.block);
+        json_object_set(c->cfg, "quantization_config", q.block);
+    }
+    json_decref(q.block);
+    if (rc)
+        return rc;
+    if (c->o->dequantize) { /* convert(): the quantization keys popped */
+        json_object_del(c->cfg, "quantization");
+        json_object_del(c->cfg, "quantization_config");
+    }
+    json_t *saved = saved_config(c->cfg);
+    if (!saved)
+        return mf_oom(c->st, c->in);
+    json_decref(c->cfg);
+    c->cfg = saved;
+    return 0;
+}
+
+/* ------------------------------------------------------------ driver */
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Removes a directory this run made, with everything in it. */
+static void remove_made_dir(const char *dir)
+{
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* OUT must be absent (made here) or an empty directory (mlx_lm refuses any
+ * existing path; an empty directory is let through as the other directory
+ * writers do). The files are staged as one set inside it and appear
+ * together at the commit (mf_atomic_set). */
+static int open_out_dir(mlxc *c)
+{
+    size_t n = strlen(c->out);
+    while (n > 1 && c->out[n - 1] == '/')
+        n--;
+    if (!(c->final_dir = mf_arena_strndup(c->a, c->out, n)))
+        return mf_oom(c->st, c->out);
+    DIR *d = opendir(c->final_dir);
+    bool empty = true;
+    for (struct dirent *e; d && (e = readdir(d));)
+        empty &= !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    if (!d && errno != ENOENT)
+        return mf_fail(c->st, MF_ERR_USAGE, c->out, -1, "exists and is not a directory");
+    if (!empty)
+        return mf_fail(c->st, MF_ERR_USAGE, c->out, -1,
+                       "exists and is not an empty directory: refusing to write into it");
+    if (mf_output_check_path(c->in, c->final_dir, c->st))
+        return -1;
+    if (!d) {
+        if (mkdir(c->final_dir, 0755) != 0)
+            return mf_fail(c->st, MF_ERR_IO, c->out, -1, "cannot make the directory: %s",
+                           strerror(errno));
+        c->made_dir = true;
+    }
+    char *prefix = mf_path_join(c->a, c->final_dir, "model");
+    return prefix ? mf_atomic_set_begin(prefix, &c->set, c->st) : mf_oom(c->st, c->out);
+}
+
+static void close_out_dir(mlxc *c, bool ok)
+{
+    if (c->set && !ok)
+        mf_atomic_set_abort(c->set);
+    c->set = NULL;
+    if (!ok && c->made_dir)
+        rmdir(c->final_dir);
+}
+
+static int convert_dir(const char *in, const char *out, const mf_convert_mlx_opts *o,
+                       mf_status *st);
+
+/* A GGUF: its Hugging Face directory first (dequantized, mf_convert_to_hf),
+ * in a temporary directory beside OUT, then that. */
+static int convert_gguf(const char *in, const char *out, const mf_convert_mlx_opts *o,
+                        mf_status *st)
+{
+    size_t n = strlen(out);
+    while (n > 1 && out[n - 1] == '/')
+        n--;
+    char *tmp = malloc(n + 32), *hf = malloc(n + 40);
+    if (!tmp || !hf) {
+        free(tmp);
+        free(hf);
+        return mf_oom(st, out);
+    }
+    snprintf(tmp, n + 32, "%.*s.hf.XXXXXX", (int)n, out);
+    int rc = mkdtemp(tmp) ? 0 : mf_fail(st, MF_ERR_IO, out, -1,
+                                       "cannot make a directory beside it: %s", strerror(errno));
+    if (rc == 0) {
+        snprintf(hf, n + 40, "%s/hf", tmp);
+        mf_convert_hf_opts ho;
+        mf_convert_hf_opts_init(&ho);
+        rc = mf_convert_to_hf(in, hf, &ho, st);
+        if (rc == 0)
+            rc = convert_dir(hf, out, o, st);
+        remove_made_dir(tmp);
+    }
+    free(hf);
+    free(tmp);
+    return rc;
+}
+
+static int convert_dir(const char *in, const char *out, const mf_convert_mlx_opts *o,
+                       mf_status *st)
+{
+    mlxc c = {.o = o, .st = st, .in = in, .out = out};
+    if (!(c.a = mf_arena_new()))
+        return mf_oom(st, in);
+    int rc = mf_open_model(in, 0, &c.m, st);
+    if (rc == 0 && c.m->format == MF_FMT_GGUF) {
+        mf_close(c.m);
+        mf_arena_free(c.a);
+        return convert_gguf(in, out, o, st);
+    }
+    if (rc == 0 && c.m->format != MF_FMT_HF_DIR && c.m->format != MF_FMT_MLX)
+        rc = mf_fail(st, MF_ERR_USAGE, in, -1,
+                     "is %s: MLX models are made from a Hugging Face directory, an MLX "
+                     "directory or a GGUF", mf_format_name(c.m->format));
+    if (rc == 0) /* MLX's packed triples are read as their dequantized weights */
+        rc = mf_model_logical_view_as(c.m, MF_DTYPE_INVALID, &c.view, st);
+    c.src = c.view ? c.view : c.m;
+    if (rc == 0)
+        rc = mlx_plan(&c);
+    if (rc == 0)
+        rc = open_out_dir(&c);
+    if (rc == 0)
+        rc = mlx_write_weights(&c);
+    if (rc == 0)
+        rc = mlx_copy_side_files(&c);
+    if (rc == 0 && c.set) {
+        rc = mf_atomic_set_commit(c.set, st);
+        c.set = NULL;
+    }
+    close_out_dir(&c, rc == 0);
+    json_decref(c.cfg);
+    MF_VEC_FREE(c.p);
+    free(c.keep);
+    mf_close(c.view);
+    mf_close(c.m);
+    mf_arena_free(c.a);
+    return rc;
+}
+
+void mf_convert_mlx_opts_init(mf_convert_mlx_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->dtype = MF_DTYPE_INVALID;
+}
+
+int mf_convert_to_mlx(const char *in, const char *out, const mf_convert_mlx_opts *opts,
+                      mf_status *st)
+{
+    MF_ST_GUARD(st);
+    mf_convert_mlx_opts o;
+    mf_convert_mlx_opts_init(&o);
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_convert_mlx_opts", st))
+        return -1;
+    if (o.dtype != MF_DTYPE_INVALID && o.dtype != MF_F16 && o.dtype != MF_BF16 &&
+        o.dtype != MF_F32)
+        return mf_fail(st, MF_ERR_USAGE, out, -1, "--dtype takes f16, bf16 or f32");
+    if (o.kernel != MF_MLX_KERNEL_CPU && o.kernel != MF_MLX_KERNEL_METAL)
+        return mf_fail(st, MF_ERR_USAGE, out, -1, "--mlx-kernel takes cpu or metal");
+    if (o.quantize && o.dequantize)
+        return mf_fail(st, MF_ERR_USAGE, out, -1,
+                       "choose either quantize or dequantize, not both (as mlx_lm.convert)");
+    return convert_dir(in, out, &o, st);
+}

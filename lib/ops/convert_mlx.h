@@ -1,0 +1,51 @@
+/* convert_mlx.h - the MLX writer's plan (convert_mlx.c: which tensors,
+ * names, dtypes, quantization, config) and its output (convert_mlx_write.c:
+ * streaming, shards, index, the directory). */
+#ifndef MF_CONVERT_MLX_H
+#define MF_CONVERT_MLX_H
+#include "core/core.h"
+
+#include <jansson.h>
+
+typedef enum mlx_part { MLX_PLAIN, MLX_QWEIGHT, MLX_QSCALES, MLX_QBIASES } mlx_part;
+
+/* One output tensor (a parameter of mlx_lm's model, in its order). */
+typedef struct mlx_param {
+    const mf_tensor *src;   /* the logical source tensor */
+    const char *name;       /* output name */
+    mlx_part part;
+    mf_out_tensor out;      /* name, dtype, shape written */
+    uint64_t nbytes;
+    int bits, group_size;   /* quantized parts */
+    uint64_t key[4];        /* sort key: mlx_lm's parameter order */
+    uint64_t logical;       /* elements counted in total_parameters (0 for scales/biases) */
+} mlx_param;
+
+typedef struct mlxc {
+    const mf_convert_mlx_opts *o;
+    mf_status *st;
+    mf_arena *a;
+    const char *in, *out;
+    mf_model *m, *view;     /* the opened model, its logical view (or NULL) */
+    const mf_model *src;    /* view or m */
+    json_t *cfg;            /* config.json as written */
+    mf_dtype cast;          /* float parameters become this (INVALID: as stored) */
+    MF_VEC(mlx_param) p;
+    /* writing */
+    uint8_t *keep;          /* scales then biases of the last quantized weight */
+    uint64_t keep_half;     /* bytes of each */
+    uint64_t done, total;
+    char *final_dir;
+    bool made_dir;          /* OUT did not exist: removed again on failure */
+    mf_atomic_set *set;     /* the output files, staged inside OUT */
+} mlxc;
+
+/* convert_mlx.c: fills c->p (sorted) and c->cfg from c->src and the
+ * input directory. */
+int mlx_plan(mlxc *c);
+
+/* convert_mlx_write.c: writes the planned directory into c->tmp_dir. */
+int mlx_write_weights(mlxc *c);
+int mlx_copy_side_files(mlxc *c);
+
+#endif

@@ -1,0 +1,112 @@
+/* mlx_affine.c - MLX affine quantization, both kernels' rounding rules
+ * (the rules and their sources: mlx_affine.h). Every step is one float32
+ * operation in MLX's order; -ffp-contract=off (Makefile) keeps them so. */
+#include "quant/mlx_affine.h"
+
+#include <math.h>
+
+bool mf_mlx_affine_params_ok(int bits, int group_size)
+{
+    /* mlx/ops.cpp affine_quantize: "supported bits are 2, 3, 4, 5, 6 and 8",
+     * "supported group sizes are 32, 64, and 128" */
+    bool bits_ok = bits >= 2 && bits <= 8 && bits != 7;
+    return bits_ok && (group_size == 32 || group_size == 64 || group_size == 128);
+}
+
+/* The group's extremes as each kernel scans them. CPU: std::max/std::min
+ * from -inf/+inf ((a < b) ? b : a keeps the first of equals and skips
+ * NaN). Metal: fmax/fmin from 0 and +inf (Limits<T>::max is infinity). */
+static void group_range(const float *w, int n, int kernel, float *lo, float *hi)
+{
+    float mn = INFINITY, mx = kernel == MF_MLX_METAL ? 0.0f : -INFINITY;
+    for (int j = 0; j < n; j++) {
+        float v = w[j];
+        if (kernel == MF_MLX_METAL) {
+            mx = fmaxf(mx, v);
+            mn = fminf(mn, v);
+        } else {
+            mx = mx < v ? v : mx;
+            mn = v < mn ? v : mn;
+        }
+    }
+    *lo = mn;
+    *hi = mx;
+}
+
+/* std::rint (half to even, the default rounding mode) or Metal's round
+ * (half away from zero). */
+static inline float round_by(float x, int kernel)
+{
+    return kernel == MF_MLX_METAL ? roundf(x) : rintf(x);
+}
+
+/* One group's scale and bias (unrounded floats, as the codes use them). */
+static void group_params(float lo, float hi, float n_bins, int kernel, float *scale_out,
+                         float *bias_out)
+{
+    const float eps = 1e-7f;
+    float s = (hi - lo) / n_bins;
+    float scale = s < eps ? eps : s; /* std::max(s, eps); Metal's fmax agrees off NaN */
+    bool side = fabsf(lo) > fabsf(hi);
+    scale = side ? scale : -scale;
+    float edge = side ? lo : hi;
+    float q0 = round_by(edge / scale, kernel);
+    float bias = 0.0f;
+    if (q0 != 0.0f) {
+        scale = edge / q0;
+        bias = edge;
+    }
+    *scale_out = scale;
+    *bias_out = bias;
+}
+
+/* The code of one value. CPU: std::min(std::max(q, 0.0f), n_bins). Metal:
+ * min(q, n_bins) then a conversion to uint8_t; its q is never below -0.5
+ * (w - edge has the sign of scale), so clamping at 0 changes nothing. */
+static inline unsigned code_of(float w, float bias, float scale, float n_bins, int kernel)
+{
+    float q = round_by((w - bias) / scale, kernel);
+    if (q != q)
+        return 0; /* NaN: undefined in MLX (see mlx_affine.h) */
+    q = q < 0.0f ? 0.0f : q;
+    q = n_bins < q ? n_bins : q;
+    return (unsigned)q;
+}
+
+void mf_mlx_quantize_row(const float *w, uint64_t n, int bits, int group_size, int kernel,
+                         uint8_t *packed, float *scales, float *biases)
+{
+    const float n_bins = (float)((1 << bits) - 1);
+    uint64_t groups = n / (uint64_t)group_size;
+    for (uint64_t g = 0; g < groups; g++) {
+        const float *x = w + g * (uint64_t)group_size;
+        float lo, hi, scale, bias;
+        group_range(x, group_size, kernel, &lo, &hi);
+        group_params(lo, hi, n_bins, kernel, &scale, &bias);
+        scales[g] = scale;
+        biases[g] = bias;
+        /* a group is 32 * k codes: a whole number of bytes of the stream */
+        uint8_t *out = packed + g * (uint64_t)group_size * (uint64_t)bits / 8;
+        uint64_t acc = 0;
+        int have = 0;
+        for (int j = 0; j < group_size; j++) {
+            acc |= (uint64_t)code_of(x[j], bias, scale, n_bins, kernel) << have;
+            have += bits;
+            while (have >= 8) {
+                *out++ = (uint8_t)acc;
+                acc >>= 8;
+                have -= 8;
+            }
+        }
+    }
+}
+
+unsigned mf_mlx_code_at(const uint8_t *row, uint64_t j, int bits, uint64_t row_bytes)
+{
+    /* bits <= 8: a code spans at most two bytes */
+    uint64_t bit = j * (uint64_t)bits, byte = bit / 8;
+    unsigned v = row[byte];
+    if (byte + 1 < row_bytes)
+        v |= (unsigned)row[byte + 1] << 8;
+    return (v >> (bit % 8)) & ((1u << bits) - 1);
+}

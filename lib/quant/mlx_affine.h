@@ -1,0 +1,52 @@
+/* mlx_affine.h - MLX's affine quantization (mlx.core.quantize with
+ * mode="affine") and its inverse (mlx.core.dequantize), bit for bit.
+ *
+ * Along a row, each group of `group_size` values (32, 64 or 128) shares a
+ * scale s and a bias b; value j is stored as the unsigned `bits`-bit code
+ * q_j (bits 2, 3, 4, 5, 6 or 8) and means s * q_j + b. The codes of a row
+ * form one little-endian bit stream (code j at bits j*bits ...), which MLX
+ * holds as uint32 words: n * bits / 32 words per row of n values.
+ *
+ * Two kernels with two rounding rules (MLX computes in float32 either way):
+ *   MF_MLX_CPU   mlx/backend/cpu/quantized.cpp quantize<T, U>: the running
+ *                maximum starts at -inf, codes and q0 round half to even
+ *                (std::rint), codes clamped to [0, 2^bits - 1]. What
+ *                mlx_lm.convert writes on Linux (or with the CPU device).
+ *   MF_MLX_METAL mlx/backend/metal/kernels/quantized.h affine_quantize: the
+ *                running maximum starts at 0, q0 and codes round half away
+ *                from zero (Metal's round), codes clamped above only. What
+ *                a Mac's GPU writes.
+ * Both: scale = max((max - min) / (2^bits - 1), 1e-7), negated unless
+ * |min| > |max|; edge = min or max accordingly; q0 = round(edge / scale);
+ * if q0 != 0 then scale = edge / q0, bias = edge, else bias = 0; code =
+ * round((w - bias) / scale) with that unrounded float scale and bias; the
+ * stored scale and bias are those floats rounded to the weights' type.
+ * NaN or infinite weights have no defined codes in MLX (the CPU kernel
+ * casts NaN to an integer); mfmt writes code 0 for a NaN. */
+#ifndef MF_MLX_AFFINE_H
+#define MF_MLX_AFFINE_H
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { MF_MLX_CPU = 0, MF_MLX_METAL = 1 };
+
+/* The parameters mlx.core.quantize accepts (affine mode). */
+bool mf_mlx_affine_params_ok(int bits, int group_size);
+
+/* Bytes of the packed codes of n values. */
+static inline uint64_t mf_mlx_packed_bytes(uint64_t n, int bits)
+{
+    return n * (uint64_t)bits / 8;
+}
+
+/* Quantizes one row of n values (n a multiple of group_size; parameters
+ * checked with mf_mlx_affine_params_ok): packed gets n * bits / 8 bytes
+ * (the bit stream), scales and biases n / group_size floats each (round
+ * them to the weights' type to store them). */
+void mf_mlx_quantize_row(const float *w, uint64_t n, int bits, int group_size, int kernel,
+                         uint8_t *packed, float *scales, float *biases);
+
+/* Code j of a packed row of row_bytes bytes. */
+unsigned mf_mlx_code_at(const uint8_t *row, uint64_t j, int bits, uint64_t row_bytes);
+
+#endif

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""make_convert_ref.py - the conversion references in ref/ (README.md).
+
+usage: make_convert_ref.py ORACLE_DIR SHARED_DIR [QHARNESS]
+  ORACLE_DIR holds run_mlx_lm.py (mlx_lm's own convert() over a recording
+  stand-in for mlx.core), the mlx-lm checkout it imports, and driver (MLX's
+  C++ core computing what mlx_lm asked for). SHARED_DIR: ../shared. With
+  QHARNESS, oracle/driver_qharness.py computes the arrays instead of
+  driver (MLX's quantize<T, U> alone; numpy for the rest).
+Writes ref/CASE/config.json and model.safetensors.index.json (as mlx_lm
+wrote them) and ref/CASE/tensors.json: per safetensors file MLX wrote, its
+header (as MLX wrote it) and each tensor's dtype, shape and SHA-256."""
+import hashlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# name, input (relative to SHARED_DIR/corpus/hf-dir, or models/ here, or
+# ref:CASE for the MLX directory another case made), convert() arguments
+CASES = [
+    ("llama-f16-q4g64", "hf:llama-tiny", ["quantize=True"]),
+    ("llama-f16-q2g32", "hf:llama-tiny", ["quantize=True", "q_bits=2", "q_group_size=32"]),
+    ("llama-f16-q3g128", "hf:llama-tiny", ["quantize=True", "q_bits=3", "q_group_size=128"]),
+    ("llama-f16-q5g64-bf16", "hf:llama-tiny",
+     ["quantize=True", "q_bits=5", "q_group_size=64", "dtype=bfloat16"]),
+    ("llama-f16-q6g32-f32", "hf:llama-tiny",
+     ["quantize=True", "q_bits=6", "q_group_size=32", "dtype=float32"]),
+    ("llama-f16-q8g128", "hf:llama-tiny", ["quantize=True", "q_bits=8", "q_group_size=128"]),
+    ("llama-f16-plain", "hf:llama-tiny", []),
+    ("qwen2-bf16-q4g64", "hf:qwen2-tiny", ["quantize=True"]),
+    ("qwen2-bf16-q3g32-f16", "hf:qwen2-tiny",
+     ["quantize=True", "q_bits=3", "q_group_size=32", "dtype=float16"]),
+    ("llama8-f32-q4g32", "models:llama8-f32", ["quantize=True", "q_group_size=32"]),
+    ("llama8-f32-q8g64-f16", "models:llama8-f32",
+     ["quantize=True", "q_bits=8", "q_group_size=64", "dtype=float16"]),
+    ("llama8-f32-mixed_2_6", "models:llama8-f32", ["quantize=True", "quant_predicate=mixed_2_6"]),
+    ("llama8-f32-mixed_3_4", "models:llama8-f32",
+     ["quantize=True", "quant_predicate=mixed_3_4", "q_group_size=32"]),
+    ("llama8-f32-mixed_3_6", "models:llama8-f32",
+     ["quantize=True", "quant_predicate=mixed_3_6", "q_group_size=64"]),
+    ("llama8-f32-mixed_4_6", "models:llama8-f32",
+     ["quantize=True", "quant_predicate=mixed_4_6", "dtype=bfloat16"]),
+    ("llama8-f32-plain-bf16", "models:llama8-f32", ["dtype=bfloat16"]),
+    ("llama-f16-q8g32-shards", "hf:llama-tiny",
+     ["quantize=True", "q_bits=8", "q_group_size=32", "max_shard_bytes=20000"]),
+    ("llama-f16-q4g64-dequant", "ref:llama-f16-q4g64", ["dequantize=True"]),
+    ("llama8-mixed_3_6-dequant", "ref:llama8-f32-mixed_3_6", ["dequantize=True"]),
+]
+
+
+def header_of(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        text = f.read(n).decode()
+        data_start = 8 + n
+    hdr = json.loads(text)
+    tensors = {}
+    with open(path, "rb") as f:
+        for k, v in hdr.items():
+            if k == "__metadata__":
+                continue
+            a, b = v["data_offsets"]
+            f.seek(data_start + a)
+            tensors[k] = {"dtype": v["dtype"], "shape": v["shape"],
+                          "sha256": hashlib.sha256(f.read(b - a)).hexdigest()}
+    return text, tensors
+
+
+def main():
+    oracle, shared = sys.argv[1], sys.argv[2]
+    qharness = sys.argv[3] if len(sys.argv) > 3 else None
+    work = tempfile.mkdtemp(prefix="mlx-ref-")
+    outs = {}
+    for name, src, args in CASES:
+        kind, rest = src.split(":", 1)
+        inp = {"hf": os.path.join(shared, "corpus", "hf-dir", rest),
+               "models": os.path.join(HERE, "models", rest), "ref": outs.get(rest)}[kind]
+        out = os.path.join(work, name)
+        subprocess.run([sys.executable, os.path.join(oracle, "run_mlx_lm.py"), inp, out] + args,
+                       check=True, stdout=subprocess.DEVNULL)
+        if qharness:
+            subprocess.run([sys.executable, os.path.join(HERE, "oracle", "driver_qharness.py"),
+                            os.path.join(out, "plan.json"), out, qharness], check=True)
+        else:
+            subprocess.run([os.path.join(oracle, "driver"), os.path.join(out, "plan.json"), out],
+                           check=True)
+        outs[name] = out
+        dst = os.path.join(HERE, "ref", name)
+        os.makedirs(dst, exist_ok=True)
+        for f in ("config.json", "model.safetensors.index.json"):
+            shutil.copy(os.path.join(out, f), dst)
+        with open(os.path.join(out, "plan.json")) as f:
+            plan = json.load(f)
+        files = {}
+        for entry in plan:
+            text, tensors = header_of(os.path.join(out, entry["file"]))
+            files[entry["file"]] = {"header": text, "tensors": tensors}
+        with open(os.path.join(dst, "tensors.json"), "w") as f:
+            json.dump({"case": name, "input": src, "convert": args, "files": files,
+                       "computed_by": "driver_qharness.py" if qharness else "driver.cpp (libmlx)"},
+                      f,
+                      indent=1, sort_keys=True)
+            f.write("\n")
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

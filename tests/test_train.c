@@ -1,0 +1,419 @@
+/* test_train.c - training checkpoints (lib/formats/train/) merged against
+ * the frameworks' own consolidation: DeepSpeed checkpoints laid out as
+ * DeepSpeed's engine writes them, merged by DeepSpeed's own
+ * utils/zero_to_fp32.py into *.ref.pt (tests/data/train/README.md says how
+ * each was made); every tensor of the reference must come out of mfmt's
+ * merge with the same name, dtype, shape and bytes, in the same order.
+ * Then the rules: a missing, truncated or foreign shard is refused with
+ * an error naming the shard. */
+#include "testlib.h"
+#include "testmf.h"
+
+#include <mfmt.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DATA "tests/data/train/"
+
+typedef struct grow_sink {
+    unsigned char *p;
+    size_t n, cap;
+} grow_sink;
+
+static int into(void *ctx, const void *buf, size_t n, mf_status *st)
+{
+    grow_sink *g = ctx;
+    if (n > g->cap - g->n)
+        return mf_fail(st, MF_ERR_USAGE, NULL, -1, "more bytes than the tensor's size");
+    memcpy(g->p + g->n, buf, n);
+    g->n += n;
+    return 0;
+}
+
+static unsigned char *read_all(const mf_model *m, const mf_tensor *t, size_t *n)
+{
+    *n = (size_t)mf_tensor_nbytes(t);
+    unsigned char *b = malloc(*n ? *n : 1);
+    grow_sink s = {b, 0, *n};
+    mf_status st;
+    mf_status_init(&st);
+    if (!b || mf_tensor_stream(m, t, into, &s, &st) || s.n != *n) {
+        fprintf(stderr, "stream %s: %s\n", mf_tensor_name(t), st.msg);
+        free(b);
+        b = NULL;
+    }
+    mf_status_clear(&st);
+    return b;
+}
+
+/* Every tensor of ref, in order, equal in mfmt's merge of ckpt. */
+static void check_equal_cfg(const char *ckpt, unsigned flags, const char *config,
+                            const char *ref)
+{
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = flags | MF_OPEN_NO_SCAN;
+    o.config = config;
+    mf_model *m = NULL, *r = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_open(ckpt, &o, &m, &st);
+    CHECKF(rc == 0, "%s: %s", ckpt, st.msg);
+    mf_status_clear(&st);
+    o.config = NULL;
+    rc = mf_open(ref, &o, &r, &st);
+    CHECKF(rc == 0, "%s: %s", ref, st.msg);
+    mf_status_clear(&st);
+    if (!m || !r)
+        goto out;
+    size_t n = mf_model_tensor_count(r);
+    CHECKF(mf_model_tensor_count(m) == n, "%s: %zu tensors, reference %zu", ckpt,
+           mf_model_tensor_count(m), n);
+    for (size_t i = 0; i < n && i < mf_model_tensor_count(m); i++) {
+        const mf_tensor *a = mf_model_tensor_at(m, i), *b = mf_model_tensor_at(r, i);
+        CHECKF(strcmp(mf_tensor_name(a), mf_tensor_name(b)) == 0, "%s: tensor %zu is %s, "
+               "reference %s", ckpt, i, mf_tensor_name(a), mf_tensor_name(b));
+        CHECKF(mf_tensor_dtype(a) == mf_tensor_dtype(b), "%s: %s dtype", ckpt, mf_tensor_name(a));
+        int nd = mf_tensor_ndim(a);
+        bool same_shape = nd == mf_tensor_ndim(b);
+        for (int d = 0; same_shape && d < nd; d++)
+            same_shape = mf_tensor_shape(a)[d] == mf_tensor_shape(b)[d];
+        CHECKF(same_shape, "%s: %s shape", ckpt, mf_tensor_name(a));
+        size_t na, nb;
+        unsigned char *x = read_all(m, a, &na), *y = read_all(r, b, &nb);
+        CHECKF(x && y && na == nb && memcmp(x, y, na) == 0, "%s: %s bytes differ", ckpt,
+               mf_tensor_name(a));
+        free(x);
+        free(y);
+    }
+out:
+    mf_close(m);
+    mf_close(r);
+}
+
+static void check_equal(const char *ckpt, unsigned flags, const char *ref)
+{
+    check_equal_cfg(ckpt, flags, NULL, ref);
+}
+
+static const char *meta_str(const mf_model *m, const char *key, char *buf, size_t cap)
+{
+    const mf_value *v = NULL;
+    for (size_t i = 0; i < mf_model_meta_count(m) && !v; i++)
+        if (strcmp(mf_model_meta_at(m, i)->key, key) == 0)
+            v = &mf_model_meta_at(m, i)->v;
+    if (!v)
+        return "";
+    if (v->type == MF_V_STR)
+        snprintf(buf, cap, "%.*s", (int)v->as.s.len, v->as.s.ptr);
+    else if (v->type == MF_V_I64)
+        snprintf(buf, cap, "%lld", (long long)v->as.i);
+    else
+        snprintf(buf, cap, "?");
+    return buf;
+}
+
+static void test_deepspeed_inspect(void)
+{
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    CHECK(mf_open(DATA "deepspeed/zero3", &o, &m, NULL) == 0);
+    if (!m)
+        return;
+    char b[64];
+    CHECK(mf_model_format(m) == MF_FMT_DEEPSPEED);
+    CHECK(strcmp(meta_str(m, "train.zero_stage", b, sizeof(b)), "3") == 0);
+    CHECK(strcmp(meta_str(m, "train.world_size", b, sizeof(b)), "3") == 0);
+    CHECK(strcmp(meta_str(m, "train.step", b, sizeof(b)), "10") == 0);
+    CHECK(strcmp(meta_str(m, "train.tag", b, sizeof(b)), "global_step10") == 0);
+    CHECK(strcmp(meta_str(m, "train.module_dtype", b, sizeof(b)), "BF16") == 0);
+    mf_close(m);
+    /* the tag folder itself opens the same */
+    CHECK(mf_open(DATA "deepspeed/zero2/global_step10", &o, &m, NULL) == 0);
+    mf_close(m);
+}
+
+static void test_deepspeed_merge(void)
+{
+    check_equal(DATA "deepspeed/zero1", 0, DATA "deepspeed/zero1.ref.pt");
+    check_equal(DATA "deepspeed/zero2", 0, DATA "deepspeed/zero2.ref.pt");
+    check_equal(DATA "deepspeed/zero3", 0, DATA "deepspeed/zero3.ref.pt");
+    check_equal(DATA "deepspeed/zero2", MF_OPEN_TRAIN_EXCLUDE_FROZEN,
+                DATA "deepspeed/zero2.nofrozen.ref.pt");
+    /* ZeRO-0 (no partitions) and --from-module-states: module as saved */
+    check_equal(DATA "deepspeed/zero0", 0,
+                DATA "deepspeed/zero0.ref.pt");
+}
+
+static void copy_tree(const char *from, const char *to)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", from, to);
+    CHECK(system(cmd) == 0);
+}
+
+static void expect_error(const char *path, const char *needle1, const char *needle2)
+{
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_open(path, &o, &m, &st);
+    CHECKF(rc != 0, "%s opened", path);
+    CHECKF(st.msg[0] && strstr(st.msg, needle1) && (!needle2 || strstr(st.msg, needle2)),
+           "%s: message \"%s\" lacks \"%s\" / \"%s\"", path, st.msg, needle1,
+           needle2 ? needle2 : "");
+    mf_status_clear(&st);
+    mf_close(m);
+}
+
+static void test_deepspeed_broken(void)
+{
+    char dir[256], p[512], q[1024];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "train"))
+        return;
+    /* a missing rank */
+    snprintf(p, sizeof(p), "%s/missing", dir);
+    copy_tree(DATA "deepspeed/zero2", p);
+    snprintf(q, sizeof(q), "%s/global_step10/bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt", p);
+    CHECK(remove(q) == 0);
+    expect_error(p, "rank 1", "missing");
+    /* the last rank missing: partition_count disagrees with the files */
+    snprintf(p, sizeof(p), "%s/lastmissing", dir);
+    copy_tree(DATA "deepspeed/zero2", p);
+    snprintf(q, sizeof(q), "%s/global_step10/bf16_zero_pp_rank_2_mp_rank_00_optim_states.pt", p);
+    CHECK(remove(q) == 0);
+    expect_error(p, "partition_count says 3", NULL);
+    /* a truncated shard: named, with the zip rule it breaks */
+    snprintf(p, sizeof(p), "%s/truncated", dir);
+    copy_tree(DATA "deepspeed/zero3", p);
+    snprintf(q, sizeof(q), "%s/global_step10/bf16_zero_pp_rank_2_mp_rank_00_optim_states.pt", p);
+    struct stat sb;
+    CHECK(stat(q, &sb) == 0 && truncate(q, sb.st_size / 2) == 0);
+    expect_error(p, "bf16_zero_pp_rank_2_mp_rank_00_optim_states.pt", NULL);
+    /* a partition of another checkpoint: its sizes do not add up */
+    snprintf(p, sizeof(p), "%s/foreign", dir);
+    copy_tree(DATA "deepspeed/zero2", p);
+    char r[512];
+    snprintf(q, sizeof(q), "%s/global_step10/bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt", p);
+    snprintf(r, sizeof(r), DATA "deepspeed/zero1/global_step10/"
+                           "bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt");
+    char cmd[2600];
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", r, q);
+    CHECK(system(cmd) == 0);
+    expect_error(p, "group", "partitions hold");
+    /* ZeRO-3 module states are placeholders: --from-module-states refused */
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN | MF_OPEN_TRAIN_MODULE_STATES;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_open(DATA "deepspeed/zero3", &o, &m, &st) != 0 && strstr(st.msg, "placeholders"));
+    mf_status_clear(&st);
+    mf_close(m);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void test_dcp(void)
+{
+    check_equal(DATA "dcp113/dcp", 0, DATA "dcp113/dcp.ref.pt");
+    /* torch 2.x layout: several chunks per .distcp at offsets */
+    check_equal(DATA "dcp2x/dcp2", 0, DATA "dcp2x/dcp2.ref.pt");
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    CHECK(mf_open(DATA "dcp113/dcp", &o, &m, NULL) == 0);
+    char b[64];
+    if (m) {
+        CHECK(mf_model_format(m) == MF_FMT_DCP);
+        CHECK(strcmp(meta_str(m, "train.world_size", b, sizeof(b)), "2") == 0);
+        CHECK(strstr(meta_str(m, "train.layout", b, sizeof(b)), "1.13") != NULL);
+    }
+    mf_close(m);
+    char dir[256], p[512], q[1024], cmd[1200];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "dcp"))
+        return;
+    snprintf(p, sizeof(p), "%s/missing", dir);
+    copy_tree(DATA "dcp113/dcp", p);
+    snprintf(q, sizeof(q), "%s/__1_0.distcp", p);
+    CHECK(remove(q) == 0);
+    expect_error(p, "__1_0.distcp", "missing");
+    snprintf(p, sizeof(p), "%s/truncated", dir);
+    copy_tree(DATA "dcp113/dcp", p);
+    snprintf(q, sizeof(q), "%s/__0_2.distcp", p);
+    CHECK(truncate(q, 300) == 0);
+    expect_error(p, "__0_2.distcp", "truncated");
+    /* a chunk file of another tensor: dtype/shape disagree with .metadata */
+    snprintf(p, sizeof(p), "%s/swapped", dir);
+    copy_tree(DATA "dcp113/dcp", p);
+    snprintf(cmd, sizeof(cmd), "cp '%s/__0_2.distcp' '%s/__0_1.distcp'", p, p);
+    CHECK(system(cmd) == 0);
+    expect_error(p, "__0_1.distcp", ".metadata says BF16 [4, 5]");
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void test_megatron(void)
+{
+    /* TP=2 PP=2, config.json beside; TP=2 EP=2 MoE with qkv bias, --config */
+    check_equal(DATA "megatron/megatron_llama", 0, DATA "megatron/megatron_llama.ref.pt");
+    check_equal_cfg(DATA "megatron/megatron_mixtral", 0, DATA "megatron/megatron_mixtral.config.json",
+                    DATA "megatron/megatron_mixtral.ref.pt");
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    char b[64];
+    CHECK(mf_open(DATA "megatron/megatron_llama/iter_0000100", &o, &m, NULL) == 0);
+    if (m) {
+        CHECK(mf_model_format(m) == MF_FMT_MEGATRON);
+        CHECK(strcmp(meta_str(m, "train.tensor_parallel", b, sizeof(b)), "2") == 0);
+        CHECK(strcmp(meta_str(m, "train.pipeline_parallel", b, sizeof(b)), "2") == 0);
+        CHECK(strcmp(meta_str(m, "train.step", b, sizeof(b)), "100") == 0);
+        /* the iteration folder alone: no config.json beside, padding kept */
+        const mf_tensor *e = mf_tensor_find(m, "model.embed_tokens.weight");
+        CHECK(e && mf_tensor_shape(e)[0] == 64);
+    }
+    mf_close(m);
+    char dir[256], p[512], q[1024], cmd[1200];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "megatron"))
+        return;
+    snprintf(p, sizeof(p), "%s/missing", dir);
+    copy_tree(DATA "megatron/megatron_llama", p);
+    snprintf(cmd, sizeof(cmd), "rm -r '%s/iter_0000100/mp_rank_01_001'", p);
+    CHECK(system(cmd) == 0);
+    expect_error(p, "mp_rank_01_001/model_optim_rng.pt", "t=1 p=1");
+    snprintf(p, sizeof(p), "%s/truncated", dir);
+    copy_tree(DATA "megatron/megatron_llama", p);
+    snprintf(q, sizeof(q), "%s/iter_0000100/mp_rank_00_001/model_optim_rng.pt", p);
+    CHECK(truncate(q, 5000) == 0);
+    expect_error(p, "mp_rank_00_001/model_optim_rng.pt", NULL);
+    /* a rank of the MoE checkpoint in the dense one: shapes disagree */
+    snprintf(p, sizeof(p), "%s/foreign", dir);
+    copy_tree(DATA "megatron/megatron_llama", p);
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s/iter_0000100/mp_rank_01_000/model_optim_rng.pt'",
+             DATA "megatron/megatron_llama/iter_0000100/mp_rank_00_001/model_optim_rng.pt", p);
+    CHECK(system(cmd) == 0);
+    expect_error(p, "mp_rank_01_000/model_optim_rng.pt", "holds no tensor");
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+/* convert of a plain trainer checkpoint: the wrappers' names dropped, the
+ * optimizer, scheduler, RNG and loop state left out; every tensor of the
+ * bare model's state dict there, by name. */
+static void check_plain(const char *ckpt, const char *ref)
+{
+    char dir[256], out[512];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "plain"))
+        return;
+    snprintf(out, sizeof(out), "%s/out.safetensors", dir);
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL, *w = NULL, *r = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_open(ckpt, &o, &m, &st) == 0, "%s: %s", ckpt, st.msg);
+    CHECKF(m && mf_convert_to_safetensors(m, out, NULL, &st) == 0, "%s: %s", ckpt, st.msg);
+    mf_status_clear(&st);
+    CHECK(mf_open(out, &o, &w, NULL) == 0);
+    CHECK(mf_open(ref, &o, &r, NULL) == 0);
+    if (w && r) {
+        CHECKF(mf_model_tensor_count(w) == mf_model_tensor_count(r), "%s: %zu tensors, not %zu",
+               ckpt, mf_model_tensor_count(w), mf_model_tensor_count(r));
+        for (size_t i = 0; i < mf_model_tensor_count(r); i++) {
+            const mf_tensor *b = mf_model_tensor_at(r, i);
+            const mf_tensor *a = mf_tensor_find(w, mf_tensor_name(b));
+            CHECKF(a != NULL, "%s: no %s", ckpt, mf_tensor_name(b));
+            size_t na = 0, nb = 0;
+            unsigned char *x = a ? read_all(w, a, &na) : NULL, *y = read_all(r, b, &nb);
+            CHECKF(!a || (x && y && na == nb && mf_tensor_dtype(a) == mf_tensor_dtype(b) &&
+                          memcmp(x, y, na) == 0), "%s: %s differs", ckpt, mf_tensor_name(b));
+            free(x);
+            free(y);
+        }
+    }
+    mf_close(m);
+    mf_close(w);
+    mf_close(r);
+    remove(out);
+    rmdir(dir);
+}
+
+static void test_plain(void)
+{
+    check_plain(DATA "plain/lightning.ckpt", DATA "plain/plain.ref.pt");
+    check_plain(DATA "plain/ddp_fsdp.pt", DATA "plain/plain.ref.pt");
+}
+
+static const char *mfmt_bin(void)
+{
+    const char *b = getenv("MFMT");
+    return b && *b ? b : "build/mfmt";
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
+    bool same = x && y;
+    int ca, cb;
+    while (same && ((ca = fgetc(x)) != EOF) | ((cb = fgetc(y)) != EOF))
+        same = ca == cb;
+    if (x)
+        fclose(x);
+    if (y)
+        fclose(y);
+    return same;
+}
+
+/* The ZeRO-3 partitions of hf-dir/llama-tiny's weights, merged and
+ * converted to GGUF in one command, give the very file llama.cpp's
+ * convert_hf_to_gguf.py wrote from the original directory. */
+static void test_checkpoint_to_gguf(void)
+{
+    const char *shared = tl_shared_dir();
+    if (!shared || access(mfmt_bin(), X_OK) != 0) {
+        printf("SKIP test_checkpoint_to_gguf: no ../shared or no %s\n", mfmt_bin());
+        return;
+    }
+    char dir[256], cmd[2048], log[512], out[4096];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "ckpt-gguf"))
+        return;
+    snprintf(log, sizeof(log), "%s/log", dir);
+    snprintf(cmd, sizeof(cmd), "%s convert --allow-unsafe -q --config "
+             "%s/corpus/hf-dir/llama-tiny/config.json --type f16 " DATA
+             "deepspeed-llama-tiny %s/llama-tiny.gguf", mfmt_bin(), shared, dir);
+    int rc = tl_run_cmd(cmd, log, out, sizeof(out));
+    CHECKF(rc == 0, "%s: %s", cmd, out);
+    char got[512], want[512];
+    snprintf(got, sizeof(got), "%s/llama-tiny.gguf", dir);
+    snprintf(want, sizeof(want), "%s/convert-ref/llama-tiny-f16.gguf", shared);
+    CHECKF(same_file(got, want), "%s differs from %s", got, want);
+    /* to an HF directory: weights, config and tokenizer files */
+    snprintf(cmd, sizeof(cmd), "%s convert --allow-unsafe -q --config "
+             "%s/corpus/hf-dir/llama-tiny/config.json " DATA "deepspeed-llama-tiny %s/hf/",
+             mfmt_bin(), shared, dir);
+    CHECKF(tl_run_cmd(cmd, log, out, sizeof(out)) == 0, "%s: %s", cmd, out);
+    snprintf(got, sizeof(got), "%s/hf/tokenizer.model", dir);
+    snprintf(want, sizeof(want), "%s/corpus/hf-dir/llama-tiny/tokenizer.model", shared);
+    CHECK(same_file(got, want));
+    snprintf(got, sizeof(got), "%s/hf/config.json", dir);
+    snprintf(want, sizeof(want), "%s/corpus/hf-dir/llama-tiny/config.json", shared);
+    CHECK(same_file(got, want));
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+int main(void)
+{
+    test_plain();
+    test_checkpoint_to_gguf();
+    test_megatron();
+    test_dcp();
+    test_deepspeed_inspect();
+    test_deepspeed_merge();
+    test_deepspeed_broken();
+    printf("RESULT test_train %d %d\n", tl_passed, tl_failed);
+    return tl_failed != 0;
+}
