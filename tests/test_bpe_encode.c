@@ -336,6 +336,35 @@ static void test_small_rules(void)
     mf_status_clear(&st);
 }
 
+/* BLOOM's split regex " ?[^(\s|[.,!?])]+" nests a class in a class: in
+ * Oniguruma the union, with '(' '|' ')' literal members, so "(" and "."
+ * are split off as their own pieces. Worked out by hand from Oniguruma's
+ * class syntax (doc/RE: "[...[...]...]" is a union); vocabulary b ( . bb
+ * and the merges "b (", "( b" show where the pieces are cut. */
+static void test_nested_class(void)
+{
+    const char *text =
+        "{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"Regex\":\" ?[^(\\\\s|[.,!?])]+\"},"
+        "\"behavior\":\"Isolated\",\"invert\":false},"
+        "\"model\":{\"type\":\"BPE\",\"vocab\":{\"b\":0,\"(\":1,\".\":2,\"b(\":3,\"(b\":4,\"|\":5,\" \":6},"
+        "\"merges\":[\"b (\",\"( b\"]}}";
+    json_t *tj = json_loads(text, 0, NULL);
+    mf_status st = MF_STATUS_INIT;
+    mf_bpe *b = tj ? mf_bpe_new(tj, NULL, "nested", &st) : NULL;
+    CHECKF(b != NULL, "%s", mf_status_count(&st) ? mf_status_message(&st, 0) : "json");
+    /* "b(b|b. b": pieces b ( b | b . " b" -> no merge crosses a cut */
+    static const int32_t want[] = {0, 1, 0, 5, 0, 2, 6, 0};
+    mf_bpe_ids ids = {0};
+    int rc = b ? mf_bpe_encode(b, "b(b|b. b", 8, false, &ids, &st) : -1;
+    char got[256];
+    ids_text(ids.v, ids.n, got, sizeof(got));
+    CHECKF(rc == 0 && ids.n == 8 && !memcmp(ids.v, want, sizeof(want)), "nested class: got %s", got);
+    MF_VEC_FREE(ids);
+    mf_bpe_free(b);
+    json_decref(tj);
+    mf_status_clear(&st);
+}
+
 /* What the encoder does not run is refused, never guessed. */
 static void test_refusals(void)
 {
@@ -345,6 +374,9 @@ static void test_refusals(void)
         "{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"Regex\":\"\\\\w+\"}},"
         "\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}}",
         "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a b\"]}}", /* b not in vocab */
+        /* a negated class inside a class cannot be flattened */
+        "{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[a[^b]]\"},\"behavior\":\"Isolated\"},"
+        "\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}}",
         "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":-1},\"merges\":[]}}",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -368,6 +400,7 @@ int main(void)
     test_chktxt_and_table();
     test_small_rules();
     test_refusals();
+    test_nested_class();
     const char *shared = tl_shared_dir();
     if (!shared) {
         TL_SKIP("bpe_encode: the real vocab GGUFs (no ../shared)");

@@ -152,6 +152,51 @@ static int compare_tensors(const char *name, const mf_model *m, json_t *e, int *
     return bad;
 }
 
+/* References whose architecture mfmt convert does not support yet: each
+ * printed as a SKIP line when met and counted at the end, never passed. */
+static char skipped[8192];
+static int n_skipped;
+
+/* config.json "architectures"[0] of directory src when mfmt convert does not
+ * list it (copied into cls), else false. */
+static bool arch_unsupported(const char *src, char *cls, size_t n)
+{
+    char p[4400];
+    snprintf(p, sizeof(p), "%s/config.json", src);
+    json_t *cfg = json_load_file(p, 0, NULL);
+    const char *c = json_string_value(json_array_get(json_object_get(cfg, "architectures"), 0));
+    bool known = false;
+    for (const char *const *a = mf_convert_gguf_archs(); c && *a; a++)
+        known = known || !strcmp(*a, c);
+    snprintf(cls, n, "%s", c ? c : "(no architectures)");
+    json_decref(cfg);
+    return !known;
+}
+
+/* An unsupported architecture must be refused as such (MF_ERR_UNSUPPORTED
+ * naming it), nothing written; then the reference is skipped. Returns true
+ * when skipped. */
+static bool skip_unsupported(const char *src, const char *ref, const char *out, const char *type)
+{
+    char cls[256];
+    if (!arch_unsupported(src, cls, sizeof(cls)))
+        return false;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = type}, &st);
+    CHECKF(rc != 0 && st.code == MF_ERR_UNSUPPORTED && strstr(st.msg, "is not supported by mfmt convert") &&
+               strstr(st.msg, cls),
+           "%s: architecture %s: wanted \"not supported\", got rc %d \"%s\"", ref, cls, rc, st.msg);
+    CHECKF(access(out, F_OK) != 0, "%s: a refused conversion left %s", ref, out);
+    mf_status_clear(&st);
+    printf("SKIP %s (%s): architecture %s not supported by mfmt convert yet\n", ref, type, cls);
+    if (!strstr(skipped, ref) && strlen(skipped) + strlen(ref) + 3 < sizeof(skipped)) {
+        snprintf(skipped + strlen(skipped), sizeof(skipped) - strlen(skipped), "%s%s", n_skipped ? ", " : "", ref);
+        n_skipped++;
+    }
+    return true;
+}
+
 /* folder: "convert-ref" (sources under ../shared) or "convert-ref-arch"
  * (sources "shared/dirs/X" inside the folder). */
 static void run_one(const char *shared, const char *folder, const char *file, const char *tmp)
@@ -170,6 +215,12 @@ static void run_one(const char *shared, const char *folder, const char *file, co
     else
         snprintf(src, sizeof(src), "%s/%s", shared, source ? source : "?");
     snprintf(out, sizeof(out), "%s/%s.gguf", tmp, file);
+    char ref[256];
+    snprintf(ref, sizeof(ref), "%.*s", (int)(strstr(file, ".expected.json") ? strstr(file, ".expected.json") - file : (long)strlen(file)), file);
+    if (skip_unsupported(src, ref, out, outtype ? outtype : "f16")) {
+        json_decref(e);
+        return;
+    }
     mf_status st;
     mf_status_init(&st);
     int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = outtype}, &st);
@@ -213,6 +264,8 @@ static void check_mix(const char *src, const char *name, const char *mix, const 
     snprintf(a, sizeof(a), "%s/%s-%s-one-pass.gguf", tmp, name, mix);
     snprintf(f, sizeof(f), "%s/%s-f16.gguf", tmp, name);
     snprintf(b, sizeof(b), "%s/%s-%s-quantized.gguf", tmp, name, mix);
+    if (skip_unsupported(src, name, a, mix))
+        return;
     mf_status st;
     mf_status_init(&st);
     int rc = mf_convert_to_gguf(src, a, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = mix}, &st);
@@ -480,5 +533,7 @@ int main(void)
     run_mixes(shared);
     run_variants(shared);
     run_refusals(shared);
+    printf("convert-ref-arch: %d references skipped (architecture not supported yet)%s%s\n", n_skipped,
+           n_skipped ? ": " : "", skipped);
     return tl_report("convert_ref");
 }

@@ -78,6 +78,8 @@ static const conv_rule llama_rules[] = {
 
 static const conv_rule no_rules[] = {NORULES};
 
+static const conv_rule olmo_rules[] = {PERMUTE_QK, NORULES}; /* OlmoModel.modify_tensors */
+
 static const conv_rule gemma_rules[] = {
     {OP_SKIP, M_EXACT, "lm_head.weight", NULL, NULL, NULL, NULL, NULL},
     {OP_ADD_ONE, M_SUFFIX, "norm.weight", NULL, NULL, NULL, NULL, NULL},
@@ -174,6 +176,14 @@ static const conv_hp granite_hp[] = {
 };
 
 static const conv_hp qwen2_hp[] = {BASE, BLOCK(rope_yarn), END};
+
+/* OlmoModel: non-parametric LayerNorm, its epsilon fixed at 1e-5 */
+static const conv_hp olmo_hp[] = {
+    BASE,
+    {"attention.layer_norm_epsilon", 'f', "=1e-5", 0, NULL, NULL},
+    {"attention.clamp_kqv", 'f', "clip_qkv", HP_OPT, NULL, NULL},
+    END,
+};
 
 static const conv_hp base_hp[] = {BASE, END};
 
@@ -388,5 +398,6 @@ const conv_arch conv_archs[] = {
     {"falcon", CLASSES("FalconForCausalLM", "RWForCausalLM"), AB_FALCON, falcon_rules, falcon_hp, V_BPE, 0},
     {"mamba", CLASSES("MambaForCausalLM", "MambaLMHeadModel", "FalconMambaForCausalLM"), AB_MAMBA, mamba_rules,
      mamba_hp, V_MAMBA, 0},
+    {"olmo", CLASSES("OlmoForCausalLM"), AB_OLMO, olmo_rules, olmo_hp, V_BPE, 0},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

@@ -97,7 +97,10 @@ static bool names_option_m(const char *p, size_t n)
  *    a class cannot be: refused);
  *  - \h (Oniguruma: a hex digit), \w \W \b \B (Oniguruma's word has marks
  *    and connector punctuation, PCRE2's numbers), (?m) (Oniguruma: dot
- *    matches newline), a nested class or && in a class: refused.
+ *    matches newline), && in a class: refused;
+ *  - a class inside a class (Oniguruma: a union; `(`, `|`, `)` in a class
+ *    are literals in both) is flattened into the outer class; a negated
+ *    inner class or a range touching one is refused.
  * Unicode properties (\p{L}, \p{N}) come from each library's own Unicode
  * tables: characters assigned in a version one has and the other lacks
  * can differ. */
@@ -105,13 +108,40 @@ static bool names_option_m(const char *p, size_t n)
 static const char white_space[] = "\\t-\\r\\x20\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}"
                                   "\\x{202f}\\x{205f}\\x{3000}";
 
+/* A class inside a class at pat[i] (Oniguruma: the union of its members):
+ * flattened into the enclosing class, so its brackets are written as
+ * nothing. What flattening would change is refused: a negated inner class,
+ * a range ending at it ("a-[..."). A leading ']' or '-' of the inner class
+ * is a literal there and is escaped. Returns the characters consumed. */
+static size_t open_inner_class(const char *pat, size_t i, size_t n, charbuf *b, int *rc, const char **why)
+{
+    size_t k = 1;
+    if (i + k < n && pat[i + k] == '^') {
+        *why = "a negated class inside a class";
+        *rc = -1;
+        return k;
+    }
+    if (i >= 1 && pat[i - 1] == '-' && !(i >= 2 && pat[i - 2] == '\\')) {
+        *why = "a range ending at a class inside a class";
+        *rc = -1;
+        return k;
+    }
+    if (i + k < n && (pat[i + k] == ']' || pat[i + k] == '-')) {
+        *rc = put_str(b, "\\", 1) || put_str(b, pat + i + k, 1);
+        k++;
+    }
+    return k;
+}
+
 static char *onig_to_pcre2(const char *pat, size_t n, const char **why)
 {
     charbuf b = {0};
-    bool in_class = false;
+    int depth = 0; /* classes open: Oniguruma nests them (a union) */
+    bool inner_closed = false; /* the last character closed an inner class */
     int rc = put_str(&b, "", 0);
     for (size_t i = 0; rc == 0 && i < n;) {
         char c = pat[i];
+        bool in_class = depth > 0;
         if (c == '\\' && i + 1 < n) {
             char e = pat[i + 1];
             if (strchr("hHwWbB", e)) {
@@ -132,6 +162,7 @@ static char *onig_to_pcre2(const char *pat, size_t n, const char **why)
                 rc = put_str(&b, pat + i, 2);
             }
             i += 2;
+            inner_closed = false;
             continue;
         }
         if (!in_class && c == '(' && i + 1 < n && pat[i + 1] == '?' && names_option_m(pat + i, n - i)) {
@@ -139,21 +170,45 @@ static char *onig_to_pcre2(const char *pat, size_t n, const char **why)
             rc = -1;
             break;
         }
-        if (in_class && ((c == '[' && !(i + 1 < n && pat[i + 1] == ':')) ||
-                         (c == '&' && i + 1 < n && pat[i + 1] == '&'))) {
-            *why = "nested classes and && are Oniguruma's, not PCRE2's";
+        if (in_class && c == '&' && i + 1 < n && pat[i + 1] == '&') {
+            *why = "&& (class intersection) is Oniguruma's, not PCRE2's";
             rc = -1;
             break;
         }
+        if (in_class && c == '-' && inner_closed && !(i + 1 < n && pat[i + 1] == ']')) {
+            *why = "a range starting at a class inside a class";
+            rc = -1;
+            break;
+        }
+        inner_closed = false;
         size_t k = 1;
+        if (in_class && c == '[' && !(i + 1 < n && pat[i + 1] == ':')) {
+            depth++;
+            i += open_inner_class(pat, i, n, &b, &rc, why);
+            continue;
+        }
+        if (in_class && depth > 1 && c == ']') {
+            depth--;
+            inner_closed = true;
+            i++;
+            continue;
+        }
+        if (in_class && depth > 1 && c == '-' && i + 1 < n && pat[i + 1] == ']') {
+            rc = put_str(&b, "\\-", 2); /* a trailing '-' of an inner class is a literal */
+            i++;
+            continue;
+        }
         if (!in_class && c == '[') {
-            in_class = true;
+            depth = 1;
             if (i + k < n && pat[i + k] == '^')
                 k++;
             if (i + k < n && pat[i + k] == ']') /* a leading ] is literal */
                 k++;
         } else if (in_class && c == ']') {
-            in_class = false;
+            depth = 0;
+        } else if (in_class && c == '[') { /* [:name:] */
+            const char *end = strstr(pat + i, ":]");
+            k = end && end < pat + n ? (size_t)(end - (pat + i)) + 2 : 1;
         }
         rc = put_str(&b, pat + i, k);
         i += k;

@@ -93,7 +93,9 @@ static void split_name(const char *name, char *base, size_t cap, char *suffix, i
     }
 }
 
-/* pattern with {bid} and {x} filled in, then the suffix. */
+/* pattern with {bid} and {x} filled in, then the suffix; a pattern ending
+ * in '$' is the whole HF name (DeepSeek-V3's e_score_correction_bias is
+ * exp_probs_b.bias in GGUF: no ".bias" added back). */
 static char *fill_name(mf_arena *a, const char *pat, int64_t block, int64_t x, const char *suffix)
 {
     char buf[512];
@@ -109,8 +111,9 @@ static char *fill_name(mf_arena *a, const char *pat, int64_t block, int64_t x, c
             buf[n++] = *p++;
         }
     }
-    buf[n] = 0;
-    return mf_arena_printf(a, "%s%s", buf, suffix);
+    bool whole = n && buf[n - 1] == '$';
+    buf[whole ? n - 1 : n] = 0;
+    return mf_arena_printf(a, "%s%s", buf, whole ? "" : suffix);
 }
 
 static const hf_rev_name *rev_row(const hfc *c, const char *base)

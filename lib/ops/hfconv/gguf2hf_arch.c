@@ -48,6 +48,13 @@ static const hf_rev_name qwen_names[] = {
     END,
 };
 
+static const hf_rev_name olmo_names[] = {
+    LLAMA_TOP,
+    ATTN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    END,
+};
+
 static const hf_rev_name olmo2_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_PLAIN},
@@ -156,7 +163,7 @@ static const hf_rev_name deepseek2_names[] = {
     {"blk.{bid}.attn_output", L "self_attn.o_proj", R_PLAIN},
     GATED_MLP,
     {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},
-    {"blk.{bid}.exp_probs_b", L "mlp.gate.e_score_correction_bias", R_PLAIN},
+    {"blk.{bid}.exp_probs_b", L "mlp.gate.e_score_correction_bias$", R_PLAIN},
     {"blk.{bid}.ffn_gate_exps", L "mlp.experts.{x}.gate_proj", R_UNSTACK},
     {"blk.{bid}.ffn_up_exps", L "mlp.experts.{x}.up_proj", R_UNSTACK},
     {"blk.{bid}.ffn_down_exps", L "mlp.experts.{x}.down_proj", R_UNSTACK},
@@ -300,5 +307,6 @@ const hf_rev_arch hf_rev_archs[] = {
     {"gptneox", CLASS("GPTNeoXForCausalLM", "gpt_neox"), gptneox_names},
     {"falcon", CLASS("FalconForCausalLM", "falcon"), falcon_names},
     {"mamba", CLASS("MambaForCausalLM", "mamba"), mamba_names},
+    {"olmo", CLASS("OlmoForCausalLM", "olmo"), olmo_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

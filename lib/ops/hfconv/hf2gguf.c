@@ -194,6 +194,13 @@ static int load_config(conv *c)
         return -1;
     if (!json_is_object(c->cfg))
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json must hold a JSON object");
+    return 0;
+}
+
+/* After pick_arch, so an unsupported class is named as such before any key
+ * it may lack (OpenELM has no num_hidden_layers) is asked for. */
+static int read_block_count(conv *c)
+{
     static const char *const block_keys[] = {"n_layers", "num_hidden_layers", "n_layer", "num_layers", NULL};
     json_t *bc = h2g_find_hparam(c, block_keys);
     if (!bc)
@@ -299,6 +306,8 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
         rc = load_config(&c);
     if (rc == 0)
         rc = pick_arch(&c);
+    if (rc == 0)
+        rc = read_block_count(&c);
     if (rc == 0) {
         adjust_config(&c);
         /* GGUFWriter(arch=...) writes general.architecture first; keys set

@@ -264,7 +264,7 @@ static int sentencepiece_added(vocab *v)
 
 /* The family of a tokenizer.json pre_tokenizer, from its shape. */
 typedef enum pre_family { PF_OTHER, PF_BYTELEVEL, PF_DIGITS_BYTELEVEL, PF_LLAMA3, PF_QWEN2, PF_DEEPSEEK_LLM,
-                          PF_FALCON, PF_BERT } pre_family;
+                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT } pre_family;
 
 static const char *split_regex(const json_t *p)
 {
@@ -311,6 +311,10 @@ static pre_family pre_tokenizer_family(const json_t *tj)
         return PF_FALCON;
     if (first_regex && !strcmp(first_regex, "[\r\n]") && strstr(types, "+Digits+ByteLevel"))
         return PF_DEEPSEEK_LLM;
+    /* DeepSeek-V3's: digits in threes, CJK runs, its word regex, then
+     * ByteLevel without a regex */
+    if (first_regex && !strcmp(first_regex, "\\p{N}{1,3}") && !strcmp(types, "Split+Split+Split+ByteLevel"))
+        return PF_DEEPSEEK_V3;
     return PF_OTHER;
 }
 
@@ -340,12 +344,15 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
     static const struct { const char *arch; pre_family f; const char *name; } names[] = {
         {"gpt2", PF_BYTELEVEL, "gpt-2"},        {"phi2", PF_BYTELEVEL, "phi-2"},
         {"gptneox", PF_BYTELEVEL, "olmo"},      {"mamba", PF_BYTELEVEL, "olmo"},
+        /* StableLM-Epoch (stablelm-3b-4e1t) ships the GPT-NeoX-20B tokenizer */
+        {"stablelm", PF_BYTELEVEL, "olmo"},     {"olmo", PF_BYTELEVEL, "olmo"},
         {NULL, PF_BYTELEVEL, "gpt-2"},
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
         {"olmo2", PF_LLAMA3, "dbrx"},           {NULL, PF_LLAMA3, "llama-bpe"},
         {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
-        {NULL, PF_DEEPSEEK_LLM, "deepseek-llm"}, {NULL, PF_FALCON, "falcon"},
+        {NULL, PF_DEEPSEEK_LLM, "deepseek-llm"}, {NULL, PF_DEEPSEEK_V3, "deepseek-v3"},
+        {NULL, PF_FALCON, "falcon"},
         {NULL, PF_BERT, "jina-v2-en"},
     };
     pre_family f = pre_tokenizer_family(tj);
@@ -354,7 +361,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
             return names[i].name;
     mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1,
             "tokenizer.json: BPE pre-tokenizer not recognized (llama.cpp knows it by name; mfmt "
-            "recognizes the GPT-2 ByteLevel, StarCoder Digits+ByteLevel, Llama-3, Qwen2, DeepSeek-LLM, "
+            "recognizes the GPT-2 ByteLevel, StarCoder Digits+ByteLevel, Llama-3, Qwen2, DeepSeek-LLM, DeepSeek-V3, "
             "Falcon and BERT pre-tokenizers)");
     return NULL;
 }
