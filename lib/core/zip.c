@@ -528,6 +528,8 @@ static int miniz_read(mf_zip *z, uint64_t eocd, mf_arena *a, mf_status *st)
 static int need_tail(const uint8_t *base, uint64_t size, mf_status *st)
 {
     uint64_t tail = (1u << 16) + EOCD_SIZE + LOC64_SIZE + EOCD64_SIZE;
+    if (!base || size == 0)
+        return 0; /* an empty file maps to NULL: nothing to fetch */
     if (tail > size)
         tail = size;
     return mf_source_need(base + size - tail, tail, st);
