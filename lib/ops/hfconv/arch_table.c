@@ -185,6 +185,21 @@ static const conv_hp olmo_hp[] = {
     END,
 };
 
+/* OrionModel.set_gguf_parameters: config says rms_norm_eps, the model
+ * uses LayerNorm, so it is written as layer_norm_epsilon */
+static const conv_hp orion_hp[] = {
+    CALC("general.file_type", 'u', file_type, 0),
+    {"tensor_data_layout", 's', "=Meta AI original pth", 0, NULL, NULL},
+    {"context_length", 'u', "max_sequence_length|max_position_embeddings|model_max_length", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|num_attention_heads", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    END,
+};
+
 static const conv_hp base_hp[] = {BASE, END};
 
 static const conv_hp gemma_hp[] = {
@@ -399,5 +414,6 @@ const conv_arch conv_archs[] = {
     {"mamba", CLASSES("MambaForCausalLM", "MambaLMHeadModel", "FalconMambaForCausalLM"), AB_MAMBA, mamba_rules,
      mamba_hp, V_MAMBA, 0},
     {"olmo", CLASSES("OlmoForCausalLM"), AB_OLMO, olmo_rules, olmo_hp, V_BPE, 0},
+    {"orion", CLASSES("OrionForCausalLM"), AB_ORION, no_rules, orion_hp, V_SPM, 0},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

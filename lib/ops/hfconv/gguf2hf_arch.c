@@ -55,6 +55,16 @@ static const hf_rev_name olmo_names[] = {
     END,
 };
 
+/* Orion: Llama's names, LayerNorm with biases, no permutation */
+static const hf_rev_name orion_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    END,
+};
+
 static const hf_rev_name olmo2_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_PLAIN},
@@ -308,5 +318,6 @@ const hf_rev_arch hf_rev_archs[] = {
     {"falcon", CLASS("FalconForCausalLM", "falcon"), falcon_names},
     {"mamba", CLASS("MambaForCausalLM", "mamba"), mamba_names},
     {"olmo", CLASS("OlmoForCausalLM", "olmo"), olmo_names},
+    {"orion", CLASS("OrionForCausalLM", "orion"), orion_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);
