@@ -32,6 +32,7 @@ const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
 const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
+const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -77,6 +78,12 @@ static const conv_rule llama_rules[] = {
 };
 
 static const conv_rule no_rules[] = {NORULES};
+
+/* NemotronModel.modify_tensors: layernorm1p, +1 folded into the weights */
+static const conv_rule nemotron_rules[] = {
+    {OP_ADD_ONE, M_SUFFIX, "norm.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
 
 static const conv_rule olmo_rules[] = {PERMUTE_QK, NORULES}; /* OlmoModel.modify_tensors */
 
@@ -197,6 +204,20 @@ static const conv_hp orion_hp[] = {
     {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
     {"attention.head_count_kv", 'u', "num_key_value_heads|num_attention_heads", 0, NULL, NULL},
     {"attention.layer_norm_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    END,
+};
+
+/* NemotronModel.set_gguf_parameters: rope dimension int(pct * n_embd) // n_head.
+ * Its epsilon is find_hparam(layer_norm_eps, layer_norm_epsilon, norm_epsilon,
+ * norm_eps), but the first three are written by the base keys already (a
+ * duplicate key, refused by gguf-py and by us): only norm_eps converts, so
+ * it is listed first - the name GGUF -> HF writes it back under. */
+static const conv_hp nemotron_hp[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "norm_eps|layer_norm_eps|layer_norm_epsilon|norm_epsilon", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_phi2, 0),
+    BLOCK(rope_nemotron),
     END,
 };
 
@@ -415,5 +436,6 @@ const conv_arch conv_archs[] = {
      mamba_hp, V_MAMBA, 0},
     {"olmo", CLASSES("OlmoForCausalLM"), AB_OLMO, olmo_rules, olmo_hp, V_BPE, 0},
     {"orion", CLASSES("OrionForCausalLM"), AB_ORION, no_rules, orion_hp, V_SPM, 0},
+    {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

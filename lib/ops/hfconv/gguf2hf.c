@@ -144,6 +144,10 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
         return mf_oom(c->st, c->path);
     hfc_item *it = &c->items.v[c->items.n++];
     *it = (hfc_item){.src = t, .op = r->op, .x = x};
+    /* the forward +1 is on "norm.weight" only: a norm's bias (Nemotron) came as is */
+    size_t nl = strlen(t->name);
+    if (r->op == R_SUB_ONE && !(nl >= 7 && !strcmp(t->name + nl - 7, ".weight")))
+        it->op = R_PLAIN;
     it->out.name = name;
     it->out.dtype = out_dtype(c, t);
     if (r->op == R_UNSTACK) {

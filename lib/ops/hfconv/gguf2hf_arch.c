@@ -65,6 +65,17 @@ static const hf_rev_name orion_names[] = {
     END,
 };
 
+/* Nemotron: Llama's names, no gate; norm weights were stored +1 */
+static const hf_rev_name nemotron_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN}, {"output", "lm_head", R_PLAIN},
+    {"output_norm", "model.norm", R_SUB_ONE},
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_SUB_ONE},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_SUB_ONE},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.ffn_up", L "mlp.up_proj", R_PLAIN}, {"blk.{bid}.ffn_down", L "mlp.down_proj", R_PLAIN},
+    END,
+};
+
 static const hf_rev_name olmo2_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_PLAIN},
@@ -319,5 +330,6 @@ const hf_rev_arch hf_rev_archs[] = {
     {"mamba", CLASS("MambaForCausalLM", "mamba"), mamba_names},
     {"olmo", CLASS("OlmoForCausalLM", "olmo"), olmo_names},
     {"orion", CLASS("OrionForCausalLM", "orion"), orion_names},
+    {"nemotron", CLASS("NemotronForCausalLM", "nemotron"), nemotron_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

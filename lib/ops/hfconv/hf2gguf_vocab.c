@@ -1101,6 +1101,22 @@ static int gemma_ids(vocab *v)
     return rc;
 }
 
+/* NemotronModel.set_vocab: the pad and unk ids are added after the special
+ * vocabulary; gguf-py refuses a key written twice, so do we. */
+static int set_vocab_nemotron(vocab *v)
+{
+    if (set_vocab_sentencepiece(v))
+        return -1;
+    static const char *const keys[] = {"tokenizer.ggml.padding_token_id", "tokenizer.ggml.unknown_token_id"};
+    for (uint32_t i = 0; i < 2; i++) {
+        if (mf_kv_get(v->kv, keys[i]))
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "%s written twice (gguf-py: duplicated key name)",
+                           keys[i]);
+        mf_kv_u32(v->kv, keys[i], i);
+    }
+    return 0;
+}
+
 static int set_vocab_llama(vocab *v)
 {
     int rc;
@@ -1165,6 +1181,7 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
                 mf_kv_bool(kv, "tokenizer.ggml.add_space_prefix", false);
             break;
         case V_PHI3: rc = set_vocab_phi3(&v); break;
+        case V_NEMOTRON: rc = set_vocab_nemotron(&v); break;
         case V_INTERNLM2: rc = set_vocab_internlm2(&v); break;
         case V_BERT: rc = set_vocab_bert(&v); break;
         case V_MAMBA:
