@@ -130,6 +130,7 @@ typedef enum conv_vocab {
     V_PHI3,       /* Phi3MiniModel.set_vocab */
     V_INTERNLM2,  /* InternLM2Model.set_vocab */
     V_BERT,       /* WordPiece, phantom spaces */
+    V_INTERNLM3,  /* InternLM3Model.set_vocab: SentencePiece, add_prefix_space, eos = <|im_end|> */
     V_NEMOTRON,   /* NemotronModel.set_vocab: SentencePiece, then pad id 0 and unk id 1 */
     V_MAMBA,      /* vocab_size rounded up to pad_vocab_size_multiple, then BPE */
 } conv_vocab;

@@ -436,6 +436,9 @@ const conv_arch conv_archs[] = {
      mamba_hp, V_MAMBA, 0},
     {"olmo", CLASSES("OlmoForCausalLM"), AB_OLMO, olmo_rules, olmo_hp, V_BPE, 0},
     {"orion", CLASSES("OrionForCausalLM"), AB_ORION, no_rules, orion_hp, V_SPM, 0},
+    /* InternLM3Model: a Llama in GGUF (model_arch LLAMA), Llama's keys
+     * without llama3 rope factors, its own vocabulary step */
+    {"llama", CLASSES("InternLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp, V_INTERNLM3, 0},
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
