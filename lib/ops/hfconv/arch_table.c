@@ -343,6 +343,17 @@ static const conv_hp command_r_hp[] = {
     END,
 };
 
+/* Cohere2Model.set_gguf_parameters: rope dimension int(rotary_pct * head_dim) */
+static const conv_hp cohere2_hp[] = {
+    BASE,
+    {"logit_scale", 'f', "logit_scale", 0, NULL, NULL},
+    {"attention.sliding_window", 'u', "sliding_window", 0, NULL, NULL},
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_neox, 0),
+    {"rope.scaling.type", 's', "=none", 0, NULL, NULL},
+    END,
+};
+
 static const conv_hp internlm2_hp[] = {
     {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
     {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
@@ -439,6 +450,7 @@ const conv_arch conv_archs[] = {
     /* InternLM3Model: a Llama in GGUF (model_arch LLAMA), Llama's keys
      * without llama3 rope factors, its own vocabulary step */
     {"llama", CLASSES("InternLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp, V_INTERNLM3, 0},
+    {"cohere2", CLASSES("Cohere2ForCausalLM"), AB_COHERE2, no_rules, cohere2_hp, V_BPE, 0},
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

@@ -97,6 +97,15 @@ static const hf_rev_name command_r_names[] = {
     END,
 };
 
+/* Command R7B: Command-R's names without the q/k norms; the head is tied */
+static const hf_rev_name cohere2_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    END,
+};
+
 static const hf_rev_name starcoder2_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
@@ -323,6 +332,7 @@ const hf_rev_arch hf_rev_archs[] = {
     {"olmo2", CLASS("Olmo2ForCausalLM", "olmo2"), olmo2_names},
     {"granite", CLASS("GraniteForCausalLM", "granite"), llama_names},
     {"command-r", CLASS("CohereForCausalLM", "cohere"), command_r_names},
+    {"cohere2", CLASS("Cohere2ForCausalLM", "cohere2"), cohere2_names},
     {"internlm2", CLASS("InternLM2ForCausalLM", "internlm2"), internlm2_names},
     {"bert", CLASS("BertModel", "bert"), bert_names},
     {"gptneox", CLASS("GPTNeoXForCausalLM", "gpt_neox"), gptneox_names},

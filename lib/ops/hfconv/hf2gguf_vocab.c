@@ -348,6 +348,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"stablelm", PF_BYTELEVEL, "olmo"},     {"olmo", PF_BYTELEVEL, "olmo"},
         {NULL, PF_BYTELEVEL, "gpt-2"},
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
+        {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"},
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
         {"olmo2", PF_LLAMA3, "dbrx"},           {NULL, PF_LLAMA3, "llama-bpe"},
         {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
