@@ -153,6 +153,11 @@ def check(report, res):
     if report.get('verdict') != 'safe':
         return []
     safe_names = {g['name'] for g in report.get('globals', []) if g.get('class') == 'safe'}
+    # joblib files: joblib.load reads an array's bytes after a BUILD, which
+    # pickle.load takes for an opcode and stops at (mfmt checks that byte is
+    # none); a stop there after names mfmt judged safe runs nothing else.
+    joblib_stop = any('joblib array data' in (f.get('message') or f.get('text') or '')
+                      for f in report.get('findings', []))
     bad = []
     for mode, loads in res.items():
         for i, (log, ok) in enumerate(loads):
@@ -161,7 +166,8 @@ def check(report, res):
             extra = [n for n in asked if n not in safe_names]
             if extra:
                 bad.append('%s load %d asks for %s' % (mode, i, extra[:3]))
-            if not ok and (asked or pids) and ('expected-failure', None) not in log:
+            if not ok and (asked or pids) and ('expected-failure', None) not in log \
+                    and not (joblib_stop and not extra and not pids):
                 bad.append('%s load %d fails after asking for %d names, %d persistent ids'
                            % (mode, i, len(asked), pids))
     return bad

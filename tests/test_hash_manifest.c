@@ -188,8 +188,9 @@ static void check_cli_equals_library(const char *path, const char *algo_name)
     mf_status_clear(&st);
 }
 
-/* The default is the whole-file digest alone (sha256sum's line, even for a
- * file that is no model); --content adds the tensor-content line. */
+/* The default is the whole-file digest alone (sha256sum's digest, even for
+ * a file that is no model, labelled "(file)"; --format sha256sum prints
+ * sha256sum's own line); --content adds the tensor-content line. */
 static void test_default_output(const char *shared)
 {
     char f[1024], hex[129], want[2600];
@@ -199,7 +200,7 @@ static void test_default_output(const char *shared)
     CHECK(mf_hash_file(f, MF_SHA256, hex, &st) == 0);
     CHECK(run("hash %s", f) == 0);
     char *out = slurp("out.txt");
-    snprintf(want, sizeof(want), "sha256  %s  %s\n", hex, f);
+    snprintf(want, sizeof(want), "sha256  %s  %s (file)\n", hex, f);
     CHECKF(strcmp(out, want) == 0, "default output: %s", out);
     free(out);
     CHECK(run("hash --json %s", f) == 0);
@@ -215,7 +216,7 @@ static void test_default_output(const char *shared)
     mf_close(m);
     CHECK(run("hash --content %s", f) == 0);
     out = slurp("out.txt");
-    snprintf(want, sizeof(want), "sha256  %s  %s\nsha256  %s  %s (tensor content)\n", hex, f, content, f);
+    snprintf(want, sizeof(want), "sha256  %s  %s (file)\nsha256  %s  %s (tensor content)\n", hex, f, content, f);
     CHECKF(strcmp(out, want) == 0, "--content output: %s", out);
     free(out);
     /* not a model: still hashed, as sha256sum would */
@@ -225,7 +226,7 @@ static void test_default_output(const char *shared)
     CHECK(mf_hash_file(f, MF_XXH64, hex, &st) == 0);
     CHECK(run("hash --algo xxh64 %s", f) == 0);
     out = slurp("out.txt");
-    snprintf(want, sizeof(want), "xxh64  %s  %s\n", hex, f);
+    snprintf(want, sizeof(want), "xxh64  %s  %s (file)\n", hex, f);
     CHECKF(strcmp(out, want) == 0, "plain file: %s", out);
     free(out);
     CHECK(run("hash --content %s", f) != 0);

@@ -1148,6 +1148,21 @@ static int op_build(pk_machine *pm, mf_status *st)
     if (skip > pm->n - pm->pos)
         return pk_fail(pm, pm->op_off, st, "BUILD: the loader reads %llu bytes after it, %llu are left",
                        (unsigned long long)skip, (unsigned long long)(pm->n - pm->pos));
+    if (skip && pm->frame_end) {
+        /* The loader reads those bytes from its file, whose position a
+         * framed unpickler has already moved to the frame's end: joblib's
+         * writer ends the frame right at this BUILD (commit_frame before
+         * write_array), so the bytes are the same only then. */
+        if (pm->pos != pm->frame_end)
+            pk_note_irregular(pm, pm->op_off,
+                              "BUILD at byte %llu is followed by bytes its loader reads from the "
+                              "file, inside the FRAME at byte %llu (ends at byte %llu): not as "
+                              "joblib writes it",
+                              (unsigned long long)(pm->base + pm->o.origin + pm->op_off),
+                              (unsigned long long)(pm->base + pm->o.origin + pm->frame_at),
+                              (unsigned long long)(pm->base + pm->o.origin + pm->frame_end));
+        pm->frame_end = 0; /* the frame is done where the loader's reads begin */
+    }
     pm->pos += (size_t)skip;
     return 0;
 }

@@ -222,6 +222,11 @@ static int on_build(void *ctx, pk_machine *pm, const pk_obj *inst, const uint8_t
         add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)(sc->origin + at), NULL, NULL,
                     "a joblib array's bytes start with a pickle opcode: pickle.load of this file "
                     "would run them, joblib.load reads them as data");
+    else if (*skip && !sc->joblib_only)
+        add_finding(sc, MF_VERDICT_SAFE, (int64_t)(sc->origin + at), NULL, NULL,
+                    "joblib array data (%llu bytes): joblib.load reads it as an array; pickle.load "
+                    "stops at its first byte, not an opcode, having reached only the names above",
+                    (unsigned long long)*skip);
     return 0;
 }
 
