@@ -102,7 +102,10 @@ static void check_hparams(const conv_arch *a, const conv_hp *list)
                    h->key, h->calc->name);
         } else if (h->block) {
             CHECKF(h->block->fwd != NULL, "%s %s: key block without a forward step", a->name, h->key);
-            CHECKF(h->block == &conv_block_pooling_type || h->block->back != NULL,
+            /* pooling_type: not a config.json key; rope_nemotron writes only "none",
+             * whose inverse is config.json without rope_scaling */
+            CHECKF(h->block == &conv_block_pooling_type || h->block == &conv_block_rope_nemotron ||
+                       h->block->back != NULL,
                    "%s %s: key block has no inverse", a->name, h->key);
         } else if (strcmp(h->key, "@base")) {
             CHECKF(h->src != NULL, "%s.%s: neither a config key nor a computed value", a->name, h->key);

@@ -32,6 +32,7 @@ const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
 const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
+const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -77,6 +78,12 @@ static const conv_rule llama_rules[] = {
 };
 
 static const conv_rule no_rules[] = {NORULES};
+
+/* NemotronModel.modify_tensors: layernorm1p, +1 folded into the weights */
+static const conv_rule nemotron_rules[] = {
+    {OP_ADD_ONE, M_SUFFIX, "norm.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
 
 static const conv_rule olmo_rules[] = {PERMUTE_QK, NORULES}; /* OlmoModel.modify_tensors */
 
@@ -182,6 +189,35 @@ static const conv_hp olmo_hp[] = {
     BASE,
     {"attention.layer_norm_epsilon", 'f', "=1e-5", 0, NULL, NULL},
     {"attention.clamp_kqv", 'f', "clip_qkv", HP_OPT, NULL, NULL},
+    END,
+};
+
+/* OrionModel.set_gguf_parameters: config says rms_norm_eps, the model
+ * uses LayerNorm, so it is written as layer_norm_epsilon */
+static const conv_hp orion_hp[] = {
+    CALC("general.file_type", 'u', file_type, 0),
+    {"tensor_data_layout", 's', "=Meta AI original pth", 0, NULL, NULL},
+    {"context_length", 'u', "max_sequence_length|max_position_embeddings|model_max_length", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|num_attention_heads", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    END,
+};
+
+/* NemotronModel.set_gguf_parameters: rope dimension int(pct * n_embd) // n_head.
+ * Its epsilon is find_hparam(layer_norm_eps, layer_norm_epsilon, norm_epsilon,
+ * norm_eps), but the first three are written by the base keys already (a
+ * duplicate key, refused by gguf-py and by us): only norm_eps converts, so
+ * it is listed first - the name GGUF -> HF writes it back under. */
+static const conv_hp nemotron_hp[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "norm_eps|layer_norm_eps|layer_norm_epsilon|norm_epsilon", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_phi2, 0),
+    BLOCK(rope_nemotron),
     END,
 };
 
@@ -307,6 +343,17 @@ static const conv_hp command_r_hp[] = {
     END,
 };
 
+/* Cohere2Model.set_gguf_parameters: rope dimension int(rotary_pct * head_dim) */
+static const conv_hp cohere2_hp[] = {
+    BASE,
+    {"logit_scale", 'f', "logit_scale", 0, NULL, NULL},
+    {"attention.sliding_window", 'u', "sliding_window", 0, NULL, NULL},
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_neox, 0),
+    {"rope.scaling.type", 's', "=none", 0, NULL, NULL},
+    END,
+};
+
 static const conv_hp internlm2_hp[] = {
     {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
     {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
@@ -399,5 +446,11 @@ const conv_arch conv_archs[] = {
     {"mamba", CLASSES("MambaForCausalLM", "MambaLMHeadModel", "FalconMambaForCausalLM"), AB_MAMBA, mamba_rules,
      mamba_hp, V_MAMBA, 0},
     {"olmo", CLASSES("OlmoForCausalLM"), AB_OLMO, olmo_rules, olmo_hp, V_BPE, 0},
+    {"orion", CLASSES("OrionForCausalLM"), AB_ORION, no_rules, orion_hp, V_SPM, 0},
+    /* InternLM3Model: a Llama in GGUF (model_arch LLAMA), Llama's keys
+     * without llama3 rope factors, its own vocabulary step */
+    {"llama", CLASSES("InternLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp, V_INTERNLM3, 0},
+    {"cohere2", CLASSES("Cohere2ForCausalLM"), AB_COHERE2, no_rules, cohere2_hp, V_BPE, 0},
+    {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

@@ -54,6 +54,22 @@ static const hf_rev_arch *find_rev(const char *arch)
     return NULL;
 }
 
+/* A Llama GGUF whose add_space_prefix comes before a special id or chat
+ * template was written by InternLM3Model.set_vocab (LlamaModel writes it
+ * after them): only that class converts back to the same bytes. */
+static bool space_prefix_before_ids(const hfc *c)
+{
+    bool seen = false;
+    for (size_t i = 0; i < c->m->n_meta; i++) {
+        const char *k = c->m->meta[i].key;
+        if (!strcmp(k, "tokenizer.ggml.add_space_prefix"))
+            seen = true;
+        else if (seen && (strstr(k, "_token_id") || !strncmp(k, "tokenizer.chat_template", 23)))
+            return true;
+    }
+    return false;
+}
+
 static const conv_arch *find_fwd(const char *arch)
 {
     for (size_t i = 0; i < conv_n_archs; i++)
@@ -144,6 +160,10 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
         return mf_oom(c->st, c->path);
     hfc_item *it = &c->items.v[c->items.n++];
     *it = (hfc_item){.src = t, .op = r->op, .x = x};
+    /* the forward +1 is on "norm.weight" only: a norm's bias (Nemotron) came as is */
+    size_t nl = strlen(t->name);
+    if (r->op == R_SUB_ONE && !(nl >= 7 && !strcmp(t->name + nl - 7, ".weight")))
+        it->op = R_PLAIN;
     it->out.name = name;
     it->out.dtype = out_dtype(c, t);
     if (r->op == R_UNSTACK) {
@@ -680,6 +700,10 @@ static int start(hfc *c)
     if (!strcmp(c->arch, "llama") && key_int(c, "expert_count", 0) > 0) {
         c->hf_class = "MixtralForCausalLM";
         c->model_type = "mixtral";
+    }
+    if (!strcmp(c->arch, "llama") && space_prefix_before_ids(c)) {
+        c->hf_class = "InternLM3ForCausalLM";
+        c->model_type = "internlm3";
     }
     c->quant_dtype = file_float_type(c);
     if (c->quant_dtype == MF_F32 || c->quant_dtype == MF_BF16)

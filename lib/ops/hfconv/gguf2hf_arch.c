@@ -55,6 +55,27 @@ static const hf_rev_name olmo_names[] = {
     END,
 };
 
+/* Orion: Llama's names, LayerNorm with biases, no permutation */
+static const hf_rev_name orion_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    END,
+};
+
+/* Nemotron: Llama's names, no gate; norm weights were stored +1 */
+static const hf_rev_name nemotron_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN}, {"output", "lm_head", R_PLAIN},
+    {"output_norm", "model.norm", R_SUB_ONE},
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_SUB_ONE},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_SUB_ONE},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.ffn_up", L "mlp.up_proj", R_PLAIN}, {"blk.{bid}.ffn_down", L "mlp.down_proj", R_PLAIN},
+    END,
+};
+
 static const hf_rev_name olmo2_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_PLAIN},
@@ -72,6 +93,15 @@ static const hf_rev_name command_r_names[] = {
     ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
     {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_PLAIN},
     {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_PLAIN},
+    GATED_MLP,
+    END,
+};
+
+/* Command R7B: Command-R's names without the q/k norms; the head is tied */
+static const hf_rev_name cohere2_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
     GATED_MLP,
     END,
 };
@@ -302,11 +332,14 @@ const hf_rev_arch hf_rev_archs[] = {
     {"olmo2", CLASS("Olmo2ForCausalLM", "olmo2"), olmo2_names},
     {"granite", CLASS("GraniteForCausalLM", "granite"), llama_names},
     {"command-r", CLASS("CohereForCausalLM", "cohere"), command_r_names},
+    {"cohere2", CLASS("Cohere2ForCausalLM", "cohere2"), cohere2_names},
     {"internlm2", CLASS("InternLM2ForCausalLM", "internlm2"), internlm2_names},
     {"bert", CLASS("BertModel", "bert"), bert_names},
     {"gptneox", CLASS("GPTNeoXForCausalLM", "gpt_neox"), gptneox_names},
     {"falcon", CLASS("FalconForCausalLM", "falcon"), falcon_names},
     {"mamba", CLASS("MambaForCausalLM", "mamba"), mamba_names},
     {"olmo", CLASS("OlmoForCausalLM", "olmo"), olmo_names},
+    {"orion", CLASS("OrionForCausalLM", "orion"), orion_names},
+    {"nemotron", CLASS("NemotronForCausalLM", "nemotron"), nemotron_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

@@ -441,6 +441,11 @@ void hfc_plan_specials(hfc *c)
             last = t;
         c->special_in_tokcfg[t] = in_run || !added;
         c->special_in_config[t] = !in_run;
+        /* NemotronModel.set_vocab writes pad 0 and unk 1 itself (V_NEMOTRON):
+         * given back as well, the forward converter would write them twice */
+        if (!strcmp(c->arch, "nemotron") && (!strcmp(hfc_special[t].name, "pad_token") ||
+                                             !strcmp(hfc_special[t].name, "unk_token")))
+            c->special_in_tokcfg[t] = c->special_in_config[t] = false;
     }
 }
 

@@ -363,6 +363,21 @@ int h2g_rope_linear(conv *c)
     return put_f32_of(c, "rope.scaling.factor", json_object_get(rs, "factor"), "rope_scaling.factor");
 }
 
+/* NemotronModel: "none" without rope_scaling. With it, c392e50 writes
+ * linear and a factor read from the top level of config.json (not from
+ * rope_scaling) - refused rather than guessed. */
+int h2g_rope_nemotron(conv *c)
+{
+    char key[160];
+    json_t *rs = h2g_hparam(c, "rope_scaling");
+    if (rs && !json_is_null(rs))
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1,
+                       "config.json rope_scaling for Nemotron is not converted by mfmt yet");
+    arch_key(c, "rope.scaling.type", key, sizeof(key));
+    mf_kv_str(c->kv, key, "none", 4);
+    return 0;
+}
+
 /* yarn: type, factor, original context; DeepSeek-V2 also the log multiplier */
 static int rope_yarn(conv *c, bool deepseek)
 {

@@ -348,6 +348,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"stablelm", PF_BYTELEVEL, "olmo"},     {"olmo", PF_BYTELEVEL, "olmo"},
         {NULL, PF_BYTELEVEL, "gpt-2"},
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
+        {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"},
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
         {"olmo2", PF_LLAMA3, "dbrx"},           {NULL, PF_LLAMA3, "llama-bpe"},
         {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
@@ -822,13 +823,21 @@ static void add_token_arrays(vocab *v, bool scores)
         ty->as.arr.items[i].as.i = v->type[i];
 }
 
-static int set_vocab_sentencepiece(vocab *v)
+/* _create_vocab_sentencepiece and the keys every SentencePiece set_vocab writes first */
+static int sentencepiece_arrays(vocab *v)
 {
     if (sentencepiece_tokens(v) || sentencepiece_added(v))
         return -1;
     mf_kv_str(v->kv, "tokenizer.ggml.model", "llama", 5);
     mf_kv_str(v->kv, "tokenizer.ggml.pre", "default", 7);
     add_token_arrays(v, true);
+    return 0;
+}
+
+static int set_vocab_sentencepiece(vocab *v)
+{
+    if (sentencepiece_arrays(v))
+        return -1;
     return add_special_vocab(v, (int64_t)v->n, false);
 }
 
@@ -1101,6 +1110,72 @@ static int gemma_ids(vocab *v)
     return rc;
 }
 
+/* InternLM3Model.set_vocab: SentencePiece; add_prefix_space from
+ * tokenizer_config.json before the special ids; each special token of
+ * added_tokens_decoder is offered to SpecialVocab under its text as the type
+ * (only a text naming a type takes effect), and <|im_end|> replaces a set eos. */
+static int set_vocab_internlm3(vocab *v)
+{
+    if (sentencepiece_arrays(v))
+        return -1;
+    json_t *aps = json_object_get(v->tcfg, "add_prefix_space");
+    if (aps && !json_is_boolean(aps))
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer_config.json add_prefix_space is not a boolean");
+    if (aps)
+        mf_kv_bool(v->kv, "tokenizer.ggml.add_space_prefix", json_is_true(aps));
+    special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7,
+                        .n_vocab = (int64_t)v->n};
+    int rc = special_vocab_load(&sv, v, false);
+    const char *key;
+    json_t *tok;
+    json_object_foreach(json_object_get(v->tcfg, "added_tokens_decoder"), key, tok) {
+        const char *text = json_string_value(json_object_get(tok, "content"));
+        char *end;
+        long long id = strtoll(key, &end, 10);
+        if (rc || !json_is_true(json_object_get(tok, "special")) || !text)
+            continue;
+        if (*end || end == key) {
+            rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1,
+                         "tokenizer_config.json added_tokens_decoder key \"%s\" is not an id", key);
+            continue;
+        }
+        json_t *jid = json_integer(id);
+        for (size_t t = 0; rc == 0 && t < sv.ntypes; t++)
+            if (!strcmp(text, sv.types[t]))
+                rc = set_special(&sv, t, jid, v->dir, v->st);
+        json_decref(jid);
+        bool eos_set = false;
+        for (size_t i = 0; i < sv.n_ids; i++)
+            eos_set |= sv.id_order[i] == 1;
+        if (rc == 0 && !strcmp(text, "<|im_end|>") && eos_set) {
+            if (id < 0)
+                rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "added token id %lld is negative", id);
+            else
+                sv.id[1] = id; /* special_token_ids["eos"]: keeps its place */
+        }
+    }
+    if (rc == 0)
+        special_vocab_add(&sv, v->kv, true);
+    special_vocab_free(&sv);
+    return rc;
+}
+
+/* NemotronModel.set_vocab: the pad and unk ids are added after the special
+ * vocabulary; gguf-py refuses a key written twice, so do we. */
+static int set_vocab_nemotron(vocab *v)
+{
+    if (set_vocab_sentencepiece(v))
+        return -1;
+    static const char *const keys[] = {"tokenizer.ggml.padding_token_id", "tokenizer.ggml.unknown_token_id"};
+    for (uint32_t i = 0; i < 2; i++) {
+        if (mf_kv_get(v->kv, keys[i]))
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "%s written twice (gguf-py: duplicated key name)",
+                           keys[i]);
+        mf_kv_u32(v->kv, keys[i], i);
+    }
+    return 0;
+}
+
 static int set_vocab_llama(vocab *v)
 {
     int rc;
@@ -1165,6 +1240,8 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
                 mf_kv_bool(kv, "tokenizer.ggml.add_space_prefix", false);
             break;
         case V_PHI3: rc = set_vocab_phi3(&v); break;
+        case V_NEMOTRON: rc = set_vocab_nemotron(&v); break;
+        case V_INTERNLM3: rc = set_vocab_internlm3(&v); break;
         case V_INTERNLM2: rc = set_vocab_internlm2(&v); break;
         case V_BERT: rc = set_vocab_bert(&v); break;
         case V_MAMBA:
