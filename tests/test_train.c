@@ -405,8 +405,49 @@ static void test_checkpoint_to_gguf(void)
     CHECK(system(cmd) == 0);
 }
 
+typedef struct worst_verdict {
+    mf_verdict v;
+    size_t files;
+    char first_bad[512];
+} worst_verdict;
+
+static int note_verdict(void *user, const mf_scan_report *r)
+{
+    worst_verdict *w = user;
+    w->files++;
+    if (r->verdict > w->v) {
+        w->v = r->verdict;
+        snprintf(w->first_bad, sizeof(w->first_bad), "%s: %s", r->path,
+                 r->n_findings ? r->findings[0].message : "");
+    }
+    return 0;
+}
+
+/* The real writers' pickles (Python 3.11 Enum members as getattr, DeepSpeed's
+ * loss scalers and fragment addresses, torch.distributed.checkpoint's
+ * metadata classes) scan safe: the gated names of doc/scan.md; so convert
+ * takes them without --allow-unsafe. tests/data/scan_gate has the hostile
+ * uses of the same names. */
+static void test_scan_verdicts(void)
+{
+    const char *safe[] = {DATA "deepspeed/zero0", DATA "deepspeed/zero1", DATA "deepspeed/zero2",
+                          DATA "deepspeed/zero3", DATA "deepspeed-llama-tiny",
+                          DATA "dcp113/dcp", DATA "dcp2x/dcp2/.metadata", DATA "megatron",
+                          DATA "plain"};
+    for (size_t i = 0; i < sizeof(safe) / sizeof(safe[0]); i++) {
+        worst_verdict w = {MF_VERDICT_SAFE, 0, ""};
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(mf_scan_path(safe[i], note_verdict, &w, &st) == 0, "%s: %s", safe[i], st.msg);
+        CHECKF(w.files > 0 && w.v == MF_VERDICT_SAFE, "%s: %s (%s)", safe[i],
+               mf_verdict_name(w.v), w.first_bad);
+        mf_status_clear(&st);
+    }
+}
+
 int main(void)
 {
+    test_scan_verdicts();
     test_plain();
     test_checkpoint_to_gguf();
     test_megatron();
