@@ -41,7 +41,7 @@ rm -f "$build/bench/train-copy"
 run() { # OUT -> "secs rss_kb"
   rm -f "$1"
   /usr/bin/time -f '%e %M' -o "$build/bench/time.txt" \
-    "$build/mfmt" convert -q --allow-unsafe "$ckpt" "$1" 2>/dev/null
+    "$build/mfmt" convert -q "$ckpt" "$1" 2>/dev/null
   cat "$build/bench/time.txt"
 }
 read -r secs rss_kb <<EOF2

@@ -203,6 +203,43 @@ static const char *model_dir_name(const char *in, const cli_ckpt_opts *o, char *
     return buf;
 }
 
+/* --dtype: the merge is cast as a directory of that dtype would hold it,
+ * then converted (the cast's rounding is part of what the GGUF holds). */
+static int merge_then_convert(const char *in, const char *inner, const char *out,
+                              const char *type, int threads, const cli_ckpt_opts *o)
+{
+    int rc = cli_convert_model_to_hf_dir(in, inner, o);
+    return rc ? rc : cli_convert_dir_to_gguf(inner, out, type, threads);
+}
+
+/* The merge streams straight into the converter: only config.json and the
+ * tokenizer files are copied into `inner` (the converter reads them from a
+ * directory named as the model); no merged weights are written. */
+static int convert_in_one_pass(const char *in, const char *inner, const char *out,
+                               const char *type, int threads, const cli_ckpt_opts *o)
+{
+    if (mkdir(inner, 0777)) {
+        fprintf(stderr, "mfmt convert: %s: %s\n", inner, strerror(errno));
+        return EXIT_USAGE;
+    }
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m = NULL;
+    size_t copied = 0;
+    int rc = cli_open_cfg(in, o->flags, o->config, false, &m, &st) ||
+             copy_aux(o, in, inner, &copied, &st);
+    if (rc) {
+        rc = cli_report(&st);
+        mf_close(m);
+        mf_status_clear(&st);
+        return rc;
+    }
+    mf_status_clear(&st);
+    rc = cli_convert_weights_to_gguf(inner, m, out, type, threads);
+    mf_close(m);
+    return rc;
+}
+
 int cli_convert_model_to_gguf(const char *in, const char *out, const char *type, int threads,
                               const cli_ckpt_opts *o)
 {
@@ -221,9 +258,8 @@ int cli_convert_model_to_gguf(const char *in, const char *out, const char *type,
         return EXIT_USAGE;
     }
     snprintf(inner, sizeof(inner), "%s/%s", tmp, model_dir_name(in, o, name, sizeof(name)));
-    int rc = cli_convert_model_to_hf_dir(in, inner, o);
-    if (rc == 0)
-        rc = cli_convert_dir_to_gguf(inner, out, type, threads);
+    int rc = o->dtype ? merge_then_convert(in, inner, out, type, threads, o)
+                      : convert_in_one_pass(in, inner, out, type, threads, o);
     remove_tree(inner);
     rmdir(tmp);
     return rc;

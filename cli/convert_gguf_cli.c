@@ -12,6 +12,12 @@ static void print_note(void *user, const char *msg)
 
 int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, int threads)
 {
+    return cli_convert_weights_to_gguf(in, NULL, out, type, threads);
+}
+
+int cli_convert_weights_to_gguf(const char *in, const mf_model *weights, const char *out,
+                                const char *type, int threads)
+{
     cli_progress prog;
     cli_progress_start(&prog, "converting", 0);
     mf_convert_gguf_opts o;
@@ -21,6 +27,7 @@ int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, i
     o.progress = cli_progress_cb;
     o.progress_user = &prog;
     o.note = print_note;
+    o.weights = weights;
     mf_status st;
     mf_status_init(&st);
     int rc = mf_convert_to_gguf(in, out, &o, &st);

@@ -381,7 +381,7 @@ static void test_checkpoint_to_gguf(void)
     if (!tl_make_tmpdir(dir, sizeof(dir), "ckpt-gguf"))
         return;
     snprintf(log, sizeof(log), "%s/log", dir);
-    snprintf(cmd, sizeof(cmd), "%s convert --allow-unsafe -q --config "
+    snprintf(cmd, sizeof(cmd), "%s convert -q --config "
              "%s/corpus/hf-dir/llama-tiny/config.json --type f16 " DATA
              "deepspeed-llama-tiny %s/llama-tiny.gguf", mfmt_bin(), shared, dir);
     int rc = tl_run_cmd(cmd, log, out, sizeof(out));
@@ -391,7 +391,7 @@ static void test_checkpoint_to_gguf(void)
     snprintf(want, sizeof(want), "%s/convert-ref/llama-tiny-f16.gguf", shared);
     CHECKF(same_file(got, want), "%s differs from %s", got, want);
     /* to an HF directory: weights, config and tokenizer files */
-    snprintf(cmd, sizeof(cmd), "%s convert --allow-unsafe -q --config "
+    snprintf(cmd, sizeof(cmd), "%s convert -q --config "
              "%s/corpus/hf-dir/llama-tiny/config.json " DATA "deepspeed-llama-tiny %s/hf/",
              mfmt_bin(), shared, dir);
     CHECKF(tl_run_cmd(cmd, log, out, sizeof(out)) == 0, "%s: %s", cmd, out);

@@ -61,6 +61,12 @@ typedef struct mf_convert_gguf_opts {
      * converter stops). msg is valid during the call. */
     void (*note)(void *user, const char *msg);
     void *note_user;
+    /* Optional: the model whose tensors are converted, instead of DIR's
+     * weight files (DIR then gives config.json and the tokenizer): a
+     * training checkpoint's merge (doc/training.md) goes to GGUF in one
+     * pass, read as a directory holding it as one model.safetensors would
+     * be (names sorted). The caller keeps it open for the call. */
+    const mf_model *weights;
 } mf_convert_gguf_opts;
 
 MF_API void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o);

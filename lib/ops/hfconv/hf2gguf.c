@@ -236,7 +236,7 @@ static void free_conv(conv *c)
         free(c->pend[i].segs);
     }
     free(c->pend);
-    for (size_t i = 0; i < c->n_parts; i++)
+    for (size_t i = 0; i < c->n_parts && !c->borrowed; i++)
         mf_close(c->parts[i]);
     free(c->parts);
     mf_close(c->stored);

@@ -57,6 +57,7 @@ typedef struct conv {
     mf_model **parts;
     size_t n_parts;
     mf_model *stored;            /* a pre-quantized directory; parts[0] is its logical view */
+    bool borrowed;               /* parts[0] is the caller's opts.weights (not closed) */
     bool safetensors;
     out_tensor *out;
     size_t n_out, cap_out;
