@@ -103,27 +103,13 @@ static int copy_aux(const cli_ckpt_opts *o, const char *in, const char *out, siz
     return rc;
 }
 
-/* Removes the weights a failed run wrote (model*.safetensors and the index). */
-static void remove_weights(const char *out)
-{
-    DIR *d = opendir(out);
-    struct dirent *e;
-    char p[4400];
-    while (d && (e = readdir(d)) != NULL)
-        if (!strncmp(e->d_name, "model", 5) && strstr(e->d_name, ".safetensors")) {
-            snprintf(p, sizeof(p), "%.4000s/%.255s", out, e->d_name);
-            unlink(p);
-        }
-    if (d)
-        closedir(d);
-}
+static void remove_tree(const char *dir);
 
-int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o)
+/* Writes the merge, config and tokenizer files into the (new, empty)
+ * directory `out`. */
+static int write_hf_dir(const char *in, const char *out, const char *shown,
+                        const cli_ckpt_opts *o)
 {
-    if (mkdir(out, 0777) && errno != EEXIST) {
-        fprintf(stderr, "mfmt convert: %s: %s\n", out, strerror(errno));
-        return EXIT_USAGE;
-    }
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
@@ -145,21 +131,70 @@ int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_
     int rc = mf_convert_to_safetensors(m, weights, &so, &st);
     cli_progress_end(&p);
     size_t copied = 0;
-    if (rc == 0 && copy_aux(o, in, out, &copied, &st)) {
-        remove_weights(out);
+    if (rc == 0 && copy_aux(o, in, out, &copied, &st))
         rc = -1;
-    }
     if (rc)
         rc = cli_report(&st);
     else if (!cli_quiet)
         fprintf(stderr, "mfmt: wrote %s: %zu tensors as safetensors%s, %zu config/tokenizer "
-                        "file%s\n", out, mf_model_tensor_count(m),
+                        "file%s\n", shown, mf_model_tensor_count(m),
                 so.dtype ? " (cast)" : "", copied, copied == 1 ? "" : "s");
     if (rc == 0 && !copied && !cli_quiet)
         fprintf(stderr, "mfmt convert: note: no config.json beside the checkpoint: give "
                         "--config (and --tokenizer DIR) for a loadable directory\n");
     mf_close(m);
     mf_status_clear(&st);
+    return rc;
+}
+
+static bool absent_or_empty_dir(const char *p)
+{
+    struct stat sb;
+    if (stat(p, &sb) != 0)
+        return errno == ENOENT;
+    DIR *d = S_ISDIR(sb.st_mode) ? opendir(p) : NULL;
+    bool empty = d != NULL;
+    for (struct dirent *e; d && (e = readdir(d));)
+        empty &= !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return empty;
+}
+
+/* OUT/ appears whole or not at all: it is written as OUT.tmp.XXXXXX beside
+ * it and renamed when every file is in (as the GGUF -> HF direction does);
+ * an existing OUT must be an empty directory. */
+int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o)
+{
+    char final[4096], tmp[4200];
+    size_t n = strlen(out);
+    while (n > 1 && out[n - 1] == '/')
+        n--;
+    if (n >= sizeof(final))
+        return cli_usage_error("convert", "the output path is too long");
+    snprintf(final, sizeof(final), "%.*s", (int)n, out);
+    if (!absent_or_empty_dir(final)) {
+        fprintf(stderr, "mfmt convert: %s: exists and is not an empty directory: refusing to "
+                        "write into it\n", final);
+        return EXIT_USAGE;
+    }
+    snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", final);
+    if (!mkdtemp(tmp)) {
+        fprintf(stderr, "mfmt convert: cannot make a directory beside %s: %s\n", final,
+                strerror(errno));
+        return EXIT_USAGE;
+    }
+    chmod(tmp, 0755);
+    int rc = write_hf_dir(in, tmp, final, o);
+    if (rc == 0) {
+        rmdir(final); /* an empty one is replaced */
+        if (rename(tmp, final) != 0) {
+            fprintf(stderr, "mfmt convert: %s: rename failed: %s\n", final, strerror(errno));
+            rc = EXIT_USAGE;
+        }
+    }
+    if (rc)
+        remove_tree(tmp);
     return rc;
 }
 

@@ -168,6 +168,12 @@ static void expect_error(const char *path, const char *needle1, const char *need
     mf_close(m);
 }
 
+static const char *mfmt_bin(void)
+{
+    const char *b = getenv("MFMT");
+    return b && *b ? b : "build/mfmt";
+}
+
 static void test_deepspeed_broken(void)
 {
     char dir[256], p[512], q[1024];
@@ -212,6 +218,19 @@ static void test_deepspeed_broken(void)
     CHECK(mf_open(DATA "deepspeed/zero3", &o, &m, &st) != 0 && strstr(st.msg, "placeholders"));
     mf_status_clear(&st);
     mf_close(m);
+    /* OUT/ appears whole or not at all: a failed merge leaves neither OUT
+     * nor its staging folder; a non-empty OUT is refused and left as is */
+    char log[600], out[2048];
+    snprintf(log, sizeof(log), "%s/log", dir);
+    snprintf(cmd, sizeof(cmd), "%s convert -q '%s/foreign' '%s/out/'", mfmt_bin(), dir, dir);
+    CHECK(tl_run_cmd(cmd, log, out, sizeof(out)) != 0);
+    snprintf(cmd, sizeof(cmd), "ls -d '%s'/out* 2>/dev/null | grep -q .", dir);
+    CHECKF(system(cmd) != 0, "a failed merge left %s/out*", dir);
+    snprintf(cmd, sizeof(cmd), "mkdir '%s/full' && echo x > '%s/full/keep' && %s convert -q "
+             DATA "deepspeed/zero2 '%s/full/'", dir, dir, mfmt_bin(), dir);
+    CHECK(tl_run_cmd(cmd, log, out, sizeof(out)) != 0 && strstr(out, "not an empty directory"));
+    snprintf(cmd, sizeof(cmd), "test \"$(ls '%s/full')\" = keep", dir);
+    CHECK(system(cmd) == 0);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }
@@ -345,12 +364,6 @@ static void test_plain(void)
 {
     check_plain(DATA "plain/lightning.ckpt", DATA "plain/plain.ref.pt");
     check_plain(DATA "plain/ddp_fsdp.pt", DATA "plain/plain.ref.pt");
-}
-
-static const char *mfmt_bin(void)
-{
-    const char *b = getenv("MFMT");
-    return b && *b ? b : "build/mfmt";
 }
 
 static bool same_file(const char *a, const char *b)
