@@ -147,24 +147,27 @@ static int write_hf_dir(const char *in, const char *out, const char *shown,
     return rc;
 }
 
-static bool absent_or_empty_dir(const char *p)
+typedef struct ckpt_fill {
+    const char *in;
+    const cli_ckpt_opts *o;
+} ckpt_fill;
+
+static int fill_ckpt(void *ctx, const char *dir, const char *shown)
 {
-    struct stat sb;
-    if (stat(p, &sb) != 0)
-        return errno == ENOENT;
-    DIR *d = S_ISDIR(sb.st_mode) ? opendir(p) : NULL;
-    bool empty = d != NULL;
-    for (struct dirent *e; d && (e = readdir(d));)
-        empty &= !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
-    if (d)
-        closedir(d);
-    return empty;
+    const ckpt_fill *f = ctx;
+    return write_hf_dir(f->in, dir, shown, f->o);
+}
+
+int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o)
+{
+    ckpt_fill f = {in, o};
+    return cli_write_dir_staged(out, fill_ckpt, &f);
 }
 
 /* OUT/ appears whole or not at all: it is written as OUT.tmp.XXXXXX beside
  * it and renamed when every file is in (as the GGUF -> HF direction does);
  * an existing OUT must be an empty directory. */
-int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o)
+int cli_write_dir_staged(const char *out, cli_fill_dir_fn fill, void *ctx)
 {
     char final[4096], tmp[4200];
     size_t n = strlen(out);
@@ -173,7 +176,9 @@ int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_
     if (n >= sizeof(final))
         return cli_usage_error("convert", "the output path is too long");
     snprintf(final, sizeof(final), "%.*s", (int)n, out);
-    if (!absent_or_empty_dir(final)) {
+    /* an empty OUT is replaced (removed now, the rename makes it again); a
+     * file or a directory with anything in it is refused before any work */
+    if (rmdir(final) != 0 && errno != ENOENT) {
         fprintf(stderr, "mfmt convert: %s: exists and is not an empty directory: refusing to "
                         "write into it\n", final);
         return EXIT_USAGE;
@@ -185,9 +190,8 @@ int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_
         return EXIT_USAGE;
     }
     chmod(tmp, 0755);
-    int rc = write_hf_dir(in, tmp, final, o);
+    int rc = fill(ctx, tmp, final);
     if (rc == 0) {
-        rmdir(final); /* an empty one is replaced */
         if (rename(tmp, final) != 0) {
             fprintf(stderr, "mfmt convert: %s: rename failed: %s\n", final, strerror(errno));
             rc = EXIT_USAGE;

@@ -29,6 +29,16 @@ typedef struct cli_ckpt_opts {
     uint64_t max_shard_size;  /* 0: 5GB */
 } cli_ckpt_opts;
 int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o);
+/* Fills a directory that appears as OUT whole or not at all (written as
+ * OUT.tmp.XXXXXX, renamed when fill returns 0; OUT must be absent or
+ * empty). fill gets the staging directory and the name to show. */
+typedef int (*cli_fill_dir_fn)(void *ctx, const char *dir, const char *shown);
+int cli_write_dir_staged(const char *out, cli_fill_dir_fn fill, void *ctx);
+/* A pre-quantized Hugging Face directory (quantization_config) to a plain
+ * float one: the weights dequantized, quantization_config removed from
+ * config.json, the other files copied (convert_prequant_cli.c). */
+bool cli_is_prequant_dir(const char *in);
+int cli_convert_prequant_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o);
 int cli_convert_model_to_gguf(const char *in, const char *out, const char *type, int threads,
                               const cli_ckpt_opts *o);
 #endif

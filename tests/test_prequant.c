@@ -17,10 +17,28 @@
 #include <mfmt/convert.h>
 
 #include <dirent.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 
 #define DATA "tests/data/prequant"
+
+/* t of m equals rt of r bit for bit, both read as F32. */
+static void check_same_f32(const char *name, const mf_model *m, const mf_tensor *t,
+                           const mf_model *r, const mf_tensor *rt)
+{
+    void *a = NULL, *b = NULL;
+    uint64_t na = 0, nb = 0;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_tensor_read_alloc(m, t, MF_F32, &a, &na, &st) == 0, "%s: %s", name, st.msg);
+    CHECK(mf_tensor_read_alloc(r, rt, MF_F32, &b, &nb, &st) == 0);
+    CHECKF(a && b && na == nb && memcmp(a, b, na) == 0, "%s: %s differs from the reference",
+           name, mf_tensor_name(rt));
+    mf_free(a);
+    mf_free(b);
+    mf_status_clear(&st);
+}
 
 static void check_case(const char *name)
 {
@@ -52,14 +70,7 @@ static void check_case(const char *name)
                    !memcmp(mf_tensor_shape(t), mf_tensor_shape(rt),
                            sizeof(int64_t) * (size_t)mf_tensor_ndim(t)),
                "%s: %s has another shape", name, mf_tensor_name(rt));
-        void *a = NULL, *b = NULL;
-        uint64_t na = 0, nb = 0;
-        CHECKF(mf_tensor_read_alloc(m, t, MF_F32, &a, &na, &st) == 0, "%s: %s", name, st.msg);
-        CHECK(mf_tensor_read_alloc(r, rt, MF_F32, &b, &nb, &st) == 0);
-        CHECKF(a && b && na == nb && memcmp(a, b, na) == 0, "%s: %s differs from the reference",
-               name, mf_tensor_name(rt));
-        mf_free(a);
-        mf_free(b);
+        check_same_f32(name, m, t, r, rt);
     }
     mf_close(m);
     mf_close(r);
@@ -319,6 +330,72 @@ static void check_convert(void)
     tl_remove_tmpdir(tmp);
 }
 
+/* mfmt convert DIR OUT/ (mf_convert_to_hf of a pre-quantized directory):
+ * a plain float directory whose tensors are the reference floats, whose
+ * config.json is the input's without quantization_config, written whole
+ * or not at all. */
+static void check_float_dir(const char *name, const char *tmp)
+{
+    char dir[512], out[700], ref[512], cfg[800];
+    snprintf(dir, sizeof(dir), DATA "/%s", name);
+    snprintf(out, sizeof(out), "%s/%s-float/", tmp, name);
+    snprintf(ref, sizeof(ref), DATA "/%s.ref.safetensors", name);
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_convert_to_hf(dir, out, NULL, &st) == 0, "%s: %s", name, st.msg);
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL, *r = NULL;
+    CHECKF(mf_open(out, &o, &m, &st) == 0, "%s: %s", out, st.msg);
+    CHECK(mf_open(ref, &o, &r, &st) == 0);
+    for (size_t i = 0; m && r && i < mf_model_tensor_count(r); i++) {
+        const mf_tensor *rt = mf_model_tensor_at(r, i);
+        const mf_tensor *t = mf_tensor_find(m, mf_tensor_name(rt));
+        CHECKF(t != NULL, "%s: no tensor %s in the float directory", name, mf_tensor_name(rt));
+        if (!t)
+            continue;
+        mf_dtype dt = mf_tensor_dtype(t);
+        CHECKF(dt == MF_F32 || dt == MF_F16 || dt == MF_BF16, "%s: %s is not a float tensor",
+               name, mf_tensor_name(rt));
+        check_same_f32(name, m, t, r, rt);
+    }
+    mf_close(m);
+    mf_close(r);
+    snprintf(cfg, sizeof(cfg), "%sconfig.json", out);
+    json_t *got = json_load_file(cfg, 0, NULL);
+    snprintf(cfg, sizeof(cfg), "%s/config.json", dir);
+    json_t *want = json_load_file(cfg, 0, NULL);
+    CHECK(got && want && json_object_get(want, "quantization_config") &&
+          !json_object_get(got, "quantization_config"));
+    json_object_del(want, "quantization_config");
+    CHECKF(json_equal(got, want), "%s: config.json changed beyond quantization_config", name);
+    json_decref(got);
+    json_decref(want);
+    mf_status_clear(&st);
+}
+
+static void check_float_dirs(const char *const *cases, size_t n)
+{
+    char tmp[256];
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "prequant-float"))
+        return;
+    for (size_t i = 0; i < n; i++)
+        check_float_dir(cases[i], tmp);
+    /* a layout that breaks its rules: refused, nothing left */
+    char out[400], cmd[600];
+    snprintf(out, sizeof(out), "%s/bad/", tmp);
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_convert_to_hf(DATA "/bad-short-qweight", out, NULL, &st) != 0 &&
+          strstr(st.msg, "qweight"));
+    mf_status_clear(&st);
+    snprintf(cmd, sizeof(cmd), "ls -d '%s'/bad* 2>/dev/null | grep -q .", tmp);
+    CHECKF(system(cmd) != 0, "a failed conversion left %s/bad*", tmp);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
     static const char *cases[] = {
@@ -329,6 +406,7 @@ int main(void)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         check_case(cases[i]);
+    check_float_dirs(cases, sizeof(cases) / sizeof(cases[0]));
     check_bad();
     check_meta();
     check_llama_report();

@@ -102,6 +102,11 @@ MF_API void mf_convert_hf_opts_init(mf_convert_hf_opts *o);
  * and model.safetensors with the names transformers loads, the inverse of
  * mf_convert_to_gguf for every architecture it converts. The directory is
  * made beside `out` and renamed into place: nothing is left on failure.
+ * `in` may also be a pre-quantized Hugging Face directory (config.json's
+ * quantization_config: GPTQ, AWQ, bitsandbytes, FP8, compressed-tensors,
+ * MXFP4, NVFP4): `out` is then its float twin, the weights dequantized as
+ * upstream computes them (opts->dtype, else each tensor's own float type),
+ * quantization_config removed from config.json, the other files copied.
  * opts NULL: defaults. Thread-safe. */
 MF_API int mf_convert_to_hf(const char *in, const char *out, const mf_convert_hf_opts *opts,
                             mf_status *st);

@@ -6,6 +6,7 @@
  * every operation of the forward converter undone. Tensors stream one at a
  * time; the directory appears whole or not at all (written beside the
  * target, then renamed). */
+#include "ops/prequant_hf.h"
 #include "ops/hfconv/arch.h"
 #include "ops/hfconv/gguf2hf.h"
 #include "formats/formats.h"
@@ -782,5 +783,7 @@ int mf_convert_to_hf(const char *in, const char *out, const mf_convert_hf_opts *
     mf_convert_hf_opts_init(&o);
     if (mf_opts_copy(&o, sizeof(o), opts, "mf_convert_hf_opts", st))
         return -1;
+    if (mf_hf_is_prequant_dir(in)) /* GPTQ, AWQ, FP8...: a float directory */
+        return mf_prequant_to_hf(in, out, &o, st);
     return mf_convert_gguf_to_hf(in, out, &o, st);
 }
