@@ -21,15 +21,17 @@ enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
+    /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
+    AB_QWEN3MOE,
     AB_COUNT
 };
-_Static_assert(AB_COUNT <= 32, "conv_name_row.archs holds one bit per architecture");
-#define ARCH(x) (1u << AB_##x)
-#define ALL_ARCHS ((uint32_t)((1ull << AB_COUNT) - 1))
+_Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
+#define ARCH(x) (1ull << AB_##x)
+#define ALL_ARCHS ((uint64_t)(AB_COUNT == 64 ? ~0ull : (1ull << (AB_COUNT % 64)) - 1))
 
 typedef struct conv_name_row {
     const char *hf, *gguf;
-    uint32_t archs;
+    uint64_t archs;
 } conv_name_row;
 extern const conv_name_row conv_names[];
 extern const size_t conv_n_names;
@@ -93,8 +95,9 @@ typedef struct conv_block {
     X(mla_key_length) X(yarn_log_mul_2026)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026)
-/* Declared for every name; file_type, head_dim_embd, pooling_type and the
- * _2026 ones, mla_key_length and rope_2026 have no inverse (their back is NULL in
+/* Declared for every name; file_type, head_dim_embd, pooling_type,
+ * gating_func_2026 (g2h_gating_func's), mla_key_length and
+ * yarn_log_mul_2026 have no inverse of their own (their back is NULL in
  * arch_table.c) and define no g2h_ function. */
 #define CONV_DECLARE_CALC(n) \
     extern const conv_calc conv_calc_##n; json_t *h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg, int64_t x);
@@ -146,6 +149,7 @@ enum {
     AF_LLAMA3_ROPE = 4,       /* generated rope_freqs for llama3 rope scaling */
     AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
     AF_ONLY_2026 = 16,        /* a class only the 2026-02 converter has: its layout always */
+    AF_MINISTRAL3 = 32,       /* Mistral3Model: model_type ministral3 only (else arch llama: refused) */
 };
 
 typedef struct conv_arch {

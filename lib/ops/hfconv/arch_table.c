@@ -33,8 +33,8 @@ const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
 const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
 const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
-const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_func_2026, NULL};
-const conv_block conv_block_rope_2026 = {h2g_rope_2026, NULL};
+const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_func_2026, g2h_gating_func};
+const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
 const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length, NULL};
 const conv_calc conv_calc_yarn_log_mul_2026 = {"yarn_log_mul_2026", h2g_yarn_log_mul_2026, NULL};
 
@@ -126,6 +126,13 @@ static const conv_rule qwen2moe_rules[] = {
     NORULES,
 };
 
+/* Qwen2MoeModel.modify_tensors (2026): the expert count by find_hparam */
+static const conv_rule qwen3moe_rules[] = {
+    {OP_STACK, M_CONTAINS, "experts", NULL, "num_local_experts|num_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    NORULES,
+};
+
 static const conv_rule deepseek2_rules[] = {
     {OP_RENAME, M_SUFFIX, "e_score_correction_bias", "e_score_correction.bias", NULL, NULL, NULL, NULL},
     {OP_SKIP, M_LAYER_BEYOND, "model.layers.", NULL, NULL, NULL, NULL, NULL}, /* MTP layers */
@@ -141,6 +148,17 @@ static const conv_rule deepseek2_rules_2026[] = {
     {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "n_routed_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
      "model.layers.%b.mlp.experts.%w.weight", proj_ws},
     {OP_SPLIT_KV_B, M_SUFFIX, "kv_b_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* Mistral3Model.modify_tensors: the text model of a
+ * Mistral3ForConditionalGeneration (language_model. dropped, the vision
+ * tower and projector skipped), then LlamaModel's */
+static const conv_rule mistral3_rules[] = {
+    {OP_SKIP, M_CONTAINS, "multi_modal_projector", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "vision_tower", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_CONTAINS, "language_model.", "", NULL, NULL, NULL, NULL},
+    PERMUTE_QK,
     NORULES,
 };
 
@@ -372,6 +390,34 @@ static const conv_hp deepseek2_hp_2026[] = {
     END,
 };
 
+/* LlamaModel.set_gguf_parameters (2026): the base keys take the rope scaling */
+static const conv_hp llama_hp_2026[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    END,
+};
+
+/* Mistral3Model (model_type ministral3): yarn's log multiplier is
+ * rope_parameters' mscale_all_dim as it is, the temperature scale its
+ * llama_4_scaling_beta */
+static const conv_hp mistral3_hp[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    {"rope.scaling.yarn_log_multiplier", 'f', "rope:mscale_all_dim", 0, NULL, NULL},
+    {"attention.temperature_scale", 'f', "rope:llama_4_scaling_beta", 0, NULL, NULL},
+    END,
+};
+
+/* Qwen2MoeModel.set_gguf_parameters (2026), Qwen3-MoE's */
+static const conv_hp qwen3moe_hp[] = {
+    BASE,
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", HP_OPT, NULL, NULL},
+    {"expert_shared_feed_forward_length", 'u', "shared_expert_intermediate_size", HP_OPT, NULL, NULL},
+    END,
+};
+
 static const conv_hp gpt2_hp[] = {
     {"block_count", 'u', "n_layer", 0, NULL, NULL},
     {"context_length", 'u', "n_ctx", 0, NULL, NULL},
@@ -513,6 +559,12 @@ const conv_arch conv_archs[] = {
     {"llama", CLASSES("InternLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp, V_INTERNLM3, 0},
     {"cohere2", CLASSES("Cohere2ForCausalLM"), AB_COHERE2, no_rules, cohere2_hp, V_BPE, 0},
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
+    /* only in the 2026-02 converter (ecbcb7ea): its layout always */
+    {"qwen3moe", CLASSES("Qwen3MoeForCausalLM"), AB_QWEN3MOE, qwen3moe_rules, qwen3moe_hp, V_BPE, AF_ONLY_2026},
+    {"smollm3", CLASSES("SmolLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp_2026, V_LLAMA,
+     AF_ONLY_2026 | AF_LLAMA3_ROPE},
+    {"mistral3", CLASSES("Ministral3ForCausalLM", "Mistral3ForConditionalGeneration"), AB_LLAMA, mistral3_rules,
+     mistral3_hp, V_LLAMA, AF_ONLY_2026 | AF_LLAMA3_ROPE | AF_MINISTRAL3},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
 

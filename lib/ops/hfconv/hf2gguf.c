@@ -211,6 +211,23 @@ static void adjust_config(conv *c)
     }
 }
 
+/* What a class asserts of its config before writing (the converter's
+ * assert or its other branch, refused here). */
+static int class_checks(conv *c)
+{
+    if (c->arch->flags & AF_MINISTRAL3) { /* Mistral3Model: ministral3 with yarn rope_parameters */
+        const char *mt = json_string_value(h2g_hparam(c, "model_type"));
+        json_t *rp = h2g_rope_params(c);
+        const char *rt = json_string_value(json_object_get(rp, "rope_type"));
+        if (!mt || strcmp(mt, "ministral3"))
+            return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "model_type %s: Mistral 3 other than ministral3 "
+                           "(written as arch llama by the converter) is not converted by mfmt yet", mt ? mt : "(none)");
+        if (!rt || strcmp(rt, "yarn"))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "ministral3 rope_parameters.rope_type must be 'yarn'");
+    }
+    return 0;
+}
+
 static int load_config(conv *c)
 {
     c->cfg = mf_hf_load_config(c->dir, true, c->st);
@@ -338,6 +355,9 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
         rc = read_block_count(&c);
     if (rc == 0) {
         adjust_config(&c);
+        rc = class_checks(&c);
+    }
+    if (rc == 0) {
         /* GGUFWriter(arch=...) writes general.architecture first; keys set
          * while tensors are generated follow it */
         mf_kv_str(&kv, "general.architecture", c.arch->name, strlen(c.arch->name));

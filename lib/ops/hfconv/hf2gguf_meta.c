@@ -229,7 +229,8 @@ static json_t *lookup(conv *c, const char *src)
             v = constant(k + 1);
             break;
         }
-        json_t *x = h2g_hparam(c, k);
+        /* "rope:k": TextModel.rope_parameters' k (2026) */
+        json_t *x = !strncmp(k, "rope:", 5) ? json_object_get(h2g_rope_params(c), k + 5) : h2g_hparam(c, k);
         if (x) { /* the first present decides, null or not */
             v = json_incref(x);
             break;

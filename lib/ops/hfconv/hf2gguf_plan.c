@@ -14,7 +14,7 @@ static char *map_name(const conv *c, const char *name)
 {
     static const char *const suffixes[] = {"", ".weight", ".bias"};
     size_t n = strlen(name);
-    uint32_t bit = 1u << c->arch->bit;
+    uint64_t bit = 1ull << c->arch->bit;
     for (size_t s = 0; s < 3; s++) {
         size_t sl = strlen(suffixes[s]);
         if (n < sl || strcmp(name + n - sl, suffixes[s]))
@@ -390,6 +390,19 @@ static int plan_kv_b(conv *c, const mf_model *part, const mf_tensor *t, const ch
     return 0;
 }
 
+/* The first config key of "a|b" present (find_hparam), else the last. */
+static const char *first_present(const conv *c, const char *keys)
+{
+    static _Thread_local char k[64];
+    for (const char *p = keys;;) {
+        size_t n = strcspn(p, "|");
+        snprintf(k, sizeof(k), "%.*s", (int)n, p);
+        if (!p[n] || h2g_hparam(c, k))
+            return k;
+        p += n + 1;
+    }
+}
+
 /* Stacks the block's collected parts when all arrived (OP_STACK). */
 static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
                       const char *name, int64_t bid)
@@ -397,7 +410,7 @@ static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const m
     if (bid < 0)
         return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": no block number", name);
     int64_t count;
-    if (h2g_need_hp_int(c, r->count_key, &count))
+    if (h2g_need_hp_int(c, first_present(c, r->count_key), &count))
         return -1;
     pending *p = NULL;
     for (size_t i = 0; i < c->n_pend && !p; i++)
