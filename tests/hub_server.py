@@ -12,6 +12,11 @@ Files live under ROOT/ORG/NAME/FILE. Misbehaviours, chosen by the ORG:
   slow       the CDN sends 1 byte, then stalls
   truncated  the CDN promises the range, sends half, closes
   badrange   the CDN answers 206 with a Content-Range for another range
+  corrupt    the CDN flips the file's first byte (the content no longer
+             hashes to the ETag: a download must refuse it)
+Files named *.json, *.md, *.txt, *.jinja are kept in git, not LFS, as on the
+Hub: /resolve/ serves them itself (200, or 206 for a Range) with the git
+blob SHA-1 as ETag and no X-Linked-* headers.
 Every body byte sent is logged to --log as "PATH BYTES" (what the client
 cost the server). Bounded: the server exits after --lifetime seconds.
 Prints "HUB_PORT CDN_PORT" on stdout once listening.
@@ -97,6 +102,9 @@ def make_handler(args, ports, log_lock):
             if not self.authorized(org):
                 return self.send_body(401, b'{"error":"Access to this repo is restricted"}')
             size = os.path.getsize(p)
+            if is_git_file(rel):
+                return self.serve(p, org, {"X-Repo-Commit": COMMIT,
+                                           "ETag": '"%s"' % git_sha1_of(p)})
             extra = {"Location": "http://127.0.0.1:%d/blob/%s/%s/%s" % (ports["cdn"], org, name, rel),
                      "X-Repo-Commit": COMMIT, "X-Linked-Size": str(size),
                      "X-Linked-Etag": '"%s"' % sha256_of(p), "ETag": '"%s"' % sha256_of(p)}
@@ -107,19 +115,21 @@ def make_handler(args, ports, log_lock):
             p = self.file_of(*m.groups()) if m else None
             if not p:
                 return self.send_body(404, b"not found", "text/plain")
-            org = m.group(1)
+            self.serve(p, m.group(1), {})
+
+        def serve(self, p, org, extra):
             size = os.path.getsize(p)
             rng = re.match(r"^bytes=(\d+)-(\d+)$", self.headers.get("Range", ""))
             if org == "norange" or not rng:
-                return self.stream(p, 0, size, 200, {})
+                return self.stream(p, 0, size, 200, extra, org)
             a, b = int(rng.group(1)), min(int(rng.group(2)), size - 1)
             if a >= size:
                 return self.send_body(416, b"", "text/plain",
-                                      {"Content-Range": "bytes */%d" % size})
+                                      dict(extra, **{"Content-Range": "bytes */%d" % size}))
             cr = "bytes %d-%d/%d" % (a, b, size)
             if org == "badrange":
                 cr = "bytes %d-%d/%d" % (a + 1, b, size)
-            self.stream(p, a, b + 1 - a, 206, {"Content-Range": cr}, org)
+            self.stream(p, a, b + 1 - a, 206, dict(extra, **{"Content-Range": cr}), org)
 
         def stream(self, p, off, n, code, extra, org=""):
             self.send_response(code)
@@ -138,6 +148,8 @@ def make_handler(args, ports, log_lock):
                         chunk = f.read(min(65536, limit - sent))
                         if not chunk:
                             break
+                        if org == "corrupt" and off + sent == 0 and chunk:
+                            chunk = bytes([chunk[0] ^ 0xFF]) + chunk[1:]
                         if org == "slow" and sent > 0:
                             time.sleep(args.stall)
                         self.wfile.write(chunk if org != "slow" else chunk[:1])
@@ -154,6 +166,17 @@ def make_handler(args, ports, log_lock):
 
 
 _sha = {}
+
+
+def is_git_file(rel):
+    return rel.endswith((".json", ".md", ".txt", ".jinja"))
+
+
+def git_sha1_of(p):
+    """git hash-object: SHA-1 of "blob SIZE\\0" + content."""
+    with open(p, "rb") as f:
+        data = f.read()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def sha256_of(p):
