@@ -58,8 +58,9 @@ def make_handler(args, ports, log_lock):
             for k, v in (extra or {}).items():
                 self.send_header(k, v)
             self.end_headers()
-            self.wfile.write(body)
-            self.log_bytes(len(body))
+            if not getattr(self, "head_only", False):
+                self.wfile.write(body)
+                self.log_bytes(len(body))
 
         def file_of(self, org, name, rel):
             p = os.path.realpath(os.path.join(args.root, org, name, rel))
@@ -71,6 +72,10 @@ def make_handler(args, ports, log_lock):
                 return True
             return self.headers.get("Authorization") == "Bearer " + args.token
 
+        def do_HEAD(self):  # huggingface_hub asks each file's metadata so
+            self.head_only = True
+            self.do_GET()
+
         def do_GET(self):
             if ports["role"](self) == "hub":
                 self.hub()
@@ -78,7 +83,11 @@ def make_handler(args, ports, log_lock):
                 self.cdn()
 
         def hub(self):
-            m = re.match(r"^/api/models/([^/]+)/([^/]+)/revision/([^/]+)$", self.path)
+            path = self.path.split("?", 1)[0]
+            m = re.match(r"^/api/models/([^/]+)/([^/]+)/tree/([^/]+)$", path)
+            if m:  # HfApi.list_repo_tree (recursive): what snapshot_download lists
+                return self.tree(*m.groups())
+            m = re.match(r"^/api/models/([^/]+)/([^/]+)/revision/([^/]+)$", path)
             if m:
                 org, name, _ = m.groups()
                 d = os.path.join(args.root, org, name)
@@ -109,6 +118,29 @@ def make_handler(args, ports, log_lock):
                      "X-Repo-Commit": COMMIT, "X-Linked-Size": str(size),
                      "X-Linked-Etag": '"%s"' % sha256_of(p), "ETag": '"%s"' % sha256_of(p)}
             self.send_body(302, b"", extra=extra)
+
+        def tree(self, org, name, _rev):
+            d = os.path.join(args.root, org, name)
+            if not os.path.isdir(d):
+                return self.send_body(404, b'{"error":"Repository not found"}')
+            if not self.authorized(org):
+                return self.send_body(401, b'{"error":"gated"}')
+            out = []
+            for r, _, fs in sorted(os.walk(d)):
+                for f in sorted(fs):
+                    p = os.path.join(r, f)
+                    rel = os.path.relpath(p, d)
+                    size = os.path.getsize(p)
+                    e = {"type": "file", "path": rel, "size": size}
+                    if is_git_file(rel):
+                        e["oid"] = git_sha1_of(p)
+                    else:  # the git blob is the LFS pointer
+                        ptr = ("version https://git-lfs.github.com/spec/v1\noid sha256:%s\n"
+                               "size %d\n" % (sha256_of(p), size)).encode()
+                        e["oid"] = hashlib.sha1(b"blob %d\0" % len(ptr) + ptr).hexdigest()
+                        e["lfs"] = {"oid": sha256_of(p), "size": size, "pointerSize": len(ptr)}
+                    out.append(e)
+            self.send_body(200, json.dumps(out).encode())
 
         def cdn(self):
             m = re.match(r"^/blob/([^/]+)/([^/]+)/(.+)$", self.path)
@@ -141,6 +173,8 @@ def make_handler(args, ports, log_lock):
             self.end_headers()
             sent = 0
             limit = n // 2 if org == "truncated" else n
+            if getattr(self, "head_only", False):
+                limit = 0
             try:
                 with open(p, "rb") as f:
                     f.seek(off)

@@ -369,6 +369,11 @@ static void test_download_fresh(void)
     read_small(ref, got, sizeof(got));
     CHECKF(!strcmp(got, DL_COMMIT), "refs/main holds \"%s\"", got);
     /* LFS files by SHA-256, git files by the blob SHA-1; one "../" more per folder */
+    /* the cache huggingface_hub's snapshot_download fills (tests/data/hub) */
+    char cmd[1400];
+    snprintf(cmd, sizeof(cmd), "sh tests/hub_layout.sh '%s' | diff tests/data/hub/snapshot_download.layout - >&2",
+             cache);
+    CHECKF(system(cmd) == 0, "the cache differs from huggingface_hub's layout (diff above)");
     check_linked("tiny.safetensors", "../../blobs/");
     check_linked("tiny-llama.gguf", "../../blobs/");
     check_linked("config.json", "../../blobs/");

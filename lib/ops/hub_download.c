@@ -442,6 +442,30 @@ static int write_ref(dl_ctx *c)
     return 0;
 }
 
+/* CACHEDIR.TAG at the cache's root (https://bford.info/cachedir/), as
+ * huggingface_hub writes it, so that backup tools skip the cache; kept if
+ * there. Failing to write it is not an error (it is advice). */
+static void tag_cache_dir(const dl_ctx *c)
+{
+    char path[4200];
+    const char *slash = strrchr(c->repo_dir, '/');
+    snprintf(path, sizeof(path), "%.*s/CACHEDIR.TAG", (int)(slash ? slash - c->repo_dir : 1),
+             slash ? c->repo_dir : ".");
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    static const char tag[] = "Signature: 8a477f597d28d172789f06886806bc55\n"
+                              "# This file is a cache directory tag created by mfmt download.\n"
+                              "# For information about cache directory tags, see:\n"
+                              "#\thttps://bford.info/cachedir/\n";
+    if (write(fd, tag, sizeof(tag) - 1) != (ssize_t)sizeof(tag) - 1) {
+        close(fd);
+        unlink(path);
+        return;
+    }
+    close(fd);
+}
+
 /* Every file described first (so progress knows the bytes to fetch),
  * then each missing blob fetched and every file linked, then the ref. */
 static int download_all(dl_ctx *c)
@@ -454,6 +478,7 @@ static int download_all(dl_ctx *c)
         if ((f->state != MF_DL_PRESENT && fetch_file(c, f)) || link_snapshot(c, f->path, f->blob))
             return -1;
     }
+    tag_cache_dir(c);
     return write_ref(c);
 }
 
