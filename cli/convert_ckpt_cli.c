@@ -248,7 +248,7 @@ static int merge_then_convert(const char *in, const char *inner, const char *out
                               const char *type, int threads, const cli_ckpt_opts *o)
 {
     int rc = cli_convert_model_to_hf_dir(in, inner, o);
-    return rc ? rc : cli_convert_dir_to_gguf(inner, out, type, threads);
+    return rc ? rc : cli_convert_dir_to_gguf(inner, out, type, NULL, threads);
 }
 
 /* The merge streams straight into the converter: only config.json and the
@@ -274,7 +274,7 @@ static int convert_in_one_pass(const char *in, const char *inner, const char *ou
         return rc;
     }
     mf_status_clear(&st);
-    rc = cli_convert_weights_to_gguf(inner, m, out, type, threads);
+    rc = cli_convert_weights_to_gguf(inner, m, out, type, NULL, threads);
     mf_close(m);
     return rc;
 }
