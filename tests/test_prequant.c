@@ -9,6 +9,7 @@
  * the message naming the tensor and the rule. Also the GGUF block types of
  * ggml b10256 (quant_fp4.c) on hand-made blocks. */
 #include "testlib.h"
+#include "testmf.h"
 
 #include "core/core.h"
 #include "quant/quant.h"
@@ -396,6 +397,52 @@ static void check_float_dirs(const char *const *cases, size_t n)
     CHECK(system(cmd) == 0);
 }
 
+/* Whole-file MXFP4_MOE: mfmt's quantize of the MoE references in ../shared
+ * hashes as llama-quantize-current's output (mxfp4_moe-b10256.sha256 says
+ * how it was made). */
+static void check_mxfp4_moe_files(void)
+{
+    const char *shared = tl_shared_dir();
+    FILE *f = fopen(DATA "/mxfp4_moe-b10256.sha256", "r");
+    CHECK(f != NULL);
+    if (!shared || !f) {
+        printf("SKIP check_mxfp4_moe_files: no ../shared\n");
+        if (f)
+            fclose(f);
+        return;
+    }
+    char tmp[256], line[512], want[80], rel[300], in[700], out[400];
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "mxfp4-moe")) {
+        fclose(f);
+        return;
+    }
+    snprintf(out, sizeof(out), "%s/out.gguf", tmp);
+    size_t n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (line[0] == '#' || sscanf(line, "%79s %299s", want, rel) != 2)
+            continue;
+        snprintf(in, sizeof(in), "%s/%s", shared, rel);
+        mf_quantize_opts o;
+        mf_quantize_opts_init(&o, MF_FTYPE_MXFP4_MOE);
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(mf_quantize_file(in, out, &o, NULL, NULL, NULL, &st) == 0, "%s: %s", rel, st.msg);
+        mf_status_clear(&st);
+        size_t len;
+        uint8_t *b = tl_read_file(out, &len);
+        char got[129] = "";
+        if (b)
+            tl_sha256_hex(b, len, got);
+        CHECKF(strcmp(got, want) == 0, "%s: MXFP4_MOE differs from llama-quantize-current", rel);
+        free(b);
+        remove(out);
+        n++;
+    }
+    fclose(f);
+    CHECK(n >= 7);
+    rmdir(tmp);
+}
+
 int main(void)
 {
     static const char *cases[] = {
@@ -413,5 +460,6 @@ int main(void)
     check_convert();
     check_ggml_new_types();
     check_ggml_reference();
+    check_mxfp4_moe_files();
     return tl_report("prequant");
 }
