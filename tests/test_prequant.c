@@ -28,12 +28,13 @@
 static void check_same_f32(const char *name, const mf_model *m, const mf_tensor *t,
                            const mf_model *r, const mf_tensor *rt)
 {
+    const mf_dtype as = MF_F32;
     void *a = NULL, *b = NULL;
     uint64_t na = 0, nb = 0;
     mf_status st;
     mf_status_init(&st);
-    CHECKF(mf_tensor_read_alloc(m, t, MF_F32, &a, &na, &st) == 0, "%s: %s", name, st.msg);
-    CHECK(mf_tensor_read_alloc(r, rt, MF_F32, &b, &nb, &st) == 0);
+    CHECKF(mf_tensor_read_alloc(m, t, as, &a, &na, &st) == 0, "%s: %s", name, st.msg);
+    CHECK(mf_tensor_read_alloc(r, rt, as, &b, &nb, &st) == 0);
     CHECKF(a && b && na == nb && memcmp(a, b, na) == 0, "%s: %s differs from the reference",
            name, mf_tensor_name(rt));
     mf_free(a);
@@ -443,6 +444,51 @@ static void check_mxfp4_moe_files(void)
     rmdir(tmp);
 }
 
+/* A lone model.safetensors (no config.json): the packing is inferred from
+ * the tensors (hf_prequant_infer.c) and the logical tensors are the
+ * reference floats. Not inferable, so not here: compressed-tensors (its
+ * scheme is only in the config), GPTQ's v2 zero points (the tensors
+ * cannot tell them from v1's) and bnb-int8's float16 (its file holds no
+ * float tensor that would say the model's dtype; bfloat16 is taken). */
+static void check_single_files(void)
+{
+    static const char *const cases[] = {
+        "gptq-4bit-g32-sym", "gptq-3bit-g64-actorder", "gptq-2bit-g32", "awq-gemm-g32",
+        "fp8-block", "fbgemm-fp8-channel", "mxfp4-gptoss", "nvfp4-modelopt",
+        "bnb-nf4", "bnb-nf4-nested", "bnb-fp4",
+    };
+    char tmp[256], cmd[1200], file[512], ref[512];
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "prequant-single"))
+        return;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(file, sizeof(file), "%s/%s.safetensors", tmp, cases[i]);
+        snprintf(ref, sizeof(ref), DATA "/%s.ref.safetensors", cases[i]);
+        snprintf(cmd, sizeof(cmd), "cp " DATA "/%s/model.safetensors '%s'", cases[i], file);
+        CHECK(system(cmd) == 0);
+        mf_open_opts o;
+        mf_open_opts_init(&o);
+        o.flags = MF_OPEN_LOGICAL | MF_OPEN_NO_SCAN | MF_OPEN_STRICT;
+        mf_model *m = NULL, *r = NULL;
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(mf_open(file, &o, &m, &st) == 0, "%s: %s", cases[i], st.msg);
+        o.flags = MF_OPEN_NO_SCAN;
+        CHECK(mf_open(ref, &o, &r, &st) == 0);
+        for (size_t k = 0; m && r && k < mf_model_tensor_count(r); k++) {
+            const mf_tensor *rt = mf_model_tensor_at(r, k);
+            const mf_tensor *t = mf_tensor_find(m, mf_tensor_name(rt));
+            CHECKF(t != NULL, "%s: no logical tensor %s", cases[i], mf_tensor_name(rt));
+            if (t)
+                check_same_f32(cases[i], m, t, r, rt);
+        }
+        mf_close(m);
+        mf_close(r);
+        mf_status_clear(&st);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
     static const char *cases[] = {
@@ -461,5 +507,6 @@ int main(void)
     check_ggml_new_types();
     check_ggml_reference();
     check_mxfp4_moe_files();
+    check_single_files();
     return tl_report("prequant");
 }
