@@ -495,7 +495,7 @@ int main(void)
         "gptq-4bit-g32-sym", "gptq-3bit-g64-actorder", "gptq-8bit-gall-v2", "gptq-2bit-g32",
         "awq-gemm-g32", "fp8-block", "fbgemm-fp8-channel", "ct-pack-w4-g32",
         "ct-int8-channel-asym", "mxfp4-gptoss", "nvfp4-modelopt", "gptq-llama-tiny",
-        "bnb-nf4", "bnb-nf4-nested", "bnb-fp4", "bnb-int8",
+        "bnb-nf4", "bnb-nf4-nested", "bnb-fp4", "bnb-int8", "awq-gemv-g64",
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         check_case(cases[i]);
