@@ -21,15 +21,17 @@ enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
+    AB_QWEN2VL, AB_OLMOE, AB_PHIMOE, AB_DEEPSEEK, AB_MINICPM, AB_EXAONE, AB_XVERSE, AB_STARCODER,
+    AB_GRANITE_MOE, AB_BAICHUAN, AB_REFACT, AB_CODESHELL, AB_MINICPM3, AB_JAIS, AB_OPENELM,
     AB_COUNT
 };
-_Static_assert(AB_COUNT <= 32, "conv_name_row.archs holds one bit per architecture");
-#define ARCH(x) (1u << AB_##x)
-#define ALL_ARCHS ((uint32_t)((1ull << AB_COUNT) - 1))
+_Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
+#define ARCH(x) (1ull << AB_##x)
+#define ALL_ARCHS ((uint64_t)(AB_COUNT == 64 ? ~0ull : (1ull << (AB_COUNT % 64)) - 1))
 
 typedef struct conv_name_row {
     const char *hf, *gguf;
-    uint32_t archs;
+    uint64_t archs;
 } conv_name_row;
 extern const conv_name_row conv_names[];
 extern const size_t conv_n_names;
@@ -51,7 +53,22 @@ typedef enum conv_op {
     OP_QKV_GROUPED,   /* [groups][q_per_kv + 2][hd] rows split to q, k, v; q, k permuted (InternLM2) */
     OP_QKV_PER_HEAD,  /* [n_head][3][hd] rows re-ordered to [3][n_head][hd] (GPT-NeoX) */
     OP_QKV_KV_GROUPS, /* [kv][q_per_kv + 2][hd] rows re-ordered to q, k, v (Falcon "jploski") */
+    OP_SPLIT,         /* cut along the rows (dimension -2) into the parts of a conv_split */
 } conv_op;
+
+/* OP_SPLIT: a fused tensor cut along its rows (the second-to-last
+ * dimension: per expert for a 3-d one) into parts written under GGUF names
+ * of their own (Baichuan's W_pack, Refact's kv and gate_up, OpenELM's
+ * proj_1, Granite-MoE's input_linear). GGUF -> HF concatenates them back
+ * (R_CONCAT reads this same description). */
+struct conv;
+typedef struct conv_split {
+    const char *const *names;  /* GGUF names of the parts ("blk.%b.attn_q"; .weight/.bias as the source) */
+    const conv_op *ops;        /* per part: OP_PERMUTE_Q, OP_PERMUTE_K or OP_RENAME (as is) */
+    /* rows of the first part of block bid (the rest are the second part);
+     * NULL: equal parts */
+    int (*first_rows)(struct conv *c, int64_t bid, int64_t rows, int64_t *first);
+} conv_split;
 
 typedef struct conv_rule {
     conv_op op;
@@ -65,14 +82,16 @@ typedef struct conv_rule {
      * part, %w the w. */
     const char *count_key;
     const char *part_fmt, *merged_fmt;
-    const char *const *ws;
+    union {
+        const char *const *ws;   /* OP_STACK (positional initializers set this one) */
+        const conv_split *split; /* OP_SPLIT (a designated initializer) */
+    };
 } conv_rule;
 
 /* Values the converter computes and key blocks it writes, as code: each
  * has its forward step (hf2gguf_meta.c) and its inverse (gguf2hf_config.c)
  * side by side, and a table names it by its C identifier, so a typo is a
  * compile error (CALC() and BLOCK() in arch_table.c). */
-struct conv;
 struct hfc;
 typedef struct conv_calc {
     const char *name;                                     /* for messages: "@name" */
@@ -88,7 +107,8 @@ typedef struct conv_block {
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba)
-#define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron)
+#define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
+    X(mrope_sections)
 /* Declared for every name; file_type, head_dim_embd and pooling_type have no
  * inverse (their back is NULL in arch_table.c) and define no g2h_ function. */
 #define CONV_DECLARE_CALC(n) \

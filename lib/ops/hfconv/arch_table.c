@@ -4,6 +4,11 @@
  * its set_gguf_parameters, and its vocabulary kind. See arch.h. */
 #include "ops/hfconv/arch.h"
 
+/* conv_rule's last member is an anonymous union (ws | split): the rows set
+ * ws positionally, by brace elision (C11 6.7.9p20), which -Wmissing-braces
+ * would flag in every row; an OP_SPLIT row names .split explicitly. */
+#pragma GCC diagnostic ignored "-Wmissing-braces"
+
 const conv_name_row conv_names[] = {
 #include "ops/hfconv/arch_names.inc"
 };
@@ -33,6 +38,7 @@ const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
 const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
 const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
+const conv_block conv_block_mrope_sections = {h2g_mrope_sections, g2h_mrope_sections};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -78,6 +84,28 @@ static const conv_rule llama_rules[] = {
 };
 
 static const conv_rule no_rules[] = {NORULES};
+
+/* Qwen2VLModel.get_tensors: the vision tower is not in this GGUF */
+static const conv_rule qwen2vl_rules[] = {
+    {OP_SKIP, M_PREFIX, "visual.", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* PhiMoeModel.modify_tensors: Mixtral's experts stacked, nothing permuted */
+static const conv_rule phimoe_rules[] = {
+    {OP_STACK, M_CONTAINS, "block_sparse_moe.experts", NULL, "num_local_experts",
+     "model.layers.%b.block_sparse_moe.experts.%x.%w.weight", "model.layers.%b.block_sparse_moe.experts.%w.weight",
+     llama_ws},
+    NORULES,
+};
+
+/* DeepseekModel.modify_tensors: permute (n_head_kv when it differs), experts stacked */
+static const conv_rule deepseek_rules[] = {
+    PERMUTE_QK,
+    {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "n_routed_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    NORULES,
+};
 
 /* NemotronModel.modify_tensors: layernorm1p, +1 folded into the weights */
 static const conv_rule nemotron_rules[] = {
@@ -223,6 +251,31 @@ static const conv_hp nemotron_hp[] = {
 
 static const conv_hp base_hp[] = {BASE, END};
 
+/* Qwen2VLModel: Model's keys and the M-RoPE sections */
+static const conv_hp qwen2vl_hp[] = {BASE, BLOCK(mrope_sections), END};
+
+/* OlmoeModel.set_gguf_parameters: the RMS epsilon fixed at 1e-5 */
+static const conv_hp olmoe_hp[] = {
+    BASE,
+    {"attention.layer_norm_rms_epsilon", 'f', "=1e-5", 0, NULL, NULL},
+    {"expert_count", 'u', "num_experts", HP_OPT, NULL, NULL},
+    END,
+};
+
+/* DeepseekModel.set_gguf_parameters */
+static const conv_hp deepseek_hp[] = {
+    BASE,
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    {"rope.scaling.type", 's', "=none", 0, NULL, NULL},
+    {"leading_dense_block_count", 'u', "first_k_dense_replace", 0, NULL, NULL},
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", 0, NULL, NULL},
+    {"expert_weights_scale", 'f', "=1.0", 0, NULL, NULL},
+    {"expert_count", 'u', "n_routed_experts", 0, NULL, NULL},
+    {"expert_shared_count", 'u', "n_shared_experts", 0, NULL, NULL},
+    END,
+};
+
 static const conv_hp gemma_hp[] = {
     {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
     {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
@@ -267,6 +320,25 @@ static const conv_hp phi3_hp[] = {
     {"rope.freq_base", 'f', "rope_theta", 0, NULL, NULL},
     CALC("general.file_type", 'u', file_type, 0),
     {"attention.sliding_window", 'u', "sliding_window||=0", 0, NULL, NULL},
+    END,
+};
+
+/* PhiMoeModel: Phi3MiniModel's keys, then the experts' */
+static const conv_hp phimoe_hp[] = {
+    {"context_length", 'u', "n_positions|max_position_embeddings", 0, NULL, NULL},
+    {"rope.scaling.original_context_length", 'u', "original_max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|n_embd", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers|n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|n_head_kv", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', head_dim_embd, 0),
+    {"rope.freq_base", 'f', "rope_theta", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"attention.sliding_window", 'u', "sliding_window||=0", 0, NULL, NULL},
+    {"expert_used_count", 'u', "num_experts_per_tok", 0, NULL, NULL},
+    {"expert_count", 'u', "num_local_experts", 0, NULL, NULL},
     END,
 };
 
@@ -452,5 +524,9 @@ const conv_arch conv_archs[] = {
     {"llama", CLASSES("InternLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp, V_INTERNLM3, 0},
     {"cohere2", CLASSES("Cohere2ForCausalLM"), AB_COHERE2, no_rules, cohere2_hp, V_BPE, 0},
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
+    {"qwen2vl", CLASSES("Qwen2VLForConditionalGeneration"), AB_QWEN2VL, qwen2vl_rules, qwen2vl_hp, V_SPM_OR_BPE, 0},
+    {"olmoe", CLASSES("OlmoeForCausalLM"), AB_OLMOE, qwen2moe_rules, olmoe_hp, V_BPE, 0},
+    {"phimoe", CLASSES("PhiMoEForCausalLM"), AB_PHIMOE, phimoe_rules, phimoe_hp, V_PHI3, AF_LONGROPE},
+    {"deepseek", CLASSES("DeepseekForCausalLM"), AB_DEEPSEEK, deepseek_rules, deepseek_hp, V_SPM_OR_BPE, 0},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

@@ -203,6 +203,53 @@ static const hf_rev_name deepseek2_names[] = {
     END,
 };
 
+/* OLMoE: Llama's names with q/k norms, Qwen2-MoE's experts, permuted q/k */
+static const hf_rev_name olmoe_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_PLAIN},
+    {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.{x}.gate_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_up_exps", L "mlp.experts.{x}.up_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_down_exps", L "mlp.experts.{x}.down_proj", R_UNSTACK},
+    END,
+};
+
+/* PhiMoE: Mixtral's expert names, LayerNorms with biases, nothing permuted */
+static const hf_rev_name phimoe_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.ffn_gate_inp", L "block_sparse_moe.gate", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "block_sparse_moe.experts.{x}.w1", R_UNSTACK},
+    {"blk.{bid}.ffn_down_exps", L "block_sparse_moe.experts.{x}.w2", R_UNSTACK},
+    {"blk.{bid}.ffn_up_exps", L "block_sparse_moe.experts.{x}.w3", R_UNSTACK},
+    {"rope_factors_long", NULL, R_SKIP}, /* rope_scaling.long_factor */
+    {"rope_factors_short", NULL, R_SKIP},
+    END,
+};
+
+/* DeepSeek (MoE, v1): Llama's attention permuted, DeepSeek-V2's experts */
+static const hf_rev_name deepseek_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.{x}.gate_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_up_exps", L "mlp.experts.{x}.up_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_down_exps", L "mlp.experts.{x}.down_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_gate_shexp", L "mlp.shared_experts.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up_shexp", L "mlp.shared_experts.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down_shexp", L "mlp.shared_experts.down_proj", R_PLAIN},
+    END,
+};
+
 static const hf_rev_name stablelm_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
@@ -341,5 +388,9 @@ const hf_rev_arch hf_rev_archs[] = {
     {"olmo", CLASS("OlmoForCausalLM", "olmo"), olmo_names},
     {"orion", CLASS("OrionForCausalLM", "orion"), orion_names},
     {"nemotron", CLASS("NemotronForCausalLM", "nemotron"), nemotron_names},
+    {"qwen2vl", CLASS("Qwen2VLForConditionalGeneration", "qwen2_vl"), qwen_names},
+    {"olmoe", CLASS("OlmoeForCausalLM", "olmoe"), olmoe_names},
+    {"phimoe", CLASS("PhiMoEForCausalLM", "phimoe"), phimoe_names},
+    {"deepseek", CLASS("DeepseekForCausalLM", "deepseek"), deepseek_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

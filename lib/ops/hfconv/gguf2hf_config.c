@@ -217,6 +217,25 @@ void g2h_rope_yarn_deepseek(hfc *c, json_t *cfg)
     rope_yarn(c, cfg, true);
 }
 
+/* Qwen2-VL: the M-RoPE sections (the forward step padded them to 4 with
+ * zeros; Qwen2-VL's three come back as three) */
+void g2h_mrope_sections(hfc *c, json_t *cfg)
+{
+    const mf_value *v = hfc_key(c, "rope.dimension_sections");
+    if (!v || v->type != MF_V_ARR || v->as.arr.elem != MF_V_I32)
+        return;
+    size_t n = v->as.arr.n;
+    while (n > 3 && v->as.arr.items[n - 1].as.i == 0)
+        n--;
+    json_t *rs = json_object(), *ms = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(ms, json_integer(v->as.arr.items[i].as.i));
+    json_object_set_new(rs, "mrope_section", ms);
+    json_object_set_new(rs, "rope_type", json_string("default"));
+    json_object_set_new(rs, "type", json_string("default"));
+    set_new(cfg, "rope_scaling", rs);
+}
+
 /* Does the architecture's own list (not "@base") write this GGUF key? The
  * forward converter would then write it twice from a config holding both
  * sources, so only the architecture's source comes back. */

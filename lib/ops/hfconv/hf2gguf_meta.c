@@ -417,6 +417,29 @@ int h2g_rope_yarn_deepseek(conv *c)
     return rope_yarn(c, true);
 }
 
+/* Qwen2VLModel: rope_scaling.mrope_section padded with zeros to 4, an
+ * array of i32 (gguf-py's add_array of Python ints) */
+int h2g_mrope_sections(conv *c)
+{
+    json_t *ms = json_object_get(h2g_hparam(c, "rope_scaling"), "mrope_section");
+    size_t n = json_array_size(ms);
+    if (!json_is_array(ms) || n > 64)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no rope_scaling.mrope_section list");
+    char key[160];
+    arch_key(c, "rope.dimension_sections", key, sizeof(key));
+    mf_value *a = mf_kv_arr(c->kv, key, MF_V_I32, n < 4 ? 4 : n);
+    for (size_t i = 0; a && i < n; i++) {
+        int64_t x;
+        if (h2g_need_int(c, json_array_get(ms, i), "rope_scaling.mrope_section", &x))
+            return -1;
+        if (x < INT32_MIN || x > INT32_MAX)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_scaling.mrope_section %lld does "
+                           "not fit an i32", (long long)x);
+        a->as.arr.items[i].as.i = x;
+    }
+    return 0;
+}
+
 static int hyper_parameters(conv *c, const conv_hp *list)
 {
     for (const conv_hp *h = list; h->key; h++) {

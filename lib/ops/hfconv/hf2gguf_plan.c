@@ -14,7 +14,7 @@ static char *map_name(const conv *c, const char *name)
 {
     static const char *const suffixes[] = {"", ".weight", ".bias"};
     size_t n = strlen(name);
-    uint32_t bit = 1u << c->arch->bit;
+    uint64_t bit = 1ull << c->arch->bit;
     for (size_t s = 0; s < 3; s++) {
         size_t sl = strlen(suffixes[s]);
         if (n < sl || strcmp(name + n - sl, suffixes[s]))
@@ -458,10 +458,83 @@ static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const m
     return 0;
 }
 
+/* A fused tensor cut along its rows (dimension -2; each leading slice of a
+ * 3-d one alike) into the parts of r->split (OP_SPLIT); each part as its
+ * row map, permuted when its op says so. */
+static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
+                      const char *name, int64_t bid)
+{
+    const conv_split *sp = r->split;
+    size_t n_parts = 0;
+    while (sp->names[n_parts])
+        n_parts++;
+    if (t->ndim < 2 || t->ndim > 3 || n_parts < 2 || bid < 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": cannot split a %d-d tensor "
+                       "into %zu parts", name, t->ndim, n_parts);
+    int64_t outer = t->ndim == 3 ? t->shape[0] : 1, rows = t->shape[t->ndim - 2], len = t->shape[t->ndim - 1];
+    int64_t first = rows / (int64_t)n_parts;
+    if (sp->first_rows && sp->first_rows(c, bid, rows, &first))
+        return -1;
+    if (sp->first_rows ? (n_parts != 2 || first <= 0 || first >= rows) : rows % (int64_t)n_parts)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows do not split into "
+                       "%zu parts (the first of %lld)", name, (long long)rows, n_parts, (long long)first);
+    const char *suffix = ends_with(name, ".bias") ? ".bias" : ".weight";
+    int64_t at = 0;
+    for (size_t p = 0; p < n_parts; p++) {
+        int64_t prow = sp->first_rows && p == 1 ? rows - first : first;
+        out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
+        memcpy(o.shape, t->shape, sizeof(o.shape));
+        o.shape[t->ndim - 2] = prow;
+        o.row_len = len;
+        o.name = malloc(strlen(sp->names[p]) + 32);
+        if (!o.name || one_seg(c, &o, part, t) || !(o.row_map = alloc_map(c, outer * prow))) {
+            bool oom = !o.name;
+            h2g_free_out(&o);
+            return oom ? mf_oom(c->st, c->dir) : -1;
+        }
+        const char *b = strstr(sp->names[p], "%b");
+        if (b)
+            sprintf(o.name, "%.*s%lld%s%s", (int)(b - sp->names[p]), sp->names[p], (long long)bid, b + 2, suffix);
+        else
+            sprintf(o.name, "%s%s", sp->names[p], suffix);
+        for (int64_t e = 0; e < outer; e++)
+            for (int64_t k = 0; k < prow; k++)
+                o.row_map[e * prow + k] = e * rows + at + k;
+        at += prow;
+        int64_t heads;
+        if ((sp->ops[p] == OP_PERMUTE_Q || sp->ops[p] == OP_PERMUTE_K) &&
+            (outer != 1 || permute_heads(c, sp->ops[p] == OP_PERMUTE_K, &heads) ||
+             add_permute(c, &o, prow, heads, name))) {
+            if (!c->st->code)
+                mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a 3-d part cannot be permuted", name);
+            h2g_free_out(&o);
+            return -1;
+        }
+        if (add_out(c, &o))
+            return -1;
+    }
+    return 0;
+}
+
+/* Does a skip rule drop this source name? (before any check of its shape:
+ * Qwen2-VL's 5-d vision patch embedding is never read) */
+static bool skipped_by_rule(const conv *c, const char *name)
+{
+    for (const conv_rule *r = c->arch->rules; r->pat; r++) {
+        if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || !rule_matches(c, r, name))
+            continue;
+        if (r->op == OP_SKIP)
+            return true;
+        if (r->op != OP_RENAME) /* the rules that follow see a renamed name */
+            return false;
+    }
+    return false;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     if (ends_with(t->name, ".attention.masked_bias") || ends_with(t->name, ".attention.bias") ||
-        ends_with(t->name, ".rotary_emb.inv_freq"))
+        ends_with(t->name, ".rotary_emb.inv_freq") || skipped_by_rule(c, t->name))
         return 0; /* "we don't need these" */
     if (!dtype_convertible(t->dtype))
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1,
@@ -497,6 +570,7 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); return rc;
+        case OP_SPLIT: rc = plan_split(c, r, part, t, name, bid); free(name); return rc;
         default: rc = plan_qkv(c, r, part, t, name, bid); free(name); return rc;
         }
     }
