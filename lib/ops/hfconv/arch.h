@@ -106,9 +106,9 @@ typedef struct conv_block {
 #define CONV_CALCS(X)                                                                      \
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
-    X(mamba_dt_rank) X(falcon_mamba)
+    X(mamba_dt_rank) X(falcon_mamba) X(ffn_or_4x_embd) X(rope_dim_pct_or_one)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(mrope_sections)
+    X(mrope_sections) X(minicpm_scales)
 /* Declared for every name; file_type, head_dim_embd and pooling_type have no
  * inverse (their back is NULL in arch_table.c) and define no g2h_ function. */
 #define CONV_DECLARE_CALC(n) \
@@ -160,6 +160,10 @@ enum {
     AF_CTX_MODEL_MAX = 2,     /* max_position_embeddings from model_max_length (Command-R) */
     AF_LLAMA3_ROPE = 4,       /* generated rope_freqs for llama3 rope scaling */
     AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
+    AF_ROPE_FACTORS = 16,     /* MiniCPM: rope_factors_long/short of hidden/heads / 2 values */
+    AF_ROPE_FACTORS_QK = 32,  /* MiniCPM3: of qk_rope_head_dim / 2 values */
+    AF_K_PERMUTE_RATIO = 64,  /* XVERSE, Baichuan: k permuted with n_head // n_head_kv heads
+                                 (their _reverse_hf_permute), not n_head_kv */
 };
 
 typedef struct conv_arch {

@@ -33,12 +33,15 @@ const conv_calc conv_calc_gating_func = {"gating_func", h2g_gating_func, g2h_gat
 const conv_calc conv_calc_mamba_d_inner = {"mamba_d_inner", h2g_mamba_d_inner, g2h_mamba_d_inner};
 const conv_calc conv_calc_mamba_dt_rank = {"mamba_dt_rank", h2g_mamba_dt_rank, g2h_mamba_dt_rank};
 const conv_calc conv_calc_falcon_mamba = {"falcon_mamba", h2g_falcon_mamba, g2h_falcon_mamba};
+const conv_calc conv_calc_ffn_or_4x_embd = {"ffn_or_4x_embd", h2g_ffn_or_4x_embd, g2h_ffn_or_4x_embd};
+const conv_calc conv_calc_rope_dim_pct_or_one = {"rope_dim_pct_or_one", h2g_rope_dim_pct_or_one, g2h_rope_dim_pct_or_one};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
 const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
 const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
 const conv_block conv_block_mrope_sections = {h2g_mrope_sections, g2h_mrope_sections};
+const conv_block conv_block_minicpm_scales = {h2g_minicpm_scales, g2h_minicpm_scales};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -114,6 +117,13 @@ static const conv_rule nemotron_rules[] = {
 };
 
 static const conv_rule olmo_rules[] = {PERMUTE_QK, NORULES}; /* OlmoModel.modify_tensors */
+
+/* MiniCPMModel, XverseModel.modify_tensors: the weights only (no bias rule) */
+static const conv_rule permute_weights_rules[] = {
+    {OP_PERMUTE_Q, M_SUFFIX, "q_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_PERMUTE_K, M_SUFFIX, "k_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
 
 static const conv_rule gemma_rules[] = {
     {OP_SKIP, M_EXACT, "lm_head.weight", NULL, NULL, NULL, NULL, NULL},
@@ -259,6 +269,38 @@ static const conv_hp olmoe_hp[] = {
     BASE,
     {"attention.layer_norm_rms_epsilon", 'f', "=1e-5", 0, NULL, NULL},
     {"expert_count", 'u', "num_experts", HP_OPT, NULL, NULL},
+    END,
+};
+
+/* MiniCPMModel.set_gguf_parameters: Model's keys and the three scales */
+static const conv_hp minicpm_hp[] = {BASE, BLOCK(minicpm_scales), END};
+
+/* ExaoneModel.set_gguf_parameters */
+static const conv_hp exaone_hp[] = {
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|num_attention_heads", 0, NULL, NULL},
+    {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("feed_forward_length", 'u', ffn_or_4x_embd, 0),
+    {"block_count", 'u', "num_layers", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"rope.freq_base", 'f', "rope_theta", HP_OPT, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_pct_or_one, 0),
+    BLOCK(rope_linear),
+    END,
+};
+
+/* StarCoderModel.set_gguf_parameters: one KV head (multi-query) */
+static const conv_hp starcoder_hp[] = {
+    {"context_length", 'u', "n_positions", 0, NULL, NULL},
+    {"embedding_length", 'u', "n_embd", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "4*n_embd", 0, NULL, NULL},
+    {"block_count", 'u', "n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_head", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "=1", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
     END,
 };
 
@@ -528,5 +570,8 @@ const conv_arch conv_archs[] = {
     {"olmoe", CLASSES("OlmoeForCausalLM"), AB_OLMOE, qwen2moe_rules, olmoe_hp, V_BPE, 0},
     {"phimoe", CLASSES("PhiMoEForCausalLM"), AB_PHIMOE, phimoe_rules, phimoe_hp, V_PHI3, AF_LONGROPE},
     {"deepseek", CLASSES("DeepseekForCausalLM"), AB_DEEPSEEK, deepseek_rules, deepseek_hp, V_SPM_OR_BPE, 0},
+    {"minicpm", CLASSES("MiniCPMForCausalLM"), AB_MINICPM, permute_weights_rules, minicpm_hp, V_SPM, AF_ROPE_FACTORS},
+    {"exaone", CLASSES("ExaoneForCausalLM"), AB_EXAONE, no_rules, exaone_hp, V_BPE, AF_LLAMA3_ROPE},
+    {"starcoder", CLASSES("GPTBigCodeForCausalLM"), AB_STARCODER, no_rules, starcoder_hp, V_BPE, 0},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

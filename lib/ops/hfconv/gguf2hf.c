@@ -377,6 +377,8 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     case R_UNPERMUTE_Q:
     case R_UNPERMUTE_K: {
         int64_t h = it->op == R_UNPERMUTE_Q ? heads : kv;
+        if (it->op == R_UNPERMUTE_K && kv > 0 && kv != heads && (c->fwd->flags & AF_K_PERMUTE_RATIO))
+            h = heads / kv; /* XVERSE, Baichuan: permuted with n_head // n_head_kv heads */
         bad_heads = h <= 0 || rows % (2 * h);
         if (!bad_heads)
             unpermute(src, w, rows, cols, h);

@@ -203,6 +203,18 @@ static const hf_rev_name deepseek2_names[] = {
     END,
 };
 
+/* MiniCPM: Llama's names, q/k permuted; LongRoPE factors come from config */
+static const hf_rev_name minicpm_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    {"rope_factors_long", NULL, R_SKIP}, /* rope_scaling.long_factor */
+    {"rope_factors_short", NULL, R_SKIP},
+    END,
+};
+
 /* OLMoE: Llama's names with q/k norms, Qwen2-MoE's experts, permuted q/k */
 static const hf_rev_name olmoe_names[] = {
     LLAMA_TOP,
@@ -276,6 +288,40 @@ static const hf_rev_name gpt2_names[] = {
     {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
     {"blk.{bid}.ffn_up", H "mlp.c_fc", R_TRANSPOSE},
     {"blk.{bid}.ffn_down", H "mlp.c_proj", R_TRANSPOSE},
+    END,
+};
+
+/* StarCoder 1 (GPTBigCode): nn.Linear weights (not transposed), learned
+ * positions; the head is tied (not saved) or lm_head */
+static const hf_rev_name starcoder_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"position_embd", "transformer.wpe", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", H "ln_1", R_PLAIN},
+    {"blk.{bid}.attn_qkv", H "attn.c_attn", R_PLAIN},
+    {"blk.{bid}.attn_output", H "attn.c_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.c_fc", R_PLAIN},
+    {"blk.{bid}.ffn_down", H "mlp.c_proj", R_PLAIN},
+    END,
+};
+
+/* EXAONE: GPT-2-style module names around a Llama block, nothing permuted */
+static const hf_rev_name exaone_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", H "ln_1", R_PLAIN},
+    {"blk.{bid}.attn_q", H "attn.attention.q_proj", R_PLAIN},
+    {"blk.{bid}.attn_k", H "attn.attention.k_proj", R_PLAIN},
+    {"blk.{bid}.attn_v", H "attn.attention.v_proj", R_PLAIN},
+    {"blk.{bid}.attn_output", H "attn.attention.out_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
+    {"blk.{bid}.ffn_gate", H "mlp.c_fc_0", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.c_fc_1", R_PLAIN},
+    {"blk.{bid}.ffn_down", H "mlp.c_proj", R_PLAIN},
+    {"rope_freqs", NULL, R_SKIP}, /* made from rope_scaling (llama3): config carries it */
     END,
 };
 
@@ -392,5 +438,8 @@ const hf_rev_arch hf_rev_archs[] = {
     {"olmoe", CLASS("OlmoeForCausalLM", "olmoe"), olmoe_names},
     {"phimoe", CLASS("PhiMoEForCausalLM", "phimoe"), phimoe_names},
     {"deepseek", CLASS("DeepseekForCausalLM", "deepseek"), deepseek_names},
+    {"minicpm", CLASS("MiniCPMForCausalLM", "minicpm"), minicpm_names},
+    {"exaone", CLASS("ExaoneForCausalLM", "exaone"), exaone_names},
+    {"starcoder", CLASS("GPTBigCodeForCausalLM", "gpt_bigcode"), starcoder_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

@@ -138,6 +138,22 @@ void g2h_rope_dim_neox(hfc *c, json_t *cfg, int64_t x)
     partial_rotary(cfg, "rotary_pct", x, false);
 }
 
+void g2h_ffn_or_4x_embd(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "intermediate_size", json_integer(x));
+}
+
+/* EXAONE: a factor only when the dimension is not the whole head */
+void g2h_rope_dim_pct_or_one(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t embd, heads;
+    (void)c;
+    embd_heads(cfg, &embd, &heads);
+    if (heads > 0 && embd / heads != x)
+        set_new(cfg, "partial_rotary_factor", rotary_fraction(x, embd, heads, false));
+}
+
 void g2h_qk_head_dim(hfc *c, json_t *cfg, int64_t x)
 {
     int64_t rope = 0;
@@ -215,6 +231,24 @@ void g2h_rope_yarn(hfc *c, json_t *cfg)
 void g2h_rope_yarn_deepseek(hfc *c, json_t *cfg)
 {
     rope_yarn(c, cfg, true);
+}
+
+/* MiniCPM: scale_emb, scale_depth and dim_model_base back from the three
+ * f32 scales (each chosen so that the forward arithmetic gives the same f32) */
+void g2h_minicpm_scales(hfc *c, json_t *cfg)
+{
+    const mf_value *e = hfc_key(c, "embedding_scale"), *r = hfc_key(c, "residual_scale"),
+                   *l = hfc_key(c, "logit_scale");
+    int64_t layers = key_int_of(c, "block_count"), hidden = key_int_of(c, "embedding_length");
+    if (!e || !r || !l || e->type != MF_V_F32 || r->type != MF_V_F32 || l->type != MF_V_F32 || l->as.f == 0)
+        return;
+    set_new(cfg, "scale_emb", f32_json(e->as.f));
+    set_new(cfg, "scale_depth", json_real((double)(float)r->as.f * pow((double)layers, 0.5)));
+    double base = (double)hidden / (double)(float)l->as.f;
+    if (fabs(base - round(base)) < 1e-6 && (float)((double)hidden / round(base)) == (float)l->as.f)
+        set_new(cfg, "dim_model_base", json_integer((json_int_t)round(base)));
+    else
+        set_new(cfg, "dim_model_base", json_real(base));
 }
 
 /* Qwen2-VL: the M-RoPE sections (the forward step padded them to 4 with
@@ -357,7 +391,7 @@ static json_t *build_config(hfc *c)
     int64_t ttc;
     if (hfc_int(mf_meta_get(c->m, "tokenizer.ggml.token_type_count"), &ttc))
         set_new(cfg, "type_vocab_size", json_integer(ttc));
-    if (c->fwd->flags & AF_LONGROPE)
+    if (c->fwd->flags & (AF_LONGROPE | AF_ROPE_FACTORS | AF_ROPE_FACTORS_QK))
         longrope(c, cfg);
     const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
     if (tok && tok->type == MF_V_ARR)

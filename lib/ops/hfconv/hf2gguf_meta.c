@@ -4,6 +4,7 @@
  * and the tokenizer (hf2gguf_vocab.c). */
 #include "ops/hfconv/hf2gguf_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* ------------------------------------------------------ config values */
@@ -173,6 +174,35 @@ json_t *h2g_falcon_mamba(conv *c)
 {
     const char *mt = json_string_value(h2g_hparam(c, "model_type"));
     return json_boolean(mt && !strcmp(mt, "falcon_mamba"));
+}
+
+/* ExaoneModel: intermediate_size when the key is there, else 4 * hidden_size */
+json_t *h2g_ffn_or_4x_embd(conv *c)
+{
+    int64_t h;
+    json_t *v = h2g_hparam(c, "intermediate_size");
+    if (v)
+        return json_incref(v);
+    if (h2g_need_hp_int(c, "hidden_size", &h))
+        return NULL;
+    return json_integer(4 * h);
+}
+
+/* ExaoneModel: int(f * (hidden_size // num_attention_heads)), f the first of
+ * partial_rotary_factor, rope_pct present, 1.0 when none or null */
+json_t *h2g_rope_dim_pct_or_one(conv *c)
+{
+    static const char *const keys[] = {"partial_rotary_factor", "rope_pct", NULL};
+    int64_t a, b;
+    json_t *pct = h2g_find_hparam(c, keys);
+    if (pct && !json_is_null(pct) && !json_is_number(pct)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json partial_rotary_factor is not a number");
+        return NULL;
+    }
+    if (embd_and_heads(c, &a, &b))
+        return NULL;
+    double p = pct && !json_is_null(pct) ? json_number_value(pct) : 1.0;
+    return json_integer((int64_t)(p * (double)(a / b)));
 }
 
 static void arch_key(const conv *c, const char *key, char *out, size_t cap)
@@ -415,6 +445,38 @@ int h2g_rope_yarn(conv *c)
 int h2g_rope_yarn_deepseek(conv *c)
 {
     return rope_yarn(c, true);
+}
+
+/* MiniCPMModel.set_gguf_parameters: embedding_scale = float(scale_emb),
+ * residual_scale = scale_depth / num_hidden_layers ** 0.5, logit_scale =
+ * hidden_size / dim_model_base (Python floats, written as f32), and the
+ * rope scaling type when it is longrope. */
+int h2g_minicpm_scales(conv *c)
+{
+    static const char *const need[] = {"scale_emb", "scale_depth", "dim_model_base", NULL};
+    for (size_t i = 0; need[i]; i++)
+        if (!json_is_number(h2g_hparam(c, need[i])))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric %s (MiniCPM)", need[i]);
+    int64_t layers, hidden;
+    if (h2g_need_hp_int(c, "num_hidden_layers", &layers) || h2g_need_hp_int(c, "hidden_size", &hidden))
+        return -1;
+    char key[160];
+    arch_key(c, "embedding_scale", key, sizeof(key));
+    mf_kv_f32(c->kv, key, (float)json_number_value(h2g_hparam(c, "scale_emb")));
+    arch_key(c, "residual_scale", key, sizeof(key));
+    mf_kv_f32(c->kv, key, (float)(json_number_value(h2g_hparam(c, "scale_depth")) / pow((double)layers, 0.5)));
+    double base = json_number_value(h2g_hparam(c, "dim_model_base"));
+    if (base == 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json dim_model_base is 0 (MiniCPM)");
+    arch_key(c, "logit_scale", key, sizeof(key));
+    mf_kv_f32(c->kv, key, (float)((double)hidden / base));
+    json_t *rs = h2g_hparam(c, "rope_scaling");
+    const char *t = json_string_value(json_object_get(rs, "type"));
+    if (t && !strcmp(t, "longrope")) {
+        arch_key(c, "rope.scaling.type", key, sizeof(key));
+        mf_kv_str(c->kv, key, "longrope", 8);
+    }
+    return 0;
 }
 
 /* Qwen2VLModel: rope_scaling.mrope_section padded with zeros to 4, an

@@ -199,6 +199,8 @@ static int permute_heads(const conv *c, bool k, int64_t *heads)
     if (h2g_head_counts(c, &n_head, &n_kv))
         return -1;
     *heads = k && n_kv && n_kv != n_head ? n_kv : n_head;
+    if (k && n_kv && n_kv != n_head && (c->arch->flags & AF_K_PERMUTE_RATIO))
+        *heads = n_head / n_kv; /* _reverse_hf_permute: n_head //= n_kv_head */
     return 0;
 }
 
@@ -754,8 +756,53 @@ static int longrope_tensors(conv *c)
     return rc;
 }
 
+/* MiniCPMModel / MiniCPM3Model.generate_extra_tensors: with a rope_scaling,
+ * its long_factor and short_factor lists (rope_dims / 2 values each) as
+ * rope_factors_long / rope_factors_short; no attention factor. */
+static int rope_factor_pair(conv *c)
+{
+    json_t *rs = h2g_hparam(c, "rope_scaling");
+    if (!rs || json_is_null(rs))
+        return 0;
+    int64_t dims, hidden, heads;
+    if (c->arch->flags & AF_ROPE_FACTORS_QK) {
+        if (h2g_need_hp_int(c, "qk_rope_head_dim", &dims))
+            return -1;
+    } else {
+        if (h2g_need_hp_int(c, "hidden_size", &hidden) || h2g_need_hp_int(c, "num_attention_heads", &heads))
+            return -1;
+        dims = hidden / heads;
+    }
+    json_t *lf = json_object_get(rs, "long_factor"), *sf = json_object_get(rs, "short_factor");
+    if (!json_is_array(lf) || !json_is_array(sf))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
+                       "config.json: missing the required key rope_scaling.long_factor or short_factor");
+    size_t n = json_array_size(lf);
+    if (json_array_size(sf) != n || (double)n != (double)dims / 2)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "the length of rope long and short factors must be %g",
+                       (double)dims / 2);
+    double *v = malloc((n ? n : 1) * sizeof(double));
+    if (!v)
+        return mf_oom(c->st, c->dir);
+    int rc = 0;
+    for (int which = 0; rc == 0 && which < 2; which++) {
+        json_t *a = which ? sf : lf;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (!json_is_number(json_array_get(a, i)))
+                rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_scaling factors must be numbers");
+            v[i] = json_number_value(json_array_get(a, i));
+        }
+        if (rc == 0)
+            rc = add_generated(c, which ? "rope_factors_short.weight" : "rope_factors_long.weight", v, n);
+    }
+    free(v);
+    return rc;
+}
+
 int h2g_plan_tensors(conv *c)
 {
+    if ((c->arch->flags & (AF_ROPE_FACTORS | AF_ROPE_FACTORS_QK)) && rope_factor_pair(c))
+        return -1;
     if ((c->arch->flags & AF_LLAMA3_ROPE) && llama3_rope_freqs(c))
         return -1;
     if ((c->arch->flags & AF_LONGROPE) && longrope_tensors(c))

@@ -89,6 +89,15 @@ static const struct {
     {"deepseek", /* LLM_ARCH_DEEPSEEK: dense or MoE FFN per block, not checked */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "leading_dense_block_count", "expert_feed_forward_length", "expert_shared_count", "expert_weights_scale", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", NULL}},
+    {"minicpm", /* LLM_ARCH_MINICPM: LLaMA's tensors */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "embedding_scale", "residual_scale", "logit_scale", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", NULL}},
+    {"exaone", /* LLM_ARCH_EXAONE */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    {"starcoder", /* LLM_ARCH_STARCODER: output falls back to token_embd */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "position_embd.weight", "output_norm.weight", "output_norm.bias", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_qkv.bias", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_output.bias", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_norm.bias", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_down.bias", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_up.bias", NULL}},
     {"internlm2",
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
