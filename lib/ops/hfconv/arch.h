@@ -69,6 +69,10 @@ typedef struct conv_split {
      * NULL: equal parts */
     int (*first_rows)(struct conv *c, int64_t bid, int64_t rows, int64_t *first);
 } conv_split;
+/* The first_rows functions (hf2gguf_meta.c), by name: h2g_rows_NAME. */
+#define CONV_SPLIT_ROWS(X) X(granitemoe_ffn) X(refact_kv) X(refact_ff)
+#define CONV_DECLARE_ROWS(n) int h2g_rows_##n(struct conv *c, int64_t bid, int64_t rows, int64_t *first);
+CONV_SPLIT_ROWS(CONV_DECLARE_ROWS)
 
 typedef struct conv_rule {
     conv_op op;
@@ -106,7 +110,8 @@ typedef struct conv_block {
 #define CONV_CALCS(X)                                                                      \
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
-    X(mamba_dt_rank) X(falcon_mamba) X(ffn_or_4x_embd) X(rope_dim_pct_or_one)
+    X(mamba_dt_rank) X(falcon_mamba) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
+    X(refact_ff)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(mrope_sections) X(minicpm_scales)
 /* Declared for every name; file_type, head_dim_embd and pooling_type have no

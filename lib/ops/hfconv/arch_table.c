@@ -33,6 +33,7 @@ const conv_calc conv_calc_gating_func = {"gating_func", h2g_gating_func, g2h_gat
 const conv_calc conv_calc_mamba_d_inner = {"mamba_d_inner", h2g_mamba_d_inner, g2h_mamba_d_inner};
 const conv_calc conv_calc_mamba_dt_rank = {"mamba_dt_rank", h2g_mamba_dt_rank, g2h_mamba_dt_rank};
 const conv_calc conv_calc_falcon_mamba = {"falcon_mamba", h2g_falcon_mamba, g2h_falcon_mamba};
+const conv_calc conv_calc_refact_ff = {"refact_ff", h2g_refact_ff, g2h_refact_ff};
 const conv_calc conv_calc_ffn_or_4x_embd = {"ffn_or_4x_embd", h2g_ffn_or_4x_embd, g2h_ffn_or_4x_embd};
 const conv_calc conv_calc_rope_dim_pct_or_one = {"rope_dim_pct_or_one", h2g_rope_dim_pct_or_one, g2h_rope_dim_pct_or_one};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
@@ -87,6 +88,46 @@ static const conv_rule llama_rules[] = {
 };
 
 static const conv_rule no_rules[] = {NORULES};
+
+/* ------------------------------------------------- splits (OP_SPLIT) */
+
+static const conv_op as_is2[] = {OP_RENAME, OP_RENAME};
+
+/* GraniteMoeModel.modify_tensors: input_linear [E, 2 * ff, h] -> gate, up */
+static const conv_split granitemoe_input_linear = {
+    (const char *const[]){"blk.%b.ffn_gate_exps", "blk.%b.ffn_up_exps", NULL}, as_is2, h2g_rows_granitemoe_ffn};
+
+/* BaichuanModel.modify_tensors: W_pack in three equal row blocks, q and k
+ * permuted (_reverse_hf_permute_part) */
+static const conv_split baichuan_w_pack = {
+    (const char *const[]){"blk.%b.attn_q", "blk.%b.attn_k", "blk.%b.attn_v", NULL},
+    (const conv_op[]){OP_PERMUTE_Q, OP_PERMUTE_K, OP_RENAME}, NULL};
+
+/* RefactModel.modify_tensors: kv = k (n_head_kv 1 * head_dim rows), v */
+static const conv_split refact_kv = {
+    (const char *const[]){"blk.%b.attn_k", "blk.%b.attn_v", NULL}, as_is2, h2g_rows_refact_kv};
+
+/* RefactModel: gate_up = gate (ff rows), up */
+static const conv_split refact_gate_up = {
+    (const char *const[]){"blk.%b.ffn_gate", "blk.%b.ffn_up", NULL}, as_is2, h2g_rows_refact_ff};
+
+static const conv_rule granitemoe_rules[] = {
+    PERMUTE_QK,
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = "block_sparse_moe.input_linear.weight", .split = &granitemoe_input_linear},
+    NORULES,
+};
+
+static const conv_rule baichuan_rules[] = {
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = ".self_attn.W_pack.weight", .split = &baichuan_w_pack},
+    NORULES,
+};
+
+static const conv_rule refact_rules[] = {
+    {OP_RENAME, M_SUFFIX, ".attn.q.weight", ".attn.q_proj.weight", NULL, NULL, NULL, NULL},
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = ".attn.kv.weight", .split = &refact_kv},
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = ".mlp.gate_up_proj.weight", .split = &refact_gate_up},
+    NORULES,
+};
 
 /* Qwen2VLModel.get_tensors: the vision tower is not in this GGUF */
 static const conv_rule qwen2vl_rules[] = {
@@ -288,6 +329,35 @@ static const conv_hp exaone_hp[] = {
     {"rope.freq_base", 'f', "rope_theta", HP_OPT, NULL, NULL},
     CALC("rope.dimension_count", 'u', rope_dim_pct_or_one, 0),
     BLOCK(rope_linear),
+    END,
+};
+
+/* BaichuanModel, XverseModel.set_gguf_parameters (the same code) */
+static const conv_hp baichuan_hp[] = {
+    {"tensor_data_layout", 's', "=Meta AI original pth", 0, NULL, NULL},
+    {"context_length", 'u', "max_sequence_length|max_position_embeddings|model_max_length", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', head_dim_embd, 0),
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|num_attention_heads", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    BLOCK(rope_linear),
+    END,
+};
+
+/* RefactModel.set_gguf_parameters (ALiBi: no rope keys) */
+static const conv_hp refact_hp[] = {
+    {"context_length", 'u', "n_positions", 0, NULL, NULL},
+    {"embedding_length", 'u', "n_embd", 0, NULL, NULL},
+    CALC("feed_forward_length", 'u', refact_ff, 0),
+    {"block_count", 'u', "n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_head", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "=1", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
     END,
 };
 
@@ -573,5 +643,10 @@ const conv_arch conv_archs[] = {
     {"minicpm", CLASSES("MiniCPMForCausalLM"), AB_MINICPM, permute_weights_rules, minicpm_hp, V_SPM, AF_ROPE_FACTORS},
     {"exaone", CLASSES("ExaoneForCausalLM"), AB_EXAONE, no_rules, exaone_hp, V_BPE, AF_LLAMA3_ROPE},
     {"starcoder", CLASSES("GPTBigCodeForCausalLM"), AB_STARCODER, no_rules, starcoder_hp, V_BPE, 0},
+    {"granitemoe", CLASSES("GraniteMoeForCausalLM"), AB_GRANITE_MOE, granitemoe_rules, granite_hp, V_LLAMA,
+     AF_NO_HEAD_DIM | AF_LLAMA3_ROPE},
+    {"baichuan", CLASSES("BaichuanForCausalLM", "BaiChuanForCausalLM"), AB_BAICHUAN, baichuan_rules, baichuan_hp, V_SPM,
+     AF_K_PERMUTE_RATIO},
+    {"refact", CLASSES("GPTRefactForCausalLM"), AB_REFACT, refact_rules, refact_hp, V_BPE, 0},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

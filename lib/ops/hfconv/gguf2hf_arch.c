@@ -215,6 +215,34 @@ static const hf_rev_name minicpm_names[] = {
     END,
 };
 
+/* Granite-MoE: Llama's attention (permuted); gate and up experts were cut
+ * from input_linear, joined back */
+static const hf_rev_name granitemoe_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.ffn_gate_inp", L "block_sparse_moe.router.layer", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "block_sparse_moe.input_linear", R_CONCAT},
+    {"blk.{bid}.ffn_up_exps", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down_exps", L "block_sparse_moe.output_linear", R_PLAIN},
+    {"rope_freqs", NULL, R_SKIP}, /* made from rope_scaling (llama3): config carries it */
+    END,
+};
+
+/* Baichuan: q, k, v were cut from W_pack (q, k permuted), joined back */
+static const hf_rev_name baichuan_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q", L "self_attn.W_pack", R_CONCAT},
+    {"blk.{bid}.attn_k", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_v", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_output", L "self_attn.o_proj", R_PLAIN},
+    GATED_MLP,
+    END,
+};
+
 /* OLMoE: Llama's names with q/k norms, Qwen2-MoE's experts, permuted q/k */
 static const hf_rev_name olmoe_names[] = {
     LLAMA_TOP,
@@ -303,6 +331,23 @@ static const hf_rev_name starcoder_names[] = {
     {"blk.{bid}.attn_output", H "attn.c_proj", R_PLAIN},
     {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
     {"blk.{bid}.ffn_up", H "mlp.c_fc", R_PLAIN},
+    {"blk.{bid}.ffn_down", H "mlp.c_proj", R_PLAIN},
+    END,
+};
+
+/* Refact: q as is; kv and gate_up were split (R_CONCAT joins them back) */
+static const hf_rev_name refact_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", H "ln_1", R_PLAIN},
+    {"blk.{bid}.attn_q", H "attn.q", R_PLAIN},
+    {"blk.{bid}.attn_k", H "attn.kv", R_CONCAT},
+    {"blk.{bid}.attn_v", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_output", H "attn.c_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
+    {"blk.{bid}.ffn_gate", H "mlp.gate_up_proj", R_CONCAT},
+    {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
     {"blk.{bid}.ffn_down", H "mlp.c_proj", R_PLAIN},
     END,
 };
@@ -441,5 +486,8 @@ const hf_rev_arch hf_rev_archs[] = {
     {"minicpm", CLASS("MiniCPMForCausalLM", "minicpm"), minicpm_names},
     {"exaone", CLASS("ExaoneForCausalLM", "exaone"), exaone_names},
     {"starcoder", CLASS("GPTBigCodeForCausalLM", "gpt_bigcode"), starcoder_names},
+    {"granitemoe", CLASS("GraniteMoeForCausalLM", "granitemoe"), granitemoe_names},
+    {"baichuan", CLASS("BaichuanForCausalLM", "baichuan"), baichuan_names},
+    {"refact", CLASS("GPTRefactForCausalLM", "gpt_refact"), refact_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

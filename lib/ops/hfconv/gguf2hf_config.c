@@ -138,6 +138,14 @@ void g2h_rope_dim_neox(hfc *c, json_t *cfg, int64_t x)
     partial_rotary(cfg, "rotary_pct", x, false);
 }
 
+/* Refact: the width follows from n_embd, which comes back as its own key */
+void g2h_refact_ff(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    (void)cfg;
+    (void)x;
+}
+
 void g2h_ffn_or_4x_embd(hfc *c, json_t *cfg, int64_t x)
 {
     (void)c;

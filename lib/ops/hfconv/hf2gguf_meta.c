@@ -176,6 +176,56 @@ json_t *h2g_falcon_mamba(conv *c)
     return json_boolean(mt && !strcmp(mt, "falcon_mamba"));
 }
 
+/* RefactModel: inner 4 * n_embd, hidden int(2 * inner / 3), rounded up to a
+ * multiple of 256 */
+json_t *h2g_refact_ff(conv *c)
+{
+    int64_t e;
+    if (h2g_need_hp_int(c, "n_embd", &e))
+        return NULL;
+    int64_t hidden = (int64_t)(2.0 * (double)(4 * e) / 3.0);
+    return json_integer(256 * ((hidden + 255) / 256));
+}
+
+/* The rows of a split's first part (conv_split.first_rows, arch.h). */
+
+/* GraniteMoeModel: "Merged FFN tensor size must be 2 * intermediate_size" */
+int h2g_rows_granitemoe_ffn(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    (void)bid;
+    if (h2g_need_hp_int(c, "intermediate_size", first))
+        return -1;
+    if (rows != 2 * *first)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "Merged FFN tensor size must be 2 * intermediate_size "
+                       "(%lld rows, intermediate_size %lld)", (long long)rows, (long long)*first);
+    return 0;
+}
+
+/* RefactModel: k is n_head_kv (1) * head_dim rows of kv */
+int h2g_rows_refact_kv(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    int64_t embd, heads;
+    (void)bid;
+    (void)rows;
+    if (h2g_need_hp_int(c, "n_embd", &embd) || h2g_need_hp_int(c, "n_head", &heads))
+        return -1;
+    *first = embd / heads;
+    return 0;
+}
+
+/* RefactModel: gate is ff_dim rows of gate_up */
+int h2g_rows_refact_ff(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    (void)bid;
+    (void)rows;
+    json_t *v = h2g_refact_ff(c);
+    if (!v)
+        return -1;
+    *first = json_integer_value(v);
+    json_decref(v);
+    return 0;
+}
+
 /* ExaoneModel: intermediate_size when the key is there, else 4 * hidden_size */
 json_t *h2g_ffn_or_4x_embd(conv *c)
 {
