@@ -48,6 +48,7 @@ typedef enum conv_op {
     OP_NEG_EXP,       /* -exp(w) (Mamba A_log -> A) */
     OP_TRANSPOSE,     /* w.T (GPT-2 Conv1D) */
     OP_ALSO_OUTPUT,   /* written once more as output.weight (GPT-2's tied head) */
+    OP_ALSO_OUTPUT_UNTIED, /* the same, when no lm_head.weight / output.weight exists (CodeShell) */
     OP_DROP_IF_EMBD,  /* output.weight equal to token_embd.weight: omitted (Mamba) */
     OP_STACK,         /* per block, parts stacked along a new first dimension */
     OP_QKV_GROUPED,   /* [groups][q_per_kv + 2][hd] rows split to q, k, v; q, k permuted (InternLM2) */

@@ -111,6 +111,12 @@ static const conv_split refact_kv = {
 static const conv_split refact_gate_up = {
     (const char *const[]){"blk.%b.ffn_gate", "blk.%b.ffn_up", NULL}, as_is2, h2g_rows_refact_ff};
 
+/* CodeShellModel.modify_tensors: no head among the tensors, token_embd again as output */
+static const conv_rule codeshell_rules[] = {
+    {OP_ALSO_OUTPUT_UNTIED, M_EXACT, "token_embd.weight", NULL, NULL, NULL, NULL, NULL}, /* a GGUF name */
+    NORULES,
+};
+
 static const conv_rule granitemoe_rules[] = {
     PERMUTE_QK,
     {.op = OP_SPLIT, .m = M_SUFFIX, .pat = "block_sparse_moe.input_linear.weight", .split = &granitemoe_input_linear},
@@ -332,6 +338,24 @@ static const conv_hp exaone_hp[] = {
     END,
 };
 
+/* MiniCPM3Model.set_gguf_parameters: MLA keys, the file type first */
+static const conv_hp minicpm3_hp[] = {
+    CALC("general.file_type", 'u', file_type, 0),
+    {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    CALC("block_count", 'u', block_count, 0),
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"attention.q_lora_rank", 'u', "q_lora_rank", HP_OPT, NULL, NULL},
+    {"attention.kv_lora_rank", 'u', "kv_lora_rank", 0, NULL, NULL},
+    CALC("attention.key_length", 'u', qk_head_dim, 0),
+    {"rope.dimension_count", 'u', "qk_rope_head_dim", 0, NULL, NULL},
+    END,
+};
+
 /* BaichuanModel, XverseModel.set_gguf_parameters (the same code) */
 static const conv_hp baichuan_hp[] = {
     {"tensor_data_layout", 's', "=Meta AI original pth", 0, NULL, NULL},
@@ -358,6 +382,22 @@ static const conv_hp refact_hp[] = {
     {"attention.head_count_kv", 'u', "=1", 0, NULL, NULL},
     {"attention.layer_norm_rms_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
     CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+/* CodeShellModel.set_gguf_parameters: rope base 10000, linear scaling 1.0 */
+static const conv_hp codeshell_hp[] = {
+    {"context_length", 'u', "n_positions", 0, NULL, NULL},
+    {"embedding_length", 'u', "n_embd", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "4*n_embd", 0, NULL, NULL},
+    {"block_count", 'u', "n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_head", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_query_groups", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"rope.freq_base", 'f', "=10000.0", 0, NULL, NULL},
+    {"rope.scaling.type", 's', "=linear", 0, NULL, NULL},
+    {"rope.scaling.factor", 'f', "=1.0", 0, NULL, NULL},
     END,
 };
 
@@ -648,5 +688,7 @@ const conv_arch conv_archs[] = {
     {"baichuan", CLASSES("BaichuanForCausalLM", "BaiChuanForCausalLM"), AB_BAICHUAN, baichuan_rules, baichuan_hp, V_SPM,
      AF_K_PERMUTE_RATIO},
     {"refact", CLASSES("GPTRefactForCausalLM"), AB_REFACT, refact_rules, refact_hp, V_BPE, 0},
+    {"codeshell", CLASSES("CodeShellForCausalLM"), AB_CODESHELL, codeshell_rules, codeshell_hp, V_BPE, 0},
+    {"minicpm3", CLASSES("MiniCPM3ForCausalLM"), AB_MINICPM3, no_rules, minicpm3_hp, V_SPM, AF_ROPE_FACTORS_QK},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

@@ -242,6 +242,15 @@ static int concat_parts(hfc *c, hfc_item *it, int64_t block, const char *suffix)
     return 0;
 }
 
+/* R_TIED: the bytes of token_embd.weight again (CodeShell's copied head) */
+static bool same_as_embd(const hfc *c, const mf_tensor *t)
+{
+    const mf_tensor *e = mf_tensor_find(c->m, "token_embd.weight");
+    return e && e != t && e->dtype == t->dtype && e->ndim == t->ndim && e->nbytes == t->nbytes && e->data &&
+           t->data && !memcmp(e->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim) &&
+           !memcmp(e->data, t->data, (size_t)t->nbytes);
+}
+
 static int cmp_item(const void *a, const void *b)
 {
     return strcmp(((const hfc_item *)a)->out.name, ((const hfc_item *)b)->out.name);
@@ -259,7 +268,7 @@ static int plan_tensors(hfc *c)
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,
                            "tensor \"%s\" has no Hugging Face name for architecture %s", t->name,
                            c->arch);
-        if (r->op == R_SKIP || r->op == R_FUSED_PART)
+        if (r->op == R_SKIP || r->op == R_FUSED_PART || (r->op == R_TIED && same_as_embd(c, t)))
             continue;
         if (!mf_dtype_to_f32_supported(t->dtype))
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,

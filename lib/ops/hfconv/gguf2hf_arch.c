@@ -243,6 +243,24 @@ static const hf_rev_name baichuan_names[] = {
     END,
 };
 
+/* MiniCPM3: DeepSeek-V2's MLA names, a dense MLP, nothing permuted */
+static const hf_rev_name minicpm3_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q_a", L "self_attn.q_a_proj", R_PLAIN},
+    {"blk.{bid}.attn_q_a_norm", L "self_attn.q_a_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q_b", L "self_attn.q_b_proj", R_PLAIN},
+    {"blk.{bid}.attn_kv_a_mqa", L "self_attn.kv_a_proj_with_mqa", R_PLAIN},
+    {"blk.{bid}.attn_kv_a_norm", L "self_attn.kv_a_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_kv_b", L "self_attn.kv_b_proj", R_PLAIN},
+    {"blk.{bid}.attn_output", L "self_attn.o_proj", R_PLAIN},
+    GATED_MLP,
+    {"rope_factors_long", NULL, R_SKIP}, /* rope_scaling.long_factor */
+    {"rope_factors_short", NULL, R_SKIP},
+    END,
+};
+
 /* OLMoE: Llama's names with q/k norms, Qwen2-MoE's experts, permuted q/k */
 static const hf_rev_name olmoe_names[] = {
     LLAMA_TOP,
@@ -348,6 +366,21 @@ static const hf_rev_name refact_names[] = {
     {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
     {"blk.{bid}.ffn_gate", H "mlp.gate_up_proj", R_CONCAT},
     {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down", H "mlp.c_proj", R_PLAIN},
+    END,
+};
+
+/* CodeShell: GPT-2's module names as nn.Linear (not transposed); a head
+ * equal to the embedding was written by the converter (tied) */
+static const hf_rev_name codeshell_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_TIED},
+    {"blk.{bid}.attn_norm", H "ln_1", R_PLAIN},
+    {"blk.{bid}.attn_qkv", H "attn.c_attn", R_PLAIN},
+    {"blk.{bid}.attn_output", H "attn.c_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.c_fc", R_PLAIN},
     {"blk.{bid}.ffn_down", H "mlp.c_proj", R_PLAIN},
     END,
 };
@@ -489,5 +522,7 @@ const hf_rev_arch hf_rev_archs[] = {
     {"granitemoe", CLASS("GraniteMoeForCausalLM", "granitemoe"), granitemoe_names},
     {"baichuan", CLASS("BaichuanForCausalLM", "baichuan"), baichuan_names},
     {"refact", CLASS("GPTRefactForCausalLM", "gpt_refact"), refact_names},
+    {"minicpm3", CLASS("MiniCPM3ForCausalLM", "minicpm3"), minicpm3_names},
+    {"codeshell", CLASS("CodeShellForCausalLM", "codeshell"), codeshell_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

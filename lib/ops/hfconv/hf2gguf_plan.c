@@ -518,12 +518,22 @@ static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const m
     return 0;
 }
 
+/* CodeShellModel: "lm_head.weight" or "output.weight" among the tensors? */
+static bool has_head(const conv *c)
+{
+    for (size_t p = 0; p < c->n_parts; p++)
+        if (mf_tensor_find(c->parts[p], "lm_head.weight") || mf_tensor_find(c->parts[p], "output.weight"))
+            return true;
+    return false;
+}
+
 /* Does a skip rule drop this source name? (before any check of its shape:
  * Qwen2-VL's 5-d vision patch embedding is never read) */
 static bool skipped_by_rule(const conv *c, const char *name)
 {
     for (const conv_rule *r = c->arch->rules; r->pat; r++) {
-        if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || !rule_matches(c, r, name))
+        if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED ||
+            !rule_matches(c, r, name))
             continue;
         if (r->op == OP_SKIP)
             return true;
@@ -553,7 +563,7 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
     int permute = 0, rc = 0;
     const conv_rule *after_map = NULL;
     for (const conv_rule *r = c->arch->rules; r->pat; r++) {
-        if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD) {
+        if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED) {
             after_map = r;
             continue;
         }
@@ -619,7 +629,8 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         h2g_free_out(&o);
         return -1;
     }
-    bool dup = after_map && after_map->op == OP_ALSO_OUTPUT && !strcmp(o.name, after_map->pat);
+    bool dup = after_map && (after_map->op == OP_ALSO_OUTPUT || (after_map->op == OP_ALSO_OUTPUT_UNTIED &&
+                                                                 !has_head(c))) && !strcmp(o.name, after_map->pat);
     out_tensor copy = o;
     if (add_out(c, &o))
         return -1;
