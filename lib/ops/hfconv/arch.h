@@ -159,6 +159,7 @@ typedef enum conv_vocab {
     V_INTERNLM3,  /* InternLM3Model.set_vocab: SentencePiece, add_prefix_space, eos = <|im_end|> */
     V_NEMOTRON,   /* NemotronModel.set_vocab: SentencePiece, then pad id 0 and unk id 1 */
     V_MAMBA,      /* vocab_size rounded up to pad_vocab_size_multiple, then BPE */
+    V_XVERSE,     /* XverseModel.set_vocab: tokenizer.json's pieces by id, model "llama" */
 } conv_vocab;
 
 enum {

@@ -688,6 +688,7 @@ const conv_arch conv_archs[] = {
     {"baichuan", CLASSES("BaichuanForCausalLM", "BaiChuanForCausalLM"), AB_BAICHUAN, baichuan_rules, baichuan_hp, V_SPM,
      AF_K_PERMUTE_RATIO},
     {"refact", CLASSES("GPTRefactForCausalLM"), AB_REFACT, refact_rules, refact_hp, V_BPE, 0},
+    {"xverse", CLASSES("XverseForCausalLM"), AB_XVERSE, permute_weights_rules, baichuan_hp, V_XVERSE, AF_K_PERMUTE_RATIO},
     {"codeshell", CLASSES("CodeShellForCausalLM"), AB_CODESHELL, codeshell_rules, codeshell_hp, V_BPE, 0},
     {"minicpm3", CLASSES("MiniCPM3ForCausalLM"), AB_MINICPM3, no_rules, minicpm3_hp, V_SPM, AF_ROPE_FACTORS_QK},
 };

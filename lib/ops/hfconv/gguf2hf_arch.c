@@ -524,5 +524,6 @@ const hf_rev_arch hf_rev_archs[] = {
     {"refact", CLASS("GPTRefactForCausalLM", "gpt_refact"), refact_names},
     {"minicpm3", CLASS("MiniCPM3ForCausalLM", "minicpm3"), minicpm3_names},
     {"codeshell", CLASS("CodeShellForCausalLM", "codeshell"), codeshell_names},
+    {"xverse", CLASS("XverseForCausalLM", "xverse"), llama_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);
