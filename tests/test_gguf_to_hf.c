@@ -120,10 +120,12 @@ static void compare_config(const char *orig, const char *back)
         /* GGUF keeps what these give, not the values: the rotary dims
          * (partial_rotary_factor 0.4 and 0.375 can give the same), the
          * special ids the converter may take from elsewhere (InternLM2's
-         * chat eos); the byte-identical second GGUF checks them */
+         * chat eos), OpenELM's ffn_multipliers (only the widths
+         * _make_divisible gives them are kept); the byte-identical second
+         * GGUF checks them */
         if (!va || !strcmp(k, "torch_dtype") || !strcmp(k, "architectures") ||
             !strcmp(k, "model_type") || !strcmp(k, "tie_word_embeddings") ||
-            !strcmp(k, "partial_rotary_factor") || !strcmp(k, "rotary_pct") ||
+            !strcmp(k, "partial_rotary_factor") || !strcmp(k, "rotary_pct") || !strcmp(k, "ffn_multipliers") ||
             strstr(k, "_token_id"))
             continue;
         common++;

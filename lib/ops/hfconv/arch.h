@@ -71,7 +71,7 @@ typedef struct conv_split {
     int (*first_rows)(struct conv *c, int64_t bid, int64_t rows, int64_t *first);
 } conv_split;
 /* The first_rows functions (hf2gguf_meta.c), by name: h2g_rows_NAME. */
-#define CONV_SPLIT_ROWS(X) X(granitemoe_ffn) X(refact_kv) X(refact_ff)
+#define CONV_SPLIT_ROWS(X) X(granitemoe_ffn) X(refact_kv) X(refact_ff) X(openelm_ffn)
 #define CONV_DECLARE_ROWS(n) int h2g_rows_##n(struct conv *c, int64_t bid, int64_t rows, int64_t *first);
 CONV_SPLIT_ROWS(CONV_DECLARE_ROWS)
 
@@ -114,7 +114,7 @@ typedef struct conv_block {
     X(mamba_dt_rank) X(falcon_mamba) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
     X(refact_ff)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(mrope_sections) X(minicpm_scales)
+    X(mrope_sections) X(minicpm_scales) X(openelm_layers)
 /* Declared for every name; file_type, head_dim_embd and pooling_type have no
  * inverse (their back is NULL in arch_table.c) and define no g2h_ function. */
 #define CONV_DECLARE_CALC(n) \
@@ -160,6 +160,7 @@ typedef enum conv_vocab {
     V_NEMOTRON,   /* NemotronModel.set_vocab: SentencePiece, then pad id 0 and unk id 1 */
     V_MAMBA,      /* vocab_size rounded up to pad_vocab_size_multiple, then BPE */
     V_XVERSE,     /* XverseModel.set_vocab: tokenizer.json's pieces by id, model "llama" */
+    V_OPENELM,    /* SentencePiece; without tokenizer.model llama.cpp's built-in llama-spm (refused) */
 } conv_vocab;
 
 enum {
@@ -169,6 +170,7 @@ enum {
     AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
     AF_ROPE_FACTORS = 16,     /* MiniCPM: rope_factors_long/short of hidden/heads / 2 values */
     AF_ROPE_FACTORS_QK = 32,  /* MiniCPM3: of qk_rope_head_dim / 2 values */
+    AF_LAYERS_KEY = 128,      /* OpenELM: the block count is num_transformer_layers */
     AF_K_PERMUTE_RATIO = 64,  /* XVERSE, Baichuan: k permuted with n_head // n_head_kv heads
                                  (their _reverse_hf_permute), not n_head_kv */
 };

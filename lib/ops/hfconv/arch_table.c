@@ -43,6 +43,7 @@ const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
 const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
 const conv_block conv_block_mrope_sections = {h2g_mrope_sections, g2h_mrope_sections};
 const conv_block conv_block_minicpm_scales = {h2g_minicpm_scales, g2h_minicpm_scales};
+const conv_block conv_block_openelm_layers = {h2g_openelm_layers, g2h_openelm_layers};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -114,6 +115,15 @@ static const conv_split refact_gate_up = {
 /* CodeShellModel.modify_tensors: no head among the tensors, token_embd again as output */
 static const conv_rule codeshell_rules[] = {
     {OP_ALSO_OUTPUT_UNTIED, M_EXACT, "token_embd.weight", NULL, NULL, NULL, NULL, NULL}, /* a GGUF name */
+    NORULES,
+};
+
+/* OpenELMModel.modify_tensors: proj_1 = gate (this layer's FFN width), up */
+static const conv_split openelm_proj_1 = {
+    (const char *const[]){"blk.%b.ffn_gate", "blk.%b.ffn_up", NULL}, as_is2, h2g_rows_openelm_ffn};
+
+static const conv_rule openelm_rules[] = {
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = ".ffn.proj_1.weight", .split = &openelm_proj_1},
     NORULES,
 };
 
@@ -398,6 +408,22 @@ static const conv_hp codeshell_hp[] = {
     {"rope.freq_base", 'f', "=10000.0", 0, NULL, NULL},
     {"rope.scaling.type", 's', "=linear", 0, NULL, NULL},
     {"rope.scaling.factor", 'f', "=1.0", 0, NULL, NULL},
+    END,
+};
+
+/* OpenELMModel.set_gguf_parameters: per-layer arrays, RMS epsilon 1e-6
+ * (fixed in its modeling code), rope dimension int(1.0 * head_dim) */
+static const conv_hp openelm_hp[] = {
+    CALC("block_count", 'u', block_count, 0),
+    {"context_length", 'u', "max_context_length", 0, NULL, NULL},
+    {"embedding_length", 'u', "model_dim", 0, NULL, NULL},
+    BLOCK(openelm_layers),
+    {"rope.freq_base", 'f', "rope_freq_constant", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "=1e-6", 0, NULL, NULL},
+    {"rope.dimension_count", 'u', "head_dim", 0, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim", 0, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
     END,
 };
 
@@ -689,6 +715,7 @@ const conv_arch conv_archs[] = {
      AF_K_PERMUTE_RATIO},
     {"refact", CLASSES("GPTRefactForCausalLM"), AB_REFACT, refact_rules, refact_hp, V_BPE, 0},
     {"xverse", CLASSES("XverseForCausalLM"), AB_XVERSE, permute_weights_rules, baichuan_hp, V_XVERSE, AF_K_PERMUTE_RATIO},
+    {"openelm", CLASSES("OpenELMForCausalLM"), AB_OPENELM, openelm_rules, openelm_hp, V_OPENELM, AF_LAYERS_KEY},
     {"codeshell", CLASSES("CodeShellForCausalLM"), AB_CODESHELL, codeshell_rules, codeshell_hp, V_BPE, 0},
     {"minicpm3", CLASSES("MiniCPM3ForCausalLM"), AB_MINICPM3, no_rules, minicpm3_hp, V_SPM, AF_ROPE_FACTORS_QK},
 };

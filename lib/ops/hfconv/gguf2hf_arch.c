@@ -385,6 +385,25 @@ static const hf_rev_name codeshell_names[] = {
     END,
 };
 
+#define T "transformer.layers.{bid}."
+/* OpenELM: per-layer head counts; proj_1 was split into gate and up */
+static const hf_rev_name openelm_names[] = {
+    {"token_embd", "transformer.token_embeddings", R_PLAIN},
+    {"output_norm", "transformer.norm", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", T "attn_norm", R_PLAIN},
+    {"blk.{bid}.attn_qkv", T "attn.qkv_proj", R_PLAIN},
+    {"blk.{bid}.attn_q_norm", T "attn.q_norm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", T "attn.k_norm", R_PLAIN},
+    {"blk.{bid}.attn_output", T "attn.out_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", T "ffn_norm", R_PLAIN},
+    {"blk.{bid}.ffn_gate", T "ffn.proj_1", R_CONCAT},
+    {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down", T "ffn.proj_2", R_PLAIN},
+    END,
+};
+#undef T
+
 /* EXAONE: GPT-2-style module names around a Llama block, nothing permuted */
 static const hf_rev_name exaone_names[] = {
     {"token_embd", "transformer.wte", R_PLAIN},
@@ -525,5 +544,6 @@ const hf_rev_arch hf_rev_archs[] = {
     {"minicpm3", CLASS("MiniCPM3ForCausalLM", "minicpm3"), minicpm3_names},
     {"codeshell", CLASS("CodeShellForCausalLM", "codeshell"), codeshell_names},
     {"xverse", CLASS("XverseForCausalLM", "xverse"), llama_names},
+    {"openelm", CLASS("OpenELMForCausalLM", "openelm"), openelm_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

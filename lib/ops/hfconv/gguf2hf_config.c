@@ -259,6 +259,46 @@ void g2h_minicpm_scales(hfc *c, json_t *cfg)
         set_new(cfg, "dim_model_base", json_real(base));
 }
 
+/* An i32 array key back as a JSON list (NULL: absent) */
+static json_t *i32_list(const hfc *c, const char *suffix)
+{
+    const mf_value *v = hfc_key(c, suffix);
+    if (!v || v->type != MF_V_ARR || v->as.arr.elem != MF_V_I32)
+        return NULL;
+    json_t *a = json_array();
+    for (size_t i = 0; i < v->as.arr.n; i++)
+        json_array_append_new(a, json_integer(v->as.arr.items[i].as.i));
+    return a;
+}
+
+/* OpenELM: the layer count under its own key, the head lists, and FFN
+ * multipliers that _make_divisible maps back to the same widths (each
+ * width / model_dim, with divisor 256 when every width is a multiple of it,
+ * else 1: rounding to the nearest integer) */
+void g2h_openelm_layers(hfc *c, json_t *cfg)
+{
+    json_t *ffn = i32_list(c, "feed_forward_length");
+    int64_t embd = key_int_of(c, "embedding_length");
+    set_new(cfg, "num_transformer_layers", json_integer(key_int_of(c, "block_count")));
+    json_object_del(cfg, "num_hidden_layers");
+    set_new(cfg, "num_query_heads", i32_list(c, "attention.head_count"));
+    set_new(cfg, "num_kv_heads", i32_list(c, "attention.head_count_kv"));
+    if (!ffn || embd <= 0) {
+        json_decref(ffn);
+        return;
+    }
+    int64_t div = 256;
+    for (size_t i = 0; i < json_array_size(ffn); i++)
+        if (json_integer_value(json_array_get(ffn, i)) % 256 || json_integer_value(json_array_get(ffn, i)) < 256)
+            div = 1;
+    json_t *m = json_array();
+    for (size_t i = 0; i < json_array_size(ffn); i++)
+        json_array_append_new(m, json_real((double)json_integer_value(json_array_get(ffn, i)) / (double)embd));
+    json_decref(ffn);
+    set_new(cfg, "ffn_multipliers", m);
+    set_new(cfg, "ffn_dim_divisor", json_integer(div));
+}
+
 /* Qwen2-VL: the M-RoPE sections (the forward step padded them to 4 with
  * zeros; Qwen2-VL's three come back as three) */
 void g2h_mrope_sections(hfc *c, json_t *cfg)

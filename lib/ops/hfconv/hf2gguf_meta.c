@@ -226,6 +226,58 @@ int h2g_rows_refact_ff(conv *c, int64_t bid, int64_t rows, int64_t *first)
     return 0;
 }
 
+/* OpenELMModel._make_divisible (Apple's configuration_openelm.py) */
+static int64_t openelm_divisible(double v, int64_t d)
+{
+    int64_t nv = (int64_t)(v + (double)d / 2) / d * d;
+    if (nv < d)
+        nv = d;
+    if ((double)nv < 0.9 * v)
+        nv += d;
+    return nv;
+}
+
+/* OpenELMModel.__init__: _ffn_dims, one per ffn_multipliers entry */
+static int openelm_ffn_dims(conv *c, int64_t **dims, size_t *n)
+{
+    json_t *m = h2g_hparam(c, "ffn_multipliers");
+    int64_t embd, div;
+    *dims = NULL;
+    if (!json_is_array(m) || json_array_size(m) > (1u << 20))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no ffn_multipliers list (OpenELM)");
+    if (h2g_need_hp_int(c, "model_dim", &embd) || h2g_need_hp_int(c, "ffn_dim_divisor", &div))
+        return -1;
+    *n = json_array_size(m);
+    *dims = malloc((*n ? *n : 1) * sizeof(int64_t));
+    if (!*dims)
+        return mf_oom(c->st, c->dir);
+    for (size_t i = 0; i < *n; i++) {
+        json_t *x = json_array_get(m, i);
+        if (!json_is_number(x)) {
+            free(*dims);
+            *dims = NULL;
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json ffn_multipliers[%zu] is not a number", i);
+        }
+        (*dims)[i] = openelm_divisible(json_number_value(x) * (double)embd, div);
+    }
+    return 0;
+}
+
+/* OpenELMModel.modify_tensors: proj_1 = gate (_ffn_dims[bid] rows), up */
+int h2g_rows_openelm_ffn(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    int64_t *dims;
+    size_t n;
+    (void)rows;
+    if (openelm_ffn_dims(c, &dims, &n))
+        return -1;
+    int rc = (size_t)bid < n ? 0 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "block %lld has no ffn_multipliers entry", (long long)bid);
+    if (rc == 0)
+        *first = dims[bid];
+    free(dims);
+    return rc;
+}
+
 /* ExaoneModel: intermediate_size when the key is there, else 4 * hidden_size */
 json_t *h2g_ffn_or_4x_embd(conv *c)
 {
@@ -527,6 +579,47 @@ int h2g_minicpm_scales(conv *c)
         mf_kv_str(c->kv, key, "longrope", 8);
     }
     return 0;
+}
+
+/* An i32 array key from a list of integers (gguf-py's add_array of ints). */
+static int put_i32_array(conv *c, const char *k, const int64_t *v, size_t n, const char *what)
+{
+    char key[160];
+    arch_key(c, k, key, sizeof(key));
+    mf_value *a = mf_kv_arr(c->kv, key, MF_V_I32, n);
+    for (size_t i = 0; a && i < n; i++) {
+        if (v[i] < INT32_MIN || v[i] > INT32_MAX)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s[%zu] does not fit an i32", what, i);
+        a->as.arr.items[i].as.i = v[i];
+    }
+    return 0;
+}
+
+/* OpenELMModel.set_gguf_parameters: per-layer FFN widths, query and KV head
+ * counts as arrays (the class asserts one entry per block) */
+int h2g_openelm_layers(conv *c)
+{
+    static const char *const lists[] = {"num_query_heads", "num_kv_heads"};
+    static const char *const keys[] = {"attention.head_count", "attention.head_count_kv"};
+    int64_t *dims, v[2][1024];
+    size_t n;
+    if (openelm_ffn_dims(c, &dims, &n))
+        return -1;
+    int rc = (int64_t)n == c->block_count && n <= 1024 ? 0 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
+             "config.json: %zu ffn_multipliers for %lld layers (OpenELM)", n, (long long)c->block_count);
+    for (int l = 0; rc == 0 && l < 2; l++) {
+        json_t *a = h2g_hparam(c, lists[l]);
+        if (!json_is_array(a) || json_array_size(a) != n)
+            rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s must list one value per layer", lists[l]);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = h2g_need_int(c, json_array_get(a, i), lists[l], &v[l][i]);
+    }
+    if (rc == 0)
+        rc = put_i32_array(c, "feed_forward_length", dims, n, "ffn_multipliers");
+    for (int l = 0; rc == 0 && l < 2; l++)
+        rc = put_i32_array(c, keys[l], v[l], n, lists[l]);
+    free(dims);
+    return rc;
 }
 
 /* Qwen2VLModel: rope_scaling.mrope_section padded with zeros to 4, an

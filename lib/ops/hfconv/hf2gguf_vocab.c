@@ -1323,6 +1323,12 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_INTERNLM2: rc = set_vocab_internlm2(&v); break;
         case V_BERT: rc = set_vocab_bert(&v); break;
         case V_XVERSE: rc = set_vocab_xverse(&v); break;
+        case V_OPENELM:
+            rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v)
+                 : mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer.model: llama.cpp's converter would "
+                           "use its built-in llama-spm vocabulary (models/ggml-vocab-llama-spm.gguf), which "
+                           "mfmt does not have; put the Llama-2 tokenizer.model the model uses beside it");
+            break;
         case V_MAMBA:
             if (v.tj)
                 rc = set_vocab_gpt2(&v);
