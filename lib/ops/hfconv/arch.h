@@ -55,6 +55,8 @@ typedef enum conv_op {
     OP_QKV_PER_HEAD,  /* [n_head][3][hd] rows re-ordered to [3][n_head][hd] (GPT-NeoX) */
     OP_QKV_KV_GROUPS, /* [kv][q_per_kv + 2][hd] rows re-ordered to q, k, v (Falcon "jploski") */
     OP_SPLIT,         /* cut along the rows (dimension -2) into the parts of a conv_split */
+    OP_SCALE,         /* w * factor (a conv_calc: JAIS's embeddings and width scales) */
+    OP_ALIBI_SLOPES,  /* not written: its first value gives max_alibi_bias (JAIS) */
 } conv_op;
 
 /* OP_SPLIT: a fused tensor cut along its rows (the second-to-last
@@ -90,6 +92,7 @@ typedef struct conv_rule {
     union {
         const char *const *ws;   /* OP_STACK (positional initializers set this one) */
         const conv_split *split; /* OP_SPLIT (a designated initializer) */
+        const struct conv_calc *factor; /* OP_SCALE: the factor, computed from config.json */
     };
 } conv_rule;
 
@@ -112,9 +115,9 @@ typedef struct conv_block {
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
-    X(refact_ff)
+    X(refact_ff) X(jais_embd_scale) X(jais_width_scale)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(mrope_sections) X(minicpm_scales) X(openelm_layers)
+    X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config)
 /* Declared for every name; file_type, head_dim_embd and pooling_type have no
  * inverse (their back is NULL in arch_table.c) and define no g2h_ function. */
 #define CONV_DECLARE_CALC(n) \
@@ -170,7 +173,8 @@ enum {
     AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
     AF_ROPE_FACTORS = 16,     /* MiniCPM: rope_factors_long/short of hidden/heads / 2 values */
     AF_ROPE_FACTORS_QK = 32,  /* MiniCPM3: of qk_rope_head_dim / 2 values */
-    AF_LAYERS_KEY = 128,      /* OpenELM: the block count is num_transformer_layers */
+    AF_LAYERS_KEY = 128,
+    AF_ALIBI_BIAS = 256,      /* JAIS: max_alibi_bias written after the tensors (8.0 unless slopes say) */      /* OpenELM: the block count is num_transformer_layers */
     AF_K_PERMUTE_RATIO = 64,  /* XVERSE, Baichuan: k permuted with n_head // n_head_kv heads
                                  (their _reverse_hf_permute), not n_head_kv */
 };

@@ -34,6 +34,8 @@ const conv_calc conv_calc_mamba_d_inner = {"mamba_d_inner", h2g_mamba_d_inner, g
 const conv_calc conv_calc_mamba_dt_rank = {"mamba_dt_rank", h2g_mamba_dt_rank, g2h_mamba_dt_rank};
 const conv_calc conv_calc_falcon_mamba = {"falcon_mamba", h2g_falcon_mamba, g2h_falcon_mamba};
 const conv_calc conv_calc_refact_ff = {"refact_ff", h2g_refact_ff, g2h_refact_ff};
+const conv_calc conv_calc_jais_embd_scale = {"jais_embd_scale", h2g_jais_embd_scale, NULL};
+const conv_calc conv_calc_jais_width_scale = {"jais_width_scale", h2g_jais_width_scale, NULL};
 const conv_calc conv_calc_ffn_or_4x_embd = {"ffn_or_4x_embd", h2g_ffn_or_4x_embd, g2h_ffn_or_4x_embd};
 const conv_calc conv_calc_rope_dim_pct_or_one = {"rope_dim_pct_or_one", h2g_rope_dim_pct_or_one, g2h_rope_dim_pct_or_one};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
@@ -44,6 +46,7 @@ const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
 const conv_block conv_block_mrope_sections = {h2g_mrope_sections, g2h_mrope_sections};
 const conv_block conv_block_minicpm_scales = {h2g_minicpm_scales, g2h_minicpm_scales};
 const conv_block conv_block_openelm_layers = {h2g_openelm_layers, g2h_openelm_layers};
+const conv_block conv_block_jais_config = {h2g_jais_config, g2h_jais_config};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -124,6 +127,20 @@ static const conv_split openelm_proj_1 = {
 
 static const conv_rule openelm_rules[] = {
     {.op = OP_SPLIT, .m = M_SUFFIX, .pat = ".ffn.proj_1.weight", .split = &openelm_proj_1},
+    NORULES,
+};
+
+/* JaisModel.modify_tensors: Conv1D weights transposed, the embedding and the
+ * head scaled (GGUF keeps no scale: they come back scaled, the scales 1) */
+static const conv_rule jais_rules[] = {
+    {OP_SKIP, M_SUFFIX, ".attn.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_ALIBI_SLOPES, M_SUFFIX, "relative_pe.slopes", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_attn.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_fc.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_fc2.weight", NULL, NULL, NULL, NULL, NULL},
+    {.op = OP_SCALE, .m = M_EXACT, .pat = "transformer.wte.weight", .factor = &conv_calc_jais_embd_scale},
+    {.op = OP_SCALE, .m = M_EXACT, .pat = "lm_head.weight", .factor = &conv_calc_jais_width_scale},
     NORULES,
 };
 
@@ -427,6 +444,19 @@ static const conv_hp openelm_hp[] = {
     END,
 };
 
+/* JaisModel.set_gguf_parameters (ALiBi; max_alibi_bias came first) */
+static const conv_hp jais_hp[] = {
+    {"block_count", 'u', "n_layer", 0, NULL, NULL},
+    {"context_length", 'u', "n_positions", 0, NULL, NULL},
+    {"embedding_length", 'u', "n_embd", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "n_inner", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_head", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    BLOCK(jais_config),
+    END,
+};
+
 /* StarCoderModel.set_gguf_parameters: one KV head (multi-query) */
 static const conv_hp starcoder_hp[] = {
     {"context_length", 'u', "n_positions", 0, NULL, NULL},
@@ -716,6 +746,7 @@ const conv_arch conv_archs[] = {
     {"refact", CLASSES("GPTRefactForCausalLM"), AB_REFACT, refact_rules, refact_hp, V_BPE, 0},
     {"xverse", CLASSES("XverseForCausalLM"), AB_XVERSE, permute_weights_rules, baichuan_hp, V_XVERSE, AF_K_PERMUTE_RATIO},
     {"openelm", CLASSES("OpenELMForCausalLM"), AB_OPENELM, openelm_rules, openelm_hp, V_OPENELM, AF_LAYERS_KEY},
+    {"jais", CLASSES("JAISLMHeadModel"), AB_JAIS, jais_rules, jais_hp, V_BPE, AF_ALIBI_BIAS},
     {"codeshell", CLASSES("CodeShellForCausalLM"), AB_CODESHELL, codeshell_rules, codeshell_hp, V_BPE, 0},
     {"minicpm3", CLASSES("MiniCPM3ForCausalLM"), AB_MINICPM3, no_rules, minicpm3_hp, V_SPM, AF_ROPE_FACTORS_QK},
 };

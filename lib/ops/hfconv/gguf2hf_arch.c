@@ -404,6 +404,21 @@ static const hf_rev_name openelm_names[] = {
 };
 #undef T
 
+/* JAIS: GPT-2's Conv1D weights (transposed back), SwiGLU c_fc / c_fc2 */
+static const hf_rev_name jais_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", H "ln_1", R_PLAIN},
+    {"blk.{bid}.attn_qkv", H "attn.c_attn", R_TRANSPOSE},
+    {"blk.{bid}.attn_output", H "attn.c_proj", R_TRANSPOSE},
+    {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.c_fc", R_TRANSPOSE},
+    {"blk.{bid}.ffn_gate", H "mlp.c_fc2", R_TRANSPOSE},
+    {"blk.{bid}.ffn_down", H "mlp.c_proj", R_TRANSPOSE},
+    END,
+};
+
 /* EXAONE: GPT-2-style module names around a Llama block, nothing permuted */
 static const hf_rev_name exaone_names[] = {
     {"token_embd", "transformer.wte", R_PLAIN},
@@ -545,5 +560,6 @@ const hf_rev_arch hf_rev_archs[] = {
     {"codeshell", CLASS("CodeShellForCausalLM", "codeshell"), codeshell_names},
     {"xverse", CLASS("XverseForCausalLM", "xverse"), llama_names},
     {"openelm", CLASS("OpenELMForCausalLM", "openelm"), openelm_names},
+    {"jais", CLASS("JAISLMHeadModel", "jais"), jais_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

@@ -299,6 +299,18 @@ void g2h_openelm_layers(hfc *c, json_t *cfg)
     set_new(cfg, "ffn_dim_divisor", json_integer(div));
 }
 
+/* JAIS: SwiGLU and ALiBi; the embedding and head come back as the GGUF
+ * holds them (already scaled), so their scales are 1. The ALiBi slopes
+ * buffer is not written: the forward step then takes max_alibi_bias 8. */
+void g2h_jais_config(hfc *c, json_t *cfg)
+{
+    (void)c;
+    set_new(cfg, "activation_function", json_string("swiglu"));
+    set_new(cfg, "position_embedding_type", json_string("alibi"));
+    set_new(cfg, "embeddings_scale", json_real(1.0));
+    set_new(cfg, "width_scale", json_real(1.0));
+}
+
 /* Qwen2-VL: the M-RoPE sections (the forward step padded them to 4 with
  * zeros; Qwen2-VL's three come back as three) */
 void g2h_mrope_sections(hfc *c, json_t *cfg)

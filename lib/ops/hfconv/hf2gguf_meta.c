@@ -187,6 +187,34 @@ json_t *h2g_refact_ff(conv *c)
     return json_integer(256 * ((hidden + 255) / 256));
 }
 
+/* JaisModel.__init__: the embeddings scale (mup_embeddings_scale, else
+ * embeddings_scale; the class asserts one is there) and the width scale
+ * (mup_output_alpha * mup_width_scale, else width_scale) */
+json_t *h2g_jais_embd_scale(conv *c)
+{
+    static const char *const keys[] = {"mup_embeddings_scale", "embeddings_scale", NULL};
+    json_t *v = h2g_find_hparam(c, keys);
+    if (!json_is_number(v)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric mup_embeddings_scale or embeddings_scale (JAIS)");
+        return NULL;
+    }
+    return json_incref(v);
+}
+
+json_t *h2g_jais_width_scale(conv *c)
+{
+    json_t *a = h2g_hparam(c, "mup_output_alpha"), *w = h2g_hparam(c, "mup_width_scale");
+    if (a) {
+        if (json_is_number(a) && json_is_number(w))
+            return json_real(json_number_value(a) * json_number_value(w));
+    } else if (json_is_number(h2g_hparam(c, "width_scale"))) {
+        return json_incref(h2g_hparam(c, "width_scale"));
+    }
+    mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric mup_output_alpha and mup_width_scale, "
+            "or width_scale (JAIS)");
+    return NULL;
+}
+
 /* The rows of a split's first part (conv_split.first_rows, arch.h). */
 
 /* GraniteMoeModel: "Merged FFN tensor size must be 2 * intermediate_size" */
@@ -620,6 +648,17 @@ int h2g_openelm_layers(conv *c)
         rc = put_i32_array(c, keys[l], v[l], n, lists[l]);
     free(dims);
     return rc;
+}
+
+/* JaisModel.__init__ asserts SwiGLU and ALiBi; it writes no key */
+int h2g_jais_config(conv *c)
+{
+    const char *act = json_string_value(h2g_hparam(c, "activation_function")),
+               *pos = json_string_value(h2g_hparam(c, "position_embedding_type"));
+    if (!act || strcmp(act, "swiglu") || !pos || strcmp(pos, "alibi"))
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "JAIS: the converter takes activation_function "
+                       "swiglu and position_embedding_type alibi only");
+    return 0;
 }
 
 /* Qwen2VLModel: rope_scaling.mrope_section padded with zeros to 4, an

@@ -518,6 +518,23 @@ static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const m
     return 0;
 }
 
+/* JaisModel.modify_tensors: relative_pe.slopes is not written; its first
+ * value gives max_alibi_bias = -round(log2(first) * 2 ** floor(log2(n_head)))
+ * (Python's round: half to even) */
+static int alibi_slopes(conv *c, const mf_model *part, const mf_tensor *t)
+{
+    int64_t heads;
+    float *v = NULL;
+    if (h2g_need_hp_int(c, "n_head", &heads))
+        return -1;
+    if (mf_tensor_nelems(t) < 1 || mf_tensor_read_f32(part, t, &v, c->st))
+        return c->st->code ? -1 : mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\" is empty", t->name);
+    double closest = pow(2.0, floor(log2((double)heads)));
+    c->max_alibi_bias = -nearbyint(log2((double)v[0]) * closest);
+    free(v);
+    return 0;
+}
+
 /* CodeShellModel: "lm_head.weight" or "output.weight" among the tensors? */
 static bool has_head(const conv *c)
 {
@@ -580,6 +597,18 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         case OP_SKIP: free(name); return 0;
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
         case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
+        case OP_SCALE: {
+            json_t *f = r->factor->fwd(c);
+            if (!f) {
+                free(name);
+                return -1;
+            }
+            o.ew = OP_SCALE;
+            o.scale = (float)json_number_value(f);
+            json_decref(f);
+            continue;
+        }
+        case OP_ALIBI_SLOPES: rc = alibi_slopes(c, part, t); free(name); return rc;
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); return rc;
         case OP_SPLIT: rc = plan_split(c, r, part, t, name, bid); free(name); return rc;
@@ -812,6 +841,7 @@ static int rope_factor_pair(conv *c)
 
 int h2g_plan_tensors(conv *c)
 {
+    c->max_alibi_bias = 8.0; /* JaisModel.__init__ */
     if ((c->arch->flags & (AF_ROPE_FACTORS | AF_ROPE_FACTORS_QK)) && rope_factor_pair(c))
         return -1;
     if ((c->arch->flags & AF_LLAMA3_ROPE) && llama3_rope_freqs(c))
@@ -828,6 +858,11 @@ int h2g_plan_tensors(conv *c)
         free(order);
         if (rc)
             return -1;
+    }
+    if (c->arch->flags & AF_ALIBI_BIAS) { /* JaisModel.prepare_tensors, after the tensors */
+        char key[96];
+        snprintf(key, sizeof(key), "%s.attention.max_alibi_bias", c->arch->name);
+        mf_kv_f32(c->kv, key, (float)c->max_alibi_bias);
     }
     for (size_t i = 0; i < c->n_pend; i++)
         for (size_t k = 0; k < c->pend[i].n; k++)

@@ -347,7 +347,8 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"gptneox", PF_BYTELEVEL, "olmo"},      {"mamba", PF_BYTELEVEL, "olmo"},
         /* StableLM-Epoch (stablelm-3b-4e1t) ships the GPT-NeoX-20B tokenizer */
         {"stablelm", PF_BYTELEVEL, "olmo"},     {"olmo", PF_BYTELEVEL, "olmo"},
-        {"olmoe", PF_BYTELEVEL, "olmo"},       {"codeshell", PF_BYTELEVEL, "codeshell"},       {"exaone", PF_BYTELEVEL, "exaone"},
+        {"olmoe", PF_BYTELEVEL, "olmo"},       {"codeshell", PF_BYTELEVEL, "codeshell"},
+        {"jais", PF_BYTELEVEL, "jais"},       {"exaone", PF_BYTELEVEL, "exaone"},
         {NULL, PF_BYTELEVEL, "gpt-2"},
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
         {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"}, {"granitemoe", PF_DIGITS_BYTELEVEL, "refact"},

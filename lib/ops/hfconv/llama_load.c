@@ -119,6 +119,9 @@ static const struct {
     {"openelm", /* LLM_ARCH_OPENELM: output is token_embd (duplicated) */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_q_norm.weight", "blk.{bid}.attn_k_norm.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    {"jais", /* LLM_ARCH_JAIS */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", "attention.max_alibi_bias", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output_norm.bias", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_qkv.bias", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_output.bias", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_norm.bias", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_down.bias", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_gate.bias", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_up.bias", NULL}},
     {"internlm2",
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
