@@ -21,6 +21,8 @@ enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
+    /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
+    AB_QWEN3MOE,
     AB_QWEN2VL, AB_OLMOE, AB_PHIMOE, AB_DEEPSEEK, AB_MINICPM, AB_EXAONE, AB_XVERSE, AB_STARCODER,
     AB_GRANITE_MOE, AB_BAICHUAN, AB_REFACT, AB_CODESHELL, AB_MINICPM3, AB_JAIS, AB_OPENELM,
     AB_COUNT
@@ -57,6 +59,8 @@ typedef enum conv_op {
     OP_SPLIT,         /* cut along the rows (dimension -2) into the parts of a conv_split */
     OP_SCALE,         /* w * factor (a conv_calc: JAIS's embeddings and width scales) */
     OP_ALIBI_SLOPES,  /* not written: its first value gives max_alibi_bias (JAIS) */
+    OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
+                         v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
 } conv_op;
 
 /* OP_SPLIT: a fused tensor cut along its rows (the second-to-last
@@ -114,12 +118,16 @@ typedef struct conv_block {
 #define CONV_CALCS(X)                                                                      \
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
-    X(mamba_dt_rank) X(falcon_mamba) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
+    X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
+    X(mla_key_length) X(yarn_log_mul_2026) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
     X(refact_ff) X(jais_embd_scale) X(jais_width_scale)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config)
-/* Declared for every name; file_type, head_dim_embd and pooling_type have no
- * inverse (their back is NULL in arch_table.c) and define no g2h_ function. */
+    X(rope_2026) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config)
+/* Declared for every name; file_type, head_dim_embd, pooling_type,
+ * gating_func_2026 (g2h_gating_func's), mla_key_length,
+ * yarn_log_mul_2026, jais_embd_scale and jais_width_scale have no inverse
+ * of their own (their back is NULL in arch_table.c) and define no g2h_
+ * function. */
 #define CONV_DECLARE_CALC(n) \
     extern const conv_calc conv_calc_##n; json_t *h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg, int64_t x);
 #define CONV_DECLARE_BLOCK(n) \
@@ -171,12 +179,14 @@ enum {
     AF_CTX_MODEL_MAX = 2,     /* max_position_embeddings from model_max_length (Command-R) */
     AF_LLAMA3_ROPE = 4,       /* generated rope_freqs for llama3 rope scaling */
     AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
-    AF_ROPE_FACTORS = 16,     /* MiniCPM: rope_factors_long/short of hidden/heads / 2 values */
-    AF_ROPE_FACTORS_QK = 32,  /* MiniCPM3: of qk_rope_head_dim / 2 values */
-    AF_LAYERS_KEY = 128,
-    AF_ALIBI_BIAS = 256,      /* JAIS: max_alibi_bias written after the tensors (8.0 unless slopes say) */      /* OpenELM: the block count is num_transformer_layers */
-    AF_K_PERMUTE_RATIO = 64,  /* XVERSE, Baichuan: k permuted with n_head // n_head_kv heads
+    AF_ONLY_2026 = 16,        /* a class only the 2026-02 converter has: its layout always */
+    AF_MINISTRAL3 = 32,       /* Mistral3Model: model_type ministral3 only (else arch llama: refused) */
+    AF_ROPE_FACTORS = 64,     /* MiniCPM: rope_factors_long/short of hidden/heads / 2 values */
+    AF_ROPE_FACTORS_QK = 128, /* MiniCPM3: of qk_rope_head_dim / 2 values */
+    AF_K_PERMUTE_RATIO = 256, /* XVERSE, Baichuan: k permuted with n_head // n_head_kv heads
                                  (their _reverse_hf_permute), not n_head_kv */
+    AF_LAYERS_KEY = 512,      /* OpenELM: the block count is num_transformer_layers */
+    AF_ALIBI_BIAS = 1024,     /* JAIS: max_alibi_bias written after the tensors (8.0 unless slopes say) */
 };
 
 typedef struct conv_arch {
@@ -189,8 +199,21 @@ typedef struct conv_arch {
     unsigned flags;
 } conv_arch;
 
+/* The 2026-02 converter's (ecbcb7ea) rules and keys for an architecture
+ * of both converters where they differ from c392e50's (--layout 2026-02);
+ * NULL: the same. "@base" in a key list is conv_base_hparams or
+ * conv_base_hparams_2026 by the layout. */
+typedef struct conv_arch_2026 {
+    int bit;                     /* enum conv_arch_bit */
+    const conv_rule *rules;
+    const conv_hp *hparams;
+} conv_arch_2026;
+extern const conv_arch_2026 conv_archs_2026[];
+extern const size_t conv_n_archs_2026;
+
 extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
 extern const conv_hp conv_base_hparams[];
+extern const conv_hp conv_base_hparams_2026[];
 
 #endif
