@@ -794,6 +794,36 @@ static int llama3_rope_freqs(conv *c)
     return rc;
 }
 
+/* rope_scaling's long_factor and short_factor lists, dims / 2 values each,
+ * as rope_factors_long / rope_factors_short (float32) */
+static int factor_tensors(conv *c, json_t *rs, int64_t dims)
+{
+    json_t *lf = json_object_get(rs, "long_factor"), *sf = json_object_get(rs, "short_factor");
+    if (!json_is_array(lf) || !json_is_array(sf))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
+                       "config.json: missing the required key rope_scaling.long_factor or short_factor");
+    size_t n = json_array_size(lf);
+    if (json_array_size(sf) != n || (double)n != (double)dims / 2)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "the length of rope long and short factors must be %g",
+                       (double)dims / 2);
+    double *v = malloc((n ? n : 1) * sizeof(double));
+    if (!v)
+        return mf_oom(c->st, c->dir);
+    int rc = 0;
+    for (int which = 0; rc == 0 && which < 2; which++) {
+        json_t *a = which ? sf : lf;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (!json_is_number(json_array_get(a, i)))
+                rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_scaling factors must be numbers");
+            v[i] = json_number_value(json_array_get(a, i));
+        }
+        if (rc == 0)
+            rc = add_generated(c, which ? "rope_factors_short.weight" : "rope_factors_long.weight", v, n);
+    }
+    free(v);
+    return rc;
+}
+
 /* Phi3MiniModel.generate_extra_tensors: LongRoPE factors and the attention
  * factor (written before the other keys, as the converter does). */
 static int longrope_tensors(conv *c)
@@ -824,31 +854,7 @@ static int longrope_tensors(conv *c)
     char key[128];
     snprintf(key, sizeof(key), "%s.rope.scaling.attn_factor", c->arch->name);
     mf_kv_f32(c->kv, key, (float)attn);
-    json_t *lf = json_object_get(rs, "long_factor"), *sf = json_object_get(rs, "short_factor");
-    if (!json_is_array(lf) || !json_is_array(sf))
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
-                       "config.json: missing the required key rope_scaling.long_factor or short_factor");
-    int64_t rope_dims = n_embd / n_head;
-    if (json_array_size(lf) != json_array_size(sf) || (double)json_array_size(lf) != (double)rope_dims / 2)
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "the length of rope long and short factors must be %g",
-                       (double)rope_dims / 2);
-    size_t n = json_array_size(lf);
-    double *v = malloc((n ? n : 1) * sizeof(double));
-    if (!v)
-        return mf_oom(c->st, c->dir);
-    int rc = 0;
-    for (int which = 0; rc == 0 && which < 2; which++) {
-        json_t *a = which ? sf : lf;
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            if (!json_is_number(json_array_get(a, i)))
-                rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_scaling factors must be numbers");
-            v[i] = json_number_value(json_array_get(a, i));
-        }
-        if (rc == 0)
-            rc = add_generated(c, which ? "rope_factors_short.weight" : "rope_factors_long.weight", v, n);
-    }
-    free(v);
-    return rc;
+    return factor_tensors(c, rs, n_embd / n_head);
 }
 
 /* MiniCPMModel / MiniCPM3Model.generate_extra_tensors: with a rope_scaling,
@@ -868,30 +874,7 @@ static int rope_factor_pair(conv *c)
             return -1;
         dims = hidden / heads;
     }
-    json_t *lf = json_object_get(rs, "long_factor"), *sf = json_object_get(rs, "short_factor");
-    if (!json_is_array(lf) || !json_is_array(sf))
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
-                       "config.json: missing the required key rope_scaling.long_factor or short_factor");
-    size_t n = json_array_size(lf);
-    if (json_array_size(sf) != n || (double)n != (double)dims / 2)
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "the length of rope long and short factors must be %g",
-                       (double)dims / 2);
-    double *v = malloc((n ? n : 1) * sizeof(double));
-    if (!v)
-        return mf_oom(c->st, c->dir);
-    int rc = 0;
-    for (int which = 0; rc == 0 && which < 2; which++) {
-        json_t *a = which ? sf : lf;
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            if (!json_is_number(json_array_get(a, i)))
-                rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_scaling factors must be numbers");
-            v[i] = json_number_value(json_array_get(a, i));
-        }
-        if (rc == 0)
-            rc = add_generated(c, which ? "rope_factors_short.weight" : "rope_factors_long.weight", v, n);
-    }
-    free(v);
-    return rc;
+    return factor_tensors(c, rs, dims);
 }
 
 int h2g_plan_tensors(conv *c)
