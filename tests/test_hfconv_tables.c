@@ -82,6 +82,10 @@ static void check_rules(const conv_arch *a, const hf_rev_arch *r)
     for (const conv_rule *x = a->rules; x->pat; x++) {
         if (x->op == OP_SPLIT)
             check_split(a, r, x->split);
+        /* a scale has no inverse (GGUF keeps only the product): its factor
+         * must at least be computable */
+        if (x->op == OP_SCALE)
+            CHECKF(x->factor && x->factor->fwd, "%s: scale rule on \"%s\" without a factor", a->name, x->pat);
         hf_rev_op inv = inverse_of(x->op);
         if (inv != R_PLAIN)
             CHECKF(has_rev_op(r, inv), "%s: rule on \"%s\" (op %d) has no inverse (op %d) in gguf2hf_arch.c",
