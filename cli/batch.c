@@ -125,7 +125,7 @@ int cli_batch_run(const cli_cmd *c, const cli_args *a)
             cli_print_jsonl(json_pack("{s:b, s:i}", "error", 1, "exit", rc));
         cli_batch_input = NULL;
         fflush(stdout); /* each result is out before the next input starts */
-        worst = rc > worst ? rc : worst;
+        worst = c == &cli_cmd_scan ? cli_scan_worst_exit(worst, rc) : rc > worst ? rc : worst;
     }
     free(line);
     if (in != stdin)

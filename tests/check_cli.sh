@@ -308,6 +308,37 @@ grep -q '"ruleId": "MFS002"' "$tmp/sarif.json" && grep -q '"level": "error"' "$t
 "$mfmt" scan --format xml "$gg" >"$tmp/out" 2>&1
 [ $? = 2 ] && ok || bad "scan --format xml is not a usage error"
 
+# scan's exit status for CI (doc/scan.md "Exit status"): 0 safe, 1 dangerous,
+# 2 error, 3 unknown; several files: 1 over 2 over 3. --allow / --allow-file
+# lift names the scanner calls unknown (the user's own classes), recorded in
+# the output; a name known to run code stays dangerous.
+own=tests/data/scan_allow/own_class.pkl evil=tests/data/scan/uuid_command.pkl
+safe_pk=tests/data/scan/benign_counter_p2.pkl
+scan_rc() { "$mfmt" scan "$@" >"$tmp/out" 2>&1; echo $?; }
+[ "$(scan_rc "$safe_pk")" = 0 ] && ok || bad "scan of a safe pickle: not exit 0"
+[ "$(scan_rc "$evil")" = 1 ] && ok || bad "scan of a dangerous pickle: not exit 1"
+[ "$(scan_rc "$own")" = 3 ] && ok || bad "scan of an unknown class: not exit 3"
+[ "$(scan_rc "$tmp/no-such.pkl")" = 2 ] && ok || bad "scan of a missing file: not exit 2"
+[ "$(scan_rc "$own" "$evil")" = 1 ] && ok || bad "scan unknown + dangerous: not exit 1"
+[ "$(scan_rc "$own" "$tmp/no-such.pkl")" = 2 ] && ok || bad "scan unknown + missing: not exit 2"
+[ "$(scan_rc "$own" "$safe_pk")" = 3 ] && ok || bad "scan unknown + safe: not exit 3"
+[ "$(scan_rc --format sarif "$own")" = 3 ] && ok || bad "scan --format sarif of an unknown class: not exit 3"
+printf '%s\n%s\n' "$own" "$evil" | "$mfmt" scan --jsonl -@ >/dev/null 2>&1
+[ $? = 1 ] && ok || bad "scan -@ unknown + dangerous: not exit 1"
+[ "$(scan_rc --allow mypkg.layers.Config "$own")" = 0 ] && grep -q "^  allowed   mypkg.layers.Config" "$tmp/out" &&
+  ok || bad "scan --allow of the user's class: $(cat "$tmp/out")"
+[ "$(scan_rc --allow 'mypkg.*' "$own")" = 0 ] && ok || bad "scan --allow mypkg.*: not exit 0"
+[ "$(scan_rc --allow mypkg.layers.Other "$own")" = 3 ] && ok || bad "scan --allow of another name lifted the class"
+[ "$(scan_rc --allow-file tests/data/scan_allow/allow.txt "$own")" = 0 ] && ok || bad "scan --allow-file: not exit 0"
+[ "$(scan_rc --allow uuid._get_command_stdout "$evil")" = 1 ] && ok || bad "scan --allow lifted a dangerous name"
+[ "$(scan_rc --allow notaname "$own")" = 2 ] && grep -q "not a Python name" "$tmp/out" && ok ||
+  bad "scan --allow notaname: $(cat "$tmp/out")"
+"$mfmt" scan --json --allow mypkg.layers.Config "$own" >"$tmp/out" 2>&1
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d["files"][0]
+assert d["verdict"] == "safe" and d["allowlist"] == ["mypkg.layers.Config"], d
+assert f["allowed"] == ["mypkg.layers.Config"] and f["globals"][0]["allowed"] is True, f' "$tmp/out" &&
+  ok || bad "scan --json --allow: $(head -c 400 "$tmp/out")"
+
 # killed while it copies standard input: the copy goes too
 mkfifo "$tmp/fifo"
 "$mfmt" detect - <"$tmp/fifo" >/dev/null 2>&1 &
