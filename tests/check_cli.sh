@@ -339,6 +339,41 @@ assert d["verdict"] == "safe" and d["allowlist"] == ["mypkg.layers.Config"], d
 assert f["allowed"] == ["mypkg.layers.Config"] and f["globals"][0]["allowed"] is True, f' "$tmp/out" &&
   ok || bad "scan --json --allow: $(head -c 400 "$tmp/out")"
 
+# convert_hf_to_gguf.py's flags: the default output name and general.* keys
+# against gguf-py's Metadata/naming_convention (tests/converter_names.py;
+# LLAMA_CPP names a llama.cpp checkout, else tests/data/convert_flags/
+# expected.txt, which it made), --outfile into a directory, {ftype}
+# templates, --split-max-tensors through llama-gguf-split's writer (merged
+# back: the converter's own file, byte for byte)
+hfd=../shared/corpus/hf-dir/llama-tiny
+if [ -d "$hfd" ] && command -v python3 >/dev/null 2>&1; then
+  python3 tests/converter_names.py ../shared/corpus/hf-dir "$tmp/names" "$mfmt" >"$tmp/out" 2>&1 && ok ||
+    bad "converter names: $(grep -v '^RESULT' "$tmp/out" | head -n 8)"
+  grep '^SKIP' "$tmp/out"
+  mkdir -p "$tmp/odir"
+  "$mfmt" convert -q "$hfd" --outfile "$tmp/odir" && [ -f "$tmp/odir/Llama-Tiny-115K-F16.gguf" ] &&
+    cmp -s "$tmp/odir/Llama-Tiny-115K-F16.gguf" ../shared/convert-ref/llama-tiny-f16.gguf && ok ||
+    bad "convert --outfile DIR: $(ls "$tmp/odir")"
+  "$mfmt" convert -q "$hfd" --outtype q8_0 --outfile "$tmp/odir/t-{ftype}-{FTYPE}.gguf" &&
+    [ -f "$tmp/odir/t-q8_0-Q8_0.gguf" ] && ok || bad "convert --outfile with {ftype}: $(ls "$tmp/odir")"
+  "$mfmt" convert -q "$hfd" --outfile "$tmp/odir/t-{nope}.gguf" >"$tmp/out" 2>&1
+  [ $? = 2 ] && grep -q "output name template" "$tmp/out" && ok || bad "convert --outfile {nope}: $(cat "$tmp/out")"
+  "$mfmt" convert -q "$hfd" --outfile "$tmp/odir/sp.gguf" --split-max-tensors 8 &&
+    [ -f "$tmp/odir/sp-00003-of-00003.gguf" ] && [ ! -e "$tmp/odir/sp.gguf" ] &&
+    "$mfmt" merge -q "$tmp/odir/sp-00001-of-00003.gguf" "$tmp/odir/merged.gguf" &&
+    cmp -s "$tmp/odir/merged.gguf" ../shared/convert-ref/llama-tiny-f16.gguf && ok ||
+    bad "convert --split-max-tensors 8: $(ls "$tmp/odir")"
+  "$mfmt" convert -q "$hfd" --outfile "$tmp/odir/one.gguf" --split-max-size 1G &&
+    [ -f "$tmp/odir/one.gguf" ] && [ ! -e "$tmp/odir/one-00001-of-00001.gguf" ] && ok ||
+    bad "convert --split-max-size larger than the model: not one plain file"
+  "$mfmt" convert -q "$hfd" "$tmp/odir/a.gguf" --outfile "$tmp/odir/b.gguf" >/dev/null 2>&1
+  [ $? = 2 ] && ok || bad "convert OUT and --outfile both: not a usage error"
+  "$mfmt" convert -q "$hfd" "$tmp/odir/st.safetensors" --model-name x >/dev/null 2>&1
+  [ $? = 2 ] && ok || bad "convert --model-name to safetensors: not a usage error"
+else
+  echo "SKIP convert_hf_to_gguf.py flags: no ../shared/corpus/hf-dir or python3"
+fi
+
 # killed while it copies standard input: the copy goes too
 mkfifo "$tmp/fifo"
 "$mfmt" detect - <"$tmp/fifo" >/dev/null 2>&1 &
