@@ -226,9 +226,23 @@ static int on_hf_progress(void *ctx, uint64_t done, uint64_t total)
 
 /* A GGUF to a Hugging Face directory: OUT ends with '/' or --to hf; a
  * training checkpoint's merge to one (convert_ckpt_cli.c). */
+/* Whether IN holds a GGUF (the GGUF -> HF conversion); anything else is
+ * written as a weights directory (sharded safetensors + index). */
+static bool is_gguf_file(const char *in)
+{
+    mf_detection d;
+    mf_status st;
+    mf_status_init(&st);
+    bool yes = mf_detect(in, &d, &st) == 0 && d.format == MF_FMT_GGUF;
+    mf_status_clear(&st);
+    return yes;
+}
+
 static int to_hf_dir(const convert_args *a)
 {
-    if (is_checkpoint(a->in)) {
+    /* a training checkpoint, or any other model (x.bin, x.pt, ...): its
+     * tensors as save_pretrained shards them (5GB, model.safetensors.index.json) */
+    if (is_checkpoint(a->in) || !is_gguf_file(a->in)) {
         cli_ckpt_opts co;
         if (a->threads || a->key || a->include_optimizer || ckpt_opts(a, &co))
             return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "

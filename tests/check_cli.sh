@@ -374,6 +374,23 @@ else
   echo "SKIP convert_hf_to_gguf.py flags: no ../shared/corpus/hf-dir or python3"
 fi
 
+# convert x.pt OUT/: save_pretrained's weights layout (shards + index) for a
+# model that is not a GGUF; inspect of that directory (no config.json) shows
+# its weights with a note, instead of failing as a model directory
+pt=../shared/corpus/pytorch/dtypes.pt
+if [ -f "$pt" ]; then
+  "$mfmt" convert -q "$pt" "$tmp/wdir/" --max-shard-size 40 >/dev/null 2>&1 &&
+    [ -f "$tmp/wdir/model.safetensors.index.json" ] && [ -f "$tmp/wdir/model-00001-of-00006.safetensors" ] &&
+    "$mfmt" diff -q "$pt" "$tmp/wdir/model.safetensors.index.json" >/dev/null 2>&1 && ok ||
+    bad "convert x.pt DIR/: $(ls "$tmp/wdir" 2>&1)"
+  "$mfmt" inspect "$tmp/wdir" >"$tmp/out" 2>"$tmp/err" && grep -q "^tensors: *10," "$tmp/out" &&
+    grep -q "has no config.json" "$tmp/err" && ok || bad "inspect of a weights-only directory: $(cat "$tmp/err")"
+  "$mfmt" validate "$tmp/wdir" >/dev/null 2>&1
+  [ $? = 1 ] && ok || bad "validate of a directory without config.json is not a breach"
+else
+  echo "SKIP convert x.pt DIR/: no ../shared/corpus/pytorch"
+fi
+
 # killed while it copies standard input: the copy goes too
 mkfifo "$tmp/fifo"
 "$mfmt" detect - <"$tmp/fifo" >/dev/null 2>&1 &
