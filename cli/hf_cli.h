@@ -32,6 +32,8 @@ typedef struct cli_ckpt_opts {
     const char *dtype;        /* --dtype f32/f16/bf16 of the weights; NULL: as merged */
     uint64_t max_shard_size;  /* 0: 5GB */
 } cli_ckpt_opts;
+/* Removes a directory of plain files (a temporary conversion) and them. */
+void cli_remove_flat_dir(const char *dir);
 int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o);
 int cli_convert_model_to_gguf(const char *in, const char *out, const char *type, int threads,
                               const cli_ckpt_opts *o);

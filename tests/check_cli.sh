@@ -391,6 +391,35 @@ else
   echo "SKIP convert x.pt DIR/: no ../shared/corpus/pytorch"
 fi
 
+# diff HF_DIR model.gguf: names and layouts through the converter's tables;
+# against llama.cpp's own converter output (f16: every tensor the same
+# values, q/k permutes undone) and gguf-py's dequantization (q8_0: each
+# tensor's RMSE and cosine, the summary; tests/diff_oracle.py)
+if [ -d ../shared/corpus/hf-dir/llama-tiny ] && [ -f ../shared/convert-ref/llama-tiny-q8_0.gguf ]; then
+  "$mfmt" diff ../shared/corpus/hf-dir/llama-tiny ../shared/convert-ref/llama-tiny-f16.gguf >"$tmp/out" 2>&1 &&
+    head -n 1 "$tmp/out" | grep -q "^model: .* 21 tensors compared, 115008 parameters; weighted RMSE 0, mean cosine 1.000000000" &&
+    grep -q "^21 same bytes, 0 same values\|^0 same bytes, 21 same values" "$tmp/out" && ok ||
+    bad "diff HF_DIR f16.gguf: $(head -n 3 "$tmp/out")"
+  "$mfmt" diff -q ../shared/convert-ref/llama-tiny-f16.gguf ../shared/corpus/hf-dir/llama-tiny && ok ||
+    bad "diff f16.gguf HF_DIR (GGUF first): not equal"
+  "$mfmt" diff --no-map ../shared/corpus/hf-dir/llama-tiny ../shared/convert-ref/llama-tiny-f16.gguf >"$tmp/out" 2>&1
+  [ $? = 1 ] && grep -q "^only-b  *token_embd.weight" "$tmp/out" && ok || bad "diff --no-map: names were mapped"
+  "$mfmt" diff ../shared/corpus/hf-dir/llama-tiny ../shared/convert-ref/llama-tiny-q8_0.gguf >"$tmp/out" 2>&1
+  [ $? = 1 ] && head -n 1 "$tmp/out" | grep -q "worst model.layers" && ok || bad "diff HF_DIR q8_0.gguf: $(head -n 2 "$tmp/out")"
+  py=python3 # the oracle needs numpy: the first python3 that has it
+  for p in python3 /usr/bin/python3; do "$p" -c 'import numpy' 2>/dev/null && { py=$p; break; }; done
+  if "$py" -c 'import numpy' 2>/dev/null; then
+    "$py" tests/diff_oracle.py ../shared/corpus/hf-dir/llama-tiny ../shared/convert-ref/llama-tiny-q8_0.gguf \
+      "$mfmt" >"$tmp/out" 2>&1 && ok || bad "diff against gguf-py: $(tail -n 5 "$tmp/out")"
+    grep '^SKIP' "$tmp/out"
+  else
+    echo "SKIP diff against gguf-py: no python3 with numpy"
+  fi
+  ls "${TMPDIR:-/tmp}" | grep -q "^mfmt-diff-" && bad "diff left its temporary directory" || ok
+else
+  echo "SKIP diff HF_DIR model.gguf: no ../shared/corpus/hf-dir or convert-ref"
+fi
+
 # killed while it copies standard input: the copy goes too
 mkfifo "$tmp/fifo"
 "$mfmt" detect - <"$tmp/fifo" >/dev/null 2>&1 &
