@@ -13,7 +13,7 @@
 typedef struct convert_args {
     const char *in, *in_shown, *out, *to, *key, *shard_size; /* in_shown: "-" for stdin */
     bool allow_unsafe, include_optimizer, keep_tied;
-    const char *type, *threads; /* GGUF output */
+    const char *type, *threads, *layout; /* GGUF output */
     const char *config, *tokenizer; /* training checkpoints (doc/training.md) */
     unsigned train_flags;           /* MF_OPEN_TRAIN_* */
     bool mlx, quantize, dequantize; /* MLX output */
@@ -212,7 +212,7 @@ static int to_gguf(const convert_args *a)
     cli_gguf_out g;
     if (gguf_flags(a, &g))
         return EXIT_USAGE;
-    return cli_convert_dir_to_gguf(a->in, a->out, a->type, threads, &g);
+    return cli_convert_dir_to_gguf(a->in, a->out, a->type, a->layout, threads, &g);
 }
 
 static int on_hf_progress(void *ctx, uint64_t done, uint64_t total)
@@ -368,21 +368,6 @@ static int to_mlx(const convert_args *a)
     return rc;
 }
 
-/* Removes the flat directory mlx_to_gguf made. */
-static void remove_flat_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    char p[4500];
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-}
-
 /* MLX to GGUF: dequantized to an MLX directory without quantization (the
  * Hugging Face layout) beside OUT, then that directory to GGUF. */
 static int mlx_to_gguf(const convert_args *a, int threads)
@@ -400,8 +385,8 @@ static int mlx_to_gguf(const convert_args *a, int threads)
     o.dequantize = true;
     int rc = run_mlx(a->in, dir, &o);
     if (rc == 0)
-        rc = cli_convert_dir_to_gguf(dir, a->out, a->type, threads, NULL);
-    remove_flat_dir(dir);
+        rc = cli_convert_dir_to_gguf(dir, a->out, a->type, a->layout, threads, NULL);
+    cli_remove_flat_dir(dir); /* the flat directory mlx_to_gguf made */
     rmdir(tmp);
     return rc;
 }
@@ -506,6 +491,7 @@ static int parse(const cli_args *args, convert_args *a)
     a->keep_tied = cli_has(args, "--keep-tied");
     a->type = cli_get(args, "--type");
     a->threads = cli_get(args, "--threads");
+    a->layout = cli_get(args, "--layout");
     a->config = cli_get(args, "--config");
     a->tokenizer = cli_get(args, "--tokenizer");
     a->train_flags = (cli_has(args, "--from-module-states") ? MF_OPEN_TRAIN_MODULE_STATES : 0) |
@@ -581,6 +567,9 @@ static const cli_opt opts[] = {
     {"--split-max-size", NULL, "N", "GGUF: split as llama-gguf-split into files of about N bytes "
                                     "(N, NK, NM, NG: decimal)"},
     {"--split-max-tensors", NULL, "N", "GGUF: split into files of at most N tensors"},
+    {"--layout", NULL, "L", "GGUF from an HF directory: c392e50 (default: llama.cpp's converter of "
+                            "Feb 2025) or 2026-02 (of ecbcb7ea); families only the newer one has are "
+                            "written in its layout"},
     {"--config", NULL, "FILE", "training checkpoint: the Hugging Face config.json it lacks "
                                "(Megatron names and vocabulary; copied into OUT/)"},
     {"--tokenizer", NULL, "DIR", "training checkpoint: where the tokenizer files to copy are"},

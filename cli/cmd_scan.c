@@ -257,15 +257,6 @@ static int exit_of_verdict(mf_verdict v)
                                      : EXIT_FINE;
 }
 
-/* The status a CI acts on first wins: dangerous (1), then an error (2: a
- * path was not scanned), then unknown (3), then safe (0). */
-int cli_scan_worst_exit(int a, int b)
-{
-    static const int rank[4] = {0, 3, 2, 1};
-    int ra = a >= 0 && a <= 3 ? rank[a] : 2, rb = b >= 0 && b <= 3 ? rank[b] : 2;
-    return rb > ra ? b : a;
-}
-
 static int load_allowlist(scan_run *run, const cli_args *a)
 {
     for (int i = 0; i < a->n_opts; i++) {

@@ -19,9 +19,10 @@ typedef struct cli_gguf_out {
     uint64_t split_max_size, split_max_tensors; /* 0: one file */
 } cli_gguf_out;
 /* out NULL or a directory: the converter's default name in it (in the
- * model directory when NULL). g may be NULL (no converter flags). */
-int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, int threads,
-                            const cli_gguf_out *g);
+ * model directory when NULL). layout: --layout (c392e50, 2026-02), NULL for
+ * the default. g may be NULL (no converter flags). */
+int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, const char *layout,
+                            int threads, const cli_gguf_out *g);
 
 /* mfmt convert of any other model (a training checkpoint above all) to a
  * Hugging Face directory or, through one, to GGUF (convert_ckpt_cli.c). */
