@@ -49,6 +49,7 @@ struct mf_model {
     mf_verdict verdict;        /* the scan at open (mf_model_verdict) */
     struct mf_model *view_src_owned; /* MF_OPEN_LOGICAL: the raw model this view owns */
     const char *config;        /* while a reader opens: mf_open_opts.config (or NULL) */
+    bool lost_note;            /* a note could not be stored (out of memory): the open fails */
 };
 
 /* The file a tensor lives in (follows t->owner). */

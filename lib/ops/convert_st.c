@@ -6,6 +6,7 @@
  * would pass the limit; a tensor larger than the limit gets its own). */
 #include "ops/convert_st.h"
 #include "formats/formats.h"
+#include "core/json_build.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -466,7 +467,7 @@ static int write_index(const char *path, const char *const *shard_names, const s
             json_object_set_new(wm, items[i].name, json_string(shard_names[s]));
     }
     json_object_set_new(root, "weight_map", wm);
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+    char *text = mf_json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(root);
     if (!text)
         return mf_oom(st, path);
