@@ -13,6 +13,9 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
 {
     if (mf_is_url(path)) /* read by HTTP ranges as it is needed */
         return mf_map_remote(path, out, st);
+    int mem = mf_mem_map(path, out, st); /* a caller's buffer (mf_open_buffer) */
+    if (mem)
+        return mem < 0 ? -1 : 0;
     memset(out, 0, sizeof(*out));
     out->path = path;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -42,6 +45,11 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
 
 void mf_unmap_file(mf_file *f)
 {
+    if (f->borrowed) {
+        f->base = NULL;
+        f->size = 0;
+        return;
+    }
     if (mf_unmap_remote(f))
         return;
     if (f->base && f->size)

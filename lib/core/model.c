@@ -389,6 +389,7 @@ void mf_close(mf_model *m)
     free(m->meta);
     free(m->notes);
     mf_model *src = m->view_src_owned; /* MF_OPEN_LOGICAL: the view goes first */
+    mf_mem_unregister(m->mem_path);
     mf_arena_free(m->arena);
     free((model_box *)m);
     mf_close(src);

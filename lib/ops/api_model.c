@@ -105,6 +105,28 @@ int mf_open(const char *path, const mf_open_opts *opts, mf_model **out, mf_statu
     return 0;
 }
 
+int mf_open_buffer(const void *buf, size_t len, const char *name, const mf_open_opts *opts,
+                   mf_model **out, mf_status *st)
+{
+    MF_ST_GUARD(st);
+    if (!out)
+        return mf_fail(st, MF_ERR_USAGE, name, -1, "mf_open_buffer: no place for the model (out is NULL)");
+    *out = NULL;
+    if (!buf && len)
+        return mf_fail(st, MF_ERR_USAGE, name, -1, "mf_open_buffer: no buffer");
+    if (!name || !*name)
+        name = "buffer";
+    const char *path = mf_mem_register(buf, len, name);
+    if (!path)
+        return mf_oom(st, name);
+    if (mf_open(path, opts, out, st)) {
+        mf_mem_unregister(path);
+        return -1;
+    }
+    (*out)->mem_path = path; /* mf_close ends the registration */
+    return 0;
+}
+
 int mf_validate(const char *path, mf_status *st)
 {
     MF_ST_GUARD(st);
