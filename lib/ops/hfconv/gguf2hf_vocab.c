@@ -468,8 +468,11 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
     static const struct { const char *gguf, *hf; } adds[] = {
         {"tokenizer.ggml.add_bos_token", "add_bos_token"},
         {"tokenizer.ggml.add_eos_token", "add_eos_token"},
+        /* gguf-py 0.18 (2026 layout): from the post-processor or this key;
+         * this key gives it back, after bos and eos */
+        {"tokenizer.ggml.add_sep_token", "add_sep_token"},
     };
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 3; i++) {
         const mf_value *b = mf_meta_get(c->m, adds[i].gguf);
         if (b && b->type == MF_V_BOOL && !hfc_fwd_constant(c, adds[i].gguf))
             json_object_set_new(tc, adds[i].hf, json_boolean(b->as.b));
