@@ -191,7 +191,7 @@ static int op_convert(const char *in, mf_status *st)
     mf_model *m = NULL;
     if (mf_open(in, NULL, &m, st) != 0)
         return -1;
-    int rc = mf_convert_to_safetensors(m, out, NULL, st);
+    int rc = mf_convert_to_safetensors(m, out, NULL, NULL, st);
     mf_close(m);
     return rc;
 }
