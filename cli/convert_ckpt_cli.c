@@ -103,8 +103,6 @@ static int copy_aux(const cli_ckpt_opts *o, const char *in, const char *out, siz
     return rc;
 }
 
-static void remove_tree(const char *dir);
-
 /* Writes the merge, config and tokenizer files into the (new, empty)
  * directory `out`. */
 static int write_hf_dir(const char *in, const char *out, const char *shown,
@@ -128,7 +126,7 @@ static int write_hf_dir(const char *in, const char *out, const char *shown,
     cli_progress_start(&p, "merging", 0);
     so.progress = cli_progress_cb;
     so.progress_user = &p;
-    int rc = mf_convert_to_safetensors(m, weights, &so, &st);
+    int rc = mf_convert_to_safetensors(m, weights, &so, NULL, &st);
     cli_progress_end(&p);
     size_t copied = 0;
     if (rc == 0 && copy_aux(o, in, out, &copied, &st))
@@ -198,11 +196,11 @@ int cli_write_dir_staged(const char *out, cli_fill_dir_fn fill, void *ctx)
         }
     }
     if (rc)
-        remove_tree(tmp);
+        cli_remove_flat_dir(tmp);
     return rc;
 }
 
-static void remove_tree(const char *dir)
+void cli_remove_flat_dir(const char *dir)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -248,7 +246,7 @@ static int merge_then_convert(const char *in, const char *inner, const char *out
                               const char *type, int threads, const cli_ckpt_opts *o)
 {
     int rc = cli_convert_model_to_hf_dir(in, inner, o);
-    return rc ? rc : cli_convert_dir_to_gguf(inner, out, type, NULL, threads);
+    return rc ? rc : cli_convert_dir_to_gguf(inner, out, type, NULL, threads, NULL);
 }
 
 /* The merge streams straight into the converter: only config.json and the
@@ -274,7 +272,7 @@ static int convert_in_one_pass(const char *in, const char *inner, const char *ou
         return rc;
     }
     mf_status_clear(&st);
-    rc = cli_convert_weights_to_gguf(inner, m, out, type, NULL, threads);
+    rc = cli_convert_weights_to_gguf(inner, m, out, type, NULL, threads, NULL);
     mf_close(m);
     return rc;
 }
@@ -299,7 +297,7 @@ int cli_convert_model_to_gguf(const char *in, const char *out, const char *type,
     snprintf(inner, sizeof(inner), "%s/%s", tmp, model_dir_name(in, o, name, sizeof(name)));
     int rc = o->dtype ? merge_then_convert(in, inner, out, type, threads, o)
                       : convert_in_one_pass(in, inner, out, type, threads, o);
-    remove_tree(inner);
+    cli_remove_flat_dir(inner);
     rmdir(tmp);
     return rc;
 }

@@ -170,7 +170,7 @@ static int fill(const char *in, const char *tmp, const mf_convert_hf_opts *o, mf
     so.progress = o->progress;
     so.progress_user = o->progress_user;
     char *weights = mf_path_join_new(tmp, "model.safetensors");
-    int rc = weights ? mf_convert_to_safetensors(m, weights, &so, st) : mf_oom(st, in);
+    int rc = weights ? mf_convert_to_safetensors(m, weights, &so, NULL, st) : mf_oom(st, in);
     free(weights);
     mf_close(m);
     if (rc == 0)
