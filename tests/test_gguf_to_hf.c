@@ -1,5 +1,5 @@
 /* test_gguf_to_hf.c - GGUF -> Hugging Face directory, over every reference
- * directory of ../shared (convert-ref-arch/dirs and corpus/hf-dir, written
+ * directory of ../shared (convert-ref-arch/dirs, convert-ref-new/dirs and corpus/hf-dir, written
  * as transformers' modeling code names tensors): HF -> GGUF (mfmt) -> HF
  * (mfmt) gives the original tensors (bit-exact at the source's dtype, but
  * for the operations that round: Gemma's +1 norms, Mamba's -exp(A_log)) and
@@ -179,7 +179,8 @@ static void round_trip(const char *dir, const char *name)
     compare_config(dir, out);
 }
 
-static void run_dirs(const char *base, int *count)
+/* prefix keeps names apart across folders (deepseek-v3-tiny is in two) */
+static void run_dirs(const char *base, const char *prefix, int *count)
 {
     DIR *d = opendir(base);
     if (!d)
@@ -191,7 +192,9 @@ static void run_dirs(const char *base, int *count)
         snprintf(cfg, sizeof(cfg), "%s/config.json", p);
         if (e->d_name[0] == '.' || access(cfg, F_OK) != 0)
             continue;
-        round_trip(p, e->d_name);
+        char name[300];
+        snprintf(name, sizeof(name), "%s%s", prefix, e->d_name);
+        round_trip(p, name);
         (*count)++;
     }
     closedir(d);
@@ -277,9 +280,11 @@ int main(void)
     int n = 0;
     char base[512];
     snprintf(base, sizeof(base), "%s/convert-ref-arch/dirs", shared);
-    run_dirs(base, &n);
+    run_dirs(base, "", &n);
     snprintf(base, sizeof(base), "%s/corpus/hf-dir", shared);
-    run_dirs(base, &n);
+    run_dirs(base, "", &n);
+    snprintf(base, sizeof(base), "%s/convert-ref-new/dirs", shared);
+    run_dirs(base, "new-", &n);
     CHECKF(n >= 25, "only %d reference directories", n);
     printf("gguf -> hf: %d directories round-tripped\n", n);
     quantized_source(shared);

@@ -29,6 +29,8 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_QKV_PER_HEAD: return R_QKV_PER_HEAD;
     case OP_QKV_KV_GROUPS: return R_QKV_KV_GROUPS;
     case OP_QKV_GROUPED: return R_FUSE_GROUPED;
+    case OP_MXFP4: return R_MXFP4_UNPACK;
+    case OP_DEINTERLEAVE: return R_INTERLEAVE;
     default: return R_PLAIN;
     }
 }
@@ -107,7 +109,7 @@ static void check_hparams(const conv_arch *a, const conv_hp *list)
             CHECKF(h->block == &conv_block_pooling_type || h->block == &conv_block_rope_nemotron ||
                        h->block->back != NULL,
                    "%s %s: key block has no inverse", a->name, h->key);
-        } else if (strcmp(h->key, "@base")) {
+        } else if (strcmp(h->key, "@base") && strcmp(h->key, "@base2026")) {
             CHECKF(h->src != NULL, "%s.%s: neither a config key nor a computed value", a->name, h->key);
         }
     }
@@ -126,6 +128,7 @@ int main(void)
         check_hparams(a, a->hparams);
     }
     check_hparams(&conv_archs[0], conv_base_hparams);
+    check_hparams(&conv_archs[0], conv_base2026_hparams);
     /* every name-table row belongs to some architecture of the table */
     for (size_t i = 0; i < conv_n_names; i++)
         CHECKF(conv_names[i].archs != 0 && (conv_names[i].archs & ~ALL_ARCHS) == 0,

@@ -21,6 +21,7 @@ enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
+    AB_GPT_OSS,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 32, "conv_name_row.archs holds one bit per architecture");
@@ -51,6 +52,14 @@ typedef enum conv_op {
     OP_QKV_GROUPED,   /* [groups][q_per_kv + 2][hd] rows split to q, k, v; q, k permuted (InternLM2) */
     OP_QKV_PER_HEAD,  /* [n_head][3][hd] rows re-ordered to [3][n_head][hd] (GPT-NeoX) */
     OP_QKV_KV_GROUPS, /* [kv][q_per_kv + 2][hd] rows re-ordered to q, k, v (Falcon "jploski") */
+    OP_DEINTERLEAVE,  /* last dimension split into len(ws) tensors, part k taking
+                         elements k::len(ws); pat replaced by ws[k] (gpt-oss's
+                         gate_up_proj_bias) */
+    OP_MXFP4,         /* pat "X_scales" with "X_blocks": OCP MXFP4 blocks [E, rows, nb, 16]
+                         and e8m0 scales [E, rows, nb] repacked to ggml MXFP4 bytes
+                         (no requantization), rows de-interleaved into len(ws) tensors
+                         named by pat replaced by ws[k]; written before every other
+                         tensor (GptOssModel.generate_extra_tensors) */
 } conv_op;
 
 typedef struct conv_rule {
@@ -65,7 +74,7 @@ typedef struct conv_rule {
      * part, %w the w. */
     const char *count_key;
     const char *part_fmt, *merged_fmt;
-    const char *const *ws;
+    const char *const *ws;       /* also OP_DEINTERLEAVE and OP_MXFP4: the part names */
 } conv_rule;
 
 /* Values the converter computes and key blocks it writes, as code: each
@@ -87,8 +96,9 @@ typedef struct conv_block {
 #define CONV_CALCS(X)                                                                      \
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
-    X(mamba_dt_rank) X(falcon_mamba)
-#define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron)
+    X(mamba_dt_rank) X(falcon_mamba) X(score_func)
+#define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
+    X(rope_2026)
 /* Declared for every name; file_type, head_dim_embd and pooling_type have no
  * inverse (their back is NULL in arch_table.c) and define no g2h_ function. */
 #define CONV_DECLARE_CALC(n) \
@@ -140,6 +150,11 @@ enum {
     AF_CTX_MODEL_MAX = 2,     /* max_position_embeddings from model_max_length (Command-R) */
     AF_LLAMA3_ROPE = 4,       /* generated rope_freqs for llama3 rope scaling */
     AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
+    AF_MXFP4 = 16,            /* quantization_config mxfp4: the packed weights read as
+                                 stored (OP_MXFP4), not dequantized (GptOssModel) */
+    AF_2026 = 32,             /* a family only the 2026-02 converter (ecbcb7ea) has: its
+                                 key order (general.quantization_version before the
+                                 vocabulary) */
 };
 
 typedef struct conv_arch {
@@ -155,5 +170,7 @@ typedef struct conv_arch {
 extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
 extern const conv_hp conv_base_hparams[];
+/* TextModel.set_gguf_parameters of the 2026-02 converter (ecbcb7ea), "@base2026" */
+extern const conv_hp conv_base2026_hparams[];
 
 #endif

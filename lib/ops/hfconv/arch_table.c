@@ -28,11 +28,13 @@ const conv_calc conv_calc_gating_func = {"gating_func", h2g_gating_func, g2h_gat
 const conv_calc conv_calc_mamba_d_inner = {"mamba_d_inner", h2g_mamba_d_inner, g2h_mamba_d_inner};
 const conv_calc conv_calc_mamba_dt_rank = {"mamba_dt_rank", h2g_mamba_dt_rank, g2h_mamba_dt_rank};
 const conv_calc conv_calc_falcon_mamba = {"falcon_mamba", h2g_falcon_mamba, g2h_falcon_mamba};
+const conv_calc conv_calc_score_func = {"score_func", h2g_score_func, g2h_score_func};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
 const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
 const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
+const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -53,7 +55,35 @@ const conv_hp conv_base_hparams[] = {
     {NULL, 0, NULL, 0, NULL, NULL},
 };
 
+/* TextModel.set_gguf_parameters at ecbcb7ea (2026-02-27): more key
+ * spellings, the rope block (rope_parameters or rope_scaling, mrope
+ * sections, rope_theta and the sliding layers' theta) before the epsilons,
+ * expert groups and the gating function. The families added after c392e50
+ * take it as "@base2026". */
+const conv_hp conv_base2026_hparams[] = {
+    CALC("block_count", 'u', block_count, 0),
+    {"context_length", 'u', "max_position_embeddings|n_ctx|n_positions|max_length|max_sequence_length|model_max_length",
+     HP_OPT, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|n_embd|dim", HP_OPT, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size|n_inner|hidden_dim", HP_OPT, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head|n_heads", HP_OPT, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|n_kv_heads", HP_OPT, NULL, NULL},
+    BLOCK(rope_2026),
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps|norm_eps", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_eps|layer_norm_epsilon|norm_epsilon", HP_OPT, NULL, NULL},
+    {"expert_count", 'u', "num_local_experts|num_experts", HP_OPT, NULL, NULL},
+    {"expert_used_count", 'u', "num_experts_per_tok|num_experts_per_token", HP_OPT, NULL, NULL},
+    {"expert_group_count", 'u', "n_group", HP_OPT, NULL, NULL},
+    {"expert_group_used_count", 'u', "topk_group", HP_OPT, NULL, NULL},
+    CALC("expert_gating_func", 'u', score_func, HP_OPT),
+    {"attention.key_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {NULL, 0, NULL, 0, NULL, NULL},
+};
+
 #define BASE {"@base", 0, NULL, 0, NULL, NULL}
+#define BASE2026 {"@base2026", 0, NULL, 0, NULL, NULL}
 #define END {NULL, 0, NULL, 0, NULL, NULL}
 #define NORULES {0, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 
@@ -157,6 +187,23 @@ static const conv_rule falcon_rules[] = {
 static const conv_rule mamba_rules[] = {
     {OP_NEG_EXP, M_SUFFIX, ".A_log", NULL, NULL, NULL, NULL, NULL},
     {OP_DROP_IF_EMBD, M_EXACT, "output.weight", NULL, NULL, NULL, NULL, NULL}, /* a GGUF name */
+    NORULES,
+};
+
+/* GptOssModel.modify_tensors / generate_extra_tensors: the MXFP4 experts
+ * repacked first (gate/up rows interleaved), the packed parts not written
+ * again, sinks get ".weight", biases renamed or split like the rows. */
+static const char *const gpt_oss_down[] = {"down_proj.weight", NULL};
+static const char *const gpt_oss_gate_up[] = {"gate_proj.weight", "up_proj.weight", NULL};
+static const char *const gpt_oss_gate_up_bias[] = {"gate_proj.bias", "up_proj.bias", NULL};
+static const conv_rule gpt_oss_rules[] = {
+    {OP_MXFP4, M_SUFFIX, "down_proj_scales", NULL, NULL, NULL, NULL, gpt_oss_down},
+    {OP_MXFP4, M_SUFFIX, "gate_up_proj_scales", NULL, NULL, NULL, NULL, gpt_oss_gate_up},
+    {OP_SKIP, M_SUFFIX, "_proj_blocks", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_SUFFIX, "_proj_scales", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, "self_attn.sinks", "self_attn.sinks.weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, "down_proj_bias", "down_proj.bias", NULL, NULL, NULL, NULL},
+    {OP_DEINTERLEAVE, M_SUFFIX, "gate_up_proj_bias", NULL, NULL, NULL, NULL, gpt_oss_gate_up_bias},
     NORULES,
 };
 
@@ -416,6 +463,14 @@ static const conv_hp mamba_hp[] = {
     END,
 };
 
+/* GptOssModel.set_gguf_parameters */
+static const conv_hp gpt_oss_hp[] = {
+    BASE2026,
+    {"attention.sliding_window", 'u', "sliding_window", 0, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    END,
+};
+
 /* --------------------------------------------------------------- table */
 
 #define CLASSES(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -452,5 +507,7 @@ const conv_arch conv_archs[] = {
     {"llama", CLASSES("InternLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp, V_INTERNLM3, 0},
     {"cohere2", CLASSES("Cohere2ForCausalLM"), AB_COHERE2, no_rules, cohere2_hp, V_BPE, 0},
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
+    /* from here: families of the 2026-02 converter (ecbcb7ea) */
+    {"gpt-oss", CLASSES("GptOssForCausalLM"), AB_GPT_OSS, gpt_oss_rules, gpt_oss_hp, V_BPE, AF_MXFP4 | AF_2026},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

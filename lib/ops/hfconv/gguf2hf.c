@@ -199,6 +199,67 @@ static int fuse_parts(hfc *c, hfc_item *it, int64_t block, const char *suffix)
     return 0;
 }
 
+/* R_INTERLEAVE's partner: the tensor of the next R_FUSED_PART row, same
+ * block and suffix. */
+static const mf_tensor *partner_of(const hfc *c, const hf_rev_name *r, int64_t block, const char *suffix)
+{
+    const hf_rev_name *p = r + 1;
+    if (!p->gguf || p->op != R_FUSED_PART)
+        return NULL;
+    char name[256];
+    const char *ph = strstr(p->gguf, "{bid}");
+    if (ph)
+        snprintf(name, sizeof(name), "%.*s%lld%s%s", (int)(ph - p->gguf), p->gguf, (long long)block, ph + 5, suffix);
+    else
+        snprintf(name, sizeof(name), "%s%s", p->gguf, suffix);
+    return mf_tensor_find(c->m, name);
+}
+
+/* gpt-oss's experts (R_MXFP4_UNPACK, R_INTERLEAVE): an MXFP4 .weight as
+ * _blocks and _scales, a .bias as _bias; R_INTERLEAVE takes every other
+ * row (or last-dimension element) from its partner. */
+static int plan_experts(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t block, const char *suffix)
+{
+    int64_t k = r->op == R_INTERLEAVE ? 2 : 1;
+    const mf_tensor *p = NULL;
+    if (k == 2 && (!(p = partner_of(c, r, block, suffix)) || p->dtype != t->dtype || p->ndim != t->ndim ||
+                   memcmp(p->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim)))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
+                       "tensor \"%s\": no partner of its type and shape to interleave with", t->name);
+    char *base = fill_name(c->a, r->hf, block, -1, "");
+    if (!base)
+        return mf_oom(c->st, c->path);
+    bool weight = !strcmp(suffix, ".weight");
+    if (!weight) { /* a bias [E, n]: k * n elements per expert */
+        char *name = mf_arena_printf(c->a, "%s_bias", base);
+        if (!name || add_item(c, t, r, -1, name))
+            return c->st->code ? -1 : mf_oom(c->st, c->path);
+        hfc_item *it = &c->items.v[c->items.n - 1];
+        it->k = p;
+        if (t->ndim >= 1)
+            it->out.shape[t->ndim - 1] *= k;
+        if (k == 1)
+            it->op = R_PLAIN;
+        return 0;
+    }
+    if (t->dtype != MF_MXFP4 || t->ndim != 3 || t->shape[2] % 32)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,
+                       "tensor \"%s\": gpt-oss experts convert back only as MXFP4 (%s here)", t->name,
+                       mf_dtype_name(t->dtype));
+    for (int64_t x = 0; x < 2; x++) {
+        char *name = mf_arena_printf(c->a, "%s_%s", base, x ? "scales" : "blocks");
+        if (!name || add_item(c, t, r, x, name))
+            return c->st->code ? -1 : mf_oom(c->st, c->path);
+        hfc_item *it = &c->items.v[c->items.n - 1];
+        it->k = p;
+        it->out.dtype = MF_U8;
+        it->out.ndim = x ? 3 : 4;
+        int64_t sh[4] = {t->shape[0], t->shape[1] * k, t->shape[2] / 32, 16};
+        memcpy(it->out.shape, sh, sizeof(sh));
+    }
+    return 0;
+}
+
 static int cmp_item(const void *a, const void *b)
 {
     return strcmp(((const hfc_item *)a)->out.name, ((const hfc_item *)b)->out.name);
@@ -230,6 +291,11 @@ static int plan_tensors(hfc *c)
                 if (!name || add_item(c, t, r, x, name))
                     return mf_oom(c->st, c->path);
             }
+            continue;
+        }
+        if (r->op == R_MXFP4_UNPACK || r->op == R_INTERLEAVE) {
+            if (plan_experts(c, t, r, block, suffix))
+                return -1;
             continue;
         }
         char *name = fill_name(c->a, r->hf, block, -1, suffix);
@@ -354,6 +420,76 @@ static int fused_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     return 0;
 }
 
+/* R_INTERLEAVE on a bias: element j of the last dimension from t at 2j,
+ * from the partner at 2j + 1. */
+static int interleaved_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    const mf_tensor *t = it->src;
+    uint64_t n = mf_tensor_nelems(t);
+    int64_t last = t->ndim ? t->shape[t->ndim - 1] : 1;
+    float *a = NULL, *b = NULL, *w = malloc(sizeof(float) * (size_t)(2 * n + 1));
+    int rc = w ? 0 : mf_oom(c->st, c->path);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, t, &a, c->st);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->k, &b, c->st);
+    for (uint64_t i = 0; rc == 0 && i < n; i++) {
+        uint64_t row = i / (uint64_t)last, j = i % (uint64_t)last;
+        w[row * 2 * (uint64_t)last + 2 * j] = a[i];
+        w[row * 2 * (uint64_t)last + 2 * j + 1] = b[i];
+    }
+    free(a);
+    free(b);
+    if (rc) {
+        free(w);
+        return -1;
+    }
+    *out = w;
+    *n_out = 2 * n;
+    return 0;
+}
+
+/* One ggml MXFP4 block (scale, then byte j = value j | value j + 16 << 4)
+ * back to the checkpoint's 16 bytes (byte i = value 2i | value 2i + 1 << 4). */
+static void mxfp4_unpack_block(const uint8_t *g, uint8_t *hf)
+{
+    for (int i = 0; i < 16; i++) {
+        int lo = 2 * i, hi = 2 * i + 1;
+        uint8_t a = (uint8_t)((g[1 + lo % 16] >> (lo < 16 ? 0 : 4)) & 0x0F);
+        uint8_t b = (uint8_t)((g[1 + hi % 16] >> (hi < 16 ? 0 : 4)) & 0x0F);
+        hf[i] = (uint8_t)(a | (b << 4));
+    }
+}
+
+/* An MXFP4 item's _blocks (x 0) or _scales (x 1) bytes, rows interleaved
+ * with the partner's for R_INTERLEAVE. */
+static int fill_mxfp4_item(hfc *c, const hfc_item *it, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    const mf_tensor *t = it->src;
+    int64_t k = it->k ? 2 : 1, E = t->shape[0], R = t->shape[1], nb = t->shape[2] / 32;
+    const uint8_t *a = mf_tensor_data(c->m, t), *b = it->k ? mf_tensor_data(c->m, it->k) : NULL;
+    if (!a || (it->k && !b))
+        return mf_fail(st, MF_ERR_IO, c->path, (int64_t)t->offset, "tensor \"%s\": data not readable", t->name);
+    size_t row_bytes = (size_t)nb * (it->x ? 1 : 16);
+    uint8_t *row = malloc(row_bytes);
+    if (!row)
+        return mf_oom(st, c->path);
+    int rc = 0;
+    for (int64_t e = 0; rc == 0 && e < E; e++)
+        for (int64_t r = 0; rc == 0 && r < R * k; r++) {
+            const uint8_t *src = (r % k ? b : a) + (uint64_t)((e * R + r / k) * nb) * 17;
+            for (int64_t j = 0; j < nb; j++) {
+                if (it->x)
+                    row[j] = src[j * 17];
+                else
+                    mxfp4_unpack_block(src + j * 17, row + j * 16);
+            }
+            rc = sink(sink_ctx, row, row_bytes, st);
+        }
+    free(row);
+    return rc;
+}
+
 /* The item's values as float32 (malloc'd, n elements). */
 static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
@@ -408,6 +544,9 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         for (uint64_t i = 0; i < n; i++)
             w[i] = logf(-src[i]);
         break;
+    case R_INTERLEAVE: /* a bias: [..., n] of t and of its partner -> [..., 2n] */
+        free(w);
+        return interleaved_f32(c, it, out, n_out);
     default:
         memcpy(w, src, sizeof(float) * (size_t)n);
     }
@@ -450,6 +589,8 @@ static int fill_item(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_st
     /* a tensor that only changes its name: its bytes as they are */
     if (it->op == R_PLAIN && it->out.dtype == it->src->dtype)
         return mf_tensor_stream(c->m, it->src, sink, sink_ctx, st);
+    if (it->out.dtype == MF_U8 && it->src->dtype == MF_MXFP4)
+        return fill_mxfp4_item(c, it, sink, sink_ctx, st);
     float *v = NULL;
     uint64_t n = 0;
     if (item_f32(c, it, &v, &n))
@@ -521,7 +662,7 @@ static uint64_t item_bytes(const hfc_item *it)
     uint64_t n = 1;
     for (int d = 0; d < it->out.ndim; d++)
         n *= (uint64_t)it->out.shape[d];
-    return n * (it->out.dtype == MF_F32 ? 4 : 2);
+    return n * (it->out.dtype == MF_F32 ? 4 : it->out.dtype == MF_U8 ? 1 : 2);
 }
 
 /* Shards as save_pretrained cuts them: in order, a new one when the next

@@ -315,6 +315,23 @@ static const hf_rev_name internlm2_names[] = {
 };
 #undef L
 
+/* gpt-oss: the MXFP4 experts as the release stores them (quantization_config
+ * mxfp4), gate and up interleaved into gate_up_proj; sinks without .weight */
+#define L "model.layers.{bid}."
+static const hf_rev_name gpt_oss_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_sinks", L "self_attn.sinks$", R_PLAIN},
+    {"blk.{bid}.ffn_gate_inp", L "mlp.router", R_PLAIN},
+    {"blk.{bid}.ffn_down_exps", L "mlp.experts.down_proj", R_MXFP4_UNPACK},
+    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.gate_up_proj", R_INTERLEAVE},
+    {"blk.{bid}.ffn_up_exps", NULL, R_FUSED_PART},
+    END,
+};
+#undef L
+
 #define CLASS(name, model_type) name, model_type
 const hf_rev_arch hf_rev_archs[] = {
     {"llama", CLASS("LlamaForCausalLM", "llama"), llama_names},
@@ -341,5 +358,6 @@ const hf_rev_arch hf_rev_archs[] = {
     {"olmo", CLASS("OlmoForCausalLM", "olmo"), olmo_names},
     {"orion", CLASS("OrionForCausalLM", "orion"), orion_names},
     {"nemotron", CLASS("NemotronForCausalLM", "nemotron"), nemotron_names},
+    {"gpt-oss", CLASS("GptOssForCausalLM", "gpt_oss"), gpt_oss_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

@@ -217,13 +217,61 @@ void g2h_rope_yarn_deepseek(hfc *c, json_t *cfg)
     rope_yarn(c, cfg, true);
 }
 
+/* The 2026 rope block back: rope_scaling (its rope_type, factor, yarn
+ * values and mrope_section), rope_theta and the sliding layers' theta. */
+void g2h_rope_2026(hfc *c, json_t *cfg)
+{
+    static const struct { const char *gguf, *hf; } yarn[] = {
+        {"rope.scaling.yarn_ext_factor", "extrapolation_factor"}, {"rope.scaling.yarn_attn_factor", "attention_factor"},
+        {"rope.scaling.yarn_beta_fast", "beta_fast"}, {"rope.scaling.yarn_beta_slow", "beta_slow"},
+    };
+    const mf_value *t = hfc_key(c, "rope.scaling.type");
+    json_t *rs = json_object();
+    if (t && t->type == MF_V_STR && (!strcmp(t->as.s.ptr, "yarn") || !strcmp(t->as.s.ptr, "linear"))) {
+        json_object_set_new(rs, "rope_type", json_string(t->as.s.ptr));
+        json_object_set_new(rs, "factor", f32_of(c, "rope.scaling.factor"));
+        int64_t o = 0;
+        if (hfc_int(hfc_key(c, "rope.scaling.original_context_length"), &o))
+            json_object_set_new(rs, "original_max_position_embeddings", json_integer(o));
+        for (size_t i = 0; i < sizeof(yarn) / sizeof(yarn[0]); i++) {
+            json_t *v = f32_of(c, yarn[i].gguf);
+            if (v)
+                json_object_set_new(rs, yarn[i].hf, v);
+        }
+    }
+    const mf_value *ms = hfc_key(c, "rope.dimension_sections");
+    if (ms && ms->type == MF_V_ARR) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < ms->as.arr.n; i++)
+            json_array_append_new(a, json_integer((json_int_t)ms->as.arr.items[i].as.i));
+        json_object_set_new(rs, "mrope_section", a);
+    }
+    if (json_object_size(rs))
+        set_new(cfg, "rope_scaling", rs);
+    else
+        json_decref(rs);
+    json_t *th = f32_of(c, "rope.freq_base"), *swa = f32_of(c, "rope.freq_base_swa");
+    if (th)
+        set_new(cfg, "rope_theta", th);
+    if (swa)
+        set_new(cfg, "rope_local_base_freq", swa);
+}
+
+/* ExpertGatingFuncType back to a scoring function name */
+void g2h_score_func(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    if (x == 1 || x == 2)
+        set_new(cfg, "scoring_func", json_string(x == 2 ? "sigmoid" : "softmax"));
+}
+
 /* Does the architecture's own list (not "@base") write this GGUF key? The
  * forward converter would then write it twice from a config holding both
  * sources, so only the architecture's source comes back. */
 static bool arch_writes(const hfc *c, const char *key)
 {
     for (const conv_hp *h = c->fwd->hparams; h->key; h++)
-        if (strcmp(h->key, "@base") && !strcmp(h->key, key))
+        if (h->key[0] != '@' && !strcmp(h->key, key))
             return true;
     return false;
 }
@@ -233,8 +281,8 @@ static bool arch_writes(const hfc *c, const char *key)
 static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int pass)
 {
     for (const conv_hp *h = list; h->key; h++) {
-        if (!strcmp(h->key, "@base")) {
-            put_hparams(c, cfg, conv_base_hparams, true, pass);
+        if (!strcmp(h->key, "@base") || !strcmp(h->key, "@base2026")) {
+            put_hparams(c, cfg, h->key[5] ? conv_base2026_hparams : conv_base_hparams, true, pass);
             continue;
         }
         if (h->block) {
@@ -305,11 +353,32 @@ static void longrope(hfc *c, json_t *cfg)
     set_new(cfg, "rope_scaling", rs);
 }
 
+/* gpt-oss: experts written as MXFP4 blocks and scales need the release's
+ * quantization_config (the rest is not quantized). */
+static void mxfp4_config(hfc *c, json_t *cfg)
+{
+    bool packed = false;
+    for (size_t i = 0; i < c->items.n && !packed; i++)
+        packed = c->items.v[i].out.dtype == MF_U8;
+    if (!packed)
+        return;
+    static const char *const keep[] = {"model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
+                                       "lm_head"};
+    json_t *q = json_object(), *m = json_array();
+    for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+        json_array_append_new(m, json_string(keep[i]));
+    json_object_set_new(q, "modules_to_not_convert", m);
+    json_object_set_new(q, "quant_method", json_string("mxfp4"));
+    set_new(cfg, "quantization_config", q);
+}
+
 static const char *torch_dtype(const hfc *c)
 {
     size_t n[3] = {0};
     for (size_t i = 0; i < c->items.n; i++) {
         mf_dtype d = c->items.v[i].out.dtype;
+        if (d != MF_F32 && d != MF_F16 && d != MF_BF16)
+            continue; /* packed bytes (MXFP4 blocks and scales) */
         n[d == MF_F32 ? 0 : d == MF_F16 ? 1 : 2] += mf_tensor_nelems(c->items.v[i].src);
     }
     return n[0] >= n[1] && n[0] >= n[2] ? "float32" : n[1] >= n[2] ? "float16" : "bfloat16";
@@ -340,6 +409,8 @@ static json_t *build_config(hfc *c)
         set_new(cfg, "type_vocab_size", json_integer(ttc));
     if (c->fwd->flags & AF_LONGROPE)
         longrope(c, cfg);
+    if (c->fwd->flags & AF_MXFP4)
+        mxfp4_config(c, cfg);
     const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
     if (tok && tok->type == MF_V_ARR)
         set_new(cfg, "vocab_size", json_integer((json_int_t)tok->as.arr.n));

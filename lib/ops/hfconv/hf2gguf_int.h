@@ -34,6 +34,8 @@ typedef struct out_tensor {
     bool transpose;              /* a 2-d source read column by column */
     conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, or OP_SKIP for none */
     float *generated;            /* values of a generated tensor */
+    bool mxfp4;                  /* OP_MXFP4: segs[0] blocks, segs[1] scales, rows of
+                                    row_len values picked by row_map */
 } out_tensor;
 
 /* Parts of a stacked tensor collected per block (OP_STACK). */

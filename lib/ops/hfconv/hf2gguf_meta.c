@@ -417,11 +417,147 @@ int h2g_rope_yarn_deepseek(conv *c)
     return rope_yarn(c, true);
 }
 
+/* TextModel.set_gguf_parameters at ecbcb7ea, its rope part: the rope
+ * parameters are config.json's rope_parameters, else rope_scaling (their
+ * "full_attention" entry when they hold one); rope_theta is mirrored into
+ * them from the first theta key present, the sliding layers' theta from
+ * the first local one; "type" stands in for a missing "rope_type". */
+static json_t *rope_params_2026(const conv *c, json_t **all)
+{
+    json_t *rp = h2g_hparam(c, "rope_parameters");
+    if (!rp)
+        rp = h2g_hparam(c, "rope_scaling");
+    *all = json_is_object(rp) ? rp : NULL;
+    json_t *full = json_object_get(*all, "full_attention");
+    return json_is_object(full) ? full : *all;
+}
+
+/* The theta the converter mirrors into the rope parameters (NULL: none). */
+static json_t *rope_theta_2026(const conv *c, json_t *all, bool local)
+{
+    static const char *const global_keys[] = {"global_rope_theta", "rope_global_theta", "rope_theta_global",
+                                              "rope_theta", "rotary_emb_base", NULL};
+    static const char *const local_keys[] = {"local_rope_theta", "rope_local_theta", "rope_theta_local",
+                                             "swa_rope_theta", "rope_local_base_freq", NULL};
+    bool split = json_object_get(all, "full_attention") || json_object_get(all, "sliding_attention");
+    if (local) {
+        json_t *sw = json_object_get(all, "sliding_attention");
+        if (split)
+            return json_object_get(sw, "rope_theta");
+        json_t *v = h2g_find_hparam(c, local_keys);
+        return json_is_null(v) ? NULL : v;
+    }
+    json_t *v = json_object_get(all, "rope_theta");
+    if (v || split) {
+        json_t *full = json_object_get(all, "full_attention");
+        return json_is_object(full) ? json_object_get(full, "rope_theta") : v;
+    }
+    v = h2g_find_hparam(c, global_keys);
+    return json_is_null(v) ? NULL : v;
+}
+
+static int put_opt(conv *c, const char *key, char type, json_t *v, const char *what)
+{
+    if (!v || json_is_null(v))
+        return 0;
+    conv_hp h = {key, type, what, 0, NULL, NULL};
+    return put_value(c, &h, v);
+}
+
+/* The scaling keys of rope_type (gguf.RopeScalingType names). */
+static int rope_scaling_2026(conv *c, json_t *p)
+{
+    json_t *rt = json_object_get(p, "rope_type");
+    if (!rt)
+        rt = json_object_get(p, "type");
+    const char *t = json_string_value(rt);
+    if (!t)
+        return 0;
+    json_t *factor = json_object_get(p, "factor");
+    bool has_factor = factor && !json_is_null(factor);
+    char key[160];
+    arch_key(c, "rope.scaling.type", key, sizeof(key));
+    if ((!strcmp(t, "linear") || !strcmp(t, "yarn")) && has_factor) {
+        mf_kv_str(c->kv, key, t, strlen(t));
+        if (put_opt(c, "rope.scaling.factor", 'f', factor, "rope_parameters.factor"))
+            return -1;
+        if (!strcmp(t, "linear"))
+            return 0;
+        json_t *orig = json_object_get(p, "original_max_position_embeddings");
+        if (!orig)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_parameters (yarn) has no original_max_position_embeddings");
+        json_t *attn = json_object_get(p, "attention_factor");
+        if (!attn)
+            attn = json_object_get(p, "attn_factor");
+        return put_opt(c, "rope.scaling.original_context_length", 'u', orig, "original_max_position_embeddings") ||
+               put_opt(c, "rope.scaling.yarn_ext_factor", 'f', json_object_get(p, "extrapolation_factor"), "extrapolation_factor") ||
+               put_opt(c, "rope.scaling.yarn_attn_factor", 'f', attn, "attention_factor") ||
+               put_opt(c, "rope.scaling.yarn_beta_fast", 'f', json_object_get(p, "beta_fast"), "beta_fast") ||
+               put_opt(c, "rope.scaling.yarn_beta_slow", 'f', json_object_get(p, "beta_slow"), "beta_slow") ? -1 : 0;
+    }
+    if (!strcmp(t, "su") || !strcmp(t, "longrope"))
+        mf_kv_str(c->kv, key, "longrope", 8);
+    /* dynamic, llama3: handled elsewhere; other names: the converter's
+     * "Unknown RoPE type" warning, no key */
+    return 0;
+}
+
+/* rope.dimension_sections: mrope_section padded with zeros to 4 */
+static int mrope_sections(conv *c, json_t *all)
+{
+    json_t *ms = json_object_get(all, "mrope_section");
+    if (!ms)
+        return 0;
+    if (!json_is_array(ms) || json_array_size(ms) > 64)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json mrope_section is not a short list");
+    int32_t v[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < json_array_size(ms) && i < 4; i++) {
+        int64_t x;
+        if (h2g_need_int(c, json_array_get(ms, i), "mrope_section", &x))
+            return -1;
+        if (x < INT32_MIN || x > INT32_MAX)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json mrope_section value out of range");
+        v[i] = (int32_t)x;
+    }
+    char key[160];
+    arch_key(c, "rope.dimension_sections", key, sizeof(key));
+    mf_value *a = mf_kv_arr(c->kv, key, MF_V_I32, 4);
+    for (int i = 0; a && i < 4; i++)
+        a->as.arr.items[i].as.i = v[i];
+    return 0;
+}
+
+int h2g_rope_2026(conv *c)
+{
+    json_t *all, *p = rope_params_2026(c, &all);
+    if (rope_scaling_2026(c, p) || mrope_sections(c, all))
+        return -1;
+    return put_opt(c, "rope.freq_base", 'f', rope_theta_2026(c, all, false), "rope_theta") ||
+           put_opt(c, "rope.freq_base_swa", 'f', rope_theta_2026(c, all, true), "rope_local_base_freq") ? -1 : 0;
+}
+
+/* ExpertGatingFuncType of the first score-function key present: SOFTMAX 1, SIGMOID 2 */
+json_t *h2g_score_func(conv *c)
+{
+    static const char *const keys[] = {"score_function", "scoring_func", "score_func", "moe_router_activation",
+                                       "moe_router_activation_func", NULL};
+    json_t *v = h2g_find_hparam(c, keys);
+    if (!v || json_is_null(v))
+        return NULL;
+    const char *f = json_string_value(v);
+    if (f && !strcmp(f, "softmax"))
+        return json_integer(1);
+    if (f && !strcmp(f, "sigmoid"))
+        return json_integer(2);
+    mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "unsupported expert score gating function value: %s", f ? f : "(not a string)");
+    return NULL;
+}
+
 static int hyper_parameters(conv *c, const conv_hp *list)
 {
     for (const conv_hp *h = list; h->key; h++) {
-        if (!strcmp(h->key, "@base")) {
-            if (hyper_parameters(c, conv_base_hparams))
+        if (!strcmp(h->key, "@base") || !strcmp(h->key, "@base2026")) {
+            if (hyper_parameters(c, h->key[5] ? conv_base2026_hparams : conv_base_hparams))
                 return -1;
             continue;
         }
@@ -456,8 +592,11 @@ static void param_counts(const conv *c, mf_hf_params *p)
     for (size_t i = 0; i < c->n_out; i++) {
         const out_tensor *o = &c->out[i];
         int64_t n = h2g_numel(o->shape, o->ndim);
-        if (strstr(o->name, "_exps.") && o->ndim >= 3) {
-            int64_t e = o->shape[o->ndim - 3];
+        /* an experts' bias [E, n] counts per expert too (gguf-py 0.18.0's
+         * shape[-2 if ".bias" in name else -3]; no c392e50 family has one) */
+        bool bias = strstr(o->name, ".bias") != NULL;
+        if (strstr(o->name, "_exps.") && o->ndim >= (bias ? 2 : 3)) {
+            int64_t e = o->shape[o->ndim - (bias ? 2 : 3)];
             p->expert += e ? n / e : 0;
             expert_sum += e;
             n_expert_tensors++;
@@ -476,10 +615,17 @@ int h2g_build_metadata(conv *c)
     param_counts(c, &pc);
     mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name,
                            .note = c->opts.note, .note_user = c->opts.note_user};
-    if (mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) || hyper_parameters(c, c->arch->hparams) ||
-        mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
+    /* the 2026-02 converter writes the quantization version before the
+     * vocabulary, c392e50 after it */
+    bool qv_first = (c->arch->flags & AF_2026) != 0;
+    if (mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) || hyper_parameters(c, c->arch->hparams))
         return -1;
-    mf_kv_u32(c->kv, "general.quantization_version", 2);
+    if (qv_first)
+        mf_kv_u32(c->kv, "general.quantization_version", 2);
+    if (mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
+        return -1;
+    if (!qv_first)
+        mf_kv_u32(c->kv, "general.quantization_version", 2);
     if (c->kv->failed)
         return c->kv->dup[0] ? mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "duplicated key name \"%s\"", c->kv->dup)
                              : mf_oom(c->st, c->dir);

@@ -78,19 +78,32 @@ static bool rule_matches(const conv *c, const conv_rule *r, const char *name)
     return false;
 }
 
-/* The rule's matched part replaced by r->with (malloc'd). */
-static char *rename_by(const conv_rule *r, const char *name)
+/* The rule's matched part replaced by `with` (malloc'd). */
+static char *replace_match(const conv_rule *r, const char *name, const char *with)
 {
-    size_t n = strlen(name), k = strlen(r->pat), w = strlen(r->with);
+    size_t n = strlen(name), k = strlen(r->pat), w = strlen(with);
     char *out = malloc(n + w + 1);
     if (!out)
         return NULL;
     const char *at = r->m == M_PREFIX ? name : r->m == M_SUFFIX ? name + n - k : strstr(name, r->pat);
     size_t pre = (size_t)(at - name);
     memcpy(out, name, pre);
-    memcpy(out + pre, r->with, w);
+    memcpy(out + pre, with, w);
     strcpy(out + pre + w, at + k);
     return out;
+}
+
+static char *rename_by(const conv_rule *r, const char *name)
+{
+    return replace_match(r, name, r->with);
+}
+
+static size_t count_ws(const char *const *ws)
+{
+    size_t n = 0;
+    while (ws && ws[n])
+        n++;
+    return n;
 }
 
 /* ------------------------------------------------------- output types */
@@ -150,7 +163,7 @@ static int add_out(conv *c, out_tensor *o)
     }
     if (!o->row_len)
         o->row_len = o->ndim ? o->shape[o->ndim - 1] : 1;
-    o->plan = o->dtype = tensor_type(c, o->name, o->ndim, o->row_len);
+    o->plan = o->dtype = o->mxfp4 ? MF_MXFP4 : tensor_type(c, o->name, o->ndim, o->row_len);
     c->out[c->n_out++] = *o;
     return 0;
 }
@@ -458,6 +471,133 @@ static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const m
     return 0;
 }
 
+/* OP_DEINTERLEAVE: the last dimension's elements k::n to output k, each
+ * element a row of its own (x[..., k::n]). */
+static int plan_deinterleave(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
+                             const char *name)
+{
+    size_t n = count_ws(r->ws);
+    int64_t last = t->ndim ? t->shape[t->ndim - 1] : 0;
+    if (n == 0 || t->ndim < 1 || last % (int64_t)n)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": its last dimension %lld does not "
+                       "split into %zu interleaved parts", name, (long long)last, n);
+    int64_t total = h2g_numel(t->shape, t->ndim), width = last / (int64_t)n;
+    for (size_t k = 0; k < n; k++) {
+        out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP, .row_len = 1};
+        memcpy(o.shape, t->shape, sizeof(o.shape));
+        o.shape[t->ndim - 1] = width;
+        char *renamed = replace_match(r, name, r->ws[k]);
+        o.name = renamed ? map_name(c, renamed) : NULL;
+        int rc = !renamed ? mf_oom(c->st, c->dir)
+                 : !o.name ? mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", renamed) : 0;
+        free(renamed);
+        if (rc == 0 && (one_seg(c, &o, part, t) || !(o.row_map = alloc_map(c, total / (int64_t)n))))
+            rc = -1;
+        if (rc) {
+            h2g_free_out(&o);
+            return -1;
+        }
+        for (int64_t i = 0; i < total / (int64_t)n; i++)
+            o.row_map[i] = (i / width) * last + (i % width) * (int64_t)n + (int64_t)k;
+        if (add_out(c, &o))
+            return -1;
+    }
+    return 0;
+}
+
+/* The source tensor of this name in any part (NULL: none). */
+static const mf_tensor *find_source(const conv *c, const char *name, const mf_model **part)
+{
+    for (size_t p = 0; p < c->n_parts; p++) {
+        const mf_tensor *t = mf_tensor_find(c->parts[p], name);
+        if (t) {
+            *part = c->parts[p];
+            return t;
+        }
+    }
+    return NULL;
+}
+
+/* OP_MXFP4 at a "..._scales" tensor: with its "..._blocks", ggml MXFP4
+ * tensors [E, rows / n, nb * 32] for the n interleaved row sets
+ * (GptOssModel.repack_mxfp4; the bytes are made in hf2gguf_stream.c). */
+static int plan_mxfp4(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *scales)
+{
+    size_t n = count_ws(r->ws), nl = strlen(scales->name);
+    char *bname = malloc(nl + 2);
+    if (!bname)
+        return mf_oom(c->st, c->dir);
+    snprintf(bname, nl + 2, "%.*s_blocks", (int)(nl - strlen("_scales")), scales->name);
+    const mf_model *bpart = NULL;
+    const mf_tensor *blocks = find_source(c, bname, &bpart);
+    int rc = 0;
+    if (!blocks)
+        rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": no \"%s\" holds its MXFP4 blocks",
+                     scales->name, bname);
+    else if (blocks->dtype != MF_U8 || scales->dtype != MF_U8 || blocks->ndim != 4 || scales->ndim != 3 ||
+             blocks->shape[3] != 16 || memcmp(blocks->shape, scales->shape, 3 * sizeof(int64_t)) ||
+             n == 0 || blocks->shape[1] % (int64_t)n)
+        rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensors \"%s\" / \"%s\": MXFP4 needs uint8 blocks "
+                     "[E, rows, nb, 16] and uint8 scales [E, rows, nb], rows a multiple of %zu", bname,
+                     scales->name, n);
+    free(bname);
+    if (rc)
+        return rc;
+    int64_t E = blocks->shape[0], rows = blocks->shape[1], nb = blocks->shape[2], orows = rows / (int64_t)n;
+    for (size_t k = 0; k < n; k++) {
+        out_tensor o = {.ndim = 3, .shape = {E, orows, nb * 32}, .ew = OP_SKIP, .row_len = nb * 32, .mxfp4 = true};
+        char *renamed = replace_match(r, scales->name, r->ws[k]);
+        o.name = renamed ? map_name(c, renamed) : NULL;
+        rc = !renamed ? mf_oom(c->st, c->dir)
+             : !o.name ? mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", renamed) : 0;
+        free(renamed);
+        o.segs = rc ? NULL : malloc(2 * sizeof(seg));
+        if (rc == 0 && (!o.segs || !(o.row_map = alloc_map(c, E * orows))))
+            rc = o.segs ? -1 : mf_oom(c->st, c->dir);
+        if (rc) {
+            h2g_free_out(&o);
+            return -1;
+        }
+        o.segs[0] = (seg){bpart, blocks};
+        o.segs[1] = (seg){part, scales};
+        o.n_segs = 2;
+        for (int64_t i = 0; i < E * orows; i++)
+            o.row_map[i] = (i / orows) * rows + (i % orows) * (int64_t)n + (int64_t)k;
+        if (add_out(c, &o))
+            return -1;
+    }
+    return 0;
+}
+
+/* Tensors written before the others from the packed weights
+ * (generate_extra_tensors): each OP_MXFP4 rule's "_scales" tensors in the
+ * order the parts are read. */
+static int plan_packed(conv *c, const mf_model *part, const mf_tensor *t)
+{
+    for (const conv_rule *r = c->arch->rules; r->pat; r++)
+        if (r->op == OP_MXFP4 && rule_matches(c, r, t->name))
+            return plan_mxfp4(c, r, part, t);
+    return 0;
+}
+
+/* fn on every source tensor in the order the converter reads them (parts
+ * in order, each part's tensors in its order). */
+static int each_source(conv *c, int (*fn)(conv *, const mf_model *, const mf_tensor *))
+{
+    for (size_t p = 0; p < c->n_parts; p++) {
+        const mf_tensor **order = h2g_part_order(c, c->parts[p], c->st);
+        if (!order)
+            return -1;
+        int rc = 0;
+        for (size_t i = 0; i < c->parts[p]->n_tensors && rc == 0; i++)
+            rc = fn(c, c->parts[p], order[i]);
+        free(order);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     if (ends_with(t->name, ".attention.masked_bias") || ends_with(t->name, ".attention.bias") ||
@@ -482,6 +622,8 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
             after_map = r;
             continue;
         }
+        if (r->op == OP_MXFP4) /* planned before every tensor (plan_packed_first) */
+            continue;
         if (!rule_matches(c, r, name))
             continue;
         switch (r->op) {
@@ -497,6 +639,7 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); return rc;
+        case OP_DEINTERLEAVE: rc = plan_deinterleave(c, r, part, t, name); free(name); return rc;
         default: rc = plan_qkv(c, r, part, t, name, bid); free(name); return rc;
         }
     }
@@ -686,17 +829,10 @@ int h2g_plan_tensors(conv *c)
         return -1;
     if ((c->arch->flags & AF_LONGROPE) && longrope_tensors(c))
         return -1;
-    for (size_t p = 0; p < c->n_parts; p++) {
-        const mf_tensor **order = h2g_part_order(c, c->parts[p], c->st);
-        if (!order)
-            return -1;
-        int rc = 0;
-        for (size_t i = 0; i < c->parts[p]->n_tensors && rc == 0; i++)
-            rc = plan_tensor(c, c->parts[p], order[i]);
-        free(order);
-        if (rc)
-            return -1;
-    }
+    if (!c->stored && (c->arch->flags & AF_MXFP4) && each_source(c, plan_packed))
+        return -1;
+    if (each_source(c, plan_tensor))
+        return -1;
     for (size_t i = 0; i < c->n_pend; i++)
         for (size_t k = 0; k < c->pend[i].n; k++)
             return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "unprocessed tensor \"%s\": its block's parts "

@@ -264,7 +264,7 @@ static int sentencepiece_added(vocab *v)
 
 /* The family of a tokenizer.json pre_tokenizer, from its shape. */
 typedef enum pre_family { PF_OTHER, PF_BYTELEVEL, PF_DIGITS_BYTELEVEL, PF_LLAMA3, PF_QWEN2, PF_DEEPSEEK_LLM,
-                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT } pre_family;
+                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_O200K } pre_family;
 
 static const char *split_regex(const json_t *p)
 {
@@ -278,6 +278,11 @@ static pre_family pre_tokenizer_family(const json_t *tj)
                                  "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
     static const char qwen2[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
                                 "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    /* o200k (GPT-4o, gpt-oss's o200k_harmony, Llama 4): cased letter runs */
+    static const char o200k[] = "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+                                "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+                                "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
+                                "[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
     json_t *pt = json_object_get(tj, "pre_tokenizer");
     const char *type = json_string_value(json_object_get(pt, "type"));
     if (!type)
@@ -305,6 +310,8 @@ static pre_family pre_tokenizer_family(const json_t *tj)
         return PF_LLAMA3;
     if (regex && !strcmp(regex, qwen2))
         return PF_QWEN2;
+    if (regex && !strcmp(regex, o200k))
+        return PF_O200K;
     if (!strcmp(types, "Digits+ByteLevel"))
         return PF_DIGITS_BYTELEVEL;
     if (!strcmp(types, "Punctuation+ByteLevel+Digits+Split"))
@@ -354,6 +361,8 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
         {NULL, PF_DEEPSEEK_LLM, "deepseek-llm"}, {NULL, PF_DEEPSEEK_V3, "deepseek-v3"},
         {NULL, PF_FALCON, "falcon"},
+        /* the 2026-02 table: Xenova/gpt-4o (gpt-oss's o200k_harmony has its base ids) */
+        {NULL, PF_O200K, "gpt-4o"},
         {NULL, PF_BERT, "jina-v2-en"},
     };
     pre_family f = pre_tokenizer_family(tj);
@@ -363,7 +372,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
     mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1,
             "tokenizer.json: BPE pre-tokenizer not recognized (llama.cpp knows it by name; mfmt "
             "recognizes the GPT-2 ByteLevel, StarCoder Digits+ByteLevel, Llama-3, Qwen2, DeepSeek-LLM, DeepSeek-V3, "
-            "Falcon and BERT pre-tokenizers)");
+            "Falcon, o200k and BERT pre-tokenizers)");
     return NULL;
 }
 
