@@ -124,7 +124,9 @@ static void compare_config(const char *orig, const char *back)
         if (!va || !strcmp(k, "torch_dtype") || !strcmp(k, "architectures") ||
             !strcmp(k, "model_type") || !strcmp(k, "tie_word_embeddings") ||
             !strcmp(k, "partial_rotary_factor") || !strcmp(k, "rotary_pct") ||
-            strstr(k, "_token_id"))
+            strstr(k, "_token_id") ||
+            /* LFM2's feed-forward size: GGUF keeps the adjusted one */
+            !strncmp(k, "block_", 6) || (!strcmp(k, "intermediate_size") && json_object_get(a, "block_ff_dim")))
             continue;
         common++;
         bool same = json_equal(va, vb) ||

@@ -30,6 +30,7 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_QKV_KV_GROUPS: return R_QKV_KV_GROUPS;
     case OP_QKV_GROUPED: return R_FUSE_GROUPED;
     case OP_MXFP4: return R_MXFP4_UNPACK;
+    case OP_SQUEEZE1: return R_UNSQUEEZE1;
     case OP_DEINTERLEAVE: return R_INTERLEAVE;
     default: return R_PLAIN;
     }

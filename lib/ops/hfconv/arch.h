@@ -21,7 +21,7 @@ enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
-    AB_GPT_OSS,
+    AB_GPT_OSS, AB_LFM2,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 32, "conv_name_row.archs holds one bit per architecture");
@@ -55,6 +55,7 @@ typedef enum conv_op {
     OP_DEINTERLEAVE,  /* last dimension split into len(ws) tensors, part k taking
                          elements k::len(ws); pat replaced by ws[k] (gpt-oss's
                          gate_up_proj_bias) */
+    OP_SQUEEZE1,      /* dimension 1, of size 1, dropped (torch's squeeze(1); LFM2's conv) */
     OP_MXFP4,         /* pat "X_scales" with "X_blocks": OCP MXFP4 blocks [E, rows, nb, 16]
                          and e8m0 scales [E, rows, nb] repacked to ggml MXFP4 bytes
                          (no requantization), rows de-interleaved into len(ws) tensors
@@ -96,7 +97,7 @@ typedef struct conv_block {
 #define CONV_CALCS(X)                                                                      \
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
-    X(mamba_dt_rank) X(falcon_mamba) X(score_func)
+    X(mamba_dt_rank) X(falcon_mamba) X(score_func) X(lfm2_ff_dim)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026)
 /* Declared for every name; file_type, head_dim_embd and pooling_type have no
@@ -166,6 +167,17 @@ typedef struct conv_arch {
     conv_vocab vocab;
     unsigned flags;
 } conv_arch;
+
+/* A config key the class turns into one value per layer before reading it,
+ * "KEY@KINDS:ZERO:OTHER": config.json's KEY becomes [KEY, or 0 where the
+ * list KINDS says ZERO, for each layer] (LFM2's num_key_value_heads, 0 for
+ * "conv" layers); GGUF -> HF gives back KEY and KINDS (OTHER for the
+ * non-zero layers). Kept beside the table (conv_per_layer in arch_table.c)
+ * by architecture name; NULL: none. */
+const char *conv_per_layer_of(const conv_arch *a);
+/* Its parts, split in buf; -1 when malformed. */
+int conv_per_layer_parse(const char *spec, char *buf, size_t cap, const char **key, const char **kinds,
+                         const char **zero, const char **other);
 
 extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;

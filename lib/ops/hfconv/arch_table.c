@@ -4,6 +4,8 @@
  * its set_gguf_parameters, and its vocabulary kind. See arch.h. */
 #include "ops/hfconv/arch.h"
 
+#include <stdio.h>
+
 const conv_name_row conv_names[] = {
 #include "ops/hfconv/arch_names.inc"
 };
@@ -29,6 +31,7 @@ const conv_calc conv_calc_mamba_d_inner = {"mamba_d_inner", h2g_mamba_d_inner, g
 const conv_calc conv_calc_mamba_dt_rank = {"mamba_dt_rank", h2g_mamba_dt_rank, g2h_mamba_dt_rank};
 const conv_calc conv_calc_falcon_mamba = {"falcon_mamba", h2g_falcon_mamba, g2h_falcon_mamba};
 const conv_calc conv_calc_score_func = {"score_func", h2g_score_func, g2h_score_func};
+const conv_calc conv_calc_lfm2_ff_dim = {"lfm2_ff_dim", h2g_lfm2_ff_dim, g2h_lfm2_ff_dim};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
@@ -204,6 +207,12 @@ static const conv_rule gpt_oss_rules[] = {
     {OP_RENAME, M_SUFFIX, "self_attn.sinks", "self_attn.sinks.weight", NULL, NULL, NULL, NULL},
     {OP_RENAME, M_SUFFIX, "down_proj_bias", "down_proj.bias", NULL, NULL, NULL, NULL},
     {OP_DEINTERLEAVE, M_SUFFIX, "gate_up_proj_bias", NULL, NULL, NULL, NULL, gpt_oss_gate_up_bias},
+    NORULES,
+};
+
+/* LFM2Model.modify_tensors: the short convolution's [d, 1, L] squeezed */
+static const conv_rule lfm2_rules[] = {
+    {OP_SQUEEZE1, M_SUFFIX, "conv.conv.weight", NULL, NULL, NULL, NULL, NULL},
     NORULES,
 };
 
@@ -471,6 +480,18 @@ static const conv_hp gpt_oss_hp[] = {
     END,
 };
 
+/* LFM2Model.set_gguf_parameters: the base keys with num_key_value_heads
+ * per layer (conv_arch.per_layer), then the epsilon and the feed-forward
+ * length again (gguf-py 0.18 overwrites them in place) */
+static const conv_hp lfm2_hp[] = {
+    BASE2026,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"shortconv.l_cache", 'u', "conv_L_cache", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "norm_eps", 0, NULL, NULL},
+    CALC("feed_forward_length", 'u', lfm2_ff_dim, 0),
+    END,
+};
+
 /* --------------------------------------------------------------- table */
 
 #define CLASSES(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -509,5 +530,36 @@ const conv_arch conv_archs[] = {
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
     /* from here: families of the 2026-02 converter (ecbcb7ea) */
     {"gpt-oss", CLASSES("GptOssForCausalLM"), AB_GPT_OSS, gpt_oss_rules, gpt_oss_hp, V_BPE, AF_MXFP4 | AF_2026},
+    {"lfm2", CLASSES("Lfm2ForCausalLM", "LFM2ForCausalLM"), AB_LFM2, lfm2_rules, lfm2_hp, V_BPE, AF_2026},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
+
+static const struct {
+    const char *arch, *spec;
+} conv_per_layer[] = {
+    {"lfm2", "num_key_value_heads@layer_types:conv:full_attention"},
+};
+
+const char *conv_per_layer_of(const conv_arch *a)
+{
+    for (size_t i = 0; i < sizeof(conv_per_layer) / sizeof(conv_per_layer[0]); i++)
+        if (!strcmp(conv_per_layer[i].arch, a->name))
+            return conv_per_layer[i].spec;
+    return NULL;
+}
+
+/* "KEY@KINDS:ZERO:OTHER" split into its parts (in buf). */
+int conv_per_layer_parse(const char *spec, char *buf, size_t cap, const char **key, const char **kinds,
+                         const char **zero, const char **other)
+{
+    snprintf(buf, cap, "%s", spec);
+    char *at = strchr(buf, '@'), *c1 = at ? strchr(at, ':') : NULL, *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2)
+        return -1;
+    *at = *c1 = *c2 = 0;
+    *key = buf;
+    *kinds = at + 1;
+    *zero = c1 + 1;
+    *other = c2 + 1;
+    return 0;
+}

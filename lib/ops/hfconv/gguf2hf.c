@@ -172,6 +172,11 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
     } else {
         it->out.ndim = t->ndim;
         memcpy(it->out.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        if (r->op == R_UNSQUEEZE1 && t->ndim >= 1 && t->ndim < MF_MAX_DIMS) {
+            memmove(it->out.shape + 2, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+            it->out.shape[1] = 1;
+            it->out.ndim = t->ndim + 1;
+        }
         if (r->op == R_TRANSPOSE && t->ndim == 2) {
             it->out.shape[0] = t->shape[1];
             it->out.shape[1] = t->shape[0];

@@ -20,6 +20,7 @@ typedef enum hf_rev_op {
     R_FUSE_GROUPED,  /* InternLM2: attn_q (with attn_k, attn_v of its block),
                         unpermuted, fused back into [kv][q_per_kv + 2][hd] rows */
     R_FUSED_PART,    /* attn_k / attn_v of such a block: inside the fused one */
+    R_UNSQUEEZE1,    /* LFM2's short convolution: [d, L] back to [d, 1, L] */
     R_MXFP4_UNPACK,  /* gpt-oss experts: a ggml MXFP4 .weight back to hf + "_blocks"
                         (uint8 [E, rows, nb, 16]) and hf + "_scales" (uint8 e8m0
                         [E, rows, nb]), its .bias to hf + "_bias" */

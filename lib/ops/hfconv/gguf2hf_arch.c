@@ -330,6 +330,26 @@ static const hf_rev_name gpt_oss_names[] = {
     {"blk.{bid}.ffn_up_exps", NULL, R_FUSED_PART},
     END,
 };
+
+/* LFM2: short-convolution and attention layers (layer_types from the
+ * per-layer head_count_kv), the embedding norm as the final norm */
+static const hf_rev_name lfm2_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN},
+    {"token_embd_norm", "model.embedding_norm", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", L "operator_norm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "ffn_norm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_gate", L "feed_forward.w1", R_PLAIN},
+    {"blk.{bid}.ffn_down", L "feed_forward.w2", R_PLAIN},
+    {"blk.{bid}.ffn_up", L "feed_forward.w3", R_PLAIN},
+    {"blk.{bid}.shortconv.conv", L "conv.conv", R_UNSQUEEZE1},
+    {"blk.{bid}.shortconv.in_proj", L "conv.in_proj", R_PLAIN},
+    {"blk.{bid}.shortconv.out_proj", L "conv.out_proj", R_PLAIN},
+    END,
+};
 #undef L
 
 #define CLASS(name, model_type) name, model_type
@@ -359,5 +379,6 @@ const hf_rev_arch hf_rev_archs[] = {
     {"orion", CLASS("OrionForCausalLM", "orion"), orion_names},
     {"nemotron", CLASS("NemotronForCausalLM", "nemotron"), nemotron_names},
     {"gpt-oss", CLASS("GptOssForCausalLM", "gpt_oss"), gpt_oss_names},
+    {"lfm2", CLASS("Lfm2ForCausalLM", "lfm2"), lfm2_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

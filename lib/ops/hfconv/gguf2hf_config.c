@@ -257,6 +257,41 @@ void g2h_rope_2026(hfc *c, json_t *cfg)
         set_new(cfg, "rope_local_base_freq", swa);
 }
 
+/* LFM2's adjusted feed-forward length: the size itself, no adjusting */
+void g2h_lfm2_ff_dim(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "block_ff_dim", json_integer(x));
+    set_new(cfg, "intermediate_size", json_integer(x));
+    set_new(cfg, "block_auto_adjust_ff_dim", json_false());
+    set_new(cfg, "block_ffn_dim_multiplier", json_real(1.0));
+    set_new(cfg, "block_multiple_of", json_integer(1));
+}
+
+/* conv_per_layer_of's inverse: the per-layer list back to the key (its
+ * non-zero value) and the layer kinds. */
+static void per_layer_back(hfc *c, json_t *cfg)
+{
+    const char *spec = conv_per_layer_of(c->fwd), *key, *kinds_key, *zero, *other;
+    char buf[160];
+    const mf_value *v = NULL;
+    for (const conv_hp *h = conv_base2026_hparams; spec && h->key && !v; h++)
+        if (h->src && !strncmp(h->src, spec, strcspn(spec, "@")) && h->src[strcspn(spec, "@")] == '|')
+            v = hfc_key(c, h->key);
+    if (!v || v->type != MF_V_ARR || conv_per_layer_parse(spec, buf, sizeof(buf), &key, &kinds_key, &zero, &other))
+        return;
+    json_t *kinds = json_array();
+    int64_t x = 0;
+    for (size_t i = 0; i < v->as.arr.n; i++) {
+        int64_t y = v->as.arr.items[i].as.i;
+        json_array_append_new(kinds, json_string(y ? other : zero));
+        if (y)
+            x = y;
+    }
+    set_new(cfg, key, json_integer(x));
+    set_new(cfg, kinds_key, kinds);
+}
+
 /* ExpertGatingFuncType back to a scoring function name */
 void g2h_score_func(hfc *c, json_t *cfg, int64_t x)
 {
@@ -402,6 +437,7 @@ static json_t *build_config(hfc *c)
     json_array_append_new(archs, json_string(c->hf_class));
     json_object_set_new(cfg, "architectures", archs);
     json_object_set_new(cfg, "model_type", json_string(c->model_type));
+    per_layer_back(c, cfg);
     for (int pass = 0; pass < 3; pass++)
         put_hparams(c, cfg, c->fwd->hparams, false, pass);
     int64_t ttc;

@@ -310,6 +310,11 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
         rc = read_block_count(&c);
     if (rc == 0) {
         adjust_config(&c);
+        /* gguf-py 0.18 (the 2026-02 converter) overwrites a key set twice */
+        kv.overwrite = (c.arch->flags & AF_2026) != 0;
+        rc = h2g_per_layer_config(&c);
+    }
+    if (rc == 0) {
         /* GGUFWriter(arch=...) writes general.architecture first; keys set
          * while tensors are generated follow it */
         mf_kv_str(&kv, "general.architecture", c.arch->name, strlen(c.arch->name));

@@ -242,11 +242,30 @@ static json_t *lookup(conv *c, const char *src)
     return v;
 }
 
+/* A list of integers (a per-layer value): gguf-py writes Python int lists
+ * as INT32 arrays. */
+static int put_int_array(conv *c, const char *key, json_t *v, const char *what)
+{
+    mf_value *a = mf_kv_arr(c->kv, key, MF_V_I32, json_array_size(v));
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        int64_t x;
+        if (h2g_need_int(c, json_array_get(v, i), what, &x))
+            return -1;
+        if (x < INT32_MIN || x > INT32_MAX)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s[%zu] does not fit an i32", what, i);
+        if (a)
+            a->as.arr.items[i].as.i = x;
+    }
+    return 0;
+}
+
 static int put_value(conv *c, const conv_hp *h, json_t *v)
 {
     char key[160];
     arch_key(c, h->key, key, sizeof(key));
     const char *what = !h->src || h->src[0] == '=' ? h->key : h->src;
+    if ((h->type == 'u' || h->type == 'i') && json_is_array(v))
+        return put_int_array(c, key, v, what);
     switch (h->type) {
     case 'u': case 'i': {
         int64_t x;
@@ -536,6 +555,58 @@ int h2g_rope_2026(conv *c)
            put_opt(c, "rope.freq_base_swa", 'f', rope_theta_2026(c, all, true), "rope_local_base_freq") ? -1 : 0;
 }
 
+/* LFM2Model._add_feed_forward_length: block_ff_dim, with auto adjust
+ * int(2 * ff / 3), times the multiplier, rounded up to block_multiple_of */
+json_t *h2g_lfm2_ff_dim(conv *c)
+{
+    int64_t ff, mult;
+    json_t *adj = h2g_hparam(c, "block_auto_adjust_ff_dim"), *m = h2g_hparam(c, "block_ffn_dim_multiplier");
+    if (h2g_need_hp_int(c, "block_ff_dim", &ff) || h2g_need_hp_int(c, "block_multiple_of", &mult))
+        return NULL;
+    if (!adj || !m) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no block_auto_adjust_ff_dim or block_ffn_dim_multiplier");
+        return NULL;
+    }
+    if (json_is_true(adj)) {
+        ff = (int64_t)(2.0 * (double)ff / 3.0);
+        if (!json_is_null(m)) {
+            if (!json_is_number(m)) {
+                mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json block_ffn_dim_multiplier is not a number");
+                return NULL;
+            }
+            ff = (int64_t)(json_number_value(m) * (double)ff);
+        }
+        ff = mult * ((ff + mult - 1) / mult);
+    }
+    return json_integer(ff);
+}
+
+/* The class's per-layer value (LFM2Model.set_gguf_parameters' rewrite of
+ * num_key_value_heads): config.json's key becomes a list over the layers. */
+int h2g_per_layer_config(conv *c)
+{
+    const char *spec = conv_per_layer_of(c->arch), *key, *kinds_key, *zero, *other;
+    char buf[160];
+    if (!spec)
+        return 0;
+    if (conv_per_layer_parse(spec, buf, sizeof(buf), &key, &kinds_key, &zero, &other))
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "per-layer rule \"%s\" is malformed", spec);
+    json_t *kinds = h2g_hparam(c, kinds_key), *v = h2g_hparam(c, key);
+    int64_t x;
+    if (!json_is_array(kinds))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no list %s", kinds_key);
+    if (!v || h2g_need_int(c, v, key, &x))
+        return v ? -1 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no %s", key);
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < json_array_size(kinds); i++) {
+        const char *k = json_string_value(json_array_get(kinds, i));
+        json_array_append_new(a, json_integer(k && !strcmp(k, zero) ? 0 : x));
+    }
+    if (!a || json_object_set_new(c->cfg, key, a))
+        return mf_oom(c->st, c->dir);
+    return 0;
+}
+
 /* ExpertGatingFuncType of the first score-function key present: SOFTMAX 1, SIGMOID 2 */
 json_t *h2g_score_func(conv *c)
 {
@@ -614,7 +685,8 @@ int h2g_build_metadata(conv *c)
     mf_hf_params pc;
     param_counts(c, &pc);
     mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name,
-                           .note = c->opts.note, .note_user = c->opts.note_user};
+                           .note = c->opts.note, .note_user = c->opts.note_user,
+                           .special_2026 = (c->arch->flags & AF_2026) != 0};
     /* the 2026-02 converter writes the quantization version before the
      * vocabulary, c392e50 after it */
     bool qv_first = (c->arch->flags & AF_2026) != 0;

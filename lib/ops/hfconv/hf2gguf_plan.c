@@ -123,7 +123,8 @@ static mf_dtype tensor_type(const conv *c, const char *new_name, int ndim, int64
 {
     if (ndim <= 1 || ends_with(new_name, "_norm.weight") || !ends_with(new_name, ".weight") ||
         is_block_tensor(new_name, "ffn_gate_inp.weight") || !strcmp(new_name, "position_embd.weight") ||
-        !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight"))
+        !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight") ||
+        is_block_tensor(new_name, "shortconv.conv.weight"))
         return MF_F32;
     mf_dtype t = c->qtype;
     const mf_dtype_info *di = mf_dtype_info_of(t);
@@ -638,6 +639,12 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
         case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
+        case OP_SQUEEZE1:
+            if (o.ndim >= 2 && o.shape[1] == 1) {
+                memmove(o.shape + 1, o.shape + 2, sizeof(int64_t) * (size_t)(o.ndim - 2));
+                o.shape[--o.ndim] = 0;
+            }
+            continue;
         case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); return rc;
         case OP_DEINTERLEAVE: rc = plan_deinterleave(c, r, part, t, name); free(name); return rc;
         default: rc = plan_qkv(c, r, part, t, name, bid); free(name); return rc;

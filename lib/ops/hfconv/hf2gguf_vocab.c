@@ -356,6 +356,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {NULL, PF_BYTELEVEL, "gpt-2"},
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
         {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"},
+        {"lfm2", PF_LLAMA3, "lfm2"}, /* the 2026-02 table: LiquidAI/LFM2-Tokenizer */
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
         {"olmo2", PF_LLAMA3, "dbrx"},           {NULL, PF_LLAMA3, "llama-bpe"},
         {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
@@ -518,6 +519,7 @@ typedef struct special_vocab {
     size_t add_order[MAX_TYPES], n_adds;
     json_t *chat_template; /* owned */
     json_t *merges;        /* owned: array of "a b" strings */
+    bool sep_handler;      /* gguf-py 0.18 writes add_sep_token */
 } special_vocab;
 
 static int set_special(special_vocab *sv, size_t t, const json_t *tid, const char *dir, mf_status *st)
@@ -633,6 +635,140 @@ static const char *entry_content(json_t *e)
     return NULL;
 }
 
+/* add_special_token[type] = value: a dict, the first setting's place kept */
+static void set_add(special_vocab *sv, const char *type, bool value)
+{
+    for (size_t t = 0; t < sv->ntypes; t++)
+        if (!strcmp(sv->types[t], type)) {
+            if (sv->add[t] < 0)
+                sv->add_order[sv->n_adds++] = t;
+            sv->add[t] = value;
+            return;
+        }
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+    return a && b && !strcmp(a, b);
+}
+
+/* The id of a template entry's SpecialToken, or NULL. */
+static const char *tmpl_special(json_t *e)
+{
+    return json_string_value(json_object_get(json_object_get(e, "SpecialToken"), "id"));
+}
+
+/* A tokenizer_config.json string entry (only strings compare equal to a
+ * template's token in the converter: a dict entry never does). */
+static const char *tc_str(json_t *tc, const char *key)
+{
+    return json_string_value(json_object_get(tc, key));
+}
+
+static void tc_set(json_t *tc, const char *key, const char *v)
+{
+    if (tc && v)
+        json_object_set_new(tc, key, json_string(v));
+}
+
+/* gguf-py 0.18 SpecialVocab._try_load_from_tokenizer_json: RobertaProcessing
+ * and TemplateProcessing decide add_bos/eos/sep (and may move the eos to
+ * eot/eom, or fill cls/sep) before tokenizer_config.json is read; tc is a
+ * copy the changes go into. */
+static void post_processor_2026(special_vocab *sv, json_t *tj, json_t *tc)
+{
+    json_t *pp = json_object_get(tj, "post_processor");
+    if (!json_is_object(pp))
+        return;
+    const char *bos = tc_str(tc, "bos_token"), *cls = tc_str(tc, "cls_token"), *eos = tc_str(tc, "eos_token"),
+               *sep = tc_str(tc, "sep_token");
+    bool has_tc = tc && json_object_size(tc);
+    if (!json_object_get(tc, "bos_token") && cls && has_tc) {
+        tc_set(tc, "bos_token", cls);
+        bos = tc_str(tc, "bos_token");
+    }
+    if (!json_object_get(tc, "eos_token") && sep && has_tc) {
+        tc_set(tc, "eos_token", sep);
+        eos = tc_str(tc, "eos_token");
+    }
+    json_t *procs = json_object_get(pp, "processors");
+    size_t n = json_is_array(procs) ? json_array_size(procs) : 1;
+    for (size_t i = 0; i < n; i++) {
+        json_t *p = json_is_array(procs) ? json_array_get(procs, i) : pp;
+        const char *type = json_string_value(json_object_get(p, "type"));
+        if (str_eq(type, "RobertaProcessing")) {
+            set_add(sv, "bos", true);
+            set_add(sv, "eos", true);
+            set_add(sv, "sep", true);
+            if (!cls && has_tc) {
+                json_t *c0 = json_array_get(json_object_get(p, "cls"), 0);
+                tc_set(tc, "cls_token", c0 ? json_string_value(c0) : bos);
+                cls = tc_str(tc, "cls_token");
+            }
+            if (!sep && has_tc) {
+                json_t *s0 = json_array_get(json_object_get(p, "sep"), 0);
+                tc_set(tc, "sep_token", s0 ? json_string_value(s0) : eos);
+                sep = tc_str(tc, "sep_token");
+            }
+            continue;
+        }
+        if (!str_eq(type, "TemplateProcessing"))
+            continue;
+        json_t *single = json_object_get(p, "single"), *pair = json_object_get(p, "pair");
+        const char *first = NULL, *last = NULL;
+        if (json_array_size(single) > 1) {
+            if ((first = tmpl_special(json_array_get(single, 0)))) {
+                if (!has_tc)
+                    bos = first;
+                set_add(sv, "bos", str_eq(first, bos) || str_eq(first, cls));
+            }
+            if ((last = tmpl_special(json_array_get(single, json_array_size(single) - 1)))) {
+                if (!has_tc) {
+                    eos = last;
+                } else if (!str_eq(last, eos)) {
+                    bool has_eot = false, has_eom = false;
+                    for (size_t t = 0; t < sv->ntypes; t++) {
+                        has_eot |= !strcmp(sv->types[t], "eot");
+                        has_eom |= !strcmp(sv->types[t], "eom");
+                    }
+                    if ((!has_eot || !has_eom) && sv->ntypes < MAX_TYPES) {
+                        sv->types[sv->ntypes++] = has_eot ? "eom" : "eot";
+                        tc_set(tc, has_eot ? "eom_token" : "eot_token", eos);
+                    }
+                    tc_set(tc, "eos_token", last);
+                    eos = tc_str(tc, "eos_token");
+                }
+                set_add(sv, "eos", str_eq(last, eos));
+            }
+        }
+        size_t np = json_array_size(pair);
+        if (!np)
+            continue;
+        size_t start = first && str_eq(tmpl_special(json_array_get(pair, 0)), first) ? 1 : 0;
+        size_t stop = last && str_eq(tmpl_special(json_array_get(pair, np - 1)), last) ? np - 1 : np;
+        if (stop <= start)
+            continue;
+        const char *a = json_string_value(json_object_get(json_object_get(json_array_get(pair, start), "Sequence"), "id"));
+        const char *b = json_string_value(json_object_get(json_object_get(json_array_get(pair, stop - 1), "Sequence"), "id"));
+        if (!str_eq(a, "A") || !str_eq(b, "B") || stop - start < 3) /* A [sep] [eos] B */
+            continue;
+        bool add_sep = false;
+        const char *e1 = tmpl_special(json_array_get(pair, start + 1));
+        if (e1 && (str_eq(e1, sep) || str_eq(e1, eos)) && !last)
+            add_sep = true;
+        if (stop - start - 2 == 2) {
+            const char *e2 = tmpl_special(json_array_get(pair, start + 2));
+            if (e2 && (str_eq(e2, sep) || str_eq(e2, eos)))
+                add_sep = true;
+        }
+        set_add(sv, "sep", add_sep);
+        if (add_sep && !sep && has_tc)
+            tc_set(tc, "sep_token", eos);
+    }
+}
+
+static int special_vocab_tcfg(special_vocab *sv, vocab *v, json_t *tcfg, json_t *added);
+
 static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag)
 {
     const char *dir = v->dir;
@@ -644,7 +780,29 @@ static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag
             return -1;
         added = json_object_get(v->tj, "added_tokens");
     }
-    if (v->tcfg) {
+    json_t *tcfg = v->tcfg ? json_deep_copy(v->tcfg) : NULL; /* the 2026 step may change it */
+    if (v->tj && v->o && v->o->special_2026)
+        post_processor_2026(sv, v->tj, tcfg);
+    int rc = special_vocab_tcfg(sv, v, tcfg, added);
+    json_decref(tcfg);
+    if (rc)
+        return -1;
+    for (size_t t = 0; t < sv->ntypes; t++) {
+        char key[64];
+        snprintf(key, sizeof(key), "%s_token_id", sv->types[t]);
+        if (set_special(sv, t, json_object_get(v->cfg, key), dir, v->st))
+            return -1;
+    }
+    if (load_merges_flag && !sv->merges && load_merges_txt(sv, dir, v->st))
+        return -1;
+    return 0;
+}
+
+/* tokenizer_config.json's part: chat template, add_*_token, *_token ids. */
+static int special_vocab_tcfg(special_vocab *sv, vocab *v, json_t *tcfg, json_t *added)
+{
+    const char *dir = v->dir;
+    if (tcfg) {
         char *ctj_path = malloc(strlen(dir) + 32);
         if (!ctj_path)
             return mf_oom(v->st, dir);
@@ -672,7 +830,7 @@ static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag
             }
         }
         free(ctj_path);
-        json_t *ct = json_object_get(v->tcfg, "chat_template");
+        json_t *ct = json_object_get(tcfg, "chat_template");
         if (!ct)
             ct = alt;
         if (ct && (json_is_string(ct) || json_is_array(ct)))
@@ -681,13 +839,11 @@ static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag
         for (size_t t = 0; t < sv->ntypes; t++) {
             char key[64];
             snprintf(key, sizeof(key), "add_%s_token", sv->types[t]);
-            json_t *a = json_object_get(v->tcfg, key);
-            if (json_is_boolean(a)) {
-                sv->add[t] = json_is_true(a);
-                sv->add_order[sv->n_adds++] = t;
-            }
+            json_t *a = json_object_get(tcfg, key);
+            if (json_is_boolean(a))
+                set_add(sv, sv->types[t], json_is_true(a));
             snprintf(key, sizeof(key), "%s_token", sv->types[t]);
-            const char *content = entry_content(json_object_get(v->tcfg, key));
+            const char *content = entry_content(json_object_get(tcfg, key));
             if (!content)
                 continue;
             json_t *found = NULL; /* the first added token with that content */
@@ -701,14 +857,6 @@ static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag
                 return -1;
         }
     }
-    for (size_t t = 0; t < sv->ntypes; t++) {
-        char key[64];
-        snprintf(key, sizeof(key), "%s_token_id", sv->types[t]);
-        if (set_special(sv, t, json_object_get(v->cfg, key), dir, v->st))
-            return -1;
-    }
-    if (load_merges_flag && !sv->merges && load_merges_txt(sv, dir, v->st))
-        return -1;
     return 0;
 }
 
@@ -718,7 +866,7 @@ static const char *id_key(const char *type)
         {"bos", "tokenizer.ggml.bos_token_id"}, {"eos", "tokenizer.ggml.eos_token_id"},
         {"unk", "tokenizer.ggml.unknown_token_id"}, {"sep", "tokenizer.ggml.seperator_token_id"},
         {"pad", "tokenizer.ggml.padding_token_id"}, {"mask", "tokenizer.ggml.mask_token_id"},
-        {"eot", "tokenizer.ggml.eot_token_id"}, /* GGUFWriter has no add_{cls,prefix,suffix,middle,fsep}_token_id:
+        {"eot", "tokenizer.ggml.eot_token_id"}, {"eom", "tokenizer.ggml.eom_token_id"}, /* GGUFWriter has no add_{cls,prefix,suffix,middle,fsep}_token_id:
                                                    "No handler for special token type" */
     };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -787,12 +935,14 @@ static void special_vocab_add(special_vocab *sv, mf_kvlist *kv, bool with_templa
         if (k)
             mf_kv_u32(kv, k, (uint32_t)sv->id[t]);
     }
-    for (size_t i = 0; i < sv->n_adds; i++) { /* only add_bos/add_eos have handlers */
+    for (size_t i = 0; i < sv->n_adds; i++) { /* add_bos/add_eos have handlers (and add_sep in 0.18) */
         size_t t = sv->add_order[i];
         if (!strcmp(sv->types[t], "bos"))
             mf_kv_bool(kv, "tokenizer.ggml.add_bos_token", sv->add[t]);
         else if (!strcmp(sv->types[t], "eos"))
             mf_kv_bool(kv, "tokenizer.ggml.add_eos_token", sv->add[t]);
+        else if (!strcmp(sv->types[t], "sep") && sv->sep_handler)
+            mf_kv_bool(kv, "tokenizer.ggml.add_sep_token", sv->add[t]);
     }
     if (with_template && sv->chat_template)
         add_chat_template(kv, sv->chat_template);
@@ -807,7 +957,7 @@ static void special_vocab_free(special_vocab *sv)
 static int add_special_vocab(vocab *v, int64_t n_vocab, bool merges)
 {
     special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7,
-                        .n_vocab = n_vocab};
+                        .n_vocab = n_vocab, .sep_handler = v->o && v->o->special_2026};
     int rc = special_vocab_load(&sv, v, merges);
     if (rc == 0)
         special_vocab_add(&sv, v->kv, true);
