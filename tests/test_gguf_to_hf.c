@@ -181,7 +181,7 @@ static void round_trip(const char *dir, const char *name)
     compare_config(dir, out);
 }
 
-/* prefix keeps names apart across folders (deepseek-v3-tiny is in two) */
+/* prefix: the round trips' file names (two folders hold a deepseek-v3-tiny) */
 static void run_dirs(const char *base, const char *prefix, int *count)
 {
     DIR *d = opendir(base);
@@ -285,6 +285,7 @@ int main(void)
     run_dirs(base, "", &n);
     snprintf(base, sizeof(base), "%s/corpus/hf-dir", shared);
     run_dirs(base, "", &n);
+    /* the 2026-02 converter's families (convert-ref-new): its layout */
     snprintf(base, sizeof(base), "%s/convert-ref-new/dirs", shared);
     run_dirs(base, "new-", &n);
     CHECKF(n >= 25, "only %d reference directories", n);

@@ -30,7 +30,7 @@ mf_value *mf_kv_add(mf_kvlist *l, const char *key, mf_vtype type)
     if (l->failed)
         return NULL;
     for (size_t i = 0; l->overwrite && i < l->n; i++)
-        if (!strcmp(l->kv[i].key, key)) {
+        if (strcmp(l->kv[i].key, key) == 0) {
             memset(&l->kv[i].v, 0, sizeof(l->kv[i].v));
             l->kv[i].v.type = type;
             return &l->kv[i].v;

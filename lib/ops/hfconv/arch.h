@@ -21,16 +21,17 @@ enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
-    AB_GPT_OSS, AB_LFM2,
+    /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
+    AB_QWEN3MOE, AB_GPT_OSS, AB_LFM2,
     AB_COUNT
 };
-_Static_assert(AB_COUNT <= 32, "conv_name_row.archs holds one bit per architecture");
-#define ARCH(x) (1u << AB_##x)
-#define ALL_ARCHS ((uint32_t)((1ull << AB_COUNT) - 1))
+_Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
+#define ARCH(x) (1ull << AB_##x)
+#define ALL_ARCHS ((uint64_t)(AB_COUNT == 64 ? ~0ull : (1ull << (AB_COUNT % 64)) - 1))
 
 typedef struct conv_name_row {
     const char *hf, *gguf;
-    uint32_t archs;
+    uint64_t archs;
 } conv_name_row;
 extern const conv_name_row conv_names[];
 extern const size_t conv_n_names;
@@ -61,6 +62,8 @@ typedef enum conv_op {
                          (no requantization), rows de-interleaved into len(ws) tensors
                          named by pat replaced by ws[k]; written before every other
                          tensor (GptOssModel.generate_extra_tensors) */
+    OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
+                         v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
 } conv_op;
 
 typedef struct conv_rule {
@@ -97,11 +100,14 @@ typedef struct conv_block {
 #define CONV_CALCS(X)                                                                      \
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
-    X(mamba_dt_rank) X(falcon_mamba) X(score_func) X(lfm2_ff_dim)
+    X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
+    X(mla_key_length) X(yarn_log_mul_2026) X(lfm2_ff_dim)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026)
-/* Declared for every name; file_type, head_dim_embd and pooling_type have no
- * inverse (their back is NULL in arch_table.c) and define no g2h_ function. */
+/* Declared for every name; file_type, head_dim_embd, pooling_type,
+ * gating_func_2026 (g2h_gating_func's), mla_key_length and
+ * yarn_log_mul_2026 have no inverse of their own (their back is NULL in
+ * arch_table.c) and define no g2h_ function. */
 #define CONV_DECLARE_CALC(n) \
     extern const conv_calc conv_calc_##n; json_t *h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg, int64_t x);
 #define CONV_DECLARE_BLOCK(n) \
@@ -151,11 +157,10 @@ enum {
     AF_CTX_MODEL_MAX = 2,     /* max_position_embeddings from model_max_length (Command-R) */
     AF_LLAMA3_ROPE = 4,       /* generated rope_freqs for llama3 rope scaling */
     AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
-    AF_MXFP4 = 16,            /* quantization_config mxfp4: the packed weights read as
+    AF_ONLY_2026 = 16,        /* a class only the 2026-02 converter has: its layout always */
+    AF_MINISTRAL3 = 32,       /* Mistral3Model: model_type ministral3 only (else arch llama: refused) */
+    AF_MXFP4 = 64,            /* quantization_config mxfp4: the packed weights read as
                                  stored (OP_MXFP4), not dequantized (GptOssModel) */
-    AF_2026 = 32,             /* a family only the 2026-02 converter (ecbcb7ea) has: its
-                                 key order (general.quantization_version before the
-                                 vocabulary) */
 };
 
 typedef struct conv_arch {
@@ -179,10 +184,21 @@ const char *conv_per_layer_of(const conv_arch *a);
 int conv_per_layer_parse(const char *spec, char *buf, size_t cap, const char **key, const char **kinds,
                          const char **zero, const char **other);
 
+/* The 2026-02 converter's (ecbcb7ea) rules and keys for an architecture
+ * of both converters where they differ from c392e50's (--layout 2026-02);
+ * NULL: the same. "@base" in a key list is conv_base_hparams or
+ * conv_base_hparams_2026 by the layout. */
+typedef struct conv_arch_2026 {
+    int bit;                     /* enum conv_arch_bit */
+    const conv_rule *rules;
+    const conv_hp *hparams;
+} conv_arch_2026;
+extern const conv_arch_2026 conv_archs_2026[];
+extern const size_t conv_n_archs_2026;
+
 extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
 extern const conv_hp conv_base_hparams[];
-/* TextModel.set_gguf_parameters of the 2026-02 converter (ecbcb7ea), "@base2026" */
-extern const conv_hp conv_base2026_hparams[];
+extern const conv_hp conv_base_hparams_2026[];
 
 #endif

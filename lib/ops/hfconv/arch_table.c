@@ -30,14 +30,16 @@ const conv_calc conv_calc_gating_func = {"gating_func", h2g_gating_func, g2h_gat
 const conv_calc conv_calc_mamba_d_inner = {"mamba_d_inner", h2g_mamba_d_inner, g2h_mamba_d_inner};
 const conv_calc conv_calc_mamba_dt_rank = {"mamba_dt_rank", h2g_mamba_dt_rank, g2h_mamba_dt_rank};
 const conv_calc conv_calc_falcon_mamba = {"falcon_mamba", h2g_falcon_mamba, g2h_falcon_mamba};
-const conv_calc conv_calc_score_func = {"score_func", h2g_score_func, g2h_score_func};
 const conv_calc conv_calc_lfm2_ff_dim = {"lfm2_ff_dim", h2g_lfm2_ff_dim, g2h_lfm2_ff_dim};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
 const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
 const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
+const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_func_2026, g2h_gating_func};
 const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
+const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length, NULL};
+const conv_calc conv_calc_yarn_log_mul_2026 = {"yarn_log_mul_2026", h2g_yarn_log_mul_2026, NULL};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -58,12 +60,8 @@ const conv_hp conv_base_hparams[] = {
     {NULL, 0, NULL, 0, NULL, NULL},
 };
 
-/* TextModel.set_gguf_parameters at ecbcb7ea (2026-02-27): more key
- * spellings, the rope block (rope_parameters or rope_scaling, mrope
- * sections, rope_theta and the sliding layers' theta) before the epsilons,
- * expert groups and the gating function. The families added after c392e50
- * take it as "@base2026". */
-const conv_hp conv_base2026_hparams[] = {
+/* TextModel.set_gguf_parameters of the 2026-02 converter (ecbcb7ea) */
+const conv_hp conv_base_hparams_2026[] = {
     CALC("block_count", 'u', block_count, 0),
     {"context_length", 'u', "max_position_embeddings|n_ctx|n_positions|max_length|max_sequence_length|model_max_length",
      HP_OPT, NULL, NULL},
@@ -78,7 +76,7 @@ const conv_hp conv_base2026_hparams[] = {
     {"expert_used_count", 'u', "num_experts_per_tok|num_experts_per_token", HP_OPT, NULL, NULL},
     {"expert_group_count", 'u', "n_group", HP_OPT, NULL, NULL},
     {"expert_group_used_count", 'u', "topk_group", HP_OPT, NULL, NULL},
-    CALC("expert_gating_func", 'u', score_func, HP_OPT),
+    CALC("expert_gating_func", 'u', gating_func_2026, HP_OPT),
     {"attention.key_length", 'u', "head_dim", HP_OPT, NULL, NULL},
     {"attention.value_length", 'u', "head_dim", HP_OPT, NULL, NULL},
     CALC("general.file_type", 'u', file_type, 0),
@@ -86,7 +84,6 @@ const conv_hp conv_base2026_hparams[] = {
 };
 
 #define BASE {"@base", 0, NULL, 0, NULL, NULL}
-#define BASE2026 {"@base2026", 0, NULL, 0, NULL, NULL}
 #define END {NULL, 0, NULL, 0, NULL, NULL}
 #define NORULES {0, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 
@@ -132,11 +129,39 @@ static const conv_rule qwen2moe_rules[] = {
     NORULES,
 };
 
+/* Qwen2MoeModel.modify_tensors (2026): the expert count by find_hparam */
+static const conv_rule qwen3moe_rules[] = {
+    {OP_STACK, M_CONTAINS, "experts", NULL, "num_local_experts|num_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    NORULES,
+};
+
 static const conv_rule deepseek2_rules[] = {
     {OP_RENAME, M_SUFFIX, "e_score_correction_bias", "e_score_correction.bias", NULL, NULL, NULL, NULL},
     {OP_SKIP, M_LAYER_BEYOND, "model.layers.", NULL, NULL, NULL, NULL, NULL}, /* MTP layers */
     {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "n_routed_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
      "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    NORULES,
+};
+
+/* DeepseekV2Model.modify_tensors at 2026-02: kv_b_proj split for MLA */
+static const conv_rule deepseek2_rules_2026[] = {
+    {OP_RENAME, M_SUFFIX, "e_score_correction_bias", "e_score_correction.bias", NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_LAYER_BEYOND, "model.layers.", NULL, NULL, NULL, NULL, NULL}, /* MTP layers */
+    {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "n_routed_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    {OP_SPLIT_KV_B, M_SUFFIX, "kv_b_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* Mistral3Model.modify_tensors: the text model of a
+ * Mistral3ForConditionalGeneration (language_model. dropped, the vision
+ * tower and projector skipped), then LlamaModel's */
+static const conv_rule mistral3_rules[] = {
+    {OP_SKIP, M_CONTAINS, "multi_modal_projector", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "vision_tower", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_CONTAINS, "language_model.", "", NULL, NULL, NULL, NULL},
+    PERMUTE_QK,
     NORULES,
 };
 
@@ -367,6 +392,58 @@ static const conv_hp deepseek2_hp[] = {
     END,
 };
 
+/* DeepseekV2Model.set_gguf_parameters at 2026-02: num_key_value_heads
+ * written as 1 (MLA as MQA), key/value lengths of the compressed cache,
+ * the _mla ones of the heads, the yarn log multiplier without a type check */
+static const conv_hp deepseek2_hp_2026[] = {
+    {"@set", 0, "num_key_value_heads=1", 0, NULL, NULL},
+    BASE,
+    {"leading_dense_block_count", 'u', "first_k_dense_replace", 0, NULL, NULL},
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"attention.q_lora_rank", 'u', "q_lora_rank", HP_OPT, NULL, NULL},
+    {"attention.kv_lora_rank", 'u', "kv_lora_rank", 0, NULL, NULL},
+    CALC("attention.key_length", 'u', mla_key_length, 0),
+    {"attention.value_length", 'u', "kv_lora_rank", 0, NULL, NULL},
+    CALC("attention.key_length_mla", 'u', qk_head_dim, 0),
+    {"attention.value_length_mla", 'u', "v_head_dim", 0, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size|intermediate_size", 0, NULL, NULL},
+    {"expert_count", 'u', "n_routed_experts", HP_OPT, NULL, NULL},
+    {"expert_shared_count", 'u', "n_shared_experts||=0", 0, NULL, NULL},
+    {"expert_weights_scale", 'f', "routed_scaling_factor", HP_OPT, NULL, NULL},
+    {"expert_weights_norm", 'b', "norm_topk_prob", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"rope.dimension_count", 'u', "qk_rope_head_dim", 0, NULL, NULL},
+    CALC("rope.scaling.yarn_log_multiplier", 'f', yarn_log_mul_2026, HP_OPT),
+    END,
+};
+
+/* LlamaModel.set_gguf_parameters (2026): the base keys take the rope scaling */
+static const conv_hp llama_hp_2026[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    END,
+};
+
+/* Mistral3Model (model_type ministral3): yarn's log multiplier is
+ * rope_parameters' mscale_all_dim as it is, the temperature scale its
+ * llama_4_scaling_beta */
+static const conv_hp mistral3_hp[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    {"rope.scaling.yarn_log_multiplier", 'f', "rope:mscale_all_dim", 0, NULL, NULL},
+    {"attention.temperature_scale", 'f', "rope:llama_4_scaling_beta", 0, NULL, NULL},
+    END,
+};
+
+/* Qwen2MoeModel.set_gguf_parameters (2026), Qwen3-MoE's */
+static const conv_hp qwen3moe_hp[] = {
+    BASE,
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", HP_OPT, NULL, NULL},
+    {"expert_shared_feed_forward_length", 'u', "shared_expert_intermediate_size", HP_OPT, NULL, NULL},
+    END,
+};
+
 static const conv_hp gpt2_hp[] = {
     {"block_count", 'u', "n_layer", 0, NULL, NULL},
     {"context_length", 'u', "n_ctx", 0, NULL, NULL},
@@ -474,7 +551,7 @@ static const conv_hp mamba_hp[] = {
 
 /* GptOssModel.set_gguf_parameters */
 static const conv_hp gpt_oss_hp[] = {
-    BASE2026,
+    BASE,
     {"attention.sliding_window", 'u', "sliding_window", 0, NULL, NULL},
     {"expert_feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
     END,
@@ -484,7 +561,7 @@ static const conv_hp gpt_oss_hp[] = {
  * per layer (conv_arch.per_layer), then the epsilon and the feed-forward
  * length again (gguf-py 0.18 overwrites them in place) */
 static const conv_hp lfm2_hp[] = {
-    BASE2026,
+    BASE,
     {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
     {"shortconv.l_cache", 'u', "conv_L_cache", 0, NULL, NULL},
     {"attention.layer_norm_rms_epsilon", 'f', "norm_eps", 0, NULL, NULL},
@@ -528,11 +605,23 @@ const conv_arch conv_archs[] = {
     {"llama", CLASSES("InternLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp, V_INTERNLM3, 0},
     {"cohere2", CLASSES("Cohere2ForCausalLM"), AB_COHERE2, no_rules, cohere2_hp, V_BPE, 0},
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
-    /* from here: families of the 2026-02 converter (ecbcb7ea) */
-    {"gpt-oss", CLASSES("GptOssForCausalLM"), AB_GPT_OSS, gpt_oss_rules, gpt_oss_hp, V_BPE, AF_MXFP4 | AF_2026},
-    {"lfm2", CLASSES("Lfm2ForCausalLM", "LFM2ForCausalLM"), AB_LFM2, lfm2_rules, lfm2_hp, V_BPE, AF_2026},
+    /* only in the 2026-02 converter (ecbcb7ea): its layout always */
+    {"qwen3moe", CLASSES("Qwen3MoeForCausalLM"), AB_QWEN3MOE, qwen3moe_rules, qwen3moe_hp, V_BPE, AF_ONLY_2026},
+    {"smollm3", CLASSES("SmolLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp_2026, V_LLAMA,
+     AF_ONLY_2026 | AF_LLAMA3_ROPE},
+    {"mistral3", CLASSES("Ministral3ForCausalLM", "Mistral3ForConditionalGeneration"), AB_LLAMA, mistral3_rules,
+     mistral3_hp, V_LLAMA, AF_ONLY_2026 | AF_LLAMA3_ROPE | AF_MINISTRAL3},
+    {"gpt-oss", CLASSES("GptOssForCausalLM"), AB_GPT_OSS, gpt_oss_rules, gpt_oss_hp, V_BPE, AF_MXFP4 | AF_ONLY_2026},
+    {"lfm2", CLASSES("Lfm2ForCausalLM", "LFM2ForCausalLM"), AB_LFM2, lfm2_rules, lfm2_hp, V_BPE, AF_ONLY_2026},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
+
+/* --------------------------------------- the 2026-02 converter's changes */
+
+const conv_arch_2026 conv_archs_2026[] = {
+    {AB_DEEPSEEK2, deepseek2_rules_2026, deepseek2_hp_2026},
+};
+const size_t conv_n_archs_2026 = sizeof(conv_archs_2026) / sizeof(conv_archs_2026[0]);
 
 static const struct {
     const char *arch, *spec;

@@ -241,16 +241,18 @@ static char *wordpiece_text(const char *t)
     return p;
 }
 
-/* A family of the 2026-02 converter that adds a BOS: the Llama-3 style
- * TemplateProcessing that says so (gguf-py 0.18 reads add_bos and add_sep
- * from it); otherwise none. */
+/* A family of the 2026-02 converter that adds a BOS and no separator: the
+ * Llama-3 style TemplateProcessing that makes the fast tokenizer add it
+ * (gguf-py 0.18 reads add_bos true and add_sep false from it, as from
+ * tokenizer_config.json); otherwise none. */
 static json_t *bos_template(hfc *c, const vocab_view *v)
 {
-    const mf_value *b = mf_meta_get(c->m, "tokenizer.ggml.add_bos_token");
+    const mf_value *b = mf_meta_get(c->m, "tokenizer.ggml.add_bos_token"),
+                   *sep = mf_meta_get(c->m, "tokenizer.ggml.add_sep_token");
     const char *bos = special_text(c, v, "tokenizer.ggml.bos_token_id");
     int64_t id;
-    if (!c->fwd || !(c->fwd->flags & AF_2026) || !b || b->type != MF_V_BOOL || !b->as.b || !bos ||
-        !hfc_int(mf_meta_get(c->m, "tokenizer.ggml.bos_token_id"), &id))
+    if (!c->fwd || !(c->fwd->flags & AF_ONLY_2026) || !b || b->type != MF_V_BOOL || !b->as.b || !bos ||
+        !sep || sep->type != MF_V_BOOL || sep->as.b || !hfc_int(mf_meta_get(c->m, "tokenizer.ggml.bos_token_id"), &id))
         return json_null();
     json_t *pp = json_pack("{s:s, s:[{s:{s:s, s:i}}, {s:{s:s, s:i}}], s:[{s:{s:s, s:i}}, {s:{s:s, s:i}}, "
                            "{s:{s:s, s:i}}, {s:{s:s, s:i}}], s:{s:{s:s, s:[I], s:[s]}}}",
@@ -488,9 +490,11 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
     static const struct { const char *gguf, *hf; } adds[] = {
         {"tokenizer.ggml.add_bos_token", "add_bos_token"},
         {"tokenizer.ggml.add_eos_token", "add_eos_token"},
-        {"tokenizer.ggml.add_sep_token", "add_sep_token"}, /* written by gguf-py 0.18 only */
+        /* gguf-py 0.18 (2026 layout): from the post-processor or this key;
+         * this key gives it back, after bos and eos */
+        {"tokenizer.ggml.add_sep_token", "add_sep_token"},
     };
-    for (size_t i = 0; i < sizeof(adds) / sizeof(adds[0]); i++) {
+    for (size_t i = 0; i < 3; i++) {
         const mf_value *b = mf_meta_get(c->m, adds[i].gguf);
         if (b && b->type == MF_V_BOOL && !hfc_fwd_constant(c, adds[i].gguf))
             json_object_set_new(tc, adds[i].hf, json_boolean(b->as.b));

@@ -66,6 +66,10 @@ typedef struct conv {
     size_t n_pend, cap_pend;
     mf_kvlist *kv;
     mf_convert_gguf_opts opts;   /* the caller's, over the defaults */
+    bool l2026;                  /* the 2026-02 converter's layout (opts.layout or AF_ONLY_2026) */
+    const conv_rule *rules;      /* the architecture's, for the layout */
+    const conv_hp *hparams;
+    json_t *rope;                /* l2026: TextModel.rope_parameters, mirrored (hf2gguf_meta.c) */
     uint64_t done, total_bytes;
     mf_status *st;
 } conv;
@@ -89,6 +93,7 @@ int h2g_need_int(const conv *c, json_t *v, const char *what, int64_t *out);
 int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv);
 int h2g_build_metadata(conv *c);
 int h2g_per_layer_config(conv *c);
+json_t *h2g_rope_params(conv *c); /* 2026: TextModel.rope_parameters (borrowed) */
 
 /* hf2gguf_stream.c */
 /* mf_gguf_write's tensor source: output tensor `index` into the sink */

@@ -264,7 +264,7 @@ static int sentencepiece_added(vocab *v)
 
 /* The family of a tokenizer.json pre_tokenizer, from its shape. */
 typedef enum pre_family { PF_OTHER, PF_BYTELEVEL, PF_DIGITS_BYTELEVEL, PF_LLAMA3, PF_QWEN2, PF_DEEPSEEK_LLM,
-                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_O200K } pre_family;
+                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_TEKKEN, PF_O200K } pre_family;
 
 static const char *split_regex(const json_t *p)
 {
@@ -278,7 +278,11 @@ static pre_family pre_tokenizer_family(const json_t *tj)
                                  "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
     static const char qwen2[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
                                 "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-    /* o200k (GPT-4o, gpt-oss's o200k_harmony, Llama 4): cased letter runs */
+    /* Mistral's tekken (Mistral-Nemo, Ministral 3) and OpenAI's o200k
+     * (Llama 4, gpt-4o): case-split words, the latter with contractions */
+    static const char tekken[] = "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|"
+                                 "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|"
+                                 "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
     static const char o200k[] = "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
                                 "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
                                 "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
@@ -310,6 +314,8 @@ static pre_family pre_tokenizer_family(const json_t *tj)
         return PF_LLAMA3;
     if (regex && !strcmp(regex, qwen2))
         return PF_QWEN2;
+    if (regex && !strcmp(regex, tekken))
+        return PF_TEKKEN;
     if (regex && !strcmp(regex, o200k))
         return PF_O200K;
     if (!strcmp(types, "Digits+ByteLevel"))
@@ -358,7 +364,9 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"},
         {"lfm2", PF_LLAMA3, "lfm2"}, /* the 2026-02 table: LiquidAI/LFM2-Tokenizer */
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
-        {"olmo2", PF_LLAMA3, "dbrx"},           {NULL, PF_LLAMA3, "llama-bpe"},
+        {"olmo2", PF_LLAMA3, "dbrx"},           {"hunyuan-dense", PF_LLAMA3, "hunyuan-dense"},
+        {"glm4moe", PF_LLAMA3, "glm4"},         {NULL, PF_LLAMA3, "llama-bpe"},
+        {NULL, PF_TEKKEN, "tekken"},            {"llama4", PF_O200K, "llama4"},
         {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
         {NULL, PF_DEEPSEEK_LLM, "deepseek-llm"}, {NULL, PF_DEEPSEEK_V3, "deepseek-v3"},
         {NULL, PF_FALCON, "falcon"},
@@ -373,7 +381,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
     mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1,
             "tokenizer.json: BPE pre-tokenizer not recognized (llama.cpp knows it by name; mfmt "
             "recognizes the GPT-2 ByteLevel, StarCoder Digits+ByteLevel, Llama-3, Qwen2, DeepSeek-LLM, DeepSeek-V3, "
-            "Falcon, o200k and BERT pre-tokenizers)");
+            "Falcon, BERT, tekken and o200k (Llama 4) pre-tokenizers)");
     return NULL;
 }
 
@@ -507,7 +515,7 @@ static int bpe_tokens(vocab *v)
 
 /* ------------------------------------------------------- SpecialVocab */
 
-enum { MAX_TYPES = 8 };
+enum { MAX_TYPES = 10 };
 
 typedef struct special_vocab {
     const char *types[MAX_TYPES];
@@ -519,7 +527,8 @@ typedef struct special_vocab {
     size_t add_order[MAX_TYPES], n_adds;
     json_t *chat_template; /* owned */
     json_t *merges;        /* owned: array of "a b" strings */
-    bool sep_handler;      /* gguf-py 0.18 writes add_sep_token */
+    json_t *scratch;       /* owned: values read_post_processor made */
+    bool l2026;            /* gguf-py 0.18 */
 } special_vocab;
 
 static int set_special(special_vocab *sv, size_t t, const json_t *tid, const char *dir, mf_status *st)
@@ -626,6 +635,172 @@ static int load_merges_txt(special_vocab *sv, const char *dir, mf_status *st)
     return 0;
 }
 
+/* ------------------------- gguf-py 0.18's post-processor reading (2026) */
+
+static bool truthy(const json_t *v)
+{
+    switch (v ? json_typeof(v) : JSON_NULL) {
+    case JSON_STRING: return json_string_length(v) > 0;
+    case JSON_OBJECT: return json_object_size(v) > 0;
+    case JSON_ARRAY: return json_array_size(v) > 0;
+    case JSON_INTEGER: return json_integer_value(v) != 0;
+    case JSON_REAL: return json_real_value(v) != 0.0;
+    case JSON_TRUE: return true;
+    default: return false;
+    }
+}
+
+/* Python's s == v for a token name s and a tokenizer_config entry v (a
+ * string, or an AddedToken dict that never equals a string). */
+static bool same_token(const char *s, const json_t *v)
+{
+    return s && json_is_string(v) && !strcmp(s, json_string_value(v));
+}
+
+/* item.get('SpecialToken', {}).get('id') when a non-empty string */
+static const char *template_special(const json_t *item)
+{
+    const char *id = json_string_value(json_object_get(json_object_get(item, "SpecialToken"), "id"));
+    return id && *id ? id : NULL;
+}
+
+static size_t type_index(special_vocab *sv, const char *type)
+{
+    for (size_t t = 0; t < sv->ntypes; t++)
+        if (!strcmp(sv->types[t], type))
+            return t;
+    if (sv->ntypes < MAX_TYPES)
+        sv->types[sv->ntypes++] = type;
+    return sv->ntypes - 1;
+}
+
+/* add_special_token[type] = value: a dict keeps a key's first place */
+static void set_add(special_vocab *sv, const char *type, bool value)
+{
+    size_t t = type_index(sv, type);
+    if (sv->add[t] < 0)
+        sv->add_order[sv->n_adds++] = t;
+    sv->add[t] = value;
+}
+
+static bool has_type(const special_vocab *sv, const char *type)
+{
+    for (size_t t = 0; t < sv->ntypes; t++)
+        if (!strcmp(sv->types[t], type))
+            return true;
+    return false;
+}
+
+/* TemplateProcessing's single template: BOS/EOS added or not, a trailing
+ * token other than eos_token becomes the eos (the old one eot or eom). */
+static void template_single(special_vocab *sv, json_t *tc, json_t *single, const char **first,
+                            const char **last, json_t **bos, json_t *cls, json_t **eos)
+{
+    if (json_array_size(single) <= 1)
+        return;
+    if ((*first = template_special(json_array_get(single, 0)))) {
+        if (!truthy(tc)) {
+            *bos = json_string(*first);
+            json_object_set_new(sv->scratch, "bos", *bos);
+        }
+        set_add(sv, "bos", same_token(*first, *bos) || same_token(*first, cls));
+    }
+    if (!(*last = template_special(json_array_get(single, json_array_size(single) - 1))))
+        return;
+    if (!truthy(tc)) {
+        *eos = json_string(*last);
+        json_object_set_new(sv->scratch, "eos", *eos);
+    } else if (!same_token(*last, *eos)) {
+        const char *fallback = !has_type(sv, "eot") ? "eot" : !has_type(sv, "eom") ? "eom" : NULL;
+        if (fallback) {
+            type_index(sv, fallback);
+            json_object_set(tc, !strcmp(fallback, "eot") ? "eot_token" : "eom_token", *eos ? *eos : json_null());
+        }
+        json_object_set_new(tc, "eos_token", json_string(*last));
+        *eos = json_object_get(tc, "eos_token");
+    }
+    set_add(sv, "eos", same_token(*last, *eos));
+}
+
+/* The pair template "[first] A [sep] [eos] B [last]": whether a separator is added. */
+static void template_pair(special_vocab *sv, json_t *tc, json_t *pair, const char *first, const char *last,
+                          json_t *sep, json_t *eos)
+{
+    size_t n = json_array_size(pair), start = 0, stop = n;
+    if (!n)
+        return;
+    if (first && (template_special(json_array_get(pair, 0)) && !strcmp(template_special(json_array_get(pair, 0)), first)))
+        start = 1;
+    if (last && template_special(json_array_get(pair, n - 1)) && !strcmp(template_special(json_array_get(pair, n - 1)), last))
+        stop = n - 1;
+    if (stop <= start)
+        return;
+    const char *a = json_string_value(json_object_get(json_object_get(json_array_get(pair, start), "Sequence"), "id"));
+    const char *b = json_string_value(json_object_get(json_object_get(json_array_get(pair, stop - 1), "Sequence"), "id"));
+    if (!a || !b || strcmp(a, "A") || strcmp(b, "B") || stop - start < 3)
+        return;
+    size_t mid = start + 1, n_mid = stop - start - 2;
+    bool add_sep = false;
+    const char *e = template_special(json_array_get(pair, mid));
+    if (e && (same_token(e, sep) || same_token(e, eos)) && !last)
+        add_sep = true;
+    if (n_mid == 2 && (e = template_special(json_array_get(pair, mid + 1))) && (same_token(e, sep) || same_token(e, eos)))
+        add_sep = true;
+    set_add(sv, "sep", add_sep);
+    if (add_sep && !truthy(sep) && truthy(tc))
+        json_object_set(tc, "sep_token", eos ? eos : json_null());
+}
+
+/* SpecialVocab._try_load_from_tokenizer_json (gguf-py 0.18): the
+ * tokenizer's post_processor (RobertaProcessing, TemplateProcessing) says
+ * which special tokens are added; tc (a copy of tokenizer_config, or NULL)
+ * takes the entries it implies. */
+static void read_post_processor(special_vocab *sv, json_t *tj, json_t *tc)
+{
+    json_t *bos = json_object_get(tc, "bos_token"), *cls = json_object_get(tc, "cls_token"),
+           *eos = json_object_get(tc, "eos_token"), *sep = json_object_get(tc, "sep_token");
+    if (!truthy(bos) && truthy(cls) && truthy(tc)) {
+        json_object_set(tc, "bos_token", cls);
+        bos = cls;
+    }
+    if (!truthy(eos) && truthy(sep) && truthy(tc)) {
+        json_object_set(tc, "eos_token", sep);
+        eos = sep;
+    }
+    json_t *pp = json_object_get(tj, "post_processor");
+    if (!truthy(pp))
+        return;
+    json_t *list = json_object_get(pp, "processors"), *one = json_array();
+    if (!list) {
+        json_array_append(one, pp);
+        list = one;
+    }
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *p = json_array_get(list, i);
+        const char *type = json_string_value(json_object_get(p, "type"));
+        if (type && !strcmp(type, "RobertaProcessing")) {
+            set_add(sv, "bos", true);
+            set_add(sv, "eos", true);
+            set_add(sv, "sep", true);
+            if (!truthy(cls) && truthy(tc)) {
+                json_t *c = json_object_get(p, "cls");
+                json_object_set(tc, "cls_token", c ? json_array_get(c, 0) : bos ? bos : json_null());
+                cls = json_object_get(tc, "cls_token");
+            }
+            if (!truthy(sep) && truthy(tc)) {
+                json_t *c = json_object_get(p, "sep");
+                json_object_set(tc, "sep_token", c ? json_array_get(c, 0) : eos ? eos : json_null());
+                sep = json_object_get(tc, "sep_token");
+            }
+        } else if (type && !strcmp(type, "TemplateProcessing")) {
+            const char *first = NULL, *last = NULL;
+            template_single(sv, tc, json_object_get(p, "single"), &first, &last, &bos, cls, &eos);
+            template_pair(sv, tc, json_object_get(p, "pair"), first, last, sep, eos);
+        }
+    }
+    json_decref(one);
+}
+
 static const char *entry_content(json_t *e)
 {
     if (json_is_string(e))
@@ -635,142 +810,11 @@ static const char *entry_content(json_t *e)
     return NULL;
 }
 
-/* add_special_token[type] = value: a dict, the first setting's place kept */
-static void set_add(special_vocab *sv, const char *type, bool value)
-{
-    for (size_t t = 0; t < sv->ntypes; t++)
-        if (!strcmp(sv->types[t], type)) {
-            if (sv->add[t] < 0)
-                sv->add_order[sv->n_adds++] = t;
-            sv->add[t] = value;
-            return;
-        }
-}
-
-static bool str_eq(const char *a, const char *b)
-{
-    return a && b && !strcmp(a, b);
-}
-
-/* The id of a template entry's SpecialToken, or NULL. */
-static const char *tmpl_special(json_t *e)
-{
-    return json_string_value(json_object_get(json_object_get(e, "SpecialToken"), "id"));
-}
-
-/* A tokenizer_config.json string entry (only strings compare equal to a
- * template's token in the converter: a dict entry never does). */
-static const char *tc_str(json_t *tc, const char *key)
-{
-    return json_string_value(json_object_get(tc, key));
-}
-
-static void tc_set(json_t *tc, const char *key, const char *v)
-{
-    if (tc && v)
-        json_object_set_new(tc, key, json_string(v));
-}
-
-/* gguf-py 0.18 SpecialVocab._try_load_from_tokenizer_json: RobertaProcessing
- * and TemplateProcessing decide add_bos/eos/sep (and may move the eos to
- * eot/eom, or fill cls/sep) before tokenizer_config.json is read; tc is a
- * copy the changes go into. */
-static void post_processor_2026(special_vocab *sv, json_t *tj, json_t *tc)
-{
-    json_t *pp = json_object_get(tj, "post_processor");
-    if (!json_is_object(pp))
-        return;
-    const char *bos = tc_str(tc, "bos_token"), *cls = tc_str(tc, "cls_token"), *eos = tc_str(tc, "eos_token"),
-               *sep = tc_str(tc, "sep_token");
-    bool has_tc = tc && json_object_size(tc);
-    if (!json_object_get(tc, "bos_token") && cls && has_tc) {
-        tc_set(tc, "bos_token", cls);
-        bos = tc_str(tc, "bos_token");
-    }
-    if (!json_object_get(tc, "eos_token") && sep && has_tc) {
-        tc_set(tc, "eos_token", sep);
-        eos = tc_str(tc, "eos_token");
-    }
-    json_t *procs = json_object_get(pp, "processors");
-    size_t n = json_is_array(procs) ? json_array_size(procs) : 1;
-    for (size_t i = 0; i < n; i++) {
-        json_t *p = json_is_array(procs) ? json_array_get(procs, i) : pp;
-        const char *type = json_string_value(json_object_get(p, "type"));
-        if (str_eq(type, "RobertaProcessing")) {
-            set_add(sv, "bos", true);
-            set_add(sv, "eos", true);
-            set_add(sv, "sep", true);
-            if (!cls && has_tc) {
-                json_t *c0 = json_array_get(json_object_get(p, "cls"), 0);
-                tc_set(tc, "cls_token", c0 ? json_string_value(c0) : bos);
-                cls = tc_str(tc, "cls_token");
-            }
-            if (!sep && has_tc) {
-                json_t *s0 = json_array_get(json_object_get(p, "sep"), 0);
-                tc_set(tc, "sep_token", s0 ? json_string_value(s0) : eos);
-                sep = tc_str(tc, "sep_token");
-            }
-            continue;
-        }
-        if (!str_eq(type, "TemplateProcessing"))
-            continue;
-        json_t *single = json_object_get(p, "single"), *pair = json_object_get(p, "pair");
-        const char *first = NULL, *last = NULL;
-        if (json_array_size(single) > 1) {
-            if ((first = tmpl_special(json_array_get(single, 0)))) {
-                if (!has_tc)
-                    bos = first;
-                set_add(sv, "bos", str_eq(first, bos) || str_eq(first, cls));
-            }
-            if ((last = tmpl_special(json_array_get(single, json_array_size(single) - 1)))) {
-                if (!has_tc) {
-                    eos = last;
-                } else if (!str_eq(last, eos)) {
-                    bool has_eot = false, has_eom = false;
-                    for (size_t t = 0; t < sv->ntypes; t++) {
-                        has_eot |= !strcmp(sv->types[t], "eot");
-                        has_eom |= !strcmp(sv->types[t], "eom");
-                    }
-                    if ((!has_eot || !has_eom) && sv->ntypes < MAX_TYPES) {
-                        sv->types[sv->ntypes++] = has_eot ? "eom" : "eot";
-                        tc_set(tc, has_eot ? "eom_token" : "eot_token", eos);
-                    }
-                    tc_set(tc, "eos_token", last);
-                    eos = tc_str(tc, "eos_token");
-                }
-                set_add(sv, "eos", str_eq(last, eos));
-            }
-        }
-        size_t np = json_array_size(pair);
-        if (!np)
-            continue;
-        size_t start = first && str_eq(tmpl_special(json_array_get(pair, 0)), first) ? 1 : 0;
-        size_t stop = last && str_eq(tmpl_special(json_array_get(pair, np - 1)), last) ? np - 1 : np;
-        if (stop <= start)
-            continue;
-        const char *a = json_string_value(json_object_get(json_object_get(json_array_get(pair, start), "Sequence"), "id"));
-        const char *b = json_string_value(json_object_get(json_object_get(json_array_get(pair, stop - 1), "Sequence"), "id"));
-        if (!str_eq(a, "A") || !str_eq(b, "B") || stop - start < 3) /* A [sep] [eos] B */
-            continue;
-        bool add_sep = false;
-        const char *e1 = tmpl_special(json_array_get(pair, start + 1));
-        if (e1 && (str_eq(e1, sep) || str_eq(e1, eos)) && !last)
-            add_sep = true;
-        if (stop - start - 2 == 2) {
-            const char *e2 = tmpl_special(json_array_get(pair, start + 2));
-            if (e2 && (str_eq(e2, sep) || str_eq(e2, eos)))
-                add_sep = true;
-        }
-        set_add(sv, "sep", add_sep);
-        if (add_sep && !sep && has_tc)
-            tc_set(tc, "sep_token", eos);
-    }
-}
-
-static int special_vocab_tcfg(special_vocab *sv, vocab *v, json_t *tcfg, json_t *added);
+static int special_vocab_config(special_vocab *sv, vocab *v, json_t *tcfg, json_t *added);
 
 static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag)
 {
+    sv->l2026 = v->o->l2026;
     const char *dir = v->dir;
     for (size_t t = 0; t < MAX_TYPES; t++)
         sv->add[t] = -1;
@@ -780,17 +824,26 @@ static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag
             return -1;
         added = json_object_get(v->tj, "added_tokens");
     }
-    json_t *tcfg = v->tcfg ? json_deep_copy(v->tcfg) : NULL; /* the 2026 step may change it */
-    if (v->tj && v->o && v->o->special_2026)
-        post_processor_2026(sv, v->tj, tcfg);
-    int rc = special_vocab_tcfg(sv, v, tcfg, added);
-    json_decref(tcfg);
+    json_t *tcfg = v->tcfg;
+    if (v->o->l2026 && v->tj) {
+        tcfg = v->tcfg ? json_deep_copy(v->tcfg) : NULL;
+        sv->scratch = json_object();
+        if ((v->tcfg && !tcfg) || !sv->scratch)
+            return mf_oom(v->st, dir);
+        read_post_processor(sv, v->tj, tcfg);
+    }
+    int rc = special_vocab_config(sv, v, tcfg, added);
+    if (tcfg != v->tcfg)
+        json_decref(tcfg);
     if (rc)
         return -1;
     for (size_t t = 0; t < sv->ntypes; t++) {
         char key[64];
         snprintf(key, sizeof(key), "%s_token_id", sv->types[t]);
-        if (set_special(sv, t, json_object_get(v->cfg, key), dir, v->st))
+        json_t *id = json_object_get(v->cfg, key);
+        if (v->o->l2026 && (!id || json_is_null(id))) /* 0.18: else text_config's (Kimi-VL) */
+            id = json_object_get(json_object_get(v->cfg, "text_config"), key);
+        if (set_special(sv, t, id, dir, v->st))
             return -1;
     }
     if (load_merges_flag && !sv->merges && load_merges_txt(sv, dir, v->st))
@@ -798,8 +851,9 @@ static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag
     return 0;
 }
 
-/* tokenizer_config.json's part: chat template, add_*_token, *_token ids. */
-static int special_vocab_tcfg(special_vocab *sv, vocab *v, json_t *tcfg, json_t *added)
+/* tokenizer_config.json (tcfg): the chat template, add_*_token, and the ids
+ * of the *_token entries among the added tokens. */
+static int special_vocab_config(special_vocab *sv, vocab *v, json_t *tcfg, json_t *added)
 {
     const char *dir = v->dir;
     if (tcfg) {
@@ -941,7 +995,7 @@ static void special_vocab_add(special_vocab *sv, mf_kvlist *kv, bool with_templa
             mf_kv_bool(kv, "tokenizer.ggml.add_bos_token", sv->add[t]);
         else if (!strcmp(sv->types[t], "eos"))
             mf_kv_bool(kv, "tokenizer.ggml.add_eos_token", sv->add[t]);
-        else if (!strcmp(sv->types[t], "sep") && sv->sep_handler)
+        else if (!strcmp(sv->types[t], "sep") && sv->l2026) /* add_add_sep_token: gguf-py 0.18 */
             mf_kv_bool(kv, "tokenizer.ggml.add_sep_token", sv->add[t]);
     }
     if (with_template && sv->chat_template)
@@ -952,12 +1006,13 @@ static void special_vocab_free(special_vocab *sv)
 {
     json_decref(sv->chat_template);
     json_decref(sv->merges);
+    json_decref(sv->scratch);
 }
 
 static int add_special_vocab(vocab *v, int64_t n_vocab, bool merges)
 {
     special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7,
-                        .n_vocab = n_vocab, .sep_handler = v->o && v->o->special_2026};
+                        .n_vocab = n_vocab};
     int rc = special_vocab_load(&sv, v, merges);
     if (rc == 0)
         special_vocab_add(&sv, v->kv, true);

@@ -29,10 +29,7 @@ typedef struct mf_hf_vocab_opts {
     const char *arch;
     void (*note)(void *user, const char *msg); /* optional: see mf_convert_gguf_opts */
     void *note_user;
-    /* gguf-py 0.18's SpecialVocab (the 2026-02 converter): add_bos/eos/sep
-     * from tokenizer.json's post_processor first, add_sep_token and the
-     * eot/eom ids written */
-    bool special_2026;
+    bool l2026;        /* gguf-py 0.18's keys (MF_CONVERT_LAYOUT_2026_02) */
 } mf_hf_vocab_opts;
 int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts *o,
                      mf_kvlist *kv, mf_status *st);
