@@ -112,6 +112,11 @@ static void compare_config(const char *orig, const char *back)
     snprintf(pb, sizeof(pb), "%s/config.json", back);
     json_t *a = json_load_file(pa, JSON_DECODE_INT_AS_REAL, NULL), *b = json_load_file(pb, JSON_DECODE_INT_AS_REAL, NULL);
     CHECKF(a && b, "%s: config.json unreadable", back);
+    /* a multimodal config (Qwen3.5) as the converter reads it: text_config
+     * lifted to the top (GGUF -> HF writes the text model's keys there) */
+    json_t *tc = json_object_get(a, "text_config");
+    if (json_is_object(tc))
+        json_object_update(a, tc);
     const char *k;
     json_t *vb;
     size_t common = 0;

@@ -31,6 +31,8 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_QKV_GROUPED: return R_FUSE_GROUPED;
     case OP_MXFP4: return R_MXFP4_UNPACK;
     case OP_SQUEEZE1: return R_UNSQUEEZE1;
+    case OP_QKVZ: return R_QKVZ;
+    case OP_SPLIT_ROWS: return R_FUSE_ROWS;
     case OP_DEINTERLEAVE: return R_INTERLEAVE;
     default: return R_PLAIN;
     }
@@ -52,9 +54,19 @@ static bool has_rev_op(const hf_rev_arch *r, hf_rev_op op)
     return false;
 }
 
+static bool has_vheads(const char *arch)
+{
+    for (size_t i = 0; i < hf_rev_n_vheads; i++)
+        if (!strcmp(hf_rev_vheads_rows[i].arch, arch))
+            return true;
+    return false;
+}
+
 static void check_rules(const conv_arch *a, const hf_rev_arch *r)
 {
     for (const conv_rule *x = a->rules; x->pat; x++) {
+        if (x->op == OP_VHEADS)
+            CHECKF(has_vheads(a->name), "%s: V-head re-order on \"%s\" has no inverse in hf_rev_vheads_rows", a->name, x->pat);
         hf_rev_op inv = inverse_of(x->op);
         if (inv != R_PLAIN)
             CHECKF(has_rev_op(r, inv), "%s: rule on \"%s\" (op %d) has no inverse (op %d) in gguf2hf_arch.c",

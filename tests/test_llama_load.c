@@ -147,7 +147,8 @@ int main(void)
           strstr(msgs, "llama.attention.head_count must be a u32 for llama.cpp, not a f32"));
     /* the 2026-02 families with a load rule (ecbcb7ea's loader): their
      * references load, the sinks and the sliding window are required */
-    static const char *const new_refs[] = {"gpt-oss-tiny-f16.gguf", "gpt-oss-tiny-q8_0.gguf", "lfm2-tiny-f16.gguf"};
+    static const char *const new_refs[] = {"gpt-oss-tiny-f16.gguf", "gpt-oss-tiny-q8_0.gguf", "lfm2-tiny-f16.gguf",
+                                           "qwen3next-tiny-f16.gguf", "qwen35-tiny-f16.gguf", "qwen35moe-tiny-f16.gguf"};
     for (size_t i = 0; i < sizeof(new_refs) / sizeof(new_refs[0]); i++) {
         snprintf(src, sizeof(src), "%s/convert-ref-new/%s", shared, new_refs[i]);
         CHECKF(problems_of(src, msgs) == 0, "%s: llama.cpp loads it, but: %s", new_refs[i], msgs);

@@ -22,7 +22,7 @@ enum conv_arch_bit {
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
     /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
-    AB_QWEN3MOE, AB_GPT_OSS, AB_LFM2,
+    AB_QWEN3MOE, AB_GPT_OSS, AB_LFM2, AB_QWEN3NEXT, AB_QWEN35, AB_QWEN35MOE,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -57,6 +57,17 @@ typedef enum conv_op {
                          elements k::len(ws); pat replaced by ws[k] (gpt-oss's
                          gate_up_proj_bias) */
     OP_SQUEEZE1,      /* dimension 1, of size 1, dropped (torch's squeeze(1); LFM2's conv) */
+    OP_STOP,          /* no later rule applies to this tensor (Qwen3-Next's linear_attn.norm
+                         is not +1 as the other norms) */
+    OP_QKVZ,          /* Qwen3-Next in_proj_qkvz: rows [nk][q hk, k hk, v r*hv, z r*hv]
+                         re-ordered to blk.N.attn_qkv (all q, all k, all v) and
+                         blk.N.attn_gate (all z); r = linear_num_value_heads / _key_heads */
+    OP_VHEADS,        /* linear attention V heads from grouped-by-key-head to tiled order
+                         ([nk][r][d] -> [r][nk][d]) when nv != nk; `with` says where:
+                         "qkv" rows after 2*nk*hk (d = hv), "rows" (d = hv), "heads" (d = 1),
+                         "cols" the columns (d = hv) (Qwen3.5's _LinearAttentionVReorderBase) */
+    OP_SPLIT_ROWS,    /* dimension -2 split into len(ws) equal contiguous parts, pat replaced
+                         by ws[k] (Qwen3.5-MoE's packed experts.gate_up_proj) */
     OP_MXFP4,         /* pat "X_scales" with "X_blocks": OCP MXFP4 blocks [E, rows, nb, 16]
                          and e8m0 scales [E, rows, nb] repacked to ggml MXFP4 bytes
                          (no requantization), rows de-interleaved into len(ws) tensors
@@ -101,7 +112,7 @@ typedef struct conv_block {
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
-    X(mla_key_length) X(yarn_log_mul_2026) X(lfm2_ff_dim)
+    X(mla_key_length) X(yarn_log_mul_2026) X(lfm2_ff_dim) X(linear_inner) X(rope_dim_qwen3next)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
@@ -200,5 +211,9 @@ extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
 extern const conv_hp conv_base_hparams[];
 extern const conv_hp conv_base_hparams_2026[];
+
+/* OP_VHEADS' order: the checkpoint index of GGUF entry i (entries before
+ * prefix unchanged; nv heads of d entries, nv a multiple of nk). */
+int64_t conv_vheads_source(int64_t i, int64_t prefix, int64_t nk, int64_t nv, int64_t d);
 
 #endif

@@ -265,6 +265,31 @@ static int plan_experts(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_
     return 0;
 }
 
+/* R_QKVZ / R_FUSE_ROWS: the partner's rows join (along dimension 0 for
+ * in_proj_qkvz, -2 per expert for gate_up_proj). */
+static int fuse_partner(hfc *c, hfc_item *it, const hf_rev_name *r, int64_t block, const char *suffix)
+{
+    const mf_tensor *t = it->src, *p = partner_of(c, r, block, suffix);
+    int nd = t->ndim;
+    bool ok = p && p->ndim == nd && nd >= 2 && p->shape[nd - 1] == t->shape[nd - 1] &&
+              (r->op == R_QKVZ || (p->shape[nd - 2] == t->shape[nd - 2] && !memcmp(p->shape, t->shape, sizeof(int64_t) * (size_t)nd)));
+    if (!ok)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
+                       "tensor \"%s\": no partner of its width to fuse with", t->name);
+    it->k = p;
+    it->out.shape[nd - 2] += p->shape[nd - 2];
+    return 0;
+}
+
+/* The V-head order to undo for this GGUF name (hf_rev_vheads_rows). */
+static const char *vheads_of(const hfc *c, const char *gguf)
+{
+    for (size_t i = 0; i < hf_rev_n_vheads; i++)
+        if (!strcmp(hf_rev_vheads_rows[i].arch, c->arch) && !strcmp(hf_rev_vheads_rows[i].gguf, gguf))
+            return hf_rev_vheads_rows[i].where;
+    return NULL;
+}
+
 static int cmp_item(const void *a, const void *b)
 {
     return strcmp(((const hfc_item *)a)->out.name, ((const hfc_item *)b)->out.name);
@@ -308,6 +333,9 @@ static int plan_tensors(hfc *c)
             return c->st->code ? -1 : mf_oom(c->st, c->path);
         if (r->op == R_FUSE_GROUPED && fuse_parts(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
+        if ((r->op == R_QKVZ || r->op == R_FUSE_ROWS) && fuse_partner(c, &c->items.v[c->items.n - 1], r, block, suffix))
+            return -1;
+        c->items.v[c->items.n - 1].vheads = vheads_of(c, r->gguf);
     }
     /* transformers' save_pretrained sorts nothing, but safetensors' own
      * writer (and the forward converter's reading) go by name */
@@ -425,6 +453,26 @@ static int fused_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     return 0;
 }
 
+/* The values of an item and its partner (it->k) as float32, and room for
+ * n_w results; -1 (st set) on failure, all three then freed. */
+static int read_pair(hfc *c, const hfc_item *it, uint64_t n_w, float **a, float **b, float **w)
+{
+    *a = *b = NULL;
+    *w = malloc(sizeof(float) * (size_t)(n_w ? n_w : 1));
+    int rc = *w ? 0 : mf_oom(c->st, c->path);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->src, a, c->st);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->k, b, c->st);
+    if (rc) {
+        free(*a);
+        free(*b);
+        free(*w);
+        *a = *b = *w = NULL;
+    }
+    return rc;
+}
+
 /* R_INTERLEAVE on a bias: element j of the last dimension from t at 2j,
  * from the partner at 2j + 1. */
 static int interleaved_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
@@ -432,23 +480,16 @@ static int interleaved_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_
     const mf_tensor *t = it->src;
     uint64_t n = mf_tensor_nelems(t);
     int64_t last = t->ndim ? t->shape[t->ndim - 1] : 1;
-    float *a = NULL, *b = NULL, *w = malloc(sizeof(float) * (size_t)(2 * n + 1));
-    int rc = w ? 0 : mf_oom(c->st, c->path);
-    if (rc == 0)
-        rc = mf_tensor_read_f32(c->m, t, &a, c->st);
-    if (rc == 0)
-        rc = mf_tensor_read_f32(c->m, it->k, &b, c->st);
-    for (uint64_t i = 0; rc == 0 && i < n; i++) {
+    float *a, *b, *w;
+    if (read_pair(c, it, 2 * n, &a, &b, &w))
+        return -1;
+    for (uint64_t i = 0; i < n; i++) {
         uint64_t row = i / (uint64_t)last, j = i % (uint64_t)last;
         w[row * 2 * (uint64_t)last + 2 * j] = a[i];
         w[row * 2 * (uint64_t)last + 2 * j + 1] = b[i];
     }
     free(a);
     free(b);
-    if (rc) {
-        free(w);
-        return -1;
-    }
     *out = w;
     *n_out = 2 * n;
     return 0;
@@ -495,9 +536,117 @@ static int fill_mxfp4_item(hfc *c, const hfc_item *it, mf_sink_fn sink, void *si
     return rc;
 }
 
+/* The linear-attention sizes back from the keys (Qwen3NextModel's). */
+static int linear_sizes(const hfc *c, int64_t *nk, int64_t *nv, int64_t *hk, int64_t *hv)
+{
+    *nk = key_int(c, "ssm.group_count", 0);
+    *nv = key_int(c, "ssm.time_step_rank", 0);
+    *hk = key_int(c, "ssm.state_size", 0);
+    int64_t inner = key_int(c, "ssm.inner_size", 0);
+    *hv = *nv > 0 ? inner / *nv : 0;
+    return *nk > 0 && *nv > 0 && *hk > 0 && *hv > 0 && *nv % *nk == 0 ? 0 : -1;
+}
+
+/* R_QKVZ: the checkpoint's [nk][q hk, k hk, v r*hv, z r*hv] rows from
+ * attn_qkv (all q, all k, all v) and attn_gate (all z). */
+static int qkvz_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    int64_t nk, nv, hk, hv;
+    const mf_tensor *q = it->src, *z = it->k;
+    if (linear_sizes(c, &nk, &nv, &hk, &hv))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)q->offset, "tensor \"%s\": ssm sizes missing", q->name);
+    int64_t vz = nv / nk * hv, group = 2 * hk + 2 * vz, cols = q->shape[1];
+    if (q->shape[0] != nk * (2 * hk + vz) || z->shape[0] != nk * vz)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)q->offset, "tensor \"%s\": rows do not fit the ssm sizes", q->name);
+    float *a, *b, *w;
+    if (read_pair(c, it, (uint64_t)(nk * group * cols), &a, &b, &w))
+        return -1;
+    const int64_t off[4] = {0, hk, 2 * hk, 2 * hk + vz}, size[4] = {hk, hk, vz, vz};
+    for (int p = 0, k = 0, kz = 0; p < 4; p++)
+        for (int64_t g = 0; g < nk; g++)
+            for (int64_t i = 0; i < size[p]; i++) {
+                const float *src = p < 3 ? a + (k++) * cols : b + (kz++) * cols;
+                memcpy(w + (g * group + off[p] + i) * cols, src, sizeof(float) * (size_t)cols);
+            }
+    free(a);
+    free(b);
+    *out = w;
+    *n_out = (uint64_t)(nk * group * cols);
+    return 0;
+}
+
+/* R_FUSE_ROWS: per leading index, t's rows then the partner's. */
+static int fuse_rows_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    const mf_tensor *t = it->src;
+    int nd = t->ndim;
+    int64_t rows = t->shape[nd - 2], cols = t->shape[nd - 1], lead = (int64_t)(mf_tensor_nelems(t) / (uint64_t)(rows * cols));
+    float *a, *b, *w;
+    if (read_pair(c, it, (uint64_t)(2 * lead * rows * cols), &a, &b, &w))
+        return -1;
+    size_t blk = sizeof(float) * (size_t)(rows * cols);
+    for (int64_t e = 0; e < lead; e++) {
+        memcpy(w + (2 * e) * rows * cols, a + e * rows * cols, blk);
+        memcpy(w + (2 * e + 1) * rows * cols, b + e * rows * cols, blk);
+    }
+    free(a);
+    free(b);
+    *out = w;
+    *n_out = (uint64_t)(2 * lead * rows * cols);
+    return 0;
+}
+
+/* OP_VHEADS undone on w (the item's values, rows of the source's width). */
+static int vheads_back(hfc *c, const hfc_item *it, float *w, uint64_t n)
+{
+    int64_t nk, nv, hk, hv;
+    const mf_tensor *t = it->src;
+    if (linear_sizes(c, &nk, &nv, &hk, &hv))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset, "tensor \"%s\": ssm sizes missing", t->name);
+    if (nk == nv)
+        return 0;
+    bool cols = !strcmp(it->vheads, "cols");
+    int64_t rows = t->ndim ? t->shape[0] : 1, width = rows ? (int64_t)(n / (uint64_t)rows) : 0;
+    int64_t d = !strcmp(it->vheads, "heads") ? 1 : hv, prefix = !strcmp(it->vheads, "qkv") ? 2 * nk * hk : 0;
+    int64_t count = cols ? width : rows;
+    if (count != prefix + nv * d)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset, "tensor \"%s\": %lld entries are not %lld V heads",
+                       t->name, (long long)count, (long long)nv);
+    float *tmp = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!tmp)
+        return mf_oom(c->st, c->path);
+    memcpy(tmp, w, sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < count; i++) {
+        int64_t src = conv_vheads_source(i, prefix, nk, nv, d);
+        if (cols)
+            for (int64_t r = 0; r < rows; r++)
+                w[r * width + src] = tmp[r * width + i];
+        else
+            memcpy(w + src * width, tmp + i * width, sizeof(float) * (size_t)width);
+    }
+    free(tmp);
+    return 0;
+}
+
 /* The item's values as float32 (malloc'd, n elements). */
 static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
+    if (it->op == R_QKVZ)
+        return qkvz_f32(c, it, out, n_out);
+    if (it->op == R_FUSE_ROWS)
+        return fuse_rows_f32(c, it, out, n_out);
+    if (it->vheads) {
+        hfc_item plain = *it;
+        plain.vheads = NULL;
+        if (item_f32(c, &plain, out, n_out))
+            return -1;
+        if (vheads_back(c, it, *out, *n_out)) {
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
+        return 0;
+    }
     if (it->op == R_FUSE_GROUPED)
         return fused_f32(c, it, out, n_out);
     const mf_tensor *t = it->src;
@@ -592,7 +741,7 @@ static int fill_item(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_st
     hfc *c = ctx;
     const hfc_item *it = &c->items.v[i];
     /* a tensor that only changes its name: its bytes as they are */
-    if (it->op == R_PLAIN && it->out.dtype == it->src->dtype)
+    if (it->op == R_PLAIN && !it->vheads && it->out.dtype == it->src->dtype)
         return mf_tensor_stream(c->m, it->src, sink, sink_ctx, st);
     if (it->out.dtype == MF_U8 && it->src->dtype == MF_MXFP4)
         return fill_mxfp4_item(c, it, sink, sink_ctx, st);

@@ -27,7 +27,20 @@ typedef enum hf_rev_op {
     R_INTERLEAVE,    /* with its partner (the next row, R_FUSED_PART): rows (an MXFP4
                         .weight, then unpacked as above) or a .bias's last dimension
                         interleaved back into one (gpt-oss's gate_up_proj) */
+    R_QKVZ,          /* Qwen3-Next: attn_qkv with its partner attn_gate (next row) back
+                        into in_proj_qkvz's per-key-head [q, k, v, z] rows */
+    R_FUSE_ROWS,     /* with its partner (next row): dimension -2 concatenated back
+                        (Qwen3.5-MoE's experts gate_up_proj) */
 } hf_rev_op;
+
+/* Linear-attention V heads re-ordered by the forward converter (OP_VHEADS),
+ * per architecture and GGUF name: `where` as the forward rule's; the
+ * inverse order is applied after the row's own op. */
+typedef struct hf_rev_vheads {
+    const char *arch, *gguf, *where;
+} hf_rev_vheads;
+extern const hf_rev_vheads hf_rev_vheads_rows[];
+extern const size_t hf_rev_n_vheads;
 
 typedef struct hf_rev_name {
     const char *gguf; /* without .weight/.bias; "{bid}" is the block */

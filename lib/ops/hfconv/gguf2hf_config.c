@@ -296,6 +296,26 @@ static void per_layer_back(hfc *c, json_t *cfg)
     set_new(cfg, kinds_key, kinds);
 }
 
+void g2h_linear_inner(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    int64_t n = cfg_int(cfg, "linear_num_value_heads", NULL);
+    if (n > 0)
+        set_new(cfg, "linear_value_head_dim", json_integer(x / n));
+}
+
+/* rope dims back to partial_rotary_factor over head_dim */
+void g2h_rope_dim_qwen3next(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    int64_t embd, heads, hd = cfg_int(cfg, "head_dim", NULL);
+    embd_heads(cfg, &embd, &heads);
+    if (hd <= 0 && heads > 0)
+        hd = embd / heads;
+    if (hd > 0)
+        set_new(cfg, "partial_rotary_factor", json_real((double)x / (double)hd));
+}
+
 
 /* Does the architecture's own list (not "@base") write this GGUF key? The
  * forward converter would then write it twice from a config holding both

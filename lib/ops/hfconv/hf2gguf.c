@@ -203,11 +203,6 @@ static int pick_arch(conv *c)
  * Command-R takes max_position_embeddings from model_max_length). */
 static void adjust_config(conv *c)
 {
-    /* ModelBase.__init__ (2026): a multimodal config's text_config lifted
-     * to the top ({**hparams, **text_config}) */
-    json_t *tc = c->l2026 ? json_object_get(c->cfg, "text_config") : NULL;
-    if (json_is_object(tc))
-        json_object_update(c->cfg, tc);
     if (c->arch->flags & AF_NO_HEAD_DIM)
         json_object_del(c->cfg, "head_dim");
     if (c->arch->flags & AF_CTX_MODEL_MAX) {
@@ -241,6 +236,17 @@ static int load_config(conv *c)
         return -1;
     if (!json_is_object(c->cfg))
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json must hold a JSON object");
+    return 0;
+}
+
+/* ModelBase.__init__ (2026): a multimodal config's text_config lifted to
+ * the top ({**hparams, **text_config}), before the block count is read
+ * (Qwen3.5 has num_hidden_layers only there). */
+static int lift_text_config(conv *c)
+{
+    json_t *tc = c->l2026 ? json_object_get(c->cfg, "text_config") : NULL;
+    if (json_is_object(tc) && json_object_update(c->cfg, tc))
+        return mf_oom(c->st, c->dir);
     return 0;
 }
 
@@ -357,6 +363,8 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
         rc = load_config(&c);
     if (rc == 0)
         rc = pick_arch(&c);
+    if (rc == 0)
+        rc = lift_text_config(&c);
     if (rc == 0)
         rc = read_block_count(&c);
     if (rc == 0) {

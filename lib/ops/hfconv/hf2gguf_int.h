@@ -36,6 +36,7 @@ typedef struct out_tensor {
     float *generated;            /* values of a generated tensor */
     bool mxfp4;                  /* OP_MXFP4: segs[0] blocks, segs[1] scales, rows of
                                     row_len values picked by row_map */
+    int64_t *col_map;            /* output column -> source column within a row; NULL: same */
 } out_tensor;
 
 /* Parts of a stacked tensor collected per block (OP_STACK). */
@@ -49,7 +50,7 @@ typedef struct pending {
 
 typedef struct conv {
     const char *dir;
-    json_t *cfg;
+    json_t *cfg;                 /* hparams as the class reads them */
     const conv_arch *arch;
     int ftype;                   /* general.file_type */
     mf_dtype qtype;              /* the output type of quantizable tensors */

@@ -663,6 +663,35 @@ int h2g_per_layer_config(conv *c)
     return 0;
 }
 
+/* Qwen3NextModel: ssm.inner_size = linear_value_head_dim * linear_num_value_heads */
+json_t *h2g_linear_inner(conv *c)
+{
+    int64_t d, n;
+    if (h2g_need_hp_int(c, "linear_value_head_dim", &d) || h2g_need_hp_int(c, "linear_num_value_heads", &n))
+        return NULL;
+    return json_integer(d * n);
+}
+
+/* Qwen3NextModel: int((head_dim or hidden_size // heads) * partial_rotary_factor (0.25)) */
+json_t *h2g_rope_dim_qwen3next(conv *c)
+{
+    int64_t dim, embd, heads;
+    json_t *hd = h2g_hparam(c, "head_dim"), *pf = h2g_hparam(c, "partial_rotary_factor");
+    if (hd && !json_is_null(hd)) {
+        if (h2g_need_int(c, hd, "head_dim", &dim))
+            return NULL;
+    } else {
+        if (h2g_need_hp_int(c, "hidden_size", &embd) || h2g_need_hp_int(c, "num_attention_heads", &heads))
+            return NULL;
+        dim = embd / heads;
+    }
+    if (pf && !json_is_number(pf)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json partial_rotary_factor is not a number");
+        return NULL;
+    }
+    return json_integer((int64_t)((double)dim * (pf ? json_number_value(pf) : 0.25)));
+}
+
 
 static int hyper_parameters(conv *c, const conv_hp *list)
 {
@@ -726,6 +755,7 @@ static void param_counts(const conv *c, mf_hf_params *p)
     }
     p->expert_count = n_expert_tensors ? expert_sum / n_expert_tensors : 0;
 }
+
 
 int h2g_build_metadata(conv *c)
 {

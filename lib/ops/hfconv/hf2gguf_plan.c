@@ -124,7 +124,8 @@ static mf_dtype tensor_type(const conv *c, const char *new_name, int ndim, int64
     if (ndim <= 1 || ends_with(new_name, "_norm.weight") || !ends_with(new_name, ".weight") ||
         is_block_tensor(new_name, "ffn_gate_inp.weight") || !strcmp(new_name, "position_embd.weight") ||
         !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight") ||
-        is_block_tensor(new_name, "shortconv.conv.weight"))
+        is_block_tensor(new_name, "shortconv.conv.weight") ||
+        (c->l2026 && is_block_tensor(new_name, "ffn_gate_inp_shexp.weight")))
         return MF_F32;
     mf_dtype t = c->qtype;
     const mf_dtype_info *di = mf_dtype_info_of(t);
@@ -138,6 +139,7 @@ void h2g_free_out(out_tensor *o)
     free(o->name);
     free(o->segs);
     free(o->row_map);
+    free(o->col_map);
     free(o->generated);
 }
 
@@ -526,6 +528,29 @@ static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const m
     return 0;
 }
 
+/* An output tensor from source t under the HF name `hf` (mapped), of the
+ * given shape, rows of row_len picked by map (taken, also on failure). */
+static int add_mapped(conv *c, const mf_model *part, const mf_tensor *t, const char *hf, int ndim,
+                      const int64_t *shape, int64_t row_len, int64_t *map)
+{
+    out_tensor o = {.ndim = ndim, .ew = OP_SKIP, .row_len = row_len, .row_map = map};
+    memcpy(o.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (!hf) {
+        h2g_free_out(&o);
+        return mf_oom(c->st, c->dir);
+    }
+    o.name = map_name(c, hf);
+    if (!o.name) {
+        h2g_free_out(&o);
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", hf);
+    }
+    if (one_seg(c, &o, part, t)) {
+        h2g_free_out(&o);
+        return -1;
+    }
+    return add_out(c, &o);
+}
+
 /* OP_DEINTERLEAVE: the last dimension's elements k::n to output k, each
  * element a row of its own (x[..., k::n]). */
 static int plan_deinterleave(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
@@ -536,27 +561,135 @@ static int plan_deinterleave(conv *c, const conv_rule *r, const mf_model *part, 
     if (n == 0 || t->ndim < 1 || last % (int64_t)n)
         return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": its last dimension %lld does not "
                        "split into %zu interleaved parts", name, (long long)last, n);
-    int64_t total = h2g_numel(t->shape, t->ndim), width = last / (int64_t)n;
+    int64_t total = h2g_numel(t->shape, t->ndim), width = last / (int64_t)n, shape[MF_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof(shape));
+    shape[t->ndim - 1] = width;
     for (size_t k = 0; k < n; k++) {
-        out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP, .row_len = 1};
-        memcpy(o.shape, t->shape, sizeof(o.shape));
-        o.shape[t->ndim - 1] = width;
-        char *renamed = replace_match(r, name, r->ws[k]);
-        o.name = renamed ? map_name(c, renamed) : NULL;
-        int rc = !renamed ? mf_oom(c->st, c->dir)
-                 : !o.name ? mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", renamed) : 0;
-        free(renamed);
-        if (rc == 0 && (one_seg(c, &o, part, t) || !(o.row_map = alloc_map(c, total / (int64_t)n))))
-            rc = -1;
-        if (rc) {
-            h2g_free_out(&o);
+        int64_t *map = alloc_map(c, total / (int64_t)n);
+        if (!map)
             return -1;
-        }
         for (int64_t i = 0; i < total / (int64_t)n; i++)
-            o.row_map[i] = (i / width) * last + (i % width) * (int64_t)n + (int64_t)k;
-        if (add_out(c, &o))
+            map[i] = (i / width) * last + (i % width) * (int64_t)n + (int64_t)k;
+        char *hf = replace_match(r, name, r->ws[k]);
+        int rc = add_mapped(c, part, t, hf, t->ndim, shape, 1, map);
+        free(hf);
+        if (rc)
             return -1;
     }
+    return 0;
+}
+
+/* OP_SPLIT_ROWS: dimension -2 cut into n contiguous parts. */
+static int plan_split_rows(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t, const char *name)
+{
+    size_t n = count_ws(r->ws);
+    if (n == 0 || t->ndim < 2 || t->shape[t->ndim - 2] % (int64_t)n)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": dimension -2 does not split into %zu", name, n);
+    int64_t rows = t->shape[t->ndim - 2], part_rows = rows / (int64_t)n, lead = h2g_numel(t->shape, t->ndim - 2);
+    int64_t shape[MF_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof(shape));
+    shape[t->ndim - 2] = part_rows;
+    for (size_t k = 0; k < n; k++) {
+        int64_t *map = alloc_map(c, lead * part_rows);
+        if (!map)
+            return -1;
+        for (int64_t i = 0; i < lead * part_rows; i++)
+            map[i] = (i / part_rows) * rows + (int64_t)k * part_rows + i % part_rows;
+        char *hf = replace_match(r, name, r->ws[k]);
+        int rc = add_mapped(c, part, t, hf, t->ndim, shape, t->shape[t->ndim - 1], map);
+        free(hf);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* The linear-attention head sizes (Qwen3-Next's linear_* keys). */
+typedef struct linear_heads {
+    int64_t nk, nv, hk, hv;
+} linear_heads;
+
+static int linear_heads_of(const conv *c, linear_heads *h)
+{
+    return h2g_need_hp_int(c, "linear_num_key_heads", &h->nk) || h2g_need_hp_int(c, "linear_num_value_heads", &h->nv) ||
+           h2g_need_hp_int(c, "linear_key_head_dim", &h->hk) || h2g_need_hp_int(c, "linear_value_head_dim", &h->hv) ? -1 : 0;
+}
+
+/* OP_QKVZ (Qwen3NextModel.modify_tensors): per key head [q hk, k hk, v r*hv,
+ * z r*hv] rows; attn_qkv takes every group's q, then k, then v; attn_gate z. */
+static int plan_qkvz(conv *c, const mf_model *part, const mf_tensor *t, const char *name, int64_t bid)
+{
+    linear_heads h;
+    if (linear_heads_of(c, &h))
+        return -1;
+    int64_t vz = h.nv / h.nk * h.hv, group = 2 * h.hk + 2 * vz;
+    if (t->ndim != 2 || h.nv % h.nk || t->shape[0] != h.nk * group)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows are not %lld key-head groups "
+                       "of q, k, v, z (%lld)", name, (long long)(t->ndim ? t->shape[0] : 0), (long long)h.nk,
+                       (long long)group);
+    const int64_t off[4] = {0, h.hk, 2 * h.hk, 2 * h.hk + vz}, size[4] = {h.hk, h.hk, vz, vz};
+    for (int out = 0; out < 2; out++) {
+        int64_t n = out ? h.nk * vz : h.nk * (2 * h.hk + vz), k = 0;
+        int64_t *map = alloc_map(c, n);
+        if (!map)
+            return -1;
+        for (int p = out ? 3 : 0; p < (out ? 4 : 3); p++)
+            for (int64_t g = 0; g < h.nk; g++)
+                for (int64_t i = 0; i < size[p]; i++)
+                    map[k++] = g * group + off[p] + i;
+        char hf[96];
+        snprintf(hf, sizeof(hf), "blk.%lld.%s.weight", (long long)bid, out ? "attn_gate" : "attn_qkv");
+        int64_t shape[2] = {n, t->shape[1]};
+        if (add_mapped(c, part, t, strdup(hf), 2, shape, t->shape[1], map))
+            return -1;
+    }
+    return 0;
+}
+
+/* OP_VHEADS: the index map of V heads [nk][r][d] read as [r][nk][d] after
+ * `prefix` unchanged entries, over n entries; NULL (and no error) when
+ * nothing moves. */
+static int64_t *vheads_map(conv *c, const char *where, int64_t n, const char *name)
+{
+    linear_heads h;
+    if (linear_heads_of(c, &h))
+        return NULL;
+    if (h.nk == h.nv)
+        return NULL;
+    bool one = !strcmp(where, "heads");
+    int64_t d = one ? 1 : h.hv, prefix = !strcmp(where, "qkv") ? 2 * h.nk * h.hk : 0;
+    if (h.nv % h.nk || n != prefix + h.nv * d) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\": %lld entries are not %lld V heads of %lld after %lld",
+                name, (long long)n, (long long)h.nv, (long long)d, (long long)prefix);
+        return NULL;
+    }
+    int64_t *m = alloc_map(c, n);
+    for (int64_t i = 0; m && i < n; i++)
+        m[i] = conv_vheads_source(i, prefix, h.nk, h.nv, d);
+    return m;
+}
+
+/* Applies OP_VHEADS to o (rows, or the columns for "cols"). */
+static int apply_vheads(conv *c, const conv_rule *r, out_tensor *o, const mf_tensor *t, const char *name)
+{
+    bool cols = !strcmp(r->with, "cols");
+    int64_t rows, len;
+    rows_of(t, &rows, &len);
+    int64_t n = cols ? len : rows;
+    int64_t *m = vheads_map(c, r->with, n, name);
+    if (!m)
+        return c->st->code ? -1 : 0;
+    if (cols) {
+        free(o->col_map);
+        o->col_map = m;
+        return 0;
+    }
+    if (t->ndim == 1)
+        o->row_len = 1;
+    for (int64_t i = 0; o->row_map && i < n; i++)
+        m[i] = o->row_map[m[i]];
+    free(o->row_map);
+    o->row_map = m;
     return 0;
 }
 
@@ -661,9 +794,6 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
     if (!dtype_convertible(t->dtype))
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1,
                        "tensor \"%s\": %s values cannot be converted", t->name, mf_dtype_name(t->dtype));
-    if (t->ndim > 4)
-        return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1,
-                       "tensor \"%s\": %d dimensions (GGUF holds at most 4)", t->name, t->ndim);
     int64_t bid = name_bid(t->name);
     char *name = strdup(t->name);
     if (!name)
@@ -671,8 +801,9 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
     out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
     memcpy(o.shape, t->shape, sizeof(o.shape));
     int permute = 0, rc = 0;
+    bool stop = false;
     const conv_rule *after_map = NULL;
-    for (const conv_rule *r = c->rules; r->pat; r++) {
+    for (const conv_rule *r = c->rules; r->pat && !stop; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD) {
             after_map = r;
             continue;
@@ -689,7 +820,7 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
                 return mf_oom(c->st, c->dir);
             continue;
         }
-        case OP_SKIP: free(name); return 0;
+        case OP_SKIP: free(name); h2g_free_out(&o); return 0;
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
         case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
@@ -699,11 +830,28 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
                 o.shape[--o.ndim] = 0;
             }
             continue;
-        case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); return rc;
-        case OP_DEINTERLEAVE: rc = plan_deinterleave(c, r, part, t, name); free(name); return rc;
-        case OP_SPLIT_KV_B: rc = plan_kv_b(c, part, t, name); free(name); return rc;
-        default: rc = plan_qkv(c, r, part, t, name, bid); free(name); return rc;
+        case OP_STOP: stop = true; continue;
+        case OP_VHEADS:
+            if (apply_vheads(c, r, &o, t, name)) {
+                free(name);
+                h2g_free_out(&o);
+                return -1;
+            }
+            continue;
+        case OP_QKVZ: rc = plan_qkvz(c, part, t, name, bid); free(name); h2g_free_out(&o); return rc;
+        case OP_SPLIT_ROWS: rc = plan_split_rows(c, r, part, t, name); free(name); h2g_free_out(&o); return rc;
+        case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); h2g_free_out(&o); return rc;
+        case OP_DEINTERLEAVE: rc = plan_deinterleave(c, r, part, t, name); free(name); h2g_free_out(&o); return rc;
+        case OP_SPLIT_KV_B: rc = plan_kv_b(c, part, t, name); free(name); h2g_free_out(&o); return rc;
+        default: rc = plan_qkv(c, r, part, t, name, bid); free(name); h2g_free_out(&o); return rc;
         }
+    }
+    if (o.ndim > 4) { /* after the rules: a skipped tensor (a vision tower's) may have more */
+        rc = mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "tensor \"%s\": %d dimensions (GGUF holds at most 4)",
+                     t->name, o.ndim);
+        free(name);
+        h2g_free_out(&o);
+        return rc;
     }
     if (o.transpose) {
         if (t->ndim != 2) {

@@ -75,6 +75,7 @@ typedef struct reader {
     uint8_t **owned;
     int64_t *first_row; /* row index where each source starts */
     int64_t rows;
+    float *scratch;     /* a row, for a column map */
 } reader;
 
 static void reader_close(reader *r)
@@ -87,6 +88,7 @@ static void reader_close(reader *r)
     free(r->data);
     free(r->owned);
     free(r->first_row);
+    free(r->scratch);
 }
 
 static int reader_open(reader *r, const out_tensor *o, mf_status *st)
@@ -97,7 +99,8 @@ static int reader_open(reader *r, const out_tensor *o, mf_status *st)
     r->data = calloc(n, sizeof(*r->data));
     r->owned = calloc(n, sizeof(*r->owned));
     r->first_row = calloc(n + 1, sizeof(int64_t));
-    if (!r->data || !r->owned || !r->first_row)
+    r->scratch = o->col_map ? malloc((size_t)o->row_len * sizeof(float)) : NULL;
+    if (!r->data || !r->owned || !r->first_row || (o->col_map && !r->scratch))
         return mf_oom(st, NULL);
     for (size_t i = 0; i < o->n_segs; i++) {
         const mf_tensor *t = o->segs[i].t;
@@ -184,6 +187,11 @@ static void output_row(const reader *r, int64_t row, float *f32)
     } else {
         read_row(r, o->row_map ? o->row_map[row] : row, f32, NULL);
     }
+    if (o->col_map) { /* columns re-ordered within the row */
+        memcpy(r->scratch, f32, (size_t)o->row_len * sizeof(float));
+        for (int64_t i = 0; i < o->row_len; i++)
+            f32[i] = r->scratch[o->col_map[i]];
+    }
     if (o->ew == OP_SKIP)
         return;
     bool half = o->segs[0].t->dtype == MF_F16; /* torch keeps F16 tensors F16 */
@@ -196,7 +204,7 @@ static void output_row(const reader *r, int64_t row, float *f32)
 /* torch.equal of two tensors' values (Mamba's tied output check). */
 bool h2g_same_values(const conv *c, const out_tensor *a, const mf_model *part, const mf_tensor *t)
 {
-    if (a->n_segs != 1 || a->row_map || a->transpose || a->ew != OP_SKIP || a->segs[0].t->ndim != t->ndim ||
+    if (a->n_segs != 1 || a->row_map || a->col_map || a->transpose || a->ew != OP_SKIP || a->segs[0].t->ndim != t->ndim ||
         memcmp(a->segs[0].t->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim))
         return false;
     out_tensor b = *a;
@@ -334,7 +342,7 @@ int h2g_fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf
         rc = mf_fail(st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\": sources hold %lld rows, not %lld", o->name,
                      (long long)rd.rows, (long long)nrows);
     mf_dtype sdt = o->generated ? MF_F32 : o->segs[0].t->dtype;
-    bool raw = !o->generated && !o->transpose && o->ew == OP_SKIP && sdt == o->dtype &&
+    bool raw = !o->generated && !o->transpose && !o->col_map && o->ew == OP_SKIP && sdt == o->dtype &&
                (sdt == MF_F16 || sdt == MF_F32);
     for (size_t i = 0; raw && i < o->n_segs; i++)
         raw = o->segs[i].t->dtype == sdt;
