@@ -528,8 +528,9 @@ static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const m
     return 0;
 }
 
-/* An output tensor from source t under the HF name `hf` (mapped), of the
- * given shape, rows of row_len picked by map (taken, also on failure). */
+/* An output tensor from source t under the HF name `hf` (mapped; NULL: out
+ * of memory; the caller keeps it), of the given shape, rows of row_len
+ * picked by map (taken, also on failure). */
 static int add_mapped(conv *c, const mf_model *part, const mf_tensor *t, const char *hf, int ndim,
                       const int64_t *shape, int64_t row_len, int64_t *map)
 {
@@ -640,7 +641,7 @@ static int plan_qkvz(conv *c, const mf_model *part, const mf_tensor *t, const ch
         char hf[96];
         snprintf(hf, sizeof(hf), "blk.%lld.%s.weight", (long long)bid, out ? "attn_gate" : "attn_qkv");
         int64_t shape[2] = {n, t->shape[1]};
-        if (add_mapped(c, part, t, strdup(hf), 2, shape, t->shape[1], map))
+        if (add_mapped(c, part, t, hf, 2, shape, t->shape[1], map))
             return -1;
     }
     return 0;
