@@ -31,6 +31,11 @@ typedef enum hf_rev_op {
                         into in_proj_qkvz's per-key-head [q, k, v, z] rows */
     R_FUSE_ROWS,     /* with its partner (next row): dimension -2 concatenated back
                         (Qwen3.5-MoE's experts gate_up_proj) */
+    R_TIED,          /* output: dropped when equal to token_embd (the converter
+                        wrote the tied head again), else as R_PLAIN */
+    R_CONCAT,        /* the first part of a forward OP_SPLIT: its parts (the
+                        conv_split of the forward rule; the others R_FUSED_PART),
+                        each unpermuted as its op says, joined along the rows */
 } hf_rev_op;
 
 /* Linear-attention V heads re-ordered by the forward converter (OP_VHEADS),
