@@ -21,6 +21,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define DATA "tests/data/prequant"
 
@@ -489,6 +490,106 @@ static void check_single_files(void)
     CHECK(system(cmd) == 0);
 }
 
+/* The F32 values of tensor `name` of m (malloc'd by mfmt), or NULL. */
+static float *values_of(mf_model *m, const char *name, uint64_t *n)
+{
+    const mf_tensor *t = mf_tensor_find(m, name);
+    void *v = NULL;
+    uint64_t nb = 0;
+    mf_status st;
+    mf_status_init(&st);
+    if (t && mf_tensor_read_alloc(m, t, MF_F32, &v, &nb, &st))
+        v = NULL;
+    CHECKF(v != NULL, "%s: %s", name, t ? st.msg : "missing");
+    mf_status_clear(&st);
+    *n = nb / 4;
+    return v;
+}
+
+/* gpt-oss HF -> GGUF keeps the MXFP4 experts: the GGUF's ggml MXFP4
+ * tensors (type 39, not requantized) hold exactly the values of the
+ * checkpoint's logical view (transformers' dequantization, checked above
+ * against numpy): gate[e][r][c] = gate_up_proj[e][c][2r], up at 2r + 1,
+ * down[e][r][c] = down_proj[e][c][r]; and the whole file is the 2026-02
+ * converter's (convert-ref-new/gpt-oss-tiny-*.gguf). */
+static void check_mxfp4_kept(void)
+{
+    const char *shared = tl_shared_dir();
+    char dir[512], tmp[256], out[300], ref[600];
+    snprintf(dir, sizeof(dir), "%s/convert-ref-new/dirs/gpt-oss-tiny", shared ? shared : "");
+    if (!shared || access(dir, F_OK)) {
+        TL_SKIP("prequant: gpt-oss MXFP4 kept (no ../shared/convert-ref-new)");
+        return;
+    }
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "mxfp4"))
+        return;
+    snprintf(out, sizeof(out), "%s/g.gguf", tmp);
+    static const char *const types[] = {"f16", "q8_0"};
+    static const char *const want_sha[] = {"941089864f566e81004cdb20b9b04aa8baab1d2f359d3c53b7fb96911f9ddac5",
+                                           "b7bb37cca3ccf53113d5eeeb372d90c3f6a01b6dda8490b34139445379a362c7"};
+    mf_status st;
+    mf_status_init(&st);
+    for (size_t k = 0; k < 2; k++) {
+        mf_convert_gguf_opts o;
+        mf_convert_gguf_opts_init(&o);
+        o.type = types[k];
+        char hex[129] = "";
+        CHECKF(mf_convert_to_gguf(dir, out, &o, &st) == 0, "gpt-oss %s: %s", types[k], st.msg);
+        CHECKF(mf_hash_file(out, MF_SHA256, hex, &st) == 0 && !strcmp(hex, want_sha[k]),
+               "gpt-oss %s: sha256 %s, the 2026-02 converter's is %s", types[k], hex, want_sha[k]);
+        snprintf(ref, sizeof(ref), "%s/convert-ref-new/gpt-oss-tiny-%s.gguf", shared, types[k]);
+        CHECKF(mf_hash_file(ref, MF_SHA256, hex, &st) == 0 && !strcmp(hex, want_sha[k]), "%s: not the reference", ref);
+    }
+    mf_open_opts oo;
+    mf_open_opts_init(&oo);
+    oo.flags = MF_OPEN_LOGICAL | MF_OPEN_NO_SCAN;
+    mf_model *hf = NULL, *g = NULL;
+    CHECKF(mf_open(dir, &oo, &hf, &st) == 0, "%s: %s", dir, st.msg);
+    oo.flags = MF_OPEN_NO_SCAN;
+    CHECKF(mf_open(out, &oo, &g, &st) == 0, "%s: %s", out, st.msg);
+    size_t checked = 0, differ = 0;
+    for (int b = 0; hf && g && b < 2; b++) {
+        char n[4][128];
+        snprintf(n[0], 128, "model.layers.%d.mlp.experts.gate_up_proj", b);
+        snprintf(n[1], 128, "model.layers.%d.mlp.experts.down_proj", b);
+        snprintf(n[2], 128, "blk.%d.ffn_gate_exps.weight", b);
+        snprintf(n[3], 128, "blk.%d.ffn_up_exps.weight", b);
+        char dn[128];
+        snprintf(dn, sizeof(dn), "blk.%d.ffn_down_exps.weight", b);
+        const mf_tensor *gt = mf_tensor_find(g, n[2]), *dt = mf_tensor_find(g, dn);
+        CHECKF(gt && dt && mf_tensor_dtype(gt) == MF_MXFP4 && mf_tensor_dtype(dt) == MF_MXFP4,
+               "block %d: the experts are not MXFP4", b);
+        uint64_t ngu, ndn, ng, nu, nd;
+        float *gu = values_of(hf, n[0], &ngu), *hd = values_of(hf, n[1], &ndn);
+        float *fg = values_of(g, n[2], &ng), *fu = values_of(g, n[3], &nu), *fd = values_of(g, dn, &nd);
+        if (gu && hd && fg && fu && fd && gt && dt) {
+            const int64_t *sh = mf_tensor_shape(gt), *dsh = mf_tensor_shape(dt); /* [E, ff, h], [E, h, ff] */
+            int64_t E = sh[0], ff = sh[1], h = sh[2];
+            CHECK(ngu == (uint64_t)(E * h * 2 * ff) && ndn == (uint64_t)(E * ff * h) && dsh[1] == h && dsh[2] == ff);
+            for (int64_t e = 0; ngu == (uint64_t)(E * h * 2 * ff) && e < E; e++)
+                for (int64_t r = 0; r < ff; r++)
+                    for (int64_t c = 0; c < h; c++) {
+                        differ += fg[(e * ff + r) * h + c] != gu[(e * h + c) * 2 * ff + 2 * r];
+                        differ += fu[(e * ff + r) * h + c] != gu[(e * h + c) * 2 * ff + 2 * r + 1];
+                        differ += fd[(e * h + c) * ff + r] != hd[(e * ff + r) * h + c];
+                        checked += 3;
+                    }
+        }
+        mf_free(gu);
+        mf_free(hd);
+        mf_free(fg);
+        mf_free(fu);
+        mf_free(fd);
+    }
+    CHECKF(checked > 0 && differ == 0, "gpt-oss MXFP4: %zu of %zu expert values differ from the checkpoint's", differ,
+           checked);
+    printf("prequant: gpt-oss MXFP4 experts kept: %zu values equal the checkpoint's dequantization\n", checked);
+    mf_close(hf);
+    mf_close(g);
+    mf_status_clear(&st);
+    tl_remove_tmpdir(tmp);
+}
+
 int main(void)
 {
     static const char *cases[] = {
@@ -504,6 +605,7 @@ int main(void)
     check_meta();
     check_llama_report();
     check_convert();
+    check_mxfp4_kept();
     check_ggml_new_types();
     check_ggml_reference();
     check_mxfp4_moe_files();

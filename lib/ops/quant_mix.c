@@ -239,6 +239,7 @@ static bool wants_quantize(const mf_qmix *q, const char *name, const int64_t ne[
         "_norm.weight",          /* norms */
         "ffn_gate_inp.weight",   /* MoE router */
         "ssm_conv1d.weight",     /* Mamba */
+        "shortconv.conv.weight", /* LFM2 (llama-quant.cpp after c392e50; no older name has it) */
         "time_mix_first.weight", "time_mix_w1.weight", "time_mix_w2.weight", /* RWKV */
         "time_mix_decay_w1.weight", "time_mix_decay_w2.weight",
         "time_mix_lerp_fused.weight",

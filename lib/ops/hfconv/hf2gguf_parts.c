@@ -87,11 +87,19 @@ static int borrow_weights(conv *c)
     return 0;
 }
 
+/* GptOssModel.dequant_model: an mxfp4 checkpoint stays as stored (its
+ * blocks and scales are repacked, OP_MXFP4); any other is dequantized. */
+static bool kept_packed(const conv *c)
+{
+    const char *m = json_string_value(json_object_get(json_object_get(c->cfg, "quantization_config"), "quant_method"));
+    return (c->arch->flags & AF_MXFP4) && m && !strcmp(m, "mxfp4");
+}
+
 int h2g_open_parts(conv *c)
 {
     if (c->opts.weights)
         return borrow_weights(c);
-    if (json_is_object(json_object_get(c->cfg, "quantization_config")))
+    if (json_is_object(json_object_get(c->cfg, "quantization_config")) && !kept_packed(c))
         return open_logical_dir(c);
     char **names;
     size_t n;

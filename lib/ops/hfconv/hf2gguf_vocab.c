@@ -265,7 +265,7 @@ static int sentencepiece_added(vocab *v)
 
 /* The family of a tokenizer.json pre_tokenizer, from its shape. */
 typedef enum pre_family { PF_OTHER, PF_BYTELEVEL, PF_DIGITS_BYTELEVEL, PF_LLAMA3, PF_QWEN2, PF_DEEPSEEK_LLM,
-                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_TEKKEN, PF_O200K } pre_family;
+                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_TEKKEN, PF_O200K, PF_QWEN35 } pre_family;
 
 static const char *split_regex(const json_t *p)
 {
@@ -288,6 +288,8 @@ static pre_family pre_tokenizer_family(const json_t *tj)
                                 "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
                                 "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
                                 "[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    /* Qwen3.5: Qwen2's with \p{M} in the letter classes, digits one by one */
+    static const char qwen35[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
     json_t *pt = json_object_get(tj, "pre_tokenizer");
     const char *type = json_string_value(json_object_get(pt, "type"));
     if (!type)
@@ -319,6 +321,8 @@ static pre_family pre_tokenizer_family(const json_t *tj)
         return PF_TEKKEN;
     if (regex && !strcmp(regex, o200k))
         return PF_O200K;
+    if (regex && !strcmp(regex, qwen35))
+        return PF_QWEN35;
     if (!strcmp(types, "Digits+ByteLevel"))
         return PF_DIGITS_BYTELEVEL;
     if (!strcmp(types, "Punctuation+ByteLevel+Digits+Split"))
@@ -364,6 +368,8 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"jais", PF_BYTELEVEL, "jais"},       {"exaone", PF_BYTELEVEL, "exaone"},
         {NULL, PF_BYTELEVEL, "gpt-2"},
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
+        {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"},
+        {"lfm2", PF_LLAMA3, "lfm2"}, /* the 2026-02 table: LiquidAI/LFM2-Tokenizer */
         {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"}, {"granitemoe", PF_DIGITS_BYTELEVEL, "refact"},
         {"refact", PF_DIGITS_BYTELEVEL, "refact"},
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
@@ -373,6 +379,9 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
         {NULL, PF_DEEPSEEK_LLM, "deepseek-llm"}, {NULL, PF_DEEPSEEK_V3, "deepseek-v3"},
         {NULL, PF_FALCON, "falcon"},
+        /* the 2026-02 table: Xenova/gpt-4o (gpt-oss's o200k_harmony has its base ids) */
+        {NULL, PF_O200K, "gpt-4o"},
+        {NULL, PF_QWEN35, "qwen35"}, /* the 2026-02 table: Qwen/Qwen3.5-9B-Instruct */
         {NULL, PF_BERT, "jina-v2-en"},
     };
     pre_family f = pre_tokenizer_family(tj);
@@ -990,7 +999,7 @@ static void special_vocab_add(special_vocab *sv, mf_kvlist *kv, bool with_templa
         if (k)
             mf_kv_u32(kv, k, (uint32_t)sv->id[t]);
     }
-    for (size_t i = 0; i < sv->n_adds; i++) { /* only add_bos/add_eos have handlers */
+    for (size_t i = 0; i < sv->n_adds; i++) { /* add_bos/add_eos have handlers (and add_sep in 0.18) */
         size_t t = sv->add_order[i];
         if (!strcmp(sv->types[t], "bos"))
             mf_kv_bool(kv, "tokenizer.ggml.add_bos_token", sv->add[t]);
