@@ -91,7 +91,7 @@ json_t *h2g_hparam(const conv *c, const char *key);
 json_t *h2g_find_hparam(const conv *c, const char *const *keys);
 int h2g_need_int(const conv *c, json_t *v, const char *what, int64_t *out);
 int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv);
-int h2g_build_metadata(conv *c);
+int h2g_build_metadata(conv *c, mf_hf_meta_in *in);
 json_t *h2g_rope_params(conv *c); /* 2026: TextModel.rope_parameters (borrowed) */
 
 /* hf2gguf_stream.c */

@@ -919,22 +919,22 @@ static void param_counts(const conv *c, mf_hf_params *p)
     p->expert_count = n_expert_tensors ? expert_sum / n_expert_tensors : 0;
 }
 
-int h2g_build_metadata(conv *c)
+int h2g_build_metadata(conv *c, mf_hf_meta_in *in)
 {
     mf_kv_str(c->kv, "general.type", "model", 5);
     mf_hf_params pc;
-    param_counts(c, &pc);
+    param_counts(c, &pc); /* vocab-only: no tensors, so no parameters (write_vocab) */
     mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name,
                            .note = c->opts.note, .note_user = c->opts.note_user, .l2026 = c->l2026};
     if (c->l2026) { /* ModelBase.prepare_metadata, then TextModel's set_vocab */
-        if (sampling_keys(c) || mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) ||
+        if (sampling_keys(c) || mf_hf_general_meta(c->dir, c->cfg, &pc, in, c->kv, c->st) ||
             hyper_parameters(c, c->hparams))
             return -1;
         mf_kv_u32(c->kv, "general.quantization_version", 2);
         if (mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
             return -1;
     } else {
-        if (mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) || hyper_parameters(c, c->hparams) ||
+        if (mf_hf_general_meta(c->dir, c->cfg, &pc, in, c->kv, c->st) || hyper_parameters(c, c->hparams) ||
             mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
             return -1;
         mf_kv_u32(c->kv, "general.quantization_version", 2);
