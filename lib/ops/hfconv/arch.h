@@ -3,7 +3,8 @@
  *  - the HF classes it takes and the GGUF architecture it writes;
  *  - tensor rules (the architecture's modify_tensors): renames, skips,
  *    Q/K permutation, +1 on norms, -exp(A_log), transposes, fused qkv
- *    re-orders and splits, stacking of experts or per-head norms;
+ *    re-orders and splits, row splits (OP_SPLIT: a conv_split), scales,
+ *    stacking of experts or per-head norms;
  *  - hyper-parameter keys in the order set_gguf_parameters writes them;
  *  - the tokenizer kind (set_vocab) and the BPE pre-tokenizer names.
  * Adding an architecture: a row in conv_archs[] (arch_table.c), its name

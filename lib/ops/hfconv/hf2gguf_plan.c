@@ -858,9 +858,12 @@ static int alibi_slopes(conv *c, const mf_model *part, const mf_tensor *t)
         return -1;
     if (mf_tensor_nelems(t) < 1 || mf_tensor_read_f32(part, t, &v, c->st))
         return c->st->code ? -1 : mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\" is empty", t->name);
-    double closest = pow(2.0, floor(log2((double)heads)));
-    c->max_alibi_bias = -nearbyint(log2((double)v[0]) * closest);
+    double closest = pow(2.0, floor(log2((double)heads))), first = v[0];
     free(v);
+    if (!(first > 0) || isinf(first)) /* math.log2 raises there */
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": first ALiBi slope %g is not a "
+                       "positive finite number", t->name, first);
+    c->max_alibi_bias = -nearbyint(log2(first) * closest);
     return 0;
 }
 

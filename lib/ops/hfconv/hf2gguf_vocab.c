@@ -1080,15 +1080,76 @@ static int set_vocab_gpt2(vocab *v)
     return add_special_vocab(v, -1, true);
 }
 
+/* Is content among the added entries (objects with "content")? */
+static bool added_has(const json_t *all, const char *content)
+{
+    for (size_t i = 0; i < json_array_size(all); i++)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(all, i), "content")), content))
+            return true;
+    return false;
+}
+
+static void added_push(json_t *all, int64_t id, const char *content, bool special)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "id", json_integer(id));
+    json_object_set_new(e, "content", json_string(content));
+    json_object_set_new(e, "special", json_boolean(special));
+    json_array_append_new(all, e);
+}
+
+/* The added tokens transformers' fast tokenizer reports (get_added_vocab,
+ * added_tokens_decoder): tokenizer.json's added_tokens, then
+ * tokenizer_config.json's added_tokens_decoder entries not yet there, then
+ * the special tokens tokenizer_config.json names (bos ... mask,
+ * additional_special_tokens) not yet there, special, at their vocabulary id
+ * or else the next free one. max_id grows with them. A new array or NULL. */
+static json_t *fast_added_tokens(vocab *v, const json_t *vocab_obj, int64_t *max_id)
+{
+    json_t *all = json_array(), *added = json_object_get(v->tj, "added_tokens");
+    int64_t id;
+    for (size_t i = 0; i < json_array_size(added); i++) {
+        json_t *a = json_array_get(added, i), *c = json_object_get(a, "content");
+        if (!mf_hf_json_int(json_object_get(a, "id"), &id) || id < 0 || !json_is_string(c)) {
+            json_decref(all);
+            mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: added_tokens[%zu] is malformed", i);
+            return NULL;
+        }
+        added_push(all, id, json_string_value(c), json_is_true(json_object_get(a, "special")));
+    }
+    const char *k;
+    json_t *e;
+    json_object_foreach(json_object_get(v->tcfg, "added_tokens_decoder"), k, e) {
+        const char *c = entry_content(e);
+        if (c && parse_id(k, &id) && id >= 0 && !added_has(all, c))
+            added_push(all, id, c, json_is_true(json_object_get(e, "special")));
+    }
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        mf_hf_json_int(json_object_get(json_array_get(all, i), "id"), &id);
+        *max_id = id > *max_id ? id : *max_id;
+    }
+    static const char *const named[] = {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
+                                        "cls_token", "mask_token"};
+    json_t *extra = json_object_get(v->tcfg, "additional_special_tokens");
+    for (size_t i = 0; i < 7 + json_array_size(extra); i++) {
+        const char *c = entry_content(i < 7 ? json_object_get(v->tcfg, named[i]) : json_array_get(extra, i - 7));
+        if (!c || added_has(all, c))
+            continue;
+        if (!mf_hf_json_int(json_object_get(vocab_obj, c), &id))
+            id = ++*max_id;
+        added_push(all, id, c, true);
+    }
+    return all;
+}
+
 /* XverseModel.set_vocab: AutoTokenizer's vocab (tokenizer.json's model
- * vocabulary, its added tokens over it) read by id up to vocab_size;
+ * vocabulary, the added tokens over it) read by id up to vocab_size;
  * "\x00" and <0xNN> pieces BYTE (the first written "<b'\\x00'>", Python's
  * f"<{bytes}>"), added tokens CONTROL when special else USER_DEFINED, the
  * rest NORMAL; no scores, no merges; tokenizer model "llama", pre "default". */
 static int set_vocab_xverse(vocab *v)
 {
     json_t *model = json_object_get(v->tj, "model"), *vocab_obj = json_object_get(model, "vocab");
-    json_t *added = json_object_get(v->tj, "added_tokens");
     if (!v->tj || !json_is_object(vocab_obj))
         return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "XVERSE: tokenizer.json with a model vocabulary "
                        "is required (the converter asserts it)");
@@ -1100,27 +1161,21 @@ static int set_vocab_xverse(vocab *v)
             return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: vocab \"%s\" has no valid id", k);
         max_id = id > max_id ? id : max_id;
     }
-    for (size_t i = 0; i < json_array_size(added); i++) {
-        json_t *a = json_array_get(added, i);
-        if (!mf_hf_json_int(json_object_get(a, "id"), &id) || id < 0 || !json_is_string(json_object_get(a, "content")))
-            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: added_tokens[%zu] is malformed", i);
-        max_id = id > max_id ? id : max_id;
-    }
+    json_t *added = fast_added_tokens(v, vocab_obj, &max_id);
+    if (!added)
+        return -1;
     if (n < 0) /* len(tokenizer.vocab) */
         n = max_id + 1;
-    if (max_id >= n)
-        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "Vocabulary size exceeds expected maximum size.");
-    if (alloc_tokens(v, (size_t)n))
-        return -1;
-    int rc = 0;
+    int rc = max_id >= n ? mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "Vocabulary size exceeds expected maximum size.")
+                         : alloc_tokens(v, (size_t)n);
     json_object_foreach(vocab_obj, k, x) {
         mf_hf_json_int(x, &id);
-        if (id < n && (rc = set_token(v, (size_t)id, k, strlen(k))))
-            return rc;
-        if (id < n)
+        if (rc == 0)
+            rc = set_token(v, (size_t)id, k, strlen(k));
+        if (rc == 0)
             v->type[id] = TT_NORMAL;
     }
-    for (size_t i = 0; i < json_array_size(added); i++) {
+    for (size_t i = 0; rc == 0 && i < json_array_size(added); i++) {
         json_t *a = json_array_get(added, i), *c = json_object_get(a, "content");
         int64_t vid;
         mf_hf_json_int(json_object_get(a, "id"), &id);
@@ -1130,11 +1185,11 @@ static int set_vocab_xverse(vocab *v)
             free(v->text[vid]);
             v->text[vid] = NULL;
         }
-        if ((rc = set_token(v, (size_t)id, json_string_value(c), json_string_length(c))))
-            return rc;
+        rc = set_token(v, (size_t)id, json_string_value(c), json_string_length(c));
         v->type[id] = json_is_true(json_object_get(a, "special")) ? TT_CONTROL : TT_USER_DEFINED;
     }
-    for (size_t i = 0; i < v->n; i++) {
+    json_decref(added);
+    for (size_t i = 0; rc == 0 && i < v->n; i++) {
         if (!v->text[i])
             return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json has no token of id %zu (below "
                            "vocab_size %lld: the converter's lookup fails)", i, (long long)n);
@@ -1142,13 +1197,14 @@ static int set_vocab_xverse(vocab *v)
         bool hex = v->len[i] == 6 && !strncmp(t, "<0x", 3) && t[5] == '>' && isxdigit((unsigned char)t[3]) &&
                    isxdigit((unsigned char)t[4]);
         if (v->len[i] == 1 && t[0] == 0) {
-            if ((rc = set_token(v, i, "<b'\\x00'>", 9)))
-                return rc;
+            rc = set_token(v, i, "<b'\\x00'>", 9);
             v->type[i] = TT_BYTE;
         } else if (hex) {
             v->type[i] = TT_BYTE;
         }
     }
+    if (rc)
+        return rc;
     mf_kv_str(v->kv, "tokenizer.ggml.model", "llama", 5);
     mf_kv_str(v->kv, "tokenizer.ggml.pre", "default", 7);
     add_token_arrays(v, false);
