@@ -103,8 +103,8 @@ enum { MF_CONVERT_LAYOUT_C392E50 = 0, MF_CONVERT_LAYOUT_2026_02 = 1 };
 
 MF_API void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o);
 
-/* Converts a Hugging Face directory (llama, mistral, qwen2, qwen3; weights
- * as safetensors or .bin) to one GGUF file as llama.cpp's
+/* Converts a Hugging Face directory (every architecture
+ * mf_convert_gguf_archs lists; weights as safetensors or .bin) to one GGUF file as llama.cpp's
  * convert_hf_to_gguf.py writes it: same tensors, names, shapes, types and
  * bytes, same keys and values in the same order. Streams tensor by tensor.
  * `out` as the converter's --outfile: a directory (or NULL: `dir` itself)
