@@ -22,7 +22,7 @@ enum conv_arch_bit {
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
     /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
-    AB_QWEN3MOE,
+    AB_QWEN3MOE, AB_GEMMA3,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -92,7 +92,7 @@ typedef struct conv_block {
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
-    X(mla_key_length) X(yarn_log_mul_2026)
+    X(mla_key_length) X(yarn_log_mul_2026) X(sliding_window_gemma3)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
@@ -141,6 +141,7 @@ typedef enum conv_vocab {
     V_INTERNLM3,  /* InternLM3Model.set_vocab: SentencePiece, add_prefix_space, eos = <|im_end|> */
     V_NEMOTRON,   /* NemotronModel.set_vocab: SentencePiece, then pad id 0 and unk id 1 */
     V_MAMBA,      /* vocab_size rounded up to pad_vocab_size_multiple, then BPE */
+    V_GEMMA3,     /* Gemma3Model.set_vocab: SentencePiece + add_space_prefix false, else BPE */
 } conv_vocab;
 
 enum {
@@ -150,6 +151,7 @@ enum {
     AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
     AF_ONLY_2026 = 16,        /* a class only the 2026-02 converter has: its layout always */
     AF_MINISTRAL3 = 32,       /* Mistral3Model: model_type ministral3 only (else arch llama: refused) */
+    AF_GEMMA3 = 64,           /* Gemma3Model: asserts attn_logit_softcapping is None */
 };
 
 typedef struct conv_arch {

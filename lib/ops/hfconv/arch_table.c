@@ -37,6 +37,8 @@ const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_fun
 const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
 const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length, NULL};
 const conv_calc conv_calc_yarn_log_mul_2026 = {"yarn_log_mul_2026", h2g_yarn_log_mul_2026, NULL};
+const conv_calc conv_calc_sliding_window_gemma3 = {"sliding_window_gemma3", h2g_sliding_window_gemma3,
+                                                  g2h_sliding_window_gemma3};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -159,6 +161,19 @@ static const conv_rule mistral3_rules[] = {
     {OP_SKIP, M_CONTAINS, "vision_tower", NULL, NULL, NULL, NULL, NULL},
     {OP_RENAME, M_CONTAINS, "language_model.", "", NULL, NULL, NULL, NULL},
     PERMUTE_QK,
+    NORULES,
+};
+
+/* Gemma3Model.modify_tensors: a ForConditionalGeneration's text model
+ * (language_model. dropped, the vision tower and projector skipped), +1 on
+ * every norm (computed in float32: the converter widens BF16 first) */
+static const conv_rule gemma3_rules[] = {
+    {OP_RENAME, M_CONTAINS, "language_model.", "", NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "multi_modal_projector.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "vision_tower.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "multimodal_projector.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "vision_model.", NULL, NULL, NULL, NULL, NULL},
+    {OP_ADD_ONE, M_SUFFIX, "norm.weight", NULL, NULL, NULL, NULL, NULL},
     NORULES,
 };
 
@@ -418,6 +433,22 @@ static const conv_hp qwen3moe_hp[] = {
     END,
 };
 
+/* Gemma3Model.set_gguf_parameters: the base keys, then some again with
+ * its defaults (written over in place, gguf-py 0.18) */
+static const conv_hp gemma3_hp[] = {
+    BASE,
+    {"context_length", 'u', "max_position_embeddings|=131072", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|=8", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps|=1e-6", 0, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim|=256", 0, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim|=256", 0, NULL, NULL},
+    {"rope.freq_base", 'f', "ropefull:rope_theta|=1000000.0", 0, NULL, NULL},
+    {"final_logit_softcapping", 'f', "final_logit_softcapping", HP_OPT | HP_TRUTHY, NULL, NULL},
+    CALC("attention.sliding_window", 'u', sliding_window_gemma3, HP_OPT),
+    {"attention.head_count_kv", 'u', "num_key_value_heads|=4", 0, NULL, NULL},
+    END,
+};
+
 static const conv_hp gpt2_hp[] = {
     {"block_count", 'u', "n_layer", 0, NULL, NULL},
     {"context_length", 'u', "n_ctx", 0, NULL, NULL},
@@ -565,6 +596,8 @@ const conv_arch conv_archs[] = {
      AF_ONLY_2026 | AF_LLAMA3_ROPE},
     {"mistral3", CLASSES("Ministral3ForCausalLM", "Mistral3ForConditionalGeneration"), AB_LLAMA, mistral3_rules,
      mistral3_hp, V_LLAMA, AF_ONLY_2026 | AF_LLAMA3_ROPE | AF_MINISTRAL3},
+    {"gemma3", CLASSES("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"), AB_GEMMA3, gemma3_rules, gemma3_hp,
+     V_GEMMA3, AF_ONLY_2026 | AF_GEMMA3},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
 

@@ -152,6 +152,22 @@ static const hf_rev_name gemma2_names[] = {
     END,
 };
 
+/* Gemma 3: Gemma 2's names, per-head q/k norms, every norm stored as w - 1 */
+static const hf_rev_name gemma3_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN},
+    {"output_norm", "model.norm", R_SUB_ONE},
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_SUB_ONE},
+    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_SUB_ONE},
+    {"blk.{bid}.ffn_norm", L "pre_feedforward_layernorm", R_SUB_ONE},
+    {"blk.{bid}.post_ffw_norm", L "post_feedforward_layernorm", R_SUB_ONE},
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_SUB_ONE},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_SUB_ONE},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    {"output", "lm_head", R_PLAIN},
+    END,
+};
+
 static const hf_rev_name phi3_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
@@ -335,6 +351,7 @@ const hf_rev_arch hf_rev_archs[] = {
     {"mistral3", CLASS("Ministral3ForCausalLM", "ministral3"), llama_names},
     {"gemma", CLASS("GemmaForCausalLM", "gemma"), gemma_names},
     {"gemma2", CLASS("Gemma2ForCausalLM", "gemma2"), gemma2_names},
+    {"gemma3", CLASS("Gemma3ForCausalLM", "gemma3_text"), gemma3_names},
     {"phi3", CLASS("Phi3ForCausalLM", "phi3"), phi3_names},
     {"phi2", CLASS("PhiForCausalLM", "phi"), phi2_names},
     {"qwen2moe", CLASS("Qwen2MoeForCausalLM", "qwen2_moe"), qwen2moe_names},

@@ -151,6 +151,12 @@ void g2h_gating_func(hfc *c, json_t *cfg, int64_t x)
     set_new(cfg, "scoring_func", json_string(x == 2 ? "sigmoid" : "softmax"));
 }
 
+void g2h_sliding_window_gemma3(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "sliding_window", json_integer(x));
+}
+
 void g2h_mamba_d_inner(hfc *c, json_t *cfg, int64_t x)
 {
     (void)c;
@@ -307,6 +313,8 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
             snprintf(key, sizeof(key), "model_max_length");
         if (!strncmp(key, "rope:", 5)) /* a rope_parameters value (2026): into rope_scaling */
             set_new(rope_scaling_obj(cfg), key + 5, value_json(v));
+        else if (!strncmp(key, "ropefull:", 9)) /* the theta: rope_theta */
+            set_new(cfg, key + 9, value_json(v));
         else if (key[0])
             set_new(cfg, key, value_json(v));
     }

@@ -215,6 +215,9 @@ static void adjust_config(conv *c)
  * assert or its other branch, refused here). */
 static int class_checks(conv *c)
 {
+    json_t *softcap = h2g_hparam(c, "attn_logit_softcapping");
+    if ((c->arch->flags & AF_GEMMA3) && softcap && !json_is_null(softcap)) /* "removed in Gemma3" */
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "Gemma 3 with attn_logit_softcapping: the converter asserts none");
     if (c->arch->flags & AF_MINISTRAL3) { /* Mistral3Model: ministral3 with yarn rope_parameters */
         const char *mt = json_string_value(h2g_hparam(c, "model_type"));
         json_t *rp = h2g_rope_params(c);

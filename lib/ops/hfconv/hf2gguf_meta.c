@@ -207,6 +207,19 @@ static bool falsy(const json_t *v)
            (json_is_real(v) && json_real_value(v) == 0.0);
 }
 
+/* A config key, or "rope:k" / "ropefull:k": TextModel.rope_parameters' k,
+ * or k of its full_attention part when it has one (2026). Borrowed. */
+static json_t *config_value(conv *c, const char *k)
+{
+    if (!strncmp(k, "rope:", 5))
+        return json_object_get(h2g_rope_params(c), k + 5);
+    if (!strncmp(k, "ropefull:", 9)) {
+        json_t *rp = h2g_rope_params(c), *full = json_object_get(rp, "full_attention");
+        return json_object_get(full ? full : rp, k + 9);
+    }
+    return h2g_hparam(c, k);
+}
+
 /* The value of a key list ("a|b", "4*a", "a||=V", "a|=V"): a new reference or NULL. */
 static json_t *lookup(conv *c, const char *src)
 {
@@ -229,8 +242,7 @@ static json_t *lookup(conv *c, const char *src)
             v = constant(k + 1);
             break;
         }
-        /* "rope:k": TextModel.rope_parameters' k (2026) */
-        json_t *x = !strncmp(k, "rope:", 5) ? json_object_get(h2g_rope_params(c), k + 5) : h2g_hparam(c, k);
+        json_t *x = config_value(c, k);
         if (x) { /* the first present decides, null or not */
             v = json_incref(x);
             break;
@@ -535,6 +547,17 @@ json_t *h2g_yarn_log_mul_2026(conv *c)
         return NULL;
     }
     return json_real(0.1 * json_number_value(m));
+}
+
+/* Gemma3Model: sliding_window unless sliding_window_pattern is 1 */
+json_t *h2g_sliding_window_gemma3(conv *c)
+{
+    json_t *pat = h2g_hparam(c, "sliding_window_pattern"), *sw = h2g_hparam(c, "sliding_window");
+    if (json_is_integer(pat) && json_integer_value(pat) == 1)
+        return NULL;
+    if (!sw)
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no sliding_window");
+    return sw ? json_incref(sw) : NULL;
 }
 
 /* ExpertGatingFuncType from the first of the score keys present (2026) */

@@ -1443,6 +1443,15 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
             rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v) : set_vocab_gpt2(&v);
             break;
         case V_SPM: rc = set_vocab_sentencepiece(&v); break;
+        case V_GEMMA3:
+            if (!file_in(&v, "tokenizer.model")) {
+                rc = set_vocab_gpt2(&v);
+                break;
+            }
+            rc = set_vocab_sentencepiece(&v);
+            if (rc == 0)
+                mf_kv_bool(kv, "tokenizer.ggml.add_space_prefix", false);
+            break;
         case V_GEMMA: case V_GEMMA2:
             rc = set_vocab_sentencepiece(&v);
             if (rc == 0 && o->kind == V_GEMMA)
