@@ -140,13 +140,16 @@ static const hf_rev_name gemma_names[] = {
     END,
 };
 
+/* Gemma 2's embedding and sandwich norms (stored as w - 1) */
+#define GEMMA2_NORMS \
+    {"token_embd", "model.embed_tokens", R_PLAIN}, {"output_norm", "model.norm", R_SUB_ONE}, \
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_SUB_ONE}, \
+    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_SUB_ONE}, \
+    {"blk.{bid}.ffn_norm", L "pre_feedforward_layernorm", R_SUB_ONE}, \
+    {"blk.{bid}.post_ffw_norm", L "post_feedforward_layernorm", R_SUB_ONE}
+
 static const hf_rev_name gemma2_names[] = {
-    {"token_embd", "model.embed_tokens", R_PLAIN},
-    {"output_norm", "model.norm", R_SUB_ONE},
-    {"blk.{bid}.attn_norm", L "input_layernorm", R_SUB_ONE},
-    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_SUB_ONE},
-    {"blk.{bid}.ffn_norm", L "pre_feedforward_layernorm", R_SUB_ONE},
-    {"blk.{bid}.post_ffw_norm", L "post_feedforward_layernorm", R_SUB_ONE},
+    GEMMA2_NORMS,
     ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
     GATED_MLP,
     END,
@@ -154,12 +157,7 @@ static const hf_rev_name gemma2_names[] = {
 
 /* Gemma 3: Gemma 2's names, per-head q/k norms, every norm stored as w - 1 */
 static const hf_rev_name gemma3_names[] = {
-    {"token_embd", "model.embed_tokens", R_PLAIN},
-    {"output_norm", "model.norm", R_SUB_ONE},
-    {"blk.{bid}.attn_norm", L "input_layernorm", R_SUB_ONE},
-    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_SUB_ONE},
-    {"blk.{bid}.ffn_norm", L "pre_feedforward_layernorm", R_SUB_ONE},
-    {"blk.{bid}.post_ffw_norm", L "post_feedforward_layernorm", R_SUB_ONE},
+    GEMMA2_NORMS,
     {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_SUB_ONE},
     {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_SUB_ONE},
     ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
