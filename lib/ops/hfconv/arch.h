@@ -22,7 +22,7 @@ enum conv_arch_bit {
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
     /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
-    AB_QWEN3MOE, AB_GEMMA3,
+    AB_QWEN3MOE, AB_GEMMA3, AB_HUNYUAN_DENSE, AB_GLM4MOE,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -53,6 +53,7 @@ typedef enum conv_op {
     OP_QKV_GROUPED,   /* [groups][q_per_kv + 2][hd] rows split to q, k, v; q, k permuted (InternLM2) */
     OP_QKV_PER_HEAD,  /* [n_head][3][hd] rows re-ordered to [3][n_head][hd] (GPT-NeoX) */
     OP_QKV_KV_GROUPS, /* [kv][q_per_kv + 2][hd] rows re-ordered to q, k, v (Falcon "jploski") */
+    OP_SKIP_IF_TIED,  /* not written when config.json's tie_word_embeddings is true */
     OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
                          v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
 } conv_op;
@@ -92,9 +93,10 @@ typedef struct conv_block {
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
-    X(mla_key_length) X(yarn_log_mul_2026) X(sliding_window_gemma3)
+    X(mla_key_length) X(yarn_log_mul_2026) X(sliding_window_gemma3) \
+    X(rope_dim_glm4moe)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(rope_2026)
+    X(rope_2026) X(rope_hunyuan)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
  * gating_func_2026 (g2h_gating_func's), mla_key_length and
  * yarn_log_mul_2026 have no inverse of their own (their back is NULL in
@@ -142,6 +144,7 @@ typedef enum conv_vocab {
     V_NEMOTRON,   /* NemotronModel.set_vocab: SentencePiece, then pad id 0 and unk id 1 */
     V_MAMBA,      /* vocab_size rounded up to pad_vocab_size_multiple, then BPE */
     V_GEMMA3,     /* Gemma3Model.set_vocab: SentencePiece + add_space_prefix false, else BPE */
+    V_GLM,        /* _set_vocab_glm: BPE, then GLM's bos/eot/unk/eom added tokens */
 } conv_vocab;
 
 enum {
@@ -152,6 +155,7 @@ enum {
     AF_ONLY_2026 = 16,        /* a class only the 2026-02 converter has: its layout always */
     AF_MINISTRAL3 = 32,       /* Mistral3Model: model_type ministral3 only (else arch llama: refused) */
     AF_GEMMA3 = 64,           /* Gemma3Model: asserts attn_logit_softcapping is None */
+    AF_NEXTN = 128,           /* block count + num_nextn_predict_layers (GLM-4.5's MTP layers) */
 };
 
 typedef struct conv_arch {

@@ -37,6 +37,8 @@ const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_fun
 const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
 const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length, NULL};
 const conv_calc conv_calc_yarn_log_mul_2026 = {"yarn_log_mul_2026", h2g_yarn_log_mul_2026, NULL};
+const conv_calc conv_calc_rope_dim_glm4moe = {"rope_dim_glm4moe", h2g_rope_dim_glm4moe, g2h_rope_dim_glm4moe};
+const conv_block conv_block_rope_hunyuan = {h2g_rope_hunyuan, g2h_rope_hunyuan};
 const conv_calc conv_calc_sliding_window_gemma3 = {"sliding_window_gemma3", h2g_sliding_window_gemma3,
                                                   g2h_sliding_window_gemma3};
 
@@ -174,6 +176,23 @@ static const conv_rule gemma3_rules[] = {
     {OP_SKIP, M_PREFIX, "multimodal_projector.", NULL, NULL, NULL, NULL, NULL},
     {OP_SKIP, M_PREFIX, "vision_model.", NULL, NULL, NULL, NULL, NULL},
     {OP_ADD_ONE, M_SUFFIX, "norm.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* HunYuanModel.modify_tensors: a tied lm_head skipped */
+static const conv_rule hunyuan_rules[] = {
+    {OP_SKIP_IF_TIED, M_EXACT, "lm_head.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* Glm4MoeModel.modify_tensors: the visual part skipped, a multimodal
+ * variant's language_model. dropped, experts stacked, the router bias renamed */
+static const conv_rule glm4moe_rules[] = {
+    {OP_SKIP, M_PREFIX, "model.visual.", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "model.language_model.", "model.", NULL, NULL, NULL, NULL},
+    {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "n_routed_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    {OP_RENAME, M_SUFFIX, "e_score_correction_bias", "e_score_correction.bias", NULL, NULL, NULL, NULL},
     NORULES,
 };
 
@@ -449,6 +468,25 @@ static const conv_hp gemma3_hp[] = {
     END,
 };
 
+/* HunYuanModel.set_gguf_parameters: dynamic-alpha rope folded into the theta */
+static const conv_hp hunyuan_hp[] = {BASE, BLOCK(rope_hunyuan), END};
+
+/* Glm4MoeModel.set_gguf_parameters: partial rotary dimension, routed
+ * experts, sigmoid gating always, the NextN layer count */
+static const conv_hp glm4moe_hp[] = {
+    BASE,
+    CALC("rope.dimension_count", 'u', rope_dim_glm4moe, 0),
+    {"expert_count", 'u', "n_routed_experts", HP_OPT, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", HP_OPT, NULL, NULL},
+    {"expert_shared_count", 'u', "n_shared_experts", HP_OPT, NULL, NULL},
+    {"leading_dense_block_count", 'u', "first_k_dense_replace", HP_OPT, NULL, NULL},
+    {"expert_gating_func", 'u', "=2", 0, NULL, NULL},
+    {"expert_weights_scale", 'f', "routed_scaling_factor", HP_OPT, NULL, NULL},
+    {"expert_weights_norm", 'b', "norm_topk_prob", HP_OPT, NULL, NULL},
+    {"nextn_predict_layers", 'u', "num_nextn_predict_layers", HP_OPT, NULL, NULL},
+    END,
+};
+
 static const conv_hp gpt2_hp[] = {
     {"block_count", 'u', "n_layer", 0, NULL, NULL},
     {"context_length", 'u', "n_ctx", 0, NULL, NULL},
@@ -598,6 +636,10 @@ const conv_arch conv_archs[] = {
      mistral3_hp, V_LLAMA, AF_ONLY_2026 | AF_LLAMA3_ROPE | AF_MINISTRAL3},
     {"gemma3", CLASSES("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"), AB_GEMMA3, gemma3_rules, gemma3_hp,
      V_GEMMA3, AF_ONLY_2026 | AF_GEMMA3},
+    {"hunyuan-dense", CLASSES("HunYuanDenseV1ForCausalLM"), AB_HUNYUAN_DENSE, hunyuan_rules, hunyuan_hp, V_BPE,
+     AF_ONLY_2026},
+    {"glm4moe", CLASSES("Glm4MoeForCausalLM", "Glm4vMoeForConditionalGeneration"), AB_GLM4MOE, glm4moe_rules,
+     glm4moe_hp, V_GLM, AF_ONLY_2026 | AF_NEXTN},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
 

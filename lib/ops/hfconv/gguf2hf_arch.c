@@ -166,6 +166,42 @@ static const hf_rev_name gemma3_names[] = {
     END,
 };
 
+/* Hunyuan dense: Llama's names unpermuted, query/key_layernorm */
+static const hf_rev_name hunyuan_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.query_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", L "self_attn.key_layernorm", R_PLAIN},
+    GATED_MLP,
+    END,
+};
+
+/* GLM-4.5: biased q/k/v, post_attention_layernorm as post_attention_norm,
+ * a dense lead, routed + shared experts, the NextN layer's own tensors */
+static const hf_rev_name glm4moe_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_PLAIN},
+    GATED_MLP,
+    QWEN_EXPERTS,
+    {"blk.{bid}.exp_probs_b", L "mlp.gate.e_score_correction_bias$", R_PLAIN},
+    {"blk.{bid}.ffn_gate_shexp", L "mlp.shared_experts.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up_shexp", L "mlp.shared_experts.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down_shexp", L "mlp.shared_experts.down_proj", R_PLAIN},
+    {"blk.{bid}.nextn.eh_proj", L "eh_proj", R_PLAIN},
+    {"blk.{bid}.nextn.embed_tokens", L "embed_tokens", R_PLAIN},
+    {"blk.{bid}.nextn.enorm", L "enorm", R_PLAIN},
+    {"blk.{bid}.nextn.hnorm", L "hnorm", R_PLAIN},
+    {"blk.{bid}.nextn.shared_head_head", L "shared_head.head", R_PLAIN},
+    {"blk.{bid}.nextn.shared_head_norm", L "shared_head.norm", R_PLAIN},
+    END,
+};
+
 static const hf_rev_name phi3_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
@@ -350,6 +386,8 @@ const hf_rev_arch hf_rev_archs[] = {
     {"gemma", CLASS("GemmaForCausalLM", "gemma"), gemma_names},
     {"gemma2", CLASS("Gemma2ForCausalLM", "gemma2"), gemma2_names},
     {"gemma3", CLASS("Gemma3ForCausalLM", "gemma3_text"), gemma3_names},
+    {"hunyuan-dense", CLASS("HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense"), hunyuan_names},
+    {"glm4moe", CLASS("Glm4MoeForCausalLM", "glm4_moe"), glm4moe_names},
     {"phi3", CLASS("Phi3ForCausalLM", "phi3"), phi3_names},
     {"phi2", CLASS("PhiForCausalLM", "phi"), phi2_names},
     {"qwen2moe", CLASS("Qwen2MoeForCausalLM", "qwen2_moe"), qwen2moe_names},

@@ -101,7 +101,9 @@ static void embd_heads(json_t *cfg, int64_t *embd, int64_t *heads)
 
 void g2h_block_count(hfc *c, json_t *cfg, int64_t x)
 {
-    (void)c;
+    int64_t nextn = 0; /* GLM-4.5: the NextN layers were counted as blocks */
+    if ((c->fwd->flags & AF_NEXTN) && hfc_int(hfc_key(c, "nextn_predict_layers"), &nextn) && nextn > 0 && nextn <= x)
+        x -= nextn;
     set_new(cfg, "num_hidden_layers", json_integer(x));
 }
 
@@ -155,6 +157,14 @@ void g2h_sliding_window_gemma3(hfc *c, json_t *cfg, int64_t x)
 {
     (void)c;
     set_new(cfg, "sliding_window", json_integer(x));
+}
+
+void g2h_rope_dim_glm4moe(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t hd = cfg_int(cfg, "head_dim", NULL);
+    (void)c;
+    if (hd > 0)
+        set_new(cfg, "partial_rotary_factor", json_real((double)x / (double)hd));
 }
 
 void g2h_mamba_d_inner(hfc *c, json_t *cfg, int64_t x)
@@ -248,6 +258,27 @@ void g2h_rope_2026(hfc *c, json_t *cfg)
     }
     set_new(cfg, "rope_theta", f32_of(c, "rope.freq_base"));
     set_new(cfg, "rope_local_base_freq", f32_of(c, "rope.freq_base_swa"));
+}
+
+/* HunYuan: the folded theta came from rope_theta 10000 and the alpha */
+void g2h_rope_hunyuan(hfc *c, json_t *cfg)
+{
+    const mf_value *t = hfc_key(c, "rope.scaling.type");
+    const mf_value *fb = hfc_key(c, "rope.freq_base");
+    int64_t d = cfg_int(cfg, "head_dim", NULL);
+    if (!t || t->type != MF_V_STR || strcmp(t->as.s.ptr, "none") || !fb || fb->type != MF_V_F32 || d <= 2)
+        return;
+    double alpha = pow(fb->as.f / 10000.0, (double)(d - 2) / (double)d);
+    json_t *rs = json_object();
+    json_object_set_new(rs, "type", json_string("dynamic"));
+    json_object_set_new(rs, "alpha", json_real(round(alpha * 1e4) / 1e4));
+    json_object_set_new(rs, "factor", json_real(1.0));
+    json_object_set(cfg, "rope_scaling", rs);
+    json_decref(rs);
+    json_object_set_new(cfg, "rope_theta", json_real(10000.0));
+    /* the released configs say 32K (the converter accepts 32K or 256K and
+     * writes 256K either way) */
+    json_object_set_new(cfg, "max_position_embeddings", json_integer(32 * 1024));
 }
 
 void g2h_rope_yarn(hfc *c, json_t *cfg)

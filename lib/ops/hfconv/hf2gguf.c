@@ -251,6 +251,13 @@ static int read_block_count(conv *c)
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no num_hidden_layers");
     if (h2g_need_int(c, bc, "num_hidden_layers", &c->block_count))
         return -1;
+    json_t *nextn = (c->arch->flags & AF_NEXTN) ? h2g_hparam(c, "num_nextn_predict_layers") : NULL;
+    int64_t extra = 0;
+    if (nextn && !json_is_null(nextn) && h2g_need_int(c, nextn, "num_nextn_predict_layers", &extra))
+        return -1;
+    if (extra < 0 || extra > 64)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_nextn_predict_layers is out of range");
+    c->block_count += extra; /* Glm4MoeModel: the NextN layers are blocks too */
     if (c->block_count < 0 || c->block_count > (1 << 20))
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_hidden_layers is out of range");
     return 0;

@@ -4,6 +4,7 @@
  * and the tokenizer (hf2gguf_vocab.c). */
 #include "ops/hfconv/hf2gguf_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* ------------------------------------------------------ config values */
@@ -547,6 +548,58 @@ json_t *h2g_yarn_log_mul_2026(conv *c)
         return NULL;
     }
     return json_real(0.1 * json_number_value(m));
+}
+
+/* Glm4MoeModel: int((head_dim or n_embd // n_head) * partial_rotary_factor (0.5)) */
+json_t *h2g_rope_dim_glm4moe(conv *c)
+{
+    json_t *hd = h2g_hparam(c, "head_dim"), *prf = h2g_hparam(c, "partial_rotary_factor");
+    int64_t d, a, b;
+    if (hd && !json_is_null(hd)) {
+        if (h2g_need_int(c, hd, "head_dim", &d))
+            return NULL;
+    } else {
+        if (h2g_need_hp_int(c, "hidden_size", &a) || h2g_need_hp_int(c, "num_attention_heads", &b))
+            return NULL;
+        d = a / b;
+    }
+    if (prf && !json_is_number(prf)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json partial_rotary_factor is not a number");
+        return NULL;
+    }
+    return json_integer((int64_t)((double)d * (prf ? json_number_value(prf) : 0.5)));
+}
+
+/* HunYuanModel: with rope_type dynamic, NTK-aware alpha scaling folded into
+ * rope.freq_base = theta * alpha^(d / (d - 2)) (in double, as Python), scaling
+ * "none" with factor 1, the context 256K (both written over in place) */
+int h2g_rope_hunyuan(conv *c)
+{
+    json_t *rp = h2g_rope_params(c);
+    const char *rt = json_string_value(json_object_get(rp, "rope_type"));
+    if (!rt || strcmp(rt, "dynamic"))
+        return 0;
+    json_t *alpha = json_object_get(rp, "alpha"), *theta = json_object_get(rp, "rope_theta");
+    int64_t d, ctx;
+    if (h2g_need_hp_int(c, "head_dim", &d) || h2g_need_hp_int(c, "max_position_embeddings", &ctx))
+        return -1;
+    double a = alpha ? json_number_value(alpha) : 50, base = theta ? json_number_value(theta) : 10000.0;
+    if (base != 10000.0 || (ctx != 32 * 1024 && ctx != 256 * 1024) || d <= 2)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "HunYuan dynamic RoPE scaling assumptions changed "
+                       "(theta 10000, max_position_embeddings 32K or 256K): the converter refuses it");
+    json_t *fb = json_real(base * pow(a, (double)d / (double)(d - 2))), *one = json_real(1.0);
+    char key[160];
+    arch_key(c, "rope.scaling.type", key, sizeof(key));
+    int rc = put_f32_of(c, "rope.freq_base", fb, "rope_theta");
+    mf_kv_str(c->kv, key, "none", 4);
+    rc = rc ? rc : put_f32_of(c, "rope.scaling.factor", one, "factor");
+    arch_key(c, "rope.scaling.original_context_length", key, sizeof(key));
+    mf_kv_u32(c->kv, key, 256 * 1024);
+    arch_key(c, "context_length", key, sizeof(key));
+    mf_kv_u32(c->kv, key, 256 * 1024);
+    json_decref(fb);
+    json_decref(one);
+    return rc;
 }
 
 /* Gemma3Model: sliding_window unless sliding_window_pattern is 1 */

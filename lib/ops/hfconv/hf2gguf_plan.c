@@ -547,6 +547,12 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
             continue;
         }
         case OP_SKIP: free(name); return 0;
+        case OP_SKIP_IF_TIED:
+            if (json_is_true(h2g_hparam(c, "tie_word_embeddings"))) {
+                free(name);
+                return 0;
+            }
+            continue;
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
         case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
