@@ -22,7 +22,7 @@ enum conv_arch_bit {
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
     /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
-    AB_QWEN3MOE, AB_GEMMA3, AB_HUNYUAN_DENSE, AB_GLM4MOE,
+    AB_QWEN3MOE, AB_GEMMA3, AB_HUNYUAN_DENSE, AB_GLM4MOE, AB_ERNIE45MOE,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -94,12 +94,12 @@ typedef struct conv_block {
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
     X(mla_key_length) X(yarn_log_mul_2026) X(sliding_window_gemma3) \
-    X(rope_dim_glm4moe)
+    X(rope_dim_glm4moe) X(ernie_shexp_ffl)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026) X(rope_hunyuan)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
- * gating_func_2026 (g2h_gating_func's), mla_key_length and
- * yarn_log_mul_2026 have no inverse of their own (their back is NULL in
+ * gating_func_2026 (g2h_gating_func's), mla_key_length, yarn_log_mul_2026
+ * and ernie_shexp_ffl have no inverse of their own (their back is NULL in
  * arch_table.c) and define no g2h_ function. */
 #define CONV_DECLARE_CALC(n) \
     extern const conv_calc conv_calc_##n; json_t *h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg, int64_t x);
@@ -145,6 +145,7 @@ typedef enum conv_vocab {
     V_MAMBA,      /* vocab_size rounded up to pad_vocab_size_multiple, then BPE */
     V_GEMMA3,     /* Gemma3Model.set_vocab: SentencePiece + add_space_prefix false, else BPE */
     V_GLM,        /* _set_vocab_glm: BPE, then GLM's bos/eot/unk/eom added tokens */
+    V_ERNIE,      /* Ernie4_5Model.set_vocab: SentencePiece, add_space_prefix from add_prefix_space */
 } conv_vocab;
 
 enum {

@@ -39,6 +39,7 @@ const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length
 const conv_calc conv_calc_yarn_log_mul_2026 = {"yarn_log_mul_2026", h2g_yarn_log_mul_2026, NULL};
 const conv_calc conv_calc_rope_dim_glm4moe = {"rope_dim_glm4moe", h2g_rope_dim_glm4moe, g2h_rope_dim_glm4moe};
 const conv_block conv_block_rope_hunyuan = {h2g_rope_hunyuan, g2h_rope_hunyuan};
+const conv_calc conv_calc_ernie_shexp_ffl = {"ernie_shexp_ffl", h2g_ernie_shexp_ffl, NULL};
 const conv_calc conv_calc_sliding_window_gemma3 = {"sliding_window_gemma3", h2g_sliding_window_gemma3,
                                                   g2h_sliding_window_gemma3};
 
@@ -193,6 +194,26 @@ static const conv_rule glm4moe_rules[] = {
     {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "n_routed_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
      "model.layers.%b.mlp.experts.%w.weight", proj_ws},
     {OP_RENAME, M_SUFFIX, "e_score_correction_bias", "e_score_correction.bias", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* Ernie4_5Model.modify_tensors (separate q/k/v and gate/up: fused
+ * qkv_proj / up_gate_proj are refused, see arch_table's ERNIE row) */
+static const conv_rule ernie_rules[] = {
+    {OP_SKIP, M_CONTAINS, "mlp_AR", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "vision_model", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_CONTAINS, "ernie.", "model.", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* Ernie4_5MoeModel.modify_tensors: the router bias renamed, MTP parts
+ * skipped, experts stacked gate, up, down; the rest as named (no split) */
+static const char *const ernie_ws[] = {"gate_proj", "up_proj", "down_proj", NULL};
+static const conv_rule ernie_moe_rules[] = {
+    {OP_RENAME, M_SUFFIX, "e_score_correction_bias", "e_score_correction.bias", NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "model.mtp_", NULL, NULL, NULL, NULL, NULL},
+    {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "moe_num_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", ernie_ws},
     NORULES,
 };
 
@@ -487,6 +508,20 @@ static const conv_hp glm4moe_hp[] = {
     END,
 };
 
+/* Ernie4_5MoeModel.set_gguf_parameters: the shared experts' width is
+ * intermediate_size // num_key_value_heads */
+static const conv_hp ernie_moe_hp[] = {
+    BASE,
+    {"expert_count", 'u', "moe_num_experts", 0, NULL, NULL},
+    {"expert_used_count", 'u', "moe_k", 0, NULL, NULL},
+    {"interleave_moe_layer_step", 'u', "moe_layer_interval", 0, NULL, NULL},
+    {"leading_dense_block_count", 'u', "moe_layer_start_index", 0, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", HP_OPT, NULL, NULL},
+    {"expert_shared_count", 'u', "moe_num_shared_experts", HP_OPT, NULL, NULL},
+    CALC("expert_shared_feed_forward_length", 'u', ernie_shexp_ffl, HP_OPT),
+    END,
+};
+
 static const conv_hp gpt2_hp[] = {
     {"block_count", 'u', "n_layer", 0, NULL, NULL},
     {"context_length", 'u', "n_ctx", 0, NULL, NULL},
@@ -640,6 +675,10 @@ const conv_arch conv_archs[] = {
      AF_ONLY_2026},
     {"glm4moe", CLASSES("Glm4MoeForCausalLM", "Glm4vMoeForConditionalGeneration"), AB_GLM4MOE, glm4moe_rules,
      glm4moe_hp, V_GLM, AF_ONLY_2026 | AF_NEXTN},
+    {"ernie4_5", CLASSES("Ernie4_5_ForCausalLM", "Ernie4_5ForCausalLM"), AB_LLAMA, ernie_rules, base_hp, V_ERNIE,
+     AF_ONLY_2026},
+    {"ernie4_5-moe", CLASSES("Ernie4_5_MoeForCausalLM"), AB_ERNIE45MOE, ernie_moe_rules, ernie_moe_hp, V_ERNIE,
+     AF_ONLY_2026},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
 

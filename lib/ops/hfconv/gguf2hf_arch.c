@@ -202,6 +202,22 @@ static const hf_rev_name glm4moe_names[] = {
     END,
 };
 
+/* ERNIE 4.5 MoE: Llama's attention unpermuted, a dense lead, experts
+ * stacked gate/up/down, two shared experts, the router bias in moe_statics */
+static const hf_rev_name ernie_moe_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    QWEN_EXPERTS,
+    {"blk.{bid}.exp_probs_b", L "mlp.moe_statics.e_score_correction_bias$", R_PLAIN},
+    {"blk.{bid}.ffn_gate_shexp", L "mlp.shared_experts.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up_shexp", L "mlp.shared_experts.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down_shexp", L "mlp.shared_experts.down_proj", R_PLAIN},
+    END,
+};
+
 static const hf_rev_name phi3_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
@@ -388,6 +404,8 @@ const hf_rev_arch hf_rev_archs[] = {
     {"gemma3", CLASS("Gemma3ForCausalLM", "gemma3_text"), gemma3_names},
     {"hunyuan-dense", CLASS("HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense"), hunyuan_names},
     {"glm4moe", CLASS("Glm4MoeForCausalLM", "glm4_moe"), glm4moe_names},
+    {"ernie4_5", CLASS("Ernie4_5ForCausalLM", "ernie4_5"), qwen_names},
+    {"ernie4_5-moe", CLASS("Ernie4_5_MoeForCausalLM", "ernie4_5_moe"), ernie_moe_names},
     {"phi3", CLASS("Phi3ForCausalLM", "phi3"), phi3_names},
     {"phi2", CLASS("PhiForCausalLM", "phi"), phi2_names},
     {"qwen2moe", CLASS("Qwen2MoeForCausalLM", "qwen2_moe"), qwen2moe_names},

@@ -602,6 +602,27 @@ int h2g_rope_hunyuan(conv *c)
     return rc;
 }
 
+/* Ernie4_5MoeModel: intermediate_size // num_key_value_heads when there
+ * are shared experts and both keys */
+json_t *h2g_ernie_shexp_ffl(conv *c)
+{
+    json_t *n = h2g_hparam(c, "moe_num_shared_experts"), *ff = h2g_hparam(c, "intermediate_size"),
+           *kv = h2g_hparam(c, "num_key_value_heads");
+    int64_t shared = 0, f, k;
+    if (!n || json_is_null(n) || !ff || json_is_null(ff) || !kv || json_is_null(kv))
+        return NULL;
+    if (h2g_need_int(c, n, "moe_num_shared_experts", &shared) || h2g_need_int(c, ff, "intermediate_size", &f) ||
+        h2g_need_int(c, kv, "num_key_value_heads", &k))
+        return NULL;
+    if (shared <= 0)
+        return NULL;
+    if (k <= 0) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_key_value_heads must be positive");
+        return NULL;
+    }
+    return json_integer(f / k);
+}
+
 /* Gemma3Model: sliding_window unless sliding_window_pattern is 1 */
 json_t *h2g_sliding_window_gemma3(conv *c)
 {

@@ -1495,6 +1495,11 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
             break;
         case V_PHI3: rc = set_vocab_phi3(&v); break;
         case V_GLM: rc = set_vocab_gpt2(&v); break;
+        case V_ERNIE: /* then add_prefix_space, when tokenizer_config.json has it */
+            rc = set_vocab_sentencepiece(&v);
+            if (rc == 0 && json_is_boolean(json_object_get(v.tcfg, "add_prefix_space")))
+                mf_kv_bool(kv, "tokenizer.ggml.add_space_prefix", json_is_true(json_object_get(v.tcfg, "add_prefix_space")));
+            break;
         case V_NEMOTRON: rc = set_vocab_nemotron(&v); break;
         case V_INTERNLM3: rc = set_vocab_internlm3(&v); break;
         case V_INTERNLM2: rc = set_vocab_internlm2(&v); break;
