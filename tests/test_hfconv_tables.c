@@ -29,6 +29,7 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_QKV_PER_HEAD: return R_QKV_PER_HEAD;
     case OP_QKV_KV_GROUPS: return R_QKV_KV_GROUPS;
     case OP_QKV_GROUPED: return R_FUSE_GROUPED;
+    case OP_EXPERTS_T: return R_EXPERTS_T;
     default: return R_PLAIN;
     }
 }

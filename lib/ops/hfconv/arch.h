@@ -22,7 +22,7 @@ enum conv_arch_bit {
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
     /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
-    AB_QWEN3MOE, AB_GEMMA3, AB_HUNYUAN_DENSE, AB_GLM4MOE, AB_ERNIE45MOE,
+    AB_QWEN3MOE, AB_GEMMA3, AB_HUNYUAN_DENSE, AB_GLM4MOE, AB_ERNIE45MOE, AB_LLAMA4,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -54,6 +54,7 @@ typedef enum conv_op {
     OP_QKV_PER_HEAD,  /* [n_head][3][hd] rows re-ordered to [3][n_head][hd] (GPT-NeoX) */
     OP_QKV_KV_GROUPS, /* [kv][q_per_kv + 2][hd] rows re-ordered to q, k, v (Falcon "jploski") */
     OP_SKIP_IF_TIED,  /* not written when config.json's tie_word_embeddings is true */
+    OP_EXPERTS_T,     /* fused experts [E, h, 2ff] gate_up / [E, ff, h] down transposed, gate_up split (Llama 4) */
     OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
                          v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
 } conv_op;
@@ -94,7 +95,7 @@ typedef struct conv_block {
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
     X(mla_key_length) X(yarn_log_mul_2026) X(sliding_window_gemma3) \
-    X(rope_dim_glm4moe) X(ernie_shexp_ffl)
+    X(rope_dim_glm4moe) X(ernie_shexp_ffl) X(llama4_no_swa)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026) X(rope_hunyuan)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
@@ -157,6 +158,7 @@ enum {
     AF_MINISTRAL3 = 32,       /* Mistral3Model: model_type ministral3 only (else arch llama: refused) */
     AF_GEMMA3 = 64,           /* Gemma3Model: asserts attn_logit_softcapping is None */
     AF_NEXTN = 128,           /* block count + num_nextn_predict_layers (GLM-4.5's MTP layers) */
+    AF_LLAMA4 = 256,          /* Llama4Model: intermediate_size is the experts', intermediate_size_mlp the dense one */
 };
 
 typedef struct conv_arch {
@@ -178,6 +180,11 @@ typedef struct conv_arch_2026 {
     const conv_rule *rules;
     const conv_hp *hparams;
 } conv_arch_2026;
+/* The llama3 rope factors rope_freqs holds, (dim + 1) / 2 of them
+ * (hf2gguf_plan.c; GGUF -> HF checks its guess of the scaling with it). */
+void conv_llama3_factors(double base, int64_t dim, double factor, double low, double high, double old_ctx,
+                         float *out);
+
 extern const conv_arch_2026 conv_archs_2026[];
 extern const size_t conv_n_archs_2026;
 

@@ -40,6 +40,7 @@ const conv_calc conv_calc_yarn_log_mul_2026 = {"yarn_log_mul_2026", h2g_yarn_log
 const conv_calc conv_calc_rope_dim_glm4moe = {"rope_dim_glm4moe", h2g_rope_dim_glm4moe, g2h_rope_dim_glm4moe};
 const conv_block conv_block_rope_hunyuan = {h2g_rope_hunyuan, g2h_rope_hunyuan};
 const conv_calc conv_calc_ernie_shexp_ffl = {"ernie_shexp_ffl", h2g_ernie_shexp_ffl, NULL};
+const conv_calc conv_calc_llama4_no_swa = {"llama4_no_swa", h2g_llama4_no_swa, g2h_llama4_no_swa};
 const conv_calc conv_calc_sliding_window_gemma3 = {"sliding_window_gemma3", h2g_sliding_window_gemma3,
                                                   g2h_sliding_window_gemma3};
 
@@ -214,6 +215,18 @@ static const conv_rule ernie_moe_rules[] = {
     {OP_SKIP, M_PREFIX, "model.mtp_", NULL, NULL, NULL, NULL, NULL},
     {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "moe_num_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
      "model.layers.%b.mlp.experts.%w.weight", ernie_ws},
+    NORULES,
+};
+
+/* Llama4Model.modify_tensors (no Q/K permutation): the text model of a
+ * ForConditionalGeneration, the fused experts transposed and split */
+static const conv_rule llama4_rules[] = {
+    {OP_RENAME, M_PREFIX, "language_model.", "", NULL, NULL, NULL, NULL},
+    {OP_EXPERTS_T, M_SUFFIX, "experts.gate_up_proj", NULL, NULL, NULL, NULL, NULL},
+    {OP_EXPERTS_T, M_SUFFIX, "experts.down_proj", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "multi_modal_projector", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "vision_model", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "vision_tower", NULL, NULL, NULL, NULL, NULL},
     NORULES,
 };
 
@@ -522,6 +535,18 @@ static const conv_hp ernie_moe_hp[] = {
     END,
 };
 
+/* Llama4Model.set_gguf_parameters (intermediate_size swapped for
+ * intermediate_size_mlp first: AF_LLAMA4) */
+static const conv_hp llama4_hp[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    {"interleave_moe_layer_step", 'u', "interleave_moe_layer_step", 0, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "intermediate_size_moe", 0, NULL, NULL},
+    CALC("attention.sliding_window", 'u', llama4_no_swa, HP_OPT),
+    END,
+};
+
 static const conv_hp gpt2_hp[] = {
     {"block_count", 'u', "n_layer", 0, NULL, NULL},
     {"context_length", 'u', "n_ctx", 0, NULL, NULL},
@@ -677,6 +702,8 @@ const conv_arch conv_archs[] = {
      glm4moe_hp, V_GLM, AF_ONLY_2026 | AF_NEXTN},
     {"ernie4_5", CLASSES("Ernie4_5_ForCausalLM", "Ernie4_5ForCausalLM"), AB_LLAMA, ernie_rules, base_hp, V_ERNIE,
      AF_ONLY_2026},
+    {"llama4", CLASSES("Llama4ForConditionalGeneration", "Llama4ForCausalLM"), AB_LLAMA4, llama4_rules, llama4_hp,
+     V_BPE, AF_ONLY_2026 | AF_LLAMA3_ROPE | AF_LLAMA4},
     {"ernie4_5-moe", CLASSES("Ernie4_5_MoeForCausalLM"), AB_ERNIE45MOE, ernie_moe_rules, ernie_moe_hp, V_ERNIE,
      AF_ONLY_2026},
 };

@@ -20,6 +20,9 @@ typedef enum hf_rev_op {
     R_FUSE_GROUPED,  /* InternLM2: attn_q (with attn_k, attn_v of its block),
                         unpermuted, fused back into [kv][q_per_kv + 2][hd] rows */
     R_FUSED_PART,    /* attn_k / attn_v of such a block: inside the fused one */
+    R_EXPERTS_T,     /* Llama 4: [E, a, b] experts transposed back to [E, b, a] */
+    R_GATE_UP_T,     /* Llama 4: ffn_gate_exps and the block's ffn_up_exps [E, ff, h] transposed
+                        and joined into gate_up_proj [E, h, 2 ff] (up_exps: R_FUSED_PART) */
 } hf_rev_op;
 
 typedef struct hf_rev_name {

@@ -218,6 +218,27 @@ static const hf_rev_name ernie_moe_names[] = {
     END,
 };
 
+/* Llama 4: Llama's names unpermuted, feed_forward.*: the fused experts
+ * transposed back, the router, the shared expert, dense layers' MLP */
+static const hf_rev_name llama4_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.ffn_gate", L "feed_forward.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up", L "feed_forward.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down", L "feed_forward.down_proj", R_PLAIN},
+    {"blk.{bid}.ffn_gate_inp", L "feed_forward.router", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "feed_forward.experts.gate_up_proj$", R_GATE_UP_T},
+    {"blk.{bid}.ffn_up_exps", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down_exps", L "feed_forward.experts.down_proj$", R_EXPERTS_T},
+    {"blk.{bid}.ffn_gate_shexp", L "feed_forward.shared_expert.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up_shexp", L "feed_forward.shared_expert.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down_shexp", L "feed_forward.shared_expert.down_proj", R_PLAIN},
+    {"rope_freqs", NULL, R_SKIP}, /* made from rope_scaling (llama3) */
+    END,
+};
+
 static const hf_rev_name phi3_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
@@ -405,6 +426,7 @@ const hf_rev_arch hf_rev_archs[] = {
     {"hunyuan-dense", CLASS("HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense"), hunyuan_names},
     {"glm4moe", CLASS("Glm4MoeForCausalLM", "glm4_moe"), glm4moe_names},
     {"ernie4_5", CLASS("Ernie4_5ForCausalLM", "ernie4_5"), qwen_names},
+    {"llama4", CLASS("Llama4ForCausalLM", "llama4_text"), llama4_names},
     {"ernie4_5-moe", CLASS("Ernie4_5_MoeForCausalLM", "ernie4_5_moe"), ernie_moe_names},
     {"phi3", CLASS("Phi3ForCausalLM", "phi3"), phi3_names},
     {"phi2", CLASS("PhiForCausalLM", "phi"), phi2_names},

@@ -153,6 +153,18 @@ void g2h_gating_func(hfc *c, json_t *cfg, int64_t x)
     set_new(cfg, "scoring_func", json_string(x == 2 ? "sigmoid" : "softmax"));
 }
 
+/* Llama 4: a sliding window of 0 said every layer is full attention */
+void g2h_llama4_no_swa(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t n = key_int_of(c, "block_count");
+    if (x != 0 || n <= 0 || n > 4096)
+        return;
+    json_t *lt = json_array();
+    for (int64_t i = 0; i < n; i++)
+        json_array_append_new(lt, json_string("full_attention"));
+    json_object_set_new(cfg, "layer_types", lt);
+}
+
 void g2h_sliding_window_gemma3(hfc *c, json_t *cfg, int64_t x)
 {
     (void)c;
@@ -383,6 +395,63 @@ static void longrope(hfc *c, json_t *cfg)
     set_new(cfg, "rope_scaling", rs);
 }
 
+/* rope_freqs (llama3 rope scaling) back into rope_scaling: the factor is
+ * the largest value; the frequency factors and the original context are
+ * the first of a few usual ones whose factors (conv_llama3_factors) are
+ * the tensor's exactly; none: no rope_scaling (the round trip then lacks
+ * rope_freqs, and says so by differing). */
+static void llama3_rope(hfc *c, json_t *cfg)
+{
+    static const double lows[] = {1, 2, 4}, highs[] = {4, 1, 2, 8}, ctxs[] = {8192, 4096, 16384, 32768};
+    const mf_tensor *rf = mf_tensor_find(c->m, "rope_freqs.weight");
+    const mf_value *fb = hfc_key(c, "rope.freq_base");
+    int64_t dim = key_int_of(c, "rope.dimension_count");
+    uint64_t n = rf ? mf_tensor_nelems(rf) : 0;
+    if (!rf || rf->dtype != MF_F32 || !rf->data || !fb || fb->type != MF_V_F32 || dim <= 0 ||
+        n != (uint64_t)(dim + 1) / 2 || json_object_get(cfg, "rope_scaling"))
+        return;
+    float *want = malloc(n * sizeof(float)), *got = malloc(n * sizeof(float));
+    float factor = 0;
+    for (uint64_t i = 0; want && i < n; i++) {
+        memcpy(&want[i], rf->data + 4 * i, 4);
+        factor = want[i] > factor ? want[i] : factor;
+    }
+    bool found = false;
+    for (size_t a = 0; want && got && !found && a < 3; a++)
+        for (size_t b = 0; !found && b < 4; b++)
+            for (size_t k = 0; !found && k < 4; k++) {
+                conv_llama3_factors(fb->as.f, dim, factor, lows[a], highs[b], ctxs[k], got);
+                if (memcmp(want, got, n * sizeof(float)))
+                    continue;
+                found = true;
+                json_t *rs = json_object();
+                json_object_set_new(rs, "rope_type", json_string("llama3"));
+                json_object_set_new(rs, "factor", f32_json(factor));
+                json_object_set_new(rs, "low_freq_factor", json_real(lows[a]));
+                json_object_set_new(rs, "high_freq_factor", json_real(highs[b]));
+                json_object_set_new(rs, "original_max_position_embeddings", json_integer((json_int_t)ctxs[k]));
+                json_object_set_new(cfg, "rope_scaling", rs);
+                if (ctxs[k] != 8192) /* the converter reads the top-level key */
+                    set_new(cfg, "original_max_position_embeddings", json_integer((json_int_t)ctxs[k]));
+            }
+    free(want);
+    free(got);
+}
+
+/* Llama4Model swapped intermediate_size (experts) for intermediate_size_mlp */
+static void llama4_sizes(json_t *cfg)
+{
+    json_t *dense = json_incref(json_object_get(cfg, "intermediate_size")),
+           *moe = json_incref(json_object_get(cfg, "intermediate_size_moe"));
+    json_object_del(cfg, "intermediate_size_moe");
+    if (dense)
+        json_object_set(cfg, "intermediate_size_mlp", dense);
+    if (moe)
+        json_object_set(cfg, "intermediate_size", moe);
+    json_decref(dense);
+    json_decref(moe);
+}
+
 static const char *torch_dtype(const hfc *c)
 {
     size_t n[3] = {0};
@@ -418,6 +487,10 @@ static json_t *build_config(hfc *c)
         set_new(cfg, "type_vocab_size", json_integer(ttc));
     if (c->fwd->flags & AF_LONGROPE)
         longrope(c, cfg);
+    if (c->fwd->flags & AF_LLAMA3_ROPE)
+        llama3_rope(c, cfg);
+    if (c->fwd->flags & AF_LLAMA4)
+        llama4_sizes(cfg);
     const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
     if (tok && tok->type == MF_V_ARR)
         set_new(cfg, "vocab_size", json_integer((json_int_t)tok->as.arr.n));

@@ -202,6 +202,13 @@ static void adjust_config(conv *c)
     json_t *tc = c->l2026 ? json_object_get(c->cfg, "text_config") : NULL;
     if (json_is_object(tc))
         json_object_update(c->cfg, tc);
+    /* Llama4Model.__init__: intermediate_size is the experts' width */
+    json_t *mlp = (c->arch->flags & AF_LLAMA4) ? json_object_get(c->cfg, "intermediate_size_mlp") : NULL;
+    if (mlp) {
+        json_t *moe = json_object_get(c->cfg, "intermediate_size");
+        json_object_set(c->cfg, "intermediate_size_moe", moe ? moe : json_null());
+        json_object_set(c->cfg, "intermediate_size", mlp);
+    }
     if (c->arch->flags & AF_NO_HEAD_DIM)
         json_object_del(c->cfg, "head_dim");
     if (c->arch->flags & AF_CTX_MODEL_MAX) {

@@ -623,6 +623,20 @@ json_t *h2g_ernie_shexp_ffl(conv *c)
     return json_integer(f / k);
 }
 
+/* Llama4Model: sliding window 0 when every layer_types entry is full_attention */
+json_t *h2g_llama4_no_swa(conv *c)
+{
+    json_t *lt = h2g_hparam(c, "layer_types");
+    if (!json_is_array(lt))
+        return NULL;
+    for (size_t i = 0; i < json_array_size(lt); i++) {
+        const char *t = json_string_value(json_array_get(lt, i));
+        if (!t || strcmp(t, "full_attention"))
+            return NULL;
+    }
+    return json_integer(0);
+}
+
 /* Gemma3Model: sliding_window unless sliding_window_pattern is 1 */
 json_t *h2g_sliding_window_gemma3(conv *c)
 {
