@@ -694,6 +694,10 @@ const conv_arch conv_archs[] = {
      AF_ONLY_2026 | AF_LLAMA3_ROPE},
     {"mistral3", CLASSES("Ministral3ForCausalLM", "Mistral3ForConditionalGeneration"), AB_LLAMA, mistral3_rules,
      mistral3_hp, V_LLAMA, AF_ONLY_2026 | AF_LLAMA3_ROPE | AF_MINISTRAL3},
+    /* Mistral3Model other than ministral3 (Mistral Small 3.1): arch llama,
+     * LlamaModel's keys (hf2gguf.c switches to this row) */
+    {"llama", CLASSES("Mistral3ForConditionalGeneration"), AB_LLAMA, mistral3_rules, llama_hp_2026, V_LLAMA,
+     AF_ONLY_2026 | AF_LLAMA3_ROPE},
     {"gemma3", CLASSES("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"), AB_GEMMA3, gemma3_rules, gemma3_hp,
      V_GEMMA3, AF_ONLY_2026 | AF_GEMMA3},
     {"hunyuan-dense", CLASSES("HunYuanDenseV1ForCausalLM"), AB_HUNYUAN_DENSE, hunyuan_rules, hunyuan_hp, V_BPE,
