@@ -649,6 +649,54 @@ static void run_llama_quantize_current(const char *shared)
     json_decref(e);
 }
 
+/* The multimodal checkpoint layouts the 2026 converter takes a text model
+ * from (Gemma 3, Mistral 3 as ministral3 and as llama, Llama 4):
+ * tests/data/hf_new/gen_mm_variants.py makes them from convert-ref-new's
+ * directories; mm_variants.json holds the sha256 of that converter's output. */
+static void run_mm_variants(const char *shared)
+{
+    const char *py = python_with_numpy();
+    if (!py) {
+        TL_SKIP("convert-ref-new multimodal layouts: no python3 to generate them");
+        return;
+    }
+    json_t *e = json_load_file("tests/data/hf_new/mm_variants.json", 0, NULL);
+    CHECKF(e != NULL, "tests/data/hf_new/mm_variants.json unreadable");
+    char tmp[] = "/tmp/mfmt-convert-mm-XXXXXX", cmd[8192];
+    CHECK(mkdtemp(tmp) != NULL);
+    snprintf(cmd, sizeof(cmd), "%s tests/data/hf_new/gen_mm_variants.py %s/convert-ref-new/dirs %s/dirs >/dev/null", py,
+             shared, tmp);
+    CHECKF(system(cmd) == 0, "%s failed", cmd);
+    const char *key;
+    json_t *v;
+    int same = 0, total = 0;
+    json_object_foreach(json_object_get(e, "outputs"), key, v) {
+        const char *d = json_string_value(json_object_get(v, "dir")), *t = json_string_value(json_object_get(v, "outtype"));
+        char src[4400], out[4400], h[129] = "";
+        snprintf(src, sizeof(src), "%s/dirs/%s", tmp, d ? d : "?");
+        snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t}, &st);
+        CHECKF(rc == 0, "%s: %s", key, st.msg);
+        mf_status_clear(&st);
+        if (rc == 0)
+            mf_hash_file(out, MF_SHA256, h, &st);
+        mf_status_clear(&st);
+        bool ok = !strcmp(h, json_string_value(json_object_get(v, "sha256")));
+        total++;
+        same += ok;
+        printf("convert-ref-new multimodal %-20s %s %s\n", d, t, ok ? "byte-identical to llama.cpp's converter" : "DIFFERS");
+        CHECKF(ok, "%s: differs from the 2026 converter's output", key);
+        unlink(out);
+    }
+    printf("convert-ref-new multimodal layouts: %d of %d byte-identical\n", same, total);
+    CHECK(total >= 4);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    CHECK(system(cmd) == 0);
+    json_decref(e);
+}
+
 /* The current runtime loads and runs what mfmt writes in the 2026 layout:
  * $MFMT_LLAMA_SIMPLE (llama-simple of llama.cpp b10256, see
  * tests/data/hf_new/README.md) -m OUT -n 4 Hello exits 0 for each
@@ -739,6 +787,7 @@ int main(void)
     run_folder(shared, "convert-ref-new", 23, now);
     run_mixes(shared, "convert-ref-new", now);
     run_llama_quantize_current(shared);
+    run_mm_variants(shared);
     run_current_runtime(shared);
     report_skips("convert-ref-new");
     return tl_report("convert_ref");
