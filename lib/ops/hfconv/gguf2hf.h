@@ -23,6 +23,11 @@ typedef enum hf_rev_op {
     R_EXPERTS_T,     /* Llama 4: [E, a, b] experts transposed back to [E, b, a] */
     R_GATE_UP_T,     /* Llama 4: ffn_gate_exps and the block's ffn_up_exps [E, ff, h] transposed
                         and joined into gate_up_proj [E, h, 2 ff] (up_exps: R_FUSED_PART) */
+    R_TIED,          /* output: dropped when equal to token_embd (the converter
+                        wrote the tied head again), else as R_PLAIN */
+    R_CONCAT,        /* the first part of a forward OP_SPLIT: its parts (the
+                        conv_split of the forward rule; the others R_FUSED_PART),
+                        each unpermuted as its op says, joined along the rows */
 } hf_rev_op;
 
 typedef struct hf_rev_name {

@@ -540,11 +540,13 @@ int hfc_write_tokenizer(hfc *c)
     if (view_vocab(c, &v))
         return -1;
     const char *kind = model->as.s.ptr;
-    bool spm = !strcmp(kind, "llama"), bert = !strcmp(kind, "bert");
+    /* XVERSE writes model "llama" from a tokenizer.json (its set_vocab reads
+     * only that): it comes back as one */
+    bool spm = !strcmp(kind, "llama") && c->fwd->vocab != V_XVERSE, bert = !strcmp(kind, "bert");
     int rc;
     if (spm)
         rc = write_spm(c, &v);
-    else if (bert || !strcmp(kind, "gpt2"))
+    else if (bert || !strcmp(kind, "gpt2") || !strcmp(kind, "llama"))
         rc = write_tokenizer_json(c, &v, bert);
     else
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, -1,
