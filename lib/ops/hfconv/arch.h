@@ -57,6 +57,7 @@ typedef enum conv_op {
     OP_QKV_PER_HEAD,  /* [n_head][3][hd] rows re-ordered to [3][n_head][hd] (GPT-NeoX) */
     OP_QKV_KV_GROUPS, /* [kv][q_per_kv + 2][hd] rows re-ordered to q, k, v (Falcon "jploski") */
     OP_SKIP_IF_TIED,  /* not written when config.json's tie_word_embeddings is true */
+    OP_SQUEEZE,       /* dimensions of size 1 dropped (Mamba's conv1d at 2026-02) */
     OP_EXPERTS_T,     /* fused experts [E, h, 2ff] gate_up / [E, ff, h] down transposed, gate_up split (Llama 4) */
     OP_SPLIT,         /* cut along the rows (dimension -2) into the parts of a conv_split */
     OP_SCALE,         /* w * factor (a conv_calc: JAIS's embeddings and width scales) */

@@ -395,6 +395,24 @@ static const conv_rule mamba_rules[] = {
     NORULES,
 };
 
+/* GPT2Model at 2026-02: the tied head is no longer written twice */
+static const conv_rule gpt2_rules_2026[] = {
+    {OP_SKIP, M_SUFFIX, ".attn.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_SUFFIX, ".attn.masked_bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_attn.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_fc.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* MambaModel at 2026-02: conv1d [d_inner, 1, d_conv] squeezed to 2-D */
+static const conv_rule mamba_rules_2026[] = {
+    {OP_NEG_EXP, M_SUFFIX, ".A_log", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".conv1d.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_DROP_IF_EMBD, M_EXACT, "output.weight", NULL, NULL, NULL, NULL, NULL}, /* a GGUF name */
+    NORULES,
+};
+
 /* ------------------------------------------------------ hyper-parameters */
 
 static const conv_hp llama_hp[] = {
@@ -1014,5 +1032,7 @@ const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
 
 const conv_arch_2026 conv_archs_2026[] = {
     {AB_DEEPSEEK2, deepseek2_rules_2026, deepseek2_hp_2026},
+    {AB_GPT2, gpt2_rules_2026, NULL},
+    {AB_MAMBA, mamba_rules_2026, NULL},
 };
 const size_t conv_n_archs_2026 = sizeof(conv_archs_2026) / sizeof(conv_archs_2026[0]);

@@ -702,6 +702,16 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         }
         case OP_ALIBI_SLOPES: rc = alibi_slopes(c, part, t); free(name); return rc;
         case OP_TRANSPOSE: o.transpose = true; continue;
+        case OP_SQUEEZE: { /* torch.squeeze: the same values, the size-1 dimensions gone */
+            int nd = 0;
+            for (int d = 0; d < o.ndim; d++)
+                if (o.shape[d] != 1)
+                    o.shape[nd++] = o.shape[d];
+            o.ndim = nd ? nd : 1;
+            if (!nd)
+                o.shape[0] = 1;
+            continue;
+        }
         case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); return rc;
         case OP_SPLIT: rc = plan_split(c, r, part, t, name, bid); free(name); return rc;
         case OP_SPLIT_KV_B: rc = plan_kv_b(c, part, t, name); free(name); return rc;
