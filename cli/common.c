@@ -474,8 +474,94 @@ const char *cli_input_path(const char *path, mf_status *st)
     return stdin_copy;
 }
 
+/* ---- standard input read into memory (cli_open's "-": mf_open_buffer) */
+
+#define STDIN_LIMIT ((uint64_t)4 << 30) /* what "-" may hold in memory */
+static uint8_t *stdin_buf;
+static size_t stdin_len;
+static bool stdin_read;
+
+/* Standard input, read once into memory (later calls: the same bytes). */
+int cli_stdin_bytes(const uint8_t **b, size_t *n, mf_status *st)
+{
+    if (!stdin_read) {
+        size_t cap = 0;
+        for (;;) {
+            if (stdin_len == cap) {
+                size_t grown = cap ? cap * 2 : (1u << 20);
+                if (grown > STDIN_LIMIT)
+                    grown = STDIN_LIMIT;
+                if (cap == grown) {
+                    char one;
+                    if (read(0, &one, 1) == 1)
+                        return mf_status_fail(st, MF_ERR_USAGE, "-: standard input holds more "
+                                              "than %llu bytes, the most mfmt reads into memory: "
+                                              "give the file's path instead",
+                                              (unsigned long long)STDIN_LIMIT);
+                    break;
+                }
+                uint8_t *p = realloc(stdin_buf, grown);
+                if (!p)
+                    return mf_status_fail(st, MF_ERR_NOMEM, "-: out of memory reading standard input");
+                stdin_buf = p, cap = grown;
+            }
+            ssize_t k = read(0, stdin_buf + stdin_len, cap - stdin_len);
+            if (k == 0)
+                break;
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0)
+                return mf_status_fail(st, MF_ERR_IO, "-: reading standard input failed: %s",
+                                      strerror(errno));
+            stdin_len += (size_t)k;
+        }
+        stdin_read = true;
+    }
+    *b = stdin_buf;
+    *n = stdin_len;
+    return 0;
+}
+
+bool cli_stdin_in_memory(void)
+{
+    return stdin_read;
+}
+
+/* The length of "mem:DIGITS/" at p (mf_open_buffer's names), or 0. */
+static size_t mem_prefix(const char *p)
+{
+    if (strncmp(p, "mem:", 4) != 0)
+        return 0;
+    size_t k = 4;
+    while (p[k] >= '0' && p[k] <= '9')
+        k++;
+    return k > 4 && p[k] == '/' ? k + 1 : 0;
+}
+
 const char *cli_unspooled(const char *msg, char *buf, size_t n)
 {
+    if (stdin_read && strstr(msg, "mem:")) { /* standard input in memory: "mem:ID/-" is "-" */
+        size_t used = 0;
+        bool sibling = false;
+        buf[0] = 0;
+        for (const char *p = msg; *p && used + 1 < n;) {
+            size_t k = mem_prefix(p);
+            if (k && p[k] == '-' && (p[k + 1] == 0 || p[k + 1] == ':' || p[k + 1] == ' ')) {
+                p += k; /* "-" itself follows */
+            } else if (k) {
+                sibling = true; /* a file beside it: there is none */
+                used += (size_t)snprintf(buf + used, n - used, "-/");
+                p += k;
+            } else {
+                buf[used++] = *p++;
+                buf[used] = 0;
+            }
+        }
+        if (sibling && used < n)
+            snprintf(buf + used, n - used, " (standard input holds one file: a model that spans "
+                                           "several files must be given by its path)");
+        return buf;
+    }
     size_t k = strlen(stdin_copy), used = 0;
     const char *at;
     if (!k || !strstr(msg, stdin_copy))
@@ -510,6 +596,9 @@ int cli_spool_input(const char **path)
 
 const char *cli_shown_path(const char *p, char *buf, size_t n)
 {
+    size_t m = mem_prefix(p);
+    if (m && stdin_read && p[m] == '-') /* standard input in memory */
+        return p + m;
     size_t k = strlen(stdin_copy);
     if (!stdin_copy[0] || strncmp(p, stdin_copy, k) != 0 || (p[k] && p[k] != ':'))
         return p;
@@ -591,7 +680,12 @@ int cli_open_cfg(const char *path, unsigned flags, const char *config, bool scan
     mf_open_opts_init(&o);
     o.flags = flags | (scan ? 0 : MF_OPEN_NO_SCAN);
     o.config = config;
-    const char *file = cli_input_path(path, st); /* "-": standard input, spooled */
+    if (strcmp(path, "-") == 0 && !stdin_copy[0]) { /* read into memory, opened in place */
+        const uint8_t *b;
+        size_t n;
+        return cli_stdin_bytes(&b, &n, st) ? -1 : mf_open_buffer(b, n, "-", &o, m, st);
+    }
+    const char *file = cli_input_path(path, st); /* a Hub name, or "-" spooled before */
     return file ? mf_open(file, &o, m, st) : -1;
 }
 

@@ -16,6 +16,9 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
     const char *alias = mf_remote_alias_of(path); /* a remote repo's weights file */
     if (alias)
         return mf_map_remote(alias, out, st);
+    int mem = mf_mem_map(path, out, st); /* a caller's buffer (mf_open_buffer) */
+    if (mem)
+        return mem < 0 ? -1 : 0;
     memset(out, 0, sizeof(*out));
     out->path = path;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -45,6 +48,11 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
 
 void mf_unmap_file(mf_file *f)
 {
+    if (f->borrowed) {
+        f->base = NULL;
+        f->size = 0;
+        return;
+    }
     if (mf_unmap_remote(f))
         return;
     if (f->base && f->size)

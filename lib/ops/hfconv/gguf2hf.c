@@ -11,6 +11,7 @@
 #include "formats/formats.h"
 #include "ops/hfconv/gguf2hf_int.h"
 #include "ops/tensor_f32.h"
+#include "core/json_build.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -629,7 +630,7 @@ static char *dir_file(hfc *c, const char *name)
 int hfc_write_json(hfc *c, const char *name, json_t *j)
 {
     char *p = dir_file(c, name);
-    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(9)) : NULL;
+    char *text = j ? mf_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(9)) : NULL;
     json_decref(j);
     if (!p || !text) {
         free(text);

@@ -5,6 +5,7 @@
  * ("@NAME") have their inverse here. So converting the result to GGUF again
  * reads back the same values. */
 #include "ops/hfconv/gguf2hf_int.h"
+#include "core/json_build.h"
 
 #include <errno.h>
 #include <math.h>
@@ -622,7 +623,7 @@ typedef MF_VEC(char) textbuf;
 static void yaml_str(textbuf *b, const char *s)
 {
     json_t *j = json_string(s);
-    char *q = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+    char *q = j ? mf_json_dumps(j, JSON_ENCODE_ANY) : NULL;
     json_decref(j);
     const char *t = q ? q : "\"\"";
     size_t n = strlen(t);
