@@ -152,6 +152,11 @@ typedef struct conv_arch {
     unsigned flags;
 } conv_arch;
 
+/* Computations both directions share (hf2gguf_plan.c, hf2gguf_stream.c). */
+void conv_llama3_rope_factors(double base, int64_t dim, double factor, double low, double high, double old_ctx,
+                              double *vals);
+float conv_torch_expf(float d); /* torch.exp on a float32 CPU tensor, bit for bit */
+
 extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
 extern const conv_hp conv_base_hparams[];

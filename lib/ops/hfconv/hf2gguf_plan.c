@@ -561,6 +561,34 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 }
 
 
+/* The rope_freqs values of llama3 rope scaling, (dim + 1) / 2 of them, in
+ * float32 as LlamaModel.generate_extra_tensors computes them (x / y on a
+ * scalar left operand is reciprocal(y) * x in torch). The GGUF -> HF
+ * direction solves them back (gguf2hf_config.c). */
+void conv_llama3_rope_factors(double base, int64_t dim, double factor, double low, double high, double old_ctx,
+                              double *vals)
+{
+    double low_wavelen = old_ctx / low, high_wavelen = old_ctx / high;
+    size_t n = (size_t)(dim + 1) / 2;
+    const float two_pi = (float)(2 * M_PI), hf32 = (float)high_wavelen, lf32 = (float)low_wavelen;
+    for (size_t i = 0; i < n; i++) {
+        float x = (float)(2 * i) / (float)dim;
+        float freq = (1.0f / powf((float)base, x)) * 1.0f;
+        float wavelen = (1.0f / freq) * two_pi;
+        float v;
+        if (wavelen < hf32) {
+            v = 1.0f;
+        } else if (wavelen > lf32) {
+            v = (float)factor;
+        } else {
+            float smooth = ((1.0f / wavelen) * (float)old_ctx - (float)low) / (float)(high - low);
+            float d = (1.0f - smooth) / (float)factor + smooth;
+            v = (1.0f / d) * 1.0f;
+        }
+        vals[i] = v;
+    }
+}
+
 /* LlamaModel.generate_extra_tensors: rope_freqs for "llama3" rope scaling,
  * computed in float32 as the converter's torch code does (x / y on a
  * scalar left operand is reciprocal(y) * x there). */
@@ -601,23 +629,7 @@ static int llama3_rope_freqs(conv *c)
     double *vals = malloc(n * sizeof(double));
     if (!vals)
         return mf_oom(c->st, c->dir);
-    const float two_pi = (float)(2 * M_PI), hf32 = (float)high_wavelen, lf32 = (float)low_wavelen;
-    for (size_t i = 0; i < n; i++) {
-        float x = (float)(2 * i) / (float)dim;
-        float freq = (1.0f / powf((float)base, x)) * 1.0f;
-        float wavelen = (1.0f / freq) * two_pi;
-        float v;
-        if (wavelen < hf32) {
-            v = 1.0f;
-        } else if (wavelen > lf32) {
-            v = (float)factor;
-        } else {
-            float smooth = ((1.0f / wavelen) * (float)old_ctx - (float)low) / (float)(high - low);
-            float d = (1.0f - smooth) / (float)factor + smooth;
-            v = (1.0f / d) * 1.0f;
-        }
-        vals[i] = v;
-    }
+    conv_llama3_rope_factors(base, dim, factor, low, high, old_ctx, vals);
     int rc = add_generated(c, "rope_freqs.weight", vals, n);
     free(vals);
     return rc;
