@@ -117,6 +117,52 @@ out:
     return bad;
 }
 
+static double num_of(json_t *o, const char *k, double dflt)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+static const char *rope_type_of(json_t *rs)
+{
+    const char *t = json_string_value(json_object_get(rs, "rope_type"));
+    return t ? t : json_string_value(json_object_get(rs, "type"));
+}
+
+/* The same rotation as transformers computes it (floats as float32): llama3
+ * depends on original context / low and / high only, so the pair written
+ * back for llama.cpp's context 8192 is the same scaling. */
+static bool same_rope_scaling(json_t *a, json_t *b)
+{
+    const char *ta = rope_type_of(a), *tb = rope_type_of(b);
+    if (!ta || !tb || strcmp(ta, tb))
+        return false;
+#define F32EQ(x, y) ((float)(x) == (float)(y))
+    if (!strcmp(ta, "llama3")) {
+        double ca = num_of(a, "original_max_position_embeddings", 8192), cb = num_of(b, "original_max_position_embeddings", 8192);
+        return F32EQ(num_of(a, "factor", 8), num_of(b, "factor", 8)) &&
+               F32EQ(ca / num_of(a, "low_freq_factor", 1), cb / num_of(b, "low_freq_factor", 1)) &&
+               F32EQ(ca / num_of(a, "high_freq_factor", 4), cb / num_of(b, "high_freq_factor", 4));
+    }
+    if (!strcmp(ta, "longrope") || !strcmp(ta, "su")) {
+        static const char *const lists[] = {"long_factor", "short_factor"};
+        for (int l = 0; l < 2; l++) {
+            json_t *x = json_object_get(a, lists[l]), *y = json_object_get(b, lists[l]);
+            if (json_array_size(x) != json_array_size(y))
+                return false;
+            for (size_t i = 0; i < json_array_size(x); i++)
+                if (!F32EQ(json_number_value(json_array_get(x, i)), json_number_value(json_array_get(y, i))))
+                    return false;
+        }
+        return true;
+    }
+    bool ok = F32EQ(num_of(a, "factor", 1), num_of(b, "factor", 1));
+    if (!strcmp(ta, "yarn"))
+        ok &= F32EQ(num_of(a, "original_max_position_embeddings", 0), num_of(b, "original_max_position_embeddings", 0));
+#undef F32EQ
+    return ok;
+}
+
 /* Every key of the rebuilt config.json that the original has: same value
  * (floats as float32, since GGUF holds them so). */
 static void compare_config(const char *orig, const char *back)
@@ -154,7 +200,7 @@ static void compare_config(const char *orig, const char *back)
                     (json_is_number(va) && json_is_number(vb) &&
                      (float)json_number_value(va) == (float)json_number_value(vb));
         if (!same && json_is_object(va) && json_is_object(vb))
-            same = true; /* rope_scaling: compared through the GGUF it gives */
+            same = same_rope_scaling(va, vb);
         CHECKF(same, "%s: config %s differs", back, k);
     }
     CHECKF(common >= 3, "%s: only %zu config keys in common", back, common);
@@ -476,6 +522,70 @@ static void run_dirs(const char *base, int *count)
     closedir(d);
 }
 
+/* The held-out-style directories as llama.cpp's own converter converts
+ * them (tests/data/hf_arch/roundtrip.json): mfmt's GGUF, where each round
+ * trip starts, is that file. */
+static void same_as_llama_cpp(const char *dir)
+{
+    json_t *e = json_load_file("tests/data/hf_arch/roundtrip.json", 0, NULL);
+    CHECKF(e != NULL, "tests/data/hf_arch/roundtrip.json unreadable");
+    const char *name;
+    json_t *v;
+    int same = 0, total = 0;
+    json_object_foreach(json_object_get(e, "outputs"), name, v) {
+        char src[400], out[500], h[129] = "";
+        snprintf(src, sizeof(src), "%s/%s", dir, name);
+        snprintf(out, sizeof(out), "%s/%s-ref.gguf", tmpdir, name);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16"}, &st);
+        CHECKF(rc == 0, "%s: %s", name, st.msg);
+        if (rc == 0)
+            mf_hash_file(out, MF_SHA256, h, &st);
+        mf_status_clear(&st);
+        bool ok = !strcmp(h, json_string_value(json_object_get(v, "sha256")));
+        CHECKF(ok, "%s: mfmt's GGUF differs from llama.cpp's converter output", name);
+        same += ok;
+        total++;
+        unlink(out);
+    }
+    printf("gguf -> hf: %d of %d held-out-style directories convert byte-identically to llama.cpp's converter\n", same,
+           total);
+    CHECKF(total >= 8, "roundtrip.json lists %d outputs", total);
+    json_decref(e);
+}
+
+/* rope_freqs values no llama3 scaling gives: refused with the tensor
+ * named (config.json could not say them), no directory left. */
+static void unsolvable_rope_freqs(const char *dir)
+{
+    char src[400], g[400], out[400];
+    snprintf(src, sizeof(src), "%s/llama31-rt", dir);
+    snprintf(g, sizeof(g), "%s/bad-rope.gguf", tmpdir);
+    snprintf(out, sizeof(out), "%s/bad-rope-out", tmpdir);
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_convert_to_gguf(src, g, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16"}, &st) == 0);
+    mf_model *m = NULL;
+    uint64_t off = 0;
+    if (mf_open(g, NULL, &m, &st) == 0) {
+        const mf_tensor *t = mf_tensor_find(m, "rope_freqs.weight");
+        CHECK(t && mf_tensor_nelems(t) >= 4);
+        off = t ? mf_tensor_offset(t) : 0;
+    }
+    mf_close(m);
+    FILE *f = off ? fopen(g, "r+b") : NULL;
+    const float junk[4] = {3.0f, 1.0f, 7.0f, 2.0f}; /* not monotonic: no factors give it */
+    CHECK(f && fseek(f, (long)off, SEEK_SET) == 0 && fwrite(junk, 4, 4, f) == 4);
+    if (f)
+        fclose(f);
+    int rc = mf_convert_gguf_to_hf(g, out, NULL, &st);
+    CHECKF(rc != 0 && strstr(st.msg, "rope_freqs.weight") && strstr(st.msg, "llama3"), "rc %d: %s", rc, st.msg);
+    CHECK(access(out, F_OK) != 0);
+    mf_status_clear(&st);
+    unlink(g);
+}
+
 /* The directories a generator of tests/data/hf_arch writes (numpy needed:
  * else a counted skip); returns how many were round-tripped. */
 static int run_generated(const char *shared, const char *script, const char *src)
@@ -499,6 +609,10 @@ static int run_generated(const char *shared, const char *script, const char *src
     int n = 0;
     run_dirs(out, &n);
     CHECKF(n > 0, "%s wrote no directory", script);
+    if (!strcmp(script, "gen_roundtrip.py")) {
+        same_as_llama_cpp(out);
+        unsolvable_rope_freqs(out);
+    }
     return n;
 }
 
