@@ -410,9 +410,14 @@ static void check_config_keys(const char *orig_dir, const char *out, const char 
     json_t *orig = json_load_file(p, 0, NULL);
     const char *mt = json_string_value(json_object_get(cfg, "model_type"));
     json_t *cls = json_object_get(json_object_get(schema, "classes"), mt ? mt : "?");
-    CHECKF(cls != NULL, "%s: model_type %s is not in hf_config_keys.json", name, mt ? mt : "(none)");
-    if (!cls || json_is_null(json_object_get(cls, "class"))) {
-        n_configs_remote += cls != NULL;
+    CHECKF(mt != NULL, "%s: config.json has no model_type", name);
+    if (!cls) { /* a family added without its class's keys: said and counted */
+        TL_SKIP("%s: model_type %s has no entry in tests/data/hf_arch/hf_config_keys.json: its config.json is "
+                "not checked against transformers (add the class's keys)", name, mt ? mt : "(none)");
+        goto out;
+    }
+    if (json_is_null(json_object_get(cls, "class"))) {
+        n_configs_remote++;
         goto out;
     }
     n_configs_checked++;
