@@ -505,10 +505,9 @@ static void round_trip(const char *dir, const char *name)
     check_config_keys(dir, out, g1, name);
 }
 
-static void run_dirs(const char *base, int *count)
+/* prefix: the round trips' file names (two folders hold a deepseek-v3-tiny) */
+static void run_dirs(const char *base, const char *prefix, int *count)
 {
-    static int n_base; /* two bases may hold a directory of the same name */
-    n_base++;
     DIR *d = opendir(base);
     if (!d)
         return;
@@ -520,7 +519,7 @@ static void run_dirs(const char *base, int *count)
         if (e->d_name[0] == '.' || access(cfg, F_OK) != 0)
             continue;
         char name[300];
-        snprintf(name, sizeof(name), "%d-%s", n_base, e->d_name);
+        snprintf(name, sizeof(name), "%s%s", prefix, e->d_name);
         round_trip(p, name);
         (*count)++;
     }
@@ -612,7 +611,7 @@ static int run_generated(const char *shared, const char *script, const char *src
     snprintf(cmd, sizeof(cmd), "%s tests/data/hf_arch/%s %s/%s %s >/dev/null", py, script, shared, src, out);
     CHECKF(system(cmd) == 0, "%s failed", cmd);
     int n = 0;
-    run_dirs(out, &n);
+    run_dirs(out, "", &n);
     CHECKF(n > 0, "%s wrote no directory", script);
     if (!strcmp(script, "gen_roundtrip.py")) {
         same_as_llama_cpp(out);
@@ -702,11 +701,12 @@ int main(void)
     CHECKF(schema != NULL, "tests/data/hf_arch/hf_config_keys.json unreadable");
     int n = 0;
     char base[512];
-    static const char *const refs[] = {"convert-ref-arch/dirs", "convert-ref-new/dirs", "corpus/hf-dir"};
-    for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
-        snprintf(base, sizeof(base), "%s/%s", shared, refs[i]);
-        run_dirs(base, &n);
-    }
+    snprintf(base, sizeof(base), "%s/convert-ref-arch/dirs", shared);
+    run_dirs(base, "", &n);
+    snprintf(base, sizeof(base), "%s/corpus/hf-dir", shared);
+    run_dirs(base, "", &n);
+    snprintf(base, sizeof(base), "%s/convert-ref-new/dirs", shared);
+    run_dirs(base, "new-", &n);
     CHECKF(n >= 25, "only %d reference directories", n);
     int n_var = run_generated(shared, "gen_variants.py", "convert-ref-arch/dirs");
     int n_rt = run_generated(shared, "gen_roundtrip.py", ".");
