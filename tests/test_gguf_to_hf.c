@@ -29,7 +29,7 @@
 
 static char tmpdir[64];
 static json_t *schema; /* tests/data/hf_arch/hf_config_keys.json */
-static char covered[64][32]; /* GGUF architectures round-tripped */
+static char covered[64][64]; /* GGUF architectures round-tripped */
 static size_t n_covered;
 static int n_configs_checked, n_configs_remote, n_refused;
 

@@ -232,11 +232,12 @@ static bool arch_writes(const hfc *c, const char *key)
 /* Where the forward table's first alternative is a name the transformers
  * class does not take, the one it does (tests/data/hf_arch/
  * hf_config_keys.json): Phi3Config and PhiConfig read
- * max_position_embeddings, not n_positions; PhiConfig layer_norm_eps;
+ * max_position_embeddings, not n_positions (PhimoeConfig too); PhiConfig layer_norm_eps;
  * Starcoder2Config norm_epsilon. The name must be one of the alternatives,
  * so that the forward converter reads it back. */
 static const struct { const char *model_type, *gguf, *name; } hf_names[] = {
     {"phi3", "context_length", "max_position_embeddings"},
+    {"phimoe", "context_length", "max_position_embeddings"},
     {"phi", "context_length", "max_position_embeddings"},
     {"phi", "attention.layer_norm_epsilon", "layer_norm_eps"},
     {"starcoder2", "attention.layer_norm_epsilon", "norm_epsilon"},
