@@ -361,6 +361,8 @@ static void check_forward_keys(const conv_arch *a, const conv_hp *list, bool bas
             snprintf(key, sizeof(key), "%s.%s", a->name, h->key);
         if (!mf_meta_get(g, key))
             continue;
+        if (strchr(h->src, ':'))
+            continue; /* "rope:k": a key inside rope_scaling / rope_parameters (check_rope_scaling) */
         snprintf(alts, sizeof(alts), "%s", h->src + (strncmp(h->src, "4*", 2) ? 0 : 2));
         if ((a->flags & AF_CTX_MODEL_MAX) && !strcmp(h->key, "context_length"))
             snprintf(alts, sizeof(alts), "model_max_length"); /* Command-R's converter reads this */
