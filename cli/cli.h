@@ -51,6 +51,11 @@ typedef struct cli_cmd {
     const char *more;   /* further paragraphs for --help, or NULL */
 } cli_cmd;
 
+/* Which of two exit statuses of scan a run of several paths ends with
+ * (batch.c): what a CI acts on first wins, dangerous 1 over error 2 over
+ * unknown 3 over safe 0. */
+int cli_scan_worst_exit(int a, int b);
+
 /* quantize --help's list of types, made from the library's table */
 void cli_quantize_print_types(FILE *f);
 

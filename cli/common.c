@@ -315,11 +315,69 @@ static size_t n_hub_paths;
 
 /* ORG/NAME[@REV] and hf://... -> the cache's file or snapshot folder (or
  * the https URL of a file not in the cache); anything else as it is. */
+/* Remote repos read in place: their folders, removed at exit. */
+static char **remote_folders;
+static size_t n_remote_folders;
+
+static void close_remote_folders(void)
+{
+    for (size_t i = 0; i < n_remote_folders; i++)
+        mf_hub_remote_repo_close(remote_folders[i]);
+    free(remote_folders);
+    remote_folders = NULL;
+    n_remote_folders = 0;
+}
+
+/* The commands that open a whole model (mf_open) may take a remote repo:
+ * its folder holds aliases that only mf_open's readers see. scan and hash
+ * walk files, and would not see the weights: they are not among these. */
+static bool reads_remote_repos(const cli_cmd *c)
+{
+    static const char *const ok[] = {"inspect", "validate", "estimate", "plan", "detect", NULL};
+    for (const char *const *n = ok; *n; n++)
+        if (!strcmp(c->name, *n))
+            return true;
+    return false;
+}
+
+static const cli_cmd *hub_cmd;
+
+/* hf://ORG/NAME[@REV], not in the cache: the repo read in place. */
+static const char *remote_repo_path(const char *path, mf_status *st)
+{
+    char *folder;
+    char **grown = realloc(remote_folders, (n_remote_folders + 1) * sizeof(char *));
+    if (!grown) {
+        mf_status_fail(st, MF_ERR_NOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    remote_folders = grown;
+    if (mf_hub_remote_repo(path, &folder, st))
+        return NULL;
+    if (n_remote_folders == 0)
+        atexit(close_remote_folders);
+    remote_folders[n_remote_folders++] = folder;
+    return folder;
+}
+
 const char *cli_hub_path(const char *path, mf_status *st)
 {
     mf_hub_target t;
-    if (mf_hub_resolve(path, NULL, cli_hub_remote, &t, st))
-        return NULL;
+    if (mf_hub_resolve(path, NULL, cli_hub_remote, &t, st)) {
+        /* a whole repo that is not in the cache, named hf://... (a bare
+         * ORG/NAME may be a mistyped path: it never goes to the network) */
+        if (!cli_hub_remote || !hub_cmd || !reads_remote_repos(hub_cmd) || strncmp(path, "hf://", 5))
+            return NULL;
+        mf_status sub;
+        mf_status_init(&sub);
+        const char *p = remote_repo_path(path, &sub);
+        if (p || sub.code != MF_ERR_USAGE) { /* else: the cache's reason says it best */
+            mf_status_clear(st);
+            *st = sub; /* its messages move over */
+        } else
+            mf_status_clear(&sub);
+        return p;
+    }
     if (t.kind == MF_HUB_NONE) {
         mf_hub_target_free(&t);
         return path;
@@ -354,7 +412,8 @@ int cli_remote_setup(const cli_args *a)
         return EXIT_FINE;
     mf_remote_opts o;
     mf_remote_opts_init(&o);
-    o.max_bytes = 128u << 20;
+    /* reads stop at a budget by default; a download's size is the user's choice */
+    o.max_bytes = strcmp(a->cmd->name, "download") ? 128u << 20 : 0;
     const char *v;
     if ((v = cli_get(a, "--max-bytes")) && mf_parse_size(v, &o.max_bytes))
         return cli_usage_error(a->cmd->name, "--max-bytes takes a size (1000000, 64MiB, 0)");
@@ -372,6 +431,7 @@ int cli_remote_setup(const cli_args *a)
     mf_status_clear(&st);
     remote_budget = o.max_bytes;
     cli_hub_remote = true;
+    hub_cmd = a->cmd;
     return rc;
 }
 

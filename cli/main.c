@@ -9,7 +9,7 @@ extern const cli_cmd cli_cmd_split, cli_cmd_merge, cli_cmd_diff;
 extern const cli_cmd cli_cmd_scan, cli_cmd_convert;
 extern const cli_cmd cli_cmd_estimate, cli_cmd_plan;
 extern const cli_cmd cli_cmd_quantize, cli_cmd_dequantize, cli_cmd_edit;
-extern const cli_cmd cli_cmd_cache;
+extern const cli_cmd cli_cmd_cache, cli_cmd_download;
 
 /* A fault on a remote file's unfetched page (a read that skipped
  * mf_source_need: a bug, doc/hub.md) ends with a message instead of a bare
@@ -55,6 +55,7 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_dequantize,
     &cli_cmd_edit,
     &cli_cmd_cache,
+    &cli_cmd_download,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -73,7 +74,7 @@ static void usage(FILE *f)
     }
     fprintf(f, "\n'mfmt COMMAND --help' (or 'mfmt help COMMAND') shows every option of a command;\n"
                "the man page mfmt(1) has them all.\n");
-    fprintf(f, "\nExit status: 0 ok, 1 bad or unsafe input, 2 usage or I/O error.\n");
+    fprintf(f, "\nExit status: 0 ok, 1 bad or unsafe input, 2 usage or I/O error (scan: 3 unknown).\n");
 }
 
 /* "help --options": every command's options, one "COMMAND SPELLING" a

@@ -29,6 +29,7 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_QKV_PER_HEAD: return R_QKV_PER_HEAD;
     case OP_QKV_KV_GROUPS: return R_QKV_KV_GROUPS;
     case OP_QKV_GROUPED: return R_FUSE_GROUPED;
+    case OP_SPLIT: return R_CONCAT;
     default: return R_PLAIN;
     }
 }
@@ -49,9 +50,42 @@ static bool has_rev_op(const hf_rev_arch *r, hf_rev_op op)
     return false;
 }
 
+static hf_rev_op rev_op_of(const hf_rev_arch *r, const char *gguf)
+{
+    for (const hf_rev_name *n = r->names; n->gguf; n++)
+        if (!strcmp(n->gguf, gguf))
+            return n->op;
+    return R_SKIP;
+}
+
+/* A split's parts come back joined: its first part's reverse row is
+ * R_CONCAT, the others R_FUSED_PART (under the same GGUF names). */
+static void check_split(const conv_arch *a, const hf_rev_arch *r, const conv_split *sp)
+{
+    for (size_t p = 0; sp->names[p]; p++) {
+        char name[128];
+        const char *b = strstr(sp->names[p], "%b");
+        if (b)
+            snprintf(name, sizeof(name), "%.*s{bid}%s", (int)(b - sp->names[p]), sp->names[p], b + 2);
+        else
+            snprintf(name, sizeof(name), "%s", sp->names[p]);
+        hf_rev_op want = p ? R_FUSED_PART : R_CONCAT;
+        CHECKF(rev_op_of(r, name) == want, "%s: split part %s has reverse op %d, not %d", a->name, name,
+               (int)rev_op_of(r, name), (int)want);
+        CHECKF(sp->ops[p] == OP_RENAME || sp->ops[p] == OP_PERMUTE_Q || sp->ops[p] == OP_PERMUTE_K,
+               "%s: split part %s: op %d (rename or permute only)", a->name, name, (int)sp->ops[p]);
+    }
+}
+
 static void check_rules(const conv_arch *a, const hf_rev_arch *r)
 {
     for (const conv_rule *x = a->rules; x->pat; x++) {
+        if (x->op == OP_SPLIT)
+            check_split(a, r, x->split);
+        /* a scale has no inverse (GGUF keeps only the product): its factor
+         * must at least be computable */
+        if (x->op == OP_SCALE)
+            CHECKF(x->factor && x->factor->fwd, "%s: scale rule on \"%s\" without a factor", a->name, x->pat);
         hf_rev_op inv = inverse_of(x->op);
         if (inv != R_PLAIN)
             CHECKF(has_rev_op(r, inv), "%s: rule on \"%s\" (op %d) has no inverse (op %d) in gguf2hf_arch.c",
@@ -83,6 +117,11 @@ static bool newer_than_loader(const char *arch)
 static void check_load_rule(const conv_arch *a)
 {
     int unknown = 0;
+    if (a->flags & AF_ONLY_2026) { /* a family of the 2026-02 converter: its runtime (ecbcb7ea) */
+        size_t n = mf_llama_hparams_problems_2026(a->name, no_key, NULL, count_problem, &unknown);
+        CHECKF(unknown == 0 && n > 0, "%s: no llama.cpp ecbcb7ea load rule in llama_load.c", a->name);
+        return;
+    }
     size_t n = mf_llama_hparams_problems(a->name, no_key, NULL, count_problem, &unknown);
     if (newer_than_loader(a->name)) {
         CHECKF(unknown == 1, "%s: listed as unknown to llama.cpp c392e509 but llama_load.c knows it", a->name);
@@ -96,7 +135,11 @@ static void check_hparams(const conv_arch *a, const conv_hp *list)
 {
     for (const conv_hp *h = list; h->key; h++) {
         if (h->calc) {
-            bool none_back = h->calc == &conv_calc_file_type || h->calc == &conv_calc_head_dim_embd;
+            /* nothing goes back into config.json from the file type and
+             * n_embd // n_head; DeepSeek-V2's 2026 MLA lengths come back
+             * through the c392e50 keys' inverses (kv_lora_rank, qk_*_head_dim) */
+            bool none_back = h->calc == &conv_calc_file_type || h->calc == &conv_calc_head_dim_embd ||
+                             h->calc == &conv_calc_mla_key_length || h->calc == &conv_calc_yarn_log_mul_2026;
             CHECKF(h->calc->fwd != NULL, "%s.%s: computed value without a forward step", a->name, h->key);
             CHECKF(none_back || h->calc->back != NULL, "%s.%s: computed value @%s has no inverse", a->name,
                    h->key, h->calc->name);
@@ -107,7 +150,7 @@ static void check_hparams(const conv_arch *a, const conv_hp *list)
             CHECKF(h->block == &conv_block_pooling_type || h->block == &conv_block_rope_nemotron ||
                        h->block->back != NULL,
                    "%s %s: key block has no inverse", a->name, h->key);
-        } else if (strcmp(h->key, "@base")) {
+        } else if (strcmp(h->key, "@base") && strcmp(h->key, "@set")) {
             CHECKF(h->src != NULL, "%s.%s: neither a config key nor a computed value", a->name, h->key);
         }
     }
@@ -126,6 +169,10 @@ int main(void)
         check_hparams(a, a->hparams);
     }
     check_hparams(&conv_archs[0], conv_base_hparams);
+    check_hparams(&conv_archs[0], conv_base_hparams_2026);
+    for (size_t i = 0; i < conv_n_archs_2026; i++) /* the 2026-02 layout of older families */
+        if (conv_archs_2026[i].hparams)
+            check_hparams(&conv_archs[0], conv_archs_2026[i].hparams);
     /* every name-table row belongs to some architecture of the table */
     for (size_t i = 0; i < conv_n_names; i++)
         CHECKF(conv_names[i].archs != 0 && (conv_names[i].archs & ~ALL_ARCHS) == 0,

@@ -61,7 +61,30 @@ typedef struct mf_convert_gguf_opts {
      * converter stops). msg is valid during the call. */
     void (*note)(void *user, const char *msg);
     void *note_user;
+    /* Which converter's bytes to write where both exist (doc/hf.md): the
+     * default MF_CONVERT_LAYOUT_C392E50 (llama.cpp's converter of Feb 2025,
+     * read by old and new runtimes) or MF_CONVERT_LAYOUT_2026_02 (ecbcb7ea,
+     * 2026-02-27: sampling keys from generation_config.json, its key order,
+     * DeepSeek-V2/V3's split attn_k_b/attn_v_b...). Families only the 2026
+     * converter knows are written in its layout either way. */
+    int layout;
+    /* convert_hf_to_gguf.py's --model-name: general.name, over the model
+     * card, the override file and the directory's name */
+    const char *model_name;
+    /* its --metadata: a JSON object of general.* keys (gguf-py's
+     * Metadata.load_metadata_override) that replace what the model card and
+     * the names gave; a null value unsets a key. NULL: none */
+    const char *metadata_override;
+    /* its --vocab-only: the metadata and vocabulary, no tensors (the size
+     * label is then not computed, as the converter counts no parameters) */
+    bool vocab_only;
+    /* Filled with the path written (when out is a directory or NULL, the
+     * converter's default name in it), if not NULL */
+    char *out_path;
+    size_t out_path_cap;
 } mf_convert_gguf_opts;
+
+enum { MF_CONVERT_LAYOUT_C392E50 = 0, MF_CONVERT_LAYOUT_2026_02 = 1 };
 
 MF_API void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o);
 
@@ -69,7 +92,11 @@ MF_API void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o);
  * as safetensors or .bin) to one GGUF file as llama.cpp's
  * convert_hf_to_gguf.py writes it: same tensors, names, shapes, types and
  * bytes, same keys and values in the same order. Streams tensor by tensor.
- * Thread-safe. */
+ * `out` as the converter's --outfile: a directory (or NULL: `dir` itself)
+ * gets the converter's default name, {basename or name}-{size label}
+ * [-{finetune}][-{version}]-{TYPE}.gguf (gguf.naming_convention; "-vocab"
+ * for vocab_only); in a file name, {ftype}/{outtype} are replaced by the
+ * type in lower case, {FTYPE}/{OUTTYPE} in upper case. Thread-safe. */
 MF_API int mf_convert_to_gguf(const char *dir, const char *out,
                               const mf_convert_gguf_opts *opts, mf_status *st);
 /* The architectures (config.json "architectures"[0]) it converts, as a

@@ -22,6 +22,8 @@ from ._ops import (DIFF_INCOMPARABLE, DIFF_ONLY_A, DIFF_ONLY_B, DIFF_SAME, DIFF_
                    Validation, convert, dequantize, detect, diff, estimate, hash, hash_file,
                    merge, plan, quantize, save_file, scan, split, validate)
 from ._safe import safe_open
+from ._gguf import (GGMLQuantizationType, GGML_QUANT_SIZES, GGUFValueType, GGUFWriter,
+                    ReaderField)
 from . import numpy, torch  # noqa: E402 (safetensors.numpy / safetensors.torch habits)
 
 # One version everywhere: the package is the library's (setup.py reads mfmt.h).
@@ -29,7 +31,8 @@ __version__ = _mfmt.lib_version()
 
 __all__ = [
     "open", "load_file", "safe_open", "save_file", "Model", "TensorInfo", "TensorSlice",
-    "stored_dtype",
+    "stored_dtype", "GGUFWriter", "GGUFValueType", "GGMLQuantizationType", "GGML_QUANT_SIZES",
+    "ReaderField",
     "detect", "validate", "hash", "hash_file", "scan", "convert", "quantize", "dequantize",
     "split", "merge", "diff", "estimate", "plan", "edit", "EditChange", "EditResult",
     "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",

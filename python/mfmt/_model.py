@@ -93,6 +93,38 @@ class TensorInfo(NamedTuple):
         return len(self.shape)
 
     @property
+    def ne(self) -> Tuple[int, ...]:
+        """The shape in GGUF's order, innermost first (gguf-py's
+        ReaderTensor.shape, ggml's ne)."""
+        return tuple(reversed(self.shape))
+
+    @property
+    def data_offset(self) -> int:
+        """Byte offset of the tensor's data in its file (gguf-py's
+        ReaderTensor.data_offset; the same as ``offset``)."""
+        return self.offset
+
+    @property
+    def n_bytes(self) -> int:
+        """gguf-py's spelling of ``nbytes``."""
+        return self.nbytes
+
+    @property
+    def n_elements(self) -> int:
+        """gguf-py's spelling of ``nelems``."""
+        return self.nelems
+
+    @property
+    def tensor_type(self):
+        """The ggml type (mfmt.GGMLQuantizationType) of a GGUF dtype name
+        ("Q4_K" -> Q4_K, 12); ValueError for a dtype ggml has not."""
+        from ._gguf import GGMLQuantizationType
+        try:
+            return GGMLQuantizationType[self.dtype]
+        except KeyError:
+            raise ValueError(f"{self.name}: dtype {self.dtype} has no ggml type") from None
+
+    @property
     def nelems(self) -> int:
         """Number of elements (1 for a 0-d tensor)."""
         n = 1
@@ -159,6 +191,29 @@ class Model(_mfmt.Model):
     def tensors(self) -> dict:
         """name -> TensorInfo, in file order."""
         return dict(self._infos)
+
+    @property
+    def fields(self) -> dict:
+        """GGUF: key -> mfmt.ReaderField(offset, name, types, value), in file
+        order, as gguf-py's GGUFReader.fields: ``types`` are the GGUF value
+        types (mfmt.GGUFValueType; an array: ARRAY then its element type),
+        ``offset`` where the pair starts in the file."""
+        from ._gguf import reader_fields
+        return reader_fields(self)
+
+    @property
+    def alignment(self):
+        """GGUF: general.alignment, or 32 (GGUFReader.alignment); None for
+        other formats."""
+        from ._gguf import alignment
+        return alignment(self)
+
+    @property
+    def data_offset(self):
+        """GGUF: where the tensor data starts (GGUFReader.data_offset); None
+        for other formats."""
+        from ._gguf import data_offset
+        return data_offset(self)
 
     def keys(self):
         """Tensor names, in file order."""

@@ -278,6 +278,51 @@ static PyObject *model_metadata(ModelObject *mo, PyObject *args)
     return d;
 }
 
+/* A value's GGUF types as GGUFReader.fields[k].types lists them: (type,)
+ * for a scalar, (ARRAY, element type) for an array, and for an array of
+ * arrays the inner arrays' element type after those. */
+static PyObject *value_types(const mf_value *v)
+{
+    int t[4], n = 0;
+    t[n++] = (int)v->type;
+    if (v->type == MF_V_ARR) {
+        t[n++] = (int)v->as.arr.elem;
+        if (v->as.arr.elem == MF_V_ARR && v->as.arr.n > 0)
+            t[n++] = (int)v->as.arr.items[0].as.arr.elem;
+    }
+    PyObject *tup = PyTuple_New(n);
+    for (int i = 0; tup && i < n; i++) {
+        PyObject *x = PyLong_FromLong(t[i]);
+        if (!x) {
+            Py_CLEAR(tup);
+            break;
+        }
+        PyTuple_SET_ITEM(tup, i, x);
+    }
+    return tup;
+}
+
+/* {key: (GGUF value type, ...)} in file order (MF_V_NULL: 100, a format
+ * whose metadata has no GGUF type). */
+static PyObject *model_metadata_types(ModelObject *mo, PyObject *unused)
+{
+    (void)unused;
+    if (model_open_or_raise(mo))
+        return NULL;
+    size_t n = mf_model_meta_count(mo->m);
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < n; i++) {
+        const mf_kv *kv = mf_model_meta_at(mo->m, i);
+        PyObject *v = value_types(&kv->v);
+        PyObject *k = v ? text(kv->key) : NULL;
+        if (!k || PyDict_SetItem(d, k, v) != 0)
+            Py_CLEAR(d);
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
 /* -------------------------------------------------------------- tensors */
 
 static PyObject *int64_tuple(const int64_t *v, int n)
@@ -651,6 +696,8 @@ static PyMethodDef model_methods[] = {
     {"close", (PyCFunction)model_close, METH_NOARGS,
      "close()\n--\n\nRelease the model. Arrays already returned stay valid: "
      "the mapping is unmapped when the last of them is freed."},
+    {"_metadata_types", (PyCFunction)model_metadata_types, METH_NOARGS,
+     "_metadata_types(): {key: (GGUF value type, ...)}, in file order."},
     {"_metadata", (PyCFunction)model_metadata, METH_VARARGS,
      "_metadata(offsets=False): {key: value} (or {key: byte offset}), in file order."},
     {"_tensor_infos", (PyCFunction)model_tensor_infos, METH_NOARGS,

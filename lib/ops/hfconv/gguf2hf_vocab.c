@@ -467,8 +467,11 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
     static const struct { const char *gguf, *hf; } adds[] = {
         {"tokenizer.ggml.add_bos_token", "add_bos_token"},
         {"tokenizer.ggml.add_eos_token", "add_eos_token"},
+        /* gguf-py 0.18 (2026 layout): from the post-processor or this key;
+         * this key gives it back, after bos and eos */
+        {"tokenizer.ggml.add_sep_token", "add_sep_token"},
     };
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 3; i++) {
         const mf_value *b = mf_meta_get(c->m, adds[i].gguf);
         if (b && b->type == MF_V_BOOL && !hfc_fwd_constant(c, adds[i].gguf))
             json_object_set_new(tc, adds[i].hf, json_boolean(b->as.b));
@@ -520,11 +523,13 @@ int hfc_write_tokenizer(hfc *c)
     if (view_vocab(c, &v))
         return -1;
     const char *kind = model->as.s.ptr;
-    bool spm = !strcmp(kind, "llama"), bert = !strcmp(kind, "bert");
+    /* XVERSE writes model "llama" from a tokenizer.json (its set_vocab reads
+     * only that): it comes back as one */
+    bool spm = !strcmp(kind, "llama") && c->fwd->vocab != V_XVERSE, bert = !strcmp(kind, "bert");
     int rc;
     if (spm)
         rc = write_spm(c, &v);
-    else if (bert || !strcmp(kind, "gpt2"))
+    else if (bert || !strcmp(kind, "gpt2") || !strcmp(kind, "llama"))
         rc = write_tokenizer_json(c, &v, bert);
     else
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, -1,

@@ -29,6 +29,7 @@
 #include "ops/quant_mix.h"
 #include "quant/quant.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -81,7 +82,9 @@ static int apply_mix(conv *c)
 {
     const char *arch = c->arch->name;
     char why[512] = "";
-    if (mf_llama_hparams_problems(arch, kv_lookup, c->kv, first_problem, why))
+    size_t (*problems)(const char *, mf_key_lookup_fn, void *, mf_load_problem_fn, void *) =
+        c->l2026 ? mf_llama_hparams_problems_2026 : mf_llama_hparams_problems;
+    if (problems(arch, kv_lookup, c->kv, first_problem, why))
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "llama-quantize refuses the F16 conversion (%s): "
                        "convert to f16 instead", why);
     mf_qmix_params mp;
@@ -155,6 +158,22 @@ static int parse_type(conv *c, const char *type)
     return 0;
 }
 
+/* The layout: the caller's, or the 2026 converter's for a class only it has;
+ * the architecture's rules and keys for it. */
+static void pick_layout(conv *c)
+{
+    const conv_arch *a = c->arch;
+    c->l2026 = c->opts.layout == MF_CONVERT_LAYOUT_2026_02 || (a->flags & AF_ONLY_2026);
+    c->rules = a->rules;
+    c->hparams = a->hparams;
+    for (size_t i = 0; c->l2026 && i < conv_n_archs_2026; i++)
+        if (conv_archs_2026[i].bit == a->bit) {
+            c->rules = conv_archs_2026[i].rules ? conv_archs_2026[i].rules : c->rules;
+            c->hparams = conv_archs_2026[i].hparams ? conv_archs_2026[i].hparams : c->hparams;
+        }
+    c->kv->overwrite = c->l2026;
+}
+
 static int pick_arch(conv *c)
 {
     json_t *archs = h2g_hparam(c, "architectures");
@@ -163,6 +182,7 @@ static int pick_arch(conv *c)
         for (const char *const *k = conv_archs[i].classes; *k; k++)
             if (!strcmp(cls, *k)) {
                 c->arch = &conv_archs[i];
+                pick_layout(c);
                 return 0;
             }
     char known[2048] = "";
@@ -178,6 +198,11 @@ static int pick_arch(conv *c)
  * Command-R takes max_position_embeddings from model_max_length). */
 static void adjust_config(conv *c)
 {
+    /* ModelBase.__init__ (2026): a multimodal config's text_config lifted
+     * to the top ({**hparams, **text_config}) */
+    json_t *tc = c->l2026 ? json_object_get(c->cfg, "text_config") : NULL;
+    if (json_is_object(tc))
+        json_object_update(c->cfg, tc);
     if (c->arch->flags & AF_NO_HEAD_DIM)
         json_object_del(c->cfg, "head_dim");
     if (c->arch->flags & AF_CTX_MODEL_MAX) {
@@ -185,6 +210,23 @@ static void adjust_config(conv *c)
         if (m)
             json_object_set(c->cfg, "max_position_embeddings", m);
     }
+}
+
+/* What a class asserts of its config before writing (the converter's
+ * assert or its other branch, refused here). */
+static int class_checks(conv *c)
+{
+    if (c->arch->flags & AF_MINISTRAL3) { /* Mistral3Model: ministral3 with yarn rope_parameters */
+        const char *mt = json_string_value(h2g_hparam(c, "model_type"));
+        json_t *rp = h2g_rope_params(c);
+        const char *rt = json_string_value(json_object_get(rp, "rope_type"));
+        if (!mt || strcmp(mt, "ministral3"))
+            return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "model_type %s: Mistral 3 other than ministral3 "
+                           "(written as arch llama by the converter) is not converted by mfmt yet", mt ? mt : "(none)");
+        if (!rt || strcmp(rt, "yarn"))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "ministral3 rope_parameters.rope_type must be 'yarn'");
+    }
+    return 0;
 }
 
 static int load_config(conv *c)
@@ -202,7 +244,9 @@ static int load_config(conv *c)
 static int read_block_count(conv *c)
 {
     static const char *const block_keys[] = {"n_layers", "num_hidden_layers", "n_layer", "num_layers", NULL};
-    json_t *bc = h2g_find_hparam(c, block_keys);
+    static const char *const openelm_keys[] = {"num_transformer_layers", NULL};
+    /* OpenELMModel.find_hparam answers "n_layers" with num_transformer_layers */
+    json_t *bc = h2g_find_hparam(c, (c->arch->flags & AF_LAYERS_KEY) ? openelm_keys : block_keys);
     if (!bc)
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no num_hidden_layers");
     if (h2g_need_int(c, bc, "num_hidden_layers", &c->block_count))
@@ -241,6 +285,7 @@ static void free_conv(conv *c)
     free(c->parts);
     mf_close(c->stored);
     json_decref(c->cfg);
+    json_decref(c->rope);
 }
 
 const char *mf_convert_arch_class(size_t i, size_t k)
@@ -263,6 +308,69 @@ void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o)
     memset(o, 0, sizeof(*o));
     o->struct_size = sizeof(*o);
     o->threads = 1;
+}
+
+/* gguf.fill_templated_filename: str.format with {} / {ftype} / {outtype}
+ * (the type in lower case) and {FTYPE} / {OUTTYPE} (upper case); "{{" and
+ * "}}" are braces. Another field is an error, as Python's KeyError. */
+static int fill_template(const char *name, const char *type, char *out, size_t cap, mf_status *st)
+{
+    size_t n = 0;
+    for (const char *p = name; *p; p++) {
+        const char *put = NULL;
+        char one[2] = {*p, 0};
+        bool upper = false;
+        if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+            put = one;
+            p++;
+        } else if (*p == '{') {
+            const char *e = strchr(p, '}');
+            size_t k = e ? (size_t)(e - p - 1) : 0;
+            if (e && (k == 0 || (k == 5 && (!strncmp(p + 1, "ftype", 5) || !strncmp(p + 1, "FTYPE", 5))) ||
+                      (k == 7 && (!strncmp(p + 1, "outtype", 7) || !strncmp(p + 1, "OUTTYPE", 7))))) {
+                upper = k && isupper((unsigned char)p[1]);
+                put = type;
+                p = e;
+            } else {
+                return mf_fail(st, MF_ERR_USAGE, name, (int64_t)(p - name),
+                               "output name template: only {}, {ftype}, {outtype}, {FTYPE} and "
+                               "{OUTTYPE} are filled in");
+            }
+        } else if (*p == '}') {
+            return mf_fail(st, MF_ERR_USAGE, name, (int64_t)(p - name),
+                           "output name template: a single '}' (write '}}')");
+        } else {
+            put = one;
+        }
+        for (const char *q = put; *q && n + 1 < cap; q++)
+            out[n++] = (char)(upper ? toupper((unsigned char)*q) : put == type ? tolower((unsigned char)*q) : *q);
+    }
+    out[n] = 0;
+    return 0;
+}
+
+/* Where the converter writes: fname_out a directory (the model directory
+ * when no --outfile) -> DIR/{default name}; else the name's template filled. */
+static int output_path(const char *dir, const char *out, const char *default_name, const char *type,
+                       char **path, mf_status *st)
+{
+    const char *d = out ? out : dir;
+    if (mf_is_dir(d)) {
+        *path = mf_path_join_new(d, default_name);
+        return *path ? 0 : mf_oom(st, d);
+    }
+    const char *slash = strrchr(out, '/');
+    size_t head = slash ? (size_t)(slash - out + 1) : 0, cap = strlen(out) * 4 + strlen(type) * 8 + 64;
+    char *p = malloc(cap);
+    if (!p)
+        return mf_oom(st, out);
+    memcpy(p, out, head);
+    if (fill_template(out + head, type, p + head, cap - head, st)) {
+        free(p);
+        return -1;
+    }
+    *path = p;
+    return 0;
 }
 
 /* mf_convert_gguf_archs: every HF class of every architecture, once,
@@ -300,6 +408,9 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
     c.kv = &kv;
     mf_out_tensor *ot = NULL;
     int rc = parse_type(&c, c.opts.type);
+    if (rc == 0 && c.opts.layout != MF_CONVERT_LAYOUT_C392E50 && c.opts.layout != MF_CONVERT_LAYOUT_2026_02)
+        rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "layout %d unknown: MF_CONVERT_LAYOUT_C392E50 or _2026_02",
+                     c.opts.layout);
     if (rc == 0 && !mf_is_dir(dir))
         rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "not a directory (a Hugging Face model directory is needed)");
     if (rc == 0)
@@ -310,6 +421,9 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
         rc = read_block_count(&c);
     if (rc == 0) {
         adjust_config(&c);
+        rc = class_checks(&c);
+    }
+    if (rc == 0) {
         /* GGUFWriter(arch=...) writes general.architecture first; keys set
          * while tensors are generated follow it */
         mf_kv_str(&kv, "general.architecture", c.arch->name, strlen(c.arch->name));
@@ -319,9 +433,26 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
         resolve_auto(&c);
         rc = h2g_plan_tensors(&c);
     }
+    if (rc == 0 && c.opts.vocab_only) { /* write_vocab: no tensors are prepared */
+        for (size_t i = 0; i < c.n_out; i++)
+            h2g_free_out(&c.out[i]);
+        c.n_out = 0;
+    }
+    /* the file name's type: LlamaFileType's name after "MOSTLY_"/"ALL_" */
+    const char *type_name = mf_ftype_name(c.mix != MF_FTYPE_INVALID ? c.mix : (mf_ftype)c.ftype);
+    char default_name[1024];
+    mf_hf_meta_in mi = {.model_name = c.opts.model_name, .override_path = c.opts.metadata_override,
+                        .output_type = type_name, .vocab_only = c.opts.vocab_only,
+                        .file_name = default_name, .file_name_cap = sizeof(default_name)};
     if (rc == 0)
-        rc = h2g_build_metadata(&c);
-    if (rc == 0 && c.mix != MF_FTYPE_INVALID)
+        rc = h2g_build_metadata(&c, &mi);
+    char *path = NULL;
+    if (rc == 0)
+        rc = output_path(dir, out, default_name, type_name, &path, st);
+    if (rc == 0 && c.opts.out_path && c.opts.out_path_cap)
+        snprintf(c.opts.out_path, c.opts.out_path_cap, "%s", path);
+    out = path;
+    if (rc == 0 && c.mix != MF_FTYPE_INVALID && !c.opts.vocab_only)
         rc = apply_mix(&c);
     if (rc == 0) {
         ot = calloc(c.n_out ? c.n_out : 1, sizeof(*ot));
@@ -340,10 +471,11 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
         rc = mf_output_check(c.parts[i], out, st);
     if (rc == 0)
         rc = mf_output_check_path(dir, out, st);
-    if (rc == 0 && c.mix != MF_FTYPE_INVALID) /* llama-quantize's file: the last tensor padded too */
+    if (rc == 0 && c.mix != MF_FTYPE_INVALID && !c.opts.vocab_only) /* llama-quantize's file: the last tensor padded too */
         rc = mf_gguf_write_all_padded(out, ot, c.n_out, kv.kv, kv.n, h2g_fill_tensor, &c, st);
     else if (rc == 0)
         rc = mf_gguf_write(out, ot, c.n_out, kv.kv, kv.n, h2g_fill_tensor, &c, st);
+    free(path);
     free(ot);
     mf_kvlist_free(&kv);
     free_conv(&c);

@@ -32,7 +32,8 @@ typedef struct out_tensor {
     int64_t row_len;             /* elements per row */
     int64_t *row_map;            /* output row -> source row; NULL: the same */
     bool transpose;              /* a 2-d source read column by column */
-    conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, or OP_SKIP for none */
+    conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, OP_SCALE, or OP_SKIP for none */
+    float scale;                 /* OP_SCALE's factor (a Python float as torch casts it) */
     float *generated;            /* values of a generated tensor */
 } out_tensor;
 
@@ -62,8 +63,13 @@ typedef struct conv {
     size_t n_out, cap_out;
     pending *pend;
     size_t n_pend, cap_pend;
+    double max_alibi_bias;       /* AF_ALIBI_BIAS: 8.0, or from the slopes tensor */
     mf_kvlist *kv;
     mf_convert_gguf_opts opts;   /* the caller's, over the defaults */
+    bool l2026;                  /* the 2026-02 converter's layout (opts.layout or AF_ONLY_2026) */
+    const conv_rule *rules;      /* the architecture's, for the layout */
+    const conv_hp *hparams;
+    json_t *rope;                /* l2026: TextModel.rope_parameters, mirrored (hf2gguf_meta.c) */
     uint64_t done, total_bytes;
     mf_status *st;
 } conv;
@@ -85,7 +91,8 @@ json_t *h2g_hparam(const conv *c, const char *key);
 json_t *h2g_find_hparam(const conv *c, const char *const *keys);
 int h2g_need_int(const conv *c, json_t *v, const char *what, int64_t *out);
 int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv);
-int h2g_build_metadata(conv *c);
+int h2g_build_metadata(conv *c, mf_hf_meta_in *in);
+json_t *h2g_rope_params(conv *c); /* 2026: TextModel.rope_parameters (borrowed) */
 
 /* hf2gguf_stream.c */
 /* mf_gguf_write's tensor source: output tensor `index` into the sink */

@@ -4,6 +4,7 @@
  * and the tokenizer (hf2gguf_vocab.c). */
 #include "ops/hfconv/hf2gguf_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* ------------------------------------------------------ config values */
@@ -116,13 +117,18 @@ json_t *h2g_rope_dim_neox(conv *c)
     return rope_dim_of(c, "rotary_pct", false);
 }
 
-json_t *h2g_qk_head_dim(conv *c)
+/* config.json ka + kb */
+static json_t *sum_of(conv *c, const char *ka, const char *kb)
 {
     int64_t a, b;
-    if (h2g_need_int(c, h2g_hparam(c, "qk_nope_head_dim"), "qk_nope_head_dim", &a) ||
-        h2g_need_int(c, h2g_hparam(c, "qk_rope_head_dim"), "qk_rope_head_dim", &b))
+    if (h2g_need_int(c, h2g_hparam(c, ka), ka, &a) || h2g_need_int(c, h2g_hparam(c, kb), kb, &b))
         return NULL;
     return json_integer(a + b);
+}
+
+json_t *h2g_qk_head_dim(conv *c)
+{
+    return sum_of(c, "qk_nope_head_dim", "qk_rope_head_dim");
 }
 
 /* ExpertGatingFuncType: SOFTMAX 1, SIGMOID 2 */
@@ -175,6 +181,165 @@ json_t *h2g_falcon_mamba(conv *c)
     return json_boolean(mt && !strcmp(mt, "falcon_mamba"));
 }
 
+/* RefactModel: inner 4 * n_embd, hidden int(2 * inner / 3), rounded up to a
+ * multiple of 256 */
+json_t *h2g_refact_ff(conv *c)
+{
+    int64_t e;
+    if (h2g_need_hp_int(c, "n_embd", &e))
+        return NULL;
+    int64_t hidden = (int64_t)(2.0 * (double)(4 * e) / 3.0);
+    return json_integer(256 * ((hidden + 255) / 256));
+}
+
+/* JaisModel.__init__: the embeddings scale (mup_embeddings_scale, else
+ * embeddings_scale; the class asserts one is there) and the width scale
+ * (mup_output_alpha * mup_width_scale, else width_scale) */
+json_t *h2g_jais_embd_scale(conv *c)
+{
+    static const char *const keys[] = {"mup_embeddings_scale", "embeddings_scale", NULL};
+    json_t *v = h2g_find_hparam(c, keys);
+    if (!json_is_number(v)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric mup_embeddings_scale or embeddings_scale (JAIS)");
+        return NULL;
+    }
+    return json_incref(v);
+}
+
+json_t *h2g_jais_width_scale(conv *c)
+{
+    json_t *a = h2g_hparam(c, "mup_output_alpha"), *w = h2g_hparam(c, "mup_width_scale");
+    if (a) {
+        if (json_is_number(a) && json_is_number(w))
+            return json_real(json_number_value(a) * json_number_value(w));
+    } else if (json_is_number(h2g_hparam(c, "width_scale"))) {
+        return json_incref(h2g_hparam(c, "width_scale"));
+    }
+    mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric mup_output_alpha and mup_width_scale, "
+            "or width_scale (JAIS)");
+    return NULL;
+}
+
+/* The rows of a split's first part (conv_split.first_rows, arch.h). */
+
+/* GraniteMoeModel: "Merged FFN tensor size must be 2 * intermediate_size" */
+int h2g_rows_granitemoe_ffn(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    (void)bid;
+    if (h2g_need_hp_int(c, "intermediate_size", first))
+        return -1;
+    if (rows != 2 * *first)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "Merged FFN tensor size must be 2 * intermediate_size "
+                       "(%lld rows, intermediate_size %lld)", (long long)rows, (long long)*first);
+    return 0;
+}
+
+/* RefactModel: k is n_head_kv (1) * head_dim rows of kv */
+int h2g_rows_refact_kv(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    int64_t embd, heads;
+    (void)bid;
+    (void)rows;
+    if (h2g_need_hp_int(c, "n_embd", &embd) || h2g_need_hp_int(c, "n_head", &heads))
+        return -1;
+    *first = embd / heads;
+    return 0;
+}
+
+/* RefactModel: gate is ff_dim rows of gate_up */
+int h2g_rows_refact_ff(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    (void)bid;
+    (void)rows;
+    json_t *v = h2g_refact_ff(c);
+    if (!v)
+        return -1;
+    *first = json_integer_value(v);
+    json_decref(v);
+    return 0;
+}
+
+/* OpenELMModel._make_divisible (Apple's configuration_openelm.py) */
+static int64_t openelm_divisible(double v, int64_t d)
+{
+    int64_t nv = (int64_t)(v + (double)d / 2) / d * d;
+    if (nv < d)
+        nv = d;
+    if ((double)nv < 0.9 * v)
+        nv += d;
+    return nv;
+}
+
+/* OpenELMModel.__init__: _ffn_dims, one per ffn_multipliers entry */
+static int openelm_ffn_dims(conv *c, int64_t **dims, size_t *n)
+{
+    json_t *m = h2g_hparam(c, "ffn_multipliers");
+    int64_t embd, div;
+    *dims = NULL;
+    if (!json_is_array(m) || json_array_size(m) > (1u << 20))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no ffn_multipliers list (OpenELM)");
+    if (h2g_need_hp_int(c, "model_dim", &embd) || h2g_need_hp_int(c, "ffn_dim_divisor", &div))
+        return -1;
+    *n = json_array_size(m);
+    *dims = malloc((*n ? *n : 1) * sizeof(int64_t));
+    if (!*dims)
+        return mf_oom(c->st, c->dir);
+    for (size_t i = 0; i < *n; i++) {
+        json_t *x = json_array_get(m, i);
+        if (!json_is_number(x)) {
+            free(*dims);
+            *dims = NULL;
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json ffn_multipliers[%zu] is not a number", i);
+        }
+        (*dims)[i] = openelm_divisible(json_number_value(x) * (double)embd, div);
+    }
+    return 0;
+}
+
+/* OpenELMModel.modify_tensors: proj_1 = gate (_ffn_dims[bid] rows), up */
+int h2g_rows_openelm_ffn(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    int64_t *dims;
+    size_t n;
+    (void)rows;
+    if (openelm_ffn_dims(c, &dims, &n))
+        return -1;
+    int rc = (size_t)bid < n ? 0 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "block %lld has no ffn_multipliers entry", (long long)bid);
+    if (rc == 0)
+        *first = dims[bid];
+    free(dims);
+    return rc;
+}
+
+/* ExaoneModel: intermediate_size when the key is there, else 4 * hidden_size */
+json_t *h2g_ffn_or_4x_embd(conv *c)
+{
+    int64_t h;
+    json_t *v = h2g_hparam(c, "intermediate_size");
+    if (v)
+        return json_incref(v);
+    if (h2g_need_hp_int(c, "hidden_size", &h))
+        return NULL;
+    return json_integer(4 * h);
+}
+
+/* ExaoneModel: int(f * (hidden_size // num_attention_heads)), f the first of
+ * partial_rotary_factor, rope_pct present, 1.0 when none or null */
+json_t *h2g_rope_dim_pct_or_one(conv *c)
+{
+    static const char *const keys[] = {"partial_rotary_factor", "rope_pct", NULL};
+    int64_t a, b;
+    json_t *pct = h2g_find_hparam(c, keys);
+    if (pct && !json_is_null(pct) && !json_is_number(pct)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json partial_rotary_factor is not a number");
+        return NULL;
+    }
+    if (embd_and_heads(c, &a, &b))
+        return NULL;
+    double p = pct && !json_is_null(pct) ? json_number_value(pct) : 1.0;
+    return json_integer((int64_t)(p * (double)(a / b)));
+}
+
 static void arch_key(const conv *c, const char *key, char *out, size_t cap)
 {
     if (!strncmp(key, "general.", 8) || !strncmp(key, "tokenizer.", 10))
@@ -224,7 +389,8 @@ static json_t *lookup(conv *c, const char *src)
             v = constant(k + 1);
             break;
         }
-        json_t *x = h2g_hparam(c, k);
+        /* "rope:k": TextModel.rope_parameters' k (2026) */
+        json_t *x = !strncmp(k, "rope:", 5) ? json_object_get(h2g_rope_params(c), k + 5) : h2g_hparam(c, k);
         if (x) { /* the first present decides, null or not */
             v = json_incref(x);
             break;
@@ -407,6 +573,175 @@ static int rope_yarn(conv *c, bool deepseek)
     return rc;
 }
 
+/* ------------------------------------------ the 2026-02 converter's */
+
+/* TextModel.__init__ (ecbcb7ea): rope_parameters (or rope_scaling, or {})
+ * with rope_theta, rope_type and a sliding_attention theta mirrored into
+ * it. Built once; a borrowed reference. */
+json_t *h2g_rope_params(conv *c)
+{
+    static const char *const theta_keys[] = {"global_rope_theta", "rope_global_theta", "rope_theta_global",
+                                             "rope_theta", "rotary_emb_base", NULL};
+    static const char *const local_keys[] = {"local_rope_theta", "rope_local_theta", "rope_theta_local",
+                                             "swa_rope_theta", "rope_local_base_freq", NULL};
+    if (c->rope)
+        return c->rope;
+    json_t *rp = h2g_hparam(c, "rope_parameters");
+    if (!rp)
+        rp = h2g_hparam(c, "rope_scaling");
+    c->rope = json_is_object(rp) ? json_deep_copy(rp) : json_object();
+    if (!c->rope || json_object_get(c->rope, "full_attention") || json_object_get(c->rope, "sliding_attention"))
+        return c->rope;
+    json_t *theta = h2g_find_hparam(c, theta_keys), *local = h2g_find_hparam(c, local_keys);
+    if (local && !json_is_null(local))
+        json_object_set_new(c->rope, "sliding_attention", json_pack("{sO}", "rope_theta", local));
+    if (!json_object_get(c->rope, "rope_theta") && theta && !json_is_null(theta))
+        json_object_set(c->rope, "rope_theta", theta);
+    json_t *type = json_object_get(c->rope, "type");
+    if (!json_object_get(c->rope, "rope_type") && type && !json_is_null(type))
+        json_object_set(c->rope, "rope_type", type);
+    return c->rope;
+}
+
+static int put_opt_f32(conv *c, const char *key, json_t *v, const char *what)
+{
+    return v && !json_is_null(v) ? put_f32_of(c, key, v, what) : 0;
+}
+
+/* The yarn keys of TextModel.set_gguf_parameters (2026) */
+static int rope_yarn_2026(conv *c, json_t *rp)
+{
+    conv_hp orig = {"rope.scaling.original_context_length", 'u', "rope_parameters.original_max_position_embeddings",
+                    0, NULL, NULL};
+    json_t *o = json_object_get(rp, "original_max_position_embeddings"), *af = json_object_get(rp, "attention_factor");
+    if (!o)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_parameters (yarn) has no original_max_position_embeddings");
+    if (!af)
+        af = json_object_get(rp, "attn_factor");
+    return put_value(c, &orig, o) ||
+           put_opt_f32(c, "rope.scaling.yarn_ext_factor", json_object_get(rp, "extrapolation_factor"), "extrapolation_factor") ||
+           put_opt_f32(c, "rope.scaling.yarn_attn_factor", af, "attention_factor") ||
+           put_opt_f32(c, "rope.scaling.yarn_beta_fast", json_object_get(rp, "beta_fast"), "beta_fast") ||
+           put_opt_f32(c, "rope.scaling.yarn_beta_slow", json_object_get(rp, "beta_slow"), "beta_slow") ? -1 : 0;
+}
+
+/* rope.dimension_sections: mrope_section padded to 4 (INT32 items) */
+static int mrope_sections(conv *c, json_t *ms)
+{
+    char key[160];
+    arch_key(c, "rope.dimension_sections", key, sizeof(key));
+    mf_value *a = mf_kv_arr(c->kv, key, MF_V_I32, 4);
+    for (size_t i = 0; a && i < 4; i++) {
+        int64_t x = 0;
+        if (i < json_array_size(ms) && h2g_need_int(c, json_array_get(ms, i), "mrope_section", &x))
+            return -1;
+        a->as.arr.items[i].as.i = x;
+    }
+    return 0;
+}
+
+/* TextModel.set_gguf_parameters (2026): the rope scaling type and its keys
+ * (from rope_parameters' full_attention, else itself), mrope sections, the
+ * theta and the sliding-window theta. */
+int h2g_rope_2026(conv *c)
+{
+    char key[160];
+    json_t *all = h2g_rope_params(c);
+    if (!all)
+        return mf_oom(c->st, c->dir);
+    json_t *rp = json_object_get(all, "full_attention");
+    if (!rp)
+        rp = all;
+    const char *type = json_string_value(json_object_get(rp, "rope_type"));
+    json_t *factor = json_object_get(rp, "factor");
+    bool has_factor = factor && !json_is_null(factor);
+    const char *gguf_type = !type ? NULL
+                          : !strcmp(type, "linear") && has_factor ? "linear"
+                          : !strcmp(type, "yarn") && has_factor ? "yarn"
+                          : !strcmp(type, "su") || !strcmp(type, "longrope") ? "longrope" : NULL;
+    if (gguf_type) {
+        arch_key(c, "rope.scaling.type", key, sizeof(key));
+        mf_kv_str(c->kv, key, gguf_type, strlen(gguf_type));
+    }
+    if (gguf_type && strcmp(gguf_type, "longrope") &&
+        put_f32_of(c, "rope.scaling.factor", factor, "rope_parameters.factor"))
+        return -1;
+    if (gguf_type && !strcmp(gguf_type, "yarn") && rope_yarn_2026(c, rp))
+        return -1;
+    json_t *ms = json_object_get(all, "mrope_section");
+    if (ms && mrope_sections(c, ms))
+        return -1;
+    return put_opt_f32(c, "rope.freq_base", json_object_get(rp, "rope_theta"), "rope_theta") ||
+           put_opt_f32(c, "rope.freq_base_swa",
+                       json_object_get(json_object_get(all, "sliding_attention"), "rope_theta"), "rope_theta") ? -1 : 0;
+}
+
+/* DeepseekV2Model (2026): the compressed cache's key length */
+json_t *h2g_mla_key_length(conv *c)
+{
+    return sum_of(c, "kv_lora_rank", "qk_rope_head_dim");
+}
+
+/* DeepseekV2Model (2026): 0.1 * rope_parameters.mscale_all_dim, when present */
+json_t *h2g_yarn_log_mul_2026(conv *c)
+{
+    json_t *rp = h2g_rope_params(c), *m = json_object_get(rp, "mscale_all_dim");
+    if (!rp)
+        mf_oom(c->st, c->dir);
+    if (!m || json_is_null(m))
+        return NULL;
+    if (!json_is_number(m)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_parameters mscale_all_dim is not a number");
+        return NULL;
+    }
+    return json_real(0.1 * json_number_value(m));
+}
+
+/* ExpertGatingFuncType from the first of the score keys present (2026) */
+json_t *h2g_gating_func_2026(conv *c)
+{
+    static const char *const keys[] = {"score_function", "scoring_func", "score_func", "moe_router_activation",
+                                       "moe_router_activation_func", NULL};
+    json_t *v = h2g_find_hparam(c, keys);
+    if (!v || json_is_null(v))
+        return NULL;
+    const char *f = json_string_value(v);
+    if (f && (!strcmp(f, "softmax") || !strcmp(f, "sigmoid")))
+        return json_integer(!strcmp(f, "softmax") ? 1 : 2);
+    mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "unsupported expert score gating function value: %s",
+            f ? f : "(not a string)");
+    return NULL;
+}
+
+/* gguf-py 0.18 Metadata: general.sampling.* from generation_config.json
+ * (a missing or unreadable file: none), in set_gguf_meta_model's order. */
+static int sampling_keys(conv *c)
+{
+    static const struct { const char *src, *key; char type; } keys[] = {
+        {"sequence", "sequence", 's'}, {"top_k", "top_k", 'i'}, {"top_p", "top_p", 'f'},
+        {"min_p", "min_p", 'f'}, {"xtc_probability", "xtc_probability", 'f'},
+        {"xtc_threshold", "xtc_threshold", 'f'}, {"temperature", "temp", 'f'},
+        {"penalty_last_n", "penalty_last_n", 'i'}, {"penalty_repeat", "penalty_repeat", 'f'},
+        {"mirostat", "mirostat", 'i'}, {"mirostat_tau", "mirostat_tau", 'f'}, {"mirostat_eta", "mirostat_eta", 'f'},
+    };
+    char *p = mf_path_join_new(c->dir, "generation_config.json");
+    if (!p)
+        return mf_oom(c->st, c->dir);
+    json_t *g = mf_path_exists(p) ? json_load_file(p, 0, NULL) : NULL; /* "not all models have valid" ones */
+    free(p);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && json_is_object(g) && i < sizeof(keys) / sizeof(keys[0]); i++) {
+        json_t *v = json_object_get(g, keys[i].src);
+        char key[64];
+        snprintf(key, sizeof(key), "general.sampling.%s", keys[i].key);
+        conv_hp h = {key, keys[i].type, keys[i].src, 0, NULL, NULL};
+        if (v && !json_is_null(v))
+            rc = put_value(c, &h, v);
+    }
+    json_decref(g);
+    return rc;
+}
+
 int h2g_rope_yarn(conv *c)
 {
     return rope_yarn(c, false);
@@ -417,11 +752,126 @@ int h2g_rope_yarn_deepseek(conv *c)
     return rope_yarn(c, true);
 }
 
+/* MiniCPMModel.set_gguf_parameters: embedding_scale = float(scale_emb),
+ * residual_scale = scale_depth / num_hidden_layers ** 0.5, logit_scale =
+ * hidden_size / dim_model_base (Python floats, written as f32), and the
+ * rope scaling type when it is longrope. */
+int h2g_minicpm_scales(conv *c)
+{
+    static const char *const need[] = {"scale_emb", "scale_depth", "dim_model_base", NULL};
+    for (size_t i = 0; need[i]; i++)
+        if (!json_is_number(h2g_hparam(c, need[i])))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric %s (MiniCPM)", need[i]);
+    int64_t layers, hidden;
+    if (h2g_need_hp_int(c, "num_hidden_layers", &layers) || h2g_need_hp_int(c, "hidden_size", &hidden))
+        return -1;
+    char key[160];
+    arch_key(c, "embedding_scale", key, sizeof(key));
+    mf_kv_f32(c->kv, key, (float)json_number_value(h2g_hparam(c, "scale_emb")));
+    arch_key(c, "residual_scale", key, sizeof(key));
+    mf_kv_f32(c->kv, key, (float)(json_number_value(h2g_hparam(c, "scale_depth")) / pow((double)layers, 0.5)));
+    double base = json_number_value(h2g_hparam(c, "dim_model_base"));
+    if (base == 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json dim_model_base is 0 (MiniCPM)");
+    arch_key(c, "logit_scale", key, sizeof(key));
+    mf_kv_f32(c->kv, key, (float)((double)hidden / base));
+    json_t *rs = h2g_hparam(c, "rope_scaling");
+    const char *t = json_string_value(json_object_get(rs, "type"));
+    if (t && !strcmp(t, "longrope")) {
+        arch_key(c, "rope.scaling.type", key, sizeof(key));
+        mf_kv_str(c->kv, key, "longrope", 8);
+    }
+    return 0;
+}
+
+/* An i32 array key from a list of integers (gguf-py's add_array of ints). */
+static int put_i32_array(conv *c, const char *k, const int64_t *v, size_t n, const char *what)
+{
+    char key[160];
+    arch_key(c, k, key, sizeof(key));
+    mf_value *a = mf_kv_arr(c->kv, key, MF_V_I32, n);
+    for (size_t i = 0; a && i < n; i++) {
+        if (v[i] < INT32_MIN || v[i] > INT32_MAX)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s[%zu] does not fit an i32", what, i);
+        a->as.arr.items[i].as.i = v[i];
+    }
+    return 0;
+}
+
+/* OpenELMModel.set_gguf_parameters: per-layer FFN widths, query and KV head
+ * counts as arrays (the class asserts one entry per block) */
+int h2g_openelm_layers(conv *c)
+{
+    static const char *const lists[] = {"num_query_heads", "num_kv_heads"};
+    static const char *const keys[] = {"attention.head_count", "attention.head_count_kv"};
+    int64_t *dims, v[2][1024];
+    size_t n;
+    if (openelm_ffn_dims(c, &dims, &n))
+        return -1;
+    int rc = (int64_t)n == c->block_count && n <= 1024 ? 0 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
+             "config.json: %zu ffn_multipliers for %lld layers (OpenELM)", n, (long long)c->block_count);
+    for (int l = 0; rc == 0 && l < 2; l++) {
+        json_t *a = h2g_hparam(c, lists[l]);
+        if (!json_is_array(a) || json_array_size(a) != n)
+            rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s must list one value per layer", lists[l]);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = h2g_need_int(c, json_array_get(a, i), lists[l], &v[l][i]);
+    }
+    if (rc == 0)
+        rc = put_i32_array(c, "feed_forward_length", dims, n, "ffn_multipliers");
+    for (int l = 0; rc == 0 && l < 2; l++)
+        rc = put_i32_array(c, keys[l], v[l], n, lists[l]);
+    free(dims);
+    return rc;
+}
+
+/* JaisModel.__init__ asserts SwiGLU and ALiBi; it writes no key */
+int h2g_jais_config(conv *c)
+{
+    const char *act = json_string_value(h2g_hparam(c, "activation_function")),
+               *pos = json_string_value(h2g_hparam(c, "position_embedding_type"));
+    if (!act || strcmp(act, "swiglu") || !pos || strcmp(pos, "alibi"))
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "JAIS: the converter takes activation_function "
+                       "swiglu and position_embedding_type alibi only");
+    return 0;
+}
+
+/* Qwen2VLModel: rope_scaling.mrope_section padded with zeros to 4, an
+ * array of i32 (gguf-py's add_array of Python ints) */
+int h2g_mrope_sections(conv *c)
+{
+    json_t *ms = json_object_get(h2g_hparam(c, "rope_scaling"), "mrope_section");
+    size_t n = json_array_size(ms);
+    if (!json_is_array(ms) || n > 64)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no rope_scaling.mrope_section list");
+    char key[160];
+    arch_key(c, "rope.dimension_sections", key, sizeof(key));
+    mf_value *a = mf_kv_arr(c->kv, key, MF_V_I32, n < 4 ? 4 : n);
+    for (size_t i = 0; a && i < n; i++) {
+        int64_t x;
+        if (h2g_need_int(c, json_array_get(ms, i), "rope_scaling.mrope_section", &x))
+            return -1;
+        if (x < INT32_MIN || x > INT32_MAX)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_scaling.mrope_section %lld does "
+                           "not fit an i32", (long long)x);
+        a->as.arr.items[i].as.i = x;
+    }
+    return 0;
+}
+
 static int hyper_parameters(conv *c, const conv_hp *list)
 {
     for (const conv_hp *h = list; h->key; h++) {
+        if (!strcmp(h->key, "@set")) { /* the class sets hparams[k] = v first */
+            const char *eq = strchr(h->src, '=');
+            char k[64];
+            snprintf(k, sizeof(k), "%.*s", (int)(eq - h->src), h->src);
+            if (json_object_set_new(c->cfg, k, constant(eq + 1)))
+                return mf_oom(c->st, c->dir);
+            continue;
+        }
         if (!strcmp(h->key, "@base")) {
-            if (hyper_parameters(c, conv_base_hparams))
+            if (hyper_parameters(c, c->l2026 ? conv_base_hparams_2026 : conv_base_hparams))
                 return -1;
             continue;
         }
@@ -469,17 +919,26 @@ static void param_counts(const conv *c, mf_hf_params *p)
     p->expert_count = n_expert_tensors ? expert_sum / n_expert_tensors : 0;
 }
 
-int h2g_build_metadata(conv *c)
+int h2g_build_metadata(conv *c, mf_hf_meta_in *in)
 {
     mf_kv_str(c->kv, "general.type", "model", 5);
     mf_hf_params pc;
-    param_counts(c, &pc);
+    param_counts(c, &pc); /* vocab-only: no tensors, so no parameters (write_vocab) */
     mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name,
-                           .note = c->opts.note, .note_user = c->opts.note_user};
-    if (mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) || hyper_parameters(c, c->arch->hparams) ||
-        mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
-        return -1;
-    mf_kv_u32(c->kv, "general.quantization_version", 2);
+                           .note = c->opts.note, .note_user = c->opts.note_user, .l2026 = c->l2026};
+    if (c->l2026) { /* ModelBase.prepare_metadata, then TextModel's set_vocab */
+        if (sampling_keys(c) || mf_hf_general_meta(c->dir, c->cfg, &pc, in, c->kv, c->st) ||
+            hyper_parameters(c, c->hparams))
+            return -1;
+        mf_kv_u32(c->kv, "general.quantization_version", 2);
+        if (mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
+            return -1;
+    } else {
+        if (mf_hf_general_meta(c->dir, c->cfg, &pc, in, c->kv, c->st) || hyper_parameters(c, c->hparams) ||
+            mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
+            return -1;
+        mf_kv_u32(c->kv, "general.quantization_version", 2);
+    }
     if (c->kv->failed)
         return c->kv->dup[0] ? mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "duplicated key name \"%s\"", c->kv->dup)
                              : mf_oom(c->st, c->dir);

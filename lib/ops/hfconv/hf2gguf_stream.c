@@ -170,20 +170,27 @@ static void output_row(const reader *r, int64_t row, float *f32)
 {
     const out_tensor *o = r->o;
     if (o->transpose) {
+        /* a column of the source; with a row map, of the row_len source
+         * rows it lists for block row / cols (a transpose per head) */
         const mf_tensor *t = o->segs[0].t;
         mf_dtype dt = t->dtype;
         size_t es = mf_dtype_info_of(dt)->block_bytes;
-        int64_t rows = t->shape[0], cols = t->shape[1];
-        for (int64_t i = 0; i < rows; i++)
-            row_to_f32(dt, r->data[0] + ((uint64_t)i * (uint64_t)cols + (uint64_t)row) * es, 1, f32 + i);
+        int64_t cols = t->shape[1], n = o->row_map ? o->row_len : t->shape[0];
+        int64_t col = o->row_map ? row % cols : row, first = o->row_map ? row / cols * n : 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t sr = o->row_map ? o->row_map[first + i] : i;
+            row_to_f32(dt, r->data[0] + ((uint64_t)sr * (uint64_t)cols + (uint64_t)col) * es, 1, f32 + i);
+        }
     } else {
         read_row(r, o->row_map ? o->row_map[row] : row, f32, NULL);
     }
     if (o->ew == OP_SKIP)
         return;
     bool half = o->segs[0].t->dtype == MF_F16; /* torch keeps F16 tensors F16 */
+    /* an F16 tensor times a Python float: torch casts the scalar to F16 first */
+    float scale = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(o->scale)) : o->scale;
     for (int64_t i = 0; i < o->row_len; i++) {
-        float v = o->ew == OP_ADD_ONE ? f32[i] + 1.0f : -conv_torch_expf(f32[i]);
+        float v = o->ew == OP_ADD_ONE ? f32[i] + 1.0f : o->ew == OP_SCALE ? f32[i] * scale : -conv_torch_expf(f32[i]);
         f32[i] = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(v)) : v;
     }
 }
