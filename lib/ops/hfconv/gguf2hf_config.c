@@ -573,12 +573,9 @@ static bool llama3_try(const float *r, size_t n, double base, int64_t dim, doubl
  * `factor`, between them 1 / ((1 - s) / factor + s) with s linear in
  * 1 / wavelength: two such points give the pair; with fewer, the usual
  * values (Llama 3.1: 1 and 4) or any pair between the plateaus. */
-static bool llama3_solve(const float *r, size_t n, double base, int64_t dim, double *tmp, double out[3])
+static bool llama3_search(const float *r, size_t n, double base, int64_t dim, double *wl, double *tmp, double out[3])
 {
     const double ctx = 8192.0;
-    double wl[512];
-    if (n > 512)
-        return false;
     for (size_t i = 0; i < n; i++) {
         float x = (float)(2 * i) / (float)dim, freq = 1.0f / powf((float)base, x);
         wl[i] = (double)((1.0f / freq) * (float)(2 * M_PI));
@@ -619,6 +616,17 @@ static bool llama3_solve(const float *r, size_t n, double base, int64_t dim, dou
         }
     }
     return false;
+}
+
+/* llama3_search with the wavelengths' room (malloc'd: any head size) */
+static bool llama3_solve(const float *r, size_t n, double base, int64_t dim, double *tmp, double out[3])
+{
+    double *wl = malloc(sizeof(double) * n);
+    if (!wl)
+        return false;
+    bool found = llama3_search(r, n, base, dim, wl, tmp, out);
+    free(wl);
+    return found;
 }
 
 static int llama3_rope(hfc *c, json_t *cfg)
