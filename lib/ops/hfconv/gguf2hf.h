@@ -65,6 +65,7 @@ typedef struct hf_rev_arch {
 
 extern const hf_rev_arch hf_rev_archs[];
 extern const size_t hf_rev_n_archs;
+extern const hf_rev_arch hf_rev_falcon_new; /* Falcon with new_decoder_architecture */
 
 /* The public options (mfmt/convert.h); the internal entry below reads
  * them as given (struct_size unchecked). */
