@@ -211,7 +211,7 @@ static int map_gguf_side(const char *path, mf_model **side, char *tmp, size_t ca
         tmp[0] = 0;
         return mf_status_fail(st, MF_ERR_IO, "%s: cannot make a temporary directory", td ? td : "/tmp");
     }
-    char inner[4200];
+    char inner[4300];
     snprintf(inner, sizeof(inner), "%s/hf", tmp);
     mf_convert_hf_opts o;
     mf_convert_hf_opts_init(&o);
