@@ -178,10 +178,17 @@ const char *cli_shown_path(const char *p, char *buf, size_t n);
 /* *path "-": replaced by the spooled copy of standard input (the errors
  * reported, EXIT_* returned, when it cannot be made); else left alone. */
 int cli_spool_input(const char **path);
-/* msg with the spooled copy's name written "-" (in buf when it changes). */
+/* Standard input read into memory once (at most 4 GiB; later calls give the
+ * same bytes): cli_open's "-" opens it in place (mf_open_buffer), no
+ * temporary file. cli_stdin_in_memory: whether it has been read. */
+int cli_stdin_bytes(const uint8_t **b, size_t *n, mf_status *st);
+bool cli_stdin_in_memory(void);
+/* msg with the spooled copy's name written "-" (in buf when it changes);
+ * standard input in memory ("mem:ID/-") is "-" too. */
 const char *cli_unspooled(const char *msg, char *buf, size_t n);
 /* Opens a model for a command: no scan unless the command needs it
- * (flags MF_OPEN_*; MF_OPEN_NO_SCAN is added unless `scan`). */
+ * (flags MF_OPEN_*; MF_OPEN_NO_SCAN is added unless `scan`). "-" is standard
+ * input read into memory (unless a command spooled it to a file before). */
 int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st);
 /* The same with a config.json for a training checkpoint (mf_open_opts.config). */
 int cli_open_cfg(const char *path, unsigned flags, const char *config, bool scan, mf_model **m,

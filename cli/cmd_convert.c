@@ -103,25 +103,15 @@ static int to_safetensors(const convert_args *a)
     cli_progress_start(&p, "converting", total);
     o.progress = cli_progress_cb; /* the bytes written (dequantized MLX weights outgrow the input's) */
     o.progress_user = &p;
-    int rc = mf_convert_to_safetensors(m, a->out, &o, &st);
+    mf_convert_st_result res;
+    int rc = mf_convert_to_safetensors(m, a->out, &o, &res, &st);
     cli_progress_end(&p);
     if (rc) {
         rc = cli_report(&st);
     } else if (!cli_quiet) {
-        size_t n = mf_model_tensor_count(m) - strings;
-        mf_model *w; /* what was written: unwrapped, tied names once */
-        mf_status ws;
-        mf_status_init(&ws);
-        if (mf_open(a->out, NULL, &w, &ws) == 0) {
-            n = mf_model_tensor_count(w);
-            total = 0;
-            for (size_t i = 0; i < n; i++)
-                total += mf_tensor_nbytes(mf_model_tensor_at(w, i));
-            mf_close(w);
-        }
-        mf_status_clear(&ws);
+        size_t n = res.n_tensors; /* what was written: unwrapped, tied names once */
         char sz[32];
-        cli_fmt_bytes(sz, sizeof(sz), total);
+        cli_fmt_bytes(sz, sizeof(sz), res.tensor_bytes);
         fprintf(stderr, "mfmt: wrote %s%s: %zu tensor%s, %s of tensor data\n", a->out,
                 o.max_shard_size ? " (shards and index)" : "", n, n == 1 ? "" : "s", sz);
     }

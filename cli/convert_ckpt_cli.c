@@ -142,7 +142,7 @@ int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_
     cli_progress_start(&p, "merging", 0);
     so.progress = cli_progress_cb;
     so.progress_user = &p;
-    int rc = mf_convert_to_safetensors(m, weights, &so, &st);
+    int rc = mf_convert_to_safetensors(m, weights, &so, NULL, &st);
     cli_progress_end(&p);
     size_t copied = 0;
     if (rc == 0 && copy_aux(o, in, out, &copied, &st)) {

@@ -227,6 +227,18 @@ for f in "$st" "$gg" tests/data/scan/benign_counter_p2.pkl tests/data/scan/uuid_
       bad "$c - <$f: exit $rh (file: $rw): $(head -c 300 "$tmp/have") vs $(head -c 300 "$tmp/want-")"
   done
 done
+# inspect and hash read "-" into memory and open it in place
+# (mf_open_buffer): no copy in the spool directory
+rm -f "$tmp/spool"/*
+for c in inspect "hash --tensors"; do
+  # shellcheck disable=SC2086
+  cat "$gg" | "$mfmt" $c - >/dev/null 2>&1 && [ -z "$(ls "$tmp/spool")" ] && ok ||
+    bad "$c - made a copy of standard input: $(ls "$tmp/spool")"
+done
+# a model that spans several files cannot come from standard input
+"$mfmt" inspect - <tests/data/api/onnx/external_data/model.onnx >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q "must be given by its path" "$tmp/out" && ! grep -q "mem:" "$tmp/out" && ok ||
+  bad "inspect - of ONNX with external data: $(cat "$tmp/out")"
 # a pipe, not a file: spooled (detect, scan) or streamed (hash)
 cat "$st" | "$mfmt" detect - >"$tmp/out" 2>&1 && grep -q "^-: safetensors" "$tmp/out" && ok ||
   bad "detect - from a pipe: $(cat "$tmp/out")"

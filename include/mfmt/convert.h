@@ -32,6 +32,13 @@ typedef struct mf_convert_st_opts {
 
 MF_API void mf_convert_st_opts_init(mf_convert_st_opts *o);
 
+/* What mf_convert_to_safetensors wrote. */
+typedef struct mf_convert_st_result {
+    size_t n_tensors;      /* tensors written (unwrapped, tied names once) */
+    uint64_t tensor_bytes; /* their data bytes */
+    size_t n_files;        /* safetensors files (shards), the index not counted */
+} mf_convert_st_result;
+
 /* Writes the model's tensors to `out`, or with max_shard_size to
  * PREFIX-0000i-of-0000N.safetensors + OUT.index.json as Hugging Face does
  * (PREFIX: out without ".safetensors"). A checkpoint's state_dict / model /
@@ -40,9 +47,11 @@ MF_API void mf_convert_st_opts_init(mf_convert_st_opts *o);
  * (safetensors holds none); MLX packed triples are written dequantized.
  * Every tensor contiguous, C order, bit-identical to its canonical bytes;
  * __metadata__ {"format": "pt"}. Refuses to write over any file the model
- * reads. opts NULL: defaults. Thread-safe on one model (distinct outputs). */
+ * reads. opts NULL: defaults; res (may be NULL) says what was written.
+ * Thread-safe on one model (distinct outputs). */
 MF_API int mf_convert_to_safetensors(const mf_model *m, const char *out,
-                                     const mf_convert_st_opts *opts, mf_status *st);
+                                     const mf_convert_st_opts *opts,
+                                     mf_convert_st_result *res, mf_status *st);
 
 /* ------------------------------------------------- HF directory to GGUF */
 

@@ -67,6 +67,10 @@ static void model_free(ModelObject *mo)
         mf_close(mo->m);
         mo->m = NULL;
     }
+    if (mo->has_data) { /* after mf_close: the model read these bytes in place */
+        mo->has_data = 0;
+        PyBuffer_Release(&mo->data);
+    }
 }
 
 int model_pin(ModelObject *mo)
@@ -107,18 +111,25 @@ static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 
 static int model_init(ModelObject *mo, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"path", "strict", "logical", "scan", NULL};
-    PyObject *path = NULL;
+    static char *kwlist[] = {"path", "strict", "logical", "scan", "data", NULL};
+    PyObject *path = NULL, *data = Py_None;
     int strict = 0, logical = 0, scan = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|ppp", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pppO", kwlist,
                                      PyUnicode_FSDecoder, &path, &strict,
-                                     &logical, &scan))
+                                     &logical, &scan, &data))
         return -1;
-    if (mo->m || mo->pins) {
+    if (mo->m || mo->pins || mo->has_data) {
         Py_DECREF(path);
         PyErr_SetString(PyExc_RuntimeError, "Model.__init__ called twice");
         return -1;
     }
+    /* data: the bytes of one file, read in place (mf_open_buffer); path
+     * is then only the name messages give it */
+    if (data != Py_None && PyObject_GetBuffer(data, &mo->data, PyBUF_SIMPLE) != 0) {
+        Py_DECREF(path);
+        return -1;
+    }
+    mo->has_data = data != Py_None;
     PyObject *bytes = PyUnicode_EncodeFSDefault(path);
     if (!bytes) {
         Py_DECREF(path);
@@ -133,11 +144,19 @@ static int model_init(ModelObject *mo, PyObject *args, PyObject *kw)
     mf_model *m = NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = mf_open(PyBytes_AS_STRING(bytes), &opts, &m, &st);
+    if (mo->has_data)
+        rc = mf_open_buffer(mo->data.buf, (size_t)mo->data.len, PyBytes_AS_STRING(bytes), &opts,
+                            &m, &st);
+    else
+        rc = mf_open(PyBytes_AS_STRING(bytes), &opts, &m, &st);
     Py_END_ALLOW_THREADS
     Py_DECREF(bytes);
     if (rc != 0) {
         Py_DECREF(path);
+        if (mo->has_data) {
+            mo->has_data = 0;
+            PyBuffer_Release(&mo->data);
+        }
         raise_status(&st);
         return -1;
     }

@@ -20,6 +20,11 @@ typedef enum hf_rev_op {
     R_FUSE_GROUPED,  /* InternLM2: attn_q (with attn_k, attn_v of its block),
                         unpermuted, fused back into [kv][q_per_kv + 2][hd] rows */
     R_FUSED_PART,    /* attn_k / attn_v of such a block: inside the fused one */
+    R_TIED,          /* output: dropped when equal to token_embd (the converter
+                        wrote the tied head again), else as R_PLAIN */
+    R_CONCAT,        /* the first part of a forward OP_SPLIT: its parts (the
+                        conv_split of the forward rule; the others R_FUSED_PART),
+                        each unpermuted as its op says, joined along the rows */
 } hf_rev_op;
 
 typedef struct hf_rev_name {

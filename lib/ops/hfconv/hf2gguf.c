@@ -244,7 +244,9 @@ static int load_config(conv *c)
 static int read_block_count(conv *c)
 {
     static const char *const block_keys[] = {"n_layers", "num_hidden_layers", "n_layer", "num_layers", NULL};
-    json_t *bc = h2g_find_hparam(c, block_keys);
+    static const char *const openelm_keys[] = {"num_transformer_layers", NULL};
+    /* OpenELMModel.find_hparam answers "n_layers" with num_transformer_layers */
+    json_t *bc = h2g_find_hparam(c, (c->arch->flags & AF_LAYERS_KEY) ? openelm_keys : block_keys);
     if (!bc)
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no num_hidden_layers");
     if (h2g_need_int(c, bc, "num_hidden_layers", &c->block_count))

@@ -4,6 +4,7 @@
  * to the model card's front matter, config.json's _name_or_path and the
  * directory's name, written in set_gguf_meta_model's order. */
 #include "ops/hfconv/hfconv.h"
+#include "core/json_build.h"
 
 #include <ctype.h>
 #include <stddef.h>
@@ -443,7 +444,7 @@ static void use_card(json_t *card, char **field, const char *key)
         }
         *field = s;
     } else {
-        char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        char *t = mf_json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
         *field = t;
     }
 }
@@ -631,7 +632,7 @@ static void put_str_array(mf_kvlist *kv, const char *key, json_t *a)
         if (json_is_string(x)) {
             mf_kv_arr_str(kv, v, i, json_string_value(x), json_string_length(x));
         } else {
-            char *t = json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
+            char *t = mf_json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
             mf_kv_arr_str(kv, v, i, t ? t : "", t ? strlen(t) : 0);
             free(t);
         }
@@ -655,7 +656,7 @@ static void put_sources(mf_kvlist *kv, const char *what, json_t *list)
             if (json_is_string(v)) {
                 put_str(kv, key, json_string_value(v));
             } else {
-                char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+                char *t = mf_json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
                 put_str(kv, key, t);
                 free(t);
             }

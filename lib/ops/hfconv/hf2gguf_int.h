@@ -32,7 +32,8 @@ typedef struct out_tensor {
     int64_t row_len;             /* elements per row */
     int64_t *row_map;            /* output row -> source row; NULL: the same */
     bool transpose;              /* a 2-d source read column by column */
-    conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, or OP_SKIP for none */
+    conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, OP_SCALE, or OP_SKIP for none */
+    float scale;                 /* OP_SCALE's factor (a Python float as torch casts it) */
     float *generated;            /* values of a generated tensor */
 } out_tensor;
 
@@ -62,6 +63,7 @@ typedef struct conv {
     size_t n_out, cap_out;
     pending *pend;
     size_t n_pend, cap_pend;
+    double max_alibi_bias;       /* AF_ALIBI_BIAS: 8.0, or from the slopes tensor */
     mf_kvlist *kv;
     mf_convert_gguf_opts opts;   /* the caller's, over the defaults */
     bool l2026;                  /* the 2026-02 converter's layout (opts.layout or AF_ONLY_2026) */
