@@ -1253,7 +1253,7 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
     scanner sc = {.r = r, .path = r->path, .member = "", .file_base = 0};
     if (droppable) {
         sc.map_lo = b;
-        sc.map_hi = b + n;
+        sc.map_hi = n ? b + n : b; /* an empty file: a NULL mapping, no offset */
     }
     scan_buffer(&sc, b, n);
     if (is_file) {
