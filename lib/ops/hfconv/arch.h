@@ -21,15 +21,16 @@ enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
+    AB_BLOOM,
     AB_COUNT
 };
-_Static_assert(AB_COUNT <= 32, "conv_name_row.archs holds one bit per architecture");
-#define ARCH(x) (1u << AB_##x)
-#define ALL_ARCHS ((uint32_t)((1ull << AB_COUNT) - 1))
+_Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
+#define ARCH(x) (1ull << AB_##x)
+#define ALL_ARCHS ((uint64_t)(AB_COUNT == 64 ? ~0ull : (1ull << (AB_COUNT & 63)) - 1))
 
 typedef struct conv_name_row {
     const char *hf, *gguf;
-    uint32_t archs;
+    uint64_t archs;
 } conv_name_row;
 extern const conv_name_row conv_names[];
 extern const size_t conv_n_names;
@@ -45,7 +46,8 @@ typedef enum conv_op {
     OP_ADD_ONE,       /* w + 1 (Gemma norms: checkpoints hold w - 1) */
     OP_NEG_EXP,       /* -exp(w) (Mamba A_log -> A) */
     OP_TRANSPOSE,     /* w.T (GPT-2 Conv1D) */
-    OP_ALSO_OUTPUT,   /* written once more as output.weight (GPT-2's tied head) */
+    OP_ALSO_OUTPUT,   /* written once more as output.weight (GPT-2's tied head); with
+                         `with` ("a|b"): only when no source tensor has those names (BLOOM) */
     OP_DROP_IF_EMBD,  /* output.weight equal to token_embd.weight: omitted (Mamba) */
     OP_STACK,         /* per block, parts stacked along a new first dimension */
     OP_QKV_GROUPED,   /* [groups][q_per_kv + 2][hd] rows split to q, k, v; q, k permuted (InternLM2) */

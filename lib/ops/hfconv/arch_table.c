@@ -117,6 +117,16 @@ static const conv_rule gpt2_rules[] = {
     NORULES,
 };
 
+/* BloomModel.modify_tensors: "transformer." dropped, the per-head fused
+ * qkv re-ordered to q | k | v (weight and bias), the embedding written once
+ * more as output when the checkpoint has no head of its own */
+static const conv_rule bloom_rules[] = {
+    {OP_RENAME, M_PREFIX, "transformer.", "", NULL, NULL, NULL, NULL},
+    {OP_QKV_PER_HEAD, M_CONTAINS, ".self_attention.query_key_value.", NULL, NULL, NULL, NULL, NULL},
+    {OP_ALSO_OUTPUT, M_EXACT, "token_embd.weight", "lm_head.weight|output.weight", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
 static const conv_rule stablelm_rules[] = {
     {OP_STACK, M_CONTAINS, "q_layernorm.norms", NULL, "num_attention_heads",
      "model.layers.%b.self_attn.q_layernorm.norms.%x.weight", "model.layers.%b.self_attn.q_layernorm.weight",
@@ -218,6 +228,20 @@ static const conv_hp nemotron_hp[] = {
     {"attention.layer_norm_epsilon", 'f', "norm_eps|layer_norm_eps|layer_norm_epsilon|norm_epsilon", 0, NULL, NULL},
     CALC("rope.dimension_count", 'u', rope_dim_phi2, 0),
     BLOCK(rope_nemotron),
+    END,
+};
+
+/* BloomModel.set_gguf_parameters: no seq_length in BLOOM's config, so
+ * the context length is the embedding width */
+static const conv_hp bloom_hp[] = {
+    {"context_length", 'u', "seq_length|hidden_size|n_embed", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|n_embed", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "4*hidden_size|n_embed", 0, NULL, NULL},
+    {"block_count", 'u', "n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_head|num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "n_head|num_attention_heads", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
     END,
 };
 
@@ -451,6 +475,7 @@ const conv_arch conv_archs[] = {
      * without llama3 rope factors, its own vocabulary step */
     {"llama", CLASSES("InternLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp, V_INTERNLM3, 0},
     {"cohere2", CLASSES("Cohere2ForCausalLM"), AB_COHERE2, no_rules, cohere2_hp, V_BPE, 0},
+    {"bloom", CLASSES("BloomForCausalLM", "BloomModel"), AB_BLOOM, bloom_rules, bloom_hp, V_BPE, 0},
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

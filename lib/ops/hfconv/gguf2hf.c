@@ -204,6 +204,19 @@ static int cmp_item(const void *a, const void *b)
     return strcmp(((const hfc_item *)a)->out.name, ((const hfc_item *)b)->out.name);
 }
 
+bool hfc_output_is_copy(const hfc *c)
+{
+    const mf_tensor *o = mf_tensor_find(c->m, "output.weight"), *e = mf_tensor_find(c->m, "token_embd.weight");
+    if (!o || !e || o->dtype != e->dtype || o->ndim != e->ndim || o->nbytes != e->nbytes || !o->data || !e->data ||
+        memcmp(o->shape, e->shape, sizeof(int64_t) * (size_t)o->ndim))
+        return false;
+    mf_status st;
+    mf_status_init(&st);
+    bool same = mf_tensor_need(o, &st) == 0 && mf_tensor_need(e, &st) == 0 && !memcmp(o->data, e->data, o->nbytes);
+    mf_status_clear(&st);
+    return same;
+}
+
 static int plan_tensors(hfc *c)
 {
     for (size_t i = 0; i < c->m->n_tensors; i++) {
@@ -216,7 +229,7 @@ static int plan_tensors(hfc *c)
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,
                            "tensor \"%s\" has no Hugging Face name for architecture %s", t->name,
                            c->arch);
-        if (r->op == R_SKIP || r->op == R_FUSED_PART)
+        if (r->op == R_SKIP || r->op == R_FUSED_PART || (r->op == R_SKIP_IF_COPY && hfc_output_is_copy(c)))
             continue;
         if (!mf_dtype_to_f32_supported(t->dtype))
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,

@@ -9,6 +9,8 @@
 typedef enum hf_rev_op {
     R_PLAIN,         /* copied (dtype aside) */
     R_SKIP,          /* not a Hugging Face tensor (made by the converter) */
+    R_SKIP_IF_COPY,  /* skipped when its bytes are token_embd's (a tied head the
+                        converter wrote twice, BLOOM); else as R_PLAIN */
     R_UNPERMUTE_Q,   /* LlamaModel.permute(w, n_head, n_head) undone */
     R_UNPERMUTE_K,   /* LlamaModel.permute(w, n_head, n_head_kv) undone */
     R_SUB_ONE,       /* Gemma norms: the converter added 1 */

@@ -244,6 +244,21 @@ static const hf_rev_name falcon_names[] = {
     {"blk.{bid}.ffn_down", H "mlp.dense_4h_to_h", R_PLAIN},
     END,
 };
+
+/* BLOOM: the tied head came as a copy of the embedding */
+static const hf_rev_name bloom_names[] = {
+    {"token_embd", "transformer.word_embeddings", R_PLAIN},
+    {"token_embd_norm", "transformer.word_embeddings_layernorm", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_SKIP_IF_COPY},
+    {"blk.{bid}.attn_norm", H "input_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_qkv", H "self_attention.query_key_value", R_QKV_PER_HEAD},
+    {"blk.{bid}.attn_output", H "self_attention.dense", R_PLAIN},
+    {"blk.{bid}.ffn_norm", H "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.dense_h_to_4h", R_PLAIN},
+    {"blk.{bid}.ffn_down", H "mlp.dense_4h_to_h", R_PLAIN},
+    END,
+};
 #undef H
 
 #define X "gpt_neox.layers.{bid}."
@@ -341,5 +356,6 @@ const hf_rev_arch hf_rev_archs[] = {
     {"olmo", CLASS("OlmoForCausalLM", "olmo"), olmo_names},
     {"orion", CLASS("OrionForCausalLM", "orion"), orion_names},
     {"nemotron", CLASS("NemotronForCausalLM", "nemotron"), nemotron_names},
+    {"bloom", CLASS("BloomForCausalLM", "bloom"), bloom_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

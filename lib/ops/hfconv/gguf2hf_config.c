@@ -343,7 +343,7 @@ static json_t *build_config(hfc *c)
     const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
     if (tok && tok->type == MF_V_ARR)
         set_new(cfg, "vocab_size", json_integer((json_int_t)tok->as.arr.n));
-    bool has_output = mf_tensor_find(c->m, "output.weight") != NULL;
+    bool has_output = mf_tensor_find(c->m, "output.weight") != NULL && !hfc_output_is_copy(c);
     bool always_tied = !strcmp(c->arch, "gpt2");
     set_new(cfg, "tie_word_embeddings", json_boolean(always_tied || !has_output));
     set_new(cfg, "torch_dtype", json_string(torch_dtype(c)));

@@ -14,7 +14,7 @@ static char *map_name(const conv *c, const char *name)
 {
     static const char *const suffixes[] = {"", ".weight", ".bias"};
     size_t n = strlen(name);
-    uint32_t bit = 1u << c->arch->bit;
+    uint64_t bit = 1ull << c->arch->bit;
     for (size_t s = 0; s < 3; s++) {
         size_t sl = strlen(suffixes[s]);
         if (n < sl || strcmp(name + n - sl, suffixes[s]))
@@ -458,6 +458,21 @@ static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const m
     return 0;
 }
 
+/* Does any part hold a tensor named by the list "a|b" (NULL: none)? */
+static bool source_has_any(const conv *c, const char *names)
+{
+    for (const char *p = names; p && *p;) {
+        size_t n = strcspn(p, "|");
+        char one[256];
+        snprintf(one, sizeof(one), "%.*s", (int)n, p);
+        for (size_t i = 0; i < c->n_parts; i++)
+            if (mf_tensor_find(c->parts[i], one))
+                return true;
+        p += n + (p[n] == '|');
+    }
+    return false;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     if (ends_with(t->name, ".attention.masked_bias") || ends_with(t->name, ".attention.bias") ||
@@ -543,7 +558,8 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         h2g_free_out(&o);
         return -1;
     }
-    bool dup = after_map && after_map->op == OP_ALSO_OUTPUT && !strcmp(o.name, after_map->pat);
+    bool dup = after_map && after_map->op == OP_ALSO_OUTPUT && !strcmp(o.name, after_map->pat) &&
+               !source_has_any(c, after_map->with);
     out_tensor copy = o;
     if (add_out(c, &o))
         return -1;

@@ -264,7 +264,7 @@ static int sentencepiece_added(vocab *v)
 
 /* The family of a tokenizer.json pre_tokenizer, from its shape. */
 typedef enum pre_family { PF_OTHER, PF_BYTELEVEL, PF_DIGITS_BYTELEVEL, PF_LLAMA3, PF_QWEN2, PF_DEEPSEEK_LLM,
-                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT } pre_family;
+                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_BLOOM } pre_family;
 
 static const char *split_regex(const json_t *p)
 {
@@ -315,6 +315,10 @@ static pre_family pre_tokenizer_family(const json_t *tj)
      * ByteLevel without a regex */
     if (first_regex && !strcmp(first_regex, "\\p{N}{1,3}") && !strcmp(types, "Split+Split+Split+ByteLevel"))
         return PF_DEEPSEEK_V3;
+    /* BLOOM's: runs up to whitespace and its sentence punctuation, then ByteLevel without a regex */
+    if (first_regex && !strcmp(first_regex, " ?[^(\\s|[.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c])]+") &&
+        !strcmp(types, "Split+ByteLevel"))
+        return PF_BLOOM;
     return PF_OTHER;
 }
 
@@ -353,7 +357,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"olmo2", PF_LLAMA3, "dbrx"},           {NULL, PF_LLAMA3, "llama-bpe"},
         {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
         {NULL, PF_DEEPSEEK_LLM, "deepseek-llm"}, {NULL, PF_DEEPSEEK_V3, "deepseek-v3"},
-        {NULL, PF_FALCON, "falcon"},
+        {NULL, PF_FALCON, "falcon"},            {NULL, PF_BLOOM, "bloom"},
         {NULL, PF_BERT, "jina-v2-en"},
     };
     pre_family f = pre_tokenizer_family(tj);
@@ -363,7 +367,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
     mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1,
             "tokenizer.json: BPE pre-tokenizer not recognized (llama.cpp knows it by name; mfmt "
             "recognizes the GPT-2 ByteLevel, StarCoder Digits+ByteLevel, Llama-3, Qwen2, DeepSeek-LLM, DeepSeek-V3, "
-            "Falcon and BERT pre-tokenizers)");
+            "Falcon, BLOOM and BERT pre-tokenizers)");
     return NULL;
 }
 
