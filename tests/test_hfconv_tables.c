@@ -29,6 +29,8 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_QKV_PER_HEAD: return R_QKV_PER_HEAD;
     case OP_QKV_KV_GROUPS: return R_QKV_KV_GROUPS;
     case OP_QKV_GROUPED: return R_FUSE_GROUPED;
+    case OP_VIEW_EXPERTS: return R_UNVIEW_EXPERTS;
+    case OP_VIEW_EXPERTS_T: return R_UNVIEW_EXPERTS_T;
     default: return R_PLAIN;
     }
 }

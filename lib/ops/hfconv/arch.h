@@ -21,7 +21,7 @@ enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
-    AB_BLOOM,
+    AB_BLOOM, AB_MPT, AB_DBRX,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -53,6 +53,8 @@ typedef enum conv_op {
     OP_QKV_GROUPED,   /* [groups][q_per_kv + 2][hd] rows split to q, k, v; q, k permuted (InternLM2) */
     OP_QKV_PER_HEAD,  /* [n_head][3][hd] rows re-ordered to [3][n_head][hd] (GPT-NeoX) */
     OP_QKV_KV_GROUPS, /* [kv][q_per_kv + 2][hd] rows re-ordered to q, k, v (Falcon "jploski") */
+    OP_VIEW_EXPERTS,  /* [E * rows, cols] viewed as [E][rows][cols], E from count_key (DBRX) */
+    OP_VIEW_EXPERTS_T,/* the same, each expert's matrix transposed: [E][cols][rows] */
 } conv_op;
 
 typedef struct conv_rule {
@@ -90,7 +92,8 @@ typedef struct conv_block {
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba)
-#define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron)
+#define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
+    X(mpt_alibi)
 /* Declared for every name; file_type, head_dim_embd and pooling_type have no
  * inverse (their back is NULL in arch_table.c) and define no g2h_ function. */
 #define CONV_DECLARE_CALC(n) \
@@ -142,6 +145,8 @@ enum {
     AF_CTX_MODEL_MAX = 2,     /* max_position_embeddings from model_max_length (Command-R) */
     AF_LLAMA3_ROPE = 4,       /* generated rope_freqs for llama3 rope scaling */
     AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
+    AF_FORCE_QUANT = 16,      /* tensor_force_quant: every tensor of 2+ dimensions (not a
+                                 norm) takes the output type, ffn_gate_inp too (DBRX) */
 };
 
 typedef struct conv_arch {

@@ -33,6 +33,7 @@ const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
 const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
 const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
+const conv_block conv_block_mpt_alibi = {h2g_mpt_alibi, g2h_mpt_alibi};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -124,6 +125,18 @@ static const conv_rule bloom_rules[] = {
     {OP_RENAME, M_PREFIX, "transformer.", "", NULL, NULL, NULL, NULL},
     {OP_QKV_PER_HEAD, M_CONTAINS, ".self_attention.query_key_value.", NULL, NULL, NULL, NULL, NULL},
     {OP_ALSO_OUTPUT, M_EXACT, "token_embd.weight", "lm_head.weight|output.weight", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* DbrxModel.modify_tensors: the expert parameters (no ".weight" in their
+ * names) viewed as [experts][ff][embd]; w2's last two dimensions swapped */
+static const conv_rule dbrx_rules[] = {
+    {OP_RENAME, M_SUFFIX, ".ffn.experts.mlp.w1", ".ffn.experts.mlp.w1.weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".ffn.experts.mlp.v1", ".ffn.experts.mlp.v1.weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".ffn.experts.mlp.w2", ".ffn.experts.mlp.w2.weight", NULL, NULL, NULL, NULL},
+    {OP_VIEW_EXPERTS, M_SUFFIX, ".ffn.experts.mlp.w1.weight", NULL, "ffn_config.moe_num_experts", NULL, NULL, NULL},
+    {OP_VIEW_EXPERTS, M_SUFFIX, ".ffn.experts.mlp.v1.weight", NULL, "ffn_config.moe_num_experts", NULL, NULL, NULL},
+    {OP_VIEW_EXPERTS_T, M_SUFFIX, ".ffn.experts.mlp.w2.weight", NULL, "ffn_config.moe_num_experts", NULL, NULL, NULL},
     NORULES,
 };
 
@@ -241,6 +254,36 @@ static const conv_hp bloom_hp[] = {
     {"attention.head_count", 'u', "n_head|num_attention_heads", 0, NULL, NULL},
     {"attention.head_count_kv", 'u', "n_head|num_attention_heads", 0, NULL, NULL},
     {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+/* MPTModel.set_gguf_parameters: no general.file_type */
+static const conv_hp mpt_hp[] = {
+    {"context_length", 'u', "max_seq_len", 0, NULL, NULL},
+    {"embedding_length", 'u', "d_model", 0, NULL, NULL},
+    {"block_count", 'u', "n_layers", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "4*d_model", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "attn_config.kv_n_heads", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "=1e-5", 0, NULL, NULL},
+    {"attention.clamp_kqv", 'f', "attn_config.clip_qkv", HP_OPT, NULL, NULL},
+    BLOCK(mpt_alibi),
+    END,
+};
+
+static const conv_hp dbrx_hp[] = {
+    {"block_count", 'u', "n_layers", 0, NULL, NULL},
+    {"context_length", 'u', "max_seq_len", 0, NULL, NULL},
+    {"embedding_length", 'u', "d_model", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "ffn_config.ffn_hidden_size", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "attn_config.kv_n_heads", 0, NULL, NULL},
+    {"rope.freq_base", 'f', "attn_config.rope_theta", 0, NULL, NULL},
+    {"attention.clamp_kqv", 'f', "attn_config.clip_qkv", 0, NULL, NULL},
+    {"expert_count", 'u', "ffn_config.moe_num_experts", 0, NULL, NULL},
+    {"expert_used_count", 'u', "ffn_config.moe_top_k", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "=1e-5", 0, NULL, NULL},
     CALC("general.file_type", 'u', file_type, 0),
     END,
 };
@@ -476,6 +519,8 @@ const conv_arch conv_archs[] = {
     {"llama", CLASSES("InternLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp, V_INTERNLM3, 0},
     {"cohere2", CLASSES("Cohere2ForCausalLM"), AB_COHERE2, no_rules, cohere2_hp, V_BPE, 0},
     {"bloom", CLASSES("BloomForCausalLM", "BloomModel"), AB_BLOOM, bloom_rules, bloom_hp, V_BPE, 0},
+    {"mpt", CLASSES("MPTForCausalLM"), AB_MPT, no_rules, mpt_hp, V_BPE, 0},
+    {"dbrx", CLASSES("DbrxForCausalLM"), AB_DBRX, dbrx_rules, dbrx_hp, V_BPE, AF_FORCE_QUANT},
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);

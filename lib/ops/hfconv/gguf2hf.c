@@ -169,6 +169,11 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
     if (r->op == R_UNSTACK) {
         it->out.ndim = t->ndim - 1;
         memcpy(it->out.shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+    } else if (r->op == R_UNVIEW_EXPERTS || r->op == R_UNVIEW_EXPERTS_T) { /* [E * ff, embd] */
+        bool tr = r->op == R_UNVIEW_EXPERTS_T;
+        it->out.ndim = 2;
+        it->out.shape[0] = t->shape[0] * (tr ? t->shape[2] : t->shape[1]);
+        it->out.shape[1] = tr ? t->shape[1] : t->shape[2];
     } else {
         it->out.ndim = t->ndim;
         memcpy(it->out.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
@@ -245,7 +250,11 @@ static int plan_tensors(hfc *c)
             }
             continue;
         }
-        char *name = fill_name(c->a, r->hf, block, -1, suffix);
+        bool unview = r->op == R_UNVIEW_EXPERTS || r->op == R_UNVIEW_EXPERTS_T;
+        if (unview && (t->ndim != 3 || strcmp(suffix, ".weight")))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
+                           "tensor \"%s\" should be a 3-d expert weight", t->name);
+        char *name = fill_name(c->a, r->hf, block, -1, unview ? "" : suffix); /* DBRX: no ".weight" */
         if (!name || add_item(c, t, r, -1, name))
             return c->st->code ? -1 : mf_oom(c->st, c->path);
         if (r->op == R_FUSE_GROUPED && fuse_parts(c, &c->items.v[c->items.n - 1], block, suffix))
@@ -413,6 +422,14 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     case R_UNSTACK:
         memcpy(w, src + (uint64_t)it->x * n, sizeof(float) * (size_t)n);
         break;
+    case R_UNVIEW_EXPERTS_T: { /* [E][embd][ff] -> [E][ff][embd] */
+        int64_t e = t->shape[0], a = t->shape[1], b = t->shape[2];
+        for (int64_t x = 0; x < e; x++)
+            for (int64_t i = 0; i < a; i++)
+                for (int64_t j = 0; j < b; j++)
+                    w[(x * b + j) * a + i] = src[(x * a + i) * b + j];
+        break;
+    }
     case R_SUB_ONE:
         for (uint64_t i = 0; i < n; i++)
             w[i] = src[i] - 1.0f;

@@ -22,6 +22,8 @@ typedef enum hf_rev_op {
     R_FUSE_GROUPED,  /* InternLM2: attn_q (with attn_k, attn_v of its block),
                         unpermuted, fused back into [kv][q_per_kv + 2][hd] rows */
     R_FUSED_PART,    /* attn_k / attn_v of such a block: inside the fused one */
+    R_UNVIEW_EXPERTS,   /* DBRX: [E][ff][embd] back to [E * ff, embd], named without ".weight" */
+    R_UNVIEW_EXPERTS_T, /* the same from [E][embd][ff], each expert transposed back */
 } hf_rev_op;
 
 typedef struct hf_rev_name {

@@ -261,6 +261,41 @@ static const hf_rev_name bloom_names[] = {
 };
 #undef H
 
+#define T "transformer.blocks.{bid}."
+static const hf_rev_name mpt_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"position_embd", "transformer.wpe", R_PLAIN},
+    {"output_norm", "transformer.norm_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", T "norm_1", R_PLAIN},
+    {"blk.{bid}.attn_qkv", T "attn.Wqkv", R_PLAIN},
+    {"blk.{bid}.attn_q_norm", T "attn.q_ln", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", T "attn.k_ln", R_PLAIN},
+    {"blk.{bid}.attn_output", T "attn.out_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", T "norm_2", R_PLAIN},
+    {"blk.{bid}.ffn_up", T "ffn.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down", T "ffn.down_proj", R_PLAIN},
+    END,
+};
+
+/* DBRX: the experts go back to [E * ff, embd] without ".weight" (w2's
+ * matrices transposed back) */
+static const hf_rev_name dbrx_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"output_norm", "transformer.norm_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", T "norm_attn_norm.norm_1", R_PLAIN},
+    {"blk.{bid}.attn_qkv", T "norm_attn_norm.attn.Wqkv", R_PLAIN},
+    {"blk.{bid}.attn_output", T "norm_attn_norm.attn.out_proj", R_PLAIN},
+    {"blk.{bid}.attn_output_norm", T "norm_attn_norm.norm_2", R_PLAIN},
+    {"blk.{bid}.ffn_gate_inp", T "ffn.router.layer", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", T "ffn.experts.mlp.w1", R_UNVIEW_EXPERTS},
+    {"blk.{bid}.ffn_up_exps", T "ffn.experts.mlp.v1", R_UNVIEW_EXPERTS},
+    {"blk.{bid}.ffn_down_exps", T "ffn.experts.mlp.w2", R_UNVIEW_EXPERTS_T},
+    END,
+};
+#undef T
+
 #define X "gpt_neox.layers.{bid}."
 static const hf_rev_name gptneox_names[] = {
     {"token_embd", "gpt_neox.embed_in", R_PLAIN},
@@ -357,5 +392,7 @@ const hf_rev_arch hf_rev_archs[] = {
     {"orion", CLASS("OrionForCausalLM", "orion"), orion_names},
     {"nemotron", CLASS("NemotronForCausalLM", "nemotron"), nemotron_names},
     {"bloom", CLASS("BloomForCausalLM", "bloom"), bloom_names},
+    {"mpt", CLASS("MPTForCausalLM", "mpt"), mpt_names},
+    {"dbrx", CLASS("DbrxForCausalLM", "dbrx"), dbrx_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);

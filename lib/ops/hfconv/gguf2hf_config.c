@@ -58,6 +58,16 @@ static void set_new(json_t *cfg, const char *key, json_t *v)
 {
     if (!v)
         return;
+    for (const char *dot; (dot = strchr(key, '.')) != NULL; key = dot + 1) { /* "a.b": key b of object a */
+        char part[128];
+        snprintf(part, sizeof(part), "%.*s", (int)(dot - key), key);
+        json_t *o = json_object_get(cfg, part);
+        if (!json_is_object(o)) {
+            o = json_object();
+            json_object_set_new(cfg, part, o);
+        }
+        cfg = o;
+    }
     if (json_object_get(cfg, key))
         json_decref(v); /* the first key that gives it wins */
     else
@@ -188,6 +198,16 @@ void g2h_rope_linear(hfc *c, json_t *cfg)
     json_object_set_new(rs, "type", json_string("linear"));
     json_object_set_new(rs, "factor", f32_of(c, "rope.scaling.factor"));
     set_new(cfg, "rope_scaling", rs);
+}
+
+/* MPT: ALiBi on when max_alibi_bias is not 0 */
+void g2h_mpt_alibi(hfc *c, json_t *cfg)
+{
+    const mf_value *v = hfc_key(c, "attention.max_alibi_bias");
+    if (!v || v->type != MF_V_F32)
+        return;
+    set_new(cfg, "attn_config.alibi", json_boolean(v->as.f != 0.0));
+    set_new(cfg, "attn_config.alibi_bias_max", f32_of(c, "attention.max_alibi_bias"));
 }
 
 static void rope_yarn(hfc *c, json_t *cfg, bool deepseek)

@@ -32,6 +32,8 @@ typedef struct out_tensor {
     int64_t row_len;             /* elements per row */
     int64_t *row_map;            /* output row -> source row; NULL: the same */
     bool transpose;              /* a 2-d source read column by column */
+    int64_t t_batch;             /* transposed: the source's rows are this many matrices
+                                    (DBRX's experts), each transposed; 0 or 1: one */
     conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, or OP_SKIP for none */
     float *generated;            /* values of a generated tensor */
 } out_tensor;

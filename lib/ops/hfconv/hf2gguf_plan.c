@@ -105,12 +105,19 @@ static bool is_block_tensor(const char *name, const char *kind)
     return p > name + 4 && *p == '.' && !strcmp(p + 1, kind);
 }
 
-/* prepare_tensors: the types "always in float32", else the output type. */
+static bool always_f32(const char *new_name, int ndim)
+{
+    return ndim <= 1 || ends_with(new_name, "_norm.weight") || !ends_with(new_name, ".weight") ||
+           is_block_tensor(new_name, "ffn_gate_inp.weight") || !strcmp(new_name, "position_embd.weight") ||
+           !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight");
+}
+
+/* prepare_tensors: the types "always in float32", else the output type;
+ * with tensor_force_quant (AF_FORCE_QUANT) only 1-d tensors and norms are F32. */
 static mf_dtype tensor_type(const conv *c, const char *new_name, int ndim, int64_t row)
 {
-    if (ndim <= 1 || ends_with(new_name, "_norm.weight") || !ends_with(new_name, ".weight") ||
-        is_block_tensor(new_name, "ffn_gate_inp.weight") || !strcmp(new_name, "position_embd.weight") ||
-        !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight"))
+    bool forced = (c->arch->flags & AF_FORCE_QUANT) && ndim > 1 && !ends_with(new_name, "_norm.weight");
+    if (!forced && always_f32(new_name, ndim))
         return MF_F32;
     mf_dtype t = c->qtype;
     const mf_dtype_info *di = mf_dtype_info_of(t);
@@ -458,6 +465,27 @@ static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const m
     return 0;
 }
 
+/* DbrxModel: a [E * rows, cols] expert parameter viewed as [E][rows][cols]
+ * (OP_VIEW_EXPERTS) or permuted to [E][cols][rows] (OP_VIEW_EXPERTS_T). */
+static int view_experts(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const mf_tensor *t)
+{
+    int64_t e;
+    if (h2g_need_hp_int(c, r->count_key, &e))
+        return -1;
+    if (t->ndim != 2 || t->shape[0] % e)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1,
+                       "tensor \"%s\": not a 2-d tensor of %lld experts' rows", t->name, (long long)e);
+    int64_t rows = t->shape[0] / e, cols = t->shape[1];
+    bool t_ = r->op == OP_VIEW_EXPERTS_T;
+    o->ndim = 3;
+    o->shape[0] = e;
+    o->shape[1] = t_ ? cols : rows;
+    o->shape[2] = t_ ? rows : cols;
+    o->transpose = t_;
+    o->t_batch = t_ ? e : 0;
+    return 0;
+}
+
 /* Does any part hold a tensor named by the list "a|b" (NULL: none)? */
 static bool source_has_any(const conv *c, const char *names)
 {
@@ -491,7 +519,7 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
     out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
     memcpy(o.shape, t->shape, sizeof(o.shape));
     int permute = 0, rc = 0;
-    const conv_rule *after_map = NULL;
+    const conv_rule *after_map = NULL, *view = NULL;
     for (const conv_rule *r = c->arch->rules; r->pat; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD) {
             after_map = r;
@@ -511,11 +539,16 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
         case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
+        case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); return rc;
         default: rc = plan_qkv(c, r, part, t, name, bid); free(name); return rc;
         }
     }
-    if (o.transpose) {
+    if (view && view_experts(c, view, &o, part, t)) {
+        free(name);
+        return -1;
+    }
+    if (o.transpose && !view) {
         if (t->ndim != 2) {
             rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a transpose needs 2 dimensions", name);
             free(name);

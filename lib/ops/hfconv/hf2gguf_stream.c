@@ -169,13 +169,14 @@ static float torch_expf(float d)
 static void output_row(const reader *r, int64_t row, float *f32)
 {
     const out_tensor *o = r->o;
-    if (o->transpose) {
+    if (o->transpose) { /* output row = column (row % cols) of matrix (row / cols) */
         const mf_tensor *t = o->segs[0].t;
         mf_dtype dt = t->dtype;
         size_t es = mf_dtype_info_of(dt)->block_bytes;
-        int64_t rows = t->shape[0], cols = t->shape[1];
+        int64_t batch = o->t_batch > 1 ? o->t_batch : 1;
+        int64_t rows = t->shape[0] / batch, cols = t->shape[1], first = row / cols * rows, col = row % cols;
         for (int64_t i = 0; i < rows; i++)
-            row_to_f32(dt, r->data[0] + ((uint64_t)i * (uint64_t)cols + (uint64_t)row) * es, 1, f32 + i);
+            row_to_f32(dt, r->data[0] + ((uint64_t)(first + i) * (uint64_t)cols + (uint64_t)col) * es, 1, f32 + i);
     } else {
         read_row(r, o->row_map ? o->row_map[row] : row, f32, NULL);
     }

@@ -350,6 +350,9 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"gptneox", PF_BYTELEVEL, "olmo"},      {"mamba", PF_BYTELEVEL, "olmo"},
         /* StableLM-Epoch (stablelm-3b-4e1t) ships the GPT-NeoX-20B tokenizer */
         {"stablelm", PF_BYTELEVEL, "olmo"},     {"olmo", PF_BYTELEVEL, "olmo"},
+        /* MPT ships the GPT-NeoX-20B tokenizer: its hash is MPT's and OLMo's, the later "olmo" wins */
+        {"mpt", PF_BYTELEVEL, "olmo"},
+        {"dbrx", PF_LLAMA3, "dbrx"},
         {NULL, PF_BYTELEVEL, "gpt-2"},
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
         {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"},

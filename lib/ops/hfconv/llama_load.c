@@ -59,6 +59,12 @@ static const struct {
     {"bloom", /* LLM_ARCH_BLOOM: output is required (the converter writes the tied head twice) */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "token_embd_norm.weight", "token_embd_norm.bias", "output_norm.weight", "output_norm.bias", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_qkv.bias", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_output.bias", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_norm.bias", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_down.bias", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_up.bias", NULL}},
+    {"mpt", /* LLM_ARCH_MPT: biases, q/k norms, position embeddings and output optional */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", "attention.max_alibi_bias", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    {"dbrx", /* LLM_ARCH_DBRX */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", "attention.clamp_kqv", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_output_norm.weight", "blk.{bid}.ffn_gate_inp.weight", "blk.{bid}.ffn_gate_exps.weight", "blk.{bid}.ffn_down_exps.weight", "blk.{bid}.ffn_up_exps.weight", NULL}},
     {"olmo", /* llm_load_hparams / llm_load_tensors, LLM_ARCH_OLMO */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
