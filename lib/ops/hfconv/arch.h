@@ -53,6 +53,8 @@ typedef enum conv_op {
     OP_QKV_GROUPED,   /* [groups][q_per_kv + 2][hd] rows split to q, k, v; q, k permuted (InternLM2) */
     OP_QKV_PER_HEAD,  /* [n_head][3][hd] rows re-ordered to [3][n_head][hd] (GPT-NeoX) */
     OP_QKV_KV_GROUPS, /* [kv][q_per_kv + 2][hd] rows re-ordered to q, k, v (Falcon "jploski") */
+    OP_DROP_ROWS,     /* the first count_key + 1 rows dropped (RoBERTa's positions start
+                         after pad_token_id; none when count_key is absent or null) */
     OP_VIEW_EXPERTS,  /* [E * rows, cols] viewed as [E][rows][cols], E from count_key (DBRX) */
     OP_VIEW_EXPERTS_T,/* the same, each expert's matrix transposed: [E][cols][rows] */
 } conv_op;
@@ -91,7 +93,7 @@ typedef struct conv_block {
 #define CONV_CALCS(X)                                                                      \
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
-    X(mamba_dt_rank) X(falcon_mamba)
+    X(mamba_dt_rank) X(falcon_mamba) X(ctx_after_pad)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(mpt_alibi)
 /* Declared for every name; file_type, head_dim_embd and pooling_type have no
@@ -138,6 +140,9 @@ typedef enum conv_vocab {
     V_INTERNLM3,  /* InternLM3Model.set_vocab: SentencePiece, add_prefix_space, eos = <|im_end|> */
     V_NEMOTRON,   /* NemotronModel.set_vocab: SentencePiece, then pad id 0 and unk id 1 */
     V_MAMBA,      /* vocab_size rounded up to pad_vocab_size_multiple, then BPE */
+    V_ROBERTA,    /* RobertaModel.set_vocab: tokenizer.json BPE + add_bos/add_eos, else V_BERT */
+    V_XLMR,       /* XLMRobertaModel.set_vocab: "t5" Unigram, fairseq ids realigned */
+    V_T5,         /* T5Model.set_vocab: "t5" Unigram (spiece.model), add_eos only */
 } conv_vocab;
 
 enum {

@@ -28,6 +28,7 @@ const conv_calc conv_calc_gating_func = {"gating_func", h2g_gating_func, g2h_gat
 const conv_calc conv_calc_mamba_d_inner = {"mamba_d_inner", h2g_mamba_d_inner, g2h_mamba_d_inner};
 const conv_calc conv_calc_mamba_dt_rank = {"mamba_dt_rank", h2g_mamba_dt_rank, g2h_mamba_dt_rank};
 const conv_calc conv_calc_falcon_mamba = {"falcon_mamba", h2g_falcon_mamba, g2h_falcon_mamba};
+const conv_calc conv_calc_ctx_after_pad = {"ctx_after_pad", h2g_ctx_after_pad, g2h_ctx_after_pad};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
@@ -156,6 +157,22 @@ static const conv_rule internlm2_rules[] = {
 };
 
 static const conv_rule bert_rules[] = {
+    {OP_RENAME, M_PREFIX, "bert.", "", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".gamma", ".weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".beta", ".bias", NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_EXACT, "embeddings.position_ids", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_EXACT, "pooler.dense.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_EXACT, "pooler.dense.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "cls.predictions", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "cls.seq_relationship", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* RobertaModel / XLMRobertaModel.modify_tensors: "roberta." dropped, the
+ * position rows before pad_token_id + 1 cut, then BertModel's rules */
+static const conv_rule roberta_rules[] = {
+    {OP_RENAME, M_PREFIX, "roberta.", "", NULL, NULL, NULL, NULL},
+    {OP_DROP_ROWS, M_EXACT, "embeddings.position_embeddings.weight", NULL, "pad_token_id", NULL, NULL, NULL},
     {OP_RENAME, M_PREFIX, "bert.", "", NULL, NULL, NULL, NULL},
     {OP_RENAME, M_SUFFIX, ".gamma", ".weight", NULL, NULL, NULL, NULL},
     {OP_RENAME, M_SUFFIX, ".beta", ".bias", NULL, NULL, NULL, NULL},
@@ -442,6 +459,27 @@ static const conv_hp bert_hp[] = {
     END,
 };
 
+/* BertModel's keys, with the context shortened by pad_token_id + 1 */
+static const conv_hp roberta_hp[] = {
+    CALC("block_count", 'u', block_count, 0),
+    CALC("context_length", 'u', ctx_after_pad, HP_OPT),
+    {"embedding_length", 'u', "hidden_size|n_embd", HP_OPT, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size|n_inner", HP_OPT, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head", HP_OPT, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads", HP_OPT, NULL, NULL},
+    {"rope.freq_base", 'f', "rope_theta", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_eps|layer_norm_epsilon|norm_epsilon", HP_OPT, NULL, NULL},
+    {"expert_count", 'u', "num_local_experts", HP_OPT, NULL, NULL},
+    {"expert_used_count", 'u', "num_experts_per_tok", HP_OPT, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"attention.causal", 'b', "=0", 0, NULL, NULL},
+    BLOCK(pooling_type),
+    END,
+};
+
 static const conv_hp gptneox_hp[] = {
     {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
     {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
@@ -508,6 +546,9 @@ const conv_arch conv_archs[] = {
     {"command-r", CLASSES("CohereForCausalLM"), AB_COMMAND_R, no_rules, command_r_hp, V_BPE, AF_CTX_MODEL_MAX},
     {"internlm2", CLASSES("InternLM2ForCausalLM"), AB_INTERNLM2, internlm2_rules, internlm2_hp, V_INTERNLM2, 0},
     {"bert", CLASSES("BertModel", "BertForMaskedLM", "CamembertModel"), AB_BERT, bert_rules, bert_hp, V_BERT, 0},
+    {"bert", CLASSES("RobertaModel"), AB_BERT, roberta_rules, roberta_hp, V_ROBERTA, 0},
+    {"bert", CLASSES("XLMRobertaModel", "XLMRobertaForSequenceClassification"), AB_BERT, roberta_rules, roberta_hp,
+     V_XLMR, 0},
     {"gptneox", CLASSES("GPTNeoXForCausalLM"), AB_GPTNEOX, gptneox_rules, gptneox_hp, V_BPE, 0},
     {"falcon", CLASSES("FalconForCausalLM", "RWForCausalLM"), AB_FALCON, falcon_rules, falcon_hp, V_BPE, 0},
     {"mamba", CLASSES("MambaForCausalLM", "MambaLMHeadModel", "FalconMambaForCausalLM"), AB_MAMBA, mamba_rules,

@@ -46,8 +46,11 @@ static int64_t key_int(const hfc *c, const char *suffix, int64_t dflt)
     return hfc_int(hfc_key(c, suffix), &x) ? x : dflt;
 }
 
-static const hf_rev_arch *find_rev(const char *arch)
+static const hf_rev_arch *find_rev(const mf_model *m, const char *arch)
 {
+    for (size_t i = 0; i < hf_rev_n_variants; i++)
+        if (!strcmp(hf_rev_variants[i].rev.arch, arch) && hf_rev_variants[i].when(m))
+            return &hf_rev_variants[i].rev;
     for (size_t i = 0; i < hf_rev_n_archs; i++)
         if (!strcmp(hf_rev_archs[i].arch, arch))
             return &hf_rev_archs[i];
@@ -70,8 +73,14 @@ static bool space_prefix_before_ids(const hfc *c)
     return false;
 }
 
-static const conv_arch *find_fwd(const char *arch)
+/* The forward row of the class (several share a GGUF architecture), else
+ * the architecture's first. */
+static const conv_arch *find_fwd(const char *arch, const char *hf_class)
 {
+    for (size_t i = 0; hf_class && i < conv_n_archs; i++)
+        for (const char *const *k = conv_archs[i].classes; *k; k++)
+            if (!strcmp(conv_archs[i].name, arch) && !strcmp(*k, hf_class))
+                return &conv_archs[i];
     for (size_t i = 0; i < conv_n_archs; i++)
         if (!strcmp(conv_archs[i].name, arch))
             return &conv_archs[i];
@@ -154,6 +163,14 @@ static mf_dtype out_dtype(const hfc *c, const mf_tensor *t)
     return is_plain_float(t->dtype) ? t->dtype : c->quant_dtype;
 }
 
+/* RoBERTa: the rows the converter cut before the positions (pad id + 1). */
+static int64_t pad_rows(const hfc *c)
+{
+    int64_t pad;
+    return hfc_int(mf_meta_get(c->m, "tokenizer.ggml.padding_token_id"), &pad) && pad >= 0 && pad < (1 << 20)
+               ? pad + 1 : 0;
+}
+
 static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x, const char *name)
 {
     if (mf_vec_grow((void **)&c->items.v, &c->items.cap, c->items.n + 1, sizeof(hfc_item)))
@@ -169,6 +186,10 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
     if (r->op == R_UNSTACK) {
         it->out.ndim = t->ndim - 1;
         memcpy(it->out.shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+    } else if (r->op == R_PAD_ROWS && t->ndim == 2) {
+        it->out.ndim = 2;
+        it->out.shape[0] = t->shape[0] + pad_rows(c);
+        it->out.shape[1] = t->shape[1];
     } else if (r->op == R_UNVIEW_EXPERTS || r->op == R_UNVIEW_EXPERTS_T) { /* [E * ff, embd] */
         bool tr = r->op == R_UNVIEW_EXPERTS_T;
         it->out.ndim = 2;
@@ -388,6 +409,11 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     uint64_t n = mf_tensor_nelems(t);
     if (it->op == R_UNSTACK)
         n /= (uint64_t)t->shape[0];
+    uint64_t front = 0; /* R_PAD_ROWS: zero values before the rows */
+    if (it->op == R_PAD_ROWS && t->ndim == 2) {
+        front = (uint64_t)pad_rows(c) * (uint64_t)t->shape[1];
+        n += front;
+    }
     float *w = malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!w)
         return mf_oom(c->st, c->path);
@@ -430,6 +456,10 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
                     w[(x * b + j) * a + i] = src[(x * a + i) * b + j];
         break;
     }
+    case R_PAD_ROWS:
+        memset(w, 0, sizeof(float) * (size_t)front);
+        memcpy(w + front, src, sizeof(float) * (size_t)(n - front));
+        break;
     case R_SUB_ONE:
         for (uint64_t i = 0; i < n; i++)
             w[i] = src[i] - 1.0f;
@@ -714,8 +744,8 @@ static int start(hfc *c)
     if (!a || a->type != MF_V_STR)
         return mf_fail(c->st, MF_ERR_FORMAT, c->path, -1, "no general.architecture: not a model GGUF");
     c->arch = a->as.s.ptr;
-    c->rev = find_rev(c->arch);
-    c->fwd = find_fwd(c->arch);
+    c->rev = find_rev(c->m, c->arch);
+    c->fwd = find_fwd(c->arch, c->rev ? c->rev->hf_class : NULL);
     if (!c->rev || !c->fwd) {
         char known[1024] = "";
         for (size_t i = 0; i < hf_rev_n_archs; i++)

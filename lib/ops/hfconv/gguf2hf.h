@@ -22,6 +22,8 @@ typedef enum hf_rev_op {
     R_FUSE_GROUPED,  /* InternLM2: attn_q (with attn_k, attn_v of its block),
                         unpermuted, fused back into [kv][q_per_kv + 2][hd] rows */
     R_FUSED_PART,    /* attn_k / attn_v of such a block: inside the fused one */
+    R_PAD_ROWS,      /* RoBERTa: padding_token_id + 1 zero rows put back in front (the
+                        converter cut them; their values are not in the GGUF) */
     R_UNVIEW_EXPERTS,   /* DBRX: [E][ff][embd] back to [E * ff, embd], named without ".weight" */
     R_UNVIEW_EXPERTS_T, /* the same from [E][embd][ff], each expert transposed back */
 } hf_rev_op;
@@ -41,6 +43,16 @@ typedef struct hf_rev_arch {
 
 extern const hf_rev_arch hf_rev_archs[];
 extern const size_t hf_rev_n_archs;
+
+/* Classes that share a GGUF architecture with hf_rev_archs' class (RoBERTa
+ * and XLM-RoBERTa write "bert"): taken, before it, when `when` says the
+ * GGUF is theirs (first that fits). */
+typedef struct hf_rev_variant {
+    bool (*when)(const mf_model *m);
+    hf_rev_arch rev;
+} hf_rev_variant;
+extern const hf_rev_variant hf_rev_variants[];
+extern const size_t hf_rev_n_variants;
 
 /* The public options (mfmt/convert.h); the internal entry below reads
  * them as given (struct_size unchecked). */

@@ -345,6 +345,41 @@ static const hf_rev_name bert_names[] = {
     {"blk.{bid}.layer_output_norm", E "output.LayerNorm", R_PLAIN},
     END,
 };
+
+/* RoBERTa and XLM-RoBERTa: BERT's names under the same GGUF architecture,
+ * the position rows the converter cut put back as zeros */
+static const hf_rev_name roberta_names[] = {
+    {"token_embd", "embeddings.word_embeddings", R_PLAIN},
+    {"position_embd", "embeddings.position_embeddings", R_PAD_ROWS},
+    {"token_types", "embeddings.token_type_embeddings", R_PLAIN},
+    {"token_embd_norm", "embeddings.LayerNorm", R_PLAIN},
+    {"blk.{bid}.attn_q", E "attention.self.query", R_PLAIN},
+    {"blk.{bid}.attn_k", E "attention.self.key", R_PLAIN},
+    {"blk.{bid}.attn_v", E "attention.self.value", R_PLAIN},
+    {"blk.{bid}.attn_output", E "attention.output.dense", R_PLAIN},
+    {"blk.{bid}.attn_output_norm", E "attention.output.LayerNorm", R_PLAIN},
+    {"blk.{bid}.ffn_up", E "intermediate.dense", R_PLAIN},
+    {"blk.{bid}.ffn_down", E "output.dense", R_PLAIN},
+    {"blk.{bid}.layer_output_norm", E "output.LayerNorm", R_PLAIN},
+    END,
+};
+
+static bool tokenizer_is(const mf_model *m, const char *model)
+{
+    const mf_value *v = mf_meta_get(m, "tokenizer.ggml.model");
+    return v && v->type == MF_V_STR && !strcmp(v->as.s.ptr, model);
+}
+
+/* RobertaModel writes a byte-level BPE vocabulary, XLMRobertaModel a "t5" one */
+static bool roberta_vocab(const mf_model *m)
+{
+    return tokenizer_is(m, "gpt2");
+}
+
+static bool xlmr_vocab(const mf_model *m)
+{
+    return tokenizer_is(m, "t5");
+}
 #undef E
 
 #define L "model.layers.{bid}."
@@ -396,3 +431,9 @@ const hf_rev_arch hf_rev_archs[] = {
     {"dbrx", CLASS("DbrxForCausalLM", "dbrx"), dbrx_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);
+
+const hf_rev_variant hf_rev_variants[] = {
+    {roberta_vocab, {"bert", CLASS("RobertaModel", "roberta"), roberta_names}},
+    {xlmr_vocab, {"bert", CLASS("XLMRobertaModel", "xlm-roberta"), roberta_names}},
+};
+const size_t hf_rev_n_variants = sizeof(hf_rev_variants) / sizeof(hf_rev_variants[0]);

@@ -173,6 +173,15 @@ void g2h_mamba_dt_rank(hfc *c, json_t *cfg, int64_t x)
     set_new(cfg, "time_step_rank", json_integer(x));
 }
 
+/* RoBERTa: the positions table had pad_token_id + 1 rows more */
+void g2h_ctx_after_pad(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t pad;
+    if (!hfc_int(mf_meta_get(c->m, "tokenizer.ggml.padding_token_id"), &pad))
+        pad = -1;
+    set_new(cfg, "max_position_embeddings", json_integer(x + pad + 1));
+}
+
 void g2h_falcon_mamba(hfc *c, json_t *cfg, int64_t x)
 {
     (void)c;
@@ -363,6 +372,12 @@ static json_t *build_config(hfc *c)
     const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
     if (tok && tok->type == MF_V_ARR)
         set_new(cfg, "vocab_size", json_integer((json_int_t)tok->as.arr.n));
+    /* rows cut by pad_token_id + 1 (RoBERTa): the forward converter reads the id from config.json */
+    for (const conv_rule *r = c->fwd->rules; r->pat; r++) {
+        int64_t pad;
+        if (r->op == OP_DROP_ROWS && hfc_int(mf_meta_get(c->m, "tokenizer.ggml.padding_token_id"), &pad))
+            set_new(cfg, r->count_key, json_integer(pad));
+    }
     bool has_output = mf_tensor_find(c->m, "output.weight") != NULL && !hfc_output_is_copy(c);
     bool always_tied = !strcmp(c->arch, "gpt2");
     set_new(cfg, "tie_word_embeddings", json_boolean(always_tied || !has_output));

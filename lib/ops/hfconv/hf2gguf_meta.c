@@ -181,6 +181,18 @@ json_t *h2g_mamba_dt_rank(conv *c)
     return mamba_dim(c, false);
 }
 
+/* RobertaModel.__init__: max_position_embeddings less pad_token_id + 1 */
+json_t *h2g_ctx_after_pad(conv *c)
+{
+    json_t *m = h2g_hparam(c, "max_position_embeddings"), *pad = h2g_hparam(c, "pad_token_id");
+    int64_t ctx, p = -1;
+    if (!m || h2g_need_int(c, m, "max_position_embeddings", &ctx))
+        return NULL;
+    if (pad && !json_is_null(pad) && h2g_need_int(c, pad, "pad_token_id", &p))
+        return NULL;
+    return json_integer(ctx - (p + 1));
+}
+
 json_t *h2g_falcon_mamba(conv *c)
 {
     const char *mt = json_string_value(h2g_hparam(c, "model_type"));

@@ -486,6 +486,27 @@ static int view_experts(conv *c, const conv_rule *r, out_tensor *o, const mf_mod
     return 0;
 }
 
+/* RobertaModel: data_torch[pad_token_id + 1:, :] (nothing without a pad id). */
+static int drop_rows(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const mf_tensor *t)
+{
+    json_t *pad = h2g_hparam(c, r->count_key);
+    int64_t k;
+    if (!pad || json_is_null(pad))
+        return 0;
+    if (h2g_need_int(c, pad, r->count_key, &k))
+        return -1;
+    k += 1;
+    if (t->ndim != 2 || k < 0 || k > t->shape[0])
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": cannot drop its first %lld rows",
+                       t->name, (long long)k);
+    o->shape[0] = t->shape[0] - k;
+    if (!(o->row_map = alloc_map(c, o->shape[0])))
+        return -1;
+    for (int64_t i = 0; i < o->shape[0]; i++)
+        o->row_map[i] = i + k;
+    return 0;
+}
+
 /* Does any part hold a tensor named by the list "a|b" (NULL: none)? */
 static bool source_has_any(const conv *c, const char *names)
 {
@@ -519,7 +540,7 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
     out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
     memcpy(o.shape, t->shape, sizeof(o.shape));
     int permute = 0, rc = 0;
-    const conv_rule *after_map = NULL, *view = NULL;
+    const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->arch->rules; r->pat; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD) {
             after_map = r;
@@ -540,6 +561,7 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
+        case OP_DROP_ROWS: drop = r; continue;
         case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); return rc;
         default: rc = plan_qkv(c, r, part, t, name, bid); free(name); return rc;
         }
@@ -562,6 +584,11 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", name);
         free(name);
         return rc;
+    }
+    if (drop && drop_rows(c, drop, &o, part, t)) {
+        free(name);
+        h2g_free_out(&o);
+        return -1;
     }
     if (permute) {
         int64_t heads, rows, len;

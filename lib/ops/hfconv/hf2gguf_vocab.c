@@ -150,9 +150,20 @@ static bool parse_id(const char *s, int64_t *out)
 
 /* ------------------------------------------------------- SentencePiece */
 
-static int sentencepiece_tokens(vocab *v)
+/* What XLMRobertaModel / T5Model.set_vocab read of the model's
+ * normalizer_spec and trainer_spec besides the pieces. */
+typedef struct spm_facts {
+    int model_type;
+    bool add_dummy_prefix, remove_extra_whitespaces;
+    uint8_t *charsmap; /* malloc'd copy; NULL when empty */
+    size_t charsmap_len;
+} spm_facts;
+
+/* The pieces of the SentencePiece model `file` over [PAD{i}] placeholders
+ * up to config.json's vocab_size; facts (may be NULL) gets the rest. */
+static int sentencepiece_tokens_of(vocab *v, const char *file, spm_facts *facts)
 {
-    char *path = path_in(v, "tokenizer.model");
+    char *path = path_in(v, file);
     char *buf = NULL;
     size_t blen;
     mf_spm spm = {0};
@@ -192,10 +203,25 @@ static int sentencepiece_tokens(vocab *v)
                    : p->type == MF_SPM_UNUSED ? TT_UNUSED : p->type == MF_SPM_BYTE ? TT_BYTE
                    : TT_NORMAL;
     }
+    if (rc == 0 && facts) {
+        *facts = (spm_facts){.model_type = spm.model_type, .add_dummy_prefix = spm.add_dummy_prefix,
+                             .remove_extra_whitespaces = spm.remove_extra_whitespaces};
+        if (spm.charsmap_len && !(facts->charsmap = malloc((size_t)spm.charsmap_len)))
+            rc = mf_oom(v->st, v->dir);
+        else if (spm.charsmap_len) {
+            memcpy(facts->charsmap, spm.charsmap, (size_t)spm.charsmap_len);
+            facts->charsmap_len = (size_t)spm.charsmap_len;
+        }
+    }
     mf_spm_free(&spm);
     free(buf);
     free(path);
     return rc;
+}
+
+static int sentencepiece_tokens(vocab *v)
+{
+    return sentencepiece_tokens_of(v, "tokenizer.model", NULL);
 }
 
 /* added_tokens.json over the SentencePiece list: USER_DEFINED, -1000. */
@@ -350,6 +376,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"gptneox", PF_BYTELEVEL, "olmo"},      {"mamba", PF_BYTELEVEL, "olmo"},
         /* StableLM-Epoch (stablelm-3b-4e1t) ships the GPT-NeoX-20B tokenizer */
         {"stablelm", PF_BYTELEVEL, "olmo"},     {"olmo", PF_BYTELEVEL, "olmo"},
+        {"bert", PF_BYTELEVEL, "roberta-bpe"}, /* RobertaModel's byte-level BPE */
         /* MPT ships the GPT-NeoX-20B tokenizer: its hash is MPT's and OLMo's, the later "olmo" wins */
         {"mpt", PF_BYTELEVEL, "olmo"},
         {"dbrx", PF_LLAMA3, "dbrx"},
@@ -405,7 +432,7 @@ static int bpe_tokens(vocab *v)
     json_t *model = json_object_get(v->tj, "model");
     const char *mtype = json_string_value(json_object_get(model, "type"));
     json_t *vocab_obj = json_object_get(model, "vocab");
-    const char *want = !strcmp(v->arch, "bert") ? "WordPiece" : "BPE";
+    const char *want = v->o->kind == V_BERT ? "WordPiece" : "BPE";
     if (!mtype || strcmp(mtype, want) != 0 || !json_is_object(vocab_obj))
         return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1,
                        "tokenizer.json: a %s model, not a %s vocabulary", mtype ? mtype : "typeless",
@@ -1084,6 +1111,113 @@ static int set_vocab_bert(vocab *v)
     return add_special_vocab(v, (int64_t)v->n, false);
 }
 
+static int type_vocab_count(vocab *v)
+{
+    int64_t types = 1;
+    json_t *tv = json_object_get(v->cfg, "type_vocab_size");
+    if (tv && !mf_hf_json_int(tv, &types))
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json type_vocab_size is not an integer");
+    if (types < 0 || types > UINT32_MAX)
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json type_vocab_size is out of range");
+    mf_kv_u32(v->kv, "tokenizer.ggml.token_type_count", (uint32_t)types);
+    return 0;
+}
+
+/* RobertaModel.set_vocab: tokenizer.json's byte-level BPE with add_bos and
+ * add_eos, else BERT's WordPiece */
+static int set_vocab_roberta(vocab *v)
+{
+    if (!v->tj)
+        return set_vocab_bert(v);
+    if (set_vocab_gpt2(v))
+        return -1;
+    mf_kv_bool(v->kv, "tokenizer.ggml.add_bos_token", true);
+    mf_kv_bool(v->kv, "tokenizer.ggml.add_eos_token", true);
+    return type_vocab_count(v);
+}
+
+/* The keys of a SentencePiece Unigram vocabulary as llama.cpp's "t5"
+ * tokenizer reads them (XLMRobertaModel, T5Model). */
+static int unigram_keys(vocab *v, const spm_facts *f, bool token_types)
+{
+    if (f->model_type != MF_SPM_UNIGRAM)
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "a SentencePiece %s model where the converter "
+                       "asserts a Unigram one", mf_spm_model_name(f->model_type));
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "t5", 2);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", "default", 7);
+    add_token_arrays(v, true);
+    mf_kv_bool(v->kv, "tokenizer.ggml.add_space_prefix", f->add_dummy_prefix);
+    if (token_types && type_vocab_count(v))
+        return -1;
+    mf_kv_bool(v->kv, "tokenizer.ggml.remove_extra_whitespaces", f->remove_extra_whitespaces);
+    if (f->charsmap_len) {
+        mf_value *a = mf_kv_arr(v->kv, "tokenizer.ggml.precompiled_charsmap", MF_V_U8, f->charsmap_len);
+        for (size_t i = 0; a && i < f->charsmap_len; i++)
+            a->as.arr.items[i].as.u = f->charsmap[i];
+    }
+    return 0;
+}
+
+/* XLMRobertaModel.set_vocab: sentencepiece.bpe.model, then the fairseq
+ * layout (<s> <pad> </s> <unk> first: every other piece one id later, the
+ * last one dropped) */
+static int set_vocab_xlmr(vocab *v)
+{
+    spm_facts f = {0};
+    int rc = sentencepiece_tokens_of(v, "sentencepiece.bpe.model", &f);
+    if (rc == 0 && v->n < 4)
+        rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "sentencepiece.bpe.model: fewer than 4 ids");
+    for (size_t i = v->n - 1; rc == 0 && i >= 4; i--) { /* new[i] = old[i - 1] */
+        rc = set_token(v, i, v->text[i - 1], v->len[i - 1]);
+        v->score[i] = v->score[i - 1];
+        v->type[i] = v->type[i - 1];
+    }
+    static const char *const first[] = {"<s>", "<pad>", "</s>", "<unk>"};
+    for (size_t i = 0; rc == 0 && i < 4; i++) {
+        rc = set_token(v, i, first[i], strlen(first[i]));
+        v->score[i] = 0.0f;
+        v->type[i] = i < 3 ? TT_CONTROL : TT_UNKNOWN;
+    }
+    if (rc == 0)
+        rc = unigram_keys(v, &f, true);
+    if (rc == 0)
+        rc = add_special_vocab(v, (int64_t)v->n, false);
+    if (rc == 0) {
+        mf_kv_bool(v->kv, "tokenizer.ggml.add_bos_token", true);
+        mf_kv_bool(v->kv, "tokenizer.ggml.add_eos_token", true);
+    }
+    free(f.charsmap);
+    return rc;
+}
+
+/* T5Model.set_vocab: tokenizer.model or spiece.model; a BPE model goes the
+ * SentencePiece way, a Unigram one with added_tokens.json over it */
+static int set_vocab_t5(vocab *v)
+{
+    const char *file = file_in(v, "tokenizer.model") ? "tokenizer.model" : "spiece.model";
+    spm_facts f = {0};
+    int rc = sentencepiece_tokens_of(v, file, &f);
+    if (rc == 0 && f.model_type == MF_SPM_BPE) {
+        free(f.charsmap);
+        free_tokens(v);
+        if (strcmp(file, "tokenizer.model"))
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "a BPE spiece.model: the converter asserts tokenizer.model");
+        return set_vocab_sentencepiece(v);
+    }
+    if (rc == 0)
+        rc = added_tokens_json_over(v);
+    if (rc == 0)
+        rc = unigram_keys(v, &f, false);
+    if (rc == 0)
+        rc = add_special_vocab(v, (int64_t)v->n, false);
+    if (rc == 0) {
+        mf_kv_bool(v->kv, "tokenizer.ggml.add_bos_token", false);
+        mf_kv_bool(v->kv, "tokenizer.ggml.add_eos_token", true);
+    }
+    free(f.charsmap);
+    return rc;
+}
+
 static int codellama_ids(vocab *v)
 {
     special_vocab sv = {.types = {"prefix", "suffix", "middle", "eot"}, .ntypes = 4, .n_vocab = -1};
@@ -1251,6 +1385,9 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_INTERNLM3: rc = set_vocab_internlm3(&v); break;
         case V_INTERNLM2: rc = set_vocab_internlm2(&v); break;
         case V_BERT: rc = set_vocab_bert(&v); break;
+        case V_ROBERTA: rc = set_vocab_roberta(&v); break;
+        case V_XLMR: rc = set_vocab_xlmr(&v); break;
+        case V_T5: rc = set_vocab_t5(&v); break;
         case V_MAMBA:
             if (v.tj)
                 rc = set_vocab_gpt2(&v);
