@@ -184,6 +184,22 @@ static const conv_rule roberta_rules[] = {
     NORULES,
 };
 
+/* JinaBertV2Model.get_tensors: gated_layers [2 * ff, h] cut into its
+ * gate (first ff rows) and up halves, then BertModel's rules */
+static const char *const jina_gated[] = {"mlp.gated_layers_w", "mlp.gated_layers_v", NULL};
+static const conv_rule jina_rules[] = {
+    {OP_SPLIT_ROWS, M_CONTAINS, "mlp.gated_layers", NULL, "intermediate_size", NULL, NULL, jina_gated},
+    {OP_RENAME, M_PREFIX, "bert.", "", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".gamma", ".weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".beta", ".bias", NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_EXACT, "embeddings.position_ids", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_EXACT, "pooler.dense.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_EXACT, "pooler.dense.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "cls.predictions", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "cls.seq_relationship", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
 static const conv_rule gptneox_rules[] = {
     {OP_QKV_PER_HEAD, M_CONTAINS, ".attention.query_key_value.", NULL, NULL, NULL, NULL, NULL},
     NORULES,
@@ -480,6 +496,28 @@ static const conv_hp roberta_hp[] = {
     END,
 };
 
+/* NomicBertModel: BertModel's keys with n_ctx forced to 2048, then the
+ * rotary base (a rope_theta too would be a duplicated key: not listed) */
+static const conv_hp nomic_bert_hp[] = {
+    CALC("block_count", 'u', block_count, 0),
+    {"context_length", 'u', "max_position_embeddings|=2048", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|n_embd", HP_OPT, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size|n_inner", HP_OPT, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head", HP_OPT, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_eps|layer_norm_epsilon|norm_epsilon", HP_OPT, NULL, NULL},
+    {"expert_count", 'u', "num_local_experts", HP_OPT, NULL, NULL},
+    {"expert_used_count", 'u', "num_experts_per_tok", HP_OPT, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"attention.causal", 'b', "=0", 0, NULL, NULL},
+    BLOCK(pooling_type),
+    {"rope.freq_base", 'f', "rotary_emb_base", 0, NULL, NULL},
+    END,
+};
+
 static const conv_hp gptneox_hp[] = {
     {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
     {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
@@ -549,6 +587,8 @@ const conv_arch conv_archs[] = {
     {"bert", CLASSES("RobertaModel"), AB_BERT, roberta_rules, roberta_hp, V_ROBERTA, 0},
     {"bert", CLASSES("XLMRobertaModel", "XLMRobertaForSequenceClassification"), AB_BERT, roberta_rules, roberta_hp,
      V_XLMR, 0},
+    {"nomic-bert", CLASSES("NomicBertModel"), AB_NOMIC_BERT, bert_rules, nomic_bert_hp, V_BERT, 0},
+    {"jina-bert-v2", CLASSES("JinaBertModel", "JinaBertForMaskedLM"), AB_JINA_BERT_V2, jina_rules, bert_hp, V_JINA, 0},
     {"gptneox", CLASSES("GPTNeoXForCausalLM"), AB_GPTNEOX, gptneox_rules, gptneox_hp, V_BPE, 0},
     {"falcon", CLASSES("FalconForCausalLM", "RWForCausalLM"), AB_FALCON, falcon_rules, falcon_hp, V_BPE, 0},
     {"mamba", CLASSES("MambaForCausalLM", "MambaLMHeadModel", "FalconMambaForCausalLM"), AB_MAMBA, mamba_rules,

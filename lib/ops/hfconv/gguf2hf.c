@@ -225,6 +225,20 @@ static int fuse_parts(hfc *c, hfc_item *it, int64_t block, const char *suffix)
     return 0;
 }
 
+/* Jina-BERT's gated_layers: the block's ffn_up rows after ffn_gate's. */
+static int join_up(hfc *c, hfc_item *it, int64_t block, const char *suffix)
+{
+    char name[96];
+    snprintf(name, sizeof(name), "blk.%lld.ffn_up%s", (long long)block, suffix);
+    it->k = mf_tensor_find(c->m, name);
+    const mf_tensor *g = it->src;
+    if (!it->k || g->ndim != 2 || it->k->ndim != 2 || it->k->shape[1] != g->shape[1])
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)g->offset,
+                       "block %lld: ffn_gate has no ffn_up of its width to join", (long long)block);
+    it->out.shape[0] = g->shape[0] + it->k->shape[0];
+    return 0;
+}
+
 static int cmp_item(const void *a, const void *b)
 {
     return strcmp(((const hfc_item *)a)->out.name, ((const hfc_item *)b)->out.name);
@@ -279,6 +293,8 @@ static int plan_tensors(hfc *c)
         if (!name || add_item(c, t, r, -1, name))
             return c->st->code ? -1 : mf_oom(c->st, c->path);
         if (r->op == R_FUSE_GROUPED && fuse_parts(c, &c->items.v[c->items.n - 1], block, suffix))
+            return -1;
+        if (r->op == R_JOIN_UP && join_up(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
     }
     /* transformers' save_pretrained sorts nothing, but safetensors' own
@@ -398,10 +414,36 @@ static int fused_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 }
 
 /* The item's values as float32 (malloc'd, n elements). */
+/* ffn_gate's values, then ffn_up's */
+static int joined_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    float *a = NULL, *b = NULL;
+    uint64_t na = mf_tensor_nelems(it->src), nb = mf_tensor_nelems(it->k);
+    float *w = malloc(sizeof(float) * (size_t)(na + nb ? na + nb : 1));
+    int rc = w ? 0 : mf_oom(c->st, c->path);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->src, &a, c->st);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->k, &b, c->st);
+    if (rc == 0) {
+        memcpy(w, a, sizeof(float) * (size_t)na);
+        memcpy(w + na, b, sizeof(float) * (size_t)nb);
+        *out = w;
+        *n_out = na + nb;
+    } else {
+        free(w);
+    }
+    free(a);
+    free(b);
+    return rc;
+}
+
 static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
     if (it->op == R_FUSE_GROUPED)
         return fused_f32(c, it, out, n_out);
+    if (it->op == R_JOIN_UP)
+        return joined_f32(c, it, out, n_out);
     const mf_tensor *t = it->src;
     const float *src;
     if (source_f32(c, t, &src))

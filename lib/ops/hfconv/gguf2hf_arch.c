@@ -346,6 +346,23 @@ static const hf_rev_name bert_names[] = {
     END,
 };
 
+/* Jina-BERT v2: BERT's attention, the gate and up halves joined back */
+static const hf_rev_name jina_bert_names[] = {
+    {"token_embd", "embeddings.word_embeddings", R_PLAIN},
+    {"token_types", "embeddings.token_type_embeddings", R_PLAIN},
+    {"token_embd_norm", "embeddings.LayerNorm", R_PLAIN},
+    {"blk.{bid}.attn_q", E "attention.self.query", R_PLAIN},
+    {"blk.{bid}.attn_k", E "attention.self.key", R_PLAIN},
+    {"blk.{bid}.attn_v", E "attention.self.value", R_PLAIN},
+    {"blk.{bid}.attn_output", E "attention.output.dense", R_PLAIN},
+    {"blk.{bid}.attn_output_norm", E "attention.output.LayerNorm", R_PLAIN},
+    {"blk.{bid}.ffn_gate", E "mlp.gated_layers", R_JOIN_UP},
+    {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down", E "mlp.wo", R_PLAIN},
+    {"blk.{bid}.layer_output_norm", E "mlp.layernorm", R_PLAIN},
+    END,
+};
+
 /* RoBERTa and XLM-RoBERTa: BERT's names under the same GGUF architecture,
  * the position rows the converter cut put back as zeros */
 static const hf_rev_name roberta_names[] = {
@@ -381,6 +398,22 @@ static bool xlmr_vocab(const mf_model *m)
     return tokenizer_is(m, "t5");
 }
 #undef E
+
+#define N "encoder.layers.{bid}."
+static const hf_rev_name nomic_bert_names[] = {
+    {"token_embd", "embeddings.word_embeddings", R_PLAIN},
+    {"token_types", "embeddings.token_type_embeddings", R_PLAIN},
+    {"token_embd_norm", "emb_ln", R_PLAIN},
+    {"blk.{bid}.attn_qkv", N "attn.Wqkv", R_PLAIN},
+    {"blk.{bid}.attn_output", N "attn.out_proj", R_PLAIN},
+    {"blk.{bid}.attn_output_norm", N "norm1", R_PLAIN},
+    {"blk.{bid}.ffn_up", N "mlp.fc11", R_PLAIN},
+    {"blk.{bid}.ffn_gate", N "mlp.fc12", R_PLAIN},
+    {"blk.{bid}.ffn_down", N "mlp.fc2", R_PLAIN},
+    {"blk.{bid}.layer_output_norm", N "norm2", R_PLAIN},
+    END,
+};
+#undef N
 
 #define L "model.layers.{bid}."
 static const hf_rev_name internlm2_names[] = {
@@ -420,6 +453,8 @@ const hf_rev_arch hf_rev_archs[] = {
     {"cohere2", CLASS("Cohere2ForCausalLM", "cohere2"), cohere2_names},
     {"internlm2", CLASS("InternLM2ForCausalLM", "internlm2"), internlm2_names},
     {"bert", CLASS("BertModel", "bert"), bert_names},
+    {"nomic-bert", CLASS("NomicBertModel", "nomic_bert"), nomic_bert_names},
+    {"jina-bert-v2", CLASS("JinaBertModel", "bert"), jina_bert_names},
     {"gptneox", CLASS("GPTNeoXForCausalLM", "gpt_neox"), gptneox_names},
     {"falcon", CLASS("FalconForCausalLM", "falcon"), falcon_names},
     {"mamba", CLASS("MambaForCausalLM", "mamba"), mamba_names},

@@ -544,7 +544,8 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
     };
     /* RoBERTa's, XLM-R's and T5's set_vocab write both themselves: given
      * back, the forward converter would write them twice */
-    bool own_adds = c->fwd->vocab == V_ROBERTA || c->fwd->vocab == V_XLMR || c->fwd->vocab == V_T5;
+    bool own_adds = c->fwd->vocab == V_ROBERTA || c->fwd->vocab == V_XLMR || c->fwd->vocab == V_T5 ||
+                    c->fwd->vocab == V_JINA;
     for (size_t i = 0; i < 2 && !own_adds; i++) {
         const mf_value *b = mf_meta_get(c->m, adds[i].gguf);
         if (b && b->type == MF_V_BOOL && !hfc_fwd_constant(c, adds[i].gguf))

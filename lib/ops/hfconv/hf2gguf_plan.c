@@ -500,6 +500,7 @@ static int drop_rows(conv *c, const conv_rule *r, out_tensor *o, const mf_model 
         return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": cannot drop its first %lld rows",
                        t->name, (long long)k);
     o->shape[0] = t->shape[0] - k;
+    free(o->row_map);
     if (!(o->row_map = alloc_map(c, o->shape[0])))
         return -1;
     for (int64_t i = 0; i < o->shape[0]; i++)
@@ -522,7 +523,52 @@ static bool source_has_any(const conv *c, const char *names)
     return false;
 }
 
+/* One source tensor (or rows [r0, r0 + nrows) of it, nrows < 0: all) under
+ * the name src_name through the rules and the name map. */
+static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const char *src_name, int64_t r0,
+                    int64_t nrows);
+
+/* JinaBertV2Model.get_tensors: a fused tensor cut by rows into parts named
+ * with the rule's pattern replaced, each planned as a tensor of its own. */
+static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t)
+{
+    int64_t rows_per;
+    if (h2g_need_hp_int(c, r->count_key, &rows_per))
+        return -1;
+    size_t n = 0;
+    while (r->ws[n])
+        n++;
+    if (t->ndim < 1 || n == 0 || rows_per * (int64_t)(n - 1) >= t->shape[0])
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows do not split into %zu "
+                       "parts of %lld", t->name, (long long)(t->ndim ? t->shape[0] : 0), n, (long long)rows_per);
+    for (size_t i = 0; i < n; i++) {
+        const char *at = strstr(t->name, r->pat);
+        size_t pre = (size_t)(at - t->name), k = strlen(r->pat), w = strlen(r->ws[i]);
+        char *name = malloc(strlen(t->name) + w + 1);
+        if (!name)
+            return mf_oom(c->st, c->dir);
+        memcpy(name, t->name, pre);
+        memcpy(name + pre, r->ws[i], w);
+        strcpy(name + pre + w, at + k);
+        int64_t r0 = rows_per * (int64_t)i, nr = i + 1 < n ? rows_per : t->shape[0] - r0;
+        int rc = plan_one(c, part, t, name, r0, nr);
+        free(name);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
+{
+    for (const conv_rule *r = c->arch->rules; r->pat; r++)
+        if (r->op == OP_SPLIT_ROWS && rule_matches(c, r, t->name))
+            return plan_split(c, r, part, t);
+    return plan_one(c, part, t, t->name, 0, -1);
+}
+
+static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const char *src_name, int64_t r0,
+                    int64_t nrows)
 {
     if (ends_with(t->name, ".attention.masked_bias") || ends_with(t->name, ".attention.bias") ||
         ends_with(t->name, ".rotary_emb.inv_freq"))
@@ -533,12 +579,21 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
     if (t->ndim > 4)
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1,
                        "tensor \"%s\": %d dimensions (GGUF holds at most 4)", t->name, t->ndim);
-    int64_t bid = name_bid(t->name);
-    char *name = strdup(t->name);
+    int64_t bid = name_bid(src_name);
+    char *name = strdup(src_name);
     if (!name)
         return mf_oom(c->st, c->dir);
     out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
     memcpy(o.shape, t->shape, sizeof(o.shape));
+    if (nrows >= 0) { /* a part of the rows (plan_split) */
+        o.shape[0] = nrows;
+        if (!(o.row_map = alloc_map(c, nrows))) {
+            free(name);
+            return -1;
+        }
+        for (int64_t i = 0; i < nrows; i++)
+            o.row_map[i] = r0 + i;
+    }
     int permute = 0, rc = 0;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->arch->rules; r->pat; r++) {
@@ -552,28 +607,36 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         case OP_RENAME: {
             char *n2 = rename_by(r, name);
             free(name);
-            if (!(name = n2))
+            if (!(name = n2)) {
+                h2g_free_out(&o);
                 return mf_oom(c->st, c->dir);
+            }
             continue;
         }
-        case OP_SKIP: free(name); return 0;
+        case OP_SKIP: free(name); h2g_free_out(&o); return 0;
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
         case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
-        case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); return rc;
-        default: rc = plan_qkv(c, r, part, t, name, bid); free(name); return rc;
+        case OP_SPLIT_ROWS: continue; /* done before (plan_tensor) */
+        case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); break;
+        default: rc = plan_qkv(c, r, part, t, name, bid); break;
         }
+        free(name);
+        h2g_free_out(&o);
+        return rc;
     }
     if (view && view_experts(c, view, &o, part, t)) {
         free(name);
+        h2g_free_out(&o);
         return -1;
     }
     if (o.transpose && !view) {
         if (t->ndim != 2) {
             rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a transpose needs 2 dimensions", name);
             free(name);
+            h2g_free_out(&o);
             return rc;
         }
         o.shape[0] = t->shape[1];
@@ -583,6 +646,7 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
     if (!o.name) {
         rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", name);
         free(name);
+        h2g_free_out(&o);
         return rc;
     }
     if (drop && drop_rows(c, drop, &o, part, t)) {

@@ -33,6 +33,7 @@ typedef struct vocab {
     const char *arch;    /* GGUF architecture */
     int64_t vocab_size;  /* config.json vocab_size as the class sees it; -1: none */
     const mf_hf_vocab_opts *o;
+    bool wordpiece;      /* tokenizer.json's model is WordPiece (set_vocab_bert) */
 } vocab;
 
 static char *path_in(const vocab *v, const char *name)
@@ -377,6 +378,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         /* StableLM-Epoch (stablelm-3b-4e1t) ships the GPT-NeoX-20B tokenizer */
         {"stablelm", PF_BYTELEVEL, "olmo"},     {"olmo", PF_BYTELEVEL, "olmo"},
         {"bert", PF_BYTELEVEL, "roberta-bpe"}, /* RobertaModel's byte-level BPE */
+        {"jina-bert-v2", PF_BYTELEVEL, "roberta-bpe"},
         /* MPT ships the GPT-NeoX-20B tokenizer: its hash is MPT's and OLMo's, the later "olmo" wins */
         {"mpt", PF_BYTELEVEL, "olmo"},
         {"dbrx", PF_LLAMA3, "dbrx"},
@@ -432,7 +434,7 @@ static int bpe_tokens(vocab *v)
     json_t *model = json_object_get(v->tj, "model");
     const char *mtype = json_string_value(json_object_get(model, "type"));
     json_t *vocab_obj = json_object_get(model, "vocab");
-    const char *want = v->o->kind == V_BERT ? "WordPiece" : "BPE";
+    const char *want = v->wordpiece ? "WordPiece" : "BPE";
     if (!mtype || strcmp(mtype, want) != 0 || !json_is_object(vocab_obj))
         return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1,
                        "tokenizer.json: a %s model, not a %s vocabulary", mtype ? mtype : "typeless",
@@ -1074,6 +1076,7 @@ static int set_vocab_bert(vocab *v)
         return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "no tokenizer.json: mfmt converts WordPiece "
                        "vocabularies from tokenizer.json");
     const char *pre = pre_tokenizer_name(v);
+    v->wordpiece = true;
     if (!pre || bpe_tokens(v))
         return -1;
     int64_t types = 1;
@@ -1215,6 +1218,30 @@ static int set_vocab_t5(vocab *v)
         mf_kv_bool(v->kv, "tokenizer.ggml.add_eos_token", true);
     }
     free(f.charsmap);
+    return rc;
+}
+
+/* JinaBertV2Model.set_vocab: BertTokenizer's WordPiece, or RobertaTokenizer's
+ * BPE with two token types; add_bos and add_eos after either */
+static int set_vocab_jina(vocab *v)
+{
+    const char *cls = json_string_value(json_object_get(v->tcfg, "tokenizer_class"));
+    int rc;
+    if (cls && !strcmp(cls, "BertTokenizer")) {
+        rc = set_vocab_bert(v);
+    } else if (cls && !strcmp(cls, "RobertaTokenizer")) {
+        rc = set_vocab_gpt2(v);
+        if (rc == 0)
+            mf_kv_u32(v->kv, "tokenizer.ggml.token_type_count", 2);
+    } else {
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "tokenizer_config.json tokenizer_class %s%s%s: "
+                       "JinaBertModel converts BertTokenizer and RobertaTokenizer", cls ? "\"" : "",
+                       cls ? cls : "absent", cls ? "\"" : "");
+    }
+    if (rc == 0) {
+        mf_kv_bool(v->kv, "tokenizer.ggml.add_bos_token", true);
+        mf_kv_bool(v->kv, "tokenizer.ggml.add_eos_token", true);
+    }
     return rc;
 }
 
@@ -1388,6 +1415,7 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_ROBERTA: rc = set_vocab_roberta(&v); break;
         case V_XLMR: rc = set_vocab_xlmr(&v); break;
         case V_T5: rc = set_vocab_t5(&v); break;
+        case V_JINA: rc = set_vocab_jina(&v); break;
         case V_MAMBA:
             if (v.tj)
                 rc = set_vocab_gpt2(&v);

@@ -65,6 +65,12 @@ static const struct {
     {"dbrx", /* LLM_ARCH_DBRX */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", "attention.clamp_kqv", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_output_norm.weight", "blk.{bid}.ffn_gate_inp.weight", "blk.{bid}.ffn_gate_exps.weight", "blk.{bid}.ffn_down_exps.weight", "blk.{bid}.ffn_up_exps.weight", NULL}},
+    {"nomic-bert", /* LLM_ARCH_NOMIC_BERT: pooling_type required */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", "attention.causal", "pooling_type", NULL},
+     (const char *const[]){"token_embd.weight", "token_types.weight", "token_embd_norm.weight", "token_embd_norm.bias", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_output_norm.weight", "blk.{bid}.attn_output_norm.bias", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.layer_output_norm.weight", "blk.{bid}.layer_output_norm.bias", NULL}},
+    {"jina-bert-v2", /* LLM_ARCH_JINA_BERT_V2 */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", "attention.causal", NULL},
+     (const char *const[]){"token_embd.weight", "token_types.weight", "token_embd_norm.weight", "token_embd_norm.bias", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_q.bias", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_k.bias", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_v.bias", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_output.bias", "blk.{bid}.attn_output_norm.weight", "blk.{bid}.attn_output_norm.bias", "blk.{bid}.ffn_up.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_down.bias", "blk.{bid}.layer_output_norm.weight", "blk.{bid}.layer_output_norm.bias", NULL}},
     {"olmo", /* llm_load_hparams / llm_load_tensors, LLM_ARCH_OLMO */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
