@@ -518,7 +518,7 @@ static void run_refusals(const char *shared)
     /* a mix llama-quantize would refuse: DeepSeek-V2 of 3 layers without q_lora_rank */
     refused_as(shared, "deepseek-v2-tiny", "q_lora_rank", "null", "Q4_K_M", "llama-quantize refuses");
     /* an architecture not in the table */
-    refused_with(shared, "gpt2-tiny", "architectures", "[\"T5WithLMHeadModel\"]", "MambaForCausalLM");
+    refused_with(shared, "gpt2-tiny", "architectures", "[\"NoSuchModelForCausalLM\"]", "MambaForCausalLM");
 }
 
 int main(void)

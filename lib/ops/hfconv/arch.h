@@ -21,7 +21,7 @@ enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
-    AB_BLOOM, AB_MPT, AB_DBRX, AB_NOMIC_BERT, AB_JINA_BERT_V2,
+    AB_BLOOM, AB_MPT, AB_DBRX, AB_NOMIC_BERT, AB_JINA_BERT_V2, AB_T5, AB_T5ENCODER,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -55,6 +55,8 @@ typedef enum conv_op {
     OP_QKV_KV_GROUPS, /* [kv][q_per_kv + 2][hd] rows re-ordered to q, k, v (Falcon "jploski") */
     OP_DROP_ROWS,     /* the first count_key + 1 rows dropped (RoBERTa's positions start
                          after pad_token_id; none when count_key is absent or null) */
+    OP_FIRST_OF,      /* the first tensor matching a rule of group count_key is named `with`,
+                         later ones of the group skipped (T5's shared embeddings) */
     OP_SPLIT_ROWS,    /* rows cut into parts of count_key rows (the last takes the rest),
                          part i named with pat replaced by ws[i] (Jina-BERT's gated_layers) */
     OP_VIEW_EXPERTS,  /* [E * rows, cols] viewed as [E][rows][cols], E from count_key (DBRX) */

@@ -200,6 +200,15 @@ static const conv_rule jina_rules[] = {
     NORULES,
 };
 
+/* T5Model.modify_tensors: of decoder.embed_tokens, encoder.embed_tokens and
+ * shared, the first met is the shared embedding, the others are skipped */
+static const conv_rule t5_rules[] = {
+    {OP_FIRST_OF, M_EXACT, "decoder.embed_tokens.weight", "shared.weight", "shared", NULL, NULL, NULL},
+    {OP_FIRST_OF, M_EXACT, "encoder.embed_tokens.weight", "shared.weight", "shared", NULL, NULL, NULL},
+    {OP_FIRST_OF, M_EXACT, "shared.weight", "shared.weight", "shared", NULL, NULL, NULL},
+    NORULES,
+};
+
 static const conv_rule gptneox_rules[] = {
     {OP_QKV_PER_HEAD, M_CONTAINS, ".attention.query_key_value.", NULL, NULL, NULL, NULL, NULL},
     NORULES,
@@ -518,6 +527,40 @@ static const conv_hp nomic_bert_hp[] = {
     END,
 };
 
+/* T5Model.set_gguf_parameters: the epsilon written twice, as LayerNorm's
+ * and as RMSNorm's; the context 512 when n_positions is not given */
+static const conv_hp t5_hp[] = {
+    {"context_length", 'u', "n_positions||=512", 0, NULL, NULL},
+    {"embedding_length", 'u', "d_model", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "d_ff", 0, NULL, NULL},
+    {"block_count", 'u', "num_layers", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_heads", 0, NULL, NULL},
+    {"attention.key_length", 'u', "d_kv", 0, NULL, NULL},
+    {"attention.value_length", 'u', "d_kv", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    {"attention.relative_buckets_count", 'u', "relative_attention_num_buckets", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    {"decoder_start_token_id", 'u', "decoder_start_token_id", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+/* T5EncoderModel: T5's keys without decoder_start_token_id */
+static const conv_hp t5encoder_hp[] = {
+    {"context_length", 'u', "n_positions||=512", 0, NULL, NULL},
+    {"embedding_length", 'u', "d_model", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "d_ff", 0, NULL, NULL},
+    {"block_count", 'u', "num_layers", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_heads", 0, NULL, NULL},
+    {"attention.key_length", 'u', "d_kv", 0, NULL, NULL},
+    {"attention.value_length", 'u', "d_kv", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    {"attention.relative_buckets_count", 'u', "relative_attention_num_buckets", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
 static const conv_hp gptneox_hp[] = {
     {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
     {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
@@ -589,6 +632,9 @@ const conv_arch conv_archs[] = {
      V_XLMR, 0},
     {"nomic-bert", CLASSES("NomicBertModel"), AB_NOMIC_BERT, bert_rules, nomic_bert_hp, V_BERT, 0},
     {"jina-bert-v2", CLASSES("JinaBertModel", "JinaBertForMaskedLM"), AB_JINA_BERT_V2, jina_rules, bert_hp, V_JINA, 0},
+    {"t5", CLASSES("T5WithLMHeadModel", "T5ForConditionalGeneration", "MT5ForConditionalGeneration",
+                   "UMT5ForConditionalGeneration"), AB_T5, t5_rules, t5_hp, V_T5, 0},
+    {"t5encoder", CLASSES("T5EncoderModel"), AB_T5ENCODER, t5_rules, t5encoder_hp, V_T5, 0},
     {"gptneox", CLASSES("GPTNeoXForCausalLM"), AB_GPTNEOX, gptneox_rules, gptneox_hp, V_BPE, 0},
     {"falcon", CLASSES("FalconForCausalLM", "RWForCausalLM"), AB_FALCON, falcon_rules, falcon_hp, V_BPE, 0},
     {"mamba", CLASSES("MambaForCausalLM", "MambaLMHeadModel", "FalconMambaForCausalLM"), AB_MAMBA, mamba_rules,

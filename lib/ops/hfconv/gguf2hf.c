@@ -96,12 +96,14 @@ static void split_name(const char *name, char *base, size_t cap, char *suffix, i
     *block = -1;
     const char *tail = name;
     base[0] = 0;
-    if (!strncmp(name, "blk.", 4)) {
+    /* "blk.N." first, or after a stack's prefix (T5's "enc.blk.N.", "dec.blk.N.") */
+    const char *blk = !strncmp(name, "blk.", 4) ? name : strstr(name, ".blk.") ? strstr(name, ".blk.") + 1 : NULL;
+    if (blk && (blk == name || !strchr(name, '.') || strchr(name, '.') + 1 == blk)) {
         char *end;
-        long long b = strtoll(name + 4, &end, 10);
-        if (end > name + 4 && *end == '.') {
+        long long b = strtoll(blk + 4, &end, 10);
+        if (end > blk + 4 && *end == '.') {
             *block = b;
-            snprintf(base, cap, "blk.{bid}");
+            snprintf(base, cap, "%.*sblk.{bid}", (int)(blk - name), name);
             tail = end;
         }
     }
@@ -239,6 +241,21 @@ static int join_up(hfc *c, hfc_item *it, int64_t block, const char *suffix)
     return 0;
 }
 
+/* R_UP_GATED: of "a|b", a when the tensor's block has an ffn_gate, else b. */
+static bool up_name(const hfc *c, const mf_tensor *t, const char *alts, char *out, size_t cap)
+{
+    const char *bar = strchr(alts, '|'), *up = strstr(t->name, "ffn_up");
+    if (!bar || !up)
+        return false;
+    char gate[256];
+    snprintf(gate, sizeof(gate), "%.*sffn_gate%s", (int)(up - t->name), t->name, up + 6);
+    if (mf_tensor_find(c->m, gate))
+        snprintf(out, cap, "%.*s", (int)(bar - alts), alts);
+    else
+        snprintf(out, cap, "%s", bar + 1);
+    return true;
+}
+
 static int cmp_item(const void *a, const void *b)
 {
     return strcmp(((const hfc_item *)a)->out.name, ((const hfc_item *)b)->out.name);
@@ -289,7 +306,11 @@ static int plan_tensors(hfc *c)
         if (unview && (t->ndim != 3 || strcmp(suffix, ".weight")))
             return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
                            "tensor \"%s\" should be a 3-d expert weight", t->name);
-        char *name = fill_name(c->a, r->hf, block, -1, unview ? "" : suffix); /* DBRX: no ".weight" */
+        char pick[256];
+        const char *hf = r->hf;
+        if (r->op == R_UP_GATED && up_name(c, t, r->hf, pick, sizeof(pick)))
+            hf = pick;
+        char *name = fill_name(c->a, hf, block, -1, unview ? "" : suffix); /* DBRX: no ".weight" */
         if (!name || add_item(c, t, r, -1, name))
             return c->st->code ? -1 : mf_oom(c->st, c->path);
         if (r->op == R_FUSE_GROUPED && fuse_parts(c, &c->items.v[c->items.n - 1], block, suffix))

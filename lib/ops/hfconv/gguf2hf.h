@@ -24,6 +24,8 @@ typedef enum hf_rev_op {
     R_FUSED_PART,    /* attn_k / attn_v of such a block: inside the fused one */
     R_JOIN_UP,       /* Jina-BERT: ffn_gate with its block's ffn_up after it, back into
                         the one gated_layers tensor (ffn_up: R_FUSED_PART) */
+    R_UP_GATED,      /* T5's ffn_up: hf "a|b", a (wi_1) when the block has an ffn_gate
+                        (gated-gelu), else b (wi); copied */
     R_PAD_ROWS,      /* RoBERTa: padding_token_id + 1 zero rows put back in front (the
                         converter cut them; their values are not in the GGUF) */
     R_UNVIEW_EXPERTS,   /* DBRX: [E][ff][embd] back to [E * ff, embd], named without ".weight" */

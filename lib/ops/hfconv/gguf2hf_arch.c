@@ -415,6 +415,49 @@ static const hf_rev_name nomic_bert_names[] = {
 };
 #undef N
 
+/* T5: one shared embedding (transformers ties the stacks' embed_tokens to it) */
+#define T5_ENCODER \
+    {"enc.blk.{bid}.attn_norm", "encoder.block.{bid}.layer.0.layer_norm", R_PLAIN}, \
+    {"enc.blk.{bid}.attn_q", "encoder.block.{bid}.layer.0.SelfAttention.q", R_PLAIN}, \
+    {"enc.blk.{bid}.attn_k", "encoder.block.{bid}.layer.0.SelfAttention.k", R_PLAIN}, \
+    {"enc.blk.{bid}.attn_v", "encoder.block.{bid}.layer.0.SelfAttention.v", R_PLAIN}, \
+    {"enc.blk.{bid}.attn_o", "encoder.block.{bid}.layer.0.SelfAttention.o", R_PLAIN}, \
+    {"enc.blk.{bid}.attn_rel_b", "encoder.block.{bid}.layer.0.SelfAttention.relative_attention_bias", R_PLAIN}, \
+    {"enc.blk.{bid}.ffn_norm", "encoder.block.{bid}.layer.1.layer_norm", R_PLAIN}, \
+    {"enc.blk.{bid}.ffn_gate", "encoder.block.{bid}.layer.1.DenseReluDense.wi_0", R_PLAIN}, \
+    {"enc.blk.{bid}.ffn_up", "encoder.block.{bid}.layer.1.DenseReluDense.wi_1|encoder.block.{bid}.layer.1.DenseReluDense.wi", R_UP_GATED}, \
+    {"enc.blk.{bid}.ffn_down", "encoder.block.{bid}.layer.1.DenseReluDense.wo", R_PLAIN}, \
+    {"enc.output_norm", "encoder.final_layer_norm", R_PLAIN}
+static const hf_rev_name t5_names[] = {
+    {"token_embd", "shared", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    T5_ENCODER,
+    {"dec.blk.{bid}.attn_norm", "decoder.block.{bid}.layer.0.layer_norm", R_PLAIN},
+    {"dec.blk.{bid}.attn_q", "decoder.block.{bid}.layer.0.SelfAttention.q", R_PLAIN},
+    {"dec.blk.{bid}.attn_k", "decoder.block.{bid}.layer.0.SelfAttention.k", R_PLAIN},
+    {"dec.blk.{bid}.attn_v", "decoder.block.{bid}.layer.0.SelfAttention.v", R_PLAIN},
+    {"dec.blk.{bid}.attn_o", "decoder.block.{bid}.layer.0.SelfAttention.o", R_PLAIN},
+    {"dec.blk.{bid}.attn_rel_b", "decoder.block.{bid}.layer.0.SelfAttention.relative_attention_bias", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_norm", "decoder.block.{bid}.layer.1.layer_norm", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_q", "decoder.block.{bid}.layer.1.EncDecAttention.q", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_k", "decoder.block.{bid}.layer.1.EncDecAttention.k", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_v", "decoder.block.{bid}.layer.1.EncDecAttention.v", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_o", "decoder.block.{bid}.layer.1.EncDecAttention.o", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_rel_b", "decoder.block.{bid}.layer.1.EncDecAttention.relative_attention_bias", R_PLAIN},
+    {"dec.blk.{bid}.ffn_norm", "decoder.block.{bid}.layer.2.layer_norm", R_PLAIN},
+    {"dec.blk.{bid}.ffn_gate", "decoder.block.{bid}.layer.2.DenseReluDense.wi_0", R_PLAIN},
+    {"dec.blk.{bid}.ffn_up", "decoder.block.{bid}.layer.2.DenseReluDense.wi_1|decoder.block.{bid}.layer.2.DenseReluDense.wi", R_UP_GATED},
+    {"dec.blk.{bid}.ffn_down", "decoder.block.{bid}.layer.2.DenseReluDense.wo", R_PLAIN},
+    {"dec.output_norm", "decoder.final_layer_norm", R_PLAIN},
+    END,
+};
+static const hf_rev_name t5encoder_names[] = {
+    {"token_embd", "shared", R_PLAIN},
+    T5_ENCODER,
+    END,
+};
+#undef T5_ENCODER
+
 #define L "model.layers.{bid}."
 static const hf_rev_name internlm2_names[] = {
     {"token_embd", "model.tok_embeddings", R_PLAIN},
@@ -454,6 +497,8 @@ const hf_rev_arch hf_rev_archs[] = {
     {"internlm2", CLASS("InternLM2ForCausalLM", "internlm2"), internlm2_names},
     {"bert", CLASS("BertModel", "bert"), bert_names},
     {"nomic-bert", CLASS("NomicBertModel", "nomic_bert"), nomic_bert_names},
+    {"t5", CLASS("T5ForConditionalGeneration", "t5"), t5_names},
+    {"t5encoder", CLASS("T5EncoderModel", "t5"), t5encoder_names},
     {"jina-bert-v2", CLASS("JinaBertModel", "bert"), jina_bert_names},
     {"gptneox", CLASS("GPTNeoXForCausalLM", "gpt_neox"), gptneox_names},
     {"falcon", CLASS("FalconForCausalLM", "falcon"), falcon_names},

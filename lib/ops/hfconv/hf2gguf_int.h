@@ -64,6 +64,8 @@ typedef struct conv {
     size_t n_out, cap_out;
     pending *pend;
     size_t n_pend, cap_pend;
+    const char *first_of_seen[8]; /* OP_FIRST_OF groups already met */
+    size_t n_first_of_seen;
     mf_kvlist *kv;
     mf_convert_gguf_opts opts;   /* the caller's, over the defaults */
     uint64_t done, total_bytes;

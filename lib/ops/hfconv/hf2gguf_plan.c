@@ -508,6 +508,17 @@ static int drop_rows(conv *c, const conv_rule *r, out_tensor *o, const mf_model 
     return 0;
 }
 
+/* OP_FIRST_OF: was a tensor of this group met already? Marks it met. */
+static bool first_of_seen(conv *c, const char *group)
+{
+    for (size_t i = 0; i < c->n_first_of_seen; i++)
+        if (!strcmp(c->first_of_seen[i], group))
+            return true;
+    if (c->n_first_of_seen < sizeof(c->first_of_seen) / sizeof(c->first_of_seen[0]))
+        c->first_of_seen[c->n_first_of_seen++] = group;
+    return false;
+}
+
 /* Does any part hold a tensor named by the list "a|b" (NULL: none)? */
 static bool source_has_any(const conv *c, const char *names)
 {
@@ -620,6 +631,20 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
         case OP_SPLIT_ROWS: continue; /* done before (plan_tensor) */
+        case OP_FIRST_OF: {
+            if (first_of_seen(c, r->count_key)) {
+                free(name);
+                h2g_free_out(&o);
+                return 0; /* "skipping shared tensor" */
+            }
+            char *n2 = strdup(r->with);
+            free(name);
+            if (!(name = n2)) {
+                h2g_free_out(&o);
+                return mf_oom(c->st, c->dir);
+            }
+            continue;
+        }
         case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); break;
         default: rc = plan_qkv(c, r, part, t, name, bid); break;
         }
