@@ -13,7 +13,7 @@
 typedef struct convert_args {
     const char *in, *in_shown, *out, *to, *key, *shard_size; /* in_shown: "-" for stdin */
     bool allow_unsafe, include_optimizer, keep_tied;
-    const char *type, *threads; /* GGUF output */
+    const char *type, *threads, *layout; /* GGUF output */
     const char *config, *tokenizer; /* training checkpoints (doc/training.md) */
     unsigned train_flags;           /* MF_OPEN_TRAIN_* */
     bool mlx, quantize, dequantize; /* MLX output */
@@ -154,7 +154,7 @@ static int to_gguf(const convert_args *a)
     }
     if (is_mlx_dir(a->in))
         return mlx_to_gguf(a, threads);
-    return cli_convert_dir_to_gguf(a->in, a->out, a->type, threads);
+    return cli_convert_dir_to_gguf(a->in, a->out, a->type, a->layout, threads);
 }
 
 static int on_hf_progress(void *ctx, uint64_t done, uint64_t total)
@@ -328,7 +328,7 @@ static int mlx_to_gguf(const convert_args *a, int threads)
     o.dequantize = true;
     int rc = run_mlx(a->in, dir, &o);
     if (rc == 0)
-        rc = cli_convert_dir_to_gguf(dir, a->out, a->type, threads);
+        rc = cli_convert_dir_to_gguf(dir, a->out, a->type, a->layout, threads);
     remove_flat_dir(dir);
     rmdir(tmp);
     return rc;
@@ -429,6 +429,7 @@ static int parse(const cli_args *args, convert_args *a)
     a->keep_tied = cli_has(args, "--keep-tied");
     a->type = cli_get(args, "--type");
     a->threads = cli_get(args, "--threads");
+    a->layout = cli_get(args, "--layout");
     a->config = cli_get(args, "--config");
     a->tokenizer = cli_get(args, "--tokenizer");
     a->train_flags = (cli_has(args, "--from-module-states") ? MF_OPEN_TRAIN_MODULE_STATES : 0) |
@@ -483,6 +484,9 @@ static const cli_opt opts[] = {
                                          "llama-quantize type (Q4_K_M, ...); HF directory and "
                                          "MLX: f32, f16 or bf16"},
     {"--threads", NULL, "N", "GGUF: threads (default: the processors online)"},
+    {"--layout", NULL, "L", "GGUF from an HF directory: c392e50 (default: llama.cpp's converter of "
+                            "Feb 2025) or 2026-02 (of ecbcb7ea); families only the newer one has are "
+                            "written in its layout"},
     {"--config", NULL, "FILE", "training checkpoint: the Hugging Face config.json it lacks "
                                "(Megatron names and vocabulary; copied into OUT/)"},
     {"--tokenizer", NULL, "DIR", "training checkpoint: where the tokenizer files to copy are"},

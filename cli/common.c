@@ -354,7 +354,8 @@ int cli_remote_setup(const cli_args *a)
         return EXIT_FINE;
     mf_remote_opts o;
     mf_remote_opts_init(&o);
-    o.max_bytes = 128u << 20;
+    /* reads stop at a budget by default; a download's size is the user's choice */
+    o.max_bytes = strcmp(a->cmd->name, "download") ? 128u << 20 : 0;
     const char *v;
     if ((v = cli_get(a, "--max-bytes")) && mf_parse_size(v, &o.max_bytes))
         return cli_usage_error(a->cmd->name, "--max-bytes takes a size (1000000, 64MiB, 0)");

@@ -223,7 +223,7 @@ int cli_convert_model_to_gguf(const char *in, const char *out, const char *type,
     snprintf(inner, sizeof(inner), "%s/%s", tmp, model_dir_name(in, o, name, sizeof(name)));
     int rc = cli_convert_model_to_hf_dir(in, inner, o);
     if (rc == 0)
-        rc = cli_convert_dir_to_gguf(inner, out, type, threads);
+        rc = cli_convert_dir_to_gguf(inner, out, type, NULL, threads);
     remove_tree(inner);
     rmdir(tmp);
     return rc;

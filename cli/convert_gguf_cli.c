@@ -10,14 +10,20 @@ static void print_note(void *user, const char *msg)
         fprintf(stderr, "mfmt: note: %s\n", msg);
 }
 
-int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, int threads)
+int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, const char *layout, int threads)
 {
+    int lay = MF_CONVERT_LAYOUT_C392E50;
+    if (layout && !strcmp(layout, "2026-02"))
+        lay = MF_CONVERT_LAYOUT_2026_02;
+    else if (layout && strcmp(layout, "c392e50"))
+        return cli_usage_error("convert", "--layout %s: c392e50 or 2026-02", layout);
     cli_progress prog;
     cli_progress_start(&prog, "converting", 0);
     mf_convert_gguf_opts o;
     mf_convert_gguf_opts_init(&o);
     o.type = type;
     o.threads = threads;
+    o.layout = lay;
     o.progress = cli_progress_cb;
     o.progress_user = &prog;
     o.note = print_note;

@@ -13,7 +13,8 @@ json_t *cli_hf_load_report_json(const mf_model *m, mf_status *st);
 /* mfmt convert DIR OUT.gguf: a Hugging Face directory to GGUF as llama.cpp's
  * converter writes it (type: f32, f16, bf16, q8_0, auto; NULL: f16), with
  * a progress bar on a terminal. */
-int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, int threads);
+/* layout: --layout (c392e50, 2026-02), NULL for the default */
+int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, const char *layout, int threads);
 
 /* mfmt convert of any other model (a training checkpoint above all) to a
  * Hugging Face directory or, through one, to GGUF (convert_ckpt_cli.c). */

@@ -12,6 +12,11 @@ Files live under ROOT/ORG/NAME/FILE. Misbehaviours, chosen by the ORG:
   slow       the CDN sends 1 byte, then stalls
   truncated  the CDN promises the range, sends half, closes
   badrange   the CDN answers 206 with a Content-Range for another range
+  corrupt    the CDN flips the file's first byte (the content no longer
+             hashes to the ETag: a download must refuse it)
+Files named *.json, *.md, *.txt, *.jinja are kept in git, not LFS, as on the
+Hub: /resolve/ serves them itself (200, or 206 for a Range) with the git
+blob SHA-1 as ETag and no X-Linked-* headers.
 Every body byte sent is logged to --log as "PATH BYTES" (what the client
 cost the server). Bounded: the server exits after --lifetime seconds.
 Prints "HUB_PORT CDN_PORT" on stdout once listening.
@@ -53,8 +58,9 @@ def make_handler(args, ports, log_lock):
             for k, v in (extra or {}).items():
                 self.send_header(k, v)
             self.end_headers()
-            self.wfile.write(body)
-            self.log_bytes(len(body))
+            if not getattr(self, "head_only", False):
+                self.wfile.write(body)
+                self.log_bytes(len(body))
 
         def file_of(self, org, name, rel):
             p = os.path.realpath(os.path.join(args.root, org, name, rel))
@@ -66,6 +72,10 @@ def make_handler(args, ports, log_lock):
                 return True
             return self.headers.get("Authorization") == "Bearer " + args.token
 
+        def do_HEAD(self):  # huggingface_hub asks each file's metadata so
+            self.head_only = True
+            self.do_GET()
+
         def do_GET(self):
             if ports["role"](self) == "hub":
                 self.hub()
@@ -73,7 +83,11 @@ def make_handler(args, ports, log_lock):
                 self.cdn()
 
         def hub(self):
-            m = re.match(r"^/api/models/([^/]+)/([^/]+)/revision/([^/]+)$", self.path)
+            path = self.path.split("?", 1)[0]
+            m = re.match(r"^/api/models/([^/]+)/([^/]+)/tree/([^/]+)$", path)
+            if m:  # HfApi.list_repo_tree (recursive): what snapshot_download lists
+                return self.tree(*m.groups())
+            m = re.match(r"^/api/models/([^/]+)/([^/]+)/revision/([^/]+)$", path)
             if m:
                 org, name, _ = m.groups()
                 d = os.path.join(args.root, org, name)
@@ -97,29 +111,57 @@ def make_handler(args, ports, log_lock):
             if not self.authorized(org):
                 return self.send_body(401, b'{"error":"Access to this repo is restricted"}')
             size = os.path.getsize(p)
+            if is_git_file(rel):
+                return self.serve(p, org, {"X-Repo-Commit": COMMIT,
+                                           "ETag": '"%s"' % git_sha1_of(p)})
             extra = {"Location": "http://127.0.0.1:%d/blob/%s/%s/%s" % (ports["cdn"], org, name, rel),
                      "X-Repo-Commit": COMMIT, "X-Linked-Size": str(size),
                      "X-Linked-Etag": '"%s"' % sha256_of(p), "ETag": '"%s"' % sha256_of(p)}
             self.send_body(302, b"", extra=extra)
+
+        def tree(self, org, name, _rev):
+            d = os.path.join(args.root, org, name)
+            if not os.path.isdir(d):
+                return self.send_body(404, b'{"error":"Repository not found"}')
+            if not self.authorized(org):
+                return self.send_body(401, b'{"error":"gated"}')
+            out = []
+            for r, _, fs in sorted(os.walk(d)):
+                for f in sorted(fs):
+                    p = os.path.join(r, f)
+                    rel = os.path.relpath(p, d)
+                    size = os.path.getsize(p)
+                    e = {"type": "file", "path": rel, "size": size}
+                    if is_git_file(rel):
+                        e["oid"] = git_sha1_of(p)
+                    else:  # the git blob is the LFS pointer
+                        ptr = ("version https://git-lfs.github.com/spec/v1\noid sha256:%s\n"
+                               "size %d\n" % (sha256_of(p), size)).encode()
+                        e["oid"] = hashlib.sha1(b"blob %d\0" % len(ptr) + ptr).hexdigest()
+                        e["lfs"] = {"oid": sha256_of(p), "size": size, "pointerSize": len(ptr)}
+                    out.append(e)
+            self.send_body(200, json.dumps(out).encode())
 
         def cdn(self):
             m = re.match(r"^/blob/([^/]+)/([^/]+)/(.+)$", self.path)
             p = self.file_of(*m.groups()) if m else None
             if not p:
                 return self.send_body(404, b"not found", "text/plain")
-            org = m.group(1)
+            self.serve(p, m.group(1), {})
+
+        def serve(self, p, org, extra):
             size = os.path.getsize(p)
             rng = re.match(r"^bytes=(\d+)-(\d+)$", self.headers.get("Range", ""))
             if org == "norange" or not rng:
-                return self.stream(p, 0, size, 200, {})
+                return self.stream(p, 0, size, 200, extra, org)
             a, b = int(rng.group(1)), min(int(rng.group(2)), size - 1)
             if a >= size:
                 return self.send_body(416, b"", "text/plain",
-                                      {"Content-Range": "bytes */%d" % size})
+                                      dict(extra, **{"Content-Range": "bytes */%d" % size}))
             cr = "bytes %d-%d/%d" % (a, b, size)
             if org == "badrange":
                 cr = "bytes %d-%d/%d" % (a + 1, b, size)
-            self.stream(p, a, b + 1 - a, 206, {"Content-Range": cr}, org)
+            self.stream(p, a, b + 1 - a, 206, dict(extra, **{"Content-Range": cr}), org)
 
         def stream(self, p, off, n, code, extra, org=""):
             self.send_response(code)
@@ -131,6 +173,8 @@ def make_handler(args, ports, log_lock):
             self.end_headers()
             sent = 0
             limit = n // 2 if org == "truncated" else n
+            if getattr(self, "head_only", False):
+                limit = 0
             try:
                 with open(p, "rb") as f:
                     f.seek(off)
@@ -138,6 +182,8 @@ def make_handler(args, ports, log_lock):
                         chunk = f.read(min(65536, limit - sent))
                         if not chunk:
                             break
+                        if org == "corrupt" and off + sent == 0 and chunk:
+                            chunk = bytes([chunk[0] ^ 0xFF]) + chunk[1:]
                         if org == "slow" and sent > 0:
                             time.sleep(args.stall)
                         self.wfile.write(chunk if org != "slow" else chunk[:1])
@@ -154,6 +200,17 @@ def make_handler(args, ports, log_lock):
 
 
 _sha = {}
+
+
+def is_git_file(rel):
+    return rel.endswith((".json", ".md", ".txt", ".jinja"))
+
+
+def git_sha1_of(p):
+    """git hash-object: SHA-1 of "blob SIZE\\0" + content."""
+    with open(p, "rb") as f:
+        data = f.read()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def sha256_of(p):

@@ -176,14 +176,14 @@ static bool arch_unsupported(const char *src, char *cls, size_t n)
 /* An unsupported architecture must be refused as such (MF_ERR_UNSUPPORTED
  * naming it), nothing written; then the reference is skipped. Returns true
  * when skipped. */
-static bool skip_unsupported(const char *src, const char *ref, const char *out, const char *type)
+static bool skip_unsupported(const char *src, const char *ref, const char *out, const char *type, int layout)
 {
     char cls[256];
     if (!arch_unsupported(src, cls, sizeof(cls)))
         return false;
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = type}, &st);
+    int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = type, .layout = layout}, &st);
     CHECKF(rc != 0 && st.code == MF_ERR_UNSUPPORTED && strstr(st.msg, "is not supported by mfmt convert") &&
                strstr(st.msg, cls),
            "%s: architecture %s: wanted \"not supported\", got rc %d \"%s\"", ref, cls, rc, st.msg);
@@ -197,9 +197,10 @@ static bool skip_unsupported(const char *src, const char *ref, const char *out, 
     return true;
 }
 
-/* folder: "convert-ref" (sources under ../shared) or "convert-ref-arch"
- * (sources "shared/dirs/X" inside the folder). */
-static void run_one(const char *shared, const char *folder, const char *file, const char *tmp)
+/* folder: "convert-ref" (sources under ../shared), "convert-ref-arch" or
+ * "convert-ref-new" (sources "shared/dirs/X" inside the folder); layout: the
+ * converter whose references they are (MF_CONVERT_LAYOUT_*). */
+static void run_one(const char *shared, const char *folder, const char *file, const char *tmp, int layout)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s/%s", shared, folder, file);
@@ -217,13 +218,13 @@ static void run_one(const char *shared, const char *folder, const char *file, co
     snprintf(out, sizeof(out), "%s/%s.gguf", tmp, file);
     char ref[256];
     snprintf(ref, sizeof(ref), "%.*s", (int)(strstr(file, ".expected.json") ? strstr(file, ".expected.json") - file : (long)strlen(file)), file);
-    if (skip_unsupported(src, ref, out, outtype ? outtype : "f16")) {
+    if (skip_unsupported(src, ref, out, outtype ? outtype : "f16", layout)) {
         json_decref(e);
         return;
     }
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = outtype}, &st);
+    int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = outtype, .layout = layout}, &st);
     if (rc && st.code == MF_ERR_UNSUPPORTED && !mf_reader_for(MF_FMT_PYTORCH_ZIP)) {
         printf("%s %-36s skipped: .bin weights need the PyTorch reader\n", folder, file);
         mf_status_clear(&st);
@@ -258,20 +259,20 @@ static void run_one(const char *shared, const char *folder, const char *file, co
 
 /* A mix in the same pass gives exactly the bytes of quantizing the F16
  * conversion with mfmt quantize (llama-quantize's rules per architecture). */
-static void check_mix(const char *src, const char *name, const char *mix, const char *tmp)
+static void check_mix(const char *src, const char *name, const char *mix, const char *tmp, int layout)
 {
     char a[4200], f[4200], b[4200];
     snprintf(a, sizeof(a), "%s/%s-%s-one-pass.gguf", tmp, name, mix);
     snprintf(f, sizeof(f), "%s/%s-f16.gguf", tmp, name);
     snprintf(b, sizeof(b), "%s/%s-%s-quantized.gguf", tmp, name, mix);
-    if (skip_unsupported(src, name, a, mix))
+    if (skip_unsupported(src, name, a, mix, layout))
         return;
     mf_status st;
     mf_status_init(&st);
-    int rc = mf_convert_to_gguf(src, a, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = mix}, &st);
+    int rc = mf_convert_to_gguf(src, a, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = mix, .layout = layout}, &st);
     CHECKF(rc == 0, "%s as %s: %s", name, mix, st.msg);
     mf_status_clear(&st);
-    rc = rc ? rc : mf_convert_to_gguf(src, f, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16"}, &st);
+    rc = rc ? rc : mf_convert_to_gguf(src, f, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16", .layout = layout}, &st);
     mf_quantize_opts o;
     mf_quantize_opts_init(&o, mf_ftype_parse(mix));
     mf_quantize_result res;
@@ -291,11 +292,11 @@ static void check_mix(const char *src, const char *name, const char *mix, const 
     unlink(b);
 }
 
-/* Every directory of ../shared/convert-ref-arch/dirs, as Q4_K_M. */
-static void run_mixes(const char *shared)
+/* Every directory of ../shared/FOLDER/dirs, as Q4_K_M. */
+static void run_mixes(const char *shared, const char *folder, int layout)
 {
     char dir[4096];
-    snprintf(dir, sizeof(dir), "%s/convert-ref-arch/dirs", shared);
+    snprintf(dir, sizeof(dir), "%s/%s/dirs", shared, folder);
     DIR *d = opendir(dir);
     if (!d)
         return;
@@ -307,14 +308,14 @@ static void run_mixes(const char *shared)
         snprintf(src, sizeof(src), "%s/%s", dir, de->d_name);
         if (de->d_name[0] == '.' || !mf_is_dir(src))
             continue;
-        check_mix(src, de->d_name, "Q4_K_M", tmp);
+        check_mix(src, de->d_name, "Q4_K_M", tmp, layout);
     }
     closedir(d);
     rmdir(tmp);
 }
 
 /* Every NAME.expected.json of ../shared/FOLDER; at least min_files. */
-static void run_folder(const char *shared, const char *folder, size_t min_files)
+static void run_folder(const char *shared, const char *folder, size_t min_files, int layout)
 {
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s/%s", shared, folder);
@@ -343,10 +344,19 @@ static void run_folder(const char *shared, const char *folder, size_t min_files)
             }
     CHECKF(n >= min_files, "%s holds %zu reference files", folder, n);
     for (size_t i = 0; i < n; i++) {
-        run_one(shared, folder, names[i], tmp);
+        run_one(shared, folder, names[i], tmp, layout);
         free(names[i]);
     }
     rmdir(tmp);
+}
+
+/* The references skipped since the last report, then none. */
+static void report_skips(const char *folder)
+{
+    printf("%s: %d references skipped (architecture not supported yet)%s%s\n", folder, n_skipped,
+           n_skipped ? ": " : "", skipped);
+    n_skipped = 0;
+    skipped[0] = 0;
 }
 
 /* A python3 with numpy (the variant generator's one need), or NULL. */
@@ -451,7 +461,7 @@ static void run_variants(const char *shared)
         CHECKF(ok, "%s: differs from llama.cpp's converter output", key);
         unlink(out);
         if (!strcmp(t, "f16"))
-            check_mix(src, d, "Q4_K_M", tmp);
+            check_mix(src, d, "Q4_K_M", tmp, MF_CONVERT_LAYOUT_C392E50);
     }
     printf("hf-arch variants: %d of %d byte-identical\n", same, total);
     CHECKF(total >= 19, "variants.json lists %d outputs", total);
@@ -528,12 +538,16 @@ int main(void)
         TL_SKIP("convert_ref: the converter references (no ../shared)");
         return tl_report("convert_ref");
     }
-    run_folder(shared, "convert-ref", 15);
-    run_folder(shared, "convert-ref-arch", 19);
-    run_mixes(shared);
+    const int old = MF_CONVERT_LAYOUT_C392E50, now = MF_CONVERT_LAYOUT_2026_02;
+    run_folder(shared, "convert-ref", 15, old);
+    run_folder(shared, "convert-ref-arch", 19, old);
+    run_mixes(shared, "convert-ref-arch", old);
     run_variants(shared);
     run_refusals(shared);
-    printf("convert-ref-arch: %d references skipped (architecture not supported yet)%s%s\n", n_skipped,
-           n_skipped ? ": " : "", skipped);
+    report_skips("convert-ref-arch");
+    /* the 2026-02 converter's references (llama.cpp ecbcb7ea), in its layout */
+    run_folder(shared, "convert-ref-new", 23, now);
+    run_mixes(shared, "convert-ref-new", now);
+    report_skips("convert-ref-new");
     return tl_report("convert_ref");
 }

@@ -198,7 +198,8 @@ static void round_trip(const char *dir, const char *name)
     compare_config(dir, out);
 }
 
-static void run_dirs(const char *base, int *count)
+/* prefix: the round trips' file names (two folders hold a deepseek-v3-tiny) */
+static void run_dirs(const char *base, const char *prefix, int *count)
 {
     DIR *d = opendir(base);
     if (!d)
@@ -210,7 +211,9 @@ static void run_dirs(const char *base, int *count)
         snprintf(cfg, sizeof(cfg), "%s/config.json", p);
         if (e->d_name[0] == '.' || access(cfg, F_OK) != 0)
             continue;
-        round_trip(p, e->d_name);
+        char name[300];
+        snprintf(name, sizeof(name), "%s%s", prefix, e->d_name);
+        round_trip(p, name);
         (*count)++;
     }
     closedir(d);
@@ -296,9 +299,12 @@ int main(void)
     int n = 0;
     char base[512];
     snprintf(base, sizeof(base), "%s/convert-ref-arch/dirs", shared);
-    run_dirs(base, &n);
+    run_dirs(base, "", &n);
     snprintf(base, sizeof(base), "%s/corpus/hf-dir", shared);
-    run_dirs(base, &n);
+    run_dirs(base, "", &n);
+    /* the 2026-02 converter's families (convert-ref-new): its layout */
+    snprintf(base, sizeof(base), "%s/convert-ref-new/dirs", shared);
+    run_dirs(base, "new-", &n);
     CHECKF(n >= 25, "only %d reference directories", n);
     printf("gguf -> hf: %d directories round-tripped\n", n);
     quantized_source(shared);

@@ -98,6 +98,11 @@ static bool newer_than_loader(const char *arch)
 static void check_load_rule(const conv_arch *a)
 {
     int unknown = 0;
+    if (a->flags & AF_ONLY_2026) { /* a family of the 2026-02 converter: its runtime (ecbcb7ea) */
+        size_t n = mf_llama_hparams_problems_2026(a->name, no_key, NULL, count_problem, &unknown);
+        CHECKF(unknown == 0 && n > 0, "%s: no llama.cpp ecbcb7ea load rule in llama_load.c", a->name);
+        return;
+    }
     size_t n = mf_llama_hparams_problems(a->name, no_key, NULL, count_problem, &unknown);
     if (newer_than_loader(a->name)) {
         CHECKF(unknown == 1, "%s: listed as unknown to llama.cpp c392e509 but llama_load.c knows it", a->name);
@@ -111,7 +116,11 @@ static void check_hparams(const conv_arch *a, const conv_hp *list)
 {
     for (const conv_hp *h = list; h->key; h++) {
         if (h->calc) {
-            bool none_back = h->calc == &conv_calc_file_type || h->calc == &conv_calc_head_dim_embd;
+            /* nothing goes back into config.json from the file type and
+             * n_embd // n_head; DeepSeek-V2's 2026 MLA lengths come back
+             * through the c392e50 keys' inverses (kv_lora_rank, qk_*_head_dim) */
+            bool none_back = h->calc == &conv_calc_file_type || h->calc == &conv_calc_head_dim_embd ||
+                             h->calc == &conv_calc_mla_key_length || h->calc == &conv_calc_yarn_log_mul_2026;
             CHECKF(h->calc->fwd != NULL, "%s.%s: computed value without a forward step", a->name, h->key);
             CHECKF(none_back || h->calc->back != NULL, "%s.%s: computed value @%s has no inverse", a->name,
                    h->key, h->calc->name);
@@ -122,7 +131,7 @@ static void check_hparams(const conv_arch *a, const conv_hp *list)
             CHECKF(h->block == &conv_block_pooling_type || h->block == &conv_block_rope_nemotron ||
                        h->block->back != NULL,
                    "%s %s: key block has no inverse", a->name, h->key);
-        } else if (strcmp(h->key, "@base")) {
+        } else if (strcmp(h->key, "@base") && strcmp(h->key, "@set")) {
             CHECKF(h->src != NULL, "%s.%s: neither a config key nor a computed value", a->name, h->key);
         }
     }
@@ -141,6 +150,10 @@ int main(void)
         check_hparams(a, a->hparams);
     }
     check_hparams(&conv_archs[0], conv_base_hparams);
+    check_hparams(&conv_archs[0], conv_base_hparams_2026);
+    for (size_t i = 0; i < conv_n_archs_2026; i++) /* the 2026-02 layout of older families */
+        if (conv_archs_2026[i].hparams)
+            check_hparams(&conv_archs[0], conv_archs_2026[i].hparams);
     /* every name-table row belongs to some architecture of the table */
     for (size_t i = 0; i < conv_n_names; i++)
         CHECKF(conv_names[i].archs != 0 && (conv_names[i].archs & ~ALL_ARCHS) == 0,

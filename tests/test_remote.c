@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -293,6 +294,203 @@ static void test_library(void)
     mf_remote_configure(&o, NULL);
 }
 
+
+/* ---------------------------------------------------------- download */
+
+#define DL_COMMIT "c0ffee0000000000000000000000000000000000"
+
+static void read_small(const char *path, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+}
+
+static bool same_bytes(const char *a, const char *b)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", a, b);
+    return system(cmd) == 0;
+}
+
+/* The cache's entry for FILE of acme/dl: a relative symlink to a blob with
+ * the source's bytes. */
+static void check_linked(const char *file, const char *want_target_prefix)
+{
+    char link[1200], src[1200], target[600];
+    snprintf(link, sizeof(link), "%s/models--acme--dl/snapshots/" DL_COMMIT "/%s", cache, file);
+    snprintf(src, sizeof(src), "%s/acme/dl/%s", tree, file);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n >= 0)
+        target[n] = 0;
+    CHECKF(n > 0 && !strncmp(target, want_target_prefix, strlen(want_target_prefix)),
+           "%s: link to \"%s\", wanted %s...", file, n > 0 ? target : "(none)", want_target_prefix);
+    CHECKF(same_bytes(link, src), "%s: the cached file differs from the served one", file);
+}
+
+/* The blob name of FILE in acme/dl, read from its snapshot link. */
+static void blob_of(const char *file, char *blob, size_t cap)
+{
+    char link[1200], target[600];
+    snprintf(link, sizeof(link), "%s/models--acme--dl/snapshots/" DL_COMMIT "/%s", cache, file);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    target[n > 0 ? n : 0] = 0;
+    const char *b = strrchr(target, '/');
+    snprintf(blob, cap, "%s", b ? b + 1 : "");
+}
+
+/* Body bytes the CDN/resolve served for paths containing `part` since the
+ * last served_bytes() (the log is not cleared). */
+static uint64_t served_for(const char *part)
+{
+    FILE *f = fopen(logf, "r");
+    char path[1024];
+    unsigned long long n, total = 0;
+    while (f && fscanf(f, "%1023s %llu", path, &n) == 2)
+        if (strstr(path, part) && !strstr(path, "/api/"))
+            total += n;
+    if (f)
+        fclose(f);
+    return total;
+}
+
+static void test_download_fresh(void)
+{
+    char out[8192];
+    served_bytes();
+    int rc = run("", "download acme/dl", out, sizeof(out));
+    CHECKF(rc == 0, "download acme/dl: rc %d: %s", rc, out);
+    CHECKF(strstr(out, "4 files") && strstr(out, "every blob verified"), "summary: %s", out);
+    char ref[1200], got[200];
+    snprintf(ref, sizeof(ref), "%s/models--acme--dl/refs/main", cache);
+    read_small(ref, got, sizeof(got));
+    CHECKF(!strcmp(got, DL_COMMIT), "refs/main holds \"%s\"", got);
+    /* LFS files by SHA-256, git files by the blob SHA-1; one "../" more per folder */
+    /* the cache huggingface_hub's snapshot_download fills (tests/data/hub) */
+    char cmd[1400];
+    snprintf(cmd, sizeof(cmd), "sh tests/hub_layout.sh '%s' | diff tests/data/hub/snapshot_download.layout - >&2",
+             cache);
+    CHECKF(system(cmd) == 0, "the cache differs from huggingface_hub's layout (diff above)");
+    check_linked("tiny.safetensors", "../../blobs/");
+    check_linked("tiny-llama.gguf", "../../blobs/");
+    check_linked("config.json", "../../blobs/");
+    check_linked("sub/tokenizer.json", "../../../blobs/");
+    char blob[200];
+    blob_of("config.json", blob, sizeof(blob));
+    CHECKF(strlen(blob) == 40, "config.json's blob \"%s\" is not the git SHA-1", blob);
+    blob_of("tiny.safetensors", blob, sizeof(blob));
+    CHECKF(strlen(blob) == 64, "tiny.safetensors's blob \"%s\" is not the SHA-256", blob);
+    /* what the cache commands say of it */
+    CHECK(run("", "cache verify acme/dl", out, sizeof(out)) == 0 && strstr(out, "0 corrupt, 0 missing"));
+    served_bytes();
+    CHECKF(run("", "inspect hf://acme/dl/tiny.safetensors", out, sizeof(out)) == 0, "%s", out);
+    CHECKF(served_bytes() == 0, "a downloaded file is read from the cache, not the server");
+    /* a second run fetches nothing but the listing and the ETags */
+    rc = run("", "download --json acme/dl", out, sizeof(out));
+    CHECKF(rc == 0 && strstr(out, "\"state\": \"present\"") && !strstr(out, "\"downloaded\""),
+           "second run: %s", out);
+    /* one byte per file: the 1-byte range that asks for its ETag and size */
+    uint64_t again = served_for("/acme/dl/");
+    CHECKF(again == 4, "the second run was served %llu bytes, wanted 4 (no blob bytes)",
+           (unsigned long long)again);
+    served_bytes();
+}
+
+static void test_download_resume(void)
+{
+    char out[8192], blob[200], final[900], part[1000], src[900];
+    blob_of("tiny-llama.gguf", blob, sizeof(blob));
+    snprintf(final, sizeof(final), "%s/models--acme--dl/blobs/%s", cache, blob);
+    snprintf(part, sizeof(part), "%s.incomplete", final);
+    snprintf(src, sizeof(src), "%s/acme/dl/tiny-llama.gguf", tree);
+    struct stat sb;
+    CHECK(stat(src, &sb) == 0);
+    uint64_t size = (uint64_t)sb.st_size, half = size / 2;
+    /* an interrupted download: the first half of the blob */
+    char cmd[3000];
+    snprintf(cmd, sizeof(cmd), "head -c %llu '%s' > '%s' && rm -f '%s'", (unsigned long long)half,
+             src, part, final);
+    CHECK(system(cmd) == 0);
+    served_bytes();
+    int rc = run("", "download --jsonl acme/dl", out, sizeof(out));
+    CHECKF(rc == 0 && strstr(out, "\"resumed\""), "resume: rc %d: %s", rc, out);
+    uint64_t got = served_for("tiny-llama.gguf");
+    /* the rest of the file, and the one byte of the ETag request */
+    CHECKF(got == size - half + 1, "resume fetched %llu bytes of tiny-llama.gguf, wanted %llu",
+           (unsigned long long)got, (unsigned long long)(size - half + 1));
+    CHECK(same_bytes(final, src) && access(part, F_OK) != 0);
+    /* a partial file that is not a prefix of the blob: refused, removed, no link */
+    snprintf(cmd, sizeof(cmd), "head -c %llu /dev/zero > '%s' && rm -f '%s'",
+             (unsigned long long)half, part, final);
+    CHECK(system(cmd) == 0);
+    rc = run("", "download acme/dl", out, sizeof(out));
+    CHECKF(rc == 1 && strstr(out, "not to its name") && strstr(out, "tiny-llama.gguf"),
+           "a wrong partial file: rc %d: %s", rc, out);
+    CHECK(access(part, F_OK) != 0 && access(final, F_OK) != 0);
+    rc = run("", "download -q acme/dl", out, sizeof(out));
+    CHECKF(rc == 0 && same_bytes(final, src), "the run after: rc %d: %s", rc, out);
+    CHECKF(strstr(out, "/snapshots/" DL_COMMIT), "-q prints the snapshot path: %s", out);
+    served_bytes();
+}
+
+static void test_download_refusals(void)
+{
+    char out[8192];
+    /* a CDN that corrupts the bytes: nothing lands in blobs/ */
+    int rc = run("", "download corrupt/x", out, sizeof(out));
+    CHECKF(rc == 1 && strstr(out, "the download was corrupted"), "corrupt: rc %d: %s", rc, out);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "test -z \"$(ls '%s/models--corrupt--x/blobs' 2>/dev/null)\"", cache);
+    CHECKF(system(cmd) == 0, "a corrupt download left a blob or a partial file");
+    /* gated: a token is needed, sent, never printed */
+    rc = run("", "download gated/m", out, sizeof(out));
+    CHECKF(rc == 2 && strstr(out, "token"), "gated without a token: rc %d: %s", rc, out);
+    char env[200];
+    snprintf(env, sizeof(env), "HF_TOKEN=%s", TOKEN);
+    rc = run(env, "download gated/m", out, sizeof(out));
+    CHECKF(rc == 0 && !strstr(out, TOKEN), "gated with a token: rc %d: %s", rc, out);
+    /* patterns, one file */
+    char other[600];
+    /* a cache folder that cannot be made (under a file) */
+    snprintf(other, sizeof(other), "download --cache-dir '%s/acme/dl/config.json/c' acme/dl", tree);
+    rc = run("", other, out, sizeof(out));
+    CHECKF(rc == 2 && strstr(out, "cannot make the folder"), "an unwritable cache dir: rc %d: %s", rc, out);
+    snprintf(other, sizeof(other), "%s/other-cache", root);
+    snprintf(cmd, sizeof(cmd), "download --cache-dir '%s' --include '*.json' --jsonl acme/dl", other);
+    rc = run("", cmd, out, sizeof(out));
+    CHECKF(rc == 0 && strstr(out, "config.json") && strstr(out, "sub/tokenizer.json") &&
+               !strstr(out, "safetensors") && !strstr(out, ".gguf"),
+           "--include '*.json': rc %d: %s", rc, out);
+    snprintf(cmd, sizeof(cmd), "download --cache-dir '%s' --exclude 'sub/' --jsonl acme/dl", other);
+    rc = run("", cmd, out, sizeof(out));
+    CHECKF(rc == 0 && !strstr(out, "sub/tokenizer.json") && strstr(out, "tiny.safetensors"),
+           "--exclude 'sub/': rc %d: %s", rc, out);
+    snprintf(cmd, sizeof(cmd), "download --cache-dir '%s' --jsonl hf://acme/dl/tiny-llama.gguf", other);
+    rc = run("", cmd, out, sizeof(out));
+    CHECKF(rc == 0 && strstr(out, "tiny-llama.gguf") && !strstr(out, "config.json"),
+           "one file: rc %d: %s", rc, out);
+    rc = run("", "download hf://acme/dl/nope.bin", out, sizeof(out));
+    CHECKF(rc == 2 && strstr(out, "no file nope.bin"), "a missing file: rc %d: %s", rc, out);
+    /* a lock held by another downloader (huggingface_hub's lock file) */
+    char blob[200], lock[1200], final[1200];
+    blob_of("tiny.safetensors", blob, sizeof(blob));
+    snprintf(lock, sizeof(lock), "%s/.locks/models--acme--dl/%s.lock", cache, blob);
+    snprintf(final, sizeof(final), "%s/models--acme--dl/blobs/%s", cache, blob);
+    CHECK(unlink(final) == 0);
+    int fd = open(lock, O_RDWR | O_CREAT, 0644);
+    CHECK(fd >= 0 && flock(fd, LOCK_EX) == 0);
+    rc = run("", "download acme/dl", out, sizeof(out));
+    CHECKF(rc == 2 && strstr(out, "lock is held"), "a held lock: rc %d: %s", rc, out);
+    if (fd >= 0)
+        close(fd);
+    rc = run("", "download acme/dl", out, sizeof(out));
+    CHECKF(rc == 0 && access(final, F_OK) == 0, "after the lock: rc %d: %s", rc, out);
+    served_bytes();
+}
+
 int main(void)
 {
     if (!tl_make_tmpdir(root, sizeof(root), "remote"))
@@ -307,13 +505,29 @@ int main(void)
     const char *reps[] = {"acme/tiny", "gated/m", "slow/x", "truncated/x", "badrange/x"};
     for (size_t i = 0; i < 5; i++)
         copy_in("examples/tiny.safetensors", reps[i], "tiny.safetensors");
+    copy_in("examples/tiny.safetensors", "acme/dl", "tiny.safetensors");
+    copy_in("examples/tiny-llama.gguf", "acme/dl", "tiny-llama.gguf");
+    copy_in("examples/tiny.safetensors", "corrupt/x", "tiny.safetensors");
+    char cfg[600];
+    snprintf(cfg, sizeof(cfg), "%s/acme/dl/config.json", tree);
+    FILE *cf = fopen(cfg, "w");
+    CHECK(cf && fputs("{\"model_type\": \"llama\"}\n", cf) >= 0);
+    if (cf)
+        fclose(cf);
+    snprintf(cfg, sizeof(cfg), "%s/acme/dl/sub", tree);
+    mkdirs(cfg);
+    snprintf(cfg, sizeof(cfg), "%s/acme/dl/sub/tokenizer.json", tree);
+    cf = fopen(cfg, "w");
+    CHECK(cf && fputs("{\"version\": \"1.0\"}\n", cf) >= 0);
+    if (cf)
+        fclose(cf);
     const char *shared = tl_shared_dir();
     char bin[600];
     snprintf(bin, sizeof(bin), "%s/corpus/hf-dir/llama-tiny-bin/pytorch_model.bin", shared ? shared : ".");
     if (shared && access(bin, R_OK) == 0)
         copy_in(bin, "acme/tiny", "pytorch_model.bin");
     if (!getenv("MFMT") || !start_server()) {
-        printf("skip: remote tests (%s)\n", getenv("MFMT") ? "python3 server did not start" : "MFMT not set");
+        TL_SKIP("remote tests (%s)", getenv("MFMT") ? "python3 server did not start" : "MFMT not set");
         stop_server();
         tl_remove_tmpdir(root);
         return tl_report("remote");
@@ -322,6 +536,9 @@ int main(void)
     test_misbehaving();
     test_gated();
     test_library();
+    test_download_fresh();
+    test_download_resume();
+    test_download_refusals();
     stop_server();
     tl_remove_tmpdir(root);
     return tl_report("remote");

@@ -61,7 +61,16 @@ typedef struct mf_convert_gguf_opts {
      * converter stops). msg is valid during the call. */
     void (*note)(void *user, const char *msg);
     void *note_user;
+    /* Which converter's bytes to write where both exist (doc/hf.md): the
+     * default MF_CONVERT_LAYOUT_C392E50 (llama.cpp's converter of Feb 2025,
+     * read by old and new runtimes) or MF_CONVERT_LAYOUT_2026_02 (ecbcb7ea,
+     * 2026-02-27: sampling keys from generation_config.json, its key order,
+     * DeepSeek-V2/V3's split attn_k_b/attn_v_b...). Families only the 2026
+     * converter knows are written in its layout either way. */
+    int layout;
 } mf_convert_gguf_opts;
+
+enum { MF_CONVERT_LAYOUT_C392E50 = 0, MF_CONVERT_LAYOUT_2026_02 = 1 };
 
 MF_API void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o);
 

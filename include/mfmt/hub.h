@@ -137,6 +137,64 @@ MF_API int mf_cache_verify(const char *cache_dir, const char *repo, mf_progress_
                            void *progress_user, mf_cache_verify_report **out, mf_status *st);
 MF_API void mf_cache_verify_free(mf_cache_verify_report *r);
 
+/* ------------------------------------------------------------ download */
+/* Fills the cache with a repo (or some of its files) the way
+ * huggingface_hub's snapshot_download does, so that from_pretrained and
+ * `hf` use it: the file list and commit from the Hub's API
+ * (/api/models/ORG/NAME/revision/REV), each file's blob name from its
+ * ETag (X-Linked-ETag, the SHA-256, for LFS files; the git blob SHA-1 for
+ * the others), blobs/NAME written through blobs/NAME.incomplete (resumed
+ * where an interrupted download stopped, under huggingface_hub's lock file
+ * .locks/REPO/NAME.lock), hashed as the bytes land and renamed into place
+ * only when the content hashes to its name; snapshots/COMMIT/FILE a
+ * relative symlink to the blob; refs/REV the commit. */
+typedef struct mf_hub_download_opts {
+    size_t struct_size;            /* sizeof(mf_hub_download_opts) */
+    const char *cache_dir;         /* NULL: mf_hub_cache_dir() */
+    const char *const *include;    /* glob patterns a file must match one of
+                                      (fnmatch, as allow_patterns); NULL: all */
+    size_t n_include;
+    const char *const *exclude;    /* glob patterns that drop a file (ignore_patterns) */
+    size_t n_exclude;
+    mf_progress_fn progress;       /* bytes received of the bytes still missing */
+    void *progress_user;
+} mf_hub_download_opts;
+MF_API void mf_hub_download_opts_init(mf_hub_download_opts *o);
+
+typedef enum mf_hub_download_state {
+    MF_DL_PRESENT = 0,     /* the blob was already in the cache */
+    MF_DL_DOWNLOADED = 1,  /* fetched whole */
+    MF_DL_RESUMED = 2,     /* an interrupted download finished */
+} mf_hub_download_state;
+
+typedef struct mf_hub_download_file {
+    const char *path;      /* in the repo */
+    const char *blob;      /* its blob name (SHA-256 or git SHA-1, hex) */
+    uint64_t size;
+    uint64_t fetched;      /* bytes received for it by this call */
+    mf_hub_download_state state;
+} mf_hub_download_file;
+
+typedef struct mf_hub_download_report {
+    const char *repo_id, *revision, *commit;
+    const char *snapshot;  /* the snapshot folder in the cache */
+    mf_hub_download_file *files;  /* in the API's order, filtered */
+    size_t n_files;
+    uint64_t bytes_fetched;       /* body bytes received for the files */
+    struct mf_arena *arena;       /* private */
+} mf_hub_download_report;
+
+/* repo: ORG/NAME[@REV] or hf://ORG/NAME[@REV][/FILE] (one file). Fails (-1)
+ * with the file, its byte offset and the reason on any HTTP error, a blob
+ * that does not hash to its name (the partial file is removed, nothing is
+ * linked), a file name that would leave the snapshot, or a lock held by
+ * another download; files finished before the failure stay in the cache
+ * (a new call resumes). Remote settings: mf_remote_configure (its byte
+ * budget applies). Thread-safe for different repos. */
+MF_API int mf_hub_download(const char *repo, const mf_hub_download_opts *opts,
+                           mf_hub_download_report **out, mf_status *st);
+MF_API void mf_hub_download_report_free(mf_hub_download_report *r);
+
 /* ------------------------------------------------------- remote reads */
 /* An http(s) URL (or a Hub file not in the cache) given to mf_open,
  * mf_detect, mf_scan_file... is read by HTTP range requests: the headers

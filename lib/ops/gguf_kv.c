@@ -29,6 +29,12 @@ mf_value *mf_kv_add(mf_kvlist *l, const char *key, mf_vtype type)
 {
     if (l->failed)
         return NULL;
+    for (size_t i = 0; l->overwrite && i < l->n; i++)
+        if (strcmp(l->kv[i].key, key) == 0) {
+            memset(&l->kv[i].v, 0, sizeof(l->kv[i].v));
+            l->kv[i].v.type = type;
+            return &l->kv[i].v;
+        }
     if (mf_kv_get(l, key)) {
         l->failed = true;
         snprintf(l->dup, sizeof(l->dup), "%s", key);

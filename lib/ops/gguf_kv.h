@@ -10,6 +10,9 @@ typedef struct mf_kvlist {
     mf_arena *a;       /* owns keys, strings and arrays */
     bool failed;       /* out of memory or a duplicated key */
     char dup[128];     /* the duplicated key, if any */
+    /* gguf-py 0.18 (2026): a key added twice keeps its place and takes the
+     * new value (with a warning) instead of failing */
+    bool overwrite;
 } mf_kvlist;
 
 int mf_kvlist_init(mf_kvlist *l);

@@ -26,4 +26,10 @@ bool hub_folder_repo(const char *folder, char type[16], char id[256]);
 bool hub_commit_of(const char *repo_dir, const char *rev, char commit[256]);
 /* A blob name: 64 lower-hex (SHA-256) or 40 (git SHA-1); 0 otherwise. */
 int hub_blob_name_kind(const char *name);
+/* A relative path that stays inside its folder: not empty or absolute, no
+ * "." or ".." part, no backslash or control character. */
+bool hub_safe_rel_path(const char *p);
+/* The URL of n's file at commit (NULL: n's revision), or with api the
+ * repo_info URL of that revision (malloc'd; NULL when out of memory). */
+char *hub_url(const hub_name *n, const char *commit, bool api);
 #endif

@@ -89,7 +89,7 @@ static bool valid_repo_id(const char *id)
 
 /* A revision or file may not leave the repo folder: no "..", no absolute
  * path, no empty part, no backslash or control character. */
-static bool safe_rel_path(const char *p)
+bool hub_safe_rel_path(const char *p)
 {
     if (!*p || p[0] == '/')
         return false;
@@ -200,9 +200,9 @@ int hub_parse_name(const char *arg, hub_name *n, mf_status *st)
         if ((rc = parse_bare(arg, n, st)) <= 0)
             return rc;
     }
-    if (!safe_rel_path(n->revision))
+    if (!hub_safe_rel_path(n->revision))
         return name_fail(st, arg, "the revision may not be empty, absolute or contain \"..\"");
-    if (n->file[0] && !safe_rel_path(n->file))
+    if (n->file[0] && !hub_safe_rel_path(n->file))
         return name_fail(st, arg, "the file may not be absolute or contain \"..\"");
     return 1;
 }
@@ -296,10 +296,8 @@ MF_API void mf_hub_target_free(mf_hub_target *t)
     memset(t, 0, sizeof(*t));
 }
 
-/* The https URL of a file (huggingface_hub's hf_hub_url:
- * {endpoint}/{prefix}{repo_id}/resolve/{revision}/{filename}, datasets/ and
- * spaces/ prefixed, the revision percent-encoded, "/" included). */
-static char *hub_file_url(const hub_name *n, const char *commit)
+/* $HF_ENDPOINT (default https://huggingface.co) without trailing '/'. */
+static const char *hub_endpoint(size_t *len)
 {
     const char *ep = getenv("HF_ENDPOINT");
     if (!ep || !*ep)
@@ -307,21 +305,41 @@ static char *hub_file_url(const hub_name *n, const char *commit)
     size_t el = strlen(ep);
     while (el && ep[el - 1] == '/')
         el--;
-    const char *rev = commit ? commit : n->revision;
-    char enc[800];
+    *len = el;
+    return ep;
+}
+
+/* A revision percent-encoded as huggingface_hub's quote(revision, safe="")
+ * ("/" included). */
+static void encode_revision(const char *rev, char *enc, size_t cap)
+{
     size_t k = 0;
-    for (const char *s = rev; *s && k + 4 < sizeof(enc); s++) {
+    for (const char *s = rev; *s && k + 4 < cap; s++) {
         if (isalnum((unsigned char)*s) || strchr("-._~", *s))
             enc[k++] = *s;
         else
-            k += (size_t)snprintf(enc + k, sizeof(enc) - k, "%%%02X", (unsigned char)*s);
+            k += (size_t)snprintf(enc + k, cap - k, "%%%02X", (unsigned char)*s);
     }
     enc[k] = 0;
+}
+
+/* The https URL of a file (huggingface_hub's hf_hub_url:
+ * {endpoint}/{prefix}{repo_id}/resolve/{revision}/{filename}, datasets/ and
+ * spaces/ prefixed), or of the repo's revision in the API (HfApi.repo_info:
+ * {endpoint}/api/{models|datasets|spaces}/{repo_id}/revision/{revision}). */
+char *hub_url(const hub_name *n, const char *commit, bool api)
+{
+    size_t el;
+    const char *ep = hub_endpoint(&el);
+    char enc[800];
+    encode_revision(commit ? commit : n->revision, enc, sizeof(enc));
     const char *prefix = !strcmp(n->type, "dataset") ? "datasets/"
                          : !strcmp(n->type, "space") ? "spaces/" : "";
-    size_t len = el + strlen(prefix) + strlen(n->id) + strlen(enc) + strlen(n->file) + 32;
+    size_t len = el + strlen(prefix) + strlen(n->id) + strlen(enc) + strlen(n->file) + 48;
     char *url = malloc(len);
-    if (url)
+    if (url && api)
+        snprintf(url, len, "%.*s/api/%ss/%s/revision/%s", (int)el, ep, n->type, n->id, enc);
+    else if (url)
         snprintf(url, len, "%.*s/%s%s/resolve/%s/%s", (int)el, ep, prefix, n->id, enc, n->file);
     return url;
 }
@@ -348,7 +366,7 @@ static int resolve_uncached(const char *arg, const hub_name *n, const char *cach
     if (!allow_remote || !n->file[0])
         return mf_fail(st, MF_ERR_IO, arg, -1, "%s in the Hugging Face cache %s", why, cache_dir);
     t->kind = MF_HUB_REMOTE;
-    t->path = hub_file_url(n, commit);
+    t->path = hub_url(n, commit, false);
     if (!t->path || fill_target(t, n, cache_dir, commit))
         return mf_oom(st, arg);
     return 0;

@@ -22,11 +22,13 @@ enum conv_arch_bit {
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
     AB_BLOOM, AB_MPT, AB_DBRX, AB_NOMIC_BERT, AB_JINA_BERT_V2, AB_T5, AB_T5ENCODER,
+    /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
+    AB_QWEN3MOE,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
 #define ARCH(x) (1ull << AB_##x)
-#define ALL_ARCHS ((uint64_t)(AB_COUNT == 64 ? ~0ull : (1ull << (AB_COUNT & 63)) - 1))
+#define ALL_ARCHS ((uint64_t)(AB_COUNT == 64 ? ~0ull : (1ull << (AB_COUNT % 64)) - 1))
 
 typedef struct conv_name_row {
     const char *hf, *gguf;
@@ -61,6 +63,8 @@ typedef enum conv_op {
                          part i named with pat replaced by ws[i] (Jina-BERT's gated_layers) */
     OP_VIEW_EXPERTS,  /* [E * rows, cols] viewed as [E][rows][cols], E from count_key (DBRX) */
     OP_VIEW_EXPERTS_T,/* the same, each expert's matrix transposed: [E][cols][rows] */
+    OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
+                         v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
 } conv_op;
 
 typedef struct conv_rule {
@@ -97,11 +101,14 @@ typedef struct conv_block {
 #define CONV_CALCS(X)                                                                      \
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
-    X(mamba_dt_rank) X(falcon_mamba) X(ctx_after_pad)
+    X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
+    X(mla_key_length) X(yarn_log_mul_2026) X(ctx_after_pad)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(mpt_alibi)
-/* Declared for every name; file_type, head_dim_embd and pooling_type have no
- * inverse (their back is NULL in arch_table.c) and define no g2h_ function. */
+    X(rope_2026) X(mpt_alibi)
+/* Declared for every name; file_type, head_dim_embd, pooling_type,
+ * gating_func_2026 (g2h_gating_func's), mla_key_length and
+ * yarn_log_mul_2026 have no inverse of their own (their back is NULL in
+ * arch_table.c) and define no g2h_ function. */
 #define CONV_DECLARE_CALC(n) \
     extern const conv_calc conv_calc_##n; json_t *h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg, int64_t x);
 #define CONV_DECLARE_BLOCK(n) \
@@ -155,7 +162,9 @@ enum {
     AF_CTX_MODEL_MAX = 2,     /* max_position_embeddings from model_max_length (Command-R) */
     AF_LLAMA3_ROPE = 4,       /* generated rope_freqs for llama3 rope scaling */
     AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
-    AF_FORCE_QUANT = 16,      /* tensor_force_quant: every tensor of 2+ dimensions (not a
+    AF_ONLY_2026 = 16,        /* a class only the 2026-02 converter has: its layout always */
+    AF_MINISTRAL3 = 32,       /* Mistral3Model: model_type ministral3 only (else arch llama: refused) */
+    AF_FORCE_QUANT = 64,      /* tensor_force_quant: every tensor of 2+ dimensions (not a
                                  norm) takes the output type, ffn_gate_inp too (DBRX) */
 };
 
@@ -169,8 +178,21 @@ typedef struct conv_arch {
     unsigned flags;
 } conv_arch;
 
+/* The 2026-02 converter's (ecbcb7ea) rules and keys for an architecture
+ * of both converters where they differ from c392e50's (--layout 2026-02);
+ * NULL: the same. "@base" in a key list is conv_base_hparams or
+ * conv_base_hparams_2026 by the layout. */
+typedef struct conv_arch_2026 {
+    int bit;                     /* enum conv_arch_bit */
+    const conv_rule *rules;
+    const conv_hp *hparams;
+} conv_arch_2026;
+extern const conv_arch_2026 conv_archs_2026[];
+extern const size_t conv_n_archs_2026;
+
 extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
 extern const conv_hp conv_base_hparams[];
+extern const conv_hp conv_base_hparams_2026[];
 
 #endif

@@ -35,6 +35,10 @@ const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_ro
 const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
 const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
 const conv_block conv_block_mpt_alibi = {h2g_mpt_alibi, g2h_mpt_alibi};
+const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_func_2026, g2h_gating_func};
+const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
+const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length, NULL};
+const conv_calc conv_calc_yarn_log_mul_2026 = {"yarn_log_mul_2026", h2g_yarn_log_mul_2026, NULL};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -49,6 +53,29 @@ const conv_hp conv_base_hparams[] = {
     {"attention.layer_norm_epsilon", 'f', "layer_norm_eps|layer_norm_epsilon|norm_epsilon", HP_OPT, NULL, NULL},
     {"expert_count", 'u', "num_local_experts", HP_OPT, NULL, NULL},
     {"expert_used_count", 'u', "num_experts_per_tok", HP_OPT, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {NULL, 0, NULL, 0, NULL, NULL},
+};
+
+/* TextModel.set_gguf_parameters of the 2026-02 converter (ecbcb7ea) */
+const conv_hp conv_base_hparams_2026[] = {
+    CALC("block_count", 'u', block_count, 0),
+    {"context_length", 'u', "max_position_embeddings|n_ctx|n_positions|max_length|max_sequence_length|model_max_length",
+     HP_OPT, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|n_embd|dim", HP_OPT, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size|n_inner|hidden_dim", HP_OPT, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head|n_heads", HP_OPT, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|n_kv_heads", HP_OPT, NULL, NULL},
+    BLOCK(rope_2026),
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps|norm_eps", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_eps|layer_norm_epsilon|norm_epsilon", HP_OPT, NULL, NULL},
+    {"expert_count", 'u', "num_local_experts|num_experts", HP_OPT, NULL, NULL},
+    {"expert_used_count", 'u', "num_experts_per_tok|num_experts_per_token", HP_OPT, NULL, NULL},
+    {"expert_group_count", 'u', "n_group", HP_OPT, NULL, NULL},
+    {"expert_group_used_count", 'u', "topk_group", HP_OPT, NULL, NULL},
+    CALC("expert_gating_func", 'u', gating_func_2026, HP_OPT),
     {"attention.key_length", 'u', "head_dim", HP_OPT, NULL, NULL},
     {"attention.value_length", 'u', "head_dim", HP_OPT, NULL, NULL},
     CALC("general.file_type", 'u', file_type, 0),
@@ -101,11 +128,39 @@ static const conv_rule qwen2moe_rules[] = {
     NORULES,
 };
 
+/* Qwen2MoeModel.modify_tensors (2026): the expert count by find_hparam */
+static const conv_rule qwen3moe_rules[] = {
+    {OP_STACK, M_CONTAINS, "experts", NULL, "num_local_experts|num_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    NORULES,
+};
+
 static const conv_rule deepseek2_rules[] = {
     {OP_RENAME, M_SUFFIX, "e_score_correction_bias", "e_score_correction.bias", NULL, NULL, NULL, NULL},
     {OP_SKIP, M_LAYER_BEYOND, "model.layers.", NULL, NULL, NULL, NULL, NULL}, /* MTP layers */
     {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "n_routed_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
      "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    NORULES,
+};
+
+/* DeepseekV2Model.modify_tensors at 2026-02: kv_b_proj split for MLA */
+static const conv_rule deepseek2_rules_2026[] = {
+    {OP_RENAME, M_SUFFIX, "e_score_correction_bias", "e_score_correction.bias", NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_LAYER_BEYOND, "model.layers.", NULL, NULL, NULL, NULL, NULL}, /* MTP layers */
+    {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "n_routed_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    {OP_SPLIT_KV_B, M_SUFFIX, "kv_b_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* Mistral3Model.modify_tensors: the text model of a
+ * Mistral3ForConditionalGeneration (language_model. dropped, the vision
+ * tower and projector skipped), then LlamaModel's */
+static const conv_rule mistral3_rules[] = {
+    {OP_SKIP, M_CONTAINS, "multi_modal_projector", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "vision_tower", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_CONTAINS, "language_model.", "", NULL, NULL, NULL, NULL},
+    PERMUTE_QK,
     NORULES,
 };
 
@@ -420,6 +475,58 @@ static const conv_hp deepseek2_hp[] = {
     END,
 };
 
+/* DeepseekV2Model.set_gguf_parameters at 2026-02: num_key_value_heads
+ * written as 1 (MLA as MQA), key/value lengths of the compressed cache,
+ * the _mla ones of the heads, the yarn log multiplier without a type check */
+static const conv_hp deepseek2_hp_2026[] = {
+    {"@set", 0, "num_key_value_heads=1", 0, NULL, NULL},
+    BASE,
+    {"leading_dense_block_count", 'u', "first_k_dense_replace", 0, NULL, NULL},
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"attention.q_lora_rank", 'u', "q_lora_rank", HP_OPT, NULL, NULL},
+    {"attention.kv_lora_rank", 'u', "kv_lora_rank", 0, NULL, NULL},
+    CALC("attention.key_length", 'u', mla_key_length, 0),
+    {"attention.value_length", 'u', "kv_lora_rank", 0, NULL, NULL},
+    CALC("attention.key_length_mla", 'u', qk_head_dim, 0),
+    {"attention.value_length_mla", 'u', "v_head_dim", 0, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size|intermediate_size", 0, NULL, NULL},
+    {"expert_count", 'u', "n_routed_experts", HP_OPT, NULL, NULL},
+    {"expert_shared_count", 'u', "n_shared_experts||=0", 0, NULL, NULL},
+    {"expert_weights_scale", 'f', "routed_scaling_factor", HP_OPT, NULL, NULL},
+    {"expert_weights_norm", 'b', "norm_topk_prob", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"rope.dimension_count", 'u', "qk_rope_head_dim", 0, NULL, NULL},
+    CALC("rope.scaling.yarn_log_multiplier", 'f', yarn_log_mul_2026, HP_OPT),
+    END,
+};
+
+/* LlamaModel.set_gguf_parameters (2026): the base keys take the rope scaling */
+static const conv_hp llama_hp_2026[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    END,
+};
+
+/* Mistral3Model (model_type ministral3): yarn's log multiplier is
+ * rope_parameters' mscale_all_dim as it is, the temperature scale its
+ * llama_4_scaling_beta */
+static const conv_hp mistral3_hp[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    {"rope.scaling.yarn_log_multiplier", 'f', "rope:mscale_all_dim", 0, NULL, NULL},
+    {"attention.temperature_scale", 'f', "rope:llama_4_scaling_beta", 0, NULL, NULL},
+    END,
+};
+
+/* Qwen2MoeModel.set_gguf_parameters (2026), Qwen3-MoE's */
+static const conv_hp qwen3moe_hp[] = {
+    BASE,
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", HP_OPT, NULL, NULL},
+    {"expert_shared_feed_forward_length", 'u', "shared_expert_intermediate_size", HP_OPT, NULL, NULL},
+    END,
+};
+
 static const conv_hp gpt2_hp[] = {
     {"block_count", 'u', "n_layer", 0, NULL, NULL},
     {"context_length", 'u', "n_ctx", 0, NULL, NULL},
@@ -649,5 +756,18 @@ const conv_arch conv_archs[] = {
     {"mpt", CLASSES("MPTForCausalLM"), AB_MPT, no_rules, mpt_hp, V_BPE, 0},
     {"dbrx", CLASSES("DbrxForCausalLM"), AB_DBRX, dbrx_rules, dbrx_hp, V_BPE, AF_FORCE_QUANT},
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
+    /* only in the 2026-02 converter (ecbcb7ea): its layout always */
+    {"qwen3moe", CLASSES("Qwen3MoeForCausalLM"), AB_QWEN3MOE, qwen3moe_rules, qwen3moe_hp, V_BPE, AF_ONLY_2026},
+    {"smollm3", CLASSES("SmolLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp_2026, V_LLAMA,
+     AF_ONLY_2026 | AF_LLAMA3_ROPE},
+    {"mistral3", CLASSES("Ministral3ForCausalLM", "Mistral3ForConditionalGeneration"), AB_LLAMA, mistral3_rules,
+     mistral3_hp, V_LLAMA, AF_ONLY_2026 | AF_LLAMA3_ROPE | AF_MINISTRAL3},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
+
+/* --------------------------------------- the 2026-02 converter's changes */
+
+const conv_arch_2026 conv_archs_2026[] = {
+    {AB_DEEPSEEK2, deepseek2_rules_2026, deepseek2_hp_2026},
+};
+const size_t conv_n_archs_2026 = sizeof(conv_archs_2026) / sizeof(conv_archs_2026[0]);

@@ -36,17 +36,30 @@ static const hf_rev_name llama_names[] = {
     END,
 };
 
+/* Qwen3's attention block: Llama's names unpermuted, per-head q/k norms */
+#define QWEN3_ATTN \
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN}, \
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN}, \
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"), \
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_PLAIN}, \
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_PLAIN}
+/* Qwen2-MoE's routed experts, stacked by the converter */
+#define QWEN_EXPERTS \
+    {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN}, \
+    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.{x}.gate_proj", R_UNSTACK}, \
+    {"blk.{bid}.ffn_up_exps", L "mlp.experts.{x}.up_proj", R_UNSTACK}, \
+    {"blk.{bid}.ffn_down_exps", L "mlp.experts.{x}.down_proj", R_UNSTACK}
+
 /* Qwen2/Qwen3, OLMo-2, Command-R, StarCoder2: Llama's names, no permutation. */
 static const hf_rev_name qwen_names[] = {
     LLAMA_TOP,
-    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
-    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
-    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
-    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_PLAIN},
-    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_PLAIN},
+    QWEN3_ATTN,
     GATED_MLP,
     END,
 };
+
+/* Qwen3-MoE: Qwen3's attention, Qwen2-MoE's experts without a shared one */
+static const hf_rev_name qwen3moe_names[] = {LLAMA_TOP, QWEN3_ATTN, QWEN_EXPERTS, END};
 
 static const hf_rev_name olmo_names[] = {
     LLAMA_TOP,
@@ -168,10 +181,7 @@ static const hf_rev_name qwen2moe_names[] = {
     {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
     {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
     ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
-    {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},
-    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.{x}.gate_proj", R_UNSTACK},
-    {"blk.{bid}.ffn_up_exps", L "mlp.experts.{x}.up_proj", R_UNSTACK},
-    {"blk.{bid}.ffn_down_exps", L "mlp.experts.{x}.down_proj", R_UNSTACK},
+    QWEN_EXPERTS,
     {"blk.{bid}.ffn_gate_shexp", L "mlp.shared_expert.gate_proj", R_PLAIN},
     {"blk.{bid}.ffn_up_shexp", L "mlp.shared_expert.up_proj", R_PLAIN},
     {"blk.{bid}.ffn_down_shexp", L "mlp.shared_expert.down_proj", R_PLAIN},
@@ -481,6 +491,9 @@ const hf_rev_arch hf_rev_archs[] = {
     {"llama", CLASS("LlamaForCausalLM", "llama"), llama_names},
     {"qwen2", CLASS("Qwen2ForCausalLM", "qwen2"), qwen_names},
     {"qwen3", CLASS("Qwen3ForCausalLM", "qwen3"), qwen_names},
+    {"qwen3moe", CLASS("Qwen3MoeForCausalLM", "qwen3_moe"), qwen3moe_names},
+    {"smollm3", CLASS("SmolLM3ForCausalLM", "smollm3"), llama_names},
+    {"mistral3", CLASS("Ministral3ForCausalLM", "ministral3"), llama_names},
     {"gemma", CLASS("GemmaForCausalLM", "gemma"), gemma_names},
     {"gemma2", CLASS("Gemma2ForCausalLM", "gemma2"), gemma2_names},
     {"phi3", CLASS("Phi3ForCausalLM", "phi3"), phi3_names},

@@ -236,6 +236,43 @@ static void rope_yarn(hfc *c, json_t *cfg, bool deepseek)
     set_new(cfg, "rope_scaling", rs);
 }
 
+/* rope_scaling of the config, made on first use */
+static json_t *rope_scaling_obj(json_t *cfg)
+{
+    json_t *rs = json_object_get(cfg, "rope_scaling");
+    if (!json_is_object(rs)) {
+        rs = json_object();
+        json_object_set_new(cfg, "rope_scaling", rs);
+    }
+    return rs;
+}
+
+/* TextModel.set_gguf_parameters (2026): the scaling type and its keys into
+ * rope_scaling (the converter reads rope_parameters or rope_scaling), the
+ * thetas to rope_theta / rope_local_base_freq. */
+void g2h_rope_2026(hfc *c, json_t *cfg)
+{
+    static const struct { const char *gguf, *hf; } yarn[] = {
+        {"rope.scaling.factor", "factor"}, {"rope.scaling.yarn_ext_factor", "extrapolation_factor"},
+        {"rope.scaling.yarn_attn_factor", "attention_factor"}, {"rope.scaling.yarn_beta_fast", "beta_fast"},
+        {"rope.scaling.yarn_beta_slow", "beta_slow"},
+    };
+    const mf_value *t = hfc_key(c, "rope.scaling.type");
+    if (t && t->type == MF_V_STR && (!strcmp(t->as.s.ptr, "yarn") || !strcmp(t->as.s.ptr, "linear") ||
+                                     !strcmp(t->as.s.ptr, "longrope"))) {
+        json_t *rs = rope_scaling_obj(cfg);
+        json_object_set_new(rs, "rope_type", json_string(t->as.s.ptr));
+        for (size_t i = 0; i < sizeof(yarn) / sizeof(yarn[0]); i++)
+            if (i == 0 || !strcmp(t->as.s.ptr, "yarn"))
+                set_new(rs, yarn[i].hf, f32_of(c, yarn[i].gguf));
+        int64_t o = 0;
+        if (hfc_int(hfc_key(c, "rope.scaling.original_context_length"), &o))
+            set_new(rs, "original_max_position_embeddings", json_integer(o));
+    }
+    set_new(cfg, "rope_theta", f32_of(c, "rope.freq_base"));
+    set_new(cfg, "rope_local_base_freq", f32_of(c, "rope.freq_base_swa"));
+}
+
 void g2h_rope_yarn(hfc *c, json_t *cfg)
 {
     rope_yarn(c, cfg, false);
@@ -263,7 +300,7 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
 {
     for (const conv_hp *h = list; h->key; h++) {
         if (!strcmp(h->key, "@base")) {
-            put_hparams(c, cfg, conv_base_hparams, true, pass);
+            put_hparams(c, cfg, c->fwd->flags & AF_ONLY_2026 ? conv_base_hparams_2026 : conv_base_hparams, true, pass);
             continue;
         }
         if (h->block) {
@@ -297,7 +334,9 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
          * model_max_length (max_position_embeddings is then not known) */
         if ((c->fwd->flags & AF_CTX_MODEL_MAX) && !strcmp(key, "max_position_embeddings"))
             snprintf(key, sizeof(key), "model_max_length");
-        if (key[0])
+        if (!strncmp(key, "rope:", 5)) /* a rope_parameters value (2026): into rope_scaling */
+            set_new(rope_scaling_obj(cfg), key + 5, value_json(v));
+        else if (key[0])
             set_new(cfg, key, value_json(v));
     }
 }
@@ -524,6 +563,24 @@ static int write_pooling(hfc *c)
     return hfc_write_json(c, "1_Pooling/config.json", pc);
 }
 
+/* general.sampling.* (gguf-py 0.18 took them from generation_config.json) */
+static void put_sampling(const hfc *c, json_t *gen)
+{
+    static const struct { const char *key, *hf; } keys[] = {
+        {"sequence", "sequence"}, {"top_k", "top_k"}, {"top_p", "top_p"}, {"min_p", "min_p"},
+        {"xtc_probability", "xtc_probability"}, {"xtc_threshold", "xtc_threshold"}, {"temp", "temperature"},
+        {"penalty_last_n", "penalty_last_n"}, {"penalty_repeat", "penalty_repeat"}, {"mirostat", "mirostat"},
+        {"mirostat_tau", "mirostat_tau"}, {"mirostat_eta", "mirostat_eta"},
+    };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        char k[64];
+        snprintf(k, sizeof(k), "general.sampling.%s", keys[i].key);
+        const mf_value *v = mf_meta_get(c->m, k);
+        if (v)
+            set_new(gen, keys[i].hf, value_json(v));
+    }
+}
+
 int hfc_write_config(hfc *c)
 {
     json_t *cfg = build_config(c);
@@ -531,6 +588,7 @@ int hfc_write_config(hfc *c)
         return c->st->code ? -1 : mf_oom(c->st, c->path);
     json_t *gen = json_object();
     put_token_ids(c, gen, false);
+    put_sampling(c, gen);
     if (hfc_write_json(c, "generation_config.json", gen))
         return -1;
     return write_card(c) ? -1 : write_pooling(c);

@@ -541,12 +541,15 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
     static const struct { const char *gguf, *hf; } adds[] = {
         {"tokenizer.ggml.add_bos_token", "add_bos_token"},
         {"tokenizer.ggml.add_eos_token", "add_eos_token"},
+        /* gguf-py 0.18 (2026 layout): from the post-processor or this key;
+         * this key gives it back, after bos and eos */
+        {"tokenizer.ggml.add_sep_token", "add_sep_token"},
     };
     /* RoBERTa's, XLM-R's and T5's set_vocab write both themselves: given
      * back, the forward converter would write them twice */
     bool own_adds = c->fwd->vocab == V_ROBERTA || c->fwd->vocab == V_XLMR || c->fwd->vocab == V_T5 ||
                     c->fwd->vocab == V_JINA;
-    for (size_t i = 0; i < 2 && !own_adds; i++) {
+    for (size_t i = 0; i < 3 && !own_adds; i++) {
         const mf_value *b = mf_meta_get(c->m, adds[i].gguf);
         if (b && b->type == MF_V_BOOL && !hfc_fwd_constant(c, adds[i].gguf))
             json_object_set_new(tc, adds[i].hf, json_boolean(b->as.b));

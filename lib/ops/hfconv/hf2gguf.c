@@ -81,7 +81,9 @@ static int apply_mix(conv *c)
 {
     const char *arch = c->arch->name;
     char why[512] = "";
-    if (mf_llama_hparams_problems(arch, kv_lookup, c->kv, first_problem, why))
+    size_t (*problems)(const char *, mf_key_lookup_fn, void *, mf_load_problem_fn, void *) =
+        c->l2026 ? mf_llama_hparams_problems_2026 : mf_llama_hparams_problems;
+    if (problems(arch, kv_lookup, c->kv, first_problem, why))
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "llama-quantize refuses the F16 conversion (%s): "
                        "convert to f16 instead", why);
     mf_qmix_params mp;
@@ -155,6 +157,22 @@ static int parse_type(conv *c, const char *type)
     return 0;
 }
 
+/* The layout: the caller's, or the 2026 converter's for a class only it has;
+ * the architecture's rules and keys for it. */
+static void pick_layout(conv *c)
+{
+    const conv_arch *a = c->arch;
+    c->l2026 = c->opts.layout == MF_CONVERT_LAYOUT_2026_02 || (a->flags & AF_ONLY_2026);
+    c->rules = a->rules;
+    c->hparams = a->hparams;
+    for (size_t i = 0; c->l2026 && i < conv_n_archs_2026; i++)
+        if (conv_archs_2026[i].bit == a->bit) {
+            c->rules = conv_archs_2026[i].rules ? conv_archs_2026[i].rules : c->rules;
+            c->hparams = conv_archs_2026[i].hparams ? conv_archs_2026[i].hparams : c->hparams;
+        }
+    c->kv->overwrite = c->l2026;
+}
+
 static int pick_arch(conv *c)
 {
     json_t *archs = h2g_hparam(c, "architectures");
@@ -163,6 +181,7 @@ static int pick_arch(conv *c)
         for (const char *const *k = conv_archs[i].classes; *k; k++)
             if (!strcmp(cls, *k)) {
                 c->arch = &conv_archs[i];
+                pick_layout(c);
                 return 0;
             }
     char known[2048] = "";
@@ -178,6 +197,11 @@ static int pick_arch(conv *c)
  * Command-R takes max_position_embeddings from model_max_length). */
 static void adjust_config(conv *c)
 {
+    /* ModelBase.__init__ (2026): a multimodal config's text_config lifted
+     * to the top ({**hparams, **text_config}) */
+    json_t *tc = c->l2026 ? json_object_get(c->cfg, "text_config") : NULL;
+    if (json_is_object(tc))
+        json_object_update(c->cfg, tc);
     if (c->arch->flags & AF_NO_HEAD_DIM)
         json_object_del(c->cfg, "head_dim");
     if (c->arch->flags & AF_CTX_MODEL_MAX) {
@@ -185,6 +209,23 @@ static void adjust_config(conv *c)
         if (m)
             json_object_set(c->cfg, "max_position_embeddings", m);
     }
+}
+
+/* What a class asserts of its config before writing (the converter's
+ * assert or its other branch, refused here). */
+static int class_checks(conv *c)
+{
+    if (c->arch->flags & AF_MINISTRAL3) { /* Mistral3Model: ministral3 with yarn rope_parameters */
+        const char *mt = json_string_value(h2g_hparam(c, "model_type"));
+        json_t *rp = h2g_rope_params(c);
+        const char *rt = json_string_value(json_object_get(rp, "rope_type"));
+        if (!mt || strcmp(mt, "ministral3"))
+            return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "model_type %s: Mistral 3 other than ministral3 "
+                           "(written as arch llama by the converter) is not converted by mfmt yet", mt ? mt : "(none)");
+        if (!rt || strcmp(rt, "yarn"))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "ministral3 rope_parameters.rope_type must be 'yarn'");
+    }
+    return 0;
 }
 
 static int load_config(conv *c)
@@ -241,6 +282,7 @@ static void free_conv(conv *c)
     free(c->parts);
     mf_close(c->stored);
     json_decref(c->cfg);
+    json_decref(c->rope);
 }
 
 const char *mf_convert_arch_class(size_t i, size_t k)
@@ -300,6 +342,9 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
     c.kv = &kv;
     mf_out_tensor *ot = NULL;
     int rc = parse_type(&c, c.opts.type);
+    if (rc == 0 && c.opts.layout != MF_CONVERT_LAYOUT_C392E50 && c.opts.layout != MF_CONVERT_LAYOUT_2026_02)
+        rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "layout %d unknown: MF_CONVERT_LAYOUT_C392E50 or _2026_02",
+                     c.opts.layout);
     if (rc == 0 && !mf_is_dir(dir))
         rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "not a directory (a Hugging Face model directory is needed)");
     if (rc == 0)
@@ -310,6 +355,9 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
         rc = read_block_count(&c);
     if (rc == 0) {
         adjust_config(&c);
+        rc = class_checks(&c);
+    }
+    if (rc == 0) {
         /* GGUFWriter(arch=...) writes general.architecture first; keys set
          * while tensors are generated follow it */
         mf_kv_str(&kv, "general.architecture", c.arch->name, strlen(c.arch->name));

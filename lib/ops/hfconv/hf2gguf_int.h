@@ -32,8 +32,6 @@ typedef struct out_tensor {
     int64_t row_len;             /* elements per row */
     int64_t *row_map;            /* output row -> source row; NULL: the same */
     bool transpose;              /* a 2-d source read column by column */
-    int64_t t_batch;             /* transposed: the source's rows are this many matrices
-                                    (DBRX's experts), each transposed; 0 or 1: one */
     conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, or OP_SKIP for none */
     float *generated;            /* values of a generated tensor */
 } out_tensor;
@@ -68,6 +66,10 @@ typedef struct conv {
     size_t n_first_of_seen;
     mf_kvlist *kv;
     mf_convert_gguf_opts opts;   /* the caller's, over the defaults */
+    bool l2026;                  /* the 2026-02 converter's layout (opts.layout or AF_ONLY_2026) */
+    const conv_rule *rules;      /* the architecture's, for the layout */
+    const conv_hp *hparams;
+    json_t *rope;                /* l2026: TextModel.rope_parameters, mirrored (hf2gguf_meta.c) */
     uint64_t done, total_bytes;
     mf_status *st;
 } conv;
@@ -90,6 +92,7 @@ json_t *h2g_find_hparam(const conv *c, const char *const *keys);
 int h2g_need_int(const conv *c, json_t *v, const char *what, int64_t *out);
 int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv);
 int h2g_build_metadata(conv *c);
+json_t *h2g_rope_params(conv *c); /* 2026: TextModel.rope_parameters (borrowed) */
 
 /* hf2gguf_stream.c */
 /* mf_gguf_write's tensor source: output tensor `index` into the sink */

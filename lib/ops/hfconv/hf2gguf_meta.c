@@ -128,13 +128,18 @@ json_t *h2g_rope_dim_neox(conv *c)
     return rope_dim_of(c, "rotary_pct", false);
 }
 
-json_t *h2g_qk_head_dim(conv *c)
+/* config.json ka + kb */
+static json_t *sum_of(conv *c, const char *ka, const char *kb)
 {
     int64_t a, b;
-    if (h2g_need_int(c, h2g_hparam(c, "qk_nope_head_dim"), "qk_nope_head_dim", &a) ||
-        h2g_need_int(c, h2g_hparam(c, "qk_rope_head_dim"), "qk_rope_head_dim", &b))
+    if (h2g_need_int(c, h2g_hparam(c, ka), ka, &a) || h2g_need_int(c, h2g_hparam(c, kb), kb, &b))
         return NULL;
     return json_integer(a + b);
+}
+
+json_t *h2g_qk_head_dim(conv *c)
+{
+    return sum_of(c, "qk_nope_head_dim", "qk_rope_head_dim");
 }
 
 /* ExpertGatingFuncType: SOFTMAX 1, SIGMOID 2 */
@@ -248,7 +253,8 @@ static json_t *lookup(conv *c, const char *src)
             v = constant(k + 1);
             break;
         }
-        json_t *x = h2g_hparam(c, k);
+        /* "rope:k": TextModel.rope_parameters' k (2026) */
+        json_t *x = !strncmp(k, "rope:", 5) ? json_object_get(h2g_rope_params(c), k + 5) : h2g_hparam(c, k);
         if (x) { /* the first present decides, null or not */
             v = json_incref(x);
             break;
@@ -447,6 +453,175 @@ static int rope_yarn(conv *c, bool deepseek)
     return rc;
 }
 
+/* ------------------------------------------ the 2026-02 converter's */
+
+/* TextModel.__init__ (ecbcb7ea): rope_parameters (or rope_scaling, or {})
+ * with rope_theta, rope_type and a sliding_attention theta mirrored into
+ * it. Built once; a borrowed reference. */
+json_t *h2g_rope_params(conv *c)
+{
+    static const char *const theta_keys[] = {"global_rope_theta", "rope_global_theta", "rope_theta_global",
+                                             "rope_theta", "rotary_emb_base", NULL};
+    static const char *const local_keys[] = {"local_rope_theta", "rope_local_theta", "rope_theta_local",
+                                             "swa_rope_theta", "rope_local_base_freq", NULL};
+    if (c->rope)
+        return c->rope;
+    json_t *rp = h2g_hparam(c, "rope_parameters");
+    if (!rp)
+        rp = h2g_hparam(c, "rope_scaling");
+    c->rope = json_is_object(rp) ? json_deep_copy(rp) : json_object();
+    if (!c->rope || json_object_get(c->rope, "full_attention") || json_object_get(c->rope, "sliding_attention"))
+        return c->rope;
+    json_t *theta = h2g_find_hparam(c, theta_keys), *local = h2g_find_hparam(c, local_keys);
+    if (local && !json_is_null(local))
+        json_object_set_new(c->rope, "sliding_attention", json_pack("{sO}", "rope_theta", local));
+    if (!json_object_get(c->rope, "rope_theta") && theta && !json_is_null(theta))
+        json_object_set(c->rope, "rope_theta", theta);
+    json_t *type = json_object_get(c->rope, "type");
+    if (!json_object_get(c->rope, "rope_type") && type && !json_is_null(type))
+        json_object_set(c->rope, "rope_type", type);
+    return c->rope;
+}
+
+static int put_opt_f32(conv *c, const char *key, json_t *v, const char *what)
+{
+    return v && !json_is_null(v) ? put_f32_of(c, key, v, what) : 0;
+}
+
+/* The yarn keys of TextModel.set_gguf_parameters (2026) */
+static int rope_yarn_2026(conv *c, json_t *rp)
+{
+    conv_hp orig = {"rope.scaling.original_context_length", 'u', "rope_parameters.original_max_position_embeddings",
+                    0, NULL, NULL};
+    json_t *o = json_object_get(rp, "original_max_position_embeddings"), *af = json_object_get(rp, "attention_factor");
+    if (!o)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_parameters (yarn) has no original_max_position_embeddings");
+    if (!af)
+        af = json_object_get(rp, "attn_factor");
+    return put_value(c, &orig, o) ||
+           put_opt_f32(c, "rope.scaling.yarn_ext_factor", json_object_get(rp, "extrapolation_factor"), "extrapolation_factor") ||
+           put_opt_f32(c, "rope.scaling.yarn_attn_factor", af, "attention_factor") ||
+           put_opt_f32(c, "rope.scaling.yarn_beta_fast", json_object_get(rp, "beta_fast"), "beta_fast") ||
+           put_opt_f32(c, "rope.scaling.yarn_beta_slow", json_object_get(rp, "beta_slow"), "beta_slow") ? -1 : 0;
+}
+
+/* rope.dimension_sections: mrope_section padded to 4 (INT32 items) */
+static int mrope_sections(conv *c, json_t *ms)
+{
+    char key[160];
+    arch_key(c, "rope.dimension_sections", key, sizeof(key));
+    mf_value *a = mf_kv_arr(c->kv, key, MF_V_I32, 4);
+    for (size_t i = 0; a && i < 4; i++) {
+        int64_t x = 0;
+        if (i < json_array_size(ms) && h2g_need_int(c, json_array_get(ms, i), "mrope_section", &x))
+            return -1;
+        a->as.arr.items[i].as.i = x;
+    }
+    return 0;
+}
+
+/* TextModel.set_gguf_parameters (2026): the rope scaling type and its keys
+ * (from rope_parameters' full_attention, else itself), mrope sections, the
+ * theta and the sliding-window theta. */
+int h2g_rope_2026(conv *c)
+{
+    char key[160];
+    json_t *all = h2g_rope_params(c);
+    if (!all)
+        return mf_oom(c->st, c->dir);
+    json_t *rp = json_object_get(all, "full_attention");
+    if (!rp)
+        rp = all;
+    const char *type = json_string_value(json_object_get(rp, "rope_type"));
+    json_t *factor = json_object_get(rp, "factor");
+    bool has_factor = factor && !json_is_null(factor);
+    const char *gguf_type = !type ? NULL
+                          : !strcmp(type, "linear") && has_factor ? "linear"
+                          : !strcmp(type, "yarn") && has_factor ? "yarn"
+                          : !strcmp(type, "su") || !strcmp(type, "longrope") ? "longrope" : NULL;
+    if (gguf_type) {
+        arch_key(c, "rope.scaling.type", key, sizeof(key));
+        mf_kv_str(c->kv, key, gguf_type, strlen(gguf_type));
+    }
+    if (gguf_type && strcmp(gguf_type, "longrope") &&
+        put_f32_of(c, "rope.scaling.factor", factor, "rope_parameters.factor"))
+        return -1;
+    if (gguf_type && !strcmp(gguf_type, "yarn") && rope_yarn_2026(c, rp))
+        return -1;
+    json_t *ms = json_object_get(all, "mrope_section");
+    if (ms && mrope_sections(c, ms))
+        return -1;
+    return put_opt_f32(c, "rope.freq_base", json_object_get(rp, "rope_theta"), "rope_theta") ||
+           put_opt_f32(c, "rope.freq_base_swa",
+                       json_object_get(json_object_get(all, "sliding_attention"), "rope_theta"), "rope_theta") ? -1 : 0;
+}
+
+/* DeepseekV2Model (2026): the compressed cache's key length */
+json_t *h2g_mla_key_length(conv *c)
+{
+    return sum_of(c, "kv_lora_rank", "qk_rope_head_dim");
+}
+
+/* DeepseekV2Model (2026): 0.1 * rope_parameters.mscale_all_dim, when present */
+json_t *h2g_yarn_log_mul_2026(conv *c)
+{
+    json_t *rp = h2g_rope_params(c), *m = json_object_get(rp, "mscale_all_dim");
+    if (!rp)
+        mf_oom(c->st, c->dir);
+    if (!m || json_is_null(m))
+        return NULL;
+    if (!json_is_number(m)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_parameters mscale_all_dim is not a number");
+        return NULL;
+    }
+    return json_real(0.1 * json_number_value(m));
+}
+
+/* ExpertGatingFuncType from the first of the score keys present (2026) */
+json_t *h2g_gating_func_2026(conv *c)
+{
+    static const char *const keys[] = {"score_function", "scoring_func", "score_func", "moe_router_activation",
+                                       "moe_router_activation_func", NULL};
+    json_t *v = h2g_find_hparam(c, keys);
+    if (!v || json_is_null(v))
+        return NULL;
+    const char *f = json_string_value(v);
+    if (f && (!strcmp(f, "softmax") || !strcmp(f, "sigmoid")))
+        return json_integer(!strcmp(f, "softmax") ? 1 : 2);
+    mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "unsupported expert score gating function value: %s",
+            f ? f : "(not a string)");
+    return NULL;
+}
+
+/* gguf-py 0.18 Metadata: general.sampling.* from generation_config.json
+ * (a missing or unreadable file: none), in set_gguf_meta_model's order. */
+static int sampling_keys(conv *c)
+{
+    static const struct { const char *src, *key; char type; } keys[] = {
+        {"sequence", "sequence", 's'}, {"top_k", "top_k", 'i'}, {"top_p", "top_p", 'f'},
+        {"min_p", "min_p", 'f'}, {"xtc_probability", "xtc_probability", 'f'},
+        {"xtc_threshold", "xtc_threshold", 'f'}, {"temperature", "temp", 'f'},
+        {"penalty_last_n", "penalty_last_n", 'i'}, {"penalty_repeat", "penalty_repeat", 'f'},
+        {"mirostat", "mirostat", 'i'}, {"mirostat_tau", "mirostat_tau", 'f'}, {"mirostat_eta", "mirostat_eta", 'f'},
+    };
+    char *p = mf_path_join_new(c->dir, "generation_config.json");
+    if (!p)
+        return mf_oom(c->st, c->dir);
+    json_t *g = mf_path_exists(p) ? json_load_file(p, 0, NULL) : NULL; /* "not all models have valid" ones */
+    free(p);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && json_is_object(g) && i < sizeof(keys) / sizeof(keys[0]); i++) {
+        json_t *v = json_object_get(g, keys[i].src);
+        char key[64];
+        snprintf(key, sizeof(key), "general.sampling.%s", keys[i].key);
+        conv_hp h = {key, keys[i].type, keys[i].src, 0, NULL, NULL};
+        if (v && !json_is_null(v))
+            rc = put_value(c, &h, v);
+    }
+    json_decref(g);
+    return rc;
+}
+
 int h2g_rope_yarn(conv *c)
 {
     return rope_yarn(c, false);
@@ -460,8 +635,16 @@ int h2g_rope_yarn_deepseek(conv *c)
 static int hyper_parameters(conv *c, const conv_hp *list)
 {
     for (const conv_hp *h = list; h->key; h++) {
+        if (!strcmp(h->key, "@set")) { /* the class sets hparams[k] = v first */
+            const char *eq = strchr(h->src, '=');
+            char k[64];
+            snprintf(k, sizeof(k), "%.*s", (int)(eq - h->src), h->src);
+            if (json_object_set_new(c->cfg, k, constant(eq + 1)))
+                return mf_oom(c->st, c->dir);
+            continue;
+        }
         if (!strcmp(h->key, "@base")) {
-            if (hyper_parameters(c, conv_base_hparams))
+            if (hyper_parameters(c, c->l2026 ? conv_base_hparams_2026 : conv_base_hparams))
                 return -1;
             continue;
         }
@@ -515,11 +698,20 @@ int h2g_build_metadata(conv *c)
     mf_hf_params pc;
     param_counts(c, &pc);
     mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name,
-                           .note = c->opts.note, .note_user = c->opts.note_user};
-    if (mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) || hyper_parameters(c, c->arch->hparams) ||
-        mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
-        return -1;
-    mf_kv_u32(c->kv, "general.quantization_version", 2);
+                           .note = c->opts.note, .note_user = c->opts.note_user, .l2026 = c->l2026};
+    if (c->l2026) { /* ModelBase.prepare_metadata, then TextModel's set_vocab */
+        if (sampling_keys(c) || mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) ||
+            hyper_parameters(c, c->hparams))
+            return -1;
+        mf_kv_u32(c->kv, "general.quantization_version", 2);
+        if (mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
+            return -1;
+    } else {
+        if (mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) || hyper_parameters(c, c->hparams) ||
+            mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
+            return -1;
+        mf_kv_u32(c->kv, "general.quantization_version", 2);
+    }
     if (c->kv->failed)
         return c->kv->dup[0] ? mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "duplicated key name \"%s\"", c->kv->dup)
                              : mf_oom(c->st, c->dir);

@@ -356,6 +356,60 @@ static int plan_qkv(conv *c, const conv_rule *r, const mf_model *part, const mf_
     return 0;
 }
 
+/* DeepseekV2Model.modify_tensors (2026-02): kv_b_proj viewed as
+ * [n_head_kv][nope + v][kv_lora] split into k_b = [:, :nope].transpose(1, 2)
+ * and v_b = [:, nope:]. k_b is a transpose per head: its row map lists each
+ * head's source rows (hf2gguf_stream.c reads a column of them per row). */
+static int plan_kv_b(conv *c, const mf_model *part, const mf_tensor *t, const char *name)
+{
+    int64_t n_kv, v, nope;
+    if (h2g_need_hp_int(c, "num_key_value_heads", &n_kv) || h2g_need_hp_int(c, "v_head_dim", &v) ||
+        h2g_need_hp_int(c, "qk_nope_head_dim", &nope))
+        return -1;
+    if (t->ndim != 2 || t->shape[0] != n_kv * (v + nope))
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": kv_b_proj needs %lld x (%lld + %lld) "
+                       "rows (num_key_value_heads x (v_head_dim + qk_nope_head_dim))", name, (long long)n_kv,
+                       (long long)v, (long long)nope);
+    int64_t r = t->shape[1];
+    for (int k = 0; k < 2; k++) {
+        int64_t per = k == 0 ? nope : v, first = k == 0 ? 0 : nope;
+        out_tensor o = {.ndim = 3, .ew = OP_SKIP, .transpose = k == 0};
+        int64_t shape_k[3] = {n_kv, r, nope}, shape_v[3] = {n_kv, v, r};
+        memcpy(o.shape, k == 0 ? shape_k : shape_v, sizeof(shape_k));
+        o.row_len = k == 0 ? nope : r;
+        const char *at = strstr(name, "kv_b_proj");
+        char *hf = at ? malloc(strlen(name) + 1) : NULL;
+        if (hf)
+            sprintf(hf, "%.*s%s%s", (int)(at - name), name, k == 0 ? "k_b_proj" : "v_b_proj", at + 9);
+        o.name = hf ? map_name(c, hf) : NULL;
+        bool mapped = o.name != NULL;
+        free(hf);
+        if (!mapped || one_seg(c, &o, part, t) || !(o.row_map = alloc_map(c, n_kv * per))) {
+            h2g_free_out(&o);
+            return mapped ? -1 : mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", name);
+        }
+        for (int64_t h = 0, i = 0; h < n_kv; h++)
+            for (int64_t j = 0; j < per; j++)
+                o.row_map[i++] = h * (nope + v) + first + j;
+        if (add_out(c, &o))
+            return -1;
+    }
+    return 0;
+}
+
+/* The first config key of "a|b" present (find_hparam), else the last. */
+static const char *first_present(const conv *c, const char *keys)
+{
+    static _Thread_local char k[64];
+    for (const char *p = keys;;) {
+        size_t n = strcspn(p, "|");
+        snprintf(k, sizeof(k), "%.*s", (int)n, p);
+        if (!p[n] || h2g_hparam(c, k))
+            return k;
+        p += n + 1;
+    }
+}
+
 /* Stacks the block's collected parts when all arrived (OP_STACK). */
 static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
                       const char *name, int64_t bid)
@@ -363,7 +417,7 @@ static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const m
     if (bid < 0)
         return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": no block number", name);
     int64_t count;
-    if (h2g_need_hp_int(c, r->count_key, &count))
+    if (h2g_need_hp_int(c, first_present(c, r->count_key), &count))
         return -1;
     pending *p = NULL;
     for (size_t i = 0; i < c->n_pend && !p; i++)
@@ -482,7 +536,12 @@ static int view_experts(conv *c, const conv_rule *r, out_tensor *o, const mf_mod
     o->shape[1] = t_ ? cols : rows;
     o->shape[2] = t_ ? rows : cols;
     o->transpose = t_;
-    o->t_batch = t_ ? e : 0;
+    if (t_) { /* transposed block by block: each block of rows is one expert's rows in order */
+        if (!(o->row_map = alloc_map(c, t->shape[0])))
+            return -1;
+        for (int64_t i = 0; i < t->shape[0]; i++)
+            o->row_map[i] = i;
+    }
     return 0;
 }
 
@@ -572,7 +631,7 @@ static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const m
 
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
-    for (const conv_rule *r = c->arch->rules; r->pat; r++)
+    for (const conv_rule *r = c->rules; r->pat; r++)
         if (r->op == OP_SPLIT_ROWS && rule_matches(c, r, t->name))
             return plan_split(c, r, part, t);
     return plan_one(c, part, t, t->name, 0, -1);
@@ -607,7 +666,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
     }
     int permute = 0, rc = 0;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
-    for (const conv_rule *r = c->arch->rules; r->pat; r++) {
+    for (const conv_rule *r = c->rules; r->pat; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD) {
             after_map = r;
             continue;
@@ -646,6 +705,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             continue;
         }
         case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); break;
+        case OP_SPLIT_KV_B: rc = plan_kv_b(c, part, t, name); break;
         default: rc = plan_qkv(c, r, part, t, name, bid); break;
         }
         free(name);

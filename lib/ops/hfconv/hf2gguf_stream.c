@@ -169,14 +169,18 @@ static float torch_expf(float d)
 static void output_row(const reader *r, int64_t row, float *f32)
 {
     const out_tensor *o = r->o;
-    if (o->transpose) { /* output row = column (row % cols) of matrix (row / cols) */
+    if (o->transpose) {
+        /* a column of the source; with a row map, of the row_len source
+         * rows it lists for block row / cols (a transpose per head) */
         const mf_tensor *t = o->segs[0].t;
         mf_dtype dt = t->dtype;
         size_t es = mf_dtype_info_of(dt)->block_bytes;
-        int64_t batch = o->t_batch > 1 ? o->t_batch : 1;
-        int64_t rows = t->shape[0] / batch, cols = t->shape[1], first = row / cols * rows, col = row % cols;
-        for (int64_t i = 0; i < rows; i++)
-            row_to_f32(dt, r->data[0] + ((uint64_t)(first + i) * (uint64_t)cols + (uint64_t)col) * es, 1, f32 + i);
+        int64_t cols = t->shape[1], n = o->row_map ? o->row_len : t->shape[0];
+        int64_t col = o->row_map ? row % cols : row, first = o->row_map ? row / cols * n : 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t sr = o->row_map ? o->row_map[first + i] : i;
+            row_to_f32(dt, r->data[0] + ((uint64_t)sr * (uint64_t)cols + (uint64_t)col) * es, 1, f32 + i);
+        }
     } else {
         read_row(r, o->row_map ? o->row_map[row] : row, f32, NULL);
     }

@@ -291,7 +291,7 @@ static int sentencepiece_added(vocab *v)
 
 /* The family of a tokenizer.json pre_tokenizer, from its shape. */
 typedef enum pre_family { PF_OTHER, PF_BYTELEVEL, PF_DIGITS_BYTELEVEL, PF_LLAMA3, PF_QWEN2, PF_DEEPSEEK_LLM,
-                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_BLOOM } pre_family;
+                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_TEKKEN, PF_O200K, PF_BLOOM } pre_family;
 
 static const char *split_regex(const json_t *p)
 {
@@ -305,6 +305,15 @@ static pre_family pre_tokenizer_family(const json_t *tj)
                                  "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
     static const char qwen2[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
                                 "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    /* Mistral's tekken (Mistral-Nemo, Ministral 3) and OpenAI's o200k
+     * (Llama 4, gpt-4o): case-split words, the latter with contractions */
+    static const char tekken[] = "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|"
+                                 "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|"
+                                 "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    static const char o200k[] = "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+                                "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+                                "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
+                                "[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
     json_t *pt = json_object_get(tj, "pre_tokenizer");
     const char *type = json_string_value(json_object_get(pt, "type"));
     if (!type)
@@ -332,6 +341,10 @@ static pre_family pre_tokenizer_family(const json_t *tj)
         return PF_LLAMA3;
     if (regex && !strcmp(regex, qwen2))
         return PF_QWEN2;
+    if (regex && !strcmp(regex, tekken))
+        return PF_TEKKEN;
+    if (regex && !strcmp(regex, o200k))
+        return PF_O200K;
     if (!strcmp(types, "Digits+ByteLevel"))
         return PF_DIGITS_BYTELEVEL;
     if (!strcmp(types, "Punctuation+ByteLevel+Digits+Split"))
@@ -386,7 +399,9 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
         {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"},
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
-        {"olmo2", PF_LLAMA3, "dbrx"},           {NULL, PF_LLAMA3, "llama-bpe"},
+        {"olmo2", PF_LLAMA3, "dbrx"},           {"hunyuan-dense", PF_LLAMA3, "hunyuan-dense"},
+        {"glm4moe", PF_LLAMA3, "glm4"},         {NULL, PF_LLAMA3, "llama-bpe"},
+        {NULL, PF_TEKKEN, "tekken"},            {"llama4", PF_O200K, "llama4"},
         {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
         {NULL, PF_DEEPSEEK_LLM, "deepseek-llm"}, {NULL, PF_DEEPSEEK_V3, "deepseek-v3"},
         {NULL, PF_FALCON, "falcon"},            {NULL, PF_BLOOM, "bloom"},
@@ -399,7 +414,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
     mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1,
             "tokenizer.json: BPE pre-tokenizer not recognized (llama.cpp knows it by name; mfmt "
             "recognizes the GPT-2 ByteLevel, StarCoder Digits+ByteLevel, Llama-3, Qwen2, DeepSeek-LLM, DeepSeek-V3, "
-            "Falcon, BLOOM and BERT pre-tokenizers)");
+            "Falcon, BLOOM, BERT, tekken and o200k (Llama 4) pre-tokenizers)");
     return NULL;
 }
 
@@ -533,7 +548,7 @@ static int bpe_tokens(vocab *v)
 
 /* ------------------------------------------------------- SpecialVocab */
 
-enum { MAX_TYPES = 8 };
+enum { MAX_TYPES = 10 };
 
 typedef struct special_vocab {
     const char *types[MAX_TYPES];
@@ -545,6 +560,8 @@ typedef struct special_vocab {
     size_t add_order[MAX_TYPES], n_adds;
     json_t *chat_template; /* owned */
     json_t *merges;        /* owned: array of "a b" strings */
+    json_t *scratch;       /* owned: values read_post_processor made */
+    bool l2026;            /* gguf-py 0.18 */
 } special_vocab;
 
 static int set_special(special_vocab *sv, size_t t, const json_t *tid, const char *dir, mf_status *st)
@@ -651,6 +668,172 @@ static int load_merges_txt(special_vocab *sv, const char *dir, mf_status *st)
     return 0;
 }
 
+/* ------------------------- gguf-py 0.18's post-processor reading (2026) */
+
+static bool truthy(const json_t *v)
+{
+    switch (v ? json_typeof(v) : JSON_NULL) {
+    case JSON_STRING: return json_string_length(v) > 0;
+    case JSON_OBJECT: return json_object_size(v) > 0;
+    case JSON_ARRAY: return json_array_size(v) > 0;
+    case JSON_INTEGER: return json_integer_value(v) != 0;
+    case JSON_REAL: return json_real_value(v) != 0.0;
+    case JSON_TRUE: return true;
+    default: return false;
+    }
+}
+
+/* Python's s == v for a token name s and a tokenizer_config entry v (a
+ * string, or an AddedToken dict that never equals a string). */
+static bool same_token(const char *s, const json_t *v)
+{
+    return s && json_is_string(v) && !strcmp(s, json_string_value(v));
+}
+
+/* item.get('SpecialToken', {}).get('id') when a non-empty string */
+static const char *template_special(const json_t *item)
+{
+    const char *id = json_string_value(json_object_get(json_object_get(item, "SpecialToken"), "id"));
+    return id && *id ? id : NULL;
+}
+
+static size_t type_index(special_vocab *sv, const char *type)
+{
+    for (size_t t = 0; t < sv->ntypes; t++)
+        if (!strcmp(sv->types[t], type))
+            return t;
+    if (sv->ntypes < MAX_TYPES)
+        sv->types[sv->ntypes++] = type;
+    return sv->ntypes - 1;
+}
+
+/* add_special_token[type] = value: a dict keeps a key's first place */
+static void set_add(special_vocab *sv, const char *type, bool value)
+{
+    size_t t = type_index(sv, type);
+    if (sv->add[t] < 0)
+        sv->add_order[sv->n_adds++] = t;
+    sv->add[t] = value;
+}
+
+static bool has_type(const special_vocab *sv, const char *type)
+{
+    for (size_t t = 0; t < sv->ntypes; t++)
+        if (!strcmp(sv->types[t], type))
+            return true;
+    return false;
+}
+
+/* TemplateProcessing's single template: BOS/EOS added or not, a trailing
+ * token other than eos_token becomes the eos (the old one eot or eom). */
+static void template_single(special_vocab *sv, json_t *tc, json_t *single, const char **first,
+                            const char **last, json_t **bos, json_t *cls, json_t **eos)
+{
+    if (json_array_size(single) <= 1)
+        return;
+    if ((*first = template_special(json_array_get(single, 0)))) {
+        if (!truthy(tc)) {
+            *bos = json_string(*first);
+            json_object_set_new(sv->scratch, "bos", *bos);
+        }
+        set_add(sv, "bos", same_token(*first, *bos) || same_token(*first, cls));
+    }
+    if (!(*last = template_special(json_array_get(single, json_array_size(single) - 1))))
+        return;
+    if (!truthy(tc)) {
+        *eos = json_string(*last);
+        json_object_set_new(sv->scratch, "eos", *eos);
+    } else if (!same_token(*last, *eos)) {
+        const char *fallback = !has_type(sv, "eot") ? "eot" : !has_type(sv, "eom") ? "eom" : NULL;
+        if (fallback) {
+            type_index(sv, fallback);
+            json_object_set(tc, !strcmp(fallback, "eot") ? "eot_token" : "eom_token", *eos ? *eos : json_null());
+        }
+        json_object_set_new(tc, "eos_token", json_string(*last));
+        *eos = json_object_get(tc, "eos_token");
+    }
+    set_add(sv, "eos", same_token(*last, *eos));
+}
+
+/* The pair template "[first] A [sep] [eos] B [last]": whether a separator is added. */
+static void template_pair(special_vocab *sv, json_t *tc, json_t *pair, const char *first, const char *last,
+                          json_t *sep, json_t *eos)
+{
+    size_t n = json_array_size(pair), start = 0, stop = n;
+    if (!n)
+        return;
+    if (first && (template_special(json_array_get(pair, 0)) && !strcmp(template_special(json_array_get(pair, 0)), first)))
+        start = 1;
+    if (last && template_special(json_array_get(pair, n - 1)) && !strcmp(template_special(json_array_get(pair, n - 1)), last))
+        stop = n - 1;
+    if (stop <= start)
+        return;
+    const char *a = json_string_value(json_object_get(json_object_get(json_array_get(pair, start), "Sequence"), "id"));
+    const char *b = json_string_value(json_object_get(json_object_get(json_array_get(pair, stop - 1), "Sequence"), "id"));
+    if (!a || !b || strcmp(a, "A") || strcmp(b, "B") || stop - start < 3)
+        return;
+    size_t mid = start + 1, n_mid = stop - start - 2;
+    bool add_sep = false;
+    const char *e = template_special(json_array_get(pair, mid));
+    if (e && (same_token(e, sep) || same_token(e, eos)) && !last)
+        add_sep = true;
+    if (n_mid == 2 && (e = template_special(json_array_get(pair, mid + 1))) && (same_token(e, sep) || same_token(e, eos)))
+        add_sep = true;
+    set_add(sv, "sep", add_sep);
+    if (add_sep && !truthy(sep) && truthy(tc))
+        json_object_set(tc, "sep_token", eos ? eos : json_null());
+}
+
+/* SpecialVocab._try_load_from_tokenizer_json (gguf-py 0.18): the
+ * tokenizer's post_processor (RobertaProcessing, TemplateProcessing) says
+ * which special tokens are added; tc (a copy of tokenizer_config, or NULL)
+ * takes the entries it implies. */
+static void read_post_processor(special_vocab *sv, json_t *tj, json_t *tc)
+{
+    json_t *bos = json_object_get(tc, "bos_token"), *cls = json_object_get(tc, "cls_token"),
+           *eos = json_object_get(tc, "eos_token"), *sep = json_object_get(tc, "sep_token");
+    if (!truthy(bos) && truthy(cls) && truthy(tc)) {
+        json_object_set(tc, "bos_token", cls);
+        bos = cls;
+    }
+    if (!truthy(eos) && truthy(sep) && truthy(tc)) {
+        json_object_set(tc, "eos_token", sep);
+        eos = sep;
+    }
+    json_t *pp = json_object_get(tj, "post_processor");
+    if (!truthy(pp))
+        return;
+    json_t *list = json_object_get(pp, "processors"), *one = json_array();
+    if (!list) {
+        json_array_append(one, pp);
+        list = one;
+    }
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *p = json_array_get(list, i);
+        const char *type = json_string_value(json_object_get(p, "type"));
+        if (type && !strcmp(type, "RobertaProcessing")) {
+            set_add(sv, "bos", true);
+            set_add(sv, "eos", true);
+            set_add(sv, "sep", true);
+            if (!truthy(cls) && truthy(tc)) {
+                json_t *c = json_object_get(p, "cls");
+                json_object_set(tc, "cls_token", c ? json_array_get(c, 0) : bos ? bos : json_null());
+                cls = json_object_get(tc, "cls_token");
+            }
+            if (!truthy(sep) && truthy(tc)) {
+                json_t *c = json_object_get(p, "sep");
+                json_object_set(tc, "sep_token", c ? json_array_get(c, 0) : eos ? eos : json_null());
+                sep = json_object_get(tc, "sep_token");
+            }
+        } else if (type && !strcmp(type, "TemplateProcessing")) {
+            const char *first = NULL, *last = NULL;
+            template_single(sv, tc, json_object_get(p, "single"), &first, &last, &bos, cls, &eos);
+            template_pair(sv, tc, json_object_get(p, "pair"), first, last, sep, eos);
+        }
+    }
+    json_decref(one);
+}
+
 static const char *entry_content(json_t *e)
 {
     if (json_is_string(e))
@@ -660,8 +843,11 @@ static const char *entry_content(json_t *e)
     return NULL;
 }
 
+static int special_vocab_config(special_vocab *sv, vocab *v, json_t *tcfg, json_t *added);
+
 static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag)
 {
+    sv->l2026 = v->o->l2026;
     const char *dir = v->dir;
     for (size_t t = 0; t < MAX_TYPES; t++)
         sv->add[t] = -1;
@@ -671,7 +857,39 @@ static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag
             return -1;
         added = json_object_get(v->tj, "added_tokens");
     }
-    if (v->tcfg) {
+    json_t *tcfg = v->tcfg;
+    if (v->o->l2026 && v->tj) {
+        tcfg = v->tcfg ? json_deep_copy(v->tcfg) : NULL;
+        sv->scratch = json_object();
+        if ((v->tcfg && !tcfg) || !sv->scratch)
+            return mf_oom(v->st, dir);
+        read_post_processor(sv, v->tj, tcfg);
+    }
+    int rc = special_vocab_config(sv, v, tcfg, added);
+    if (tcfg != v->tcfg)
+        json_decref(tcfg);
+    if (rc)
+        return -1;
+    for (size_t t = 0; t < sv->ntypes; t++) {
+        char key[64];
+        snprintf(key, sizeof(key), "%s_token_id", sv->types[t]);
+        json_t *id = json_object_get(v->cfg, key);
+        if (v->o->l2026 && (!id || json_is_null(id))) /* 0.18: else text_config's (Kimi-VL) */
+            id = json_object_get(json_object_get(v->cfg, "text_config"), key);
+        if (set_special(sv, t, id, dir, v->st))
+            return -1;
+    }
+    if (load_merges_flag && !sv->merges && load_merges_txt(sv, dir, v->st))
+        return -1;
+    return 0;
+}
+
+/* tokenizer_config.json (tcfg): the chat template, add_*_token, and the ids
+ * of the *_token entries among the added tokens. */
+static int special_vocab_config(special_vocab *sv, vocab *v, json_t *tcfg, json_t *added)
+{
+    const char *dir = v->dir;
+    if (tcfg) {
         char *ctj_path = malloc(strlen(dir) + 32);
         if (!ctj_path)
             return mf_oom(v->st, dir);
@@ -699,7 +917,7 @@ static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag
             }
         }
         free(ctj_path);
-        json_t *ct = json_object_get(v->tcfg, "chat_template");
+        json_t *ct = json_object_get(tcfg, "chat_template");
         if (!ct)
             ct = alt;
         if (ct && (json_is_string(ct) || json_is_array(ct)))
@@ -708,13 +926,11 @@ static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag
         for (size_t t = 0; t < sv->ntypes; t++) {
             char key[64];
             snprintf(key, sizeof(key), "add_%s_token", sv->types[t]);
-            json_t *a = json_object_get(v->tcfg, key);
-            if (json_is_boolean(a)) {
-                sv->add[t] = json_is_true(a);
-                sv->add_order[sv->n_adds++] = t;
-            }
+            json_t *a = json_object_get(tcfg, key);
+            if (json_is_boolean(a))
+                set_add(sv, sv->types[t], json_is_true(a));
             snprintf(key, sizeof(key), "%s_token", sv->types[t]);
-            const char *content = entry_content(json_object_get(v->tcfg, key));
+            const char *content = entry_content(json_object_get(tcfg, key));
             if (!content)
                 continue;
             json_t *found = NULL; /* the first added token with that content */
@@ -728,14 +944,6 @@ static int special_vocab_load(special_vocab *sv, vocab *v, bool load_merges_flag
                 return -1;
         }
     }
-    for (size_t t = 0; t < sv->ntypes; t++) {
-        char key[64];
-        snprintf(key, sizeof(key), "%s_token_id", sv->types[t]);
-        if (set_special(sv, t, json_object_get(v->cfg, key), dir, v->st))
-            return -1;
-    }
-    if (load_merges_flag && !sv->merges && load_merges_txt(sv, dir, v->st))
-        return -1;
     return 0;
 }
 
@@ -745,7 +953,7 @@ static const char *id_key(const char *type)
         {"bos", "tokenizer.ggml.bos_token_id"}, {"eos", "tokenizer.ggml.eos_token_id"},
         {"unk", "tokenizer.ggml.unknown_token_id"}, {"sep", "tokenizer.ggml.seperator_token_id"},
         {"pad", "tokenizer.ggml.padding_token_id"}, {"mask", "tokenizer.ggml.mask_token_id"},
-        {"eot", "tokenizer.ggml.eot_token_id"}, /* GGUFWriter has no add_{cls,prefix,suffix,middle,fsep}_token_id:
+        {"eot", "tokenizer.ggml.eot_token_id"}, {"eom", "tokenizer.ggml.eom_token_id"}, /* GGUFWriter has no add_{cls,prefix,suffix,middle,fsep}_token_id:
                                                    "No handler for special token type" */
     };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -820,6 +1028,8 @@ static void special_vocab_add(special_vocab *sv, mf_kvlist *kv, bool with_templa
             mf_kv_bool(kv, "tokenizer.ggml.add_bos_token", sv->add[t]);
         else if (!strcmp(sv->types[t], "eos"))
             mf_kv_bool(kv, "tokenizer.ggml.add_eos_token", sv->add[t]);
+        else if (!strcmp(sv->types[t], "sep") && sv->l2026) /* add_add_sep_token: gguf-py 0.18 */
+            mf_kv_bool(kv, "tokenizer.ggml.add_sep_token", sv->add[t]);
     }
     if (with_template && sv->chat_template)
         add_chat_template(kv, sv->chat_template);
@@ -829,6 +1039,7 @@ static void special_vocab_free(special_vocab *sv)
 {
     json_decref(sv->chat_template);
     json_decref(sv->merges);
+    json_decref(sv->scratch);
 }
 
 static int add_special_vocab(vocab *v, int64_t n_vocab, bool merges)

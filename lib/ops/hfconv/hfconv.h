@@ -29,6 +29,7 @@ typedef struct mf_hf_vocab_opts {
     const char *arch;
     void (*note)(void *user, const char *msg); /* optional: see mf_convert_gguf_opts */
     void *note_user;
+    bool l2026;        /* gguf-py 0.18's keys (MF_CONVERT_LAYOUT_2026_02) */
 } mf_hf_vocab_opts;
 int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts *o,
                      mf_kvlist *kv, mf_status *st);

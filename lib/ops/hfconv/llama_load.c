@@ -18,6 +18,12 @@ static const char *const llama_archs[] = {
     "llama", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan", "starcoder", "refact", "bert", "nomic-bert", "jina-bert-v2", "bloom", "stablelm", "qwen", "qwen2", "qwen2moe", "qwen2vl", "phi2", "phi3", "phimoe", "plamo", "codeshell", "orion", "internlm2", "minicpm", "minicpm3", "gemma", "gemma2", "starcoder2", "mamba", "xverse", "command-r", "cohere2", "dbrx", "olmo", "olmo2", "olmoe", "openelm", "arctic", "deepseek", "deepseek2", "chatglm", "bitnet", "t5", "t5encoder", "jais", "nemotron", "exaone", "rwkv6", "rwkv6qwen2", "granite", "granitemoe", "chameleon", "wavtokenizer-dec", NULL,
 };
 
+/* LLM_ARCH_NAMES of src/llama-arch.cpp at ecbcb7ea (2026-02-27), the
+ * runtime of the 2026-02 converter's references (--layout 2026-02) */
+static const char *const llama_archs_2026[] = {
+    "llama", "llama4", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan", "starcoder", "refact", "bert", "modern-bert", "nomic-bert", "nomic-bert-moe", "neo-bert", "jina-bert-v2", "jina-bert-v3", "eurobert", "bloom", "stablelm", "qwen", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "qwen35", "qwen35moe", "phi2", "phi3", "phimoe", "plamo", "plamo2", "plamo3", "codeshell", "orion", "internlm2", "minicpm", "minicpm3", "gemma", "gemma2", "gemma3", "gemma3n", "gemma-embedding", "starcoder2", "mamba", "mamba2", "jamba", "falcon-h1", "xverse", "command-r", "cohere2", "dbrx", "olmo", "olmo2", "olmoe", "openelm", "arctic", "deepseek", "deepseek2", "chatglm", "glm4", "glm4moe", "glm-dsa", "bitnet", "t5", "t5encoder", "jais", "jais2", "nemotron", "nemotron_h", "nemotron_h_moe", "exaone", "exaone4", "exaone-moe", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7", "granite", "granitemoe", "granitehybrid", "chameleon", "wavtokenizer-dec", "plm", "bailingmoe", "bailingmoe2", "dots1", "arcee", "afmoe", "ernie4_5", "ernie4_5-moe", "hunyuan-moe", "hunyuan-dense", "smollm3", "gpt-oss", "lfm2", "lfm2moe", "dream", "smallthinker", "llada", "llada-moe", "seed_oss", "grovemoe", "apertus", "minimax-m2", "cogvlm", "rnd1", "pangu-embedded", "mistral3", "paddleocr", "mimo2", "step35", "llama-embed", "maincoder", "kimi-linear", NULL,
+};
+
 static const struct {
     const char *arch;
     const char *const *keys;    /* after "<arch>." */
@@ -110,6 +116,16 @@ static const struct {
     {"falcon",
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "output_norm.bias", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_qkv.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    /* runtime ecbcb7ea (llama-model.cpp load_hparams / load_tensors) */
+    {"qwen3moe",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_k_norm.weight", "blk.{bid}.attn_q_norm.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate_inp.weight", "blk.{bid}.ffn_gate_exps.weight", "blk.{bid}.ffn_down_exps.weight", "blk.{bid}.ffn_up_exps.weight", NULL}},
+    {"smollm3",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    {"mistral3",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
     {"mamba",
      (const char *const[]){"context_length", "embedding_length", "block_count", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "attention.layer_norm_rms_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.ssm_in.weight", "blk.{bid}.ssm_conv1d.weight", "blk.{bid}.ssm_conv1d.bias", "blk.{bid}.ssm_x.weight", "blk.{bid}.ssm_dt.weight", "blk.{bid}.ssm_dt.bias", "blk.{bid}.ssm_out.weight", NULL}},
@@ -133,12 +149,17 @@ static void report(mf_load_problem_fn fn, void *ctx, size_t *n, const char *fmt,
         fn(ctx, msg);
 }
 
-static bool known_arch(const char *arch)
+static bool known_in(const char *const *list, const char *arch)
 {
-    for (size_t i = 0; llama_archs[i]; i++)
-        if (!strcmp(llama_archs[i], arch))
+    for (size_t i = 0; list[i]; i++)
+        if (!strcmp(list[i], arch))
             return true;
     return false;
+}
+
+static bool known_arch(const char *arch)
+{
+    return known_in(llama_archs, arch);
 }
 
 static size_t required_row(const char *arch)
@@ -149,11 +170,15 @@ static size_t required_row(const char *arch)
     return (size_t)-1;
 }
 
-size_t mf_llama_hparams_problems(const char *arch, mf_key_lookup_fn get, void *hctx,
-                                 mf_load_problem_fn fn, void *ctx)
+static size_t hparams_problems(const char *arch, bool current, mf_key_lookup_fn get, void *hctx,
+                               mf_load_problem_fn fn, void *ctx)
 {
     size_t n = 0;
-    if (!known_arch(arch)) {
+    if (current && !known_in(llama_archs_2026, arch)) {
+        report(fn, ctx, &n, "unknown model architecture '%s' (llama.cpp ecbcb7ea does not know it)", arch);
+        return n;
+    }
+    if (!current && !known_arch(arch)) {
         report(fn, ctx, &n, "unknown model architecture '%s' (llama.cpp c392e509 knows llama, gemma, qwen2, ... "
                "but not this one)", arch);
         return n;
@@ -172,6 +197,18 @@ size_t mf_llama_hparams_problems(const char *arch, mf_key_lookup_fn get, void *h
                    "the model has 27 layers, DeepSeek-V2 Lite)");
     }
     return n;
+}
+
+size_t mf_llama_hparams_problems(const char *arch, mf_key_lookup_fn get, void *hctx,
+                                 mf_load_problem_fn fn, void *ctx)
+{
+    return hparams_problems(arch, false, get, hctx, fn, ctx);
+}
+
+size_t mf_llama_hparams_problems_2026(const char *arch, mf_key_lookup_fn get, void *hctx,
+                                      mf_load_problem_fn fn, void *ctx)
+{
+    return hparams_problems(arch, true, get, hctx, fn, ctx);
 }
 
 static const mf_value *model_get(void *m, const char *key)

@@ -13,5 +13,9 @@ size_t mf_llama_load_problems(const mf_model *m, mf_load_problem_fn fn, void *ct
 typedef const mf_value *(*mf_key_lookup_fn)(void *ctx, const char *key);
 size_t mf_llama_hparams_problems(const char *arch, mf_key_lookup_fn get, void *hctx,
                                  mf_load_problem_fn fn, void *ctx);
+/* The same for the runtime of the 2026-02 converter (llama.cpp ecbcb7ea):
+ * its architecture list, the same key rules. */
+size_t mf_llama_hparams_problems_2026(const char *arch, mf_key_lookup_fn get, void *hctx,
+                                      mf_load_problem_fn fn, void *ctx);
 
 #endif
