@@ -30,6 +30,7 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_QKV_KV_GROUPS: return R_QKV_KV_GROUPS;
     case OP_QKV_GROUPED: return R_FUSE_GROUPED;
     case OP_DROP_ROWS: return R_PAD_ROWS;
+    case OP_TERNARY: return R_UNTERNARY;
     case OP_SPLIT_ROWS: return R_JOIN_UP;
     case OP_VIEW_EXPERTS: return R_UNVIEW_EXPERTS;
     case OP_VIEW_EXPERTS_T: return R_UNVIEW_EXPERTS_T;

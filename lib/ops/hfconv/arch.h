@@ -21,7 +21,7 @@ enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
-    AB_BLOOM, AB_MPT, AB_DBRX, AB_NOMIC_BERT, AB_JINA_BERT_V2, AB_T5, AB_T5ENCODER,
+    AB_BLOOM, AB_MPT, AB_DBRX, AB_NOMIC_BERT, AB_JINA_BERT_V2, AB_T5, AB_T5ENCODER, AB_BITNET,
     /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
     AB_QWEN3MOE,
     AB_COUNT
@@ -47,6 +47,8 @@ typedef enum conv_op {
     OP_PERMUTE_K,     /* LlamaModel.permute(w, n_head, n_head_kv) */
     OP_ADD_ONE,       /* w + 1 (Gemma norms: checkpoints hold w - 1) */
     OP_NEG_EXP,       /* -exp(w) (Mamba A_log -> A) */
+    OP_TERNARY,       /* BitnetModel.weight_quant: s = mean|w| (min 1e-5) over the tensor,
+                         round(w / s) clamped to -1..1, times s, in the source's dtype */
     OP_TRANSPOSE,     /* w.T (GPT-2 Conv1D) */
     OP_ALSO_OUTPUT,   /* written once more as output.weight (GPT-2's tied head); with
                          `with` ("a|b"): only when no source tensor has those names (BLOOM) */

@@ -264,6 +264,16 @@ static const conv_rule t5_rules[] = {
     NORULES,
 };
 
+/* BitnetModel.modify_tensors: the latent projection weights ternarised */
+#define TERNARY(p) {OP_TERNARY, M_SUFFIX, p, NULL, NULL, NULL, NULL, NULL}
+static const conv_rule bitnet_rules[] = {
+    TERNARY("self_attn.q_proj.weight"), TERNARY("self_attn.k_proj.weight"), TERNARY("self_attn.v_proj.weight"),
+    TERNARY("self_attn.o_proj.weight"), TERNARY("mlp.gate_proj.weight"), TERNARY("mlp.up_proj.weight"),
+    TERNARY("mlp.down_proj.weight"),
+    NORULES,
+};
+#undef TERNARY
+
 static const conv_rule gptneox_rules[] = {
     {OP_QKV_PER_HEAD, M_CONTAINS, ".attention.query_key_value.", NULL, NULL, NULL, NULL, NULL},
     NORULES,
@@ -668,6 +678,14 @@ static const conv_hp t5encoder_hp[] = {
     END,
 };
 
+/* BitnetModel.set_gguf_parameters: linear rope scaling of factor 1, always */
+static const conv_hp bitnet_hp[] = {
+    BASE,
+    {"rope.scaling.type", 's', "=linear", 0, NULL, NULL},
+    {"rope.scaling.factor", 'f', "=1.0", 0, NULL, NULL},
+    END,
+};
+
 static const conv_hp gptneox_hp[] = {
     {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
     {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
@@ -742,6 +760,7 @@ const conv_arch conv_archs[] = {
     {"t5", CLASSES("T5WithLMHeadModel", "T5ForConditionalGeneration", "MT5ForConditionalGeneration",
                    "UMT5ForConditionalGeneration"), AB_T5, t5_rules, t5_hp, V_T5, 0},
     {"t5encoder", CLASSES("T5EncoderModel"), AB_T5ENCODER, t5_rules, t5encoder_hp, V_T5, 0},
+    {"bitnet", CLASSES("BitnetForCausalLM"), AB_BITNET, bitnet_rules, bitnet_hp, V_SPM, 0},
     {"gptneox", CLASSES("GPTNeoXForCausalLM"), AB_GPTNEOX, gptneox_rules, gptneox_hp, V_BPE, 0},
     {"falcon", CLASSES("FalconForCausalLM", "RWForCausalLM"), AB_FALCON, falcon_rules, falcon_hp, V_BPE, 0},
     {"mamba", CLASSES("MambaForCausalLM", "MambaLMHeadModel", "FalconMambaForCausalLM"), AB_MAMBA, mamba_rules,

@@ -184,7 +184,7 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
     if (r->op == R_SUB_ONE && !(nl >= 7 && !strcmp(t->name + nl - 7, ".weight")))
         it->op = R_PLAIN;
     it->out.name = name;
-    it->out.dtype = out_dtype(c, t);
+    it->out.dtype = r->op == R_UNTERNARY ? MF_F32 : out_dtype(c, t);
     if (r->op == R_UNSTACK) {
         it->out.ndim = t->ndim - 1;
         memcpy(it->out.shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
@@ -517,6 +517,15 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
             for (int64_t i = 0; i < a; i++)
                 for (int64_t j = 0; j < b; j++)
                     w[(x * b + j) * a + i] = src[(x * a + i) * b + j];
+        break;
+    }
+    case R_UNTERNARY: { /* +-s / share: its mean |w| is s again */
+        uint64_t nonzero = 0;
+        for (uint64_t i = 0; i < n; i++)
+            nonzero += src[i] != 0.0f;
+        float share = n ? (float)((double)nonzero / (double)n) : 1.0f;
+        for (uint64_t i = 0; i < n; i++)
+            w[i] = src[i] == 0.0f || share == 0.0f ? src[i] : src[i] / share; /* -0.0 stays -0.0 */
         break;
     }
     case R_PAD_ROWS:

@@ -26,6 +26,9 @@ typedef enum hf_rev_op {
                         the one gated_layers tensor (ffn_up: R_FUSED_PART) */
     R_UP_GATED,      /* T5's ffn_up: hf "a|b", a (wi_1) when the block has an ffn_gate
                         (gated-gelu), else b (wi); copied */
+    R_UNTERNARY,     /* BitNet: values {-s, 0, s} (the latent weights are gone) written as
+                        +-s / (the share of non-zeros), in F32, so that ternarising them
+                        again gives s back */
     R_PAD_ROWS,      /* RoBERTa: padding_token_id + 1 zero rows put back in front (the
                         converter cut them; their values are not in the GGUF) */
     R_UNVIEW_EXPERTS,   /* DBRX: [E][ff][embd] back to [E * ff, embd], named without ".weight" */

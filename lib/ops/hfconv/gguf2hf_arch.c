@@ -68,6 +68,23 @@ static const hf_rev_name olmo_names[] = {
     END,
 };
 
+/* BitNet b1.58: Llama's names without permutation, sub-norms, ternary projections */
+static const hf_rev_name bitnet_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_sub_norm", L "self_attn.inner_attn_ln", R_PLAIN},
+    {"blk.{bid}.ffn_sub_norm", L "mlp.ffn_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q", L "self_attn.q_proj", R_UNTERNARY},
+    {"blk.{bid}.attn_k", L "self_attn.k_proj", R_UNTERNARY},
+    {"blk.{bid}.attn_v", L "self_attn.v_proj", R_UNTERNARY},
+    {"blk.{bid}.attn_output", L "self_attn.o_proj", R_UNTERNARY},
+    {"blk.{bid}.ffn_gate", L "mlp.gate_proj", R_UNTERNARY},
+    {"blk.{bid}.ffn_up", L "mlp.up_proj", R_UNTERNARY},
+    {"blk.{bid}.ffn_down", L "mlp.down_proj", R_UNTERNARY},
+    END,
+};
+
 /* Orion: Llama's names, LayerNorm with biases, no permutation */
 static const hf_rev_name orion_names[] = {
     LLAMA_TOP,
@@ -510,6 +527,7 @@ const hf_rev_arch hf_rev_archs[] = {
     {"internlm2", CLASS("InternLM2ForCausalLM", "internlm2"), internlm2_names},
     {"bert", CLASS("BertModel", "bert"), bert_names},
     {"nomic-bert", CLASS("NomicBertModel", "nomic_bert"), nomic_bert_names},
+    {"bitnet", CLASS("BitnetForCausalLM", "llama"), bitnet_names},
     {"t5", CLASS("T5ForConditionalGeneration", "t5"), t5_names},
     {"t5encoder", CLASS("T5EncoderModel", "t5"), t5encoder_names},
     {"jina-bert-v2", CLASS("JinaBertModel", "bert"), jina_bert_names},

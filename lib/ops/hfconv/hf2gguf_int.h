@@ -32,7 +32,7 @@ typedef struct out_tensor {
     int64_t row_len;             /* elements per row */
     int64_t *row_map;            /* output row -> source row; NULL: the same */
     bool transpose;              /* a 2-d source read column by column */
-    conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, or OP_SKIP for none */
+    conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, OP_TERNARY, or OP_SKIP for none */
     float *generated;            /* values of a generated tensor */
 } out_tensor;
 

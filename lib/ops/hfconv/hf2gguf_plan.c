@@ -685,7 +685,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         }
         case OP_SKIP: free(name); h2g_free_out(&o); return 0;
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
-        case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
+        case OP_ADD_ONE: case OP_NEG_EXP: case OP_TERNARY: o.ew = r->op; continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;

@@ -83,6 +83,9 @@ static const struct {
     {"t5encoder", /* LLM_ARCH_T5ENCODER */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "attention.relative_buckets_count", NULL},
      (const char *const[]){"token_embd.weight", "enc.output_norm.weight", "enc.blk.{bid}.attn_norm.weight", "enc.blk.{bid}.attn_q.weight", "enc.blk.{bid}.attn_k.weight", "enc.blk.{bid}.attn_v.weight", "enc.blk.{bid}.attn_o.weight", "enc.blk.{bid}.ffn_norm.weight", "enc.blk.{bid}.ffn_down.weight", "enc.blk.{bid}.ffn_up.weight", NULL}},
+    {"bitnet", /* LLM_ARCH_BITNET: no output tensor; the per-tensor scales optional */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_sub_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_sub_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
     {"olmo", /* llm_load_hparams / llm_load_tensors, LLM_ARCH_OLMO */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
