@@ -203,6 +203,13 @@ static int write_unigram(hfc *c, const vocab_view *v, bool fairseq)
 {
     bytes b = {0}, piece = {0};
     size_t n = spm_pieces(v);
+    while (fairseq && n > 4) { /* placeholders one id later: token i is [PAD{i - 1}] */
+        char pad[32];
+        snprintf(pad, sizeof(pad), "[PAD%zu]", n - 2);
+        if (tok_type(v, n - 1) != TT_UNUSED || strcmp(tok(v, n - 1), pad))
+            break;
+        n--;
+    }
     if (fairseq && n < 4)
         return mf_fail(c->st, MF_ERR_FORMAT, c->path, -1, "a \"t5\" vocabulary of %zu tokens: "
                        "XLM-RoBERTa's layout has 4 first", n);
