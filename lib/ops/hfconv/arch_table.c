@@ -211,15 +211,19 @@ static const conv_rule internlm2_rules[] = {
     NORULES,
 };
 
+/* BertModel.modify_tensors (its subclasses' rules end with these) */
+#define BERT_RULES                                                                            \
+    {OP_RENAME, M_PREFIX, "bert.", "", NULL, NULL, NULL, NULL},                                \
+    {OP_RENAME, M_SUFFIX, ".gamma", ".weight", NULL, NULL, NULL, NULL},                        \
+    {OP_RENAME, M_SUFFIX, ".beta", ".bias", NULL, NULL, NULL, NULL},                           \
+    {OP_SKIP, M_EXACT, "embeddings.position_ids", NULL, NULL, NULL, NULL, NULL},               \
+    {OP_SKIP, M_EXACT, "pooler.dense.weight", NULL, NULL, NULL, NULL, NULL},                   \
+    {OP_SKIP, M_EXACT, "pooler.dense.bias", NULL, NULL, NULL, NULL, NULL},                     \
+    {OP_SKIP, M_PREFIX, "cls.predictions", NULL, NULL, NULL, NULL, NULL},                      \
+    {OP_SKIP, M_PREFIX, "cls.seq_relationship", NULL, NULL, NULL, NULL, NULL}
+
 static const conv_rule bert_rules[] = {
-    {OP_RENAME, M_PREFIX, "bert.", "", NULL, NULL, NULL, NULL},
-    {OP_RENAME, M_SUFFIX, ".gamma", ".weight", NULL, NULL, NULL, NULL},
-    {OP_RENAME, M_SUFFIX, ".beta", ".bias", NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "embeddings.position_ids", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "pooler.dense.weight", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "pooler.dense.bias", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_PREFIX, "cls.predictions", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_PREFIX, "cls.seq_relationship", NULL, NULL, NULL, NULL, NULL},
+    BERT_RULES,
     NORULES,
 };
 
@@ -228,14 +232,7 @@ static const conv_rule bert_rules[] = {
 static const conv_rule roberta_rules[] = {
     {OP_RENAME, M_PREFIX, "roberta.", "", NULL, NULL, NULL, NULL},
     {OP_DROP_ROWS, M_EXACT, "embeddings.position_embeddings.weight", NULL, "pad_token_id", NULL, NULL, NULL},
-    {OP_RENAME, M_PREFIX, "bert.", "", NULL, NULL, NULL, NULL},
-    {OP_RENAME, M_SUFFIX, ".gamma", ".weight", NULL, NULL, NULL, NULL},
-    {OP_RENAME, M_SUFFIX, ".beta", ".bias", NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "embeddings.position_ids", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "pooler.dense.weight", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "pooler.dense.bias", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_PREFIX, "cls.predictions", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_PREFIX, "cls.seq_relationship", NULL, NULL, NULL, NULL, NULL},
+    BERT_RULES,
     NORULES,
 };
 
@@ -244,14 +241,7 @@ static const conv_rule roberta_rules[] = {
 static const char *const jina_gated[] = {"mlp.gated_layers_w", "mlp.gated_layers_v", NULL};
 static const conv_rule jina_rules[] = {
     {OP_SPLIT_ROWS, M_CONTAINS, "mlp.gated_layers", NULL, "intermediate_size", NULL, NULL, jina_gated},
-    {OP_RENAME, M_PREFIX, "bert.", "", NULL, NULL, NULL, NULL},
-    {OP_RENAME, M_SUFFIX, ".gamma", ".weight", NULL, NULL, NULL, NULL},
-    {OP_RENAME, M_SUFFIX, ".beta", ".bias", NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "embeddings.position_ids", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "pooler.dense.weight", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "pooler.dense.bias", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_PREFIX, "cls.predictions", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_PREFIX, "cls.seq_relationship", NULL, NULL, NULL, NULL, NULL},
+    BERT_RULES,
     NORULES,
 };
 

@@ -357,32 +357,29 @@ static const hf_rev_name mamba_names[] = {
 #undef B
 
 #define E "encoder.layer.{bid}."
+/* BertModel's names, shared by its subclasses */
+#define BERT_EMBEDDINGS \
+    {"token_types", "embeddings.token_type_embeddings", R_PLAIN}, {"token_embd_norm", "embeddings.LayerNorm", R_PLAIN}
+#define BERT_ATTENTION \
+    {"blk.{bid}.attn_q", E "attention.self.query", R_PLAIN}, {"blk.{bid}.attn_k", E "attention.self.key", R_PLAIN}, \
+    {"blk.{bid}.attn_v", E "attention.self.value", R_PLAIN}, \
+    {"blk.{bid}.attn_output", E "attention.output.dense", R_PLAIN}, \
+    {"blk.{bid}.attn_output_norm", E "attention.output.LayerNorm", R_PLAIN}
+#define BERT_FFN \
+    {"blk.{bid}.ffn_up", E "intermediate.dense", R_PLAIN}, {"blk.{bid}.ffn_down", E "output.dense", R_PLAIN}, \
+    {"blk.{bid}.layer_output_norm", E "output.LayerNorm", R_PLAIN}
 static const hf_rev_name bert_names[] = {
     {"token_embd", "embeddings.word_embeddings", R_PLAIN},
     {"position_embd", "embeddings.position_embeddings", R_PLAIN},
-    {"token_types", "embeddings.token_type_embeddings", R_PLAIN},
-    {"token_embd_norm", "embeddings.LayerNorm", R_PLAIN},
-    {"blk.{bid}.attn_q", E "attention.self.query", R_PLAIN},
-    {"blk.{bid}.attn_k", E "attention.self.key", R_PLAIN},
-    {"blk.{bid}.attn_v", E "attention.self.value", R_PLAIN},
-    {"blk.{bid}.attn_output", E "attention.output.dense", R_PLAIN},
-    {"blk.{bid}.attn_output_norm", E "attention.output.LayerNorm", R_PLAIN},
-    {"blk.{bid}.ffn_up", E "intermediate.dense", R_PLAIN},
-    {"blk.{bid}.ffn_down", E "output.dense", R_PLAIN},
-    {"blk.{bid}.layer_output_norm", E "output.LayerNorm", R_PLAIN},
+    BERT_EMBEDDINGS, BERT_ATTENTION,
+    BERT_FFN,
     END,
 };
 
 /* Jina-BERT v2: BERT's attention, the gate and up halves joined back */
 static const hf_rev_name jina_bert_names[] = {
     {"token_embd", "embeddings.word_embeddings", R_PLAIN},
-    {"token_types", "embeddings.token_type_embeddings", R_PLAIN},
-    {"token_embd_norm", "embeddings.LayerNorm", R_PLAIN},
-    {"blk.{bid}.attn_q", E "attention.self.query", R_PLAIN},
-    {"blk.{bid}.attn_k", E "attention.self.key", R_PLAIN},
-    {"blk.{bid}.attn_v", E "attention.self.value", R_PLAIN},
-    {"blk.{bid}.attn_output", E "attention.output.dense", R_PLAIN},
-    {"blk.{bid}.attn_output_norm", E "attention.output.LayerNorm", R_PLAIN},
+    BERT_EMBEDDINGS, BERT_ATTENTION,
     {"blk.{bid}.ffn_gate", E "mlp.gated_layers", R_JOIN_UP},
     {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
     {"blk.{bid}.ffn_down", E "mlp.wo", R_PLAIN},
@@ -395,16 +392,8 @@ static const hf_rev_name jina_bert_names[] = {
 static const hf_rev_name roberta_names[] = {
     {"token_embd", "embeddings.word_embeddings", R_PLAIN},
     {"position_embd", "embeddings.position_embeddings", R_PAD_ROWS},
-    {"token_types", "embeddings.token_type_embeddings", R_PLAIN},
-    {"token_embd_norm", "embeddings.LayerNorm", R_PLAIN},
-    {"blk.{bid}.attn_q", E "attention.self.query", R_PLAIN},
-    {"blk.{bid}.attn_k", E "attention.self.key", R_PLAIN},
-    {"blk.{bid}.attn_v", E "attention.self.value", R_PLAIN},
-    {"blk.{bid}.attn_output", E "attention.output.dense", R_PLAIN},
-    {"blk.{bid}.attn_output_norm", E "attention.output.LayerNorm", R_PLAIN},
-    {"blk.{bid}.ffn_up", E "intermediate.dense", R_PLAIN},
-    {"blk.{bid}.ffn_down", E "output.dense", R_PLAIN},
-    {"blk.{bid}.layer_output_norm", E "output.LayerNorm", R_PLAIN},
+    BERT_EMBEDDINGS, BERT_ATTENTION,
+    BERT_FFN,
     END,
 };
 

@@ -1325,6 +1325,13 @@ static int set_vocab_bert(vocab *v)
     return add_special_vocab(v, (int64_t)v->n, false);
 }
 
+/* The add_bos / add_eos a set_vocab writes itself, after SpecialVocab's keys. */
+static void add_bos_eos(vocab *v, bool bos, bool eos)
+{
+    mf_kv_bool(v->kv, "tokenizer.ggml.add_bos_token", bos);
+    mf_kv_bool(v->kv, "tokenizer.ggml.add_eos_token", eos);
+}
+
 static int type_vocab_count(vocab *v)
 {
     int64_t types = 1;
@@ -1345,8 +1352,7 @@ static int set_vocab_roberta(vocab *v)
         return set_vocab_bert(v);
     if (set_vocab_gpt2(v))
         return -1;
-    mf_kv_bool(v->kv, "tokenizer.ggml.add_bos_token", true);
-    mf_kv_bool(v->kv, "tokenizer.ggml.add_eos_token", true);
+    add_bos_eos(v, true, true);
     return type_vocab_count(v);
 }
 
@@ -1396,10 +1402,8 @@ static int set_vocab_xlmr(vocab *v)
         rc = unigram_keys(v, &f, true);
     if (rc == 0)
         rc = add_special_vocab(v, (int64_t)v->n, false);
-    if (rc == 0) {
-        mf_kv_bool(v->kv, "tokenizer.ggml.add_bos_token", true);
-        mf_kv_bool(v->kv, "tokenizer.ggml.add_eos_token", true);
-    }
+    if (rc == 0)
+        add_bos_eos(v, true, true);
     free(f.charsmap);
     return rc;
 }
@@ -1424,10 +1428,8 @@ static int set_vocab_t5(vocab *v)
         rc = unigram_keys(v, &f, false);
     if (rc == 0)
         rc = add_special_vocab(v, (int64_t)v->n, false);
-    if (rc == 0) {
-        mf_kv_bool(v->kv, "tokenizer.ggml.add_bos_token", false);
-        mf_kv_bool(v->kv, "tokenizer.ggml.add_eos_token", true);
-    }
+    if (rc == 0)
+        add_bos_eos(v, false, true);
     free(f.charsmap);
     return rc;
 }
@@ -1449,10 +1451,8 @@ static int set_vocab_jina(vocab *v)
                        "JinaBertModel converts BertTokenizer and RobertaTokenizer", cls ? "\"" : "",
                        cls ? cls : "absent", cls ? "\"" : "");
     }
-    if (rc == 0) {
-        mf_kv_bool(v->kv, "tokenizer.ggml.add_bos_token", true);
-        mf_kv_bool(v->kv, "tokenizer.ggml.add_eos_token", true);
-    }
+    if (rc == 0)
+        add_bos_eos(v, true, true);
     return rc;
 }
 
