@@ -189,14 +189,11 @@ static void output_row(const reader *r, int64_t row, float *f32)
         return;
     mf_dtype sdt = o->segs[0].t->dtype;
     bool half = sdt == MF_F16; /* torch keeps F16 tensors F16 */
-    if (o->ew == OP_TERNARY) { /* (w * iscale).round().clamp(-1, 1) / iscale, .type(dtype) */
+    if (o->ew == OP_TERNARY) { /* (w * iscale).round().clamp(-1, 1) / iscale, .type(dtype): F16
+                                  stays F16; BF16 was made F32 before modify_tensors */
         for (int64_t i = 0; i < o->row_len; i++) {
             float q = nearbyintf(f32[i] * r->iscale);
             float v = (q > 1.0f ? 1.0f : q < -1.0f ? -1.0f : q) / r->iscale;
-            if (sdt == MF_BF16) {
-                uint32_t u = (uint32_t)mf_f32_to_bf16(v) << 16;
-                memcpy(&v, &u, 4);
-            }
             f32[i] = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(v)) : v;
         }
         return;
