@@ -84,6 +84,13 @@ static void chomp(char *s)
         s[--n] = 0;
 }
 
+int cli_scan_worst_exit(int a, int b)
+{
+    static const int rank[4] = {0, 3, 2, 1}; /* by exit status 0..3 */
+    int ra = a >= 0 && a <= 3 ? rank[a] : 2, rb = b >= 0 && b <= 3 ? rank[b] : 2;
+    return rb > ra ? b : a;
+}
+
 int cli_batch_run(const cli_cmd *c, const cli_args *a)
 {
     const char *list = cli_has(a, "-@") ? "-" : cli_get(a, "--from-file");
@@ -125,7 +132,7 @@ int cli_batch_run(const cli_cmd *c, const cli_args *a)
             cli_print_jsonl(json_pack("{s:b, s:i}", "error", 1, "exit", rc));
         cli_batch_input = NULL;
         fflush(stdout); /* each result is out before the next input starts */
-        worst = rc > worst ? rc : worst;
+        worst = !strcmp(c->name, "scan") ? cli_scan_worst_exit(worst, rc) : rc > worst ? rc : worst;
     }
     free(line);
     if (in != stdin)

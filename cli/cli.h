@@ -51,6 +51,11 @@ typedef struct cli_cmd {
     const char *more;   /* further paragraphs for --help, or NULL */
 } cli_cmd;
 
+/* Which of two exit statuses of scan a run of several paths ends with
+ * (batch.c): what a CI acts on first wins, dangerous 1 over error 2 over
+ * unknown 3 over safe 0. */
+int cli_scan_worst_exit(int a, int b);
+
 /* quantize --help's list of types, made from the library's table */
 void cli_quantize_print_types(FILE *f);
 
@@ -169,10 +174,17 @@ const char *cli_shown_path(const char *p, char *buf, size_t n);
 /* *path "-": replaced by the spooled copy of standard input (the errors
  * reported, EXIT_* returned, when it cannot be made); else left alone. */
 int cli_spool_input(const char **path);
-/* msg with the spooled copy's name written "-" (in buf when it changes). */
+/* Standard input read into memory once (at most 4 GiB; later calls give the
+ * same bytes): cli_open's "-" opens it in place (mf_open_buffer), no
+ * temporary file. cli_stdin_in_memory: whether it has been read. */
+int cli_stdin_bytes(const uint8_t **b, size_t *n, mf_status *st);
+bool cli_stdin_in_memory(void);
+/* msg with the spooled copy's name written "-" (in buf when it changes);
+ * standard input in memory ("mem:ID/-") is "-" too. */
 const char *cli_unspooled(const char *msg, char *buf, size_t n);
 /* Opens a model for a command: no scan unless the command needs it
- * (flags MF_OPEN_*; MF_OPEN_NO_SCAN is added unless `scan`). */
+ * (flags MF_OPEN_*; MF_OPEN_NO_SCAN is added unless `scan`). "-" is standard
+ * input read into memory (unless a command spooled it to a file before). */
 int cli_open(const char *path, unsigned flags, bool scan, mf_model **m, mf_status *st);
 /* The same with a config.json for a training checkpoint (mf_open_opts.config). */
 int cli_open_cfg(const char *path, unsigned flags, const char *config, bool scan, mf_model **m,

@@ -18,6 +18,9 @@ typedef struct convert_args {
     unsigned train_flags;           /* MF_OPEN_TRAIN_* */
     bool mlx, quantize, dequantize; /* MLX output */
     const char *q_bits, *q_group_size, *quant_predicate, *mlx_kernel;
+    /* convert_hf_to_gguf.py's flags (GGUF output of an HF directory) */
+    const char *model_name, *metadata, *split_max_size, *split_max_tensors;
+    bool vocab_only;
 } convert_args;
 
 /* --dtype as a float type of safetensors / HF output (MF_DTYPE_INVALID
@@ -94,25 +97,15 @@ static int to_safetensors(const convert_args *a)
     cli_progress_start(&p, "converting", total);
     o.progress = cli_progress_cb; /* the bytes written (dequantized MLX weights outgrow the input's) */
     o.progress_user = &p;
-    int rc = mf_convert_to_safetensors(m, a->out, &o, &st);
+    mf_convert_st_result res;
+    int rc = mf_convert_to_safetensors(m, a->out, &o, &res, &st);
     cli_progress_end(&p);
     if (rc) {
         rc = cli_report(&st);
     } else if (!cli_quiet) {
-        size_t n = mf_model_tensor_count(m) - strings;
-        mf_model *w; /* what was written: unwrapped, tied names once */
-        mf_status ws;
-        mf_status_init(&ws);
-        if (mf_open(a->out, NULL, &w, &ws) == 0) {
-            n = mf_model_tensor_count(w);
-            total = 0;
-            for (size_t i = 0; i < n; i++)
-                total += mf_tensor_nbytes(mf_model_tensor_at(w, i));
-            mf_close(w);
-        }
-        mf_status_clear(&ws);
+        size_t n = res.n_tensors; /* what was written: unwrapped, tied names once */
         char sz[32];
-        cli_fmt_bytes(sz, sizeof(sz), total);
+        cli_fmt_bytes(sz, sizeof(sz), res.tensor_bytes);
         fprintf(stderr, "mfmt: wrote %s%s: %zu tensor%s, %s of tensor data\n", a->out,
                 o.max_shard_size ? " (shards and index)" : "", n, n == 1 ? "" : "s", sz);
     }
@@ -131,6 +124,53 @@ static bool is_mlx_dir(const char *path)
 
 static int mlx_to_gguf(const convert_args *a, int threads);
 
+/* convert_hf_to_gguf.py's split_str_to_n_bytes: N, NK, NM, NG in decimal
+ * units (1M = 1000*1000 bytes); other spellings ("2GiB") through
+ * mf_parse_size. */
+static int parse_split_size(const char *v, uint64_t *out)
+{
+    size_t n = strlen(v), digits = strspn(v, "0123456789");
+    if (digits > 0 && digits == n) {
+        *out = strtoull(v, NULL, 10);
+        return 0;
+    }
+    if (digits > 0 && digits == n - 1 && strchr("KMG", v[n - 1])) {
+        uint64_t x = strtoull(v, NULL, 10),
+                 unit = v[n - 1] == 'K' ? 1000ull : v[n - 1] == 'M' ? 1000000ull : 1000000000ull;
+        if (x > UINT64_MAX / unit)
+            return -1;
+        *out = x * unit;
+        return 0;
+    }
+    return mf_parse_size(v, out);
+}
+
+static int gguf_flags(const convert_args *a, cli_gguf_out *g)
+{
+    memset(g, 0, sizeof(*g));
+    g->model_name = a->model_name;
+    g->metadata = a->metadata;
+    g->vocab_only = a->vocab_only;
+    if (a->split_max_size && parse_split_size(a->split_max_size, &g->split_max_size))
+        return cli_usage_error("convert", "--split-max-size takes N, NK, NM or NG (decimal units, "
+                                          "as convert_hf_to_gguf.py)");
+    if (a->split_max_tensors) {
+        char *end;
+        unsigned long long x = strtoull(a->split_max_tensors, &end, 10);
+        if (*end || a->split_max_tensors[0] == '-' || !a->split_max_tensors[0])
+            return cli_usage_error("convert", "--split-max-tensors takes a count");
+        g->split_max_tensors = x;
+    }
+    if (g->vocab_only && (g->split_max_size || g->split_max_tensors))
+        return cli_usage_error("convert", "--vocab-only writes no tensors: nothing to split");
+    return 0;
+}
+
+static bool has_gguf_flags(const convert_args *a)
+{
+    return a->model_name || a->metadata || a->vocab_only || a->split_max_size || a->split_max_tensors;
+}
+
 /* A Hugging Face directory to GGUF (convert_gguf_cli.c). */
 static int to_gguf(const convert_args *a)
 {
@@ -146,6 +186,11 @@ static int to_gguf(const convert_args *a)
             return cli_usage_error("convert", "--threads takes a number from 1 to 64");
         threads = (int)n;
     }
+    bool hf_dir = !is_checkpoint(a->in) && !is_mlx_dir(a->in);
+    if (!hf_dir && (has_gguf_flags(a) || !a->out))
+        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --split-max-* "
+                                          "and the default output name are for a Hugging Face "
+                                          "directory's GGUF; give OUT.gguf");
     if (is_checkpoint(a->in)) {
         cli_ckpt_opts o;
         if (ckpt_opts(a, &o))
@@ -154,7 +199,10 @@ static int to_gguf(const convert_args *a)
     }
     if (is_mlx_dir(a->in))
         return mlx_to_gguf(a, threads);
-    return cli_convert_dir_to_gguf(a->in, a->out, a->type, a->layout, threads);
+    cli_gguf_out g;
+    if (gguf_flags(a, &g))
+        return EXIT_USAGE;
+    return cli_convert_dir_to_gguf(a->in, a->out, a->type, a->layout, threads, &g);
 }
 
 static int on_hf_progress(void *ctx, uint64_t done, uint64_t total)
@@ -168,9 +216,23 @@ static int on_hf_progress(void *ctx, uint64_t done, uint64_t total)
 
 /* A GGUF to a Hugging Face directory: OUT ends with '/' or --to hf; a
  * training checkpoint's merge to one (convert_ckpt_cli.c). */
+/* Whether IN holds a GGUF (the GGUF -> HF conversion); anything else is
+ * written as a weights directory (sharded safetensors + index). */
+static bool is_gguf_file(const char *in)
+{
+    mf_detection d;
+    mf_status st;
+    mf_status_init(&st);
+    bool yes = mf_detect(in, &d, &st) == 0 && d.format == MF_FMT_GGUF;
+    mf_status_clear(&st);
+    return yes;
+}
+
 static int to_hf_dir(const convert_args *a)
 {
-    if (is_checkpoint(a->in)) {
+    /* a training checkpoint, or any other model (x.bin, x.pt, ...): its
+     * tensors as save_pretrained shards them (5GB, model.safetensors.index.json) */
+    if (is_checkpoint(a->in) || !is_gguf_file(a->in)) {
         cli_ckpt_opts co;
         if (a->threads || a->key || a->include_optimizer || ckpt_opts(a, &co))
             return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "
@@ -296,21 +358,6 @@ static int to_mlx(const convert_args *a)
     return rc;
 }
 
-/* Removes the flat directory mlx_to_gguf made. */
-static void remove_flat_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    char p[4500];
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-}
-
 /* MLX to GGUF: dequantized to an MLX directory without quantization (the
  * Hugging Face layout) beside OUT, then that directory to GGUF. */
 static int mlx_to_gguf(const convert_args *a, int threads)
@@ -328,8 +375,8 @@ static int mlx_to_gguf(const convert_args *a, int threads)
     o.dequantize = true;
     int rc = run_mlx(a->in, dir, &o);
     if (rc == 0)
-        rc = cli_convert_dir_to_gguf(dir, a->out, a->type, a->layout, threads);
-    remove_flat_dir(dir);
+        rc = cli_convert_dir_to_gguf(dir, a->out, a->type, a->layout, threads, NULL);
+    cli_remove_flat_dir(dir); /* the flat directory mlx_to_gguf made */
     rmdir(tmp);
     return rc;
 }
@@ -346,8 +393,13 @@ static const struct {
 
 #define N_TARGETS (sizeof(targets) / sizeof(targets[0]))
 
-static convert_target pick_target(const convert_args *a)
+static convert_target pick_target(const convert_args *a, bool outfile)
 {
+    /* no OUT, or --outfile (convert_hf_to_gguf.py's): GGUF unless --to says */
+    if (!a->to && (!a->out || outfile))
+        return to_gguf;
+    if (!a->out)
+        return NULL;
     size_t ol = strlen(a->out);
     if (a->mlx && (!a->to || !strcmp(a->to, "mlx")))
         return to_mlx;
@@ -448,10 +500,19 @@ static int parse(const cli_args *args, convert_args *a)
         return cli_usage_error("convert", "--quantize, --dequantize, --q-bits, --q-group-size, "
                                           "--quant-predicate and --mlx-kernel are for MLX output "
                                           "(--mlx)");
-    if (args->n_pos != 2)
-        return cli_usage_error("convert", "give an input and an output");
+    a->model_name = cli_get(args, "--model-name");
+    a->metadata = cli_get(args, "--metadata");
+    a->vocab_only = cli_has(args, "--vocab-only");
+    a->split_max_size = cli_get(args, "--split-max-size");
+    a->split_max_tensors = cli_get(args, "--split-max-tensors");
+    const char *outfile = cli_get(args, "--outfile");
+    if (args->n_pos < 1 || args->n_pos > 2 || (outfile && args->n_pos != 1))
+        return cli_usage_error("convert", "give an input and an output (OUT or --outfile; a Hugging "
+                                          "Face directory to GGUF may leave it out)");
     a->in = a->in_shown = args->pos[0];
-    a->out = args->pos[1];
+    a->out = outfile ? outfile : args->n_pos == 2 ? args->pos[1] : NULL;
+    if (!a->out && !strcmp(a->in, "-"))
+        return cli_usage_error("convert", "standard input needs an output");
     return cli_spool_input(&a->in);
 }
 
@@ -460,12 +521,15 @@ static int run_convert(const cli_args *args)
     convert_args a;
     if (parse(args, &a))
         return EXIT_USAGE;
-    convert_target run = pick_target(&a);
+    convert_target run = pick_target(&a, cli_has(args, "--outfile"));
     if (!run)
         return cli_usage_error("convert", a.to ? "--to %s: not a format mfmt writes"
                                                : "cannot tell the output format of %s: "
                                                  "name it .safetensors, .gguf or DIR/, or give --to",
                                a.to ? a.to : a.out);
+    if (run != to_gguf && has_gguf_flags(&a))
+        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only and --split-max-* "
+                                          "are for GGUF output");
     int rc = check_safety(&a);
     return rc ? rc : run(&a);
 }
@@ -484,6 +548,15 @@ static const cli_opt opts[] = {
                                          "llama-quantize type (Q4_K_M, ...); HF directory and "
                                          "MLX: f32, f16 or bf16"},
     {"--threads", NULL, "N", "GGUF: threads (default: the processors online)"},
+    {"--outfile", NULL, "OUT", "the output, as convert_hf_to_gguf.py's: a directory gets the "
+                               "converter's default name; {ftype} in a name is the type"},
+    {"--model-name", NULL, "NAME", "GGUF: general.name (over the model card and the override file)"},
+    {"--metadata", NULL, "FILE", "GGUF: a JSON object of general.* keys that replace what the "
+                                 "model card and names gave (the converter's override file)"},
+    {"--vocab-only", NULL, NULL, "GGUF: the metadata and vocabulary only, no tensors"},
+    {"--split-max-size", NULL, "N", "GGUF: split as llama-gguf-split into files of about N bytes "
+                                    "(N, NK, NM, NG: decimal)"},
+    {"--split-max-tensors", NULL, "N", "GGUF: split into files of at most N tensors"},
     {"--layout", NULL, "L", "GGUF from an HF directory: c392e50 (default: llama.cpp's converter of "
                             "Feb 2025) or 2026-02 (of ecbcb7ea); families only the newer one has are "
                             "written in its layout"},
@@ -508,7 +581,7 @@ static const cli_opt opts[] = {
 };
 
 const cli_cmd cli_cmd_convert = {
-    "convert", run_convert, "IN OUT",
+    "convert", run_convert, "IN [OUT]",
     "to safetensors (any model), GGUF (an HF or MLX directory or a training checkpoint), an HF "
     "directory (a GGUF or a training checkpoint, OUT/) or MLX (--mlx), running nothing it holds",
     opts, NULL};

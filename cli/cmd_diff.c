@@ -3,12 +3,42 @@
  * tensor, across formats. Exit 0 when every key and every tensor holds the
  * same values, 1 otherwise. */
 #include "cli.h"
+#include "hf_cli.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* A layer's share of the model-level summary (diff HF_DIR model.gguf). */
+typedef struct layer_acc {
+    char name[128];
+    double n, sum_cos, sum_sq; /* elements; sums of n * cosine and n * rmse^2 */
+    size_t tensors;
+} layer_acc;
+
+enum { N_WORST = 5 };
+
+typedef struct model_summary {
+    double n, sum_sq, sum_cos; /* over the tensors of both sides */
+    size_t tensors;
+    layer_acc *layers;
+    size_t n_layers, cap_layers;
+    struct {
+        char name[256];
+        double rmse, cosine;
+    } worst[N_WORST];
+    size_t n_worst;
+} model_summary;
 
 typedef struct diff_out {
     bool json, all;
     json_t *rows, *keys;
     size_t count[7];
     size_t meta_count[5];
+    FILE *out;          /* the rows' text: stdout, or a buffer printed after the summary */
+    bool mapped;        /* one side went through the converter (GGUF -> HF names) */
+    model_summary sum;
 } diff_out;
 
 static void print_typed_value(const mf_value *v)
@@ -53,18 +83,93 @@ static int on_key(void *ctx, const mf_meta_diff_row *r)
     return 0;
 }
 
-static void print_shape(const mf_tensor *t)
+static void print_shape(FILE *f, const mf_tensor *t)
 {
-    putchar('[');
+    fputc('[', f);
     for (int d = 0; t && d < mf_tensor_ndim(t); d++)
-        printf("%s%lld", d ? ", " : "", (long long)mf_tensor_shape(t)[d]);
-    putchar(']');
+        fprintf(f, "%s%lld", d ? ", " : "", (long long)mf_tensor_shape(t)[d]);
+    fputc(']', f);
+}
+
+/* "model.layers.12.mlp.up_proj.weight" -> "model.layers.12": up to the
+ * first all-digit component; "" for tensors outside the layers. */
+static void layer_of(const char *name, char *out, size_t cap)
+{
+    out[0] = 0;
+    for (const char *p = name; *p; p++) {
+        if (p != name && p[-1] != '.')
+            continue;
+        const char *e = p;
+        while (isdigit((unsigned char)*e))
+            e++;
+        if (e > p && (*e == '.' || !*e)) {
+            snprintf(out, cap, "%.*s", (int)(e - name), name);
+            return;
+        }
+    }
+}
+
+static layer_acc *layer_slot(model_summary *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_layers; i++)
+        if (!strcmp(s->layers[i].name, name))
+            return &s->layers[i];
+    if (s->n_layers == s->cap_layers) {
+        size_t cap = s->cap_layers ? 2 * s->cap_layers : 64;
+        layer_acc *v = realloc(s->layers, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        s->layers = v;
+        s->cap_layers = cap;
+    }
+    layer_acc *l = &s->layers[s->n_layers++];
+    memset(l, 0, sizeof(*l));
+    snprintf(l->name, sizeof(l->name), "%s", name);
+    return l;
+}
+
+/* A tensor both sides hold, into the model-level summary: weighted by its
+ * element count; equal bytes or values count as rmse 0, cosine 1. */
+static void summarize_row(model_summary *s, const mf_diff_row *r)
+{
+    if (!r->a || !r->b || (r->kind != MF_DIFF_SAME_BYTES && r->kind != MF_DIFF_SAME_VALUES &&
+                           r->kind != MF_DIFF_VALUES))
+        return;
+    double n = 1;
+    for (int d = 0; d < mf_tensor_ndim(r->a); d++)
+        n *= (double)mf_tensor_shape(r->a)[d];
+    double rmse = r->kind == MF_DIFF_VALUES ? r->rmse : 0, cosine = r->kind == MF_DIFF_VALUES ? r->cosine : 1;
+    s->n += n;
+    s->sum_sq += n * rmse * rmse;
+    s->sum_cos += n * cosine;
+    s->tensors++;
+    char layer[128];
+    layer_of(r->name, layer, sizeof(layer));
+    layer_acc *l = layer_slot(s, layer[0] ? layer : "(outside the layers)");
+    if (l) {
+        l->n += n;
+        l->sum_sq += n * rmse * rmse;
+        l->sum_cos += n * cosine;
+        l->tensors++;
+    }
+    size_t k = s->n_worst < N_WORST ? s->n_worst++ : N_WORST - 1; /* insertion by rmse */
+    if (k == N_WORST - 1 && s->n_worst == N_WORST && rmse <= s->worst[k].rmse)
+        return;
+    while (k > 0 && s->worst[k - 1].rmse < rmse) {
+        s->worst[k] = s->worst[k - 1];
+        k--;
+    }
+    snprintf(s->worst[k].name, sizeof(s->worst[k].name), "%s", r->name);
+    s->worst[k].rmse = rmse;
+    s->worst[k].cosine = cosine;
 }
 
 static int on_row(void *ctx, const mf_diff_row *r)
 {
     diff_out *o = ctx;
     o->count[r->kind]++;
+    if (o->mapped)
+        summarize_row(&o->sum, r);
     if (o->json) {
         json_t *j = json_pack("{s:s, s:s}", "name", r->name, "result", mf_diff_kind_name(r->kind));
         if (r->a)
@@ -82,19 +187,20 @@ static int on_row(void *ctx, const mf_diff_row *r)
     }
     if ((r->kind == MF_DIFF_SAME_BYTES && !o->all) || cli_quiet)
         return 0;
-    printf("%-12s %s", mf_diff_kind_name(r->kind), r->name);
+    FILE *f = o->out;
+    fprintf(f, "%-12s %s", mf_diff_kind_name(r->kind), r->name);
     if (r->kind == MF_DIFF_SHAPE) {
-        printf("  ");
-        print_shape(r->a);
-        printf(" vs ");
-        print_shape(r->b);
+        fprintf(f, "  ");
+        print_shape(f, r->a);
+        fprintf(f, " vs ");
+        print_shape(f, r->b);
     } else if (r->a && r->b) {
-        printf("  %s vs %s", mf_dtype_name(mf_tensor_dtype(r->a)), mf_dtype_name(mf_tensor_dtype(r->b)));
+        fprintf(f, "  %s vs %s", mf_dtype_name(mf_tensor_dtype(r->a)), mf_dtype_name(mf_tensor_dtype(r->b)));
     }
     if (r->kind == MF_DIFF_VALUES)
-        printf("  %llu differ, max |a-b| %.6g, rmse %.6g, cosine %.9f",
-               (unsigned long long)r->n_diff, r->max_abs, r->rmse, r->cosine);
-    putchar('\n');
+        fprintf(f, "  %llu differ, max |a-b| %.6g, rmse %.6g, cosine %.9f",
+                (unsigned long long)r->n_diff, r->max_abs, r->rmse, r->cosine);
+    fputc('\n', f);
     return 0;
 }
 
@@ -108,6 +214,80 @@ static int diff_metadata(const mf_model *a, const mf_model *b, diff_out *o, bool
         return 0;
     o->keys = o->json ? json_array() : NULL;
     return mf_diff_metadata(a, b, on_key, o, st);
+}
+
+/* diff HF_DIR model.gguf: the GGUF written back as the Hugging Face
+ * directory it came from (mf_convert_to_hf: the converter's tables read
+ * backwards, permutes undone, every tensor dequantized to F32) in a
+ * temporary directory, which then stands for that side. *tmp gets the
+ * directory to remove after the models are closed. 0, or -1 (st filled). */
+static int map_gguf_side(const char *path, mf_model **side, char *tmp, size_t cap, mf_status *st)
+{
+    const char *td = getenv("TMPDIR");
+    snprintf(tmp, cap, "%s/mfmt-diff-XXXXXX", td && *td ? td : "/tmp");
+    if (!mkdtemp(tmp)) {
+        tmp[0] = 0;
+        return mf_status_fail(st, MF_ERR_IO, "%s: cannot make a temporary directory", td ? td : "/tmp");
+    }
+    char inner[4200];
+    snprintf(inner, sizeof(inner), "%s/hf", tmp);
+    mf_convert_hf_opts o;
+    mf_convert_hf_opts_init(&o);
+    o.dtype = MF_F32;
+    mf_model *m = NULL;
+    if (mf_convert_to_hf(path, inner, &o, st) || cli_open(inner, 0, false, &m, st)) {
+        cli_remove_flat_dir(inner);
+        rmdir(tmp);
+        tmp[0] = 0;
+        return -1;
+    }
+    mf_close(*side);
+    *side = m;
+    return 0;
+}
+
+static double safe_div(double a, double b)
+{
+    return b > 0 ? a / b : 0;
+}
+
+static void print_summary(const diff_out *o, const char *hf, const char *gguf)
+{
+    const model_summary *s = &o->sum;
+    printf("model: %s vs %s through the converter's tables: %zu tensors compared, %.0f "
+           "parameters; weighted RMSE %.6g, mean cosine %.9f",
+           hf, gguf, s->tensors, s->n, sqrt(safe_div(s->sum_sq, s->n)), safe_div(s->sum_cos, s->n));
+    if (s->n_worst && s->worst[0].rmse > 0)
+        printf("; worst %s (rmse %.6g)", s->worst[0].name, s->worst[0].rmse);
+    putchar('\n');
+    for (size_t i = 0; i < s->n_layers; i++) {
+        const layer_acc *l = &s->layers[i];
+        printf("  layer %-28s cosine %.9f  rmse %.6g  (%zu tensors)\n", l->name,
+               safe_div(l->sum_cos, l->n), sqrt(safe_div(l->sum_sq, l->n)), l->tensors);
+    }
+    for (size_t i = 0; i < s->n_worst && s->worst[i].rmse > 0; i++)
+        printf("  worst %zu: %s  rmse %.6g  cosine %.9f\n", i + 1, s->worst[i].name, s->worst[i].rmse,
+               s->worst[i].cosine);
+}
+
+static json_t *summary_json(const diff_out *o)
+{
+    const model_summary *s = &o->sum;
+    json_t *layers = json_array(), *worst = json_array();
+    for (size_t i = 0; i < s->n_layers; i++) {
+        const layer_acc *l = &s->layers[i];
+        json_array_append_new(layers, json_pack("{s:s, s:f, s:f, s:i}", "layer", l->name, "cosine",
+                                                safe_div(l->sum_cos, l->n), "rmse",
+                                                sqrt(safe_div(l->sum_sq, l->n)), "tensors",
+                                                (json_int_t)l->tensors));
+    }
+    for (size_t i = 0; i < s->n_worst; i++)
+        json_array_append_new(worst, json_pack("{s:s, s:f, s:f}", "name", s->worst[i].name, "rmse",
+                                               s->worst[i].rmse, "cosine", s->worst[i].cosine));
+    return json_pack("{s:s, s:i, s:f, s:f, s:f, s:o, s:o}", "mapping", "converter tables (GGUF -> HF)",
+                     "tensors", (json_int_t)s->tensors, "parameters", s->n, "rmse",
+                     sqrt(safe_div(s->sum_sq, s->n)), "cosine", safe_div(s->sum_cos, s->n), "layers",
+                     layers, "worst", worst);
 }
 
 static int run_diff(const cli_args *args)
@@ -125,9 +305,30 @@ static int run_diff(const cli_args *args)
     mf_status_init(&st);
     mf_model *a = NULL, *b = NULL;
     int rc = EXIT_FINE;
+    o.out = stdout;
+    char *rows_text = NULL, tmp[4200] = "";
+    size_t rows_len = 0;
     if (cli_open(p[0], 0, false, &a, &st) || cli_open(p[1], 0, false, &b, &st)) {
         rc = cli_report(&st);
         goto out;
+    }
+    /* an HF directory against a GGUF: names and layouts through the
+     * converter, values dequantized, a model-level summary first */
+    mf_format fa = mf_model_format(a), fb = mf_model_format(b);
+    int g = fa == MF_FMT_HF_DIR && fb == MF_FMT_GGUF ? 1 : fa == MF_FMT_GGUF && fb == MF_FMT_HF_DIR ? 0 : -1;
+    if (g >= 0 && !meta_only && !cli_has(args, "--no-map") && strcmp(p[g], "-")) {
+        mf_status ms;
+        mf_status_init(&ms);
+        if (map_gguf_side(p[g], g ? &b : &a, tmp, sizeof(tmp), &ms) == 0) {
+            o.mapped = true;
+            tensors_only = true; /* config.json and GGUF keys have nothing in common */
+            if (!o.json && !cli_quiet && !(o.out = open_memstream(&rows_text, &rows_len)))
+                o.out = stdout;
+        } else {
+            fprintf(stderr, "mfmt diff: note: %s not mapped through the converter (%s); names "
+                            "compared as they are\n", p[g], ms.msg);
+        }
+        mf_status_clear(&ms);
     }
     bool meta_compared = false;
     if (!tensors_only && diff_metadata(a, b, &o, &meta_compared, &st)) {
@@ -150,12 +351,22 @@ static int run_diff(const cli_args *args)
         json_t *root = json_pack("{s:s, s:s, s:b}", "a", p[0], "b", p[1], "equal",
                                  changed + keys_changed == 0);
         json_object_set_new(root, "metadata_compared", json_boolean(meta_compared));
+        if (o.mapped)
+            json_object_set_new(root, "summary", summary_json(&o));
         if (o.keys)
             json_object_set_new(root, "metadata", o.keys);
         if (o.rows)
             json_object_set_new(root, "tensors", o.rows);
         cli_print_json(root);
     } else if (!cli_quiet) {
+        if (o.mapped) {
+            print_summary(&o, p[g ? 0 : 1], p[g]);
+            if (o.out != stdout) {
+                fclose(o.out);
+                o.out = stdout;
+                fwrite(rows_text, 1, rows_len, stdout);
+            }
+        }
         if (!tensors_only && !meta_compared)
             printf("metadata not compared: %s vs %s\n", mf_format_name(mf_model_format(a)),
                    mf_format_name(mf_model_format(b)));
@@ -174,8 +385,18 @@ static int run_diff(const cli_args *args)
     }
     rc = changed + keys_changed ? EXIT_BAD_INPUT : EXIT_FINE;
 out:
+    if (o.out && o.out != stdout)
+        fclose(o.out);
+    free(rows_text);
+    free(o.sum.layers);
     mf_close(a);
     mf_close(b);
+    if (tmp[0]) {
+        char inner[4300];
+        snprintf(inner, sizeof(inner), "%s/hf", tmp);
+        cli_remove_flat_dir(inner);
+        rmdir(tmp);
+    }
     mf_status_clear(&st);
     return rc;
 }
@@ -185,10 +406,17 @@ static const cli_opt opts[] = {
     {"--all", NULL, NULL, "list equal keys and tensors too, not only the differences"},
     {"--metadata-only", NULL, NULL, "compare the metadata only (keys, types, values)"},
     {"--tensors-only", NULL, NULL, "compare the tensors only"},
+    {"--no-map", NULL, NULL, "an HF directory and a GGUF: compare names as they are, not through "
+                             "the converter's tables"},
     CLI_OPT_QUIET("print nothing (unless --json); the exit status says whether they differ"),
     {0},
 };
 
-const cli_cmd cli_cmd_diff = {"diff", run_diff, "A B",
-                              "compare metadata key by key and tensors one by one, across formats (exit 1 if they differ)",
-                              opts, NULL};
+const cli_cmd cli_cmd_diff = {
+    "diff", run_diff, "A B",
+    "compare metadata key by key and tensors one by one, across formats (exit 1 if they differ)",
+    opts,
+    "An HF directory and a GGUF (either order): the GGUF is read back through the converter's "
+    "tables (mfmt convert's GGUF -> HF: names, permutes undone, values dequantized to F32, in a "
+    "temporary directory), and a model-level summary comes first: weighted RMSE, mean cosine, "
+    "per layer, the worst tensors."};

@@ -130,6 +130,13 @@ static void emit(const hash_opts *o, json_t *root)
 
 /* The whole-file digest of PATH, or of standard input for "-", streamed
  * (a digest needs no mapping, so nothing is spooled). */
+/* A model operand: "-" stays "-" (cli_open reads standard input into
+ * memory and opens it in place); a Hub name resolved. */
+static const char *model_input(const char *path, mf_status *st)
+{
+    return strcmp(path, "-") == 0 ? path : cli_input_path(path, st);
+}
+
 static int digest_path(const char *path, mf_hash_algo algo, char hex[129], mf_status *st)
 {
     if (strcmp(path, "-") != 0)
@@ -137,6 +144,15 @@ static int digest_path(const char *path, mf_hash_algo algo, char hex[129], mf_st
     mf_hasher *h = mf_hasher_new(algo);
     if (!h)
         return mf_status_fail(st, MF_ERR_NOMEM, "-: out of memory");
+    if (cli_stdin_in_memory()) { /* read already (a model was opened from it) */
+        const uint8_t *b;
+        size_t n;
+        (void)cli_stdin_bytes(&b, &n, st);
+        mf_hasher_update(h, b, n);
+        mf_hasher_final_hex(h, hex);
+        mf_hasher_free(h);
+        return 0;
+    }
     static char buf[1 << 20];
     size_t n;
     while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0)
@@ -234,7 +250,7 @@ static int run_plain(const hash_opts *o)
     mf_model *m = NULL;
     int rc = EXIT_FINE;
     mf_hash_result *r = NULL;
-    const char *path = cli_input_path(o->path, &st);
+    const char *path = model_input(o->path, &st);
     if (!path)
         rc = cli_report(&st);
     else if (cli_open(path, 0, false, &m, &st))
@@ -285,7 +301,7 @@ static int run_manifest_write(const hash_opts *o)
     int rc = EXIT_FINE;
     /* llama-gguf-hash without a kind hashes with xxh64; mfmt --manifest with sha256 */
     unsigned mask = o->mask ? o->mask : MF_HASH_BIT(MF_SHA256);
-    const char *path = cli_input_path(o->path, &st);
+    const char *path = model_input(o->path, &st);
     if (!path || cli_open(path, 0, false, &m, &st) ||
         (o->no_layer ? write_model_lines(m, o, mask, &st) :
          !o->manifest_out || strcmp(o->manifest_out, "-") == 0
@@ -348,7 +364,7 @@ static int run_manifest_check(const char *model_path, const char *manifest_path,
                 printf("  %s", mf_hash_kind_name(strength_order[j]));
         printf("\n");
     }
-    const char *path = cli_input_path(model_path, &st);
+    const char *path = model_input(model_path, &st);
     if (!path || cli_open(path, 0, false, &m, &st)) {
         rc = cli_report(&st);
         goto out;

@@ -4,7 +4,9 @@
 #include "json_out.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 typedef struct mix_row {
     mf_dtype dt;
@@ -265,11 +267,41 @@ typedef struct inspect_opts {
     bool json, jsonl, tensors, graph, verbose;
 } inspect_opts;
 
+/* A directory of weights without config.json (what `convert x.bin OUT/`
+ * writes, save_pretrained's shards alone): from_pretrained cannot load it,
+ * so it does not open as a model directory, but its weights file (the
+ * index of a sharded set first) can be shown. buf gets that file's path;
+ * false when path is not such a directory. */
+static bool bare_weights_dir(const char *path, char *buf, size_t cap)
+{
+    static const char *const names[] = {"model.safetensors.index.json", "model.safetensors",
+                                        "pytorch_model.bin.index.json", "pytorch_model.bin", NULL};
+    struct stat sb;
+    if (stat(path, &sb) || !S_ISDIR(sb.st_mode))
+        return false;
+    snprintf(buf, cap, "%s/config.json", path);
+    if (access(buf, F_OK) == 0)
+        return false;
+    for (size_t i = 0; names[i]; i++) {
+        snprintf(buf, cap, "%s/%s", path, names[i]);
+        if (access(buf, F_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int inspect_one(const inspect_opts *o, const char *path, bool first, bool many)
 {
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
+    char weights[4200];
+    if (bare_weights_dir(path, weights, sizeof(weights))) {
+        if (!cli_quiet)
+            fprintf(stderr, "mfmt: note: %s has no config.json (from_pretrained cannot load it "
+                            "as a model): showing its weights, %s\n", path, weights);
+        path = weights;
+    }
     if (cli_open(path, 0, false, &m, &st)) {
         int rc = cli_report(&st);
         mf_status_clear(&st);

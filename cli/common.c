@@ -315,11 +315,69 @@ static size_t n_hub_paths;
 
 /* ORG/NAME[@REV] and hf://... -> the cache's file or snapshot folder (or
  * the https URL of a file not in the cache); anything else as it is. */
+/* Remote repos read in place: their folders, removed at exit. */
+static char **remote_folders;
+static size_t n_remote_folders;
+
+static void close_remote_folders(void)
+{
+    for (size_t i = 0; i < n_remote_folders; i++)
+        mf_hub_remote_repo_close(remote_folders[i]);
+    free(remote_folders);
+    remote_folders = NULL;
+    n_remote_folders = 0;
+}
+
+/* The commands that open a whole model (mf_open) may take a remote repo:
+ * its folder holds aliases that only mf_open's readers see. scan and hash
+ * walk files, and would not see the weights: they are not among these. */
+static bool reads_remote_repos(const cli_cmd *c)
+{
+    static const char *const ok[] = {"inspect", "validate", "estimate", "plan", "detect", NULL};
+    for (const char *const *n = ok; *n; n++)
+        if (!strcmp(c->name, *n))
+            return true;
+    return false;
+}
+
+static const cli_cmd *hub_cmd;
+
+/* hf://ORG/NAME[@REV], not in the cache: the repo read in place. */
+static const char *remote_repo_path(const char *path, mf_status *st)
+{
+    char *folder;
+    char **grown = realloc(remote_folders, (n_remote_folders + 1) * sizeof(char *));
+    if (!grown) {
+        mf_status_fail(st, MF_ERR_NOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    remote_folders = grown;
+    if (mf_hub_remote_repo(path, &folder, st))
+        return NULL;
+    if (n_remote_folders == 0)
+        atexit(close_remote_folders);
+    remote_folders[n_remote_folders++] = folder;
+    return folder;
+}
+
 const char *cli_hub_path(const char *path, mf_status *st)
 {
     mf_hub_target t;
-    if (mf_hub_resolve(path, NULL, cli_hub_remote, &t, st))
-        return NULL;
+    if (mf_hub_resolve(path, NULL, cli_hub_remote, &t, st)) {
+        /* a whole repo that is not in the cache, named hf://... (a bare
+         * ORG/NAME may be a mistyped path: it never goes to the network) */
+        if (!cli_hub_remote || !hub_cmd || !reads_remote_repos(hub_cmd) || strncmp(path, "hf://", 5))
+            return NULL;
+        mf_status sub;
+        mf_status_init(&sub);
+        const char *p = remote_repo_path(path, &sub);
+        if (p || sub.code != MF_ERR_USAGE) { /* else: the cache's reason says it best */
+            mf_status_clear(st);
+            *st = sub; /* its messages move over */
+        } else
+            mf_status_clear(&sub);
+        return p;
+    }
     if (t.kind == MF_HUB_NONE) {
         mf_hub_target_free(&t);
         return path;
@@ -373,6 +431,7 @@ int cli_remote_setup(const cli_args *a)
     mf_status_clear(&st);
     remote_budget = o.max_bytes;
     cli_hub_remote = true;
+    hub_cmd = a->cmd;
     return rc;
 }
 
@@ -415,8 +474,94 @@ const char *cli_input_path(const char *path, mf_status *st)
     return stdin_copy;
 }
 
+/* ---- standard input read into memory (cli_open's "-": mf_open_buffer) */
+
+#define STDIN_LIMIT ((uint64_t)4 << 30) /* what "-" may hold in memory */
+static uint8_t *stdin_buf;
+static size_t stdin_len;
+static bool stdin_read;
+
+/* Standard input, read once into memory (later calls: the same bytes). */
+int cli_stdin_bytes(const uint8_t **b, size_t *n, mf_status *st)
+{
+    if (!stdin_read) {
+        size_t cap = 0;
+        for (;;) {
+            if (stdin_len == cap) {
+                size_t grown = cap ? cap * 2 : (1u << 20);
+                if (grown > STDIN_LIMIT)
+                    grown = STDIN_LIMIT;
+                if (cap == grown) {
+                    char one;
+                    if (read(0, &one, 1) == 1)
+                        return mf_status_fail(st, MF_ERR_USAGE, "-: standard input holds more "
+                                              "than %llu bytes, the most mfmt reads into memory: "
+                                              "give the file's path instead",
+                                              (unsigned long long)STDIN_LIMIT);
+                    break;
+                }
+                uint8_t *p = realloc(stdin_buf, grown);
+                if (!p)
+                    return mf_status_fail(st, MF_ERR_NOMEM, "-: out of memory reading standard input");
+                stdin_buf = p, cap = grown;
+            }
+            ssize_t k = read(0, stdin_buf + stdin_len, cap - stdin_len);
+            if (k == 0)
+                break;
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0)
+                return mf_status_fail(st, MF_ERR_IO, "-: reading standard input failed: %s",
+                                      strerror(errno));
+            stdin_len += (size_t)k;
+        }
+        stdin_read = true;
+    }
+    *b = stdin_buf;
+    *n = stdin_len;
+    return 0;
+}
+
+bool cli_stdin_in_memory(void)
+{
+    return stdin_read;
+}
+
+/* The length of "mem:DIGITS/" at p (mf_open_buffer's names), or 0. */
+static size_t mem_prefix(const char *p)
+{
+    if (strncmp(p, "mem:", 4) != 0)
+        return 0;
+    size_t k = 4;
+    while (p[k] >= '0' && p[k] <= '9')
+        k++;
+    return k > 4 && p[k] == '/' ? k + 1 : 0;
+}
+
 const char *cli_unspooled(const char *msg, char *buf, size_t n)
 {
+    if (stdin_read && strstr(msg, "mem:")) { /* standard input in memory: "mem:ID/-" is "-" */
+        size_t used = 0;
+        bool sibling = false;
+        buf[0] = 0;
+        for (const char *p = msg; *p && used + 1 < n;) {
+            size_t k = mem_prefix(p);
+            if (k && p[k] == '-' && (p[k + 1] == 0 || p[k + 1] == ':' || p[k + 1] == ' ')) {
+                p += k; /* "-" itself follows */
+            } else if (k) {
+                sibling = true; /* a file beside it: there is none */
+                used += (size_t)snprintf(buf + used, n - used, "-/");
+                p += k;
+            } else {
+                buf[used++] = *p++;
+                buf[used] = 0;
+            }
+        }
+        if (sibling && used < n)
+            snprintf(buf + used, n - used, " (standard input holds one file: a model that spans "
+                                           "several files must be given by its path)");
+        return buf;
+    }
     size_t k = strlen(stdin_copy), used = 0;
     const char *at;
     if (!k || !strstr(msg, stdin_copy))
@@ -451,6 +596,9 @@ int cli_spool_input(const char **path)
 
 const char *cli_shown_path(const char *p, char *buf, size_t n)
 {
+    size_t m = mem_prefix(p);
+    if (m && stdin_read && p[m] == '-') /* standard input in memory */
+        return p + m;
     size_t k = strlen(stdin_copy);
     if (!stdin_copy[0] || strncmp(p, stdin_copy, k) != 0 || (p[k] && p[k] != ':'))
         return p;
@@ -532,7 +680,12 @@ int cli_open_cfg(const char *path, unsigned flags, const char *config, bool scan
     mf_open_opts_init(&o);
     o.flags = flags | (scan ? 0 : MF_OPEN_NO_SCAN);
     o.config = config;
-    const char *file = cli_input_path(path, st); /* "-": standard input, spooled */
+    if (strcmp(path, "-") == 0 && !stdin_copy[0]) { /* read into memory, opened in place */
+        const uint8_t *b;
+        size_t n;
+        return cli_stdin_bytes(&b, &n, st) ? -1 : mf_open_buffer(b, n, "-", &o, m, st);
+    }
+    const char *file = cli_input_path(path, st); /* a Hub name, or "-" spooled before */
     return file ? mf_open(file, &o, m, st) : -1;
 }
 

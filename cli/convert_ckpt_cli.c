@@ -142,7 +142,7 @@ int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_
     cli_progress_start(&p, "merging", 0);
     so.progress = cli_progress_cb;
     so.progress_user = &p;
-    int rc = mf_convert_to_safetensors(m, weights, &so, &st);
+    int rc = mf_convert_to_safetensors(m, weights, &so, NULL, &st);
     cli_progress_end(&p);
     size_t copied = 0;
     if (rc == 0 && copy_aux(o, in, out, &copied, &st)) {
@@ -163,7 +163,7 @@ int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_
     return rc;
 }
 
-static void remove_tree(const char *dir)
+void cli_remove_flat_dir(const char *dir)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -223,8 +223,8 @@ int cli_convert_model_to_gguf(const char *in, const char *out, const char *type,
     snprintf(inner, sizeof(inner), "%s/%s", tmp, model_dir_name(in, o, name, sizeof(name)));
     int rc = cli_convert_model_to_hf_dir(in, inner, o);
     if (rc == 0)
-        rc = cli_convert_dir_to_gguf(inner, out, type, NULL, threads);
-    remove_tree(inner);
+        rc = cli_convert_dir_to_gguf(inner, out, type, NULL, threads, NULL);
+    cli_remove_flat_dir(inner);
     rmdir(tmp);
     return rc;
 }

@@ -13,8 +13,16 @@ json_t *cli_hf_load_report_json(const mf_model *m, mf_status *st);
 /* mfmt convert DIR OUT.gguf: a Hugging Face directory to GGUF as llama.cpp's
  * converter writes it (type: f32, f16, bf16, q8_0, auto; NULL: f16), with
  * a progress bar on a terminal. */
-/* layout: --layout (c392e50, 2026-02), NULL for the default */
-int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, const char *layout, int threads);
+typedef struct cli_gguf_out {
+    const char *model_name, *metadata; /* --model-name, --metadata FILE */
+    bool vocab_only;                   /* --vocab-only */
+    uint64_t split_max_size, split_max_tensors; /* 0: one file */
+} cli_gguf_out;
+/* out NULL or a directory: the converter's default name in it (in the
+ * model directory when NULL). layout: --layout (c392e50, 2026-02), NULL for
+ * the default. g may be NULL (no converter flags). */
+int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, const char *layout,
+                            int threads, const cli_gguf_out *g);
 
 /* mfmt convert of any other model (a training checkpoint above all) to a
  * Hugging Face directory or, through one, to GGUF (convert_ckpt_cli.c). */
@@ -25,6 +33,8 @@ typedef struct cli_ckpt_opts {
     const char *dtype;        /* --dtype f32/f16/bf16 of the weights; NULL: as merged */
     uint64_t max_shard_size;  /* 0: 5GB */
 } cli_ckpt_opts;
+/* Removes a directory of plain files (a temporary conversion) and them. */
+void cli_remove_flat_dir(const char *dir);
 int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o);
 int cli_convert_model_to_gguf(const char *in, const char *out, const char *type, int threads,
                               const cli_ckpt_opts *o);

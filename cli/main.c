@@ -74,7 +74,7 @@ static void usage(FILE *f)
     }
     fprintf(f, "\n'mfmt COMMAND --help' (or 'mfmt help COMMAND') shows every option of a command;\n"
                "the man page mfmt(1) has them all.\n");
-    fprintf(f, "\nExit status: 0 ok, 1 bad or unsafe input, 2 usage or I/O error.\n");
+    fprintf(f, "\nExit status: 0 ok, 1 bad or unsafe input, 2 usage or I/O error (scan: 3 unknown).\n");
 }
 
 /* "help --options": every command's options, one "COMMAND SPELLING" a

@@ -387,13 +387,13 @@ static void convert(void)
     mf_convert_st_opts_init(&o);
     o.progress = cancel;
     struct stat sb;
-    CHECK(mf_convert_to_safetensors(m, out, &o, &st) != 0 && st.code == MF_ERR_CANCELLED &&
+    CHECK(mf_convert_to_safetensors(m, out, &o, NULL, &st) != 0 && st.code == MF_ERR_CANCELLED &&
               stat(out, &sb) != 0,
           "a cancelled conversion left %s", out);
     mf_status_clear(&st);
     o.progress = NULL;
     char a[129], b[129];
-    CHECK(mf_convert_to_safetensors(m, out, &o, &st) == 0, "%s: %s", out, st.msg);
+    CHECK(mf_convert_to_safetensors(m, out, &o, NULL, &st) == 0, "%s: %s", out, st.msg);
     CHECK(mf_open(out, NULL, &back, &st) == 0, "%s: %s", out, st.msg);
     CHECK(mf_hash_tensor_content(m, MF_SHA256, a, &st) == 0 &&
               mf_hash_tensor_content(back, MF_SHA256, b, &st) == 0 && strcmp(a, b) == 0,

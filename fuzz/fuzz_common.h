@@ -1,9 +1,11 @@
 /* fuzz_common.h - shared by the libFuzzer harnesses (fuzz/fuzz_*.c).
  *
- * libmfmt opens paths (it maps files), so a harness writes its input to a
- * file in a private scratch directory and opens that. The directory holds
- * nothing else, so a sharded index or a split GGUF in the input can only
- * name files that do not exist. After a successful open every tensor is
+ * A harness that opens a model gives its input to mf_open_buffer (read in
+ * place, no file; fuzz_open_bytes): a sharded index or a split GGUF in the
+ * input can only name files beside "mem:ID/input", which do not exist.
+ * Harnesses of path-only entry points (detection, scan, a reader run
+ * directly) write the input to a file in a private scratch directory that
+ * holds nothing else. After a successful open every tensor is
  * hashed (the canonical byte stream reaches every data byte the reader
  * claims) and every metadata value, note and message is walked, so a reader
  * that records a bad pointer or length is caught by ASan here. */
@@ -159,7 +161,8 @@ __attribute__((unused)) static void fuzz_walk_model(const mf_model *m)
  * walks what the reader built, closes. Returns 0 when it opened. */
 __attribute__((unused)) static int fuzz_open_bytes(const uint8_t *data, size_t size, const char *suffix)
 {
-    const char *path = fuzz_write_input(data, size, suffix);
+    char name[64]; /* the suffix is the extension hint a path would give */
+    snprintf(name, sizeof(name), "input%s", suffix ? suffix : "");
     int opened = -1;
     for (int strict = 0; strict <= 1; strict++) {
         /* the readers alone: fuzz_pickle and fuzz_zip drive the scan */
@@ -168,7 +171,7 @@ __attribute__((unused)) static int fuzz_open_bytes(const uint8_t *data, size_t s
         mf_status st;
         mf_status_init(&st);
         mf_model *m = NULL;
-        int rc = mf_open(path, &o, &m, &st);
+        int rc = mf_open_buffer(data, size, name, &o, &m, &st);
         fuzz_walk_status(&st);
         if (rc == 0) {
             if (!m || st.code != MF_OK)

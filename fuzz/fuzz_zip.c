@@ -32,7 +32,7 @@ static void run_zip(const uint8_t *data, size_t size, mf_zip_dialect d)
     mf_zip z;
     if (mf_zip_open_as(&z, d, data, size, "fuzz.zip", a, &st) == 0) {
         mf_zip_ambiguity amb;
-        mf_zip_ambiguities(&z, &amb);
+        (void)mf_zip_ambiguities(&z, &amb);
         size_t total = 0;
         for (size_t i = 0; i < z.n && i < 256; i++) {
             const mf_zip_entry *e = &z.entries[i];

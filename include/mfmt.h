@@ -290,6 +290,15 @@ MF_API void mf_open_opts_init(mf_open_opts *o);
  * mf_model_verdict). */
 MF_API int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
                    mf_status *st);
+/* Opens a model held in memory: the bytes of one file, as mf_open would
+ * open them (detection, reader, scan, opts). Read in place, never copied:
+ * the buffer must stay unchanged until mf_close. A format that spans several
+ * files (ONNX external data, shard indexes, directories) fails with
+ * MF_ERR_UNSUPPORTED: open those by path. `name` (NULL: "buffer") is how
+ * messages and mf_model_path name it, as "mem:ID/name"; its extension is a
+ * hint as a path's would be. Thread-safe. */
+MF_API int mf_open_buffer(const void *buf, size_t len, const char *name,
+                          const mf_open_opts *opts, mf_model **out, mf_status *st);
 /* Frees the model and everything it owns (tensors, names, metadata, views).
  * NULL is fine. */
 MF_API void mf_close(mf_model *m);

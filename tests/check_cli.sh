@@ -227,6 +227,18 @@ for f in "$st" "$gg" tests/data/scan/benign_counter_p2.pkl tests/data/scan/uuid_
       bad "$c - <$f: exit $rh (file: $rw): $(head -c 300 "$tmp/have") vs $(head -c 300 "$tmp/want-")"
   done
 done
+# inspect and hash read "-" into memory and open it in place
+# (mf_open_buffer): no copy in the spool directory
+rm -f "$tmp/spool"/*
+for c in inspect "hash --tensors"; do
+  # shellcheck disable=SC2086
+  cat "$gg" | "$mfmt" $c - >/dev/null 2>&1 && [ -z "$(ls "$tmp/spool")" ] && ok ||
+    bad "$c - made a copy of standard input: $(ls "$tmp/spool")"
+done
+# a model that spans several files cannot come from standard input
+"$mfmt" inspect - <tests/data/api/onnx/external_data/model.onnx >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q "must be given by its path" "$tmp/out" && ! grep -q "mem:" "$tmp/out" && ok ||
+  bad "inspect - of ONNX with external data: $(cat "$tmp/out")"
 # a pipe, not a file: spooled (detect, scan) or streamed (hash)
 cat "$st" | "$mfmt" detect - >"$tmp/out" 2>&1 && grep -q "^-: safetensors" "$tmp/out" && ok ||
   bad "detect - from a pipe: $(cat "$tmp/out")"
@@ -307,6 +319,118 @@ grep -q '"ruleId": "MFS002"' "$tmp/sarif.json" && grep -q '"level": "error"' "$t
   grep -q '"byteOffset": [0-9]' "$tmp/sarif.json" && ok || bad "sarif of a template attack: $(head -c 400 "$tmp/sarif.json")"
 "$mfmt" scan --format xml "$gg" >"$tmp/out" 2>&1
 [ $? = 2 ] && ok || bad "scan --format xml is not a usage error"
+
+# scan's exit status for CI (doc/scan.md "Exit status"): 0 safe, 1 dangerous,
+# 2 error, 3 unknown; several files: 1 over 2 over 3. --allow / --allow-file
+# lift names the scanner calls unknown (the user's own classes), recorded in
+# the output; a name known to run code stays dangerous.
+own=tests/data/scan_allow/own_class.pkl evil=tests/data/scan/uuid_command.pkl
+safe_pk=tests/data/scan/benign_counter_p2.pkl
+scan_rc() { "$mfmt" scan "$@" >"$tmp/out" 2>&1; echo $?; }
+[ "$(scan_rc "$safe_pk")" = 0 ] && ok || bad "scan of a safe pickle: not exit 0"
+[ "$(scan_rc "$evil")" = 1 ] && ok || bad "scan of a dangerous pickle: not exit 1"
+[ "$(scan_rc "$own")" = 3 ] && ok || bad "scan of an unknown class: not exit 3"
+[ "$(scan_rc "$tmp/no-such.pkl")" = 2 ] && ok || bad "scan of a missing file: not exit 2"
+[ "$(scan_rc "$own" "$evil")" = 1 ] && ok || bad "scan unknown + dangerous: not exit 1"
+[ "$(scan_rc "$own" "$tmp/no-such.pkl")" = 2 ] && ok || bad "scan unknown + missing: not exit 2"
+[ "$(scan_rc "$own" "$safe_pk")" = 3 ] && ok || bad "scan unknown + safe: not exit 3"
+[ "$(scan_rc --format sarif "$own")" = 3 ] && ok || bad "scan --format sarif of an unknown class: not exit 3"
+printf '%s\n%s\n' "$own" "$evil" | "$mfmt" scan --jsonl -@ >/dev/null 2>&1
+[ $? = 1 ] && ok || bad "scan -@ unknown + dangerous: not exit 1"
+[ "$(scan_rc --allow mypkg.layers.Config "$own")" = 0 ] && grep -q "^  allowed   mypkg.layers.Config" "$tmp/out" &&
+  ok || bad "scan --allow of the user's class: $(cat "$tmp/out")"
+[ "$(scan_rc --allow 'mypkg.*' "$own")" = 0 ] && ok || bad "scan --allow mypkg.*: not exit 0"
+[ "$(scan_rc --allow mypkg.layers.Other "$own")" = 3 ] && ok || bad "scan --allow of another name lifted the class"
+[ "$(scan_rc --allow-file tests/data/scan_allow/allow.txt "$own")" = 0 ] && ok || bad "scan --allow-file: not exit 0"
+[ "$(scan_rc --allow uuid._get_command_stdout "$evil")" = 1 ] && ok || bad "scan --allow lifted a dangerous name"
+[ "$(scan_rc --allow notaname "$own")" = 2 ] && grep -q "not a Python name" "$tmp/out" && ok ||
+  bad "scan --allow notaname: $(cat "$tmp/out")"
+"$mfmt" scan --json --allow mypkg.layers.Config "$own" >"$tmp/out" 2>&1
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d["files"][0]
+assert d["verdict"] == "safe" and d["allowlist"] == ["mypkg.layers.Config"], d
+assert f["allowed"] == ["mypkg.layers.Config"] and f["globals"][0]["allowed"] is True, f' "$tmp/out" &&
+  ok || bad "scan --json --allow: $(head -c 400 "$tmp/out")"
+
+# convert_hf_to_gguf.py's flags: the default output name and general.* keys
+# against gguf-py's Metadata/naming_convention (tests/converter_names.py;
+# LLAMA_CPP names a llama.cpp checkout, else tests/data/convert_flags/
+# expected.txt, which it made), --outfile into a directory, {ftype}
+# templates, --split-max-tensors through llama-gguf-split's writer (merged
+# back: the converter's own file, byte for byte)
+hfd=../shared/corpus/hf-dir/llama-tiny
+if [ -d "$hfd" ] && command -v python3 >/dev/null 2>&1; then
+  python3 tests/converter_names.py ../shared/corpus/hf-dir "$tmp/names" "$mfmt" >"$tmp/out" 2>&1 && ok ||
+    bad "converter names: $(grep -v '^RESULT' "$tmp/out" | head -n 8)"
+  grep '^SKIP' "$tmp/out"
+  mkdir -p "$tmp/odir"
+  "$mfmt" convert -q "$hfd" --outfile "$tmp/odir" && [ -f "$tmp/odir/Llama-Tiny-115K-F16.gguf" ] &&
+    cmp -s "$tmp/odir/Llama-Tiny-115K-F16.gguf" ../shared/convert-ref/llama-tiny-f16.gguf && ok ||
+    bad "convert --outfile DIR: $(ls "$tmp/odir")"
+  "$mfmt" convert -q "$hfd" --outtype q8_0 --outfile "$tmp/odir/t-{ftype}-{FTYPE}.gguf" &&
+    [ -f "$tmp/odir/t-q8_0-Q8_0.gguf" ] && ok || bad "convert --outfile with {ftype}: $(ls "$tmp/odir")"
+  "$mfmt" convert -q "$hfd" --outfile "$tmp/odir/t-{nope}.gguf" >"$tmp/out" 2>&1
+  [ $? = 2 ] && grep -q "output name template" "$tmp/out" && ok || bad "convert --outfile {nope}: $(cat "$tmp/out")"
+  "$mfmt" convert -q "$hfd" --outfile "$tmp/odir/sp.gguf" --split-max-tensors 8 &&
+    [ -f "$tmp/odir/sp-00003-of-00003.gguf" ] && [ ! -e "$tmp/odir/sp.gguf" ] &&
+    "$mfmt" merge -q "$tmp/odir/sp-00001-of-00003.gguf" "$tmp/odir/merged.gguf" &&
+    cmp -s "$tmp/odir/merged.gguf" ../shared/convert-ref/llama-tiny-f16.gguf && ok ||
+    bad "convert --split-max-tensors 8: $(ls "$tmp/odir")"
+  "$mfmt" convert -q "$hfd" --outfile "$tmp/odir/one.gguf" --split-max-size 1G &&
+    [ -f "$tmp/odir/one.gguf" ] && [ ! -e "$tmp/odir/one-00001-of-00001.gguf" ] && ok ||
+    bad "convert --split-max-size larger than the model: not one plain file"
+  "$mfmt" convert -q "$hfd" "$tmp/odir/a.gguf" --outfile "$tmp/odir/b.gguf" >/dev/null 2>&1
+  [ $? = 2 ] && ok || bad "convert OUT and --outfile both: not a usage error"
+  "$mfmt" convert -q "$hfd" "$tmp/odir/st.safetensors" --model-name x >/dev/null 2>&1
+  [ $? = 2 ] && ok || bad "convert --model-name to safetensors: not a usage error"
+else
+  echo "SKIP convert_hf_to_gguf.py flags: no ../shared/corpus/hf-dir or python3"
+fi
+
+# convert x.pt OUT/: save_pretrained's weights layout (shards + index) for a
+# model that is not a GGUF; inspect of that directory (no config.json) shows
+# its weights with a note, instead of failing as a model directory
+pt=../shared/corpus/pytorch/dtypes.pt
+if [ -f "$pt" ]; then
+  "$mfmt" convert -q "$pt" "$tmp/wdir/" --max-shard-size 40 >/dev/null 2>&1 &&
+    [ -f "$tmp/wdir/model.safetensors.index.json" ] && [ -f "$tmp/wdir/model-00001-of-00006.safetensors" ] &&
+    "$mfmt" diff -q "$pt" "$tmp/wdir/model.safetensors.index.json" >/dev/null 2>&1 && ok ||
+    bad "convert x.pt DIR/: $(ls "$tmp/wdir" 2>&1)"
+  "$mfmt" inspect "$tmp/wdir" >"$tmp/out" 2>"$tmp/err" && grep -q "^tensors: *10," "$tmp/out" &&
+    grep -q "has no config.json" "$tmp/err" && ok || bad "inspect of a weights-only directory: $(cat "$tmp/err")"
+  "$mfmt" validate "$tmp/wdir" >/dev/null 2>&1
+  [ $? = 1 ] && ok || bad "validate of a directory without config.json is not a breach"
+else
+  echo "SKIP convert x.pt DIR/: no ../shared/corpus/pytorch"
+fi
+
+# diff HF_DIR model.gguf: names and layouts through the converter's tables;
+# against llama.cpp's own converter output (f16: every tensor the same
+# values, q/k permutes undone) and gguf-py's dequantization (q8_0: each
+# tensor's RMSE and cosine, the summary; tests/diff_oracle.py)
+if [ -d ../shared/corpus/hf-dir/llama-tiny ] && [ -f ../shared/convert-ref/llama-tiny-q8_0.gguf ]; then
+  "$mfmt" diff ../shared/corpus/hf-dir/llama-tiny ../shared/convert-ref/llama-tiny-f16.gguf >"$tmp/out" 2>&1 &&
+    head -n 1 "$tmp/out" | grep -q "^model: .* 21 tensors compared, 115008 parameters; weighted RMSE 0, mean cosine 1.000000000" &&
+    grep -q "^21 same bytes, 0 same values\|^0 same bytes, 21 same values" "$tmp/out" && ok ||
+    bad "diff HF_DIR f16.gguf: $(head -n 3 "$tmp/out")"
+  "$mfmt" diff -q ../shared/convert-ref/llama-tiny-f16.gguf ../shared/corpus/hf-dir/llama-tiny && ok ||
+    bad "diff f16.gguf HF_DIR (GGUF first): not equal"
+  "$mfmt" diff --no-map ../shared/corpus/hf-dir/llama-tiny ../shared/convert-ref/llama-tiny-f16.gguf >"$tmp/out" 2>&1
+  [ $? = 1 ] && grep -q "^only-b  *token_embd.weight" "$tmp/out" && ok || bad "diff --no-map: names were mapped"
+  "$mfmt" diff ../shared/corpus/hf-dir/llama-tiny ../shared/convert-ref/llama-tiny-q8_0.gguf >"$tmp/out" 2>&1
+  [ $? = 1 ] && head -n 1 "$tmp/out" | grep -q "worst model.layers" && ok || bad "diff HF_DIR q8_0.gguf: $(head -n 2 "$tmp/out")"
+  py=python3 # the oracle needs numpy: the first python3 that has it
+  for p in python3 /usr/bin/python3; do "$p" -c 'import numpy' 2>/dev/null && { py=$p; break; }; done
+  if "$py" -c 'import numpy' 2>/dev/null; then
+    "$py" tests/diff_oracle.py ../shared/corpus/hf-dir/llama-tiny ../shared/convert-ref/llama-tiny-q8_0.gguf \
+      "$mfmt" >"$tmp/out" 2>&1 && ok || bad "diff against gguf-py: $(tail -n 5 "$tmp/out")"
+    grep '^SKIP' "$tmp/out"
+  else
+    echo "SKIP diff against gguf-py: no python3 with numpy"
+  fi
+  ls "${TMPDIR:-/tmp}" | grep -q "^mfmt-diff-" && bad "diff left its temporary directory" || ok
+else
+  echo "SKIP diff HF_DIR model.gguf: no ../shared/corpus/hf-dir or convert-ref"
+fi
 
 # killed while it copies standard input: the copy goes too
 mkfifo "$tmp/fifo"

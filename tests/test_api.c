@@ -345,12 +345,12 @@ static void test_cancel(void)
     mf_convert_st_opts_init(&o);
     o.progress = cancel_at_once;
     o.progress_user = &calls;
-    CHECK(mf_convert_to_safetensors(m, out, &o, &st) == -1 && st.code == MF_ERR_CANCELLED &&
+    CHECK(mf_convert_to_safetensors(m, out, &o, NULL, &st) == -1 && st.code == MF_ERR_CANCELLED &&
           calls == 1 && !exists(out));
     mf_status_clear(&st);
     calls = 0;
     o.progress = count_calls;
-    CHECKF(mf_convert_to_safetensors(m, out, &o, &st) == 0 && calls > 0 && exists(out), "%s",
+    CHECKF(mf_convert_to_safetensors(m, out, &o, NULL, &st) == 0 && calls > 0 && exists(out), "%s",
            st.msg);
     /* the output holds the same tensor content */
     mf_model *back;

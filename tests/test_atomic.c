@@ -347,7 +347,7 @@ static void test_sharded_convert_killed(void)
         mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts), .max_shard_size = 1 << 20};
         mf_status st;
         mf_status_init(&st);
-        _exit(m && mf_convert_to_safetensors(m, at("model.safetensors"), &o, &st) == 0 ? 0 : 3);
+        _exit(m && mf_convert_to_safetensors(m, at("model.safetensors"), &o, NULL, &st) == 0 ? 0 : 3);
     }
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status));
@@ -387,7 +387,7 @@ static void test_output_is_input(void)
     CHECK(mf_hash_file(s2, MF_SHA256, after, &st) == 0 && strcmp(before, after) == 0);
     /* convert and dequantize onto a shard of the set */
     mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
-    CHECK(set && mf_convert_to_safetensors(set, s2, &o, &st) == -1);
+    CHECK(set && mf_convert_to_safetensors(set, s2, &o, NULL, &st) == -1);
     mf_status_clear(&st);
     CHECK(mf_dequantize_file(at("a-00001-of-00003.gguf"), s2, &(mf_dequantize_opts){.struct_size = sizeof(mf_dequantize_opts), .dtype = MF_F32}, NULL, &st) == -1);
     mf_status_clear(&st);

@@ -43,7 +43,8 @@ static int roundtrip(const char *in, const char *out, const mf_convert_st_opts *
     mf_status st;
     mf_status_init(&st);
     int written = -1;
-    if (mf_convert_to_safetensors(m, out, o, &st)) {
+    mf_convert_st_result res;
+    if (mf_convert_to_safetensors(m, out, o, &res, &st)) {
         fprintf(stderr, "  convert %s: %s\n", in, st.msg);
     } else {
         mf_arena *a = mf_arena_new();
@@ -53,6 +54,15 @@ static int roundtrip(const char *in, const char *out, const mf_convert_st_opts *
         if (w) {
             written = (int)w->n_tensors;
             CHECKF(w->n_tensors == n, "%s: %zu tensors written, %zu selected", in, w->n_tensors, n);
+            /* the report says what the output holds (the CLI prints it) */
+            uint64_t bytes = 0;
+            for (size_t i = 0; i < w->n_tensors; i++)
+                bytes += w->tensors[i].nbytes;
+            CHECKF(res.n_tensors == w->n_tensors && res.tensor_bytes == bytes &&
+                   (o->max_shard_size ? res.n_files >= 1 : res.n_files == 1),
+                   "%s: reported %zu tensors, %llu bytes, %zu files; the output holds %zu, %llu", in,
+                   res.n_tensors, (unsigned long long)res.tensor_bytes, res.n_files, w->n_tensors,
+                   (unsigned long long)bytes);
             for (size_t i = 0; i < n; i++) {
                 const mf_tensor *t = mf_tensor_find(w, items[i].name);
                 char h1[129], h2[129];
@@ -124,7 +134,7 @@ static void test_checkpoint(const char *shared)
     mf_model *m = open_or_null(in);
     mf_status st;
     mf_status_init(&st);
-    CHECK(m && mf_convert_to_safetensors(m, out, &k, &st) == -1 && strstr(st.msg, "no.such.key"));
+    CHECK(m && mf_convert_to_safetensors(m, out, &k, NULL, &st) == -1 && strstr(st.msg, "no.such.key"));
     mf_status_clear(&st);
     mf_close(m);
     /* tied weights: the shared tensor once, as save_pretrained writes it
@@ -157,7 +167,7 @@ static void test_shards(const char *shared)
     mf_model *m = open_or_null(in);
     mf_status st;
     mf_status_init(&st);
-    CHECK(m && mf_convert_to_safetensors(m, out, &o, &st) == 0);
+    CHECK(m && mf_convert_to_safetensors(m, out, &o, NULL, &st) == 0);
     char index[700];
     snprintf(index, sizeof(index), "%s.index.json", out);
     CHECK(mf_path_exists(pb_tmp("sharded-00001-of-00006.safetensors")) &&
@@ -179,7 +189,7 @@ static void test_shards(const char *shared)
     mf_close(w);
     /* a shard size larger than the model: one plain file */
     o.max_shard_size = 1ull << 30;
-    CHECK(mf_convert_to_safetensors(m, pb_tmp("one.safetensors"), &o, &st) == 0 &&
+    CHECK(mf_convert_to_safetensors(m, pb_tmp("one.safetensors"), &o, NULL, &st) == 0 &&
           mf_path_exists(pb_tmp("one.safetensors")) &&
           !mf_path_exists(pb_tmp("one.safetensors.index.json")));
     mf_status_clear(&st);
@@ -205,7 +215,7 @@ static void test_no_overwrite(void)
     CHECK(mf_hash_file(path, MF_SHA256, before, &st) == 0);
     mf_model *m = open_or_null(path);
     mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
-    CHECK(m && mf_convert_to_safetensors(m, path, &o, &st) == -1 && strstr(st.msg, "refusing to overwrite"));
+    CHECK(m && mf_convert_to_safetensors(m, path, &o, NULL, &st) == -1 && strstr(st.msg, "refusing to overwrite"));
     mf_close(m);
     mf_status_clear(&st);
     CHECK(mf_hash_file(path, MF_SHA256, after, &st) == 0 && strcmp(before, after) == 0);

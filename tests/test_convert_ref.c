@@ -527,6 +527,19 @@ static void run_refusals(const char *shared)
     refused_with(shared, "mamba-tiny", "intermediate_size", "100", "d_inner");
     /* a mix llama-quantize would refuse: DeepSeek-V2 of 3 layers without q_lora_rank */
     refused_as(shared, "deepseek-v2-tiny", "q_lora_rank", "null", "Q4_K_M", "llama-quantize refuses");
+    /* splits whose sizes do not fit, per-layer lists of the wrong length */
+    refused_with(shared, "granitemoe-tiny", "intermediate_size", "16", "2 * intermediate_size");
+    refused_with(shared, "openelm-tiny", "ffn_multipliers", "[0.5]", "ffn_multipliers");
+    refused_with(shared, "openelm-tiny", "num_kv_heads", "[1]", "num_kv_heads");
+    refused_with(shared, "baichuan2-32l-tiny", "num_attention_heads", "3", "heads of row pairs");
+    /* what the classes assert or need */
+    refused_with(shared, "jais-tiny", "position_embedding_type", "\"rotary\"", "alibi only");
+    refused_with(shared, "jais-tiny", "embeddings_scale", "null", "embeddings_scale");
+    refused_with(shared, "minicpm-tiny", "dim_model_base", "null", "dim_model_base");
+    refused_with(shared, "xverse-tiny", "vocab_size", "100", "Vocabulary size exceeds");
+    /* the class is checked before its keys: OpenELM's config has no
+     * num_hidden_layers, an unknown class is still named as such */
+    refused_with(shared, "openelm-tiny", "architectures", "[\"OpenELMv9ForCausalLM\"]", "is not supported");
     /* an architecture not in the table */
     refused_with(shared, "gpt2-tiny", "architectures", "[\"NoSuchModelForCausalLM\"]", "MambaForCausalLM");
 }

@@ -67,13 +67,25 @@ static int64_t skip_rows_of(const char *dir)
     return k;
 }
 
+/* A number of the original directory's config.json (1.0 when absent). */
+static double jais_scale(const char *dir, const char *key)
+{
+    char p[1400];
+    snprintf(p, sizeof(p), "%s/config.json", dir);
+    json_t *cfg = json_load_file(p, 0, NULL);
+    json_t *v = json_object_get(cfg, key);
+    double x = json_is_number(v) ? json_number_value(v) : 1.0;
+    json_decref(cfg);
+    return x;
+}
+
 static int compare_tensors(const char *orig, const char *back, const char *arch)
 {
     mf_status st;
     mf_status_init(&st);
     mf_model *a = NULL, *b = NULL;
     int bad = 0;
-    bool gemma = !strncmp(arch, "gemma", 5), mamba = !strcmp(arch, "mamba");
+    bool gemma = !strncmp(arch, "gemma", 5), mamba = !strcmp(arch, "mamba"), jais = !strcmp(arch, "jais");
     if (mf_open(orig, NULL, &a, &st) || mf_open(back, NULL, &b, &st)) {
         CHECKF(0, "%s: %s", back, st.msg);
         goto out;
@@ -85,7 +97,11 @@ static int compare_tensors(const char *orig, const char *back, const char *arch)
         const mf_tensor *ta = &a->tensors[i], *tb = mf_tensor_find(b, ta->name);
         if (!tb)
             continue; /* dropped by the forward converter (pooler, tied lm_head, attn.bias) */
-        bool exact = !((gemma && strstr(ta->name, "norm")) || (mamba && strstr(ta->name, "A_log")));
+        /* JAIS: the converter multiplied the embedding and the head by the
+         * config's scales; GGUF keeps the products (they come back so) */
+        double scale = !jais ? 1.0 : !strcmp(ta->name, "transformer.wte.weight") ? jais_scale(orig, "embeddings_scale")
+                                   : !strcmp(ta->name, "lm_head.weight") ? jais_scale(orig, "width_scale") : 1.0;
+        bool exact = !((gemma && strstr(ta->name, "norm")) || (mamba && strstr(ta->name, "A_log")) || scale != 1.0);
         /* BitNet's latent projection weights: the GGUF holds them ternarised
          * (the byte-identical second GGUF checks what came back) */
         CHECK(ta->ndim == tb->ndim && !memcmp(ta->shape, tb->shape, sizeof(int64_t) * (size_t)ta->ndim));
@@ -100,6 +116,8 @@ static int compare_tensors(const char *orig, const char *back, const char *arch)
             from = (uint64_t)skip_rows_of(orig) * (uint64_t)ta->shape[1];
         if (mf_tensor_read_f32(a, ta, &fa, &st) == 0 && mf_tensor_read_f32(b, tb, &fb, &st) == 0) {
             uint64_t n = mf_tensor_nelems(ta), diff = 0;
+            for (uint64_t k = 0; scale != 1.0 && k < n; k++)
+                fa[k] *= (float)scale;
             double worst = 0;
             for (uint64_t k = from; k < n; k++) {
                 if (memcmp(&fa[k], &fb[k], 4))
@@ -143,10 +161,14 @@ static void compare_config(const char *orig, const char *back)
         /* GGUF keeps what these give, not the values: the rotary dims
          * (partial_rotary_factor 0.4 and 0.375 can give the same), the
          * special ids the converter may take from elsewhere (InternLM2's
-         * chat eos); the byte-identical second GGUF checks them */
+         * chat eos), JAIS's scales (compare_tensors checks the weights
+         * they were folded into), OpenELM's ffn_multipliers (only the widths
+         * _make_divisible gives them are kept); the byte-identical second
+         * GGUF checks them */
         if (!va || !strcmp(k, "torch_dtype") || !strcmp(k, "architectures") ||
             !strcmp(k, "model_type") || !strcmp(k, "tie_word_embeddings") ||
-            !strcmp(k, "partial_rotary_factor") || !strcmp(k, "rotary_pct") ||
+            !strcmp(k, "partial_rotary_factor") || !strcmp(k, "rotary_pct") || !strcmp(k, "ffn_multipliers") ||
+            !strcmp(k, "embeddings_scale") || !strcmp(k, "width_scale") || /* JAIS: folded into the weights */
             strstr(k, "_token_id"))
             continue;
         common++;

@@ -34,6 +34,7 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_SPLIT_ROWS: return R_JOIN_UP;
     case OP_VIEW_EXPERTS: return R_UNVIEW_EXPERTS;
     case OP_VIEW_EXPERTS_T: return R_UNVIEW_EXPERTS_T;
+    case OP_SPLIT: return R_CONCAT;
     default: return R_PLAIN;
     }
 }
@@ -65,9 +66,42 @@ static bool has_rev_op(const hf_rev_arch *r, hf_rev_op op)
     return false;
 }
 
+static hf_rev_op rev_op_of(const hf_rev_arch *r, const char *gguf)
+{
+    for (const hf_rev_name *n = r->names; n->gguf; n++)
+        if (!strcmp(n->gguf, gguf))
+            return n->op;
+    return R_SKIP;
+}
+
+/* A split's parts come back joined: its first part's reverse row is
+ * R_CONCAT, the others R_FUSED_PART (under the same GGUF names). */
+static void check_split(const conv_arch *a, const hf_rev_arch *r, const conv_split *sp)
+{
+    for (size_t p = 0; sp->names[p]; p++) {
+        char name[128];
+        const char *b = strstr(sp->names[p], "%b");
+        if (b)
+            snprintf(name, sizeof(name), "%.*s{bid}%s", (int)(b - sp->names[p]), sp->names[p], b + 2);
+        else
+            snprintf(name, sizeof(name), "%s", sp->names[p]);
+        hf_rev_op want = p ? R_FUSED_PART : R_CONCAT;
+        CHECKF(rev_op_of(r, name) == want, "%s: split part %s has reverse op %d, not %d", a->name, name,
+               (int)rev_op_of(r, name), (int)want);
+        CHECKF(sp->ops[p] == OP_RENAME || sp->ops[p] == OP_PERMUTE_Q || sp->ops[p] == OP_PERMUTE_K,
+               "%s: split part %s: op %d (rename or permute only)", a->name, name, (int)sp->ops[p]);
+    }
+}
+
 static void check_rules(const conv_arch *a, const hf_rev_arch *r)
 {
     for (const conv_rule *x = a->rules; x->pat; x++) {
+        if (x->op == OP_SPLIT)
+            check_split(a, r, x->split);
+        /* a scale has no inverse (GGUF keeps only the product): its factor
+         * must at least be computable */
+        if (x->op == OP_SCALE)
+            CHECKF(x->factor && x->factor->fwd, "%s: scale rule on \"%s\" without a factor", a->name, x->pat);
         hf_rev_op inv = inverse_of(x->op);
         if (inv != R_PLAIN)
             CHECKF(has_rev_op(r, inv), "%s: rule on \"%s\" (op %d) has no inverse (op %d) in gguf2hf_arch.c",

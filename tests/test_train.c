@@ -315,7 +315,7 @@ static void check_plain(const char *ckpt, const char *ref)
     mf_status st;
     mf_status_init(&st);
     CHECKF(mf_open(ckpt, &o, &m, &st) == 0, "%s: %s", ckpt, st.msg);
-    CHECKF(m && mf_convert_to_safetensors(m, out, NULL, &st) == 0, "%s: %s", ckpt, st.msg);
+    CHECKF(m && mf_convert_to_safetensors(m, out, NULL, NULL, &st) == 0, "%s: %s", ckpt, st.msg);
     mf_status_clear(&st);
     CHECK(mf_open(out, &o, &w, NULL) == 0);
     CHECK(mf_open(ref, &o, &r, NULL) == 0);

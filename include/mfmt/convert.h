@@ -32,6 +32,13 @@ typedef struct mf_convert_st_opts {
 
 MF_API void mf_convert_st_opts_init(mf_convert_st_opts *o);
 
+/* What mf_convert_to_safetensors wrote. */
+typedef struct mf_convert_st_result {
+    size_t n_tensors;      /* tensors written (unwrapped, tied names once) */
+    uint64_t tensor_bytes; /* their data bytes */
+    size_t n_files;        /* safetensors files (shards), the index not counted */
+} mf_convert_st_result;
+
 /* Writes the model's tensors to `out`, or with max_shard_size to
  * PREFIX-0000i-of-0000N.safetensors + OUT.index.json as Hugging Face does
  * (PREFIX: out without ".safetensors"). A checkpoint's state_dict / model /
@@ -40,9 +47,11 @@ MF_API void mf_convert_st_opts_init(mf_convert_st_opts *o);
  * (safetensors holds none); MLX packed triples are written dequantized.
  * Every tensor contiguous, C order, bit-identical to its canonical bytes;
  * __metadata__ {"format": "pt"}. Refuses to write over any file the model
- * reads. opts NULL: defaults. Thread-safe on one model (distinct outputs). */
+ * reads. opts NULL: defaults; res (may be NULL) says what was written.
+ * Thread-safe on one model (distinct outputs). */
 MF_API int mf_convert_to_safetensors(const mf_model *m, const char *out,
-                                     const mf_convert_st_opts *opts, mf_status *st);
+                                     const mf_convert_st_opts *opts,
+                                     mf_convert_st_result *res, mf_status *st);
 
 /* ------------------------------------------------- HF directory to GGUF */
 
@@ -68,6 +77,20 @@ typedef struct mf_convert_gguf_opts {
      * DeepSeek-V2/V3's split attn_k_b/attn_v_b...). Families only the 2026
      * converter knows are written in its layout either way. */
     int layout;
+    /* convert_hf_to_gguf.py's --model-name: general.name, over the model
+     * card, the override file and the directory's name */
+    const char *model_name;
+    /* its --metadata: a JSON object of general.* keys (gguf-py's
+     * Metadata.load_metadata_override) that replace what the model card and
+     * the names gave; a null value unsets a key. NULL: none */
+    const char *metadata_override;
+    /* its --vocab-only: the metadata and vocabulary, no tensors (the size
+     * label is then not computed, as the converter counts no parameters) */
+    bool vocab_only;
+    /* Filled with the path written (when out is a directory or NULL, the
+     * converter's default name in it), if not NULL */
+    char *out_path;
+    size_t out_path_cap;
 } mf_convert_gguf_opts;
 
 enum { MF_CONVERT_LAYOUT_C392E50 = 0, MF_CONVERT_LAYOUT_2026_02 = 1 };
@@ -78,7 +101,11 @@ MF_API void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o);
  * as safetensors or .bin) to one GGUF file as llama.cpp's
  * convert_hf_to_gguf.py writes it: same tensors, names, shapes, types and
  * bytes, same keys and values in the same order. Streams tensor by tensor.
- * Thread-safe. */
+ * `out` as the converter's --outfile: a directory (or NULL: `dir` itself)
+ * gets the converter's default name, {basename or name}-{size label}
+ * [-{finetune}][-{version}]-{TYPE}.gguf (gguf.naming_convention; "-vocab"
+ * for vocab_only); in a file name, {ftype}/{outtype} are replaced by the
+ * type in lower case, {FTYPE}/{OUTTYPE} in upper case. Thread-safe. */
 MF_API int mf_convert_to_gguf(const char *dir, const char *out,
                               const mf_convert_gguf_opts *opts, mf_status *st);
 /* The architectures (config.json "architectures"[0]) it converts, as a

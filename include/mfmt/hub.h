@@ -195,6 +195,19 @@ MF_API int mf_hub_download(const char *repo, const mf_hub_download_opts *opts,
                            mf_hub_download_report **out, mf_status *st);
 MF_API void mf_hub_download_report_free(mf_hub_download_report *r);
 
+/* A repo that is not in the cache, read in place: hf://ORG/NAME[@REV] ->
+ * a private temporary folder holding the repo's small files (configs,
+ * tokenizer files, templates, model card, code: fetched whole) in which
+ * each weights file (.safetensors, .bin, .gguf, ...) is an alias of its URL
+ * that mf_open reads by HTTP ranges: open the folder with mf_open to read
+ * the whole model's headers without downloading its weights. Only
+ * mf_open's readers see the aliases: a walk of the folder (scan, hashing
+ * files) does not find the weights, so scan and hash take remote files one
+ * by one instead. HF_HUB_OFFLINE set: refused. Close with
+ * mf_hub_remote_repo_close (removes the folder; frees the string). */
+MF_API int mf_hub_remote_repo(const char *repo, char **folder, mf_status *st);
+MF_API void mf_hub_remote_repo_close(char *folder);
+
 /* ------------------------------------------------------- remote reads */
 /* An http(s) URL (or a Hub file not in the cache) given to mf_open,
  * mf_detect, mf_scan_file... is read by HTTP range requests: the headers

@@ -13,6 +13,12 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
 {
     if (mf_is_url(path)) /* read by HTTP ranges as it is needed */
         return mf_map_remote(path, out, st);
+    const char *alias = mf_remote_alias_of(path); /* a remote repo's weights file */
+    if (alias)
+        return mf_map_remote(alias, out, st);
+    int mem = mf_mem_map(path, out, st); /* a caller's buffer (mf_open_buffer) */
+    if (mem)
+        return mem < 0 ? -1 : 0;
     memset(out, 0, sizeof(*out));
     out->path = path;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -42,6 +48,11 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
 
 void mf_unmap_file(mf_file *f)
 {
+    if (f->borrowed) {
+        f->base = NULL;
+        f->size = 0;
+        return;
+    }
     if (mf_unmap_remote(f))
         return;
     if (f->base && f->size)
@@ -52,12 +63,16 @@ void mf_unmap_file(mf_file *f)
 
 bool mf_is_dir(const char *path)
 {
+    if (mf_remote_alias_of(path))
+        return false;
     struct stat sb;
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
 bool mf_path_exists(const char *path)
 {
+    if (mf_remote_alias_of(path))
+        return true;
     struct stat sb;
     return stat(path, &sb) == 0;
 }

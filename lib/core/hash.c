@@ -123,6 +123,17 @@ int mf_hasher_sink(void *hasher, const void *buf, size_t n, mf_status *st)
 int mf_hash_file(const char *path, mf_hash_algo a, char hex[129], mf_status *st)
 {
     MF_ST_GUARD(st);
+    mf_file mem;
+    int in_mem = mf_mem_map(path, &mem, st); /* a buffer given to mf_open_buffer */
+    if (in_mem) {
+        mf_hasher *h = in_mem > 0 ? mf_hasher_new(a) : NULL;
+        if (h) {
+            mf_hasher_update(h, mem.base, (size_t)mem.size);
+            mf_hasher_final_hex(h, hex);
+            mf_hasher_free(h);
+        }
+        return in_mem < 0 ? -1 : h ? 0 : mf_oom(st, path);
+    }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return mf_fail(st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));

@@ -105,8 +105,10 @@ static int add_note(mf_model *m, char level, const char *fmt, va_list ap)
     if (m->n_notes >= 1000)
         return 0;
     if (m->n_notes == c->cap_notes &&
-        mf_vec_grow((void **)&m->notes, &c->cap_notes, m->n_notes + 1, sizeof(char *)))
+        mf_vec_grow((void **)&m->notes, &c->cap_notes, m->n_notes + 1, sizeof(char *))) {
+        m->lost_note = true;
         return -1;
+    }
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
@@ -117,6 +119,8 @@ static int add_note(mf_model *m, char level, const char *fmt, va_list ap)
         m->notes[m->n_notes++] = d + 1;
     }
     va_end(ap2);
+    if (!d)
+        m->lost_note = true;
     return d ? 0 : -1;
 }
 
@@ -385,6 +389,7 @@ void mf_close(mf_model *m)
     free(m->meta);
     free(m->notes);
     mf_model *src = m->view_src_owned; /* MF_OPEN_LOGICAL: the view goes first */
+    mf_mem_unregister(m->mem_path);
     mf_arena_free(m->arena);
     free((model_box *)m);
     mf_close(src);

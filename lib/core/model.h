@@ -14,6 +14,7 @@ typedef struct mf_file {
     const char *path;
     const uint8_t *base; /* read-only mapping (NULL for an empty file) */
     uint64_t size;
+    bool borrowed;       /* the caller's buffer (memfile.c): not unmapped */
 } mf_file;
 
 struct mf_tensor {
@@ -49,6 +50,8 @@ struct mf_model {
     mf_verdict verdict;        /* the scan at open (mf_model_verdict) */
     struct mf_model *view_src_owned; /* MF_OPEN_LOGICAL: the raw model this view owns */
     const char *config;        /* while a reader opens: mf_open_opts.config (or NULL) */
+    bool lost_note;            /* a note could not be stored (out of memory): the open fails */
+    const char *mem_path;      /* mf_open_buffer: the buffer's registration, ended by mf_close */
 };
 
 /* The file a tensor lives in (follows t->owner). */
@@ -69,6 +72,13 @@ void mf_tensor_index_free(mf_tensor_index *ix);
 /* Maps a whole file read-only (size 0 gives base NULL). */
 int mf_map_file(const char *path, mf_file *out, mf_status *st);
 void mf_unmap_file(mf_file *f);
+/* A caller's buffer as a file (memfile.c): registered under a new path
+ * "mem:ID/name" (NULL when out of memory) that mf_map_file resolves to the
+ * buffer until unregistered. mf_mem_map: 0 when path is not of that form,
+ * 1 with *out filled, -1 (st) for an unregistered "mem:ID/" path. */
+const char *mf_mem_register(const void *buf, size_t len, const char *name);
+void mf_mem_unregister(const char *path);
+int mf_mem_map(const char *path, mf_file *out, mf_status *st);
 /* Makes [p, p+n) of a mapping readable: for a remote file (remote.c) the
  * missing pages are fetched (-1, st filled, when that fails or passes the
  * byte budget); for anything else nothing to do. Call it before reading

@@ -111,7 +111,7 @@ typedef struct mf_reader {
     /* scan, over any bytes (archive members too): 0 when the loader would
      * not take them for this format (its own test: np.load's magic); else
      * 1 with *out saying what it does with them (np.load of an object
-     * array unpickles its data). */
+     * array unpickles its data); -1 when out of memory (the scan fails). */
     int (*pickle_payload)(const uint8_t *b, uint64_t n, const char *file, mf_payload *out);
     /* scan of a file by its place: code that loading the directory around
      * it runs (transformers' auto_map remote code), each finding to fn. */

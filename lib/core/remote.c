@@ -46,6 +46,52 @@ bool mf_is_url(const char *path)
     return strncmp(path, "https://", 8) == 0 || strncmp(path, "http://", 7) == 0;
 }
 
+/* The aliases: a list only ever prepended to (under alias_mu), read
+ * without a lock through its atomic head; nodes live until exit. */
+typedef struct alias_node {
+    struct alias_node *next;
+    char *local, *url;
+    atomic_bool dropped;
+} alias_node;
+static _Atomic(alias_node *) aliases;
+static pthread_mutex_t alias_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int mf_remote_alias_add(const char *local, const char *url, mf_status *st)
+{
+    alias_node *a = malloc(sizeof(*a));
+    char *l = strdup(local), *u = strdup(url);
+    if (!a || !l || !u) {
+        free(a);
+        free(l);
+        free(u);
+        return mf_oom(st, local);
+    }
+    a->local = l;
+    a->url = u;
+    atomic_init(&a->dropped, false);
+    pthread_mutex_lock(&alias_mu);
+    a->next = atomic_load(&aliases);
+    atomic_store(&aliases, a);
+    pthread_mutex_unlock(&alias_mu);
+    return 0;
+}
+
+const char *mf_remote_alias_of(const char *local)
+{
+    for (alias_node *a = atomic_load(&aliases); a; a = a->next)
+        if (!atomic_load(&a->dropped) && !strcmp(a->local, local))
+            return a->url;
+    return NULL;
+}
+
+void mf_remote_alias_drop_under(const char *folder)
+{
+    size_t n = strlen(folder);
+    for (alias_node *a = atomic_load(&aliases); a; a = a->next)
+        if (!strncmp(a->local, folder, n) && a->local[n] == '/')
+            atomic_store(&a->dropped, true);
+}
+
 void mf_remote_count_bytes(uint64_t n)
 {
     atomic_fetch_add(&bytes_received, n);

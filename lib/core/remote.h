@@ -34,6 +34,17 @@ int mf_http_get_range(void **handle, const char *url, uint64_t off, uint64_t len
 void mf_http_close(void *handle);
 
 bool mf_is_url(const char *path);
+/* Remote repos read as a local folder (ops/hub_snapshot.c): the folder
+ * holds the repo's small files, fetched whole, while each weights file is
+ * only an alias, a local path that stands for a URL. mf_map_file of an
+ * alias maps the URL (by ranges); mf_path_exists says it exists,
+ * mf_is_dir that it is no folder; nothing else sees it (there is no file:
+ * open() of it fails, so no reader can take zeros for its bytes). Aliases
+ * live until exit; adding one is thread-safe, as is looking one up. */
+int mf_remote_alias_add(const char *local, const char *url, mf_status *st);
+const char *mf_remote_alias_of(const char *local); /* the URL, or NULL */
+/* Forgets the aliases inside folder (kept in memory, never matched again). */
+void mf_remote_alias_drop_under(const char *folder);
 /* mf_map_file for a URL: a read-only mapping of the remote file's size in
  * which only fetched pages are readable (the rest PROT_NONE, so a read that
  * skipped mf_source_need faults instead of seeing zeros). */

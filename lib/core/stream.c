@@ -125,6 +125,8 @@ bool mf_tensor_mapped_span(const mf_model *m, const mf_tensor *t, uint8_t **lo, 
         return false;
     if (mf_source_is_remote(f->base))
         return false; /* fetched pages of a remote file must never be dropped */
+    if (f->borrowed)
+        return false; /* the caller's memory (mf_open_buffer): MADV_DONTNEED would zero it */
     uintptr_t base = (uintptr_t)f->base, end = base + (uintptr_t)f->size;
     if ((uintptr_t)t->data < base || (uintptr_t)t->data >= end)
         return false;

@@ -659,11 +659,12 @@ static int cmp_span(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo ? 1 : 0;
 }
 
-void mf_zip_ambiguities(const mf_zip *z, mf_zip_ambiguity *out)
+int mf_zip_ambiguities(const mf_zip *z, mf_zip_ambiguity *out)
 {
     memset(out, 0, sizeof(*out));
+    bool oom = false;
     if (z->n == 0)
-        return;
+        return 0;
     /* duplicate names: sort by the dialect's comparison, compare neighbours */
     uint32_t *ix = malloc(z->n * sizeof(uint32_t));
     span *sp = malloc(z->n * sizeof(span));
@@ -671,7 +672,7 @@ void mf_zip_ambiguities(const mf_zip *z, mf_zip_ambiguity *out)
         free(ix);
         free(sp);
         out->dup_names = z->n; /* cannot tell: say so */
-        return;
+        return -1;
     }
     if (z->sorted) {
         memcpy(ix, z->sorted, z->n * sizeof(uint32_t));
@@ -689,6 +690,8 @@ void mf_zip_ambiguities(const mf_zip *z, mf_zip_ambiguity *out)
         mf_strset seen = {0};
         for (size_t i = 0; i < z->n; i++) {
             int r = mf_strset_add(&seen, z->entries[i].name);
+            if (r < 0)
+                oom = true;
             if (r == 0 || r < 0) {
                 out->dup_names++;
                 out->dup_example = z->entries[i].name;
@@ -723,6 +726,7 @@ void mf_zip_ambiguities(const mf_zip *z, mf_zip_ambiguity *out)
         out->lead_bytes = first >= (uint64_t)z->concat ? first - (uint64_t)z->concat : 0;
     free(ix);
     free(sp);
+    return oom ? -1 : 0;
 }
 
 static int check_span(const mf_zip *z, const mf_zip_entry *e, mf_status *st)

@@ -85,7 +85,9 @@ typedef struct mf_zip_ambiguity {
     uint64_t lead_bytes;     /* bytes before the first local header (after any shift) */
     const char *dup_example, *overlap_example;
 } mf_zip_ambiguity;
-void mf_zip_ambiguities(const mf_zip *z, mf_zip_ambiguity *out);
+/* 0, or -1 when out of memory (then `out` counts every member a duplicate:
+ * cannot tell). */
+int mf_zip_ambiguities(const mf_zip *z, mf_zip_ambiguity *out);
 
 /* Pointer to a STORED member's bytes in the mapping (NULL otherwise),
  * readable (a remote archive's member is fetched). */

@@ -57,6 +57,8 @@ int mf_open_model_cfg(const char *path, unsigned flags, const char *config, mf_m
     m->config = config;
     int rc = r->open(m, path, flags, st);
     m->config = NULL; /* the caller's string: not kept */
+    if (rc == 0 && m->lost_note) /* a warning the reader meant to give was lost */
+        rc = mf_oom(st, path);
     if (rc != 0 || st->code != MF_OK) {
         if (st->code == MF_OK) /* a reader must say why; never fail silently */
             mf_fail(st, MF_ERR_FORMAT, path, -1, "could not be read");

@@ -41,22 +41,25 @@ static int on_scanned(void *ctx, const mf_scan_report *r)
 }
 
 /* The verdict over everything the path holds. A file that cannot be read
- * for the scan leaves the verdict `unknown`, never `safe`. */
-static void scan_at_open(mf_model *m, verdict_acc *v)
+ * for the scan leaves the verdict `unknown`, never `safe`; running out of
+ * memory fails the open (-1 in st): a verdict is never a guess. */
+static int scan_at_open(mf_model *m, verdict_acc *v, mf_status *st)
 {
     memset(v, 0, sizeof(*v));
     if (!may_carry_code(m->format)) {
         /* no loader of its weights runs code; its chat templates are
          * rendered by Jinja2 in Python consumers (ops/scan_template.c) */
         m->verdict = (mf_verdict)mf_model_templates_verdict(m);
-        return;
+        return 0;
     }
     mf_status sub;
     mf_status_init(&sub);
     if (mf_scan_path(m->path, on_scanned, v, &sub) && v->worst == MF_VERDICT_SAFE)
         v->worst = MF_VERDICT_UNKNOWN;
+    int rc = sub.code == MF_ERR_NOMEM ? mf_oom(st, m->path) : 0;
     mf_status_clear(&sub);
     m->verdict = v->worst;
+    return rc;
 }
 
 int mf_open(const char *path, const mf_open_opts *opts, mf_model **out, mf_status *st)
@@ -77,7 +80,10 @@ int mf_open(const char *path, const mf_open_opts *opts, mf_model **out, mf_statu
         return -1;
     if (!(o.flags & MF_OPEN_NO_SCAN)) {
         verdict_acc v;
-        scan_at_open(m, &v);
+        if (scan_at_open(m, &v, st)) {
+            mf_close(m);
+            return -1;
+        }
         if ((o.flags & MF_OPEN_REFUSE_UNSAFE) && m->verdict == MF_VERDICT_DANGEROUS) {
             mf_close(m);
             return mf_fail(st, MF_ERR_UNSAFE, path, -1,
@@ -96,6 +102,28 @@ int mf_open(const char *path, const mf_open_opts *opts, mf_model **out, mf_statu
         m = view;
     }
     *out = m;
+    return 0;
+}
+
+int mf_open_buffer(const void *buf, size_t len, const char *name, const mf_open_opts *opts,
+                   mf_model **out, mf_status *st)
+{
+    MF_ST_GUARD(st);
+    if (!out)
+        return mf_fail(st, MF_ERR_USAGE, name, -1, "mf_open_buffer: no place for the model (out is NULL)");
+    *out = NULL;
+    if (!buf && len)
+        return mf_fail(st, MF_ERR_USAGE, name, -1, "mf_open_buffer: no buffer");
+    if (!name || !*name)
+        name = "buffer";
+    const char *path = mf_mem_register(buf, len, name);
+    if (!path)
+        return mf_oom(st, name);
+    if (mf_open(path, opts, out, st)) {
+        mf_mem_unregister(path);
+        return -1;
+    }
+    (*out)->mem_path = path; /* mf_close ends the registration */
     return 0;
 }
 

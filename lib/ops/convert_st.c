@@ -6,6 +6,7 @@
  * would pass the limit; a tensor larger than the limit gets its own). */
 #include "ops/convert_st.h"
 #include "formats/formats.h"
+#include "core/json_build.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -466,7 +467,7 @@ static int write_index(const char *path, const char *const *shard_names, const s
             json_object_set_new(wm, items[i].name, json_string(shard_names[s]));
     }
     json_object_set_new(root, "weight_map", wm);
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+    char *text = mf_json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(root);
     if (!text)
         return mf_oom(st, path);
@@ -484,12 +485,13 @@ static int write_index(const char *path, const char *const *shard_names, const s
 
 static int write_sharded(const mf_model *m, const char *out, const mf_convert_item *items,
                          size_t n, fill_ctx *f, const mf_kv *meta, size_t n_meta, mf_arena *a,
-                         mf_status *st)
+                         size_t *n_files, mf_status *st)
 {
     size_t *starts = mf_arena_calloc(a, n + 1, sizeof(size_t));
     if (!starts)
         return mf_oom(st, out);
     size_t ns = plan_shards(f->o, items, n, f->o->max_shard_size, starts);
+    *n_files = ns;
     if (ns == 1)
         return write_one(m, out, items, n, f, 0, meta, n_meta, st);
     size_t ol = strlen(out), sl = strlen(".safetensors");
@@ -536,9 +538,12 @@ void mf_convert_st_opts_init(mf_convert_st_opts *o)
 }
 
 int mf_convert_to_safetensors(const mf_model *m, const char *out,
-                              const mf_convert_st_opts *opts, mf_status *st)
+                              const mf_convert_st_opts *opts, mf_convert_st_result *res,
+                              mf_status *st)
 {
     MF_ST_GUARD(st);
+    if (res)
+        memset(res, 0, sizeof(*res));
     mf_convert_st_opts oc;
     mf_convert_st_opts_init(&oc);
     if (mf_opts_copy(&oc, sizeof(oc), opts, "mf_convert_st_opts", st))
@@ -552,7 +557,7 @@ int mf_convert_to_safetensors(const mf_model *m, const char *out,
     if (mf_model_logical_view_as(m, MF_DTYPE_INVALID, &view, st))
         return -1;
     if (view) {
-        int rc = mf_convert_to_safetensors(view, out, o, st);
+        int rc = mf_convert_to_safetensors(view, out, o, res, st);
         mf_close(view);
         return rc;
     }
@@ -569,10 +574,13 @@ int mf_convert_to_safetensors(const mf_model *m, const char *out,
         fill_ctx f = {.m = m, .items = items, .o = o};
         for (size_t i = 0; i < n; i++)
             f.total += out_nbytes(o, items[i].t);
+        size_t files = 1;
         if (o->max_shard_size)
-            rc = write_sharded(m, out, items, n, &f, meta, n_meta, a, st);
+            rc = write_sharded(m, out, items, n, &f, meta, n_meta, a, &files, st);
         else
             rc = write_one(m, out, items, n, &f, 0, meta, n_meta, st);
+        if (rc == 0 && res)
+            *res = (mf_convert_st_result){.n_tensors = n, .tensor_bytes = f.total, .n_files = files};
     }
     mf_arena_free(a);
     return rc;

@@ -8,6 +8,7 @@
 
 #include "ops/tensor_f32.h"
 #include "quant/quant.h"
+#include "core/json_build.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -116,7 +117,7 @@ static char *array_text(const mf_value *v)
             return NULL;
         }
     }
-    char *s = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    char *s = a ? mf_json_dumps(a, JSON_COMPACT) : NULL;
     json_decref(a);
     return s;
 }

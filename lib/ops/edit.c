@@ -4,6 +4,7 @@
  * allows is the hook's to check. */
 #include "core/core.h"
 #include "formats/formats.h"
+#include "core/json_build.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -264,8 +265,8 @@ static int parse_json_text(edit_state *e, const char *key, const char *text, boo
                            const mf_value *old, mf_value *v)
 {
     json_error_t je;
-    json_t *j = is_file ? json_load_file(text, JSON_DECODE_ANY, &je)
-                        : json_loads(text, JSON_DECODE_ANY, &je);
+    json_t *j = is_file ? mf_json_load_file(text, JSON_DECODE_ANY, &je)
+                        : mf_json_loadb(text, strlen(text), JSON_DECODE_ANY, &je);
     if (!j)
         return mf_fail(e->st, MF_ERR_USAGE, is_file ? text : e->path,
                        is_file ? je.position : -1, "--set %s: not JSON: %s", key, je.text);
@@ -482,7 +483,7 @@ static int apply_template_from(edit_state *e, const mf_edit_op *op)
 {
     const char *file = op->text ? op->text : "";
     json_error_t je;
-    json_t *cfg = json_load_file(file, JSON_DECODE_INT_AS_REAL, &je);
+    json_t *cfg = mf_json_load_file(file, JSON_DECODE_INT_AS_REAL, &je);
     if (!cfg)
         return mf_fail(e->st, errno == ENOENT ? MF_ERR_IO : MF_ERR_FORMAT, file,
                        je.position, "--chat-template-from: %s", je.text);

@@ -167,8 +167,8 @@ int hash_onepass(const mf_model *m, const char *path, mf_hash_algo algo, bool pe
                  mf_status *st)
 {
     memset(out, 0, sizeof(*out));
-    if (!plain_in_order(m, path))
-        return 1;
+    if (!plain_in_order(m, path) || (m->n_files && m->files[0].borrowed))
+        return 1; /* a buffer in memory (mf_open_buffer) has no file to read ahead */
     ring r = {.m = m};
     mf_hasher *file = mf_hasher_new(algo);
     r.content = mf_hasher_new(algo);

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <ftw.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -546,4 +547,146 @@ MF_API int mf_hub_download(const char *repo, const mf_hub_download_opts *opts,
     }
     *out = c.r;
     return 0;
+}
+
+/* ------------------------------------------- a remote repo, read in place */
+
+static bool ends_with_any(const char *path, const char *const *ext)
+{
+    size_t n = strlen(path);
+    for (const char *const *e = ext; *e; e++) {
+        size_t k = strlen(*e);
+        if (n > k && !strcmp(path + n - k, *e))
+            return true;
+    }
+    return false;
+}
+
+/* Weights files: read by ranges through an alias, never fetched whole. */
+static bool is_weights_name(const char *path)
+{
+    static const char *const ext[] = {".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf",
+                                      ".h5", ".hdf5", ".keras", ".onnx", ".msgpack", ".npz",
+                                      ".npy", ".tflite", ".pb", ".pkl", ".pickle", ".joblib",
+                                      ".pdparams", ".ot", ".mlmodel", NULL};
+    return ends_with_any(path, ext);
+}
+
+/* The small files a model folder's reader reads: configs, tokenizers,
+ * templates, the model card, code (its presence is part of the verdict). */
+static bool is_small_name(const char *path)
+{
+    static const char *const ext[] = {".json", ".txt", ".model", ".jinja", ".md", ".py",
+                                      ".tiktoken", ".yaml", ".yml", ".vocab", ".spm", NULL};
+    return ends_with_any(path, ext);
+}
+
+/* A small file fetched whole into the folder (its size from a 1-byte
+ * range first; the process's budget bounds it). */
+static int fetch_small(dl_ctx *c, const char *url, const char *dst)
+{
+    mf_remote_file_info info;
+    if (mf_remote_info(url, &info, c->st))
+        return -1;
+    if (info.size > API_MAX)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, url, -1,
+                       "%llu bytes: larger than the %d MiB a configuration or tokenizer file "
+                       "may have here", (unsigned long long)info.size, API_MAX >> 20);
+    mf_http_meta meta = {0};
+    if (info.size && mf_http_get_range(&c->http, url, 0, info.size, c->buf, &meta, c->st))
+        return -1;
+    if (make_parents(dst, c->st))
+        return -1;
+    int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return mf_fail(c->st, MF_ERR_IO, dst, -1, "cannot create: %s", strerror(errno));
+    int rc = write_all(fd, c->buf, (size_t)info.size, 0, dst, c->st);
+    close(fd);
+    return rc;
+}
+
+static int fill_remote_folder(dl_ctx *c, const char *folder)
+{
+    for (size_t i = 0; i < c->r->n_files; i++) {
+        mf_hub_download_file *f = &c->r->files[i];
+        bool weights = is_weights_name(f->path);
+        if (!weights && !is_small_name(f->path))
+            continue; /* images, archives...: not read as part of a model */
+        char *url = file_url(c, f);
+        char *dst = url ? mf_path_join_new(folder, f->path) : NULL;
+        int rc = !dst ? mf_oom(c->st, f->path)
+                 : weights ? make_parents(dst, c->st) || mf_remote_alias_add(dst, url, c->st)
+                           : fetch_small(c, url, dst);
+        free(url);
+        free(dst);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+MF_API void mf_hub_remote_repo_close(char *folder)
+{
+    if (!folder)
+        return;
+    mf_remote_alias_drop_under(folder);
+    nftw(folder, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(folder);
+}
+
+MF_API int mf_hub_remote_repo(const char *repo, char **folder, mf_status *st)
+{
+    MF_ST_GUARD(st);
+    *folder = NULL;
+    if (!repo || strncmp(repo, "hf://", 5) != 0)
+        return mf_status_fail(st, MF_ERR_USAGE, "%s: a remote repo is named hf://ORG/NAME[@REV]",
+                              repo ? repo : "(null)");
+    const char *off = getenv("HF_HUB_OFFLINE");
+    if (off && *off && strcmp(off, "0") != 0)
+        return mf_fail(st, MF_ERR_IO, repo, -1,
+                       "not in the cache, and HF_HUB_OFFLINE is set (no requests to the Hub)");
+    dl_ctx c = {.st = st};
+    mf_hub_download_opts_init(&c.o);
+    c.r = calloc(1, sizeof(*c.r));
+    if (!c.r || !(c.r->arena = mf_arena_new())) {
+        free(c.r);
+        return mf_oom(st, repo);
+    }
+    json_t *listing = NULL;
+    int rc = setup(&c, repo, st);
+    if (!rc && c.name.file[0])
+        rc = mf_fail(st, MF_ERR_USAGE, repo, -1, "names a file, not a whole repo");
+    char *api = rc ? NULL : hub_url(&c.name, NULL, true);
+    rc = rc ? rc : api ? fetch_listing(&c, &listing) : mf_oom(st, repo);
+    rc = rc ? rc : read_listing(&c, listing, api);
+    json_decref(listing);
+    free(api);
+    char tmpl[4200];
+    const char *tmp = getenv("TMPDIR");
+    char *slash = strchr(c.name.id, '/');
+    if (!rc) {
+        snprintf(tmpl, sizeof(tmpl), "%s/mfmt-hf-%.*s--%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+                 slash ? (int)(slash - c.name.id) : 0, c.name.id, slash ? slash + 1 : c.name.id);
+        if (!mkdtemp(tmpl))
+            rc = mf_fail(st, MF_ERR_IO, tmpl, -1, "cannot make a folder: %s", strerror(errno));
+        else if ((rc = fill_remote_folder(&c, tmpl)))
+            mf_hub_remote_repo_close(strdup(tmpl));
+    }
+    if (!rc && !(*folder = strdup(tmpl))) {
+        mf_hub_remote_repo_close(strdup(tmpl));
+        rc = mf_oom(st, repo);
+    }
+    mf_http_close(c.http);
+    free(c.buf);
+    mf_hub_download_report_free(c.r);
+    return rc ? -1 : 0;
 }

@@ -54,6 +54,7 @@ typedef struct scanner {
     uint64_t inflated;   /* bytes inflated so far (bounded by MAX_INSPECT x 4) */
     bool notes_after_stop;
     bool joblib_only; /* bytes only joblib.load reads (a decompressed stream) */
+    bool oom; /* an allocation failed: the report would be short, the scan fails */
 } scanner;
 
 const char *mf_verdict_name(mf_verdict v)
@@ -89,8 +90,17 @@ static void add_finding(scanner *sc, mf_verdict sev, int64_t off, const char *op
         .global = global ? mf_arena_strdup(a, global) : NULL,
         .message = mf_arena_strdup(a, msg),
     };
-    if (MF_VEC_PUSH(sc->f, x))
-        sc->r->dropped_findings++;
+    if (!x.member || !x.message || (opcode && !x.opcode) || (global && !x.global) ||
+        MF_VEC_PUSH(sc->f, x))
+        sc->oom = true;
+}
+
+/* Clears a status a step of the scan used, noting when it ran out of memory. */
+static void scan_status_clear(scanner *sc, mf_status *st)
+{
+    if (st->code == MF_ERR_NOMEM)
+        sc->oom = true;
+    mf_status_clear(st);
 }
 
 static void add_global(scanner *sc, const char *name, mf_verdict cls)
@@ -104,8 +114,8 @@ static void add_global(scanner *sc, const char *name, mf_verdict cls)
     if (sc->g.n >= MAX_GLOBALS)
         return;
     mf_scan_global x = {mf_arena_strdup(sc->r->arena, name), cls};
-    if (x.name)
-        (void)MF_VEC_PUSH(sc->g, x);
+    if (!x.name || MF_VEC_PUSH(sc->g, x))
+        sc->oom = true;
 }
 
 static void on_global(void *ctx, const pk_global *g, const char *opcode, uint64_t off)
@@ -206,7 +216,7 @@ static int on_build(void *ctx, pk_machine *pm, const pk_obj *inst, const uint8_t
         pk_opts o = {.file = sc->path, .on_global = on_global, .on_call = on_call, .ctx = sc};
         pk_machine *sub = pk_new(&o);
         if (!sub)
-            return pk_fail(pm, at, st, "out of memory");
+            return mf_oom(st, sc->path); /* the scanner notes it from st */
         uint64_t origin = sc->origin;
         sc->origin = origin + at;
         pk_obj *v;
@@ -272,7 +282,7 @@ static pk_machine *scan_machine(scanner *sc)
                  .on_irregular = on_irregular, .on_build = on_build, .ctx = sc};
     pk_machine *pm = pk_new(&o);
     if (!pm)
-        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+        sc->oom = true;
     return pm;
 }
 
@@ -351,10 +361,10 @@ static chain_result scan_pickles_as(scanner *sc, const uint8_t *b, uint64_t n, u
                             "at byte %llu, before any name: %s)", (unsigned long long)(n - pos),
                             (unsigned long long)(pos + used), rule_of(st.msg));
             res.complete = proven && !limit;
-            mf_status_clear(&st);
+            scan_status_clear(sc, &st);
             break;
         }
-        mf_status_clear(&st);
+        scan_status_clear(sc, &st);
         if (pos < n && !sc->notes_after_stop) {
             sc->notes_after_stop = true;
             add_finding(sc, MF_VERDICT_SAFE, (int64_t)pos, NULL, NULL,
@@ -399,7 +409,7 @@ static int scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint6
             add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "%s", st.msg);
         if (rc > 0)
             *pos = start + end;
-        mf_status_clear(&st);
+        scan_status_clear(sc, &st);
         pk_free(pm);
         if (rc != 0)
             return rc;
@@ -442,7 +452,10 @@ static bool scan_payload(scanner *sc, const uint8_t *b, uint64_t n)
     const mf_reader *r;
     for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++) {
         mf_payload pl = {0};
-        if (!r->pickle_payload || r->pickle_payload(b, n, sc->path, &pl) == 0)
+        int taken = r->pickle_payload ? r->pickle_payload(b, n, sc->path, &pl) : 0;
+        if (taken < 0)
+            sc->oom = true;
+        if (taken <= 0)
             continue;
         if (pl.message[0])
             add_finding(sc, (mf_verdict)pl.severity, 0, NULL, NULL, "%s", pl.message);
@@ -482,9 +495,11 @@ static int walk_run(void *ctx, uint64_t at, const pk_obj **value, uint64_t *end,
     *value = v;
     if (rc) /* the rule outlives st: the scanner's arena keeps it */
         *why = mf_arena_strdup(sc->r->arena, rule_of(st.msg));
-    if (rc && !*why)
+    if (rc && !*why) {
         *why = "out of memory";
-    mf_status_clear(&st);
+        sc->oom = true;
+    }
+    scan_status_clear(sc, &st);
     return rc ? -1 : 0;
 }
 
@@ -549,9 +564,10 @@ static void scan_tar(scanner *sc, const uint8_t *b, uint64_t n)
     mf_status_init(&st);
     mf_tar t;
     if (!a || mf_tar_open(&t, b, n, sc->path, a, &st)) {
+        sc->oom |= !a;
         add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL, "a tar archive that cannot be read: %s",
                     a ? st.msg : "out of memory");
-        mf_status_clear(&st);
+        scan_status_clear(sc, &st);
         mf_arena_free(a);
         return;
     }
@@ -575,7 +591,7 @@ static void scan_tar(scanner *sc, const uint8_t *b, uint64_t n)
             continue; /* links, folders: their data is another member's */
         const uint8_t *p;
         uint64_t len;
-        mf_status_clear(&st);
+        scan_status_clear(sc, &st);
         mf_status_init(&st);
         const char *outer = sc->member;
         sc->member = join_label(sc, m->name);
@@ -598,7 +614,7 @@ static void scan_tar(scanner *sc, const uint8_t *b, uint64_t n)
         strcmp(t.end_why, "the end of the file") != 0)
         add_finding(sc, MF_VERDICT_SAFE, (int64_t)t.end, NULL, NULL,
                     "tar: the member list ends at %s, as tarfile ends it", t.end_why);
-    mf_status_clear(&st);
+    scan_status_clear(sc, &st);
     mf_arena_free(a);
 }
 
@@ -655,13 +671,13 @@ static int to_prefix(void *ctx, const void *buf, size_t n, mf_status *st)
     return 0;
 }
 
-static size_t member_prefix(const mf_zip *z, const mf_zip_entry *e, uint8_t *out)
+static size_t member_prefix(scanner *sc, const mf_zip *z, const mf_zip_entry *e, uint8_t *out)
 {
     prefix_sink p = {.n = 0};
     mf_status st;
     mf_status_init(&st);
     mf_zip_stream(z, e, false, to_prefix, &p, &st);
-    mf_status_clear(&st);
+    scan_status_clear(sc, &st);
     memcpy(out, p.b, p.n);
     return p.n;
 }
@@ -698,10 +714,10 @@ static bool scan_windowed(scanner *sc, const mf_zip *z, const mf_zip_entry *e, b
         mf_status st;
         mf_status_init(&st);
         if (mf_zip_extract_prefix(z, e, (size_t)want, &buf, &len, &st)) {
-            mf_status_clear(&st);
+            scan_status_clear(sc, &st);
             return false;
         }
-        mf_status_clear(&st);
+        scan_status_clear(sc, &st);
         size_t f0 = sc->f.n, g0 = sc->g.n, d0 = sc->r->dropped_findings;
         uint64_t p0 = sc->r->n_pickles;
         mf_verdict v0 = sc->r->verdict;
@@ -732,8 +748,10 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
 {
     const char *outer = sc->member;
     sc->member = join_label(sc, e->name);
-    if (!sc->member)
+    if (!sc->member) {
+        sc->oom = true;
         sc->member = outer;
+    }
     zip_anomalies(sc, e);
     if (!e->local_ok) {
         add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)e->local_offset, NULL, NULL,
@@ -742,7 +760,7 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
         return;
     }
     uint8_t head[16];
-    size_t hn = member_prefix(z, e, head);
+    size_t hn = member_prefix(sc, z, e, head);
     bool named = named_interesting(e->name);
     bool quiet = !named && !looks_like_container(head, hn);
     if (quiet && ends_with(e->name, ".py")) { /* source, reported as code; nothing unpickles it */
@@ -777,7 +795,7 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
     if (!p && st.code != MF_OK)
         add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)e->local_offset, NULL, NULL,
                     "cannot be read: %s", st.msg);
-    mf_status_clear(&st);
+    scan_status_clear(sc, &st);
     if (p) {
         uLong crc = crc32(0, NULL, 0);
         for (size_t off = 0; off < len; off += 1u << 30)
@@ -816,7 +834,8 @@ static const char *dialect_name(mf_zip_dialect d)
 static void view_ambiguities(scanner *sc, const zip_view *v)
 {
     mf_zip_ambiguity amb;
-    mf_zip_ambiguities(&v->z, &amb);
+    if (mf_zip_ambiguities(&v->z, &amb))
+        sc->oom = true;
     if (amb.dup_names)
         add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)v->z.cd_offset, NULL, NULL,
                     "zip: %zu members share a name with another as %s compares names "
@@ -981,7 +1000,7 @@ static void scan_zip(scanner *sc, const uint8_t *b, uint64_t n, bool appended)
     mf_arena *a = mf_arena_new();
     zip_view *v = calloc(MAX_VIEWS, sizeof(zip_view));
     if (!a || !v) {
-        add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "out of memory while scanning");
+        sc->oom = true;
         mf_arena_free(a);
         free(v);
         return;
@@ -1008,7 +1027,7 @@ static void scan_zip(scanner *sc, const uint8_t *b, uint64_t n, bool appended)
             mf_status_init(&tmp);
             add_view(v, &nv, d ? MF_ZIP_PYTHON : MF_ZIP_MINIZ, b, n, (int64_t)cand[i],
                      "another end record", sc->path, a, &tmp);
-            mf_status_clear(&tmp);
+            scan_status_clear(sc, &tmp);
         }
     if (nv == 0) {
         if (!appended)
@@ -1048,8 +1067,8 @@ static void scan_zip(scanner *sc, const uint8_t *b, uint64_t n, bool appended)
         report_code(sc, &code);
         mf_strset_free(&seen);
     }
-    mf_status_clear(&st_miniz);
-    mf_status_clear(&st_py);
+    scan_status_clear(sc, &st_miniz);
+    scan_status_clear(sc, &st_py);
     free(v);
     mf_arena_free(a);
 }
@@ -1144,7 +1163,7 @@ static void scan_model_code(scanner *sc, const char *path, const uint8_t *b, uin
     mf_status_init(&st);
     const mf_reader *r = mf_detect(path, &d, &st) == 0 ? mf_reader_for(d.format) : NULL;
     if (!r || !r->find_code) {
-        mf_status_clear(&st);
+        scan_status_clear(sc, &st);
         return;
     }
     mf_model *m;
@@ -1156,12 +1175,12 @@ static void scan_model_code(scanner *sc, const char *path, const uint8_t *b, uin
         add_finding(sc, maybe ? MF_VERDICT_UNKNOWN : MF_VERDICT_SAFE, -1, NULL, NULL,
                     "a %s file that cannot be opened to look for code in it: %s",
                     mf_format_name(d.format), st.msg);
-        mf_status_clear(&st);
+        scan_status_clear(sc, &st);
         return;
     }
     if (r->find_code(m, on_code, sc, &st) < 0)
         add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "%s", st.msg);
-    mf_status_clear(&st);
+    scan_status_clear(sc, &st);
     mf_close(m);
 }
 
@@ -1219,6 +1238,10 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
     r->n_findings = sc.f.n;
     r->globals = sc.g.v;
     r->n_globals = sc.g.n;
+    if (sc.oom || !r->path) { /* a report missing what it would have said */
+        mf_scan_free(r);
+        return mf_oom(st, path);
+    }
     *out = r;
     return 0;
 }

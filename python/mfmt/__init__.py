@@ -15,21 +15,24 @@ See python/README.md.
 from . import _mfmt
 from ._errors import (CancelledError, Error, FileError, FileNotFound, FilePermissionError,
                       FormatError, UnsafeFileError, UnsupportedError, UsageError)
-from ._model import Model, TensorInfo, TensorSlice, load_file, open, stored_dtype
+from ._model import Model, TensorInfo, TensorSlice, load, load_file, open, open_bytes, stored_dtype
 from ._ops import (DIFF_INCOMPARABLE, DIFF_ONLY_A, DIFF_ONLY_B, DIFF_SAME, DIFF_SAME_VALUES,
                    DIFF_SHAPE, DIFF_VALUES, Detection, EditChange, EditResult, edit, Diff, DiffRow, DequantizeResult, Estimate, Finding,
                    Hashes, Plan, Problem, QuantizeResult, QuantTensor, ScanReport,
                    Validation, convert, dequantize, detect, diff, estimate, hash, hash_file,
                    merge, plan, quantize, save_file, scan, split, validate)
 from ._safe import safe_open
+from ._gguf import (GGMLQuantizationType, GGML_QUANT_SIZES, GGUFValueType, GGUFWriter,
+                    ReaderField)
 from . import numpy, torch  # noqa: E402 (safetensors.numpy / safetensors.torch habits)
 
 # One version everywhere: the package is the library's (setup.py reads mfmt.h).
 __version__ = _mfmt.lib_version()
 
 __all__ = [
-    "open", "load_file", "safe_open", "save_file", "Model", "TensorInfo", "TensorSlice",
-    "stored_dtype",
+    "open", "open_bytes", "load", "load_file", "safe_open", "save_file", "Model", "TensorInfo",
+    "TensorSlice", "stored_dtype", "GGUFWriter", "GGUFValueType", "GGMLQuantizationType",
+    "GGML_QUANT_SIZES", "ReaderField",
     "detect", "validate", "hash", "hash_file", "scan", "convert", "quantize", "dequantize",
     "split", "merge", "diff", "estimate", "plan", "edit", "EditChange", "EditResult",
     "Detection", "Validation", "Problem", "Hashes", "ScanReport", "Finding",

@@ -93,6 +93,38 @@ class TensorInfo(NamedTuple):
         return len(self.shape)
 
     @property
+    def ne(self) -> Tuple[int, ...]:
+        """The shape in GGUF's order, innermost first (gguf-py's
+        ReaderTensor.shape, ggml's ne)."""
+        return tuple(reversed(self.shape))
+
+    @property
+    def data_offset(self) -> int:
+        """Byte offset of the tensor's data in its file (gguf-py's
+        ReaderTensor.data_offset; the same as ``offset``)."""
+        return self.offset
+
+    @property
+    def n_bytes(self) -> int:
+        """gguf-py's spelling of ``nbytes``."""
+        return self.nbytes
+
+    @property
+    def n_elements(self) -> int:
+        """gguf-py's spelling of ``nelems``."""
+        return self.nelems
+
+    @property
+    def tensor_type(self):
+        """The ggml type (mfmt.GGMLQuantizationType) of a GGUF dtype name
+        ("Q4_K" -> Q4_K, 12); ValueError for a dtype ggml has not."""
+        from ._gguf import GGMLQuantizationType
+        try:
+            return GGMLQuantizationType[self.dtype]
+        except KeyError:
+            raise ValueError(f"{self.name}: dtype {self.dtype} has no ggml type") from None
+
+    @property
     def nelems(self) -> int:
         """Number of elements (1 for a 0-d tensor)."""
         n = 1
@@ -136,8 +168,10 @@ class Model(_mfmt.Model):
     either way.
     """
 
-    def __init__(self, path, *, strict=False, logical=False):
-        super().__init__(os.fspath(path), strict, logical)
+    def __init__(self, path, *, strict=False, logical=False, data=None):
+        # data: the bytes of one model file (bytes, bytearray, memoryview),
+        # read in place (mf_open_buffer); path is then only its name
+        super().__init__(os.fspath(path), strict, logical, True, data)
         infos = [TensorInfo(*t) for t in self._tensor_infos()]
         self._infos = {t.name: t for t in infos}
         self._index = {t.name: i for i, t in enumerate(infos)}
@@ -159,6 +193,29 @@ class Model(_mfmt.Model):
     def tensors(self) -> dict:
         """name -> TensorInfo, in file order."""
         return dict(self._infos)
+
+    @property
+    def fields(self) -> dict:
+        """GGUF: key -> mfmt.ReaderField(offset, name, types, value), in file
+        order, as gguf-py's GGUFReader.fields: ``types`` are the GGUF value
+        types (mfmt.GGUFValueType; an array: ARRAY then its element type),
+        ``offset`` where the pair starts in the file."""
+        from ._gguf import reader_fields
+        return reader_fields(self)
+
+    @property
+    def alignment(self):
+        """GGUF: general.alignment, or 32 (GGUFReader.alignment); None for
+        other formats."""
+        from ._gguf import alignment
+        return alignment(self)
+
+    @property
+    def data_offset(self):
+        """GGUF: where the tensor data starts (GGUFReader.data_offset); None
+        for other formats."""
+        from ._gguf import data_offset
+        return data_offset(self)
 
     def keys(self):
         """Tensor names, in file order."""
@@ -368,6 +425,39 @@ def open(path, *, allow_unsafe=False, strict=False, logical=False) -> Model:  # 
         model.close()
         raise
     return model
+
+
+def open_bytes(data, name="buffer", *, allow_unsafe=False, strict=False) -> Model:
+    """open() for a model file held in memory (bytes, bytearray, memoryview
+    of one file: a format spanning several files must be opened by path).
+    Read in place: arrays view `data` where its bytes are the tensor's, and
+    keep it alive; do not change a bytearray while the model is open. Same
+    safety rule as open()."""
+    from ._ops import _check_safe
+    model = Model(name, strict=strict, data=data)
+    try:
+        if not allow_unsafe:
+            _check_safe(model)
+    except BaseException:
+        model.close()
+        raise
+    return model
+
+
+def load(data, device=None, *, framework="np", allow_unsafe=False) -> dict:
+    """Every tensor of a model file held in memory as {name: array}, as
+    safetensors.numpy.load(data) / safetensors.torch.load(data) do for
+    safetensors bytes, for any single-file format mfmt reads (framework
+    "np" or "pt", device as in load_file)."""
+    if device is not None and device != "cpu" and framework == "np":
+        framework = "pt"
+    if framework in ("pt", "torch"):
+        from .torch import load as _torch_load
+        return _torch_load(data, device=device or "cpu", allow_unsafe=allow_unsafe)
+    if framework not in ("np", "numpy"):
+        raise UsageError(f'framework={framework!r}: "np" or "pt"')
+    with open_bytes(data, allow_unsafe=allow_unsafe) as m:
+        return {name: m.get_tensor(name) for name in m}
 
 
 def load_file(path, device=None, *, framework="np", allow_unsafe=False) -> dict:

@@ -29,7 +29,7 @@ class safe_open:  # noqa: N801 (the name safetensors users know)
     allow_unsafe=True (which still executes nothing).
     """
 
-    def __init__(self, path, framework="np", device="cpu", *, allow_unsafe=False):
+    def __init__(self, path, framework="np", device="cpu", *, allow_unsafe=False, _data=None):
         if framework in ("np", "numpy"):
             self._pt = False
         elif framework in ("pt", "torch", "pytorch"):
@@ -40,7 +40,11 @@ class safe_open:  # noqa: N801 (the name safetensors users know)
         if device != "cpu" and not self._pt:
             raise UsageError(f'device={device!r}: NumPy arrays live on the "cpu"')
         self._device = device
-        self._model = _open(path, allow_unsafe=allow_unsafe)
+        if _data is not None:  # mfmt.torch.load(bytes): the file's bytes in memory
+            from ._model import open_bytes
+            self._model = open_bytes(_data, allow_unsafe=allow_unsafe)
+        else:
+            self._model = _open(path, allow_unsafe=allow_unsafe)
 
     def __enter__(self):
         return self

@@ -67,6 +67,10 @@ static void model_free(ModelObject *mo)
         mf_close(mo->m);
         mo->m = NULL;
     }
+    if (mo->has_data) { /* after mf_close: the model read these bytes in place */
+        mo->has_data = 0;
+        PyBuffer_Release(&mo->data);
+    }
 }
 
 int model_pin(ModelObject *mo)
@@ -107,18 +111,25 @@ static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 
 static int model_init(ModelObject *mo, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"path", "strict", "logical", "scan", NULL};
-    PyObject *path = NULL;
+    static char *kwlist[] = {"path", "strict", "logical", "scan", "data", NULL};
+    PyObject *path = NULL, *data = Py_None;
     int strict = 0, logical = 0, scan = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|ppp", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pppO", kwlist,
                                      PyUnicode_FSDecoder, &path, &strict,
-                                     &logical, &scan))
+                                     &logical, &scan, &data))
         return -1;
-    if (mo->m || mo->pins) {
+    if (mo->m || mo->pins || mo->has_data) {
         Py_DECREF(path);
         PyErr_SetString(PyExc_RuntimeError, "Model.__init__ called twice");
         return -1;
     }
+    /* data: the bytes of one file, read in place (mf_open_buffer); path
+     * is then only the name messages give it */
+    if (data != Py_None && PyObject_GetBuffer(data, &mo->data, PyBUF_SIMPLE) != 0) {
+        Py_DECREF(path);
+        return -1;
+    }
+    mo->has_data = data != Py_None;
     PyObject *bytes = PyUnicode_EncodeFSDefault(path);
     if (!bytes) {
         Py_DECREF(path);
@@ -133,11 +144,19 @@ static int model_init(ModelObject *mo, PyObject *args, PyObject *kw)
     mf_model *m = NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = mf_open(PyBytes_AS_STRING(bytes), &opts, &m, &st);
+    if (mo->has_data)
+        rc = mf_open_buffer(mo->data.buf, (size_t)mo->data.len, PyBytes_AS_STRING(bytes), &opts,
+                            &m, &st);
+    else
+        rc = mf_open(PyBytes_AS_STRING(bytes), &opts, &m, &st);
     Py_END_ALLOW_THREADS
     Py_DECREF(bytes);
     if (rc != 0) {
         Py_DECREF(path);
+        if (mo->has_data) {
+            mo->has_data = 0;
+            PyBuffer_Release(&mo->data);
+        }
         raise_status(&st);
         return -1;
     }
@@ -269,6 +288,51 @@ static PyObject *model_metadata(ModelObject *mo, PyObject *args)
         const mf_kv *kv = mf_model_meta_at(mo->m, i);
         PyObject *v = offsets ? PyLong_FromUnsignedLongLong(kv->offset)
                               : value_to_py(&kv->v);
+        PyObject *k = v ? text(kv->key) : NULL;
+        if (!k || PyDict_SetItem(d, k, v) != 0)
+            Py_CLEAR(d);
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
+/* A value's GGUF types as GGUFReader.fields[k].types lists them: (type,)
+ * for a scalar, (ARRAY, element type) for an array, and for an array of
+ * arrays the inner arrays' element type after those. */
+static PyObject *value_types(const mf_value *v)
+{
+    int t[4], n = 0;
+    t[n++] = (int)v->type;
+    if (v->type == MF_V_ARR) {
+        t[n++] = (int)v->as.arr.elem;
+        if (v->as.arr.elem == MF_V_ARR && v->as.arr.n > 0)
+            t[n++] = (int)v->as.arr.items[0].as.arr.elem;
+    }
+    PyObject *tup = PyTuple_New(n);
+    for (int i = 0; tup && i < n; i++) {
+        PyObject *x = PyLong_FromLong(t[i]);
+        if (!x) {
+            Py_CLEAR(tup);
+            break;
+        }
+        PyTuple_SET_ITEM(tup, i, x);
+    }
+    return tup;
+}
+
+/* {key: (GGUF value type, ...)} in file order (MF_V_NULL: 100, a format
+ * whose metadata has no GGUF type). */
+static PyObject *model_metadata_types(ModelObject *mo, PyObject *unused)
+{
+    (void)unused;
+    if (model_open_or_raise(mo))
+        return NULL;
+    size_t n = mf_model_meta_count(mo->m);
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < n; i++) {
+        const mf_kv *kv = mf_model_meta_at(mo->m, i);
+        PyObject *v = value_types(&kv->v);
         PyObject *k = v ? text(kv->key) : NULL;
         if (!k || PyDict_SetItem(d, k, v) != 0)
             Py_CLEAR(d);
@@ -651,6 +715,8 @@ static PyMethodDef model_methods[] = {
     {"close", (PyCFunction)model_close, METH_NOARGS,
      "close()\n--\n\nRelease the model. Arrays already returned stay valid: "
      "the mapping is unmapped when the last of them is freed."},
+    {"_metadata_types", (PyCFunction)model_metadata_types, METH_NOARGS,
+     "_metadata_types(): {key: (GGUF value type, ...)}, in file order."},
     {"_metadata", (PyCFunction)model_metadata, METH_VARARGS,
      "_metadata(offsets=False): {key: value} (or {key: byte offset}), in file order."},
     {"_tensor_infos", (PyCFunction)model_tensor_infos, METH_NOARGS,

@@ -374,7 +374,7 @@ static PyObject *op_convert_safetensors(PyObject *self, PyObject *args, PyObject
     Py_BEGIN_ALLOW_THREADS
     rc = open_model(PyBytes_AS_STRING(src), unsafe_flags(allow_unsafe), &m, &st);
     if (rc == 0)
-        rc = mf_convert_to_safetensors(m, PyBytes_AS_STRING(out), &o, &st);
+        rc = mf_convert_to_safetensors(m, PyBytes_AS_STRING(out), &o, NULL, &st);
     mf_close(m);
     Py_END_ALLOW_THREADS
     Py_DECREF(src);

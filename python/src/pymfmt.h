@@ -34,6 +34,8 @@ typedef struct {
     Py_ssize_t pins;
     PyObject *path; /* str, as given */
     PyObject *weakrefs;
+    Py_buffer data; /* Model(name, data=...): the bytes the model reads in place */
+    int has_data;
 } ModelObject;
 
 extern PyTypeObject Model_Type;

@@ -8,6 +8,7 @@
 #include "core/zip.h"
 #include "formats/hdf5/hdf5_int.h"
 #include "formats/hdf5/keras.h"
+#include "core/json_build.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -47,7 +48,7 @@ static int add_json_value(mf_model *m, const char *key, json_t *v, uint64_t off,
     else if (json_is_boolean(v))
         kv->v = mf_value_bool(json_is_true(v));
     else if (!json_is_null(v)) {
-        char *text = json_dumps(v, JSON_COMPACT);
+        char *text = mf_json_dumps(v, JSON_COMPACT);
         if (!text)
             return mf_oom(st, m->path);
         kv->v = mf_value_str(m->arena, text, strlen(text));

@@ -8,6 +8,7 @@
  * still refused (UTF-16/32 text, which json.loads of bytes also decodes)
  * is for the caller to treat as unreadable: never as harmless. */
 #include "formats/hdf5/keras.h"
+#include "core/json_build.h"
 
 #include <errno.h>
 #include <math.h>
@@ -134,7 +135,7 @@ json_t *mf_keras_json_load(const char *text, size_t n, json_error_t *err)
             i++;
         }
     }
-    json_t *j = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, err);
+    json_t *j = mf_json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, err);
     free(p);
     return j;
 }

@@ -1,6 +1,7 @@
 /* hf_common.c - JSON files, Git LFS pointers and the weights choice of
  * Hugging Face model directories (see hf.h). */
 #include "formats/hf/hf_int.h"
+#include "core/json_build.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,12 +17,14 @@ json_t *mf_hf_load_json(const char *path, mf_status *st)
         return NULL;
     size_t skip = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0; /* BOM */
     json_error_t e;
-    json_t *j = json_loadb(buf + skip, len - skip, JSON_ALLOW_NUL, &e);
+    json_t *j = mf_json_loadb(buf + skip, len - skip, JSON_ALLOW_NUL, &e);
     if (!j && strstr(e.text, "too big"))
         /* Python ints have no size limit; keep the file, lose the precision */
-        j = json_loadb(buf + skip, len - skip, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &e);
+        j = mf_json_loadb(buf + skip, len - skip, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &e);
     free(buf);
-    if (!j)
+    if (!j && mf_json_error_is_oom(&e))
+        mf_oom(st, path);
+    else if (!j)
         mf_fail(st, MF_ERR_FORMAT, path, (int64_t)(e.position + skip),
                 "not valid JSON (line %d, column %d): %s", e.line, e.column, e.text);
     return j;
@@ -140,7 +143,7 @@ static mf_vtype scalar_vtype(json_t *v)
 /* Nested objects and mixed arrays become their compact JSON text. */
 static int json_as_text(mf_arena *a, json_t *v, mf_value *out)
 {
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *s = mf_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     if (!s)
         return -1;
     *out = mf_value_str(a, s, strlen(s));

@@ -22,6 +22,7 @@
 #include "formats/formats.h"
 #include "formats/hf/hf_int.h"
 #include "quant/prequant.h"
+#include "core/json_build.h"
 
 #include <stdlib.h>
 
@@ -352,7 +353,7 @@ static bool describe_bnb4(const find_ctx *c, const mf_tensor *t, pq_entry *e)
     set_part(e, &q->nested_code, find(c->ix, t->name, bl, ".weight.nested_quant_map"));
     if (e->nparts < 6)
         e->parts[e->nparts++] = qs;
-    json_t *j = qs->data && !qs->strides ? json_loadb((const char *)qs->data, qs->nbytes, 0, NULL) : NULL;
+    json_t *j = qs->data && !qs->strides ? mf_json_loadb((const char *)qs->data, qs->nbytes, 0, NULL) : NULL;
     json_t *shape = json_object_get(j, "shape");
     if (json_is_array(shape) && json_array_size(shape) == 2) {
         q->rows = json_integer_value(json_array_get(shape, 0));

@@ -5,6 +5,7 @@
  * tensors, every shard must exist inside the index's directory. */
 #include "formats/formats.h"
 #include "formats/hf/shard_index.h"
+#include "core/json_build.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -127,7 +128,9 @@ int mf_open_shard_index(mf_model *m, const char *index, unsigned flags, bool exa
                         mf_status *st)
 {
     json_error_t jerr;
-    json_t *root = json_load_file(index, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = mf_json_load_file(index, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root && mf_json_error_is_oom(&jerr))
+        return mf_oom(st, index);
     if (!root)
         return mf_fail(st, MF_ERR_FORMAT, index, jerr.position, "index is not valid JSON: %s",
                        jerr.text);
@@ -175,7 +178,7 @@ int mf_probe_shard_index(mf_probe *p, bool bin)
 {
     if (p->size < 2 || p->b[0] != '{' || p->size > (64u << 20))
         return MF_PROBE_NO;
-    json_t *j = json_loadb((const char *)p->b, (size_t)p->size, 0, NULL);
+    json_t *j = mf_json_loadb((const char *)p->b, (size_t)p->size, 0, NULL);
     if (!j)
         return MF_PROBE_NO;
     json_t *wm = json_object_get(j, "weight_map");

@@ -8,6 +8,7 @@
  * dequantize through mlx.h. */
 #include "formats/formats.h"
 #include "formats/mlx/mlx.h"
+#include "core/json_build.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -333,7 +334,7 @@ static int open_mlx(mf_model *m, const char *path, unsigned flags, mf_status *st
     if (mf_read_small_file(cfg_path, MAX_CONFIG, &text, &len, st))
         return -1;
     json_error_t jerr;
-    json_t *cfg = json_loadb(text, len, 0, &jerr);
+    json_t *cfg = mf_json_loadb(text, len, 0, &jerr);
     free(text);
     if (!cfg)
         return mf_fail(st, MF_ERR_FORMAT, cfg_path, jerr.position, "not valid JSON: %s", jerr.text);
@@ -370,7 +371,7 @@ static int probe_mlx_dir(mf_probe *p)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/config.json", p->path);
-    json_t *j = json_load_file(path, 0, NULL);
+    json_t *j = mf_json_load_file(path, 0, NULL);
     if (!j)
         return MF_PROBE_NO;
     json_t *q = json_object_get(j, "quantization");

@@ -221,6 +221,10 @@ static int npy_pickle_payload(const uint8_t *b, uint64_t n, const char *file, mf
     mf_status st;
     mf_status_init(&st);
     int rc = mf_npy_parse_header(b, n, file, 0, &h, &st);
+    if (rc && st.code == MF_ERR_NOMEM) {
+        mf_status_clear(&st);
+        return -1;
+    }
     bool has_data = h.data_offset > 0 && h.data_offset <= n;
     if (rc && h.maybe_pickle) {
         out->severity = MF_CODE_UNKNOWN;

@@ -414,6 +414,10 @@ int mf_npy_parse_dict(const uint8_t *s, size_t n, uint8_t major, const char *fil
     lit_error e;
     int rc = 0;
     if (lit_parse(s, n, major <= 2, a, &d, &e)) {
+        if (e.kind == LIT_NOMEM) {
+            rc = mf_oom(st, file);
+            goto out;
+        }
         c.off = (int64_t)(origin + e.pos);
         h->maybe_pickle = e.kind == LIT_UNSURE;
         rc = hfail(&c, MF_ERR_FORMAT, "npy header: %s%s", e.kind == LIT_UNSURE

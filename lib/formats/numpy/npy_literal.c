@@ -44,7 +44,7 @@ static lit *node(parser *P, lit_kind k)
     }
     lit *v = mf_arena_calloc(P->a, 1, sizeof(*v));
     if (!v)
-        fail(P, LIT_UNSURE, "out of memory");
+        fail(P, LIT_NOMEM, "out of memory");
     else
         v->kind = k;
     return v;
@@ -110,7 +110,7 @@ static int sb_put(parser *P, sbuf *b, const char *x, size_t k)
         size_t cap = (b->cap ? b->cap * 2 : 64) + k;
         char *np = mf_arena_alloc(P->a, cap);
         if (!np)
-            return fail(P, LIT_UNSURE, "out of memory");
+            return fail(P, LIT_NOMEM, "out of memory");
         if (b->n)
             memcpy(np, b->p, b->n);
         b->p = np;
@@ -442,7 +442,7 @@ static lit *sequence(parser *P, int close, lit_kind k, bool *single)
         lit *x = expr(P);
         if (!x || MF_VEC_PUSH(items, x)) {
             MF_VEC_FREE(items);
-            return x ? fail(P, LIT_UNSURE, "out of memory"), NULL : NULL;
+            return x ? fail(P, LIT_NOMEM, "out of memory"), NULL : NULL;
         }
         c = peek(P);
         trailing_comma = c == ',';
@@ -462,7 +462,7 @@ static lit *sequence(parser *P, int close, lit_kind k, bool *single)
     if (v && items.n) {
         v->v = mf_arena_alloc(P->a, items.n * sizeof(lit *));
         if (!v->v) {
-            fail(P, LIT_UNSURE, "out of memory");
+            fail(P, LIT_NOMEM, "out of memory");
             v = NULL;
         } else
             memcpy(v->v, items.v, items.n * sizeof(lit *));
@@ -504,7 +504,7 @@ static lit *braces(parser *P)
         }
         is_dict = d;
         if (MF_VEC_PUSH(items, k)) {
-            fail(P, LIT_UNSURE, "out of memory");
+            fail(P, LIT_NOMEM, "out of memory");
             goto out;
         }
         if (d) {
@@ -513,7 +513,7 @@ static lit *braces(parser *P)
             if (!x)
                 goto out;
             if (MF_VEC_PUSH(items, x)) {
-                fail(P, LIT_UNSURE, "out of memory");
+                fail(P, LIT_NOMEM, "out of memory");
                 goto out;
             }
             c = peek(P);
@@ -532,7 +532,7 @@ static lit *braces(parser *P)
     if (v && items.n) {
         v->v = mf_arena_alloc(P->a, items.n * sizeof(lit *));
         if (!v->v) {
-            fail(P, LIT_UNSURE, "out of memory");
+            fail(P, LIT_NOMEM, "out of memory");
             v = NULL;
             goto out;
         }

@@ -20,10 +20,11 @@ struct lit {
     size_t nv;
 };
 
-enum { LIT_REFUSED = 1, LIT_UNSURE = 2 };
+enum { LIT_REFUSED = 1, LIT_UNSURE = 2, LIT_NOMEM = 3 };
 
 typedef struct lit_error {
-    int kind;        /* LIT_REFUSED: Python refuses the text too; LIT_UNSURE: mfmt cannot tell */
+    int kind;        /* LIT_REFUSED: Python refuses the text too; LIT_UNSURE: mfmt cannot tell;
+                        LIT_NOMEM: out of memory */
     const char *why; /* static */
     size_t pos;      /* where, in the text */
 } lit_error;

@@ -350,7 +350,9 @@ int mf_pt_legacy_stream(const pk_obj *first, pk_machine *pm, const uint8_t *b, u
     mf_status_init(&why);
     *end = n;
     int rc = pt_legacy_parse(pm, b, n, file, &L, &magic, &why);
-    if (rc) /* the finding says which stream broke the rule */
+    if (rc && why.code == MF_ERR_NOMEM)
+        mf_oom(st, file);
+    else if (rc) /* the finding says which stream broke the rule */
         mf_fail(st, MF_ERR_FORMAT, NULL, -1, "legacy torch stream: %s", why.msg);
     else
         *end = L.data_end;

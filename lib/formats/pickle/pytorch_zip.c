@@ -401,10 +401,11 @@ int pt_zip_lone_tensor(const uint8_t *b, uint64_t n, const char *file, uint64_t 
 /* What torch reads is what is described; where other zip readers (or a
  * different end record) would see other members, or members hide behind
  * one another, the model says so (`mfmt scan` reads every one). */
-static void note_other_readings(mf_model *m, const mf_zip *z)
+static int note_other_readings(mf_model *m, const mf_zip *z, mf_status *st_out)
 {
     mf_zip_ambiguity amb;
-    mf_zip_ambiguities(z, &amb);
+    if (mf_zip_ambiguities(z, &amb))
+        return mf_oom(st_out, z->file);
     if (amb.dup_names)
         mf_model_note(m, "%zu zip members share a name with another (ignoring case, as miniz "
                          "compares): torch reads the one its binary search meets, e.g. \"%s\"",
@@ -425,8 +426,10 @@ static void note_other_readings(mf_model *m, const mf_zip *z)
         mf_model_note(m, "Python's zipfile cannot read this archive (%s): described as torch's "
                          "miniz reads it", st.msg);
     }
+    bool oom = !a || st.code == MF_ERR_NOMEM;
     mf_status_clear(&st);
     mf_arena_free(a);
+    return oom ? mf_oom(st_out, z->file) : 0;
 }
 
 static int open_pytorch_zip(mf_model *m, const char *path, unsigned flags, mf_status *st)
@@ -446,7 +449,8 @@ static int open_pytorch_zip(mf_model *m, const char *path, unsigned flags, mf_st
     if (info->zip.n == 0)
         return mf_fail(st, MF_ERR_FORMAT, path, -1, "zip archive has no members");
     zip_ctx c = {.m = m, .z = &info->zip, .file = m->files[fi].path};
-    note_other_readings(m, &info->zip);
+    if (note_other_readings(m, &info->zip, st))
+        return -1;
     int rc = read_archive(m, &c, flags, st);
     if (rc == 0) {
         note_anomalies(m, &info->zip, flags, st);

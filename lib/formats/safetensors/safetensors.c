@@ -6,6 +6,7 @@
 #include "formats/formats.h"
 #include "formats/safetensors/safetensors.h"
 #include "formats/hf/shard_index.h"
+#include "core/json_build.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -283,8 +284,10 @@ int mf_safetensors_parse(mf_model *m, uint32_t fi, bool with_meta, unsigned flag
     if (parse_header(f, &hlen, st))
         return -1;
     json_error_t jerr;
-    json_t *root = json_loadb((const char *)f->base + 8, (size_t)hlen,
+    json_t *root = mf_json_loadb((const char *)f->base + 8, (size_t)hlen,
                               JSON_REJECT_DUPLICATES, &jerr);
+    if (!root && mf_json_error_is_oom(&jerr))
+        return mf_oom(st, file);
     if (!root)
         return mf_fail(st, MF_ERR_FORMAT, file, 8 + json_error_offset(f->base + 8, &jerr),
                        "header is not valid JSON: %s", jerr.text);

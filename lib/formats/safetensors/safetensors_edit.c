@@ -3,6 +3,7 @@
  * data_offsets, renamed where asked), padded with spaces to a multiple of 8
  * as the reference writer does, and the data section copied as bytes. */
 #include "formats/safetensors/safetensors.h"
+#include "core/json_build.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,7 +65,7 @@ static char *header_text(const mf_model *m, const mf_rewrite *rw, uint64_t data_
     for (size_t i = 0; i < m->n_tensors; i++)
         json_object_set_new(root, renamed(rw, m->tensors[i].name),
                             tensor_entry(&m->tensors[i], data_start));
-    char *text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *text = mf_json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(root);
     return text;
 }

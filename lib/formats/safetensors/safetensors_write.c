@@ -3,36 +3,47 @@
  * or MLX's header (sorted keys, unpadded) for mf_safetensors_write_mlx. */
 #include "formats/formats.h"
 #include "formats/writer_common.h"
+#include "core/json_build.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 
+static json_t *tensor_entry(const mf_out_tensor *t, uint64_t off, uint64_t size, int *bad)
+{
+    json_t *e = json_object(), *shape = json_array(), *offs = json_array();
+    mf_json_put(e, "dtype", json_string(mf_dtype_name(t->dtype)), bad);
+    for (int d = 0; d < t->ndim; d++)
+        mf_json_push(shape, json_integer(t->shape[d]), bad);
+    mf_json_put(e, "shape", shape, bad);
+    mf_json_push(offs, json_integer((json_int_t)off), bad);
+    mf_json_push(offs, json_integer((json_int_t)(off + size)), bad);
+    mf_json_put(e, "data_offsets", offs, bad);
+    return e;
+}
+
+/* The header as JSON, or NULL when out of memory. */
 static json_t *build_header(const mf_out_tensor *ts, size_t n, const uint64_t *sizes,
                             const mf_kv *meta, size_t n_meta)
 {
     json_t *root = json_object();
-    if (!root)
-        return NULL;
+    int bad = 0;
     if (n_meta) {
         json_t *md = json_object();
-        json_object_set_new(root, "__metadata__", md);
+        json_incref(md); /* kept while filled, even if root refused it */
+        mf_json_put(root, "__metadata__", md, &bad);
         for (size_t i = 0; i < n_meta; i++)
             if (meta[i].v.type == MF_V_STR)
-                json_object_set_new(md, meta[i].key,
-                                    json_stringn(meta[i].v.as.s.ptr, meta[i].v.as.s.len));
+                mf_json_put(md, meta[i].key, json_stringn(meta[i].v.as.s.ptr, meta[i].v.as.s.len), &bad);
+        json_decref(md);
     }
     uint64_t off = 0;
     for (size_t i = 0; i < n; i++) {
-        json_t *e = json_object(), *shape = json_array(), *offs = json_array();
-        json_object_set_new(e, "dtype", json_string(mf_dtype_name(ts[i].dtype)));
-        for (int d = 0; d < ts[i].ndim; d++)
-            json_array_append_new(shape, json_integer(ts[i].shape[d]));
-        json_object_set_new(e, "shape", shape);
-        json_array_append_new(offs, json_integer((json_int_t)off));
-        json_array_append_new(offs, json_integer((json_int_t)(off + sizes[i])));
-        json_object_set_new(e, "data_offsets", offs);
-        json_object_set_new(root, ts[i].name, e);
+        mf_json_put(root, ts[i].name, tensor_entry(&ts[i], off, sizes[i], &bad), &bad);
         off += sizes[i];
+    }
+    if (bad) {
+        json_decref(root);
+        return NULL;
     }
     return root;
 }
@@ -69,7 +80,7 @@ static int write_st(const char *path, const mf_out_tensor *ts, size_t n, const m
         }
     }
     json_t *hdr = build_header(ts, n, sizes, meta, n_meta);
-    char *text = hdr ? json_dumps(hdr, JSON_COMPACT | (mlx ? JSON_SORT_KEYS : 0)) : NULL;
+    char *text = hdr ? mf_json_dumps(hdr, JSON_COMPACT | (mlx ? JSON_SORT_KEYS : 0)) : NULL;
     json_decref(hdr);
     if (!text) {
         free(sizes);

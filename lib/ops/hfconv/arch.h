@@ -24,6 +24,8 @@ enum conv_arch_bit {
     AB_BLOOM, AB_MPT, AB_DBRX, AB_NOMIC_BERT, AB_JINA_BERT_V2, AB_T5, AB_T5ENCODER, AB_BITNET,
     /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
     AB_QWEN3MOE,
+    AB_QWEN2VL, AB_OLMOE, AB_PHIMOE, AB_DEEPSEEK, AB_MINICPM, AB_EXAONE, AB_XVERSE, AB_STARCODER,
+    AB_GRANITE_MOE, AB_BAICHUAN, AB_REFACT, AB_CODESHELL, AB_MINICPM3, AB_JAIS, AB_OPENELM,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -50,8 +52,8 @@ typedef enum conv_op {
     OP_TERNARY,       /* BitnetModel.weight_quant: s = mean|w| (min 1e-5) over the tensor,
                          round(w / s) clamped to -1..1, times s, in the source's dtype */
     OP_TRANSPOSE,     /* w.T (GPT-2 Conv1D) */
-    OP_ALSO_OUTPUT,   /* written once more as output.weight (GPT-2's tied head); with
-                         `with` ("a|b"): only when no source tensor has those names (BLOOM) */
+    OP_ALSO_OUTPUT,   /* written once more as output.weight (GPT-2's tied head) */
+    OP_ALSO_OUTPUT_UNTIED, /* the same, when no lm_head.weight / output.weight exists (CodeShell, BLOOM) */
     OP_DROP_IF_EMBD,  /* output.weight equal to token_embd.weight: omitted (Mamba) */
     OP_STACK,         /* per block, parts stacked along a new first dimension */
     OP_QKV_GROUPED,   /* [groups][q_per_kv + 2][hd] rows split to q, k, v; q, k permuted (InternLM2) */
@@ -65,9 +67,30 @@ typedef enum conv_op {
                          part i named with pat replaced by ws[i] (Jina-BERT's gated_layers) */
     OP_VIEW_EXPERTS,  /* [E * rows, cols] viewed as [E][rows][cols], E from count_key (DBRX) */
     OP_VIEW_EXPERTS_T,/* the same, each expert's matrix transposed: [E][cols][rows] */
+    OP_SPLIT,         /* cut along the rows (dimension -2) into the parts of a conv_split */
+    OP_SCALE,         /* w * factor (a conv_calc: JAIS's embeddings and width scales) */
+    OP_ALIBI_SLOPES,  /* not written: its first value gives max_alibi_bias (JAIS) */
     OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
                          v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
 } conv_op;
+
+/* OP_SPLIT: a fused tensor cut along its rows (the second-to-last
+ * dimension: per expert for a 3-d one) into parts written under GGUF names
+ * of their own (Baichuan's W_pack, Refact's kv and gate_up, OpenELM's
+ * proj_1, Granite-MoE's input_linear). GGUF -> HF concatenates them back
+ * (R_CONCAT reads this same description). */
+struct conv;
+typedef struct conv_split {
+    const char *const *names;  /* GGUF names of the parts ("blk.%b.attn_q"; .weight/.bias as the source) */
+    const conv_op *ops;        /* per part: OP_PERMUTE_Q, OP_PERMUTE_K or OP_RENAME (as is) */
+    /* rows of the first part of block bid (the rest are the second part);
+     * NULL: equal parts */
+    int (*first_rows)(struct conv *c, int64_t bid, int64_t rows, int64_t *first);
+} conv_split;
+/* The first_rows functions (hf2gguf_meta.c), by name: h2g_rows_NAME. */
+#define CONV_SPLIT_ROWS(X) X(granitemoe_ffn) X(refact_kv) X(refact_ff) X(openelm_ffn)
+#define CONV_DECLARE_ROWS(n) int h2g_rows_##n(struct conv *c, int64_t bid, int64_t rows, int64_t *first);
+CONV_SPLIT_ROWS(CONV_DECLARE_ROWS)
 
 typedef struct conv_rule {
     conv_op op;
@@ -81,14 +104,17 @@ typedef struct conv_rule {
      * part, %w the w. */
     const char *count_key;
     const char *part_fmt, *merged_fmt;
-    const char *const *ws;
+    union {
+        const char *const *ws;   /* OP_STACK (positional initializers set this one) */
+        const conv_split *split; /* OP_SPLIT (a designated initializer) */
+        const struct conv_calc *factor; /* OP_SCALE: the factor, computed from config.json */
+    };
 } conv_rule;
 
 /* Values the converter computes and key blocks it writes, as code: each
  * has its forward step (hf2gguf_meta.c) and its inverse (gguf2hf_config.c)
  * side by side, and a table names it by its C identifier, so a typo is a
  * compile error (CALC() and BLOCK() in arch_table.c). */
-struct conv;
 struct hfc;
 typedef struct conv_calc {
     const char *name;                                     /* for messages: "@name" */
@@ -104,13 +130,15 @@ typedef struct conv_block {
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
-    X(mla_key_length) X(yarn_log_mul_2026) X(ctx_after_pad)
+    X(mla_key_length) X(yarn_log_mul_2026) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
+    X(refact_ff) X(jais_embd_scale) X(jais_width_scale) X(ctx_after_pad)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(rope_2026) X(mpt_alibi)
+    X(rope_2026) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
- * gating_func_2026 (g2h_gating_func's), mla_key_length and
- * yarn_log_mul_2026 have no inverse of their own (their back is NULL in
- * arch_table.c) and define no g2h_ function. */
+ * gating_func_2026 (g2h_gating_func's), mla_key_length,
+ * yarn_log_mul_2026, jais_embd_scale and jais_width_scale have no inverse
+ * of their own (their back is NULL in arch_table.c) and define no g2h_
+ * function. */
 #define CONV_DECLARE_CALC(n) \
     extern const conv_calc conv_calc_##n; json_t *h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg, int64_t x);
 #define CONV_DECLARE_BLOCK(n) \
@@ -157,6 +185,8 @@ typedef enum conv_vocab {
     V_XLMR,       /* XLMRobertaModel.set_vocab: "t5" Unigram, fairseq ids realigned */
     V_T5,         /* T5Model.set_vocab: "t5" Unigram (spiece.model), add_eos only */
     V_JINA,       /* JinaBertV2Model.set_vocab: by tokenizer_class, WordPiece or BPE, + add_bos/add_eos */
+    V_XVERSE,     /* XverseModel.set_vocab: tokenizer.json's pieces by id, model "llama" */
+    V_OPENELM,    /* SentencePiece; without tokenizer.model llama.cpp's built-in llama-spm (refused) */
 } conv_vocab;
 
 enum {
@@ -166,7 +196,13 @@ enum {
     AF_LONGROPE = 8,          /* Phi-3 rope_factors_long/short + attn_factor */
     AF_ONLY_2026 = 16,        /* a class only the 2026-02 converter has: its layout always */
     AF_MINISTRAL3 = 32,       /* Mistral3Model: model_type ministral3 only (else arch llama: refused) */
-    AF_FORCE_QUANT = 64,      /* tensor_force_quant: every tensor of 2+ dimensions (not a
+    AF_ROPE_FACTORS = 64,     /* MiniCPM: rope_factors_long/short of hidden/heads / 2 values */
+    AF_ROPE_FACTORS_QK = 128, /* MiniCPM3: of qk_rope_head_dim / 2 values */
+    AF_K_PERMUTE_RATIO = 256, /* XVERSE, Baichuan: k permuted with n_head // n_head_kv heads
+                                 (their _reverse_hf_permute), not n_head_kv */
+    AF_LAYERS_KEY = 512,      /* OpenELM: the block count is num_transformer_layers */
+    AF_ALIBI_BIAS = 1024,     /* JAIS: max_alibi_bias written after the tensors (8.0 unless slopes say) */
+    AF_FORCE_QUANT = 2048,    /* tensor_force_quant: every tensor of 2+ dimensions (not a
                                  norm) takes the output type, ffn_gate_inp too (DBRX) */
 };
 

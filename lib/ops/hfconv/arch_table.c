@@ -4,6 +4,11 @@
  * its set_gguf_parameters, and its vocabulary kind. See arch.h. */
 #include "ops/hfconv/arch.h"
 
+/* conv_rule's last member is an anonymous union (ws | split): the rows set
+ * ws positionally, by brace elision (C11 6.7.9p20), which -Wmissing-braces
+ * would flag in every row; an OP_SPLIT row names .split explicitly. */
+#pragma GCC diagnostic ignored "-Wmissing-braces"
+
 const conv_name_row conv_names[] = {
 #include "ops/hfconv/arch_names.inc"
 };
@@ -29,12 +34,21 @@ const conv_calc conv_calc_mamba_d_inner = {"mamba_d_inner", h2g_mamba_d_inner, g
 const conv_calc conv_calc_mamba_dt_rank = {"mamba_dt_rank", h2g_mamba_dt_rank, g2h_mamba_dt_rank};
 const conv_calc conv_calc_falcon_mamba = {"falcon_mamba", h2g_falcon_mamba, g2h_falcon_mamba};
 const conv_calc conv_calc_ctx_after_pad = {"ctx_after_pad", h2g_ctx_after_pad, g2h_ctx_after_pad};
+const conv_calc conv_calc_refact_ff = {"refact_ff", h2g_refact_ff, g2h_refact_ff};
+const conv_calc conv_calc_jais_embd_scale = {"jais_embd_scale", h2g_jais_embd_scale, NULL};
+const conv_calc conv_calc_jais_width_scale = {"jais_width_scale", h2g_jais_width_scale, NULL};
+const conv_calc conv_calc_ffn_or_4x_embd = {"ffn_or_4x_embd", h2g_ffn_or_4x_embd, g2h_ffn_or_4x_embd};
+const conv_calc conv_calc_rope_dim_pct_or_one = {"rope_dim_pct_or_one", h2g_rope_dim_pct_or_one, g2h_rope_dim_pct_or_one};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
 const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
 const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
 const conv_block conv_block_mpt_alibi = {h2g_mpt_alibi, g2h_mpt_alibi};
+const conv_block conv_block_mrope_sections = {h2g_mrope_sections, g2h_mrope_sections};
+const conv_block conv_block_minicpm_scales = {h2g_minicpm_scales, g2h_minicpm_scales};
+const conv_block conv_block_openelm_layers = {h2g_openelm_layers, g2h_openelm_layers};
+const conv_block conv_block_jais_config = {h2g_jais_config, g2h_jais_config};
 const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_func_2026, g2h_gating_func};
 const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
 const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length, NULL};
@@ -108,6 +122,97 @@ static const conv_rule llama_rules[] = {
 
 static const conv_rule no_rules[] = {NORULES};
 
+/* ------------------------------------------------- splits (OP_SPLIT) */
+
+static const conv_op as_is2[] = {OP_RENAME, OP_RENAME};
+
+/* GraniteMoeModel.modify_tensors: input_linear [E, 2 * ff, h] -> gate, up */
+static const conv_split granitemoe_input_linear = {
+    (const char *const[]){"blk.%b.ffn_gate_exps", "blk.%b.ffn_up_exps", NULL}, as_is2, h2g_rows_granitemoe_ffn};
+
+/* BaichuanModel.modify_tensors: W_pack in three equal row blocks, q and k
+ * permuted (_reverse_hf_permute_part) */
+static const conv_split baichuan_w_pack = {
+    (const char *const[]){"blk.%b.attn_q", "blk.%b.attn_k", "blk.%b.attn_v", NULL},
+    (const conv_op[]){OP_PERMUTE_Q, OP_PERMUTE_K, OP_RENAME}, NULL};
+
+/* RefactModel.modify_tensors: kv = k (n_head_kv 1 * head_dim rows), v */
+static const conv_split refact_kv = {
+    (const char *const[]){"blk.%b.attn_k", "blk.%b.attn_v", NULL}, as_is2, h2g_rows_refact_kv};
+
+/* RefactModel: gate_up = gate (ff rows), up */
+static const conv_split refact_gate_up = {
+    (const char *const[]){"blk.%b.ffn_gate", "blk.%b.ffn_up", NULL}, as_is2, h2g_rows_refact_ff};
+
+/* CodeShellModel.modify_tensors: no head among the tensors, token_embd again as output */
+static const conv_rule codeshell_rules[] = {
+    {OP_ALSO_OUTPUT_UNTIED, M_EXACT, "token_embd.weight", NULL, NULL, NULL, NULL, NULL}, /* a GGUF name */
+    NORULES,
+};
+
+/* OpenELMModel.modify_tensors: proj_1 = gate (this layer's FFN width), up */
+static const conv_split openelm_proj_1 = {
+    (const char *const[]){"blk.%b.ffn_gate", "blk.%b.ffn_up", NULL}, as_is2, h2g_rows_openelm_ffn};
+
+static const conv_rule openelm_rules[] = {
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = ".ffn.proj_1.weight", .split = &openelm_proj_1},
+    NORULES,
+};
+
+/* JaisModel.modify_tensors: Conv1D weights transposed, the embedding and the
+ * head scaled (GGUF keeps no scale: they come back scaled, the scales 1) */
+static const conv_rule jais_rules[] = {
+    {OP_SKIP, M_SUFFIX, ".attn.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_ALIBI_SLOPES, M_SUFFIX, "relative_pe.slopes", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_attn.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_fc.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_fc2.weight", NULL, NULL, NULL, NULL, NULL},
+    {.op = OP_SCALE, .m = M_EXACT, .pat = "transformer.wte.weight", .factor = &conv_calc_jais_embd_scale},
+    {.op = OP_SCALE, .m = M_EXACT, .pat = "lm_head.weight", .factor = &conv_calc_jais_width_scale},
+    NORULES,
+};
+
+static const conv_rule granitemoe_rules[] = {
+    PERMUTE_QK,
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = "block_sparse_moe.input_linear.weight", .split = &granitemoe_input_linear},
+    NORULES,
+};
+
+static const conv_rule baichuan_rules[] = {
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = ".self_attn.W_pack.weight", .split = &baichuan_w_pack},
+    NORULES,
+};
+
+static const conv_rule refact_rules[] = {
+    {OP_RENAME, M_SUFFIX, ".attn.q.weight", ".attn.q_proj.weight", NULL, NULL, NULL, NULL},
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = ".attn.kv.weight", .split = &refact_kv},
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = ".mlp.gate_up_proj.weight", .split = &refact_gate_up},
+    NORULES,
+};
+
+/* Qwen2VLModel.get_tensors: the vision tower is not in this GGUF */
+static const conv_rule qwen2vl_rules[] = {
+    {OP_SKIP, M_PREFIX, "visual.", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* PhiMoeModel.modify_tensors: Mixtral's experts stacked, nothing permuted */
+static const conv_rule phimoe_rules[] = {
+    {OP_STACK, M_CONTAINS, "block_sparse_moe.experts", NULL, "num_local_experts",
+     "model.layers.%b.block_sparse_moe.experts.%x.%w.weight", "model.layers.%b.block_sparse_moe.experts.%w.weight",
+     llama_ws},
+    NORULES,
+};
+
+/* DeepseekModel.modify_tensors: permute (n_head_kv when it differs), experts stacked */
+static const conv_rule deepseek_rules[] = {
+    PERMUTE_QK,
+    {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "n_routed_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    NORULES,
+};
+
 /* NemotronModel.modify_tensors: layernorm1p, +1 folded into the weights */
 static const conv_rule nemotron_rules[] = {
     {OP_ADD_ONE, M_SUFFIX, "norm.weight", NULL, NULL, NULL, NULL, NULL},
@@ -115,6 +220,13 @@ static const conv_rule nemotron_rules[] = {
 };
 
 static const conv_rule olmo_rules[] = {PERMUTE_QK, NORULES}; /* OlmoModel.modify_tensors */
+
+/* MiniCPMModel, XverseModel.modify_tensors: the weights only (no bias rule) */
+static const conv_rule permute_weights_rules[] = {
+    {OP_PERMUTE_Q, M_SUFFIX, "q_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_PERMUTE_K, M_SUFFIX, "k_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
 
 static const conv_rule gemma_rules[] = {
     {OP_SKIP, M_EXACT, "lm_head.weight", NULL, NULL, NULL, NULL, NULL},
@@ -180,7 +292,7 @@ static const conv_rule gpt2_rules[] = {
 static const conv_rule bloom_rules[] = {
     {OP_RENAME, M_PREFIX, "transformer.", "", NULL, NULL, NULL, NULL},
     {OP_QKV_PER_HEAD, M_CONTAINS, ".self_attention.query_key_value.", NULL, NULL, NULL, NULL, NULL},
-    {OP_ALSO_OUTPUT, M_EXACT, "token_embd.weight", "lm_head.weight|output.weight", NULL, NULL, NULL, NULL},
+    {OP_ALSO_OUTPUT_UNTIED, M_EXACT, "token_embd.weight", NULL, NULL, NULL, NULL, NULL},
     NORULES,
 };
 
@@ -387,6 +499,155 @@ static const conv_hp dbrx_hp[] = {
 
 static const conv_hp base_hp[] = {BASE, END};
 
+/* Qwen2VLModel: Model's keys and the M-RoPE sections */
+static const conv_hp qwen2vl_hp[] = {BASE, BLOCK(mrope_sections), END};
+
+/* OlmoeModel.set_gguf_parameters: the RMS epsilon fixed at 1e-5 */
+static const conv_hp olmoe_hp[] = {
+    BASE,
+    {"attention.layer_norm_rms_epsilon", 'f', "=1e-5", 0, NULL, NULL},
+    {"expert_count", 'u', "num_experts", HP_OPT, NULL, NULL},
+    END,
+};
+
+/* MiniCPMModel.set_gguf_parameters: Model's keys and the three scales */
+static const conv_hp minicpm_hp[] = {BASE, BLOCK(minicpm_scales), END};
+
+/* ExaoneModel.set_gguf_parameters */
+static const conv_hp exaone_hp[] = {
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|num_attention_heads", 0, NULL, NULL},
+    {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("feed_forward_length", 'u', ffn_or_4x_embd, 0),
+    {"block_count", 'u', "num_layers", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"rope.freq_base", 'f', "rope_theta", HP_OPT, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_pct_or_one, 0),
+    BLOCK(rope_linear),
+    END,
+};
+
+/* MiniCPM3Model.set_gguf_parameters: MLA keys, the file type first */
+static const conv_hp minicpm3_hp[] = {
+    CALC("general.file_type", 'u', file_type, 0),
+    {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    CALC("block_count", 'u', block_count, 0),
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"attention.q_lora_rank", 'u', "q_lora_rank", HP_OPT, NULL, NULL},
+    {"attention.kv_lora_rank", 'u', "kv_lora_rank", 0, NULL, NULL},
+    CALC("attention.key_length", 'u', qk_head_dim, 0),
+    {"rope.dimension_count", 'u', "qk_rope_head_dim", 0, NULL, NULL},
+    END,
+};
+
+/* BaichuanModel, XverseModel.set_gguf_parameters (the same code) */
+static const conv_hp baichuan_hp[] = {
+    {"tensor_data_layout", 's', "=Meta AI original pth", 0, NULL, NULL},
+    {"context_length", 'u', "max_sequence_length|max_position_embeddings|model_max_length", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', head_dim_embd, 0),
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|num_attention_heads", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    BLOCK(rope_linear),
+    END,
+};
+
+/* RefactModel.set_gguf_parameters (ALiBi: no rope keys) */
+static const conv_hp refact_hp[] = {
+    {"context_length", 'u', "n_positions", 0, NULL, NULL},
+    {"embedding_length", 'u', "n_embd", 0, NULL, NULL},
+    CALC("feed_forward_length", 'u', refact_ff, 0),
+    {"block_count", 'u', "n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_head", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "=1", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+/* CodeShellModel.set_gguf_parameters: rope base 10000, linear scaling 1.0 */
+static const conv_hp codeshell_hp[] = {
+    {"context_length", 'u', "n_positions", 0, NULL, NULL},
+    {"embedding_length", 'u', "n_embd", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "4*n_embd", 0, NULL, NULL},
+    {"block_count", 'u', "n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_head", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_query_groups", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"rope.freq_base", 'f', "=10000.0", 0, NULL, NULL},
+    {"rope.scaling.type", 's', "=linear", 0, NULL, NULL},
+    {"rope.scaling.factor", 'f', "=1.0", 0, NULL, NULL},
+    END,
+};
+
+/* OpenELMModel.set_gguf_parameters: per-layer arrays, RMS epsilon 1e-6
+ * (fixed in its modeling code), rope dimension int(1.0 * head_dim) */
+static const conv_hp openelm_hp[] = {
+    CALC("block_count", 'u', block_count, 0),
+    {"context_length", 'u', "max_context_length", 0, NULL, NULL},
+    {"embedding_length", 'u', "model_dim", 0, NULL, NULL},
+    BLOCK(openelm_layers),
+    {"rope.freq_base", 'f', "rope_freq_constant", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "=1e-6", 0, NULL, NULL},
+    {"rope.dimension_count", 'u', "head_dim", 0, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim", 0, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+/* JaisModel.set_gguf_parameters (ALiBi; max_alibi_bias came first) */
+static const conv_hp jais_hp[] = {
+    {"block_count", 'u', "n_layer", 0, NULL, NULL},
+    {"context_length", 'u', "n_positions", 0, NULL, NULL},
+    {"embedding_length", 'u', "n_embd", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "n_inner", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_head", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    BLOCK(jais_config),
+    END,
+};
+
+/* StarCoderModel.set_gguf_parameters: one KV head (multi-query) */
+static const conv_hp starcoder_hp[] = {
+    {"context_length", 'u', "n_positions", 0, NULL, NULL},
+    {"embedding_length", 'u', "n_embd", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "4*n_embd", 0, NULL, NULL},
+    {"block_count", 'u', "n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_head", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "=1", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+/* DeepseekModel.set_gguf_parameters */
+static const conv_hp deepseek_hp[] = {
+    BASE,
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    {"rope.scaling.type", 's', "=none", 0, NULL, NULL},
+    {"leading_dense_block_count", 'u', "first_k_dense_replace", 0, NULL, NULL},
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", 0, NULL, NULL},
+    {"expert_weights_scale", 'f', "=1.0", 0, NULL, NULL},
+    {"expert_count", 'u', "n_routed_experts", 0, NULL, NULL},
+    {"expert_shared_count", 'u', "n_shared_experts", 0, NULL, NULL},
+    END,
+};
+
 static const conv_hp gemma_hp[] = {
     {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
     {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
@@ -431,6 +692,25 @@ static const conv_hp phi3_hp[] = {
     {"rope.freq_base", 'f', "rope_theta", 0, NULL, NULL},
     CALC("general.file_type", 'u', file_type, 0),
     {"attention.sliding_window", 'u', "sliding_window||=0", 0, NULL, NULL},
+    END,
+};
+
+/* PhiMoeModel: Phi3MiniModel's keys, then the experts' */
+static const conv_hp phimoe_hp[] = {
+    {"context_length", 'u', "n_positions|max_position_embeddings", 0, NULL, NULL},
+    {"rope.scaling.original_context_length", 'u', "original_max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|n_embd", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers|n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads|n_head_kv", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', head_dim_embd, 0),
+    {"rope.freq_base", 'f', "rope_theta", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"attention.sliding_window", 'u', "sliding_window||=0", 0, NULL, NULL},
+    {"expert_used_count", 'u', "num_experts_per_tok", 0, NULL, NULL},
+    {"expert_count", 'u', "num_local_experts", 0, NULL, NULL},
     END,
 };
 
@@ -765,6 +1045,23 @@ const conv_arch conv_archs[] = {
     {"mpt", CLASSES("MPTForCausalLM"), AB_MPT, no_rules, mpt_hp, V_BPE, 0},
     {"dbrx", CLASSES("DbrxForCausalLM"), AB_DBRX, dbrx_rules, dbrx_hp, V_BPE, AF_FORCE_QUANT},
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
+    {"qwen2vl", CLASSES("Qwen2VLForConditionalGeneration"), AB_QWEN2VL, qwen2vl_rules, qwen2vl_hp, V_SPM_OR_BPE, 0},
+    {"olmoe", CLASSES("OlmoeForCausalLM"), AB_OLMOE, qwen2moe_rules, olmoe_hp, V_BPE, 0},
+    {"phimoe", CLASSES("PhiMoEForCausalLM"), AB_PHIMOE, phimoe_rules, phimoe_hp, V_PHI3, AF_LONGROPE},
+    {"deepseek", CLASSES("DeepseekForCausalLM"), AB_DEEPSEEK, deepseek_rules, deepseek_hp, V_SPM_OR_BPE, 0},
+    {"minicpm", CLASSES("MiniCPMForCausalLM"), AB_MINICPM, permute_weights_rules, minicpm_hp, V_SPM, AF_ROPE_FACTORS},
+    {"exaone", CLASSES("ExaoneForCausalLM"), AB_EXAONE, no_rules, exaone_hp, V_BPE, AF_LLAMA3_ROPE},
+    {"starcoder", CLASSES("GPTBigCodeForCausalLM"), AB_STARCODER, no_rules, starcoder_hp, V_BPE, 0},
+    {"granitemoe", CLASSES("GraniteMoeForCausalLM"), AB_GRANITE_MOE, granitemoe_rules, granite_hp, V_LLAMA,
+     AF_NO_HEAD_DIM | AF_LLAMA3_ROPE},
+    {"baichuan", CLASSES("BaichuanForCausalLM", "BaiChuanForCausalLM"), AB_BAICHUAN, baichuan_rules, baichuan_hp, V_SPM,
+     AF_K_PERMUTE_RATIO},
+    {"refact", CLASSES("GPTRefactForCausalLM"), AB_REFACT, refact_rules, refact_hp, V_BPE, 0},
+    {"xverse", CLASSES("XverseForCausalLM"), AB_XVERSE, permute_weights_rules, baichuan_hp, V_XVERSE, AF_K_PERMUTE_RATIO},
+    {"openelm", CLASSES("OpenELMForCausalLM"), AB_OPENELM, openelm_rules, openelm_hp, V_OPENELM, AF_LAYERS_KEY},
+    {"jais", CLASSES("JAISLMHeadModel"), AB_JAIS, jais_rules, jais_hp, V_BPE, AF_ALIBI_BIAS},
+    {"codeshell", CLASSES("CodeShellForCausalLM"), AB_CODESHELL, codeshell_rules, codeshell_hp, V_BPE, 0},
+    {"minicpm3", CLASSES("MiniCPM3ForCausalLM"), AB_MINICPM3, no_rules, minicpm3_hp, V_SPM, AF_ROPE_FACTORS_QK},
     /* only in the 2026-02 converter (ecbcb7ea): its layout always */
     {"qwen3moe", CLASSES("Qwen3MoeForCausalLM"), AB_QWEN3MOE, qwen3moe_rules, qwen3moe_hp, V_BPE, AF_ONLY_2026},
     {"smollm3", CLASSES("SmolLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp_2026, V_LLAMA,

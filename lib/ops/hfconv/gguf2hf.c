@@ -11,6 +11,7 @@
 #include "formats/formats.h"
 #include "ops/hfconv/gguf2hf_int.h"
 #include "ops/tensor_f32.h"
+#include "core/json_build.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -256,6 +257,58 @@ static bool up_name(const hfc *c, const mf_tensor *t, const char *alts, char *ou
     return true;
 }
 
+/* "blk.%b.attn_q" of a conv_split with the block filled in, then suffix. */
+static void split_part_name(const char *fmt, int64_t block, const char *suffix, char *out, size_t cap)
+{
+    const char *b = strstr(fmt, "%b");
+    if (b)
+        snprintf(out, cap, "%.*s%lld%s%s", (int)(b - fmt), fmt, (long long)block, b + 2, suffix);
+    else
+        snprintf(out, cap, "%s%s", fmt, suffix);
+}
+
+/* R_CONCAT: the forward rule that split this tensor off, and the other
+ * parts of its block, of the same width (and leading dimension). */
+static int concat_parts(hfc *c, hfc_item *it, int64_t block, const char *suffix)
+{
+    const mf_tensor *t = it->src;
+    char first[128];
+    for (const conv_rule *r = c->fwd->rules; r->pat && !it->split; r++) {
+        if (r->op != OP_SPLIT)
+            continue;
+        split_part_name(r->split->names[0], block, suffix, first, sizeof(first));
+        if (!strcmp(first, t->name))
+            it->split = r->split;
+    }
+    if (!it->split || t->ndim < 2 || t->ndim > 3)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
+                       "tensor \"%s\": no split of the %s table makes it (or not 2-d/3-d)", t->name, c->arch);
+    int64_t rows = 0;
+    for (size_t p = 0; it->split->names[p]; p++) {
+        char name[128];
+        split_part_name(it->split->names[p], block, suffix, name, sizeof(name));
+        const mf_tensor *q = p ? mf_tensor_find(c->m, name) : t;
+        bool fits = q && p < sizeof(it->parts) / sizeof(it->parts[0]) && q->ndim == t->ndim &&
+                    q->shape[t->ndim - 1] == t->shape[t->ndim - 1] && (t->ndim == 2 || q->shape[0] == t->shape[0]);
+        if (!fits)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
+                           "tensor \"%s\": its part \"%s\" is missing or of another width", t->name, name);
+        it->parts[it->n_parts++] = q;
+        rows += q->shape[q->ndim - 2];
+    }
+    it->out.shape[t->ndim - 2] = rows;
+    return 0;
+}
+
+/* R_TIED: the bytes of token_embd.weight again (CodeShell's copied head) */
+static bool same_as_embd(const hfc *c, const mf_tensor *t)
+{
+    const mf_tensor *e = mf_tensor_find(c->m, "token_embd.weight");
+    return e && e != t && e->dtype == t->dtype && e->ndim == t->ndim && e->nbytes == t->nbytes && e->data &&
+           t->data && !memcmp(e->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim) &&
+           !memcmp(e->data, t->data, (size_t)t->nbytes);
+}
+
 static int cmp_item(const void *a, const void *b)
 {
     return strcmp(((const hfc_item *)a)->out.name, ((const hfc_item *)b)->out.name);
@@ -286,7 +339,7 @@ static int plan_tensors(hfc *c)
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,
                            "tensor \"%s\" has no Hugging Face name for architecture %s", t->name,
                            c->arch);
-        if (r->op == R_SKIP || r->op == R_FUSED_PART || (r->op == R_SKIP_IF_COPY && hfc_output_is_copy(c)))
+        if (r->op == R_SKIP || r->op == R_FUSED_PART || (r->op == R_TIED && same_as_embd(c, t)))
             continue;
         if (!mf_dtype_to_f32_supported(t->dtype))
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,
@@ -316,6 +369,7 @@ static int plan_tensors(hfc *c)
         if (r->op == R_FUSE_GROUPED && fuse_parts(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
         if (r->op == R_JOIN_UP && join_up(c, &c->items.v[c->items.n - 1], block, suffix))
+        if (r->op == R_CONCAT && concat_parts(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
     }
     /* transformers' save_pretrained sorts nothing, but safetensors' own
@@ -434,6 +488,55 @@ static int fused_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     return 0;
 }
 
+/* R_CONCAT: the parts, each unpermuted as the forward split permuted it,
+ * joined along the rows (per leading slice of a 3-d tensor). */
+static int concat_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    const mf_tensor *t = it->src;
+    int nd = t->ndim;
+    int64_t outer = nd == 3 ? t->shape[0] : 1, cols = t->shape[nd - 1], rows = it->out.shape[nd - 2];
+    int64_t heads = key_int(c, "attention.head_count", 0);
+    int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    uint64_t n = (uint64_t)(outer * rows * cols);
+    float *w = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!w)
+        return mf_oom(c->st, c->path);
+    int64_t at = 0;
+    for (size_t p = 0; p < it->n_parts; p++) {
+        const mf_tensor *q = it->parts[p];
+        int64_t pr = q->shape[nd - 2];
+        float *v = NULL, *u = NULL;
+        if (mf_tensor_read_f32(c->m, q, &v, c->st)) {
+            free(w);
+            return -1;
+        }
+        conv_op op = it->split->ops[p];
+        if (op == OP_PERMUTE_Q || op == OP_PERMUTE_K) {
+            int64_t h = op == OP_PERMUTE_Q ? heads : kv;
+            if (op == OP_PERMUTE_K && kv > 0 && kv != heads && (c->fwd->flags & AF_K_PERMUTE_RATIO))
+                h = heads / kv;
+            if (nd != 2 || h <= 0 || pr % (2 * h) || !(u = malloc(sizeof(float) * (size_t)(pr * cols)))) {
+                free(v);
+                free(w);
+                return u || nd != 2 || h <= 0 || pr % (2 * h)
+                           ? mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)q->offset, "tensor \"%s\": %lld rows "
+                                     "do not split into %lld heads", q->name, (long long)pr, (long long)h)
+                           : mf_oom(c->st, c->path);
+            }
+            unpermute(v, u, pr, cols, h);
+            free(v);
+            v = u;
+        }
+        for (int64_t e = 0; e < outer; e++)
+            memcpy(w + (e * rows + at) * cols, v + e * pr * cols, sizeof(float) * (size_t)(pr * cols));
+        free(v);
+        at += pr;
+    }
+    *out = w;
+    *n_out = n;
+    return 0;
+}
+
 /* The item's values as float32 (malloc'd, n elements). */
 /* ffn_gate's values, then ffn_up's */
 static int joined_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
@@ -465,6 +568,8 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         return fused_f32(c, it, out, n_out);
     if (it->op == R_JOIN_UP)
         return joined_f32(c, it, out, n_out);
+    if (it->op == R_CONCAT)
+        return concat_f32(c, it, out, n_out);
     const mf_tensor *t = it->src;
     const float *src;
     if (source_f32(c, t, &src))
@@ -488,6 +593,8 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     case R_UNPERMUTE_Q:
     case R_UNPERMUTE_K: {
         int64_t h = it->op == R_UNPERMUTE_Q ? heads : kv;
+        if (it->op == R_UNPERMUTE_K && kv > 0 && kv != heads && (c->fwd->flags & AF_K_PERMUTE_RATIO))
+            h = heads / kv; /* XVERSE, Baichuan: permuted with n_head // n_head_kv heads */
         bad_heads = h <= 0 || rows % (2 * h);
         if (!bad_heads)
             unpermute(src, w, rows, cols, h);
@@ -604,7 +711,7 @@ static char *dir_file(hfc *c, const char *name)
 int hfc_write_json(hfc *c, const char *name, json_t *j)
 {
     char *p = dir_file(c, name);
-    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(9)) : NULL;
+    char *text = j ? mf_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(9)) : NULL;
     json_decref(j);
     if (!p || !text) {
         free(text);

@@ -9,8 +9,6 @@
 typedef enum hf_rev_op {
     R_PLAIN,         /* copied (dtype aside) */
     R_SKIP,          /* not a Hugging Face tensor (made by the converter) */
-    R_SKIP_IF_COPY,  /* skipped when its bytes are token_embd's (a tied head the
-                        converter wrote twice, BLOOM); else as R_PLAIN */
     R_UNPERMUTE_Q,   /* LlamaModel.permute(w, n_head, n_head) undone */
     R_UNPERMUTE_K,   /* LlamaModel.permute(w, n_head, n_head_kv) undone */
     R_SUB_ONE,       /* Gemma norms: the converter added 1 */
@@ -33,6 +31,11 @@ typedef enum hf_rev_op {
                         converter cut them; their values are not in the GGUF) */
     R_UNVIEW_EXPERTS,   /* DBRX: [E][ff][embd] back to [E * ff, embd], named without ".weight" */
     R_UNVIEW_EXPERTS_T, /* the same from [E][embd][ff], each expert transposed back */
+    R_TIED,          /* output: dropped when equal to token_embd (the converter
+                        wrote the tied head again), else as R_PLAIN */
+    R_CONCAT,        /* the first part of a forward OP_SPLIT: its parts (the
+                        conv_split of the forward rule; the others R_FUSED_PART),
+                        each unpermuted as its op says, joined along the rows */
 } hf_rev_op;
 
 typedef struct hf_rev_name {

@@ -230,6 +230,111 @@ static const hf_rev_name deepseek2_names[] = {
     END,
 };
 
+/* MiniCPM: Llama's names, q/k permuted; LongRoPE factors come from config */
+static const hf_rev_name minicpm_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    {"rope_factors_long", NULL, R_SKIP}, /* rope_scaling.long_factor */
+    {"rope_factors_short", NULL, R_SKIP},
+    END,
+};
+
+/* Granite-MoE: Llama's attention (permuted); gate and up experts were cut
+ * from input_linear, joined back */
+static const hf_rev_name granitemoe_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.ffn_gate_inp", L "block_sparse_moe.router.layer", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "block_sparse_moe.input_linear", R_CONCAT},
+    {"blk.{bid}.ffn_up_exps", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down_exps", L "block_sparse_moe.output_linear", R_PLAIN},
+    {"rope_freqs", NULL, R_SKIP}, /* made from rope_scaling (llama3): config carries it */
+    END,
+};
+
+/* Baichuan: q, k, v were cut from W_pack (q, k permuted), joined back */
+static const hf_rev_name baichuan_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q", L "self_attn.W_pack", R_CONCAT},
+    {"blk.{bid}.attn_k", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_v", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_output", L "self_attn.o_proj", R_PLAIN},
+    GATED_MLP,
+    END,
+};
+
+/* MiniCPM3: DeepSeek-V2's MLA names, a dense MLP, nothing permuted */
+static const hf_rev_name minicpm3_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q_a", L "self_attn.q_a_proj", R_PLAIN},
+    {"blk.{bid}.attn_q_a_norm", L "self_attn.q_a_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q_b", L "self_attn.q_b_proj", R_PLAIN},
+    {"blk.{bid}.attn_kv_a_mqa", L "self_attn.kv_a_proj_with_mqa", R_PLAIN},
+    {"blk.{bid}.attn_kv_a_norm", L "self_attn.kv_a_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_kv_b", L "self_attn.kv_b_proj", R_PLAIN},
+    {"blk.{bid}.attn_output", L "self_attn.o_proj", R_PLAIN},
+    GATED_MLP,
+    {"rope_factors_long", NULL, R_SKIP}, /* rope_scaling.long_factor */
+    {"rope_factors_short", NULL, R_SKIP},
+    END,
+};
+
+/* OLMoE: Llama's names with q/k norms, Qwen2-MoE's experts, permuted q/k */
+static const hf_rev_name olmoe_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_PLAIN},
+    {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.{x}.gate_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_up_exps", L "mlp.experts.{x}.up_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_down_exps", L "mlp.experts.{x}.down_proj", R_UNSTACK},
+    END,
+};
+
+/* PhiMoE: Mixtral's expert names, LayerNorms with biases, nothing permuted */
+static const hf_rev_name phimoe_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.ffn_gate_inp", L "block_sparse_moe.gate", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "block_sparse_moe.experts.{x}.w1", R_UNSTACK},
+    {"blk.{bid}.ffn_down_exps", L "block_sparse_moe.experts.{x}.w2", R_UNSTACK},
+    {"blk.{bid}.ffn_up_exps", L "block_sparse_moe.experts.{x}.w3", R_UNSTACK},
+    {"rope_factors_long", NULL, R_SKIP}, /* rope_scaling.long_factor */
+    {"rope_factors_short", NULL, R_SKIP},
+    END,
+};
+
+/* DeepSeek (MoE, v1): Llama's attention permuted, DeepSeek-V2's experts */
+static const hf_rev_name deepseek_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.{x}.gate_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_up_exps", L "mlp.experts.{x}.up_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_down_exps", L "mlp.experts.{x}.down_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_gate_shexp", L "mlp.shared_experts.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up_shexp", L "mlp.shared_experts.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down_shexp", L "mlp.shared_experts.down_proj", R_PLAIN},
+    END,
+};
+
 static const hf_rev_name stablelm_names[] = {
     LLAMA_TOP,
     {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
@@ -259,6 +364,106 @@ static const hf_rev_name gpt2_names[] = {
     END,
 };
 
+/* StarCoder 1 (GPTBigCode): nn.Linear weights (not transposed), learned
+ * positions; the head is tied (not saved) or lm_head */
+static const hf_rev_name starcoder_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"position_embd", "transformer.wpe", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", H "ln_1", R_PLAIN},
+    {"blk.{bid}.attn_qkv", H "attn.c_attn", R_PLAIN},
+    {"blk.{bid}.attn_output", H "attn.c_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.c_fc", R_PLAIN},
+    {"blk.{bid}.ffn_down", H "mlp.c_proj", R_PLAIN},
+    END,
+};
+
+/* Refact: q as is; kv and gate_up were split (R_CONCAT joins them back) */
+static const hf_rev_name refact_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", H "ln_1", R_PLAIN},
+    {"blk.{bid}.attn_q", H "attn.q", R_PLAIN},
+    {"blk.{bid}.attn_k", H "attn.kv", R_CONCAT},
+    {"blk.{bid}.attn_v", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_output", H "attn.c_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
+    {"blk.{bid}.ffn_gate", H "mlp.gate_up_proj", R_CONCAT},
+    {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down", H "mlp.c_proj", R_PLAIN},
+    END,
+};
+
+/* CodeShell: GPT-2's module names as nn.Linear (not transposed); a head
+ * equal to the embedding was written by the converter (tied) */
+static const hf_rev_name codeshell_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_TIED},
+    {"blk.{bid}.attn_norm", H "ln_1", R_PLAIN},
+    {"blk.{bid}.attn_qkv", H "attn.c_attn", R_PLAIN},
+    {"blk.{bid}.attn_output", H "attn.c_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.c_fc", R_PLAIN},
+    {"blk.{bid}.ffn_down", H "mlp.c_proj", R_PLAIN},
+    END,
+};
+
+#define T "transformer.layers.{bid}."
+/* OpenELM: per-layer head counts; proj_1 was split into gate and up */
+static const hf_rev_name openelm_names[] = {
+    {"token_embd", "transformer.token_embeddings", R_PLAIN},
+    {"output_norm", "transformer.norm", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", T "attn_norm", R_PLAIN},
+    {"blk.{bid}.attn_qkv", T "attn.qkv_proj", R_PLAIN},
+    {"blk.{bid}.attn_q_norm", T "attn.q_norm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", T "attn.k_norm", R_PLAIN},
+    {"blk.{bid}.attn_output", T "attn.out_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", T "ffn_norm", R_PLAIN},
+    {"blk.{bid}.ffn_gate", T "ffn.proj_1", R_CONCAT},
+    {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down", T "ffn.proj_2", R_PLAIN},
+    END,
+};
+#undef T
+
+/* JAIS: GPT-2's Conv1D weights (transposed back), SwiGLU c_fc / c_fc2 */
+static const hf_rev_name jais_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", H "ln_1", R_PLAIN},
+    {"blk.{bid}.attn_qkv", H "attn.c_attn", R_TRANSPOSE},
+    {"blk.{bid}.attn_output", H "attn.c_proj", R_TRANSPOSE},
+    {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.c_fc", R_TRANSPOSE},
+    {"blk.{bid}.ffn_gate", H "mlp.c_fc2", R_TRANSPOSE},
+    {"blk.{bid}.ffn_down", H "mlp.c_proj", R_TRANSPOSE},
+    END,
+};
+
+/* EXAONE: GPT-2-style module names around a Llama block, nothing permuted */
+static const hf_rev_name exaone_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", H "ln_1", R_PLAIN},
+    {"blk.{bid}.attn_q", H "attn.attention.q_proj", R_PLAIN},
+    {"blk.{bid}.attn_k", H "attn.attention.k_proj", R_PLAIN},
+    {"blk.{bid}.attn_v", H "attn.attention.v_proj", R_PLAIN},
+    {"blk.{bid}.attn_output", H "attn.attention.out_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", H "ln_2", R_PLAIN},
+    {"blk.{bid}.ffn_gate", H "mlp.c_fc_0", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.c_fc_1", R_PLAIN},
+    {"blk.{bid}.ffn_down", H "mlp.c_proj", R_PLAIN},
+    {"rope_freqs", NULL, R_SKIP}, /* made from rope_scaling (llama3): config carries it */
+    END,
+};
+
 static const hf_rev_name falcon_names[] = {
     {"token_embd", "transformer.word_embeddings", R_PLAIN},
     {"output_norm", "transformer.ln_f", R_PLAIN},
@@ -277,7 +482,7 @@ static const hf_rev_name bloom_names[] = {
     {"token_embd", "transformer.word_embeddings", R_PLAIN},
     {"token_embd_norm", "transformer.word_embeddings_layernorm", R_PLAIN},
     {"output_norm", "transformer.ln_f", R_PLAIN},
-    {"output", "lm_head", R_SKIP_IF_COPY},
+    {"output", "lm_head", R_TIED},
     {"blk.{bid}.attn_norm", H "input_layernorm", R_PLAIN},
     {"blk.{bid}.attn_qkv", H "self_attention.query_key_value", R_QKV_PER_HEAD},
     {"blk.{bid}.attn_output", H "self_attention.dense", R_PLAIN},
@@ -529,6 +734,21 @@ const hf_rev_arch hf_rev_archs[] = {
     {"bloom", CLASS("BloomForCausalLM", "bloom"), bloom_names},
     {"mpt", CLASS("MPTForCausalLM", "mpt"), mpt_names},
     {"dbrx", CLASS("DbrxForCausalLM", "dbrx"), dbrx_names},
+    {"qwen2vl", CLASS("Qwen2VLForConditionalGeneration", "qwen2_vl"), qwen_names},
+    {"olmoe", CLASS("OlmoeForCausalLM", "olmoe"), olmoe_names},
+    {"phimoe", CLASS("PhiMoEForCausalLM", "phimoe"), phimoe_names},
+    {"deepseek", CLASS("DeepseekForCausalLM", "deepseek"), deepseek_names},
+    {"minicpm", CLASS("MiniCPMForCausalLM", "minicpm"), minicpm_names},
+    {"exaone", CLASS("ExaoneForCausalLM", "exaone"), exaone_names},
+    {"starcoder", CLASS("GPTBigCodeForCausalLM", "gpt_bigcode"), starcoder_names},
+    {"granitemoe", CLASS("GraniteMoeForCausalLM", "granitemoe"), granitemoe_names},
+    {"baichuan", CLASS("BaichuanForCausalLM", "baichuan"), baichuan_names},
+    {"refact", CLASS("GPTRefactForCausalLM", "gpt_refact"), refact_names},
+    {"minicpm3", CLASS("MiniCPM3ForCausalLM", "minicpm3"), minicpm3_names},
+    {"codeshell", CLASS("CodeShellForCausalLM", "codeshell"), codeshell_names},
+    {"xverse", CLASS("XverseForCausalLM", "xverse"), llama_names},
+    {"openelm", CLASS("OpenELMForCausalLM", "openelm"), openelm_names},
+    {"jais", CLASS("JAISLMHeadModel", "jais"), jais_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);
 

@@ -5,6 +5,7 @@
  * ("@NAME") have their inverse here. So converting the result to GGUF again
  * reads back the same values. */
 #include "ops/hfconv/gguf2hf_int.h"
+#include "core/json_build.h"
 
 #include <errno.h>
 #include <math.h>
@@ -148,6 +149,30 @@ void g2h_rope_dim_neox(hfc *c, json_t *cfg, int64_t x)
     partial_rotary(cfg, "rotary_pct", x, false);
 }
 
+/* Refact: the width follows from n_embd, which comes back as its own key */
+void g2h_refact_ff(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    (void)cfg;
+    (void)x;
+}
+
+void g2h_ffn_or_4x_embd(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "intermediate_size", json_integer(x));
+}
+
+/* EXAONE: a factor only when the dimension is not the whole head */
+void g2h_rope_dim_pct_or_one(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t embd, heads;
+    (void)c;
+    embd_heads(cfg, &embd, &heads);
+    if (heads > 0 && embd / heads != x)
+        set_new(cfg, "partial_rotary_factor", rotary_fraction(x, embd, heads, false));
+}
+
 void g2h_qk_head_dim(hfc *c, json_t *cfg, int64_t x)
 {
     int64_t rope = 0;
@@ -283,6 +308,95 @@ void g2h_rope_yarn_deepseek(hfc *c, json_t *cfg)
     rope_yarn(c, cfg, true);
 }
 
+/* MiniCPM: scale_emb, scale_depth and dim_model_base back from the three
+ * f32 scales (each chosen so that the forward arithmetic gives the same f32) */
+void g2h_minicpm_scales(hfc *c, json_t *cfg)
+{
+    const mf_value *e = hfc_key(c, "embedding_scale"), *r = hfc_key(c, "residual_scale"),
+                   *l = hfc_key(c, "logit_scale");
+    int64_t layers = key_int_of(c, "block_count"), hidden = key_int_of(c, "embedding_length");
+    if (!e || !r || !l || e->type != MF_V_F32 || r->type != MF_V_F32 || l->type != MF_V_F32 || l->as.f == 0)
+        return;
+    set_new(cfg, "scale_emb", f32_json(e->as.f));
+    set_new(cfg, "scale_depth", json_real((double)(float)r->as.f * pow((double)layers, 0.5)));
+    double base = (double)hidden / (double)(float)l->as.f;
+    if (fabs(base - round(base)) < 1e-6 && (float)((double)hidden / round(base)) == (float)l->as.f)
+        set_new(cfg, "dim_model_base", json_integer((json_int_t)round(base)));
+    else
+        set_new(cfg, "dim_model_base", json_real(base));
+}
+
+/* An i32 array key back as a JSON list (NULL: absent) */
+static json_t *i32_list(const hfc *c, const char *suffix)
+{
+    const mf_value *v = hfc_key(c, suffix);
+    if (!v || v->type != MF_V_ARR || v->as.arr.elem != MF_V_I32)
+        return NULL;
+    json_t *a = json_array();
+    for (size_t i = 0; i < v->as.arr.n; i++)
+        json_array_append_new(a, json_integer(v->as.arr.items[i].as.i));
+    return a;
+}
+
+/* OpenELM: the layer count under its own key, the head lists, and FFN
+ * multipliers that _make_divisible maps back to the same widths (each
+ * width / model_dim, with divisor 256 when every width is a multiple of it,
+ * else 1: rounding to the nearest integer) */
+void g2h_openelm_layers(hfc *c, json_t *cfg)
+{
+    json_t *ffn = i32_list(c, "feed_forward_length");
+    int64_t embd = key_int_of(c, "embedding_length");
+    set_new(cfg, "num_transformer_layers", json_integer(key_int_of(c, "block_count")));
+    json_object_del(cfg, "num_hidden_layers");
+    set_new(cfg, "num_query_heads", i32_list(c, "attention.head_count"));
+    set_new(cfg, "num_kv_heads", i32_list(c, "attention.head_count_kv"));
+    if (!ffn || embd <= 0) {
+        json_decref(ffn);
+        return;
+    }
+    int64_t div = 256;
+    for (size_t i = 0; i < json_array_size(ffn); i++)
+        if (json_integer_value(json_array_get(ffn, i)) % 256 || json_integer_value(json_array_get(ffn, i)) < 256)
+            div = 1;
+    json_t *m = json_array();
+    for (size_t i = 0; i < json_array_size(ffn); i++)
+        json_array_append_new(m, json_real((double)json_integer_value(json_array_get(ffn, i)) / (double)embd));
+    json_decref(ffn);
+    set_new(cfg, "ffn_multipliers", m);
+    set_new(cfg, "ffn_dim_divisor", json_integer(div));
+}
+
+/* JAIS: SwiGLU and ALiBi; the embedding and head come back as the GGUF
+ * holds them (already scaled), so their scales are 1. The ALiBi slopes
+ * buffer is not written: the forward step then takes max_alibi_bias 8. */
+void g2h_jais_config(hfc *c, json_t *cfg)
+{
+    (void)c;
+    set_new(cfg, "activation_function", json_string("swiglu"));
+    set_new(cfg, "position_embedding_type", json_string("alibi"));
+    set_new(cfg, "embeddings_scale", json_real(1.0));
+    set_new(cfg, "width_scale", json_real(1.0));
+}
+
+/* Qwen2-VL: the M-RoPE sections (the forward step padded them to 4 with
+ * zeros; Qwen2-VL's three come back as three) */
+void g2h_mrope_sections(hfc *c, json_t *cfg)
+{
+    const mf_value *v = hfc_key(c, "rope.dimension_sections");
+    if (!v || v->type != MF_V_ARR || v->as.arr.elem != MF_V_I32)
+        return;
+    size_t n = v->as.arr.n;
+    while (n > 3 && v->as.arr.items[n - 1].as.i == 0)
+        n--;
+    json_t *rs = json_object(), *ms = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(ms, json_integer(v->as.arr.items[i].as.i));
+    json_object_set_new(rs, "mrope_section", ms);
+    json_object_set_new(rs, "rope_type", json_string("default"));
+    json_object_set_new(rs, "type", json_string("default"));
+    set_new(cfg, "rope_scaling", rs);
+}
+
 /* Does the architecture's own list (not "@base") write this GGUF key? The
  * forward converter would then write it twice from a config holding both
  * sources, so only the architecture's source comes back. */
@@ -406,7 +520,7 @@ static json_t *build_config(hfc *c)
     int64_t ttc;
     if (hfc_int(mf_meta_get(c->m, "tokenizer.ggml.token_type_count"), &ttc))
         set_new(cfg, "type_vocab_size", json_integer(ttc));
-    if (c->fwd->flags & AF_LONGROPE)
+    if (c->fwd->flags & (AF_LONGROPE | AF_ROPE_FACTORS | AF_ROPE_FACTORS_QK))
         longrope(c, cfg);
     const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
     if (tok && tok->type == MF_V_ARR)
@@ -432,7 +546,7 @@ typedef MF_VEC(char) textbuf;
 static void yaml_str(textbuf *b, const char *s)
 {
     json_t *j = json_string(s);
-    char *q = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+    char *q = j ? mf_json_dumps(j, JSON_ENCODE_ANY) : NULL;
     json_decref(j);
     const char *t = q ? q : "\"\"";
     size_t n = strlen(t);

@@ -12,6 +12,9 @@ typedef struct hfc_item {
     hf_rev_op op;
     int64_t x; /* R_UNSTACK: which slice */
     const mf_tensor *k, *v; /* R_FUSE_GROUPED: the block's attn_k, attn_v */
+    const conv_split *split;        /* R_CONCAT: the forward split, its parts' tensors */
+    const mf_tensor *parts[8];
+    size_t n_parts;
 } hfc_item;
 
 typedef struct hfc {

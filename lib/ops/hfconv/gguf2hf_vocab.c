@@ -10,6 +10,7 @@
  * and for all: tokenizer_config.json (special tokens, add_bos/add_eos, chat
  * template(s)), special_tokens_map.json. */
 #include "ops/hfconv/gguf2hf_int.h"
+#include "core/json_build.h"
 
 #include <stdlib.h>
 
@@ -290,7 +291,7 @@ static const struct pretok *pretok_for(const char *pre)
 
 static json_t *json_text(const char *s)
 {
-    return json_loads(s, JSON_DECODE_ANY, NULL);
+    return mf_json_loadb(s, strlen(s), JSON_DECODE_ANY, NULL);
 }
 
 static json_t *added_entry(size_t id, const char *content, bool special)
@@ -402,7 +403,7 @@ static int write_tokenizer_json(hfc *c, const vocab_view *v, bool bert)
     char *vtxt = NULL;
     size_t vtxt_n = 0;
     json_t *tj = tokenizer_json(c, v, bert, &vtxt, &vtxt_n);
-    char *text = tj ? json_dumps(tj, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    char *text = tj ? mf_json_dumps(tj, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(tj);
     int rc = text ? hfc_write_bytes(c, "tokenizer.json", text, strlen(text)) : mf_oom(c->st, c->path);
     free(text);
@@ -609,13 +610,15 @@ int hfc_write_tokenizer(hfc *c)
     if (view_vocab(c, &v))
         return -1;
     const char *kind = model->as.s.ptr;
-    bool spm = !strcmp(kind, "llama"), bert = !strcmp(kind, "bert");
+    /* XVERSE writes model "llama" from a tokenizer.json (its set_vocab reads
+     * only that): it comes back as one */
+    bool spm = !strcmp(kind, "llama") && c->fwd->vocab != V_XVERSE, bert = !strcmp(kind, "bert");
     int rc;
     if (spm)
         rc = write_spm(c, &v);
     else if (!strcmp(kind, "t5"))
         rc = write_unigram(c, &v, c->fwd->vocab == V_XLMR);
-    else if (bert || !strcmp(kind, "gpt2"))
+    else if (bert || !strcmp(kind, "gpt2") || !strcmp(kind, "llama"))
         rc = write_tokenizer_json(c, &v, bert);
     else
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, -1,

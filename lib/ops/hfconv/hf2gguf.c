@@ -29,6 +29,7 @@
 #include "ops/quant_mix.h"
 #include "quant/quant.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -243,7 +244,9 @@ static int load_config(conv *c)
 static int read_block_count(conv *c)
 {
     static const char *const block_keys[] = {"n_layers", "num_hidden_layers", "n_layer", "num_layers", NULL};
-    json_t *bc = h2g_find_hparam(c, block_keys);
+    static const char *const openelm_keys[] = {"num_transformer_layers", NULL};
+    /* OpenELMModel.find_hparam answers "n_layers" with num_transformer_layers */
+    json_t *bc = h2g_find_hparam(c, (c->arch->flags & AF_LAYERS_KEY) ? openelm_keys : block_keys);
     if (!bc)
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no num_hidden_layers");
     if (h2g_need_int(c, bc, "num_hidden_layers", &c->block_count))
@@ -307,6 +310,69 @@ void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o)
     o->threads = 1;
 }
 
+/* gguf.fill_templated_filename: str.format with {} / {ftype} / {outtype}
+ * (the type in lower case) and {FTYPE} / {OUTTYPE} (upper case); "{{" and
+ * "}}" are braces. Another field is an error, as Python's KeyError. */
+static int fill_template(const char *name, const char *type, char *out, size_t cap, mf_status *st)
+{
+    size_t n = 0;
+    for (const char *p = name; *p; p++) {
+        const char *put = NULL;
+        char one[2] = {*p, 0};
+        bool upper = false;
+        if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+            put = one;
+            p++;
+        } else if (*p == '{') {
+            const char *e = strchr(p, '}');
+            size_t k = e ? (size_t)(e - p - 1) : 0;
+            if (e && (k == 0 || (k == 5 && (!strncmp(p + 1, "ftype", 5) || !strncmp(p + 1, "FTYPE", 5))) ||
+                      (k == 7 && (!strncmp(p + 1, "outtype", 7) || !strncmp(p + 1, "OUTTYPE", 7))))) {
+                upper = k && isupper((unsigned char)p[1]);
+                put = type;
+                p = e;
+            } else {
+                return mf_fail(st, MF_ERR_USAGE, name, (int64_t)(p - name),
+                               "output name template: only {}, {ftype}, {outtype}, {FTYPE} and "
+                               "{OUTTYPE} are filled in");
+            }
+        } else if (*p == '}') {
+            return mf_fail(st, MF_ERR_USAGE, name, (int64_t)(p - name),
+                           "output name template: a single '}' (write '}}')");
+        } else {
+            put = one;
+        }
+        for (const char *q = put; *q && n + 1 < cap; q++)
+            out[n++] = (char)(upper ? toupper((unsigned char)*q) : put == type ? tolower((unsigned char)*q) : *q);
+    }
+    out[n] = 0;
+    return 0;
+}
+
+/* Where the converter writes: fname_out a directory (the model directory
+ * when no --outfile) -> DIR/{default name}; else the name's template filled. */
+static int output_path(const char *dir, const char *out, const char *default_name, const char *type,
+                       char **path, mf_status *st)
+{
+    const char *d = out ? out : dir;
+    if (mf_is_dir(d)) {
+        *path = mf_path_join_new(d, default_name);
+        return *path ? 0 : mf_oom(st, d);
+    }
+    const char *slash = strrchr(out, '/');
+    size_t head = slash ? (size_t)(slash - out + 1) : 0, cap = strlen(out) * 4 + strlen(type) * 8 + 64;
+    char *p = malloc(cap);
+    if (!p)
+        return mf_oom(st, out);
+    memcpy(p, out, head);
+    if (fill_template(out + head, type, p + head, cap - head, st)) {
+        free(p);
+        return -1;
+    }
+    *path = p;
+    return 0;
+}
+
 /* mf_convert_gguf_archs: every HF class of every architecture, once,
  * NULL-terminated (built on first use, under pthread_once). */
 enum { MAX_ARCH_CLASSES = 256 };
@@ -367,9 +433,26 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
         resolve_auto(&c);
         rc = h2g_plan_tensors(&c);
     }
+    if (rc == 0 && c.opts.vocab_only) { /* write_vocab: no tensors are prepared */
+        for (size_t i = 0; i < c.n_out; i++)
+            h2g_free_out(&c.out[i]);
+        c.n_out = 0;
+    }
+    /* the file name's type: LlamaFileType's name after "MOSTLY_"/"ALL_" */
+    const char *type_name = mf_ftype_name(c.mix != MF_FTYPE_INVALID ? c.mix : (mf_ftype)c.ftype);
+    char default_name[1024];
+    mf_hf_meta_in mi = {.model_name = c.opts.model_name, .override_path = c.opts.metadata_override,
+                        .output_type = type_name, .vocab_only = c.opts.vocab_only,
+                        .file_name = default_name, .file_name_cap = sizeof(default_name)};
     if (rc == 0)
-        rc = h2g_build_metadata(&c);
-    if (rc == 0 && c.mix != MF_FTYPE_INVALID)
+        rc = h2g_build_metadata(&c, &mi);
+    char *path = NULL;
+    if (rc == 0)
+        rc = output_path(dir, out, default_name, type_name, &path, st);
+    if (rc == 0 && c.opts.out_path && c.opts.out_path_cap)
+        snprintf(c.opts.out_path, c.opts.out_path_cap, "%s", path);
+    out = path;
+    if (rc == 0 && c.mix != MF_FTYPE_INVALID && !c.opts.vocab_only)
         rc = apply_mix(&c);
     if (rc == 0) {
         ot = calloc(c.n_out ? c.n_out : 1, sizeof(*ot));
@@ -391,8 +474,11 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
     /* llama-quantize's file, and gguf-py's too: GGUFWriter.write_tensors_to_file
      * pads after every tensor, the last included (seen when its size is not a
      * multiple of 32: DBRX's and the T5 encoder's Q8_0 token_embd) */
-    if (rc == 0)
+    if (rc == 0 && !c.opts.vocab_only)
         rc = mf_gguf_write_all_padded(out, ot, c.n_out, kv.kv, kv.n, h2g_fill_tensor, &c, st);
+    else if (rc == 0)
+        rc = mf_gguf_write(out, ot, c.n_out, kv.kv, kv.n, h2g_fill_tensor, &c, st);
+    free(path);
     free(ot);
     mf_kvlist_free(&kv);
     free_conv(&c);

@@ -4,8 +4,10 @@
  * to the model card's front matter, config.json's _name_or_path and the
  * directory's name, written in set_gguf_meta_model's order. */
 #include "ops/hfconv/hfconv.h"
+#include "core/json_build.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -442,7 +444,7 @@ static void use_card(json_t *card, char **field, const char *key)
         }
         *field = s;
     } else {
-        char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        char *t = mf_json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
         *field = t;
     }
 }
@@ -630,7 +632,7 @@ static void put_str_array(mf_kvlist *kv, const char *key, json_t *a)
         if (json_is_string(x)) {
             mf_kv_arr_str(kv, v, i, json_string_value(x), json_string_length(x));
         } else {
-            char *t = json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
+            char *t = mf_json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
             mf_kv_arr_str(kv, v, i, t ? t : "", t ? strlen(t) : 0);
             free(t);
         }
@@ -654,7 +656,7 @@ static void put_sources(mf_kvlist *kv, const char *what, json_t *list)
             if (json_is_string(v)) {
                 put_str(kv, key, json_string_value(v));
             } else {
-                char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+                char *t = mf_json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
                 put_str(kv, key, t);
                 free(t);
             }
@@ -714,8 +716,120 @@ static char *dir_name(const char *dir)
     return name;
 }
 
-int mf_hf_general_meta(const char *dir, const json_t *cfg, const mf_hf_params *params, mf_kvlist *kv,
-                       mf_status *st)
+/* Metadata.load_metadata_override + the assignments after it: each key the
+ * file has replaces the field, a JSON null unsets it (dict.get returns the
+ * None). general.license is not among them (the converter leaves it). */
+static int apply_override(gmeta *g, const char *path, mf_status *st)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+    } strs[] = {
+#define S(k, f) {k, offsetof(gmeta, f)}
+        S("general.name", name), S("general.author", author), S("general.version", version),
+        S("general.organization", organization), S("general.finetune", finetune),
+        S("general.basename", basename), S("general.description", description),
+        S("general.quantized_by", quantized_by), S("general.size_label", size_label),
+        S("general.license.name", license_name), S("general.license.link", license_link),
+        S("general.url", url), S("general.doi", doi), S("general.uuid", uuid),
+        S("general.repo_url", repo_url), S("general.source.url", source_url),
+        S("general.source.doi", source_doi), S("general.source.uuid", source_uuid),
+        S("general.source.repo_url", source_repo_url),
+#undef S
+    };
+    static const struct {
+        const char *key;
+        size_t off;
+    } arrs[] = {
+        {"general.base_models", offsetof(gmeta, base_models)},
+        {"general.datasets", offsetof(gmeta, datasets)},
+        {"general.tags", offsetof(gmeta, tags)},
+        {"general.languages", offsetof(gmeta, languages)},
+    };
+    char *text;
+    size_t len;
+    if (mf_read_small_file(path, 16u << 20, &text, &len, st))
+        return -1;
+    json_error_t je;
+    json_t *o = json_loadb(text, len, JSON_DECODE_ANY, &je);
+    free(text);
+    if (!o || !json_is_object(o)) {
+        json_decref(o);
+        return mf_fail(st, MF_ERR_FORMAT, path, o ? 0 : (int64_t)je.position,
+                       "metadata override: %s", o ? "not a JSON object" : je.text);
+    }
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+        json_t *v = json_object_get(o, strs[i].key);
+        if (!v)
+            continue;
+        char **field = (char **)((char *)g + strs[i].off);
+        free(*field);
+        *field = json_is_null(v) ? NULL
+                 : json_is_string(v) ? strdup(json_string_value(v))
+                                     : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    }
+    for (size_t i = 0; i < sizeof(arrs) / sizeof(arrs[0]); i++) {
+        json_t *v = json_object_get(o, arrs[i].key);
+        if (!v)
+            continue;
+        if (!json_is_null(v) && !json_is_array(v)) {
+            json_decref(o);
+            return mf_fail(st, MF_ERR_FORMAT, path, -1, "metadata override: %s must be a list",
+                           arrs[i].key);
+        }
+        json_t **field = (json_t **)((char *)g + arrs[i].off);
+        json_decref(*field);
+        *field = json_is_null(v) ? NULL : json_incref(v);
+    }
+    json_decref(o);
+    return 0;
+}
+
+/* gguf.naming_convention: part.strip() with ' ' (and '/' in the name) -> '-'. */
+static void name_part(char *out, size_t cap, const char *v, bool slash, bool upper)
+{
+    const char *b = v, *e = v + strlen(v);
+    while (*b && isspace((unsigned char)*b))
+        b++;
+    while (e > b && isspace((unsigned char)e[-1]))
+        e--;
+    size_t n = strlen(out);
+    if (n + 1 < cap)
+        out[n++] = '-';
+    for (const char *p = b; p < e && n + 1 < cap; p++)
+        out[n++] = *p == ' ' || (slash && *p == '/') ? '-' : upper ? (char)toupper((unsigned char)*p) : *p;
+    out[n] = 0;
+}
+
+static void file_name_of(const gmeta *g, const mf_hf_meta_in *in, char *out, size_t cap)
+{
+    out[0] = 0;
+    const char *name = g->basename ? g->basename : g->name ? g->name : NULL;
+    if (name) {
+        name_part(out, cap, name, true, false);
+        memmove(out, out + 1, strlen(out)); /* no '-' before the name */
+    } else {
+        snprintf(out, cap, "ggml-model");
+    }
+    if (!in->vocab_only && g->size_label) { /* used as is: f"-{size_label}" */
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "-%s", g->size_label);
+    }
+    if (g->finetune)
+        name_part(out, cap, g->finetune, false, false);
+    if (g->version)
+        name_part(out, cap, g->version, false, false);
+    if (!in->vocab_only && in->output_type)
+        name_part(out, cap, in->output_type, false, true);
+    if (in->vocab_only)
+        name_part(out, cap, "vocab", false, false);
+    size_t n = strlen(out);
+    if (n + 6 <= cap)
+        memcpy(out + n, ".gguf", 6);
+}
+
+int mf_hf_general_meta(const char *dir, const json_t *cfg, const mf_hf_params *params,
+                       mf_hf_meta_in *in, mf_kvlist *kv, mf_status *st)
 {
     int64_t total_params = params->total;
     gmeta g;
@@ -758,7 +872,16 @@ int mf_hf_general_meta(const char *dir, const json_t *cfg, const mf_hf_params *p
     char *dn = dir_name(dir);
     if (rc == 0 && dn)
         rc = apply_id(&g, dn, total_params);
-    if (!g.name && dn) /* prepare_metadata's fallback */
+    if (rc == 0 && in && in->override_path && apply_override(&g, in->override_path, st)) {
+        free(dn);
+        free_gmeta(&g);
+        return -1;
+    }
+    if (rc == 0 && in && in->model_name) { /* "Direct Metadata Override" */
+        free(g.name);
+        g.name = strdup(in->model_name);
+    }
+    if (!g.name && dn) /* prepare_metadata's fallback, after the overrides */
         g.name = strdup(dn);
     free(dn);
     if (rc == 0 && !g.size_label && total_params > 0) {
@@ -773,6 +896,8 @@ int mf_hf_general_meta(const char *dir, const json_t *cfg, const mf_hf_params *p
     }
     if (rc == 0)
         write_gmeta(&g, kv);
+    if (rc == 0 && in && in->file_name)
+        file_name_of(&g, in, in->file_name, in->file_name_cap);
     free_gmeta(&g);
     return rc ? mf_oom(st, dir) : 0;
 }

@@ -32,7 +32,8 @@ typedef struct out_tensor {
     int64_t row_len;             /* elements per row */
     int64_t *row_map;            /* output row -> source row; NULL: the same */
     bool transpose;              /* a 2-d source read column by column */
-    conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, OP_TERNARY, or OP_SKIP for none */
+    conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, OP_TERNARY, OP_SCALE, or OP_SKIP for none */
+    float scale;                 /* OP_SCALE's factor (a Python float as torch casts it) */
     float *generated;            /* values of a generated tensor */
 } out_tensor;
 
@@ -64,6 +65,7 @@ typedef struct conv {
     size_t n_pend, cap_pend;
     const char *first_of_seen[8]; /* OP_FIRST_OF groups already met */
     size_t n_first_of_seen;
+    double max_alibi_bias;       /* AF_ALIBI_BIAS: 8.0, or from the slopes tensor */
     mf_kvlist *kv;
     mf_convert_gguf_opts opts;   /* the caller's, over the defaults */
     bool l2026;                  /* the 2026-02 converter's layout (opts.layout or AF_ONLY_2026) */
@@ -91,7 +93,7 @@ json_t *h2g_hparam(const conv *c, const char *key);
 json_t *h2g_find_hparam(const conv *c, const char *const *keys);
 int h2g_need_int(const conv *c, json_t *v, const char *what, int64_t *out);
 int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv);
-int h2g_build_metadata(conv *c);
+int h2g_build_metadata(conv *c, mf_hf_meta_in *in);
 json_t *h2g_rope_params(conv *c); /* 2026: TextModel.rope_parameters (borrowed) */
 
 /* hf2gguf_stream.c */

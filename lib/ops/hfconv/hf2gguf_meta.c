@@ -4,6 +4,7 @@
  * and the tokenizer (hf2gguf_vocab.c). */
 #include "ops/hfconv/hf2gguf_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* ------------------------------------------------------ config values */
@@ -202,6 +203,165 @@ json_t *h2g_falcon_mamba(conv *c)
 {
     const char *mt = json_string_value(h2g_hparam(c, "model_type"));
     return json_boolean(mt && !strcmp(mt, "falcon_mamba"));
+}
+
+/* RefactModel: inner 4 * n_embd, hidden int(2 * inner / 3), rounded up to a
+ * multiple of 256 */
+json_t *h2g_refact_ff(conv *c)
+{
+    int64_t e;
+    if (h2g_need_hp_int(c, "n_embd", &e))
+        return NULL;
+    int64_t hidden = (int64_t)(2.0 * (double)(4 * e) / 3.0);
+    return json_integer(256 * ((hidden + 255) / 256));
+}
+
+/* JaisModel.__init__: the embeddings scale (mup_embeddings_scale, else
+ * embeddings_scale; the class asserts one is there) and the width scale
+ * (mup_output_alpha * mup_width_scale, else width_scale) */
+json_t *h2g_jais_embd_scale(conv *c)
+{
+    static const char *const keys[] = {"mup_embeddings_scale", "embeddings_scale", NULL};
+    json_t *v = h2g_find_hparam(c, keys);
+    if (!json_is_number(v)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric mup_embeddings_scale or embeddings_scale (JAIS)");
+        return NULL;
+    }
+    return json_incref(v);
+}
+
+json_t *h2g_jais_width_scale(conv *c)
+{
+    json_t *a = h2g_hparam(c, "mup_output_alpha"), *w = h2g_hparam(c, "mup_width_scale");
+    if (a) {
+        if (json_is_number(a) && json_is_number(w))
+            return json_real(json_number_value(a) * json_number_value(w));
+    } else if (json_is_number(h2g_hparam(c, "width_scale"))) {
+        return json_incref(h2g_hparam(c, "width_scale"));
+    }
+    mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric mup_output_alpha and mup_width_scale, "
+            "or width_scale (JAIS)");
+    return NULL;
+}
+
+/* The rows of a split's first part (conv_split.first_rows, arch.h). */
+
+/* GraniteMoeModel: "Merged FFN tensor size must be 2 * intermediate_size" */
+int h2g_rows_granitemoe_ffn(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    (void)bid;
+    if (h2g_need_hp_int(c, "intermediate_size", first))
+        return -1;
+    if (rows != 2 * *first)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "Merged FFN tensor size must be 2 * intermediate_size "
+                       "(%lld rows, intermediate_size %lld)", (long long)rows, (long long)*first);
+    return 0;
+}
+
+/* RefactModel: k is n_head_kv (1) * head_dim rows of kv */
+int h2g_rows_refact_kv(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    int64_t embd, heads;
+    (void)bid;
+    (void)rows;
+    if (h2g_need_hp_int(c, "n_embd", &embd) || h2g_need_hp_int(c, "n_head", &heads))
+        return -1;
+    *first = embd / heads;
+    return 0;
+}
+
+/* RefactModel: gate is ff_dim rows of gate_up */
+int h2g_rows_refact_ff(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    (void)bid;
+    (void)rows;
+    json_t *v = h2g_refact_ff(c);
+    if (!v)
+        return -1;
+    *first = json_integer_value(v);
+    json_decref(v);
+    return 0;
+}
+
+/* OpenELMModel._make_divisible (Apple's configuration_openelm.py) */
+static int64_t openelm_divisible(double v, int64_t d)
+{
+    int64_t nv = (int64_t)(v + (double)d / 2) / d * d;
+    if (nv < d)
+        nv = d;
+    if ((double)nv < 0.9 * v)
+        nv += d;
+    return nv;
+}
+
+/* OpenELMModel.__init__: _ffn_dims, one per ffn_multipliers entry */
+static int openelm_ffn_dims(conv *c, int64_t **dims, size_t *n)
+{
+    json_t *m = h2g_hparam(c, "ffn_multipliers");
+    int64_t embd, div;
+    *dims = NULL;
+    if (!json_is_array(m) || json_array_size(m) > (1u << 20))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no ffn_multipliers list (OpenELM)");
+    if (h2g_need_hp_int(c, "model_dim", &embd) || h2g_need_hp_int(c, "ffn_dim_divisor", &div))
+        return -1;
+    *n = json_array_size(m);
+    *dims = malloc((*n ? *n : 1) * sizeof(int64_t));
+    if (!*dims)
+        return mf_oom(c->st, c->dir);
+    for (size_t i = 0; i < *n; i++) {
+        json_t *x = json_array_get(m, i);
+        if (!json_is_number(x)) {
+            free(*dims);
+            *dims = NULL;
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json ffn_multipliers[%zu] is not a number", i);
+        }
+        (*dims)[i] = openelm_divisible(json_number_value(x) * (double)embd, div);
+    }
+    return 0;
+}
+
+/* OpenELMModel.modify_tensors: proj_1 = gate (_ffn_dims[bid] rows), up */
+int h2g_rows_openelm_ffn(conv *c, int64_t bid, int64_t rows, int64_t *first)
+{
+    int64_t *dims;
+    size_t n;
+    (void)rows;
+    if (openelm_ffn_dims(c, &dims, &n))
+        return -1;
+    int rc = (size_t)bid < n ? 0 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "block %lld has no ffn_multipliers entry", (long long)bid);
+    if (rc == 0)
+        *first = dims[bid];
+    free(dims);
+    return rc;
+}
+
+/* ExaoneModel: intermediate_size when the key is there, else 4 * hidden_size */
+json_t *h2g_ffn_or_4x_embd(conv *c)
+{
+    int64_t h;
+    json_t *v = h2g_hparam(c, "intermediate_size");
+    if (v)
+        return json_incref(v);
+    if (h2g_need_hp_int(c, "hidden_size", &h))
+        return NULL;
+    return json_integer(4 * h);
+}
+
+/* ExaoneModel: int(f * (hidden_size // num_attention_heads)), f the first of
+ * partial_rotary_factor, rope_pct present, 1.0 when none or null */
+json_t *h2g_rope_dim_pct_or_one(conv *c)
+{
+    static const char *const keys[] = {"partial_rotary_factor", "rope_pct", NULL};
+    int64_t a, b;
+    json_t *pct = h2g_find_hparam(c, keys);
+    if (pct && !json_is_null(pct) && !json_is_number(pct)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json partial_rotary_factor is not a number");
+        return NULL;
+    }
+    if (embd_and_heads(c, &a, &b))
+        return NULL;
+    double p = pct && !json_is_null(pct) ? json_number_value(pct) : 1.0;
+    return json_integer((int64_t)(p * (double)(a / b)));
 }
 
 static void arch_key(const conv *c, const char *key, char *out, size_t cap)
@@ -632,6 +792,113 @@ int h2g_rope_yarn_deepseek(conv *c)
     return rope_yarn(c, true);
 }
 
+/* MiniCPMModel.set_gguf_parameters: embedding_scale = float(scale_emb),
+ * residual_scale = scale_depth / num_hidden_layers ** 0.5, logit_scale =
+ * hidden_size / dim_model_base (Python floats, written as f32), and the
+ * rope scaling type when it is longrope. */
+int h2g_minicpm_scales(conv *c)
+{
+    static const char *const need[] = {"scale_emb", "scale_depth", "dim_model_base", NULL};
+    for (size_t i = 0; need[i]; i++)
+        if (!json_is_number(h2g_hparam(c, need[i])))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no numeric %s (MiniCPM)", need[i]);
+    int64_t layers, hidden;
+    if (h2g_need_hp_int(c, "num_hidden_layers", &layers) || h2g_need_hp_int(c, "hidden_size", &hidden))
+        return -1;
+    char key[160];
+    arch_key(c, "embedding_scale", key, sizeof(key));
+    mf_kv_f32(c->kv, key, (float)json_number_value(h2g_hparam(c, "scale_emb")));
+    arch_key(c, "residual_scale", key, sizeof(key));
+    mf_kv_f32(c->kv, key, (float)(json_number_value(h2g_hparam(c, "scale_depth")) / pow((double)layers, 0.5)));
+    double base = json_number_value(h2g_hparam(c, "dim_model_base"));
+    if (base == 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json dim_model_base is 0 (MiniCPM)");
+    arch_key(c, "logit_scale", key, sizeof(key));
+    mf_kv_f32(c->kv, key, (float)((double)hidden / base));
+    json_t *rs = h2g_hparam(c, "rope_scaling");
+    const char *t = json_string_value(json_object_get(rs, "type"));
+    if (t && !strcmp(t, "longrope")) {
+        arch_key(c, "rope.scaling.type", key, sizeof(key));
+        mf_kv_str(c->kv, key, "longrope", 8);
+    }
+    return 0;
+}
+
+/* An i32 array key from a list of integers (gguf-py's add_array of ints). */
+static int put_i32_array(conv *c, const char *k, const int64_t *v, size_t n, const char *what)
+{
+    char key[160];
+    arch_key(c, k, key, sizeof(key));
+    mf_value *a = mf_kv_arr(c->kv, key, MF_V_I32, n);
+    for (size_t i = 0; a && i < n; i++) {
+        if (v[i] < INT32_MIN || v[i] > INT32_MAX)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s[%zu] does not fit an i32", what, i);
+        a->as.arr.items[i].as.i = v[i];
+    }
+    return 0;
+}
+
+/* OpenELMModel.set_gguf_parameters: per-layer FFN widths, query and KV head
+ * counts as arrays (the class asserts one entry per block) */
+int h2g_openelm_layers(conv *c)
+{
+    static const char *const lists[] = {"num_query_heads", "num_kv_heads"};
+    static const char *const keys[] = {"attention.head_count", "attention.head_count_kv"};
+    int64_t *dims, v[2][1024];
+    size_t n;
+    if (openelm_ffn_dims(c, &dims, &n))
+        return -1;
+    int rc = (int64_t)n == c->block_count && n <= 1024 ? 0 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
+             "config.json: %zu ffn_multipliers for %lld layers (OpenELM)", n, (long long)c->block_count);
+    for (int l = 0; rc == 0 && l < 2; l++) {
+        json_t *a = h2g_hparam(c, lists[l]);
+        if (!json_is_array(a) || json_array_size(a) != n)
+            rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s must list one value per layer", lists[l]);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = h2g_need_int(c, json_array_get(a, i), lists[l], &v[l][i]);
+    }
+    if (rc == 0)
+        rc = put_i32_array(c, "feed_forward_length", dims, n, "ffn_multipliers");
+    for (int l = 0; rc == 0 && l < 2; l++)
+        rc = put_i32_array(c, keys[l], v[l], n, lists[l]);
+    free(dims);
+    return rc;
+}
+
+/* JaisModel.__init__ asserts SwiGLU and ALiBi; it writes no key */
+int h2g_jais_config(conv *c)
+{
+    const char *act = json_string_value(h2g_hparam(c, "activation_function")),
+               *pos = json_string_value(h2g_hparam(c, "position_embedding_type"));
+    if (!act || strcmp(act, "swiglu") || !pos || strcmp(pos, "alibi"))
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "JAIS: the converter takes activation_function "
+                       "swiglu and position_embedding_type alibi only");
+    return 0;
+}
+
+/* Qwen2VLModel: rope_scaling.mrope_section padded with zeros to 4, an
+ * array of i32 (gguf-py's add_array of Python ints) */
+int h2g_mrope_sections(conv *c)
+{
+    json_t *ms = json_object_get(h2g_hparam(c, "rope_scaling"), "mrope_section");
+    size_t n = json_array_size(ms);
+    if (!json_is_array(ms) || n > 64)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no rope_scaling.mrope_section list");
+    char key[160];
+    arch_key(c, "rope.dimension_sections", key, sizeof(key));
+    mf_value *a = mf_kv_arr(c->kv, key, MF_V_I32, n < 4 ? 4 : n);
+    for (size_t i = 0; a && i < n; i++) {
+        int64_t x;
+        if (h2g_need_int(c, json_array_get(ms, i), "rope_scaling.mrope_section", &x))
+            return -1;
+        if (x < INT32_MIN || x > INT32_MAX)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_scaling.mrope_section %lld does "
+                           "not fit an i32", (long long)x);
+        a->as.arr.items[i].as.i = x;
+    }
+    return 0;
+}
+
 static int hyper_parameters(conv *c, const conv_hp *list)
 {
     for (const conv_hp *h = list; h->key; h++) {
@@ -692,22 +959,22 @@ static void param_counts(const conv *c, mf_hf_params *p)
     p->expert_count = n_expert_tensors ? expert_sum / n_expert_tensors : 0;
 }
 
-int h2g_build_metadata(conv *c)
+int h2g_build_metadata(conv *c, mf_hf_meta_in *in)
 {
     mf_kv_str(c->kv, "general.type", "model", 5);
     mf_hf_params pc;
-    param_counts(c, &pc);
+    param_counts(c, &pc); /* vocab-only: no tensors, so no parameters (write_vocab) */
     mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name,
                            .note = c->opts.note, .note_user = c->opts.note_user, .l2026 = c->l2026};
     if (c->l2026) { /* ModelBase.prepare_metadata, then TextModel's set_vocab */
-        if (sampling_keys(c) || mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) ||
+        if (sampling_keys(c) || mf_hf_general_meta(c->dir, c->cfg, &pc, in, c->kv, c->st) ||
             hyper_parameters(c, c->hparams))
             return -1;
         mf_kv_u32(c->kv, "general.quantization_version", 2);
         if (mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
             return -1;
     } else {
-        if (mf_hf_general_meta(c->dir, c->cfg, &pc, c->kv, c->st) || hyper_parameters(c, c->hparams) ||
+        if (mf_hf_general_meta(c->dir, c->cfg, &pc, in, c->kv, c->st) || hyper_parameters(c, c->hparams) ||
             mf_hf_vocab_keys(c->dir, c->cfg, &vo, c->kv, c->st))
             return -1;
         mf_kv_u32(c->kv, "general.quantization_version", 2);

@@ -206,6 +206,8 @@ static int permute_heads(const conv *c, bool k, int64_t *heads)
     if (h2g_head_counts(c, &n_head, &n_kv))
         return -1;
     *heads = k && n_kv && n_kv != n_head ? n_kv : n_head;
+    if (k && n_kv && n_kv != n_head && (c->arch->flags & AF_K_PERMUTE_RATIO))
+        *heads = n_head / n_kv; /* _reverse_hf_permute: n_head //= n_kv_head */
     return 0;
 }
 
@@ -545,6 +547,64 @@ static int view_experts(conv *c, const conv_rule *r, out_tensor *o, const mf_mod
     return 0;
 }
 
+/* A fused tensor cut along its rows (dimension -2; each leading slice of a
+ * 3-d one alike) into the parts of r->split (OP_SPLIT); each part as its
+ * row map, permuted when its op says so. */
+static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
+                      const char *name, int64_t bid)
+{
+    const conv_split *sp = r->split;
+    size_t n_parts = 0;
+    while (sp->names[n_parts])
+        n_parts++;
+    if (t->ndim < 2 || t->ndim > 3 || n_parts < 2 || bid < 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": cannot split a %d-d tensor "
+                       "into %zu parts", name, t->ndim, n_parts);
+    int64_t outer = t->ndim == 3 ? t->shape[0] : 1, rows = t->shape[t->ndim - 2], len = t->shape[t->ndim - 1];
+    int64_t first = rows / (int64_t)n_parts;
+    if (sp->first_rows && sp->first_rows(c, bid, rows, &first))
+        return -1;
+    if (sp->first_rows ? (n_parts != 2 || first <= 0 || first >= rows) : rows % (int64_t)n_parts)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows do not split into "
+                       "%zu parts (the first of %lld)", name, (long long)rows, n_parts, (long long)first);
+    const char *suffix = ends_with(name, ".bias") ? ".bias" : ".weight";
+    int64_t at = 0;
+    for (size_t p = 0; p < n_parts; p++) {
+        int64_t prow = sp->first_rows && p == 1 ? rows - first : first;
+        out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
+        memcpy(o.shape, t->shape, sizeof(o.shape));
+        o.shape[t->ndim - 2] = prow;
+        o.row_len = len;
+        o.name = malloc(strlen(sp->names[p]) + 32);
+        if (!o.name || one_seg(c, &o, part, t) || !(o.row_map = alloc_map(c, outer * prow))) {
+            bool oom = !o.name;
+            h2g_free_out(&o);
+            return oom ? mf_oom(c->st, c->dir) : -1;
+        }
+        const char *b = strstr(sp->names[p], "%b");
+        if (b)
+            sprintf(o.name, "%.*s%lld%s%s", (int)(b - sp->names[p]), sp->names[p], (long long)bid, b + 2, suffix);
+        else
+            sprintf(o.name, "%s%s", sp->names[p], suffix);
+        for (int64_t e = 0; e < outer; e++)
+            for (int64_t k = 0; k < prow; k++)
+                o.row_map[e * prow + k] = e * rows + at + k;
+        at += prow;
+        int64_t heads;
+        if ((sp->ops[p] == OP_PERMUTE_Q || sp->ops[p] == OP_PERMUTE_K) &&
+            (outer != 1 || permute_heads(c, sp->ops[p] == OP_PERMUTE_K, &heads) ||
+             add_permute(c, &o, prow, heads, name))) {
+            if (!c->st->code)
+                mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a 3-d part cannot be permuted", name);
+            h2g_free_out(&o);
+            return -1;
+        }
+        if (add_out(c, &o))
+            return -1;
+    }
+    return 0;
+}
+
 /* RobertaModel: data_torch[pad_token_id + 1:, :] (nothing without a pad id). */
 static int drop_rows(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const mf_tensor *t)
 {
@@ -567,6 +627,23 @@ static int drop_rows(conv *c, const conv_rule *r, out_tensor *o, const mf_model 
     return 0;
 }
 
+/* JaisModel.modify_tensors: relative_pe.slopes is not written; its first
+ * value gives max_alibi_bias = -round(log2(first) * 2 ** floor(log2(n_head)))
+ * (Python's round: half to even) */
+static int alibi_slopes(conv *c, const mf_model *part, const mf_tensor *t)
+{
+    int64_t heads;
+    float *v = NULL;
+    if (h2g_need_hp_int(c, "n_head", &heads))
+        return -1;
+    if (mf_tensor_nelems(t) < 1 || mf_tensor_read_f32(part, t, &v, c->st))
+        return c->st->code ? -1 : mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\" is empty", t->name);
+    double closest = pow(2.0, floor(log2((double)heads)));
+    c->max_alibi_bias = -nearbyint(log2((double)v[0]) * closest);
+    free(v);
+    return 0;
+}
+
 /* OP_FIRST_OF: was a tensor of this group met already? Marks it met. */
 static bool first_of_seen(conv *c, const char *group)
 {
@@ -578,17 +655,27 @@ static bool first_of_seen(conv *c, const char *group)
     return false;
 }
 
-/* Does any part hold a tensor named by the list "a|b" (NULL: none)? */
-static bool source_has_any(const conv *c, const char *names)
+/* CodeShellModel: "lm_head.weight" or "output.weight" among the tensors? */
+static bool has_head(const conv *c)
 {
-    for (const char *p = names; p && *p;) {
-        size_t n = strcspn(p, "|");
-        char one[256];
-        snprintf(one, sizeof(one), "%.*s", (int)n, p);
-        for (size_t i = 0; i < c->n_parts; i++)
-            if (mf_tensor_find(c->parts[i], one))
-                return true;
-        p += n + (p[n] == '|');
+    for (size_t p = 0; p < c->n_parts; p++)
+        if (mf_tensor_find(c->parts[p], "lm_head.weight") || mf_tensor_find(c->parts[p], "output.weight"))
+            return true;
+    return false;
+}
+
+/* Does a skip rule drop this source name? (before any check of its shape:
+ * Qwen2-VL's 5-d vision patch embedding is never read) */
+static bool skipped_by_rule(const conv *c, const char *name)
+{
+    for (const conv_rule *r = c->rules; r->pat; r++) {
+        if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED ||
+            !rule_matches(c, r, name))
+            continue;
+        if (r->op == OP_SKIP)
+            return true;
+        if (r->op != OP_RENAME) /* the rules that follow see a renamed name */
+            return false;
     }
     return false;
 }
@@ -600,7 +687,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
 
 /* JinaBertV2Model.get_tensors: a fused tensor cut by rows into parts named
  * with the rule's pattern replaced, each planned as a tensor of its own. */
-static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t)
+static int plan_split_rows(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t)
 {
     int64_t rows_per;
     if (h2g_need_hp_int(c, r->count_key, &rows_per))
@@ -633,7 +720,7 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     for (const conv_rule *r = c->rules; r->pat; r++)
         if (r->op == OP_SPLIT_ROWS && rule_matches(c, r, t->name))
-            return plan_split(c, r, part, t);
+            return plan_split_rows(c, r, part, t);
     return plan_one(c, part, t, t->name, 0, -1);
 }
 
@@ -641,7 +728,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
                     int64_t nrows)
 {
     if (ends_with(t->name, ".attention.masked_bias") || ends_with(t->name, ".attention.bias") ||
-        ends_with(t->name, ".rotary_emb.inv_freq"))
+        ends_with(t->name, ".rotary_emb.inv_freq") || skipped_by_rule(c, t->name))
         return 0; /* "we don't need these" */
     if (!dtype_convertible(t->dtype))
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1,
@@ -667,7 +754,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
     int permute = 0, rc = 0;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->rules; r->pat; r++) {
-        if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD) {
+        if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED) {
             after_map = r;
             continue;
         }
@@ -686,6 +773,18 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         case OP_SKIP: free(name); h2g_free_out(&o); return 0;
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
         case OP_ADD_ONE: case OP_NEG_EXP: case OP_TERNARY: o.ew = r->op; continue;
+        case OP_SCALE: {
+            json_t *f = r->factor->fwd(c);
+            if (!f) {
+                free(name);
+                h2g_free_out(&o);
+                return -1;
+            }
+            o.ew = OP_SCALE;
+            o.scale = (float)json_number_value(f);
+            json_decref(f);
+            continue;
+        }
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
@@ -704,7 +803,9 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             }
             continue;
         }
+        case OP_ALIBI_SLOPES: rc = alibi_slopes(c, part, t); break;
         case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); break;
+        case OP_SPLIT: rc = plan_split(c, r, part, t, name, bid); break;
         case OP_SPLIT_KV_B: rc = plan_kv_b(c, part, t, name); break;
         default: rc = plan_qkv(c, r, part, t, name, bid); break;
         }
@@ -767,8 +868,8 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         h2g_free_out(&o);
         return -1;
     }
-    bool dup = after_map && after_map->op == OP_ALSO_OUTPUT && !strcmp(o.name, after_map->pat) &&
-               !source_has_any(c, after_map->with);
+    bool dup = after_map && (after_map->op == OP_ALSO_OUTPUT || (after_map->op == OP_ALSO_OUTPUT_UNTIED &&
+                                                                 !has_head(c))) && !strcmp(o.name, after_map->pat);
     out_tensor copy = o;
     if (add_out(c, &o))
         return -1;
@@ -848,6 +949,36 @@ static int llama3_rope_freqs(conv *c)
     return rc;
 }
 
+/* rope_scaling's long_factor and short_factor lists, dims / 2 values each,
+ * as rope_factors_long / rope_factors_short (float32) */
+static int factor_tensors(conv *c, json_t *rs, int64_t dims)
+{
+    json_t *lf = json_object_get(rs, "long_factor"), *sf = json_object_get(rs, "short_factor");
+    if (!json_is_array(lf) || !json_is_array(sf))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
+                       "config.json: missing the required key rope_scaling.long_factor or short_factor");
+    size_t n = json_array_size(lf);
+    if (json_array_size(sf) != n || (double)n != (double)dims / 2)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "the length of rope long and short factors must be %g",
+                       (double)dims / 2);
+    double *v = malloc((n ? n : 1) * sizeof(double));
+    if (!v)
+        return mf_oom(c->st, c->dir);
+    int rc = 0;
+    for (int which = 0; rc == 0 && which < 2; which++) {
+        json_t *a = which ? sf : lf;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (!json_is_number(json_array_get(a, i)))
+                rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_scaling factors must be numbers");
+            v[i] = json_number_value(json_array_get(a, i));
+        }
+        if (rc == 0)
+            rc = add_generated(c, which ? "rope_factors_short.weight" : "rope_factors_long.weight", v, n);
+    }
+    free(v);
+    return rc;
+}
+
 /* Phi3MiniModel.generate_extra_tensors: LongRoPE factors and the attention
  * factor (written before the other keys, as the converter does). */
 static int longrope_tensors(conv *c)
@@ -878,35 +1009,34 @@ static int longrope_tensors(conv *c)
     char key[128];
     snprintf(key, sizeof(key), "%s.rope.scaling.attn_factor", c->arch->name);
     mf_kv_f32(c->kv, key, (float)attn);
-    json_t *lf = json_object_get(rs, "long_factor"), *sf = json_object_get(rs, "short_factor");
-    if (!json_is_array(lf) || !json_is_array(sf))
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
-                       "config.json: missing the required key rope_scaling.long_factor or short_factor");
-    int64_t rope_dims = n_embd / n_head;
-    if (json_array_size(lf) != json_array_size(sf) || (double)json_array_size(lf) != (double)rope_dims / 2)
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "the length of rope long and short factors must be %g",
-                       (double)rope_dims / 2);
-    size_t n = json_array_size(lf);
-    double *v = malloc((n ? n : 1) * sizeof(double));
-    if (!v)
-        return mf_oom(c->st, c->dir);
-    int rc = 0;
-    for (int which = 0; rc == 0 && which < 2; which++) {
-        json_t *a = which ? sf : lf;
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            if (!json_is_number(json_array_get(a, i)))
-                rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_scaling factors must be numbers");
-            v[i] = json_number_value(json_array_get(a, i));
-        }
-        if (rc == 0)
-            rc = add_generated(c, which ? "rope_factors_short.weight" : "rope_factors_long.weight", v, n);
+    return factor_tensors(c, rs, n_embd / n_head);
+}
+
+/* MiniCPMModel / MiniCPM3Model.generate_extra_tensors: with a rope_scaling,
+ * its long_factor and short_factor lists (rope_dims / 2 values each) as
+ * rope_factors_long / rope_factors_short; no attention factor. */
+static int rope_factor_pair(conv *c)
+{
+    json_t *rs = h2g_hparam(c, "rope_scaling");
+    if (!rs || json_is_null(rs))
+        return 0;
+    int64_t dims, hidden, heads;
+    if (c->arch->flags & AF_ROPE_FACTORS_QK) {
+        if (h2g_need_hp_int(c, "qk_rope_head_dim", &dims))
+            return -1;
+    } else {
+        if (h2g_need_hp_int(c, "hidden_size", &hidden) || h2g_need_hp_int(c, "num_attention_heads", &heads))
+            return -1;
+        dims = hidden / heads;
     }
-    free(v);
-    return rc;
+    return factor_tensors(c, rs, dims);
 }
 
 int h2g_plan_tensors(conv *c)
 {
+    c->max_alibi_bias = 8.0; /* JaisModel.__init__ */
+    if ((c->arch->flags & (AF_ROPE_FACTORS | AF_ROPE_FACTORS_QK)) && rope_factor_pair(c))
+        return -1;
     if ((c->arch->flags & AF_LLAMA3_ROPE) && llama3_rope_freqs(c))
         return -1;
     if ((c->arch->flags & AF_LONGROPE) && longrope_tensors(c))
@@ -921,6 +1051,11 @@ int h2g_plan_tensors(conv *c)
         free(order);
         if (rc)
             return -1;
+    }
+    if (c->arch->flags & AF_ALIBI_BIAS) { /* JaisModel.prepare_tensors, after the tensors */
+        char key[96];
+        snprintf(key, sizeof(key), "%s.attention.max_alibi_bias", c->arch->name);
+        mf_kv_f32(c->kv, key, (float)c->max_alibi_bias);
     }
     for (size_t i = 0; i < c->n_pend; i++)
         for (size_t k = 0; k < c->pend[i].n; k++)

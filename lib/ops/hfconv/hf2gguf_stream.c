@@ -198,8 +198,10 @@ static void output_row(const reader *r, int64_t row, float *f32)
         }
         return;
     }
+    /* an F16 tensor times a Python float: torch casts the scalar to F16 first */
+    float scale = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(o->scale)) : o->scale;
     for (int64_t i = 0; i < o->row_len; i++) {
-        float v = o->ew == OP_ADD_ONE ? f32[i] + 1.0f : -torch_expf(f32[i]);
+        float v = o->ew == OP_ADD_ONE ? f32[i] + 1.0f : o->ew == OP_SCALE ? f32[i] * scale : -torch_expf(f32[i]);
         f32[i] = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(v)) : v;
     }
 }

@@ -13,6 +13,7 @@
 #include "ops/hfconv/bpe_encode.h"
 #include "ops/hfconv/arch.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 
 enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER_DEFINED = 4, TT_UNUSED = 5,
@@ -395,9 +396,12 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         /* MPT ships the GPT-NeoX-20B tokenizer: its hash is MPT's and OLMo's, the later "olmo" wins */
         {"mpt", PF_BYTELEVEL, "olmo"},
         {"dbrx", PF_LLAMA3, "dbrx"},
+        {"olmoe", PF_BYTELEVEL, "olmo"},       {"codeshell", PF_BYTELEVEL, "codeshell"},
+        {"jais", PF_BYTELEVEL, "jais"},       {"exaone", PF_BYTELEVEL, "exaone"},
         {NULL, PF_BYTELEVEL, "gpt-2"},
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
-        {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"},
+        {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"}, {"granitemoe", PF_DIGITS_BYTELEVEL, "refact"},
+        {"refact", PF_DIGITS_BYTELEVEL, "refact"},
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
         {"olmo2", PF_LLAMA3, "dbrx"},           {"hunyuan-dense", PF_LLAMA3, "hunyuan-dense"},
         {"glm4moe", PF_LLAMA3, "glm4"},         {NULL, PF_LLAMA3, "llama-bpe"},
@@ -1103,6 +1107,81 @@ static int set_vocab_gpt2(vocab *v)
     return add_special_vocab(v, -1, true);
 }
 
+/* XverseModel.set_vocab: AutoTokenizer's vocab (tokenizer.json's model
+ * vocabulary, its added tokens over it) read by id up to vocab_size;
+ * "\x00" and <0xNN> pieces BYTE (the first written "<b'\\x00'>", Python's
+ * f"<{bytes}>"), added tokens CONTROL when special else USER_DEFINED, the
+ * rest NORMAL; no scores, no merges; tokenizer model "llama", pre "default". */
+static int set_vocab_xverse(vocab *v)
+{
+    json_t *model = json_object_get(v->tj, "model"), *vocab_obj = json_object_get(model, "vocab");
+    json_t *added = json_object_get(v->tj, "added_tokens");
+    if (!v->tj || !json_is_object(vocab_obj))
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "XVERSE: tokenizer.json with a model vocabulary "
+                       "is required (the converter asserts it)");
+    int64_t n = v->vocab_size, max_id = -1, id;
+    const char *k;
+    json_t *x;
+    json_object_foreach(vocab_obj, k, x) {
+        if (!mf_hf_json_int(x, &id) || id < 0)
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: vocab \"%s\" has no valid id", k);
+        max_id = id > max_id ? id : max_id;
+    }
+    for (size_t i = 0; i < json_array_size(added); i++) {
+        json_t *a = json_array_get(added, i);
+        if (!mf_hf_json_int(json_object_get(a, "id"), &id) || id < 0 || !json_is_string(json_object_get(a, "content")))
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: added_tokens[%zu] is malformed", i);
+        max_id = id > max_id ? id : max_id;
+    }
+    if (n < 0) /* len(tokenizer.vocab) */
+        n = max_id + 1;
+    if (max_id >= n)
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "Vocabulary size exceeds expected maximum size.");
+    if (alloc_tokens(v, (size_t)n))
+        return -1;
+    int rc = 0;
+    json_object_foreach(vocab_obj, k, x) {
+        mf_hf_json_int(x, &id);
+        if (id < n && (rc = set_token(v, (size_t)id, k, strlen(k))))
+            return rc;
+        if (id < n)
+            v->type[id] = TT_NORMAL;
+    }
+    for (size_t i = 0; i < json_array_size(added); i++) {
+        json_t *a = json_array_get(added, i), *c = json_object_get(a, "content");
+        int64_t vid;
+        mf_hf_json_int(json_object_get(a, "id"), &id);
+        /* the dict keeps one id per content: a vocabulary id under the
+         * same content is gone (the converter's reverse lookup then fails) */
+        if (mf_hf_json_int(json_object_get(vocab_obj, json_string_value(c)), &vid) && vid != id && v->text[vid]) {
+            free(v->text[vid]);
+            v->text[vid] = NULL;
+        }
+        if ((rc = set_token(v, (size_t)id, json_string_value(c), json_string_length(c))))
+            return rc;
+        v->type[id] = json_is_true(json_object_get(a, "special")) ? TT_CONTROL : TT_USER_DEFINED;
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        if (!v->text[i])
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json has no token of id %zu (below "
+                           "vocab_size %lld: the converter's lookup fails)", i, (long long)n);
+        const char *t = v->text[i];
+        bool hex = v->len[i] == 6 && !strncmp(t, "<0x", 3) && t[5] == '>' && isxdigit((unsigned char)t[3]) &&
+                   isxdigit((unsigned char)t[4]);
+        if (v->len[i] == 1 && t[0] == 0) {
+            if ((rc = set_token(v, i, "<b'\\x00'>", 9)))
+                return rc;
+            v->type[i] = TT_BYTE;
+        } else if (hex) {
+            v->type[i] = TT_BYTE;
+        }
+    }
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "llama", 5);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", "default", 7);
+    add_token_arrays(v, false);
+    return add_special_vocab(v, (int64_t)v->n, false);
+}
+
 /* gguf.LlamaHfVocab refuses Llama-3-style tokenizers (TypeError) and
  * non-Llama ones (FileNotFoundError): both go on to the BPE path. */
 static bool is_llama_hf_tokenizer(const json_t *tj)
@@ -1627,6 +1706,13 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_XLMR: rc = set_vocab_xlmr(&v); break;
         case V_T5: rc = set_vocab_t5(&v); break;
         case V_JINA: rc = set_vocab_jina(&v); break;
+        case V_XVERSE: rc = set_vocab_xverse(&v); break;
+        case V_OPENELM:
+            rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v)
+                 : mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer.model: llama.cpp's converter would "
+                           "use its built-in llama-spm vocabulary (models/ggml-vocab-llama-spm.gguf), which "
+                           "mfmt does not have; put the Llama-2 tokenizer.model the model uses beside it");
+            break;
         case V_MAMBA:
             if (v.tj)
                 rc = set_vocab_gpt2(&v);

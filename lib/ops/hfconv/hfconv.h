@@ -44,8 +44,16 @@ typedef struct mf_hf_params {
 /* gguf-py Metadata: general.* keys from the model card, config.json's
  * _name_or_path and the directory's name; the size label from the
  * parameter counts ("4x107K" for experts). */
+typedef struct mf_hf_meta_in {
+    const char *model_name;    /* --model-name: general.name, over everything */
+    const char *override_path; /* --metadata: a JSON file of general.* keys, or NULL */
+    const char *output_type;   /* "F16", "Q8_0", ... for the file name */
+    bool vocab_only;           /* the name gets "-vocab", no size or type */
+    char *file_name;           /* out: naming_convention(...) + ".gguf", or NULL */
+    size_t file_name_cap;
+} mf_hf_meta_in;
 int mf_hf_general_meta(const char *dir, const json_t *cfg, const mf_hf_params *params,
-                       mf_kvlist *kv, mf_status *st);
+                       mf_hf_meta_in *in, mf_kvlist *kv, mf_status *st);
 
 typedef struct mf_hf_id {
     char *full_name, *org, *basename, *finetune, *version, *size_label;
