@@ -369,6 +369,7 @@ static int plan_tensors(hfc *c)
         if (r->op == R_FUSE_GROUPED && fuse_parts(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
         if (r->op == R_JOIN_UP && join_up(c, &c->items.v[c->items.n - 1], block, suffix))
+            return -1;
         if (r->op == R_CONCAT && concat_parts(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
     }
@@ -537,7 +538,6 @@ static int concat_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     return 0;
 }
 
-/* The item's values as float32 (malloc'd, n elements). */
 /* ffn_gate's values, then ffn_up's */
 static int joined_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
@@ -562,6 +562,7 @@ static int joined_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     return rc;
 }
 
+/* The item's values as float32 (malloc'd, n elements). */
 static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
     if (it->op == R_FUSE_GROUPED)
