@@ -38,33 +38,36 @@ read -r cat_secs cat_kb < "$build/bench/time.txt"
 /usr/bin/time -f '%e' -o "$build/bench/time.txt" sh -c "cat $parts | dd of=$build/bench/train-copy bs=1M conv=fsync status=none"
 read -r dd_secs < "$build/bench/time.txt"
 rm -f "$build/bench/train-copy"
-run() { # OUT -> "secs rss_kb"
+run() { # OUT -> "secs rss_kb cpu_secs"
   rm -f "$1"
-  /usr/bin/time -f '%e %M' -o "$build/bench/time.txt" \
-    "$build/mfmt" convert -q --allow-unsafe "$ckpt" "$1" 2>/dev/null
-  cat "$build/bench/time.txt"
+  /usr/bin/time -f '%e %M %U %S' -o "$build/bench/time.txt" \
+    "$build/mfmt" convert -q "$ckpt" "$1" 2>/dev/null
+  awk '{ print $1, $2, $3 + $4 }' "$build/bench/time.txt"
 }
-read -r secs rss_kb <<EOF2
+read -r secs rss_kb cpu <<EOF2
 $(run "$out")
 EOF2
 # the same merge with the output in memory (tmpfs), when there is room:
 # what the merge costs without the disk's write speed
 shm=/dev/shm/mfmt-train-bench.safetensors
-shm_secs=0; shm_kb=0
+shm_secs=0; shm_kb=0; shm_cpu=0
 if [ -w /dev/shm ] && [ "$(df -k --output=avail /dev/shm | tail -1)" -gt $((size / 1024 * 2)) ]; then
-  read -r shm_secs shm_kb <<EOF2
+  read -r shm_secs shm_kb shm_cpu <<EOF2
 $(run "$shm")
 EOF2
   rm -f "$shm"
 fi
 scan_kb=$(/usr/bin/time -f '%M' "$build/mfmt" scan "$ckpt" 2>&1 >/dev/null | tail -1)
-awk -v s="$secs" -v c="$cat_secs" -v d="$dd_secs" -v b="$size" -v r="$rss_kb" -v m="$shm_secs" -v mk="$shm_kb" -v sk="$scan_kb" 'BEGIN {
+awk -v s="$secs" -v c="$cat_secs" -v d="$dd_secs" -v b="$size" -v r="$rss_kb" -v m="$shm_secs" -v mk="$shm_kb" -v sk="$scan_kb" -v cu="$cpu" -v mc="$shm_cpu" 'BEGIN {
   printf "train bench: ZeRO-2, world size 4, fp32 partitions %.2f GiB\n", b / 2^30
   printf "  cat > /dev/null            %6.2f s  %5.0f MiB/s\n", c, (c > 0 ? b / 2^20 / c : 0)
   printf "  dd write + fsync (floor)   %6.2f s  %5.0f MiB/s\n", d, (d > 0 ? b / 2^20 / d : 0)
   printf "  mfmt convert (to disk)     %6.2f s  %5.0f MiB/s  %.2f x the read, %.2f x dd; peak RSS %.1f MiB\n", s, (s > 0 ? b / 2^20 / s : 0), (c > 0 ? s / c : 0), (d > 0 ? s / d : 0), r / 1024
+  printf "    (CPU: %.2f s user + system; wall above it is waiting for a core or the disk)\n", cu
   if (m > 0)
   printf "  mfmt convert (to tmpfs)    %6.2f s  %5.0f MiB/s  %.2f x the read; peak RSS %.1f MiB\n", m, b / 2^20 / m, (c > 0 ? m / c : 0), mk / 1024
+  if (m > 0)
+  printf "    (CPU: %.2f s user + system)\n", mc
   printf "  (of the RSS: mfmt scan of the folder alone, run by convert first: %.1f MiB)\n", sk / 1024 }'
 "$build/mfmt" diff "$out" "$ckpt" | tail -1
 [ "${KEEP:-0}" = 1 ] || rm -f "$out"

@@ -103,27 +103,11 @@ static int copy_aux(const cli_ckpt_opts *o, const char *in, const char *out, siz
     return rc;
 }
 
-/* Removes the weights a failed run wrote (model*.safetensors and the index). */
-static void remove_weights(const char *out)
+/* Writes the merge, config and tokenizer files into the (new, empty)
+ * directory `out`. */
+static int write_hf_dir(const char *in, const char *out, const char *shown,
+                        const cli_ckpt_opts *o)
 {
-    DIR *d = opendir(out);
-    struct dirent *e;
-    char p[4400];
-    while (d && (e = readdir(d)) != NULL)
-        if (!strncmp(e->d_name, "model", 5) && strstr(e->d_name, ".safetensors")) {
-            snprintf(p, sizeof(p), "%.4000s/%.255s", out, e->d_name);
-            unlink(p);
-        }
-    if (d)
-        closedir(d);
-}
-
-int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o)
-{
-    if (mkdir(out, 0777) && errno != EEXIST) {
-        fprintf(stderr, "mfmt convert: %s: %s\n", out, strerror(errno));
-        return EXIT_USAGE;
-    }
     mf_status st;
     mf_status_init(&st);
     mf_model *m;
@@ -145,21 +129,74 @@ int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_
     int rc = mf_convert_to_safetensors(m, weights, &so, NULL, &st);
     cli_progress_end(&p);
     size_t copied = 0;
-    if (rc == 0 && copy_aux(o, in, out, &copied, &st)) {
-        remove_weights(out);
+    if (rc == 0 && copy_aux(o, in, out, &copied, &st))
         rc = -1;
-    }
     if (rc)
         rc = cli_report(&st);
     else if (!cli_quiet)
         fprintf(stderr, "mfmt: wrote %s: %zu tensors as safetensors%s, %zu config/tokenizer "
-                        "file%s\n", out, mf_model_tensor_count(m),
+                        "file%s\n", shown, mf_model_tensor_count(m),
                 so.dtype ? " (cast)" : "", copied, copied == 1 ? "" : "s");
     if (rc == 0 && !copied && !cli_quiet)
         fprintf(stderr, "mfmt convert: note: no config.json beside the checkpoint: give "
                         "--config (and --tokenizer DIR) for a loadable directory\n");
     mf_close(m);
     mf_status_clear(&st);
+    return rc;
+}
+
+typedef struct ckpt_fill {
+    const char *in;
+    const cli_ckpt_opts *o;
+} ckpt_fill;
+
+static int fill_ckpt(void *ctx, const char *dir, const char *shown)
+{
+    const ckpt_fill *f = ctx;
+    return write_hf_dir(f->in, dir, shown, f->o);
+}
+
+int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o)
+{
+    ckpt_fill f = {in, o};
+    return cli_write_dir_staged(out, fill_ckpt, &f);
+}
+
+/* OUT/ appears whole or not at all: it is written as OUT.tmp.XXXXXX beside
+ * it and renamed when every file is in (as the GGUF -> HF direction does);
+ * an existing OUT must be an empty directory. */
+int cli_write_dir_staged(const char *out, cli_fill_dir_fn fill, void *ctx)
+{
+    char final[4096], tmp[4200];
+    size_t n = strlen(out);
+    while (n > 1 && out[n - 1] == '/')
+        n--;
+    if (n >= sizeof(final))
+        return cli_usage_error("convert", "the output path is too long");
+    snprintf(final, sizeof(final), "%.*s", (int)n, out);
+    /* an empty OUT is replaced (removed now, the rename makes it again); a
+     * file or a directory with anything in it is refused before any work */
+    if (rmdir(final) != 0 && errno != ENOENT) {
+        fprintf(stderr, "mfmt convert: %s: exists and is not an empty directory: refusing to "
+                        "write into it\n", final);
+        return EXIT_USAGE;
+    }
+    snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", final);
+    if (!mkdtemp(tmp)) {
+        fprintf(stderr, "mfmt convert: cannot make a directory beside %s: %s\n", final,
+                strerror(errno));
+        return EXIT_USAGE;
+    }
+    chmod(tmp, 0755);
+    int rc = fill(ctx, tmp, final);
+    if (rc == 0) {
+        if (rename(tmp, final) != 0) {
+            fprintf(stderr, "mfmt convert: %s: rename failed: %s\n", final, strerror(errno));
+            rc = EXIT_USAGE;
+        }
+    }
+    if (rc)
+        cli_remove_flat_dir(tmp);
     return rc;
 }
 
@@ -203,6 +240,43 @@ static const char *model_dir_name(const char *in, const cli_ckpt_opts *o, char *
     return buf;
 }
 
+/* --dtype: the merge is cast as a directory of that dtype would hold it,
+ * then converted (the cast's rounding is part of what the GGUF holds). */
+static int merge_then_convert(const char *in, const char *inner, const char *out,
+                              const char *type, int threads, const cli_ckpt_opts *o)
+{
+    int rc = cli_convert_model_to_hf_dir(in, inner, o);
+    return rc ? rc : cli_convert_dir_to_gguf(inner, out, type, NULL, threads, NULL);
+}
+
+/* The merge streams straight into the converter: only config.json and the
+ * tokenizer files are copied into `inner` (the converter reads them from a
+ * directory named as the model); no merged weights are written. */
+static int convert_in_one_pass(const char *in, const char *inner, const char *out,
+                               const char *type, int threads, const cli_ckpt_opts *o)
+{
+    if (mkdir(inner, 0777)) {
+        fprintf(stderr, "mfmt convert: %s: %s\n", inner, strerror(errno));
+        return EXIT_USAGE;
+    }
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m = NULL;
+    size_t copied = 0;
+    int rc = cli_open_cfg(in, o->flags, o->config, false, &m, &st) ||
+             copy_aux(o, in, inner, &copied, &st);
+    if (rc) {
+        rc = cli_report(&st);
+        mf_close(m);
+        mf_status_clear(&st);
+        return rc;
+    }
+    mf_status_clear(&st);
+    rc = cli_convert_weights_to_gguf(inner, m, out, type, NULL, threads, NULL);
+    mf_close(m);
+    return rc;
+}
+
 int cli_convert_model_to_gguf(const char *in, const char *out, const char *type, int threads,
                               const cli_ckpt_opts *o)
 {
@@ -221,9 +295,8 @@ int cli_convert_model_to_gguf(const char *in, const char *out, const char *type,
         return EXIT_USAGE;
     }
     snprintf(inner, sizeof(inner), "%s/%s", tmp, model_dir_name(in, o, name, sizeof(name)));
-    int rc = cli_convert_model_to_hf_dir(in, inner, o);
-    if (rc == 0)
-        rc = cli_convert_dir_to_gguf(inner, out, type, NULL, threads, NULL);
+    int rc = o->dtype ? merge_then_convert(in, inner, out, type, threads, o)
+                      : convert_in_one_pass(in, inner, out, type, threads, o);
     cli_remove_flat_dir(inner);
     rmdir(tmp);
     return rc;

@@ -58,6 +58,13 @@ static int split_written(const char *path, const cli_gguf_out *g, mf_status *st)
 int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, const char *layout,
                             int threads, const cli_gguf_out *g)
 {
+    return cli_convert_weights_to_gguf(in, NULL, out, type, layout, threads, g);
+}
+
+int cli_convert_weights_to_gguf(const char *in, const mf_model *weights, const char *out,
+                                const char *type, const char *layout, int threads,
+                                const cli_gguf_out *g)
+{
     int lay = MF_CONVERT_LAYOUT_C392E50;
     if (layout && !strcmp(layout, "2026-02"))
         lay = MF_CONVERT_LAYOUT_2026_02;
@@ -73,6 +80,7 @@ int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, c
     o.progress = cli_progress_cb;
     o.progress_user = &prog;
     o.note = print_note;
+    o.weights = weights;
     char written[4200] = "";
     o.out_path = written;
     o.out_path_cap = sizeof(written);

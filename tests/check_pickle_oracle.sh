@@ -19,4 +19,5 @@ fi
 count=${ORACLE_COUNT:-6000}
 case "$mfmt" in */asan/*) count=${ORACLE_COUNT:-1500} ;; esac
 exec "$py" tests/pickle_oracle.py "$mfmt" --count "$count" --seed 18 --seconds 100 \
-  --files ../shared/corpus ../shared/real tests/data/scan tests/data/scan_benign 2>/dev/null
+  --files ../shared/corpus ../shared/real tests/data/scan tests/data/scan_benign \
+  tests/data/scan_gate tests/data/train/deepspeed tests/data/train/dcp113 2>/dev/null

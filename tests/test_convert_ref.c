@@ -270,6 +270,22 @@ static void check_mix(const char *src, const char *name, const char *mix, const 
     mf_status st;
     mf_status_init(&st);
     int rc = mf_convert_to_gguf(src, a, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = mix, .layout = layout}, &st);
+    if (rc && st.code == MF_ERR_UNSUPPORTED && strstr(st.msg, "llama-quantize refuses")) {
+        /* refused as llama-quantize refuses the F16 file (gpt-oss's MXFP4
+         * experts): mfmt quantize must refuse that file too */
+        mf_status_clear(&st);
+        int qrc = mf_convert_to_gguf(src, f, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16", .layout = layout}, &st);
+        mf_quantize_opts o;
+        mf_quantize_opts_init(&o, mf_ftype_parse(mix));
+        mf_quantize_result res;
+        qrc = qrc ? qrc : mf_quantize_file(f, b, &o, NULL, NULL, &res, &st);
+        printf("mix %-28s %-7s one pass refused, f16 + quantize %s\n", name, mix, qrc ? "refused too" : "DID NOT refuse");
+        CHECKF(qrc != 0, "%s as %s: refused in one pass but f16 + quantize works", name, mix);
+        mf_status_clear(&st);
+        unlink(f);
+        unlink(b);
+        return;
+    }
     CHECKF(rc == 0, "%s as %s: %s", name, mix, st.msg);
     mf_status_clear(&st);
     rc = rc ? rc : mf_convert_to_gguf(src, f, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16", .layout = layout}, &st);
@@ -544,6 +560,92 @@ static void run_refusals(const char *shared)
     refused_with(shared, "gpt2-tiny", "architectures", "[\"NoSuchModelForCausalLM\"]", "MambaForCausalLM");
 }
 
+/* One-pass mixes of the 2026 families against the current llama-quantize
+ * (b10256) run on the reference F16 files (tests/data/hf_new/quant_current.json,
+ * made by quant_current.py there): a refusal must be mfmt's too; every
+ * tensor's type must match (the mix's choices); the bytes are compared and
+ * a difference is reported and counted: the b10256 oracle build rounds some
+ * Q5_0/Q6_K values differently from mfmt quantize on every family, the
+ * c392e50 ones (convert-ref llama-tiny) as well. */
+static void run_quant_current(const char *shared)
+{
+    json_error_t err;
+    json_t *j = json_load_file("tests/data/hf_new/quant_current.json", 0, &err);
+    CHECKF(j != NULL, "quant_current.json: %s", err.text);
+    char tmp[64];
+    if (!j || !tl_make_tmpdir(tmp, sizeof(tmp), "qcur")) {
+        json_decref(j);
+        return;
+    }
+    json_t *runs = json_object_get(j, "runs");
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        json_t *r = json_array_get(runs, i);
+        const char *dir = json_string_value(json_object_get(r, "dir")), *mix = json_string_value(json_object_get(r, "mix"));
+        char src[4200], out[4200];
+        snprintf(src, sizeof(src), "%s/convert-ref-new/dirs/%s", shared, dir);
+        snprintf(out, sizeof(out), "%s/%s-%s.gguf", tmp, dir, mix);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = mix}, &st);
+        if (json_object_get(r, "refused")) {
+            printf("llama-quantize b10256 %-16s %-9s refused; mfmt %s\n", dir, mix, rc ? "refuses too" : "DOES NOT refuse");
+            CHECKF(rc != 0 && strstr(st.msg, "llama-quantize refuses"), "%s %s: llama-quantize refuses, mfmt: %s", dir, mix,
+                   rc ? st.msg : "converted");
+            mf_status_clear(&st);
+            continue;
+        }
+        CHECKF(rc == 0, "%s %s: %s", dir, mix, st.msg);
+        mf_status_clear(&st);
+        mf_model *m = NULL;
+        if (rc || mf_open(out, NULL, &m, &st)) {
+            mf_status_clear(&st);
+            continue;
+        }
+        json_t *ts = json_object_get(r, "tensors");
+        size_t same_type = 0, same_bytes = 0, attn_v_ladder = 0, n = json_array_size(ts);
+        for (size_t k = 0; k < n; k++) {
+            json_t *e = json_array_get(ts, k);
+            const char *tn = json_string_value(json_object_get(e, "name"));
+            const mf_tensor *t = mf_tensor_find(m, tn);
+            if (!t)
+                continue;
+            bool st_ok = !strcmp(mf_dtype_name(mf_tensor_dtype(t)), json_string_value(json_object_get(e, "type")));
+            same_type += st_ok;
+            /* b10256 puts attn_qkv in attn_v's category (one use_more_bits
+             * ladder over both); mfmt's mix keeps the earlier separate rule */
+            attn_v_ladder += !st_ok && (strstr(tn, "attn_qkv.weight") || strstr(tn, "attn_v.weight"));
+            const void *d = mf_tensor_data(m, t);
+            char hex[129] = "";
+            mf_hasher *h = d ? mf_hasher_new(MF_SHA256) : NULL;
+            if (h) {
+                mf_hasher_update(h, d, mf_tensor_nbytes(t));
+                mf_hasher_final_hex(h, hex);
+                mf_hasher_free(h);
+            }
+            same_bytes += !strcmp(hex, json_string_value(json_object_get(e, "sha256")));
+        }
+        char fh[129] = "";
+        mf_hash_file(out, MF_SHA256, fh, &st);
+        mf_status_clear(&st);
+        bool file_same = !strcmp(fh, json_string_value(json_object_get(r, "sha256")));
+        printf("llama-quantize b10256 %-16s %-9s types %zu/%zu, bytes %zu/%zu, file %s\n", dir, mix, same_type, n,
+               same_bytes, n, file_same ? "byte-identical" : "differs");
+        CHECKF(same_type + attn_v_ladder == n && mf_model_tensor_count(m) == n,
+               "%s %s: tensor types differ from llama-quantize b10256", dir, mix);
+        if (attn_v_ladder)
+            TL_SKIP("%s %s: %zu attn_qkv/attn_v types differ from llama-quantize b10256 (its attn_v ladder counts "
+                    "attn_qkv; mfmt's mix has the earlier rule; known, see doc/hf.md)", dir, mix, attn_v_ladder);
+        if (!file_same)
+            TL_SKIP("%s %s: %zu tensors' bytes differ from llama-quantize b10256 (the types above, and a few values "
+                    "that build rounds otherwise on every family; known, see doc/hf.md)",
+                    dir, mix, n - same_bytes);
+        mf_close(m);
+        unlink(out);
+    }
+    tl_remove_tmpdir(tmp);
+    json_decref(j);
+}
+
 int main(void)
 {
     const char *shared = tl_shared_dir();
@@ -562,5 +664,6 @@ int main(void)
     run_folder(shared, "convert-ref-new", 23, now);
     run_mixes(shared, "convert-ref-new", now);
     report_skips("convert-ref-new");
+    run_quant_current(shared);
     return tl_report("convert_ref");
 }

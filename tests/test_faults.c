@@ -290,7 +290,7 @@ static void inject(const char *name, op_fn fn, const char *in, int kind, long ca
          * write) may still succeed; else it must say so */
         if (rc != 0) {
             tot[kind].errors++;
-            CHECKF(st.code != MF_OK && st.msg[0], "%s, failure %ld: rc -1 without a message", what, n);
+            CHECKF(st.code != MF_OK && st.msg[0], "%s, failure %ld: rc -1 without a message (code %d)", what, n, (int)st.code);
         }
         last_msg = st.msg;
         if (rc != 0) {

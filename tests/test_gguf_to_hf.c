@@ -1,5 +1,5 @@
 /* test_gguf_to_hf.c - GGUF -> Hugging Face directory, over every reference
- * directory of ../shared (convert-ref-arch/dirs and corpus/hf-dir, written
+ * directory of ../shared (convert-ref-arch/dirs, convert-ref-new/dirs and corpus/hf-dir, written
  * as transformers' modeling code names tensors): HF -> GGUF (mfmt) -> HF
  * (mfmt) gives the original tensors (bit-exact at the source's dtype, but
  * for the operations that round: Gemma's +1 norms, Mamba's -exp(A_log)) and
@@ -153,6 +153,11 @@ static void compare_config(const char *orig, const char *back)
     snprintf(pb, sizeof(pb), "%s/config.json", back);
     json_t *a = json_load_file(pa, JSON_DECODE_INT_AS_REAL, NULL), *b = json_load_file(pb, JSON_DECODE_INT_AS_REAL, NULL);
     CHECKF(a && b, "%s: config.json unreadable", back);
+    /* a multimodal config (Qwen3.5) as the converter reads it: text_config
+     * lifted to the top (GGUF -> HF writes the text model's keys there) */
+    json_t *tc = json_object_get(a, "text_config");
+    if (json_is_object(tc))
+        json_object_update(a, tc);
     const char *k;
     json_t *vb;
     size_t common = 0;
@@ -169,7 +174,9 @@ static void compare_config(const char *orig, const char *back)
             !strcmp(k, "model_type") || !strcmp(k, "tie_word_embeddings") ||
             !strcmp(k, "partial_rotary_factor") || !strcmp(k, "rotary_pct") || !strcmp(k, "ffn_multipliers") ||
             !strcmp(k, "embeddings_scale") || !strcmp(k, "width_scale") || /* JAIS: folded into the weights */
-            strstr(k, "_token_id"))
+            strstr(k, "_token_id") ||
+            /* LFM2's feed-forward size: GGUF keeps the adjusted one */
+            !strncmp(k, "block_", 6) || (!strcmp(k, "intermediate_size") && json_object_get(a, "block_ff_dim")))
             continue;
         common++;
         bool same = json_equal(va, vb) ||

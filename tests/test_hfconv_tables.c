@@ -31,9 +31,14 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_QKV_GROUPED: return R_FUSE_GROUPED;
     case OP_DROP_ROWS: return R_PAD_ROWS;
     case OP_TERNARY: return R_UNTERNARY;
-    case OP_SPLIT_ROWS: return R_JOIN_UP;
+    case OP_CUT_ROWS: return R_JOIN_UP;
     case OP_VIEW_EXPERTS: return R_UNVIEW_EXPERTS;
     case OP_VIEW_EXPERTS_T: return R_UNVIEW_EXPERTS_T;
+    case OP_MXFP4: return R_MXFP4_UNPACK;
+    case OP_SQUEEZE1: return R_UNSQUEEZE1;
+    case OP_QKVZ: return R_QKVZ;
+    case OP_SPLIT_ROWS: return R_FUSE_ROWS;
+    case OP_DEINTERLEAVE: return R_INTERLEAVE;
     case OP_SPLIT: return R_CONCAT;
     default: return R_PLAIN;
     }
@@ -62,6 +67,14 @@ static bool has_rev_op(const hf_rev_arch *r, hf_rev_op op)
 {
     for (const hf_rev_name *n = r->names; n->gguf; n++)
         if (n->op == op)
+            return true;
+    return false;
+}
+
+static bool has_vheads(const char *arch)
+{
+    for (size_t i = 0; i < hf_rev_n_vheads; i++)
+        if (!strcmp(hf_rev_vheads_rows[i].arch, arch))
             return true;
     return false;
 }
@@ -96,6 +109,8 @@ static void check_split(const conv_arch *a, const hf_rev_arch *r, const conv_spl
 static void check_rules(const conv_arch *a, const hf_rev_arch *r)
 {
     for (const conv_rule *x = a->rules; x->pat; x++) {
+        if (x->op == OP_VHEADS)
+            CHECKF(has_vheads(a->name), "%s: V-head re-order on \"%s\" has no inverse in hf_rev_vheads_rows", a->name, x->pat);
         if (x->op == OP_SPLIT)
             check_split(a, r, x->split);
         /* a scale has no inverse (GGUF keeps only the product): its factor

@@ -145,6 +145,18 @@ int main(void)
     CHECK(write_changed(src, out, NULL, NULL, NULL, "llama.attention.head_count") == 0);
     CHECK(problems_of(out, msgs) == 1 &&
           strstr(msgs, "llama.attention.head_count must be a u32 for llama.cpp, not a f32"));
+    /* the 2026-02 families with a load rule (ecbcb7ea's loader): their
+     * references load, the sinks and the sliding window are required */
+    static const char *const new_refs[] = {"gpt-oss-tiny-f16.gguf", "gpt-oss-tiny-q8_0.gguf", "lfm2-tiny-f16.gguf",
+                                           "qwen3next-tiny-f16.gguf", "qwen35-tiny-f16.gguf", "qwen35moe-tiny-f16.gguf"};
+    for (size_t i = 0; i < sizeof(new_refs) / sizeof(new_refs[0]); i++) {
+        snprintf(src, sizeof(src), "%s/convert-ref-new/%s", shared, new_refs[i]);
+        CHECKF(problems_of(src, msgs) == 0, "%s: llama.cpp loads it, but: %s", new_refs[i], msgs);
+    }
+    snprintf(src, sizeof(src), "%s/convert-ref-new/gpt-oss-tiny-f16.gguf", shared);
+    CHECK(write_changed(src, out, "gpt-oss.attention.sliding_window", "blk.1.attn_sinks.weight", NULL, NULL) == 0);
+    CHECK(problems_of(out, msgs) == 2 && strstr(msgs, "gpt-oss.attention.sliding_window") &&
+          strstr(msgs, "missing tensor 'blk.1.attn_sinks.weight'"));
     unlink(out);
     return tl_report("llama_load");
 }

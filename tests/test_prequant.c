@@ -9,6 +9,7 @@
  * the message naming the tensor and the rule. Also the GGUF block types of
  * ggml b10256 (quant_fp4.c) on hand-made blocks. */
 #include "testlib.h"
+#include "testmf.h"
 
 #include "core/core.h"
 #include "quant/quant.h"
@@ -17,10 +18,30 @@
 #include <mfmt/convert.h>
 
 #include <dirent.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define DATA "tests/data/prequant"
+
+/* t of m equals rt of r bit for bit, both read as F32. */
+static void check_same_f32(const char *name, const mf_model *m, const mf_tensor *t,
+                           const mf_model *r, const mf_tensor *rt)
+{
+    const mf_dtype as = MF_F32;
+    void *a = NULL, *b = NULL;
+    uint64_t na = 0, nb = 0;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_tensor_read_alloc(m, t, as, &a, &na, &st) == 0, "%s: %s", name, st.msg);
+    CHECK(mf_tensor_read_alloc(r, rt, as, &b, &nb, &st) == 0);
+    CHECKF(a && b && na == nb && memcmp(a, b, na) == 0, "%s: %s differs from the reference",
+           name, mf_tensor_name(rt));
+    mf_free(a);
+    mf_free(b);
+    mf_status_clear(&st);
+}
 
 static void check_case(const char *name)
 {
@@ -52,14 +73,7 @@ static void check_case(const char *name)
                    !memcmp(mf_tensor_shape(t), mf_tensor_shape(rt),
                            sizeof(int64_t) * (size_t)mf_tensor_ndim(t)),
                "%s: %s has another shape", name, mf_tensor_name(rt));
-        void *a = NULL, *b = NULL;
-        uint64_t na = 0, nb = 0;
-        CHECKF(mf_tensor_read_alloc(m, t, MF_F32, &a, &na, &st) == 0, "%s: %s", name, st.msg);
-        CHECK(mf_tensor_read_alloc(r, rt, MF_F32, &b, &nb, &st) == 0);
-        CHECKF(a && b && na == nb && memcmp(a, b, na) == 0, "%s: %s differs from the reference",
-               name, mf_tensor_name(rt));
-        mf_free(a);
-        mf_free(b);
+        check_same_f32(name, m, t, r, rt);
     }
     mf_close(m);
     mf_close(r);
@@ -319,21 +333,282 @@ static void check_convert(void)
     tl_remove_tmpdir(tmp);
 }
 
+/* mfmt convert DIR OUT/ (mf_convert_to_hf of a pre-quantized directory):
+ * a plain float directory whose tensors are the reference floats, whose
+ * config.json is the input's without quantization_config, written whole
+ * or not at all. */
+static void check_float_dir(const char *name, const char *tmp)
+{
+    char dir[512], out[700], ref[512], cfg[800];
+    snprintf(dir, sizeof(dir), DATA "/%s", name);
+    snprintf(out, sizeof(out), "%s/%s-float/", tmp, name);
+    snprintf(ref, sizeof(ref), DATA "/%s.ref.safetensors", name);
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_convert_to_hf(dir, out, NULL, &st) == 0, "%s: %s", name, st.msg);
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL, *r = NULL;
+    CHECKF(mf_open(out, &o, &m, &st) == 0, "%s: %s", out, st.msg);
+    CHECK(mf_open(ref, &o, &r, &st) == 0);
+    for (size_t i = 0; m && r && i < mf_model_tensor_count(r); i++) {
+        const mf_tensor *rt = mf_model_tensor_at(r, i);
+        const mf_tensor *t = mf_tensor_find(m, mf_tensor_name(rt));
+        CHECKF(t != NULL, "%s: no tensor %s in the float directory", name, mf_tensor_name(rt));
+        if (!t)
+            continue;
+        mf_dtype dt = mf_tensor_dtype(t);
+        CHECKF(dt == MF_F32 || dt == MF_F16 || dt == MF_BF16, "%s: %s is not a float tensor",
+               name, mf_tensor_name(rt));
+        check_same_f32(name, m, t, r, rt);
+    }
+    mf_close(m);
+    mf_close(r);
+    snprintf(cfg, sizeof(cfg), "%sconfig.json", out);
+    json_t *got = json_load_file(cfg, 0, NULL);
+    snprintf(cfg, sizeof(cfg), "%s/config.json", dir);
+    json_t *want = json_load_file(cfg, 0, NULL);
+    CHECK(got && want && json_object_get(want, "quantization_config") &&
+          !json_object_get(got, "quantization_config"));
+    json_object_del(want, "quantization_config");
+    CHECKF(json_equal(got, want), "%s: config.json changed beyond quantization_config", name);
+    json_decref(got);
+    json_decref(want);
+    mf_status_clear(&st);
+}
+
+static void check_float_dirs(const char *const *cases, size_t n)
+{
+    char tmp[256];
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "prequant-float"))
+        return;
+    for (size_t i = 0; i < n; i++)
+        check_float_dir(cases[i], tmp);
+    /* a layout that breaks its rules: refused, nothing left */
+    char out[400], cmd[600];
+    snprintf(out, sizeof(out), "%s/bad/", tmp);
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_convert_to_hf(DATA "/bad-short-qweight", out, NULL, &st) != 0 &&
+          strstr(st.msg, "qweight"));
+    mf_status_clear(&st);
+    snprintf(cmd, sizeof(cmd), "ls -d '%s'/bad* 2>/dev/null | grep -q .", tmp);
+    CHECKF(system(cmd) != 0, "a failed conversion left %s/bad*", tmp);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+    CHECK(system(cmd) == 0);
+}
+
+/* Whole-file MXFP4_MOE: mfmt's quantize of the MoE references in ../shared
+ * hashes as llama-quantize-current's output (mxfp4_moe-b10256.sha256 says
+ * how it was made). */
+static void check_mxfp4_moe_files(void)
+{
+    const char *shared = tl_shared_dir();
+    FILE *f = fopen(DATA "/mxfp4_moe-b10256.sha256", "r");
+    CHECK(f != NULL);
+    if (!shared || !f) {
+        printf("SKIP check_mxfp4_moe_files: no ../shared\n");
+        if (f)
+            fclose(f);
+        return;
+    }
+    char tmp[256], line[512], want[80], rel[300], in[700], out[400];
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "mxfp4-moe")) {
+        fclose(f);
+        return;
+    }
+    snprintf(out, sizeof(out), "%s/out.gguf", tmp);
+    size_t n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (line[0] == '#' || sscanf(line, "%79s %299s", want, rel) != 2)
+            continue;
+        snprintf(in, sizeof(in), "%s/%s", shared, rel);
+        mf_quantize_opts o;
+        mf_quantize_opts_init(&o, MF_FTYPE_MXFP4_MOE);
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(mf_quantize_file(in, out, &o, NULL, NULL, NULL, &st) == 0, "%s: %s", rel, st.msg);
+        mf_status_clear(&st);
+        size_t len;
+        uint8_t *b = tl_read_file(out, &len);
+        char got[129] = "";
+        if (b)
+            tl_sha256_hex(b, len, got);
+        CHECKF(strcmp(got, want) == 0, "%s: MXFP4_MOE differs from llama-quantize-current", rel);
+        free(b);
+        remove(out);
+        n++;
+    }
+    fclose(f);
+    CHECK(n >= 7);
+    rmdir(tmp);
+}
+
+/* A lone model.safetensors (no config.json): the packing is inferred from
+ * the tensors (hf_prequant_infer.c) and the logical tensors are the
+ * reference floats. Not inferable, so not here: compressed-tensors (its
+ * scheme is only in the config), GPTQ's v2 zero points (the tensors
+ * cannot tell them from v1's) and bnb-int8's float16 (its file holds no
+ * float tensor that would say the model's dtype; bfloat16 is taken). */
+static void check_single_files(void)
+{
+    static const char *const cases[] = {
+        "gptq-4bit-g32-sym", "gptq-3bit-g64-actorder", "gptq-2bit-g32", "awq-gemm-g32",
+        "fp8-block", "fbgemm-fp8-channel", "mxfp4-gptoss", "nvfp4-modelopt",
+        "bnb-nf4", "bnb-nf4-nested", "bnb-fp4",
+    };
+    char tmp[256], cmd[1200], file[512], ref[512];
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "prequant-single"))
+        return;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(file, sizeof(file), "%s/%s.safetensors", tmp, cases[i]);
+        snprintf(ref, sizeof(ref), DATA "/%s.ref.safetensors", cases[i]);
+        snprintf(cmd, sizeof(cmd), "cp " DATA "/%s/model.safetensors '%s'", cases[i], file);
+        CHECK(system(cmd) == 0);
+        mf_open_opts o;
+        mf_open_opts_init(&o);
+        o.flags = MF_OPEN_LOGICAL | MF_OPEN_NO_SCAN | MF_OPEN_STRICT;
+        mf_model *m = NULL, *r = NULL;
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(mf_open(file, &o, &m, &st) == 0, "%s: %s", cases[i], st.msg);
+        o.flags = MF_OPEN_NO_SCAN;
+        CHECK(mf_open(ref, &o, &r, &st) == 0);
+        for (size_t k = 0; m && r && k < mf_model_tensor_count(r); k++) {
+            const mf_tensor *rt = mf_model_tensor_at(r, k);
+            const mf_tensor *t = mf_tensor_find(m, mf_tensor_name(rt));
+            CHECKF(t != NULL, "%s: no logical tensor %s", cases[i], mf_tensor_name(rt));
+            if (t)
+                check_same_f32(cases[i], m, t, r, rt);
+        }
+        mf_close(m);
+        mf_close(r);
+        mf_status_clear(&st);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+    CHECK(system(cmd) == 0);
+}
+
+/* The F32 values of tensor `name` of m (malloc'd by mfmt), or NULL. */
+static float *values_of(mf_model *m, const char *name, uint64_t *n)
+{
+    const mf_tensor *t = mf_tensor_find(m, name);
+    void *v = NULL;
+    uint64_t nb = 0;
+    mf_status st;
+    mf_status_init(&st);
+    if (t && mf_tensor_read_alloc(m, t, MF_F32, &v, &nb, &st))
+        v = NULL;
+    CHECKF(v != NULL, "%s: %s", name, t ? st.msg : "missing");
+    mf_status_clear(&st);
+    *n = nb / 4;
+    return v;
+}
+
+/* gpt-oss HF -> GGUF keeps the MXFP4 experts: the GGUF's ggml MXFP4
+ * tensors (type 39, not requantized) hold exactly the values of the
+ * checkpoint's logical view (transformers' dequantization, checked above
+ * against numpy): gate[e][r][c] = gate_up_proj[e][c][2r], up at 2r + 1,
+ * down[e][r][c] = down_proj[e][c][r]; and the whole file is the 2026-02
+ * converter's (convert-ref-new/gpt-oss-tiny-*.gguf). */
+static void check_mxfp4_kept(void)
+{
+    const char *shared = tl_shared_dir();
+    char dir[512], tmp[256], out[300], ref[600];
+    snprintf(dir, sizeof(dir), "%s/convert-ref-new/dirs/gpt-oss-tiny", shared ? shared : "");
+    if (!shared || access(dir, F_OK)) {
+        TL_SKIP("prequant: gpt-oss MXFP4 kept (no ../shared/convert-ref-new)");
+        return;
+    }
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "mxfp4"))
+        return;
+    snprintf(out, sizeof(out), "%s/g.gguf", tmp);
+    static const char *const types[] = {"f16", "q8_0"};
+    static const char *const want_sha[] = {"941089864f566e81004cdb20b9b04aa8baab1d2f359d3c53b7fb96911f9ddac5",
+                                           "b7bb37cca3ccf53113d5eeeb372d90c3f6a01b6dda8490b34139445379a362c7"};
+    mf_status st;
+    mf_status_init(&st);
+    for (size_t k = 0; k < 2; k++) {
+        mf_convert_gguf_opts o;
+        mf_convert_gguf_opts_init(&o);
+        o.type = types[k];
+        char hex[129] = "";
+        CHECKF(mf_convert_to_gguf(dir, out, &o, &st) == 0, "gpt-oss %s: %s", types[k], st.msg);
+        CHECKF(mf_hash_file(out, MF_SHA256, hex, &st) == 0 && !strcmp(hex, want_sha[k]),
+               "gpt-oss %s: sha256 %s, the 2026-02 converter's is %s", types[k], hex, want_sha[k]);
+        snprintf(ref, sizeof(ref), "%s/convert-ref-new/gpt-oss-tiny-%s.gguf", shared, types[k]);
+        CHECKF(mf_hash_file(ref, MF_SHA256, hex, &st) == 0 && !strcmp(hex, want_sha[k]), "%s: not the reference", ref);
+    }
+    mf_open_opts oo;
+    mf_open_opts_init(&oo);
+    oo.flags = MF_OPEN_LOGICAL | MF_OPEN_NO_SCAN;
+    mf_model *hf = NULL, *g = NULL;
+    CHECKF(mf_open(dir, &oo, &hf, &st) == 0, "%s: %s", dir, st.msg);
+    oo.flags = MF_OPEN_NO_SCAN;
+    CHECKF(mf_open(out, &oo, &g, &st) == 0, "%s: %s", out, st.msg);
+    size_t checked = 0, differ = 0;
+    for (int b = 0; hf && g && b < 2; b++) {
+        char n[4][128];
+        snprintf(n[0], 128, "model.layers.%d.mlp.experts.gate_up_proj", b);
+        snprintf(n[1], 128, "model.layers.%d.mlp.experts.down_proj", b);
+        snprintf(n[2], 128, "blk.%d.ffn_gate_exps.weight", b);
+        snprintf(n[3], 128, "blk.%d.ffn_up_exps.weight", b);
+        char dn[128];
+        snprintf(dn, sizeof(dn), "blk.%d.ffn_down_exps.weight", b);
+        const mf_tensor *gt = mf_tensor_find(g, n[2]), *dt = mf_tensor_find(g, dn);
+        CHECKF(gt && dt && mf_tensor_dtype(gt) == MF_MXFP4 && mf_tensor_dtype(dt) == MF_MXFP4,
+               "block %d: the experts are not MXFP4", b);
+        uint64_t ngu, ndn, ng, nu, nd;
+        float *gu = values_of(hf, n[0], &ngu), *hd = values_of(hf, n[1], &ndn);
+        float *fg = values_of(g, n[2], &ng), *fu = values_of(g, n[3], &nu), *fd = values_of(g, dn, &nd);
+        if (gu && hd && fg && fu && fd && gt && dt) {
+            const int64_t *sh = mf_tensor_shape(gt), *dsh = mf_tensor_shape(dt); /* [E, ff, h], [E, h, ff] */
+            int64_t E = sh[0], ff = sh[1], h = sh[2];
+            CHECK(ngu == (uint64_t)(E * h * 2 * ff) && ndn == (uint64_t)(E * ff * h) && dsh[1] == h && dsh[2] == ff);
+            for (int64_t e = 0; ngu == (uint64_t)(E * h * 2 * ff) && e < E; e++)
+                for (int64_t r = 0; r < ff; r++)
+                    for (int64_t c = 0; c < h; c++) {
+                        differ += fg[(e * ff + r) * h + c] != gu[(e * h + c) * 2 * ff + 2 * r];
+                        differ += fu[(e * ff + r) * h + c] != gu[(e * h + c) * 2 * ff + 2 * r + 1];
+                        differ += fd[(e * h + c) * ff + r] != hd[(e * ff + r) * h + c];
+                        checked += 3;
+                    }
+        }
+        mf_free(gu);
+        mf_free(hd);
+        mf_free(fg);
+        mf_free(fu);
+        mf_free(fd);
+    }
+    CHECKF(checked > 0 && differ == 0, "gpt-oss MXFP4: %zu of %zu expert values differ from the checkpoint's", differ,
+           checked);
+    printf("prequant: gpt-oss MXFP4 experts kept: %zu values equal the checkpoint's dequantization\n", checked);
+    mf_close(hf);
+    mf_close(g);
+    mf_status_clear(&st);
+    tl_remove_tmpdir(tmp);
+}
+
 int main(void)
 {
     static const char *cases[] = {
         "gptq-4bit-g32-sym", "gptq-3bit-g64-actorder", "gptq-8bit-gall-v2", "gptq-2bit-g32",
         "awq-gemm-g32", "fp8-block", "fbgemm-fp8-channel", "ct-pack-w4-g32",
         "ct-int8-channel-asym", "mxfp4-gptoss", "nvfp4-modelopt", "gptq-llama-tiny",
-        "bnb-nf4", "bnb-nf4-nested", "bnb-fp4", "bnb-int8",
+        "bnb-nf4", "bnb-nf4-nested", "bnb-fp4", "bnb-int8", "awq-gemv-g64",
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         check_case(cases[i]);
+    check_float_dirs(cases, sizeof(cases) / sizeof(cases[0]));
     check_bad();
     check_meta();
     check_llama_report();
     check_convert();
+    check_mxfp4_kept();
     check_ggml_new_types();
     check_ggml_reference();
+    check_mxfp4_moe_files();
+    check_single_files();
     return tl_report("prequant");
 }

@@ -495,6 +495,15 @@ static void test_filters_and_names(void)
     CHECK(strcmp(mf_ftype_name(MF_FTYPE_Q4_K_M), "Q4_K_M") == 0);
     CHECK(mf_ftype_base_type(MF_FTYPE_IQ2_S) == MF_IQ2_XS);
     CHECK(mf_ftype_needs_imatrix(MF_FTYPE_IQ1_S) && !mf_ftype_needs_imatrix(MF_FTYPE_Q2_K));
+    /* llama-quantize's list (tools/quantize/quantize.cpp), exactly */
+    {
+        int n = 0;
+        for (int f = 0; f < 64; f++)
+            n += mf_ftype_needs_imatrix((mf_ftype)f);
+        CHECK(n == 6 && mf_ftype_needs_imatrix(MF_FTYPE_IQ2_XS) && mf_ftype_needs_imatrix(MF_FTYPE_IQ2_XXS) &&
+              mf_ftype_needs_imatrix(MF_FTYPE_IQ2_S) && mf_ftype_needs_imatrix(MF_FTYPE_Q2_K_S) &&
+              mf_ftype_needs_imatrix(MF_FTYPE_IQ1_M) && !mf_ftype_needs_imatrix(MF_FTYPE_IQ3_XXS));
+    }
     mf_status_clear(&st);
 }
 

@@ -120,5 +120,11 @@ int main(void)
     size_t d0 = counts[MF_VERDICT_DANGEROUS] + counts[MF_VERDICT_UNKNOWN];
     n = run_manifest("tests/data/scan_canon", counts);
     CHECK(n >= 20 && counts[MF_VERDICT_DANGEROUS] + counts[MF_VERDICT_UNKNOWN] - d0 >= 10);
+    /* gated names (doc/scan.md): the shapes training checkpoints use are
+     * safe, the same names used otherwise keep their verdict */
+    size_t s0 = counts[MF_VERDICT_SAFE];
+    d0 = counts[MF_VERDICT_DANGEROUS];
+    n = run_manifest("tests/data/scan_gate", counts);
+    CHECK(n >= 20 && counts[MF_VERDICT_SAFE] - s0 >= 6 && counts[MF_VERDICT_DANGEROUS] - d0 >= 12);
     return tl_report("scan_fixtures");
 }

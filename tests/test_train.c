@@ -168,6 +168,12 @@ static void expect_error(const char *path, const char *needle1, const char *need
     mf_close(m);
 }
 
+static const char *mfmt_bin(void)
+{
+    const char *b = getenv("MFMT");
+    return b && *b ? b : "build/mfmt";
+}
+
 static void test_deepspeed_broken(void)
 {
     char dir[256], p[512], q[1024];
@@ -212,6 +218,19 @@ static void test_deepspeed_broken(void)
     CHECK(mf_open(DATA "deepspeed/zero3", &o, &m, &st) != 0 && strstr(st.msg, "placeholders"));
     mf_status_clear(&st);
     mf_close(m);
+    /* OUT/ appears whole or not at all: a failed merge leaves neither OUT
+     * nor its staging folder; a non-empty OUT is refused and left as is */
+    char log[600], out[2048];
+    snprintf(log, sizeof(log), "%s/log", dir);
+    snprintf(cmd, sizeof(cmd), "%s convert -q '%s/foreign' '%s/out/'", mfmt_bin(), dir, dir);
+    CHECK(tl_run_cmd(cmd, log, out, sizeof(out)) != 0);
+    snprintf(cmd, sizeof(cmd), "ls -d '%s'/out* 2>/dev/null | grep -q .", dir);
+    CHECKF(system(cmd) != 0, "a failed merge left %s/out*", dir);
+    snprintf(cmd, sizeof(cmd), "mkdir '%s/full' && echo x > '%s/full/keep' && %s convert -q "
+             DATA "deepspeed/zero2 '%s/full/'", dir, dir, mfmt_bin(), dir);
+    CHECK(tl_run_cmd(cmd, log, out, sizeof(out)) != 0 && strstr(out, "not an empty directory"));
+    snprintf(cmd, sizeof(cmd), "test \"$(ls '%s/full')\" = keep", dir);
+    CHECK(system(cmd) == 0);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }
@@ -347,12 +366,6 @@ static void test_plain(void)
     check_plain(DATA "plain/ddp_fsdp.pt", DATA "plain/plain.ref.pt");
 }
 
-static const char *mfmt_bin(void)
-{
-    const char *b = getenv("MFMT");
-    return b && *b ? b : "build/mfmt";
-}
-
 static bool same_file(const char *a, const char *b)
 {
     FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
@@ -381,7 +394,7 @@ static void test_checkpoint_to_gguf(void)
     if (!tl_make_tmpdir(dir, sizeof(dir), "ckpt-gguf"))
         return;
     snprintf(log, sizeof(log), "%s/log", dir);
-    snprintf(cmd, sizeof(cmd), "%s convert --allow-unsafe -q --config "
+    snprintf(cmd, sizeof(cmd), "%s convert -q --config "
              "%s/corpus/hf-dir/llama-tiny/config.json --type f16 " DATA
              "deepspeed-llama-tiny %s/llama-tiny.gguf", mfmt_bin(), shared, dir);
     int rc = tl_run_cmd(cmd, log, out, sizeof(out));
@@ -391,7 +404,7 @@ static void test_checkpoint_to_gguf(void)
     snprintf(want, sizeof(want), "%s/convert-ref/llama-tiny-f16.gguf", shared);
     CHECKF(same_file(got, want), "%s differs from %s", got, want);
     /* to an HF directory: weights, config and tokenizer files */
-    snprintf(cmd, sizeof(cmd), "%s convert --allow-unsafe -q --config "
+    snprintf(cmd, sizeof(cmd), "%s convert -q --config "
              "%s/corpus/hf-dir/llama-tiny/config.json " DATA "deepspeed-llama-tiny %s/hf/",
              mfmt_bin(), shared, dir);
     CHECKF(tl_run_cmd(cmd, log, out, sizeof(out)) == 0, "%s: %s", cmd, out);
@@ -405,8 +418,49 @@ static void test_checkpoint_to_gguf(void)
     CHECK(system(cmd) == 0);
 }
 
+typedef struct worst_verdict {
+    mf_verdict v;
+    size_t files;
+    char first_bad[512];
+} worst_verdict;
+
+static int note_verdict(void *user, const mf_scan_report *r)
+{
+    worst_verdict *w = user;
+    w->files++;
+    if (r->verdict > w->v) {
+        w->v = r->verdict;
+        snprintf(w->first_bad, sizeof(w->first_bad), "%s: %s", r->path,
+                 r->n_findings ? r->findings[0].message : "");
+    }
+    return 0;
+}
+
+/* The real writers' pickles (Python 3.11 Enum members as getattr, DeepSpeed's
+ * loss scalers and fragment addresses, torch.distributed.checkpoint's
+ * metadata classes) scan safe: the gated names of doc/scan.md; so convert
+ * takes them without --allow-unsafe. tests/data/scan_gate has the hostile
+ * uses of the same names. */
+static void test_scan_verdicts(void)
+{
+    const char *safe[] = {DATA "deepspeed/zero0", DATA "deepspeed/zero1", DATA "deepspeed/zero2",
+                          DATA "deepspeed/zero3", DATA "deepspeed-llama-tiny",
+                          DATA "dcp113/dcp", DATA "dcp2x/dcp2/.metadata", DATA "megatron",
+                          DATA "plain"};
+    for (size_t i = 0; i < sizeof(safe) / sizeof(safe[0]); i++) {
+        worst_verdict w = {MF_VERDICT_SAFE, 0, ""};
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(mf_scan_path(safe[i], note_verdict, &w, &st) == 0, "%s: %s", safe[i], st.msg);
+        CHECKF(w.files > 0 && w.v == MF_VERDICT_SAFE, "%s: %s (%s)", safe[i],
+               mf_verdict_name(w.v), w.first_bad);
+        mf_status_clear(&st);
+    }
+}
+
 int main(void)
 {
+    test_scan_verdicts();
     test_plain();
     test_checkpoint_to_gguf();
     test_megatron();

@@ -91,14 +91,20 @@ typedef struct mf_convert_gguf_opts {
      * converter's default name in it), if not NULL */
     char *out_path;
     size_t out_path_cap;
+    /* Optional: the model whose tensors are converted, instead of DIR's
+     * weight files (DIR then gives config.json and the tokenizer): a
+     * training checkpoint's merge (doc/training.md) goes to GGUF in one
+     * pass, read as a directory holding it as one model.safetensors would
+     * be (names sorted). The caller keeps it open for the call. */
+    const mf_model *weights;
 } mf_convert_gguf_opts;
 
 enum { MF_CONVERT_LAYOUT_C392E50 = 0, MF_CONVERT_LAYOUT_2026_02 = 1 };
 
 MF_API void mf_convert_gguf_opts_init(mf_convert_gguf_opts *o);
 
-/* Converts a Hugging Face directory (llama, mistral, qwen2, qwen3; weights
- * as safetensors or .bin) to one GGUF file as llama.cpp's
+/* Converts a Hugging Face directory (every architecture
+ * mf_convert_gguf_archs lists; weights as safetensors or .bin) to one GGUF file as llama.cpp's
  * convert_hf_to_gguf.py writes it: same tensors, names, shapes, types and
  * bytes, same keys and values in the same order. Streams tensor by tensor.
  * `out` as the converter's --outfile: a directory (or NULL: `dir` itself)
@@ -132,6 +138,11 @@ MF_API void mf_convert_hf_opts_init(mf_convert_hf_opts *o);
  * and model.safetensors with the names transformers loads, the inverse of
  * mf_convert_to_gguf for every architecture it converts. The directory is
  * made beside `out` and renamed into place: nothing is left on failure.
+ * `in` may also be a pre-quantized Hugging Face directory (config.json's
+ * quantization_config: GPTQ, AWQ, bitsandbytes, FP8, compressed-tensors,
+ * MXFP4, NVFP4): `out` is then its float twin, the weights dequantized as
+ * upstream computes them (opts->dtype, else each tensor's own float type),
+ * quantization_config removed from config.json, the other files copied.
  * opts NULL: defaults. Thread-safe. */
 MF_API int mf_convert_to_hf(const char *in, const char *out, const mf_convert_hf_opts *opts,
                             mf_status *st);

@@ -693,3 +693,23 @@ int mf_output_check_path(const char *input, const char *out, mf_status *st)
                        "is one of the command's inputs (%s): refusing to overwrite it", input);
     return 0;
 }
+
+int mf_atomic_copy_file(const char *from, const char *to, mf_status *st)
+{
+    int fd = open(from, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return mf_fail(st, MF_ERR_IO, from, -1, "cannot read: %s", strerror(e));
+    }
+    mf_atomic *w;
+    int rc = mf_atomic_open(to, &w, st);
+    if (rc == 0) {
+        rc = mf_atomic_copy_from(w, fd, 0, (uint64_t)sb.st_size, st);
+        rc = rc == 0 ? mf_atomic_commit(w, st) : (mf_atomic_abort(w), -1);
+    }
+    close(fd);
+    return rc;
+}

@@ -42,5 +42,7 @@ int mf_output_check_path(const char *input, const char *out, mf_status *st);
 
 /* Appends len bytes of in_fd from off to w (in the kernel where it can). */
 int mf_atomic_copy_from(mf_atomic *w, int in_fd, uint64_t off, uint64_t len, mf_status *st);
+/* Copies the file `from` to `to` (whole or not at all). */
+int mf_atomic_copy_file(const char *from, const char *to, mf_status *st);
 
 #endif /* MF_CORE_ATOMIC_H */

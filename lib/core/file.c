@@ -13,9 +13,9 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
 {
     if (mf_is_url(path)) /* read by HTTP ranges as it is needed */
         return mf_map_remote(path, out, st);
-    const char *alias = mf_remote_alias_of(path); /* a remote repo's weights file */
-    if (alias)
-        return mf_map_remote(alias, out, st);
+    int alias = mf_remote_alias_map(path, out, st); /* a remote repo's weights file */
+    if (alias != 1)
+        return alias;
     int mem = mf_mem_map(path, out, st); /* a caller's buffer (mf_open_buffer) */
     if (mem)
         return mem < 0 ? -1 : 0;

@@ -111,6 +111,7 @@ void pk_free(pk_machine *pm)
     free(pm->stk);
     free(pm->marks);
     free(pm->memo);
+    free(pm->gated);
     mf_arena_free(pm->a);
     free(pm);
 }
@@ -1119,6 +1120,7 @@ static int op_newobj(pk_machine *pm, bool ex, mf_status *st)
     pk_obj *cls = args ? pop(pm, op, st) : NULL;
     if (!cls || check_call_args(pm, cls, args, kwargs, op, st))
         return -1;
+    pm->call_newobj = !ex; /* cls.__new__(cls, *args): a gated record's shape */
     return push(pm, pk_call(pm, cls, args, kwargs, st), st);
 }
 
@@ -1422,6 +1424,8 @@ static void reset(pk_machine *pm)
     pm->unsure = false;
     pm->frame_at = pm->frame_end = 0;
     pm->irregular = pm->named = pm->unproven = false;
+    pm->gated_n = 0;
+    pm->call_newobj = false;
 }
 
 /* Budgets grow with the input, counted once: pickles that follow each other
@@ -1474,6 +1478,7 @@ int pk_load(pk_machine *pm, const uint8_t *data, size_t size, pk_obj **out, size
             check_frame_end(pm);
         }
     }
+    pk_gate_flush(pm);
     if (ops_done)
         *ops_done = ops;
     if (used)

@@ -48,12 +48,18 @@ typedef enum pk_name_id {
 typedef struct pk_obj pk_obj;
 typedef struct pk_index pk_index;
 
+/* A name judged by how the pickle uses it (pickle_gate.c). */
+typedef struct pk_gate pk_gate;
+
 typedef struct pk_global {
     const char *module, *name; /* as written (NUL-terminated copies) */
     pk_name_id id;
     mf_dtype dtype;            /* storage classes and torch dtypes */
     pk_class cls;
     const char *reason;        /* why it is unknown/dangerous (static) */
+    const pk_gate *gate;       /* gated: reported when the pickle ends */
+    const char *gate_op;       /* the opcode that named it */
+    unsigned char gate_use;    /* none yet / only allowed shapes / broken */
 } pk_global;
 
 struct pk_obj {

@@ -21,11 +21,15 @@ pk_obj *pk_global_ref(pk_machine *pm, const char *module, size_t ml, const char 
         return NULL;
     }
     pk_classify(&g->u.g);
+    if (memchr(module, 0, ml) || memchr(name, 0, nl))
+        g->u.g.gate = NULL;
     if ((memchr(module, 0, ml) || memchr(name, 0, nl)) && g->u.g.cls == PK_SAFE) {
         g->u.g.cls = PK_UNKNOWN; /* what follows the NUL is not what we checked */
         g->u.g.id = PKN_OTHER;
         g->u.g.reason = "a name with a NUL byte";
     }
+    if (g->u.g.gate) /* judged by its uses, when the pickle ends */
+        return pk_gate_hold(pm, g, opcode, st) ? NULL : g;
     if (pm->o.on_global)
         pm->o.on_global(pm->o.ctx, &g->u.g, opcode, pm->o.origin + pm->op_off);
     return g;
@@ -344,6 +348,7 @@ static int build_allowed(pk_machine *pm, pk_obj *fn, pk_obj *args, pk_obj **out,
 
 pk_obj *pk_call(pk_machine *pm, pk_obj *fn, pk_obj *args, pk_obj *kwargs, mf_status *st)
 {
+    pk_gate_call(pm, fn, args, kwargs);
     if (fn->kind == PK_GLOBAL && pm->o.on_call)
         pm->o.on_call(pm->o.ctx, &fn->u.g, args, pm->o.origin + pm->op_off);
     if (fn->kind == PK_GLOBAL && fn->u.g.cls == PK_SAFE && fn->u.g.id != PKN_OTHER &&
@@ -384,6 +389,7 @@ static void build_ndarray(pk_obj *a, pk_obj *state)
 
 int pk_build(pk_machine *pm, pk_obj *inst, pk_obj *state, mf_status *st)
 {
+    pk_gate_build(pm, inst, state);
     switch (inst->kind) {
     case PK_NDARRAY: build_ndarray(inst, state); return 0;
     case PK_NPDTYPE: {

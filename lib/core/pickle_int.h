@@ -43,6 +43,11 @@ struct pk_machine {
     uint64_t base; /* pk_set_base: added to the offsets in irregular rules */
     /* input counted into the budgets: [cnt_lo, cnt_hi) of the caller's buffer */
     const uint8_t *cnt_lo, *cnt_hi;
+    /* gated names of the current pickle (pickle_gate.c), reported at its
+     * end; call_newobj: the next pk_call is NEWOBJ's */
+    pk_obj **gated;
+    size_t gated_n, gated_cap;
+    bool call_newobj;
 };
 
 /* A failure where CPython might go on (a limit of mfmt's). */
@@ -76,6 +81,13 @@ int pk_build(pk_machine *pm, pk_obj *inst, pk_obj *state, mf_status *st);
  * reported to the on_global callback. */
 pk_obj *pk_global_ref(pk_machine *pm, const char *module, size_t ml, const char *name,
                       size_t nl, const char *opcode, mf_status *st);
+/* pickle_gate.c: names judged by the shape of their use. */
+const pk_gate *pk_gate_of(const char *full);
+int pk_gate_hold(pk_machine *pm, pk_obj *g, const char *opcode, mf_status *st);
+void pk_gate_call(pk_machine *pm, pk_obj *fn, pk_obj *args, pk_obj *kwargs);
+void pk_gate_build(pk_machine *pm, pk_obj *inst, pk_obj *state);
+/* Reports each held name with its verdict (pk_load's end). */
+void pk_gate_flush(pk_machine *pm);
 /* Reports a mutation (BUILD, APPEND, SETITEM...) of a global itself. */
 void pk_report_mutation(pk_machine *pm, const pk_obj *g, const char *opcode);
 #endif

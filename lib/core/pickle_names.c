@@ -9,7 +9,7 @@
  * path is such a module (`torch._utils` + `os.system`, `__main__` +
  * `os.system` in protocol 4), or walks dunder attributes. Python 2 names
  * are read through pickle's fix_imports table (_compat_pickle.py). */
-#include "core/pickle.h"
+#include "core/pickle_int.h"
 
 #include <stdlib.h>
 
@@ -468,6 +468,7 @@ void pk_classify(pk_global *g)
 {
     g->id = PKN_OTHER;
     g->dtype = MF_DTYPE_INVALID;
+    g->gate = NULL;
     g->cls = PK_UNKNOWN;
     g->reason = "not on the allowlist of names that model files need";
     if (!*g->module || !*g->name) {
@@ -491,6 +492,7 @@ void pk_classify(pk_global *g)
     memcpy(full, mod, ml);
     full[ml] = '.';
     memcpy(full + ml + 1, name, nl + 1);
+    g->gate = pk_gate_of(full);
     if (exact_allowed(g, full)) {
         g->cls = PK_SAFE;
         g->reason = NULL;

@@ -52,8 +52,14 @@ typedef struct alias_node {
     struct alias_node *next;
     char *local, *url;
     atomic_bool dropped;
+    /* a mapping made ahead (mf_remote_alias_prefetch): PRE_NONE, then
+     * PRE_READY once `pre` holds it, PRE_TAKEN once handed out or freed */
+    atomic_int pre_state;
+    mf_file pre;
 } alias_node;
+enum { PRE_NONE, PRE_READY, PRE_TAKEN };
 static _Atomic(alias_node *) aliases;
+static alias_node *alias_node_of(const char *local);
 static pthread_mutex_t alias_mu = PTHREAD_MUTEX_INITIALIZER;
 
 int mf_remote_alias_add(const char *local, const char *url, mf_status *st)
@@ -69,6 +75,7 @@ int mf_remote_alias_add(const char *local, const char *url, mf_status *st)
     a->local = l;
     a->url = u;
     atomic_init(&a->dropped, false);
+    atomic_init(&a->pre_state, PRE_NONE);
     pthread_mutex_lock(&alias_mu);
     a->next = atomic_load(&aliases);
     atomic_store(&aliases, a);
@@ -78,18 +85,62 @@ int mf_remote_alias_add(const char *local, const char *url, mf_status *st)
 
 const char *mf_remote_alias_of(const char *local)
 {
+    alias_node *a = alias_node_of(local);
+    return a ? a->url : NULL;
+}
+
+static alias_node *alias_node_of(const char *local)
+{
     for (alias_node *a = atomic_load(&aliases); a; a = a->next)
         if (!atomic_load(&a->dropped) && !strcmp(a->local, local))
-            return a->url;
+            return a;
     return NULL;
+}
+
+/* Hands out the mapping made ahead, once; false when there is none. */
+static bool alias_take_premapped(alias_node *a, mf_file *out)
+{
+    int ready = PRE_READY;
+    if (!atomic_compare_exchange_strong(&a->pre_state, &ready, PRE_TAKEN))
+        return false;
+    *out = a->pre;
+    return true;
+}
+
+int mf_remote_alias_map(const char *local, mf_file *out, mf_status *st)
+{
+    alias_node *a = alias_node_of(local);
+    if (!a)
+        return 1;
+    if (alias_take_premapped(a, out))
+        return 0;
+    return mf_map_remote(a->url, out, st) ? -1 : 0;
+}
+
+void mf_remote_alias_prefetch(const char *local)
+{
+    alias_node *a = alias_node_of(local);
+    if (!a || atomic_load(&a->pre_state) != PRE_NONE)
+        return;
+    mf_status st;
+    mf_status_init(&st);
+    /* a failure is left for the real open to report */
+    if (mf_map_remote(a->url, &a->pre, &st) == 0)
+        atomic_store(&a->pre_state, PRE_READY);
+    mf_status_clear(&st);
 }
 
 void mf_remote_alias_drop_under(const char *folder)
 {
     size_t n = strlen(folder);
-    for (alias_node *a = atomic_load(&aliases); a; a = a->next)
-        if (!strncmp(a->local, folder, n) && a->local[n] == '/')
-            atomic_store(&a->dropped, true);
+    for (alias_node *a = atomic_load(&aliases); a; a = a->next) {
+        if (strncmp(a->local, folder, n) != 0 || a->local[n] != '/')
+            continue;
+        atomic_store(&a->dropped, true);
+        mf_file f;
+        if (alias_take_premapped(a, &f)) /* made ahead, never used */
+            mf_unmap_file(&f);
+    }
 }
 
 void mf_remote_count_bytes(uint64_t n)

@@ -43,7 +43,15 @@ bool mf_is_url(const char *path);
  * live until exit; adding one is thread-safe, as is looking one up. */
 int mf_remote_alias_add(const char *local, const char *url, mf_status *st);
 const char *mf_remote_alias_of(const char *local); /* the URL, or NULL */
-/* Forgets the aliases inside folder (kept in memory, never matched again). */
+/* mf_map_file of an alias: 1 when local is none, else 0 / -1 (a mapping
+ * made ahead by mf_remote_alias_prefetch is handed out once). */
+int mf_remote_alias_map(const char *local, mf_file *out, mf_status *st);
+/* Maps the alias's URL now (its first 64 KiB fetched: the header of most
+ * weights files), for mf_map_file to take later; several threads may
+ * prefetch different aliases at once. Failures are left for that open. */
+void mf_remote_alias_prefetch(const char *local);
+/* Forgets the aliases inside folder (kept in memory, never matched again;
+ * mappings made ahead and not taken are freed). */
 void mf_remote_alias_drop_under(const char *folder);
 /* mf_map_file for a URL: a read-only mapping of the remote file's size in
  * which only fetched pages are readable (the rest PROT_NONE, so a read that

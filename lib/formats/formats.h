@@ -155,4 +155,14 @@ int mf_spm_parse(const uint8_t *buf, uint64_t n, const char *file, mf_spm *out,
 void mf_spm_free(mf_spm *s);
 const char *mf_spm_model_name(int model_type); /* "BPE", "Unigram", ... */
 
+/* Pre-quantized weights (formats/hf/hf_prequant*.c). The hf-dir and
+ * safetensors readers' logical_view hook: the original weights as floats
+ * (no view when nothing is packed). */
+int mf_hf_prequant_view(const mf_model *m, mf_dtype out, mf_model **view, mf_status *st);
+/* A lone .safetensors file (no config.json beside it) whose tensors follow
+ * a known packed layout (GPTQ, AWQ gemm, FP8, NVFP4, MXFP4, bitsandbytes):
+ * its quantization_config inferred from the names and shapes, then opened
+ * as a pre-quantized directory's weights are. 0 when nothing is packed. */
+int mf_prequant_infer_single(mf_model *m, unsigned flags, mf_status *st);
+
 #endif

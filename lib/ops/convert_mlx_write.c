@@ -337,25 +337,6 @@ static bool copied(const char *name)
     return false;
 }
 
-static int copy_file(mlxc *c, const char *from, const char *to)
-{
-    int fd = open(from, O_RDONLY | O_CLOEXEC);
-    struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return mf_fail(c->st, MF_ERR_IO, from, -1, "cannot read: %s", strerror(errno));
-    }
-    mf_atomic *w;
-    int rc = mf_atomic_open(to, &w, c->st);
-    if (rc == 0) {
-        rc = mf_atomic_copy_from(w, fd, 0, (uint64_t)sb.st_size, c->st);
-        rc = rc == 0 ? mf_atomic_commit(w, c->st) : (mf_atomic_abort(w), -1);
-    }
-    close(fd);
-    return rc;
-}
-
 int mlx_copy_side_files(mlxc *c)
 {
     DIR *d = opendir(c->in);
@@ -372,7 +353,7 @@ int mlx_copy_side_files(mlxc *c)
         if (!from || !to)
             rc = mf_oom(c->st, c->in);
         else if (stat(from, &sb) == 0 && S_ISREG(sb.st_mode))
-            rc = copy_file(c, from, to);
+            rc = mf_atomic_copy_file(from, to, c->st);
     }
     closedir(d);
     return rc;

@@ -20,6 +20,8 @@
 #include <fnmatch.h>
 #include <ftw.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -605,23 +607,74 @@ static int fetch_small(dl_ctx *c, const char *url, const char *dst)
     return rc;
 }
 
+static void n_files_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* The weights files' headers fetched in parallel (each alias mapped
+ * ahead with its first 64 KiB, by up to PREFETCH_THREADS transfers at
+ * once), so that opening a repo of many shards costs about one round trip
+ * per PREFETCH_THREADS shards instead of one per shard. */
+enum { PREFETCH_THREADS = 8 };
+typedef struct prefetch_job {
+    char **paths;
+    size_t n;
+    atomic_size_t next;
+} prefetch_job;
+
+static void *prefetch_worker(void *arg)
+{
+    prefetch_job *j = arg;
+    for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;)
+        mf_remote_alias_prefetch(j->paths[i]);
+    return NULL;
+}
+
+static void prefetch_headers(char **paths, size_t n)
+{
+    prefetch_job j = {paths, n, 0};
+    pthread_t t[PREFETCH_THREADS];
+    size_t started = 0;
+    for (; started < PREFETCH_THREADS && started < n; started++)
+        if (pthread_create(&t[started], NULL, prefetch_worker, &j) != 0)
+            break;
+    if (started == 0)
+        prefetch_worker(&j); /* no thread: in this one */
+    for (size_t i = 0; i < started; i++)
+        pthread_join(t[i], NULL);
+}
+
 static int fill_remote_folder(dl_ctx *c, const char *folder)
 {
+    char **weights = calloc(c->r->n_files ? c->r->n_files : 1, sizeof(char *));
+    size_t n_weights = 0;
+    if (!weights)
+        return mf_oom(c->st, folder);
     for (size_t i = 0; i < c->r->n_files; i++) {
         mf_hub_download_file *f = &c->r->files[i];
-        bool weights = is_weights_name(f->path);
-        if (!weights && !is_small_name(f->path))
+        bool is_weights = is_weights_name(f->path);
+        if (!is_weights && !is_small_name(f->path))
             continue; /* images, archives...: not read as part of a model */
         char *url = file_url(c, f);
         char *dst = url ? mf_path_join_new(folder, f->path) : NULL;
         int rc = !dst ? mf_oom(c->st, f->path)
-                 : weights ? make_parents(dst, c->st) || mf_remote_alias_add(dst, url, c->st)
-                           : fetch_small(c, url, dst);
+                 : is_weights ? make_parents(dst, c->st) || mf_remote_alias_add(dst, url, c->st)
+                              : fetch_small(c, url, dst);
         free(url);
-        free(dst);
-        if (rc)
+        if (!rc && is_weights)
+            weights[n_weights++] = dst;
+        else
+            free(dst);
+        if (rc) {
+            n_files_free(weights, n_weights);
             return -1;
+        }
     }
+    prefetch_headers(weights, n_weights);
+    n_files_free(weights, n_weights);
     return 0;
 }
 

@@ -17,47 +17,50 @@ typedef struct ftype_row {
     const char *name;
     mf_ftype ftype;
     mf_dtype base;
+    /* llama-quantize refuses it without an imatrix (tools/quantize/
+     * quantize.cpp: IQ2_XS, IQ2_XXS, IQ2_S, Q2_K_S, IQ1_S, IQ1_M) */
+    bool needs_imatrix;
 } ftype_row;
 
 /* llama-quantize's QUANT_OPTIONS order (an alias comes before its target,
  * so a number maps to the alias's name as there). */
 static const ftype_row ftypes[] = {
-    {"Q4_0", MF_FTYPE_Q4_0, MF_Q4_0},
-    {"Q4_1", MF_FTYPE_Q4_1, MF_Q4_1},
-    {"Q5_0", MF_FTYPE_Q5_0, MF_Q5_0},
-    {"Q5_1", MF_FTYPE_Q5_1, MF_Q5_1},
-    {"IQ2_XXS", MF_FTYPE_IQ2_XXS, MF_IQ2_XXS},
-    {"IQ2_XS", MF_FTYPE_IQ2_XS, MF_IQ2_XS},
-    {"IQ2_S", MF_FTYPE_IQ2_S, MF_IQ2_XS}, /* sic: IQ2_S's base type is IQ2_XS */
-    {"IQ2_M", MF_FTYPE_IQ2_M, MF_IQ2_S},
-    {"IQ1_S", MF_FTYPE_IQ1_S, MF_IQ1_S},
-    {"IQ1_M", MF_FTYPE_IQ1_M, MF_IQ1_M},
-    {"TQ1_0", MF_FTYPE_TQ1_0, MF_TQ1_0},
-    {"TQ2_0", MF_FTYPE_TQ2_0, MF_TQ2_0},
-    {"Q2_K", MF_FTYPE_Q2_K, MF_Q2_K},
-    {"Q2_K_S", MF_FTYPE_Q2_K_S, MF_Q2_K},
-    {"IQ3_XXS", MF_FTYPE_IQ3_XXS, MF_IQ3_XXS},
-    {"IQ3_S", MF_FTYPE_IQ3_S, MF_IQ3_S},
-    {"IQ3_M", MF_FTYPE_IQ3_M, MF_IQ3_S},
-    {"Q3_K", MF_FTYPE_Q3_K_M, MF_Q3_K}, /* alias */
-    {"IQ3_XS", MF_FTYPE_IQ3_XS, MF_IQ3_S},
-    {"Q3_K_S", MF_FTYPE_Q3_K_S, MF_Q3_K},
-    {"Q3_K_M", MF_FTYPE_Q3_K_M, MF_Q3_K},
-    {"Q3_K_L", MF_FTYPE_Q3_K_L, MF_Q3_K},
-    {"IQ4_NL", MF_FTYPE_IQ4_NL, MF_IQ4_NL},
-    {"IQ4_XS", MF_FTYPE_IQ4_XS, MF_IQ4_XS},
-    {"Q4_K", MF_FTYPE_Q4_K_M, MF_Q4_K}, /* alias */
-    {"Q4_K_S", MF_FTYPE_Q4_K_S, MF_Q4_K},
-    {"Q4_K_M", MF_FTYPE_Q4_K_M, MF_Q4_K},
-    {"Q5_K", MF_FTYPE_Q5_K_M, MF_Q5_K}, /* alias */
-    {"Q5_K_S", MF_FTYPE_Q5_K_S, MF_Q5_K},
-    {"Q5_K_M", MF_FTYPE_Q5_K_M, MF_Q5_K},
-    {"Q6_K", MF_FTYPE_Q6_K, MF_Q6_K},
-    {"Q8_0", MF_FTYPE_Q8_0, MF_Q8_0},
-    {"MXFP4_MOE", MF_FTYPE_MXFP4_MOE, MF_MXFP4},
-    {"F16", MF_FTYPE_F16, MF_F16},
-    {"BF16", MF_FTYPE_BF16, MF_BF16},
-    {"F32", MF_FTYPE_ALL_F32, MF_F32},
+    {"Q4_0", MF_FTYPE_Q4_0, MF_Q4_0, false},
+    {"Q4_1", MF_FTYPE_Q4_1, MF_Q4_1, false},
+    {"Q5_0", MF_FTYPE_Q5_0, MF_Q5_0, false},
+    {"Q5_1", MF_FTYPE_Q5_1, MF_Q5_1, false},
+    {"IQ2_XXS", MF_FTYPE_IQ2_XXS, MF_IQ2_XXS, true},
+    {"IQ2_XS", MF_FTYPE_IQ2_XS, MF_IQ2_XS, true},
+    {"IQ2_S", MF_FTYPE_IQ2_S, MF_IQ2_XS, true}, /* sic: IQ2_S's base type is IQ2_XS */
+    {"IQ2_M", MF_FTYPE_IQ2_M, MF_IQ2_S, false},
+    {"IQ1_S", MF_FTYPE_IQ1_S, MF_IQ1_S, true},
+    {"IQ1_M", MF_FTYPE_IQ1_M, MF_IQ1_M, true},
+    {"TQ1_0", MF_FTYPE_TQ1_0, MF_TQ1_0, false},
+    {"TQ2_0", MF_FTYPE_TQ2_0, MF_TQ2_0, false},
+    {"Q2_K", MF_FTYPE_Q2_K, MF_Q2_K, false},
+    {"Q2_K_S", MF_FTYPE_Q2_K_S, MF_Q2_K, true},
+    {"IQ3_XXS", MF_FTYPE_IQ3_XXS, MF_IQ3_XXS, false},
+    {"IQ3_S", MF_FTYPE_IQ3_S, MF_IQ3_S, false},
+    {"IQ3_M", MF_FTYPE_IQ3_M, MF_IQ3_S, false},
+    {"Q3_K", MF_FTYPE_Q3_K_M, MF_Q3_K, false}, /* alias */
+    {"IQ3_XS", MF_FTYPE_IQ3_XS, MF_IQ3_S, false},
+    {"Q3_K_S", MF_FTYPE_Q3_K_S, MF_Q3_K, false},
+    {"Q3_K_M", MF_FTYPE_Q3_K_M, MF_Q3_K, false},
+    {"Q3_K_L", MF_FTYPE_Q3_K_L, MF_Q3_K, false},
+    {"IQ4_NL", MF_FTYPE_IQ4_NL, MF_IQ4_NL, false},
+    {"IQ4_XS", MF_FTYPE_IQ4_XS, MF_IQ4_XS, false},
+    {"Q4_K", MF_FTYPE_Q4_K_M, MF_Q4_K, false}, /* alias */
+    {"Q4_K_S", MF_FTYPE_Q4_K_S, MF_Q4_K, false},
+    {"Q4_K_M", MF_FTYPE_Q4_K_M, MF_Q4_K, false},
+    {"Q5_K", MF_FTYPE_Q5_K_M, MF_Q5_K, false}, /* alias */
+    {"Q5_K_S", MF_FTYPE_Q5_K_S, MF_Q5_K, false},
+    {"Q5_K_M", MF_FTYPE_Q5_K_M, MF_Q5_K, false},
+    {"Q6_K", MF_FTYPE_Q6_K, MF_Q6_K, false},
+    {"Q8_0", MF_FTYPE_Q8_0, MF_Q8_0, false},
+    {"MXFP4_MOE", MF_FTYPE_MXFP4_MOE, MF_MXFP4, false},
+    {"F16", MF_FTYPE_F16, MF_F16, false},
+    {"BF16", MF_FTYPE_BF16, MF_BF16, false},
+    {"F32", MF_FTYPE_ALL_F32, MF_F32, false},
 };
 #define N_FTYPES (sizeof(ftypes) / sizeof(ftypes[0]))
 
@@ -110,8 +113,8 @@ void mf_ftype_each(void (*fn)(void *ctx, const char *name, mf_ftype f), void *ct
 
 bool mf_ftype_needs_imatrix(mf_ftype f)
 {
-    return f == MF_FTYPE_IQ2_XS || f == MF_FTYPE_IQ2_XXS || f == MF_FTYPE_IQ2_S ||
-           f == MF_FTYPE_Q2_K_S || f == MF_FTYPE_IQ1_S || f == MF_FTYPE_IQ1_M;
+    const ftype_row *r = ftype_row_of(f);
+    return r && r->needs_imatrix;
 }
 
 /* ------------------------------------------------------------- hparams */
@@ -239,6 +242,7 @@ static bool wants_quantize(const mf_qmix *q, const char *name, const int64_t ne[
         "_norm.weight",          /* norms */
         "ffn_gate_inp.weight",   /* MoE router */
         "ssm_conv1d.weight",     /* Mamba */
+        "shortconv.conv.weight", /* LFM2 (llama-quant.cpp after c392e50; no older name has it) */
         "time_mix_first.weight", "time_mix_w1.weight", "time_mix_w2.weight", /* RWKV */
         "time_mix_decay_w1.weight", "time_mix_decay_w2.weight",
         "time_mix_lerp_fused.weight",

@@ -27,19 +27,23 @@
 #include "ops/scan_template.h"
 
 #include "core/pickle.h"
+#include "core/remote.h"
 #include "core/tar.h"
 #include "core/zip.h"
 
 #include <dirent.h>
 #include <strings.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define MAX_DEPTH 4           /* archives inside archives */
 #define MAX_FINDINGS 1000
 #define MAX_GLOBALS 4096
 #define MAX_INSPECT (256u << 20) /* a deflated member inflated for inspection */
+#define CRC_CHUNK ((size_t)8 << 20) /* stored members are CRC-checked (and dropped) so much at a time */
 
 typedef struct scanner {
     mf_scan_report *r;
@@ -55,7 +59,24 @@ typedef struct scanner {
     bool notes_after_stop;
     bool joblib_only; /* bytes only joblib.load reads (a decompressed stream) */
     bool oom; /* an allocation failed: the report would be short, the scan fails */
+    /* the local file's private read-only mapping, whose pages may be
+     * dropped once read (NULL: a caller's buffer or a remote file) */
+    const uint8_t *map_lo, *map_hi;
 } scanner;
+
+/* Drops the pages of [p, p + n) from this process once they are read,
+ * when they belong to the file's mapping (the page cache keeps them; the
+ * next access reads them again): scanning a shard of any size then keeps
+ * a bounded part of it resident. */
+static void drop_pages(const scanner *sc, const uint8_t *p, uint64_t n)
+{
+    if (!sc->map_lo || p < sc->map_lo || p >= sc->map_hi || n > (uint64_t)(sc->map_hi - p))
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + n) & ~(page - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+}
 
 const char *mf_verdict_name(mf_verdict v)
 {
@@ -798,8 +819,11 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
     scan_status_clear(sc, &st);
     if (p) {
         uLong crc = crc32(0, NULL, 0);
-        for (size_t off = 0; off < len; off += 1u << 30)
-            crc = crc32(crc, p + off, (uInt)(len - off < (1u << 30) ? len - off : (1u << 30)));
+        for (size_t off = 0; off < len; off += CRC_CHUNK) {
+            size_t k = len - off < CRC_CHUNK ? len - off : CRC_CHUNK;
+            crc = crc32(crc, p + off, (uInt)k);
+            drop_pages(sc, p + off, k);
+        }
         if (crc != e->crc)
             add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)e->local_offset, NULL, NULL,
                         "CRC-32 %08lx does not match the recorded %08x (torch does not check; "
@@ -813,6 +837,7 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
             scan_buffer(sc, p, len);
         }
         leave_inner(sc, &saved);
+        drop_pages(sc, p, len);
     }
     free(buf);
     sc->member = outer;
@@ -1216,7 +1241,7 @@ static void scan_code_around(scanner *sc, const char *path)
 /* ---------------------------------------------------------------- API */
 
 static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file,
-                    mf_scan_report **out, mf_status *st)
+                    bool droppable, mf_scan_report **out, mf_status *st)
 {
     *out = NULL;
     mf_scan_report *r = calloc(1, sizeof(*r));
@@ -1226,6 +1251,10 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
     }
     r->path = mf_arena_strdup(r->arena, path);
     scanner sc = {.r = r, .path = r->path, .member = "", .file_base = 0};
+    if (droppable) {
+        sc.map_lo = b;
+        sc.map_hi = b + n;
+    }
     scan_buffer(&sc, b, n);
     if (is_file) {
         sc.depth = 0;
@@ -1250,7 +1279,7 @@ int mf_scan_bytes(const char *path, const uint8_t *b, uint64_t n, mf_scan_report
                   mf_status *st)
 {
     MF_ST_GUARD(st);
-    return scan_run(path, b, n, false, out, st);
+    return scan_run(path, b, n, false, false, out, st);
 }
 
 int mf_scan_file(const char *path, mf_scan_report **out, mf_status *st)
@@ -1262,7 +1291,7 @@ int mf_scan_file(const char *path, mf_scan_report **out, mf_status *st)
     mf_file f;
     if (mf_map_file(path, &f, st))
         return -1;
-    int rc = scan_run(path, f.base, f.size, true, out, st);
+    int rc = scan_run(path, f.base, f.size, true, !mf_is_url(path), out, st);
     mf_unmap_file(&f);
     return rc;
 }

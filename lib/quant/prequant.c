@@ -219,8 +219,39 @@ static unsigned awq_code(const mf_pq_part *p, uint64_t row, uint64_t words, int6
     return (w >> (4 * awq_nibble_of_col[col % 8])) & 0xf;
 }
 
+/* WQLinear_GEMV (AutoAWQ awq/modules/linear/gemv.py from_linear @88e4c76b):
+ * qweight [out, in / 8], nibble k of word c holds input c * 8 + k (natural
+ * order); qzeros [out, zw], nibble k of word c the zero of group c * 8 + k;
+ * scales [out, zw * 8], group g's in column g (the rest is padding); zw as
+ * calculate_zeros_width gives it. Same arithmetic as GEMM. */
+static unsigned nibble(const mf_pq_part *p, uint64_t row, uint64_t words, int64_t k)
+{
+    uint32_t w = mf_rd32le(p->p + 4 * (row * words + (uint64_t)k / 8));
+    return (w >> (4 * (k % 8))) & 0xf;
+}
+
+static void awq_gemv_matrix(const mf_pq *q, float *out)
+{
+    const int64_t R = q->rows, C = q->cols;
+    const uint64_t wwords = (uint64_t)q->w.shape[1], zwords = (uint64_t)q->zero.shape[1],
+                   scols = (uint64_t)q->scale.shape[1];
+    const mf_dtype sd = q->scale.dt;
+    for (int64_t o = 0; o < R; o++)
+        for (int64_t i = 0; i < C; i++) {
+            int64_t g = group_of(q, i);
+            int qc = (int)nibble(&q->w, (uint64_t)o, wwords, i);
+            int z = (int)nibble(&q->zero, (uint64_t)o, zwords, g);
+            float s = load(&q->scale, (uint64_t)o * scols + (uint64_t)g);
+            out[o * C + i] = round_to(round_to((float)(qc - z) * s, sd), q->native);
+        }
+}
+
 static void awq_matrix(const mf_pq *q, float *out)
 {
+    if (q->gemv) {
+        awq_gemv_matrix(q, out);
+        return;
+    }
     const int64_t R = q->rows, C = q->cols, words = q->w.shape[1];
     const mf_dtype sd = q->scale.dt;
     for (int64_t i = 0; i < C; i++) {
@@ -510,9 +541,41 @@ static int check_gptq(why_buf *w, const mf_pq *q)
     return check_g_idx(w, q, ng);
 }
 
+/* AutoAWQ gemv.py calculate_zeros_width: the packed zero words per row. */
+static int64_t awq_zeros_width(int64_t in, int group)
+{
+    int mult = group >= 128 ? 1 : group == 64 ? 2 : group == 32 ? 4 : 0;
+    if (!mult)
+        return -1; /* NotImplementedError upstream */
+    int64_t base = (in / group + 7) / 8;
+    return (base + mult - 1) / mult * mult;
+}
+
+static int check_awq_gemv(why_buf *w, const mf_pq *q)
+{
+    int64_t ng = 1;
+    if (q->bits != 4)
+        return breach(w, &q->w, "AWQ gemv stores 4 bits, not %d", q->bits);
+    if (want_dtype(w, &q->w, "AWQ qweight must be I32", 1, MF_I32) || groups_of(w, q, &ng))
+        return -1;
+    int group = q->group_size > 0 ? q->group_size : (int)q->cols;
+    int64_t zw = awq_zeros_width(q->cols, group);
+    if (zw < 0)
+        return breach(w, &q->w, "AWQ gemv takes group sizes of 32, 64 or >= 128, not %d", group);
+    if (want_shape(w, &q->w, "AWQ gemv's [out, in / 8]", 2, q->rows, q->cols / 8) ||
+        want_dtype(w, &q->scale, "AWQ scales must be F16, BF16 or F32", 3, MF_F16, MF_BF16, MF_F32) ||
+        want_shape(w, &q->scale, "AWQ gemv's [out, zeros width * 8] scales", 2, q->rows, zw * 8) ||
+        want_dtype(w, &q->zero, "AWQ qzeros must be I32", 1, MF_I32) ||
+        want_shape(w, &q->zero, "AWQ gemv's [out, zeros width] packed zero points", 2, q->rows, zw))
+        return -1;
+    return 0;
+}
+
 static int check_awq(why_buf *w, const mf_pq *q)
 {
     int64_t ng = 1;
+    if (q->gemv)
+        return check_awq_gemv(w, q);
     if (q->bits != 4)
         return breach(w, &q->w, "AWQ gemm stores 4 bits, not %d", q->bits);
     if (q->rows % 8)

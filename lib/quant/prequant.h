@@ -20,7 +20,7 @@
 
 typedef enum mf_pq_method {
     MF_PQ_GPTQ,      /* AutoGPTQ / GPTQModel / optimum, checkpoint_format gptq or gptq_v2 */
-    MF_PQ_AWQ,       /* AutoAWQ gemm */
+    MF_PQ_AWQ,       /* AutoAWQ gemm (and gemv: mf_pq.gemv) */
     MF_PQ_FP8,       /* fp8 / fbgemm_fp8 / compressed-tensors float-quantized */
     MF_PQ_CT_INT,    /* compressed-tensors pack-quantized / int-quantized / naive */
     MF_PQ_MXFP4,     /* gpt-oss *_blocks + *_scales */
@@ -54,6 +54,7 @@ typedef struct mf_pq {
     int group_size;        /* GPTQ/AWQ/CT group; -1: the whole input dimension */
     bool sym;              /* no zero points stored (CT) / symmetric (GPTQ: informative) */
     bool desc_act;         /* GPTQ act-order: g_idx maps each input to its group */
+    bool gemv;             /* AWQ: WQLinear_GEMV's layout (version "gemv"), not GEMM's */
     int zero_offset;       /* GPTQ checkpoint_format "gptq": 1 (stored zero - 1); gptq_v2: 0 */
     mf_pq_scale_kind scale_kind;
     int block_rows, block_cols; /* MF_PQ_SCALE_BLOCK */

@@ -1,5 +1,6 @@
 /* hf_common.c - JSON files, Git LFS pointers and the weights choice of
- * Hugging Face model directories (see hf.h). */
+ * Hugging Face model directories (declared in formats/formats.h, section
+ * "Hugging Face directory files", and hf_int.h). */
 #include "formats/hf/hf_int.h"
 #include "core/json_build.h"
 

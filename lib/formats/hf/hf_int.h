@@ -67,7 +67,5 @@ mf_hf_weights mf_hf_pick_weights(const char *dir, const char **name);
  * else a note, and reading it fails with that rule. */
 typedef struct mf_hf_prequant mf_hf_prequant;
 int mf_hf_prequant_open(mf_model *m, const json_t *cfg, bool strict, mf_status *st);
-/* The hf-dir reader's logical_view hook: the original weights as floats. */
-int mf_hf_prequant_view(const mf_model *m, mf_dtype out, mf_model **view, mf_status *st);
 
 #endif

@@ -25,6 +25,7 @@
 #include "core/json_build.h"
 
 #include <stdlib.h>
+#include <strings.h>
 
 typedef struct pq_entry {
     mf_pq q;
@@ -147,8 +148,13 @@ static bool describe_gptq_awq(const find_ctx *c, const mf_tensor *t, bool awq, p
     set_part(e, &q->scale, find(c->ix, t->name, bl, ".scales"));
     if (!awq)
         set_part(e, &q->g_idx, find(c->ix, t->name, bl, ".g_idx"));
+    const char *version = json_str(c->qc, "version");
+    q->gemv = awq && version && !strcasecmp(version, "gemv");
     if (t->ndim == 2 && q->bits > 0) {
-        if (awq) {
+        if (q->gemv) { /* [out, in / 8] */
+            q->rows = t->shape[0];
+            q->cols = t->shape[1] * 8;
+        } else if (awq) {
             q->cols = t->shape[0];
             q->rows = t->shape[1] * (32 / q->bits);
         } else {
@@ -467,7 +473,7 @@ static int add_meta(mf_model *m, const mf_hf_prequant *p, const json_t *qc, mf_s
     }
     char buf[64];
     snprintf(buf, sizeof(buf), "%.4f", n > 0 ? bpw / n : 0.0);
-    if (mf_hf_meta_str(m, "quant.layout", mf_pq_method_name(q->method), st) ||
+    if (mf_hf_meta_str(m, "quant.layout", q->gemv ? "awq-gemv" : mf_pq_method_name(q->method), st) ||
         mf_hf_meta_int(m, "quant.bits", q->bits, st) ||
         mf_hf_meta_int(m, "quant.group_size", q->group_size ? q->group_size : -1, st) ||
         mf_hf_meta_bool(m, "quant.sym", q->sym, st) ||

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #define MAX_HEADER 100000000ull /* the reference's MAX_HEADER_SIZE */
 
@@ -341,6 +342,17 @@ int mf_safetensors_parse(mf_model *m, uint32_t fi, bool with_meta, unsigned flag
     return st->code == MF_OK ? 0 : -1;
 }
 
+/* A config.json in the file's folder: the file is a directory's weights,
+ * whose reader knows the packing (a lone file's is inferred). */
+static bool config_beside(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char p[4096];
+    snprintf(p, sizeof(p), "%.*sconfig.json", slash ? (int)(slash - path + 1) : 0, path);
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
 static int open_safetensors(mf_model *m, const char *path, unsigned flags, mf_status *st)
 {
     uint32_t fi;
@@ -350,7 +362,9 @@ static int open_safetensors(mf_model *m, const char *path, unsigned flags, mf_st
     if (m->files[fi].size > 0 && m->files[fi].base[0] == '{')
         return mf_open_shard_index(m, path, flags, true, st);
     snprintf(m->version, sizeof(m->version), "safetensors");
-    return mf_safetensors_parse(m, fi, true, flags, st);
+    if (mf_safetensors_parse(m, fi, true, flags, st))
+        return -1;
+    return config_beside(path) ? 0 : mf_prequant_infer_single(m, flags, st);
 }
 
 /* ------------------------------------------------------------- detection */
@@ -379,4 +393,5 @@ const mf_reader mf_reader_safetensors = {
     .probe = probe_safetensors,
     .open = open_safetensors,
     .rewrite = mf_safetensors_rewrite,
+    .logical_view = mf_hf_prequant_view,
 };

@@ -3,7 +3,8 @@
  *  - the HF classes it takes and the GGUF architecture it writes;
  *  - tensor rules (the architecture's modify_tensors): renames, skips,
  *    Q/K permutation, +1 on norms, -exp(A_log), transposes, fused qkv
- *    re-orders and splits, stacking of experts or per-head norms;
+ *    re-orders and splits, row splits (OP_SPLIT: a conv_split), scales,
+ *    stacking of experts or per-head norms;
  *  - hyper-parameter keys in the order set_gguf_parameters writes them;
  *  - the tokenizer kind (set_vocab) and the BPE pre-tokenizer names.
  * Adding an architecture: a row in conv_archs[] (arch_table.c), its name
@@ -26,6 +27,7 @@ enum conv_arch_bit {
     AB_QWEN3MOE,
     AB_QWEN2VL, AB_OLMOE, AB_PHIMOE, AB_DEEPSEEK, AB_MINICPM, AB_EXAONE, AB_XVERSE, AB_STARCODER,
     AB_GRANITE_MOE, AB_BAICHUAN, AB_REFACT, AB_CODESHELL, AB_MINICPM3, AB_JAIS, AB_OPENELM,
+    AB_GPT_OSS, AB_LFM2, AB_QWEN3NEXT, AB_QWEN35, AB_QWEN35MOE,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -63,10 +65,30 @@ typedef enum conv_op {
                          after pad_token_id; none when count_key is absent or null) */
     OP_FIRST_OF,      /* the first tensor matching a rule of group count_key is named `with`,
                          later ones of the group skipped (T5's shared embeddings) */
-    OP_SPLIT_ROWS,    /* rows cut into parts of count_key rows (the last takes the rest),
+    OP_CUT_ROWS,      /* rows cut into parts of count_key rows (the last takes the rest),
                          part i named with pat replaced by ws[i] (Jina-BERT's gated_layers) */
     OP_VIEW_EXPERTS,  /* [E * rows, cols] viewed as [E][rows][cols], E from count_key (DBRX) */
     OP_VIEW_EXPERTS_T,/* the same, each expert's matrix transposed: [E][cols][rows] */
+    OP_DEINTERLEAVE,  /* last dimension split into len(ws) tensors, part k taking
+                         elements k::len(ws); pat replaced by ws[k] (gpt-oss's
+                         gate_up_proj_bias) */
+    OP_SQUEEZE1,      /* dimension 1, of size 1, dropped (torch's squeeze(1); LFM2's conv) */
+    OP_STOP,          /* no later rule applies to this tensor (Qwen3-Next's linear_attn.norm
+                         is not +1 as the other norms) */
+    OP_QKVZ,          /* Qwen3-Next in_proj_qkvz: rows [nk][q hk, k hk, v r*hv, z r*hv]
+                         re-ordered to blk.N.attn_qkv (all q, all k, all v) and
+                         blk.N.attn_gate (all z); r = linear_num_value_heads / _key_heads */
+    OP_VHEADS,        /* linear attention V heads from grouped-by-key-head to tiled order
+                         ([nk][r][d] -> [r][nk][d]) when nv != nk; `with` says where:
+                         "qkv" rows after 2*nk*hk (d = hv), "rows" (d = hv), "heads" (d = 1),
+                         "cols" the columns (d = hv) (Qwen3.5's _LinearAttentionVReorderBase) */
+    OP_SPLIT_ROWS,    /* dimension -2 split into len(ws) equal contiguous parts, pat replaced
+                         by ws[k] (Qwen3.5-MoE's packed experts.gate_up_proj) */
+    OP_MXFP4,         /* pat "X_scales" with "X_blocks": OCP MXFP4 blocks [E, rows, nb, 16]
+                         and e8m0 scales [E, rows, nb] repacked to ggml MXFP4 bytes
+                         (no requantization), rows de-interleaved into len(ws) tensors
+                         named by pat replaced by ws[k]; written before every other
+                         tensor (GptOssModel.generate_extra_tensors) */
     OP_SPLIT,         /* cut along the rows (dimension -2) into the parts of a conv_split */
     OP_SCALE,         /* w * factor (a conv_calc: JAIS's embeddings and width scales) */
     OP_ALIBI_SLOPES,  /* not written: its first value gives max_alibi_bias (JAIS) */
@@ -105,7 +127,8 @@ typedef struct conv_rule {
     const char *count_key;
     const char *part_fmt, *merged_fmt;
     union {
-        const char *const *ws;   /* OP_STACK (positional initializers set this one) */
+        const char *const *ws;   /* OP_STACK, OP_DEINTERLEAVE, OP_MXFP4, OP_SPLIT_ROWS (positional
+                                    initializers set this one) */
         const conv_split *split; /* OP_SPLIT (a designated initializer) */
         const struct conv_calc *factor; /* OP_SCALE: the factor, computed from config.json */
     };
@@ -131,7 +154,8 @@ typedef struct conv_block {
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
     X(mla_key_length) X(yarn_log_mul_2026) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
-    X(refact_ff) X(jais_embd_scale) X(jais_width_scale) X(ctx_after_pad)
+    X(refact_ff) X(jais_embd_scale) X(jais_width_scale) X(ctx_after_pad) \
+    X(lfm2_ff_dim) X(linear_inner) X(rope_dim_qwen3next)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
@@ -202,7 +226,9 @@ enum {
                                  (their _reverse_hf_permute), not n_head_kv */
     AF_LAYERS_KEY = 512,      /* OpenELM: the block count is num_transformer_layers */
     AF_ALIBI_BIAS = 1024,     /* JAIS: max_alibi_bias written after the tensors (8.0 unless slopes say) */
-    AF_FORCE_QUANT = 2048,    /* tensor_force_quant: every tensor of 2+ dimensions (not a
+    AF_MXFP4 = 2048,          /* quantization_config mxfp4: the packed weights read as
+                                 stored (OP_MXFP4), not dequantized (GptOssModel) */
+    AF_FORCE_QUANT = 4096,    /* tensor_force_quant: every tensor of 2+ dimensions (not a
                                  norm) takes the output type, ffn_gate_inp too (DBRX) */
 };
 
@@ -215,6 +241,17 @@ typedef struct conv_arch {
     conv_vocab vocab;
     unsigned flags;
 } conv_arch;
+
+/* A config key the class turns into one value per layer before reading it,
+ * "KEY@KINDS:ZERO:OTHER": config.json's KEY becomes [KEY, or 0 where the
+ * list KINDS says ZERO, for each layer] (LFM2's num_key_value_heads, 0 for
+ * "conv" layers); GGUF -> HF gives back KEY and KINDS (OTHER for the
+ * non-zero layers). Kept beside the table (conv_per_layer in arch_table.c)
+ * by architecture name; NULL: none. */
+const char *conv_per_layer_of(const conv_arch *a);
+/* Its parts, split in buf; -1 when malformed. */
+int conv_per_layer_parse(const char *spec, char *buf, size_t cap, const char **key, const char **kinds,
+                         const char **zero, const char **other);
 
 /* The 2026-02 converter's (ecbcb7ea) rules and keys for an architecture
  * of both converters where they differ from c392e50's (--layout 2026-02);
@@ -232,5 +269,9 @@ extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
 extern const conv_hp conv_base_hparams[];
 extern const conv_hp conv_base_hparams_2026[];
+
+/* OP_VHEADS' order: the checkpoint index of GGUF entry i (entries before
+ * prefix unchanged; nv heads of d entries, nv a multiple of nk). */
+int64_t conv_vheads_source(int64_t i, int64_t prefix, int64_t nk, int64_t nv, int64_t d);
 
 #endif

@@ -8,6 +8,7 @@
  * ws positionally, by brace elision (C11 6.7.9p20), which -Wmissing-braces
  * would flag in every row; an OP_SPLIT row names .split explicitly. */
 #pragma GCC diagnostic ignored "-Wmissing-braces"
+#include <stdio.h>
 
 const conv_name_row conv_names[] = {
 #include "ops/hfconv/arch_names.inc"
@@ -39,6 +40,9 @@ const conv_calc conv_calc_jais_embd_scale = {"jais_embd_scale", h2g_jais_embd_sc
 const conv_calc conv_calc_jais_width_scale = {"jais_width_scale", h2g_jais_width_scale, NULL};
 const conv_calc conv_calc_ffn_or_4x_embd = {"ffn_or_4x_embd", h2g_ffn_or_4x_embd, g2h_ffn_or_4x_embd};
 const conv_calc conv_calc_rope_dim_pct_or_one = {"rope_dim_pct_or_one", h2g_rope_dim_pct_or_one, g2h_rope_dim_pct_or_one};
+const conv_calc conv_calc_lfm2_ff_dim = {"lfm2_ff_dim", h2g_lfm2_ff_dim, g2h_lfm2_ff_dim};
+const conv_calc conv_calc_linear_inner = {"linear_inner", h2g_linear_inner, g2h_linear_inner};
+const conv_calc conv_calc_rope_dim_qwen3next = {"rope_dim_qwen3next", h2g_rope_dim_qwen3next, g2h_rope_dim_qwen3next};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
@@ -352,7 +356,7 @@ static const conv_rule roberta_rules[] = {
  * gate (first ff rows) and up halves, then BertModel's rules */
 static const char *const jina_gated[] = {"mlp.gated_layers_w", "mlp.gated_layers_v", NULL};
 static const conv_rule jina_rules[] = {
-    {OP_SPLIT_ROWS, M_CONTAINS, "mlp.gated_layers", NULL, "intermediate_size", NULL, NULL, jina_gated},
+    {OP_CUT_ROWS, M_CONTAINS, "mlp.gated_layers", NULL, "intermediate_size", NULL, NULL, jina_gated},
     BERT_RULES,
     NORULES,
 };
@@ -389,6 +393,71 @@ static const conv_rule falcon_rules[] = {
 static const conv_rule mamba_rules[] = {
     {OP_NEG_EXP, M_SUFFIX, ".A_log", NULL, NULL, NULL, NULL, NULL},
     {OP_DROP_IF_EMBD, M_EXACT, "output.weight", NULL, NULL, NULL, NULL, NULL}, /* a GGUF name */
+    NORULES,
+};
+
+/* GptOssModel.modify_tensors / generate_extra_tensors: the MXFP4 experts
+ * repacked first (gate/up rows interleaved), the packed parts not written
+ * again, sinks get ".weight", biases renamed or split like the rows. */
+static const char *const gpt_oss_down[] = {"down_proj.weight", NULL};
+static const char *const gpt_oss_gate_up[] = {"gate_proj.weight", "up_proj.weight", NULL};
+static const char *const gpt_oss_gate_up_bias[] = {"gate_proj.bias", "up_proj.bias", NULL};
+static const conv_rule gpt_oss_rules[] = {
+    {OP_MXFP4, M_SUFFIX, "down_proj_scales", NULL, NULL, NULL, NULL, gpt_oss_down},
+    {OP_MXFP4, M_SUFFIX, "gate_up_proj_scales", NULL, NULL, NULL, NULL, gpt_oss_gate_up},
+    {OP_SKIP, M_SUFFIX, "_proj_blocks", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_SUFFIX, "_proj_scales", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, "self_attn.sinks", "self_attn.sinks.weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, "down_proj_bias", "down_proj.bias", NULL, NULL, NULL, NULL},
+    {OP_DEINTERLEAVE, M_SUFFIX, "gate_up_proj_bias", NULL, NULL, NULL, NULL, gpt_oss_gate_up_bias},
+    NORULES,
+};
+
+/* LFM2Model.modify_tensors: the short convolution's [d, 1, L] squeezed */
+static const conv_rule lfm2_rules[] = {
+    {OP_SQUEEZE1, M_SUFFIX, "conv.conv.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* Qwen3NextModel.modify_tensors (and Qwen2MoeModel's experts): MTP layers
+ * dropped, A = -exp(A_log), dt_bias -> dt_proj.bias, conv1d squeezed, every
+ * norm + 1 but the gated norm of the linear attention; Qwen3-Next's own
+ * in_proj_qkvz re-split and per-expert tensors stacked (Qwen3.5 ships
+ * neither: its separate in_proj_* and packed experts) */
+#define QWEN3NEXT_RULES                                                                                  \
+    {OP_SKIP, M_PREFIX, "mtp", NULL, NULL, NULL, NULL, NULL},                                        \
+    {OP_NEG_EXP, M_SUFFIX, ".A_log", NULL, NULL, NULL, NULL, NULL},                                   \
+    {OP_RENAME, M_SUFFIX, ".dt_bias", ".dt_proj.bias", NULL, NULL, NULL, NULL},                       \
+    {OP_SQUEEZE1, M_CONTAINS, "conv1d", NULL, NULL, NULL, NULL, NULL},                                \
+    {OP_STOP, M_SUFFIX, "linear_attn.norm.weight", NULL, NULL, NULL, NULL, NULL},                     \
+    {OP_ADD_ONE, M_SUFFIX, "norm.weight", NULL, NULL, NULL, NULL, NULL}
+static const conv_rule qwen3next_rules[] = {
+    QWEN3NEXT_RULES,
+    {OP_QKVZ, M_CONTAINS, "in_proj_qkvz.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_STACK, M_CONTAINS, "mlp.experts.", NULL, "num_local_experts|num_experts",
+     "model.layers.%b.mlp.experts.%x.%w.weight", "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    NORULES,
+};
+
+/* Qwen3_5(Moe)TextModel: the language model of the multimodal checkpoint
+ * (language_model. dropped, the vision tower skipped), V heads re-ordered
+ * to tiled order (_LinearAttentionVReorderBase), packed experts split */
+static const char *const qwen35_gate_up[] = {"mlp.experts.gate_proj.weight", "mlp.experts.up_proj.weight", NULL};
+static const conv_rule qwen35_rules[] = {
+    {OP_RENAME, M_CONTAINS, "language_model.", "", NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "model.visual", NULL, NULL, NULL, NULL, NULL},
+    {OP_VHEADS, M_CONTAINS, "linear_attn.in_proj_qkv.", "qkv", NULL, NULL, NULL, NULL},
+    {OP_VHEADS, M_CONTAINS, "linear_attn.in_proj_z.", "rows", NULL, NULL, NULL, NULL},
+    {OP_VHEADS, M_CONTAINS, "linear_attn.in_proj_b.", "heads", NULL, NULL, NULL, NULL},
+    {OP_VHEADS, M_CONTAINS, "linear_attn.in_proj_a.", "heads", NULL, NULL, NULL, NULL},
+    {OP_VHEADS, M_SUFFIX, "linear_attn.A_log", "heads", NULL, NULL, NULL, NULL},
+    {OP_VHEADS, M_SUFFIX, "linear_attn.dt_bias", "heads", NULL, NULL, NULL, NULL},
+    {OP_VHEADS, M_CONTAINS, "linear_attn.conv1d", "qkv", NULL, NULL, NULL, NULL},
+    {OP_VHEADS, M_CONTAINS, "linear_attn.out_proj.", "cols", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, "mlp.experts.down_proj", "mlp.experts.down_proj.weight", NULL, NULL, NULL, NULL},
+    {OP_STOP, M_SUFFIX, "mlp.experts.down_proj.weight", NULL, NULL, NULL, NULL, NULL}, /* packed: not stacked */
+    {OP_SPLIT_ROWS, M_SUFFIX, "mlp.experts.gate_up_proj", NULL, NULL, NULL, NULL, qwen35_gate_up},
+    QWEN3NEXT_RULES,
     NORULES,
 };
 
@@ -997,6 +1066,41 @@ static const conv_hp mamba_hp[] = {
     END,
 };
 
+/* GptOssModel.set_gguf_parameters */
+static const conv_hp gpt_oss_hp[] = {
+    BASE,
+    {"attention.sliding_window", 'u', "sliding_window", 0, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    END,
+};
+
+/* LFM2Model.set_gguf_parameters: the base keys with num_key_value_heads
+ * per layer (conv_arch.per_layer), then the epsilon and the feed-forward
+ * length again (gguf-py 0.18 overwrites them in place) */
+static const conv_hp lfm2_hp[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"shortconv.l_cache", 'u', "conv_L_cache", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "norm_eps", 0, NULL, NULL},
+    CALC("feed_forward_length", 'u', lfm2_ff_dim, 0),
+    END,
+};
+
+/* Qwen3NextModel.set_gguf_parameters (over Qwen2MoeModel's) */
+static const conv_hp qwen3next_hp[] = {
+    BASE,
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", HP_OPT, NULL, NULL},
+    {"expert_shared_feed_forward_length", 'u', "shared_expert_intermediate_size", HP_OPT, NULL, NULL},
+    {"ssm.conv_kernel", 'u', "linear_conv_kernel_dim", 0, NULL, NULL},
+    {"ssm.state_size", 'u', "linear_key_head_dim", 0, NULL, NULL},
+    {"ssm.group_count", 'u', "linear_num_key_heads", 0, NULL, NULL},
+    {"ssm.time_step_rank", 'u', "linear_num_value_heads", 0, NULL, NULL},
+    CALC("ssm.inner_size", 'u', linear_inner, 0),
+    {"full_attention_interval", 'u', "full_attention_interval|=4", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_qwen3next, 0),
+    END,
+};
+
 /* --------------------------------------------------------------- table */
 
 #define CLASSES(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -1068,6 +1172,12 @@ const conv_arch conv_archs[] = {
      AF_ONLY_2026 | AF_LLAMA3_ROPE},
     {"mistral3", CLASSES("Ministral3ForCausalLM", "Mistral3ForConditionalGeneration"), AB_LLAMA, mistral3_rules,
      mistral3_hp, V_LLAMA, AF_ONLY_2026 | AF_LLAMA3_ROPE | AF_MINISTRAL3},
+    {"gpt-oss", CLASSES("GptOssForCausalLM"), AB_GPT_OSS, gpt_oss_rules, gpt_oss_hp, V_BPE, AF_MXFP4 | AF_ONLY_2026},
+    {"lfm2", CLASSES("Lfm2ForCausalLM", "LFM2ForCausalLM"), AB_LFM2, lfm2_rules, lfm2_hp, V_BPE, AF_ONLY_2026},
+    {"qwen3next", CLASSES("Qwen3NextForCausalLM"), AB_QWEN3NEXT, qwen3next_rules, qwen3next_hp, V_BPE, AF_ONLY_2026},
+    {"qwen35", CLASSES("Qwen3_5ForConditionalGeneration"), AB_QWEN35, qwen35_rules, qwen3next_hp, V_BPE, AF_ONLY_2026},
+    {"qwen35moe", CLASSES("Qwen3_5MoeForConditionalGeneration"), AB_QWEN35MOE, qwen35_rules, qwen3next_hp, V_BPE,
+     AF_ONLY_2026},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
 
@@ -1077,3 +1187,44 @@ const conv_arch_2026 conv_archs_2026[] = {
     {AB_DEEPSEEK2, deepseek2_rules_2026, deepseek2_hp_2026},
 };
 const size_t conv_n_archs_2026 = sizeof(conv_archs_2026) / sizeof(conv_archs_2026[0]);
+
+static const struct {
+    const char *arch, *spec;
+} conv_per_layer[] = {
+    {"lfm2", "num_key_value_heads@layer_types:conv:full_attention"},
+};
+
+const char *conv_per_layer_of(const conv_arch *a)
+{
+    for (size_t i = 0; i < sizeof(conv_per_layer) / sizeof(conv_per_layer[0]); i++)
+        if (!strcmp(conv_per_layer[i].arch, a->name))
+            return conv_per_layer[i].spec;
+    return NULL;
+}
+
+/* "KEY@KINDS:ZERO:OTHER" split into its parts (in buf). */
+int conv_per_layer_parse(const char *spec, char *buf, size_t cap, const char **key, const char **kinds,
+                         const char **zero, const char **other)
+{
+    snprintf(buf, cap, "%s", spec);
+    char *at = strchr(buf, '@'), *c1 = at ? strchr(at, ':') : NULL, *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2)
+        return -1;
+    *at = *c1 = *c2 = 0;
+    *key = buf;
+    *kinds = at + 1;
+    *zero = c1 + 1;
+    *other = c2 + 1;
+    return 0;
+}
+
+/* Linear attention V heads, grouped by key head [nk][r][d] in the checkpoint,
+ * tiled [r][nk][d] in GGUF (_LinearAttentionVReorderBase): the checkpoint
+ * index of GGUF entry i (entries before `prefix` stay). */
+int64_t conv_vheads_source(int64_t i, int64_t prefix, int64_t nk, int64_t nv, int64_t d)
+{
+    if (i < prefix)
+        return i;
+    int64_t v = i - prefix, r = nv / nk, j = v / (nk * d), g = v / d % nk, e = v % d;
+    return prefix + (g * r + j) * d + e;
+}

@@ -6,6 +6,7 @@
  * every operation of the forward converter undone. Tensors stream one at a
  * time; the directory appears whole or not at all (written beside the
  * target, then renamed). */
+#include "ops/prequant_hf.h"
 #include "ops/hfconv/arch.h"
 #include "ops/hfconv/gguf2hf.h"
 #include "formats/formats.h"
@@ -201,6 +202,11 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
     } else {
         it->out.ndim = t->ndim;
         memcpy(it->out.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        if (r->op == R_UNSQUEEZE1 && t->ndim >= 1 && t->ndim < MF_MAX_DIMS) {
+            memmove(it->out.shape + 2, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+            it->out.shape[1] = 1;
+            it->out.ndim = t->ndim + 1;
+        }
         if (r->op == R_TRANSPOSE && t->ndim == 2) {
             it->out.shape[0] = t->shape[1];
             it->out.shape[1] = t->shape[0];
@@ -255,6 +261,92 @@ static bool up_name(const hfc *c, const mf_tensor *t, const char *alts, char *ou
     else
         snprintf(out, cap, "%s", bar + 1);
     return true;
+}
+
+/* R_INTERLEAVE's partner: the tensor of the next R_FUSED_PART row, same
+ * block and suffix. */
+static const mf_tensor *partner_of(const hfc *c, const hf_rev_name *r, int64_t block, const char *suffix)
+{
+    const hf_rev_name *p = r + 1;
+    if (!p->gguf || p->op != R_FUSED_PART)
+        return NULL;
+    char name[256];
+    const char *ph = strstr(p->gguf, "{bid}");
+    if (ph)
+        snprintf(name, sizeof(name), "%.*s%lld%s%s", (int)(ph - p->gguf), p->gguf, (long long)block, ph + 5, suffix);
+    else
+        snprintf(name, sizeof(name), "%s%s", p->gguf, suffix);
+    return mf_tensor_find(c->m, name);
+}
+
+/* gpt-oss's experts (R_MXFP4_UNPACK, R_INTERLEAVE): an MXFP4 .weight as
+ * _blocks and _scales, a .bias as _bias; R_INTERLEAVE takes every other
+ * row (or last-dimension element) from its partner. */
+static int plan_experts(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t block, const char *suffix)
+{
+    int64_t k = r->op == R_INTERLEAVE ? 2 : 1;
+    const mf_tensor *p = NULL;
+    if (k == 2 && (!(p = partner_of(c, r, block, suffix)) || p->dtype != t->dtype || p->ndim != t->ndim ||
+                   memcmp(p->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim)))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
+                       "tensor \"%s\": no partner of its type and shape to interleave with", t->name);
+    char *base = fill_name(c->a, r->hf, block, -1, "");
+    if (!base)
+        return mf_oom(c->st, c->path);
+    bool weight = !strcmp(suffix, ".weight");
+    if (!weight) { /* a bias [E, n]: k * n elements per expert */
+        char *name = mf_arena_printf(c->a, "%s_bias", base);
+        if (!name || add_item(c, t, r, -1, name))
+            return c->st->code ? -1 : mf_oom(c->st, c->path);
+        hfc_item *it = &c->items.v[c->items.n - 1];
+        it->k = p;
+        if (t->ndim >= 1)
+            it->out.shape[t->ndim - 1] *= k;
+        if (k == 1)
+            it->op = R_PLAIN;
+        return 0;
+    }
+    if (t->dtype != MF_MXFP4 || t->ndim != 3 || t->shape[2] % 32)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,
+                       "tensor \"%s\": gpt-oss experts convert back only as MXFP4 (%s here)", t->name,
+                       mf_dtype_name(t->dtype));
+    for (int64_t x = 0; x < 2; x++) {
+        char *name = mf_arena_printf(c->a, "%s_%s", base, x ? "scales" : "blocks");
+        if (!name || add_item(c, t, r, x, name))
+            return c->st->code ? -1 : mf_oom(c->st, c->path);
+        hfc_item *it = &c->items.v[c->items.n - 1];
+        it->k = p;
+        it->out.dtype = MF_U8;
+        it->out.ndim = x ? 3 : 4;
+        int64_t sh[4] = {t->shape[0], t->shape[1] * k, t->shape[2] / 32, 16};
+        memcpy(it->out.shape, sh, sizeof(sh));
+    }
+    return 0;
+}
+
+/* R_QKVZ / R_FUSE_ROWS: the partner's rows join (along dimension 0 for
+ * in_proj_qkvz, -2 per expert for gate_up_proj). */
+static int fuse_partner(hfc *c, hfc_item *it, const hf_rev_name *r, int64_t block, const char *suffix)
+{
+    const mf_tensor *t = it->src, *p = partner_of(c, r, block, suffix);
+    int nd = t->ndim;
+    bool ok = p && p->ndim == nd && nd >= 2 && p->shape[nd - 1] == t->shape[nd - 1] &&
+              (r->op == R_QKVZ || (p->shape[nd - 2] == t->shape[nd - 2] && !memcmp(p->shape, t->shape, sizeof(int64_t) * (size_t)nd)));
+    if (!ok)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
+                       "tensor \"%s\": no partner of its width to fuse with", t->name);
+    it->k = p;
+    it->out.shape[nd - 2] += p->shape[nd - 2];
+    return 0;
+}
+
+/* The V-head order to undo for this GGUF name (hf_rev_vheads_rows). */
+static const char *vheads_of(const hfc *c, const char *gguf)
+{
+    for (size_t i = 0; i < hf_rev_n_vheads; i++)
+        if (!strcmp(hf_rev_vheads_rows[i].arch, c->arch) && !strcmp(hf_rev_vheads_rows[i].gguf, gguf))
+            return hf_rev_vheads_rows[i].where;
+    return NULL;
 }
 
 /* "blk.%b.attn_q" of a conv_split with the block filled in, then suffix. */
@@ -355,6 +447,11 @@ static int plan_tensors(hfc *c)
             }
             continue;
         }
+        if (r->op == R_MXFP4_UNPACK || r->op == R_INTERLEAVE) {
+            if (plan_experts(c, t, r, block, suffix))
+                return -1;
+            continue;
+        }
         bool unview = r->op == R_UNVIEW_EXPERTS || r->op == R_UNVIEW_EXPERTS_T;
         if (unview && (t->ndim != 3 || strcmp(suffix, ".weight")))
             return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
@@ -372,6 +469,9 @@ static int plan_tensors(hfc *c)
             return -1;
         if (r->op == R_CONCAT && concat_parts(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
+        if ((r->op == R_QKVZ || r->op == R_FUSE_ROWS) && fuse_partner(c, &c->items.v[c->items.n - 1], r, block, suffix))
+            return -1;
+        c->items.v[c->items.n - 1].vheads = vheads_of(c, r->gguf);
     }
     /* transformers' save_pretrained sorts nothing, but safetensors' own
      * writer (and the forward converter's reading) go by name */
@@ -489,6 +589,181 @@ static int fused_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     return 0;
 }
 
+/* The values of an item and its partner (it->k) as float32, and room for
+ * n_w results; -1 (st set) on failure, all three then freed. */
+static int read_pair(hfc *c, const hfc_item *it, uint64_t n_w, float **a, float **b, float **w)
+{
+    *a = *b = NULL;
+    *w = malloc(sizeof(float) * (size_t)(n_w ? n_w : 1));
+    int rc = *w ? 0 : mf_oom(c->st, c->path);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->src, a, c->st);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->k, b, c->st);
+    if (rc) {
+        free(*a);
+        free(*b);
+        free(*w);
+        *a = *b = *w = NULL;
+    }
+    return rc;
+}
+
+/* R_INTERLEAVE on a bias: element j of the last dimension from t at 2j,
+ * from the partner at 2j + 1. */
+static int interleaved_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    const mf_tensor *t = it->src;
+    uint64_t n = mf_tensor_nelems(t);
+    int64_t last = t->ndim ? t->shape[t->ndim - 1] : 1;
+    float *a, *b, *w;
+    if (read_pair(c, it, 2 * n, &a, &b, &w))
+        return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t row = i / (uint64_t)last, j = i % (uint64_t)last;
+        w[row * 2 * (uint64_t)last + 2 * j] = a[i];
+        w[row * 2 * (uint64_t)last + 2 * j + 1] = b[i];
+    }
+    free(a);
+    free(b);
+    *out = w;
+    *n_out = 2 * n;
+    return 0;
+}
+
+/* One ggml MXFP4 block (scale, then byte j = value j | value j + 16 << 4)
+ * back to the checkpoint's 16 bytes (byte i = value 2i | value 2i + 1 << 4). */
+static void mxfp4_unpack_block(const uint8_t *g, uint8_t *hf)
+{
+    for (int i = 0; i < 16; i++) {
+        int lo = 2 * i, hi = 2 * i + 1;
+        uint8_t a = (uint8_t)((g[1 + lo % 16] >> (lo < 16 ? 0 : 4)) & 0x0F);
+        uint8_t b = (uint8_t)((g[1 + hi % 16] >> (hi < 16 ? 0 : 4)) & 0x0F);
+        hf[i] = (uint8_t)(a | (b << 4));
+    }
+}
+
+/* An MXFP4 item's _blocks (x 0) or _scales (x 1) bytes, rows interleaved
+ * with the partner's for R_INTERLEAVE. */
+static int fill_mxfp4_item(hfc *c, const hfc_item *it, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    const mf_tensor *t = it->src;
+    int64_t k = it->k ? 2 : 1, E = t->shape[0], R = t->shape[1], nb = t->shape[2] / 32;
+    const uint8_t *a = mf_tensor_data(c->m, t), *b = it->k ? mf_tensor_data(c->m, it->k) : NULL;
+    if (!a || (it->k && !b))
+        return mf_fail(st, MF_ERR_IO, c->path, (int64_t)t->offset, "tensor \"%s\": data not readable", t->name);
+    size_t row_bytes = (size_t)nb * (it->x ? 1 : 16);
+    uint8_t *row = malloc(row_bytes);
+    if (!row)
+        return mf_oom(st, c->path);
+    int rc = 0;
+    for (int64_t e = 0; rc == 0 && e < E; e++)
+        for (int64_t r = 0; rc == 0 && r < R * k; r++) {
+            const uint8_t *src = (r % k ? b : a) + (uint64_t)((e * R + r / k) * nb) * 17;
+            for (int64_t j = 0; j < nb; j++) {
+                if (it->x)
+                    row[j] = src[j * 17];
+                else
+                    mxfp4_unpack_block(src + j * 17, row + j * 16);
+            }
+            rc = sink(sink_ctx, row, row_bytes, st);
+        }
+    free(row);
+    return rc;
+}
+
+/* The linear-attention sizes back from the keys (Qwen3NextModel's). */
+static int linear_sizes(const hfc *c, int64_t *nk, int64_t *nv, int64_t *hk, int64_t *hv)
+{
+    *nk = key_int(c, "ssm.group_count", 0);
+    *nv = key_int(c, "ssm.time_step_rank", 0);
+    *hk = key_int(c, "ssm.state_size", 0);
+    int64_t inner = key_int(c, "ssm.inner_size", 0);
+    *hv = *nv > 0 ? inner / *nv : 0;
+    return *nk > 0 && *nv > 0 && *hk > 0 && *hv > 0 && *nv % *nk == 0 ? 0 : -1;
+}
+
+/* R_QKVZ: the checkpoint's [nk][q hk, k hk, v r*hv, z r*hv] rows from
+ * attn_qkv (all q, all k, all v) and attn_gate (all z). */
+static int qkvz_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    int64_t nk, nv, hk, hv;
+    const mf_tensor *q = it->src, *z = it->k;
+    if (linear_sizes(c, &nk, &nv, &hk, &hv))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)q->offset, "tensor \"%s\": ssm sizes missing", q->name);
+    int64_t vz = nv / nk * hv, group = 2 * hk + 2 * vz, cols = q->shape[1];
+    if (q->shape[0] != nk * (2 * hk + vz) || z->shape[0] != nk * vz)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)q->offset, "tensor \"%s\": rows do not fit the ssm sizes", q->name);
+    float *a, *b, *w;
+    if (read_pair(c, it, (uint64_t)(nk * group * cols), &a, &b, &w))
+        return -1;
+    const int64_t off[4] = {0, hk, 2 * hk, 2 * hk + vz}, size[4] = {hk, hk, vz, vz};
+    for (int p = 0, k = 0, kz = 0; p < 4; p++)
+        for (int64_t g = 0; g < nk; g++)
+            for (int64_t i = 0; i < size[p]; i++) {
+                const float *src = p < 3 ? a + (k++) * cols : b + (kz++) * cols;
+                memcpy(w + (g * group + off[p] + i) * cols, src, sizeof(float) * (size_t)cols);
+            }
+    free(a);
+    free(b);
+    *out = w;
+    *n_out = (uint64_t)(nk * group * cols);
+    return 0;
+}
+
+/* R_FUSE_ROWS: per leading index, t's rows then the partner's. */
+static int fuse_rows_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    const mf_tensor *t = it->src;
+    int nd = t->ndim;
+    int64_t rows = t->shape[nd - 2], cols = t->shape[nd - 1], lead = (int64_t)(mf_tensor_nelems(t) / (uint64_t)(rows * cols));
+    float *a, *b, *w;
+    if (read_pair(c, it, (uint64_t)(2 * lead * rows * cols), &a, &b, &w))
+        return -1;
+    size_t blk = sizeof(float) * (size_t)(rows * cols);
+    for (int64_t e = 0; e < lead; e++) {
+        memcpy(w + (2 * e) * rows * cols, a + e * rows * cols, blk);
+        memcpy(w + (2 * e + 1) * rows * cols, b + e * rows * cols, blk);
+    }
+    free(a);
+    free(b);
+    *out = w;
+    *n_out = (uint64_t)(2 * lead * rows * cols);
+    return 0;
+}
+
+/* OP_VHEADS undone on w (the item's values, rows of the source's width). */
+static int vheads_back(hfc *c, const hfc_item *it, float *w, uint64_t n)
+{
+    int64_t nk, nv, hk, hv;
+    const mf_tensor *t = it->src;
+    if (linear_sizes(c, &nk, &nv, &hk, &hv))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset, "tensor \"%s\": ssm sizes missing", t->name);
+    if (nk == nv)
+        return 0;
+    bool cols = !strcmp(it->vheads, "cols");
+    int64_t rows = t->ndim ? t->shape[0] : 1, width = rows ? (int64_t)(n / (uint64_t)rows) : 0;
+    int64_t d = !strcmp(it->vheads, "heads") ? 1 : hv, prefix = !strcmp(it->vheads, "qkv") ? 2 * nk * hk : 0;
+    int64_t count = cols ? width : rows;
+    if (count != prefix + nv * d)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset, "tensor \"%s\": %lld entries are not %lld V heads",
+                       t->name, (long long)count, (long long)nv);
+    float *tmp = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!tmp)
+        return mf_oom(c->st, c->path);
+    memcpy(tmp, w, sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < count; i++) {
+        int64_t src = conv_vheads_source(i, prefix, nk, nv, d);
+        if (cols)
+            for (int64_t r = 0; r < rows; r++)
+                w[r * width + src] = tmp[r * width + i];
+        else
+            memcpy(w + src * width, tmp + i * width, sizeof(float) * (size_t)width);
+    }
+    free(tmp);
+    return 0;
+}
+
 /* R_CONCAT: the parts, each unpermuted as the forward split permuted it,
  * joined along the rows (per leading slice of a 3-d tensor). */
 static int concat_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
@@ -565,6 +840,22 @@ static int joined_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 /* The item's values as float32 (malloc'd, n elements). */
 static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
+    if (it->op == R_QKVZ)
+        return qkvz_f32(c, it, out, n_out);
+    if (it->op == R_FUSE_ROWS)
+        return fuse_rows_f32(c, it, out, n_out);
+    if (it->vheads) {
+        hfc_item plain = *it;
+        plain.vheads = NULL;
+        if (item_f32(c, &plain, out, n_out))
+            return -1;
+        if (vheads_back(c, it, *out, *n_out)) {
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
+        return 0;
+    }
     if (it->op == R_FUSE_GROUPED)
         return fused_f32(c, it, out, n_out);
     if (it->op == R_JOIN_UP)
@@ -648,6 +939,9 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         for (uint64_t i = 0; i < n; i++)
             w[i] = logf(-src[i]);
         break;
+    case R_INTERLEAVE: /* a bias: [..., n] of t and of its partner -> [..., 2n] */
+        free(w);
+        return interleaved_f32(c, it, out, n_out);
     default:
         memcpy(w, src, sizeof(float) * (size_t)n);
     }
@@ -688,8 +982,10 @@ static int fill_item(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_st
     hfc *c = ctx;
     const hfc_item *it = &c->items.v[i];
     /* a tensor that only changes its name: its bytes as they are */
-    if (it->op == R_PLAIN && it->out.dtype == it->src->dtype)
+    if (it->op == R_PLAIN && !it->vheads && it->out.dtype == it->src->dtype)
         return mf_tensor_stream(c->m, it->src, sink, sink_ctx, st);
+    if (it->out.dtype == MF_U8 && it->src->dtype == MF_MXFP4)
+        return fill_mxfp4_item(c, it, sink, sink_ctx, st);
     float *v = NULL;
     uint64_t n = 0;
     if (item_f32(c, it, &v, &n))
@@ -761,7 +1057,7 @@ static uint64_t item_bytes(const hfc_item *it)
     uint64_t n = 1;
     for (int d = 0; d < it->out.ndim; d++)
         n *= (uint64_t)it->out.shape[d];
-    return n * (it->out.dtype == MF_F32 ? 4 : 2);
+    return n * (it->out.dtype == MF_F32 ? 4 : it->out.dtype == MF_U8 ? 1 : 2);
 }
 
 /* Shards as save_pretrained cuts them: in order, a new one when the next
@@ -1022,5 +1318,7 @@ int mf_convert_to_hf(const char *in, const char *out, const mf_convert_hf_opts *
     mf_convert_hf_opts_init(&o);
     if (mf_opts_copy(&o, sizeof(o), opts, "mf_convert_hf_opts", st))
         return -1;
+    if (mf_hf_is_prequant_dir(in)) /* GPTQ, AWQ, FP8...: a float directory */
+        return mf_prequant_to_hf(in, out, &o, st);
     return mf_convert_gguf_to_hf(in, out, &o, st);
 }

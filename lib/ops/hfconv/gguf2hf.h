@@ -31,12 +31,32 @@ typedef enum hf_rev_op {
                         converter cut them; their values are not in the GGUF) */
     R_UNVIEW_EXPERTS,   /* DBRX: [E][ff][embd] back to [E * ff, embd], named without ".weight" */
     R_UNVIEW_EXPERTS_T, /* the same from [E][embd][ff], each expert transposed back */
+    R_UNSQUEEZE1,    /* LFM2's short convolution: [d, L] back to [d, 1, L] */
+    R_MXFP4_UNPACK,  /* gpt-oss experts: a ggml MXFP4 .weight back to hf + "_blocks"
+                        (uint8 [E, rows, nb, 16]) and hf + "_scales" (uint8 e8m0
+                        [E, rows, nb]), its .bias to hf + "_bias" */
+    R_INTERLEAVE,    /* with its partner (the next row, R_FUSED_PART): rows (an MXFP4
+                        .weight, then unpacked as above) or a .bias's last dimension
+                        interleaved back into one (gpt-oss's gate_up_proj) */
+    R_QKVZ,          /* Qwen3-Next: attn_qkv with its partner attn_gate (next row) back
+                        into in_proj_qkvz's per-key-head [q, k, v, z] rows */
+    R_FUSE_ROWS,     /* with its partner (next row): dimension -2 concatenated back
+                        (Qwen3.5-MoE's experts gate_up_proj) */
     R_TIED,          /* output: dropped when equal to token_embd (the converter
                         wrote the tied head again), else as R_PLAIN */
     R_CONCAT,        /* the first part of a forward OP_SPLIT: its parts (the
                         conv_split of the forward rule; the others R_FUSED_PART),
                         each unpermuted as its op says, joined along the rows */
 } hf_rev_op;
+
+/* Linear-attention V heads re-ordered by the forward converter (OP_VHEADS),
+ * per architecture and GGUF name: `where` as the forward rule's; the
+ * inverse order is applied after the row's own op. */
+typedef struct hf_rev_vheads {
+    const char *arch, *gguf, *where;
+} hf_rev_vheads;
+extern const hf_rev_vheads hf_rev_vheads_rows[];
+extern const size_t hf_rev_n_vheads;
 
 typedef struct hf_rev_name {
     const char *gguf; /* without .weight/.bias; "{bid}" is the block */

@@ -697,6 +697,110 @@ static const hf_rev_name internlm2_names[] = {
 };
 #undef L
 
+/* gpt-oss: the MXFP4 experts as the release stores them (quantization_config
+ * mxfp4), gate and up interleaved into gate_up_proj; sinks without .weight */
+#define L "model.layers.{bid}."
+static const hf_rev_name gpt_oss_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_sinks", L "self_attn.sinks$", R_PLAIN},
+    {"blk.{bid}.ffn_gate_inp", L "mlp.router", R_PLAIN},
+    {"blk.{bid}.ffn_down_exps", L "mlp.experts.down_proj", R_MXFP4_UNPACK},
+    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.gate_up_proj", R_INTERLEAVE},
+    {"blk.{bid}.ffn_up_exps", NULL, R_FUSED_PART},
+    END,
+};
+
+/* LFM2: short-convolution and attention layers (layer_types from the
+ * per-layer head_count_kv), the embedding norm as the final norm */
+static const hf_rev_name lfm2_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN},
+    {"token_embd_norm", "model.embedding_norm", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", L "operator_norm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "ffn_norm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_gate", L "feed_forward.w1", R_PLAIN},
+    {"blk.{bid}.ffn_down", L "feed_forward.w2", R_PLAIN},
+    {"blk.{bid}.ffn_up", L "feed_forward.w3", R_PLAIN},
+    {"blk.{bid}.shortconv.conv", L "conv.conv", R_UNSQUEEZE1},
+    {"blk.{bid}.shortconv.in_proj", L "conv.in_proj", R_PLAIN},
+    {"blk.{bid}.shortconv.out_proj", L "conv.out_proj", R_PLAIN},
+    END,
+};
+#undef L
+
+/* Qwen3-Next: gated DeltaNet layers (ssm_*, attn_qkv + attn_gate fused
+ * back into in_proj_qkvz) and full-attention ones; norms -1 but the gated
+ * norm; experts unstacked, the shared expert and its gate */
+#define L "model.layers.{bid}."
+#define QWEN3NEXT_COMMON                                                                       \
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_SUB_ONE},                                  \
+    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_SUB_ONE},              \
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"), \
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_SUB_ONE},                               \
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_SUB_ONE},                               \
+    {"blk.{bid}.ssm_a", L "linear_attn.A_log$", R_LOG_NEG},                                   \
+    {"blk.{bid}.ssm_conv1d", L "linear_attn.conv1d", R_UNSQUEEZE1},                           \
+    {"blk.{bid}.ssm_dt", L "linear_attn.dt_bias$", R_PLAIN},                                  \
+    {"blk.{bid}.ssm_norm", L "linear_attn.norm", R_PLAIN},                                    \
+    {"blk.{bid}.ssm_out", L "linear_attn.out_proj", R_PLAIN},                                 \
+    {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},                                        \
+    {"blk.{bid}.ffn_gate_inp_shexp", L "mlp.shared_expert_gate", R_PLAIN},                    \
+    {"blk.{bid}.ffn_gate_shexp", L "mlp.shared_expert.gate_proj", R_PLAIN},                   \
+    {"blk.{bid}.ffn_up_shexp", L "mlp.shared_expert.up_proj", R_PLAIN},                       \
+    {"blk.{bid}.ffn_down_shexp", L "mlp.shared_expert.down_proj", R_PLAIN}
+static const hf_rev_name qwen3next_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN}, {"output_norm", "model.norm", R_SUB_ONE},
+    {"output", "lm_head", R_PLAIN},
+    QWEN3NEXT_COMMON,
+    {"blk.{bid}.attn_qkv", L "linear_attn.in_proj_qkvz", R_QKVZ},
+    {"blk.{bid}.attn_gate", NULL, R_FUSED_PART},
+    {"blk.{bid}.ssm_ba", L "linear_attn.in_proj_ba", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.{x}.gate_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_up_exps", L "mlp.experts.{x}.up_proj", R_UNSTACK},
+    {"blk.{bid}.ffn_down_exps", L "mlp.experts.{x}.down_proj", R_UNSTACK},
+    END,
+};
+#undef L
+
+/* Qwen3.5 (dense and MoE): the language model's names of the multimodal
+ * checkpoint, the separate in_proj_qkv / z / b / a, packed experts */
+#define L "model.language_model.layers.{bid}."
+static const hf_rev_name qwen35_names[] = {
+    {"token_embd", "model.language_model.embed_tokens", R_PLAIN},
+    {"output_norm", "model.language_model.norm", R_SUB_ONE},
+    {"output", "lm_head", R_PLAIN},
+    QWEN3NEXT_COMMON,
+    {"blk.{bid}.attn_qkv", L "linear_attn.in_proj_qkv", R_PLAIN},
+    {"blk.{bid}.attn_gate", L "linear_attn.in_proj_z", R_PLAIN},
+    {"blk.{bid}.ssm_beta", L "linear_attn.in_proj_b", R_PLAIN},
+    {"blk.{bid}.ssm_alpha", L "linear_attn.in_proj_a", R_PLAIN},
+    GATED_MLP,
+    {"blk.{bid}.ffn_gate_exps", L "mlp.experts.gate_up_proj$", R_FUSE_ROWS},
+    {"blk.{bid}.ffn_up_exps", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down_exps", L "mlp.experts.down_proj$", R_PLAIN},
+    END,
+};
+#undef L
+
+/* OP_VHEADS of the Qwen3.5 rules, undone */
+const hf_rev_vheads hf_rev_vheads_rows[] = {
+    {"qwen35", "blk.{bid}.attn_qkv", "qkv"}, {"qwen35", "blk.{bid}.attn_gate", "rows"},
+    {"qwen35", "blk.{bid}.ssm_beta", "heads"}, {"qwen35", "blk.{bid}.ssm_alpha", "heads"},
+    {"qwen35", "blk.{bid}.ssm_a", "heads"}, {"qwen35", "blk.{bid}.ssm_dt", "heads"},
+    {"qwen35", "blk.{bid}.ssm_conv1d", "qkv"}, {"qwen35", "blk.{bid}.ssm_out", "cols"},
+    {"qwen35moe", "blk.{bid}.attn_qkv", "qkv"}, {"qwen35moe", "blk.{bid}.attn_gate", "rows"},
+    {"qwen35moe", "blk.{bid}.ssm_beta", "heads"}, {"qwen35moe", "blk.{bid}.ssm_alpha", "heads"},
+    {"qwen35moe", "blk.{bid}.ssm_a", "heads"}, {"qwen35moe", "blk.{bid}.ssm_dt", "heads"},
+    {"qwen35moe", "blk.{bid}.ssm_conv1d", "qkv"}, {"qwen35moe", "blk.{bid}.ssm_out", "cols"},
+};
+const size_t hf_rev_n_vheads = sizeof(hf_rev_vheads_rows) / sizeof(hf_rev_vheads_rows[0]);
+
 #define CLASS(name, model_type) name, model_type
 const hf_rev_arch hf_rev_archs[] = {
     {"llama", CLASS("LlamaForCausalLM", "llama"), llama_names},
@@ -734,6 +838,11 @@ const hf_rev_arch hf_rev_archs[] = {
     {"bloom", CLASS("BloomForCausalLM", "bloom"), bloom_names},
     {"mpt", CLASS("MPTForCausalLM", "mpt"), mpt_names},
     {"dbrx", CLASS("DbrxForCausalLM", "dbrx"), dbrx_names},
+    {"gpt-oss", CLASS("GptOssForCausalLM", "gpt_oss"), gpt_oss_names},
+    {"lfm2", CLASS("Lfm2ForCausalLM", "lfm2"), lfm2_names},
+    {"qwen3next", CLASS("Qwen3NextForCausalLM", "qwen3_next"), qwen3next_names},
+    {"qwen35", CLASS("Qwen3_5ForConditionalGeneration", "qwen3_5"), qwen35_names},
+    {"qwen35moe", CLASS("Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe"), qwen35_names},
     {"qwen2vl", CLASS("Qwen2VLForConditionalGeneration", "qwen2_vl"), qwen_names},
     {"olmoe", CLASS("OlmoeForCausalLM", "olmoe"), olmoe_names},
     {"phimoe", CLASS("PhiMoEForCausalLM", "phimoe"), phimoe_names},

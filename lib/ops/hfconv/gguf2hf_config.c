@@ -294,6 +294,13 @@ void g2h_rope_2026(hfc *c, json_t *cfg)
         if (hfc_int(hfc_key(c, "rope.scaling.original_context_length"), &o))
             set_new(rs, "original_max_position_embeddings", json_integer(o));
     }
+    const mf_value *ms = hfc_key(c, "rope.dimension_sections"); /* Qwen3.5's mrope_section */
+    if (ms && ms->type == MF_V_ARR) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < ms->as.arr.n; i++)
+            json_array_append_new(a, json_integer((json_int_t)ms->as.arr.items[i].as.i));
+        json_object_set_new(rope_scaling_obj(cfg), "mrope_section", a);
+    }
     set_new(cfg, "rope_theta", f32_of(c, "rope.freq_base"));
     set_new(cfg, "rope_local_base_freq", f32_of(c, "rope.freq_base_swa"));
 }
@@ -307,6 +314,62 @@ void g2h_rope_yarn_deepseek(hfc *c, json_t *cfg)
 {
     rope_yarn(c, cfg, true);
 }
+
+/* LFM2's adjusted feed-forward length: the size itself, no adjusting */
+void g2h_lfm2_ff_dim(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "block_ff_dim", json_integer(x));
+    set_new(cfg, "intermediate_size", json_integer(x));
+    set_new(cfg, "block_auto_adjust_ff_dim", json_false());
+    set_new(cfg, "block_ffn_dim_multiplier", json_real(1.0));
+    set_new(cfg, "block_multiple_of", json_integer(1));
+}
+
+/* conv_per_layer_of's inverse: the per-layer list back to the key (its
+ * non-zero value) and the layer kinds. */
+static void per_layer_back(hfc *c, json_t *cfg)
+{
+    const char *spec = conv_per_layer_of(c->fwd), *key, *kinds_key, *zero, *other;
+    char buf[160];
+    const mf_value *v = NULL;
+    for (const conv_hp *h = conv_base_hparams_2026; spec && h->key && !v; h++)
+        if (h->src && !strncmp(h->src, spec, strcspn(spec, "@")) && h->src[strcspn(spec, "@")] == '|')
+            v = hfc_key(c, h->key);
+    if (!v || v->type != MF_V_ARR || conv_per_layer_parse(spec, buf, sizeof(buf), &key, &kinds_key, &zero, &other))
+        return;
+    json_t *kinds = json_array();
+    int64_t x = 0;
+    for (size_t i = 0; i < v->as.arr.n; i++) {
+        int64_t y = v->as.arr.items[i].as.i;
+        json_array_append_new(kinds, json_string(y ? other : zero));
+        if (y)
+            x = y;
+    }
+    set_new(cfg, key, json_integer(x));
+    set_new(cfg, kinds_key, kinds);
+}
+
+void g2h_linear_inner(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    int64_t n = cfg_int(cfg, "linear_num_value_heads", NULL);
+    if (n > 0)
+        set_new(cfg, "linear_value_head_dim", json_integer(x / n));
+}
+
+/* rope dims back to partial_rotary_factor over head_dim */
+void g2h_rope_dim_qwen3next(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    int64_t embd, heads, hd = cfg_int(cfg, "head_dim", NULL);
+    embd_heads(cfg, &embd, &heads);
+    if (hd <= 0 && heads > 0)
+        hd = embd / heads;
+    if (hd > 0)
+        set_new(cfg, "partial_rotary_factor", json_real((double)x / (double)hd));
+}
+
 
 /* MiniCPM: scale_emb, scale_depth and dim_model_base back from the three
  * f32 scales (each chosen so that the forward arithmetic gives the same f32) */
@@ -403,7 +466,7 @@ void g2h_mrope_sections(hfc *c, json_t *cfg)
 static bool arch_writes(const hfc *c, const char *key)
 {
     for (const conv_hp *h = c->fwd->hparams; h->key; h++)
-        if (strcmp(h->key, "@base") && !strcmp(h->key, key))
+        if (h->key[0] != '@' && !strcmp(h->key, key))
             return true;
     return false;
 }
@@ -487,11 +550,32 @@ static void longrope(hfc *c, json_t *cfg)
     set_new(cfg, "rope_scaling", rs);
 }
 
+/* gpt-oss: experts written as MXFP4 blocks and scales need the release's
+ * quantization_config (the rest is not quantized). */
+static void mxfp4_config(hfc *c, json_t *cfg)
+{
+    bool packed = false;
+    for (size_t i = 0; i < c->items.n && !packed; i++)
+        packed = c->items.v[i].out.dtype == MF_U8;
+    if (!packed)
+        return;
+    static const char *const keep[] = {"model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
+                                       "lm_head"};
+    json_t *q = json_object(), *m = json_array();
+    for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+        json_array_append_new(m, json_string(keep[i]));
+    json_object_set_new(q, "modules_to_not_convert", m);
+    json_object_set_new(q, "quant_method", json_string("mxfp4"));
+    set_new(cfg, "quantization_config", q);
+}
+
 static const char *torch_dtype(const hfc *c)
 {
     size_t n[3] = {0};
     for (size_t i = 0; i < c->items.n; i++) {
         mf_dtype d = c->items.v[i].out.dtype;
+        if (d != MF_F32 && d != MF_F16 && d != MF_BF16)
+            continue; /* packed bytes (MXFP4 blocks and scales) */
         n[d == MF_F32 ? 0 : d == MF_F16 ? 1 : 2] += mf_tensor_nelems(c->items.v[i].src);
     }
     return n[0] >= n[1] && n[0] >= n[2] ? "float32" : n[1] >= n[2] ? "float16" : "bfloat16";
@@ -515,6 +599,7 @@ static json_t *build_config(hfc *c)
     json_array_append_new(archs, json_string(c->hf_class));
     json_object_set_new(cfg, "architectures", archs);
     json_object_set_new(cfg, "model_type", json_string(c->model_type));
+    per_layer_back(c, cfg);
     for (int pass = 0; pass < 3; pass++)
         put_hparams(c, cfg, c->fwd->hparams, false, pass);
     int64_t ttc;
@@ -522,6 +607,8 @@ static json_t *build_config(hfc *c)
         set_new(cfg, "type_vocab_size", json_integer(ttc));
     if (c->fwd->flags & (AF_LONGROPE | AF_ROPE_FACTORS | AF_ROPE_FACTORS_QK))
         longrope(c, cfg);
+    if (c->fwd->flags & AF_MXFP4)
+        mxfp4_config(c, cfg);
     const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
     if (tok && tok->type == MF_V_ARR)
         set_new(cfg, "vocab_size", json_integer((json_int_t)tok->as.arr.n));

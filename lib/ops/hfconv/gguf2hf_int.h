@@ -11,10 +11,11 @@ typedef struct hfc_item {
     const mf_tensor *src;
     hf_rev_op op;
     int64_t x; /* R_UNSTACK: which slice */
-    const mf_tensor *k, *v; /* R_FUSE_GROUPED: the block's attn_k, attn_v */
+    const mf_tensor *k, *v; /* R_FUSE_GROUPED: the block's attn_k, attn_v; k: a partner */
     const conv_split *split;        /* R_CONCAT: the forward split, its parts' tensors */
     const mf_tensor *parts[8];
     size_t n_parts;
+    const char *vheads;     /* OP_VHEADS undone after the op ("qkv", "rows", "heads", "cols"); NULL: none */
 } hfc_item;
 
 typedef struct hfc {

@@ -323,6 +323,29 @@ static char *wordpiece_text(const char *t)
     return p;
 }
 
+/* A family of the 2026-02 converter that adds a BOS and no separator: the
+ * Llama-3 style TemplateProcessing that makes the fast tokenizer add it
+ * (gguf-py 0.18 reads add_bos true and add_sep false from it, as from
+ * tokenizer_config.json); otherwise none. */
+static json_t *bos_template(hfc *c, const vocab_view *v)
+{
+    const mf_value *b = mf_meta_get(c->m, "tokenizer.ggml.add_bos_token"),
+                   *sep = mf_meta_get(c->m, "tokenizer.ggml.add_sep_token");
+    const char *bos = special_text(c, v, "tokenizer.ggml.bos_token_id");
+    int64_t id;
+    if (!c->fwd || !(c->fwd->flags & AF_ONLY_2026) || !b || b->type != MF_V_BOOL || !b->as.b || !bos ||
+        !sep || sep->type != MF_V_BOOL || sep->as.b || !hfc_int(mf_meta_get(c->m, "tokenizer.ggml.bos_token_id"), &id))
+        return json_null();
+    json_t *pp = json_pack("{s:s, s:[{s:{s:s, s:i}}, {s:{s:s, s:i}}], s:[{s:{s:s, s:i}}, {s:{s:s, s:i}}, "
+                           "{s:{s:s, s:i}}, {s:{s:s, s:i}}], s:{s:{s:s, s:[I], s:[s]}}}",
+                           "type", "TemplateProcessing",
+                           "single", "SpecialToken", "id", bos, "type_id", 0, "Sequence", "id", "A", "type_id", 0,
+                           "pair", "SpecialToken", "id", bos, "type_id", 0, "Sequence", "id", "A", "type_id", 0,
+                           "SpecialToken", "id", bos, "type_id", 1, "Sequence", "id", "B", "type_id", 1,
+                           "special_tokens", bos, "id", bos, "ids", (json_int_t)id, "tokens", bos);
+    return pp ? pp : json_null();
+}
+
 /* tokenizer.json of the GGUF's vocabulary; *vocab_txt: vocab.txt's text
  * for WordPiece (malloc'd, may be NULL). NULL when out of memory. */
 static json_t *tokenizer_json(hfc *c, const vocab_view *v, bool bert, char **vocab_txt, size_t *vocab_txt_n)
@@ -368,7 +391,7 @@ static json_t *tokenizer_json(hfc *c, const vocab_view *v, bool bert, char **voc
     json_object_set_new(tj, "added_tokens", added);
     json_object_set_new(tj, "normalizer", json_text(pt->normalizer));
     json_object_set_new(tj, "pre_tokenizer", json_text(pt->pre));
-    json_object_set_new(tj, "post_processor", json_null());
+    json_object_set_new(tj, "post_processor", bos_template(c, v));
     json_object_set_new(tj, "decoder", json_text(pt->decoder));
     if (bert) {
         json_object_set_new(model, "type", json_string("WordPiece"));

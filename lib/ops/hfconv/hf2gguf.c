@@ -107,6 +107,12 @@ static int apply_mix(conv *c)
         mf_dtype t = mf_qmix_choose(&q, o->name, ne, o->plan, &fallback, c->st);
         if (t == MF_DTYPE_INVALID)
             return -1;
+        /* llama-quantize on the F16 file: "requantizing from type mxfp4 is
+         * disabled" (llama-quant.cpp) unless the mix keeps the type */
+        if (o->mxfp4 && t != MF_MXFP4)
+            return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "tensor %s is MXFP4 as the checkpoint stores it: "
+                           "llama-quantize refuses to requantize it to %s (use --type MXFP4_MOE, or f16/q8_0)",
+                           o->name, mf_dtype_name(t));
         if (t != o->plan && t != MF_F32 && t != MF_F16 && t != MF_BF16 && !mf_can_quantize(t))
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "tensor %s: mfmt cannot quantize to %s yet",
                            o->name, mf_dtype_name(t));
@@ -198,11 +204,6 @@ static int pick_arch(conv *c)
  * Command-R takes max_position_embeddings from model_max_length). */
 static void adjust_config(conv *c)
 {
-    /* ModelBase.__init__ (2026): a multimodal config's text_config lifted
-     * to the top ({**hparams, **text_config}) */
-    json_t *tc = c->l2026 ? json_object_get(c->cfg, "text_config") : NULL;
-    if (json_is_object(tc))
-        json_object_update(c->cfg, tc);
     if (c->arch->flags & AF_NO_HEAD_DIM)
         json_object_del(c->cfg, "head_dim");
     if (c->arch->flags & AF_CTX_MODEL_MAX) {
@@ -236,6 +237,17 @@ static int load_config(conv *c)
         return -1;
     if (!json_is_object(c->cfg))
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json must hold a JSON object");
+    return 0;
+}
+
+/* ModelBase.__init__ (2026): a multimodal config's text_config lifted to
+ * the top ({**hparams, **text_config}), before the block count is read
+ * (Qwen3.5 has num_hidden_layers only there). */
+static int lift_text_config(conv *c)
+{
+    json_t *tc = c->l2026 ? json_object_get(c->cfg, "text_config") : NULL;
+    if (json_is_object(tc) && json_object_update(c->cfg, tc))
+        return mf_oom(c->st, c->dir);
     return 0;
 }
 
@@ -280,7 +292,7 @@ static void free_conv(conv *c)
         free(c->pend[i].segs);
     }
     free(c->pend);
-    for (size_t i = 0; i < c->n_parts; i++)
+    for (size_t i = 0; i < c->n_parts && !c->borrowed; i++)
         mf_close(c->parts[i]);
     free(c->parts);
     mf_close(c->stored);
@@ -418,10 +430,15 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
     if (rc == 0)
         rc = pick_arch(&c);
     if (rc == 0)
+        rc = lift_text_config(&c);
+    if (rc == 0)
         rc = read_block_count(&c);
     if (rc == 0) {
         adjust_config(&c);
         rc = class_checks(&c);
+    }
+    if (rc == 0) {
+        rc = h2g_per_layer_config(&c);
     }
     if (rc == 0) {
         /* GGUFWriter(arch=...) writes general.architecture first; keys set

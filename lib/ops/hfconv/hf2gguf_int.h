@@ -35,6 +35,9 @@ typedef struct out_tensor {
     conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, OP_TERNARY, OP_SCALE, or OP_SKIP for none */
     float scale;                 /* OP_SCALE's factor (a Python float as torch casts it) */
     float *generated;            /* values of a generated tensor */
+    bool mxfp4;                  /* OP_MXFP4: segs[0] blocks, segs[1] scales, rows of
+                                    row_len values picked by row_map */
+    int64_t *col_map;            /* output column -> source column within a row; NULL: same */
 } out_tensor;
 
 /* Parts of a stacked tensor collected per block (OP_STACK). */
@@ -48,7 +51,7 @@ typedef struct pending {
 
 typedef struct conv {
     const char *dir;
-    json_t *cfg;
+    json_t *cfg;                 /* hparams as the class reads them */
     const conv_arch *arch;
     int ftype;                   /* general.file_type */
     mf_dtype qtype;              /* the output type of quantizable tensors */
@@ -58,6 +61,7 @@ typedef struct conv {
     mf_model **parts;
     size_t n_parts;
     mf_model *stored;            /* a pre-quantized directory; parts[0] is its logical view */
+    bool borrowed;               /* parts[0] is the caller's opts.weights (not closed) */
     bool safetensors;
     out_tensor *out;
     size_t n_out, cap_out;
@@ -94,6 +98,7 @@ json_t *h2g_find_hparam(const conv *c, const char *const *keys);
 int h2g_need_int(const conv *c, json_t *v, const char *what, int64_t *out);
 int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv);
 int h2g_build_metadata(conv *c, mf_hf_meta_in *in);
+int h2g_per_layer_config(conv *c);
 json_t *h2g_rope_params(conv *c); /* 2026: TextModel.rope_parameters (borrowed) */
 
 /* hf2gguf_stream.c */

@@ -432,11 +432,30 @@ static json_t *lookup(conv *c, const char *src)
     return v;
 }
 
+/* A list of integers (a per-layer value): gguf-py writes Python int lists
+ * as INT32 arrays. */
+static int put_int_array(conv *c, const char *key, json_t *v, const char *what)
+{
+    mf_value *a = mf_kv_arr(c->kv, key, MF_V_I32, json_array_size(v));
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        int64_t x;
+        if (h2g_need_int(c, json_array_get(v, i), what, &x))
+            return -1;
+        if (x < INT32_MIN || x > INT32_MAX)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s[%zu] does not fit an i32", what, i);
+        if (a)
+            a->as.arr.items[i].as.i = x;
+    }
+    return 0;
+}
+
 static int put_value(conv *c, const conv_hp *h, json_t *v)
 {
     char key[160];
     arch_key(c, h->key, key, sizeof(key));
     const char *what = !h->src || h->src[0] == '=' ? h->key : h->src;
+    if ((h->type == 'u' || h->type == 'i') && json_is_array(v))
+        return put_int_array(c, key, v, what);
     switch (h->type) {
     case 'u': case 'i': {
         int64_t x;
@@ -792,6 +811,87 @@ int h2g_rope_yarn_deepseek(conv *c)
     return rope_yarn(c, true);
 }
 
+/* LFM2Model._add_feed_forward_length: block_ff_dim, with auto adjust
+ * int(2 * ff / 3), times the multiplier, rounded up to block_multiple_of */
+json_t *h2g_lfm2_ff_dim(conv *c)
+{
+    int64_t ff, mult;
+    json_t *adj = h2g_hparam(c, "block_auto_adjust_ff_dim"), *m = h2g_hparam(c, "block_ffn_dim_multiplier");
+    if (h2g_need_hp_int(c, "block_ff_dim", &ff) || h2g_need_hp_int(c, "block_multiple_of", &mult))
+        return NULL;
+    if (!adj || !m) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no block_auto_adjust_ff_dim or block_ffn_dim_multiplier");
+        return NULL;
+    }
+    if (json_is_true(adj)) {
+        ff = (int64_t)(2.0 * (double)ff / 3.0);
+        if (!json_is_null(m)) {
+            if (!json_is_number(m)) {
+                mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json block_ffn_dim_multiplier is not a number");
+                return NULL;
+            }
+            ff = (int64_t)(json_number_value(m) * (double)ff);
+        }
+        ff = mult * ((ff + mult - 1) / mult);
+    }
+    return json_integer(ff);
+}
+
+/* The class's per-layer value (LFM2Model.set_gguf_parameters' rewrite of
+ * num_key_value_heads): config.json's key becomes a list over the layers. */
+int h2g_per_layer_config(conv *c)
+{
+    const char *spec = conv_per_layer_of(c->arch), *key, *kinds_key, *zero, *other;
+    char buf[160];
+    if (!spec)
+        return 0;
+    if (conv_per_layer_parse(spec, buf, sizeof(buf), &key, &kinds_key, &zero, &other))
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "per-layer rule \"%s\" is malformed", spec);
+    json_t *kinds = h2g_hparam(c, kinds_key), *v = h2g_hparam(c, key);
+    int64_t x;
+    if (!json_is_array(kinds))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no list %s", kinds_key);
+    if (!v || h2g_need_int(c, v, key, &x))
+        return v ? -1 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no %s", key);
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < json_array_size(kinds); i++) {
+        const char *k = json_string_value(json_array_get(kinds, i));
+        json_array_append_new(a, json_integer(k && !strcmp(k, zero) ? 0 : x));
+    }
+    if (!a || json_object_set_new(c->cfg, key, a))
+        return mf_oom(c->st, c->dir);
+    return 0;
+}
+
+/* Qwen3NextModel: ssm.inner_size = linear_value_head_dim * linear_num_value_heads */
+json_t *h2g_linear_inner(conv *c)
+{
+    int64_t d, n;
+    if (h2g_need_hp_int(c, "linear_value_head_dim", &d) || h2g_need_hp_int(c, "linear_num_value_heads", &n))
+        return NULL;
+    return json_integer(d * n);
+}
+
+/* Qwen3NextModel: int((head_dim or hidden_size // heads) * partial_rotary_factor (0.25)) */
+json_t *h2g_rope_dim_qwen3next(conv *c)
+{
+    int64_t dim, embd, heads;
+    json_t *hd = h2g_hparam(c, "head_dim"), *pf = h2g_hparam(c, "partial_rotary_factor");
+    if (hd && !json_is_null(hd)) {
+        if (h2g_need_int(c, hd, "head_dim", &dim))
+            return NULL;
+    } else {
+        if (h2g_need_hp_int(c, "hidden_size", &embd) || h2g_need_hp_int(c, "num_attention_heads", &heads))
+            return NULL;
+        dim = embd / heads;
+    }
+    if (pf && !json_is_number(pf)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json partial_rotary_factor is not a number");
+        return NULL;
+    }
+    return json_integer((int64_t)((double)dim * (pf ? json_number_value(pf) : 0.25)));
+}
+
 /* MiniCPMModel.set_gguf_parameters: embedding_scale = float(scale_emb),
  * residual_scale = scale_depth / num_hidden_layers ** 0.5, logit_scale =
  * hidden_size / dim_model_base (Python floats, written as f32), and the
@@ -946,8 +1046,11 @@ static void param_counts(const conv *c, mf_hf_params *p)
     for (size_t i = 0; i < c->n_out; i++) {
         const out_tensor *o = &c->out[i];
         int64_t n = h2g_numel(o->shape, o->ndim);
-        if (strstr(o->name, "_exps.") && o->ndim >= 3) {
-            int64_t e = o->shape[o->ndim - 3];
+        /* an experts' bias [E, n] counts per expert too (gguf-py 0.18.0's
+         * shape[-2 if ".bias" in name else -3]; no c392e50 family has one) */
+        bool bias = strstr(o->name, ".bias") != NULL;
+        if (strstr(o->name, "_exps.") && o->ndim >= (bias ? 2 : 3)) {
+            int64_t e = o->shape[o->ndim - (bias ? 2 : 3)];
             p->expert += e ? n / e : 0;
             expert_sum += e;
             n_expert_tensors++;

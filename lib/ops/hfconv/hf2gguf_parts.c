@@ -73,9 +73,33 @@ static int open_logical_dir(conv *c)
     return 0;
 }
 
+/* The caller's model (opts.weights) as the one part, read as a single
+ * model.safetensors would be. */
+static int borrow_weights(conv *c)
+{
+    c->parts = calloc(1, sizeof(mf_model *));
+    if (!c->parts)
+        return mf_oom(c->st, c->dir);
+    c->parts[0] = (mf_model *)c->opts.weights; /* never closed nor changed here */
+    c->n_parts = 1;
+    c->borrowed = true;
+    c->safetensors = true;
+    return 0;
+}
+
+/* GptOssModel.dequant_model: an mxfp4 checkpoint stays as stored (its
+ * blocks and scales are repacked, OP_MXFP4); any other is dequantized. */
+static bool kept_packed(const conv *c)
+{
+    const char *m = json_string_value(json_object_get(json_object_get(c->cfg, "quantization_config"), "quant_method"));
+    return (c->arch->flags & AF_MXFP4) && m && !strcmp(m, "mxfp4");
+}
+
 int h2g_open_parts(conv *c)
 {
-    if (json_is_object(json_object_get(c->cfg, "quantization_config")))
+    if (c->opts.weights)
+        return borrow_weights(c);
+    if (json_is_object(json_object_get(c->cfg, "quantization_config")) && !kept_packed(c))
         return open_logical_dir(c);
     char **names;
     size_t n;
@@ -134,7 +158,8 @@ const mf_tensor **h2g_part_order(const conv *c, const mf_model *m, mf_status *st
 /* An index file's weight_map must name exactly the parts' tensors. */
 int h2g_check_index(conv *c)
 {
-    if (c->stored) /* a pre-quantized directory: its reader checked the stored names */
+    if (c->stored || c->borrowed) /* a pre-quantized directory: its reader checked the stored
+                                     names; the caller's model has no index */
         return 0;
     char *p = mf_path_join_new(c->dir, c->safetensors ? "model.safetensors.index.json"
                                                        : "pytorch_model.bin.index.json");

@@ -78,19 +78,32 @@ static bool rule_matches(const conv *c, const conv_rule *r, const char *name)
     return false;
 }
 
-/* The rule's matched part replaced by r->with (malloc'd). */
-static char *rename_by(const conv_rule *r, const char *name)
+/* The rule's matched part replaced by `with` (malloc'd). */
+static char *replace_match(const conv_rule *r, const char *name, const char *with)
 {
-    size_t n = strlen(name), k = strlen(r->pat), w = strlen(r->with);
+    size_t n = strlen(name), k = strlen(r->pat), w = strlen(with);
     char *out = malloc(n + w + 1);
     if (!out)
         return NULL;
     const char *at = r->m == M_PREFIX ? name : r->m == M_SUFFIX ? name + n - k : strstr(name, r->pat);
     size_t pre = (size_t)(at - name);
     memcpy(out, name, pre);
-    memcpy(out + pre, r->with, w);
+    memcpy(out + pre, with, w);
     strcpy(out + pre + w, at + k);
     return out;
+}
+
+static char *rename_by(const conv_rule *r, const char *name)
+{
+    return replace_match(r, name, r->with);
+}
+
+static size_t count_ws(const char *const *ws)
+{
+    size_t n = 0;
+    while (ws && ws[n])
+        n++;
+    return n;
 }
 
 /* ------------------------------------------------------- output types */
@@ -105,11 +118,13 @@ static bool is_block_tensor(const char *name, const char *kind)
     return p > name + 4 && *p == '.' && !strcmp(p + 1, kind);
 }
 
-static bool always_f32(const char *new_name, int ndim)
+static bool always_f32(const conv *c, const char *new_name, int ndim)
 {
     return ndim <= 1 || ends_with(new_name, "_norm.weight") || !ends_with(new_name, ".weight") ||
            is_block_tensor(new_name, "ffn_gate_inp.weight") || !strcmp(new_name, "position_embd.weight") ||
-           !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight");
+           !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight") ||
+           is_block_tensor(new_name, "shortconv.conv.weight") ||
+           (c->l2026 && is_block_tensor(new_name, "ffn_gate_inp_shexp.weight"));
 }
 
 /* prepare_tensors: the types "always in float32", else the output type;
@@ -117,7 +132,7 @@ static bool always_f32(const char *new_name, int ndim)
 static mf_dtype tensor_type(const conv *c, const char *new_name, int ndim, int64_t row)
 {
     bool forced = (c->arch->flags & AF_FORCE_QUANT) && ndim > 1 && !ends_with(new_name, "_norm.weight");
-    if (!forced && always_f32(new_name, ndim))
+    if (!forced && always_f32(c, new_name, ndim))
         return MF_F32;
     mf_dtype t = c->qtype;
     const mf_dtype_info *di = mf_dtype_info_of(t);
@@ -131,6 +146,7 @@ void h2g_free_out(out_tensor *o)
     free(o->name);
     free(o->segs);
     free(o->row_map);
+    free(o->col_map);
     free(o->generated);
 }
 
@@ -157,7 +173,7 @@ static int add_out(conv *c, out_tensor *o)
     }
     if (!o->row_len)
         o->row_len = o->ndim ? o->shape[o->ndim - 1] : 1;
-    o->plan = o->dtype = tensor_type(c, o->name, o->ndim, o->row_len);
+    o->plan = o->dtype = o->mxfp4 ? MF_MXFP4 : tensor_type(c, o->name, o->ndim, o->row_len);
     c->out[c->n_out++] = *o;
     return 0;
 }
@@ -547,6 +563,236 @@ static int view_experts(conv *c, const conv_rule *r, out_tensor *o, const mf_mod
     return 0;
 }
 
+/* An output tensor from source t under the HF name `hf` (mapped; NULL: out
+ * of memory; the caller keeps it), of the given shape, rows of row_len
+ * picked by map (taken, also on failure). */
+static int add_mapped(conv *c, const mf_model *part, const mf_tensor *t, const char *hf, int ndim,
+                      const int64_t *shape, int64_t row_len, int64_t *map)
+{
+    out_tensor o = {.ndim = ndim, .ew = OP_SKIP, .row_len = row_len, .row_map = map};
+    memcpy(o.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (!hf) {
+        h2g_free_out(&o);
+        return mf_oom(c->st, c->dir);
+    }
+    o.name = map_name(c, hf);
+    if (!o.name) {
+        h2g_free_out(&o);
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", hf);
+    }
+    if (one_seg(c, &o, part, t)) {
+        h2g_free_out(&o);
+        return -1;
+    }
+    return add_out(c, &o);
+}
+
+/* OP_DEINTERLEAVE: the last dimension's elements k::n to output k, each
+ * element a row of its own (x[..., k::n]). */
+static int plan_deinterleave(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
+                             const char *name)
+{
+    size_t n = count_ws(r->ws);
+    int64_t last = t->ndim ? t->shape[t->ndim - 1] : 0;
+    if (n == 0 || t->ndim < 1 || last % (int64_t)n)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": its last dimension %lld does not "
+                       "split into %zu interleaved parts", name, (long long)last, n);
+    int64_t total = h2g_numel(t->shape, t->ndim), width = last / (int64_t)n, shape[MF_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof(shape));
+    shape[t->ndim - 1] = width;
+    for (size_t k = 0; k < n; k++) {
+        int64_t *map = alloc_map(c, total / (int64_t)n);
+        if (!map)
+            return -1;
+        for (int64_t i = 0; i < total / (int64_t)n; i++)
+            map[i] = (i / width) * last + (i % width) * (int64_t)n + (int64_t)k;
+        char *hf = replace_match(r, name, r->ws[k]);
+        int rc = add_mapped(c, part, t, hf, t->ndim, shape, 1, map);
+        free(hf);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* OP_SPLIT_ROWS: dimension -2 cut into n contiguous parts. */
+static int plan_split_rows(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t, const char *name)
+{
+    size_t n = count_ws(r->ws);
+    if (n == 0 || t->ndim < 2 || t->shape[t->ndim - 2] % (int64_t)n)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": dimension -2 does not split into %zu", name, n);
+    int64_t rows = t->shape[t->ndim - 2], part_rows = rows / (int64_t)n, lead = h2g_numel(t->shape, t->ndim - 2);
+    int64_t shape[MF_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof(shape));
+    shape[t->ndim - 2] = part_rows;
+    for (size_t k = 0; k < n; k++) {
+        int64_t *map = alloc_map(c, lead * part_rows);
+        if (!map)
+            return -1;
+        for (int64_t i = 0; i < lead * part_rows; i++)
+            map[i] = (i / part_rows) * rows + (int64_t)k * part_rows + i % part_rows;
+        char *hf = replace_match(r, name, r->ws[k]);
+        int rc = add_mapped(c, part, t, hf, t->ndim, shape, t->shape[t->ndim - 1], map);
+        free(hf);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* The linear-attention head sizes (Qwen3-Next's linear_* keys). */
+typedef struct linear_heads {
+    int64_t nk, nv, hk, hv;
+} linear_heads;
+
+static int linear_heads_of(const conv *c, linear_heads *h)
+{
+    return h2g_need_hp_int(c, "linear_num_key_heads", &h->nk) || h2g_need_hp_int(c, "linear_num_value_heads", &h->nv) ||
+           h2g_need_hp_int(c, "linear_key_head_dim", &h->hk) || h2g_need_hp_int(c, "linear_value_head_dim", &h->hv) ? -1 : 0;
+}
+
+/* OP_QKVZ (Qwen3NextModel.modify_tensors): per key head [q hk, k hk, v r*hv,
+ * z r*hv] rows; attn_qkv takes every group's q, then k, then v; attn_gate z. */
+static int plan_qkvz(conv *c, const mf_model *part, const mf_tensor *t, const char *name, int64_t bid)
+{
+    linear_heads h;
+    if (linear_heads_of(c, &h))
+        return -1;
+    int64_t vz = h.nv / h.nk * h.hv, group = 2 * h.hk + 2 * vz;
+    if (t->ndim != 2 || h.nv % h.nk || t->shape[0] != h.nk * group)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows are not %lld key-head groups "
+                       "of q, k, v, z (%lld)", name, (long long)(t->ndim ? t->shape[0] : 0), (long long)h.nk,
+                       (long long)group);
+    const int64_t off[4] = {0, h.hk, 2 * h.hk, 2 * h.hk + vz}, size[4] = {h.hk, h.hk, vz, vz};
+    for (int out = 0; out < 2; out++) {
+        int64_t n = out ? h.nk * vz : h.nk * (2 * h.hk + vz), k = 0;
+        int64_t *map = alloc_map(c, n);
+        if (!map)
+            return -1;
+        for (int p = out ? 3 : 0; p < (out ? 4 : 3); p++)
+            for (int64_t g = 0; g < h.nk; g++)
+                for (int64_t i = 0; i < size[p]; i++)
+                    map[k++] = g * group + off[p] + i;
+        char hf[96];
+        snprintf(hf, sizeof(hf), "blk.%lld.%s.weight", (long long)bid, out ? "attn_gate" : "attn_qkv");
+        int64_t shape[2] = {n, t->shape[1]};
+        if (add_mapped(c, part, t, hf, 2, shape, t->shape[1], map))
+            return -1;
+    }
+    return 0;
+}
+
+/* OP_VHEADS: the index map of V heads [nk][r][d] read as [r][nk][d] after
+ * `prefix` unchanged entries, over n entries; NULL (and no error) when
+ * nothing moves. */
+static int64_t *vheads_map(conv *c, const char *where, int64_t n, const char *name)
+{
+    linear_heads h;
+    if (linear_heads_of(c, &h))
+        return NULL;
+    if (h.nk == h.nv)
+        return NULL;
+    bool one = !strcmp(where, "heads");
+    int64_t d = one ? 1 : h.hv, prefix = !strcmp(where, "qkv") ? 2 * h.nk * h.hk : 0;
+    if (h.nv % h.nk || n != prefix + h.nv * d) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\": %lld entries are not %lld V heads of %lld after %lld",
+                name, (long long)n, (long long)h.nv, (long long)d, (long long)prefix);
+        return NULL;
+    }
+    int64_t *m = alloc_map(c, n);
+    for (int64_t i = 0; m && i < n; i++)
+        m[i] = conv_vheads_source(i, prefix, h.nk, h.nv, d);
+    return m;
+}
+
+/* Applies OP_VHEADS to o (rows, or the columns for "cols"). */
+static int apply_vheads(conv *c, const conv_rule *r, out_tensor *o, const mf_tensor *t, const char *name)
+{
+    bool cols = !strcmp(r->with, "cols");
+    int64_t rows, len;
+    rows_of(t, &rows, &len);
+    int64_t n = cols ? len : rows;
+    int64_t *m = vheads_map(c, r->with, n, name);
+    if (!m)
+        return c->st->code ? -1 : 0;
+    if (cols) {
+        free(o->col_map);
+        o->col_map = m;
+        return 0;
+    }
+    if (t->ndim == 1)
+        o->row_len = 1;
+    for (int64_t i = 0; o->row_map && i < n; i++)
+        m[i] = o->row_map[m[i]];
+    free(o->row_map);
+    o->row_map = m;
+    return 0;
+}
+
+/* The source tensor of this name in any part (NULL: none). */
+static const mf_tensor *find_source(const conv *c, const char *name, const mf_model **part)
+{
+    for (size_t p = 0; p < c->n_parts; p++) {
+        const mf_tensor *t = mf_tensor_find(c->parts[p], name);
+        if (t) {
+            *part = c->parts[p];
+            return t;
+        }
+    }
+    return NULL;
+}
+
+/* OP_MXFP4 at a "..._scales" tensor: with its "..._blocks", ggml MXFP4
+ * tensors [E, rows / n, nb * 32] for the n interleaved row sets
+ * (GptOssModel.repack_mxfp4; the bytes are made in hf2gguf_stream.c). */
+static int plan_mxfp4(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *scales)
+{
+    size_t n = count_ws(r->ws), nl = strlen(scales->name);
+    char *bname = malloc(nl + 2);
+    if (!bname)
+        return mf_oom(c->st, c->dir);
+    snprintf(bname, nl + 2, "%.*s_blocks", (int)(nl - strlen("_scales")), scales->name);
+    const mf_model *bpart = NULL;
+    const mf_tensor *blocks = find_source(c, bname, &bpart);
+    int rc = 0;
+    if (!blocks)
+        rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": no \"%s\" holds its MXFP4 blocks",
+                     scales->name, bname);
+    else if (blocks->dtype != MF_U8 || scales->dtype != MF_U8 || blocks->ndim != 4 || scales->ndim != 3 ||
+             blocks->shape[3] != 16 || memcmp(blocks->shape, scales->shape, 3 * sizeof(int64_t)) ||
+             n == 0 || blocks->shape[1] % (int64_t)n)
+        rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensors \"%s\" / \"%s\": MXFP4 needs uint8 blocks "
+                     "[E, rows, nb, 16] and uint8 scales [E, rows, nb], rows a multiple of %zu", bname,
+                     scales->name, n);
+    free(bname);
+    if (rc)
+        return rc;
+    int64_t E = blocks->shape[0], rows = blocks->shape[1], nb = blocks->shape[2], orows = rows / (int64_t)n;
+    for (size_t k = 0; k < n; k++) {
+        out_tensor o = {.ndim = 3, .shape = {E, orows, nb * 32}, .ew = OP_SKIP, .row_len = nb * 32, .mxfp4 = true};
+        char *renamed = replace_match(r, scales->name, r->ws[k]);
+        o.name = renamed ? map_name(c, renamed) : NULL;
+        rc = !renamed ? mf_oom(c->st, c->dir)
+             : !o.name ? mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", renamed) : 0;
+        free(renamed);
+        o.segs = rc ? NULL : malloc(2 * sizeof(seg));
+        if (rc == 0 && (!o.segs || !(o.row_map = alloc_map(c, E * orows))))
+            rc = o.segs ? -1 : mf_oom(c->st, c->dir);
+        if (rc) {
+            h2g_free_out(&o);
+            return -1;
+        }
+        o.segs[0] = (seg){bpart, blocks};
+        o.segs[1] = (seg){part, scales};
+        o.n_segs = 2;
+        for (int64_t i = 0; i < E * orows; i++)
+            o.row_map[i] = (i / orows) * rows + (i % orows) * (int64_t)n + (int64_t)k;
+        if (add_out(c, &o))
+            return -1;
+    }
+    return 0;
+}
+
 /* A fused tensor cut along its rows (dimension -2; each leading slice of a
  * 3-d one alike) into the parts of r->split (OP_SPLIT); each part as its
  * row map, permuted when its op says so. */
@@ -627,6 +873,35 @@ static int drop_rows(conv *c, const conv_rule *r, out_tensor *o, const mf_model 
     return 0;
 }
 
+/* Tensors written before the others from the packed weights
+ * (generate_extra_tensors): each OP_MXFP4 rule's "_scales" tensors in the
+ * order the parts are read. */
+static int plan_packed(conv *c, const mf_model *part, const mf_tensor *t)
+{
+    for (const conv_rule *r = c->arch->rules; r->pat; r++)
+        if (r->op == OP_MXFP4 && rule_matches(c, r, t->name))
+            return plan_mxfp4(c, r, part, t);
+    return 0;
+}
+
+/* fn on every source tensor in the order the converter reads them (parts
+ * in order, each part's tensors in its order). */
+static int each_source(conv *c, int (*fn)(conv *, const mf_model *, const mf_tensor *))
+{
+    for (size_t p = 0; p < c->n_parts; p++) {
+        const mf_tensor **order = h2g_part_order(c, c->parts[p], c->st);
+        if (!order)
+            return -1;
+        int rc = 0;
+        for (size_t i = 0; i < c->parts[p]->n_tensors && rc == 0; i++)
+            rc = fn(c, c->parts[p], order[i]);
+        free(order);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
 /* JaisModel.modify_tensors: relative_pe.slopes is not written; its first
  * value gives max_alibi_bias = -round(log2(first) * 2 ** floor(log2(n_head)))
  * (Python's round: half to even) */
@@ -638,9 +913,12 @@ static int alibi_slopes(conv *c, const mf_model *part, const mf_tensor *t)
         return -1;
     if (mf_tensor_nelems(t) < 1 || mf_tensor_read_f32(part, t, &v, c->st))
         return c->st->code ? -1 : mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\" is empty", t->name);
-    double closest = pow(2.0, floor(log2((double)heads)));
-    c->max_alibi_bias = -nearbyint(log2((double)v[0]) * closest);
+    double closest = pow(2.0, floor(log2((double)heads))), first = v[0];
     free(v);
+    if (!(first > 0) || isinf(first)) /* math.log2 raises there */
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": first ALiBi slope %g is not a "
+                       "positive finite number", t->name, first);
+    c->max_alibi_bias = -nearbyint(log2(first) * closest);
     return 0;
 }
 
@@ -685,9 +963,9 @@ static bool skipped_by_rule(const conv *c, const char *name)
 static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const char *src_name, int64_t r0,
                     int64_t nrows);
 
-/* JinaBertV2Model.get_tensors: a fused tensor cut by rows into parts named
+/* JinaBertV2Model.get_tensors: a fused tensor cut by rows into parts named (OP_CUT_ROWS)
  * with the rule's pattern replaced, each planned as a tensor of its own. */
-static int plan_split_rows(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t)
+static int plan_cut_rows(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t)
 {
     int64_t rows_per;
     if (h2g_need_hp_int(c, r->count_key, &rows_per))
@@ -719,8 +997,8 @@ static int plan_split_rows(conv *c, const conv_rule *r, const mf_model *part, co
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     for (const conv_rule *r = c->rules; r->pat; r++)
-        if (r->op == OP_SPLIT_ROWS && rule_matches(c, r, t->name))
-            return plan_split_rows(c, r, part, t);
+        if (r->op == OP_CUT_ROWS && rule_matches(c, r, t->name))
+            return plan_cut_rows(c, r, part, t);
     return plan_one(c, part, t, t->name, 0, -1);
 }
 
@@ -733,9 +1011,6 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
     if (!dtype_convertible(t->dtype))
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1,
                        "tensor \"%s\": %s values cannot be converted", t->name, mf_dtype_name(t->dtype));
-    if (t->ndim > 4)
-        return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1,
-                       "tensor \"%s\": %d dimensions (GGUF holds at most 4)", t->name, t->ndim);
     int64_t bid = name_bid(src_name);
     char *name = strdup(src_name);
     if (!name)
@@ -752,12 +1027,15 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             o.row_map[i] = r0 + i;
     }
     int permute = 0, rc = 0;
+    bool stop = false;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
-    for (const conv_rule *r = c->rules; r->pat; r++) {
+    for (const conv_rule *r = c->rules; r->pat && !stop; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED) {
             after_map = r;
             continue;
         }
+        if (r->op == OP_MXFP4) /* planned before every tensor (plan_packed_first) */
+            continue;
         if (!rule_matches(c, r, name))
             continue;
         switch (r->op) {
@@ -788,7 +1066,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
-        case OP_SPLIT_ROWS: continue; /* done before (plan_tensor) */
+        case OP_CUT_ROWS: continue; /* done before (plan_tensor) */
         case OP_FIRST_OF: {
             if (first_of_seen(c, r->count_key)) {
                 free(name);
@@ -803,6 +1081,23 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             }
             continue;
         }
+        case OP_SQUEEZE1:
+            if (o.ndim >= 2 && o.shape[1] == 1) {
+                memmove(o.shape + 1, o.shape + 2, sizeof(int64_t) * (size_t)(o.ndim - 2));
+                o.shape[--o.ndim] = 0;
+            }
+            continue;
+        case OP_STOP: stop = true; continue;
+        case OP_VHEADS:
+            if (apply_vheads(c, r, &o, t, name)) {
+                free(name);
+                h2g_free_out(&o);
+                return -1;
+            }
+            continue;
+        case OP_QKVZ: rc = plan_qkvz(c, part, t, name, bid); free(name); h2g_free_out(&o); return rc;
+        case OP_SPLIT_ROWS: rc = plan_split_rows(c, r, part, t, name); free(name); h2g_free_out(&o); return rc;
+        case OP_DEINTERLEAVE: rc = plan_deinterleave(c, r, part, t, name); free(name); h2g_free_out(&o); return rc;
         case OP_ALIBI_SLOPES: rc = alibi_slopes(c, part, t); break;
         case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); break;
         case OP_SPLIT: rc = plan_split(c, r, part, t, name, bid); break;
@@ -817,6 +1112,13 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         free(name);
         h2g_free_out(&o);
         return -1;
+    }
+    if (o.ndim > 4) { /* after the rules: a skipped tensor (a vision tower's) may have more */
+        rc = mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "tensor \"%s\": %d dimensions (GGUF holds at most 4)",
+                     t->name, o.ndim);
+        free(name);
+        h2g_free_out(&o);
+        return rc;
     }
     if (o.transpose && !view) {
         if (t->ndim != 2) {
@@ -1041,17 +1343,10 @@ int h2g_plan_tensors(conv *c)
         return -1;
     if ((c->arch->flags & AF_LONGROPE) && longrope_tensors(c))
         return -1;
-    for (size_t p = 0; p < c->n_parts; p++) {
-        const mf_tensor **order = h2g_part_order(c, c->parts[p], c->st);
-        if (!order)
-            return -1;
-        int rc = 0;
-        for (size_t i = 0; i < c->parts[p]->n_tensors && rc == 0; i++)
-            rc = plan_tensor(c, c->parts[p], order[i]);
-        free(order);
-        if (rc)
-            return -1;
-    }
+    if (!c->stored && (c->arch->flags & AF_MXFP4) && each_source(c, plan_packed))
+        return -1;
+    if (each_source(c, plan_tensor))
+        return -1;
     if (c->arch->flags & AF_ALIBI_BIAS) { /* JaisModel.prepare_tensors, after the tensors */
         char key[96];
         snprintf(key, sizeof(key), "%s.attention.max_alibi_bias", c->arch->name);

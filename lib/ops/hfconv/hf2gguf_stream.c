@@ -76,6 +76,7 @@ typedef struct reader {
     int64_t *first_row; /* row index where each source starts */
     int64_t rows;
     float iscale;       /* OP_TERNARY: 1 / the tensor's mean |w| */
+    float *scratch;     /* a row, for a column map */
 } reader;
 
 static void reader_close(reader *r)
@@ -88,6 +89,7 @@ static void reader_close(reader *r)
     free(r->data);
     free(r->owned);
     free(r->first_row);
+    free(r->scratch);
 }
 
 static int reader_open(reader *r, const out_tensor *o, mf_status *st)
@@ -98,7 +100,8 @@ static int reader_open(reader *r, const out_tensor *o, mf_status *st)
     r->data = calloc(n, sizeof(*r->data));
     r->owned = calloc(n, sizeof(*r->owned));
     r->first_row = calloc(n + 1, sizeof(int64_t));
-    if (!r->data || !r->owned || !r->first_row)
+    r->scratch = o->col_map ? malloc((size_t)o->row_len * sizeof(float)) : NULL;
+    if (!r->data || !r->owned || !r->first_row || (o->col_map && !r->scratch))
         return mf_oom(st, NULL);
     for (size_t i = 0; i < o->n_segs; i++) {
         const mf_tensor *t = o->segs[i].t;
@@ -185,6 +188,11 @@ static void output_row(const reader *r, int64_t row, float *f32)
     } else {
         read_row(r, o->row_map ? o->row_map[row] : row, f32, NULL);
     }
+    if (o->col_map) { /* columns re-ordered within the row */
+        memcpy(r->scratch, f32, (size_t)o->row_len * sizeof(float));
+        for (int64_t i = 0; i < o->row_len; i++)
+            f32[i] = r->scratch[o->col_map[i]];
+    }
     if (o->ew == OP_SKIP)
         return;
     mf_dtype sdt = o->segs[0].t->dtype;
@@ -231,7 +239,7 @@ static int ternary_scale(reader *r, int64_t nrows, mf_status *st)
 /* torch.equal of two tensors' values (Mamba's tied output check). */
 bool h2g_same_values(const conv *c, const out_tensor *a, const mf_model *part, const mf_tensor *t)
 {
-    if (a->n_segs != 1 || a->row_map || a->transpose || a->ew != OP_SKIP || a->segs[0].t->ndim != t->ndim ||
+    if (a->n_segs != 1 || a->row_map || a->col_map || a->transpose || a->ew != OP_SKIP || a->segs[0].t->ndim != t->ndim ||
         memcmp(a->segs[0].t->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim))
         return false;
     out_tensor b = *a;
@@ -290,10 +298,76 @@ static void round_through(mf_dtype plan, float *f32, size_t n)
         }
 }
 
+/* One OCP MXFP4 block as ggml stores it (GptOssModel.repack_mxfp4): the
+ * e8m0 scale byte, then 16 bytes where byte j holds value j in its low
+ * nibble and value j + 16 in its high one; the checkpoint's byte i holds
+ * values 2i (low) and 2i + 1 (high). */
+static void mxfp4_block(uint8_t scale, const uint8_t *in, uint8_t *out)
+{
+    out[0] = scale;
+    for (int j = 0; j < 16; j++) {
+        int lo = j, hi = j + 16;
+        uint8_t a = (uint8_t)((in[lo / 2] >> (4 * (lo % 2))) & 0x0F), b = (uint8_t)((in[hi / 2] >> (4 * (hi % 2))) & 0x0F);
+        out[1 + j] = (uint8_t)(a | (b << 4));
+    }
+}
+
+/* An OP_MXFP4 tensor: its rows repacked without requantizing; a mix's other
+ * type gets the MXFP4 values (llama-quantize dequantizes them). */
+static int fill_mxfp4(conv *c, const out_tensor *o, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    const mf_tensor *bt = o->segs[0].t;
+    int64_t nb = bt->shape[2], src_rows = bt->shape[0] * bt->shape[1];
+    int64_t nrows = h2g_numel(o->shape, o->ndim) / o->row_len;
+    uint8_t *owned_b = NULL, *owned_s = NULL;
+    const uint8_t *b = seg_data(&o->segs[0], &owned_b, st), *sc = b ? seg_data(&o->segs[1], &owned_s, st) : NULL;
+    size_t packed = (size_t)nb * 17;
+    uint64_t orow_bytes;
+    mf_dtype_nbytes(o->dtype, (uint64_t)o->row_len, &orow_bytes);
+    uint8_t *row = malloc(packed), *obuf = malloc((size_t)orow_bytes);
+    float *f32 = o->dtype == MF_MXFP4 ? NULL : malloc((size_t)o->row_len * sizeof(float));
+    int rc = !b || !sc ? -1 : (!row || !obuf || (o->dtype != MF_MXFP4 && !f32)) ? mf_oom(st, c->dir) : 0;
+    for (int64_t r = 0; rc == 0 && r < nrows; r++) {
+        int64_t src = o->row_map[r];
+        if (src < 0 || src >= src_rows) {
+            rc = mf_fail(st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\": row %lld out of range", o->name, (long long)src);
+            break;
+        }
+        for (int64_t j = 0; j < nb; j++)
+            mxfp4_block(sc[src * nb + j], b + (src * nb + j) * 16, row + j * 17);
+        if (o->dtype == MF_MXFP4) {
+            rc = sink(sink_ctx, row, packed, st);
+            continue;
+        }
+        if (mf_convert_to_f32(MF_MXFP4, row, f32, (size_t)o->row_len))
+            rc = mf_fail(st, MF_ERR_UNSUPPORTED, c->dir, -1, "tensor \"%s\": cannot read MXFP4", o->name);
+        if (rc == 0)
+            rc = encode_rows(c, o->dtype, f32, obuf, 1, o->row_len, st);
+        if (rc == 0)
+            rc = sink(sink_ctx, obuf, (size_t)orow_bytes, st);
+    }
+    free(row);
+    free(obuf);
+    free(f32);
+    for (int i = 0; i < 2; i++) {
+        uint8_t *owned = i ? owned_s : owned_b;
+        if (owned)
+            free(owned);
+        else if (i ? sc : b)
+            mf_tensor_release(o->segs[i].part, o->segs[i].t);
+    }
+    c->done += (uint64_t)nrows * orow_bytes;
+    if (rc == 0)
+        rc = mf_progress_report(c->opts.progress, c->opts.progress_user, c->done, c->total_bytes, c->dir, st);
+    return rc;
+}
+
 int h2g_fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_status *st)
 {
     conv *c = ctx;
     const out_tensor *o = &c->out[index];
+    if (o->mxfp4)
+        return fill_mxfp4(c, o, sink, sink_ctx, st);
     int64_t row = o->row_len, nrows = row ? h2g_numel(o->shape, o->ndim) / row : 0;
     if (row == 0 || nrows == 0)
         return 0;
@@ -305,7 +379,7 @@ int h2g_fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf
     if (rc == 0 && o->ew == OP_TERNARY && !o->transpose)
         rc = ternary_scale(&rd, nrows, st);
     mf_dtype sdt = o->generated ? MF_F32 : o->segs[0].t->dtype;
-    bool raw = !o->generated && !o->transpose && o->ew == OP_SKIP && sdt == o->dtype &&
+    bool raw = !o->generated && !o->transpose && !o->col_map && o->ew == OP_SKIP && sdt == o->dtype &&
                (sdt == MF_F16 || sdt == MF_F32);
     for (size_t i = 0; raw && i < o->n_segs; i++)
         raw = o->segs[i].t->dtype == sdt;

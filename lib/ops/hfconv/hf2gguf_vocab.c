@@ -292,7 +292,7 @@ static int sentencepiece_added(vocab *v)
 
 /* The family of a tokenizer.json pre_tokenizer, from its shape. */
 typedef enum pre_family { PF_OTHER, PF_BYTELEVEL, PF_DIGITS_BYTELEVEL, PF_LLAMA3, PF_QWEN2, PF_DEEPSEEK_LLM,
-                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_TEKKEN, PF_O200K, PF_BLOOM } pre_family;
+                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_TEKKEN, PF_O200K, PF_BLOOM, PF_QWEN35 } pre_family;
 
 static const char *split_regex(const json_t *p)
 {
@@ -315,6 +315,8 @@ static pre_family pre_tokenizer_family(const json_t *tj)
                                 "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
                                 "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
                                 "[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    /* Qwen3.5: Qwen2's with \p{M} in the letter classes, digits one by one */
+    static const char qwen35[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
     json_t *pt = json_object_get(tj, "pre_tokenizer");
     const char *type = json_string_value(json_object_get(pt, "type"));
     if (!type)
@@ -346,6 +348,8 @@ static pre_family pre_tokenizer_family(const json_t *tj)
         return PF_TEKKEN;
     if (regex && !strcmp(regex, o200k))
         return PF_O200K;
+    if (regex && !strcmp(regex, qwen35))
+        return PF_QWEN35;
     if (!strcmp(types, "Digits+ByteLevel"))
         return PF_DIGITS_BYTELEVEL;
     if (!strcmp(types, "Punctuation+ByteLevel+Digits+Split"))
@@ -400,6 +404,8 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"jais", PF_BYTELEVEL, "jais"},       {"exaone", PF_BYTELEVEL, "exaone"},
         {NULL, PF_BYTELEVEL, "gpt-2"},
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
+        {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"},
+        {"lfm2", PF_LLAMA3, "lfm2"}, /* the 2026-02 table: LiquidAI/LFM2-Tokenizer */
         {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"}, {"granitemoe", PF_DIGITS_BYTELEVEL, "refact"},
         {"refact", PF_DIGITS_BYTELEVEL, "refact"},
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
@@ -409,6 +415,9 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
         {NULL, PF_DEEPSEEK_LLM, "deepseek-llm"}, {NULL, PF_DEEPSEEK_V3, "deepseek-v3"},
         {NULL, PF_FALCON, "falcon"},            {NULL, PF_BLOOM, "bloom"},
+        /* the 2026-02 table: Xenova/gpt-4o (gpt-oss's o200k_harmony has its base ids) */
+        {NULL, PF_O200K, "gpt-4o"},
+        {NULL, PF_QWEN35, "qwen35"}, /* the 2026-02 table: Qwen/Qwen3.5-9B-Instruct */
         {NULL, PF_BERT, "jina-v2-en"},
     };
     pre_family f = pre_tokenizer_family(tj);
@@ -1026,7 +1035,7 @@ static void special_vocab_add(special_vocab *sv, mf_kvlist *kv, bool with_templa
         if (k)
             mf_kv_u32(kv, k, (uint32_t)sv->id[t]);
     }
-    for (size_t i = 0; i < sv->n_adds; i++) { /* only add_bos/add_eos have handlers */
+    for (size_t i = 0; i < sv->n_adds; i++) { /* add_bos/add_eos have handlers (and add_sep in 0.18) */
         size_t t = sv->add_order[i];
         if (!strcmp(sv->types[t], "bos"))
             mf_kv_bool(kv, "tokenizer.ggml.add_bos_token", sv->add[t]);
@@ -1107,15 +1116,76 @@ static int set_vocab_gpt2(vocab *v)
     return add_special_vocab(v, -1, true);
 }
 
+/* Is content among the added entries (objects with "content")? */
+static bool added_has(const json_t *all, const char *content)
+{
+    for (size_t i = 0; i < json_array_size(all); i++)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(all, i), "content")), content))
+            return true;
+    return false;
+}
+
+static void added_push(json_t *all, int64_t id, const char *content, bool special)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "id", json_integer(id));
+    json_object_set_new(e, "content", json_string(content));
+    json_object_set_new(e, "special", json_boolean(special));
+    json_array_append_new(all, e);
+}
+
+/* The added tokens transformers' fast tokenizer reports (get_added_vocab,
+ * added_tokens_decoder): tokenizer.json's added_tokens, then
+ * tokenizer_config.json's added_tokens_decoder entries not yet there, then
+ * the special tokens tokenizer_config.json names (bos ... mask,
+ * additional_special_tokens) not yet there, special, at their vocabulary id
+ * or else the next free one. max_id grows with them. A new array or NULL. */
+static json_t *fast_added_tokens(vocab *v, const json_t *vocab_obj, int64_t *max_id)
+{
+    json_t *all = json_array(), *added = json_object_get(v->tj, "added_tokens");
+    int64_t id;
+    for (size_t i = 0; i < json_array_size(added); i++) {
+        json_t *a = json_array_get(added, i), *c = json_object_get(a, "content");
+        if (!mf_hf_json_int(json_object_get(a, "id"), &id) || id < 0 || !json_is_string(c)) {
+            json_decref(all);
+            mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: added_tokens[%zu] is malformed", i);
+            return NULL;
+        }
+        added_push(all, id, json_string_value(c), json_is_true(json_object_get(a, "special")));
+    }
+    const char *k;
+    json_t *e;
+    json_object_foreach(json_object_get(v->tcfg, "added_tokens_decoder"), k, e) {
+        const char *c = entry_content(e);
+        if (c && parse_id(k, &id) && id >= 0 && !added_has(all, c))
+            added_push(all, id, c, json_is_true(json_object_get(e, "special")));
+    }
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        mf_hf_json_int(json_object_get(json_array_get(all, i), "id"), &id);
+        *max_id = id > *max_id ? id : *max_id;
+    }
+    static const char *const named[] = {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
+                                        "cls_token", "mask_token"};
+    json_t *extra = json_object_get(v->tcfg, "additional_special_tokens");
+    for (size_t i = 0; i < 7 + json_array_size(extra); i++) {
+        const char *c = entry_content(i < 7 ? json_object_get(v->tcfg, named[i]) : json_array_get(extra, i - 7));
+        if (!c || added_has(all, c))
+            continue;
+        if (!mf_hf_json_int(json_object_get(vocab_obj, c), &id))
+            id = ++*max_id;
+        added_push(all, id, c, true);
+    }
+    return all;
+}
+
 /* XverseModel.set_vocab: AutoTokenizer's vocab (tokenizer.json's model
- * vocabulary, its added tokens over it) read by id up to vocab_size;
+ * vocabulary, the added tokens over it) read by id up to vocab_size;
  * "\x00" and <0xNN> pieces BYTE (the first written "<b'\\x00'>", Python's
  * f"<{bytes}>"), added tokens CONTROL when special else USER_DEFINED, the
  * rest NORMAL; no scores, no merges; tokenizer model "llama", pre "default". */
 static int set_vocab_xverse(vocab *v)
 {
     json_t *model = json_object_get(v->tj, "model"), *vocab_obj = json_object_get(model, "vocab");
-    json_t *added = json_object_get(v->tj, "added_tokens");
     if (!v->tj || !json_is_object(vocab_obj))
         return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "XVERSE: tokenizer.json with a model vocabulary "
                        "is required (the converter asserts it)");
@@ -1127,27 +1197,21 @@ static int set_vocab_xverse(vocab *v)
             return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: vocab \"%s\" has no valid id", k);
         max_id = id > max_id ? id : max_id;
     }
-    for (size_t i = 0; i < json_array_size(added); i++) {
-        json_t *a = json_array_get(added, i);
-        if (!mf_hf_json_int(json_object_get(a, "id"), &id) || id < 0 || !json_is_string(json_object_get(a, "content")))
-            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: added_tokens[%zu] is malformed", i);
-        max_id = id > max_id ? id : max_id;
-    }
+    json_t *added = fast_added_tokens(v, vocab_obj, &max_id);
+    if (!added)
+        return -1;
     if (n < 0) /* len(tokenizer.vocab) */
         n = max_id + 1;
-    if (max_id >= n)
-        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "Vocabulary size exceeds expected maximum size.");
-    if (alloc_tokens(v, (size_t)n))
-        return -1;
-    int rc = 0;
+    int rc = max_id >= n ? mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "Vocabulary size exceeds expected maximum size.")
+                         : alloc_tokens(v, (size_t)n);
     json_object_foreach(vocab_obj, k, x) {
         mf_hf_json_int(x, &id);
-        if (id < n && (rc = set_token(v, (size_t)id, k, strlen(k))))
-            return rc;
-        if (id < n)
+        if (rc == 0)
+            rc = set_token(v, (size_t)id, k, strlen(k));
+        if (rc == 0)
             v->type[id] = TT_NORMAL;
     }
-    for (size_t i = 0; i < json_array_size(added); i++) {
+    for (size_t i = 0; rc == 0 && i < json_array_size(added); i++) {
         json_t *a = json_array_get(added, i), *c = json_object_get(a, "content");
         int64_t vid;
         mf_hf_json_int(json_object_get(a, "id"), &id);
@@ -1157,11 +1221,11 @@ static int set_vocab_xverse(vocab *v)
             free(v->text[vid]);
             v->text[vid] = NULL;
         }
-        if ((rc = set_token(v, (size_t)id, json_string_value(c), json_string_length(c))))
-            return rc;
+        rc = set_token(v, (size_t)id, json_string_value(c), json_string_length(c));
         v->type[id] = json_is_true(json_object_get(a, "special")) ? TT_CONTROL : TT_USER_DEFINED;
     }
-    for (size_t i = 0; i < v->n; i++) {
+    json_decref(added);
+    for (size_t i = 0; rc == 0 && i < v->n; i++) {
         if (!v->text[i])
             return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json has no token of id %zu (below "
                            "vocab_size %lld: the converter's lookup fails)", i, (long long)n);
@@ -1169,13 +1233,14 @@ static int set_vocab_xverse(vocab *v)
         bool hex = v->len[i] == 6 && !strncmp(t, "<0x", 3) && t[5] == '>' && isxdigit((unsigned char)t[3]) &&
                    isxdigit((unsigned char)t[4]);
         if (v->len[i] == 1 && t[0] == 0) {
-            if ((rc = set_token(v, i, "<b'\\x00'>", 9)))
-                return rc;
+            rc = set_token(v, i, "<b'\\x00'>", 9);
             v->type[i] = TT_BYTE;
         } else if (hex) {
             v->type[i] = TT_BYTE;
         }
     }
+    if (rc)
+        return rc;
     mf_kv_str(v->kv, "tokenizer.ggml.model", "llama", 5);
     mf_kv_str(v->kv, "tokenizer.ggml.pre", "default", 7);
     add_token_arrays(v, false);

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 
 static const char *const llama_archs[] = {
-    "llama", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan", "starcoder", "refact", "bert", "nomic-bert", "jina-bert-v2", "bloom", "stablelm", "qwen", "qwen2", "qwen2moe", "qwen2vl", "phi2", "phi3", "phimoe", "plamo", "codeshell", "orion", "internlm2", "minicpm", "minicpm3", "gemma", "gemma2", "starcoder2", "mamba", "xverse", "command-r", "cohere2", "dbrx", "olmo", "olmo2", "olmoe", "openelm", "arctic", "deepseek", "deepseek2", "chatglm", "bitnet", "t5", "t5encoder", "jais", "nemotron", "exaone", "rwkv6", "rwkv6qwen2", "granite", "granitemoe", "chameleon", "wavtokenizer-dec", NULL,
+    "llama", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan", "starcoder", "refact", "bert", "nomic-bert", "jina-bert-v2", "bloom", "stablelm", "qwen", "qwen2", "qwen2moe", "qwen2vl", "phi2", "phi3", "phimoe", "plamo", "codeshell", "orion", "internlm2", "minicpm", "minicpm3", "gemma", "gemma2", "starcoder2", "mamba", "xverse", "command-r", "cohere2", "dbrx", "olmo", "olmo2", "olmoe", "openelm", "arctic", "deepseek", "deepseek2", "chatglm", "bitnet", "t5", "t5encoder", "jais", "nemotron", "exaone", "rwkv6", "rwkv6qwen2", "granite", "granitemoe", "chameleon", "wavtokenizer-dec",
+    /* newer than c392e509: the families of the 2026-02 converter mfmt converts,
+     * with their rules from src/llama-model.cpp at ecbcb7ea */
+    "gpt-oss", "lfm2", "qwen3next", "qwen35", "qwen35moe", NULL,
 };
 
 /* LLM_ARCH_NAMES of src/llama-arch.cpp at ecbcb7ea (2026-02-27), the
@@ -104,6 +107,23 @@ static const struct {
     {"command-r",
      (const char *const[]){"context_length", "embedding_length", "block_count", "logit_scale", "attention.layer_norm_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
+    {"gpt-oss", /* ecbcb7ea load_hparams / load_tensors, LLM_ARCH_OPENAI_MOE */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "expert_feed_forward_length", "attention.sliding_window", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.post_attention_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_sinks.weight", "blk.{bid}.ffn_gate_inp.weight", "blk.{bid}.ffn_gate_exps.weight", "blk.{bid}.ffn_down_exps.weight", "blk.{bid}.ffn_up_exps.weight", "blk.{bid}.attn_q.bias", "blk.{bid}.attn_k.bias", "blk.{bid}.attn_v.bias", "blk.{bid}.attn_output.bias", "blk.{bid}.ffn_gate_inp.bias", "blk.{bid}.ffn_gate_exps.bias", "blk.{bid}.ffn_down_exps.bias", "blk.{bid}.ffn_up_exps.bias", NULL}},
+    /* ecbcb7ea, LLM_ARCH_QWEN3NEXT / QWEN35 / QWEN35MOE: the gated delta-net sizes;
+     * per-layer tensors depend on full_attention_interval (not checked) */
+    {"qwen3next",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.post_attention_norm.weight", NULL}},
+    {"qwen35",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "rope.dimension_sections", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.post_attention_norm.weight", NULL}},
+    {"qwen35moe",
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "rope.dimension_sections", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.post_attention_norm.weight", NULL}},
+    {"lfm2", /* ecbcb7ea, LLM_ARCH_LFM2: the per-layer tensors depend on head_count_kv[il] (not checked) */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "shortconv.l_cache", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "token_embd_norm.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.attn_norm.weight", NULL}},
     {"cohere2", /* llm_load_hparams / llm_load_tensors, LLM_ARCH_COHERE2 */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.sliding_window", "logit_scale", "attention.layer_norm_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},

@@ -17,7 +17,9 @@ tools, nothing copied):
          qzeros store zero - 1; forward: (q & mask), zeros & mask then + 1,
          scales * (q - zeros) in fp16)
   AWQ    casper-hansen/AutoAWQ awq/utils/packing_utils.py
-         @7ee28736ab85f95724eeab2598bf49b13b86439f (AWQ_ORDER, dequantize_gemm)
+         @7ee28736ab85f95724eeab2598bf49b13b86439f (AWQ_ORDER, dequantize_gemm);
+         gemv: awq/modules/linear/gemv.py @88e4c76b20755db275574e6a03c83c84ba3bece5
+         (WQLinear_GEMV.from_linear, calculate_zeros_width)
   MXFP4  huggingface/transformers src/transformers/integrations/mxfp4.py
          @93a1c400417fd8e89db9f42f8b2265e97265d75a (convert_moe_packed_tensors)
   CT     vllm-project/compressed-tensors (pack_to_int32, dequantize:
@@ -251,6 +253,57 @@ def awq_case(root, rng, out_f=64, in_f=128, group=32):
     ref = {"model.layers.0.self_attn.q_proj.weight": wt.T.astype(np.float32)}
     qc = {"quant_method": "awq", "bits": 4, "group_size": group, "version": "gemm", "zero_point": True}
     case_dir(root, "awq-gemm-g32", {"quantization_config": qc}, t, ref)
+
+
+def awq_zeros_width(in_f, group):
+    """gemv.py calculate_zeros_width."""
+    mult = 1 if group >= 128 else {64: 2, 32: 4}[group]
+    base = (in_f // group + 7) // 8
+    return (base + mult - 1) // mult * mult
+
+
+def gemv_pack(vals, width):
+    """WQLinear_GEMV.from_linear: vals [out, n] -> [out, width] int32, nibble i
+    of word c holds column c*8 + i (order_map 0..7); words past n/8 stay 0."""
+    r, n = vals.shape
+    out = np.zeros((r, width), np.uint32)
+    for col in range((n + 7) // 8):
+        for i in range(8):
+            if col * 8 + i >= n:
+                continue
+            out[:, col] |= (vals[:, col * 8 + i].astype(np.uint32) & 0xF) << np.uint32(4 * i)
+    return out.view(np.int32)
+
+
+def awq_gemv_case(root, rng, out_f=64, in_f=256, group=64):
+    W = rng.standard_normal((out_f, in_f)).astype(np.float32) * 0.05
+    ng = in_f // group
+    Wg = W.reshape(out_f, ng, group)
+    lo, hi = Wg.min(2), Wg.max(2)
+    s = ((hi - lo) / 15).astype(np.float16)
+    s[s == 0] = np.float16(1e-3)
+    z = np.clip(np.round(-lo / s.astype(np.float32)), 0, 15).astype(np.int64)
+    q = np.clip(np.round(Wg / s[:, :, None].astype(np.float32)) + z[:, :, None], 0, 15)
+    q = q.reshape(out_f, in_f).astype(np.int64)
+    zw = awq_zeros_width(in_f, group)
+    qweight = gemv_pack(q, in_f // 8)          # [out, in/8]
+    qzeros = gemv_pack(z, zw)                  # [out, zw]
+    scales = np.zeros((out_f, zw * 8), np.float16)
+    scales[:, :ng] = s                         # [out, zw*8], padded
+    # independent dequantization: unpack in natural order, (q - z) * s in fp16
+    u = qweight.view(np.uint32)
+    iw = np.stack([(u >> np.uint32(4 * k)) & 0xF for k in range(8)], 2).reshape(out_f, in_f)
+    uz = qzeros.view(np.uint32)
+    iz = np.stack([(uz >> np.uint32(4 * k)) & 0xF for k in range(8)], 2).reshape(out_f, zw * 8)
+    izr = np.repeat(iz[:, :ng].astype(np.int64), group, 1)
+    sc = np.repeat(scales[:, :ng], group, 1)
+    wt = ((iw.astype(np.int64) - izr).astype(np.float16) * sc).astype(np.float16)
+    t = {"model.layers.0.mlp.up_proj.qweight": qweight,
+         "model.layers.0.mlp.up_proj.qzeros": qzeros,
+         "model.layers.0.mlp.up_proj.scales": scales}
+    ref = {"model.layers.0.mlp.up_proj.weight": wt.astype(np.float32)}
+    qc = {"quant_method": "awq", "bits": 4, "group_size": group, "version": "gemv", "zero_point": True}
+    case_dir(root, "awq-gemv-g64", {"quantization_config": qc}, t, ref)
 
 
 # ------------------------------------------------------------------- FP8
@@ -521,6 +574,7 @@ def main():
     bnb4_case(root, rng, "bnb-fp4", "fp4", False)
     bnb8_case(root, rng)
     bad_cases(root, rng)
+    awq_gemv_case(root, np.random.default_rng(1919))  # its own stream: the others unchanged
 
 
 if __name__ == "__main__":

@@ -3,9 +3,17 @@ under DeepSpeed's own module names, so that torch.save writes the same
 globals DeepSpeed's engine writes (runtime/engine.py _save_checkpoint,
 runtime/zero/stage_1_and_2.py and stage3.py state_dict) and so that
 DeepSpeed's utils/zero_to_fp32.py can unpickle them here without DeepSpeed
-installed. Nothing else of DeepSpeed is needed by either."""
+installed. Nothing else of DeepSpeed is needed by either.
+
+With DEEPSPEED_SRC naming a DeepSpeed checkout (not installable here: it
+needs pydantic 2 and a newer torch), the loss scalers and fragment_address
+are DeepSpeed's own classes: deepspeed/runtime/fp16/loss_scaler.py and
+deepspeed/utils/tensor_fragment.py are run from it under their module names
+(their imports of deepspeed.comm and deepspeed.utils.logger stood in for).
+ZeroStageEnum is copied (deepspeed/runtime/zero/config.py imports pydantic)."""
 import enum
 import logging
+import os
 import sys
 import types
 from dataclasses import dataclass
@@ -26,11 +34,28 @@ class DeepSpeedConfig:  # deepspeed/runtime/config.py
         self.train_batch_size = cfg.get("train_batch_size")
 
 
-class DynamicLossScaler:  # deepspeed/runtime/fp16/loss_scaler.py
-    def __init__(self):
-        self.cur_scale = 65536.0
-        self.cur_iter = 10
-        self.scale_window = 1000
+class LossScaler:  # deepspeed/runtime/fp16/loss_scaler.py
+    def __init__(self, scale=1):
+        self.cur_scale = scale
+        self.dynamic = False
+
+
+class DynamicLossScaler(LossScaler):  # its __init__'s attributes, in order
+    def __init__(self, init_scale=2**32, scale_factor=2., scale_window=1000, min_scale=1,
+                 delayed_shift=1, consecutive_hysteresis=False, raise_error_at_min_scale=True,
+                 dtype=None):
+        super().__init__(init_scale)
+        self.cur_iter = 0
+        self.last_overflow_iter = -1
+        self.scale_factor = scale_factor
+        self.scale_window = scale_window
+        self.min_scale = min_scale
+        self.delayed_shift = delayed_shift
+        self.cur_hysteresis = delayed_shift
+        self.consecutive_hysteresis = consecutive_hysteresis
+        self.raise_error_at_min_scale = raise_error_at_min_scale
+        self.dynamic = True
+        self.dtype = dtype
 
 
 class ZeroStageEnum(int, enum.Enum):  # deepspeed/runtime/zero/config.py
@@ -48,11 +73,31 @@ class fragment_address:  # deepspeed/utils/tensor_fragment.py
 
 
 for cls, mod in [(DeepSpeedConfig, "deepspeed.runtime.config"),
+                 (LossScaler, "deepspeed.runtime.fp16.loss_scaler"),
                  (DynamicLossScaler, "deepspeed.runtime.fp16.loss_scaler"),
                  (ZeroStageEnum, "deepspeed.runtime.zero.config"),
                  (fragment_address, "deepspeed.utils.tensor_fragment")]:
     cls.__module__ = mod
     setattr(_module(mod), cls.__name__, cls)
+
+
+def _run_deepspeed_source(root):
+    """DeepSpeed's own files, run under their module names."""
+    _module("deepspeed").comm = _module("deepspeed.comm")
+    _module("deepspeed.utils").logger = logging.getLogger("deepspeed")
+    for rel, mod in [("deepspeed/runtime/fp16/loss_scaler.py", "deepspeed.runtime.fp16.loss_scaler"),
+                     ("deepspeed/utils/tensor_fragment.py", "deepspeed.utils.tensor_fragment")]:
+        m = _module(mod)
+        with open(os.path.join(root, rel)) as f:
+            exec(compile(f.read(), rel, "exec"), m.__dict__)  # noqa: S102 (DeepSpeed's code)
+    g = globals()
+    g["LossScaler"] = _module("deepspeed.runtime.fp16.loss_scaler").LossScaler
+    g["DynamicLossScaler"] = _module("deepspeed.runtime.fp16.loss_scaler").DynamicLossScaler
+    g["fragment_address"] = _module("deepspeed.utils.tensor_fragment").fragment_address
+
+
+if os.environ.get("DEEPSPEED_SRC"):
+    _run_deepspeed_source(os.environ["DEEPSPEED_SRC"])
 
 # what zero_to_fp32.py imports: deepspeed.utils.logger and the key names of
 # deepspeed/checkpoint/constants.py

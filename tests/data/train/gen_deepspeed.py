@@ -68,7 +68,7 @@ def common_state(spec, stage, ws, param_shapes, frozen_shapes, frozen_frags, mod
                 lr_scheduler={"last_epoch": 10, "_step_count": 11, "base_lrs": [1e-3, 1e-3]},
                 data_sampler=None, random_ltd=None, sparse_tensor_module_names=set(),
                 skipped_steps=0, global_steps=10, global_samples=80 * ws, dp_world_size=ws,
-                mp_world_size=1, ds_config=ds_stubs.DeepSpeedConfig(cfg), ds_version="0.16.4")
+                mp_world_size=1, ds_config=cfg, ds_version="0.16.4")  # engine.py: self.config, the dict given to initialize
 
 
 def groups_of(spec):
@@ -76,6 +76,19 @@ def groups_of(spec):
     for n, s, g, trainable in spec:
         if trainable:
             out[g].append((n, s))
+    return out
+
+
+def param_mapping(names, master, left, ps):
+    """stage_1_and_2.py _create_param_mapping: each parameter with a fragment
+    in this rank's partition [left, left + ps) of the flat group, as
+    tensor_fragment.py get_hp_fragment_address gives it."""
+    out, at = OrderedDict(), 0
+    for n in names:
+        lo, hi = max(at, left), min(at + master[n].numel(), left + ps)
+        if lo < hi:
+            out[n] = ds_stubs.fragment_address(start=lo - left, numel=hi - lo)
+        at += master[n].numel()
     return out
 
 
@@ -107,6 +120,7 @@ def write_zero12(out, stage, ws, frozen, seed, spec=None, moments=True):
         flat = torch.cat([master[n].flatten() for n, _ in grp])
         pad = (align - flat.numel() % align) % align
         flats.append((flat.numel(), torch.cat([flat, torch.zeros(pad)])))
+    grp_names = [[n for n, _ in grp] for grp in groups]
     for r in range(ws):
         parts, paddings, mappings = [], [], []
         for numel, flat in flats:
@@ -115,8 +129,11 @@ def write_zero12(out, stage, ws, frozen, seed, spec=None, moments=True):
             padding = ps if numel <= left else left + ps - numel if numel < left + ps else 0
             parts.append(flat[left:left + ps - padding].clone())
             paddings.append(padding)
-            mappings.append(OrderedDict())
-        osd = {"loss_scaler": ds_stubs.DynamicLossScaler(), "dynamic_loss_scale": True,
+            mappings.append(param_mapping(grp_names[len(mappings)], master, left, ps))
+        # CreateLossScaler (runtime/fp16/loss_scaler.py): dynamic for fp16, static for bf16
+        scaler = (ds_stubs.DynamicLossScaler(init_scale=65536, dtype=torch.float16) if stage == 1
+                  else ds_stubs.LossScaler(1.0))
+        osd = {"loss_scaler": scaler, "dynamic_loss_scale": stage == 1,
                "overflow": False, "clip_grad": 1.0,
                "base_optimizer_state": adam_state(parts if moments else []),
                "single_partition_of_fp32_groups": parts,
@@ -178,7 +195,7 @@ def write_zero3(out, ws, frozen, seed, hf=None):
             state["shared_params"], state["buffer_names"] = {}, []
         torch.save(state, os.path.join(d, f"zero_pp_rank_{r}_mp_rank_00_model_states.pt"))
         flats = [torch.cat([partition3(master[n], ws, r) for n, _ in grp]) for grp in groups]
-        osd = {"zero_stage": ds_stubs.ZeroStageEnum(3), "loss_scaler": ds_stubs.DynamicLossScaler(),
+        osd = {"zero_stage": ds_stubs.ZeroStageEnum(3), "loss_scaler": ds_stubs.LossScaler(1.0),
                "dynamic_loss_scale": True, "overflow": False, "partition_count": ws,
                "optimizer_state_dict": adam_state(flats if hf is None else []),
                "fp32_flat_groups": flats}
