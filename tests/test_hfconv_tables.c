@@ -39,6 +39,7 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_QKVZ: return R_QKVZ;
     case OP_SPLIT_ROWS: return R_FUSE_ROWS;
     case OP_DEINTERLEAVE: return R_INTERLEAVE;
+    case OP_EXPERTS_T: return R_EXPERTS_T;
     case OP_SPLIT: return R_CONCAT;
     default: return R_PLAIN;
     }
@@ -168,9 +169,12 @@ static void check_hparams(const conv_arch *a, const conv_hp *list)
         if (h->calc) {
             /* nothing goes back into config.json from the file type and
              * n_embd // n_head; DeepSeek-V2's 2026 MLA lengths come back
-             * through the c392e50 keys' inverses (kv_lora_rank, qk_*_head_dim) */
+             * through the c392e50 keys' inverses (kv_lora_rank, qk_*_head_dim);
+             * ERNIE's shared width is intermediate_size // num_key_value_heads,
+             * both given back by the base keys */
             bool none_back = h->calc == &conv_calc_file_type || h->calc == &conv_calc_head_dim_embd ||
-                             h->calc == &conv_calc_mla_key_length || h->calc == &conv_calc_yarn_log_mul_2026;
+                             h->calc == &conv_calc_mla_key_length || h->calc == &conv_calc_yarn_log_mul_2026 ||
+                             h->calc == &conv_calc_ernie_shexp_ffl;
             CHECKF(h->calc->fwd != NULL, "%s.%s: computed value without a forward step", a->name, h->key);
             CHECKF(none_back || h->calc->back != NULL, "%s.%s: computed value @%s has no inverse", a->name,
                    h->key, h->calc->name);

@@ -24,7 +24,7 @@ enum conv_arch_bit {
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
     AB_BLOOM, AB_MPT, AB_DBRX, AB_NOMIC_BERT, AB_JINA_BERT_V2, AB_T5, AB_T5ENCODER, AB_BITNET,
     /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
-    AB_QWEN3MOE,
+    AB_QWEN3MOE, AB_GEMMA3, AB_HUNYUAN_DENSE, AB_GLM4MOE, AB_ERNIE45MOE, AB_LLAMA4,
     AB_QWEN2VL, AB_OLMOE, AB_PHIMOE, AB_DEEPSEEK, AB_MINICPM, AB_EXAONE, AB_XVERSE, AB_STARCODER,
     AB_GRANITE_MOE, AB_BAICHUAN, AB_REFACT, AB_CODESHELL, AB_MINICPM3, AB_JAIS, AB_OPENELM,
     AB_GPT_OSS, AB_LFM2, AB_QWEN3NEXT, AB_QWEN35, AB_QWEN35MOE,
@@ -89,6 +89,9 @@ typedef enum conv_op {
                          (no requantization), rows de-interleaved into len(ws) tensors
                          named by pat replaced by ws[k]; written before every other
                          tensor (GptOssModel.generate_extra_tensors) */
+    OP_SKIP_IF_TIED,  /* not written when config.json's tie_word_embeddings is true */
+    OP_SQUEEZE,       /* dimensions of size 1 dropped (Mamba's conv1d at 2026-02) */
+    OP_EXPERTS_T,     /* fused experts [E, h, 2ff] gate_up / [E, ff, h] down transposed, gate_up split (Llama 4) */
     OP_SPLIT,         /* cut along the rows (dimension -2) into the parts of a conv_split */
     OP_SCALE,         /* w * factor (a conv_calc: JAIS's embeddings and width scales) */
     OP_ALIBI_SLOPES,  /* not written: its first value gives max_alibi_bias (JAIS) */
@@ -153,15 +156,16 @@ typedef struct conv_block {
     X(block_count) X(file_type) X(rope_dim_llama) X(head_dim_embd) X(rope_dim_phi2)         \
     X(rope_dim_partial) X(rope_dim_neox) X(qk_head_dim) X(gating_func) X(mamba_d_inner)     \
     X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
-    X(mla_key_length) X(yarn_log_mul_2026) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
+    X(mla_key_length) X(yarn_log_mul_2026) X(sliding_window_gemma3) \
+    X(rope_dim_glm4moe) X(ernie_shexp_ffl) X(llama4_no_swa) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
     X(refact_ff) X(jais_embd_scale) X(jais_width_scale) X(ctx_after_pad) \
     X(lfm2_ff_dim) X(linear_inner) X(rope_dim_qwen3next)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(rope_2026) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi)
+    X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
- * gating_func_2026 (g2h_gating_func's), mla_key_length,
- * yarn_log_mul_2026, jais_embd_scale and jais_width_scale have no inverse
- * of their own (their back is NULL in arch_table.c) and define no g2h_
+ * gating_func_2026 (g2h_gating_func's), mla_key_length, yarn_log_mul_2026,
+ * ernie_shexp_ffl, jais_embd_scale and jais_width_scale have no inverse of
+ * their own (their back is NULL in arch_table.c) and define no g2h_
  * function. */
 #define CONV_DECLARE_CALC(n) \
     extern const conv_calc conv_calc_##n; json_t *h2g_##n(struct conv *c); void g2h_##n(struct hfc *c, json_t *cfg, int64_t x);
@@ -209,6 +213,9 @@ typedef enum conv_vocab {
     V_XLMR,       /* XLMRobertaModel.set_vocab: "t5" Unigram, fairseq ids realigned */
     V_T5,         /* T5Model.set_vocab: "t5" Unigram (spiece.model), add_eos only */
     V_JINA,       /* JinaBertV2Model.set_vocab: by tokenizer_class, WordPiece or BPE, + add_bos/add_eos */
+    V_GEMMA3,     /* Gemma3Model.set_vocab: SentencePiece + add_space_prefix false, else BPE */
+    V_GLM,        /* _set_vocab_glm: BPE, then GLM's bos/eot/unk/eom added tokens */
+    V_ERNIE,      /* Ernie4_5Model.set_vocab: SentencePiece, add_space_prefix from add_prefix_space */
     V_XVERSE,     /* XverseModel.set_vocab: tokenizer.json's pieces by id, model "llama" */
     V_OPENELM,    /* SentencePiece; without tokenizer.model llama.cpp's built-in llama-spm (refused) */
 } conv_vocab;
@@ -226,9 +233,12 @@ enum {
                                  (their _reverse_hf_permute), not n_head_kv */
     AF_LAYERS_KEY = 512,      /* OpenELM: the block count is num_transformer_layers */
     AF_ALIBI_BIAS = 1024,     /* JAIS: max_alibi_bias written after the tensors (8.0 unless slopes say) */
-    AF_MXFP4 = 2048,          /* quantization_config mxfp4: the packed weights read as
+    AF_MXFP4 = 16384,         /* quantization_config mxfp4: the packed weights read as
                                  stored (OP_MXFP4), not dequantized (GptOssModel) */
-    AF_FORCE_QUANT = 4096,    /* tensor_force_quant: every tensor of 2+ dimensions (not a
+    AF_GEMMA3 = 2048,         /* Gemma3Model: asserts attn_logit_softcapping is None */
+    AF_NEXTN = 4096,          /* block count + num_nextn_predict_layers (GLM-4.5's MTP layers) */
+    AF_LLAMA4 = 8192,         /* Llama4Model: intermediate_size is the experts', intermediate_size_mlp the dense one */
+    AF_FORCE_QUANT = 32768,   /* tensor_force_quant: every tensor of 2+ dimensions (not a
                                  norm) takes the output type, ffn_gate_inp too (DBRX) */
 };
 
@@ -262,6 +272,11 @@ typedef struct conv_arch_2026 {
     const conv_rule *rules;
     const conv_hp *hparams;
 } conv_arch_2026;
+/* The llama3 rope factors rope_freqs holds, (dim + 1) / 2 of them
+ * (hf2gguf_plan.c; GGUF -> HF checks its guess of the scaling with it). */
+void conv_llama3_factors(double base, int64_t dim, double factor, double low, double high, double old_ctx,
+                         float *out);
+
 extern const conv_arch_2026 conv_archs_2026[];
 extern const size_t conv_n_archs_2026;
 

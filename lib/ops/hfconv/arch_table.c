@@ -57,6 +57,12 @@ const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_fun
 const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
 const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length, NULL};
 const conv_calc conv_calc_yarn_log_mul_2026 = {"yarn_log_mul_2026", h2g_yarn_log_mul_2026, NULL};
+const conv_calc conv_calc_rope_dim_glm4moe = {"rope_dim_glm4moe", h2g_rope_dim_glm4moe, g2h_rope_dim_glm4moe};
+const conv_block conv_block_rope_hunyuan = {h2g_rope_hunyuan, g2h_rope_hunyuan};
+const conv_calc conv_calc_ernie_shexp_ffl = {"ernie_shexp_ffl", h2g_ernie_shexp_ffl, NULL};
+const conv_calc conv_calc_llama4_no_swa = {"llama4_no_swa", h2g_llama4_no_swa, g2h_llama4_no_swa};
+const conv_calc conv_calc_sliding_window_gemma3 = {"sliding_window_gemma3", h2g_sliding_window_gemma3,
+                                                  g2h_sliding_window_gemma3};
 
 /* Model.set_gguf_parameters */
 const conv_hp conv_base_hparams[] = {
@@ -280,6 +286,68 @@ static const conv_rule mistral3_rules[] = {
     NORULES,
 };
 
+/* Gemma3Model.modify_tensors: a ForConditionalGeneration's text model
+ * (language_model. dropped, the vision tower and projector skipped), +1 on
+ * every norm (computed in float32: the converter widens BF16 first) */
+static const conv_rule gemma3_rules[] = {
+    {OP_RENAME, M_CONTAINS, "language_model.", "", NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "multi_modal_projector.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "vision_tower.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "multimodal_projector.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "vision_model.", NULL, NULL, NULL, NULL, NULL},
+    {OP_ADD_ONE, M_SUFFIX, "norm.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* HunYuanModel.modify_tensors: a tied lm_head skipped */
+static const conv_rule hunyuan_rules[] = {
+    {OP_SKIP_IF_TIED, M_EXACT, "lm_head.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* Glm4MoeModel.modify_tensors: the visual part skipped, a multimodal
+ * variant's language_model. dropped, experts stacked, the router bias renamed */
+static const conv_rule glm4moe_rules[] = {
+    {OP_SKIP, M_PREFIX, "model.visual.", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "model.language_model.", "model.", NULL, NULL, NULL, NULL},
+    {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "n_routed_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", proj_ws},
+    {OP_RENAME, M_SUFFIX, "e_score_correction_bias", "e_score_correction.bias", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* Ernie4_5Model.modify_tensors (separate q/k/v and gate/up: fused
+ * qkv_proj / up_gate_proj are refused, see arch_table's ERNIE row) */
+static const conv_rule ernie_rules[] = {
+    {OP_SKIP, M_CONTAINS, "mlp_AR", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "vision_model", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_CONTAINS, "ernie.", "model.", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* Ernie4_5MoeModel.modify_tensors: the router bias renamed, MTP parts
+ * skipped, experts stacked gate, up, down; the rest as named (no split) */
+static const char *const ernie_ws[] = {"gate_proj", "up_proj", "down_proj", NULL};
+static const conv_rule ernie_moe_rules[] = {
+    {OP_RENAME, M_SUFFIX, "e_score_correction_bias", "e_score_correction.bias", NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "model.mtp_", NULL, NULL, NULL, NULL, NULL},
+    {OP_STACK, M_CONTAINS, "mlp.experts", NULL, "moe_num_experts", "model.layers.%b.mlp.experts.%x.%w.weight",
+     "model.layers.%b.mlp.experts.%w.weight", ernie_ws},
+    NORULES,
+};
+
+/* Llama4Model.modify_tensors (no Q/K permutation): the text model of a
+ * ForConditionalGeneration, the fused experts transposed and split */
+static const conv_rule llama4_rules[] = {
+    {OP_RENAME, M_PREFIX, "language_model.", "", NULL, NULL, NULL, NULL},
+    {OP_EXPERTS_T, M_SUFFIX, "experts.gate_up_proj", NULL, NULL, NULL, NULL, NULL},
+    {OP_EXPERTS_T, M_SUFFIX, "experts.down_proj", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "multi_modal_projector", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "vision_model", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "vision_tower", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
 static const conv_rule gpt2_rules[] = {
     {OP_SKIP, M_SUFFIX, ".attn.bias", NULL, NULL, NULL, NULL, NULL},
     {OP_SKIP, M_SUFFIX, ".attn.masked_bias", NULL, NULL, NULL, NULL, NULL},
@@ -458,6 +526,24 @@ static const conv_rule qwen35_rules[] = {
     {OP_STOP, M_SUFFIX, "mlp.experts.down_proj.weight", NULL, NULL, NULL, NULL, NULL}, /* packed: not stacked */
     {OP_SPLIT_ROWS, M_SUFFIX, "mlp.experts.gate_up_proj", NULL, NULL, NULL, NULL, qwen35_gate_up},
     QWEN3NEXT_RULES,
+    NORULES,
+};
+
+/* GPT2Model at 2026-02: the tied head is no longer written twice */
+static const conv_rule gpt2_rules_2026[] = {
+    {OP_SKIP, M_SUFFIX, ".attn.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_SUFFIX, ".attn.masked_bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_attn.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".c_fc.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* MambaModel at 2026-02: conv1d [d_inner, 1, d_conv] squeezed to 2-D */
+static const conv_rule mamba_rules_2026[] = {
+    {OP_NEG_EXP, M_SUFFIX, ".A_log", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".conv1d.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_DROP_IF_EMBD, M_EXACT, "output.weight", NULL, NULL, NULL, NULL, NULL}, /* a GGUF name */
     NORULES,
 };
 
@@ -876,6 +962,67 @@ static const conv_hp qwen3moe_hp[] = {
     END,
 };
 
+/* Gemma3Model.set_gguf_parameters: the base keys, then some again with
+ * its defaults (written over in place, gguf-py 0.18) */
+static const conv_hp gemma3_hp[] = {
+    BASE,
+    {"context_length", 'u', "max_position_embeddings|=131072", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|=8", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps|=1e-6", 0, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim|=256", 0, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim|=256", 0, NULL, NULL},
+    {"rope.freq_base", 'f', "ropefull:rope_theta|=1000000.0", 0, NULL, NULL},
+    {"final_logit_softcapping", 'f', "final_logit_softcapping", HP_OPT | HP_TRUTHY, NULL, NULL},
+    CALC("attention.sliding_window", 'u', sliding_window_gemma3, HP_OPT),
+    {"attention.head_count_kv", 'u', "num_key_value_heads|=4", 0, NULL, NULL},
+    END,
+};
+
+/* HunYuanModel.set_gguf_parameters: dynamic-alpha rope folded into the theta */
+static const conv_hp hunyuan_hp[] = {BASE, BLOCK(rope_hunyuan), END};
+
+/* Glm4MoeModel.set_gguf_parameters: partial rotary dimension, routed
+ * experts, sigmoid gating always, the NextN layer count */
+static const conv_hp glm4moe_hp[] = {
+    BASE,
+    CALC("rope.dimension_count", 'u', rope_dim_glm4moe, 0),
+    {"expert_count", 'u', "n_routed_experts", HP_OPT, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", HP_OPT, NULL, NULL},
+    {"expert_shared_count", 'u', "n_shared_experts", HP_OPT, NULL, NULL},
+    {"leading_dense_block_count", 'u', "first_k_dense_replace", HP_OPT, NULL, NULL},
+    {"expert_gating_func", 'u', "=2", 0, NULL, NULL},
+    {"expert_weights_scale", 'f', "routed_scaling_factor", HP_OPT, NULL, NULL},
+    {"expert_weights_norm", 'b', "norm_topk_prob", HP_OPT, NULL, NULL},
+    {"nextn_predict_layers", 'u', "num_nextn_predict_layers", HP_OPT, NULL, NULL},
+    END,
+};
+
+/* Ernie4_5MoeModel.set_gguf_parameters: the shared experts' width is
+ * intermediate_size // num_key_value_heads */
+static const conv_hp ernie_moe_hp[] = {
+    BASE,
+    {"expert_count", 'u', "moe_num_experts", 0, NULL, NULL},
+    {"expert_used_count", 'u', "moe_k", 0, NULL, NULL},
+    {"interleave_moe_layer_step", 'u', "moe_layer_interval", 0, NULL, NULL},
+    {"leading_dense_block_count", 'u', "moe_layer_start_index", 0, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "moe_intermediate_size", HP_OPT, NULL, NULL},
+    {"expert_shared_count", 'u', "moe_num_shared_experts", HP_OPT, NULL, NULL},
+    CALC("expert_shared_feed_forward_length", 'u', ernie_shexp_ffl, HP_OPT),
+    END,
+};
+
+/* Llama4Model.set_gguf_parameters (intermediate_size swapped for
+ * intermediate_size_mlp first: AF_LLAMA4) */
+static const conv_hp llama4_hp[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    {"interleave_moe_layer_step", 'u', "interleave_moe_layer_step", 0, NULL, NULL},
+    {"expert_feed_forward_length", 'u', "intermediate_size_moe", 0, NULL, NULL},
+    CALC("attention.sliding_window", 'u', llama4_no_swa, HP_OPT),
+    END,
+};
+
 static const conv_hp gpt2_hp[] = {
     {"block_count", 'u', "n_layer", 0, NULL, NULL},
     {"context_length", 'u', "n_ctx", 0, NULL, NULL},
@@ -1178,6 +1325,22 @@ const conv_arch conv_archs[] = {
     {"qwen35", CLASSES("Qwen3_5ForConditionalGeneration"), AB_QWEN35, qwen35_rules, qwen3next_hp, V_BPE, AF_ONLY_2026},
     {"qwen35moe", CLASSES("Qwen3_5MoeForConditionalGeneration"), AB_QWEN35MOE, qwen35_rules, qwen3next_hp, V_BPE,
      AF_ONLY_2026},
+    /* Mistral3Model other than ministral3 (Mistral Small 3.1): arch llama,
+     * LlamaModel's keys (hf2gguf.c switches to this row) */
+    {"llama", CLASSES("Mistral3ForConditionalGeneration"), AB_LLAMA, mistral3_rules, llama_hp_2026, V_LLAMA,
+     AF_ONLY_2026 | AF_LLAMA3_ROPE},
+    {"gemma3", CLASSES("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"), AB_GEMMA3, gemma3_rules, gemma3_hp,
+     V_GEMMA3, AF_ONLY_2026 | AF_GEMMA3},
+    {"hunyuan-dense", CLASSES("HunYuanDenseV1ForCausalLM"), AB_HUNYUAN_DENSE, hunyuan_rules, hunyuan_hp, V_BPE,
+     AF_ONLY_2026},
+    {"glm4moe", CLASSES("Glm4MoeForCausalLM", "Glm4vMoeForConditionalGeneration"), AB_GLM4MOE, glm4moe_rules,
+     glm4moe_hp, V_GLM, AF_ONLY_2026 | AF_NEXTN},
+    {"ernie4_5", CLASSES("Ernie4_5_ForCausalLM", "Ernie4_5ForCausalLM"), AB_LLAMA, ernie_rules, base_hp, V_ERNIE,
+     AF_ONLY_2026},
+    {"llama4", CLASSES("Llama4ForConditionalGeneration", "Llama4ForCausalLM"), AB_LLAMA4, llama4_rules, llama4_hp,
+     V_BPE, AF_ONLY_2026 | AF_LLAMA3_ROPE | AF_LLAMA4},
+    {"ernie4_5-moe", CLASSES("Ernie4_5_MoeForCausalLM"), AB_ERNIE45MOE, ernie_moe_rules, ernie_moe_hp, V_ERNIE,
+     AF_ONLY_2026},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
 
@@ -1185,6 +1348,8 @@ const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
 
 const conv_arch_2026 conv_archs_2026[] = {
     {AB_DEEPSEEK2, deepseek2_rules_2026, deepseek2_hp_2026},
+    {AB_GPT2, gpt2_rules_2026, NULL},
+    {AB_MAMBA, mamba_rules_2026, NULL},
 };
 const size_t conv_n_archs_2026 = sizeof(conv_archs_2026) / sizeof(conv_archs_2026[0]);
 

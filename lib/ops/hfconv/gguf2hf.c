@@ -211,6 +211,10 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
             it->out.shape[0] = t->shape[1];
             it->out.shape[1] = t->shape[0];
         }
+        if ((r->op == R_EXPERTS_T || r->op == R_GATE_UP_T) && t->ndim == 3) {
+            it->out.shape[1] = t->shape[2];
+            it->out.shape[2] = t->shape[1] * (r->op == R_GATE_UP_T ? 2 : 1);
+        }
     }
     return 0;
 }
@@ -349,6 +353,19 @@ static const char *vheads_of(const hfc *c, const char *gguf)
     return NULL;
 }
 
+/* Llama 4's gate_up_proj: the block's ffn_up_exps joins ffn_gate_exps. */
+static int gate_up_part(hfc *c, hfc_item *it, int64_t block, const char *suffix)
+{
+    char name[96];
+    snprintf(name, sizeof(name), "blk.%lld.ffn_up_exps%s", (long long)block, suffix);
+    it->k = mf_tensor_find(c->m, name);
+    const mf_tensor *g = it->src;
+    if (g->ndim != 3 || !it->k || it->k->ndim != 3 || memcmp(it->k->shape, g->shape, 3 * sizeof(int64_t)))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)g->offset,
+                       "block %lld: ffn_gate_exps has no ffn_up_exps of its shape to join", (long long)block);
+    return 0;
+}
+
 /* "blk.%b.attn_q" of a conv_split with the block filled in, then suffix. */
 static void split_part_name(const char *fmt, int64_t block, const char *suffix, char *out, size_t cap)
 {
@@ -467,6 +484,11 @@ static int plan_tensors(hfc *c)
             return -1;
         if (r->op == R_JOIN_UP && join_up(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
+        if (r->op == R_GATE_UP_T && gate_up_part(c, &c->items.v[c->items.n - 1], block, suffix))
+            return -1;
+        if ((r->op == R_EXPERTS_T || r->op == R_GATE_UP_T) && t->ndim != 3)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
+                           "tensor \"%s\" should be stacked experts (3 dimensions)", t->name);
         if (r->op == R_CONCAT && concat_parts(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
         if ((r->op == R_QKVZ || r->op == R_FUSE_ROWS) && fuse_partner(c, &c->items.v[c->items.n - 1], r, block, suffix))
@@ -764,6 +786,32 @@ static int vheads_back(hfc *c, const hfc_item *it, float *w, uint64_t n)
     return 0;
 }
 
+/* Llama 4's experts: each [a][b] matrix transposed; with R_GATE_UP_T the
+ * up matrices' columns follow the gate's. */
+static int experts_t_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    const mf_tensor *t = it->src;
+    int64_t e = t->shape[0], a = t->shape[1], b = t->shape[2], parts = it->op == R_GATE_UP_T ? 2 : 1;
+    uint64_t n = mf_tensor_nelems(t) * (uint64_t)parts;
+    float *w = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!w)
+        return mf_oom(c->st, c->path);
+    for (int64_t p = 0; p < parts; p++) {
+        const float *src;
+        if (source_f32(c, p ? it->k : t, &src)) {
+            free(w);
+            return -1;
+        }
+        for (int64_t x = 0; x < e; x++)
+            for (int64_t i = 0; i < a; i++)
+                for (int64_t j = 0; j < b; j++)
+                    w[(x * b + j) * a * parts + p * a + i] = src[(x * a + i) * b + j];
+    }
+    *out = w;
+    *n_out = n;
+    return 0;
+}
+
 /* R_CONCAT: the parts, each unpermuted as the forward split permuted it,
  * joined along the rows (per leading slice of a 3-d tensor). */
 static int concat_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
@@ -860,6 +908,8 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         return fused_f32(c, it, out, n_out);
     if (it->op == R_JOIN_UP)
         return joined_f32(c, it, out, n_out);
+    if (it->op == R_EXPERTS_T || it->op == R_GATE_UP_T)
+        return experts_t_f32(c, it, out, n_out);
     if (it->op == R_CONCAT)
         return concat_f32(c, it, out, n_out);
     const mf_tensor *t = it->src;

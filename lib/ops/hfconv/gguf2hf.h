@@ -42,6 +42,9 @@ typedef enum hf_rev_op {
                         into in_proj_qkvz's per-key-head [q, k, v, z] rows */
     R_FUSE_ROWS,     /* with its partner (next row): dimension -2 concatenated back
                         (Qwen3.5-MoE's experts gate_up_proj) */
+    R_EXPERTS_T,     /* Llama 4: [E, a, b] experts transposed back to [E, b, a] */
+    R_GATE_UP_T,     /* Llama 4: ffn_gate_exps and the block's ffn_up_exps [E, ff, h] transposed
+                        and joined into gate_up_proj [E, h, 2 ff] (up_exps: R_FUSED_PART) */
     R_TIED,          /* output: dropped when equal to token_embd (the converter
                         wrote the tied head again), else as R_PLAIN */
     R_CONCAT,        /* the first part of a forward OP_SPLIT: its parts (the

@@ -157,15 +157,102 @@ static const hf_rev_name gemma_names[] = {
     END,
 };
 
+/* Gemma 2's embedding and sandwich norms (stored as w - 1) */
+#define GEMMA2_NORMS \
+    {"token_embd", "model.embed_tokens", R_PLAIN}, {"output_norm", "model.norm", R_SUB_ONE}, \
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_SUB_ONE}, \
+    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_SUB_ONE}, \
+    {"blk.{bid}.ffn_norm", L "pre_feedforward_layernorm", R_SUB_ONE}, \
+    {"blk.{bid}.post_ffw_norm", L "post_feedforward_layernorm", R_SUB_ONE}
+
 static const hf_rev_name gemma2_names[] = {
-    {"token_embd", "model.embed_tokens", R_PLAIN},
-    {"output_norm", "model.norm", R_SUB_ONE},
-    {"blk.{bid}.attn_norm", L "input_layernorm", R_SUB_ONE},
-    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_SUB_ONE},
-    {"blk.{bid}.ffn_norm", L "pre_feedforward_layernorm", R_SUB_ONE},
-    {"blk.{bid}.post_ffw_norm", L "post_feedforward_layernorm", R_SUB_ONE},
+    GEMMA2_NORMS,
     ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
     GATED_MLP,
+    END,
+};
+
+/* Gemma 3: Gemma 2's names, per-head q/k norms, every norm stored as w - 1 */
+static const hf_rev_name gemma3_names[] = {
+    GEMMA2_NORMS,
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_SUB_ONE},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_SUB_ONE},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    {"output", "lm_head", R_PLAIN},
+    END,
+};
+
+/* Hunyuan dense: Llama's names unpermuted, query/key_layernorm */
+static const hf_rev_name hunyuan_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.query_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", L "self_attn.key_layernorm", R_PLAIN},
+    GATED_MLP,
+    END,
+};
+
+/* GLM-4.5: biased q/k/v, post_attention_layernorm as post_attention_norm,
+ * a dense lead, routed + shared experts, the NextN layer's own tensors */
+static const hf_rev_name glm4moe_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.post_attention_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.attn_q_norm", L "self_attn.q_norm", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", L "self_attn.k_norm", R_PLAIN},
+    GATED_MLP,
+    QWEN_EXPERTS,
+    {"blk.{bid}.exp_probs_b", L "mlp.gate.e_score_correction_bias$", R_PLAIN},
+    {"blk.{bid}.ffn_gate_shexp", L "mlp.shared_experts.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up_shexp", L "mlp.shared_experts.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down_shexp", L "mlp.shared_experts.down_proj", R_PLAIN},
+    {"blk.{bid}.nextn.eh_proj", L "eh_proj", R_PLAIN},
+    {"blk.{bid}.nextn.embed_tokens", L "embed_tokens", R_PLAIN},
+    {"blk.{bid}.nextn.enorm", L "enorm", R_PLAIN},
+    {"blk.{bid}.nextn.hnorm", L "hnorm", R_PLAIN},
+    {"blk.{bid}.nextn.shared_head_head", L "shared_head.head", R_PLAIN},
+    {"blk.{bid}.nextn.shared_head_norm", L "shared_head.norm", R_PLAIN},
+    END,
+};
+
+/* ERNIE 4.5 MoE: Llama's attention unpermuted, a dense lead, experts
+ * stacked gate/up/down, two shared experts, the router bias in moe_statics */
+static const hf_rev_name ernie_moe_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    GATED_MLP,
+    QWEN_EXPERTS,
+    {"blk.{bid}.exp_probs_b", L "mlp.moe_statics.e_score_correction_bias$", R_PLAIN},
+    {"blk.{bid}.ffn_gate_shexp", L "mlp.shared_experts.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up_shexp", L "mlp.shared_experts.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down_shexp", L "mlp.shared_experts.down_proj", R_PLAIN},
+    END,
+};
+
+/* Llama 4: Llama's names unpermuted, feed_forward.*: the fused experts
+ * transposed back, the router, the shared expert, dense layers' MLP */
+static const hf_rev_name llama4_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    {"blk.{bid}.ffn_gate", L "feed_forward.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up", L "feed_forward.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down", L "feed_forward.down_proj", R_PLAIN},
+    {"blk.{bid}.ffn_gate_inp", L "feed_forward.router", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "feed_forward.experts.gate_up_proj$", R_GATE_UP_T},
+    {"blk.{bid}.ffn_up_exps", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down_exps", L "feed_forward.experts.down_proj$", R_EXPERTS_T},
+    {"blk.{bid}.ffn_gate_shexp", L "feed_forward.shared_expert.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up_shexp", L "feed_forward.shared_expert.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down_shexp", L "feed_forward.shared_expert.down_proj", R_PLAIN},
+    {"rope_freqs", NULL, R_SKIP}, /* made from rope_scaling (llama3) */
     END,
 };
 
@@ -811,6 +898,12 @@ const hf_rev_arch hf_rev_archs[] = {
     {"mistral3", CLASS("Ministral3ForCausalLM", "ministral3"), llama_names},
     {"gemma", CLASS("GemmaForCausalLM", "gemma"), gemma_names},
     {"gemma2", CLASS("Gemma2ForCausalLM", "gemma2"), gemma2_names},
+    {"gemma3", CLASS("Gemma3ForCausalLM", "gemma3_text"), gemma3_names},
+    {"hunyuan-dense", CLASS("HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense"), hunyuan_names},
+    {"glm4moe", CLASS("Glm4MoeForCausalLM", "glm4_moe"), glm4moe_names},
+    {"ernie4_5", CLASS("Ernie4_5ForCausalLM", "ernie4_5"), qwen_names},
+    {"llama4", CLASS("Llama4ForCausalLM", "llama4_text"), llama4_names},
+    {"ernie4_5-moe", CLASS("Ernie4_5_MoeForCausalLM", "ernie4_5_moe"), ernie_moe_names},
     {"phi3", CLASS("Phi3ForCausalLM", "phi3"), phi3_names},
     {"phi2", CLASS("PhiForCausalLM", "phi"), phi2_names},
     {"qwen2moe", CLASS("Qwen2MoeForCausalLM", "qwen2_moe"), qwen2moe_names},

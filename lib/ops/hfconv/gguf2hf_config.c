@@ -112,7 +112,9 @@ static void embd_heads(json_t *cfg, int64_t *embd, int64_t *heads)
 
 void g2h_block_count(hfc *c, json_t *cfg, int64_t x)
 {
-    (void)c;
+    int64_t nextn = 0; /* GLM-4.5: the NextN layers were counted as blocks */
+    if ((c->fwd->flags & AF_NEXTN) && hfc_int(hfc_key(c, "nextn_predict_layers"), &nextn) && nextn > 0 && nextn <= x)
+        x -= nextn;
     set_new(cfg, "num_hidden_layers", json_integer(x));
 }
 
@@ -184,6 +186,32 @@ void g2h_gating_func(hfc *c, json_t *cfg, int64_t x)
 {
     (void)c;
     set_new(cfg, "scoring_func", json_string(x == 2 ? "sigmoid" : "softmax"));
+}
+
+/* Llama 4: a sliding window of 0 said every layer is full attention */
+void g2h_llama4_no_swa(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t n = key_int_of(c, "block_count");
+    if (x != 0 || n <= 0 || n > 4096)
+        return;
+    json_t *lt = json_array();
+    for (int64_t i = 0; i < n; i++)
+        json_array_append_new(lt, json_string("full_attention"));
+    json_object_set_new(cfg, "layer_types", lt);
+}
+
+void g2h_sliding_window_gemma3(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "sliding_window", json_integer(x));
+}
+
+void g2h_rope_dim_glm4moe(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t hd = cfg_int(cfg, "head_dim", NULL);
+    (void)c;
+    if (hd > 0)
+        set_new(cfg, "partial_rotary_factor", json_real((double)x / (double)hd));
 }
 
 void g2h_mamba_d_inner(hfc *c, json_t *cfg, int64_t x)
@@ -303,6 +331,27 @@ void g2h_rope_2026(hfc *c, json_t *cfg)
     }
     set_new(cfg, "rope_theta", f32_of(c, "rope.freq_base"));
     set_new(cfg, "rope_local_base_freq", f32_of(c, "rope.freq_base_swa"));
+}
+
+/* HunYuan: the folded theta came from rope_theta 10000 and the alpha */
+void g2h_rope_hunyuan(hfc *c, json_t *cfg)
+{
+    const mf_value *t = hfc_key(c, "rope.scaling.type");
+    const mf_value *fb = hfc_key(c, "rope.freq_base");
+    int64_t d = cfg_int(cfg, "head_dim", NULL);
+    if (!t || t->type != MF_V_STR || strcmp(t->as.s.ptr, "none") || !fb || fb->type != MF_V_F32 || d <= 2)
+        return;
+    double alpha = pow(fb->as.f / 10000.0, (double)(d - 2) / (double)d);
+    json_t *rs = json_object();
+    json_object_set_new(rs, "type", json_string("dynamic"));
+    json_object_set_new(rs, "alpha", json_real(round(alpha * 1e4) / 1e4));
+    json_object_set_new(rs, "factor", json_real(1.0));
+    json_object_set(cfg, "rope_scaling", rs);
+    json_decref(rs);
+    json_object_set_new(cfg, "rope_theta", json_real(10000.0));
+    /* the released configs say 32K (the converter accepts 32K or 256K and
+     * writes 256K either way) */
+    json_object_set_new(cfg, "max_position_embeddings", json_integer(32 * 1024));
 }
 
 void g2h_rope_yarn(hfc *c, json_t *cfg)
@@ -513,6 +562,8 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
             snprintf(key, sizeof(key), "model_max_length");
         if (!strncmp(key, "rope:", 5)) /* a rope_parameters value (2026): into rope_scaling */
             set_new(rope_scaling_obj(cfg), key + 5, value_json(v));
+        else if (!strncmp(key, "ropefull:", 9)) /* the theta: rope_theta */
+            set_new(cfg, key + 9, value_json(v));
         else if (key[0])
             set_new(cfg, key, value_json(v));
     }
@@ -569,6 +620,63 @@ static void mxfp4_config(hfc *c, json_t *cfg)
     set_new(cfg, "quantization_config", q);
 }
 
+/* rope_freqs (llama3 rope scaling) back into rope_scaling: the factor is
+ * the largest value; the frequency factors and the original context are
+ * the first of a few usual ones whose factors (conv_llama3_factors) are
+ * the tensor's exactly; none: no rope_scaling (the round trip then lacks
+ * rope_freqs, and says so by differing). */
+static void llama3_rope(hfc *c, json_t *cfg)
+{
+    static const double lows[] = {1, 2, 4}, highs[] = {4, 1, 2, 8}, ctxs[] = {8192, 4096, 16384, 32768};
+    const mf_tensor *rf = mf_tensor_find(c->m, "rope_freqs.weight");
+    const mf_value *fb = hfc_key(c, "rope.freq_base");
+    int64_t dim = key_int_of(c, "rope.dimension_count");
+    uint64_t n = rf ? mf_tensor_nelems(rf) : 0;
+    if (!rf || rf->dtype != MF_F32 || !rf->data || !fb || fb->type != MF_V_F32 || dim <= 0 ||
+        n != (uint64_t)(dim + 1) / 2 || json_object_get(cfg, "rope_scaling"))
+        return;
+    float *want = malloc(n * sizeof(float)), *got = malloc(n * sizeof(float));
+    float factor = 0;
+    for (uint64_t i = 0; want && i < n; i++) {
+        memcpy(&want[i], rf->data + 4 * i, 4);
+        factor = want[i] > factor ? want[i] : factor;
+    }
+    bool found = false;
+    for (size_t a = 0; want && got && !found && a < 3; a++)
+        for (size_t b = 0; !found && b < 4; b++)
+            for (size_t k = 0; !found && k < 4; k++) {
+                conv_llama3_factors(fb->as.f, dim, factor, lows[a], highs[b], ctxs[k], got);
+                if (memcmp(want, got, n * sizeof(float)))
+                    continue;
+                found = true;
+                json_t *rs = json_object();
+                json_object_set_new(rs, "rope_type", json_string("llama3"));
+                json_object_set_new(rs, "factor", f32_json(factor));
+                json_object_set_new(rs, "low_freq_factor", json_real(lows[a]));
+                json_object_set_new(rs, "high_freq_factor", json_real(highs[b]));
+                json_object_set_new(rs, "original_max_position_embeddings", json_integer((json_int_t)ctxs[k]));
+                json_object_set_new(cfg, "rope_scaling", rs);
+                if (ctxs[k] != 8192) /* the converter reads the top-level key */
+                    set_new(cfg, "original_max_position_embeddings", json_integer((json_int_t)ctxs[k]));
+            }
+    free(want);
+    free(got);
+}
+
+/* Llama4Model swapped intermediate_size (experts) for intermediate_size_mlp */
+static void llama4_sizes(json_t *cfg)
+{
+    json_t *dense = json_incref(json_object_get(cfg, "intermediate_size")),
+           *moe = json_incref(json_object_get(cfg, "intermediate_size_moe"));
+    json_object_del(cfg, "intermediate_size_moe");
+    if (dense)
+        json_object_set(cfg, "intermediate_size_mlp", dense);
+    if (moe)
+        json_object_set(cfg, "intermediate_size", moe);
+    json_decref(dense);
+    json_decref(moe);
+}
+
 static const char *torch_dtype(const hfc *c)
 {
     size_t n[3] = {0};
@@ -609,6 +717,10 @@ static json_t *build_config(hfc *c)
         longrope(c, cfg);
     if (c->fwd->flags & AF_MXFP4)
         mxfp4_config(c, cfg);
+    if (c->fwd->flags & AF_LLAMA3_ROPE)
+        llama3_rope(c, cfg);
+    if (c->fwd->flags & AF_LLAMA4)
+        llama4_sizes(cfg);
     const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
     if (tok && tok->type == MF_V_ARR)
         set_new(cfg, "vocab_size", json_integer((json_int_t)tok->as.arr.n));

@@ -503,6 +503,22 @@ static long meta_index(const hfc *c, const char *key)
     return -1;
 }
 
+/* _set_vocab_glm sets bos and unk from fixed added tokens after the ones
+ * it loaded: those written after every loaded one are not given back (the
+ * forward converter sets them again in that place). order: the types by
+ * position in the file. */
+static void glm_fixed_specials(hfc *c, const int *order, int n)
+{
+    if (strcmp(c->arch, "glm4moe"))
+        return;
+    int i = n;
+    while (i > 0 && (!strcmp(hfc_special[order[i - 1]].name, "bos_token") ||
+                     !strcmp(hfc_special[order[i - 1]].name, "unk_token")))
+        i--;
+    for (; i < n; i++)
+        c->special_in_tokcfg[order[i]] = c->special_in_config[order[i]] = false;
+}
+
 /* Where each special id goes so that the forward converter writes them in
  * this GGUF's order: SpecialVocab first takes, in its type order, the
  * tokenizer_config.json contents it finds among tokenizer.json's added
@@ -552,6 +568,7 @@ void hfc_plan_specials(hfc *c)
                                              !strcmp(hfc_special[t].name, "unk_token")))
             c->special_in_tokcfg[t] = c->special_in_config[t] = false;
     }
+    glm_fixed_specials(c, order, n);
 }
 
 static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool bert)

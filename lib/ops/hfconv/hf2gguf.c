@@ -189,6 +189,12 @@ static int pick_arch(conv *c)
             if (!strcmp(cls, *k)) {
                 c->arch = &conv_archs[i];
                 pick_layout(c);
+                /* ModelBase.__init__ (2026): a multimodal config's text_config
+                 * lifted to the top ({**hparams, **text_config}), before the
+                 * block count is read */
+                json_t *tc = c->l2026 ? json_object_get(c->cfg, "text_config") : NULL;
+                if (json_is_object(tc) && json_object_update(c->cfg, tc))
+                    return mf_oom(c->st, c->dir);
                 return 0;
             }
     char known[2048] = "";
@@ -204,6 +210,13 @@ static int pick_arch(conv *c)
  * Command-R takes max_position_embeddings from model_max_length). */
 static void adjust_config(conv *c)
 {
+    /* Llama4Model.__init__: intermediate_size is the experts' width */
+    json_t *mlp = (c->arch->flags & AF_LLAMA4) ? json_object_get(c->cfg, "intermediate_size_mlp") : NULL;
+    if (mlp) {
+        json_t *moe = json_object_get(c->cfg, "intermediate_size");
+        json_object_set(c->cfg, "intermediate_size_moe", moe ? moe : json_null());
+        json_object_set(c->cfg, "intermediate_size", mlp);
+    }
     if (c->arch->flags & AF_NO_HEAD_DIM)
         json_object_del(c->cfg, "head_dim");
     if (c->arch->flags & AF_CTX_MODEL_MAX) {
@@ -213,17 +226,36 @@ static void adjust_config(conv *c)
     }
 }
 
+/* Mistral3Model.__init__: other than model_type ministral3 (Mistral Small
+ * 3.1's text model...), arch llama "for compatibility": the table's llama
+ * row for the same class. */
+static int mistral3_as_llama(conv *c)
+{
+    const char *cls = json_string_value(json_array_get(h2g_hparam(c, "architectures"), 0));
+    for (size_t i = 0; cls && i < conv_n_archs; i++)
+        for (const char *const *k = conv_archs[i].classes; *k; k++)
+            if (!strcmp(*k, cls) && !strcmp(conv_archs[i].name, "llama")) {
+                c->arch = &conv_archs[i];
+                pick_layout(c);
+                return 0;
+            }
+    return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "%s other than model_type ministral3 (arch llama for "
+                   "the converter) is not converted by mfmt yet", cls ? cls : "Mistral 3");
+}
+
 /* What a class asserts of its config before writing (the converter's
  * assert or its other branch, refused here). */
 static int class_checks(conv *c)
 {
+    json_t *softcap = h2g_hparam(c, "attn_logit_softcapping");
+    if ((c->arch->flags & AF_GEMMA3) && softcap && !json_is_null(softcap)) /* "removed in Gemma3" */
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "Gemma 3 with attn_logit_softcapping: the converter asserts none");
     if (c->arch->flags & AF_MINISTRAL3) { /* Mistral3Model: ministral3 with yarn rope_parameters */
         const char *mt = json_string_value(h2g_hparam(c, "model_type"));
         json_t *rp = h2g_rope_params(c);
         const char *rt = json_string_value(json_object_get(rp, "rope_type"));
         if (!mt || strcmp(mt, "ministral3"))
-            return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "model_type %s: Mistral 3 other than ministral3 "
-                           "(written as arch llama by the converter) is not converted by mfmt yet", mt ? mt : "(none)");
+            return mistral3_as_llama(c);
         if (!rt || strcmp(rt, "yarn"))
             return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "ministral3 rope_parameters.rope_type must be 'yarn'");
     }
@@ -263,6 +295,13 @@ static int read_block_count(conv *c)
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no num_hidden_layers");
     if (h2g_need_int(c, bc, "num_hidden_layers", &c->block_count))
         return -1;
+    json_t *nextn = (c->arch->flags & AF_NEXTN) ? h2g_hparam(c, "num_nextn_predict_layers") : NULL;
+    int64_t extra = 0;
+    if (nextn && !json_is_null(nextn) && h2g_need_int(c, nextn, "num_nextn_predict_layers", &extra))
+        return -1;
+    if (extra < 0 || extra > 64)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_nextn_predict_layers is out of range");
+    c->block_count += extra; /* Glm4MoeModel: the NextN layers are blocks too */
     if (c->block_count < 0 || c->block_count > (1 << 20))
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_hidden_layers is out of range");
     return 0;
@@ -395,8 +434,13 @@ static void build_arch_classes(void)
 {
     size_t n = 0;
     for (size_t i = 0; mf_convert_arch_name(i); i++)
-        for (size_t k = 0; mf_convert_arch_class(i, k) && n < MAX_ARCH_CLASSES; k++)
-            arch_classes[n++] = mf_convert_arch_class(i, k);
+        for (size_t k = 0; mf_convert_arch_class(i, k) && n < MAX_ARCH_CLASSES; k++) {
+            bool seen = false; /* a class in two rows (Mistral 3: by model_type) */
+            for (size_t j = 0; j < n && !seen; j++)
+                seen = !strcmp(arch_classes[j], mf_convert_arch_class(i, k));
+            if (!seen)
+                arch_classes[n++] = mf_convert_arch_class(i, k);
+        }
     arch_classes[n] = NULL;
 }
 

@@ -32,6 +32,9 @@ typedef struct out_tensor {
     int64_t row_len;             /* elements per row */
     int64_t *row_map;            /* output row -> source row; NULL: the same */
     bool transpose;              /* a 2-d source read column by column */
+    /* transposed, per block of row_len source rows (row_map lists them, else
+     * consecutive): t_cols columns from t_col0 (0: all), one output row each */
+    int64_t t_cols, t_col0;
     conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, OP_TERNARY, OP_SCALE, or OP_SKIP for none */
     float scale;                 /* OP_SCALE's factor (a Python float as torch casts it) */
     float *generated;            /* values of a generated tensor */

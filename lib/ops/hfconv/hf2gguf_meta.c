@@ -391,6 +391,19 @@ static bool falsy(const json_t *v)
            (json_is_real(v) && json_real_value(v) == 0.0);
 }
 
+/* A config key, or "rope:k" / "ropefull:k": TextModel.rope_parameters' k,
+ * or k of its full_attention part when it has one (2026). Borrowed. */
+static json_t *config_value(conv *c, const char *k)
+{
+    if (!strncmp(k, "rope:", 5))
+        return json_object_get(h2g_rope_params(c), k + 5);
+    if (!strncmp(k, "ropefull:", 9)) {
+        json_t *rp = h2g_rope_params(c), *full = json_object_get(rp, "full_attention");
+        return json_object_get(full ? full : rp, k + 9);
+    }
+    return h2g_hparam(c, k);
+}
+
 /* The value of a key list ("a|b", "4*a", "a||=V", "a|=V"): a new reference or NULL. */
 static json_t *lookup(conv *c, const char *src)
 {
@@ -413,8 +426,7 @@ static json_t *lookup(conv *c, const char *src)
             v = constant(k + 1);
             break;
         }
-        /* "rope:k": TextModel.rope_parameters' k (2026) */
-        json_t *x = !strncmp(k, "rope:", 5) ? json_object_get(h2g_rope_params(c), k + 5) : h2g_hparam(c, k);
+        json_t *x = config_value(c, k);
         if (x) { /* the first present decides, null or not */
             v = json_incref(x);
             break;
@@ -754,6 +766,104 @@ json_t *h2g_yarn_log_mul_2026(conv *c)
         return NULL;
     }
     return json_real(0.1 * json_number_value(m));
+}
+
+/* Glm4MoeModel: int((head_dim or n_embd // n_head) * partial_rotary_factor (0.5)) */
+json_t *h2g_rope_dim_glm4moe(conv *c)
+{
+    json_t *hd = h2g_hparam(c, "head_dim"), *prf = h2g_hparam(c, "partial_rotary_factor");
+    int64_t d, a, b;
+    if (hd && !json_is_null(hd)) {
+        if (h2g_need_int(c, hd, "head_dim", &d))
+            return NULL;
+    } else {
+        if (h2g_need_hp_int(c, "hidden_size", &a) || h2g_need_hp_int(c, "num_attention_heads", &b))
+            return NULL;
+        d = a / b;
+    }
+    if (prf && !json_is_number(prf)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json partial_rotary_factor is not a number");
+        return NULL;
+    }
+    return json_integer((int64_t)((double)d * (prf ? json_number_value(prf) : 0.5)));
+}
+
+/* HunYuanModel: with rope_type dynamic, NTK-aware alpha scaling folded into
+ * rope.freq_base = theta * alpha^(d / (d - 2)) (in double, as Python), scaling
+ * "none" with factor 1, the context 256K (both written over in place) */
+int h2g_rope_hunyuan(conv *c)
+{
+    json_t *rp = h2g_rope_params(c);
+    const char *rt = json_string_value(json_object_get(rp, "rope_type"));
+    if (!rt || strcmp(rt, "dynamic"))
+        return 0;
+    json_t *alpha = json_object_get(rp, "alpha"), *theta = json_object_get(rp, "rope_theta");
+    int64_t d, ctx;
+    if (h2g_need_hp_int(c, "head_dim", &d) || h2g_need_hp_int(c, "max_position_embeddings", &ctx))
+        return -1;
+    double a = alpha ? json_number_value(alpha) : 50, base = theta ? json_number_value(theta) : 10000.0;
+    if (base != 10000.0 || (ctx != 32 * 1024 && ctx != 256 * 1024) || d <= 2)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "HunYuan dynamic RoPE scaling assumptions changed "
+                       "(theta 10000, max_position_embeddings 32K or 256K): the converter refuses it");
+    json_t *fb = json_real(base * pow(a, (double)d / (double)(d - 2))), *one = json_real(1.0);
+    char key[160];
+    arch_key(c, "rope.scaling.type", key, sizeof(key));
+    int rc = put_f32_of(c, "rope.freq_base", fb, "rope_theta");
+    mf_kv_str(c->kv, key, "none", 4);
+    rc = rc ? rc : put_f32_of(c, "rope.scaling.factor", one, "factor");
+    arch_key(c, "rope.scaling.original_context_length", key, sizeof(key));
+    mf_kv_u32(c->kv, key, 256 * 1024);
+    arch_key(c, "context_length", key, sizeof(key));
+    mf_kv_u32(c->kv, key, 256 * 1024);
+    json_decref(fb);
+    json_decref(one);
+    return rc;
+}
+
+/* Ernie4_5MoeModel: intermediate_size // num_key_value_heads when there
+ * are shared experts and both keys */
+json_t *h2g_ernie_shexp_ffl(conv *c)
+{
+    json_t *n = h2g_hparam(c, "moe_num_shared_experts"), *ff = h2g_hparam(c, "intermediate_size"),
+           *kv = h2g_hparam(c, "num_key_value_heads");
+    int64_t shared = 0, f, k;
+    if (!n || json_is_null(n) || !ff || json_is_null(ff) || !kv || json_is_null(kv))
+        return NULL;
+    if (h2g_need_int(c, n, "moe_num_shared_experts", &shared) || h2g_need_int(c, ff, "intermediate_size", &f) ||
+        h2g_need_int(c, kv, "num_key_value_heads", &k))
+        return NULL;
+    if (shared <= 0)
+        return NULL;
+    if (k <= 0) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_key_value_heads must be positive");
+        return NULL;
+    }
+    return json_integer(f / k);
+}
+
+/* Llama4Model: sliding window 0 when every layer_types entry is full_attention */
+json_t *h2g_llama4_no_swa(conv *c)
+{
+    json_t *lt = h2g_hparam(c, "layer_types");
+    if (!json_is_array(lt))
+        return NULL;
+    for (size_t i = 0; i < json_array_size(lt); i++) {
+        const char *t = json_string_value(json_array_get(lt, i));
+        if (!t || strcmp(t, "full_attention"))
+            return NULL;
+    }
+    return json_integer(0);
+}
+
+/* Gemma3Model: sliding_window unless sliding_window_pattern is 1 */
+json_t *h2g_sliding_window_gemma3(conv *c)
+{
+    json_t *pat = h2g_hparam(c, "sliding_window_pattern"), *sw = h2g_hparam(c, "sliding_window");
+    if (json_is_integer(pat) && json_integer_value(pat) == 1)
+        return NULL;
+    if (!sw)
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no sliding_window");
+    return sw ? json_incref(sw) : NULL;
 }
 
 /* ExpertGatingFuncType from the first of the score keys present (2026) */

@@ -428,6 +428,38 @@ static const char *first_present(const conv *c, const char *keys)
     }
 }
 
+/* Llama4Model.modify_tensors: fused experts gate_up_proj [E, h, 2*ff]
+ * transposed to [E, 2*ff, h] and split into gate and up; down_proj
+ * [E, ff, h] transposed. Each output row is a column of one expert's matrix
+ * (hf2gguf_stream.c: t_cols columns from t_col0 per expert). */
+static int plan_experts_transposed(conv *c, const mf_model *part, const mf_tensor *t, const char *name)
+{
+    bool gate_up = ends_with(name, "gate_up_proj");
+    if (t->ndim != 3 || (gate_up && t->shape[2] % 2))
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": fused experts must be [experts, rows, "
+                       "columns]%s", name, gate_up ? " with an even column count" : "");
+    int64_t per = gate_up ? t->shape[2] / 2 : t->shape[2];
+    size_t stem = strlen(name) - strlen(gate_up ? "gate_up_proj" : "down_proj");
+    for (int k = 0; k < (gate_up ? 2 : 1); k++) {
+        out_tensor o = {.ndim = 3, .shape = {t->shape[0], per, t->shape[1]}, .ew = OP_SKIP, .transpose = true,
+                        .row_len = t->shape[1], .t_cols = per, .t_col0 = k * per};
+        char *hf = malloc(stem + 24);
+        if (hf)
+            sprintf(hf, "%.*s%s", (int)stem, name, !gate_up ? "down_proj.weight" : k ? "up_proj.weight" : "gate_proj.weight");
+        o.name = hf ? map_name(c, hf) : NULL;
+        int rc = o.name ? 0 : hf ? mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", hf)
+                                 : mf_oom(c->st, c->dir);
+        free(hf);
+        if (rc || one_seg(c, &o, part, t)) {
+            h2g_free_out(&o);
+            return -1;
+        }
+        if (add_out(c, &o))
+            return -1;
+    }
+    return 0;
+}
+
 /* Stacks the block's collected parts when all arrived (OP_STACK). */
 static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
                       const char *name, int64_t bid)
@@ -1049,6 +1081,13 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             continue;
         }
         case OP_SKIP: free(name); h2g_free_out(&o); return 0;
+        case OP_SKIP_IF_TIED:
+            if (json_is_true(h2g_hparam(c, "tie_word_embeddings"))) {
+                free(name);
+                h2g_free_out(&o);
+                return 0;
+            }
+            continue;
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
         case OP_ADD_ONE: case OP_NEG_EXP: case OP_TERNARY: o.ew = r->op; continue;
         case OP_SCALE: {
@@ -1081,6 +1120,16 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             }
             continue;
         }
+        case OP_SQUEEZE: { /* torch.squeeze: the same values, the size-1 dimensions gone */
+            int nd = 0;
+            for (int d = 0; d < o.ndim; d++)
+                if (o.shape[d] != 1)
+                    o.shape[nd++] = o.shape[d];
+            o.ndim = nd ? nd : 1;
+            if (!nd)
+                o.shape[0] = 1;
+            continue;
+        }
         case OP_SQUEEZE1:
             if (o.ndim >= 2 && o.shape[1] == 1) {
                 memmove(o.shape + 1, o.shape + 2, sizeof(int64_t) * (size_t)(o.ndim - 2));
@@ -1103,6 +1152,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         case OP_SPLIT: rc = plan_split(c, r, part, t, name, bid); break;
         case OP_SPLIT_KV_B: rc = plan_kv_b(c, part, t, name); break;
         default: rc = plan_qkv(c, r, part, t, name, bid); break;
+        case OP_EXPERTS_T: rc = plan_experts_transposed(c, part, t, name); break;
         }
         free(name);
         h2g_free_out(&o);
@@ -1189,17 +1239,46 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
 }
 
 
+/* The llama3 rope factors, (dim + 1) / 2 of them, in float32 as the
+ * converter's torch code computes them (x / y on a scalar left operand is
+ * reciprocal(y) * x there). Also GGUF -> HF's check of a guess (arch.h). */
+void conv_llama3_factors(double base, int64_t dim, double factor, double low, double high, double old_ctx, float *out)
+{
+    double low_wavelen = old_ctx / low, high_wavelen = old_ctx / high;
+    const float two_pi = (float)(2 * M_PI), hf32 = (float)high_wavelen, lf32 = (float)low_wavelen;
+    for (int64_t i = 0; i < (dim + 1) / 2; i++) {
+        float x = (float)(2 * i) / (float)dim;
+        float freq = (1.0f / powf((float)base, x)) * 1.0f;
+        float wavelen = (1.0f / freq) * two_pi;
+        float v;
+        if (wavelen < hf32) {
+            v = 1.0f;
+        } else if (wavelen > lf32) {
+            v = (float)factor;
+        } else {
+            float smooth = ((1.0f / wavelen) * (float)old_ctx - (float)low) / (float)(high - low);
+            float d = (1.0f - smooth) / (float)factor + smooth;
+            v = (1.0f / d) * 1.0f;
+        }
+        out[i] = v;
+    }
+}
+
 /* LlamaModel.generate_extra_tensors: rope_freqs for "llama3" rope scaling,
  * computed in float32 as the converter's torch code does (x / y on a
  * scalar left operand is reciprocal(y) * x there). */
 static int llama3_rope_freqs(conv *c)
 {
-    json_t *rs = h2g_hparam(c, "rope_scaling");
+    /* 2026: rope_parameters (its full_attention part when it has one),
+     * the theta from there too */
+    json_t *rs = h2g_hparam(c, "rope_scaling"), *rp = c->l2026 ? h2g_rope_params(c) : NULL;
+    if (rp)
+        rs = json_object_get(rp, "full_attention") ? json_object_get(rp, "full_attention") : rp;
     const char *rt = json_string_value(json_object_get(rs, "rope_type"));
     if (!json_is_object(rs) || !rt || strcasecmp(rt, "llama3"))
         return 0;
     double base = 10000.0;
-    json_t *th = h2g_hparam(c, "rope_theta");
+    json_t *th = rp ? json_object_get(rs, "rope_theta") : h2g_hparam(c, "rope_theta");
     if (th)
         base = json_number_value(th);
     int64_t dim, hidden, heads;
@@ -1223,29 +1302,20 @@ static int llama3_rope_freqs(conv *c)
     json_t *oc = h2g_hparam(c, "original_max_position_embeddings");
     double old_ctx = oc ? json_number_value(oc) : 8192.0;
     double low_wavelen = old_ctx / low, high_wavelen = old_ctx / high;
-    if (low_wavelen == high_wavelen)
+    if (low_wavelen == high_wavelen && !c->l2026) /* an assert in c392e50, commented out since ("Errors for Llama4") */
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_scaling: low and high frequency factors are equal");
     size_t n = (size_t)(dim + 1) / 2;
     double *vals = malloc(n * sizeof(double));
-    if (!vals)
+    float *fl = malloc(n * sizeof(float));
+    if (!vals || !fl) {
+        free(vals);
+        free(fl);
         return mf_oom(c->st, c->dir);
-    const float two_pi = (float)(2 * M_PI), hf32 = (float)high_wavelen, lf32 = (float)low_wavelen;
-    for (size_t i = 0; i < n; i++) {
-        float x = (float)(2 * i) / (float)dim;
-        float freq = (1.0f / powf((float)base, x)) * 1.0f;
-        float wavelen = (1.0f / freq) * two_pi;
-        float v;
-        if (wavelen < hf32) {
-            v = 1.0f;
-        } else if (wavelen > lf32) {
-            v = (float)factor;
-        } else {
-            float smooth = ((1.0f / wavelen) * (float)old_ctx - (float)low) / (float)(high - low);
-            float d = (1.0f - smooth) / (float)factor + smooth;
-            v = (1.0f / d) * 1.0f;
-        }
-        vals[i] = v;
     }
+    conv_llama3_factors(base, dim, factor, low, high, old_ctx, fl);
+    for (size_t i = 0; i < n; i++)
+        vals[i] = fl[i];
+    free(fl);
     int rc = add_generated(c, "rope_freqs.weight", vals, n);
     free(vals);
     return rc;

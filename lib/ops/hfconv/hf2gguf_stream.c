@@ -174,15 +174,16 @@ static void output_row(const reader *r, int64_t row, float *f32)
 {
     const out_tensor *o = r->o;
     if (o->transpose) {
-        /* a column of the source; with a row map, of the row_len source
-         * rows it lists for block row / cols (a transpose per head) */
+        /* a column of the source: of the row_len source rows of block
+         * row / per (listed by the row map: a transpose per head; else
+         * consecutive: per expert), t_cols columns from t_col0 each */
         const mf_tensor *t = o->segs[0].t;
         mf_dtype dt = t->dtype;
         size_t es = mf_dtype_info_of(dt)->block_bytes;
-        int64_t cols = t->shape[1], n = o->row_map ? o->row_len : t->shape[0];
-        int64_t col = o->row_map ? row % cols : row, first = o->row_map ? row / cols * n : 0;
+        int64_t cols = t->shape[t->ndim - 1], n = o->row_len, per = o->t_cols ? o->t_cols : cols;
+        int64_t col = o->t_col0 + row % per, first = row / per * n;
         for (int64_t i = 0; i < n; i++) {
-            int64_t sr = o->row_map ? o->row_map[first + i] : i;
+            int64_t sr = o->row_map ? o->row_map[first + i] : first + i;
             row_to_f32(dt, r->data[0] + ((uint64_t)sr * (uint64_t)cols + (uint64_t)col) * es, 1, f32 + i);
         }
     } else {

@@ -1101,6 +1101,40 @@ static int set_vocab_sentencepiece(vocab *v)
     return add_special_vocab(v, (int64_t)v->n, false);
 }
 
+/* The id of the added token with this content (get_added_vocab()), or NULL. */
+static json_t *added_id(const vocab *v, const char *content)
+{
+    json_t *added = json_object_get(v->tj, "added_tokens");
+    for (size_t i = 0; i < json_array_size(added); i++) {
+        const char *c = json_string_value(json_object_get(json_array_get(added, i), "content"));
+        if (c && !strcmp(c, content))
+            return json_object_get(json_array_get(added, i), "id");
+    }
+    return NULL;
+}
+
+/* GLM's _set_vocab_glm: BPE, then bos [gMASK], eot <|user|>, unk
+ * <|endoftext|>, eom <|observation|> (each unless already set) */
+static int glm_special_vocab(vocab *v)
+{
+    static const char *const ids[][2] = {
+        {"bos", "[gMASK]"}, {"eot", "<|user|>"}, {"unk", "<|endoftext|>"}, {"eom", "<|observation|>"},
+    };
+    special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7, .n_vocab = -1};
+    int rc = special_vocab_load(&sv, v, true);
+    for (size_t i = 0; rc == 0 && i < sizeof(ids) / sizeof(ids[0]); i++) {
+        json_t *id = added_id(v, ids[i][1]);
+        if (!id) /* tokenizer.get_added_vocab()[...]: a KeyError */
+            rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: GLM's added token %s is missing", ids[i][1]);
+        else
+            rc = set_special(&sv, type_index(&sv, ids[i][0]), id, v->dir, v->st);
+    }
+    if (rc == 0)
+        special_vocab_add(&sv, v->kv, true);
+    special_vocab_free(&sv);
+    return rc;
+}
+
 static int set_vocab_gpt2(vocab *v)
 {
     if (!v->tj)
@@ -1113,7 +1147,7 @@ static int set_vocab_gpt2(vocab *v)
     mf_kv_str(v->kv, "tokenizer.ggml.model", "gpt2", 4);
     mf_kv_str(v->kv, "tokenizer.ggml.pre", pre, strlen(pre));
     add_token_arrays(v, false);
-    return add_special_vocab(v, -1, true);
+    return v->o->kind == V_GLM ? glm_special_vocab(v) : add_special_vocab(v, -1, true);
 }
 
 /* Is content among the added entries (objects with "content")? */
@@ -1755,6 +1789,15 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
             rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v) : set_vocab_gpt2(&v);
             break;
         case V_SPM: rc = set_vocab_sentencepiece(&v); break;
+        case V_GEMMA3:
+            if (!file_in(&v, "tokenizer.model")) {
+                rc = set_vocab_gpt2(&v);
+                break;
+            }
+            rc = set_vocab_sentencepiece(&v);
+            if (rc == 0)
+                mf_kv_bool(kv, "tokenizer.ggml.add_space_prefix", false);
+            break;
         case V_GEMMA: case V_GEMMA2:
             rc = set_vocab_sentencepiece(&v);
             if (rc == 0 && o->kind == V_GEMMA)
@@ -1763,6 +1806,12 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
                 mf_kv_bool(kv, "tokenizer.ggml.add_space_prefix", false);
             break;
         case V_PHI3: rc = set_vocab_phi3(&v); break;
+        case V_GLM: rc = set_vocab_gpt2(&v); break;
+        case V_ERNIE: /* then add_prefix_space, when tokenizer_config.json has it */
+            rc = set_vocab_sentencepiece(&v);
+            if (rc == 0 && json_is_boolean(json_object_get(v.tcfg, "add_prefix_space")))
+                mf_kv_bool(kv, "tokenizer.ggml.add_space_prefix", json_is_true(json_object_get(v.tcfg, "add_prefix_space")));
+            break;
         case V_NEMOTRON: rc = set_vocab_nemotron(&v); break;
         case V_INTERNLM3: rc = set_vocab_internlm3(&v); break;
         case V_INTERNLM2: rc = set_vocab_internlm2(&v); break;
