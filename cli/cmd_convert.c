@@ -35,16 +35,22 @@ static int float_dtype(const char *v, mf_dtype *out)
     return *out == MF_DTYPE_INVALID ? -1 : 0;
 }
 
-/* A training checkpoint (or anything but a GGUF file and an HF directory)? */
-static bool is_checkpoint(const char *in)
+/* What IN holds, from its bytes; MF_FMT_UNKNOWN when it cannot be read. */
+static mf_format detected_format(const char *in)
 {
     mf_detection d;
     mf_status st;
     mf_status_init(&st);
     int rc = mf_detect(in, &d, &st);
     mf_status_clear(&st);
-    return rc == 0 && (d.format == MF_FMT_DEEPSPEED || d.format == MF_FMT_DCP ||
-                       d.format == MF_FMT_MEGATRON);
+    return rc == 0 ? d.format : MF_FMT_UNKNOWN;
+}
+
+/* A training checkpoint (or anything but a GGUF file and an HF directory)? */
+static bool is_checkpoint(const char *in)
+{
+    mf_format f = detected_format(in);
+    return f == MF_FMT_DEEPSPEED || f == MF_FMT_DCP || f == MF_FMT_MEGATRON;
 }
 
 static int ckpt_opts(const convert_args *a, cli_ckpt_opts *o)
@@ -220,12 +226,7 @@ static int on_hf_progress(void *ctx, uint64_t done, uint64_t total)
  * written as a weights directory (sharded safetensors + index). */
 static bool is_gguf_file(const char *in)
 {
-    mf_detection d;
-    mf_status st;
-    mf_status_init(&st);
-    bool yes = mf_detect(in, &d, &st) == 0 && d.format == MF_FMT_GGUF;
-    mf_status_clear(&st);
-    return yes;
+    return detected_format(in) == MF_FMT_GGUF;
 }
 
 static int to_hf_dir(const convert_args *a)

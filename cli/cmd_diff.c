@@ -91,24 +91,6 @@ static void print_shape(FILE *f, const mf_tensor *t)
     fputc(']', f);
 }
 
-/* "model.layers.12.mlp.up_proj.weight" -> "model.layers.12": up to the
- * first all-digit component; "" for tensors outside the layers. */
-static void layer_of(const char *name, char *out, size_t cap)
-{
-    out[0] = 0;
-    for (const char *p = name; *p; p++) {
-        if (p != name && p[-1] != '.')
-            continue;
-        const char *e = p;
-        while (isdigit((unsigned char)*e))
-            e++;
-        if (e > p && (*e == '.' || !*e)) {
-            snprintf(out, cap, "%.*s", (int)(e - name), name);
-            return;
-        }
-    }
-}
-
 static layer_acc *layer_slot(model_summary *s, const char *name)
 {
     for (size_t i = 0; i < s->n_layers; i++)
@@ -144,7 +126,7 @@ static void summarize_row(model_summary *s, const mf_diff_row *r)
     s->sum_cos += n * cosine;
     s->tensors++;
     char layer[128];
-    layer_of(r->name, layer, sizeof(layer));
+    cli_layer_of(r->name, layer, sizeof(layer));
     layer_acc *l = layer_slot(s, layer[0] ? layer : "(outside the layers)");
     if (l) {
         l->n += n;
@@ -229,7 +211,7 @@ static int map_gguf_side(const char *path, mf_model **side, char *tmp, size_t ca
         tmp[0] = 0;
         return mf_status_fail(st, MF_ERR_IO, "%s: cannot make a temporary directory", td ? td : "/tmp");
     }
-    char inner[4200];
+    char inner[4300];
     snprintf(inner, sizeof(inner), "%s/hf", tmp);
     mf_convert_hf_opts o;
     mf_convert_hf_opts_init(&o);

@@ -9,7 +9,7 @@ extern const cli_cmd cli_cmd_split, cli_cmd_merge, cli_cmd_diff;
 extern const cli_cmd cli_cmd_scan, cli_cmd_convert;
 extern const cli_cmd cli_cmd_estimate, cli_cmd_plan;
 extern const cli_cmd cli_cmd_quantize, cli_cmd_dequantize, cli_cmd_edit;
-extern const cli_cmd cli_cmd_cache, cli_cmd_download;
+extern const cli_cmd cli_cmd_cache, cli_cmd_download, cli_cmd_report;
 
 /* A fault on a remote file's unfetched page (a read that skipped
  * mf_source_need: a bug, doc/hub.md) ends with a message instead of a bare
@@ -55,6 +55,7 @@ static const cli_cmd *const commands[] = {
     &cli_cmd_dequantize,
     &cli_cmd_edit,
     &cli_cmd_cache,
+    &cli_cmd_report,
     &cli_cmd_download,
 };
 

@@ -432,6 +432,36 @@ else
   echo "SKIP diff HF_DIR model.gguf: no ../shared/corpus/hf-dir or convert-ref"
 fi
 
+# report: one self-contained HTML page (tests/report_check.py: well-formed,
+# nothing loaded from elsewhere, the sections, per-layer bars; parameters,
+# verdict and sha256 as inspect, scan and sha256sum say); rendered in
+# headless Chromium when it is installed
+q8=../shared/convert-ref/llama-tiny-q8_0.gguf
+if [ -f "$q8" ] && command -v python3 >/dev/null 2>&1; then
+  np=$("$mfmt" inspect --json "$q8" | python3 -c 'import json,sys; print(json.load(sys.stdin)["n_params"])')
+  sum=$(sha256sum "$q8" | cut -d' ' -f1)
+  "$mfmt" report -q "$q8" -o "$tmp/report.html" && python3 tests/report_check.py "$tmp/report.html" "$np" safe "$sum" \
+    >"$tmp/out" 2>&1 && ok || bad "report of a GGUF: $(tail -n 5 "$tmp/out")"
+  "$mfmt" report -q "$evil" -o "$tmp/report-evil.html" &&
+    python3 tests/report_check.py "$tmp/report-evil.html" 0 dangerous >"$tmp/out" 2>&1 &&
+    grep -q "uuid._get_command_stdout" "$tmp/report-evil.html" && ok || bad "report of a dangerous pickle: $(tail -n 5 "$tmp/out")"
+  "$mfmt" report -q ../shared/corpus/hf-dir/llama-tiny -o "$tmp/report-dir.html" --no-hash &&
+    python3 tests/report_check.py "$tmp/report-dir.html" 115008 safe >"$tmp/out" 2>&1 && ok ||
+    bad "report of an HF directory: $(tail -n 5 "$tmp/out")"
+  "$mfmt" report -q "$q8" >/dev/null 2>&1
+  [ $? = 2 ] && ok || bad "report without -o is not a usage error"
+  chrome=$(command -v chromium || command -v chromium-browser || true)
+  if [ -n "$chrome" ]; then
+    timeout 60 "$chrome" --headless --no-sandbox --disable-gpu --dump-dom "file://$(cd "$tmp" && pwd)/report.html" \
+      >"$tmp/dom" 2>/dev/null && grep -q "Verdict" "$tmp/dom" && grep -q "<svg" "$tmp/dom" && ok ||
+      bad "report in headless chromium: $(head -c 300 "$tmp/dom")"
+  else
+    echo "SKIP report in headless chromium: not installed"
+  fi
+else
+  echo "SKIP report: no ../shared/convert-ref or python3"
+fi
+
 # killed while it copies standard input: the copy goes too
 mkfifo "$tmp/fifo"
 "$mfmt" detect - <"$tmp/fifo" >/dev/null 2>&1 &

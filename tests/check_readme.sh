@@ -2,9 +2,10 @@
 # check_readme.sh - every command README.md shows is run (make check):
 #  - each "$ mfmt ..." line of a code block runs from the repository root,
 #    with build/mfmt for mfmt, and must exit 0 (or as the README says, for
-#    validate/scan of a bad file: the next shown line is the verdict); each
-#    output line shown under it must appear in what it prints ("..." lines
-#    and lines after them are elisions and are not compared);
+#    validate/scan of a bad file: the next shown line is the verdict); the
+#    output lines shown under it must be lines it prints, whole and in the
+#    order shown (others may come between; "..." lines and lines after them
+#    are elisions and are not compared);
 #  - the install line's packages exist (apt-cache show; skipped where there
 #    is no apt) and it asks for sudo only where the shell is not root.
 # Prints "RESULT readme PASSED FAILED".
@@ -30,9 +31,16 @@ run_case() { # $1: command, $2: file of expected lines
   *"mfmt validate "*|*"mfmt scan "*) [ "$rc" -le 1 ] && ok || bad "$1: exit $rc" ;;
   *) [ "$rc" = 0 ] && ok || bad "$1: exit $rc: $(head -c 300 "$tmp/actual")" ;;
   esac
+  pos=1 # each shown line is looked for, as a whole line, after the previous one
   while IFS= read -r line; do
-    if grep -qF -- "$line" "$tmp/actual"; then ok; else
-      bad "$1: README shows '$line', not printed; got: $(head -c 400 "$tmp/actual")"
+    at=$(tail -n "+$pos" "$tmp/actual" | grep -nxF -- "$line" | head -n 1 | cut -d: -f1)
+    if [ -n "$at" ]; then
+      ok
+      pos=$((pos + at))
+    elif grep -qxF -- "$line" "$tmp/actual"; then
+      bad "$1: README shows '$line' out of order"
+    else
+      bad "$1: README shows '$line', not printed as such; got: $(head -c 400 "$tmp/actual")"
     fi
   done <"$2"
 }

@@ -262,6 +262,10 @@ const char *conv_per_layer_of(const conv_arch *a);
 /* Its parts, split in buf; -1 when malformed. */
 int conv_per_layer_parse(const char *spec, char *buf, size_t cap, const char **key, const char **kinds,
                          const char **zero, const char **other);
+/* Computations both directions share (hf2gguf_plan.c, hf2gguf_stream.c). */
+void conv_llama3_rope_factors(double base, int64_t dim, double factor, double low, double high, double old_ctx,
+                              double *vals);
+float conv_torch_expf(float d); /* torch.exp on a float32 CPU tensor, bit for bit */
 
 /* The 2026-02 converter's (ecbcb7ea) rules and keys for an architecture
  * of both converters where they differ from c392e50's (--layout 2026-02);
@@ -272,10 +276,6 @@ typedef struct conv_arch_2026 {
     const conv_rule *rules;
     const conv_hp *hparams;
 } conv_arch_2026;
-/* The llama3 rope factors rope_freqs holds, (dim + 1) / 2 of them
- * (hf2gguf_plan.c; GGUF -> HF checks its guess of the scaling with it). */
-void conv_llama3_factors(double base, int64_t dim, double factor, double low, double high, double old_ctx,
-                         float *out);
 
 extern const conv_arch_2026 conv_archs_2026[];
 extern const size_t conv_n_archs_2026;

@@ -812,6 +812,25 @@ static int experts_t_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_ou
     return 0;
 }
 
+/* A_log = log(-A), the float32 whose -exp (torch's, as the converter
+ * computed it) gives A back bit for bit when one a few ulps away does:
+ * logf alone can land one ulp off, and converting again would change A. */
+static float exact_log_neg(float a)
+{
+    float x = logf(-a), up = x, down = x;
+    if (-conv_torch_expf(x) == a || !isfinite(x))
+        return x;
+    for (int k = 0; k < 8; k++) {
+        up = nextafterf(up, INFINITY);
+        down = nextafterf(down, -INFINITY);
+        if (-conv_torch_expf(up) == a)
+            return up;
+        if (-conv_torch_expf(down) == a)
+            return down;
+    }
+    return x;
+}
+
 /* R_CONCAT: the parts, each unpermuted as the forward split permuted it,
  * joined along the rows (per leading slice of a 3-d tensor). */
 static int concat_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
@@ -987,7 +1006,7 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         break;
     case R_LOG_NEG:
         for (uint64_t i = 0; i < n; i++)
-            w[i] = logf(-src[i]);
+            w[i] = it->out.dtype == MF_F32 ? exact_log_neg(src[i]) : logf(-src[i]);
         break;
     case R_INTERLEAVE: /* a bias: [..., n] of t and of its partner -> [..., 2n] */
         free(w);
@@ -1281,6 +1300,9 @@ static int start(hfc *c)
                        "architecture \"%s\" cannot be written as a Hugging Face directory (known: %s)",
                        c->arch, known);
     }
+    /* two layer norms per block: Falcon's new decoder architecture */
+    if (!strcmp(c->arch, "falcon") && mf_tensor_find(c->m, "blk.0.attn_norm_2.weight"))
+        c->rev = &hf_rev_falcon_new;
     c->hf_class = c->rev->hf_class;
     c->model_type = c->rev->model_type;
     if (!strcmp(c->arch, "llama") && key_int(c, "expert_count", 0) > 0) {

@@ -76,6 +76,7 @@ typedef struct hf_rev_arch {
 
 extern const hf_rev_arch hf_rev_archs[];
 extern const size_t hf_rev_n_archs;
+extern const hf_rev_arch hf_rev_falcon_new; /* Falcon with new_decoder_architecture */
 
 /* Classes that share a GGUF architecture with hf_rev_archs' class (RoBERTa
  * and XLM-RoBERTa write "bert"): taken, before it, when `when` says the

@@ -551,18 +551,25 @@ static const hf_rev_name exaone_names[] = {
     END,
 };
 
-static const hf_rev_name falcon_names[] = {
-    {"token_embd", "transformer.word_embeddings", R_PLAIN},
-    {"output_norm", "transformer.ln_f", R_PLAIN},
-    {"output", "lm_head", R_PLAIN},
-    {"blk.{bid}.attn_norm", H "input_layernorm", R_PLAIN},
-    {"blk.{bid}.attn_norm_2", H "ln_mlp", R_PLAIN},
-    {"blk.{bid}.attn_qkv", H "self_attention.query_key_value", R_QKV_KV_GROUPS},
-    {"blk.{bid}.attn_output", H "self_attention.dense", R_PLAIN},
-    {"blk.{bid}.ffn_up", H "mlp.dense_h_to_4h", R_PLAIN},
-    {"blk.{bid}.ffn_down", H "mlp.dense_4h_to_h", R_PLAIN},
+#define FALCON_NAMES(attn_norm)                                                       \
+    {"token_embd", "transformer.word_embeddings", R_PLAIN},                           \
+    {"output_norm", "transformer.ln_f", R_PLAIN}, {"output", "lm_head", R_PLAIN},     \
+    {"blk.{bid}.attn_norm", H attn_norm, R_PLAIN},                                    \
+    {"blk.{bid}.attn_qkv", H "self_attention.query_key_value", R_QKV_KV_GROUPS},      \
+    {"blk.{bid}.attn_output", H "self_attention.dense", R_PLAIN},                     \
+    {"blk.{bid}.ffn_up", H "mlp.dense_h_to_4h", R_PLAIN},                             \
+    {"blk.{bid}.ffn_down", H "mlp.dense_4h_to_h", R_PLAIN}
+static const hf_rev_name falcon_names[] = {FALCON_NAMES("input_layernorm"), END};
+
+/* Falcon-40B's layout (new_decoder_architecture): gguf-py's tensor map
+ * (c392e50) writes ln_mlp as attn_norm and ln_attn as attn_norm_2 */
+static const hf_rev_name falcon_new_names[] = {
+    FALCON_NAMES("ln_mlp"),
+    {"blk.{bid}.attn_norm_2", H "ln_attn", R_PLAIN},
     END,
 };
+#undef FALCON_NAMES
+const hf_rev_arch hf_rev_falcon_new = {"falcon", "FalconForCausalLM", "falcon", falcon_new_names};
 
 /* BLOOM: the tied head came as a copy of the embedding */
 static const hf_rev_name bloom_names[] = {

@@ -6,6 +6,7 @@
  * reads back the same values. */
 #include "ops/hfconv/gguf2hf_int.h"
 #include "core/json_build.h"
+#include "ops/tensor_f32.h"
 
 #include <errno.h>
 #include <math.h>
@@ -520,6 +521,75 @@ static bool arch_writes(const hfc *c, const char *key)
     return false;
 }
 
+/* Where the forward table's first alternative is a name the transformers
+ * class does not take, the one it does (tests/data/hf_arch/
+ * hf_config_keys.json): Phi3Config and PhiConfig read
+ * max_position_embeddings, not n_positions (PhimoeConfig too); PhiConfig layer_norm_eps;
+ * Starcoder2Config norm_epsilon; Qwen3MoeConfig and OlmoeConfig num_experts.
+ * The name must be one of the alternatives,
+ * so that the forward converter reads it back. */
+static const struct { const char *model_type, *gguf, *name; } hf_names[] = {
+    {"phi3", "context_length", "max_position_embeddings"},
+    {"phimoe", "context_length", "max_position_embeddings"},
+    {"phi", "context_length", "max_position_embeddings"},
+    {"phi", "attention.layer_norm_epsilon", "layer_norm_eps"},
+    {"starcoder2", "attention.layer_norm_epsilon", "norm_epsilon"},
+    {"qwen3_moe", "expert_count", "num_experts"}, /* where the keys' list has both names */
+    {"olmoe", "expert_count", "num_experts"},
+};
+
+static bool is_alternative(const char *src, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = src; (p = strstr(p, name)); p += n)
+        if ((p == src || p[-1] == '|') && (p[n] == 0 || p[n] == '|'))
+            return true;
+    return false;
+}
+
+static void config_name(const hfc *c, const conv_hp *h, char *key, size_t cap)
+{
+    for (size_t i = 0; i < sizeof(hf_names) / sizeof(hf_names[0]); i++)
+        if (!strcmp(hf_names[i].model_type, c->model_type) && !strcmp(hf_names[i].gguf, h->key) &&
+            is_alternative(h->src, hf_names[i].name)) {
+            snprintf(key, cap, "%s", hf_names[i].name);
+            return;
+        }
+    size_t n = strcspn(h->src, "|");
+    snprintf(key, cap, "%.*s", (int)n, h->src);
+}
+
+/* Keys the class needs that the forward converter does not read (so the
+ * table cannot give them): from_pretrained would otherwise take its
+ * default, another model than the GGUF's (PhiConfig's intermediate_size is
+ * 8192, MambaConfig derives intermediate_size from expand). */
+static void class_keys(hfc *c, json_t *cfg)
+{
+    const char *mt = c->model_type;
+    int64_t x;
+    if (!strcmp(mt, "phi")) {
+        if (hfc_int(hfc_key(c, "feed_forward_length"), &x))
+            set_new(cfg, "intermediate_size", json_integer(x));
+        if (hfc_int(hfc_key(c, "attention.head_count_kv"), &x))
+            set_new(cfg, "num_key_value_heads", json_integer(x));
+    }
+    if (!strcmp(mt, "gpt2") && hfc_int(hfc_key(c, "context_length"), &x))
+        set_new(cfg, "n_positions", json_integer(x)); /* GPT2Config's name; the converter reads n_ctx */
+    if (!strcmp(mt, "cohere") && hfc_int(hfc_key(c, "context_length"), &x))
+        set_new(cfg, "max_position_embeddings", json_integer(x)); /* beside model_max_length */
+    if (!strcmp(mt, "mamba") || !strcmp(mt, "falcon_mamba")) {
+        int64_t embd = key_int_of(c, "embedding_length");
+        if (hfc_int(hfc_key(c, "ssm.inner_size"), &x) && embd > 0 && x % embd == 0)
+            set_new(cfg, "expand", json_integer(x / embd));
+    }
+    /* GemmaConfig (transformers 4.38+) reads hidden_activation first; llama.cpp's
+     * Gemma is GELU (tanh); its rotary base is the default 10000 */
+    if (!strcmp(mt, "gemma") || !strcmp(mt, "gemma2"))
+        set_new(cfg, "hidden_activation", json_string("gelu_pytorch_tanh"));
+    if (!strcmp(mt, "gemma"))
+        set_new(cfg, "rope_theta", json_real(10000.0));
+}
+
 /* pass 0: keys read straight from config.json; pass 1: computed values
  * (they need the sizes of pass 0); pass 2: the written blocks. */
 static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int pass)
@@ -548,8 +618,7 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
         if (pass != 0)
             continue;
         char key[128];
-        size_t n = strcspn(h->src, "|");
-        snprintf(key, sizeof(key), "%.*s", (int)n, h->src);
+        config_name(c, h, key, sizeof(key));
         int64_t x;
         if (!strncmp(key, "4*", 2)) {
             if (hfc_int(v, &x))
@@ -620,49 +689,6 @@ static void mxfp4_config(hfc *c, json_t *cfg)
     set_new(cfg, "quantization_config", q);
 }
 
-/* rope_freqs (llama3 rope scaling) back into rope_scaling: the factor is
- * the largest value; the frequency factors and the original context are
- * the first of a few usual ones whose factors (conv_llama3_factors) are
- * the tensor's exactly; none: no rope_scaling (the round trip then lacks
- * rope_freqs, and says so by differing). */
-static void llama3_rope(hfc *c, json_t *cfg)
-{
-    static const double lows[] = {1, 2, 4}, highs[] = {4, 1, 2, 8}, ctxs[] = {8192, 4096, 16384, 32768};
-    const mf_tensor *rf = mf_tensor_find(c->m, "rope_freqs.weight");
-    const mf_value *fb = hfc_key(c, "rope.freq_base");
-    int64_t dim = key_int_of(c, "rope.dimension_count");
-    uint64_t n = rf ? mf_tensor_nelems(rf) : 0;
-    if (!rf || rf->dtype != MF_F32 || !rf->data || !fb || fb->type != MF_V_F32 || dim <= 0 ||
-        n != (uint64_t)(dim + 1) / 2 || json_object_get(cfg, "rope_scaling"))
-        return;
-    float *want = malloc(n * sizeof(float)), *got = malloc(n * sizeof(float));
-    float factor = 0;
-    for (uint64_t i = 0; want && i < n; i++) {
-        memcpy(&want[i], rf->data + 4 * i, 4);
-        factor = want[i] > factor ? want[i] : factor;
-    }
-    bool found = false;
-    for (size_t a = 0; want && got && !found && a < 3; a++)
-        for (size_t b = 0; !found && b < 4; b++)
-            for (size_t k = 0; !found && k < 4; k++) {
-                conv_llama3_factors(fb->as.f, dim, factor, lows[a], highs[b], ctxs[k], got);
-                if (memcmp(want, got, n * sizeof(float)))
-                    continue;
-                found = true;
-                json_t *rs = json_object();
-                json_object_set_new(rs, "rope_type", json_string("llama3"));
-                json_object_set_new(rs, "factor", f32_json(factor));
-                json_object_set_new(rs, "low_freq_factor", json_real(lows[a]));
-                json_object_set_new(rs, "high_freq_factor", json_real(highs[b]));
-                json_object_set_new(rs, "original_max_position_embeddings", json_integer((json_int_t)ctxs[k]));
-                json_object_set_new(cfg, "rope_scaling", rs);
-                if (ctxs[k] != 8192) /* the converter reads the top-level key */
-                    set_new(cfg, "original_max_position_embeddings", json_integer((json_int_t)ctxs[k]));
-            }
-    free(want);
-    free(got);
-}
-
 /* Llama4Model swapped intermediate_size (experts) for intermediate_size_mlp */
 static void llama4_sizes(json_t *cfg)
 {
@@ -675,6 +701,157 @@ static void llama4_sizes(json_t *cfg)
         json_object_set(cfg, "intermediate_size", moe);
     json_decref(dense);
     json_decref(moe);
+}
+
+/* ------------------------------------------------ llama3 rope scaling */
+
+/* Do these llama3 parameters give the stored rope_freqs, bit for bit? */
+static bool llama3_gives(const float *r, size_t n, double base, int64_t dim, double f, double lo, double hi,
+                         double *tmp)
+{
+    if (!(lo > 0) || !(hi >= lo)) /* equal: a step (Llama 4's 1 and 1) */
+        return false;
+    conv_llama3_rope_factors(base, dim, f, lo, hi, 8192.0, tmp);
+    for (size_t i = 0; i < n; i++) {
+        float v = (float)tmp[i];
+        if (memcmp(&v, &r[i], 4))
+            return false;
+    }
+    return true;
+}
+
+/* The shortest decimals (same significant digits for both) that still
+ * give the tensor: config.json then says 1.0 and 4.0, not 0.99999994. */
+static bool llama3_try(const float *r, size_t n, double base, int64_t dim, double f, double lo, double hi,
+                       double *tmp, double out[3])
+{
+    for (int p = 1; p <= 17; p++) {
+        char a[40], b[40], d[40];
+        snprintf(a, sizeof(a), "%.*g", p, lo);
+        snprintf(b, sizeof(b), "%.*g", p, hi);
+        snprintf(d, sizeof(d), "%.*g", p, f);
+        double l = strtod(a, NULL), h = strtod(b, NULL), ff = strtod(d, NULL);
+        if (llama3_gives(r, n, base, dim, ff, l, h, tmp)) {
+            out[0] = ff;
+            out[1] = l;
+            out[2] = h;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Solves factor, low_freq_factor and high_freq_factor from rope_freqs
+ * (LlamaModel.generate_extra_tensors stored only the result) with the
+ * original context llama.cpp's converter assumes, 8192: the values depend
+ * on context / low and context / high only, so any context has an
+ * equivalent pair and transformers' llama3 rotation is the same. Below the
+ * wavelength context / high a factor is 1, above context / low it is
+ * `factor`, between them 1 / ((1 - s) / factor + s) with s linear in
+ * 1 / wavelength: two such points give the pair; with fewer, the usual
+ * values (Llama 3.1: 1 and 4) or any pair between the plateaus. */
+static bool llama3_search(const float *r, size_t n, double base, int64_t dim, double *wl, double *tmp, double out[3])
+{
+    const double ctx = 8192.0;
+    for (size_t i = 0; i < n; i++) {
+        float x = (float)(2 * i) / (float)dim, freq = 1.0f / powf((float)base, x);
+        wl[i] = (double)((1.0f / freq) * (float)(2 * M_PI));
+    }
+    /* a step from 1 to the factor (Llama 4 writes low = high = 1) */
+    if (n && llama3_try(r, n, base, dim, r[n - 1], 1, 1, tmp, out))
+        return true;
+    double factors[] = {r[n - 1], 8, 16, 32, 4, 2, 64};
+    for (size_t k = 0; k < sizeof(factors) / sizeof(factors[0]); k++) {
+        double f = factors[k];
+        if (!(f > 1))
+            continue;
+        /* the usual pairs first */
+        static const double pairs[][2] = {{1, 4}, {1, 2}, {2, 8}, {1, 8}, {0.5, 2}};
+        for (size_t p = 0; p < sizeof(pairs) / sizeof(pairs[0]); p++)
+            if (llama3_try(r, n, base, dim, f, pairs[p][0], pairs[p][1], tmp, out))
+                return true;
+        /* s = ctx / wl / (hi - lo) - lo / (hi - lo) through the smoothed points */
+        size_t sm[2], ns = 0;
+        double max_one = 0, min_top = INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            if (r[i] == 1.0f)
+                max_one = wl[i] > max_one ? wl[i] : max_one;
+            else if (r[i] == (float)f)
+                min_top = wl[i] < min_top ? wl[i] : min_top;
+            else if (ns < 2)
+                sm[ns++] = i;
+            else
+                sm[1] = i;
+        }
+        if (ns == 2) {
+            double s0 = (1 / (double)r[sm[0]] - 1 / f) / (1 - 1 / f), s1 = (1 / (double)r[sm[1]] - 1 / f) / (1 - 1 / f);
+            double x0 = ctx / wl[sm[0]], x1 = ctx / wl[sm[1]], a = (s1 - s0) / (x1 - x0), b = s0 - a * x0;
+            if (a > 0 && llama3_try(r, n, base, dim, f, -b / a, -b / a + 1 / a, tmp, out))
+                return true;
+        } else if (ns == 0 && max_one > 0 && isfinite(min_top)) {
+            /* any pair with ctx / hi and ctx / lo between the plateaus */
+            double w = sqrt(max_one * min_top);
+            if (llama3_try(r, n, base, dim, f, ctx / w * 0.999, ctx / w * 1.001, tmp, out))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* llama3_search with the wavelengths' room (malloc'd: any head size) */
+static bool llama3_solve(const float *r, size_t n, double base, int64_t dim, double *tmp, double out[3])
+{
+    double *wl = malloc(sizeof(double) * n);
+    if (!wl)
+        return false;
+    bool found = llama3_search(r, n, base, dim, wl, tmp, out);
+    free(wl);
+    return found;
+}
+
+static int llama3_rope(hfc *c, json_t *cfg)
+{
+    const mf_tensor *t = mf_tensor_find(c->m, "rope_freqs.weight");
+    if (!t || !(c->fwd->flags & AF_LLAMA3_ROPE))
+        return 0;
+    int64_t dim = key_int_of(c, "rope.dimension_count"), heads = key_int_of(c, "attention.head_count");
+    if (dim <= 0 && heads > 0)
+        dim = key_int_of(c, "embedding_length") / heads;
+    const mf_value *fb = hfc_key(c, "rope.freq_base");
+    double base = fb && fb->type == MF_V_F32 ? fb->as.f : 10000.0;
+    size_t n = (size_t)mf_tensor_nelems(t);
+    float *r = NULL;
+    double *tmp = malloc(sizeof(double) * (n ? n : 1)), sol[3];
+    int rc = tmp ? mf_tensor_read_f32(c->m, t, &r, c->st) : mf_oom(c->st, c->path);
+    if (rc == 0 && (dim <= 0 || (size_t)(dim + 1) / 2 != n || !llama3_solve(r, n, base, dim, tmp, sol)))
+        rc = mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, (int64_t)t->offset,
+                     "rope_freqs.weight is not llama3 rope scaling of any factors mfmt can solve for "
+                     "(rope dimension %lld, base %g): config.json could not say it", (long long)dim, base);
+    if (rc == 0) {
+        json_t *rs = json_object();
+        json_object_set_new(rs, "rope_type", json_string("llama3"));
+        json_object_set_new(rs, "factor", json_real(sol[0]));
+        json_object_set_new(rs, "low_freq_factor", json_real(sol[1]));
+        json_object_set_new(rs, "high_freq_factor", json_real(sol[2]));
+        json_object_set_new(rs, "original_max_position_embeddings", json_integer(8192));
+        set_new(cfg, "rope_scaling", rs);
+    }
+    free(r);
+    free(tmp);
+    return rc;
+}
+
+/* Falcon's decoder layout, which FalconConfig takes as flags: two layer
+ * norms per block are new_decoder_architecture (KV heads then from
+ * num_kv_heads); the old one has one KV head when multi_query. */
+static void falcon_layout(hfc *c, json_t *cfg)
+{
+    bool new_arch = mf_tensor_find(c->m, "blk.0.attn_norm_2.weight") != NULL;
+    int64_t kv = key_int_of(c, "attention.head_count_kv");
+    set_new(cfg, "new_decoder_architecture", json_boolean(new_arch));
+    if (!new_arch)
+        set_new(cfg, "multi_query", json_boolean(kv == 1));
+    set_new(cfg, "bias", json_boolean(mf_tensor_find(c->m, "blk.0.attn_qkv.bias") != NULL));
 }
 
 static const char *torch_dtype(const hfc *c)
@@ -717,10 +894,15 @@ static json_t *build_config(hfc *c)
         longrope(c, cfg);
     if (c->fwd->flags & AF_MXFP4)
         mxfp4_config(c, cfg);
-    if (c->fwd->flags & AF_LLAMA3_ROPE)
-        llama3_rope(c, cfg);
     if (c->fwd->flags & AF_LLAMA4)
         llama4_sizes(cfg);
+    if (!strcmp(c->arch, "falcon"))
+        falcon_layout(c, cfg);
+    class_keys(c, cfg);
+    if (llama3_rope(c, cfg)) {
+        json_decref(cfg);
+        return NULL;
+    }
     const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
     if (tok && tok->type == MF_V_ARR)
         set_new(cfg, "vocab_size", json_integer((json_int_t)tok->as.arr.n));

@@ -1239,14 +1239,17 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
 }
 
 
-/* The llama3 rope factors, (dim + 1) / 2 of them, in float32 as the
- * converter's torch code computes them (x / y on a scalar left operand is
- * reciprocal(y) * x there). Also GGUF -> HF's check of a guess (arch.h). */
-void conv_llama3_factors(double base, int64_t dim, double factor, double low, double high, double old_ctx, float *out)
+/* The rope_freqs values of llama3 rope scaling, (dim + 1) / 2 of them, in
+ * float32 as LlamaModel.generate_extra_tensors computes them (x / y on a
+ * scalar left operand is reciprocal(y) * x in torch). The GGUF -> HF
+ * direction solves them back (gguf2hf_config.c). */
+void conv_llama3_rope_factors(double base, int64_t dim, double factor, double low, double high, double old_ctx,
+                              double *vals)
 {
     double low_wavelen = old_ctx / low, high_wavelen = old_ctx / high;
+    size_t n = (size_t)(dim + 1) / 2;
     const float two_pi = (float)(2 * M_PI), hf32 = (float)high_wavelen, lf32 = (float)low_wavelen;
-    for (int64_t i = 0; i < (dim + 1) / 2; i++) {
+    for (size_t i = 0; i < n; i++) {
         float x = (float)(2 * i) / (float)dim;
         float freq = (1.0f / powf((float)base, x)) * 1.0f;
         float wavelen = (1.0f / freq) * two_pi;
@@ -1260,7 +1263,7 @@ void conv_llama3_factors(double base, int64_t dim, double factor, double low, do
             float d = (1.0f - smooth) / (float)factor + smooth;
             v = (1.0f / d) * 1.0f;
         }
-        out[i] = v;
+        vals[i] = v;
     }
 }
 
@@ -1306,16 +1309,9 @@ static int llama3_rope_freqs(conv *c)
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "rope_scaling: low and high frequency factors are equal");
     size_t n = (size_t)(dim + 1) / 2;
     double *vals = malloc(n * sizeof(double));
-    float *fl = malloc(n * sizeof(float));
-    if (!vals || !fl) {
-        free(vals);
-        free(fl);
+    if (!vals)
         return mf_oom(c->st, c->dir);
-    }
-    conv_llama3_factors(base, dim, factor, low, high, old_ctx, fl);
-    for (size_t i = 0; i < n; i++)
-        vals[i] = fl[i];
-    free(fl);
+    conv_llama3_rope_factors(base, dim, factor, low, high, old_ctx, vals);
     int rc = add_generated(c, "rope_freqs.weight", vals, n);
     free(vals);
     return rc;

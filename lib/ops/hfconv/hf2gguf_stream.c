@@ -146,7 +146,7 @@ static float pow2i(int q)
     return f;
 }
 
-static float torch_expf(float d)
+float conv_torch_expf(float d)
 {
     int q = (int)rintf(d * 1.442695040888963407359924681001892137426645954152985934135449406931f);
     float s = fmaf((float)q, -0.693145751953125f, d);
@@ -210,7 +210,7 @@ static void output_row(const reader *r, int64_t row, float *f32)
     /* an F16 tensor times a Python float: torch casts the scalar to F16 first */
     float scale = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(o->scale)) : o->scale;
     for (int64_t i = 0; i < o->row_len; i++) {
-        float v = o->ew == OP_ADD_ONE ? f32[i] + 1.0f : o->ew == OP_SCALE ? f32[i] * scale : -torch_expf(f32[i]);
+        float v = o->ew == OP_ADD_ONE ? f32[i] + 1.0f : o->ew == OP_SCALE ? f32[i] * scale : -conv_torch_expf(f32[i]);
         f32[i] = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(v)) : v;
     }
 }
