@@ -29,6 +29,11 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_QKV_PER_HEAD: return R_QKV_PER_HEAD;
     case OP_QKV_KV_GROUPS: return R_QKV_KV_GROUPS;
     case OP_QKV_GROUPED: return R_FUSE_GROUPED;
+    case OP_DROP_ROWS: return R_PAD_ROWS;
+    case OP_TERNARY: return R_UNTERNARY;
+    case OP_CUT_ROWS: return R_JOIN_UP;
+    case OP_VIEW_EXPERTS: return R_UNVIEW_EXPERTS;
+    case OP_VIEW_EXPERTS_T: return R_UNVIEW_EXPERTS_T;
     case OP_MXFP4: return R_MXFP4_UNPACK;
     case OP_SQUEEZE1: return R_UNSQUEEZE1;
     case OP_QKVZ: return R_QKVZ;
@@ -40,8 +45,19 @@ static hf_rev_op inverse_of(conv_op op)
     }
 }
 
-static const hf_rev_arch *reverse_of(const char *arch)
+/* The reverse row of the forward row's class (architectures several
+ * classes share), else the architecture's first. */
+static const hf_rev_arch *reverse_of(const conv_arch *a)
 {
+    for (size_t i = 0; i < hf_rev_n_variants; i++)
+        for (const char *const *k = a->classes; *k; k++)
+            if (!strcmp(hf_rev_variants[i].rev.arch, a->name) && !strcmp(hf_rev_variants[i].rev.hf_class, *k))
+                return &hf_rev_variants[i].rev;
+    for (size_t i = 0; i < hf_rev_n_archs; i++)
+        for (const char *const *k = a->classes; *k; k++)
+            if (!strcmp(hf_rev_archs[i].arch, a->name) && !strcmp(hf_rev_archs[i].hf_class, *k))
+                return &hf_rev_archs[i];
+    const char *arch = a->name;
     for (size_t i = 0; i < hf_rev_n_archs; i++)
         if (!strcmp(hf_rev_archs[i].arch, arch))
             return &hf_rev_archs[i];
@@ -180,7 +196,7 @@ int main(void)
     CHECK(conv_n_archs >= 20);
     for (size_t i = 0; i < conv_n_archs; i++) {
         const conv_arch *a = &conv_archs[i];
-        const hf_rev_arch *r = reverse_of(a->name);
+        const hf_rev_arch *r = reverse_of(a);
         CHECKF(r != NULL, "%s: no GGUF -> HF entry in gguf2hf_arch.c", a->name);
         if (r)
             check_rules(a, r);

@@ -144,6 +144,8 @@ typedef struct mf_spm {
     bool byte_fallback;    /* trainer_spec.byte_fallback */
     int32_t unk_id, bos_id, eos_id, pad_id;   /* trainer_spec ids */
     bool add_dummy_prefix, remove_extra_whitespaces; /* normalizer_spec */
+    const uint8_t *charsmap; /* normalizer_spec.precompiled_charsmap, into the buffer */
+    uint64_t charsmap_len;
 } mf_spm;
 
 /* Parses a sentencepiece ModelProto (sentencepiece_model.proto): pieces = 1,

@@ -3,7 +3,8 @@
  * bounds-checked protobuf reader. Only what tokenizer converters use:
  * pieces (piece = 1, score = 2, type = 3), trainer_spec (model_type = 3,
  * vocab_size = 4, byte_fallback = 35, unk/bos/eos/pad_id = 40..43) and
- * normalizer_spec (add_dummy_prefix = 3, remove_extra_whitespaces = 4). */
+ * normalizer_spec (precompiled_charsmap = 2, add_dummy_prefix = 3,
+ * remove_extra_whitespaces = 4). */
 #include "core/proto.h"
 #include "formats/hf/hf_int.h"
 
@@ -79,7 +80,10 @@ static int read_normalizer(mf_cursor *c, mf_spm *s)
     mf_pb_field f;
     int r;
     while ((r = mf_pb_next(c, &f)) == 1) {
-        if (f.wire == 0 && f.number == 3)
+        if (f.wire == 2 && f.number == 2) {
+            s->charsmap = f.data;
+            s->charsmap_len = f.len;
+        } else if (f.wire == 0 && f.number == 3)
             s->add_dummy_prefix = f.varint != 0;
         else if (f.wire == 0 && f.number == 4)
             s->remove_extra_whitespaces = f.varint != 0;

@@ -22,6 +22,7 @@ enum conv_arch_bit {
     AB_LLAMA, AB_QWEN2, AB_QWEN3, AB_GEMMA, AB_GEMMA2, AB_PHI3, AB_PHI2, AB_QWEN2MOE,
     AB_DEEPSEEK2, AB_STARCODER2, AB_GPT2, AB_STABLELM, AB_OLMO2, AB_GRANITE, AB_COMMAND_R,
     AB_INTERNLM2, AB_BERT, AB_GPTNEOX, AB_FALCON, AB_MAMBA, AB_OLMO, AB_ORION, AB_NEMOTRON, AB_COHERE2,
+    AB_BLOOM, AB_MPT, AB_DBRX, AB_NOMIC_BERT, AB_JINA_BERT_V2, AB_T5, AB_T5ENCODER, AB_BITNET,
     /* families only the 2026-02 converter has (SmolLM3, Ministral 3: AB_LLAMA's names) */
     AB_QWEN3MOE, AB_GEMMA3, AB_HUNYUAN_DENSE, AB_GLM4MOE, AB_ERNIE45MOE, AB_LLAMA4,
     AB_QWEN2VL, AB_OLMOE, AB_PHIMOE, AB_DEEPSEEK, AB_MINICPM, AB_EXAONE, AB_XVERSE, AB_STARCODER,
@@ -50,14 +51,24 @@ typedef enum conv_op {
     OP_PERMUTE_K,     /* LlamaModel.permute(w, n_head, n_head_kv) */
     OP_ADD_ONE,       /* w + 1 (Gemma norms: checkpoints hold w - 1) */
     OP_NEG_EXP,       /* -exp(w) (Mamba A_log -> A) */
+    OP_TERNARY,       /* BitnetModel.weight_quant: s = mean|w| (min 1e-5) over the tensor,
+                         round(w / s) clamped to -1..1, times s, in the source's dtype */
     OP_TRANSPOSE,     /* w.T (GPT-2 Conv1D) */
     OP_ALSO_OUTPUT,   /* written once more as output.weight (GPT-2's tied head) */
-    OP_ALSO_OUTPUT_UNTIED, /* the same, when no lm_head.weight / output.weight exists (CodeShell) */
+    OP_ALSO_OUTPUT_UNTIED, /* the same, when no lm_head.weight / output.weight exists (CodeShell, BLOOM) */
     OP_DROP_IF_EMBD,  /* output.weight equal to token_embd.weight: omitted (Mamba) */
     OP_STACK,         /* per block, parts stacked along a new first dimension */
     OP_QKV_GROUPED,   /* [groups][q_per_kv + 2][hd] rows split to q, k, v; q, k permuted (InternLM2) */
     OP_QKV_PER_HEAD,  /* [n_head][3][hd] rows re-ordered to [3][n_head][hd] (GPT-NeoX) */
     OP_QKV_KV_GROUPS, /* [kv][q_per_kv + 2][hd] rows re-ordered to q, k, v (Falcon "jploski") */
+    OP_DROP_ROWS,     /* the first count_key + 1 rows dropped (RoBERTa's positions start
+                         after pad_token_id; none when count_key is absent or null) */
+    OP_FIRST_OF,      /* the first tensor matching a rule of group count_key is named `with`,
+                         later ones of the group skipped (T5's shared embeddings) */
+    OP_CUT_ROWS,      /* rows cut into parts of count_key rows (the last takes the rest),
+                         part i named with pat replaced by ws[i] (Jina-BERT's gated_layers) */
+    OP_VIEW_EXPERTS,  /* [E * rows, cols] viewed as [E][rows][cols], E from count_key (DBRX) */
+    OP_VIEW_EXPERTS_T,/* the same, each expert's matrix transposed: [E][cols][rows] */
     OP_DEINTERLEAVE,  /* last dimension split into len(ws) tensors, part k taking
                          elements k::len(ws); pat replaced by ws[k] (gpt-oss's
                          gate_up_proj_bias) */
@@ -147,10 +158,10 @@ typedef struct conv_block {
     X(mamba_dt_rank) X(falcon_mamba) X(gating_func_2026)    \
     X(mla_key_length) X(yarn_log_mul_2026) X(sliding_window_gemma3) \
     X(rope_dim_glm4moe) X(ernie_shexp_ffl) X(llama4_no_swa) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
-    X(refact_ff) X(jais_embd_scale) X(jais_width_scale) \
+    X(refact_ff) X(jais_embd_scale) X(jais_width_scale) X(ctx_after_pad) \
     X(lfm2_ff_dim) X(linear_inner) X(rope_dim_qwen3next)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config)
+    X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
  * gating_func_2026 (g2h_gating_func's), mla_key_length, yarn_log_mul_2026,
  * ernie_shexp_ffl, jais_embd_scale and jais_width_scale have no inverse of
@@ -198,6 +209,10 @@ typedef enum conv_vocab {
     V_INTERNLM3,  /* InternLM3Model.set_vocab: SentencePiece, add_prefix_space, eos = <|im_end|> */
     V_NEMOTRON,   /* NemotronModel.set_vocab: SentencePiece, then pad id 0 and unk id 1 */
     V_MAMBA,      /* vocab_size rounded up to pad_vocab_size_multiple, then BPE */
+    V_ROBERTA,    /* RobertaModel.set_vocab: tokenizer.json BPE + add_bos/add_eos, else V_BERT */
+    V_XLMR,       /* XLMRobertaModel.set_vocab: "t5" Unigram, fairseq ids realigned */
+    V_T5,         /* T5Model.set_vocab: "t5" Unigram (spiece.model), add_eos only */
+    V_JINA,       /* JinaBertV2Model.set_vocab: by tokenizer_class, WordPiece or BPE, + add_bos/add_eos */
     V_GEMMA3,     /* Gemma3Model.set_vocab: SentencePiece + add_space_prefix false, else BPE */
     V_GLM,        /* _set_vocab_glm: BPE, then GLM's bos/eot/unk/eom added tokens */
     V_ERNIE,      /* Ernie4_5Model.set_vocab: SentencePiece, add_space_prefix from add_prefix_space */
@@ -223,6 +238,8 @@ enum {
     AF_GEMMA3 = 2048,         /* Gemma3Model: asserts attn_logit_softcapping is None */
     AF_NEXTN = 4096,          /* block count + num_nextn_predict_layers (GLM-4.5's MTP layers) */
     AF_LLAMA4 = 8192,         /* Llama4Model: intermediate_size is the experts', intermediate_size_mlp the dense one */
+    AF_FORCE_QUANT = 32768,   /* tensor_force_quant: every tensor of 2+ dimensions (not a
+                                 norm) takes the output type, ffn_gate_inp too (DBRX) */
 };
 
 typedef struct conv_arch {

@@ -34,6 +34,7 @@ const conv_calc conv_calc_gating_func = {"gating_func", h2g_gating_func, g2h_gat
 const conv_calc conv_calc_mamba_d_inner = {"mamba_d_inner", h2g_mamba_d_inner, g2h_mamba_d_inner};
 const conv_calc conv_calc_mamba_dt_rank = {"mamba_dt_rank", h2g_mamba_dt_rank, g2h_mamba_dt_rank};
 const conv_calc conv_calc_falcon_mamba = {"falcon_mamba", h2g_falcon_mamba, g2h_falcon_mamba};
+const conv_calc conv_calc_ctx_after_pad = {"ctx_after_pad", h2g_ctx_after_pad, g2h_ctx_after_pad};
 const conv_calc conv_calc_refact_ff = {"refact_ff", h2g_refact_ff, g2h_refact_ff};
 const conv_calc conv_calc_jais_embd_scale = {"jais_embd_scale", h2g_jais_embd_scale, NULL};
 const conv_calc conv_calc_jais_width_scale = {"jais_width_scale", h2g_jais_width_scale, NULL};
@@ -47,6 +48,7 @@ const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
 const conv_block conv_block_pooling_type = {h2g_pooling_type, NULL};
 const conv_block conv_block_rope_nemotron = {h2g_rope_nemotron, NULL};
+const conv_block conv_block_mpt_alibi = {h2g_mpt_alibi, g2h_mpt_alibi};
 const conv_block conv_block_mrope_sections = {h2g_mrope_sections, g2h_mrope_sections};
 const conv_block conv_block_minicpm_scales = {h2g_minicpm_scales, g2h_minicpm_scales};
 const conv_block conv_block_openelm_layers = {h2g_openelm_layers, g2h_openelm_layers};
@@ -356,6 +358,28 @@ static const conv_rule gpt2_rules[] = {
     NORULES,
 };
 
+/* BloomModel.modify_tensors: "transformer." dropped, the per-head fused
+ * qkv re-ordered to q | k | v (weight and bias), the embedding written once
+ * more as output when the checkpoint has no head of its own */
+static const conv_rule bloom_rules[] = {
+    {OP_RENAME, M_PREFIX, "transformer.", "", NULL, NULL, NULL, NULL},
+    {OP_QKV_PER_HEAD, M_CONTAINS, ".self_attention.query_key_value.", NULL, NULL, NULL, NULL, NULL},
+    {OP_ALSO_OUTPUT_UNTIED, M_EXACT, "token_embd.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* DbrxModel.modify_tensors: the expert parameters (no ".weight" in their
+ * names) viewed as [experts][ff][embd]; w2's last two dimensions swapped */
+static const conv_rule dbrx_rules[] = {
+    {OP_RENAME, M_SUFFIX, ".ffn.experts.mlp.w1", ".ffn.experts.mlp.w1.weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".ffn.experts.mlp.v1", ".ffn.experts.mlp.v1.weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".ffn.experts.mlp.w2", ".ffn.experts.mlp.w2.weight", NULL, NULL, NULL, NULL},
+    {OP_VIEW_EXPERTS, M_SUFFIX, ".ffn.experts.mlp.w1.weight", NULL, "ffn_config.moe_num_experts", NULL, NULL, NULL},
+    {OP_VIEW_EXPERTS, M_SUFFIX, ".ffn.experts.mlp.v1.weight", NULL, "ffn_config.moe_num_experts", NULL, NULL, NULL},
+    {OP_VIEW_EXPERTS_T, M_SUFFIX, ".ffn.experts.mlp.w2.weight", NULL, "ffn_config.moe_num_experts", NULL, NULL, NULL},
+    NORULES,
+};
+
 static const conv_rule stablelm_rules[] = {
     {OP_STACK, M_CONTAINS, "q_layernorm.norms", NULL, "num_attention_heads",
      "model.layers.%b.self_attn.q_layernorm.norms.%x.weight", "model.layers.%b.self_attn.q_layernorm.weight",
@@ -371,17 +395,58 @@ static const conv_rule internlm2_rules[] = {
     NORULES,
 };
 
+/* BertModel.modify_tensors (its subclasses' rules end with these) */
+#define BERT_RULES                                                                            \
+    {OP_RENAME, M_PREFIX, "bert.", "", NULL, NULL, NULL, NULL},                                \
+    {OP_RENAME, M_SUFFIX, ".gamma", ".weight", NULL, NULL, NULL, NULL},                        \
+    {OP_RENAME, M_SUFFIX, ".beta", ".bias", NULL, NULL, NULL, NULL},                           \
+    {OP_SKIP, M_EXACT, "embeddings.position_ids", NULL, NULL, NULL, NULL, NULL},               \
+    {OP_SKIP, M_EXACT, "pooler.dense.weight", NULL, NULL, NULL, NULL, NULL},                   \
+    {OP_SKIP, M_EXACT, "pooler.dense.bias", NULL, NULL, NULL, NULL, NULL},                     \
+    {OP_SKIP, M_PREFIX, "cls.predictions", NULL, NULL, NULL, NULL, NULL},                      \
+    {OP_SKIP, M_PREFIX, "cls.seq_relationship", NULL, NULL, NULL, NULL, NULL}
+
 static const conv_rule bert_rules[] = {
-    {OP_RENAME, M_PREFIX, "bert.", "", NULL, NULL, NULL, NULL},
-    {OP_RENAME, M_SUFFIX, ".gamma", ".weight", NULL, NULL, NULL, NULL},
-    {OP_RENAME, M_SUFFIX, ".beta", ".bias", NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "embeddings.position_ids", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "pooler.dense.weight", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_EXACT, "pooler.dense.bias", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_PREFIX, "cls.predictions", NULL, NULL, NULL, NULL, NULL},
-    {OP_SKIP, M_PREFIX, "cls.seq_relationship", NULL, NULL, NULL, NULL, NULL},
+    BERT_RULES,
     NORULES,
 };
+
+/* RobertaModel / XLMRobertaModel.modify_tensors: "roberta." dropped, the
+ * position rows before pad_token_id + 1 cut, then BertModel's rules */
+static const conv_rule roberta_rules[] = {
+    {OP_RENAME, M_PREFIX, "roberta.", "", NULL, NULL, NULL, NULL},
+    {OP_DROP_ROWS, M_EXACT, "embeddings.position_embeddings.weight", NULL, "pad_token_id", NULL, NULL, NULL},
+    BERT_RULES,
+    NORULES,
+};
+
+/* JinaBertV2Model.get_tensors: gated_layers [2 * ff, h] cut into its
+ * gate (first ff rows) and up halves, then BertModel's rules */
+static const char *const jina_gated[] = {"mlp.gated_layers_w", "mlp.gated_layers_v", NULL};
+static const conv_rule jina_rules[] = {
+    {OP_CUT_ROWS, M_CONTAINS, "mlp.gated_layers", NULL, "intermediate_size", NULL, NULL, jina_gated},
+    BERT_RULES,
+    NORULES,
+};
+
+/* T5Model.modify_tensors: of decoder.embed_tokens, encoder.embed_tokens and
+ * shared, the first met is the shared embedding, the others are skipped */
+static const conv_rule t5_rules[] = {
+    {OP_FIRST_OF, M_EXACT, "decoder.embed_tokens.weight", "shared.weight", "shared", NULL, NULL, NULL},
+    {OP_FIRST_OF, M_EXACT, "encoder.embed_tokens.weight", "shared.weight", "shared", NULL, NULL, NULL},
+    {OP_FIRST_OF, M_EXACT, "shared.weight", "shared.weight", "shared", NULL, NULL, NULL},
+    NORULES,
+};
+
+/* BitnetModel.modify_tensors: the latent projection weights ternarised */
+#define TERNARY(p) {OP_TERNARY, M_SUFFIX, p, NULL, NULL, NULL, NULL, NULL}
+static const conv_rule bitnet_rules[] = {
+    TERNARY("self_attn.q_proj.weight"), TERNARY("self_attn.k_proj.weight"), TERNARY("self_attn.v_proj.weight"),
+    TERNARY("self_attn.o_proj.weight"), TERNARY("mlp.gate_proj.weight"), TERNARY("mlp.up_proj.weight"),
+    TERNARY("mlp.down_proj.weight"),
+    NORULES,
+};
+#undef TERNARY
 
 static const conv_rule gptneox_rules[] = {
     {OP_QKV_PER_HEAD, M_CONTAINS, ".attention.query_key_value.", NULL, NULL, NULL, NULL, NULL},
@@ -540,6 +605,50 @@ static const conv_hp nemotron_hp[] = {
     {"attention.layer_norm_epsilon", 'f', "norm_eps|layer_norm_eps|layer_norm_epsilon|norm_epsilon", 0, NULL, NULL},
     CALC("rope.dimension_count", 'u', rope_dim_phi2, 0),
     BLOCK(rope_nemotron),
+    END,
+};
+
+/* BloomModel.set_gguf_parameters: no seq_length in BLOOM's config, so
+ * the context length is the embedding width */
+static const conv_hp bloom_hp[] = {
+    {"context_length", 'u', "seq_length|hidden_size|n_embed", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|n_embed", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "4*hidden_size|n_embed", 0, NULL, NULL},
+    {"block_count", 'u', "n_layer", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_head|num_attention_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "n_head|num_attention_heads", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+/* MPTModel.set_gguf_parameters: no general.file_type */
+static const conv_hp mpt_hp[] = {
+    {"context_length", 'u', "max_seq_len", 0, NULL, NULL},
+    {"embedding_length", 'u', "d_model", 0, NULL, NULL},
+    {"block_count", 'u', "n_layers", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "4*d_model", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "attn_config.kv_n_heads", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "=1e-5", 0, NULL, NULL},
+    {"attention.clamp_kqv", 'f', "attn_config.clip_qkv", HP_OPT, NULL, NULL},
+    BLOCK(mpt_alibi),
+    END,
+};
+
+static const conv_hp dbrx_hp[] = {
+    {"block_count", 'u', "n_layers", 0, NULL, NULL},
+    {"context_length", 'u', "max_seq_len", 0, NULL, NULL},
+    {"embedding_length", 'u', "d_model", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "ffn_config.ffn_hidden_size", 0, NULL, NULL},
+    {"attention.head_count", 'u', "n_heads", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "attn_config.kv_n_heads", 0, NULL, NULL},
+    {"rope.freq_base", 'f', "attn_config.rope_theta", 0, NULL, NULL},
+    {"attention.clamp_kqv", 'f', "attn_config.clip_qkv", 0, NULL, NULL},
+    {"expert_count", 'u', "ffn_config.moe_num_experts", 0, NULL, NULL},
+    {"expert_used_count", 'u', "ffn_config.moe_top_k", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "=1e-5", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
     END,
 };
 
@@ -978,6 +1087,91 @@ static const conv_hp bert_hp[] = {
     END,
 };
 
+/* BertModel's keys, with the context shortened by pad_token_id + 1 */
+static const conv_hp roberta_hp[] = {
+    CALC("block_count", 'u', block_count, 0),
+    CALC("context_length", 'u', ctx_after_pad, HP_OPT),
+    {"embedding_length", 'u', "hidden_size|n_embd", HP_OPT, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size|n_inner", HP_OPT, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head", HP_OPT, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads", HP_OPT, NULL, NULL},
+    {"rope.freq_base", 'f', "rope_theta", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_eps|layer_norm_epsilon|norm_epsilon", HP_OPT, NULL, NULL},
+    {"expert_count", 'u', "num_local_experts", HP_OPT, NULL, NULL},
+    {"expert_used_count", 'u', "num_experts_per_tok", HP_OPT, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"attention.causal", 'b', "=0", 0, NULL, NULL},
+    BLOCK(pooling_type),
+    END,
+};
+
+/* NomicBertModel: BertModel's keys with n_ctx forced to 2048, then the
+ * rotary base (a rope_theta too would be a duplicated key: not listed) */
+static const conv_hp nomic_bert_hp[] = {
+    CALC("block_count", 'u', block_count, 0),
+    {"context_length", 'u', "max_position_embeddings|=2048", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|n_embd", HP_OPT, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size|n_inner", HP_OPT, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads|n_head", HP_OPT, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", HP_OPT, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_eps|layer_norm_epsilon|norm_epsilon", HP_OPT, NULL, NULL},
+    {"expert_count", 'u', "num_local_experts", HP_OPT, NULL, NULL},
+    {"expert_used_count", 'u', "num_experts_per_tok", HP_OPT, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", HP_OPT, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"attention.causal", 'b', "=0", 0, NULL, NULL},
+    BLOCK(pooling_type),
+    {"rope.freq_base", 'f', "rotary_emb_base", 0, NULL, NULL},
+    END,
+};
+
+/* T5Model.set_gguf_parameters: the epsilon written twice, as LayerNorm's
+ * and as RMSNorm's; the context 512 when n_positions is not given */
+static const conv_hp t5_hp[] = {
+    {"context_length", 'u', "n_positions||=512", 0, NULL, NULL},
+    {"embedding_length", 'u', "d_model", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "d_ff", 0, NULL, NULL},
+    {"block_count", 'u', "num_layers", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_heads", 0, NULL, NULL},
+    {"attention.key_length", 'u', "d_kv", 0, NULL, NULL},
+    {"attention.value_length", 'u', "d_kv", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    {"attention.relative_buckets_count", 'u', "relative_attention_num_buckets", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    {"decoder_start_token_id", 'u', "decoder_start_token_id", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+/* T5EncoderModel: T5's keys without decoder_start_token_id */
+static const conv_hp t5encoder_hp[] = {
+    {"context_length", 'u', "n_positions||=512", 0, NULL, NULL},
+    {"embedding_length", 'u', "d_model", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "d_ff", 0, NULL, NULL},
+    {"block_count", 'u', "num_layers", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_heads", 0, NULL, NULL},
+    {"attention.key_length", 'u', "d_kv", 0, NULL, NULL},
+    {"attention.value_length", 'u', "d_kv", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    {"attention.relative_buckets_count", 'u', "relative_attention_num_buckets", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    END,
+};
+
+/* BitnetModel.set_gguf_parameters: linear rope scaling of factor 1, always */
+static const conv_hp bitnet_hp[] = {
+    BASE,
+    {"rope.scaling.type", 's', "=linear", 0, NULL, NULL},
+    {"rope.scaling.factor", 'f', "=1.0", 0, NULL, NULL},
+    END,
+};
+
 static const conv_hp gptneox_hp[] = {
     {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
     {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
@@ -1079,6 +1273,15 @@ const conv_arch conv_archs[] = {
     {"command-r", CLASSES("CohereForCausalLM"), AB_COMMAND_R, no_rules, command_r_hp, V_BPE, AF_CTX_MODEL_MAX},
     {"internlm2", CLASSES("InternLM2ForCausalLM"), AB_INTERNLM2, internlm2_rules, internlm2_hp, V_INTERNLM2, 0},
     {"bert", CLASSES("BertModel", "BertForMaskedLM", "CamembertModel"), AB_BERT, bert_rules, bert_hp, V_BERT, 0},
+    {"bert", CLASSES("RobertaModel"), AB_BERT, roberta_rules, roberta_hp, V_ROBERTA, 0},
+    {"bert", CLASSES("XLMRobertaModel", "XLMRobertaForSequenceClassification"), AB_BERT, roberta_rules, roberta_hp,
+     V_XLMR, 0},
+    {"nomic-bert", CLASSES("NomicBertModel"), AB_NOMIC_BERT, bert_rules, nomic_bert_hp, V_BERT, 0},
+    {"jina-bert-v2", CLASSES("JinaBertModel", "JinaBertForMaskedLM"), AB_JINA_BERT_V2, jina_rules, bert_hp, V_JINA, 0},
+    {"t5", CLASSES("T5WithLMHeadModel", "T5ForConditionalGeneration", "MT5ForConditionalGeneration",
+                   "UMT5ForConditionalGeneration"), AB_T5, t5_rules, t5_hp, V_T5, 0},
+    {"t5encoder", CLASSES("T5EncoderModel"), AB_T5ENCODER, t5_rules, t5encoder_hp, V_T5, 0},
+    {"bitnet", CLASSES("BitnetForCausalLM"), AB_BITNET, bitnet_rules, bitnet_hp, V_SPM, 0},
     {"gptneox", CLASSES("GPTNeoXForCausalLM"), AB_GPTNEOX, gptneox_rules, gptneox_hp, V_BPE, 0},
     {"falcon", CLASSES("FalconForCausalLM", "RWForCausalLM"), AB_FALCON, falcon_rules, falcon_hp, V_BPE, 0},
     {"mamba", CLASSES("MambaForCausalLM", "MambaLMHeadModel", "FalconMambaForCausalLM"), AB_MAMBA, mamba_rules,
@@ -1089,6 +1292,9 @@ const conv_arch conv_archs[] = {
      * without llama3 rope factors, its own vocabulary step */
     {"llama", CLASSES("InternLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp, V_INTERNLM3, 0},
     {"cohere2", CLASSES("Cohere2ForCausalLM"), AB_COHERE2, no_rules, cohere2_hp, V_BPE, 0},
+    {"bloom", CLASSES("BloomForCausalLM", "BloomModel"), AB_BLOOM, bloom_rules, bloom_hp, V_BPE, 0},
+    {"mpt", CLASSES("MPTForCausalLM"), AB_MPT, no_rules, mpt_hp, V_BPE, 0},
+    {"dbrx", CLASSES("DbrxForCausalLM"), AB_DBRX, dbrx_rules, dbrx_hp, V_BPE, AF_FORCE_QUANT},
     {"nemotron", CLASSES("NemotronForCausalLM"), AB_NEMOTRON, nemotron_rules, nemotron_hp, V_NEMOTRON, 0},
     {"qwen2vl", CLASSES("Qwen2VLForConditionalGeneration"), AB_QWEN2VL, qwen2vl_rules, qwen2vl_hp, V_SPM_OR_BPE, 0},
     {"olmoe", CLASSES("OlmoeForCausalLM"), AB_OLMOE, qwen2moe_rules, olmoe_hp, V_BPE, 0},

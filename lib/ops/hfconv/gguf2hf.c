@@ -48,8 +48,11 @@ static int64_t key_int(const hfc *c, const char *suffix, int64_t dflt)
     return hfc_int(hfc_key(c, suffix), &x) ? x : dflt;
 }
 
-static const hf_rev_arch *find_rev(const char *arch)
+static const hf_rev_arch *find_rev(const mf_model *m, const char *arch)
 {
+    for (size_t i = 0; i < hf_rev_n_variants; i++)
+        if (!strcmp(hf_rev_variants[i].rev.arch, arch) && hf_rev_variants[i].when(m))
+            return &hf_rev_variants[i].rev;
     for (size_t i = 0; i < hf_rev_n_archs; i++)
         if (!strcmp(hf_rev_archs[i].arch, arch))
             return &hf_rev_archs[i];
@@ -72,8 +75,14 @@ static bool space_prefix_before_ids(const hfc *c)
     return false;
 }
 
-static const conv_arch *find_fwd(const char *arch)
+/* The forward row of the class (several share a GGUF architecture), else
+ * the architecture's first. */
+static const conv_arch *find_fwd(const char *arch, const char *hf_class)
 {
+    for (size_t i = 0; hf_class && i < conv_n_archs; i++)
+        for (const char *const *k = conv_archs[i].classes; *k; k++)
+            if (!strcmp(conv_archs[i].name, arch) && !strcmp(*k, hf_class))
+                return &conv_archs[i];
     for (size_t i = 0; i < conv_n_archs; i++)
         if (!strcmp(conv_archs[i].name, arch))
             return &conv_archs[i];
@@ -89,12 +98,14 @@ static void split_name(const char *name, char *base, size_t cap, char *suffix, i
     *block = -1;
     const char *tail = name;
     base[0] = 0;
-    if (!strncmp(name, "blk.", 4)) {
+    /* "blk.N." first, or after a stack's prefix (T5's "enc.blk.N.", "dec.blk.N.") */
+    const char *blk = !strncmp(name, "blk.", 4) ? name : strstr(name, ".blk.") ? strstr(name, ".blk.") + 1 : NULL;
+    if (blk && (blk == name || !strchr(name, '.') || strchr(name, '.') + 1 == blk)) {
         char *end;
-        long long b = strtoll(name + 4, &end, 10);
-        if (end > name + 4 && *end == '.') {
+        long long b = strtoll(blk + 4, &end, 10);
+        if (end > blk + 4 && *end == '.') {
             *block = b;
-            snprintf(base, cap, "blk.{bid}");
+            snprintf(base, cap, "%.*sblk.{bid}", (int)(blk - name), name);
             tail = end;
         }
     }
@@ -156,6 +167,14 @@ static mf_dtype out_dtype(const hfc *c, const mf_tensor *t)
     return is_plain_float(t->dtype) ? t->dtype : c->quant_dtype;
 }
 
+/* RoBERTa: the rows the converter cut before the positions (pad id + 1). */
+static int64_t pad_rows(const hfc *c)
+{
+    int64_t pad;
+    return hfc_int(mf_meta_get(c->m, "tokenizer.ggml.padding_token_id"), &pad) && pad >= 0 && pad < (1 << 20)
+               ? pad + 1 : 0;
+}
+
 static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x, const char *name)
 {
     if (mf_vec_grow((void **)&c->items.v, &c->items.cap, c->items.n + 1, sizeof(hfc_item)))
@@ -167,10 +186,19 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
     if (r->op == R_SUB_ONE && !(nl >= 7 && !strcmp(t->name + nl - 7, ".weight")))
         it->op = R_PLAIN;
     it->out.name = name;
-    it->out.dtype = out_dtype(c, t);
+    it->out.dtype = r->op == R_UNTERNARY ? MF_F32 : out_dtype(c, t);
     if (r->op == R_UNSTACK) {
         it->out.ndim = t->ndim - 1;
         memcpy(it->out.shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+    } else if (r->op == R_PAD_ROWS && t->ndim == 2) {
+        it->out.ndim = 2;
+        it->out.shape[0] = t->shape[0] + pad_rows(c);
+        it->out.shape[1] = t->shape[1];
+    } else if (r->op == R_UNVIEW_EXPERTS || r->op == R_UNVIEW_EXPERTS_T) { /* [E * ff, embd] */
+        bool tr = r->op == R_UNVIEW_EXPERTS_T;
+        it->out.ndim = 2;
+        it->out.shape[0] = t->shape[0] * (tr ? t->shape[2] : t->shape[1]);
+        it->out.shape[1] = tr ? t->shape[1] : t->shape[2];
     } else {
         it->out.ndim = t->ndim;
         memcpy(it->out.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
@@ -208,6 +236,35 @@ static int fuse_parts(hfc *c, hfc_item *it, int64_t block, const char *suffix)
                        (long long)block);
     it->out.shape[0] = q->shape[0] + it->k->shape[0] + it->v->shape[0];
     return 0;
+}
+
+/* Jina-BERT's gated_layers: the block's ffn_up rows after ffn_gate's. */
+static int join_up(hfc *c, hfc_item *it, int64_t block, const char *suffix)
+{
+    char name[96];
+    snprintf(name, sizeof(name), "blk.%lld.ffn_up%s", (long long)block, suffix);
+    it->k = mf_tensor_find(c->m, name);
+    const mf_tensor *g = it->src;
+    if (!it->k || g->ndim != 2 || it->k->ndim != 2 || it->k->shape[1] != g->shape[1])
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)g->offset,
+                       "block %lld: ffn_gate has no ffn_up of its width to join", (long long)block);
+    it->out.shape[0] = g->shape[0] + it->k->shape[0];
+    return 0;
+}
+
+/* R_UP_GATED: of "a|b", a when the tensor's block has an ffn_gate, else b. */
+static bool up_name(const hfc *c, const mf_tensor *t, const char *alts, char *out, size_t cap)
+{
+    const char *bar = strchr(alts, '|'), *up = strstr(t->name, "ffn_up");
+    if (!bar || !up)
+        return false;
+    char gate[256];
+    snprintf(gate, sizeof(gate), "%.*sffn_gate%s", (int)(up - t->name), t->name, up + 6);
+    if (mf_tensor_find(c->m, gate))
+        snprintf(out, cap, "%.*s", (int)(bar - alts), alts);
+    else
+        snprintf(out, cap, "%s", bar + 1);
+    return true;
 }
 
 /* R_INTERLEAVE's partner: the tensor of the next R_FUSED_PART row, same
@@ -366,6 +423,19 @@ static int cmp_item(const void *a, const void *b)
     return strcmp(((const hfc_item *)a)->out.name, ((const hfc_item *)b)->out.name);
 }
 
+bool hfc_output_is_copy(const hfc *c)
+{
+    const mf_tensor *o = mf_tensor_find(c->m, "output.weight"), *e = mf_tensor_find(c->m, "token_embd.weight");
+    if (!o || !e || o->dtype != e->dtype || o->ndim != e->ndim || o->nbytes != e->nbytes || !o->data || !e->data ||
+        memcmp(o->shape, e->shape, sizeof(int64_t) * (size_t)o->ndim))
+        return false;
+    mf_status st;
+    mf_status_init(&st);
+    bool same = mf_tensor_need(o, &st) == 0 && mf_tensor_need(e, &st) == 0 && !memcmp(o->data, e->data, o->nbytes);
+    mf_status_clear(&st);
+    return same;
+}
+
 static int plan_tensors(hfc *c)
 {
     for (size_t i = 0; i < c->m->n_tensors; i++) {
@@ -399,10 +469,20 @@ static int plan_tensors(hfc *c)
                 return -1;
             continue;
         }
-        char *name = fill_name(c->a, r->hf, block, -1, suffix);
+        bool unview = r->op == R_UNVIEW_EXPERTS || r->op == R_UNVIEW_EXPERTS_T;
+        if (unview && (t->ndim != 3 || strcmp(suffix, ".weight")))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
+                           "tensor \"%s\" should be a 3-d expert weight", t->name);
+        char pick[256];
+        const char *hf = r->hf;
+        if (r->op == R_UP_GATED && up_name(c, t, r->hf, pick, sizeof(pick)))
+            hf = pick;
+        char *name = fill_name(c->a, hf, block, -1, unview ? "" : suffix); /* DBRX: no ".weight" */
         if (!name || add_item(c, t, r, -1, name))
             return c->st->code ? -1 : mf_oom(c->st, c->path);
         if (r->op == R_FUSE_GROUPED && fuse_parts(c, &c->items.v[c->items.n - 1], block, suffix))
+            return -1;
+        if (r->op == R_JOIN_UP && join_up(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
         if (r->op == R_GATE_UP_T && gate_up_part(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
@@ -800,6 +880,30 @@ static int concat_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     return 0;
 }
 
+/* ffn_gate's values, then ffn_up's */
+static int joined_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    float *a = NULL, *b = NULL;
+    uint64_t na = mf_tensor_nelems(it->src), nb = mf_tensor_nelems(it->k);
+    float *w = malloc(sizeof(float) * (size_t)(na + nb ? na + nb : 1));
+    int rc = w ? 0 : mf_oom(c->st, c->path);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->src, &a, c->st);
+    if (rc == 0)
+        rc = mf_tensor_read_f32(c->m, it->k, &b, c->st);
+    if (rc == 0) {
+        memcpy(w, a, sizeof(float) * (size_t)na);
+        memcpy(w + na, b, sizeof(float) * (size_t)nb);
+        *out = w;
+        *n_out = na + nb;
+    } else {
+        free(w);
+    }
+    free(a);
+    free(b);
+    return rc;
+}
+
 /* The item's values as float32 (malloc'd, n elements). */
 static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
@@ -821,6 +925,8 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     }
     if (it->op == R_FUSE_GROUPED)
         return fused_f32(c, it, out, n_out);
+    if (it->op == R_JOIN_UP)
+        return joined_f32(c, it, out, n_out);
     if (it->op == R_EXPERTS_T || it->op == R_GATE_UP_T)
         return experts_t_f32(c, it, out, n_out);
     if (it->op == R_CONCAT)
@@ -832,6 +938,11 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     uint64_t n = mf_tensor_nelems(t);
     if (it->op == R_UNSTACK)
         n /= (uint64_t)t->shape[0];
+    uint64_t front = 0; /* R_PAD_ROWS: zero values before the rows */
+    if (it->op == R_PAD_ROWS && t->ndim == 2) {
+        front = (uint64_t)pad_rows(c) * (uint64_t)t->shape[1];
+        n += front;
+    }
     float *w = malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!w)
         return mf_oom(c->st, c->path);
@@ -867,6 +978,27 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         break;
     case R_UNSTACK:
         memcpy(w, src + (uint64_t)it->x * n, sizeof(float) * (size_t)n);
+        break;
+    case R_UNVIEW_EXPERTS_T: { /* [E][embd][ff] -> [E][ff][embd] */
+        int64_t e = t->shape[0], a = t->shape[1], b = t->shape[2];
+        for (int64_t x = 0; x < e; x++)
+            for (int64_t i = 0; i < a; i++)
+                for (int64_t j = 0; j < b; j++)
+                    w[(x * b + j) * a + i] = src[(x * a + i) * b + j];
+        break;
+    }
+    case R_UNTERNARY: { /* +-s / share: its mean |w| is s again */
+        uint64_t nonzero = 0;
+        for (uint64_t i = 0; i < n; i++)
+            nonzero += src[i] != 0.0f;
+        float share = n ? (float)((double)nonzero / (double)n) : 1.0f;
+        for (uint64_t i = 0; i < n; i++)
+            w[i] = src[i] == 0.0f || share == 0.0f ? src[i] : src[i] / share; /* -0.0 stays -0.0 */
+        break;
+    }
+    case R_PAD_ROWS:
+        memset(w, 0, sizeof(float) * (size_t)front);
+        memcpy(w + front, src, sizeof(float) * (size_t)(n - front));
         break;
     case R_SUB_ONE:
         for (uint64_t i = 0; i < n; i++)
@@ -1157,8 +1289,8 @@ static int start(hfc *c)
     if (!a || a->type != MF_V_STR)
         return mf_fail(c->st, MF_ERR_FORMAT, c->path, -1, "no general.architecture: not a model GGUF");
     c->arch = a->as.s.ptr;
-    c->rev = find_rev(c->arch);
-    c->fwd = find_fwd(c->arch);
+    c->rev = find_rev(c->m, c->arch);
+    c->fwd = find_fwd(c->arch, c->rev ? c->rev->hf_class : NULL);
     if (!c->rev || !c->fwd) {
         char known[1024] = "";
         for (size_t i = 0; i < hf_rev_n_archs; i++)

@@ -20,6 +20,17 @@ typedef enum hf_rev_op {
     R_FUSE_GROUPED,  /* InternLM2: attn_q (with attn_k, attn_v of its block),
                         unpermuted, fused back into [kv][q_per_kv + 2][hd] rows */
     R_FUSED_PART,    /* attn_k / attn_v of such a block: inside the fused one */
+    R_JOIN_UP,       /* Jina-BERT: ffn_gate with its block's ffn_up after it, back into
+                        the one gated_layers tensor (ffn_up: R_FUSED_PART) */
+    R_UP_GATED,      /* T5's ffn_up: hf "a|b", a (wi_1) when the block has an ffn_gate
+                        (gated-gelu), else b (wi); copied */
+    R_UNTERNARY,     /* BitNet: values {-s, 0, s} (the latent weights are gone) written as
+                        +-s / (the share of non-zeros), in F32, so that ternarising them
+                        again gives s back */
+    R_PAD_ROWS,      /* RoBERTa: padding_token_id + 1 zero rows put back in front (the
+                        converter cut them; their values are not in the GGUF) */
+    R_UNVIEW_EXPERTS,   /* DBRX: [E][ff][embd] back to [E * ff, embd], named without ".weight" */
+    R_UNVIEW_EXPERTS_T, /* the same from [E][embd][ff], each expert transposed back */
     R_UNSQUEEZE1,    /* LFM2's short convolution: [d, L] back to [d, 1, L] */
     R_MXFP4_UNPACK,  /* gpt-oss experts: a ggml MXFP4 .weight back to hf + "_blocks"
                         (uint8 [E, rows, nb, 16]) and hf + "_scales" (uint8 e8m0
@@ -66,6 +77,16 @@ typedef struct hf_rev_arch {
 extern const hf_rev_arch hf_rev_archs[];
 extern const size_t hf_rev_n_archs;
 extern const hf_rev_arch hf_rev_falcon_new; /* Falcon with new_decoder_architecture */
+
+/* Classes that share a GGUF architecture with hf_rev_archs' class (RoBERTa
+ * and XLM-RoBERTa write "bert"): taken, before it, when `when` says the
+ * GGUF is theirs (first that fits). */
+typedef struct hf_rev_variant {
+    bool (*when)(const mf_model *m);
+    hf_rev_arch rev;
+} hf_rev_variant;
+extern const hf_rev_variant hf_rev_variants[];
+extern const size_t hf_rev_n_variants;
 
 /* The public options (mfmt/convert.h); the internal entry below reads
  * them as given (struct_size unchecked). */

@@ -68,6 +68,23 @@ static const hf_rev_name olmo_names[] = {
     END,
 };
 
+/* BitNet b1.58: Llama's names without permutation, sub-norms, ternary projections */
+static const hf_rev_name bitnet_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_sub_norm", L "self_attn.inner_attn_ln", R_PLAIN},
+    {"blk.{bid}.ffn_sub_norm", L "mlp.ffn_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q", L "self_attn.q_proj", R_UNTERNARY},
+    {"blk.{bid}.attn_k", L "self_attn.k_proj", R_UNTERNARY},
+    {"blk.{bid}.attn_v", L "self_attn.v_proj", R_UNTERNARY},
+    {"blk.{bid}.attn_output", L "self_attn.o_proj", R_UNTERNARY},
+    {"blk.{bid}.ffn_gate", L "mlp.gate_proj", R_UNTERNARY},
+    {"blk.{bid}.ffn_up", L "mlp.up_proj", R_UNTERNARY},
+    {"blk.{bid}.ffn_down", L "mlp.down_proj", R_UNTERNARY},
+    END,
+};
+
 /* Orion: Llama's names, LayerNorm with biases, no permutation */
 static const hf_rev_name orion_names[] = {
     LLAMA_TOP,
@@ -553,7 +570,57 @@ static const hf_rev_name falcon_new_names[] = {
 };
 #undef FALCON_NAMES
 const hf_rev_arch hf_rev_falcon_new = {"falcon", "FalconForCausalLM", "falcon", falcon_new_names};
+
+/* BLOOM: the tied head came as a copy of the embedding */
+static const hf_rev_name bloom_names[] = {
+    {"token_embd", "transformer.word_embeddings", R_PLAIN},
+    {"token_embd_norm", "transformer.word_embeddings_layernorm", R_PLAIN},
+    {"output_norm", "transformer.ln_f", R_PLAIN},
+    {"output", "lm_head", R_TIED},
+    {"blk.{bid}.attn_norm", H "input_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_qkv", H "self_attention.query_key_value", R_QKV_PER_HEAD},
+    {"blk.{bid}.attn_output", H "self_attention.dense", R_PLAIN},
+    {"blk.{bid}.ffn_norm", H "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_up", H "mlp.dense_h_to_4h", R_PLAIN},
+    {"blk.{bid}.ffn_down", H "mlp.dense_4h_to_h", R_PLAIN},
+    END,
+};
 #undef H
+
+#define T "transformer.blocks.{bid}."
+static const hf_rev_name mpt_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"position_embd", "transformer.wpe", R_PLAIN},
+    {"output_norm", "transformer.norm_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", T "norm_1", R_PLAIN},
+    {"blk.{bid}.attn_qkv", T "attn.Wqkv", R_PLAIN},
+    {"blk.{bid}.attn_q_norm", T "attn.q_ln", R_PLAIN},
+    {"blk.{bid}.attn_k_norm", T "attn.k_ln", R_PLAIN},
+    {"blk.{bid}.attn_output", T "attn.out_proj", R_PLAIN},
+    {"blk.{bid}.ffn_norm", T "norm_2", R_PLAIN},
+    {"blk.{bid}.ffn_up", T "ffn.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down", T "ffn.down_proj", R_PLAIN},
+    END,
+};
+
+/* DBRX: the experts go back to [E * ff, embd] without ".weight" (w2's
+ * matrices transposed back) */
+static const hf_rev_name dbrx_names[] = {
+    {"token_embd", "transformer.wte", R_PLAIN},
+    {"output_norm", "transformer.norm_f", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", T "norm_attn_norm.norm_1", R_PLAIN},
+    {"blk.{bid}.attn_qkv", T "norm_attn_norm.attn.Wqkv", R_PLAIN},
+    {"blk.{bid}.attn_output", T "norm_attn_norm.attn.out_proj", R_PLAIN},
+    {"blk.{bid}.attn_output_norm", T "norm_attn_norm.norm_2", R_PLAIN},
+    {"blk.{bid}.ffn_gate_inp", T "ffn.router.layer", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", T "ffn.experts.mlp.w1", R_UNVIEW_EXPERTS},
+    {"blk.{bid}.ffn_up_exps", T "ffn.experts.mlp.v1", R_UNVIEW_EXPERTS},
+    {"blk.{bid}.ffn_down_exps", T "ffn.experts.mlp.w2", R_UNVIEW_EXPERTS_T},
+    END,
+};
+#undef T
 
 #define X "gpt_neox.layers.{bid}."
 static const hf_rev_name gptneox_names[] = {
@@ -589,22 +656,122 @@ static const hf_rev_name mamba_names[] = {
 #undef B
 
 #define E "encoder.layer.{bid}."
+/* BertModel's names, shared by its subclasses */
+#define BERT_EMBEDDINGS \
+    {"token_types", "embeddings.token_type_embeddings", R_PLAIN}, {"token_embd_norm", "embeddings.LayerNorm", R_PLAIN}
+#define BERT_ATTENTION \
+    {"blk.{bid}.attn_q", E "attention.self.query", R_PLAIN}, {"blk.{bid}.attn_k", E "attention.self.key", R_PLAIN}, \
+    {"blk.{bid}.attn_v", E "attention.self.value", R_PLAIN}, \
+    {"blk.{bid}.attn_output", E "attention.output.dense", R_PLAIN}, \
+    {"blk.{bid}.attn_output_norm", E "attention.output.LayerNorm", R_PLAIN}
+#define BERT_FFN \
+    {"blk.{bid}.ffn_up", E "intermediate.dense", R_PLAIN}, {"blk.{bid}.ffn_down", E "output.dense", R_PLAIN}, \
+    {"blk.{bid}.layer_output_norm", E "output.LayerNorm", R_PLAIN}
 static const hf_rev_name bert_names[] = {
     {"token_embd", "embeddings.word_embeddings", R_PLAIN},
     {"position_embd", "embeddings.position_embeddings", R_PLAIN},
-    {"token_types", "embeddings.token_type_embeddings", R_PLAIN},
-    {"token_embd_norm", "embeddings.LayerNorm", R_PLAIN},
-    {"blk.{bid}.attn_q", E "attention.self.query", R_PLAIN},
-    {"blk.{bid}.attn_k", E "attention.self.key", R_PLAIN},
-    {"blk.{bid}.attn_v", E "attention.self.value", R_PLAIN},
-    {"blk.{bid}.attn_output", E "attention.output.dense", R_PLAIN},
-    {"blk.{bid}.attn_output_norm", E "attention.output.LayerNorm", R_PLAIN},
-    {"blk.{bid}.ffn_up", E "intermediate.dense", R_PLAIN},
-    {"blk.{bid}.ffn_down", E "output.dense", R_PLAIN},
-    {"blk.{bid}.layer_output_norm", E "output.LayerNorm", R_PLAIN},
+    BERT_EMBEDDINGS, BERT_ATTENTION,
+    BERT_FFN,
     END,
 };
+
+/* Jina-BERT v2: BERT's attention, the gate and up halves joined back */
+static const hf_rev_name jina_bert_names[] = {
+    {"token_embd", "embeddings.word_embeddings", R_PLAIN},
+    BERT_EMBEDDINGS, BERT_ATTENTION,
+    {"blk.{bid}.ffn_gate", E "mlp.gated_layers", R_JOIN_UP},
+    {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down", E "mlp.wo", R_PLAIN},
+    {"blk.{bid}.layer_output_norm", E "mlp.layernorm", R_PLAIN},
+    END,
+};
+
+/* RoBERTa and XLM-RoBERTa: BERT's names under the same GGUF architecture,
+ * the position rows the converter cut put back as zeros */
+static const hf_rev_name roberta_names[] = {
+    {"token_embd", "embeddings.word_embeddings", R_PLAIN},
+    {"position_embd", "embeddings.position_embeddings", R_PAD_ROWS},
+    BERT_EMBEDDINGS, BERT_ATTENTION,
+    BERT_FFN,
+    END,
+};
+
+static bool tokenizer_is(const mf_model *m, const char *model)
+{
+    const mf_value *v = mf_meta_get(m, "tokenizer.ggml.model");
+    return v && v->type == MF_V_STR && !strcmp(v->as.s.ptr, model);
+}
+
+/* RobertaModel writes a byte-level BPE vocabulary, XLMRobertaModel a "t5" one */
+static bool roberta_vocab(const mf_model *m)
+{
+    return tokenizer_is(m, "gpt2");
+}
+
+static bool xlmr_vocab(const mf_model *m)
+{
+    return tokenizer_is(m, "t5");
+}
 #undef E
+
+#define N "encoder.layers.{bid}."
+static const hf_rev_name nomic_bert_names[] = {
+    {"token_embd", "embeddings.word_embeddings", R_PLAIN},
+    {"token_types", "embeddings.token_type_embeddings", R_PLAIN},
+    {"token_embd_norm", "emb_ln", R_PLAIN},
+    {"blk.{bid}.attn_qkv", N "attn.Wqkv", R_PLAIN},
+    {"blk.{bid}.attn_output", N "attn.out_proj", R_PLAIN},
+    {"blk.{bid}.attn_output_norm", N "norm1", R_PLAIN},
+    {"blk.{bid}.ffn_up", N "mlp.fc11", R_PLAIN},
+    {"blk.{bid}.ffn_gate", N "mlp.fc12", R_PLAIN},
+    {"blk.{bid}.ffn_down", N "mlp.fc2", R_PLAIN},
+    {"blk.{bid}.layer_output_norm", N "norm2", R_PLAIN},
+    END,
+};
+#undef N
+
+/* T5: one shared embedding (transformers ties the stacks' embed_tokens to it) */
+#define T5_ENCODER \
+    {"enc.blk.{bid}.attn_norm", "encoder.block.{bid}.layer.0.layer_norm", R_PLAIN}, \
+    {"enc.blk.{bid}.attn_q", "encoder.block.{bid}.layer.0.SelfAttention.q", R_PLAIN}, \
+    {"enc.blk.{bid}.attn_k", "encoder.block.{bid}.layer.0.SelfAttention.k", R_PLAIN}, \
+    {"enc.blk.{bid}.attn_v", "encoder.block.{bid}.layer.0.SelfAttention.v", R_PLAIN}, \
+    {"enc.blk.{bid}.attn_o", "encoder.block.{bid}.layer.0.SelfAttention.o", R_PLAIN}, \
+    {"enc.blk.{bid}.attn_rel_b", "encoder.block.{bid}.layer.0.SelfAttention.relative_attention_bias", R_PLAIN}, \
+    {"enc.blk.{bid}.ffn_norm", "encoder.block.{bid}.layer.1.layer_norm", R_PLAIN}, \
+    {"enc.blk.{bid}.ffn_gate", "encoder.block.{bid}.layer.1.DenseReluDense.wi_0", R_PLAIN}, \
+    {"enc.blk.{bid}.ffn_up", "encoder.block.{bid}.layer.1.DenseReluDense.wi_1|encoder.block.{bid}.layer.1.DenseReluDense.wi", R_UP_GATED}, \
+    {"enc.blk.{bid}.ffn_down", "encoder.block.{bid}.layer.1.DenseReluDense.wo", R_PLAIN}, \
+    {"enc.output_norm", "encoder.final_layer_norm", R_PLAIN}
+static const hf_rev_name t5_names[] = {
+    {"token_embd", "shared", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    T5_ENCODER,
+    {"dec.blk.{bid}.attn_norm", "decoder.block.{bid}.layer.0.layer_norm", R_PLAIN},
+    {"dec.blk.{bid}.attn_q", "decoder.block.{bid}.layer.0.SelfAttention.q", R_PLAIN},
+    {"dec.blk.{bid}.attn_k", "decoder.block.{bid}.layer.0.SelfAttention.k", R_PLAIN},
+    {"dec.blk.{bid}.attn_v", "decoder.block.{bid}.layer.0.SelfAttention.v", R_PLAIN},
+    {"dec.blk.{bid}.attn_o", "decoder.block.{bid}.layer.0.SelfAttention.o", R_PLAIN},
+    {"dec.blk.{bid}.attn_rel_b", "decoder.block.{bid}.layer.0.SelfAttention.relative_attention_bias", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_norm", "decoder.block.{bid}.layer.1.layer_norm", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_q", "decoder.block.{bid}.layer.1.EncDecAttention.q", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_k", "decoder.block.{bid}.layer.1.EncDecAttention.k", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_v", "decoder.block.{bid}.layer.1.EncDecAttention.v", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_o", "decoder.block.{bid}.layer.1.EncDecAttention.o", R_PLAIN},
+    {"dec.blk.{bid}.cross_attn_rel_b", "decoder.block.{bid}.layer.1.EncDecAttention.relative_attention_bias", R_PLAIN},
+    {"dec.blk.{bid}.ffn_norm", "decoder.block.{bid}.layer.2.layer_norm", R_PLAIN},
+    {"dec.blk.{bid}.ffn_gate", "decoder.block.{bid}.layer.2.DenseReluDense.wi_0", R_PLAIN},
+    {"dec.blk.{bid}.ffn_up", "decoder.block.{bid}.layer.2.DenseReluDense.wi_1|decoder.block.{bid}.layer.2.DenseReluDense.wi", R_UP_GATED},
+    {"dec.blk.{bid}.ffn_down", "decoder.block.{bid}.layer.2.DenseReluDense.wo", R_PLAIN},
+    {"dec.output_norm", "decoder.final_layer_norm", R_PLAIN},
+    END,
+};
+static const hf_rev_name t5encoder_names[] = {
+    {"token_embd", "shared", R_PLAIN},
+    T5_ENCODER,
+    END,
+};
+#undef T5_ENCODER
 
 #define L "model.layers.{bid}."
 static const hf_rev_name internlm2_names[] = {
@@ -757,12 +924,20 @@ const hf_rev_arch hf_rev_archs[] = {
     {"cohere2", CLASS("Cohere2ForCausalLM", "cohere2"), cohere2_names},
     {"internlm2", CLASS("InternLM2ForCausalLM", "internlm2"), internlm2_names},
     {"bert", CLASS("BertModel", "bert"), bert_names},
+    {"nomic-bert", CLASS("NomicBertModel", "nomic_bert"), nomic_bert_names},
+    {"bitnet", CLASS("BitnetForCausalLM", "llama"), bitnet_names},
+    {"t5", CLASS("T5ForConditionalGeneration", "t5"), t5_names},
+    {"t5encoder", CLASS("T5EncoderModel", "t5"), t5encoder_names},
+    {"jina-bert-v2", CLASS("JinaBertModel", "bert"), jina_bert_names},
     {"gptneox", CLASS("GPTNeoXForCausalLM", "gpt_neox"), gptneox_names},
     {"falcon", CLASS("FalconForCausalLM", "falcon"), falcon_names},
     {"mamba", CLASS("MambaForCausalLM", "mamba"), mamba_names},
     {"olmo", CLASS("OlmoForCausalLM", "olmo"), olmo_names},
     {"orion", CLASS("OrionForCausalLM", "orion"), orion_names},
     {"nemotron", CLASS("NemotronForCausalLM", "nemotron"), nemotron_names},
+    {"bloom", CLASS("BloomForCausalLM", "bloom"), bloom_names},
+    {"mpt", CLASS("MPTForCausalLM", "mpt"), mpt_names},
+    {"dbrx", CLASS("DbrxForCausalLM", "dbrx"), dbrx_names},
     {"gpt-oss", CLASS("GptOssForCausalLM", "gpt_oss"), gpt_oss_names},
     {"lfm2", CLASS("Lfm2ForCausalLM", "lfm2"), lfm2_names},
     {"qwen3next", CLASS("Qwen3NextForCausalLM", "qwen3_next"), qwen3next_names},
@@ -785,3 +960,9 @@ const hf_rev_arch hf_rev_archs[] = {
     {"jais", CLASS("JAISLMHeadModel", "jais"), jais_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);
+
+const hf_rev_variant hf_rev_variants[] = {
+    {roberta_vocab, {"bert", CLASS("RobertaModel", "roberta"), roberta_names}},
+    {xlmr_vocab, {"bert", CLASS("XLMRobertaModel", "xlm-roberta"), roberta_names}},
+};
+const size_t hf_rev_n_variants = sizeof(hf_rev_variants) / sizeof(hf_rev_variants[0]);

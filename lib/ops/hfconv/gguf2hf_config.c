@@ -60,6 +60,16 @@ static void set_new(json_t *cfg, const char *key, json_t *v)
 {
     if (!v)
         return;
+    for (const char *dot; (dot = strchr(key, '.')) != NULL; key = dot + 1) { /* "a.b": key b of object a */
+        char part[128];
+        snprintf(part, sizeof(part), "%.*s", (int)(dot - key), key);
+        json_t *o = json_object_get(cfg, part);
+        if (!json_is_object(o)) {
+            o = json_object();
+            json_object_set_new(cfg, part, o);
+        }
+        cfg = o;
+    }
     if (json_object_get(cfg, key))
         json_decref(v); /* the first key that gives it wins */
     else
@@ -217,6 +227,15 @@ void g2h_mamba_dt_rank(hfc *c, json_t *cfg, int64_t x)
     set_new(cfg, "time_step_rank", json_integer(x));
 }
 
+/* RoBERTa: the positions table had pad_token_id + 1 rows more */
+void g2h_ctx_after_pad(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t pad;
+    if (!hfc_int(mf_meta_get(c->m, "tokenizer.ggml.padding_token_id"), &pad))
+        pad = -1;
+    set_new(cfg, "max_position_embeddings", json_integer(x + pad + 1));
+}
+
 void g2h_falcon_mamba(hfc *c, json_t *cfg, int64_t x)
 {
     (void)c;
@@ -242,6 +261,16 @@ void g2h_rope_linear(hfc *c, json_t *cfg)
     json_object_set_new(rs, "type", json_string("linear"));
     json_object_set_new(rs, "factor", f32_of(c, "rope.scaling.factor"));
     set_new(cfg, "rope_scaling", rs);
+}
+
+/* MPT: ALiBi on when max_alibi_bias is not 0 */
+void g2h_mpt_alibi(hfc *c, json_t *cfg)
+{
+    const mf_value *v = hfc_key(c, "attention.max_alibi_bias");
+    if (!v || v->type != MF_V_F32)
+        return;
+    set_new(cfg, "attn_config.alibi", json_boolean(v->as.f != 0.0));
+    set_new(cfg, "attn_config.alibi_bias_max", f32_of(c, "attention.max_alibi_bias"));
 }
 
 static void rope_yarn(hfc *c, json_t *cfg, bool deepseek)
@@ -877,7 +906,13 @@ static json_t *build_config(hfc *c)
     const mf_value *tok = mf_meta_get(c->m, "tokenizer.ggml.tokens");
     if (tok && tok->type == MF_V_ARR)
         set_new(cfg, "vocab_size", json_integer((json_int_t)tok->as.arr.n));
-    bool has_output = mf_tensor_find(c->m, "output.weight") != NULL;
+    /* rows cut by pad_token_id + 1 (RoBERTa): the forward converter reads the id from config.json */
+    for (const conv_rule *r = c->fwd->rules; r->pat; r++) {
+        int64_t pad;
+        if (r->op == OP_DROP_ROWS && hfc_int(mf_meta_get(c->m, "tokenizer.ggml.padding_token_id"), &pad))
+            set_new(cfg, r->count_key, json_integer(pad));
+    }
+    bool has_output = mf_tensor_find(c->m, "output.weight") != NULL && !hfc_output_is_copy(c);
     bool always_tied = !strcmp(c->arch, "gpt2");
     set_new(cfg, "tie_word_embeddings", json_boolean(always_tied || !has_output));
     set_new(cfg, "torch_dtype", json_string(torch_dtype(c)));

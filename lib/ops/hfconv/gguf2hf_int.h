@@ -43,6 +43,9 @@ typedef struct hfc_special_type {
 enum { HFC_N_SPECIAL = 7 };
 extern const hfc_special_type hfc_special[HFC_N_SPECIAL];
 
+/* Is output.weight a byte copy of token_embd.weight (a tied head written twice)? */
+bool hfc_output_is_copy(const hfc *c);
+
 /* Does the forward table write this key as a constant ("=V")? */
 bool hfc_fwd_constant(const hfc *c, const char *key);
 

@@ -194,6 +194,87 @@ static int write_spm(hfc *c, const vocab_view *v)
     return rc;
 }
 
+/* A "t5" (SentencePiece Unigram) vocabulary back as the model file its
+ * class reads: XLM-RoBERTa's sentencepiece.bpe.model in the fairseq layout
+ * (the converter put <s> <pad> </s> <unk> first and every piece one id
+ * later: pieces 0-2 are <unk> <s> </s> again, piece i >= 3 is token i + 1),
+ * or T5's spiece.model as the tokens are. The normalizer: the precompiled
+ * charsmap, add_dummy_prefix and remove_extra_whitespaces of the GGUF. */
+static int write_unigram(hfc *c, const vocab_view *v, bool fairseq)
+{
+    bytes b = {0}, piece = {0};
+    size_t n = spm_pieces(v);
+    while (fairseq && n > 4) { /* placeholders one id later: token i is [PAD{i - 1}] */
+        char pad[32];
+        snprintf(pad, sizeof(pad), "[PAD%zu]", n - 2);
+        if (tok_type(v, n - 1) != TT_UNUSED || strcmp(tok(v, n - 1), pad))
+            break;
+        n--;
+    }
+    if (fairseq && n < 4)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, -1, "a \"t5\" vocabulary of %zu tokens: "
+                       "XLM-RoBERTa's layout has 4 first", n);
+    size_t pieces = fairseq ? n - 1 : n;
+    static const char *const fairseq_first[] = {"<unk>", "<s>", "</s>"};
+    for (size_t i = 0; i < pieces; i++) {
+        size_t from = fairseq ? i + 1 : i;
+        bool first = fairseq && i < 3;
+        const char *text = first ? fairseq_first[i] : tok(v, from);
+        size_t len = first ? strlen(text) : tok_len(v, from);
+        float s = first ? 0.0f : tok_score(v, from);
+        int t = first ? (i == 0 ? TT_UNKNOWN : TT_CONTROL) : tok_type(v, from);
+        if (t == TT_USER_DEFINED)
+            t = TT_NORMAL;
+        piece.n = 0;
+        put_len(&piece, 1, text, len);
+        uint8_t f[4];
+        uint32_t u;
+        memcpy(&u, &s, 4);
+        mf_wr32le(f, u);
+        put_tag(&piece, 2, 5);
+        put_raw(&piece, f, 4);
+        put_tag(&piece, 3, 0);
+        put_varint(&piece, (uint64_t)t);
+        put_len(&b, 1, piece.v, piece.n);
+    }
+    bytes ts = {0}, ns = {0};
+    put_tag(&ts, 3, 0);
+    put_varint(&ts, 1); /* UNIGRAM */
+    const mf_value *cm = mf_meta_get(c->m, "tokenizer.ggml.precompiled_charsmap");
+    const mf_value *asp = mf_meta_get(c->m, "tokenizer.ggml.add_space_prefix");
+    const mf_value *rws = mf_meta_get(c->m, "tokenizer.ggml.remove_extra_whitespaces");
+    bool has_map = cm && cm->type == MF_V_ARR && cm->as.arr.n;
+    put_len(&ns, 1, has_map ? "nmt_nfkc" : "identity", 8);
+    if (has_map) {
+        uint8_t *map = malloc(cm->as.arr.n);
+        if (!map) {
+            free(b.v);
+            free(piece.v);
+            free(ts.v);
+            free(ns.v);
+            return mf_oom(c->st, c->path);
+        }
+        for (size_t i = 0; i < cm->as.arr.n; i++)
+            map[i] = (uint8_t)cm->as.arr.items[i].as.u;
+        put_len(&ns, 2, map, cm->as.arr.n);
+        free(map);
+    }
+    put_tag(&ns, 3, 0);
+    put_varint(&ns, asp && asp->type == MF_V_BOOL ? asp->as.b : 1);
+    put_tag(&ns, 4, 0);
+    put_varint(&ns, rws && rws->type == MF_V_BOOL ? rws->as.b : 1);
+    put_len(&b, 2, ts.v, ts.n);
+    put_len(&b, 3, ns.v, ns.n);
+    int rc = b.v && ts.v && ns.v
+                 ? hfc_write_bytes(c, fairseq ? "sentencepiece.bpe.model" : "spiece.model", b.v, b.n)
+                 : mf_oom(c->st, c->path);
+    free(b.v);
+    free(piece.v);
+    free(ts.v);
+    free(ns.v);
+    return rc;
+}
+
 /* ------------------------------------------------------ tokenizer.json */
 
 static const struct pretok { const char *name, *normalizer, *pre, *decoder; } pretoks[] = {
@@ -512,7 +593,11 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
          * this key gives it back, after bos and eos */
         {"tokenizer.ggml.add_sep_token", "add_sep_token"},
     };
-    for (size_t i = 0; i < 3; i++) {
+    /* RoBERTa's, XLM-R's and T5's set_vocab write both themselves: given
+     * back, the forward converter would write them twice */
+    bool own_adds = c->fwd->vocab == V_ROBERTA || c->fwd->vocab == V_XLMR || c->fwd->vocab == V_T5 ||
+                    c->fwd->vocab == V_JINA;
+    for (size_t i = 0; i < 3 && !own_adds; i++) {
         const mf_value *b = mf_meta_get(c->m, adds[i].gguf);
         if (b && b->type == MF_V_BOOL && !hfc_fwd_constant(c, adds[i].gguf))
             json_object_set_new(tc, adds[i].hf, json_boolean(b->as.b));
@@ -540,9 +625,10 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
     json_t *ct = chat_template(c);
     if (ct)
         json_object_set_new(tc, "chat_template", ct);
-    json_object_set_new(tc, "tokenizer_class",
-                        json_string(spm ? "LlamaTokenizer" : bert ? "BertTokenizer"
-                                                                  : "PreTrainedTokenizerFast"));
+    const char *cls = spm ? "LlamaTokenizer" : bert ? "BertTokenizer" : "PreTrainedTokenizerFast";
+    if (c->fwd->vocab == V_XLMR || c->fwd->vocab == V_T5)
+        cls = c->fwd->vocab == V_XLMR ? "XLMRobertaTokenizer" : "T5Tokenizer";
+    json_object_set_new(tc, "tokenizer_class", json_string(cls));
     json_object_set_new(tc, "clean_up_tokenization_spaces", json_false());
     int64_t ctx = 0;
     if (hfc_int(hfc_key(c, "context_length"), &ctx) && ctx > 0)
@@ -570,12 +656,14 @@ int hfc_write_tokenizer(hfc *c)
     int rc;
     if (spm)
         rc = write_spm(c, &v);
+    else if (!strcmp(kind, "t5"))
+        rc = write_unigram(c, &v, c->fwd->vocab == V_XLMR);
     else if (bert || !strcmp(kind, "gpt2") || !strcmp(kind, "llama"))
         rc = write_tokenizer_json(c, &v, bert);
     else
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, -1,
-                       "tokenizer.ggml.model \"%s\": mfmt writes llama (SentencePiece), gpt2 (BPE) "
-                       "and bert (WordPiece) tokenizers",
+                       "tokenizer.ggml.model \"%s\": mfmt writes llama (SentencePiece), t5 (Unigram), "
+                       "gpt2 (BPE) and bert (WordPiece) tokenizers",
                        kind);
     return rc ? rc : write_tokenizer_config(c, &v, spm, bert);
 }

@@ -532,7 +532,10 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
         rc = mf_output_check(c.parts[i], out, st);
     if (rc == 0)
         rc = mf_output_check_path(dir, out, st);
-    if (rc == 0 && c.mix != MF_FTYPE_INVALID && !c.opts.vocab_only) /* llama-quantize's file: the last tensor padded too */
+    /* llama-quantize's file, and gguf-py's too: GGUFWriter.write_tensors_to_file
+     * pads after every tensor, the last included (seen when its size is not a
+     * multiple of 32: DBRX's and the T5 encoder's Q8_0 token_embd) */
+    if (rc == 0 && !c.opts.vocab_only)
         rc = mf_gguf_write_all_padded(out, ot, c.n_out, kv.kv, kv.n, h2g_fill_tensor, &c, st);
     else if (rc == 0)
         rc = mf_gguf_write(out, ot, c.n_out, kv.kv, kv.n, h2g_fill_tensor, &c, st);

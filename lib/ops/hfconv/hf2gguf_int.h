@@ -35,7 +35,7 @@ typedef struct out_tensor {
     /* transposed, per block of row_len source rows (row_map lists them, else
      * consecutive): t_cols columns from t_col0 (0: all), one output row each */
     int64_t t_cols, t_col0;
-    conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, OP_SCALE, or OP_SKIP for none */
+    conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, OP_TERNARY, OP_SCALE, or OP_SKIP for none */
     float scale;                 /* OP_SCALE's factor (a Python float as torch casts it) */
     float *generated;            /* values of a generated tensor */
     bool mxfp4;                  /* OP_MXFP4: segs[0] blocks, segs[1] scales, rows of
@@ -70,6 +70,8 @@ typedef struct conv {
     size_t n_out, cap_out;
     pending *pend;
     size_t n_pend, cap_pend;
+    const char *first_of_seen[8]; /* OP_FIRST_OF groups already met */
+    size_t n_first_of_seen;
     double max_alibi_bias;       /* AF_ALIBI_BIAS: 8.0, or from the slopes tensor */
     mf_kvlist *kv;
     mf_convert_gguf_opts opts;   /* the caller's, over the defaults */

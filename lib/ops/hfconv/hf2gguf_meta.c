@@ -9,16 +9,28 @@
 
 /* ------------------------------------------------------ config values */
 
+/* A config.json value; "a.b" is key b of the object a (MPT's and DBRX's
+ * attn_config / ffn_config). */
 json_t *h2g_hparam(const conv *c, const char *key)
 {
-    return json_object_get(c->cfg, key);
+    json_t *o = c->cfg;
+    for (const char *dot; (dot = strchr(key, '.')) != NULL; key = dot + 1) {
+        char part[128];
+        if ((size_t)(dot - key) >= sizeof(part))
+            return NULL;
+        snprintf(part, sizeof(part), "%.*s", (int)(dot - key), key);
+        o = json_object_get(o, part);
+        if (!json_is_object(o))
+            return NULL;
+    }
+    return json_object_get(o, key);
 }
 
 /* Model.find_hparam: the first key present decides, null or not. */
 json_t *h2g_find_hparam(const conv *c, const char *const *keys)
 {
     for (; *keys; keys++) {
-        json_t *v = json_object_get(c->cfg, *keys);
+        json_t *v = h2g_hparam(c, *keys);
         if (v)
             return v;
     }
@@ -173,6 +185,18 @@ json_t *h2g_mamba_d_inner(conv *c)
 json_t *h2g_mamba_dt_rank(conv *c)
 {
     return mamba_dim(c, false);
+}
+
+/* RobertaModel.__init__: max_position_embeddings less pad_token_id + 1 */
+json_t *h2g_ctx_after_pad(conv *c)
+{
+    json_t *m = h2g_hparam(c, "max_position_embeddings"), *pad = h2g_hparam(c, "pad_token_id");
+    int64_t ctx, p = -1;
+    if (!m || h2g_need_int(c, m, "max_position_embeddings", &ctx))
+        return NULL;
+    if (pad && !json_is_null(pad) && h2g_need_int(c, pad, "pad_token_id", &p))
+        return NULL;
+    return json_integer(ctx - (p + 1));
 }
 
 json_t *h2g_falcon_mamba(conv *c)
@@ -573,6 +597,22 @@ int h2g_rope_nemotron(conv *c)
     arch_key(c, "rope.scaling.type", key, sizeof(key));
     mf_kv_str(c->kv, key, "none", 4);
     return 0;
+}
+
+/* MPTModel: max_alibi_bias is alibi_bias_max with ALiBi, else 0 */
+int h2g_mpt_alibi(conv *c)
+{
+    json_t *alibi = h2g_hparam(c, "attn_config.alibi");
+    if (!alibi)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no attn_config.alibi");
+    if (!json_is_true(alibi) && !(json_is_integer(alibi) && json_integer_value(alibi))) {
+        json_t *zero = json_real(0.0);
+        int rc = put_f32_of(c, "attention.max_alibi_bias", zero, "attn_config.alibi_bias_max");
+        json_decref(zero);
+        return rc;
+    }
+    return put_f32_of(c, "attention.max_alibi_bias", h2g_hparam(c, "attn_config.alibi_bias_max"),
+                      "attn_config.alibi_bias_max");
 }
 
 /* yarn: type, factor, original context; DeepSeek-V2 also the log multiplier */

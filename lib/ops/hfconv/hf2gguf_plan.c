@@ -118,14 +118,21 @@ static bool is_block_tensor(const char *name, const char *kind)
     return p > name + 4 && *p == '.' && !strcmp(p + 1, kind);
 }
 
-/* prepare_tensors: the types "always in float32", else the output type. */
+static bool always_f32(const conv *c, const char *new_name, int ndim)
+{
+    return ndim <= 1 || ends_with(new_name, "_norm.weight") || !ends_with(new_name, ".weight") ||
+           is_block_tensor(new_name, "ffn_gate_inp.weight") || !strcmp(new_name, "position_embd.weight") ||
+           !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight") ||
+           is_block_tensor(new_name, "shortconv.conv.weight") ||
+           (c->l2026 && is_block_tensor(new_name, "ffn_gate_inp_shexp.weight"));
+}
+
+/* prepare_tensors: the types "always in float32", else the output type;
+ * with tensor_force_quant (AF_FORCE_QUANT) only 1-d tensors and norms are F32. */
 static mf_dtype tensor_type(const conv *c, const char *new_name, int ndim, int64_t row)
 {
-    if (ndim <= 1 || ends_with(new_name, "_norm.weight") || !ends_with(new_name, ".weight") ||
-        is_block_tensor(new_name, "ffn_gate_inp.weight") || !strcmp(new_name, "position_embd.weight") ||
-        !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight") ||
-        is_block_tensor(new_name, "shortconv.conv.weight") ||
-        (c->l2026 && is_block_tensor(new_name, "ffn_gate_inp_shexp.weight")))
+    bool forced = (c->arch->flags & AF_FORCE_QUANT) && ndim > 1 && !ends_with(new_name, "_norm.weight");
+    if (!forced && always_f32(c, new_name, ndim))
         return MF_F32;
     mf_dtype t = c->qtype;
     const mf_dtype_info *di = mf_dtype_info_of(t);
@@ -562,6 +569,32 @@ static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const m
     return 0;
 }
 
+/* DbrxModel: a [E * rows, cols] expert parameter viewed as [E][rows][cols]
+ * (OP_VIEW_EXPERTS) or permuted to [E][cols][rows] (OP_VIEW_EXPERTS_T). */
+static int view_experts(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const mf_tensor *t)
+{
+    int64_t e;
+    if (h2g_need_hp_int(c, r->count_key, &e))
+        return -1;
+    if (t->ndim != 2 || t->shape[0] % e)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1,
+                       "tensor \"%s\": not a 2-d tensor of %lld experts' rows", t->name, (long long)e);
+    int64_t rows = t->shape[0] / e, cols = t->shape[1];
+    bool t_ = r->op == OP_VIEW_EXPERTS_T;
+    o->ndim = 3;
+    o->shape[0] = e;
+    o->shape[1] = t_ ? cols : rows;
+    o->shape[2] = t_ ? rows : cols;
+    o->transpose = t_;
+    if (t_) { /* transposed block by block: each block of rows is one expert's rows in order */
+        if (!(o->row_map = alloc_map(c, t->shape[0])))
+            return -1;
+        for (int64_t i = 0; i < t->shape[0]; i++)
+            o->row_map[i] = i;
+    }
+    return 0;
+}
+
 /* An output tensor from source t under the HF name `hf` (mapped; NULL: out
  * of memory; the caller keeps it), of the given shape, rows of row_len
  * picked by map (taken, also on failure). */
@@ -850,6 +883,28 @@ static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const m
     return 0;
 }
 
+/* RobertaModel: data_torch[pad_token_id + 1:, :] (nothing without a pad id). */
+static int drop_rows(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const mf_tensor *t)
+{
+    json_t *pad = h2g_hparam(c, r->count_key);
+    int64_t k;
+    if (!pad || json_is_null(pad))
+        return 0;
+    if (h2g_need_int(c, pad, r->count_key, &k))
+        return -1;
+    k += 1;
+    if (t->ndim != 2 || k < 0 || k > t->shape[0])
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": cannot drop its first %lld rows",
+                       t->name, (long long)k);
+    o->shape[0] = t->shape[0] - k;
+    free(o->row_map);
+    if (!(o->row_map = alloc_map(c, o->shape[0])))
+        return -1;
+    for (int64_t i = 0; i < o->shape[0]; i++)
+        o->row_map[i] = i + k;
+    return 0;
+}
+
 /* Tensors written before the others from the packed weights
  * (generate_extra_tensors): each OP_MXFP4 rule's "_scales" tensors in the
  * order the parts are read. */
@@ -899,6 +954,17 @@ static int alibi_slopes(conv *c, const mf_model *part, const mf_tensor *t)
     return 0;
 }
 
+/* OP_FIRST_OF: was a tensor of this group met already? Marks it met. */
+static bool first_of_seen(conv *c, const char *group)
+{
+    for (size_t i = 0; i < c->n_first_of_seen; i++)
+        if (!strcmp(c->first_of_seen[i], group))
+            return true;
+    if (c->n_first_of_seen < sizeof(c->first_of_seen) / sizeof(c->first_of_seen[0]))
+        c->first_of_seen[c->n_first_of_seen++] = group;
+    return false;
+}
+
 /* CodeShellModel: "lm_head.weight" or "output.weight" among the tensors? */
 static bool has_head(const conv *c)
 {
@@ -924,7 +990,52 @@ static bool skipped_by_rule(const conv *c, const char *name)
     return false;
 }
 
+/* One source tensor (or rows [r0, r0 + nrows) of it, nrows < 0: all) under
+ * the name src_name through the rules and the name map. */
+static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const char *src_name, int64_t r0,
+                    int64_t nrows);
+
+/* JinaBertV2Model.get_tensors: a fused tensor cut by rows into parts named (OP_CUT_ROWS)
+ * with the rule's pattern replaced, each planned as a tensor of its own. */
+static int plan_cut_rows(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t)
+{
+    int64_t rows_per;
+    if (h2g_need_hp_int(c, r->count_key, &rows_per))
+        return -1;
+    size_t n = 0;
+    while (r->ws[n])
+        n++;
+    if (t->ndim < 1 || n == 0 || rows_per * (int64_t)(n - 1) >= t->shape[0])
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows do not split into %zu "
+                       "parts of %lld", t->name, (long long)(t->ndim ? t->shape[0] : 0), n, (long long)rows_per);
+    for (size_t i = 0; i < n; i++) {
+        const char *at = strstr(t->name, r->pat);
+        size_t pre = (size_t)(at - t->name), k = strlen(r->pat), w = strlen(r->ws[i]);
+        char *name = malloc(strlen(t->name) + w + 1);
+        if (!name)
+            return mf_oom(c->st, c->dir);
+        memcpy(name, t->name, pre);
+        memcpy(name + pre, r->ws[i], w);
+        strcpy(name + pre + w, at + k);
+        int64_t r0 = rows_per * (int64_t)i, nr = i + 1 < n ? rows_per : t->shape[0] - r0;
+        int rc = plan_one(c, part, t, name, r0, nr);
+        free(name);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
+{
+    for (const conv_rule *r = c->rules; r->pat; r++)
+        if (r->op == OP_CUT_ROWS && rule_matches(c, r, t->name))
+            return plan_cut_rows(c, r, part, t);
+    return plan_one(c, part, t, t->name, 0, -1);
+}
+
+static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const char *src_name, int64_t r0,
+                    int64_t nrows)
 {
     if (ends_with(t->name, ".attention.masked_bias") || ends_with(t->name, ".attention.bias") ||
         ends_with(t->name, ".rotary_emb.inv_freq") || skipped_by_rule(c, t->name))
@@ -932,15 +1043,24 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
     if (!dtype_convertible(t->dtype))
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1,
                        "tensor \"%s\": %s values cannot be converted", t->name, mf_dtype_name(t->dtype));
-    int64_t bid = name_bid(t->name);
-    char *name = strdup(t->name);
+    int64_t bid = name_bid(src_name);
+    char *name = strdup(src_name);
     if (!name)
         return mf_oom(c->st, c->dir);
     out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
     memcpy(o.shape, t->shape, sizeof(o.shape));
+    if (nrows >= 0) { /* a part of the rows (plan_split) */
+        o.shape[0] = nrows;
+        if (!(o.row_map = alloc_map(c, nrows))) {
+            free(name);
+            return -1;
+        }
+        for (int64_t i = 0; i < nrows; i++)
+            o.row_map[i] = r0 + i;
+    }
     int permute = 0, rc = 0;
     bool stop = false;
-    const conv_rule *after_map = NULL;
+    const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->rules; r->pat && !stop; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED) {
             after_map = r;
@@ -954,8 +1074,10 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         case OP_RENAME: {
             char *n2 = rename_by(r, name);
             free(name);
-            if (!(name = n2))
+            if (!(name = n2)) {
+                h2g_free_out(&o);
                 return mf_oom(c->st, c->dir);
+            }
             continue;
         }
         case OP_SKIP: free(name); h2g_free_out(&o); return 0;
@@ -967,11 +1089,12 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
             }
             continue;
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
-        case OP_ADD_ONE: case OP_NEG_EXP: o.ew = r->op; continue;
+        case OP_ADD_ONE: case OP_NEG_EXP: case OP_TERNARY: o.ew = r->op; continue;
         case OP_SCALE: {
             json_t *f = r->factor->fwd(c);
             if (!f) {
                 free(name);
+                h2g_free_out(&o);
                 return -1;
             }
             o.ew = OP_SCALE;
@@ -979,8 +1102,24 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
             json_decref(f);
             continue;
         }
-        case OP_ALIBI_SLOPES: rc = alibi_slopes(c, part, t); free(name); return rc;
         case OP_TRANSPOSE: o.transpose = true; continue;
+        case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
+        case OP_DROP_ROWS: drop = r; continue;
+        case OP_CUT_ROWS: continue; /* done before (plan_tensor) */
+        case OP_FIRST_OF: {
+            if (first_of_seen(c, r->count_key)) {
+                free(name);
+                h2g_free_out(&o);
+                return 0; /* "skipping shared tensor" */
+            }
+            char *n2 = strdup(r->with);
+            free(name);
+            if (!(name = n2)) {
+                h2g_free_out(&o);
+                return mf_oom(c->st, c->dir);
+            }
+            continue;
+        }
         case OP_SQUEEZE: { /* torch.squeeze: the same values, the size-1 dimensions gone */
             int nd = 0;
             for (int d = 0; d < o.ndim; d++)
@@ -1007,13 +1146,22 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
             continue;
         case OP_QKVZ: rc = plan_qkvz(c, part, t, name, bid); free(name); h2g_free_out(&o); return rc;
         case OP_SPLIT_ROWS: rc = plan_split_rows(c, r, part, t, name); free(name); h2g_free_out(&o); return rc;
-        case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); free(name); h2g_free_out(&o); return rc;
         case OP_DEINTERLEAVE: rc = plan_deinterleave(c, r, part, t, name); free(name); h2g_free_out(&o); return rc;
-        case OP_SPLIT: rc = plan_split(c, r, part, t, name, bid); free(name); h2g_free_out(&o); return rc;
-        case OP_SPLIT_KV_B: rc = plan_kv_b(c, part, t, name); free(name); h2g_free_out(&o); return rc;
-        case OP_EXPERTS_T: rc = plan_experts_transposed(c, part, t, name); free(name); h2g_free_out(&o); return rc;
-        default: rc = plan_qkv(c, r, part, t, name, bid); free(name); h2g_free_out(&o); return rc;
+        case OP_ALIBI_SLOPES: rc = alibi_slopes(c, part, t); break;
+        case OP_STACK: rc = plan_stack(c, r, part, t, name, bid); break;
+        case OP_SPLIT: rc = plan_split(c, r, part, t, name, bid); break;
+        case OP_SPLIT_KV_B: rc = plan_kv_b(c, part, t, name); break;
+        default: rc = plan_qkv(c, r, part, t, name, bid); break;
+        case OP_EXPERTS_T: rc = plan_experts_transposed(c, part, t, name); break;
         }
+        free(name);
+        h2g_free_out(&o);
+        return rc;
+    }
+    if (view && view_experts(c, view, &o, part, t)) {
+        free(name);
+        h2g_free_out(&o);
+        return -1;
     }
     if (o.ndim > 4) { /* after the rules: a skipped tensor (a vision tower's) may have more */
         rc = mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "tensor \"%s\": %d dimensions (GGUF holds at most 4)",
@@ -1022,10 +1170,11 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
         h2g_free_out(&o);
         return rc;
     }
-    if (o.transpose) {
+    if (o.transpose && !view) {
         if (t->ndim != 2) {
             rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a transpose needs 2 dimensions", name);
             free(name);
+            h2g_free_out(&o);
             return rc;
         }
         o.shape[0] = t->shape[1];
@@ -1035,7 +1184,13 @@ static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
     if (!o.name) {
         rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", name);
         free(name);
+        h2g_free_out(&o);
         return rc;
+    }
+    if (drop && drop_rows(c, drop, &o, part, t)) {
+        free(name);
+        h2g_free_out(&o);
+        return -1;
     }
     if (permute) {
         int64_t heads, rows, len;

@@ -75,6 +75,7 @@ typedef struct reader {
     uint8_t **owned;
     int64_t *first_row; /* row index where each source starts */
     int64_t rows;
+    float iscale;       /* OP_TERNARY: 1 / the tensor's mean |w| */
     float *scratch;     /* a row, for a column map */
 } reader;
 
@@ -195,13 +196,45 @@ static void output_row(const reader *r, int64_t row, float *f32)
     }
     if (o->ew == OP_SKIP)
         return;
-    bool half = o->segs[0].t->dtype == MF_F16; /* torch keeps F16 tensors F16 */
+    mf_dtype sdt = o->segs[0].t->dtype;
+    bool half = sdt == MF_F16; /* torch keeps F16 tensors F16 */
+    if (o->ew == OP_TERNARY) { /* (w * iscale).round().clamp(-1, 1) / iscale, .type(dtype): F16
+                                  stays F16; BF16 was made F32 before modify_tensors */
+        for (int64_t i = 0; i < o->row_len; i++) {
+            float q = nearbyintf(f32[i] * r->iscale);
+            float v = (q > 1.0f ? 1.0f : q < -1.0f ? -1.0f : q) / r->iscale;
+            f32[i] = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(v)) : v;
+        }
+        return;
+    }
     /* an F16 tensor times a Python float: torch casts the scalar to F16 first */
     float scale = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(o->scale)) : o->scale;
     for (int64_t i = 0; i < o->row_len; i++) {
         float v = o->ew == OP_ADD_ONE ? f32[i] + 1.0f : o->ew == OP_SCALE ? f32[i] * scale : -conv_torch_expf(f32[i]);
         f32[i] = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(v)) : v;
     }
+}
+
+/* OP_TERNARY's scale: weight.float().abs().mean().clamp(min=1e-5), its
+ * reciprocal in float32 (the sum taken in double). */
+static int ternary_scale(reader *r, int64_t nrows, mf_status *st)
+{
+    const out_tensor *o = r->o;
+    float *row = malloc((size_t)o->row_len * sizeof(float));
+    if (!row)
+        return mf_oom(st, NULL);
+    double sum = 0;
+    for (int64_t k = 0; k < nrows; k++) {
+        read_row(r, o->row_map ? o->row_map[k] : k, row, NULL);
+        for (int64_t i = 0; i < o->row_len; i++)
+            sum += fabs((double)row[i]);
+    }
+    free(row);
+    float mean = (float)(sum / (double)(nrows * o->row_len));
+    if (!(mean >= 1e-5f))
+        mean = 1e-5f;
+    r->iscale = 1.0f / mean;
+    return 0;
 }
 
 /* torch.equal of two tensors' values (Mamba's tied output check). */
@@ -344,6 +377,8 @@ int h2g_fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf
     if (rc == 0 && !o->generated && !o->transpose && rd.rows != (o->row_map ? rd.rows : nrows))
         rc = mf_fail(st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\": sources hold %lld rows, not %lld", o->name,
                      (long long)rd.rows, (long long)nrows);
+    if (rc == 0 && o->ew == OP_TERNARY && !o->transpose)
+        rc = ternary_scale(&rd, nrows, st);
     mf_dtype sdt = o->generated ? MF_F32 : o->segs[0].t->dtype;
     bool raw = !o->generated && !o->transpose && !o->col_map && o->ew == OP_SKIP && sdt == o->dtype &&
                (sdt == MF_F16 || sdt == MF_F32);

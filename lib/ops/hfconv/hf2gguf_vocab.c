@@ -34,6 +34,7 @@ typedef struct vocab {
     const char *arch;    /* GGUF architecture */
     int64_t vocab_size;  /* config.json vocab_size as the class sees it; -1: none */
     const mf_hf_vocab_opts *o;
+    bool wordpiece;      /* tokenizer.json's model is WordPiece (set_vocab_bert) */
 } vocab;
 
 static char *path_in(const vocab *v, const char *name)
@@ -151,9 +152,20 @@ static bool parse_id(const char *s, int64_t *out)
 
 /* ------------------------------------------------------- SentencePiece */
 
-static int sentencepiece_tokens(vocab *v)
+/* What XLMRobertaModel / T5Model.set_vocab read of the model's
+ * normalizer_spec and trainer_spec besides the pieces. */
+typedef struct spm_facts {
+    int model_type;
+    bool add_dummy_prefix, remove_extra_whitespaces;
+    uint8_t *charsmap; /* malloc'd copy; NULL when empty */
+    size_t charsmap_len;
+} spm_facts;
+
+/* The pieces of the SentencePiece model `file` over [PAD{i}] placeholders
+ * up to config.json's vocab_size; facts (may be NULL) gets the rest. */
+static int sentencepiece_tokens_of(vocab *v, const char *file, spm_facts *facts)
 {
-    char *path = path_in(v, "tokenizer.model");
+    char *path = path_in(v, file);
     char *buf = NULL;
     size_t blen;
     mf_spm spm = {0};
@@ -193,10 +205,25 @@ static int sentencepiece_tokens(vocab *v)
                    : p->type == MF_SPM_UNUSED ? TT_UNUSED : p->type == MF_SPM_BYTE ? TT_BYTE
                    : TT_NORMAL;
     }
+    if (rc == 0 && facts) {
+        *facts = (spm_facts){.model_type = spm.model_type, .add_dummy_prefix = spm.add_dummy_prefix,
+                             .remove_extra_whitespaces = spm.remove_extra_whitespaces};
+        if (spm.charsmap_len && !(facts->charsmap = malloc((size_t)spm.charsmap_len)))
+            rc = mf_oom(v->st, v->dir);
+        else if (spm.charsmap_len) {
+            memcpy(facts->charsmap, spm.charsmap, (size_t)spm.charsmap_len);
+            facts->charsmap_len = (size_t)spm.charsmap_len;
+        }
+    }
     mf_spm_free(&spm);
     free(buf);
     free(path);
     return rc;
+}
+
+static int sentencepiece_tokens(vocab *v)
+{
+    return sentencepiece_tokens_of(v, "tokenizer.model", NULL);
 }
 
 /* added_tokens.json over the SentencePiece list: USER_DEFINED, -1000. */
@@ -265,7 +292,7 @@ static int sentencepiece_added(vocab *v)
 
 /* The family of a tokenizer.json pre_tokenizer, from its shape. */
 typedef enum pre_family { PF_OTHER, PF_BYTELEVEL, PF_DIGITS_BYTELEVEL, PF_LLAMA3, PF_QWEN2, PF_DEEPSEEK_LLM,
-                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_TEKKEN, PF_O200K, PF_QWEN35 } pre_family;
+                          PF_DEEPSEEK_V3, PF_FALCON, PF_BERT, PF_TEKKEN, PF_O200K, PF_BLOOM, PF_QWEN35 } pre_family;
 
 static const char *split_regex(const json_t *p)
 {
@@ -333,6 +360,10 @@ static pre_family pre_tokenizer_family(const json_t *tj)
      * ByteLevel without a regex */
     if (first_regex && !strcmp(first_regex, "\\p{N}{1,3}") && !strcmp(types, "Split+Split+Split+ByteLevel"))
         return PF_DEEPSEEK_V3;
+    /* BLOOM's: runs up to whitespace and its sentence punctuation, then ByteLevel without a regex */
+    if (first_regex && !strcmp(first_regex, " ?[^(\\s|[.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c])]+") &&
+        !strcmp(types, "Split+ByteLevel"))
+        return PF_BLOOM;
     return PF_OTHER;
 }
 
@@ -364,6 +395,11 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"gptneox", PF_BYTELEVEL, "olmo"},      {"mamba", PF_BYTELEVEL, "olmo"},
         /* StableLM-Epoch (stablelm-3b-4e1t) ships the GPT-NeoX-20B tokenizer */
         {"stablelm", PF_BYTELEVEL, "olmo"},     {"olmo", PF_BYTELEVEL, "olmo"},
+        {"bert", PF_BYTELEVEL, "roberta-bpe"}, /* RobertaModel's byte-level BPE */
+        {"jina-bert-v2", PF_BYTELEVEL, "roberta-bpe"},
+        /* MPT ships the GPT-NeoX-20B tokenizer: its hash is MPT's and OLMo's, the later "olmo" wins */
+        {"mpt", PF_BYTELEVEL, "olmo"},
+        {"dbrx", PF_LLAMA3, "dbrx"},
         {"olmoe", PF_BYTELEVEL, "olmo"},       {"codeshell", PF_BYTELEVEL, "codeshell"},
         {"jais", PF_BYTELEVEL, "jais"},       {"exaone", PF_BYTELEVEL, "exaone"},
         {NULL, PF_BYTELEVEL, "gpt-2"},
@@ -378,7 +414,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {NULL, PF_TEKKEN, "tekken"},            {"llama4", PF_O200K, "llama4"},
         {"stablelm", PF_QWEN2, "stablelm2"},    {NULL, PF_QWEN2, "qwen2"},
         {NULL, PF_DEEPSEEK_LLM, "deepseek-llm"}, {NULL, PF_DEEPSEEK_V3, "deepseek-v3"},
-        {NULL, PF_FALCON, "falcon"},
+        {NULL, PF_FALCON, "falcon"},            {NULL, PF_BLOOM, "bloom"},
         /* the 2026-02 table: Xenova/gpt-4o (gpt-oss's o200k_harmony has its base ids) */
         {NULL, PF_O200K, "gpt-4o"},
         {NULL, PF_QWEN35, "qwen35"}, /* the 2026-02 table: Qwen/Qwen3.5-9B-Instruct */
@@ -391,7 +427,7 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
     mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1,
             "tokenizer.json: BPE pre-tokenizer not recognized (llama.cpp knows it by name; mfmt "
             "recognizes the GPT-2 ByteLevel, StarCoder Digits+ByteLevel, Llama-3, Qwen2, DeepSeek-LLM, DeepSeek-V3, "
-            "Falcon, BERT, tekken and o200k (Llama 4) pre-tokenizers)");
+            "Falcon, BLOOM, BERT, tekken and o200k (Llama 4) pre-tokenizers)");
     return NULL;
 }
 
@@ -426,7 +462,7 @@ static int bpe_tokens(vocab *v)
     json_t *model = json_object_get(v->tj, "model");
     const char *mtype = json_string_value(json_object_get(model, "type"));
     json_t *vocab_obj = json_object_get(model, "vocab");
-    const char *want = !strcmp(v->arch, "bert") ? "WordPiece" : "BPE";
+    const char *want = v->wordpiece ? "WordPiece" : "BPE";
     if (!mtype || strcmp(mtype, want) != 0 || !json_is_object(vocab_obj))
         return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1,
                        "tokenizer.json: a %s model, not a %s vocabulary", mtype ? mtype : "typeless",
@@ -1429,6 +1465,7 @@ static int set_vocab_bert(vocab *v)
         return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "no tokenizer.json: mfmt converts WordPiece "
                        "vocabularies from tokenizer.json");
     const char *pre = pre_tokenizer_name(v);
+    v->wordpiece = true;
     if (!pre || bpe_tokens(v))
         return -1;
     int64_t types = 1;
@@ -1464,6 +1501,137 @@ static int set_vocab_bert(vocab *v)
     mf_kv_str(v->kv, "tokenizer.ggml.pre", pre, strlen(pre));
     add_token_arrays(v, false);
     return add_special_vocab(v, (int64_t)v->n, false);
+}
+
+/* The add_bos / add_eos a set_vocab writes itself, after SpecialVocab's keys. */
+static void add_bos_eos(vocab *v, bool bos, bool eos)
+{
+    mf_kv_bool(v->kv, "tokenizer.ggml.add_bos_token", bos);
+    mf_kv_bool(v->kv, "tokenizer.ggml.add_eos_token", eos);
+}
+
+static int type_vocab_count(vocab *v)
+{
+    int64_t types = 1;
+    json_t *tv = json_object_get(v->cfg, "type_vocab_size");
+    if (tv && !mf_hf_json_int(tv, &types))
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json type_vocab_size is not an integer");
+    if (types < 0 || types > UINT32_MAX)
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json type_vocab_size is out of range");
+    mf_kv_u32(v->kv, "tokenizer.ggml.token_type_count", (uint32_t)types);
+    return 0;
+}
+
+/* RobertaModel.set_vocab: tokenizer.json's byte-level BPE with add_bos and
+ * add_eos, else BERT's WordPiece */
+static int set_vocab_roberta(vocab *v)
+{
+    if (!v->tj)
+        return set_vocab_bert(v);
+    if (set_vocab_gpt2(v))
+        return -1;
+    add_bos_eos(v, true, true);
+    return type_vocab_count(v);
+}
+
+/* The keys of a SentencePiece Unigram vocabulary as llama.cpp's "t5"
+ * tokenizer reads them (XLMRobertaModel, T5Model). */
+static int unigram_keys(vocab *v, const spm_facts *f, bool token_types)
+{
+    if (f->model_type != MF_SPM_UNIGRAM)
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "a SentencePiece %s model where the converter "
+                       "asserts a Unigram one", mf_spm_model_name(f->model_type));
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "t5", 2);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", "default", 7);
+    add_token_arrays(v, true);
+    mf_kv_bool(v->kv, "tokenizer.ggml.add_space_prefix", f->add_dummy_prefix);
+    if (token_types && type_vocab_count(v))
+        return -1;
+    mf_kv_bool(v->kv, "tokenizer.ggml.remove_extra_whitespaces", f->remove_extra_whitespaces);
+    if (f->charsmap_len) {
+        mf_value *a = mf_kv_arr(v->kv, "tokenizer.ggml.precompiled_charsmap", MF_V_U8, f->charsmap_len);
+        for (size_t i = 0; a && i < f->charsmap_len; i++)
+            a->as.arr.items[i].as.u = f->charsmap[i];
+    }
+    return 0;
+}
+
+/* XLMRobertaModel.set_vocab: sentencepiece.bpe.model, then the fairseq
+ * layout (<s> <pad> </s> <unk> first: every other piece one id later, the
+ * last one dropped) */
+static int set_vocab_xlmr(vocab *v)
+{
+    spm_facts f = {0};
+    int rc = sentencepiece_tokens_of(v, "sentencepiece.bpe.model", &f);
+    if (rc == 0 && v->n < 4)
+        rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "sentencepiece.bpe.model: fewer than 4 ids");
+    for (size_t i = v->n - 1; rc == 0 && i >= 4; i--) { /* new[i] = old[i - 1] */
+        rc = set_token(v, i, v->text[i - 1], v->len[i - 1]);
+        v->score[i] = v->score[i - 1];
+        v->type[i] = v->type[i - 1];
+    }
+    static const char *const first[] = {"<s>", "<pad>", "</s>", "<unk>"};
+    for (size_t i = 0; rc == 0 && i < 4; i++) {
+        rc = set_token(v, i, first[i], strlen(first[i]));
+        v->score[i] = 0.0f;
+        v->type[i] = i < 3 ? TT_CONTROL : TT_UNKNOWN;
+    }
+    if (rc == 0)
+        rc = unigram_keys(v, &f, true);
+    if (rc == 0)
+        rc = add_special_vocab(v, (int64_t)v->n, false);
+    if (rc == 0)
+        add_bos_eos(v, true, true);
+    free(f.charsmap);
+    return rc;
+}
+
+/* T5Model.set_vocab: tokenizer.model or spiece.model; a BPE model goes the
+ * SentencePiece way, a Unigram one with added_tokens.json over it */
+static int set_vocab_t5(vocab *v)
+{
+    const char *file = file_in(v, "tokenizer.model") ? "tokenizer.model" : "spiece.model";
+    spm_facts f = {0};
+    int rc = sentencepiece_tokens_of(v, file, &f);
+    if (rc == 0 && f.model_type == MF_SPM_BPE) {
+        free(f.charsmap);
+        free_tokens(v);
+        if (strcmp(file, "tokenizer.model"))
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "a BPE spiece.model: the converter asserts tokenizer.model");
+        return set_vocab_sentencepiece(v);
+    }
+    if (rc == 0)
+        rc = added_tokens_json_over(v);
+    if (rc == 0)
+        rc = unigram_keys(v, &f, false);
+    if (rc == 0)
+        rc = add_special_vocab(v, (int64_t)v->n, false);
+    if (rc == 0)
+        add_bos_eos(v, false, true);
+    free(f.charsmap);
+    return rc;
+}
+
+/* JinaBertV2Model.set_vocab: BertTokenizer's WordPiece, or RobertaTokenizer's
+ * BPE with two token types; add_bos and add_eos after either */
+static int set_vocab_jina(vocab *v)
+{
+    const char *cls = json_string_value(json_object_get(v->tcfg, "tokenizer_class"));
+    int rc;
+    if (cls && !strcmp(cls, "BertTokenizer")) {
+        rc = set_vocab_bert(v);
+    } else if (cls && !strcmp(cls, "RobertaTokenizer")) {
+        rc = set_vocab_gpt2(v);
+        if (rc == 0)
+            mf_kv_u32(v->kv, "tokenizer.ggml.token_type_count", 2);
+    } else {
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "tokenizer_config.json tokenizer_class %s%s%s: "
+                       "JinaBertModel converts BertTokenizer and RobertaTokenizer", cls ? "\"" : "",
+                       cls ? cls : "absent", cls ? "\"" : "");
+    }
+    if (rc == 0)
+        add_bos_eos(v, true, true);
+    return rc;
 }
 
 static int codellama_ids(vocab *v)
@@ -1648,6 +1816,10 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_INTERNLM3: rc = set_vocab_internlm3(&v); break;
         case V_INTERNLM2: rc = set_vocab_internlm2(&v); break;
         case V_BERT: rc = set_vocab_bert(&v); break;
+        case V_ROBERTA: rc = set_vocab_roberta(&v); break;
+        case V_XLMR: rc = set_vocab_xlmr(&v); break;
+        case V_T5: rc = set_vocab_t5(&v); break;
+        case V_JINA: rc = set_vocab_jina(&v); break;
         case V_XVERSE: rc = set_vocab_xverse(&v); break;
         case V_OPENELM:
             rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v)

@@ -60,6 +60,16 @@ VARIANTS = {
     "mamba-dt6-b": ("mamba-tiny", {
         "dtype": "F32", "config": {"time_step_rank": 6},
         "resize": [(r"mixer\.x_proj\.weight", [38, 128]), (r"mixer\.dt_proj\.weight", [128, 6])]}),
+    # issue 25's second-round families (BLOOM, MPT, DBRX, BitNet, the BERT-likes, the T5 encoder)
+    "bloom-b": ("bloom-tiny", {"layers": 3, "dtype": "F16", "shards": 2, "edge": True}),
+    "mpt-b": ("mpt-tiny", {"layers": 3, "dtype": "F32"}),
+    "dbrx-b": ("dbrx-tiny", {"layers": 3, "dtype": "F16", "shards": 2}),
+    "bitnet-b": ("bitnet-b158-tiny", {"layers": 3, "dtype": "BF16", "shards": 2}),
+    "roberta-b": ("roberta-embed-tiny", {"layers": 3, "dtype": "F16", "shards": 2}),
+    "xlmr-b": ("xlmr-embed-tiny", {"layers": 3, "dtype": "BF16"}),
+    "nomic-bert-b": ("nomic-embed-tiny", {"layers": 3, "dtype": "F16", "shards": 2}),
+    "jina-bert-b": ("jina-embed-v2-tiny", {"layers": 3, "dtype": "BF16"}),
+    "t5-encoder-b": ("t5-encoder-tiny", {"layers": 3, "dtype": "F16", "shards": 2}),
     # StableLM 2 with per-head q/k LayerNorms (stacked by the converter)
     "stablelm2-qknorm-b": ("stablelm2-tiny", {
         "dtype": "F16", "config": {"qk_layernorm": True},
