@@ -184,19 +184,6 @@ static int blob_name_of(const mf_remote_file_info *in, const char *url, char nam
     return 0;
 }
 
-/* The hasher a blob's name promises: SHA-256 of the content, or for a
- * 40-hex name git's blob SHA-1, whose input starts with "blob SIZE\0". */
-static mf_hasher *blob_hasher(const char *blob, uint64_t size)
-{
-    mf_hasher *h = mf_hasher_new(hub_blob_name_kind(blob) == 64 ? MF_SHA256 : MF_SHA1);
-    if (h && hub_blob_name_kind(blob) == 40) {
-        char head[48];
-        int n = snprintf(head, sizeof(head), "blob %llu", (unsigned long long)size);
-        mf_hasher_update(h, head, (size_t)n + 1); /* the NUL is part of git's header */
-    }
-    return h;
-}
-
 /* Feeds the bytes already in the partial file to the hasher; returns how
  * many there were (the resume point). */
 static int hash_existing(int fd, mf_hasher *h, uint8_t *buf, const char *path, uint64_t *have,
@@ -269,7 +256,7 @@ static int download_blob(dl_ctx *c, const char *url, const char *blob, const cha
     int fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return mf_fail(c->st, MF_ERR_IO, part, -1, "cannot open: %s", strerror(errno));
-    mf_hasher *h = blob_hasher(blob, f->size);
+    mf_hasher *h = hub_blob_hasher(blob, f->size);
     int rc = h ? 0 : mf_oom(c->st, part);
     uint64_t have = 0;
     if (!rc)
@@ -278,7 +265,7 @@ static int download_blob(dl_ctx *c, const char *url, const char *blob, const cha
         rc = ftruncate(fd, 0) ? mf_fail(c->st, MF_ERR_IO, part, -1, "cannot truncate: %s",
                                         strerror(errno)) : 0;
         mf_hasher_free(h);
-        h = blob_hasher(blob, f->size);
+        h = hub_blob_hasher(blob, f->size);
         rc = rc ? rc : h ? 0 : mf_oom(c->st, part);
         have = 0;
     }

@@ -26,6 +26,10 @@ bool hub_folder_repo(const char *folder, char type[16], char id[256]);
 bool hub_commit_of(const char *repo_dir, const char *rev, char commit[256]);
 /* A blob name: 64 lower-hex (SHA-256) or 40 (git SHA-1); 0 otherwise. */
 int hub_blob_name_kind(const char *name);
+/* The hasher a blob's name promises (NULL when out of memory): SHA-256 of
+ * the content for a 64-hex name; for a 40-hex one git's blob SHA-1, whose
+ * input starts with "blob SIZE\0" (fed here). */
+mf_hasher *hub_blob_hasher(const char *blob, uint64_t size);
 /* A relative path that stays inside its folder: not empty or absolute, no
  * "." or ".." part, no backslash or control character. */
 bool hub_safe_rel_path(const char *p);

@@ -280,6 +280,17 @@ int hub_blob_name_kind(const char *name)
     return n == 64 || n == 40 ? (int)n : 0;
 }
 
+mf_hasher *hub_blob_hasher(const char *blob, uint64_t size)
+{
+    mf_hasher *h = mf_hasher_new(hub_blob_name_kind(blob) == 64 ? MF_SHA256 : MF_SHA1);
+    if (h && hub_blob_name_kind(blob) == 40) {
+        char head[48];
+        int n = snprintf(head, sizeof(head), "blob %llu", (unsigned long long)size);
+        mf_hasher_update(h, head, (size_t)n + 1); /* the NUL is part of git's header */
+    }
+    return h;
+}
+
 /* --------------------------------------------------------- resolution */
 
 MF_API void mf_hub_target_free(mf_hub_target *t)

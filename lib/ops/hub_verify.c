@@ -55,23 +55,18 @@ static int add_problem(verify_ctx *c, mf_cache_problem_kind k, const char *path,
 
 /* The digest a blob's name promises: SHA-256 of the content, or for a
  * 40-hex name git's blob SHA-1. Reads the file once in 1 MiB pieces. */
-static int hash_blob(verify_ctx *c, const char *path, int kind, uint64_t size, char hex[129])
+static int hash_blob(verify_ctx *c, const char *path, const char *name, uint64_t size, char hex[129])
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return mf_fail(c->st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
-    mf_hasher *h = mf_hasher_new(kind == 64 ? MF_SHA256 : MF_SHA1);
+    mf_hasher *h = hub_blob_hasher(name, size);
     enum { PIECE = 1 << 20 };
     uint8_t *buf = malloc(PIECE);
     int rc = 0;
     if (!h || !buf) {
         rc = mf_oom(c->st, path);
         goto out;
-    }
-    if (kind == 40) {
-        char head[48];
-        int n = snprintf(head, sizeof(head), "blob %llu", (unsigned long long)size);
-        mf_hasher_update(h, head, (size_t)n + 1); /* the NUL is part of git's header */
     }
     for (;;) {
         ssize_t got = read(fd, buf, PIECE);
@@ -122,7 +117,7 @@ static int verify_blobs(verify_ctx *c, const char *dir)
         char hex[129];
         if (!kind)
             continue;
-        if ((rc = hash_blob(c, path, kind, (uint64_t)sb.st_size, hex)))
+        if ((rc = hash_blob(c, path, name, (uint64_t)sb.st_size, hex)))
             break;
         c->r->n_blobs_checked++;
         if (strcmp(hex, name) != 0)
