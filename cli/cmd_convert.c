@@ -21,6 +21,7 @@ typedef struct convert_args {
     /* convert_hf_to_gguf.py's flags (GGUF output of an HF directory) */
     const char *model_name, *metadata, *split_max_size, *split_max_tensors;
     bool vocab_only;
+    const char *arch_file; /* GGUF <-> HF directory: the architecture from a file */
 } convert_args;
 
 /* --dtype as a float type of safetensors / HF output (MF_DTYPE_INVALID
@@ -157,6 +158,7 @@ static int gguf_flags(const convert_args *a, cli_gguf_out *g)
     g->model_name = a->model_name;
     g->metadata = a->metadata;
     g->vocab_only = a->vocab_only;
+    g->arch_file = a->arch_file;
     if (a->split_max_size && parse_split_size(a->split_max_size, &g->split_max_size))
         return cli_usage_error("convert", "--split-max-size takes N, NK, NM or NG (decimal units, "
                                           "as convert_hf_to_gguf.py)");
@@ -193,6 +195,8 @@ static int to_gguf(const convert_args *a)
         threads = (int)n;
     }
     bool hf_dir = !is_checkpoint(a->in) && !is_mlx_dir(a->in);
+    if (!hf_dir && a->arch_file)
+        return cli_usage_error("convert", "--arch-file is for a Hugging Face directory's GGUF and back");
     if (!hf_dir && (has_gguf_flags(a) || !a->out))
         return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --split-max-* "
                                           "and the default output name are for a Hugging Face "
@@ -234,6 +238,8 @@ static int to_hf_dir(const convert_args *a)
     /* a training checkpoint, or any other model (x.bin, x.pt, ...): its
      * tensors as save_pretrained shards them (5GB, model.safetensors.index.json) */
     if (is_checkpoint(a->in) || !is_gguf_file(a->in)) {
+        if (a->arch_file)
+            return cli_usage_error("convert", "--arch-file is for a Hugging Face directory's GGUF and back");
         cli_ckpt_opts co;
         if (a->threads || a->key || a->include_optimizer || ckpt_opts(a, &co))
             return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "
@@ -247,6 +253,7 @@ static int to_hf_dir(const convert_args *a)
     mf_convert_hf_opts o;
     mf_convert_hf_opts_init(&o);
     o.progress = on_hf_progress;
+    o.arch_file = a->arch_file;
     if (a->threads || a->key || a->include_optimizer)
         return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "
                                           "options of GGUF -> Hugging Face");
@@ -506,6 +513,7 @@ static int parse(const cli_args *args, convert_args *a)
     a->vocab_only = cli_has(args, "--vocab-only");
     a->split_max_size = cli_get(args, "--split-max-size");
     a->split_max_tensors = cli_get(args, "--split-max-tensors");
+    a->arch_file = cli_get(args, "--arch-file");
     const char *outfile = cli_get(args, "--outfile");
     if (args->n_pos < 1 || args->n_pos > 2 || (outfile && args->n_pos != 1))
         return cli_usage_error("convert", "give an input and an output (OUT or --outfile; a Hugging "
@@ -528,6 +536,9 @@ static int run_convert(const cli_args *args)
                                                : "cannot tell the output format of %s: "
                                                  "name it .safetensors, .gguf or DIR/, or give --to",
                                a.to ? a.to : a.out);
+    if (a.arch_file && run != to_gguf && run != to_hf_dir)
+        return cli_usage_error("convert", "--arch-file is for GGUF output of a Hugging Face directory, "
+                                          "or a GGUF to a Hugging Face directory");
     if (run != to_gguf && has_gguf_flags(&a))
         return cli_usage_error("convert", "--model-name, --metadata, --vocab-only and --split-max-* "
                                           "are for GGUF output");
@@ -561,6 +572,9 @@ static const cli_opt opts[] = {
     {"--layout", NULL, "L", "GGUF from an HF directory: c392e50 (default: llama.cpp's converter of "
                             "Feb 2025) or 2026-02 (of ecbcb7ea); families only the newer one has are "
                             "written in its layout"},
+    {"--arch-file", NULL, "FILE", "GGUF from an HF directory, and back: the architecture described by a JSON "
+                                  "file (names, tensor ops, keys, tokenizer kind; doc/arch-file.md) instead "
+                                  "of the built-in tables"},
     {"--config", NULL, "FILE", "training checkpoint: the Hugging Face config.json it lacks "
                                "(Megatron names and vocabulary; copied into OUT/)"},
     {"--tokenizer", NULL, "DIR", "training checkpoint: where the tokenizer files to copy are"},

@@ -97,6 +97,11 @@ typedef struct mf_convert_gguf_opts {
      * pass, read as a directory holding it as one model.safetensors would
      * be (names sorted). The caller keeps it open for the call. */
     const mf_model *weights;
+    /* Optional: a JSON file describing the architecture (doc/arch-file.md:
+     * classes, tensor names and ops, hyper-parameter keys, tokenizer kind),
+     * used instead of the built-in tables; config.json's class must be one
+     * of its classes. NULL: the built-in tables. */
+    const char *arch_file;
 } mf_convert_gguf_opts;
 
 enum { MF_CONVERT_LAYOUT_C392E50 = 0, MF_CONVERT_LAYOUT_2026_02 = 1 };
@@ -129,6 +134,9 @@ typedef struct mf_convert_hf_opts {
     uint64_t max_shard_size;  /* bytes per model-0000i-of-0000N.safetensors; 0: one file */
     mf_progress_fn progress;  /* tensors written of the total; may cancel */
     void *progress_user;
+    /* Optional: the arch file (mf_convert_gguf_opts.arch_file) the GGUF was
+     * written by: its names and ops read backwards. NULL: built-in tables. */
+    const char *arch_file;
 } mf_convert_hf_opts;
 
 MF_API void mf_convert_hf_opts_init(mf_convert_hf_opts *o);

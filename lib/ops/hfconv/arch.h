@@ -41,8 +41,10 @@ typedef struct conv_name_row {
 extern const conv_name_row conv_names[];
 extern const size_t conv_n_names;
 
-/* M_LAYER_BEYOND: pat followed by a block number >= the block count. */
-typedef enum conv_match { M_SUFFIX, M_EXACT, M_CONTAINS, M_PREFIX, M_LAYER_BEYOND } conv_match;
+/* M_LAYER_BEYOND: pat followed by a block number >= the block count;
+ * M_PATTERN: an arch file's name, "{bid}"/"{x}" for numbers, with or
+ * without .weight/.bias (conv_pattern_match, arch_file.h). */
+typedef enum conv_match { M_SUFFIX, M_EXACT, M_CONTAINS, M_PREFIX, M_LAYER_BEYOND, M_PATTERN } conv_match;
 
 typedef enum conv_op {
     OP_RENAME,        /* the matched part replaced by `with` (M_PREFIX, M_SUFFIX, M_CONTAINS) */

@@ -11,6 +11,7 @@
 #include "ops/hfconv/gguf2hf.h"
 #include "formats/formats.h"
 #include "ops/hfconv/gguf2hf_int.h"
+#include "ops/hfconv/arch_file.h"
 #include "ops/tensor_f32.h"
 #include "core/json_build.h"
 
@@ -1283,12 +1284,38 @@ static mf_dtype file_float_type(const hfc *c)
     return ft == 0 ? MF_F32 : ft == 32 ? MF_BF16 : MF_F16;
 }
 
+static void set_quant_dtype(hfc *c)
+{
+    c->quant_dtype = file_float_type(c);
+    if (c->quant_dtype != MF_F32 && c->quant_dtype != MF_BF16)
+        c->quant_dtype = MF_F16;
+}
+
+/* --arch-file: its forward row and the names derived from it, for a GGUF
+ * of its architecture only. */
+static int start_arch_file(hfc *c)
+{
+    if (!(c->arch_file = conv_arch_file_load(c->opts.arch_file, c->st)))
+        return -1;
+    if (strcmp(c->arch_file->fwd.name, c->arch))
+        return mf_fail(c->st, MF_ERR_USAGE, c->path, -1, "general.architecture is \"%s\", the arch file %s "
+                       "describes \"%s\"", c->arch, c->opts.arch_file, c->arch_file->fwd.name);
+    c->fwd = &c->arch_file->fwd;
+    c->rev = &c->arch_file->rev;
+    c->hf_class = c->rev->hf_class;
+    c->model_type = c->rev->model_type;
+    set_quant_dtype(c);
+    return 0;
+}
+
 static int start(hfc *c)
 {
     const mf_value *a = mf_meta_get(c->m, "general.architecture");
     if (!a || a->type != MF_V_STR)
         return mf_fail(c->st, MF_ERR_FORMAT, c->path, -1, "no general.architecture: not a model GGUF");
     c->arch = a->as.s.ptr;
+    if (c->opts.arch_file)
+        return start_arch_file(c);
     c->rev = find_rev(c->m, c->arch);
     c->fwd = find_fwd(c->arch, c->rev ? c->rev->hf_class : NULL);
     if (!c->rev || !c->fwd) {
@@ -1313,11 +1340,7 @@ static int start(hfc *c)
         c->hf_class = "InternLM3ForCausalLM";
         c->model_type = "internlm3";
     }
-    c->quant_dtype = file_float_type(c);
-    if (c->quant_dtype == MF_F32 || c->quant_dtype == MF_BF16)
-        ; /* keep */
-    else
-        c->quant_dtype = MF_F16;
+    set_quant_dtype(c);
     return 0;
 }
 
@@ -1367,6 +1390,7 @@ done:
         remove_tree(c.tmp_dir, 0);
     free(c.items.v);
     free(c.cache);
+    conv_arch_file_free(c.arch_file);
     mf_close(c.m);
     if (c.a)
         mf_arena_free(c.a);

@@ -25,6 +25,7 @@
  * This file is the driver; the steps are hf2gguf_parts.c, _plan.c, _meta.c
  * and _stream.c (what they share: hf2gguf_int.h). */
 #include "ops/hfconv/hf2gguf_int.h"
+#include "ops/hfconv/arch_file.h"
 #include "ops/hfconv/llama_load.h"
 #include "ops/quant_mix.h"
 #include "quant/quant.h"
@@ -180,22 +181,52 @@ static void pick_layout(conv *c)
     c->kv->overwrite = c->l2026;
 }
 
+/* c->arch chosen: its layout, then a multimodal config's text part lifted */
+static int arch_chosen(conv *c)
+{
+    pick_layout(c);
+    /* ModelBase.__init__ (2026): a multimodal config's text_config
+     * lifted to the top ({**hparams, **text_config}), before the
+     * block count is read */
+    json_t *tc = c->l2026 ? json_object_get(c->cfg, "text_config") : NULL;
+    if (json_is_object(tc) && json_object_update(c->cfg, tc))
+        return mf_oom(c->st, c->dir);
+    return 0;
+}
+
+/* --arch-file: the file's row, for one of its classes only */
+static int pick_arch_file(conv *c, const char *cls)
+{
+    if (!(c->arch_file = conv_arch_file_load(c->opts.arch_file, c->st)))
+        return -1;
+    const conv_arch *a = &c->arch_file->fwd;
+    for (const char *const *k = a->classes; cls && *k; k++)
+        if (!strcmp(cls, *k)) {
+            c->arch = a;
+            c->names = c->arch_file->names;
+            c->n_names = c->arch_file->n_names;
+            c->name_bit = ~0ull;
+            return arch_chosen(c);
+        }
+    return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "architecture %s is not one of the classes of %s (%s: %s%s)",
+                   cls ? cls : "(none: config.json has no \"architectures\")", c->opts.arch_file, a->name,
+                   a->classes[0], a->classes[1] ? ", ..." : "");
+}
+
 static int pick_arch(conv *c)
 {
     json_t *archs = h2g_hparam(c, "architectures");
     const char *cls = json_string_value(json_array_get(archs, 0));
+    if (c->opts.arch_file)
+        return pick_arch_file(c, cls);
+    c->names = conv_names;
+    c->n_names = conv_n_names;
     for (size_t i = 0; cls && i < conv_n_archs; i++)
         for (const char *const *k = conv_archs[i].classes; *k; k++)
             if (!strcmp(cls, *k)) {
                 c->arch = &conv_archs[i];
-                pick_layout(c);
-                /* ModelBase.__init__ (2026): a multimodal config's text_config
-                 * lifted to the top ({**hparams, **text_config}), before the
-                 * block count is read */
-                json_t *tc = c->l2026 ? json_object_get(c->cfg, "text_config") : NULL;
-                if (json_is_object(tc) && json_object_update(c->cfg, tc))
-                    return mf_oom(c->st, c->dir);
-                return 0;
+                c->name_bit = 1ull << conv_archs[i].bit;
+                return arch_chosen(c);
             }
     char known[2048] = "";
     for (size_t i = 0; i < conv_n_archs; i++)
@@ -236,6 +267,7 @@ static int mistral3_as_llama(conv *c)
         for (const char *const *k = conv_archs[i].classes; *k; k++)
             if (!strcmp(*k, cls) && !strcmp(conv_archs[i].name, "llama")) {
                 c->arch = &conv_archs[i];
+                c->name_bit = 1ull << conv_archs[i].bit;
                 pick_layout(c);
                 return 0;
             }
@@ -337,6 +369,7 @@ static void free_conv(conv *c)
     mf_close(c->stored);
     json_decref(c->cfg);
     json_decref(c->rope);
+    conv_arch_file_free(c->arch_file);
 }
 
 const char *mf_convert_arch_class(size_t i, size_t k)

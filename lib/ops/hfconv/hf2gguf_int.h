@@ -56,6 +56,10 @@ typedef struct conv {
     const char *dir;
     json_t *cfg;                 /* hparams as the class reads them */
     const conv_arch *arch;
+    struct conv_arch_file *arch_file; /* opts.arch_file loaded; c->arch is its row */
+    const conv_name_row *names;  /* the name rows: conv_names, or the arch file's */
+    size_t n_names;
+    uint64_t name_bit;           /* the rows' bit of this architecture (~0: every row) */
     int ftype;                   /* general.file_type */
     mf_dtype qtype;              /* the output type of quantizable tensors */
     bool auto_type;

@@ -4,6 +4,7 @@
  * sources, row maps, transposes, element-wise ops, output types - and the
  * generated tensors (rope_freqs, rope_factors_long/short). */
 #include "ops/hfconv/hf2gguf_int.h"
+#include "ops/hfconv/arch_file.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,17 +15,17 @@ static char *map_name(const conv *c, const char *name)
 {
     static const char *const suffixes[] = {"", ".weight", ".bias"};
     size_t n = strlen(name);
-    uint64_t bit = 1ull << c->arch->bit;
+    uint64_t bit = c->name_bit;
     for (size_t s = 0; s < 3; s++) {
         size_t sl = strlen(suffixes[s]);
         if (n < sl || strcmp(name + n - sl, suffixes[s]))
             continue;
-        for (size_t i = 0; i < conv_n_names; i++) {
+        for (size_t i = 0; i < c->n_names; i++) {
             int64_t bid = -1;
-            if (!(conv_names[i].archs & bit) ||
-                !h2g_match_pattern(conv_names[i].hf, name, n - sl, c->block_count, &bid))
+            if (!(c->names[i].archs & bit) ||
+                !h2g_match_pattern(c->names[i].hf, name, n - sl, c->block_count, &bid))
                 continue;
-            const char *g = conv_names[i].gguf, *ph = strstr(g, "{bid}");
+            const char *g = c->names[i].gguf, *ph = strstr(g, "{bid}");
             char *out = malloc(strlen(g) + sl + 24);
             if (!out)
                 return NULL;
@@ -74,6 +75,7 @@ static bool rule_matches(const conv *c, const conv_rule *r, const char *name)
         if (n <= k || strncmp(name, r->pat, k) || name[k] < '0' || name[k] > '9')
             return false;
         return strtoll(name + k, NULL, 10) >= c->block_count;
+    case M_PATTERN: return conv_pattern_match(r->pat, name);
     }
     return false;
 }
