@@ -740,11 +740,39 @@ static int strings(loader *l, json_t *root, const char *key, bool required, cons
     return rc;
 }
 
+/* "reverse": one object {"class", "model_type", "when"} or a list of them,
+ * the first whose "when" key the GGUF has non-zero taken (the last has no
+ * "when", else the first class is the fallback). */
+static int reverse_list(loader *l, json_t *rev)
+{
+    static const char *const keys[] = {"class", "model_type", "when", NULL};
+    bool list = json_is_array(rev);
+    size_t n = list ? json_array_size(rev) : 1;
+    push_key(l, "reverse");
+    int rc = n < 1 || n > 4 ? fail(l, "one object or a list of 1 to 4") : 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        json_t *e = list ? json_array_get(rev, i) : rev;
+        if (list)
+            push_index(l, i);
+        const char *cls = NULL, *mt = NULL, *when = NULL;
+        rc = !json_is_object(e) ? fail(l, "must be an object {\"class\", \"model_type\", \"when\"}")
+             : only_keys(l, e, keys) || get_str(l, e, "class", true, &cls) || get_str(l, e, "model_type", false, &mt) ||
+                   get_str(l, e, "when", false, &when);
+        if (list)
+            pop(l);
+        l->f->variants[i].hf_class = cls;
+        l->f->variants[i].model_type = mt;
+        l->f->variants[i].when = when;
+    }
+    pop(l);
+    l->f->n_variants = rc ? 0 : n;
+    return rc;
+}
+
 static int top_level(loader *l, json_t *root, lists *s)
 {
     static const char *const keys[] = {"mfmt_arch_file", "architecture", "classes", "reverse", "tokenizer", "flags",
                                        "rules", "tensors", "hparams", "description", NULL};
-    static const char *const rev_keys[] = {"class", "model_type", NULL};
     if (!json_is_object(root))
         return fail(l, "an arch file holds a JSON object");
     if (only_keys(l, root, keys))
@@ -783,22 +811,15 @@ static int top_level(loader *l, json_t *root, lists *s)
         fl |= (unsigned)f;
     }
     json_t *rev = json_object_get(root, "reverse");
-    const char *rc_class = NULL, *rc_type = NULL;
-    if (rev) {
-        push_key(l, "reverse");
-        rc = !json_is_object(rev) ? fail(l, "must be an object {\"class\", \"model_type\"}")
-             : only_keys(l, rev, rev_keys) || get_str(l, rev, "class", false, &rc_class) ||
-                   get_str(l, rev, "model_type", false, &rc_type);
-        pop(l);
-        if (rc)
-            return -1;
-    }
+    if (rev && reverse_list(l, rev))
+        return -1;
     if (each(l, s, root, "rules", false, rule_entry) || each(l, s, root, "tensors", true, tensor_entry) ||
         each(l, s, root, "hparams", true, hp_entry))
         return -1;
     *fa = (conv_arch){.name = name, .classes = classes, .bit = -1, .vocab = (conv_vocab)v, .flags = fl};
-    l->f->rev = (hf_rev_arch){.arch = name, .hf_class = rc_class ? rc_class : classes[0],
-                              .model_type = rc_type ? rc_type : name};
+    l->f->rev = (hf_rev_arch){.arch = name, .hf_class = classes[0], .model_type = name};
+    if (!l->f->n_variants) /* no "reverse": the first class, the architecture's name */
+        l->f->variants[l->f->n_variants++].hf_class = NULL;
     return 0;
 }
 

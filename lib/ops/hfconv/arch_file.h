@@ -14,7 +14,14 @@ typedef struct conv_arch_file {
     mf_arena *a;
     const char *path;
     conv_arch fwd;            /* bit -1: no bit of arch_names.inc */
-    hf_rev_arch rev;
+    hf_rev_arch rev;          /* class and model_type: the first of `variants` that fits */
+    /* "reverse": up to 4 (class, model_type, when) choices; when: a GGUF key
+     * without the architecture's prefix that must be non-zero ("expert_count":
+     * Mixtral), NULL: always */
+    struct {
+        const char *hf_class, *model_type, *when;
+    } variants[4];
+    size_t n_variants;
     const conv_name_row *names; /* HF name ("{bid}" the block) -> GGUF name, every row of this family */
     size_t n_names;
 } conv_arch_file;

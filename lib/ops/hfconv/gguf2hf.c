@@ -1304,6 +1304,16 @@ static int start_arch_file(hfc *c)
     c->rev = &c->arch_file->rev;
     c->hf_class = c->rev->hf_class;
     c->model_type = c->rev->model_type;
+    for (size_t i = 0; i < c->arch_file->n_variants; i++) {
+        const char *when = c->arch_file->variants[i].when;
+        if (when && key_int(c, when, 0) == 0)
+            continue;
+        if (c->arch_file->variants[i].hf_class)
+            c->hf_class = c->arch_file->variants[i].hf_class;
+        if (c->arch_file->variants[i].model_type)
+            c->model_type = c->arch_file->variants[i].model_type;
+        break;
+    }
     set_quant_dtype(c);
     return 0;
 }

@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""Tiny Hugging Face directories of families the built-in tables lack, for
+references made by llama.cpp's unmodified converter (c392e50) through
+../shared/tools/convref (see README.md). Deterministic: numpy's seeded
+generator, float16 safetensors written by hand (the format: u64 header
+length, JSON header, raw data; names sorted as safetensors writes them).
+
+    /usr/bin/python3 make_dirs.py SHARED_DIR OUT_DIR
+
+SHARED_DIR is ../shared (the SentencePiece model of corpus/hf-dir/llama-tiny
+is copied). Nothing here runs model code."""
+import json
+import os
+import shutil
+import struct
+import sys
+
+import numpy as np
+
+
+def write_safetensors(path, tensors):
+    header, blobs, off = {}, [], 0
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name].astype(np.float16))
+        b = a.tobytes()
+        header[name] = {"dtype": "F16", "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    header["__metadata__"] = {"format": "pt"}
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def spm_files(shared, out):
+    src = os.path.join(shared, "corpus", "hf-dir", "llama-tiny")
+    for name in ("tokenizer.model", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copyfile(os.path.join(src, name), os.path.join(out, name))
+
+
+def grok(shared, out, seed=25):
+    """Grok-1 (GrokForCausalLM): experts per block stacked (linear, linear_1,
+    linear_v), four RMS norms per block, SentencePiece."""
+    rng = np.random.default_rng(seed)
+    h, ff, heads, kv, layers, experts, vocab = 32, 48, 4, 2, 2, 4, 320
+    hd = h // heads
+    cfg = {"architectures": ["GrokForCausalLM"], "model_type": "grok-1", "vocab_size": vocab,
+           "hidden_size": h, "intermediate_size": ff, "num_hidden_layers": layers,
+           "num_attention_heads": heads, "num_key_value_heads": kv, "max_position_embeddings": 256,
+           "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "num_experts_per_tok": 2,
+           "num_local_experts": experts, "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "float16"}
+    t = {"transformer.in_out_embed.weight": rng.standard_normal((vocab, h)),
+         "transformer.rms_norm.weight": 1 + 0.1 * rng.standard_normal(h),
+         "lm_head.weight": rng.standard_normal((vocab, h))}
+    for b in range(layers):
+        p = f"transformer.decoder_layer.{b}."
+        t[p + "multi_head_attention.query.weight"] = rng.standard_normal((heads * hd, h))
+        t[p + "multi_head_attention.key.weight"] = rng.standard_normal((kv * hd, h))
+        t[p + "multi_head_attention.value.weight"] = rng.standard_normal((kv * hd, h))
+        t[p + "multi_head_attention.linear.weight"] = rng.standard_normal((h, heads * hd))
+        for n in ("rms_norm", "rms_norm_1", "rms_norm_2", "rms_norm_3"):
+            t[p + n + ".weight"] = 1 + 0.1 * rng.standard_normal(h)
+        t[p + "router.weight"] = rng.standard_normal((experts, h))
+        for x in range(experts):
+            t[p + f"moe.{x}.linear.weight"] = rng.standard_normal((ff, h))
+            t[p + f"moe.{x}.linear_v.weight"] = rng.standard_normal((ff, h))
+            t[p + f"moe.{x}.linear_1.weight"] = rng.standard_normal((h, ff))
+    return cfg, t, spm_files
+
+
+FAMILIES = {"grok-tiny": grok}
+
+
+def main():
+    shared, out_root = sys.argv[1], sys.argv[2]
+    for name, make in FAMILIES.items():
+        out = os.path.join(out_root, name)
+        os.makedirs(out, exist_ok=True)
+        cfg, tensors, files = make(shared, out)
+        with open(os.path.join(out, "config.json"), "w") as f:
+            json.dump(cfg, f, indent=2)
+            f.write("\n")
+        write_safetensors(os.path.join(out, "model.safetensors"), tensors)
+        files(shared, out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,316 @@
+/* test_arch_file.c - `mfmt convert --arch-file FAMILY.json` (doc/arch-file.md):
+ *  - built-in families written as arch files (tests/data/arch/llama.json,
+ *    qwen2.json, gemma.json) convert to the bytes of the built-in path and of
+ *    llama.cpp's own converter (../shared/convert-ref, convert-ref-arch);
+ *    llama.json takes Mixtral's stacked experts too;
+ *  - a family the built-in tables do not have (Grok, grok.json) converts to
+ *    the bytes llama.cpp's unmodified converter wrote for the tiny directory
+ *    of tests/data/arch_ref (made by its make_dirs.py; see its README);
+ *  - GGUF -> HF with the file gives the built-in's directory, and HF -> GGUF
+ *    again the same bytes; the tensors come back bit for bit;
+ *  - a bad file is refused naming the file, line, column and JSON path,
+ *    and nothing is written. */
+#include "testlib.h"
+
+#include <mfmt.h>
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmp[256];
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc(len > 0 ? (size_t)len : 1);
+    *n = b ? fread(b, 1, (size_t)len, f) : 0;
+    fclose(f);
+    return b;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    size_t na, nb;
+    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    bool same = x && y && na == nb && !memcmp(x, y, na);
+    free(x);
+    free(y);
+    return same;
+}
+
+/* Every file of directory a has an equal file in b, and b has no other. */
+static bool same_dir(const char *a, const char *b)
+{
+    size_t na = 0, nb = 0;
+    bool same = true;
+    for (int side = 0; side < 2; side++) {
+        DIR *d = opendir(side ? b : a);
+        if (!d)
+            return false;
+        for (struct dirent *e; (e = readdir(d));) {
+            if (e->d_name[0] == '.')
+                continue;
+            char p[1200], q[1200];
+            snprintf(p, sizeof(p), "%s/%s", a, e->d_name);
+            snprintf(q, sizeof(q), "%s/%s", b, e->d_name);
+            if (side)
+                nb++;
+            else {
+                na++;
+                if (!same_file(p, q)) {
+                    fprintf(stderr, "  %s differs from %s\n", p, q);
+                    same = false;
+                }
+            }
+        }
+        closedir(d);
+    }
+    return same && na == nb;
+}
+
+static void rm_tree(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static int to_gguf(const char *dir, const char *out, const char *arch_file, const char *type, mf_status *st)
+{
+    mf_convert_gguf_opts o;
+    mf_convert_gguf_opts_init(&o);
+    o.arch_file = arch_file;
+    o.type = type;
+    return mf_convert_to_gguf(dir, out, &o, st);
+}
+
+static int to_hf(const char *gguf, const char *out, const char *arch_file, mf_status *st)
+{
+    mf_convert_hf_opts o;
+    mf_convert_hf_opts_init(&o);
+    o.arch_file = arch_file;
+    return mf_convert_to_hf(gguf, out, &o, st);
+}
+
+/* Every tensor of model a has the same values in model b (by name; as
+ * float32: a 1-d F16 tensor comes back as the F32 the GGUF holds). */
+static bool same_tensors(const char *a, const char *b)
+{
+    mf_model *ma = NULL, *mb = NULL;
+    bool same = mf_open(a, NULL, &ma, NULL) == 0 && mf_open(b, NULL, &mb, NULL) == 0;
+    for (size_t i = 0; same && i < mf_model_tensor_count(ma); i++) {
+        const mf_tensor *t = mf_model_tensor_at(ma, i), *u = mf_tensor_find(mb, mf_tensor_name(t));
+        void *x = NULL, *y = NULL;
+        uint64_t nx = 0, ny = 0;
+        same = u && mf_tensor_read_alloc(ma, t, MF_F32, &x, &nx, NULL) == 0 &&
+               mf_tensor_read_alloc(mb, u, MF_F32, &y, &ny, NULL) == 0 && nx == ny && !memcmp(x, y, nx);
+        if (!same)
+            fprintf(stderr, "  tensor %s differs\n", mf_tensor_name(t));
+        mf_free(x);
+        mf_free(y);
+    }
+    same = same && mf_model_tensor_count(ma) == mf_model_tensor_count(mb);
+    mf_close(ma);
+    mf_close(mb);
+    return same;
+}
+
+/* One family: DIR with the file (and the built-in path when it has one)
+ * against REF; then GGUF -> HF -> GGUF. exact: the source's tensors are of
+ * the output type and no op rounds (F16 sources written as f16), so the HF
+ * directory written back holds them bit for bit. */
+static void family(const char *name, const char *dir, const char *file, const char *ref, const char *type,
+                   bool builtin, bool exact)
+{
+    char with[400], plain[400], hf[400], hf_b[400], again[400];
+    snprintf(with, sizeof(with), "%s/%s-%s-file.gguf", tmp, name, type);
+    snprintf(plain, sizeof(plain), "%s/%s-%s-builtin.gguf", tmp, name, type);
+    /* the directory written back has the source's name (general.name and
+     * the other naming keys come from the card and the directory's name) */
+    const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+    snprintf(hf, sizeof(hf), "%s/%s-%s-hf", tmp, name, type);
+    mkdir(hf, 0755);
+    snprintf(hf + strlen(hf), sizeof(hf) - strlen(hf), "/%s", base);
+    snprintf(hf_b, sizeof(hf_b), "%s/%s-%s-hf-builtin", tmp, name, type);
+    snprintf(again, sizeof(again), "%s/%s-%s-again.gguf", tmp, name, type);
+    mf_status st;
+    mf_status_init(&st);
+    int rc = to_gguf(dir, with, file, type, &st);
+    CHECKF(rc == 0, "%s: convert with %s: %s", name, file, mf_status_message(&st, 0));
+    mf_status_clear(&st);
+    if (rc)
+        return;
+    CHECKF(same_file(with, ref), "%s %s: with %s not byte-identical to %s", name, type, file, ref);
+    if (builtin) {
+        CHECKF(to_gguf(dir, plain, NULL, type, NULL) == 0 && same_file(with, plain),
+               "%s %s: the arch file and the built-in table differ", name, type);
+    }
+    rc = to_hf(with, hf, file, &st);
+    CHECKF(rc == 0, "%s: GGUF -> HF with %s: %s", name, file, mf_status_message(&st, 0));
+    mf_status_clear(&st);
+    if (rc)
+        return;
+    if (builtin) {
+        CHECKF(to_hf(with, hf_b, NULL, NULL) == 0 && same_dir(hf, hf_b),
+               "%s: GGUF -> HF with the file differs from the built-in's directory", name);
+        rm_tree(hf_b);
+    }
+    CHECKF(to_gguf(hf, again, file, type, NULL) == 0 && same_file(again, with),
+           "%s %s: HF -> GGUF -> HF -> GGUF with the file is not byte-identical", name, type);
+    if (exact)
+        CHECKF(same_tensors(dir, hf), "%s: GGUF -> HF tensors differ from the source's", name);
+    if (!getenv("KEEP")) {
+        *strrchr(hf, '/') = 0;
+        rm_tree(hf);
+        remove(with);
+        remove(plain);
+        remove(again);
+    }
+}
+
+/* A file with this text is refused with a message holding every `want`. */
+static void refused(const char *label, const char *text, const char *const *want)
+{
+    char file[400], out[400];
+    snprintf(file, sizeof(file), "%s/bad.json", tmp);
+    snprintf(out, sizeof(out), "%s/bad.gguf", tmp);
+    FILE *f = fopen(file, "w");
+    fputs(text, f);
+    fclose(f);
+    mf_status st;
+    mf_status_init(&st);
+    int rc = to_gguf("tests/data/arch_ref/dirs/grok-tiny", out, file, NULL, &st);
+    const char *msg = mf_status_message(&st, 0);
+    CHECKF(rc != 0, "%s: accepted", label);
+    for (const char *const *w = want; *w; w++)
+        CHECKF(msg && strstr(msg, *w), "%s: message \"%s\" lacks \"%s\"", label, msg ? msg : "", *w);
+    CHECKF(access(out, F_OK) != 0, "%s: an output was written", label);
+    mf_status_clear(&st);
+    remove(out);
+}
+
+#define WANT(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define HEAD "{\n  \"mfmt_arch_file\": 1,\n  \"architecture\": \"grok\",\n  \"classes\": [\"GrokForCausalLM\"],\n"
+
+static void bad_files(void)
+{
+    refused("not JSON", HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [,]\n}\n",
+            WANT("bad.json", "not valid JSON", "line 6, column"));
+    refused("unknown op",
+            HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [\n    {\"hf\": \"a\", \"gguf\": \"b\"},\n"
+                 "    {\"hf\": \"c\", \"gguf\": \"d\", \"op\": \"permut_q\"}\n  ],\n  \"hparams\": [{\"base\": true}]\n}\n",
+            WANT("bad.json", "line 8, column", "$.tensors[1].op", "unknown op \"permut_q\"", "permute_q"));
+    refused("unknown key", HEAD "  \"tokenizer\": \"spm\",\n  \"tensorz\": []\n}\n",
+            WANT("bad.json", "line 6, column 14", "$.tensorz", "unknown key \"tensorz\""));
+    refused("unknown tokenizer", HEAD "  \"tokenizer\": \"sentencepiece\",\n  \"tensors\": [], \"hparams\": []\n}\n",
+            WANT("$.tokenizer", "unknown tokenizer kind \"sentencepiece\"", "spm"));
+    refused("unknown calc",
+            HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"a\", \"gguf\": \"b\"}],\n"
+                 "  \"hparams\": [{\"key\": \"rope.dimension_count\", \"type\": \"u32\", \"calc\": \"rope_dim_lama\"}]\n}\n",
+            WANT("$.hparams[0].calc", "unknown calc \"rope_dim_lama\"", "rope_dim_llama"));
+    refused("unknown block",
+            HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"a\", \"gguf\": \"b\"}],\n"
+                 "  \"hparams\": [{\"block\": \"rope\"}]\n}\n",
+            WANT("$.hparams[0].block", "unknown block \"rope\""));
+    refused("unknown flag",
+            HEAD "  \"tokenizer\": \"spm\", \"flags\": [\"llama3\"],\n  \"tensors\": [{\"hf\": \"a\", \"gguf\": \"b\"}],\n"
+                 "  \"hparams\": [{\"base\": true}]\n}\n",
+            WANT("$.flags[0]", "unknown flag \"llama3\"", "llama3_rope"));
+    refused("version", "{\"mfmt_arch_file\": 2}\n", WANT("$.mfmt_arch_file", "version"));
+    refused("stack without {x}",
+            HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"m.{bid}.e\", \"gguf\": \"blk.{bid}.x\", "
+                 "\"op\": \"stack\", \"count\": \"n\"}],\n  \"hparams\": [{\"base\": true}]\n}\n",
+            WANT("$.tensors[0].hf", "{x}"));
+    refused("stack without count",
+            HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"m.{bid}.e.{x}\", \"gguf\": \"blk.{bid}.x\", "
+                 "\"op\": \"stack\"}],\n  \"hparams\": [{\"base\": true}]\n}\n",
+            WANT("$.tensors[0]", "count"));
+    refused("two sources",
+            HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"a\", \"gguf\": \"b\"}],\n"
+                 "  \"hparams\": [{\"key\": \"k\", \"type\": \"u32\", \"from\": \"a\", \"value\": 1}]\n}\n",
+            WANT("$.hparams[0]", "exactly one of"));
+    refused("bad type",
+            HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"a\", \"gguf\": \"b\"}],\n"
+                 "  \"hparams\": [{\"key\": \"k\", \"type\": \"uint\", \"from\": \"a\"}]\n}\n",
+            WANT("$.hparams[0].type", "unknown type \"uint\"", "u32"));
+    refused("other brace", HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"m.{layer}.a\", \"gguf\": \"b\"}],\n"
+                                "  \"hparams\": [{\"base\": true}]\n}\n",
+            WANT("$.tensors[0].hf", "{bid}"));
+    refused("duplicate key", HEAD "  \"tokenizer\": \"spm\",\n  \"tokenizer\": \"bpe\"\n}\n",
+            WANT("bad.json", "duplicate"));
+    refused("no such file", "", WANT("bad.json")); /* an empty file: not JSON */
+    /* a class the file does not describe */
+    char out[400];
+    snprintf(out, sizeof(out), "%s/llama.gguf", tmp);
+    mf_status st;
+    mf_status_init(&st);
+    const char *shared = tl_shared_dir();
+    if (shared) {
+        char dir[400];
+        snprintf(dir, sizeof(dir), "%s/corpus/hf-dir/llama-tiny", shared);
+        CHECK(to_gguf(dir, out, "tests/data/arch/grok.json", NULL, &st) != 0 &&
+              strstr(mf_status_message(&st, 0), "LlamaForCausalLM is not one of the classes"));
+        CHECK(access(out, F_OK) != 0);
+        mf_status_clear(&st);
+    }
+    /* GGUF -> HF with the file of another architecture */
+    char hf[400];
+    snprintf(hf, sizeof(hf), "%s/grok-as-llama", tmp);
+    CHECK(to_hf("tests/data/arch_ref/grok-tiny-f16.gguf", hf, "tests/data/arch/llama.json", &st) != 0 &&
+          strstr(mf_status_message(&st, 0), "describes \"llama\""));
+    CHECK(access(hf, F_OK) != 0);
+    mf_status_clear(&st);
+}
+
+int main(void)
+{
+    snprintf(tmp, sizeof(tmp), "/tmp/mfmt-archfile-XXXXXX");
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    /* a family only an arch file describes: always (its data is committed) */
+    family("grok", "tests/data/arch_ref/dirs/grok-tiny", "tests/data/arch/grok.json",
+           "tests/data/arch_ref/grok-tiny-f16.gguf", "f16", false, true);
+    family("grok", "tests/data/arch_ref/dirs/grok-tiny", "tests/data/arch/grok.json",
+           "tests/data/arch_ref/grok-tiny-q8_0.gguf", "q8_0", false, false);
+    const char *shared = tl_shared_dir();
+    if (!shared) {
+        TL_SKIP("arch files of built-in families: no ../shared (convert-ref references)");
+    } else {
+        static const struct {
+            const char *name, *dir, *file, *ref, *type;
+            bool exact;
+        } fams[] = {
+            {"llama", "corpus/hf-dir/llama-tiny", "llama", "convert-ref/llama-tiny-f16.gguf", "f16", true},
+            {"llama", "corpus/hf-dir/llama-tiny", "llama", "convert-ref/llama-tiny-q8_0.gguf", "q8_0", false},
+            {"llama-bpe", "corpus/hf-dir/llama-tiny-bpe", "llama", "convert-ref/llama-tiny-bpe-f16.gguf", "f16", true},
+            {"qwen2", "corpus/hf-dir/qwen2-tiny", "qwen2", "convert-ref/qwen2-tiny-f16.gguf", "f16", false},
+            {"qwen2", "corpus/hf-dir/qwen2-tiny", "qwen2", "convert-ref/qwen2-tiny-bf16.gguf", "bf16", true},
+            {"gemma", "convert-ref-arch/dirs/gemma-tiny", "gemma", "convert-ref-arch/gemma-tiny-f16.gguf", "f16", false},
+            {"mixtral", "convert-ref-arch/dirs/mixtral-tiny", "llama", "convert-ref-arch/mixtral-tiny-f16.gguf",
+             "f16", false},
+        };
+        for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
+            char dir[400], file[400], ref[400];
+            snprintf(dir, sizeof(dir), "%s/%s", shared, fams[i].dir);
+            snprintf(file, sizeof(file), "tests/data/arch/%s.json", fams[i].file);
+            snprintf(ref, sizeof(ref), "%s/%s", shared, fams[i].ref);
+            family(fams[i].name, dir, file, ref, fams[i].type, true, fams[i].exact);
+        }
+    }
+    bad_files();
+    if (!getenv("KEEP"))
+        rm_tree(tmp);
+    printf("RESULT %d %d %d\n", tl_passed, tl_failed, tl_skipped);
+    return tl_failed ? 1 : 0;
+}
