@@ -295,17 +295,28 @@ int main(void)
            "tests/data/arch_ref/grok-tiny-f16.gguf", "f16", false, true);
     family("grok", "tests/data/arch_ref/dirs/grok-tiny", "tests/data/arch/grok.json",
            "tests/data/arch_ref/grok-tiny-q8_0.gguf", "q8_0", false, false);
+    /* Chameleon: table rows had none either; one op (head0_interleave) and the
+     * pre-tokenizer name were added for it */
+    family("chameleon", "tests/data/arch_ref/dirs/chameleon-tiny", "tests/data/arch/chameleon.json",
+           "tests/data/arch_ref/chameleon-tiny-f16.gguf", "f16", false, false);
+    family("chameleon", "tests/data/arch_ref/dirs/chameleon-tiny", "tests/data/arch/chameleon.json",
+           "tests/data/arch_ref/chameleon-tiny-q8_0.gguf", "q8_0", false, false);
     /* one-pass Q4_K_M with the file: llama-quantize's (c392e50) output for the
      * converter's f16 file (tests/data/arch_ref/README.md) */
-    char q[400];
-    snprintf(q, sizeof(q), "%s/grok-Q4_K_M.gguf", tmp);
-    mf_status st;
-    mf_status_init(&st);
-    CHECKF(to_gguf("tests/data/arch_ref/dirs/grok-tiny", q, "tests/data/arch/grok.json", "Q4_K_M", &st) == 0 &&
-               same_file(q, "tests/data/arch_ref/grok-tiny-Q4_K_M.gguf"),
-           "grok Q4_K_M in one pass is not llama-quantize's: %s", mf_status_message(&st, 0));
-    mf_status_clear(&st);
-    remove(q);
+    static const char *const q4[] = {"grok", "chameleon"};
+    for (size_t i = 0; i < 2; i++) {
+        char q[400], dir[200], file[200], ref[200];
+        snprintf(q, sizeof(q), "%s/%s-Q4_K_M.gguf", tmp, q4[i]);
+        snprintf(dir, sizeof(dir), "tests/data/arch_ref/dirs/%s-tiny", q4[i]);
+        snprintf(file, sizeof(file), "tests/data/arch/%s.json", q4[i]);
+        snprintf(ref, sizeof(ref), "tests/data/arch_ref/%s-tiny-Q4_K_M.gguf", q4[i]);
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(to_gguf(dir, q, file, "Q4_K_M", &st) == 0 && same_file(q, ref),
+               "%s Q4_K_M in one pass is not llama-quantize's: %s", q4[i], mf_status_message(&st, 0));
+        mf_status_clear(&st);
+        remove(q);
+    }
     const char *shared = tl_shared_dir();
     if (!shared) {
         TL_SKIP("arch files of built-in families: no ../shared (convert-ref references)");

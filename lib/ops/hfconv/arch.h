@@ -97,6 +97,9 @@ typedef enum conv_op {
     OP_SPLIT,         /* cut along the rows (dimension -2) into the parts of a conv_split */
     OP_SCALE,         /* w * factor (a conv_calc: JAIS's embeddings and width scales) */
     OP_ALIBI_SLOPES,  /* not written: its first value gives max_alibi_bias (JAIS) */
+    OP_HEAD0_INTERLEAVE, /* [heads, hd]: every row is row 0 with its halves interleaved,
+                         out[i*2 + k] = in[0][k*hd/2 + i] (ChameleonModel._reverse_hf_permute of
+                         its q/k norms: data[0].view(2, hd//2).t(), repeated per head) */
     OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
                          v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
 } conv_op;

@@ -169,7 +169,8 @@ enum { T_NONE = 100, T_GENERATED, T_STACK, T_SPLIT };
 static const named tensor_ops[] = {
     {"none", T_NONE}, {"skip", OP_SKIP}, {"skip_if_tied", OP_SKIP_IF_TIED}, {"permute_q", OP_PERMUTE_Q},
     {"permute_k", OP_PERMUTE_K}, {"add_one", OP_ADD_ONE}, {"neg_exp", OP_NEG_EXP}, {"transpose", OP_TRANSPOSE},
-    {"stack", T_STACK}, {"split", T_SPLIT}, {"generated", T_GENERATED}, {NULL, 0},
+    {"stack", T_STACK}, {"split", T_SPLIT}, {"generated", T_GENERATED}, {"head0_interleave", OP_HEAD0_INTERLEAVE},
+    {NULL, 0},
 };
 static const named part_ops[] = {
     {"none", OP_RENAME}, {"permute_q", OP_PERMUTE_Q}, {"permute_k", OP_PERMUTE_K}, {NULL, 0},
@@ -335,6 +336,7 @@ static hf_rev_op reverse_of(int op)
     case OP_ADD_ONE: return R_SUB_ONE;
     case OP_NEG_EXP: return R_LOG_NEG;
     case OP_TRANSPOSE: return R_TRANSPOSE;
+    case OP_HEAD0_INTERLEAVE: return R_HEAD_DEINTERLEAVE;
     default: return R_PLAIN;
     }
 }
@@ -771,8 +773,8 @@ static int reverse_list(loader *l, json_t *rev)
 
 static int top_level(loader *l, json_t *root, lists *s)
 {
-    static const char *const keys[] = {"mfmt_arch_file", "architecture", "classes", "reverse", "tokenizer", "flags",
-                                       "rules", "tensors", "hparams", "description", NULL};
+    static const char *const keys[] = {"mfmt_arch_file", "architecture", "classes", "reverse", "tokenizer",
+                                       "pre_tokenizer", "flags", "rules", "tensors", "hparams", "description", NULL};
     if (!json_is_object(root))
         return fail(l, "an arch file holds a JSON object");
     if (only_keys(l, root, keys))
@@ -790,7 +792,8 @@ static int top_level(loader *l, json_t *root, lists *s)
     const char **classes, **flags;
     size_t n_classes, n_flags;
     if (get_str(l, root, "architecture", true, &name) || strings(l, root, "classes", true, &classes, &n_classes) ||
-        get_str(l, root, "tokenizer", true, &tok) || strings(l, root, "flags", false, &flags, &n_flags))
+        get_str(l, root, "tokenizer", true, &tok) || get_str(l, root, "pre_tokenizer", false, &l->f->pre_tokenizer) ||
+        strings(l, root, "flags", false, &flags, &n_flags))
         return -1;
     int v = 0;
     push_key(l, "tokenizer");

@@ -22,6 +22,7 @@ typedef struct conv_arch_file {
         const char *hf_class, *model_type, *when;
     } variants[4];
     size_t n_variants;
+    const char *pre_tokenizer; /* BPE: the name when the check-text hash is not llama.cpp's; NULL: by family */
     const conv_name_row *names; /* HF name ("{bid}" the block) -> GGUF name, every row of this family */
     size_t n_names;
 } conv_arch_file;

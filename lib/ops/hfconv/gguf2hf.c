@@ -1005,6 +1005,13 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         for (uint64_t i = 0; i < n; i++)
             w[i] = src[i] - 1.0f;
         break;
+    case R_HEAD_DEINTERLEAVE: /* w[r][k*h + i] = src[r][i*2 + k], h = cols / 2 */
+        bad_heads = cols % 2 != 0;
+        for (int64_t r = 0; !bad_heads && r < rows; r++)
+            for (int64_t i = 0; i < cols / 2; i++)
+                for (int64_t k = 0; k < 2; k++)
+                    w[r * cols + k * (cols / 2) + i] = src[r * cols + i * 2 + k];
+        break;
     case R_LOG_NEG:
         for (uint64_t i = 0; i < n; i++)
             w[i] = it->out.dtype == MF_F32 ? exact_log_neg(src[i]) : logf(-src[i]);

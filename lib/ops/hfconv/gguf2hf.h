@@ -47,6 +47,8 @@ typedef enum hf_rev_op {
                         and joined into gate_up_proj [E, h, 2 ff] (up_exps: R_FUSED_PART) */
     R_TIED,          /* output: dropped when equal to token_embd (the converter
                         wrote the tied head again), else as R_PLAIN */
+    R_HEAD_DEINTERLEAVE, /* OP_HEAD0_INTERLEAVE undone on every row (the heads other than
+                        the first are gone: each comes back as the first) */
     R_CONCAT,        /* the first part of a forward OP_SPLIT: its parts (the
                         conv_split of the forward rule; the others R_FUSED_PART),
                         each unpermuted as its op says, joined along the rows */

@@ -3,6 +3,7 @@
  * set_gguf_parameters' order (arch_table.c), general.* (hf2gguf_general.c)
  * and the tokenizer (hf2gguf_vocab.c). */
 #include "ops/hfconv/hf2gguf_int.h"
+#include "ops/hfconv/arch_file.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1178,7 +1179,8 @@ int h2g_build_metadata(conv *c, mf_hf_meta_in *in)
     mf_hf_params pc;
     param_counts(c, &pc); /* vocab-only: no tensors, so no parameters (write_vocab) */
     mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name,
-                           .note = c->opts.note, .note_user = c->opts.note_user, .l2026 = c->l2026};
+                           .note = c->opts.note, .note_user = c->opts.note_user, .l2026 = c->l2026,
+                           .pre_fallback = c->arch_file ? c->arch_file->pre_tokenizer : NULL};
     if (c->l2026) { /* ModelBase.prepare_metadata, then TextModel's set_vocab */
         if (sampling_keys(c) || mf_hf_general_meta(c->dir, c->cfg, &pc, in, c->kv, c->st) ||
             hyper_parameters(c, c->hparams))

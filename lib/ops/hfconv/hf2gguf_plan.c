@@ -1028,6 +1028,34 @@ static int plan_cut_rows(conv *c, const conv_rule *r, const mf_model *part, cons
     return 0;
 }
 
+/* OP_HEAD0_INTERLEAVE: every output row is source row 0 (after any row map)
+ * with columns k*hd/2 + i moved to i*2 + k. */
+static int head0_interleave(conv *c, out_tensor *o, const mf_tensor *t, const char *name)
+{
+    int64_t rows, len;
+    rows_of(t, &rows, &len);
+    if (t->ndim != 2 || len % 2 || rows < 1)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\": [heads, head_dim] with an even head_dim "
+                       "is needed to interleave its first head", name);
+    int64_t *rm = alloc_map(c, rows), *cm = alloc_map(c, len);
+    if (!rm || !cm) {
+        free(rm);
+        free(cm);
+        return -1;
+    }
+    for (int64_t r = 0; r < rows; r++)
+        rm[r] = o->row_map ? o->row_map[0] : 0;
+    for (int64_t i = 0; i < len / 2; i++)
+        for (int64_t k = 0; k < 2; k++)
+            cm[i * 2 + k] = k * (len / 2) + i;
+    free(o->row_map);
+    free(o->col_map);
+    o->row_map = rm;
+    o->col_map = cm;
+    o->row_len = len;
+    return 0;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     for (const conv_rule *r = c->rules; r->pat; r++)
@@ -1061,7 +1089,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             o.row_map[i] = r0 + i;
     }
     int permute = 0, rc = 0;
-    bool stop = false;
+    bool stop = false, head0 = false;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->rules; r->pat && !stop; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED) {
@@ -1105,6 +1133,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             continue;
         }
         case OP_TRANSPOSE: o.transpose = true; continue;
+        case OP_HEAD0_INTERLEAVE: head0 = true; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
         case OP_CUT_ROWS: continue; /* done before (plan_tensor) */
@@ -1209,6 +1238,11 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             h2g_free_out(&o);
             return -1;
         }
+    }
+    if (head0 && head0_interleave(c, &o, t, name)) {
+        free(name);
+        h2g_free_out(&o);
+        return -1;
     }
     free(name);
     if (after_map && after_map->op == OP_DROP_IF_EMBD && !strcmp(o.name, after_map->pat)) {

@@ -440,7 +440,7 @@ static const char *pre_tokenizer_name(const vocab *v)
     const char *name = pre_name_by_hash(v, hex);
     if (name)
         return name;
-    name = pre_family_name(v->tj, v->arch, v->dir, v->st);
+    name = v->o && v->o->pre_fallback ? v->o->pre_fallback : pre_family_name(v->tj, v->arch, v->dir, v->st);
     if (name && v->o && v->o->note) {
         if (hex[0])
             snprintf(reason, sizeof(reason), "the check-text hash %s is not in llama.cpp's table",

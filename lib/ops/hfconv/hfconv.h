@@ -30,6 +30,9 @@ typedef struct mf_hf_vocab_opts {
     void (*note)(void *user, const char *msg); /* optional: see mf_convert_gguf_opts */
     void *note_user;
     bool l2026;        /* gguf-py 0.18's keys (MF_CONVERT_LAYOUT_2026_02) */
+    /* a BPE pre-tokenizer name for a check-text hash llama.cpp's table does
+     * not know (an arch file's "pre_tokenizer"), before the family's; NULL: none */
+    const char *pre_fallback;
 } mf_hf_vocab_opts;
 int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts *o,
                      mf_kvlist *kv, mf_status *st);

@@ -127,7 +127,49 @@ def arctic(shared, out, seed=26):
     return cfg, t, arctic_files
 
 
-FAMILIES = {"grok-tiny": grok}
+def bpe_files(shared, out):
+    src = os.path.join(shared, "corpus", "hf-dir", "llama-tiny-bpe")
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copyfile(os.path.join(src, name), os.path.join(out, name))
+    with open(os.path.join(out, "convref-tokpre.txt"), "w") as f:
+        f.write("chameleon\n")  # the name llama.cpp's table gives Chameleon's tokenizer
+
+
+def chameleon(shared, out, seed=27):
+    """Chameleon (ChameleonForConditionalGeneration): Llama's permutes, per-head
+    q/k LayerNorms [heads, head_dim] whose first head is re-ordered and repeated
+    (_reverse_hf_permute), the VQ image tokenizer skipped; BPE. KV heads ==
+    heads, as in Chameleon-7B/30B (the converter's k-norm step needs it)."""
+    rng = np.random.default_rng(seed)
+    h, ff, heads, layers, vocab = 32, 48, 4, 2, 320
+    hd = h // heads
+    cfg = {"architectures": ["ChameleonForConditionalGeneration"], "model_type": "chameleon",
+           "vocab_size": vocab, "hidden_size": h, "intermediate_size": ff, "num_hidden_layers": layers,
+           "num_attention_heads": heads, "num_key_value_heads": heads, "max_position_embeddings": 256,
+           "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "swin_norm": False, "bos_token_id": 0,
+           "eos_token_id": 1, "torch_dtype": "float16"}
+    t = {"model.embed_tokens.weight": rng.standard_normal((vocab, h)),
+         "model.norm.weight": 1 + 0.1 * rng.standard_normal(h),
+         "lm_head.weight": rng.standard_normal((vocab, h)),
+         "model.vqmodel.encoder.conv_in.weight": rng.standard_normal((8, 3, 3, 3)),
+         "model.vqmodel.quantize.embedding.weight": rng.standard_normal((16, 8))}
+    for b in range(layers):
+        p = f"model.layers.{b}."
+        for n in ("q", "k", "v"):
+            t[p + f"self_attn.{n}_proj.weight"] = rng.standard_normal((heads * hd, h))
+        t[p + "self_attn.o_proj.weight"] = rng.standard_normal((h, heads * hd))
+        for n in ("q_norm", "k_norm"):
+            t[p + f"self_attn.{n}.weight"] = 1 + 0.1 * rng.standard_normal((heads, hd))
+            t[p + f"self_attn.{n}.bias"] = 0.1 * rng.standard_normal((heads, hd))
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            t[p + n + ".weight"] = 1 + 0.1 * rng.standard_normal(h)
+        t[p + "mlp.gate_proj.weight"] = rng.standard_normal((ff, h))
+        t[p + "mlp.up_proj.weight"] = rng.standard_normal((ff, h))
+        t[p + "mlp.down_proj.weight"] = rng.standard_normal((h, ff))
+    return cfg, t, bpe_files
+
+
+FAMILIES = {"grok-tiny": grok, "chameleon-tiny": chameleon}
 # Made with --all, not committed: llama.cpp's converter of c392e50 stops on
 # them here (README.md says where and why).
 NOT_CONVERTIBLE = {"arctic-tiny": arctic}
