@@ -10,7 +10,7 @@
  *    again the same bytes; the tensors come back bit for bit;
  *  - a bad file is refused naming the file, line, column and JSON path,
  *    and nothing is written. */
-#include "testlib.h"
+#include "testmf.h"
 
 #include <mfmt.h>
 
@@ -22,24 +22,10 @@
 
 static char tmp[256];
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc(len > 0 ? (size_t)len : 1);
-    *n = b ? fread(b, 1, (size_t)len, f) : 0;
-    fclose(f);
-    return b;
-}
-
 static bool same_file(const char *a, const char *b)
 {
     size_t na, nb;
-    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    uint8_t *x = tl_read_file(a, &na), *y = tl_read_file(b, &nb);
     bool same = x && y && na == nb && !memcmp(x, y, na);
     free(x);
     free(y);

@@ -13,37 +13,9 @@
 #include "testlib.h"
 
 #include "ops/hfconv/arch.h"
+#include "ops/hfconv/arch_file.h"
 #include "ops/hfconv/gguf2hf.h"
 #include "ops/hfconv/llama_load.h"
-
-/* The reverse op of a forward op; R_PLAIN: none needed (renames, skips). */
-static hf_rev_op inverse_of(conv_op op)
-{
-    switch (op) {
-    case OP_PERMUTE_Q: return R_UNPERMUTE_Q;
-    case OP_PERMUTE_K: return R_UNPERMUTE_K;
-    case OP_ADD_ONE: return R_SUB_ONE;
-    case OP_NEG_EXP: return R_LOG_NEG;
-    case OP_TRANSPOSE: return R_TRANSPOSE;
-    case OP_STACK: return R_UNSTACK;
-    case OP_QKV_PER_HEAD: return R_QKV_PER_HEAD;
-    case OP_QKV_KV_GROUPS: return R_QKV_KV_GROUPS;
-    case OP_QKV_GROUPED: return R_FUSE_GROUPED;
-    case OP_DROP_ROWS: return R_PAD_ROWS;
-    case OP_TERNARY: return R_UNTERNARY;
-    case OP_CUT_ROWS: return R_JOIN_UP;
-    case OP_VIEW_EXPERTS: return R_UNVIEW_EXPERTS;
-    case OP_VIEW_EXPERTS_T: return R_UNVIEW_EXPERTS_T;
-    case OP_MXFP4: return R_MXFP4_UNPACK;
-    case OP_SQUEEZE1: return R_UNSQUEEZE1;
-    case OP_QKVZ: return R_QKVZ;
-    case OP_SPLIT_ROWS: return R_FUSE_ROWS;
-    case OP_DEINTERLEAVE: return R_INTERLEAVE;
-    case OP_EXPERTS_T: return R_EXPERTS_T;
-    case OP_SPLIT: return R_CONCAT;
-    default: return R_PLAIN;
-    }
-}
 
 /* The reverse row of the forward row's class (architectures several
  * classes share), else the architecture's first. */
@@ -118,7 +90,7 @@ static void check_rules(const conv_arch *a, const hf_rev_arch *r)
          * must at least be computable */
         if (x->op == OP_SCALE)
             CHECKF(x->factor && x->factor->fwd, "%s: scale rule on \"%s\" without a factor", a->name, x->pat);
-        hf_rev_op inv = inverse_of(x->op);
+        hf_rev_op inv = conv_reverse_op(x->op);
         if (inv != R_PLAIN)
             CHECKF(has_rev_op(r, inv), "%s: rule on \"%s\" (op %d) has no inverse (op %d) in gguf2hf_arch.c",
                    a->name, x->pat, (int)x->op, (int)inv);

@@ -328,7 +328,7 @@ static int add_name(loader *l, lists *s, const char *hf, const char *gguf)
     return PUSH(s->names, ((conv_name_row){hf, gguf, ~0ull}), l);
 }
 
-static hf_rev_op reverse_of(int op)
+hf_rev_op conv_reverse_op(conv_op op)
 {
     switch (op) {
     case OP_PERMUTE_Q: return R_UNPERMUTE_Q;
@@ -336,6 +336,22 @@ static hf_rev_op reverse_of(int op)
     case OP_ADD_ONE: return R_SUB_ONE;
     case OP_NEG_EXP: return R_LOG_NEG;
     case OP_TRANSPOSE: return R_TRANSPOSE;
+    case OP_STACK: return R_UNSTACK;
+    case OP_QKV_PER_HEAD: return R_QKV_PER_HEAD;
+    case OP_QKV_KV_GROUPS: return R_QKV_KV_GROUPS;
+    case OP_QKV_GROUPED: return R_FUSE_GROUPED;
+    case OP_DROP_ROWS: return R_PAD_ROWS;
+    case OP_TERNARY: return R_UNTERNARY;
+    case OP_CUT_ROWS: return R_JOIN_UP;
+    case OP_VIEW_EXPERTS: return R_UNVIEW_EXPERTS;
+    case OP_VIEW_EXPERTS_T: return R_UNVIEW_EXPERTS_T;
+    case OP_MXFP4: return R_MXFP4_UNPACK;
+    case OP_SQUEEZE1: return R_UNSQUEEZE1;
+    case OP_QKVZ: return R_QKVZ;
+    case OP_SPLIT_ROWS: return R_FUSE_ROWS;
+    case OP_DEINTERLEAVE: return R_INTERLEAVE;
+    case OP_EXPERTS_T: return R_EXPERTS_T;
+    case OP_SPLIT: return R_CONCAT;
     case OP_HEAD0_INTERLEAVE: return R_HEAD_DEINTERLEAVE;
     default: return R_PLAIN;
     }
@@ -490,7 +506,7 @@ static int tensor_entry(loader *l, lists *s, json_t *e)
             return -1;
         if (op == OP_SKIP || op == OP_SKIP_IF_TIED)
             return 0;
-        return add_name(l, s, hb, gb) || add_rev(l, s, gb, hb, reverse_of(op));
+        return add_name(l, s, hb, gb) || add_rev(l, s, gb, hb, conv_reverse_op((conv_op)op));
     }
 }
 

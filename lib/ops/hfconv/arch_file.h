@@ -39,4 +39,10 @@ void conv_arch_file_free(conv_arch_file *f);
  * the name with ".weight" or ".bias". */
 bool conv_pattern_match(const char *pat, const char *name);
 
+/* The GGUF -> HF op that undoes a forward op (permute_q -> unpermute,
+ * add_one -> sub_one, stack -> unstack, split -> concat...); R_PLAIN when
+ * none is needed (renames, skips). The arch files' reverse rows and
+ * tests/test_hfconv_tables.c's check of the built-in ones both use it. */
+hf_rev_op conv_reverse_op(conv_op op);
+
 #endif
