@@ -269,6 +269,50 @@ static void bad_files(void)
     mf_status_clear(&st);
 }
 
+/* PLaMo: its converter takes one shape only (two 5120 x 5120 matrices), too
+ * large to commit: the directory is made by make_dirs.py --large (seeded, so
+ * the same bytes everywhere: its safetensors' SHA-256 is checked) and the
+ * GGUF compared with the SHA-256 of llama.cpp's output
+ * (tests/data/arch_ref/README.md). */
+static void plamo(const char *shared)
+{
+    static const char st_sha[] = "465fef979ee218f88b6b5e7b2693d6ee7a3bad65b9f5433ac499cc1bad9deeb7";
+    static const char ref_sha[] = "139db98bd25eab12c2f8df2336714f14290b5feffd87aad17bb48ac6a2c1f9dd";
+    char root[300], dir[400], cmd[1400], log[400], msg[4096], out[500], hf[500], hex[129];
+    snprintf(root, sizeof(root), "%s/large", tmp);
+    snprintf(dir, sizeof(dir), "%s/plamo-13b-shape", root);
+    snprintf(log, sizeof(log), "%s/make.log", tmp);
+    snprintf(cmd, sizeof(cmd), "/usr/bin/python3 tests/data/arch_ref/make_dirs.py --large '%s' '%s'", shared, root);
+    if (tl_run_cmd(cmd, log, msg, sizeof(msg)) != 0) {
+        TL_SKIP("PLaMo: its 126 MB directory could not be made here (python3 with numpy): %.200s", msg);
+        return;
+    }
+    snprintf(out, sizeof(out), "%s/model.safetensors", dir);
+    size_t n;
+    uint8_t *b = tl_read_file(out, &n);
+    tl_sha256_hex(b, n, hex);
+    free(b);
+    CHECKF(!strcmp(hex, st_sha), "PLaMo: make_dirs.py made other weights (%s)", hex);
+    snprintf(out, sizeof(out), "%s/plamo.gguf", tmp);
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(to_gguf(dir, out, "tests/data/arch/plamo.json", NULL, &st) == 0, "PLaMo: %s", mf_status_message(&st, 0));
+    mf_status_clear(&st);
+    b = tl_read_file(out, &n);
+    tl_sha256_hex(b, n, hex);
+    free(b);
+    CHECKF(!strcmp(hex, ref_sha), "PLaMo f16: not llama.cpp's bytes (%s)", hex);
+    snprintf(hf, sizeof(hf), "%s/back", tmp);
+    mkdir(hf, 0755);
+    snprintf(hf + strlen(hf), sizeof(hf) - strlen(hf), "/plamo-13b-shape");
+    CHECK(to_hf(out, hf, "tests/data/arch/plamo.json", NULL) == 0);
+    CHECKF(same_tensors(dir, hf), "PLaMo: GGUF -> HF does not give the q/o weights back");
+    rm_tree(root);
+    *strrchr(hf, '/') = 0;
+    rm_tree(hf);
+    remove(out);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof(tmp), "/tmp/mfmt-archfile-XXXXXX");
@@ -322,6 +366,7 @@ int main(void)
             /* llama-quantize's Q4_K_M of the converter's f16 (tests/data/hf_arch/llama_quantize.json) */
             {"gemma", "convert-ref-arch/dirs/gemma-tiny", "gemma", NULL, "Q4_K_M", false},
         };
+        plamo(shared);
         for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
             char dir[400], file[400], ref[400];
             snprintf(dir, sizeof(dir), "%s/%s", shared, fams[i].dir);

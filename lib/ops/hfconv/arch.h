@@ -100,6 +100,10 @@ typedef enum conv_op {
     OP_HEAD0_INTERLEAVE, /* [heads, hd]: every row is row 0 with its halves interleaved,
                          out[i*2 + k] = in[0][k*hd/2 + i] (ChameleonModel._reverse_hf_permute of
                          its q/k norms: data[0].view(2, hd//2).t(), repeated per head) */
+    OP_SWAP_ROW_GROUPS, /* rows viewed as [A][B][rest] re-ordered to [B][A][rest]; `with` is "A,B"
+                         (PlamoModel.shuffle_attn_q_weight: reshape(8, 5, 128, n).permute(1, 0, 2, 3)) */
+    OP_SWAP_COL_GROUPS, /* the same over the columns of each row (shuffle_attn_output_weight:
+                         reshape(n, 8, 5, 128).permute(0, 2, 1, 3)) */
     OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
                          v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
 } conv_op;
@@ -293,5 +297,9 @@ extern const conv_hp conv_base_hparams_2026[];
 /* OP_VHEADS' order: the checkpoint index of GGUF entry i (entries before
  * prefix unchanged; nv heads of d entries, nv a multiple of nk). */
 int64_t conv_vheads_source(int64_t i, int64_t prefix, int64_t nk, int64_t nv, int64_t d);
+
+/* OP_SWAP_*_GROUPS' order: the source index of entry i of [b][a][rest]
+ * taken from [a][b][rest] (hf2gguf_plan.c; GGUF -> HF inverts it). */
+int64_t conv_swap_groups_source(int64_t i, int64_t a, int64_t b, int64_t rest);
 
 #endif

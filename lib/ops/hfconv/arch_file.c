@@ -170,7 +170,7 @@ static const named tensor_ops[] = {
     {"none", T_NONE}, {"skip", OP_SKIP}, {"skip_if_tied", OP_SKIP_IF_TIED}, {"permute_q", OP_PERMUTE_Q},
     {"permute_k", OP_PERMUTE_K}, {"add_one", OP_ADD_ONE}, {"neg_exp", OP_NEG_EXP}, {"transpose", OP_TRANSPOSE},
     {"stack", T_STACK}, {"split", T_SPLIT}, {"generated", T_GENERATED}, {"head0_interleave", OP_HEAD0_INTERLEAVE},
-    {NULL, 0},
+    {"swap_row_groups", OP_SWAP_ROW_GROUPS}, {"swap_col_groups", OP_SWAP_COL_GROUPS}, {NULL, 0},
 };
 static const named part_ops[] = {
     {"none", OP_RENAME}, {"permute_q", OP_PERMUTE_Q}, {"permute_k", OP_PERMUTE_K}, {NULL, 0},
@@ -353,6 +353,8 @@ hf_rev_op conv_reverse_op(conv_op op)
     case OP_EXPERTS_T: return R_EXPERTS_T;
     case OP_SPLIT: return R_CONCAT;
     case OP_HEAD0_INTERLEAVE: return R_HEAD_DEINTERLEAVE;
+    case OP_SWAP_ROW_GROUPS: return R_SWAP_ROW_GROUPS;
+    case OP_SWAP_COL_GROUPS: return R_SWAP_COL_GROUPS;
     default: return R_PLAIN;
     }
 }
@@ -432,7 +434,8 @@ static int split_entry(loader *l, lists *s, json_t *e, const char *hf, conv_rule
 /* One element of "tensors": its name row, forward rule and reverse row. */
 static int tensor_entry(loader *l, lists *s, json_t *e)
 {
-    static const char *const keys[] = {"hf", "gguf", "op", "count", "parts", "first_rows", "description", NULL};
+    static const char *const keys[] = {"hf", "gguf", "op", "count", "parts", "first_rows", "groups", "description",
+                                       NULL};
     if (!json_is_object(e))
         return fail(l, "must be an object {\"hf\", \"gguf\", \"op\"}");
     const char *hf = NULL, *gguf = NULL, *opn = NULL, *count = NULL;
@@ -455,6 +458,21 @@ static int tensor_entry(loader *l, lists *s, json_t *e)
     if ((op == T_STACK) != (count != NULL))
         return fail(l, op == T_STACK ? "a stack needs \"count\" (the config key of the number of parts)"
                                      : "\"count\" is for a stack");
+    bool swap = op == OP_SWAP_ROW_GROUPS || op == OP_SWAP_COL_GROUPS;
+    json_t *groups = json_object_get(e, "groups");
+    if (swap != (groups != NULL))
+        return fail(l, swap ? "a swap needs \"groups\": [A, B] (rows or columns as [A][B][rest] become [B][A][rest])"
+                            : "\"groups\" is for swap_row_groups and swap_col_groups");
+    if (swap && (json_array_size(groups) != 2 || !json_is_integer(json_array_get(groups, 0)) ||
+                 !json_is_integer(json_array_get(groups, 1)) || json_integer_value(json_array_get(groups, 0)) < 1 ||
+                 json_integer_value(json_array_get(groups, 1)) < 1 ||
+                 json_integer_value(json_array_get(groups, 0)) > (1 << 20) ||
+                 json_integer_value(json_array_get(groups, 1)) > (1 << 20))) {
+        push_key(l, "groups");
+        int rc = fail(l, "two positive integers [A, B]");
+        pop(l);
+        return rc;
+    }
     if ((op == T_SPLIT) != (json_object_get(e, "parts") != NULL) ||
         (op != T_SPLIT && json_object_get(e, "first_rows")))
         return fail(l, "\"parts\" and \"first_rows\" are for a split, which needs \"parts\"");
@@ -502,6 +520,12 @@ static int tensor_entry(loader *l, lists *s, json_t *e)
         return split_entry(l, s, e, hb, &r) || PUSH(s->rules, r, l);
     default:
         r.op = (conv_op)op;
+        if (swap) {
+            long long ga = (long long)json_integer_value(json_array_get(groups, 0)),
+                      gb2 = (long long)json_integer_value(json_array_get(groups, 1));
+            if (!(r.with = mf_arena_printf(a, "%lld,%lld", ga, gb2)))
+                return mf_oom(l->st, l->f->path);
+        }
         if (PUSH(s->rules, r, l))
             return -1;
         if (op == OP_SKIP || op == OP_SKIP_IF_TIED)

@@ -168,6 +168,22 @@ static mf_dtype out_dtype(const hfc *c, const mf_tensor *t)
     return is_plain_float(t->dtype) ? t->dtype : c->quant_dtype;
 }
 
+/* R_SWAP_*_GROUPS: A and B of the arch file's forward rule for this HF name. */
+static bool swap_groups_of(const hfc *c, const hfc_item *it, int64_t *a, int64_t *b)
+{
+    conv_op want = it->op == R_SWAP_ROW_GROUPS ? OP_SWAP_ROW_GROUPS : OP_SWAP_COL_GROUPS;
+    for (const conv_rule *r = c->fwd->rules; r->pat; r++) {
+        long long x, y;
+        if (r->op == want && r->m == M_PATTERN && conv_pattern_match(r->pat, it->out.name) &&
+            sscanf(r->with, "%lld,%lld", &x, &y) == 2 && x > 0 && y > 0) {
+            *a = x;
+            *b = y;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* RoBERTa: the rows the converter cut before the positions (pad id + 1). */
 static int64_t pad_rows(const hfc *c)
 {
@@ -1005,6 +1021,22 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         for (uint64_t i = 0; i < n; i++)
             w[i] = src[i] - 1.0f;
         break;
+    case R_SWAP_ROW_GROUPS:
+    case R_SWAP_COL_GROUPS: {
+        int64_t a, b;
+        bool by_cols = it->op == R_SWAP_COL_GROUPS, ok = swap_groups_of(c, it, &a, &b);
+        int64_t m = by_cols ? cols : rows;
+        bad_heads = !ok || m % (a * b) != 0;
+        for (int64_t i = 0; !bad_heads && i < m; i++) {
+            int64_t s = conv_swap_groups_source(i, a, b, m / (a * b));
+            if (by_cols)
+                for (int64_t r = 0; r < rows; r++)
+                    w[r * cols + s] = src[r * cols + i];
+            else
+                memcpy(w + s * cols, src + i * cols, sizeof(float) * (size_t)cols);
+        }
+        break;
+    }
     case R_HEAD_DEINTERLEAVE: /* w[r][k*h + i] = src[r][i*2 + k], h = cols / 2 */
         bad_heads = cols % 2 != 0;
         for (int64_t r = 0; !bad_heads && r < rows; r++)

@@ -49,6 +49,9 @@ typedef enum hf_rev_op {
                         wrote the tied head again), else as R_PLAIN */
     R_HEAD_DEINTERLEAVE, /* OP_HEAD0_INTERLEAVE undone on every row (the heads other than
                         the first are gone: each comes back as the first) */
+    R_SWAP_ROW_GROUPS, /* OP_SWAP_ROW_GROUPS undone ([B][A][rest] back to [A][B][rest]; A, B
+                        from the forward rule of the arch file) */
+    R_SWAP_COL_GROUPS, /* OP_SWAP_COL_GROUPS undone */
     R_CONCAT,        /* the first part of a forward OP_SPLIT: its parts (the
                         conv_split of the forward rule; the others R_FUSED_PART),
                         each unpermuted as its op says, joined along the rows */

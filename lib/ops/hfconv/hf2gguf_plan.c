@@ -1056,6 +1056,42 @@ static int head0_interleave(conv *c, out_tensor *o, const mf_tensor *t, const ch
     return 0;
 }
 
+/* index i of [b][a][rest] as the index of the same element in [a][b][rest] */
+int64_t conv_swap_groups_source(int64_t i, int64_t a, int64_t b, int64_t rest)
+{
+    int64_t j = i / (a * rest), k = i / rest % a, e = i % rest;
+    return (k * b + j) * rest + e;
+}
+
+/* OP_SWAP_ROW_GROUPS / OP_SWAP_COL_GROUPS: a row (column) map of [A][B][rest]
+ * read as [B][A][rest]. */
+static int swap_groups(conv *c, const conv_rule *r, out_tensor *o, const mf_tensor *t, const char *name)
+{
+    long long a = 0, b = 0;
+    int64_t rows, len;
+    rows_of(t, &rows, &len);
+    bool cols = r->op == OP_SWAP_COL_GROUPS;
+    int64_t n = cols ? len : rows;
+    if (sscanf(r->with, "%lld,%lld", &a, &b) != 2 || a < 1 || b < 1 || t->ndim != 2 || n % (a * b))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\": its %s (%lld) are not groups of %lld x %lld",
+                       name, cols ? "columns" : "rows", (long long)n, a, b);
+    int64_t *m = alloc_map(c, n);
+    if (!m)
+        return -1;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t s = conv_swap_groups_source(i, a, b, n / (a * b));
+        m[i] = !cols && o->row_map ? o->row_map[s] : s;
+    }
+    free(cols ? o->col_map : o->row_map);
+    if (cols) {
+        o->col_map = m;
+        o->row_len = len;
+    } else {
+        o->row_map = m;
+    }
+    return 0;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     for (const conv_rule *r = c->rules; r->pat; r++)
@@ -1090,6 +1126,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
     }
     int permute = 0, rc = 0;
     bool stop = false, head0 = false;
+    const conv_rule *swap = NULL;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->rules; r->pat && !stop; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED) {
@@ -1134,6 +1171,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         }
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_HEAD0_INTERLEAVE: head0 = true; continue;
+        case OP_SWAP_ROW_GROUPS: case OP_SWAP_COL_GROUPS: swap = r; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
         case OP_CUT_ROWS: continue; /* done before (plan_tensor) */
@@ -1238,6 +1276,11 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             h2g_free_out(&o);
             return -1;
         }
+    }
+    if (swap && swap_groups(c, swap, &o, t, name)) {
+        free(name);
+        h2g_free_out(&o);
+        return -1;
     }
     if (head0 && head0_interleave(c, &o, t, name)) {
         free(name);

@@ -5,7 +5,7 @@ references made by llama.cpp's unmodified converter (c392e50) through
 generator, float16 safetensors written by hand (the format: u64 header
 length, JSON header, raw data; names sorted as safetensors writes them).
 
-    /usr/bin/python3 make_dirs.py [--all] SHARED_DIR OUT_DIR
+    /usr/bin/python3 make_dirs.py [--all | --large] SHARED_DIR OUT_DIR
 
 SHARED_DIR is ../shared (the SentencePiece model of corpus/hf-dir/llama-tiny
 is copied). Nothing here runs model code."""
@@ -169,17 +169,49 @@ def chameleon(shared, out, seed=27):
     return cfg, t, bpe_files
 
 
+def plamo(shared, out, seed=28):
+    """PLaMo (PlamoForCausalLM) at the one shape its converter takes:
+    shuffle_attn_q_weight / shuffle_attn_output_weight assert (5120, 5120), so
+    one block of PLaMo-13B's attention (40 heads of 128, 5 KV heads) with a
+    tiny MLP and vocabulary: about 125 MB, made by --large and not committed."""
+    rng = np.random.default_rng(seed)
+    h, ff, heads, kv, layers, vocab = 5120, 64, 40, 5, 1, 320
+    hd = h // heads
+    cfg = {"architectures": ["PlamoForCausalLM"], "model_type": "plamo", "vocab_size": vocab,
+           "hidden_size": h, "intermediate_size": ff, "num_hidden_layers": layers,
+           "num_attention_heads": heads, "num_key_value_heads": kv, "max_position_embeddings": 4096,
+           "rms_norm_eps": 1e-6, "n_shared_head": 8, "bos_token_id": 1, "eos_token_id": 2,
+           "torch_dtype": "float16"}
+    t = {"model.embed_tokens.weight": rng.standard_normal((vocab, h), dtype=np.float32),
+         "model.norm.weight": 1 + 0.1 * rng.standard_normal(h, dtype=np.float32),
+         "lm_head.weight": rng.standard_normal((vocab, h), dtype=np.float32)}
+    for b in range(layers):
+        p = f"model.layers.layers.{b}."
+        t[p + "norm.weight"] = 1 + 0.1 * rng.standard_normal(h, dtype=np.float32)
+        t[p + "self_attn.q_proj.weight"] = rng.standard_normal((heads * hd, h), dtype=np.float32)
+        t[p + "self_attn.k_proj.weight"] = rng.standard_normal((kv * hd, h), dtype=np.float32)
+        t[p + "self_attn.v_proj.weight"] = rng.standard_normal((kv * hd, h), dtype=np.float32)
+        t[p + "self_attn.o_proj.weight"] = rng.standard_normal((h, heads * hd), dtype=np.float32)
+        t[p + "mlp.gate_proj.weight"] = rng.standard_normal((ff, h), dtype=np.float32)
+        t[p + "mlp.up_proj.weight"] = rng.standard_normal((ff, h), dtype=np.float32)
+        t[p + "mlp.down_proj.weight"] = rng.standard_normal((h, ff), dtype=np.float32)
+    return cfg, t, spm_files
+
+
 FAMILIES = {"grok-tiny": grok, "chameleon-tiny": chameleon}
+# Made with --large only (too large to commit): the reference's SHA-256 is in README.md.
+LARGE = {"plamo-13b-shape": plamo}
 # Made with --all, not committed: llama.cpp's converter of c392e50 stops on
 # them here (README.md says where and why).
 NOT_CONVERTIBLE = {"arctic-tiny": arctic}
 
 
 def main():
-    every = "--all" in sys.argv
-    args = [a for a in sys.argv[1:] if a != "--all"]
+    every, large = "--all" in sys.argv, "--large" in sys.argv
+    args = [a for a in sys.argv[1:] if a not in ("--all", "--large")]
     shared, out_root = args[0], args[1]
-    for name, make in {**FAMILIES, **(NOT_CONVERTIBLE if every else {})}.items():
+    chosen = LARGE if large else {**FAMILIES, **(NOT_CONVERTIBLE if every else {})}
+    for name, make in chosen.items():
         out = os.path.join(out_root, name)
         os.makedirs(out, exist_ok=True)
         cfg, tensors, files = make(shared, out)
