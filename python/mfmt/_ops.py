@@ -209,7 +209,7 @@ def _check_safe(model):
 
 def convert(src, out, *, to=None, key=None, max_shard_size=None, include_optimizer=False,
             allow_unsafe=False, type=None, threads=1, dtype=None,  # noqa: A002
-            keep_tied=False, progress=None) -> None:
+            keep_tied=False, progress=None, arch_file=None) -> None:
     """Write a model in another format, atomically (as `mfmt convert`).
 
     out ending in .safetensors: any model mfmt reads (a checkpoint's
@@ -227,8 +227,14 @@ def convert(src, out, *, to=None, key=None, max_shard_size=None, include_optimiz
     transformers' names); dtype= "f32" | "f16" | "bf16" for every tensor
     (default: each float tensor as stored, block types dequantized);
     max_shard_size shards the weights with an index.
+    arch_file: for GGUF output of a Hugging Face directory and back, the
+    architecture from a JSON file (doc/arch-file.md) instead of the
+    built-in tables.
     to="safetensors" | "gguf" | "hf" says which when out's name does not.
     """
+    if arch_file is not None and to == "safetensors":
+        raise UsageError("arch_file= is for GGUF output and GGUF -> Hugging Face")
+    af = os.fspath(arch_file) if arch_file is not None else None
     o = os.fspath(out)
     if to not in (None, "safetensors", "gguf", "hf"):
         raise UsageError(f'to={to!r}: "safetensors", "gguf" or "hf"')
@@ -241,7 +247,7 @@ def convert(src, out, *, to=None, key=None, max_shard_size=None, include_optimiz
                              "Hugging Face")
         _mfmt.convert_hf(os.fspath(src), o, dtype=dtype,
                          max_shard_size=_size(max_shard_size, "max_shard_size") or 0,
-                         progress=progress)
+                         progress=progress, arch_file=af)
         return
     if dtype is not None:
         raise UsageError("dtype= is for Hugging Face directory output")
@@ -249,13 +255,14 @@ def convert(src, out, *, to=None, key=None, max_shard_size=None, include_optimiz
         if key or max_shard_size or include_optimizer:
             raise UsageError("key, max_shard_size and include_optimizer are for "
                              "safetensors output")
-        _mfmt.convert_gguf(os.fspath(src), o, type=type, threads=threads, progress=progress)
+        _mfmt.convert_gguf(os.fspath(src), o, type=type, threads=threads, progress=progress,
+                           arch_file=af)
         return
     if target is None:
         raise UsageError(f"{o}: the output's name must end in .safetensors or .gguf "
                          "(or say to=)")
-    if type is not None:
-        raise UsageError("type= is for GGUF output")
+    if type is not None or af is not None:
+        raise UsageError("type= and arch_file= are for GGUF output")
     _mfmt.convert_safetensors(os.fspath(src), o, key=key,
                               max_shard_size=_size(max_shard_size, "max_shard_size"),
                               include_optimizer=include_optimizer, keep_tied=keep_tied,

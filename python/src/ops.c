@@ -435,12 +435,12 @@ static PyObject *warn_notes(PyObject *r, const note_buf *b)
 
 static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"src", "out", "type", "threads", "progress", NULL};
+    static char *kwlist[] = {"src", "out", "type", "threads", "progress", "arch_file", NULL};
     PyObject *src, *out, *progress = Py_None;
-    const char *type = NULL;
+    const char *type = NULL, *arch_file = NULL;
     int threads = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|ziO", kwlist, fs_path, &src,
-                                     fs_path, &out, &type, &threads, &progress))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|ziOz", kwlist, fs_path, &src,
+                                     fs_path, &out, &type, &threads, &progress, &arch_file))
         return NULL;
     progress_ctx p;
     progress_init(&p, progress);
@@ -448,6 +448,7 @@ static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
     mf_convert_gguf_opts_init(&o);
     o.type = type;
     o.threads = threads;
+    o.arch_file = arch_file;
     o.progress = progress_trampoline;
     o.progress_user = &p;
     note_buf notes = {.n = 0};
@@ -458,15 +459,16 @@ static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
 
 static PyObject *op_convert_hf(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"src", "out", "dtype", "max_shard_size", "progress", NULL};
+    static char *kwlist[] = {"src", "out", "dtype", "max_shard_size", "progress", "arch_file", NULL};
     PyObject *src, *out, *progress = Py_None;
-    const char *dtype = NULL;
+    const char *dtype = NULL, *arch_file = NULL;
     unsigned long long shard = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zKO", kwlist, fs_path, &src, fs_path, &out,
-                                     &dtype, &shard, &progress))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zKOz", kwlist, fs_path, &src, fs_path, &out,
+                                     &dtype, &shard, &progress, &arch_file))
         return NULL;
     mf_convert_hf_opts o;
     mf_convert_hf_opts_init(&o);
+    o.arch_file = arch_file;
     if (dtype) {
         int ok;
         o.dtype = dtype_arg(dtype, &ok);

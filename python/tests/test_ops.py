@@ -208,6 +208,27 @@ def test_convert_unknown_bpe_hash_warns(tmp_path):
         assert m.metadata["tokenizer.ggml.pre"] == "starcoder"
 
 
+def test_convert_with_arch_file(tmp_path):
+    """An architecture from a JSON file (doc/arch-file.md), both ways: Grok-1,
+    which no built-in table has, gives llama.cpp's converter's bytes."""
+    arch = os.path.join(ROOT, "tests", "data", "arch", "grok.json")
+    ref = os.path.join(ROOT, "tests", "data", "arch_ref")
+    out = tmp_path / "grok.gguf"
+    mfmt.convert(os.path.join(ref, "dirs", "grok-tiny"), out, arch_file=arch)
+    with open(out, "rb") as a, open(os.path.join(ref, "grok-tiny-f16.gguf"), "rb") as b:
+        assert a.read() == b.read()
+    back = tmp_path / "back"
+    mfmt.convert(out, str(back) + "/", arch_file=arch)
+    assert json.load(open(back / "config.json"))["architectures"] == ["GrokForCausalLM"]
+    with pytest.raises(mfmt.Error, match=r"\$\.tokenizer"):
+        bad = tmp_path / "bad.json"
+        bad.write_text('{"mfmt_arch_file": 1, "architecture": "grok", "classes": ["GrokForCausalLM"], '
+                       '"tokenizer": "nope", "tensors": [], "hparams": []}')
+        mfmt.convert(os.path.join(ref, "dirs", "grok-tiny"), tmp_path / "x.gguf", arch_file=bad)
+    with pytest.raises(mfmt.UsageError):
+        mfmt.convert(os.path.join(ref, "dirs", "grok-tiny"), tmp_path / "x.safetensors", arch_file=arch)
+
+
 # --------------------------------------------------------------- quantize
 
 @pytest.fixture(scope="module")
