@@ -243,6 +243,22 @@ static void bad_files(void)
     refused("other brace", HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"m.{layer}.a\", \"gguf\": \"b\"}],\n"
                                 "  \"hparams\": [{\"base\": true}]\n}\n",
             WANT("$.tensors[0].hf", "{bid}"));
+    refused("{bid} on one side",
+            HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"m.{bid}.a\", \"gguf\": \"b\"}],\n"
+                 "  \"hparams\": [{\"base\": true}]\n}\n",
+            WANT("$.tensors[0]", "both name the block"));
+    refused("{bid} twice",
+            HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"m.{bid}.{bid}\", \"gguf\": \"blk.{bid}\"}],\n"
+                 "  \"hparams\": [{\"base\": true}]\n}\n",
+            WANT("$.tensors[0].hf", "once at most"));
+    refused("swap without groups",
+            HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"a\", \"gguf\": \"b\", \"op\": \"swap_row_groups\"}],\n"
+                 "  \"hparams\": [{\"base\": true}]\n}\n",
+            WANT("$.tensors[0]", "groups"));
+    refused("an unmapped tensor",
+            HEAD "  \"tokenizer\": \"spm\",\n  \"tensors\": [{\"hf\": \"transformer.in_out_embed\", \"gguf\": \"token_embd\"}],\n"
+                 "  \"hparams\": [{\"base\": true}]\n}\n",
+            WANT("can not map tensor"));
     refused("duplicate key", HEAD "  \"tokenizer\": \"spm\",\n  \"tokenizer\": \"bpe\"\n}\n",
             WANT("bad.json", "duplicate"));
     refused("no such file", "", WANT("bad.json")); /* an empty file: not JSON */

@@ -287,17 +287,23 @@ static char *base_of(mf_arena *a, const char *pat)
     return mf_arena_strndup(a, pat, n);
 }
 
-/* "{bid}" and "{x}" only; no other brace */
+/* "{bid}" and "{x}" only, each at most once; no other brace */
 static int check_pattern(loader *l, const char *pat, bool x_allowed)
 {
+    int n_bid = 0, n_x = 0;
     for (const char *p = pat; *p; p++) {
-        if (*p == '{' && !strncmp(p, "{bid}", 5))
+        if (*p == '{' && !strncmp(p, "{bid}", 5)) {
             p += 4;
-        else if (*p == '{' && x_allowed && !strncmp(p, "{x}", 3))
+            n_bid++;
+        } else if (*p == '{' && x_allowed && !strncmp(p, "{x}", 3)) {
             p += 2;
-        else if (*p == '{' || *p == '}')
+            n_x++;
+        } else if (*p == '{' || *p == '}') {
             return fail(l, "\"%s\": only {bid}%s may stand in a name", pat, x_allowed ? " and {x}" : "");
+        }
     }
+    if (n_bid > 1 || n_x > 1)
+        return fail(l, "\"%s\": {bid} and {x} stand once at most", pat);
     return 0;
 }
 
@@ -492,6 +498,8 @@ static int tensor_entry(loader *l, lists *s, json_t *e)
         if (rc)
             return -1;
     }
+    if (hf && gguf && (strstr(hf, "{bid}") != NULL) != (strstr(gguf, "{bid}") != NULL))
+        return fail(l, "\"hf\" and \"gguf\" both name the block ({bid}) or neither does");
     mf_arena *a = l->f->a;
     const char *hb = hf ? base_of(a, hf) : NULL, *gb = gguf ? base_of(a, gguf) : NULL;
     if ((hf && !hb) || (gguf && !gb))
