@@ -1,11 +1,13 @@
 /* test_arch_file.c - `mfmt convert --arch-file FAMILY.json` (doc/arch-file.md):
  *  - built-in families written as arch files (tests/data/arch/llama.json,
- *    qwen2.json, gemma.json) convert to the bytes of the built-in path and of
- *    llama.cpp's own converter (../shared/convert-ref, convert-ref-arch);
- *    llama.json takes Mixtral's stacked experts too;
- *  - a family the built-in tables do not have (Grok, grok.json) converts to
- *    the bytes llama.cpp's unmodified converter wrote for the tiny directory
- *    of tests/data/arch_ref (made by its make_dirs.py; see its README);
+ *    qwen2.json, gemma.json, baichuan.json and refact.json: splits) convert
+ *    to the bytes of the built-in path and of llama.cpp's own converter
+ *    (../shared/convert-ref, convert-ref-arch); llama.json takes Mixtral's
+ *    stacked experts too;
+ *  - families the built-in tables do not have (Grok, Chameleon, PLaMo)
+ *    convert to the bytes llama.cpp's unmodified converter wrote for the
+ *    directories of tests/data/arch_ref (made by its make_dirs.py; see its
+ *    README), one-pass Q4_K_M to llama-quantize's;
  *  - GGUF -> HF with the file gives the built-in's directory, and HF -> GGUF
  *    again the same bytes; the tensors come back bit for bit;
  *  - a bad file is refused naming the file, line, column and JSON path,
@@ -379,6 +381,11 @@ int main(void)
             {"gemma", "convert-ref-arch/dirs/gemma-tiny", "gemma", "convert-ref-arch/gemma-tiny-f16.gguf", "f16", false},
             {"mixtral", "convert-ref-arch/dirs/mixtral-tiny", "llama", "convert-ref-arch/mixtral-tiny-f16.gguf",
              "f16", false},
+            /* splits: equal parts with permutes, and cut by a first_rows function */
+            {"baichuan", "convert-ref-arch/dirs/baichuan2-32l-tiny", "baichuan",
+             "convert-ref-arch/baichuan2-32l-tiny-f16.gguf", "f16", false},
+            {"refact", "convert-ref-arch/dirs/refact-tiny", "refact", "convert-ref-arch/refact-tiny-f16.gguf", "f16",
+             false},
             /* llama-quantize's Q4_K_M of the converter's f16 (tests/data/hf_arch/llama_quantize.json) */
             {"gemma", "convert-ref-arch/dirs/gemma-tiny", "gemma", NULL, "Q4_K_M", false},
         };
