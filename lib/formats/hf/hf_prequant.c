@@ -570,39 +570,30 @@ typedef struct view_priv {
     const mf_model *src;
 } view_priv;
 
+/* A packed weight as its floats, a few MiB of rows at a time through one
+ * buffer (mf_pq_rows writes the output dtype straight away). */
 static int view_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, void *ctx,
                        mf_status *st)
 {
-    (void)m;
+    enum { CHUNK = 4 << 20 };
     const pq_entry *e = t->priv;
     if (!e->ok)
         return mf_fail(st, MF_ERR_FORMAT, m->path, -1, "%s", e->why);
-    uint64_t n = (uint64_t)e->q.rows * (uint64_t)e->q.cols;
-    float *f = malloc(n * sizeof(float));
-    uint8_t *o = malloc(n * 4);
-    if (!f || !o) {
-        free(f);
-        free(o);
+    const size_t es = t->dtype == MF_F32 ? 4 : 2, row = (size_t)e->q.cols * es;
+    const int64_t step = row >= CHUNK ? 1 : (int64_t)(CHUNK / row);
+    const int64_t n = step < e->q.rows ? step : e->q.rows;
+    uint8_t *o = malloc((size_t)n * row);
+    if (!o)
         return mf_oom(st, m->path);
-    }
     int rc = 0;
-    size_t es = t->dtype == MF_F32 ? 4 : 2;
-    for (int64_t k = 0; rc == 0 && k < e->q.nmat; k++) {
-        mf_pq_matrix(&e->q, k, f);
-        for (uint64_t i = 0; i < n; i++) {
-            if (t->dtype == MF_F16)
-                mf_wr16le(o + 2 * i, mf_f32_to_f16(f[i]));
-            else if (t->dtype == MF_BF16)
-                mf_wr16le(o + 2 * i, mf_f32_to_bf16(f[i]));
-            else {
-                uint32_t u;
-                memcpy(&u, &f[i], 4);
-                mf_wr32le(o + 4 * i, u);
-            }
+    for (int64_t k = 0; rc == 0 && k < e->q.nmat; k++)
+        for (int64_t r = 0; rc == 0 && r < e->q.rows; r += n) {
+            int64_t h = e->q.rows - r < n ? e->q.rows - r : n;
+            if (mf_pq_rows(&e->q, k, r, h, t->dtype, o))
+                rc = mf_oom(st, m->path);
+            else
+                rc = sink(ctx, o, (size_t)h * row, st);
         }
-        rc = sink(ctx, o, n * es, st);
-    }
-    free(f);
     free(o);
     return rc;
 }
