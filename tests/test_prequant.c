@@ -356,6 +356,94 @@ static void check_llama_report(void)
     mf_status_clear(&st);
 }
 
+/* The bytes transformers' quantizer keeps for a case, from its stored
+ * tensors by name (what each loader's modules hold: see
+ * mf_hf_prequant_memory): every stored tensor, less the bitsandbytes
+ * quant_state JSON and weight_format (parsed at load, not kept), plus the
+ * nested offset (F32) of each double-quantized bitsandbytes weight, the
+ * F32 input_scale_ub fbgemm's Linear adds, and the zero point (one byte a
+ * scale) compressed-tensors creates where a symmetric scheme stores none. */
+static uint64_t loaded_bytes(const mf_model *w, const char *method)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < mf_model_tensor_count(w); i++) {
+        const mf_tensor *t = mf_model_tensor_at(w, i);
+        const char *n = mf_tensor_name(t);
+        size_t len = strlen(n);
+        if (strstr(n, ".quant_state.bitsandbytes__") || strstr(n, ".weight_format"))
+            continue;
+        b += mf_tensor_nbytes(t);
+        if (len > 14 && !strcmp(n + len - 14, ".nested_absmax"))
+            b += 4;
+        if (len > 13 && !strcmp(n + len - 13, ".weight_scale")) {
+            char zp[600];
+            snprintf(zp, sizeof(zp), "%.*s.weight_zero_point", (int)(len - 13), n);
+            if (!strcmp(method, "fbgemm_fp8"))
+                b += 4;
+            else if (!strcmp(method, "compressed-tensors") && !mf_tensor_find(w, zp))
+                b += mf_tensor_nelems(t);
+        }
+    }
+    return b;
+}
+
+/* estimate's weight bytes of every method's case against loaded_bytes,
+ * within the issue's 1%. The cases' configs have no geometry, so each is
+ * copied with num_hidden_layers / num_attention_heads added. */
+static void check_memory_estimates(void)
+{
+    static const char *const cases[] = {
+        "gptq-4bit-g32-sym", "gptq-3bit-g64-actorder", "gptq-8bit-gall-v2", "awq-gemm-g32",
+        "awq-gemv-g64", "fp8-block", "fbgemm-fp8-channel", "ct-pack-w4-g32", "ct-int8-channel-asym",
+        "mxfp4-gptoss", "nvfp4-modelopt", "bnb-nf4", "bnb-nf4-nested", "bnb-fp4", "bnb-int8",
+    };
+    char tmp[256], dir[600], path[700], cmd[1600];
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "prequant-mem"))
+        return;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(dir, sizeof(dir), "%s/%s", tmp, cases[i]);
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp " DATA "/%s/model.safetensors '%s/'", dir,
+                 cases[i], dir);
+        CHECK(system(cmd) == 0);
+        snprintf(path, sizeof(path), DATA "/%s/config.json", cases[i]);
+        json_t *cfg = json_load_file(path, 0, NULL);
+        CHECK(cfg != NULL);
+        if (!cfg)
+            continue;
+        json_object_set_new(cfg, "num_hidden_layers", json_integer(1));
+        json_object_set_new(cfg, "num_attention_heads", json_integer(1));
+        snprintf(path, sizeof(path), "%s/config.json", dir);
+        CHECK(json_dump_file(cfg, path, 0) == 0);
+        const char *method = json_string_value(
+            json_object_get(json_object_get(cfg, "quantization_config"), "quant_method"));
+        snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+        mf_open_opts o;
+        mf_open_opts_init(&o);
+        o.flags = MF_OPEN_NO_SCAN;
+        mf_model *w = NULL;
+        mf_estimate *e = NULL;
+        mf_status st;
+        mf_status_init(&st);
+        CHECK(mf_open(path, &o, &w, &st) == 0);
+        CHECKF(mf_estimate_path(dir, NULL, &e, &st) == 0 && e, "%s: %s", cases[i], st.msg);
+        if (w && e && method) {
+            uint64_t want = loaded_bytes(w, method);
+            double err = fabs((double)e->weight_bytes - (double)want) / (double)want;
+            CHECKF(err < 0.01, "%s: estimate %llu bytes, the quantizer holds %llu", cases[i],
+                   (unsigned long long)e->weight_bytes, (unsigned long long)want);
+            CHECKF(e->weight_note[0] != 0, "%s: estimate does not say how it counted", cases[i]);
+            printf("estimate %-24s %6llu bytes, held %6llu (%.3f%%): %s\n", cases[i],
+                   (unsigned long long)e->weight_bytes, (unsigned long long)want, 100 * err,
+                   e->weight_note);
+        }
+        mf_estimate_free(e);
+        mf_close(w);
+        json_decref(cfg);
+        mf_status_clear(&st);
+    }
+    tl_remove_tmpdir(tmp);
+}
+
 /* ggml b10256's own bytes (tests/data/prequant/ggml-b10256-newtypes.c made
  * them with lm_ggml_quantize_chunk and to_float): MXFP4, NVFP4, Q1_0, Q2_0
  * rows must quantize to the same bytes and dequantize to the same floats. */
@@ -726,6 +814,7 @@ int main(void)
     check_meta();
     check_f16c_kernels();
     check_llama_report();
+    check_memory_estimates();
     check_convert();
     check_mxfp4_kept();
     check_ggml_new_types();
