@@ -7,6 +7,8 @@
 #   - dequantized: `mfmt dequantize --dtype f16 DIR OUT.safetensors` (the
 #     whole command: open, every weight through mf_pq_rows, the F16 file
 #     written through mf_atomic; 4x the stored bytes for 4-bit GPTQ, 2x for FP8),
+#   - written: dd of as many bytes as the F16 output from /dev/zero (what
+#     writing the output costs alone, on this machine's page cache and disk),
 #   - streamed: prequant_bench (the logical view, every weight as its native
 #     float type into a sink that only counts: the dequantizers alone).
 # Best of RUNS (3) each, wall seconds and CPU seconds (user + sys; on a
@@ -49,11 +51,15 @@ bench_one() { # name generator
   cp_s=${cp_t% *}
   deq_t=$(best "rm -f '$dir/out.safetensors'; '$build/mfmt' dequantize -q --dtype f16 '$dir/in' '$dir/out.safetensors'")
   out=$(stat -c %s "$dir/out.safetensors")
+  rm -f "$dir/out.safetensors"
+  dd_t=$(best "rm -f '$dir/zero'; dd if=/dev/zero of='$dir/zero' bs=4M count=$((out / 4194304 + 1)) status=none")
+  rm -f "$dir/zero"
   sink_t=$(best "'$build/bench/prequant_bench' '$dir/in'")
   printf "dequantize bench: %s, %.2f GiB stored -> %.2f GiB F16\n" "$3" "$(echo "$bytes" | awk '{print $1 / 2^30}')" \
     "$(echo "$out" | awk '{print $1 / 2^30}')"
   row "cat > /dev/null" "$cat_t" "$bytes" "$cp_s"
   row "cp" "$cp_t" "$bytes" "$cp_s"
+  row "dd of the output's size" "$dd_t" "$bytes" "$cp_s"
   row "mfmt dequantize --dtype f16" "$deq_t" "$bytes" "$cp_s"
   row "dequantizers only (sink)" "$sink_t" "$bytes" "$cp_s"
   [ "${KEEP:-0}" = 1 ] || rm -rf "$dir"
