@@ -93,6 +93,47 @@ static double jais_scale(const char *dir, const char *key)
     return x;
 }
 
+/* Falcon-H1: the factor FalconH1Model.modify_tensors multiplied row `row`
+ * of tensor `name` by (its muP multipliers, the first pattern the name
+ * contains; in_proj's rows by zxbcdt block too); 1.0 for the others. */
+static double falcon_h1_factor(const char *dir, const char *name, int64_t row)
+{
+    char p[1400];
+    snprintf(p, sizeof(p), "%s/config.json", dir);
+    json_t *cfg = json_load_file(p, 0, NULL);
+#define NUM(k) (json_is_number(json_object_get(cfg, k)) ? json_number_value(json_object_get(cfg, k)) : 1.0)
+#define NTH(k, i) (json_is_number(json_array_get(json_object_get(cfg, k), i)) ? \
+                   json_number_value(json_array_get(json_object_get(cfg, k), i)) : 1.0)
+    double f = 1.0;
+    if (strstr(name, "down_proj"))
+        f = NTH("mlp_multipliers", 1);
+    else if (strstr(name, "gate_proj"))
+        f = NTH("mlp_multipliers", 0);
+    else if (strstr(name, "k_proj"))
+        f = NUM("key_multiplier") * NUM("attention_in_multiplier");
+    else if (strstr(name, "q_proj") || strstr(name, "v_proj"))
+        f = NUM("attention_in_multiplier");
+    else if (strstr(name, "o_proj"))
+        f = NUM("attention_out_multiplier");
+    else if (strstr(name, "out_proj"))
+        f = NUM("ssm_out_multiplier");
+    else if (strstr(name, "in_proj")) {
+        int64_t d = (int64_t)NUM("mamba_d_ssm"), gs = (int64_t)(NUM("mamba_n_groups") * NUM("mamba_d_state"));
+        int64_t ends[4] = {d, 2 * d, 2 * d + gs, 2 * d + 2 * gs};
+        size_t k = 0;
+        while (k < 4 && row >= ends[k])
+            k++;
+        f = NUM("ssm_in_multiplier") * NTH("ssm_multipliers", k);
+    } else if (strstr(name, "lm_head"))
+        f = NUM("lm_head_multiplier");
+    else if (strstr(name, "embed_tokens"))
+        f = NUM("embedding_multiplier");
+#undef NUM
+#undef NTH
+    json_decref(cfg);
+    return f;
+}
+
 static int compare_tensors(const char *orig, const char *back, const char *arch)
 {
     mf_status st;
@@ -115,7 +156,9 @@ static int compare_tensors(const char *orig, const char *back, const char *arch)
          * config's scales; GGUF keeps the products (they come back so) */
         double scale = !jais ? 1.0 : !strcmp(ta->name, "transformer.wte.weight") ? jais_scale(orig, "embeddings_scale")
                                    : !strcmp(ta->name, "lm_head.weight") ? jais_scale(orig, "width_scale") : 1.0;
-        bool exact = !((gemma && strstr(ta->name, "norm")) || (mamba && strstr(ta->name, "A_log")) || scale != 1.0);
+        bool falcon_h1 = !strcmp(arch, "falcon-h1") && falcon_h1_factor(orig, ta->name, 0) != 1.0;
+        bool exact = !((gemma && strstr(ta->name, "norm")) || (mamba && strstr(ta->name, "A_log")) || scale != 1.0 ||
+                       falcon_h1);
         /* BitNet's latent projection weights: the GGUF holds them ternarised
          * (the byte-identical second GGUF checks what came back) */
         CHECK(ta->ndim == tb->ndim && !memcmp(ta->shape, tb->shape, sizeof(int64_t) * (size_t)ta->ndim));
@@ -132,6 +175,13 @@ static int compare_tensors(const char *orig, const char *back, const char *arch)
             uint64_t n = mf_tensor_nelems(ta), diff = 0;
             for (uint64_t k = 0; scale != 1.0 && k < n; k++)
                 fa[k] *= (float)scale;
+            /* Falcon-H1: its multipliers came folded in (the config back has them 1) */
+            int64_t cols = ta->ndim ? ta->shape[ta->ndim - 1] : 1;
+            for (uint64_t r = 0; falcon_h1 && cols > 0 && r < n / (uint64_t)cols; r++) {
+                double f = falcon_h1_factor(orig, ta->name, (int64_t)r);
+                for (uint64_t k = r * (uint64_t)cols; k < (r + 1) * (uint64_t)cols; k++)
+                    fa[k] = (float)((double)fa[k] * f);
+            }
             double worst = 0;
             for (uint64_t k = from; k < n; k++) {
                 if (memcmp(&fa[k], &fb[k], 4))
@@ -263,6 +313,11 @@ static void compare_config(const char *orig, const char *back)
             !strcmp(k, "model_type") || !strcmp(k, "tie_word_embeddings") ||
             !strcmp(k, "partial_rotary_factor") || !strcmp(k, "rotary_pct") || !strcmp(k, "ffn_multipliers") ||
             !strcmp(k, "embeddings_scale") || !strcmp(k, "width_scale") || /* JAIS: folded into the weights */
+            /* Falcon-H1's muP factors: folded into the weights, back as 1 */
+            (strstr(k, "_multiplier") && !strcmp(json_string_value(json_object_get(a, "model_type")), "falcon_h1")) ||
+            /* Granite 4.0-H: the context the converter writes over with 2**20 */
+            (!strcmp(k, "max_position_embeddings") && json_object_get(a, "layer_types") &&
+             !strcmp(json_string_value(json_object_get(a, "model_type")), "granitemoehybrid")) ||
             strstr(k, "_token_id") ||
             /* LFM2's feed-forward size: GGUF keeps the adjusted one */
             !strncmp(k, "block_", 6) || (!strcmp(k, "intermediate_size") && json_object_get(a, "block_ff_dim")))

@@ -36,6 +36,7 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_VIEW_EXPERTS_T: return R_UNVIEW_EXPERTS_T;
     case OP_MXFP4: return R_MXFP4_UNPACK;
     case OP_SQUEEZE1: return R_UNSQUEEZE1;
+    case OP_UNSQUEEZE_LAST: case OP_GROUPS: return R_FLAT;
     case OP_QKVZ: return R_QKVZ;
     case OP_SPLIT_ROWS: return R_FUSE_ROWS;
     case OP_DEINTERLEAVE: return R_INTERLEAVE;
@@ -117,9 +118,18 @@ static void check_rules(const conv_arch *a, const hf_rev_arch *r)
         /* a scale has no inverse (GGUF keeps only the product): its factor
          * must at least be computable */
         if (x->op == OP_SCALE)
-            CHECKF(x->factor && x->factor->fwd, "%s: scale rule on \"%s\" without a factor", a->name, x->pat);
+            CHECKF((x->factor && x->factor->fwd) || (!x->factor && x->count_key),
+                   "%s: scale rule on \"%s\" without a factor", a->name, x->pat);
+        if (x->op == OP_SCALE_ROWS)
+            CHECKF(x->row_factors && x->count_key, "%s: row scale rule on \"%s\" without its hook and key",
+                   a->name, x->pat);
         hf_rev_op inv = inverse_of(x->op);
-        if (inv != R_PLAIN)
+        /* A = -exp(A_log) with a trailing 1 comes back by one row doing both */
+        if (inv == R_LOG_NEG || inv == R_FLAT)
+            CHECKF(has_rev_op(r, inv) || has_rev_op(r, R_LOG_NEG_FLAT),
+                   "%s: rule on \"%s\" (op %d) has no inverse (op %d) in gguf2hf_arch.c", a->name, x->pat,
+                   (int)x->op, (int)inv);
+        else if (inv != R_PLAIN)
             CHECKF(has_rev_op(r, inv), "%s: rule on \"%s\" (op %d) has no inverse (op %d) in gguf2hf_arch.c",
                    a->name, x->pat, (int)x->op, (int)inv);
     }

@@ -48,6 +48,24 @@ static int64_t key_int(const hfc *c, const char *suffix, int64_t dflt)
     return hfc_int(hfc_key(c, suffix), &x) ? x : dflt;
 }
 
+/* attention.head_count_kv: a per-layer list (0 for recurrent layers:
+ * Granite 4.0-H, LFM2) gives the attention layers' count, its largest */
+static int64_t kv_heads(const hfc *c, int64_t dflt)
+{
+    const mf_value *v = hfc_key(c, "attention.head_count_kv");
+    int64_t x = dflt;
+    if (v && v->type == MF_V_ARR) {
+        x = 0;
+        for (size_t i = 0; i < v->as.arr.n; i++) {
+            int64_t e;
+            if (hfc_int(&v->as.arr.items[i], &e) && e > x)
+                x = e;
+        }
+        return x ? x : dflt;
+    }
+    return hfc_int(v, &x) ? x : dflt;
+}
+
 static const hf_rev_arch *find_rev(const mf_model *m, const char *arch)
 {
     for (size_t i = 0; i < hf_rev_n_variants; i++)
@@ -202,7 +220,11 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
     } else {
         it->out.ndim = t->ndim;
         memcpy(it->out.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-        if (r->op == R_UNSQUEEZE1 && t->ndim >= 1 && t->ndim < MF_MAX_DIMS) {
+        if (r->op == R_FLAT || r->op == R_LOG_NEG_FLAT) {
+            it->out.ndim = 1;
+            it->out.shape[0] = (int64_t)mf_tensor_nelems(t);
+        }
+        if (r->op == R_UNSQUEEZE1 && t->ndim >= 2 && t->ndim < MF_MAX_DIMS) { /* not a bias */
             memmove(it->out.shape + 2, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
             it->out.shape[1] = 1;
             it->out.ndim = t->ndim + 1;
@@ -566,7 +588,7 @@ static int source_f32(hfc *c, const mf_tensor *t, const float **out)
 static int fused_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
     int64_t heads = key_int(c, "attention.head_count", 0);
-    int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    int64_t kv = kv_heads(c, heads);
     const mf_tensor *q = it->src;
     int64_t cols = q->ndim == 2 ? q->shape[1] : 1, qr = q->shape[0];
     if (heads <= 0 || kv <= 0 || heads % kv || qr % heads || it->k->shape[0] != qr / heads * kv ||
@@ -839,7 +861,7 @@ static int concat_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     int nd = t->ndim;
     int64_t outer = nd == 3 ? t->shape[0] : 1, cols = t->shape[nd - 1], rows = it->out.shape[nd - 2];
     int64_t heads = key_int(c, "attention.head_count", 0);
-    int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    int64_t kv = kv_heads(c, heads);
     uint64_t n = (uint64_t)(outer * rows * cols);
     float *w = malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!w)
@@ -948,7 +970,7 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         return mf_oom(c->st, c->path);
     int64_t rows = rows_of(t), cols = rows ? (int64_t)(mf_tensor_nelems(t) / (uint64_t)rows) : 0;
     int64_t heads = key_int(c, "attention.head_count", 0);
-    int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    int64_t kv = kv_heads(c, heads);
     bool bad_heads = false;
     switch (it->op) {
     case R_UNPERMUTE_Q:
@@ -1005,6 +1027,7 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
             w[i] = src[i] - 1.0f;
         break;
     case R_LOG_NEG:
+    case R_LOG_NEG_FLAT:
         for (uint64_t i = 0; i < n; i++)
             w[i] = it->out.dtype == MF_F32 ? exact_log_neg(src[i]) : logf(-src[i]);
         break;

@@ -148,6 +148,7 @@ void h2g_free_out(out_tensor *o)
     free(o->row_map);
     free(o->col_map);
     free(o->generated);
+    free(o->row_scale);
 }
 
 int64_t h2g_numel(const int64_t *shape, int ndim)
@@ -1026,6 +1027,73 @@ static int plan_cut_rows(conv *c, const conv_rule *r, const mf_model *part, cons
     return 0;
 }
 
+/* A factor from config.json: "KEY" or "KEY[i]" (a list's element), a number. */
+static int config_factor(conv *c, const char *spec, const char *path, const char *name, double *f)
+{
+    char key[96];
+    size_t n = strcspn(spec, "[");
+    snprintf(key, sizeof(key), "%.*s", (int)(n < sizeof(key) ? n : sizeof(key) - 1), spec);
+    json_t *v = h2g_hparam(c, key);
+    if (spec[n] == '[' && json_is_array(v))
+        v = json_array_get(v, (size_t)strtoul(spec + n + 1, NULL, 10));
+    if (!json_is_number(v))
+        return mf_fail(c->st, MF_ERR_FORMAT, path, -1, "tensor \"%s\": config.json has no number %s to scale it by",
+                       name, spec);
+    *f = json_number_value(v);
+    return 0;
+}
+
+/* OP_SCALE (w * f: the first factor in o->scale, a later one per row) and
+ * OP_SCALE_ROWS (a factor per row range, after them) */
+static int plan_scale(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const char *name)
+{
+    int64_t rows = o->shape[o->ndim - 1] ? h2g_numel(o->shape, o->ndim) / o->shape[o->ndim - 1] : 0;
+    double f = 0;
+    if (r->op == OP_SCALE && o->ew != OP_SCALE) {
+        json_t *v = r->factor ? r->factor->fwd(c) : NULL;
+        if (r->factor && !v)
+            return -1;
+        if (v) {
+            f = json_number_value(v);
+            json_decref(v);
+        } else if (config_factor(c, r->count_key, part->path, name, &f)) {
+            return -1;
+        }
+        o->ew = OP_SCALE;
+        o->scale = (float)f;
+        return 0;
+    }
+    if (o->row_scale)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "tensor \"%s\": a third scaling", name);
+    if (!(o->row_scale = malloc(sizeof(float) * (size_t)(rows ? rows : 1))))
+        return mf_oom(c->st, c->dir);
+    if (r->op == OP_SCALE_ROWS)
+        return r->row_factors(c, rows, o->row_scale);
+    if (r->factor || config_factor(c, r->count_key, part->path, name, &f))
+        return r->factor ? mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "tensor \"%s\": a second computed scale",
+                                   name) : -1;
+    for (int64_t i = 0; i < rows; i++)
+        o->row_scale[i] = (float)f;
+    return 0;
+}
+
+/* OP_GROUPS: [.., n] as [g, n / g] */
+static int plan_groups(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const char *name)
+{
+    int64_t g, n = h2g_numel(o->shape, o->ndim);
+    const char *key = first_present(c, r->count_key);
+    if (!key || h2g_need_hp_int(c, key, &g))
+        return key ? -1 : mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": config.json has no %s", name,
+                                  r->count_key);
+    if (g <= 0 || n % g)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld values in %lld groups", name,
+                       (long long)n, (long long)g);
+    o->ndim = 2;
+    o->shape[0] = g;
+    o->shape[1] = n / g;
+    return 0;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     for (const conv_rule *r = c->rules; r->pat; r++)
@@ -1090,18 +1158,24 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             continue;
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
         case OP_ADD_ONE: case OP_NEG_EXP: case OP_TERNARY: o.ew = r->op; continue;
-        case OP_SCALE: {
-            json_t *f = r->factor->fwd(c);
-            if (!f) {
+        case OP_SCALE: case OP_SCALE_ROWS:
+            if (plan_scale(c, r, &o, part, name)) {
                 free(name);
                 h2g_free_out(&o);
                 return -1;
             }
-            o.ew = OP_SCALE;
-            o.scale = (float)json_number_value(f);
-            json_decref(f);
             continue;
-        }
+        case OP_UNSQUEEZE_LAST:
+            if (o.ndim < MF_MAX_DIMS)
+                o.shape[o.ndim++] = 1;
+            continue;
+        case OP_GROUPS:
+            if (plan_groups(c, r, &o, part, name)) {
+                free(name);
+                h2g_free_out(&o);
+                return -1;
+            }
+            continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
@@ -1235,6 +1309,14 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         return mf_oom(c->st, c->dir);
     }
     copy.segs[0] = (seg){part, t};
+    if (o.row_scale) {
+        size_t rb = sizeof(float) * (size_t)(h2g_numel(o.shape, o.ndim) / o.row_len);
+        if (!(copy.row_scale = malloc(rb))) {
+            h2g_free_out(&copy);
+            return mf_oom(c->st, c->dir);
+        }
+        memcpy(copy.row_scale, o.row_scale, rb);
+    }
     return add_out(c, &copy);
 }
 

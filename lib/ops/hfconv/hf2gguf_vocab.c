@@ -406,6 +406,10 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
         {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"},
         {"lfm2", PF_LLAMA3, "lfm2"}, /* the 2026-02 table: LiquidAI/LFM2-Tokenizer */
+        {"falcon-h1", PF_LLAMA3, "falcon-h1"}, /* the 2026-02 table: tiiuae/Falcon-H1-*-Base */
+        /* Granite 4.0: cl100k-style, DBRX's 100352 ids; the 2026-02 table has no
+         * granite-4 row (the convert-ref-new README's assumption) */
+        {"granitehybrid", PF_LLAMA3, "dbrx"},
         {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"}, {"granitemoe", PF_DIGITS_BYTELEVEL, "refact"},
         {"refact", PF_DIGITS_BYTELEVEL, "refact"},
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
@@ -1772,9 +1776,10 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         rc = mf_fail(st, MF_ERR_FORMAT, dir, -1, "config.json vocab_size is not an integer");
     if (rc == 0 && vs && (v.vocab_size < 0 || v.vocab_size > (1 << 28)))
         rc = mf_fail(st, MF_ERR_FORMAT, dir, -1, "config.json vocab_size %lld is out of range", (long long)v.vocab_size);
-    if (rc == 0 && o->kind == V_MAMBA) { /* rounded up to a multiple of pad_vocab_size_multiple */
+    if (rc == 0 && (o->kind == V_MAMBA || o->kind == V_GRANITE_HYBRID)) { /* rounded up to a multiple of
+                                                                               pad_vocab_size_multiple */
         int64_t pad = 8;
-        json_t *pj = json_object_get(cfg, "pad_vocab_size_multiple");
+        json_t *pj = o->kind == V_MAMBA ? json_object_get(cfg, "pad_vocab_size_multiple") : NULL; /* Granite: 8 */
         if (!vs)
             rc = mf_fail(st, MF_ERR_FORMAT, dir, -1, "config.json has no vocab_size");
         else if (pj && (!mf_hf_json_int(pj, &pad) || pad <= 0 || pad > (1 << 20)))
@@ -1826,6 +1831,15 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
                  : mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer.model: llama.cpp's converter would "
                            "use its built-in llama-spm vocabulary (models/ggml-vocab-llama-spm.gguf), which "
                            "mfmt does not have; put the Llama-2 tokenizer.model the model uses beside it");
+            break;
+        case V_GRANITE_HYBRID: /* Mamba2Model.set_vocab: tokenizer.model first */
+            if (file_in(&v, "tokenizer.model"))
+                rc = set_vocab_sentencepiece(&v);
+            else if (v.tj)
+                rc = set_vocab_gpt2(&v);
+            else
+                rc = mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer files: llama.cpp would use its "
+                             "built-in GPT-NeoX vocabulary, which mfmt does not have");
             break;
         case V_MAMBA:
             if (v.tj)
