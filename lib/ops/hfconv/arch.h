@@ -102,6 +102,13 @@ typedef enum conv_op {
                          ssm_norm: reshape((n_group, d_inner // n_group))) */
     OP_SCALE_ROWS,    /* each row times the factor of its row range, after any OP_SCALE
                          (a conv_row_scales hook: Falcon-H1's in_proj ssm_multipliers) */
+    OP_HALVE_EVERY,   /* w / 2 ** (bid // count_key) when count_key > 0 (RWKV6's rescale_every:
+                         an exact power of two, undone by GGUF -> HF) */
+    OP_SWAP_LAST2,    /* a 3-d [a, b, c] as [a, c, b] (torch's permute(0, 2, 1): RWKV6's time_maa_w2) */
+    OP_STACK_PARTS,   /* per block, the tensors named pat + each of ws stacked in ws order as
+                         [len(ws), 1, 1, n] (each squeezed to n values), under the GGUF name
+                         merged_fmt (%b: the block), written when the last arrives (RWKV6's
+                         time_mix_lerp_fused); pat + anything else: the rule does not apply */
     OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
                          v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
 } conv_op;
@@ -172,7 +179,8 @@ typedef struct conv_block {
     X(mla_key_length) X(yarn_log_mul_2026) X(sliding_window_gemma3) \
     X(rope_dim_glm4moe) X(ernie_shexp_ffl) X(llama4_no_swa) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
     X(refact_ff) X(jais_embd_scale) X(jais_width_scale) X(ctx_after_pad) \
-    X(lfm2_ff_dim) X(linear_inner) X(rope_dim_qwen3next) X(granite_hybrid_inner) X(falcon_h1_dt_rank)
+    X(lfm2_ff_dim) X(linear_inner) X(rope_dim_qwen3next) X(granite_hybrid_inner) X(falcon_h1_dt_rank) \
+    X(rwkv_ff) X(rwkv_mix_extra) X(rwkv_decay_extra)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,

@@ -46,6 +46,9 @@ const conv_calc conv_calc_rope_dim_qwen3next = {"rope_dim_qwen3next", h2g_rope_d
 const conv_calc conv_calc_granite_hybrid_inner = {"granite_hybrid_inner", h2g_granite_hybrid_inner,
                                                    g2h_granite_hybrid_inner};
 const conv_calc conv_calc_falcon_h1_dt_rank = {"falcon_h1_dt_rank", h2g_falcon_h1_dt_rank, g2h_falcon_h1_dt_rank};
+const conv_calc conv_calc_rwkv_ff = {"rwkv_ff", h2g_rwkv_ff, g2h_rwkv_ff};
+const conv_calc conv_calc_rwkv_mix_extra = {"rwkv_mix_extra", h2g_rwkv_mix_extra, NULL};
+const conv_calc conv_calc_rwkv_decay_extra = {"rwkv_decay_extra", h2g_rwkv_decay_extra, NULL};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
@@ -589,6 +592,27 @@ static const conv_rule falcon_h1_rules[] = {
     NORULES,
 };
 #undef MUL
+
+/* Rwkv6Model.modify_tensors: the LoRA-style w1 matrices transposed, w2
+ * [5, r, n] as [5, n, r], the decay and lerp vectors squeezed, output and
+ * channel-mix value divided by 2 ** (bid // rescale_every), the five
+ * time_maa_{w,k,v,r,g} stacked into time_mix_lerp_fused */
+static const char *const rwkv6_lerp[] = {"w", "k", "v", "r", "g", NULL};
+static const conv_rule rwkv6_rules[] = {
+    {OP_TRANSPOSE, M_SUFFIX, ".attention.time_maa_w1", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".attention.time_decay_w1", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".attention.time_decay_w2", NULL, NULL, NULL, NULL, NULL},
+    {OP_SWAP_LAST2, M_SUFFIX, ".attention.time_maa_w2", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".attention.time_decay", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".attention.time_maa_x", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".feed_forward.time_maa_k", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".feed_forward.time_maa_r", NULL, NULL, NULL, NULL, NULL},
+    {.op = OP_HALVE_EVERY, .m = M_SUFFIX, .pat = ".attention.output.weight", .count_key = "rescale_every"},
+    {.op = OP_HALVE_EVERY, .m = M_SUFFIX, .pat = ".feed_forward.value.weight", .count_key = "rescale_every"},
+    {.op = OP_STACK_PARTS, .m = M_CONTAINS, .pat = ".attention.time_maa_", .merged_fmt = "blk.%b.time_mix_lerp_fused.weight",
+     .ws = rwkv6_lerp},
+    NORULES,
+};
 
 /* GPT2Model at 2026-02: the tied head is no longer written twice */
 static const conv_rule gpt2_rules_2026[] = {
@@ -1358,6 +1382,22 @@ static const conv_hp falcon_h1_hp[] = {
     END,
 };
 
+/* Rwkv6Model.set_gguf_parameters */
+static const conv_hp rwkv6_hp[] = {
+    {"context_length", 'u', "=1048576", 0, NULL, NULL}, /* "RWKV isn't context limited" */
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    {"rescale_every_n_layers", 'u', "rescale_every", 0, NULL, NULL},
+    {"wkv.head_size", 'u', "head_size", 0, NULL, NULL},
+    CALC("time_mix_extra_dim", 'u', rwkv_mix_extra, 0),
+    CALC("time_decay_extra_dim", 'u', rwkv_decay_extra, 0),
+    CALC("feed_forward_length", 'u', rwkv_ff, 0),
+    CALC("general.file_type", 'u', file_type, 0),
+    {"attention.head_count", 'u', "=0", 0, NULL, NULL}, /* "required by llama.cpp, unused" */
+    END,
+};
+
 /* --------------------------------------------------------------- table */
 
 #define CLASSES(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -1423,6 +1463,7 @@ const conv_arch conv_archs[] = {
     {"jais", CLASSES("JAISLMHeadModel"), AB_JAIS, jais_rules, jais_hp, V_BPE, AF_ALIBI_BIAS},
     {"codeshell", CLASSES("CodeShellForCausalLM"), AB_CODESHELL, codeshell_rules, codeshell_hp, V_BPE, 0},
     {"minicpm3", CLASSES("MiniCPM3ForCausalLM"), AB_MINICPM3, no_rules, minicpm3_hp, V_SPM, AF_ROPE_FACTORS_QK},
+    {"rwkv6", CLASSES("Rwkv6ForCausalLM"), AB_RWKV6, rwkv6_rules, rwkv6_hp, V_RWKV, 0},
     /* only in the 2026-02 converter (ecbcb7ea): its layout always */
     {"qwen3moe", CLASSES("Qwen3MoeForCausalLM"), AB_QWEN3MOE, qwen3moe_rules, qwen3moe_hp, V_BPE, AF_ONLY_2026},
     {"smollm3", CLASSES("SmolLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp_2026, V_LLAMA,

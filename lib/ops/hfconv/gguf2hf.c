@@ -151,6 +151,19 @@ static char *fill_name(mf_arena *a, const char *pat, int64_t block, int64_t x, c
         if (!strncmp(p, "{bid}", 5)) {
             n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%lld", (long long)block);
             p += 5;
+        } else if (!strncmp(p, "{x:", 3)) { /* "{x:a,b,c}": the x-th name of the list */
+            const char *e = strchr(p, '}'), *q = p + 3;
+            for (int64_t i = 0; e && i < x && q < e; i++) {
+                const char *comma = memchr(q, ',', (size_t)(e - q));
+                q = comma ? comma + 1 : e;
+            }
+            const char *comma = e ? memchr(q, ',', (size_t)(e - q)) : NULL;
+            size_t len = e ? (size_t)((comma ? comma : e) - q) : 0;
+            if (len > sizeof(buf) - n - 24)
+                len = sizeof(buf) - n - 24;
+            memcpy(buf + n, q, len);
+            n += len;
+            p = e ? e + 1 : p + strlen(p);
         } else if (!strncmp(p, "{x}", 3)) {
             n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%lld", (long long)x);
             p += 3;
@@ -220,6 +233,11 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
     } else {
         it->out.ndim = t->ndim;
         memcpy(it->out.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        if (r->op == R_LEAD11) {
+            it->out.ndim = 3;
+            it->out.shape[0] = it->out.shape[1] = 1;
+            it->out.shape[2] = (int64_t)mf_tensor_nelems(t);
+        }
         if (r->op == R_FLAT || r->op == R_LOG_NEG_FLAT) {
             it->out.ndim = 1;
             it->out.shape[0] = (int64_t)mf_tensor_nelems(t);
@@ -502,6 +520,13 @@ static int plan_tensors(hfc *c)
         char *name = fill_name(c->a, hf, block, -1, unview ? "" : suffix); /* DBRX: no ".weight" */
         if (!name || add_item(c, t, r, -1, name))
             return c->st->code ? -1 : mf_oom(c->st, c->path);
+        if (r->op == R_DOUBLE_EVERY) { /* the exponent of the forward division */
+            int64_t every = key_int(c, "rescale_every_n_layers", 0);
+            c->items.v[c->items.n - 1].x = every > 0 && block >= 0 ? block / every : 0;
+            if (c->items.v[c->items.n - 1].x > 120)
+                return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset, "tensor \"%s\": scaled by 2 ** %lld",
+                               t->name, (long long)c->items.v[c->items.n - 1].x);
+        }
         if (r->op == R_FUSE_GROUPED && fuse_parts(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
         if (r->op == R_JOIN_UP && join_up(c, &c->items.v[c->items.n - 1], block, suffix))
@@ -992,6 +1017,10 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         bad_heads = heads <= 0 || kv <= 0 || heads % kv || rows % (heads + 2 * kv);
         if (!bad_heads)
             unorder_kv_groups(src, w, rows, cols, heads, kv);
+        break;
+    case R_DOUBLE_EVERY: /* an exact power of two */
+        for (uint64_t i = 0; i < n; i++)
+            w[i] = ldexpf(src[i], (int)it->x);
         break;
     case R_TRANSPOSE:
         for (int64_t r = 0; r < rows; r++)

@@ -376,6 +376,13 @@ void g2h_lfm2_ff_dim(hfc *c, json_t *cfg, int64_t x)
     set_new(cfg, "block_multiple_of", json_integer(1));
 }
 
+/* Rwkv6Model's feed-forward length: intermediate_size as it is */
+void g2h_rwkv_ff(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "intermediate_size", json_integer(x));
+}
+
 /* GraniteHybridModel's d_inner = mamba_expand * hidden_size */
 void g2h_granite_hybrid_inner(hfc *c, json_t *cfg, int64_t x)
 {
@@ -609,6 +616,15 @@ static void class_keys(hfc *c, json_t *cfg)
         int64_t embd = key_int_of(c, "embedding_length");
         if (hfc_int(hfc_key(c, "ssm.inner_size"), &x) && embd > 0 && x % embd == 0)
             set_new(cfg, "expand", json_integer(x / embd));
+    }
+    /* Rwkv6Config (remote code, RWKV/v6-Finch-*-HF): the attention width and
+     * head count it derives; the time-mix sizes follow from hidden_size */
+    if (!strcmp(mt, "rwkv6")) {
+        int64_t embd = key_int_of(c, "embedding_length"), hs = key_int_of(c, "wkv.head_size");
+        set_new(cfg, "attention_hidden_size", json_integer(embd));
+        if (hs > 0 && embd % hs == 0)
+            set_new(cfg, "num_attention_heads", json_integer(embd / hs));
+        set_new(cfg, "head_size_divisor", json_integer(8));
     }
     /* GraniteMoeHybridConfig: the SSM head size (the converter reads only the
      * head count); no rope in a hybrid (rope.scaling.finetuned false) */

@@ -1279,3 +1279,34 @@ int h2g_falcon_h1_zxbcdt(conv *c, int64_t rows, float *factors)
     }
     return 0;
 }
+
+/* Rwkv6Model: intermediate_size, or int((hidden_size * 3.5) // 32 * 32) when null */
+json_t *h2g_rwkv_ff(conv *c)
+{
+    int64_t ff, h;
+    json_t *v = h2g_hparam(c, "intermediate_size");
+    if (v && !json_is_null(v))
+        return h2g_need_int(c, v, "intermediate_size", &ff) ? NULL : json_integer(ff);
+    if (h2g_need_hp_int(c, "hidden_size", &h))
+        return NULL;
+    return json_integer((int64_t)((double)h * 3.5 / 32.0) * 32); /* floor of a positive value */
+}
+
+/* Rwkv6Model: 64 (time mix) / 128 (time decay) for hidden_size 4096, else 32 / 64 */
+static json_t *rwkv_extra(conv *c, int64_t big, int64_t small)
+{
+    int64_t h;
+    if (h2g_need_hp_int(c, "hidden_size", &h))
+        return NULL;
+    return json_integer(h == 4096 ? big : small);
+}
+
+json_t *h2g_rwkv_mix_extra(conv *c)
+{
+    return rwkv_extra(c, 64, 32);
+}
+
+json_t *h2g_rwkv_decay_extra(conv *c)
+{
+    return rwkv_extra(c, 128, 64);
+}

@@ -123,7 +123,11 @@ static bool always_f32(const conv *c, const char *new_name, int ndim)
     return ndim <= 1 || ends_with(new_name, "_norm.weight") || !ends_with(new_name, ".weight") ||
            is_block_tensor(new_name, "ffn_gate_inp.weight") || !strcmp(new_name, "position_embd.weight") ||
            !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight") ||
-           is_block_tensor(new_name, "shortconv.conv.weight") ||
+           is_block_tensor(new_name, "shortconv.conv.weight") || is_block_tensor(new_name, "time_mix_first.weight") ||
+           is_block_tensor(new_name, "time_mix_w1.weight") || is_block_tensor(new_name, "time_mix_w2.weight") ||
+           is_block_tensor(new_name, "time_mix_decay_w1.weight") ||
+           is_block_tensor(new_name, "time_mix_decay_w2.weight") ||
+           is_block_tensor(new_name, "time_mix_lerp_fused.weight") ||
            (c->l2026 && is_block_tensor(new_name, "ffn_gate_inp_shexp.weight"));
 }
 
@@ -1077,6 +1081,119 @@ static int plan_scale(conv *c, const conv_rule *r, out_tensor *o, const mf_model
     return 0;
 }
 
+/* OP_HALVE_EVERY: data_torch.div_(2 ** int(bid // rescale_every)) when
+ * rescale_every > 0 (absent: a KeyError the converter passes over); times
+ * the exact power of two 2 ** -k, the same value */
+static int plan_halve(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const char *name, int64_t bid)
+{
+    json_t *v = h2g_hparam(c, r->count_key);
+    int64_t every;
+    if (!v || json_is_null(v))
+        return 0;
+    if (h2g_need_int(c, v, r->count_key, &every))
+        return -1;
+    if (every <= 0)
+        return 0;
+    if (bid < 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": no block number", name);
+    int64_t k = bid / every;
+    if (k > 120)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "tensor \"%s\": divided by 2 ** %lld", name,
+                       (long long)k);
+    if (o->ew != OP_SKIP)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "tensor \"%s\": a second element-wise op", name);
+    o->ew = OP_SCALE;
+    o->scale = ldexpf(1.0f, (int)-k);
+    return 0;
+}
+
+/* OP_STACK_PARTS: the part name after pat is one of ws (time_maa_w, not time_maa_w1) */
+static bool stack_part_of(const conv_rule *r, const char *name)
+{
+    const char *p = strstr(name, r->pat);
+    if (!p)
+        return false;
+    p += strlen(r->pat);
+    for (size_t w = 0; r->ws[w]; w++)
+        if (!strcmp(p, r->ws[w]))
+            return true;
+    return false;
+}
+
+/* OP_STACK_PARTS: collects the block's parts; when all of ws arrived,
+ * one [len(ws), 1, 1, n] tensor of them in ws order. */
+static int plan_stack_parts(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t, const char *name,
+                            int64_t bid)
+{
+    if (bid < 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": no block number", name);
+    pending *p = NULL;
+    for (size_t i = 0; i < c->n_pend && !p; i++)
+        if (c->pend[i].rule == r && c->pend[i].bid == bid)
+            p = &c->pend[i];
+    if (!p) {
+        if (c->n_pend == c->cap_pend && mf_vec_grow((void **)&c->pend, &c->cap_pend, c->n_pend + 1, sizeof(pending)))
+            return mf_oom(c->st, c->dir);
+        p = &c->pend[c->n_pend++];
+        *p = (pending){.rule = r, .bid = bid};
+    }
+    size_t n_ws = count_ws(r->ws);
+    if (!p->names) {
+        p->names = calloc(n_ws, sizeof(char *));
+        p->segs = calloc(n_ws, sizeof(seg));
+        p->cap = n_ws;
+        if (!p->names || !p->segs)
+            return mf_oom(c->st, c->dir);
+    }
+    const char *which = strstr(name, r->pat) + strlen(r->pat);
+    size_t w = 0;
+    while (strcmp(r->ws[w], which))
+        w++;
+    if (p->names[w])
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": twice", name);
+    if (!(p->names[w] = strdup(name)))
+        return mf_oom(c->st, c->dir);
+    p->segs[w] = (seg){part, t};
+    if (++p->n < n_ws)
+        return 0;
+    out_tensor o = {.ndim = 4, .ew = OP_SKIP};
+    int64_t len = (int64_t)mf_tensor_nelems(t);
+    for (size_t k = 0; k < n_ws; k++) {
+        const mf_tensor *s0 = p->segs[k].t;
+        int64_t rows = s0->ndim ? (int64_t)mf_tensor_nelems(s0) / s0->shape[s0->ndim - 1] : 1;
+        if ((int64_t)mf_tensor_nelems(s0) != len || rows != 1)
+            return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "block %lld: the parts to stack with \"%s\" are "
+                           "not vectors of one size", (long long)bid, name);
+    }
+    o.shape[0] = (int64_t)n_ws;
+    o.shape[1] = o.shape[2] = 1;
+    o.shape[3] = len;
+    o.segs = malloc(n_ws * sizeof(seg));
+    if (!o.segs)
+        return mf_oom(c->st, c->dir);
+    memcpy(o.segs, p->segs, n_ws * sizeof(seg));
+    o.n_segs = n_ws;
+    char merged[256];
+    snprintf(merged, sizeof(merged), "%s", r->merged_fmt);
+    char *b = strstr(merged, "%b");
+    if (b) {
+        char tail[256];
+        snprintf(tail, sizeof(tail), "%s", b + 2);
+        snprintf(b, sizeof(merged) - (size_t)(b - merged), "%lld%s", (long long)bid, tail);
+    }
+    for (size_t k = 0; k < n_ws; k++) {
+        free(p->names[k]);
+        p->names[k] = NULL;
+    }
+    p->n = 0;
+    o.name = map_name(c, merged);
+    if (!o.name) {
+        h2g_free_out(&o);
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", merged);
+    }
+    return add_out(c, &o);
+}
+
 /* OP_GROUPS: [.., n] as [g, n / g] */
 static int plan_groups(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const char *name)
 {
@@ -1127,7 +1244,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             o.row_map[i] = r0 + i;
     }
     int permute = 0, rc = 0;
-    bool stop = false;
+    bool stop = false, swap3 = false;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->rules; r->pat && !stop; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED) {
@@ -1136,7 +1253,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         }
         if (r->op == OP_MXFP4) /* planned before every tensor (plan_packed_first) */
             continue;
-        if (!rule_matches(c, r, name))
+        if (!rule_matches(c, r, name) || (r->op == OP_STACK_PARTS && !stack_part_of(r, name)))
             continue;
         switch (r->op) {
         case OP_RENAME: {
@@ -1165,6 +1282,29 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
                 return -1;
             }
             continue;
+        case OP_HALVE_EVERY:
+            if (plan_halve(c, r, &o, part, name, bid)) {
+                free(name);
+                h2g_free_out(&o);
+                return -1;
+            }
+            continue;
+        case OP_SWAP_LAST2:
+            if (t->ndim != 3) {
+                rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": [a, b, c] expected", name);
+                free(name);
+                h2g_free_out(&o);
+                return rc;
+            }
+            /* output row (i, k) is column k of the source's matrix i: t_cols columns per
+               block of shape[1] source rows (hf2gguf_stream.c's transposed read) */
+            o.shape[1] = t->shape[2];
+            o.shape[2] = t->shape[1];
+            o.row_len = t->shape[1];
+            o.t_cols = t->shape[2];
+            swap3 = true;
+            continue;
+        case OP_STACK_PARTS: rc = plan_stack_parts(c, r, part, t, name, bid); break;
         case OP_UNSQUEEZE_LAST:
             if (o.ndim < MF_MAX_DIMS)
                 o.shape[o.ndim++] = 1;
@@ -1244,7 +1384,9 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         h2g_free_out(&o);
         return rc;
     }
-    if (o.transpose && !view) {
+    if (swap3)
+        o.transpose = true;
+    else if (o.transpose && !view) {
         if (t->ndim != 2) {
             rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a transpose needs 2 dimensions", name);
             free(name);

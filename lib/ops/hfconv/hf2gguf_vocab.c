@@ -12,6 +12,7 @@
  *    template. */
 #include "ops/hfconv/bpe_encode.h"
 #include "ops/hfconv/arch.h"
+#include "ops/hfconv/rwkv_vocab.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -1139,6 +1140,81 @@ static int glm_special_vocab(vocab *v)
     return rc;
 }
 
+/* Rwkv6Model.set_vocab: <s> (CONTROL), then the world vocabulary's tokens
+ * as repr(bytes)[2:-1] (NORMAL), [PAD{i}] (UNUSED) up to vocab_size
+ * (default 65536); model "rwkv"; SpecialVocab without merges, eot 261
+ * ("\n\n", the converter's hack) and the template name "rwkv-world". */
+static int set_vocab_rwkv(vocab *v)
+{
+    char *path = path_in(v, "rwkv_vocab_v20230424.txt");
+    mf_file f = {0};
+    mf_rwkv_token *tok = NULL;
+    size_t nt = 0;
+    int rc = !path ? mf_oom(v->st, v->dir)
+             : !mf_path_exists(path) ? mf_fail(v->st, MF_ERR_FORMAT, path, -1, "missing: the RWKV world vocabulary")
+             : mf_map_file(path, &f, v->st);
+    if (rc == 0)
+        rc = mf_rwkv_read_vocab(path, f.base, (size_t)f.size, &tok, &nt, v->st);
+    int64_t total = v->vocab_size >= 0 ? v->vocab_size : 65536;
+    if (rc == 0 && total < (int64_t)nt + 1)
+        rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json vocab_size %lld is below the %zu tokens of %s",
+                     (long long)total, nt + 1, path);
+    if (rc == 0)
+        rc = alloc_tokens(v, (size_t)total);
+    char *text = rc == 0 ? malloc(4 * 1024 + 32) : NULL;
+    size_t text_cap = 4 * 1024;
+    if (rc == 0 && !text)
+        rc = mf_oom(v->st, v->dir);
+    for (size_t i = 0; rc == 0 && i < (size_t)total; i++) {
+        if (i == 0) {
+            rc = set_token(v, 0, "<s>", 3);
+            v->type[0] = TT_CONTROL;
+            continue;
+        }
+        if (i > nt) {
+            int k = snprintf(text, text_cap, "[PAD%zu]", i);
+            rc = set_token(v, i, text, (size_t)k);
+            v->type[i] = TT_UNUSED;
+            continue;
+        }
+        const mf_rwkv_token *t = &tok[i - 1];
+        if (4 * t->n + 1 > text_cap) {
+            char *g = realloc(text, 4 * t->n + 32);
+            if (!g) {
+                rc = mf_oom(v->st, v->dir);
+                break;
+            }
+            text = g;
+            text_cap = 4 * t->n + 1;
+        }
+        size_t k = mf_rwkv_repr(t->bytes, t->n, text);
+        rc = set_token(v, i, text, k);
+        v->type[i] = TT_NORMAL;
+    }
+    free(text);
+    mf_rwkv_free(tok, nt);
+    mf_unmap_file(&f);
+    free(path);
+    if (rc)
+        return -1;
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "rwkv", 4);
+    add_token_arrays(v, false);
+    special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7, .n_vocab = -1};
+    rc = special_vocab_load(&sv, v, false);
+    if (rc == 0) {
+        json_decref(sv.chat_template);
+        sv.chat_template = json_string("rwkv-world");
+        json_t *eot = json_integer(261);
+        rc = sv.chat_template && eot ? set_special(&sv, type_index(&sv, "eot"), eot, v->dir, v->st)
+                                     : mf_oom(v->st, v->dir);
+        json_decref(eot);
+    }
+    if (rc == 0)
+        special_vocab_add(&sv, v->kv, true);
+    special_vocab_free(&sv);
+    return rc;
+}
+
 static int set_vocab_gpt2(vocab *v)
 {
     if (!v->tj)
@@ -1826,6 +1902,7 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_T5: rc = set_vocab_t5(&v); break;
         case V_JINA: rc = set_vocab_jina(&v); break;
         case V_XVERSE: rc = set_vocab_xverse(&v); break;
+        case V_RWKV: rc = set_vocab_rwkv(&v); break;
         case V_OPENELM:
             rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v)
                  : mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer.model: llama.cpp's converter would "
