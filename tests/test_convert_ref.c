@@ -668,20 +668,22 @@ static void run_llama_quantize_current(const char *shared)
 /* The multimodal checkpoint layouts the 2026 converter takes a text model
  * from (Gemma 3, Mistral 3 as ministral3 and as llama, Llama 4):
  * tests/data/hf_new/gen_mm_variants.py makes them from convert-ref-new's
- * directories; mm_variants.json holds the sha256 of that converter's output. */
-static void run_mm_variants(const char *shared)
+ * directories; mm_variants.json holds the sha256 of that converter's output.
+ * The same for the held-out Mamba-2 hybrids (gen_hybrid_variants.py,
+ * hybrid_variants.json: Granite 4.0-H and Falcon-H1 with 2 SSM groups, other
+ * layer patterns, tying). */
+static void run_2026_variants(const char *shared, const char *what, const char *gen, const char *json, int min)
 {
     const char *py = python_with_numpy();
     if (!py) {
-        TL_SKIP("convert-ref-new multimodal layouts: no python3 to generate them");
+        TL_SKIP("convert-ref-new %s: no python3 to generate them", what);
         return;
     }
-    json_t *e = json_load_file("tests/data/hf_new/mm_variants.json", 0, NULL);
-    CHECKF(e != NULL, "tests/data/hf_new/mm_variants.json unreadable");
+    json_t *e = json_load_file(json, 0, NULL);
+    CHECKF(e != NULL, "%s unreadable", json);
     char tmp[] = "/tmp/mfmt-convert-mm-XXXXXX", cmd[8192];
     CHECK(mkdtemp(tmp) != NULL);
-    snprintf(cmd, sizeof(cmd), "%s tests/data/hf_new/gen_mm_variants.py %s/convert-ref-new/dirs %s/dirs >/dev/null", py,
-             shared, tmp);
+    snprintf(cmd, sizeof(cmd), "%s %s %s/convert-ref-new/dirs %s/dirs >/dev/null", py, gen, shared, tmp);
     CHECKF(system(cmd) == 0, "%s failed", cmd);
     const char *key;
     json_t *v;
@@ -702,12 +704,12 @@ static void run_mm_variants(const char *shared)
         bool ok = !strcmp(h, json_string_value(json_object_get(v, "sha256")));
         total++;
         same += ok;
-        printf("convert-ref-new multimodal %-20s %s %s\n", d, t, ok ? "byte-identical to llama.cpp's converter" : "DIFFERS");
+        printf("convert-ref-new %s %-20s %s %s\n", what, d, t, ok ? "byte-identical to llama.cpp's converter" : "DIFFERS");
         CHECKF(ok, "%s: differs from the 2026 converter's output", key);
         unlink(out);
     }
-    printf("convert-ref-new multimodal layouts: %d of %d byte-identical\n", same, total);
-    CHECK(total >= 4);
+    printf("convert-ref-new %s: %d of %d byte-identical\n", what, same, total);
+    CHECK(total >= min);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
     CHECK(system(cmd) == 0);
     json_decref(e);
@@ -950,7 +952,10 @@ int main(void)
     run_folder(shared, "convert-ref-new", 23, now);
     run_mixes(shared, "convert-ref-new", now);
     run_llama_quantize_current(shared);
-    run_mm_variants(shared);
+    run_2026_variants(shared, "multimodal layouts", "tests/data/hf_new/gen_mm_variants.py",
+                      "tests/data/hf_new/mm_variants.json", 4);
+    run_2026_variants(shared, "hybrid variants", "tests/data/hf_new/gen_hybrid_variants.py",
+                      "tests/data/hf_new/hybrid_variants.json", 6);
     run_arch_2026(shared);
     run_current_runtime(shared);
     report_skips("convert-ref-new");
