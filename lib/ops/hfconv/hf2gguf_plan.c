@@ -465,6 +465,22 @@ static int plan_experts_transposed(conv *c, const mf_model *part, const mf_tenso
     return 0;
 }
 
+/* The parts collected so far for rule r in block bid (a new entry when
+ * none); NULL when out of memory (st set). */
+static pending *pending_of(conv *c, const conv_rule *r, int64_t bid)
+{
+    for (size_t i = 0; i < c->n_pend; i++)
+        if (c->pend[i].rule == r && c->pend[i].bid == bid)
+            return &c->pend[i];
+    if (c->n_pend == c->cap_pend && mf_vec_grow((void **)&c->pend, &c->cap_pend, c->n_pend + 1, sizeof(pending))) {
+        mf_oom(c->st, c->dir);
+        return NULL;
+    }
+    pending *p = &c->pend[c->n_pend++];
+    *p = (pending){.rule = r, .bid = bid};
+    return p;
+}
+
 /* Stacks the block's collected parts when all arrived (OP_STACK). */
 static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
                       const char *name, int64_t bid)
@@ -474,16 +490,9 @@ static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const m
     int64_t count;
     if (h2g_need_hp_int(c, first_present(c, r->count_key), &count))
         return -1;
-    pending *p = NULL;
-    for (size_t i = 0; i < c->n_pend && !p; i++)
-        if (c->pend[i].rule == r && c->pend[i].bid == bid)
-            p = &c->pend[i];
-    if (!p) {
-        if (c->n_pend == c->cap_pend && mf_vec_grow((void **)&c->pend, &c->cap_pend, c->n_pend + 1, sizeof(pending)))
-            return mf_oom(c->st, c->dir);
-        p = &c->pend[c->n_pend++];
-        *p = (pending){.rule = r, .bid = bid};
-    }
+    pending *p = pending_of(c, r, bid);
+    if (!p)
+        return -1;
     if (p->n == p->cap) {
         size_t cap = p->cap;
         if (mf_vec_grow((void **)&p->names, &cap, p->n + 1, sizeof(char *)))
@@ -1127,16 +1136,9 @@ static int plan_stack_parts(conv *c, const conv_rule *r, const mf_model *part, c
 {
     if (bid < 0)
         return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": no block number", name);
-    pending *p = NULL;
-    for (size_t i = 0; i < c->n_pend && !p; i++)
-        if (c->pend[i].rule == r && c->pend[i].bid == bid)
-            p = &c->pend[i];
-    if (!p) {
-        if (c->n_pend == c->cap_pend && mf_vec_grow((void **)&c->pend, &c->cap_pend, c->n_pend + 1, sizeof(pending)))
-            return mf_oom(c->st, c->dir);
-        p = &c->pend[c->n_pend++];
-        *p = (pending){.rule = r, .bid = bid};
-    }
+    pending *p = pending_of(c, r, bid);
+    if (!p)
+        return -1;
     size_t n_ws = count_ws(r->ws);
     if (!p->names) {
         p->names = calloc(n_ws, sizeof(char *));

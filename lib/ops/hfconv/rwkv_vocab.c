@@ -7,6 +7,7 @@
  * here, escapes by the Python language reference (string and bytes
  * literals); \N{...} names are refused. */
 #include "ops/hfconv/rwkv_vocab.h"
+#include "core/cursor.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,31 +18,11 @@ static int hexval(int ch)
                                           : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
 }
 
-/* A code point as UTF-8 into out (4 bytes room); its length, 0 when not a scalar value. */
+/* A code point as UTF-8 into out (4 bytes room); its length, 0 when
+ * str.encode("utf-8") refuses it (a surrogate, or past U+10FFFF). */
 static size_t utf8_put(uint32_t cp, uint8_t *out)
 {
-    if (cp < 0x80) {
-        out[0] = (uint8_t)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (uint8_t)(0xc0 | cp >> 6);
-        out[1] = (uint8_t)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if ((cp >= 0xd800 && cp < 0xe000) || cp > 0x10ffff) /* str.encode("utf-8") refuses surrogates */
-        return 0;
-    if (cp < 0x10000) {
-        out[0] = (uint8_t)(0xe0 | cp >> 12);
-        out[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-        out[2] = (uint8_t)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    out[0] = (uint8_t)(0xf0 | cp >> 18);
-    out[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-    out[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-    out[3] = (uint8_t)(0x80 | (cp & 0x3f));
-    return 4;
+    return (cp >= 0xd800 && cp < 0xe000) || cp > 0x10ffff ? 0 : mf_utf8_put(out, cp);
 }
 
 /* One escape sequence after the backslash at s (s < e): its bytes into out
