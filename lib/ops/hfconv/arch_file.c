@@ -353,6 +353,10 @@ hf_rev_op conv_reverse_op(conv_op op)
     case OP_VIEW_EXPERTS_T: return R_UNVIEW_EXPERTS_T;
     case OP_MXFP4: return R_MXFP4_UNPACK;
     case OP_SQUEEZE1: return R_UNSQUEEZE1;
+    case OP_UNSQUEEZE_LAST: case OP_GROUPS: return R_FLAT;
+    case OP_HALVE_EVERY: return R_DOUBLE_EVERY;
+    case OP_SWAP_LAST2: return R_EXPERTS_T;
+    case OP_STACK_PARTS: return R_UNSTACK;
     case OP_QKVZ: return R_QKVZ;
     case OP_SPLIT_ROWS: return R_FUSE_ROWS;
     case OP_DEINTERLEAVE: return R_INTERLEAVE;
