@@ -284,7 +284,9 @@ static void run_case(const char *kase)
         return;
     const char *src = json_string_value(json_object_get(ref, "input"));
     const char *shared = tl_shared_dir();
-    if (!strncmp(src, "hf:", 3) && !shared) {
+    bool in_shared = !strncmp(src, "hf:", 3) || !strncmp(src, "arch:", 5) ||
+                     !strncmp(src, "new:", 4);
+    if (in_shared && !shared) {
         printf("SKIP %s: ../shared is not here\n", kase);
         skipped++;
         json_decref(ref);
@@ -292,6 +294,10 @@ static void run_case(const char *kase)
     }
     if (!strncmp(src, "hf:", 3))
         snprintf(in, sizeof(in), "%s/corpus/hf-dir/%s", shared, src + 3);
+    else if (!strncmp(src, "arch:", 5))
+        snprintf(in, sizeof(in), "%s/convert-ref-arch/dirs/%s", shared, src + 5);
+    else if (!strncmp(src, "new:", 4))
+        snprintf(in, sizeof(in), "%s/convert-ref-new/dirs/%s", shared, src + 4);
     else if (!strncmp(src, "models:", 7))
         snprintf(in, sizeof(in), "tests/data/mlx/models/%s", src + 7);
     else /* ref:CASE: our MLX directory of that case (checked against MLX's) */
@@ -328,15 +334,15 @@ static void test_references(void)
 {
     DIR *d = opendir("tests/data/mlx/ref");
     CHECK(d != NULL);
-    char *names[64];
+    char *names[128];
     size_t n = 0;
     for (struct dirent *e; d && (e = readdir(d));)
-        if (e->d_name[0] != '.' && n < 64)
+        if (e->d_name[0] != '.' && n < 128)
             names[n++] = strdup(e->d_name);
     if (d)
         closedir(d);
     qsort(names, n, sizeof(char *), cmp_names);
-    CHECKF(n >= 19, "%zu reference cases", n);
+    CHECKF(n >= 34, "%zu reference cases", n);
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n; i++)
             if ((strstr(names[i], "dequant") != NULL) == (pass == 1))
@@ -406,13 +412,13 @@ static void test_errors(void)
     convert_expect(model, out, &o, MF_ERR_USAGE, "not an empty directory");
     CHECK(exists(p));
     /* a model type whose mlx_lm class is not modelled */
-    snprintf(bad, sizeof(bad), "%s/gemma", tmp);
+    snprintf(bad, sizeof(bad), "%s/gpt2", tmp);
     mkdir(bad, 0755);
-    snprintf(p, sizeof(p), "cp %s/model.safetensors %s/ && sed 's/\"llama\"/\"gemma\"/' "
+    snprintf(p, sizeof(p), "cp %s/model.safetensors %s/ && sed 's/\"llama\"/\"gpt2\"/' "
              "%s/config.json > %s/config.json", model, bad, model, bad);
     CHECK(system(p) == 0);
     snprintf(out, sizeof(out), "%s/err-out2", tmp);
-    convert_expect(bad, out, &o, MF_ERR_UNSUPPORTED, "model_type \"gemma\"");
+    convert_expect(bad, out, &o, MF_ERR_UNSUPPORTED, "model_type \"gpt2\"");
     CHECK(!exists(out));
     /* a tensor that is no parameter of the model */
     snprintf(bad, sizeof(bad), "%s/extra", tmp);
@@ -439,6 +445,47 @@ static void test_errors(void)
         snprintf(out2, sizeof(out2), "%s/q-twice", tmp);
         convert_expect(out, out2, &o, MF_ERR_USAGE, "--dequantize first");
     }
+}
+
+/* A copy of a ../shared directory with config.json edited by `sed`. */
+static bool edited_copy(const char *from, const char *to, const char *sed)
+{
+    char p[2400];
+    snprintf(p, sizeof(p), "mkdir -p %s && cp %s/model.safetensors %s/ && sed '%s' "
+             "%s/config.json > %s/config.json", to, from, to, sed, from, to);
+    return system(p) == 0;
+}
+
+/* The model classes' strict loading: phi3 has no sanitize, so a tied
+ * model's lm_head.weight is no parameter; the experts sanitize stacks are
+ * exactly config's count (a missing one is KeyError, one more is left
+ * over and refused by load_weights). */
+static void test_class_errors(void)
+{
+    const char *shared = tl_shared_dir();
+    if (!shared) {
+        printf("SKIP class errors: ../shared is not here\n");
+        skipped++;
+        return;
+    }
+    char in[700], bad[700], out[700];
+    mf_convert_mlx_opts o;
+    mf_convert_mlx_opts_init(&o);
+    o.quantize = true;
+    snprintf(in, sizeof(in), "%s/convert-ref-arch/dirs/phi3-tiny", shared);
+    snprintf(bad, sizeof(bad), "%s/phi3-tied", tmp);
+    snprintf(out, sizeof(out), "%s/err-phi3", tmp);
+    CHECK(edited_copy(in, bad, "s/\"tie_word_embeddings\": false/\"tie_word_embeddings\": true/"));
+    convert_expect(bad, out, &o, MF_ERR_UNSUPPORTED, "\"lm_head.weight\" is not a parameter");
+    CHECK(!exists(out));
+    snprintf(in, sizeof(in), "%s/convert-ref-new/dirs/qwen3moe-tiny", shared);
+    snprintf(bad, sizeof(bad), "%s/moe9", tmp);
+    CHECK(edited_copy(in, bad, "s/\"num_experts\": 8/\"num_experts\": 9/"));
+    convert_expect(bad, out, &o, MF_ERR_FORMAT, "experts.8.up_proj.weight");
+    snprintf(bad, sizeof(bad), "%s/moe7", tmp);
+    CHECK(edited_copy(in, bad, "s/\"num_experts\": 8/\"num_experts\": 7/"));
+    convert_expect(bad, out, &o, MF_ERR_UNSUPPORTED, "experts.7.");
+    CHECK(!exists(out));
 }
 
 /* The Metal kernel's bytes differ from the CPU kernel's on F16 weights
@@ -545,6 +592,7 @@ int main(void)
         return 1;
     test_references();
     test_errors();
+    test_class_errors();
     test_metal_conversion();
     test_round_trip();
     tl_remove_tmpdir(tmp);

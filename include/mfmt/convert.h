@@ -182,7 +182,8 @@ MF_API void mf_convert_mlx_opts_init(mf_convert_mlx_opts *o);
  * with {"format": "mlx"}, model.safetensors.index.json, config.json with
  * "quantization" and "quantization_config", and the tokenizer files,
  * generation_config.json and *.py files copied. `in` is a Hugging Face
- * directory (llama, mistral, qwen2, qwen3), an MLX directory (read through
+ * directory (the mlx_lm classes llama, mistral, qwen2, qwen3, gemma, gemma2,
+ * gemma3_text, phi3, qwen3_moe, qwen2_moe, mixtral), an MLX directory (read through
  * its dequantized view) or a GGUF (converted to a Hugging Face directory
  * first, dequantized). Streams one tensor at a time; nothing is left on
  * failure. opts NULL: defaults. Thread-safe. */

@@ -11,15 +11,21 @@ typedef enum mlx_part { MLX_PLAIN, MLX_QWEIGHT, MLX_QSCALES, MLX_QBIASES } mlx_p
 
 /* One output tensor (a parameter of mlx_lm's model, in its order). */
 typedef struct mlx_param {
-    const mf_tensor *src;   /* the logical source tensor */
+    const mf_tensor *src;   /* the logical source tensor (for a stack: its shape) */
+    const mf_tensor *const *stack; /* NULL, or the n_stack tensors mx.stack joins */
+    size_t n_stack;
     const char *name;       /* output name */
     mlx_part part;
     mf_out_tensor out;      /* name, dtype, shape written */
     uint64_t nbytes;
     int bits, group_size;   /* quantized parts */
+    int entry;              /* the weight's own "quantization" entry: 0 none, 1 a recipe's
+                             * {group_size, bits, mode}, 2 the model's {group_size, bits} */
     uint64_t key[4];        /* sort key: mlx_lm's parameter order */
     uint64_t logical;       /* elements counted in total_parameters (0 for scales/biases) */
 } mlx_param;
+
+struct mlx_arch;
 
 typedef struct mlxc {
     const mf_convert_mlx_opts *o;
@@ -29,6 +35,8 @@ typedef struct mlxc {
     mf_model *m, *view;     /* the opened model, its logical view (or NULL) */
     const mf_model *src;    /* view or m */
     json_t *cfg;            /* config.json as written */
+    const struct mlx_arch *arch; /* the model class (convert_mlx.c) */
+    bool lm_head;           /* the class has an lm_head parameter here */
     mf_dtype cast;          /* float parameters become this (INVALID: as stored) */
     MF_VEC(mlx_param) p;
     /* writing */

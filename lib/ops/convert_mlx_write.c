@@ -119,6 +119,18 @@ static int pass_through(void *ctx, const void *buf, size_t n, mf_status *st)
 
 /* --------------------------------------------------------------- fill */
 
+/* A parameter's source bytes: its tensor's, or the stacked experts' one
+ * after another (mx.stack along a new first axis). */
+static int stream_source(mlxc *c, const mlx_param *p, mf_sink_fn sink, void *ctx)
+{
+    if (!p->stack)
+        return mf_tensor_stream(c->src, p->src, sink, ctx, c->st);
+    for (size_t e = 0; e < p->n_stack; e++)
+        if (mf_tensor_stream(c->src, p->stack[e], sink, ctx, c->st))
+            return -1;
+    return 0;
+}
+
 static int fill_quantized(mlxc *c, rows *rs)
 {
     const mlx_param *p = rs->p;
@@ -132,7 +144,7 @@ static int fill_quantized(mlxc *c, rows *rs)
     if (!c->keep || !rs->f || !rs->out)
         return mf_oom(c->st, c->in);
     rs->row = quantize_row;
-    return mf_tensor_stream(c->src, p->src, rows_sink, rs, c->st);
+    return stream_source(c, p, rows_sink, rs);
 }
 
 static int fill_cast(mlxc *c, rows *rs)
@@ -144,7 +156,7 @@ static int fill_cast(mlxc *c, rows *rs)
     if (!rs->f || !rs->out)
         return mf_oom(c->st, c->in);
     rs->row = cast_row;
-    return mf_tensor_stream(c->src, p->src, rows_sink, rs, c->st);
+    return stream_source(c, p, rows_sink, rs);
 }
 
 /* The kept scales or biases of the weight just written. */
@@ -166,7 +178,7 @@ static int fill_param(mlxc *c, size_t i, mf_sink_fn sink, void *sink_ctx)
         return fill_kept(c, &rs);
     bool cast = p->part == MLX_QWEIGHT || p->out.dtype != t->dtype;
     if (!cast)
-        return mf_tensor_stream(c->src, t, pass_through, &rs, c->st);
+        return stream_source(c, p, pass_through, &rs);
     rs.row_bytes = (size_t)(t->ndim ? (uint64_t)t->shape[t->ndim - 1] : 1) * el_size(t->dtype);
     rs.buf = malloc(rs.row_bytes ? rs.row_bytes : 1);
     int rc = !rs.buf ? mf_oom(c->st, c->in)
