@@ -488,6 +488,57 @@ static void test_class_errors(void)
     CHECK(!exists(out));
 }
 
+/* Whether the files `names` of directories a and b are byte for byte the
+ * same. */
+static bool same_files(const char *a, const char *b, const char *const *names, size_t n)
+{
+    bool same = true;
+    for (size_t i = 0; i < n; i++) {
+        char x[900], y[900];
+        snprintf(x, sizeof(x), "%s/%s", a, names[i]);
+        snprintf(y, sizeof(y), "%s/%s", b, names[i]);
+        same &= same_file(x, y);
+    }
+    return same;
+}
+
+/* A pre-quantized checkpoint (tests/data/prequant, each checked bit for
+ * bit against its producer in test_prequant) converts to the same MLX
+ * files as its float twin, the directory mf_convert_to_hf writes from it
+ * (dequantized first, then quantized: the issue's rule). */
+static void test_prequant_inputs(void)
+{
+    static const char *const cases[] = {
+        "gptq-llama-tiny", "gptq-2bit-g32",  "gptq-3bit-g64-actorder", "gptq-4bit-g32-sym",
+        "gptq-8bit-gall-v2", "awq-gemm-g32", "awq-gemv-g64", "bnb-nf4", "bnb-nf4-nested",
+        "bnb-fp4", "bnb-int8", "ct-int8-channel-asym", "ct-pack-w4-g32", "fp8-block",
+        "fbgemm-fp8-channel", "nvfp4-modelopt",
+    };
+    static const char *const files[] = {"config.json", "model.safetensors.index.json",
+                                        "model.safetensors"};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char in[512], twin[700], a[700], b[700];
+        snprintf(in, sizeof(in), "tests/data/prequant/%s", cases[i]);
+        snprintf(twin, sizeof(twin), "%s/pq-%s-hf", tmp, cases[i]);
+        snprintf(a, sizeof(a), "%s/pq-%s-mlx", tmp, cases[i]);
+        snprintf(b, sizeof(b), "%s/pq-%s-hf-mlx", tmp, cases[i]);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_hf(in, twin, NULL, &st);
+        CHECKF(rc == 0, "%s: float twin: %s", cases[i], st.msg);
+        mf_status_clear(&st);
+        mf_convert_mlx_opts o;
+        mf_convert_mlx_opts_init(&o);
+        o.quantize = true;
+        o.group_size = 32;
+        o.bits = i % 2 ? 4 : 3;
+        if (rc || convert_expect(in, a, &o, MF_OK, "") || convert_expect(twin, b, &o, MF_OK, ""))
+            continue;
+        CHECKF(same_files(a, b, files, 3), "%s: MLX of the checkpoint differs from MLX of its "
+               "float twin", cases[i]);
+    }
+}
+
 /* The Metal kernel's bytes differ from the CPU kernel's on F16 weights
  * (halfway quotients are common there), with the same config, and read
  * back through the MLX reader. */
@@ -593,6 +644,7 @@ int main(void)
     test_references();
     test_errors();
     test_class_errors();
+    test_prequant_inputs();
     test_metal_conversion();
     test_round_trip();
     tl_remove_tmpdir(tmp);

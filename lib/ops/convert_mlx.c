@@ -666,11 +666,19 @@ static int check_config(mlxc *c, bool *tied)
                        "config.json: no tie_word_embeddings, which mlx_lm's %s model requires", mt);
     *tied = json_is_boolean(tie) ? json_is_true(tie) : c->arch->tie_default == 1;
     json_t *qc = json_object_get(c->cfg, "quantization_config");
-    if (qc && !json_object_get(c->cfg, "quantization"))
-        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->in, -1,
-                       "config.json has a quantization_config (method \"%s\"): a pre-quantized "
-                       "checkpoint, which mfmt does not convert to MLX",
-                       cfg_str(qc, "quant_method") ? cfg_str(qc, "quant_method") : "?");
+    if (qc && !json_object_get(c->cfg, "quantization")) {
+        /* A pre-quantized checkpoint (GPTQ, AWQ, FP8, bitsandbytes, ...,
+         * doc/prequant.md): read through its logical view, every packed
+         * weight dequantized as its producer computes it, so the result is
+         * that of converting its float twin (mf_convert_to_hf), whose
+         * config.json is this one without quantization_config. */
+        if (!c->view)
+            return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->in, -1,
+                           "config.json has a quantization_config (method \"%s\") whose "
+                           "weights mfmt cannot dequantize",
+                           cfg_str(qc, "quant_method") ? cfg_str(qc, "quant_method") : "?");
+        json_object_del(c->cfg, "quantization_config");
+    }
     if (json_object_get(c->cfg, "quantization") && c->o->quantize && !c->o->dequantize)
         return mf_fail(c->st, MF_ERR_USAGE, c->in, -1,
                        "is already an MLX quantized model: convert it with --dequantize first");
