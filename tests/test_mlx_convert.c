@@ -577,6 +577,130 @@ static void test_metal_conversion(void)
 /* MLX (quantized) -> dequantized directory -> GGUF -> Hugging Face
  * directory -> MLX (unquantized): the tensors of the dequantized directory
  * come back byte for byte (the GGUF leg stores them as they are, F16). */
+static const mf_tensor *tensor_named(const mf_model *m, const char *name)
+{
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++)
+        if (!strcmp(mf_tensor_name(mf_model_tensor_at(m, i)), name))
+            return mf_model_tensor_at(m, i);
+    return NULL;
+}
+
+/* Code k of a little-endian bit stream of `bits`-bit codes. */
+static unsigned code_at(const uint8_t *p, uint64_t k, int bits)
+{
+    unsigned v = 0;
+    for (int b = 0; b < bits; b++) {
+        uint64_t bit = k * (uint64_t)bits + (uint64_t)b;
+        v |= (unsigned)((p[bit / 8] >> (bit % 8)) & 1) << b;
+    }
+    return v;
+}
+
+typedef struct trip_count {
+    size_t span, span_same, narrow, narrow_same;
+} trip_count;
+
+/* Group by group, MLX model a (quantized) against c (a, dequantized and
+ * quantized again with the same bits, group size and dtype): a group is
+ * "span" when its codes reach both 0 and 2^bits - 1. */
+static void count_groups(const char *a, const char *c, int bits, int gs, trip_count *n)
+{
+    char pa[800], pc[800];
+    snprintf(pa, sizeof(pa), "%s/model.safetensors", a);
+    snprintf(pc, sizeof(pc), "%s/model.safetensors", c);
+    mf_model *x = NULL, *y = NULL;
+    CHECK(mf_open(pa, NULL, &x, NULL) == 0 && mf_open(pc, NULL, &y, NULL) == 0);
+    for (size_t i = 0; x && y && i < mf_model_tensor_count(x); i++) {
+        const char *name = mf_tensor_name(mf_model_tensor_at(x, i));
+        size_t l = strlen(name);
+        if (l < 7 || strcmp(name + l - 7, ".scales"))
+            continue;
+        char mod[256], wn[300], bn[300];
+        snprintf(mod, sizeof(mod), "%.*s", (int)(l - 7), name);
+        snprintf(wn, sizeof(wn), "%s.weight", mod);
+        snprintf(bn, sizeof(bn), "%s.biases", mod);
+        const mf_tensor *t[3][2] = {{tensor_named(x, wn), tensor_named(y, wn)},
+                                    {tensor_named(x, name), tensor_named(y, name)},
+                                    {tensor_named(x, bn), tensor_named(y, bn)}};
+        bool ok = true;
+        for (int k = 0; k < 3; k++)
+            ok &= t[k][0] && t[k][1] && mf_tensor_nbytes(t[k][0]) == mf_tensor_nbytes(t[k][1]);
+        CHECKF(ok, "%s: the triples differ in shape", mod);
+        if (!ok)
+            continue;
+        uint64_t es = mf_tensor_dtype(t[1][0]) == MF_F32 ? 4 : 2;
+        uint64_t groups = mf_tensor_nbytes(t[1][0]) / es, wb = (uint64_t)gs * (uint64_t)bits / 8;
+        const uint8_t *w = mf_tensor_data(x, t[0][0]);
+        for (uint64_t g = 0; g < groups; g++) {
+            unsigned lo = ~0u, hi = 0;
+            for (int k = 0; k < gs; k++) {
+                unsigned v = code_at(w + g * wb, (uint64_t)k, bits);
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+            bool same = !memcmp(w + g * wb, (const uint8_t *)mf_tensor_data(y, t[0][1]) + g * wb, wb);
+            for (int k = 1; k < 3; k++)
+                same &= !memcmp((const uint8_t *)mf_tensor_data(x, t[k][0]) + g * es,
+                                (const uint8_t *)mf_tensor_data(y, t[k][1]) + g * es, es);
+            bool span = lo == 0 && hi == (1u << bits) - 1;
+            n->span += span;
+            n->span_same += span && same;
+            n->narrow += !span;
+            n->narrow_same += !span && same;
+        }
+    }
+    mf_close(x);
+    mf_close(y);
+}
+
+static bool same_model_file(const char *a, const char *b)
+{
+    static const char *const f[] = {"model.safetensors"};
+    return same_files(a, b, f, 1);
+}
+
+/* MLX -> HF -> MLX (doc/mlx.md "Round trips"): with the same bits, group
+ * size and dtype, every group whose codes span 0..2^bits-1 comes back
+ * bit for bit (scale = bias / q0 depends only on the bias, a weight value
+ * kept exactly, and the integer q0); a narrower group is re-fitted to its
+ * dequantized range and changes. One more trip is then a fixed point. */
+static void test_group_round_trip(void)
+{
+    static const struct { mf_dtype dt; int bits, gs; } cases[] = {
+        {MF_F32, 4, 64}, {MF_BF16, 3, 32}, {MF_F16, 8, 32}, {MF_F32, 2, 32}, {MF_BF16, 5, 64},
+        {MF_F16, 6, 32},
+    };
+    trip_count all = {0};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char d[5][700];
+        for (int k = 0; k < 5; k++)
+            snprintf(d[k], sizeof(d[k]), "%s/trip%zu-%c", tmp, i, 'A' + k);
+        mf_convert_mlx_opts q, dq;
+        mf_convert_mlx_opts_init(&q);
+        q.quantize = true;
+        q.dtype = cases[i].dt; /* given each time: config's torch_dtype is not changed */
+        q.bits = cases[i].bits;
+        q.group_size = cases[i].gs;
+        mf_convert_mlx_opts_init(&dq);
+        dq.dequantize = true;
+        if (convert_expect("tests/data/mlx/models/llama8-f32", d[0], &q, MF_OK, "") ||
+            convert_expect(d[0], d[1], &dq, MF_OK, "") || convert_expect(d[1], d[2], &q, MF_OK, "") ||
+            convert_expect(d[2], d[3], &dq, MF_OK, "") || convert_expect(d[3], d[4], &q, MF_OK, ""))
+            continue;
+        trip_count n = {0};
+        count_groups(d[0], d[2], cases[i].bits, cases[i].gs, &n);
+        printf("  round trip %s %d-bit g%d: %zu of %zu spanning groups same, %zu of %zu "
+               "narrower\n", mf_dtype_name(cases[i].dt), cases[i].bits, cases[i].gs, n.span_same,
+               n.span, n.narrow_same, n.narrow);
+        CHECKF(n.span && n.span_same == n.span, "case %zu: a spanning group changed", i);
+        CHECKF(same_model_file(d[2], d[4]), "case %zu: the second round trip is no fixed point", i);
+        all.narrow += n.narrow;
+        all.narrow_same += n.narrow_same;
+    }
+    CHECKF(all.narrow > all.narrow_same, "no narrower group changed (%zu of %zu)",
+           all.narrow_same, all.narrow);
+}
+
 static void test_round_trip(void)
 {
     char q[512], d[512], g[512], h[512], back[512];
@@ -647,6 +771,7 @@ int main(void)
     test_prequant_inputs();
     test_metal_conversion();
     test_round_trip();
+    test_group_round_trip();
     tl_remove_tmpdir(tmp);
     if (skipped)
         printf("%d reference cases skipped\n", skipped);
