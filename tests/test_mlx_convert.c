@@ -539,6 +539,86 @@ static void test_prequant_inputs(void)
     }
 }
 
+static const mf_tensor *tensor_named(const mf_model *m, const char *name)
+{
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++)
+        if (!strcmp(mf_tensor_name(mf_model_tensor_at(m, i)), name))
+            return mf_model_tensor_at(m, i);
+    return NULL;
+}
+
+/* --lossless: a GGUF's Q4_0/Q4_1/Q8_0 weights as MLX's own GGUF loader
+ * makes them (tests/data/mlx/gguf/CASE.json, from MLX's extract functions cut out
+ * of mlx/io/gguf_quants.cpp), under mlx_lm's names, attn_q/attn_k rows in
+ * Hugging Face order; every other tensor as the dequantized route gives. */
+static void test_lossless(void)
+{
+    const char *shared = tl_shared_dir();
+    static const char *const cases[] = {"q4_0", "q4_1", "q8_0"};
+    for (size_t i = 0; i < 3; i++) {
+        char path[512], in[700], out[700], st_path[800];
+        snprintf(path, sizeof(path), "tests/data/mlx/gguf/%s.json", cases[i]);
+        json_t *ref = json_load_file(path, 0, NULL);
+        CHECKF(ref, "%s unreadable", path);
+        if (!ref)
+            continue;
+        const char *input = json_string_value(json_object_get(ref, "input"));
+        bool in_shared = !strncmp(input, "convert-ref/", 12);
+        if (in_shared && !shared) {
+            printf("SKIP lossless %s: ../shared is not here\n", cases[i]);
+            skipped++;
+            json_decref(ref);
+            continue;
+        }
+        if (in_shared)
+            snprintf(in, sizeof(in), "%s/%s", shared, input);
+        else
+            snprintf(in, sizeof(in), "tests/data/mlx/%s", input);
+        snprintf(out, sizeof(out), "%s/lossless-%s", tmp, cases[i]);
+        mf_convert_mlx_opts o;
+        mf_convert_mlx_opts_init(&o);
+        o.lossless = true;
+        mf_model *m = NULL;
+        snprintf(st_path, sizeof(st_path), "%s/model.safetensors", out);
+        if (convert_expect(in, out, &o, MF_OK, "") || mf_open(st_path, NULL, &m, NULL)) {
+            CHECKF(0, "%s: no output to compare", cases[i]);
+            json_decref(ref);
+            continue;
+        }
+        json_t *want = json_object_get(ref, "tensors");
+        const char *name;
+        json_t *w;
+        size_t seen = 0, u32 = 0;
+        json_object_foreach(want, name, w) {
+            const mf_tensor *t = tensor_named(m, name);
+            char hex[129] = "";
+            if (t)
+                mf_hash_tensor(m, t, MF_SHA256, hex, NULL);
+            const char *wh = json_string_value(json_object_get(w, "sha256"));
+            CHECKF(t && wh && !strcmp(hex, wh), "%s: %s is not what MLX's GGUF loader makes",
+                   cases[i], name);
+            seen += t != NULL;
+        }
+        for (size_t k = 0; k < mf_model_tensor_count(m); k++)
+            u32 += mf_tensor_dtype(mf_model_tensor_at(m, k)) == MF_U32;
+        CHECKF(seen == json_object_size(want) && u32 * 3 == seen,
+               "%s: %zu of %zu triples, %zu packed weights", cases[i], seen,
+               json_object_size(want), u32);
+        mf_close(m);
+        json_decref(ref);
+    }
+    /* --lossless takes a GGUF and no requantization */
+    char out[700];
+    snprintf(out, sizeof(out), "%s/lossless-err", tmp);
+    mf_convert_mlx_opts o;
+    mf_convert_mlx_opts_init(&o);
+    o.lossless = true;
+    convert_expect("tests/data/mlx/models/llama8-f32", out, &o, MF_ERR_USAGE, "must be a GGUF");
+    o.quantize = true;
+    convert_expect("tests/data/mlx/gguf/q4_0.gguf", out, &o, MF_ERR_USAGE, "not with --quantize");
+    CHECK(!exists(out));
+}
+
 /* The Metal kernel's bytes differ from the CPU kernel's on F16 weights
  * (halfway quotients are common there), with the same config, and read
  * back through the MLX reader. */
@@ -577,14 +657,6 @@ static void test_metal_conversion(void)
 /* MLX (quantized) -> dequantized directory -> GGUF -> Hugging Face
  * directory -> MLX (unquantized): the tensors of the dequantized directory
  * come back byte for byte (the GGUF leg stores them as they are, F16). */
-static const mf_tensor *tensor_named(const mf_model *m, const char *name)
-{
-    for (size_t i = 0; i < mf_model_tensor_count(m); i++)
-        if (!strcmp(mf_tensor_name(mf_model_tensor_at(m, i)), name))
-            return mf_model_tensor_at(m, i);
-    return NULL;
-}
-
 /* Code k of a little-endian bit stream of `bits`-bit codes. */
 static unsigned code_at(const uint8_t *p, uint64_t k, int bits)
 {
@@ -772,6 +844,7 @@ int main(void)
     test_metal_conversion();
     test_round_trip();
     test_group_round_trip();
+    test_lossless();
     tl_remove_tmpdir(tmp);
     if (skipped)
         printf("%d reference cases skipped\n", skipped);

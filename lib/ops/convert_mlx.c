@@ -20,6 +20,7 @@
  *  - parameter order: the model classes' attribute order (tree_flatten of
  *    model.parameters()), which decides where shards are cut. */
 #include "ops/convert_mlx.h"
+#include "ops/gguf_rows.h"
 #include "formats/formats.h"
 #include "quant/mlx_affine.h"
 
@@ -412,6 +413,10 @@ static int record_entries(mlxc *c, json_t *block)
         if (p->entry == 2) {
             json_object_set_new(d, "group_size", json_integer(p->group_size));
             json_object_set_new(d, "bits", json_integer(p->bits));
+        } else if (p->entry == 3) {
+            json_object_set_new(d, "group_size", json_integer(p->group_size));
+            json_object_set_new(d, "bits", json_integer(p->bits));
+            json_object_set_new(d, "mode", json_string("affine"));
         } else {
             json_object_set_new(d, "group_size",
                                 c->o->group_size ? json_integer(c->o->group_size) : json_null());
@@ -454,6 +459,41 @@ static bool is_float(mf_dtype dt)
     return dt == MF_F16 || dt == MF_BF16 || dt == MF_F32;
 }
 
+/* The GGUF weight a lossless conversion carries over as `name`, or NULL. */
+static const mlx_lossless *lossless_of(const mlxc *c, const char *name)
+{
+    for (size_t i = 0; c->ll && i < c->ll->n; i++)
+        if (!strcmp(c->ll->v[i].hf_name, name))
+            return &c->ll->v[i];
+    return NULL;
+}
+
+/* The lossless weights' "quantization": {32, the bits of most of them,
+ * "affine"}, and each module with the other bits its own entry (what
+ * mlx_lm's load reads per module before the default). */
+static int lossless_block(mlxc *c, json_t **out)
+{
+    size_t n4 = 0, n8 = 0;
+    for (size_t i = 0; i < c->p.n; i++)
+        if (c->p.v[i].ll && c->p.v[i].part == MLX_QWEIGHT)
+            *(c->p.v[i].bits == 4 ? &n4 : &n8) += 1;
+    *out = NULL;
+    if (!n4 && !n8)
+        return 0;
+    int bits = n4 >= n8 ? 4 : 8;
+    for (size_t i = 0; i < c->p.n; i++)
+        if (c->p.v[i].ll && c->p.v[i].part == MLX_QWEIGHT && c->p.v[i].bits != bits)
+            c->p.v[i].entry = 3;
+    json_t *b = json_object();
+    if (!b)
+        return mf_oom(c->st, c->in);
+    json_object_set_new(b, "group_size", json_integer(32));
+    json_object_set_new(b, "bits", json_integer(bits));
+    json_object_set_new(b, "mode", json_string("affine"));
+    *out = b;
+    return record_entries(c, b);
+}
+
 /* One source tensor (or a stack of them, `stack`): its parameters (one, or
  * the quantized triple). */
 static int plan_tensor(mlxc *c, qplan *q, const mf_tensor *t, const mf_tensor *const *stack,
@@ -471,8 +511,14 @@ static int plan_tensor(mlxc *c, qplan *q, const mf_tensor *t, const mf_tensor *c
                        "tensor \"%s\" is F64, which mlx.core.load does not read", t->name);
     mf_dtype dt = out_float(c, t->dtype);
     int gs = 0, entry = 0;
+    const mlx_lossless *ll = quantizable && leaf == 0 ? lossless_of(c, t->name) : NULL;
     int bits = q && quantizable && leaf == 0 && is_float(t->dtype)
                    ? module_bits(c, q, module, t, key, &gs, &entry) : 0;
+    if (ll) { /* MLX's GGUF loader's triple: group 32, float16 scales and biases */
+        bits = ll->bits;
+        gs = 32;
+        dt = MF_F16;
+    }
     if (bits < 0)
         return -1;
     size_t first = c->p.n;
@@ -493,6 +539,7 @@ static int plan_tensor(mlxc *c, qplan *q, const mf_tensor *t, const mf_tensor *c
     for (size_t i = first; i < c->p.n; i++) {
         c->p.v[i].stack = stack;
         c->p.v[i].n_stack = n_stack;
+        c->p.v[i].ll = ll;
     }
     return 0;
 }
@@ -737,6 +784,8 @@ int mlx_plan(mlxc *c)
     int rc = plan_params(c, quantize ? &q : NULL, tied);
     if (rc == 0 && quantize)
         rc = record_entries(c, q.block);
+    if (rc == 0 && c->ll && !quantize && (rc = lossless_block(c, &q.block)) == 0 && q.block)
+        quantize = true;
     if (rc == 0 && quantize) {
         json_object_set(c->cfg, "quantization", q.block);
         json_object_set(c->cfg, "quantization_config", q.block);
@@ -815,10 +864,40 @@ static void close_out_dir(mlxc *c, bool ok)
 }
 
 static int convert_dir(const char *in, const char *out, const mf_convert_mlx_opts *o,
-                       mf_status *st);
+                       const mlx_lossless_set *ll, mf_status *st);
+
+/* mf_gguf_hf_rows' callback: the Q4_0, Q4_1 and Q8_0 weights MLX's GGUF
+ * loader reads without loss (their last dimension a multiple of 32). */
+static int collect_lossless(void *ctx, const char *hf_name, const mf_tensor *src, int64_t heads,
+                            mf_status *st)
+{
+    mlx_lossless_set *ls = ctx;
+    int bits = src->dtype == MF_Q4_0 || src->dtype == MF_Q4_1 ? 4 : src->dtype == MF_Q8_0 ? 8 : 0;
+    if (!bits || src->shape[1] % 32 || !src->data)
+        return 0;
+    mlx_lossless *v = realloc(ls->v, (ls->n + 1) * sizeof(*v));
+    char *name = strdup(hf_name);
+    if (!v || !name) {
+        free(name);
+        if (v)
+            ls->v = v;
+        return mf_oom(st, hf_name);
+    }
+    ls->v = v;
+    v[ls->n++] = (mlx_lossless){.hf_name = name, .src = src, .heads = heads, .bits = bits};
+    return 0;
+}
+
+static void free_lossless(mlx_lossless_set *ls)
+{
+    for (size_t i = 0; i < ls->n; i++)
+        free((char *)ls->v[i].hf_name);
+    free(ls->v);
+}
 
 /* A GGUF: its Hugging Face directory first (dequantized, mf_convert_to_hf),
- * in a temporary directory beside OUT, then that. */
+ * in a temporary directory beside OUT, then that; with o->lossless, the
+ * GGUF stays open and its Q4_0/Q4_1/Q8_0 weights are carried over. */
 static int convert_gguf(const char *in, const char *out, const mf_convert_mlx_opts *o,
                         mf_status *st)
 {
@@ -826,32 +905,38 @@ static int convert_gguf(const char *in, const char *out, const mf_convert_mlx_op
     while (n > 1 && out[n - 1] == '/')
         n--;
     char *tmp = malloc(n + 32), *hf = malloc(n + 40);
-    if (!tmp || !hf) {
-        free(tmp);
-        free(hf);
-        return mf_oom(st, out);
+    mlx_lossless_set ls = {0};
+    mf_model *g = NULL;
+    int rc = tmp && hf ? 0 : mf_oom(st, out);
+    if (rc == 0 && o->lossless && (rc = mf_open_model(in, 0, &g, st)) == 0) {
+        ls.gguf = g;
+        rc = mf_gguf_hf_rows(g, in, collect_lossless, &ls, st);
     }
-    snprintf(tmp, n + 32, "%.*s.hf.XXXXXX", (int)n, out);
-    int rc = mkdtemp(tmp) ? 0 : mf_fail(st, MF_ERR_IO, out, -1,
+    if (rc == 0) {
+        snprintf(tmp, n + 32, "%.*s.hf.XXXXXX", (int)n, out);
+        rc = mkdtemp(tmp) ? 0 : mf_fail(st, MF_ERR_IO, out, -1,
                                        "cannot make a directory beside it: %s", strerror(errno));
+    }
     if (rc == 0) {
         snprintf(hf, n + 40, "%s/hf", tmp);
         mf_convert_hf_opts ho;
         mf_convert_hf_opts_init(&ho);
         rc = mf_convert_to_hf(in, hf, &ho, st);
         if (rc == 0)
-            rc = convert_dir(hf, out, o, st);
+            rc = convert_dir(hf, out, o, o->lossless ? &ls : NULL, st);
         remove_made_dir(tmp);
     }
+    free_lossless(&ls);
+    mf_close(g);
     free(hf);
     free(tmp);
     return rc;
 }
 
 static int convert_dir(const char *in, const char *out, const mf_convert_mlx_opts *o,
-                       mf_status *st)
+                       const mlx_lossless_set *ll, mf_status *st)
 {
-    mlxc c = {.o = o, .st = st, .in = in, .out = out};
+    mlxc c = {.o = o, .st = st, .in = in, .out = out, .ll = ll};
     if (!(c.a = mf_arena_new()))
         return mf_oom(st, in);
     int rc = mf_open_model(in, 0, &c.m, st);
@@ -864,6 +949,10 @@ static int convert_dir(const char *in, const char *out, const mf_convert_mlx_opt
         rc = mf_fail(st, MF_ERR_USAGE, in, -1,
                      "is %s: MLX models are made from a Hugging Face directory, an MLX "
                      "directory or a GGUF", mf_format_name(c.m->format));
+    if (rc == 0 && o->lossless && !ll)
+        rc = mf_fail(st, MF_ERR_USAGE, in, -1,
+                     "--lossless carries a GGUF's Q4_0/Q4_1/Q8_0 blocks over: the input must be "
+                     "a GGUF");
     if (rc == 0) /* MLX's packed triples are read as their dequantized weights */
         rc = mf_model_logical_view_as(c.m, MF_DTYPE_INVALID, &c.view, st);
     c.src = c.view ? c.view : c.m;
@@ -912,5 +1001,8 @@ int mf_convert_to_mlx(const char *in, const char *out, const mf_convert_mlx_opts
     if (o.quantize && o.dequantize)
         return mf_fail(st, MF_ERR_USAGE, out, -1,
                        "choose either quantize or dequantize, not both (as mlx_lm.convert)");
-    return convert_dir(in, out, &o, st);
+    if (o.lossless && (o.quantize || o.quant_predicate || o.dequantize))
+        return mf_fail(st, MF_ERR_USAGE, out, -1,
+                       "--lossless keeps a GGUF's own blocks: not with --quantize or --dequantize");
+    return convert_dir(in, out, &o, NULL, st);
 }

@@ -159,6 +159,54 @@ static int fill_cast(mlxc *c, rows *rs)
     return stream_source(c, p, rows_sink, rs);
 }
 
+/* Row i of a tensor whose rows are LlamaModel.permute's undone with
+ * `heads` heads: the GGUF row it comes from (gguf2hf.c's unpermute). */
+static int64_t unpermuted_row(int64_t i, int64_t rows, int64_t heads)
+{
+    if (!heads)
+        return i;
+    int64_t half = rows / heads / 2;
+    int64_t h = i / (2 * half), k = i / half % 2, j = i % half;
+    return (h * half + j) * 2 + k;
+}
+
+/* A lossless weight (opts->lossless): each row's GGUF blocks as MLX's GGUF
+ * loader turns them into codes, float16 scales and biases; the codes go
+ * out, scales and biases are kept for their turn. */
+static int fill_lossless(mlxc *c, rows *rs)
+{
+    const mlx_param *p = rs->p;
+    const mf_tensor *g = p->ll->src;
+    uint64_t n = (uint64_t)g->shape[1], groups = n / 32;
+    int64_t nrows = g->shape[0];
+    uint64_t row_bytes = groups * (g->dtype == MF_Q4_0 ? 18 : g->dtype == MF_Q4_1 ? 20 : 34);
+    if (!g->data || row_bytes * (uint64_t)nrows > g->nbytes)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->in, -1, "\"%s\": its blocks are not mapped whole",
+                       g->name);
+    if (mf_tensor_need(g, c->st))
+        return -1;
+    const mlx_param *sp = p + 1;
+    free(c->keep);
+    c->keep_half = sp->nbytes;
+    c->keep = malloc(sp->nbytes ? 2 * sp->nbytes : 1);
+    rs->out = malloc(n + 1);
+    uint16_t *sb = malloc(2 * groups * sizeof(uint16_t) + 2);
+    int rc = c->keep && rs->out && sb ? 0 : mf_oom(c->st, c->in);
+    for (int64_t i = 0; rc == 0 && i < nrows; i++) {
+        int64_t r = unpermuted_row(i, nrows, p->ll->heads);
+        mf_mlx_from_ggml_row((int)g->dtype, g->data + (uint64_t)r * row_bytes, n, rs->out, sb,
+                             sb + groups);
+        for (uint64_t k = 0; k < groups; k++) {
+            uint8_t *sd = c->keep + ((uint64_t)i * groups + k) * 2;
+            mf_wr16le(sd, sb[k]);
+            mf_wr16le(sd + c->keep_half, sb[groups + k]);
+        }
+        rc = emit(rs, rs->out, mf_mlx_packed_bytes(n, p->bits), c->st);
+    }
+    free(sb);
+    return rc;
+}
+
 /* The kept scales or biases of the weight just written. */
 static int fill_kept(mlxc *c, rows *rs)
 {
@@ -176,6 +224,11 @@ static int fill_param(mlxc *c, size_t i, mf_sink_fn sink, void *sink_ctx)
     rows rs = {.c = c, .p = p, .sink = sink, .sink_ctx = sink_ctx};
     if (p->part == MLX_QSCALES || p->part == MLX_QBIASES)
         return fill_kept(c, &rs);
+    if (p->ll && p->part == MLX_QWEIGHT) {
+        int rc = fill_lossless(c, &rs);
+        free(rs.out);
+        return rc;
+    }
     bool cast = p->part == MLX_QWEIGHT || p->out.dtype != t->dtype;
     if (!cast)
         return stream_source(c, p, pass_through, &rs);
