@@ -16,7 +16,7 @@ typedef struct convert_args {
     const char *type, *threads, *layout; /* GGUF output */
     const char *config, *tokenizer; /* training checkpoints (doc/training.md) */
     unsigned train_flags;           /* MF_OPEN_TRAIN_* */
-    bool mlx, quantize, dequantize; /* MLX output */
+    bool mlx, quantize, dequantize, lossless; /* MLX output */
     const char *q_bits, *q_group_size, *quant_predicate, *mlx_kernel;
     /* convert_hf_to_gguf.py's flags (GGUF output of an HF directory) */
     const char *model_name, *metadata, *split_max_size, *split_max_tensors;
@@ -310,6 +310,7 @@ static int mlx_opts(const convert_args *a, mf_convert_mlx_opts *o)
     o->quantize = a->quantize || a->q_bits || a->q_group_size || a->quant_predicate;
     o->quant_predicate = a->quant_predicate;
     o->dequantize = a->dequantize;
+    o->lossless = a->lossless;
     if (a->type) {
         const char *v = a->type;
         o->dtype = !strcasecmp(v, "f32") || !strcasecmp(v, "float32") ? MF_F32
@@ -362,7 +363,8 @@ static int to_mlx(const convert_args *a)
     if (rc == 0 && !cli_quiet)
         fprintf(stderr, "wrote %s: %s MLX model (config.json, model.safetensors.index.json, "
                         "weights, tokenizer files)\n",
-                a->out, o.quantize ? "a quantized" : o.dequantize ? "a dequantized" : "an");
+                a->out, o.quantize || o.lossless ? "a quantized" : o.dequantize ? "a dequantized"
+                                                                              : "an");
     return rc;
 }
 
@@ -498,16 +500,17 @@ static int parse(const cli_args *args, convert_args *a)
     a->mlx = cli_has(args, "--mlx");
     a->quantize = cli_has(args, "--quantize");
     a->dequantize = cli_has(args, "--dequantize");
+    a->lossless = cli_has(args, "--lossless");
     a->q_bits = cli_get(args, "--q-bits");
     a->q_group_size = cli_get(args, "--q-group-size");
     a->quant_predicate = cli_get(args, "--quant-predicate");
     a->mlx_kernel = cli_get(args, "--mlx-kernel");
     bool mlx_only = a->quantize || a->dequantize || a->q_bits || a->q_group_size ||
-                    a->quant_predicate || a->mlx_kernel;
+                    a->quant_predicate || a->mlx_kernel || a->lossless;
     if (mlx_only && !a->mlx && !(a->to && !strcmp(a->to, "mlx")))
         return cli_usage_error("convert", "--quantize, --dequantize, --q-bits, --q-group-size, "
-                                          "--quant-predicate and --mlx-kernel are for MLX output "
-                                          "(--mlx)");
+                                          "--quant-predicate, --mlx-kernel and --lossless are for "
+                                          "MLX output (--mlx)");
     a->model_name = cli_get(args, "--model-name");
     a->metadata = cli_get(args, "--metadata");
     a->vocab_only = cli_has(args, "--vocab-only");
@@ -591,6 +594,8 @@ static const cli_opt opts[] = {
     {"--mlx-kernel", NULL, "K", "MLX: cpu (default: MLX's CPU quantizer, mlx_lm on Linux) or "
                                 "metal (a Mac GPU's rounding)"},
     {"--dequantize", NULL, NULL, "MLX: write an MLX model unquantized (mlx_lm.convert -d)"},
+    {"--lossless", NULL, NULL, "MLX from a GGUF: its Q4_0/Q4_1/Q8_0 tensors as the affine triples "
+                               "MLX's GGUF loader makes of them (group 32, no requantization)"},
     CLI_OPT_QUIET("no progress bar, no summary lines; warnings and errors still on stderr"),
     {0},
 };

@@ -284,7 +284,9 @@ static void run_case(const char *kase)
         return;
     const char *src = json_string_value(json_object_get(ref, "input"));
     const char *shared = tl_shared_dir();
-    if (!strncmp(src, "hf:", 3) && !shared) {
+    bool in_shared = !strncmp(src, "hf:", 3) || !strncmp(src, "arch:", 5) ||
+                     !strncmp(src, "new:", 4);
+    if (in_shared && !shared) {
         printf("SKIP %s: ../shared is not here\n", kase);
         skipped++;
         json_decref(ref);
@@ -292,6 +294,10 @@ static void run_case(const char *kase)
     }
     if (!strncmp(src, "hf:", 3))
         snprintf(in, sizeof(in), "%s/corpus/hf-dir/%s", shared, src + 3);
+    else if (!strncmp(src, "arch:", 5))
+        snprintf(in, sizeof(in), "%s/convert-ref-arch/dirs/%s", shared, src + 5);
+    else if (!strncmp(src, "new:", 4))
+        snprintf(in, sizeof(in), "%s/convert-ref-new/dirs/%s", shared, src + 4);
     else if (!strncmp(src, "models:", 7))
         snprintf(in, sizeof(in), "tests/data/mlx/models/%s", src + 7);
     else /* ref:CASE: our MLX directory of that case (checked against MLX's) */
@@ -328,15 +334,15 @@ static void test_references(void)
 {
     DIR *d = opendir("tests/data/mlx/ref");
     CHECK(d != NULL);
-    char *names[64];
+    char *names[128];
     size_t n = 0;
     for (struct dirent *e; d && (e = readdir(d));)
-        if (e->d_name[0] != '.' && n < 64)
+        if (e->d_name[0] != '.' && n < 128)
             names[n++] = strdup(e->d_name);
     if (d)
         closedir(d);
     qsort(names, n, sizeof(char *), cmp_names);
-    CHECKF(n >= 19, "%zu reference cases", n);
+    CHECKF(n >= 34, "%zu reference cases", n);
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n; i++)
             if ((strstr(names[i], "dequant") != NULL) == (pass == 1))
@@ -406,13 +412,13 @@ static void test_errors(void)
     convert_expect(model, out, &o, MF_ERR_USAGE, "not an empty directory");
     CHECK(exists(p));
     /* a model type whose mlx_lm class is not modelled */
-    snprintf(bad, sizeof(bad), "%s/gemma", tmp);
+    snprintf(bad, sizeof(bad), "%s/gpt2", tmp);
     mkdir(bad, 0755);
-    snprintf(p, sizeof(p), "cp %s/model.safetensors %s/ && sed 's/\"llama\"/\"gemma\"/' "
+    snprintf(p, sizeof(p), "cp %s/model.safetensors %s/ && sed 's/\"llama\"/\"gpt2\"/' "
              "%s/config.json > %s/config.json", model, bad, model, bad);
     CHECK(system(p) == 0);
     snprintf(out, sizeof(out), "%s/err-out2", tmp);
-    convert_expect(bad, out, &o, MF_ERR_UNSUPPORTED, "model_type \"gemma\"");
+    convert_expect(bad, out, &o, MF_ERR_UNSUPPORTED, "model_type \"gpt2\"");
     CHECK(!exists(out));
     /* a tensor that is no parameter of the model */
     snprintf(bad, sizeof(bad), "%s/extra", tmp);
@@ -439,6 +445,178 @@ static void test_errors(void)
         snprintf(out2, sizeof(out2), "%s/q-twice", tmp);
         convert_expect(out, out2, &o, MF_ERR_USAGE, "--dequantize first");
     }
+}
+
+/* A copy of a ../shared directory with config.json edited by `sed`. */
+static bool edited_copy(const char *from, const char *to, const char *sed)
+{
+    char p[2400];
+    snprintf(p, sizeof(p), "mkdir -p %s && cp %s/model.safetensors %s/ && sed '%s' "
+             "%s/config.json > %s/config.json", to, from, to, sed, from, to);
+    return system(p) == 0;
+}
+
+/* The model classes' strict loading: phi3 has no sanitize, so a tied
+ * model's lm_head.weight is no parameter; the experts sanitize stacks are
+ * exactly config's count (a missing one is KeyError, one more is left
+ * over and refused by load_weights). */
+static void test_class_errors(void)
+{
+    const char *shared = tl_shared_dir();
+    if (!shared) {
+        printf("SKIP class errors: ../shared is not here\n");
+        skipped++;
+        return;
+    }
+    char in[700], bad[700], out[700];
+    mf_convert_mlx_opts o;
+    mf_convert_mlx_opts_init(&o);
+    o.quantize = true;
+    snprintf(in, sizeof(in), "%s/convert-ref-arch/dirs/phi3-tiny", shared);
+    snprintf(bad, sizeof(bad), "%s/phi3-tied", tmp);
+    snprintf(out, sizeof(out), "%s/err-phi3", tmp);
+    CHECK(edited_copy(in, bad, "s/\"tie_word_embeddings\": false/\"tie_word_embeddings\": true/"));
+    convert_expect(bad, out, &o, MF_ERR_UNSUPPORTED, "\"lm_head.weight\" is not a parameter");
+    CHECK(!exists(out));
+    snprintf(in, sizeof(in), "%s/convert-ref-new/dirs/qwen3moe-tiny", shared);
+    snprintf(bad, sizeof(bad), "%s/moe9", tmp);
+    CHECK(edited_copy(in, bad, "s/\"num_experts\": 8/\"num_experts\": 9/"));
+    convert_expect(bad, out, &o, MF_ERR_FORMAT, "experts.8.up_proj.weight");
+    snprintf(bad, sizeof(bad), "%s/moe7", tmp);
+    CHECK(edited_copy(in, bad, "s/\"num_experts\": 8/\"num_experts\": 7/"));
+    convert_expect(bad, out, &o, MF_ERR_UNSUPPORTED, "experts.7.");
+    CHECK(!exists(out));
+}
+
+/* Whether the files `names` of directories a and b are byte for byte the
+ * same. */
+static bool same_files(const char *a, const char *b, const char *const *names, size_t n)
+{
+    bool same = true;
+    for (size_t i = 0; i < n; i++) {
+        char x[900], y[900];
+        snprintf(x, sizeof(x), "%s/%s", a, names[i]);
+        snprintf(y, sizeof(y), "%s/%s", b, names[i]);
+        same &= same_file(x, y);
+    }
+    return same;
+}
+
+/* A pre-quantized checkpoint (tests/data/prequant, each checked bit for
+ * bit against its producer in test_prequant) converts to the same MLX
+ * files as its float twin, the directory mf_convert_to_hf writes from it
+ * (dequantized first, then quantized: the issue's rule). */
+static void test_prequant_inputs(void)
+{
+    static const char *const cases[] = {
+        "gptq-llama-tiny", "gptq-2bit-g32",  "gptq-3bit-g64-actorder", "gptq-4bit-g32-sym",
+        "gptq-8bit-gall-v2", "awq-gemm-g32", "awq-gemv-g64", "bnb-nf4", "bnb-nf4-nested",
+        "bnb-fp4", "bnb-int8", "ct-int8-channel-asym", "ct-pack-w4-g32", "fp8-block",
+        "fbgemm-fp8-channel", "nvfp4-modelopt",
+    };
+    static const char *const files[] = {"config.json", "model.safetensors.index.json",
+                                        "model.safetensors"};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char in[512], twin[700], a[700], b[700];
+        snprintf(in, sizeof(in), "tests/data/prequant/%s", cases[i]);
+        snprintf(twin, sizeof(twin), "%s/pq-%s-hf", tmp, cases[i]);
+        snprintf(a, sizeof(a), "%s/pq-%s-mlx", tmp, cases[i]);
+        snprintf(b, sizeof(b), "%s/pq-%s-hf-mlx", tmp, cases[i]);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_hf(in, twin, NULL, &st);
+        CHECKF(rc == 0, "%s: float twin: %s", cases[i], st.msg);
+        mf_status_clear(&st);
+        mf_convert_mlx_opts o;
+        mf_convert_mlx_opts_init(&o);
+        o.quantize = true;
+        o.group_size = 32;
+        o.bits = i % 2 ? 4 : 3;
+        if (rc || convert_expect(in, a, &o, MF_OK, "") || convert_expect(twin, b, &o, MF_OK, ""))
+            continue;
+        CHECKF(same_files(a, b, files, 3), "%s: MLX of the checkpoint differs from MLX of its "
+               "float twin", cases[i]);
+    }
+}
+
+static const mf_tensor *tensor_named(const mf_model *m, const char *name)
+{
+    for (size_t i = 0; i < mf_model_tensor_count(m); i++)
+        if (!strcmp(mf_tensor_name(mf_model_tensor_at(m, i)), name))
+            return mf_model_tensor_at(m, i);
+    return NULL;
+}
+
+/* --lossless: a GGUF's Q4_0/Q4_1/Q8_0 weights as MLX's own GGUF loader
+ * makes them (tests/data/mlx/gguf/CASE.json, from MLX's extract functions cut out
+ * of mlx/io/gguf_quants.cpp), under mlx_lm's names, attn_q/attn_k rows in
+ * Hugging Face order; every other tensor as the dequantized route gives. */
+static void test_lossless(void)
+{
+    const char *shared = tl_shared_dir();
+    static const char *const cases[] = {"q4_0", "q4_1", "q8_0"};
+    for (size_t i = 0; i < 3; i++) {
+        char path[512], in[700], out[700], st_path[800];
+        snprintf(path, sizeof(path), "tests/data/mlx/gguf/%s.json", cases[i]);
+        json_t *ref = json_load_file(path, 0, NULL);
+        CHECKF(ref, "%s unreadable", path);
+        if (!ref)
+            continue;
+        const char *input = json_string_value(json_object_get(ref, "input"));
+        bool in_shared = !strncmp(input, "convert-ref/", 12);
+        if (in_shared && !shared) {
+            printf("SKIP lossless %s: ../shared is not here\n", cases[i]);
+            skipped++;
+            json_decref(ref);
+            continue;
+        }
+        if (in_shared)
+            snprintf(in, sizeof(in), "%s/%s", shared, input);
+        else
+            snprintf(in, sizeof(in), "tests/data/mlx/%s", input);
+        snprintf(out, sizeof(out), "%s/lossless-%s", tmp, cases[i]);
+        mf_convert_mlx_opts o;
+        mf_convert_mlx_opts_init(&o);
+        o.lossless = true;
+        mf_model *m = NULL;
+        snprintf(st_path, sizeof(st_path), "%s/model.safetensors", out);
+        if (convert_expect(in, out, &o, MF_OK, "") || mf_open(st_path, NULL, &m, NULL)) {
+            CHECKF(0, "%s: no output to compare", cases[i]);
+            json_decref(ref);
+            continue;
+        }
+        json_t *want = json_object_get(ref, "tensors");
+        const char *name;
+        json_t *w;
+        size_t seen = 0, u32 = 0;
+        json_object_foreach(want, name, w) {
+            const mf_tensor *t = tensor_named(m, name);
+            char hex[129] = "";
+            if (t)
+                mf_hash_tensor(m, t, MF_SHA256, hex, NULL);
+            const char *wh = json_string_value(json_object_get(w, "sha256"));
+            CHECKF(t && wh && !strcmp(hex, wh), "%s: %s is not what MLX's GGUF loader makes",
+                   cases[i], name);
+            seen += t != NULL;
+        }
+        for (size_t k = 0; k < mf_model_tensor_count(m); k++)
+            u32 += mf_tensor_dtype(mf_model_tensor_at(m, k)) == MF_U32;
+        CHECKF(seen == json_object_size(want) && u32 * 3 == seen,
+               "%s: %zu of %zu triples, %zu packed weights", cases[i], seen,
+               json_object_size(want), u32);
+        mf_close(m);
+        json_decref(ref);
+    }
+    /* --lossless takes a GGUF and no requantization */
+    char out[700];
+    snprintf(out, sizeof(out), "%s/lossless-err", tmp);
+    mf_convert_mlx_opts o;
+    mf_convert_mlx_opts_init(&o);
+    o.lossless = true;
+    convert_expect("tests/data/mlx/models/llama8-f32", out, &o, MF_ERR_USAGE, "must be a GGUF");
+    o.quantize = true;
+    convert_expect("tests/data/mlx/gguf/q4_0.gguf", out, &o, MF_ERR_USAGE, "not with --quantize");
+    CHECK(!exists(out));
 }
 
 /* The Metal kernel's bytes differ from the CPU kernel's on F16 weights
@@ -479,6 +657,122 @@ static void test_metal_conversion(void)
 /* MLX (quantized) -> dequantized directory -> GGUF -> Hugging Face
  * directory -> MLX (unquantized): the tensors of the dequantized directory
  * come back byte for byte (the GGUF leg stores them as they are, F16). */
+/* Code k of a little-endian bit stream of `bits`-bit codes. */
+static unsigned code_at(const uint8_t *p, uint64_t k, int bits)
+{
+    unsigned v = 0;
+    for (int b = 0; b < bits; b++) {
+        uint64_t bit = k * (uint64_t)bits + (uint64_t)b;
+        v |= (unsigned)((p[bit / 8] >> (bit % 8)) & 1) << b;
+    }
+    return v;
+}
+
+typedef struct trip_count {
+    size_t span, span_same, narrow, narrow_same;
+} trip_count;
+
+/* Group by group, MLX model a (quantized) against c (a, dequantized and
+ * quantized again with the same bits, group size and dtype): a group is
+ * "span" when its codes reach both 0 and 2^bits - 1. */
+static void count_groups(const char *a, const char *c, int bits, int gs, trip_count *n)
+{
+    char pa[800], pc[800];
+    snprintf(pa, sizeof(pa), "%s/model.safetensors", a);
+    snprintf(pc, sizeof(pc), "%s/model.safetensors", c);
+    mf_model *x = NULL, *y = NULL;
+    CHECK(mf_open(pa, NULL, &x, NULL) == 0 && mf_open(pc, NULL, &y, NULL) == 0);
+    for (size_t i = 0; x && y && i < mf_model_tensor_count(x); i++) {
+        const char *name = mf_tensor_name(mf_model_tensor_at(x, i));
+        size_t l = strlen(name);
+        if (l < 7 || strcmp(name + l - 7, ".scales"))
+            continue;
+        char mod[256], wn[300], bn[300];
+        snprintf(mod, sizeof(mod), "%.*s", (int)(l - 7), name);
+        snprintf(wn, sizeof(wn), "%s.weight", mod);
+        snprintf(bn, sizeof(bn), "%s.biases", mod);
+        const mf_tensor *t[3][2] = {{tensor_named(x, wn), tensor_named(y, wn)},
+                                    {tensor_named(x, name), tensor_named(y, name)},
+                                    {tensor_named(x, bn), tensor_named(y, bn)}};
+        bool ok = true;
+        for (int k = 0; k < 3; k++)
+            ok &= t[k][0] && t[k][1] && mf_tensor_nbytes(t[k][0]) == mf_tensor_nbytes(t[k][1]);
+        CHECKF(ok, "%s: the triples differ in shape", mod);
+        if (!ok)
+            continue;
+        uint64_t es = mf_tensor_dtype(t[1][0]) == MF_F32 ? 4 : 2;
+        uint64_t groups = mf_tensor_nbytes(t[1][0]) / es, wb = (uint64_t)gs * (uint64_t)bits / 8;
+        const uint8_t *w = mf_tensor_data(x, t[0][0]);
+        for (uint64_t g = 0; g < groups; g++) {
+            unsigned lo = ~0u, hi = 0;
+            for (int k = 0; k < gs; k++) {
+                unsigned v = code_at(w + g * wb, (uint64_t)k, bits);
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+            bool same = !memcmp(w + g * wb, (const uint8_t *)mf_tensor_data(y, t[0][1]) + g * wb, wb);
+            for (int k = 1; k < 3; k++)
+                same &= !memcmp((const uint8_t *)mf_tensor_data(x, t[k][0]) + g * es,
+                                (const uint8_t *)mf_tensor_data(y, t[k][1]) + g * es, es);
+            bool span = lo == 0 && hi == (1u << bits) - 1;
+            n->span += span;
+            n->span_same += span && same;
+            n->narrow += !span;
+            n->narrow_same += !span && same;
+        }
+    }
+    mf_close(x);
+    mf_close(y);
+}
+
+static bool same_model_file(const char *a, const char *b)
+{
+    static const char *const f[] = {"model.safetensors"};
+    return same_files(a, b, f, 1);
+}
+
+/* MLX -> HF -> MLX (doc/mlx.md "Round trips"): with the same bits, group
+ * size and dtype, every group whose codes span 0..2^bits-1 comes back
+ * bit for bit (scale = bias / q0 depends only on the bias, a weight value
+ * kept exactly, and the integer q0); a narrower group is re-fitted to its
+ * dequantized range and changes. One more trip is then a fixed point. */
+static void test_group_round_trip(void)
+{
+    static const struct { mf_dtype dt; int bits, gs; } cases[] = {
+        {MF_F32, 4, 64}, {MF_BF16, 3, 32}, {MF_F16, 8, 32}, {MF_F32, 2, 32}, {MF_BF16, 5, 64},
+        {MF_F16, 6, 32},
+    };
+    trip_count all = {0};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char d[5][700];
+        for (int k = 0; k < 5; k++)
+            snprintf(d[k], sizeof(d[k]), "%s/trip%zu-%c", tmp, i, 'A' + k);
+        mf_convert_mlx_opts q, dq;
+        mf_convert_mlx_opts_init(&q);
+        q.quantize = true;
+        q.dtype = cases[i].dt; /* given each time: config's torch_dtype is not changed */
+        q.bits = cases[i].bits;
+        q.group_size = cases[i].gs;
+        mf_convert_mlx_opts_init(&dq);
+        dq.dequantize = true;
+        if (convert_expect("tests/data/mlx/models/llama8-f32", d[0], &q, MF_OK, "") ||
+            convert_expect(d[0], d[1], &dq, MF_OK, "") || convert_expect(d[1], d[2], &q, MF_OK, "") ||
+            convert_expect(d[2], d[3], &dq, MF_OK, "") || convert_expect(d[3], d[4], &q, MF_OK, ""))
+            continue;
+        trip_count n = {0};
+        count_groups(d[0], d[2], cases[i].bits, cases[i].gs, &n);
+        printf("  round trip %s %d-bit g%d: %zu of %zu spanning groups same, %zu of %zu "
+               "narrower\n", mf_dtype_name(cases[i].dt), cases[i].bits, cases[i].gs, n.span_same,
+               n.span, n.narrow_same, n.narrow);
+        CHECKF(n.span && n.span_same == n.span, "case %zu: a spanning group changed", i);
+        CHECKF(same_model_file(d[2], d[4]), "case %zu: the second round trip is no fixed point", i);
+        all.narrow += n.narrow;
+        all.narrow_same += n.narrow_same;
+    }
+    CHECKF(all.narrow > all.narrow_same, "no narrower group changed (%zu of %zu)",
+           all.narrow_same, all.narrow);
+}
+
 static void test_round_trip(void)
 {
     char q[512], d[512], g[512], h[512], back[512];
@@ -545,8 +839,12 @@ int main(void)
         return 1;
     test_references();
     test_errors();
+    test_class_errors();
+    test_prequant_inputs();
     test_metal_conversion();
     test_round_trip();
+    test_group_round_trip();
+    test_lossless();
     tl_remove_tmpdir(tmp);
     if (skipped)
         printf("%d reference cases skipped\n", skipped);

@@ -179,6 +179,12 @@ typedef struct mf_convert_mlx_opts {
     uint64_t max_shard_size;  /* bytes per shard; 0: mlx_lm's 5 GiB */
     mf_progress_fn progress;  /* bytes of weights written of the total; may cancel */
     void *progress_user;
+    /* A GGUF input only, not with quantize: its Q4_0, Q4_1 and Q8_0 tensors
+     * that the GGUF -> HF conversion writes as whole rows are written as
+     * the affine triples MLX's own GGUF loader (mlx/io/gguf_quants.cpp)
+     * makes of them, without loss (group 32; 4 or 8 bits; float16 scales
+     * and biases); every other tensor as the dequantized route writes it. */
+    bool lossless;
 } mf_convert_mlx_opts;
 
 MF_API void mf_convert_mlx_opts_init(mf_convert_mlx_opts *o);
@@ -190,7 +196,8 @@ MF_API void mf_convert_mlx_opts_init(mf_convert_mlx_opts *o);
  * with {"format": "mlx"}, model.safetensors.index.json, config.json with
  * "quantization" and "quantization_config", and the tokenizer files,
  * generation_config.json and *.py files copied. `in` is a Hugging Face
- * directory (llama, mistral, qwen2, qwen3), an MLX directory (read through
+ * directory (the mlx_lm classes llama, mistral, qwen2, qwen3, gemma, gemma2,
+ * gemma3_text, phi3, qwen3_moe, qwen2_moe, mixtral), an MLX directory (read through
  * its dequantized view) or a GGUF (converted to a Hugging Face directory
  * first, dequantized). Streams one tensor at a time; nothing is left on
  * failure. opts NULL: defaults. Thread-safe. */

@@ -119,6 +119,18 @@ static int pass_through(void *ctx, const void *buf, size_t n, mf_status *st)
 
 /* --------------------------------------------------------------- fill */
 
+/* A parameter's source bytes: its tensor's, or the stacked experts' one
+ * after another (mx.stack along a new first axis). */
+static int stream_source(mlxc *c, const mlx_param *p, mf_sink_fn sink, void *ctx)
+{
+    if (!p->stack)
+        return mf_tensor_stream(c->src, p->src, sink, ctx, c->st);
+    for (size_t e = 0; e < p->n_stack; e++)
+        if (mf_tensor_stream(c->src, p->stack[e], sink, ctx, c->st))
+            return -1;
+    return 0;
+}
+
 static int fill_quantized(mlxc *c, rows *rs)
 {
     const mlx_param *p = rs->p;
@@ -132,7 +144,7 @@ static int fill_quantized(mlxc *c, rows *rs)
     if (!c->keep || !rs->f || !rs->out)
         return mf_oom(c->st, c->in);
     rs->row = quantize_row;
-    return mf_tensor_stream(c->src, p->src, rows_sink, rs, c->st);
+    return stream_source(c, p, rows_sink, rs);
 }
 
 static int fill_cast(mlxc *c, rows *rs)
@@ -144,7 +156,55 @@ static int fill_cast(mlxc *c, rows *rs)
     if (!rs->f || !rs->out)
         return mf_oom(c->st, c->in);
     rs->row = cast_row;
-    return mf_tensor_stream(c->src, p->src, rows_sink, rs, c->st);
+    return stream_source(c, p, rows_sink, rs);
+}
+
+/* Row i of a tensor whose rows are LlamaModel.permute's undone with
+ * `heads` heads: the GGUF row it comes from (gguf2hf.c's unpermute). */
+static int64_t unpermuted_row(int64_t i, int64_t rows, int64_t heads)
+{
+    if (!heads)
+        return i;
+    int64_t half = rows / heads / 2;
+    int64_t h = i / (2 * half), k = i / half % 2, j = i % half;
+    return (h * half + j) * 2 + k;
+}
+
+/* A lossless weight (opts->lossless): each row's GGUF blocks as MLX's GGUF
+ * loader turns them into codes, float16 scales and biases; the codes go
+ * out, scales and biases are kept for their turn. */
+static int fill_lossless(mlxc *c, rows *rs)
+{
+    const mlx_param *p = rs->p;
+    const mf_tensor *g = p->ll->src;
+    uint64_t n = (uint64_t)g->shape[1], groups = n / 32;
+    int64_t nrows = g->shape[0];
+    uint64_t row_bytes = groups * (g->dtype == MF_Q4_0 ? 18 : g->dtype == MF_Q4_1 ? 20 : 34);
+    if (!g->data || row_bytes * (uint64_t)nrows > g->nbytes)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->in, -1, "\"%s\": its blocks are not mapped whole",
+                       g->name);
+    if (mf_tensor_need(g, c->st))
+        return -1;
+    const mlx_param *sp = p + 1;
+    free(c->keep);
+    c->keep_half = sp->nbytes;
+    c->keep = malloc(sp->nbytes ? 2 * sp->nbytes : 1);
+    rs->out = malloc(n + 1);
+    uint16_t *sb = malloc(2 * groups * sizeof(uint16_t) + 2);
+    int rc = c->keep && rs->out && sb ? 0 : mf_oom(c->st, c->in);
+    for (int64_t i = 0; rc == 0 && i < nrows; i++) {
+        int64_t r = unpermuted_row(i, nrows, p->ll->heads);
+        mf_mlx_from_ggml_row((int)g->dtype, g->data + (uint64_t)r * row_bytes, n, rs->out, sb,
+                             sb + groups);
+        for (uint64_t k = 0; k < groups; k++) {
+            uint8_t *sd = c->keep + ((uint64_t)i * groups + k) * 2;
+            mf_wr16le(sd, sb[k]);
+            mf_wr16le(sd + c->keep_half, sb[groups + k]);
+        }
+        rc = emit(rs, rs->out, mf_mlx_packed_bytes(n, p->bits), c->st);
+    }
+    free(sb);
+    return rc;
 }
 
 /* The kept scales or biases of the weight just written. */
@@ -164,9 +224,14 @@ static int fill_param(mlxc *c, size_t i, mf_sink_fn sink, void *sink_ctx)
     rows rs = {.c = c, .p = p, .sink = sink, .sink_ctx = sink_ctx};
     if (p->part == MLX_QSCALES || p->part == MLX_QBIASES)
         return fill_kept(c, &rs);
+    if (p->ll && p->part == MLX_QWEIGHT) {
+        int rc = fill_lossless(c, &rs);
+        free(rs.out);
+        return rc;
+    }
     bool cast = p->part == MLX_QWEIGHT || p->out.dtype != t->dtype;
     if (!cast)
-        return mf_tensor_stream(c->src, t, pass_through, &rs, c->st);
+        return stream_source(c, p, pass_through, &rs);
     rs.row_bytes = (size_t)(t->ndim ? (uint64_t)t->shape[t->ndim - 1] : 1) * el_size(t->dtype);
     rs.buf = malloc(rs.row_bytes ? rs.row_bytes : 1);
     int rc = !rs.buf ? mf_oom(c->st, c->in)

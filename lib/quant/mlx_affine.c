@@ -2,6 +2,9 @@
  * (the rules and their sources: mlx_affine.h). Every step is one float32
  * operation in MLX's order; -ffp-contract=off (Makefile) keeps them so. */
 #include "quant/mlx_affine.h"
+#include "core/cursor.h"
+
+#include <stddef.h>
 
 #include <math.h>
 
@@ -109,4 +112,39 @@ unsigned mf_mlx_code_at(const uint8_t *row, uint64_t j, int bits, uint64_t row_b
     if (byte + 1 < row_bytes)
         v |= (unsigned)row[byte + 1] << 8;
     return (v >> (bit % 8)) & ((1u << bits) - 1);
+}
+
+/* -------------------------------------------- MLX's GGUF loader (lossless) */
+
+/* mlx/io/gguf_quants.cpp: the block's scale is copied, the bias is -8 or
+ * -128 times it (float16 arithmetic: the product is exact, or overflows to
+ * an infinity, either way what rounding the float product to float16
+ * gives) or Q4_1's m; unpack_32_4 puts low nibbles 0..15 first, then the
+ * high ones, two codes a byte, low nibble first: MLX's 4-bit stream. */
+int mf_mlx_from_ggml_row(int ggml_type, const uint8_t *blocks, uint64_t n, uint8_t *packed,
+                         uint16_t *scales, uint16_t *biases)
+{
+    size_t bsize = ggml_type == 2 ? 18 : ggml_type == 3 ? 20 : ggml_type == 8 ? 34 : 0;
+    if (!bsize)
+        return 0;
+    for (uint64_t b = 0; b < n / 32; b++) {
+        const uint8_t *blk = blocks + b * bsize;
+        uint16_t d = (uint16_t)(blk[0] | blk[1] << 8);
+        scales[b] = d;
+        if (ggml_type == 8) {
+            biases[b] = mf_f32_to_f16(-128.0f * mf_f16_to_f32(d));
+            for (int j = 0; j < 32; j++)
+                packed[b * 32 + (uint64_t)j] = (uint8_t)(blk[2 + j] ^ 0x80);
+            continue;
+        }
+        const uint8_t *qs = blk + (ggml_type == 3 ? 4 : 2);
+        biases[b] = ggml_type == 3 ? (uint16_t)(blk[2] | blk[3] << 8)
+                                   : mf_f32_to_f16(-8.0f * mf_f16_to_f32(d));
+        uint8_t *out = packed + b * 16;
+        for (int j = 0; j < 16; j += 2) { /* codes j, j+1 (low nibbles); 16+j, 17+j (high) */
+            out[j / 2] = (uint8_t)((qs[j] & 0x0F) | (qs[j + 1] & 0x0F) << 4);
+            out[8 + j / 2] = (uint8_t)(qs[j] >> 4 | (qs[j + 1] >> 4) << 4);
+        }
+    }
+    return ggml_type == 8 ? 8 : 4;
 }

@@ -46,6 +46,17 @@ static inline uint64_t mf_mlx_packed_bytes(uint64_t n, int bits)
 void mf_mlx_quantize_row(const float *w, uint64_t n, int bits, int group_size, int kernel,
                          uint8_t *packed, float *scales, float *biases);
 
+/* MLX's GGUF loader (mlx/io/gguf_quants.cpp): one row of n values (n a
+ * multiple of 32) of ggml blocks of type 2 (Q4_0), 3 (Q4_1) or 8 (Q8_0) as
+ * the affine triple MLX makes of it without loss, group 32: the codes
+ * (4 bits for Q4_0/Q4_1: block value j is nibble j of the block's 16
+ * bytes, low nibbles first; 8 bits for Q8_0: the int8 q + 128) packed as
+ * mf_mlx_quantize_row packs them (n * bits / 8 bytes), and per block the
+ * float16 scale d and bias (-8 d, m, -128 d; float16 bits). Returns the
+ * bits, or 0 for another type. */
+int mf_mlx_from_ggml_row(int ggml_type, const uint8_t *blocks, uint64_t n, uint8_t *packed,
+                         uint16_t *scales, uint16_t *biases);
+
 /* Code j of a packed row of row_bytes bytes. */
 unsigned mf_mlx_code_at(const uint8_t *row, uint64_t j, int bits, uint64_t row_bytes);
 

@@ -6,6 +6,7 @@
  * every operation of the forward converter undone. Tensors stream one at a
  * time; the directory appears whole or not at all (written beside the
  * target, then renamed). */
+#include "ops/gguf_rows.h"
 #include "ops/prequant_hf.h"
 #include "ops/hfconv/arch.h"
 #include "ops/hfconv/gguf2hf.h"
@@ -1518,4 +1519,45 @@ int mf_convert_to_hf(const char *in, const char *out, const mf_convert_hf_opts *
     if (mf_hf_is_prequant_dir(in)) /* GPTQ, AWQ, FP8...: a float directory */
         return mf_prequant_to_hf(in, out, &o, st);
     return mf_convert_gguf_to_hf(in, out, &o, st);
+}
+
+/* ------------------------------------------- whole rows (ops/gguf_rows.h) */
+
+/* The heads an R_UNPERMUTE_Q/K item is unpermuted with (item_f32's rule). */
+static int64_t unpermute_heads(hfc *c, const hfc_item *it)
+{
+    int64_t heads = key_int(c, "attention.head_count", 0);
+    int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    if (it->op == R_UNPERMUTE_Q)
+        return heads;
+    if (kv > 0 && kv != heads && (c->fwd->flags & AF_K_PERMUTE_RATIO))
+        return heads / kv;
+    return kv;
+}
+
+int mf_gguf_hf_rows(mf_model *m, const char *path, mf_gguf_row_fn fn, void *ctx, mf_status *st)
+{
+    hfc c = {.path = path, .st = st, .m = m};
+    c.opts = (mf_hf_out_opts){.dtype = MF_DTYPE_INVALID};
+    if (!(c.a = mf_arena_new()))
+        return mf_oom(st, path);
+    int rc = start(&c);
+    if (rc == 0)
+        rc = plan_tensors(&c);
+    for (size_t i = 0; rc == 0 && i < c.items.n; i++) {
+        const hfc_item *it = &c.items.v[i];
+        const mf_tensor *t = it->src;
+        bool rows = it->op == R_PLAIN || it->op == R_UNPERMUTE_Q || it->op == R_UNPERMUTE_K;
+        if (!rows || it->vheads || !t || t->ndim != 2 || it->out.ndim != 2 ||
+            it->out.shape[0] != t->shape[0] || it->out.shape[1] != t->shape[1])
+            continue;
+        int64_t heads = it->op == R_PLAIN ? 0 : unpermute_heads(&c, it);
+        if (it->op != R_PLAIN && (heads <= 0 || t->shape[0] % (2 * heads)))
+            continue; /* the converter refuses it */
+        rc = fn(ctx, it->out.name, t, heads, st);
+    }
+    free(c.items.v);
+    free(c.cache);
+    mf_arena_free(c.a);
+    return rc;
 }

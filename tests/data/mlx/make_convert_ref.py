@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make_convert_ref.py - the conversion references in ref/ (README.md).
 
-usage: make_convert_ref.py ORACLE_DIR SHARED_DIR [QHARNESS]
+usage: make_convert_ref.py ORACLE_DIR SHARED_DIR [QHARNESS] [--only CASE...]
   ORACLE_DIR holds run_mlx_lm.py (mlx_lm's own convert() over a recording
   stand-in for mlx.core), the mlx-lm checkout it imports, and driver (MLX's
   C++ core computing what mlx_lm asked for). SHARED_DIR: ../shared. With
@@ -21,8 +21,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# name, input (relative to SHARED_DIR/corpus/hf-dir, or models/ here, or
-# ref:CASE for the MLX directory another case made), convert() arguments
+# name, input (hf: SHARED_DIR/corpus/hf-dir, arch: SHARED_DIR/convert-ref-arch/dirs,
+# new: SHARED_DIR/convert-ref-new/dirs, models: models/ here, or ref:CASE for
+# the MLX directory another case made), convert() arguments
 CASES = [
     ("llama-f16-q4g64", "hf:llama-tiny", ["quantize=True"]),
     ("llama-f16-q2g32", "hf:llama-tiny", ["quantize=True", "q_bits=2", "q_group_size=32"]),
@@ -51,6 +52,27 @@ CASES = [
      ["quantize=True", "q_bits=8", "q_group_size=32", "max_shard_bytes=20000"]),
     ("llama-f16-q4g64-dequant", "ref:llama-f16-q4g64", ["dequantize=True"]),
     ("llama8-mixed_3_6-dequant", "ref:llama8-f32-mixed_3_6", ["dequantize=True"]),
+    # more model classes (inputs: ../shared's tiny checkpoints of each family)
+    ("gemma-bf16-q4g64", "arch:gemma-tiny", ["quantize=True"]),
+    ("gemma2-bf16-q4g64", "arch:gemma2-tiny", ["quantize=True"]),
+    ("gemma2-bf16-mixed_2_6", "arch:gemma2-tiny",
+     ["quantize=True", "quant_predicate=mixed_2_6", "q_group_size=32"]),
+    ("gemma3-bf16-q4g64-f16", "new:gemma3-tiny", ["quantize=True", "dtype=float16"]),
+    ("gemma3-bf16-q5g32", "new:gemma3-tiny", ["quantize=True", "q_bits=5", "q_group_size=32"]),
+    ("phi3-bf16-q4g64", "arch:phi3-tiny", ["quantize=True"]),
+    ("phi3-bf16-q8g32-f32", "arch:phi3-tiny",
+     ["quantize=True", "q_bits=8", "q_group_size=32", "dtype=float32"]),
+    ("qwen3moe-bf16-q4g64", "new:qwen3moe-tiny", ["quantize=True"]),
+    ("qwen3moe-bf16-q3g32-shards", "new:qwen3moe-tiny",
+     ["quantize=True", "q_bits=3", "q_group_size=32", "max_shard_bytes=6000"]),
+    ("qwen3moe-bf16-mixed_3_6", "new:qwen3moe-tiny",
+     ["quantize=True", "quant_predicate=mixed_3_6", "q_group_size=32"]),
+    ("qwen3moe-bf16-plain-f16", "new:qwen3moe-tiny", ["dtype=float16"]),
+    ("mixtral-bf16-q4g32", "arch:mixtral-tiny", ["quantize=True", "q_group_size=32"]),
+    ("mixtral-bf16-q6g64-shards", "arch:mixtral-tiny",
+     ["quantize=True", "q_bits=6", "max_shard_bytes=9000"]),
+    ("qwen2moe-bf16-q4g32", "arch:qwen2moe-tiny", ["quantize=True", "q_group_size=32"]),
+    ("qwen3moe-q4g64-dequant", "ref:qwen3moe-bf16-q4g64", ["dequantize=True"]),
 ]
 
 
@@ -73,13 +95,22 @@ def header_of(path):
 
 
 def main():
-    oracle, shared = sys.argv[1], sys.argv[2]
-    qharness = sys.argv[3] if len(sys.argv) > 3 else None
+    argv = sys.argv[1:]
+    only = set(argv[argv.index("--only") + 1:]) if "--only" in argv else None
+    if only is not None:
+        argv = argv[:argv.index("--only")]
+    oracle, shared = argv[0], argv[1]
+    qharness = argv[2] if len(argv) > 2 else None
     work = tempfile.mkdtemp(prefix="mlx-ref-")
     outs = {}
     for name, src, args in CASES:
         kind, rest = src.split(":", 1)
+        if only is not None and name not in only and not any(
+                s == "ref:" + name for n, s, _ in CASES if n in only):
+            continue
         inp = {"hf": os.path.join(shared, "corpus", "hf-dir", rest),
+               "arch": os.path.join(shared, "convert-ref-arch", "dirs", rest),
+               "new": os.path.join(shared, "convert-ref-new", "dirs", rest),
                "models": os.path.join(HERE, "models", rest), "ref": outs.get(rest)}[kind]
         out = os.path.join(work, name)
         subprocess.run([sys.executable, os.path.join(oracle, "run_mlx_lm.py"), inp, out] + args,

@@ -38,6 +38,11 @@ static mx::array eval_expr(const json& e) {
                               std::nullopt, mx::Device::cpu);
     return parts.at(e[4].get<int>());
   }
+  if (op == "stack") {  // sanitize's mx.stack of the experts
+    std::vector<mx::array> parts;
+    for (size_t i = 1; i < e.size(); i++) parts.push_back(eval_expr(e[i]));
+    return mx::stack(parts, 0, mx::Device::cpu);
+  }
   if (op == "dequantize")
     return mx::dequantize(eval_expr(e[1]), eval_expr(e[2]), eval_expr(e[3]), e[4].get<int>(),
                           e[5].get<int>(), "affine", std::nullopt, std::nullopt,

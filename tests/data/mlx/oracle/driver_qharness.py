@@ -52,6 +52,10 @@ def ev(e, harness, tmp):
     op = e[0]
     if op == "load":
         return load(e[1], e[2])
+    if op == "stack":  # mx.stack along a new axis 0: the arrays' bytes in order
+        parts = [ev(x, harness, tmp) for x in e[1:]]
+        assert all(p.dt == parts[0].dt for p in parts)
+        return Arr(np.stack([p.data for p in parts]), parts[0].dt)
     if op == "astype":
         a = ev(e[1], harness, tmp)
         src, dst = os.path.join(tmp, "in"), os.path.join(tmp, "out")
