@@ -10,6 +10,7 @@
 #include "testmf.h"
 
 #include <mfmt.h>
+#include "core/atomic.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,6 +146,66 @@ static void test_deepspeed_merge(void)
                 DATA "deepspeed/zero0.ref.pt");
 }
 
+static const char *mfmt_bin(void)
+{
+    const char *b = getenv("MFMT");
+    return b && *b ? b : "build/mfmt";
+}
+
+/* The merge written by mf_convert_to_safetensors (partitions copied as
+ * file runs, in the kernel) on 1 and on several threads: the same file
+ * byte for byte, and equal to zero_to_fp32's reference. The copy threads
+ * are given 64 bytes each at least, so these small checkpoints are split. */
+static void merge_threads(const char *dir, const char *ckpt, const char *ref, const char *tag)
+{
+    uint64_t saved = mf_atomic_share_min;
+    mf_atomic_share_min = 64;
+    char out[8][512];
+    int counts[] = {1, 2, 3, 7};
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_open(ckpt, &o, &m, &st) == 0);
+    for (int i = 0; m && i < 4; i++) {
+        mf_convert_st_opts co;
+        mf_convert_st_opts_init(&co);
+        co.threads = counts[i];
+        snprintf(out[i], sizeof(out[i]), "%s/%s-t%d.safetensors", dir, tag, counts[i]);
+        CHECKF(mf_convert_to_safetensors(m, out[i], &co, NULL, &st) == 0, "%s: %s", out[i], st.msg);
+        mf_status_clear(&st);
+    }
+    mf_close(m);
+    check_equal(out[0], 0, ref);
+    for (int i = 1; i < 4; i++) {
+        char cmd[1200];
+        snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", out[0], out[i]);
+        CHECKF(system(cmd) == 0, "%s: %d threads wrote another file than 1", tag, counts[i]);
+    }
+    mf_atomic_share_min = saved;
+}
+
+static void test_deepspeed_threads(void)
+{
+    char dir[256], cmd[2400];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "threads"))
+        return;
+    merge_threads(dir, DATA "deepspeed/zero2", DATA "deepspeed/zero2.ref.pt", "zero2");
+    merge_threads(dir, DATA "deepspeed/zero3", DATA "deepspeed/zero3.ref.pt", "zero3");
+    /* the CLI takes --threads for a merge to safetensors and to OUT/ */
+    snprintf(cmd, sizeof(cmd), "%s convert -q --threads 3 " DATA "deepspeed/zero2 '%s/cli.safetensors' "
+             "&& cmp -s '%s/cli.safetensors' '%s/zero2-t1.safetensors' && %s convert -q --threads 2 "
+             DATA "deepspeed/zero2 '%s/out/' && test -f '%s/out/model.safetensors'", mfmt_bin(), dir,
+             dir, dir, mfmt_bin(), dir, dir);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof(cmd), "%s convert -q --threads 0 " DATA "deepspeed/zero2 '%s/x.safetensors' "
+             "2>/dev/null", mfmt_bin(), dir);
+    CHECK(system(cmd) != 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static void copy_tree(const char *from, const char *to)
 {
     char cmd[1024];
@@ -166,12 +227,6 @@ static void expect_error(const char *path, const char *needle1, const char *need
            needle2 ? needle2 : "");
     mf_status_clear(&st);
     mf_close(m);
-}
-
-static const char *mfmt_bin(void)
-{
-    const char *b = getenv("MFMT");
-    return b && *b ? b : "build/mfmt";
 }
 
 static void test_deepspeed_broken(void)
@@ -467,6 +522,7 @@ int main(void)
     test_dcp();
     test_deepspeed_inspect();
     test_deepspeed_merge();
+    test_deepspeed_threads();
     test_deepspeed_broken();
     printf("RESULT test_train %d %d\n", tl_passed, tl_failed);
     return tl_failed != 0;

@@ -424,5 +424,6 @@ const mf_reader mf_reader_dcp = {
     .probe_dir = probe_dcp,
     .open = open_dcp,
     .stream = tr_stream,
+    .file_runs = tr_file_runs,
     .close = close_dcp,
 };

@@ -599,5 +599,6 @@ const mf_reader mf_reader_megatron = {
     .probe_dir = probe_megatron,
     .open = open_megatron,
     .stream = tr_stream,
+    .file_runs = tr_file_runs,
     .close = tr_close,
 };

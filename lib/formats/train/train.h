@@ -62,6 +62,10 @@ int tr_check_cover(const mf_model *m, const mf_tensor *t, mf_status *st);
 int tr_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, void *ctx,
               mf_status *st);
 void tr_close(mf_model *m);
+/* The file_runs hook: a tensor of concatenated pieces, each a stored
+ * member's run in a local file, as file runs (1 otherwise). */
+int tr_file_runs(const mf_model *m, const mf_tensor *t, mf_file_run **runs, size_t *n,
+                 mf_status *st);
 
 /* ---- the pickled values the readers look into */
 /* A dict's value by key (plain dict or OrderedDict); NULL when absent. */
