@@ -229,6 +229,42 @@ static void expect_error(const char *path, const char *needle1, const char *need
     mf_close(m);
 }
 
+/* Megatron-Core torch_dist (TP=2 PP=2), written by torch's DCP writer on
+ * four gloo ranks from the same weights and split rules as megatron_llama:
+ * its merge equals megatron_llama's reference. */
+static void test_megatron_dist(void)
+{
+    check_equal(DATA "megatron/megatron_dist", 0, DATA "megatron/megatron_llama.ref.pt");
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    char b[64];
+    CHECK(mf_open(DATA "megatron/megatron_dist/iter_0000100", &o, &m, NULL) == 0);
+    if (m) {
+        CHECK(mf_model_format(m) == MF_FMT_MEGATRON);
+        CHECK(strcmp(meta_str(m, "train.framework", b, sizeof(b)), "megatron-core torch_dist") == 0);
+        CHECK(strcmp(meta_str(m, "train.pipeline_parallel", b, sizeof(b)), "2") == 0);
+        /* config.json is beside the parent: opened here, the padding stays */
+        CHECK(strcmp(meta_str(m, "train.vocab_size", b, sizeof(b)), "64") == 0);
+    }
+    mf_close(m);
+    char dir[256], p[512], q[1024];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "mgdist"))
+        return;
+    snprintf(p, sizeof(p), "%s/missing", dir);
+    copy_tree(DATA "megatron/megatron_dist", p);
+    snprintf(q, sizeof(q), "%s/iter_0000100/__1_0.distcp", p);
+    CHECK(remove(q) == 0);
+    expect_error(p, "__1_0.distcp", "missing");
+    snprintf(p, sizeof(p), "%s/nocommon", dir);
+    copy_tree(DATA "megatron/megatron_dist", p);
+    snprintf(q, sizeof(q), "%s/iter_0000100/common.pt", p);
+    CHECK(remove(q) == 0);
+    expect_error(p, "common.pt", NULL);
+    snprintf(q, sizeof(q), "rm -rf '%s'", dir);
+    CHECK(system(q) == 0);
+}
+
 static void test_deepspeed_broken(void)
 {
     char dir[256], p[512], q[1024];
@@ -519,6 +555,7 @@ int main(void)
     test_plain();
     test_checkpoint_to_gguf();
     test_megatron();
+    test_megatron_dist();
     test_dcp();
     test_deepspeed_inspect();
     test_deepspeed_merge();

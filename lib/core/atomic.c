@@ -35,6 +35,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -514,6 +515,7 @@ typedef struct copy_share {
     size_t n;
     int out_fd;
     uint64_t out_base, from, to;
+    bool alone;     /* the only share: the output's position is its own */
     int err;        /* errno of a failed read or write; 0 */
     bool early;     /* an input ended before its run did */
     size_t at_run;  /* the run being copied when it failed */
@@ -525,8 +527,11 @@ static bool kernel_copy_unsupported(int e)
 }
 
 /* len bytes of in_fd at src to out_fd at dst (explicit offsets: the file
- * positions are not used, so shares run side by side): copy_file_range,
- * else pread + pwrite through *buf (WBUF bytes, allocated on first use). */
+ * positions are not used, so shares run side by side): copy_file_range;
+ * across filesystems (EXDEV: a checkpoint on disk, the output on tmpfs)
+ * sendfile for the only share (the kernel still copies once, at the
+ * output's position, which is dst), pread + pwrite through *buf (WBUF
+ * bytes, allocated on first use) for one of several. */
 static int copy_range(copy_share *s, int in_fd, loff_t src, loff_t dst, uint64_t len,
                       uint8_t **buf)
 {
@@ -540,6 +545,18 @@ static int copy_range(copy_share *s, int in_fd, loff_t src, loff_t dst, uint64_t
                 kernel = false;
                 continue;
             }
+        } else if (s->alone) {
+            off_t from = (off_t)src;
+            /* sendfile writes at the position, which copy_file_range of an
+             * earlier run (explicit offsets) left behind */
+            k = lseek(s->out_fd, (off_t)dst, SEEK_SET) < 0 ? -1
+              : sendfile(s->out_fd, in_fd, &from, want);
+            if (k < 0 && kernel_copy_unsupported(errno)) {
+                s->alone = false; /* pread + pwrite from here */
+                continue;
+            }
+            if (k > 0)
+                src += k, dst += k;
         } else {
             if (!*buf && !(*buf = malloc(WBUF)))
                 return s->err = ENOMEM, -1;
@@ -606,7 +623,7 @@ int mf_atomic_copy_runs(mf_atomic *w, const mf_copy_run *runs, size_t n, int thr
     bool started[MAX_SHARES] = {false};
     for (size_t i = 0; i < k; i++) {
         sh[i] = (copy_share){runs, n, w->fd, (uint64_t)base, total / k * i,
-                             i + 1 == k ? total : total / k * (i + 1), 0, false, 0};
+                             i + 1 == k ? total : total / k * (i + 1), k == 1, 0, false, 0};
         started[i] = i > 0 && pthread_create(&tid[i], NULL, copy_share_run, &sh[i]) == 0;
     }
     for (size_t i = 0; i < k; i++)
