@@ -193,6 +193,9 @@ static void test_deepspeed_threads(void)
         return;
     merge_threads(dir, DATA "deepspeed/zero2", DATA "deepspeed/zero2.ref.pt", "zero2");
     merge_threads(dir, DATA "deepspeed/zero3", DATA "deepspeed/zero3.ref.pt", "zero3");
+    merge_threads(dir, DATA "dcp113/dcp", DATA "dcp113/dcp.ref.pt", "dcp113");
+    merge_threads(dir, DATA "megatron/megatron_dist", DATA "megatron/megatron_llama.ref.pt",
+                  "mgdist");
     /* the CLI takes --threads for a merge to safetensors and to OUT/ */
     snprintf(cmd, sizeof(cmd), "%s convert -q --threads 3 " DATA "deepspeed/zero2 '%s/cli.safetensors' "
              "&& cmp -s '%s/cli.safetensors' '%s/zero2-t1.safetensors' && %s convert -q --threads 2 "
