@@ -66,10 +66,12 @@ static int ckpt_opts(const convert_args *a, cli_ckpt_opts *o)
 
 typedef int (*convert_target)(const convert_args *a);
 
-/* --threads N (1..64); default: the processors online (as mfmt quantize). */
-static int convert_threads(const convert_args *a, int *threads)
+/* --threads N (1..64); default: the processors online (as mfmt quantize)
+ * when `online`, else 1 (a merge's copies: on 2 shared cores, 2 threads
+ * measured no faster to disk and 1.2x slower to tmpfs, bench/README.md). */
+static int convert_threads(const convert_args *a, bool online_default, int *threads)
 {
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    long online = online_default ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
     *threads = online < 1 ? 1 : online > 64 ? 64 : (int)online;
     if (a->threads) {
         char *end;
@@ -90,7 +92,7 @@ static int to_safetensors(const convert_args *a)
     mf_dtype cast;
     if (float_dtype(a->type, &cast))
         return cli_usage_error("convert", "--dtype for safetensors takes f32, f16 or bf16");
-    int trc = convert_threads(a, &o.threads);
+    int trc = convert_threads(a, false, &o.threads);
     if (trc)
         return trc;
     o.dtype = a->type;
@@ -200,7 +202,7 @@ static int to_gguf(const convert_args *a)
     if (a->key || a->shard_size || a->include_optimizer)
         return cli_usage_error("convert", "--key, --max-shard-size and --include-optimizer are "
                                           "for safetensors output");
-    int threads, trc = convert_threads(a, &threads);
+    int threads, trc = convert_threads(a, true, &threads);
     if (trc)
         return trc;
     bool hf_dir = !is_checkpoint(a->in) && !is_mlx_dir(a->in);
@@ -249,7 +251,7 @@ static int to_hf_dir(const convert_args *a)
         if (a->key || a->include_optimizer || ckpt_opts(a, &co))
             return cli_usage_error("convert", "--key and --include-optimizer are not "
                                               "options of a checkpoint's merge");
-        int trc = convert_threads(a, &co.threads);
+        int trc = convert_threads(a, false, &co.threads);
         if (trc)
             return trc;
         mf_dtype cast;
@@ -562,9 +564,9 @@ static const cli_opt opts[] = {
     {"--type", "--outtype --dtype", "T", "GGUF: f32, f16 (default), bf16, q8_0, auto or a "
                                          "llama-quantize type (Q4_K_M, ...); HF directory and "
                                          "MLX: f32, f16 or bf16"},
-    {"--threads", NULL, "N", "GGUF: quantizing threads; safetensors / OUT/ of a training "
-                             "checkpoint: threads copying its partitions (default: the "
-                             "processors online)"},
+    {"--threads", NULL, "N", "GGUF: quantizing threads (default: the processors online); "
+                             "safetensors / OUT/: threads copying a training checkpoint's "
+                             "partitions (default 1)"},
     {"--outfile", NULL, "OUT", "the output, as convert_hf_to_gguf.py's: a directory gets the "
                                "converter's default name; {ftype} in a name is the type"},
     {"--model-name", NULL, "NAME", "GGUF: general.name (over the model card and the override file)"},
