@@ -48,6 +48,11 @@ bool mf_probe_dir_has(const mf_probe *p, const char *name);
 /* The file parsed as top-level protobuf fields, or NULL when it does not
  * (the whole file must parse, with at least one field). */
 const mf_pb_summary *mf_probe_protobuf(mf_probe *p);
+/* The reader whose probe claims bytes b[0..n) that do not start a zip
+ * archive (the `probe` hooks in registry order, as mf_detect asks them of
+ * a file; label names the bytes); NULL when none does (out: unknown). */
+const mf_reader *mf_detect_bytes(const uint8_t *b, uint64_t n, const char *label,
+                                 mf_detection *out);
 /* A shard index (JSON with "weight_map" whose first entry names a ".bin"
  * shard when `bin`, any other file otherwise): hf/shard_index.c. */
 int mf_probe_shard_index(mf_probe *p, bool bin);
@@ -164,6 +169,11 @@ const char *mf_spm_model_name(int model_type); /* "BPE", "Unigram", ... */
  * safetensors readers' logical_view hook: the original weights as floats
  * (no view when nothing is packed). */
 int mf_hf_prequant_view(const mf_model *m, mf_dtype out, mf_model **view, mf_status *st);
+/* The bytes a pre-quantized HF directory's tensors take in memory once
+ * transformers' (or vLLM's) quantizer has loaded them (hf_prequant.c
+ * says per method what it keeps), and how that was counted; false when m
+ * has no packed weights. */
+bool mf_hf_prequant_memory(const mf_model *m, uint64_t *bytes, char *how, size_t cap);
 /* A lone .safetensors file (no config.json beside it) whose tensors follow
  * a known packed layout (GPTQ, AWQ gemm, FP8, NVFP4, MXFP4, bitsandbytes):
  * its quantization_config inferred from the names and shapes, then opened
