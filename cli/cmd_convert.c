@@ -67,6 +67,23 @@ static int ckpt_opts(const convert_args *a, cli_ckpt_opts *o)
 
 typedef int (*convert_target)(const convert_args *a);
 
+/* --threads N (1..64); default: the processors online (as mfmt quantize)
+ * when `online`, else 1 (a merge's copies: on 2 shared cores, 2 threads
+ * measured no faster to disk and 1.2x slower to tmpfs, bench/README.md). */
+static int convert_threads(const convert_args *a, bool online_default, int *threads)
+{
+    long online = online_default ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    *threads = online < 1 ? 1 : online > 64 ? 64 : (int)online;
+    if (a->threads) {
+        char *end;
+        long n = strtol(a->threads, &end, 10);
+        if (*end || n < 1 || n > 64)
+            return cli_usage_error("convert", "--threads takes a number from 1 to 64");
+        *threads = (int)n;
+    }
+    return 0;
+}
+
 /* --------------------------------------------------------- safetensors */
 
 static int to_safetensors(const convert_args *a)
@@ -74,9 +91,11 @@ static int to_safetensors(const convert_args *a)
     mf_convert_st_opts o;
     mf_convert_st_opts_init(&o);
     mf_dtype cast;
-    if (a->threads || float_dtype(a->type, &cast))
-        return cli_usage_error("convert", "--threads is for GGUF output; --dtype for safetensors "
-                                          "takes f32, f16 or bf16");
+    if (float_dtype(a->type, &cast))
+        return cli_usage_error("convert", "--dtype for safetensors takes f32, f16 or bf16");
+    int trc = convert_threads(a, false, &o.threads);
+    if (trc)
+        return trc;
     o.dtype = a->type;
     o.key = a->key;
     o.include_optimizer = a->include_optimizer;
@@ -185,15 +204,9 @@ static int to_gguf(const convert_args *a)
     if (a->key || a->shard_size || a->include_optimizer)
         return cli_usage_error("convert", "--key, --max-shard-size and --include-optimizer are "
                                           "for safetensors output");
-    long online = sysconf(_SC_NPROCESSORS_ONLN); /* the default of mfmt quantize */
-    int threads = online < 1 ? 1 : online > 64 ? 64 : (int)online;
-    if (a->threads) {
-        char *end;
-        long n = strtol(a->threads, &end, 10);
-        if (*end || n < 1 || n > 64)
-            return cli_usage_error("convert", "--threads takes a number from 1 to 64");
-        threads = (int)n;
-    }
+    int threads, trc = convert_threads(a, true, &threads);
+    if (trc)
+        return trc;
     bool hf_dir = !is_checkpoint(a->in) && !is_mlx_dir(a->in);
     if (!hf_dir && a->arch_file)
         return cli_usage_error("convert", "--arch-file is for a Hugging Face directory's GGUF and back");
@@ -241,9 +254,12 @@ static int to_hf_dir(const convert_args *a)
         if (a->arch_file)
             return cli_usage_error("convert", "--arch-file is for a Hugging Face directory's GGUF and back");
         cli_ckpt_opts co;
-        if (a->threads || a->key || a->include_optimizer || ckpt_opts(a, &co))
-            return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "
+        if (a->key || a->include_optimizer || ckpt_opts(a, &co))
+            return cli_usage_error("convert", "--key and --include-optimizer are not "
                                               "options of a checkpoint's merge");
+        int trc = convert_threads(a, false, &co.threads);
+        if (trc)
+            return trc;
         mf_dtype cast;
         if (float_dtype(a->type, &cast))
             return cli_usage_error("convert", "--dtype takes f32, f16 or bf16");
@@ -562,7 +578,9 @@ static const cli_opt opts[] = {
     {"--type", "--outtype --dtype", "T", "GGUF: f32, f16 (default), bf16, q8_0, auto or a "
                                          "llama-quantize type (Q4_K_M, ...); HF directory and "
                                          "MLX: f32, f16 or bf16"},
-    {"--threads", NULL, "N", "GGUF: threads (default: the processors online)"},
+    {"--threads", NULL, "N", "GGUF: quantizing threads (default: the processors online); "
+                             "safetensors / OUT/: threads copying a training checkpoint's "
+                             "partitions (default 1)"},
     {"--outfile", NULL, "OUT", "the output, as convert_hf_to_gguf.py's: a directory gets the "
                                "converter's default name; {ftype} in a name is the type"},
     {"--model-name", NULL, "NAME", "GGUF: general.name (over the model card and the override file)"},

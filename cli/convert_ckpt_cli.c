@@ -119,6 +119,7 @@ static int write_hf_dir(const char *in, const char *out, const char *shown,
     mf_convert_st_opts so;
     mf_convert_st_opts_init(&so);
     so.dtype = o->dtype;
+    so.threads = o->threads;
     so.max_shard_size = o->max_shard_size ? o->max_shard_size : HF_DEFAULT_SHARD;
     char weights[4400];
     snprintf(weights, sizeof(weights), "%.4000s/model.safetensors", out);

@@ -38,6 +38,7 @@ typedef struct cli_ckpt_opts {
     const char *tokenizer;    /* --tokenizer DIR */
     const char *dtype;        /* --dtype f32/f16/bf16 of the weights; NULL: as merged */
     uint64_t max_shard_size;  /* 0: 5GB */
+    int threads;              /* --threads: copying the merge's partitions */
 } cli_ckpt_opts;
 /* Removes a directory of plain files (a temporary conversion) and them. */
 void cli_remove_flat_dir(const char *dir);

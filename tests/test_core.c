@@ -8,6 +8,10 @@
 #include "core/core.h"
 #include "core/proto.h"
 #include "core/zip.h"
+#include "core/crc32.h"
+
+#include <fcntl.h>
+#include <zlib.h>
 
 #include <dirent.h>
 #include <math.h>
@@ -942,6 +946,108 @@ static void test_dtypes(void)
     CHECK(strcmp(mf_dtype_name((mf_dtype)12345), "?") == 0);
 }
 
+/* mf_crc32 (PCLMULQDQ folding where the processor has it) equals zlib's
+ * crc32 at every length and alignment, chained or not. */
+static void test_crc32(void)
+{
+    enum { N = 1 << 20 };
+    uint8_t *b = malloc(N + 64);
+    CHECK(b != NULL);
+    if (!b)
+        return;
+    uint32_t x = 12345;
+    for (size_t i = 0; i < N + 64; i++)
+        b[i] = (uint8_t)((x = x * 1103515245u + 12345u) >> 16);
+    int bad = 0;
+    for (size_t len = 0; len < 600; len++)
+        for (size_t off = 0; off < 20; off += 3)
+            bad += mf_crc32(len * 31u, b + off, len) != (uint32_t)crc32(len * 31u, b + off, (uInt)len);
+    for (size_t len = N - 70; len <= N; len += 7)
+        bad += mf_crc32(7, b + 1, len) != (uint32_t)crc32(7, b + 1, (uInt)len);
+    uint32_t c = mf_crc32(0, b, 1000);
+    c = mf_crc32(c, b + 1000, N - 1000);
+    CHECKF(bad == 0 && c == (uint32_t)crc32(0, b, N), "%d mismatches", bad);
+    free(b);
+}
+
+/* mf_atomic_copy_runs: runs of a file appended behind buffered bytes, on 1
+ * to 8 threads, give the same file, equal to the runs laid end to end; a
+ * run past the input's end fails and leaves nothing. Large writes behind
+ * buffered bytes (the writev path) keep their order. */
+static void test_atomic_runs(void)
+{
+    mf_status st;
+    mf_status_init(&st);
+    enum { SRC = 12 << 20 };
+    uint8_t *src = malloc(SRC), *want = malloc(SRC + 64), *got = NULL;
+    CHECK(src && want);
+    if (!src || !want)
+        return;
+    uint32_t x = 99;
+    for (size_t i = 0; i < SRC; i++)
+        src[i] = (uint8_t)((x = x * 1103515245u + 12345u) >> 16);
+    const char *in = tmp_path("runs.in");
+    FILE *f = fopen(in, "wb");
+    CHECK(f && fwrite(src, 1, SRC, f) == SRC && fclose(f) == 0);
+    int fd = open(in, O_RDONLY);
+    CHECK(fd >= 0);
+    const mf_copy_run runs[] = {{fd, 5, 3 << 20}, {fd, 7 << 20, (4 << 20) + 3}, {fd, 100, 1},
+                                {fd, 0, 0}, {fd, 11 << 20, 1 << 20}};
+    size_t at = 0;
+    memcpy(want, "head", 4), at = 4;
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
+        memcpy(want + at, src + runs[i].off, runs[i].len), at += runs[i].len;
+    memcpy(want + at, "tail", 4), at += 4;
+    /* the output beside the input (copy_file_range), then on tmpfs when
+     * there is one (another filesystem: sendfile alone, pread + pwrite) */
+    char shm[64];
+    snprintf(shm, sizeof(shm), "/dev/shm/mfmt-runs-%ld.out", (long)getpid());
+    const char *outs[2] = {tmp_path("runs.out"), access("/dev/shm", W_OK) == 0 ? shm : NULL};
+    if (!outs[1])
+        TL_SKIP("copy runs across filesystems: no writable /dev/shm");
+    for (int o = 0; o < 2 && outs[o]; o++)
+    for (int threads = 1; threads <= 8; threads *= 2) {
+        const char *out = outs[o];
+        mf_atomic *w;
+        size_t n = 0;
+        CHECK(mf_atomic_open(out, &w, &st) == 0);
+        CHECK(mf_atomic_write(w, "head", 4, &st) == 0);
+        CHECK(mf_atomic_copy_runs(w, runs, sizeof(runs) / sizeof(runs[0]), threads, &st) == 0);
+        CHECK(mf_atomic_write(w, "tail", 4, &st) == 0 && mf_atomic_tell(w) == at);
+        CHECK(mf_atomic_commit(w, &st) == 0);
+        CHECKF(mf_read_small_file(out, SRC + 64, (char **)&got, &n, &st) == 0 && n == at &&
+               memcmp(got, want, at) == 0, "%d threads: %zu bytes", threads, n);
+        free(got);
+        got = NULL;
+        unlink(out);
+    }
+    /* past the end of the input: an error, nothing written */
+    const char *out = outs[0];
+    const mf_copy_run past = {fd, SRC - 10, 20};
+    mf_atomic *w;
+    CHECK(mf_atomic_open(out, &w, &st) == 0);
+    CHECK(mf_atomic_copy_runs(w, &past, 1, 2, &st) != 0 && st.code == MF_ERR_IO);
+    mf_atomic_abort(w);
+    mf_status_clear(&st);
+    mf_status_init(&st);
+    CHECK(!mf_path_exists(out));
+    /* 10 bytes, then pieces of 1 MiB + 1, 300 KiB, 2 MiB: the writev path */
+    size_t sizes[] = {10, (1 << 20) + 1, 300 << 10, 2 << 20}, n = 0, pos = 0;
+    CHECK(mf_atomic_open(out, &w, &st) == 0);
+    for (size_t i = 0; i < 4; i++) {
+        CHECK(mf_atomic_write(w, src + pos, sizes[i], &st) == 0);
+        pos += sizes[i];
+    }
+    CHECK(mf_atomic_commit(w, &st) == 0);
+    CHECK(mf_read_small_file(out, SRC, (char **)&got, &n, &st) == 0 && n == pos &&
+          memcmp(got, src, pos) == 0);
+    free(got);
+    close(fd);
+    free(src);
+    free(want);
+    mf_status_clear(&st);
+}
+
 int main(void)
 {
     if (!tl_make_tmpdir(tmpdir, sizeof(tmpdir), "core")) {
@@ -957,6 +1063,8 @@ int main(void)
     test_zip(tl_shared_dir());
     test_proto();
     test_atomic();
+    test_crc32();
+    test_atomic_runs();
     test_safetensors_roundtrip();
     test_gguf_roundtrip();
     test_dtypes();

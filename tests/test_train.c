@@ -10,6 +10,7 @@
 #include "testmf.h"
 
 #include <mfmt.h>
+#include "core/atomic.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,6 +146,69 @@ static void test_deepspeed_merge(void)
                 DATA "deepspeed/zero0.ref.pt");
 }
 
+static const char *mfmt_bin(void)
+{
+    const char *b = getenv("MFMT");
+    return b && *b ? b : "build/mfmt";
+}
+
+/* The merge written by mf_convert_to_safetensors (partitions copied as
+ * file runs, in the kernel) on 1 and on several threads: the same file
+ * byte for byte, and equal to zero_to_fp32's reference. The copy threads
+ * are given 64 bytes each at least, so these small checkpoints are split. */
+static void merge_threads(const char *dir, const char *ckpt, const char *ref, const char *tag)
+{
+    uint64_t saved = mf_atomic_share_min;
+    mf_atomic_share_min = 64;
+    char out[8][512];
+    int counts[] = {1, 2, 3, 7};
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_open(ckpt, &o, &m, &st) == 0);
+    for (int i = 0; m && i < 4; i++) {
+        mf_convert_st_opts co;
+        mf_convert_st_opts_init(&co);
+        co.threads = counts[i];
+        snprintf(out[i], sizeof(out[i]), "%s/%s-t%d.safetensors", dir, tag, counts[i]);
+        CHECKF(mf_convert_to_safetensors(m, out[i], &co, NULL, &st) == 0, "%s: %s", out[i], st.msg);
+        mf_status_clear(&st);
+    }
+    mf_close(m);
+    check_equal(out[0], 0, ref);
+    for (int i = 1; i < 4; i++) {
+        char cmd[1200];
+        snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", out[0], out[i]);
+        CHECKF(system(cmd) == 0, "%s: %d threads wrote another file than 1", tag, counts[i]);
+    }
+    mf_atomic_share_min = saved;
+}
+
+static void test_deepspeed_threads(void)
+{
+    char dir[256], cmd[2400];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "threads"))
+        return;
+    merge_threads(dir, DATA "deepspeed/zero2", DATA "deepspeed/zero2.ref.pt", "zero2");
+    merge_threads(dir, DATA "deepspeed/zero3", DATA "deepspeed/zero3.ref.pt", "zero3");
+    merge_threads(dir, DATA "dcp113/dcp", DATA "dcp113/dcp.ref.pt", "dcp113");
+    merge_threads(dir, DATA "megatron/megatron_dist", DATA "megatron/megatron_llama.ref.pt",
+                  "mgdist");
+    /* the CLI takes --threads for a merge to safetensors and to OUT/ */
+    snprintf(cmd, sizeof(cmd), "%s convert -q --threads 3 " DATA "deepspeed/zero2 '%s/cli.safetensors' "
+             "&& cmp -s '%s/cli.safetensors' '%s/zero2-t1.safetensors' && %s convert -q --threads 2 "
+             DATA "deepspeed/zero2 '%s/out/' && test -f '%s/out/model.safetensors'", mfmt_bin(), dir,
+             dir, dir, mfmt_bin(), dir, dir);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof(cmd), "%s convert -q --threads 0 " DATA "deepspeed/zero2 '%s/x.safetensors' "
+             "2>/dev/null", mfmt_bin(), dir);
+    CHECK(system(cmd) != 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static void copy_tree(const char *from, const char *to)
 {
     char cmd[1024];
@@ -168,10 +232,40 @@ static void expect_error(const char *path, const char *needle1, const char *need
     mf_close(m);
 }
 
-static const char *mfmt_bin(void)
+/* Megatron-Core torch_dist (TP=2 PP=2), written by torch's DCP writer on
+ * four gloo ranks from the same weights and split rules as megatron_llama:
+ * its merge equals megatron_llama's reference. */
+static void test_megatron_dist(void)
 {
-    const char *b = getenv("MFMT");
-    return b && *b ? b : "build/mfmt";
+    check_equal(DATA "megatron/megatron_dist", 0, DATA "megatron/megatron_llama.ref.pt");
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    char b[64];
+    CHECK(mf_open(DATA "megatron/megatron_dist/iter_0000100", &o, &m, NULL) == 0);
+    if (m) {
+        CHECK(mf_model_format(m) == MF_FMT_MEGATRON);
+        CHECK(strcmp(meta_str(m, "train.framework", b, sizeof(b)), "megatron-core torch_dist") == 0);
+        CHECK(strcmp(meta_str(m, "train.pipeline_parallel", b, sizeof(b)), "2") == 0);
+        /* config.json is beside the parent: opened here, the padding stays */
+        CHECK(strcmp(meta_str(m, "train.vocab_size", b, sizeof(b)), "64") == 0);
+    }
+    mf_close(m);
+    char dir[256], p[512], q[1024];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "mgdist"))
+        return;
+    snprintf(p, sizeof(p), "%s/missing", dir);
+    copy_tree(DATA "megatron/megatron_dist", p);
+    snprintf(q, sizeof(q), "%s/iter_0000100/__1_0.distcp", p);
+    CHECK(remove(q) == 0);
+    expect_error(p, "__1_0.distcp", "missing");
+    snprintf(p, sizeof(p), "%s/nocommon", dir);
+    copy_tree(DATA "megatron/megatron_dist", p);
+    snprintf(q, sizeof(q), "%s/iter_0000100/common.pt", p);
+    CHECK(remove(q) == 0);
+    expect_error(p, "common.pt", NULL);
+    snprintf(q, sizeof(q), "rm -rf '%s'", dir);
+    CHECK(system(q) == 0);
 }
 
 static void test_deepspeed_broken(void)
@@ -464,9 +558,11 @@ int main(void)
     test_plain();
     test_checkpoint_to_gguf();
     test_megatron();
+    test_megatron_dist();
     test_dcp();
     test_deepspeed_inspect();
     test_deepspeed_merge();
+    test_deepspeed_threads();
     test_deepspeed_broken();
     printf("RESULT test_train %d %d\n", tl_passed, tl_failed);
     return tl_failed != 0;

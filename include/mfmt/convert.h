@@ -28,6 +28,9 @@ typedef struct mf_convert_st_opts {
     const char *dtype;        /* "f32", "f16" or "bf16": every F32/F16/BF16 tensor cast
                                  to it (round to nearest even, as torch's .to());
                                  NULL (the default): as stored */
+    int threads;              /* threads copying a tensor's file runs (a training
+                                 checkpoint's partitions); <= 1: the calling thread.
+                                 The output is the same byte for byte. */
 } mf_convert_st_opts;
 
 MF_API void mf_convert_st_opts_init(mf_convert_st_opts *o);

@@ -32,9 +32,12 @@
 #include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define TMP_TAG ".mfmt-tmp-"
@@ -291,6 +294,19 @@ int mf_atomic_open(const char *path, mf_atomic **out, mf_status *st)
     return 0;
 }
 
+/* After n more bytes reached the fd: writeback started every WRITEBACK bytes. */
+static void wrote(mf_atomic *w, uint64_t n)
+{
+    w->on_fd += n;
+#ifdef SYNC_FILE_RANGE_WRITE
+    if (w->on_fd - w->synced >= WRITEBACK) { /* a hint: failure changes nothing */
+        sync_file_range(w->fd, (off_t)w->synced, (off_t)(w->on_fd - w->synced), SYNC_FILE_RANGE_WRITE);
+        w->synced = w->on_fd;
+    }
+#endif
+    kill_point("write");
+}
+
 static int write_fd(mf_atomic *w, const uint8_t *p, size_t n, mf_status *st)
 {
     size_t off = 0;
@@ -302,14 +318,7 @@ static int write_fd(mf_atomic *w, const uint8_t *p, size_t n, mf_status *st)
             return mf_fail(st, MF_ERR_IO, w->path, -1, "write failed: %s", strerror(errno));
         off += (size_t)k;
     }
-    w->on_fd += n;
-#ifdef SYNC_FILE_RANGE_WRITE
-    if (w->on_fd - w->synced >= WRITEBACK) { /* a hint: failure changes nothing */
-        sync_file_range(w->fd, (off_t)w->synced, (off_t)(w->on_fd - w->synced), SYNC_FILE_RANGE_WRITE);
-        w->synced = w->on_fd;
-    }
-#endif
-    kill_point("write");
+    wrote(w, n);
     return 0;
 }
 
@@ -320,6 +329,31 @@ static int flush_buf(mf_atomic *w, mf_status *st)
     return rc;
 }
 
+/* The buffered bytes and then p[0..n) in one writev, uncopied. */
+static int flush_buf_with(mf_atomic *w, const uint8_t *p, size_t n, mf_status *st)
+{
+    struct iovec v[2] = {{w->buf, w->fill}, {(void *)p, n}};
+    int iv = 0;
+    size_t total = w->fill + n;
+    while (iv < 2) {
+        ssize_t k = writev(w->fd, v + iv, 2 - iv);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return mf_fail(st, MF_ERR_IO, w->path, -1, "write failed: %s", strerror(errno));
+        size_t left = (size_t)k;
+        while (iv < 2 && left >= v[iv].iov_len)
+            left -= v[iv++].iov_len;
+        if (iv < 2) {
+            v[iv].iov_base = (uint8_t *)v[iv].iov_base + left;
+            v[iv].iov_len -= left;
+        }
+    }
+    w->fill = 0;
+    wrote(w, total);
+    return 0;
+}
+
 int mf_atomic_write(mf_atomic *w, const void *buf, size_t n, mf_status *st)
 {
     MF_ST_GUARD(st);
@@ -327,6 +361,10 @@ int mf_atomic_write(mf_atomic *w, const void *buf, size_t n, mf_status *st)
     w->written += n;
     if (w->fill == 0 && n >= WBUF) /* large pieces go out as they are, uncopied */
         return write_fd(w, p, n, st);
+    /* a large piece behind buffered bytes (a header first puts every later
+     * piece off the buffer's boundary): both in one writev, uncopied */
+    if (n >= WBUF / 4 && w->fill + n > WBUF)
+        return flush_buf_with(w, p, n, st);
     while (n) {
         size_t k = WBUF - w->fill < n ? WBUF - w->fill : n;
         memcpy(w->buf + w->fill, p, k);
@@ -463,6 +501,147 @@ int mf_atomic_copy_from(mf_atomic *w, int in_fd, uint64_t off, uint64_t len, mf_
                            (unsigned long long)len);
         len -= (uint64_t)k;
     }
+    return 0;
+}
+
+/* ------------------------------------------- runs copied in parallel */
+
+uint64_t mf_atomic_share_min = 4 << 20;
+
+/* One thread's part of mf_atomic_copy_runs: bytes [from, to) of the runs
+ * laid end to end, written at out_base + from of the output. */
+typedef struct copy_share {
+    const mf_copy_run *runs;
+    size_t n;
+    int out_fd;
+    uint64_t out_base, from, to;
+    bool alone;     /* the only share: the output's position is its own */
+    int err;        /* errno of a failed read or write; 0 */
+    bool early;     /* an input ended before its run did */
+    size_t at_run;  /* the run being copied when it failed */
+} copy_share;
+
+static bool kernel_copy_unsupported(int e)
+{
+    return e == EXDEV || e == ENOSYS || e == EOPNOTSUPP || e == EINVAL;
+}
+
+/* len bytes of in_fd at src to out_fd at dst (explicit offsets: the file
+ * positions are not used, so shares run side by side): copy_file_range;
+ * across filesystems (EXDEV: a checkpoint on disk, the output on tmpfs)
+ * sendfile for the only share (the kernel still copies once, at the
+ * output's position, which is dst), pread + pwrite through *buf (WBUF
+ * bytes, allocated on first use) for one of several. */
+static int copy_range(copy_share *s, int in_fd, loff_t src, loff_t dst, uint64_t len,
+                      uint8_t **buf)
+{
+    bool kernel = true;
+    while (len) {
+        size_t want = len > (1u << 30) ? (1u << 30) : (size_t)len;
+        ssize_t k;
+        if (kernel) {
+            k = copy_file_range(in_fd, &src, s->out_fd, &dst, want, 0);
+            if (k < 0 && kernel_copy_unsupported(errno)) {
+                kernel = false;
+                continue;
+            }
+        } else if (s->alone) {
+            off_t from = (off_t)src;
+            /* sendfile writes at the position, which copy_file_range of an
+             * earlier run (explicit offsets) left behind */
+            k = lseek(s->out_fd, (off_t)dst, SEEK_SET) < 0 ? -1
+              : sendfile(s->out_fd, in_fd, &from, want);
+            if (k < 0 && kernel_copy_unsupported(errno)) {
+                s->alone = false; /* pread + pwrite from here */
+                continue;
+            }
+            if (k > 0)
+                src += k, dst += k;
+        } else {
+            if (!*buf && !(*buf = malloc(WBUF)))
+                return s->err = ENOMEM, -1;
+            k = pread(in_fd, *buf, want < WBUF ? want : WBUF, src);
+            for (ssize_t put = 0; k > 0 && put < k;) {
+                ssize_t q = pwrite(s->out_fd, *buf + put, (size_t)(k - put), dst + put);
+                if (q < 0 && errno != EINTR)
+                    return s->err = errno, -1;
+                put += q > 0 ? q : 0;
+            }
+            if (k > 0)
+                src += k, dst += k;
+        }
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return s->err = errno, -1;
+        if (k == 0)
+            return s->early = true, -1;
+        len -= (uint64_t)k;
+    }
+    return 0;
+}
+
+static void *copy_share_run(void *arg)
+{
+    copy_share *s = arg;
+    uint8_t *buf = NULL;
+    uint64_t at = 0; /* where runs[i] starts in the concatenation */
+    for (size_t i = 0; i < s->n && at < s->to; at += s->runs[i++].len) {
+        const mf_copy_run *r = &s->runs[i];
+        uint64_t a = s->from > at ? s->from - at : 0, b = s->to - at < r->len ? s->to - at : r->len;
+        if (a >= b)
+            continue;
+        s->at_run = i;
+        if (copy_range(s, r->fd, (loff_t)(r->off + a), (loff_t)(s->out_base + at + a), b - a, &buf))
+            break;
+    }
+    free(buf);
+    return NULL;
+}
+
+int mf_atomic_copy_runs(mf_atomic *w, const mf_copy_run *runs, size_t n, int threads,
+                        mf_status *st)
+{
+    if (flush_buf(w, st))
+        return -1;
+    off_t base = lseek(w->fd, 0, SEEK_CUR);
+    if (base < 0)
+        return mf_fail(st, MF_ERR_IO, w->path, -1, "cannot tell the write position: %s",
+                       strerror(errno));
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += runs[i].len;
+    /* a thread per mf_atomic_share_min bytes at most: below it, starting
+     * one costs more than it saves */
+    enum { MAX_SHARES = 64 };
+    uint64_t min = mf_atomic_share_min ? mf_atomic_share_min : 1;
+    uint64_t most = total / min ? total / min : 1;
+    size_t k = threads < 1 ? 1 : threads > MAX_SHARES ? MAX_SHARES : (size_t)threads;
+    k = k > most ? (size_t)most : k;
+    copy_share sh[MAX_SHARES];
+    pthread_t tid[MAX_SHARES];
+    bool started[MAX_SHARES] = {false};
+    for (size_t i = 0; i < k; i++) {
+        sh[i] = (copy_share){runs, n, w->fd, (uint64_t)base, total / k * i,
+                             i + 1 == k ? total : total / k * (i + 1), k == 1, 0, false, 0};
+        started[i] = i > 0 && pthread_create(&tid[i], NULL, copy_share_run, &sh[i]) == 0;
+    }
+    for (size_t i = 0; i < k; i++)
+        if (!started[i])
+            copy_share_run(&sh[i]); /* the first share, and any whose thread did not start */
+    for (size_t i = 0; i < k; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+    for (size_t i = 0; i < k; i++)
+        if (sh[i].err || sh[i].early)
+            return sh[i].early
+                ? mf_fail(st, MF_ERR_IO, w->path, -1, "input %zu of the copy ended before its "
+                          "%llu bytes were read", sh[i].at_run, (unsigned long long)runs[sh[i].at_run].len)
+                : mf_fail(st, MF_ERR_IO, w->path, -1, "copying data failed: %s", strerror(sh[i].err));
+    if (lseek(w->fd, base + (off_t)total, SEEK_SET) < 0)
+        return mf_fail(st, MF_ERR_IO, w->path, -1, "seek failed: %s", strerror(errno));
+    w->written += total;
+    wrote(w, total);
     return 0;
 }
 

@@ -42,6 +42,18 @@ int mf_output_check_path(const char *input, const char *out, mf_status *st);
 
 /* Appends len bytes of in_fd from off to w (in the kernel where it can). */
 int mf_atomic_copy_from(mf_atomic *w, int in_fd, uint64_t off, uint64_t len, mf_status *st);
+/* Appends the runs (len bytes of fd from off each, in order) to w, split
+ * over up to `threads` threads by bytes, each copying in the kernel where
+ * it can (copy_file_range, else pread + pwrite) at its own output offsets:
+ * the file is the same byte for byte whatever the thread count. */
+typedef struct mf_copy_run {
+    int fd;
+    uint64_t off, len;
+} mf_copy_run;
+int mf_atomic_copy_runs(mf_atomic *w, const mf_copy_run *runs, size_t n, int threads,
+                        mf_status *st);
+/* The fewest bytes a copy thread is given (4 MiB; tests lower it). */
+extern uint64_t mf_atomic_share_min;
 /* Copies the file `from` to `to` (whole or not at all). */
 int mf_atomic_copy_file(const char *from, const char *to, mf_status *st);
 

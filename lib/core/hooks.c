@@ -51,3 +51,14 @@ int mf_model_print_graph(const mf_model *m, FILE *out, mf_status *st)
     return mf_fail(st, MF_ERR_USAGE, m->path, -1, "--graph: not an ONNX model (%s)",
                    m->reader && m->reader->name ? m->reader->name : "unknown format");
 }
+
+int mf_model_file_runs(const mf_model *m, const mf_tensor *t, mf_file_run **runs, size_t *n,
+                       mf_status *st)
+{
+    const mf_model *o = t->owner ? t->owner : m;
+    *runs = NULL;
+    *n = 0;
+    if (o->reader && o->reader->file_runs)
+        return o->reader->file_runs(o, t, runs, n, st);
+    return 1;
+}

@@ -58,6 +58,11 @@ typedef struct mf_pickle_walk {
     void (*rest)(void *ctx, uint64_t at);
 } mf_pickle_walk;
 
+/* len bytes of the file at path from off (mf_reader.file_runs). */
+typedef struct mf_file_run {
+    const char *path;
+    uint64_t off, len;
+} mf_file_run;
 /* The hooks only scan asks (lib/ops/scan.c): what a format's loader runs or
  * unpickles besides what the reader opens. A reader without any leaves
  * mf_reader.scan NULL. */
@@ -166,6 +171,12 @@ typedef struct mf_reader {
     /* Optional groups: what only scan asks, what only edit asks. */
     const mf_scan_hooks *scan;
     const mf_edit_hooks *edit;
+    /* Optional: a tensor the reader streams whose canonical bytes are runs
+     * of its files laid end to end (a ZeRO flat partition's slices): 0
+     * with *runs (malloc'd, *n of them), so a writer can copy them in the
+     * kernel; 1 when it is not so (then stream it). */
+    int (*file_runs)(const mf_model *m, const mf_tensor *t, mf_file_run **runs, size_t *n,
+                     mf_status *st);
 } mf_reader;
 
 /* What ops/edit.c asks of a reader's rewrite hook. */
@@ -186,6 +197,10 @@ bool mf_model_is_mapping(const mf_model *m, const char *path);
  * from m, which must stay open until mf_close(view). */
 int mf_model_logical_view_as(const mf_model *m, mf_dtype out, mf_model **view,
                           mf_status *st);
+/* t's bytes as runs of files (the reader's file_runs hook, asked of the
+ * tensor's owner): 0 with *runs (free them), 1 when not so. */
+int mf_model_file_runs(const mf_model *m, const mf_tensor *t, mf_file_run **runs, size_t *n,
+                       mf_status *st);
 /* Fails (MF_ERR_USAGE) for a model whose format has no graph. */
 int mf_model_print_graph(const mf_model *m, FILE *out, mf_status *st);
 

@@ -5,6 +5,7 @@
  * Each rule below is the loader's, so that a hostile archive is described
  * the way the loader of its format will read it. */
 #include "core/zip.h"
+#include "core/crc32.h"
 
 #include <stdlib.h>
 #include <strings.h>
@@ -779,18 +780,18 @@ static int stream_stored(const mf_zip *z, const mf_zip_entry *e, bool check_crc,
     const uint8_t *p = mf_zip_stored_data(z, e, st);
     if (!p)
         return -1;
-    uLong crc = crc32(0, NULL, 0);
+    uint32_t crc = 0;
     for (uint64_t off = 0; off < e->usize;) {
         uInt n = e->usize - off > (1u << 20) ? (1u << 20) : (uInt)(e->usize - off);
         if (check_crc)
-            crc = crc32(crc, p + off, n);
+            crc = mf_crc32(crc, p + off, n);
         if (sink(ctx, p + off, n, st))
             return -1;
         off += n;
     }
     if (check_crc && crc != e->crc)
         return mf_fail(st, MF_ERR_FORMAT, z->file, (int64_t)e->local_offset,
-                       "zip: member \"%s\": CRC-32 %08lx does not match the recorded %08x",
+                       "zip: member \"%s\": CRC-32 %08x does not match the recorded %08x",
                        e->name, crc, e->crc);
     return 0;
 }

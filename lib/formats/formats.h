@@ -96,6 +96,11 @@ int mf_safetensors_write_mlx(const char *path, const mf_out_tensor *ts, size_t n
  * (writer_common.c). */
 int mf_sink_copy_file(mf_sink_fn sink, void *sink_ctx, const char *path, uint64_t off,
                       uint64_t len, mf_status *st);
+/* The same for runs laid end to end (mf_model_file_runs), copied by up to
+ * `threads` threads into a writer's own sink (the same bytes whatever the
+ * count), by reads in order into any other. */
+int mf_sink_copy_runs(mf_sink_fn sink, void *sink_ctx, const mf_file_run *runs, size_t n,
+                      int threads, mf_status *st);
 
 #include <jansson.h>
 

@@ -69,6 +69,49 @@ int mf_sink_copy_file(mf_sink_fn sink, void *sink_ctx, const char *path, uint64_
     return rc;
 }
 
+int mf_sink_copy_runs(mf_sink_fn sink, void *sink_ctx, const mf_file_run *runs, size_t n,
+                      int threads, mf_status *st)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += runs[i].len;
+    if (sink != counted_sink) {
+        for (size_t i = 0; i < n; i++)
+            if (mf_sink_copy_file(sink, sink_ctx, runs[i].path, runs[i].off, runs[i].len, st))
+                return -1;
+        return 0;
+    }
+    counted *c = sink_ctx;
+    if (total > c->limit - c->n)
+        return mf_fail(st, MF_ERR_USAGE, c->path, -1,
+                       "tensor \"%s\": more bytes supplied than its %llu", c->name,
+                       (unsigned long long)c->limit);
+    mf_copy_run *cr = calloc(n ? n : 1, sizeof(*cr));
+    if (!cr)
+        return mf_oom(st, c->path);
+    for (size_t i = 0; i < n; i++)
+        cr[i] = (mf_copy_run){-1, runs[i].off, runs[i].len};
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) { /* one open per file (runs come file by file) */
+        if (i && strcmp(runs[i].path, runs[i - 1].path) == 0) {
+            cr[i].fd = cr[i - 1].fd;
+            continue;
+        }
+        cr[i].fd = open(runs[i].path, O_RDONLY | O_CLOEXEC);
+        if (cr[i].fd < 0)
+            rc = mf_fail(st, MF_ERR_IO, runs[i].path, -1, "cannot open: %s", strerror(errno));
+    }
+    if (rc == 0)
+        rc = mf_atomic_copy_runs(c->w, cr, n, threads, st);
+    if (rc == 0)
+        c->n += total;
+    for (size_t i = 0; i < n; i++)
+        if (cr[i].fd >= 0 && (i == 0 || cr[i].fd != cr[i - 1].fd))
+            close(cr[i].fd);
+    free(cr);
+    return rc;
+}
+
 int mf_writer_emit(mf_atomic *w, const char *path, size_t i, const char *name,
                    uint64_t nbytes, uint64_t padded, mf_fill_fn fill, void *ctx,
                    mf_status *st)

@@ -381,6 +381,21 @@ static int fill(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf_sta
         f->done += t->nbytes;
         return mf_progress_report(f->o->progress, f->o->progress_user, f->done, f->total, f->m->path, st);
     }
+    /* runs of files laid end to end (a ZeRO partition's slices): copied in
+     * the kernel too, by up to opts.threads threads */
+    mf_file_run *runs;
+    size_t n_runs;
+    int r = mf_model_file_runs(f->m, t, &runs, &n_runs, st);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        int rc = mf_sink_copy_runs(sink, sink_ctx, runs, n_runs, f->o->threads, st);
+        free(runs);
+        if (rc)
+            return -1;
+        f->done += t->nbytes;
+        return mf_progress_report(f->o->progress, f->o->progress_user, f->done, f->total, f->m->path, st);
+    }
     return mf_tensor_stream(f->m, t, counting_sink, f, st);
 }
 

@@ -26,6 +26,7 @@
 #include "ops/scan_joblib.h"
 #include "ops/scan_template.h"
 
+#include "core/crc32.h"
 #include "core/pickle.h"
 #include "core/remote.h"
 #include "core/tar.h"
@@ -827,15 +828,15 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
                     "cannot be read: %s", st.msg);
     scan_status_clear(sc, &st);
     if (p) {
-        uLong crc = crc32(0, NULL, 0);
+        uint32_t crc = 0;
         for (size_t off = 0; off < len; off += CRC_CHUNK) {
             size_t k = len - off < CRC_CHUNK ? len - off : CRC_CHUNK;
-            crc = crc32(crc, p + off, (uInt)k);
+            crc = mf_crc32(crc, p + off, k);
             drop_pages(sc, p + off, k);
         }
         if (crc != e->crc)
             add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)e->local_offset, NULL, NULL,
-                        "CRC-32 %08lx does not match the recorded %08x (torch does not check; "
+                        "CRC-32 %08x does not match the recorded %08x (torch does not check; "
                         "scanned as read)", crc, e->crc);
         int64_t fb = e->method == 0 && sc->file_base >= 0 ? sc->file_base + (int64_t)e->data_offset : -1;
         scanner saved = enter_inner(sc, fb);

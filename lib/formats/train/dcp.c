@@ -79,6 +79,8 @@ typedef struct dcp_ctx {
     char bytes_names[256];
     uint64_t max_rank;
     bool any_rank;
+    bool as_blocks;   /* every chunk a placed block (Megatron torch_dist remaps them) */
+    bool inner;       /* read for another reader: it writes the framework metadata */
 } dcp_ctx;
 
 static int index_storage(dcp_ctx *c, const pk_obj *sd, mf_status *st)
@@ -127,7 +129,7 @@ static int file_of(dcp_ctx *c, const char *rel, uint32_t *fi, mf_status *st)
     if (!*rel || strchr(rel, '/') || strcmp(rel, "..") == 0 || strcmp(rel, ".") == 0)
         return mf_fail(st, MF_ERR_FORMAT, c->meta_path, -1,
                        "storage_data names \"%s\", not a file of the checkpoint folder", rel);
-    for (uint32_t i = 1; i < c->m->n_files; i++)
+    for (uint32_t i = 0; i < c->m->n_files; i++)
         if (strcmp(c->paths[i], rel) == 0)
             return *fi = i, 0;
     char *p = mf_path_join(c->m->arena, c->dir, rel);
@@ -275,7 +277,7 @@ static int add_tensor(dcp_ctx *c, const char *fqn, const pk_obj *md, mf_status *
     mf_tensor *t = tr_add(c->m, fqn, dt, dt, nd, shape, st);
     if (!t)
         return -1;
-    bool stream = rows_only(nd, shape, ch, n);
+    bool stream = !c->as_blocks && rows_only(nd, shape, ch, n);
     if (stream)
         qsort(ch, n, sizeof(*ch), cmp_off0);
     for (size_t i = 0; i < n; i++) {
@@ -342,11 +344,12 @@ static int read_metadata(dcp_ctx *c, const pk_obj *root, mf_status *st)
             return -1;
     }
     mf_model *m = c->m;
-    mf_model_put_meta(m, "train.framework",
-                      mf_value_str(m->arena, "torch.distributed.checkpoint", 28), st);
     const char *mod = class_module(root);
     const char *layout = strstr(mod, "_shard") ? "torch 1.13 (torch.distributed._shard.checkpoint)"
                                                : "torch 2.x (torch.distributed.checkpoint)";
+    if (!c->inner)
+        mf_model_put_meta(m, "train.framework",
+                          mf_value_str(m->arena, "torch.distributed.checkpoint", 28), st);
     mf_model_put_meta(m, "train.layout", mf_value_str(m->arena, layout, strlen(layout)), st);
     if (c->any_rank)
         mf_model_put_meta(m, "train.world_size", mf_value_int((int64_t)c->max_rank + 1), st);
@@ -356,26 +359,30 @@ static int read_metadata(dcp_ctx *c, const pk_obj *root, mf_status *st)
     if (c->n_bytes_entries)
         mf_model_note(m, "%zu non-tensor entries (torch.save'd objects) left out: %s%s",
                       c->n_bytes_entries, c->bytes_names, c->n_bytes_entries > 6 ? ", ..." : "");
-    snprintf(m->version, sizeof(m->version), "%s", strstr(mod, "_shard") ? "torch 1.13 layout"
-                                                                         : "torch 2.x layout");
+    if (!c->inner)
+        snprintf(m->version, sizeof(m->version), "%s", strstr(mod, "_shard") ? "torch 1.13 layout"
+                                                                             : "torch 2.x layout");
     return 0;
 }
 
-static int open_dcp(mf_model *m, const char *path, unsigned flags, mf_status *st)
+int tr_dcp_load(mf_model *m, const char *path, bool inner, mf_status *st)
 {
-    (void)flags;
-    dcp_ctx c = {.m = m, .dir = path};
+    dcp_ctx c = {.m = m, .dir = path, .as_blocks = inner, .inner = inner};
     c.meta_path = mf_path_join(m->arena, path, ".metadata");
     uint32_t fi;
     if (!c.meta_path)
         return mf_oom(st, path);
     if (mf_model_add_file(m, c.meta_path, &fi, st))
         return -1;
-    c.paths = mf_arena_calloc(m->arena, 1, sizeof(char *));
+    /* by m->files index; files another reader added first (Megatron's
+     * common.pt) get "" (no chunk names them) */
+    c.paths = mf_arena_calloc(m->arena, m->n_files, sizeof(char *));
     tr_state *s = tr_state_of(m);
     if (!c.paths || !s)
         return mf_oom(st, path);
-    c.paths[0] = ".metadata";
+    for (uint32_t i = 0; i < m->n_files; i++)
+        c.paths[i] = "";
+    c.paths[fi] = ".metadata";
     const mf_file *f = &m->files[fi];
     if (f->size > DCP_MAX_METADATA)
         return mf_fail(st, MF_ERR_FORMAT, c.meta_path, 0, "is larger than 1 GiB");
@@ -395,7 +402,13 @@ static int open_dcp(mf_model *m, const char *path, unsigned flags, mf_status *st
     return mf_ok(st) ? 0 : -1;
 }
 
-static void close_dcp(mf_model *m)
+static int open_dcp(mf_model *m, const char *path, unsigned flags, mf_status *st)
+{
+    (void)flags;
+    return tr_dcp_load(m, path, false, st);
+}
+
+void tr_dcp_close(mf_model *m)
 {
     tr_state *s = m->priv;
     if (s && s->reader) {
@@ -413,6 +426,10 @@ static bool is_distcp(const char *name)
 
 static int probe_dcp(mf_probe *p)
 {
+    /* Megatron-Core's torch_dist folder (metadata.json, common.pt beside
+     * the DCP files) is the Megatron reader's: it maps the keys */
+    if (mf_probe_dir_has(p, "metadata.json") && mf_probe_dir_has(p, "common.pt"))
+        return MF_PROBE_NO;
     size_t n = mf_probe_dir_has(p, ".metadata") ? tr_dir_count(p->path, is_distcp) : 0;
     return n ? mf_probe_found(p, MF_FMT_DCP, "torch.distributed checkpoint (%zu .distcp files)", n)
              : MF_PROBE_NO;
@@ -424,5 +441,6 @@ const mf_reader mf_reader_dcp = {
     .probe_dir = probe_dcp,
     .open = open_dcp,
     .stream = tr_stream,
-    .close = close_dcp,
+    .file_runs = tr_file_runs,
+    .close = tr_dcp_close,
 };

@@ -736,5 +736,6 @@ const mf_reader mf_reader_deepspeed = {
     .probe_dir = probe_deepspeed,
     .open = open_deepspeed,
     .stream = tr_stream,
+    .file_runs = tr_file_runs,
     .close = tr_close,
 };

@@ -67,9 +67,16 @@ static bool holds_ranks(const char *dir)
     return tr_dir_count(dir, is_rank_dir) > 0;
 }
 
+static bool is_torch_dist(const char *dir);
+
+static bool is_iteration(const char *dir)
+{
+    return holds_ranks(dir) || is_torch_dist(dir);
+}
+
 static char *iteration_dir(mf_arena *a, const char *path, char *tag, size_t cap)
 {
-    if (holds_ranks(path)) {
+    if (is_iteration(path)) {
         snprintf(tag, cap, "%s", "");
         return mf_arena_strdup(a, path);
     }
@@ -88,7 +95,7 @@ static char *iteration_dir(mf_arena *a, const char *path, char *tag, size_t cap)
         snprintf(name, sizeof(name), "iter_%07lld", it);
     snprintf(tag, cap, "%s", name);
     char *d = mf_path_join(a, path, name);
-    return d && holds_ranks(d) ? d : NULL;
+    return d && is_iteration(d) ? d : NULL;
 }
 
 static int probe_megatron(mf_probe *p)
@@ -560,6 +567,293 @@ static void describe(mg_ctx *c, mf_status *st)
                          "(e.g. \"%s\")", total - c->used, example ? example : "?");
 }
 
+/* ------------------------------------------- torch_dist (Megatron-Core)
+ * megatron/core/dist_checkpointing: the iteration folder holds
+ * metadata.json {"sharded_backend": "torch_dist"}, common.pt (args,
+ * iteration) and a torch.distributed.checkpoint (.metadata, __R_N.distcp)
+ * of the model's ShardedTensors by key, each saved as its global tensor:
+ * TP splits and pipeline stages are already placed (tensor_parallel's
+ * make_tp_sharded_tensor_for_checkpoint, transformer_block.py's layer
+ * axis), so a Hugging Face tensor is a box of one of them: homogeneous
+ * layers share `decoder.layers.NAME` with a leading layer axis (else
+ * `decoder.layers.L.NAME`); fc1 is [W of every TP rank; V of every TP
+ * rank] (mlp.py apply_swiglu_sharded_factory); linear_qkv keeps its
+ * per-query-group interleaving; the vocabulary keeps its padding. */
+
+static bool is_torch_dist(const char *dir)
+{
+    mf_arena *a = mf_arena_new();
+    char *p = a ? mf_path_join(a, dir, "metadata.json") : NULL;
+    bool yes = false;
+    if (p && mf_path_exists(p) && !mf_is_dir(p)) {
+        mf_status st;
+        mf_status_init(&st);
+        json_t *j = mf_hf_load_json(p, &st);
+        json_t *b = json_object_get(j, "sharded_backend");
+        yes = json_is_string(b) && strcmp(json_string_value(b), "torch_dist") == 0;
+        json_decref(j);
+        mf_status_clear(&st);
+    }
+    mf_arena_free(a);
+    return yes;
+}
+
+typedef struct mg_dist {
+    mg_ctx *c;
+    mf_tensor *v;  /* the checkpoint's tensors by Megatron key (a copy of the table) */
+    bool *used;
+    size_t n;
+    const char *meta; /* .metadata: errors name it */
+} mg_dist;
+
+static const mf_tensor *dist_key(mg_dist *d, const char *key)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (strcmp(d->v[i].name, key) == 0) {
+            d->used[i] = true;
+            return &d->v[i];
+        }
+    return NULL;
+}
+
+/* Layer L's `rest`: the shared key with its layer axis (*lead 1), or the
+ * layer's own key (*lead 0); an error when neither is there. */
+static const mf_tensor *dist_layer(mg_dist *d, int64_t L, const char *rest, int *lead,
+                                   bool optional, mf_status *st)
+{
+    char key[512];
+    snprintf(key, sizeof(key), "decoder.layers.%s", rest);
+    const mf_tensor *x = dist_key(d, key);
+    *lead = x != NULL;
+    if (x && (x->ndim < 2 || x->shape[0] != d->c->a.layers))
+        return mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "\"%s\": its layer axis is %lld, the "
+                       "args say %lld layers", key, (long long)x->shape[0],
+                       (long long)d->c->a.layers), NULL;
+    if (!x) {
+        snprintf(key, sizeof(key), "decoder.layers.%lld.%s", (long long)L, rest);
+        x = dist_key(d, key);
+    }
+    if (!x && !optional)
+        mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "holds no \"decoder.layers.%s\" (nor a key of "
+                "layer %lld)", rest, (long long)L);
+    return x;
+}
+
+/* The row axis of src's slab (after the layer axis) must hold `rows`. */
+static int dist_rows(mg_dist *d, const mf_tensor *src, int lead, int64_t rows, int64_t width,
+                     mf_status *st)
+{
+    int nd = src->ndim - lead;
+    if (nd >= 1 && nd <= 2 && src->shape[lead] == rows && (nd == 1 || src->shape[lead + 1] == width))
+        return 0;
+    return mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "\"%s\" is %d-dimensional, rows %lld; the "
+                   "args say %lld x %lld", src->name, src->ndim,
+                   (long long)(src->ndim > lead ? src->shape[lead] : -1), (long long)rows,
+                   (long long)width);
+}
+
+/* Rows [r0, r0 + nr) of src's slab (layer `layer` when lead) placed at row
+ * `at` of out: one block per chunk they cross (a chunk's rows are one run
+ * of its C-order elements, whatever it spans of the other axes). */
+static int take_rows(mg_ctx *c, mf_tensor *out, const mf_tensor *src, int lead, int64_t layer,
+                     int64_t r0, int64_t nr, int64_t at, mf_status *st)
+{
+    const tr_tensor *x = src->priv;
+    for (size_t i = 0; i < x->n_blocks; i++) {
+        const tr_block *b = &x->blocks[i];
+        if (lead && (layer < b->off[0] || layer >= b->off[0] + b->size[0]))
+            continue;
+        int64_t lo = b->off[lead] > r0 ? b->off[lead] : r0;
+        int64_t hi = b->off[lead] + b->size[lead] < r0 + nr ? b->off[lead] + b->size[lead] : r0 + nr;
+        if (lo >= hi)
+            continue;
+        uint64_t row = 1;
+        for (int d = lead + 1; d < src->ndim; d++)
+            row *= (uint64_t)b->size[d];
+        uint64_t first = b->from.first + (uint64_t)(lo - b->off[lead]) * row;
+        if (lead)
+            first += (uint64_t)(layer - b->off[0]) * (uint64_t)b->size[lead] * row;
+        tr_block nb = {.from = {b->from.src, b->from.shard, first, (uint64_t)(hi - lo) * row}};
+        nb.off[0] = at + lo - r0;
+        nb.size[0] = hi - lo;
+        for (int d = lead + 1; d < src->ndim; d++) {
+            nb.off[d - lead] = b->off[d];
+            nb.size[d - lead] = b->size[d];
+        }
+        if (tr_add_block(c->m, out, &nb, st))
+            return -1;
+    }
+    return 0;
+}
+
+/* An output tensor: rows of src's slab (width: its second axis, if any). */
+static mf_tensor *dist_out(mg_ctx *c, const char *name, const mf_tensor *src, int lead,
+                           int64_t rows, mf_status *st)
+{
+    return out2(c, name, src->dtype, rows, src->ndim - lead > 1 ? src->shape[lead + 1] : 0, st);
+}
+
+/* A whole slab (norms, linear_proj, fc2) or rows [r0, r0 + nr) of it. */
+static int dist_copy(mg_dist *d, const char *name, const mf_tensor *src, int lead, int64_t L,
+                     int64_t r0, int64_t nr, mf_status *st)
+{
+    mf_tensor *o = dist_out(d->c, name, src, lead, nr, st);
+    if (!o || take_rows(d->c, o, src, lead, L, r0, nr, 0, st))
+        return -1;
+    return tr_check_cover(d->c->m, o, st);
+}
+
+/* linear_qkv (weight or bias) into q, k, v: per query group, its
+ * heads/groups query heads, its key head, its value head. */
+static int dist_qkv(mg_dist *d, int64_t L, const char *kind, mf_status *st)
+{
+    const mg_args *a = &d->c->a;
+    int64_t qpg = a->heads / a->groups, kv = a->kv, per = (qpg + 2) * kv;
+    char rest[64], name[256];
+    snprintf(rest, sizeof(rest), "self_attention.linear_qkv.%s", kind);
+    int lead;
+    bool bias = strcmp(kind, "bias") == 0;
+    const mf_tensor *src = dist_layer(d, L, rest, &lead, bias, st);
+    if (!src)
+        return mf_ok(st) ? 0 : -1;
+    if (dist_rows(d, src, lead, a->groups * per, bias ? 0 : a->hidden, st))
+        return -1;
+    static const char *const part[3] = {"q", "k", "v"};
+    for (int j = 0; j < 3; j++) {
+        int64_t n = j ? kv : qpg * kv, skip = j == 0 ? 0 : j == 1 ? qpg * kv : (qpg + 1) * kv;
+        snprintf(name, sizeof(name), "model.layers.%lld.self_attn.%s_proj.%s", (long long)L,
+                 part[j], kind);
+        mf_tensor *o = dist_out(d->c, name, src, lead, a->groups * n, st);
+        for (int64_t g = 0; o && g < a->groups; g++)
+            if (take_rows(d->c, o, src, lead, L, g * per + skip, n, g * n, st))
+                return -1;
+        if (!o || tr_check_cover(d->c->m, o, st))
+            return -1;
+    }
+    return 0;
+}
+
+static int dist_layer_all(mg_dist *d, int64_t L, mf_status *st)
+{
+    const mg_args *a = &d->c->a;
+    int64_t H = a->hidden, F = a->ffn;
+    char name[256];
+    int lead;
+    const mf_tensor *x;
+#define HF(fmt) (snprintf(name, sizeof(name), "model.layers.%lld." fmt, (long long)L), name)
+    /* the norms: fused into the next linear (Transformer Engine) or their own */
+    x = dist_layer(d, L, "self_attention.linear_qkv.layer_norm_weight", &lead, true, st);
+    if (!x && mf_ok(st))
+        x = dist_layer(d, L, "input_layernorm.weight", &lead, false, st);
+    if (!x || dist_rows(d, x, lead, H, 0, st) ||
+        dist_copy(d, HF("input_layernorm.weight"), x, lead, L, 0, H, st))
+        return -1;
+    if (dist_qkv(d, L, "weight", st) || dist_qkv(d, L, "bias", st))
+        return -1;
+    x = dist_layer(d, L, "self_attention.linear_proj.weight", &lead, false, st);
+    if (!x || dist_rows(d, x, lead, H, a->heads * a->kv, st) ||
+        dist_copy(d, HF("self_attn.o_proj.weight"), x, lead, L, 0, H, st))
+        return -1;
+    x = dist_layer(d, L, "mlp.linear_fc1.layer_norm_weight", &lead, true, st);
+    if (!x && mf_ok(st))
+        x = dist_layer(d, L, "pre_mlp_layernorm.weight", &lead, false, st);
+    if (!x || dist_rows(d, x, lead, H, 0, st) ||
+        dist_copy(d, HF("post_attention_layernorm.weight"), x, lead, L, 0, H, st))
+        return -1;
+    x = dist_layer(d, L, "mlp.linear_fc1.weight", &lead, false, st);
+    if (!x || dist_rows(d, x, lead, 2 * F, H, st) ||
+        dist_copy(d, HF("mlp.gate_proj.weight"), x, lead, L, 0, F, st) ||
+        dist_copy(d, HF("mlp.up_proj.weight"), x, lead, L, F, F, st))
+        return -1;
+    x = dist_layer(d, L, "mlp.linear_fc2.weight", &lead, false, st);
+    if (!x || dist_rows(d, x, lead, H, F, st) ||
+        dist_copy(d, HF("mlp.down_proj.weight"), x, lead, L, 0, H, st))
+        return -1;
+#undef HF
+    return 0;
+}
+
+/* Embedding / output layer: the padded rows cut to the vocabulary. */
+static int dist_vocab(mg_dist *d, const char *name, const char *key, bool need_it, mf_status *st)
+{
+    const mf_tensor *x = dist_key(d, key);
+    if (!x)
+        return need_it ? mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "holds no \"%s\"", key) : 0;
+    if (dist_rows(d, x, 0, d->c->a.padded, d->c->a.hidden, st))
+        return -1;
+    return dist_copy(d, name, x, 0, 0, 0, d->c->vocab, st);
+}
+
+static int dist_map(mg_dist *d, mf_status *st)
+{
+    const mg_args *a = &d->c->a;
+    if (dist_vocab(d, "model.embed_tokens.weight", "embedding.word_embeddings.weight", true, st))
+        return -1;
+    for (int64_t L = 0; L < a->layers; L++)
+        if (dist_layer_all(d, L, st))
+            return -1;
+    const mf_tensor *x = dist_key(d, "decoder.final_layernorm.weight");
+    if (!x)
+        return mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "holds no \"decoder.final_layernorm.weight\"");
+    if (dist_rows(d, x, 0, a->hidden, 0, st) ||
+        dist_copy(d, "model.norm.weight", x, 0, 0, 0, a->hidden, st))
+        return -1;
+    return dist_vocab(d, "lm_head.weight", "output_layer.weight", a->untie, st);
+}
+
+static int open_torch_dist(mg_ctx *c, const char *path, const char *tag, mf_status *st)
+{
+    mf_model *m = c->m;
+    snprintf(m->version, sizeof(m->version), "Megatron-Core torch_dist%s%.30s", *tag ? " " : "", tag);
+    const char *common = mf_path_join(m->arena, c->iter_dir, "common.pt");
+    mf_model *s = common ? tr_open_torch(m, common, c->flags, st) : NULL;
+    if (!s)
+        return common ? -1 : mf_oom(st, path);
+    if (read_args(c, tr_root(s), common, st))
+        return -1;
+    if (c->a.experts)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, common, -1,
+                       "MoE experts of a torch_dist checkpoint are not read yet");
+    read_config(c, path, st);
+    if (!mf_ok(st) || tr_dcp_load(m, c->iter_dir, true, st))
+        return -1;
+    mg_dist d = {.c = c, .n = m->n_tensors};
+    d.meta = mf_path_join(m->arena, c->iter_dir, ".metadata");
+    d.v = malloc((d.n ? d.n : 1) * sizeof(*d.v));
+    d.used = calloc(d.n ? d.n : 1, 1);
+    int rc = d.v && d.used && d.meta ? 0 : mf_oom(st, path);
+    if (rc == 0) {
+        memcpy(d.v, m->tensors, d.n * sizeof(*d.v));
+        m->n_tensors = 0; /* the Megatron keys give way to the Hugging Face names */
+        rc = dist_map(&d, st);
+    }
+    size_t left = 0;
+    const char *example = NULL;
+    for (size_t i = 0; rc == 0 && i < d.n; i++)
+        if (!d.used[i])
+            left++, example = d.v[i].name;
+    if (left)
+        mf_model_note(m, "%zu tensors of the checkpoint are not mapped to Hugging Face names "
+                         "(e.g. \"%s\")", left, example);
+    free(d.v);
+    free(d.used);
+    if (rc)
+        return -1;
+    const pk_obj *root = tr_root(s);
+    mf_model_put_meta(m, "train.framework", mf_value_str(m->arena, "megatron-core torch_dist", 24), st);
+    const pk_obj *v = tr_get(root, "checkpoint_version");
+    if (v && v->kind == PK_FLOAT)
+        mf_model_put_meta(m, "train.checkpoint_version", mf_value_f64(v->u.f), st);
+    int64_t it;
+    if (tr_int(tr_get(root, "iteration"), &it))
+        mf_model_put_meta(m, "train.step", mf_value_int(it), st);
+    mf_model_put_meta(m, "train.tensor_parallel", mf_value_int(c->a.tp), st);
+    mf_model_put_meta(m, "train.pipeline_parallel", mf_value_int(c->a.pp), st);
+    mf_model_put_meta(m, "train.padded_vocab_size", mf_value_int(c->a.padded), st);
+    mf_model_put_meta(m, "train.vocab_size", mf_value_int(c->vocab), st);
+    return mf_ok(st) ? 0 : -1;
+}
+
 static int open_megatron(mf_model *m, const char *path, unsigned flags, mf_status *st)
 {
     mg_ctx c = {.m = m, .flags = flags};
@@ -567,10 +861,12 @@ static int open_megatron(mf_model *m, const char *path, unsigned flags, mf_statu
     c.iter_dir = iteration_dir(m->arena, path, tag, sizeof(tag));
     if (!c.iter_dir)
         return mf_fail(st, MF_ERR_FORMAT, path, -1,
-                       "no mp_rank_* folders here nor in the iteration "
-                       "latest_checkpointed_iteration.txt names");
+                       "no mp_rank_* folders (nor a torch_dist metadata.json) here nor in the "
+                       "iteration latest_checkpointed_iteration.txt names");
     if (!tr_state_of(m))
         return mf_oom(st, path);
+    if (is_torch_dist(c.iter_dir))
+        return open_torch_dist(&c, path, tag, st);
     snprintf(m->version, sizeof(m->version), "Megatron-LM %.40s", tag);
     if (open_shards(&c, st))
         return -1;
@@ -599,5 +895,6 @@ const mf_reader mf_reader_megatron = {
     .probe_dir = probe_megatron,
     .open = open_megatron,
     .stream = tr_stream,
-    .close = tr_close,
+    .file_runs = tr_file_runs,
+    .close = tr_dcp_close, /* the torch_dist .metadata's machine too */
 };

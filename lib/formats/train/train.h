@@ -62,6 +62,17 @@ int tr_check_cover(const mf_model *m, const mf_tensor *t, mf_status *st);
 int tr_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, void *ctx,
               mf_status *st);
 void tr_close(mf_model *m);
+/* The file_runs hook: a tensor of concatenated pieces, each a stored
+ * member's run in a local file, as file runs (1 otherwise). */
+int tr_file_runs(const mf_model *m, const mf_tensor *t, mf_file_run **runs, size_t *n,
+                 mf_status *st);
+
+/* Reads the torch.distributed.checkpoint in folder path into m (dcp.c):
+ * a logical tensor per .metadata entry; inner (Megatron torch_dist): every
+ * chunk a placed block, and the framework left for the caller to name.
+ * tr_dcp_close frees what it keeps (and closes the shards). */
+int tr_dcp_load(mf_model *m, const char *path, bool inner, mf_status *st);
+void tr_dcp_close(mf_model *m);
 
 /* ---- the pickled values the readers look into */
 /* A dict's value by key (plain dict or OrderedDict); NULL when absent. */

@@ -348,6 +348,42 @@ int tr_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, void *ctx,
                        : stream_pieces(m, t, x, sink, ctx, st);
 }
 
+/* A piece as a run of its shard's file: a stored (not deflated), plain,
+ * little-endian tensor mapped from a local file. */
+static bool piece_run(const tr_piece *p, mf_file_run *out)
+{
+    const mf_tensor *s = p->src;
+    const mf_file *f = s->data && !s->priv && !s->strides && !s->big_endian
+                     ? mf_tensor_file(p->shard, s) : NULL;
+    if (!f || !f->base || f->borrowed || mf_source_is_remote(f->base) || s->data < f->base)
+        return false;
+    uint64_t esize = mf_dtype_info_of(s->dtype)->block_bytes;
+    uint64_t at = (uint64_t)(s->data - f->base) + p->first * esize, len = p->n * esize;
+    if (at > f->size || len > f->size - at)
+        return false;
+    *out = (mf_file_run){f->path, at, len};
+    return true;
+}
+
+int tr_file_runs(const mf_model *m, const mf_tensor *t, mf_file_run **runs, size_t *n,
+                 mf_status *st)
+{
+    const tr_tensor *x = t->priv;
+    if (!x || x->n_blocks || !x->n_pieces || t->dtype != x->src_dtype)
+        return 1;
+    mf_file_run *r = calloc(x->n_pieces, sizeof(*r));
+    if (!r)
+        return mf_oom(st, m->path);
+    for (size_t i = 0; i < x->n_pieces; i++)
+        if (!piece_run(&x->pieces[i], &r[i])) {
+            free(r);
+            return 1;
+        }
+    *runs = r;
+    *n = x->n_pieces;
+    return 0;
+}
+
 void tr_close(mf_model *m)
 {
     tr_state *s = m->priv;
