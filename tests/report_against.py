@@ -28,17 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
+from oracle_util import Tally, permute, safetensors
+
 model, original, mfmt, page = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-passed = failed = 0
-
-
-def check(what, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what} {detail}")
+tally = Tally("report_against")
+check = tally.check
 
 
 # ------------------------------------------------------------------ GGUF
@@ -118,24 +112,6 @@ def gguf_tensors(path):
 
 
 # --------------------------------------------------------------- HF side
-def safetensors(path):
-    b = Path(path).read_bytes()
-    (n,) = struct.unpack("<Q", b[:8])
-    head = json.loads(b[8:8 + n])
-    out = {}
-    for k, v in head.items():
-        if k == "__metadata__":
-            continue
-        s, e = v["data_offsets"]
-        raw = np.frombuffer(b, np.uint8, e - s, 8 + n + s)
-        dt = {"F16": np.float16, "F32": np.float32, "BF16": np.uint16}[v["dtype"]]
-        a = raw.view(dt)
-        if v["dtype"] == "BF16":
-            a = (a.astype(np.uint32) << 16).view(np.float32)
-        out[k] = a.astype(np.float32).reshape(v["shape"])
-    return out
-
-
 LLAMA_NAMES = [  # gguf-py tensor_mapping.py, MODEL_ARCH.LLAMA
     (r"model\.embed_tokens\.weight", "token_embd.weight"), (r"model\.norm\.weight", "output_norm.weight"),
     (r"lm_head\.weight", "output.weight"),
@@ -156,13 +132,6 @@ def gguf_name(hf):
         if re.fullmatch(pat, hf):
             return re.sub(pat, rep, hf)
     raise KeyError(hf)
-
-
-def permute(w, n_head, n_head_kv):  # convert_hf_to_gguf.py LlamaModel.permute
-    if n_head_kv is not None and n_head != n_head_kv:
-        n_head = n_head_kv
-    return (w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
-            .swapaxes(1, 2).reshape(w.shape))
 
 
 def pairs():
@@ -284,5 +253,4 @@ if sec:
               abs(shown[name] - w["rmse"]) <= 5e-4 * w["rmse"] + 1e-300, f"{shown.get(name)} vs {w['rmse']}")
     bars = [r for r in sec[0].iter("{http://www.w3.org/2000/svg}rect")]
     check("one SNR bar per layer", len(bars) == len(layers), f"{len(bars)} bars, {len(layers)} layers")
-print(f"RESULT report_against {passed} {failed}")
-sys.exit(1 if failed else 0)
+tally.finish()
