@@ -1,13 +1,11 @@
 """What the tests/*.py oracles share: a pass/fail tally that prints
 "RESULT NAME PASSED FAILED", a Hugging Face safetensors file read with
 numpy alone, and llama.cpp's q/k permute (convert_hf_to_gguf.py
-LlamaModel.permute, restated)."""
+LlamaModel.permute, restated). Importing it needs no numpy."""
 import json
 import struct
 import sys
 from pathlib import Path
-
-import numpy as np
 
 
 class Tally:
@@ -28,6 +26,7 @@ class Tally:
 
 def safetensors(path):
     """{name: float32 array} of a safetensors file (F32, F16, BF16)."""
+    import numpy as np  # here: the Chromium check imports this module without numpy
     b = Path(path).read_bytes()
     (n,) = struct.unpack("<Q", b[:8])
     head = json.loads(b[8:8 + n])
