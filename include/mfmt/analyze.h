@@ -113,6 +113,8 @@ typedef struct mf_estimate {
     double kv_bytes_per_elem;
     uint64_t kv_bytes;       /* layers x ctx x batch x (K + V bytes per token) */
     uint64_t total_bytes;
+    char weight_note[256];   /* how weight_bytes was counted, when not plainly (a
+                              * pre-quantized checkpoint: what its quantizer keeps) */
 } mf_estimate;
 
 /* PATH: a Hugging Face directory (config.json; weights when present) or a

@@ -102,6 +102,12 @@ bool mq_cpu_has_avx512(void);
 /* F16 -> F32 of n halves (little-endian, any alignment) with F16C, the same
  * floats as mf_f16_to_f32 (tests compare all 65536); false: no F16C. */
 bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n);
+/* F32 -> F16 of n floats with F16C (little-endian, any alignment), the
+ * same halves as mf_f32_to_f16; false: no F16C. */
+bool mq_simd_f32_to_f16(const float *src, uint8_t *dst, int64_t n);
+/* x[i] = mf_f16_to_f32(mf_f32_to_f16(x[i])) for n floats with F16C; false:
+ * no F16C. */
+bool mq_simd_round_f16(float *x, int64_t n);
 /* Q4_0/Q5_0 reference path: the value of largest magnitude of 32 (false:
  * no AVX2 or a NaN, use the scalar code); then, only after it returned true,
  * the levels min(cap, (int8_t)(x*id + bias)). */
