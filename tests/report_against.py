@@ -1,6 +1,7 @@
 """`mfmt report MODEL --against ORIGINAL` against numbers computed without
 mfmt: both models read with numpy here (GGUF parsed by this script, its
-blocks dequantized as gguf-py's quants.py does: F32, F16, Q8_0, Q5_0; an HF
+blocks dequantized as gguf-py's quants.py does: F32, F16, Q8_0, Q5_0, Q4_K,
+Q6_K; an HF
 directory's model.safetensors read as it lies, names and the q/k permute as
 llama.cpp's converter maps them for LLAMA: gguf-py's TensorNameMap and
 LlamaModel.permute, restated). Per tensor: RMSE, max |err|, relative error,
@@ -84,7 +85,8 @@ def gguf_read(path):
     out = {}
     for name, ne, t, off in infos:
         n = int(np.prod(ne))
-        size = {0: 4 * n, 1: 2 * n, 8: n // 32 * 34, 6: n // 32 * 22}[t]
+        size = {0: 4 * n, 1: 2 * n, 8: n // 32 * 34, 6: n // 32 * 22, 12: n // 256 * 144,
+                14: n // 256 * 210}[t]
         out[name] = (t, tuple(reversed(ne)), np.frombuffer(b, np.uint8, size, start + off))
     return out
 
@@ -95,6 +97,8 @@ def dequantize(t, raw):
         return raw.view(np.float32)
     if t == 1:
         return raw.view(np.float16).astype(np.float32)
+    if t in (12, 14):
+        return dequantize_k(t, raw)
     blocks = raw.reshape(-1, 34 if t == 8 else 22)
     d = blocks[:, :2].copy().view(np.float16).astype(np.float32)
     if t == 8:  # Q8_0: d * qs
@@ -105,6 +109,32 @@ def dequantize(t, raw):
     hi = ((qh >> np.arange(32, dtype=np.uint32)) & 1).astype(np.uint8)
     q = (ql | (hi << 4)).astype(np.int8) - np.int8(16)
     return (d * q.astype(np.float32)).reshape(-1)
+
+
+def dequantize_k(t, raw):
+    """Q4_K (144-byte blocks of 256: d, dmin, 12 bytes of 6-bit scales and mins, 4-bit codes; eight
+    sub-blocks of 32: d*sc*q - dmin*m) and Q6_K (210 bytes: low 4 bits, high 2 bits, 16 int8 scales,
+    d; sixteen sub-blocks of 16: d*sc*(q - 32)), in float32 as gguf-py computes them."""
+    if t == 12:
+        b = raw.reshape(-1, 144)
+        d = b[:, 0:2].copy().view(np.float16).astype(np.float32)
+        dmin = b[:, 2:4].copy().view(np.float16).astype(np.float32)
+        s = b[:, 4:16].reshape(-1, 3, 4)  # rows: low 6 bits of scales 0-3, of mins 0-3, then nibbles
+        sc = np.concatenate([s[:, 0] & 63, (s[:, 2] & 15) | ((s[:, 0] >> 6) << 4)], axis=1)
+        mn = np.concatenate([s[:, 1] & 63, (s[:, 2] >> 4) | ((s[:, 1] >> 6) << 4)], axis=1)
+        qs = b[:, 16:].reshape(-1, 4, 32)  # each 32 bytes: sub-block 2j in low nibbles, 2j+1 high
+        q = np.stack([qs & 15, qs >> 4], axis=2).reshape(-1, 8, 32).astype(np.float32)
+        scale = (d * sc.astype(np.float32))[:, :, None]
+        offset = (dmin * mn.astype(np.float32))[:, :, None]
+        return (scale * q - offset).reshape(-1)
+    b = raw.reshape(-1, 210)
+    ql, qh = b[:, :128].reshape(-1, 2, 64), b[:, 128:192].reshape(-1, 2, 32)
+    sc = b[:, 192:208].view(np.int8).astype(np.float32)
+    d = b[:, 208:210].copy().view(np.float16).astype(np.float32)
+    lo = np.stack([ql & 15, ql >> 4], axis=2).reshape(-1, 2, 4, 32)  # per half: 4 runs of 32
+    hi = np.stack([(qh >> k) & 3 for k in (0, 2, 4, 6)], axis=2)
+    q = ((lo | (hi << 4)).astype(np.int8) - np.int8(32)).reshape(-1, 16, 16).astype(np.float32)
+    return ((d * sc)[:, :, None] * q).reshape(-1)
 
 
 def gguf_tensors(path):
