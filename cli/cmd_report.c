@@ -321,7 +321,8 @@ static void page(report *r, const char *file_hash, const char *content_hash)
     fputs("</title><style>\nbody{font-family:sans-serif;margin:2em;max-width:1000px;color:#222}"
           "table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;padding:2px 8px;"
           "text-align:left}.legend span{margin-right:1em}.verdict.safe strong{color:#2a7}"
-          ".verdict.unknown strong{color:#b80}.verdict.dangerous strong{color:#c22}.qerr td{white-space:nowrap}\n"
+          ".verdict.unknown strong{color:#b80}.verdict.dangerous strong{color:#c22}"
+          ".qerr td{white-space:nowrap}\n"
           "</style></head><body>\n<h1>", f);
     report_put_text(f, r->path);
     fputs("</h1>\n", f);

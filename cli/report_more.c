@@ -246,9 +246,10 @@ static const char *model_dtype(const report_against *a, const qerr_tensor *t)
 
 static json_t *acc_json(const qerr_acc *q)
 {
-    return json_pack("{s:I, s:f, s:f, s:o, s:o, s:f}", "tensors_compared", (json_int_t)q->tensors,
-                     "parameters", q->n, "rmse", qerr_rmse(q), "rel_error", json_num(qerr_rel(q)),
-                     "snr_db", json_num(qerr_snr_db(q)), "cosine", qerr_cosine(q));
+    return json_pack("{s:I, s:I, s:f, s:o, s:o, s:f}", "tensors_compared", (json_int_t)q->tensors,
+                     "parameters", (json_int_t)q->n, "rmse", qerr_rmse(q), "rel_error",
+                     json_num(qerr_rel(q)), "snr_db", json_num(qerr_snr_db(q)), "cosine",
+                     qerr_cosine(q));
 }
 
 json_t *report_against_json(const report_against *a)
@@ -271,10 +272,10 @@ json_t *report_against_json(const report_against *a)
         const qerr_tensor *t = &s->tensors[i];
         qerr_acc q = {.n = t->n, .sum_sq = t->n * t->rmse * t->rmse,
                       .sum_ref_sq = t->n * t->rms_ref * t->rms_ref};
-        json_array_append_new(tensors, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:o, s:o, s:f}",
+        json_array_append_new(tensors, json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:o, s:o, s:f}",
                                                  "name", t->name, "dtype_original",
                                                  mf_dtype_name(t->ref), "dtype_model",
-                                                 model_dtype(a, t), "n", t->n, "rmse", t->rmse,
+                                                 model_dtype(a, t), "n", (json_int_t)t->n, "rmse", t->rmse,
                                                  "max_abs", t->max_abs, "rel_error",
                                                  json_num(qerr_rel(&q)), "snr_db",
                                                  json_num(qerr_snr_db(&q)), "cosine", t->cosine));

@@ -11,7 +11,6 @@ Without LLAMA_CPP the numbers come from tests/data/diff_oracle/*.json,
 which --write made with it. Prints "RESULT diff_oracle PASSED FAILED"."""
 import json
 import os
-import struct
 import subprocess
 import sys
 import types
@@ -19,33 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from oracle_util import permute, safetensors
+
 hf, gg, mfmt = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 here = Path(__file__).parent / "data" / "diff_oracle"
-
-
-def safetensors(path):
-    b = path.read_bytes()
-    (n,) = struct.unpack("<Q", b[:8])
-    head = json.loads(b[8:8 + n])
-    out = {}
-    for k, v in head.items():
-        if k == "__metadata__":
-            continue
-        s, e = v["data_offsets"]
-        raw = b[8 + n + s:8 + n + e]
-        if v["dtype"] == "BF16":
-            a = (np.frombuffer(raw, np.uint16).astype(np.uint32) << 16).view(np.float32)
-        else:
-            a = np.frombuffer(raw, {"F16": np.float16, "F32": np.float32}[v["dtype"]]).astype(np.float32)
-        out[k] = a.reshape(v["shape"]).astype(np.float64)
-    return out
-
-
-def permute(w, n_head, n_head_kv):  # convert_hf_to_gguf.py LlamaModel.permute
-    if n_head_kv is not None and n_head != n_head_kv:
-        n_head = n_head_kv
-    return (w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
-            .swapaxes(1, 2).reshape(w.shape))
 
 
 def oracle():
@@ -59,6 +35,7 @@ def oracle():
     ours = {t.name: gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float64) for t in r.tensors}
     rows = {}
     for name, w in safetensors(hf / "model.safetensors").items():
+        w = w.astype(np.float64)
         if name.endswith("q_proj.weight"):
             w = permute(w, n_head, n_head)
         elif name.endswith("k_proj.weight"):

@@ -1,6 +1,7 @@
 """`mfmt report MODEL --against ORIGINAL` against numbers computed without
 mfmt: both models read with numpy here (GGUF parsed by this script, its
-blocks dequantized as gguf-py's quants.py does: F32, F16, Q8_0, Q5_0; an HF
+blocks dequantized as gguf-py's quants.py does: F32, F16, Q8_0, Q5_0, Q4_K,
+Q6_K; an HF
 directory's model.safetensors read as it lies, names and the q/k permute as
 llama.cpp's converter maps them for LLAMA: gguf-py's TensorNameMap and
 LlamaModel.permute, restated). Per tensor: RMSE, max |err|, relative error,
@@ -28,17 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
+from oracle_util import Tally, permute, safetensors
+
 model, original, mfmt, page = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-passed = failed = 0
-
-
-def check(what, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what} {detail}")
+tally = Tally("report_against")
+check = tally.check
 
 
 # ------------------------------------------------------------------ GGUF
@@ -90,7 +85,8 @@ def gguf_read(path):
     out = {}
     for name, ne, t, off in infos:
         n = int(np.prod(ne))
-        size = {0: 4 * n, 1: 2 * n, 8: n // 32 * 34, 6: n // 32 * 22}[t]
+        size = {0: 4 * n, 1: 2 * n, 8: n // 32 * 34, 6: n // 32 * 22, 12: n // 256 * 144,
+                14: n // 256 * 210}[t]
         out[name] = (t, tuple(reversed(ne)), np.frombuffer(b, np.uint8, size, start + off))
     return out
 
@@ -101,6 +97,8 @@ def dequantize(t, raw):
         return raw.view(np.float32)
     if t == 1:
         return raw.view(np.float16).astype(np.float32)
+    if t in (12, 14):
+        return dequantize_k(t, raw)
     blocks = raw.reshape(-1, 34 if t == 8 else 22)
     d = blocks[:, :2].copy().view(np.float16).astype(np.float32)
     if t == 8:  # Q8_0: d * qs
@@ -113,29 +111,37 @@ def dequantize(t, raw):
     return (d * q.astype(np.float32)).reshape(-1)
 
 
+def dequantize_k(t, raw):
+    """Q4_K (144-byte blocks of 256: d, dmin, 12 bytes of 6-bit scales and mins, 4-bit codes; eight
+    sub-blocks of 32: d*sc*q - dmin*m) and Q6_K (210 bytes: low 4 bits, high 2 bits, 16 int8 scales,
+    d; sixteen sub-blocks of 16: d*sc*(q - 32)), in float32 as gguf-py computes them."""
+    if t == 12:
+        b = raw.reshape(-1, 144)
+        d = b[:, 0:2].copy().view(np.float16).astype(np.float32)
+        dmin = b[:, 2:4].copy().view(np.float16).astype(np.float32)
+        s = b[:, 4:16].reshape(-1, 3, 4)  # rows: low 6 bits of scales 0-3, of mins 0-3, then nibbles
+        sc = np.concatenate([s[:, 0] & 63, (s[:, 2] & 15) | ((s[:, 0] >> 6) << 4)], axis=1)
+        mn = np.concatenate([s[:, 1] & 63, (s[:, 2] >> 4) | ((s[:, 1] >> 6) << 4)], axis=1)
+        qs = b[:, 16:].reshape(-1, 4, 32)  # each 32 bytes: sub-block 2j in low nibbles, 2j+1 high
+        q = np.stack([qs & 15, qs >> 4], axis=2).reshape(-1, 8, 32).astype(np.float32)
+        scale = (d * sc.astype(np.float32))[:, :, None]
+        offset = (dmin * mn.astype(np.float32))[:, :, None]
+        return (scale * q - offset).reshape(-1)
+    b = raw.reshape(-1, 210)
+    ql, qh = b[:, :128].reshape(-1, 2, 64), b[:, 128:192].reshape(-1, 2, 32)
+    sc = b[:, 192:208].view(np.int8).astype(np.float32)
+    d = b[:, 208:210].copy().view(np.float16).astype(np.float32)
+    lo = np.stack([ql & 15, ql >> 4], axis=2).reshape(-1, 2, 4, 32)  # per half: 4 runs of 32
+    hi = np.stack([(qh >> k) & 3 for k in (0, 2, 4, 6)], axis=2)
+    q = ((lo | (hi << 4)).astype(np.int8) - np.int8(32)).reshape(-1, 16, 16).astype(np.float32)
+    return ((d * sc)[:, :, None] * q).reshape(-1)
+
+
 def gguf_tensors(path):
     return {k: dequantize(t, raw).reshape(shape) for k, (t, shape, raw) in gguf_read(path).items()}
 
 
 # --------------------------------------------------------------- HF side
-def safetensors(path):
-    b = Path(path).read_bytes()
-    (n,) = struct.unpack("<Q", b[:8])
-    head = json.loads(b[8:8 + n])
-    out = {}
-    for k, v in head.items():
-        if k == "__metadata__":
-            continue
-        s, e = v["data_offsets"]
-        raw = np.frombuffer(b, np.uint8, e - s, 8 + n + s)
-        dt = {"F16": np.float16, "F32": np.float32, "BF16": np.uint16}[v["dtype"]]
-        a = raw.view(dt)
-        if v["dtype"] == "BF16":
-            a = (a.astype(np.uint32) << 16).view(np.float32)
-        out[k] = a.astype(np.float32).reshape(v["shape"])
-    return out
-
-
 LLAMA_NAMES = [  # gguf-py tensor_mapping.py, MODEL_ARCH.LLAMA
     (r"model\.embed_tokens\.weight", "token_embd.weight"), (r"model\.norm\.weight", "output_norm.weight"),
     (r"lm_head\.weight", "output.weight"),
@@ -156,13 +162,6 @@ def gguf_name(hf):
         if re.fullmatch(pat, hf):
             return re.sub(pat, rep, hf)
     raise KeyError(hf)
-
-
-def permute(w, n_head, n_head_kv):  # convert_hf_to_gguf.py LlamaModel.permute
-    if n_head_kv is not None and n_head != n_head_kv:
-        n_head = n_head_kv
-    return (w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
-            .swapaxes(1, 2).reshape(w.shape))
 
 
 def pairs():
@@ -284,5 +283,4 @@ if sec:
               abs(shown[name] - w["rmse"]) <= 5e-4 * w["rmse"] + 1e-300, f"{shown.get(name)} vs {w['rmse']}")
     bars = [r for r in sec[0].iter("{http://www.w3.org/2000/svg}rect")]
     check("one SNR bar per layer", len(bars) == len(layers), f"{len(bars)} bars, {len(layers)} layers")
-print(f"RESULT report_against {passed} {failed}")
-sys.exit(1 if failed else 0)
+tally.finish()

@@ -14,18 +14,12 @@ import time
 import zlib
 from pathlib import Path
 
+from oracle_util import Tally
+
 chrome, page, work = sys.argv[1], Path(sys.argv[2]).resolve(), Path(sys.argv[3])
 W, H = 1000, 1800
-passed = failed = 0
-
-
-def check(what, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what} {detail}")
+tally = Tally("report_render")
+check = tally.check
 
 
 def png_pixels(path):
@@ -106,5 +100,4 @@ if shot.exists():
     check("the text is drawn", dark > 2000, f"{dark} dark pixels")
 else:
     check("screenshot written", False)
-print(f"RESULT report_render {passed} {failed}")
-sys.exit(1 if failed else 0)
+tally.finish()
