@@ -525,7 +525,7 @@ static bool arch_writes(const hfc *c, const char *key)
  * class does not take, the one it does (tests/data/hf_arch/
  * hf_config_keys.json): Phi3Config and PhiConfig read
  * max_position_embeddings, not n_positions (PhimoeConfig too); PhiConfig layer_norm_eps;
- * Starcoder2Config norm_epsilon; Qwen3MoeConfig and OlmoeConfig num_experts.
+ * Starcoder2Config norm_epsilon; Qwen3MoeConfig, OlmoeConfig and Qwen3NextConfig num_experts.
  * The name must be one of the alternatives,
  * so that the forward converter reads it back. */
 static const struct { const char *model_type, *gguf, *name; } hf_names[] = {
@@ -536,6 +536,7 @@ static const struct { const char *model_type, *gguf, *name; } hf_names[] = {
     {"starcoder2", "attention.layer_norm_epsilon", "norm_epsilon"},
     {"qwen3_moe", "expert_count", "num_experts"}, /* where the keys' list has both names */
     {"olmoe", "expert_count", "num_experts"},
+    {"qwen3_next", "expert_count", "num_experts"}, /* Qwen3NextConfig */
 };
 
 static bool is_alternative(const char *src, const char *name)
