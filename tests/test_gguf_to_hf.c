@@ -524,6 +524,12 @@ static void check_config_keys(const char *orig_dir, const char *out, const char 
         CHECKF(!t || type_ok(v, t), "%s: config.json %s is not %s", name, k, t);
     }
     check_rope_scaling(json_object_get(cfg, "rope_scaling"), name);
+    json_t *rs = json_object_get(cfg, "rope_scaling");
+    size_t ri;
+    json_t *rk; /* what the class's own validation adds (PhimoeConfig's mscales) */
+    json_array_foreach(json_object_get(cls, "rope_scaling_required"), ri, rk)
+        CHECKF(!json_is_object(rs) || json_object_get(rs, json_string_value(rk)), "%s: rope_scaling has no %s (%s requires it)",
+               name, json_string_value(rk), json_string_value(json_object_get(cls, "class")));
     const conv_arch *a = fwd_row(json_string_value(json_array_get(json_object_get(cfg, "architectures"), 0)));
     CHECKF(a != NULL, "%s: the converter takes no class of config.json's architectures", name);
     mf_model *g = NULL;

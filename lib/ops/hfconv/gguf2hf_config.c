@@ -647,6 +647,24 @@ bool hfc_fwd_constant(const hfc *c, const char *key)
     return false;
 }
 
+/* PhimoeConfig's rope_scaling must also hold short_mscale, long_mscale and
+ * original_max_position_embeddings (configuration_phimoe.py's validation).
+ * The mscales multiply cos and sin (PhimoeRotaryEmbedding), as llama.cpp's
+ * rope.scaling.attn_factor does: both are that factor, so transformers
+ * runs the model the GGUF describes (the forward converter reads neither:
+ * it works attn_factor out from the contexts). */
+static void phimoe_mscales(hfc *c, json_t *rs)
+{
+    const mf_value *af = hfc_key(c, "rope.scaling.attn_factor");
+    if (af && (af->type == MF_V_F32 || af->type == MF_V_F64)) {
+        json_object_set_new(rs, "short_mscale", f32_json(af->as.f));
+        json_object_set_new(rs, "long_mscale", f32_json(af->as.f));
+    }
+    int64_t o = 0;
+    if (hfc_int(hfc_key(c, "rope.scaling.original_context_length"), &o))
+        json_object_set_new(rs, "original_max_position_embeddings", json_integer(o));
+}
+
 /* Phi-3 LongRoPE: the factors travelled as tensors. */
 static void longrope(hfc *c, json_t *cfg)
 {
@@ -668,6 +686,8 @@ static void longrope(hfc *c, json_t *cfg)
     json_object_set_new(rs, "type", json_string("longrope"));
     json_object_set_new(rs, "long_factor", l);
     json_object_set_new(rs, "short_factor", s);
+    if (!strcmp(c->model_type, "phimoe"))
+        phimoe_mscales(c, rs);
     set_new(cfg, "rope_scaling", rs);
 }
 
