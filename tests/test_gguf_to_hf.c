@@ -454,6 +454,21 @@ static void check_rope_scaling(json_t *rs, const char *name)
                json_string_value(k));
 }
 
+/* The value at a dotted path of config.json ("attn_config.kv_n_heads"), as
+ * the forward converter reads nested keys; NULL: none. */
+static json_t *config_at(json_t *cfg, const char *path)
+{
+    char part[200];
+    json_t *v = cfg;
+    for (const char *p = path; v && *p;) {
+        size_t n = strcspn(p, ".");
+        snprintf(part, sizeof(part), "%.*s", (int)n, p);
+        v = json_object_get(v, part);
+        p += n + (p[n] == '.');
+    }
+    return v;
+}
+
 static const conv_arch *fwd_row(const char *cls)
 {
     for (size_t i = 0; cls && i < conv_n_archs; i++)
@@ -498,13 +513,17 @@ static void check_forward_keys(const conv_arch *a, const conv_hp *list, bool bas
         snprintf(alts, sizeof(alts), "%s", h->src + (strncmp(h->src, "4*", 2) ? 0 : 2));
         if ((a->flags & AF_CTX_MODEL_MAX) && !strcmp(h->key, "context_length"))
             snprintf(alts, sizeof(alts), "model_max_length"); /* Command-R's converter reads this */
+        if ((a->flags & AF_LLAMA4) && !strcmp(alts, "intermediate_size_moe"))
+            snprintf(alts, sizeof(alts), "intermediate_size"); /* renamed so by hf2gguf's adjust_config */
         const char *read = NULL;
         for (char *save = NULL, *t = strtok_r(alts, "|", &save); t && *t != '=' && !read; t = strtok_r(NULL, "|", &save))
-            if (json_object_get(cfg, t))
+            if (config_at(cfg, t))
                 read = t;
         CHECKF(read != NULL, "%s: config.json has none of %s (GGUF %s)", name, h->src, key);
+        char top[200]; /* a nested key ("attn_config.kv_n_heads", DBRX's): its object is the class's key */
+        snprintf(top, sizeof(top), "%.*s", read ? (int)strcspn(read, ".") : 0, read ? read : "");
         if (read)
-            CHECKF(key_type(cls, read) != NULL, "%s: the converter reads %s for %s; %s does not take it", name, read,
+            CHECKF(key_type(cls, top) != NULL, "%s: the converter reads %s for %s; %s does not take it", name, read,
                    key, json_string_value(json_object_get(cls, "class")));
     }
 }
@@ -564,6 +583,12 @@ static void check_config_keys(const char *orig_dir, const char *out, const char 
         CHECKF(!t || type_ok(v, t), "%s: config.json %s is not %s", name, k, t);
     }
     check_rope_scaling(json_object_get(cfg, "rope_scaling"), name);
+    json_t *rs = json_object_get(cfg, "rope_scaling");
+    size_t ri;
+    json_t *rk; /* what the class's own validation adds (PhimoeConfig's mscales) */
+    json_array_foreach(json_object_get(cls, "rope_scaling_required"), ri, rk)
+        CHECKF(!json_is_object(rs) || json_object_get(rs, json_string_value(rk)), "%s: rope_scaling has no %s (%s requires it)",
+               name, json_string_value(rk), json_string_value(json_object_get(cls, "class")));
     const conv_arch *a = fwd_row(json_string_value(json_array_get(json_object_get(cfg, "architectures"), 0)));
     CHECKF(a != NULL, "%s: the converter takes no class of config.json's architectures", name);
     mf_model *g = NULL;

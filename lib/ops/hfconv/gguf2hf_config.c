@@ -550,7 +550,7 @@ static bool arch_writes(const hfc *c, const char *key)
  * class does not take, the one it does (tests/data/hf_arch/
  * hf_config_keys.json): Phi3Config and PhiConfig read
  * max_position_embeddings, not n_positions (PhimoeConfig too); PhiConfig layer_norm_eps;
- * Starcoder2Config norm_epsilon; Qwen3MoeConfig and OlmoeConfig num_experts.
+ * Starcoder2Config norm_epsilon; Qwen3MoeConfig, OlmoeConfig and Qwen3NextConfig num_experts.
  * The name must be one of the alternatives,
  * so that the forward converter reads it back. */
 static const struct { const char *model_type, *gguf, *name; } hf_names[] = {
@@ -561,6 +561,7 @@ static const struct { const char *model_type, *gguf, *name; } hf_names[] = {
     {"starcoder2", "attention.layer_norm_epsilon", "norm_epsilon"},
     {"qwen3_moe", "expert_count", "num_experts"}, /* where the keys' list has both names */
     {"olmoe", "expert_count", "num_experts"},
+    {"qwen3_next", "expert_count", "num_experts"}, /* Qwen3NextConfig */
     /* the Mamba-2 hybrids' config classes take the "mamba_" names */
     {"granitemoehybrid", "ssm.conv_kernel", "mamba_d_conv"},
     {"granitemoehybrid", "ssm.state_size", "mamba_d_state"},
@@ -702,6 +703,24 @@ bool hfc_fwd_constant(const hfc *c, const char *key)
     return false;
 }
 
+/* PhimoeConfig's rope_scaling must also hold short_mscale, long_mscale and
+ * original_max_position_embeddings (configuration_phimoe.py's validation).
+ * The mscales multiply cos and sin (PhimoeRotaryEmbedding), as llama.cpp's
+ * rope.scaling.attn_factor does: both are that factor, so transformers
+ * runs the model the GGUF describes (the forward converter reads neither:
+ * it works attn_factor out from the contexts). */
+static void phimoe_mscales(hfc *c, json_t *rs)
+{
+    const mf_value *af = hfc_key(c, "rope.scaling.attn_factor");
+    if (af && (af->type == MF_V_F32 || af->type == MF_V_F64)) {
+        json_object_set_new(rs, "short_mscale", f32_json(af->as.f));
+        json_object_set_new(rs, "long_mscale", f32_json(af->as.f));
+    }
+    int64_t o = 0;
+    if (hfc_int(hfc_key(c, "rope.scaling.original_context_length"), &o))
+        json_object_set_new(rs, "original_max_position_embeddings", json_integer(o));
+}
+
 /* Phi-3 LongRoPE: the factors travelled as tensors. */
 static void longrope(hfc *c, json_t *cfg)
 {
@@ -723,6 +742,8 @@ static void longrope(hfc *c, json_t *cfg)
     json_object_set_new(rs, "type", json_string("longrope"));
     json_object_set_new(rs, "long_factor", l);
     json_object_set_new(rs, "short_factor", s);
+    if (!strcmp(c->model_type, "phimoe"))
+        phimoe_mscales(c, rs);
     set_new(cfg, "rope_scaling", rs);
 }
 
