@@ -629,6 +629,8 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
     const char *cls = spm ? "LlamaTokenizer" : bert ? "BertTokenizer" : "PreTrainedTokenizerFast";
     if (c->fwd->vocab == V_XLMR || c->fwd->vocab == V_T5)
         cls = c->fwd->vocab == V_XLMR ? "XLMRobertaTokenizer" : "T5Tokenizer";
+    if (c->fwd->vocab == V_RWKV) /* RWKV's own (remote-code) class reads rwkv_vocab_v20230424.txt */
+        cls = "Rwkv6Tokenizer";
     json_object_set_new(tc, "tokenizer_class", json_string(cls));
     json_object_set_new(tc, "clean_up_tokenization_spaces", json_false());
     int64_t ctx = 0;

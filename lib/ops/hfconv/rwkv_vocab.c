@@ -5,7 +5,7 @@
  * LENGTH their count. The GGUF token text is repr(bytes)[2:-1]: Python's
  * bytes repr without b and the quotes. No code runs: the literal is parsed
  * here, escapes by the Python language reference (string and bytes
- * literals); \N{...} names are refused. */
+ * literals: an unknown escape keeps its backslash); \N{...} names are refused. */
 #include "ops/hfconv/rwkv_vocab.h"
 #include "core/cursor.h"
 
@@ -92,8 +92,13 @@ static int parse_literal(const char *s, const char *e, uint8_t **tok, size_t *n)
             out[k++] = (uint8_t)*s++;
             continue;
         }
+        if (s + 1 < e && !strchr(bytes ? "\\'\"abfnrtvx01234567" : "\\'\"abfnrtvx01234567uUN", s[1])) {
+            out[k++] = '\\'; /* an unknown escape keeps its backslash (Python warns, still reads it) */
+            s++;
+            continue;
+        }
         size_t w = 0, used = s + 1 < e ? unescape(s + 1, e, bytes, out + k, &w) : 0;
-        if (!used) {
+        if (!used) { /* \x without two hex digits, \N{...} names, a code point str.encode refuses */
             free(out);
             return -1;
         }
@@ -173,7 +178,9 @@ int mf_rwkv_read_vocab(const char *path, const uint8_t *data, size_t size, mf_rw
         memcpy(len_text, sp2, ll);
         len_text[ll] = 0;
         long want = strtol(len_text, &endp, 10);
-        if (*endp || want < 0)
+        while (*endp == '\r' || *endp == '\t' || *endp == ' ') /* int() takes surrounding white space */
+            endp++;
+        if (*endp || endp == len_text || want < 0)
             goto bad;
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 1024;
