@@ -6,6 +6,7 @@
 #include "hf_cli.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <unistd.h>
@@ -246,11 +247,26 @@ static bool is_gguf_file(const char *in)
     return detected_format(in) == MF_FMT_GGUF;
 }
 
+/* A Hugging Face directory whose config.json has a quantization_config
+ * (GPTQ, AWQ, FP8...): mf_convert_to_hf writes its float twin, with the
+ * config's quantization_config removed (doc/prequant.md). */
+static bool is_prequant_dir(const char *in)
+{
+    if (detected_format(in) != MF_FMT_HF_DIR)
+        return false;
+    char p[4200];
+    snprintf(p, sizeof(p), "%.4000s/config.json", in);
+    json_t *cfg = json_load_file(p, 0, NULL);
+    bool yes = json_is_object(json_object_get(cfg, "quantization_config"));
+    json_decref(cfg);
+    return yes;
+}
+
 static int to_hf_dir(const convert_args *a)
 {
     /* a training checkpoint, or any other model (x.bin, x.pt, ...): its
      * tensors as save_pretrained shards them (5GB, model.safetensors.index.json) */
-    if (is_checkpoint(a->in) || !is_gguf_file(a->in)) {
+    if (is_checkpoint(a->in) || (!is_gguf_file(a->in) && !is_prequant_dir(a->in))) {
         if (a->arch_file)
             return cli_usage_error("convert", "--arch-file is for a Hugging Face directory's GGUF and back");
         cli_ckpt_opts co;
@@ -292,10 +308,14 @@ static int to_hf_dir(const convert_args *a)
     if (rc) {
         rc = cli_report(&st);
     } else if (!cli_quiet) {
-        fprintf(stderr, "wrote %s: config.json, generation_config.json, tokenizer files, "
-                        "model card, %s\n",
-                a->out, o.max_shard_size ? "weights (sharded past --max-shard-size)"
-                                         : "model.safetensors");
+        if (is_gguf_file(a->in))
+            fprintf(stderr, "wrote %s: config.json, generation_config.json, tokenizer files, "
+                            "model card, %s\n",
+                    a->out, o.max_shard_size ? "weights (sharded past --max-shard-size)"
+                                             : "model.safetensors");
+        else
+            fprintf(stderr, "wrote %s: the weights dequantized to floats, config.json without "
+                            "quantization_config, the other files copied\n", a->out);
     }
     mf_status_clear(&st);
     return rc;

@@ -490,8 +490,24 @@ if [ -f "$q8" ] && command -v python3 >/dev/null 2>&1; then
     skip "report in headless chromium: not installed (apt-get install chromium)"
   fi
 else
-  echo "SKIP report: no ../shared/convert-ref or python3"
+  skip "report: no ../shared/convert-ref or python3"
 fi
+
+# a pre-quantized directory (GPTQ, AWQ, bitsandbytes) to OUT/: its float
+# twin, as mf_convert_to_hf writes it (the references: tests/data/prequant,
+# made from the producing tools' layouts), quantization_config gone
+for case in gptq-llama-tiny awq-gemm-g32 awq-gemv-g64 bnb-fp4; do
+  d=tests/data/prequant/$case
+  rm -rf "$tmp/float"
+  if "$mfmt" convert -q "$d/" "$tmp/float/" --dtype f32 >"$tmp/out" 2>&1; then
+    got=$("$mfmt" hash --tensors "$tmp/float/model.safetensors" | awk '/tensor content/ {print $2}')
+    want=$("$mfmt" hash --tensors "$d.ref.safetensors" | awk '/tensor content/ {print $2}')
+    [ -n "$got" ] && [ "$got" = "$want" ] && ok || bad "convert $d/ OUT/: tensors differ from $case.ref.safetensors"
+    grep -q quantization_config "$tmp/float/config.json" && bad "convert $d/ OUT/: config.json keeps quantization_config" || ok
+  else
+    bad "convert $d/ OUT/: $(cat "$tmp/out")"
+  fi
+done
 
 # killed while it copies standard input: the copy goes too
 mkfifo "$tmp/fifo"
