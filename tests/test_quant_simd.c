@@ -190,6 +190,48 @@ static void test_validate(void)
     free(y), free(q);
 }
 
+/* F32 -> BF16 of every high half with the low halves that decide the
+ * rounding (ties, both neighbours, NaN payloads), vector kernel against
+ * mf_f32_to_bf16; and the float rows' validation finds the first row with
+ * a non-finite value wherever it lies. */
+static void test_bf16_and_float_rows(void)
+{
+    static const uint32_t lows[] = {0, 1, 0x7fff, 0x8000, 0x8001, 0xffff};
+    enum { NV = 65536 * 6 };
+    float *x = malloc(sizeof(float) * NV);
+    uint8_t *a = malloc(2 * NV), *b = malloc(2 * NV);
+    for (uint32_t i = 0; i < NV; i++) {
+        uint32_t u = (i / 6) << 16 | lows[i % 6];
+        memcpy(&x[i], &u, 4);
+    }
+    mf_quant_set_simd(MF_QUANT_ALL);
+    CHECK(mf_quantize_rows(MF_BF16, x, a, 1, NV, NULL) == 0);
+    int bad = 0;
+    for (uint32_t i = 0; i < NV; i++)
+        bad += mf_rd16le(a + 2 * i) != mf_f32_to_bf16(x[i]);
+    mf_quant_set_simd(0);
+    CHECK(mf_quantize_rows(MF_BF16, x, b, 1, NV, NULL) == 0);
+    mf_quant_set_simd(MF_QUANT_ALL);
+    CHECKF(bad == 0 && memcmp(a, b, 2 * NV) == 0, "%d of %d values convert to BF16 differently", bad, NV);
+    /* one non-finite value at position p of row 3 (of 5) */
+    float row[5 * 96];
+    const mf_dtype fl[] = {MF_F32, MF_F16, MF_BF16};
+    const float odd[] = {INFINITY, -INFINITY, NAN};
+    int wrong = 0;
+    for (int t = 0; t < 3; t++)
+        for (int o = 0; o < 3; o++)
+            for (int p = 0; p < 96; p += 7) {
+                for (int i = 0; i < 5 * 96; i++)
+                    row[i] = (unif() + unif()) * 0.05f;
+                row[3 * 96 + p] = odd[o];
+                CHECK(mf_quantize_rows(fl[t], row, a, 5, 96, NULL) == 0);
+                wrong += mf_quant_first_invalid_row(fl[t], a, 5, 96) != 3;
+                wrong += mf_quant_first_invalid_row(fl[t], a, 3, 96) != -1;
+            }
+    CHECKF(wrong == 0, "%d float-row validations wrong", wrong);
+    free(x), free(a), free(b);
+}
+
 int main(void)
 {
     unsigned lvl = mf_quant_simd_level();
@@ -197,6 +239,7 @@ int main(void)
            lvl & MF_QUANT_F16C ? "F16C" : "", lvl ? "" : "(none)");
     test_types();
     test_f16c();
+    test_bf16_and_float_rows();
     test_from_stored();
     test_validate();
     return tl_report("quant_simd");

@@ -332,6 +332,35 @@ bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
     return true;
 }
 
+/* mf_f32_to_bf16 in eight lanes: the same integer steps on each value's
+ * bits, then the low halves of the 32-bit results packed in order. */
+__attribute__((target("avx2"))) static int64_t f32_to_bf16_avx2(const float *x, uint8_t *y, int64_t n)
+{
+    const __m256i absmask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i one = _mm256_set1_epi32(1), round = _mm256_set1_epi32(0x7fff), quiet = _mm256_set1_epi32(64);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i r[2];
+        for (int h = 0; h < 2; ++h) {
+            __m256i u = _mm256_castps_si256(_mm256_loadu_ps(x + i + 8 * h));
+            __m256i hi = _mm256_srli_epi32(u, 16);
+            __m256i even = _mm256_srli_epi32(
+                _mm256_add_epi32(u, _mm256_add_epi32(round, _mm256_and_si256(hi, one))), 16);
+            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, absmask), inf);
+            r[h] = _mm256_blendv_epi8(even, _mm256_or_si256(hi, quiet), nan);
+        }
+        /* packus works within 128-bit halves: put the quarters back in order */
+        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r[0], r[1]), 0xd8);
+        _mm256_storeu_si256((__m256i *)(y + 2 * i), packed);
+    }
+    return i;
+}
+
+int64_t mq_simd_f32_to_bf16(const float *x, uint8_t *y, int64_t n)
+{
+    return mq_cpu_has_avx2() ? f32_to_bf16_avx2(x, y, n) : 0;
+}
+
 bool mq_cpu_has_avx2(void)
 {
     pthread_once(&cpu_once, cpu_probe);
@@ -409,6 +438,12 @@ bool mq_simd_min_max32(const float *x, float *min, float *max)
 void mq_simd_asym_levels32(const float *x, float min, float id, int cap, uint8_t *L)
 {
     (void)x, (void)min, (void)id, (void)cap, (void)L;
+}
+
+int64_t mq_simd_f32_to_bf16(const float *x, uint8_t *y, int64_t n)
+{
+    (void)x, (void)y, (void)n;
+    return 0;
 }
 
 bool mq_cpu_has_avx2(void) { return false; }
