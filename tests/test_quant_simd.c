@@ -124,7 +124,7 @@ static void test_from_stored(void)
     enum { R = 40 };
     uint8_t *h = malloc(2 * N * R + 1), *q1 = malloc(4 * N * R), *q2 = malloc(4 * N * R);
     float *f = malloc(sizeof(float) * N * R);
-    const mf_dtype srcs[] = {MF_F16, MF_BF16}, dsts[] = {MF_Q4_0, MF_Q6_K, MF_Q3_K, MF_IQ4_XS, MF_Q8_0};
+    const mf_dtype srcs[] = {MF_F16, MF_BF16}, dsts[] = {MF_Q4_0, MF_Q6_K, MF_Q3_K, MF_IQ4_XS, MF_Q8_0, MF_F32, MF_F16, MF_BF16};
     for (int s = 0; s < 2; s++) {
         for (int i = 0; i < N * R; i++) {
             float g = (unif() + unif()) * 0.05f;

@@ -15,9 +15,19 @@ typedef struct qtype {
 } qtype;
 
 /* Plain float element types, as ggml's quantize_chunk / to_float treat them. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MQ_HOST_LE 1 /* a float's bytes in memory are its GGUF bytes */
+#else
+#define MQ_HOST_LE 0
+#endif
+
 static void quant_f32(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
     (void)qw;
+    if (MQ_HOST_LE) {
+        memcpy(y, x, (size_t)n * sizeof(float));
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         uint32_t u;
         memcpy(&u, &x[i], 4);
@@ -214,8 +224,15 @@ static void *qshare_run(void *arg)
         s->rc = -1;
         return NULL;
     }
+    /* F32 out on a little-endian host: the source rows convert straight
+     * into the output, which quant_f32 would only copy */
+    const bool direct = MQ_HOST_LE && s->t->dt == MF_F32 && (uintptr_t)s->dst % sizeof(float) == 0;
     for (int64_t r = 0; r < s->nrows; r += batch) {
         int64_t k = s->nrows - r < batch ? s->nrows - r : batch;
+        if (direct) {
+            s->src_t->deq(s->src + r * s->src_rb, (float *)(void *)(s->dst + r * s->dst_rb), k * s->n_per_row);
+            continue;
+        }
         s->src_t->deq(s->src + r * s->src_rb, buf, k * s->n_per_row);
         for (int64_t i = 0; i < k; i++)
             s->t->quant(buf + i * s->n_per_row, s->dst + (r + i) * s->dst_rb, s->n_per_row, s->imatrix);
