@@ -232,8 +232,66 @@ static void test_bf16_and_float_rows(void)
     free(x), free(a), free(b);
 }
 
-int main(void)
+/* FNV-1a of every type's bytes (with and without an imatrix) on the test
+ * rows, under whatever tier the environment chose */
+static uint64_t all_types_hash(void)
 {
+    float *x = malloc(sizeof(float) * N * ROWS), w[N];
+    uint8_t *q = malloc(8 * N * ROWS);
+    for (int r = 0; r < ROWS; r++)
+        fill_row(x + r * N, r);
+    for (int i = 0; i < N; i++)
+        w[i] = 0.25f + (float)((i * 7919) % 97) / 16.0f;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int dt = 0; dt < 64; dt++) {
+        if (!mf_can_quantize((mf_dtype)dt))
+            continue;
+        const mf_dtype_info *di = mf_dtype_info_of((mf_dtype)dt);
+        size_t qbytes = (size_t)ROWS * (N / di->block_elems) * di->block_bytes;
+        for (int im = mf_quant_requires_imatrix((mf_dtype)dt); im < 2; im++) {
+            memset(q, 0, qbytes);
+            if (mf_quantize_rows_from((mf_dtype)dt, MF_F32, x, q, ROWS, N, im ? w : NULL, 2))
+                h ^= 1; /* a failure changes the hash */
+            for (size_t i = 0; i < qbytes; i++)
+                h = (h ^ q[i]) * 0x100000001b3ull;
+        }
+    }
+    free(x), free(q);
+    return h;
+}
+
+/* MFMT_SIMD forces each tier in a fresh process (the choice is made once,
+ * at the first kernel call): the level it reports is the forced one (capped
+ * by the CPU) and every tier's bytes are the same. */
+static void test_forced_tiers(const char *self)
+{
+    static const char *const tiers[] = {"scalar", "avx2", "avx512"};
+    unsigned long long hash[3] = {0};
+    unsigned lvl[3] = {0};
+    const unsigned here = mf_quant_simd_level();
+    for (int t = 0; t < 3; t++) {
+        char cmd[4200];
+        snprintf(cmd, sizeof(cmd), "MFMT_SIMD=%s '%s' --tier-hash", tiers[t], self);
+        FILE *p = popen(cmd, "r");
+        int got = p ? fscanf(p, "%u %llx", &lvl[t], &hash[t]) : 0;
+        int rc = p ? pclose(p) : -1;
+        CHECKF(got == 2 && rc == 0, "MFMT_SIMD=%s: the child printed no hash", tiers[t]);
+        printf("  MFMT_SIMD=%-6s kernels %s%s%s: hash %016llx\n", tiers[t], lvl[t] & MF_QUANT_AVX2 ? "AVX2 " : "",
+               lvl[t] & MF_QUANT_AVX512 ? "AVX-512 " : "", lvl[t] & MF_QUANT_F16C ? "F16C" : "(scalar)", hash[t]);
+    }
+    CHECKF(lvl[0] == 0, "MFMT_SIMD=scalar still uses kernels %u", lvl[0]);
+    CHECKF(lvl[1] == (here & ~(unsigned)MF_QUANT_AVX512), "MFMT_SIMD=avx2 uses %u", lvl[1]);
+    CHECKF(lvl[2] == here, "MFMT_SIMD=avx512 uses %u, the CPU offers %u", lvl[2], here);
+    CHECKF(hash[0] == hash[1] && hash[1] == hash[2], "the tiers give different bytes");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--tier-hash")) {
+        unsigned long long h = all_types_hash();
+        printf("%u %llx\n", mf_quant_simd_level(), h);
+        return 0;
+    }
     unsigned lvl = mf_quant_simd_level();
     printf("vector kernels here: %s%s%s%s\n", lvl & MF_QUANT_AVX2 ? "AVX2 " : "", lvl & MF_QUANT_AVX512 ? "AVX-512 " : "",
            lvl & MF_QUANT_F16C ? "F16C" : "", lvl ? "" : "(none)");
@@ -242,5 +300,9 @@ int main(void)
     test_bf16_and_float_rows();
     test_from_stored();
     test_validate();
+    if (!getenv("MFMT_SIMD") && !getenv("MFMT_NO_SIMD"))
+        test_forced_tiers(argv[0]);
+    else
+        printf("SKIP forced tiers: MFMT_SIMD or MFMT_NO_SIMD already set\n");
     return tl_report("quant_simd");
 }

@@ -312,12 +312,20 @@ static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 /* mf_quant_set_simd: the MF_QUANT_* kernels allowed from now on */
 static _Atomic unsigned simd_allowed = ~0u;
 
+/* The kernels are chosen from CPUID, per CPU at run time. MFMT_SIMD forces
+ * a tier for testing and benchmarks (every tier gives the same bytes):
+ * "scalar" (as MFMT_NO_SIMD), "avx2" (no AVX-512 kernel even where the CPU
+ * has it: the path of an AVX2-only CPU, or the better one on a CPU whose
+ * AVX-512 runs slow), "avx512" or unset: whatever the CPU has. A tier the
+ * CPU lacks is never used. */
 static void cpu_probe(void)
 {
     __builtin_cpu_init();
-    const bool off = getenv("MFMT_NO_SIMD") != NULL;
+    const char *force = getenv("MFMT_SIMD");
+    const bool off = getenv("MFMT_NO_SIMD") != NULL || (force && !strcmp(force, "scalar"));
+    const bool no512 = force && !strcmp(force, "avx2");
     have_avx2 = __builtin_cpu_supports("avx2") && !off;
-    have_avx512 = have_avx2 && __builtin_cpu_supports("avx512f");
+    have_avx512 = have_avx2 && __builtin_cpu_supports("avx512f") && !no512;
     /* gcc 12's __builtin_cpu_supports has no "f16c"; CPUID.1:ECX bit 29 */
     unsigned a, b, c, d;
     have_f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx") && !off;
