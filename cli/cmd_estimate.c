@@ -30,6 +30,8 @@ static void print_text(const char *path, const mf_estimate *e)
     cli_fmt_bytes(b, sizeof(b), e->weight_bytes);
     printf("weights:     %s (%llu bytes, %s, %.2f bits/weight)\n", b,
            (unsigned long long)e->weight_bytes, e->weight_type, e->weight_bpw);
+    if (e->weight_note[0])
+        printf("             (%s)\n", e->weight_note);
     cli_fmt_bytes(b, sizeof(b), e->kv_bytes);
     printf("KV cache:    %s (%llu bytes) = %lld layers x %lld KV heads x (%lld + %lld) dims x %lld ctx x %lld batch x %g bytes (%s)\n",
            b, (unsigned long long)e->kv_bytes, (long long)e->n_layers, (long long)e->n_kv_heads,
@@ -58,6 +60,8 @@ static void print_json(const char *path, const mf_estimate *e)
     json_object_set_new(o, "weight_type", json_string(e->weight_type));
     json_object_set_new(o, "weight_bytes", json_integer((json_int_t)e->weight_bytes));
     json_object_set_new(o, "weight_bpw", json_real(e->weight_bpw));
+    if (e->weight_note[0])
+        json_object_set_new(o, "weight_note", json_string(e->weight_note));
     json_object_set_new(o, "kv_type", json_string(e->kv_type));
     json_object_set_new(o, "kv_bytes_per_elem", json_real(e->kv_bytes_per_elem));
     json_object_set_new(o, "kv_bytes", json_integer((json_int_t)e->kv_bytes));

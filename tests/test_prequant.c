@@ -12,6 +12,8 @@
 #include "testmf.h"
 
 #include "core/core.h"
+#include "core/reader.h"
+#include "quant/qimpl.h"
 #include "quant/quant.h"
 
 #include <mfmt/analyze.h>
@@ -40,6 +42,39 @@ static void check_same_f32(const char *name, const mf_model *m, const mf_tensor 
            name, mf_tensor_name(rt));
     mf_free(a);
     mf_free(b);
+    mf_status_clear(&st);
+}
+
+/* The logical view of dir written as F16 / BF16 (mf_pq_rows' encoders:
+ * F16C or the scalar loops) equals the reference floats rounded by
+ * mf_f32_to_f16 / mf_f32_to_bf16, value for value. */
+static void check_half_view(const char *name, const mf_model *stored, const mf_model *r,
+                            mf_dtype dt)
+{
+    mf_model *v = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_model_logical_view_as(stored, dt, &v, &st) == 0 && v, "%s: %s", name, st.msg);
+    for (size_t i = 0; v && i < mf_model_tensor_count(r); i++) {
+        const mf_tensor *rt = mf_model_tensor_at(r, i);
+        const mf_tensor *t = mf_tensor_find(v, mf_tensor_name(rt));
+        if (!t || mf_tensor_dtype(t) != dt)
+            continue; /* passed through unquantized: not the encoders' */
+        float *ref = NULL;
+        uint8_t *got = NULL;
+        uint64_t nr = 0, ng = 0;
+        CHECK(mf_tensor_read_alloc(r, rt, MF_F32, (void **)&ref, &nr, &st) == 0);
+        CHECKF(mf_tensor_read_alloc(v, t, dt, (void **)&got, &ng, &st) == 0, "%s: %s", name, st.msg);
+        bool same = ref && got && ng == nr / 2;
+        for (uint64_t k = 0; same && k < nr / 4; k++)
+            same = mf_rd16le(got + 2 * k) ==
+                   (dt == MF_F16 ? mf_f32_to_f16(ref[k]) : mf_f32_to_bf16(ref[k]));
+        CHECKF(same, "%s: %s as %s differs from the rounded reference", name, mf_tensor_name(rt),
+               mf_dtype_name(dt));
+        mf_free(ref);
+        mf_free(got);
+    }
+    mf_close(v);
     mf_status_clear(&st);
 }
 
@@ -75,9 +110,53 @@ static void check_case(const char *name)
                "%s: %s has another shape", name, mf_tensor_name(rt));
         check_same_f32(name, m, t, r, rt);
     }
+    mf_model *stored = NULL;
+    o.flags = MF_OPEN_NO_SCAN;
+    CHECK(mf_open(dir, &o, &stored, &st) == 0);
+    unsigned was = mf_quant_set_simd(MF_QUANT_ALL);
+    for (int simd = 0; stored && simd < 2; simd++) {
+        mf_quant_set_simd(simd ? was : 0);
+        check_half_view(name, stored, r, MF_F16);
+        check_half_view(name, stored, r, MF_BF16);
+    }
+    mf_quant_set_simd(was);
+    mf_close(stored);
     mf_close(m);
     mf_close(r);
     mf_status_clear(&st);
+}
+
+/* The F16C kernels mf_pq_rows uses give mf_f32_to_f16's halves and its
+ * round trip on a sweep of float bit patterns (every 4099th, so every
+ * exponent and both signs, zeros, subnormals, the overflow edge, NaNs). */
+static void check_f16c_kernels(void)
+{
+    enum { N = 1 << 16 };
+    static float x[N], y[N];
+    static uint8_t h[2 * N];
+    uint64_t bad = 0, n = 0;
+    bool ran = true;
+    for (uint64_t u0 = 0; ran && u0 < (1ull << 32); u0 += (uint64_t)N * 4099) {
+        for (int k = 0; k < N; k++) {
+            uint32_t u = (uint32_t)(u0 + (uint64_t)k * 4099);
+            if (k < 8) /* the edges, in every chunk */
+                u = (uint32_t[]){0, 0x80000000u, 0x477fefffu, 0x477ff000u, 0x33000000u, 0x33000001u,
+                                 0x387fe000u, 0x7f800001u}[k];
+            memcpy(&x[k], &u, 4);
+            y[k] = x[k];
+        }
+        ran = mq_simd_f32_to_f16(x, h, N) && mq_simd_round_f16(y, N);
+        for (int k = 0; ran && k < N; k++, n++) {
+            float back = mf_f16_to_f32(mf_f32_to_f16(x[k]));
+            bad += mf_rd16le(h + 2 * k) != mf_f32_to_f16(x[k]) || memcmp(&y[k], &back, 4) != 0;
+        }
+    }
+    if (!ran) {
+        TL_SKIP("prequant: no F16C on this CPU, the F16C kernels are not compared");
+        return;
+    }
+    CHECKF(bad == 0, "%llu of %llu floats differ from mf_f32_to_f16", (unsigned long long)bad,
+           (unsigned long long)n);
 }
 
 /* The corrupt variants: opening (strict) and reading must both fail with
@@ -122,28 +201,70 @@ static void check_bad(void)
     CHECK(n == 4);
 }
 
-/* inspect's metadata: method, bits, group size of a GPTQ directory. */
+static const char *meta_str(const mf_model *m, const char *key)
+{
+    const mf_value *v = mf_meta_get(m, key);
+    return v && v->type == MF_V_STR ? v->as.s.ptr : "";
+}
+
+static int64_t meta_int(const mf_model *m, const char *key)
+{
+    const mf_value *v = mf_meta_get(m, key);
+    return !v ? INT64_MIN : v->type == MF_V_U64 || v->type == MF_V_U32 ? (int64_t)v->as.u : v->as.i;
+}
+
+/* inspect's metadata (inspect --json prints it): the method as
+ * quantization_config names it, the layout, bits, group size, act-order
+ * and the FP8 block, as each case's config.json and tensors say. */
 static void check_meta(void)
 {
-    mf_open_opts o;
-    mf_open_opts_init(&o);
-    o.flags = MF_OPEN_NO_SCAN;
-    mf_model *m = NULL;
-    CHECK(mf_open(DATA "/gptq-3bit-g64-actorder", &o, &m, NULL) == 0);
-    if (!m)
-        return;
-    const mf_value *v = mf_meta_get(m, "quant.method");
-    CHECK(v && v->type == MF_V_STR && v->as.s.len == 4 && !memcmp(v->as.s.ptr, "gptq", 4));
-    v = mf_meta_get(m, "quant.bits");
-    CHECK(v && v->as.i == 3);
-    v = mf_meta_get(m, "quant.group_size");
-    CHECK(v && v->as.i == 64);
-    v = mf_meta_get(m, "quant.desc_act");
-    CHECK(v && v->as.b);
-    /* as stored: the packed parts, I32 */
-    const mf_tensor *t = mf_tensor_find(m, "model.layers.0.mlp.down_proj.qweight");
-    CHECK(t && mf_tensor_dtype(t) == MF_I32);
-    mf_close(m);
+    static const struct {
+        const char *dir, *method, *layout;
+        int bits, group;
+        bool desc_act;
+        const char *extra_key, *extra;
+    } want[] = {
+        {"gptq-4bit-g32-sym", "gptq", "gptq", 4, 32, false, "quant.checkpoint_format", "gptq"},
+        {"gptq-3bit-g64-actorder", "gptq", "gptq", 3, 64, true, NULL, NULL},
+        {"gptq-8bit-gall-v2", "gptq", "gptq", 8, -1, false, "quant.checkpoint_format", "gptq_v2"},
+        {"awq-gemm-g32", "awq", "awq", 4, 32, false, NULL, NULL},
+        {"awq-gemv-g64", "awq", "awq-gemv", 4, 64, false, NULL, NULL},
+        {"fp8-block", "fp8", "fp8", 8, -1, false, "quant.block_size", "[128, 128]"},
+        {"fbgemm-fp8-channel", "fbgemm_fp8", "fp8", 8, -1, false, NULL, NULL},
+        {"ct-pack-w4-g32", "compressed-tensors", "compressed-tensors", 4, 32, false, NULL, NULL},
+        {"ct-int8-channel-asym", "compressed-tensors", "compressed-tensors", 8, -1, false, NULL, NULL},
+        {"mxfp4-gptoss", "mxfp4", "mxfp4", 4, 32, false, NULL, NULL},
+        {"nvfp4-modelopt", "modelopt", "nvfp4", 4, 16, false, NULL, NULL},
+        {"bnb-nf4", "bitsandbytes", "bitsandbytes-4bit", 4, 64, false, NULL, NULL},
+        {"bnb-int8", "bitsandbytes", "bitsandbytes-8bit", 8, -1, false, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        char dir[256];
+        snprintf(dir, sizeof(dir), DATA "/%s", want[i].dir);
+        mf_open_opts o;
+        mf_open_opts_init(&o);
+        o.flags = MF_OPEN_NO_SCAN;
+        mf_model *m = NULL;
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(mf_open(dir, &o, &m, &st) == 0, "%s: %s", dir, st.msg);
+        if (m) {
+            const mf_value *da = mf_meta_get(m, "quant.desc_act");
+            CHECKF(!strcmp(meta_str(m, "quant.method"), want[i].method) &&
+                       !strcmp(meta_str(m, "quant.layout"), want[i].layout) &&
+                       meta_int(m, "quant.bits") == want[i].bits &&
+                       meta_int(m, "quant.group_size") == want[i].group && da &&
+                       da->type == MF_V_BOOL && da->as.b == want[i].desc_act,
+                   "%s: quant.method %s, layout %s, bits %lld, group %lld", want[i].dir,
+                   meta_str(m, "quant.method"), meta_str(m, "quant.layout"),
+                   (long long)meta_int(m, "quant.bits"), (long long)meta_int(m, "quant.group_size"));
+            CHECKF(!want[i].extra_key || !strcmp(meta_str(m, want[i].extra_key), want[i].extra),
+                   "%s: %s is \"%s\"", want[i].dir, want[i].extra_key ? want[i].extra_key : "",
+                   want[i].extra_key ? meta_str(m, want[i].extra_key) : "");
+        }
+        mf_close(m);
+        mf_status_clear(&st);
+    }
 }
 
 /* ggml b10256's blocks, values worked out by hand from ggml-quants.c. */
@@ -233,6 +354,94 @@ static void check_llama_report(void)
     mf_close(w);
     mf_close(m);
     mf_status_clear(&st);
+}
+
+/* The bytes transformers' quantizer keeps for a case, from its stored
+ * tensors by name (what each loader's modules hold: see
+ * mf_hf_prequant_memory): every stored tensor, less the bitsandbytes
+ * quant_state JSON and weight_format (parsed at load, not kept), plus the
+ * nested offset (F32) of each double-quantized bitsandbytes weight, the
+ * F32 input_scale_ub fbgemm's Linear adds, and the zero point (one byte a
+ * scale) compressed-tensors creates where a symmetric scheme stores none. */
+static uint64_t loaded_bytes(const mf_model *w, const char *method)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < mf_model_tensor_count(w); i++) {
+        const mf_tensor *t = mf_model_tensor_at(w, i);
+        const char *n = mf_tensor_name(t);
+        size_t len = strlen(n);
+        if (strstr(n, ".quant_state.bitsandbytes__") || strstr(n, ".weight_format"))
+            continue;
+        b += mf_tensor_nbytes(t);
+        if (len > 14 && !strcmp(n + len - 14, ".nested_absmax"))
+            b += 4;
+        if (len > 13 && !strcmp(n + len - 13, ".weight_scale")) {
+            char zp[600];
+            snprintf(zp, sizeof(zp), "%.*s.weight_zero_point", (int)(len - 13), n);
+            if (!strcmp(method, "fbgemm_fp8"))
+                b += 4;
+            else if (!strcmp(method, "compressed-tensors") && !mf_tensor_find(w, zp))
+                b += mf_tensor_nelems(t);
+        }
+    }
+    return b;
+}
+
+/* estimate's weight bytes of every method's case against loaded_bytes,
+ * within the issue's 1%. The cases' configs have no geometry, so each is
+ * copied with num_hidden_layers / num_attention_heads added. */
+static void check_memory_estimates(void)
+{
+    static const char *const cases[] = {
+        "gptq-4bit-g32-sym", "gptq-3bit-g64-actorder", "gptq-8bit-gall-v2", "awq-gemm-g32",
+        "awq-gemv-g64", "fp8-block", "fbgemm-fp8-channel", "ct-pack-w4-g32", "ct-int8-channel-asym",
+        "mxfp4-gptoss", "nvfp4-modelopt", "bnb-nf4", "bnb-nf4-nested", "bnb-fp4", "bnb-int8",
+    };
+    char tmp[256], dir[600], path[700], cmd[1600];
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "prequant-mem"))
+        return;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(dir, sizeof(dir), "%s/%s", tmp, cases[i]);
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp " DATA "/%s/model.safetensors '%s/'", dir,
+                 cases[i], dir);
+        CHECK(system(cmd) == 0);
+        snprintf(path, sizeof(path), DATA "/%s/config.json", cases[i]);
+        json_t *cfg = json_load_file(path, 0, NULL);
+        CHECK(cfg != NULL);
+        if (!cfg)
+            continue;
+        json_object_set_new(cfg, "num_hidden_layers", json_integer(1));
+        json_object_set_new(cfg, "num_attention_heads", json_integer(1));
+        snprintf(path, sizeof(path), "%s/config.json", dir);
+        CHECK(json_dump_file(cfg, path, 0) == 0);
+        const char *method = json_string_value(
+            json_object_get(json_object_get(cfg, "quantization_config"), "quant_method"));
+        snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+        mf_open_opts o;
+        mf_open_opts_init(&o);
+        o.flags = MF_OPEN_NO_SCAN;
+        mf_model *w = NULL;
+        mf_estimate *e = NULL;
+        mf_status st;
+        mf_status_init(&st);
+        CHECK(mf_open(path, &o, &w, &st) == 0);
+        CHECKF(mf_estimate_path(dir, NULL, &e, &st) == 0 && e, "%s: %s", cases[i], st.msg);
+        if (w && e && method) {
+            uint64_t want = loaded_bytes(w, method);
+            double err = fabs((double)e->weight_bytes - (double)want) / (double)want;
+            CHECKF(err < 0.01, "%s: estimate %llu bytes, the quantizer holds %llu", cases[i],
+                   (unsigned long long)e->weight_bytes, (unsigned long long)want);
+            CHECKF(e->weight_note[0] != 0, "%s: estimate does not say how it counted", cases[i]);
+            printf("estimate %-24s %6llu bytes, held %6llu (%.3f%%): %s\n", cases[i],
+                   (unsigned long long)e->weight_bytes, (unsigned long long)want, 100 * err,
+                   e->weight_note);
+        }
+        mf_estimate_free(e);
+        mf_close(w);
+        json_decref(cfg);
+        mf_status_clear(&st);
+    }
+    tl_remove_tmpdir(tmp);
 }
 
 /* ggml b10256's own bytes (tests/data/prequant/ggml-b10256-newtypes.c made
@@ -603,7 +812,9 @@ int main(void)
     check_float_dirs(cases, sizeof(cases) / sizeof(cases[0]));
     check_bad();
     check_meta();
+    check_f16c_kernels();
     check_llama_report();
+    check_memory_estimates();
     check_convert();
     check_mxfp4_kept();
     check_ggml_new_types();

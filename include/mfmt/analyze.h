@@ -34,6 +34,11 @@ typedef struct mf_diff_row {
     const mf_tensor *a, *b;       /* NULL for the side that lacks it */
     double max_abs, rmse, cosine; /* MF_DIFF_VALUES / SAME_VALUES */
     uint64_t n_diff;              /* elements that differ */
+    /* MF_DIFF_VALUES / SAME_VALUES: the root mean square of A's and of B's
+     * values (A the reference: relative error rmse / rms_a, SNR
+     * 20 log10(rms_a / rmse)); 0 for the other kinds. Appended after
+     * n_diff: the library fills the struct, older callers never see it. */
+    double rms_a, rms_b;
 } mf_diff_row;
 
 /* Non-zero stops the diff (MF_ERR_CANCELLED). */
@@ -108,6 +113,8 @@ typedef struct mf_estimate {
     double kv_bytes_per_elem;
     uint64_t kv_bytes;       /* layers x ctx x batch x (K + V bytes per token) */
     uint64_t total_bytes;
+    char weight_note[256];   /* how weight_bytes was counted, when not plainly (a
+                              * pre-quantized checkpoint: what its quantizer keeps) */
 } mf_estimate;
 
 /* PATH: a Hugging Face directory (config.json; weights when present) or a

@@ -58,6 +58,65 @@ typedef struct mf_pickle_walk {
     void (*rest)(void *ctx, uint64_t at);
 } mf_pickle_walk;
 
+/* The hooks only scan asks (lib/ops/scan.c): what a format's loader runs or
+ * unpickles besides what the reader opens. A reader without any leaves
+ * mf_reader.scan NULL. */
+typedef struct mf_scan_hooks {
+    /* The code loading the model runs besides pickles (Keras Lambda
+     * layers, TensorFlow ops that run code or touch files), each handed to
+     * fn; -1 with st (saying what could not be read) when the part that
+     * would hold it cannot be read. */
+    int (*find_code)(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st);
+    /* When the file cannot be opened to ask find_code: may its own loader
+     * still read code out of these bytes? */
+    bool (*may_hold_code)(const uint8_t *b, uint64_t n);
+    /* Over any bytes (archive members too): 0 when the loader would not
+     * take them for this format (its own test: np.load's magic); else 1
+     * with *out saying what it does with them (np.load of an object array
+     * unpickles its data); -1 when out of memory (the scan fails). */
+    int (*pickle_payload)(const uint8_t *b, uint64_t n, const char *file, mf_payload *out);
+    /* Of a file by its place: code that loading the directory around it
+     * runs (transformers' auto_map remote code), each finding to fn. */
+    void (*code_around)(const char *path, mf_code_fn fn, void *ctx);
+    /* When a buffer's first pickle is `first`: does this format's loader
+     * read the buffer as a stream that starts with it (torch's legacy
+     * magic number)? 0: no; 1: its pickles were run on pm (the scanner
+     * judges every global) and *end is where the loader stops reading; -1
+     * with st when the stream breaks a rule. */
+    int (*pickle_stream)(const struct pk_obj *first, struct pk_machine *pm, const uint8_t *b,
+                         uint64_t n, const char *file, uint64_t *end, mf_status *st);
+    /* Of a tar archive, for a format whose loader reads tars (torch.load's
+     * legacy checkpoints): tar_loader names the loader ("torch.load"),
+     * tar_members the members it opens by name (NULL-ended; each the last
+     * of its name, links followed); walk_tar_member walks one of them as
+     * the loader reads it, through w, and returns 1, or 0 when the loader
+     * reads that member as a plain pickle. */
+    const char *tar_loader;
+    const char *const *tar_members;
+    int (*walk_tar_member)(const char *name, const uint8_t *b, uint64_t n,
+                           const mf_pickle_walk *w);
+} mf_scan_hooks;
+
+/* The hooks of a format whose metadata is edited in place (lib/ops/edit.c;
+ * GGUF, safetensors). Each is optional; a reader without any leaves
+ * mf_reader.edit NULL. */
+typedef struct mf_edit_hooks {
+    /* Formats with a metadata header before raw tensor data: writes rw->out
+     * as m's first file with metadata rw->meta and tensors renamed, tensor
+     * bytes copied unchanged; checks the format's rules (unless
+     * MF_EDIT_FORCE) before writing anything. */
+    int (*rewrite)(const mf_model *m, const struct mf_rewrite *rw, mf_status *st);
+    /* The type a metadata key must have (a new key set without a TYPE:
+     * takes it); MF_V_NULL when the format does not say. */
+    mf_vtype (*key_type)(const mf_model *m, const char *key);
+    /* -1 with st when metadata value kv breaks the type rule the format's
+     * main loader puts on its key (GGUF: what llama.cpp reads a key as, the
+     * tokenizer arrays' element types): the rule rewrite enforces, which
+     * the converter's llama.cpp load rules (ops/hfconv/llama_load.c) also
+     * ask of every key. */
+    int (*check_key)(const mf_model *m, const mf_kv *kv, mf_status *st);
+} mf_edit_hooks;
+
 typedef struct mf_reader {
     mf_format format;
     const char *name; /* mf_format_name: "safetensors", "pytorch-zip", ... */
@@ -100,52 +159,9 @@ typedef struct mf_reader {
                         mf_status *st);
     /* The computation graph as text (inspect --graph). */
     int (*print_graph)(const mf_model *m, FILE *out, mf_status *st);
-    /* scan: the code loading the model runs besides pickles (Keras Lambda
-     * layers, TensorFlow ops that run code or touch files), each handed to
-     * fn; -1 with st (saying what could not be read) when the part that
-     * would hold it cannot be read. */
-    int (*find_code)(const mf_model *m, mf_code_fn fn, void *ctx, mf_status *st);
-    /* scan, when the file cannot be opened to ask find_code: may its own
-     * loader still read code out of these bytes? */
-    bool (*may_hold_code)(const uint8_t *b, uint64_t n);
-    /* scan, over any bytes (archive members too): 0 when the loader would
-     * not take them for this format (its own test: np.load's magic); else
-     * 1 with *out saying what it does with them (np.load of an object
-     * array unpickles its data); -1 when out of memory (the scan fails). */
-    int (*pickle_payload)(const uint8_t *b, uint64_t n, const char *file, mf_payload *out);
-    /* scan of a file by its place: code that loading the directory around
-     * it runs (transformers' auto_map remote code), each finding to fn. */
-    void (*code_around)(const char *path, mf_code_fn fn, void *ctx);
-    /* scan, when a buffer's first pickle is `first`: does this format's
-     * loader read the buffer as a stream that starts with it (torch's
-     * legacy magic number)? 0: no; 1: its pickles were run on pm (the
-     * scanner judges every global) and *end is where the loader stops
-     * reading; -1 with st when the stream breaks a rule. */
-    int (*pickle_stream)(const struct pk_obj *first, struct pk_machine *pm, const uint8_t *b,
-                         uint64_t n, const char *file, uint64_t *end, mf_status *st);
-    /* scan of a tar archive, for a format whose loader reads tars
-     * (torch.load's legacy checkpoints): tar_loader names the loader
-     * ("torch.load"), tar_members the members it opens by name (NULL-ended;
-     * each the last of its name, links followed); walk_tar_member walks
-     * one of them as the loader reads it, through w, and returns 1, or 0
-     * when the loader reads that member as a plain pickle. */
-    const char *tar_loader;
-    const char *const *tar_members;
-    int (*walk_tar_member)(const char *name, const uint8_t *b, uint64_t n,
-                           const mf_pickle_walk *w);
-    /* Optional (formats with a metadata header before raw tensor data):
-     * writes rw->out as m's first file with metadata rw->meta and tensors
-     * renamed, tensor bytes copied unchanged; checks the format's rules
-     * (unless MF_EDIT_FORCE) before writing anything. */
-    int (*rewrite)(const mf_model *m, const struct mf_rewrite *rw, mf_status *st);
-    /* Optional: the type a metadata key must have (a new key set without a
-     * TYPE: takes it); MF_V_NULL when the format does not say. */
-    mf_vtype (*key_type)(const mf_model *m, const char *key);
-    /* Optional: -1 with st when metadata value kv breaks the type rule the
-     * format's main loader puts on its key (GGUF: what llama.cpp reads a
-     * key as, the tokenizer arrays' element types); validate asks it of
-     * every key. */
-    int (*check_key)(const mf_model *m, const mf_kv *kv, mf_status *st);
+    /* Optional groups: what only scan asks, what only edit asks. */
+    const mf_scan_hooks *scan;
+    const mf_edit_hooks *edit;
 } mf_reader;
 
 /* What ops/edit.c asks of a reader's rewrite hook. */

@@ -159,6 +159,11 @@ const char *mf_spm_model_name(int model_type); /* "BPE", "Unigram", ... */
  * safetensors readers' logical_view hook: the original weights as floats
  * (no view when nothing is packed). */
 int mf_hf_prequant_view(const mf_model *m, mf_dtype out, mf_model **view, mf_status *st);
+/* The bytes a pre-quantized HF directory's tensors take in memory once
+ * transformers' (or vLLM's) quantizer has loaded them (hf_prequant.c
+ * says per method what it keeps), and how that was counted; false when m
+ * has no packed weights. */
+bool mf_hf_prequant_memory(const mf_model *m, uint64_t *bytes, char *how, size_t cap);
 /* A lone .safetensors file (no config.json beside it) whose tensors follow
  * a known packed layout (GPTQ, AWQ gemm, FP8, NVFP4, MXFP4, bitsandbytes):
  * its quantization_config inferred from the names and shapes, then opened

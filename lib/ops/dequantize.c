@@ -178,7 +178,8 @@ static int fill_cb(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_stat
 {
     deq_job *j = ctx;
     const mf_tensor *t = &j->m->tensors[i];
-    if (!converts(t)) {
+    /* already the output dtype (a logical view made in it): as it is */
+    if (!converts(t) || t->dtype == j->dtype) {
         int rc = mf_tensor_stream(j->m, t, sink, sink_ctx, st);
         if (rc == 0)
             rc = deq_progress_add(&j->progress, t->nbytes, st);

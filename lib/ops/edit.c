@@ -310,7 +310,8 @@ static int parse_set_value(edit_state *e, const char *key, const char *text, con
     }
     /* no known TYPE: the key's existing type decides, for a new key the
      * type the format reads it as, else a string */
-    mf_value hint = {.type = e->m->reader->key_type ? e->m->reader->key_type(e->m, key) : MF_V_NULL};
+    const mf_edit_hooks *h = e->m->reader->edit;
+    mf_value hint = {.type = h && h->key_type ? h->key_type(e->m, key) : MF_V_NULL};
     if (!old && hint.type != MF_V_NULL && hint.type != MF_V_ARR)
         old = &hint;
     if (!old || old->type == MF_V_STR) {
@@ -559,7 +560,7 @@ int mf_edit(const char *in, const char *out, const mf_edit_op *ops, size_t n_ops
     }
     if (mf_open_model(in, 0, &e.m, st))
         goto done;
-    if (!e.m->reader || !e.m->reader->rewrite) {
+    if (!e.m->reader || !e.m->reader->edit || !e.m->reader->edit->rewrite) {
         rc = mf_fail(st, MF_ERR_UNSUPPORTED, in, -1,
                      "%s files cannot be edited in place (GGUF and safetensors can)",
                      mf_format_name(e.m->format));
@@ -581,7 +582,7 @@ int mf_edit(const char *in, const char *out, const mf_edit_op *ops, size_t n_ops
                      .rename_from = e.from.v, .rename_to = e.to.v, .n_rename = e.from.n,
                      .flags = flags, .old_header_bytes = &oh, .new_header_bytes = &nh,
                      .data_bytes = &db};
-    rc = e.m->reader->rewrite(e.m, &rw, st);
+    rc = e.m->reader->edit->rewrite(e.m, &rw, st);
     if (rc == 0 && report)
         fill_report(&e, report, oh, nh, db);
 done:

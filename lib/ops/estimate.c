@@ -180,9 +180,9 @@ static void weights_from_tensors(const mf_model *m, mf_estimate *e)
 }
 
 /* A pre-quantized checkpoint: the parameters are the logical weights'
- * (the reader's logical view), the bytes stay those stored: GPTQ, AWQ, FP8,
- * compressed-tensors, MXFP4 and NVFP4 quantizers keep the packed tensors
- * as they are in memory (their modules' buffers are the stored tensors). */
+ * (the reader's logical view), the bytes those its quantizer keeps in
+ * memory: the packed tensors as stored, give or take what each loader
+ * drops or adds (mf_hf_prequant_memory). */
 static void quantized_params(const mf_model *m, const json_t *cfg, mf_estimate *e)
 {
     const json_t *qc = json_object_get(cfg, "quantization_config");
@@ -202,6 +202,12 @@ static void quantized_params(const mf_model *m, const json_t *cfg, mf_estimate *
     mf_close(view);
     const char *qm = json_string_value(json_object_get(qc, "quant_method"));
     snprintf(e->weight_type, sizeof(e->weight_type), "%.20s, packed as stored", qm ? qm : "quantized");
+    uint64_t b;
+    if (mf_hf_prequant_memory(m, &b, e->weight_note, sizeof(e->weight_note))) {
+        e->weight_bytes = b;
+        snprintf(e->weight_type, sizeof(e->weight_type), "%.20s, packed, as its quantizer holds it",
+                 qm ? qm : "quantized");
+    }
 }
 
 static int torch_dtype_bytes(const json_t *cfg)

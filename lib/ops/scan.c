@@ -403,6 +403,13 @@ static chain_result scan_pickles(scanner *sc, const uint8_t *b, uint64_t n, uint
     return scan_pickles_as(sc, b, n, start, false);
 }
 
+/* A reader's scan hooks; none (every hook NULL) when it has no group. */
+static const mf_scan_hooks *hooks_of(const mf_reader *r)
+{
+    static const mf_scan_hooks none;
+    return r->scan ? r->scan : &none;
+}
+
 /* A stream a format's loader reads from this first pickle on (the
  * readers' pickle_stream hook: torch's legacy format, five pickles then
  * the storages): its pickles are run. 1: read, *pos moves to where the
@@ -413,7 +420,7 @@ static int scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint6
 {
     const mf_reader *r;
     for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++) {
-        if (!r->pickle_stream)
+        if (!hooks_of(r)->pickle_stream)
             continue;
         pk_machine *pm = scan_machine(sc);
         if (!pm)
@@ -423,7 +430,7 @@ static int scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint6
         uint64_t start = *pos, end = n - start;
         sc->origin = start;
         pk_set_base(pm, start);
-        int rc = r->pickle_stream(first, pm, b + start, n - start, sc->path, &end, &st);
+        int rc = hooks_of(r)->pickle_stream(first, pm, b + start, n - start, sc->path, &end, &st);
         if (rc != 0)
             sc->r->n_pickles += 4;
         if (rc < 0)
@@ -473,7 +480,7 @@ static bool scan_payload(scanner *sc, const uint8_t *b, uint64_t n)
     const mf_reader *r;
     for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++) {
         mf_payload pl = {0};
-        int taken = r->pickle_payload ? r->pickle_payload(b, n, sc->path, &pl) : 0;
+        int taken = hooks_of(r)->pickle_payload ? hooks_of(r)->pickle_payload(b, n, sc->path, &pl) : 0;
         if (taken < 0)
             sc->oom = true;
         if (taken <= 0)
@@ -538,7 +545,7 @@ static void walk_rest(void *ctx, uint64_t at)
 
 /* A member the loader reads its own way (the reader's walk_tar_member
  * hook); false when it reads it as any other member. */
-static bool walk_member(scanner *sc, const mf_reader *r, const char *name, const uint8_t *b,
+static bool walk_member(scanner *sc, const mf_scan_hooks *r, const char *name, const uint8_t *b,
                         uint64_t n)
 {
     pk_machine *pm = scan_machine(sc);
@@ -552,19 +559,21 @@ static bool walk_member(scanner *sc, const mf_reader *r, const char *name, const
     return walked;
 }
 
-/* The reader whose loader reads tar archives (its tar_members hook). */
-static const mf_reader *tar_loader_reader(void)
+/* The scan hooks of the reader whose loader reads tar archives (its
+ * tar_members hook). */
+static const mf_scan_hooks *tar_loader_hooks(void)
 {
     const mf_reader *r;
     for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++)
-        if (r->tar_members && r->walk_tar_member)
-            return r;
+        if (hooks_of(r)->tar_members && hooks_of(r)->walk_tar_member)
+            return hooks_of(r);
     return NULL;
 }
 
 /* The name by which the loader opens m (the last member of that name,
  * links followed), so that it reads it its own way; NULL for none. */
-static const char *loaded_as(const mf_tar *t, const mf_tar_member *m, const mf_reader *loader)
+static const char *loaded_as(const mf_tar *t, const mf_tar_member *m,
+                             const mf_scan_hooks *loader)
 {
     for (size_t k = 0; loader && loader->tar_members[k]; k++) {
         const mf_tar_member *named = mf_tar_find(t, loader->tar_members[k]);
@@ -592,7 +601,7 @@ static void scan_tar(scanner *sc, const uint8_t *b, uint64_t n)
         mf_arena_free(a);
         return;
     }
-    const mf_reader *loader = tar_loader_reader();
+    const mf_scan_hooks *loader = tar_loader_hooks();
     for (size_t k = 0; loader && loader->tar_members[k]; k++) {
         const mf_tar_member *m = mf_tar_find(&t, loader->tar_members[k]);
         const mf_tar_member *to = m ? mf_tar_resolve(&t, m) : NULL;
@@ -1187,7 +1196,7 @@ static void scan_model_code(scanner *sc, const char *path, const uint8_t *b, uin
     mf_status st;
     mf_status_init(&st);
     const mf_reader *r = mf_detect(path, &d, &st) == 0 ? mf_reader_for(d.format) : NULL;
-    if (!r || !r->find_code) {
+    if (!r || !hooks_of(r)->find_code) {
         scan_status_clear(sc, &st);
         return;
     }
@@ -1196,14 +1205,14 @@ static void scan_model_code(scanner *sc, const char *path, const uint8_t *b, uin
         /* a file its own loader may read where mfmt cannot (the reader's
          * may_hold_code hook: a Keras archive, an HDF5 file with a Keras
          * model_config attribute) may hold the code */
-        bool maybe = r->may_hold_code && b && r->may_hold_code(b, fsize);
+        bool maybe = hooks_of(r)->may_hold_code && b && hooks_of(r)->may_hold_code(b, fsize);
         add_finding(sc, maybe ? MF_VERDICT_UNKNOWN : MF_VERDICT_SAFE, -1, NULL, NULL,
                     "a %s file that cannot be opened to look for code in it: %s",
                     mf_format_name(d.format), st.msg);
         scan_status_clear(sc, &st);
         return;
     }
-    if (r->find_code(m, on_code, sc, &st) < 0)
+    if (hooks_of(r)->find_code(m, on_code, sc, &st) < 0)
         add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL, "%s", st.msg);
     scan_status_clear(sc, &st);
     mf_close(m);
@@ -1234,8 +1243,8 @@ static void scan_code_around(scanner *sc, const char *path)
 {
     const mf_reader *r;
     for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++)
-        if (r->code_around)
-            r->code_around(path, on_code, sc);
+        if (hooks_of(r)->code_around)
+            hooks_of(r)->code_around(path, on_code, sc);
 }
 
 /* ---------------------------------------------------------------- API */

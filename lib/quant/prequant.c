@@ -30,10 +30,12 @@
  * Then every value is rounded to q->native (a no-op when the last step's
  * dtype is native already). */
 #include "quant/prequant.h"
+#include "quant/qimpl.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static const char *const method_names[MF_PQ_COUNT] = {
     [MF_PQ_GPTQ] = "gptq", [MF_PQ_AWQ] = "awq", [MF_PQ_FP8] = "fp8",
@@ -69,13 +71,65 @@ float mf_pq_e5m2_to_f32(uint8_t b)
     return mf_f16_to_f32((uint16_t)(b << 8)); /* the top byte of an IEEE half */
 }
 
-static float round_to(float x, mf_dtype dt)
+static inline uint32_t bits_of(float f)
 {
-    if (dt == MF_F16)
-        return mf_f16_to_f32(mf_f32_to_f16(x));
-    if (dt == MF_BF16)
-        return mf_bf16_to_f32(mf_f32_to_bf16(x));
-    return x;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline float float_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* x rounded to bfloat16 and widened back: mf_f32_to_bf16's rounding
+ * (nearest even, a NaN quieted), inline so the row loops vectorize. */
+static inline float round_bf16(float x)
+{
+    uint32_t u = bits_of(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return float_of((u | 0x400000u) & 0xffff0000u);
+    return float_of((u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u);
+}
+
+/* f32 magnitudes whose f16 is a normal number: [2^-14, 65520) */
+#define F16_NORMAL_LO 0x38800000u
+#define F16_NORMAL_SPAN (0x477ff000u - 0x38800000u)
+
+/* x rounded to binary16 and widened back. In the normal range dropping
+ * 13 mantissa bits to nearest even is mf_f32_to_f16's rounding (the
+ * exponent rebias cancels on the way back); zeros, subnormals,
+ * overflow and NaN take the exact functions. */
+static inline float round_f16(float x)
+{
+    uint32_t u = bits_of(x), ax = u & 0x7fffffffu;
+    if (ax - F16_NORMAL_LO < F16_NORMAL_SPAN)
+        return float_of((u + 0xfffu + ((u >> 13) & 1)) & 0xffffe000u);
+    return ax == 0 ? x : mf_f16_to_f32(mf_f32_to_f16(x));
+}
+
+static inline float round_to(float x, mf_dtype dt)
+{
+    return dt == MF_F16 ? round_f16(x) : dt == MF_BF16 ? round_bf16(x) : x;
+}
+
+/* Each of n floats rounded to dt (round_to), F16 with F16C when there. */
+static void round_run(float *x, size_t n, mf_dtype dt)
+{
+    if (dt == MF_F16 && !mq_simd_round_f16(x, (int64_t)n))
+        for (size_t i = 0; i < n; i++)
+            x[i] = round_f16(x[i]);
+    else if (dt == MF_BF16) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) /* eight at a time: gcc -O2 vectorizes that */
+            for (int k = 0; k < 8; k++)
+                x[i + k] = round_bf16(x[i + k]);
+        for (; i < n; i++)
+            x[i] = round_bf16(x[i]);
+    }
 }
 
 /* Element i of a part as a float (the float and FP8 types; integers). */
@@ -84,12 +138,7 @@ static float load(const mf_pq_part *p, uint64_t i)
     switch (p->dt) {
     case MF_F16: return mf_f16_to_f32(mf_rd16le(p->p + 2 * i));
     case MF_BF16: return mf_bf16_to_f32(mf_rd16le(p->p + 2 * i));
-    case MF_F32: {
-        uint32_t u = mf_rd32le(p->p + 4 * i);
-        float f;
-        memcpy(&f, &u, 4);
-        return f;
-    }
+    case MF_F32: return float_of(mf_rd32le(p->p + 4 * i));
     case MF_F8_E4M3: return mf_pq_e4m3_to_f32(p->p[i]);
     case MF_F8_E5M2: return mf_pq_e5m2_to_f32(p->p[i]);
     case MF_I8: return (float)(int8_t)p->p[i];
@@ -118,8 +167,32 @@ static unsigned stream_code(const mf_pq_part *p, uint64_t base, uint64_t stride,
     return (unsigned)(lo >> sh) & mask;
 }
 
-/* ---------------------------------------------------------------- GPTQ */
+/* ------------------------------------------------------------- scratch */
 
+/* What a call of mf_pq_rows works in: a tile of ROWS logical rows of
+ * floats (rows `stride` floats apart: one row plus a cache line, so that
+ * the rows of a tile, written side by side, do not share L1 sets), and
+ * the value tables of the tile's rows (GPTQ / AWQ: 16 values per row and
+ * group; FP8 / NVFP4: the 256 codes of the element type). */
+enum { ROWS = 8 };
+
+typedef struct pq_scratch {
+    float *rows;    /* ROWS * stride */
+    int64_t stride;
+    float *tab;     /* table_floats() */
+    float *s;       /* ROWS * groups (8-bit GPTQ: the scales) */
+    int *z;         /* ROWS * groups (8-bit GPTQ: the zero points) */
+    bool plain;     /* GPTQ: every input i in group i / group_size (g_idx absent or so) */
+} pq_scratch;
+
+static int64_t groups_in_row(const mf_pq *q)
+{
+    if (q->method == MF_PQ_GPTQ || q->method == MF_PQ_AWQ)
+        return q->group_size > 0 ? q->cols / q->group_size : 1;
+    return 1;
+}
+
+/* The group of input i: g_idx[i] when stored (act-order), else i / group. */
 static int64_t group_of(const mf_pq *q, int64_t i)
 {
     if (q->g_idx.p)
@@ -127,96 +200,142 @@ static int64_t group_of(const mf_pq *q, int64_t i)
     return q->group_size > 0 ? i / q->group_size : 0;
 }
 
-/* g_idx absent or i / group_size for every input: groups are contiguous */
-static bool gptq_plain_groups(const mf_pq *q)
+/* --------------------------------------------------------- GPTQ and AWQ */
+
+/* The 2^bits values of one (output, group): scale * (q - zero) rounded
+ * to the scale's dtype, then to native (GPTQ: scales * (w - zeros);
+ * AWQ: (w - z) * s: the same product). */
+static void int_table(const mf_pq *q, float s, int z, float *tab)
 {
-    if (q->group_size <= 0)
-        return !q->g_idx.p;
-    for (int64_t i = 0; q->g_idx.p && i < q->cols; i++)
-        if (load_i32(&q->g_idx, (uint64_t)i) != i / q->group_size)
-            return false;
-    return true;
+    for (int c = 0; c < 16; c++) /* 2^bits used; the rest keeps the run whole */
+        tab[c] = s * (float)(c - z);
 }
 
-/* The common case (2, 4 or 8 bits, contiguous groups), in tiles of 64
- * outputs so that each word's codes land in one run of the output row:
- * the same values as the general loop below. */
-static void gptq_matrix_fast(const mf_pq *q, float *out)
+/* The tables of int_table rounded as upstream rounds: to the scale's
+ * dtype, then to native. */
+static void round_tables(const mf_pq *q, float *tab, size_t n)
 {
-    enum { TILE = 64 };
-    const int64_t R = q->rows, C = q->cols, per = 32 / q->bits;
-    const int64_t gs = q->group_size > 0 ? q->group_size : C, zwords = q->zero.shape[1];
-    const unsigned mask = (1u << q->bits) - 1;
-    const mf_dtype sd = q->scale.dt;
-    const bool twice = sd != q->native;
-    float s[TILE];
-    int z[TILE];
-    /* up to 4 bits: each output's 16 (or fewer) values of a group, worked
-     * out once (the same arithmetic), then looked up per code */
-    const bool lut = q->bits <= 4;
-    static _Thread_local float table[TILE][16];
-    for (int64_t ob = 0; ob < R; ob += TILE) {
-        int64_t on = R - ob < TILE ? R - ob : TILE;
-        for (int64_t g = 0; g < C / gs; g++) {
-            for (int64_t t = 0; t < on; t++) {
-                s[t] = load(&q->scale, (uint64_t)(g * R + ob + t));
-                z[t] = (int)stream_code(&q->zero, (uint64_t)(g * zwords), 1, (uint64_t)(ob + t),
-                                        q->bits) + q->zero_offset;
-                for (unsigned c = 0; lut && c <= mask; c++) {
-                    float v = round_to(s[t] * (float)((int)c - z[t]), sd);
-                    table[t][c] = twice ? round_to(v, q->native) : v;
-                }
+    round_run(tab, n, q->scale.dt);
+    if (q->native != q->scale.dt)
+        round_run(tab, n, q->native);
+}
+
+/* GPTQ row o's per-group values: tables at tab (up to 4 bits) or scale
+ * and zero point at s, z. */
+static void gptq_row_tables(const mf_pq *q, int64_t o, float *tab, float *s, int *z)
+{
+    const int64_t R = q->rows, zwords = q->zero.shape[1], ng = groups_in_row(q);
+    for (int64_t g = 0; g < ng; g++) {
+        s[g] = load(&q->scale, (uint64_t)(g * R + o));
+        z[g] = (int)stream_code(&q->zero, (uint64_t)(g * zwords), 1, (uint64_t)o, q->bits) +
+               q->zero_offset;
+        if (q->bits <= 4)
+            int_table(q, s[g], z[g], tab + g * 16);
+    }
+    if (q->bits <= 4)
+        round_tables(q, tab, (size_t)ng * 16);
+}
+
+static float gptq_value(const mf_pq *q, float s, int z, unsigned c)
+{
+    return round_to(round_to(s * (float)((int)c - z), q->scale.dt), q->native);
+}
+
+/* Outputs o0 .. o0 + n - 1 of a GPTQ weight whose codes fill whole words
+ * and whose groups are contiguous: qweight is [in * b / 32, out], so word
+ * (k, o) holds inputs k * per ... k * per + per - 1 of output o, and the
+ * tile reads the n words of a row of qweight side by side. */
+static void gptq_tile(const mf_pq *q, int64_t o0, int64_t n, pq_scratch *w)
+{
+    const int64_t R = q->rows, C = q->cols, ng = groups_in_row(q), S = w->stride;
+    const int b = q->bits, per = 32 / b;
+    const unsigned mask = (1u << b) - 1;
+    const int64_t words_per_group = (q->group_size > 0 ? q->group_size : C) / per;
+    for (int64_t t = 0; t < n; t++)
+        gptq_row_tables(q, o0 + t, w->tab + t * ng * 16, w->s + t * ng, w->z + t * ng);
+    for (int64_t k = 0; k < C / per; k++) {
+        const uint8_t *wp = q->w.p + 4 * (uint64_t)(k * R + o0);
+        const int64_t g = k / words_per_group;
+        for (int64_t t = 0; t < n; t++) {
+            const uint32_t word = mf_rd32le(wp + 4 * t);
+            const float *tab = w->tab + (t * ng + g) * 16;
+            float *d = w->rows + t * S + k * per;
+            if (b == 4) {
+                d[0] = tab[word & 0xf], d[1] = tab[(word >> 4) & 0xf];
+                d[2] = tab[(word >> 8) & 0xf], d[3] = tab[(word >> 12) & 0xf];
+                d[4] = tab[(word >> 16) & 0xf], d[5] = tab[(word >> 20) & 0xf];
+                d[6] = tab[(word >> 24) & 0xf], d[7] = tab[word >> 28];
             }
-            for (int64_t k = g * gs / per; k < (g + 1) * gs / per; k++) {
-                const uint8_t *row = q->w.p + 4 * (uint64_t)(k * R + ob);
-                for (int64_t t = 0; t < on; t++) {
-                    uint32_t w = mf_rd32le(row + 4 * t);
-                    float *o = out + (ob + t) * C + k * per;
-                    if (lut) {
-                        for (int64_t j = 0; j < per; j++)
-                            o[j] = table[t][(w >> (q->bits * j)) & mask];
-                        continue;
-                    }
-                    for (int64_t j = 0; j < per; j++) {
-                        float v = round_to(s[t] * (float)((int)((w >> (q->bits * j)) & mask) - z[t]), sd);
-                        o[j] = twice ? round_to(v, q->native) : v;
-                    }
-                }
-            }
+            else if (b < 4)
+                for (int j = 0; j < per; j++)
+                    d[j] = tab[(word >> (b * j)) & mask];
+            else
+                for (int j = 0; j < per; j++)
+                    d[j] = gptq_value(q, w->s[t * ng + g], w->z[t * ng + g], (word >> (b * j)) & mask);
         }
     }
 }
 
-static void gptq_matrix(const mf_pq *q, float *out)
+/* Logical row o (output o) of a GPTQ weight, any layout that passed the
+ * check: 3-bit codes straddling words, act-order g_idx. */
+static void gptq_row(const mf_pq *q, int64_t o, pq_scratch *w, float *dst)
 {
-    if (32 % q->bits == 0 && (q->group_size <= 0 || q->group_size % (32 / q->bits) == 0) &&
-        gptq_plain_groups(q)) {
-        gptq_matrix_fast(q, out);
-        return;
-    }
     const int64_t R = q->rows, C = q->cols;
-    const int64_t zwords = q->zero.shape[1];
-    const mf_dtype sd = q->scale.dt;
+    gptq_row_tables(q, o, w->tab, w->s, w->z);
     for (int64_t i = 0; i < C; i++) {
         int64_t g = group_of(q, i);
-        for (int64_t o = 0; o < R; o++) {
-            int qc = (int)stream_code(&q->w, (uint64_t)o, (uint64_t)R, (uint64_t)i, q->bits);
-            int z = (int)stream_code(&q->zero, (uint64_t)(g * zwords), 1, (uint64_t)o, q->bits) +
-                    q->zero_offset;
-            float s = load(&q->scale, (uint64_t)(g * R + o));
-            out[o * C + i] = round_to(round_to(s * (float)(qc - z), sd), q->native);
-        }
+        unsigned c = stream_code(&q->w, (uint64_t)o, (uint64_t)R, (uint64_t)i, q->bits);
+        dst[i] = q->bits <= 4 ? w->tab[g * 16 + c] : gptq_value(q, w->s[g], w->z[g], c);
     }
 }
 
-/* ----------------------------------------------------------------- AWQ */
+/* Nibble k of a word of 8 4-bit codes in AWQ gemm's order: output column
+ * AWQ_ORDER[k] = {0,2,4,6,1,3,5,7}[k], so column c is in nibble
+ * AWQ_REVERSE_ORDER[c]. */
+static const int awq_nibble_of_col[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 
-static const int awq_nibble_of_col[8] = {0, 4, 1, 5, 2, 6, 3, 7}; /* AWQ_REVERSE_ORDER */
-
-static unsigned awq_code(const mf_pq_part *p, uint64_t row, uint64_t words, int64_t col)
+/* Logical row o of an AWQ gemm weight, alone (awq_gemm_tile's values). */
+static void awq_gemm_row(const mf_pq *q, int64_t o, pq_scratch *w, float *dst)
 {
-    uint32_t w = mf_rd32le(p->p + 4 * (row * words + (uint64_t)col / 8));
-    return (w >> (4 * awq_nibble_of_col[col % 8])) & 0xf;
+    const int64_t R = q->rows, C = q->cols, words = q->w.shape[1], ng = groups_in_row(q);
+    const int64_t gs = q->group_size > 0 ? q->group_size : C;
+    const unsigned sh = 4u * (unsigned)awq_nibble_of_col[o % 8];
+    for (int64_t g = 0; g < ng; g++) {
+        uint32_t zw = mf_rd32le(q->zero.p + 4 * (uint64_t)(g * words + o / 8));
+        int_table(q, load(&q->scale, (uint64_t)(g * R + o)), (int)((zw >> sh) & 0xf),
+                  w->tab + g * 16);
+    }
+    round_tables(q, w->tab, (size_t)ng * 16);
+    for (int64_t i = 0; i < C; i++) {
+        uint32_t word = mf_rd32le(q->w.p + 4 * (uint64_t)(i * words + o / 8));
+        dst[i] = w->tab[(i / gs) * 16 + ((word >> sh) & 0xf)];
+    }
+}
+
+/* The 8 outputs o0 .. o0 + 7 (o0 a multiple of 8) of an AWQ gemm weight:
+ * qweight [in, out / 8], output o's code of input i in nibble
+ * awq_nibble_of_col[o % 8] of word [i, o / 8]: one word per input for the
+ * whole tile. */
+static void awq_gemm_tile(const mf_pq *q, int64_t o0, pq_scratch *w)
+{
+    const int64_t R = q->rows, C = q->cols, words = q->w.shape[1], ng = groups_in_row(q);
+    const int64_t gs = q->group_size > 0 ? q->group_size : C, S = w->stride;
+    for (int64_t t = 0; t < 8; t++) {
+        const unsigned sh = 4u * (unsigned)awq_nibble_of_col[t];
+        for (int64_t g = 0; g < ng; g++) {
+            uint32_t zw = mf_rd32le(q->zero.p + 4 * (uint64_t)(g * words + o0 / 8));
+            int_table(q, load(&q->scale, (uint64_t)(g * R + o0 + t)), (int)((zw >> sh) & 0xf),
+                      w->tab + (t * ng + g) * 16);
+        }
+    }
+    round_tables(q, w->tab, (size_t)(8 * ng * 16));
+    for (int64_t i = 0; i < C; i++) {
+        const uint32_t word = mf_rd32le(q->w.p + 4 * (uint64_t)(i * words + o0 / 8));
+        const int64_t g = i / gs;
+        for (int t = 0; t < 8; t++)
+            w->rows[t * S + i] =
+                w->tab[(t * ng + g) * 16 + ((word >> (4 * awq_nibble_of_col[t])) & 0xf)];
+    }
 }
 
 /* WQLinear_GEMV (AutoAWQ awq/modules/linear/gemv.py from_linear @88e4c76b):
@@ -224,44 +343,22 @@ static unsigned awq_code(const mf_pq_part *p, uint64_t row, uint64_t words, int6
  * order); qzeros [out, zw], nibble k of word c the zero of group c * 8 + k;
  * scales [out, zw * 8], group g's in column g (the rest is padding); zw as
  * calculate_zeros_width gives it. Same arithmetic as GEMM. */
-static unsigned nibble(const mf_pq_part *p, uint64_t row, uint64_t words, int64_t k)
+static void awq_gemv_row(const mf_pq *q, int64_t o, pq_scratch *w, float *dst)
 {
-    uint32_t w = mf_rd32le(p->p + 4 * (row * words + (uint64_t)k / 8));
-    return (w >> (4 * (k % 8))) & 0xf;
-}
-
-static void awq_gemv_matrix(const mf_pq *q, float *out)
-{
-    const int64_t R = q->rows, C = q->cols;
-    const uint64_t wwords = (uint64_t)q->w.shape[1], zwords = (uint64_t)q->zero.shape[1],
-                   scols = (uint64_t)q->scale.shape[1];
-    const mf_dtype sd = q->scale.dt;
-    for (int64_t o = 0; o < R; o++)
-        for (int64_t i = 0; i < C; i++) {
-            int64_t g = group_of(q, i);
-            int qc = (int)nibble(&q->w, (uint64_t)o, wwords, i);
-            int z = (int)nibble(&q->zero, (uint64_t)o, zwords, g);
-            float s = load(&q->scale, (uint64_t)o * scols + (uint64_t)g);
-            out[o * C + i] = round_to(round_to((float)(qc - z) * s, sd), q->native);
-        }
-}
-
-static void awq_matrix(const mf_pq *q, float *out)
-{
-    if (q->gemv) {
-        awq_gemv_matrix(q, out);
-        return;
+    const int64_t C = q->cols, ng = groups_in_row(q);
+    const int64_t gs = q->group_size > 0 ? q->group_size : C;
+    const uint8_t *zrow = q->zero.p + 4 * (uint64_t)(o * q->zero.shape[1]);
+    const uint8_t *wrow = q->w.p + 4 * (uint64_t)(o * q->w.shape[1]);
+    for (int64_t g = 0; g < ng; g++) {
+        int z = (int)((mf_rd32le(zrow + 4 * (g / 8)) >> (4 * (g % 8))) & 0xf);
+        int_table(q, load(&q->scale, (uint64_t)(o * q->scale.shape[1] + g)), z, w->tab + g * 16);
     }
-    const int64_t R = q->rows, C = q->cols, words = q->w.shape[1];
-    const mf_dtype sd = q->scale.dt;
-    for (int64_t i = 0; i < C; i++) {
-        int64_t g = group_of(q, i);
-        for (int64_t o = 0; o < R; o++) {
-            int qc = (int)awq_code(&q->w, (uint64_t)i, (uint64_t)words, o);
-            int z = (int)awq_code(&q->zero, (uint64_t)g, (uint64_t)words, o);
-            float s = load(&q->scale, (uint64_t)(g * R + o));
-            out[o * C + i] = round_to(round_to((float)(qc - z) * s, sd), q->native);
-        }
+    round_tables(q, w->tab, (size_t)ng * 16);
+    for (int64_t k = 0; k < C / 8; k++) {
+        uint32_t word = mf_rd32le(wrow + 4 * k);
+        const float *tab = w->tab + (k * 8 / gs) * 16;
+        for (int j = 0; j < 8; j++)
+            dst[k * 8 + j] = tab[(word >> (4 * j)) & 0xf];
     }
 }
 
@@ -282,69 +379,104 @@ static uint64_t scale_index(const mf_pq *q, int64_t o, int64_t i)
     return 0;
 }
 
-/* The stored code of element (o, i) of a compressed-tensors weight: int8
- * values, or pack-quantized int32 words (pack_to_int32: element j of a
- * word at bits j * bits, stored offset by 2^(bits-1) to be unsigned). */
-static float ct_code(const mf_pq *q, int64_t o, int64_t i)
+/* The inputs one scale covers along a row. */
+static int64_t scale_run(const mf_pq *q)
 {
-    if (q->w.dt == MF_I32) {
-        uint64_t words = (uint64_t)q->w.shape[1];
-        int v = (int)stream_code(&q->w, (uint64_t)o * words, 1, (uint64_t)i, q->bits);
-        return (float)(v - (1 << (q->bits - 1)));
+    switch (q->scale_kind) {
+    case MF_PQ_SCALE_GROUP: return q->group_size;
+    case MF_PQ_SCALE_BLOCK: return q->block_cols;
+    default: return q->cols;
     }
-    return load(&q->w, (uint64_t)(o * q->cols + i));
 }
 
-static void scaled_matrix(const mf_pq *q, int64_t mat, float *out)
+/* The codes of row o, inputs [i0, i1), as floats in the scale's dtype
+ * (x = q.to(scale.dtype)): FP8 through the 256-entry table, int8 values,
+ * or pack-quantized int32 words (pack_to_int32: element j of a word at
+ * bits j * bits, stored offset by 2^(bits-1) to be unsigned). */
+static void scaled_codes(const mf_pq *q, int64_t mat, int64_t o, int64_t i0, int64_t i1,
+                         const float *fp8, float *x)
 {
-    const int64_t R = q->rows, C = q->cols;
-    const mf_dtype sd = q->scale.dt;
-    const uint64_t base = (uint64_t)(mat * R * C);
-    for (int64_t o = 0; o < R; o++)
-        for (int64_t i = 0; i < C; i++) {
-            float x = q->method == MF_PQ_CT_INT ? ct_code(q, o, i)
-                                                : load(&q->w, base + (uint64_t)(o * C + i));
-            x = round_to(x, sd);
-            uint64_t si = scale_index(q, o, i);
-            if (q->zero.p)
-                x = round_to(x - round_to(load(&q->zero, si), sd), sd);
-            out[o * C + i] = round_to(round_to(x * load(&q->scale, si), sd), q->native);
+    if (q->w.dt == MF_I32) {
+        const uint64_t base = (uint64_t)(o * q->w.shape[1]);
+        const int off = 1 << (q->bits - 1);
+        for (int64_t i = i0; i < i1; i++)
+            x[i - i0] = (float)((int)stream_code(&q->w, base, 1, (uint64_t)i, q->bits) - off);
+        return;
+    }
+    const uint8_t *p = q->w.p + (uint64_t)((mat * q->rows + o) * q->cols);
+    if (q->w.dt == MF_I8) {
+        for (int64_t i = i0; i < i1; i++)
+            x[i - i0] = (float)(int8_t)p[i];
+        return;
+    }
+    for (int64_t i = i0; i < i1; i++)
+        x[i - i0] = fp8[p[i]];
+}
+
+/* compressed_tensors/quantization/lifecycle/forward.py dequantize: x =
+ * q.to(scale.dtype); x -= zero_point.to(scale.dtype); x *= scale, each
+ * step rounded to the scale's dtype; then native. */
+static void scaled_row(const mf_pq *q, int64_t mat, int64_t o, pq_scratch *w, float *dst)
+{
+    const int64_t C = q->cols, run = scale_run(q);
+    const mf_dtype sd = q->scale.dt, nat = q->native;
+    for (int64_t i0 = 0; i0 < C; i0 += run) {
+        int64_t i1 = i0 + run < C ? i0 + run : C, n = i1 - i0;
+        uint64_t si = scale_index(q, o, i0);
+        float s = load(&q->scale, si), *x = dst + i0;
+        scaled_codes(q, mat, o, i0, i1, w->tab, x);
+        round_run(x, (size_t)n, sd);
+        if (q->zero.p) {
+            float zp = round_to(load(&q->zero, si), sd);
+            for (int64_t i = 0; i < n; i++)
+                x[i] -= zp;
+            round_run(x, (size_t)n, sd);
         }
+        for (int64_t i = 0; i < n; i++)
+            x[i] *= s;
+        round_run(x, (size_t)n, sd);
+        if (nat != sd)
+            round_run(x, (size_t)n, nat);
+    }
 }
 
 /* --------------------------------------------------------------- MXFP4 */
 
-static void mxfp4_matrix(const mf_pq *q, int64_t mat, float *out)
+/* Logical row r (input r) of expert mat: stored [E, out, G, 16], the
+ * logical tensor [E, in = G * 32, out] (convert_moe_packed_tensors'
+ * transpose); element r of a block in byte r / 2, low nibble for even r;
+ * value ldexp(FP4[code], scale - 127) in bf16. */
+static void mxfp4_row(const mf_pq *q, int64_t mat, int64_t r, float *dst)
 {
-    /* stored [E, out, G, 16]: logical [in = G * 32, out] of expert mat */
-    const int64_t IN = q->rows, OUT = q->cols, G = IN / 32;
-    for (int64_t o = 0; o < OUT; o++)
-        for (int64_t g = 0; g < G; g++) {
-            uint64_t blk = (uint64_t)((mat * OUT + o) * G + g);
-            int e = (int)q->scale.p[blk] - 127;
-            const uint8_t *b = q->w.p + blk * 16;
-            for (int k = 0; k < 32; k++) {
-                int code = k & 1 ? b[k / 2] >> 4 : b[k / 2] & 0xf;
-                float v = round_to(fp4_values[code], MF_BF16);
-                out[(g * 32 + k) * OUT + o] = round_to(round_to(ldexpf(v, e), MF_BF16), q->native);
-            }
-        }
+    const int64_t OUT = q->cols, G = q->rows / 32, g = r / 32, k = r % 32;
+    const unsigned sh = k & 1 ? 4 : 0;
+    for (int64_t o = 0; o < OUT; o++) {
+        uint64_t blk = (uint64_t)((mat * OUT + o) * G + g);
+        int code = (q->w.p[blk * 16 + (uint64_t)k / 2] >> sh) & 0xf;
+        float v = round_bf16(ldexpf(round_bf16(fp4_values[code]), (int)q->scale.p[blk] - 127));
+        dst[o] = round_to(v, q->native);
+    }
 }
 
 /* --------------------------------------------------------------- NVFP4 */
 
-static void nvfp4_matrix(const mf_pq *q, int64_t mat, float *out)
+/* ModelOpt: weight U8 [out, in / 2] low nibble first, weight_scale E4M3
+ * [out, in / 16], weight_scale_2 F32: (E2M1[code] * scale) * scale_2 in
+ * F32, then native. */
+static void nvfp4_row(const mf_pq *q, int64_t mat, int64_t o, const float *e4m3, float *dst)
 {
     const int64_t R = q->rows, C = q->cols;
     const float s2 = load(&q->scale2, 0);
-    const uint64_t wbase = (uint64_t)(mat * R * (C / 2)), sbase = (uint64_t)(mat * R * (C / 16));
-    for (int64_t o = 0; o < R; o++)
-        for (int64_t i = 0; i < C; i++) {
-            uint8_t b = q->w.p[wbase + (uint64_t)(o * (C / 2) + i / 2)];
-            int code = i & 1 ? b >> 4 : b & 0xf;
-            float s = load(&q->scale, sbase + (uint64_t)(o * (C / 16) + i / 16));
-            out[o * C + i] = round_to((fp4_values[code] * s) * s2, q->native);
+    const uint8_t *wr = q->w.p + (uint64_t)((mat * R + o) * (C / 2));
+    const uint8_t *sr = q->scale.p + (uint64_t)((mat * R + o) * (C / 16));
+    for (int64_t b = 0; b < C / 16; b++) {
+        const float s = e4m3[sr[b]];
+        for (int j = 0; j < 16; j++) {
+            uint8_t byte = wr[b * 8 + j / 2];
+            int code = j & 1 ? byte >> 4 : byte & 0xf;
+            dst[b * 16 + j] = round_to((fp4_values[code] * s) * s2, q->native);
         }
+    }
 }
 
 /* --------------------------------------------------------- bitsandbytes */
@@ -363,46 +495,168 @@ static float bnb_absmax(const mf_pq *q, uint64_t b)
     return v + q->offset;
 }
 
-static void bnb4_matrix(const mf_pq *q, float *out)
+static void bnb4_row(const mf_pq *q, int64_t o, float *dst)
 {
-    const uint64_t n = (uint64_t)q->rows * (uint64_t)q->cols, bs = (uint64_t)q->blocksize;
-    float am = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        if (i % bs == 0)
-            am = bnb_absmax(q, i / bs);
-        uint8_t b = q->w.p[i / 2];
-        int code = i & 1 ? b & 0xf : b >> 4;
-        out[i] = round_to(load(&q->code, (uint64_t)code) * am, q->native);
+    const uint64_t C = (uint64_t)q->cols, bs = (uint64_t)q->blocksize, i0 = (uint64_t)o * C;
+    float map[16];
+    for (int c = 0; c < 16; c++)
+        map[c] = load(&q->code, (uint64_t)c);
+    for (uint64_t i = i0; i < i0 + C;) {
+        const float am = bnb_absmax(q, i / bs);
+        const uint64_t end = (i / bs + 1) * bs < i0 + C ? (i / bs + 1) * bs : i0 + C;
+        for (; i < end; i++) {
+            uint8_t b = q->w.p[i / 2];
+            dst[i - i0] = round_to(map[i & 1 ? b & 0xf : b >> 4] * am, q->native);
+        }
     }
 }
 
 /* int8_vectorwise_dequant: A * SCB.view(-1, 1) * 7.874015718698502e-3
  * (two F32 roundings), then the dtype. */
-static void bnb8_matrix(const mf_pq *q, float *out)
+static void bnb8_row(const mf_pq *q, int64_t o, float *dst)
 {
-    const float inv127 = 7.874015718698502e-3f;
-    for (int64_t o = 0; o < q->rows; o++) {
-        float s = load(&q->scale, (uint64_t)o);
-        for (int64_t i = 0; i < q->cols; i++) {
-            float a = (float)(int8_t)q->w.p[o * q->cols + i];
-            float t = a * s;
-            out[o * q->cols + i] = round_to(t * inv127, q->native);
-        }
+    const float inv127 = 7.874015718698502e-3f, s = load(&q->scale, (uint64_t)o);
+    const uint8_t *p = q->w.p + (uint64_t)(o * q->cols);
+    for (int64_t i = 0; i < q->cols; i++)
+        dst[i] = round_to(((float)(int8_t)p[i] * s) * inv127, q->native);
+}
+
+/* ------------------------------------------------------------ the rows */
+
+static void pq_row(const mf_pq *q, int64_t mat, int64_t r, pq_scratch *w, float *dst)
+{
+    switch (q->method) {
+    case MF_PQ_GPTQ: gptq_row(q, r, w, dst); break;
+    case MF_PQ_AWQ: awq_gemv_row(q, r, w, dst); break;
+    case MF_PQ_FP8: case MF_PQ_CT_INT: scaled_row(q, mat, r, w, dst); break;
+    case MF_PQ_MXFP4: mxfp4_row(q, mat, r, dst); break;
+    case MF_PQ_NVFP4: nvfp4_row(q, mat, r, w->tab, dst); break;
+    case MF_PQ_BNB4: bnb4_row(q, r, dst); break;
+    case MF_PQ_BNB8: bnb8_row(q, r, dst); break;
+    default: break;
     }
 }
 
-void mf_pq_matrix(const mf_pq *q, int64_t mat, float *out)
+/* Rows r0 .. r0 + n - 1 (n <= ROWS) into w->rows: a whole tile where the
+ * layout packs several outputs a word, else a row at a time. */
+static void pq_tile(const mf_pq *q, int64_t mat, int64_t r0, int64_t n, pq_scratch *w)
 {
-    switch (q->method) {
-    case MF_PQ_GPTQ: gptq_matrix(q, out); break;
-    case MF_PQ_AWQ: awq_matrix(q, out); break;
-    case MF_PQ_FP8: case MF_PQ_CT_INT: scaled_matrix(q, mat, out); break;
-    case MF_PQ_MXFP4: mxfp4_matrix(q, mat, out); break;
-    case MF_PQ_NVFP4: nvfp4_matrix(q, mat, out); break;
-    case MF_PQ_BNB4: bnb4_matrix(q, out); break;
-    case MF_PQ_BNB8: bnb8_matrix(q, out); break;
-    default: break;
+    if (q->method == MF_PQ_GPTQ && 32 % q->bits == 0 && w->plain &&
+        (q->group_size <= 0 || q->group_size % (32 / q->bits) == 0)) {
+        gptq_tile(q, r0, n, w);
+        return;
     }
+    if (q->method == MF_PQ_AWQ && !q->gemv) {
+        if (r0 % 8 == 0 && n == 8) {
+            awq_gemm_tile(q, r0, w);
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) /* a tile not on a word */
+            awq_gemm_row(q, r0 + k, w, w->rows + k * w->stride);
+        return;
+    }
+    for (int64_t k = 0; k < n; k++)
+        pq_row(q, mat, r0 + k, w, w->rows + k * w->stride);
+}
+
+/* F16 of n floats without F16C: the normal range in a loop gcc can
+ * vectorize, then any zero, subnormal, overflow or NaN of the run redone
+ * by mf_f32_to_f16. */
+static void encode_f16_run(const float *src, size_t n, uint16_t *h)
+{
+    unsigned other = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = bits_of(src[i]), ax = u & 0x7fffffffu;
+        h[i] = (uint16_t)(((u >> 16) & 0x8000u) | (((ax + 0xfffu + ((ax >> 13) & 1)) - 0x38000000u) >> 13));
+        other |= ax - F16_NORMAL_LO >= F16_NORMAL_SPAN;
+    }
+    for (size_t i = 0; other && i < n; i++)
+        if ((bits_of(src[i]) & 0x7fffffffu) - F16_NORMAL_LO >= F16_NORMAL_SPAN)
+            h[i] = mf_f32_to_f16(src[i]);
+}
+
+/* n floats to dt at dst, little-endian: F32 as they are, BF16 and F16
+ * rounded to nearest even exactly as mf_f32_to_bf16 / mf_f32_to_f16 (F16
+ * with F16C when the CPU has it). Runs of RUN elements so that gcc's -O2
+ * vectorizer takes the loops. */
+static void encode(const float *src, size_t n, mf_dtype dt, uint8_t *dst)
+{
+    enum { RUN = 256 };
+    if (dt == MF_F16 && mq_simd_f32_to_f16(src, dst, (int64_t)n))
+        return;
+    for (size_t i0 = 0; i0 < n; i0 += RUN) {
+        const size_t m = n - i0 < RUN ? n - i0 : RUN;
+        const float *x = src + i0;
+        uint16_t h[RUN];
+        if (dt == MF_F32) {
+            for (size_t i = 0; i < m; i++)
+                mf_wr32le(dst + 4 * (i0 + i), bits_of(x[i]));
+            continue;
+        }
+        if (dt == MF_F16)
+            encode_f16_run(x, m, h);
+        else if (m == RUN)
+            for (size_t i = 0; i < RUN; i++)
+                h[i] = (uint16_t)(bits_of(round_bf16(x[i])) >> 16);
+        else
+            for (size_t i = 0; i < m; i++)
+                h[i] = (uint16_t)(bits_of(round_bf16(x[i])) >> 16);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(dst + 2 * i0, h, 2 * m);
+#else
+        for (size_t i = 0; i < m; i++)
+            mf_wr16le(dst + 2 * (i0 + i), h[i]);
+#endif
+    }
+}
+
+/* g_idx absent or i / group_size for every input: groups are contiguous */
+static bool gptq_plain_groups(const mf_pq *q)
+{
+    if (q->group_size <= 0)
+        return !q->g_idx.p;
+    for (int64_t i = 0; q->g_idx.p && i < q->cols; i++)
+        if (load_i32(&q->g_idx, (uint64_t)i) != i / q->group_size)
+            return false;
+    return true;
+}
+
+static size_t table_floats(const mf_pq *q)
+{
+    if (q->method == MF_PQ_GPTQ || q->method == MF_PQ_AWQ)
+        return (size_t)(ROWS * groups_in_row(q) * 16);
+    return 256;
+}
+
+int mf_pq_rows(const mf_pq *q, int64_t mat, int64_t row0, int64_t nrows, mf_dtype dt, void *dst)
+{
+    const int64_t C = q->cols, ng = groups_in_row(q);
+    const size_t es = dt == MF_F32 ? 4 : 2;
+    pq_scratch w = {
+        .stride = C + 16,
+        .tab = malloc(table_floats(q) * sizeof(float)),
+        .s = malloc((size_t)(ROWS * ng) * sizeof(float)),
+        .z = malloc((size_t)(ROWS * ng) * sizeof(int)),
+        .plain = q->method == MF_PQ_GPTQ && gptq_plain_groups(q),
+    };
+    w.rows = malloc((size_t)(ROWS * w.stride) * sizeof(float));
+    int rc = w.rows && w.tab && w.s && w.z ? 0 : -1;
+    if (rc == 0 && (q->method == MF_PQ_NVFP4 || q->w.dt == MF_F8_E4M3 || q->w.dt == MF_F8_E5M2))
+        for (int c = 0; c < 256; c++) /* the element type's values */
+            w.tab[c] = q->method == MF_PQ_NVFP4 || q->w.dt == MF_F8_E4M3
+                           ? mf_pq_e4m3_to_f32((uint8_t)c)
+                           : mf_pq_e5m2_to_f32((uint8_t)c);
+    for (int64_t r = 0; rc == 0 && r < nrows; r += ROWS) {
+        int64_t n = nrows - r < ROWS ? nrows - r : ROWS;
+        pq_tile(q, mat, row0 + r, n, &w);
+        for (int64_t k = 0; k < n; k++)
+            encode(w.rows + k * w.stride, (size_t)C, dt, (uint8_t *)dst + (size_t)((r + k) * C) * es);
+    }
+    free(w.rows);
+    free(w.tab);
+    free(w.s);
+    free(w.z);
+    return rc;
 }
 
 /* --------------------------------------------------------------- checks */

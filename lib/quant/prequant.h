@@ -5,8 +5,8 @@
  * A reader describes the packing (mf_pq: the method, its parameters and
  * the stored parts, each a pointer into a mapping with its dtype and
  * shape); mf_pq_check proves every part has the shape the method implies
- * and every index (g_idx) is in range; mf_pq_matrix then gives one logical
- * matrix as floats, each value computed as the producing project computes
+ * and every index (g_idx) is in range; mf_pq_rows then gives rows of one
+ * logical matrix as floats, each value computed as the producing project computes
  * it (the operation order and the dtype of each step: see each method in
  * prequant.c) and rounded to q->native, the dtype upstream gets.
  *
@@ -77,10 +77,12 @@ const char *mf_pq_method_name(mf_pq_method m);
  * -1 with `why` holding "<tensor>: <rule>" (never reads out of bounds). */
 int mf_pq_check(const mf_pq *q, char *why, size_t cap);
 
-/* Matrix `mat` (0 <= mat < nmat) as rows * cols floats, each the value
- * upstream computes, rounded to q->native. q must have passed mf_pq_check.
- * Thread-safe; out must hold rows * cols floats. */
-void mf_pq_matrix(const mf_pq *q, int64_t mat, float *out);
+/* Rows [row0, row0 + nrows) of matrix `mat` (0 <= mat < nmat), each
+ * value the one upstream computes, rounded to q->native, then written as
+ * dt (F32, F16 or BF16, little-endian; rounded to nearest even as
+ * mf_f32_to_f16 / mf_f32_to_bf16) to dst, nrows * cols elements. q must
+ * have passed mf_pq_check. Thread-safe; -1 only when out of memory. */
+int mf_pq_rows(const mf_pq *q, int64_t mat, int64_t row0, int64_t nrows, mf_dtype dt, void *dst);
 
 /* Bits per logical weight the stored parts take (all of them: codes,
  * scales, zero points, indices), for reports. */

@@ -106,6 +106,12 @@ bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n);
  * of the first values of x, a whole number of vectors; returns how many
  * (0: no AVX2, the caller converts them all). */
 int64_t mq_simd_f32_to_bf16(const float *x, uint8_t *y, int64_t n);
+/* F32 -> F16 of n floats with F16C (little-endian, any alignment), the
+ * same halves as mf_f32_to_f16; false: no F16C. */
+bool mq_simd_f32_to_f16(const float *src, uint8_t *dst, int64_t n);
+/* x[i] = mf_f16_to_f32(mf_f32_to_f16(x[i])) for n floats with F16C; false:
+ * no F16C. */
+bool mq_simd_round_f16(float *x, int64_t n);
 /* Q4_0/Q5_0 reference path: the value of largest magnitude of 32 (false:
  * no AVX2 or a NaN, use the scalar code); then, only after it returned true,
  * the levels min(cap, (int8_t)(x*id + bias)). */

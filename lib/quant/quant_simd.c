@@ -307,6 +307,46 @@ __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint8_t *s
         dst[i] = mf_f16_to_f32(mf_rd16le(src + 2 * i));
 }
 
+/* vcvtps2ph with imm 0 rounds to nearest even, overflowing to infinity
+ * at 65520 and rounding into the subnormals as IEEE says: mf_f32_to_f16
+ * for every non-NaN. A NaN keeps part of its payload there, where
+ * mf_f32_to_f16 gives the canonical quiet NaN, so a run of 8 holding one
+ * is redone by it. */
+__attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *src, uint8_t *dst, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(src + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))) {
+            for (int k = 0; k < 8; k++)
+                mf_wr16le(dst + 2 * (i + k), mf_f32_to_f16(src[i + k]));
+            continue;
+        }
+        _mm_storeu_si128((__m128i *)(dst + 2 * i), _mm256_cvtps_ph(v, 0));
+    }
+    for (; i < n; i++)
+        mf_wr16le(dst + 2 * i, mf_f32_to_f16(src[i]));
+}
+
+/* Each float rounded to binary16 and back, in place: vcvtps2ph (nearest
+ * even) then vcvtph2ps, mf_f16_to_f32(mf_f32_to_f16(x)) for every
+ * non-NaN; a run of 8 holding a NaN takes those functions. */
+__attribute__((target("avx,f16c"))) static void round_f16_f16c(float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))) {
+            for (int k = 0; k < 8; k++)
+                x[i + k] = mf_f16_to_f32(mf_f32_to_f16(x[i + k]));
+            continue;
+        }
+        _mm256_storeu_ps(x + i, _mm256_cvtph_ps(_mm256_cvtps_ph(v, 0)));
+    }
+    for (; i < n; i++)
+        x[i] = mf_f16_to_f32(mf_f32_to_f16(x[i]));
+}
+
 static bool have_avx2, have_f16c, have_avx512;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 /* mf_quant_set_simd: the MF_QUANT_* kernels allowed from now on */
@@ -369,6 +409,24 @@ int64_t mq_simd_f32_to_bf16(const float *x, uint8_t *y, int64_t n)
     return mq_cpu_has_avx2() ? f32_to_bf16_avx2(x, y, n) : 0;
 }
 
+bool mq_simd_f32_to_f16(const float *src, uint8_t *dst, int64_t n)
+{
+    pthread_once(&cpu_once, cpu_probe);
+    if (!have_f16c || !(simd_allowed & MF_QUANT_F16C))
+        return false;
+    f32_to_f16_f16c(src, dst, n);
+    return true;
+}
+
+bool mq_simd_round_f16(float *x, int64_t n)
+{
+    pthread_once(&cpu_once, cpu_probe);
+    if (!have_f16c || !(simd_allowed & MF_QUANT_F16C))
+        return false;
+    round_f16_f16c(x, n);
+    return true;
+}
+
 bool mq_cpu_has_avx2(void)
 {
     pthread_once(&cpu_once, cpu_probe);
@@ -412,6 +470,18 @@ void mq_simd_offset_levels32(const float *x, float id, float bias, int cap, uint
 }
 
 #else
+
+bool mq_simd_f32_to_f16(const float *src, uint8_t *dst, int64_t n)
+{
+    (void)src, (void)dst, (void)n;
+    return false;
+}
+
+bool mq_simd_round_f16(float *x, int64_t n)
+{
+    (void)x, (void)n;
+    return false;
+}
 
 bool mq_simd_pack_q4(const uint8_t *L, uint8_t *qs)
 {

@@ -434,7 +434,9 @@ const mf_reader mf_reader_gguf = {
     .extensions = gguf_extensions,
     .probe = probe_gguf,
     .open = open_gguf,
-    .rewrite = mf_gguf_rewrite,
-    .key_type = mf_gguf_key_type,
-    .check_key = mf_gguf_check_key,
+    .edit = &(const mf_edit_hooks){
+        .rewrite = mf_gguf_rewrite,
+        .key_type = mf_gguf_key_type,
+        .check_key = mf_gguf_check_key,
+    },
 };

@@ -224,6 +224,8 @@ const mf_reader mf_reader_keras = {
     .open = open_keras,
     .stream = mf_hdf5_stream,
     .close = close_keras,
-    .find_code = mf_keras_find_code,
-    .may_hold_code = mf_keras_may_hold_code,
+    .scan = &(const mf_scan_hooks){
+        .find_code = mf_keras_find_code,
+        .may_hold_code = mf_keras_may_hold_code,
+    },
 };

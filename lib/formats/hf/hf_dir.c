@@ -240,6 +240,8 @@ const mf_reader mf_reader_hfdir = {
     .name = "hf-dir",
     .probe_dir = probe_hfdir,
     .open = open_hfdir,
-    .code_around = mf_hf_code_around,
+    .scan = &(const mf_scan_hooks){
+        .code_around = mf_hf_code_around,
+    },
     .logical_view = mf_hf_prequant_view,
 };

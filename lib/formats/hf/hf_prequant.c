@@ -564,45 +564,110 @@ int mf_hf_prequant_open(mf_model *m, const json_t *cfg, bool strict, mf_status *
     return rc ? rc : add_meta(m, p, qc, st);
 }
 
+/* ------------------------------------------------------ memory */
+
+static uint64_t elems_of(const mf_pq_part *p)
+{
+    uint64_t n = 1;
+    for (int d = 0; d < p->ndim; d++)
+        n *= (uint64_t)p->shape[d];
+    return p->p ? n : 0;
+}
+
+static bool part_named(const mf_tensor *t, const char *piece)
+{
+    return strstr(t->name, piece) != NULL;
+}
+
+/* What each loader keeps, against what is stored (the modules' buffers,
+ * read from the producing projects' code):
+ *  - gptq / awq (QuantLinear, WQLinear_GEMM/GEMV), fp8 (FP8Linear),
+ *    mxfp4 (Mxfp4GptOssExperts with the triton kernels; without them
+ *    transformers dequantizes to bf16), modelopt (vLLM's ModelOptNvFp4):
+ *    the stored tensors as they are;
+ *  - fbgemm_fp8 (FbgemmFp8Linear): plus input_scale_ub, an F32 [1] buffer
+ *    per Linear that is not saved;
+ *  - compressed-tensors (CompressedLinear, run_compressed): the stored
+ *    tensors, plus a zero point per scale (int8, or fp8 for float
+ *    schemes: _initialize_scale_zero_point's force_zero_point) where the
+ *    checkpoint stores none (symmetric schemes);
+ *  - bitsandbytes 4-bit (Params4bit + QuantState.from_dict): the packed
+ *    weight, absmax, quant_map and the nested ones, plus the nested
+ *    offset (an F32 scalar); the quant_state JSON is parsed, not kept;
+ *  - bitsandbytes 8-bit (Int8Params): weight and SCB; weight_format is
+ *    read at load and dropped. */
+bool mf_hf_prequant_memory(const mf_model *m, uint64_t *bytes, char *how, size_t cap)
+{
+    const mf_hf_prequant *p = m->format == MF_FMT_HF_DIR ? m->priv : NULL;
+    if (!p || p->n == 0)
+        return false;
+    uint64_t total = 0, dropped = 0, added = 0;
+    for (size_t i = 0; i < m->n_tensors; i++)
+        total += m->tensors[i].nbytes;
+    const bool fbgemm = !strcmp(p->method, "fbgemm_fp8"), ct = !strcmp(p->method, "compressed-tensors");
+    for (size_t i = 0; i < p->n; i++) {
+        const pq_entry *e = &p->e[i];
+        const mf_pq *q = &e->q;
+        for (int k = 0; k < e->nparts; k++)
+            if ((q->method == MF_PQ_BNB4 && part_named(e->parts[k], ".quant_state.")) ||
+                (q->method == MF_PQ_BNB8 && part_named(e->parts[k], ".weight_format")))
+                dropped += e->parts[k]->nbytes;
+        if (q->method == MF_PQ_BNB4 && q->nested_absmax.p)
+            added += 4;
+        if (fbgemm)
+            added += 4;
+        if (ct && !q->zero.p)
+            added += elems_of(&q->scale);
+    }
+    *bytes = total - dropped + added;
+    const char *m0 = p->method;
+    if (!strcmp(m0, "bitsandbytes"))
+        snprintf(how, cap, "bitsandbytes keeps the packed weights, absmax and quant maps (4-bit; "
+                 "the quant_state JSON is parsed, not kept) or weight and SCB (8-bit)");
+    else if (fbgemm)
+        snprintf(how, cap, "FbgemmFp8Linear keeps the stored weight and weight_scale, plus a "
+                 "4-byte input_scale_ub per Linear");
+    else if (ct)
+        snprintf(how, cap, "CompressedLinear keeps the stored tensors, plus a zero point per "
+                 "scale where a symmetric scheme stores none");
+    else if (!strcmp(m0, "mxfp4"))
+        snprintf(how, cap, "the MXFP4 experts stay packed (_blocks, _scales) as with the triton "
+                 "kernels; without them transformers holds them as bf16");
+    else
+        snprintf(how, cap, "%s's modules keep the stored tensors as they are", m0);
+    return true;
+}
+
 /* ------------------------------------------------------ the logical view */
 
 typedef struct view_priv {
     const mf_model *src;
 } view_priv;
 
+/* A packed weight as its floats, a few MiB of rows at a time through one
+ * buffer (mf_pq_rows writes the output dtype straight away). */
 static int view_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, void *ctx,
                        mf_status *st)
 {
-    (void)m;
+    enum { CHUNK = 4 << 20 };
     const pq_entry *e = t->priv;
     if (!e->ok)
         return mf_fail(st, MF_ERR_FORMAT, m->path, -1, "%s", e->why);
-    uint64_t n = (uint64_t)e->q.rows * (uint64_t)e->q.cols;
-    float *f = malloc(n * sizeof(float));
-    uint8_t *o = malloc(n * 4);
-    if (!f || !o) {
-        free(f);
-        free(o);
+    const size_t es = t->dtype == MF_F32 ? 4 : 2, row = (size_t)e->q.cols * es;
+    const int64_t step = row >= CHUNK ? 1 : (int64_t)(CHUNK / row);
+    const int64_t n = step < e->q.rows ? step : e->q.rows;
+    uint8_t *o = malloc((size_t)n * row);
+    if (!o)
         return mf_oom(st, m->path);
-    }
     int rc = 0;
-    size_t es = t->dtype == MF_F32 ? 4 : 2;
-    for (int64_t k = 0; rc == 0 && k < e->q.nmat; k++) {
-        mf_pq_matrix(&e->q, k, f);
-        for (uint64_t i = 0; i < n; i++) {
-            if (t->dtype == MF_F16)
-                mf_wr16le(o + 2 * i, mf_f32_to_f16(f[i]));
-            else if (t->dtype == MF_BF16)
-                mf_wr16le(o + 2 * i, mf_f32_to_bf16(f[i]));
-            else {
-                uint32_t u;
-                memcpy(&u, &f[i], 4);
-                mf_wr32le(o + 4 * i, u);
-            }
+    for (int64_t k = 0; rc == 0 && k < e->q.nmat; k++)
+        for (int64_t r = 0; rc == 0 && r < e->q.rows; r += n) {
+            int64_t h = e->q.rows - r < n ? e->q.rows - r : n;
+            if (mf_pq_rows(&e->q, k, r, h, t->dtype, o))
+                rc = mf_oom(st, m->path);
+            else
+                rc = sink(ctx, o, (size_t)h * row, st);
         }
-        rc = sink(ctx, o, n * es, st);
-    }
-    free(f);
     free(o);
     return rc;
 }

@@ -256,5 +256,7 @@ const mf_reader mf_reader_npy = {
     .extensions = npy_extensions,
     .probe = probe_npy,
     .open = open_npy,
-    .pickle_payload = npy_pickle_payload,
+    .scan = &(const mf_scan_hooks){
+        .pickle_payload = npy_pickle_payload,
+    },
 };

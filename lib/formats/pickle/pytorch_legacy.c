@@ -370,9 +370,11 @@ const mf_reader mf_reader_pytorch_tar = {
     .stream = pt_stream,
     .close = pt_close,
     .is_mapping = mf_pytorch_is_mapping,
-    .tar_loader = "torch.load",
-    .tar_members = mf_pt_tar_members,
-    .walk_tar_member = mf_pt_tar_walk_member,
+    .scan = &(const mf_scan_hooks){
+        .tar_loader = "torch.load",
+        .tar_members = mf_pt_tar_members,
+        .walk_tar_member = mf_pt_tar_walk_member,
+    },
 };
 
 const mf_reader mf_reader_pytorch_pickle = {
@@ -383,5 +385,7 @@ const mf_reader mf_reader_pytorch_pickle = {
     .stream = pt_stream,
     .close = pt_close,
     .is_mapping = mf_pytorch_is_mapping,
-    .pickle_stream = mf_pt_legacy_stream,
+    .scan = &(const mf_scan_hooks){
+        .pickle_stream = mf_pt_legacy_stream,
+    },
 };

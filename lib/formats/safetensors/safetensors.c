@@ -392,6 +392,8 @@ const mf_reader mf_reader_safetensors = {
     .extensions = safetensors_extensions,
     .probe = probe_safetensors,
     .open = open_safetensors,
-    .rewrite = mf_safetensors_rewrite,
+    .edit = &(const mf_edit_hooks){
+        .rewrite = mf_safetensors_rewrite,
+    },
     .logical_view = mf_hf_prequant_view,
 };

@@ -234,5 +234,7 @@ const mf_reader mf_reader_tf_savedmodel = {
     .open = open_savedmodel,
     .stream = mf_tf_stream,
     .close = mf_tf_close,
-    .find_code = mf_tf_find_code,
+    .scan = &(const mf_scan_hooks){
+        .find_code = mf_tf_find_code,
+    },
 };

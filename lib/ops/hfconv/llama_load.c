@@ -307,10 +307,11 @@ static const mf_value *model_get(void *m, const char *key)
 static size_t key_type_problems(const mf_model *m, mf_load_problem_fn fn, void *ctx)
 {
     size_t n = 0;
-    for (size_t i = 0; m->reader && m->reader->check_key && i < m->n_meta; i++) {
+    const mf_edit_hooks *h = m->reader ? m->reader->edit : NULL;
+    for (size_t i = 0; h && h->check_key && i < m->n_meta; i++) {
         mf_status st;
         mf_status_init(&st);
-        if (m->reader->check_key(m, &m->meta[i], &st))
+        if (h->check_key(m, &m->meta[i], &st))
             report(fn, ctx, &n, "%s", st.msg);
         mf_status_clear(&st);
     }
