@@ -138,6 +138,14 @@ int main(int argc, char **argv)
             paths = 2;
         else if (!strcmp(argv[i], "--no-imatrix"))
             paths = 1;
+        else if (!strcmp(argv[i], "--kernels")) { /* the machine and the kernels chosen, then exit */
+            unsigned lvl = mf_quant_simd_level();
+            print_cpu();
+            printf("kernels chosen: %s%s%s%s (MFMT_SIMD=%s)\n", lvl & MF_QUANT_AVX2 ? "AVX2 " : "",
+                   lvl & MF_QUANT_AVX512 ? "AVX-512 " : "", lvl & MF_QUANT_F16C ? "F16C" : "", lvl ? "" : "scalar",
+                   getenv("MFMT_SIMD") ? getenv("MFMT_SIMD") : "unset: the CPU's best");
+            return 0;
+        }
         else if (ntypes < 64)
             types[ntypes++] = argv[i];
     }

@@ -124,7 +124,7 @@ static void test_from_stored(void)
     enum { R = 40 };
     uint8_t *h = malloc(2 * N * R + 1), *q1 = malloc(4 * N * R), *q2 = malloc(4 * N * R);
     float *f = malloc(sizeof(float) * N * R);
-    const mf_dtype srcs[] = {MF_F16, MF_BF16}, dsts[] = {MF_Q4_0, MF_Q6_K, MF_Q3_K, MF_IQ4_XS, MF_Q8_0};
+    const mf_dtype srcs[] = {MF_F16, MF_BF16}, dsts[] = {MF_Q4_0, MF_Q6_K, MF_Q3_K, MF_IQ4_XS, MF_Q8_0, MF_F32, MF_F16, MF_BF16};
     for (int s = 0; s < 2; s++) {
         for (int i = 0; i < N * R; i++) {
             float g = (unif() + unif()) * 0.05f;
@@ -190,14 +190,119 @@ static void test_validate(void)
     free(y), free(q);
 }
 
-int main(void)
+/* F32 -> BF16 of every high half with the low halves that decide the
+ * rounding (ties, both neighbours, NaN payloads), vector kernel against
+ * mf_f32_to_bf16; and the float rows' validation finds the first row with
+ * a non-finite value wherever it lies. */
+static void test_bf16_and_float_rows(void)
 {
+    static const uint32_t lows[] = {0, 1, 0x7fff, 0x8000, 0x8001, 0xffff};
+    enum { NV = 65536 * 6 };
+    float *x = malloc(sizeof(float) * NV);
+    uint8_t *a = malloc(2 * NV), *b = malloc(2 * NV);
+    for (uint32_t i = 0; i < NV; i++) {
+        uint32_t u = (i / 6) << 16 | lows[i % 6];
+        memcpy(&x[i], &u, 4);
+    }
+    mf_quant_set_simd(MF_QUANT_ALL);
+    CHECK(mf_quantize_rows(MF_BF16, x, a, 1, NV, NULL) == 0);
+    int bad = 0;
+    for (uint32_t i = 0; i < NV; i++)
+        bad += mf_rd16le(a + 2 * i) != mf_f32_to_bf16(x[i]);
+    mf_quant_set_simd(0);
+    CHECK(mf_quantize_rows(MF_BF16, x, b, 1, NV, NULL) == 0);
+    mf_quant_set_simd(MF_QUANT_ALL);
+    CHECKF(bad == 0 && memcmp(a, b, 2 * NV) == 0, "%d of %d values convert to BF16 differently", bad, NV);
+    /* one non-finite value at position p of row 3 (of 5) */
+    float row[5 * 96];
+    const mf_dtype fl[] = {MF_F32, MF_F16, MF_BF16};
+    const float odd[] = {INFINITY, -INFINITY, NAN};
+    int wrong = 0;
+    for (int t = 0; t < 3; t++)
+        for (int o = 0; o < 3; o++)
+            for (int p = 0; p < 96; p += 7) {
+                for (int i = 0; i < 5 * 96; i++)
+                    row[i] = (unif() + unif()) * 0.05f;
+                row[3 * 96 + p] = odd[o];
+                CHECK(mf_quantize_rows(fl[t], row, a, 5, 96, NULL) == 0);
+                wrong += mf_quant_first_invalid_row(fl[t], a, 5, 96) != 3;
+                wrong += mf_quant_first_invalid_row(fl[t], a, 3, 96) != -1;
+            }
+    CHECKF(wrong == 0, "%d float-row validations wrong", wrong);
+    free(x), free(a), free(b);
+}
+
+/* FNV-1a of every type's bytes (with and without an imatrix) on the test
+ * rows, under whatever tier the environment chose */
+static uint64_t all_types_hash(void)
+{
+    float *x = malloc(sizeof(float) * N * ROWS), w[N];
+    uint8_t *q = malloc(8 * N * ROWS);
+    for (int r = 0; r < ROWS; r++)
+        fill_row(x + r * N, r);
+    for (int i = 0; i < N; i++)
+        w[i] = 0.25f + (float)((i * 7919) % 97) / 16.0f;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int dt = 0; dt < 64; dt++) {
+        if (!mf_can_quantize((mf_dtype)dt))
+            continue;
+        const mf_dtype_info *di = mf_dtype_info_of((mf_dtype)dt);
+        size_t qbytes = (size_t)ROWS * (N / di->block_elems) * di->block_bytes;
+        for (int im = mf_quant_requires_imatrix((mf_dtype)dt); im < 2; im++) {
+            memset(q, 0, qbytes);
+            if (mf_quantize_rows_from((mf_dtype)dt, MF_F32, x, q, ROWS, N, im ? w : NULL, 2))
+                h ^= 1; /* a failure changes the hash */
+            for (size_t i = 0; i < qbytes; i++)
+                h = (h ^ q[i]) * 0x100000001b3ull;
+        }
+    }
+    free(x), free(q);
+    return h;
+}
+
+/* MFMT_SIMD forces each tier in a fresh process (the choice is made once,
+ * at the first kernel call): the level it reports is the forced one (capped
+ * by the CPU) and every tier's bytes are the same. */
+static void test_forced_tiers(const char *self)
+{
+    static const char *const tiers[] = {"scalar", "avx2", "avx512"};
+    unsigned long long hash[3] = {0};
+    unsigned lvl[3] = {0};
+    const unsigned here = mf_quant_simd_level();
+    for (int t = 0; t < 3; t++) {
+        char cmd[4200];
+        snprintf(cmd, sizeof(cmd), "MFMT_SIMD=%s '%s' --tier-hash", tiers[t], self);
+        FILE *p = popen(cmd, "r");
+        int got = p ? fscanf(p, "%u %llx", &lvl[t], &hash[t]) : 0;
+        int rc = p ? pclose(p) : -1;
+        CHECKF(got == 2 && rc == 0, "MFMT_SIMD=%s: the child printed no hash", tiers[t]);
+        printf("  MFMT_SIMD=%-6s kernels %s%s%s: hash %016llx\n", tiers[t], lvl[t] & MF_QUANT_AVX2 ? "AVX2 " : "",
+               lvl[t] & MF_QUANT_AVX512 ? "AVX-512 " : "", lvl[t] & MF_QUANT_F16C ? "F16C" : "(scalar)", hash[t]);
+    }
+    CHECKF(lvl[0] == 0, "MFMT_SIMD=scalar still uses kernels %u", lvl[0]);
+    CHECKF(lvl[1] == (here & ~(unsigned)MF_QUANT_AVX512), "MFMT_SIMD=avx2 uses %u", lvl[1]);
+    CHECKF(lvl[2] == here, "MFMT_SIMD=avx512 uses %u, the CPU offers %u", lvl[2], here);
+    CHECKF(hash[0] == hash[1] && hash[1] == hash[2], "the tiers give different bytes");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--tier-hash")) {
+        unsigned long long h = all_types_hash();
+        printf("%u %llx\n", mf_quant_simd_level(), h);
+        return 0;
+    }
     unsigned lvl = mf_quant_simd_level();
     printf("vector kernels here: %s%s%s%s\n", lvl & MF_QUANT_AVX2 ? "AVX2 " : "", lvl & MF_QUANT_AVX512 ? "AVX-512 " : "",
            lvl & MF_QUANT_F16C ? "F16C" : "", lvl ? "" : "(none)");
     test_types();
     test_f16c();
+    test_bf16_and_float_rows();
     test_from_stored();
     test_validate();
+    if (!getenv("MFMT_SIMD") && !getenv("MFMT_NO_SIMD"))
+        test_forced_tiers(argv[0]);
+    else
+        printf("SKIP forced tiers: MFMT_SIMD or MFMT_NO_SIMD already set\n");
     return tl_report("quant_simd");
 }

@@ -59,6 +59,11 @@ typedef struct qjob {
     mf_quantize_result *res;
     float *f32, *deq;  /* chunk buffers */
     uint8_t *qbuf;
+    /* row_sink's buffers, kept from tensor to tensor: fresh pages cost a
+     * fault each on first write (on a virtual machine with shadow paging,
+     * more than the conversion itself: half of an F16 -> BF16 run) */
+    uint8_t *sink_raw[2], *sink_q[2];
+    size_t sink_raw_cap, sink_q_cap;
     size_t cap_vals, cap_q;
     mf_quantize_opts opts;  /* the caller's, over the defaults */
     uint64_t done, total;   /* input tensor bytes, for progress */
@@ -782,15 +787,31 @@ static int convert_mapped(row_sink *r, mf_status *st)
     return rc;
 }
 
+/* bufs[0..1] of at least `want` bytes each, grown (never shrunk) */
+static int grow_pair(uint8_t **bufs, size_t *cap, size_t want)
+{
+    if (want <= *cap)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        free(bufs[i]);
+        bufs[i] = malloc(want);
+    }
+    *cap = bufs[0] && bufs[1] ? want : 0;
+    return *cap ? 0 : -1;
+}
+
 static int alloc_chunk_buffers(row_sink *r, bool mapped, mf_status *st)
 {
+    qjob *j = r->j;
     uint64_t qbytes;
     mf_dtype_nbytes(r->p->dst, (uint64_t)(r->chunk_rows * r->p->ne[0]), &qbytes); /* checked by the plan */
+    if (!mapped && grow_pair(j->sink_raw, &j->sink_raw_cap, (size_t)((uint64_t)r->chunk_rows * r->row_bytes)))
+        return mf_oom(st, j->m->path);
+    if (!r->acc && grow_pair(j->sink_q, &j->sink_q_cap, (size_t)qbytes))
+        return mf_oom(st, j->m->path);
     for (int i = 0; i < 2; i++) {
-        r->raw[i] = mapped ? NULL : malloc((size_t)((uint64_t)r->chunk_rows * r->row_bytes));
-        r->q[i] = r->acc ? NULL : malloc((size_t)qbytes);
-        if ((!mapped && !r->raw[i]) || (!r->acc && !r->q[i]))
-            return mf_oom(st, r->j->m->path);
+        r->raw[i] = mapped ? NULL : j->sink_raw[i];
+        r->q[i] = r->acc ? NULL : j->sink_q[i];
     }
     return 0;
 }
@@ -820,10 +841,6 @@ static int convert_tensor(qjob *j, const qplan *p, mf_sink_fn sink, void *sink_c
         mf_quant_task_wait(r.pend.task);
     if (rc == 0 && (r.have || r.row_in_mat))
         rc = mf_fail(st, MF_ERR_FORMAT, j->m->path, -1, "tensor %s ends inside a row", t->name);
-    for (int i = 0; i < 2; i++) {
-        free(r.raw[i]);
-        free(r.q[i]);
-    }
     return rc;
 }
 
@@ -848,6 +865,24 @@ static int report_tensor(qjob *j, const qplan *p, const err_acc *acc, mf_status 
     return 0;
 }
 
+/* A tensor kept as it is (F16 -> F16, COPY, the F32 norms of every mix):
+ * when its bytes lie plainly in a local input file they go by
+ * copy_file_range (mf_sink_copy_file: the kernel copies, or shares extents
+ * on btrfs/XFS; no mapping faulted in, no copy through this process), else
+ * through the reader's stream. Small tensors are streamed: an open costs
+ * more than their copy. */
+#define COPY_MIN (64u << 10)
+static int copy_tensor(qjob *j, const mf_tensor *t, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    const mf_model *m = t->owner ? t->owner : j->m;
+    const uint8_t *plain = t->nbytes >= COPY_MIN ? mf_tensor_data(m, t) : NULL;
+    const mf_file *f = plain ? mf_tensor_file(m, t) : NULL;
+    if (f && f->base && f->path && !f->borrowed && !mf_source_is_remote(f->base) && plain >= f->base &&
+        (uint64_t)(plain - f->base) + t->nbytes <= f->size)
+        return mf_sink_copy_file(sink, sink_ctx, f->path, (uint64_t)(plain - f->base), t->nbytes, st);
+    return mf_tensor_stream(j->m, t, sink, sink_ctx, st);
+}
+
 static int emit_tensor(qjob *j, size_t i, mf_sink_fn sink, void *sink_ctx, mf_status *st)
 {
     const qplan *p = &j->plan[i];
@@ -856,7 +891,7 @@ static int emit_tensor(qjob *j, size_t i, mf_sink_fn sink, void *sink_ctx, mf_st
     if (p->convert)
         rc = convert_tensor(j, p, sink, sink_ctx, j->o->dry_run ? &acc : NULL, st);
     else {
-        rc = sink ? mf_tensor_stream(j->m, p->t, sink, sink_ctx, st) : 0;
+        rc = sink ? copy_tensor(j, p->t, sink, sink_ctx, st) : 0;
         if (rc == 0)
             rc = job_progress(j, p->t->nbytes, st);
     }
@@ -1021,6 +1056,10 @@ int mf_quantize_file(const char *in_path, const char *out_path, const mf_quantiz
     free(j.f32);
     free(j.deq);
     free(j.qbuf);
+    for (int i = 0; i < 2; i++) {
+        free(j.sink_raw[i]);
+        free(j.sink_q[i]);
+    }
     MF_VEC_FREE(j.meta);
     for (size_t s = 0; s < j.n_shards; s++)
         MF_VEC_FREE(j.shards[s].meta);

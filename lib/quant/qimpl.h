@@ -102,6 +102,10 @@ bool mq_cpu_has_avx512(void);
 /* F16 -> F32 of n halves (little-endian, any alignment) with F16C, the same
  * floats as mf_f16_to_f32 (tests compare all 65536); false: no F16C. */
 bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n);
+/* F32 -> BF16 (mf_f32_to_bf16: NaN made quiet, else round to nearest even)
+ * of the first values of x, a whole number of vectors; returns how many
+ * (0: no AVX2, the caller converts them all). */
+int64_t mq_simd_f32_to_bf16(const float *x, uint8_t *y, int64_t n);
 /* F32 -> F16 of n floats with F16C (little-endian, any alignment), the
  * same halves as mf_f32_to_f16; false: no F16C. */
 bool mq_simd_f32_to_f16(const float *src, uint8_t *dst, int64_t n);
@@ -163,6 +167,9 @@ bool mq_simd_qx_quants16(int n, int nmax, const float *x, int8_t *L, int rmse_ty
  * Q3_K's final levels of a 16-value group for scale d; false: use the
  * scalar code. */
 bool mq_simd_q3_quants8(int n, int nmax, const float *x, int8_t *L, float *scales);
+/* the same for a whole Q3_K super-block (16 groups of 16, nmax 4) in
+ * AVX-512 lanes; false: no AVX-512 (use the 8-lane kernel) */
+bool mq_simd_q3_quants16(const float *x, int8_t *L, float *scales);
 bool mq_simd_q3_group_levels(const float *x, float d, int8_t *L);
 /* quant_iq4.c's sub-block scale search for eight consecutive 32-value
  * groups (levels: the 16 sorted IQ4 values); false: use the scalar code. */

@@ -15,9 +15,19 @@ typedef struct qtype {
 } qtype;
 
 /* Plain float element types, as ggml's quantize_chunk / to_float treat them. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MQ_HOST_LE 1 /* a float's bytes in memory are its GGUF bytes */
+#else
+#define MQ_HOST_LE 0
+#endif
+
 static void quant_f32(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
     (void)qw;
+    if (MQ_HOST_LE) {
+        memcpy(y, x, (size_t)n * sizeof(float));
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         uint32_t u;
         memcpy(&u, &x[i], 4);
@@ -35,7 +45,8 @@ static void quant_f16(const float *x, uint8_t *y, int64_t n, const float *qw)
 static void quant_bf16(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
     (void)qw;
-    for (int64_t i = 0; i < n; i++)
+    int64_t i = mq_simd_f32_to_bf16(x, y, n);
+    for (; i < n; i++)
         mf_wr16le(y + 2 * i, mf_f32_to_bf16(x[i]));
 }
 
@@ -213,8 +224,15 @@ static void *qshare_run(void *arg)
         s->rc = -1;
         return NULL;
     }
+    /* F32 out on a little-endian host: the source rows convert straight
+     * into the output, which quant_f32 would only copy */
+    const bool direct = MQ_HOST_LE && s->t->dt == MF_F32 && (uintptr_t)s->dst % sizeof(float) == 0;
     for (int64_t r = 0; r < s->nrows; r += batch) {
         int64_t k = s->nrows - r < batch ? s->nrows - r : batch;
+        if (direct) {
+            s->src_t->deq(s->src + r * s->src_rb, (float *)(void *)(s->dst + r * s->dst_rb), k * s->n_per_row);
+            continue;
+        }
         s->src_t->deq(s->src + r * s->src_rb, buf, k * s->n_per_row);
         for (int64_t i = 0; i < k; i++)
             s->t->quant(buf + i * s->n_per_row, s->dst + (r + i) * s->dst_rb, s->n_per_row, s->imatrix);
@@ -368,6 +386,45 @@ static bool block_ok(const qtype *t, const uint8_t *b)
     return f16_finite(mf_rd16le(b + f.d)) && (f.m < 0 || f16_finite(mf_rd16le(b + f.m)));
 }
 
+/* A row of F32/F16/BF16 values all finite (block_ok of each, as one loop
+ * the compiler vectorizes: no call and no branch per value). */
+static unsigned float_nonfinite(mf_dtype dt, const uint8_t *q)
+{
+    return dt == MF_F32   ? (mf_rd32le(q) & 0x7f800000u) == 0x7f800000u
+           : dt == MF_F16 ? (mf_rd16le(q) & 0x7c00u) == 0x7c00u
+                          : (mf_rd16le(q) & 0x7f80u) == 0x7f80u;
+}
+
+static bool float_row_ok(mf_dtype dt, const uint8_t *p, int64_t n)
+{
+    const int es = dt == MF_F32 ? 4 : 2;
+    unsigned bad = 0;
+    int64_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* words loaded as they lie, 64 at a time: loops of a fixed length,
+     * which gcc -O2 turns into vector compares */
+    enum { B = 64 };
+    for (; i + B <= n && !bad; i += B) {
+        const uint8_t *q = p + es * i;
+        if (dt == MF_F32) {
+            uint32_t w[B];
+            memcpy(w, q, sizeof(w));
+            for (int k = 0; k < B; k++)
+                bad |= (w[k] & 0x7f800000u) == 0x7f800000u;
+        } else {
+            uint16_t w[B];
+            const uint16_t e = dt == MF_F16 ? 0x7c00u : 0x7f80u;
+            memcpy(w, q, sizeof(w));
+            for (int k = 0; k < B; k++)
+                bad |= (w[k] & e) == e;
+        }
+    }
+#endif
+    for (; i < n && !bad; i++)
+        bad = float_nonfinite(dt, p + es * i);
+    return !bad;
+}
+
 int64_t mf_quant_first_invalid_row(mf_dtype dt, const void *q, int64_t nrows, int64_t n_per_row)
 {
     const qtype *t = qtype_of(dt);
@@ -375,10 +432,16 @@ int64_t mf_quant_first_invalid_row(mf_dtype dt, const void *q, int64_t nrows, in
     if (rb < 0)
         return -1;
     const uint8_t *p = q;
-    const int64_t nblk = n_per_row / blck_of(t);
+    if (dt == MF_F32 || dt == MF_F16 || dt == MF_BF16) {
+        for (int64_t r = 0; r < nrows; r++)
+            if (!float_row_ok(dt, p + r * rb, n_per_row))
+                return r;
+        return -1;
+    }
+    const int64_t nblk = n_per_row / blck_of(t), bb = bytes_of(t);
     for (int64_t r = 0; r < nrows; r++)
         for (int64_t b = 0; b < nblk; b++)
-            if (!block_ok(t, p + r * rb + b * bytes_of(t)))
+            if (!block_ok(t, p + r * rb + b * bb))
                 return r;
     return -1;
 }

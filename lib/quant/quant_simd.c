@@ -352,12 +352,20 @@ static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 /* mf_quant_set_simd: the MF_QUANT_* kernels allowed from now on */
 static _Atomic unsigned simd_allowed = ~0u;
 
+/* The kernels are chosen from CPUID, per CPU at run time. MFMT_SIMD forces
+ * a tier for testing and benchmarks (every tier gives the same bytes):
+ * "scalar" (as MFMT_NO_SIMD), "avx2" (no AVX-512 kernel even where the CPU
+ * has it: the path of an AVX2-only CPU, or the better one on a CPU whose
+ * AVX-512 runs slow), "avx512" or unset: whatever the CPU has. A tier the
+ * CPU lacks is never used. */
 static void cpu_probe(void)
 {
     __builtin_cpu_init();
-    const bool off = getenv("MFMT_NO_SIMD") != NULL;
+    const char *force = getenv("MFMT_SIMD");
+    const bool off = getenv("MFMT_NO_SIMD") != NULL || (force && !strcmp(force, "scalar"));
+    const bool no512 = force && !strcmp(force, "avx2");
     have_avx2 = __builtin_cpu_supports("avx2") && !off;
-    have_avx512 = have_avx2 && __builtin_cpu_supports("avx512f");
+    have_avx512 = have_avx2 && __builtin_cpu_supports("avx512f") && !no512;
     /* gcc 12's __builtin_cpu_supports has no "f16c"; CPUID.1:ECX bit 29 */
     unsigned a, b, c, d;
     have_f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx") && !off;
@@ -370,6 +378,35 @@ bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
         return false;
     f16_to_f32_f16c(src, dst, n);
     return true;
+}
+
+/* mf_f32_to_bf16 in eight lanes: the same integer steps on each value's
+ * bits, then the low halves of the 32-bit results packed in order. */
+__attribute__((target("avx2"))) static int64_t f32_to_bf16_avx2(const float *x, uint8_t *y, int64_t n)
+{
+    const __m256i absmask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i one = _mm256_set1_epi32(1), round = _mm256_set1_epi32(0x7fff), quiet = _mm256_set1_epi32(64);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i r[2];
+        for (int h = 0; h < 2; ++h) {
+            __m256i u = _mm256_castps_si256(_mm256_loadu_ps(x + i + 8 * h));
+            __m256i hi = _mm256_srli_epi32(u, 16);
+            __m256i even = _mm256_srli_epi32(
+                _mm256_add_epi32(u, _mm256_add_epi32(round, _mm256_and_si256(hi, one))), 16);
+            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, absmask), inf);
+            r[h] = _mm256_blendv_epi8(even, _mm256_or_si256(hi, quiet), nan);
+        }
+        /* packus works within 128-bit halves: put the quarters back in order */
+        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r[0], r[1]), 0xd8);
+        _mm256_storeu_si256((__m256i *)(y + 2 * i), packed);
+    }
+    return i;
+}
+
+int64_t mq_simd_f32_to_bf16(const float *x, uint8_t *y, int64_t n)
+{
+    return mq_cpu_has_avx2() ? f32_to_bf16_avx2(x, y, n) : 0;
 }
 
 bool mq_simd_f32_to_f16(const float *src, uint8_t *dst, int64_t n)
@@ -479,6 +516,12 @@ bool mq_simd_min_max32(const float *x, float *min, float *max)
 void mq_simd_asym_levels32(const float *x, float min, float id, int cap, uint8_t *L)
 {
     (void)x, (void)min, (void)id, (void)cap, (void)L;
+}
+
+int64_t mq_simd_f32_to_bf16(const float *x, uint8_t *y, int64_t n)
+{
+    (void)x, (void)y, (void)n;
+    return 0;
 }
 
 bool mq_cpu_has_avx2(void) { return false; }

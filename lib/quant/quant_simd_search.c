@@ -480,6 +480,113 @@ bool mq_simd_q3_quants8(int n, int nmax, const float *x, int8_t *L, float *scale
     return true;
 }
 
+/* q3_8 for a whole Q3_K super-block: its sixteen groups of 16 in the
+ * sixteen lanes of AVX-512 vectors, the same operations lane by lane (one
+ * pass of twice the width instead of two). The groups are turned into
+ * lanes by a shuffle transpose, not gathers: a gather of 16 floats costs
+ * several times a shuffle on some CPUs (AMD before Zen 5). */
+AVX512 static inline __m512i nearest_int16(__m512 v)
+{
+    __m512i u = _mm512_castps_si512(_mm512_add_ps(v, _mm512_set1_ps(12582912.f)));
+    return _mm512_sub_epi32(_mm512_and_si512(u, _mm512_set1_epi32(0x007fffff)), _mm512_set1_epi32(0x00400000));
+}
+
+AVX512 static inline __m512i clamp16(__m512i v, int lo, int hi)
+{
+    return _mm512_max_epi32(_mm512_set1_epi32(lo), _mm512_min_epi32(_mm512_set1_epi32(hi), v));
+}
+
+/* r[i] element j <-> r[j] element i, in four stages: stage d swaps bit d
+ * of the row index with bit d of the element index (permutex2var pairs). */
+AVX512 static void transpose16x16(__m512 *r)
+{
+    for (int d = 1; d < 16; d <<= 1) {
+        int32_t lo[16], hi[16];
+        for (int j = 0; j < 16; ++j) {
+            lo[j] = (j & d) ? 16 + j - d : j;
+            hi[j] = (j & d) ? 16 + j : j + d;
+        }
+        const __m512i ilo = _mm512_loadu_si512(lo), ihi = _mm512_loadu_si512(hi);
+        for (int i = 0; i < 16; ++i) {
+            if (i & d)
+                continue;
+            __m512 a = r[i], b = r[i + d];
+            r[i] = _mm512_permutex2var_ps(a, ilo, b);
+            r[i + d] = _mm512_permutex2var_ps(a, ihi, b);
+        }
+    }
+}
+
+AVX512 static void q3_quants16_avx512(const float *xs, int8_t *Lout, float *scales)
+{
+    enum { n = 16, nmax = 4 };
+    const __m512 zero = _mm512_setzero_ps();
+    __m512 x[n], w[n], wx[n];
+    __m512i L[n];
+    for (int g = 0; g < 16; ++g)
+        x[g] = _mm512_loadu_ps(xs + 16 * g);
+    transpose16x16(x);
+    __m512 max = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+        __m512 ax = _mm512_abs_ps(x[i]);
+        __mmask16 upd = _mm512_cmp_ps_mask(ax, amax, _CMP_GT_OQ);
+        amax = _mm512_mask_blend_ps(upd, amax, ax);
+        max = _mm512_mask_blend_ps(upd, max, x[i]);
+    }
+    const __mmask16 tiny = _mm512_cmp_ps_mask(amax, _mm512_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    const __m512 iscale = _mm512_div_ps(_mm512_set1_ps((float)-nmax), max);
+    __m512 sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+        w[i] = _mm512_mul_ps(x[i], x[i]);
+        wx[i] = _mm512_mul_ps(w[i], x[i]);
+        L[i] = clamp16(nearest_int16(_mm512_mul_ps(iscale, x[i])), -nmax, nmax - 1);
+        __m512 lf = _mm512_cvtepi32_ps(L[i]);
+        sumlx = _mm512_add_ps(sumlx, _mm512_mul_ps(wx[i], lf));
+        suml2 = _mm512_add_ps(suml2, _mm512_mul_ps(_mm512_mul_ps(w[i], lf), lf));
+    }
+    __mmask16 active = 0xffff; /* lanes still changing */
+    for (int itry = 0; itry < 5 && active; ++itry) {
+        __mmask16 changed = 0;
+        for (int i = 0; i < n; ++i) {
+            __m512 lf = _mm512_cvtepi32_ps(L[i]);
+            __m512 slx = _mm512_sub_ps(sumlx, _mm512_mul_ps(wx[i], lf));
+            __mmask16 pos = active & _mm512_cmp_ps_mask(slx, zero, _CMP_GT_OQ);
+            if (!pos)
+                continue;
+            __m512 sl2 = _mm512_sub_ps(suml2, _mm512_mul_ps(_mm512_mul_ps(w[i], lf), lf));
+            __m512i nl = clamp16(nearest_int16(_mm512_div_ps(_mm512_mul_ps(x[i], sl2), slx)), -nmax, nmax - 1);
+            __mmask16 diff = pos & ~_mm512_cmpeq_epi32_mask(nl, L[i]);
+            __m512 nf = _mm512_cvtepi32_ps(nl);
+            slx = _mm512_add_ps(slx, _mm512_mul_ps(wx[i], nf));
+            sl2 = _mm512_add_ps(sl2, _mm512_mul_ps(_mm512_mul_ps(w[i], nf), nf));
+            __mmask16 better = _mm512_cmp_ps_mask(_mm512_mul_ps(_mm512_mul_ps(slx, slx), suml2),
+                                                  _mm512_mul_ps(_mm512_mul_ps(sumlx, sumlx), sl2), _CMP_GT_OQ);
+            __mmask16 take = diff & _mm512_cmp_ps_mask(sl2, zero, _CMP_GT_OQ) & better;
+            L[i] = _mm512_mask_blend_epi32(take, L[i], nl);
+            sumlx = _mm512_mask_blend_ps(take, sumlx, slx);
+            suml2 = _mm512_mask_blend_ps(take, suml2, sl2);
+            changed |= take;
+        }
+        active &= changed;
+    }
+    __m512 lv[n];
+    for (int i = 0; i < n; ++i)
+        lv[i] = _mm512_castsi512_ps(
+            _mm512_maskz_mov_epi32((__mmask16)~tiny, _mm512_add_epi32(L[i], _mm512_set1_epi32(nmax))));
+    transpose16x16(lv);
+    for (int g = 0; g < 16; ++g)
+        _mm_storeu_si128((__m128i *)(Lout + 16 * g), _mm512_cvtepi32_epi8(_mm512_castps_si512(lv[g])));
+    _mm512_storeu_ps(scales, _mm512_maskz_mov_ps((__mmask16)~tiny, _mm512_div_ps(sumlx, suml2)));
+}
+
+bool mq_simd_q3_quants16(const float *x, int8_t *L, float *scales)
+{
+    if (!mq_cpu_has_avx512())
+        return false;
+    q3_quants16_avx512(x, L, scales);
+    return true;
+}
+
 /* Q3_K's final levels of one 16-value group: clamp(nearest_int(x / d),
  * -4, 3) + 4, the same division in each lane. */
 AVX2 static void q3_group_levels_avx2(const float *x, float d, int8_t *L)
@@ -584,6 +691,7 @@ bool mq_simd_qx_quants16(int n, int nmax, const float *x, int8_t *L, int rmse_ty
 }
 
 bool mq_simd_q3_quants8(int n, int nmax, const float *x, int8_t *L, float *scales) { return false; }
+bool mq_simd_q3_quants16(const float *x, int8_t *L, float *scales) { return false; }
 bool mq_simd_q3_group_levels(const float *x, float d, int8_t *L) { return false; }
 
 bool mq_simd_iq4_scales8(const float *x, const float *weight, const int8_t *values, int ntry, float *scales)
