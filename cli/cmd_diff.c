@@ -3,33 +3,9 @@
  * tensor, across formats. Exit 0 when every key and every tensor holds the
  * same values, 1 otherwise. */
 #include "cli.h"
-#include "hf_cli.h"
+#include "qerr.h"
 
-#include <ctype.h>
-#include <math.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-/* A layer's share of the model-level summary (diff HF_DIR model.gguf). */
-typedef struct layer_acc {
-    char name[128];
-    double n, sum_cos, sum_sq; /* elements; sums of n * cosine and n * rmse^2 */
-    size_t tensors;
-} layer_acc;
-
-enum { N_WORST = 5 };
-
-typedef struct model_summary {
-    double n, sum_sq, sum_cos; /* over the tensors of both sides */
-    size_t tensors;
-    layer_acc *layers;
-    size_t n_layers, cap_layers;
-    struct {
-        char name[256];
-        double rmse, cosine;
-    } worst[N_WORST];
-    size_t n_worst;
-} model_summary;
 
 typedef struct diff_out {
     bool json, all;
@@ -38,7 +14,7 @@ typedef struct diff_out {
     size_t meta_count[5];
     FILE *out;          /* the rows' text: stdout, or a buffer printed after the summary */
     bool mapped;        /* one side went through the converter (GGUF -> HF names) */
-    model_summary sum;
+    qerr_sum sum;
 } diff_out;
 
 static void print_typed_value(const mf_value *v)
@@ -91,67 +67,12 @@ static void print_shape(FILE *f, const mf_tensor *t)
     fputc(']', f);
 }
 
-static layer_acc *layer_slot(model_summary *s, const char *name)
-{
-    for (size_t i = 0; i < s->n_layers; i++)
-        if (!strcmp(s->layers[i].name, name))
-            return &s->layers[i];
-    if (s->n_layers == s->cap_layers) {
-        size_t cap = s->cap_layers ? 2 * s->cap_layers : 64;
-        layer_acc *v = realloc(s->layers, cap * sizeof(*v));
-        if (!v)
-            return NULL;
-        s->layers = v;
-        s->cap_layers = cap;
-    }
-    layer_acc *l = &s->layers[s->n_layers++];
-    memset(l, 0, sizeof(*l));
-    snprintf(l->name, sizeof(l->name), "%s", name);
-    return l;
-}
-
-/* A tensor both sides hold, into the model-level summary: weighted by its
- * element count; equal bytes or values count as rmse 0, cosine 1. */
-static void summarize_row(model_summary *s, const mf_diff_row *r)
-{
-    if (!r->a || !r->b || (r->kind != MF_DIFF_SAME_BYTES && r->kind != MF_DIFF_SAME_VALUES &&
-                           r->kind != MF_DIFF_VALUES))
-        return;
-    double n = 1;
-    for (int d = 0; d < mf_tensor_ndim(r->a); d++)
-        n *= (double)mf_tensor_shape(r->a)[d];
-    double rmse = r->kind == MF_DIFF_VALUES ? r->rmse : 0, cosine = r->kind == MF_DIFF_VALUES ? r->cosine : 1;
-    s->n += n;
-    s->sum_sq += n * rmse * rmse;
-    s->sum_cos += n * cosine;
-    s->tensors++;
-    char layer[128];
-    cli_layer_of(r->name, layer, sizeof(layer));
-    layer_acc *l = layer_slot(s, layer[0] ? layer : "(outside the layers)");
-    if (l) {
-        l->n += n;
-        l->sum_sq += n * rmse * rmse;
-        l->sum_cos += n * cosine;
-        l->tensors++;
-    }
-    size_t k = s->n_worst < N_WORST ? s->n_worst++ : N_WORST - 1; /* insertion by rmse */
-    if (k == N_WORST - 1 && s->n_worst == N_WORST && rmse <= s->worst[k].rmse)
-        return;
-    while (k > 0 && s->worst[k - 1].rmse < rmse) {
-        s->worst[k] = s->worst[k - 1];
-        k--;
-    }
-    snprintf(s->worst[k].name, sizeof(s->worst[k].name), "%s", r->name);
-    s->worst[k].rmse = rmse;
-    s->worst[k].cosine = cosine;
-}
-
 static int on_row(void *ctx, const mf_diff_row *r)
 {
     diff_out *o = ctx;
     o->count[r->kind]++;
-    if (o->mapped)
-        summarize_row(&o->sum, r);
+    if (o->mapped && qerr_add(&o->sum, r, 0))
+        return -1; /* out of memory: mf_diff stops */
     if (o->json) {
         json_t *j = json_pack("{s:s, s:s}", "name", r->name, "result", mf_diff_kind_name(r->kind));
         if (r->a)
@@ -198,54 +119,19 @@ static int diff_metadata(const mf_model *a, const mf_model *b, diff_out *o, bool
     return mf_diff_metadata(a, b, on_key, o, st);
 }
 
-/* diff HF_DIR model.gguf: the GGUF written back as the Hugging Face
- * directory it came from (mf_convert_to_hf: the converter's tables read
- * backwards, permutes undone, every tensor dequantized to F32) in a
- * temporary directory, which then stands for that side. *tmp gets the
- * directory to remove after the models are closed. 0, or -1 (st filled). */
-static int map_gguf_side(const char *path, mf_model **side, char *tmp, size_t cap, mf_status *st)
-{
-    const char *td = getenv("TMPDIR");
-    snprintf(tmp, cap, "%s/mfmt-diff-XXXXXX", td && *td ? td : "/tmp");
-    if (!mkdtemp(tmp)) {
-        tmp[0] = 0;
-        return mf_status_fail(st, MF_ERR_IO, "%s: cannot make a temporary directory", td ? td : "/tmp");
-    }
-    char inner[4300];
-    snprintf(inner, sizeof(inner), "%s/hf", tmp);
-    mf_convert_hf_opts o;
-    mf_convert_hf_opts_init(&o);
-    o.dtype = MF_F32;
-    mf_model *m = NULL;
-    if (mf_convert_to_hf(path, inner, &o, st) || cli_open(inner, 0, false, &m, st)) {
-        cli_remove_flat_dir(inner);
-        rmdir(tmp);
-        tmp[0] = 0;
-        return -1;
-    }
-    mf_close(*side);
-    *side = m;
-    return 0;
-}
-
-static double safe_div(double a, double b)
-{
-    return b > 0 ? a / b : 0;
-}
-
 static void print_summary(const diff_out *o, const char *hf, const char *gguf)
 {
-    const model_summary *s = &o->sum;
+    const qerr_sum *s = &o->sum;
     printf("model: %s vs %s through the converter's tables: %zu tensors compared, %.0f "
            "parameters; weighted RMSE %.6g, mean cosine %.9f",
-           hf, gguf, s->tensors, s->n, sqrt(safe_div(s->sum_sq, s->n)), safe_div(s->sum_cos, s->n));
+           hf, gguf, s->all.tensors, s->all.n, qerr_rmse(&s->all), qerr_cosine(&s->all));
     if (s->n_worst && s->worst[0].rmse > 0)
         printf("; worst %s (rmse %.6g)", s->worst[0].name, s->worst[0].rmse);
     putchar('\n');
     for (size_t i = 0; i < s->n_layers; i++) {
-        const layer_acc *l = &s->layers[i];
+        const qerr_layer *l = &s->layers[i];
         printf("  layer %-28s cosine %.9f  rmse %.6g  (%zu tensors)\n", l->name,
-               safe_div(l->sum_cos, l->n), sqrt(safe_div(l->sum_sq, l->n)), l->tensors);
+               qerr_cosine(&l->acc), qerr_rmse(&l->acc), l->acc.tensors);
     }
     for (size_t i = 0; i < s->n_worst && s->worst[i].rmse > 0; i++)
         printf("  worst %zu: %s  rmse %.6g  cosine %.9f\n", i + 1, s->worst[i].name, s->worst[i].rmse,
@@ -254,22 +140,21 @@ static void print_summary(const diff_out *o, const char *hf, const char *gguf)
 
 static json_t *summary_json(const diff_out *o)
 {
-    const model_summary *s = &o->sum;
+    const qerr_sum *s = &o->sum;
     json_t *layers = json_array(), *worst = json_array();
     for (size_t i = 0; i < s->n_layers; i++) {
-        const layer_acc *l = &s->layers[i];
+        const qerr_layer *l = &s->layers[i];
         json_array_append_new(layers, json_pack("{s:s, s:f, s:f, s:i}", "layer", l->name, "cosine",
-                                                safe_div(l->sum_cos, l->n), "rmse",
-                                                sqrt(safe_div(l->sum_sq, l->n)), "tensors",
-                                                (json_int_t)l->tensors));
+                                                qerr_cosine(&l->acc), "rmse", qerr_rmse(&l->acc),
+                                                "tensors", (json_int_t)l->acc.tensors));
     }
     for (size_t i = 0; i < s->n_worst; i++)
         json_array_append_new(worst, json_pack("{s:s, s:f, s:f}", "name", s->worst[i].name, "rmse",
                                                s->worst[i].rmse, "cosine", s->worst[i].cosine));
     return json_pack("{s:s, s:i, s:f, s:f, s:f, s:o, s:o}", "mapping", "converter tables (GGUF -> HF)",
-                     "tensors", (json_int_t)s->tensors, "parameters", s->n, "rmse",
-                     sqrt(safe_div(s->sum_sq, s->n)), "cosine", safe_div(s->sum_cos, s->n), "layers",
-                     layers, "worst", worst);
+                     "tensors", (json_int_t)s->all.tensors, "parameters", s->all.n, "rmse",
+                     qerr_rmse(&s->all), "cosine", qerr_cosine(&s->all), "layers", layers, "worst",
+                     worst);
 }
 
 static int run_diff(const cli_args *args)
@@ -296,12 +181,11 @@ static int run_diff(const cli_args *args)
     }
     /* an HF directory against a GGUF: names and layouts through the
      * converter, values dequantized, a model-level summary first */
-    mf_format fa = mf_model_format(a), fb = mf_model_format(b);
-    int g = fa == MF_FMT_HF_DIR && fb == MF_FMT_GGUF ? 1 : fa == MF_FMT_GGUF && fb == MF_FMT_HF_DIR ? 0 : -1;
+    int g = qerr_gguf_side(a, b);
     if (g >= 0 && !meta_only && !cli_has(args, "--no-map") && strcmp(p[g], "-")) {
         mf_status ms;
         mf_status_init(&ms);
-        if (map_gguf_side(p[g], g ? &b : &a, tmp, sizeof(tmp), &ms) == 0) {
+        if (qerr_map_gguf_side(p[g], g ? &b : &a, tmp, sizeof(tmp), &ms) == 0) {
             o.mapped = true;
             tensors_only = true; /* config.json and GGUF keys have nothing in common */
             if (!o.json && !cli_quiet && !(o.out = open_memstream(&rows_text, &rows_len)))
@@ -370,15 +254,10 @@ out:
     if (o.out && o.out != stdout)
         fclose(o.out);
     free(rows_text);
-    free(o.sum.layers);
+    qerr_free(&o.sum);
     mf_close(a);
     mf_close(b);
-    if (tmp[0]) {
-        char inner[4300];
-        snprintf(inner, sizeof(inner), "%s/hf", tmp);
-        cli_remove_flat_dir(inner);
-        rmdir(tmp);
-    }
+    qerr_unmap(tmp);
     mf_status_clear(&st);
     return rc;
 }

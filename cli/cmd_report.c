@@ -6,12 +6,12 @@
  * hashes. No script, no style sheet or font from elsewhere, no network: the
  * page is the file. Written atomically (mf_atomic). Well-formed as XML too
  * (tests/check_cli.sh parses it). */
-#include "cli.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
 
-enum { MAX_TYPES = 64 };
+enum { MAX_TYPES = REPORT_MAX_TYPES };
 
 typedef struct layer_row {
     char name[128];
@@ -34,10 +34,12 @@ typedef struct report {
     mf_verdict verdict;
     json_t *findings; /* [{file, severity, text}] */
     bool scanned;
+    report_mem mem;
+    report_against against; /* .path NULL: no --against */
 } report;
 
 /* Text as HTML (and XML) character data or attribute value. */
-static void put_text(FILE *f, const char *s)
+void report_put_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
@@ -153,9 +155,9 @@ static bool meta_has(const mf_model *m, const char *const *keys)
 static void row(FILE *f, const char *k, const char *v)
 {
     fputs("<tr><th>", f);
-    put_text(f, k);
+    report_put_text(f, k);
     fputs("</th><td>", f);
-    put_text(f, v);
+    report_put_text(f, v);
     fputs("</td></tr>\n", f);
 }
 
@@ -203,7 +205,7 @@ static void legend(report *r)
     for (size_t i = 0; i < r->n_types; i++) {
         fprintf(f, "<span><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"12\" height=\"12\">"
                    "<rect width=\"12\" height=\"12\" fill=\"%s\"/></svg> ", colour(i));
-        put_text(f, mf_dtype_name(r->types[i]));
+        report_put_text(f, mf_dtype_name(r->types[i]));
         fputs("</span> ", f);
     }
     fputs("</p>\n", f);
@@ -223,7 +225,7 @@ static void types_section(report *r)
         double bw = r->tensor_bytes ? w * (double)r->type_bytes[i] / (double)r->tensor_bytes : 0;
         fprintf(f, "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"28\" fill=\"%s\"><title>", x, bw,
                 colour(i));
-        put_text(f, mf_dtype_name(r->types[i]));
+        report_put_text(f, mf_dtype_name(r->types[i]));
         fputs("</title></rect>", f);
         x += bw;
     }
@@ -265,7 +267,7 @@ static void layers_section(report *r)
         double y = gap + (double)i * (h + gap), x = label;
         uint64_t total = 0;
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", label - 6, y + h - 4);
-        put_text(f, l->name);
+        report_put_text(f, l->name);
         fputs("</text>", f);
         for (size_t k = 0; k < r->n_types; k++) {
             if (!l->bytes[k])
@@ -273,7 +275,7 @@ static void layers_section(report *r)
             double bw = bar * (double)l->bytes[k] / (double)maxb;
             fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>",
                     x, y, bw, h, colour(k));
-            put_text(f, mf_dtype_name(r->types[k]));
+            report_put_text(f, mf_dtype_name(r->types[k]));
             fprintf(f, ": %llu bytes</title></rect>", (unsigned long long)l->bytes[k]);
             x += bw;
             total += l->bytes[k];
@@ -300,9 +302,9 @@ static void scan_section(report *r)
         json_t *x;
         json_array_foreach(r->findings, i, x) {
             fputs("<li>", f);
-            put_text(f, json_string_value(json_object_get(x, "severity")));
+            report_put_text(f, json_string_value(json_object_get(x, "severity")));
             fputs(": ", f);
-            put_text(f, json_string_value(json_object_get(x, "text")));
+            report_put_text(f, json_string_value(json_object_get(x, "text")));
             fputs("</li>\n", f);
         }
         fputs("</ul>\n", f);
@@ -315,17 +317,20 @@ static void page(report *r, const char *file_hash, const char *content_hash)
     FILE *f = r->f;
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
           "<meta name=\"generator\" content=\"mfmt report\"/><title>mfmt report: ", f);
-    put_text(f, r->path);
+    report_put_text(f, r->path);
     fputs("</title><style>\nbody{font-family:sans-serif;margin:2em;max-width:1000px;color:#222}"
           "table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;padding:2px 8px;"
           "text-align:left}.legend span{margin-right:1em}.verdict.safe strong{color:#2a7}"
-          ".verdict.unknown strong{color:#b80}.verdict.dangerous strong{color:#c22}\n"
+          ".verdict.unknown strong{color:#b80}.verdict.dangerous strong{color:#c22}.qerr td{white-space:nowrap}\n"
           "</style></head><body>\n<h1>", f);
-    put_text(f, r->path);
+    report_put_text(f, r->path);
     fputs("</h1>\n", f);
     summary(r, file_hash, content_hash);
     types_section(r);
     layers_section(r);
+    report_memory_html(f, &r->mem);
+    if (r->against.path)
+        report_against_html(f, &r->against);
     scan_section(r);
     fprintf(f, "<footer><p>mfmt %s</p></footer>\n</body></html>\n", mf_version());
 }
@@ -361,12 +366,69 @@ static int hashes(report *r, bool file, char fh[129], char ch[129])
     return e;
 }
 
+/* --json: the page's numbers as one object. */
+static json_t *report_json(const report *r, const char *file_hash, const char *content_hash)
+{
+    json_t *types = json_array(), *layers = json_array();
+    for (size_t i = 0; i < r->n_types; i++)
+        json_array_append_new(types, json_pack("{s:s, s:I, s:f}", "type", mf_dtype_name(r->types[i]),
+                                               "bytes", (json_int_t)r->type_bytes[i], "parameters",
+                                               r->type_params[i]));
+    for (size_t i = 0; i < r->n_layers; i++) {
+        const layer_row *l = &r->layers[i];
+        uint64_t total = 0;
+        for (size_t k = 0; k < r->n_types; k++)
+            total += l->bytes[k];
+        json_array_append_new(layers, json_pack("{s:s, s:I, s:f, s:f}", "layer", l->name, "bytes",
+                                                (json_int_t)total, "parameters", l->params, "bpw",
+                                                l->params > 0 ? 8.0 * (double)total / l->params : 0));
+    }
+    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "path", r->path, "format",
+                          mf_format_name(mf_model_format(r->m)), "tensors",
+                          (json_int_t)mf_model_tensor_count(r->m), "parameters", (json_int_t)r->params,
+                          "tensor_bytes", (json_int_t)r->tensor_bytes, "file_bytes",
+                          (json_int_t)mf_model_file_bytes(r->m), "types", types, "layers", layers,
+                          "memory", report_memory_json(&r->mem));
+    if (r->scanned) {
+        json_object_set_new(o, "verdict", json_string(mf_verdict_name(r->verdict)));
+        json_object_set_new(o, "findings", json_incref(r->findings));
+    }
+    if (file_hash)
+        json_object_set_new(o, "sha256", json_string(file_hash));
+    if (content_hash)
+        json_object_set_new(o, "content_sha256", json_string(content_hash));
+    if (r->against.path)
+        json_object_set_new(o, "against", report_against_json(&r->against));
+    return o;
+}
+
+/* The HTML page into OUT. */
+static int write_html(report *r, const char *out, const char *fh, const char *ch)
+{
+    char *text = NULL;
+    size_t n = 0;
+    if (!(r->f = open_memstream(&text, &n))) {
+        fprintf(stderr, "mfmt: out of memory\n");
+        return EXIT_USAGE;
+    }
+    page(r, fh, ch);
+    fclose(r->f);
+    int rc = write_page(out, text, n);
+    free(text);
+    if (rc == EXIT_FINE && !cli_quiet)
+        fprintf(stderr, "mfmt: wrote %s (scan: %s)\n", out,
+                r->scanned ? mf_verdict_name(r->verdict) : "not run");
+    return rc;
+}
+
 static int run_report(const cli_args *a)
 {
     const char *out = cli_get(a, "--output");
-    if (a->n_pos != 1 || !out)
-        return cli_usage_error("report", "one MODEL and -o OUT.html");
+    bool json = cli_has(a, "--json");
+    if (a->n_pos != 1 || (!out && !json))
+        return cli_usage_error("report", "one MODEL and -o OUT.html (or --json)");
     report r = {.path = a->pos[0], .findings = json_array()};
+    r.against.path = cli_get(a, "--against");
     mf_status st;
     mf_status_init(&st);
     int rc = EXIT_FINE;
@@ -374,11 +436,13 @@ static int run_report(const cli_args *a)
         rc = cli_report(&st);
         goto done;
     }
-    if (tally(&r)) {
+    if (tally(&r) || report_memory(r.path, &r.mem)) {
         fprintf(stderr, "mfmt: out of memory\n");
         rc = EXIT_USAGE;
         goto done;
     }
+    if (r.against.path && (rc = report_against_run(r.path, r.m, &r.against)) != EXIT_FINE)
+        goto done;
     if (!cli_has(a, "--no-scan")) {
         r.scanned = true;
         if (mf_scan_path(r.path, on_scan, &r, &st)) {
@@ -389,29 +453,25 @@ static int run_report(const cli_args *a)
     char fh[129] = "", ch[129] = "";
     if (!cli_has(a, "--no-hash") && (rc = hashes(&r, true, fh, ch)) != EXIT_FINE)
         goto done;
-    char *text = NULL;
-    size_t n = 0;
-    if (!(r.f = open_memstream(&text, &n))) {
-        rc = EXIT_USAGE;
+    if (out && (rc = write_html(&r, out, fh[0] ? fh : NULL, ch[0] ? ch : NULL)) != EXIT_FINE)
         goto done;
-    }
-    page(&r, fh[0] ? fh : NULL, ch[0] ? ch : NULL);
-    fclose(r.f);
-    rc = write_page(out, text, n);
-    free(text);
-    if (rc == EXIT_FINE && !cli_quiet)
-        fprintf(stderr, "mfmt: wrote %s (scan: %s)\n", out,
-                r.scanned ? mf_verdict_name(r.verdict) : "not run");
+    if (json)
+        cli_print_json(report_json(&r, fh[0] ? fh : NULL, ch[0] ? ch : NULL));
 done:
     json_decref(r.findings);
     free(r.layers);
+    report_against_free(&r.against);
     mf_close(r.m);
     mf_status_clear(&st);
     return rc;
 }
 
 static const cli_opt opts[] = {
-    {"--output", "-o", "OUT", "the HTML file to write (required)"},
+    {"--output", "-o", "OUT", "the HTML file to write (required unless --json)"},
+    {"--against", NULL, "ORIGINAL", "the error of each tensor and layer against ORIGINAL (the F16/F32 "
+                                    "GGUF or the HF directory MODEL came from): RMSE, max |err|, "
+                                    "relative error, SNR, cosine"},
+    {"--json", NULL, NULL, "the page's numbers as one JSON object on standard output"},
     {"--no-scan", NULL, NULL, "leave the safety scan out"},
     {"--no-hash", NULL, NULL, "leave the hashes out (they read every byte)"},
     CLI_OPT_QUIET("no closing line on standard error"),
@@ -421,7 +481,11 @@ static const cli_opt opts[] = {
 const cli_cmd cli_cmd_report = {
     "report", run_report, "MODEL -o OUT.html",
     "one self-contained HTML page: summary, tensor types, per-layer bytes and bits per weight "
-    "(inline SVG), scan verdict, hashes",
+    "(inline SVG), memory at a few context lengths, scan verdict, hashes; error against the original",
     opts,
     "The page loads nothing from elsewhere (no script, no style sheet or font from the network) "
-    "and is well-formed XML too."};
+    "and is well-formed XML too. The memory table is mfmt estimate's at 4096, 32768 and 131072 "
+    "tokens and the model's context length, with an f16 and a q8_0 KV cache. --against reads one "
+    "tensor pair at a time (mfmt diff's comparison); an HF directory against a GGUF goes through "
+    "the converter's tables as mfmt diff HF_DIR model.gguf does (an F32 copy of the GGUF's tensors "
+    "in $TMPDIR while it runs)."};

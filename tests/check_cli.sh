@@ -11,7 +11,7 @@
 #  4. output conventions on the bundled examples;
 #  5. -q/--quiet on every command, --jsonl on every read command of several
 #     paths, "-" for standard input (detect, hash, scan).
-# Prints one line per failed rule and "RESULT cli PASSED FAILED".
+# Prints one line per failed rule and "RESULT cli PASSED FAILED SKIPPED".
 set -u
 CHECK_NAME=cli
 . "$(dirname "$0")/check_lib.sh"
@@ -434,29 +434,56 @@ fi
 
 # report: one self-contained HTML page (tests/report_check.py: well-formed,
 # nothing loaded from elsewhere, the sections, per-layer bars; parameters,
-# verdict and sha256 as inspect, scan and sha256sum say); rendered in
-# headless Chromium when it is installed
+# verdict and sha256 as inspect, scan and sha256sum say; the memory table as
+# mfmt estimate says); --against: every number against numpy
+# (tests/report_against.py); rendered in headless Chromium
+# (tests/report_render.py: screenshot not blank, no console message)
 q8=../shared/convert-ref/llama-tiny-q8_0.gguf
 if [ -f "$q8" ] && command -v python3 >/dev/null 2>&1; then
   np=$("$mfmt" inspect --json "$q8" | python3 -c 'import json,sys; print(json.load(sys.stdin)["n_params"])')
   sum=$(sha256sum "$q8" | cut -d' ' -f1)
-  "$mfmt" report -q "$q8" -o "$tmp/report.html" && python3 tests/report_check.py "$tmp/report.html" "$np" safe "$sum" \
+  "$mfmt" report -q "$q8" -o "$tmp/report.html" &&
+    python3 tests/report_check.py "$tmp/report.html" "$np" safe "$sum" --estimate "$mfmt" "$q8" \
     >"$tmp/out" 2>&1 && ok || bad "report of a GGUF: $(tail -n 5 "$tmp/out")"
   "$mfmt" report -q "$evil" -o "$tmp/report-evil.html" &&
     python3 tests/report_check.py "$tmp/report-evil.html" 0 dangerous >"$tmp/out" 2>&1 &&
-    grep -q "uuid._get_command_stdout" "$tmp/report-evil.html" && ok || bad "report of a dangerous pickle: $(tail -n 5 "$tmp/out")"
+    grep -q "uuid._get_command_stdout" "$tmp/report-evil.html" &&
+    grep -q "No estimate: " "$tmp/report-evil.html" && ok || bad "report of a dangerous pickle: $(tail -n 5 "$tmp/out")"
   "$mfmt" report -q ../shared/corpus/hf-dir/llama-tiny -o "$tmp/report-dir.html" --no-hash &&
-    python3 tests/report_check.py "$tmp/report-dir.html" 115008 safe >"$tmp/out" 2>&1 && ok ||
-    bad "report of an HF directory: $(tail -n 5 "$tmp/out")"
+    python3 tests/report_check.py "$tmp/report-dir.html" 115008 safe --estimate "$mfmt" ../shared/corpus/hf-dir/llama-tiny \
+    >"$tmp/out" 2>&1 && ok || bad "report of an HF directory: $(tail -n 5 "$tmp/out")"
   "$mfmt" report -q "$q8" >/dev/null 2>&1
-  [ $? = 2 ] && ok || bad "report without -o is not a usage error"
+  [ $? = 2 ] && ok || bad "report without -o or --json is not a usage error"
+  "$mfmt" report -q --json --no-hash --no-scan "$q8" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(not (d["parameters"] == 115008 and d["memory"]["rows"] and "against" not in d))' &&
+    ok || bad "report --json"
+  py=python3 # numpy: the first python3 that has it
+  for p in python3 /usr/bin/python3; do "$p" -c 'import numpy' 2>/dev/null && { py=$p; break; }; done
+  if "$py" -c 'import numpy' 2>/dev/null; then
+    # Q4_K_M (llama-quantize's, tests/data/report_against/README.md) against the F32 GGUF it came
+    # from; q8_0 against the HF directory (through the converter's tables) and against the f16
+    for pair in "tests/data/report_against/llama-tiny-Q4_K_M.gguf ../shared/convert-ref/llama-tiny-f32.gguf" \
+                "$q8 ../shared/corpus/hf-dir/llama-tiny" "$q8 ../shared/convert-ref/llama-tiny-f16.gguf"; do
+      set -- $pair
+      "$mfmt" report -q --no-hash --against "$2" "$1" -o "$tmp/report-against.html" &&
+        python3 tests/report_check.py "$tmp/report-against.html" 115008 safe >"$tmp/out" 2>&1 &&
+        "$py" tests/report_against.py "$1" "$2" "$mfmt" "$tmp/report-against.html" >"$tmp/out" 2>&1 && ok ||
+        bad "report --against $2 $1: $(tail -n 5 "$tmp/out")"
+      if grep -q '^SKIP' "$tmp/out"; then skip "report --against $2 $1: $(grep '^SKIP' "$tmp/out")"; fi
+    done
+  else
+    skip "report --against: no python3 with numpy"
+  fi
+  "$mfmt" report -q --against ../shared/quant-ref/input.safetensors "$q8" -o "$tmp/report-x.html" 2>"$tmp/out"
+  [ $? = 1 ] && [ ! -e "$tmp/report-x.html" ] && ok || bad "report --against a model with no tensor in common: $(cat "$tmp/out")"
+  ls "${TMPDIR:-/tmp}" | grep -q "^mfmt-diff-" && bad "report --against left its temporary directory" || ok
   chrome=$(command -v chromium || command -v chromium-browser || true)
   if [ -n "$chrome" ]; then
-    timeout 60 "$chrome" --headless --no-sandbox --disable-gpu --dump-dom "file://$(cd "$tmp" && pwd)/report.html" \
-      >"$tmp/dom" 2>/dev/null && grep -q "Verdict" "$tmp/dom" && grep -q "<svg" "$tmp/dom" && ok ||
-      bad "report in headless chromium: $(head -c 300 "$tmp/dom")"
+    "$mfmt" report -q --no-hash --against ../shared/corpus/hf-dir/llama-tiny "$q8" -o "$tmp/report-full.html" &&
+      python3 tests/report_render.py "$chrome" "$tmp/report-full.html" "$tmp/chromium" >"$tmp/out" 2>&1 && ok ||
+      bad "report in headless chromium: $(tail -n 6 "$tmp/out")"
+    grep '^chromium: ' "$tmp/out"
   else
-    echo "SKIP report in headless chromium: not installed"
+    skip "report in headless chromium: not installed (apt-get install chromium)"
   fi
 else
   echo "SKIP report: no ../shared/convert-ref or python3"

@@ -34,6 +34,11 @@ typedef struct mf_diff_row {
     const mf_tensor *a, *b;       /* NULL for the side that lacks it */
     double max_abs, rmse, cosine; /* MF_DIFF_VALUES / SAME_VALUES */
     uint64_t n_diff;              /* elements that differ */
+    /* MF_DIFF_VALUES / SAME_VALUES: the root mean square of A's and of B's
+     * values (A the reference: relative error rmse / rms_a, SNR
+     * 20 log10(rms_a / rmse)); 0 for the other kinds. Appended after
+     * n_diff: the library fills the struct, older callers never see it. */
+    double rms_a, rms_b;
 } mf_diff_row;
 
 /* Non-zero stops the diff (MF_ERR_CANCELLED). */

@@ -56,6 +56,8 @@ static void value_stats(const float *x, const float *y, uint64_t n, mf_diff_row 
     r->rmse = n ? sqrt(sum2 / (double)n) : 0;
     r->cosine = nx > 0 && ny > 0 ? dot / sqrt(nx * ny) : (nx == ny ? 1 : 0);
     r->n_diff = nd;
+    r->rms_a = n ? sqrt(nx / (double)n) : 0;
+    r->rms_b = n ? sqrt(ny / (double)n) : 0;
 }
 
 static int compare_values(const mf_model *ma, const mf_tensor *a, const mf_model *mb,
