@@ -299,6 +299,17 @@ MF_API int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
  * hint as a path's would be. Thread-safe. */
 MF_API int mf_open_buffer(const void *buf, size_t len, const char *name,
                           const mf_open_opts *opts, mf_model **out, mf_status *st);
+/* Opens the one model file an open file descriptor holds, from its current
+ * position to its end (as np.load and torch.load read a file object: what
+ * comes before the position is not the model's), as mf_open_buffer would
+ * open those bytes (same formats, same MF_ERR_UNSUPPORTED for a model that
+ * spans several files). A regular file is mapped, not read, and its
+ * position is left where it was; anything else (a pipe, a socket) is read
+ * to its end into memory the model owns. The fd is not closed, and may be
+ * closed once this returns. `name` (NULL: "fd") names it as for
+ * mf_open_buffer. Thread-safe. */
+MF_API int mf_open_fd(int fd, const char *name, const mf_open_opts *opts, mf_model **out,
+                      mf_status *st);
 /* Frees the model and everything it owns (tensors, names, metadata, views).
  * NULL is fine. */
 MF_API void mf_close(mf_model *m);

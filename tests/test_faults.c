@@ -14,6 +14,8 @@
  * OpenSSL) are not counted. Runs on fixtures in tests/data, so it needs no
  * ../shared.
  *
+ * mf_open_fd is run the same way, on a descriptor of the file and of a pipe.
+ *
  * A failure the library absorbs must give the same result as the run
  * without one (the output file's hash; for open + inspect, the tensors,
  * metadata, notes and verdict); anything else fails the test.
@@ -166,11 +168,9 @@ static void digest_model(const mf_model *m, const char content[129], char hex[12
     armed_kind = kind;
 }
 
-static int op_open_inspect(const char *in, mf_status *st)
+/* inspect: the digest of an open model into `inspected`; closes it. */
+static int inspect_and_close(mf_model *m, mf_status *st)
 {
-    mf_model *m = NULL;
-    if (mf_open(in, NULL, &m, st) != 0)
-        return -1;
     char hex[129];
     int rc = 0;
     if (mf_hash_tensor_content(m, MF_SHA256, hex, st) != 0)
@@ -179,6 +179,55 @@ static int op_open_inspect(const char *in, mf_status *st)
         digest_model(m, hex, inspected);
     mf_close(m);
     return rc;
+}
+
+static int op_open_inspect(const char *in, mf_status *st)
+{
+    mf_model *m = NULL;
+    if (mf_open(in, NULL, &m, st) != 0)
+        return -1;
+    return inspect_and_close(m, st);
+}
+
+/* mf_open_fd + inspect, from a descriptor on the file (mapped) or on a pipe
+ * that holds its bytes (read to the end; the fixtures fit a pipe's buffer).
+ * The test's own I/O is done with the injection off. */
+static int open_fd_inspect(const char *in, bool from_pipe, mf_status *st)
+{
+    int kind = armed_kind;
+    armed_kind = -1;
+    int fd = open(in, O_RDONLY | O_CLOEXEC);
+    if (from_pipe && fd >= 0) {
+        static uint8_t buf[60000];
+        ssize_t n = read(fd, buf, sizeof(buf));
+        close(fd);
+        fd = -1;
+        int p[2];
+        if (n >= 0 && (size_t)n < sizeof(buf) && pipe(p) == 0) {
+            if (write(p[1], buf, (size_t)n) == n)
+                fd = p[0];
+            else
+                close(p[0]);
+            close(p[1]);
+        }
+    }
+    armed_kind = kind;
+    if (fd < 0)
+        return mf_status_fail(st, MF_ERR_IO, "%s: cannot set up the descriptor", in);
+    mf_model *m = NULL;
+    int rc = mf_open_fd(fd, strrchr(in, '/') + 1, NULL, &m, st);
+    close(fd);
+    return rc ? -1 : inspect_and_close(m, st);
+}
+
+static int op_open_fd_file(const char *in, mf_status *st)
+{
+    return open_fd_inspect(in, false, st);
+}
+
+static int op_open_fd_pipe(const char *in, mf_status *st)
+{
+    return open_fd_inspect(in, true, st);
 }
 
 static int op_validate(const char *in, mf_status *st)
@@ -361,6 +410,10 @@ int main(void)
         for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
             inject("open+inspect", op_open_inspect, inputs[i], kind, cap);
             inject("validate", op_validate, inputs[i], kind, cap);
+            if (i < 8) { /* one file each: mf_open_fd */
+                inject("open_fd(file)+inspect", op_open_fd_file, inputs[i], kind, cap);
+                inject("open_fd(pipe)+inspect", op_open_fd_pipe, inputs[i], kind, cap);
+            }
             if (i > 0) /* dtypes.gguf holds ggml block types safetensors cannot */
                 inject("convert", op_convert, inputs[i], kind, cap);
         }

@@ -36,6 +36,10 @@ static hf_rev_op inverse_of(conv_op op)
     case OP_VIEW_EXPERTS_T: return R_UNVIEW_EXPERTS_T;
     case OP_MXFP4: return R_MXFP4_UNPACK;
     case OP_SQUEEZE1: return R_UNSQUEEZE1;
+    case OP_UNSQUEEZE_LAST: case OP_GROUPS: return R_FLAT;
+    case OP_HALVE_EVERY: return R_DOUBLE_EVERY;
+    case OP_SWAP_LAST2: return R_EXPERTS_T;
+    case OP_STACK_PARTS: return R_UNSTACK;
     case OP_QKVZ: return R_QKVZ;
     case OP_SPLIT_ROWS: return R_FUSE_ROWS;
     case OP_DEINTERLEAVE: return R_INTERLEAVE;
@@ -117,9 +121,18 @@ static void check_rules(const conv_arch *a, const hf_rev_arch *r)
         /* a scale has no inverse (GGUF keeps only the product): its factor
          * must at least be computable */
         if (x->op == OP_SCALE)
-            CHECKF(x->factor && x->factor->fwd, "%s: scale rule on \"%s\" without a factor", a->name, x->pat);
+            CHECKF((x->factor && x->factor->fwd) || (!x->factor && x->count_key),
+                   "%s: scale rule on \"%s\" without a factor", a->name, x->pat);
+        if (x->op == OP_SCALE_ROWS)
+            CHECKF(x->row_factors && x->count_key, "%s: row scale rule on \"%s\" without its hook and key",
+                   a->name, x->pat);
         hf_rev_op inv = inverse_of(x->op);
-        if (inv != R_PLAIN)
+        /* A = -exp(A_log) with a trailing 1 comes back by one row doing both */
+        if (inv == R_LOG_NEG || inv == R_FLAT)
+            CHECKF(has_rev_op(r, inv) || has_rev_op(r, R_LOG_NEG_FLAT),
+                   "%s: rule on \"%s\" (op %d) has no inverse (op %d) in gguf2hf_arch.c", a->name, x->pat,
+                   (int)x->op, (int)inv);
+        else if (inv != R_PLAIN)
             CHECKF(has_rev_op(r, inv), "%s: rule on \"%s\" (op %d) has no inverse (op %d) in gguf2hf_arch.c",
                    a->name, x->pat, (int)x->op, (int)inv);
     }
@@ -171,10 +184,13 @@ static void check_hparams(const conv_arch *a, const conv_hp *list)
              * n_embd // n_head; DeepSeek-V2's 2026 MLA lengths come back
              * through the c392e50 keys' inverses (kv_lora_rank, qk_*_head_dim);
              * ERNIE's shared width is intermediate_size // num_key_value_heads,
-             * both given back by the base keys */
+             * both given back by the base keys; RWKV6's time-mix and decay
+             * LoRA sizes are 32/64 (64/128 at hidden_size 4096): hidden_size,
+             * given back, gives them */
             bool none_back = h->calc == &conv_calc_file_type || h->calc == &conv_calc_head_dim_embd ||
                              h->calc == &conv_calc_mla_key_length || h->calc == &conv_calc_yarn_log_mul_2026 ||
-                             h->calc == &conv_calc_ernie_shexp_ffl;
+                             h->calc == &conv_calc_ernie_shexp_ffl || h->calc == &conv_calc_rwkv_mix_extra ||
+                             h->calc == &conv_calc_rwkv_decay_extra;
             CHECKF(h->calc->fwd != NULL, "%s.%s: computed value without a forward step", a->name, h->key);
             CHECKF(none_back || h->calc->back != NULL, "%s.%s: computed value @%s has no inverse", a->name,
                    h->key, h->calc->name);

@@ -5,6 +5,7 @@
  * looked for beside "mem:ID/name", where there are none);
  * the buffer is read in place (no copy: tensor data points into it). */
 #include "testlib.h"
+#include "model_desc.h"
 #include <mfmt.h>
 
 #include <dirent.h>
@@ -12,43 +13,13 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-static bool read_all(const char *path, uint8_t **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return false;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    *buf = malloc(n > 0 ? (size_t)n : 1);
-    *len = n > 0 ? fread(*buf, 1, (size_t)n, f) : 0;
-    fclose(f);
-    return *len == (size_t)(n > 0 ? n : 0);
-}
-
-/* What a caller sees of a model, as one string. */
-static void describe(const mf_model *m, char *out, size_t cap)
-{
-    char hex[129] = "";
-    mf_status st;
-    mf_status_init(&st);
-    if (mf_hash_tensor_content(m, MF_SHA256, hex, &st) != 0)
-        snprintf(hex, sizeof(hex), "error: %.100s", st.msg);
-    mf_status_clear(&st);
-    int k = snprintf(out, cap, "%s %zu %s meta %zu notes %zu verdict %d", mf_format_name(mf_model_format(m)),
-                     mf_model_tensor_count(m), hex, mf_model_meta_count(m), mf_model_note_count(m),
-                     (int)mf_model_verdict(m));
-    for (size_t i = 0; i < mf_model_meta_count(m) && k > 0 && (size_t)k < cap; i++)
-        k += snprintf(out + k, cap - (size_t)k, " %s", mf_model_meta_at(m, i)->key);
-}
-
 static int compared;
 
 static void same_as_path(const char *path)
 {
     uint8_t *buf;
     size_t len;
-    if (!read_all(path, &buf, &len)) {
+    if (!md_read_all(path, &buf, &len)) {
         CHECKF(false, "cannot read %s", path);
         return;
     }
@@ -62,8 +33,8 @@ static void same_as_path(const char *path)
     CHECKF(ra == rb, "%s: mf_open %d (%s), mf_open_buffer %d (%s)", path, ra, sa.msg, rb, sb.msg);
     if (ra == 0 && rb == 0) {
         static char da[1 << 16], db[1 << 16];
-        describe(a, da, sizeof(da));
-        describe(b, db, sizeof(db));
+        md_describe(a, da, sizeof(da));
+        md_describe(b, db, sizeof(db));
         CHECKF(strcmp(da, db) == 0, "%s: by path %s\n  from memory %s", path, da, db);
         const char *p = mf_model_path(b);
         CHECKF(strncmp(p, "mem:", 4) == 0 && strstr(p, base), "%s: named %s", path, p);
@@ -118,7 +89,7 @@ int main(void)
     /* ONNX with external data: the weights file beside it cannot be found */
     uint8_t *buf;
     size_t len;
-    CHECK(read_all("tests/data/api/onnx/external_data/model.onnx", &buf, &len));
+    CHECK(md_read_all("tests/data/api/onnx/external_data/model.onnx", &buf, &len));
     mf_model *m = NULL;
     mf_status st;
     mf_status_init(&st);
@@ -130,7 +101,7 @@ int main(void)
     free(buf);
 
     /* a malicious pickle is judged from memory as from its file */
-    CHECK(read_all("tests/data/api/pickle/malicious/os_system.pkl", &buf, &len));
+    CHECK(md_read_all("tests/data/api/pickle/malicious/os_system.pkl", &buf, &len));
     mf_open_opts o;
     mf_open_opts_init(&o);
     o.flags = MF_OPEN_REFUSE_UNSAFE;

@@ -51,7 +51,7 @@ struct mf_model {
     struct mf_model *view_src_owned; /* MF_OPEN_LOGICAL: the raw model this view owns */
     const char *config;        /* while a reader opens: mf_open_opts.config (or NULL) */
     bool lost_note;            /* a note could not be stored (out of memory): the open fails */
-    const char *mem_path;      /* mf_open_buffer: the buffer's registration, ended by mf_close */
+    const char *mem_path;      /* mf_open_buffer/mf_open_fd: the registration, ended by mf_close */
 };
 
 /* The file a tensor lives in (follows t->owner). */
@@ -77,6 +77,11 @@ void mf_unmap_file(mf_file *f);
  * buffer until unregistered. mf_mem_map: 0 when path is not of that form,
  * 1 with *out filled, -1 (st) for an unregistered "mem:ID/" path. */
 const char *mf_mem_register(const void *buf, size_t len, const char *name);
+/* The same for what an open file descriptor holds (mf_open_fd), owned by
+ * the registration (unmapped or freed by mf_mem_unregister): a regular file
+ * mapped from its current position to its end (the position is left as
+ * it was), anything else (a pipe) read to its end. NULL with st on failure. */
+const char *mf_mem_register_fd(int fd, const char *name, mf_status *st);
 void mf_mem_unregister(const char *path);
 int mf_mem_map(const char *path, mf_file *out, mf_status *st);
 /* Makes [p, p+n) of a mapping readable: for a remote file (remote.c) the

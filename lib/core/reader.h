@@ -62,6 +62,10 @@ typedef struct mf_pickle_walk {
  * unpickles besides what the reader opens. A reader without any leaves
  * mf_reader.scan NULL. */
 typedef struct mf_scan_hooks {
+    /* Its loader never unpickles (h5py, TensorFlow's protobuf readers):
+     * bytes its probe claims hold no pickle. (A data_only format need not
+     * say.) Bytes that also unpickle from byte 0 are still scanned. */
+    bool never_unpickles;
     /* The code loading the model runs besides pickles (Keras Lambda
      * layers, TensorFlow ops that run code or touch files), each handed to
      * fn; -1 with st (saying what could not be read) when the part that

@@ -573,6 +573,11 @@ int mf_zip_open(mf_zip *z, const uint8_t *base, uint64_t size,
     return mf_zip_open_as(z, MF_ZIP_PYTHON, base, size, file, a, st);
 }
 
+bool mf_zip_starts(const uint8_t *b, uint64_t n)
+{
+    return n >= 4 && (memcmp(b, "PK\3\4", 4) == 0 || memcmp(b, "PK\5\6", 4) == 0);
+}
+
 bool mf_zip_same(const mf_zip *x, const mf_zip *y)
 {
     if (x->n != y->n)

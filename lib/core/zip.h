@@ -66,6 +66,10 @@ int mf_zip_open_at(mf_zip *z, mf_zip_dialect d, const uint8_t *base, uint64_t si
 /* Offsets of end-record signatures with 22 bytes after them in the last
  * 64 KiB + 22 bytes (latest first), at most `max`; returns the count. */
 size_t mf_zip_eocd_candidates(const uint8_t *base, uint64_t size, uint64_t *out, size_t max);
+/* Do the bytes start as a zip archive: a local header, or the end record
+ * of an empty archive (the test torch.load's _is_zipfile and np.load make
+ * of the first bytes; detection judges such a file by its members)? */
+bool mf_zip_starts(const uint8_t *b, uint64_t n);
 /* Do two views list the same members (names, data spans, methods)? */
 bool mf_zip_same(const mf_zip *a, const mf_zip *b);
 

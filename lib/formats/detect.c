@@ -102,12 +102,6 @@ static bool ask_readers(mf_probe *p, ask_kind kind)
     return have_weak;
 }
 
-static bool is_zip_start(const mf_probe *p)
-{
-    return p->size >= 4 &&
-           (memcmp(p->b, "PK\x03\x04", 4) == 0 || memcmp(p->b, "PK\x05\x06", 4) == 0);
-}
-
 /* A file that starts as a zip archive is judged by its members only. The
  * zip probes see the directory as zipfile reads it (p->zip; NULL when
  * that fails: a loader reading zips its own way, as torch's miniz does,
@@ -131,6 +125,17 @@ static void detect_zip(mf_probe *p)
     mf_arena_free(a);
 }
 
+/* Bytes that are not a zip archive: the probes' answer, else "unknown"
+ * with the first bytes. */
+static bool detect_bytes(mf_probe *p)
+{
+    if (ask_readers(p, ASK_BYTES))
+        return true;
+    p->out->format = MF_FMT_UNKNOWN;
+    hex_head(p);
+    return false;
+}
+
 static int detect_dir(const char *path, mf_detection *out)
 {
     mf_probe p = {.path = path, .out = out};
@@ -148,12 +153,18 @@ int mf_detect(const char *path, mf_detection *out, mf_status *st)
     if (mf_map_file(path, &f, st))
         return -1;
     mf_probe p = {.path = path, .b = f.base, .size = f.size, .out = out};
-    if (is_zip_start(&p))
+    if (mf_zip_starts(p.b, p.size))
         detect_zip(&p);
-    else if (!ask_readers(&p, ASK_BYTES)) {
-        out->format = MF_FMT_UNKNOWN;
-        hex_head(&p);
-    }
+    else
+        detect_bytes(&p);
     mf_unmap_file(&f);
     return 0;
+}
+
+const mf_reader *mf_detect_bytes(const uint8_t *b, uint64_t n, const char *label,
+                                 mf_detection *out)
+{
+    memset(out, 0, sizeof(*out));
+    mf_probe p = {.path = label, .b = b, .size = n, .out = out};
+    return detect_bytes(&p) ? mf_reader_for(out->format) : NULL;
 }

@@ -48,6 +48,11 @@ bool mf_probe_dir_has(const mf_probe *p, const char *name);
 /* The file parsed as top-level protobuf fields, or NULL when it does not
  * (the whole file must parse, with at least one field). */
 const mf_pb_summary *mf_probe_protobuf(mf_probe *p);
+/* The reader whose probe claims bytes b[0..n) that do not start a zip
+ * archive (the `probe` hooks in registry order, as mf_detect asks them of
+ * a file; label names the bytes); NULL when none does (out: unknown). */
+const mf_reader *mf_detect_bytes(const uint8_t *b, uint64_t n, const char *label,
+                                 mf_detection *out);
 /* A shard index (JSON with "weight_map" whose first entry names a ".bin"
  * shard when `bin`, any other file otherwise): hf/shard_index.c. */
 int mf_probe_shard_index(mf_probe *p, bool bin);

@@ -127,6 +127,28 @@ int mf_open_buffer(const void *buf, size_t len, const char *name, const mf_open_
     return 0;
 }
 
+int mf_open_fd(int fd, const char *name, const mf_open_opts *opts, mf_model **out,
+               mf_status *st)
+{
+    MF_ST_GUARD(st);
+    if (!name || !*name)
+        name = "fd";
+    if (!out)
+        return mf_fail(st, MF_ERR_USAGE, name, -1, "mf_open_fd: no place for the model (out is NULL)");
+    *out = NULL;
+    if (fd < 0)
+        return mf_fail(st, MF_ERR_USAGE, name, -1, "mf_open_fd: no file descriptor (%d)", fd);
+    const char *path = mf_mem_register_fd(fd, name, st);
+    if (!path)
+        return -1;
+    if (mf_open(path, opts, out, st)) {
+        mf_mem_unregister(path);
+        return -1;
+    }
+    (*out)->mem_path = path; /* mf_close ends the registration and frees its bytes */
+    return 0;
+}
+
 int mf_validate(const char *path, mf_status *st)
 {
     MF_ST_GUARD(st);

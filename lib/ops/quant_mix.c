@@ -356,11 +356,36 @@ static void rule_token_embd(rule_ctx *r)
 }
 
 /* The very low-bit mixes have rules of their own for every tensor kind. */
+/* llama.cpp b10256's src/llama-quant.cpp puts attn_qkv and attn_kv_b in
+ * attn_v's category (category_is_attn_v: one ladder, one i_attention_wv
+ * counter over the three); c392e509's gives attn_qkv a rule of its own and
+ * attn_kv_b none. mfmt's mix is c392e509's (its llama-quantize, which the
+ * older families are checked against); for the architectures only newer
+ * runtimes load (the 2026-02 converter's families mfmt converts) there is
+ * no c392e509 llama-quantize to follow, so b10256's category applies. */
+static bool b10256_category(const rule_ctx *r)
+{
+    static const char *const newer[] = {"qwen3moe", "gemma3", "hunyuan-dense", "glm4moe", "ernie4_5", "ernie4_5-moe",
+                                        "llama4", "gpt-oss", "lfm2", "qwen3next", "qwen35", "qwen35moe", "smollm3",
+                                        "mistral3", "granitehybrid", "falcon-h1", NULL};
+    for (size_t i = 0; newer[i]; i++)
+        if (is_arch(r, newer[i]))
+            return true;
+    return false;
+}
+
+/* The tensors attn_v's rules cover. */
+static bool attn_v_like(const rule_ctx *r)
+{
+    return has(r->name, "attn_v.weight") ||
+           (b10256_category(r) && (has(r->name, "attn_qkv.weight") || has(r->name, "attn_kv_b.weight")));
+}
+
 static void rule_low_bit(rule_ctx *r)
 {
     mf_qmix *q = r->q;
     bool iq2s = FT_IN(r->ft, MF_FTYPE_IQ2_S, MF_FTYPE_IQ2_M);
-    if (has(r->name, "attn_v.weight")) {
+    if (attn_v_like(r)) {
         if (n_gqa(q) >= 4 || q->h.n_expert >= 4)
             r->t = MF_Q4_K;
         else
@@ -537,7 +562,7 @@ static int rule_pick(rule_ctx *r)
     else if (FT_IN(r->ft, MF_FTYPE_IQ2_XXS, MF_FTYPE_IQ2_XS, MF_FTYPE_IQ1_S, MF_FTYPE_IQ2_S,
                    MF_FTYPE_IQ2_M, MF_FTYPE_IQ1_M))
         rule_low_bit(r);
-    else if (has(nm, "attn_v.weight"))
+    else if (attn_v_like(r))
         rule_attn_v(r);
     else if (has(nm, "attn_k.weight"))
         rule_attn_k(r);

@@ -1109,25 +1109,15 @@ static void scan_zip(scanner *sc, const uint8_t *b, uint64_t n, bool appended)
 
 /* ------------------------------------------------------------ dispatch */
 
-/* Formats that hold no pickle, by their magic. */
-static const char *other_format(const uint8_t *b, uint64_t n)
+/* Bytes of a format whose loader never unpickles, as the readers' probes
+ * recognise them (formats/detect.c, asked as of a file): a data_only
+ * format (GGUF, GGML, safetensors, TFLite, ONNX) or one whose reader's
+ * scan hooks say never_unpickles (HDF5, TensorFlow). Fills d; false for
+ * any other bytes. */
+static bool no_pickle_format(const scanner *sc, const uint8_t *b, uint64_t n, mf_detection *d)
 {
-    if (n >= 8 && memcmp(b, "GGUF", 4) == 0)
-        return "GGUF";
-    if (n >= 4 && (memcmp(b, "lmgg", 4) == 0 || memcmp(b, "fmgg", 4) == 0 ||
-                   memcmp(b, "tjgg", 4) == 0))
-        return "GGML";
-    if (n >= 8 && memcmp(b + 4, "TFL3", 4) == 0)
-        return "TFLite";
-    for (uint64_t off = 0; off + 8 <= n && off <= (1ull << 30); off = off ? off * 2 : 512)
-        if (memcmp(b + off, "\x89HDF\r\n\x1a\n", 8) == 0)
-            return "HDF5";
-    if (n >= 10) {
-        uint64_t hl = mf_rd64le(b);
-        if (hl >= 2 && hl <= n - 8 && b[8] == '{')
-            return "safetensors";
-    }
-    return NULL;
+    const mf_reader *r = mf_detect_bytes(b, n, sc->path, d);
+    return r && (r->data_only || (r->scan && r->scan->never_unpickles));
 }
 
 static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
@@ -1142,7 +1132,7 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
         add_finding(sc, MF_VERDICT_SAFE, -1, NULL, NULL, "empty");
         return;
     }
-    if (n >= 4 && (memcmp(b, "PK\3\4", 4) == 0 || memcmp(b, "PK\5\6", 4) == 0)) {
+    if (mf_zip_starts(b, n)) {
         scan_zip(sc, b, n, false); /* torch.load's _is_zipfile test */
         return;
     }
@@ -1160,18 +1150,20 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
         add_finding(sc, MF_VERDICT_UNKNOWN, 0, NULL, NULL,
                     "a tar header that Python's tarfile refuses (bad checksum or number): other "
                     "tar readers may still open it");
-    const char *other = other_format(b, n);
-    if (other) {
+    mf_detection other;
+    if (no_pickle_format(sc, b, n, &other)) {
         /* pickle.load and np.load read any file from byte 0: a file that
          * also unpickles is scanned as the pickle it is, every finding kept */
         size_t f0 = sc->f.n;
         chain_result res = scan_pickles_as(sc, b, n, 0, true);
         if (res.end == 0 && sc->f.n == f0)
-            add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "a %s file: holds no pickle", other);
+            add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "a %s file (%s): holds no pickle",
+                        mf_format_name(other.format), other.detail);
         else
             add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL,
-                        "a %s signature on a file that pickle.load reads as a pickle from "
-                        "byte 0: scanned as that pickle", other);
+                        "a %s signature (%s) on a file that pickle.load reads as a pickle "
+                        "from byte 0: scanned as that pickle", mf_format_name(other.format),
+                        other.detail);
     } else {
         scan_pickles(sc, b, n, 0);
     }

@@ -18,6 +18,8 @@ from typing import Any, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import _mfmt
+
 GGUF_MAGIC = 0x46554747  # "GGUF"
 GGUF_VERSION = 3
 GGUF_DEFAULT_ALIGNMENT = 32
@@ -91,14 +93,10 @@ class GGMLQuantizationType(enum.IntEnum):
     TQ2_0 = 35
 
 
-# (elements per block, bytes per block): ggml's type traits
-GGML_QUANT_SIZES = {
-    0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34),
-    9: (32, 36), 10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210),
-    15: (256, 292), 16: (256, 66), 17: (256, 74), 18: (256, 98), 19: (256, 50), 20: (32, 18),
-    21: (256, 110), 22: (256, 82), 23: (256, 136), 24: (1, 1), 25: (1, 2), 26: (1, 4),
-    27: (1, 8), 28: (1, 8), 29: (256, 56), 30: (1, 2), 34: (256, 54), 35: (256, 66),
-}
+# (elements per block, bytes per block) of each type: the library's dtype
+# table (lib/core/dtype.c, checked against ggml-common.h by test_core), not a
+# copy of it.
+GGML_QUANT_SIZES = {t.value: tuple(_mfmt.dtype_info(t.name)[2:4]) for t in GGMLQuantizationType}
 
 _NUMPY_TYPES = {np.dtype(np.float16): 1, np.dtype(np.float32): 0, np.dtype(np.float64): 28,
                 np.dtype(np.int8): 24, np.dtype(np.int16): 25, np.dtype(np.int32): 26,

@@ -168,10 +168,11 @@ class Model(_mfmt.Model):
     either way.
     """
 
-    def __init__(self, path, *, strict=False, logical=False, data=None):
+    def __init__(self, path, *, strict=False, logical=False, data=None, fd=-1):
         # data: the bytes of one model file (bytes, bytearray, memoryview),
-        # read in place (mf_open_buffer); path is then only its name
-        super().__init__(os.fspath(path), strict, logical, True, data)
+        # read in place (mf_open_buffer); fd: an open file descriptor, read
+        # from its position (mf_open_fd); path is then only its name
+        super().__init__(os.fspath(path), strict, logical, True, data, fd)
         infos = [TensorInfo(*t) for t in self._tensor_infos()]
         self._infos = {t.name: t for t in infos}
         self._index = {t.name: i for i, t in enumerate(infos)}
@@ -397,8 +398,53 @@ class TensorSlice:
         return rows[(0,) + rest]
 
 
+def _checked(model, allow_unsafe) -> Model:
+    """model, or (not allow_unsafe and its verdict not safe) closed and
+    UnsafeFileError raised."""
+    from ._ops import _check_safe
+    try:
+        if not allow_unsafe:
+            _check_safe(model)
+    except BaseException:
+        model.close()
+        raise
+    return model
+
+
+def _open_file_object(f, allow_unsafe, strict, logical) -> Model:
+    """open() of a binary file object: from its current position to its end,
+    as np.load(f) and torch.load(f) read one. With a fileno, the descriptor
+    (mf_open_fd: a regular file is mapped, a pipe read to its end); the
+    descriptor's own position is set to f.tell() for the call and put back,
+    so f's buffering stays right (f's position is not moved). A pipe is read
+    from the descriptor: bytes f has buffered already are not seen. Without
+    a fileno (io.BytesIO), f.read()'s bytes (open_bytes)."""
+    name = getattr(f, "name", None)
+    name = os.path.basename(name) if isinstance(name, str) and name else "fd"
+    try:
+        fd = f.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = None
+    if fd is None:
+        return open_bytes(f.read(), name, allow_unsafe=allow_unsafe, strict=strict)
+    seekable = f.seekable()
+    if seekable:
+        saved = os.lseek(fd, 0, os.SEEK_CUR)
+        os.lseek(fd, f.tell(), os.SEEK_SET)
+    try:
+        model = Model(name, strict=strict, logical=logical, fd=fd)
+    finally:
+        if seekable:
+            os.lseek(fd, saved, os.SEEK_SET)
+    return _checked(model, allow_unsafe)
+
+
 def open(path, *, allow_unsafe=False, strict=False, logical=False) -> Model:  # noqa: A001
     """Open a model file or directory, any format mfmt reads.
+
+    path may also be a binary file object (open(p, "rb"), sys.stdin.buffer,
+    io.BytesIO) holding one model file: read from its current position, as
+    np.load and torch.load read a file object (see _open_file_object).
 
     Opening reads the header only (O(header)); no tensor data is copied.
     A file whose scan verdict is not `safe` (a pickle global off the
@@ -409,7 +455,9 @@ def open(path, *, allow_unsafe=False, strict=False, logical=False) -> Model:  # 
     logical=True lists MLX packed (weight, scales, biases) triples as one
     float tensor each, dequantized when read.
     """
-    from ._ops import _check_safe, _raise_if_unsafe_path
+    from ._ops import _raise_if_unsafe_path
+    if hasattr(path, "read") and not isinstance(path, (str, bytes, os.PathLike)):
+        return _open_file_object(path, allow_unsafe, strict, logical)
     try:
         model = Model(path, strict=strict, logical=logical)
     except Error as e:
@@ -418,13 +466,7 @@ def open(path, *, allow_unsafe=False, strict=False, logical=False) -> Model:  # 
         if not allow_unsafe and not isinstance(e, FileError):
             _raise_if_unsafe_path(os.fspath(path), e)
         raise
-    try:
-        if not allow_unsafe:
-            _check_safe(model)
-    except BaseException:
-        model.close()
-        raise
-    return model
+    return _checked(model, allow_unsafe)
 
 
 def open_bytes(data, name="buffer", *, allow_unsafe=False, strict=False) -> Model:
@@ -433,15 +475,8 @@ def open_bytes(data, name="buffer", *, allow_unsafe=False, strict=False) -> Mode
     Read in place: arrays view `data` where its bytes are the tensor's, and
     keep it alive; do not change a bytearray while the model is open. Same
     safety rule as open()."""
-    from ._ops import _check_safe
     model = Model(name, strict=strict, data=data)
-    try:
-        if not allow_unsafe:
-            _check_safe(model)
-    except BaseException:
-        model.close()
-        raise
-    return model
+    return _checked(model, allow_unsafe)
 
 
 def load(data, device=None, *, framework="np", allow_unsafe=False) -> dict:

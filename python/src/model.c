@@ -111,20 +111,21 @@ static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 
 static int model_init(ModelObject *mo, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"path", "strict", "logical", "scan", "data", NULL};
+    static char *kwlist[] = {"path", "strict", "logical", "scan", "data", "fd", NULL};
     PyObject *path = NULL, *data = Py_None;
-    int strict = 0, logical = 0, scan = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pppO", kwlist,
+    int strict = 0, logical = 0, scan = 1, fd = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pppOi", kwlist,
                                      PyUnicode_FSDecoder, &path, &strict,
-                                     &logical, &scan, &data))
+                                     &logical, &scan, &data, &fd))
         return -1;
     if (mo->m || mo->pins || mo->has_data) {
         Py_DECREF(path);
         PyErr_SetString(PyExc_RuntimeError, "Model.__init__ called twice");
         return -1;
     }
-    /* data: the bytes of one file, read in place (mf_open_buffer); path
-     * is then only the name messages give it */
+    /* data: the bytes of one file, read in place (mf_open_buffer); fd >= 0:
+     * what an open file descriptor holds from its position (mf_open_fd);
+     * path is then only the name messages give it */
     if (data != Py_None && PyObject_GetBuffer(data, &mo->data, PyBUF_SIMPLE) != 0) {
         Py_DECREF(path);
         return -1;
@@ -147,6 +148,8 @@ static int model_init(ModelObject *mo, PyObject *args, PyObject *kw)
     if (mo->has_data)
         rc = mf_open_buffer(mo->data.buf, (size_t)mo->data.len, PyBytes_AS_STRING(bytes), &opts,
                             &m, &st);
+    else if (fd >= 0)
+        rc = mf_open_fd(fd, PyBytes_AS_STRING(bytes), &opts, &m, &st);
     else
         rc = mf_open(PyBytes_AS_STRING(bytes), &opts, &m, &st);
     Py_END_ALLOW_THREADS

@@ -500,6 +500,7 @@ const mf_reader mf_reader_hdf5 = {
     .open = open_hdf5,
     .stream = mf_hdf5_stream,
     .scan = &(const mf_scan_hooks){
+        .never_unpickles = true,
         .find_code = mf_keras_find_code,
         .may_hold_code = mf_hdf5_may_hold_keras_code,
     },

@@ -200,7 +200,7 @@ static int open_npy(mf_model *m, const char *path, unsigned flags, mf_status *st
 
 static int probe_npy(mf_probe *p)
 {
-    if (p->size >= 8 && memcmp(p->b, "\x93NUMPY", 6) == 0)
+    if (p->size >= 8 && memcmp(p->b, MF_NPY_MAGIC, 6) == 0)
         return mf_probe_found(p, MF_FMT_NUMPY_NPY, "NumPy .npy format %u.%u", p->b[6], p->b[7]);
     return MF_PROBE_NO;
 }
@@ -215,7 +215,7 @@ static int probe_npy(mf_probe *p)
  * for pickles, quietly, in case another reader takes it as one. */
 static int npy_pickle_payload(const uint8_t *b, uint64_t n, const char *file, mf_payload *out)
 {
-    if (n < 6 || memcmp(b, "\x93NUMPY", 6) != 0)
+    if (n < 6 || memcmp(b, MF_NPY_MAGIC, 6) != 0)
         return 0;
     mf_npy_header h;
     mf_status st;

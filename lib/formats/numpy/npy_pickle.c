@@ -90,7 +90,7 @@ int mf_numpy_each_pickle(const char *path, mf_npy_pickle_fn fn, void *ctx, mf_st
     int rc;
     if (f.size >= 6 && memcmp(f.base, MF_NPY_MAGIC, 6) == 0)
         rc = npy_pickle(&f, fn, ctx, st);
-    else if (f.size >= 4 && memcmp(f.base, "PK", 2) == 0)
+    else if (mf_zip_starts(f.base, f.size)) /* np.load's test */
         rc = npz_pickles(&f, fn, ctx, st);
     else
         rc = mf_fail(st, MF_ERR_FORMAT, path, 0, "neither a .npy nor an .npz file");

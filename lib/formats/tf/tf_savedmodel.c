@@ -235,6 +235,7 @@ const mf_reader mf_reader_tf_savedmodel = {
     .stream = mf_tf_stream,
     .close = mf_tf_close,
     .scan = &(const mf_scan_hooks){
+        .never_unpickles = true,
         .find_code = mf_tf_find_code,
     },
 };

@@ -28,6 +28,7 @@ enum conv_arch_bit {
     AB_QWEN2VL, AB_OLMOE, AB_PHIMOE, AB_DEEPSEEK, AB_MINICPM, AB_EXAONE, AB_XVERSE, AB_STARCODER,
     AB_GRANITE_MOE, AB_BAICHUAN, AB_REFACT, AB_CODESHELL, AB_MINICPM3, AB_JAIS, AB_OPENELM,
     AB_GPT_OSS, AB_LFM2, AB_QWEN3NEXT, AB_QWEN35, AB_QWEN35MOE,
+    AB_GRANITE_HYBRID, AB_FALCON_H1, AB_RWKV6,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -95,6 +96,19 @@ typedef enum conv_op {
     OP_SPLIT,         /* cut along the rows (dimension -2) into the parts of a conv_split */
     OP_SCALE,         /* w * factor (a conv_calc: JAIS's embeddings and width scales) */
     OP_ALIBI_SLOPES,  /* not written: its first value gives max_alibi_bias (JAIS) */
+    OP_UNSQUEEZE_LAST,/* a trailing dimension of size 1 added (Mamba2Model's A and D:
+                         reshape((*shape, 1))) */
+    OP_GROUPS,        /* [.., n] viewed as [g, n / g], g from count_key (Mamba2Model's
+                         ssm_norm: reshape((n_group, d_inner // n_group))) */
+    OP_SCALE_ROWS,    /* each row times the factor of its row range, after any OP_SCALE
+                         (a conv_row_scales hook: Falcon-H1's in_proj ssm_multipliers) */
+    OP_HALVE_EVERY,   /* w / 2 ** (bid // count_key) when count_key > 0 (RWKV6's rescale_every:
+                         an exact power of two, undone by GGUF -> HF) */
+    OP_SWAP_LAST2,    /* a 3-d [a, b, c] as [a, c, b] (torch's permute(0, 2, 1): RWKV6's time_maa_w2) */
+    OP_STACK_PARTS,   /* per block, the tensors named pat + each of ws stacked in ws order as
+                         [len(ws), 1, 1, n] (each squeezed to n values), under the GGUF name
+                         merged_fmt (%b: the block), written when the last arrives (RWKV6's
+                         time_mix_lerp_fused); pat + anything else: the rule does not apply */
     OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
                          v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
 } conv_op;
@@ -116,6 +130,8 @@ typedef struct conv_split {
 #define CONV_SPLIT_ROWS(X) X(granitemoe_ffn) X(refact_kv) X(refact_ff) X(openelm_ffn)
 #define CONV_DECLARE_ROWS(n) int h2g_rows_##n(struct conv *c, int64_t bid, int64_t rows, int64_t *first);
 CONV_SPLIT_ROWS(CONV_DECLARE_ROWS)
+/* OP_SCALE_ROWS hooks (hf2gguf_meta.c) */
+int h2g_falcon_h1_zxbcdt(struct conv *c, int64_t rows, float *factors);
 
 typedef struct conv_rule {
     conv_op op;
@@ -133,7 +149,11 @@ typedef struct conv_rule {
         const char *const *ws;   /* OP_STACK, OP_DEINTERLEAVE, OP_MXFP4, OP_SPLIT_ROWS (positional
                                     initializers set this one) */
         const conv_split *split; /* OP_SPLIT (a designated initializer) */
-        const struct conv_calc *factor; /* OP_SCALE: the factor, computed from config.json */
+        const struct conv_calc *factor; /* OP_SCALE: the factor, computed from config.json
+                                           (NULL: config.json's count_key, "KEY" or "KEY[i]") */
+        /* OP_SCALE_ROWS: the factor of each of rows output rows (count_key: the
+           config list it reads, set to ones by GGUF -> HF) */
+        int (*row_factors)(struct conv *c, int64_t rows, float *factors);
     };
 } conv_rule;
 
@@ -159,7 +179,8 @@ typedef struct conv_block {
     X(mla_key_length) X(yarn_log_mul_2026) X(sliding_window_gemma3) \
     X(rope_dim_glm4moe) X(ernie_shexp_ffl) X(llama4_no_swa) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
     X(refact_ff) X(jais_embd_scale) X(jais_width_scale) X(ctx_after_pad) \
-    X(lfm2_ff_dim) X(linear_inner) X(rope_dim_qwen3next)
+    X(lfm2_ff_dim) X(linear_inner) X(rope_dim_qwen3next) X(granite_hybrid_inner) X(falcon_h1_dt_rank) \
+    X(rwkv_ff) X(rwkv_mix_extra) X(rwkv_decay_extra)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
@@ -218,6 +239,9 @@ typedef enum conv_vocab {
     V_ERNIE,      /* Ernie4_5Model.set_vocab: SentencePiece, add_space_prefix from add_prefix_space */
     V_XVERSE,     /* XverseModel.set_vocab: tokenizer.json's pieces by id, model "llama" */
     V_OPENELM,    /* SentencePiece; without tokenizer.model llama.cpp's built-in llama-spm (refused) */
+    V_GRANITE_HYBRID, /* GraniteHybridModel.set_vocab: vocab_size rounded up to a multiple of 8,
+                         then Mamba2Model's: SentencePiece, else tokenizer.json BPE */
+    V_RWKV,       /* Rwkv6Model.set_vocab: rwkv_vocab_v20230424.txt, model "rwkv" */
 } conv_vocab;
 
 enum {

@@ -43,6 +43,12 @@ const conv_calc conv_calc_rope_dim_pct_or_one = {"rope_dim_pct_or_one", h2g_rope
 const conv_calc conv_calc_lfm2_ff_dim = {"lfm2_ff_dim", h2g_lfm2_ff_dim, g2h_lfm2_ff_dim};
 const conv_calc conv_calc_linear_inner = {"linear_inner", h2g_linear_inner, g2h_linear_inner};
 const conv_calc conv_calc_rope_dim_qwen3next = {"rope_dim_qwen3next", h2g_rope_dim_qwen3next, g2h_rope_dim_qwen3next};
+const conv_calc conv_calc_granite_hybrid_inner = {"granite_hybrid_inner", h2g_granite_hybrid_inner,
+                                                   g2h_granite_hybrid_inner};
+const conv_calc conv_calc_falcon_h1_dt_rank = {"falcon_h1_dt_rank", h2g_falcon_h1_dt_rank, g2h_falcon_h1_dt_rank};
+const conv_calc conv_calc_rwkv_ff = {"rwkv_ff", h2g_rwkv_ff, g2h_rwkv_ff};
+const conv_calc conv_calc_rwkv_mix_extra = {"rwkv_mix_extra", h2g_rwkv_mix_extra, NULL};
+const conv_calc conv_calc_rwkv_decay_extra = {"rwkv_decay_extra", h2g_rwkv_decay_extra, NULL};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
@@ -526,6 +532,85 @@ static const conv_rule qwen35_rules[] = {
     {OP_STOP, M_SUFFIX, "mlp.experts.down_proj.weight", NULL, NULL, NULL, NULL, NULL}, /* packed: not stacked */
     {OP_SPLIT_ROWS, M_SUFFIX, "mlp.experts.gate_up_proj", NULL, NULL, NULL, NULL, qwen35_gate_up},
     QWEN3NEXT_RULES,
+    NORULES,
+};
+
+/* Mamba2Model.modify_tensors: dt_bias -> dt_proj.bias, conv1d squeezed,
+ * A = -exp(A_log) and D with a trailing dimension of 1, the gated norm as
+ * [n_group, d_inner / n_group] (groups: find_hparam with the "mamba" prefix) */
+#define MAMBA2_RULES(groups)                                                                     \
+    {OP_RENAME, M_SUFFIX, ".mamba.dt_bias", ".mamba.dt_proj.bias", NULL, NULL, NULL, NULL},      \
+    {OP_SQUEEZE, M_SUFFIX, ".mamba.conv1d.weight", NULL, NULL, NULL, NULL, NULL},                 \
+    {OP_NEG_EXP, M_SUFFIX, ".mamba.A_log", NULL, NULL, NULL, NULL, NULL},                         \
+    {OP_UNSQUEEZE_LAST, M_SUFFIX, ".mamba.A_log", NULL, NULL, NULL, NULL, NULL},                  \
+    {OP_UNSQUEEZE_LAST, M_SUFFIX, ".mamba.D", NULL, NULL, NULL, NULL, NULL},                      \
+    {.op = OP_GROUPS, .m = M_SUFFIX, .pat = ".mamba.norm.weight", .count_key = groups}
+
+/* GraniteMoeModel.modify_tensors: the shared expert's input_linear in two
+ * equal halves (2 * shared_intermediate_size rows) */
+static const conv_split granite_shared_mlp = {
+    (const char *const[]){"blk.%b.ffn_gate_shexp", "blk.%b.ffn_up_shexp", NULL}, as_is2, NULL};
+
+/* GraniteHybridModel.modify_tensors: Mamba-2 layers, Llama's (permuted)
+ * attention layers, Granite-MoE's experts and shared expert */
+static const conv_rule granite_hybrid_rules[] = {
+    MAMBA2_RULES("n_groups|num_groups|mamba_n_groups|mamba_num_groups"),
+    PERMUTE_QK,
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = "block_sparse_moe.input_linear.weight", .split = &granitemoe_input_linear},
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = "shared_mlp.input_linear.weight", .split = &granite_shared_mlp},
+    NORULES,
+};
+
+/* FalconH1Model.modify_tensors: Mamba2Model's steps, then the muP
+ * multipliers folded in (in float32, one rounding per product, in its
+ * elif order: a name takes the first pattern it contains) */
+#define MUL(p, k) {.op = OP_SCALE, .m = M_CONTAINS, .pat = p, .count_key = k}
+static const conv_rule falcon_h1_rules[] = {
+    MAMBA2_RULES("n_groups|mamba_n_groups"),
+    MUL("down_proj", "mlp_multipliers[1]"),
+    {OP_STOP, M_CONTAINS, "down_proj", NULL, NULL, NULL, NULL, NULL},
+    MUL("gate_proj", "mlp_multipliers[0]"),
+    {OP_STOP, M_CONTAINS, "gate_proj", NULL, NULL, NULL, NULL, NULL},
+    MUL("k_proj", "key_multiplier"),
+    MUL("k_proj", "attention_in_multiplier"),
+    {OP_STOP, M_CONTAINS, "k_proj", NULL, NULL, NULL, NULL, NULL},
+    MUL("q_proj", "attention_in_multiplier"),
+    {OP_STOP, M_CONTAINS, "q_proj", NULL, NULL, NULL, NULL, NULL},
+    MUL("v_proj", "attention_in_multiplier"),
+    {OP_STOP, M_CONTAINS, "v_proj", NULL, NULL, NULL, NULL, NULL},
+    MUL("o_proj", "attention_out_multiplier"),
+    {OP_STOP, M_CONTAINS, "o_proj", NULL, NULL, NULL, NULL, NULL},
+    MUL("out_proj", "ssm_out_multiplier"),
+    {OP_STOP, M_CONTAINS, "out_proj", NULL, NULL, NULL, NULL, NULL},
+    MUL("in_proj", "ssm_in_multiplier"),
+    {.op = OP_SCALE_ROWS, .m = M_CONTAINS, .pat = "in_proj", .count_key = "ssm_multipliers",
+     .row_factors = h2g_falcon_h1_zxbcdt},
+    {OP_STOP, M_CONTAINS, "in_proj", NULL, NULL, NULL, NULL, NULL},
+    MUL("lm_head", "lm_head_multiplier"),
+    {OP_STOP, M_CONTAINS, "lm_head", NULL, NULL, NULL, NULL, NULL},
+    MUL("embed_tokens", "embedding_multiplier"),
+    NORULES,
+};
+#undef MUL
+
+/* Rwkv6Model.modify_tensors: the LoRA-style w1 matrices transposed, w2
+ * [5, r, n] as [5, n, r], the decay and lerp vectors squeezed, output and
+ * channel-mix value divided by 2 ** (bid // rescale_every), the five
+ * time_maa_{w,k,v,r,g} stacked into time_mix_lerp_fused */
+static const char *const rwkv6_lerp[] = {"w", "k", "v", "r", "g", NULL};
+static const conv_rule rwkv6_rules[] = {
+    {OP_TRANSPOSE, M_SUFFIX, ".attention.time_maa_w1", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".attention.time_decay_w1", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".attention.time_decay_w2", NULL, NULL, NULL, NULL, NULL},
+    {OP_SWAP_LAST2, M_SUFFIX, ".attention.time_maa_w2", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".attention.time_decay", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".attention.time_maa_x", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".feed_forward.time_maa_k", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".feed_forward.time_maa_r", NULL, NULL, NULL, NULL, NULL},
+    {.op = OP_HALVE_EVERY, .m = M_SUFFIX, .pat = ".attention.output.weight", .count_key = "rescale_every"},
+    {.op = OP_HALVE_EVERY, .m = M_SUFFIX, .pat = ".feed_forward.value.weight", .count_key = "rescale_every"},
+    {.op = OP_STACK_PARTS, .m = M_CONTAINS, .pat = ".attention.time_maa_", .merged_fmt = "blk.%b.time_mix_lerp_fused.weight",
+     .ws = rwkv6_lerp},
     NORULES,
 };
 
@@ -1248,6 +1333,71 @@ static const conv_hp qwen3next_hp[] = {
     END,
 };
 
+/* GraniteHybridModel.set_gguf_parameters: GraniteMoeModel's keys (the
+ * 2026 base keys, find_hparam also trying "mamba_"-prefixed names), the
+ * Mamba-2 mixer's, head_count_kv per layer (conv_per_layer), no rope for a
+ * hybrid: rope.scaling.finetuned false and the context 2**20 (written over
+ * the first value in place) */
+static const conv_hp granite_hybrid_hp[] = {
+    BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    {"attention.scale", 'f', "attention_multiplier", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"embedding_scale", 'f', "embedding_multiplier", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"residual_scale", 'f', "residual_multiplier", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"logit_scale", 'f', "logits_scaling", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"expert_shared_feed_forward_length", 'u', "shared_intermediate_size", HP_OPT | HP_TRUTHY, NULL, NULL},
+    {"ssm.conv_kernel", 'u', "conv_kernel|d_conv|mamba_conv_kernel|mamba_d_conv", 0, NULL, NULL},
+    {"ssm.state_size", 'u', "state_size|d_state|state_dim|ssm_state_size|mamba_state_size|mamba_d_state|"
+     "mamba_state_dim|mamba_ssm_state_size", 0, NULL, NULL},
+    {"ssm.group_count", 'u', "n_groups|num_groups|mamba_n_groups|mamba_num_groups", 0, NULL, NULL},
+    CALC("ssm.inner_size", 'u', granite_hybrid_inner, 0),
+    {"ssm.time_step_rank", 'u', "n_heads|num_heads|mamba_n_heads|mamba_num_heads", 0, NULL, NULL},
+    {"rope.scaling.finetuned", 'b', "=0", 0, NULL, NULL},
+    {"context_length", 'u', "=1048576", 0, NULL, NULL},
+    END,
+};
+
+/* FalconH1Model.set_gguf_parameters: Mamba2Model's keys (not the base
+ * ones), then the attention's, some written again over the first value */
+static const conv_hp falcon_h1_hp[] = {
+    {"context_length", 'u', "max_position_embeddings|=0", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size|d_model|dim|mamba_hidden_size|mamba_d_model|mamba_dim", 0, NULL, NULL},
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    {"attention.head_count", 'u', "num_attention_heads", 0, NULL, NULL},
+    CALC("block_count", 'u', block_count, 0),
+    {"ssm.conv_kernel", 'u', "conv_kernel|d_conv|mamba_conv_kernel|mamba_d_conv||=4", 0, NULL, NULL},
+    {"ssm.inner_size", 'u', "mamba_d_ssm|mamba_mamba_d_ssm", 0, NULL, NULL},
+    {"ssm.state_size", 'u', "state_size|d_state|mamba_state_size|mamba_d_state||=128", 0, NULL, NULL},
+    CALC("ssm.time_step_rank", 'u', falcon_h1_dt_rank, 0),
+    {"ssm.group_count", 'u', "n_groups|mamba_n_groups", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "layer_norm_epsilon|rms_norm_eps|mamba_layer_norm_epsilon|"
+     "mamba_rms_norm_eps||=1e-5", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads", 0, NULL, NULL},
+    {"attention.key_length", 'u', "head_dim", 0, NULL, NULL},
+    {"attention.value_length", 'u', "head_dim", 0, NULL, NULL},
+    {"rope.freq_base", 'f', "rope_theta", 0, NULL, NULL},
+    END,
+};
+
+/* Rwkv6Model.set_gguf_parameters */
+static const conv_hp rwkv6_hp[] = {
+    {"context_length", 'u', "=1048576", 0, NULL, NULL}, /* "RWKV isn't context limited" */
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    {"attention.layer_norm_epsilon", 'f', "layer_norm_epsilon", 0, NULL, NULL},
+    {"rescale_every_n_layers", 'u', "rescale_every", 0, NULL, NULL},
+    {"wkv.head_size", 'u', "head_size", 0, NULL, NULL},
+    CALC("time_mix_extra_dim", 'u', rwkv_mix_extra, 0),
+    CALC("time_decay_extra_dim", 'u', rwkv_decay_extra, 0),
+    CALC("feed_forward_length", 'u', rwkv_ff, 0),
+    CALC("general.file_type", 'u', file_type, 0),
+    {"attention.head_count", 'u', "=0", 0, NULL, NULL}, /* "required by llama.cpp, unused" */
+    END,
+};
+
 /* --------------------------------------------------------------- table */
 
 #define CLASSES(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -1313,6 +1463,7 @@ const conv_arch conv_archs[] = {
     {"jais", CLASSES("JAISLMHeadModel"), AB_JAIS, jais_rules, jais_hp, V_BPE, AF_ALIBI_BIAS},
     {"codeshell", CLASSES("CodeShellForCausalLM"), AB_CODESHELL, codeshell_rules, codeshell_hp, V_BPE, 0},
     {"minicpm3", CLASSES("MiniCPM3ForCausalLM"), AB_MINICPM3, no_rules, minicpm3_hp, V_SPM, AF_ROPE_FACTORS_QK},
+    {"rwkv6", CLASSES("Rwkv6ForCausalLM"), AB_RWKV6, rwkv6_rules, rwkv6_hp, V_RWKV, 0},
     /* only in the 2026-02 converter (ecbcb7ea): its layout always */
     {"qwen3moe", CLASSES("Qwen3MoeForCausalLM"), AB_QWEN3MOE, qwen3moe_rules, qwen3moe_hp, V_BPE, AF_ONLY_2026},
     {"smollm3", CLASSES("SmolLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp_2026, V_LLAMA,
@@ -1341,6 +1492,9 @@ const conv_arch conv_archs[] = {
      V_BPE, AF_ONLY_2026 | AF_LLAMA3_ROPE | AF_LLAMA4},
     {"ernie4_5-moe", CLASSES("Ernie4_5_MoeForCausalLM"), AB_ERNIE45MOE, ernie_moe_rules, ernie_moe_hp, V_ERNIE,
      AF_ONLY_2026},
+    {"granitehybrid", CLASSES("GraniteMoeHybridForCausalLM"), AB_GRANITE_HYBRID, granite_hybrid_rules,
+     granite_hybrid_hp, V_GRANITE_HYBRID, AF_ONLY_2026 | AF_NO_HEAD_DIM},
+    {"falcon-h1", CLASSES("FalconH1ForCausalLM"), AB_FALCON_H1, falcon_h1_rules, falcon_h1_hp, V_BPE, AF_ONLY_2026},
 };
 const size_t conv_n_archs = sizeof(conv_archs) / sizeof(conv_archs[0]);
 
@@ -1357,6 +1511,7 @@ static const struct {
     const char *arch, *spec;
 } conv_per_layer[] = {
     {"lfm2", "num_key_value_heads@layer_types:conv:full_attention"},
+    {"granitehybrid", "num_key_value_heads@layer_types:mamba:attention"},
 };
 
 const char *conv_per_layer_of(const conv_arch *a)

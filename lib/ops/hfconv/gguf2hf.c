@@ -48,6 +48,24 @@ static int64_t key_int(const hfc *c, const char *suffix, int64_t dflt)
     return hfc_int(hfc_key(c, suffix), &x) ? x : dflt;
 }
 
+/* attention.head_count_kv: a per-layer list (0 for recurrent layers:
+ * Granite 4.0-H, LFM2) gives the attention layers' count, its largest */
+static int64_t kv_heads(const hfc *c, int64_t dflt)
+{
+    const mf_value *v = hfc_key(c, "attention.head_count_kv");
+    int64_t x = dflt;
+    if (v && v->type == MF_V_ARR) {
+        x = 0;
+        for (size_t i = 0; i < v->as.arr.n; i++) {
+            int64_t e;
+            if (hfc_int(&v->as.arr.items[i], &e) && e > x)
+                x = e;
+        }
+        return x ? x : dflt;
+    }
+    return hfc_int(v, &x) ? x : dflt;
+}
+
 static const hf_rev_arch *find_rev(const mf_model *m, const char *arch)
 {
     for (size_t i = 0; i < hf_rev_n_variants; i++)
@@ -133,6 +151,19 @@ static char *fill_name(mf_arena *a, const char *pat, int64_t block, int64_t x, c
         if (!strncmp(p, "{bid}", 5)) {
             n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%lld", (long long)block);
             p += 5;
+        } else if (!strncmp(p, "{x:", 3)) { /* "{x:a,b,c}": the x-th name of the list */
+            const char *e = strchr(p, '}'), *q = p + 3;
+            for (int64_t i = 0; e && i < x && q < e; i++) {
+                const char *comma = memchr(q, ',', (size_t)(e - q));
+                q = comma ? comma + 1 : e;
+            }
+            const char *comma = e ? memchr(q, ',', (size_t)(e - q)) : NULL;
+            size_t len = e ? (size_t)((comma ? comma : e) - q) : 0;
+            if (len > sizeof(buf) - n - 24)
+                len = sizeof(buf) - n - 24;
+            memcpy(buf + n, q, len);
+            n += len;
+            p = e ? e + 1 : p + strlen(p);
         } else if (!strncmp(p, "{x}", 3)) {
             n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%lld", (long long)x);
             p += 3;
@@ -202,7 +233,16 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
     } else {
         it->out.ndim = t->ndim;
         memcpy(it->out.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-        if (r->op == R_UNSQUEEZE1 && t->ndim >= 1 && t->ndim < MF_MAX_DIMS) {
+        if (r->op == R_LEAD11) {
+            it->out.ndim = 3;
+            it->out.shape[0] = it->out.shape[1] = 1;
+            it->out.shape[2] = (int64_t)mf_tensor_nelems(t);
+        }
+        if (r->op == R_FLAT || r->op == R_LOG_NEG_FLAT) {
+            it->out.ndim = 1;
+            it->out.shape[0] = (int64_t)mf_tensor_nelems(t);
+        }
+        if (r->op == R_UNSQUEEZE1 && t->ndim >= 2 && t->ndim < MF_MAX_DIMS) { /* not a bias */
             memmove(it->out.shape + 2, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
             it->out.shape[1] = 1;
             it->out.ndim = t->ndim + 1;
@@ -480,6 +520,13 @@ static int plan_tensors(hfc *c)
         char *name = fill_name(c->a, hf, block, -1, unview ? "" : suffix); /* DBRX: no ".weight" */
         if (!name || add_item(c, t, r, -1, name))
             return c->st->code ? -1 : mf_oom(c->st, c->path);
+        if (r->op == R_DOUBLE_EVERY) { /* the exponent of the forward division */
+            int64_t every = key_int(c, "rescale_every_n_layers", 0);
+            c->items.v[c->items.n - 1].x = every > 0 && block >= 0 ? block / every : 0;
+            if (c->items.v[c->items.n - 1].x > 120)
+                return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset, "tensor \"%s\": scaled by 2 ** %lld",
+                               t->name, (long long)c->items.v[c->items.n - 1].x);
+        }
         if (r->op == R_FUSE_GROUPED && fuse_parts(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
         if (r->op == R_JOIN_UP && join_up(c, &c->items.v[c->items.n - 1], block, suffix))
@@ -566,7 +613,7 @@ static int source_f32(hfc *c, const mf_tensor *t, const float **out)
 static int fused_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
     int64_t heads = key_int(c, "attention.head_count", 0);
-    int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    int64_t kv = kv_heads(c, heads);
     const mf_tensor *q = it->src;
     int64_t cols = q->ndim == 2 ? q->shape[1] : 1, qr = q->shape[0];
     if (heads <= 0 || kv <= 0 || heads % kv || qr % heads || it->k->shape[0] != qr / heads * kv ||
@@ -839,7 +886,7 @@ static int concat_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     int nd = t->ndim;
     int64_t outer = nd == 3 ? t->shape[0] : 1, cols = t->shape[nd - 1], rows = it->out.shape[nd - 2];
     int64_t heads = key_int(c, "attention.head_count", 0);
-    int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    int64_t kv = kv_heads(c, heads);
     uint64_t n = (uint64_t)(outer * rows * cols);
     float *w = malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!w)
@@ -948,7 +995,7 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         return mf_oom(c->st, c->path);
     int64_t rows = rows_of(t), cols = rows ? (int64_t)(mf_tensor_nelems(t) / (uint64_t)rows) : 0;
     int64_t heads = key_int(c, "attention.head_count", 0);
-    int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    int64_t kv = kv_heads(c, heads);
     bool bad_heads = false;
     switch (it->op) {
     case R_UNPERMUTE_Q:
@@ -970,6 +1017,10 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
         bad_heads = heads <= 0 || kv <= 0 || heads % kv || rows % (heads + 2 * kv);
         if (!bad_heads)
             unorder_kv_groups(src, w, rows, cols, heads, kv);
+        break;
+    case R_DOUBLE_EVERY: /* an exact power of two */
+        for (uint64_t i = 0; i < n; i++)
+            w[i] = ldexpf(src[i], (int)it->x);
         break;
     case R_TRANSPOSE:
         for (int64_t r = 0; r < rows; r++)
@@ -1005,6 +1056,7 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
             w[i] = src[i] - 1.0f;
         break;
     case R_LOG_NEG:
+    case R_LOG_NEG_FLAT:
         for (uint64_t i = 0; i < n; i++)
             w[i] = it->out.dtype == MF_F32 ? exact_log_neg(src[i]) : logf(-src[i]);
         break;

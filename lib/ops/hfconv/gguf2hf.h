@@ -32,6 +32,10 @@ typedef enum hf_rev_op {
     R_UNVIEW_EXPERTS,   /* DBRX: [E][ff][embd] back to [E * ff, embd], named without ".weight" */
     R_UNVIEW_EXPERTS_T, /* the same from [E][embd][ff], each expert transposed back */
     R_UNSQUEEZE1,    /* LFM2's short convolution: [d, L] back to [d, 1, L] */
+    R_FLAT,          /* back to 1-D (Mamba-2's D [n, 1] and ssm_norm [g, n / g]) */
+    R_LOG_NEG_FLAT,  /* R_LOG_NEG, then 1-D (Mamba-2's A [n, 1]) */
+    R_LEAD11,        /* a squeezed vector [n] back to [1, 1, n] (RWKV6's time_decay, time_maa_*) */
+    R_DOUBLE_EVERY,  /* times 2 ** (block // rescale_every_n_layers): RWKV6's division undone */
     R_MXFP4_UNPACK,  /* gpt-oss experts: a ggml MXFP4 .weight back to hf + "_blocks"
                         (uint8 [E, rows, nb, 16]) and hf + "_scales" (uint8 e8m0
                         [E, rows, nb]), its .bias to hf + "_bias" */

@@ -882,6 +882,87 @@ static const hf_rev_name qwen35_names[] = {
 };
 #undef L
 
+/* The Mamba-2 mixer of the hybrids: A = -exp(A_log) and D came with a
+ * trailing 1, the gated norm in groups, conv1d squeezed */
+#define L "model.layers.{bid}."
+#define MAMBA2_MIXER                                                          \
+    {"blk.{bid}.ssm_in", L "mamba.in_proj", R_PLAIN},                         \
+    {"blk.{bid}.ssm_conv1d", L "mamba.conv1d", R_UNSQUEEZE1},                 \
+    {"blk.{bid}.ssm_dt", L "mamba.dt_bias$", R_PLAIN},                        \
+    {"blk.{bid}.ssm_a", L "mamba.A_log$", R_LOG_NEG_FLAT},                    \
+    {"blk.{bid}.ssm_d", L "mamba.D$", R_FLAT},                                \
+    {"blk.{bid}.ssm_norm", L "mamba.norm", R_FLAT},                           \
+    {"blk.{bid}.ssm_out", L "mamba.out_proj", R_PLAIN}
+
+/* Granite 4.0-H: Mamba-2 or (permuted) attention layers, Granite-MoE's
+ * experts and the shared expert's halves joined back */
+static const hf_rev_name granite_hybrid_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    ATTN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    MAMBA2_MIXER,
+    {"blk.{bid}.ffn_gate_inp", L "block_sparse_moe.router.layer", R_PLAIN},
+    {"blk.{bid}.ffn_gate_exps", L "block_sparse_moe.input_linear", R_CONCAT},
+    {"blk.{bid}.ffn_up_exps", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down_exps", L "block_sparse_moe.output_linear", R_PLAIN},
+    {"blk.{bid}.ffn_gate_shexp", L "shared_mlp.input_linear", R_CONCAT},
+    {"blk.{bid}.ffn_up_shexp", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down_shexp", L "shared_mlp.output_linear", R_PLAIN},
+    END,
+};
+
+/* Falcon-H1: both mixers in every block; the muP multipliers stay folded
+ * into the weights (config.json gets them as 1: gguf2hf_config.c) */
+static const hf_rev_name falcon_h1_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN},
+    {"output_norm", "model.final_layernorm", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "pre_ff_layernorm.weight$", R_PLAIN},
+    ATTN_PLAIN("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"),
+    MAMBA2_MIXER,
+    {"blk.{bid}.ffn_gate", L "feed_forward.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up", L "feed_forward.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down", L "feed_forward.down_proj", R_PLAIN},
+    END,
+};
+#undef L
+
+/* RWKV6: the transposes undone, the squeezed vectors back to [1, 1, n],
+ * time_mix_lerp_fused unstacked into time_maa_{w,k,v,r,g}, the rescaled
+ * output and channel-mix value times 2 ** (block // rescale_every) */
+#define R6 "rwkv.blocks.{bid}."
+static const hf_rev_name rwkv6_names[] = {
+    {"token_embd", "rwkv.embeddings", R_PLAIN},
+    {"token_embd_norm", "rwkv.blocks.0.pre_ln", R_PLAIN},
+    {"output_norm", "rwkv.ln_out", R_PLAIN},
+    {"output", "head", R_PLAIN},
+    {"blk.{bid}.attn_norm", R6 "ln1", R_PLAIN},
+    {"blk.{bid}.attn_norm_2", R6 "ln2", R_PLAIN},
+    {"blk.{bid}.time_mix_gate", R6 "attention.gate", R_PLAIN},
+    {"blk.{bid}.time_mix_key", R6 "attention.key", R_PLAIN},
+    {"blk.{bid}.time_mix_value", R6 "attention.value", R_PLAIN},
+    {"blk.{bid}.time_mix_receptance", R6 "attention.receptance", R_PLAIN},
+    {"blk.{bid}.time_mix_ln", R6 "attention.ln_x", R_PLAIN},
+    {"blk.{bid}.time_mix_output", R6 "attention.output", R_DOUBLE_EVERY},
+    {"blk.{bid}.time_mix_decay", R6 "attention.time_decay$", R_LEAD11},
+    {"blk.{bid}.time_mix_decay_w1", R6 "attention.time_decay_w1$", R_TRANSPOSE},
+    {"blk.{bid}.time_mix_decay_w2", R6 "attention.time_decay_w2$", R_TRANSPOSE},
+    {"blk.{bid}.time_mix_first", R6 "attention.time_faaaa$", R_PLAIN},
+    {"blk.{bid}.time_mix_w1", R6 "attention.time_maa_w1$", R_TRANSPOSE},
+    {"blk.{bid}.time_mix_w2", R6 "attention.time_maa_w2$", R_EXPERTS_T},
+    {"blk.{bid}.time_mix_lerp_x", R6 "attention.time_maa_x$", R_LEAD11},
+    {"blk.{bid}.time_mix_lerp_fused", R6 "attention.time_maa_{x:w,k,v,r,g}$", R_UNSTACK},
+    {"blk.{bid}.channel_mix_key", R6 "feed_forward.key", R_PLAIN},
+    {"blk.{bid}.channel_mix_receptance", R6 "feed_forward.receptance", R_PLAIN},
+    {"blk.{bid}.channel_mix_value", R6 "feed_forward.value", R_DOUBLE_EVERY},
+    {"blk.{bid}.channel_mix_lerp_k", R6 "feed_forward.time_maa_k$", R_LEAD11},
+    {"blk.{bid}.channel_mix_lerp_r", R6 "feed_forward.time_maa_r$", R_LEAD11},
+    END,
+};
+#undef R6
+
 /* OP_VHEADS of the Qwen3.5 rules, undone */
 const hf_rev_vheads hf_rev_vheads_rows[] = {
     {"qwen35", "blk.{bid}.attn_qkv", "qkv"}, {"qwen35", "blk.{bid}.attn_gate", "rows"},
@@ -958,6 +1039,9 @@ const hf_rev_arch hf_rev_archs[] = {
     {"xverse", CLASS("XverseForCausalLM", "xverse"), llama_names},
     {"openelm", CLASS("OpenELMForCausalLM", "openelm"), openelm_names},
     {"jais", CLASS("JAISLMHeadModel", "jais"), jais_names},
+    {"rwkv6", CLASS("Rwkv6ForCausalLM", "rwkv6"), rwkv6_names},
+    {"granitehybrid", CLASS("GraniteMoeHybridForCausalLM", "granitemoehybrid"), granite_hybrid_names},
+    {"falcon-h1", CLASS("FalconH1ForCausalLM", "falcon_h1"), falcon_h1_names},
 };
 const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);
 

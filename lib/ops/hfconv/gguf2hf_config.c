@@ -376,6 +376,31 @@ void g2h_lfm2_ff_dim(hfc *c, json_t *cfg, int64_t x)
     set_new(cfg, "block_multiple_of", json_integer(1));
 }
 
+/* Rwkv6Model's feed-forward length: intermediate_size as it is */
+void g2h_rwkv_ff(hfc *c, json_t *cfg, int64_t x)
+{
+    (void)c;
+    set_new(cfg, "intermediate_size", json_integer(x));
+}
+
+/* GraniteHybridModel's d_inner = mamba_expand * hidden_size */
+void g2h_granite_hybrid_inner(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t embd = key_int_of(c, "embedding_length");
+    if (embd > 0 && x % embd == 0)
+        set_new(cfg, "mamba_expand", json_integer(x / embd));
+}
+
+/* FalconH1Model's time_step_rank = mamba_d_ssm // mamba_d_head: the head
+ * size back, and the head count FalconH1Config takes */
+void g2h_falcon_h1_dt_rank(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t inner = key_int_of(c, "ssm.inner_size");
+    if (x > 0 && inner % x == 0)
+        set_new(cfg, "mamba_d_head", json_integer(inner / x));
+    set_new(cfg, "mamba_n_heads", json_integer(x));
+}
+
 /* conv_per_layer_of's inverse: the per-layer list back to the key (its
  * non-zero value) and the layer kinds. */
 static void per_layer_back(hfc *c, json_t *cfg)
@@ -536,6 +561,16 @@ static const struct { const char *model_type, *gguf, *name; } hf_names[] = {
     {"starcoder2", "attention.layer_norm_epsilon", "norm_epsilon"},
     {"qwen3_moe", "expert_count", "num_experts"}, /* where the keys' list has both names */
     {"olmoe", "expert_count", "num_experts"},
+    /* the Mamba-2 hybrids' config classes take the "mamba_" names */
+    {"granitemoehybrid", "ssm.conv_kernel", "mamba_d_conv"},
+    {"granitemoehybrid", "ssm.state_size", "mamba_d_state"},
+    {"granitemoehybrid", "ssm.group_count", "mamba_n_groups"},
+    {"granitemoehybrid", "ssm.time_step_rank", "mamba_n_heads"},
+    {"falcon_h1", "embedding_length", "hidden_size"},
+    {"falcon_h1", "ssm.conv_kernel", "mamba_d_conv"},
+    {"falcon_h1", "ssm.state_size", "mamba_d_state"},
+    {"falcon_h1", "ssm.group_count", "mamba_n_groups"},
+    {"falcon_h1", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
 };
 
 static bool is_alternative(const char *src, const char *name)
@@ -581,6 +616,27 @@ static void class_keys(hfc *c, json_t *cfg)
         int64_t embd = key_int_of(c, "embedding_length");
         if (hfc_int(hfc_key(c, "ssm.inner_size"), &x) && embd > 0 && x % embd == 0)
             set_new(cfg, "expand", json_integer(x / embd));
+    }
+    /* Rwkv6Config (remote code, RWKV/v6-Finch-*-HF): the attention width and
+     * head count it derives; the time-mix sizes follow from hidden_size */
+    if (!strcmp(mt, "rwkv6")) {
+        int64_t embd = key_int_of(c, "embedding_length"), hs = key_int_of(c, "wkv.head_size");
+        set_new(cfg, "attention_hidden_size", json_integer(embd));
+        if (hs > 0 && embd % hs == 0)
+            set_new(cfg, "num_attention_heads", json_integer(embd / hs));
+        set_new(cfg, "head_size_divisor", json_integer(8));
+    }
+    /* GraniteMoeHybridConfig: the SSM head size (the converter reads only the
+     * head count); no rope in a hybrid (rope.scaling.finetuned false) */
+    if (!strcmp(mt, "granitemoehybrid")) {
+        int64_t heads = key_int_of(c, "ssm.time_step_rank");
+        if (hfc_int(hfc_key(c, "ssm.inner_size"), &x) && heads > 0 && x % heads == 0)
+            set_new(cfg, "mamba_d_head", json_integer(x / heads));
+        if (hfc_int(hfc_key(c, "rope.scaling.finetuned"), &x) && !x)
+            set_new(cfg, "position_embedding_type", json_string("nope"));
+        /* the base key's value was written over by 2**20: that one */
+        if (hfc_int(hfc_key(c, "context_length"), &x))
+            set_new(cfg, "max_position_embeddings", json_integer(x));
     }
     /* GemmaConfig (transformers 4.38+) reads hidden_activation first; llama.cpp's
      * Gemma is GELU (tanh); its rotary base is the default 10000 */
@@ -877,6 +933,35 @@ static void put_token_ids(const hfc *c, json_t *j, bool all_types)
     }
 }
 
+/* Factors the forward rules multiplied into the weights (OP_SCALE and
+ * OP_SCALE_ROWS naming a config key: Falcon-H1's muP multipliers): GGUF
+ * keeps only the products, so they come back as the weights with every
+ * factor 1 ("KEY[i]": a list of ones long enough; OP_SCALE_ROWS' list is
+ * the five zxbcdt blocks) - converting again gives the same GGUF. */
+static void unit_scales(hfc *c, json_t *cfg)
+{
+    for (const conv_rule *r = c->fwd->rules; r->pat; r++) {
+        if ((r->op != OP_SCALE && r->op != OP_SCALE_ROWS) || !r->count_key || (r->op == OP_SCALE && r->factor))
+            continue;
+        char key[96];
+        size_t n = strcspn(r->count_key, "["), len = r->op == OP_SCALE_ROWS ? 5 : 0;
+        snprintf(key, sizeof(key), "%.*s", (int)(n < sizeof(key) ? n : sizeof(key) - 1), r->count_key);
+        if (r->count_key[n] == '[')
+            len = (size_t)strtoul(r->count_key + n + 1, NULL, 10) + 1;
+        if (!len) {
+            set_new(cfg, key, json_real(1.0));
+            continue;
+        }
+        json_t *a = json_object_get(cfg, key);
+        if (!json_is_array(a)) {
+            a = json_array();
+            set_new(cfg, key, a);
+        }
+        while (a && json_array_size(a) < len)
+            json_array_append_new(a, json_real(1.0));
+    }
+}
+
 static json_t *build_config(hfc *c)
 {
     json_t *cfg = json_object();
@@ -899,6 +984,7 @@ static json_t *build_config(hfc *c)
     if (!strcmp(c->arch, "falcon"))
         falcon_layout(c, cfg);
     class_keys(c, cfg);
+    unit_scales(c, cfg);
     if (llama3_rope(c, cfg)) {
         json_decref(cfg);
         return NULL;

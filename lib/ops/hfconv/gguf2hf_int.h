@@ -10,7 +10,7 @@ typedef struct hfc_item {
     mf_out_tensor out;
     const mf_tensor *src;
     hf_rev_op op;
-    int64_t x; /* R_UNSTACK: which slice */
+    int64_t x; /* R_UNSTACK: which slice; R_DOUBLE_EVERY: the power of two */
     const mf_tensor *k, *v; /* R_FUSE_GROUPED: the block's attn_k, attn_v; k: a partner */
     const conv_split *split;        /* R_CONCAT: the forward split, its parts' tensors */
     const mf_tensor *parts[8];

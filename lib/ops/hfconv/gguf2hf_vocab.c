@@ -11,6 +11,7 @@
  * template(s)), special_tokens_map.json. */
 #include "ops/hfconv/gguf2hf_int.h"
 #include "core/json_build.h"
+#include "ops/hfconv/rwkv_vocab.h"
 
 #include <stdlib.h>
 
@@ -641,6 +642,50 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
     return rc;
 }
 
+/* "rwkv": the world vocabulary file back, one line "ID b'...' LENGTH" per
+ * token after <s> (the [PADi] tail left to vocab_size): the GGUF text is
+ * repr(bytes)[2:-1], so the line's literal is that text in the quotes
+ * bytes.__repr__ chose, and the forward reader gives the same bytes. */
+static int write_rwkv(hfc *c, const vocab_view *v)
+{
+    size_t last = v->n;
+    while (last > 1 && tok_type(v, last - 1) == TT_UNUSED)
+        last--;
+    size_t cap = 64, k = 0;
+    char *out = malloc(cap);
+    int rc = out ? 0 : mf_oom(c->st, c->path);
+    for (size_t i = 1; rc == 0 && i < last; i++) {
+        size_t n = tok_len(v, i), nb = 0;
+        uint8_t *b = malloc(n + 1);
+        char *check = malloc(4 * n + 1);
+        if (!b || !check) {
+            rc = mf_oom(c->st, c->path);
+        } else if (mf_rwkv_unrepr(tok(v, i), n, b, &nb) || mf_rwkv_repr(b, nb, check) != n ||
+                   memcmp(check, tok(v, i), n)) {
+            rc = mf_fail(c->st, MF_ERR_FORMAT, c->path, -1, "token %zu is not the repr of bytes an RWKV world "
+                         "vocabulary gives", i);
+        } else {
+            char q = memchr(b, '\'', nb) && !memchr(b, '"', nb) ? '"' : '\'';
+            if (k + n + 64 > cap) {
+                cap = 2 * (k + n + 64);
+                char *g = realloc(out, cap);
+                if (!g)
+                    rc = mf_oom(c->st, c->path);
+                else
+                    out = g;
+            }
+            if (rc == 0)
+                k += (size_t)snprintf(out + k, cap - k, "%zu b%c%.*s%c %zu\n", i, q, (int)n, tok(v, i), q, nb);
+        }
+        free(b);
+        free(check);
+    }
+    if (rc == 0)
+        rc = hfc_write_bytes(c, "rwkv_vocab_v20230424.txt", out, k);
+    free(out);
+    return rc;
+}
+
 int hfc_write_tokenizer(hfc *c)
 {
     const mf_value *model = mf_meta_get(c->m, "tokenizer.ggml.model");
@@ -658,12 +703,14 @@ int hfc_write_tokenizer(hfc *c)
         rc = write_spm(c, &v);
     else if (!strcmp(kind, "t5"))
         rc = write_unigram(c, &v, c->fwd->vocab == V_XLMR);
+    else if (!strcmp(kind, "rwkv"))
+        rc = write_rwkv(c, &v);
     else if (bert || !strcmp(kind, "gpt2") || !strcmp(kind, "llama"))
         rc = write_tokenizer_json(c, &v, bert);
     else
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, -1,
                        "tokenizer.ggml.model \"%s\": mfmt writes llama (SentencePiece), t5 (Unigram), "
-                       "gpt2 (BPE) and bert (WordPiece) tokenizers",
+                       "gpt2 (BPE), bert (WordPiece) and rwkv (world) tokenizers",
                        kind);
     return rc ? rc : write_tokenizer_config(c, &v, spm, bert);
 }

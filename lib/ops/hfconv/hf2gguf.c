@@ -245,6 +245,25 @@ static int mistral3_as_llama(conv *c)
 
 /* What a class asserts of its config before writing (the converter's
  * assert or its other branch, refused here). */
+/* GraniteHybridModel: the forms the table covers - layers by layer_types
+ * with at least one Mamba layer (all-attention ones the converter writes as
+ * granite / granitemoe), and experts (without, its shared MLP becomes the
+ * dense FFN: other names) */
+static int granite_hybrid_checks(conv *c)
+{
+    json_t *kinds = h2g_hparam(c, "layer_types"), *e, *ne = h2g_hparam(c, "num_local_experts");
+    size_t i;
+    bool mamba = false;
+    json_array_foreach(kinds, i, e) mamba |= json_is_string(e) && !strcmp(json_string_value(e), "mamba");
+    if (!json_is_array(kinds) || !mamba)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "GraniteMoeHybrid: mfmt converts configs with "
+                       "layer_types holding \"mamba\" layers (attn_layer_indices/period, all-attention: not yet)");
+    if (!json_is_integer(ne) || json_integer_value(ne) <= 0)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "GraniteMoeHybrid without experts (num_local_experts): "
+                       "its dense form is not converted yet");
+    return 0;
+}
+
 static int class_checks(conv *c)
 {
     json_t *softcap = h2g_hparam(c, "attn_logit_softcapping");
@@ -259,6 +278,8 @@ static int class_checks(conv *c)
         if (!rt || strcmp(rt, "yarn"))
             return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "ministral3 rope_parameters.rope_type must be 'yarn'");
     }
+    if (c->arch->bit == AB_GRANITE_HYBRID)
+        return granite_hybrid_checks(c);
     return 0;
 }
 

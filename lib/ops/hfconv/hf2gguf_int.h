@@ -37,6 +37,8 @@ typedef struct out_tensor {
     int64_t t_cols, t_col0;
     conv_op ew;                  /* OP_ADD_ONE, OP_NEG_EXP, OP_TERNARY, OP_SCALE, or OP_SKIP for none */
     float scale;                 /* OP_SCALE's factor (a Python float as torch casts it) */
+    float *row_scale;            /* per output row, a second factor applied after (a second
+                                    OP_SCALE, OP_SCALE_ROWS); NULL: none */
     float *generated;            /* values of a generated tensor */
     bool mxfp4;                  /* OP_MXFP4: segs[0] blocks, segs[1] scales, rows of
                                     row_len values picked by row_map */

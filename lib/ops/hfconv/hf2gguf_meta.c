@@ -50,8 +50,18 @@ int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv)
         return -1;
     json_t *kv = h2g_hparam(c, "num_key_value_heads");
     *n_kv = 0;
-    if (kv && !json_is_null(kv) && h2g_need_int(c, kv, "num_key_value_heads", n_kv))
+    if (json_is_array(kv)) { /* per layer (conv_per_layer): the attention layers' count */
+        size_t i;
+        json_t *e;
+        json_array_foreach(kv, i, e) {
+            int64_t x;
+            if (h2g_need_int(c, e, "num_key_value_heads", &x))
+                return -1;
+            *n_kv = x > *n_kv ? x : *n_kv;
+        }
+    } else if (kv && !json_is_null(kv) && h2g_need_int(c, kv, "num_key_value_heads", n_kv)) {
         return -1;
+    }
     if (*n_head <= 0 || *n_kv < 0)
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json head counts must be positive");
     return 0;
@@ -1198,4 +1208,105 @@ int h2g_build_metadata(conv *c, mf_hf_meta_in *in)
     return 0;
 }
 
+/* A config value of find_hparam(keys) (the first of "a|b" present), an integer. */
+static int first_int(conv *c, const char *keys, int64_t *x)
+{
+    char k[64];
+    for (const char *p = keys;;) {
+        size_t n = strcspn(p, "|");
+        snprintf(k, sizeof(k), "%.*s", (int)n, p);
+        json_t *v = h2g_hparam(c, k);
+        if (v && !json_is_null(v))
+            return h2g_need_int(c, v, k, x);
+        if (!p[n])
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has none of %s", keys);
+        p += n + 1;
+    }
+}
 
+/* GraniteHybridModel: d_inner = find_hparam(["expand", "num_heads"]) *
+ * find_hparam(["mamba_head_dim", "hidden_size", "d_model"]), each also with
+ * the "mamba_" prefix after the plain names */
+json_t *h2g_granite_hybrid_inner(conv *c)
+{
+    int64_t e, d;
+    if (first_int(c, "expand|num_heads|mamba_expand|mamba_num_heads", &e) ||
+        first_int(c, "mamba_head_dim|hidden_size|d_model|mamba_mamba_head_dim|mamba_hidden_size|mamba_d_model", &d))
+        return NULL;
+    return json_integer(e * d);
+}
+
+/* FalconH1Model (Mamba2Model.set_gguf_parameters): time_step_rank =
+ * d_inner (mamba_d_ssm) // (find_hparam(["mamba_d_head", "head_dim"]) or 64) */
+json_t *h2g_falcon_h1_dt_rank(conv *c)
+{
+    int64_t inner, hd = 64;
+    json_t *v = NULL;
+    const char *const heads[] = {"mamba_d_head", "head_dim", "mamba_mamba_d_head", "mamba_head_dim"};
+    for (size_t i = 0; i < 4 && !(v && !json_is_null(v)); i++)
+        v = h2g_hparam(c, heads[i]);
+    if (first_int(c, "mamba_d_ssm|mamba_mamba_d_ssm", &inner) ||
+        (v && !json_is_null(v) && (h2g_need_int(c, v, "mamba_d_head", &hd))))
+        return NULL;
+    if (hd <= 0) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json mamba_d_head must be positive");
+        return NULL;
+    }
+    return json_integer(inner / hd);
+}
+
+/* FalconH1Model.modify_tensors: in_proj's rows [z: d_ssm][x: d_ssm]
+ * [B: g * d_state][C: g * d_state][dt: the rest] times ssm_multipliers[0..4]
+ * (config keys mamba_d_ssm, mamba_n_groups, mamba_d_state) */
+int h2g_falcon_h1_zxbcdt(conv *c, int64_t rows, float *factors)
+{
+    int64_t d, g, s;
+    json_t *m = h2g_hparam(c, "ssm_multipliers");
+    if (h2g_need_hp_int(c, "mamba_d_ssm", &d) || h2g_need_hp_int(c, "mamba_n_groups", &g) ||
+        h2g_need_hp_int(c, "mamba_d_state", &s))
+        return -1;
+    if (json_array_size(m) != 5)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json ssm_multipliers must be a list of 5 numbers");
+    const int64_t ends[4] = {d, 2 * d, 2 * d + g * s, 2 * d + 2 * g * s};
+    for (int64_t r = 0; r < rows; r++) {
+        size_t k = 0;
+        while (k < 4 && r >= ends[k])
+            k++;
+        json_t *f = json_array_get(m, k);
+        if (!json_is_number(f))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json ssm_multipliers[%zu] is not a number", k);
+        factors[r] = (float)json_number_value(f);
+    }
+    return 0;
+}
+
+/* Rwkv6Model: intermediate_size, or int((hidden_size * 3.5) // 32 * 32) when null */
+json_t *h2g_rwkv_ff(conv *c)
+{
+    int64_t ff, h;
+    json_t *v = h2g_hparam(c, "intermediate_size");
+    if (v && !json_is_null(v))
+        return h2g_need_int(c, v, "intermediate_size", &ff) ? NULL : json_integer(ff);
+    if (h2g_need_hp_int(c, "hidden_size", &h))
+        return NULL;
+    return json_integer((int64_t)((double)h * 3.5 / 32.0) * 32); /* floor of a positive value */
+}
+
+/* Rwkv6Model: 64 (time mix) / 128 (time decay) for hidden_size 4096, else 32 / 64 */
+static json_t *rwkv_extra(conv *c, int64_t big, int64_t small)
+{
+    int64_t h;
+    if (h2g_need_hp_int(c, "hidden_size", &h))
+        return NULL;
+    return json_integer(h == 4096 ? big : small);
+}
+
+json_t *h2g_rwkv_mix_extra(conv *c)
+{
+    return rwkv_extra(c, 64, 32);
+}
+
+json_t *h2g_rwkv_decay_extra(conv *c)
+{
+    return rwkv_extra(c, 128, 64);
+}

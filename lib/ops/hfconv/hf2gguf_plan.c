@@ -123,7 +123,11 @@ static bool always_f32(const conv *c, const char *new_name, int ndim)
     return ndim <= 1 || ends_with(new_name, "_norm.weight") || !ends_with(new_name, ".weight") ||
            is_block_tensor(new_name, "ffn_gate_inp.weight") || !strcmp(new_name, "position_embd.weight") ||
            !strcmp(new_name, "token_types.weight") || is_block_tensor(new_name, "ssm_conv1d.weight") ||
-           is_block_tensor(new_name, "shortconv.conv.weight") ||
+           is_block_tensor(new_name, "shortconv.conv.weight") || is_block_tensor(new_name, "time_mix_first.weight") ||
+           is_block_tensor(new_name, "time_mix_w1.weight") || is_block_tensor(new_name, "time_mix_w2.weight") ||
+           is_block_tensor(new_name, "time_mix_decay_w1.weight") ||
+           is_block_tensor(new_name, "time_mix_decay_w2.weight") ||
+           is_block_tensor(new_name, "time_mix_lerp_fused.weight") ||
            (c->l2026 && is_block_tensor(new_name, "ffn_gate_inp_shexp.weight"));
 }
 
@@ -148,6 +152,7 @@ void h2g_free_out(out_tensor *o)
     free(o->row_map);
     free(o->col_map);
     free(o->generated);
+    free(o->row_scale);
 }
 
 int64_t h2g_numel(const int64_t *shape, int ndim)
@@ -460,6 +465,22 @@ static int plan_experts_transposed(conv *c, const mf_model *part, const mf_tenso
     return 0;
 }
 
+/* The parts collected so far for rule r in block bid (a new entry when
+ * none); NULL when out of memory (st set). */
+static pending *pending_of(conv *c, const conv_rule *r, int64_t bid)
+{
+    for (size_t i = 0; i < c->n_pend; i++)
+        if (c->pend[i].rule == r && c->pend[i].bid == bid)
+            return &c->pend[i];
+    if (c->n_pend == c->cap_pend && mf_vec_grow((void **)&c->pend, &c->cap_pend, c->n_pend + 1, sizeof(pending))) {
+        mf_oom(c->st, c->dir);
+        return NULL;
+    }
+    pending *p = &c->pend[c->n_pend++];
+    *p = (pending){.rule = r, .bid = bid};
+    return p;
+}
+
 /* Stacks the block's collected parts when all arrived (OP_STACK). */
 static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t,
                       const char *name, int64_t bid)
@@ -469,16 +490,9 @@ static int plan_stack(conv *c, const conv_rule *r, const mf_model *part, const m
     int64_t count;
     if (h2g_need_hp_int(c, first_present(c, r->count_key), &count))
         return -1;
-    pending *p = NULL;
-    for (size_t i = 0; i < c->n_pend && !p; i++)
-        if (c->pend[i].rule == r && c->pend[i].bid == bid)
-            p = &c->pend[i];
-    if (!p) {
-        if (c->n_pend == c->cap_pend && mf_vec_grow((void **)&c->pend, &c->cap_pend, c->n_pend + 1, sizeof(pending)))
-            return mf_oom(c->st, c->dir);
-        p = &c->pend[c->n_pend++];
-        *p = (pending){.rule = r, .bid = bid};
-    }
+    pending *p = pending_of(c, r, bid);
+    if (!p)
+        return -1;
     if (p->n == p->cap) {
         size_t cap = p->cap;
         if (mf_vec_grow((void **)&p->names, &cap, p->n + 1, sizeof(char *)))
@@ -1026,6 +1040,179 @@ static int plan_cut_rows(conv *c, const conv_rule *r, const mf_model *part, cons
     return 0;
 }
 
+/* A factor from config.json: "KEY" or "KEY[i]" (a list's element), a number. */
+static int config_factor(conv *c, const char *spec, const char *path, const char *name, double *f)
+{
+    char key[96];
+    size_t n = strcspn(spec, "[");
+    snprintf(key, sizeof(key), "%.*s", (int)(n < sizeof(key) ? n : sizeof(key) - 1), spec);
+    json_t *v = h2g_hparam(c, key);
+    if (spec[n] == '[' && json_is_array(v))
+        v = json_array_get(v, (size_t)strtoul(spec + n + 1, NULL, 10));
+    if (!json_is_number(v))
+        return mf_fail(c->st, MF_ERR_FORMAT, path, -1, "tensor \"%s\": config.json has no number %s to scale it by",
+                       name, spec);
+    *f = json_number_value(v);
+    return 0;
+}
+
+/* OP_SCALE (w * f: the first factor in o->scale, a later one per row) and
+ * OP_SCALE_ROWS (a factor per row range, after them) */
+static int plan_scale(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const char *name)
+{
+    int64_t rows = o->shape[o->ndim - 1] ? h2g_numel(o->shape, o->ndim) / o->shape[o->ndim - 1] : 0;
+    double f = 0;
+    if (r->op == OP_SCALE && o->ew != OP_SCALE) {
+        json_t *v = r->factor ? r->factor->fwd(c) : NULL;
+        if (r->factor && !v)
+            return -1;
+        if (v) {
+            f = json_number_value(v);
+            json_decref(v);
+        } else if (config_factor(c, r->count_key, part->path, name, &f)) {
+            return -1;
+        }
+        o->ew = OP_SCALE;
+        o->scale = (float)f;
+        return 0;
+    }
+    if (o->row_scale)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "tensor \"%s\": a third scaling", name);
+    if (!(o->row_scale = malloc(sizeof(float) * (size_t)(rows ? rows : 1))))
+        return mf_oom(c->st, c->dir);
+    if (r->op == OP_SCALE_ROWS)
+        return r->row_factors(c, rows, o->row_scale);
+    if (r->factor || config_factor(c, r->count_key, part->path, name, &f))
+        return r->factor ? mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "tensor \"%s\": a second computed scale",
+                                   name) : -1;
+    for (int64_t i = 0; i < rows; i++)
+        o->row_scale[i] = (float)f;
+    return 0;
+}
+
+/* OP_HALVE_EVERY: data_torch.div_(2 ** int(bid // rescale_every)) when
+ * rescale_every > 0 (absent: a KeyError the converter passes over); times
+ * the exact power of two 2 ** -k, the same value */
+static int plan_halve(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const char *name, int64_t bid)
+{
+    json_t *v = h2g_hparam(c, r->count_key);
+    int64_t every;
+    if (!v || json_is_null(v))
+        return 0;
+    if (h2g_need_int(c, v, r->count_key, &every))
+        return -1;
+    if (every <= 0)
+        return 0;
+    if (bid < 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": no block number", name);
+    int64_t k = bid / every;
+    if (k > 120)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "tensor \"%s\": divided by 2 ** %lld", name,
+                       (long long)k);
+    if (o->ew != OP_SKIP)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, part->path, -1, "tensor \"%s\": a second element-wise op", name);
+    o->ew = OP_SCALE;
+    o->scale = ldexpf(1.0f, (int)-k);
+    return 0;
+}
+
+/* OP_STACK_PARTS: the part name after pat is one of ws (time_maa_w, not time_maa_w1) */
+static bool stack_part_of(const conv_rule *r, const char *name)
+{
+    const char *p = strstr(name, r->pat);
+    if (!p)
+        return false;
+    p += strlen(r->pat);
+    for (size_t w = 0; r->ws[w]; w++)
+        if (!strcmp(p, r->ws[w]))
+            return true;
+    return false;
+}
+
+/* OP_STACK_PARTS: collects the block's parts; when all of ws arrived,
+ * one [len(ws), 1, 1, n] tensor of them in ws order. */
+static int plan_stack_parts(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t, const char *name,
+                            int64_t bid)
+{
+    if (bid < 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": no block number", name);
+    pending *p = pending_of(c, r, bid);
+    if (!p)
+        return -1;
+    size_t n_ws = count_ws(r->ws);
+    if (!p->names) {
+        p->names = calloc(n_ws, sizeof(char *));
+        p->segs = calloc(n_ws, sizeof(seg));
+        p->cap = n_ws;
+        if (!p->names || !p->segs)
+            return mf_oom(c->st, c->dir);
+    }
+    const char *which = strstr(name, r->pat) + strlen(r->pat);
+    size_t w = 0;
+    while (strcmp(r->ws[w], which))
+        w++;
+    if (p->names[w])
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": twice", name);
+    if (!(p->names[w] = strdup(name)))
+        return mf_oom(c->st, c->dir);
+    p->segs[w] = (seg){part, t};
+    if (++p->n < n_ws)
+        return 0;
+    out_tensor o = {.ndim = 4, .ew = OP_SKIP};
+    int64_t len = (int64_t)mf_tensor_nelems(t);
+    for (size_t k = 0; k < n_ws; k++) {
+        const mf_tensor *s0 = p->segs[k].t;
+        int64_t rows = s0->ndim ? (int64_t)mf_tensor_nelems(s0) / s0->shape[s0->ndim - 1] : 1;
+        if ((int64_t)mf_tensor_nelems(s0) != len || rows != 1)
+            return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "block %lld: the parts to stack with \"%s\" are "
+                           "not vectors of one size", (long long)bid, name);
+    }
+    o.shape[0] = (int64_t)n_ws;
+    o.shape[1] = o.shape[2] = 1;
+    o.shape[3] = len;
+    o.segs = malloc(n_ws * sizeof(seg));
+    if (!o.segs)
+        return mf_oom(c->st, c->dir);
+    memcpy(o.segs, p->segs, n_ws * sizeof(seg));
+    o.n_segs = n_ws;
+    char merged[256];
+    snprintf(merged, sizeof(merged), "%s", r->merged_fmt);
+    char *b = strstr(merged, "%b");
+    if (b) {
+        char tail[256];
+        snprintf(tail, sizeof(tail), "%s", b + 2);
+        snprintf(b, sizeof(merged) - (size_t)(b - merged), "%lld%s", (long long)bid, tail);
+    }
+    for (size_t k = 0; k < n_ws; k++) {
+        free(p->names[k]);
+        p->names[k] = NULL;
+    }
+    p->n = 0;
+    o.name = map_name(c, merged);
+    if (!o.name) {
+        h2g_free_out(&o);
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", merged);
+    }
+    return add_out(c, &o);
+}
+
+/* OP_GROUPS: [.., n] as [g, n / g] */
+static int plan_groups(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const char *name)
+{
+    int64_t g, n = h2g_numel(o->shape, o->ndim);
+    const char *key = first_present(c, r->count_key);
+    if (!key || h2g_need_hp_int(c, key, &g))
+        return key ? -1 : mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": config.json has no %s", name,
+                                  r->count_key);
+    if (g <= 0 || n % g)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld values in %lld groups", name,
+                       (long long)n, (long long)g);
+    o->ndim = 2;
+    o->shape[0] = g;
+    o->shape[1] = n / g;
+    return 0;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     for (const conv_rule *r = c->rules; r->pat; r++)
@@ -1059,7 +1246,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             o.row_map[i] = r0 + i;
     }
     int permute = 0, rc = 0;
-    bool stop = false;
+    bool stop = false, swap3 = false;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->rules; r->pat && !stop; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED) {
@@ -1068,7 +1255,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         }
         if (r->op == OP_MXFP4) /* planned before every tensor (plan_packed_first) */
             continue;
-        if (!rule_matches(c, r, name))
+        if (!rule_matches(c, r, name) || (r->op == OP_STACK_PARTS && !stack_part_of(r, name)))
             continue;
         switch (r->op) {
         case OP_RENAME: {
@@ -1090,18 +1277,47 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             continue;
         case OP_PERMUTE_Q: case OP_PERMUTE_K: permute = r->op; continue;
         case OP_ADD_ONE: case OP_NEG_EXP: case OP_TERNARY: o.ew = r->op; continue;
-        case OP_SCALE: {
-            json_t *f = r->factor->fwd(c);
-            if (!f) {
+        case OP_SCALE: case OP_SCALE_ROWS:
+            if (plan_scale(c, r, &o, part, name)) {
                 free(name);
                 h2g_free_out(&o);
                 return -1;
             }
-            o.ew = OP_SCALE;
-            o.scale = (float)json_number_value(f);
-            json_decref(f);
             continue;
-        }
+        case OP_HALVE_EVERY:
+            if (plan_halve(c, r, &o, part, name, bid)) {
+                free(name);
+                h2g_free_out(&o);
+                return -1;
+            }
+            continue;
+        case OP_SWAP_LAST2:
+            if (t->ndim != 3) {
+                rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": [a, b, c] expected", name);
+                free(name);
+                h2g_free_out(&o);
+                return rc;
+            }
+            /* output row (i, k) is column k of the source's matrix i: t_cols columns per
+               block of shape[1] source rows (hf2gguf_stream.c's transposed read) */
+            o.shape[1] = t->shape[2];
+            o.shape[2] = t->shape[1];
+            o.row_len = t->shape[1];
+            o.t_cols = t->shape[2];
+            swap3 = true;
+            continue;
+        case OP_STACK_PARTS: rc = plan_stack_parts(c, r, part, t, name, bid); break;
+        case OP_UNSQUEEZE_LAST:
+            if (o.ndim < MF_MAX_DIMS)
+                o.shape[o.ndim++] = 1;
+            continue;
+        case OP_GROUPS:
+            if (plan_groups(c, r, &o, part, name)) {
+                free(name);
+                h2g_free_out(&o);
+                return -1;
+            }
+            continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
@@ -1170,7 +1386,9 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         h2g_free_out(&o);
         return rc;
     }
-    if (o.transpose && !view) {
+    if (swap3)
+        o.transpose = true;
+    else if (o.transpose && !view) {
         if (t->ndim != 2) {
             rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a transpose needs 2 dimensions", name);
             free(name);
@@ -1235,6 +1453,14 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         return mf_oom(c->st, c->dir);
     }
     copy.segs[0] = (seg){part, t};
+    if (o.row_scale) {
+        size_t rb = sizeof(float) * (size_t)(h2g_numel(o.shape, o.ndim) / o.row_len);
+        if (!(copy.row_scale = malloc(rb))) {
+            h2g_free_out(&copy);
+            return mf_oom(c->st, c->dir);
+        }
+        memcpy(copy.row_scale, o.row_scale, rb);
+    }
     return add_out(c, &copy);
 }
 

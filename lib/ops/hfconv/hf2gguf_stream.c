@@ -168,6 +168,8 @@ float conv_torch_expf(float d)
     return u;
 }
 
+static void elementwise(const reader *r, int64_t row, float *f32, bool half);
+
 /* Output row r (a column of the source when transposed) as float32 after
  * the element-wise op, in the source's precision as torch computes it. */
 static void output_row(const reader *r, int64_t row, float *f32)
@@ -194,10 +196,25 @@ static void output_row(const reader *r, int64_t row, float *f32)
         for (int64_t i = 0; i < o->row_len; i++)
             f32[i] = r->scratch[o->col_map[i]];
     }
-    if (o->ew == OP_SKIP)
-        return;
     mf_dtype sdt = o->segs[0].t->dtype;
     bool half = sdt == MF_F16; /* torch keeps F16 tensors F16 */
+    elementwise(r, row, f32, half);
+    if (o->row_scale) { /* the second multiplication, rounded again */
+        float f = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(o->row_scale[row])) : o->row_scale[row];
+        for (int64_t i = 0; i < o->row_len; i++) {
+            float v = f32[i] * f;
+            f32[i] = half ? mf_f16_to_f32_numpy(mf_f32_to_f16_numpy(v)) : v;
+        }
+    }
+}
+
+/* The element-wise op of an output row (o->ew), as torch rounds it. */
+static void elementwise(const reader *r, int64_t row, float *f32, bool half)
+{
+    const out_tensor *o = r->o;
+    (void)row;
+    if (o->ew == OP_SKIP)
+        return;
     if (o->ew == OP_TERNARY) { /* (w * iscale).round().clamp(-1, 1) / iscale, .type(dtype): F16
                                   stays F16; BF16 was made F32 before modify_tensors */
         for (int64_t i = 0; i < o->row_len; i++) {

@@ -12,6 +12,7 @@
  *    template. */
 #include "ops/hfconv/bpe_encode.h"
 #include "ops/hfconv/arch.h"
+#include "ops/hfconv/rwkv_vocab.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -406,6 +407,10 @@ static const char *pre_family_name(const json_t *tj, const char *arch, const cha
         {"granite", PF_DIGITS_BYTELEVEL, "refact"}, {"command-r", PF_DIGITS_BYTELEVEL, "command-r"},
         {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"},
         {"lfm2", PF_LLAMA3, "lfm2"}, /* the 2026-02 table: LiquidAI/LFM2-Tokenizer */
+        {"falcon-h1", PF_LLAMA3, "falcon-h1"}, /* the 2026-02 table: tiiuae/Falcon-H1-*-Base */
+        /* Granite 4.0: cl100k-style, DBRX's 100352 ids; the 2026-02 table has no
+         * granite-4 row (the convert-ref-new README's assumption) */
+        {"granitehybrid", PF_LLAMA3, "dbrx"},
         {"cohere2", PF_DIGITS_BYTELEVEL, "command-r"}, {"granitemoe", PF_DIGITS_BYTELEVEL, "refact"},
         {"refact", PF_DIGITS_BYTELEVEL, "refact"},
         {NULL, PF_DIGITS_BYTELEVEL, "starcoder"},
@@ -1135,6 +1140,81 @@ static int glm_special_vocab(vocab *v)
     return rc;
 }
 
+/* Rwkv6Model.set_vocab: <s> (CONTROL), then the world vocabulary's tokens
+ * as repr(bytes)[2:-1] (NORMAL), [PAD{i}] (UNUSED) up to vocab_size
+ * (default 65536); model "rwkv"; SpecialVocab without merges, eot 261
+ * ("\n\n", the converter's hack) and the template name "rwkv-world". */
+static int set_vocab_rwkv(vocab *v)
+{
+    char *path = path_in(v, "rwkv_vocab_v20230424.txt");
+    mf_file f = {0};
+    mf_rwkv_token *tok = NULL;
+    size_t nt = 0;
+    int rc = !path ? mf_oom(v->st, v->dir)
+             : !mf_path_exists(path) ? mf_fail(v->st, MF_ERR_FORMAT, path, -1, "missing: the RWKV world vocabulary")
+             : mf_map_file(path, &f, v->st);
+    if (rc == 0)
+        rc = mf_rwkv_read_vocab(path, f.base, (size_t)f.size, &tok, &nt, v->st);
+    int64_t total = v->vocab_size >= 0 ? v->vocab_size : 65536;
+    if (rc == 0 && total < (int64_t)nt + 1)
+        rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json vocab_size %lld is below the %zu tokens of %s",
+                     (long long)total, nt + 1, path);
+    if (rc == 0)
+        rc = alloc_tokens(v, (size_t)total);
+    char *text = rc == 0 ? malloc(4 * 1024 + 32) : NULL;
+    size_t text_cap = 4 * 1024;
+    if (rc == 0 && !text)
+        rc = mf_oom(v->st, v->dir);
+    for (size_t i = 0; rc == 0 && i < (size_t)total; i++) {
+        if (i == 0) {
+            rc = set_token(v, 0, "<s>", 3);
+            v->type[0] = TT_CONTROL;
+            continue;
+        }
+        if (i > nt) {
+            int k = snprintf(text, text_cap, "[PAD%zu]", i);
+            rc = set_token(v, i, text, (size_t)k);
+            v->type[i] = TT_UNUSED;
+            continue;
+        }
+        const mf_rwkv_token *t = &tok[i - 1];
+        if (4 * t->n + 1 > text_cap) {
+            char *g = realloc(text, 4 * t->n + 32);
+            if (!g) {
+                rc = mf_oom(v->st, v->dir);
+                break;
+            }
+            text = g;
+            text_cap = 4 * t->n + 1;
+        }
+        size_t k = mf_rwkv_repr(t->bytes, t->n, text);
+        rc = set_token(v, i, text, k);
+        v->type[i] = TT_NORMAL;
+    }
+    free(text);
+    mf_rwkv_free(tok, nt);
+    mf_unmap_file(&f);
+    free(path);
+    if (rc)
+        return -1;
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "rwkv", 4);
+    add_token_arrays(v, false);
+    special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7, .n_vocab = -1};
+    rc = special_vocab_load(&sv, v, false);
+    if (rc == 0) {
+        json_decref(sv.chat_template);
+        sv.chat_template = json_string("rwkv-world");
+        json_t *eot = json_integer(261);
+        rc = sv.chat_template && eot ? set_special(&sv, type_index(&sv, "eot"), eot, v->dir, v->st)
+                                     : mf_oom(v->st, v->dir);
+        json_decref(eot);
+    }
+    if (rc == 0)
+        special_vocab_add(&sv, v->kv, true);
+    special_vocab_free(&sv);
+    return rc;
+}
+
 static int set_vocab_gpt2(vocab *v)
 {
     if (!v->tj)
@@ -1772,9 +1852,10 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         rc = mf_fail(st, MF_ERR_FORMAT, dir, -1, "config.json vocab_size is not an integer");
     if (rc == 0 && vs && (v.vocab_size < 0 || v.vocab_size > (1 << 28)))
         rc = mf_fail(st, MF_ERR_FORMAT, dir, -1, "config.json vocab_size %lld is out of range", (long long)v.vocab_size);
-    if (rc == 0 && o->kind == V_MAMBA) { /* rounded up to a multiple of pad_vocab_size_multiple */
+    if (rc == 0 && (o->kind == V_MAMBA || o->kind == V_GRANITE_HYBRID)) { /* rounded up to a multiple of
+                                                                               pad_vocab_size_multiple */
         int64_t pad = 8;
-        json_t *pj = json_object_get(cfg, "pad_vocab_size_multiple");
+        json_t *pj = o->kind == V_MAMBA ? json_object_get(cfg, "pad_vocab_size_multiple") : NULL; /* Granite: 8 */
         if (!vs)
             rc = mf_fail(st, MF_ERR_FORMAT, dir, -1, "config.json has no vocab_size");
         else if (pj && (!mf_hf_json_int(pj, &pad) || pad <= 0 || pad > (1 << 20)))
@@ -1821,11 +1902,21 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_T5: rc = set_vocab_t5(&v); break;
         case V_JINA: rc = set_vocab_jina(&v); break;
         case V_XVERSE: rc = set_vocab_xverse(&v); break;
+        case V_RWKV: rc = set_vocab_rwkv(&v); break;
         case V_OPENELM:
             rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v)
                  : mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer.model: llama.cpp's converter would "
                            "use its built-in llama-spm vocabulary (models/ggml-vocab-llama-spm.gguf), which "
                            "mfmt does not have; put the Llama-2 tokenizer.model the model uses beside it");
+            break;
+        case V_GRANITE_HYBRID: /* Mamba2Model.set_vocab: tokenizer.model first */
+            if (file_in(&v, "tokenizer.model"))
+                rc = set_vocab_sentencepiece(&v);
+            else if (v.tj)
+                rc = set_vocab_gpt2(&v);
+            else
+                rc = mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer files: llama.cpp would use its "
+                             "built-in GPT-NeoX vocabulary, which mfmt does not have");
             break;
         case V_MAMBA:
             if (v.tj)

@@ -18,7 +18,7 @@ static const char *const llama_archs[] = {
     "llama", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan", "starcoder", "refact", "bert", "nomic-bert", "jina-bert-v2", "bloom", "stablelm", "qwen", "qwen2", "qwen2moe", "qwen2vl", "phi2", "phi3", "phimoe", "plamo", "codeshell", "orion", "internlm2", "minicpm", "minicpm3", "gemma", "gemma2", "starcoder2", "mamba", "xverse", "command-r", "cohere2", "dbrx", "olmo", "olmo2", "olmoe", "openelm", "arctic", "deepseek", "deepseek2", "chatglm", "bitnet", "t5", "t5encoder", "jais", "nemotron", "exaone", "rwkv6", "rwkv6qwen2", "granite", "granitemoe", "chameleon", "wavtokenizer-dec",
     /* newer than c392e509: the families of the 2026-02 converter mfmt converts,
      * with their rules from src/llama-model.cpp at ecbcb7ea */
-    "gpt-oss", "lfm2", "qwen3next", "qwen35", "qwen35moe", NULL,
+    "gpt-oss", "lfm2", "qwen3next", "qwen35", "qwen35moe", "granitehybrid", "falcon-h1", NULL,
 };
 
 /* LLM_ARCH_NAMES of src/llama-arch.cpp at ecbcb7ea (2026-02-27), the
@@ -121,6 +121,16 @@ static const struct {
     {"qwen35moe",
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "rope.dimension_sections", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.post_attention_norm.weight", NULL}},
+    {"rwkv6", /* llm_load_hparams / llm_load_tensors, LLM_ARCH_RWKV6 (c392e509) */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "wkv.head_size", "time_mix_extra_dim", "time_decay_extra_dim", NULL},
+     (const char *const[]){"token_embd.weight", "token_embd_norm.weight", "token_embd_norm.bias", "output_norm.weight", "output_norm.bias", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_norm_2.weight", "blk.{bid}.attn_norm_2.bias", "blk.{bid}.time_mix_w1.weight", "blk.{bid}.time_mix_w2.weight", "blk.{bid}.time_mix_lerp_x.weight", "blk.{bid}.time_mix_first.weight", "blk.{bid}.time_mix_decay.weight", "blk.{bid}.time_mix_decay_w1.weight", "blk.{bid}.time_mix_decay_w2.weight", "blk.{bid}.time_mix_key.weight", "blk.{bid}.time_mix_value.weight", "blk.{bid}.time_mix_receptance.weight", "blk.{bid}.time_mix_gate.weight", "blk.{bid}.time_mix_ln.weight", "blk.{bid}.time_mix_ln.bias", "blk.{bid}.time_mix_output.weight", "blk.{bid}.channel_mix_lerp_k.weight", "blk.{bid}.channel_mix_lerp_r.weight", "blk.{bid}.channel_mix_key.weight", "blk.{bid}.channel_mix_value.weight", "blk.{bid}.channel_mix_receptance.weight", NULL}},
+    {"granitehybrid", /* ecbcb7ea, LLM_ARCH_GRANITE_HYBRID: per layer Mamba-2 or attention by head_count_kv[il]
+                         (not checked); the loader asserts ssm.inner_size == 2 * embedding_length */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.ffn_norm.weight", NULL}},
+    {"falcon-h1", /* ecbcb7ea, LLM_ARCH_FALCON_H1: every block has both mixers; ffn_norm has no suffix */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.ssm_in.weight", "blk.{bid}.ssm_conv1d.weight", "blk.{bid}.ssm_dt.bias", "blk.{bid}.ssm_a", "blk.{bid}.ssm_d", "blk.{bid}.ssm_out.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.ffn_norm", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
     {"lfm2", /* ecbcb7ea, LLM_ARCH_LFM2: the per-layer tensors depend on head_count_kv[il] (not checked) */
      (const char *const[]){"context_length", "embedding_length", "block_count", "shortconv.l_cache", "attention.layer_norm_rms_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "token_embd_norm.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.attn_norm.weight", NULL}},

@@ -70,6 +70,9 @@ VARIANTS = {
     "nomic-bert-b": ("nomic-embed-tiny", {"layers": 3, "dtype": "F16", "shards": 2}),
     "jina-bert-b": ("jina-embed-v2-tiny", {"layers": 3, "dtype": "BF16"}),
     "t5-encoder-b": ("t5-encoder-tiny", {"layers": 3, "dtype": "F16", "shards": 2}),
+    # RWKV6 with rescale_every 1: blocks 1 and 2 have their time-mix output and
+    # channel-mix value divided by 2 and 4 (the tiny reference's 2 blocks never are)
+    "rwkv6-b": ("rwkv6-finch-tiny", {"layers": 3, "dtype": "F16", "shards": 2, "config": {"rescale_every": 1}}),
     # StableLM 2 with per-head q/k LayerNorms (stacked by the converter)
     "stablelm2-qknorm-b": ("stablelm2-tiny", {
         "dtype": "F16", "config": {"qk_layernorm": True},

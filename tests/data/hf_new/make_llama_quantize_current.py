@@ -12,7 +12,7 @@ Run outside the repository (binary and outputs stay in OUT_DIR). Standard librar
 import hashlib, json, os, struct, subprocess, sys
 
 FAMILIES = ["deepseek-v3", "ernie45", "ernie45moe", "gemma3", "glm45-air", "hunyuan-dense", "llama4",
-            "ministral3", "qwen3", "qwen3moe", "smollm3"]
+            "ministral3", "qwen3", "qwen3moe", "smollm3", "falcon-h1", "granite4-h"]
 # ggml type id -> (name, elements per block, bytes per block)
 TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20), 6: ("Q5_0", 32, 22),
          7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34), 10: ("Q2_K", 256, 84), 11: ("Q3_K", 256, 110),
