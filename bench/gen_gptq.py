@@ -5,10 +5,11 @@ fp16 scales, checkpoint_format gptq. Layout as AutoGPTQ writes it (see
 tests/data/prequant/make_prequant.py). usage: gen_gptq.py DIR [SIZE_MB]"""
 import json
 import os
-import struct
 import sys
 
 import numpy as np
+
+from gen_st import write
 
 out_dir = sys.argv[1]
 size_mb = int(sys.argv[2]) if len(sys.argv) > 2 else 1024
@@ -17,32 +18,20 @@ per_layer = IN * BITS // 32 * OUT * 4 + (IN // GROUP) * OUT * (2 + BITS // 8) + 
 n = max(1, size_mb * 2**20 // per_layer)
 os.makedirs(out_dir, exist_ok=True)
 rng = np.random.default_rng(1)
-header, off, names = {}, 0, []
+makers = {
+    "qweight": lambda s: rng.integers(-2**31, 2**31, s, dtype=np.int64).astype(np.int32),
+    "qzeros": lambda s: rng.integers(-2**31, 2**31, s, dtype=np.int64).astype(np.int32),
+    "scales": lambda s: (rng.random(s, dtype=np.float32) * 0.01 + 1e-3).astype(np.float16),
+    "g_idx": lambda s: (np.arange(IN) // GROUP).astype(np.int32),
+}
 parts = [("qweight", "I32", [IN * BITS // 32, OUT]), ("qzeros", "I32", [IN // GROUP, OUT * BITS // 32]),
          ("scales", "F16", [IN // GROUP, OUT]), ("g_idx", "I32", [IN])]
-for i in range(n):
-    for p, dt, shape in parts:
-        nb = int(np.prod(shape)) * (2 if dt == "F16" else 4)
-        name = f"model.layers.{i}.mlp.down_proj.{p}"
-        header[name] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + nb]}
-        names.append((name, p, shape))
-        off += nb
-h = json.dumps(header, separators=(",", ":")).encode()
-h += b" " * ((8 - len(h) % 8) % 8)
-with open(os.path.join(out_dir, "model.safetensors"), "wb") as f:
-    f.write(struct.pack("<Q", len(h)))
-    f.write(h)
-    for name, p, shape in names:
-        if p == "scales":
-            a = (rng.random(shape, dtype=np.float32) * 0.01 + 1e-3).astype(np.float16)
-        elif p == "g_idx":
-            a = (np.arange(IN) // GROUP).astype(np.int32)
-        else:
-            a = rng.integers(-2**31, 2**31, shape, dtype=np.int64).astype(np.int32)
-        f.write(a.tobytes())
+tensors = [(f"model.layers.{i}.mlp.down_proj.{p}", dt, shape, lambda p=p, shape=shape: makers[p](shape))
+           for i in range(n) for p, dt, shape in parts]
+size = write(os.path.join(out_dir, "model.safetensors"), tensors)
 cfg = {"model_type": "llama", "torch_dtype": "float16",
        "quantization_config": {"quant_method": "gptq", "bits": BITS, "group_size": GROUP,
                                "sym": False, "desc_act": False, "checkpoint_format": "gptq"}}
 with open(os.path.join(out_dir, "config.json"), "w") as f:
     json.dump(cfg, f)
-print(f"{n} layers of [{OUT}, {IN}], {off / 2**20:.0f} MiB")
+print(f"{n} layers of [{OUT}, {IN}], {size / 2**20:.0f} MiB")

@@ -654,18 +654,69 @@ static void check_mxfp4_moe_files(void)
     rmdir(tmp);
 }
 
+/* Whether any note of m holds `needle`. */
+static bool has_note(const mf_model *m, const char *needle)
+{
+    for (size_t i = 0; i < mf_model_note_count(m); i++)
+        if (strstr(mf_model_note_at(m, i), needle))
+            return true;
+    return false;
+}
+
+/* An AWQ gemv file whose scales are all zero: no group size fits
+ * (calculate_zeros_width and the used scale columns), so nothing is
+ * inferred: the file opens with its tensors as stored and a note saying
+ * why, never a guessed layout. */
+static void check_gemv_ambiguous(const char *tmp)
+{
+    const char *hdr = "{\"m.qweight\":{\"dtype\":\"I32\",\"shape\":[8,128],\"data_offsets\":[0,4096]},"
+                      "\"m.qzeros\":{\"dtype\":\"I32\",\"shape\":[8,1],\"data_offsets\":[4096,4128]},"
+                      "\"m.scales\":{\"dtype\":\"F16\",\"shape\":[8,8],\"data_offsets\":[4128,4256]}}";
+    char path[512];
+    snprintf(path, sizeof(path), "%s/gemv-zero-scales.safetensors", tmp);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    uint8_t len[8];
+    mf_wr64le(len, strlen(hdr));
+    static const uint8_t zeros[4256];
+    CHECK(fwrite(len, 8, 1, f) == 1 && fwrite(hdr, strlen(hdr), 1, f) == 1 &&
+          fwrite(zeros, sizeof(zeros), 1, f) == 1);
+    fclose(f);
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL, *v = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_open(path, &o, &m, &st) == 0, "%s", st.msg);
+    CHECK(m && has_note(m, "group size cannot be told"));
+    CHECK(m && mf_model_logical_view(m, &v, &st) == 0 && v && mf_tensor_find(v, "m.qweight") &&
+          !mf_tensor_find(v, "m.weight"));
+    mf_close(v);
+    mf_close(m);
+    mf_status_clear(&st);
+}
+
 /* A lone model.safetensors (no config.json): the packing is inferred from
  * the tensors (hf_prequant_infer.c) and the logical tensors are the
- * reference floats. Not inferable, so not here: compressed-tensors (its
- * scheme is only in the config), GPTQ's v2 zero points (the tensors
- * cannot tell them from v1's) and bnb-int8's float16 (its file holds no
- * float tensor that would say the model's dtype; bfloat16 is taken). */
+ * reference floats. Not inferable, so not here: GPTQ's v2 zero points
+ * (the tensors cannot tell them from v1's) and bnb-int8's float16 (its
+ * file holds no float tensor that would say the model's dtype; bfloat16
+ * is taken). The notes say what was inferred and what was assumed. */
 static void check_single_files(void)
 {
     static const char *const cases[] = {
         "gptq-4bit-g32-sym", "gptq-3bit-g64-actorder", "gptq-2bit-g32", "awq-gemm-g32",
         "fp8-block", "fbgemm-fp8-channel", "mxfp4-gptoss", "nvfp4-modelopt",
-        "bnb-nf4", "bnb-nf4-nested", "bnb-fp4",
+        "bnb-nf4", "bnb-nf4-nested", "bnb-fp4", "awq-gemv-g64", "ct-pack-w4-g32",
+        "ct-int8-channel-asym",
+    };
+    static const char *const noted[][2] = {
+        {"fbgemm-fp8-channel", "each dequantizes it as the same F32 product"},
+        {"ct-int8-channel-asym", "naive-quantized stores the same tensors"},
+        {"gptq-4bit-g32-sym", "checkpoint_format \"gptq\""},
     };
     char tmp[256], cmd[1200], file[512], ref[512];
     if (!tl_make_tmpdir(tmp, sizeof(tmp), "prequant-single"))
@@ -684,6 +735,12 @@ static void check_single_files(void)
         CHECKF(mf_open(file, &o, &m, &st) == 0, "%s: %s", cases[i], st.msg);
         o.flags = MF_OPEN_NO_SCAN;
         CHECK(mf_open(ref, &o, &r, &st) == 0);
+        mf_model *raw = NULL; /* the notes are the stored model's */
+        CHECK(mf_open(file, &o, &raw, &st) == 0);
+        for (size_t k = 0; raw && k < sizeof(noted) / sizeof(noted[0]); k++)
+            CHECKF(strcmp(noted[k][0], cases[i]) || has_note(raw, noted[k][1]),
+                   "%s: no note \"%s\"", cases[i], noted[k][1]);
+        mf_close(raw);
         for (size_t k = 0; m && r && k < mf_model_tensor_count(r); k++) {
             const mf_tensor *rt = mf_model_tensor_at(r, k);
             const mf_tensor *t = mf_tensor_find(m, mf_tensor_name(rt));
@@ -695,6 +752,7 @@ static void check_single_files(void)
         mf_close(r);
         mf_status_clear(&st);
     }
+    check_gemv_ambiguous(tmp);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
     CHECK(system(cmd) == 0);
 }

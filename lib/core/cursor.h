@@ -33,6 +33,19 @@ int mf_cur_seek(mf_cursor *c, uint64_t pos, const char *what);
 int mf_cur_fail(mf_cursor *c, const char *fmt, ...) MF_PRINTF(2, 3);
 
 static inline uint16_t mf_rd16le(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+/* A float's IEEE bits and back (memcpy: no aliasing, no UB). */
+static inline uint32_t mf_f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static inline float mf_bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
 static inline uint32_t mf_rd32le(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

@@ -1,20 +1,6 @@
 /* half.c - IEEE binary16 and bfloat16 conversions, bit exact. */
 #include "core/core.h"
 
-static inline uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static inline float bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 float mf_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
@@ -23,21 +9,21 @@ float mf_f16_to_f32(uint16_t h)
     if (exp == 0x1f) { /* inf / nan: keep the payload, quieted (as ggml's
                         * fp16 table and x86's f16c do: 0x7c01 -> 0x7fc02000) */
         uint32_t quiet = man ? 0x00400000u : 0;
-        return bits_f32(sign | 0x7f800000u | quiet | man << 13);
+        return mf_bits_f32(sign | 0x7f800000u | quiet | man << 13);
     }
     if (exp == 0) {
         if (man == 0)
-            return bits_f32(sign);
+            return mf_bits_f32(sign);
         /* subnormal: value = man * 2^-24, exact in f32 */
         float v = (float)man * 0x1p-24f;
         return sign ? -v : v;
     }
-    return bits_f32(sign | (exp + 112) << 23 | man << 13);
+    return mf_bits_f32(sign | (exp + 112) << 23 | man << 13);
 }
 
 uint16_t mf_f32_to_f16(float f)
 {
-    uint32_t x = f32_bits(f);
+    uint32_t x = mf_f32_bits(f);
     uint32_t sign = (x >> 16) & 0x8000;
     uint32_t ax = x & 0x7fffffffu;
     if (ax > 0x7f800000u) /* nan: quiet, keep the top payload bits */
@@ -63,12 +49,12 @@ uint16_t mf_f32_to_f16(float f)
 
 float mf_bf16_to_f32(uint16_t h)
 {
-    return bits_f32((uint32_t)h << 16);
+    return mf_bits_f32((uint32_t)h << 16);
 }
 
 uint16_t mf_f32_to_bf16(float f)
 {
-    uint32_t x = f32_bits(f);
+    uint32_t x = mf_f32_bits(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) /* nan: force quiet */
         return (uint16_t)((x >> 16) | 64);
     return (uint16_t)((x + (0x7fff + ((x >> 16) & 1))) >> 16);
@@ -78,7 +64,7 @@ uint16_t mf_f32_to_bf16(float f)
 float mf_f16_to_f32_numpy(uint16_t h)
 {
     if ((h & 0x7c00u) == 0x7c00u && (h & 0x03ffu))
-        return bits_f32((uint32_t)(h & 0x8000u) << 16 | 0x7f800000u | (uint32_t)(h & 0x03ffu) << 13);
+        return mf_bits_f32((uint32_t)(h & 0x8000u) << 16 | 0x7f800000u | (uint32_t)(h & 0x03ffu) << 13);
     return mf_f16_to_f32(h);
 }
 
@@ -87,7 +73,7 @@ float mf_f16_to_f32_numpy(uint16_t h)
  * over all 2^32 inputs). */
 uint16_t mf_f32_to_f16_numpy(float f)
 {
-    uint32_t x = f32_bits(f);
+    uint32_t x = mf_f32_bits(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) {
         uint16_t r = (uint16_t)(0x7c00u + ((x & 0x007fffffu) >> 13));
         return (uint16_t)(((x >> 16) & 0x8000u) | (r == 0x7c00u ? r + 1 : r));

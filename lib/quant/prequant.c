@@ -71,28 +71,14 @@ float mf_pq_e5m2_to_f32(uint8_t b)
     return mf_f16_to_f32((uint16_t)(b << 8)); /* the top byte of an IEEE half */
 }
 
-static inline uint32_t bits_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static inline float float_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* x rounded to bfloat16 and widened back: mf_f32_to_bf16's rounding
  * (nearest even, a NaN quieted), inline so the row loops vectorize. */
 static inline float round_bf16(float x)
 {
-    uint32_t u = bits_of(x);
+    uint32_t u = mf_f32_bits(x);
     if ((u & 0x7fffffffu) > 0x7f800000u)
-        return float_of((u | 0x400000u) & 0xffff0000u);
-    return float_of((u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u);
+        return mf_bits_f32((u | 0x400000u) & 0xffff0000u);
+    return mf_bits_f32((u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u);
 }
 
 /* f32 magnitudes whose f16 is a normal number: [2^-14, 65520) */
@@ -105,9 +91,9 @@ static inline float round_bf16(float x)
  * overflow and NaN take the exact functions. */
 static inline float round_f16(float x)
 {
-    uint32_t u = bits_of(x), ax = u & 0x7fffffffu;
+    uint32_t u = mf_f32_bits(x), ax = u & 0x7fffffffu;
     if (ax - F16_NORMAL_LO < F16_NORMAL_SPAN)
-        return float_of((u + 0xfffu + ((u >> 13) & 1)) & 0xffffe000u);
+        return mf_bits_f32((u + 0xfffu + ((u >> 13) & 1)) & 0xffffe000u);
     return ax == 0 ? x : mf_f16_to_f32(mf_f32_to_f16(x));
 }
 
@@ -138,7 +124,7 @@ static float load(const mf_pq_part *p, uint64_t i)
     switch (p->dt) {
     case MF_F16: return mf_f16_to_f32(mf_rd16le(p->p + 2 * i));
     case MF_BF16: return mf_bf16_to_f32(mf_rd16le(p->p + 2 * i));
-    case MF_F32: return float_of(mf_rd32le(p->p + 4 * i));
+    case MF_F32: return mf_bits_f32(mf_rd32le(p->p + 4 * i));
     case MF_F8_E4M3: return mf_pq_e4m3_to_f32(p->p[i]);
     case MF_F8_E5M2: return mf_pq_e5m2_to_f32(p->p[i]);
     case MF_I8: return (float)(int8_t)p->p[i];
@@ -566,12 +552,12 @@ static void encode_f16_run(const float *src, size_t n, uint16_t *h)
 {
     unsigned other = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t u = bits_of(src[i]), ax = u & 0x7fffffffu;
+        uint32_t u = mf_f32_bits(src[i]), ax = u & 0x7fffffffu;
         h[i] = (uint16_t)(((u >> 16) & 0x8000u) | (((ax + 0xfffu + ((ax >> 13) & 1)) - 0x38000000u) >> 13));
         other |= ax - F16_NORMAL_LO >= F16_NORMAL_SPAN;
     }
     for (size_t i = 0; other && i < n; i++)
-        if ((bits_of(src[i]) & 0x7fffffffu) - F16_NORMAL_LO >= F16_NORMAL_SPAN)
+        if ((mf_f32_bits(src[i]) & 0x7fffffffu) - F16_NORMAL_LO >= F16_NORMAL_SPAN)
             h[i] = mf_f32_to_f16(src[i]);
 }
 
@@ -590,17 +576,17 @@ static void encode(const float *src, size_t n, mf_dtype dt, uint8_t *dst)
         uint16_t h[RUN];
         if (dt == MF_F32) {
             for (size_t i = 0; i < m; i++)
-                mf_wr32le(dst + 4 * (i0 + i), bits_of(x[i]));
+                mf_wr32le(dst + 4 * (i0 + i), mf_f32_bits(x[i]));
             continue;
         }
         if (dt == MF_F16)
             encode_f16_run(x, m, h);
         else if (m == RUN)
             for (size_t i = 0; i < RUN; i++)
-                h[i] = (uint16_t)(bits_of(round_bf16(x[i])) >> 16);
+                h[i] = (uint16_t)(mf_f32_bits(round_bf16(x[i])) >> 16);
         else
             for (size_t i = 0; i < m; i++)
-                h[i] = (uint16_t)(bits_of(round_bf16(x[i])) >> 16);
+                h[i] = (uint16_t)(mf_f32_bits(round_bf16(x[i])) >> 16);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         memcpy(dst + 2 * i0, h, 2 * m);
 #else

@@ -371,13 +371,19 @@ static void cpu_probe(void)
     have_f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx") && !off;
 }
 
-bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
+/* the F16C kernels may run (CPU has F16C, MFMT_NO_SIMD unset, allowed) */
+static bool f16c_ok(void)
 {
     pthread_once(&cpu_once, cpu_probe);
-    if (!have_f16c || !(simd_allowed & MF_QUANT_F16C))
-        return false;
-    f16_to_f32_f16c(src, dst, n);
-    return true;
+    return have_f16c && (simd_allowed & MF_QUANT_F16C);
+}
+
+bool mq_simd_f16_to_f32(const uint8_t *src, float *dst, int64_t n)
+{
+    const bool ok = f16c_ok();
+    if (ok)
+        f16_to_f32_f16c(src, dst, n);
+    return ok;
 }
 
 /* mf_f32_to_bf16 in eight lanes: the same integer steps on each value's
@@ -411,20 +417,18 @@ int64_t mq_simd_f32_to_bf16(const float *x, uint8_t *y, int64_t n)
 
 bool mq_simd_f32_to_f16(const float *src, uint8_t *dst, int64_t n)
 {
-    pthread_once(&cpu_once, cpu_probe);
-    if (!have_f16c || !(simd_allowed & MF_QUANT_F16C))
-        return false;
-    f32_to_f16_f16c(src, dst, n);
-    return true;
+    const bool ok = f16c_ok();
+    if (ok)
+        f32_to_f16_f16c(src, dst, n);
+    return ok;
 }
 
 bool mq_simd_round_f16(float *x, int64_t n)
 {
-    pthread_once(&cpu_once, cpu_probe);
-    if (!have_f16c || !(simd_allowed & MF_QUANT_F16C))
-        return false;
-    round_f16_f16c(x, n);
-    return true;
+    const bool ok = f16c_ok();
+    if (ok)
+        round_f16_f16c(x, n);
+    return ok;
 }
 
 bool mq_cpu_has_avx2(void)
