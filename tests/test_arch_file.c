@@ -401,6 +401,5 @@ int main(void)
     bad_files();
     if (!getenv("KEEP"))
         rm_tree(tmp);
-    printf("RESULT %d %d %d\n", tl_passed, tl_failed, tl_skipped);
-    return tl_failed ? 1 : 0;
+    return tl_report("arch_file");
 }
