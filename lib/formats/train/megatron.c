@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MAX_PAR 1024
 
@@ -534,11 +535,12 @@ static int open_shards(mg_ctx *c, mf_status *st)
     return 0;
 }
 
-static void describe(mg_ctx *c, mf_status *st)
+/* The keys both layouts give (the legacy one's shard 0 and torch_dist's
+ * common.pt hold the same checkpoint_version, iteration and args). */
+static void describe_common(mg_ctx *c, const pk_obj *root, const char *framework, mf_status *st)
 {
     mf_model *m = c->m;
-    const pk_obj *root = tr_root(c->shards[0]);
-    mf_model_put_meta(m, "train.framework", mf_value_str(m->arena, "megatron-lm", 11), st);
+    mf_model_put_meta(m, "train.framework", mf_value_str(m->arena, framework, strlen(framework)), st);
     const pk_obj *v = tr_get(root, "checkpoint_version");
     if (v && v->kind == PK_FLOAT)
         mf_model_put_meta(m, "train.checkpoint_version", mf_value_f64(v->u.f), st);
@@ -547,9 +549,16 @@ static void describe(mg_ctx *c, mf_status *st)
         mf_model_put_meta(m, "train.step", mf_value_int(it), st);
     mf_model_put_meta(m, "train.tensor_parallel", mf_value_int(c->a.tp), st);
     mf_model_put_meta(m, "train.pipeline_parallel", mf_value_int(c->a.pp), st);
-    mf_model_put_meta(m, "train.expert_parallel", mf_value_int(c->a.ep), st);
     mf_model_put_meta(m, "train.padded_vocab_size", mf_value_int(c->a.padded), st);
     mf_model_put_meta(m, "train.vocab_size", mf_value_int(c->vocab), st);
+}
+
+static void describe(mg_ctx *c, mf_status *st)
+{
+    mf_model *m = c->m;
+    const pk_obj *root = tr_root(c->shards[0]);
+    describe_common(c, root, "megatron-lm", st);
+    mf_model_put_meta(m, "train.expert_parallel", mf_value_int(c->a.ep), st);
     const pk_obj *o = tr_get(root, "optimizer");
     mf_model_put_meta(m, "train.optimizer_state", mf_value_bool(o && o->kind != PK_NONE), st);
     mf_model_put_meta(m, "train.rng_state", mf_value_bool(tr_get(root, "rng_state") != NULL), st);
@@ -839,18 +848,7 @@ static int open_torch_dist(mg_ctx *c, const char *path, const char *tag, mf_stat
     free(d.used);
     if (rc)
         return -1;
-    const pk_obj *root = tr_root(s);
-    mf_model_put_meta(m, "train.framework", mf_value_str(m->arena, "megatron-core torch_dist", 24), st);
-    const pk_obj *v = tr_get(root, "checkpoint_version");
-    if (v && v->kind == PK_FLOAT)
-        mf_model_put_meta(m, "train.checkpoint_version", mf_value_f64(v->u.f), st);
-    int64_t it;
-    if (tr_int(tr_get(root, "iteration"), &it))
-        mf_model_put_meta(m, "train.step", mf_value_int(it), st);
-    mf_model_put_meta(m, "train.tensor_parallel", mf_value_int(c->a.tp), st);
-    mf_model_put_meta(m, "train.pipeline_parallel", mf_value_int(c->a.pp), st);
-    mf_model_put_meta(m, "train.padded_vocab_size", mf_value_int(c->a.padded), st);
-    mf_model_put_meta(m, "train.vocab_size", mf_value_int(c->vocab), st);
+    describe_common(c, tr_root(s), "megatron-core torch_dist", st);
     return mf_ok(st) ? 0 : -1;
 }
 
