@@ -404,18 +404,32 @@ static int to_mlx(const convert_args *a)
     return rc;
 }
 
+/* The last component of the MLX directory IN ("hf" when it has none). */
+static void dir_base_name(const char *in, char *base, size_t cap)
+{
+    char *abs = realpath(in, NULL);
+    const char *p = abs ? abs : in, *slash = strrchr(p, '/');
+    const char *name = slash ? slash + 1 : p;
+    snprintf(base, cap, "%s", *name && strcmp(name, ".") && strcmp(name, "..") ? name : "hf");
+    free(abs);
+}
+
 /* MLX to GGUF: dequantized to an MLX directory without quantization (the
- * Hugging Face layout) beside OUT, then that directory to GGUF. */
+ * Hugging Face layout) beside OUT, then that directory to GGUF. The
+ * directory has IN's name: without general.name in config.json, the GGUF's
+ * name comes from the directory's (as llama.cpp's converter names it), so
+ * the file is the one llama.cpp writes for `mlx_lm.convert -d`'s output. */
 static int mlx_to_gguf(const convert_args *a, int threads)
 {
-    char tmp[4096];
+    char tmp[4096], base[256];
     snprintf(tmp, sizeof(tmp), "%s.mlx.XXXXXX", a->out);
     if (!mkdtemp(tmp)) {
         fprintf(stderr, "mfmt convert: %s: cannot make a directory beside it\n", a->out);
         return EXIT_USAGE;
     }
-    char dir[4100];
-    snprintf(dir, sizeof(dir), "%s/hf", tmp);
+    dir_base_name(a->in, base, sizeof(base));
+    char dir[4400];
+    snprintf(dir, sizeof(dir), "%s/%s", tmp, base);
     mf_convert_mlx_opts o;
     mf_convert_mlx_opts_init(&o);
     o.dequantize = true;

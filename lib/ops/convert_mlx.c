@@ -964,6 +964,8 @@ static int convert_dir(const char *in, const char *out, const mf_convert_mlx_opt
         rc = mlx_write_weights(&c);
     if (rc == 0)
         rc = mlx_copy_side_files(&c);
+    if (rc == 0)
+        rc = mlx_write_model_card(&c);
     if (rc == 0 && c.set) {
         rc = mf_atomic_set_commit(c.set, st);
         c.set = NULL;
