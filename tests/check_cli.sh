@@ -279,8 +279,14 @@ l8=tests/data/mlx/models/llama8-f32
   ok || bad "convert --mlx: $(cat "$tmp/out")"
 lt=../shared/corpus/hf-dir/llama-tiny
 if [ -d "$lt" ]; then
-  "$mfmt" convert -q "$lt" "$tmp/mlxt" --mlx --quantize && "$mfmt" convert -q "$tmp/mlxt" "$tmp/mlxt.gguf" >"$tmp/out" 2>&1 &&
-    [ -s "$tmp/mlxt.gguf" ] && [ -z "$(ls -d "$tmp"/mlxt.gguf.mlx.* 2>/dev/null)" ] && ok || bad "MLX -> GGUF: $(cat "$tmp/out")"
+  # the bytes llama.cpp's converter writes from the dequantized directory
+  # (tests/data/mlx/gguf_e2e/ref.tsv): general.name comes from the MLX
+  # directory's name, so it is named like the source
+  want=$(awk '$1 == "deq" && $2 == "llama-tiny" && $3 == "f16" {print $4}' tests/data/mlx/gguf_e2e/ref.tsv)
+  mkdir -p "$tmp/mlxq" && "$mfmt" convert -q "$lt" "$tmp/mlxq/llama-tiny" --mlx --q-bits 4 --q-group-size 32 &&
+    "$mfmt" convert -q "$tmp/mlxq/llama-tiny" "$tmp/mlxt.gguf" --type f16 >"$tmp/out" 2>&1 &&
+    [ "$(sha256sum <"$tmp/mlxt.gguf" | cut -c1-64)" = "$want" ] &&
+    [ -z "$(ls -d "$tmp"/mlxt.gguf.mlx.* 2>/dev/null)" ] && ok || bad "MLX -> GGUF: $(cat "$tmp/out")"
 else
   echo "SKIP cli: MLX -> GGUF needs $lt"
 fi

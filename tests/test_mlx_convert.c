@@ -830,6 +830,114 @@ static void test_round_trip(void)
     mf_close(y);
 }
 
+/* ------------------------------------------------------- MLX -> GGUF */
+
+static bool file_sha256(const char *path, char hex[129], size_t *size)
+{
+    size_t n;
+    uint8_t *b = tl_read_file(path, &n);
+    if (!b)
+        return false;
+    tl_sha256_hex(b, n, hex);
+    *size = n;
+    free(b);
+    return true;
+}
+
+/* One line of gguf_e2e/ref.tsv: the GGUF llama.cpp's converter wrote from
+ * the MLX directory KIND/SRC, and ours from the MLX directory the test made
+ * the same way (plain: unquantized; deq: the 4-bit g32 one, which mfmt
+ * dequantizes in a directory named like it, as the CLI's MLX -> GGUF does). */
+static void gguf_e2e_line(const char *kind, const char *src, const char *type, const char *sha,
+                          size_t size)
+{
+    char in[600], out[600];
+    snprintf(in, sizeof(in), "%s/e2e-%s/%s", tmp, kind, src);
+    snprintf(out, sizeof(out), "%s/e2e-%s-%s-%s.gguf", tmp, kind, src, type);
+    mf_convert_gguf_opts g;
+    mf_convert_gguf_opts_init(&g);
+    g.type = type;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_convert_to_gguf(in, out, &g, &st);
+    CHECKF(rc == 0, "%s: %s", out, st.msg);
+    mf_status_clear(&st);
+    char hex[129];
+    size_t n = 0;
+    CHECKF(rc == 0 && file_sha256(out, hex, &n) && n == size && !strcmp(hex, sha),
+           "MLX -> GGUF %s %s %s: %zu bytes, not llama.cpp's %zu", kind, src, type, n, size);
+}
+
+/* The MLX directories of one source, named like it: e2e-plain/SRC
+ * (unquantized), e2e-q/SRC (4 bits, groups of 32) and e2e-deq/SRC, that
+ * one dequantized (what the CLI's MLX -> GGUF converts). */
+static bool gguf_e2e_dirs(const char *shared, const char *src)
+{
+    static const char *const kinds[] = {"plain", "q", "deq"};
+    char in[512], dir[600];
+    snprintf(in, sizeof(in), "%s/corpus/hf-dir/%s", shared, src);
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(dir, sizeof(dir), "%s/e2e-%s", tmp, kinds[k]);
+        mkdir(dir, 0755);
+        snprintf(dir, sizeof(dir), "%s/e2e-%s/%s", tmp, kinds[k], src);
+        mf_convert_mlx_opts o;
+        mf_convert_mlx_opts_init(&o);
+        o.quantize = k == 1;
+        o.bits = k == 1 ? 4 : 0;
+        o.group_size = k == 1 ? 32 : 0;
+        o.dequantize = k == 2;
+        char from[600];
+        snprintf(from, sizeof(from), "%s/e2e-q/%s", tmp, src);
+        if (convert_expect(k == 2 ? from : in, dir, &o, MF_OK, ""))
+            return false;
+    }
+    return true;
+}
+
+/* MLX -> GGUF against llama.cpp's own converter run on the MLX directories
+ * (tests/data/mlx/gguf_e2e/make_ref.sh): 3 sources x f16/bf16/f32/q8_0,
+ * unquantized and quantized MLX, byte for byte. */
+static void test_gguf_end_to_end(void)
+{
+    const char *shared = tl_shared_dir();
+    if (!shared) {
+        printf("SKIP MLX -> GGUF end to end: ../shared is not here\n");
+        skipped++;
+        return;
+    }
+    FILE *f = fopen("tests/data/mlx/gguf_e2e/ref.tsv", "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    char kind[16], src[64], type[16], sha[80], prev[64] = "";
+    size_t size, lines = 0;
+    while (fscanf(f, "%15s %63s %15s %79s %zu", kind, src, type, sha, &size) == 5) {
+        if (strcmp(src, prev)) {
+            if (!gguf_e2e_dirs(shared, src))
+                break;
+            snprintf(prev, sizeof(prev), "%s", src);
+        }
+        gguf_e2e_line(kind, src, type, sha, size);
+        lines++;
+    }
+    fclose(f);
+    CHECKF(lines == 24, "%zu lines in gguf_e2e/ref.tsv", lines);
+}
+
+/* README.md is the model card mlx_lm's create_model_card writes for a local
+ * source (tests/data/mlx/card/README.md, made by oracle/run_model_card.py). */
+static void test_model_card(void)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/llama-f16-q4g64/README.md", tmp);
+    if (!exists(path)) {
+        printf("SKIP model card: %s was not made\n", path);
+        skipped++;
+        return;
+    }
+    CHECK(same_file(path, "tests/data/mlx/card/README.md"));
+}
+
 int main(void)
 {
     test_quantizer();
@@ -845,6 +953,8 @@ int main(void)
     test_round_trip();
     test_group_round_trip();
     test_lossless();
+    test_gguf_end_to_end();
+    test_model_card();
     tl_remove_tmpdir(tmp);
     if (skipped)
         printf("%d reference cases skipped\n", skipped);
