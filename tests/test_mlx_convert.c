@@ -40,13 +40,13 @@ static void store_as(uint8_t *p, float v, const char *dt)
 
 /* One case: the whole input as one row (MLX quantizes the flat array in
  * groups), our bytes against the reference file. */
-static void quant_case(const char *dt, int bits, int gs, int kernel)
+static void quant_case(const char *stem, const char *dt, int bits, int gs, int kernel)
 {
     char path[256];
-    snprintf(path, sizeof(path), "tests/data/mlx/quant/%s.in", dt);
+    snprintf(path, sizeof(path), "tests/data/mlx/quant/%s.in", stem);
     size_t n_in, n_ref;
     uint8_t *in = tl_read_file(path, &n_in);
-    snprintf(path, sizeof(path), "tests/data/mlx/quant/%s_b%d_g%d.%s", dt, bits, gs,
+    snprintf(path, sizeof(path), "tests/data/mlx/quant/%s_b%d_g%d.%s", stem, bits, gs,
              kernel == MF_MLX_METAL ? "metal" : "cpu");
     uint8_t *ref = tl_read_file(path, &n_ref);
     CHECKF(in && ref, "%s missing", path);
@@ -91,9 +91,13 @@ static void test_quantizer(void)
     for (size_t d = 0; d < 3; d++)
         for (size_t b = 0; b < 6; b++)
             for (size_t g = 0; g < 3; g++) {
-                quant_case(dts[d], bits[b], gss[g], MF_MLX_CPU);
-                quant_case(dts[d], bits[b], gss[g], MF_MLX_METAL);
+                quant_case(dts[d], dts[d], bits[b], gss[g], MF_MLX_CPU);
+                quant_case(dts[d], dts[d], bits[b], gss[g], MF_MLX_METAL);
             }
+    /* NaN weights: MLX's CPU kernel (qharness, x86-64) gives them code 0 */
+    for (size_t b = 0; b < 6; b++)
+        for (size_t g = 0; g < 3; g++)
+            quant_case("f32nan", "f32", bits[b], gss[g], MF_MLX_CPU);
     CHECK(mf_mlx_affine_params_ok(4, 64) && !mf_mlx_affine_params_ok(7, 64) &&
           !mf_mlx_affine_params_ok(4, 16) && !mf_mlx_affine_params_ok(1, 32));
 }
@@ -114,6 +118,28 @@ static void test_kernel_rules(void)
     CHECKF(sm == 0.5f && fabsf(sc) < 1e-6f, "scale cpu %g metal %g", sc, sm);
     mf_mlx_quantize_row(tie, 32, 2, 32, MF_MLX_CPU, pc, &sc, &bc);
     CHECK(sc == -1.0f && bc == 3.0f && pc[0] == 0x1b); /* codes 3,2,1,0 */
+    /* halves: scale -1, bias 3, code = round(3 - w); 2.5 and 0.5 round to
+     * even on the CPU (2, 0) and away from zero in Metal (3, 1). A NaN:
+     * code 0 on the CPU (x86-64's cast), 2^bits - 1 in Metal (fmin). */
+    float half[32];
+    for (int i = 0; i < 32; i++)
+        half[i] = 1.0f;
+    half[0] = 0.0f;
+    half[1] = 3.0f;
+    half[2] = 0.5f;
+    half[3] = 1.5f;
+    half[4] = 2.5f;
+    half[5] = NAN;
+    static const unsigned want_cpu[6] = {3, 0, 2, 2, 0, 0}, want_metal[6] = {3, 0, 3, 2, 1, 3};
+    mf_mlx_quantize_row(half, 32, 2, 32, MF_MLX_CPU, pc, &sc, &bc);
+    mf_mlx_quantize_row(half, 32, 2, 32, MF_MLX_METAL, pm, &sm, &bm);
+    CHECKF(sc == -1.0f && bc == 3.0f && sm == -1.0f && bm == 3.0f, "cpu %g %g metal %g %g", sc,
+           bc, sm, bm);
+    for (int j = 0; j < 6; j++) {
+        unsigned c = mf_mlx_code_at(pc, (uint64_t)j, 2, 8), m = mf_mlx_code_at(pm, (uint64_t)j, 2, 8);
+        CHECKF(c == want_cpu[j] && m == want_metal[j], "value %d (%g): cpu %u metal %u", j,
+               (double)half[j], c, m);
+    }
 }
 
 /* ------------------------------------------------------------- pyjson */
