@@ -17,6 +17,17 @@
 static char tmp[256];
 static int skipped;
 
+/* ../shared, or NULL after a counted SKIP line naming what needed it. */
+static const char *shared_or_skip(const char *what)
+{
+    const char *shared = tl_shared_dir();
+    if (!shared) {
+        printf("SKIP %s: ../shared is not here\n", what);
+        skipped++;
+    }
+    return shared;
+}
+
 static float in_value(const uint8_t *p, const char *dt)
 {
     if (!strcmp(dt, "f16"))
@@ -488,12 +499,9 @@ static bool edited_copy(const char *from, const char *to, const char *sed)
  * over and refused by load_weights). */
 static void test_class_errors(void)
 {
-    const char *shared = tl_shared_dir();
-    if (!shared) {
-        printf("SKIP class errors: ../shared is not here\n");
-        skipped++;
+    const char *shared = shared_or_skip("class errors");
+    if (!shared)
         return;
-    }
     char in[700], bad[700], out[700];
     mf_convert_mlx_opts o;
     mf_convert_mlx_opts_init(&o);
@@ -650,12 +658,9 @@ static void test_lossless(void)
  * back through the MLX reader. */
 static void test_metal_conversion(void)
 {
-    const char *shared = tl_shared_dir();
-    if (!shared) {
-        printf("SKIP metal conversion: ../shared is not here\n");
-        skipped++;
+    const char *shared = shared_or_skip("metal conversion");
+    if (!shared)
         return;
-    }
     char in[512], cpu[512], metal[512];
     snprintf(in, sizeof(in), "%s/corpus/hf-dir/llama-tiny", shared);
     snprintf(cpu, sizeof(cpu), "%s/llama-cpu", tmp);
@@ -925,12 +930,9 @@ static bool gguf_e2e_dirs(const char *shared, const char *src)
  * unquantized and quantized MLX, byte for byte. */
 static void test_gguf_end_to_end(void)
 {
-    const char *shared = tl_shared_dir();
-    if (!shared) {
-        printf("SKIP MLX -> GGUF end to end: ../shared is not here\n");
-        skipped++;
+    const char *shared = shared_or_skip("MLX -> GGUF end to end");
+    if (!shared)
         return;
-    }
     FILE *f = fopen("tests/data/mlx/gguf_e2e/ref.tsv", "r");
     CHECK(f != NULL);
     if (!f)
