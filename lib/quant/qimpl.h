@@ -222,6 +222,9 @@ void mq_quant_iq3_xxs(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_quant_iq3_s(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_quant_iq1_s(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_quant_iq1_m(const float *x, uint8_t *y, int64_t n, const float *qw);
+/* the order IQ1_S/IQ1_M sort a sub-block in (n <= 32): what ggml's qsort
+ * call gives with glibc (for tests) */
+void mq_iq1_sorted_order(const float *xb, int n, int *idx);
 
 /* quant_ternary.c */
 void mq_quant_tq1_0(const float *x, uint8_t *y, int64_t n, const float *qw);

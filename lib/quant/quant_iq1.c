@@ -56,9 +56,31 @@ static void merge_sort(iq1_pair *b, int n, iq1_pair *tmp)
     memcpy(b, tmp, (size_t)(n - n2) * sizeof(*b));
 }
 
-/* idx: the positions of xb (n of them) in ascending order of value. */
-static void sorted_order(const float *xb, int n, int *idx)
+/* Whether xb (n values) holds a NaN. */
+static bool has_nan(const float *xb, int n)
 {
+    bool nan = false;
+    for (int j = 0; j < n; ++j)
+        nan |= xb[j] != xb[j];
+    return nan;
+}
+
+/* idx: the positions of xb (n of them) in ascending order of value. Without
+ * NaN the order is a strict weak one (-0 and +0 tie), so the stable merge
+ * sort's result is the only stable order: value i goes to the count of
+ * values below it plus the equal ones before it (branch-free, which is what
+ * makes it faster than the sort). With a NaN, the merge sort itself. */
+static inline void sorted_order(const float *xb, int n, int *idx)
+{
+    if (!has_nan(xb, n)) {
+        for (int i = 0; i < n; ++i) {
+            int rank = 0;
+            for (int j = 0; j < n; ++j)
+                rank += (xb[j] < xb[i]) | ((xb[j] == xb[i]) & (j < i));
+            idx[rank] = i;
+        }
+        return;
+    }
     iq1_pair pairs[32], tmp[32];
     for (int j = 0; j < n; ++j)
         pairs[j] = (iq1_pair){xb[j], j};
@@ -67,7 +89,18 @@ static void sorted_order(const float *xb, int n, int *idx)
         idx[j] = pairs[j].i;
 }
 
+void mq_iq1_sorted_order(const float *xb, int n, int *idx) { sorted_order(xb, n, idx); }
+
 /* ------------------------------------------------------------ grid */
+
+/* The 8 levels of grid point gi to L; returns gi. */
+static int iq1_point_levels(const mq_lattice *lat, int gi, int8_t *L)
+{
+    const int8_t *pg = mq_lat_point(lat, gi);
+    for (int i = 0; i < 8; ++i)
+        L[i] = (int8_t)((pg[i] - 1) / 2);
+    return gi;
+}
 
 /* ggml's iq1_find_best_neighbour2: the listed grid point minimising
  * sum w*(scale*xg[level] - x)^2; its levels go to L. ggml's fallback scan
@@ -109,10 +142,7 @@ static int iq1_best_neighbour(const mq_lattice *lat, const uint16_t *nb, const f
     }
     if (grid_index < 0)
         grid_index = nb[1];
-    const int8_t *pg = mq_lat_point(lat, grid_index);
-    for (int i = 0; i < 8; ++i)
-        L[i] = (int8_t)((pg[i] - 1) / 2);
-    return grid_index;
+    return iq1_point_levels(lat, grid_index, L);
 }
 
 /* Grid index of the 8 levels L; off the grid, the best neighbour (L is
@@ -126,7 +156,12 @@ static int iq1_grid_index(const mq_lattice *lat, const float *xb, const float *w
         return gi;
     *on_grid = false;
     const uint16_t *nb = mq_lat_neighbours(lat, u);
-    return nb ? iq1_best_neighbour(lat, nb, xb, weight, scale, xx, L) : 0;
+    if (!nb)
+        return 0;
+    gi = mq_simd_iq1_best_neighbour(lat, u, scale, xx, xb, weight);
+    if (gi < 0)
+        return iq1_best_neighbour(lat, nb, xb, weight, scale, xx, L);
+    return iq1_point_levels(lat, gi, L);
 }
 
 /* Levels from the boundaries: 0 below i1, 1 up to i2, 2 above (in sorted

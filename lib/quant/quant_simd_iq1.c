@@ -79,7 +79,7 @@ AVX512 static void terms16(const float *W, const float *X, const int32_t *G, __m
 
 #define ADD8_512(s, t)                                                                                                 \
     do {                                                                                                               \
-        for (int c_ = 0; c_ < 8; ++c_)                                                                                 \
+        _Pragma("GCC unroll 8") for (int c_ = 0; c_ < 8; ++c_)                                                                                 \
             (s)[c_] = _mm512_add_ps((s)[c_], (t)[c_]);                                                                 \
     } while (0)
 
@@ -88,18 +88,22 @@ AVX512 static void search16(__m512 term[16][3][8], float *scale_out, int32_t *co
     const __m512 zero = _mm512_setzero_ps();
     __m512 best = _mm512_set1_ps(-FLT_MIN), scale = zero, p0[8];
     __m512i code = _mm512_set1_epi32(-1);
+#pragma GCC unroll 8
     for (int c = 0; c < 8; ++c)
         p0[c] = zero;
     for (int i1 = 0; i1 <= 16; ++i1) {
         __m512 s[8];
+#pragma GCC unroll 8
         for (int c = 0; c < 8; ++c)
             s[c] = p0[c];
         for (int i2 = i1; i2 <= 16; ++i2) {
             __m512 t[8];
+#pragma GCC unroll 8
             for (int c = 0; c < 8; ++c)
                 t[c] = s[c];
             for (int j = i2; j < 16; ++j)
                 ADD8_512(t, term[j][2]);
+#pragma GCC unroll 4
             for (int k = 0; k < 4; ++k) {
                 const __m512 qx = t[k], q2 = t[4 + k];
                 const __mmask16 up = _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(q2, zero, _CMP_GT_OQ),
@@ -157,7 +161,7 @@ AVX2 static void terms8(const float *W, const float *X, const int32_t *G, __m256
 
 #define ADD8_256(s, t)                                                                                                 \
     do {                                                                                                               \
-        for (int c_ = 0; c_ < 8; ++c_)                                                                                 \
+        _Pragma("GCC unroll 8") for (int c_ = 0; c_ < 8; ++c_)                                                                                 \
             (s)[c_] = _mm256_add_ps((s)[c_], (t)[c_]);                                                                 \
     } while (0)
 
@@ -166,18 +170,22 @@ AVX2 static void search8(__m256 term[16][3][8], float *scale_out, int32_t *code_
     const __m256 zero = _mm256_setzero_ps();
     __m256 best = _mm256_set1_ps(-FLT_MIN), scale = zero, p0[8];
     __m256 code = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+#pragma GCC unroll 8
     for (int c = 0; c < 8; ++c)
         p0[c] = zero;
     for (int i1 = 0; i1 <= 16; ++i1) {
         __m256 s[8];
+#pragma GCC unroll 8
         for (int c = 0; c < 8; ++c)
             s[c] = p0[c];
         for (int i2 = i1; i2 <= 16; ++i2) {
             __m256 t[8];
+#pragma GCC unroll 8
             for (int c = 0; c < 8; ++c)
                 t[c] = s[c];
             for (int j = i2; j < 16; ++j)
                 ADD8_256(t, term[j][2]);
+#pragma GCC unroll 4
             for (int k = 0; k < 4; ++k) {
                 const __m256 qx = t[k], q2 = t[4 + k];
                 const __m256 up = _mm256_and_ps(
