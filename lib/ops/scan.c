@@ -448,25 +448,35 @@ static int scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint6
 
 /* Pickle bytes in a member that is not named as one (a storage record that
  * happens to start like a pickle): only a complete pickle, or a dangerous
- * name, counts. */
+ * name, counts. An EXT opcode is not one here, complete or not: it names
+ * nothing in the file (pickle.py load_ext raises "unregistered extension
+ * code" unless the loading program registered the code with
+ * copyreg.add_extension), torch never unpickles a storage record
+ * (check_member_crc), and random tensor bytes hit 0x82-0x84 after a
+ * pickle-like first byte often enough (a Megatron test checkpoint's fp32
+ * storage did, its chain even ending in a STOP byte). */
 static chain_result scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n)
 {
     size_t f0 = sc->f.n, g0 = sc->g.n;
     mf_verdict v0 = sc->r->verdict;
     chain_result res = scan_pickles(sc, b, n, 0);
-    if (res.complete)
-        return res;
     size_t k = f0;
     mf_verdict v = v0;
-    for (size_t i = f0; i < sc->f.n; i++)
-        if (sc->f.v[i].severity == MF_VERDICT_DANGEROUS) {
-            sc->f.v[k++] = sc->f.v[i];
-            v = MF_VERDICT_DANGEROUS;
-        }
+    for (size_t i = f0; i < sc->f.n; i++) {
+        const mf_finding *f = &sc->f.v[i];
+        bool ext = f->global && strncmp(f->global, "copyreg._extension_registry.", 28) == 0;
+        if (ext || (!res.complete && f->severity != MF_VERDICT_DANGEROUS))
+            continue;
+        if (f->severity > v)
+            v = f->severity;
+        sc->f.v[k++] = *f;
+    }
     sc->f.n = k;
-    sc->g.n = g0;
-    for (size_t i = f0; i < k; i++)
-        add_global(sc, sc->f.v[i].global, MF_VERDICT_DANGEROUS);
+    if (!res.complete) { /* the names of the dropped findings go too */
+        sc->g.n = g0;
+        for (size_t i = f0; i < k; i++)
+            add_global(sc, sc->f.v[i].global, MF_VERDICT_DANGEROUS);
+    }
     sc->r->verdict = v;
     return res;
 }
