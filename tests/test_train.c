@@ -303,6 +303,14 @@ static void test_megatron_dist_moe(void)
              "'%s/iter_0000100/.metadata'", p);
     CHECK(system(q) == 0);
     expect_error(p, "__0_0.distcp", "needs bytes"); /* its chunks are not where it says */
+    /* a flattened fp32 entry filed under another parameter (gen_megatron_dist_moe.py --bad-flat) */
+    snprintf(p, sizeof(p), "%s/badflat", dir);
+    copy_tree(ck, p);
+    snprintf(q, sizeof(q), "cp " DATA "megatron/megatron_dist_moe.badflat.metadata "
+             "'%s/iter_0000100/.metadata'", p);
+    CHECK(system(q) == 0);
+    expect_error(p, "fp32_param.decoder.layers.pre_mlp_layernorm.weight",
+                 "not a flattened state of");
     snprintf(q, sizeof(q), "rm -rf '%s'", dir);
     CHECK(system(q) == 0);
 }

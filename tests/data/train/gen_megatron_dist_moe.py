@@ -42,6 +42,8 @@ module-state merge) and OUTDIR/megatron_dist_moe.fp32.ref.pt (the master
 weights), each also checked against the weights it was cut from.
 
 usage: python3 gen_megatron_dist_moe.py OUTDIR   (OUTDIR/megatron_dist_moe/)
+       python3 gen_megatron_dist_moe.py --bad-flat OUTDIR
+         (OUTDIR/megatron_dist_moe.badflat.metadata from the checkpoint there)
 """
 import io
 import json
@@ -235,7 +237,29 @@ def reference(outdir, weights, name):
                                legacy + ".orig.pt"])
 
 
-if __name__ == "__main__":
+def bad_flat(outdir):
+    """A .metadata whose fp32 master entry of decoder.final_layernorm.weight
+    ([1, 12]: one chunk of 12) is filed under decoder.layers.pre_mlp_layernorm.weight
+    ([2, 12] in the model): self-consistent for DCP, not a flattened state of the
+    parameter it names (megatron.c `unflatten`'s rule)."""
+    import pickle
+    from torch.distributed._shard.checkpoint.metadata import MetadataIndex
+    it = os.path.join(outdir, "megatron_dist_moe", f"iter_{ITER:07d}")
+    with open(os.path.join(it, ".metadata"), "rb") as f:
+        md = pickle.load(f)
+    src = "optimizer.state.fp32_param.decoder.final_layernorm.weight"
+    dst = "optimizer.state.fp32_param.decoder.layers.pre_mlp_layernorm.weight"
+    sdm = md.state_dict_metadata
+    sdm[dst] = sdm.pop(src)
+    md.storage_data = {(MetadataIndex(dst, k.offset, k.index) if k.fqn == src else k): v
+                       for k, v in md.storage_data.items() if k.fqn != dst}
+    with open(os.path.join(outdir, "megatron_dist_moe.badflat.metadata"), "wb") as f:
+        pickle.dump(md, f)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--bad-flat"]:
+    bad_flat(sys.argv[2])
+elif __name__ == "__main__":
     outdir = sys.argv[1]
     out = os.path.join(outdir, "megatron_dist_moe")
     os.makedirs(os.path.join(out, f"iter_{ITER:07d}"), exist_ok=True)
