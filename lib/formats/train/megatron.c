@@ -952,6 +952,10 @@ static int unflatten(mg_dist *d, size_t fi, size_t ki, mf_status *st)
                                "one chunk)", f.name, (long long)b->size[a], k.name, a);
             o[a] = b->off[a] * ls[a];
         }
+        if (b->off[nd] < 0 || b->size[nd] < 0 || b->off[nd] + b->size[nd] > f.shape[nd])
+            return mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "\"%s\": a slice [%lld, +%lld) "
+                           "reaches past the chunk's %lld elements", f.name,
+                           (long long)b->off[nd], (long long)b->size[nd], (long long)f.shape[nd]);
         if (flat_run_boxes(m, u, nd, ls, o, (uint64_t)b->off[nd], (uint64_t)b->size[nd],
                            b->from, st))
             return -1;

@@ -183,21 +183,7 @@ def run(rank, out, port, w, m):
                             world_size=TP * DP)
     t, d = rank % TP, rank // TP
     everyone = {(tt, dd): rank_entries(w, m, tt, dd) for tt in range(TP) for dd in range(DP)}
-    mine = everyone[(t, d)]
-    sd = {}
-    for key, (shape, shards) in mine.items():
-        metas = []
-        for (tt, dd), theirs in everyone.items():
-            for x, o in theirs.get(key, (None, []))[1]:
-                metas.append(gd.ShardMetadata(list(o), list(x.shape), f"rank:{dd * TP + tt}/cpu"))
-        x0 = shards[0][0]
-        props = gd.TensorProperties(dtype=x0.dtype, layout=x0.layout, requires_grad=False,
-                                    memory_format=torch.contiguous_format, pin_memory=False)
-        md = gd.ShardedTensorMetadata(shards_metadata=metas, size=torch.Size(shape),
-                                      tensor_properties=props)
-        local = [gd.Shard.from_tensor_and_offsets(x, list(o), rank) for x, o in shards]
-        sd[key] = gd.ShardedTensor._init_from_local_shards_and_global_metadata(
-            local, sharded_tensor_metadata=md, process_group=None)
+    sd = gd.torch_sharded(everyone, (t, d), rank, lambda tt, dd: dd * TP + tt)
     rng = io.BytesIO()
     torch.save([{"torch_rng_state": torch.get_rng_state()}], rng)
     sd[f"rng_state/shard_0.{t}_1.{TP}"] = rng.getvalue()
