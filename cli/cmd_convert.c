@@ -149,8 +149,6 @@ static bool is_mlx_dir(const char *path)
     return mf_detect(path, &d, NULL) == 0 && d.format == MF_FMT_MLX;
 }
 
-static int mlx_to_gguf(const convert_args *a, int threads);
-
 /* convert_hf_to_gguf.py's split_str_to_n_bytes: N, NK, NM, NG in decimal
  * units (1M = 1000*1000 bytes); other spellings ("2GiB") through
  * mf_parse_size. */
@@ -219,10 +217,12 @@ static int to_gguf(const convert_args *a)
         cli_ckpt_opts o;
         if (ckpt_opts(a, &o))
             return EXIT_USAGE;
-        return cli_convert_model_to_gguf(a->in, a->out, a->type, threads, &o);
+        return cli_convert_model_to_gguf(a->in, a->out, a->type, a->layout, threads, &o);
     }
-    if (is_mlx_dir(a->in))
-        return mlx_to_gguf(a, threads);
+    if (is_mlx_dir(a->in)) { /* dequantized to a directory beside OUT, then converted */
+        cli_ckpt_opts o = {0};
+        return cli_convert_model_to_gguf(a->in, a->out, a->type, a->layout, threads, &o);
+    }
     cli_gguf_out g;
     if (gguf_flags(a, &g))
         return EXIT_USAGE;
@@ -401,29 +401,6 @@ static int to_mlx(const convert_args *a)
                         "weights, tokenizer files)\n",
                 a->out, o.quantize || o.lossless ? "a quantized" : o.dequantize ? "a dequantized"
                                                                               : "an");
-    return rc;
-}
-
-/* MLX to GGUF: dequantized to an MLX directory without quantization (the
- * Hugging Face layout) beside OUT, then that directory to GGUF. */
-static int mlx_to_gguf(const convert_args *a, int threads)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s.mlx.XXXXXX", a->out);
-    if (!mkdtemp(tmp)) {
-        fprintf(stderr, "mfmt convert: %s: cannot make a directory beside it\n", a->out);
-        return EXIT_USAGE;
-    }
-    char dir[4100];
-    snprintf(dir, sizeof(dir), "%s/hf", tmp);
-    mf_convert_mlx_opts o;
-    mf_convert_mlx_opts_init(&o);
-    o.dequantize = true;
-    int rc = run_mlx(a->in, dir, &o);
-    if (rc == 0)
-        rc = cli_convert_dir_to_gguf(dir, a->out, a->type, a->layout, threads, NULL);
-    cli_remove_flat_dir(dir); /* the flat directory mlx_to_gguf made */
-    rmdir(tmp);
     return rc;
 }
 
