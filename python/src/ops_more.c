@@ -271,11 +271,31 @@ static int kinds_mask(const char *kinds, unsigned *mask)
     return 0;
 }
 
+/* no_layer: the model's lines only (mf_hash_kinds without per-tensor
+ * hashes), in the manifest's line form as `mfmt hash --no-layer` writes them */
+typedef struct {
+    text_sink *sink;
+    const char *label;
+} model_lines;
+
+static int model_line_fn(void *user, int kind, const char *hex, const char *tensor, mf_status *st)
+{
+    model_lines *c = user;
+    if (tensor)
+        return 0;
+    char line[600];
+    int n = snprintf(line, sizeof(line), "%-8s  %s  %s\n", mf_hash_kind_name(kind), hex, c->label);
+    if (n < 0 || (size_t)n >= sizeof(line))
+        return mf_status_fail(st, MF_ERR_USAGE, "%s: label too long", c->label);
+    return text_sink_fn(c->sink, line, (size_t)n, st);
+}
+
 static PyObject *op_manifest(PyObject *self, PyObject *args)
 {
     PyObject *path;
     const char *kinds, *label;
-    if (!PyArg_ParseTuple(args, "O&ss", fs_path, &path, &kinds, &label))
+    int per_tensor = 1;
+    if (!PyArg_ParseTuple(args, "O&ss|p", fs_path, &path, &kinds, &label, &per_tensor))
         return NULL;
     unsigned mask;
     if (kinds_mask(kinds, &mask)) {
@@ -292,8 +312,10 @@ static PyObject *op_manifest(PyObject *self, PyObject *args)
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = mf_open(PyBytes_AS_STRING(path), &oo, &m, &st);
+    model_lines ml = {&s, label};
     if (rc == 0)
-        rc = mf_manifest_write(m, label, mask, text_sink_fn, &s, &st);
+        rc = per_tensor ? mf_manifest_write(m, label, mask, text_sink_fn, &s, &st)
+                        : mf_hash_kinds(m, mask, false, model_line_fn, &ml, &st);
     mf_close(m);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
