@@ -740,6 +740,72 @@ def plan(path, device, *, dtype=None) -> Plan:
     return Plan([tuple(d) for d in r["devices"]], r["device_map"], r["total"], r["reserved"])
 
 
+# ---------------------------------------------------- error against original
+
+class ErrorStats(NamedTuple):
+    """Error sums of some tensors (each weighted by its element count):
+    weighted RMSE, relative error (rmse / rms of the original), SNR in dB
+    (inf: no error), mean cosine; layer is the layer's name (a layer's row)."""
+    tensors_compared: int
+    parameters: int
+    rmse: float
+    rel_error: float
+    snr_db: float
+    cosine: float
+    layer: Optional[str] = None
+
+
+class TensorError(NamedTuple):
+    """One tensor against the original: both dtypes, elements, RMSE,
+    max |err|, relative error, SNR in dB (inf: equal), cosine."""
+    name: str
+    dtype_original: str
+    dtype_model: str
+    n: int
+    rmse: float
+    max_abs: float
+    rel_error: float
+    snr_db: float
+    cosine: float
+
+
+class ErrorReport(NamedTuple):
+    """mfmt.error_against's answer (`mfmt report --against`'s numbers): the
+    model's totals, per layer, per tensor, the worst tensors by RMSE
+    (name, rmse, cosine), and what was not compared."""
+    original: str
+    mapped: bool
+    total: ErrorStats
+    layers: List[ErrorStats]
+    tensors: List[TensorError]
+    worst: List[Tuple[str, float, float]]
+    only_original: int
+    only_model: int
+    shape_mismatch: int
+    incomparable: int
+
+
+def _stats(d, layer=None):
+    return ErrorStats(d["tensors_compared"], int(d["parameters"]), d["rmse"], d["rel_error"],
+                      d["snr_db"], d["cosine"], layer)
+
+
+def error_against(model, original) -> ErrorReport:
+    """How far a model (a quantized GGUF, ...) is from its original (the
+    F16/F32 GGUF or the Hugging Face directory it came from), as `mfmt
+    report MODEL --against ORIGINAL` computes it: every tensor pair of the
+    same shape compared as float32, summed per tensor, per layer and for
+    the model. A Hugging Face directory against a GGUF goes through the
+    converter's tables (mapped=True). Raises FormatError when no tensor has
+    a counterpart of its shape."""
+    d = _mfmt.error_against(_in(model), _in(original))
+    return ErrorReport(d["original"], d["mapped"], _stats(d),
+                       [_stats(l, l["layer"]) for l in d["layers"]],
+                       [TensorError(**dict(t, n=int(t["n"]))) for t in d["tensors"]],
+                       [tuple(w) for w in d["worst"]], d["only_original"], d["only_model"],
+                       d["shape_mismatch"], d["incomparable"])
+
+
 # ------------------------------------------------------------------- edit
 
 class EditChange(NamedTuple):

@@ -38,6 +38,16 @@ static PyObject *path_text(const char *s)
     return PyUnicode_DecodeFSDefault(s);
 }
 
+/* d[key] = v, taking v; -1 when v is NULL or the set fails. */
+static int dict_set_str(PyObject *d, const char *key, PyObject *v)
+{
+    if (!v)
+        return -1;
+    int rc = PyDict_SetItemString(d, key, v);
+    Py_DECREF(v);
+    return rc;
+}
+
 /* The end of an operation with progress (ops.c's op_result, kept local). */
 static PyObject *finish(int rc, mf_status *st, progress_ctx *p, PyObject *value)
 {
@@ -695,6 +705,93 @@ done:
     return res;
 }
 
+/* ------------------------------------------------------- error against */
+
+/* The statistics of sums, as `mfmt report --json` names them. */
+static PyObject *acc_dict(const mf_error_acc *a)
+{
+    return Py_BuildValue("{s:n,s:d,s:d,s:d,s:d,s:d}", "tensors_compared", (Py_ssize_t)a->tensors,
+                         "parameters", a->n, "rmse", mf_error_rmse(a), "rel_error",
+                         mf_error_rel(a), "snr_db", mf_error_snr_db(a), "cosine",
+                         mf_error_cosine(a));
+}
+
+static PyObject *error_report_dict(const mf_error_report *r)
+{
+    PyObject *layers = PyList_New((Py_ssize_t)r->n_layers);
+    PyObject *tensors = layers ? PyList_New((Py_ssize_t)r->n_tensors) : NULL;
+    PyObject *worst = tensors ? PyList_New((Py_ssize_t)r->n_worst) : NULL;
+    bool ok = worst != NULL;
+    for (size_t i = 0; ok && i < r->n_layers; i++) {
+        PyObject *d = acc_dict(&r->layers[i].acc);
+        ok = d && dict_set_str(d, "layer", text(r->layers[i].name)) == 0;
+        if (d)
+            PyList_SET_ITEM(layers, (Py_ssize_t)i, d);
+    }
+    for (size_t i = 0; ok && i < r->n_tensors; i++) {
+        const mf_error_tensor *t = &r->tensors[i];
+        /* one tensor's sums, for its relative error and SNR (as the page) */
+        mf_error_acc q = {.n = t->n, .sum_sq = t->n * t->rmse * t->rmse,
+                          .sum_ref_sq = t->n * t->rms_ref * t->rms_ref};
+        PyObject *d = Py_BuildValue("{s:N,s:s,s:s,s:d,s:d,s:d,s:d,s:d,s:d}", "name",
+                                    text(t->name), "dtype_original", mf_dtype_name(t->original),
+                                    "dtype_model", mf_dtype_name(t->model), "n", t->n, "rmse",
+                                    t->rmse, "max_abs", t->max_abs, "rel_error", mf_error_rel(&q),
+                                    "snr_db", mf_error_snr_db(&q), "cosine", t->cosine);
+        ok = d != NULL;
+        if (d)
+            PyList_SET_ITEM(tensors, (Py_ssize_t)i, d);
+    }
+    for (size_t i = 0; ok && i < r->n_worst; i++) {
+        PyObject *t = Py_BuildValue("(Ndd)", text(r->worst[i].name), r->worst[i].rmse,
+                                    r->worst[i].cosine);
+        ok = t != NULL;
+        if (t)
+            PyList_SET_ITEM(worst, (Py_ssize_t)i, t);
+    }
+    PyObject *d = ok ? acc_dict(&r->all) : NULL;
+    if (d && (dict_set_str(d, "original", path_text(r->original)) ||
+                                   dict_set_str(d, "mapped", PyBool_FromLong(r->mapped)) ||
+                                   dict_set_str(d, "only_original",
+                                                PyLong_FromSize_t(r->only_original)) ||
+                                   dict_set_str(d, "only_model", PyLong_FromSize_t(r->only_model)) ||
+                                   dict_set_str(d, "shape_mismatch",
+                                                PyLong_FromSize_t(r->shape_mismatch)) ||
+                                   dict_set_str(d, "incomparable",
+                                                PyLong_FromSize_t(r->incomparable)) ||
+                                   dict_set_str(d, "layers", Py_NewRef(layers)) ||
+                                   dict_set_str(d, "tensors", Py_NewRef(tensors)) ||
+                                   dict_set_str(d, "worst", Py_NewRef(worst))))
+        Py_CLEAR(d);
+    Py_XDECREF(layers);
+    Py_XDECREF(tensors);
+    Py_XDECREF(worst);
+    return d;
+}
+
+/* error_against(model, original) -> dict (report --json's "against") */
+static PyObject *op_error_against(PyObject *self, PyObject *args)
+{
+    PyObject *model, *orig;
+    if (!PyArg_ParseTuple(args, "O&O&", fs_path, &model, fs_path, &orig))
+        return NULL;
+    mf_error_report *r = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mf_error_against(PyBytes_AS_STRING(model), PyBytes_AS_STRING(orig), NULL, &r, &st);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(model);
+    Py_DECREF(orig);
+    if (rc)
+        return raise_status(&st);
+    mf_status_clear(&st);
+    PyObject *d = error_report_dict(r);
+    mf_error_report_free(r);
+    return d;
+}
+
 /* ------------------------------------------------------------------ table */
 
 #define KW(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
@@ -705,6 +802,8 @@ PyMethodDef ops_more_methods[] = {
     {"convert_model_gguf", KW(op_convert_model_gguf), "convert_model_gguf(src, out, ...) -> dict"},
     {"split_written", op_split_written, METH_VARARGS,
      "split_written(path, max_size, max_tensors) -> files"},
+    {"error_against", op_error_against, METH_VARARGS,
+     "error_against(model, original) -> dict"},
     {"manifest", op_manifest, METH_VARARGS, "manifest(path, kinds, label) -> text"},
     {"manifest_check", op_manifest_check, METH_VARARGS,
      "manifest_check(path, manifest, kinds) -> (code, outcome, label, lines)"},

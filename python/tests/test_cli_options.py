@@ -359,3 +359,64 @@ def test_check_manifest_as_the_cli(tmp_path):
     assert rc == mfmt.check_manifest(MIX_F16, tmp_path / "none.txt").code == 5
     with pytest.raises(mfmt.UsageError):
         mfmt.manifest(MIX_F16, algo="md5")
+
+
+# ----------------------------------------------------- error against original
+
+def _num(x):
+    """report --json's numbers: JSON has no infinity (null)."""
+    return None if x is None or x in (float("inf"), float("-inf")) else x
+
+
+def _same_stats(got, want):
+    assert got.tensors_compared == want["tensors_compared"]
+    assert got.parameters == want["parameters"]
+    for k in ("rmse", "rel_error", "snr_db", "cosine"):
+        g, w = _num(getattr(got, k)), want[k]
+        assert (g is None) == (w is None) and (g is None or g == pytest.approx(w, rel=1e-12)), k
+
+
+@needs_cli
+@pytest.mark.parametrize("model,original", [
+    (os.path.join(DATA, "report_against", "llama-tiny-Q4_K_M.gguf"),
+     os.path.join(SHARED, "convert-ref", "llama-tiny-f32.gguf")),
+    (Q8_GGUF, LLAMA_TINY),  # an HF directory against a GGUF: the converter's tables
+    (F16_REF, F16_REF),     # equal: SNR inf (null in JSON), rmse 0
+], ids=["q4_k_m", "hf-dir", "self"])
+def test_error_against_equals_report_json(model, original):
+    if not (os.path.exists(model) and os.path.exists(original)):
+        pytest.skip(f"{model} or {original} is not here")
+    want = json.loads(cli_ok("report", "--json", "--no-scan", "--no-hash", model,
+                             "--against", original))["against"]
+    got = mfmt.error_against(model, original)
+    _same_stats(got.total, want)
+    assert got.original == want["original"]
+    assert got.mapped == (want["mapping"] == "converter tables (GGUF -> HF)")
+    for k in ("only_original", "only_model", "shape_mismatch", "incomparable"):
+        assert getattr(got, k) == want[k], k
+    assert [l.layer for l in got.layers] == [l["layer"] for l in want["layers"]]
+    for g, w in zip(got.layers, want["layers"]):
+        _same_stats(g, w)
+    assert len(got.tensors) == len(want["tensors"]) > 0
+    for g, w in zip(got.tensors, want["tensors"]):
+        assert (g.name, g.dtype_original, g.n) == (w["name"], w["dtype_original"], w["n"])
+        assert got.mapped or g.dtype_model == w["dtype_model"]
+        for k in ("rmse", "max_abs", "rel_error", "snr_db", "cosine"):
+            gv, wv = _num(getattr(g, k)), w[k]
+            assert (gv is None) == (wv is None) and (gv is None or gv == pytest.approx(wv, rel=1e-12))
+    assert got.worst == sorted(got.worst, key=lambda w: -w[1]) and len(got.worst) <= 5
+
+
+@needs_cli
+def test_error_against_refusals_as_the_cli(tmp_path):
+    """No tensor of the same shape: both refuse with the library's message."""
+    other = tmp_path / "other.safetensors"
+    mfmt.save_file({"x": np.zeros(3, dtype=np.float32)}, other)
+    rc, _, err = cli("report", "--json", "--no-scan", "--no-hash", other, "--against",
+                     os.path.join(ROOT, "examples", "tiny.safetensors"))
+    assert rc == 1
+    with pytest.raises(mfmt.FormatError) as e:
+        mfmt.error_against(other, os.path.join(ROOT, "examples", "tiny.safetensors"))
+    assert str(e.value) == cli_error_line(err) and e.value.path == str(other)
+    with pytest.raises(FileNotFoundError):
+        mfmt.error_against(tmp_path / "none.gguf", other)
