@@ -25,7 +25,8 @@ from ._ops import ErrorReport, ErrorStats, SplitFile, SplitPlan, TensorError, er
 from ._hub import (CacheProblem, CacheRepo, CacheReport, CacheRevision, CacheVerifyReport,
                    DownloadFile, DownloadReport, HubTarget, ManifestCheck, ManifestLine,
                    cache_scan, cache_verify, check_manifest, configure_remote, download,
-                   hub_cache_dir, hub_resolve, manifest, remote_bytes_read)
+                   hub_cache_dir, hub_resolve, manifest, remote_bytes_read, record,
+                   check_record, RecordCheck, RecordFile)
 from ._safe import safe_open
 from ._gguf import (GGMLQuantizationType, GGML_QUANT_SIZES, GGUFValueType, GGUFWriter,
                     ReaderField)
@@ -48,7 +49,7 @@ __all__ = [
     "hub_cache_dir", "HubTarget", "cache_scan", "cache_verify", "download", "CacheReport",
     "CacheRepo", "CacheRevision", "CacheVerifyReport", "CacheProblem", "DownloadReport",
     "DownloadFile", "manifest", "check_manifest", "ManifestCheck", "ManifestLine",
-    "Error", "FormatError", "UnsafeFileError", "UnsupportedError", "UsageError",
+    "record", "check_record", "RecordCheck", "RecordFile", "Error", "FormatError", "UnsafeFileError", "UnsupportedError", "UsageError",
     "FileError", "FileNotFound", "FilePermissionError", "CancelledError", "lib_version",
 ]
 

@@ -13,7 +13,8 @@ from ._errors import UsageError
 __all__ = ["configure_remote", "remote_bytes_read", "hub_resolve", "hub_cache_dir", "HubTarget",
            "cache_scan", "cache_verify", "download", "CacheReport", "CacheRepo",
            "CacheRevision", "CacheVerifyReport", "CacheProblem", "DownloadReport",
-           "DownloadFile", "manifest", "check_manifest", "ManifestCheck", "ManifestLine"]
+           "DownloadFile", "manifest", "check_manifest", "ManifestCheck", "ManifestLine",
+           "record", "check_record", "RecordCheck", "RecordFile"]
 
 # The CLI's default byte budget for remote reads (--max-bytes: 128MiB).
 CLI_MAX_BYTES = 128 << 20
@@ -258,3 +259,52 @@ def check_manifest(path, manifest_path, *, algo=None) -> ManifestCheck:
     code, outcome, label, lines = _mfmt.manifest_check(os.fspath(path), os.fspath(manifest_path),
                                                        _kinds(algo))
     return ManifestCheck(code, outcome, label, [ManifestLine(*l) for l in lines])
+
+
+# -------------------------------------------------------- delivery records
+
+def record(model, out=None, *, tensors=False) -> dict:
+    """A delivery record of every file of a model (`mfmt hash --record`): a
+    Hub cache snapshot (ORG/NAME, hf://...), a directory or one file; each
+    file's path, size, SHA-256 and tensor-content SHA-256 (tensors=True:
+    each tensor's too), with the repo and commit it came from. out: also
+    written there (atomically). Returns the record (a dict)."""
+    import json
+    text, _ = _mfmt.record_make(os.fspath(model), bool(tensors))
+    if out is not None:
+        from ._ops import _write_text_atomic
+        _write_text_atomic(os.fspath(out), text)
+    return json.loads(text)
+
+
+class RecordFile(NamedTuple):
+    """One recorded file against the copy: result "ok", "missing",
+    "differs" or "file-differs-tensors-same"; tensors_same for a differing
+    file (None: not known); meaning: a sentence for the user."""
+    path: str
+    result: str
+    tensors_same: Optional[bool]
+    meaning: str
+
+
+class RecordCheck(NamedTuple):
+    """`mfmt hash --check-record`: code 0 every file matches, 1 a file
+    differs, 3 a recorded file is missing, 5 the record is unreadable
+    (error says why)."""
+    code: int
+    error: Optional[str]
+    repo: Optional[str]
+    commit: Optional[str]
+    files: List[RecordFile]
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0
+
+
+def check_record(model, record_path) -> RecordCheck:
+    """Check a copy of a model against a delivery record: which file
+    differs, and whether its tensors (the weights) do."""
+    d = _mfmt.record_check(os.fspath(model), os.fspath(record_path))
+    return RecordCheck(d["code"], d["error"], d["repo"], d["commit"],
+                       [RecordFile(*f) for f in d["files"]])

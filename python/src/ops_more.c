@@ -792,6 +792,71 @@ static PyObject *op_error_against(PyObject *self, PyObject *args)
     return d;
 }
 
+/* ------------------------------------------------------ delivery records */
+
+/* record_make(model, per_tensor) -> (record JSON text, files) */
+static PyObject *op_record_make(PyObject *self, PyObject *args)
+{
+    PyObject *model;
+    int per_tensor = 0;
+    if (!PyArg_ParseTuple(args, "O&p", fs_path, &model, &per_tensor))
+        return NULL;
+    char *json = NULL;
+    size_t n = 0;
+    mf_status st;
+    mf_status_init(&st);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mf_record_make(PyBytes_AS_STRING(model), per_tensor, &json, &n, &st);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(model);
+    PyObject *r = rc ? NULL : Py_BuildValue("(Nn)", text(json), (Py_ssize_t)n);
+    mf_free(json);
+    if (rc == 0 && !r)
+        return NULL;
+    return finish(rc, &st, NULL, r);
+}
+
+/* record_check(model, record) -> dict */
+static PyObject *op_record_check(PyObject *self, PyObject *args)
+{
+    PyObject *model, *rec;
+    if (!PyArg_ParseTuple(args, "O&O&", fs_path, &model, fs_path, &rec))
+        return NULL;
+    mf_record_report *c = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mf_record_check(PyBytes_AS_STRING(model), PyBytes_AS_STRING(rec), &c, &st);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(model);
+    Py_DECREF(rec);
+    if (rc)
+        return raise_status(&st);
+    mf_status_clear(&st);
+    PyObject *files = PyList_New((Py_ssize_t)c->n_files);
+    for (size_t i = 0; files && i < c->n_files; i++) {
+        const mf_record_file_check *f = &c->files[i];
+        PyObject *t = Py_BuildValue("(NsNs)", text(f->path), f->result_name,
+                                    f->tensors_same < 0 ? Py_NewRef(Py_None)
+                                                        : PyBool_FromLong(f->tensors_same),
+                                    f->meaning);
+        if (!t) {
+            Py_CLEAR(files);
+            break;
+        }
+        PyList_SET_ITEM(files, (Py_ssize_t)i, t);
+    }
+    PyObject *d = files ? Py_BuildValue("{s:i,s:N,s:N,s:N,s:N}", "code", c->outcome, "error",
+                                        text(c->outcome == MF_RECORD_UNREADABLE ? c->error : NULL),
+                                        "repo", text(c->repo), "commit", text(c->commit),
+                                        "files", files)
+                        : NULL;
+    mf_record_report_free(c);
+    return d;
+}
+
 /* ------------------------------------------------------------------ table */
 
 #define KW(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
@@ -802,6 +867,8 @@ PyMethodDef ops_more_methods[] = {
     {"convert_model_gguf", KW(op_convert_model_gguf), "convert_model_gguf(src, out, ...) -> dict"},
     {"split_written", op_split_written, METH_VARARGS,
      "split_written(path, max_size, max_tensors) -> files"},
+    {"record_make", op_record_make, METH_VARARGS, "record_make(model, per_tensor) -> (json, n)"},
+    {"record_check", op_record_check, METH_VARARGS, "record_check(model, record) -> dict"},
     {"error_against", op_error_against, METH_VARARGS,
      "error_against(model, original) -> dict"},
     {"manifest", op_manifest, METH_VARARGS, "manifest(path, kinds, label) -> text"},

@@ -185,3 +185,39 @@ def test_remote_reads_with_a_byte_budget_as_the_cli(hub, tmp_path, monkeypatch):
     finally:
         mfmt.configure_remote(max_bytes=0)
         mfmt._hub._remote["on"] = False
+
+
+@needs_cli
+def test_delivery_records_as_the_cli(hub, tmp_path, monkeypatch):
+    """--record of a cache snapshot (repo and commit recorded) and
+    --check-record of a copy: the CLI's record byte for byte, its verdicts."""
+    port, tree = hub
+    cache = tmp_path / "hub"
+    cache.mkdir()
+    env = env_for(cache, port)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    mfmt.download("acme/dl")
+    rc, _, err = cli(env, "hash", "--record", tmp_path / "cli.json", "--tensors", "acme/dl")
+    assert rc == 0, err
+    rec = mfmt.record("acme/dl", tmp_path / "py.json", tensors=True)
+    assert (tmp_path / "py.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
+    assert rec["origin"]["repo"] == "acme/dl" and len(rec["files"]) == 4
+    # a copy with one file re-saved (metadata changed, tensors the same) and one missing
+    copy = tmp_path / "copy"
+    shutil.copytree(mfmt.download("acme/dl").snapshot, copy, symlinks=False)
+    os.chmod(copy / "tiny-llama.gguf", 0o644)
+    mfmt.edit(copy / "tiny-llama.gguf", set={"general.name": "changed"})
+    os.unlink(copy / "config.json")
+    rc, out, _ = cli(env, "hash", "--check-record", tmp_path / "cli.json", "--json", copy)
+    want = json.loads(out)
+    got = mfmt.check_record(copy, tmp_path / "py.json")
+    assert rc == got.code == 3 and not got.ok and got.repo == want["repo"] == "acme/dl"
+    assert [(f.path, f.result, f.meaning) for f in got.files] == \
+        [(f["path"], f["result"], f["meaning"]) for f in want["files"]]
+    assert {f.path: f.result for f in got.files}["tiny-llama.gguf"] == "file-differs-tensors-same"
+    # an unreadable record: an outcome (5), with the CLI's words
+    (tmp_path / "bad.json").write_text("{")
+    rc, _, err = cli(env, "hash", "--check-record", tmp_path / "bad.json", copy)
+    got = mfmt.check_record(copy, tmp_path / "bad.json")
+    assert rc == got.code == 5 and got.error and got.error in err
