@@ -218,6 +218,12 @@ class Model(_mfmt.Model):
         from ._gguf import data_offset
         return data_offset(self)
 
+    def graph(self) -> str:
+        """The model's graph as text where the format has one (ONNX: inputs,
+        outputs, one node a line), as `mfmt inspect --graph` prints it;
+        UsageError for formats without a graph."""
+        return _mfmt.model_graph(self)
+
     def keys(self):
         """Tensor names, in file order."""
         return list(self._infos)

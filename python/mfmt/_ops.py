@@ -665,6 +665,24 @@ def diff(a, b, *, allow_unsafe=False) -> Diff:
                                                   allow_unsafe=allow_unsafe))
 
 
+class MetaDiffRow(NamedTuple):
+    """One metadata key compared: kind "same", "changed", "type" (another
+    value type: a u32 1 is not an i32 1), "only-a", "only-b"; the values
+    (None for the side that lacks the key)."""
+    key: str
+    kind: str
+    a: object
+    b: object
+
+
+def diff_metadata(a, b) -> List[MetaDiffRow]:
+    """Compare two models' metadata key by key (as `mfmt diff
+    --metadata-only`): A's keys in order, then B's extra ones. The CLI
+    compares metadata only between models of one format; this compares
+    whatever keys both have."""
+    return [MetaDiffRow(*r) for r in _mfmt.diff_metadata(_in(a), _in(b))]
+
+
 # ------------------------------------------------------- estimate / plan
 
 class Estimate(NamedTuple):

@@ -857,6 +857,88 @@ static PyObject *op_record_check(PyObject *self, PyObject *args)
     return d;
 }
 
+/* -------------------------------------------------------- metadata diff */
+
+typedef struct {
+    PyObject *list;
+} meta_collect;
+
+static int meta_row_fn(void *user, const mf_meta_diff_row *r)
+{
+    meta_collect *c = user;
+    PyGILState_STATE g = PyGILState_Ensure();
+    int rc = 0;
+    PyObject *t = Py_BuildValue("(NsNN)", text(r->key), mf_meta_diff_kind_name(r->kind),
+                                r->a ? value_to_py(r->a) : Py_NewRef(Py_None),
+                                r->b ? value_to_py(r->b) : Py_NewRef(Py_None));
+    if (!t || PyList_Append(c->list, t) != 0)
+        rc = 1; /* the exception stays set: mf_diff_metadata stops */
+    Py_XDECREF(t);
+    PyGILState_Release(g);
+    return rc;
+}
+
+/* diff_metadata(a, b) -> [(key, kind, value a, value b)] */
+static PyObject *op_diff_metadata(PyObject *self, PyObject *args)
+{
+    PyObject *pa, *pb;
+    if (!PyArg_ParseTuple(args, "O&O&", fs_path, &pa, fs_path, &pb))
+        return NULL;
+    meta_collect c = {PyList_New(0)};
+    mf_open_opts oo;
+    mf_open_opts_init(&oo);
+    oo.flags = MF_OPEN_NO_SCAN; /* metadata only: nothing a loader would run */
+    mf_model *a = NULL, *b = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = -1;
+    if (c.list) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = mf_open(PyBytes_AS_STRING(pa), &oo, &a, &st) ||
+                     mf_open(PyBytes_AS_STRING(pb), &oo, &b, &st)
+                 ? -1
+                 : 0;
+        if (rc == 0)
+            rc = mf_diff_metadata(a, b, meta_row_fn, &c, &st);
+        mf_close(a);
+        mf_close(b);
+        Py_END_ALLOW_THREADS
+    }
+    Py_DECREF(pa);
+    Py_DECREF(pb);
+    if (PyErr_Occurred()) {
+        mf_status_clear(&st);
+        Py_XDECREF(c.list);
+        return NULL;
+    }
+    return finish(rc, &st, NULL, c.list);
+}
+
+/* ------------------------------------------------------------------ graph */
+
+/* model_graph(model) -> the graph as text (`mfmt inspect --graph`) */
+static PyObject *op_model_graph(PyObject *self, PyObject *arg)
+{
+    if (!PyObject_TypeCheck(arg, &Model_Type))
+        return raise_usage("model_graph: an mfmt model");
+    ModelObject *mo = (ModelObject *)arg;
+    if (model_pin(mo) != 0)
+        return NULL;
+    text_sink s = {NULL, 0, 0};
+    mf_status st;
+    mf_status_init(&st);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mf_model_graph_text(mo->m, text_sink_fn, &s, &st);
+    Py_END_ALLOW_THREADS
+    model_unpin(mo);
+    PyObject *r = rc ? NULL : text(s.buf ? s.buf : "");
+    PyMem_RawFree(s.buf);
+    if (rc == 0 && !r)
+        return NULL;
+    return finish(rc, &st, NULL, r);
+}
+
 /* ------------------------------------------------------------------ table */
 
 #define KW(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
@@ -867,6 +949,9 @@ PyMethodDef ops_more_methods[] = {
     {"convert_model_gguf", KW(op_convert_model_gguf), "convert_model_gguf(src, out, ...) -> dict"},
     {"split_written", op_split_written, METH_VARARGS,
      "split_written(path, max_size, max_tensors) -> files"},
+    {"diff_metadata", op_diff_metadata, METH_VARARGS,
+     "diff_metadata(a, b) -> [(key, kind, a, b)]"},
+    {"model_graph", op_model_graph, METH_O, "model_graph(model) -> text"},
     {"record_make", op_record_make, METH_VARARGS, "record_make(model, per_tensor) -> (json, n)"},
     {"record_check", op_record_check, METH_VARARGS, "record_check(model, record) -> dict"},
     {"error_against", op_error_against, METH_VARARGS,

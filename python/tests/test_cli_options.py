@@ -420,3 +420,45 @@ def test_error_against_refusals_as_the_cli(tmp_path):
     assert str(e.value) == cli_error_line(err) and e.value.path == str(other)
     with pytest.raises(FileNotFoundError):
         mfmt.error_against(tmp_path / "none.gguf", other)
+
+
+# ------------------------------------------------------- diff, inspect --graph
+
+@needs_cli
+@needs_mix
+def test_diff_metadata_as_the_cli(tmp_path):
+    q2 = os.path.join(os.path.dirname(MIX_F16), "model-Q2_K.gguf")
+    mfmt.edit(MIX_F16, tmp_path / "e.gguf", set={"general.name": "other", "x.n": "u32:3"})
+    for other in (q2, str(tmp_path / "e.gguf")):
+        # (exit 1: they differ)
+        want = json.loads(cli("diff", "--metadata-only", "--all", "--json", MIX_F16,
+                              other)[1])["metadata"]
+        got = mfmt.diff_metadata(MIX_F16, other)
+        assert [(r.key, r.kind) for r in got] == [(w["key"], w["result"]) for w in want]
+        for r, w in zip(got, want):
+            for side in ("a", "b"):
+                v = getattr(r, side)
+                if side not in w:
+                    assert v is None
+                elif not isinstance(w[side]["value"], list):
+                    assert v == w[side]["value"], (r.key, side)
+    assert {r.kind for r in mfmt.diff_metadata(MIX_F16, MIX_F16)} == {"same"}
+
+
+@needs_cli
+def test_model_graph_as_inspect_graph():
+    onnx = [os.path.join(CORPUS, "onnx", n) for n in sorted(os.listdir(os.path.join(CORPUS, "onnx")))
+            if n.endswith(".onnx")] if os.path.isdir(os.path.join(CORPUS, "onnx")) else []
+    if not onnx:
+        pytest.skip("no ONNX files in the corpus")
+    for p in onnx[:5]:
+        rc, out, _ = cli("inspect", "--graph", p)
+        if rc != 0:
+            continue
+        with mfmt.open(p, allow_unsafe=True) as m:
+            assert m.graph() == out, p
+    with mfmt.open(os.path.join(ROOT, "examples", "tiny.safetensors")) as m:
+        rc, _, err = cli("inspect", "--graph", os.path.join(ROOT, "examples", "tiny.safetensors"))
+        with pytest.raises(mfmt.UsageError) as e:
+            m.graph()
+        assert rc == 2 and str(e.value) in err
