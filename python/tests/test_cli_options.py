@@ -462,3 +462,33 @@ def test_model_graph_as_inspect_graph():
         with pytest.raises(mfmt.UsageError) as e:
             m.graph()
         assert rc == 2 and str(e.value) in err
+
+
+# ------------------------------------------------------ README's examples
+
+@needs_tiny
+def test_readme_examples_run(tmp_path, monkeypatch):
+    """python/README.md's block of the CLI's other options, run as written
+    in a folder holding files of those names (the Hub block is test_hub's)."""
+    import re
+    text = open(os.path.join(ROOT, "python", "README.md"), encoding="utf-8").read()
+    block = re.search(r"### The CLI's other options.*?```python\n(.*?)```", text, re.S).group(1)
+    need = {"hf_dir": LLAMA_TINY, "q8.gguf": Q8_GGUF, "ckpt": DS_TINY,
+            "q4.gguf": os.path.join(DATA, "report_against", "llama-tiny-Q4_K_M.gguf"),
+            "f32.gguf": os.path.join(SHARED, "convert-ref", "llama-tiny-f32.gguf")}
+    for name, src in need.items():
+        if not os.path.exists(src):
+            pytest.skip(f"{src} is not here")
+        os.symlink(src, tmp_path / name)
+    (tmp_path / "out").mkdir()
+    monkeypatch.chdir(tmp_path)
+    results = {}
+    for line in block.splitlines():
+        code = line.split("#")[0].strip()
+        if code:
+            exec(code, {"mfmt": mfmt}, results)  # noqa: S102 (our own README)
+    assert mfmt.detect("mlx4").format == "mlx" and mfmt.detect("mlx_q8").format == "mlx"
+    assert len([n for n in os.listdir("out") if n.endswith(".gguf")]) > 1
+    assert os.path.exists("ckpt.gguf") and os.path.exists("ckpt_hf/config.json")
+    assert mfmt.check_manifest("f32.gguf", "f32.manifest").code == 0
+    assert mfmt.check_record("hf_dir", "rec.json").ok
