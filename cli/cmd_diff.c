@@ -172,7 +172,7 @@ static int run_diff(const cli_args *args)
     mf_model *a = NULL, *b = NULL;
     int rc = EXIT_FINE;
     o.out = stdout;
-    char *rows_text = NULL, *tmp = NULL;
+    char *rows_text = NULL;
     size_t rows_len = 0;
     if (cli_open(p[0], 0, false, &a, &st) || cli_open(p[1], 0, false, &b, &st)) {
         rc = cli_report(&st);
@@ -191,7 +191,10 @@ static int run_diff(const cli_args *args)
             rc = cli_report(&st);
             goto out;
         }
-        if (mf_open_gguf_as_hf(p[g], &mapped, &tmp, &ms) == 0) {
+        mf_convert_hf_opts ho; /* read through the converter as it streams, F32 */
+        mf_convert_hf_opts_init(&ho);
+        ho.dtype = MF_F32;
+        if (mf_open_gguf_as_hf(p[g], &ho, &mapped, &ms) == 0) {
             mf_close(g ? b : a);
             *(g ? &b : &a) = mapped;
             o.mapped = true;
@@ -265,7 +268,6 @@ out:
     mf_error_report_free(o.sum);
     mf_close(a);
     mf_close(b);
-    mf_remove_gguf_as_hf(tmp);
     mf_status_clear(&st);
     return rc;
 }

@@ -124,8 +124,8 @@ typedef struct mf_error_tensor {
  * mf_error_report_free. */
 typedef struct mf_error_report {
     char *original;          /* the original's path (mf_error_against) */
-    bool mapped;             /* an HF directory and a GGUF: the GGUF read back
-                                through the converter's tables (mf_open_gguf_as_hf) */
+    bool mapped;             /* an HF directory and a GGUF: the GGUF read through
+                                the converter's tables (mf_open_gguf_as_hf) */
     mf_error_acc all;        /* every tensor compared */
     mf_error_layer *layers;  /* in order of first appearance */
     size_t n_layers;
@@ -161,18 +161,12 @@ MF_API void mf_error_opts_init(mf_error_opts *o);
 /* `mfmt report MODEL --against ORIGINAL`: mf_diff(ORIGINAL, MODEL) summed per
  * tensor, per layer and for the model (the SNR of equal tensors from the
  * original's values). An HF directory against a GGUF (either way) compares
- * the GGUF read back through the converter's tables (mf_open_gguf_as_hf:
- * an F32 copy in $TMPDIR while it runs). Fails (MF_ERR_FORMAT) when no
+ * the GGUF read through the converter's tables as it streams
+ * (mf_open_gguf_as_hf, F32; nothing written). Fails (MF_ERR_FORMAT) when no
  * tensor has a counterpart of its shape. opts NULL: defaults. Thread-safe. */
 MF_API int mf_error_against(const char *model, const char *original, const mf_error_opts *opts,
                             mf_error_report **out, mf_status *st);
 
-/* A GGUF written back as the Hugging Face directory it came from
- * (mf_convert_to_hf: names through the converter's tables, permutes undone,
- * every tensor F32) in a new temporary directory ($TMPDIR), opened. Close
- * the model first, then mf_remove_gguf_as_hf(tmpdir) (frees the string). */
-MF_API int mf_open_gguf_as_hf(const char *gguf, mf_model **out, char **tmpdir, mf_status *st);
-MF_API void mf_remove_gguf_as_hf(char *tmpdir);
 
 /* ------------------------------------------------------------ estimate */
 

@@ -3,12 +3,10 @@
  * summed per tensor, per layer and for the whole model, each tensor
  * weighted by its element count; an HF directory and a GGUF compared
  * through the converter's tables (the GGUF written back as the directory it
- * came from, every tensor F32, in a temporary directory). Moved here from
+ * came from, every tensor F32, as it streams: mf_open_gguf_as_hf). Moved here from
  * the CLI (cli/qerr.c, cli/report_more.c) so that every binding reaches it. */
 #include "core/core.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -170,67 +168,6 @@ void mf_error_report_free(mf_error_report *r)
     free(r);
 }
 
-/* --------------------------------------------- a GGUF read back as HF */
-
-/* Removes the read-back directory (TMP/hf, a directory of plain files) and TMP. */
-static void remove_read_back(const char *tmp)
-{
-    char inner[4300], p[4600];
-    snprintf(inner, sizeof(inner), "%s/hf", tmp);
-    DIR *d = opendir(inner);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(p, sizeof(p), "%s/%.255s", inner, e->d_name);
-        unlink(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(inner);
-    rmdir(tmp);
-}
-
-int mf_open_gguf_as_hf(const char *gguf, mf_model **out, char **tmpdir, mf_status *st)
-{
-    MF_ST_GUARD(st);
-    *out = NULL;
-    *tmpdir = NULL;
-    const char *td = getenv("TMPDIR");
-    char *tmp = malloc(4096);
-    if (!tmp)
-        return mf_oom(st, gguf);
-    snprintf(tmp, 4096, "%s/mfmt-diff-XXXXXX", td && *td ? td : "/tmp");
-    if (!mkdtemp(tmp)) {
-        free(tmp);
-        return mf_fail(st, MF_ERR_IO, td && *td ? td : "/tmp", -1,
-                       "cannot make a temporary directory: %s", strerror(errno));
-    }
-    char inner[4300];
-    snprintf(inner, sizeof(inner), "%s/hf", tmp);
-    mf_convert_hf_opts o;
-    mf_convert_hf_opts_init(&o);
-    o.dtype = MF_F32;
-    mf_open_opts oo;
-    mf_open_opts_init(&oo);
-    oo.flags = MF_OPEN_NO_SCAN;
-    if (mf_convert_to_hf(gguf, inner, &o, st) || mf_open(inner, &oo, out, st)) {
-        remove_read_back(tmp);
-        free(tmp);
-        return -1;
-    }
-    *tmpdir = tmp;
-    return 0;
-}
-
-void mf_remove_gguf_as_hf(char *tmpdir)
-{
-    if (!tmpdir)
-        return;
-    remove_read_back(tmpdir);
-    free(tmpdir);
-}
-
 /* -------------------------------------------------- the whole comparison */
 
 void mf_error_opts_init(mf_error_opts *o)
@@ -299,15 +236,17 @@ int mf_error_against(const char *model, const char *original, const mf_error_opt
     mf_open_opts_init(&oo);
     oo.flags = o.open_flags | MF_OPEN_NO_SCAN; /* values only: nothing a loader would run */
     mf_model *m = NULL, *ref = NULL;
-    char *tmp = NULL;
     mf_error_report *r = mf_error_report_new(true);
     int rc = r ? 0 : mf_oom(st, model);
     if (rc == 0)
         rc = mf_open(model, &oo, &m, st) || mf_open(original, &oo, &ref, st) ? -1 : 0;
     int g = rc == 0 ? gguf_side(ref, m) : -1;
-    if (g >= 0) { /* the GGUF side read back through the converter's tables */
+    if (g >= 0) { /* the GGUF side read through the converter's tables as it streams, F32 */
         mf_model **side = g == 1 ? &m : &ref, *mapped = NULL;
-        rc = mf_open_gguf_as_hf(g == 1 ? model : original, &mapped, &tmp, st);
+        mf_convert_hf_opts ho;
+        mf_convert_hf_opts_init(&ho);
+        ho.dtype = MF_F32;
+        rc = mf_open_gguf_as_hf(g == 1 ? model : original, &ho, &mapped, st);
         if (rc == 0) {
             mf_close(*side);
             *side = mapped;
@@ -324,7 +263,6 @@ int mf_error_against(const char *model, const char *original, const mf_error_opt
         rc = mf_oom(st, model);
     mf_close(m);
     mf_close(ref);
-    mf_remove_gguf_as_hf(tmp);
     if (rc) {
         mf_error_report_free(r);
         return -1;
