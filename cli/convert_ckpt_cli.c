@@ -7,8 +7,6 @@
 #include "cli.h"
 #include "hf_cli.h"
 
-#include <dirent.h>
-#include <unistd.h>
 
 static void model_opts(const cli_ckpt_opts *c, mf_convert_model_opts *o, cli_progress *p)
 {
@@ -67,29 +65,6 @@ int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_
     return rc;
 }
 
-void cli_remove_flat_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[4400];
-    while (d && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(p, sizeof(p), "%.4000s/%.255s", dir, e->d_name);
-        unlink(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-}
-
-static void print_note(void *user, const char *msg)
-{
-    (void)user;
-    if (!cli_quiet)
-        fprintf(stderr, "mfmt: note: %s\n", msg);
-}
-
 int cli_convert_model_to_gguf(const char *in, const char *out, const char *type,
                               const char *layout, int threads, const cli_ckpt_opts *c)
 {
@@ -97,21 +72,12 @@ int cli_convert_model_to_gguf(const char *in, const char *out, const char *type,
     if (!file)
         return EXIT_USAGE;
     mf_convert_gguf_opts g;
-    mf_convert_gguf_opts_init(&g);
-    if (cli_convert_layout(layout, &g.layout))
-        return EXIT_USAGE;
     cli_progress p;
-    cli_progress_start(&p, "converting", 0);
+    char written[4200];
+    if (cli_gguf_opts(&g, type, layout, threads, &p, written, sizeof(written)))
+        return EXIT_USAGE;
     mf_convert_model_opts o;
     model_opts(c, &o, &p);
-    g.type = type;
-    g.threads = threads;
-    g.progress = cli_progress_cb;
-    g.progress_user = &p;
-    g.note = print_note;
-    char written[4200] = "";
-    g.out_path = written;
-    g.out_path_cap = sizeof(written);
     mf_status st;
     mf_status_init(&st);
     int rc = mf_convert_model_to_gguf(file, out, &o, &g, NULL, &st);

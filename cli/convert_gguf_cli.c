@@ -5,7 +5,7 @@
 
 #include <unistd.h>
 
-static void print_note(void *user, const char *msg)
+void cli_convert_note(void *user, const char *msg)
 {
     (void)user;
     if (!cli_quiet)
@@ -38,23 +38,32 @@ static int split_written(const char *path, const cli_gguf_out *g, mf_status *st)
     return 0;
 }
 
+int cli_gguf_opts(mf_convert_gguf_opts *o, const char *type, const char *layout, int threads,
+                  cli_progress *prog, char *written, size_t cap)
+{
+    mf_convert_gguf_opts_init(o);
+    if (cli_convert_layout(layout, &o->layout))
+        return -1;
+    cli_progress_start(prog, "converting", 0);
+    o->type = type;
+    o->threads = threads;
+    o->progress = cli_progress_cb;
+    o->progress_user = prog;
+    o->note = cli_convert_note;
+    written[0] = 0;
+    o->out_path = written;
+    o->out_path_cap = cap;
+    return 0;
+}
+
 int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, const char *layout,
                             int threads, const cli_gguf_out *g)
 {
     mf_convert_gguf_opts o;
-    mf_convert_gguf_opts_init(&o);
-    if (cli_convert_layout(layout, &o.layout))
-        return EXIT_USAGE;
     cli_progress prog;
-    cli_progress_start(&prog, "converting", 0);
-    o.type = type;
-    o.threads = threads;
-    o.progress = cli_progress_cb;
-    o.progress_user = &prog;
-    o.note = print_note;
-    char written[4200] = "";
-    o.out_path = written;
-    o.out_path_cap = sizeof(written);
+    char written[4200];
+    if (cli_gguf_opts(&o, type, layout, threads, &prog, written, sizeof(written)))
+        return EXIT_USAGE;
     if (g) {
         o.model_name = g->model_name;
         o.metadata_override = g->metadata;

@@ -35,8 +35,14 @@ typedef struct cli_ckpt_opts {
     uint64_t max_shard_size;  /* 0: 5GB */
     int threads;              /* --threads: copying the merge's partitions */
 } cli_ckpt_opts;
-/* Removes a directory of plain files (a temporary conversion) and them. */
-void cli_remove_flat_dir(const char *dir);
+/* The converter's options for --type, --layout, --threads: a progress bar
+ * started in prog, notes printed, the path written into written (cap
+ * bytes). -1 (the usage error printed) for a bad --layout. */
+int cli_gguf_opts(mf_convert_gguf_opts *o, const char *type, const char *layout, int threads,
+                  cli_progress *prog, char *written, size_t cap);
+/* The converter's notes (mf_convert_gguf_opts.note): "mfmt: note: ..." on
+ * stderr unless -q. */
+void cli_convert_note(void *user, const char *msg);
 int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o);
 int cli_convert_model_to_gguf(const char *in, const char *out, const char *type,
                               const char *layout, int threads, const cli_ckpt_opts *o);

@@ -541,16 +541,11 @@ def quantize(src, out, type, *, threads=1, imatrix=None, allow_requantize=False,
 
 
 def _override_text(key, v):
-    """--override-kv's TYPE:VALUE for a Python value (llama-quantize's types)."""
-    if isinstance(v, bool):
-        return "bool:" + ("true" if v else "false")
-    if isinstance(v, (int, np.integer)):
-        return f"int:{int(v)}"
-    if isinstance(v, (float, np.floating)):
-        return f"float:{float(v)!r}"
+    """--override-kv's TYPE:VALUE for a Python value (llama-quantize's
+    types: edit's spelling of bool/int/float; a str without a type is str:)."""
     if isinstance(v, str):
         return v if v.split(":", 1)[0] in ("int", "float", "bool", "str") else "str:" + v
-    raise UsageError(f"override_kv {key!r}: a bool, int, float or str")
+    return _edit_text(key, v)
 
 
 class DequantizeResult(NamedTuple):
