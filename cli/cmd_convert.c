@@ -149,8 +149,6 @@ static bool is_mlx_dir(const char *path)
     return mf_detect(path, &d, NULL) == 0 && d.format == MF_FMT_MLX;
 }
 
-static int mlx_to_gguf(const convert_args *a, int threads);
-
 /* convert_hf_to_gguf.py's split_str_to_n_bytes: N, NK, NM, NG in decimal
  * units (1M = 1000*1000 bytes); other spellings ("2GiB") through
  * mf_parse_size. */
@@ -219,10 +217,12 @@ static int to_gguf(const convert_args *a)
         cli_ckpt_opts o;
         if (ckpt_opts(a, &o))
             return EXIT_USAGE;
-        return cli_convert_model_to_gguf(a->in, a->out, a->type, threads, &o);
+        return cli_convert_model_to_gguf(a->in, a->out, a->type, a->layout, threads, &o);
     }
-    if (is_mlx_dir(a->in))
-        return mlx_to_gguf(a, threads);
+    if (is_mlx_dir(a->in)) { /* dequantized to a directory beside OUT, then converted */
+        cli_ckpt_opts o = {0};
+        return cli_convert_model_to_gguf(a->in, a->out, a->type, a->layout, threads, &o);
+    }
     cli_gguf_out g;
     if (gguf_flags(a, &g))
         return EXIT_USAGE;
@@ -401,43 +401,6 @@ static int to_mlx(const convert_args *a)
                         "weights, tokenizer files)\n",
                 a->out, o.quantize || o.lossless ? "a quantized" : o.dequantize ? "a dequantized"
                                                                               : "an");
-    return rc;
-}
-
-/* The last component of the MLX directory IN ("hf" when it has none). */
-static void dir_base_name(const char *in, char *base, size_t cap)
-{
-    char *abs = realpath(in, NULL);
-    const char *p = abs ? abs : in, *slash = strrchr(p, '/');
-    const char *name = slash ? slash + 1 : p;
-    snprintf(base, cap, "%s", *name && strcmp(name, ".") && strcmp(name, "..") ? name : "hf");
-    free(abs);
-}
-
-/* MLX to GGUF: dequantized to an MLX directory without quantization (the
- * Hugging Face layout) beside OUT, then that directory to GGUF. The
- * directory has IN's name: without general.name in config.json, the GGUF's
- * name comes from the directory's (as llama.cpp's converter names it), so
- * the file is the one llama.cpp writes for `mlx_lm.convert -d`'s output. */
-static int mlx_to_gguf(const convert_args *a, int threads)
-{
-    char tmp[4096], base[256];
-    snprintf(tmp, sizeof(tmp), "%s.mlx.XXXXXX", a->out);
-    if (!mkdtemp(tmp)) {
-        fprintf(stderr, "mfmt convert: %s: cannot make a directory beside it\n", a->out);
-        return EXIT_USAGE;
-    }
-    dir_base_name(a->in, base, sizeof(base));
-    char dir[4400];
-    snprintf(dir, sizeof(dir), "%s/%s", tmp, base);
-    mf_convert_mlx_opts o;
-    mf_convert_mlx_opts_init(&o);
-    o.dequantize = true;
-    int rc = run_mlx(a->in, dir, &o);
-    if (rc == 0)
-        rc = cli_convert_dir_to_gguf(dir, a->out, a->type, a->layout, threads, NULL);
-    cli_remove_flat_dir(dir); /* the flat directory mlx_to_gguf made */
-    rmdir(tmp);
     return rc;
 }
 
