@@ -288,10 +288,13 @@ static void compare_config(const char *orig, const char *back)
     json_t *a = json_load_file(pa, JSON_DECODE_INT_AS_REAL, NULL), *b = json_load_file(pb, JSON_DECODE_INT_AS_REAL, NULL);
     CHECKF(a && b, "%s: config.json unreadable", back);
     /* a multimodal config (Qwen3.5) as the converter reads it: text_config
-     * lifted to the top (GGUF -> HF writes the text model's keys there) */
+     * lifted to the top, in both (check_config_keys checks the nesting) */
     json_t *tc = json_object_get(a, "text_config");
     if (json_is_object(tc))
         json_object_update(a, tc);
+    tc = json_object_get(b, "text_config");
+    if (json_is_object(tc))
+        json_object_update(b, tc);
     const char *k;
     json_t *vb;
     size_t common = 0;
@@ -313,7 +316,7 @@ static void compare_config(const char *orig, const char *back)
              json_number_value(va) * json_number_value(json_object_get(a, "hidden_size")) !=
                  json_number_value(json_object_get(a, "intermediate_size"))))
             continue;
-        if (!va || !strcmp(k, "torch_dtype") || !strcmp(k, "architectures") ||
+        if (!va || !strcmp(k, "torch_dtype") || !strcmp(k, "architectures") || !strcmp(k, "text_config") ||
             !strcmp(k, "model_type") || !strcmp(k, "tie_word_embeddings") ||
             !strcmp(k, "partial_rotary_factor") || !strcmp(k, "rotary_pct") || !strcmp(k, "ffn_multipliers") ||
             !strcmp(k, "embeddings_scale") || !strcmp(k, "width_scale") || /* JAIS: folded into the weights */
@@ -554,15 +557,116 @@ static void check_defaults(json_t *orig, json_t *cfg, json_t *cls, mf_model *g, 
     }
 }
 
+/* The keys of one level of config.json against its class: only keys it
+ * takes, of its types; rope_scaling / rope_parameters with what
+ * transformers' validation of their rope_type requires. */
+static void check_level(json_t *obj, json_t *cls, const char *name)
+{
+    const char *k, *cname = json_string_value(json_object_get(cls, "class"));
+    json_t *v;
+    json_object_foreach(obj, k, v) {
+        const char *t = key_type(cls, k);
+        CHECKF(t != NULL, "%s: config.json key %s is not a key of %s", name, k, cname);
+        CHECKF(!t || type_ok(v, t), "%s: config.json %s is not %s", name, k, t);
+    }
+    check_rope_scaling(json_object_get(obj, "rope_scaling"), name);
+    check_rope_scaling(json_object_get(obj, "rope_parameters"), name);
+    json_t *rs = json_object_get(obj, "rope_scaling");
+    size_t ri;
+    json_t *rk; /* what the class's own validation adds (PhimoeConfig's mscales) */
+    json_array_foreach(json_object_get(cls, "rope_scaling_required"), ri, rk)
+        CHECKF(!json_is_object(rs) || json_object_get(rs, json_string_value(rk)), "%s: rope_scaling has no %s (%s requires it)",
+               name, json_string_value(rk), cname);
+}
+
+/* Values the class ends with that two keys must agree on: layer_types,
+ * which Qwen3_5TextConfig / Qwen3NextConfig read before the
+ * full_attention_interval the forward converter reads; the rotary fraction
+ * kept both as the kwarg and inside rope_parameters. */
+static void check_level_values(json_t *obj, const char *name)
+{
+    json_t *lt = json_object_get(obj, "layer_types"), *fai = json_object_get(obj, "full_attention_interval");
+    json_int_t n = json_integer_value(json_object_get(obj, "num_hidden_layers"));
+    if (json_is_array(lt) && json_is_integer(json_object_get(obj, "num_hidden_layers")))
+        CHECKF((json_int_t)json_array_size(lt) == n, "%s: layer_types has %zu entries for %lld layers", name,
+               json_array_size(lt), (long long)n);
+    if (json_is_array(lt) && json_is_integer(fai) && json_integer_value(fai) > 0) {
+        json_int_t every = json_integer_value(fai);
+        for (size_t i = 0; i < json_array_size(lt); i++) {
+            const char *want = ((json_int_t)i + 1) % every ? "linear_attention" : "full_attention";
+            const char *got = json_string_value(json_array_get(lt, i));
+            CHECKF(got && !strcmp(got, want), "%s: layer_types[%zu] is %s, full_attention_interval %lld says %s", name,
+                   i, got ? got : "(not a string)", (long long)every, want);
+        }
+    }
+    json_t *prf = json_object_get(obj, "partial_rotary_factor"),
+           *rprf = json_object_get(json_object_get(obj, "rope_parameters"), "partial_rotary_factor");
+    if (prf && rprf)
+        CHECKF(json_number_value(prf) == json_number_value(rprf),
+               "%s: partial_rotary_factor %g, rope_parameters' %g", name, json_number_value(prf), json_number_value(rprf));
+}
+
+/* The rotary base from_pretrained ends with (rope_parameters' rope_theta,
+ * else rope_theta, else the class's default) is the GGUF's, where the GGUF
+ * holds one and the converter writes it as it is (not HunYuan's, folded
+ * with its NTK alpha; not a sliding/full split). */
+static void check_rope_theta(json_t *flat, json_t *cls, mf_model *g, const char *arch, const char *name)
+{
+    char key[160];
+    snprintf(key, sizeof(key), "%s.rope.freq_base", arch);
+    const mf_value *fb = mf_meta_get(g, key);
+    json_t *rp = json_object_get(flat, "rope_parameters"), *rs = json_object_get(flat, "rope_scaling");
+    if (!fb || fb->type != MF_V_F32 || json_object_get(rs, "alpha") || json_object_get(rp, "full_attention"))
+        return;
+    json_t *theta = json_object_get(rp, "rope_theta");
+    if (!theta)
+        theta = json_object_get(flat, "rope_theta");
+    json_t *spec = json_object_get(json_object_get(cls, "keys"), "rope_theta");
+    if (!theta && !spec && json_is_true(json_object_get(cls, "rope_legacy")))
+        spec = json_object_get(json_object_get(json_object_get(schema, "rope_legacy"), "keys"), "rope_theta");
+    if (!theta && spec)
+        theta = json_array_get(spec, 1);
+    if (!json_is_number(theta))
+        return; /* a class without a rotary base (ALiBi, learned positions) */
+    CHECKF((float)json_number_value(theta) == (float)fb->as.f, "%s: from_pretrained would take rope theta %g, the GGUF says %g",
+           name, json_number_value(theta), fb->as.f);
+}
+
+/* Keys a class takes and then sets itself ("derived" in the table): the
+ * value written must be the one it derives, else transformers builds
+ * another model than the GGUF's. rwkv_ffn: Rwkv6Config sets
+ * intermediate_size None; Rwkv6FeedForward takes int(hidden_size * 3.5) // 32 * 32. */
+static void check_derived(json_t *flat, json_t *cls, const char *name)
+{
+    const char *k;
+    json_t *how;
+    json_object_foreach(json_object_get(cls, "derived"), k, how) {
+        json_t *v = json_object_get(flat, k);
+        CHECKF(!strcmp(json_string_value(how), "rwkv_ffn"), "%s: unknown derivation %s", name, json_string_value(how));
+        json_int_t h = json_integer_value(json_object_get(flat, "hidden_size")), want = (json_int_t)((double)h * 3.5) / 32 * 32;
+        CHECKF(!v || json_integer_value(v) == want, "%s: %s %lld, but %s derives %lld", name, k,
+               (long long)json_integer_value(v), json_string_value(json_object_get(cls, "class")), (long long)want);
+    }
+}
+
+/* config.json as the forward converter reads it: text_config lifted */
+static json_t *lifted(json_t *cfg)
+{
+    json_t *flat = json_deep_copy(cfg), *tc = json_object_get(cfg, "text_config");
+    if (flat && json_is_object(tc))
+        json_object_update(flat, tc);
+    return flat;
+}
+
 static void check_config_keys(const char *orig_dir, const char *out, const char *g1, const char *name)
 {
     char p[1400];
     snprintf(p, sizeof(p), "%s/config.json", out);
     json_t *cfg = json_load_file(p, 0, NULL);
     snprintf(p, sizeof(p), "%s/config.json", orig_dir);
-    json_t *orig = json_load_file(p, 0, NULL);
+    json_t *orig = json_load_file(p, 0, NULL), *flat = NULL, *orig_flat = NULL;
     const char *mt = json_string_value(json_object_get(cfg, "model_type"));
-    json_t *cls = json_object_get(json_object_get(schema, "classes"), mt ? mt : "?");
+    json_t *classes = json_object_get(schema, "classes"), *cls = json_object_get(classes, mt ? mt : "?");
     CHECKF(mt != NULL, "%s: config.json has no model_type", name);
     if (!cls) { /* a family added without its class's keys: said and counted */
         TL_SKIP("%s: model_type %s has no entry in tests/data/hf_arch/hf_config_keys.json: its config.json is "
@@ -574,36 +678,43 @@ static void check_config_keys(const char *orig_dir, const char *out, const char 
         goto out;
     }
     n_configs_checked++;
-    const char *k;
-    json_t *v;
-    json_object_foreach(cfg, k, v) {
-        const char *t = key_type(cls, k);
-        CHECKF(t != NULL, "%s: config.json key %s is not a key of %s", name, k,
+    check_level(cfg, cls, name);
+    check_level_values(cfg, name);
+    /* a composite class (Qwen3_5Config) builds the language model from
+     * text_config alone, a class of its own model_type */
+    const char *text_mt = json_string_value(json_object_get(cls, "text_config"));
+    json_t *text_cls = text_mt ? json_object_get(classes, text_mt) : NULL, *tc = json_object_get(cfg, "text_config");
+    CHECKF(!text_mt || text_cls, "%s: the table has no %s (text_config of %s)", name, text_mt, mt);
+    if (text_cls) {
+        const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+        CHECKF(json_is_object(tc), "%s: %s reads the language model from text_config; config.json has none", name,
                json_string_value(json_object_get(cls, "class")));
-        CHECKF(!t || type_ok(v, t), "%s: config.json %s is not %s", name, k, t);
+        CHECKF(tmt && !strcmp(tmt, text_mt), "%s: text_config model_type %s, not %s", name, tmt ? tmt : "(none)", text_mt);
+        check_level(tc, text_cls, name);
+        check_level_values(tc, name);
     }
-    check_rope_scaling(json_object_get(cfg, "rope_scaling"), name);
-    json_t *rs = json_object_get(cfg, "rope_scaling");
-    size_t ri;
-    json_t *rk; /* what the class's own validation adds (PhimoeConfig's mscales) */
-    json_array_foreach(json_object_get(cls, "rope_scaling_required"), ri, rk)
-        CHECKF(!json_is_object(rs) || json_object_get(rs, json_string_value(rk)), "%s: rope_scaling has no %s (%s requires it)",
-               name, json_string_value(rk), json_string_value(json_object_get(cls, "class")));
+    json_t *reader = text_cls ? text_cls : cls; /* the class whose keys the text model's values are */
+    flat = lifted(cfg);
+    orig_flat = orig ? lifted(orig) : NULL;
+    check_derived(flat, reader, name);
     const conv_arch *a = fwd_row(json_string_value(json_array_get(json_object_get(cfg, "architectures"), 0)));
     CHECKF(a != NULL, "%s: the converter takes no class of config.json's architectures", name);
     mf_model *g = NULL;
     mf_status st;
     mf_status_init(&st);
-    if (a && mf_open(g1, NULL, &g, &st) == 0) {
-        check_forward_keys(a, a->hparams, false, cfg, cls, g, name);
-        if (orig)
-            check_defaults(orig, cfg, cls, g, a->name, name);
+    if (a && flat && mf_open(g1, NULL, &g, &st) == 0) {
+        check_forward_keys(a, a->hparams, false, flat, reader, g, name);
+        check_rope_theta(flat, reader, g, a->name, name);
+        if (orig_flat)
+            check_defaults(orig_flat, flat, reader, g, a->name, name);
     }
     mf_close(g);
     mf_status_clear(&st);
 out:
     json_decref(cfg);
     json_decref(orig);
+    json_decref(flat);
+    json_decref(orig_flat);
 }
 
 static void note_covered(const char *arch)

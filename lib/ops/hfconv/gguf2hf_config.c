@@ -562,6 +562,7 @@ static const struct { const char *model_type, *gguf, *name; } hf_names[] = {
     {"qwen3_moe", "expert_count", "num_experts"}, /* where the keys' list has both names */
     {"olmoe", "expert_count", "num_experts"},
     {"qwen3_next", "expert_count", "num_experts"}, /* Qwen3NextConfig */
+    {"qwen3_5_moe", "expert_count", "num_experts"}, /* Qwen3_5MoeTextConfig */
     /* the Mamba-2 hybrids' config classes take the "mamba_" names */
     {"granitemoehybrid", "ssm.conv_kernel", "mamba_d_conv"},
     {"granitemoehybrid", "ssm.state_size", "mamba_d_state"},
@@ -983,6 +984,90 @@ static void unit_scales(hfc *c, json_t *cfg)
     }
 }
 
+/* Composite classes (Qwen3_5Config, Qwen3_5MoeConfig: configuration_qwen3_5*.py
+ * of transformers) read the language model's keys only from text_config,
+ * a config of its own model_type: everything but the class's own keys goes
+ * there. The forward converter lifts text_config to the top again
+ * ({**hparams, **text_config}), so it reads the same values. */
+static const struct { const char *model_type, *text_model_type; } composite[] = {
+    {"qwen3_5", "qwen3_5_text"},
+    {"qwen3_5_moe", "qwen3_5_moe_text"},
+};
+
+static const char *text_model_type_of(const char *model_type)
+{
+    for (size_t i = 0; i < sizeof(composite) / sizeof(composite[0]); i++)
+        if (!strcmp(composite[i].model_type, model_type))
+            return composite[i].text_model_type;
+    return NULL;
+}
+
+/* Qwen3_5TextConfig's rope: rope_parameters with the theta, the rotary
+ * fraction (also kept as the kwarg its __post_init__ defaults, which the
+ * forward converter reads), the M-RoPE sections as the released configs
+ * have them (three: the forward step pads to four) and interleaved (the
+ * IMROPE llama.cpp runs for qwen35) */
+static void text_rope_parameters(json_t *text)
+{
+    json_t *rp = json_object_get(text, "rope_scaling");
+    rp = json_is_object(rp) ? json_incref(rp) : json_object();
+    json_object_del(text, "rope_scaling");
+    json_t *theta = json_object_get(text, "rope_theta");
+    if (theta) {
+        json_object_set(rp, "rope_theta", theta);
+        json_object_del(text, "rope_theta");
+    }
+    if (!json_object_get(rp, "rope_type"))
+        json_object_set_new(rp, "rope_type", json_string("default"));
+    json_t *prf = json_object_get(text, "partial_rotary_factor");
+    if (prf)
+        json_object_set(rp, "partial_rotary_factor", prf);
+    json_t *ms = json_object_get(rp, "mrope_section");
+    while (json_array_size(ms) > 3 && json_integer_value(json_array_get(ms, json_array_size(ms) - 1)) == 0)
+        json_array_remove(ms, json_array_size(ms) - 1);
+    if (ms)
+        json_object_set_new(rp, "mrope_interleaved", json_true());
+    json_object_set_new(text, "rope_parameters", rp);
+}
+
+/* layer_types, which the class reads before full_attention_interval (a
+ * kwarg it pops only when layer_types is None): every interval-th layer
+ * full attention */
+static void text_layer_types(json_t *text)
+{
+    json_t *fai = json_object_get(text, "full_attention_interval");
+    int64_t every = json_is_integer(fai) ? json_integer_value(fai) : 4, n = cfg_int(text, "num_hidden_layers", NULL);
+    if (every <= 0 || n <= 0 || n > 65536)
+        return;
+    json_t *lt = json_array();
+    for (int64_t i = 0; i < n; i++)
+        json_array_append_new(lt, json_string((i + 1) % every ? "linear_attention" : "full_attention"));
+    json_object_set_new(text, "layer_types", lt);
+}
+
+static void nest_text_config(json_t *cfg, const char *text_model_type)
+{
+    static const char *const top_only[] = {"architectures", "model_type", "torch_dtype", NULL};
+    json_t *text = json_object();
+    const char *k;
+    void *tmp;
+    json_t *v;
+    json_object_foreach_safe(cfg, tmp, k, v) {
+        bool stays = false;
+        for (const char *const *t = top_only; *t; t++)
+            stays |= !strcmp(*t, k);
+        if (stays)
+            continue;
+        json_object_set(text, k, v);
+        if (strcmp(k, "tie_word_embeddings")) /* both classes take it */
+            json_object_del(cfg, k);
+    }
+    json_object_set_new(text, "model_type", json_string(text_model_type));
+    text_rope_parameters(text);
+    text_layer_types(text);
+    json_object_set_new(cfg, "text_config", text);
+}
+
 static json_t *build_config(hfc *c)
 {
     json_t *cfg = json_object();
@@ -1024,6 +1109,9 @@ static json_t *build_config(hfc *c)
     set_new(cfg, "tie_word_embeddings", json_boolean(always_tied || !has_output));
     set_new(cfg, "torch_dtype", json_string(torch_dtype(c)));
     put_token_ids(c, cfg, true);
+    const char *text_mt = text_model_type_of(c->model_type);
+    if (text_mt)
+        nest_text_config(cfg, text_mt);
     return cfg;
 }
 
