@@ -31,7 +31,7 @@ static char tmpdir[64];
 static json_t *schema; /* tests/data/hf_arch/hf_config_keys.json */
 static char covered[64][64]; /* GGUF architectures round-tripped */
 static size_t n_covered;
-static int n_configs_checked, n_configs_remote, n_refused;
+static int n_configs_checked, n_configs_remote, n_refused, n_effective;
 
 static bool same_file(const char *a, const char *b)
 {
@@ -280,6 +280,8 @@ static bool same_rope_scaling(json_t *a, json_t *b)
 
 /* Every key of the rebuilt config.json that the original has: same value
  * (floats as float32, since GGUF holds them so). */
+static const char *not_carried(json_t *cls, const char *k);
+
 static void compare_config(const char *orig, const char *back)
 {
     char pa[1400], pb[1400];
@@ -315,6 +317,9 @@ static void compare_config(const char *orig, const char *back)
             (!strcmp(k, "expand") && json_object_get(a, "intermediate_size") && json_object_get(a, "hidden_size") &&
              json_number_value(va) * json_number_value(json_object_get(a, "hidden_size")) !=
                  json_number_value(json_object_get(a, "intermediate_size"))))
+            continue;
+        json_t *cls = json_object_get(json_object_get(schema, "classes"), json_string_value(json_object_get(b, "model_type")));
+        if (cls && not_carried(cls, k)) /* hf_config_keys.json says why */
             continue;
         if (!va || !strcmp(k, "torch_dtype") || !strcmp(k, "architectures") || !strcmp(k, "text_config") ||
             !strcmp(k, "model_type") || !strcmp(k, "tie_word_embeddings") ||
@@ -522,7 +527,14 @@ static void check_forward_keys(const conv_arch *a, const conv_hp *list, bool bas
         for (char *save = NULL, *t = strtok_r(alts, "|", &save); t && *t != '=' && !read; t = strtok_r(NULL, "|", &save))
             if (config_at(cfg, t))
                 read = t;
-        CHECKF(read != NULL, "%s: config.json has none of %s (GGUF %s)", name, h->src, key);
+        /* "k|=V": none of them present gives the constant V, fine where the GGUF has V */
+        const char *dflt = strstr(h->src, "|=");
+        const mf_value *gv = mf_meta_get(g, key);
+        bool gives_default = !read && dflt && gv &&
+                             ((gv->type == MF_V_BOOL && gv->as.b == (atoi(dflt + 2) != 0)) ||
+                              (gv->type != MF_V_BOOL && gv->type != MF_V_STR && gv->type != MF_V_ARR &&
+                               gv->as.i == atoll(dflt + 2)));
+        CHECKF(read != NULL || gives_default, "%s: config.json has none of %s (GGUF %s)", name, h->src, key);
         char top[200]; /* a nested key ("attn_config.kv_n_heads", DBRX's): its object is the class's key */
         snprintf(top, sizeof(top), "%.*s", read ? (int)strcspn(read, ".") : 0, read ? read : "");
         if (read)
@@ -649,6 +661,67 @@ static void check_derived(json_t *flat, json_t *cls, const char *name)
     }
 }
 
+/* Why a key is not compared by check_effective ("not_carried": the
+ * table's, then the class's), NULL: compared. */
+static const char *not_carried(json_t *cls, const char *k)
+{
+    json_t *why = json_object_get(json_object_get(cls, "not_carried"), k);
+    if (!why)
+        why = json_object_get(json_object_get(schema, "not_carried"), k);
+    if (!why && strstr(k, "_token_id"))
+        why = json_object_get(json_object_get(schema, "not_carried"), "*_token_id");
+    return json_string_value(why);
+}
+
+/* v, else the class's default for k (NULL: the class has none) */
+static json_t *effective(json_t *flat, json_t *cls, const char *k)
+{
+    json_t *v = json_object_get(flat, k);
+    return v ? v : json_array_get(json_object_get(json_object_get(cls, "keys"), k), 1);
+}
+
+static bool same_effective(json_t *a, json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return (float)json_number_value(a) == (float)json_number_value(b);
+    if ((json_is_null(a) || !a) && json_is_array(b) && !json_array_size(b))
+        return true; /* a list key's None is the empty list (mlp_only_layers) */
+    if ((json_is_null(b) || !b) && json_is_array(a) && !json_array_size(a))
+        return true;
+    if (json_is_array(a) && json_is_array(b) && json_array_size(a) == json_array_size(b)) {
+        for (size_t i = 0; i < json_array_size(a); i++)
+            if (!same_effective(json_array_get(a, i), json_array_get(b, i)))
+                return false;
+        return true;
+    }
+    return json_equal(a, b);
+}
+
+/* Every key of the class ends with the same value in from_pretrained for
+ * the original config.json and the one written back (the key, else the
+ * class default): else transformers builds another model than the
+ * original, which the GGUF describes. Keys the GGUF does not carry are
+ * listed with why (hf_config_keys.json "not_carried"); dict-valued keys
+ * (rope_scaling, DBRX/MPT sub-configs) are compared by compare_config. */
+static void check_effective(json_t *orig_flat, json_t *flat, json_t *cls, const char *name)
+{
+    const char *k;
+    json_t *spec;
+    json_object_foreach(json_object_get(cls, "keys"), k, spec) {
+        json_t *a = effective(orig_flat, cls, k), *b = effective(flat, cls, k);
+        if (json_is_object(a) || json_is_object(b) || not_carried(cls, k))
+            continue;
+        n_effective++;
+        char *as = a ? json_dumps(a, JSON_ENCODE_ANY | JSON_COMPACT) : NULL,
+             *bs = b ? json_dumps(b, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+        CHECKF(same_effective(a, b), "%s: from_pretrained ends with %s = %.60s from the original config.json, %.60s from "
+               "the one written back (%s)", name, k, as ? as : "(none)", bs ? bs : "(none)",
+               json_string_value(json_object_get(cls, "class")));
+        free(as);
+        free(bs);
+    }
+}
+
 /* config.json as the forward converter reads it: text_config lifted */
 static json_t *lifted(json_t *cfg)
 {
@@ -707,6 +780,8 @@ static void check_config_keys(const char *orig_dir, const char *out, const char 
         check_rope_theta(flat, reader, g, a->name, name);
         if (orig_flat)
             check_defaults(orig_flat, flat, reader, g, a->name, name);
+        if (orig_flat)
+            check_effective(orig_flat, flat, reader, name);
     }
     mf_close(g);
     mf_status_clear(&st);
@@ -994,8 +1069,9 @@ int main(void)
         CHECKF(seen, "architecture %s: no directory round-tripped", mf_convert_arch_name(i));
     }
     printf("gguf -> hf: %zu architectures round-tripped; %d config.json checked against transformers' classes, "
-           "%d of remote-code classes (no transformers class to check)\n",
-           n_covered, n_configs_checked, n_configs_remote);
+           "%d of remote-code classes (no transformers class to check); %d class keys compared as from_pretrained "
+           "ends with them\n",
+           n_covered, n_configs_checked, n_configs_remote, n_effective);
     json_decref(schema);
     quantized_source(shared);
     refusals(shared);

@@ -712,6 +712,15 @@ static bool xlmr_vocab(const mf_model *m)
 {
     return tokenizer_is(m, "t5");
 }
+
+/* DeepSeek-V3's router (sigmoid scores with a correction bias,
+ * exp_probs_b): DeepseekV2Config's classes route by softmax, so the
+ * directory is DeepseekV3ForCausalLM's, which the converter also takes */
+static bool deepseek_v3_router(const mf_model *m)
+{
+    const mf_value *g = mf_meta_get(m, "deepseek2.expert_gating_func");
+    return g && g->type != MF_V_STR && g->type != MF_V_ARR && g->type != MF_V_BOOL && g->as.u == 2;
+}
 #undef E
 
 #define N "encoder.layers.{bid}."
@@ -1048,5 +1057,6 @@ const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);
 const hf_rev_variant hf_rev_variants[] = {
     {roberta_vocab, {"bert", CLASS("RobertaModel", "roberta"), roberta_names}},
     {xlmr_vocab, {"bert", CLASS("XLMRobertaModel", "xlm-roberta"), roberta_names}},
+    {deepseek_v3_router, {"deepseek2", CLASS("DeepseekV3ForCausalLM", "deepseek_v3"), deepseek2_names}},
 };
 const size_t hf_rev_n_variants = sizeof(hf_rev_variants) / sizeof(hf_rev_variants[0]);

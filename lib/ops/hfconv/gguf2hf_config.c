@@ -648,6 +648,91 @@ static void class_keys(hfc *c, json_t *cfg)
         set_new(cfg, "rope_theta", json_real(10000.0));
 }
 
+static bool has_tensor(const hfc *c, const char *name)
+{
+    return mf_tensor_find(c->m, name) != NULL;
+}
+
+/* Flags of the class that only the tensors say (no GGUF key holds them,
+ * the forward converter reads none): without them from_pretrained builds
+ * the class default - biases dropped or expected, another FFN, another
+ * residual - not the model the GGUF describes. */
+static void tensor_flags(hfc *c, json_t *cfg)
+{
+    const char *mt = c->model_type;
+    bool qkv_bias = has_tensor(c, "blk.0.attn_q.bias");
+    if (!strcmp(mt, "phimoe")) { /* PhimoeConfig: attention_bias, lm_head_bias */
+        set_new(cfg, "attention_bias", json_boolean(qkv_bias));
+        set_new(cfg, "lm_head_bias", json_boolean(has_tensor(c, "output.bias")));
+    }
+    if (!strcmp(mt, "glm4_moe"))
+        set_new(cfg, "attention_bias", json_boolean(qkv_bias));
+    if (!strcmp(mt, "stablelm")) {
+        set_new(cfg, "use_qkv_bias", json_boolean(qkv_bias));
+        set_new(cfg, "qk_layernorm", json_boolean(has_tensor(c, "blk.0.attn_q_norm.weight")));
+        /* llama.cpp's stablelm runs the residual parallel when a block has
+         * no ffn_norm, whatever use_parallel_residual says (the converter
+         * writes its default, true, for a config without the key):
+         * StableLmConfig's default (false) is right when there is one, and
+         * leaving the key out gives the converter's true again */
+        json_t *pr = json_object_get(cfg, "use_parallel_residual");
+        if (has_tensor(c, "blk.0.ffn_norm.weight") && json_is_true(pr))
+            json_object_del(cfg, "use_parallel_residual");
+    }
+    if (!strcmp(mt, "mamba") || !strcmp(mt, "falcon_mamba")) { /* MambaConfig: both default true */
+        set_new(cfg, "use_bias", json_boolean(has_tensor(c, "blk.0.ssm_in.bias")));
+        set_new(cfg, "use_conv_bias", json_boolean(has_tensor(c, "blk.0.ssm_conv1d.bias")));
+    }
+    /* T5Config: llama.cpp's T5 runs a GELU-gated FFN when ffn_gate exists, else ReLU */
+    if (!strcmp(mt, "t5"))
+        set_new(cfg, "feed_forward_proj", json_string(has_tensor(c, "enc.blk.0.ffn_gate.weight") ||
+                                                              has_tensor(c, "blk.0.ffn_gate.weight")
+                                                          ? "gated-gelu"
+                                                          : "relu"));
+    /* Gemma 2 / 3 scale queries by query_pre_attn_scalar ** -0.5; llama.cpp
+     * by the head size, but n_embd / n_head for the 27B (46 and 62 layers:
+     * llama-model.cpp's f_attention_scale) */
+    if (!strcmp(mt, "gemma2") || !strcmp(mt, "gemma3_text")) {
+        int64_t n = key_int_of(c, "block_count"), hd = key_int_of(c, "attention.key_length");
+        int64_t embd = key_int_of(c, "embedding_length"), heads = key_int_of(c, "attention.head_count");
+        bool is_27b = n == (!strcmp(mt, "gemma2") ? 46 : 62);
+        if (is_27b && heads > 0)
+            hd = embd / heads;
+        if (hd > 0)
+            set_new(cfg, "query_pre_attn_scalar", json_integer(hd));
+    }
+    /* JAIS: llama.cpp scales attention by 1 / head size (scale_qk_dot_by_d) */
+    if (!strcmp(mt, "jais"))
+        set_new(cfg, "scale_qk_dot_by_d", json_true());
+    /* Jina-BERT v2: ALiBi, no position table */
+    if (!strcmp(c->arch, "jina-bert-v2"))
+        set_new(cfg, "position_embedding_type", json_string("alibi"));
+    /* FalconH1Config: the mixer's gated RMS norm when the GGUF has one;
+     * llama.cpp gates, then normalizes */
+    if (!strcmp(mt, "falcon_h1")) {
+        set_new(cfg, "mamba_rms_norm", json_boolean(has_tensor(c, "blk.0.ssm_norm.weight")));
+        set_new(cfg, "mamba_norm_before_gate", json_false());
+    }
+    /* DeepseekV2Config's q_lora_rank defaults to 1536: a GGUF without one
+     * (V2-Lite: q_proj straight) says None (the converter skips a null) */
+    if ((!strcmp(mt, "deepseek_v2") || !strcmp(mt, "deepseek_v3")) && !hfc_key(c, "attention.q_lora_rank"))
+        set_new(cfg, "q_lora_rank", json_null());
+    /* DeepseekV3Config limits routing to topk_group of n_group expert
+     * groups (8 and 4 by default); a GGUF without expert_group_count
+     * (c392e50's) runs llama.cpp's top-k over all experts: one group */
+    if (!strcmp(mt, "deepseek_v3")) {
+        int64_t groups = 1, used = 1;
+        hfc_int(hfc_key(c, "expert_group_count"), &groups);
+        hfc_int(hfc_key(c, "expert_group_used_count"), &used);
+        set_new(cfg, "n_group", json_integer(groups));
+        set_new(cfg, "topk_group", json_integer(used));
+    }
+    /* Qwen3MoeConfig's norm_topk_prob is false; llama.cpp's qwen3moe
+     * always normalizes the chosen experts' weights */
+    if (!strcmp(mt, "qwen3_moe"))
+        set_new(cfg, "norm_topk_prob", json_true());
+}
+
 /* pass 0: keys read straight from config.json; pass 1: computed values
  * (they need the sizes of pass 0); pass 2: the written blocks. */
 static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int pass)
@@ -1090,6 +1175,7 @@ static json_t *build_config(hfc *c)
     if (!strcmp(c->arch, "falcon"))
         falcon_layout(c, cfg);
     class_keys(c, cfg);
+    tensor_flags(c, cfg);
     unit_scales(c, cfg);
     if (llama3_rope(c, cfg)) {
         json_decref(cfg);
