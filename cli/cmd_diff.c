@@ -14,6 +14,7 @@ typedef struct diff_out {
     size_t meta_count[5];
     FILE *out;          /* the rows' text: stdout, or a buffer printed after the summary */
     bool mapped;        /* one side went through the converter (GGUF -> HF names) */
+    bool arch_file;     /* ... with the rows of --arch-file */
     qerr_sum sum;
 } diff_out;
 
@@ -122,9 +123,9 @@ static int diff_metadata(const mf_model *a, const mf_model *b, diff_out *o, bool
 static void print_summary(const diff_out *o, const char *hf, const char *gguf)
 {
     const qerr_sum *s = &o->sum;
-    printf("model: %s vs %s through the converter's tables: %zu tensors compared, %.0f "
+    printf("model: %s vs %s through %s: %zu tensors compared, %.0f "
            "parameters; weighted RMSE %.6g, mean cosine %.9f",
-           hf, gguf, s->all.tensors, s->all.n, qerr_rmse(&s->all), qerr_cosine(&s->all));
+           hf, gguf, o->arch_file ? "the arch file's rows" : "the converter's tables", s->all.tensors, s->all.n, qerr_rmse(&s->all), qerr_cosine(&s->all));
     if (s->n_worst && s->worst[0].rmse > 0)
         printf("; worst %s (rmse %.6g)", s->worst[0].name, s->worst[0].rmse);
     putchar('\n');
@@ -151,7 +152,8 @@ static json_t *summary_json(const diff_out *o)
     for (size_t i = 0; i < s->n_worst; i++)
         json_array_append_new(worst, json_pack("{s:s, s:f, s:f}", "name", s->worst[i].name, "rmse",
                                                s->worst[i].rmse, "cosine", s->worst[i].cosine));
-    return json_pack("{s:s, s:i, s:f, s:f, s:f, s:o, s:o}", "mapping", "converter tables (GGUF -> HF)",
+    return json_pack("{s:s, s:i, s:f, s:f, s:f, s:o, s:o}", "mapping",
+                     o->arch_file ? "arch file (GGUF -> HF)" : "converter tables (GGUF -> HF)",
                      "tensors", (json_int_t)s->all.tensors, "parameters", s->all.n, "rmse",
                      qerr_rmse(&s->all), "cosine", qerr_cosine(&s->all), "layers", layers, "worst",
                      worst);
@@ -182,14 +184,26 @@ static int run_diff(const cli_args *args)
     /* an HF directory against a GGUF: names and layouts through the
      * converter, values dequantized, a model-level summary first */
     int g = qerr_gguf_side(a, b);
+    const char *arch_file = cli_get(args, "--arch-file");
+    if (arch_file && (g < 0 || meta_only || cli_has(args, "--no-map") || !strcmp(p[g], "-"))) {
+        rc = cli_usage_error("diff", "--arch-file maps the names of a GGUF file against an HF directory "
+                                     "(not with --no-map or --metadata-only)");
+        goto out;
+    }
     if (g >= 0 && !meta_only && !cli_has(args, "--no-map") && strcmp(p[g], "-")) {
         mf_status ms;
         mf_status_init(&ms);
-        if (qerr_map_gguf_side(p[g], g ? &b : &a, tmp, sizeof(tmp), &ms) == 0) {
+        /* with --arch-file a failure is the answer, not a fallback to plain names */
+        if (qerr_map_gguf_side(p[g], arch_file, g ? &b : &a, tmp, sizeof(tmp), &ms) == 0) {
             o.mapped = true;
+            o.arch_file = arch_file != NULL;
             tensors_only = true; /* config.json and GGUF keys have nothing in common */
             if (!o.json && !cli_quiet && !(o.out = open_memstream(&rows_text, &rows_len)))
                 o.out = stdout;
+        } else if (arch_file) {
+            rc = cli_report(&ms);
+            mf_status_clear(&ms);
+            goto out;
         } else {
             fprintf(stderr, "mfmt diff: note: %s not mapped through the converter (%s); names "
                             "compared as they are\n", p[g], ms.msg);
@@ -269,6 +283,8 @@ static const cli_opt opts[] = {
     {"--tensors-only", NULL, NULL, "compare the tensors only"},
     {"--no-map", NULL, NULL, "an HF directory and a GGUF: compare names as they are, not through "
                              "the converter's tables"},
+    {"--arch-file", NULL, "FILE", "an HF directory and a GGUF: map names through the architecture described by "
+                                  "FILE (doc/arch-file.md, as convert --arch-file) instead of the built-in tables"},
     CLI_OPT_QUIET("print nothing (unless --json); the exit status says whether they differ"),
     {0},
 };

@@ -152,7 +152,8 @@ int qerr_gguf_side(const mf_model *a, const mf_model *b)
     return fa == MF_FMT_HF_DIR && fb == MF_FMT_GGUF ? 1 : fa == MF_FMT_GGUF && fb == MF_FMT_HF_DIR ? 0 : -1;
 }
 
-int qerr_map_gguf_side(const char *path, mf_model **side, char *tmp, size_t cap, mf_status *st)
+int qerr_map_gguf_side(const char *path, const char *arch_file, mf_model **side, char *tmp, size_t cap,
+                       mf_status *st)
 {
     const char *td = getenv("TMPDIR");
     snprintf(tmp, cap, "%s/mfmt-diff-XXXXXX", td && *td ? td : "/tmp");
@@ -165,6 +166,7 @@ int qerr_map_gguf_side(const char *path, mf_model **side, char *tmp, size_t cap,
     mf_convert_hf_opts o;
     mf_convert_hf_opts_init(&o);
     o.dtype = MF_F32;
+    o.arch_file = arch_file;
     mf_model *m = NULL;
     if (mf_convert_to_hf(path, inner, &o, st) || cli_open(inner, 0, false, &m, st)) {
         qerr_unmap(tmp);

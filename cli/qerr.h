@@ -62,8 +62,10 @@ int qerr_tensor_rms(const mf_model *m, const mf_tensor *t, double *rms, mf_statu
  * permutes undone, every tensor dequantized to F32) in a temporary
  * directory, which then stands for that side (*side closed and replaced).
  * tmp (cap bytes) gets the directory, for qerr_unmap after the models are
- * closed. 0, or -1 (st filled, tmp ""). */
-int qerr_map_gguf_side(const char *path, mf_model **side, char *tmp, size_t cap, mf_status *st);
+ * closed. arch_file: the architecture from that file (doc/arch-file.md)
+ * instead of the built-in tables, or NULL. 0, or -1 (st filled, tmp ""). */
+int qerr_map_gguf_side(const char *path, const char *arch_file, mf_model **side, char *tmp, size_t cap,
+                       mf_status *st);
 void qerr_unmap(char *tmp);
 /* Which of a and b is the GGUF to map: 1 (b) when a is an HF directory
  * and b a GGUF, 0 for the other way round, -1 otherwise. */

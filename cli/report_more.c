@@ -206,9 +206,9 @@ int report_against_run(const char *path, const mf_model *m, report_against *a)
         goto fail;
     /* an HF directory and a GGUF: the GGUF read back through the converter */
     int g = qerr_gguf_side(ref, m);
-    if (g == 1 && qerr_map_gguf_side(path, &mapped, tmp, sizeof(tmp), &st))
+    if (g == 1 && qerr_map_gguf_side(path, NULL, &mapped, tmp, sizeof(tmp), &st))
         goto fail;
-    if (g == 0 && qerr_map_gguf_side(a->path, &ref, tmp, sizeof(tmp), &st))
+    if (g == 0 && qerr_map_gguf_side(a->path, NULL, &ref, tmp, sizeof(tmp), &st))
         goto fail;
     if (g == 1)
         cmp = mapped;
