@@ -722,6 +722,32 @@ static void check_effective(json_t *orig_flat, json_t *flat, json_t *cls, const 
     }
 }
 
+/* A Granite 4.0-H config.json without layer_types: GraniteMoeHybridConfig
+ * would build every layer Mamba, llama.cpp's converter (get_attn_layers)
+ * reads attn_layer_indices, else attn_layer_period / _offset. The layers
+ * the GGUF (and the directory written back) say are those, so the original
+ * is compared as meaning them. */
+static void granite_layers_as_converted(json_t *orig_flat)
+{
+    json_t *lt = json_object_get(orig_flat, "layer_types"), *idx = json_object_get(orig_flat, "attn_layer_indices");
+    json_int_t n = json_integer_value(json_object_get(orig_flat, "num_hidden_layers")),
+               period = json_integer_value(json_object_get(orig_flat, "attn_layer_period")),
+               offset = json_integer_value(json_object_get(orig_flat, "attn_layer_offset"));
+    if ((json_is_array(lt) && json_array_size(lt)) || n <= 0 || n > 4096 || (!json_array_size(idx) && period <= 0))
+        return;
+    json_t *kinds = json_array();
+    for (json_int_t i = 0; i < n; i++) {
+        bool attn = false;
+        size_t k;
+        json_t *e;
+        json_array_foreach(idx, k, e) attn |= json_integer_value(e) == i;
+        if (!json_array_size(idx))
+            attn = i % period == offset;
+        json_array_append_new(kinds, json_string(attn ? "attention" : "mamba"));
+    }
+    json_object_set_new(orig_flat, "layer_types", kinds);
+}
+
 /* config.json as the forward converter reads it: text_config lifted */
 static json_t *lifted(json_t *cfg)
 {
@@ -769,6 +795,8 @@ static void check_config_keys(const char *orig_dir, const char *out, const char 
     json_t *reader = text_cls ? text_cls : cls; /* the class whose keys the text model's values are */
     flat = lifted(cfg);
     orig_flat = orig ? lifted(orig) : NULL;
+    if (orig_flat && !strcmp(mt, "granitemoehybrid"))
+        granite_layers_as_converted(orig_flat);
     check_derived(flat, reader, name);
     const conv_arch *a = fwd_row(json_string_value(json_array_get(json_object_get(cfg, "architectures"), 0)));
     CHECKF(a != NULL, "%s: the converter takes no class of config.json's architectures", name);

@@ -204,7 +204,7 @@ static mf_dtype out_dtype(const hfc *c, const mf_tensor *t)
 static bool swap_groups_of(const hfc *c, const hfc_item *it, int64_t *a, int64_t *b)
 {
     conv_op want = it->op == R_SWAP_ROW_GROUPS ? OP_SWAP_ROW_GROUPS : OP_SWAP_COL_GROUPS;
-    for (const conv_rule *r = c->fwd->rules; r->pat; r++) {
+    for (const conv_rule *r = c->rules; r->pat; r++) {
         long long x, y;
         if (r->op == want && r->m == M_PATTERN && conv_pattern_match(r->pat, it->out.name) &&
             sscanf(r->with, "%lld,%lld", &x, &y) == 2 && x > 0 && y > 0) {
@@ -440,7 +440,7 @@ static int concat_parts(hfc *c, hfc_item *it, int64_t block, const char *suffix)
 {
     const mf_tensor *t = it->src;
     char first[128];
-    for (const conv_rule *r = c->fwd->rules; r->pat && !it->split; r++) {
+    for (const conv_rule *r = c->rules; r->pat && !it->split; r++) {
         if (r->op != OP_SPLIT)
             continue;
         split_part_name(r->split->names[0], block, suffix, first, sizeof(first));
@@ -1394,6 +1394,7 @@ static int start_arch_file(hfc *c)
                        "describes \"%s\"", c->arch, c->opts.arch_file, c->arch_file->fwd.name);
     c->fwd = &c->arch_file->fwd;
     c->rev = &c->arch_file->rev;
+    c->rules = c->fwd->rules;
     c->hf_class = c->rev->hf_class;
     c->model_type = c->rev->model_type;
     for (size_t i = 0; i < c->arch_file->n_variants; i++) {
@@ -1429,6 +1430,10 @@ static int start(hfc *c)
                        "architecture \"%s\" cannot be written as a Hugging Face directory (known: %s)",
                        c->arch, known);
     }
+    c->rules = c->fwd->rules;
+    /* Granite 4.0-H without experts: its FFN came from the shared MLP */
+    if (!strcmp(c->arch, "granitehybrid") && key_int(c, "expert_count", 0) == 0)
+        c->rules = conv_granite_hybrid_dense_rules;
     /* two layer norms per block: Falcon's new decoder architecture */
     if (!strcmp(c->arch, "falcon") && mf_tensor_find(c->m, "blk.0.attn_norm_2.weight"))
         c->rev = &hf_rev_falcon_new;

@@ -918,6 +918,10 @@ static const hf_rev_name granite_hybrid_names[] = {
     {"blk.{bid}.ffn_gate_shexp", L "shared_mlp.input_linear", R_CONCAT},
     {"blk.{bid}.ffn_up_shexp", NULL, R_FUSED_PART},
     {"blk.{bid}.ffn_down_shexp", L "shared_mlp.output_linear", R_PLAIN},
+    /* without experts (conv_granite_hybrid_dense_rules): the shared MLP as the FFN */
+    {"blk.{bid}.ffn_gate", L "shared_mlp.input_linear", R_CONCAT},
+    {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down", L "shared_mlp.output_linear", R_PLAIN},
     END,
 };
 

@@ -1047,7 +1047,7 @@ static void put_token_ids(const hfc *c, json_t *j, bool all_types)
  * the five zxbcdt blocks) - converting again gives the same GGUF. */
 static void unit_scales(hfc *c, json_t *cfg)
 {
-    for (const conv_rule *r = c->fwd->rules; r->pat; r++) {
+    for (const conv_rule *r = c->rules; r->pat; r++) {
         if ((r->op != OP_SCALE && r->op != OP_SCALE_ROWS) || !r->count_key || (r->op == OP_SCALE && r->factor))
             continue;
         char key[96];
@@ -1185,7 +1185,7 @@ static json_t *build_config(hfc *c)
     if (tok && tok->type == MF_V_ARR)
         set_new(cfg, "vocab_size", json_integer((json_int_t)tok->as.arr.n));
     /* rows cut by pad_token_id + 1 (RoBERTa): the forward converter reads the id from config.json */
-    for (const conv_rule *r = c->fwd->rules; r->pat; r++) {
+    for (const conv_rule *r = c->rules; r->pat; r++) {
         int64_t pad;
         if (r->op == OP_DROP_ROWS && hfc_int(mf_meta_get(c->m, "tokenizer.ggml.padding_token_id"), &pad))
             set_new(cfg, r->count_key, json_integer(pad));
