@@ -175,7 +175,7 @@ static int run_diff(const cli_args *args)
     mf_model *a = NULL, *b = NULL;
     int rc = EXIT_FINE;
     o.out = stdout;
-    char *rows_text = NULL, tmp[4200] = "";
+    char *rows_text = NULL;
     size_t rows_len = 0;
     if (cli_open(p[0], 0, false, &a, &st) || cli_open(p[1], 0, false, &b, &st)) {
         rc = cli_report(&st);
@@ -194,7 +194,7 @@ static int run_diff(const cli_args *args)
         mf_status ms;
         mf_status_init(&ms);
         /* with --arch-file a failure is the answer, not a fallback to plain names */
-        if (qerr_map_gguf_side(p[g], arch_file, g ? &b : &a, tmp, sizeof(tmp), &ms) == 0) {
+        if (qerr_map_gguf_side(p[g], arch_file, g ? &b : &a, &ms) == 0) {
             o.mapped = true;
             o.arch_file = arch_file != NULL;
             tensors_only = true; /* config.json and GGUF keys have nothing in common */
@@ -271,7 +271,6 @@ out:
     qerr_free(&o.sum);
     mf_close(a);
     mf_close(b);
-    qerr_unmap(tmp);
     mf_status_clear(&st);
     return rc;
 }
