@@ -1035,6 +1035,61 @@ static int run_generated(const char *shared, const char *script, const char *src
     return n;
 }
 
+/* The 2026 converter's own GGUFs (convert-ref-new, NAME-f16.gguf and NAME-bf16.gguf:
+ * its layout, e.g. DeepSeek-V3's attn_k_b / attn_v_b and MLA key lengths)
+ * -> HF -> GGUF with --layout 2026-02: the reference bytes again. Known:
+ * DeepSeek-V3's tokenizer.ggml.add_sep_token comes back one key later
+ * (gguf-py 0.18 places it by the tokenizer.json post-processor, which a
+ * SentencePiece directory written back has not): same keys and tensors
+ * required there. */
+static void reference_ggufs_2026(const char *shared)
+{
+    char base[512];
+    snprintf(base, sizeof(base), "%s/convert-ref-new", shared);
+    DIR *d = opendir(base);
+    int same = 0, content = 0, total = 0;
+    char parent[200];
+    for (int k = 0; k < 2; k++) { /* one per type: an f16 and a bf16 file share a name */
+        snprintf(parent, sizeof(parent), "%s/r26-%s", tmpdir, k ? "bf16" : "f16");
+        mkdir(parent, 0755);
+    }
+    for (struct dirent *e; d && (e = readdir(d));) {
+        const char *n = e->d_name, *dash = strrchr(n, '-');
+        size_t len = strlen(n);
+        if (!dash || len < 6 || strcmp(n + len - 5, ".gguf") || (strcmp(dash, "-f16.gguf") && strcmp(dash, "-bf16.gguf")))
+            continue;
+        char in[1024], out[600], back[700], type[8];
+        snprintf(in, sizeof(in), "%s/%s", base, n);
+        snprintf(type, sizeof(type), "%.*s", (int)(len - 5 - (size_t)(dash + 1 - n)), dash + 1);
+        snprintf(out, sizeof(out), "%s/r26-%s/%.*s", tmpdir, type, (int)(dash - n), n); /* its name: general.name */
+        snprintf(back, sizeof(back), "%s/back-%s", tmpdir, n);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_gguf_to_hf(in, out, NULL, &st);
+        CHECKF(rc == 0, "%s -> HF: %s", n, st.msg);
+        if (rc == 0)
+            rc = mf_convert_to_gguf(out, back, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = type, .layout = MF_CONVERT_LAYOUT_2026_02}, &st);
+        CHECKF(rc == 0, "%s -> HF -> GGUF: %s", n, st.msg);
+        mf_status_clear(&st);
+        total++;
+        if (rc)
+            continue;
+        bool bytes = same_file(in, back), known = !strcmp(n, "deepseek-v3-tiny-f16.gguf");
+        same += bytes;
+        CHECKF(bytes || known, "%s -> HF -> GGUF (--layout 2026-02) is not the reference's bytes", n);
+        if (!bytes && known) {
+            same_gguf_content(in, back, n);
+            content++;
+        }
+        unlink(back);
+    }
+    if (d)
+        closedir(d);
+    printf("gguf -> hf: %d of %d 2026 reference GGUFs back to their bytes, %d to the same keys and tensors "
+           "(add_sep_token's place)\n", same, total, content);
+    CHECKF(total >= 19, "only %d 2026 reference GGUFs", total);
+}
+
 /* A quantized GGUF comes back as F16 values equal to its dequantization. */
 static void quantized_source(const char *shared)
 {
@@ -1141,6 +1196,7 @@ int main(void)
            "ends with them\n",
            n_covered, n_configs_checked, n_configs_remote, n_effective);
     json_decref(schema);
+    reference_ggufs_2026(shared);
     quantized_source(shared);
     refusals(shared);
     tl_remove_tmpdir(tmpdir);

@@ -304,6 +304,8 @@ static const hf_rev_name deepseek2_names[] = {
     {"blk.{bid}.attn_kv_a_mqa", L "self_attn.kv_a_proj_with_mqa", R_PLAIN},
     {"blk.{bid}.attn_kv_a_norm", L "self_attn.kv_a_layernorm", R_PLAIN},
     {"blk.{bid}.attn_kv_b", L "self_attn.kv_b_proj", R_PLAIN},
+    {"blk.{bid}.attn_k_b", L "self_attn.kv_b_proj", R_JOIN_KV_B}, /* --layout 2026-02 */
+    {"blk.{bid}.attn_v_b", NULL, R_FUSED_PART},
     {"blk.{bid}.attn_output", L "self_attn.o_proj", R_PLAIN},
     GATED_MLP,
     {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},

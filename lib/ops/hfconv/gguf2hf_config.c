@@ -540,7 +540,7 @@ void g2h_mrope_sections(hfc *c, json_t *cfg)
  * sources, so only the architecture's source comes back. */
 static bool arch_writes(const hfc *c, const char *key)
 {
-    for (const conv_hp *h = c->fwd->hparams; h->key; h++)
+    for (const conv_hp *h = c->hparams; h->key; h++)
         if (h->key[0] != '@' && !strcmp(h->key, key))
             return true;
     return false;
@@ -713,6 +713,17 @@ static void tensor_flags(hfc *c, json_t *cfg)
         set_new(cfg, "mamba_rms_norm", json_boolean(has_tensor(c, "blk.0.ssm_norm.weight")));
         set_new(cfg, "mamba_norm_before_gate", json_false());
     }
+    /* the 2026 layout wrote head_count_kv 1 (MLA's compressed cache); the
+     * class's num_key_value_heads is the heads of attn_k_b, which the
+     * forward step views kv_b_proj by */
+    const mf_tensor *kb = mf_tensor_find(c->m, "blk.0.attn_k_b.weight");
+    if ((!strcmp(mt, "deepseek_v2") || !strcmp(mt, "deepseek_v3")) && kb && kb->ndim == 3)
+        json_object_set_new(cfg, "num_key_value_heads", json_integer(kb->shape[0]));
+    /* DeepseekV2Model (2026): yarn_log_multiplier = 0.1 * mscale_all_dim */
+    const mf_value *lm = hfc_key(c, "rope.scaling.yarn_log_multiplier");
+    json_t *rs = json_object_get(cfg, "rope_scaling");
+    if (c->l2026 && !strncmp(mt, "deepseek_v", 10) && lm && lm->type == MF_V_F32 && json_is_object(rs))
+        set_new(rs, "mscale_all_dim", f32_json(lm->as.f / 0.1));
     /* DeepseekV2Config's q_lora_rank defaults to 1536: a GGUF without one
      * (V2-Lite: q_proj straight) says None (the converter skips a null) */
     if ((!strcmp(mt, "deepseek_v2") || !strcmp(mt, "deepseek_v3")) && !hfc_key(c, "attention.q_lora_rank"))
@@ -739,7 +750,7 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
 {
     for (const conv_hp *h = list; h->key; h++) {
         if (!strcmp(h->key, "@base")) {
-            put_hparams(c, cfg, c->fwd->flags & AF_ONLY_2026 ? conv_base_hparams_2026 : conv_base_hparams, true, pass);
+            put_hparams(c, cfg, c->l2026 ? conv_base_hparams_2026 : conv_base_hparams, true, pass);
             continue;
         }
         if (h->block) {
@@ -783,7 +794,7 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
 
 bool hfc_fwd_constant(const hfc *c, const char *key)
 {
-    for (const conv_hp *h = c->fwd->hparams; h->key; h++)
+    for (const conv_hp *h = c->hparams; h->key; h++)
         if (!strcmp(h->key, key) && h->src && h->src[0] == '=')
             return true;
     return false;
@@ -1162,7 +1173,7 @@ static json_t *build_config(hfc *c)
     json_object_set_new(cfg, "model_type", json_string(c->model_type));
     per_layer_back(c, cfg);
     for (int pass = 0; pass < 3; pass++)
-        put_hparams(c, cfg, c->fwd->hparams, false, pass);
+        put_hparams(c, cfg, c->hparams, false, pass);
     int64_t ttc;
     if (hfc_int(mf_meta_get(c->m, "tokenizer.ggml.token_type_count"), &ttc))
         set_new(cfg, "type_vocab_size", json_integer(ttc));
