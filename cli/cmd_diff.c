@@ -14,6 +14,7 @@ typedef struct diff_out {
     FILE *out;          /* the rows' text: stdout, or a buffer printed after the summary */
     bool mapped;        /* one side went through the converter (GGUF -> HF names) */
     mf_error_report *sum; /* the mapped summary (mf_error_report_add) */
+    bool arch_file;     /* ... with the rows of --arch-file */
 } diff_out;
 
 static void print_typed_value(const mf_value *v)
@@ -121,9 +122,9 @@ static int diff_metadata(const mf_model *a, const mf_model *b, diff_out *o, bool
 static void print_summary(const diff_out *o, const char *hf, const char *gguf)
 {
     const mf_error_report *s = o->sum;
-    printf("model: %s vs %s through the converter's tables: %zu tensors compared, %.0f "
+    printf("model: %s vs %s through %s: %zu tensors compared, %.0f "
            "parameters; weighted RMSE %.6g, mean cosine %.9f",
-           hf, gguf, s->all.tensors, s->all.n, mf_error_rmse(&s->all), mf_error_cosine(&s->all));
+           hf, gguf, o->arch_file ? "the arch file's rows" : "the converter's tables", s->all.tensors, s->all.n, mf_error_rmse(&s->all), mf_error_cosine(&s->all));
     if (s->n_worst && s->worst[0].rmse > 0)
         printf("; worst %s (rmse %.6g)", s->worst[0].name, s->worst[0].rmse);
     putchar('\n');
@@ -150,7 +151,8 @@ static json_t *summary_json(const diff_out *o)
     for (size_t i = 0; i < s->n_worst; i++)
         json_array_append_new(worst, json_pack("{s:s, s:f, s:f}", "name", s->worst[i].name, "rmse",
                                                s->worst[i].rmse, "cosine", s->worst[i].cosine));
-    return json_pack("{s:s, s:i, s:f, s:f, s:f, s:o, s:o}", "mapping", "converter tables (GGUF -> HF)",
+    return json_pack("{s:s, s:i, s:f, s:f, s:f, s:o, s:o}", "mapping",
+                     o->arch_file ? "arch file (GGUF -> HF)" : "converter tables (GGUF -> HF)",
                      "tensors", (json_int_t)s->all.tensors, "parameters", s->all.n, "rmse",
                      mf_error_rmse(&s->all), "cosine", mf_error_cosine(&s->all), "layers", layers, "worst",
                      worst);
@@ -182,6 +184,12 @@ static int run_diff(const cli_args *args)
      * converter, values dequantized, a model-level summary first */
     mf_format fa = mf_model_format(a), fb = mf_model_format(b);
     int g = fa == MF_FMT_HF_DIR && fb == MF_FMT_GGUF ? 1 : fa == MF_FMT_GGUF && fb == MF_FMT_HF_DIR ? 0 : -1;
+    const char *arch_file = cli_get(args, "--arch-file");
+    if (arch_file && (g < 0 || meta_only || cli_has(args, "--no-map") || !strcmp(p[g], "-"))) {
+        rc = cli_usage_error("diff", "--arch-file maps the names of a GGUF file against an HF directory "
+                                     "(not with --no-map or --metadata-only)");
+        goto out;
+    }
     if (g >= 0 && !meta_only && !cli_has(args, "--no-map") && strcmp(p[g], "-")) {
         mf_status ms;
         mf_status_init(&ms);
@@ -194,13 +202,19 @@ static int run_diff(const cli_args *args)
         mf_convert_hf_opts ho; /* read through the converter as it streams, F32 */
         mf_convert_hf_opts_init(&ho);
         ho.dtype = MF_F32;
+        ho.arch_file = arch_file;
         if (mf_open_gguf_as_hf(p[g], &ho, &mapped, &ms) == 0) {
             mf_close(g ? b : a);
             *(g ? &b : &a) = mapped;
             o.mapped = true;
+            o.arch_file = arch_file != NULL;
             tensors_only = true; /* config.json and GGUF keys have nothing in common */
             if (!o.json && !cli_quiet && !(o.out = open_memstream(&rows_text, &rows_len)))
                 o.out = stdout;
+        } else if (arch_file) { /* with --arch-file a failure is the answer, not plain names */
+            rc = cli_report(&ms);
+            mf_status_clear(&ms);
+            goto out;
         } else {
             fprintf(stderr, "mfmt diff: note: %s not mapped through the converter (%s); names "
                             "compared as they are\n", p[g], ms.msg);
@@ -279,6 +293,8 @@ static const cli_opt opts[] = {
     {"--tensors-only", NULL, NULL, "compare the tensors only"},
     {"--no-map", NULL, NULL, "an HF directory and a GGUF: compare names as they are, not through "
                              "the converter's tables"},
+    {"--arch-file", NULL, "FILE", "an HF directory and a GGUF: map names through the architecture described by "
+                                  "FILE (doc/arch-file.md, as convert --arch-file) instead of the built-in tables"},
     CLI_OPT_QUIET("print nothing (unless --json); the exit status says whether they differ"),
     {0},
 };

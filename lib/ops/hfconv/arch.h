@@ -317,6 +317,9 @@ extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
 extern const conv_hp conv_base_hparams[];
 extern const conv_hp conv_base_hparams_2026[];
+/* Granite 4.0-H without experts: its shared MLP as the dense FFN (hf2gguf.c
+ * takes these rules for such a config) */
+extern const conv_rule conv_granite_hybrid_dense_rules[];
 
 /* OP_VHEADS' order: the checkpoint index of GGUF entry i (entries before
  * prefix unchanged; nv heads of d entries, nv a multiple of nk). */

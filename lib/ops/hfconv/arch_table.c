@@ -561,6 +561,19 @@ static const conv_rule granite_hybrid_rules[] = {
     NORULES,
 };
 
+/* GraniteMoeModel.modify_tensors without experts (num_local_experts 0 or
+ * absent: Granite 4.0-H's dense form): the shared MLP is the block's FFN,
+ * input_linear cut into ffn_gate / ffn_up, output_linear ffn_down */
+static const conv_split granite_dense_mlp = {
+    (const char *const[]){"blk.%b.ffn_gate", "blk.%b.ffn_up", NULL}, as_is2, NULL};
+const conv_rule conv_granite_hybrid_dense_rules[] = {
+    MAMBA2_RULES("n_groups|num_groups|mamba_n_groups|mamba_num_groups"),
+    PERMUTE_QK,
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = "shared_mlp.input_linear.weight", .split = &granite_dense_mlp},
+    {OP_RENAME, M_SUFFIX, "shared_mlp.output_linear.weight", "mlp.down_proj.weight", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
 /* FalconH1Model.modify_tensors: Mamba2Model's steps, then the muP
  * multipliers folded in (in float32, one rounding per product, in its
  * elif order: a name takes the first pattern it contains) */

@@ -46,6 +46,9 @@ typedef enum hf_rev_op {
                         into in_proj_qkvz's per-key-head [q, k, v, z] rows */
     R_FUSE_ROWS,     /* with its partner (next row): dimension -2 concatenated back
                         (Qwen3.5-MoE's experts gate_up_proj) */
+    R_JOIN_KV_B,     /* MLA attn_k_b [kv][r][nope] with its partner attn_v_b [kv][v][r]
+                        (next row) back into kv_b_proj [kv * (nope + v)][r]: per head
+                        k_b transposed, then v_b (OP_SPLIT_KV_B undone, 2026-02 layout) */
     R_EXPERTS_T,     /* Llama 4: [E, a, b] experts transposed back to [E, b, a] */
     R_GATE_UP_T,     /* Llama 4: ffn_gate_exps and the block's ffn_up_exps [E, ff, h] transposed
                         and joined into gate_up_proj [E, h, 2 ff] (up_exps: R_FUSED_PART) */

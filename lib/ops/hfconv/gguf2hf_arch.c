@@ -304,6 +304,8 @@ static const hf_rev_name deepseek2_names[] = {
     {"blk.{bid}.attn_kv_a_mqa", L "self_attn.kv_a_proj_with_mqa", R_PLAIN},
     {"blk.{bid}.attn_kv_a_norm", L "self_attn.kv_a_layernorm", R_PLAIN},
     {"blk.{bid}.attn_kv_b", L "self_attn.kv_b_proj", R_PLAIN},
+    {"blk.{bid}.attn_k_b", L "self_attn.kv_b_proj", R_JOIN_KV_B}, /* --layout 2026-02 */
+    {"blk.{bid}.attn_v_b", NULL, R_FUSED_PART},
     {"blk.{bid}.attn_output", L "self_attn.o_proj", R_PLAIN},
     GATED_MLP,
     {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},
@@ -712,6 +714,15 @@ static bool xlmr_vocab(const mf_model *m)
 {
     return tokenizer_is(m, "t5");
 }
+
+/* DeepSeek-V3's router (sigmoid scores with a correction bias,
+ * exp_probs_b): DeepseekV2Config's classes route by softmax, so the
+ * directory is DeepseekV3ForCausalLM's, which the converter also takes */
+static bool deepseek_v3_router(const mf_model *m)
+{
+    const mf_value *g = mf_meta_get(m, "deepseek2.expert_gating_func");
+    return g && g->type != MF_V_STR && g->type != MF_V_ARR && g->type != MF_V_BOOL && g->as.u == 2;
+}
 #undef E
 
 #define N "encoder.layers.{bid}."
@@ -909,6 +920,10 @@ static const hf_rev_name granite_hybrid_names[] = {
     {"blk.{bid}.ffn_gate_shexp", L "shared_mlp.input_linear", R_CONCAT},
     {"blk.{bid}.ffn_up_shexp", NULL, R_FUSED_PART},
     {"blk.{bid}.ffn_down_shexp", L "shared_mlp.output_linear", R_PLAIN},
+    /* without experts (conv_granite_hybrid_dense_rules): the shared MLP as the FFN */
+    {"blk.{bid}.ffn_gate", L "shared_mlp.input_linear", R_CONCAT},
+    {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down", L "shared_mlp.output_linear", R_PLAIN},
     END,
 };
 
@@ -1048,5 +1063,6 @@ const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);
 const hf_rev_variant hf_rev_variants[] = {
     {roberta_vocab, {"bert", CLASS("RobertaModel", "roberta"), roberta_names}},
     {xlmr_vocab, {"bert", CLASS("XLMRobertaModel", "xlm-roberta"), roberta_names}},
+    {deepseek_v3_router, {"deepseek2", CLASS("DeepseekV3ForCausalLM", "deepseek_v3"), deepseek2_names}},
 };
 const size_t hf_rev_n_variants = sizeof(hf_rev_variants) / sizeof(hf_rev_variants[0]);
