@@ -88,6 +88,7 @@ int cli_convert_weights_to_gguf(const char *in, const mf_model *weights, const c
         o.model_name = g->model_name;
         o.metadata_override = g->metadata;
         o.vocab_only = g->vocab_only;
+        o.mmproj = g->mmproj;
         o.arch_file = g->arch_file;
     }
     mf_status st;
