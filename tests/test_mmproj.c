@@ -7,7 +7,8 @@
  * tensor that differs is printed. Then the default output name, the errors
  * (a class without an mmproj rule, no vision_config, a llama-quantize mix,
  * --vocab-only, Pixtral without [IMG_BREAK], Qwen2.5-VL's uneven
- * fullatt_block_indexes), and, when MFMT_CLIPCHECK names the clip loader of
+ * fullatt_block_indexes), validate's load check (the clip loader's keys:
+ * no problem), and, when MFMT_CLIPCHECK names the clip loader of
  * tests/data/mmproj/README.md, that llama.cpp b10256 loads and encodes each
  * output (a counted SKIP otherwise). */
 #include "testlib.h"
@@ -15,6 +16,7 @@
 #include "core/core.h"
 #include "formats/formats.h"
 #include "ops/hfconv/hfconv.h"
+#include "ops/hfconv/llama_load.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -68,6 +70,13 @@ static void explain(const char *path, json_t *rec)
     mf_close(m);
 }
 
+static void first_msg(void *ctx, const char *msg)
+{
+    char *out = ctx;
+    if (!out[0])
+        snprintf(out, 256, "%s", msg);
+}
+
 /* MFMT_CLIPCHECK OUT SIZE: llama.cpp b10256's clip_init + one encode */
 static int clip_runs(const char *path, int size)
 {
@@ -105,6 +114,14 @@ static void run_references(const char *tmp)
         CHECKF(ok, "%s: differs from the converter's mmproj file", key);
         if (!ok && rc == 0)
             explain(out, v);
+        /* validate's load check: an mmproj is read by mtmd's clip loader, whose keys it has */
+        mf_model *m = NULL;
+        if (rc == 0 && mf_open(out, NULL, &m, &st) == 0) {
+            size_t np = mf_llama_load_problems(m, NULL, NULL);
+            CHECKF(np == 0, "%s: %zu load problems", key, np);
+            mf_close(m);
+        }
+        mf_status_clear(&st);
         /* the vision towers' image sizes the encoder takes: 32 x 32 (Qwen: dynamic, 32 too) */
         if (rc == 0 && getenv("MFMT_CLIPCHECK") && (!strcmp(t, "f16") || !strcmp(t, "q8_0"))) {
             tried++;
@@ -221,6 +238,34 @@ static void errors(const char *tmp)
     CHECK(system(cmd) == 0);
 }
 
+/* validate's check of an mmproj: without a key clip.cpp reads without a
+ * default, the file is refused with the key named */
+static void clip_load_check(const char *tmp)
+{
+    char in[600], out[600];
+    snprintf(in, sizeof(in), "%s/ok.gguf", tmp);
+    snprintf(out, sizeof(out), "%s/no-patch-size.gguf", tmp);
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(convert(DATA "/dirs/smolvlm-tiny", in, "f16", false, &st) == 0);
+    mf_edit_op op = {MF_EDIT_DELETE, "clip.vision.patch_size", NULL};
+    mf_edit_opts eo = {.struct_size = sizeof(eo), .flags = MF_EDIT_FORCE};
+    int rc = mf_edit(in, out, &op, 1, &eo, NULL, &st);
+    CHECKF(rc == 0, "%s", st.msg);
+    mf_status_clear(&st);
+    mf_model *m = NULL;
+    if (rc == 0 && mf_open(out, NULL, &m, &st) == 0) {
+        char msg[256] = "";
+        size_t np = mf_llama_load_problems(m, first_msg, msg);
+        CHECKF(np == 1 && strstr(msg, "clip.vision.patch_size"), "%zu problems: %s", np, msg);
+        printf("validate of an mmproj without clip.vision.patch_size: %s\n", msg);
+        mf_close(m);
+    }
+    mf_status_clear(&st);
+    unlink(in);
+    unlink(out);
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/mfmt-mmproj-XXXXXX";
@@ -228,6 +273,7 @@ int main(void)
     run_references(tmp);
     default_name(tmp);
     errors(tmp);
+    clip_load_check(tmp);
     CHECK(rmdir(tmp) == 0);
     return tl_report("mmproj");
 }
