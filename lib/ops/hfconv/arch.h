@@ -129,7 +129,10 @@ typedef enum conv_op {
     OP_UNSTACK,       /* dimension `with` (a digit) split into its len(ws) entries, entry k
                          written under the GGUF name ws[k] (Qwen2-VL's Conv3D patch embedding
                          as two Conv2D ones) */
-    OP_GGUF_NAME,     /* written under the GGUF name `with`, not looked up in the name map */
+    OP_GGUF_NAME,     /* the matched part replaced by `with` (as OP_RENAME) and the result
+                         is the GGUF name: not looked up in the name map */
+    OP_RENUMBER,      /* the name's first number n replaced by element n of the config list
+                         count_key (Qwen3-VL's deepstack mergers: their absolute layer) */
 } conv_op;
 
 /* OP_SPLIT: a fused tensor cut along its rows (the second-to-last
@@ -350,12 +353,15 @@ typedef struct conv_mmproj {
      * is the string v */
     const char *const *fixes;
     const conv_force_type *types; /* its tensor_force_quant before the base class's */
+    int (*prepare)(struct conv *c); /* what else its __init__ computes (NULL: nothing) */
 } conv_mmproj;
 /* their computed values and key blocks (hf2gguf_mmproj.c) */
 json_t *h2g_mm_gemma3_scale(struct conv *c);
 json_t *h2g_mm_inverse_ratio(struct conv *c);
 json_t *h2g_mm_wa_pattern(struct conv *c);
 int h2g_mm_act(struct conv *c);
+json_t *h2g_mm_deepstack_layers(struct conv *c);
+int h2g_mm_qwen3vl_prepare(struct conv *c);
 extern const conv_mmproj conv_mmprojs[];
 extern const size_t conv_n_mmprojs;
 extern const conv_name_row conv_clip_names[];

@@ -523,6 +523,14 @@ static int put_value(conv *c, const conv_hp *h, json_t *v)
         }
         return 0;
     }
+    case 'B': { /* a list of booleans: a BOOL array */
+        mf_value *a = json_is_array(v) ? mf_kv_arr(c->kv, key, MF_V_BOOL, json_array_size(v)) : NULL;
+        if (!json_is_array(v))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "%s is not a list of booleans", what);
+        for (size_t i = 0; a && i < json_array_size(v); i++)
+            a->as.arr.items[i].as.b = json_is_true(json_array_get(v, i));
+        return 0;
+    }
     case 'b':
         if (!json_is_boolean(v) && !json_is_integer(v))
             return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s is not a boolean", what);
@@ -1168,6 +1176,11 @@ static int hyper_parameters(conv *c, const conv_hp *list)
         if (!v && c->st->code)
             return -1;
         bool skip = (!v || json_is_null(v)) || ((h->flags & HP_TRUTHY) && falsy(v));
+        if (skip && !(h->flags & HP_OPT) && h->src && !strncmp(h->src, "pre:", 4)) {
+            json_decref(v);
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "preprocessor_config.json (or processor_config.json) "
+                           "has no %s (for %s.%s)", h->src + 4, c->arch->name, h->key);
+        }
         if (skip && !(h->flags & HP_OPT)) {
             json_decref(v);
             return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no %s%s (for %s.%s)",

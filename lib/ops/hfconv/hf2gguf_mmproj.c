@@ -71,9 +71,10 @@ static int apply_fix(conv *c, const char *fix)
         return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "mmproj config change \"%s\" malformed", fix);
     *eq = 0;
     json_t *v = h2g_lookup(c, eq + 1);
-    if (!v) /* dict.get's None: the key stays absent, and its reader says so */
-        return 0;
-    return json_object_set_new(c->cfg, p, v) ? mf_oom(c->st, c->dir) : 0;
+    if (!v && c->st->code)
+        return -1;
+    /* dict.get's None when absent: its reader then says the key is missing */
+    return json_object_set_new(c->cfg, p, v ? v : json_null()) ? mf_oom(c->st, c->dir) : 0;
 }
 
 /* config.json's DIR/NAME merged into c->pre ({**pre, **cfg}), with the
@@ -140,6 +141,8 @@ int h2g_mmproj_setup(conv *c)
     for (const char *const *f = row->fixes; f && *f; f++)
         if (apply_fix(c, *f))
             return -1;
+    if (row->prepare && row->prepare(c))
+        return -1;
     static const char *const block_keys[] = {"n_layers", "num_hidden_layers", "n_layer", "num_layers", "depth",
                                              "encoder_layers", "vt_num_hidden_layers", NULL};
     json_t *bc = h2g_find_hparam(c, block_keys);
@@ -309,4 +312,60 @@ int h2g_mm_act(conv *c)
                        act ? act : "(none)");
     mf_kv_bool(c->kv, !strcmp(act, "silu") ? "clip.use_silu" : "clip.use_gelu", true);
     return 0;
+}
+
+/* Qwen3VLVisionModel.__init__: image_size, when absent, int(sqrt(
+ * num_position_embeddings (2304)) * patch_size (16)) */
+int h2g_mm_qwen3vl_prepare(conv *c)
+{
+    if (h2g_hparam(c, "image_size"))
+        return 0;
+    json_t *np = h2g_lookup(c, "num_position_embeddings|=2304"), *ps = h2g_lookup(c, "patch_size|=16");
+    int rc = 0;
+    if (!json_is_number(np) || !json_is_number(ps) || json_number_value(np) < 0)
+        rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config num_position_embeddings and "
+                     "patch_size must be numbers");
+    double x = rc ? 0 : sqrt(json_number_value(np)) * json_number_value(ps);
+    if (rc == 0 && !(x >= 0 && x < 4294967296.0))
+        rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config: image size out of range");
+    if (rc == 0 && json_object_set_new(c->cfg, "image_size", json_integer((int64_t)x)))
+        rc = mf_oom(c->st, c->dir);
+    json_decref(np);
+    json_decref(ps);
+    return rc;
+}
+
+/* Qwen3VLVisionModel: [False] * int(num_hidden_layers or 0), True at each
+ * deepstack_visual_indexes entry (an index past the layers is an error);
+ * NULL (not written) when there are no layers */
+json_t *h2g_mm_deepstack_layers(conv *c)
+{
+    json_t *nl = h2g_hparam(c, "num_hidden_layers"), *ix = h2g_hparam(c, "deepstack_visual_indexes");
+    int64_t n = 0, k;
+    if (nl && !json_is_null(nl) && h2g_need_int(c, nl, "num_hidden_layers", &n))
+        return NULL;
+    if (n <= 0)
+        return NULL;
+    if (n > (1 << 20)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config depth is out of range");
+        return NULL;
+    }
+    json_t *a = json_array();
+    for (int64_t i = 0; a && i < n; i++)
+        json_array_append_new(a, json_false());
+    size_t i;
+    json_t *e;
+    json_array_foreach(ix, i, e) {
+        if (h2g_need_int(c, e, "deepstack_visual_indexes", &k) || k < -n || k >= n) {
+            if (!c->st->code)
+                mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "deepstack_visual_indexes[%zu] is not a layer (of %lld)", i,
+                        (long long)n);
+            json_decref(a);
+            return NULL;
+        }
+        json_array_set_new(a, (size_t)(k < 0 ? k + n : k), json_true()); /* Python's negative index */
+    }
+    if (!a)
+        mf_oom(c->st, c->dir);
+    return a;
 }

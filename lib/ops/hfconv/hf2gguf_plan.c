@@ -1058,6 +1058,42 @@ static int plan_unstack(conv *c, const conv_rule *r, const mf_model *part, const
     return 0;
 }
 
+/* OP_RENUMBER: the first all-digit part n of the name replaced by element
+ * n of the config list r->count_key (malloc'd; NULL with st set). */
+static char *renumber(conv *c, const conv_rule *r, const char *name)
+{
+    int64_t n = name_bid(name), v;
+    json_t *list = h2g_hparam(c, r->count_key);
+    if (n < 0 || !json_is_array(list) || (size_t)n >= json_array_size(list)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\": no entry %lld in config.json's %s", name,
+                (long long)n, r->count_key);
+        return NULL;
+    }
+    if (h2g_need_int(c, json_array_get(list, (size_t)n), r->count_key, &v))
+        return NULL;
+    /* the number's place: the first dotted part that is all digits */
+    for (const char *p = name;;) {
+        size_t l = strcspn(p, ".");
+        bool digits = l > 0;
+        for (size_t i = 0; i < l; i++)
+            digits = digits && p[i] >= '0' && p[i] <= '9';
+        if (digits) {
+            char *out = malloc(strlen(name) + 24);
+            if (!out) {
+                mf_oom(c->st, c->dir);
+                return NULL;
+            }
+            sprintf(out, "%.*s%lld%s", (int)(p - name), name, (long long)v, p + l);
+            return out;
+        }
+        if (!p[l])
+            break;
+        p += l + 1;
+    }
+    mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\" has no layer number", name);
+    return NULL;
+}
+
 /* Does a skip rule drop this source name? (before any check of its shape:
  * Qwen2-VL's 5-d vision patch embedding is never read) */
 static bool skipped_by_rule(const conv *c, const char *name)
@@ -1381,7 +1417,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
     }
     int permute = 0, rc = 0;
     bool stop = false, head0 = false, swap3 = false;
-    const char *gguf_name = NULL; /* OP_GGUF_NAME */
+    char *gguf_name = NULL; /* OP_GGUF_NAME: the name is final */
     const conv_rule *swap = NULL;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->rules; r->pat && !stop; r++) {
@@ -1411,7 +1447,20 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
                 return 0;
             }
             continue;
-        case OP_GGUF_NAME: gguf_name = r->with; continue;
+        case OP_GGUF_NAME:
+        case OP_RENUMBER: {
+            char *n2 = r->op == OP_RENUMBER ? renumber(c, r, name) : rename_by(r, name);
+            free(name);
+            if (!(name = n2)) {
+                h2g_free_out(&o);
+                return c->st->code ? -1 : mf_oom(c->st, c->dir);
+            }
+            if (r->op == OP_GGUF_NAME) {
+                gguf_name = name;
+                stop = true;
+            }
+            continue;
+        }
         case OP_PICK_ROW: rc = plan_pick_row(c, r, part, t); break;
         case OP_UNSTACK: rc = plan_unstack(c, r, part, t, name); break;
         case OP_SKIP_IF_TIED:
@@ -1546,7 +1595,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         o.shape[0] = t->shape[1];
         o.shape[1] = t->shape[0];
     }
-    o.name = gguf_name ? strdup(gguf_name) : map_name(c, name);
+    o.name = gguf_name ? strdup(name) : map_name(c, name);
     if (!o.name) {
         rc = gguf_name ? mf_oom(c->st, c->dir) : mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", name);
         free(name);

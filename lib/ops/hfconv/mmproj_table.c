@@ -244,6 +244,7 @@ static const conv_calc conv_calc_mm_gemma3_scale = {"mm_gemma3_scale", h2g_mm_ge
 static const conv_calc conv_calc_mm_inverse_ratio = {"mm_inverse_ratio", h2g_mm_inverse_ratio, NULL};
 static const conv_calc conv_calc_mm_wa_pattern = {"mm_wa_pattern", h2g_mm_wa_pattern, NULL};
 static const conv_calc conv_calc_file_type_mm = {"file_type", h2g_file_type, NULL};
+static const conv_calc conv_calc_mm_deepstack_layers = {"mm_deepstack_layers", h2g_mm_deepstack_layers, NULL};
 static const conv_block conv_block_mm_act = {h2g_mm_act, NULL};
 #define CALC(key, type, name, flags) {key, type, NULL, flags, &conv_calc_##name, NULL}
 #define BLOCK(name) {"@@" #name, 0, NULL, 0, NULL, &conv_block_##name}
@@ -314,7 +315,7 @@ static const conv_force_type gemma3_mm_types[] = {
 static const conv_rule llama4_mm_rules[] = {
     {OP_SKIP_UNLESS, M_CONTAINS, "", NULL, NULL, NULL, NULL, LIST("multi_modal_projector", "vision_model")},
     {OP_RENAME, M_SUFFIX, "positional_embedding_vlm", "positional_embedding_vlm.weight", NULL, NULL, NULL, NULL},
-    {OP_GGUF_NAME, M_CONTAINS, "multi_modal_projector.linear_1", "mm.model.fc.weight", NULL, NULL, NULL, NULL},
+    {OP_GGUF_NAME, M_EXACT, "multi_modal_projector.linear_1.weight", "mm.model.fc.weight", NULL, NULL, NULL, NULL},
     NORULES,
 };
 static const conv_hp llama4_mm_hp[] = {
@@ -391,6 +392,41 @@ static const conv_hp pixtral_mm_hp[] = {
     END,
 };
 
+/* ------------------------------------------------ Qwen3-VL, Qwen3.5 */
+
+/* Qwen3VLVisionModel.modify_tensors: the text model and MTP skipped,
+ * model.visual.* as visual.*; a deepstack merger i as v.deepstack.{the
+ * layer deepstack_visual_indexes[i]}; the merger's fc1/fc2/norm as mm.0,
+ * mm.2, v.post_ln; the Conv3D patch embedding as two Conv2D ones and its
+ * bias; fused qkv kept */
+static const conv_rule qwen3vl_mm_rules[] = {
+    {OP_SKIP, M_PREFIX, "model.language_model.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "lm_head.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "mtp.", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "model.visual.", "visual.", NULL, NULL, NULL, NULL},
+    {OP_RENUMBER, M_PREFIX, "visual.deepstack_merger_list.", NULL, "deepstack_visual_indexes", NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "visual.deepstack_merger_list.", "model.visual.deepstack_merger_list.", NULL, NULL, NULL,
+     NULL},
+    {OP_GGUF_NAME, M_PREFIX, "visual.merger.linear_fc1.", "mm.0.", NULL, NULL, NULL, NULL},
+    {OP_GGUF_NAME, M_PREFIX, "visual.merger.linear_fc2.", "mm.2.", NULL, NULL, NULL, NULL},
+    {OP_GGUF_NAME, M_PREFIX, "visual.merger.norm.", "v.post_ln.", NULL, NULL, NULL, NULL},
+    {OP_UNSTACK, M_EXACT, "visual.patch_embed.proj.weight", "2", NULL, NULL, NULL,
+     LIST("v.patch_embd.weight", "v.patch_embd.weight.1")},
+    {OP_GGUF_NAME, M_EXACT, "visual.patch_embed.proj.bias", "v.patch_embd.bias", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+static const char *const qwen3vl_mm_fixes[] = {"num_attention_heads=num_heads", "num_hidden_layers=depth", NULL};
+static const conv_hp qwen3vl_mm_hp[] = {
+    MMPROJ_BASE,
+    {"projector_type", 's', "=qwen3vl_merger", 0, NULL, NULL},
+    {"use_gelu", 'b', "=1", 0, NULL, NULL},
+    {"vision.spatial_merge_size", 'u', "spatial_merge_size", HP_OPT, NULL, NULL},
+    {"vision.attention.layer_norm_epsilon", 'f', "^text_config.rms_norm_eps|=1e-6", 0, NULL, NULL},
+    /* [layer in deepstack_visual_indexes for each layer], written when there are layers */
+    CALC("vision.is_deepstack_layers", 'B', mm_deepstack_layers, HP_OPT),
+    END,
+};
+
 /* --------------------------------------------------- SmolVLM, Idefics3 */
 
 static const conv_rule smolvlm_mm_rules[] = {
@@ -422,16 +458,22 @@ static const conv_force_type smolvlm_mm_types[] = {
 #define MM(cls, rules, hp) {"clip", cls, -1, rules, hp, V_LLAMA, AF_ONLY_2026}
 const conv_mmproj conv_mmprojs[] = {
     {MM(CLASSES("Gemma3ForConditionalGeneration"), gemma3_mm_rules, gemma3_mm_hp), NULL, NULL, NULL,
-     gemma3_mm_types},
-    {MM(CLASSES("Llama4ForConditionalGeneration"), llama4_mm_rules, llama4_mm_hp), NULL, NULL, NULL, NULL},
+     gemma3_mm_types, NULL},
+    {MM(CLASSES("Llama4ForConditionalGeneration"), llama4_mm_rules, llama4_mm_hp), NULL, NULL, NULL, NULL, NULL},
     /* Qwen2VLVisionModel: one class, the projector by config.json's model_type */
 #define QWEN_VL CLASSES("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen2VLModel")
-    {MM(QWEN_VL, qwen2vl_mm_rules, qwen2vl_mm_hp), "qwen2_vl", NULL, qwen2vl_mm_fixes, qwen2vl_mm_types},
-    {MM(QWEN_VL, qwen2vl_mm_rules, qwen25vl_mm_hp), "qwen2_5_vl", NULL, qwen2vl_mm_fixes, qwen2vl_mm_types},
+    {MM(QWEN_VL, qwen2vl_mm_rules, qwen2vl_mm_hp), "qwen2_vl", NULL, qwen2vl_mm_fixes, qwen2vl_mm_types,
+     NULL},
+    {MM(QWEN_VL, qwen2vl_mm_rules, qwen25vl_mm_hp), "qwen2_5_vl", NULL, qwen2vl_mm_fixes,
+     qwen2vl_mm_types, NULL},
     /* LlavaVisionModel: a Pixtral tower (HF layout; not the Mistral-format consolidated files) */
     {MM(CLASSES("Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration"), pixtral_mm_rules,
-        pixtral_mm_hp), NULL, "pixtral", pixtral_mm_fixes, NULL},
+        pixtral_mm_hp), NULL, "pixtral", pixtral_mm_fixes, NULL, NULL},
     {MM(CLASSES("SmolVLMForConditionalGeneration", "Idefics3ForConditionalGeneration"), smolvlm_mm_rules,
-        smolvlm_mm_hp), NULL, NULL, smolvlm_mm_fixes, smolvlm_mm_types},
+        smolvlm_mm_hp), NULL, NULL, smolvlm_mm_fixes, smolvlm_mm_types, NULL},
+    /* Qwen3VLVisionModel: image_size from num_position_embeddings when absent */
+    {MM(CLASSES("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
+                "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"), qwen3vl_mm_rules,
+        qwen3vl_mm_hp), NULL, NULL, qwen3vl_mm_fixes, NULL, h2g_mm_qwen3vl_prepare},
 };
 const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);

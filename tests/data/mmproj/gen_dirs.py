@@ -18,6 +18,12 @@ llama.cpp's converter (ecbcb7ea, `--mmproj`) writes as an mmproj GGUF:
                      positional embeddings, pixel-shuffle adapter), linear_1
   smolvlm-tiny       SmolVLMForConditionalGeneration: model.vision_model.*,
                      model.connector.modality_projection.proj
+  qwen3vl-tiny       Qwen3VLForConditionalGeneration: model.visual.* (fused qkv,
+                     Conv3D patch embedding with a bias, learned positions,
+                     a deepstack merger at layer 1); BF16
+  qwen35-vl-tiny     Qwen3_5ForConditionalGeneration: the same tower without
+                     deepstack, image_size given (Qwen3-VL's is computed from
+                     num_position_embeddings), an mtp.* tensor to skip; BF16
 
 Names are transformers' (the layouts the converter reads: before 4.52's
 model.* prefixes), sizes tiny (vision width 32, 3 layers (gguf-py maps {bid} below the block count: merger.mlp.2 needs 3), 2 heads, text width
@@ -250,10 +256,66 @@ def smolvlm(out):
     write_dir(out, "smolvlm-tiny", cfg, t, pre, dtype="F16")
 
 
+def qwen3vl_visual(t):
+    p = "model.visual."
+    t[p + "patch_embed.proj.weight"] = ([V, 3, 2, 4, 4], "w")
+    t[p + "patch_embed.proj.bias"] = ([V], "w")
+    t[p + "pos_embed.weight"] = ([64, V], "w")
+    for i in range(LAYERS):
+        b = p + "blocks.%d." % i
+        norm(t, b + "norm1", V)
+        norm(t, b + "norm2", V)
+        lin(t, b + "attn.qkv", 3 * V, V)
+        lin(t, b + "attn.proj", V, V)
+        lin(t, b + "mlp.linear_fc1", FF, V)
+        lin(t, b + "mlp.linear_fc2", V, FF)
+    norm(t, p + "merger.norm", V)
+    lin(t, p + "merger.linear_fc1", 4 * V, 4 * V)
+    lin(t, p + "merger.linear_fc2", TEXT, 4 * V)
+    for i in range(1):  # deepstack_visual_indexes [1]: a post-shuffle norm
+        d = p + "deepstack_merger_list.%d." % i
+        norm(t, d + "norm", 4 * V)
+        lin(t, d + "linear_fc1", 4 * V, 4 * V)
+        lin(t, d + "linear_fc2", TEXT, 4 * V)
+
+
+def qwen3vl_config(cls, mtype, text_type):
+    return {"architectures": [cls], "model_type": mtype,
+            "text_config": {"hidden_size": TEXT, "model_type": text_type, "num_hidden_layers": 1,
+                            "num_attention_heads": 2, "rms_norm_eps": 1e-5, "vocab_size": 16},
+            "vision_config": {"depth": LAYERS, "hidden_size": V, "intermediate_size": FF, "num_heads": HEADS,
+                              "num_position_embeddings": 64, "patch_size": 4, "spatial_merge_size": 2,
+                              "temporal_patch_size": 2, "out_hidden_size": TEXT, "in_channels": 3,
+                              "deepstack_visual_indexes": [1], "hidden_act": "gelu_pytorch_tanh",
+                              "model_type": mtype}}
+
+
+def qwen3vl(out):
+    t = {"model.language_model.embed_tokens.weight": ([16, TEXT], "w"), "lm_head.weight": ([16, TEXT], "w")}
+    qwen3vl_visual(t)
+    pre = {"image_processor_type": "Qwen2VLImageProcessorFast", "image_mean": [0.5, 0.5, 0.5],
+           "image_std": [0.5, 0.5, 0.5], "patch_size": 4, "merge_size": 2, "temporal_patch_size": 2}
+    write_dir(out, "qwen3vl-tiny", qwen3vl_config("Qwen3VLForConditionalGeneration", "qwen3_vl", "qwen3_vl_text"),
+              t, pre, dtype="BF16")
+
+
+def qwen35(out):
+    """Qwen3.5 (a Qwen3-VL tower without deepstack mergers, an MTP head to skip)"""
+    t = {"model.language_model.embed_tokens.weight": ([16, TEXT], "w"), "mtp.fc.weight": ([TEXT, 2 * TEXT], "w")}
+    qwen3vl_visual(t)
+    t = {k: v for k, v in t.items() if "deepstack" not in k}
+    cfg = qwen3vl_config("Qwen3_5ForConditionalGeneration", "qwen3_5", "qwen3_5_text")
+    cfg["vision_config"]["deepstack_visual_indexes"] = []
+    cfg["vision_config"]["image_size"] = 32  # given: not computed from num_position_embeddings
+    pre = {"image_processor_type": "Qwen2VLImageProcessorFast", "image_mean": [0.5, 0.5, 0.5],
+           "image_std": [0.5, 0.5, 0.5], "patch_size": 4, "merge_size": 2, "temporal_patch_size": 2}
+    write_dir(out, "qwen35-vl-tiny", cfg, t, pre, dtype="BF16")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for f in (gemma3, qwen2vl, qwen25vl, mistral3, llama4, smolvlm):
+    for f in (gemma3, qwen2vl, qwen25vl, mistral3, llama4, smolvlm, qwen3vl, qwen35):
         f(out)
 
 

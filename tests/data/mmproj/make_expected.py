@@ -7,9 +7,9 @@ directory of dirs/ and each output type:
 
 runs `run_convert.py DIRS/NAME --mmproj --outtype T --outfile OUT_DIR/mmproj-NAME-T.gguf`
 (CONVREF_LLAMA_CPP names the converter's tree, assembled as the tool's
-assemble.md says) and records each file's sha256 and size, and from gguf-py's
-reader (the converter's own) its keys in order and its tensors (name, type,
-shape in ggml order)."""
+assemble.md says) and records each file's sha256 and size, and for f16 and
+q8_0, from gguf-py's reader (the converter's own), its keys in order and its
+tensors (name, type, shape in ggml order)."""
 import hashlib, json, os, subprocess, sys
 
 TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../../shared/tools/convref-new/run_convert.py")
@@ -18,11 +18,13 @@ sys.path.insert(0, os.path.join(TREE, "gguf-py"))
 import gguf  # noqa: E402
 
 
-def describe(path):
+def describe(path, full):
+    data = open(path, "rb").read()
+    if not full:  # bf16, f32: the bytes only (keys as f16's, tensor types the type or F32)
+        return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
     r = gguf.GGUFReader(path)
     keys = [f.name for f in r.fields.values() if not f.name.startswith("GGUF.")]
     tensors = [[t.name, t.tensor_type.name, [int(x) for x in t.shape]] for t in r.tensors]
-    data = open(path, "rb").read()
     return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "keys": keys, "tensors": tensors}
 
 
@@ -37,7 +39,7 @@ def main():
             f = os.path.join(out, "mmproj-%s-%s.gguf" % (name, t))
             subprocess.run([sys.executable, tool, os.path.join(dirs, name), "--mmproj", "--outtype", t,
                             "--outfile", f], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            res["outputs"]["%s-%s" % (name, t)] = dict(dir=name, outtype=t, **describe(f))
+            res["outputs"]["%s-%s" % (name, t)] = dict(dir=name, outtype=t, **describe(f, t in ("f16", "q8_0")))
     json.dump(res, sys.stdout, indent=1, sort_keys=True)
     print()
 
