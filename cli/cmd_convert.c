@@ -21,7 +21,7 @@ typedef struct convert_args {
     const char *q_bits, *q_group_size, *quant_predicate, *mlx_kernel;
     /* convert_hf_to_gguf.py's flags (GGUF output of an HF directory) */
     const char *model_name, *metadata, *split_max_size, *split_max_tensors;
-    bool vocab_only;
+    bool vocab_only, mmproj;
     const char *arch_file; /* GGUF <-> HF directory: the architecture from a file */
 } convert_args;
 
@@ -176,6 +176,7 @@ static int gguf_flags(const convert_args *a, cli_gguf_out *g)
     g->model_name = a->model_name;
     g->metadata = a->metadata;
     g->vocab_only = a->vocab_only;
+    g->mmproj = a->mmproj;
     g->arch_file = a->arch_file;
     if (a->split_max_size && parse_split_size(a->split_max_size, &g->split_max_size))
         return cli_usage_error("convert", "--split-max-size takes N, NK, NM or NG (decimal units, "
@@ -194,7 +195,7 @@ static int gguf_flags(const convert_args *a, cli_gguf_out *g)
 
 static bool has_gguf_flags(const convert_args *a)
 {
-    return a->model_name || a->metadata || a->vocab_only || a->split_max_size || a->split_max_tensors;
+    return a->model_name || a->metadata || a->vocab_only || a->mmproj || a->split_max_size || a->split_max_tensors;
 }
 
 /* A Hugging Face directory to GGUF (convert_gguf_cli.c). */
@@ -210,7 +211,7 @@ static int to_gguf(const convert_args *a)
     if (!hf_dir && a->arch_file)
         return cli_usage_error("convert", "--arch-file is for a Hugging Face directory's GGUF and back");
     if (!hf_dir && (has_gguf_flags(a) || !a->out))
-        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --split-max-* "
+        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --mmproj, --split-max-* "
                                           "and the default output name are for a Hugging Face "
                                           "directory's GGUF; give OUT.gguf");
     if (is_checkpoint(a->in)) {
@@ -527,6 +528,7 @@ static int parse(const cli_args *args, convert_args *a)
     a->model_name = cli_get(args, "--model-name");
     a->metadata = cli_get(args, "--metadata");
     a->vocab_only = cli_has(args, "--vocab-only");
+    a->mmproj = cli_has(args, "--mmproj");
     a->split_max_size = cli_get(args, "--split-max-size");
     a->split_max_tensors = cli_get(args, "--split-max-tensors");
     a->arch_file = cli_get(args, "--arch-file");
@@ -556,7 +558,7 @@ static int run_convert(const cli_args *args)
         return cli_usage_error("convert", "--arch-file is for GGUF output of a Hugging Face directory, "
                                           "or a GGUF to a Hugging Face directory");
     if (run != to_gguf && has_gguf_flags(&a))
-        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only and --split-max-* "
+        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --mmproj and --split-max-* "
                                           "are for GGUF output");
     int rc = check_safety(&a);
     return rc ? rc : run(&a);
@@ -584,6 +586,8 @@ static const cli_opt opts[] = {
     {"--metadata", NULL, "FILE", "GGUF: a JSON object of general.* keys that replace what the "
                                  "model card and names gave (the converter's override file)"},
     {"--vocab-only", NULL, NULL, "GGUF: the metadata and vocabulary only, no tensors"},
+    {"--mmproj", NULL, NULL, "GGUF from a multimodal HF directory: its vision tower and projector as "
+                             "llama.cpp's mmproj file (clip.*; default name mmproj-NAME-TYPE.gguf)"},
     {"--split-max-size", NULL, "N", "GGUF: split as llama-gguf-split into files of about N bytes "
                                     "(N, NK, NM, NG: decimal)"},
     {"--split-max-tensors", NULL, "N", "GGUF: split into files of at most N tensors"},

@@ -68,6 +68,7 @@ int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, c
         o.model_name = g->model_name;
         o.metadata_override = g->metadata;
         o.vocab_only = g->vocab_only;
+        o.mmproj = g->mmproj;
         o.arch_file = g->arch_file;
     }
     mf_status st;

@@ -16,6 +16,7 @@ json_t *cli_hf_load_report_json(const mf_model *m, mf_status *st);
 typedef struct cli_gguf_out {
     const char *model_name, *metadata; /* --model-name, --metadata FILE */
     bool vocab_only;                   /* --vocab-only */
+    bool mmproj;                       /* --mmproj */
     uint64_t split_max_size, split_max_tensors; /* 0: one file */
     const char *arch_file;             /* --arch-file FAMILY.json */
 } cli_gguf_out;

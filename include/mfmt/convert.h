@@ -105,6 +105,12 @@ typedef struct mf_convert_gguf_opts {
      * used instead of the built-in tables; config.json's class must be one
      * of its classes. NULL: the built-in tables. */
     const char *arch_file;
+    /* convert_hf_to_gguf.py's --mmproj: the vision tower and projector of a
+     * multimodal directory as the separate GGUF (general.architecture
+     * "clip", clip.* keys) llama.cpp's converter of 2026-02 writes, for the
+     * classes doc/hf.md lists; f32, f16, bf16 or q8_0; the default name is
+     * mmproj-{name}-{TYPE}.gguf. */
+    bool mmproj;
 } mf_convert_gguf_opts;
 
 enum { MF_CONVERT_LAYOUT_C392E50 = 0, MF_CONVERT_LAYOUT_2026_02 = 1 };

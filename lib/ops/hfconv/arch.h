@@ -120,6 +120,19 @@ typedef enum conv_op {
                          time_mix_lerp_fused); pat + anything else: the rule does not apply */
     OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
                          v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
+    /* the vision projectors' (mmproj) rules (mmproj_table.c) */
+    OP_SKIP_UNLESS,   /* not written unless the name starts with (M_PREFIX) or holds (M_CONTAINS)
+                         one of ws: the class's "process vision tensors" test; pat "" */
+    OP_PICK_ROW,      /* row `id` of the matched tensor as the 1-d GGUF tensor `with`, id the
+                         added token count_key of tokenizer_config.json (Pixtral's [IMG_BREAK]
+                         embedding; an error when the token is absent) */
+    OP_UNSTACK,       /* dimension `with` (a digit) split into its len(ws) entries, entry k
+                         written under the GGUF name ws[k] (Qwen2-VL's Conv3D patch embedding
+                         as two Conv2D ones) */
+    OP_GGUF_NAME,     /* the matched part replaced by `with` (as OP_RENAME) and the result
+                         is the GGUF name: not looked up in the name map */
+    OP_RENUMBER,      /* the name's first number n replaced by element n of the config list
+                         count_key (Qwen3-VL's deepstack mergers: their absolute layer) */
 } conv_op;
 
 /* OP_SPLIT: a fused tensor cut along its rows (the second-to-last
@@ -315,6 +328,45 @@ extern const size_t conv_n_archs_2026;
 
 extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
+
+/* An mmproj class's tensor_force_quant, one rule: a tensor whose source
+ * name (on 's') or GGUF name (on 'g') holds pat takes type 'h' F16, 'f'
+ * F32, or 'p' F16 when the output type is F16 else F32. */
+typedef struct conv_force_type {
+    char on;
+    const char *pat;
+    char type;
+} conv_force_type;
+
+/* The vision tower + projector of a multimodal class as llama.cpp's
+ * converter writes it with --mmproj (an MmprojModel subclass): the GGUF
+ * architecture "clip", gguf-py's MMPROJ name map (conv_clip_names), the
+ * hyper-parameters read from vision_config ("^k": the whole config.json's
+ * k, "pre:k": preprocessor_config.json's). mmproj_table.c. */
+typedef struct conv_mmproj {
+    conv_arch a;                  /* name "clip", classes, rules, keys (vocab unused) */
+    const char *model_type;       /* config.json's model_type the class takes (NULL: any) */
+    const char *vision_type;      /* vision_config's model_type it takes (NULL: any) */
+    /* the class's changes to the vision config before it is read, in order:
+     * "k=SRC" sets k to SRC's value (a key list as conv_hp's) when it has
+     * one; "?g:k=SRC" only when key g is present, "?g=v:k=SRC" only when g
+     * is the string v */
+    const char *const *fixes;
+    const conv_force_type *types; /* its tensor_force_quant before the base class's */
+    int (*prepare)(struct conv *c); /* what else its __init__ computes (NULL: nothing) */
+} conv_mmproj;
+/* their computed values and key blocks (hf2gguf_mmproj.c) */
+json_t *h2g_mm_gemma3_scale(struct conv *c);
+json_t *h2g_mm_inverse_ratio(struct conv *c);
+json_t *h2g_mm_wa_pattern(struct conv *c);
+int h2g_mm_act(struct conv *c);
+json_t *h2g_mm_deepstack_layers(struct conv *c);
+int h2g_mm_qwen3vl_prepare(struct conv *c);
+extern const conv_mmproj conv_mmprojs[];
+extern const size_t conv_n_mmprojs;
+extern const conv_name_row conv_clip_names[];
+extern const size_t conv_n_clip_names;
+extern const conv_force_type conv_mmproj_base_types[];
 extern const conv_hp conv_base_hparams[];
 extern const conv_hp conv_base_hparams_2026[];
 /* Granite 4.0-H without experts: its shared MLP as the dense FFN (hf2gguf.c

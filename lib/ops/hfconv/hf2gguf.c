@@ -416,6 +416,21 @@ static void resolve_auto(conv *c)
     c->qtype = f16 ? MF_F16 : MF_BF16;
 }
 
+/* --mmproj with what an MmprojModel does not do */
+static int mmproj_usage(conv *c)
+{
+    if (c->mix != MF_FTYPE_INVALID)
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "--mmproj writes f32, f16, bf16 or q8_0 (llama-quantize's "
+                       "mixes are for text models)");
+    if (c->opts.vocab_only)
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "--mmproj has no vocabulary (MmprojModel does not support "
+                       "vocab writing)");
+    if (c->opts.arch_file)
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "--mmproj takes the built-in vision projector rules, "
+                       "not --arch-file");
+    return 0;
+}
+
 static void free_conv(conv *c)
 {
     for (size_t i = 0; i < c->n_out; i++)
@@ -433,6 +448,8 @@ static void free_conv(conv *c)
     free(c->parts);
     mf_close(c->stored);
     json_decref(c->cfg);
+    json_decref(c->global);
+    json_decref(c->pre);
     json_decref(c->rope);
     conv_arch_file_free(c->arch_file);
 }
@@ -567,20 +584,24 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
                      c.opts.layout);
     if (rc == 0 && !mf_is_dir(dir))
         rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "not a directory (a Hugging Face model directory is needed)");
+    if (rc == 0 && c.opts.mmproj)
+        rc = mmproj_usage(&c);
     if (rc == 0)
         rc = load_config(&c);
-    if (rc == 0)
+    if (rc == 0 && c.opts.mmproj) { /* MmprojModel: the vision encoder's row, config and names */
+        rc = h2g_mmproj_setup(&c);
+    } else if (rc == 0) {
         rc = pick_arch(&c);
-    if (rc == 0)
-        rc = lift_text_config(&c);
-    if (rc == 0)
-        rc = read_block_count(&c);
-    if (rc == 0) {
-        adjust_config(&c);
-        rc = class_checks(&c);
-    }
-    if (rc == 0) {
-        rc = h2g_per_layer_config(&c);
+        if (rc == 0)
+            rc = lift_text_config(&c);
+        if (rc == 0)
+            rc = read_block_count(&c);
+        if (rc == 0) {
+            adjust_config(&c);
+            rc = class_checks(&c);
+        }
+        if (rc == 0)
+            rc = h2g_per_layer_config(&c);
     }
     if (rc == 0) {
         /* GGUFWriter(arch=...) writes general.architecture first; keys set

@@ -328,6 +328,30 @@ static size_t key_type_problems(const mf_model *m, mf_load_problem_fn fn, void *
     return n;
 }
 
+/* An mmproj file (general.architecture "clip") is not a model llama.cpp's
+ * loader reads: libmtmd's clip loader does (tools/mtmd/clip.cpp at b10256,
+ * clip_model_loader::load_hparams). The keys it reads without a default
+ * for a vision encoder, and a projector type. */
+static size_t clip_problems(const mf_model *m, mf_load_problem_fn fn, void *ctx)
+{
+    static const char *const vision_keys[] = {
+        "clip.vision.embedding_length", "clip.vision.attention.head_count", "clip.vision.feed_forward_length",
+        "clip.vision.block_count", "clip.vision.projection_dim", "clip.vision.attention.layer_norm_epsilon",
+        "clip.vision.image_size", "clip.vision.patch_size", NULL};
+    size_t n = 0;
+    const mf_value *pt = meta(m, "clip.projector_type");
+    if (!pt)
+        pt = meta(m, "clip.vision.projector_type");
+    if (!pt || pt->type != MF_V_STR)
+        report(fn, ctx, &n, "mtmd's clip loader: no clip.projector_type string (unknown projector type)");
+    const mf_value *hv = meta(m, "clip.has_vision_encoder");
+    if (hv && hv->type == MF_V_BOOL && hv->as.b)
+        for (const char *const *k = vision_keys; *k; k++)
+            if (!meta(m, *k))
+                report(fn, ctx, &n, "mtmd's clip loader: key not found in model: %s", *k);
+    return n;
+}
+
 size_t mf_llama_load_problems(const mf_model *m, mf_load_problem_fn fn, void *ctx)
 {
     size_t n = 0;
@@ -338,6 +362,8 @@ size_t mf_llama_load_problems(const mf_model *m, mf_load_problem_fn fn, void *ct
     }
     char arch[128];
     snprintf(arch, sizeof(arch), "%.*s", (int)(a->as.s.len < 120 ? a->as.s.len : 120), a->as.s.ptr);
+    if (!strcmp(arch, "clip"))
+        return clip_problems(m, fn, ctx);
     n += mf_llama_hparams_problems(arch, model_get, (void *)m, fn, ctx);
     if (!known_arch(arch))
         return n;
