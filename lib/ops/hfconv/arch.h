@@ -189,9 +189,10 @@ typedef struct conv_block {
     X(rope_dim_glm4moe) X(ernie_shexp_ffl) X(llama4_no_swa) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
     X(refact_ff) X(jais_embd_scale) X(jais_width_scale) X(ctx_after_pad) \
     X(lfm2_ff_dim) X(linear_inner) X(rope_dim_qwen3next) X(granite_hybrid_inner) X(falcon_h1_dt_rank) \
-    X(rwkv_ff) X(rwkv_mix_extra) X(rwkv_decay_extra)
+    X(rwkv_ff) X(rwkv_mix_extra) X(rwkv_decay_extra) X(rope_dim_chatglm)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi)
+    X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi) \
+    X(chatglm)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
  * gating_func_2026 (g2h_gating_func's), mla_key_length, yarn_log_mul_2026,
  * ernie_shexp_ffl, jais_embd_scale and jais_width_scale have no inverse of
@@ -251,6 +252,10 @@ typedef enum conv_vocab {
     V_GRANITE_HYBRID, /* GraniteHybridModel.set_vocab: vocab_size rounded up to a multiple of 8,
                          then Mamba2Model's: SentencePiece, else tokenizer.json BPE */
     V_RWKV,       /* Rwkv6Model.set_vocab: rwkv_vocab_v20230424.txt, model "rwkv" */
+    V_QWEN,       /* QwenModel._set_vocab_qwen: qwen.tiktoken's ranks as byte-level BPE, the
+                     merges re-derived from them, QWenTokenizer's specials at 151643.. */
+    V_CHATGLM,    /* ChatGLMModel.set_vocab: ChatGLM3's SentencePiece (set_vocab_chatglm3,
+                     _name_or_path THUDM/chatglm3-6b), else GLM-4's tokenizer.json BPE */
 } conv_vocab;
 
 enum {

@@ -1312,3 +1312,38 @@ json_t *h2g_rwkv_decay_extra(conv *c)
 {
     return rwkv_extra(c, 128, 64);
 }
+
+/* ChatGLMModel.set_gguf_parameters: int((attention_dim, else hidden_size //
+ * num_attention_heads) * partial_rotary_factor), the factor 0.5 by default */
+json_t *h2g_rope_dim_chatglm(conv *c)
+{
+    int64_t dim, h, heads;
+    json_t *ad = h2g_hparam(c, "attention_dim"), *pf = h2g_hparam(c, "partial_rotary_factor");
+    if (ad) {
+        if (h2g_need_int(c, ad, "attention_dim", &dim))
+            return NULL;
+    } else {
+        if (h2g_need_hp_int(c, "hidden_size", &h) || h2g_need_hp_int(c, "num_attention_heads", &heads))
+            return NULL;
+        if (heads <= 0)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_attention_heads is not positive"),
+                   NULL;
+        dim = h / heads;
+    }
+    if (pf && !json_is_number(pf))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json partial_rotary_factor is not a number"), NULL;
+    return json_integer((int64_t)((double)dim * (pf ? json_number_value(pf) : 0.5)));
+}
+
+/* ChatGLMModel: rope.freq_base = 10000 * rope_ratio (10000 without it),
+ * written last */
+int h2g_chatglm(conv *c)
+{
+    json_t *ratio = h2g_hparam(c, "rope_ratio");
+    if (ratio && !json_is_number(ratio))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_ratio is not a number");
+    json_t *base = json_real(10000.0 * (ratio ? json_number_value(ratio) : 1.0));
+    int rc = base ? put_f32_of(c, "rope.freq_base", base, "rope_ratio") : mf_oom(c->st, c->dir);
+    json_decref(base);
+    return rc;
+}
