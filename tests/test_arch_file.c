@@ -437,21 +437,22 @@ int main(void)
     /* ChatGLM3 (remote-code SentencePiece tokenizer read from its file):
      * llama.cpp's converter run with a stand-in built from the files
      * (tests/data/arch_remote/README.md) */
-    static const char *const glm_types[] = {"f16", "q8_0"};
-    for (size_t i = 0; i < 2; i++) {
-        char ref[200];
-        snprintf(ref, sizeof(ref), "tests/data/arch_remote/chatglm3-tiny-%s.gguf", glm_types[i]);
-        family("chatglm3", "tests/data/arch_remote/dirs/chatglm3-tiny", "tests/data/arch/chatglm.json", ref,
-               glm_types[i], false, false); /* its rotary_pos_emb.inv_freq buffer is not in the GGUF */
-    }
-    {
-        char q[400];
-        snprintf(q, sizeof(q), "%s/chatglm3-Q4_K_M.gguf", tmp);
+    /* and GLM-4 (the same class, a tokenizer.json BPE vocabulary) */
+    static const char *const glm_names[] = {"chatglm3", "glm4"}, *const glm_types[] = {"f16", "q8_0"};
+    for (size_t g = 0; g < 2; g++) {
+        char dir[200], ref[200], q[400];
+        snprintf(dir, sizeof(dir), "tests/data/arch_remote/dirs/%s-tiny", glm_names[g]);
+        for (size_t i = 0; i < 2; i++) {
+            snprintf(ref, sizeof(ref), "tests/data/arch_remote/%s-tiny-%s.gguf", glm_names[g], glm_types[i]);
+            family(glm_names[g], dir, "tests/data/arch/chatglm.json", ref, glm_types[i], false,
+                   false); /* its rotary_pos_emb.inv_freq buffer is not in the GGUF */
+        }
+        snprintf(q, sizeof(q), "%s/%s-Q4_K_M.gguf", tmp, glm_names[g]);
+        snprintf(ref, sizeof(ref), "tests/data/arch_remote/%s-tiny-Q4_K_M.gguf", glm_names[g]);
         mf_status st;
         mf_status_init(&st);
-        CHECKF(to_gguf("tests/data/arch_remote/dirs/chatglm3-tiny", q, "tests/data/arch/chatglm.json", "Q4_K_M", &st) == 0 &&
-                   same_file(q, "tests/data/arch_remote/chatglm3-tiny-Q4_K_M.gguf"),
-               "chatglm3 Q4_K_M in one pass is not llama-quantize's: %s", mf_status_message(&st, 0));
+        CHECKF(to_gguf(dir, q, "tests/data/arch/chatglm.json", "Q4_K_M", &st) == 0 && same_file(q, ref),
+               "%s Q4_K_M in one pass is not llama-quantize's: %s", glm_names[g], mf_status_message(&st, 0));
         mf_status_clear(&st);
         remove(q);
     }

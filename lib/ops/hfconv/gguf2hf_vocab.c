@@ -515,12 +515,18 @@ static long meta_index(const hfc *c, const char *key)
  * position in the file. */
 static void glm_fixed_specials(hfc *c, const int *order, int n)
 {
-    if (strcmp(c->arch, "glm4moe"))
+    /* glm4moe: bos and unk; ChatGLM's GLM-4 path: eos, eot and unk */
+    bool glm45 = !strcmp(c->arch, "glm4moe"), glm4 = c->fwd->vocab == V_CHATGLM;
+    if (!glm45 && !glm4)
         return;
     int i = n;
-    while (i > 0 && (!strcmp(hfc_special[order[i - 1]].name, "bos_token") ||
-                     !strcmp(hfc_special[order[i - 1]].name, "unk_token")))
+    while (i > 0) {
+        const char *t = hfc_special[order[i - 1]].name;
+        if (strcmp(t, "unk_token") && strcmp(t, glm45 ? "bos_token" : "eos_token") &&
+            (glm45 || strcmp(t, "eot_token")))
+            break;
         i--;
+    }
     for (; i < n; i++)
         c->special_in_tokcfg[order[i]] = c->special_in_config[order[i]] = false;
 }

@@ -173,7 +173,57 @@ def chatglm3(shared, out, seed=32):
     return cfg, t, files
 
 
-SMALL = {"chatglm3-tiny": chatglm3}
+GLM4_SPECIALS = ["<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>",
+                 "<|assistant|>", "<|observation|>", "<|begin_of_image|>", "<|end_of_image|>",
+                 "<|begin_of_video|>", "<|end_of_video|>"]
+GLM4_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+              "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+
+
+def glm4(shared, out, seed=33):
+    """GLM-4 (ChatGLMModel, glm-4-9b-chat's layout: _name_or_path not
+    chatglm3's, rope_ratio, vocab_size = padded_vocab_size, a list
+    eos_token_id) with its vocabulary as a fast tokenizer.json (byte-level
+    BPE with GLM-4's split regex and its 14 special tokens after the
+    vocabulary; qwen2-tiny's vocabulary and merges)."""
+    cfg, t, _ = chatglm3(shared, out, seed)
+    cfg["_name_or_path"] = "THUDM/glm-4-9b-chat"
+    cfg["rope_ratio"] = 500
+    cfg["seq_length"] = 131072
+    cfg["layernorm_epsilon"] = 1.5625e-07
+    cfg["eos_token_id"] = [317, 324, 326]
+    cfg["pad_token_id"] = 317
+    cfg["vocab_size"] = cfg["padded_vocab_size"]  # set_vocab reads hparams["vocab_size"] eagerly
+    rng = np.random.default_rng(seed + 100)
+    for name in list(t):
+        t[name] = rng.standard_normal(t[name].shape) if "layernorm" not in name else t[name]
+
+    def files(shared, out):
+        src = os.path.join(shared, "corpus", "hf-dir", "qwen2-tiny", "tokenizer.json")
+        with open(src, encoding="utf-8") as f:
+            tj = json.load(f)
+        base = len(tj["model"]["vocab"])
+        tj["pre_tokenizer"]["pretokenizers"][0]["pattern"] = {"Regex": GLM4_REGEX}
+        tj["added_tokens"] = [{"id": base + i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+                               "normalized": False, "special": True} for i, c in enumerate(GLM4_SPECIALS)]
+        with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(tj, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+        write_json(os.path.join(out, "tokenizer_config.json"), {
+            "added_tokens_decoder": {str(base + i): {"content": c, "lstrip": False, "normalized": False,
+                                                     "rstrip": False, "single_word": False, "special": True}
+                                     for i, c in enumerate(GLM4_SPECIALS)},
+            "clean_up_tokenization_spaces": False, "do_lower_case": False, "eos_token": "<|endoftext|>",
+            "model_max_length": 128000, "pad_token": "<|endoftext|>", "padding_side": "left",
+            "remove_space": False, "tokenizer_class": "PreTrainedTokenizerFast",
+            "chat_template": "[gMASK]<sop>{% for item in messages %}<|{{ item['role'] }}|>\n{{ item['content'] }}"
+                             "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"})
+        with open(os.path.join(out, "convref-tokpre.txt"), "w") as f:
+            f.write("chatglm-bpe\n")
+    return cfg, t, files
+
+
+SMALL = {"chatglm3-tiny": chatglm3, "glm4-tiny": glm4}
 LARGE = {"qwen-tiny": qwen}
 
 
