@@ -456,6 +456,25 @@ int main(void)
         mf_status_clear(&st);
         remove(q);
     }
+    /* RWKV6-Qwen2: a built-in table row (its reference beside the remote-code
+     * families': tests/data/arch_remote/README.md) */
+    static const char *const rq_types[] = {"f16", "q8_0", "Q4_K_M"};
+    for (size_t i = 0; i < 3; i++) {
+        char ref[200];
+        snprintf(ref, sizeof(ref), "tests/data/arch_remote/rwkv6qwen2-tiny-%s.gguf", rq_types[i]);
+        if (i < 2) {
+            family("rwkv6qwen2", "tests/data/arch_remote/dirs/rwkv6qwen2-tiny", NULL, ref, rq_types[i], false, i == 0);
+            continue;
+        }
+        char q[400];
+        snprintf(q, sizeof(q), "%s/rwkv6qwen2-Q4_K_M.gguf", tmp);
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(to_gguf("tests/data/arch_remote/dirs/rwkv6qwen2-tiny", q, NULL, "Q4_K_M", &st) == 0 && same_file(q, ref),
+               "rwkv6qwen2 Q4_K_M in one pass is not llama-quantize's: %s", mf_status_message(&st, 0));
+        mf_status_clear(&st);
+        remove(q);
+    }
     const char *shared = tl_shared_dir();
     if (!shared) {
         TL_SKIP("arch files of built-in families: no ../shared (convert-ref references)");

@@ -365,6 +365,7 @@ hf_rev_op conv_reverse_op(conv_op op)
     case OP_HEAD0_INTERLEAVE: return R_HEAD_DEINTERLEAVE;
     case OP_SWAP_ROW_GROUPS: return R_SWAP_ROW_GROUPS;
     case OP_SWAP_COL_GROUPS: return R_SWAP_COL_GROUPS;
+    case OP_RKVWG: return R_TRANSPOSE_RKVWG; /* with a transpose; after OP_SWAP_LAST2: R_EXPERTS_T_RKVWG */
     default: return R_PLAIN;
     }
 }

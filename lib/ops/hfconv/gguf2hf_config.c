@@ -1196,6 +1196,14 @@ int hfc_write_config(hfc *c)
     return write_card(c) ? -1 : write_pooling(c);
 }
 
+/* RWKV6-Qwen2: the head count from the head size (its head_count key is 0) */
+void g2h_head_size_of_heads(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t embd = key_int_of(c, "embedding_length");
+    if (x > 0 && embd > 0 && embd % x == 0)
+        set_new(cfg, "num_attention_heads", json_integer(embd / x));
+}
+
 /* ChatGLM: partial_rotary_factor only when the dimension is not half a head */
 void g2h_rope_dim_chatglm(hfc *c, json_t *cfg, int64_t x)
 {

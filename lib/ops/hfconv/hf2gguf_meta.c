@@ -1313,6 +1313,32 @@ json_t *h2g_rwkv_decay_extra(conv *c)
     return rwkv_extra(c, 128, 64);
 }
 
+/* RWKV6Qwen2Model's wkv.head_size: hidden_size // num_attention_heads (the
+ * head count itself is written as 0) */
+json_t *h2g_head_size_of_heads(conv *c)
+{
+    return h2g_head_dim_embd(c);
+}
+
+/* RWKV6Qwen2Model: the same for hidden_size >= 4096 (QRWKV6-32B's 5120 too) */
+static json_t *rwkv_extra_ge(conv *c, int64_t big, int64_t small)
+{
+    int64_t h;
+    if (h2g_need_hp_int(c, "hidden_size", &h))
+        return NULL;
+    return json_integer(h >= 4096 ? big : small);
+}
+
+json_t *h2g_rwkv_mix_extra_ge(conv *c)
+{
+    return rwkv_extra_ge(c, 64, 32);
+}
+
+json_t *h2g_rwkv_decay_extra_ge(conv *c)
+{
+    return rwkv_extra_ge(c, 128, 64);
+}
+
 /* ChatGLMModel.set_gguf_parameters: int((attention_dim, else hidden_size //
  * num_attention_heads) * partial_rotary_factor), the factor 0.5 by default */
 json_t *h2g_rope_dim_chatglm(conv *c)

@@ -223,7 +223,57 @@ def glm4(shared, out, seed=33):
     return cfg, t, files
 
 
-SMALL = {"chatglm3-tiny": chatglm3, "glm4-tiny": glm4}
+def rwkv6qwen2(shared, out, seed=34):
+    """RWKV6-Qwen2 (RWKV6Qwen2ForCausalLM, QRWKV6's layout): Qwen2's
+    embeddings, MLP and norms with RWKV-6 time mixing in self_attn (LoRA
+    token shift time_maa_w1 [h, 5 r] / w2 [5, r, h] in r k v w g order, decay
+    LoRA, receptance/key/value q_proj/k_proj/v_proj with biases, grouped
+    keys/values, gate, o_proj); Qwen2's tokenizer.json."""
+    rng = np.random.default_rng(seed)
+    h, ff, heads, kv, layers, vocab, mix, decay = 32, 64, 4, 2, 2, 320, 8, 16
+    hd = h // heads
+    cfg = {"architectures": ["RWKV6Qwen2ForCausalLM"], "model_type": "rwkv6qwen2", "hidden_size": h,
+           "intermediate_size": ff, "num_attention_heads": heads, "num_key_value_heads": kv,
+           "num_hidden_layers": layers, "rms_norm_eps": 1e-06, "vocab_size": vocab, "head_size": hd,
+           "lora_rank_tokenshift": mix, "lora_rank_decay": decay, "max_position_embeddings": 4096,
+           "rope_theta": 1000000.0, "tie_word_embeddings": False, "torch_dtype": "float16",
+           "bos_token_id": 317, "eos_token_id": 317, "transformers_version": "4.45.0"}
+    t = {"model.embed_tokens.weight": rng.standard_normal((vocab, h)),
+         "model.norm.weight": 1 + 0.1 * rng.standard_normal(h),
+         "lm_head.weight": rng.standard_normal((vocab, h))}
+    for b in range(layers):
+        p = f"model.layers.{b}."
+        t[p + "input_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
+        t[p + "post_attention_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
+        a = p + "self_attn."
+        for n in ("time_maa_x", "time_maa_w", "time_maa_k", "time_maa_v", "time_maa_r", "time_maa_g", "time_decay"):
+            t[a + n] = rng.random((1, 1, h))
+        t[a + "time_maa_w1"] = rng.standard_normal((h, 5 * mix))
+        t[a + "time_maa_w2"] = rng.standard_normal((5, mix, h))
+        t[a + "time_decay_w1"] = rng.standard_normal((h, decay))
+        t[a + "time_decay_w2"] = rng.standard_normal((decay, h))
+        t[a + "q_proj.weight"] = rng.standard_normal((h, h))
+        t[a + "q_proj.bias"] = rng.standard_normal(h)
+        t[a + "k_proj.weight"] = rng.standard_normal((kv * hd, h))
+        t[a + "k_proj.bias"] = rng.standard_normal(kv * hd)
+        t[a + "v_proj.weight"] = rng.standard_normal((kv * hd, h))
+        t[a + "v_proj.bias"] = rng.standard_normal(kv * hd)
+        t[a + "gate.weight"] = rng.standard_normal((h, h))
+        t[a + "o_proj.weight"] = rng.standard_normal((h, h))
+        t[p + "mlp.gate_proj.weight"] = rng.standard_normal((ff, h))
+        t[p + "mlp.up_proj.weight"] = rng.standard_normal((ff, h))
+        t[p + "mlp.down_proj.weight"] = rng.standard_normal((h, ff))
+
+    def files(shared, out):
+        src = os.path.join(shared, "corpus", "hf-dir", "qwen2-tiny")
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            shutil.copyfile(os.path.join(src, name), os.path.join(out, name))
+        with open(os.path.join(out, "convref-tokpre.txt"), "w") as f:
+            f.write("qwen2\n")
+    return cfg, t, files
+
+
+SMALL = {"chatglm3-tiny": chatglm3, "glm4-tiny": glm4, "rwkv6qwen2-tiny": rwkv6qwen2}
 LARGE = {"qwen-tiny": qwen}
 
 
