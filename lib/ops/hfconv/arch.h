@@ -28,7 +28,7 @@ enum conv_arch_bit {
     AB_QWEN2VL, AB_OLMOE, AB_PHIMOE, AB_DEEPSEEK, AB_MINICPM, AB_EXAONE, AB_XVERSE, AB_STARCODER,
     AB_GRANITE_MOE, AB_BAICHUAN, AB_REFACT, AB_CODESHELL, AB_MINICPM3, AB_JAIS, AB_OPENELM,
     AB_GPT_OSS, AB_LFM2, AB_QWEN3NEXT, AB_QWEN35, AB_QWEN35MOE,
-    AB_GRANITE_HYBRID, AB_FALCON_H1, AB_RWKV6,
+    AB_GRANITE_HYBRID, AB_FALCON_H1, AB_RWKV6, AB_RWKV6QWEN2,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -118,6 +118,9 @@ typedef enum conv_op {
                          [len(ws), 1, 1, n] (each squeezed to n values), under the GGUF name
                          merged_fmt (%b: the block), written when the last arrives (RWKV6's
                          time_mix_lerp_fused); pat + anything else: the rule does not apply */
+    OP_RKVWG,         /* after a transpose: the output's 5 equal groups of rows in r k v w g order
+                         re-ordered to w k v r g (groups 0 and 3 swapped: RWKV6Qwen2Model's
+                         time_mix_w1 / w2, torch.stack([d[3], d[1], d[2], d[0], d[4]])) */
     OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
                          v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
     /* the vision projectors' (mmproj) rules (mmproj_table.c) */
@@ -202,9 +205,11 @@ typedef struct conv_block {
     X(rope_dim_glm4moe) X(ernie_shexp_ffl) X(llama4_no_swa) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
     X(refact_ff) X(jais_embd_scale) X(jais_width_scale) X(ctx_after_pad) \
     X(lfm2_ff_dim) X(linear_inner) X(rope_dim_qwen3next) X(granite_hybrid_inner) X(falcon_h1_dt_rank) \
-    X(rwkv_ff) X(rwkv_mix_extra) X(rwkv_decay_extra)
+    X(rwkv_ff) X(rwkv_mix_extra) X(rwkv_decay_extra) X(rope_dim_chatglm) X(rwkv_mix_extra_ge) \
+    X(rwkv_decay_extra_ge) X(head_size_of_heads)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi)
+    X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi) \
+    X(chatglm)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
  * gating_func_2026 (g2h_gating_func's), mla_key_length, yarn_log_mul_2026,
  * ernie_shexp_ffl, jais_embd_scale and jais_width_scale have no inverse of
@@ -264,6 +269,10 @@ typedef enum conv_vocab {
     V_GRANITE_HYBRID, /* GraniteHybridModel.set_vocab: vocab_size rounded up to a multiple of 8,
                          then Mamba2Model's: SentencePiece, else tokenizer.json BPE */
     V_RWKV,       /* Rwkv6Model.set_vocab: rwkv_vocab_v20230424.txt, model "rwkv" */
+    V_QWEN,       /* QwenModel._set_vocab_qwen: qwen.tiktoken's ranks as byte-level BPE, the
+                     merges re-derived from them, QWenTokenizer's specials at 151643.. */
+    V_CHATGLM,    /* ChatGLMModel.set_vocab: ChatGLM3's SentencePiece (set_vocab_chatglm3,
+                     _name_or_path THUDM/chatglm3-6b), else GLM-4's tokenizer.json BPE */
 } conv_vocab;
 
 enum {

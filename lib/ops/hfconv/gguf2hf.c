@@ -265,11 +265,11 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
             it->out.shape[1] = 1;
             it->out.ndim = t->ndim + 1;
         }
-        if (r->op == R_TRANSPOSE && t->ndim == 2) {
+        if ((r->op == R_TRANSPOSE || r->op == R_TRANSPOSE_RKVWG) && t->ndim == 2) {
             it->out.shape[0] = t->shape[1];
             it->out.shape[1] = t->shape[0];
         }
-        if ((r->op == R_EXPERTS_T || r->op == R_GATE_UP_T) && t->ndim == 3) {
+        if ((r->op == R_EXPERTS_T || r->op == R_EXPERTS_T_RKVWG || r->op == R_GATE_UP_T) && t->ndim == 3) {
             it->out.shape[1] = t->shape[2];
             it->out.shape[2] = t->shape[1] * (r->op == R_GATE_UP_T ? 2 : 1);
         }
@@ -567,7 +567,7 @@ static int plan_tensors(hfc *c)
             return -1;
         if (r->op == R_GATE_UP_T && gate_up_part(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
-        if ((r->op == R_EXPERTS_T || r->op == R_GATE_UP_T) && t->ndim != 3)
+        if ((r->op == R_EXPERTS_T || r->op == R_EXPERTS_T_RKVWG || r->op == R_GATE_UP_T) && t->ndim != 3)
             return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
                            "tensor \"%s\" should be stacked experts (3 dimensions)", t->name);
         if (r->op == R_CONCAT && concat_parts(c, &c->items.v[c->items.n - 1], block, suffix))
@@ -1010,9 +1010,41 @@ static int joined_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     return rc;
 }
 
+/* R_*_RKVWG: in the Hugging Face layout w (n values; cols per row), the 5
+ * equal groups of columns (rows == 1: of the whole tensor) swapped 0 <-> 3:
+ * RWKV6Qwen2Model's w k v r g order back to r k v w g. */
+static int rkvwg_back(hfc *c, const hfc_item *it, float *w, uint64_t n, int64_t cols)
+{
+    if (cols <= 0 || cols % 5 || n % (uint64_t)cols)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)it->src->offset,
+                       "tensor \"%s\": not 5 equal groups (w, k, v, r, g)", it->src->name);
+    int64_t per = cols / 5;
+    for (uint64_t r = 0; r < n / (uint64_t)cols; r++)
+        for (int64_t k = 0; k < per; k++) {
+            float *a = w + r * (uint64_t)cols + k, *b = a + 3 * per, x = *a;
+            *a = *b;
+            *b = x;
+        }
+    return 0;
+}
+
 /* The item's values as float32 (malloc'd, n elements). */
 static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
+    if (it->op == R_TRANSPOSE_RKVWG || it->op == R_EXPERTS_T_RKVWG) {
+        hfc_item plain = *it;
+        plain.op = it->op == R_TRANSPOSE_RKVWG ? R_TRANSPOSE : R_EXPERTS_T;
+        if (item_f32(c, &plain, out, n_out))
+            return -1;
+        /* w1 [h, 5 r]: column groups; w2 [5, r, h]: the tensor as one row */
+        int64_t cols = it->op == R_TRANSPOSE_RKVWG ? it->src->shape[0] : (int64_t)*n_out;
+        if (rkvwg_back(c, it, *out, *n_out, cols)) {
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
+        return 0;
+    }
     if (it->op == R_QKVZ)
         return qkvz_f32(c, it, out, n_out);
     if (it->op == R_FUSE_ROWS)

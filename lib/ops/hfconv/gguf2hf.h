@@ -62,6 +62,9 @@ typedef enum hf_rev_op {
     R_CONCAT,        /* the first part of a forward OP_SPLIT: its parts (the
                         conv_split of the forward rule; the others R_FUSED_PART),
                         each unpermuted as its op says, joined along the rows */
+    R_TRANSPOSE_RKVWG, /* RWKV6-Qwen2's time_mix_w1: R_TRANSPOSE, then the 5 column groups back
+                        in r k v w g order (groups 0 and 3 swapped) */
+    R_EXPERTS_T_RKVWG, /* its time_mix_w2: R_EXPERTS_T, then the 5 matrices the same way */
 } hf_rev_op;
 
 /* Linear-attention V heads re-ordered by the forward converter (OP_VHEADS),

@@ -978,6 +978,34 @@ static const hf_rev_name rwkv6_names[] = {
 };
 #undef R6
 
+/* RWKV6-Qwen2: the same steps on Qwen2's names (no rescaling without
+ * rescale_every_n_layers), the time_mix_w1/w2 groups back in r k v w g order */
+#define RQ "model.layers.{bid}."
+static const hf_rev_name rwkv6qwen2_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN},
+    {"output_norm", "model.norm", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", RQ "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", RQ "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_gate", RQ "mlp.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up", RQ "mlp.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down", RQ "mlp.down_proj", R_PLAIN},
+    {"blk.{bid}.time_mix_gate", RQ "self_attn.gate", R_PLAIN},
+    {"blk.{bid}.time_mix_key", RQ "self_attn.k_proj", R_PLAIN},
+    {"blk.{bid}.time_mix_value", RQ "self_attn.v_proj", R_PLAIN},
+    {"blk.{bid}.time_mix_receptance", RQ "self_attn.q_proj", R_PLAIN},
+    {"blk.{bid}.time_mix_output", RQ "self_attn.o_proj", R_DOUBLE_EVERY},
+    {"blk.{bid}.time_mix_decay", RQ "self_attn.time_decay$", R_LEAD11},
+    {"blk.{bid}.time_mix_decay_w1", RQ "self_attn.time_decay_w1$", R_TRANSPOSE},
+    {"blk.{bid}.time_mix_decay_w2", RQ "self_attn.time_decay_w2$", R_TRANSPOSE},
+    {"blk.{bid}.time_mix_w1", RQ "self_attn.time_maa_w1$", R_TRANSPOSE_RKVWG},
+    {"blk.{bid}.time_mix_w2", RQ "self_attn.time_maa_w2$", R_EXPERTS_T_RKVWG},
+    {"blk.{bid}.time_mix_lerp_x", RQ "self_attn.time_maa_x$", R_LEAD11},
+    {"blk.{bid}.time_mix_lerp_fused", RQ "self_attn.time_maa_{x:w,k,v,r,g}$", R_UNSTACK},
+    END,
+};
+#undef RQ
+
 /* OP_VHEADS of the Qwen3.5 rules, undone */
 const hf_rev_vheads hf_rev_vheads_rows[] = {
     {"qwen35", "blk.{bid}.attn_qkv", "qkv"}, {"qwen35", "blk.{bid}.attn_gate", "rows"},
@@ -1055,6 +1083,7 @@ const hf_rev_arch hf_rev_archs[] = {
     {"openelm", CLASS("OpenELMForCausalLM", "openelm"), openelm_names},
     {"jais", CLASS("JAISLMHeadModel", "jais"), jais_names},
     {"rwkv6", CLASS("Rwkv6ForCausalLM", "rwkv6"), rwkv6_names},
+    {"rwkv6qwen2", CLASS("RWKV6Qwen2ForCausalLM", "rwkv6qwen2"), rwkv6qwen2_names},
     {"granitehybrid", CLASS("GraniteMoeHybridForCausalLM", "granitemoehybrid"), granite_hybrid_names},
     {"falcon-h1", CLASS("FalconH1ForCausalLM", "falcon_h1"), falcon_h1_names},
 };

@@ -1380,3 +1380,41 @@ int hfc_write_config(hfc *c)
         return -1;
     return write_card(c) ? -1 : write_pooling(c);
 }
+
+/* RWKV6-Qwen2: the head count from the head size (its head_count key is 0) */
+void g2h_head_size_of_heads(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t embd = key_int_of(c, "embedding_length");
+    if (x > 0 && embd > 0 && embd % x == 0)
+        set_new(cfg, "num_attention_heads", json_integer(embd / x));
+}
+
+/* ChatGLM: partial_rotary_factor only when the dimension is not half a head */
+void g2h_rope_dim_chatglm(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t embd = key_int_of(c, "embedding_length"), heads = key_int_of(c, "attention.head_count");
+    if (embd <= 0 || heads <= 0 || (int64_t)((double)(embd / heads) * 0.5) == x)
+        return;
+    set_new(cfg, "partial_rotary_factor", rotary_fraction(x, embd, heads, false));
+}
+
+/* ChatGLM: rope_ratio from the base; the keys ChatGLMModel reads besides
+ * its find_hparam lists (num_hidden_layers and num_attention_heads strictly,
+ * padded_vocab_size for the vocabulary) and, for ChatGLM3's SentencePiece
+ * vocabulary, the _name_or_path that selects it (set_vocab_chatglm3). */
+void g2h_chatglm(hfc *c, json_t *cfg)
+{
+    const mf_value *base = hfc_key(c, "rope.freq_base");
+    if (base && base->type == MF_V_F32 && base->as.f != 10000.0)
+        set_new(cfg, "rope_ratio", f32_json(base->as.f / 10000.0));
+    int64_t x;
+    if (hfc_int(hfc_key(c, "block_count"), &x))
+        set_new(cfg, "num_hidden_layers", json_integer(x));
+    if (hfc_int(hfc_key(c, "attention.head_count"), &x))
+        set_new(cfg, "num_attention_heads", json_integer(x));
+    const mf_value *tokens = mf_meta_get(c->m, "tokenizer.ggml.tokens"), *pre = mf_meta_get(c->m, "tokenizer.ggml.pre");
+    if (tokens && tokens->type == MF_V_ARR)
+        set_new(cfg, "padded_vocab_size", json_integer((json_int_t)tokens->as.arr.n));
+    if (pre && pre->type == MF_V_STR && !strcmp(pre->as.s.ptr, "chatglm-spm"))
+        set_new(cfg, "_name_or_path", json_string("THUDM/chatglm3-6b"));
+}

@@ -43,6 +43,8 @@ typedef struct out_tensor {
     bool mxfp4;                  /* OP_MXFP4: segs[0] blocks, segs[1] scales, rows of
                                     row_len values picked by row_map */
     int64_t *col_map;            /* output column -> source column within a row; NULL: same */
+    int64_t *out_perm;           /* output row -> the row the plain plan would put there (OP_RKVWG);
+                                    NULL: the same */
 } out_tensor;
 
 /* Parts of a stacked tensor collected per block (OP_STACK). */

@@ -1356,3 +1356,64 @@ json_t *h2g_rwkv_decay_extra(conv *c)
 {
     return rwkv_extra(c, 128, 64);
 }
+
+/* RWKV6Qwen2Model's wkv.head_size: hidden_size // num_attention_heads (the
+ * head count itself is written as 0) */
+json_t *h2g_head_size_of_heads(conv *c)
+{
+    return h2g_head_dim_embd(c);
+}
+
+/* RWKV6Qwen2Model: the same for hidden_size >= 4096 (QRWKV6-32B's 5120 too) */
+static json_t *rwkv_extra_ge(conv *c, int64_t big, int64_t small)
+{
+    int64_t h;
+    if (h2g_need_hp_int(c, "hidden_size", &h))
+        return NULL;
+    return json_integer(h >= 4096 ? big : small);
+}
+
+json_t *h2g_rwkv_mix_extra_ge(conv *c)
+{
+    return rwkv_extra_ge(c, 64, 32);
+}
+
+json_t *h2g_rwkv_decay_extra_ge(conv *c)
+{
+    return rwkv_extra_ge(c, 128, 64);
+}
+
+/* ChatGLMModel.set_gguf_parameters: int((attention_dim, else hidden_size //
+ * num_attention_heads) * partial_rotary_factor), the factor 0.5 by default */
+json_t *h2g_rope_dim_chatglm(conv *c)
+{
+    int64_t dim, h, heads;
+    json_t *ad = h2g_hparam(c, "attention_dim"), *pf = h2g_hparam(c, "partial_rotary_factor");
+    if (ad) {
+        if (h2g_need_int(c, ad, "attention_dim", &dim))
+            return NULL;
+    } else {
+        if (h2g_need_hp_int(c, "hidden_size", &h) || h2g_need_hp_int(c, "num_attention_heads", &heads))
+            return NULL;
+        if (heads <= 0)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_attention_heads is not positive"),
+                   NULL;
+        dim = h / heads;
+    }
+    if (pf && !json_is_number(pf))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json partial_rotary_factor is not a number"), NULL;
+    return json_integer((int64_t)((double)dim * (pf ? json_number_value(pf) : 0.5)));
+}
+
+/* ChatGLMModel: rope.freq_base = 10000 * rope_ratio (10000 without it),
+ * written last */
+int h2g_chatglm(conv *c)
+{
+    json_t *ratio = h2g_hparam(c, "rope_ratio");
+    if (ratio && !json_is_number(ratio))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_ratio is not a number");
+    json_t *base = json_real(10000.0 * (ratio ? json_number_value(ratio) : 1.0));
+    int rc = base ? put_f32_of(c, "rope.freq_base", base, "rope_ratio") : mf_oom(c->st, c->dir);
+    json_decref(base);
+    return rc;
+}

@@ -153,6 +153,7 @@ void h2g_free_out(out_tensor *o)
     free(o->segs);
     free(o->row_map);
     free(o->col_map);
+    free(o->out_perm);
     free(o->generated);
     free(o->row_scale);
 }
@@ -1260,6 +1261,24 @@ static int plan_scale(conv *c, const conv_rule *r, out_tensor *o, const mf_model
     return 0;
 }
 
+/* OP_RKVWG: output row (g, i) of 5 equal groups comes from group
+ * {3, 1, 2, 0, 4}[g] (RWKV6Qwen2Model.modify_tensors' restacking of
+ * time_mix_w1/w2 after the transposes; the order is its own inverse). */
+static int rkvwg_order(conv *c, out_tensor *o, const mf_model *part, const char *name)
+{
+    static const int64_t from[5] = {3, 1, 2, 0, 4};
+    int64_t last = o->shape[o->ndim - 1], rows = last ? h2g_numel(o->shape, o->ndim) / last : 0;
+    if (o->out_perm || rows % 5 || rows == 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows are not 5 equal groups "
+                       "(r, k, v, w, g)", name, (long long)rows);
+    if (!(o->out_perm = alloc_map(c, rows)))
+        return -1;
+    int64_t per = rows / 5;
+    for (int64_t r = 0; r < rows; r++)
+        o->out_perm[r] = from[r / per] * per + r % per;
+    return 0;
+}
+
 /* OP_HALVE_EVERY: data_torch.div_(2 ** int(bid // rescale_every)) when
  * rescale_every > 0 (absent: a KeyError the converter passes over); times
  * the exact power of two 2 ** -k, the same value */
@@ -1416,7 +1435,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             o.row_map[i] = r0 + i;
     }
     int permute = 0, rc = 0;
-    bool stop = false, head0 = false, swap3 = false;
+    bool stop = false, head0 = false, swap3 = false, rkvwg = false;
     char *gguf_name = NULL; /* OP_GGUF_NAME: the name is final */
     const conv_rule *swap = NULL;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
@@ -1515,6 +1534,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_HEAD0_INTERLEAVE: head0 = true; continue;
+        case OP_RKVWG: rkvwg = true; continue;
         case OP_SWAP_ROW_GROUPS: case OP_SWAP_COL_GROUPS: swap = r; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
@@ -1628,6 +1648,11 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         h2g_free_out(&o);
         return -1;
     }
+    if (rkvwg && rkvwg_order(c, &o, part, name)) {
+        free(name);
+        h2g_free_out(&o);
+        return -1;
+    }
     if (head0 && head0_interleave(c, &o, t, name)) {
         free(name);
         h2g_free_out(&o);
@@ -1655,6 +1680,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
     copy.name = strdup("output.weight");
     copy.segs = malloc(sizeof(seg));
     copy.row_map = NULL;
+    copy.out_perm = NULL;
     if (!copy.name || !copy.segs) {
         h2g_free_out(&copy);
         return mf_oom(c->st, c->dir);
