@@ -399,7 +399,7 @@ static int to_mlx(const convert_args *a)
     int rc = run_mlx(a->in, a->out, &o);
     if (rc == 0 && !cli_quiet)
         fprintf(stderr, "wrote %s: %s MLX model (config.json, model.safetensors.index.json, "
-                        "weights, tokenizer files)\n",
+                        "weights, tokenizer files, README.md)\n",
                 a->out, o.quantize || o.lossless ? "a quantized" : o.dequantize ? "a dequantized"
                                                                               : "an");
     return rc;
