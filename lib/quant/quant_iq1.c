@@ -164,6 +164,26 @@ static int iq1_grid_index(const mq_lattice *lat, const float *xb, const float *w
     return iq1_point_levels(lat, gi, L);
 }
 
+/* The least-squares scale of the final grid points (index[k] for group k
+ * of 8, shifted levels xx[k]) when a group left its rounded point: sum
+ * w*q*x / sum w*q*q in ggml's order, or `scale` when either is not
+ * positive. */
+static float iq1_refit(const mq_lattice *lat, const float *xb, const float *weight, const int *index, int ngroups,
+                       const float *const *xx, float scale)
+{
+    float sumqx = 0, sumq2 = 0;
+    for (int k = 0; k < ngroups; ++k) {
+        const int8_t *pg = mq_lat_point(lat, index[k]);
+        for (int j = 0; j < 8; ++j) {
+            float w = weight[8 * k + j];
+            float q = xx[k][(pg[j] - 1) / 2];
+            sumqx += w * q * xb[8 * k + j];
+            sumq2 += w * q * q;
+        }
+    }
+    return sumqx > 0 && sumq2 > 0 ? sumqx / sumq2 : scale;
+}
+
 /* Levels from the boundaries: 0 below i1, 1 up to i2, 2 above (in sorted
  * order); a negative scale mirrors them. */
 static void iq1_levels(const int *idx, int n, int i1, int i2, int8_t *L)
@@ -257,18 +277,8 @@ void mq_quant_iq1_s(const float *x, uint8_t *y, int64_t n, const float *qw)
             for (int k = 0; k < 4; ++k)
                 index[k] = iq1_grid_index(lat, xb + 8 * k, weight + 8 * k, scale, xx, L + 8 * k, &all_on_grid);
             if (!all_on_grid) {
-                float sumqx = 0, sumq2 = 0;
-                for (int k = 0; k < 4; ++k) {
-                    const int8_t *pg = mq_lat_point(lat, index[k]);
-                    for (int j = 0; j < 8; ++j) {
-                        float wj = weight[8 * k + j];
-                        float q = xx[(pg[j] - 1) / 2];
-                        sumqx += wj * q * xb[8 * k + j];
-                        sumq2 += wj * q * q;
-                    }
-                }
-                if (sumqx > 0 && sumq2 > 0)
-                    scale = sumqx / sumq2;
+                const float *const xxs[4] = {xx, xx, xx, xx};
+                scale = iq1_refit(lat, xb, weight, index, 4, xxs, scale);
             }
             for (int k = 0; k < 4; ++k) {
                 y[2 + 4 * ib + k] = (uint8_t)(index[k] & 255);
@@ -450,19 +460,8 @@ static float iq1_m_sub_block(const mq_lattice *lat, const float *xb, const float
         index[k] = iq1_grid_index(lat, xb + 8 * k, weight + 8 * k, scale, iq1_m_shift(best_k, k), L + 8 * k,
                                   &all_on_grid);
     if (!all_on_grid) {
-        float sumqx_f = 0, sumq2_f = 0;
-        for (int k = 0; k < 2; ++k) {
-            const float *xx = iq1_m_shift(best_k, k);
-            const int8_t *pg = mq_lat_point(lat, index[k]);
-            for (int j = 0; j < 8; ++j) {
-                float w = weight[8 * k + j];
-                float q = xx[(pg[j] - 1) / 2];
-                sumqx_f += w * q * xb[8 * k + j];
-                sumq2_f += w * q * q;
-            }
-        }
-        if (sumqx_f > 0 && sumq2_f > 0)
-            scale = sumqx_f / sumq2_f;
+        const float *const xxs[2] = {iq1_m_shift(best_k, 0), iq1_m_shift(best_k, 1)};
+        scale = iq1_refit(lat, xb, weight, index, 2, xxs, scale);
     }
     y[2 * ib + 0] = (uint8_t)(index[0] & 255);
     y[2 * ib + 1] = (uint8_t)(index[1] & 255);
