@@ -364,6 +364,22 @@ static void test_dcp(void)
     snprintf(cmd, sizeof(cmd), "cp '%s/__0_2.distcp' '%s/__0_1.distcp'", p, p);
     CHECK(system(cmd) == 0);
     expect_error(p, "__0_1.distcp", ".metadata says BF16 [4, 5]");
+    /* chunks placed outside the tensor (tests/data/train/gen_hostile.py):
+     * at column 2^63 - 2 the sum wrapped and the gather wrote outside its
+     * buffer; rows 3..10 of 7 were streamed as rows 0..6 */
+    const char *outside[] = {"dcp_huge_off", "dcp_row_shift"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(p, sizeof(p), "%s/%s", dir, outside[i]);
+        copy_tree(DATA "dcp113/dcp", p);
+        snprintf(cmd, sizeof(cmd), "cp " DATA "hostile/%s.metadata '%s/.metadata'", outside[i], p);
+        CHECK(system(cmd) == 0);
+        expect_error(p, "reaches outside the tensor", NULL);
+        snprintf(cmd, sizeof(cmd), "%s convert -q '%s' '%s.safetensors' 2>/dev/null", mfmt_bin(),
+                 p, p);
+        CHECK(system(cmd) != 0);
+        snprintf(q, sizeof(q), "%s.safetensors", p);
+        CHECKF(access(q, F_OK) != 0, "%s written", q);
+    }
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }

@@ -273,6 +273,16 @@ static int add_tensor(dcp_ctx *c, const char *fqn, const pk_obj *md, mf_status *
             !tr_shape(tr_field(chunks[i], "sizes"), &b, ch[i].size) || a != nd || b != nd)
             return mf_fail(st, MF_ERR_FORMAT, c->meta_path, (int64_t)chunks[i]->off,
                            "\"%s\": chunk %zu has no offsets/sizes of %d dimensions", fqn, i, nd);
+        /* inside the tensor, compared without sums (the numbers are the
+         * file's: a sum may overflow) */
+        for (int d = 0; d < nd; d++)
+            if (ch[i].off[d] < 0 || ch[i].size[d] < 0 || ch[i].size[d] > shape[d] ||
+                ch[i].off[d] > shape[d] - ch[i].size[d])
+                return mf_fail(st, MF_ERR_FORMAT, c->meta_path, (int64_t)chunks[i]->off,
+                               "\"%s\": chunk %zu (offset %lld, size %lld in dimension %d) "
+                               "reaches outside the tensor's %lld", fqn, i,
+                               (long long)ch[i].off[d], (long long)ch[i].size[d], d,
+                               (long long)shape[d]);
     }
     mf_tensor *t = tr_add(c->m, fqn, dt, dt, nd, shape, st);
     if (!t)
@@ -285,12 +295,12 @@ static int add_tensor(dcp_ctx *c, const char *fqn, const pk_obj *md, mf_status *
         if (!src)
             return -1;
         tr_piece p = {src, c->m, 0, numel(nd, ch[i].size)};
-        if (stream && i && ch[i].off[0] != ch[i - 1].off[0] + ch[i - 1].size[0])
+        int64_t row = i ? ch[i - 1].off[0] + ch[i - 1].size[0] : 0; /* where it must start */
+        if (stream && ch[i].off[0] != row)
             return mf_fail(st, MF_ERR_FORMAT, c->meta_path, -1,
-                           "\"%s\": its chunks leave a %s at row %lld", fqn,
-                           ch[i].off[0] < ch[i - 1].off[0] + ch[i - 1].size[0] ? "overlap"
-                                                                                 : "gap",
-                           (long long)ch[i].off[0]);
+                           "\"%s\": its chunks leave a%s at row %lld", fqn,
+                           ch[i].off[0] < row ? "n overlap" : " gap",
+                           (long long)(ch[i].off[0] < row ? ch[i].off[0] : row));
         if (stream) {
             if (tr_add_piece(c->m, t, &p, st))
                 return -1;
