@@ -268,6 +268,27 @@ static void test_megatron_dist(void)
     CHECK(system(q) == 0);
 }
 
+typedef struct worst_verdict {
+    mf_verdict v;
+    size_t files;
+    char first_bad[512];
+} worst_verdict;
+
+static int note_verdict(void *user, const mf_scan_report *r)
+{
+    worst_verdict *w = user;
+    w->files++;
+    if (r->verdict > w->v) {
+        w->v = r->verdict;
+        size_t k = 0; /* the first finding as bad as the file */
+        while (k + 1 < r->n_findings && r->findings[k].severity != r->verdict)
+            k++;
+        snprintf(w->first_bad, sizeof(w->first_bad), "%s: %s", r->path,
+                 r->n_findings ? r->findings[k].message : "");
+    }
+    return 0;
+}
+
 static void test_deepspeed_broken(void)
 {
     char dir[256], p[512], q[1024];
@@ -303,6 +324,24 @@ static void test_deepspeed_broken(void)
     snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", r, q);
     CHECK(system(cmd) == 0);
     expect_error(p, "group", "partitions hold");
+    /* `latest` naming a folder outside (".."): DeepSpeed's load_checkpoint
+     * follows it, so the reader does not and the scan of the folder is not
+     * safe (it was: the merge read the parent's pickles, never scanned) */
+    snprintf(p, sizeof(p), "%s/escape", dir);
+    copy_tree(DATA "deepspeed/zero2/global_step10", p);
+    snprintf(cmd, sizeof(cmd), "mkdir '%s/ckpt' && printf '..\\n' > '%s/ckpt/latest'", p, p);
+    CHECK(system(cmd) == 0);
+    snprintf(q, sizeof(q), "%s/ckpt", p);
+    mf_model *esc = NULL;
+    CHECK(mf_open(q, NULL, &esc, NULL) != 0); /* not a DeepSpeed folder of its own */
+    mf_close(esc);
+    snprintf(cmd, sizeof(cmd), "cp '%s/mp_rank_00_model_states.pt' '%s/ckpt/'", p, p);
+    CHECK(system(cmd) == 0);
+    expect_error(q, "outside this folder", NULL); /* with model states: refused, named */
+    worst_verdict w = {MF_VERDICT_SAFE, 0, ""};
+    CHECK(mf_scan_path(q, note_verdict, &w, NULL) == 0);
+    CHECKF(w.v == MF_VERDICT_UNKNOWN && strstr(w.first_bad, "load_checkpoint"), "%s: %s (%s)", q,
+           mf_verdict_name(w.v), w.first_bad);
     /* ZeRO-3 module states are placeholders: --from-module-states refused */
     mf_open_opts o = MF_OPEN_OPTS_INIT;
     o.flags = MF_OPEN_NO_SCAN | MF_OPEN_TRAIN_MODULE_STATES;
@@ -526,24 +565,6 @@ static void test_checkpoint_to_gguf(void)
     CHECK(same_file(got, want));
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
-}
-
-typedef struct worst_verdict {
-    mf_verdict v;
-    size_t files;
-    char first_bad[512];
-} worst_verdict;
-
-static int note_verdict(void *user, const mf_scan_report *r)
-{
-    worst_verdict *w = user;
-    w->files++;
-    if (r->verdict > w->v) {
-        w->v = r->verdict;
-        snprintf(w->first_bad, sizeof(w->first_bad), "%s: %s", r->path,
-                 r->n_findings ? r->findings[0].message : "");
-    }
-    return 0;
 }
 
 /* The real writers' pickles (Python 3.11 Enum members as getattr, DeepSpeed's
