@@ -587,6 +587,18 @@ static void test_scan_verdicts(void)
                mf_verdict_name(w.v), w.first_bad);
         mf_status_clear(&st);
     }
+    /* an item slice that is an archive inside a tensor's bytes of another
+     * file (tests/data/scan/dcp_nested, gen_hostile.py): torch's
+     * load_state_dict runs its call, so mf_open refuses it */
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_REFUSE_UNSAFE;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_open("tests/data/scan/dcp_nested", &o, &m, &st) != 0 && st.code == MF_ERR_UNSAFE,
+           "dcp_nested: %s", st.msg);
+    mf_status_clear(&st);
+    mf_close(m);
 }
 
 int main(void)

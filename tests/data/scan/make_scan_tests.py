@@ -285,6 +285,12 @@ with open(os.path.join(HERE, 'keras2_json_nan_lambda.h5'), 'rb') as f:
     put('keras2_truncated.h5', f.read()[:3000], 'unknown', 'cannot be opened',
         'a Keras 2 file cut short: its model_config cannot be read')
 
+# a DCP folder whose .metadata has torch.load read an archive inside the
+# bytes of a tensor of another file (written by tests/data/train/gen_hostile.py,
+# which also runs torch's load_state_dict on it: the call runs)
+out.append({'path': 'dcp_nested/.metadata', 'verdict': 'dangerous', 'needle': 'io.open',
+            'note': 'a DCP item slice: a torch.save archive inside nested.distcp\'s tensor bytes'})
+
 with open(os.path.join(HERE, 'manifest.json'), 'w') as f:
     json.dump(out, f, indent=1)
     f.write('\n')

@@ -12,11 +12,25 @@ copies dcp113/dcp and puts one of them in place of its .metadata.
                           3..10 of a 7-row tensor): chunks split on rows
                           were streamed without looking at their offsets
 
-usage: python3 gen_hostile.py   (from this folder; torch 1.13)"""
+  ../scan/dcp_nested/     dcp113/dcp whose "step" item (BytesStorageMetadata,
+                          which load_state_dict torch.load's) is a slice of
+                          nested.distcp: a torch.save archive (its pickle
+                          calls builtins.open('marker', 'w')) inside the
+                          bytes of a uint8 tensor, 64 bytes in, 70 KB of
+                          zeros after (its end record out of a zip reader's
+                          reach from the file's end). Each file scanned
+                          safe; torch 1.13's load_state_dict runs the call
+                          (--run shows it, in a temporary folder)
+
+usage: python3 gen_hostile.py [--run]   (from this folder; torch 1.13)"""
 import copy
 import dataclasses
+import io
 import os
 import pickle
+import shutil
+import sys
+import tempfile
 
 _get_field = dataclasses._get_field
 
@@ -58,3 +72,43 @@ for name, change in [("dcp_huge_off", huge_off), ("dcp_row_shift", row_shift)]:
     change(md)
     with open(os.path.join("hostile", name + ".metadata"), "wb") as f:
         pickle.dump(md, f)
+
+
+class Marker:  # pickled as builtins.open('marker', 'w'), nothing else
+    def __reduce__(self):
+        return (open, ("marker", "w"))
+
+
+def nested():
+    out = "../scan/dcp_nested"  # a scan fixture (tests/data/scan/manifest.json)
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree("dcp113/dcp", out)
+    os.remove(os.path.join(out, "__0_4.distcp"))  # the "step" item's own file
+    inner = io.BytesIO()
+    torch.save({"step": Marker()}, inner)
+    inner = inner.getvalue()
+    data = bytes(64) + inner + bytes(70000)
+    outer = io.BytesIO()
+    torch.save(torch.frombuffer(bytearray(data), dtype=torch.uint8), outer)
+    outer = outer.getvalue()
+    at = outer.find(inner)
+    with open(os.path.join(out, "nested.distcp"), "wb") as f:
+        f.write(outer)
+    with open(os.path.join(out, ".metadata"), "rb") as f:
+        md = pickle.load(f)
+    for k, v in md.storage_data.items():
+        if k.fqn == "step":
+            v.relative_path, v.offset, v.length = "nested.distcp", at, len(inner)
+    with open(os.path.join(out, ".metadata"), "wb") as f:
+        pickle.dump(md, f)
+
+
+nested()
+if "--run" in sys.argv:  # torch's own loader, in a throwaway folder
+    import torch.distributed._shard.checkpoint as dcp
+    ckpt = os.path.abspath("../scan/dcp_nested")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        sd = {"step": 0}
+        dcp.load_state_dict(sd, dcp.FileSystemReader(ckpt), no_dist=True)
+        print("marker created by torch's load_state_dict:", os.path.exists("marker"))
