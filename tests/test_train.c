@@ -464,6 +464,13 @@ static void test_megatron(void)
              DATA "megatron/megatron_llama/iter_0000100/mp_rank_00_001/model_optim_rng.pt", p);
     CHECK(system(cmd) == 0);
     expect_error(p, "mp_rank_01_000/model_optim_rng.pt", "holds no tensor");
+    /* args.hidden_size 2^62 (gen_hostile.py): 4 x hidden overflowed */
+    snprintf(p, sizeof(p), "%s/huge", dir);
+    copy_tree(DATA "megatron/megatron_llama", p);
+    snprintf(cmd, sizeof(cmd), "cp " DATA "hostile/megatron_hidden_huge.pt "
+             "'%s/iter_0000100/mp_rank_00_000/model_optim_rng.pt'", p);
+    CHECK(system(cmd) == 0);
+    expect_error(p, "args.hidden_size 4611686018427387904 is not 1..", NULL);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }

@@ -12,6 +12,10 @@ copies dcp113/dcp and puts one of them in place of its .metadata.
                           3..10 of a 7-row tensor): chunks split on rows
                           were streamed without looking at their offsets
 
+  megatron_hidden_huge.pt megatron/megatron_llama's rank (0, 0) file with
+                          args.hidden_size 2^62 and no ffn_hidden_size: the
+                          reader's 4 x hidden_size overflowed (UBSan);
+                          now every size of args is 1..2^31
   ../scan/dcp_nested/     dcp113/dcp whose "step" item (BytesStorageMetadata,
                           which load_state_dict torch.load's) is a slice of
                           nested.distcp: a torch.save archive (its pickle
@@ -103,7 +107,15 @@ def nested():
         pickle.dump(md, f)
 
 
+def megatron_hidden_huge():
+    sd = torch.load("megatron/megatron_llama/iter_0000100/mp_rank_00_000/model_optim_rng.pt")
+    sd["args"].hidden_size = 2**62
+    sd["args"].ffn_hidden_size = None
+    torch.save(sd, "hostile/megatron_hidden_huge.pt")
+
+
 nested()
+megatron_hidden_huge()
 if "--run" in sys.argv:  # torch's own loader, in a throwaway folder
     import torch.distributed._shard.checkpoint as dcp
     ckpt = os.path.abspath("../scan/dcp_nested")
