@@ -1286,12 +1286,23 @@ static void scan_file_slices(scanner *sc, const char *dir_of, const slice_ref *v
     const char *slash = strrchr(v[0].file, '/');
     bool sibling = slash && (size_t)(slash - v[0].file) == strlen(dir_of) &&
                    strncmp(v[0].file, dir_of, strlen(dir_of)) == 0;
+    /* a writer's slices do not overlap: about the file's bytes in all; a
+     * file naming the same bytes again and again would make the scan
+     * quadratic, so past that budget the rest is left (unknown) */
+    uint64_t budget = f.size + (64u << 10), spent = 0;
     for (size_t i = 0; i < n && !sc->oom; i++) {
         if (i && v[i].off == v[i - 1].off && v[i].len == v[i - 1].len)
             continue;
         if (v[i].off >= f.size || (sibling && v[i].off == 0 && v[i].len >= f.size))
             continue;
         uint64_t len = v[i].len < f.size - v[i].off ? v[i].len : f.size - v[i].off;
+        if (len > budget - spent) {
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                        "the slices named in %s overlap beyond its size: %zu of them not "
+                        "scanned", v[0].file, n - i);
+            break;
+        }
+        spent += len;
         char *label = mf_arena_printf(sc->r->arena, "%s[%llu..%llu]", slash ? slash + 1 : v[0].file,
                                       (unsigned long long)v[i].off,
                                       (unsigned long long)(v[i].off + len));

@@ -290,6 +290,8 @@ with open(os.path.join(HERE, 'keras2_json_nan_lambda.h5'), 'rb') as f:
 # which also runs torch's load_state_dict on it: the call runs)
 out.append({'path': 'dcp_nested/.metadata', 'verdict': 'dangerous', 'needle': 'io.open',
             'note': 'a DCP item slice: a torch.save archive inside nested.distcp\'s tensor bytes'})
+out.append({'path': 'dcp_overlap/.metadata', 'verdict': 'unknown', 'needle': 'overlap beyond',
+            'note': '100 slices of one small .distcp: the scan stops past its size'})
 
 with open(os.path.join(HERE, 'manifest.json'), 'w') as f:
     json.dump(out, f, indent=1)

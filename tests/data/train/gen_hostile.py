@@ -12,6 +12,11 @@ copies dcp113/dcp and puts one of them in place of its .metadata.
                           3..10 of a 7-row tensor): chunks split on rows
                           were streamed without looking at their offsets
 
+  ../scan/dcp_overlap/.metadata
+                          dcp113's .metadata with 100 more storage_data
+                          entries, each slice 0..811-i of __0_0.distcp: the
+                          scan of every slice would be quadratic; past the
+                          file's size (+ 64 KiB) the rest is left: unknown
   megatron_hidden_huge.pt megatron/megatron_llama's rank (0, 0) file with
                           args.hidden_size 2^62 and no ffn_hidden_size: the
                           reader's 4 x hidden_size overflowed (UBSan);
@@ -114,7 +119,21 @@ def megatron_hidden_huge():
     torch.save(sd, "hostile/megatron_hidden_huge.pt")
 
 
+def overlap():
+    out = "../scan/dcp_overlap"
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree("dcp113/dcp", out)
+    with open(os.path.join(out, ".metadata"), "rb") as f:
+        md = pickle.load(f)
+    info = type(next(iter(md.storage_data.values())))
+    for i in range(100):
+        md.storage_data[MetadataIndex("x%d" % i, None)] = info("__0_0.distcp", 0, 811 - i)
+    with open(os.path.join(out, ".metadata"), "wb") as f:
+        pickle.dump(md, f)
+
+
 nested()
+overlap()
 megatron_hidden_huge()
 if "--run" in sys.argv:  # torch's own loader, in a throwaway folder
     import torch.distributed._shard.checkpoint as dcp
