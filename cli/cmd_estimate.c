@@ -117,7 +117,7 @@ static const cli_opt opts[] = {
     {"--ctx", NULL, "N", "context length (default: the model's training context)"},
     {"--batch", NULL, "B", "sequences in parallel (default 1)"},
     {"--kv-type", NULL, "T", "KV cache type: f16 (default), q8_0, ..."},
-    {"--type", NULL, "T", "weights as if quantized to T (Q4_K_M, Q8_0, F16, ...)"},
+    {"--type", NULL, "T", "weights as if quantized to T (Q4_K_M, MXFP4_MOE, Q8_0, F16, ...; a GGUF: per tensor)"},
     {"--json", NULL, NULL, "one JSON object"},
     CLI_OPT_QUIET("only the total in bytes, one number"),
     CLI_OPTS_REMOTE,

@@ -1,7 +1,10 @@
 /* test_estimate.c - mfmt estimate and plan against hand computation.
  * estimate: three real configs (Llama-2-7B, Mistral-7B-v0.1 with grouped
  * query attention, Qwen2-0.5B with tied embeddings), from config.json alone;
- * a corpus directory and its GGUF conversion agree.
+ * a corpus directory and its GGUF conversion agree; a GGUF at a
+ * llama-quantize mix weighs, tensor by tensor, what llama-quantize's own
+ * output of that file weighs (../shared/quant-ref/mix: c392e50;
+ * tests/data/hf_new/quant_current.json: b10256, MXFP4_MOE among them).
  * plan: Accelerate's infer_auto_device_map worked by hand on small trees. */
 #include "testlib.h"
 
@@ -9,6 +12,8 @@
 #include "ops/estimate.h"
 #include "ops/hf_ops.h"
 
+#include <jansson.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -152,6 +157,124 @@ static void test_corpus_and_gguf(const char *shared)
     mf_status_clear(&st);
 }
 
+
+static uint64_t tensor_bytes_of(const char *path)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m = NULL;
+    uint64_t sum = 0;
+    if (mf_open_model(path, 0, &m, &st) == 0)
+        for (size_t i = 0; i < m->n_tensors; i++)
+            sum += m->tensors[i].nbytes;
+    CHECKF(m != NULL, "%s: %s", path, st.msg);
+    mf_close(m);
+    mf_status_clear(&st);
+    return sum;
+}
+
+static uint64_t estimate_weights(const char *path, const char *type, char *note, size_t nl)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_estimate e;
+    mf_estimate_opts o = {.struct_size = sizeof(mf_estimate_opts), .weight_type = type};
+    int rc = mf_estimate_path_into(path, &o, &e, &st);
+    CHECKF(rc == 0, "%s --type %s: %s", path, type, st.msg);
+    mf_status_clear(&st);
+    if (note)
+        snprintf(note, nl, "%s", rc ? "" : e.weight_note);
+    return rc ? 0 : e.weight_bytes;
+}
+
+/* Every mix llama-quantize c392e50 wrote of one F16 GGUF (without an
+ * imatrix): the estimate equals its tensors' bytes. */
+static void test_mix_c392e50(const char *shared)
+{
+    static const char *const mixes[] = {"Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_0", "Q4_1", "Q4_K_S",
+                                        "Q4_K_M", "Q5_0", "Q5_1", "Q5_K_S", "Q5_K_M", "Q6_K", "Q8_0",
+                                        "IQ4_NL", "IQ4_XS"};
+    char src[4096], ref[4200], note[256];
+    snprintf(src, sizeof(src), "%s/quant-ref/mix/model-F16.gguf", shared);
+    for (size_t i = 0; i < sizeof(mixes) / sizeof(mixes[0]); i++) {
+        snprintf(ref, sizeof(ref), "%s/quant-ref/mix/model-%s.gguf", shared, mixes[i]);
+        uint64_t want = tensor_bytes_of(ref), got = estimate_weights(src, mixes[i], note, sizeof(note));
+        CHECKF(want && got == want, "estimate --type %s: %llu bytes, llama-quantize wrote %llu", mixes[i],
+               (unsigned long long)got, (unsigned long long)want);
+        CHECKF(strstr(note, "without an imatrix") != NULL, "%s: note \"%s\"", mixes[i], note);
+    }
+}
+
+/* llama-quantize b10256's per-tensor types (quant_current.json) times the
+ * F16 reference's element counts: the bytes of its output's tensors. */
+static void test_mix_b10256(const char *shared)
+{
+    json_error_t err;
+    json_t *j = json_load_file("tests/data/hf_new/quant_current.json", 0, &err);
+    CHECKF(j != NULL, "quant_current.json: %s", err.text);
+    size_t k, runs = 0;
+    json_t *run;
+    json_array_foreach(json_object_get(j, "runs"), k, run) {
+        json_t *tensors = json_object_get(run, "tensors");
+        if (!json_is_array(tensors))
+            continue; /* a refusal */
+        char src[4096];
+        snprintf(src, sizeof(src), "%s/convert-ref-new/%s-f16.gguf", shared,
+                 json_string_value(json_object_get(run, "dir")));
+        mf_status st;
+        mf_status_init(&st);
+        mf_model *m = NULL;
+        CHECKF(mf_open_model(src, 0, &m, &st) == 0, "%s: %s", src, st.msg);
+        mf_status_clear(&st);
+        if (!m)
+            continue;
+        uint64_t want = 0;
+        size_t ti;
+        json_t *t;
+        json_array_foreach(tensors, ti, t) {
+            const mf_tensor *x = mf_tensor_find(m, json_string_value(json_object_get(t, "name")));
+            mf_dtype d = mf_dtype_from_name(json_string_value(json_object_get(t, "type")));
+            uint64_t b = 0;
+            CHECKF(x && d != MF_DTYPE_INVALID && mf_dtype_nbytes(d, mf_tensor_nelems(x), &b) == 0, "%s: %s",
+                   src, json_string_value(json_object_get(t, "name")));
+            want += b;
+        }
+        CHECK(json_array_size(tensors) == m->n_tensors);
+        mf_close(m);
+        const char *mix = json_string_value(json_object_get(run, "mix"));
+        uint64_t got = estimate_weights(src, mix, NULL, 0);
+        CHECKF(got == want, "%s --type %s: %llu bytes, llama-quantize b10256 wrote %llu", src, mix,
+               (unsigned long long)got, (unsigned long long)want);
+        runs++;
+    }
+    CHECK(runs >= 5);
+    json_decref(j);
+}
+
+/* A Hugging Face directory has no GGUF names: MXFP4_MOE is counted from
+ * its own names (experts, routers). On these MoE references it comes
+ * within 0.5 % of the exact count over the GGUF the converter made of the
+ * same directory (c392e50 keeps Qwen2-MoE's shared-expert gate in F16, the
+ * estimate counts it F32: the 256 bytes). */
+static void test_mxfp4_moe_dir(const char *shared)
+{
+    static const char *const fams[] = {"mixtral", "olmoe", "deepseek-moe", "granitemoe", "qwen2moe", "phimoe"};
+    char dir[4096], gg[4200], note[256];
+    for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
+        snprintf(dir, sizeof(dir), "%s/convert-ref-arch/dirs/%s-tiny", shared, fams[i]);
+        snprintf(gg, sizeof(gg), "%s/convert-ref-arch/%s-tiny-f16.gguf", shared, fams[i]);
+        double a = (double)estimate_weights(dir, "MXFP4_MOE", note, sizeof(note));
+        double b = (double)estimate_weights(gg, "mxfp4_moe", NULL, 0);
+        CHECKF(b > 0 && fabs(a - b) <= 0.005 * b, "%s: MXFP4_MOE from the names %.0f, from the GGUF %.0f", fams[i],
+               a, b);
+        CHECKF(strstr(note, "experts") != NULL, "%s: note \"%s\"", fams[i], note);
+    }
+    /* the mix over a file whose experts are MXFP4 already needs --allow-requantize */
+    snprintf(gg, sizeof(gg), "%s/convert-ref-new/gpt-oss-tiny-f16.gguf", shared);
+    estimate_weights(gg, "Q4_K_M", note, sizeof(note));
+    CHECKF(strstr(note, "--allow-requantize") != NULL, "gpt-oss Q4_K_M note \"%s\"", note);
+}
+
 /* ---------------------------------------------------------------- plan */
 
 static const char *dev_of(const mf_plan *p, const char *module)
@@ -279,6 +402,9 @@ int main(void)
     const char *shared = tl_shared_dir();
     if (shared) {
         test_corpus_and_gguf(shared);
+        test_mix_c392e50(shared);
+        test_mix_b10256(shared);
+        test_mxfp4_moe_dir(shared);
         test_plan_path(shared);
     } else {
         TL_SKIP("estimate: the corpus and GGUF estimates, plan paths (no ../shared)");

@@ -7,6 +7,7 @@
 #include "formats/formats.h"
 #include "ops/hf_ops.h"
 #include "ops/estimate.h"
+#include "ops/quant_mix.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -210,6 +211,39 @@ static void quantized_params(const mf_model *m, const json_t *cfg, mf_estimate *
     }
 }
 
+/* MXFP4_MOE (llama.cpp after b4747) puts MoE expert matrices in MXFP4 and
+ * the rest of what it quantizes in Q8_0, so its average depends on how much
+ * of the model the experts are. Without GGUF names (a Hugging Face
+ * directory) it is counted from the HF names: experts ("...experts...",
+ * or a 3-D stack) MXFP4, other matrices Q8_0, and what llama-quantize copies as F32 -
+ * vectors (one dimension that is not 1) and MoE routers ("mlp.gate",
+ * "router", "gate_inp"). */
+#define MXFP4_MOE_NOTE                                                                               \
+    "from the names: experts' matrices at MXFP4 (4.25 bits), other matrices at Q8_0 (8.5), vectors "   \
+    "and routers F32"
+
+static bool is_expert_name(const char *n)
+{
+    return strstr(n, ".experts.") || strstr(n, "_exps.") || strstr(n, "experts.") == n;
+}
+
+static bool is_router_name(const char *n)
+{
+    size_t l = strlen(n);
+    return strstr(n, "router") || strstr(n, "gate_inp") ||
+           (l > 12 && !strcmp(n + l - 12, ".gate.weight"));
+}
+
+static void mxfp4_moe_add(const char *name, int ndim, const int64_t *shape, uint64_t nelems, uint64_t *bits)
+{
+    int dims = 0;
+    for (int d = 0; d < ndim; d++)
+        dims += shape[d] != 1;
+    /* a 3-D matrix is a stack of experts (GraniteMoE's input_linear, gpt-oss) */
+    double bpw = dims < 2 || is_router_name(name) ? 32.0 : dims > 2 || is_expert_name(name) ? 4.25 : 8.5;
+    *bits += (uint64_t)ceil((double)nelems * bpw);
+}
+
 static int torch_dtype_bytes(const json_t *cfg)
 {
     const char *t = json_string_value(json_object_get(cfg, "torch_dtype"));
@@ -222,7 +256,8 @@ static int torch_dtype_bytes(const json_t *cfg)
     return 4; /* transformers loads float32 unless told otherwise */
 }
 
-static int weights_from_config(const json_t *cfg0, mf_estimate *e, const char *path, mf_status *st)
+static int weights_from_config(const json_t *cfg0, mf_estimate *e, uint64_t *mxfp4_moe_bytes, const char *path,
+                               mf_status *st)
 {
     const json_t *cfg = text_config(cfg0);
     mf_hf_shape *v;
@@ -237,6 +272,7 @@ static int weights_from_config(const json_t *cfg0, mf_estimate *e, const char *p
         return -1;
     }
     e->n_params = 0;
+    uint64_t bits = 0;
     for (size_t i = 0; i < n; i++) {
         if (v[i].optional) /* a tied lm_head is the embedding */
             continue;
@@ -244,7 +280,9 @@ static int weights_from_config(const json_t *cfg0, mf_estimate *e, const char *p
         for (int d = 0; d < v[i].ndim; d++)
             k *= (uint64_t)v[i].shape[d];
         e->n_params += k;
+        mxfp4_moe_add(v[i].name, v[i].ndim, v[i].shape, k, &bits);
     }
+    *mxfp4_moe_bytes = (bits + 7) / 8;
     mf_hf_shapes_free(v, n);
     int b = torch_dtype_bytes(cfg0);
     e->weight_bytes = e->n_params * (uint64_t)b;
@@ -253,15 +291,146 @@ static int weights_from_config(const json_t *cfg0, mf_estimate *e, const char *p
     return 0;
 }
 
+
+/* ------------------------------------------------- a mix, per tensor */
+
+/* A GGUF and a llama-quantize mix (Q4_K_M, MXFP4_MOE, IQ4_XS, ...): the
+ * bytes the quantized file's tensors would take, tensor by tensor, with the
+ * type llama-quantize's rules choose for each (mf_qmix, visited in its
+ * order: the attn_v / ffn_down rules count along it), instead of the
+ * README's average bits per weight measured on Llama 2 7B. No imatrix is
+ * assumed unless the type needs one (with one, Q4_0/Q5_0/IQ4_XS/IQ3_XXS
+ * choose a little differently for ffn_down). Returns false (e untouched) when the
+ * rules refuse the model; the caller then keeps the average. */
+typedef struct mix_item {
+    const mf_tensor *t;
+    size_t index;
+} mix_item;
+
+static int mix_item_cmp(const void *a, const void *b)
+{
+    const mix_item *x = a, *y = b;
+    int c = mf_qmix_name_cmp(x->t->name, y->t->name);
+    return c ? c : (x->index < y->index ? -1 : x->index > y->index);
+}
+
+static bool mix_tensor_bytes(mf_qmix *q, const mf_tensor *t, uint64_t *bytes, uint64_t *changed,
+                             const mf_tensor **requant)
+{
+    if (t->ndim > 4)
+        return false;
+    int64_t ne[4];
+    for (int i = 0; i < 4; i++)
+        ne[i] = i < t->ndim ? t->shape[t->ndim - 1 - i] : 1;
+    bool fallback = false;
+    mf_status st;
+    mf_status_init(&st);
+    mf_dtype d = mf_qmix_choose(q, t->name, ne, t->dtype, &fallback, &st);
+    mf_status_clear(&st);
+    if (d == MF_DTYPE_INVALID)
+        return false;
+    uint64_t b = t->nbytes;
+    if (d != t->dtype) {
+        if (mf_dtype_nbytes(d, mf_tensor_nelems(t), &b))
+            return false;
+        (*changed)++;
+        const mf_dtype_info *si = mf_dtype_info_of(t->dtype);
+        if (si && si->is_quant && !*requant)
+            *requant = t;
+    }
+    *bytes += b;
+    return true;
+}
+
+static bool weights_at_mix_gguf(const mf_model *m, mf_ftype ft, mf_estimate *e)
+{
+    mf_qmix_params mp;
+    mf_qmix_params_init(&mp, ft);
+    mp.has_imatrix = mf_ftype_needs_imatrix(ft);
+    mf_qmix_hparams h;
+    mf_qmix_hparams_from_model(m, &h);
+    if (!h.arch)
+        return false;
+    mf_qmix q;
+    mf_qmix_init(&q, &mp, &h);
+    mix_item *ord = calloc(m->n_tensors ? m->n_tensors : 1, sizeof(*ord));
+    if (!ord)
+        return false;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        ord[i] = (mix_item){&m->tensors[i], i};
+        mf_qmix_count(&q, m->tensors[i].name);
+    }
+    qsort(ord, m->n_tensors, sizeof(*ord), mix_item_cmp);
+    uint64_t bytes = 0, changed = 0;
+    const mf_tensor *requant = NULL;
+    bool ok = true;
+    for (size_t i = 0; ok && i < m->n_tensors; i++)
+        ok = mix_tensor_bytes(&q, ord[i].t, &bytes, &changed, &requant);
+    free(ord);
+    if (!ok)
+        return false;
+    e->weight_bytes = bytes;
+    snprintf(e->weight_type, sizeof(e->weight_type), "%s", mf_ftype_name(ft));
+    snprintf(e->weight_note, sizeof(e->weight_note),
+             "per tensor, the types llama-quantize's %s rules choose for this file %s (%llu of %zu "
+             "tensors requantized, the rest copied)",
+             mf_ftype_name(ft), mp.has_imatrix ? "with an imatrix" : "without an imatrix",
+             (unsigned long long)changed, m->n_tensors);
+    if (requant) /* llama-quantize: "requantizing from type %s is disabled" */
+        snprintf(e->weight_note + strlen(e->weight_note), sizeof(e->weight_note) - strlen(e->weight_note),
+                 "; llama-quantize refuses it without --allow-requantize: %.60s is already %s", requant->name,
+                 mf_dtype_name(requant->dtype));
+    return true;
+}
+
+static uint64_t mxfp4_moe_bytes_of(const mf_model *m)
+{
+    uint64_t bits = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        uint64_t n = mf_tensor_nelems(&m->tensors[i]);
+        mxfp4_moe_add(m->tensors[i].name, m->tensors[i].ndim, m->tensors[i].shape, n == UINT64_MAX ? 0 : n,
+                      &bits);
+    }
+    return (bits + 7) / 8;
+}
+
 /* ------------------------------------------------------------ totals */
 
-static int apply_options(mf_estimate *e, const mf_estimate_opts *o, const char *path, mf_status *st)
+/* The weights at the type asked for: per tensor where the model's tensors
+ * are at hand (m: a GGUF's exact mix; MXFP4_MOE from any model's names),
+ * else the type's (or the mix's average) bits per weight. */
+static int weights_at_type(mf_estimate *e, const char *type, const mf_model *m, uint64_t mxfp4_moe_bytes,
+                           const char *path, mf_status *st)
+{
+    mf_ftype ft = mf_ftype_parse(type);
+    e->weight_note[0] = 0;
+    if (m && m->format == MF_FMT_GGUF && ft != MF_FTYPE_INVALID && weights_at_mix_gguf(m, ft, e))
+        return 0;
+    if (ft == MF_FTYPE_MXFP4_MOE && m)
+        mxfp4_moe_bytes = mxfp4_moe_bytes_of(m);
+    if (ft == MF_FTYPE_MXFP4_MOE && mxfp4_moe_bytes) {
+        e->weight_bytes = mxfp4_moe_bytes;
+        snprintf(e->weight_type, sizeof(e->weight_type), "MXFP4_MOE");
+        snprintf(e->weight_note, sizeof(e->weight_note), "%s", MXFP4_MOE_NOTE);
+        return 0;
+    }
+    double bpw;
+    char canon[32];
+    if (mf_type_bpw(type, &bpw, canon, sizeof(canon)))
+        return mf_fail(st, MF_ERR_USAGE, path, -1,
+                       "weight type \"%s\" unknown (F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, MXFP4_MOE, ...)",
+                       type);
+    e->weight_bytes = (uint64_t)ceil((double)e->n_params * bpw / 8.0);
+    snprintf(e->weight_type, sizeof(e->weight_type), "%s", canon);
+    return 0;
+}
+
+static int apply_options(mf_estimate *e, const mf_estimate_opts *o, const mf_model *m, uint64_t mxfp4_moe_bytes,
+                         const char *path, mf_status *st)
 {
     e->batch = o && o->batch > 0 ? o->batch : 1;
     e->ctx = o && o->ctx > 0 ? o->ctx : e->ctx_train > 0 ? e->ctx_train : 4096;
     const char *kvt = o && o->kv_type ? o->kv_type : "f16";
-    double bpw;
-    char canon[32];
     mf_dtype kdt;
     char up[32];
     size_t kl = strlen(kvt);
@@ -282,14 +451,8 @@ static int apply_options(mf_estimate *e, const mf_estimate_opts *o, const char *
     if (mf_mul_ovf(per_token, (uint64_t)e->n_layers, &t) || mf_mul_ovf(t, (uint64_t)e->ctx, &t) ||
         mf_mul_ovf(t, (uint64_t)e->batch, &e->kv_bytes))
         return mf_fail(st, MF_ERR_USAGE, path, -1, "KV cache size overflows 64 bits");
-    if (o && o->weight_type) {
-        if (mf_type_bpw(o->weight_type, &bpw, canon, sizeof(canon)))
-            return mf_fail(st, MF_ERR_USAGE, path, -1,
-                           "weight type \"%s\" unknown (F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, ...)",
-                           o->weight_type);
-        e->weight_bytes = (uint64_t)ceil((double)e->n_params * bpw / 8.0);
-        snprintf(e->weight_type, sizeof(e->weight_type), "%s", canon);
-    }
+    if (o && o->weight_type && weights_at_type(e, o->weight_type, m, mxfp4_moe_bytes, path, st))
+        return -1;
     e->weight_bpw = e->n_params ? 8.0 * (double)e->weight_bytes / (double)e->n_params : 0;
     e->total_bytes = e->weight_bytes + e->kv_bytes;
     return 0;
@@ -299,40 +462,63 @@ int mf_estimate_config(const json_t *cfg, const mf_estimate_opts *o, mf_estimate
 {
     memset(e, 0, sizeof(*e));
     snprintf(e->source, sizeof(e->source), "config.json");
-    if (geometry_from_config(cfg, e, st, "config.json") || weights_from_config(cfg, e, "config.json", st))
+    uint64_t moe = 0;
+    if (geometry_from_config(cfg, e, st, "config.json") || weights_from_config(cfg, e, &moe, "config.json", st))
         return -1;
-    return apply_options(e, o, "config.json", st);
+    return apply_options(e, o, NULL, moe, "config.json", st);
+}
+
+/* A Hugging Face directory: the weights when they are there and readable,
+ * else computed from config.json. */
+static int estimate_hf_dir(const char *path, const mf_estimate_opts *o, mf_estimate *e, mf_status *st)
+{
+    json_t *cfg = mf_hf_load_config(path, true, st);
+    if (!cfg)
+        return -1;
+    int rc = json_is_object(cfg) ? geometry_from_config(cfg, e, st, path)
+                                 : mf_fail(st, MF_ERR_FORMAT, path, -1, "config.json is not an object");
+    mf_model *m = NULL;
+    uint64_t moe = 0;
+    if (rc == 0) {
+        mf_status sub;
+        mf_status_init(&sub);
+        if (mf_open_model(path, 0, &m, &sub) == 0 && m->n_tensors) {
+            weights_from_tensors(m, e);
+            quantized_params(m, cfg, e);
+            snprintf(e->source, sizeof(e->source), "weights");
+        } else {
+            mf_close(m);
+            m = NULL;
+            rc = weights_from_config(cfg, e, &moe, path, st);
+            snprintf(e->source, sizeof(e->source), "config.json");
+        }
+        mf_status_clear(&sub);
+    }
+    /* a pre-quantized checkpoint's stored tensors are packed: a mix is
+     * counted over its logical (dequantized) tensors */
+    bool packed = json_is_object(json_object_get(cfg, "quantization_config"));
+    json_decref(cfg);
+    mf_model *view = NULL;
+    if (rc == 0 && m && packed) {
+        mf_status vs;
+        mf_status_init(&vs);
+        if (mf_model_logical_view_as(m, MF_DTYPE_INVALID, &view, &vs))
+            view = NULL;
+        mf_status_clear(&vs);
+    }
+    if (rc == 0)
+        rc = apply_options(e, o, packed ? view : m, moe, path, st);
+    mf_close(view);
+    mf_close(m);
+    return rc ? -1 : 0;
 }
 
 int mf_estimate_path_into(const char *path, const mf_estimate_opts *o, mf_estimate *e,
                           mf_status *st)
 {
     memset(e, 0, sizeof(*e));
-    if (mf_is_dir(path)) {
-        json_t *cfg = mf_hf_load_config(path, true, st);
-        if (!cfg)
-            return -1;
-        int rc = json_is_object(cfg) ? geometry_from_config(cfg, e, st, path)
-                                     : mf_fail(st, MF_ERR_FORMAT, path, -1, "config.json is not an object");
-        if (rc == 0) {
-            /* the weights, when they are there and readable; else computed */
-            mf_status sub;
-            mf_status_init(&sub);
-            mf_model *m = NULL;
-            if (mf_open_model(path, 0, &m, &sub) == 0 && m->n_tensors) {
-                weights_from_tensors(m, e);
-                quantized_params(m, cfg, e);
-                snprintf(e->source, sizeof(e->source), "weights");
-            } else {
-                rc = weights_from_config(cfg, e, path, st);
-                snprintf(e->source, sizeof(e->source), "config.json");
-            }
-            mf_close(m);
-            mf_status_clear(&sub);
-        }
-        json_decref(cfg);
-        return rc ? -1 : apply_options(e, o, path, st);
-    }
+    if (mf_is_dir(path))
+        return estimate_hf_dir(path, o, e, st);
     mf_model *m;
     if (mf_open_model(path, 0, &m, st))
         return -1;
@@ -345,10 +531,12 @@ int mf_estimate_path_into(const char *path, const mf_estimate_opts *o, mf_estima
                      "a %s file has no model geometry: give its Hugging Face directory (config.json) or a GGUF file",
                      mf_format_name(m->format));
     }
-    if (rc == 0)
+    if (rc == 0) {
         weights_from_tensors(m, e);
+        rc = apply_options(e, o, m, 0, path, st);
+    }
     mf_close(m);
-    return rc ? -1 : apply_options(e, o, path, st);
+    return rc ? -1 : 0;
 }
 
 void mf_estimate_opts_init(mf_estimate_opts *o)
