@@ -755,8 +755,10 @@ static int open_deepspeed(mf_model *m, const char *path, unsigned flags, mf_stat
  * load_checkpoint read pickles the scan of this folder never saw. */
 static void latest_around(const char *path, mf_code_fn fn, void *ctx)
 {
-    const char *slash = strrchr(path, '/');
-    if (strcmp(slash ? slash + 1 : path, "latest") != 0)
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    /* load_checkpoint reads `latest_universal` instead for a universal
+     * checkpoint (engine.py: load_universal_checkpoint()) */
+    if (strcmp(base, "latest") != 0 && strcmp(base, "latest_universal") != 0)
         return;
     mf_status st;
     mf_status_init(&st);

@@ -8,7 +8,7 @@
 # give the same verdicts:
 #   MFMT=/path/to/that/mfmt sh tests/data/scan/make_format_verdicts.sh > tests/data/scan/format_verdicts.tsv
 # Run from the repository's root. Rows of fixtures added after it come from
-# the mfmt that added them (dcp_nested/, dcp_overlap/: their .metadata scans as listed only
+# the mfmt that added them (dcp_nested/, dcp_overlap/, index_escape/: their verdicts hold only
 # since scan reads the slices a DCP .metadata names).
 find ../shared/corpus ../shared/real tests/data/scan tests/data/scan_allow tests/data/scan_benign \
   tests/data/scan_canon tests/data/scan_gate -type f ! -name format_verdicts.tsv |
