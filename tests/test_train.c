@@ -156,6 +156,13 @@ static const char *mfmt_bin(void)
  * file runs, in the kernel) on 1 and on several threads: the same file
  * byte for byte, and equal to zero_to_fp32's reference. The copy threads
  * are given 64 bytes each at least, so these small checkpoints are split. */
+static void copy_tree(const char *from, const char *to)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", from, to);
+    CHECK(system(cmd) == 0);
+}
+
 static void merge_threads(const char *dir, const char *ckpt, const char *ref, const char *tag)
 {
     uint64_t saved = mf_atomic_share_min;
@@ -188,7 +195,7 @@ static void merge_threads(const char *dir, const char *ckpt, const char *ref, co
 
 static void test_deepspeed_threads(void)
 {
-    char dir[256], cmd[2400];
+    char dir[256], cmd[4000];
     if (!tl_make_tmpdir(dir, sizeof(dir), "threads"))
         return;
     merge_threads(dir, DATA "deepspeed/zero2", DATA "deepspeed/zero2.ref.pt", "zero2");
@@ -196,6 +203,29 @@ static void test_deepspeed_threads(void)
     merge_threads(dir, DATA "dcp113/dcp", DATA "dcp113/dcp.ref.pt", "dcp113");
     merge_threads(dir, DATA "megatron/megatron_dist", DATA "megatron/megatron_llama.ref.pt",
                   "mgdist");
+    /* a partition replaced between the open (and its scan) and the copy:
+     * the copy reopens it by path, and refuses another file than the one
+     * it read (a swapped-in file's bytes were neither validated nor
+     * scanned) */
+    char swap[512], part[700], out[700];
+    snprintf(swap, sizeof(swap), "%s/swap", dir);
+    copy_tree(DATA "deepspeed/zero2", swap);
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_open(swap, &o, &m, &st) == 0);
+    snprintf(part, sizeof(part), "%s/global_step10/bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt",
+             swap);
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s.new' && mv '%s.new' '%s'", part, part, part, part);
+    CHECK(system(cmd) == 0);
+    snprintf(out, sizeof(out), "%s/swapped.safetensors", dir);
+    CHECKF(m && mf_convert_to_safetensors(m, out, NULL, NULL, &st) != 0 &&
+           strstr(st.msg, "was replaced since it was read"), "swap: %s", st.msg);
+    CHECKF(access(out, F_OK) != 0, "%s written", out);
+    mf_status_clear(&st);
+    mf_close(m);
     /* the CLI takes --threads for a merge to safetensors and to OUT/ */
     snprintf(cmd, sizeof(cmd), "%s convert -q --threads 3 " DATA "deepspeed/zero2 '%s/cli.safetensors' "
              "&& cmp -s '%s/cli.safetensors' '%s/zero2-t1.safetensors' && %s convert -q --threads 2 "
@@ -206,13 +236,6 @@ static void test_deepspeed_threads(void)
              "2>/dev/null", mfmt_bin(), dir);
     CHECK(system(cmd) != 0);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
-}
-
-static void copy_tree(const char *from, const char *to)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", from, to);
     CHECK(system(cmd) == 0);
 }
 

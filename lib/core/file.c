@@ -33,6 +33,8 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
                        e && !S_ISDIR(sb.st_mode) ? strerror(e) : "");
     }
     out->size = (uint64_t)sb.st_size;
+    out->dev = (uint64_t)sb.st_dev;
+    out->ino = (uint64_t)sb.st_ino;
     if (out->size > 0) {
         void *p = mmap(NULL, (size_t)out->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {

@@ -15,6 +15,7 @@ typedef struct mf_file {
     const uint8_t *base; /* read-only mapping (NULL for an empty file) */
     uint64_t size;
     bool borrowed;       /* the caller's buffer (memfile.c): not unmapped */
+    uint64_t dev, ino;   /* the mapped file's identity (0, 0: not a local file) */
 } mf_file;
 
 struct mf_tensor {

@@ -66,6 +66,7 @@ typedef void (*mf_slice_fn)(void *ctx, const char *file, uint64_t off, uint64_t 
 typedef struct mf_file_run {
     const char *path;
     uint64_t off, len;
+    uint64_t dev, ino; /* the file the reader mapped (mf_file): a copy reopens it by path */
 } mf_file_run;
 /* The hooks only scan asks (lib/ops/scan.c): what a format's loader runs or
  * unpickles besides what the reader opens. A reader without any leaves

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct counted {
@@ -69,6 +70,16 @@ int mf_sink_copy_file(mf_sink_fn sink, void *sink_ctx, const char *path, uint64_
     return rc;
 }
 
+/* The file opened again by path is the one the reader mapped, validated
+ * and the scan judged (a file swapped in between is not copied). */
+static bool same_file(int fd, const mf_file_run *r)
+{
+    struct stat sb;
+    if (!r->dev && !r->ino)
+        return true; /* a reader that does not say */
+    return fstat(fd, &sb) == 0 && (uint64_t)sb.st_dev == r->dev && (uint64_t)sb.st_ino == r->ino;
+}
+
 int mf_sink_copy_runs(mf_sink_fn sink, void *sink_ctx, const mf_file_run *runs, size_t n,
                       int threads, mf_status *st)
 {
@@ -100,6 +111,9 @@ int mf_sink_copy_runs(mf_sink_fn sink, void *sink_ctx, const mf_file_run *runs, 
         cr[i].fd = open(runs[i].path, O_RDONLY | O_CLOEXEC);
         if (cr[i].fd < 0)
             rc = mf_fail(st, MF_ERR_IO, runs[i].path, -1, "cannot open: %s", strerror(errno));
+        else if (!same_file(cr[i].fd, &runs[i]))
+            rc = mf_fail(st, MF_ERR_IO, runs[i].path, -1,
+                         "was replaced since it was read: its bytes are not copied");
     }
     if (rc == 0)
         rc = mf_atomic_copy_runs(c->w, cr, n, threads, st);

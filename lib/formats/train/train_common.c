@@ -372,7 +372,7 @@ static bool piece_run(const tr_piece *p, mf_file_run *out)
     uint64_t at = (uint64_t)(s->data - f->base) + p->first * esize, len = p->n * esize;
     if (at > f->size || len > f->size - at)
         return false;
-    *out = (mf_file_run){f->path, at, len};
+    *out = (mf_file_run){f->path, at, len, f->dev, f->ino};
     return true;
 }
 
