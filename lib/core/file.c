@@ -24,7 +24,7 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return mf_fail(st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
-    struct stat sb;
+    struct stat sb = {0}; /* st_mode read below even when fstat failed */
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         int e = errno;
         close(fd);
