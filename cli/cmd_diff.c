@@ -173,7 +173,7 @@ static int run_diff(const cli_args *args)
     mf_model *a = NULL, *b = NULL;
     int rc = EXIT_FINE;
     o.out = stdout;
-    char *rows_text = NULL, tmp[4200] = "";
+    char *rows_text = NULL;
     size_t rows_len = 0;
     if (cli_open(p[0], 0, false, &a, &st) || cli_open(p[1], 0, false, &b, &st)) {
         rc = cli_report(&st);
@@ -185,7 +185,7 @@ static int run_diff(const cli_args *args)
     if (g >= 0 && !meta_only && !cli_has(args, "--no-map") && strcmp(p[g], "-")) {
         mf_status ms;
         mf_status_init(&ms);
-        if (qerr_map_gguf_side(p[g], g ? &b : &a, tmp, sizeof(tmp), &ms) == 0) {
+        if (qerr_map_gguf_side(p[g], NULL, g ? &b : &a, &ms) == 0) {
             o.mapped = true;
             tensors_only = true; /* config.json and GGUF keys have nothing in common */
             if (!o.json && !cli_quiet && !(o.out = open_memstream(&rows_text, &rows_len)))
@@ -257,7 +257,6 @@ out:
     qerr_free(&o.sum);
     mf_close(a);
     mf_close(b);
-    qerr_unmap(tmp);
     mf_status_clear(&st);
     return rc;
 }

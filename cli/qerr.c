@@ -152,36 +152,16 @@ int qerr_gguf_side(const mf_model *a, const mf_model *b)
     return fa == MF_FMT_HF_DIR && fb == MF_FMT_GGUF ? 1 : fa == MF_FMT_GGUF && fb == MF_FMT_HF_DIR ? 0 : -1;
 }
 
-int qerr_map_gguf_side(const char *path, mf_model **side, char *tmp, size_t cap, mf_status *st)
+int qerr_map_gguf_side(const char *path, const char *arch_file, mf_model **side, mf_status *st)
 {
-    const char *td = getenv("TMPDIR");
-    snprintf(tmp, cap, "%s/mfmt-diff-XXXXXX", td && *td ? td : "/tmp");
-    if (!mkdtemp(tmp)) {
-        tmp[0] = 0;
-        return mf_status_fail(st, MF_ERR_IO, "%s: cannot make a temporary directory", td ? td : "/tmp");
-    }
-    char inner[4300];
-    snprintf(inner, sizeof(inner), "%s/hf", tmp);
     mf_convert_hf_opts o;
     mf_convert_hf_opts_init(&o);
     o.dtype = MF_F32;
+    o.arch_file = arch_file;
     mf_model *m = NULL;
-    if (mf_convert_to_hf(path, inner, &o, st) || cli_open(inner, 0, false, &m, st)) {
-        qerr_unmap(tmp);
+    if (mf_open_gguf_as_hf(path, &o, &m, st))
         return -1;
-    }
     mf_close(*side);
     *side = m;
     return 0;
-}
-
-void qerr_unmap(char *tmp)
-{
-    if (!tmp[0])
-        return;
-    char inner[4300];
-    snprintf(inner, sizeof(inner), "%s/hf", tmp);
-    cli_remove_flat_dir(inner);
-    rmdir(tmp);
-    tmp[0] = 0;
 }

@@ -57,14 +57,13 @@ double qerr_snr_db(const qerr_acc *a);
 /* The root mean square of a tensor's values (read whole as F32). */
 int qerr_tensor_rms(const mf_model *m, const mf_tensor *t, double *rms, mf_status *st);
 
-/* An HF directory against a GGUF: the GGUF written back as the directory
- * it came from (mf_convert_to_hf: the converter's tables read backwards,
- * permutes undone, every tensor dequantized to F32) in a temporary
- * directory, which then stands for that side (*side closed and replaced).
- * tmp (cap bytes) gets the directory, for qerr_unmap after the models are
- * closed. 0, or -1 (st filled, tmp ""). */
-int qerr_map_gguf_side(const char *path, mf_model **side, char *tmp, size_t cap, mf_status *st);
-void qerr_unmap(char *tmp);
+/* An HF directory against a GGUF: the GGUF read as the directory it came
+ * from (mf_open_gguf_as_hf: the converter's tables read backwards, permutes
+ * undone, every tensor dequantized to F32 as it is streamed; nothing
+ * written), which then stands for that side (*side closed and replaced).
+ * arch_file: the --arch-file the GGUF was made with, or NULL. 0, or -1
+ * with st. */
+int qerr_map_gguf_side(const char *path, const char *arch_file, mf_model **side, mf_status *st);
 /* Which of a and b is the GGUF to map: 1 (b) when a is an HF directory
  * and b a GGUF, 0 for the other way round, -1 otherwise. */
 int qerr_gguf_side(const mf_model *a, const mf_model *b);

@@ -199,16 +199,15 @@ int report_against_run(const char *path, const mf_model *m, report_against *a)
     mf_status_init(&st);
     mf_model *ref = NULL, *mapped = NULL;
     const mf_model *cmp = m;
-    char tmp[4200] = "";
     int rc = EXIT_FINE;
     a->sum.keep_tensors = true;
     if (cli_open(a->path, 0, false, &ref, &st))
         goto fail;
     /* an HF directory and a GGUF: the GGUF read back through the converter */
     int g = qerr_gguf_side(ref, m);
-    if (g == 1 && qerr_map_gguf_side(path, &mapped, tmp, sizeof(tmp), &st))
+    if (g == 1 && qerr_map_gguf_side(path, NULL, &mapped, &st))
         goto fail;
-    if (g == 0 && qerr_map_gguf_side(a->path, &ref, tmp, sizeof(tmp), &st))
+    if (g == 0 && qerr_map_gguf_side(a->path, NULL, &ref, &st))
         goto fail;
     if (g == 1)
         cmp = mapped;
@@ -227,7 +226,6 @@ fail:
 out:
     mf_close(mapped);
     mf_close(ref);
-    qerr_unmap(tmp);
     mf_status_clear(&st);
     return rc;
 }

@@ -428,6 +428,15 @@ if [ -d ../shared/corpus/hf-dir/llama-tiny ] && [ -f ../shared/convert-ref/llama
     echo "SKIP diff against gguf-py: no python3 with numpy"
   fi
   ls "${TMPDIR:-/tmp}" | grep -q "^mfmt-diff-" && bad "diff left its temporary directory" || ok
+  # the GGUF side is read through the converter as it streams, not written
+  # out first: without a usable temporary directory diff and report
+  # --against still work (they wrote an F32 copy of the model there before)
+  TMPDIR="$tmp/no-such-dir" "$mfmt" diff -q ../shared/corpus/hf-dir/llama-tiny \
+    ../shared/convert-ref/llama-tiny-f16.gguf && ok || bad "diff HF_DIR f16.gguf needed a temporary directory"
+  TMPDIR="$tmp/no-such-dir" "$mfmt" report -q --json --no-hash --no-scan \
+    --against ../shared/corpus/hf-dir/llama-tiny ../shared/convert-ref/llama-tiny-q8_0.gguf >"$tmp/out" 2>&1 &&
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not d["against"]["tensors_compared"] == 21)' "$tmp/out" &&
+    ok || bad "report --against HF_DIR needed a temporary directory: $(tail -n 3 "$tmp/out")"
 else
   echo "SKIP diff HF_DIR model.gguf: no ../shared/corpus/hf-dir or convert-ref"
 fi

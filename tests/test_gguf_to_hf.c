@@ -615,6 +615,44 @@ static void note_covered(const char *arch)
         snprintf(covered[n_covered++], sizeof(covered[0]), "%s", arch);
 }
 
+/* mf_open_gguf_as_hf: the tensors the directory written from g1 holds -
+ * the same names in the same order, dtypes, shapes and bytes - without
+ * writing it. */
+static void same_as_view(const char *g1, const char *out, const char *name)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *v = NULL, *d = NULL;
+    mf_convert_hf_opts o;
+    mf_convert_hf_opts_init(&o);
+    CHECKF(mf_open_gguf_as_hf(g1, &o, &v, &st) == 0, "%s: view: %s", name, st.msg);
+    CHECKF(mf_open(out, NULL, &d, &st) == 0, "%s: %s", out, st.msg);
+    size_t same = 0;
+    for (size_t i = 0; v && d && i < v->n_tensors; i++) {
+        const mf_tensor *a = &v->tensors[i], *b = mf_tensor_find(d, a->name);
+        if (!b || a->dtype != b->dtype || a->ndim != b->ndim || a->nbytes != b->nbytes ||
+            memcmp(a->shape, b->shape, sizeof(a->shape[0]) * (size_t)a->ndim)) {
+            CHECKF(0, "%s: view tensor %s is not the written one's", name, a->name);
+            continue;
+        }
+        mf_buf_sink x = {.p = malloc(a->nbytes ? a->nbytes : 1), .cap = a->nbytes};
+        mf_buf_sink y = {.p = malloc(b->nbytes ? b->nbytes : 1), .cap = b->nbytes};
+        bool ok = x.p && y.p && mf_tensor_stream(v, a, mf_buf_sink_fn, &x, &st) == 0 &&
+                  mf_tensor_stream(d, b, mf_buf_sink_fn, &y, &st) == 0 && x.n == a->nbytes &&
+                  y.n == b->nbytes && memcmp(x.p, y.p, a->nbytes) == 0;
+        CHECKF(ok, "%s: view tensor %s: other bytes (%s)", name, a->name, st.msg);
+        same += ok;
+        free(x.p);
+        free(y.p);
+        mf_status_clear(&st);
+    }
+    CHECKF(v && d && same == v->n_tensors && v->n_tensors == d->n_tensors, "%s: view %zu tensors, %zu same, "
+           "directory %zu", name, v ? v->n_tensors : 0, same, d ? d->n_tensors : 0);
+    mf_close(v);
+    mf_close(d);
+    mf_status_clear(&st);
+}
+
 static void round_trip(const char *dir, const char *name)
 {
     char g1[600], g2[600], out[600];
@@ -635,6 +673,8 @@ static void round_trip(const char *dir, const char *name)
     mf_hf_out_opts o = {.dtype = MF_DTYPE_INVALID};
     int rc = mf_convert_gguf_to_hf(g1, out, &o, &st);
     CHECKF(rc == 0, "%s: %s", name, st.msg);
+    if (rc == 0)
+        same_as_view(g1, out, name);
     if (rc == 0)
         rc = mf_convert_to_gguf(out, g2, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = type}, &st);
     CHECKF(rc == 0, "%s: back to GGUF: %s", name, st.msg);

@@ -158,6 +158,16 @@ MF_API void mf_convert_hf_opts_init(mf_convert_hf_opts *o);
 MF_API int mf_convert_to_hf(const char *in, const char *out, const mf_convert_hf_opts *opts,
                             mf_status *st);
 
+/* The GGUF `in` as the tensors of the directory mf_convert_to_hf would
+ * write, without writing anything: the same names, dtypes (opts->dtype)
+ * and shapes, each tensor's bytes computed by the converter's reverse
+ * operations when it is read or streamed (about one tensor in memory; the
+ * GGUF stays mapped). Tensors only (no config.json keys). opts->arch_file
+ * as for mf_convert_to_hf; max_shard_size and progress are ignored. The
+ * view is not thread-safe; close it with mf_close. */
+MF_API int mf_open_gguf_as_hf(const char *in, const mf_convert_hf_opts *opts, mf_model **out,
+                              mf_status *st);
+
 /* ------------------------------------------------------------------ MLX */
 
 /* Which MLX kernel's rounding the quantizer reproduces: the CPU kernel's

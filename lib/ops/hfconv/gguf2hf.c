@@ -1561,3 +1561,16 @@ int mf_gguf_hf_rows(mf_model *m, const char *path, mf_gguf_row_fn fn, void *ctx,
     mf_arena_free(c.a);
     return rc;
 }
+
+/* ------------------------------------------- the view (gguf2hf_view.c) */
+
+int hfc_prepare(hfc *c)
+{
+    int rc = start(c);
+    return rc ? rc : plan_tensors(c);
+}
+
+int hfc_fill(hfc *c, size_t i, mf_sink_fn sink, void *sink_ctx, mf_status *st)
+{
+    return fill_item(c, i, sink, sink_ctx, st);
+}

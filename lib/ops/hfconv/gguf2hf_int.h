@@ -44,6 +44,13 @@ typedef struct hfc_special_type {
 enum { HFC_N_SPECIAL = 7 };
 extern const hfc_special_type hfc_special[HFC_N_SPECIAL];
 
+/* The architecture's rows found (c->m open) and the output tensors
+ * planned (c->items), nothing written: what mf_convert_gguf_to_hf does
+ * before it writes; the view (gguf2hf_view.c) stops there. */
+int hfc_prepare(hfc *c);
+/* Streams planned item i (c->items.v[i].out's bytes) to sink. */
+int hfc_fill(hfc *c, size_t i, mf_sink_fn sink, void *sink_ctx, mf_status *st);
+
 /* Is output.weight a byte copy of token_embd.weight (a tied head written twice)? */
 bool hfc_output_is_copy(const hfc *c);
 
