@@ -426,6 +426,20 @@ static void test_dcp(void)
     snprintf(cmd, sizeof(cmd), "cp '%s/__0_2.distcp' '%s/__0_1.distcp'", p, p);
     CHECK(system(cmd) == 0);
     expect_error(p, "__0_1.distcp", ".metadata says BF16 [4, 5]");
+    /* a FIFO where a chunk file should be: open() of it blocked until a
+     * writer came (inspect hung); now refused, and the scan not safe */
+    snprintf(p, sizeof(p), "%s/fifo", dir);
+    copy_tree(DATA "dcp113/dcp", p);
+    snprintf(cmd, sizeof(cmd), "rm '%s/__0_0.distcp' && mkfifo '%s/__0_0.distcp'", p, p);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof(cmd), "timeout 20 %s inspect '%s' >/dev/null 2>&1; test $? -eq 2",
+             mfmt_bin(), p);
+    CHECKF(system(cmd) == 0, "%s: inspect did not fail at once", p);
+    worst_verdict fw = {MF_VERDICT_SAFE, 0, ""};
+    mf_status fst;
+    mf_status_init(&fst);
+    CHECK(mf_scan_path(p, note_verdict, &fw, &fst) != 0 || fw.v != MF_VERDICT_SAFE);
+    mf_status_clear(&fst);
     /* chunks placed outside the tensor (tests/data/train/gen_hostile.py):
      * at column 2^63 - 2 the sum wrapped and the gather wrote outside its
      * buffer; rows 3..10 of 7 were streamed as rows 0..6 */

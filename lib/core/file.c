@@ -21,16 +21,20 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
         return mem < 0 ? -1 : 0;
     memset(out, 0, sizeof(*out));
     out->path = path;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO named where a file is expected (a shard, a DCP
+     * chunk file) would block open() until a writer came; it is refused
+     * below as not a regular file. No effect on a regular file. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return mf_fail(st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
     struct stat sb = {0}; /* st_mode read below even when fstat failed */
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        int e = errno;
+    int statted = fstat(fd, &sb) == 0, e = statted ? 0 : errno;
+    if (!statted || !S_ISREG(sb.st_mode)) {
         close(fd);
-        return mf_fail(st, MF_ERR_IO, path, -1, "not a regular file%s%s",
-                       S_ISDIR(sb.st_mode) ? " (a directory)" : "",
-                       e && !S_ISDIR(sb.st_mode) ? strerror(e) : "");
+        return mf_fail(st, MF_ERR_IO, path, -1, "not a regular file%s%s%s",
+                       S_ISDIR(sb.st_mode) ? " (a directory)"
+                       : S_ISFIFO(sb.st_mode) ? " (a FIFO)" : "", e ? ": " : "",
+                       e ? strerror(e) : "");
     }
     out->size = (uint64_t)sb.st_size;
     out->dev = (uint64_t)sb.st_dev;

@@ -1280,6 +1280,11 @@ static void scan_file_slices(scanner *sc, const char *dir_of, const slice_ref *v
     mf_status st;
     mf_status_init(&st);
     if (mf_map_file(v[0].file, &f, &st)) {
+        struct stat sb; /* a file that is not there: no loader reads it either */
+        if (stat(v[0].file, &sb) == 0)
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                        "names %s, which cannot be read as a file (%s): what a loader reads "
+                        "there is not known", v[0].file, st.msg);
         scan_status_clear(sc, &st);
         return;
     }
@@ -1474,8 +1479,9 @@ static int scan_dir(const char *dir, int depth, mf_scan_fn fn, void *ctx, mf_sta
         if (S_ISDIR(sb.st_mode)) {
             if (depth < 3 && scan_dir(names.v[i], depth + 1, fn, ctx, st, stop))
                 rc = -1;
-        } else if (S_ISREG(sb.st_mode) && scan_one(names.v[i], fn, ctx, st, stop)) {
-            rc = -1;
+        } else if (scan_one(names.v[i], fn, ctx, st, stop)) {
+            rc = -1; /* a FIFO, socket or device too: a loader would read what
+                        it gives, which no scan sees (an error, never safe) */
         }
     }
     for (size_t i = 0; i < names.n; i++)
