@@ -32,7 +32,7 @@ static int counted_sink(void *ctx, const void *buf, size_t n, mf_status *st)
 int mf_sink_copy_file(mf_sink_fn sink, void *sink_ctx, const char *path, uint64_t off,
                       uint64_t len, mf_status *st)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = mf_open_read(path);
     if (fd < 0)
         return mf_fail(st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
     int rc = 0;
@@ -108,7 +108,7 @@ int mf_sink_copy_runs(mf_sink_fn sink, void *sink_ctx, const mf_file_run *runs, 
             cr[i].fd = cr[i - 1].fd;
             continue;
         }
-        cr[i].fd = open(runs[i].path, O_RDONLY | O_CLOEXEC);
+        cr[i].fd = mf_open_read(runs[i].path);
         if (cr[i].fd < 0)
             rc = mf_fail(st, MF_ERR_IO, runs[i].path, -1, "cannot open: %s", strerror(errno));
         else if (!same_file(cr[i].fd, &runs[i]))
