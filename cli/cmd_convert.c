@@ -620,7 +620,7 @@ static const cli_opt opts[] = {
                                "(Megatron names and vocabulary; copied into OUT/)"},
     {"--tokenizer", NULL, "DIR", "training checkpoint: where the tokenizer files to copy are"},
     {"--from-module-states", NULL, NULL,
-     "DeepSpeed: the bf16/fp16 module states, not the fp32 master weights"},
+     "DeepSpeed, Megatron torch_dist: the bf16/fp16 module states, not the fp32 master weights"},
     {"--exclude-frozen-parameters", NULL, NULL, "DeepSpeed: leave frozen parameters out"},
     {"--mlx", NULL, NULL, "write an MLX directory as mlx_lm.convert does (from an HF directory, "
                           "a GGUF or an MLX directory)"},

@@ -262,9 +262,9 @@ enum {
      * (weight, scales, biases) becomes one tensor of the logical shape in
      * the scales' float type, dequantized when read or streamed */
     MF_OPEN_LOGICAL = 1 << 3,
-    /* training checkpoints (doc/training.md): DeepSpeed's bf16/fp16 module
-     * states instead of the fp32 master weights of the optimizer partitions
-     * (zero_to_fp32.py's default) */
+    /* training checkpoints (doc/training.md): DeepSpeed's (and Megatron
+     * torch_dist's) bf16/fp16 module states instead of the fp32 master
+     * weights of the optimizer partitions (zero_to_fp32.py's default) */
     MF_OPEN_TRAIN_MODULE_STATES = 1 << 4,
     /* training checkpoints: leave frozen parameters out (zero_to_fp32.py's
      * --exclude_frozen_parameters) */

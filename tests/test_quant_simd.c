@@ -8,6 +8,7 @@
 #include "testlib.h"
 
 #include "core/core.h"
+#include "quant/qimpl.h"
 #include "quant/quant.h"
 
 #include <float.h>
@@ -232,6 +233,86 @@ static void test_bf16_and_float_rows(void)
     free(x), free(a), free(b);
 }
 
+/* ggml's iq1_sort_helper on (value, position) pairs, as its qsort sees them */
+static int iq1_cmp(const void *l, const void *r)
+{
+    const float a = *(const float *)l, b = *(const float *)r;
+    return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/* A value from a small set (ties, both zeros), rarely a NaN. */
+static float tie_value(int nan_odds)
+{
+    static const float set[] = {-1.0f, -0.5f, -0.0f, 0.0f, 0.5f, 1.0f, 0x1p-140f, -0x1p-140f, 65504.0f};
+    uint64_t r = next();
+    if (nan_odds && r % (uint64_t)nan_odds == 0)
+        return NAN;
+    return set[(r >> 8) % (sizeof(set) / sizeof(set[0]))];
+}
+
+/* IQ1's sub-block sort (a rank count when there is no NaN) against the C
+ * library's qsort with ggml's comparator, the reference's own call: ties,
+ * +-0, subnormals, NaN. */
+static void test_iq1_sort(void)
+{
+    int bad = 0, runs = 0;
+    for (int t = 0; t < 20000; ++t) {
+        const int n = t % 2 ? 32 : 16;
+        float x[32], pairs[64];
+        int idx[32];
+        for (int j = 0; j < n; ++j) {
+            x[j] = t % 5 == 0 ? unif() : tie_value(t % 3 == 0 ? 40 : 0);
+            pairs[2 * j] = x[j];
+            memcpy(&pairs[2 * j + 1], &j, sizeof(int));
+        }
+        qsort(pairs, (size_t)n, 2 * sizeof(float), iq1_cmp);
+        mq_iq1_sorted_order(x, n, idx);
+        for (int j = 0; j < n; ++j) {
+            int want;
+            memcpy(&want, &pairs[2 * j + 1], sizeof(int));
+            bad += idx[j] != want;
+        }
+        runs++;
+    }
+    CHECKF(bad == 0 && runs == 20000, "%d positions differ from qsort", bad);
+}
+
+/* IQ1_S and IQ1_M, whose split and neighbour searches have their own
+ * vector kernels, on more rows than test_types: every tier against the
+ * scalar code, with and without an imatrix (zero weights included). */
+static void test_iq1_tiers(void)
+{
+    enum { R = 96, C = 1024 };
+    float *x = malloc(sizeof(float) * R * C), w[C];
+    uint8_t *a = malloc(64 * R * C / 256), *b = malloc(64 * R * C / 256);
+    for (int r = 0; r < R; r++)
+        for (int i = 0; i < C; i++) {
+            const float g = (unif() + unif() + unif()) * 0.05f;
+            x[r * C + i] = r % 4 == 0 ? tie_value(r % 8 == 0 ? 0 : 3000) : r % 4 == 1 ? g * (1 + (float)(i % 7)) : g;
+        }
+    for (int i = 0; i < C; i++)
+        w[i] = i % 9 == 0 ? 0.0f : (float)(next() % 1000) / 100.0f;
+    static const mf_dtype types[] = {MF_IQ1_S, MF_IQ1_M};
+    static const unsigned tiers[] = {MF_QUANT_ALL, MF_QUANT_AVX2 | MF_QUANT_F16C};
+    for (int t = 0; t < 2; t++) {
+        const mf_dtype_info *di = mf_dtype_info_of(types[t]);
+        const size_t qbytes = (size_t)R * (C / di->block_elems) * di->block_bytes;
+        for (int im = mf_quant_requires_imatrix(types[t]); im < 2; im++) {
+            mf_quant_set_simd(0);
+            int rb = mf_quantize_rows(types[t], x, b, R, C, im ? w : NULL);
+            for (int k = 0; k < 2; k++) {
+                mf_quant_set_simd(tiers[k]);
+                memset(a, 0xAA, qbytes);
+                int ra = mf_quantize_rows(types[t], x, a, R, C, im ? w : NULL);
+                CHECKF(ra == 0 && rb == 0 && memcmp(a, b, qbytes) == 0, "%s%s, %s: differs from the scalar code",
+                       mf_dtype_name(types[t]), im ? " (imatrix)" : "", k ? "AVX2" : "all kernels");
+            }
+        }
+    }
+    mf_quant_set_simd(MF_QUANT_ALL);
+    free(x), free(a), free(b);
+}
+
 /* FNV-1a of every type's bytes (with and without an imatrix) on the test
  * rows, under whatever tier the environment chose */
 static uint64_t all_types_hash(void)
@@ -300,6 +381,8 @@ int main(int argc, char **argv)
     test_bf16_and_float_rows();
     test_from_stored();
     test_validate();
+    test_iq1_sort();
+    test_iq1_tiers();
     if (!getenv("MFMT_SIMD") && !getenv("MFMT_NO_SIMD"))
         test_forced_tiers(argv[0]);
     else

@@ -230,6 +230,32 @@ static void test_zip(void)
     zip_build(&z, st, 2);
     expect("pickle-like storage", z.b, z.n, MF_VERDICT_SAFE, NULL);
     z.n = 0;
+    /* ... nor an EXT opcode in it, even in a complete pickle: it names
+     * nothing without the loader's copyreg registry (scan_quiet_pickles);
+     * in data.pkl it stays dangerous */
+    const uint8_t ext[] = {0x80, 0x02, 0x82, 0x05, 0x2e};
+    st[1].data = ext;
+    st[1].n = sizeof(ext);
+    zip_build(&z, st, 2);
+    expect("EXT in a storage", z.b, z.n, MF_VERDICT_SAFE, NULL);
+    z.n = 0;
+    st[0].data = ext;
+    st[0].n = sizeof(ext);
+    zip_build(&z, st, 2);
+    expect("EXT in data.pkl", z.b, z.n, MF_VERDICT_DANGEROUS, "copyreg._extension_registry.5");
+    z.n = 0;
+    st[0].data = ok.b;
+    st[0].n = ok.n;
+    st[1].data = fake;
+    st[1].n = sizeof(fake);
+    /* ... nor its CRC: torch reads a storage as raw bytes and does not check
+     * CRCs (scan.c check_member_crc); data.pkl's bad CRC above is one */
+    st[1].bad_crc = 1;
+    zip_build(&z, st, 2);
+    r = scan_bytes(z.b, z.n);
+    CHECK(r && r->verdict == MF_VERDICT_SAFE && !has_finding(r, MF_VERDICT_UNKNOWN, "CRC-32"));
+    mf_scan_free(r);
+    z.n = 0;
     /* a zip inside a zip; a zip appended to a benign pickle */
     pb inner = {0};
     m[0].data = bad.b;

@@ -312,6 +312,53 @@ static int note_verdict(void *user, const mf_scan_report *r)
     return 0;
 }
 
+/* Megatron-Core torch_dist MoE (TP=2 DP=4 EP=2) with the distributed
+ * optimizer's flattened fp32 master weights, written by torch 1.13's DCP
+ * writer on eight gloo ranks (gen_megatron_dist_moe.py): the merge takes
+ * the masters (bit-exact to megatron_merge_ref.py's merge of a legacy
+ * checkpoint of them), --from-module-states the bf16 experts. */
+static void test_megatron_dist_moe(void)
+{
+    const char *ck = DATA "megatron/megatron_dist_moe";
+    check_equal(ck, 0, DATA "megatron/megatron_dist_moe.fp32.ref.pt");
+    check_equal(ck, MF_OPEN_TRAIN_MODULE_STATES, DATA "megatron/megatron_dist_moe.ref.pt");
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    char b[64];
+    CHECK(mf_open(ck, &o, &m, NULL) == 0);
+    if (m)
+        CHECK(strcmp(meta_str(m, "train.source", b, sizeof(b)), "fp32 master weights "
+                     "(distributed optimizer)") == 0);
+    mf_close(m);
+    /* broken copies: a DP rank's file of a flattened piece gone; the
+     * .metadata of another checkpoint (the dense one) over these files */
+    char dir[256], p[512], q[1024];
+    if (!tl_make_tmpdir(dir, sizeof(dir), "mgmoe"))
+        return;
+    snprintf(p, sizeof(p), "%s/missing", dir);
+    copy_tree(ck, p);
+    snprintf(q, sizeof(q), "%s/iter_0000100/__7_0.distcp", p);
+    CHECK(remove(q) == 0);
+    expect_error(p, "__7_0.distcp", "missing");
+    snprintf(p, sizeof(p), "%s/nomoe", dir);
+    copy_tree(ck, p);
+    snprintf(q, sizeof(q), "cp " DATA "megatron/megatron_dist/iter_0000100/.metadata "
+             "'%s/iter_0000100/.metadata'", p);
+    CHECK(system(q) == 0);
+    expect_error(p, "__0_0.distcp", "needs bytes"); /* its chunks are not where it says */
+    /* a flattened fp32 entry filed under another parameter (gen_megatron_dist_moe.py --bad-flat) */
+    snprintf(p, sizeof(p), "%s/badflat", dir);
+    copy_tree(ck, p);
+    snprintf(q, sizeof(q), "cp " DATA "megatron/megatron_dist_moe.badflat.metadata "
+             "'%s/iter_0000100/.metadata'", p);
+    CHECK(system(q) == 0);
+    expect_error(p, "fp32_param.decoder.layers.pre_mlp_layernorm.weight",
+                 "not a flattened state of");
+    snprintf(q, sizeof(q), "rm -rf '%s'", dir);
+    CHECK(system(q) == 0);
+}
+
 static void test_deepspeed_broken(void)
 {
     char dir[256], p[512], q[1024];
@@ -652,6 +699,7 @@ int main(void)
     test_checkpoint_to_gguf();
     test_megatron();
     test_megatron_dist();
+    test_megatron_dist_moe();
     test_dcp();
     test_deepspeed_inspect();
     test_deepspeed_merge();

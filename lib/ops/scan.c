@@ -448,25 +448,35 @@ static int scan_stream(scanner *sc, const pk_obj *first, const uint8_t *b, uint6
 
 /* Pickle bytes in a member that is not named as one (a storage record that
  * happens to start like a pickle): only a complete pickle, or a dangerous
- * name, counts. */
+ * name, counts. An EXT opcode is not one here, complete or not: it names
+ * nothing in the file (pickle.py load_ext raises "unregistered extension
+ * code" unless the loading program registered the code with
+ * copyreg.add_extension), torch never unpickles a storage record
+ * (check_member_crc), and random tensor bytes hit 0x82-0x84 after a
+ * pickle-like first byte often enough (a Megatron test checkpoint's fp32
+ * storage did, its chain even ending in a STOP byte). */
 static chain_result scan_quiet_pickles(scanner *sc, const uint8_t *b, uint64_t n)
 {
     size_t f0 = sc->f.n, g0 = sc->g.n;
     mf_verdict v0 = sc->r->verdict;
     chain_result res = scan_pickles(sc, b, n, 0);
-    if (res.complete)
-        return res;
     size_t k = f0;
     mf_verdict v = v0;
-    for (size_t i = f0; i < sc->f.n; i++)
-        if (sc->f.v[i].severity == MF_VERDICT_DANGEROUS) {
-            sc->f.v[k++] = sc->f.v[i];
-            v = MF_VERDICT_DANGEROUS;
-        }
+    for (size_t i = f0; i < sc->f.n; i++) {
+        const mf_finding *f = &sc->f.v[i];
+        bool ext = f->global && strncmp(f->global, "copyreg._extension_registry.", 28) == 0;
+        if (ext || (!res.complete && f->severity != MF_VERDICT_DANGEROUS))
+            continue;
+        if (f->severity > v)
+            v = f->severity;
+        sc->f.v[k++] = *f;
+    }
     sc->f.n = k;
-    sc->g.n = g0;
-    for (size_t i = f0; i < k; i++)
-        add_global(sc, sc->f.v[i].global, MF_VERDICT_DANGEROUS);
+    if (!res.complete) { /* the names of the dropped findings go too */
+        sc->g.n = g0;
+        for (size_t i = f0; i < k; i++)
+            add_global(sc, sc->f.v[i].global, MF_VERDICT_DANGEROUS);
+    }
     sc->r->verdict = v;
     return res;
 }
@@ -775,6 +785,39 @@ static bool scan_windowed(scanner *sc, const mf_zip *z, const mf_zip_entry *e, b
     return false;
 }
 
+/* The CRC of a member a loader unpickles or opens (named like a pickle or
+ * an archive, or one by its bytes). A quiet member -- a storage record that
+ * merely starts like a pickle -- is not CRC-checked, which saves reading
+ * it whole (a third of a training checkpoint's storages start with such a
+ * byte). Why that leaves `safe` sound:
+ *  - torch.load (torch/serialization.py `_load`) unpickles exactly the
+ *    record named `data.pkl`; a record `data/<key>` is handed to
+ *    `get_storage_from_record` as a storage's raw bytes and never
+ *    unpickled. No name is both ("data/" + key never equals "data.pkl"),
+ *    and a member whose bytes overlap another's is flagged by
+ *    view_ambiguities; `data.pkl` itself is named, so checked here.
+ *  - torch's miniz is built with MINIZ_DISABLE_ZIP_READER_CRC32_CHECKS
+ *    (pytorch cmake/Dependencies.cmake): torch reads a storage whatever
+ *    its CRC, and a reader that checks (Python's zipfile) refuses the
+ *    member rather than reading other bytes. A mismatch in bytes nothing
+ *    unpickles changes nothing that runs.
+ *  - The quiet member is still run through the pickle machine from its
+ *    first byte (scan_quiet_pickles: a dangerous name counts), which reads
+ *    only as far as the chain of pickles goes. */
+static void check_member_crc(scanner *sc, const mf_zip_entry *e, const uint8_t *p, size_t len)
+{
+    uint32_t crc = 0;
+    for (size_t off = 0; off < len; off += CRC_CHUNK) {
+        size_t k = len - off < CRC_CHUNK ? len - off : CRC_CHUNK;
+        crc = mf_crc32(crc, p + off, k);
+        drop_pages(sc, p + off, k);
+    }
+    if (crc != e->crc)
+        add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)e->local_offset, NULL, NULL,
+                    "CRC-32 %08x does not match the recorded %08x (torch does not check; "
+                    "scanned as read)", crc, e->crc);
+}
+
 static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
 {
     const char *outer = sc->member;
@@ -827,17 +870,9 @@ static void scan_member(scanner *sc, const mf_zip *z, const mf_zip_entry *e)
         add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)e->local_offset, NULL, NULL,
                     "cannot be read: %s", st.msg);
     scan_status_clear(sc, &st);
+    if (p && !quiet)
+        check_member_crc(sc, e, p, len);
     if (p) {
-        uint32_t crc = 0;
-        for (size_t off = 0; off < len; off += CRC_CHUNK) {
-            size_t k = len - off < CRC_CHUNK ? len - off : CRC_CHUNK;
-            crc = mf_crc32(crc, p + off, k);
-            drop_pages(sc, p + off, k);
-        }
-        if (crc != e->crc)
-            add_finding(sc, MF_VERDICT_UNKNOWN, (int64_t)e->local_offset, NULL, NULL,
-                        "CRC-32 %08x does not match the recorded %08x (torch does not check; "
-                        "scanned as read)", crc, e->crc);
         int64_t fb = e->method == 0 && sc->file_base >= 0 ? sc->file_base + (int64_t)e->data_offset : -1;
         scanner saved = enter_inner(sc, fb);
         if (quiet) {

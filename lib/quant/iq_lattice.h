@@ -103,6 +103,13 @@ static inline int mq_lat_best_neighbour(const mq_lattice *lat, const uint16_t *n
 bool mq_simd_lat_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, const float *xval,
                                 const float *weight, int8_t *L);
 
+/* quant_iq1.c's neighbour search (iq1_best_neighbour) for the list of
+ * lattice point u, distances with q = xg[level]: the best listed grid
+ * index, or -1 when the CPU leaves only the scalar code or no distance is
+ * below FLT_MAX (the scalar code then scans the whole grid). */
+int mq_simd_iq1_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, const float *xg, const float *xval,
+                               const float *weight);
+
 /* Levels L (dim of them) as a lattice point. */
 static inline uint32_t mq_lat_pack(const mq_lattice *lat, const int8_t *L)
 {

@@ -175,6 +175,14 @@ bool mq_simd_q3_group_levels(const float *x, float d, int8_t *L);
  * groups (levels: the 16 sorted IQ4 values); false: use the scalar code. */
 bool mq_simd_iq4_scales8(const float *x, const float *weight, const int8_t *values, int ntry, float *scales);
 
+/* quant_simd_iq1.c: IQ1_M's split search (quant_iq1.c) of the 16
+ * sub-blocks of a super-block (x, weight: 16 values each; idx: each
+ * sub-block's positions in sorted order), one sub-block per lane: per
+ * sub-block its scale and boundaries i1, i2 and sign combination k (-1: no
+ * candidate fits). false: no AVX2, use the scalar code. */
+bool mq_simd_iq1_m_splits(const float *x, const float *weight, const int *idx, float *scale, int *i1, int *i2,
+                          int *k);
+
 /* quant_k.c */
 void mq_quant_q2_k(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_quant_q3_k(const float *x, uint8_t *y, int64_t n, const float *qw);
@@ -214,6 +222,9 @@ void mq_quant_iq3_xxs(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_quant_iq3_s(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_quant_iq1_s(const float *x, uint8_t *y, int64_t n, const float *qw);
 void mq_quant_iq1_m(const float *x, uint8_t *y, int64_t n, const float *qw);
+/* the order IQ1_S/IQ1_M sort a sub-block in (n <= 32): what ggml's qsort
+ * call gives with glibc (for tests) */
+void mq_iq1_sorted_order(const float *xb, int n, int *idx);
 
 /* quant_ternary.c */
 void mq_quant_tq1_0(const float *x, uint8_t *y, int64_t n, const float *qw);

@@ -56,9 +56,31 @@ static void merge_sort(iq1_pair *b, int n, iq1_pair *tmp)
     memcpy(b, tmp, (size_t)(n - n2) * sizeof(*b));
 }
 
-/* idx: the positions of xb (n of them) in ascending order of value. */
-static void sorted_order(const float *xb, int n, int *idx)
+/* Whether xb (n values) holds a NaN. */
+static bool has_nan(const float *xb, int n)
 {
+    bool nan = false;
+    for (int j = 0; j < n; ++j)
+        nan |= xb[j] != xb[j];
+    return nan;
+}
+
+/* idx: the positions of xb (n of them) in ascending order of value. Without
+ * NaN the order is a strict weak one (-0 and +0 tie), so the stable merge
+ * sort's result is the only stable order: value i goes to the count of
+ * values below it plus the equal ones before it (branch-free, which is what
+ * makes it faster than the sort). With a NaN, the merge sort itself. */
+static inline void sorted_order(const float *xb, int n, int *idx)
+{
+    if (!has_nan(xb, n)) {
+        for (int i = 0; i < n; ++i) {
+            int rank = 0;
+            for (int j = 0; j < n; ++j)
+                rank += (xb[j] < xb[i]) | ((xb[j] == xb[i]) & (j < i));
+            idx[rank] = i;
+        }
+        return;
+    }
     iq1_pair pairs[32], tmp[32];
     for (int j = 0; j < n; ++j)
         pairs[j] = (iq1_pair){xb[j], j};
@@ -67,7 +89,18 @@ static void sorted_order(const float *xb, int n, int *idx)
         idx[j] = pairs[j].i;
 }
 
+void mq_iq1_sorted_order(const float *xb, int n, int *idx) { sorted_order(xb, n, idx); }
+
 /* ------------------------------------------------------------ grid */
+
+/* The 8 levels of grid point gi to L; returns gi. */
+static int iq1_point_levels(const mq_lattice *lat, int gi, int8_t *L)
+{
+    const int8_t *pg = mq_lat_point(lat, gi);
+    for (int i = 0; i < 8; ++i)
+        L[i] = (int8_t)((pg[i] - 1) / 2);
+    return gi;
+}
 
 /* ggml's iq1_find_best_neighbour2: the listed grid point minimising
  * sum w*(scale*xg[level] - x)^2; its levels go to L. ggml's fallback scan
@@ -109,10 +142,7 @@ static int iq1_best_neighbour(const mq_lattice *lat, const uint16_t *nb, const f
     }
     if (grid_index < 0)
         grid_index = nb[1];
-    const int8_t *pg = mq_lat_point(lat, grid_index);
-    for (int i = 0; i < 8; ++i)
-        L[i] = (int8_t)((pg[i] - 1) / 2);
-    return grid_index;
+    return iq1_point_levels(lat, grid_index, L);
 }
 
 /* Grid index of the 8 levels L; off the grid, the best neighbour (L is
@@ -126,7 +156,12 @@ static int iq1_grid_index(const mq_lattice *lat, const float *xb, const float *w
         return gi;
     *on_grid = false;
     const uint16_t *nb = mq_lat_neighbours(lat, u);
-    return nb ? iq1_best_neighbour(lat, nb, xb, weight, scale, xx, L) : 0;
+    if (!nb)
+        return 0;
+    gi = mq_simd_iq1_best_neighbour(lat, u, scale, xx, xb, weight);
+    if (gi < 0)
+        return iq1_best_neighbour(lat, nb, xb, weight, scale, xx, L);
+    return iq1_point_levels(lat, gi, L);
 }
 
 /* Levels from the boundaries: 0 below i1, 1 up to i2, 2 above (in sorted
@@ -268,35 +303,67 @@ static const float *iq1_m_shift(int k, int group)
     return group == 0 ? (k < 2 ? x_p : x_m) : (k % 2 == 0 ? x_p : x_m);
 }
 
+/* The 24 terms of each sorted value j: term[j][level][c] is, for c = k,
+ * w*xs[level]*x, for c = 4 + k, w*xs[level]*xs[level], xs the shift of
+ * combination k for the value's group (products grouped as ggml's). */
+static void iq1_m_terms(const float *xb, const float *weight, const int *idx, float term[16][3][8])
+{
+    for (int j = 0; j < 16; ++j) {
+        const int i = idx[j];
+        for (int level = 0; level < 3; ++level) {
+            for (int k = 0; k < 4; ++k) {
+                const float xs = iq1_m_shift(k, i >= 8)[level];
+                term[j][level][k] = weight[i] * xs * xb[i];
+                term[j][level][4 + k] = weight[i] * xs * xs;
+            }
+        }
+    }
+}
+
+static inline void iq1_m_add(float *sum, const float *term)
+{
+    for (int c = 0; c < 8; ++c)
+        sum[c] += term[c];
+}
+
 /* Best split and sign combination of a 16-value sub-block. ggml sums each
- * candidate from scratch in sorted order; each of the 4 sums gets, per
- * value, w*xs[level]*x with xs the shift of the value's group. */
+ * candidate (i1, i2) from scratch: 0, then each value's term in sorted
+ * order, level 0 below i1, 1 up to i2, 2 above. The first i2 terms of that
+ * sequence are the same for every i2' >= i2, so the partial sums are carried
+ * over (p0: i1 terms at level 0; s: then level 1 up to i2) and only the
+ * level-2 tail is added per candidate: the same float additions in the same
+ * order, hence the same sums, with a third of the work. The candidates are
+ * then tested in ggml's order (i1, i2, k). mq_simd_iq1_m_split runs this
+ * with one sub-block per vector lane. */
 static bool iq1_m_split(const float *xb, const float *weight, const int *idx, float *scale, int *bi1, int *bi2,
                         int *best_k)
 {
-    float best_score = -FLT_MIN;
+    float term[16][3][8], p0[8] = {0}, best_score = -FLT_MIN;
+    iq1_m_terms(xb, weight, idx, term);
     *bi1 = *bi2 = *best_k = -1;
     for (int i1 = 0; i1 <= 16; ++i1) {
+        float s[8];
+        memcpy(s, p0, sizeof(s));
         for (int i2 = i1; i2 <= 16; ++i2) {
-            float sumqx[4] = {0, 0, 0, 0}, sumq2[4] = {0, 0, 0, 0};
-            for (int j = 0; j < 16; ++j) {
-                const int i = idx[j], level = j < i1 ? 0 : j < i2 ? 1 : 2;
-                for (int k = 0; k < 4; ++k) {
-                    const float xs = iq1_m_shift(k, i >= 8)[level];
-                    sumqx[k] += weight[i] * xs * xb[i];
-                    sumq2[k] += weight[i] * xs * xs;
-                }
-            }
+            float t[8];
+            memcpy(t, s, sizeof(t));
+            for (int j = i2; j < 16; ++j)
+                iq1_m_add(t, term[j][2]);
             for (int k = 0; k < 4; ++k) {
-                if (sumq2[k] > 0 && sumqx[k] * sumqx[k] > best_score * sumq2[k]) {
-                    *scale = sumqx[k] / sumq2[k];
-                    best_score = *scale * sumqx[k];
+                const float sumqx = t[k], sumq2 = t[4 + k];
+                if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
+                    *scale = sumqx / sumq2;
+                    best_score = *scale * sumqx;
                     *bi1 = i1;
                     *bi2 = i2;
                     *best_k = k;
                 }
             }
+            if (i2 < 16)
+                iq1_m_add(s, term[i2][1]);
         }
+        if (i1 < 16)
+            iq1_m_add(p0, term[i1][0]);
     }
     return *best_k >= 0;
 }
@@ -347,66 +414,95 @@ static void iq1_m_finish(const mq_lattice *lat, const float *xbl, const float *q
         mf_wr16le(y + 48 + 2 * k, sc[k]);
 }
 
+/* The 16 sub-blocks' weights and sorted orders, and which take part
+ * (max |x| at least GROUP_MAX_EPS_IQ1_M; a skipped one gets the identity
+ * order, so the vector search reads defined values, and is never used). */
+static void iq1_m_prepare(const float *xbl, const float *qwbl, float sigma2, float *weight, int *idx, bool *live)
+{
+    for (int ib = 0; ib < 16; ++ib) {
+        const float *xb = xbl + 16 * ib;
+        iq1_m_weights(xb, qwbl ? qwbl + 16 * ib : NULL, sigma2, weight + 16 * ib);
+        live[ib] = !(max_abs(xb, 16) < 1e-7f); /* GROUP_MAX_EPS_IQ1_M */
+        if (live[ib])
+            sorted_order(xb, 16, idx + 16 * ib);
+        else
+            for (int j = 0; j < 16; ++j)
+                idx[16 * ib + j] = j;
+    }
+}
+
+/* Sub-block ib's levels, grid indices and scale from its split: writes its
+ * index bytes to y, returns its scale (0: skipped) and sign combination. */
+static float iq1_m_sub_block(const mq_lattice *lat, const float *xb, const float *weight, const int *idx, float scale,
+                             int i1, int i2, int best_k, int ib, int8_t *shift, uint8_t *y)
+{
+    int8_t L[16];
+    iq1_levels(idx, 16, i1, i2, L);
+    if (scale < 0) {
+        for (int j = 0; j < 16; ++j)
+            L[j] = (int8_t)(2 - L[j]);
+        scale = -scale;
+        best_k = 3 - best_k; /* both signs flip */
+    }
+    bool all_on_grid = true;
+    int index[2];
+    for (int k = 0; k < 2; ++k)
+        index[k] = iq1_grid_index(lat, xb + 8 * k, weight + 8 * k, scale, iq1_m_shift(best_k, k), L + 8 * k,
+                                  &all_on_grid);
+    if (!all_on_grid) {
+        float sumqx_f = 0, sumq2_f = 0;
+        for (int k = 0; k < 2; ++k) {
+            const float *xx = iq1_m_shift(best_k, k);
+            const int8_t *pg = mq_lat_point(lat, index[k]);
+            for (int j = 0; j < 8; ++j) {
+                float w = weight[8 * k + j];
+                float q = xx[(pg[j] - 1) / 2];
+                sumqx_f += w * q * xb[8 * k + j];
+                sumq2_f += w * q * q;
+            }
+        }
+        if (sumqx_f > 0 && sumq2_f > 0)
+            scale = sumqx_f / sumq2_f;
+    }
+    y[2 * ib + 0] = (uint8_t)(index[0] & 255);
+    y[2 * ib + 1] = (uint8_t)(index[1] & 255);
+    y[32 + ib] = (uint8_t)((index[0] >> 8) | ((index[1] >> 8) << 4));
+    *shift = (int8_t)best_k;
+    return scale;
+}
+
 /* Block (56 bytes): 32 low bytes of 11-bit grid indices, 16 bytes of two
  * (3 high index bits + shift sign bit), 4 uint16 of four 3-bit scales and
- * a nibble of the fp16 super-block scale. */
+ * a nibble of the fp16 super-block scale. The split searches of the 16
+ * sub-blocks run together (vector lanes) when the CPU allows. */
 void mq_quant_iq1_m(const float *x, uint8_t *y, int64_t n, const float *qw)
 {
     const mq_lattice *lat = mq_lattice_get(MQ_LAT_IQ1);
     for (int64_t ibl = 0; ibl < n / QK_K; ++ibl, y += 56) {
         const float *xbl = x + QK_K * ibl;
         const float *qwbl = qw ? qw + QK_K * ibl : NULL;
-        float scales[16], weight[16], max_scale = 0;
-        int8_t L[16], shifts[16];
+        float scales[16], weight[256], split_scale[16], max_scale = 0;
+        int idx[256], i1[16], i2[16], best_k[16];
+        int8_t shifts[16];
+        bool live[16];
         memset(y, 0, 56);
         if (!lat)
             continue;
         const float sigma2 = 2 * mq_sum_squares(xbl, QK_K) / QK_K;
+        iq1_m_prepare(xbl, qwbl, sigma2, weight, idx, live);
+        if (!mq_simd_iq1_m_splits(xbl, weight, idx, split_scale, i1, i2, best_k))
+            for (int ib = 0; ib < 16; ++ib)
+                if (live[ib])
+                    iq1_m_split(xbl + 16 * ib, weight + 16 * ib, idx + 16 * ib, &split_scale[ib], &i1[ib], &i2[ib],
+                                &best_k[ib]);
         for (int ib = 0; ib < 16; ++ib) {
-            const float *xb = xbl + 16 * ib;
-            iq1_m_weights(xb, qwbl ? qwbl + 16 * ib : NULL, sigma2, weight);
-            int idx[16], i1, i2, best_k = 0;
-            float scale = max_abs(xb, 16);
             scales[ib] = 0;
             shifts[ib] = 0;
-            if (scale < 1e-7f) /* GROUP_MAX_EPS_IQ1_M: skipped */
+            if (!live[ib] || best_k[ib] < 0)
                 continue;
-            sorted_order(xb, 16, idx);
-            if (!iq1_m_split(xb, weight, idx, &scale, &i1, &i2, &best_k))
-                continue;
-            iq1_levels(idx, 16, i1, i2, L);
-            if (scale < 0) {
-                for (int j = 0; j < 16; ++j)
-                    L[j] = (int8_t)(2 - L[j]);
-                scale = -scale;
-                best_k = 3 - best_k; /* both signs flip */
-            }
-            bool all_on_grid = true;
-            int index[2];
-            for (int k = 0; k < 2; ++k)
-                index[k] = iq1_grid_index(lat, xb + 8 * k, weight + 8 * k, scale, iq1_m_shift(best_k, k), L + 8 * k,
-                                          &all_on_grid);
-            if (!all_on_grid) {
-                float sumqx_f = 0, sumq2_f = 0;
-                for (int k = 0; k < 2; ++k) {
-                    const float *xx = iq1_m_shift(best_k, k);
-                    const int8_t *pg = mq_lat_point(lat, index[k]);
-                    for (int j = 0; j < 8; ++j) {
-                        float w = weight[8 * k + j];
-                        float q = xx[(pg[j] - 1) / 2];
-                        sumqx_f += w * q * xb[8 * k + j];
-                        sumq2_f += w * q * q;
-                    }
-                }
-                if (sumqx_f > 0 && sumq2_f > 0)
-                    scale = sumqx_f / sumq2_f;
-            }
-            y[2 * ib + 0] = (uint8_t)(index[0] & 255);
-            y[2 * ib + 1] = (uint8_t)(index[1] & 255);
-            y[32 + ib] = (uint8_t)((index[0] >> 8) | ((index[1] >> 8) << 4));
-            scales[ib] = scale;
-            shifts[ib] = (int8_t)best_k;
-            max_scale = mq_fmax_ggml(max_scale, scale);
+            scales[ib] = iq1_m_sub_block(lat, xbl + 16 * ib, weight + 16 * ib, idx + 16 * ib, split_scale[ib], i1[ib],
+                                         i2[ib], best_k[ib], ib, &shifts[ib], y);
+            max_scale = mq_fmax_ggml(max_scale, scales[ib]);
         }
         if (max_scale)
             iq1_m_finish(lat, xbl, qwbl, sigma2, scales, shifts, max_scale, y);

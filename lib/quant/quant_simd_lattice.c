@@ -58,14 +58,19 @@ AVX2 static INLINE int hmin8i(__m256i v)
     return _mm256_cvtsi256_si32(v);
 }
 
-/* scale*(2l+1) for l = index mod 2^bits: vpermps reads the low 3 bits of
- * each index, so a packed point shifted right by bits*i indexes value i's
- * level without masking off the levels above it. */
-AVX2 static INLINE __m256 level_table8(float scale, int bits)
+/* The values scale*q of the levels, q = value[l] (2l+1 for the IQ2/IQ3
+ * searches, IQ1's shifted -1/0/+1), in a table indexed by l mod 2^bits
+ * and repeated to 16 entries: vpermps reads the low 3 (8 lanes) or 4 (16
+ * lanes) bits of each index, so a packed point shifted right by bits*i
+ * indexes value i's level without masking off the levels above it. The
+ * products are the scalar code's scale*q. */
+static INLINE void level_table(float scale, const float *value, int bits, float sq[16])
 {
-    const __m256 q = bits == 2 ? _mm256_setr_ps(1, 3, 5, 7, 1, 3, 5, 7) : _mm256_setr_ps(1, 3, 5, 7, 9, 11, 13, 15);
-    return _mm256_mul_ps(_mm256_set1_ps(scale), q);
+    for (int i = 0; i < 16; ++i)
+        sq[i] = scale * value[i % (1 << bits)];
 }
+
+static const float odd_levels[8] = {1, 3, 5, 7, 9, 11, 13, 15}; /* 2l+1 */
 
 /* Distances of the 8 candidates whose packed points are pts. */
 AVX2 static INLINE __m256 dist8(__m256i pts, int dim, int bits, __m256 sq, const float *xval, const float *weight)
@@ -85,18 +90,19 @@ AVX2 static INLINE __m256i load_points8(const uint16_t *p)
     return _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
 }
 
-/* Position of the best of the n candidates at p. */
-AVX2 static INLINE int search_avx2(const uint16_t *p, int n, int dim, int bits, float scale, const float *xval,
+/* Position of the best of the n candidates at p; -1: no distance is below
+ * FLT_MAX. sq: level_table. */
+AVX2 static INLINE int search_avx2(const uint16_t *p, int n, int dim, int bits, const float *sqt, const float *xval,
                                    const float *weight)
 {
-    const __m256 sq = level_table8(scale, bits), fmax = _mm256_set1_ps(FLT_MAX);
+    const __m256 sq = _mm256_loadu_ps(sqt), fmax = _mm256_set1_ps(FLT_MAX);
     __m256 d2 = dist8(load_points8(p), dim, bits, sq, xval, weight);
     __m256 lt = _mm256_cmp_ps(d2, fmax, _CMP_LT_OQ);
     __m256 best = _mm256_blendv_ps(fmax, d2, lt);
     if (n <= 8) { /* one pass: a lane's position is its index */
         unsigned at = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(best, _mm256_set1_ps(hmin8(best)), _CMP_EQ_OQ)) &
                       (unsigned)_mm256_movemask_ps(lt);
-        return at ? __builtin_ctz(at) : 0; /* nothing below FLT_MAX: the first, as the scalar code */
+        return at ? __builtin_ctz(at) : -1;
     }
     __m256i pos = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i bpos = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32(-1)),
@@ -112,20 +118,10 @@ AVX2 static INLINE int search_avx2(const uint16_t *p, int n, int dim, int bits, 
     __m256 eq = _mm256_cmp_ps(best, _mm256_set1_ps(hmin8(best)), _CMP_EQ_OQ);
     __m256i cand = _mm256_castps_si256(
         _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32(INT_MAX)), _mm256_castsi256_ps(bpos), eq));
-    int win = hmin8i(cand);
-    return win < 0 ? 0 : win;
+    return hmin8i(cand);
 }
 
 /* ------------------------------------------------------------ AVX-512 */
-
-/* vpermps with 16 entries reads the low 4 bits of each index: the table
- * repeats every 2^bits entries (see level_table8). */
-AVX512 static INLINE __m512 level_table16(float scale, int bits)
-{
-    const __m512 q = bits == 2 ? _mm512_setr_ps(1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7)
-                               : _mm512_setr_ps(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
-    return _mm512_mul_ps(_mm512_set1_ps(scale), q);
-}
 
 AVX512 static INLINE __m512 dist16(const uint16_t *p, int dim, int bits, __m512 sq, const float *xval,
                                    const float *weight)
@@ -141,16 +137,16 @@ AVX512 static INLINE __m512 dist16(const uint16_t *p, int dim, int bits, __m512 
     return d2;
 }
 
-AVX512 static INLINE int search_avx512(const uint16_t *p, int n, int dim, int bits, float scale, const float *xval,
-                                       const float *weight)
+AVX512 static INLINE int search_avx512(const uint16_t *p, int n, int dim, int bits, const float *sqt,
+                                       const float *xval, const float *weight)
 {
-    const __m512 sq = level_table16(scale, bits), fmax = _mm512_set1_ps(FLT_MAX);
+    const __m512 sq = _mm512_loadu_ps(sqt), fmax = _mm512_set1_ps(FLT_MAX);
     __m512 d2 = dist16(p, dim, bits, sq, xval, weight);
     __mmask16 lt = _mm512_cmp_ps_mask(d2, fmax, _CMP_LT_OQ);
     __m512 best = _mm512_mask_blend_ps(lt, fmax, d2);
     if (n <= MQ_LAT_LANES) {
         unsigned at = _mm512_cmp_ps_mask(best, _mm512_set1_ps(_mm512_reduce_min_ps(best)), _CMP_EQ_OQ) & lt;
-        return at ? __builtin_ctz(at) : 0;
+        return at ? __builtin_ctz(at) : -1;
     }
     __m512i pos = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m512i bpos = _mm512_mask_blend_epi32(lt, _mm512_set1_epi32(-1), pos);
@@ -162,26 +158,37 @@ AVX512 static INLINE int search_avx512(const uint16_t *p, int n, int dim, int bi
         bpos = _mm512_mask_blend_epi32(lt, bpos, pos);
     }
     __mmask16 eq = _mm512_cmp_ps_mask(best, _mm512_set1_ps(_mm512_reduce_min_ps(best)), _CMP_EQ_OQ);
-    int win = _mm512_mask_reduce_min_epi32(eq, bpos);
-    return win < 0 ? 0 : win;
+    return _mm512_mask_reduce_min_epi32(eq, bpos);
 }
 
 /* ------------------------------------------------------------ dispatch */
 
-/* The packed point of list v's best candidate: 16 lanes when a list fills
- * more than 8 (AVX-512), else 8. */
+/* Position in list v of its best candidate (-1: none below FLT_MAX), the
+ * list's packed points to *pts: 16 lanes when a list fills more than 8
+ * (AVX-512), else 8. */
 #define SEARCH_FOR_DIM(DIM, BITS)                                                                                      \
-    AVX512 static int search512_##DIM(const uint16_t *p, int n, float scale, const float *xval, const float *waux)  \
+    AVX512 static int search512_##DIM(const uint16_t *p, int n, const float *sq, const float *xval,                  \
+                                      const float *waux)                                                               \
     {                                                                                                                  \
-        return search_avx512(p, n, DIM, BITS, scale, xval, waux);                                                     \
+        return search_avx512(p, n, DIM, BITS, sq, xval, waux);                                                        \
     }                                                                                                                  \
+    AVX2 static INLINE int search_pos_##DIM(const mq_lattice *lat, int32_t v, bool wide, const float *sq,           \
+                                            const float *xval, const float *waux, const uint16_t **pts)               \
+    {                                                                                                                  \
+        int n;                                                                                                         \
+        const uint16_t *p = *pts = list_points(lat, v, &n);                                                            \
+        return wide && n > 8 ? search512_##DIM(p, n, sq, xval, waux) : search_avx2(p, n, DIM, BITS, sq, xval, waux); \
+    }                                                                                                                  \
+    /* the packed point of the best; none below FLT_MAX: the first, as the                                          \
+     * scalar code */                                                                                                  \
     AVX2 static INLINE uint32_t search_##DIM(const mq_lattice *lat, int32_t v, bool wide, float scale,              \
                                              const float *xval, const float *waux)                                    \
     {                                                                                                                  \
-        int n;                                                                                                         \
-        const uint16_t *p = list_points(lat, v, &n);                                                                   \
-        return p[wide && n > 8 ? search512_##DIM(p, n, scale, xval, waux)                                              \
-                               : search_avx2(p, n, DIM, BITS, scale, xval, waux)];                                     \
+        float sq[16];                                                                                                  \
+        const uint16_t *p;                                                                                             \
+        level_table(scale, odd_levels, BITS, sq);                                                                      \
+        int at = search_pos_##DIM(lat, v, wide, sq, xval, waux, &p);                                                   \
+        return p[at < 0 ? 0 : at];                                                                                     \
     }
 SEARCH_FOR_DIM(8, 2)
 SEARCH_FOR_DIM(4, 3)
@@ -200,6 +207,26 @@ bool mq_simd_lat_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, 
         return false;
     mq_lat_unpack(lat, best_neighbour_avx2(lat, lat->vmap[u], scale, xval, weight), L);
     return true;
+}
+
+AVX2 static int iq1_neighbour_avx2(const mq_lattice *lat, int32_t v, const float *sq, const float *xval,
+                                   const float *weight)
+{
+    const uint16_t *p;
+    int at = search_pos_8(lat, v, mq_cpu_has_avx512(), sq, xval, weight, &p);
+    return at < 0 ? -1 : mq_lat_index(lat, p[at]);
+}
+
+int mq_simd_iq1_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, const float *xg, const float *xval,
+                               const float *weight)
+{
+    if (!lat->vmap || lat->dim != 8 || lat->bits != 2 || u >= lat->nmap || lat->vmap[u] >= 0 ||
+        lat->vmap[u] == MQ_LAT_NONE || !mq_cpu_has_avx2())
+        return -1;
+    const float value[4] = {xg[0], xg[1], xg[2], 0}; /* level 3: never on the grid */
+    float sq[16];
+    level_table(scale, value, 2, sq);
+    return iq1_neighbour_avx2(lat, lat->vmap[u], sq, xval, weight);
 }
 
 /* ------------------------------------------------------------ trials */
@@ -327,6 +354,12 @@ bool mq_simd_lat_trials(const mq_lattice *lat, int n, const float *id, int ns, c
                         const float *waux, mq_trials *t)
 {
     return false;
+}
+
+int mq_simd_iq1_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, const float *xg, const float *xval,
+                               const float *weight)
+{
+    return -1;
 }
 
 #endif

@@ -346,8 +346,11 @@ static int read_metadata(dcp_ctx *c, const pk_obj *root, mf_status *st)
         if (strcmp(cls, "TensorStorageMetadata"))
             return mf_fail(st, MF_ERR_UNSUPPORTED, c->meta_path, (int64_t)md->off,
                            "\"%s\": %s entries are not read", fqn, *cls ? cls : "unknown");
-        if (!strncmp(fqn, "optimizer.", 10) || !strncmp(fqn, "optim.", 6)) {
-            optim++; /* the optimizer's moments: not weights */
+        /* the optimizer's moments: not weights; Megatron's distributed
+         * optimizer's fp32 master weights go to its reader (megatron.c) */
+        bool fp32_master = c->inner && !strncmp(fqn, "optimizer.state.fp32_param.", 27);
+        if ((!strncmp(fqn, "optimizer.", 10) || !strncmp(fqn, "optim.", 6)) && !fp32_master) {
+            optim++;
             continue;
         }
         if (add_tensor(c, fqn, md, st))

@@ -680,16 +680,20 @@ static int dist_rows(mg_dist *d, const mf_tensor *src, int lead, int64_t rows, i
                    (long long)width);
 }
 
-/* Rows [r0, r0 + nr) of src's slab (layer `layer` when lead) placed at row
- * `at` of out: one block per chunk they cross (a chunk's rows are one run
- * of its C-order elements, whatever it spans of the other axes). */
-static int take_rows(mg_ctx *c, mf_tensor *out, const mf_tensor *src, int lead, int64_t layer,
+/* Rows [r0, r0 + nr) of src's slab at the leading indices fix[0..lead)
+ * (the layer, then the expert) placed at row `at` of out: one block per
+ * chunk they cross (with the leading indices fixed, a chunk's rows are one
+ * run of its C-order elements, whatever it spans of the other axes). */
+static int take_rows(mg_ctx *c, mf_tensor *out, const mf_tensor *src, int lead, const int64_t *fix,
                      int64_t r0, int64_t nr, int64_t at, mf_status *st)
 {
     const tr_tensor *x = src->priv;
     for (size_t i = 0; i < x->n_blocks; i++) {
         const tr_block *b = &x->blocks[i];
-        if (lead && (layer < b->off[0] || layer >= b->off[0] + b->size[0]))
+        bool inside = true;
+        for (int d = 0; d < lead; d++)
+            inside = inside && fix[d] >= b->off[d] && fix[d] < b->off[d] + b->size[d];
+        if (!inside)
             continue;
         int64_t lo = b->off[lead] > r0 ? b->off[lead] : r0;
         int64_t hi = b->off[lead] + b->size[lead] < r0 + nr ? b->off[lead] + b->size[lead] : r0 + nr;
@@ -698,9 +702,11 @@ static int take_rows(mg_ctx *c, mf_tensor *out, const mf_tensor *src, int lead, 
         uint64_t row = 1;
         for (int d = lead + 1; d < src->ndim; d++)
             row *= (uint64_t)b->size[d];
-        uint64_t first = b->from.first + (uint64_t)(lo - b->off[lead]) * row;
-        if (lead)
-            first += (uint64_t)(layer - b->off[0]) * (uint64_t)b->size[lead] * row;
+        uint64_t lead_ix = 0; /* the fixed indices' position in the chunk, in slabs */
+        for (int d = 0; d < lead; d++)
+            lead_ix = lead_ix * (uint64_t)b->size[d] + (uint64_t)(fix[d] - b->off[d]);
+        uint64_t first = b->from.first + (lead_ix * (uint64_t)b->size[lead] +
+                                          (uint64_t)(lo - b->off[lead])) * row;
         tr_block nb = {.from = {b->from.src, b->from.shard, first, (uint64_t)(hi - lo) * row}};
         nb.off[0] = at + lo - r0;
         nb.size[0] = hi - lo;
@@ -721,12 +727,13 @@ static mf_tensor *dist_out(mg_ctx *c, const char *name, const mf_tensor *src, in
     return out2(c, name, src->dtype, rows, src->ndim - lead > 1 ? src->shape[lead + 1] : 0, st);
 }
 
-/* A whole slab (norms, linear_proj, fc2) or rows [r0, r0 + nr) of it. */
-static int dist_copy(mg_dist *d, const char *name, const mf_tensor *src, int lead, int64_t L,
-                     int64_t r0, int64_t nr, mf_status *st)
+/* A whole slab (norms, linear_proj, fc2) or rows [r0, r0 + nr) of it, at
+ * the leading indices fix[0..lead). */
+static int dist_copy(mg_dist *d, const char *name, const mf_tensor *src, int lead,
+                     const int64_t *fix, int64_t r0, int64_t nr, mf_status *st)
 {
     mf_tensor *o = dist_out(d->c, name, src, lead, nr, st);
-    if (!o || take_rows(d->c, o, src, lead, L, r0, nr, 0, st))
+    if (!o || take_rows(d->c, o, src, lead, fix, r0, nr, 0, st))
         return -1;
     return tr_check_cover(d->c->m, o, st);
 }
@@ -753,10 +760,62 @@ static int dist_qkv(mg_dist *d, int64_t L, const char *kind, mf_status *st)
                  part[j], kind);
         mf_tensor *o = dist_out(d->c, name, src, lead, a->groups * n, st);
         for (int64_t g = 0; o && g < a->groups; g++)
-            if (take_rows(d->c, o, src, lead, L, g * per + skip, n, g * n, st))
+            if (take_rows(d->c, o, src, lead, &L, g * per + skip, n, g * n, st))
                 return -1;
         if (!o || tr_check_cover(d->c->m, o, st))
             return -1;
+    }
+    return 0;
+}
+
+/* The experts' key: the layer axis (when shared) and the expert axis of
+ * num_experts (experts.py SequentialMLP.sharded_state_dict: the global
+ * expert index), then the rows of one expert's weight. */
+static const mf_tensor *dist_experts(mg_dist *d, int64_t L, const char *rest, int *lead,
+                                     int64_t rows, int64_t width, mf_status *st)
+{
+    const mf_tensor *x = dist_layer(d, L, rest, lead, false, st);
+    if (!x)
+        return NULL;
+    if (x->ndim != *lead + 3 || x->shape[*lead] != d->c->a.experts) {
+        mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "\"%s\": %d-dimensional, expert axis %lld; "
+                "the args say %lld experts (an axis after the layer axis)", x->name, x->ndim,
+                (long long)(x->ndim > *lead ? x->shape[*lead] : -1), (long long)d->c->a.experts);
+        return NULL;
+    }
+    *lead += 1;
+    return dist_rows(d, x, *lead, rows, width, st) ? NULL : x;
+}
+
+/* A MoE layer's MLP (Mixtral's names): the router, then per expert w1
+ * (fc1's gate half), w2 (fc2), w3 (fc1's up half). */
+static int dist_moe(mg_dist *d, int64_t L, mf_status *st)
+{
+    const mg_args *a = &d->c->a;
+    int64_t H = a->hidden, F = a->ffn;
+    char name[256];
+    int lead, l1, l2;
+    const mf_tensor *x = dist_layer(d, L, "mlp.router.weight", &lead, false, st);
+    snprintf(name, sizeof(name), "model.layers.%lld.block_sparse_moe.gate.weight", (long long)L);
+    if (!x || dist_rows(d, x, lead, a->experts, H, st) ||
+        dist_copy(d, name, x, lead, &L, 0, a->experts, st))
+        return -1;
+    const mf_tensor *f1 = dist_experts(d, L, "mlp.experts.experts.linear_fc1.weight", &l1, 2 * F,
+                                       H, st);
+    const mf_tensor *f2 = f1 ? dist_experts(d, L, "mlp.experts.experts.linear_fc2.weight", &l2,
+                                            H, F, st) : NULL;
+    if (!f2)
+        return -1;
+    for (int64_t E = 0; E < a->experts; E++) {
+        int64_t fix1[2] = {l1 == 2 ? L : E, E}, fix2[2] = {l2 == 2 ? L : E, E};
+        const int64_t *p1 = l1 == 2 ? fix1 : fix1 + 1, *p2 = l2 == 2 ? fix2 : fix2 + 1;
+#define EX(w) (snprintf(name, sizeof(name), "model.layers.%lld.block_sparse_moe.experts.%lld." w \
+                        ".weight", (long long)L, (long long)E), name)
+        if (dist_copy(d, EX("w1"), f1, l1, p1, 0, F, st) ||
+            dist_copy(d, EX("w2"), f2, l2, p2, 0, H, st) ||
+            dist_copy(d, EX("w3"), f1, l1, p1, F, F, st))
+            return -1;
+#undef EX
     }
     return 0;
 }
@@ -774,28 +833,30 @@ static int dist_layer_all(mg_dist *d, int64_t L, mf_status *st)
     if (!x && mf_ok(st))
         x = dist_layer(d, L, "input_layernorm.weight", &lead, false, st);
     if (!x || dist_rows(d, x, lead, H, 0, st) ||
-        dist_copy(d, HF("input_layernorm.weight"), x, lead, L, 0, H, st))
+        dist_copy(d, HF("input_layernorm.weight"), x, lead, &L, 0, H, st))
         return -1;
     if (dist_qkv(d, L, "weight", st) || dist_qkv(d, L, "bias", st))
         return -1;
     x = dist_layer(d, L, "self_attention.linear_proj.weight", &lead, false, st);
     if (!x || dist_rows(d, x, lead, H, a->heads * a->kv, st) ||
-        dist_copy(d, HF("self_attn.o_proj.weight"), x, lead, L, 0, H, st))
+        dist_copy(d, HF("self_attn.o_proj.weight"), x, lead, &L, 0, H, st))
         return -1;
     x = dist_layer(d, L, "mlp.linear_fc1.layer_norm_weight", &lead, true, st);
     if (!x && mf_ok(st))
         x = dist_layer(d, L, "pre_mlp_layernorm.weight", &lead, false, st);
     if (!x || dist_rows(d, x, lead, H, 0, st) ||
-        dist_copy(d, HF("post_attention_layernorm.weight"), x, lead, L, 0, H, st))
+        dist_copy(d, HF("post_attention_layernorm.weight"), x, lead, &L, 0, H, st))
         return -1;
+    if (a->experts)
+        return dist_moe(d, L, st);
     x = dist_layer(d, L, "mlp.linear_fc1.weight", &lead, false, st);
     if (!x || dist_rows(d, x, lead, 2 * F, H, st) ||
-        dist_copy(d, HF("mlp.gate_proj.weight"), x, lead, L, 0, F, st) ||
-        dist_copy(d, HF("mlp.up_proj.weight"), x, lead, L, F, F, st))
+        dist_copy(d, HF("mlp.gate_proj.weight"), x, lead, &L, 0, F, st) ||
+        dist_copy(d, HF("mlp.up_proj.weight"), x, lead, &L, F, F, st))
         return -1;
     x = dist_layer(d, L, "mlp.linear_fc2.weight", &lead, false, st);
     if (!x || dist_rows(d, x, lead, H, F, st) ||
-        dist_copy(d, HF("mlp.down_proj.weight"), x, lead, L, 0, H, st))
+        dist_copy(d, HF("mlp.down_proj.weight"), x, lead, &L, 0, H, st))
         return -1;
 #undef HF
     return 0;
@@ -809,7 +870,7 @@ static int dist_vocab(mg_dist *d, const char *name, const char *key, bool need_i
         return need_it ? mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "holds no \"%s\"", key) : 0;
     if (dist_rows(d, x, 0, d->c->a.padded, d->c->a.hidden, st))
         return -1;
-    return dist_copy(d, name, x, 0, 0, 0, d->c->vocab, st);
+    return dist_copy(d, name, x, 0, NULL, 0, d->c->vocab, st);
 }
 
 static int dist_map(mg_dist *d, mf_status *st)
@@ -824,9 +885,143 @@ static int dist_map(mg_dist *d, mf_status *st)
     if (!x)
         return mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "holds no \"decoder.final_layernorm.weight\"");
     if (dist_rows(d, x, 0, a->hidden, 0, st) ||
-        dist_copy(d, "model.norm.weight", x, 0, 0, 0, a->hidden, st))
+        dist_copy(d, "model.norm.weight", x, 0, NULL, 0, a->hidden, st))
         return -1;
     return dist_vocab(d, "lm_head.weight", "output_layer.weight", a->untie, st);
+}
+
+/* ---------------------------------- the distributed optimizer's fp32 state */
+
+/* Megatron-Core's distributed optimizer (NVIDIA/Megatron-LM 5ab481cb45^,
+ * the last commit with flattened ranges: optimizer/distrib_optimizer.py
+ * sharded_param_state_fs_model_space) saves `optimizer.state.fp32_param.KEY`
+ * as the model's ShardedTensor KEY with a `flattened_range`: the slice of
+ * the rank's local chunk (flattened) that its data-parallel shard of the
+ * grad buffer holds. strategies/torch.py (type 2) and resharding.py
+ * nd_flattened_tensor_reformulated_global_shape put it in DCP as a tensor
+ * of [the chunk grid of KEY..., the chunk's element count], each piece a
+ * chunk at (chunk index..., start) of (1, ..., 1, stop - start). */
+#define FP32_PARAM "optimizer.state.fp32_param."
+
+/* Appends the flat run [s, s + n) of a chunk of shape ls at origin o (its
+ * elements from `from`) to u as boxes: at each step the outermost axis
+ * whose whole slabs start here and fit, as many of them as fit. */
+static int flat_run_boxes(mf_model *m, mf_tensor *u, int nd, const int64_t *ls, const int64_t *o,
+                          uint64_t s, uint64_t n, tr_piece from, mf_status *st)
+{
+    uint64_t stride[MF_MAX_DIMS];
+    stride[nd - 1] = 1;
+    for (int a = nd - 1; a > 0; a--)
+        stride[a - 1] = stride[a] * (uint64_t)ls[a];
+    for (uint64_t pos = s, e = s + n; pos < e;) {
+        int d = 0;
+        while (d < nd - 1 && (pos % stride[d] != 0 || e - pos < stride[d]))
+            d++;
+        tr_block b = {.from = from};
+        uint64_t rest = pos;
+        for (int a = 0; a < nd; a++) {
+            b.off[a] = o[a] + (int64_t)(rest / stride[a]);
+            rest %= stride[a];
+            b.size[a] = a < d ? 1 : ls[a];
+        }
+        int64_t at = b.off[d] - o[d], k = (int64_t)((e - pos) / stride[d]);
+        b.size[d] = k < ls[d] - at ? k : ls[d] - at;
+        b.from.first = from.first + (pos - s);
+        b.from.n = (uint64_t)b.size[d] * stride[d];
+        if (tr_add_block(m, u, &b, st))
+            return -1;
+        pos += b.from.n;
+    }
+    return 0;
+}
+
+/* The flattened entry f (FP32_PARAM + key) as a tensor of the model entry
+ * k's shape, appended to the model. Rule: f is k's chunk grid plus one
+ * axis of the chunk's element count. */
+static int unflatten(mg_dist *d, size_t fi, size_t ki, mf_status *st)
+{
+    mf_model *m = d->c->m;
+    const mf_tensor f = m->tensors[fi], k = m->tensors[ki];
+    int nd = k.ndim;
+    int64_t ls[MF_MAX_DIMS];
+    uint64_t numel = 1;
+    bool fits = f.ndim == nd + 1 && nd >= 1;
+    for (int a = 0; fits && a < nd; a++) {
+        fits = f.shape[a] > 0 && k.shape[a] % f.shape[a] == 0;
+        ls[a] = fits ? k.shape[a] / f.shape[a] : 0;
+        numel *= (uint64_t)ls[a];
+    }
+    if (!fits || numel != (uint64_t)f.shape[nd])
+        return mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "\"%s\" (%d dimensions, last %lld) is "
+                       "not a flattened state of \"%s\" (%d dimensions): the distributed "
+                       "optimizer saves the parameter's chunk grid plus one axis of a chunk's "
+                       "element count", f.name, f.ndim, (long long)f.shape[f.ndim - 1], k.name,
+                       k.ndim);
+    mf_tensor *u = tr_add(m, k.name, f.dtype, f.dtype, nd, k.shape, st);
+    if (!u)
+        return -1;
+    const tr_tensor *x = f.priv;
+    for (size_t i = 0; i < x->n_blocks; i++) {
+        const tr_block *b = &x->blocks[i];
+        int64_t o[MF_MAX_DIMS];
+        for (int a = 0; a < nd; a++) {
+            if (b->size[a] != 1)
+                return mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "\"%s\": a chunk spans %lld "
+                               "chunks of \"%s\" on dimension %d (a flattened piece lies in "
+                               "one chunk)", f.name, (long long)b->size[a], k.name, a);
+            o[a] = b->off[a] * ls[a];
+        }
+        if (b->off[nd] < 0 || b->size[nd] < 0 || b->off[nd] + b->size[nd] > f.shape[nd])
+            return mf_fail(st, MF_ERR_FORMAT, d->meta, -1, "\"%s\": a slice [%lld, +%lld) "
+                           "reaches past the chunk's %lld elements", f.name,
+                           (long long)b->off[nd], (long long)b->size[nd], (long long)f.shape[nd]);
+        if (flat_run_boxes(m, u, nd, ls, o, (uint64_t)b->off[nd], (uint64_t)b->size[nd],
+                           b->from, st))
+            return -1;
+    }
+    return tr_check_cover(m, u, st);
+}
+
+/* The fp32 master weights in place of the module's (unless
+ * MF_OPEN_TRAIN_MODULE_STATES): for every KEY with an FP32_PARAM entry,
+ * d->v's KEY becomes the unflattened entry. Returns how many. */
+static int use_fp32_params(mg_dist *d, size_t n0, mf_status *st)
+{
+    mf_model *m = d->c->m;
+    size_t *pair = malloc(2 * (n0 ? n0 : 1) * sizeof(size_t)), np = 0;
+    if (!pair)
+        return mf_oom(st, m->path);
+    size_t plen = strlen(FP32_PARAM);
+    for (size_t i = 0; i < n0; i++) {
+        if (strncmp(m->tensors[i].name, FP32_PARAM, plen) != 0)
+            continue;
+        for (size_t j = 0; j < n0; j++)
+            if (strcmp(m->tensors[j].name, m->tensors[i].name + plen) == 0) {
+                if (unflatten(d, i, j, st)) {
+                    free(pair);
+                    return -1;
+                }
+                pair[2 * np] = i;
+                pair[2 * np++ + 1] = j;
+                break;
+            }
+    }
+    int rc = 0;
+    d->n = m->n_tensors;
+    d->v = malloc((d->n ? d->n : 1) * sizeof(*d->v));
+    d->used = calloc(d->n ? d->n : 1, 1);
+    if (!d->v || !d->used)
+        rc = mf_oom(st, m->path);
+    else {
+        memcpy(d->v, m->tensors, d->n * sizeof(*d->v));
+        for (size_t p = 0; p < np; p++) { /* KEY's slot takes the unflattened tensor */
+            size_t u = n0 + p;
+            d->v[pair[2 * p + 1]] = d->v[u];
+            d->used[u] = d->used[pair[2 * p]] = true;
+        }
+    }
+    free(pair);
+    return rc ? rc : (int)np;
 }
 
 static int open_torch_dist(mg_ctx *c, const char *path, const char *tag, mf_status *st)
@@ -839,19 +1034,16 @@ static int open_torch_dist(mg_ctx *c, const char *path, const char *tag, mf_stat
         return common ? -1 : mf_oom(st, path);
     if (read_args(c, tr_root(s), common, st))
         return -1;
-    if (c->a.experts)
-        return mf_fail(st, MF_ERR_UNSUPPORTED, common, -1,
-                       "MoE experts of a torch_dist checkpoint are not read yet");
     read_config(c, path, st);
     if (!mf_ok(st) || tr_dcp_load(m, c->iter_dir, true, st))
         return -1;
-    mg_dist d = {.c = c, .n = m->n_tensors};
+    mg_dist d = {.c = c};
     d.meta = mf_path_join(m->arena, c->iter_dir, ".metadata");
-    d.v = malloc((d.n ? d.n : 1) * sizeof(*d.v));
-    d.used = calloc(d.n ? d.n : 1, 1);
-    int rc = d.v && d.used && d.meta ? 0 : mf_oom(st, path);
+    size_t n0 = m->n_tensors;
+    int fp32 = !d.meta ? mf_oom(st, path)
+               : use_fp32_params(&d, (c->flags & MF_OPEN_TRAIN_MODULE_STATES) ? 0 : n0, st);
+    int rc = fp32 < 0 ? -1 : 0;
     if (rc == 0) {
-        memcpy(d.v, m->tensors, d.n * sizeof(*d.v));
         m->n_tensors = 0; /* the Megatron keys give way to the Hugging Face names */
         rc = dist_map(&d, st);
     }
@@ -868,6 +1060,14 @@ static int open_torch_dist(mg_ctx *c, const char *path, const char *tag, mf_stat
     if (rc)
         return -1;
     describe_common(c, tr_root(s), "megatron-core torch_dist", st);
+    size_t from_module = 0;
+    for (size_t i = 0; fp32 > 0 && i < m->n_tensors; i++)
+        from_module += m->tensors[i].dtype != MF_F32;
+    if (from_module)
+        mf_model_note(m, "%zu tensors have no fp32 master weights: taken from the module states",
+                      from_module);
+    const char *src = fp32 > 0 ? "fp32 master weights (distributed optimizer)" : "module states";
+    mf_model_put_meta(m, "train.source", mf_value_str(m->arena, src, strlen(src)), st);
     return mf_ok(st) ? 0 : -1;
 }
 

@@ -113,20 +113,14 @@ def mcore_shards(w, t, p):
     return out
 
 
-def run(rank, out, port):
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=TP * PP)
-    w = gm.hf_weights(C, 5)
-    t, p = rank % TP, rank // TP
-    everyone = {(tt, pp): mcore_shards(w, tt, pp) for tt in range(TP) for pp in range(PP)}
-    mine = everyone[(t, p)]
+def torch_sharded(everyone, me, rank, rank_of):
+    """{key: torch ShardedTensor} of rank `me`'s entries, whose global metadata lists
+    every rank's shards of the key (everyone: {(i, j): {key: (shape, [(tensor, offsets)])}},
+    rank_of(i, j): the process rank)."""
     sd = {}
-    for key, (shape, shards) in mine.items():
-        metas = []
-        for (tt, pp), theirs in everyone.items():
-            if key in theirs:
-                for x, o in theirs[key][1]:
-                    metas.append(ShardMetadata(list(o), list(x.shape), f"rank:{pp * TP + tt}/cpu"))
+    for key, (shape, shards) in everyone[me].items():
+        metas = [ShardMetadata(list(o), list(x.shape), f"rank:{rank_of(*r)}/cpu")
+                 for r, theirs in everyone.items() for x, o in theirs.get(key, (None, []))[1]]
         x0 = shards[0][0]
         props = TensorProperties(dtype=x0.dtype, layout=x0.layout, requires_grad=False,
                                  memory_format=torch.contiguous_format, pin_memory=False)
@@ -135,6 +129,16 @@ def run(rank, out, port):
         local = [Shard.from_tensor_and_offsets(x, list(o), rank) for x, o in shards]
         sd[key] = ShardedTensor._init_from_local_shards_and_global_metadata(
             local, sharded_tensor_metadata=md, process_group=None)
+    return sd
+
+
+def run(rank, out, port):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=TP * PP)
+    w = gm.hf_weights(C, 5)
+    t, p = rank % TP, rank // TP
+    everyone = {(tt, pp): mcore_shards(w, tt, pp) for tt in range(TP) for pp in range(PP)}
+    sd = torch_sharded(everyone, (t, p), rank, lambda tt, pp: pp * TP + tt)
     # Megatron hands DCP an io.BytesIO of the torch.save'd object, which torch
     # 2.x's FileSystemWriter writes as raw bytes; torch 1.13's would
     # torch.save the BytesIO object itself (a pickle of _io.BytesIO), so
