@@ -93,7 +93,7 @@ tests-build: $(BUILD)/mfmt $(BUILD)/libmfmt.so $(TEST_BIN)
 check: tests-build
 	@MFMT=$(BUILD)/mfmt BUILD=$(BUILD) SUMMARY=$(BUILD)/test-summary sh tests/run.sh $(TEST_BIN) \
 	  tests/check_layers.sh tests/check_cli.sh tests/check_readme.sh tests/check_batch.sh \
-	  tests/check_pickle_oracle.sh
+	  tests/check_pickle_oracle.sh tests/check_gate_oracle.sh
 	@sh tests/npy_diff.sh $(BUILD)/mfmt
 
 # doc/mfmt.1's per-command options, from the option tables (cli/cmd_*.c)

@@ -156,6 +156,13 @@ static const char *mfmt_bin(void)
  * file runs, in the kernel) on 1 and on several threads: the same file
  * byte for byte, and equal to zero_to_fp32's reference. The copy threads
  * are given 64 bytes each at least, so these small checkpoints are split. */
+static void copy_tree(const char *from, const char *to)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", from, to);
+    CHECK(system(cmd) == 0);
+}
+
 static void merge_threads(const char *dir, const char *ckpt, const char *ref, const char *tag)
 {
     uint64_t saved = mf_atomic_share_min;
@@ -188,7 +195,7 @@ static void merge_threads(const char *dir, const char *ckpt, const char *ref, co
 
 static void test_deepspeed_threads(void)
 {
-    char dir[256], cmd[2400];
+    char dir[256], cmd[4000];
     if (!tl_make_tmpdir(dir, sizeof(dir), "threads"))
         return;
     merge_threads(dir, DATA "deepspeed/zero2", DATA "deepspeed/zero2.ref.pt", "zero2");
@@ -196,6 +203,29 @@ static void test_deepspeed_threads(void)
     merge_threads(dir, DATA "dcp113/dcp", DATA "dcp113/dcp.ref.pt", "dcp113");
     merge_threads(dir, DATA "megatron/megatron_dist", DATA "megatron/megatron_llama.ref.pt",
                   "mgdist");
+    /* a partition replaced between the open (and its scan) and the copy:
+     * the copy reopens it by path, and refuses another file than the one
+     * it read (a swapped-in file's bytes were neither validated nor
+     * scanned) */
+    char swap[512], part[700], out[700];
+    snprintf(swap, sizeof(swap), "%s/swap", dir);
+    copy_tree(DATA "deepspeed/zero2", swap);
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_open(swap, &o, &m, &st) == 0);
+    snprintf(part, sizeof(part), "%s/global_step10/bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt",
+             swap);
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s.new' && mv '%s.new' '%s'", part, part, part, part);
+    CHECK(system(cmd) == 0);
+    snprintf(out, sizeof(out), "%s/swapped.safetensors", dir);
+    CHECKF(m && mf_convert_to_safetensors(m, out, NULL, NULL, &st) != 0 &&
+           strstr(st.msg, "was replaced since it was read"), "swap: %s", st.msg);
+    CHECKF(access(out, F_OK) != 0, "%s written", out);
+    mf_status_clear(&st);
+    mf_close(m);
     /* the CLI takes --threads for a merge to safetensors and to OUT/ */
     snprintf(cmd, sizeof(cmd), "%s convert -q --threads 3 " DATA "deepspeed/zero2 '%s/cli.safetensors' "
              "&& cmp -s '%s/cli.safetensors' '%s/zero2-t1.safetensors' && %s convert -q --threads 2 "
@@ -206,13 +236,6 @@ static void test_deepspeed_threads(void)
              "2>/dev/null", mfmt_bin(), dir);
     CHECK(system(cmd) != 0);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
-}
-
-static void copy_tree(const char *from, const char *to)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", from, to);
     CHECK(system(cmd) == 0);
 }
 
@@ -266,6 +289,27 @@ static void test_megatron_dist(void)
     expect_error(p, "common.pt", NULL);
     snprintf(q, sizeof(q), "rm -rf '%s'", dir);
     CHECK(system(q) == 0);
+}
+
+typedef struct worst_verdict {
+    mf_verdict v;
+    size_t files;
+    char first_bad[512];
+} worst_verdict;
+
+static int note_verdict(void *user, const mf_scan_report *r)
+{
+    worst_verdict *w = user;
+    w->files++;
+    if (r->verdict > w->v) {
+        w->v = r->verdict;
+        size_t k = 0; /* the first finding as bad as the file */
+        while (k + 1 < r->n_findings && r->findings[k].severity != r->verdict)
+            k++;
+        snprintf(w->first_bad, sizeof(w->first_bad), "%s: %s", r->path,
+                 r->n_findings ? r->findings[k].message : "");
+    }
+    return 0;
 }
 
 /* Megatron-Core torch_dist MoE (TP=2 DP=4 EP=2) with the distributed
@@ -350,6 +394,24 @@ static void test_deepspeed_broken(void)
     snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", r, q);
     CHECK(system(cmd) == 0);
     expect_error(p, "group", "partitions hold");
+    /* `latest` naming a folder outside (".."): DeepSpeed's load_checkpoint
+     * follows it, so the reader does not and the scan of the folder is not
+     * safe (it was: the merge read the parent's pickles, never scanned) */
+    snprintf(p, sizeof(p), "%s/escape", dir);
+    copy_tree(DATA "deepspeed/zero2/global_step10", p);
+    snprintf(cmd, sizeof(cmd), "mkdir '%s/ckpt' && printf '..\\n' > '%s/ckpt/latest'", p, p);
+    CHECK(system(cmd) == 0);
+    snprintf(q, sizeof(q), "%s/ckpt", p);
+    mf_model *esc = NULL;
+    CHECK(mf_open(q, NULL, &esc, NULL) != 0); /* not a DeepSpeed folder of its own */
+    mf_close(esc);
+    snprintf(cmd, sizeof(cmd), "cp '%s/mp_rank_00_model_states.pt' '%s/ckpt/'", p, p);
+    CHECK(system(cmd) == 0);
+    expect_error(q, "outside this folder", NULL); /* with model states: refused, named */
+    worst_verdict w = {MF_VERDICT_SAFE, 0, ""};
+    CHECK(mf_scan_path(q, note_verdict, &w, NULL) == 0);
+    CHECKF(w.v == MF_VERDICT_UNKNOWN && strstr(w.first_bad, "load_checkpoint"), "%s: %s (%s)", q,
+           mf_verdict_name(w.v), w.first_bad);
     /* ZeRO-3 module states are placeholders: --from-module-states refused */
     mf_open_opts o = MF_OPEN_OPTS_INIT;
     o.flags = MF_OPEN_NO_SCAN | MF_OPEN_TRAIN_MODULE_STATES;
@@ -411,6 +473,36 @@ static void test_dcp(void)
     snprintf(cmd, sizeof(cmd), "cp '%s/__0_2.distcp' '%s/__0_1.distcp'", p, p);
     CHECK(system(cmd) == 0);
     expect_error(p, "__0_1.distcp", ".metadata says BF16 [4, 5]");
+    /* a FIFO where a chunk file should be: open() of it blocked until a
+     * writer came (inspect hung); now refused, and the scan not safe */
+    snprintf(p, sizeof(p), "%s/fifo", dir);
+    copy_tree(DATA "dcp113/dcp", p);
+    snprintf(cmd, sizeof(cmd), "rm '%s/__0_0.distcp' && mkfifo '%s/__0_0.distcp'", p, p);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof(cmd), "timeout 20 %s inspect '%s' >/dev/null 2>&1; test $? -eq 2",
+             mfmt_bin(), p);
+    CHECKF(system(cmd) == 0, "%s: inspect did not fail at once", p);
+    worst_verdict fw = {MF_VERDICT_SAFE, 0, ""};
+    mf_status fst;
+    mf_status_init(&fst);
+    CHECK(mf_scan_path(p, note_verdict, &fw, &fst) != 0 || fw.v != MF_VERDICT_SAFE);
+    mf_status_clear(&fst);
+    /* chunks placed outside the tensor (tests/data/train/gen_hostile.py):
+     * at column 2^63 - 2 the sum wrapped and the gather wrote outside its
+     * buffer; rows 3..10 of 7 were streamed as rows 0..6 */
+    const char *outside[] = {"dcp_huge_off", "dcp_row_shift"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(p, sizeof(p), "%s/%s", dir, outside[i]);
+        copy_tree(DATA "dcp113/dcp", p);
+        snprintf(cmd, sizeof(cmd), "cp " DATA "hostile/%s.metadata '%s/.metadata'", outside[i], p);
+        CHECK(system(cmd) == 0);
+        expect_error(p, "reaches outside the tensor", NULL);
+        snprintf(cmd, sizeof(cmd), "%s convert -q '%s' '%s.safetensors' 2>/dev/null", mfmt_bin(),
+                 p, p);
+        CHECK(system(cmd) != 0);
+        snprintf(q, sizeof(q), "%s.safetensors", p);
+        CHECKF(access(q, F_OK) != 0, "%s written", q);
+    }
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }
@@ -456,6 +548,13 @@ static void test_megatron(void)
              DATA "megatron/megatron_llama/iter_0000100/mp_rank_00_001/model_optim_rng.pt", p);
     CHECK(system(cmd) == 0);
     expect_error(p, "mp_rank_01_000/model_optim_rng.pt", "holds no tensor");
+    /* args.hidden_size 2^62 (gen_hostile.py): 4 x hidden overflowed */
+    snprintf(p, sizeof(p), "%s/huge", dir);
+    copy_tree(DATA "megatron/megatron_llama", p);
+    snprintf(cmd, sizeof(cmd), "cp " DATA "hostile/megatron_hidden_huge.pt "
+             "'%s/iter_0000100/mp_rank_00_000/model_optim_rng.pt'", p);
+    CHECK(system(cmd) == 0);
+    expect_error(p, "args.hidden_size 4611686018427387904 is not 1..", NULL);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }
@@ -559,24 +658,6 @@ static void test_checkpoint_to_gguf(void)
     CHECK(system(cmd) == 0);
 }
 
-typedef struct worst_verdict {
-    mf_verdict v;
-    size_t files;
-    char first_bad[512];
-} worst_verdict;
-
-static int note_verdict(void *user, const mf_scan_report *r)
-{
-    worst_verdict *w = user;
-    w->files++;
-    if (r->verdict > w->v) {
-        w->v = r->verdict;
-        snprintf(w->first_bad, sizeof(w->first_bad), "%s: %s", r->path,
-                 r->n_findings ? r->findings[0].message : "");
-    }
-    return 0;
-}
-
 /* The real writers' pickles (Python 3.11 Enum members as getattr, DeepSpeed's
  * loss scalers and fragment addresses, torch.distributed.checkpoint's
  * metadata classes) scan safe: the gated names of doc/scan.md; so convert
@@ -597,6 +678,18 @@ static void test_scan_verdicts(void)
                mf_verdict_name(w.v), w.first_bad);
         mf_status_clear(&st);
     }
+    /* an item slice that is an archive inside a tensor's bytes of another
+     * file (tests/data/scan/dcp_nested, gen_hostile.py): torch's
+     * load_state_dict runs its call, so mf_open refuses it */
+    mf_open_opts o = MF_OPEN_OPTS_INIT;
+    o.flags = MF_OPEN_REFUSE_UNSAFE;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_open("tests/data/scan/dcp_nested", &o, &m, &st) != 0 && st.code == MF_ERR_UNSAFE,
+           "dcp_nested: %s", st.msg);
+    mf_status_clear(&st);
+    mf_close(m);
 }
 
 int main(void)

@@ -9,6 +9,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int mf_open_read(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl >= 0)
+            fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    }
+    return fd;
+}
+
+FILE *mf_fopen_read(const char *path)
+{
+    int fd = mf_open_read(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (fd >= 0 && !f)
+        close(fd);
+    return f;
+}
+
 int mf_map_file(const char *path, mf_file *out, mf_status *st)
 {
     if (mf_is_url(path)) /* read by HTTP ranges as it is needed */
@@ -21,18 +41,24 @@ int mf_map_file(const char *path, mf_file *out, mf_status *st)
         return mem < 0 ? -1 : 0;
     memset(out, 0, sizeof(*out));
     out->path = path;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* a FIFO named where a file is expected (a shard, a DCP chunk file)
+     * would block open() until a writer came; it is refused below as not
+     * a regular file */
+    int fd = mf_open_read(path);
     if (fd < 0)
         return mf_fail(st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        int e = errno;
+    struct stat sb = {0}; /* st_mode read below even when fstat failed */
+    int statted = fstat(fd, &sb) == 0, e = statted ? 0 : errno;
+    if (!statted || !S_ISREG(sb.st_mode)) {
         close(fd);
-        return mf_fail(st, MF_ERR_IO, path, -1, "not a regular file%s%s",
-                       S_ISDIR(sb.st_mode) ? " (a directory)" : "",
-                       e && !S_ISDIR(sb.st_mode) ? strerror(e) : "");
+        return mf_fail(st, MF_ERR_IO, path, -1, "not a regular file%s%s%s",
+                       S_ISDIR(sb.st_mode) ? " (a directory)"
+                       : S_ISFIFO(sb.st_mode) ? " (a FIFO)" : "", e ? ": " : "",
+                       e ? strerror(e) : "");
     }
     out->size = (uint64_t)sb.st_size;
+    out->dev = (uint64_t)sb.st_dev;
+    out->ino = (uint64_t)sb.st_ino;
     if (out->size > 0) {
         void *p = mmap(NULL, (size_t)out->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
@@ -98,7 +124,7 @@ int mf_read_small_file(const char *path, size_t limit, char **out, size_t *len,
                        mf_status *st)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
+    FILE *f = mf_fopen_read(path); /* a FIFO: refused below, not waited on */
     if (!f)
         return mf_fail(st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
     struct stat sb;

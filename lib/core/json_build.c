@@ -1,10 +1,12 @@
 /* json_build.c - JSON building and dumping that fail whole (json_build.h). */
 #include "core/json_build.h"
+#include "core/model.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void mf_json_put(json_t *obj, const char *key, json_t *v, int *bad)
 {
@@ -83,8 +85,29 @@ json_t *mf_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *e
 
 json_t *mf_json_load_file(const char *path, size_t flags, json_error_t *err)
 {
-    json_t *first = json_load_file(path, flags, err);
-    return confirmed(first, first ? json_load_file(path, flags, NULL) : NULL, err);
+    /* read through mf_fopen_read (a FIFO is not waited on), twice as
+     * json_load_file would be */
+    FILE *f = mf_fopen_read(path);
+    if (!f)
+        return json_load_file(path, flags, err); /* its own "unable to open" error */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        if (err) {
+            memset(err, 0, sizeof(*err));
+            err->line = err->column = -1;
+            snprintf(err->text, sizeof(err->text), "%s is not a regular file", path);
+            snprintf(err->source, sizeof(err->source), "%.79s", path);
+        }
+        return NULL;
+    }
+    json_t *first = json_loadf(f, flags, err), *second = NULL;
+    if (first) {
+        rewind(f);
+        second = json_loadf(f, flags, NULL);
+    }
+    fclose(f);
+    return confirmed(first, second, err);
 }
 
 bool mf_json_error_is_oom(const json_error_t *err)

@@ -5,6 +5,8 @@
 
 #include "core/base.h"
 
+#include <stdio.h>
+
 /* ------------------------------------------------- the model, inside */
 /* What mfmt.h keeps opaque (mf_model, mf_tensor): readers fill these, ops
  * read them; callers outside lib/ use the accessors of mfmt.h. */
@@ -15,6 +17,7 @@ typedef struct mf_file {
     const uint8_t *base; /* read-only mapping (NULL for an empty file) */
     uint64_t size;
     bool borrowed;       /* the caller's buffer (memfile.c): not unmapped */
+    uint64_t dev, ino;   /* the mapped file's identity (0, 0: not a local file) */
 } mf_file;
 
 struct mf_tensor {
@@ -94,6 +97,12 @@ bool mf_source_is_remote(const uint8_t *p);
 /* mf_source_need for every byte a mapped tensor's elements reach. */
 int mf_tensor_need(const mf_tensor *t, mf_status *st);
 bool mf_is_dir(const char *path);
+/* open(path, O_RDONLY) that never waits: a FIFO where a file is expected
+ * is opened without blocking until a writer comes (O_NONBLOCK, cleared
+ * after the open); callers refuse what is not a regular file. -1 with
+ * errno. mf_fopen_read: the same as a stdio stream ("rb"). */
+int mf_open_read(const char *path);
+FILE *mf_fopen_read(const char *path);
 bool mf_path_exists(const char *path);
 /* Joins dir and name with '/', allocated in the arena. */
 char *mf_path_join(mf_arena *a, const char *dir, const char *name);

@@ -58,10 +58,15 @@ typedef struct mf_pickle_walk {
     void (*rest)(void *ctx, uint64_t at);
 } mf_pickle_walk;
 
+/* A byte range of a file that a loader reads as a file of its own
+ * (mf_scan_hooks.slices_named). */
+typedef void (*mf_slice_fn)(void *ctx, const char *file, uint64_t off, uint64_t len);
+
 /* len bytes of the file at path from off (mf_reader.file_runs). */
 typedef struct mf_file_run {
     const char *path;
     uint64_t off, len;
+    uint64_t dev, ino; /* the file the reader mapped (mf_file): a copy reopens it by path */
 } mf_file_run;
 /* The hooks only scan asks (lib/ops/scan.c): what a format's loader runs or
  * unpickles besides what the reader opens. A reader without any leaves
@@ -87,6 +92,16 @@ typedef struct mf_scan_hooks {
     /* Of a file by its place: code that loading the directory around it
      * runs (transformers' auto_map remote code), each finding to fn. */
     void (*code_around)(const char *path, mf_code_fn fn, void *ctx);
+    /* Of a file by its place and bytes: byte ranges of files that loading
+     * the directory around it hands to a loader as files of their own
+     * (torch.distributed.checkpoint's .metadata places each item at
+     * [offset, offset + length) of a file it names, and torch.load reads
+     * that slice alone: an archive inside another's bytes), each to fn
+     * with the file as the loader joins it. 0 when done (none, or all
+     * handed); -1 when the file says there are some but mfmt cannot read
+     * which (the scan is then unknown). */
+    int (*slices_named)(const char *path, const uint8_t *b, uint64_t n, mf_slice_fn fn,
+                        void *ctx);
     /* When a buffer's first pickle is `first`: does this format's loader
      * read the buffer as a stream that starts with it (torch's legacy
      * magic number)? 0: no; 1: its pickles were run on pm (the scanner

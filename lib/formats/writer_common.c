@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct counted {
@@ -31,7 +32,7 @@ static int counted_sink(void *ctx, const void *buf, size_t n, mf_status *st)
 int mf_sink_copy_file(mf_sink_fn sink, void *sink_ctx, const char *path, uint64_t off,
                       uint64_t len, mf_status *st)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = mf_open_read(path);
     if (fd < 0)
         return mf_fail(st, MF_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
     int rc = 0;
@@ -69,6 +70,16 @@ int mf_sink_copy_file(mf_sink_fn sink, void *sink_ctx, const char *path, uint64_
     return rc;
 }
 
+/* The file opened again by path is the one the reader mapped, validated
+ * and the scan judged (a file swapped in between is not copied). */
+static bool same_file(int fd, const mf_file_run *r)
+{
+    struct stat sb;
+    if (!r->dev && !r->ino)
+        return true; /* a reader that does not say */
+    return fstat(fd, &sb) == 0 && (uint64_t)sb.st_dev == r->dev && (uint64_t)sb.st_ino == r->ino;
+}
+
 int mf_sink_copy_runs(mf_sink_fn sink, void *sink_ctx, const mf_file_run *runs, size_t n,
                       int threads, mf_status *st)
 {
@@ -97,9 +108,12 @@ int mf_sink_copy_runs(mf_sink_fn sink, void *sink_ctx, const mf_file_run *runs, 
             cr[i].fd = cr[i - 1].fd;
             continue;
         }
-        cr[i].fd = open(runs[i].path, O_RDONLY | O_CLOEXEC);
+        cr[i].fd = mf_open_read(runs[i].path);
         if (cr[i].fd < 0)
             rc = mf_fail(st, MF_ERR_IO, runs[i].path, -1, "cannot open: %s", strerror(errno));
+        else if (!same_file(cr[i].fd, &runs[i]))
+            rc = mf_fail(st, MF_ERR_IO, runs[i].path, -1,
+                         "was replaced since it was read: its bytes are not copied");
     }
     if (rc == 0)
         rc = mf_atomic_copy_runs(c->w, cr, n, threads, st);

@@ -11,6 +11,7 @@
  * renamed when complete. */
 #include "ops/prequant_hf.h"
 
+#include "core/json_build.h"
 #include "formats/formats.h"
 #include "ops/pyjson.h"
 
@@ -28,7 +29,7 @@ static json_t *load_config(const char *dir, mf_status *st)
     if (!p)
         return NULL;
     json_error_t err;
-    json_t *cfg = json_load_file(p, 0, &err);
+    json_t *cfg = mf_json_load_file(p, 0, &err);
     if (!cfg || !json_is_object(cfg)) {
         mf_fail(st, MF_ERR_FORMAT, p, -1, "config.json: %s", cfg ? "not an object" : err.text);
         json_decref(cfg);

@@ -1275,6 +1275,120 @@ static void scan_code_around(scanner *sc, const char *path)
             hooks_of(r)->code_around(path, on_code, sc);
 }
 
+/* ------------------------------------------- slices other files name */
+
+typedef struct slice_ref {
+    const char *file;
+    uint64_t off, len;
+} slice_ref;
+
+typedef struct slice_list {
+    scanner *sc;
+    MF_VEC(slice_ref) v;
+} slice_list;
+
+static void on_slice(void *ctx, const char *file, uint64_t off, uint64_t len)
+{
+    slice_list *l = ctx;
+    const char *f = mf_arena_strdup(l->sc->r->arena, file);
+    if (!f || MF_VEC_PUSH(l->v, ((slice_ref){f, off, len})))
+        l->sc->oom = true;
+}
+
+static int cmp_slice(const void *a, const void *b)
+{
+    const slice_ref *x = a, *y = b;
+    int c = strcmp(x->file, y->file);
+    if (c)
+        return c;
+    if (x->off != y->off)
+        return x->off < y->off ? -1 : 1;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Scans each distinct slice of one file (l->v[i..j), sorted) as a file of
+ * its own: a loader reads it so. A whole sibling file is left to its own
+ * scan. A file that cannot be read is read by no loader either. */
+static void scan_file_slices(scanner *sc, const char *dir_of, const slice_ref *v, size_t n)
+{
+    mf_file f;
+    mf_status st;
+    mf_status_init(&st);
+    if (mf_map_file(v[0].file, &f, &st)) {
+        struct stat sb; /* a file that is not there: no loader reads it either */
+        if (stat(v[0].file, &sb) == 0)
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                        "names %s, which cannot be read as a file (%s): what a loader reads "
+                        "there is not known", v[0].file, st.msg);
+        scan_status_clear(sc, &st);
+        return;
+    }
+    const char *slash = strrchr(v[0].file, '/');
+    bool sibling = slash && (size_t)(slash - v[0].file) == strlen(dir_of) &&
+                   strncmp(v[0].file, dir_of, strlen(dir_of)) == 0;
+    /* a writer's slices do not overlap: about the file's bytes in all; a
+     * file naming the same bytes again and again would make the scan
+     * quadratic, so past that budget the rest is left (unknown) */
+    uint64_t budget = f.size + (64u << 10), spent = 0;
+    for (size_t i = 0; i < n && !sc->oom; i++) {
+        if (i && v[i].off == v[i - 1].off && v[i].len == v[i - 1].len)
+            continue;
+        if (v[i].off >= f.size || (sibling && v[i].off == 0 && v[i].len >= f.size))
+            continue;
+        uint64_t len = v[i].len < f.size - v[i].off ? v[i].len : f.size - v[i].off;
+        if (len > budget - spent) {
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                        "the slices named in %s overlap beyond its size: %zu of them not "
+                        "scanned", v[0].file, n - i);
+            break;
+        }
+        spent += len;
+        char *label = mf_arena_printf(sc->r->arena, "%s[%llu..%llu]", slash ? slash + 1 : v[0].file,
+                                      (unsigned long long)v[i].off,
+                                      (unsigned long long)(v[i].off + len));
+        if (!label) {
+            sc->oom = true;
+            break;
+        }
+        scan_nested(sc, join_label(sc, label), f.base + v[i].off, len, -1);
+    }
+    mf_unmap_file(&f);
+}
+
+/* Slices of other files that loading the directory around this one reads
+ * as files of their own (the readers' slices_named hook: a DCP .metadata
+ * places each item at a byte range of a .distcp file, which torch.load
+ * reads alone: an archive inside another archive's bytes is such a
+ * file). */
+static void scan_slices(scanner *sc, const char *path, const uint8_t *b, uint64_t n)
+{
+    const mf_reader *r;
+    const char *slash = strrchr(path, '/');
+    char *dir = mf_arena_printf(sc->r->arena, "%.*s", slash ? (int)(slash - path) : 1,
+                                slash ? path : ".");
+    if (!dir) {
+        sc->oom = true;
+        return;
+    }
+    for (size_t i = 0; (r = mf_reader_at(i)) != NULL; i++) {
+        if (!hooks_of(r)->slices_named)
+            continue;
+        slice_list l = {sc, {0}};
+        if (hooks_of(r)->slices_named(path, b, n, on_slice, &l) < 0)
+            add_finding(sc, MF_VERDICT_UNKNOWN, -1, NULL, NULL,
+                        "%s places the parts a loader reads in other files, in a form mfmt "
+                        "cannot read: those parts are not scanned", mf_format_name(r->format));
+        if (l.v.n)
+            qsort(l.v.v, l.v.n, sizeof(*l.v.v), cmp_slice);
+        for (size_t a = 0, e; a < l.v.n && !sc->oom; a = e) {
+            for (e = a + 1; e < l.v.n && strcmp(l.v.v[e].file, l.v.v[a].file) == 0; e++)
+                ;
+            scan_file_slices(sc, dir, l.v.v + a, e - a);
+        }
+        MF_VEC_FREE(l.v);
+    }
+}
+
 /* ---------------------------------------------------------------- API */
 
 static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file,
@@ -1298,6 +1412,7 @@ static int scan_run(const char *path, const uint8_t *b, uint64_t n, bool is_file
         sc.file_base = -1;
         scan_model_code(&sc, path, b, n);
         scan_code_around(&sc, path);
+        scan_slices(&sc, path, b, n);
         mf_scan_templates(path, b, n, on_template, &sc);
     }
     r->findings = sc.f.v;
@@ -1399,8 +1514,9 @@ static int scan_dir(const char *dir, int depth, mf_scan_fn fn, void *ctx, mf_sta
         if (S_ISDIR(sb.st_mode)) {
             if (depth < 3 && scan_dir(names.v[i], depth + 1, fn, ctx, st, stop))
                 rc = -1;
-        } else if (S_ISREG(sb.st_mode) && scan_one(names.v[i], fn, ctx, st, stop)) {
-            rc = -1;
+        } else if (scan_one(names.v[i], fn, ctx, st, stop)) {
+            rc = -1; /* a FIFO, socket or device too: a loader would read what
+                        it gives, which no scan sees (an error, never safe) */
         }
     }
     for (size_t i = 0; i < names.n; i++)

@@ -66,7 +66,7 @@ bool mf_hf_json_int(const json_t *v, int64_t *out)
 bool mf_hf_lfs_pointer(const char *path, uint64_t *size, char oid[65])
 {
     static const char head[] = "version https://git-lfs.github.com/spec/v1";
-    FILE *f = fopen(path, "rb");
+    FILE *f = mf_fopen_read(path); /* a FIFO: not waited on */
     if (!f)
         return false;
     char buf[1025];

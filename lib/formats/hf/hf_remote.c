@@ -6,6 +6,7 @@
  * (transformers' dynamic_module_utils.get_class_from_dynamic_module).
  * Tokenizer entries may be a [slow, fast] list with nulls. */
 #include "formats/hf/hf_int.h"
+#include "formats/hf/shard_index.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -122,6 +123,7 @@ static void on_remote_code(void *ctx, const mf_hf_code *c)
  * of such a directory are reported, never safe. */
 void mf_hf_code_around(const char *path, mf_code_fn fn, void *ctx)
 {
+    mf_shard_index_around(path, fn, ctx); /* shards outside the directory */
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     char dir[4096];

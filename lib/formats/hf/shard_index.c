@@ -201,3 +201,34 @@ int mf_probe_shard_index(mf_probe *p, bool bin)
     json_decref(j);
     return r;
 }
+
+/* scan's side (through the HF reader's code_around): from_pretrained joins
+ * each weight_map file to the directory (get_checkpoint_shard_files), so a
+ * name that leaves it loads a file -- a pickle, for a .bin index -- that a
+ * scan of the directory never reads. */
+void mf_shard_index_around(const char *path, mf_code_fn fn, void *ctx)
+{
+    size_t l = strlen(path);
+    if (l < 11 || strcmp(path + l - 11, ".index.json") != 0)
+        return;
+    mf_status st;
+    mf_status_init(&st);
+    json_t *root = mf_hf_load_json(path, &st); /* as transformers' json.load reads it */
+    mf_status_clear(&st);
+    json_t *wm = json_object_get(root, "weight_map");
+    const char *k;
+    json_t *v;
+    char msg[700];
+    json_object_foreach(wm, k, v) {
+        const char *f = json_string_value(v);
+        if (f && !safe_shard_name(f)) {
+            snprintf(msg, sizeof(msg), "weight_map names shard \"%.500s\", outside this "
+                     "directory: from_pretrained loads it, the scan of the directory does not",
+                     f);
+            mf_code_finding c = {MF_CODE_UNKNOWN, NULL, msg};
+            fn(ctx, &c);
+            break;
+        }
+    }
+    json_decref(root);
+}

@@ -11,4 +11,8 @@
  * tensors once). */
 int mf_open_shard_index(mf_model *m, const char *index, unsigned flags, bool exact_total_size,
                         mf_status *st);
+/* Of an index file (*.index.json) by its place: a finding to fn when its
+ * weight_map names a shard outside its directory (from_pretrained loads it,
+ * a scan of the directory does not see it). */
+void mf_shard_index_around(const char *path, mf_code_fn fn, void *ctx);
 #endif

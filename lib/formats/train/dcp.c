@@ -273,6 +273,16 @@ static int add_tensor(dcp_ctx *c, const char *fqn, const pk_obj *md, mf_status *
             !tr_shape(tr_field(chunks[i], "sizes"), &b, ch[i].size) || a != nd || b != nd)
             return mf_fail(st, MF_ERR_FORMAT, c->meta_path, (int64_t)chunks[i]->off,
                            "\"%s\": chunk %zu has no offsets/sizes of %d dimensions", fqn, i, nd);
+        /* inside the tensor, compared without sums (the numbers are the
+         * file's: a sum may overflow) */
+        for (int d = 0; d < nd; d++)
+            if (ch[i].off[d] < 0 || ch[i].size[d] < 0 || ch[i].size[d] > shape[d] ||
+                ch[i].off[d] > shape[d] - ch[i].size[d])
+                return mf_fail(st, MF_ERR_FORMAT, c->meta_path, (int64_t)chunks[i]->off,
+                               "\"%s\": chunk %zu (offset %lld, size %lld in dimension %d) "
+                               "reaches outside the tensor's %lld", fqn, i,
+                               (long long)ch[i].off[d], (long long)ch[i].size[d], d,
+                               (long long)shape[d]);
     }
     mf_tensor *t = tr_add(c->m, fqn, dt, dt, nd, shape, st);
     if (!t)
@@ -285,12 +295,12 @@ static int add_tensor(dcp_ctx *c, const char *fqn, const pk_obj *md, mf_status *
         if (!src)
             return -1;
         tr_piece p = {src, c->m, 0, numel(nd, ch[i].size)};
-        if (stream && i && ch[i].off[0] != ch[i - 1].off[0] + ch[i - 1].size[0])
+        int64_t row = i ? ch[i - 1].off[0] + ch[i - 1].size[0] : 0; /* where it must start */
+        if (stream && ch[i].off[0] != row)
             return mf_fail(st, MF_ERR_FORMAT, c->meta_path, -1,
-                           "\"%s\": its chunks leave a %s at row %lld", fqn,
-                           ch[i].off[0] < ch[i - 1].off[0] + ch[i - 1].size[0] ? "overlap"
-                                                                                 : "gap",
-                           (long long)ch[i].off[0]);
+                           "\"%s\": its chunks leave a%s at row %lld", fqn,
+                           ch[i].off[0] < row ? "n overlap" : " gap",
+                           (long long)(ch[i].off[0] < row ? ch[i].off[0] : row));
         if (stream) {
             if (tr_add_piece(c->m, t, &p, st))
                 return -1;
@@ -421,6 +431,62 @@ void tr_dcp_close(mf_model *m)
     tr_close(m);
 }
 
+/* ---- the slices torch.load reads (scan's slices_named hook) */
+
+/* Each _StorageInfo of storage_data as (file, offset, length): torch's
+ * FileSystemReader reads that slice of Path(folder) / relative_path and
+ * torch.load's it (tensors; BytesStorageMetadata values with
+ * weights_only=False). -1 when one cannot be read as a plain slice. */
+static int each_slice(const char *dir, const pk_obj *root, mf_slice_fn fn, void *ctx)
+{
+    const pk_obj *sd = tr_field(root, "storage_data");
+    if (!sd || sd->kind != PK_DICT)
+        return -1;
+    char file[4096];
+    for (size_t k = 0; k < sd->u.c.n; k++) {
+        const pk_obj *info = sd->u.c.v[2 * k + 1];
+        const pk_obj *rel = tr_field(info, "relative_path");
+        int64_t at, n;
+        size_t ntf;
+        if (!rel || rel->kind != PK_STR || !pk_as_int(tr_field(info, "offset"), &at) ||
+            !pk_as_int(tr_field(info, "length"), &n) || at < 0 || n < 0 ||
+            (tr_items(tr_field(info, "transform_descriptors"), &ntf) && ntf))
+            return -1; /* a slice mfmt cannot place, or one torch transforms first */
+        int w = rel->u.s.n && rel->u.s.p[0] == '/'
+                    ? snprintf(file, sizeof(file), "%.*s", (int)rel->u.s.n, rel->u.s.p)
+                    : snprintf(file, sizeof(file), "%s/%.*s", dir, (int)rel->u.s.n, rel->u.s.p);
+        if (w < 0 || (size_t)w >= sizeof(file) || memchr(rel->u.s.p, 0, rel->u.s.n))
+            continue; /* a path no file system opens: torch's read fails there */
+        fn(ctx, file, (uint64_t)at, (uint64_t)n);
+    }
+    return 0;
+}
+
+static int dcp_slices(const char *path, const uint8_t *b, uint64_t n, mf_slice_fn fn, void *ctx)
+{
+    const char *slash = strrchr(path, '/');
+    if (strcmp(slash ? slash + 1 : path, ".metadata") != 0 || !b)
+        return 0;
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    pk_opts po = {.file = path};
+    pk_machine *pm = pk_new(&po);
+    if (!pm)
+        return -1;
+    mf_status st;
+    mf_status_init(&st);
+    pk_obj *root = NULL;
+    size_t used;
+    int rc = 0;
+    /* a pickle the machine cannot run is judged by the file's own scan */
+    if (pk_load(pm, b, (size_t)n, &root, &used, NULL, &st) == 0 &&
+        strcmp(class_name(root), "Metadata") == 0)
+        rc = each_slice(dir, root, fn, ctx);
+    mf_status_clear(&st);
+    pk_free(pm);
+    return rc;
+}
+
 static bool is_distcp(const char *name)
 {
     size_t l = strlen(name);
@@ -446,4 +512,5 @@ const mf_reader mf_reader_dcp = {
     .stream = tr_stream,
     .file_runs = tr_file_runs,
     .close = tr_dcp_close,
+    .scan = &(const mf_scan_hooks){.slices_named = dcp_slices},
 };

@@ -113,12 +113,28 @@ static int list_files(mf_model *m, const char *dir, ds_files *f, mf_status *st)
     return 0;
 }
 
-/* The tag folder: PATH/`latest`'s tag when PATH holds `latest`, else PATH. */
+/* DeepSpeed's load_checkpoint joins `latest`'s text (str.strip()'d) to
+ * the folder (engine.py _get_ckpt_name / load_checkpoint): ".." or a '/'
+ * (an absolute path, a parent's folder) names files outside this folder,
+ * which a scan of it does not reach. Tested on the raw text, wider than
+ * strip: any '/' or ".." in it. */
+static bool tag_escapes(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '/' || (s[i] == '.' && i + 1 < n && s[i + 1] == '.'))
+            return true;
+    return false;
+}
+
+/* The tag folder: PATH/`latest`'s tag when PATH holds `latest`, else PATH;
+ * NULL when `latest` names a folder outside PATH (not followed). */
 static const char *tag_dir(mf_model *m, const char *path, const char **tag)
 {
     char buf[512];
     char *latest = mf_path_join(m->arena, path, "latest");
     *tag = NULL;
+    if (latest && tr_read_marker(latest, buf, sizeof(buf)) && tag_escapes(buf, strlen(buf)))
+        return NULL;
     if (latest && tr_read_marker(latest, buf, sizeof(buf))) {
         char *d = mf_path_join(m->arena, path, buf);
         if (d && mf_is_dir(d)) {
@@ -142,7 +158,8 @@ static int probe_deepspeed(mf_probe *p)
     mf_model fake = {.arena = a};
     const char *tag;
     const char *dir = tag_dir(&fake, p->path, &tag);
-    int rc = tr_dir_count(dir, is_states) ? mf_probe_found(p, MF_FMT_DEEPSPEED, "DeepSpeed checkpoint%s%s",
+    /* a `latest` leaving the folder: open says why it is not followed */
+    int rc = tr_dir_count(dir ? dir : p->path, is_states) ? mf_probe_found(p, MF_FMT_DEEPSPEED, "DeepSpeed checkpoint%s%s",
                                               tag ? ", tag " : "", tag ? tag : "")
                              : MF_PROBE_NO;
     mf_arena_free(a);
@@ -678,6 +695,10 @@ static int open_deepspeed(mf_model *m, const char *path, unsigned flags, mf_stat
 {
     ds_ctx c = {.m = m, .flags = flags};
     const char *dir = tag_dir(m, path, &c.f.tag);
+    if (!dir)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
+                       "`latest` names a tag folder outside this folder (\"..\" or a '/'): "
+                       "not followed");
     c.f.dir = dir;
     snprintf(m->version, sizeof(m->version), "DeepSpeed");
     int rc = list_files(m, dir, &c.f, st);
@@ -730,6 +751,33 @@ static int open_deepspeed(mf_model *m, const char *path, unsigned flags, mf_stat
     return rc == 0 && mf_ok(st) ? 0 : -1;
 }
 
+/* The code_around hook: a `latest` whose tag leaves the folder makes
+ * load_checkpoint read pickles the scan of this folder never saw. */
+static void latest_around(const char *path, mf_code_fn fn, void *ctx)
+{
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    /* load_checkpoint reads `latest_universal` instead for a universal
+     * checkpoint (engine.py: load_universal_checkpoint()) */
+    if (strcmp(base, "latest") != 0 && strcmp(base, "latest_universal") != 0)
+        return;
+    mf_status st;
+    mf_status_init(&st);
+    char *s = NULL;
+    size_t n = 0;
+    bool read = mf_read_small_file(path, 1u << 20, &s, &n, &st) == 0;
+    mf_status_clear(&st);
+    if (!read || tag_escapes(s, n)) {
+        mf_code_finding f = {MF_CODE_UNKNOWN, NULL,
+                             read ? "DeepSpeed's load_checkpoint loads the tag folder `latest` "
+                                    "names, here one outside this folder (\"..\" or a '/'): "
+                                    "its pickles are not scanned with it"
+                                  : "`latest` cannot be read (1 MiB at most): DeepSpeed's "
+                                    "load_checkpoint loads the tag folder it names"};
+        fn(ctx, &f);
+    }
+    free(s);
+}
+
 const mf_reader mf_reader_deepspeed = {
     .format = MF_FMT_DEEPSPEED,
     .name = "deepspeed",
@@ -738,4 +786,5 @@ const mf_reader mf_reader_deepspeed = {
     .stream = tr_stream,
     .file_runs = tr_file_runs,
     .close = tr_close,
+    .scan = &(const mf_scan_hooks){.code_around = latest_around},
 };

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #define MAX_PAR 1024
+#define MAX_SIZE ((int64_t)1 << 31) /* a dimension, layer or head count from args */
 
 typedef struct mg_args {
     int64_t layers, hidden, ffn, heads, groups, kv, padded, tp, pp, ep, experts;
@@ -159,6 +160,12 @@ static int read_args(mg_ctx *c, const pk_obj *root, const char *file, mf_status 
         return mf_fail(st, MF_ERR_FORMAT, file, -1,
                        "its args lack num_layers, hidden_size, num_attention_heads, "
                        "padded_vocab_size or the parallel sizes (not a Megatron-LM checkpoint?)");
+    /* every size within MAX_SIZE before any arithmetic: the products the
+     * split rules form (heads x kv_channels, 4 x hidden) then fit in 64
+     * bits (hidden_size 2^62 overflowed 4 x hidden) */
+    if (a->hidden <= 0 || a->hidden > MAX_SIZE)
+        return mf_fail(st, MF_ERR_FORMAT, file, -1, "args.hidden_size %lld is not 1..%lld",
+                       (long long)a->hidden, (long long)MAX_SIZE);
     if (!arg_int(args, "ffn_hidden_size", &a->ffn))
         a->ffn = 4 * a->hidden;
     if (!arg_bool(args, "group_query_attention") || !arg_int(args, "num_query_groups", &a->groups))
@@ -172,6 +179,18 @@ static int read_args(mg_ctx *c, const pk_obj *root, const char *file, mf_status 
     a->swiglu = arg_bool(args, "swiglu");
     a->untie = arg_bool(args, "untie_embeddings_and_output_weights");
     a->qkv_bias = arg_bool(args, "add_qkv_bias");
+    const int64_t sizes[] = {a->layers, a->heads, a->groups, a->kv, a->padded, a->ffn};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        if (sizes[i] <= 0 || sizes[i] > MAX_SIZE)
+            return mf_fail(st, MF_ERR_FORMAT, file, -1,
+                           "its args hold a size that is not 1..%lld: %lld layers, %lld heads, "
+                           "%lld query groups, kv_channels %lld, vocab %lld, ffn %lld",
+                           (long long)MAX_SIZE, (long long)a->layers, (long long)a->heads,
+                           (long long)a->groups, (long long)a->kv, (long long)a->padded,
+                           (long long)a->ffn);
+    if (a->experts < 0 || a->experts > MAX_SIZE)
+        return mf_fail(st, MF_ERR_FORMAT, file, -1, "args.num_experts %lld is not 0..%lld",
+                       (long long)a->experts, (long long)MAX_SIZE);
     bool ok = a->layers > 0 && a->hidden > 0 && a->heads > 0 && a->groups > 0 && a->kv > 0 &&
               a->tp > 0 && a->pp > 0 && a->ep > 0 && a->tp <= MAX_PAR && a->pp <= MAX_PAR &&
               a->ep <= MAX_PAR && a->heads % a->groups == 0 && a->groups % a->tp == 0 &&

@@ -148,6 +148,8 @@ static int check_piece(const mf_model *m, const mf_tensor *t, const tr_piece *p,
     return 0;
 }
 
+enum { MAX_BLOCKS = 4096 };
+
 int tr_check_cover(const mf_model *m, const mf_tensor *t, mf_status *st)
 {
     const tr_tensor *x = t->priv;
@@ -161,8 +163,12 @@ int tr_check_cover(const mf_model *m, const mf_tensor *t, mf_status *st)
         const tr_block *b = &x->blocks[i];
         if (check_piece(m, t, &b->from, x->src_dtype, st))
             return -1;
+        /* off + size compared without the sum: offsets come from the file
+         * (a DCP chunk at 2^63 - 2 wrapped around and was written outside
+         * the tensor's buffer) */
         for (int d = 0; d < t->ndim; d++)
-            if (b->off[d] < 0 || b->size[d] < 0 || b->off[d] + b->size[d] > t->shape[d])
+            if (b->off[d] < 0 || b->size[d] < 0 || b->size[d] > t->shape[d] ||
+                b->off[d] > t->shape[d] - b->size[d])
                 return mf_fail(st, MF_ERR_FORMAT, b->from.shard ? b->from.shard->path : m->path,
                                -1, "tensor \"%s\": the block from \"%s\" at offset %lld of "
                                "dimension %d (size %lld) reaches past its size %lld", t->name,
@@ -177,9 +183,14 @@ int tr_check_cover(const mf_model *m, const mf_tensor *t, mf_status *st)
     }
     /* blocks inside the tensor whose sizes add up to it: an overlap would
      * leave a gap, so equal counts mean an exact cover only when no two
-     * blocks overlap; checked pairwise (a tensor has few blocks). */
+     * blocks overlap; checked pairwise (a tensor has few blocks: more are
+     * refused, never taken unchecked -- a gap would be left unwritten). */
+    if (x->n_blocks > MAX_BLOCKS)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, m->path, -1,
+                       "tensor \"%s\": %zu blocks, more than the %d whose cover mfmt checks",
+                       t->name, x->n_blocks, MAX_BLOCKS);
     for (size_t i = 0; i < x->n_blocks; i++)
-        for (size_t j = i + 1; j < x->n_blocks && x->n_blocks < 4096; j++) {
+        for (size_t j = i + 1; j < x->n_blocks; j++) {
             const tr_block *a = &x->blocks[i], *b = &x->blocks[j];
             bool apart = false;
             for (int d = 0; d < t->ndim && !apart; d++)
@@ -314,7 +325,7 @@ static int stream_blocks(const mf_model *m, const mf_tensor *t, const tr_tensor 
                        mf_dtype_name(x->src_dtype), mf_dtype_name(t->dtype));
     if (t->nbytes > SIZE_MAX)
         return mf_oom(st, m->path);
-    uint8_t *buf = malloc(t->nbytes ? (size_t)t->nbytes : 1);
+    uint8_t *buf = calloc(t->nbytes ? (size_t)t->nbytes : 1, 1); /* no stale bytes, ever */
     if (!buf)
         return mf_oom(st, m->path);
     const mf_dtype_info *di = mf_dtype_info_of(t->dtype);
@@ -361,7 +372,7 @@ static bool piece_run(const tr_piece *p, mf_file_run *out)
     uint64_t at = (uint64_t)(s->data - f->base) + p->first * esize, len = p->n * esize;
     if (at > f->size || len > f->size - at)
         return false;
-    *out = (mf_file_run){f->path, at, len};
+    *out = (mf_file_run){f->path, at, len, f->dev, f->ino};
     return true;
 }
 

@@ -4,6 +4,7 @@
  * and the tokenizer (hf2gguf_vocab.c). */
 #include "ops/hfconv/hf2gguf_int.h"
 #include "ops/hfconv/arch_file.h"
+#include "core/json_build.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -938,7 +939,7 @@ static int sampling_keys(conv *c)
     char *p = mf_path_join_new(c->dir, "generation_config.json");
     if (!p)
         return mf_oom(c->st, c->dir);
-    json_t *g = mf_path_exists(p) ? json_load_file(p, 0, NULL) : NULL; /* "not all models have valid" ones */
+    json_t *g = mf_path_exists(p) ? mf_json_load_file(p, 0, NULL) : NULL; /* "not all models have valid" ones */
     free(p);
     int rc = 0;
     for (size_t i = 0; rc == 0 && json_is_object(g) && i < sizeof(keys) / sizeof(keys[0]); i++) {

@@ -285,6 +285,20 @@ with open(os.path.join(HERE, 'keras2_json_nan_lambda.h5'), 'rb') as f:
     put('keras2_truncated.h5', f.read()[:3000], 'unknown', 'cannot be opened',
         'a Keras 2 file cut short: its model_config cannot be read')
 
+# a DCP folder whose .metadata has torch.load read an archive inside the
+# bytes of a tensor of another file (written by tests/data/train/gen_hostile.py,
+# which also runs torch's load_state_dict on it: the call runs)
+out.append({'path': 'dcp_nested/.metadata', 'verdict': 'dangerous', 'needle': 'io.open',
+            'note': 'a DCP item slice: a torch.save archive inside nested.distcp\'s tensor bytes'})
+# an index whose weight_map names a shard outside its directory: from_pretrained
+# joins it to the directory and loads it; the scan of the directory does not
+os.makedirs(os.path.join(HERE, 'index_escape'), exist_ok=True)
+put('index_escape/pytorch_model.bin.index.json',
+    json.dumps({'metadata': {}, 'weight_map': {'w': '../evil/pytorch_model.bin'}}).encode(),
+    'unknown', 'outside this directory', 'a .bin index naming ../evil/pytorch_model.bin')
+out.append({'path': 'dcp_overlap/.metadata', 'verdict': 'unknown', 'needle': 'overlap beyond',
+            'note': '100 slices of one small .distcp: the scan stops past its size'})
+
 with open(os.path.join(HERE, 'manifest.json'), 'w') as f:
     json.dump(out, f, indent=1)
     f.write('\n')
