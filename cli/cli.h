@@ -112,10 +112,6 @@ void cli_fprint_value(FILE *f, const mf_value *v, size_t max_str);
 const char *cli_vtype_name(mf_vtype t);
 /* Human-readable sizes: "1.5 GiB", counts "7.24B". */
 void cli_fmt_bytes(char *buf, size_t n, uint64_t bytes);
-/* A tensor's layer: its name up to the first all-digit component
- * ("model.layers.12.mlp.up_proj.weight" -> "model.layers.12", "blk.3.attn_q"
- * -> "blk.3"); "" for tensors outside the layers (diff, report). */
-void cli_layer_of(const char *name, char *out, size_t cap);
 void cli_fmt_count(char *buf, size_t n, uint64_t count);
 /* A progress bar on stderr with the rate and the time left, only when
  * stderr is a terminal (and MFMT_NO_PROGRESS is unset); silent otherwise. */

@@ -21,7 +21,7 @@ typedef struct convert_args {
     const char *q_bits, *q_group_size, *quant_predicate, *mlx_kernel;
     /* convert_hf_to_gguf.py's flags (GGUF output of an HF directory) */
     const char *model_name, *metadata, *split_max_size, *split_max_tensors;
-    bool vocab_only;
+    bool vocab_only, mmproj;
     const char *arch_file; /* GGUF <-> HF directory: the architecture from a file */
 } convert_args;
 
@@ -149,8 +149,6 @@ static bool is_mlx_dir(const char *path)
     return mf_detect(path, &d, NULL) == 0 && d.format == MF_FMT_MLX;
 }
 
-static int mlx_to_gguf(const convert_args *a, int threads);
-
 /* convert_hf_to_gguf.py's split_str_to_n_bytes: N, NK, NM, NG in decimal
  * units (1M = 1000*1000 bytes); other spellings ("2GiB") through
  * mf_parse_size. */
@@ -178,6 +176,7 @@ static int gguf_flags(const convert_args *a, cli_gguf_out *g)
     g->model_name = a->model_name;
     g->metadata = a->metadata;
     g->vocab_only = a->vocab_only;
+    g->mmproj = a->mmproj;
     g->arch_file = a->arch_file;
     if (a->split_max_size && parse_split_size(a->split_max_size, &g->split_max_size))
         return cli_usage_error("convert", "--split-max-size takes N, NK, NM or NG (decimal units, "
@@ -196,7 +195,7 @@ static int gguf_flags(const convert_args *a, cli_gguf_out *g)
 
 static bool has_gguf_flags(const convert_args *a)
 {
-    return a->model_name || a->metadata || a->vocab_only || a->split_max_size || a->split_max_tensors;
+    return a->model_name || a->metadata || a->vocab_only || a->mmproj || a->split_max_size || a->split_max_tensors;
 }
 
 /* A Hugging Face directory to GGUF (convert_gguf_cli.c). */
@@ -212,17 +211,19 @@ static int to_gguf(const convert_args *a)
     if (!hf_dir && a->arch_file)
         return cli_usage_error("convert", "--arch-file is for a Hugging Face directory's GGUF and back");
     if (!hf_dir && (has_gguf_flags(a) || !a->out))
-        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --split-max-* "
+        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --mmproj, --split-max-* "
                                           "and the default output name are for a Hugging Face "
                                           "directory's GGUF; give OUT.gguf");
     if (is_checkpoint(a->in)) {
         cli_ckpt_opts o;
         if (ckpt_opts(a, &o))
             return EXIT_USAGE;
-        return cli_convert_model_to_gguf(a->in, a->out, a->type, threads, &o);
+        return cli_convert_model_to_gguf(a->in, a->out, a->type, a->layout, threads, &o);
     }
-    if (is_mlx_dir(a->in))
-        return mlx_to_gguf(a, threads);
+    if (is_mlx_dir(a->in)) { /* dequantized to a directory beside OUT, then converted */
+        cli_ckpt_opts o = {0};
+        return cli_convert_model_to_gguf(a->in, a->out, a->type, a->layout, threads, &o);
+    }
     cli_gguf_out g;
     if (gguf_flags(a, &g))
         return EXIT_USAGE;
@@ -398,32 +399,9 @@ static int to_mlx(const convert_args *a)
     int rc = run_mlx(a->in, a->out, &o);
     if (rc == 0 && !cli_quiet)
         fprintf(stderr, "wrote %s: %s MLX model (config.json, model.safetensors.index.json, "
-                        "weights, tokenizer files)\n",
+                        "weights, tokenizer files, README.md)\n",
                 a->out, o.quantize || o.lossless ? "a quantized" : o.dequantize ? "a dequantized"
                                                                               : "an");
-    return rc;
-}
-
-/* MLX to GGUF: dequantized to an MLX directory without quantization (the
- * Hugging Face layout) beside OUT, then that directory to GGUF. */
-static int mlx_to_gguf(const convert_args *a, int threads)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s.mlx.XXXXXX", a->out);
-    if (!mkdtemp(tmp)) {
-        fprintf(stderr, "mfmt convert: %s: cannot make a directory beside it\n", a->out);
-        return EXIT_USAGE;
-    }
-    char dir[4100];
-    snprintf(dir, sizeof(dir), "%s/hf", tmp);
-    mf_convert_mlx_opts o;
-    mf_convert_mlx_opts_init(&o);
-    o.dequantize = true;
-    int rc = run_mlx(a->in, dir, &o);
-    if (rc == 0)
-        rc = cli_convert_dir_to_gguf(dir, a->out, a->type, a->layout, threads, NULL);
-    cli_remove_flat_dir(dir); /* the flat directory mlx_to_gguf made */
-    rmdir(tmp);
     return rc;
 }
 
@@ -550,6 +528,7 @@ static int parse(const cli_args *args, convert_args *a)
     a->model_name = cli_get(args, "--model-name");
     a->metadata = cli_get(args, "--metadata");
     a->vocab_only = cli_has(args, "--vocab-only");
+    a->mmproj = cli_has(args, "--mmproj");
     a->split_max_size = cli_get(args, "--split-max-size");
     a->split_max_tensors = cli_get(args, "--split-max-tensors");
     a->arch_file = cli_get(args, "--arch-file");
@@ -579,7 +558,7 @@ static int run_convert(const cli_args *args)
         return cli_usage_error("convert", "--arch-file is for GGUF output of a Hugging Face directory, "
                                           "or a GGUF to a Hugging Face directory");
     if (run != to_gguf && has_gguf_flags(&a))
-        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only and --split-max-* "
+        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --mmproj and --split-max-* "
                                           "are for GGUF output");
     int rc = check_safety(&a);
     return rc ? rc : run(&a);
@@ -607,6 +586,8 @@ static const cli_opt opts[] = {
     {"--metadata", NULL, "FILE", "GGUF: a JSON object of general.* keys that replace what the "
                                  "model card and names gave (the converter's override file)"},
     {"--vocab-only", NULL, NULL, "GGUF: the metadata and vocabulary only, no tensors"},
+    {"--mmproj", NULL, NULL, "GGUF from a multimodal HF directory: its vision tower and projector as "
+                             "llama.cpp's mmproj file (clip.*; default name mmproj-NAME-TYPE.gguf)"},
     {"--split-max-size", NULL, "N", "GGUF: split as llama-gguf-split into files of about N bytes "
                                     "(N, NK, NM, NG: decimal)"},
     {"--split-max-tensors", NULL, "N", "GGUF: split into files of at most N tensors"},

@@ -3,7 +3,6 @@
  * tensor, across formats. Exit 0 when every key and every tensor holds the
  * same values, 1 otherwise. */
 #include "cli.h"
-#include "qerr.h"
 
 #include <stdlib.h>
 
@@ -14,7 +13,8 @@ typedef struct diff_out {
     size_t meta_count[5];
     FILE *out;          /* the rows' text: stdout, or a buffer printed after the summary */
     bool mapped;        /* one side went through the converter (GGUF -> HF names) */
-    qerr_sum sum;
+    mf_error_report *sum; /* the mapped summary (mf_error_report_add) */
+    bool arch_file;     /* ... with the rows of --arch-file */
 } diff_out;
 
 static void print_typed_value(const mf_value *v)
@@ -71,7 +71,7 @@ static int on_row(void *ctx, const mf_diff_row *r)
 {
     diff_out *o = ctx;
     o->count[r->kind]++;
-    if (o->mapped && qerr_add(&o->sum, r, 0))
+    if (o->mapped && mf_error_report_add(o->sum, r, 0))
         return -1; /* out of memory: mf_diff stops */
     if (o->json) {
         json_t *j = json_pack("{s:s, s:s}", "name", r->name, "result", mf_diff_kind_name(r->kind));
@@ -121,17 +121,17 @@ static int diff_metadata(const mf_model *a, const mf_model *b, diff_out *o, bool
 
 static void print_summary(const diff_out *o, const char *hf, const char *gguf)
 {
-    const qerr_sum *s = &o->sum;
-    printf("model: %s vs %s through the converter's tables: %zu tensors compared, %.0f "
+    const mf_error_report *s = o->sum;
+    printf("model: %s vs %s through %s: %zu tensors compared, %.0f "
            "parameters; weighted RMSE %.6g, mean cosine %.9f",
-           hf, gguf, s->all.tensors, s->all.n, qerr_rmse(&s->all), qerr_cosine(&s->all));
+           hf, gguf, o->arch_file ? "the arch file's rows" : "the converter's tables", s->all.tensors, s->all.n, mf_error_rmse(&s->all), mf_error_cosine(&s->all));
     if (s->n_worst && s->worst[0].rmse > 0)
         printf("; worst %s (rmse %.6g)", s->worst[0].name, s->worst[0].rmse);
     putchar('\n');
     for (size_t i = 0; i < s->n_layers; i++) {
-        const qerr_layer *l = &s->layers[i];
+        const mf_error_layer *l = &s->layers[i];
         printf("  layer %-28s cosine %.9f  rmse %.6g  (%zu tensors)\n", l->name,
-               qerr_cosine(&l->acc), qerr_rmse(&l->acc), l->acc.tensors);
+               mf_error_cosine(&l->acc), mf_error_rmse(&l->acc), l->acc.tensors);
     }
     for (size_t i = 0; i < s->n_worst && s->worst[i].rmse > 0; i++)
         printf("  worst %zu: %s  rmse %.6g  cosine %.9f\n", i + 1, s->worst[i].name, s->worst[i].rmse,
@@ -140,20 +140,21 @@ static void print_summary(const diff_out *o, const char *hf, const char *gguf)
 
 static json_t *summary_json(const diff_out *o)
 {
-    const qerr_sum *s = &o->sum;
+    const mf_error_report *s = o->sum;
     json_t *layers = json_array(), *worst = json_array();
     for (size_t i = 0; i < s->n_layers; i++) {
-        const qerr_layer *l = &s->layers[i];
+        const mf_error_layer *l = &s->layers[i];
         json_array_append_new(layers, json_pack("{s:s, s:f, s:f, s:i}", "layer", l->name, "cosine",
-                                                qerr_cosine(&l->acc), "rmse", qerr_rmse(&l->acc),
+                                                mf_error_cosine(&l->acc), "rmse", mf_error_rmse(&l->acc),
                                                 "tensors", (json_int_t)l->acc.tensors));
     }
     for (size_t i = 0; i < s->n_worst; i++)
         json_array_append_new(worst, json_pack("{s:s, s:f, s:f}", "name", s->worst[i].name, "rmse",
                                                s->worst[i].rmse, "cosine", s->worst[i].cosine));
-    return json_pack("{s:s, s:i, s:f, s:f, s:f, s:o, s:o}", "mapping", "converter tables (GGUF -> HF)",
+    return json_pack("{s:s, s:i, s:f, s:f, s:f, s:o, s:o}", "mapping",
+                     o->arch_file ? "arch file (GGUF -> HF)" : "converter tables (GGUF -> HF)",
                      "tensors", (json_int_t)s->all.tensors, "parameters", s->all.n, "rmse",
-                     qerr_rmse(&s->all), "cosine", qerr_cosine(&s->all), "layers", layers, "worst",
+                     mf_error_rmse(&s->all), "cosine", mf_error_cosine(&s->all), "layers", layers, "worst",
                      worst);
 }
 
@@ -181,15 +182,39 @@ static int run_diff(const cli_args *args)
     }
     /* an HF directory against a GGUF: names and layouts through the
      * converter, values dequantized, a model-level summary first */
-    int g = qerr_gguf_side(a, b);
+    mf_format fa = mf_model_format(a), fb = mf_model_format(b);
+    int g = fa == MF_FMT_HF_DIR && fb == MF_FMT_GGUF ? 1 : fa == MF_FMT_GGUF && fb == MF_FMT_HF_DIR ? 0 : -1;
+    const char *arch_file = cli_get(args, "--arch-file");
+    if (arch_file && (g < 0 || meta_only || cli_has(args, "--no-map") || !strcmp(p[g], "-"))) {
+        rc = cli_usage_error("diff", "--arch-file maps the names of a GGUF file against an HF directory "
+                                     "(not with --no-map or --metadata-only)");
+        goto out;
+    }
     if (g >= 0 && !meta_only && !cli_has(args, "--no-map") && strcmp(p[g], "-")) {
         mf_status ms;
         mf_status_init(&ms);
-        if (qerr_map_gguf_side(p[g], NULL, g ? &b : &a, &ms) == 0) {
+        mf_model *mapped = NULL;
+        if (!(o.sum = mf_error_report_new(false))) {
+            mf_status_fail(&st, MF_ERR_NOMEM, "out of memory");
+            rc = cli_report(&st);
+            goto out;
+        }
+        mf_convert_hf_opts ho; /* read through the converter as it streams, F32 */
+        mf_convert_hf_opts_init(&ho);
+        ho.dtype = MF_F32;
+        ho.arch_file = arch_file;
+        if (mf_open_gguf_as_hf(p[g], &ho, &mapped, &ms) == 0) {
+            mf_close(g ? b : a);
+            *(g ? &b : &a) = mapped;
             o.mapped = true;
+            o.arch_file = arch_file != NULL;
             tensors_only = true; /* config.json and GGUF keys have nothing in common */
             if (!o.json && !cli_quiet && !(o.out = open_memstream(&rows_text, &rows_len)))
                 o.out = stdout;
+        } else if (arch_file) { /* with --arch-file a failure is the answer, not plain names */
+            rc = cli_report(&ms);
+            mf_status_clear(&ms);
+            goto out;
         } else {
             fprintf(stderr, "mfmt diff: note: %s not mapped through the converter (%s); names "
                             "compared as they are\n", p[g], ms.msg);
@@ -254,7 +279,7 @@ out:
     if (o.out && o.out != stdout)
         fclose(o.out);
     free(rows_text);
-    qerr_free(&o.sum);
+    mf_error_report_free(o.sum);
     mf_close(a);
     mf_close(b);
     mf_status_clear(&st);
@@ -268,6 +293,8 @@ static const cli_opt opts[] = {
     {"--tensors-only", NULL, NULL, "compare the tensors only"},
     {"--no-map", NULL, NULL, "an HF directory and a GGUF: compare names as they are, not through "
                              "the converter's tables"},
+    {"--arch-file", NULL, "FILE", "an HF directory and a GGUF: map names through the architecture described by "
+                                  "FILE (doc/arch-file.md, as convert --arch-file) instead of the built-in tables"},
     CLI_OPT_QUIET("print nothing (unless --json); the exit status says whether they differ"),
     {0},
 };

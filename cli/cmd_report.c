@@ -106,7 +106,7 @@ static int tally(report *r)
         r->params += n;
         r->tensor_bytes += b;
         char layer[128];
-        cli_layer_of(mf_tensor_name(t), layer, sizeof(layer));
+        mf_layer_of(mf_tensor_name(t), layer, sizeof(layer));
         layer_row *l = layer_slot(r, layer[0] ? layer : "(outside the layers)");
         if (!l)
             return -1;
@@ -442,7 +442,7 @@ static int run_report(const cli_args *a)
         rc = EXIT_USAGE;
         goto done;
     }
-    if (r.against.path && (rc = report_against_run(r.path, r.m, &r.against)) != EXIT_FINE)
+    if (r.against.path && (rc = report_against_run(r.path, &r.against)) != EXIT_FINE)
         goto done;
     if (!cli_has(a, "--no-scan")) {
         r.scanned = true;

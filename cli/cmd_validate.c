@@ -100,8 +100,10 @@ static int validate_one(val_out *o, const char *path)
             cli_report_to(stdout, &st);
         printf("%s: INVALID, the weights do not match config.json (load report above)\n", path);
     } else if (refused) {
-        printf("%s: INVALID for llama.cpp (c392e509), %zu problem%s:\n", path, refused,
-               refused == 1 ? "" : "s");
+        const mf_value *arch = mf_meta_get(m, "general.architecture");
+        bool clip = arch && arch->type == MF_V_STR && !strcmp(arch->as.s.ptr, "clip"); /* an mmproj file */
+        printf("%s: INVALID for llama.cpp (%s), %zu problem%s:\n", path,
+               clip ? "libmtmd's clip loader, b10256" : "c392e509", refused, refused == 1 ? "" : "s");
         mf_llama_load_problems(m, print_problem, "llama.cpp would refuse it");
     } else {
         if (!o->quiet) {

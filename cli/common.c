@@ -758,19 +758,3 @@ void cli_print_notes(FILE *f, const mf_model *m, const char *warn_prefix, const 
     print_notes_of(f, m, false, warn_prefix, verbose);
     print_notes_of(f, m, true, info_prefix, verbose);
 }
-
-void cli_layer_of(const char *name, char *out, size_t cap)
-{
-    out[0] = 0;
-    for (const char *p = name; *p; p++) {
-        if (p != name && p[-1] != '.')
-            continue;
-        const char *e = p;
-        while (*e >= '0' && *e <= '9')
-            e++;
-        if (e > p && (*e == '.' || !*e)) {
-            snprintf(out, cap, "%.*s", (int)(e - name), name);
-            return;
-        }
-    }
-}

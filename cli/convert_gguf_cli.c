@@ -5,89 +5,70 @@
 
 #include <unistd.h>
 
-static void print_note(void *user, const char *msg)
+void cli_convert_note(void *user, const char *msg)
 {
     (void)user;
     if (!cli_quiet)
         fprintf(stderr, "mfmt: note: %s\n", msg);
 }
 
-static void count_shard(void *user, size_t no, size_t n_files, size_t first, size_t n, uint64_t bytes)
+int cli_convert_layout(const char *layout, int *out)
 {
-    (void)no, (void)first, (void)n, (void)bytes;
-    *(size_t *)user = n_files;
+    *out = MF_CONVERT_LAYOUT_C392E50;
+    if (layout && !strcmp(layout, "2026-02"))
+        *out = MF_CONVERT_LAYOUT_2026_02;
+    else if (layout && strcmp(layout, "c392e50"))
+        return cli_usage_error("convert", "--layout %s: c392e50 or 2026-02", layout), -1;
+    return 0;
 }
 
 /* --split-max-size / --split-max-tensors: the file written, split as
- * llama-gguf-split splits (mf_gguf_split) into PATH-0000i-of-0000n.gguf, then
- * removed. A plan of one file leaves the file as it is (GGUFWriter writes
- * one shard under the plain name). */
+ * llama-gguf-split splits (mf_gguf_split_written). */
 static int split_written(const char *path, const cli_gguf_out *g, mf_status *st)
 {
-    mf_model *m = NULL;
-    if (mf_open(path, NULL, &m, st))
-        return -1;
-    mf_split_opts so;
-    mf_split_opts_init(&so);
-    so.max_bytes = g->split_max_size;
-    so.max_tensors = g->split_max_tensors;
-    so.dry_run = true;
     size_t n_files = 0;
-    so.on_shard = count_shard;
-    so.on_shard_user = &n_files;
-    char prefix[4200];
-    size_t n = strlen(path);
-    snprintf(prefix, sizeof(prefix), "%.*s", (int)(n > 5 && !strcmp(path + n - 5, ".gguf") ? n - 5 : n), path);
-    int rc = mf_gguf_split(m, prefix, &so, NULL, st);
-    if (rc == 0 && n_files > 1) {
-        so.dry_run = false;
-        so.on_shard = NULL;
-        rc = mf_gguf_split(m, prefix, &so, &n_files, st);
+    if (mf_gguf_split_written(path, g->split_max_size, g->split_max_tensors, &n_files, st))
+        return -1;
+    if (n_files > 1 && !cli_quiet) {
+        size_t n = strlen(path);
+        int keep = (int)(n > 5 && !strcmp(path + n - 5, ".gguf") ? n - 5 : n);
+        fprintf(stderr, "mfmt: split into %zu files %.*s-00001-of-%05zu.gguf ...\n", n_files, keep,
+                path, n_files);
     }
-    mf_close(m);
-    if (rc == 0 && n_files > 1) {
-        if (unlink(path))
-            return mf_status_fail(st, MF_ERR_IO, "%s: cannot remove after splitting", path);
-        if (!cli_quiet)
-            fprintf(stderr, "mfmt: split into %zu files %s-00001-of-%05zu.gguf ...\n", n_files, prefix,
-                    n_files);
-    }
-    return rc;
+    return 0;
+}
+
+int cli_gguf_opts(mf_convert_gguf_opts *o, const char *type, const char *layout, int threads,
+                  cli_progress *prog, char *written, size_t cap)
+{
+    mf_convert_gguf_opts_init(o);
+    if (cli_convert_layout(layout, &o->layout))
+        return -1;
+    cli_progress_start(prog, "converting", 0);
+    o->type = type;
+    o->threads = threads;
+    o->progress = cli_progress_cb;
+    o->progress_user = prog;
+    o->note = cli_convert_note;
+    written[0] = 0;
+    o->out_path = written;
+    o->out_path_cap = cap;
+    return 0;
 }
 
 int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, const char *layout,
                             int threads, const cli_gguf_out *g)
 {
-    return cli_convert_weights_to_gguf(in, NULL, out, type, layout, threads, g);
-}
-
-int cli_convert_weights_to_gguf(const char *in, const mf_model *weights, const char *out,
-                                const char *type, const char *layout, int threads,
-                                const cli_gguf_out *g)
-{
-    int lay = MF_CONVERT_LAYOUT_C392E50;
-    if (layout && !strcmp(layout, "2026-02"))
-        lay = MF_CONVERT_LAYOUT_2026_02;
-    else if (layout && strcmp(layout, "c392e50"))
-        return cli_usage_error("convert", "--layout %s: c392e50 or 2026-02", layout);
-    cli_progress prog;
-    cli_progress_start(&prog, "converting", 0);
     mf_convert_gguf_opts o;
-    mf_convert_gguf_opts_init(&o);
-    o.type = type;
-    o.threads = threads;
-    o.layout = lay;
-    o.progress = cli_progress_cb;
-    o.progress_user = &prog;
-    o.note = print_note;
-    o.weights = weights;
-    char written[4200] = "";
-    o.out_path = written;
-    o.out_path_cap = sizeof(written);
+    cli_progress prog;
+    char written[4200];
+    if (cli_gguf_opts(&o, type, layout, threads, &prog, written, sizeof(written)))
+        return EXIT_USAGE;
     if (g) {
         o.model_name = g->model_name;
         o.metadata_override = g->metadata;
         o.vocab_only = g->vocab_only;
+        o.mmproj = g->mmproj;
         o.arch_file = g->arch_file;
     }
     mf_status st;

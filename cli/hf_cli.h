@@ -16,6 +16,7 @@ json_t *cli_hf_load_report_json(const mf_model *m, mf_status *st);
 typedef struct cli_gguf_out {
     const char *model_name, *metadata; /* --model-name, --metadata FILE */
     bool vocab_only;                   /* --vocab-only */
+    bool mmproj;                       /* --mmproj */
     uint64_t split_max_size, split_max_tensors; /* 0: one file */
     const char *arch_file;             /* --arch-file FAMILY.json */
 } cli_gguf_out;
@@ -24,14 +25,9 @@ typedef struct cli_gguf_out {
  * the default. g may be NULL (no converter flags). */
 int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, const char *layout,
                             int threads, const cli_gguf_out *g);
-/* The same with the tensors of an open model (IN gives config.json and the
- * tokenizer): a training checkpoint's merge in one pass. */
-int cli_convert_weights_to_gguf(const char *in, const mf_model *weights, const char *out,
-                                const char *type, const char *layout, int threads,
-                                const cli_gguf_out *g);
-
 /* mfmt convert of any other model (a training checkpoint above all) to a
- * Hugging Face directory or, through one, to GGUF (convert_ckpt_cli.c). */
+ * Hugging Face directory or, through one, to GGUF; an MLX directory to GGUF
+ * (convert_ckpt_cli.c, over mf_convert_model_to_hf_dir / _to_gguf). */
 typedef struct cli_ckpt_opts {
     unsigned flags;           /* MF_OPEN_TRAIN_* */
     const char *config;       /* --config FILE */
@@ -40,19 +36,18 @@ typedef struct cli_ckpt_opts {
     uint64_t max_shard_size;  /* 0: 5GB */
     int threads;              /* --threads: copying the merge's partitions */
 } cli_ckpt_opts;
-/* Removes a directory of plain files (a temporary conversion) and them. */
-void cli_remove_flat_dir(const char *dir);
+/* The converter's options for --type, --layout, --threads: a progress bar
+ * started in prog, notes printed, the path written into written (cap
+ * bytes). -1 (the usage error printed) for a bad --layout. */
+int cli_gguf_opts(mf_convert_gguf_opts *o, const char *type, const char *layout, int threads,
+                  cli_progress *prog, char *written, size_t cap);
+/* The converter's notes (mf_convert_gguf_opts.note): "mfmt: note: ..." on
+ * stderr unless -q. */
+void cli_convert_note(void *user, const char *msg);
 int cli_convert_model_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o);
-/* Fills a directory that appears as OUT whole or not at all (written as
- * OUT.tmp.XXXXXX, renamed when fill returns 0; OUT must be absent or
- * empty). fill gets the staging directory and the name to show. */
-typedef int (*cli_fill_dir_fn)(void *ctx, const char *dir, const char *shown);
-int cli_write_dir_staged(const char *out, cli_fill_dir_fn fill, void *ctx);
-/* A pre-quantized Hugging Face directory (quantization_config) to a plain
- * float one: the weights dequantized, quantization_config removed from
- * config.json, the other files copied (convert_prequant_cli.c). */
-bool cli_is_prequant_dir(const char *in);
-int cli_convert_prequant_to_hf_dir(const char *in, const char *out, const cli_ckpt_opts *o);
-int cli_convert_model_to_gguf(const char *in, const char *out, const char *type, int threads,
-                              const cli_ckpt_opts *o);
+int cli_convert_model_to_gguf(const char *in, const char *out, const char *type,
+                              const char *layout, int threads, const cli_ckpt_opts *o);
+/* --layout's value as MF_CONVERT_LAYOUT_* (NULL: the default); prints the
+ * usage error and returns -1 for another. */
+int cli_convert_layout(const char *layout, int *out);
 #endif

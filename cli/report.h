@@ -4,7 +4,6 @@
 #ifndef MF_REPORT_H
 #define MF_REPORT_H
 #include "cli.h"
-#include "qerr.h"
 
 enum { REPORT_MAX_TYPES = 64, REPORT_MAX_CTX = 5, REPORT_N_KV = 2 };
 
@@ -27,19 +26,17 @@ typedef struct report_mem {
     size_t n_rows;
 } report_mem;
 
-/* --against ORIGINAL: mf_diff(ORIGINAL, MODEL) summed (qerr). */
+/* --against ORIGINAL: mf_diff(ORIGINAL, MODEL) summed (mf_error_against). */
 typedef struct report_against {
     const char *path;
-    bool mapped;            /* through the converter's tables */
-    qerr_sum sum;
-    size_t only_ref, only_model, shape, incomparable;
+    mf_error_report *r;
 } report_against;
 
 /* Fills mem for PATH; a model the estimate cannot read is no error (the
  * page says why). -1 only when out of memory. */
 int report_memory(const char *path, report_mem *mem);
-/* Compares MODEL (open as m, at path) with a->path; the exit status. */
-int report_against_run(const char *path, const mf_model *m, report_against *a);
+/* Compares MODEL (at path) with a->path; the exit status. */
+int report_against_run(const char *path, report_against *a);
 void report_against_free(report_against *a);
 
 /* HTML sections and their JSON (put_text: character data / attribute). */

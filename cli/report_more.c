@@ -1,7 +1,7 @@
 /* report_more.c - mfmt report's memory table (mf_estimate_path at a few
  * context lengths, per KV cache type) and --against ORIGINAL (mf_diff of
  * the original against the model, one tensor pair in memory at a time,
- * summed per tensor and per layer by qerr.c). */
+ * summed per tensor and per layer by the library's mf_error_against). */
 #include "report.h"
 
 #include <math.h>
@@ -169,114 +169,72 @@ void report_memory_html(FILE *f, const report_mem *mem)
 
 /* ------------------------------------------------------------ --against */
 
-typedef struct against_ctx {
-    report_against *a;
-    const mf_model *ref;
-    mf_status *st;
-} against_ctx;
-
-static int against_row(void *user, const mf_diff_row *r)
-{
-    against_ctx *c = user;
-    switch (r->kind) {
-    case MF_DIFF_ONLY_A: c->a->only_ref++; return 0;
-    case MF_DIFF_ONLY_B: c->a->only_model++; return 0;
-    case MF_DIFF_SHAPE: c->a->shape++; return 0;
-    case MF_DIFF_INCOMPARABLE: c->a->incomparable++; return 0;
-    default: break;
-    }
-    double rms = 0; /* equal bytes: mf_diff read no values, the SNR needs A's energy */
-    if (r->kind == MF_DIFF_SAME_BYTES && qerr_tensor_rms(c->ref, r->a, &rms, c->st))
-        return -1;
-    if (qerr_add(&c->a->sum, r, rms))
-        return mf_status_fail(c->st, MF_ERR_NOMEM, "out of memory");
-    return 0;
-}
-
-int report_against_run(const char *path, const mf_model *m, report_against *a)
+int report_against_run(const char *path, report_against *a)
 {
     mf_status st;
     mf_status_init(&st);
-    mf_model *ref = NULL, *mapped = NULL;
-    const mf_model *cmp = m;
+    const char *model = cli_input_path(path, &st), *model_copy = NULL, *orig = NULL;
     int rc = EXIT_FINE;
-    a->sum.keep_tensors = true;
-    if (cli_open(a->path, 0, false, &ref, &st))
-        goto fail;
-    /* an HF directory and a GGUF: the GGUF read back through the converter */
-    int g = qerr_gguf_side(ref, m);
-    if (g == 1 && qerr_map_gguf_side(path, NULL, &mapped, &st))
-        goto fail;
-    if (g == 0 && qerr_map_gguf_side(a->path, NULL, &ref, &st))
-        goto fail;
-    if (g == 1)
-        cmp = mapped;
-    a->mapped = g >= 0;
-    against_ctx c = {a, ref, &st};
-    if (mf_diff(ref, cmp, against_row, &c, &st))
-        goto fail;
-    if (a->sum.all.tensors == 0) {
-        fprintf(stderr, "mfmt report: no tensor of %s has a counterpart of its shape in %s\n", path,
-                a->path);
-        rc = EXIT_BAD_INPUT;
-    }
-    goto out;
-fail:
-    rc = cli_report(&st);
-out:
-    mf_close(mapped);
-    mf_close(ref);
+    /* cli_input_path's answer may be overwritten by its next call */
+    if (model && !(model_copy = strdup(model)))
+        mf_status_fail(&st, MF_ERR_NOMEM, "out of memory");
+    if (model_copy)
+        orig = cli_input_path(a->path, &st);
+    if (!orig || mf_error_against(model_copy, orig, NULL, &a->r, &st))
+        rc = cli_report(&st);
+    free((void *)model_copy);
     mf_status_clear(&st);
     return rc;
 }
 
 void report_against_free(report_against *a)
 {
-    qerr_free(&a->sum);
+    mf_error_report_free(a->r);
+    a->r = NULL;
 }
 
 /* The model's dtype; a GGUF read back through the converter is F32 by then
  * (its own types are in the page's type table). */
-static const char *model_dtype(const report_against *a, const qerr_tensor *t)
+static const char *model_dtype(const report_against *a, const mf_error_tensor *t)
 {
-    return a->mapped && t->model == MF_F32 ? "dequantized" : mf_dtype_name(t->model);
+    return a->r->mapped && t->model == MF_F32 ? "dequantized" : mf_dtype_name(t->model);
 }
 
-static json_t *acc_json(const qerr_acc *q)
+static json_t *acc_json(const mf_error_acc *q)
 {
     return json_pack("{s:I, s:I, s:f, s:o, s:o, s:f}", "tensors_compared", (json_int_t)q->tensors,
-                     "parameters", (json_int_t)q->n, "rmse", qerr_rmse(q), "rel_error",
-                     json_num(qerr_rel(q)), "snr_db", json_num(qerr_snr_db(q)), "cosine",
-                     qerr_cosine(q));
+                     "parameters", (json_int_t)q->n, "rmse", mf_error_rmse(q), "rel_error",
+                     json_num(mf_error_rel(q)), "snr_db", json_num(mf_error_snr_db(q)), "cosine",
+                     mf_error_cosine(q));
 }
 
 json_t *report_against_json(const report_against *a)
 {
-    const qerr_sum *s = &a->sum;
+    const mf_error_report *s = a->r;
     json_t *o = acc_json(&s->all), *layers = json_array(), *tensors = json_array();
     json_object_set_new(o, "original", json_string(a->path));
-    json_object_set_new(o, "mapping", json_string(a->mapped ? "converter tables (GGUF -> HF)"
+    json_object_set_new(o, "mapping", json_string(s->mapped ? "converter tables (GGUF -> HF)"
                                                             : "names as they are"));
-    json_object_set_new(o, "only_original", json_integer((json_int_t)a->only_ref));
-    json_object_set_new(o, "only_model", json_integer((json_int_t)a->only_model));
-    json_object_set_new(o, "shape_mismatch", json_integer((json_int_t)a->shape));
-    json_object_set_new(o, "incomparable", json_integer((json_int_t)a->incomparable));
+    json_object_set_new(o, "only_original", json_integer((json_int_t)s->only_original));
+    json_object_set_new(o, "only_model", json_integer((json_int_t)s->only_model));
+    json_object_set_new(o, "shape_mismatch", json_integer((json_int_t)s->shape_mismatch));
+    json_object_set_new(o, "incomparable", json_integer((json_int_t)s->incomparable));
     for (size_t i = 0; i < s->n_layers; i++) {
         json_t *l = acc_json(&s->layers[i].acc);
         json_object_set_new(l, "layer", json_string(s->layers[i].name));
         json_array_append_new(layers, l);
     }
     for (size_t i = 0; i < s->n_tensors; i++) {
-        const qerr_tensor *t = &s->tensors[i];
-        qerr_acc q = {.n = t->n, .sum_sq = t->n * t->rmse * t->rmse,
+        const mf_error_tensor *t = &s->tensors[i];
+        mf_error_acc q = {.n = t->n, .sum_sq = t->n * t->rmse * t->rmse,
                       .sum_ref_sq = t->n * t->rms_ref * t->rms_ref};
         json_array_append_new(tensors, json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:o, s:o, s:f}",
                                                  "name", t->name, "dtype_original",
-                                                 mf_dtype_name(t->ref), "dtype_model",
+                                                 mf_dtype_name(t->original), "dtype_model",
                                                  model_dtype(a, t), "n", (json_int_t)t->n, "rmse", t->rmse,
                                                  "max_abs", t->max_abs, "rel_error",
-                                                 json_num(qerr_rel(&q)), "snr_db",
-                                                 json_num(qerr_snr_db(&q)), "cosine", t->cosine));
+                                                 json_num(mf_error_rel(&q)), "snr_db",
+                                                 json_num(mf_error_snr_db(&q)), "cosine", t->cosine));
     }
     json_object_set_new(o, "layers", layers);
     json_object_set_new(o, "tensors", tensors);
@@ -293,12 +251,12 @@ static void put_snr(FILE *f, double snr)
 
 /* One bar per layer: its SNR in dB (longer is closer to the original),
  * scaled to the largest finite one; an exact layer gets the full bar. */
-static void against_bars(FILE *f, const qerr_sum *s)
+static void against_bars(FILE *f, const mf_error_report *s)
 {
     const double label = 230, bar = 460, h = 16, gap = 4;
     double maxdb = 1;
     for (size_t i = 0; i < s->n_layers; i++) {
-        double d = qerr_snr_db(&s->layers[i].acc);
+        double d = mf_error_snr_db(&s->layers[i].acc);
         if (isfinite(d) && d > maxdb)
             maxdb = d;
     }
@@ -306,8 +264,8 @@ static void against_bars(FILE *f, const qerr_sum *s)
                "aria-label=\"error per layer\" font-size=\"11\" font-family=\"sans-serif\">\n",
             label + bar + 260, (double)s->n_layers * (h + gap) + gap);
     for (size_t i = 0; i < s->n_layers; i++) {
-        const qerr_layer *l = &s->layers[i];
-        double y = gap + (double)i * (h + gap), d = qerr_snr_db(&l->acc);
+        const mf_error_layer *l = &s->layers[i];
+        double y = gap + (double)i * (h + gap), d = mf_error_snr_db(&l->acc);
         double w = isfinite(d) ? bar * fmax(d, 0) / maxdb : d > 0 ? bar : 0;
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", label - 6, y + h - 4);
         report_put_text(f, l->name);
@@ -316,25 +274,25 @@ static void against_bars(FILE *f, const qerr_sum *s)
         put_snr(f, d);
         fprintf(f, "</title></rect><text x=\"%.2f\" y=\"%.1f\">", label + w + 6, y + h - 4);
         put_snr(f, d);
-        fprintf(f, ", rmse %.4g, cosine %.6f</text>\n", qerr_rmse(&l->acc), qerr_cosine(&l->acc));
+        fprintf(f, ", rmse %.4g, cosine %.6f</text>\n", mf_error_rmse(&l->acc), mf_error_cosine(&l->acc));
     }
     fputs("</svg>\n", f);
 }
 
 static void against_table(FILE *f, const report_against *a)
 {
-    const qerr_sum *s = &a->sum;
+    const mf_error_report *s = a->r;
     fputs("<table class=\"qerr\"><tr><th>tensor</th><th>original</th><th>model</th><th>elements</th>"
           "<th>RMSE</th><th>max |err|</th><th>rel. error</th><th>SNR</th><th>cosine</th></tr>\n", f);
     for (size_t i = 0; i < s->n_tensors; i++) {
-        const qerr_tensor *t = &s->tensors[i];
-        qerr_acc q = {.n = t->n, .sum_sq = t->n * t->rmse * t->rmse,
+        const mf_error_tensor *t = &s->tensors[i];
+        mf_error_acc q = {.n = t->n, .sum_sq = t->n * t->rmse * t->rmse,
                       .sum_ref_sq = t->n * t->rms_ref * t->rms_ref};
         fputs("<tr><td>", f);
         report_put_text(f, t->name);
         fprintf(f, "</td><td>%s</td><td>%s</td><td>%.0f</td><td>%.4g</td><td>%.4g</td><td>%.4g</td><td>",
-                mf_dtype_name(t->ref), model_dtype(a, t), t->n, t->rmse, t->max_abs, qerr_rel(&q));
-        put_snr(f, qerr_snr_db(&q));
+                mf_dtype_name(t->original), model_dtype(a, t), t->n, t->rmse, t->max_abs, mf_error_rel(&q));
+        put_snr(f, mf_error_snr_db(&q));
         fprintf(f, "</td><td>%.6f</td></tr>\n", t->cosine);
     }
     fputs("</table>\n", f);
@@ -342,18 +300,19 @@ static void against_table(FILE *f, const report_against *a)
 
 void report_against_html(FILE *f, const report_against *a)
 {
-    const qerr_sum *s = &a->sum;
+    const mf_error_report *s = a->r;
     fputs("<section id=\"against\"><h2>Error against the original</h2>\n<p>Original: <code>", f);
     report_put_text(f, a->path);
     fprintf(f, "</code> (%s). %zu tensors compared, %.0f parameters: weighted RMSE %.4g, relative "
                "error %.4g, SNR ",
-            a->mapped ? "names through the converter's tables, values dequantized" : "names as they are",
-            s->all.tensors, s->all.n, qerr_rmse(&s->all), qerr_rel(&s->all));
-    put_snr(f, qerr_snr_db(&s->all));
-    fprintf(f, ", mean cosine %.6f.", qerr_cosine(&s->all));
-    if (a->only_ref + a->only_model + a->shape + a->incomparable)
+            s->mapped ? "names through the converter's tables, values dequantized" : "names as they are",
+            s->all.tensors, s->all.n, mf_error_rmse(&s->all), mf_error_rel(&s->all));
+    put_snr(f, mf_error_snr_db(&s->all));
+    fprintf(f, ", mean cosine %.6f.", mf_error_cosine(&s->all));
+    if (s->only_original + s->only_model + s->shape_mismatch + s->incomparable)
         fprintf(f, " Not compared: %zu only in the original, %zu only in the model, %zu of another "
-                   "shape, %zu not numeric.", a->only_ref, a->only_model, a->shape, a->incomparable);
+                   "shape, %zu not numeric.", s->only_original, s->only_model, s->shape_mismatch,
+                s->incomparable);
     fputs("</p>\n<h3>Per layer: signal to noise (longer is closer)</h3>\n", f);
     against_bars(f, s);
     fputs("<h3>Per tensor</h3>\n", f);

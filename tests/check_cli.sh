@@ -279,8 +279,14 @@ l8=tests/data/mlx/models/llama8-f32
   ok || bad "convert --mlx: $(cat "$tmp/out")"
 lt=../shared/corpus/hf-dir/llama-tiny
 if [ -d "$lt" ]; then
-  "$mfmt" convert -q "$lt" "$tmp/mlxt" --mlx --quantize && "$mfmt" convert -q "$tmp/mlxt" "$tmp/mlxt.gguf" >"$tmp/out" 2>&1 &&
-    [ -s "$tmp/mlxt.gguf" ] && [ -z "$(ls -d "$tmp"/mlxt.gguf.mlx.* 2>/dev/null)" ] && ok || bad "MLX -> GGUF: $(cat "$tmp/out")"
+  # the bytes llama.cpp's converter writes from the dequantized directory
+  # (tests/data/mlx/gguf_e2e/ref.tsv): general.name comes from the MLX
+  # directory's name, so it is named like the source
+  want=$(awk '$1 == "deq" && $2 == "llama-tiny" && $3 == "f16" {print $4}' tests/data/mlx/gguf_e2e/ref.tsv)
+  mkdir -p "$tmp/mlxq" && "$mfmt" convert -q "$lt" "$tmp/mlxq/llama-tiny" --mlx --q-bits 4 --q-group-size 32 &&
+    "$mfmt" convert -q "$tmp/mlxq/llama-tiny" "$tmp/mlxt.gguf" --type f16 >"$tmp/out" 2>&1 &&
+    [ "$(sha256sum <"$tmp/mlxt.gguf" | cut -c1-64)" = "$want" ] &&
+    [ -z "$(ls -d "$tmp"/mlxt.gguf.mlx.* 2>/dev/null)" ] && ok || bad "MLX -> GGUF: $(cat "$tmp/out")"
 else
   echo "SKIP cli: MLX -> GGUF needs $lt"
 fi
@@ -439,6 +445,29 @@ if [ -d ../shared/corpus/hf-dir/llama-tiny ] && [ -f ../shared/convert-ref/llama
     ok || bad "report --against HF_DIR needed a temporary directory: $(tail -n 3 "$tmp/out")"
 else
   echo "SKIP diff HF_DIR model.gguf: no ../shared/corpus/hf-dir or convert-ref"
+fi
+
+# diff --arch-file: Grok is in no built-in table, so its names map only
+# through tests/data/arch/grok.json's rows (as convert --arch-file); the
+# GGUFs are llama.cpp's converter's (tests/data/arch_ref/README.md)
+ar=tests/data/arch_ref
+if [ -d "$ar/dirs/grok-tiny" ]; then
+  "$mfmt" diff "$ar/dirs/grok-tiny" "$ar/grok-tiny-f16.gguf" >"$tmp/out" 2>&1
+  [ $? = 1 ] && grep -q "not mapped through the converter" "$tmp/out" && ok || bad "diff of grok without --arch-file was mapped"
+  "$mfmt" diff --arch-file tests/data/arch/grok.json "$ar/dirs/grok-tiny" "$ar/grok-tiny-f16.gguf" >"$tmp/out" 2>&1 &&
+    head -n 1 "$tmp/out" | grep -q "through the arch file's rows: 45 tensors compared, 64032 parameters; weighted RMSE 0, mean cosine 1.000000000" &&
+    grep -q "^0 same bytes, 45 same values in another dtype, 0 differ, 0 shape mismatches, 0 only in A, 0 only in B" "$tmp/out" &&
+    ok || bad "diff --arch-file grok f16: $(head -n 2 "$tmp/out")"
+  "$mfmt" diff --arch-file tests/data/arch/grok.json --json "$ar/grok-tiny-q8_0.gguf" "$ar/dirs/grok-tiny" >"$tmp/out" 2>&1
+  [ $? = 1 ] && grep -q '"mapping": "arch file (GGUF -> HF)"' "$tmp/out" && grep -q '"tensors": 45,' "$tmp/out" && ok ||
+    bad "diff --arch-file grok q8_0 (GGUF first): $(head -c 300 "$tmp/out")"
+  "$mfmt" diff --arch-file tests/data/arch/llama.json "$ar/dirs/grok-tiny" "$ar/grok-tiny-f16.gguf" >"$tmp/out" 2>&1
+  [ $? = 2 ] && grep -q 'general.architecture is "grok"' "$tmp/out" && ! grep -q "^model:" "$tmp/out" && ok ||
+    bad "diff --arch-file of another family is not refused: $(head -c 300 "$tmp/out")"
+  "$mfmt" diff --arch-file tests/data/arch/grok.json --no-map "$ar/dirs/grok-tiny" "$ar/grok-tiny-f16.gguf" >/dev/null 2>&1
+  [ $? = 2 ] && ok || bad "diff --arch-file --no-map is not a usage error"
+else
+  echo "SKIP diff --arch-file: no tests/data/arch_ref/dirs/grok-tiny"
 fi
 
 # report: one self-contained HTML page (tests/report_check.py: well-formed,

@@ -331,6 +331,75 @@ static void plamo(const char *shared)
     remove(out);
 }
 
+/* Qwen v1: QWenTokenizer asserts 151643 ranks, so its directory (seeded,
+ * made by tests/data/arch_remote/make_dirs.py --large) is too large to
+ * commit; the GGUFs are compared with the SHA-256 of llama.cpp's outputs
+ * (tests/data/arch_remote/README.md), the tokenizer file must come back
+ * as it was. */
+static void qwen_v1(const char *shared)
+{
+    static const char tt_sha[] = "31f88f58ad85e8aa267a25be01ea69ebc8e91ac1bb6d82ca05a4148b0b264dbf";
+    static const char st_sha[] = "8f5c35b5dfb92048c8c35da818d14d028b86421d04d798101385f9c3fbe66a13";
+    static const struct { const char *type, *sha; } refs[] = {
+        {"f16", "93baed6aac8c0d94ba0af17024df9391673674d1024cfc36cdd90d72fc4ad7ae"},
+        {"q8_0", "700852356034c083afab9bd48d0cdb17fbc3be121134c215fa53f5e2120e1937"},
+        {"Q4_K_M", "6491dd622a584e15fb139553dede355a92d51f65245f921eec7024a61cd1f5a6"}, /* llama-quantize's */
+    };
+    const char *file = "tests/data/arch/qwen.json";
+    char root[300], dir[400], cmd[1400], log[400], msg[4096], out[500], hf[500], again[500], hex[129];
+    snprintf(root, sizeof(root), "%s/remote", tmp);
+    snprintf(dir, sizeof(dir), "%s/qwen-tiny", root);
+    snprintf(log, sizeof(log), "%s/make-remote.log", tmp);
+    snprintf(cmd, sizeof(cmd), "/usr/bin/python3 tests/data/arch_remote/make_dirs.py --large '%s' '%s'", shared, root);
+    if (tl_run_cmd(cmd, log, msg, sizeof(msg)) != 0) {
+        TL_SKIP("Qwen v1: its directory could not be made here (python3 with numpy): %.200s", msg);
+        return;
+    }
+    static const char *const inputs[] = {"qwen.tiktoken", "model.safetensors"};
+    const char *want[] = {tt_sha, st_sha};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(out, sizeof(out), "%s/%s", dir, inputs[i]);
+        size_t n;
+        uint8_t *b = tl_read_file(out, &n);
+        tl_sha256_hex(b, n, hex);
+        free(b);
+        CHECKF(!strcmp(hex, want[i]), "Qwen v1: make_dirs.py made another %s (%s)", inputs[i], hex);
+    }
+    for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+        snprintf(out, sizeof(out), "%s/qwen-%s.gguf", tmp, refs[i].type);
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(to_gguf(dir, out, file, refs[i].type, &st) == 0, "Qwen v1 %s: %s", refs[i].type,
+               mf_status_message(&st, 0));
+        mf_status_clear(&st);
+        size_t n;
+        uint8_t *b = tl_read_file(out, &n);
+        tl_sha256_hex(b, n, hex);
+        free(b);
+        CHECKF(!strcmp(hex, refs[i].sha), "Qwen v1 %s: not llama.cpp's bytes (%s)", refs[i].type, hex);
+        if (i)
+            remove(out);
+    }
+    snprintf(out, sizeof(out), "%s/qwen-f16.gguf", tmp);
+    snprintf(hf, sizeof(hf), "%s/qwen-back", tmp);
+    mkdir(hf, 0755);
+    snprintf(hf + strlen(hf), sizeof(hf) - strlen(hf), "/qwen-tiny");
+    snprintf(again, sizeof(again), "%s/qwen-again.gguf", tmp);
+    CHECK(to_hf(out, hf, file, NULL) == 0);
+    char a[600], b2[600];
+    snprintf(a, sizeof(a), "%s/qwen.tiktoken", hf);
+    snprintf(b2, sizeof(b2), "%s/qwen.tiktoken", dir);
+    CHECKF(same_file(a, b2), "Qwen v1: GGUF -> HF does not give qwen.tiktoken back");
+    CHECKF(to_gguf(hf, again, file, "f16", NULL) == 0 && same_file(again, out),
+           "Qwen v1: HF -> GGUF -> HF -> GGUF is not byte-identical");
+    CHECKF(same_tensors(dir, hf), "Qwen v1: GGUF -> HF tensors differ from the source's");
+    rm_tree(root);
+    *strrchr(hf, '/') = 0;
+    rm_tree(hf);
+    remove(out);
+    remove(again);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof(tmp), "/tmp/mfmt-archfile-XXXXXX");
@@ -365,6 +434,47 @@ int main(void)
         mf_status_clear(&st);
         remove(q);
     }
+    /* ChatGLM3 (remote-code SentencePiece tokenizer read from its file):
+     * llama.cpp's converter run with a stand-in built from the files
+     * (tests/data/arch_remote/README.md) */
+    /* and GLM-4 (the same class, a tokenizer.json BPE vocabulary) */
+    static const char *const glm_names[] = {"chatglm3", "glm4"}, *const glm_types[] = {"f16", "q8_0"};
+    for (size_t g = 0; g < 2; g++) {
+        char dir[200], ref[200], q[400];
+        snprintf(dir, sizeof(dir), "tests/data/arch_remote/dirs/%s-tiny", glm_names[g]);
+        for (size_t i = 0; i < 2; i++) {
+            snprintf(ref, sizeof(ref), "tests/data/arch_remote/%s-tiny-%s.gguf", glm_names[g], glm_types[i]);
+            family(glm_names[g], dir, "tests/data/arch/chatglm.json", ref, glm_types[i], false,
+                   false); /* its rotary_pos_emb.inv_freq buffer is not in the GGUF */
+        }
+        snprintf(q, sizeof(q), "%s/%s-Q4_K_M.gguf", tmp, glm_names[g]);
+        snprintf(ref, sizeof(ref), "tests/data/arch_remote/%s-tiny-Q4_K_M.gguf", glm_names[g]);
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(to_gguf(dir, q, "tests/data/arch/chatglm.json", "Q4_K_M", &st) == 0 && same_file(q, ref),
+               "%s Q4_K_M in one pass is not llama-quantize's: %s", glm_names[g], mf_status_message(&st, 0));
+        mf_status_clear(&st);
+        remove(q);
+    }
+    /* RWKV6-Qwen2: a built-in table row (its reference beside the remote-code
+     * families': tests/data/arch_remote/README.md) */
+    static const char *const rq_types[] = {"f16", "q8_0", "Q4_K_M"};
+    for (size_t i = 0; i < 3; i++) {
+        char ref[200];
+        snprintf(ref, sizeof(ref), "tests/data/arch_remote/rwkv6qwen2-tiny-%s.gguf", rq_types[i]);
+        if (i < 2) {
+            family("rwkv6qwen2", "tests/data/arch_remote/dirs/rwkv6qwen2-tiny", NULL, ref, rq_types[i], false, i == 0);
+            continue;
+        }
+        char q[400];
+        snprintf(q, sizeof(q), "%s/rwkv6qwen2-Q4_K_M.gguf", tmp);
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(to_gguf("tests/data/arch_remote/dirs/rwkv6qwen2-tiny", q, NULL, "Q4_K_M", &st) == 0 && same_file(q, ref),
+               "rwkv6qwen2 Q4_K_M in one pass is not llama-quantize's: %s", mf_status_message(&st, 0));
+        mf_status_clear(&st);
+        remove(q);
+    }
     const char *shared = tl_shared_dir();
     if (!shared) {
         TL_SKIP("arch files of built-in families: no ../shared (convert-ref references)");
@@ -390,6 +500,7 @@ int main(void)
             {"gemma", "convert-ref-arch/dirs/gemma-tiny", "gemma", NULL, "Q4_K_M", false},
         };
         plamo(shared);
+        qwen_v1(shared);
         for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
             char dir[400], file[400], ref[400];
             snprintf(dir, sizeof(dir), "%s/%s", shared, fams[i].dir);

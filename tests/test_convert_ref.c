@@ -665,6 +665,59 @@ static void run_llama_quantize_current(const char *shared)
     json_decref(e);
 }
 
+/* The held-out hybrids (gen_hybrid_variants.py: Granite 4.0-H with experts,
+ * dense, by attn_layer_period and by attn_layer_indices; Falcon-H1) in one
+ * pass as Q4_K_M against llama-quantize b10256 on the 2026 converter's F16
+ * of them (tests/data/hf_new/llama_quantize_variants.json): the F16 the
+ * Q5_0 rounding is checked from is mfmt's, byte-identical to that
+ * converter's (hybrid_variants.json). */
+static void run_llama_quantize_variants(const char *shared)
+{
+    const char *py = python_with_numpy();
+    json_t *e = json_load_file("tests/data/hf_new/llama_quantize_variants.json", 0, NULL);
+    CHECKF(e != NULL, "tests/data/hf_new/llama_quantize_variants.json unreadable");
+    if (!py) {
+        TL_SKIP("llama-quantize b10256 of the hybrid variants: no python3 to generate them");
+        json_decref(e);
+        return;
+    }
+    char tmp[] = "/tmp/mfmt-convert-lqv-XXXXXX", cmd[8192];
+    CHECK(mkdtemp(tmp) != NULL);
+    snprintf(cmd, sizeof(cmd), "%s tests/data/hf_new/gen_hybrid_variants.py %s/convert-ref-new/dirs %s/dirs >/dev/null",
+             py, shared, tmp);
+    CHECKF(system(cmd) == 0, "%s failed", cmd);
+    const char *key;
+    json_t *v;
+    int same = 0, total = 0, q5 = 0;
+    json_object_foreach(json_object_get(e, "outputs"), key, v) {
+        const char *d = json_string_value(json_object_get(v, "dir")), *t = json_string_value(json_object_get(v, "type"));
+        char src[4400], out[4400], f16p[4400];
+        snprintf(src, sizeof(src), "%s/dirs/%s", tmp, d ? d : "?");
+        snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
+        snprintf(f16p, sizeof(f16p), "%s/%s-f16.gguf", tmp, d ? d : "?");
+        mf_status st;
+        mf_status_init(&st);
+        mf_model *m = NULL, *f16 = NULL;
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t, .layout = MF_CONVERT_LAYOUT_2026_02}, &st);
+        rc = rc ? rc : mf_convert_to_gguf(src, f16p, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16", .layout = MF_CONVERT_LAYOUT_2026_02}, &st);
+        rc = rc ? rc : mf_open(out, NULL, &m, &st) || mf_open(f16p, NULL, &f16, &st);
+        CHECKF(rc == 0, "%s: %s", key, st.msg);
+        mf_status_clear(&st);
+        int bad = rc ? 1 : match_record(out, m, f16, v, &q5);
+        total++;
+        same += bad == 0;
+        printf("llama-quantize b10256 %-22s %s %s\n", d, t, bad ? "DIFFERS" : "same keys, types and bytes (Q5_0: FMA-fused rounding)");
+        CHECKF(bad == 0, "%s as %s in one pass: %d differences from llama-quantize b10256", d, t, bad);
+        mf_close(m);
+        mf_close(f16);
+    }
+    printf("llama-quantize b10256, hybrid variants: %d of %d one-pass mixes match (%d Q5_0 tensors)\n", same, total, q5);
+    CHECK(total >= 5 && q5 > 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    CHECK(system(cmd) == 0);
+    json_decref(e);
+}
+
 /* The multimodal checkpoint layouts the 2026 converter takes a text model
  * from (Gemma 3, Mistral 3 as ministral3 and as llama, Llama 4):
  * tests/data/hf_new/gen_mm_variants.py makes them from convert-ref-new's
@@ -954,10 +1007,11 @@ int main(void)
     run_folder(shared, "convert-ref-new", 23, now);
     run_mixes(shared, "convert-ref-new", now);
     run_llama_quantize_current(shared);
+    run_llama_quantize_variants(shared);
     run_2026_variants(shared, "multimodal layouts", "tests/data/hf_new/gen_mm_variants.py",
                       "tests/data/hf_new/mm_variants.json", 4);
     run_2026_variants(shared, "hybrid variants", "tests/data/hf_new/gen_hybrid_variants.py",
-                      "tests/data/hf_new/hybrid_variants.json", 6);
+                      "tests/data/hf_new/hybrid_variants.json", 15);
     run_arch_2026(shared);
     run_current_runtime(shared);
     report_skips("convert-ref-new");

@@ -96,7 +96,12 @@ static void check_rules(const conv_arch *a, const hf_rev_arch *r)
                    a->name, x->pat);
         hf_rev_op inv = conv_reverse_op(x->op);
         /* A = -exp(A_log) with a trailing 1 comes back by one row doing both */
-        if (inv == R_LOG_NEG || inv == R_FLAT)
+        /* RWKV6-Qwen2's group re-order after a transpose comes back in the row
+         * that undoes both */
+        if (inv == R_TRANSPOSE_RKVWG || (inv == R_EXPERTS_T && has_rev_op(r, R_EXPERTS_T_RKVWG)))
+            CHECKF(has_rev_op(r, R_TRANSPOSE_RKVWG) || has_rev_op(r, R_EXPERTS_T_RKVWG),
+                   "%s: rule on \"%s\" (op %d) has no inverse in gguf2hf_arch.c", a->name, x->pat, (int)x->op);
+        else if (inv == R_LOG_NEG || inv == R_FLAT)
             CHECKF(has_rev_op(r, inv) || has_rev_op(r, R_LOG_NEG_FLAT),
                    "%s: rule on \"%s\" (op %d) has no inverse (op %d) in gguf2hf_arch.c", a->name, x->pat,
                    (int)x->op, (int)inv);
@@ -158,7 +163,8 @@ static void check_hparams(const conv_arch *a, const conv_hp *list)
             bool none_back = h->calc == &conv_calc_file_type || h->calc == &conv_calc_head_dim_embd ||
                              h->calc == &conv_calc_mla_key_length || h->calc == &conv_calc_yarn_log_mul_2026 ||
                              h->calc == &conv_calc_ernie_shexp_ffl || h->calc == &conv_calc_rwkv_mix_extra ||
-                             h->calc == &conv_calc_rwkv_decay_extra;
+                             h->calc == &conv_calc_rwkv_decay_extra || h->calc == &conv_calc_rwkv_mix_extra_ge ||
+                             h->calc == &conv_calc_rwkv_decay_extra_ge;
             CHECKF(h->calc->fwd != NULL, "%s.%s: computed value without a forward step", a->name, h->key);
             CHECKF(none_back || h->calc->back != NULL, "%s.%s: computed value @%s has no inverse", a->name,
                    h->key, h->calc->name);

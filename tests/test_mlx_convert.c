@@ -17,6 +17,17 @@
 static char tmp[256];
 static int skipped;
 
+/* ../shared, or NULL after a counted SKIP line naming what needed it. */
+static const char *shared_or_skip(const char *what)
+{
+    const char *shared = tl_shared_dir();
+    if (!shared) {
+        printf("SKIP %s: ../shared is not here\n", what);
+        skipped++;
+    }
+    return shared;
+}
+
 static float in_value(const uint8_t *p, const char *dt)
 {
     if (!strcmp(dt, "f16"))
@@ -40,13 +51,13 @@ static void store_as(uint8_t *p, float v, const char *dt)
 
 /* One case: the whole input as one row (MLX quantizes the flat array in
  * groups), our bytes against the reference file. */
-static void quant_case(const char *dt, int bits, int gs, int kernel)
+static void quant_case(const char *stem, const char *dt, int bits, int gs, int kernel)
 {
     char path[256];
-    snprintf(path, sizeof(path), "tests/data/mlx/quant/%s.in", dt);
+    snprintf(path, sizeof(path), "tests/data/mlx/quant/%s.in", stem);
     size_t n_in, n_ref;
     uint8_t *in = tl_read_file(path, &n_in);
-    snprintf(path, sizeof(path), "tests/data/mlx/quant/%s_b%d_g%d.%s", dt, bits, gs,
+    snprintf(path, sizeof(path), "tests/data/mlx/quant/%s_b%d_g%d.%s", stem, bits, gs,
              kernel == MF_MLX_METAL ? "metal" : "cpu");
     uint8_t *ref = tl_read_file(path, &n_ref);
     CHECKF(in && ref, "%s missing", path);
@@ -91,9 +102,13 @@ static void test_quantizer(void)
     for (size_t d = 0; d < 3; d++)
         for (size_t b = 0; b < 6; b++)
             for (size_t g = 0; g < 3; g++) {
-                quant_case(dts[d], bits[b], gss[g], MF_MLX_CPU);
-                quant_case(dts[d], bits[b], gss[g], MF_MLX_METAL);
+                quant_case(dts[d], dts[d], bits[b], gss[g], MF_MLX_CPU);
+                quant_case(dts[d], dts[d], bits[b], gss[g], MF_MLX_METAL);
             }
+    /* NaN weights: MLX's CPU kernel (qharness, x86-64) gives them code 0 */
+    for (size_t b = 0; b < 6; b++)
+        for (size_t g = 0; g < 3; g++)
+            quant_case("f32nan", "f32", bits[b], gss[g], MF_MLX_CPU);
     CHECK(mf_mlx_affine_params_ok(4, 64) && !mf_mlx_affine_params_ok(7, 64) &&
           !mf_mlx_affine_params_ok(4, 16) && !mf_mlx_affine_params_ok(1, 32));
 }
@@ -114,6 +129,28 @@ static void test_kernel_rules(void)
     CHECKF(sm == 0.5f && fabsf(sc) < 1e-6f, "scale cpu %g metal %g", sc, sm);
     mf_mlx_quantize_row(tie, 32, 2, 32, MF_MLX_CPU, pc, &sc, &bc);
     CHECK(sc == -1.0f && bc == 3.0f && pc[0] == 0x1b); /* codes 3,2,1,0 */
+    /* halves: scale -1, bias 3, code = round(3 - w); 2.5 and 0.5 round to
+     * even on the CPU (2, 0) and away from zero in Metal (3, 1). A NaN:
+     * code 0 on the CPU (x86-64's cast), 2^bits - 1 in Metal (fmin). */
+    float half[32];
+    for (int i = 0; i < 32; i++)
+        half[i] = 1.0f;
+    half[0] = 0.0f;
+    half[1] = 3.0f;
+    half[2] = 0.5f;
+    half[3] = 1.5f;
+    half[4] = 2.5f;
+    half[5] = NAN;
+    static const unsigned want_cpu[6] = {3, 0, 2, 2, 0, 0}, want_metal[6] = {3, 0, 3, 2, 1, 3};
+    mf_mlx_quantize_row(half, 32, 2, 32, MF_MLX_CPU, pc, &sc, &bc);
+    mf_mlx_quantize_row(half, 32, 2, 32, MF_MLX_METAL, pm, &sm, &bm);
+    CHECKF(sc == -1.0f && bc == 3.0f && sm == -1.0f && bm == 3.0f, "cpu %g %g metal %g %g", sc,
+           bc, sm, bm);
+    for (int j = 0; j < 6; j++) {
+        unsigned c = mf_mlx_code_at(pc, (uint64_t)j, 2, 8), m = mf_mlx_code_at(pm, (uint64_t)j, 2, 8);
+        CHECKF(c == want_cpu[j] && m == want_metal[j], "value %d (%g): cpu %u metal %u", j,
+               (double)half[j], c, m);
+    }
 }
 
 /* ------------------------------------------------------------- pyjson */
@@ -462,12 +499,9 @@ static bool edited_copy(const char *from, const char *to, const char *sed)
  * over and refused by load_weights). */
 static void test_class_errors(void)
 {
-    const char *shared = tl_shared_dir();
-    if (!shared) {
-        printf("SKIP class errors: ../shared is not here\n");
-        skipped++;
+    const char *shared = shared_or_skip("class errors");
+    if (!shared)
         return;
-    }
     char in[700], bad[700], out[700];
     mf_convert_mlx_opts o;
     mf_convert_mlx_opts_init(&o);
@@ -624,12 +658,9 @@ static void test_lossless(void)
  * back through the MLX reader. */
 static void test_metal_conversion(void)
 {
-    const char *shared = tl_shared_dir();
-    if (!shared) {
-        printf("SKIP metal conversion: ../shared is not here\n");
-        skipped++;
+    const char *shared = shared_or_skip("metal conversion");
+    if (!shared)
         return;
-    }
     char in[512], cpu[512], metal[512];
     snprintf(in, sizeof(in), "%s/corpus/hf-dir/llama-tiny", shared);
     snprintf(cpu, sizeof(cpu), "%s/llama-cpu", tmp);
@@ -830,6 +861,111 @@ static void test_round_trip(void)
     mf_close(y);
 }
 
+/* ------------------------------------------------------- MLX -> GGUF */
+
+static bool file_sha256(const char *path, char hex[129], size_t *size)
+{
+    size_t n;
+    uint8_t *b = tl_read_file(path, &n);
+    if (!b)
+        return false;
+    tl_sha256_hex(b, n, hex);
+    *size = n;
+    free(b);
+    return true;
+}
+
+/* One line of gguf_e2e/ref.tsv: the GGUF llama.cpp's converter wrote from
+ * the MLX directory KIND/SRC, and ours from the MLX directory the test made
+ * the same way (plain: unquantized; deq: the 4-bit g32 one, which mfmt
+ * dequantizes in a directory named like it, as the CLI's MLX -> GGUF does). */
+static void gguf_e2e_line(const char *kind, const char *src, const char *type, const char *sha,
+                          size_t size)
+{
+    char in[600], out[600];
+    snprintf(in, sizeof(in), "%s/e2e-%s/%s", tmp, kind, src);
+    snprintf(out, sizeof(out), "%s/e2e-%s-%s-%s.gguf", tmp, kind, src, type);
+    mf_convert_gguf_opts g;
+    mf_convert_gguf_opts_init(&g);
+    g.type = type;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_convert_to_gguf(in, out, &g, &st);
+    CHECKF(rc == 0, "%s: %s", out, st.msg);
+    mf_status_clear(&st);
+    char hex[129];
+    size_t n = 0;
+    CHECKF(rc == 0 && file_sha256(out, hex, &n) && n == size && !strcmp(hex, sha),
+           "MLX -> GGUF %s %s %s: %zu bytes, not llama.cpp's %zu", kind, src, type, n, size);
+}
+
+/* The MLX directories of one source, named like it: e2e-plain/SRC
+ * (unquantized), e2e-q/SRC (4 bits, groups of 32) and e2e-deq/SRC, that
+ * one dequantized (what the CLI's MLX -> GGUF converts). */
+static bool gguf_e2e_dirs(const char *shared, const char *src)
+{
+    static const char *const kinds[] = {"plain", "q", "deq"};
+    char in[512], dir[600];
+    snprintf(in, sizeof(in), "%s/corpus/hf-dir/%s", shared, src);
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(dir, sizeof(dir), "%s/e2e-%s", tmp, kinds[k]);
+        mkdir(dir, 0755);
+        snprintf(dir, sizeof(dir), "%s/e2e-%s/%s", tmp, kinds[k], src);
+        mf_convert_mlx_opts o;
+        mf_convert_mlx_opts_init(&o);
+        o.quantize = k == 1;
+        o.bits = k == 1 ? 4 : 0;
+        o.group_size = k == 1 ? 32 : 0;
+        o.dequantize = k == 2;
+        char from[600];
+        snprintf(from, sizeof(from), "%s/e2e-q/%s", tmp, src);
+        if (convert_expect(k == 2 ? from : in, dir, &o, MF_OK, ""))
+            return false;
+    }
+    return true;
+}
+
+/* MLX -> GGUF against llama.cpp's own converter run on the MLX directories
+ * (tests/data/mlx/gguf_e2e/make_ref.sh): 3 sources x f16/bf16/f32/q8_0,
+ * unquantized and quantized MLX, byte for byte. */
+static void test_gguf_end_to_end(void)
+{
+    const char *shared = shared_or_skip("MLX -> GGUF end to end");
+    if (!shared)
+        return;
+    FILE *f = fopen("tests/data/mlx/gguf_e2e/ref.tsv", "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    char kind[16], src[64], type[16], sha[80], prev[64] = "";
+    size_t size, lines = 0;
+    while (fscanf(f, "%15s %63s %15s %79s %zu", kind, src, type, sha, &size) == 5) {
+        if (strcmp(src, prev)) {
+            if (!gguf_e2e_dirs(shared, src))
+                break;
+            snprintf(prev, sizeof(prev), "%s", src);
+        }
+        gguf_e2e_line(kind, src, type, sha, size);
+        lines++;
+    }
+    fclose(f);
+    CHECKF(lines == 24, "%zu lines in gguf_e2e/ref.tsv", lines);
+}
+
+/* README.md is the model card mlx_lm's create_model_card writes for a local
+ * source (tests/data/mlx/card/README.md, made by oracle/run_model_card.py). */
+static void test_model_card(void)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/llama-f16-q4g64/README.md", tmp);
+    if (!exists(path)) {
+        printf("SKIP model card: %s was not made\n", path);
+        skipped++;
+        return;
+    }
+    CHECK(same_file(path, "tests/data/mlx/card/README.md"));
+}
+
 int main(void)
 {
     test_quantizer();
@@ -845,6 +981,8 @@ int main(void)
     test_round_trip();
     test_group_round_trip();
     test_lossless();
+    test_gguf_end_to_end();
+    test_model_card();
     tl_remove_tmpdir(tmp);
     if (skipped)
         printf("%d reference cases skipped\n", skipped);

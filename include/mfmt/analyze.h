@@ -85,6 +85,89 @@ MF_API bool mf_value_equal(const mf_value *a, const mf_value *b);
 MF_API int mf_diff_metadata(const mf_model *a, const mf_model *b, mf_meta_diff_fn row,
                             void *user, mf_status *st);
 
+/* --------------------------------------------- error against an original */
+
+/* A tensor's layer: its name up to the first all-digit component
+ * ("model.layers.12.mlp.up_proj.weight" -> "model.layers.12", "blk.3.attn_q"
+ * -> "blk.3"); "" for tensors outside the layers. */
+MF_API void mf_layer_of(const char *name, char *out, size_t cap);
+
+/* Sums over tensors, each weighted by its element count n. */
+typedef struct mf_error_acc {
+    double n, sum_sq, sum_ref_sq, sum_cos; /* n; n * rmse^2, n * rms_ref^2, n * cosine */
+    size_t tensors;
+} mf_error_acc;
+
+MF_API double mf_error_rmse(const mf_error_acc *a);
+MF_API double mf_error_cosine(const mf_error_acc *a);
+/* rmse / rms of the original (0 when the original is all zeros). */
+MF_API double mf_error_rel(const mf_error_acc *a);
+/* Signal to noise in dB, 10 log10(sum orig^2 / sum (orig - model)^2);
+ * INFINITY when there is no error, -INFINITY for an all-zero original. */
+MF_API double mf_error_snr_db(const mf_error_acc *a);
+
+typedef struct mf_error_layer {
+    char name[128];          /* mf_layer_of; "(outside the layers)" */
+    mf_error_acc acc;
+} mf_error_layer;
+
+/* One tensor both sides hold, of the same shape. */
+typedef struct mf_error_tensor {
+    char *name;
+    mf_dtype original, model;
+    double n, rmse, max_abs, cosine, rms_ref; /* rms_ref: the original's root mean square */
+} mf_error_tensor;
+
+#define MF_ERROR_WORST 5
+
+/* A model's error against its original. Owned by the caller, free with
+ * mf_error_report_free. */
+typedef struct mf_error_report {
+    char *original;          /* the original's path (mf_error_against) */
+    bool mapped;             /* an HF directory and a GGUF: the GGUF read through
+                                the converter's tables (mf_open_gguf_as_hf) */
+    mf_error_acc all;        /* every tensor compared */
+    mf_error_layer *layers;  /* in order of first appearance */
+    size_t n_layers;
+    mf_error_tensor *tensors; /* in the original's order (keep_tensors) */
+    size_t n_tensors;
+    struct {
+        char name[256];
+        double rmse, cosine;
+    } worst[MF_ERROR_WORST]; /* by rmse, largest first */
+    size_t n_worst;
+    size_t only_original, only_model, shape_mismatch, incomparable; /* rows not summed */
+    bool keep_tensors;       /* private from here on */
+    size_t cap_layers, cap_tensors;
+} mf_error_report;
+
+/* An empty report, to be filled row by row (NULL when out of memory). */
+MF_API mf_error_report *mf_error_report_new(bool keep_tensors);
+/* A row of mf_diff(ORIGINAL, MODEL) into the sums: rows of the same bytes,
+ * same values or differing values are summed (equal ones as rmse 0,
+ * cosine 1); the others counted. rms_same: A's root mean square for a row
+ * of equal bytes (mf_diff reads no values then; 0 if unknown). 0, or -1
+ * when out of memory. */
+MF_API int mf_error_report_add(mf_error_report *r, const mf_diff_row *row, double rms_same);
+MF_API void mf_error_report_free(mf_error_report *r); /* NULL is fine */
+
+typedef struct mf_error_opts {
+    size_t struct_size;      /* sizeof(mf_error_opts) */
+    unsigned open_flags;     /* mf_open flags for both models (MF_OPEN_NO_SCAN always) */
+} mf_error_opts;
+
+MF_API void mf_error_opts_init(mf_error_opts *o);
+
+/* `mfmt report MODEL --against ORIGINAL`: mf_diff(ORIGINAL, MODEL) summed per
+ * tensor, per layer and for the model (the SNR of equal tensors from the
+ * original's values). An HF directory against a GGUF (either way) compares
+ * the GGUF read through the converter's tables as it streams
+ * (mf_open_gguf_as_hf, F32; nothing written). Fails (MF_ERR_FORMAT) when no
+ * tensor has a counterpart of its shape. opts NULL: defaults. Thread-safe. */
+MF_API int mf_error_against(const char *model, const char *original, const mf_error_opts *opts,
+                            mf_error_report **out, mf_status *st);
+
+
 /* ------------------------------------------------------------ estimate */
 
 typedef struct mf_estimate_opts {

@@ -105,6 +105,12 @@ typedef struct mf_convert_gguf_opts {
      * used instead of the built-in tables; config.json's class must be one
      * of its classes. NULL: the built-in tables. */
     const char *arch_file;
+    /* convert_hf_to_gguf.py's --mmproj: the vision tower and projector of a
+     * multimodal directory as the separate GGUF (general.architecture
+     * "clip", clip.* keys) llama.cpp's converter of 2026-02 writes, for the
+     * classes doc/hf.md lists; f32, f16, bf16 or q8_0; the default name is
+     * mmproj-{name}-{TYPE}.gguf. */
+    bool mmproj;
 } mf_convert_gguf_opts;
 
 enum { MF_CONVERT_LAYOUT_C392E50 = 0, MF_CONVERT_LAYOUT_2026_02 = 1 };
@@ -216,6 +222,66 @@ MF_API void mf_convert_mlx_opts_init(mf_convert_mlx_opts *o);
  * failure. opts NULL: defaults. Thread-safe. */
 MF_API int mf_convert_to_mlx(const char *in, const char *out, const mf_convert_mlx_opts *opts,
                              mf_status *st);
+
+/* ------------------------------------- through a directory (checkpoints) */
+
+/* Options of the conversions of a model that is not a Hugging Face
+ * directory (a training checkpoint above all: doc/training.md). */
+typedef struct mf_convert_model_opts {
+    size_t struct_size;       /* sizeof(mf_convert_model_opts) */
+    /* mf_open's flags for the input: MF_OPEN_TRAIN_MODULE_STATES,
+     * MF_OPEN_TRAIN_EXCLUDE_FROZEN, MF_OPEN_NO_SCAN / MF_OPEN_REFUSE_UNSAFE */
+    unsigned open_flags;
+    const char *config;       /* the config.json it lacks (Megatron); NULL: beside it */
+    const char *tokenizer;    /* the folder of its tokenizer files; NULL: beside config.json */
+    const char *dtype;        /* "f32", "f16", "bf16": the weights cast; NULL: as merged */
+    uint64_t max_shard_size;  /* bytes per safetensors shard; 0: 5GB (save_pretrained's) */
+    int threads;              /* threads copying the partitions; <= 1: one */
+    mf_progress_fn progress;  /* bytes written of the total; may cancel */
+    void *progress_user;
+} mf_convert_model_opts;
+
+MF_API void mf_convert_model_opts_init(mf_convert_model_opts *o);
+
+typedef struct mf_convert_model_result {
+    size_t n_tensors;         /* tensors written */
+    uint64_t tensor_bytes;    /* their bytes (HF directory output) */
+    size_t n_files;           /* safetensors files (HF directory output) */
+    size_t n_copied;          /* config.json and tokenizer files copied */
+} mf_convert_model_result;
+
+/* Writes any model mfmt reads (a DeepSpeed, DCP or Megatron-LM checkpoint
+ * merged, a .bin, ...) as the Hugging Face directory `out` (absent or
+ * empty; it appears whole or not at all): model.safetensors, sharded past
+ * max_shard_size with model.safetensors.index.json, then config.json (given,
+ * or found in the checkpoint's folder or its parent) and the tokenizer
+ * files beside it. n_copied 0: no config.json was found (the directory
+ * holds the weights only). res may be NULL. Thread-safe. */
+MF_API int mf_convert_model_to_hf_dir(const char *in, const char *out,
+                                      const mf_convert_model_opts *opts,
+                                      mf_convert_model_result *res, mf_status *st);
+
+/* Writes such a model, or an MLX directory, as the GGUF `out` (a file
+ * name) as mf_convert_to_gguf writes the Hugging Face directory it stands
+ * for: a checkpoint's merge streamed into the converter in one pass (with
+ * config.json and the tokenizer files in a directory made beside `out`;
+ * with a dtype, the cast merge written there first); an MLX directory
+ * dequantized there first. The directory is removed after, on failure too.
+ * gopts: the converter's options (type, threads, layout, note, out_path;
+ * arch_file, model_name, metadata_override and vocab_only are refused).
+ * res (may be NULL): n_tensors and n_copied. Thread-safe. */
+MF_API int mf_convert_model_to_gguf(const char *in, const char *out,
+                                    const mf_convert_model_opts *opts,
+                                    const mf_convert_gguf_opts *gopts,
+                                    mf_convert_model_result *res, mf_status *st);
+
+/* convert_hf_to_gguf.py's --split-max-size / --split-max-tensors on a GGUF
+ * already written: when the plan (mf_gguf_split) has more than one file,
+ * the file is split into PATH-0000i-of-0000n.gguf (PATH less ".gguf") and
+ * removed; otherwise left as it is. *n_files (may be NULL): the files now
+ * standing for it (1: the file itself). Thread-safe. */
+MF_API int mf_gguf_split_written(const char *path, uint64_t max_bytes, uint64_t max_tensors,
+                                 size_t *n_files, mf_status *st);
 
 /* ---------------------------------------------------------- dequantize */
 

@@ -159,6 +159,47 @@ MF_API int mf_manifest_check(const mf_manifest *mf, const mf_model *m, const cha
                              unsigned mask, mf_manifest_line_fn on_line, void *user,
                              mf_manifest_outcome *outcome, mf_status *st);
 
+/* ---------------------------------------------------- delivery records */
+
+/* A delivery record (doc/hub.md): for every file of a model (a Hub cache
+ * snapshot, ORG/NAME or hf://..., a local directory, one file) its path,
+ * size and SHA-256 and, for the files mfmt opens as models, the
+ * tensor-content SHA-256 (per_tensor: each tensor's too), with the repo
+ * and commit when it came through the Hub cache. *json_text: the record
+ * (JSON, a line break at the end; free with mf_free); *n_files (may be
+ * NULL) the files recorded. Thread-safe. */
+MF_API int mf_record_make(const char *model, bool per_tensor, char **json_text, size_t *n_files,
+                          mf_status *st);
+
+/* How a copy compares with a record (also `mfmt hash --check-record`'s
+ * exit code): the worst file's. */
+enum { MF_RECORD_OK = 0, MF_RECORD_DIFFERS = 1, MF_RECORD_MISSING = 3, MF_RECORD_UNREADABLE = 5 };
+
+typedef struct mf_record_file_check {
+    const char *path;        /* as recorded */
+    int result;              /* MF_RECORD_OK, _DIFFERS, _MISSING (also unreadable) */
+    int tensors_same;        /* a differing file: 1 its tensors are the recorded ones,
+                                0 they differ, -1 not known */
+    const char *result_name; /* "ok", "missing", "differs", "file-differs-tensors-same" */
+    const char *meaning;     /* a sentence for the user (static) */
+} mf_record_file_check;
+
+typedef struct mf_record_report {
+    int outcome;             /* MF_RECORD_*: the worst file's; UNREADABLE: see error */
+    char error[600];         /* why the record could not be read */
+    char *repo, *commit;     /* the record's origin; NULL when it had none */
+    mf_record_file_check *files;
+    size_t n_files;
+} mf_record_report;
+
+/* Checks MODEL (a copy) against a record: which file differs, and whether
+ * its tensors do. An unreadable record is an outcome (MF_RECORD_UNREADABLE),
+ * not a failure; -1 only when MODEL cannot be resolved or memory runs out.
+ * Free with mf_record_report_free. Thread-safe. */
+MF_API int mf_record_check(const char *model, const char *record, mf_record_report **out,
+                           mf_status *st);
+MF_API void mf_record_report_free(mf_record_report *c); /* NULL is fine */
+
 #ifdef __cplusplus
 }
 #endif

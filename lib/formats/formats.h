@@ -82,6 +82,13 @@ int mf_gguf_write_all_padded(const char *path, const mf_out_tensor *ts, size_t n
  * padding after the header); the data in the order given. */
 int mf_safetensors_write_mlx(const char *path, const mf_out_tensor *ts, size_t n, const mf_kv *meta,
                              size_t n_meta, mf_fill_fn fill, void *ctx, mf_status *st);
+/* An MLX model's logical view as mlx_lm.convert reads it after its
+ * astype(cast) of every float parameter (convert.py set_dtype, before
+ * dequantize_model): scales and biases rounded to `cast` first, the
+ * arithmetic in `cast` (formats/mlx/mlx_dequant.c). NULL view when nothing
+ * is packed; cast MF_DTYPE_INVALID: the plain logical view. */
+int mf_mlx_cast_dequantized_view(const mf_model *src, mf_dtype cast, mf_model **view,
+                                 mf_status *st);
 
 
 /* ============================================ Hugging Face directory files

@@ -770,7 +770,7 @@ static int plan_params(mlxc *c, qplan *q, bool tied)
 int mlx_plan(mlxc *c)
 {
     const char *dir = c->in;
-    if (!(c->cfg = mf_hf_load_config(dir, true, c->st)))
+    if (!c->cfg && !(c->cfg = mf_hf_load_config(dir, true, c->st))) /* source_view may have */
         return -1;
     merge_generation_config(c, dir);
     bool tied = false;
@@ -933,6 +933,19 @@ static int convert_gguf(const char *in, const char *out, const mf_convert_mlx_op
     return rc;
 }
 
+/* Packed triples (an MLX input) are read as their dequantized weights.
+ * convert() casts every float parameter, scales and biases included, to
+ * its dtype before dequantize_model, so they are dequantized in that type
+ * (mf_mlx_cast_dequantized_view), not dequantized and then cast. */
+static int source_view(mlxc *c)
+{
+    if (c->m->format != MF_FMT_MLX)
+        return mf_model_logical_view_as(c->m, MF_DTYPE_INVALID, &c->view, c->st);
+    if (!(c->cfg = mf_hf_load_config(c->in, true, c->st)))
+        return -1;
+    return mf_mlx_cast_dequantized_view(c->m, cast_dtype(c), &c->view, c->st);
+}
+
 static int convert_dir(const char *in, const char *out, const mf_convert_mlx_opts *o,
                        const mlx_lossless_set *ll, mf_status *st)
 {
@@ -953,8 +966,8 @@ static int convert_dir(const char *in, const char *out, const mf_convert_mlx_opt
         rc = mf_fail(st, MF_ERR_USAGE, in, -1,
                      "--lossless carries a GGUF's Q4_0/Q4_1/Q8_0 blocks over: the input must be "
                      "a GGUF");
-    if (rc == 0) /* MLX's packed triples are read as their dequantized weights */
-        rc = mf_model_logical_view_as(c.m, MF_DTYPE_INVALID, &c.view, st);
+    if (rc == 0)
+        rc = source_view(&c);
     c.src = c.view ? c.view : c.m;
     if (rc == 0)
         rc = mlx_plan(&c);
@@ -964,6 +977,8 @@ static int convert_dir(const char *in, const char *out, const mf_convert_mlx_opt
         rc = mlx_write_weights(&c);
     if (rc == 0)
         rc = mlx_copy_side_files(&c);
+    if (rc == 0)
+        rc = mlx_write_model_card(&c);
     if (rc == 0 && c.set) {
         rc = mf_atomic_set_commit(c.set, st);
         c.set = NULL;

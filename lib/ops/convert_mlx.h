@@ -74,5 +74,6 @@ int mlx_plan(mlxc *c);
 /* convert_mlx_write.c: writes the planned directory into c->tmp_dir. */
 int mlx_write_weights(mlxc *c);
 int mlx_copy_side_files(mlxc *c);
+int mlx_write_model_card(mlxc *c);
 
 #endif

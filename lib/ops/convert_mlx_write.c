@@ -423,3 +423,30 @@ int mlx_copy_side_files(mlxc *c)
     closedir(d);
     return rc;
 }
+
+/* README.md: the model card mlx_lm's save() writes through
+ * create_model_card (mlx_lm/utils.py) for a local source: huggingface_hub's
+ * ModelCard.from_template(ModelCardData(language="en")) with library_name
+ * "mlx", pipeline_tag "text-generation", tags ["mlx"] and an empty text,
+ * saved as "---\n" + yaml.dump(sort_keys=False) + "---\n". The source's own
+ * README.md is not read (a hub id would be, which mfmt never has). */
+int mlx_write_model_card(mlxc *c)
+{
+    static const char card[] = "---\n"
+                               "language: en\n"
+                               "library_name: mlx\n"
+                               "pipeline_tag: text-generation\n"
+                               "tags:\n"
+                               "- mlx\n"
+                               "---\n";
+    const char *path = dir_path(c, "README.md");
+    if (!path)
+        return mf_oom(c->st, c->in);
+    mf_atomic *w;
+    int rc = mf_atomic_open(path, &w, c->st);
+    if (rc == 0) {
+        rc = mf_atomic_write(w, card, sizeof(card) - 1, c->st);
+        rc = rc == 0 ? mf_atomic_commit(w, c->st) : (mf_atomic_abort(w), -1);
+    }
+    return rc;
+}

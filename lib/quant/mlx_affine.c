@@ -69,8 +69,8 @@ static void group_params(float lo, float hi, float n_bins, int kernel, float *sc
 static inline unsigned code_of(float w, float bias, float scale, float n_bins, int kernel)
 {
     float q = round_by((w - bias) / scale, kernel);
-    if (q != q)
-        return 0; /* NaN: undefined in MLX (see mlx_affine.h) */
+    if (q != q) /* NaN (mlx_affine.h): x86-64's cast leaves 0; Metal's fmin, n_bins */
+        return kernel == MF_MLX_METAL ? (unsigned)n_bins : 0;
     q = q < 0.0f ? 0.0f : q;
     q = n_bins < q ? n_bins : q;
     return (unsigned)q;

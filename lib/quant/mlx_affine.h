@@ -21,8 +21,12 @@
  * if q0 != 0 then scale = edge / q0, bias = edge, else bias = 0; code =
  * round((w - bias) / scale) with that unrounded float scale and bias; the
  * stored scale and bias are those floats rounded to the weights' type.
- * NaN or infinite weights have no defined codes in MLX (the CPU kernel
- * casts NaN to an integer); mfmt writes code 0 for a NaN. */
+ * A NaN weight: the CPU kernel casts NaN to uint64_t (undefined in C++;
+ * x86-64's conversion gives 2^63, whose bit falls outside the stored
+ * word), so code 0 on Linux x86-64; the Metal kernel's min(NaN, n_bins) is
+ * fmin (Metal's common-function min), which returns n_bins, so code
+ * 2^bits - 1. Both kernels' range scans skip a NaN. mfmt writes these two
+ * codes. Infinite weights make every code of their group undefined. */
 #ifndef MF_MLX_AFFINE_H
 #define MF_MLX_AFFINE_H
 #include <stdbool.h>

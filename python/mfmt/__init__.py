@@ -21,6 +21,12 @@ from ._ops import (DIFF_INCOMPARABLE, DIFF_ONLY_A, DIFF_ONLY_B, DIFF_SAME, DIFF_
                    Hashes, Plan, Problem, QuantizeResult, QuantTensor, ScanReport,
                    Validation, convert, dequantize, detect, diff, estimate, hash, hash_file,
                    merge, plan, quantize, save_file, scan, split, validate)
+from ._ops import MetaDiffRow, diff_metadata, ErrorReport, ErrorStats, SplitFile, SplitPlan, TensorError, error_against
+from ._hub import (CacheProblem, CacheRepo, CacheReport, CacheRevision, CacheVerifyReport,
+                   DownloadFile, DownloadReport, HubTarget, ManifestCheck, ManifestLine,
+                   cache_scan, cache_verify, check_manifest, configure_remote, download,
+                   hub_cache_dir, hub_resolve, manifest, remote_bytes_read, record,
+                   check_record, RecordCheck, RecordFile)
 from ._safe import safe_open
 from ._gguf import (GGMLQuantizationType, GGML_QUANT_SIZES, GGUFValueType, GGUFWriter,
                     ReaderField)
@@ -39,7 +45,11 @@ __all__ = [
     "QuantizeResult", "QuantTensor", "DequantizeResult", "Diff", "DiffRow",
     "Estimate", "Plan", "DIFF_SAME", "DIFF_SAME_VALUES", "DIFF_VALUES", "DIFF_SHAPE",
     "DIFF_ONLY_A", "DIFF_ONLY_B", "DIFF_INCOMPARABLE",
-    "Error", "FormatError", "UnsafeFileError", "UnsupportedError", "UsageError",
+    "MetaDiffRow", "diff_metadata", "SplitFile", "SplitPlan", "error_against", "ErrorReport", "ErrorStats", "TensorError", "configure_remote", "remote_bytes_read", "hub_resolve",
+    "hub_cache_dir", "HubTarget", "cache_scan", "cache_verify", "download", "CacheReport",
+    "CacheRepo", "CacheRevision", "CacheVerifyReport", "CacheProblem", "DownloadReport",
+    "DownloadFile", "manifest", "check_manifest", "ManifestCheck", "ManifestLine",
+    "record", "check_record", "RecordCheck", "RecordFile", "Error", "FormatError", "UnsafeFileError", "UnsupportedError", "UsageError",
     "FileError", "FileNotFound", "FilePermissionError", "CancelledError", "lib_version",
 ]
 

@@ -165,6 +165,7 @@ class Model:
     def metadata(self) -> Dict[str, Any]: ...
     @property
     def tensors(self) -> Dict[str, TensorInfo]: ...
+    def graph(self) -> str: ...
     def keys(self) -> List[str]: ...
     def info(self, name: str) -> TensorInfo: ...
     def __len__(self) -> int: ...
@@ -264,11 +265,20 @@ class ScanReport(NamedTuple):
 
 def scan(path: PathLike) -> ScanReport: ...
 
-def convert(src: PathLike, out: PathLike, *, to: Optional[str] = ..., key: Optional[str] = ...,
-            max_shard_size: Optional[Size] = ..., include_optimizer: bool = ...,
-            allow_unsafe: bool = ..., type: Optional[str] = ..., threads: int = ...,
-            dtype: Optional[str] = ..., keep_tied: bool = ...,
-            progress: Progress = ...) -> None: ...
+def convert(src: PathLike, out: Optional[PathLike] = ..., *, to: Optional[str] = ...,
+            key: Optional[str] = ..., max_shard_size: Optional[Size] = ...,
+            include_optimizer: bool = ..., allow_unsafe: bool = ..., type: Optional[str] = ...,
+            threads: Optional[int] = ..., dtype: Optional[str] = ..., keep_tied: bool = ...,
+            progress: Progress = ..., arch_file: Optional[PathLike] = ...,
+            layout: Optional[Literal["c392e50", "2026-02"]] = ..., model_name: Optional[str] = ...,
+            metadata: Optional[PathLike] = ..., vocab_only: bool = ...,
+            split_max_size: Optional[Size] = ..., split_max_tensors: Optional[int] = ...,
+            config: Optional[PathLike] = ..., tokenizer: Optional[PathLike] = ...,
+            from_module_states: bool = ..., exclude_frozen_parameters: bool = ...,
+            mlx: bool = ..., quantize: bool = ..., q_bits: Optional[int] = ...,
+            q_group_size: Optional[int] = ..., quant_predicate: Optional[str] = ...,
+            mlx_kernel: Optional[Literal["cpu", "metal"]] = ..., dequantize: bool = ...,
+            lossless: bool = ..., outfile: Optional[PathLike] = ...) -> Optional[str]: ...
 
 class QuantTensor(NamedTuple):
     name: str
@@ -307,7 +317,10 @@ def quantize(src: PathLike, out: Optional[PathLike], type: str, *, threads: int 
              pure: bool = ..., leave_output_tensor: bool = ...,
              output_tensor_type: Optional[str] = ..., token_embedding_type: Optional[str] = ...,
              dry_run: bool = ..., progress: Progress = ...,
-             keep_split: bool = ...) -> QuantizeResult: ...
+             keep_split: bool = ..., include_weights: Union[str, Sequence[str]] = ...,
+             exclude_weights: Union[str, Sequence[str]] = ...,
+             override_kv: Optional[Mapping[str, Union[bool, int, float, str]]] = ...
+             ) -> QuantizeResult: ...
 
 class DequantizeResult(NamedTuple):
     n_tensors: int
@@ -319,9 +332,20 @@ class DequantizeResult(NamedTuple):
 
 def dequantize(src: PathLike, out: PathLike, *, dtype: str = ...,
                progress: Progress = ...) -> DequantizeResult: ...
+class SplitFile(NamedTuple):
+    path: str
+    first_tensor: int
+    n_tensors: int
+    bytes: int
+
+class SplitPlan(List[str]):
+    files: List[SplitFile]
+
 def split(src: PathLike, prefix: PathLike, *, max_tensors: Optional[int] = ...,
-          max_size: Optional[Size] = ..., progress: Progress = ...) -> List[str]: ...
-def merge(src: PathLike, out: PathLike, *, progress: Progress = ...) -> None: ...
+          max_size: Optional[Size] = ..., no_tensor_first_split: bool = ...,
+          dry_run: bool = ..., progress: Progress = ...) -> SplitPlan: ...
+def merge(src: PathLike, out: PathLike, *, dry_run: bool = ...,
+          progress: Progress = ...) -> Tuple[int, int]: ...
 
 DIFF_SAME: str
 DIFF_SAME_VALUES: str
@@ -369,6 +393,7 @@ class Estimate(NamedTuple):
     kv_bytes_per_elem: float
     kv_bytes: int
     total_bytes: int
+    weight_note: Optional[str]
 
 def estimate(path: PathLike, *, ctx: Optional[int] = ..., batch: Optional[int] = ...,
              kv_type: Optional[str] = ..., type: Optional[str] = ...) -> Estimate: ...
@@ -400,3 +425,167 @@ def edit(src: PathLike, out: Optional[PathLike] = ..., *,
          delete: Union[str, Sequence[str]] = ..., rename_tensor: Optional[Mapping[str, str]] = ...,
          chat_template: Optional[PathLike] = ..., chat_template_from: Optional[PathLike] = ...,
          dry_run: bool = ..., force: bool = ...) -> EditResult: ...
+
+# ---------------------------------------------------- error against original
+
+class ErrorStats(NamedTuple):
+    tensors_compared: int
+    parameters: int
+    rmse: float
+    rel_error: float
+    snr_db: float
+    cosine: float
+    layer: Optional[str]
+
+class TensorError(NamedTuple):
+    name: str
+    dtype_original: str
+    dtype_model: str
+    n: int
+    rmse: float
+    max_abs: float
+    rel_error: float
+    snr_db: float
+    cosine: float
+
+class ErrorReport(NamedTuple):
+    original: str
+    mapped: bool
+    total: ErrorStats
+    layers: List[ErrorStats]
+    tensors: List[TensorError]
+    worst: List[Tuple[str, float, float]]
+    only_original: int
+    only_model: int
+    shape_mismatch: int
+    incomparable: int
+
+def error_against(model: PathLike, original: PathLike) -> ErrorReport: ...
+
+# ------------------------------------------- Hub, cache, remote, manifests
+
+def configure_remote(*, token: Optional[str] = ..., max_bytes: Optional[Size] = ...,
+                     timeout: Optional[int] = ..., retries: Optional[int] = ...) -> None: ...
+def remote_bytes_read() -> int: ...
+
+class HubTarget(NamedTuple):
+    kind: str
+    path: str
+    repo_type: Optional[str]
+    repo_id: Optional[str]
+    revision: Optional[str]
+    commit: Optional[str]
+    file: Optional[str]
+    cache_dir: Optional[str]
+
+def hub_resolve(name: PathLike, *, cache_dir: Optional[PathLike] = ...,
+                allow_remote: bool = ...) -> HubTarget: ...
+def hub_cache_dir() -> str: ...
+
+class CacheRevision(NamedTuple):
+    commit: str
+    refs: List[str]
+    n_files: int
+    size_on_disk: int
+
+class CacheRepo(NamedTuple):
+    repo_type: str
+    repo_id: str
+    path: str
+    size_on_disk: int
+    n_blobs: int
+    last_modified: int
+    revisions: List[CacheRevision]
+
+class CacheReport(NamedTuple):
+    cache_dir: str
+    repos: List[CacheRepo]
+    size_on_disk: int
+    warnings: List[str]
+
+def cache_scan(cache_dir: Optional[PathLike] = ...) -> CacheReport: ...
+
+class CacheProblem(NamedTuple):
+    kind: str
+    repo_id: str
+    path: str
+    detail: str
+
+class CacheVerifyReport(NamedTuple):
+    cache_dir: str
+    n_repos: int
+    n_blobs_checked: int
+    bytes_checked: int
+    problems: List[CacheProblem]
+    @property
+    def ok(self) -> bool: ...
+
+def cache_verify(repo: Optional[str] = ..., *, cache_dir: Optional[PathLike] = ...,
+                 progress: Progress = ...) -> CacheVerifyReport: ...
+
+class DownloadFile(NamedTuple):
+    path: str
+    blob: str
+    size: int
+    fetched: int
+    state: str
+
+class DownloadReport(NamedTuple):
+    repo_id: str
+    revision: str
+    commit: str
+    snapshot: str
+    bytes_fetched: int
+    files: List[DownloadFile]
+
+def download(repo: str, *, include: Union[str, Sequence[str]] = ...,
+             exclude: Union[str, Sequence[str]] = ..., cache_dir: Optional[PathLike] = ...,
+             progress: Progress = ...) -> DownloadReport: ...
+
+def manifest(path: PathLike, *, algo: Union[str, Sequence[str]] = ...,
+             out: Optional[PathLike] = ..., no_layer: bool = ...,
+             label: Optional[str] = ...) -> str: ...
+
+class ManifestLine(NamedTuple):
+    kind: str
+    hash: str
+    name: str
+    result: str
+
+class ManifestCheck(NamedTuple):
+    code: int
+    outcome: str
+    label: Optional[str]
+    lines: List[ManifestLine]
+    @property
+    def ok(self) -> bool: ...
+
+def check_manifest(path: PathLike, manifest_path: PathLike, *,
+                   algo: Union[None, str, Sequence[str]] = ...) -> ManifestCheck: ...
+
+def record(model: PathLike, out: Optional[PathLike] = ..., *, tensors: bool = ...) -> dict: ...
+
+class RecordFile(NamedTuple):
+    path: str
+    result: str
+    tensors_same: Optional[bool]
+    meaning: str
+
+class RecordCheck(NamedTuple):
+    code: int
+    error: Optional[str]
+    repo: Optional[str]
+    commit: Optional[str]
+    files: List[RecordFile]
+    @property
+    def ok(self) -> bool: ...
+
+def check_record(model: PathLike, record_path: PathLike) -> RecordCheck: ...
+
+class MetaDiffRow(NamedTuple):
+    key: str
+    kind: str
+    a: Any
+    b: Any
+
+def diff_metadata(a: PathLike, b: PathLike) -> List[MetaDiffRow]: ...

@@ -218,6 +218,12 @@ class Model(_mfmt.Model):
         from ._gguf import data_offset
         return data_offset(self)
 
+    def graph(self) -> str:
+        """The model's graph as text where the format has one (ONNX: inputs,
+        outputs, one node a line), as `mfmt inspect --graph` prints it;
+        UsageError for formats without a graph."""
+        return _mfmt.model_graph(self)
+
     def keys(self):
         """Tensor names, in file order."""
         return list(self._infos)
@@ -442,7 +448,9 @@ def _open_file_object(f, allow_unsafe, strict, logical) -> Model:
 def open(path, *, allow_unsafe=False, strict=False, logical=False) -> Model:  # noqa: A001
     """Open a model file or directory, any format mfmt reads.
 
-    path may also be a binary file object (open(p, "rb"), sys.stdin.buffer,
+    path may also name a Hugging Face Hub repo or file in the local cache
+    (hf://ORG/NAME[@REV][/FILE], or ORG/NAME when no such path exists), and
+    a binary file object (open(p, "rb"), sys.stdin.buffer,
     io.BytesIO) holding one model file: read from its current position, as
     np.load and torch.load read a file object (see _open_file_object).
 
@@ -456,8 +464,10 @@ def open(path, *, allow_unsafe=False, strict=False, logical=False) -> Model:  # 
     float tensor each, dequantized when read.
     """
     from ._ops import _raise_if_unsafe_path
+    from ._hub import input_path
     if hasattr(path, "read") and not isinstance(path, (str, bytes, os.PathLike)):
         return _open_file_object(path, allow_unsafe, strict, logical)
+    path = input_path(path)  # ORG/NAME, hf://ORG/NAME/FILE: the Hub cache's copy
     try:
         model = Model(path, strict=strict, logical=logical)
     except Error as e:

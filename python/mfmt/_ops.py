@@ -27,6 +27,28 @@ __all__ = [
 ]
 
 
+def _write_text_atomic(path, text):
+    """text into path whole or not at all (a temporary file beside it, fsync, rename)."""
+    import tempfile
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=d)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _in(path):
+    """A model argument as the CLI takes it: Hub names resolved in the cache."""
+    from ._hub import input_path
+    return os.fspath(input_path(path))
+
+
 def _size(v, what):
     """A byte count from an int or a size string ("5GB", "500MiB")."""
     if v is None:
@@ -50,7 +72,7 @@ class Detection(NamedTuple):
 def detect(path) -> Detection:
     """The format of a file or directory, from its bytes (never its name):
     "safetensors", "gguf", "pytorch-zip", ... or "unknown"."""
-    fmt, detail = _mfmt.detect(os.fspath(path))
+    fmt, detail = _mfmt.detect(_in(path))
     return Detection(os.fspath(path), fmt, detail)
 
 
@@ -80,7 +102,7 @@ class Validation(NamedTuple):
 def validate(path) -> Validation:
     """Check every rule of the format and collect every breach (as `mfmt
     validate`). Broken rules are returned, not raised; I/O errors raise."""
-    code, msgs = _mfmt.validate(os.fspath(path))
+    code, msgs = _mfmt.validate(_in(path))
     problems = [Problem(*_split_message(m), m) for m in msgs]
     return Validation(os.fspath(path), code == 0, problems)
 
@@ -102,7 +124,7 @@ def hash(path, *, algo="sha256", tensors=False, file=True, progress=None) -> Has
     tensors=True each tensor's canonical hash (its elements in C order,
     little-endian, stored dtype: the same weights hash the same in every
     format). algo: sha256, sha1, xxh64, xxh3."""
-    r = _mfmt.hash(os.fspath(path), algo=algo, file=file, tensors=tensors,
+    r = _mfmt.hash(_in(path), algo=algo, file=file, tensors=tensors,
                    progress=progress)
     return Hashes(os.fspath(path), r["algo"], r["file"], r["tensor_content"], r["tensors"])
 
@@ -155,7 +177,7 @@ def scan(path) -> ScanReport:
     Keras Lambda layers...) without running anything. A directory is
     scanned file by file: the verdict is the worst, findings are all of
     theirs (each names its file in .member's report path)."""
-    reports = [_report(d) for d in _mfmt.scan(os.fspath(path))]
+    reports = [_report(d) for d in _mfmt.scan(_in(path))]
     if len(reports) == 1:
         return reports[0]
     return _merge_reports(os.fspath(path), reports)
@@ -207,66 +229,241 @@ def _check_safe(model):
 
 # ---------------------------------------------------------------- convert
 
-def convert(src, out, *, to=None, key=None, max_shard_size=None, include_optimizer=False,
-            allow_unsafe=False, type=None, threads=1, dtype=None,  # noqa: A002
-            keep_tied=False, progress=None, arch_file=None) -> None:
-    """Write a model in another format, atomically (as `mfmt convert`).
+_CHECKPOINTS = ("deepspeed", "dcp", "megatron")
+_MLX_ONLY = ("quantize", "q_bits", "q_group_size", "quant_predicate", "mlx_kernel",
+             "dequantize", "lossless")
+_GGUF_FLAGS = ("model_name", "metadata", "vocab_only", "split_max_size", "split_max_tensors")
+_LAYOUTS = {"c392e50": 0, "2026-02": 1}
+
+
+def _float_dtype(v, what, extra=()):
+    """f32/f16/bf16 (any case; float32... too for MLX) -> "F32"...; None stays None."""
+    if v is None:
+        return None
+    names = {"f32": "F32", "f16": "F16", "bf16": "BF16"}
+    names.update({k: names[w] for k, w in extra})
+    got = names.get(str(v).lower())
+    if got is None:
+        raise UsageError(f"{what}={v!r}: f32, f16 or bf16")
+    return got
+
+
+def _split_size(v):
+    """convert_hf_to_gguf.py's --split-max-size: N, NK, NM, NG in decimal
+    units (1M = 1000*1000 bytes), other spellings ("2GiB") as sizes."""
+    if v is None:
+        return 0
+    if isinstance(v, str) and v[:-1].isdigit() and v[-1:] in ("K", "M", "G"):
+        return int(v[:-1]) * {"K": 10**3, "M": 10**6, "G": 10**9}[v[-1]]
+    return _size(v, "split_max_size")
+
+
+def _detected(src):
+    try:
+        return _mfmt.detect(src)[0]
+    except Exception:  # noqa: BLE001 (the conversion itself reports the error)
+        return "unknown"
+
+
+def _is_prequant_dir(src, fmt):
+    """An HF directory whose config.json has a quantization_config (GPTQ, AWQ, FP8...)."""
+    if fmt != "hf-dir":
+        return False
+    import json
+    try:
+        with open(os.path.join(src, "config.json"), "rb") as f:
+            return isinstance(json.load(f).get("quantization_config"), dict)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _train_flags(from_module_states, exclude_frozen_parameters):
+    return ((_mfmt.OPEN_TRAIN_MODULE_STATES if from_module_states else 0) |
+            (_mfmt.OPEN_TRAIN_EXCLUDE_FROZEN if exclude_frozen_parameters else 0))
+
+
+def _target(to, o, mlx):
+    if to not in (None, "safetensors", "gguf", "hf", "mlx"):
+        raise UsageError(f'to={to!r}: "safetensors", "gguf", "hf" or "mlx"')
+    if mlx and to in (None, "mlx"):
+        return "mlx"
+    if to:
+        return to
+    if o is None:
+        return "gguf"
+    return ("gguf" if o.endswith(".gguf") else "safetensors" if o.endswith(".safetensors")
+            else "hf" if o.endswith("/") else None)
+
+
+def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_optimizer=False,
+            allow_unsafe=False, type=None, threads=None, dtype=None,  # noqa: A002
+            keep_tied=False, progress=None, arch_file=None, layout=None, model_name=None,
+            metadata=None, vocab_only=False, split_max_size=None, split_max_tensors=None,
+            config=None, tokenizer=None, from_module_states=False,
+            exclude_frozen_parameters=False, mlx=False, quantize=False, q_bits=None,
+            q_group_size=None, quant_predicate=None, mlx_kernel=None, dequantize=False,
+            lossless=False, outfile=None) -> Optional[str]:
+    """Write a model in another format, atomically (as `mfmt convert`; the
+    keyword arguments are its options). Returns the path written (GGUF: the
+    file, under the converter's default name when out is a directory or
+    None; split: the first file of the set).
 
     out ending in .safetensors: any model mfmt reads (a checkpoint's
     state_dict unwrapped, optimizer state left out unless
     include_optimizer; names tied to an earlier tensor's storage written
     once unless keep_tied), streamed tensor by tensor, bit-identical;
-    max_shard_size ("5GB" or bytes) shards as Hugging Face does. A
-    `dangerous` input is refused unless allow_unsafe (nothing is executed
-    either way).
-    out ending in .gguf: a Hugging Face directory (llama, mistral, qwen2,
-    qwen3) as llama.cpp's converter writes it; type= f32, f16 (default),
-    bf16, q8_0, auto or a llama-quantize mix such as Q4_K_M.
-    out ending in "/" (or to="hf"): a GGUF back into a Hugging Face
-    directory (config.json, tokenizer files, model.safetensors with
-    transformers' names); dtype= "f32" | "f16" | "bf16" for every tensor
-    (default: each float tensor as stored, block types dequantized);
-    max_shard_size shards the weights with an index.
-    arch_file: for GGUF output of a Hugging Face directory and back, the
-    architecture from a JSON file (doc/arch-file.md) instead of the
-    built-in tables.
-    to="safetensors" | "gguf" | "hf" says which when out's name does not.
+    max_shard_size ("5GB" or bytes) shards as Hugging Face does; dtype=
+    "f32" | "f16" | "bf16" casts the float tensors. A `dangerous` input is
+    refused unless allow_unsafe (nothing is executed either way).
+    out ending in .gguf (or None / a directory: the converter's default
+    name; or outfile=, as convert_hf_to_gguf.py's --outfile: a directory
+    gets that name, {ftype} in a name is the type): a Hugging Face
+    directory as llama.cpp's converter writes it;
+    type= f32, f16 (default), bf16, q8_0, auto or a llama-quantize mix such
+    as Q4_K_M; layout= "c392e50" (default) or "2026-02"; model_name=,
+    metadata= (an override JSON file), vocab_only=, split_max_size= ("2G":
+    decimal units) and split_max_tensors= as convert_hf_to_gguf.py's flags;
+    arch_file= an architecture from a JSON file (doc/arch-file.md). A
+    training checkpoint or an MLX directory goes through a directory the
+    library writes beside out and removes.
+    out ending in "/" (or to="hf"): a GGUF (or a pre-quantized HF
+    directory) back into a Hugging Face directory; dtype= for every tensor;
+    any other model (a training checkpoint) as its merge, sharded (5GB
+    default), with config.json and the tokenizer files.
+    Training checkpoints (DeepSpeed, torch.distributed.checkpoint,
+    Megatron-LM): config= (the config.json it lacks), tokenizer= (a folder
+    of tokenizer files), from_module_states=, exclude_frozen_parameters=,
+    threads= (copying partitions; GGUF: quantizing threads).
+    to="mlx" or mlx=True: an MLX directory as mlx_lm.convert writes it
+    (from an HF directory, a GGUF or an MLX directory): quantize=True
+    (-q), q_bits= (2, 3, 4, 5, 6, 8), q_group_size= (32, 64, 128),
+    quant_predicate= ("mixed_3_6", ...), dtype=, mlx_kernel= "cpu" |
+    "metal", dequantize=True (-d), lossless=True (a GGUF's Q4_0/Q4_1/Q8_0
+    as MLX's own GGUF loader makes them), max_shard_size=.
     """
-    if arch_file is not None and to == "safetensors":
+    s = _in(src)
+    if outfile is not None:
+        if out is not None:
+            raise UsageError("give out or outfile, not both")
+        to = to or "gguf"
+        out = outfile
+    o = None if out is None else os.fspath(out)
+    if type is not None and dtype is not None:
+        raise UsageError("give type= or dtype=, not both (the CLI's --type and --dtype are one option)")
+    tval = type if type is not None else dtype
+    target = _target(to, o, mlx)
+    given = {k for k, v in dict(quantize=quantize, q_bits=q_bits, q_group_size=q_group_size,
+                                 quant_predicate=quant_predicate, mlx_kernel=mlx_kernel,
+                                 dequantize=dequantize, lossless=lossless).items() if v}
+    if given and target != "mlx":
+        raise UsageError(", ".join(sorted(given)) + ": options of MLX output (mlx=True)")
+    gflags = {k for k, v in dict(model_name=model_name, metadata=metadata, vocab_only=vocab_only,
+                                  split_max_size=split_max_size,
+                                  split_max_tensors=split_max_tensors).items() if v}
+    if gflags and target != "gguf":
+        raise UsageError(", ".join(sorted(gflags)) + ": options of GGUF output")
+    if arch_file is not None and target not in ("gguf", "hf"):
         raise UsageError("arch_file= is for GGUF output and GGUF -> Hugging Face")
     af = os.fspath(arch_file) if arch_file is not None else None
-    o = os.fspath(out)
-    if to not in (None, "safetensors", "gguf", "hf"):
-        raise UsageError(f'to={to!r}: "safetensors", "gguf" or "hf"')
-    target = to or ("gguf" if o.endswith(".gguf") else
-                    "safetensors" if o.endswith(".safetensors") else
-                    "hf" if o.endswith("/") else None)
+    if layout is not None and layout not in _LAYOUTS:
+        raise UsageError(f'layout={layout!r}: "c392e50" or "2026-02"')
+    ckpt = dict(train_flags=_train_flags(from_module_states, exclude_frozen_parameters),
+                config=None if config is None else os.fspath(config),
+                tokenizer=None if tokenizer is None else os.fspath(tokenizer))
+    if target is None:
+        raise UsageError(f"{o}: the output's name must end in .safetensors, .gguf or / "
+                         "(or say to=)")
+    if o is None and target != "gguf":
+        raise UsageError("out is needed unless the output is GGUF")
+    fmt = _detected(s)
+    if target == "mlx":
+        return _convert_mlx(s, o, key, include_optimizer, threads, tval, max_shard_size,
+                            quantize, q_bits, q_group_size, quant_predicate, mlx_kernel,
+                            dequantize, lossless, progress)
     if target == "hf":
-        if key or include_optimizer or type is not None:
-            raise UsageError("key, include_optimizer and type are not options of GGUF -> "
-                             "Hugging Face")
-        _mfmt.convert_hf(os.fspath(src), o, dtype=dtype,
-                         max_shard_size=_size(max_shard_size, "max_shard_size") or 0,
-                         progress=progress, arch_file=af)
-        return
-    if dtype is not None:
-        raise UsageError("dtype= is for Hugging Face directory output")
+        if key or include_optimizer:
+            raise UsageError("key and include_optimizer are not options of Hugging Face "
+                             "directory output")
+        if fmt == "gguf" or _is_prequant_dir(s, fmt):
+            if threads is not None or tokenizer is not None or config is not None:
+                raise UsageError("threads, config and tokenizer are not options of GGUF -> "
+                                 "Hugging Face")
+            _mfmt.convert_hf(s, o, dtype=_float_dtype(tval, "dtype"),
+                             max_shard_size=_size(max_shard_size, "max_shard_size") or 0,
+                             progress=progress, arch_file=af)
+            return o
+        if af is not None:
+            raise UsageError("arch_file= is for a Hugging Face directory's GGUF and back")
+        _float_dtype(tval, "dtype")
+        r = _mfmt.convert_model_hf(s, o, dtype=None if tval is None else str(tval).lower(),
+                                   max_shard_size=_size(max_shard_size, "max_shard_size"),
+                                   threads=int(threads or 1), progress=progress,
+                                   allow_unsafe=allow_unsafe, **ckpt)
+        return o
     if target == "gguf":
         if key or max_shard_size or include_optimizer:
             raise UsageError("key, max_shard_size and include_optimizer are for "
                              "safetensors output")
-        _mfmt.convert_gguf(os.fspath(src), o, type=type, threads=threads, progress=progress,
-                           arch_file=af)
-        return
-    if target is None:
-        raise UsageError(f"{o}: the output's name must end in .safetensors or .gguf "
-                         "(or say to=)")
+        nthreads = int(threads) if threads is not None else min(64, os.cpu_count() or 1)
+        lay = _LAYOUTS[layout or "c392e50"]
+        if fmt in _CHECKPOINTS or fmt == "mlx":
+            if gflags or af is not None or o is None:
+                raise UsageError("model_name, metadata, vocab_only, split_max_*, arch_file and "
+                                 "the default output name are for a Hugging Face directory's "
+                                 "GGUF; give out='NAME.gguf'")
+            r = _mfmt.convert_model_gguf(s, o, type=tval, threads=nthreads, layout=lay,
+                                         progress=progress, allow_unsafe=allow_unsafe, **ckpt)
+            return r["out"]
+        if vocab_only and (split_max_size or split_max_tensors):
+            raise UsageError("vocab_only writes no tensors: nothing to split")
+        written = _mfmt.convert_gguf(s, o, type=tval, threads=nthreads, progress=progress,
+                                     arch_file=af, layout=lay, model_name=model_name,
+                                     metadata=None if metadata is None else os.fspath(metadata),
+                                     vocab_only=vocab_only)
+        if split_max_size or split_max_tensors:
+            try:
+                n = _mfmt.split_written(written, _split_size(split_max_size),
+                                        int(split_max_tensors or 0))
+            except BaseException:
+                os.unlink(written)  # nothing half-done: neither the set nor the file
+                raise
+            if n > 1:
+                stem = written[:-5] if written.endswith(".gguf") else written
+                return f"{stem}-00001-of-{n:05d}.gguf"
+        return written
+    # safetensors
     if type is not None or af is not None:
-        raise UsageError("type= and arch_file= are for GGUF output")
-    _mfmt.convert_safetensors(os.fspath(src), o, key=key,
+        raise UsageError("type= and arch_file= are for GGUF output (dtype= casts safetensors)")
+    _mfmt.convert_safetensors(s, o, key=key,
                               max_shard_size=_size(max_shard_size, "max_shard_size"),
                               include_optimizer=include_optimizer, keep_tied=keep_tied,
-                              allow_unsafe=allow_unsafe, progress=progress)
+                              allow_unsafe=allow_unsafe, progress=progress,
+                              dtype=None if dtype is None else str(_float_dtype(dtype, "dtype")).lower(),
+                              threads=int(threads or 1), train_flags=ckpt["train_flags"],
+                              config=ckpt["config"])
+    return o
+
+
+def _convert_mlx(s, o, key, include_optimizer, threads, tval, max_shard_size, quantize, q_bits,
+                 q_group_size, quant_predicate, mlx_kernel, dequantize, lossless, progress):
+    if threads is not None or key or include_optimizer:
+        raise UsageError("threads, key and include_optimizer are not options of MLX output")
+    if mlx_kernel not in (None, "cpu", "metal"):
+        raise UsageError(f'mlx_kernel={mlx_kernel!r}: "cpu" or "metal"')
+    for name, v in (("q_bits", q_bits), ("q_group_size", q_group_size)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                              or not 1 <= v <= 1024):
+            raise UsageError(f"{name}={v!r}: a number")
+    dt = _float_dtype(tval, "dtype", extra=(("float32", "f32"), ("float16", "f16"),
+                                              ("bfloat16", "bf16")))
+    # q_bits, q_group_size and a recipe mean quantization, as on the CLI
+    q = bool(quantize or q_bits or q_group_size or quant_predicate)
+    _mfmt.convert_mlx(s, o, quantize=q, bits=int(q_bits or 0), group_size=int(q_group_size or 0),
+                      quant_predicate=quant_predicate, dtype=dt,
+                      kernel=1 if mlx_kernel == "metal" else 0, dequantize=bool(dequantize),
+                      max_shard_size=_size(max_shard_size, "max_shard_size"),
+                      lossless=bool(lossless), progress=progress)
+    return o
 
 
 # --------------------------------------------------------------- quantize
@@ -312,24 +509,43 @@ class QuantizeResult(NamedTuple):
 def quantize(src, out, type, *, threads=1, imatrix=None, allow_requantize=False,  # noqa: A002
              pure=False, leave_output_tensor=False, output_tensor_type=None,
              token_embedding_type=None, dry_run=False, progress=None,
-             keep_split=False) -> QuantizeResult:
+             keep_split=False, include_weights=(), exclude_weights=(),
+             override_kv=None) -> QuantizeResult:
     """Quantize a GGUF file as llama-quantize does (its mixes, bit for bit):
     type "Q4_K_M", "Q8_0", "IQ4_XS", ..., or "COPY" (every tensor copied,
     general.file_type the input's). dry_run=True writes nothing (out may be
     None) and measures every quantized tensor's error instead. A split input
     (NAME-00001-of-0000N.gguf) gives one out file, or with keep_split=True one
-    file per input file: out less ".gguf" + "-00001-of-0000N.gguf", ..."""
+    file per input file: out less ".gguf" + "-00001-of-0000N.gguf", ...
+    include_weights / exclude_weights: use the imatrix only for tensors
+    whose name contains one of them / not for those (lists; not both);
+    override_kv: {key: value} set in the output as llama-quantize's
+    --override-kv (bool, int, float, str; or "int:5"-style strings)."""
     if out is None and not dry_run:
         raise UsageError("out is needed unless dry_run=True")
-    r = _mfmt.quantize(os.fspath(src), None if out is None else os.fspath(out), type,
+    incl = [include_weights] if isinstance(include_weights, str) else list(include_weights or ())
+    excl = [exclude_weights] if isinstance(exclude_weights, str) else list(exclude_weights or ())
+    if incl and excl:
+        raise UsageError("include_weights and exclude_weights: one or the other")
+    kvo = [f"{k}={_override_text(k, v)}" for k, v in (override_kv or {}).items()]
+    r = _mfmt.quantize(_in(src), None if out is None else os.fspath(out), type,
                        threads=threads,
                        imatrix=None if imatrix is None else os.fspath(imatrix),
                        allow_requantize=allow_requantize, pure=pure,
                        leave_output=leave_output_tensor, output_type=output_tensor_type,
                        token_embd_type=token_embedding_type, dry_run=dry_run,
-                       progress=progress, keep_split=keep_split)
+                       progress=progress, keep_split=keep_split, include_weights=incl,
+                       exclude_weights=excl, override_kv=kvo)
     tensors = [QuantTensor(**t) for t in r.pop("tensors")]
     return QuantizeResult(tensors=tensors, **r)
+
+
+def _override_text(key, v):
+    """--override-kv's TYPE:VALUE for a Python value (llama-quantize's
+    types: edit's spelling of bool/int/float; a str without a type is str:)."""
+    if isinstance(v, str):
+        return v if v.split(":", 1)[0] in ("int", "float", "bool", "str") else "str:" + v
+    return _edit_text(key, v)
 
 
 class DequantizeResult(NamedTuple):
@@ -351,20 +567,51 @@ def dequantize(src, out, *, dtype="f32", progress=None) -> DequantizeResult:
 
 # ------------------------------------------------------------ split/merge
 
-def split(src, prefix, *, max_tensors=None, max_size=None, progress=None) -> List[str]:
+class SplitFile(NamedTuple):
+    """One file of a split plan: its path, first tensor (index in the
+    input), tensor count and tensor bytes (each padded to 32)."""
+    path: str
+    first_tensor: int
+    n_tensors: int
+    bytes: int
+
+
+class SplitPlan(list):
+    """mfmt.split's answer: the files (paths) written, in order; .files has
+    each file's SplitFile. A list of str, so `parts[0]` is the first file."""
+    files: List[SplitFile]
+
+
+def split(src, prefix, *, max_tensors=None, max_size=None, no_tensor_first_split=False,
+          dry_run=False, progress=None) -> SplitPlan:
     """Split a GGUF file into PREFIX-0000i-of-0000n.gguf as llama-gguf-split
-    does (max_tensors per file, or about max_size bytes: "2G" or bytes).
-    Returns the paths written."""
+    does (max_tensors per file, or about max_size bytes: "2G" or bytes;
+    no_tensor_first_split: the first file holds the metadata only).
+    Returns the paths written (dry_run=True: the plan, nothing written),
+    with .files: each file's first tensor, tensor count and bytes."""
     p = os.fspath(prefix)
-    n = _mfmt.split(os.fspath(src), p, max_tensors=int(max_tensors or 0),
-                    max_size=_size(max_size, "max_size"), progress=progress)
-    return [f"{p}-{i:05d}-of-{n:05d}.gguf" for i in range(1, n + 1)]
+    plan = _mfmt.split(os.fspath(src), p, max_tensors=int(max_tensors or 0),
+                       max_size=_size(max_size, "max_size"),
+                       no_tensor_first_split=bool(no_tensor_first_split), dry_run=bool(dry_run),
+                       progress=progress)
+    n = len(plan)
+    out = SplitPlan(f"{p}-{i:05d}-of-{n:05d}.gguf" for i in range(1, n + 1))
+    out.files = [SplitFile(path, *f) for path, f in zip(out, plan)]
+    return out
 
 
-def merge(src, out, *, progress=None) -> None:
+def merge(src, out, *, dry_run=False, progress=None) -> Tuple[int, int]:
     """Merge a GGUF split set or sharded safetensors (give the first file,
-    the index or the directory) into one file (.gguf or .safetensors)."""
-    _mfmt.merge(os.fspath(src), os.fspath(out), progress=progress)
+    the index or the directory) into one file (.gguf or .safetensors).
+    Returns (tensors, input files); dry_run=True writes nothing."""
+    m = _mfmt.Model(os.fspath(src), scan=False)
+    try:
+        counts = (len(m._tensor_infos()), m.file_count)
+    finally:
+        m.close()
+    if not dry_run:
+        _mfmt.merge(os.fspath(src), os.fspath(out), progress=progress)
+    return counts
 
 
 # ------------------------------------------------------------------- diff
@@ -409,8 +656,26 @@ class Diff(list):
 
 def diff(a, b, *, allow_unsafe=False) -> Diff:
     """Compare two models tensor by tensor, across formats (values as float32)."""
-    return Diff(DiffRow(**r) for r in _mfmt.diff(os.fspath(a), os.fspath(b),
+    return Diff(DiffRow(**r) for r in _mfmt.diff(_in(a), _in(b),
                                                   allow_unsafe=allow_unsafe))
+
+
+class MetaDiffRow(NamedTuple):
+    """One metadata key compared: kind "same", "changed", "type" (another
+    value type: a u32 1 is not an i32 1), "only-a", "only-b"; the values
+    (None for the side that lacks the key)."""
+    key: str
+    kind: str
+    a: object
+    b: object
+
+
+def diff_metadata(a, b) -> List[MetaDiffRow]:
+    """Compare two models' metadata key by key (as `mfmt diff
+    --metadata-only`): A's keys in order, then B's extra ones. The CLI
+    compares metadata only between models of one format; this compares
+    whatever keys both have."""
+    return [MetaDiffRow(*r) for r in _mfmt.diff_metadata(_in(a), _in(b))]
 
 
 # ------------------------------------------------------- estimate / plan
@@ -437,6 +702,7 @@ class Estimate(NamedTuple):
     kv_bytes_per_elem: float
     kv_bytes: int
     total_bytes: int
+    weight_note: Optional[str] = None  # how weight_bytes was counted, when not plainly
 
 
 def estimate(path, *, ctx=None, batch=None, kv_type=None, type=None) -> Estimate:  # noqa: A002
@@ -444,7 +710,7 @@ def estimate(path, *, ctx=None, batch=None, kv_type=None, type=None) -> Estimate
     at a context length (ctx; default the training context), batch,
     KV-cache type (f16 default) and weight type (as stored, or a ggml
     type / mix such as Q4_K_M)."""
-    return Estimate(**_mfmt.estimate(os.fspath(path), ctx=int(ctx or 0),
+    return Estimate(**_mfmt.estimate(_in(path), ctx=int(ctx or 0),
                                      batch=int(batch or 0), kv_type=kv_type, type=type))
 
 
@@ -483,8 +749,74 @@ def plan(path, device, *, dtype=None) -> Plan:
     """Place a model's layers on devices as Accelerate's infer_auto_device_map
     does. device: "cuda:0:24GB", a list of them, a list of (name, bytes or
     size string), or {name: size}. dtype: f16, bf16, f32 (default: as stored)."""
-    r = _mfmt.plan(os.fspath(path), _devices(device), dtype=dtype)
+    r = _mfmt.plan(_in(path), _devices(device), dtype=dtype)
     return Plan([tuple(d) for d in r["devices"]], r["device_map"], r["total"], r["reserved"])
+
+
+# ---------------------------------------------------- error against original
+
+class ErrorStats(NamedTuple):
+    """Error sums of some tensors (each weighted by its element count):
+    weighted RMSE, relative error (rmse / rms of the original), SNR in dB
+    (inf: no error), mean cosine; layer is the layer's name (a layer's row)."""
+    tensors_compared: int
+    parameters: int
+    rmse: float
+    rel_error: float
+    snr_db: float
+    cosine: float
+    layer: Optional[str] = None
+
+
+class TensorError(NamedTuple):
+    """One tensor against the original: both dtypes, elements, RMSE,
+    max |err|, relative error, SNR in dB (inf: equal), cosine."""
+    name: str
+    dtype_original: str
+    dtype_model: str
+    n: int
+    rmse: float
+    max_abs: float
+    rel_error: float
+    snr_db: float
+    cosine: float
+
+
+class ErrorReport(NamedTuple):
+    """mfmt.error_against's answer (`mfmt report --against`'s numbers): the
+    model's totals, per layer, per tensor, the worst tensors by RMSE
+    (name, rmse, cosine), and what was not compared."""
+    original: str
+    mapped: bool
+    total: ErrorStats
+    layers: List[ErrorStats]
+    tensors: List[TensorError]
+    worst: List[Tuple[str, float, float]]
+    only_original: int
+    only_model: int
+    shape_mismatch: int
+    incomparable: int
+
+
+def _stats(d, layer=None):
+    return ErrorStats(d["tensors_compared"], int(d["parameters"]), d["rmse"], d["rel_error"],
+                      d["snr_db"], d["cosine"], layer)
+
+
+def error_against(model, original) -> ErrorReport:
+    """How far a model (a quantized GGUF, ...) is from its original (the
+    F16/F32 GGUF or the Hugging Face directory it came from), as `mfmt
+    report MODEL --against ORIGINAL` computes it: every tensor pair of the
+    same shape compared as float32, summed per tensor, per layer and for
+    the model. A Hugging Face directory against a GGUF goes through the
+    converter's tables (mapped=True). Raises FormatError when no tensor has
+    a counterpart of its shape."""
+    d = _mfmt.error_against(_in(model), _in(original))
+    return ErrorReport(d["original"], d["mapped"], _stats(d),
+                       [_stats(l, l["layer"]) for l in d["layers"]],
+                       [TensorError(**dict(t, n=int(t["n"]))) for t in d["tensors"]],
+                       [tuple(w) for w in d["worst"]], d["only_original"], d["only_model"],
+                       d["shape_mismatch"], d["incomparable"])
 
 
 # ------------------------------------------------------------------- edit

@@ -21,9 +21,15 @@ PyMODINIT_FUNC PyInit__mfmt(void)
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
+    if (PyModule_AddFunctions(m, ops_more_methods) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     if (PyModule_AddObjectRef(m, "Model", (PyObject *)&Model_Type) < 0 ||
         PyModule_AddObjectRef(m, "Region", (PyObject *)&Region_Type) < 0 ||
-        PyModule_AddStringConstant(m, "LIB_VERSION", MF_VERSION_STRING) < 0) {
+        PyModule_AddStringConstant(m, "LIB_VERSION", MF_VERSION_STRING) < 0 ||
+        PyModule_AddIntConstant(m, "OPEN_TRAIN_MODULE_STATES", MF_OPEN_TRAIN_MODULE_STATES) < 0 ||
+        PyModule_AddIntConstant(m, "OPEN_TRAIN_EXCLUDE_FROZEN", MF_OPEN_TRAIN_EXCLUDE_FROZEN) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -94,6 +94,52 @@ static mf_dtype dtype_arg(const char *name, int *ok)
     return dt;
 }
 
+/* A list of str (or None) as C strings, for the options' string arrays;
+ * the strings are copies (PyMem), valid while the GIL is released. */
+typedef struct str_list {
+    const char **v;
+    size_t n;
+} str_list;
+
+static void str_list_free(str_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        PyMem_Free((void *)l->v[i]);
+    PyMem_Free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+static int str_list_get(PyObject *seq, str_list *l)
+{
+    l->v = NULL;
+    l->n = 0;
+    if (!seq || seq == Py_None)
+        return 0;
+    PyObject *f = PySequence_Fast(seq, "a list of str");
+    if (!f)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+    l->v = PyMem_Calloc(n ? (size_t)n : 1, sizeof(*l->v));
+    int rc = l->v ? 0 : (PyErr_NoMemory(), -1);
+    for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
+        const char *s = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(f, i));
+        char *c = s ? PyMem_Malloc(strlen(s) + 1) : NULL;
+        if (!c) {
+            rc = -1;
+            if (s)
+                PyErr_NoMemory();
+            break;
+        }
+        strcpy(c, s);
+        l->v[l->n++] = c;
+    }
+    Py_DECREF(f);
+    if (rc)
+        str_list_free(l);
+    return rc;
+}
+
 /* ----------------------------------------------------------------- detect */
 
 static PyObject *op_detect(PyObject *self, PyObject *args)
@@ -348,14 +394,17 @@ static PyObject *op_model_scan(PyObject *self, PyObject *arg)
 static PyObject *op_convert_safetensors(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"src", "out", "key", "max_shard_size", "include_optimizer",
-                             "allow_unsafe", "progress", "keep_tied", NULL};
+                             "allow_unsafe", "progress", "keep_tied", "dtype", "threads",
+                             "train_flags", "config", NULL};
     PyObject *src, *out, *progress = Py_None;
-    const char *key = NULL;
+    const char *key = NULL, *dtype = NULL, *config = NULL;
     unsigned long long max_shard = 0;
-    int include_opt = 0, allow_unsafe = 0, keep_tied = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zKppOp", kwlist, fs_path, &src,
+    int include_opt = 0, allow_unsafe = 0, keep_tied = 0, threads = 1;
+    unsigned int train_flags = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zKppOpziIz", kwlist, fs_path, &src,
                                      fs_path, &out, &key, &max_shard, &include_opt,
-                                     &allow_unsafe, &progress, &keep_tied))
+                                     &allow_unsafe, &progress, &keep_tied, &dtype, &threads,
+                                     &train_flags, &config))
         return NULL;
     progress_ctx p;
     progress_init(&p, progress);
@@ -365,14 +414,21 @@ static PyObject *op_convert_safetensors(PyObject *self, PyObject *args, PyObject
     o.max_shard_size = max_shard;
     o.include_optimizer = include_opt;
     o.keep_tied = keep_tied;
+    o.dtype = dtype;
+    o.threads = threads;
     o.progress = progress_trampoline;
     o.progress_user = &p;
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
+    mf_open_opts oo;
+    mf_open_opts_init(&oo);
+    oo.flags = unsafe_flags(allow_unsafe) | (train_flags & (MF_OPEN_TRAIN_MODULE_STATES |
+                                                            MF_OPEN_TRAIN_EXCLUDE_FROZEN));
+    oo.config = config;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = open_model(PyBytes_AS_STRING(src), unsafe_flags(allow_unsafe), &m, &st);
+    rc = mf_open(PyBytes_AS_STRING(src), &oo, &m, &st);
     if (rc == 0)
         rc = mf_convert_to_safetensors(m, PyBytes_AS_STRING(out), &o, NULL, &st);
     mf_close(m);
@@ -384,11 +440,6 @@ static PyObject *op_convert_safetensors(PyObject *self, PyObject *args, PyObject
 
 /* An operation from one path to another, with its options. */
 typedef int (*path_op_fn)(const char *in, const char *out, const void *opts, mf_status *st);
-
-static int gguf_op(const char *in, const char *out, const void *opts, mf_status *st)
-{
-    return mf_convert_to_gguf(in, out, opts, st);
-}
 
 static int hf_op(const char *in, const char *out, const void *opts, mf_status *st)
 {
@@ -433,15 +484,24 @@ static PyObject *warn_notes(PyObject *r, const note_buf *b)
     return r;
 }
 
+/* convert_gguf(src, out|None, ...) -> the path written (out as
+ * convert_hf_to_gguf.py's --outfile: a directory, or None for src itself,
+ * gets the converter's default name). */
 static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"src", "out", "type", "threads", "progress", "arch_file", NULL};
-    PyObject *src, *out, *progress = Py_None;
-    const char *type = NULL, *arch_file = NULL;
-    int threads = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|ziOz", kwlist, fs_path, &src,
-                                     fs_path, &out, &type, &threads, &progress, &arch_file))
+    static char *kwlist[] = {"src", "out", "type", "threads", "progress", "arch_file", "layout",
+                             "model_name", "metadata", "vocab_only", NULL};
+    PyObject *src, *out = Py_None, *outb = NULL, *progress = Py_None;
+    const char *type = NULL, *arch_file = NULL, *model_name = NULL, *metadata = NULL;
+    int threads = 1, layout = MF_CONVERT_LAYOUT_C392E50, vocab_only = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O|ziOzizzp", kwlist, fs_path, &src, &out,
+                                     &type, &threads, &progress, &arch_file, &layout,
+                                     &model_name, &metadata, &vocab_only))
         return NULL;
+    if (out != Py_None && !PyUnicode_FSConverter(out, &outb)) {
+        Py_DECREF(src);
+        return NULL;
+    }
     progress_ctx p;
     progress_init(&p, progress);
     mf_convert_gguf_opts o;
@@ -449,12 +509,32 @@ static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
     o.type = type;
     o.threads = threads;
     o.arch_file = arch_file;
+    o.layout = layout;
+    o.model_name = model_name;
+    o.metadata_override = metadata;
+    o.vocab_only = vocab_only;
     o.progress = progress_trampoline;
     o.progress_user = &p;
     note_buf notes = {.n = 0};
     o.note = note_collect;
     o.note_user = &notes;
-    return warn_notes(run_path_op(gguf_op, src, out, &o, &p), &notes);
+    char written[4200] = "";
+    o.out_path = written;
+    o.out_path_cap = sizeof(written);
+    mf_status st;
+    mf_status_init(&st);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mf_convert_to_gguf(PyBytes_AS_STRING(src), outb ? PyBytes_AS_STRING(outb) : NULL, &o,
+                            &st);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(src);
+    Py_XDECREF(outb);
+    PyObject *r = op_result(rc, &st, &p);
+    if (!r)
+        return NULL;
+    Py_DECREF(r);
+    return warn_notes(PyUnicode_DecodeFSDefault(written), &notes);
 }
 
 static PyObject *op_convert_hf(PyObject *self, PyObject *args, PyObject *kw)
@@ -532,13 +612,37 @@ static PyObject *op_dequantize(PyObject *self, PyObject *args, PyObject *kw)
 
 /* ------------------------------------------------------------ split/merge */
 
+/* split's plan, one (first tensor, tensors, bytes) per file (on_shard). */
+typedef struct {
+    PyObject *list;
+} shard_collect;
+
+static void shard_fn(void *user, size_t no, size_t n_files, size_t first, size_t n,
+                     uint64_t bytes)
+{
+    (void)no, (void)n_files;
+    shard_collect *c = user;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *t = c->list ? Py_BuildValue("(nnK)", (Py_ssize_t)first, (Py_ssize_t)n,
+                                          (unsigned long long)bytes)
+                          : NULL;
+    if (c->list && (!t || PyList_Append(c->list, t) != 0))
+        Py_CLEAR(c->list); /* the error stays set; reported after the call */
+    Py_XDECREF(t);
+    PyGILState_Release(g);
+}
+
+/* split(...) -> [(first tensor, tensors, bytes)] per file of the set. */
 static PyObject *op_split(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"src", "prefix", "max_tensors", "max_size", "progress", NULL};
+    static char *kwlist[] = {"src", "prefix", "max_tensors", "max_size", "progress",
+                             "no_tensor_first_split", "dry_run", NULL};
     PyObject *src, *prefix, *progress = Py_None;
     unsigned long long max_tensors = 0, max_size = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|KKO", kwlist, fs_path, &src,
-                                     fs_path, &prefix, &max_tensors, &max_size, &progress))
+    int no_first = 0, dry = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|KKOpp", kwlist, fs_path, &src,
+                                     fs_path, &prefix, &max_tensors, &max_size, &progress,
+                                     &no_first, &dry))
         return NULL;
     progress_ctx p;
     progress_init(&p, progress);
@@ -546,27 +650,42 @@ static PyObject *op_split(PyObject *self, PyObject *args, PyObject *kw)
     mf_split_opts_init(&o);
     o.max_tensors = max_tensors;
     o.max_bytes = max_size;
+    o.no_tensor_first_split = no_first;
+    o.dry_run = dry;
+    shard_collect c = {PyList_New(0)};
+    o.on_shard = shard_fn;
+    o.on_shard_user = &c;
     o.progress = progress_trampoline;
     o.progress_user = &p;
     mf_status st;
     mf_status_init(&st);
     mf_model *m = NULL;
     size_t n_files = 0;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = open_model(PyBytes_AS_STRING(src), MF_OPEN_NO_SCAN, &m, &st);
-    if (rc == 0)
-        rc = mf_gguf_split(m, PyBytes_AS_STRING(prefix), &o, &n_files, &st);
-    mf_close(m);
-    Py_END_ALLOW_THREADS
+    int rc = -1;
+    if (c.list) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = open_model(PyBytes_AS_STRING(src), MF_OPEN_NO_SCAN, &m, &st);
+        if (rc == 0)
+            rc = mf_gguf_split(m, PyBytes_AS_STRING(prefix), &o, &n_files, &st);
+        mf_close(m);
+        Py_END_ALLOW_THREADS
+    }
     Py_DECREF(src);
     Py_DECREF(prefix);
-    if (rc != 0)
-        return op_failed(&st, &p);
-    mf_status_clear(&st);
-    if (progress_finish(&p) != 0)
+    if (rc != 0) {
+        bool listed = c.list != NULL; /* else PyList_New failed: MemoryError is set */
+        Py_XDECREF(c.list);
+        if (listed)
+            return op_failed(&st, &p);
+        mf_status_clear(&st);
         return NULL;
-    return PyLong_FromSize_t(n_files);
+    }
+    mf_status_clear(&st);
+    if (progress_finish(&p) != 0 || !c.list) {
+        Py_XDECREF(c.list);
+        return NULL;
+    }
+    return c.list;
 }
 
 static PyObject *op_merge(PyObject *self, PyObject *args, PyObject *kw)
@@ -655,17 +774,22 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"src", "out", "type", "threads", "imatrix", "allow_requantize",
                              "pure", "leave_output", "output_type", "token_embd_type",
-                             "dry_run", "progress", "keep_split", NULL};
+                             "dry_run", "progress", "keep_split", "include_weights",
+                             "exclude_weights", "override_kv", NULL};
     PyObject *src, *out = Py_None, *outb = NULL, *imatrix = Py_None, *imb = NULL;
     PyObject *progress = Py_None;
     const char *type, *output_type = NULL, *embd_type = NULL;
     int threads = 1, requant = 0, pure = 0, leave_output = 0, dry = 0, keep_split = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&Os|iOpppzzpOp", kwlist, fs_path, &src,
+    PyObject *incl = NULL, *excl = NULL, *kvo = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&Os|iOpppzzpOpOOO", kwlist, fs_path, &src,
                                      &out, &type, &threads, &imatrix, &requant, &pure,
                                      &leave_output, &output_type, &embd_type, &dry,
-                                     &progress, &keep_split))
+                                     &progress, &keep_split, &incl, &excl, &kvo))
         return NULL;
     PyObject *res = NULL, *tensors = NULL;
+    str_list li = {0}, le = {0}, lk = {0};
+    if (str_list_get(incl, &li) || str_list_get(excl, &le) || str_list_get(kvo, &lk))
+        goto done;
     /* llama-quantize's COPY: by name only, any case */
     bool only_copy = strcasecmp(type, "COPY") == 0;
     mf_ftype ft = only_copy ? MF_FTYPE_ALL_F32 : mf_ftype_parse(type);
@@ -696,6 +820,12 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
     o.dry_run = dry;
     o.only_copy = only_copy;
     o.keep_split = keep_split;
+    o.include_weights = li.v;
+    o.n_include_weights = li.n;
+    o.exclude_weights = le.v;
+    o.n_exclude_weights = le.n;
+    o.kv_overrides = lk.v;
+    o.n_kv_overrides = lk.n;
     o.progress = progress_trampoline;
     o.progress_user = &p;
     quant_collect c = {PyList_New(0), &p};
@@ -729,6 +859,9 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
         "imatrix_entries", (Py_ssize_t)r.imatrix_entries,
         "imatrix_used", (Py_ssize_t)r.imatrix_used, "tensors", tensors);
 done:
+    str_list_free(&li);
+    str_list_free(&le);
+    str_list_free(&lk);
     Py_XDECREF(tensors);
     Py_DECREF(src);
     Py_XDECREF(outb);
@@ -828,7 +961,7 @@ static PyObject *op_estimate(PyObject *self, PyObject *args, PyObject *kw)
         return raise_status(&st);
     mf_status_clear(&st);
     PyObject *d = Py_BuildValue(
-        "{s:s,s:s,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:K,s:O,s:K,s:d,s:s,s:s,s:d,s:K,s:K}",
+        "{s:s,s:s,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:K,s:O,s:K,s:d,s:s,s:s,s:d,s:K,s:K,s:N}",
         "source", e->source, "arch", e->arch, "n_layers", (long long)e->n_layers,
         "n_heads", (long long)e->n_heads, "n_kv_heads", (long long)e->n_kv_heads,
         "hidden", (long long)e->hidden, "head_dim_k", (long long)e->head_dim_k,
@@ -839,7 +972,8 @@ static PyObject *op_estimate(PyObject *self, PyObject *args, PyObject *kw)
         "weight_bytes", (unsigned long long)e->weight_bytes, "weight_bpw", e->weight_bpw,
         "weight_type", e->weight_type, "kv_type", e->kv_type,
         "kv_bytes_per_elem", e->kv_bytes_per_elem, "kv_bytes", (unsigned long long)e->kv_bytes,
-        "total_bytes", (unsigned long long)e->total_bytes);
+        "total_bytes", (unsigned long long)e->total_bytes,
+        "weight_note", e->weight_note[0] ? text(e->weight_note) : Py_NewRef(Py_None));
     mf_estimate_free(e);
     return d;
 }

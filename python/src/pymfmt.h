@@ -103,5 +103,6 @@ int progress_trampoline(void *user, uint64_t done, uint64_t total);
 /* ------------------------------------------------------------------- ops */
 
 extern PyMethodDef ops_methods[];
+extern PyMethodDef ops_more_methods[]; /* ops_more.c */
 
 #endif

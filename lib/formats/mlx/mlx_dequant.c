@@ -2,6 +2,7 @@
  * group; codes a little-endian bit stream per row) and the logical view a
  * converter writes from. Arithmetic: see mlx.h. */
 #include "formats/mlx/mlx.h"
+#include "formats/formats.h"
 #include "quant/mlx_affine.h"
 
 #include <stdlib.h>
@@ -73,12 +74,15 @@ static int flush(outbuf *o, mf_status *st)
     return rc;
 }
 
-int mf_mlx_dequantize(const mf_model *m, const mf_mlx_quant *q, mf_dtype out, mf_sink_fn sink,
-                      void *ctx, mf_status *st)
+/* calc: the type the scales and biases are cast to and the arithmetic is
+ * done in (q->dtype: as stored). */
+static int dequantize_in(const mf_model *m, const mf_mlx_quant *q, mf_dtype calc, mf_dtype out,
+                         mf_sink_fn sink, void *ctx, mf_status *st)
 {
     if (out == MF_DTYPE_INVALID)
         out = q->dtype;
-    if (!out_type_ok(out) || !out_type_ok(q->dtype) || q->bits < 1 || q->bits > 8 ||
+    if (!out_type_ok(out) || !out_type_ok(q->dtype) || !out_type_ok(calc) || q->bits < 1 ||
+        q->bits > 8 ||
         q->group_size < 1 || q->ndim < 1)
         return mf_fail(st, MF_ERR_UNSUPPORTED, m->path, -1,
                        "MLX: cannot dequantize \"%s\" to %s", q->weight->name, mf_dtype_name(out));
@@ -101,9 +105,10 @@ int mf_mlx_dequantize(const mf_model *m, const mf_mlx_quant *q, mf_dtype out, mf
         const uint8_t *brow = q->biases->data + r * groups * es;
         for (uint64_t j = 0; j < in && rc == 0; j++) {
             uint64_t g = j / (uint64_t)q->group_size;
-            float s = load_float(srow + g * es, q->dtype), b = load_float(brow + g * es, q->dtype);
-            float t = round_to(s * (float)mf_mlx_code_at(row, j, q->bits, row_bytes), q->dtype);
-            float w = round_to(t + b, q->dtype);
+            float s = round_to(load_float(srow + g * es, q->dtype), calc);
+            float b = round_to(load_float(brow + g * es, q->dtype), calc);
+            float t = round_to(s * (float)mf_mlx_code_at(row, j, q->bits, row_bytes), calc);
+            float w = round_to(t + b, calc);
             store(o.p + o.n, w, out);
             o.n += os;
             if (o.n + os > CHUNK)
@@ -116,10 +121,17 @@ int mf_mlx_dequantize(const mf_model *m, const mf_mlx_quant *q, mf_dtype out, mf
     return rc;
 }
 
+int mf_mlx_dequantize(const mf_model *m, const mf_mlx_quant *q, mf_dtype out, mf_sink_fn sink,
+                      void *ctx, mf_status *st)
+{
+    return dequantize_in(m, q, q->dtype, out, sink, ctx, st);
+}
+
 /* ------------------------------------------------------ the logical view */
 
 typedef struct view_priv {
     const mf_model *src;
+    bool cast_first; /* scales and biases cast to the view's type first */
 } view_priv;
 
 static int view_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, void *ctx,
@@ -128,7 +140,9 @@ static int view_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, v
     const view_priv *vp = m->priv;
     if (!t->priv)
         return mf_stream_mapped(m, t, sink, ctx, st);
-    return mf_mlx_dequantize(vp->src, t->priv, t->dtype, sink, ctx, st);
+    const mf_mlx_quant *q = t->priv;
+    return dequantize_in(vp->src, q, vp->cast_first ? t->dtype : q->dtype, t->dtype, sink, ctx,
+                         st);
 }
 
 static const mf_reader view_reader = {
@@ -173,7 +187,26 @@ static int add_view_tensor(mf_model *v, const mf_model *src, const mf_tensor *t,
     return mf_tensor_set_nbytes(d, v->path, -1, st);
 }
 
+static int make_view(const mf_model *src, mf_dtype out, bool cast_first, mf_model **view,
+                     mf_status *st);
+
 int mf_mlx_dequantized_view(const mf_model *src, mf_dtype out, mf_model **view, mf_status *st)
+{
+    return make_view(src, out, false, view, st);
+}
+
+int mf_mlx_cast_dequantized_view(const mf_model *src, mf_dtype cast, mf_model **view,
+                                 mf_status *st)
+{
+    *view = NULL;
+    const mf_mlx_quant *q;
+    if (mf_mlx_quants(src, &q) == 0)
+        return 0;
+    return make_view(src, cast, cast != MF_DTYPE_INVALID, view, st);
+}
+
+static int make_view(const mf_model *src, mf_dtype out, bool cast_first, mf_model **view,
+                     mf_status *st)
 {
     *view = NULL;
     if (out != MF_DTYPE_INVALID && !out_type_ok(out))
@@ -188,6 +221,7 @@ int mf_mlx_dequantized_view(const mf_model *src, mf_dtype out, mf_model **view, 
         return mf_oom(st, src->path);
     }
     vp->src = src;
+    vp->cast_first = cast_first;
     v->priv = vp;
     v->reader = &view_reader;
     snprintf(v->version, sizeof(v->version), "%.40s, dequantized", src->version);

@@ -28,7 +28,7 @@ enum conv_arch_bit {
     AB_QWEN2VL, AB_OLMOE, AB_PHIMOE, AB_DEEPSEEK, AB_MINICPM, AB_EXAONE, AB_XVERSE, AB_STARCODER,
     AB_GRANITE_MOE, AB_BAICHUAN, AB_REFACT, AB_CODESHELL, AB_MINICPM3, AB_JAIS, AB_OPENELM,
     AB_GPT_OSS, AB_LFM2, AB_QWEN3NEXT, AB_QWEN35, AB_QWEN35MOE,
-    AB_GRANITE_HYBRID, AB_FALCON_H1, AB_RWKV6,
+    AB_GRANITE_HYBRID, AB_FALCON_H1, AB_RWKV6, AB_RWKV6QWEN2,
     AB_COUNT
 };
 _Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
@@ -118,8 +118,24 @@ typedef enum conv_op {
                          [len(ws), 1, 1, n] (each squeezed to n values), under the GGUF name
                          merged_fmt (%b: the block), written when the last arrives (RWKV6's
                          time_mix_lerp_fused); pat + anything else: the rule does not apply */
+    OP_RKVWG,         /* after a transpose: the output's 5 equal groups of rows in r k v w g order
+                         re-ordered to w k v r g (groups 0 and 3 swapped: RWKV6Qwen2Model's
+                         time_mix_w1 / w2, torch.stack([d[3], d[1], d[2], d[0], d[4]])) */
     OP_SPLIT_KV_B,    /* MLA kv_b_proj [kv][nope + v][r] to k_b [kv][r][nope] (transposed) and
                          v_b [kv][v][r] (DeepseekV2Model, 2026-02) */
+    /* the vision projectors' (mmproj) rules (mmproj_table.c) */
+    OP_SKIP_UNLESS,   /* not written unless the name starts with (M_PREFIX) or holds (M_CONTAINS)
+                         one of ws: the class's "process vision tensors" test; pat "" */
+    OP_PICK_ROW,      /* row `id` of the matched tensor as the 1-d GGUF tensor `with`, id the
+                         added token count_key of tokenizer_config.json (Pixtral's [IMG_BREAK]
+                         embedding; an error when the token is absent) */
+    OP_UNSTACK,       /* dimension `with` (a digit) split into its len(ws) entries, entry k
+                         written under the GGUF name ws[k] (Qwen2-VL's Conv3D patch embedding
+                         as two Conv2D ones) */
+    OP_GGUF_NAME,     /* the matched part replaced by `with` (as OP_RENAME) and the result
+                         is the GGUF name: not looked up in the name map */
+    OP_RENUMBER,      /* the name's first number n replaced by element n of the config list
+                         count_key (Qwen3-VL's deepstack mergers: their absolute layer) */
 } conv_op;
 
 /* OP_SPLIT: a fused tensor cut along its rows (the second-to-last
@@ -189,9 +205,11 @@ typedef struct conv_block {
     X(rope_dim_glm4moe) X(ernie_shexp_ffl) X(llama4_no_swa) X(ffn_or_4x_embd) X(rope_dim_pct_or_one) \
     X(refact_ff) X(jais_embd_scale) X(jais_width_scale) X(ctx_after_pad) \
     X(lfm2_ff_dim) X(linear_inner) X(rope_dim_qwen3next) X(granite_hybrid_inner) X(falcon_h1_dt_rank) \
-    X(rwkv_ff) X(rwkv_mix_extra) X(rwkv_decay_extra)
+    X(rwkv_ff) X(rwkv_mix_extra) X(rwkv_decay_extra) X(rope_dim_chatglm) X(rwkv_mix_extra_ge) \
+    X(rwkv_decay_extra_ge) X(head_size_of_heads)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
-    X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi)
+    X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi) \
+    X(chatglm)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
  * gating_func_2026 (g2h_gating_func's), mla_key_length, yarn_log_mul_2026,
  * ernie_shexp_ffl, jais_embd_scale and jais_width_scale have no inverse of
@@ -251,6 +269,10 @@ typedef enum conv_vocab {
     V_GRANITE_HYBRID, /* GraniteHybridModel.set_vocab: vocab_size rounded up to a multiple of 8,
                          then Mamba2Model's: SentencePiece, else tokenizer.json BPE */
     V_RWKV,       /* Rwkv6Model.set_vocab: rwkv_vocab_v20230424.txt, model "rwkv" */
+    V_QWEN,       /* QwenModel._set_vocab_qwen: qwen.tiktoken's ranks as byte-level BPE, the
+                     merges re-derived from them, QWenTokenizer's specials at 151643.. */
+    V_CHATGLM,    /* ChatGLMModel.set_vocab: ChatGLM3's SentencePiece (set_vocab_chatglm3,
+                     _name_or_path THUDM/chatglm3-6b), else GLM-4's tokenizer.json BPE */
 } conv_vocab;
 
 enum {
@@ -315,8 +337,50 @@ extern const size_t conv_n_archs_2026;
 
 extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
+
+/* An mmproj class's tensor_force_quant, one rule: a tensor whose source
+ * name (on 's') or GGUF name (on 'g') holds pat takes type 'h' F16, 'f'
+ * F32, or 'p' F16 when the output type is F16 else F32. */
+typedef struct conv_force_type {
+    char on;
+    const char *pat;
+    char type;
+} conv_force_type;
+
+/* The vision tower + projector of a multimodal class as llama.cpp's
+ * converter writes it with --mmproj (an MmprojModel subclass): the GGUF
+ * architecture "clip", gguf-py's MMPROJ name map (conv_clip_names), the
+ * hyper-parameters read from vision_config ("^k": the whole config.json's
+ * k, "pre:k": preprocessor_config.json's). mmproj_table.c. */
+typedef struct conv_mmproj {
+    conv_arch a;                  /* name "clip", classes, rules, keys (vocab unused) */
+    const char *model_type;       /* config.json's model_type the class takes (NULL: any) */
+    const char *vision_type;      /* vision_config's model_type it takes (NULL: any) */
+    /* the class's changes to the vision config before it is read, in order:
+     * "k=SRC" sets k to SRC's value (a key list as conv_hp's) when it has
+     * one; "?g:k=SRC" only when key g is present, "?g=v:k=SRC" only when g
+     * is the string v */
+    const char *const *fixes;
+    const conv_force_type *types; /* its tensor_force_quant before the base class's */
+    int (*prepare)(struct conv *c); /* what else its __init__ computes (NULL: nothing) */
+} conv_mmproj;
+/* their computed values and key blocks (hf2gguf_mmproj.c) */
+json_t *h2g_mm_gemma3_scale(struct conv *c);
+json_t *h2g_mm_inverse_ratio(struct conv *c);
+json_t *h2g_mm_wa_pattern(struct conv *c);
+int h2g_mm_act(struct conv *c);
+json_t *h2g_mm_deepstack_layers(struct conv *c);
+int h2g_mm_qwen3vl_prepare(struct conv *c);
+extern const conv_mmproj conv_mmprojs[];
+extern const size_t conv_n_mmprojs;
+extern const conv_name_row conv_clip_names[];
+extern const size_t conv_n_clip_names;
+extern const conv_force_type conv_mmproj_base_types[];
 extern const conv_hp conv_base_hparams[];
 extern const conv_hp conv_base_hparams_2026[];
+/* Granite 4.0-H without experts: its shared MLP as the dense FFN (hf2gguf.c
+ * takes these rules for such a config) */
+extern const conv_rule conv_granite_hybrid_dense_rules[];
 
 /* OP_VHEADS' order: the checkpoint index of GGUF entry i (entries before
  * prefix unchanged; nv heads of d entries, nv a multiple of nk). */

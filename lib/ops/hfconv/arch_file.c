@@ -153,7 +153,7 @@ static const named vocab_kinds[] = {
     {"gemma", V_GEMMA}, {"gemma2", V_GEMMA2}, {"phi3", V_PHI3}, {"internlm2", V_INTERNLM2}, {"bert", V_BERT},
     {"internlm3", V_INTERNLM3}, {"nemotron", V_NEMOTRON}, {"mamba", V_MAMBA}, {"roberta", V_ROBERTA},
     {"xlmr", V_XLMR}, {"t5", V_T5}, {"jina", V_JINA}, {"gemma3", V_GEMMA3}, {"glm", V_GLM}, {"ernie", V_ERNIE},
-    {"xverse", V_XVERSE}, {"openelm", V_OPENELM}, {NULL, 0},
+    {"xverse", V_XVERSE}, {"openelm", V_OPENELM}, {"qwen", V_QWEN}, {"chatglm", V_CHATGLM}, {NULL, 0},
 };
 
 static const named flag_names[] = {
@@ -365,6 +365,7 @@ hf_rev_op conv_reverse_op(conv_op op)
     case OP_HEAD0_INTERLEAVE: return R_HEAD_DEINTERLEAVE;
     case OP_SWAP_ROW_GROUPS: return R_SWAP_ROW_GROUPS;
     case OP_SWAP_COL_GROUPS: return R_SWAP_COL_GROUPS;
+    case OP_RKVWG: return R_TRANSPOSE_RKVWG; /* with a transpose; after OP_SWAP_LAST2: R_EXPERTS_T_RKVWG */
     default: return R_PLAIN;
     }
 }

@@ -49,6 +49,10 @@ const conv_calc conv_calc_falcon_h1_dt_rank = {"falcon_h1_dt_rank", h2g_falcon_h
 const conv_calc conv_calc_rwkv_ff = {"rwkv_ff", h2g_rwkv_ff, g2h_rwkv_ff};
 const conv_calc conv_calc_rwkv_mix_extra = {"rwkv_mix_extra", h2g_rwkv_mix_extra, NULL};
 const conv_calc conv_calc_rwkv_decay_extra = {"rwkv_decay_extra", h2g_rwkv_decay_extra, NULL};
+const conv_calc conv_calc_head_size_of_heads = {"head_size_of_heads", h2g_head_size_of_heads, g2h_head_size_of_heads};
+const conv_calc conv_calc_rwkv_mix_extra_ge = {"rwkv_mix_extra_ge", h2g_rwkv_mix_extra_ge, NULL};
+const conv_calc conv_calc_rwkv_decay_extra_ge = {"rwkv_decay_extra_ge", h2g_rwkv_decay_extra_ge, NULL};
+const conv_calc conv_calc_rope_dim_chatglm = {"rope_dim_chatglm", h2g_rope_dim_chatglm, g2h_rope_dim_chatglm};
 const conv_block conv_block_rope_linear = {h2g_rope_linear, g2h_rope_linear};
 const conv_block conv_block_rope_yarn = {h2g_rope_yarn, g2h_rope_yarn};
 const conv_block conv_block_rope_yarn_deepseek = {h2g_rope_yarn_deepseek, g2h_rope_yarn_deepseek};
@@ -59,6 +63,7 @@ const conv_block conv_block_mrope_sections = {h2g_mrope_sections, g2h_mrope_sect
 const conv_block conv_block_minicpm_scales = {h2g_minicpm_scales, g2h_minicpm_scales};
 const conv_block conv_block_openelm_layers = {h2g_openelm_layers, g2h_openelm_layers};
 const conv_block conv_block_jais_config = {h2g_jais_config, g2h_jais_config};
+const conv_block conv_block_chatglm = {h2g_chatglm, g2h_chatglm};
 const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_func_2026, g2h_gating_func};
 const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
 const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length, NULL};
@@ -561,6 +566,19 @@ static const conv_rule granite_hybrid_rules[] = {
     NORULES,
 };
 
+/* GraniteMoeModel.modify_tensors without experts (num_local_experts 0 or
+ * absent: Granite 4.0-H's dense form): the shared MLP is the block's FFN,
+ * input_linear cut into ffn_gate / ffn_up, output_linear ffn_down */
+static const conv_split granite_dense_mlp = {
+    (const char *const[]){"blk.%b.ffn_gate", "blk.%b.ffn_up", NULL}, as_is2, NULL};
+const conv_rule conv_granite_hybrid_dense_rules[] = {
+    MAMBA2_RULES("n_groups|num_groups|mamba_n_groups|mamba_num_groups"),
+    PERMUTE_QK,
+    {.op = OP_SPLIT, .m = M_SUFFIX, .pat = "shared_mlp.input_linear.weight", .split = &granite_dense_mlp},
+    {OP_RENAME, M_SUFFIX, "shared_mlp.output_linear.weight", "mlp.down_proj.weight", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
 /* FalconH1Model.modify_tensors: Mamba2Model's steps, then the muP
  * multipliers folded in (in float32, one rounding per product, in its
  * elif order: a name takes the first pattern it contains) */
@@ -610,6 +628,24 @@ static const conv_rule rwkv6_rules[] = {
     {.op = OP_HALVE_EVERY, .m = M_SUFFIX, .pat = ".attention.output.weight", .count_key = "rescale_every"},
     {.op = OP_HALVE_EVERY, .m = M_SUFFIX, .pat = ".feed_forward.value.weight", .count_key = "rescale_every"},
     {.op = OP_STACK_PARTS, .m = M_CONTAINS, .pat = ".attention.time_maa_", .merged_fmt = "blk.%b.time_mix_lerp_fused.weight",
+     .ws = rwkv6_lerp},
+    NORULES,
+};
+
+/* RWKV6Qwen2Model.modify_tensors: Rwkv6Model's steps on the self_attn names
+ * (the rescaled output only with rescale_every), then time_mix_w1 / w2 in
+ * w k v r g order */
+static const conv_rule rwkv6qwen2_rules[] = {
+    {OP_TRANSPOSE, M_SUFFIX, ".self_attn.time_maa_w1", NULL, NULL, NULL, NULL, NULL},
+    {OP_RKVWG, M_SUFFIX, ".self_attn.time_maa_w1", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".self_attn.time_decay_w1", NULL, NULL, NULL, NULL, NULL},
+    {OP_TRANSPOSE, M_SUFFIX, ".self_attn.time_decay_w2", NULL, NULL, NULL, NULL, NULL},
+    {OP_SWAP_LAST2, M_SUFFIX, ".self_attn.time_maa_w2", NULL, NULL, NULL, NULL, NULL},
+    {OP_RKVWG, M_SUFFIX, ".self_attn.time_maa_w2", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".self_attn.time_decay", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, ".self_attn.time_maa_x", NULL, NULL, NULL, NULL, NULL},
+    {.op = OP_HALVE_EVERY, .m = M_SUFFIX, .pat = ".self_attn.o_proj.weight", .count_key = "rescale_every"},
+    {.op = OP_STACK_PARTS, .m = M_CONTAINS, .pat = ".self_attn.time_maa_", .merged_fmt = "blk.%b.time_mix_lerp_fused.weight",
      .ws = rwkv6_lerp},
     NORULES,
 };
@@ -1398,6 +1434,23 @@ static const conv_hp rwkv6_hp[] = {
     END,
 };
 
+/* RWKV6Qwen2Model.set_gguf_parameters */
+static const conv_hp rwkv6qwen2_hp[] = {
+    {"context_length", 'u', "=1048576", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"block_count", 'u', "num_hidden_layers", 0, NULL, NULL},
+    CALC("wkv.head_size", 'u', head_size_of_heads, 0),
+    CALC("time_mix_extra_dim", 'u', rwkv_mix_extra_ge, 0),
+    CALC("time_decay_extra_dim", 'u', rwkv_decay_extra_ge, 0),
+    {"feed_forward_length", 'u', "intermediate_size", 0, NULL, NULL},
+    CALC("general.file_type", 'u', file_type, 0),
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    {"token_shift_count", 'u', "=1", 0, NULL, NULL},
+    {"attention.head_count_kv", 'u', "num_key_value_heads", 0, NULL, NULL},
+    {"attention.head_count", 'u', "=0", 0, NULL, NULL},
+    END,
+};
+
 /* --------------------------------------------------------------- table */
 
 #define CLASSES(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -1464,6 +1517,7 @@ const conv_arch conv_archs[] = {
     {"codeshell", CLASSES("CodeShellForCausalLM"), AB_CODESHELL, codeshell_rules, codeshell_hp, V_BPE, 0},
     {"minicpm3", CLASSES("MiniCPM3ForCausalLM"), AB_MINICPM3, no_rules, minicpm3_hp, V_SPM, AF_ROPE_FACTORS_QK},
     {"rwkv6", CLASSES("Rwkv6ForCausalLM"), AB_RWKV6, rwkv6_rules, rwkv6_hp, V_RWKV, 0},
+    {"rwkv6qwen2", CLASSES("RWKV6Qwen2ForCausalLM"), AB_RWKV6QWEN2, rwkv6qwen2_rules, rwkv6qwen2_hp, V_SPM_OR_BPE, 0},
     /* only in the 2026-02 converter (ecbcb7ea): its layout always */
     {"qwen3moe", CLASSES("Qwen3MoeForCausalLM"), AB_QWEN3MOE, qwen3moe_rules, qwen3moe_hp, V_BPE, AF_ONLY_2026},
     {"smollm3", CLASSES("SmolLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp_2026, V_LLAMA,

@@ -361,7 +361,7 @@ static int split_piece(const pcre2_code *re, bpe_behavior beh, bool invert, cons
 
 /* bytes_to_unicode (GPT-2): printable Latin-1 bytes stand for themselves,
  * the other 68 for U+0100 onwards, in byte order. */
-static uint32_t byte_char(uint8_t b)
+uint32_t mf_bpe_byte_char(uint8_t b)
 {
     if ((b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || b >= 0xae)
         return b;
@@ -375,7 +375,7 @@ static int push_byte_level(bpe_pieces *out, const char *s, size_t n)
         return -1;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        k += mf_utf8_put((uint8_t *)m + k, byte_char((uint8_t)s[i]));
+        k += mf_utf8_put((uint8_t *)m + k, mf_bpe_byte_char((uint8_t)s[i]));
     int rc = bpe_piece_push(out, m, k, -1);
     free(m);
     return rc;

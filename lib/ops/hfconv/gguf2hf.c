@@ -204,7 +204,7 @@ static mf_dtype out_dtype(const hfc *c, const mf_tensor *t)
 static bool swap_groups_of(const hfc *c, const hfc_item *it, int64_t *a, int64_t *b)
 {
     conv_op want = it->op == R_SWAP_ROW_GROUPS ? OP_SWAP_ROW_GROUPS : OP_SWAP_COL_GROUPS;
-    for (const conv_rule *r = c->fwd->rules; r->pat; r++) {
+    for (const conv_rule *r = c->rules; r->pat; r++) {
         long long x, y;
         if (r->op == want && r->m == M_PATTERN && conv_pattern_match(r->pat, it->out.name) &&
             sscanf(r->with, "%lld,%lld", &x, &y) == 2 && x > 0 && y > 0) {
@@ -265,11 +265,11 @@ static int add_item(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_t x,
             it->out.shape[1] = 1;
             it->out.ndim = t->ndim + 1;
         }
-        if (r->op == R_TRANSPOSE && t->ndim == 2) {
+        if ((r->op == R_TRANSPOSE || r->op == R_TRANSPOSE_RKVWG) && t->ndim == 2) {
             it->out.shape[0] = t->shape[1];
             it->out.shape[1] = t->shape[0];
         }
-        if ((r->op == R_EXPERTS_T || r->op == R_GATE_UP_T) && t->ndim == 3) {
+        if ((r->op == R_EXPERTS_T || r->op == R_EXPERTS_T_RKVWG || r->op == R_GATE_UP_T) && t->ndim == 3) {
             it->out.shape[1] = t->shape[2];
             it->out.shape[2] = t->shape[1] * (r->op == R_GATE_UP_T ? 2 : 1);
         }
@@ -386,6 +386,22 @@ static int plan_experts(hfc *c, const mf_tensor *t, const hf_rev_name *r, int64_
     return 0;
 }
 
+/* R_JOIN_KV_B: attn_v_b of the block, of the same heads and rank; the
+ * output is kv_b_proj [kv * (nope + v)][r] */
+static int kv_b_partner(hfc *c, hfc_item *it, const hf_rev_name *r, int64_t block, const char *suffix)
+{
+    const mf_tensor *k = it->src, *v = partner_of(c, r, block, suffix);
+    bool ok = v && k->ndim == 3 && v->ndim == 3 && k->shape[0] == v->shape[0] && k->shape[1] == v->shape[2];
+    if (!ok)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)k->offset,
+                       "tensor \"%s\": no attn_v_b [heads, v, rank] of its heads and rank to join", k->name);
+    it->k = v;
+    it->out.ndim = 2;
+    it->out.shape[0] = k->shape[0] * (k->shape[2] + v->shape[1]);
+    it->out.shape[1] = k->shape[1];
+    return 0;
+}
+
 /* R_QKVZ / R_FUSE_ROWS: the partner's rows join (along dimension 0 for
  * in_proj_qkvz, -2 per expert for gate_up_proj). */
 static int fuse_partner(hfc *c, hfc_item *it, const hf_rev_name *r, int64_t block, const char *suffix)
@@ -440,7 +456,7 @@ static int concat_parts(hfc *c, hfc_item *it, int64_t block, const char *suffix)
 {
     const mf_tensor *t = it->src;
     char first[128];
-    for (const conv_rule *r = c->fwd->rules; r->pat && !it->split; r++) {
+    for (const conv_rule *r = c->rules; r->pat && !it->split; r++) {
         if (r->op != OP_SPLIT)
             continue;
         split_part_name(r->split->names[0], block, suffix, first, sizeof(first));
@@ -551,12 +567,14 @@ static int plan_tensors(hfc *c)
             return -1;
         if (r->op == R_GATE_UP_T && gate_up_part(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
-        if ((r->op == R_EXPERTS_T || r->op == R_GATE_UP_T) && t->ndim != 3)
+        if ((r->op == R_EXPERTS_T || r->op == R_EXPERTS_T_RKVWG || r->op == R_GATE_UP_T) && t->ndim != 3)
             return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)t->offset,
                            "tensor \"%s\" should be stacked experts (3 dimensions)", t->name);
         if (r->op == R_CONCAT && concat_parts(c, &c->items.v[c->items.n - 1], block, suffix))
             return -1;
         if ((r->op == R_QKVZ || r->op == R_FUSE_ROWS) && fuse_partner(c, &c->items.v[c->items.n - 1], r, block, suffix))
+            return -1;
+        if (r->op == R_JOIN_KV_B && kv_b_partner(c, &c->items.v[c->items.n - 1], r, block, suffix))
             return -1;
         c->items.v[c->items.n - 1].vheads = vheads_of(c, r->gguf);
     }
@@ -798,6 +816,29 @@ static int qkvz_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     return 0;
 }
 
+/* R_JOIN_KV_B: per head, k_b[h] ([r][nope]) transposed to nope rows of
+ * r, then v_b[h]'s v rows. */
+static int kv_b_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
+{
+    int64_t heads = it->src->shape[0], r = it->src->shape[1], nope = it->src->shape[2], v = it->k->shape[1];
+    uint64_t n = (uint64_t)(heads * (nope + v) * r);
+    float *a, *b, *w;
+    if (read_pair(c, it, n, &a, &b, &w))
+        return -1;
+    for (int64_t h = 0; h < heads; h++) {
+        float *dst = w + h * (nope + v) * r;
+        for (int64_t j = 0; j < nope; j++)
+            for (int64_t i = 0; i < r; i++)
+                dst[j * r + i] = a[(h * r + i) * nope + j];
+        memcpy(dst + nope * r, b + h * v * r, sizeof(float) * (size_t)(v * r));
+    }
+    free(a);
+    free(b);
+    *out = w;
+    *n_out = n;
+    return 0;
+}
+
 /* R_FUSE_ROWS: per leading index, t's rows then the partner's. */
 static int fuse_rows_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
@@ -969,13 +1010,47 @@ static int joined_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     return rc;
 }
 
+/* R_*_RKVWG: in the Hugging Face layout w (n values; cols per row), the 5
+ * equal groups of columns (rows == 1: of the whole tensor) swapped 0 <-> 3:
+ * RWKV6Qwen2Model's w k v r g order back to r k v w g. */
+static int rkvwg_back(hfc *c, const hfc_item *it, float *w, uint64_t n, int64_t cols)
+{
+    if (cols <= 0 || cols % 5 || n % (uint64_t)cols)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->path, (int64_t)it->src->offset,
+                       "tensor \"%s\": not 5 equal groups (w, k, v, r, g)", it->src->name);
+    int64_t per = cols / 5;
+    for (uint64_t r = 0; r < n / (uint64_t)cols; r++)
+        for (int64_t k = 0; k < per; k++) {
+            float *a = w + r * (uint64_t)cols + k, *b = a + 3 * per, x = *a;
+            *a = *b;
+            *b = x;
+        }
+    return 0;
+}
+
 /* The item's values as float32 (malloc'd, n elements). */
 static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
+    if (it->op == R_TRANSPOSE_RKVWG || it->op == R_EXPERTS_T_RKVWG) {
+        hfc_item plain = *it;
+        plain.op = it->op == R_TRANSPOSE_RKVWG ? R_TRANSPOSE : R_EXPERTS_T;
+        if (item_f32(c, &plain, out, n_out))
+            return -1;
+        /* w1 [h, 5 r]: column groups; w2 [5, r, h]: the tensor as one row */
+        int64_t cols = it->op == R_TRANSPOSE_RKVWG ? it->src->shape[0] : (int64_t)*n_out;
+        if (rkvwg_back(c, it, *out, *n_out, cols)) {
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
+        return 0;
+    }
     if (it->op == R_QKVZ)
         return qkvz_f32(c, it, out, n_out);
     if (it->op == R_FUSE_ROWS)
         return fuse_rows_f32(c, it, out, n_out);
+    if (it->op == R_JOIN_KV_B)
+        return kv_b_f32(c, it, out, n_out);
     if (it->vheads) {
         hfc_item plain = *it;
         plain.vheads = NULL;
@@ -1394,6 +1469,9 @@ static int start_arch_file(hfc *c)
                        "describes \"%s\"", c->arch, c->opts.arch_file, c->arch_file->fwd.name);
     c->fwd = &c->arch_file->fwd;
     c->rev = &c->arch_file->rev;
+    c->rules = c->fwd->rules;
+    c->hparams = c->fwd->hparams;
+    c->l2026 = (c->fwd->flags & AF_ONLY_2026) != 0;
     c->hf_class = c->rev->hf_class;
     c->model_type = c->rev->model_type;
     for (size_t i = 0; i < c->arch_file->n_variants; i++) {
@@ -1429,6 +1507,29 @@ static int start(hfc *c)
                        "architecture \"%s\" cannot be written as a Hugging Face directory (known: %s)",
                        c->arch, known);
     }
+    c->rules = c->fwd->rules;
+    c->hparams = c->fwd->hparams;
+    c->l2026 = (c->fwd->flags & AF_ONLY_2026) != 0;
+    /* DeepSeek-V2/V3 of --layout 2026-02 (the MLA key lengths, attn_k_b and
+     * attn_v_b): that layout's keys and rules read backwards */
+    if (!strcmp(c->arch, "deepseek2") && hfc_key(c, "attention.key_length_mla")) {
+        c->l2026 = true;
+        for (size_t i = 0; i < conv_n_archs_2026; i++)
+            if (conv_archs_2026[i].bit == c->fwd->bit) {
+                c->rules = conv_archs_2026[i].rules ? conv_archs_2026[i].rules : c->rules;
+                c->hparams = conv_archs_2026[i].hparams ? conv_archs_2026[i].hparams : c->hparams;
+            }
+    }
+    /* an expert_gating_func its own table does not write: the 2026 base
+     * keys wrote it (DeepSeek-MoE of --layout 2026-02) */
+    bool own = false;
+    for (const conv_hp *h = c->hparams; h->key; h++)
+        own |= !strcmp(h->key, "expert_gating_func");
+    if (!own && hfc_key(c, "expert_gating_func"))
+        c->l2026 = true;
+    /* Granite 4.0-H without experts: its FFN came from the shared MLP */
+    if (!strcmp(c->arch, "granitehybrid") && key_int(c, "expert_count", 0) == 0)
+        c->rules = conv_granite_hybrid_dense_rules;
     /* two layer norms per block: Falcon's new decoder architecture */
     if (!strcmp(c->arch, "falcon") && mf_tensor_find(c->m, "blk.0.attn_norm_2.weight"))
         c->rev = &hf_rev_falcon_new;

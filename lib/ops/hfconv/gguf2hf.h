@@ -46,6 +46,9 @@ typedef enum hf_rev_op {
                         into in_proj_qkvz's per-key-head [q, k, v, z] rows */
     R_FUSE_ROWS,     /* with its partner (next row): dimension -2 concatenated back
                         (Qwen3.5-MoE's experts gate_up_proj) */
+    R_JOIN_KV_B,     /* MLA attn_k_b [kv][r][nope] with its partner attn_v_b [kv][v][r]
+                        (next row) back into kv_b_proj [kv * (nope + v)][r]: per head
+                        k_b transposed, then v_b (OP_SPLIT_KV_B undone, 2026-02 layout) */
     R_EXPERTS_T,     /* Llama 4: [E, a, b] experts transposed back to [E, b, a] */
     R_GATE_UP_T,     /* Llama 4: ffn_gate_exps and the block's ffn_up_exps [E, ff, h] transposed
                         and joined into gate_up_proj [E, h, 2 ff] (up_exps: R_FUSED_PART) */
@@ -59,6 +62,9 @@ typedef enum hf_rev_op {
     R_CONCAT,        /* the first part of a forward OP_SPLIT: its parts (the
                         conv_split of the forward rule; the others R_FUSED_PART),
                         each unpermuted as its op says, joined along the rows */
+    R_TRANSPOSE_RKVWG, /* RWKV6-Qwen2's time_mix_w1: R_TRANSPOSE, then the 5 column groups back
+                        in r k v w g order (groups 0 and 3 swapped) */
+    R_EXPERTS_T_RKVWG, /* its time_mix_w2: R_EXPERTS_T, then the 5 matrices the same way */
 } hf_rev_op;
 
 /* Linear-attention V heads re-ordered by the forward converter (OP_VHEADS),

@@ -304,6 +304,8 @@ static const hf_rev_name deepseek2_names[] = {
     {"blk.{bid}.attn_kv_a_mqa", L "self_attn.kv_a_proj_with_mqa", R_PLAIN},
     {"blk.{bid}.attn_kv_a_norm", L "self_attn.kv_a_layernorm", R_PLAIN},
     {"blk.{bid}.attn_kv_b", L "self_attn.kv_b_proj", R_PLAIN},
+    {"blk.{bid}.attn_k_b", L "self_attn.kv_b_proj", R_JOIN_KV_B}, /* --layout 2026-02 */
+    {"blk.{bid}.attn_v_b", NULL, R_FUSED_PART},
     {"blk.{bid}.attn_output", L "self_attn.o_proj", R_PLAIN},
     GATED_MLP,
     {"blk.{bid}.ffn_gate_inp", L "mlp.gate", R_PLAIN},
@@ -712,6 +714,15 @@ static bool xlmr_vocab(const mf_model *m)
 {
     return tokenizer_is(m, "t5");
 }
+
+/* DeepSeek-V3's router (sigmoid scores with a correction bias,
+ * exp_probs_b): DeepseekV2Config's classes route by softmax, so the
+ * directory is DeepseekV3ForCausalLM's, which the converter also takes */
+static bool deepseek_v3_router(const mf_model *m)
+{
+    const mf_value *g = mf_meta_get(m, "deepseek2.expert_gating_func");
+    return g && g->type != MF_V_STR && g->type != MF_V_ARR && g->type != MF_V_BOOL && g->as.u == 2;
+}
 #undef E
 
 #define N "encoder.layers.{bid}."
@@ -909,6 +920,10 @@ static const hf_rev_name granite_hybrid_names[] = {
     {"blk.{bid}.ffn_gate_shexp", L "shared_mlp.input_linear", R_CONCAT},
     {"blk.{bid}.ffn_up_shexp", NULL, R_FUSED_PART},
     {"blk.{bid}.ffn_down_shexp", L "shared_mlp.output_linear", R_PLAIN},
+    /* without experts (conv_granite_hybrid_dense_rules): the shared MLP as the FFN */
+    {"blk.{bid}.ffn_gate", L "shared_mlp.input_linear", R_CONCAT},
+    {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down", L "shared_mlp.output_linear", R_PLAIN},
     END,
 };
 
@@ -962,6 +977,34 @@ static const hf_rev_name rwkv6_names[] = {
     END,
 };
 #undef R6
+
+/* RWKV6-Qwen2: the same steps on Qwen2's names (no rescaling without
+ * rescale_every_n_layers), the time_mix_w1/w2 groups back in r k v w g order */
+#define RQ "model.layers.{bid}."
+static const hf_rev_name rwkv6qwen2_names[] = {
+    {"token_embd", "model.embed_tokens", R_PLAIN},
+    {"output_norm", "model.norm", R_PLAIN},
+    {"output", "lm_head", R_PLAIN},
+    {"blk.{bid}.attn_norm", RQ "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", RQ "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_gate", RQ "mlp.gate_proj", R_PLAIN},
+    {"blk.{bid}.ffn_up", RQ "mlp.up_proj", R_PLAIN},
+    {"blk.{bid}.ffn_down", RQ "mlp.down_proj", R_PLAIN},
+    {"blk.{bid}.time_mix_gate", RQ "self_attn.gate", R_PLAIN},
+    {"blk.{bid}.time_mix_key", RQ "self_attn.k_proj", R_PLAIN},
+    {"blk.{bid}.time_mix_value", RQ "self_attn.v_proj", R_PLAIN},
+    {"blk.{bid}.time_mix_receptance", RQ "self_attn.q_proj", R_PLAIN},
+    {"blk.{bid}.time_mix_output", RQ "self_attn.o_proj", R_DOUBLE_EVERY},
+    {"blk.{bid}.time_mix_decay", RQ "self_attn.time_decay$", R_LEAD11},
+    {"blk.{bid}.time_mix_decay_w1", RQ "self_attn.time_decay_w1$", R_TRANSPOSE},
+    {"blk.{bid}.time_mix_decay_w2", RQ "self_attn.time_decay_w2$", R_TRANSPOSE},
+    {"blk.{bid}.time_mix_w1", RQ "self_attn.time_maa_w1$", R_TRANSPOSE_RKVWG},
+    {"blk.{bid}.time_mix_w2", RQ "self_attn.time_maa_w2$", R_EXPERTS_T_RKVWG},
+    {"blk.{bid}.time_mix_lerp_x", RQ "self_attn.time_maa_x$", R_LEAD11},
+    {"blk.{bid}.time_mix_lerp_fused", RQ "self_attn.time_maa_{x:w,k,v,r,g}$", R_UNSTACK},
+    END,
+};
+#undef RQ
 
 /* OP_VHEADS of the Qwen3.5 rules, undone */
 const hf_rev_vheads hf_rev_vheads_rows[] = {
@@ -1040,6 +1083,7 @@ const hf_rev_arch hf_rev_archs[] = {
     {"openelm", CLASS("OpenELMForCausalLM", "openelm"), openelm_names},
     {"jais", CLASS("JAISLMHeadModel", "jais"), jais_names},
     {"rwkv6", CLASS("Rwkv6ForCausalLM", "rwkv6"), rwkv6_names},
+    {"rwkv6qwen2", CLASS("RWKV6Qwen2ForCausalLM", "rwkv6qwen2"), rwkv6qwen2_names},
     {"granitehybrid", CLASS("GraniteMoeHybridForCausalLM", "granitemoehybrid"), granite_hybrid_names},
     {"falcon-h1", CLASS("FalconH1ForCausalLM", "falcon_h1"), falcon_h1_names},
 };
@@ -1048,5 +1092,6 @@ const size_t hf_rev_n_archs = sizeof(hf_rev_archs) / sizeof(hf_rev_archs[0]);
 const hf_rev_variant hf_rev_variants[] = {
     {roberta_vocab, {"bert", CLASS("RobertaModel", "roberta"), roberta_names}},
     {xlmr_vocab, {"bert", CLASS("XLMRobertaModel", "xlm-roberta"), roberta_names}},
+    {deepseek_v3_router, {"deepseek2", CLASS("DeepseekV3ForCausalLM", "deepseek_v3"), deepseek2_names}},
 };
 const size_t hf_rev_n_variants = sizeof(hf_rev_variants) / sizeof(hf_rev_variants[0]);

@@ -540,7 +540,7 @@ void g2h_mrope_sections(hfc *c, json_t *cfg)
  * sources, so only the architecture's source comes back. */
 static bool arch_writes(const hfc *c, const char *key)
 {
-    for (const conv_hp *h = c->fwd->hparams; h->key; h++)
+    for (const conv_hp *h = c->hparams; h->key; h++)
         if (h->key[0] != '@' && !strcmp(h->key, key))
             return true;
     return false;
@@ -562,6 +562,7 @@ static const struct { const char *model_type, *gguf, *name; } hf_names[] = {
     {"qwen3_moe", "expert_count", "num_experts"}, /* where the keys' list has both names */
     {"olmoe", "expert_count", "num_experts"},
     {"qwen3_next", "expert_count", "num_experts"}, /* Qwen3NextConfig */
+    {"qwen3_5_moe", "expert_count", "num_experts"}, /* Qwen3_5MoeTextConfig */
     /* the Mamba-2 hybrids' config classes take the "mamba_" names */
     {"granitemoehybrid", "ssm.conv_kernel", "mamba_d_conv"},
     {"granitemoehybrid", "ssm.state_size", "mamba_d_state"},
@@ -647,13 +648,109 @@ static void class_keys(hfc *c, json_t *cfg)
         set_new(cfg, "rope_theta", json_real(10000.0));
 }
 
+static bool has_tensor(const hfc *c, const char *name)
+{
+    return mf_tensor_find(c->m, name) != NULL;
+}
+
+/* Flags of the class that only the tensors say (no GGUF key holds them,
+ * the forward converter reads none): without them from_pretrained builds
+ * the class default - biases dropped or expected, another FFN, another
+ * residual - not the model the GGUF describes. */
+static void tensor_flags(hfc *c, json_t *cfg)
+{
+    const char *mt = c->model_type;
+    bool qkv_bias = has_tensor(c, "blk.0.attn_q.bias");
+    if (!strcmp(mt, "phimoe")) { /* PhimoeConfig: attention_bias, lm_head_bias */
+        set_new(cfg, "attention_bias", json_boolean(qkv_bias));
+        set_new(cfg, "lm_head_bias", json_boolean(has_tensor(c, "output.bias")));
+    }
+    if (!strcmp(mt, "glm4_moe"))
+        set_new(cfg, "attention_bias", json_boolean(qkv_bias));
+    if (!strcmp(mt, "stablelm")) {
+        set_new(cfg, "use_qkv_bias", json_boolean(qkv_bias));
+        set_new(cfg, "qk_layernorm", json_boolean(has_tensor(c, "blk.0.attn_q_norm.weight")));
+        /* llama.cpp's stablelm runs the residual parallel when a block has
+         * no ffn_norm, whatever use_parallel_residual says (the converter
+         * writes its default, true, for a config without the key):
+         * StableLmConfig's default (false) is right when there is one, and
+         * leaving the key out gives the converter's true again */
+        json_t *pr = json_object_get(cfg, "use_parallel_residual");
+        if (has_tensor(c, "blk.0.ffn_norm.weight") && json_is_true(pr))
+            json_object_del(cfg, "use_parallel_residual");
+    }
+    if (!strcmp(mt, "mamba") || !strcmp(mt, "falcon_mamba")) { /* MambaConfig: both default true */
+        set_new(cfg, "use_bias", json_boolean(has_tensor(c, "blk.0.ssm_in.bias")));
+        set_new(cfg, "use_conv_bias", json_boolean(has_tensor(c, "blk.0.ssm_conv1d.bias")));
+    }
+    /* T5Config: llama.cpp's T5 runs a GELU-gated FFN when ffn_gate exists, else ReLU */
+    if (!strcmp(mt, "t5"))
+        set_new(cfg, "feed_forward_proj", json_string(has_tensor(c, "enc.blk.0.ffn_gate.weight") ||
+                                                              has_tensor(c, "blk.0.ffn_gate.weight")
+                                                          ? "gated-gelu"
+                                                          : "relu"));
+    /* Gemma 2 / 3 scale queries by query_pre_attn_scalar ** -0.5; llama.cpp
+     * by the head size, but n_embd / n_head for the 27B (46 and 62 layers:
+     * llama-model.cpp's f_attention_scale) */
+    if (!strcmp(mt, "gemma2") || !strcmp(mt, "gemma3_text")) {
+        int64_t n = key_int_of(c, "block_count"), hd = key_int_of(c, "attention.key_length");
+        int64_t embd = key_int_of(c, "embedding_length"), heads = key_int_of(c, "attention.head_count");
+        bool is_27b = n == (!strcmp(mt, "gemma2") ? 46 : 62);
+        if (is_27b && heads > 0)
+            hd = embd / heads;
+        if (hd > 0)
+            set_new(cfg, "query_pre_attn_scalar", json_integer(hd));
+    }
+    /* JAIS: llama.cpp scales attention by 1 / head size (scale_qk_dot_by_d) */
+    if (!strcmp(mt, "jais"))
+        set_new(cfg, "scale_qk_dot_by_d", json_true());
+    /* Jina-BERT v2: ALiBi, no position table */
+    if (!strcmp(c->arch, "jina-bert-v2"))
+        set_new(cfg, "position_embedding_type", json_string("alibi"));
+    /* FalconH1Config: the mixer's gated RMS norm when the GGUF has one;
+     * llama.cpp gates, then normalizes */
+    if (!strcmp(mt, "falcon_h1")) {
+        set_new(cfg, "mamba_rms_norm", json_boolean(has_tensor(c, "blk.0.ssm_norm.weight")));
+        set_new(cfg, "mamba_norm_before_gate", json_false());
+    }
+    /* the 2026 layout wrote head_count_kv 1 (MLA's compressed cache); the
+     * class's num_key_value_heads is the heads of attn_k_b, which the
+     * forward step views kv_b_proj by */
+    const mf_tensor *kb = mf_tensor_find(c->m, "blk.0.attn_k_b.weight");
+    if ((!strcmp(mt, "deepseek_v2") || !strcmp(mt, "deepseek_v3")) && kb && kb->ndim == 3)
+        json_object_set_new(cfg, "num_key_value_heads", json_integer(kb->shape[0]));
+    /* DeepseekV2Model (2026): yarn_log_multiplier = 0.1 * mscale_all_dim */
+    const mf_value *lm = hfc_key(c, "rope.scaling.yarn_log_multiplier");
+    json_t *rs = json_object_get(cfg, "rope_scaling");
+    if (c->l2026 && !strncmp(mt, "deepseek_v", 10) && lm && lm->type == MF_V_F32 && json_is_object(rs))
+        set_new(rs, "mscale_all_dim", f32_json(lm->as.f / 0.1));
+    /* DeepseekV2Config's q_lora_rank defaults to 1536: a GGUF without one
+     * (V2-Lite: q_proj straight) says None (the converter skips a null) */
+    if ((!strcmp(mt, "deepseek_v2") || !strcmp(mt, "deepseek_v3")) && !hfc_key(c, "attention.q_lora_rank"))
+        set_new(cfg, "q_lora_rank", json_null());
+    /* DeepseekV3Config limits routing to topk_group of n_group expert
+     * groups (8 and 4 by default); a GGUF without expert_group_count
+     * (c392e50's) runs llama.cpp's top-k over all experts: one group */
+    if (!strcmp(mt, "deepseek_v3")) {
+        int64_t groups = 1, used = 1;
+        hfc_int(hfc_key(c, "expert_group_count"), &groups);
+        hfc_int(hfc_key(c, "expert_group_used_count"), &used);
+        set_new(cfg, "n_group", json_integer(groups));
+        set_new(cfg, "topk_group", json_integer(used));
+    }
+    /* Qwen3MoeConfig's norm_topk_prob is false; llama.cpp's qwen3moe
+     * always normalizes the chosen experts' weights */
+    if (!strcmp(mt, "qwen3_moe"))
+        set_new(cfg, "norm_topk_prob", json_true());
+}
+
 /* pass 0: keys read straight from config.json; pass 1: computed values
  * (they need the sizes of pass 0); pass 2: the written blocks. */
 static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int pass)
 {
     for (const conv_hp *h = list; h->key; h++) {
         if (!strcmp(h->key, "@base")) {
-            put_hparams(c, cfg, c->fwd->flags & AF_ONLY_2026 ? conv_base_hparams_2026 : conv_base_hparams, true, pass);
+            put_hparams(c, cfg, c->l2026 ? conv_base_hparams_2026 : conv_base_hparams, true, pass);
             continue;
         }
         if (h->block) {
@@ -697,7 +794,7 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
 
 bool hfc_fwd_constant(const hfc *c, const char *key)
 {
-    for (const conv_hp *h = c->fwd->hparams; h->key; h++)
+    for (const conv_hp *h = c->hparams; h->key; h++)
         if (!strcmp(h->key, key) && h->src && h->src[0] == '=')
             return true;
     return false;
@@ -961,7 +1058,7 @@ static void put_token_ids(const hfc *c, json_t *j, bool all_types)
  * the five zxbcdt blocks) - converting again gives the same GGUF. */
 static void unit_scales(hfc *c, json_t *cfg)
 {
-    for (const conv_rule *r = c->fwd->rules; r->pat; r++) {
+    for (const conv_rule *r = c->rules; r->pat; r++) {
         if ((r->op != OP_SCALE && r->op != OP_SCALE_ROWS) || !r->count_key || (r->op == OP_SCALE && r->factor))
             continue;
         char key[96];
@@ -983,6 +1080,90 @@ static void unit_scales(hfc *c, json_t *cfg)
     }
 }
 
+/* Composite classes (Qwen3_5Config, Qwen3_5MoeConfig: configuration_qwen3_5*.py
+ * of transformers) read the language model's keys only from text_config,
+ * a config of its own model_type: everything but the class's own keys goes
+ * there. The forward converter lifts text_config to the top again
+ * ({**hparams, **text_config}), so it reads the same values. */
+static const struct { const char *model_type, *text_model_type; } composite[] = {
+    {"qwen3_5", "qwen3_5_text"},
+    {"qwen3_5_moe", "qwen3_5_moe_text"},
+};
+
+static const char *text_model_type_of(const char *model_type)
+{
+    for (size_t i = 0; i < sizeof(composite) / sizeof(composite[0]); i++)
+        if (!strcmp(composite[i].model_type, model_type))
+            return composite[i].text_model_type;
+    return NULL;
+}
+
+/* Qwen3_5TextConfig's rope: rope_parameters with the theta, the rotary
+ * fraction (also kept as the kwarg its __post_init__ defaults, which the
+ * forward converter reads), the M-RoPE sections as the released configs
+ * have them (three: the forward step pads to four) and interleaved (the
+ * IMROPE llama.cpp runs for qwen35) */
+static void text_rope_parameters(json_t *text)
+{
+    json_t *rp = json_object_get(text, "rope_scaling");
+    rp = json_is_object(rp) ? json_incref(rp) : json_object();
+    json_object_del(text, "rope_scaling");
+    json_t *theta = json_object_get(text, "rope_theta");
+    if (theta) {
+        json_object_set(rp, "rope_theta", theta);
+        json_object_del(text, "rope_theta");
+    }
+    if (!json_object_get(rp, "rope_type"))
+        json_object_set_new(rp, "rope_type", json_string("default"));
+    json_t *prf = json_object_get(text, "partial_rotary_factor");
+    if (prf)
+        json_object_set(rp, "partial_rotary_factor", prf);
+    json_t *ms = json_object_get(rp, "mrope_section");
+    while (json_array_size(ms) > 3 && json_integer_value(json_array_get(ms, json_array_size(ms) - 1)) == 0)
+        json_array_remove(ms, json_array_size(ms) - 1);
+    if (ms)
+        json_object_set_new(rp, "mrope_interleaved", json_true());
+    json_object_set_new(text, "rope_parameters", rp);
+}
+
+/* layer_types, which the class reads before full_attention_interval (a
+ * kwarg it pops only when layer_types is None): every interval-th layer
+ * full attention */
+static void text_layer_types(json_t *text)
+{
+    json_t *fai = json_object_get(text, "full_attention_interval");
+    int64_t every = json_is_integer(fai) ? json_integer_value(fai) : 4, n = cfg_int(text, "num_hidden_layers", NULL);
+    if (every <= 0 || n <= 0 || n > 65536)
+        return;
+    json_t *lt = json_array();
+    for (int64_t i = 0; i < n; i++)
+        json_array_append_new(lt, json_string((i + 1) % every ? "linear_attention" : "full_attention"));
+    json_object_set_new(text, "layer_types", lt);
+}
+
+static void nest_text_config(json_t *cfg, const char *text_model_type)
+{
+    static const char *const top_only[] = {"architectures", "model_type", "torch_dtype", NULL};
+    json_t *text = json_object();
+    const char *k;
+    void *tmp;
+    json_t *v;
+    json_object_foreach_safe(cfg, tmp, k, v) {
+        bool stays = false;
+        for (const char *const *t = top_only; *t; t++)
+            stays |= !strcmp(*t, k);
+        if (stays)
+            continue;
+        json_object_set(text, k, v);
+        if (strcmp(k, "tie_word_embeddings")) /* both classes take it */
+            json_object_del(cfg, k);
+    }
+    json_object_set_new(text, "model_type", json_string(text_model_type));
+    text_rope_parameters(text);
+    text_layer_types(text);
+    json_object_set_new(cfg, "text_config", text);
+}
+
 static json_t *build_config(hfc *c)
 {
     json_t *cfg = json_object();
@@ -992,7 +1173,7 @@ static json_t *build_config(hfc *c)
     json_object_set_new(cfg, "model_type", json_string(c->model_type));
     per_layer_back(c, cfg);
     for (int pass = 0; pass < 3; pass++)
-        put_hparams(c, cfg, c->fwd->hparams, false, pass);
+        put_hparams(c, cfg, c->hparams, false, pass);
     int64_t ttc;
     if (hfc_int(mf_meta_get(c->m, "tokenizer.ggml.token_type_count"), &ttc))
         set_new(cfg, "type_vocab_size", json_integer(ttc));
@@ -1005,6 +1186,7 @@ static json_t *build_config(hfc *c)
     if (!strcmp(c->arch, "falcon"))
         falcon_layout(c, cfg);
     class_keys(c, cfg);
+    tensor_flags(c, cfg);
     unit_scales(c, cfg);
     if (llama3_rope(c, cfg)) {
         json_decref(cfg);
@@ -1014,7 +1196,7 @@ static json_t *build_config(hfc *c)
     if (tok && tok->type == MF_V_ARR)
         set_new(cfg, "vocab_size", json_integer((json_int_t)tok->as.arr.n));
     /* rows cut by pad_token_id + 1 (RoBERTa): the forward converter reads the id from config.json */
-    for (const conv_rule *r = c->fwd->rules; r->pat; r++) {
+    for (const conv_rule *r = c->rules; r->pat; r++) {
         int64_t pad;
         if (r->op == OP_DROP_ROWS && hfc_int(mf_meta_get(c->m, "tokenizer.ggml.padding_token_id"), &pad))
             set_new(cfg, r->count_key, json_integer(pad));
@@ -1024,6 +1206,9 @@ static json_t *build_config(hfc *c)
     set_new(cfg, "tie_word_embeddings", json_boolean(always_tied || !has_output));
     set_new(cfg, "torch_dtype", json_string(torch_dtype(c)));
     put_token_ids(c, cfg, true);
+    const char *text_mt = text_model_type_of(c->model_type);
+    if (text_mt)
+        nest_text_config(cfg, text_mt);
     return cfg;
 }
 
@@ -1194,4 +1379,42 @@ int hfc_write_config(hfc *c)
     if (hfc_write_json(c, "generation_config.json", gen))
         return -1;
     return write_card(c) ? -1 : write_pooling(c);
+}
+
+/* RWKV6-Qwen2: the head count from the head size (its head_count key is 0) */
+void g2h_head_size_of_heads(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t embd = key_int_of(c, "embedding_length");
+    if (x > 0 && embd > 0 && embd % x == 0)
+        set_new(cfg, "num_attention_heads", json_integer(embd / x));
+}
+
+/* ChatGLM: partial_rotary_factor only when the dimension is not half a head */
+void g2h_rope_dim_chatglm(hfc *c, json_t *cfg, int64_t x)
+{
+    int64_t embd = key_int_of(c, "embedding_length"), heads = key_int_of(c, "attention.head_count");
+    if (embd <= 0 || heads <= 0 || (int64_t)((double)(embd / heads) * 0.5) == x)
+        return;
+    set_new(cfg, "partial_rotary_factor", rotary_fraction(x, embd, heads, false));
+}
+
+/* ChatGLM: rope_ratio from the base; the keys ChatGLMModel reads besides
+ * its find_hparam lists (num_hidden_layers and num_attention_heads strictly,
+ * padded_vocab_size for the vocabulary) and, for ChatGLM3's SentencePiece
+ * vocabulary, the _name_or_path that selects it (set_vocab_chatglm3). */
+void g2h_chatglm(hfc *c, json_t *cfg)
+{
+    const mf_value *base = hfc_key(c, "rope.freq_base");
+    if (base && base->type == MF_V_F32 && base->as.f != 10000.0)
+        set_new(cfg, "rope_ratio", f32_json(base->as.f / 10000.0));
+    int64_t x;
+    if (hfc_int(hfc_key(c, "block_count"), &x))
+        set_new(cfg, "num_hidden_layers", json_integer(x));
+    if (hfc_int(hfc_key(c, "attention.head_count"), &x))
+        set_new(cfg, "num_attention_heads", json_integer(x));
+    const mf_value *tokens = mf_meta_get(c->m, "tokenizer.ggml.tokens"), *pre = mf_meta_get(c->m, "tokenizer.ggml.pre");
+    if (tokens && tokens->type == MF_V_ARR)
+        set_new(cfg, "padded_vocab_size", json_integer((json_int_t)tokens->as.arr.n));
+    if (pre && pre->type == MF_V_STR && !strcmp(pre->as.s.ptr, "chatglm-spm"))
+        set_new(cfg, "_name_or_path", json_string("THUDM/chatglm3-6b"));
 }

@@ -28,6 +28,9 @@ typedef struct hfc {
     const char *arch, *hf_class, *model_type;
     const hf_rev_arch *rev;
     const conv_arch *fwd;
+    const conv_rule *rules; /* fwd's rules, or the form of them this GGUF was made by (Granite 4.0-H dense) */
+    const conv_hp *hparams; /* fwd's keys, or the 2026-02 layout's (conv_archs_2026) for a GGUF of it */
+    bool l2026;             /* the 2026-02 converter's keys: "@base" is conv_base_hparams_2026 */
     struct conv_arch_file *arch_file; /* opts.arch_file loaded: rev and fwd are its */
     mf_dtype quant_dtype;
     MF_VEC(hfc_item) items;

@@ -12,6 +12,7 @@
 #include "ops/hfconv/gguf2hf_int.h"
 #include "core/json_build.h"
 #include "ops/hfconv/rwkv_vocab.h"
+#include "ops/hfconv/tiktoken.h"
 
 #include <stdlib.h>
 
@@ -98,9 +99,13 @@ static void put_len(bytes *b, unsigned field, const void *p, size_t n)
 
 /* Tokens past the pieces: the converter pads a vocab_size larger than the
  * model with [PAD{i}] (UNUSED, -10000); those are not pieces. */
-static size_t spm_pieces(const vocab_view *v)
+static size_t spm_pieces(const hfc *c, const vocab_view *v)
 {
     size_t n = v->n;
+    /* ChatGLM3: SPTokenizer's special tokens follow the pieces, [MASK] first */
+    for (size_t i = 0; c->fwd->vocab == V_CHATGLM && i < v->n; i++)
+        if (tok_type(v, i) == TT_CONTROL && !strcmp(tok(v, i), "[MASK]"))
+            return i;
     while (n > 0) {
         char pad[32];
         snprintf(pad, sizeof(pad), "[PAD%zu]", n - 1);
@@ -133,7 +138,7 @@ static long hfc_spm_unk(const hfc *c, const vocab_view *v)
 static int write_spm(hfc *c, const vocab_view *v)
 {
     bytes b = {0}, piece = {0};
-    size_t n = spm_pieces(v);
+    size_t n = spm_pieces(c, v);
     long unk = hfc_spm_unk(c, v);
     bool any_byte = false;
     for (size_t i = 0; i < n; i++) {
@@ -204,7 +209,7 @@ static int write_spm(hfc *c, const vocab_view *v)
 static int write_unigram(hfc *c, const vocab_view *v, bool fairseq)
 {
     bytes b = {0}, piece = {0};
-    size_t n = spm_pieces(v);
+    size_t n = spm_pieces(c, v);
     while (fairseq && n > 4) { /* placeholders one id later: token i is [PAD{i - 1}] */
         char pad[32];
         snprintf(pad, sizeof(pad), "[PAD%zu]", n - 2);
@@ -510,12 +515,18 @@ static long meta_index(const hfc *c, const char *key)
  * position in the file. */
 static void glm_fixed_specials(hfc *c, const int *order, int n)
 {
-    if (strcmp(c->arch, "glm4moe"))
+    /* glm4moe: bos and unk; ChatGLM's GLM-4 path: eos, eot and unk */
+    bool glm45 = !strcmp(c->arch, "glm4moe"), glm4 = c->fwd->vocab == V_CHATGLM;
+    if (!glm45 && !glm4)
         return;
     int i = n;
-    while (i > 0 && (!strcmp(hfc_special[order[i - 1]].name, "bos_token") ||
-                     !strcmp(hfc_special[order[i - 1]].name, "unk_token")))
+    while (i > 0) {
+        const char *t = hfc_special[order[i - 1]].name;
+        if (strcmp(t, "unk_token") && strcmp(t, glm45 ? "bos_token" : "eos_token") &&
+            (glm45 || strcmp(t, "eot_token")))
+            break;
         i--;
+    }
     for (; i < n; i++)
         c->special_in_tokcfg[order[i]] = c->special_in_config[order[i]] = false;
 }
@@ -631,6 +642,10 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
         cls = c->fwd->vocab == V_XLMR ? "XLMRobertaTokenizer" : "T5Tokenizer";
     if (c->fwd->vocab == V_RWKV) /* RWKV's own (remote-code) class reads rwkv_vocab_v20230424.txt */
         cls = "Rwkv6Tokenizer";
+    if (c->fwd->vocab == V_CHATGLM && spm) /* the remote-code classes of the family's files */
+        cls = "ChatGLMTokenizer";
+    if (c->fwd->vocab == V_QWEN)
+        cls = "QWenTokenizer";
     json_object_set_new(tc, "tokenizer_class", json_string(cls));
     json_object_set_new(tc, "clean_up_tokenization_spaces", json_false());
     int64_t ctx = 0;
@@ -688,6 +703,47 @@ static int write_rwkv(hfc *c, const vocab_view *v)
     return rc;
 }
 
+/* "qwen" (Qwen v1): the NORMAL tokens back as qwen.tiktoken, one
+ * "BASE64(bytes) RANK" line per token in rank order (the byte-level text
+ * undone); the forward step derives the same merges from these ranks. */
+static int write_qwen(hfc *c, const vocab_view *v)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    bytes out = {0};
+    uint8_t *raw = NULL;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < v->n; i++) {
+        if (tok_type(v, i) != TT_NORMAL)
+            continue;
+        size_t n = tok_len(v, i), nb = 0;
+        uint8_t *g = realloc(raw, n + 1);
+        if (!g) {
+            rc = mf_oom(c->st, c->path);
+            break;
+        }
+        raw = g;
+        if (mf_byte_level_bytes(tok(v, i), n, raw, &nb) || nb == 0) {
+            rc = mf_fail(c->st, MF_ERR_FORMAT, c->path, -1, "token %zu is not byte-level BPE text", i);
+            break;
+        }
+        char line[64];
+        for (size_t k = 0; k < nb; k += 3) {
+            uint32_t w = (uint32_t)raw[k] << 16 | (k + 1 < nb ? (uint32_t)raw[k + 1] << 8 : 0) |
+                         (k + 2 < nb ? raw[k + 2] : 0);
+            char q[4] = {b64[w >> 18], b64[(w >> 12) & 63], k + 1 < nb ? b64[(w >> 6) & 63] : '=',
+                         k + 2 < nb ? b64[w & 63] : '='};
+            put_raw(&out, q, 4);
+        }
+        int len = snprintf(line, sizeof(line), " %zu\n", i);
+        put_raw(&out, line, (size_t)len);
+    }
+    free(raw);
+    if (rc == 0)
+        rc = out.v ? hfc_write_bytes(c, "qwen.tiktoken", out.v, out.n) : mf_oom(c->st, c->path);
+    free(out.v);
+    return rc;
+}
+
 int hfc_write_tokenizer(hfc *c)
 {
     const mf_value *model = mf_meta_get(c->m, "tokenizer.ggml.model");
@@ -707,6 +763,8 @@ int hfc_write_tokenizer(hfc *c)
         rc = write_unigram(c, &v, c->fwd->vocab == V_XLMR);
     else if (!strcmp(kind, "rwkv"))
         rc = write_rwkv(c, &v);
+    else if (c->fwd->vocab == V_QWEN && !strcmp(kind, "gpt2"))
+        rc = write_qwen(c, &v);
     else if (bert || !strcmp(kind, "gpt2") || !strcmp(kind, "llama"))
         rc = write_tokenizer_json(c, &v, bert);
     else

@@ -277,22 +277,66 @@ static int mistral3_as_llama(conv *c)
 
 /* What a class asserts of its config before writing (the converter's
  * assert or its other branch, refused here). */
-/* GraniteHybridModel: the forms the table covers - layers by layer_types
- * with at least one Mamba layer (all-attention ones the converter writes as
- * granite / granitemoe), and experts (without, its shared MLP becomes the
- * dense FFN: other names) */
+/* GraniteHybridModel.get_attn_layers: layer_types when it is a non-empty
+ * list, else attn_layer_indices, else every layer i with i %
+ * attn_layer_period == attn_layer_offset; the last two written into
+ * config.json as layer_types ("attention" / "mamba"), the form the
+ * per-layer rule reads. 0, or -1 with the converter's assertion. */
+static int granite_attn_layers(conv *c)
+{
+    json_t *kinds = h2g_hparam(c, "layer_types"), *idx = h2g_hparam(c, "attn_layer_indices");
+    if (json_is_array(kinds) && json_array_size(kinds))
+        return 0;
+    int64_t period = 0, offset = 0;
+    bool by_index = json_is_array(idx) && json_array_size(idx);
+    if (!by_index) {
+        json_t *p = h2g_hparam(c, "attn_layer_period"), *o = h2g_hparam(c, "attn_layer_offset");
+        if (!p || json_is_null(p) || h2g_need_int(c, p, "attn_layer_period", &period) || period == 0)
+            return c->st->code ? -1 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
+                                              "GraniteMoeHybrid: config.json has no layer_types, attn_layer_indices "
+                                              "or attn_layer_period (\"Didn't find attn_layer_indices or attn_layer_period\")");
+        if (!o || json_is_null(o))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "GraniteMoeHybrid: attn_layer_period without "
+                                                             "attn_layer_offset");
+        if (h2g_need_int(c, o, "attn_layer_offset", &offset))
+            return -1;
+    }
+    json_t *out = json_array();
+    for (int64_t i = 0; out && i < c->block_count; i++) {
+        bool attn = false;
+        size_t k;
+        json_t *e;
+        if (by_index) {
+            json_array_foreach(idx, k, e) attn |= json_is_integer(e) && json_integer_value(e) == i;
+        } else { /* Python's %: the sign of the divisor */
+            int64_t r = i % period;
+            attn = (r != 0 && (r < 0) != (period < 0) ? r + period : r) == offset;
+        }
+        json_array_append_new(out, json_string(attn ? "attention" : "mamba"));
+    }
+    if (!out || json_object_set_new(c->cfg, "layer_types", out))
+        return mf_oom(c->st, c->dir);
+    return 0;
+}
+
+/* What a class asserts of its config before writing (the converter's
+ * assert or its other branch, refused here). GraniteHybridModel: at least
+ * one Mamba layer (all-attention configs the converter writes as granite /
+ * granitemoe, not converted here); without experts (num_local_experts 0 or
+ * absent) the shared MLP is the dense FFN. */
 static int granite_hybrid_checks(conv *c)
 {
+    if (granite_attn_layers(c))
+        return -1;
     json_t *kinds = h2g_hparam(c, "layer_types"), *e, *ne = h2g_hparam(c, "num_local_experts");
     size_t i;
     bool mamba = false;
-    json_array_foreach(kinds, i, e) mamba |= json_is_string(e) && !strcmp(json_string_value(e), "mamba");
-    if (!json_is_array(kinds) || !mamba)
-        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "GraniteMoeHybrid: mfmt converts configs with "
-                       "layer_types holding \"mamba\" layers (attn_layer_indices/period, all-attention: not yet)");
-    if (!json_is_integer(ne) || json_integer_value(ne) <= 0)
-        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "GraniteMoeHybrid without experts (num_local_experts): "
-                       "its dense form is not converted yet");
+    json_array_foreach(kinds, i, e) mamba |= !json_is_string(e) || strcmp(json_string_value(e), "attention");
+    if (!mamba)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "GraniteMoeHybrid with attention layers only: "
+                       "llama.cpp's converter writes it as granite / granitemoe, which mfmt does not do from this class");
+    if (!json_is_integer(ne) || json_integer_value(ne) == 0)
+        c->rules = conv_granite_hybrid_dense_rules;
     return 0;
 }
 
@@ -372,6 +416,21 @@ static void resolve_auto(conv *c)
     c->qtype = f16 ? MF_F16 : MF_BF16;
 }
 
+/* --mmproj with what an MmprojModel does not do */
+static int mmproj_usage(conv *c)
+{
+    if (c->mix != MF_FTYPE_INVALID)
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "--mmproj writes f32, f16, bf16 or q8_0 (llama-quantize's "
+                       "mixes are for text models)");
+    if (c->opts.vocab_only)
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "--mmproj has no vocabulary (MmprojModel does not support "
+                       "vocab writing)");
+    if (c->opts.arch_file)
+        return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "--mmproj takes the built-in vision projector rules, "
+                       "not --arch-file");
+    return 0;
+}
+
 static void free_conv(conv *c)
 {
     for (size_t i = 0; i < c->n_out; i++)
@@ -389,6 +448,8 @@ static void free_conv(conv *c)
     free(c->parts);
     mf_close(c->stored);
     json_decref(c->cfg);
+    json_decref(c->global);
+    json_decref(c->pre);
     json_decref(c->rope);
     conv_arch_file_free(c->arch_file);
 }
@@ -523,20 +584,24 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
                      c.opts.layout);
     if (rc == 0 && !mf_is_dir(dir))
         rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "not a directory (a Hugging Face model directory is needed)");
+    if (rc == 0 && c.opts.mmproj)
+        rc = mmproj_usage(&c);
     if (rc == 0)
         rc = load_config(&c);
-    if (rc == 0)
+    if (rc == 0 && c.opts.mmproj) { /* MmprojModel: the vision encoder's row, config and names */
+        rc = h2g_mmproj_setup(&c);
+    } else if (rc == 0) {
         rc = pick_arch(&c);
-    if (rc == 0)
-        rc = lift_text_config(&c);
-    if (rc == 0)
-        rc = read_block_count(&c);
-    if (rc == 0) {
-        adjust_config(&c);
-        rc = class_checks(&c);
-    }
-    if (rc == 0) {
-        rc = h2g_per_layer_config(&c);
+        if (rc == 0)
+            rc = lift_text_config(&c);
+        if (rc == 0)
+            rc = read_block_count(&c);
+        if (rc == 0) {
+            adjust_config(&c);
+            rc = class_checks(&c);
+        }
+        if (rc == 0)
+            rc = h2g_per_layer_config(&c);
     }
     if (rc == 0) {
         /* GGUFWriter(arch=...) writes general.architecture first; keys set

@@ -811,7 +811,7 @@ static void file_name_of(const gmeta *g, const mf_hf_meta_in *in, char *out, siz
     } else {
         snprintf(out, cap, "ggml-model");
     }
-    if (!in->vocab_only && g->size_label) { /* used as is: f"-{size_label}" */
+    if (!in->vocab_only && !in->mmproj && g->size_label) { /* used as is: f"-{size_label}" */
         size_t n = strlen(out);
         snprintf(out + n, cap - n, "-%s", g->size_label);
     }
@@ -826,6 +826,10 @@ static void file_name_of(const gmeta *g, const mf_hf_meta_in *in, char *out, siz
     size_t n = strlen(out);
     if (n + 6 <= cap)
         memcpy(out + n, ".gguf", 6);
+    if (in->mmproj && n + 6 + 7 <= cap) { /* MmprojModel.prepare_metadata: f"mmproj-{fname_default}.gguf" */
+        memmove(out + 7, out, n + 6);
+        memcpy(out, "mmproj-", 7);
+    }
 }
 
 int mf_hf_general_meta(const char *dir, const json_t *cfg, const mf_hf_params *params,

@@ -43,6 +43,8 @@ typedef struct out_tensor {
     bool mxfp4;                  /* OP_MXFP4: segs[0] blocks, segs[1] scales, rows of
                                     row_len values picked by row_map */
     int64_t *col_map;            /* output column -> source column within a row; NULL: same */
+    int64_t *out_perm;           /* output row -> the row the plain plan would put there (OP_RKVWG);
+                                    NULL: the same */
 } out_tensor;
 
 /* Parts of a stacked tensor collected per block (OP_STACK). */
@@ -85,6 +87,10 @@ typedef struct conv {
     const conv_rule *rules;      /* the architecture's, for the layout */
     const conv_hp *hparams;
     json_t *rope;                /* l2026: TextModel.rope_parameters, mirrored (hf2gguf_meta.c) */
+    const conv_mmproj *mm;       /* --mmproj: the class's row; cfg is then its vision config */
+    json_t *global;              /* mm: the whole config.json (MmprojModel.global_config) */
+    json_t *pre;                 /* mm: preprocessor_config.json + processor_config.json */
+    int64_t pick_id;             /* mm: OP_PICK_ROW's row (a token id; <= 0: none) */
     uint64_t done, total_bytes;
     mf_status *st;
 } conv;
@@ -103,12 +109,20 @@ int h2g_plan_tensors(conv *c);
 
 /* hf2gguf_meta.c */
 json_t *h2g_hparam(const conv *c, const char *key);
+json_t *h2g_json_path(json_t *root, const char *key);
+/* a key list's value ("a|b", "4*a", "a||=V", "^k", "pre:k"): a new reference or NULL */
+json_t *h2g_lookup(conv *c, const char *src);
 json_t *h2g_find_hparam(const conv *c, const char *const *keys);
 int h2g_need_int(const conv *c, json_t *v, const char *what, int64_t *out);
 int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv);
 int h2g_build_metadata(conv *c, mf_hf_meta_in *in);
 int h2g_per_layer_config(conv *c);
 json_t *h2g_rope_params(conv *c); /* 2026: TextModel.rope_parameters (borrowed) */
+
+/* hf2gguf_mmproj.c */
+int h2g_mmproj_setup(conv *c);
+mf_dtype h2g_mmproj_type(const conv *c, const out_tensor *o);
+int h2g_token_id(conv *c, const char *token, int64_t *id);
 
 /* hf2gguf_stream.c */
 /* mf_gguf_write's tensor source: output tensor `index` into the sink */

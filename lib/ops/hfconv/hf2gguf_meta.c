@@ -14,7 +14,13 @@
  * attn_config / ffn_config). */
 json_t *h2g_hparam(const conv *c, const char *key)
 {
-    json_t *o = c->cfg;
+    return h2g_json_path(c->cfg, key);
+}
+
+/* Key "a.b" of root: key b of root's object a. */
+json_t *h2g_json_path(json_t *root, const char *key)
+{
+    json_t *o = root;
     for (const char *dot; (dot = strchr(key, '.')) != NULL; key = dot + 1) {
         char part[128];
         if ((size_t)(dot - key) >= sizeof(part))
@@ -412,11 +418,15 @@ static json_t *config_value(conv *c, const char *k)
         json_t *rp = h2g_rope_params(c), *full = json_object_get(rp, "full_attention");
         return json_object_get(full ? full : rp, k + 9);
     }
+    if (k[0] == '^') /* an mmproj class's global_config (the whole config.json) */
+        return h2g_json_path(c->global, k + 1);
+    if (!strncmp(k, "pre:", 4)) /* its preprocessor_config */
+        return h2g_json_path(c->pre, k + 4);
     return h2g_hparam(c, k);
 }
 
 /* The value of a key list ("a|b", "4*a", "a||=V", "a|=V"): a new reference or NULL. */
-static json_t *lookup(conv *c, const char *src)
+json_t *h2g_lookup(conv *c, const char *src)
 {
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", src);
@@ -500,6 +510,27 @@ static int put_value(conv *c, const conv_hp *h, json_t *v)
             return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s is not a number", what);
         mf_kv_f32(c->kv, key, (float)json_number_value(v));
         return 0;
+    case 'F': { /* a list of numbers: gguf-py's add_array of floats, F32 */
+        mf_value *a = json_is_array(v) ? mf_kv_arr(c->kv, key, MF_V_F32, json_array_size(v)) : NULL;
+        if (!json_is_array(v))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "%s is not a list of numbers", what);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *e = json_array_get(v, i);
+            if (!json_is_number(e))
+                return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "%s[%zu] is not a number", what, i);
+            if (a)
+                a->as.arr.items[i].as.f = (float)json_number_value(e);
+        }
+        return 0;
+    }
+    case 'B': { /* a list of booleans: a BOOL array */
+        mf_value *a = json_is_array(v) ? mf_kv_arr(c->kv, key, MF_V_BOOL, json_array_size(v)) : NULL;
+        if (!json_is_array(v))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "%s is not a list of booleans", what);
+        for (size_t i = 0; a && i < json_array_size(v); i++)
+            a->as.arr.items[i].as.b = json_is_true(json_array_get(v, i));
+        return 0;
+    }
     case 'b':
         if (!json_is_boolean(v) && !json_is_integer(v))
             return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s is not a boolean", what);
@@ -1141,10 +1172,15 @@ static int hyper_parameters(conv *c, const conv_hp *list)
                 return -1;
             continue;
         }
-        json_t *v = h->calc ? h->calc->fwd(c) : lookup(c, h->src);
+        json_t *v = h->calc ? h->calc->fwd(c) : h2g_lookup(c, h->src);
         if (!v && c->st->code)
             return -1;
         bool skip = (!v || json_is_null(v)) || ((h->flags & HP_TRUTHY) && falsy(v));
+        if (skip && !(h->flags & HP_OPT) && h->src && !strncmp(h->src, "pre:", 4)) {
+            json_decref(v);
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "preprocessor_config.json (or processor_config.json) "
+                           "has no %s (for %s.%s)", h->src + 4, c->arch->name, h->key);
+        }
         if (skip && !(h->flags & HP_OPT)) {
             json_decref(v);
             return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json has no %s%s (for %s.%s)",
@@ -1185,9 +1221,17 @@ static void param_counts(const conv *c, mf_hf_params *p)
 
 int h2g_build_metadata(conv *c, mf_hf_meta_in *in)
 {
-    mf_kv_str(c->kv, "general.type", "model", 5);
     mf_hf_params pc;
     param_counts(c, &pc); /* vocab-only: no tensors, so no parameters (write_vocab) */
+    if (c->mm) { /* MmprojModel: general.type mmproj, no sampling keys, no vocabulary */
+        mf_kv_str(c->kv, "general.type", "mmproj", 6);
+        in->mmproj = true;
+        if (mf_hf_general_meta(c->dir, c->global, &pc, in, c->kv, c->st) || hyper_parameters(c, c->hparams))
+            return -1;
+        mf_kv_u32(c->kv, "general.quantization_version", 2);
+        return c->kv->failed ? mf_oom(c->st, c->dir) : 0;
+    }
+    mf_kv_str(c->kv, "general.type", "model", 5);
     mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name,
                            .note = c->opts.note, .note_user = c->opts.note_user, .l2026 = c->l2026,
                            .pre_fallback = c->arch_file ? c->arch_file->pre_tokenizer : NULL};
@@ -1311,4 +1355,65 @@ json_t *h2g_rwkv_mix_extra(conv *c)
 json_t *h2g_rwkv_decay_extra(conv *c)
 {
     return rwkv_extra(c, 128, 64);
+}
+
+/* RWKV6Qwen2Model's wkv.head_size: hidden_size // num_attention_heads (the
+ * head count itself is written as 0) */
+json_t *h2g_head_size_of_heads(conv *c)
+{
+    return h2g_head_dim_embd(c);
+}
+
+/* RWKV6Qwen2Model: the same for hidden_size >= 4096 (QRWKV6-32B's 5120 too) */
+static json_t *rwkv_extra_ge(conv *c, int64_t big, int64_t small)
+{
+    int64_t h;
+    if (h2g_need_hp_int(c, "hidden_size", &h))
+        return NULL;
+    return json_integer(h >= 4096 ? big : small);
+}
+
+json_t *h2g_rwkv_mix_extra_ge(conv *c)
+{
+    return rwkv_extra_ge(c, 64, 32);
+}
+
+json_t *h2g_rwkv_decay_extra_ge(conv *c)
+{
+    return rwkv_extra_ge(c, 128, 64);
+}
+
+/* ChatGLMModel.set_gguf_parameters: int((attention_dim, else hidden_size //
+ * num_attention_heads) * partial_rotary_factor), the factor 0.5 by default */
+json_t *h2g_rope_dim_chatglm(conv *c)
+{
+    int64_t dim, h, heads;
+    json_t *ad = h2g_hparam(c, "attention_dim"), *pf = h2g_hparam(c, "partial_rotary_factor");
+    if (ad) {
+        if (h2g_need_int(c, ad, "attention_dim", &dim))
+            return NULL;
+    } else {
+        if (h2g_need_hp_int(c, "hidden_size", &h) || h2g_need_hp_int(c, "num_attention_heads", &heads))
+            return NULL;
+        if (heads <= 0)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_attention_heads is not positive"),
+                   NULL;
+        dim = h / heads;
+    }
+    if (pf && !json_is_number(pf))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json partial_rotary_factor is not a number"), NULL;
+    return json_integer((int64_t)((double)dim * (pf ? json_number_value(pf) : 0.5)));
+}
+
+/* ChatGLMModel: rope.freq_base = 10000 * rope_ratio (10000 without it),
+ * written last */
+int h2g_chatglm(conv *c)
+{
+    json_t *ratio = h2g_hparam(c, "rope_ratio");
+    if (ratio && !json_is_number(ratio))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json rope_ratio is not a number");
+    json_t *base = json_real(10000.0 * (ratio ? json_number_value(ratio) : 1.0));
+    int rc = base ? put_f32_of(c, "rope.freq_base", base, "rope_ratio") : mf_oom(c->st, c->dir);
+    json_decref(base);
+    return rc;
 }

@@ -153,6 +153,7 @@ void h2g_free_out(out_tensor *o)
     free(o->segs);
     free(o->row_map);
     free(o->col_map);
+    free(o->out_perm);
     free(o->generated);
     free(o->row_scale);
 }
@@ -180,7 +181,7 @@ static int add_out(conv *c, out_tensor *o)
     }
     if (!o->row_len)
         o->row_len = o->ndim ? o->shape[o->ndim - 1] : 1;
-    o->plan = o->dtype = o->mxfp4 ? MF_MXFP4 : tensor_type(c, o->name, o->ndim, o->row_len);
+    o->plan = o->dtype = o->mxfp4 ? MF_MXFP4 : c->mm ? h2g_mmproj_type(c, o) : tensor_type(c, o->name, o->ndim, o->row_len);
     c->out[c->n_out++] = *o;
     return 0;
 }
@@ -851,10 +852,12 @@ static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const m
     size_t n_parts = 0;
     while (sp->names[n_parts])
         n_parts++;
-    if (t->ndim < 2 || t->ndim > 3 || n_parts < 2 || bid < 0)
+    if (t->ndim < 1 || t->ndim > 3 || n_parts < 2 || bid < 0)
         return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": cannot split a %d-d tensor "
                        "into %zu parts", name, t->ndim, n_parts);
-    int64_t outer = t->ndim == 3 ? t->shape[0] : 1, rows = t->shape[t->ndim - 2], len = t->shape[t->ndim - 1];
+    /* a 1-d one (a fused bias) is cut as rows of one element */
+    int rd = t->ndim >= 2 ? t->ndim - 2 : 0;
+    int64_t outer = t->ndim == 3 ? t->shape[0] : 1, rows = t->shape[rd], len = t->ndim >= 2 ? t->shape[t->ndim - 1] : 1;
     int64_t first = rows / (int64_t)n_parts;
     if (sp->first_rows && sp->first_rows(c, bid, rows, &first))
         return -1;
@@ -867,7 +870,7 @@ static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const m
         int64_t prow = sp->first_rows && p == 1 ? rows - first : first;
         out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
         memcpy(o.shape, t->shape, sizeof(o.shape));
-        o.shape[t->ndim - 2] = prow;
+        o.shape[rd] = prow;
         o.row_len = len;
         o.name = malloc(strlen(sp->names[p]) + 32);
         if (!o.name || one_seg(c, &o, part, t) || !(o.row_map = alloc_map(c, outer * prow))) {
@@ -990,6 +993,108 @@ static bool has_head(const conv *c)
     return false;
 }
 
+/* OP_SKIP_UNLESS: does the name start with (M_PREFIX) or hold (M_CONTAINS)
+ * one of the rule's strings? */
+static bool kept_by(const conv_rule *r, const char *name)
+{
+    for (const char *const *w = r->ws; w && *w; w++)
+        if (r->m == M_PREFIX ? !strncmp(name, *w, strlen(*w)) : strstr(name, *w) != NULL)
+            return true;
+    return false;
+}
+
+/* OP_PICK_ROW: row c->pick_id of a 2-d tensor as a 1-d tensor (LlavaVisionModel:
+ * data_torch[img_break_tok_id]); nothing when the id is not positive. */
+static int plan_pick_row(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t)
+{
+    if (c->pick_id <= 0)
+        return 0;
+    if (t->ndim != 2 || c->pick_id >= t->shape[0])
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": no row %lld (token %s) in a %d-d "
+                       "tensor of %lld rows", t->name, (long long)c->pick_id, r->count_key, t->ndim,
+                       (long long)(t->ndim ? t->shape[0] : 0));
+    out_tensor o = {.ndim = 1, .shape = {t->shape[1]}, .row_len = t->shape[1], .ew = OP_SKIP};
+    o.name = map_name(c, r->with);
+    if (!o.name || one_seg(c, &o, part, t) || !(o.row_map = alloc_map(c, 1))) {
+        bool mapped = o.name != NULL;
+        h2g_free_out(&o);
+        return mapped ? -1 : mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", r->with);
+    }
+    o.row_map[0] = c->pick_id;
+    return add_out(c, &o);
+}
+
+/* OP_UNSTACK: dimension d = r->with split into its entries, entry k as the
+ * tensor ws[k] (Qwen2VLVisionModel: data_torch[:, :, k, ...]): the source
+ * read as [A][K][B] rows of B, part k taking rows a * K + k. */
+static int plan_unstack(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t, const char *name)
+{
+    int d = r->with[0] - '0';
+    int64_t k_n = (int64_t)count_ws(r->ws);
+    if (d < 0 || d >= t->ndim || t->ndim - 1 > 4 || t->ndim < 2 || t->shape[d] != k_n)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": dimension %d of a %d-d tensor must "
+                       "have %lld entries (temporal_patch_size %lld)", name, d, t->ndim, (long long)k_n,
+                       (long long)k_n);
+    int64_t a = 1, b = 1;
+    for (int i = 0; i < d; i++)
+        a *= t->shape[i];
+    for (int i = d + 1; i < t->ndim; i++)
+        b *= t->shape[i];
+    for (int64_t k = 0; k < k_n; k++) {
+        out_tensor o = {.ndim = t->ndim - 1, .row_len = b, .ew = OP_SKIP};
+        for (int i = 0, j = 0; i < t->ndim; i++)
+            if (i != d)
+                o.shape[j++] = t->shape[i];
+        o.name = strdup(r->ws[k]);
+        if (!o.name || one_seg(c, &o, part, t) || !(o.row_map = alloc_map(c, a))) {
+            bool oom = !o.name;
+            h2g_free_out(&o);
+            return oom ? mf_oom(c->st, c->dir) : -1;
+        }
+        for (int64_t i = 0; i < a; i++)
+            o.row_map[i] = i * k_n + k;
+        if (add_out(c, &o))
+            return -1;
+    }
+    return 0;
+}
+
+/* OP_RENUMBER: the first all-digit part n of the name replaced by element
+ * n of the config list r->count_key (malloc'd; NULL with st set). */
+static char *renumber(conv *c, const conv_rule *r, const char *name)
+{
+    int64_t n = name_bid(name), v;
+    json_t *list = h2g_hparam(c, r->count_key);
+    if (n < 0 || !json_is_array(list) || (size_t)n >= json_array_size(list)) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\": no entry %lld in config.json's %s", name,
+                (long long)n, r->count_key);
+        return NULL;
+    }
+    if (h2g_need_int(c, json_array_get(list, (size_t)n), r->count_key, &v))
+        return NULL;
+    /* the number's place: the first dotted part that is all digits */
+    for (const char *p = name;;) {
+        size_t l = strcspn(p, ".");
+        bool digits = l > 0;
+        for (size_t i = 0; i < l; i++)
+            digits = digits && p[i] >= '0' && p[i] <= '9';
+        if (digits) {
+            char *out = malloc(strlen(name) + 24);
+            if (!out) {
+                mf_oom(c->st, c->dir);
+                return NULL;
+            }
+            sprintf(out, "%.*s%lld%s", (int)(p - name), name, (long long)v, p + l);
+            return out;
+        }
+        if (!p[l])
+            break;
+        p += l + 1;
+    }
+    mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\" has no layer number", name);
+    return NULL;
+}
+
 /* Does a skip rule drop this source name? (before any check of its shape:
  * Qwen2-VL's 5-d vision patch embedding is never read) */
 static bool skipped_by_rule(const conv *c, const char *name)
@@ -998,9 +1103,9 @@ static bool skipped_by_rule(const conv *c, const char *name)
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED ||
             !rule_matches(c, r, name))
             continue;
-        if (r->op == OP_SKIP)
+        if (r->op == OP_SKIP || (r->op == OP_SKIP_UNLESS && !kept_by(r, name)))
             return true;
-        if (r->op != OP_RENAME) /* the rules that follow see a renamed name */
+        if (r->op != OP_RENAME && r->op != OP_SKIP_UNLESS) /* the rules that follow see a renamed name */
             return false;
     }
     return false;
@@ -1153,6 +1258,24 @@ static int plan_scale(conv *c, const conv_rule *r, out_tensor *o, const mf_model
                                    name) : -1;
     for (int64_t i = 0; i < rows; i++)
         o->row_scale[i] = (float)f;
+    return 0;
+}
+
+/* OP_RKVWG: output row (g, i) of 5 equal groups comes from group
+ * {3, 1, 2, 0, 4}[g] (RWKV6Qwen2Model.modify_tensors' restacking of
+ * time_mix_w1/w2 after the transposes; the order is its own inverse). */
+static int rkvwg_order(conv *c, out_tensor *o, const mf_model *part, const char *name)
+{
+    static const int64_t from[5] = {3, 1, 2, 0, 4};
+    int64_t last = o->shape[o->ndim - 1], rows = last ? h2g_numel(o->shape, o->ndim) / last : 0;
+    if (o->out_perm || rows % 5 || rows == 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows are not 5 equal groups "
+                       "(r, k, v, w, g)", name, (long long)rows);
+    if (!(o->out_perm = alloc_map(c, rows)))
+        return -1;
+    int64_t per = rows / 5;
+    for (int64_t r = 0; r < rows; r++)
+        o->out_perm[r] = from[r / per] * per + r % per;
     return 0;
 }
 
@@ -1312,7 +1435,8 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             o.row_map[i] = r0 + i;
     }
     int permute = 0, rc = 0;
-    bool stop = false, head0 = false, swap3 = false;
+    bool stop = false, head0 = false, swap3 = false, rkvwg = false;
+    char *gguf_name = NULL; /* OP_GGUF_NAME: the name is final */
     const conv_rule *swap = NULL;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->rules; r->pat && !stop; r++) {
@@ -1335,6 +1459,29 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             continue;
         }
         case OP_SKIP: free(name); h2g_free_out(&o); return 0;
+        case OP_SKIP_UNLESS:
+            if (!kept_by(r, name)) {
+                free(name);
+                h2g_free_out(&o);
+                return 0;
+            }
+            continue;
+        case OP_GGUF_NAME:
+        case OP_RENUMBER: {
+            char *n2 = r->op == OP_RENUMBER ? renumber(c, r, name) : rename_by(r, name);
+            free(name);
+            if (!(name = n2)) {
+                h2g_free_out(&o);
+                return c->st->code ? -1 : mf_oom(c->st, c->dir);
+            }
+            if (r->op == OP_GGUF_NAME) {
+                gguf_name = name;
+                stop = true;
+            }
+            continue;
+        }
+        case OP_PICK_ROW: rc = plan_pick_row(c, r, part, t); break;
+        case OP_UNSTACK: rc = plan_unstack(c, r, part, t, name); break;
         case OP_SKIP_IF_TIED:
             if (json_is_true(h2g_hparam(c, "tie_word_embeddings"))) {
                 free(name);
@@ -1387,6 +1534,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             continue;
         case OP_TRANSPOSE: o.transpose = true; continue;
         case OP_HEAD0_INTERLEAVE: head0 = true; continue;
+        case OP_RKVWG: rkvwg = true; continue;
         case OP_SWAP_ROW_GROUPS: case OP_SWAP_COL_GROUPS: swap = r; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
@@ -1467,9 +1615,9 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         o.shape[0] = t->shape[1];
         o.shape[1] = t->shape[0];
     }
-    o.name = map_name(c, name);
+    o.name = gguf_name ? strdup(name) : map_name(c, name);
     if (!o.name) {
-        rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", name);
+        rc = gguf_name ? mf_oom(c->st, c->dir) : mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "can not map tensor \"%s\"", name);
         free(name);
         h2g_free_out(&o);
         return rc;
@@ -1496,6 +1644,11 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         }
     }
     if (swap && swap_groups(c, swap, &o, t, name)) {
+        free(name);
+        h2g_free_out(&o);
+        return -1;
+    }
+    if (rkvwg && rkvwg_order(c, &o, part, name)) {
         free(name);
         h2g_free_out(&o);
         return -1;
@@ -1527,6 +1680,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
     copy.name = strdup("output.weight");
     copy.segs = malloc(sizeof(seg));
     copy.row_map = NULL;
+    copy.out_perm = NULL;
     if (!copy.name || !copy.segs) {
         h2g_free_out(&copy);
         return mf_oom(c->st, c->dir);

@@ -175,6 +175,8 @@ static void elementwise(const reader *r, int64_t row, float *f32, bool half);
 static void output_row(const reader *r, int64_t row, float *f32)
 {
     const out_tensor *o = r->o;
+    if (o->out_perm)
+        row = o->out_perm[row];
     if (o->transpose) {
         /* a column of the source: of the row_len source rows of block
          * row / per (listed by the row map: a transpose per head; else
@@ -257,7 +259,7 @@ static int ternary_scale(reader *r, int64_t nrows, mf_status *st)
 /* torch.equal of two tensors' values (Mamba's tied output check). */
 bool h2g_same_values(const conv *c, const out_tensor *a, const mf_model *part, const mf_tensor *t)
 {
-    if (a->n_segs != 1 || a->row_map || a->col_map || a->transpose || a->ew != OP_SKIP || a->segs[0].t->ndim != t->ndim ||
+    if (a->n_segs != 1 || a->row_map || a->col_map || a->out_perm || a->transpose || a->ew != OP_SKIP || a->segs[0].t->ndim != t->ndim ||
         memcmp(a->segs[0].t->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim))
         return false;
     out_tensor b = *a;
@@ -397,7 +399,7 @@ int h2g_fill_tensor(void *ctx, size_t index, mf_sink_fn sink, void *sink_ctx, mf
     if (rc == 0 && o->ew == OP_TERNARY && !o->transpose)
         rc = ternary_scale(&rd, nrows, st);
     mf_dtype sdt = o->generated ? MF_F32 : o->segs[0].t->dtype;
-    bool raw = !o->generated && !o->transpose && !o->col_map && o->ew == OP_SKIP && sdt == o->dtype &&
+    bool raw = !o->generated && !o->transpose && !o->col_map && !o->out_perm && o->ew == OP_SKIP && sdt == o->dtype &&
                (sdt == MF_F16 || sdt == MF_F32);
     for (size_t i = 0; raw && i < o->n_segs; i++)
         raw = o->segs[i].t->dtype == sdt;

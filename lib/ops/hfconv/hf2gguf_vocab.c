@@ -13,6 +13,7 @@
 #include "ops/hfconv/bpe_encode.h"
 #include "ops/hfconv/arch.h"
 #include "ops/hfconv/rwkv_vocab.h"
+#include "ops/hfconv/tiktoken.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -1837,6 +1838,320 @@ static int set_vocab_llama(vocab *v)
     return rc;
 }
 
+/* ------------------------------------- remote-code tokenizers, from files */
+
+/* A tokenizer file of the directory, whole (refused when it is a Git LFS
+ * pointer); *path_out (may be NULL) gets its path, owned by the caller. */
+static int read_tokenizer_file(vocab *v, const char *name, char **buf, size_t *len, char **path_out)
+{
+    char *path = path_in(v, name);
+    uint64_t promised;
+    int rc = !path ? mf_oom(v->st, v->dir)
+             : !mf_path_exists(path) ? mf_fail(v->st, MF_ERR_FORMAT, path, -1, "missing: the family's tokenizer reads it")
+             : mf_hf_lfs_pointer(path, &promised, NULL)
+                 ? mf_fail(v->st, MF_ERR_FORMAT, path, 0, "a Git LFS pointer, not the tokenizer: not downloaded "
+                           "(%llu bytes promised)", (unsigned long long)promised)
+                 : mf_read_small_file(path, 1u << 30, buf, len, v->st);
+    if (rc == 0 && path_out)
+        *path_out = path;
+    else
+        free(path);
+    return rc;
+}
+
+/* QWenTokenizer's special tokens (tokenization_qwen.py): <|endoftext|>,
+ * <|im_start|>, <|im_end|>, <|extra_0|> .. <|extra_204|> from id 151643. */
+enum { QWEN_SPECIAL_START = 151643, QWEN_N_SPECIAL = 208 };
+
+static int qwen_special_name(size_t k, char *out, size_t cap)
+{
+    static const char *const first[] = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
+    return k < 3 ? snprintf(out, cap, "%s", first[k]) : snprintf(out, cap, "<|extra_%zu|>", k - 3);
+}
+
+/* The merges _set_vocab_qwen derives: for every token of two or more bytes,
+ * in file order, the two parts QwenModel.bpe(ranks, token, max_rank=rank)
+ * leaves, as byte-level text "A B". */
+static json_t *qwen_merges(vocab *v, const mf_tiktoken *t, const char *path)
+{
+    json_t *m = json_array();
+    char *text = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; m && i < t->n; i++) {
+        const mf_tt_entry *e = &t->v[i];
+        if (e->n == 1)
+            continue;
+        size_t first;
+        int parts = mf_tiktoken_split(t, e->bytes, e->n, e->rank, &first);
+        if (parts < 0) {
+            mf_oom(v->st, v->dir);
+            break;
+        }
+        if (parts != 2) { /* the converter's assert len(merged) == 2 */
+            mf_fail(v->st, MF_ERR_FORMAT, path, -1, "the token of rank %lld is not the merge of two tokens of "
+                    "lower rank (%d parts): not a BPE vocabulary", (long long)e->rank, parts);
+            break;
+        }
+        if (4 * e->n + 2 > cap) {
+            cap = 4 * e->n + 2;
+            char *g = realloc(text, cap);
+            if (!g) {
+                mf_oom(v->st, v->dir);
+                break;
+            }
+            text = g;
+        }
+        size_t k = mf_byte_level_text(e->bytes, first, text);
+        text[k++] = ' ';
+        k += mf_byte_level_text(e->bytes + first, e->n - first, text + k);
+        json_array_append_new(m, json_stringn(text, k));
+    }
+    free(text);
+    if (!m || v->st->code != MF_OK) {
+        json_decref(m);
+        if (v->st->code == MF_OK)
+            mf_oom(v->st, v->dir);
+        return NULL;
+    }
+    return m;
+}
+
+/* The ranks as byte-level tokens, the specials CONTROL, [PAD{i}] UNUSED
+ * elsewhere, up to config.json's vocab_size. */
+static int qwen_tokens(vocab *v, const mf_tiktoken *t, const char *path)
+{
+    if (v->vocab_size < 0)
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json has no vocab_size (QwenModel reads it)");
+    int64_t n_vocab = t->max_rank > QWEN_SPECIAL_START + QWEN_N_SPECIAL - 1 ? t->max_rank + 1
+                                                                          : QWEN_SPECIAL_START + QWEN_N_SPECIAL;
+    if ((int64_t)t->n + QWEN_N_SPECIAL != n_vocab) /* QWenTokenizer.__init__'s assert */
+        return mf_fail(v->st, MF_ERR_FORMAT, path, -1, "%zu ranks up to %lld: QWenTokenizer needs the ranks "
+                       "0..%d with its %d special tokens after them", t->n, (long long)t->max_rank,
+                       QWEN_SPECIAL_START - 1, QWEN_N_SPECIAL);
+    if (t->max_rank >= v->vocab_size)
+        return mf_fail(v->st, MF_ERR_FORMAT, path, -1, "rank %lld is past config.json vocab_size %lld",
+                       (long long)t->max_rank, (long long)v->vocab_size);
+    if (alloc_tokens(v, (size_t)v->vocab_size))
+        return -1;
+    char buf[64];
+    for (size_t i = 0; i < v->n; i++) {
+        int k = snprintf(buf, sizeof(buf), "[PAD%zu]", i);
+        if (set_token(v, i, buf, (size_t)k))
+            return -1;
+        v->type[i] = TT_UNUSED;
+    }
+    char *text = NULL;
+    for (size_t i = 0; i < t->n; i++) {
+        const mf_tt_entry *e = &t->v[i];
+        char *g = realloc(text, 2 * e->n + 1);
+        if (!g) {
+            free(text);
+            return mf_oom(v->st, v->dir);
+        }
+        text = g;
+        if (set_token(v, (size_t)e->rank, text, mf_byte_level_text(e->bytes, e->n, text))) {
+            free(text);
+            return -1;
+        }
+        v->type[e->rank] = TT_NORMAL;
+    }
+    free(text);
+    for (size_t k = 0; k < QWEN_N_SPECIAL && QWEN_SPECIAL_START + (int64_t)k < v->vocab_size; k++) {
+        int len = qwen_special_name(k, buf, sizeof(buf));
+        if (set_token(v, QWEN_SPECIAL_START + k, buf, (size_t)len))
+            return -1;
+        v->type[QWEN_SPECIAL_START + k] = TT_CONTROL;
+    }
+    return 0;
+}
+
+/* QwenModel._set_vocab_qwen. The pre-tokenizer's name: the arch file's, else
+ * "qwen2" (Qwen v1's regex and ranks are Qwen1.5's, whose tokenizer.json
+ * hashes to qwen2: assumed for the check text, mfmt runs no tiktoken). */
+static int set_vocab_qwen(vocab *v)
+{
+    char *buf = NULL, *path = NULL;
+    size_t len = 0;
+    mf_tiktoken t = {0};
+    int rc = read_tokenizer_file(v, "qwen.tiktoken", &buf, &len, &path);
+    if (rc == 0)
+        rc = mf_tiktoken_read(path, buf, len, &t, v->st);
+    free(buf);
+    if (rc == 0)
+        rc = qwen_tokens(v, &t, path);
+    json_t *merges = rc == 0 ? qwen_merges(v, &t, path) : NULL;
+    mf_tiktoken_free(&t);
+    free(path);
+    if (!merges)
+        return -1;
+    const char *pre = v->o->pre_fallback ? v->o->pre_fallback : "qwen2";
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "gpt2", 4);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", pre, strlen(pre));
+    add_token_arrays(v, false);
+    special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7, .n_vocab = -1};
+    rc = special_vocab_load(&sv, v, false);
+    sv.merges = merges;
+    /* bos and eos <|endoftext|> only when no special id was found; unk always
+     * (SpecialVocab keeps an id set before) */
+    json_t *eot = json_integer(QWEN_SPECIAL_START);
+    if (rc == 0 && sv.n_ids == 0)
+        rc = set_special(&sv, type_index(&sv, "bos"), eot, v->dir, v->st) ||
+             set_special(&sv, type_index(&sv, "eos"), eot, v->dir, v->st);
+    if (rc == 0)
+        rc = set_special(&sv, type_index(&sv, "unk"), eot, v->dir, v->st);
+    json_decref(eot);
+    if (rc == 0)
+        special_vocab_add(&sv, v->kv, true);
+    special_vocab_free(&sv);
+    return rc;
+}
+
+/* ChatGLM3's SPTokenizer (tokenization_chatglm.py): its special tokens after
+ * the SentencePiece pieces. */
+static const char *const chatglm3_specials[] = {"[MASK]", "[gMASK]", "[sMASK]", "sop", "eop",
+                                                "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"};
+enum { CHATGLM3_N_SPECIAL = 9 };
+
+/* The id of the CONTROL piece with this text (sentencepiece's bos_id() /
+ * eos_id() of the default "<s>" / "</s>"), -1 without one. */
+static int64_t spm_control_id(const mf_spm *spm, const char *text)
+{
+    for (size_t i = 0; i < spm->n; i++)
+        if (spm->pieces[i].type == MF_SPM_CONTROL && spm->pieces[i].len == strlen(text) &&
+            !memcmp(spm->pieces[i].text, text, spm->pieces[i].len))
+            return (int64_t)i;
+    return -1;
+}
+
+/* One token of ChatGLMModel.set_vocab_chatglm3's loop over
+ * range(padded_vocab_size): SPTokenizer.convert_id_to_token (the special
+ * names, "" for the bos/eos/pad(= unk) ids and ids past the pieces), ids
+ * 0-2 renamed <unk> <bos> <eos>, the piece's score and type. */
+static int chatglm3_token(vocab *v, const mf_spm *spm, size_t id, const int64_t skip[3])
+{
+    size_t n_sp = spm->n;
+    const char *piece = "";
+    size_t plen = 0;
+    if (id >= n_sp && id < n_sp + CHATGLM3_N_SPECIAL) {
+        piece = chatglm3_specials[id - n_sp];
+        plen = strlen(piece);
+    } else if (id < n_sp && (int64_t)id != skip[0] && (int64_t)id != skip[1] && (int64_t)id != skip[2]) {
+        piece = spm->pieces[id].text;
+        plen = spm->pieces[id].len;
+    }
+    static const char *const renamed[] = {"<unk>", "<bos>", "<eos>"};
+    if (id < 3) {
+        piece = renamed[id];
+        plen = strlen(piece);
+    }
+    v->score[id] = plen && id < n_sp ? spm->pieces[id].score : 0.0f;
+    if (id >= n_sp) {
+        if (plen) {
+            v->type[id] = TT_CONTROL; /* every name SPTokenizer gives past the pieces is in the converter's list */
+            return set_token(v, id, piece, plen);
+        }
+        char pad[32];
+        int k = snprintf(pad, sizeof(pad), "[PAD%zu]", id);
+        v->type[id] = TT_UNUSED;
+        return set_token(v, id, pad, (size_t)k);
+    }
+    int t = spm->pieces[id].type;
+    v->type[id] = t == MF_SPM_UNKNOWN ? TT_UNKNOWN : t == MF_SPM_CONTROL ? TT_CONTROL : t == MF_SPM_UNUSED ? TT_UNUSED
+                : t == MF_SPM_BYTE ? TT_BYTE : TT_NORMAL;
+    return set_token(v, id, piece, plen);
+}
+
+/* ChatGLMModel.set_vocab_chatglm3: model "llama", pre "chatglm-spm". */
+static int set_vocab_chatglm3(vocab *v)
+{
+    char *buf = NULL, *path = NULL;
+    size_t len = 0;
+    mf_spm spm = {0};
+    int64_t padded = -1;
+    json_t *pj = json_object_get(v->cfg, "padded_vocab_size");
+    int rc = read_tokenizer_file(v, "tokenizer.model", &buf, &len, &path);
+    if (rc == 0)
+        rc = mf_spm_parse((const uint8_t *)buf, len, path, &spm, v->st);
+    if (rc == 0 && (!pj || !mf_hf_json_int(pj, &padded) || padded < 0 || padded > (1 << 28)))
+        rc = mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "config.json has no usable padded_vocab_size (without "
+                     "it ChatGLM3's vocabulary size is len(tokenizer.get_vocab()), which mfmt does not work out)");
+    int64_t max_added = -1; /* tokenizer_config.json's added tokens are in get_vocab() too */
+    const char *k;
+    json_t *x;
+    json_object_foreach(json_object_get(v->tcfg, "added_tokens_decoder"), k, x) {
+        int64_t id;
+        if (parse_id(k, &id) && id > max_added)
+            max_added = id;
+    }
+    int64_t top = (int64_t)spm.n + CHATGLM3_N_SPECIAL - 1 > max_added ? (int64_t)spm.n + CHATGLM3_N_SPECIAL - 1
+                                                                      : max_added;
+    if (rc == 0 && top >= padded) /* assert max(tokenizer.get_vocab().values()) < vocab_size */
+        rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "the tokenizer has ids up to %lld but config.json "
+                     "padded_vocab_size is %lld", (long long)top, (long long)padded);
+    if (rc == 0)
+        rc = alloc_tokens(v, (size_t)padded);
+    int64_t unk = -1;
+    for (size_t i = 0; rc == 0 && i < spm.n && unk < 0; i++)
+        if (spm.pieces[i].type == MF_SPM_UNKNOWN)
+            unk = (int64_t)i;
+    int64_t skip[3] = {spm_control_id(&spm, "</s>"), spm_control_id(&spm, "<s>"), unk};
+    for (size_t i = 0; rc == 0 && i < v->n; i++)
+        rc = chatglm3_token(v, &spm, i, skip);
+    mf_spm_free(&spm);
+    free(buf);
+    free(path);
+    if (rc)
+        return -1;
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "llama", 5);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", "chatglm-spm", 11);
+    add_token_arrays(v, true);
+    return add_special_vocab(v, (int64_t)v->n, false);
+}
+
+/* ChatGLMModel.set_vocab for GLM-4: get_vocab_base over tokenizer.json,
+ * then eos and unk <|endoftext|>, eot <|user|> (each unless already set). */
+static int set_vocab_glm4(vocab *v)
+{
+    if (!v->tj)
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "GLM-4 without tokenizer.json: its remote-code "
+                       "ChatGLM4Tokenizer over a tiktoken tokenizer.model is not converted by mfmt");
+    json_t *pj = json_object_get(v->cfg, "padded_vocab_size");
+    int64_t limit = -1;
+    if (!mf_hf_json_int(pj ? pj : json_object_get(v->cfg, "vocab_size"), &limit))
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json has no padded_vocab_size or vocab_size");
+    const char *pre = pre_tokenizer_name(v);
+    if (!pre || bpe_tokens(v))
+        return -1;
+    for (size_t i = 0; i < json_array_size(json_object_get(v->tj, "added_tokens")); i++) {
+        int64_t id;
+        if (mf_hf_json_int(json_object_get(json_array_get(json_object_get(v->tj, "added_tokens"), i), "id"), &id) &&
+            id >= limit)
+            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "added token %lld is past padded_vocab_size %lld",
+                           (long long)id, (long long)limit);
+    }
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "gpt2", 4);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", pre, strlen(pre));
+    add_token_arrays(v, false);
+    static const char *const ids[][2] = {{"eos", "<|endoftext|>"}, {"eot", "<|user|>"}, {"unk", "<|endoftext|>"}};
+    special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7, .n_vocab = -1};
+    int rc = special_vocab_load(&sv, v, true);
+    for (size_t i = 0; rc == 0 && i < sizeof(ids) / sizeof(ids[0]); i++) {
+        json_t *id = added_id(v, ids[i][1]);
+        rc = !id ? mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: GLM-4's added token %s is missing", ids[i][1])
+                 : set_special(&sv, type_index(&sv, ids[i][0]), id, v->dir, v->st);
+    }
+    if (rc == 0)
+        special_vocab_add(&sv, v->kv, true);
+    special_vocab_free(&sv);
+    return rc;
+}
+
+static int set_vocab_chatglm(vocab *v)
+{
+    const char *name = json_string_value(json_object_get(v->cfg, "_name_or_path"));
+    return name && strstr(name, "THUDM/chatglm3-6b") ? set_vocab_chatglm3(v) : set_vocab_glm4(v);
+}
+
 int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts *o, mf_kvlist *kv,
                      mf_status *st)
 {
@@ -1903,6 +2218,8 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_JINA: rc = set_vocab_jina(&v); break;
         case V_XVERSE: rc = set_vocab_xverse(&v); break;
         case V_RWKV: rc = set_vocab_rwkv(&v); break;
+        case V_QWEN: rc = set_vocab_qwen(&v); break;
+        case V_CHATGLM: rc = set_vocab_chatglm(&v); break;
         case V_OPENELM:
             rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v)
                  : mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer.model: llama.cpp's converter would "

@@ -52,6 +52,7 @@ typedef struct mf_hf_meta_in {
     const char *override_path; /* --metadata: a JSON file of general.* keys, or NULL */
     const char *output_type;   /* "F16", "Q8_0", ... for the file name */
     bool vocab_only;           /* the name gets "-vocab", no size or type */
+    bool mmproj;               /* the name is "mmproj-" + the name without the size label */
     char *file_name;           /* out: naming_convention(...) + ".gguf", or NULL */
     size_t file_name_cap;
 } mf_hf_meta_in;

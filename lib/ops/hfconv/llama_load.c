@@ -124,6 +124,9 @@ static const struct {
     {"rwkv6", /* llm_load_hparams / llm_load_tensors, LLM_ARCH_RWKV6 (c392e509) */
      (const char *const[]){"context_length", "embedding_length", "block_count", "wkv.head_size", "time_mix_extra_dim", "time_decay_extra_dim", NULL},
      (const char *const[]){"token_embd.weight", "token_embd_norm.weight", "token_embd_norm.bias", "output_norm.weight", "output_norm.bias", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_norm.bias", "blk.{bid}.attn_norm_2.weight", "blk.{bid}.attn_norm_2.bias", "blk.{bid}.time_mix_w1.weight", "blk.{bid}.time_mix_w2.weight", "blk.{bid}.time_mix_lerp_x.weight", "blk.{bid}.time_mix_first.weight", "blk.{bid}.time_mix_decay.weight", "blk.{bid}.time_mix_decay_w1.weight", "blk.{bid}.time_mix_decay_w2.weight", "blk.{bid}.time_mix_key.weight", "blk.{bid}.time_mix_value.weight", "blk.{bid}.time_mix_receptance.weight", "blk.{bid}.time_mix_gate.weight", "blk.{bid}.time_mix_ln.weight", "blk.{bid}.time_mix_ln.bias", "blk.{bid}.time_mix_output.weight", "blk.{bid}.channel_mix_lerp_k.weight", "blk.{bid}.channel_mix_lerp_r.weight", "blk.{bid}.channel_mix_key.weight", "blk.{bid}.channel_mix_value.weight", "blk.{bid}.channel_mix_receptance.weight", NULL}},
+    {"rwkv6qwen2", /* llm_load_hparams / llm_load_tensors, LLM_ARCH_RWKV6QWEN2 (c392e509) */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "wkv.head_size", "time_mix_extra_dim", "time_decay_extra_dim", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "output.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.time_mix_w1.weight", "blk.{bid}.time_mix_w2.weight", "blk.{bid}.time_mix_lerp_x.weight", "blk.{bid}.time_mix_lerp_fused.weight", "blk.{bid}.time_mix_decay.weight", "blk.{bid}.time_mix_decay_w1.weight", "blk.{bid}.time_mix_decay_w2.weight", "blk.{bid}.time_mix_key.weight", "blk.{bid}.time_mix_value.weight", "blk.{bid}.time_mix_receptance.weight", "blk.{bid}.time_mix_gate.weight", "blk.{bid}.time_mix_output.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
     {"granitehybrid", /* ecbcb7ea, LLM_ARCH_GRANITE_HYBRID: per layer Mamba-2 or attention by head_count_kv[il]
                          (not checked); the loader asserts ssm.inner_size == 2 * embedding_length */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL},
@@ -328,6 +331,30 @@ static size_t key_type_problems(const mf_model *m, mf_load_problem_fn fn, void *
     return n;
 }
 
+/* An mmproj file (general.architecture "clip") is not a model llama.cpp's
+ * loader reads: libmtmd's clip loader does (tools/mtmd/clip.cpp at b10256,
+ * clip_model_loader::load_hparams). The keys it reads without a default
+ * for a vision encoder, and a projector type. */
+static size_t clip_problems(const mf_model *m, mf_load_problem_fn fn, void *ctx)
+{
+    static const char *const vision_keys[] = {
+        "clip.vision.embedding_length", "clip.vision.attention.head_count", "clip.vision.feed_forward_length",
+        "clip.vision.block_count", "clip.vision.projection_dim", "clip.vision.attention.layer_norm_epsilon",
+        "clip.vision.image_size", "clip.vision.patch_size", NULL};
+    size_t n = 0;
+    const mf_value *pt = meta(m, "clip.projector_type");
+    if (!pt)
+        pt = meta(m, "clip.vision.projector_type");
+    if (!pt || pt->type != MF_V_STR)
+        report(fn, ctx, &n, "mtmd's clip loader: no clip.projector_type string (unknown projector type)");
+    const mf_value *hv = meta(m, "clip.has_vision_encoder");
+    if (hv && hv->type == MF_V_BOOL && hv->as.b)
+        for (const char *const *k = vision_keys; *k; k++)
+            if (!meta(m, *k))
+                report(fn, ctx, &n, "mtmd's clip loader: key not found in model: %s", *k);
+    return n;
+}
+
 size_t mf_llama_load_problems(const mf_model *m, mf_load_problem_fn fn, void *ctx)
 {
     size_t n = 0;
@@ -338,6 +365,8 @@ size_t mf_llama_load_problems(const mf_model *m, mf_load_problem_fn fn, void *ct
     }
     char arch[128];
     snprintf(arch, sizeof(arch), "%.*s", (int)(a->as.s.len < 120 ? a->as.s.len : 120), a->as.s.ptr);
+    if (!strcmp(arch, "clip"))
+        return clip_problems(m, fn, ctx);
     n += mf_llama_hparams_problems(arch, model_get, (void *)m, fn, ctx);
     if (!known_arch(arch))
         return n;

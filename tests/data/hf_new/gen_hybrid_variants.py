@@ -9,6 +9,12 @@
                  1 KV head, an untied lm_head, F32
   falcon-h1-b    FalconH1ForCausalLM: 3 layers, mamba_rms_norm (mamba.norm in
                  2 groups), 2 SSM groups, tied (no lm_head), F32
+  granite4-h-dense-b    GraniteMoeHybrid without experts (num_local_experts
+                 0: shared_mlp is the dense FFN), 4 layers M/A/M/A by layer_types
+  granite4-h-period-b   experts, no layer_types: attention every 3rd layer
+                 from layer 1 (attn_layer_period 3, attn_layer_offset 1), 6 layers
+  granite4-h-indices-b  dense, no layer_types: attention at attn_layer_indices
+                 [0, 3] of 4 layers
 
 The reference directory gives config.json (then changed as above) and the
 tokenizer files; the weights are new, every value from a fixed formula,
@@ -71,10 +77,15 @@ def attention(t, L, h, heads, kv, hd):
     t[p + "o_proj.weight"] = [h, heads * hd]
 
 
-def granite(cfg):
-    kinds = ["mamba", "attention", "mamba", "mamba", "attention"]
-    cfg.update({"num_hidden_layers": 5, "layer_types": kinds, "mamba_n_groups": 2, "num_key_value_heads": 1,
-                "tie_word_embeddings": False, "torch_dtype": "float32"})
+def granite(cfg, kinds=("mamba", "attention", "mamba", "mamba", "attention"), experts=True, pattern=None):
+    """pattern: None (layer_types), or the keys that replace it"""
+    cfg.update({"num_hidden_layers": len(kinds), "layer_types": list(kinds), "mamba_n_groups": 2,
+                "num_key_value_heads": 1, "tie_word_embeddings": False, "torch_dtype": "float32"})
+    if pattern:
+        del cfg["layer_types"]
+        cfg.update(pattern)
+    if not experts:
+        cfg.update({"num_local_experts": 0, "num_experts_per_tok": 0})
     h, v, E, ff, sff = cfg["hidden_size"], cfg["vocab_size"], cfg["num_local_experts"], cfg["intermediate_size"], \
         cfg["shared_intermediate_size"]
     t = {"model.embed_tokens.weight": [v, h], "model.norm.weight": [h], "lm_head.weight": [v, h]}
@@ -82,9 +93,10 @@ def granite(cfg):
         p = "model.layers.%d." % L
         t[p + "input_layernorm.weight"] = [h]
         t[p + "post_attention_layernorm.weight"] = [h]
-        t[p + "block_sparse_moe.input_linear.weight"] = [E, 2 * ff, h]
-        t[p + "block_sparse_moe.output_linear.weight"] = [E, h, ff]
-        t[p + "block_sparse_moe.router.layer.weight"] = [E, h]
+        if experts:
+            t[p + "block_sparse_moe.input_linear.weight"] = [E, 2 * ff, h]
+            t[p + "block_sparse_moe.output_linear.weight"] = [E, h, ff]
+            t[p + "block_sparse_moe.router.layer.weight"] = [E, h]
         t[p + "shared_mlp.input_linear.weight"] = [2 * sff, h]
         t[p + "shared_mlp.output_linear.weight"] = [h, sff]
         if k == "mamba":
@@ -111,7 +123,16 @@ def falcon_h1(cfg):
     return t
 
 
-VARIANTS = {"granite4-h-b": ("granite4-h-tiny", granite), "falcon-h1-b": ("falcon-h1-tiny", falcon_h1)}
+M, A = "mamba", "attention"
+VARIANTS = {
+    "granite4-h-b": ("granite4-h-tiny", granite),
+    "falcon-h1-b": ("falcon-h1-tiny", falcon_h1),
+    "granite4-h-dense-b": ("granite4-h-tiny", lambda cfg: granite(cfg, (M, A, M, A), experts=False)),
+    "granite4-h-period-b": ("granite4-h-tiny", lambda cfg: granite(
+        cfg, (M, A, M, M, A, M), pattern={"attn_layer_period": 3, "attn_layer_offset": 1})),
+    "granite4-h-indices-b": ("granite4-h-tiny", lambda cfg: granite(
+        cfg, (A, M, M, A), experts=False, pattern={"attn_layer_indices": [0, 3]})),
+}
 
 
 def main():

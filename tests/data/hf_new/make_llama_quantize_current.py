@@ -79,4 +79,5 @@ def main():
                "outputs": outputs}, sys.stdout, indent=1, sort_keys=True)
     print()
 
-main()
+if __name__ == "__main__":
+    main()

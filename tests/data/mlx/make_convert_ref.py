@@ -52,6 +52,19 @@ CASES = [
      ["quantize=True", "q_bits=8", "q_group_size=32", "max_shard_bytes=20000"]),
     ("llama-f16-q4g64-dequant", "ref:llama-f16-q4g64", ["dequantize=True"]),
     ("llama8-mixed_3_6-dequant", "ref:llama8-f32-mixed_3_6", ["dequantize=True"]),
+    # MLX -> HF -> MLX: mlx_lm quantizing its own dequantized output again
+    ("llama-f16-q4g64-dequant-q4g64", "ref:llama-f16-q4g64-dequant", ["quantize=True"]),
+    ("llama8-mixed_3_6-dequant-mixed_3_6", "ref:llama8-mixed_3_6-dequant",
+     ["quantize=True", "quant_predicate=mixed_3_6", "q_group_size=64"]),
+    # -d with a --dtype other than the scales' (BF16 scales, float16 out)
+    ("llama-f16-q5g64-bf16-dequant-f16", "ref:llama-f16-q5g64-bf16",
+     ["dequantize=True", "dtype=float16"]),
+    # -d of the other bit widths; q6g32-f32's F32 scales are cast to its
+    # config's torch_dtype (float16) first
+    ("llama-f16-q2g32-dequant", "ref:llama-f16-q2g32", ["dequantize=True"]),
+    ("llama-f16-q3g128-dequant", "ref:llama-f16-q3g128", ["dequantize=True"]),
+    ("llama-f16-q6g32-f32-dequant", "ref:llama-f16-q6g32-f32", ["dequantize=True"]),
+    ("llama-f16-q8g128-dequant", "ref:llama-f16-q8g128", ["dequantize=True"]),
     # more model classes (inputs: ../shared's tiny checkpoints of each family)
     ("gemma-bf16-q4g64", "arch:gemma-tiny", ["quantize=True"]),
     ("gemma2-bf16-q4g64", "arch:gemma2-tiny", ["quantize=True"]),

@@ -8,6 +8,9 @@ usage: make_quant_ref.py QHARNESS
   codes, scales, biases) and quant/DT_bBITS_gGROUP.metal (this script's
   reimplementation of the Metal kernel's rules, read from
   mlx/backend/metal/kernels/quantized.h affine_quantize; no Mac here).
+  Also quant/f32nan.in (512 normal values, 12 of them NaN) and
+  quant/f32nan_bBITS_gGROUP.cpu: what MLX's CPU kernel makes of NaN
+  weights (an undefined cast in C++: x86-64's is what is recorded).
 """
 import os
 import subprocess
@@ -109,6 +112,20 @@ def metal_quantize(w, bits, gs, dt):
     return bytes(out) + to_dtype_bytes(scales, dt) + to_dtype_bytes(biases, dt)
 
 
+NAN_AT = (0, 1, 5, 37, 64, 100, 129, 200, 255, 300, 333, 511)
+
+
+def nan_cases(harness):
+    w = np.random.default_rng(5).standard_normal(4 * 128).astype(np.float32)
+    w[list(NAN_AT)] = np.nan
+    src = os.path.join(OUT, "f32nan.in")
+    w.astype("<f4").tofile(src)
+    for bits in (2, 3, 4, 5, 6, 8):
+        for gs in (32, 64, 128):
+            name = os.path.join(OUT, "f32nan_b%d_g%d.cpu" % (bits, gs))
+            subprocess.run([harness, "f32", str(bits), str(gs), src, name], check=True)
+
+
 def main():
     harness = sys.argv[1]
     os.makedirs(OUT, exist_ok=True)
@@ -123,6 +140,7 @@ def main():
                 subprocess.run([harness, dt, str(bits), str(gs), src, name + ".cpu"], check=True)
                 with open(name + ".metal", "wb") as f:
                     f.write(metal_quantize(flat, bits, gs, dt))
+    nan_cases(harness)
 
 
 if __name__ == "__main__":

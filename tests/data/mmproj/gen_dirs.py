@@ -1,0 +1,322 @@
+#!/usr/bin/python3
+"""Tiny multimodal Hugging Face directories whose vision tower + projector
+llama.cpp's converter (ecbcb7ea, `--mmproj`) writes as an mmproj GGUF:
+
+    gen_dirs.py OUT_DIR
+
+  gemma3-vl-tiny     Gemma3ForConditionalGeneration: SigLIP tower
+                     (vision_tower.vision_model.*), mm_input_projection_weight,
+                     mm_soft_emb_norm (stored w - 1: the converter adds 1)
+  qwen2vl-tiny       Qwen2VLForConditionalGeneration: visual.* (Conv3D patch
+                     embedding, fused qkv, LayerNorm blocks, merger)
+  qwen25vl-tiny      Qwen2_5_VLForConditionalGeneration: RMSNorm blocks, gated
+                     MLP, fullatt_block_indexes
+  mistral3-vl-tiny   Mistral3ForConditionalGeneration with a Pixtral tower
+                     (vision_tower.transformer.*, q/k permuted by the converter),
+                     patch merger, [IMG_BREAK] row of the text embedding; BF16
+  llama4-vl-tiny     Llama4ForConditionalGeneration: vision_model.* (class and
+                     positional embeddings, pixel-shuffle adapter), linear_1
+  smolvlm-tiny       SmolVLMForConditionalGeneration: model.vision_model.*,
+                     model.connector.modality_projection.proj
+  qwen3vl-tiny       Qwen3VLForConditionalGeneration: model.visual.* (fused qkv,
+                     Conv3D patch embedding with a bias, learned positions,
+                     a deepstack merger at layer 1); BF16
+  qwen35-vl-tiny     Qwen3_5ForConditionalGeneration: the same tower without
+                     deepstack, image_size given (Qwen3-VL's is computed from
+                     num_position_embeddings), an mtp.* tensor to skip; BF16
+
+Names are transformers' (the layouts the converter reads: before 4.52's
+model.* prefixes), sizes tiny (vision width 32, 3 layers (gguf-py maps {bid} below the block count: merger.mlp.2 needs 3), 2 heads, text width
+64), F32 (Gemma 3), F16 (SmolVLM) or BF16 weights, values torch.randn with a fixed seed per tensor. Each directory also
+holds a small text embedding the mmproj converter must skip (Pixtral takes
+its [IMG_BREAK] row). Weights are written in safetensors' layout (header
+padded to 8, names sorted) by this script: no safetensors package needed."""
+import json, os, struct, sys, zlib
+
+import numpy as np
+import torch
+
+V, FF, HEADS, LAYERS, TEXT = 32, 64, 2, 3, 64
+CLIP_MEAN, CLIP_STD = [0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711]
+
+
+def tensor(name, shape, kind="w"):
+    g = torch.Generator().manual_seed(zlib.crc32(name.encode()))
+    x = torch.randn(*shape, generator=g)
+    if kind == "norm":   # a LayerNorm/RMSNorm gain near 1
+        return 1.0 + 0.1 * x
+    if kind == "gemma":  # Gemma's RMSNorm stores w - 1
+        return 0.1 * x
+    return 0.05 * x
+
+
+def write_st(path, tensors, dtype):
+    hdr, off, blobs = {"__metadata__": {"format": "pt"}}, 0, []
+    for k in sorted(tensors):
+        t = tensors[k].contiguous()
+        if dtype == "BF16":
+            b = (t.to(torch.bfloat16).view(torch.int16).numpy().astype("<i2")).tobytes()
+        elif dtype == "F16":
+            b = t.to(torch.float16).numpy().astype("<f2").tobytes()
+        else:
+            b = t.to(torch.float32).numpy().astype("<f4").tobytes()
+        hdr[k] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        off += len(b)
+        blobs.append(b)
+    h = json.dumps(hdr, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def write_dir(out, name, config, tensors, preproc, dtype="F32", extra=None):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    t = {k: tensor(k, s, kind) for k, (s, kind) in tensors.items()}
+    write_st(os.path.join(d, "model.safetensors"), t, dtype)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    with open(os.path.join(d, "preprocessor_config.json"), "w") as f:
+        json.dump(preproc, f, indent=2, sort_keys=True)
+    for fname, obj in (extra or {}).items():
+        with open(os.path.join(d, fname), "w") as f:
+            json.dump(obj, f, indent=2, sort_keys=True)
+
+
+def lin(t, name, out_f, in_f, bias=True):
+    t[name + ".weight"] = ([out_f, in_f], "w")
+    if bias:
+        t[name + ".bias"] = ([out_f], "w")
+
+
+def norm(t, name, n, bias=True, kind="norm"):
+    t[name + ".weight"] = ([n], kind)
+    if bias:
+        t[name + ".bias"] = ([n], "w")
+
+
+def siglip(t, pre, image, patch):
+    t[pre + "embeddings.patch_embedding.weight"] = ([V, 3, patch, patch], "w")
+    t[pre + "embeddings.patch_embedding.bias"] = ([V], "w")
+    t[pre + "embeddings.position_embedding.weight"] = ([(image // patch) ** 2, V], "w")
+    for i in range(LAYERS):
+        p = pre + "encoder.layers.%d." % i
+        norm(t, p + "layer_norm1", V)
+        for x in ("q", "k", "v", "out"):
+            lin(t, p + "self_attn.%s_proj" % x, V, V)
+        norm(t, p + "layer_norm2", V)
+        lin(t, p + "mlp.fc1", FF, V)
+        lin(t, p + "mlp.fc2", V, FF)
+    norm(t, pre + "post_layernorm", V)
+
+
+def siglip_config(image, patch, mtype):
+    return {"hidden_size": V, "image_size": image, "intermediate_size": FF, "layer_norm_eps": 1e-6,
+            "model_type": mtype, "num_attention_heads": HEADS, "num_hidden_layers": LAYERS,
+            "patch_size": patch, "hidden_act": "gelu_pytorch_tanh"}
+
+
+def gemma3(out):
+    t = {"language_model.model.embed_tokens.weight": ([16, TEXT], "w")}
+    siglip(t, "vision_tower.vision_model.", 32, 4)
+    t["multi_modal_projector.mm_input_projection_weight"] = ([V, TEXT], "w")
+    t["multi_modal_projector.mm_soft_emb_norm.weight"] = ([V], "gemma")
+    cfg = {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3", "mm_tokens_per_image": 4,
+           "text_config": {"hidden_size": TEXT, "model_type": "gemma3_text", "num_hidden_layers": 1,
+                           "num_attention_heads": 2, "vocab_size": 16},
+           "vision_config": siglip_config(32, 4, "siglip_vision_model")}
+    pre = {"image_processor_type": "Gemma3ImageProcessor", "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
+           "image_seq_length": 4, "size": {"height": 32, "width": 32}}
+    write_dir(out, "gemma3-vl-tiny", cfg, t, pre)
+
+
+def qwen_visual(t, v25):
+    t["visual.patch_embed.proj.weight"] = ([V, 3, 2, 4, 4], "w")
+    for i in range(LAYERS):
+        p = "visual.blocks.%d." % i
+        norm(t, p + "norm1", V, bias=not v25)
+        norm(t, p + "norm2", V, bias=not v25)
+        lin(t, p + "attn.qkv", 3 * V, V)
+        lin(t, p + "attn.proj", V, V)
+        if v25:
+            lin(t, p + "mlp.gate_proj", FF, V)
+            lin(t, p + "mlp.up_proj", FF, V)
+            lin(t, p + "mlp.down_proj", V, FF)
+        else:
+            lin(t, p + "mlp.fc1", FF, V)
+            lin(t, p + "mlp.fc2", V, FF)
+    norm(t, "visual.merger.ln_q", V, bias=not v25)
+    lin(t, "visual.merger.mlp.0", 4 * V, 4 * V)
+    lin(t, "visual.merger.mlp.2", TEXT, 4 * V)
+
+
+def qwen2vl(out):
+    t = {"model.embed_tokens.weight": ([16, TEXT], "w")}
+    qwen_visual(t, False)
+    cfg = {"architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl", "hidden_size": TEXT,
+           "num_hidden_layers": 1, "num_attention_heads": 2, "rms_norm_eps": 1e-6, "vocab_size": 16,
+           "vision_config": {"depth": LAYERS, "embed_dim": V, "hidden_size": TEXT, "mlp_ratio": FF / V,
+                             "num_heads": HEADS, "in_chans": 3, "patch_size": 4, "spatial_merge_size": 2,
+                             "temporal_patch_size": 2, "hidden_act": "quick_gelu"}}
+    pre = {"image_processor_type": "Qwen2VLImageProcessor", "image_mean": CLIP_MEAN, "image_std": CLIP_STD,
+           "patch_size": 4, "merge_size": 2, "temporal_patch_size": 2, "min_pixels": 256, "max_pixels": 4096}
+    write_dir(out, "qwen2vl-tiny", cfg, t, pre, dtype="BF16")
+
+
+def qwen25vl(out):
+    t = {"model.embed_tokens.weight": ([16, TEXT], "w")}
+    qwen_visual(t, True)
+    cfg = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl", "hidden_size": TEXT,
+           "num_hidden_layers": 1, "num_attention_heads": 2, "rms_norm_eps": 1e-6, "vocab_size": 16,
+           "vision_config": {"depth": LAYERS, "hidden_size": V, "intermediate_size": FF, "num_heads": HEADS,
+                             "in_chans": 3, "out_hidden_size": TEXT, "patch_size": 4, "spatial_merge_size": 2,
+                             "temporal_patch_size": 2, "window_size": 16, "fullatt_block_indexes": [1],
+                             "hidden_act": "silu", "model_type": "qwen2_5_vl"}}
+    pre = {"image_processor_type": "Qwen2VLImageProcessor", "image_mean": CLIP_MEAN, "image_std": CLIP_STD,
+           "patch_size": 4, "merge_size": 2, "temporal_patch_size": 2, "min_pixels": 256, "max_pixels": 4096}
+    write_dir(out, "qwen25vl-tiny", cfg, t, pre, dtype="BF16")
+
+
+def mistral3(out):
+    t = {"language_model.model.embed_tokens.weight": ([16, TEXT], "w")}
+    t["vision_tower.patch_conv.weight"] = ([V, 3, 4, 4], "w")
+    norm(t, "vision_tower.ln_pre", V, bias=False)
+    for i in range(LAYERS):
+        p = "vision_tower.transformer.layers.%d." % i
+        norm(t, p + "attention_norm", V, bias=False)
+        for x in ("q", "k", "v", "o"):
+            lin(t, p + "attention.%s_proj" % x, V, V, bias=False)
+        norm(t, p + "ffn_norm", V, bias=False)
+        lin(t, p + "feed_forward.gate_proj", FF, V, bias=False)
+        lin(t, p + "feed_forward.up_proj", FF, V, bias=False)
+        lin(t, p + "feed_forward.down_proj", V, FF, bias=False)
+    norm(t, "multi_modal_projector.norm", V, bias=False)
+    lin(t, "multi_modal_projector.patch_merger.merging_layer", V, 4 * V, bias=False)
+    lin(t, "multi_modal_projector.linear_1", TEXT, V, bias=False)
+    lin(t, "multi_modal_projector.linear_2", TEXT, TEXT, bias=False)
+    cfg = {"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3", "image_token_index": 10,
+           "multimodal_projector_bias": False, "projector_hidden_act": "gelu", "spatial_merge_size": 2,
+           "vision_feature_layer": -1,
+           "text_config": {"hidden_size": TEXT, "model_type": "mistral", "num_hidden_layers": 1,
+                           "num_attention_heads": 2, "vocab_size": 16},
+           "vision_config": {"model_type": "pixtral", "hidden_size": V, "intermediate_size": FF,
+                             "num_hidden_layers": LAYERS, "num_attention_heads": HEADS, "head_dim": V // HEADS,
+                             "image_size": 32, "patch_size": 4, "num_channels": 3, "hidden_act": "silu",
+                             "rope_theta": 10000.0}}
+    pre = {"image_processor_type": "PixtralImageProcessor", "image_mean": CLIP_MEAN, "image_std": CLIP_STD,
+           "patch_size": {"height": 4, "width": 4}, "size": {"longest_edge": 32}}
+    tok = {"added_tokens_decoder": {str(i): {"content": c, "special": True} for i, c in
+                                    enumerate(["<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]",
+                                               "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]",
+                                               "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]", "[IMG_END]"])}}
+    write_dir(out, "mistral3-vl-tiny", cfg, t, pre, dtype="BF16", extra={"tokenizer_config.json": tok})
+
+
+def llama4(out):
+    t = {"language_model.model.embed_tokens.weight": ([16, TEXT], "w")}
+    t["vision_model.patch_embedding.linear.weight"] = ([V, 3 * 4 * 4], "w")
+    t["vision_model.class_embedding"] = ([V], "w")
+    t["vision_model.positional_embedding_vlm"] = ([8 * 8 + 1, V], "w")
+    norm(t, "vision_model.layernorm_pre", V)
+    norm(t, "vision_model.layernorm_post", V)
+    for i in range(LAYERS):
+        p = "vision_model.model.layers.%d." % i
+        norm(t, p + "input_layernorm", V)
+        for x in ("q", "k", "v", "o"):
+            lin(t, p + "self_attn.%s_proj" % x, V, V)
+        norm(t, p + "post_attention_layernorm", V)
+        lin(t, p + "mlp.fc1", 4 * V, V)
+        lin(t, p + "mlp.fc2", V, 4 * V)
+    lin(t, "vision_model.vision_adapter.mlp.fc1", TEXT, 4 * V, bias=False)
+    lin(t, "vision_model.vision_adapter.mlp.fc2", TEXT, TEXT, bias=False)
+    lin(t, "multi_modal_projector.linear_1", TEXT, TEXT, bias=False)
+    cfg = {"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+           "text_config": {"hidden_size": TEXT, "model_type": "llama4_text", "num_hidden_layers": 1,
+                           "num_attention_heads": 2, "vocab_size": 16},
+           "vision_config": {"model_type": "llama4_vision_model", "hidden_size": V, "intermediate_size": 4 * V,
+                             "num_hidden_layers": LAYERS, "num_attention_heads": HEADS, "image_size": 32,
+                             "patch_size": 4, "norm_eps": 1e-5, "pixel_shuffle_ratio": 0.5, "hidden_act": "gelu",
+                             "projector_input_dim": TEXT, "projector_output_dim": TEXT, "vision_output_dim": TEXT,
+                             "num_channels": 3, "rope_theta": 10000}}
+    pre = {"image_processor_type": "Llama4ImageProcessorFast", "image_mean": [0.5, 0.5, 0.5],
+           "image_std": [0.5, 0.5, 0.5], "size": {"height": 32, "width": 32}}
+    write_dir(out, "llama4-vl-tiny", cfg, t, pre, dtype="BF16")
+
+
+def smolvlm(out):
+    t = {"model.text_model.embed_tokens.weight": ([16, TEXT], "w")}
+    siglip(t, "model.vision_model.", 32, 4)
+    lin(t, "model.connector.modality_projection.proj", TEXT, 4 * V, bias=False)
+    cfg = {"architectures": ["SmolVLMForConditionalGeneration"], "model_type": "smolvlm", "scale_factor": 2,
+           "text_config": {"hidden_size": TEXT, "model_type": "llama", "num_hidden_layers": 1,
+                           "num_attention_heads": 2, "vocab_size": 16},
+           "vision_config": siglip_config(32, 4, "smolvlm_vision")}
+    pre = {"image_processor_type": "SmolVLMImageProcessor", "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
+           "size": {"longest_edge": 64}, "max_image_size": {"longest_edge": 32}}
+    write_dir(out, "smolvlm-tiny", cfg, t, pre, dtype="F16")
+
+
+def qwen3vl_visual(t):
+    p = "model.visual."
+    t[p + "patch_embed.proj.weight"] = ([V, 3, 2, 4, 4], "w")
+    t[p + "patch_embed.proj.bias"] = ([V], "w")
+    t[p + "pos_embed.weight"] = ([64, V], "w")
+    for i in range(LAYERS):
+        b = p + "blocks.%d." % i
+        norm(t, b + "norm1", V)
+        norm(t, b + "norm2", V)
+        lin(t, b + "attn.qkv", 3 * V, V)
+        lin(t, b + "attn.proj", V, V)
+        lin(t, b + "mlp.linear_fc1", FF, V)
+        lin(t, b + "mlp.linear_fc2", V, FF)
+    norm(t, p + "merger.norm", V)
+    lin(t, p + "merger.linear_fc1", 4 * V, 4 * V)
+    lin(t, p + "merger.linear_fc2", TEXT, 4 * V)
+    for i in range(1):  # deepstack_visual_indexes [1]: a post-shuffle norm
+        d = p + "deepstack_merger_list.%d." % i
+        norm(t, d + "norm", 4 * V)
+        lin(t, d + "linear_fc1", 4 * V, 4 * V)
+        lin(t, d + "linear_fc2", TEXT, 4 * V)
+
+
+def qwen3vl_config(cls, mtype, text_type):
+    return {"architectures": [cls], "model_type": mtype,
+            "text_config": {"hidden_size": TEXT, "model_type": text_type, "num_hidden_layers": 1,
+                            "num_attention_heads": 2, "rms_norm_eps": 1e-5, "vocab_size": 16},
+            "vision_config": {"depth": LAYERS, "hidden_size": V, "intermediate_size": FF, "num_heads": HEADS,
+                              "num_position_embeddings": 64, "patch_size": 4, "spatial_merge_size": 2,
+                              "temporal_patch_size": 2, "out_hidden_size": TEXT, "in_channels": 3,
+                              "deepstack_visual_indexes": [1], "hidden_act": "gelu_pytorch_tanh",
+                              "model_type": mtype}}
+
+
+def qwen3vl(out):
+    t = {"model.language_model.embed_tokens.weight": ([16, TEXT], "w"), "lm_head.weight": ([16, TEXT], "w")}
+    qwen3vl_visual(t)
+    pre = {"image_processor_type": "Qwen2VLImageProcessorFast", "image_mean": [0.5, 0.5, 0.5],
+           "image_std": [0.5, 0.5, 0.5], "patch_size": 4, "merge_size": 2, "temporal_patch_size": 2}
+    write_dir(out, "qwen3vl-tiny", qwen3vl_config("Qwen3VLForConditionalGeneration", "qwen3_vl", "qwen3_vl_text"),
+              t, pre, dtype="BF16")
+
+
+def qwen35(out):
+    """Qwen3.5 (a Qwen3-VL tower without deepstack mergers, an MTP head to skip)"""
+    t = {"model.language_model.embed_tokens.weight": ([16, TEXT], "w"), "mtp.fc.weight": ([TEXT, 2 * TEXT], "w")}
+    qwen3vl_visual(t)
+    t = {k: v for k, v in t.items() if "deepstack" not in k}
+    cfg = qwen3vl_config("Qwen3_5ForConditionalGeneration", "qwen3_5", "qwen3_5_text")
+    cfg["vision_config"]["deepstack_visual_indexes"] = []
+    cfg["vision_config"]["image_size"] = 32  # given: not computed from num_position_embeddings
+    pre = {"image_processor_type": "Qwen2VLImageProcessorFast", "image_mean": [0.5, 0.5, 0.5],
+           "image_std": [0.5, 0.5, 0.5], "patch_size": 4, "merge_size": 2, "temporal_patch_size": 2}
+    write_dir(out, "qwen35-vl-tiny", cfg, t, pre, dtype="BF16")
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for f in (gemma3, qwen2vl, qwen25vl, mistral3, llama4, smolvlm, qwen3vl, qwen35):
+        f(out)
+
+
+main()
