@@ -58,19 +58,14 @@ AVX2 static INLINE int hmin8i(__m256i v)
     return _mm256_cvtsi256_si32(v);
 }
 
-/* The values scale*q of the levels, q = value[l] (2l+1 for the IQ2/IQ3
- * searches, IQ1's shifted -1/0/+1), in a table indexed by l mod 2^bits
- * and repeated to 16 entries: vpermps reads the low 3 (8 lanes) or 4 (16
+/* The searches take the levels' values q (value[l]: 2l+1 for the IQ2/IQ3
+ * searches, IQ1's shifted -1/0/+1) as a table indexed by l mod 2^bits,
+ * repeated to 16 entries, and multiply it by scale in the vector (the
+ * scalar code's scale*q): vpermps reads the low 3 (8 lanes) or 4 (16
  * lanes) bits of each index, so a packed point shifted right by bits*i
- * indexes value i's level without masking off the levels above it. The
- * products are the scalar code's scale*q. */
-static INLINE void level_table(float scale, const float *value, int bits, float sq[16])
-{
-    for (int i = 0; i < 16; ++i)
-        sq[i] = scale * value[i % (1 << bits)];
-}
-
-static const float odd_levels[8] = {1, 3, 5, 7, 9, 11, 13, 15}; /* 2l+1 */
+ * indexes value i's level without masking off the levels above it. */
+static const float odd_levels2[16] = {1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7};
+static const float odd_levels3[16] = {1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15};
 
 /* Distances of the 8 candidates whose packed points are pts. */
 AVX2 static INLINE __m256 dist8(__m256i pts, int dim, int bits, __m256 sq, const float *xval, const float *weight)
@@ -91,11 +86,12 @@ AVX2 static INLINE __m256i load_points8(const uint16_t *p)
 }
 
 /* Position of the best of the n candidates at p; -1: no distance is below
- * FLT_MAX. sq: level_table. */
-AVX2 static INLINE int search_avx2(const uint16_t *p, int n, int dim, int bits, const float *sqt, const float *xval,
-                                   const float *weight)
+ * FLT_MAX. */
+AVX2 static INLINE int search_avx2(const uint16_t *p, int n, int dim, int bits, float scale, const float *value,
+                                   const float *xval, const float *weight)
 {
-    const __m256 sq = _mm256_loadu_ps(sqt), fmax = _mm256_set1_ps(FLT_MAX);
+    const __m256 sq = _mm256_mul_ps(_mm256_set1_ps(scale), _mm256_loadu_ps(value));
+    const __m256 fmax = _mm256_set1_ps(FLT_MAX);
     __m256 d2 = dist8(load_points8(p), dim, bits, sq, xval, weight);
     __m256 lt = _mm256_cmp_ps(d2, fmax, _CMP_LT_OQ);
     __m256 best = _mm256_blendv_ps(fmax, d2, lt);
@@ -137,10 +133,11 @@ AVX512 static INLINE __m512 dist16(const uint16_t *p, int dim, int bits, __m512 
     return d2;
 }
 
-AVX512 static INLINE int search_avx512(const uint16_t *p, int n, int dim, int bits, const float *sqt,
+AVX512 static INLINE int search_avx512(const uint16_t *p, int n, int dim, int bits, float scale, const float *value,
                                        const float *xval, const float *weight)
 {
-    const __m512 sq = _mm512_loadu_ps(sqt), fmax = _mm512_set1_ps(FLT_MAX);
+    const __m512 sq = _mm512_mul_ps(_mm512_set1_ps(scale), _mm512_loadu_ps(value));
+    const __m512 fmax = _mm512_set1_ps(FLT_MAX);
     __m512 d2 = dist16(p, dim, bits, sq, xval, weight);
     __mmask16 lt = _mm512_cmp_ps_mask(d2, fmax, _CMP_LT_OQ);
     __m512 best = _mm512_mask_blend_ps(lt, fmax, d2);
@@ -167,27 +164,27 @@ AVX512 static INLINE int search_avx512(const uint16_t *p, int n, int dim, int bi
  * list's packed points to *pts: 16 lanes when a list fills more than 8
  * (AVX-512), else 8. */
 #define SEARCH_FOR_DIM(DIM, BITS)                                                                                      \
-    AVX512 static int search512_##DIM(const uint16_t *p, int n, const float *sq, const float *xval,                  \
+    AVX512 static int search512_##DIM(const uint16_t *p, int n, float scale, const float *value, const float *xval, \
                                       const float *waux)                                                               \
     {                                                                                                                  \
-        return search_avx512(p, n, DIM, BITS, sq, xval, waux);                                                        \
+        return search_avx512(p, n, DIM, BITS, scale, value, xval, waux);                                              \
     }                                                                                                                  \
-    AVX2 static INLINE int search_pos_##DIM(const mq_lattice *lat, int32_t v, bool wide, const float *sq,           \
-                                            const float *xval, const float *waux, const uint16_t **pts)               \
+    AVX2 static INLINE int search_pos_##DIM(const mq_lattice *lat, int32_t v, bool wide, float scale,              \
+                                            const float *value, const float *xval, const float *waux,                \
+                                            const uint16_t **pts)                                                      \
     {                                                                                                                  \
         int n;                                                                                                         \
         const uint16_t *p = *pts = list_points(lat, v, &n);                                                            \
-        return wide && n > 8 ? search512_##DIM(p, n, sq, xval, waux) : search_avx2(p, n, DIM, BITS, sq, xval, waux); \
+        return wide && n > 8 ? search512_##DIM(p, n, scale, value, xval, waux)                                        \
+                             : search_avx2(p, n, DIM, BITS, scale, value, xval, waux);                                \
     }                                                                                                                  \
     /* the packed point of the best; none below FLT_MAX: the first, as the                                          \
      * scalar code */                                                                                                  \
     AVX2 static INLINE uint32_t search_##DIM(const mq_lattice *lat, int32_t v, bool wide, float scale,              \
                                              const float *xval, const float *waux)                                    \
     {                                                                                                                  \
-        float sq[16];                                                                                                  \
         const uint16_t *p;                                                                                             \
-        level_table(scale, odd_levels, BITS, sq);                                                                      \
-        int at = search_pos_##DIM(lat, v, wide, sq, xval, waux, &p);                                                   \
+        int at = search_pos_##DIM(lat, v, wide, scale, BITS == 2 ? odd_levels2 : odd_levels3, xval, waux, &p);      \
         return p[at < 0 ? 0 : at];                                                                                     \
     }
 SEARCH_FOR_DIM(8, 2)
@@ -209,11 +206,11 @@ bool mq_simd_lat_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, 
     return true;
 }
 
-AVX2 static int iq1_neighbour_avx2(const mq_lattice *lat, int32_t v, const float *sq, const float *xval,
-                                   const float *weight)
+AVX2 static int iq1_neighbour_avx2(const mq_lattice *lat, int32_t v, float scale, const float *value,
+                                   const float *xval, const float *weight)
 {
     const uint16_t *p;
-    int at = search_pos_8(lat, v, mq_cpu_has_avx512(), sq, xval, weight, &p);
+    int at = search_pos_8(lat, v, mq_cpu_has_avx512(), scale, value, xval, weight, &p);
     return at < 0 ? -1 : mq_lat_index(lat, p[at]);
 }
 
@@ -223,10 +220,10 @@ int mq_simd_iq1_best_neighbour(const mq_lattice *lat, uint32_t u, float scale, c
     if (!lat->vmap || lat->dim != 8 || lat->bits != 2 || u >= lat->nmap || lat->vmap[u] >= 0 ||
         lat->vmap[u] == MQ_LAT_NONE || !mq_cpu_has_avx2())
         return -1;
-    const float value[4] = {xg[0], xg[1], xg[2], 0}; /* level 3: never on the grid */
-    float sq[16];
-    level_table(scale, value, 2, sq);
-    return iq1_neighbour_avx2(lat, lat->vmap[u], sq, xval, weight);
+    float value[16]; /* level 3: never on the grid */
+    for (int i = 0; i < 16; ++i)
+        value[i] = i % 4 == 3 ? 0 : xg[i % 4];
+    return iq1_neighbour_avx2(lat, lat->vmap[u], scale, value, xval, weight);
 }
 
 /* ------------------------------------------------------------ trials */
