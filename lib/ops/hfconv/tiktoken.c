@@ -82,9 +82,17 @@ static bool is_space(char c)
     return c == ' ' || c == '\t' || c == '\v' || c == '\f';
 }
 
+/* Doubles the slots and the entries with them (entries: half the slots,
+ * the load the caller keeps), so that reading N lines copies O(N) entries:
+ * growing the entries one by one was quadratic where realloc cannot remap
+ * in place (151,643 lines ran over 20 minutes under AddressSanitizer). */
 static int grow_table(mf_tiktoken *t, mf_status *st, const char *path)
 {
     size_t cap = t->cap ? t->cap * 2 : 1024;
+    mf_tt_entry *v = realloc(t->v, cap / 2 * sizeof(*v));
+    if (!v)
+        return mf_oom(st, path);
+    t->v = v;
     size_t *slot = calloc(cap, sizeof(size_t));
     if (!slot)
         return mf_oom(st, path);
@@ -143,13 +151,7 @@ static int read_line(mf_tiktoken *t, const char *path, const char *line, size_t 
         return mf_fail(st, MF_ERR_FORMAT, path, (int64_t)off, "line %zu: the token of line-rank %lld again",
                        lineno, (long long)t->v[t->slot[s] - 1].rank);
     }
-    mf_tt_entry *v = realloc(t->v, (t->n + 1) * sizeof(*v));
-    if (!v) {
-        free(bytes);
-        return mf_oom(st, path);
-    }
-    t->v = v;
-    t->v[t->n] = (mf_tt_entry){bytes, n, rank};
+    t->v[t->n] = (mf_tt_entry){bytes, n, rank}; /* room: 2 (n + 1) <= cap, cap / 2 entries */
     t->slot[s] = ++t->n;
     if (rank > t->max_rank)
         t->max_rank = rank;
