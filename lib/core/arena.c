@@ -99,6 +99,10 @@ char *mf_arena_printf(mf_arena *a, const char *fmt, ...)
 
 int mf_vec_grow(void **v, size_t *cap, size_t need, size_t elem)
 {
+    /* room already: no realloc (a same-size realloc is a copy under
+     * AddressSanitizer, which made byte-by-byte appends quadratic) */
+    if (*v && need <= *cap)
+        return 0;
     size_t nc = *cap ? *cap : 8;
     while (nc < need) {
         if (nc > SIZE_MAX / 2)
