@@ -136,6 +136,11 @@ typedef enum conv_op {
                          is the GGUF name: not looked up in the name map */
     OP_RENUMBER,      /* the name's first number n replaced by element n of the config list
                          count_key (Qwen3-VL's deepstack mergers: their absolute layer) */
+    OP_VIEW,          /* the same values in the shape `with` (torch order, comma-separated: a
+                         size, "dN" the size of dimension N as the tensor arrives, or one "-1"
+                         for the rest): Kimi-VL's [h, w, n] pos_emb as [h * w, n], LFM2-VL's
+                         Linear patch embedding (after OP_SWAP_COL_GROUPS) as a Conv2D weight.
+                         GGUF -> HF: the view back to the checkpoint's shape (a pure reshape) */
 } conv_op;
 
 /* OP_SPLIT: a fused tensor cut along its rows (the second-to-last
@@ -371,6 +376,13 @@ json_t *h2g_mm_wa_pattern(struct conv *c);
 int h2g_mm_act(struct conv *c);
 json_t *h2g_mm_deepstack_layers(struct conv *c);
 int h2g_mm_qwen3vl_prepare(struct conv *c);
+json_t *h2g_mm_inverse_downsample(struct conv *c);
+int h2g_mm_internvl_prepare(struct conv *c);
+json_t *h2g_mm_lfm2_blocks(struct conv *c);
+int h2g_mm_act_if_known(struct conv *c);
+int h2g_mm_janus_prepare(struct conv *c);
+int h2g_mm_act_youtuvl(struct conv *c);
+int h2g_mm_paddleocr_prepare(struct conv *c);
 extern const conv_mmproj conv_mmprojs[];
 extern const size_t conv_n_mmprojs;
 extern const conv_name_row conv_clip_names[];

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <strings.h>
 
 static const conv_mmproj *mmproj_row(const char *cls)
 {
@@ -107,7 +108,9 @@ static int merge_preprocessor(conv *c, const char *name, const char *inner)
  * count of the vision encoder, the preprocessor config; the MMPROJ name map. */
 int h2g_mmproj_setup(conv *c)
 {
-    const char *cls = json_string_value(json_array_get(h2g_hparam(c, "architectures"), 0));
+    /* get_model_architecture: vision_config's architectures first (InternVL's InternVisionModel) */
+    json_t *varch = h2g_json_path(c->cfg, "vision_config.architectures");
+    const char *cls = json_string_value(json_array_get(varch ? varch : h2g_hparam(c, "architectures"), 0));
     const char *mt = json_string_value(h2g_hparam(c, "model_type"));
     const conv_mmproj *row = cls ? pick_row(cls, mt) : NULL;
     if (!row)
@@ -134,10 +137,18 @@ int h2g_mmproj_setup(conv *c)
     c->n_names = conv_n_clip_names;
     c->name_bit = ~0ull;
     c->global = c->cfg;
+    /* ModelBase.load_hparams: InternVL's llm_config is the text_config */
+    json_t *llm = json_object_get(c->global, "llm_config");
+    if (llm && json_object_set(c->global, "text_config", llm))
+        return mf_oom(c->st, c->dir);
     c->cfg = json_deep_copy(vc);
     c->pre = json_object();
     if (!c->cfg || !c->pre)
         return mf_oom(c->st, c->dir);
+    /* preprocessor_config.json (media_proc_cfg lifted), then processor_config.json (image_processor lifted) */
+    if (merge_preprocessor(c, "preprocessor_config.json", "media_proc_cfg") ||
+        merge_preprocessor(c, "processor_config.json", "image_processor"))
+        return -1;
     for (const char *const *f = row->fixes; f && *f; f++)
         if (apply_fix(c, *f))
             return -1;
@@ -157,9 +168,7 @@ int h2g_mmproj_setup(conv *c)
     for (const conv_rule *r = c->rules; r->pat; r++)
         if (r->op == OP_PICK_ROW && h2g_token_id(c, r->count_key, &c->pick_id))
             return -1;
-    /* preprocessor_config.json (media_proc_cfg lifted), then processor_config.json (image_processor lifted) */
-    return merge_preprocessor(c, "preprocessor_config.json", "media_proc_cfg") ||
-           merge_preprocessor(c, "processor_config.json", "image_processor") ? -1 : 0;
+    return 0;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -260,21 +269,66 @@ json_t *h2g_mm_gemma3_scale(conv *c)
     return f > 0 && f != 4 ? json_integer(f) : NULL;
 }
 
-/* Llama4VisionModel: int(1.0 / pixel_shuffle_ratio) */
-json_t *h2g_mm_inverse_ratio(conv *c)
+/* int(1.0 / r) for config value r (`what` names it) */
+static json_t *inverse_of(conv *c, json_t *r, const char *what)
 {
-    json_t *r = h2g_hparam(c, "pixel_shuffle_ratio");
     if (!json_is_number(r) || !(json_number_value(r) > 0)) {
-        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config pixel_shuffle_ratio must be a positive "
-                "number");
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s must be a positive number", what);
         return NULL;
     }
     double x = 1.0 / json_number_value(r);
     if (x >= 4294967296.0) {
-        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config pixel_shuffle_ratio is too small");
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s is too small", what);
         return NULL;
     }
     return json_integer((int64_t)x);
+}
+
+/* Llama4VisionModel: int(1.0 / pixel_shuffle_ratio) */
+json_t *h2g_mm_inverse_ratio(conv *c)
+{
+    return inverse_of(c, h2g_hparam(c, "pixel_shuffle_ratio"), "vision_config pixel_shuffle_ratio");
+}
+
+/* InternVisionModel: int(1.0 / downsample_ratio), the top-level key */
+json_t *h2g_mm_inverse_downsample(conv *c)
+{
+    return inverse_of(c, json_object_get(c->global, "downsample_ratio"), "downsample_ratio");
+}
+
+/* InternVisionModel.set_gguf_parameters: a list image_size / patch_size
+ * ([448, 448] in transformers' InternVL configs) as its first element */
+int h2g_mm_internvl_prepare(conv *c)
+{
+    static const char *const keys[] = {"image_size", "patch_size"};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = h2g_hparam(c, keys[i]);
+        if (!json_is_array(v))
+            continue;
+        if (json_array_size(v) == 0)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config %s is an empty list", keys[i]);
+        if (json_object_set(c->cfg, keys[i], json_array_get(v, 0)))
+            return mf_oom(c->st, c->dir);
+    }
+    return 0;
+}
+
+/* LFM2VLModel: the vision block count less the layers past
+ * vision_feature_layer (-1: none): n + vision_feature_layer + 1 */
+json_t *h2g_mm_lfm2_blocks(conv *c)
+{
+    int64_t n, layer = -1;
+    json_t *fl = json_object_get(c->global, "vision_feature_layer");
+    if (!int_of(c, "n_layers|num_hidden_layers|n_layer|num_layers|depth|encoder_layers|vt_num_hidden_layers",
+                "num_hidden_layers", &n) || (fl && h2g_need_int(c, fl, "vision_feature_layer", &layer)))
+        return NULL;
+    int64_t blocks = n + layer + 1;
+    if (blocks < 0 || blocks > n) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_feature_layer %lld is not a layer of %lld",
+                (long long)layer, (long long)n);
+        return NULL;
+    }
+    return json_integer(blocks);
 }
 
 /* Qwen2VLVisionModel (qwen2_5_vl): fullatt_block_indexes[0] + 1, every later
@@ -312,6 +366,67 @@ int h2g_mm_act(conv *c)
                        act ? act : "(none)");
     mf_kv_bool(c->kv, !strcmp(act, "silu") ? "clip.use_silu" : "clip.use_gelu", true);
     return 0;
+}
+
+/* Glm4VVisionModel: clip.use_gelu or clip.use_silu by hidden_act
+ * (lower-cased), nothing for another activation */
+int h2g_mm_act_if_known(conv *c)
+{
+    const char *act = json_string_value(h2g_hparam(c, "hidden_act"));
+    if (act && !strcasecmp(act, "gelu"))
+        mf_kv_bool(c->kv, "clip.use_gelu", true);
+    else if (act && !strcasecmp(act, "silu"))
+        mf_kv_bool(c->kv, "clip.use_silu", true);
+    return 0;
+}
+
+/* JanusProVisionModel.__init__: intermediate_size, when absent, is
+ * int(round(hidden_size * mlp_ratio)) (Python's round: ties to even) */
+int h2g_mm_janus_prepare(conv *c)
+{
+    json_t *r = h2g_hparam(c, "mlp_ratio"), *h = h2g_hparam(c, "hidden_size");
+    if (h2g_hparam(c, "intermediate_size") || !json_is_number(r) || !json_is_number(h))
+        return 0;
+    double x = nearbyint(json_number_value(h) * json_number_value(r));
+    if (!(x >= 0 && x < 4294967296.0))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config hidden_size * mlp_ratio is out "
+                       "of range");
+    return json_object_set_new(c->cfg, "intermediate_size", json_integer((int64_t)x)) ? mf_oom(c->st, c->dir) : 0;
+}
+
+/* YoutuVLVisionModel: clip.use_gelu for gelu, gelu_pytorch_tanh (the
+ * default), gelu_fast, gelu_new, gelu_accurate; clip.use_silu for silu
+ * (lower-cased); another activation refused */
+int h2g_mm_act_youtuvl(conv *c)
+{
+    static const char *const gelus[] = {"gelu", "gelu_pytorch_tanh", "gelu_fast", "gelu_new", "gelu_accurate", NULL};
+    json_t *a = h2g_hparam(c, "hidden_act");
+    const char *act = a ? json_string_value(a) : "gelu_pytorch_tanh";
+    for (const char *const *g = gelus; act && *g; g++)
+        if (!strcasecmp(act, *g)) {
+            mf_kv_bool(c->kv, "clip.use_gelu", true);
+            return 0;
+        }
+    if (act && !strcasecmp(act, "silu")) {
+        mf_kv_bool(c->kv, "clip.use_silu", true);
+        return 0;
+    }
+    return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "Unsupported activation function for YOUTUVL: %s",
+                   act ? act : "(not a string)");
+}
+
+/* PaddleOCRVisionModel.__init__: min_pixels and max_pixels from the
+ * preprocessor config (required), image_size int(sqrt(max_pixels)) */
+int h2g_mm_paddleocr_prepare(conv *c)
+{
+    json_t *mx = h2g_json_path(c->pre, "max_pixels");
+    if (!json_is_number(h2g_json_path(c->pre, "min_pixels")) || !json_is_number(mx) || json_number_value(mx) < 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "preprocessor_config.json needs min_pixels and max_pixels "
+                       "(numbers) for PaddleOCR-VL");
+    double x = sqrt(json_number_value(mx));
+    if (x >= 4294967296.0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "preprocessor_config.json max_pixels is out of range");
+    return json_object_set_new(c->cfg, "image_size", json_integer((int64_t)x)) ? mf_oom(c->st, c->dir) : 0;
 }
 
 /* Qwen3VLVisionModel.__init__: image_size, when absent, int(sqrt(

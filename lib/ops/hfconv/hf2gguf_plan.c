@@ -1097,18 +1097,28 @@ static char *renumber(conv *c, const conv_rule *r, const char *name)
 
 /* Does a skip rule drop this source name? (before any check of its shape:
  * Qwen2-VL's 5-d vision patch embedding is never read) */
-static bool skipped_by_rule(const conv *c, const char *name)
+static bool skipped_by_rule(const conv *c, const char *src)
 {
-    for (const conv_rule *r = c->rules; r->pat; r++) {
+    char *name = strdup(src);
+    bool skip = false;
+    for (const conv_rule *r = c->rules; name && r->pat; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED ||
             !rule_matches(c, r, name))
             continue;
-        if (r->op == OP_SKIP || (r->op == OP_SKIP_UNLESS && !kept_by(r, name)))
-            return true;
-        if (r->op != OP_RENAME && r->op != OP_SKIP_UNLESS) /* the rules that follow see a renamed name */
-            return false;
+        if (r->op == OP_SKIP || (r->op == OP_SKIP_UNLESS && !kept_by(r, name))) {
+            skip = true;
+            break;
+        }
+        if (r->op != OP_RENAME && r->op != OP_SKIP_UNLESS) /* decided by plan_one */
+            break;
+        if (r->op == OP_RENAME) { /* the rules that follow see the renamed name (LightOnOCR's) */
+            char *n2 = rename_by(r, name);
+            free(name);
+            name = n2;
+        }
     }
-    return false;
+    free(name); /* out of memory: not skipped here; plan_one reports it */
+    return skip;
 }
 
 /* One source tensor (or rows [r0, r0 + nrows) of it, nrows < 0: all) under
@@ -1402,6 +1412,45 @@ static int plan_groups(conv *c, const conv_rule *r, out_tensor *o, const mf_mode
     return 0;
 }
 
+/* OP_VIEW: o's values in the shape r->with (torch order: sizes, "dN" for
+ * dimension N of the tensor as it arrives, one "-1" for the rest) */
+static int plan_view(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const char *name)
+{
+    int64_t shape[MF_MAX_DIMS], n = h2g_numel(o->shape, o->ndim);
+    uint64_t known = 1;
+    int nd = 0, rest = -1;
+    bool bad = false;
+    for (const char *p = r->with; *p && !bad; nd++) {
+        char *end;
+        if (nd == MF_MAX_DIMS) {
+            bad = true;
+            break;
+        }
+        if (*p == 'd') {
+            long d = strtol(p + 1, &end, 10);
+            bad = end == p + 1 || d < 0 || d >= o->ndim;
+            shape[nd] = bad ? 0 : o->shape[d];
+        } else {
+            shape[nd] = strtoll(p, &end, 10);
+            bad = end == p || shape[nd] < -1 || shape[nd] == 0 || (shape[nd] == -1 && rest >= 0);
+            if (shape[nd] == -1)
+                rest = nd;
+        }
+        bad = bad || (*end && *end != ',') || (shape[nd] > 0 && mf_mul_ovf(known, (uint64_t)shape[nd], &known));
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (!bad && rest >= 0 && known > 0 && (uint64_t)n % known == 0) {
+        shape[rest] = n / (int64_t)known;
+        known = (uint64_t)n;
+    }
+    if (bad || nd == 0 || known != (uint64_t)n)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld values cannot be viewed as [%s]",
+                       name, (long long)n, r->with);
+    o->ndim = nd;
+    memcpy(o->shape, shape, sizeof(int64_t) * (size_t)nd);
+    return 0;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     for (const conv_rule *r = c->rules; r->pat; r++)
@@ -1524,6 +1573,13 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         case OP_UNSQUEEZE_LAST:
             if (o.ndim < MF_MAX_DIMS)
                 o.shape[o.ndim++] = 1;
+            continue;
+        case OP_VIEW:
+            if (plan_view(c, r, &o, part, name)) {
+                free(name);
+                h2g_free_out(&o);
+                return -1;
+            }
             continue;
         case OP_GROUPS:
             if (plan_groups(c, r, &o, part, name)) {

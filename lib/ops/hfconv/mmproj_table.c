@@ -246,6 +246,10 @@ static const conv_calc conv_calc_mm_wa_pattern = {"mm_wa_pattern", h2g_mm_wa_pat
 static const conv_calc conv_calc_file_type_mm = {"file_type", h2g_file_type, NULL};
 static const conv_calc conv_calc_mm_deepstack_layers = {"mm_deepstack_layers", h2g_mm_deepstack_layers, NULL};
 static const conv_block conv_block_mm_act = {h2g_mm_act, NULL};
+static const conv_calc conv_calc_mm_inverse_downsample = {"mm_inverse_downsample", h2g_mm_inverse_downsample, NULL};
+static const conv_calc conv_calc_mm_lfm2_blocks = {"mm_lfm2_blocks", h2g_mm_lfm2_blocks, NULL};
+static const conv_block conv_block_mm_act_if_known = {h2g_mm_act_if_known, NULL};
+static const conv_block conv_block_mm_act_youtuvl = {h2g_mm_act_youtuvl, NULL};
 #define CALC(key, type, name, flags) {key, type, NULL, flags, &conv_calc_##name, NULL}
 #define BLOCK(name) {"@@" #name, 0, NULL, 0, NULL, &conv_block_##name}
 #define END {NULL, 0, NULL, 0, NULL, NULL}
@@ -383,12 +387,33 @@ static const conv_rule pixtral_mm_rules[] = {
     NORULES,
 };
 static const char *const pixtral_mm_fixes[] = {"layer_norm_eps=layer_norm_eps|=1e-5", NULL};
+#define PIXTRAL_MM_HP                                                                                          \
+    MMPROJ_BASE,                                                                                               \
+    {"projector_type", 's', "=pixtral", 0, NULL, NULL},                                                        \
+    {"vision.attention.layer_norm_epsilon", 'f', "layer_norm_eps", 0, NULL, NULL},                             \
+    BLOCK(mm_act), /* use_silu or use_gelu by hidden_act */                                                    \
+    {"vision.spatial_merge_size", 'u', "^spatial_merge_size", HP_OPT, NULL, NULL}
 static const conv_hp pixtral_mm_hp[] = {
-    MMPROJ_BASE,
-    {"projector_type", 's', "=pixtral", 0, NULL, NULL},
-    {"vision.attention.layer_norm_epsilon", 'f', "layer_norm_eps", 0, NULL, NULL},
-    BLOCK(mm_act), /* use_silu or use_gelu by hidden_act */
-    {"vision.spatial_merge_size", 'u', "^spatial_merge_size", HP_OPT, NULL, NULL},
+    PIXTRAL_MM_HP,
+    END,
+};
+/* LightOnOCRVisionModel (a LlavaVisionModel): its model.vision_encoder.* and
+ * model.vision_projection.* as the Pixtral names; no [IMG_BREAK] row */
+static const conv_rule lightonocr_mm_rules[] = {
+    {OP_RENAME, M_PREFIX, "model.vision_encoder.", "vision_tower.", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "model.vision_projection.", "multi_modal_projector.", NULL, NULL, NULL, NULL},
+    {OP_SKIP_UNLESS, M_PREFIX, "", NULL, NULL, NULL, NULL,
+     LIST("multi_modal_projector.", "vision_tower.", "vision_encoder.", "vision_language_adapter.",
+          "patch_merger.", "pre_mm_projector_norm")},
+    {OP_PERMUTE_Q, M_SUFFIX, "q_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_PERMUTE_Q, M_SUFFIX, "q_proj.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_PERMUTE_K, M_SUFFIX, "k_proj.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_PERMUTE_K, M_SUFFIX, "k_proj.bias", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+static const conv_hp lightonocr_mm_hp[] = {
+    PIXTRAL_MM_HP,
+    {"projector_type", 's', "=lightonocr", 0, NULL, NULL}, /* over pixtral's, in its place */
     END,
 };
 
@@ -453,6 +478,192 @@ static const conv_force_type smolvlm_mm_types[] = {
     {0, NULL, 0},
 };
 
+/* ------------------------------------------------------------- InternVL */
+
+/* InternVisionModel.modify_tensors: Intern-S1's / transformers' projector
+ * names as mlp1.*; the tower and projector only; vision_model.* as
+ * vision_tower.vision_model.*; the layer scales and the unsuffixed position
+ * embedding get ".weight" (the class embedding does not); the fused qkv
+ * (weight and bias) cut in three */
+static const conv_rule internvl_mm_rules[] = {
+    {OP_RENAME, M_PREFIX, "model.multi_modal_projector.layer_norm.", "mlp1.0.", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "model.multi_modal_projector.linear_1.", "mlp1.1.", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "model.multi_modal_projector.linear_2.", "mlp1.3.", NULL, NULL, NULL, NULL},
+    {OP_SKIP_UNLESS, M_PREFIX, "", NULL, NULL, NULL, NULL,
+     LIST("vision_model", "mlp", "model.vision_tower", "model.multi_modal_projector")},
+    {OP_RENAME, M_PREFIX, "vision_model", "vision_tower.vision_model", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".ls1", ".ls1.weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".ls2", ".ls2.weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".lambda_1", ".lambda_1.weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, ".lambda_2", ".lambda_2.weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, "position_embedding", "position_embedding.weight", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_SUFFIX, "position_embeddings", "position_embeddings.weight", NULL, NULL, NULL, NULL},
+    {.op = OP_SPLIT, .m = M_CONTAINS, .pat = ".attn.qkv.", .split = &qwen_vl_qkv},
+    NORULES,
+};
+static const conv_hp internvl_mm_hp[] = {
+    MMPROJ_BASE,
+    {"projector_type", 's', "=internvl", 0, NULL, NULL},
+    {"vision.attention.layer_norm_epsilon", 'f', "layer_norm_eps", 0, NULL, NULL},
+    BLOCK(mm_act), /* use_silu or use_gelu by hidden_act */
+    CALC("vision.projector.scale_factor", 'u', mm_inverse_downsample, 0), /* int(1.0 / downsample_ratio) */
+    END,
+};
+
+/* ------------------------------------------------------------- Kimi-VL */
+
+/* KimiVLModel.modify_tensors: tower and projector only; the 2-D learned
+ * positions [h, w, n] as [h * w, n]; the fused wqkv cut in three */
+static const conv_rule kimivl_mm_rules[] = {
+    {OP_SKIP_UNLESS, M_CONTAINS, "", NULL, NULL, NULL, NULL, LIST("vision_tower", "multi_modal_projector")},
+    {OP_VIEW, M_CONTAINS, "pos_emb.weight", "-1,d2", NULL, NULL, NULL, NULL},
+    {.op = OP_SPLIT, .m = M_CONTAINS, .pat = ".wqkv.", .split = &qwen_vl_qkv},
+    NORULES,
+};
+/* KimiVLModel.__init__: image_size 64 * 14 "for compatibility" */
+static const char *const kimivl_mm_fixes[] = {"image_size==896", NULL};
+static const conv_hp kimivl_mm_hp[] = {
+    MMPROJ_BASE,
+    {"projector_type", 's', "=kimivl", 0, NULL, NULL},
+    {"use_gelu", 'b', "=1", 0, NULL, NULL},
+    {"vision.projector.scale_factor", 'u', "=2", 0, NULL, NULL},
+    {"vision.attention.layer_norm_epsilon", 'f', "layer_norm_eps|=1e-5", 0, NULL, NULL},
+    END,
+};
+
+/* --------------------------------------------- GLM-4.1V, GLM-4.5V, GLM-OCR */
+
+/* Glm4VVisionModel (a Qwen3VLVisionModel): the text model skipped,
+ * model.visual.* as visual.*; the merger through the name map; the Conv3D
+ * patch embedding as two Conv2D ones and its bias; fused qkv kept */
+static const conv_rule glm4v_mm_rules[] = {
+    {OP_SKIP, M_PREFIX, "model.language_model.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "lm_head.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "mtp.", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "model.visual.", "visual.", NULL, NULL, NULL, NULL},
+    {OP_UNSTACK, M_EXACT, "visual.patch_embed.proj.weight", "2", NULL, NULL, NULL,
+     LIST("v.patch_embd.weight", "v.patch_embd.weight.1")},
+    {OP_GGUF_NAME, M_EXACT, "visual.patch_embed.proj.bias", "v.patch_embd.bias", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+static const conv_hp glm4v_mm_hp[] = {
+    MMPROJ_BASE,
+    {"projector_type", 's', "=glm4v", 0, NULL, NULL},
+    BLOCK(mm_act_if_known), /* use_gelu / use_silu, nothing for another hidden_act */
+    {"vision.attention.layer_norm_epsilon", 'f', "rms_norm_eps|=1e-5", 0, NULL, NULL},
+    END,
+};
+
+/* --------------------------------------------------------------- LFM2-VL */
+
+/* LFM2VLModel.modify_tensors: tower and projector only, their "model."
+ * dropped; the SigLIP2 patch embedding, a Linear over 16 x 16 x 3 (h, w,
+ * c), as the Conv2D weight [n, 3, 16, 16]: each row's columns [256][3]
+ * re-ordered to [3][256] (permute(0, 3, 1, 2)), then viewed */
+static const conv_rule lfm2vl_mm_rules[] = {
+    {OP_SKIP_UNLESS, M_CONTAINS, "", NULL, NULL, NULL, NULL, LIST("vision_tower", "multi_modal_projector")},
+    {OP_RENAME, M_PREFIX, "model.vision_tower.", "vision_tower.", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "model.multi_modal_projector.", "multi_modal_projector.", NULL, NULL, NULL, NULL},
+    {OP_SWAP_COL_GROUPS, M_CONTAINS, "patch_embedding.weight", "256,3", NULL, NULL, NULL, NULL},
+    {OP_VIEW, M_CONTAINS, "patch_embedding.weight", "d0,3,16,16", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+/* LFM2VLModel.__init__: image_size 256 (dynamic resolution) */
+static const char *const lfm2vl_mm_fixes[] = {"image_size==256", NULL};
+static const conv_hp lfm2vl_mm_hp[] = {
+    MMPROJ_BASE,
+    {"projector_type", 's', "=lfm2", 0, NULL, NULL},
+    {"vision.attention.layer_norm_epsilon", 'f', "layer_norm_eps", 0, NULL, NULL},
+    {"vision.projector.scale_factor", 'u', "^downsample_factor|=2", 0, NULL, NULL},
+    {"use_gelu", 'b', "=1", 0, NULL, NULL},
+    /* written again in its first place: less the layers past vision_feature_layer */
+    CALC("vision.block_count", 'u', mm_lfm2_blocks, 0),
+    END,
+};
+
+/* ------------------------------------------------------------- CogVLM */
+
+/* CogVLMVisionModel: model.vision.* through the name map (fused
+ * query_key_value kept; cls_embedding, boi, eoi without a suffix: F32) */
+static const conv_rule cogvlm_mm_rules[] = {
+    {OP_SKIP_UNLESS, M_PREFIX, "", NULL, NULL, NULL, NULL, LIST("model.vision.")},
+    NORULES,
+};
+static const conv_hp cogvlm_mm_hp[] = {
+    MMPROJ_BASE,
+    {"vision.attention.layer_norm_epsilon", 'f', "layer_norm_eps|=1e-6", 0, NULL, NULL},
+    {"projector_type", 's', "=cogvlm", 0, NULL, NULL},
+    END,
+};
+
+/* ----------------------------------------------------------- Janus-Pro */
+
+/* JanusProVisionModel.modify_tensors: the language model, VQ model and
+ * generation heads skipped; the aligner's fc1 as mm.0, hidden_layers.N as
+ * mm.{N + 1} (rows for N < 2: Janus-Pro's depth 2 has N = 0; a later one
+ * is refused as unmappable, as the converter's name map refuses it) */
+static const conv_rule janus_mm_rules[] = {
+    {OP_SKIP_UNLESS, M_PREFIX, "", NULL, NULL, NULL, NULL,
+     LIST("model.aligner.", "aligner.", "model.vision_model.", "vision_model.")},
+    {OP_RENAME, M_PREFIX, "aligner.", "model.aligner.", NULL, NULL, NULL, NULL},
+    {OP_GGUF_NAME, M_PREFIX, "model.aligner.fc1.", "mm.0.", NULL, NULL, NULL, NULL},
+    {OP_GGUF_NAME, M_PREFIX, "model.aligner.hidden_layers.0.", "mm.1.", NULL, NULL, NULL, NULL},
+    {OP_GGUF_NAME, M_PREFIX, "model.aligner.hidden_layers.1.", "mm.2.", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+static const conv_hp janus_mm_hp[] = {
+    MMPROJ_BASE,
+    {"projector_type", 's', "=janus_pro", 0, NULL, NULL},
+    {"vision.attention.layer_norm_epsilon", 'f', "layer_norm_eps|=1e-6", 0, NULL, NULL},
+    BLOCK(mm_act_if_known), /* use_gelu / use_silu, nothing for another hidden_act */
+    END,
+};
+
+/* ------------------------------------------------------------- Youtu-VL */
+
+/* YoutuVLVisionModel: the text model skipped, the rest through the name map
+ * (siglip2.vision_model.*, merger.ln_q, merger.mlp.{0,2}). The converter
+ * skips a tensor the map lacks with a warning; mfmt refuses it. */
+static const conv_rule youtuvl_mm_rules[] = {
+    {OP_SKIP, M_PREFIX, "lm_head.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "model.layers.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "model.embed_tokens.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "model.norm.", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+static const char *const youtuvl_mm_fixes[] = {"image_size=image_size|=560", NULL};
+static const conv_hp youtuvl_mm_hp[] = {
+    MMPROJ_BASE,
+    {"projector_type", 's', "=youtuvl", 0, NULL, NULL},
+    {"vision.attention.layer_norm_epsilon", 'f', "layer_norm_eps|=1e-6", 0, NULL, NULL},
+    BLOCK(mm_act_youtuvl), /* use_gelu for the GELUs, use_silu, else refused */
+    {"vision.spatial_merge_size", 'u', "spatial_merge_size|=2", 0, NULL, NULL},
+    {"vision.window_size", 'u', "window_size", HP_OPT, NULL, NULL},
+    {"vision.wa_layer_indexes", 'i', "fullatt_block_indexes", 0, NULL, NULL}, /* an INT32 array, required */
+    END,
+};
+
+/* ---------------------------------------------------------- PaddleOCR-VL */
+
+/* PaddleOCRVisionModel: visual.* as model.*; the tower (vision_model) and
+ * projector (mlp_AR) only, without packing_position_embedding and the head */
+static const conv_rule paddleocr_mm_rules[] = {
+    {OP_RENAME, M_PREFIX, "visual.", "model.", NULL, NULL, NULL, NULL},
+    {OP_SKIP_UNLESS, M_CONTAINS, "", NULL, NULL, NULL, NULL, LIST("vision_model", "mlp_AR")},
+    {OP_SKIP, M_CONTAINS, "packing_position_embedding", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "vision_model.head", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+static const conv_hp paddleocr_mm_hp[] = {
+    MMPROJ_BASE,
+    {"projector_type", 's', "=paddleocr", 0, NULL, NULL},
+    {"vision.image_max_pixels", 'u', "pre:max_pixels", 0, NULL, NULL},
+    {"vision.image_min_pixels", 'u', "pre:min_pixels", 0, NULL, NULL},
+    {"use_gelu", 'b', "=1", 0, NULL, NULL},
+    {"vision.attention.layer_norm_epsilon", 'f', "rms_norm_eps|=1e-6", 0, NULL, NULL},
+    END,
+};
+
 /* ---------------------------------------------------------------- rows */
 
 #define MM(cls, rules, hp) {"clip", cls, -1, rules, hp, V_LLAMA, AF_ONLY_2026}
@@ -475,5 +686,26 @@ const conv_mmproj conv_mmprojs[] = {
     {MM(CLASSES("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
                 "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"), qwen3vl_mm_rules,
         qwen3vl_mm_hp), NULL, NULL, qwen3vl_mm_fixes, NULL, h2g_mm_qwen3vl_prepare},
+    /* InternVisionModel: chosen by vision_config's architectures (InternVLChatModel, Intern-S1,
+       transformers' InternVLForConditionalGeneration when its vision_config names it) */
+    {MM(CLASSES("InternVisionModel"), internvl_mm_rules, internvl_mm_hp), NULL, NULL, NULL, qwen2vl_mm_types,
+     h2g_mm_internvl_prepare},
+    {MM(CLASSES("KimiVLForConditionalGeneration"), kimivl_mm_rules, kimivl_mm_hp), NULL, NULL, kimivl_mm_fixes,
+     NULL, NULL},
+    {MM(CLASSES("Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
+                "GlmOcrForConditionalGeneration"), glm4v_mm_rules, glm4v_mm_hp), NULL, NULL, qwen3vl_mm_fixes,
+     NULL, h2g_mm_qwen3vl_prepare},
+    {MM(CLASSES("Lfm2VlForConditionalGeneration"), lfm2vl_mm_rules, lfm2vl_mm_hp), NULL, NULL, lfm2vl_mm_fixes,
+     NULL, NULL},
+    {MM(CLASSES("CogVLMForCausalLM"), cogvlm_mm_rules, cogvlm_mm_hp), NULL, NULL, NULL, NULL, NULL},
+    {MM(CLASSES("LightOnOCRForConditionalGeneration"), lightonocr_mm_rules, lightonocr_mm_hp), NULL, "pixtral",
+     pixtral_mm_fixes, NULL, NULL},
+    {MM(CLASSES("YoutuVLForConditionalGeneration"), youtuvl_mm_rules, youtuvl_mm_hp), NULL, NULL, youtuvl_mm_fixes,
+     NULL, NULL},
+    /* PaddleOCRVisionModel: chosen by vision_config's architectures */
+    {MM(CLASSES("PaddleOCRVisionModel"), paddleocr_mm_rules, paddleocr_mm_hp), NULL, NULL, NULL, NULL,
+     h2g_mm_paddleocr_prepare},
+    {MM(CLASSES("JanusForConditionalGeneration"), janus_mm_rules, janus_mm_hp), NULL, NULL, NULL, NULL,
+     h2g_mm_janus_prepare},
 };
 const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);
