@@ -135,7 +135,7 @@ int h2g_mmproj_setup(conv *c)
     c->hparams = row->a.hparams;
     c->names = conv_clip_names;
     c->n_names = conv_n_clip_names;
-    c->name_bit = ~0ull;
+    c->name_arch = -1;
     c->global = c->cfg;
     /* ModelBase.load_hparams: InternVL's llm_config is the text_config */
     json_t *llm = json_object_get(c->global, "llm_config");
