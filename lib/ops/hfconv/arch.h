@@ -152,6 +152,10 @@ typedef enum conv_op {
                          for the rest): Kimi-VL's [h, w, n] pos_emb as [h * w, n], LFM2-VL's
                          Linear patch embedding (after OP_SWAP_COL_GROUPS) as a Conv2D weight.
                          GGUF -> HF: the view back to the checkpoint's shape (a pure reshape) */
+    OP_QK_SPLIT_ROPE, /* a fused [q; k; v] (3 equal row parts, weight or bias): in q and k each
+                         head's rows [d/4][2][2] re-ordered to [2][d/4][2] (KimiK25Model.permute:
+                         interleaved to split 2-D RoPE); count_key the head count (a key list).
+                         GGUF -> HF: the inverse order, [2][d/4][2] back to [d/4][2][2] */
 } conv_op;
 
 /* OP_SPLIT: a fused tensor cut along its rows (the second-to-last
@@ -394,6 +398,8 @@ int h2g_mm_act_if_known(struct conv *c);
 int h2g_mm_janus_prepare(struct conv *c);
 int h2g_mm_act_youtuvl(struct conv *c);
 int h2g_mm_paddleocr_prepare(struct conv *c);
+int h2g_mm_kimik25_prepare(struct conv *c);
+int h2g_mm_kimik25_keys(struct conv *c);
 extern const conv_mmproj conv_mmprojs[];
 extern const size_t conv_n_mmprojs;
 extern const conv_name_row conv_clip_names[];

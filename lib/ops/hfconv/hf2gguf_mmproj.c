@@ -9,6 +9,7 @@
 #include "ops/hfconv/hf2gguf_int.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -427,6 +428,66 @@ int h2g_mm_paddleocr_prepare(conv *c)
     if (x >= 4294967296.0)
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "preprocessor_config.json max_pixels is out of range");
     return json_object_set_new(c->cfg, "image_size", json_integer((int64_t)x)) ? mf_oom(c->st, c->dir) : 0;
+}
+
+/* KimiK25Model.__init__: image_size = init_pos_emb_height (64) * patch_size (14) */
+int h2g_mm_kimik25_prepare(conv *c)
+{
+    int64_t h, p;
+    if (!int_of(c, "init_pos_emb_height|=64", "init_pos_emb_height", &h) || !int_of(c, "patch_size|=14", "patch_size", &p))
+        return -1;
+    if (h < 0 || p < 0 || (p && h > INT64_MAX / p))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config init_pos_emb_height * patch_size "
+                       "is out of range");
+    return json_object_set_new(c->cfg, "image_size", json_integer(h * p)) ? mf_oom(c->st, c->dir) : 0;
+}
+
+/* An unsigned 32-bit value of key list src (what: its name) into key. */
+static int put_u32(conv *c, const char *key, const char *src, const char *what, int64_t mul)
+{
+    int64_t x;
+    if (!int_of(c, src, what, &x))
+        return -1;
+    if (x < 0 || (mul && x > UINT32_MAX / mul) || x * mul > UINT32_MAX)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s = %lld (times %lld) does not fit a u32", what,
+                       (long long)x, (long long)mul);
+    mf_kv_u32(c->kv, key, (uint32_t)(x * mul));
+    return 0;
+}
+
+/* KimiK25Model.set_gguf_parameters after the projector type: the position
+ * embedding grid (vision.pos_emb_* without the clip. prefix, as written),
+ * use_gelu = (projector_hidden_act == "gelu"), projector_ln_eps (1e-5),
+ * the scale factor merge_kernel_size[0], min pixels 8 * p * p and max
+ * pixels in_patch_limit (16384, preprocessor) * p * p */
+int h2g_mm_kimik25_keys(conv *c)
+{
+    int64_t p;
+    if (!int_of(c, "patch_size|=14", "patch_size", &p) || p < 0 || p > 65535)
+        return c->st->code ? -1 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json patch_size out of range");
+    if (put_u32(c, "vision.pos_emb_height", "init_pos_emb_height|=64", "init_pos_emb_height", 1) ||
+        put_u32(c, "vision.pos_emb_width", "init_pos_emb_width|=64", "init_pos_emb_width", 1) ||
+        put_u32(c, "vision.pos_emb_time", "init_pos_emb_time|=4", "init_pos_emb_time", 1))
+        return -1;
+    json_t *act = h2g_lookup(c, "projector_hidden_act|=gelu");
+    mf_kv_bool(c->kv, "clip.use_gelu", json_is_string(act) && !strcmp(json_string_value(act), "gelu"));
+    json_decref(act);
+    json_t *eps = h2g_lookup(c, "projector_ln_eps|=1e-5");
+    if (!json_is_number(eps)) {
+        json_decref(eps);
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json projector_ln_eps is not a number");
+    }
+    mf_kv_f32(c->kv, "clip.vision.attention.layer_norm_epsilon", (float)json_number_value(eps));
+    json_decref(eps);
+    json_t *mk = h2g_hparam(c, "merge_kernel_size");
+    int64_t merge = 2;
+    if (mk && (!json_is_array(mk) || h2g_need_int(c, json_array_get(mk, 0), "merge_kernel_size[0]", &merge)))
+        return c->st->code ? -1 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json merge_kernel_size is not a list");
+    if (merge < 0 || merge > UINT32_MAX)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json merge_kernel_size[0] does not fit a u32");
+    mf_kv_u32(c->kv, "clip.vision.projector.scale_factor", (uint32_t)merge);
+    mf_kv_u32(c->kv, "clip.vision.image_min_pixels", (uint32_t)(8 * p * p));
+    return put_u32(c, "clip.vision.image_max_pixels", "pre:in_patch_limit|=16384", "in_patch_limit", p * p);
 }
 
 /* Qwen3VLVisionModel.__init__: image_size, when absent, int(sqrt(

@@ -1450,6 +1450,36 @@ static int plan_view(conv *c, const conv_rule *r, out_tensor *o, const mf_model 
     return 0;
 }
 
+/* OP_QK_SPLIT_ROPE: the row map of a fused [q; k; v] whose q and k heads'
+ * rows [d/4][2][2] are read as [2][d/4][2] (a 1-d bias: its elements) */
+static int qk_split_rope(conv *c, const conv_rule *r, out_tensor *o, const mf_tensor *t, const char *name)
+{
+    int64_t rows, len, heads = 0;
+    rows_of(t, &rows, &len);
+    json_t *h = h2g_lookup(c, r->count_key);
+    int rc = h ? h2g_need_int(c, h, r->count_key, &heads) : -1;
+    json_decref(h);
+    int64_t part = rows / 3, hd = heads > 0 ? part / heads : 0;
+    if (rc || t->ndim < 1 || t->ndim > 2 || rows % 3 || heads <= 0 || part % heads || hd % 4 || hd == 0)
+        return c->st->code ? -1 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\": %lld rows are not "
+                                          "q, k, v of %lld heads with a head size a multiple of 4", name,
+                                          (long long)rows, (long long)heads);
+    int64_t *m = alloc_map(c, rows);
+    if (!m)
+        return -1;
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t s = i;
+        if (i < 2 * part) /* q and k; v as it is */
+            s = i / hd * hd + conv_swap_groups_source(i % hd, hd / 4, 2, 2);
+        m[i] = o->row_map ? o->row_map[s] : s;
+    }
+    free(o->row_map);
+    o->row_map = m;
+    if (t->ndim == 1)
+        o->row_len = 1;
+    return 0;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     for (const conv_rule *r = c->rules; r->pat; r++)
@@ -1485,7 +1515,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
     int permute = 0, rc = 0;
     bool stop = false, head0 = false, swap3 = false, rkvwg = false;
     char *gguf_name = NULL; /* OP_GGUF_NAME: the name is final */
-    const conv_rule *swap = NULL;
+    const conv_rule *swap = NULL, *qkrope = NULL;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->rules; r->pat && !stop; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED) {
@@ -1591,6 +1621,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         case OP_HEAD0_INTERLEAVE: head0 = true; continue;
         case OP_RKVWG: rkvwg = true; continue;
         case OP_SWAP_ROW_GROUPS: case OP_SWAP_COL_GROUPS: swap = r; continue;
+        case OP_QK_SPLIT_ROPE: qkrope = r; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
         case OP_CUT_ROWS: continue; /* done before (plan_tensor) */
@@ -1697,6 +1728,11 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             h2g_free_out(&o);
             return -1;
         }
+    }
+    if (qkrope && qk_split_rope(c, qkrope, &o, t, name)) {
+        free(name);
+        h2g_free_out(&o);
+        return -1;
     }
     if (swap && swap_groups(c, swap, &o, t, name)) {
         free(name);

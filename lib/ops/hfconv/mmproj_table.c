@@ -250,6 +250,7 @@ static const conv_calc conv_calc_mm_inverse_downsample = {"mm_inverse_downsample
 static const conv_calc conv_calc_mm_lfm2_blocks = {"mm_lfm2_blocks", h2g_mm_lfm2_blocks, NULL};
 static const conv_block conv_block_mm_act_if_known = {h2g_mm_act_if_known, NULL};
 static const conv_block conv_block_mm_act_youtuvl = {h2g_mm_act_youtuvl, NULL};
+static const conv_block conv_block_mm_kimik25 = {h2g_mm_kimik25_keys, NULL};
 #define CALC(key, type, name, flags) {key, type, NULL, flags, &conv_calc_##name, NULL}
 #define BLOCK(name) {"@@" #name, 0, NULL, 0, NULL, &conv_block_##name}
 #define END {NULL, 0, NULL, 0, NULL, NULL}
@@ -664,6 +665,26 @@ static const conv_hp paddleocr_mm_hp[] = {
     END,
 };
 
+/* ----------------------------------------------------------- Kimi-K2.5 */
+
+/* KimiK25Model.modify_tensors: tower and projector only; the fused wqkv
+ * kept, its q and k rows permuted per head (the converter's head count:
+ * num_attention_heads, else 16); the projector's proj.0 / proj.2 as
+ * proj.linear_1 / linear_2 (mm.1, mm.2) */
+static const conv_rule kimik25_mm_rules[] = {
+    {OP_SKIP_UNLESS, M_CONTAINS, "", NULL, NULL, NULL, NULL, LIST("vision_tower", "mm_projector")},
+    {OP_QK_SPLIT_ROPE, M_CONTAINS, "wqkv", NULL, "num_attention_heads|=16", NULL, NULL, NULL},
+    {OP_RENAME, M_CONTAINS, "mm_projector.proj.0.", "mm_projector.proj.linear_1.", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_CONTAINS, "mm_projector.proj.2.", "mm_projector.proj.linear_2.", NULL, NULL, NULL, NULL},
+    NORULES,
+};
+static const conv_hp kimik25_mm_hp[] = {
+    MMPROJ_BASE,
+    {"projector_type", 's', "=kimik25", 0, NULL, NULL},
+    BLOCK(mm_kimik25), /* pos_emb grid, use_gelu, epsilon, scale factor, pixel limits */
+    END,
+};
+
 /* ---------------------------------------------------------------- rows */
 
 #define MM(cls, rules, hp) {"clip", cls, -1, rules, hp, V_LLAMA, AF_ONLY_2026}
@@ -698,6 +719,8 @@ const conv_mmproj conv_mmprojs[] = {
     {MM(CLASSES("Lfm2VlForConditionalGeneration"), lfm2vl_mm_rules, lfm2vl_mm_hp), NULL, NULL, lfm2vl_mm_fixes,
      NULL, NULL},
     {MM(CLASSES("CogVLMForCausalLM"), cogvlm_mm_rules, cogvlm_mm_hp), NULL, NULL, NULL, NULL, NULL},
+    {MM(CLASSES("KimiK25ForConditionalGeneration"), kimik25_mm_rules, kimik25_mm_hp), NULL, NULL, NULL, NULL,
+     h2g_mm_kimik25_prepare},
     {MM(CLASSES("LightOnOCRForConditionalGeneration"), lightonocr_mm_rules, lightonocr_mm_hp), NULL, "pixtral",
      pixtral_mm_fixes, NULL, NULL},
     {MM(CLASSES("YoutuVLForConditionalGeneration"), youtuvl_mm_rules, youtuvl_mm_hp), NULL, NULL, youtuvl_mm_fixes,

@@ -657,8 +657,46 @@ def lightonocr(out):
     write_dir(out, "lightonocr-tiny", cfg, t, pre, dtype="BF16")
 
 
+def kimik25(out):
+    """KimiK25ForConditionalGeneration: MoonViT3d (vision_tower.*: a 3-D pos_emb [h, w, n], fused
+    wqkv whose q and k rows the converter permutes per head), mm_projector.{pre_norm, proj.0,
+    proj.2}; vt_* keys. The converter permutes with num_attention_heads, else 16 (the real
+    checkpoints' vt_num_attention_heads): width 64, num_attention_heads 8 (head size 8, so
+    the permutation is not the identity)"""
+    w, ff = 64, 128
+    t = {"language_model.model.embed_tokens.weight": ([16, TEXT], "w")}
+    t["vision_tower.patch_embed.proj.weight"] = ([w, 3, 4, 4], "w")
+    t["vision_tower.patch_embed.proj.bias"] = ([w], "w")
+    t["vision_tower.patch_embed.pos_emb.weight"] = ([8, 8, w], "w")
+    for i in range(LAYERS):
+        p = "vision_tower.encoder.blocks.%d." % i
+        norm(t, p + "norm0", w)
+        norm(t, p + "norm1", w)
+        lin(t, p + "wqkv", 3 * w, w)
+        lin(t, p + "wo", w, w)
+        lin(t, p + "mlp.fc0", ff, w)
+        lin(t, p + "mlp.fc1", w, ff)
+    norm(t, "vision_tower.encoder.final_layernorm", w)
+    norm(t, "mm_projector.pre_norm", w)
+    lin(t, "mm_projector.proj.0", TEXT, 4 * w)
+    lin(t, "mm_projector.proj.2", TEXT, TEXT)
+    cfg = {"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25",
+           "text_config": {"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": TEXT,
+                           "model_type": "kimi_k2", "num_hidden_layers": 1, "num_attention_heads": 2,
+                           "vocab_size": 16},
+           "vision_config": {"patch_size": 4, "init_pos_emb_height": 8, "init_pos_emb_width": 8,
+                             "init_pos_emb_time": 4, "pos_emb_type": "divided_fixed", "vt_hidden_size": w,
+                             "vt_intermediate_size": ff, "vt_num_hidden_layers": LAYERS,
+                             "vt_num_attention_heads": 8, "num_attention_heads": 8, "merge_kernel_size": [2, 2],
+                             "mm_projector_type": "patchmerger", "mm_hidden_size": w,
+                             "projector_hidden_act": "gelu", "projector_ln_eps": 1e-5, "text_hidden_size": TEXT}}
+    pre = {"image_processor_type": "KimiK25ImageProcessor", "image_mean": [0.5, 0.5, 0.5],
+           "image_std": [0.5, 0.5, 0.5], "in_patch_limit": 256, "patch_size": 4}
+    write_dir(out, "kimik25-tiny", cfg, t, pre, dtype="BF16")
+
+
 VISION_2 = (internvl, internvl_hf, kimivl, glm4v, glm4v_moe, lfm2vl, cogvlm, janus_pro, youtuvl, paddleocr,
-            lightonocr)
+            lightonocr, kimik25)
 
 
 def main():
