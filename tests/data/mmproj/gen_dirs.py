@@ -400,22 +400,29 @@ def internvl_hf(out):
     write_dir(out, "internvl-hf-tiny", cfg, t, pre, dtype="BF16")
 
 
+def moonvit(w, ff):
+    """MoonViT (Kimi-VL, Kimi-K2.5): vision_tower.* with an [8, 8, w] learned pos_emb, fused wqkv,
+    and a text embedding the converter skips"""
+    t = {"language_model.model.embed_tokens.weight": ([16, TEXT], "w")}
+    t["vision_tower.patch_embed.proj.weight"] = ([w, 3, 4, 4], "w")
+    t["vision_tower.patch_embed.proj.bias"] = ([w], "w")
+    t["vision_tower.patch_embed.pos_emb.weight"] = ([8, 8, w], "w")
+    for i in range(LAYERS):
+        p = "vision_tower.encoder.blocks.%d." % i
+        norm(t, p + "norm0", w)
+        norm(t, p + "norm1", w)
+        lin(t, p + "wqkv", 3 * w, w)
+        lin(t, p + "wo", w, w)
+        lin(t, p + "mlp.fc0", ff, w)
+        lin(t, p + "mlp.fc1", w, ff)
+    norm(t, "vision_tower.encoder.final_layernorm", w)
+    return t
+
+
 def kimivl(out):
     """KimiVLForConditionalGeneration: MoonViT (vision_tower.*: fused wqkv, a 2-D learned
     pos_emb [h, w, V] the converter flattens), pre_norm + linear_1/linear_2 projector"""
-    t = {"language_model.model.embed_tokens.weight": ([16, TEXT], "w")}
-    t["vision_tower.patch_embed.proj.weight"] = ([V, 3, 4, 4], "w")
-    t["vision_tower.patch_embed.proj.bias"] = ([V], "w")
-    t["vision_tower.patch_embed.pos_emb.weight"] = ([8, 8, V], "w")
-    for i in range(LAYERS):
-        p = "vision_tower.encoder.blocks.%d." % i
-        norm(t, p + "norm0", V)
-        norm(t, p + "norm1", V)
-        lin(t, p + "wqkv", 3 * V, V)
-        lin(t, p + "wo", V, V)
-        lin(t, p + "mlp.fc0", FF, V)
-        lin(t, p + "mlp.fc1", V, FF)
-    norm(t, "vision_tower.encoder.final_layernorm", V)
+    t = moonvit(V, FF)
     norm(t, "multi_modal_projector.pre_norm", V)
     lin(t, "multi_modal_projector.linear_1", 4 * V, 4 * V)
     lin(t, "multi_modal_projector.linear_2", TEXT, 4 * V)
@@ -664,19 +671,7 @@ def kimik25(out):
     checkpoints' vt_num_attention_heads): width 64, num_attention_heads 8 (head size 8, so
     the permutation is not the identity)"""
     w, ff = 64, 128
-    t = {"language_model.model.embed_tokens.weight": ([16, TEXT], "w")}
-    t["vision_tower.patch_embed.proj.weight"] = ([w, 3, 4, 4], "w")
-    t["vision_tower.patch_embed.proj.bias"] = ([w], "w")
-    t["vision_tower.patch_embed.pos_emb.weight"] = ([8, 8, w], "w")
-    for i in range(LAYERS):
-        p = "vision_tower.encoder.blocks.%d." % i
-        norm(t, p + "norm0", w)
-        norm(t, p + "norm1", w)
-        lin(t, p + "wqkv", 3 * w, w)
-        lin(t, p + "wo", w, w)
-        lin(t, p + "mlp.fc0", ff, w)
-        lin(t, p + "mlp.fc1", w, ff)
-    norm(t, "vision_tower.encoder.final_layernorm", w)
+    t = moonvit(w, ff)
     norm(t, "mm_projector.pre_norm", w)
     lin(t, "mm_projector.proj.0", TEXT, 4 * w)
     lin(t, "mm_projector.proj.2", TEXT, TEXT)
