@@ -39,7 +39,7 @@ static const conv_mmproj *pick_row(const char *cls, const char *model_type)
 
 static int no_row(conv *c, const char *cls)
 {
-    char known[1024] = "";
+    char known[2048] = "";
     size_t n = 0;
     for (size_t i = 0; i < conv_n_mmprojs && n < sizeof(known); i++)
         for (const char *const *k = conv_mmprojs[i].a.classes; *k && n < sizeof(known); k++)

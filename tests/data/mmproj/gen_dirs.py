@@ -24,6 +24,11 @@ llama.cpp's converter (ecbcb7ea, `--mmproj`) writes as an mmproj GGUF:
   qwen35-vl-tiny     Qwen3_5ForConditionalGeneration: the same tower without
                      deepstack, image_size given (Qwen3-VL's is computed from
                      num_position_embeddings), an mtp.* tensor to skip; BF16
+  internvl-tiny, internvl-hf-tiny, kimivl-tiny, glm4v-tiny, glm45v-tiny, lfm2vl-tiny,
+  cogvlm-tiny, janus-pro-tiny, youtuvl-tiny, paddleocr-tiny, lightonocr-tiny,
+  kimik25-tiny       (branch mmvis) InternVL in both layouts, Kimi-VL, GLM-4.1V / 4.5V,
+                     LFM2-VL, CogVLM, Janus-Pro, Youtu-VL, PaddleOCR-VL, LightOnOCR,
+                     Kimi-K2.5: see each function's docstring
 
 Names are transformers' (the layouts the converter reads: before 4.52's
 model.* prefixes), sizes tiny (vision width 32, 3 layers (gguf-py maps {bid} below the block count: merger.mlp.2 needs 3), 2 heads, text width
