@@ -437,9 +437,12 @@ int main(void)
     /* ChatGLM3 (remote-code SentencePiece tokenizer read from its file):
      * llama.cpp's converter run with a stand-in built from the files
      * (tests/data/arch_remote/README.md) */
-    /* and GLM-4 (the same class, a tokenizer.json BPE vocabulary) */
-    static const char *const glm_names[] = {"chatglm3", "glm4"}, *const glm_types[] = {"f16", "q8_0"};
-    for (size_t g = 0; g < 2; g++) {
+    /* and GLM-4 (the same class, a tokenizer.json BPE vocabulary), and GLM-4
+     * with its remote-code ChatGLM4Tokenizer over tiktoken ranks (the
+     * converter of 53debe6, the last with that path) */
+    static const char *const glm_names[] = {"chatglm3", "glm4", "glm4-tiktoken"},
+                             *const glm_types[] = {"f16", "q8_0"};
+    for (size_t g = 0; g < 3; g++) {
         char dir[200], ref[200], q[400];
         snprintf(dir, sizeof(dir), "tests/data/arch_remote/dirs/%s-tiny", glm_names[g]);
         for (size_t i = 0; i < 2; i++) {

@@ -32,15 +32,19 @@ static void ranks_and_split(void)
     mf_status st = MF_STATUS_INIT;
     CHECK(read_text(text, &t, &st) == 0 && t.n == 8 && t.max_rank == 7);
     CHECK(mf_tiktoken_rank(&t, (const uint8_t *)"abcd", 4) == 6 && mf_tiktoken_rank(&t, (const uint8_t *)"ac", 2) < 0);
-    size_t first = 0;
+    size_t ends[4] = {0}; /* the parts' end offsets */
     /* abcd below rank 6: ab (4) first, then cd (5): two parts ab | cd */
-    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 6, &first) == 2 && first == 2);
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 6, ends) == 2 && ends[0] == 2 && ends[1] == 4);
     /* below rank 5: only ab merges: ab | c | d */
-    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 5, &first) == 3 && first == 2);
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 5, ends) == 3 && ends[0] == 2 && ends[1] == 3 &&
+          ends[2] == 4);
     /* no limit: all the way to abcd */
-    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 1 << 30, &first) == 1 && first == 4);
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 1 << 30, ends) == 1 && ends[0] == 4);
     /* bca: bc (7) is the only pair: bc | a */
-    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"bca", 3, 100, &first) == 2 && first == 2);
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"bca", 3, 100, ends) == 2 && ends[0] == 2 && ends[1] == 3);
+    /* dab: no pair of it is a rank: three single bytes (ChatGLMModel.bpe leaves up to 7) */
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"dab", 3, 100, ends) == 2 && ends[0] == 1);
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"dba", 3, 100, ends) == 3 && ends[0] == 1 && ends[1] == 2);
     mf_tiktoken_free(&t);
     mf_status_clear(&st);
 }

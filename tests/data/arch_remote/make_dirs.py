@@ -223,6 +223,74 @@ def glm4(shared, out, seed=33):
     return cfg, t, files
 
 
+def glm4_tiktoken(shared, out, seed=35):
+    """GLM-4 as glm-4-9b-chat ships it: the remote-code ChatGLM4Tokenizer
+    (tokenizer_config.json's auto_map, no tokenizer.json) over a tiktoken
+    tokenizer.model ("BASE64 RANK" lines) with the 14 special tokens after the
+    ranks in added_tokens_decoder. The ranks are synthetic (300: the 256 bytes,
+    concatenations of two earlier tokens that the earlier ranks merge back into
+    exactly those two, and two tokens no pair of lower rank reaches, which
+    the converter's bpe() leaves in 3 and 4 parts). One head of 128
+    (head_dim 128): llama.cpp 53debe6 writes rope.dimension_count 64
+    whatever the shape, c392e50 head_dim / 2, the same here."""
+    rng = np.random.default_rng(seed)
+    h, ff, heads, groups, layers, padded = 128, 64, 1, 1, 2, 336
+    hd = h // heads
+    cfg = {"_name_or_path": "THUDM/glm-4-9b-chat", "model_type": "chatglm", "architectures": ["ChatGLMModel"],
+           "auto_map": {"AutoConfig": "configuration_chatglm.ChatGLMConfig",
+                        "AutoModel": "modeling_chatglm.ChatGLMForConditionalGeneration",
+                        "AutoModelForCausalLM": "modeling_chatglm.ChatGLMForConditionalGeneration",
+                        "AutoModelForSeq2SeqLM": "modeling_chatglm.ChatGLMForConditionalGeneration",
+                        "AutoModelForSequenceClassification": "modeling_chatglm.ChatGLMForSequenceClassification"},
+           "add_bias_linear": False, "add_qkv_bias": True, "apply_query_key_layer_scaling": True,
+           "apply_residual_connection_post_layernorm": False, "attention_dropout": 0.0,
+           "attention_softmax_in_fp32": True, "bias_dropout_fusion": True, "ffn_hidden_size": ff,
+           "fp32_residual_connection": False, "hidden_dropout": 0.0, "hidden_size": h, "kv_channels": hd,
+           "layernorm_epsilon": 1.5625e-07, "multi_query_attention": True, "multi_query_group_num": groups,
+           "num_attention_heads": heads, "num_hidden_layers": layers, "num_layers": layers, "original_rope": True,
+           "padded_vocab_size": padded, "vocab_size": padded, "post_layer_norm": True, "rmsnorm": True,
+           "rope_ratio": 500, "seq_length": 131072, "use_cache": True, "torch_dtype": "float16",
+           "transformers_version": "4.44.0", "tie_word_embeddings": False, "eos_token_id": [300, 307, 308],
+           "pad_token_id": 300}
+    t = {"transformer.embedding.word_embeddings.weight": rng.standard_normal((padded, h)),
+         "transformer.rotary_pos_emb.inv_freq": rng.random(hd // 4),
+         "transformer.encoder.final_layernorm.weight": 1 + 0.1 * rng.standard_normal(h),
+         "transformer.output_layer.weight": rng.standard_normal((padded, h))}
+    for b in range(layers):
+        p = f"transformer.encoder.layers.{b}."
+        t[p + "input_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
+        t[p + "self_attention.query_key_value.weight"] = rng.standard_normal((h + 2 * groups * hd, h))
+        t[p + "self_attention.query_key_value.bias"] = rng.standard_normal(h + 2 * groups * hd)
+        t[p + "self_attention.dense.weight"] = rng.standard_normal((h, h))
+        t[p + "post_attention_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
+        t[p + "mlp.dense_h_to_4h.weight"] = rng.standard_normal((2 * ff, h))
+        t[p + "mlp.dense_4h_to_h.weight"] = rng.standard_normal((h, ff))
+
+    def files(shared, out):
+        ranks = tiktoken_ranks(298, seed)
+        for tok in (b"\xe4\xbd\xa0", b"\x00\x01\x02\x03"):  # no pair of them is a rank: 3 and 4 parts
+            assert tok not in ranks and all(tok[i:i + 2] not in ranks for i in range(len(tok) - 1))
+            ranks[tok] = len(ranks)
+        with open(os.path.join(out, "tokenizer.model"), "wb") as f:
+            for tok, r in ranks.items():
+                f.write(base64.b64encode(tok) + b" " + str(r).encode() + b"\n")
+        base = len(ranks)
+        write_json(os.path.join(out, "tokenizer_config.json"), {
+            "added_tokens_decoder": {str(base + i): {"content": c, "lstrip": False, "normalized": False,
+                                                     "rstrip": False, "single_word": False, "special": True}
+                                     for i, c in enumerate(GLM4_SPECIALS)},
+            "additional_special_tokens": GLM4_SPECIALS[1:],
+            "auto_map": {"AutoTokenizer": ["tokenization_chatglm.ChatGLM4Tokenizer", None]},
+            "clean_up_tokenization_spaces": False, "do_lower_case": False, "eos_token": "<|endoftext|>",
+            "model_max_length": 128000, "pad_token": "<|endoftext|>", "padding_side": "left",
+            "remove_space": False, "tokenizer_class": "ChatGLM4Tokenizer",
+            "chat_template": "[gMASK]<sop>{% for item in messages %}<|{{ item['role'] }}|>\n{{ item['content'] }}"
+                             "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"})
+        with open(os.path.join(out, "convref-tokpre.txt"), "w") as f:
+            f.write("chatglm-bpe\n")
+    return cfg, t, files
+
+
 def rwkv6qwen2(shared, out, seed=34):
     """RWKV6-Qwen2 (RWKV6Qwen2ForCausalLM, QRWKV6's layout): Qwen2's
     embeddings, MLP and norms with RWKV-6 time mixing in self_attn (LoRA
@@ -273,7 +341,8 @@ def rwkv6qwen2(shared, out, seed=34):
     return cfg, t, files
 
 
-SMALL = {"chatglm3-tiny": chatglm3, "glm4-tiny": glm4, "rwkv6qwen2-tiny": rwkv6qwen2}
+SMALL = {"chatglm3-tiny": chatglm3, "glm4-tiny": glm4, "glm4-tiktoken-tiny": glm4_tiktoken,
+         "rwkv6qwen2-tiny": rwkv6qwen2}
 LARGE = {"qwen-tiny": qwen}
 
 
