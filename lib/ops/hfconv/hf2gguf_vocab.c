@@ -1981,8 +1981,10 @@ static int qwen_tokens(vocab *v, const mf_tiktoken *t, const char *path)
 }
 
 /* QwenModel._set_vocab_qwen. The pre-tokenizer's name: the arch file's, else
- * "qwen2" (Qwen v1's regex and ranks are Qwen1.5's, whose tokenizer.json
- * hashes to qwen2: assumed for the check text, mfmt runs no tiktoken). */
+ * "qwen2": the converter hashes QWenTokenizer's encoding of its check text,
+ * and over the real qwen.tiktoken that is Qwen1.5's hash, e636dc30.., qwen2
+ * (checked outside the repository with a tiktoken encoder:
+ * tests/data/arch_remote/README.md). */
 static int set_vocab_qwen(vocab *v)
 {
     char *buf = NULL, *path = NULL;
