@@ -1980,6 +1980,21 @@ static int qwen_tokens(vocab *v, const mf_tiktoken *t, const char *path)
     return 0;
 }
 
+/* What the tiktoken families write after their token list is built: model
+ * "gpt2", the pre-tokenizer (the arch file's, else dflt), the tokens and
+ * types, then SpecialVocab without tokenizer.json merges (sv loaded) and the
+ * derived merges (owned by sv from here, even on failure). */
+static int tiktoken_vocab_keys(vocab *v, const char *dflt, json_t *merges, special_vocab *sv)
+{
+    const char *pre = v->o->pre_fallback ? v->o->pre_fallback : dflt;
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "gpt2", 4);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", pre, strlen(pre));
+    add_token_arrays(v, false);
+    int rc = special_vocab_load(sv, v, false);
+    sv->merges = merges;
+    return rc;
+}
+
 /* QwenModel._set_vocab_qwen. The pre-tokenizer's name: the arch file's, else
  * "qwen2": the converter hashes QWenTokenizer's encoding of its check text,
  * and over the real qwen.tiktoken that is Qwen1.5's hash, e636dc30.., qwen2
@@ -2001,13 +2016,8 @@ static int set_vocab_qwen(vocab *v)
     free(path);
     if (!merges)
         return -1;
-    const char *pre = v->o->pre_fallback ? v->o->pre_fallback : "qwen2";
-    mf_kv_str(v->kv, "tokenizer.ggml.model", "gpt2", 4);
-    mf_kv_str(v->kv, "tokenizer.ggml.pre", pre, strlen(pre));
-    add_token_arrays(v, false);
     special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7, .n_vocab = -1};
-    rc = special_vocab_load(&sv, v, false);
-    sv.merges = merges;
+    rc = tiktoken_vocab_keys(v, "qwen2", merges, &sv);
     /* bos and eos <|endoftext|> only when no special id was found; unk always
      * (SpecialVocab keeps an id set before) */
     json_t *eot = json_integer(QWEN_SPECIAL_START);
@@ -2248,13 +2258,8 @@ static int set_vocab_glm4_tiktoken(vocab *v)
     free(tc_path);
     if (!merges)
         return -1;
-    const char *pre = v->o->pre_fallback ? v->o->pre_fallback : "chatglm-bpe";
-    mf_kv_str(v->kv, "tokenizer.ggml.model", "gpt2", 4);
-    mf_kv_str(v->kv, "tokenizer.ggml.pre", pre, strlen(pre));
-    add_token_arrays(v, false);
     special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7, .n_vocab = -1};
-    rc = special_vocab_load(&sv, v, false);
-    sv.merges = merges;
+    rc = tiktoken_vocab_keys(v, "chatglm-bpe", merges, &sv);
     static const char *const ids[][2] = {{"eos", "<|endoftext|>"}, {"eot", "<|user|>"}, {"unk", "<|endoftext|>"}};
     for (size_t i = 0; rc == 0 && i < sizeof(ids) / sizeof(ids[0]); i++) {
         size_t id = 0;

@@ -125,6 +125,24 @@ def qwen(shared, out, seed=31):
     return cfg, t, files
 
 
+def chatglm_weights(rng, h, ff, hd, groups, layers, padded):
+    """ChatGLMModel's tensors (transformer.embedding / encoder.layers.N / output_layer)."""
+    t = {"transformer.embedding.word_embeddings.weight": rng.standard_normal((padded, h)),
+         "transformer.rotary_pos_emb.inv_freq": rng.random(hd // 4),
+         "transformer.encoder.final_layernorm.weight": 1 + 0.1 * rng.standard_normal(h),
+         "transformer.output_layer.weight": rng.standard_normal((padded, h))}
+    for b in range(layers):
+        p = f"transformer.encoder.layers.{b}."
+        t[p + "input_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
+        t[p + "self_attention.query_key_value.weight"] = rng.standard_normal((h + 2 * groups * hd, h))
+        t[p + "self_attention.query_key_value.bias"] = rng.standard_normal(h + 2 * groups * hd)
+        t[p + "self_attention.dense.weight"] = rng.standard_normal((h, h))
+        t[p + "post_attention_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
+        t[p + "mlp.dense_h_to_4h.weight"] = rng.standard_normal((2 * ff, h))
+        t[p + "mlp.dense_4h_to_h.weight"] = rng.standard_normal((h, ff))
+    return t
+
+
 def chatglm3(shared, out, seed=32):
     """ChatGLM3 (ChatGLMModel, chatglm3-6b's layout and _name_or_path):
     transformer.embedding.word_embeddings, encoder.layers.N.self_attention
@@ -146,19 +164,7 @@ def chatglm3(shared, out, seed=32):
            "padded_vocab_size": padded, "post_layer_norm": True, "rmsnorm": True, "seq_length": 8192,
            "use_cache": True, "torch_dtype": "float16", "transformers_version": "4.30.2",
            "tie_word_embeddings": False, "eos_token_id": 2, "pad_token_id": 0}
-    t = {"transformer.embedding.word_embeddings.weight": rng.standard_normal((padded, h)),
-         "transformer.rotary_pos_emb.inv_freq": rng.random(hd // 4),
-         "transformer.encoder.final_layernorm.weight": 1 + 0.1 * rng.standard_normal(h),
-         "transformer.output_layer.weight": rng.standard_normal((padded, h))}
-    for b in range(layers):
-        p = f"transformer.encoder.layers.{b}."
-        t[p + "input_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
-        t[p + "self_attention.query_key_value.weight"] = rng.standard_normal((h + 2 * groups * hd, h))
-        t[p + "self_attention.query_key_value.bias"] = rng.standard_normal(h + 2 * groups * hd)
-        t[p + "self_attention.dense.weight"] = rng.standard_normal((h, h))
-        t[p + "post_attention_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
-        t[p + "mlp.dense_h_to_4h.weight"] = rng.standard_normal((2 * ff, h))
-        t[p + "mlp.dense_4h_to_h.weight"] = rng.standard_normal((h, ff))
+    t = chatglm_weights(rng, h, ff, hd, groups, layers, padded)
 
     def files(shared, out):
         src = os.path.join(shared, "corpus", "hf-dir", "llama-tiny", "tokenizer.model")
@@ -252,19 +258,7 @@ def glm4_tiktoken(shared, out, seed=35):
            "rope_ratio": 500, "seq_length": 131072, "use_cache": True, "torch_dtype": "float16",
            "transformers_version": "4.44.0", "tie_word_embeddings": False, "eos_token_id": [300, 307, 308],
            "pad_token_id": 300}
-    t = {"transformer.embedding.word_embeddings.weight": rng.standard_normal((padded, h)),
-         "transformer.rotary_pos_emb.inv_freq": rng.random(hd // 4),
-         "transformer.encoder.final_layernorm.weight": 1 + 0.1 * rng.standard_normal(h),
-         "transformer.output_layer.weight": rng.standard_normal((padded, h))}
-    for b in range(layers):
-        p = f"transformer.encoder.layers.{b}."
-        t[p + "input_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
-        t[p + "self_attention.query_key_value.weight"] = rng.standard_normal((h + 2 * groups * hd, h))
-        t[p + "self_attention.query_key_value.bias"] = rng.standard_normal(h + 2 * groups * hd)
-        t[p + "self_attention.dense.weight"] = rng.standard_normal((h, h))
-        t[p + "post_attention_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
-        t[p + "mlp.dense_h_to_4h.weight"] = rng.standard_normal((2 * ff, h))
-        t[p + "mlp.dense_4h_to_h.weight"] = rng.standard_normal((h, ff))
+    t = chatglm_weights(rng, h, ff, hd, groups, layers, padded)
 
     def files(shared, out):
         ranks = tiktoken_ranks(298, seed)
