@@ -214,6 +214,7 @@ static void glm4_refused(void)
     glm4_variant("8-part token", NULL, "printf 'AAgQGCAoMDg= 299\\n' >> tokenizer.model && "
                  "sed -i '$!{/AAECAw== 299/d}' tokenizer.model",
                  "not the merge of 2 to 7 tokens of lower rank (8 parts)");
+    glm4_variant("blank line", NULL, "sed -i '5s/.*/ /' tokenizer.model", "a blank line: ChatGLM4Tokenizer");
     glm4_variant("lfs pointer", NULL, "printf 'version https://git-lfs.github.com/spec/v1\\noid sha256:%064d\\nsize 99\\n' 0 "
                  "> tokenizer.model", "a Git LFS pointer");
 }

@@ -2209,6 +2209,28 @@ static int tiktoken_rank_tokens(vocab *v, const mf_tiktoken *t)
     return rc;
 }
 
+/* ChatGLM4Tokenizer reads its file line by line with
+ * line.strip().split() into two fields and no skip: a blank line stops it
+ * (Qwen's _load_tiktoken_bpe skips them, mf_tiktoken_read too). The byte
+ * offset of the first blank line, -1 for none. */
+static long blank_line_at(const char *buf, size_t len)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && buf[i] != '\n')
+            continue;
+        if (i == len && start == len)
+            break; /* after the last newline: no line */
+        bool blank = true;
+        for (size_t k = start; k < i && blank; k++)
+            blank = buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\r' || buf[k] == '\v' || buf[k] == '\f';
+        if (blank)
+            return (long)start;
+        start = i + 1;
+    }
+    return -1;
+}
+
 /* ChatGLMModel.set_vocab for GLM-4 with its remote-code ChatGLM4Tokenizer
  * (glm-4-9b-chat: tokenizer.model holds tiktoken ranks, no tokenizer.json),
  * as llama.cpp's converter wrote it up to 53debe6, its last commit with this
@@ -2234,6 +2256,10 @@ static int set_vocab_glm4_tiktoken(vocab *v)
     size_t len = 0;
     mf_tiktoken t = {0};
     int rc = tc_path ? read_tokenizer_file(v, "tokenizer.model", &buf, &len, &path) : mf_oom(v->st, v->dir);
+    long blank = rc == 0 ? blank_line_at(buf, len) : -1;
+    if (blank >= 0)
+        rc = mf_fail(v->st, MF_ERR_FORMAT, path, blank, "a blank line: ChatGLM4Tokenizer reads every line as "
+                     "\"BASE64TOKEN RANK\" and stops on it");
     if (rc == 0)
         rc = mf_tiktoken_read(path, buf, len, &t, v->st);
     free(buf);
