@@ -185,6 +185,23 @@ GLM4_SPECIALS = ["<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop
 GLM4_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
               "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
 
+def glm4_tokenizer_config(out, base, **extra):
+    """glm-4-9b-chat's tokenizer_config.json (its 14 specials from id base),
+    with extra keys; and convref's pre-tokenizer hint."""
+    cfg = {"added_tokens_decoder": {str(base + i): {"content": c, "lstrip": False, "normalized": False,
+                                                    "rstrip": False, "single_word": False, "special": True}
+                                    for i, c in enumerate(GLM4_SPECIALS)},
+           "clean_up_tokenization_spaces": False, "do_lower_case": False, "eos_token": "<|endoftext|>",
+           "model_max_length": 128000, "pad_token": "<|endoftext|>", "padding_side": "left",
+           "remove_space": False,
+           "chat_template": "[gMASK]<sop>{% for item in messages %}<|{{ item['role'] }}|>\n{{ item['content'] }}"
+                            "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"}
+    cfg.update(extra)
+    write_json(os.path.join(out, "tokenizer_config.json"), cfg)
+    with open(os.path.join(out, "convref-tokpre.txt"), "w") as f:
+        f.write("chatglm-bpe\n")
+
+
 
 def glm4(shared, out, seed=33):
     """GLM-4 (ChatGLMModel, glm-4-9b-chat's layout: _name_or_path not
@@ -215,17 +232,7 @@ def glm4(shared, out, seed=33):
         with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
             json.dump(tj, f, indent=2, ensure_ascii=False)
             f.write("\n")
-        write_json(os.path.join(out, "tokenizer_config.json"), {
-            "added_tokens_decoder": {str(base + i): {"content": c, "lstrip": False, "normalized": False,
-                                                     "rstrip": False, "single_word": False, "special": True}
-                                     for i, c in enumerate(GLM4_SPECIALS)},
-            "clean_up_tokenization_spaces": False, "do_lower_case": False, "eos_token": "<|endoftext|>",
-            "model_max_length": 128000, "pad_token": "<|endoftext|>", "padding_side": "left",
-            "remove_space": False, "tokenizer_class": "PreTrainedTokenizerFast",
-            "chat_template": "[gMASK]<sop>{% for item in messages %}<|{{ item['role'] }}|>\n{{ item['content'] }}"
-                             "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"})
-        with open(os.path.join(out, "convref-tokpre.txt"), "w") as f:
-            f.write("chatglm-bpe\n")
+        glm4_tokenizer_config(out, base, tokenizer_class="PreTrainedTokenizerFast")
     return cfg, t, files
 
 
@@ -269,19 +276,9 @@ def glm4_tiktoken(shared, out, seed=35):
             for tok, r in ranks.items():
                 f.write(base64.b64encode(tok) + b" " + str(r).encode() + b"\n")
         base = len(ranks)
-        write_json(os.path.join(out, "tokenizer_config.json"), {
-            "added_tokens_decoder": {str(base + i): {"content": c, "lstrip": False, "normalized": False,
-                                                     "rstrip": False, "single_word": False, "special": True}
-                                     for i, c in enumerate(GLM4_SPECIALS)},
-            "additional_special_tokens": GLM4_SPECIALS[1:],
-            "auto_map": {"AutoTokenizer": ["tokenization_chatglm.ChatGLM4Tokenizer", None]},
-            "clean_up_tokenization_spaces": False, "do_lower_case": False, "eos_token": "<|endoftext|>",
-            "model_max_length": 128000, "pad_token": "<|endoftext|>", "padding_side": "left",
-            "remove_space": False, "tokenizer_class": "ChatGLM4Tokenizer",
-            "chat_template": "[gMASK]<sop>{% for item in messages %}<|{{ item['role'] }}|>\n{{ item['content'] }}"
-                             "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"})
-        with open(os.path.join(out, "convref-tokpre.txt"), "w") as f:
-            f.write("chatglm-bpe\n")
+        glm4_tokenizer_config(out, base, tokenizer_class="ChatGLM4Tokenizer",
+                              additional_special_tokens=GLM4_SPECIALS[1:],
+                              auto_map={"AutoTokenizer": ["tokenization_chatglm.ChatGLM4Tokenizer", None]})
     return cfg, t, files
 
 
