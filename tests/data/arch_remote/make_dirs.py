@@ -249,22 +249,15 @@ def glm4_tiktoken(shared, out, seed=35):
     rng = np.random.default_rng(seed)
     h, ff, heads, groups, layers, padded = 128, 64, 1, 1, 2, 336
     hd = h // heads
-    cfg = {"_name_or_path": "THUDM/glm-4-9b-chat", "model_type": "chatglm", "architectures": ["ChatGLMModel"],
-           "auto_map": {"AutoConfig": "configuration_chatglm.ChatGLMConfig",
-                        "AutoModel": "modeling_chatglm.ChatGLMForConditionalGeneration",
-                        "AutoModelForCausalLM": "modeling_chatglm.ChatGLMForConditionalGeneration",
-                        "AutoModelForSeq2SeqLM": "modeling_chatglm.ChatGLMForConditionalGeneration",
-                        "AutoModelForSequenceClassification": "modeling_chatglm.ChatGLMForSequenceClassification"},
-           "add_bias_linear": False, "add_qkv_bias": True, "apply_query_key_layer_scaling": True,
-           "apply_residual_connection_post_layernorm": False, "attention_dropout": 0.0,
-           "attention_softmax_in_fp32": True, "bias_dropout_fusion": True, "ffn_hidden_size": ff,
-           "fp32_residual_connection": False, "hidden_dropout": 0.0, "hidden_size": h, "kv_channels": hd,
-           "layernorm_epsilon": 1.5625e-07, "multi_query_attention": True, "multi_query_group_num": groups,
-           "num_attention_heads": heads, "num_hidden_layers": layers, "num_layers": layers, "original_rope": True,
-           "padded_vocab_size": padded, "vocab_size": padded, "post_layer_norm": True, "rmsnorm": True,
-           "rope_ratio": 500, "seq_length": 131072, "use_cache": True, "torch_dtype": "float16",
-           "transformers_version": "4.44.0", "tie_word_embeddings": False, "eos_token_id": [300, 307, 308],
-           "pad_token_id": 300}
+    cfg = chatglm3(shared, out)[0]  # chatglm3-6b's keys, then glm-4-9b-chat's values
+    cfg.update({"_name_or_path": "THUDM/glm-4-9b-chat", "ffn_hidden_size": ff, "hidden_size": h, "kv_channels": hd,
+                "layernorm_epsilon": 1.5625e-07, "multi_query_group_num": groups, "num_attention_heads": heads,
+                "num_hidden_layers": layers, "num_layers": layers, "padded_vocab_size": padded,
+                "vocab_size": padded, "rope_ratio": 500, "seq_length": 131072, "transformers_version": "4.44.0",
+                "eos_token_id": [300, 307, 308], "pad_token_id": 300})
+    cfg["auto_map"].update({"AutoModelForCausalLM": "modeling_chatglm.ChatGLMForConditionalGeneration",
+                            "AutoModelForSeq2SeqLM": "modeling_chatglm.ChatGLMForConditionalGeneration",
+                            "AutoModelForSequenceClassification": "modeling_chatglm.ChatGLMForSequenceClassification"})
     t = chatglm_weights(rng, h, ff, hd, groups, layers, padded)
 
     def files(shared, out):
