@@ -1292,6 +1292,54 @@ static void card_sources(hfc *c, textbuf *b, const char *what, const char *card)
     }
 }
 
+/* The remote-code families (Qwen v1, ChatGLM3 / GLM-4): transformers loads
+ * them only through the classes config.json's auto_map names, in .py files
+ * of the original repository. The GGUF keeps no auto_map; the family's own
+ * (Qwen-7B's, chatglm3-6b's and glm-4-9b-chat's config.json) is written
+ * back. The code is not: mfmt writes and fetches no code (the model card
+ * names the files to copy). NULL for the other families. */
+static const char *const qwen_auto_map[][2] = {
+    {"AutoConfig", "configuration_qwen.QWenConfig"}, {"AutoModelForCausalLM", "modeling_qwen.QWenLMHeadModel"},
+};
+static const char *const chatglm_auto_map[][2] = {
+    {"AutoConfig", "configuration_chatglm.ChatGLMConfig"},
+    {"AutoModel", "modeling_chatglm.ChatGLMForConditionalGeneration"},
+    {"AutoModelForCausalLM", "modeling_chatglm.ChatGLMForConditionalGeneration"},
+    {"AutoModelForSeq2SeqLM", "modeling_chatglm.ChatGLMForConditionalGeneration"},
+    {"AutoModelForSequenceClassification", "modeling_chatglm.ChatGLMForSequenceClassification"},
+};
+
+static json_t *remote_auto_map(const hfc *c)
+{
+    const char *const(*rows)[2] = c->fwd->vocab == V_QWEN ? qwen_auto_map
+                                  : c->fwd->vocab == V_CHATGLM ? chatglm_auto_map : NULL;
+    size_t n = c->fwd->vocab == V_QWEN ? sizeof(qwen_auto_map) / sizeof(qwen_auto_map[0])
+                                       : sizeof(chatglm_auto_map) / sizeof(chatglm_auto_map[0]);
+    if (!rows)
+        return NULL;
+    json_t *m = json_object();
+    for (size_t i = 0; m && i < n; i++)
+        json_object_set_new(m, rows[i][0], json_string(rows[i][1]));
+    return m;
+}
+
+/* The model card's note for those families: which code files auto_map
+ * names and where they come from. */
+static void card_remote_code(const hfc *c, textbuf *b)
+{
+    if (c->fwd->vocab != V_QWEN && c->fwd->vocab != V_CHATGLM)
+        return;
+    bool qwen = c->fwd->vocab == V_QWEN;
+    yaml_raw(b, "\nThis family loads in transformers only with its own code (`trust_remote_code=True`): "
+                "`config.json` and `tokenizer_config.json` name in `auto_map` the classes of ");
+    yaml_raw(b, qwen ? "`configuration_qwen.py`, `modeling_qwen.py` and `tokenization_qwen.py` "
+                     "(Qwen v1, e.g. the Qwen/Qwen-7B repository)"
+                     : "`configuration_chatglm.py`, `modeling_chatglm.py` and `tokenization_chatglm.py` "
+                       "(THUDM/chatglm3-6b or THUDM/glm-4-9b-chat, whichever this model came from)");
+    yaml_raw(b, ". mfmt writes and fetches no code: copy those files from the original repository into this "
+                "directory before loading it with transformers.\n");
+}
+
 static int write_card(hfc *c)
 {
     textbuf b = {0};
@@ -1310,6 +1358,7 @@ static int write_card(hfc *c)
     card_list(c, &b, "general.tags", "tags");
     card_list(c, &b, "general.languages", "language");
     yaml_raw(&b, "---\n\nConverted from GGUF by mfmt.\n");
+    card_remote_code(c, &b);
     int rc = b.v ? hfc_write_bytes(c, "README.md", b.v, b.n) : mf_oom(c->st, c->path);
     free(b.v);
     return rc;
@@ -1371,6 +1420,9 @@ static void put_sampling(const hfc *c, json_t *gen)
 int hfc_write_config(hfc *c)
 {
     json_t *cfg = build_config(c);
+    json_t *am = cfg ? remote_auto_map(c) : NULL;
+    if (am)
+        json_object_set_new(cfg, "auto_map", am);
     if (!cfg || hfc_write_json(c, "config.json", cfg))
         return c->st->code ? -1 : mf_oom(c->st, c->path);
     json_t *gen = json_object();

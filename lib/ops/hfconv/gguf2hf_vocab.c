@@ -531,6 +531,25 @@ static void glm_fixed_specials(hfc *c, const int *order, int n)
         c->special_in_tokcfg[order[i]] = c->special_in_config[order[i]] = false;
 }
 
+/* A GGUF of GLM-4 from its remote ChatGLM4Tokenizer (ChatGLMModel's
+ * tiktoken path) can hold merges of 3 to 7 parts, which no tokenizer.json
+ * merge can be: such a GGUF gets the family's tiktoken tokenizer.model
+ * back (ChatGLM4Tokenizer, auto_map); one whose merges are all pairs gets
+ * a tokenizer.json, which transformers reads with its own fast class and
+ * llama.cpp's c392e50 converter reads too. */
+static bool glm4_tiktoken_layout(const hfc *c, const vocab_view *v)
+{
+    if (c->fwd->vocab != V_CHATGLM || !v->merges)
+        return false;
+    for (size_t i = 0; i < v->merges->as.arr.n; i++) {
+        const char *m = v->merges->as.arr.items[i].as.s.ptr;
+        const char *sp = strchr(m, ' ');
+        if (sp && strchr(sp + 1, ' '))
+            return true;
+    }
+    return false;
+}
+
 /* Where each special id goes so that the forward converter writes them in
  * this GGUF's order: SpecialVocab first takes, in its type order, the
  * tokenizer_config.json contents it finds among tokenizer.json's added
@@ -549,7 +568,8 @@ void hfc_plan_specials(hfc *c)
     mf_status_clear(&quiet);
     const mf_value *model = mf_meta_get(c->m, "tokenizer.ggml.model");
     bool has_tj = model && model->type == MF_V_STR &&
-                  (!strcmp(model->as.s.ptr, "gpt2") || !strcmp(model->as.s.ptr, "bert"));
+                  (!strcmp(model->as.s.ptr, "gpt2") || !strcmp(model->as.s.ptr, "bert")) &&
+                  !(have && glm4_tiktoken_layout(c, &v));
     int order[HFC_N_SPECIAL], n = 0;
     for (int t = 0; t < HFC_N_SPECIAL; t++)
         if (meta_index(c, hfc_special[t].gguf) >= 0)
@@ -630,6 +650,18 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
         json_object_del(e, "id");
         json_object_set_new(atd, id, e);
     }
+    /* GLM-4's tiktoken layout: every added token (CONTROL when special) */
+    bool glm4_tt = glm4_tiktoken_layout(c, v);
+    for (size_t i = 0; glm4_tt && i < v->n; i++) {
+        if (tok_type(v, i) != TT_CONTROL && tok_type(v, i) != TT_USER_DEFINED)
+            continue;
+        char id[24];
+        snprintf(id, sizeof(id), "%zu", i);
+        json_t *e = added_entry(i, tok(v, i), true);
+        json_object_del(e, "id");
+        json_object_set_new(e, "special", json_boolean(tok_type(v, i) == TT_CONTROL));
+        json_object_set_new(atd, id, e);
+    }
     if (json_object_size(atd))
         json_object_set_new(tc, "added_tokens_decoder", atd);
     else
@@ -646,7 +678,21 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
         cls = "ChatGLMTokenizer";
     if (c->fwd->vocab == V_QWEN)
         cls = "QWenTokenizer";
+    if (glm4_tt)
+        cls = "ChatGLM4Tokenizer";
     json_object_set_new(tc, "tokenizer_class", json_string(cls));
+    /* the remote classes as the families' tokenizer_config.json name them
+     * (the code itself is not written: gguf2hf_config.c's card note) */
+    const char *module = c->fwd->vocab == V_QWEN ? "tokenization_qwen" : "tokenization_chatglm";
+    if (c->fwd->vocab == V_QWEN || (c->fwd->vocab == V_CHATGLM && (spm || glm4_tt))) {
+        json_t *am = json_object(), *pair = json_array();
+        char ref[64];
+        snprintf(ref, sizeof(ref), "%s.%s", module, cls);
+        json_array_append_new(pair, json_string(ref));
+        json_array_append_new(pair, json_null());
+        json_object_set_new(am, "AutoTokenizer", pair);
+        json_object_set_new(tc, "auto_map", am);
+    }
     json_object_set_new(tc, "clean_up_tokenization_spaces", json_false());
     int64_t ctx = 0;
     if (hfc_int(hfc_key(c, "context_length"), &ctx) && ctx > 0)
@@ -703,10 +749,11 @@ static int write_rwkv(hfc *c, const vocab_view *v)
     return rc;
 }
 
-/* "qwen" (Qwen v1): the NORMAL tokens back as qwen.tiktoken, one
- * "BASE64(bytes) RANK" line per token in rank order (the byte-level text
- * undone); the forward step derives the same merges from these ranks. */
-static int write_qwen(hfc *c, const vocab_view *v)
+/* Qwen v1 (qwen.tiktoken) and GLM-4's remote tokenizer (tokenizer.model):
+ * the NORMAL tokens back as tiktoken ranks, one "BASE64(bytes) RANK" line
+ * per token in rank order (the byte-level text undone); the forward step
+ * derives the same merges from these ranks. */
+static int write_tiktoken(hfc *c, const vocab_view *v, const char *name)
 {
     static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     bytes out = {0};
@@ -739,7 +786,7 @@ static int write_qwen(hfc *c, const vocab_view *v)
     }
     free(raw);
     if (rc == 0)
-        rc = out.v ? hfc_write_bytes(c, "qwen.tiktoken", out.v, out.n) : mf_oom(c->st, c->path);
+        rc = out.v ? hfc_write_bytes(c, name, out.v, out.n) : mf_oom(c->st, c->path);
     free(out.v);
     return rc;
 }
@@ -764,7 +811,9 @@ int hfc_write_tokenizer(hfc *c)
     else if (!strcmp(kind, "rwkv"))
         rc = write_rwkv(c, &v);
     else if (c->fwd->vocab == V_QWEN && !strcmp(kind, "gpt2"))
-        rc = write_qwen(c, &v);
+        rc = write_tiktoken(c, &v, "qwen.tiktoken");
+    else if (!strcmp(kind, "gpt2") && glm4_tiktoken_layout(c, &v))
+        rc = write_tiktoken(c, &v, "tokenizer.model");
     else if (bert || !strcmp(kind, "gpt2") || !strcmp(kind, "llama"))
         rc = write_tokenizer_json(c, &v, bert);
     else

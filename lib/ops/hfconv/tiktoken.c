@@ -211,7 +211,7 @@ void mf_tiktoken_free(mf_tiktoken *t)
     *t = (mf_tiktoken){.max_rank = -1};
 }
 
-int mf_tiktoken_split(const mf_tiktoken *t, const uint8_t *b, size_t n, int64_t max_rank, size_t *first_len)
+int mf_tiktoken_split(const mf_tiktoken *t, const uint8_t *b, size_t n, int64_t max_rank, size_t *ends)
 {
     size_t *start = malloc((n + 1) * sizeof(size_t)); /* part k is b[start[k] .. start[k + 1]) */
     if (!start)
@@ -234,7 +234,8 @@ int mf_tiktoken_split(const mf_tiktoken *t, const uint8_t *b, size_t n, int64_t 
         memmove(start + best + 1, start + best + 2, (parts - best - 1) * sizeof(size_t));
         parts--;
     }
-    *first_len = parts ? start[1] - start[0] : 0;
+    for (size_t k = 0; k < parts; k++)
+        ends[k] = start[k + 1];
     free(start);
     return (int)(parts > (size_t)1 << 30 ? 1 << 30 : parts);
 }

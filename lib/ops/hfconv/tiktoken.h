@@ -32,11 +32,12 @@ void mf_tiktoken_free(mf_tiktoken *t);
 /* The rank of bytes b[0..n), -1 when no line has them. */
 int64_t mf_tiktoken_rank(const mf_tiktoken *t, const uint8_t *b, size_t n);
 
-/* convert_hf_to_gguf.py's QwenModel.bpe(ranks, token, max_rank): the
- * token's bytes merged pair by pair, lowest rank first, while the rank is
- * below max_rank. Returns the number of parts; *first_len is the first
- * part's length. -1 when out of memory. */
-int mf_tiktoken_split(const mf_tiktoken *t, const uint8_t *b, size_t n, int64_t max_rank, size_t *first_len);
+/* convert_hf_to_gguf.py's QwenModel.bpe / ChatGLMModel.bpe(ranks, token,
+ * max_rank): the token's bytes merged pair by pair, lowest rank first
+ * (leftmost of equal ones), while the rank is below max_rank. Returns the
+ * number of parts; ends (room for n entries) gets each part's end offset.
+ * -1 when out of memory. */
+int mf_tiktoken_split(const mf_tiktoken *t, const uint8_t *b, size_t n, int64_t max_rank, size_t *ends);
 
 /* GPT-2's bytes_to_unicode text of b (out: room for 2 * n bytes); its length. */
 size_t mf_byte_level_text(const uint8_t *b, size_t n, char *out);
