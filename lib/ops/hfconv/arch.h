@@ -256,7 +256,7 @@ enum {
  * is present; "a|b||=V" is Python's `find_hparam(a, b) or V`. */
 
 typedef enum conv_vocab {
-    V_LLAMA,      /* SentencePiece, else LlamaHf (refused), else BPE; CodeLlama ids, add_prefix_space */
+    V_LLAMA,      /* SentencePiece, else LlamaHf, else BPE; CodeLlama ids, add_prefix_space */
     V_SPM_OR_BPE, /* SentencePiece when tokenizer.model exists, else BPE (Qwen2) */
     V_BPE,        /* _set_vocab_gpt2 */
     V_SPM,        /* _set_vocab_sentencepiece */
