@@ -6,6 +6,7 @@ llama.cpp's unmodified converter (see README.md). Deterministic: numpy's
 seeded generator, safetensors written by hand (make_dirs.py's writer).
 
     /usr/bin/python3 make_deci.py [--large] SHARED_DIR OUT_DIR
+    /usr/bin/python3 make_deci.py --hashes REF_DIR deci.json DIRS...
 
 The Llama-2-style tokenizer.json is built from corpus/hf-dir/llama-tiny's
 SentencePiece model the way transformers' LlamaConverter lays one out (BPE
@@ -218,25 +219,48 @@ EXTRA = ((320, "<|im_start|>", True), (321, "<|im_end|>", True), (322, "<tool>",
 FAMILIES = {
     # references (README.md)
     "deci7b-tiny": lambda s, o: deci7b(s, o, 41, [2, 1, 4], {"type": "dynamic", "factor": 2.0}),
-    "deci51b-tiny": lambda s, o: deci51b(s, o, 42, [("attn", 2, 1.3), ("linear", None, 7.0),
-                                                    ("noop", None, 2.0), ("attn", 4, 6.5)],
+    "deci51b-tiny": lambda s, o: deci51b(s, o, 42, [("attn", 2, 1.3), ("linear", None, 13.0),
+                                                    ("noop", None, 2.0), ("attn", 4, 16.5)],
                                          rope_scaling=LLAMA3, rope_theta=500000.0),
     "llama-hf-tiny": lambda s, o: llama_hf(s, o, 43),
     # held out: other layer patterns, biases, added tokens, linear scaling, no head
     # (block 0 has attention: llama.cpp c392e50 takes the head size from layer 0's
     # head count, so a model whose first block is a no-op does not load)
     "deci7b-b": lambda s, o: deci7b(s, o, 44, [4, 2], {"type": "linear", "factor": 4.0}, EXTRA, bias=True),
-    "deci51b-b": lambda s, o: deci51b(s, o, 45, [("attn", 1, 5.0), ("noop", None, 1.0), ("linear", None, 1.5)],
+    "deci51b-b": lambda s, o: deci51b(s, o, 45, [("attn", 1, 12.5), ("noop", None, 1.0), ("linear", None, 1.5)],
                                       rope_theta=None, head=False),
     "llama-hf-b": lambda s, o: llama_hf(s, o, 46, EXTRA),
 }
 LARGE = {
-    "deci51b-bpe": lambda s, o: deci51b(s, o, 47, [("attn", 2, 1.3), ("linear", None, 2.0)], vocab_size=128256,
+    "deci51b-bpe": lambda s, o: deci51b(s, o, 47, [("attn", 2, 1.3), ("linear", None, 13.0)], vocab_size=128256,
                                         rope_scaling=LLAMA3, rope_theta=500000.0),
 }
 
 
+def hashes(ref_dir, dirs, out):
+    """deci.json: the SHA-256 and size of every reference GGUF in ref_dir
+    (NAME-TYPE.gguf) and of each directory's model.safetensors (dirs: the
+    parents of the directories)."""
+    import glob
+    import hashlib
+    res = {"llama_cpp_commit": "c392e5094deaf2d1a7c18683214f007fad3fe42b", "outputs": {}, "sources": {}}
+    for f in sorted(glob.glob(os.path.join(ref_dir, "*.gguf"))):
+        name = os.path.basename(f)[:-5]
+        d, t = name.rsplit("-", 1)
+        with open(f, "rb") as fh:
+            b = fh.read()
+        res["outputs"][name] = {"dir": d, "outtype": t, "bytes": len(b), "sha256": hashlib.sha256(b).hexdigest()}
+    for root in dirs:
+        for f in sorted(glob.glob(os.path.join(root, "*", "model.safetensors"))):
+            with open(f, "rb") as fh:
+                res["sources"][os.path.basename(os.path.dirname(f))] = hashlib.sha256(fh.read()).hexdigest()
+    with open(out, "w") as fh:
+        json.dump(res, fh, indent=1, sort_keys=True)
+
+
 def main():
+    if sys.argv[1:2] == ["--hashes"]:  # --hashes REF_DIR OUT.json DIRS...
+        return hashes(sys.argv[2], sys.argv[4:], sys.argv[3])
     large = "--large" in sys.argv
     args = [a for a in sys.argv[1:] if a != "--large"]
     shared, out_root = args[0], args[1]
