@@ -69,28 +69,6 @@ static void rm_tree(const char *dir)
         fprintf(stderr, "could not remove %s\n", dir);
 }
 
-/* Every tensor of a has the same bytes in b (by name, as F32), and b no other. */
-static bool same_tensors(const char *a, const char *b)
-{
-    mf_model *ma = NULL, *mb = NULL;
-    bool same = mf_open(a, NULL, &ma, NULL) == 0 && mf_open(b, NULL, &mb, NULL) == 0;
-    for (size_t i = 0; same && i < mf_model_tensor_count(ma); i++) {
-        const mf_tensor *t = mf_model_tensor_at(ma, i), *u = mf_tensor_find(mb, mf_tensor_name(t));
-        void *x = NULL, *y = NULL;
-        uint64_t nx = 0, ny = 0;
-        same = u && mf_tensor_read_alloc(ma, t, MF_F32, &x, &nx, NULL) == 0 &&
-               mf_tensor_read_alloc(mb, u, MF_F32, &y, &ny, NULL) == 0 && nx == ny && !memcmp(x, y, nx);
-        if (!same)
-            fprintf(stderr, "  tensor %s differs\n", mf_tensor_name(t));
-        mf_free(x);
-        mf_free(y);
-    }
-    same = same && mf_model_tensor_count(ma) == mf_model_tensor_count(mb);
-    mf_close(ma);
-    mf_close(mb);
-    return same;
-}
-
 /* DIR (in root) at every type deci.json lists, then its f16 back to HF and
  * to GGUF again. */
 static void family(const char *root, const char *name)
@@ -131,7 +109,7 @@ static void family(const char *root, const char *name)
     CHECKF(to_gguf(named, again, "f16", &st) == 0 && matches(again, key),
            "%s: HF -> GGUF -> HF -> GGUF is not the converter's bytes: %s", name, mf_status_message(&st, 0));
     mf_status_clear(&st);
-    CHECKF(same_tensors(dir, named), "%s: GGUF -> HF tensors differ from the source's", name);
+    CHECKF(tl_same_tensors(dir, named), "%s: GGUF -> HF tensors differ from the source's", name);
     remove(out);
     remove(again);
 }

@@ -36,6 +36,21 @@ static const hf_rev_name llama_names[] = {
     END,
 };
 
+/* DeciLM: Llama's names; attn_output is a linear-attention layer's
+ * linear_attn where the block has no attn_q (Nemotron-NAS) */
+static const hf_rev_name deci_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q", L "self_attn.q_proj", R_UNPERMUTE_Q},
+    {"blk.{bid}.attn_k", L "self_attn.k_proj", R_UNPERMUTE_K},
+    {"blk.{bid}.attn_v", L "self_attn.v_proj", R_PLAIN},
+    {"blk.{bid}.attn_output", L "self_attn.o_proj|" L "self_attn.linear_attn", R_OUT_LINEAR},
+    GATED_MLP,
+    {"rope_freqs", NULL, R_SKIP}, /* made from rope_scaling (llama3): config carries it */
+    END,
+};
+
 /* Qwen3's attention block: Llama's names unpermuted, per-head q/k norms */
 #define QWEN3_ATTN \
     {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN}, \
@@ -720,22 +735,6 @@ static bool xlmr_vocab(const mf_model *m)
  * directory is DeepseekV3ForCausalLM's, which the converter also takes */
 /* DeciLM: Llama's names; attn_output is a linear-attention layer's
  * linear_attn where the block has no attn_q (Nemotron-NAS) */
-#define DL "model.layers.{bid}."
-static const hf_rev_name deci_names[] = {
-    LLAMA_TOP,
-    {"blk.{bid}.attn_norm", DL "input_layernorm", R_PLAIN},
-    {"blk.{bid}.ffn_norm", DL "post_attention_layernorm", R_PLAIN},
-    {"blk.{bid}.attn_q", DL "self_attn.q_proj", R_UNPERMUTE_Q},
-    {"blk.{bid}.attn_k", DL "self_attn.k_proj", R_UNPERMUTE_K},
-    {"blk.{bid}.attn_v", DL "self_attn.v_proj", R_PLAIN},
-    {"blk.{bid}.attn_output", DL "self_attn.o_proj|" DL "self_attn.linear_attn", R_OUT_LINEAR},
-    {"blk.{bid}.ffn_gate", DL "mlp.gate_proj", R_PLAIN}, {"blk.{bid}.ffn_up", DL "mlp.up_proj", R_PLAIN},
-    {"blk.{bid}.ffn_down", DL "mlp.down_proj", R_PLAIN},
-    {"rope_freqs", NULL, R_SKIP}, /* made from rope_scaling (llama3): config carries it */
-    END,
-};
-#undef DL
-
 /* Nemotron-NAS: its head counts are per layer (DeciModel with block_configs) */
 static bool deci_block_configs(const mf_model *m)
 {

@@ -1293,6 +1293,23 @@ static json_t *fast_added_tokens(vocab *v, const json_t *vocab_obj, int64_t *max
     return all;
 }
 
+/* The model vocabulary's ids checked (*max_id: the largest), then the
+ * fast tokenizer's added tokens (fast_added_tokens); NULL on error. */
+static json_t *vocab_and_added(vocab *v, const json_t *vocab_obj, int64_t *max_id)
+{
+    const char *k;
+    json_t *x;
+    int64_t id;
+    json_object_foreach((json_t *)vocab_obj, k, x) {
+        if (!mf_hf_json_int(x, &id) || id < 0) {
+            mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: vocab \"%s\" has no valid id", k);
+            return NULL;
+        }
+        *max_id = id > *max_id ? id : *max_id;
+    }
+    return fast_added_tokens(v, vocab_obj, max_id);
+}
+
 /* XverseModel.set_vocab: AutoTokenizer's vocab (tokenizer.json's model
  * vocabulary, the added tokens over it) read by id up to vocab_size;
  * "\x00" and <0xNN> pieces BYTE (the first written "<b'\\x00'>", Python's
@@ -1306,13 +1323,7 @@ static int set_vocab_xverse(vocab *v)
                        "is required (the converter asserts it)");
     int64_t n = v->vocab_size, max_id = -1, id;
     const char *k;
-    json_t *x;
-    json_object_foreach(vocab_obj, k, x) {
-        if (!mf_hf_json_int(x, &id) || id < 0)
-            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: vocab \"%s\" has no valid id", k);
-        max_id = id > max_id ? id : max_id;
-    }
-    json_t *added = fast_added_tokens(v, vocab_obj, &max_id);
+    json_t *x, *added = vocab_and_added(v, vocab_obj, &max_id);
     if (!added)
         return -1;
     if (n < 0) /* len(tokenizer.vocab) */
@@ -1455,13 +1466,7 @@ static int set_vocab_llama_hf(vocab *v)
     size_t base = json_object_size(vocab_obj);
     int64_t max_id = -1, id;
     const char *k;
-    json_t *x;
-    json_object_foreach(vocab_obj, k, x) {
-        if (!mf_hf_json_int(x, &id) || id < 0)
-            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: vocab \"%s\" has no valid id", k);
-        max_id = id > max_id ? id : max_id;
-    }
-    json_t *added = fast_added_tokens(v, vocab_obj, &max_id);
+    json_t *x, *added = vocab_and_added(v, vocab_obj, &max_id);
     if (!added)
         return -1;
     /* the added tokens past the model vocabulary, by id (get_added_vocab() sorted) */
