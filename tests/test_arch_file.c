@@ -90,29 +90,6 @@ static int to_hf(const char *gguf, const char *out, const char *arch_file, mf_st
     return mf_convert_to_hf(gguf, out, &o, st);
 }
 
-/* Every tensor of model a has the same values in model b (by name; as
- * float32: a 1-d F16 tensor comes back as the F32 the GGUF holds). */
-static bool same_tensors(const char *a, const char *b)
-{
-    mf_model *ma = NULL, *mb = NULL;
-    bool same = mf_open(a, NULL, &ma, NULL) == 0 && mf_open(b, NULL, &mb, NULL) == 0;
-    for (size_t i = 0; same && i < mf_model_tensor_count(ma); i++) {
-        const mf_tensor *t = mf_model_tensor_at(ma, i), *u = mf_tensor_find(mb, mf_tensor_name(t));
-        void *x = NULL, *y = NULL;
-        uint64_t nx = 0, ny = 0;
-        same = u && mf_tensor_read_alloc(ma, t, MF_F32, &x, &nx, NULL) == 0 &&
-               mf_tensor_read_alloc(mb, u, MF_F32, &y, &ny, NULL) == 0 && nx == ny && !memcmp(x, y, nx);
-        if (!same)
-            fprintf(stderr, "  tensor %s differs\n", mf_tensor_name(t));
-        mf_free(x);
-        mf_free(y);
-    }
-    same = same && mf_model_tensor_count(ma) == mf_model_tensor_count(mb);
-    mf_close(ma);
-    mf_close(mb);
-    return same;
-}
-
 /* One family: DIR with the file (and the built-in path when it has one)
  * against REF; then GGUF -> HF -> GGUF. exact: the source's tensors are of
  * the output type and no op rounds (F16 sources written as f16), so the HF
@@ -168,7 +145,7 @@ static void family(const char *name, const char *dir, const char *file, const ch
     CHECKF(to_gguf(hf, again, file, type, NULL) == 0 && same_file(again, with),
            "%s %s: HF -> GGUF -> HF -> GGUF with the file is not byte-identical", name, type);
     if (exact)
-        CHECKF(same_tensors(dir, hf), "%s: GGUF -> HF tensors differ from the source's", name);
+        CHECKF(tl_same_tensors(dir, hf), "%s: GGUF -> HF tensors differ from the source's", name);
     if (!getenv("KEEP")) {
         *strrchr(hf, '/') = 0;
         rm_tree(hf);
@@ -325,7 +302,7 @@ static void plamo(const char *shared)
     mkdir(hf, 0755);
     snprintf(hf + strlen(hf), sizeof(hf) - strlen(hf), "/plamo-13b-shape");
     CHECK(to_hf(out, hf, "tests/data/arch/plamo.json", NULL) == 0);
-    CHECKF(same_tensors(dir, hf), "PLaMo: GGUF -> HF does not give the q/o weights back");
+    CHECKF(tl_same_tensors(dir, hf), "PLaMo: GGUF -> HF does not give the q/o weights back");
     rm_tree(root);
     *strrchr(hf, '/') = 0;
     rm_tree(hf);
@@ -483,7 +460,7 @@ static void qwen_v1(const char *shared)
     remote_code_back(hf, dir, "tokenization_qwen.QWenTokenizer", "modeling_qwen.py");
     CHECKF(to_gguf(hf, again, file, "f16", NULL) == 0 && same_file(again, out),
            "Qwen v1: HF -> GGUF -> HF -> GGUF is not byte-identical");
-    CHECKF(same_tensors(dir, hf), "Qwen v1: GGUF -> HF tensors differ from the source's");
+    CHECKF(tl_same_tensors(dir, hf), "Qwen v1: GGUF -> HF tensors differ from the source's");
     rm_tree(root);
     *strrchr(hf, '/') = 0;
     rm_tree(hf);

@@ -1178,6 +1178,8 @@ int main(void)
     /* RWKV6-Qwen2's reference directory (its ChatGLM neighbours need their
      * arch file: refused here, round-tripped by test_arch_file) */
     run_dirs("tests/data/arch_remote/dirs", "remote-", &n);
+    /* DeciLM's and LlamaHfVocab's (Grok and Chameleon need their arch files: refused here) */
+    run_dirs("tests/data/arch_ref/dirs", "archref-", &n);
     /* the 2026-02 converter's families (convert-ref-new): its layout */
     snprintf(base, sizeof(base), "%s/convert-ref-new/dirs", shared);
     run_dirs(base, "new-", &n);

@@ -28,7 +28,7 @@ enum conv_arch_bit {
     AB_QWEN2VL, AB_OLMOE, AB_PHIMOE, AB_DEEPSEEK, AB_MINICPM, AB_EXAONE, AB_XVERSE, AB_STARCODER,
     AB_GRANITE_MOE, AB_BAICHUAN, AB_REFACT, AB_CODESHELL, AB_MINICPM3, AB_JAIS, AB_OPENELM,
     AB_GPT_OSS, AB_LFM2, AB_QWEN3NEXT, AB_QWEN35, AB_QWEN35MOE,
-    AB_GRANITE_HYBRID, AB_FALCON_H1, AB_RWKV6, AB_RWKV6QWEN2,
+    AB_GRANITE_HYBRID, AB_FALCON_H1, AB_RWKV6, AB_RWKV6QWEN2, AB_DECI,
     AB_COUNT
 };
 /* A set of architectures is CONV_ARCH_WORDS words of 64 bits. The sets of
@@ -229,7 +229,7 @@ typedef struct conv_block {
     X(rwkv_decay_extra_ge) X(head_size_of_heads)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi) \
-    X(chatglm)
+    X(chatglm) X(deci_layers)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
  * gating_func_2026 (g2h_gating_func's), mla_key_length, yarn_log_mul_2026,
  * ernie_shexp_ffl, jais_embd_scale and jais_width_scale have no inverse of
@@ -265,7 +265,7 @@ enum {
  * is present; "a|b||=V" is Python's `find_hparam(a, b) or V`. */
 
 typedef enum conv_vocab {
-    V_LLAMA,      /* SentencePiece, else LlamaHf (refused), else BPE; CodeLlama ids, add_prefix_space */
+    V_LLAMA,      /* SentencePiece, else LlamaHf, else BPE; CodeLlama ids, add_prefix_space */
     V_SPM_OR_BPE, /* SentencePiece when tokenizer.model exists, else BPE (Qwen2) */
     V_BPE,        /* _set_vocab_gpt2 */
     V_SPM,        /* _set_vocab_sentencepiece */
@@ -291,6 +291,8 @@ typedef enum conv_vocab {
     V_RWKV,       /* Rwkv6Model.set_vocab: rwkv_vocab_v20230424.txt, model "rwkv" */
     V_QWEN,       /* QwenModel._set_vocab_qwen: qwen.tiktoken's ranks as byte-level BPE, the
                      merges re-derived from them, QWenTokenizer's specials at 151643.. */
+    V_DECI,       /* DeciModel.set_vocab: vocab_size (default 128256) 128256: BPE (get_vocab_base),
+                     else LlamaHfVocab */
     V_CHATGLM,    /* ChatGLMModel.set_vocab: ChatGLM3's SentencePiece (set_vocab_chatglm3,
                      _name_or_path THUDM/chatglm3-6b), else GLM-4's tokenizer.json BPE */
 } conv_vocab;
@@ -315,6 +317,10 @@ enum {
     AF_LLAMA4 = 8192,         /* Llama4Model: intermediate_size is the experts', intermediate_size_mlp the dense one */
     AF_FORCE_QUANT = 32768,   /* tensor_force_quant: every tensor of 2+ dimensions (not a
                                  norm) takes the output type, ffn_gate_inp too (DBRX) */
+    AF_BLOCK_CONFIGS = 65536, /* the row of a class for a config.json with block_configs
+                                 (Nemotron-NAS); without it the class's next row */
+    AF_LAYER_HEADS = 131072,  /* q/k permuted with the heads of their own layer
+                                 (DeciModel.modify_tensors: h2g_layer_heads) */
 };
 
 typedef struct conv_arch {

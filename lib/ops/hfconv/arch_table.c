@@ -84,6 +84,7 @@ const conv_block conv_block_minicpm_scales = {h2g_minicpm_scales, g2h_minicpm_sc
 const conv_block conv_block_openelm_layers = {h2g_openelm_layers, g2h_openelm_layers};
 const conv_block conv_block_jais_config = {h2g_jais_config, g2h_jais_config};
 const conv_block conv_block_chatglm = {h2g_chatglm, g2h_chatglm};
+const conv_block conv_block_deci_layers = {h2g_deci_layers, g2h_deci_layers};
 const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_func_2026, g2h_gating_func};
 const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
 const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length, NULL};
@@ -162,6 +163,10 @@ static const conv_rule llama_rules[] = {
 };
 
 static const conv_rule no_rules[] = {NORULES};
+
+/* DeciModel.modify_tensors: q/k weights and biases permuted with their
+ * layer's heads (AF_LAYER_HEADS); no experts */
+static const conv_rule deci_rules[] = {PERMUTE_QK, NORULES};
 
 /* ------------------------------------------------- splits (OP_SPLIT) */
 
@@ -692,6 +697,36 @@ static const conv_rule mamba_rules_2026[] = {
 
 static const conv_hp llama_hp[] = {
     BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    BLOCK(rope_linear),
+    END,
+};
+
+/* DeciModel.set_gguf_parameters, DeciLM-7B: Model's keys, then the per-layer
+ * KV heads (an i32 array) when the config lists them, then LlamaModel's */
+static const conv_hp deci_hp[] = {
+    BASE,
+    {"attention.head_count_kv", 'u', "num_key_value_heads_per_layer", HP_OPT, NULL, NULL},
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    BLOCK(rope_linear),
+    END,
+};
+
+/* Llama-3_1-Nemotron-51B (block_configs): its own order, the per-layer head
+ * counts and FFN widths as i32 arrays (BLOCK(deci_layers)), key/value
+ * lengths hidden_size // num_attention_heads */
+static const conv_hp deci_nas_hp[] = {
+    {"rope.freq_base", 'f', "rope_theta", HP_OPT, NULL, NULL},
+    BLOCK(deci_layers),
+    CALC("block_count", 'u', block_count, 0),
+    {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    CALC("attention.key_length", 'u', head_dim_embd, 0),
+    CALC("attention.value_length", 'u', head_dim_embd, 0),
+    CALC("general.file_type", 'u', file_type, 0),
     {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
     CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
     BLOCK(rope_linear),
@@ -1538,6 +1573,10 @@ const conv_arch conv_archs[] = {
     {"minicpm3", CLASSES("MiniCPM3ForCausalLM"), AB_MINICPM3, no_rules, minicpm3_hp, V_SPM, AF_ROPE_FACTORS_QK},
     {"rwkv6", CLASSES("Rwkv6ForCausalLM"), AB_RWKV6, rwkv6_rules, rwkv6_hp, V_RWKV, 0},
     {"rwkv6qwen2", CLASSES("RWKV6Qwen2ForCausalLM"), AB_RWKV6QWEN2, rwkv6qwen2_rules, rwkv6qwen2_hp, V_SPM_OR_BPE, 0},
+    /* DeciLM: Nemotron-NAS's block_configs first (taken only with them), then DeciLM-7B's */
+    {"deci", CLASSES("DeciLMForCausalLM"), AB_DECI, deci_rules, deci_nas_hp, V_DECI,
+     AF_LLAMA3_ROPE | AF_LAYER_HEADS | AF_BLOCK_CONFIGS},
+    {"deci", CLASSES("DeciLMForCausalLM"), AB_DECI, deci_rules, deci_hp, V_DECI, AF_LLAMA3_ROPE | AF_LAYER_HEADS},
     /* only in the 2026-02 converter (ecbcb7ea): its layout always */
     {"qwen3moe", CLASSES("Qwen3MoeForCausalLM"), AB_QWEN3MOE, qwen3moe_rules, qwen3moe_hp, V_BPE, AF_ONLY_2026},
     {"smollm3", CLASSES("SmolLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp_2026, V_LLAMA,

@@ -48,6 +48,21 @@ static json_t *value_json(const mf_value *v)
     return NULL;
 }
 
+/* An integer array as a JSON list (NULL: not one). */
+static json_t *int_list(const mf_value *v)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < v->as.arr.n; i++) {
+        int64_t x;
+        if (!hfc_int(&v->as.arr.items[i], &x)) {
+            json_decref(a);
+            return NULL;
+        }
+        json_array_append_new(a, json_integer(x));
+    }
+    return a;
+}
+
 /* A GGUF key of the table: arch-prefixed unless general./tokenizer. */
 static const mf_value *hp_value(const hfc *c, const char *key)
 {
@@ -504,6 +519,46 @@ void g2h_openelm_layers(hfc *c, json_t *cfg)
     set_new(cfg, "ffn_dim_divisor", json_integer(div));
 }
 
+/* Nemotron-NAS (DeciModel with block_configs): num_attention_heads (the
+ * attention layers' count, else embedding / key length) and one block per
+ * layer: KV heads > 0 -> n_heads_in_group = heads // kv; none -> a linear
+ * layer (replace_with_linear) when it has heads, else a no-op; ffn_mult =
+ * width * 3 / (2 * hidden_size), which the forward rounding (int(), then up
+ * to a multiple of 256) takes back to a width that is such a multiple. */
+void g2h_deci_layers(hfc *c, json_t *cfg)
+{
+    json_t *kv = i32_list(c, "attention.head_count_kv"), *hc = i32_list(c, "attention.head_count"),
+           *ff = i32_list(c, "feed_forward_length");
+    int64_t embd = key_int_of(c, "embedding_length"), heads = 0;
+    size_t n = json_array_size(hc);
+    for (size_t i = 0; i < n; i++)
+        if (json_integer_value(json_array_get(hc, i)) > heads)
+            heads = json_integer_value(json_array_get(hc, i));
+    if (!heads && key_int_of(c, "attention.key_length") > 0)
+        heads = embd / key_int_of(c, "attention.key_length");
+    if (kv && ff && json_array_size(kv) == n && json_array_size(ff) == n && heads > 0 && embd > 0) {
+        set_new(cfg, "num_attention_heads", json_integer(heads));
+        json_t *bc = json_array();
+        for (size_t i = 0; i < n; i++) {
+            int64_t k = json_integer_value(json_array_get(kv, i)), h = json_integer_value(json_array_get(hc, i));
+            json_t *at = json_object(), *fo = json_object(), *b = json_object();
+            set_new(at, "n_heads_in_group", k > 0 ? json_integer(heads / k) : json_null());
+            set_new(at, "no_op", json_boolean(k <= 0 && h <= 0));
+            set_new(at, "replace_with_linear", json_boolean(k <= 0 && h > 0));
+            set_new(fo, "ffn_mult", json_real((double)json_integer_value(json_array_get(ff, i)) * 3 / (2 * (double)embd)));
+            set_new(fo, "no_op", json_false());
+            set_new(fo, "replace_with_linear", json_false());
+            set_new(b, "attention", at);
+            set_new(b, "ffn", fo);
+            json_array_append_new(bc, b);
+        }
+        set_new(cfg, "block_configs", bc);
+    }
+    json_decref(kv);
+    json_decref(hc);
+    json_decref(ff);
+}
+
 /* JAIS: SwiGLU and ALiBi; the embedding and head come back as the GGUF
  * holds them (already scaled), so their scales are 1. The ALiBi slopes
  * buffer is not written: the forward step then takes max_alibi_bias 8. */
@@ -787,6 +842,8 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
             set_new(rope_scaling_obj(cfg), key + 5, value_json(v));
         else if (!strncmp(key, "ropefull:", 9)) /* the theta: rope_theta */
             set_new(cfg, key + 9, value_json(v));
+        else if (key[0] && v->type == MF_V_ARR && (c->fwd->flags & AF_LAYER_HEADS)) /* DeciLM-7B's per-layer KV heads */
+            set_new(cfg, key, int_list(v));
         else if (key[0])
             set_new(cfg, key, value_json(v));
     }

@@ -442,6 +442,101 @@ static int write_tokenizer_json(hfc *c, const vocab_view *v, bool bert)
     return rc;
 }
 
+/* The first id of the added tokens LlamaHfVocab appended past the model
+ * vocabulary: the trailing run of USER_DEFINED/CONTROL tokens that holds a
+ * USER_DEFINED one (none: n); -1 when a USER_DEFINED token is followed by
+ * another type (not that layout). */
+static long llama_hf_base(const vocab_view *v)
+{
+    long base = (long)v->n;
+    bool user = false;
+    for (long i = (long)v->n - 1; i >= 0; i--) {
+        int t = tok_type(v, (size_t)i);
+        if (t != TT_USER_DEFINED && t != TT_CONTROL)
+            break;
+        user |= t == TT_USER_DEFINED;
+        base = i;
+    }
+    if (!user)
+        base = (long)v->n;
+    for (long i = 0; i < base; i++)
+        if (tok_type(v, (size_t)i) == TT_USER_DEFINED)
+            return -1;
+    return base;
+}
+
+/* Merges of a vocabulary whose pieces are all the merges' results (a
+ * SentencePiece BPE's, as transformers' LlamaConverter derives them): each
+ * split of a piece into two pieces, by the piece's id. */
+static json_t *derived_merges(const json_t *vocab, const vocab_view *v, long base)
+{
+    json_t *m = json_array();
+    for (long i = 0; m && i < base; i++) {
+        const char *t = tok(v, (size_t)i);
+        size_t n = tok_len(v, (size_t)i);
+        if (tok_type(v, (size_t)i) != TT_NORMAL || n < 2)
+            continue;
+        for (size_t k = 1; k < n; k++) {
+            if (((unsigned char)t[k] & 0xC0) == 0x80)
+                continue; /* inside a UTF-8 character */
+            char *a = strndup(t, k), *b = strndup(t + k, n - k);
+            if (a && b && json_object_get(vocab, a) && json_object_get(vocab, b)) {
+                char *ab = malloc(n + 2);
+                if (ab) {
+                    snprintf(ab, n + 2, "%s %s", a, b);
+                    json_array_append_new(m, json_string(ab));
+                }
+                free(ab);
+            }
+            free(a);
+            free(b);
+        }
+    }
+    return m;
+}
+
+/* DeciLM-7B's "llama" vocabulary came from LlamaHfVocab: it goes back as
+ * the Llama-2-style tokenizer.json that class reads (BPE with
+ * byte_fallback, the pieces up to the first appended added token as the
+ * model vocabulary, CONTROL pieces and the appended tokens as added tokens,
+ * LlamaConverter's normalizer and decoder). */
+static int write_llama_hf_json(hfc *c, const vocab_view *v)
+{
+    long base = llama_hf_base(v);
+    if (base < 0)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, -1, "the vocabulary has a user-defined token before a "
+                       "normal one: not the layout of llama.cpp's LlamaHfVocab, no tokenizer.json for it");
+    json_t *vocab = json_object(), *added = json_array();
+    for (long i = 0; i < (long)v->n; i++) {
+        int t = tok_type(v, (size_t)i);
+        if (i < base)
+            json_object_set_new(vocab, tok(v, (size_t)i), json_integer(i));
+        if (i >= base || t == TT_CONTROL)
+            json_array_append_new(added, added_entry((size_t)i, tok(v, (size_t)i), t == TT_CONTROL));
+    }
+    const char *unk = special_text(c, v, "tokenizer.ggml.unknown_token_id");
+    json_t *model = json_pack("{s:s, s:n, s:o, s:n, s:n, s:b, s:b, s:o, s:o}", "type", "BPE", "dropout",
+                              "unk_token", unk ? json_string(unk) : json_null(), "continuing_subword_prefix",
+                              "end_of_word_suffix", "fuse_unk", 1, "byte_fallback", 1, "vocab", vocab,
+                              "merges", derived_merges(vocab, v, base));
+    json_t *tj = json_pack("{s:s, s:n, s:n, s:o, s:o, s:n, s:n, s:o, s:o}", "version", "1.0", "truncation",
+                           "padding", "added_tokens", added, "normalizer",
+                           json_text("{\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Prepend\", "
+                                     "\"prepend\": \"\\u2581\"}, {\"type\": \"Replace\", \"pattern\": "
+                                     "{\"String\": \" \"}, \"content\": \"\\u2581\"}]}"),
+                           "pre_tokenizer", "post_processor", "decoder",
+                           json_text("{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", \"pattern\": "
+                                     "{\"String\": \"\\u2581\"}, \"content\": \" \"}, {\"type\": \"ByteFallback\"}, "
+                                     "{\"type\": \"Fuse\"}, {\"type\": \"Strip\", \"content\": \" \", \"start\": 1, "
+                                     "\"stop\": 0}]}"),
+                           "model", model);
+    char *text = tj ? mf_json_dumps(tj, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(tj);
+    int rc = text ? hfc_write_bytes(c, "tokenizer.json", text, strlen(text)) : mf_oom(c->st, c->path);
+    free(text);
+    return rc;
+}
+
 json_t *mf_hf_tokenizer_json_of(mf_model *m, const char *path, mf_status *st)
 {
     hfc c = {.path = path, .m = m, .st = st};
@@ -666,10 +761,28 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
         json_object_set_new(tc, "added_tokens_decoder", atd);
     else
         json_decref(atd);
+    /* LlamaHfVocab types a token CONTROL when transformers lists it among
+     * all_special_tokens: the CONTROL tokens that are no bos/eos/... */
+    bool llama_hf = c->fwd->vocab == V_DECI && !spm && !bert && mf_meta_get(c->m, "tokenizer.ggml.scores");
+    json_t *extra = llama_hf ? json_array() : NULL;
+    for (size_t i = 0; extra && i < v->n; i++) {
+        bool named = false;
+        for (size_t k = 0; k < HFC_N_SPECIAL; k++) {
+            const char *t = special_text(c, v, hfc_special[k].gguf);
+            named |= t && !strcmp(t, tok(v, i));
+        }
+        if (tok_type(v, i) == TT_CONTROL && !named)
+            json_array_append_new(extra, json_string(tok(v, i)));
+    }
+    if (extra && json_array_size(extra))
+        json_object_set_new(tc, "additional_special_tokens", extra);
+    else
+        json_decref(extra);
     json_t *ct = chat_template(c);
     if (ct)
         json_object_set_new(tc, "chat_template", ct);
-    const char *cls = spm ? "LlamaTokenizer" : bert ? "BertTokenizer" : "PreTrainedTokenizerFast";
+    const char *cls = spm ? "LlamaTokenizer" : bert ? "BertTokenizer" : llama_hf ? "LlamaTokenizerFast"
+                                                                        : "PreTrainedTokenizerFast";
     if (c->fwd->vocab == V_XLMR || c->fwd->vocab == V_T5)
         cls = c->fwd->vocab == V_XLMR ? "XLMRobertaTokenizer" : "T5Tokenizer";
     if (c->fwd->vocab == V_RWKV) /* RWKV's own (remote-code) class reads rwkv_vocab_v20230424.txt */
@@ -802,7 +915,8 @@ int hfc_write_tokenizer(hfc *c)
     const char *kind = model->as.s.ptr;
     /* XVERSE writes model "llama" from a tokenizer.json (its set_vocab reads
      * only that): it comes back as one */
-    bool spm = !strcmp(kind, "llama") && c->fwd->vocab != V_XVERSE, bert = !strcmp(kind, "bert");
+    bool spm = !strcmp(kind, "llama") && c->fwd->vocab != V_XVERSE && c->fwd->vocab != V_DECI,
+         bert = !strcmp(kind, "bert");
     int rc;
     if (spm)
         rc = write_spm(c, &v);
@@ -814,6 +928,8 @@ int hfc_write_tokenizer(hfc *c)
         rc = write_tiktoken(c, &v, "qwen.tiktoken");
     else if (!strcmp(kind, "gpt2") && glm4_tiktoken_layout(c, &v))
         rc = write_tiktoken(c, &v, "tokenizer.model");
+    else if (!strcmp(kind, "llama") && c->fwd->vocab == V_DECI)
+        rc = write_llama_hf_json(c, &v);
     else if (bert || !strcmp(kind, "gpt2") || !strcmp(kind, "llama"))
         rc = write_tokenizer_json(c, &v, bert);
     else

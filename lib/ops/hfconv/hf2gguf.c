@@ -223,7 +223,7 @@ static int pick_arch(conv *c)
     c->n_names = conv_n_names;
     for (size_t i = 0; cls && i < conv_n_archs; i++)
         for (const char *const *k = conv_archs[i].classes; *k; k++)
-            if (!strcmp(cls, *k)) {
+            if (!strcmp(cls, *k) && (!(conv_archs[i].flags & AF_BLOCK_CONFIGS) || h2g_hparam(c, "block_configs"))) {
                 c->arch = &conv_archs[i];
                 c->name_arch = conv_archs[i].bit;
                 return arch_chosen(c);

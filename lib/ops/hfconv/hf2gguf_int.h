@@ -116,6 +116,9 @@ json_t *h2g_lookup(conv *c, const char *src);
 json_t *h2g_find_hparam(const conv *c, const char *const *keys);
 int h2g_need_int(const conv *c, json_t *v, const char *what, int64_t *out);
 int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv);
+/* the heads q/k of block bid are permuted with (AF_LAYER_HEADS: DeciLM's
+ * per-layer counts; bid -1: the model's) */
+int h2g_layer_heads(const conv *c, int64_t bid, int64_t *n_head, int64_t *n_kv);
 int h2g_build_metadata(conv *c, mf_hf_meta_in *in);
 int h2g_per_layer_config(conv *c);
 json_t *h2g_rope_params(conv *c); /* 2026: TextModel.rope_parameters (borrowed) */

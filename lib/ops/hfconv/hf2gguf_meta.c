@@ -1418,3 +1418,93 @@ int h2g_chatglm(conv *c)
     json_decref(base);
     return rc;
 }
+
+/* ------------------------------------------------------------- DeciLM */
+
+/* DeciModel.__init__ for block_configs (Llama-3_1-Nemotron-51B), layer il:
+ * attention.n_heads_in_group null -> no KV heads, num_attention_heads heads
+ * when replace_with_linear is true (a linear layer) else none (a no-op);
+ * otherwise num_attention_heads // n_heads_in_group KV heads. The FFN width
+ * is _ffn_mult_to_intermediate_size: int(2 * ffn_mult * hidden_size / 3)
+ * rounded up to a multiple of 256. */
+static int deci_block(const conv *c, int64_t il, int64_t *heads, int64_t *kv, int64_t *ff)
+{
+    json_t *bc = h2g_hparam(c, "block_configs"), *b = json_array_get(bc, (size_t)il);
+    if (!json_is_array(bc) || (int64_t)json_array_size(bc) != c->block_count)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json block_configs must list one block per layer "
+                       "(%lld; DeciModel asserts it)", (long long)c->block_count);
+    int64_t n_head, hidden, g;
+    if (h2g_need_hp_int(c, "num_attention_heads", &n_head) || h2g_need_hp_int(c, "hidden_size", &hidden))
+        return -1;
+    json_t *at = json_object_get(b, "attention"), *grp = json_object_get(at, "n_heads_in_group");
+    json_t *mult = json_object_get(json_object_get(b, "ffn"), "ffn_mult");
+    if (!json_is_object(at) || !grp || !json_is_number(mult) || (il == 0 && !json_is_real(mult)))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json block_configs[%lld] needs attention."
+                       "n_heads_in_group and a float ffn.ffn_mult", (long long)il);
+    if (json_is_null(grp)) {
+        *kv = 0;
+        *heads = json_is_true(json_object_get(at, "replace_with_linear")) ? n_head : 0;
+    } else {
+        if (h2g_need_int(c, grp, "block_configs attention.n_heads_in_group", &g))
+            return -1;
+        if (g <= 0)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json block_configs[%lld] n_heads_in_group "
+                           "must be positive", (long long)il);
+        *kv = n_head / g;
+        *heads = n_head;
+    }
+    double w = 2 * json_number_value(mult) * (double)hidden / 3;
+    if (!(w >= 0 && w < 1e12))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json block_configs[%lld] ffn_mult gives no width",
+                       (long long)il);
+    *ff = (int64_t)w;
+    if (*ff % 256)
+        *ff += 256 - *ff % 256;
+    return 0;
+}
+
+/* DeciModel.set_gguf_parameters (block_configs): head_count_kv, head_count,
+ * feed_forward_length, one i32 per layer */
+int h2g_deci_layers(conv *c)
+{
+    if (c->block_count <= 0 || c->block_count > (1 << 16))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "block count %lld out of range", (long long)c->block_count);
+    int64_t *v = malloc(3 * (size_t)c->block_count * sizeof(int64_t));
+    if (!v)
+        return mf_oom(c->st, c->dir);
+    int64_t n = c->block_count, *heads = v, *kv = v + n, *ff = v + 2 * n;
+    int rc = 0;
+    for (int64_t il = 0; rc == 0 && il < n; il++)
+        rc = deci_block(c, il, &heads[il], &kv[il], &ff[il]);
+    if (rc == 0)
+        rc = put_i32_array(c, "attention.head_count_kv", kv, (size_t)n, "block_configs");
+    if (rc == 0)
+        rc = put_i32_array(c, "attention.head_count", heads, (size_t)n, "block_configs");
+    if (rc == 0)
+        rc = put_i32_array(c, "feed_forward_length", ff, (size_t)n, "block_configs");
+    free(v);
+    return rc;
+}
+
+/* DeciModel.modify_tensors' heads for block bid: num_key_value_heads_per_layer[bid]
+ * (DeciLM-7B), else the block_configs' counts, else num_key_value_heads
+ * (0: none, as permute() takes None). */
+int h2g_layer_heads(const conv *c, int64_t bid, int64_t *n_head, int64_t *n_kv)
+{
+    if (h2g_head_counts(c, n_head, n_kv))
+        return -1;
+    if (bid < 0)
+        return 0;
+    json_t *per = h2g_hparam(c, "num_key_value_heads_per_layer");
+    if (per) {
+        if (!json_is_array(per) || (size_t)bid >= json_array_size(per))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_key_value_heads_per_layer has no "
+                           "entry for layer %lld", (long long)bid);
+        return h2g_need_int(c, json_array_get(per, (size_t)bid), "num_key_value_heads_per_layer", n_kv);
+    }
+    if (h2g_hparam(c, "block_configs")) {
+        int64_t ff;
+        return deci_block(c, bid, n_head, n_kv, &ff);
+    }
+    return 0;
+}

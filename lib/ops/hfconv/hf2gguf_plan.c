@@ -222,11 +222,13 @@ int h2g_need_hp_int(const conv *c, const char *key, int64_t *out)
     return 0;
 }
 
-/* The head count permute() uses for q (k: n_head_kv when it differs). */
-static int permute_heads(const conv *c, bool k, int64_t *heads)
+/* The head count permute() uses for q (k: n_head_kv when it differs) in
+ * block bid (-1: none). */
+static int permute_heads(const conv *c, int64_t bid, bool k, int64_t *heads)
 {
     int64_t n_head, n_kv;
-    if (h2g_head_counts(c, &n_head, &n_kv))
+    if ((c->arch->flags & AF_LAYER_HEADS) ? h2g_layer_heads(c, bid, &n_head, &n_kv)
+                                           : h2g_head_counts(c, &n_head, &n_kv))
         return -1;
     *heads = k && n_kv && n_kv != n_head ? n_kv : n_head;
     if (k && n_kv && n_kv != n_head && (c->arch->flags & AF_K_PERMUTE_RATIO))
@@ -888,7 +890,7 @@ static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const m
         at += prow;
         int64_t heads;
         if ((sp->ops[p] == OP_PERMUTE_Q || sp->ops[p] == OP_PERMUTE_K) &&
-            (outer != 1 || permute_heads(c, sp->ops[p] == OP_PERMUTE_K, &heads) ||
+            (outer != 1 || permute_heads(c, bid, sp->ops[p] == OP_PERMUTE_K, &heads) ||
              add_permute(c, &o, prow, heads, name))) {
             if (!c->st->code)
                 mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a 3-d part cannot be permuted", name);
@@ -1720,7 +1722,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             o.row_len = 1; /* a bias: its elements are the rows permuted */
         if (t->ndim < 1) {
             rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a scalar cannot be permuted", name);
-        } else if (permute_heads(c, permute == OP_PERMUTE_K, &heads) || add_permute(c, &o, rows, heads, name)) {
+        } else if (permute_heads(c, bid, permute == OP_PERMUTE_K, &heads) || add_permute(c, &o, rows, heads, name)) {
             rc = -1;
         }
         if (rc) {

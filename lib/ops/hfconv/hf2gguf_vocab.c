@@ -1293,6 +1293,23 @@ static json_t *fast_added_tokens(vocab *v, const json_t *vocab_obj, int64_t *max
     return all;
 }
 
+/* The model vocabulary's ids checked (*max_id: the largest), then the
+ * fast tokenizer's added tokens (fast_added_tokens); NULL on error. */
+static json_t *vocab_and_added(vocab *v, const json_t *vocab_obj, int64_t *max_id)
+{
+    const char *k;
+    json_t *x;
+    int64_t id;
+    json_object_foreach((json_t *)vocab_obj, k, x) {
+        if (!mf_hf_json_int(x, &id) || id < 0) {
+            mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: vocab \"%s\" has no valid id", k);
+            return NULL;
+        }
+        *max_id = id > *max_id ? id : *max_id;
+    }
+    return fast_added_tokens(v, vocab_obj, max_id);
+}
+
 /* XverseModel.set_vocab: AutoTokenizer's vocab (tokenizer.json's model
  * vocabulary, the added tokens over it) read by id up to vocab_size;
  * "\x00" and <0xNN> pieces BYTE (the first written "<b'\\x00'>", Python's
@@ -1306,13 +1323,7 @@ static int set_vocab_xverse(vocab *v)
                        "is required (the converter asserts it)");
     int64_t n = v->vocab_size, max_id = -1, id;
     const char *k;
-    json_t *x;
-    json_object_foreach(vocab_obj, k, x) {
-        if (!mf_hf_json_int(x, &id) || id < 0)
-            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: vocab \"%s\" has no valid id", k);
-        max_id = id > max_id ? id : max_id;
-    }
-    json_t *added = fast_added_tokens(v, vocab_obj, &max_id);
+    json_t *x, *added = vocab_and_added(v, vocab_obj, &max_id);
     if (!added)
         return -1;
     if (n < 0) /* len(tokenizer.vocab) */
@@ -1375,6 +1386,142 @@ static bool is_llama_hf_tokenizer(const json_t *tj)
         return false;
     const char *dec = json_string_value(json_object_get(json_object_get(tj, "decoder"), "type"));
     return type && !strcmp(type, "BPE") && byte_fallback && dec && !strcmp(dec, "Sequence");
+}
+
+/* An id of the fast tokenizer's get_vocab(): the added token of that
+ * content, else the model vocabulary's; -1 when neither has it. */
+static int64_t fast_vocab_id(const json_t *vocab_obj, const json_t *added, const char *content)
+{
+    int64_t id = -1;
+    for (size_t i = 0; i < json_array_size(added); i++) {
+        json_t *a = json_array_get(added, i);
+        if (!strcmp(json_string_value(json_object_get(a, "content")), content))
+            mf_hf_json_int(json_object_get(a, "id"), &id); /* the dict keeps the last */
+    }
+    if (id < 0 && !mf_hf_json_int(json_object_get(vocab_obj, content), &id))
+        id = -1;
+    return id;
+}
+
+/* transformers' all_special_tokens: tokenizer_config.json's bos, eos, unk,
+ * sep, pad, cls and mask tokens that are set, then additional_special_tokens
+ * (SpecialTokensMixin); is content one of them? */
+static bool is_named_special(const vocab *v, const char *content)
+{
+    static const char *const named[] = {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
+                                        "cls_token", "mask_token"};
+    json_t *extra = json_object_get(v->tcfg, "additional_special_tokens");
+    for (size_t i = 0; i < 7 + json_array_size(extra); i++) {
+        const char *c = entry_content(i < 7 ? json_object_get(v->tcfg, named[i]) : json_array_get(extra, i - 7));
+        if (c && !strcmp(c, content))
+            return true;
+    }
+    return false;
+}
+
+/* Is id the id of a special token (all_special_ids)? */
+static bool is_special_id(const vocab *v, const json_t *vocab_obj, const json_t *added, int64_t id)
+{
+    static const char *const named[] = {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
+                                        "cls_token", "mask_token"};
+    json_t *extra = json_object_get(v->tcfg, "additional_special_tokens");
+    for (size_t i = 0; i < 7 + json_array_size(extra); i++) {
+        const char *c = entry_content(i < 7 ? json_object_get(v->tcfg, named[i]) : json_array_get(extra, i - 7));
+        if (c && fast_vocab_id(vocab_obj, added, c) == id)
+            return true;
+    }
+    return false;
+}
+
+typedef struct id_at {
+    int64_t id;
+    size_t at;
+} id_at;
+
+static int id_at_cmp(const void *a, const void *b)
+{
+    const id_at *x = a, *y = b;
+    return x->id != y->id ? (x->id < y->id ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
+}
+
+static bool is_byte_piece(const char *t, size_t n)
+{
+    return n == 6 && !strncmp(t, "<0x", 3) && t[5] == '>' && isxdigit((unsigned char)t[3]) &&
+           isxdigit((unsigned char)t[4]);
+}
+
+/* gguf-py's LlamaHfVocab (Model._set_vocab_llama_hf): the fast tokenizer's
+ * ids 0 .. vocab_size - 1 (vocab_size = the model vocabulary's count; each
+ * text from get_vocab(), an added token over a piece of its id), then the
+ * added tokens of id >= that count in id order; every score -1000; <0xNN>
+ * BYTE, a special token's id CONTROL, other pieces NORMAL, other added
+ * tokens USER_DEFINED; no padding to config.json's vocab_size; model
+ * "llama", pre "default"; SpecialVocab without merges. */
+static int set_vocab_llama_hf(vocab *v)
+{
+    json_t *vocab_obj = json_object_get(json_object_get(v->tj, "model"), "vocab");
+    if (!v->tj || !is_llama_hf_tokenizer(v->tj) || !json_is_object(vocab_obj))
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "no Llama-2-style tokenizer.json (BPE with "
+                       "byte_fallback, a Sequence decoder), which LlamaHfVocab requires");
+    size_t base = json_object_size(vocab_obj);
+    int64_t max_id = -1, id;
+    const char *k;
+    json_t *x, *added = vocab_and_added(v, vocab_obj, &max_id);
+    if (!added)
+        return -1;
+    /* the added tokens past the model vocabulary, by id (get_added_vocab() sorted) */
+    size_t n_extra = 0;
+    for (size_t i = 0; i < json_array_size(added); i++) {
+        mf_hf_json_int(json_object_get(json_array_get(added, i), "id"), &id);
+        n_extra += (uint64_t)id >= base;
+    }
+    int rc = alloc_tokens(v, base + n_extra);
+    json_object_foreach(vocab_obj, k, x) {
+        mf_hf_json_int(x, &id);
+        if (rc == 0 && (uint64_t)id < base && fast_vocab_id(vocab_obj, added, k) == id)
+            rc = set_token(v, (size_t)id, k, strlen(k));
+    }
+    for (size_t i = 0; rc == 0 && i < json_array_size(added); i++) {
+        json_t *c = json_object_get(json_array_get(added, i), "content");
+        mf_hf_json_int(json_object_get(json_array_get(added, i), "id"), &id);
+        if ((uint64_t)id < base && fast_vocab_id(vocab_obj, added, json_string_value(c)) == id)
+            rc = set_token(v, (size_t)id, json_string_value(c), json_string_length(c));
+    }
+    for (size_t i = 0; rc == 0 && i < base; i++) {
+        if (!v->text[i])
+            rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json has no token of id %zu (below its "
+                         "vocabulary's %zu entries: LlamaHfVocab's lookup fails)", i, base);
+        else
+            v->type[i] = is_byte_piece(v->text[i], v->len[i]) ? TT_BYTE
+                         : is_special_id(v, vocab_obj, added, (int64_t)i) ? TT_CONTROL : TT_NORMAL;
+        v->score[i] = -1000.0f;
+    }
+    /* then the later ids in order; equal ids keep their file order, as sorted() does */
+    id_at *later = rc == 0 ? calloc(n_extra ? n_extra : 1, sizeof(*later)) : NULL;
+    if (rc == 0 && !later)
+        rc = mf_oom(v->st, v->dir);
+    size_t m = 0;
+    for (size_t i = 0; rc == 0 && i < json_array_size(added); i++) {
+        mf_hf_json_int(json_object_get(json_array_get(added, i), "id"), &id);
+        if ((uint64_t)id >= base)
+            later[m++] = (id_at){id, i};
+    }
+    if (rc == 0)
+        qsort(later, m, sizeof(*later), id_at_cmp);
+    for (size_t j = 0; rc == 0 && j < m; j++) {
+        json_t *c = json_object_get(json_array_get(added, later[j].at), "content");
+        rc = set_token(v, base + j, json_string_value(c), json_string_length(c));
+        v->score[base + j] = -1000.0f;
+        v->type[base + j] = is_named_special(v, json_string_value(c)) ? TT_CONTROL : TT_USER_DEFINED;
+    }
+    free(later);
+    json_decref(added);
+    if (rc)
+        return rc;
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "llama", 5);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", "default", 7);
+    add_token_arrays(v, true);
+    return add_special_vocab(v, (int64_t)v->n, false);
 }
 
 /* ------------------------------------------------ per-class variants */
@@ -1820,9 +1967,7 @@ static int set_vocab_llama(vocab *v)
     if (file_in(v, "tokenizer.model"))
         rc = set_vocab_sentencepiece(v);
     else if (v->tj && is_llama_hf_tokenizer(v->tj))
-        rc = mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1,
-                     "a Llama-2-style tokenizer.json without tokenizer.model (llama.cpp's "
-                     "LlamaHfVocab) is not converted by mfmt yet");
+        rc = set_vocab_llama_hf(v);
     else
         rc = set_vocab_gpt2(v);
     int64_t vs = v->vocab_size >= 0 ? v->vocab_size : 32000;
@@ -2415,6 +2560,9 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_RWKV: rc = set_vocab_rwkv(&v); break;
         case V_QWEN: rc = set_vocab_qwen(&v); break;
         case V_CHATGLM: rc = set_vocab_chatglm(&v); break;
+        case V_DECI: /* the 51B's 128256 (also when config.json has none) or DeciLM-7B's */
+            rc = (vs ? v.vocab_size : 128256) == 128256 ? set_vocab_gpt2(&v) : set_vocab_llama_hf(&v);
+            break;
         case V_OPENELM:
             rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v)
                  : mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer.model: llama.cpp's converter would "

@@ -137,6 +137,10 @@ static const struct {
     {"lfm2", /* ecbcb7ea, LLM_ARCH_LFM2: the per-layer tensors depend on head_count_kv[il] (not checked) */
      (const char *const[]){"context_length", "embedding_length", "block_count", "shortconv.l_cache", "attention.layer_norm_rms_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "token_embd_norm.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.attn_norm.weight", NULL}},
+    {"deci", /* LLM_ARCH_DECI (c392e509): attention tensors by the layer's head counts (none, linear
+                attn_output only, or q/k/v/output: not checked); output falls back to token_embd */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
     {"cohere2", /* llm_load_hparams / llm_load_tensors, LLM_ARCH_COHERE2 */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.sliding_window", "logit_scale", "attention.layer_norm_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
