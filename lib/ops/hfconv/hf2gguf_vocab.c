@@ -12,6 +12,7 @@
  *    template. */
 #include "ops/hfconv/bpe_encode.h"
 #include "ops/hfconv/arch.h"
+#include "ops/hfconv/mistral.h"
 #include "ops/hfconv/rwkv_vocab.h"
 #include "ops/hfconv/tiktoken.h"
 
@@ -2220,6 +2221,7 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_RWKV: rc = set_vocab_rwkv(&v); break;
         case V_QWEN: rc = set_vocab_qwen(&v); break;
         case V_CHATGLM: rc = set_vocab_chatglm(&v); break;
+        case V_MISTRAL: rc = h2g_mistral_vocab(dir, o->arch, kv, st); break;
         case V_OPENELM:
             rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v)
                  : mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer.model: llama.cpp's converter would "
