@@ -298,6 +298,80 @@ static void errors(const char *tmp)
     CHECK(system(p) == 0);
 }
 
+/* The value of key k in m, or NULL */
+static const mf_value *meta(const mf_model *m, const char *k)
+{
+    for (size_t i = 0; i < m->n_meta; i++)
+        if (!strcmp(m->meta[i].key, k))
+            return &m->meta[i].v;
+    return NULL;
+}
+
+/* GGUF -> HF -> GGUF: a Mistral-format GGUF goes back to a Hugging Face
+ * directory (LlamaForCausalLM / Ministral3ForCausalLM, Q/K in HF's order,
+ * the tekken vocabulary as tokenizer.json), which converts to the same
+ * tensors and the same keys but tokenizer.ggml.scores (the tekken path
+ * writes zeros, the BPE path none) */
+static void round_trip(const char *tmp)
+{
+    static const char *const dirs[] = {"mistral-tekken-tiny", "ministral3-tekken-tiny"};
+    for (size_t i = 0; i < 2; i++) {
+        char src[512], a[512], hf[512], b[512];
+        snprintf(src, sizeof(src), DATA "/dirs/%s", dirs[i]);
+        snprintf(a, sizeof(a), "%s/rt-a.gguf", tmp);
+        snprintf(hf, sizeof(hf), "%s/rt-hf", tmp);
+        snprintf(b, sizeof(b), "%s/rt-b.gguf", tmp);
+        mf_status st;
+        mf_status_init(&st);
+        mf_convert_gguf_opts g;
+        mf_convert_gguf_opts_init(&g);
+        g.type = "f16";
+        g.layout = i ? MF_CONVERT_LAYOUT_2026_02 : MF_CONVERT_LAYOUT_C392E50;
+        mf_model *ma = NULL, *mb = NULL;
+        int rc = convert(src, a, "f16", MF_MISTRAL_AUTO, &st) || mf_convert_to_hf(a, hf, NULL, &st) ||
+                 mf_convert_to_gguf(hf, b, &g, &st) || mf_open(a, NULL, &ma, &st) || mf_open(b, NULL, &mb, &st);
+        CHECKF(rc == 0, "%s: %s", dirs[i], st.msg);
+        mf_status_clear(&st);
+        int same_t = 0, same_k = 0, bad = 0;
+        for (size_t t = 0; rc == 0 && t < ma->n_tensors; t++) {
+            const mf_tensor *x = &ma->tensors[t], *y = mf_tensor_find(mb, x->name);
+            char hx[129] = "", hy[129] = "";
+            bool ok = y && mf_hash_tensor(ma, x, MF_SHA256, hx, &st) == 0 && mf_hash_tensor(mb, y, MF_SHA256, hy, &st) == 0 &&
+                      !strcmp(hx, hy);
+            mf_status_clear(&st);
+            same_t += ok;
+            bad += !ok;
+        }
+        for (size_t k = 0; rc == 0 && k < ma->n_meta; k++) {
+            const mf_kv *x = &ma->meta[k];
+            if (!strcmp(x->key, "tokenizer.ggml.scores") || !strncmp(x->key, "GGUF.", 5))
+                continue;
+            const mf_value *y = meta(mb, x->key);
+            bool ok = y && y->type == x->v.type &&
+                      (x->v.type != MF_V_ARR || (y->as.arr.n == x->v.as.arr.n && y->as.arr.elem == x->v.as.arr.elem));
+            for (size_t e = 0; ok && x->v.type == MF_V_ARR && x->v.as.arr.elem == MF_V_STR && e < x->v.as.arr.n; e++)
+                ok = !strcmp(x->v.as.arr.items[e].as.s.ptr, y->as.arr.items[e].as.s.ptr);
+            if (ok && x->v.type == MF_V_STR)
+                ok = !strcmp(x->v.as.s.ptr, y->as.s.ptr);
+            if (!ok)
+                fprintf(stderr, "  %s: key %s differs after GGUF -> HF -> GGUF\n", dirs[i], x->key);
+            same_k += ok;
+            bad += !ok;
+        }
+        printf("mistral format %-28s GGUF -> HF -> GGUF: %d tensors and %d keys the same, %d differ\n", dirs[i],
+               same_t, same_k, bad);
+        CHECK(rc == 0 && bad == 0 && same_t == (int)ma->n_tensors && mb->n_tensors == ma->n_tensors);
+        CHECK(rc != 0 || meta(mb, "tokenizer.ggml.scores") == NULL);
+        if (ma)
+            mf_close(ma);
+        if (mb)
+            mf_close(mb);
+        char cmd[1700];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s'", a, hf, b);
+        CHECK(system(cmd) == 0);
+    }
+}
+
 /* MFMT_LLAMA_SIMPLE (llama-simple of llama.cpp b10256): each tekken
  * directory's f16 and Q4_K_M run */
 static void runtime(const char *tmp)
@@ -340,6 +414,7 @@ int main(void)
     json_decref(e);
     detection();
     errors(tmp);
+    round_trip(tmp);
     runtime(tmp);
     tl_remove_tmpdir(tmp);
     return tl_report("mistral_format");
