@@ -412,7 +412,7 @@ static int pick_mistral_arch(conv *c)
     c->arch = json_object_get(c->cfg, "llama_4_scaling") ? &conv_mistral_mistral3 : &conv_mistral_llama;
     c->names = conv_names;
     c->n_names = conv_n_names;
-    c->name_bit = 1ull << c->arch->bit;
+    c->name_arch = c->arch->bit;
     if (arch_chosen(c))
         return -1;
     c->rules = c->arch->rules; /* not the 2026 Llama row's (its Q/K permutation) */
