@@ -358,12 +358,11 @@ static int tekken_keys(const char *dir, const char *file, const char *arch, mf_k
         for (int i = 0; i < 4; i++)
             mf_kv_u32(kv, keys[i], (uint32_t)ids[i]);
         size_t n = (size_t)t.vocab_size;
+        /* each array filled before the next key is added (mf_kv_arr's
+         * pointer moves when the list grows) */
         mf_value *tok = mf_kv_arr(kv, "tokenizer.ggml.tokens", MF_V_STR, n);
-        mf_value *sc = mf_kv_arr(kv, "tokenizer.ggml.scores", MF_V_I32, n); /* Python ints: INT32 */
-        mf_value *ty = mf_kv_arr(kv, "tokenizer.ggml.token_type", MF_V_I32, n);
         char *text = NULL;
-        for (size_t i = 0; tok && sc && ty && i < n && rc == 0; i++) {
-            ty->as.arr.items[i].as.i = (int64_t)i < t.n_special ? TT_CONTROL : TT_NORMAL;
+        for (size_t i = 0; tok && i < n && rc == 0; i++) {
             if ((int64_t)i < t.n_special) {
                 mf_kv_arr_str(kv, tok, i, t.special[i], strlen(t.special[i]));
                 continue;
@@ -378,6 +377,10 @@ static int tekken_keys(const char *dir, const char *file, const char *arch, mf_k
             mf_kv_arr_str(kv, tok, i, text, mf_byte_level_text(e->bytes, e->n, text));
         }
         free(text);
+        mf_kv_arr(kv, "tokenizer.ggml.scores", MF_V_I32, n); /* Python ints 0: INT32, zeroed */
+        mf_value *ty = mf_kv_arr(kv, "tokenizer.ggml.token_type", MF_V_I32, n);
+        for (size_t i = 0; ty && i < n; i++)
+            ty->as.arr.items[i].as.i = (int64_t)i < t.n_special ? TT_CONTROL : TT_NORMAL;
         char key[96];
         snprintf(key, sizeof(key), "%s.vocab_size", arch);
         mf_kv_u32(kv, key, (uint32_t)n);
@@ -442,15 +445,16 @@ static int spm_keys(const char *dir, const char *file, const char *arch, mf_kvli
         mf_kv_u32(kv, "tokenizer.ggml.unknown_token_id", (uint32_t)unk);
         mf_kv_u32(kv, "tokenizer.ggml.padding_token_id", (uint32_t)pad);
         mf_value *tok = mf_kv_arr(kv, "tokenizer.ggml.tokens", MF_V_STR, spm.n);
+        for (size_t i = 0; tok && i < spm.n; i++) /* each array filled before the next key */
+            mf_kv_arr_str(kv, tok, i, spm.pieces[i].text, spm.pieces[i].len);
         mf_value *sc = mf_kv_arr(kv, "tokenizer.ggml.scores", MF_V_F32, spm.n);
+        for (size_t i = 0; sc && i < spm.n; i++)
+            sc->as.arr.items[i].as.f = spm.pieces[i].score;
         mf_value *ty = mf_kv_arr(kv, "tokenizer.ggml.token_type", MF_V_I32, spm.n);
-        for (size_t i = 0; tok && sc && ty && i < spm.n; i++) {
-            const mf_spm_piece *p = &spm.pieces[i];
-            mf_kv_arr_str(kv, tok, i, p->text, p->len);
-            sc->as.arr.items[i].as.f = p->score;
-            ty->as.arr.items[i].as.i = p->type == MF_SPM_UNKNOWN ? TT_UNKNOWN : p->type == MF_SPM_CONTROL ? TT_CONTROL
-                                     : p->type == MF_SPM_UNUSED ? TT_UNUSED : p->type == MF_SPM_BYTE ? TT_BYTE
-                                     : TT_NORMAL;
+        for (size_t i = 0; ty && i < spm.n; i++) {
+            int p = spm.pieces[i].type;
+            ty->as.arr.items[i].as.i = p == MF_SPM_UNKNOWN ? TT_UNKNOWN : p == MF_SPM_CONTROL ? TT_CONTROL
+                                     : p == MF_SPM_UNUSED ? TT_UNUSED : p == MF_SPM_BYTE ? TT_BYTE : TT_NORMAL;
         }
         char key[96];
         snprintf(key, sizeof(key), "%s.vocab_size", arch);
