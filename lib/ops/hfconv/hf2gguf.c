@@ -417,6 +417,11 @@ static int pick_mistral_arch(conv *c)
         return -1;
     c->rules = c->arch->rules; /* not the 2026 Llama row's (its Q/K permutation) */
     c->hparams = c->arch->hparams;
+    static const char *const ctx_keys[] = {"max_position_embeddings", "n_ctx", "n_positions", "max_length",
+                                           "max_sequence_length", "model_max_length", NULL};
+    if (!h2g_find_hparam(c, ctx_keys) && c->opts.note) /* Mistral 7B's params.json: written all the same */
+        c->opts.note(c->opts.note_user, "params.json has no max_position_embeddings: the GGUF gets no "
+                     "context_length, as the converter writes it, and llama.cpp cannot load it without one");
     return 0;
 }
 
