@@ -284,6 +284,25 @@ static void errors(const char *tmp)
     variant(tmp, "mistral-tekken-tiny", "params.json", j, d, sizeof(d));
     refused(d, MF_MISTRAL_AUTO, "FP8", "an FP8 checkpoint");
 
+    /* several tokenizer files: tekken.json, else the last name in sorted
+     * order (MistralVocab): tokenizer.model.v3 over a broken .v1 */
+    char sh[2400], two[600];
+    snprintf(two, sizeof(two), "%s/two/mistral-spm-tiny", tmp); /* the same name: the same general.name */
+    snprintf(sh, sizeof(sh), "mkdir -p '%s' && cp -r '" DATA "/dirs/mistral-spm-tiny/.' '%s' && echo broken > "
+             "'%s/tokenizer.model.v1'", two, two, two);
+    CHECK(system(sh) == 0);
+    json_t *e = json_load_file(DATA "/expected.json", 0, NULL);
+    snprintf(out, sizeof(out), "%s/two-tokenizers.gguf", tmp);
+    rc = convert(two, out, "f16", MF_MISTRAL_AUTO, &st);
+    CHECKF(rc == 0, "%s", st.msg);
+    mf_status_clear(&st);
+    snprintf(sh, sizeof(sh), "rm -rf '%s/two'", tmp);
+    CHECK(system(sh) == 0);
+    CHECK(rc == 0 && sha_is(out, json_string_value(json_object_get(json_object_get(json_object_get(e, "outputs"),
+                                                                                     "mistral-spm-tiny-f16"), "sha256"))));
+    json_decref(e);
+    unlink(out);
+
     /* forced off: read as a Hugging Face directory (its config.json holds architectures only) */
     refused(DATA "/dirs/mistral-tekken-tiny", MF_MISTRAL_OFF, "num_hidden_layers", "--mistral-format off");
     mf_convert_gguf_opts o;
