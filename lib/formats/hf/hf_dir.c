@@ -211,12 +211,13 @@ static bool mistral_layout(const char *dir)
     return yes;
 }
 
-/* The tokenizer mistral_common reads: tekken.json, else tokenizer.model.v* */
+/* The tokenizer the converter's MistralVocab reads: tekken.json, else the
+ * last SentencePiece file in sorted (byte) order */
 static int mistral_tokenizer(mf_model *m, const char *dir, mf_status *st)
 {
-    static const char *const files[] = {"tekken.json", "tokenizer.model.v15", "tokenizer.model.v13",
-                                        "tokenizer.model.v11", "tokenizer.model.v7", "tokenizer.model.v3",
-                                        "tokenizer.model.v2", "tokenizer.model.v1", "tokenizer.model", NULL};
+    static const char *const files[] = {"tekken.json", "tokenizer.model.v7", "tokenizer.model.v3",
+                                        "tokenizer.model.v2", "tokenizer.model.v15", "tokenizer.model.v13",
+                                        "tokenizer.model.v11", "tokenizer.model.v1", "tokenizer.model", NULL};
     for (size_t i = 0; files[i]; i++) {
         char *p = mf_path_join(m->arena, dir, files[i]);
         if (!p)
