@@ -229,7 +229,7 @@ typedef struct conv_block {
     X(rwkv_decay_extra_ge) X(head_size_of_heads)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi) \
-    X(chatglm) X(deci_layers)
+    X(chatglm) X(deci_layers) X(mistral_yarn)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
  * gating_func_2026 (g2h_gating_func's), mla_key_length, yarn_log_mul_2026,
  * ernie_shexp_ffl, jais_embd_scale and jais_width_scale have no inverse of
@@ -293,6 +293,8 @@ typedef enum conv_vocab {
                      merges re-derived from them, QWenTokenizer's specials at 151643.. */
     V_DECI,       /* DeciModel.set_vocab: vocab_size (default 128256) 128256: BPE (get_vocab_base),
                      else LlamaHfVocab */
+    V_MISTRAL,    /* _set_vocab_mistral (--mistral-format): tekken.json or tokenizer.model.v*
+                     through mistral_common (mistral_vocab.c) */
     V_CHATGLM,    /* ChatGLMModel.set_vocab: ChatGLM3's SentencePiece (set_vocab_chatglm3,
                      _name_or_path THUDM/chatglm3-6b), else GLM-4's tokenizer.json BPE */
 } conv_vocab;
@@ -363,6 +365,11 @@ extern const size_t conv_n_archs_2026;
 
 extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
+
+/* MistralModel (--mistral-format, params.json): not found by class (the
+ * format has no architectures list); llama without llama_4_scaling,
+ * mistral3 with it. */
+extern const conv_arch conv_mistral_llama, conv_mistral_mistral3;
 
 /* An mmproj class's tensor_force_quant, one rule: a tensor whose source
  * name (on 's') or GGUF name (on 'g') holds pat takes type 'h' F16, 'f'

@@ -85,6 +85,7 @@ const conv_block conv_block_openelm_layers = {h2g_openelm_layers, g2h_openelm_la
 const conv_block conv_block_jais_config = {h2g_jais_config, g2h_jais_config};
 const conv_block conv_block_chatglm = {h2g_chatglm, g2h_chatglm};
 const conv_block conv_block_deci_layers = {h2g_deci_layers, g2h_deci_layers};
+const conv_block conv_block_mistral_yarn = {h2g_mistral_yarn, NULL};
 const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_func_2026, g2h_gating_func};
 const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
 const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length, NULL};
@@ -1129,6 +1130,36 @@ static const conv_hp mistral3_hp[] = {
     {"attention.temperature_scale", 'f', "rope:llama_4_scaling_beta", 0, NULL, NULL},
     END,
 };
+
+/* MistralModel (--mistral-format): LlamaModel.modify_tensors with
+ * undo_permute False (Mistral's wq/wk are already in GGUF's rotary order)
+ * and the vision/audio towers of params.json directories skipped */
+static const conv_rule mistral_fmt_rules[] = {
+    {OP_SKIP, M_PREFIX, "vision_encoder.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "vision_language_adapter.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "patch_merger.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "pre_mm_projector_norm", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "audio_encoder.", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* MistralModel.set_gguf_parameters: TextModel's keys (params.json's dim,
+ * hidden_dim, n_heads, n_kv_heads, norm_eps are among find_hparam's
+ * names), no vocab_size (_set_vocab_mistral writes it after the tokens),
+ * LlamaModel's rope dimension (head_dim), then set_mistral_config: the yarn
+ * block and llama_4_scaling's beta as the temperature scale */
+static const conv_hp mistral_fmt_hp[] = {
+    BASE,
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    BLOCK(mistral_yarn),
+    {"attention.temperature_scale", 'f', "llama_4_scaling.beta", HP_OPT, NULL, NULL},
+    END,
+};
+
+const conv_arch conv_mistral_llama = {"llama", (const char *const[]){"params.json", NULL}, AB_LLAMA, mistral_fmt_rules, mistral_fmt_hp,
+                                      V_MISTRAL, AF_ONLY_2026};
+const conv_arch conv_mistral_mistral3 = {"mistral3", (const char *const[]){"params.json", NULL}, AB_LLAMA, mistral_fmt_rules,
+                                         mistral_fmt_hp, V_MISTRAL, AF_ONLY_2026};
 
 /* Qwen2MoeModel.set_gguf_parameters (2026), Qwen3-MoE's */
 static const conv_hp qwen3moe_hp[] = {

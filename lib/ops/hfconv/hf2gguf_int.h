@@ -75,6 +75,7 @@ typedef struct conv {
     mf_model *stored;            /* a pre-quantized directory; parts[0] is its logical view */
     bool borrowed;               /* parts[0] is the caller's opts.weights (not closed) */
     bool safetensors;
+    bool mistral;                /* Mistral's format: params.json, consolidated*.safetensors */
     out_tensor *out;
     size_t n_out, cap_out;
     pending *pend;
@@ -98,6 +99,8 @@ typedef struct conv {
 
 /* hf2gguf_parts.c */
 int h2g_open_parts(conv *c);
+/* How many files of dir start with prefix and end with suffix. */
+int h2g_count_parts(const char *dir, const char *prefix, const char *suffix, size_t *n, mf_status *st);
 const mf_tensor **h2g_part_order(const conv *c, const mf_model *m, mf_status *st);
 int h2g_check_index(conv *c);
 bool h2g_match_pattern(const char *pat, const char *name, size_t name_len, int64_t n_blocks, int64_t *bid);

@@ -1508,3 +1508,25 @@ int h2g_layer_heads(const conv *c, int64_t bid, int64_t *n_head, int64_t *n_kv)
     }
     return 0;
 }
+
+/* MistralModel.set_mistral_config: params.json's yarn {factor, beta, alpha,
+ * original_max_position_embeddings} as YARN scaling, beta the fast and
+ * alpha the slow beta, the log multiplier 1.0 (mscale_all_dim) */
+int h2g_mistral_yarn(conv *c)
+{
+    static const conv_hp keys[] = {
+        {"rope.scaling.type", 's', "=yarn", 0, NULL, NULL},
+        {"rope.scaling.factor", 'f', "yarn.factor", 0, NULL, NULL},
+        {"rope.scaling.yarn_beta_fast", 'f', "yarn.beta", 0, NULL, NULL},
+        {"rope.scaling.yarn_beta_slow", 'f', "yarn.alpha", 0, NULL, NULL},
+        {"rope.scaling.yarn_log_multiplier", 'f', "=1.0", 0, NULL, NULL},
+        {"rope.scaling.original_context_length", 'u', "yarn.original_max_position_embeddings", 0, NULL, NULL},
+        {NULL, 0, NULL, 0, NULL, NULL},
+    };
+    json_t *y = h2g_hparam(c, "yarn");
+    if (!y)
+        return 0;
+    if (!json_is_object(y))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "params.json yarn is not an object");
+    return hyper_parameters(c, keys);
+}

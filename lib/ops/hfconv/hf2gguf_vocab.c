@@ -12,6 +12,7 @@
  *    template. */
 #include "ops/hfconv/bpe_encode.h"
 #include "ops/hfconv/arch.h"
+#include "ops/hfconv/mistral.h"
 #include "ops/hfconv/rwkv_vocab.h"
 #include "ops/hfconv/tiktoken.h"
 
@@ -2563,6 +2564,7 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_DECI: /* the 51B's 128256 (also when config.json has none) or DeciLM-7B's */
             rc = (vs ? v.vocab_size : 128256) == 128256 ? set_vocab_gpt2(&v) : set_vocab_llama_hf(&v);
             break;
+        case V_MISTRAL: rc = h2g_mistral_vocab(dir, o->arch, kv, st); break;
         case V_OPENELM:
             rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v)
                  : mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer.model: llama.cpp's converter would "

@@ -28,6 +28,12 @@ typedef struct mf_tiktoken {
  * refuses the duplicate rank). Errors name path, byte offset and line. */
 int mf_tiktoken_read(const char *path, const char *data, size_t size, mf_tiktoken *t, mf_status *st);
 void mf_tiktoken_free(mf_tiktoken *t);
+/* One more entry: base64 text b64[0..n) of rank `rank` (tekken.json's
+ * vocabulary; its order is the caller's to check). Bad base64 or a token
+ * already there is refused, naming path, err_off (-1: none) and `where`
+ * ("line 3", "vocab[7]"). */
+int mf_tiktoken_add_b64(mf_tiktoken *t, const char *b64, size_t n, int64_t rank, const char *path, int64_t err_off,
+                        const char *where, mf_status *st);
 
 /* The rank of bytes b[0..n), -1 when no line has them. */
 int64_t mf_tiktoken_rank(const mf_tiktoken *t, const uint8_t *b, size_t n);
