@@ -96,7 +96,8 @@ static void check_rules(const conv_arch *a, const hf_rev_arch *r)
         if (x->op == OP_SCALE_ROWS)
             CHECKF(x->row_factors && x->count_key, "%s: row scale rule on \"%s\" without its hook and key",
                    a->name, x->pat);
-        hf_rev_op inv = conv_reverse_op(x->op);
+        /* a split written back unfused: its parts' plain rows (check_split) */
+        hf_rev_op inv = x->op == OP_SPLIT && x->split->unfused_back ? R_PLAIN : conv_reverse_op(x->op);
         /* A = -exp(A_log) with a trailing 1 comes back by one row doing both */
         /* RWKV6-Qwen2's group re-order after a transpose comes back in the row
          * that undoes both */
