@@ -63,7 +63,7 @@ static hf_rev_op rev_op_of(const hf_rev_arch *r, const char *gguf)
 /* A split's parts come back joined: its first part's reverse row is
  * R_CONCAT, the others R_FUSED_PART (under the same GGUF names); or, for a
  * split written back unfused (ERNIE 4.5's Paddle layout), each part's row
- * is a plain one. */
+ * is a plain one, except in a class variant that fuses them back. */
 static void check_split(const conv_arch *a, const hf_rev_arch *r, const conv_split *sp)
 {
     for (size_t p = 0; sp->names[p]; p++) {
@@ -73,7 +73,10 @@ static void check_split(const conv_arch *a, const hf_rev_arch *r, const conv_spl
             snprintf(name, sizeof(name), "%.*s{bid}%s", (int)(b - sp->names[p]), sp->names[p], b + 2);
         else
             snprintf(name, sizeof(name), "%s", sp->names[p]);
-        hf_rev_op want = sp->unfused_back ? R_PLAIN : p ? R_FUSED_PART : R_CONCAT;
+        bool variant = false;
+        for (size_t i = 0; i < hf_rev_n_variants; i++)
+            variant |= r == &hf_rev_variants[i].rev;
+        hf_rev_op want = sp->unfused_back && !variant ? R_PLAIN : p ? R_FUSED_PART : R_CONCAT;
         CHECKF(rev_op_of(r, name) == want, "%s: split part %s has reverse op %d, not %d", a->name, name,
                (int)rev_op_of(r, name), (int)want);
         CHECKF(sp->ops[p] == OP_RENAME || sp->ops[p] == OP_PERMUTE_Q || sp->ops[p] == OP_PERMUTE_K,

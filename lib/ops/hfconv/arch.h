@@ -155,7 +155,8 @@ typedef struct conv_split {
     /* or the rows of every part (each[n_parts]); used before first_rows */
     int (*part_rows)(struct conv *c, int64_t rows, int64_t *each);
     /* GGUF -> HF writes the parts as separate tensors (R_PLAIN rows: the
-     * names transformers' class reads), not fused back (R_CONCAT) */
+     * names transformers' class reads), not fused back (R_CONCAT), unless
+     * a class variant of the reverse table (hf_rev_variants) fuses them */
     bool unfused_back;
 } conv_split;
 /* Ernie4_5Model.modify_tensors: qkv_proj = q (n_head * head_dim rows), k, v
