@@ -1005,16 +1005,22 @@ static void unsolvable_rope_freqs(const char *dir)
 
 /* The directories a generator of tests/data/hf_arch writes (numpy needed:
  * else a counted skip); returns how many were round-tripped. */
-static int run_generated(const char *shared, const char *script, const char *src)
+/* a python3 with numpy (the generators need it), or NULL */
+static const char *python_numpy(void)
 {
-    const char *py = NULL;
     static const char *const cands[] = {"python3", "/usr/bin/python3"};
-    for (size_t i = 0; i < 2 && !py; i++) {
+    for (size_t i = 0; i < 2; i++) {
         char cmd[256];
         snprintf(cmd, sizeof(cmd), "%s -c 'import numpy' >/dev/null 2>&1", cands[i]);
         if (system(cmd) == 0)
-            py = cands[i];
+            return cands[i];
     }
+    return NULL;
+}
+
+static int run_generated(const char *shared, const char *script, const char *src)
+{
+    const char *py = python_numpy();
     if (!py) {
         TL_SKIP("gguf_to_hf: the %s directories (no python3 with numpy)", script);
         return 0;
@@ -1164,14 +1170,7 @@ static void refusals(const char *shared)
  * add_sep_token one key later (as reference_ggufs_2026 says). */
 static void gap_round_trips(const char *shared)
 {
-    const char *py = NULL;
-    static const char *const cands[] = {"python3", "/usr/bin/python3"};
-    for (size_t i = 0; i < 2 && !py; i++) {
-        char cmd[256];
-        snprintf(cmd, sizeof(cmd), "%s -c 'import numpy' >/dev/null 2>&1", cands[i]);
-        if (system(cmd) == 0)
-            py = cands[i];
-    }
+    const char *py = python_numpy();
     json_t *e = json_load_file("tests/data/hf_new/gap_variants.json", 0, NULL);
     CHECKF(e != NULL, "tests/data/hf_new/gap_variants.json unreadable");
     if (!py || !e) {

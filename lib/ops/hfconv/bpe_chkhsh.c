@@ -26,7 +26,8 @@ static const char chktxt[] =
 /* chkhsh -> name, in the script's order. The script is a chain of plain
  * `if`s, so when a hash appears twice the later name wins (mpt's hash is
  * also OLMo's: the result is "olmo"; bge-small's is also jina-v2-en's). */
-static const struct { const char *hash, *name; } known[] = {
+typedef struct { const char *hash, *name; } chkhsh_row;
+static const chkhsh_row known[] = {
     {"0ef9807a4087ebef797fc749390439009c3b9eda9ad1a097abbe738f486c01e5", "llama-bpe"}, /* meta-llama/Meta-Llama-3-8B */
     {"049ecf7629871e3041641907f3de7c733e4dbfdc736f57d882ba0b0845599754", "deepseek-llm"}, /* deepseek-ai/deepseek-llm-7b-base */
     {"347715f544604f9118bb75ed199f68779f423cabb20db6de6f31b908d04d7821", "deepseek-coder"}, /* deepseek-ai/deepseek-coder-6.7b-base */
@@ -74,7 +75,7 @@ static const struct { const char *hash, *name; } known[] = {
  * converter: ../shared/tools/convref-new/assemble.md), 81 rows in its order,
  * printed from its source by tests/data/bpe/chkhsh_rows.py (the check text is
  * the same: its sha256 is in tests/data/bpe/chkhsh_2026.txt). */
-static const struct { const char *hash, *name; } known_2026[] = {
+static const chkhsh_row known_2026[] = {
     {"b6e8e1518dc4305be2fe39c313ed643381c4da5db34a98f6a04c093f8afbe99b", "chatglm-bpe"}, /* THUDM/glm-4-9b-chat */
     {"81d72c7348a9f0ebe86f23298d37debe0a5e71149e29bd283904c02262b27516", "chatglm-bpe"}, /* THUDM/glm-4-9b-chat */
     {"a1336059768a55c99a734006ffb02203cd450fed003e9a71886c88acf24fdbc2", "glm4"}, /* THUDM/glm-4-9b-hf */
@@ -164,22 +165,23 @@ const char *mf_bpe_chktxt(size_t *n)
     return chktxt;
 }
 
-const char *mf_bpe_pre_name_of_hash(const char *hex)
+static const char *name_in(const chkhsh_row *rows, size_t n, const char *hex)
 {
     const char *name = NULL;
-    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-        if (!strcmp(known[i].hash, hex))
-            name = known[i].name; /* the last match wins, as in the script */
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(rows[i].hash, hex))
+            name = rows[i].name; /* the last match wins, as in the script */
     return name;
+}
+
+const char *mf_bpe_pre_name_of_hash(const char *hex)
+{
+    return name_in(known, sizeof(known) / sizeof(known[0]), hex);
 }
 
 const char *mf_bpe_pre_name_of_hash_2026(const char *hex)
 {
-    const char *name = NULL;
-    for (size_t i = 0; i < sizeof(known_2026) / sizeof(known_2026[0]); i++)
-        if (!strcmp(known_2026[i].hash, hex))
-            name = known_2026[i].name; /* the last match wins */
-    return name;
+    return name_in(known_2026, sizeof(known_2026) / sizeof(known_2026[0]), hex);
 }
 
 /* str(list) of Python ints: "[1, 2, 3]", "[]". */

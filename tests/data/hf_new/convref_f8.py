@@ -19,21 +19,16 @@ import os, runpy, sys
 import numpy as np
 import torch
 
-def e4m3fn_f32():
-    v = np.zeros(256, dtype=np.float32)
-    for c in range(256):
-        s, e, m = c >> 7, (c >> 3) & 15, c & 7
-        x = (m / 8.0) * 2.0 ** -6 if e == 0 else (1 + m / 8.0) * 2.0 ** (e - 7)
-        v[c] = -x if s else x
-    v[0x7F] = v[0xFF] = np.nan
-    return v
+sys.dont_write_bytecode = True  # nothing written into the repository
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_gap_variants import e4m3fn_table  # noqa: E402  (the 256 codes' values)
 
 torch.float8_e4m3fn = torch.float32
 tree = os.environ.get("CONVREF_LLAMA_CPP", "/tmp/convref-new/tree")
 sys.path.insert(1, os.path.join(tree, "gguf-py"))
 import gguf.utility  # noqa: E402  (the converter's own gguf-py: the same module it imports)
 
-_F8 = e4m3fn_f32()
+_F8 = e4m3fn_table().astype(np.float32)
 _mmap_bytes = gguf.utility.LocalTensor.mmap_bytes
 
 def mmap_bytes(self):

@@ -26,34 +26,14 @@ Values are the reference directory's own; new values (extra rows) from a fixed
 formula; F8 codes by round-to-nearest over the e4m3fn table (ties to the lower
 code), written in safetensors' layout (header padded to 8, data in key order).
 Needs numpy."""
-import json, os, shutil, struct, sys
+import json, os, shutil, sys
 import numpy as np
 
+sys.dont_write_bytecode = True  # nothing written into the repository
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_mm_variants import read_st, write_st  # noqa: E402  (safetensors' layout, keys sorted)
+
 ST_NP = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "U8": np.uint8, "F8_E4M3": np.uint8}
-
-def read_st(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        hdr = json.loads(f.read(n))
-        data = f.read()
-    hdr.pop("__metadata__", None)
-    out = {}
-    for k, v in hdr.items():
-        a, b = v["data_offsets"]
-        out[k] = (v["dtype"], v["shape"], data[a:b])
-    return out
-
-def write_st(path, tensors):
-    hdr, off, blobs = {"__metadata__": {"format": "pt"}}, 0, []
-    for k in sorted(tensors):
-        dt, shape, b = tensors[k]
-        hdr[k] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + len(b)]}
-        off += len(b)
-        blobs.append(b)
-    h = json.dumps(hdr, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 def to_f32(dt, shape, b):
     a = np.frombuffer(b, dtype=ST_NP[dt]).reshape(shape)
@@ -114,7 +94,7 @@ def copy_dir(src, out):
     os.chmod(out, 0o755)
 
 def load(out):
-    return read_st(os.path.join(out, "model.safetensors")), json.load(open(os.path.join(out, "config.json")))
+    return read_st(os.path.join(out, "model.safetensors"))[1], json.load(open(os.path.join(out, "config.json")))
 
 def save(out, t, cfg):
     write_st(os.path.join(out, "model.safetensors"), t)
@@ -183,4 +163,5 @@ def main():
     fp8(src, out, "qwen3-fp8-b", "qwen3-tiny", "BF16")
     fp8(src, out, "deepseek-v3-fp8-b", "deepseek-v3-tiny", "F32")
 
-main()
+if __name__ == "__main__":
+    main()
