@@ -54,7 +54,8 @@ static void free_names(char **names, size_t n)
 /* A pre-quantized checkpoint (quantization_config): the directory's logical
  * view, which streams each packed weight dequantized, is the one part; FP8
  * as ModelBase.dequant_model computes it (ecbcb7ea: float32 products; the
- * c392e509 converter has no dequantization: it stops at an F8 tensor). */
+ * c392e509 converter has no dequantization: it would stop at the first
+ * weight_scale_inv, a name it cannot map). */
 static int open_logical_dir(conv *c)
 {
     mf_model *view = NULL;
