@@ -79,6 +79,8 @@ typedef enum conv_op {
                          after pad_token_id; none when count_key is absent or null) */
     OP_FIRST_OF,      /* the first tensor matching a rule of group count_key is named `with`,
                          later ones of the group skipped (T5's shared embeddings) */
+    OP_VOCAB_ROWS,    /* rows past the vocabulary's token count cut (Gemma3Model:
+                         data_torch[:len(tokens)]; nothing comes back in GGUF -> HF) */
     OP_CUT_ROWS,      /* rows cut into parts of count_key rows (the last takes the rest),
                          part i named with pat replaced by ws[i] (Jina-BERT's gated_layers) */
     OP_VIEW_EXPERTS,  /* [E * rows, cols] viewed as [E][rows][cols], E from count_key (DBRX) */
@@ -170,7 +172,16 @@ typedef struct conv_split {
     /* rows of the first part of block bid (the rest are the second part);
      * NULL: equal parts */
     int (*first_rows)(struct conv *c, int64_t bid, int64_t rows, int64_t *first);
+    /* or the rows of every part (each[n_parts]); used before first_rows */
+    int (*part_rows)(struct conv *c, int64_t rows, int64_t *each);
+    /* GGUF -> HF writes the parts as separate tensors (R_PLAIN rows: the
+     * names transformers' class reads), not fused back (R_CONCAT), unless
+     * a class variant of the reverse table (hf_rev_variants) fuses them */
+    bool unfused_back;
 } conv_split;
+/* Ernie4_5Model.modify_tensors: qkv_proj = q (n_head * head_dim rows), k, v
+ * (n_head_kv * head_dim each) (hf2gguf_meta.c) */
+int h2g_rows_ernie_qkv(struct conv *c, int64_t rows, int64_t *each);
 /* The first_rows functions (hf2gguf_meta.c), by name: h2g_rows_NAME. */
 #define CONV_SPLIT_ROWS(X) X(granitemoe_ffn) X(refact_kv) X(refact_ff) X(openelm_ffn)
 #define CONV_DECLARE_ROWS(n) int h2g_rows_##n(struct conv *c, int64_t bid, int64_t rows, int64_t *first);

@@ -8,6 +8,9 @@
  * ws positionally, by brace elision (C11 6.7.9p20), which -Wmissing-braces
  * would flag in every row; an OP_SPLIT row names .split explicitly. */
 #pragma GCC diagnostic ignored "-Wmissing-braces"
+/* conv_split rows name names, ops and first_rows; part_rows and
+ * unfused_back (zero: none / fused back) only where a split has them */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #include <stdio.h>
 
 /* arch_names.inc read once for the names, then once per word of the sets
@@ -324,14 +327,15 @@ static const conv_rule mistral3_rules[] = {
 };
 
 /* Gemma3Model.modify_tensors: a ForConditionalGeneration's text model
- * (language_model. dropped, the vision tower and projector skipped), +1 on
- * every norm (computed in float32: the converter widens BF16 first) */
+ * (language_model. dropped, the vision tower and projector skipped), the
+ * embedding's rows past the token count cut, +1 on every norm (computed in float32: the converter widens BF16 first) */
 static const conv_rule gemma3_rules[] = {
     {OP_RENAME, M_CONTAINS, "language_model.", "", NULL, NULL, NULL, NULL},
     {OP_SKIP, M_PREFIX, "multi_modal_projector.", NULL, NULL, NULL, NULL, NULL},
     {OP_SKIP, M_PREFIX, "vision_tower.", NULL, NULL, NULL, NULL, NULL},
     {OP_SKIP, M_PREFIX, "multimodal_projector.", NULL, NULL, NULL, NULL, NULL},
     {OP_SKIP, M_PREFIX, "vision_model.", NULL, NULL, NULL, NULL, NULL},
+    {OP_VOCAB_ROWS, M_CONTAINS, "embed_tokens.weight", NULL, NULL, NULL, NULL, NULL},
     {OP_ADD_ONE, M_SUFFIX, "norm.weight", NULL, NULL, NULL, NULL, NULL},
     NORULES,
 };
@@ -353,12 +357,21 @@ static const conv_rule glm4moe_rules[] = {
     NORULES,
 };
 
-/* Ernie4_5Model.modify_tensors (separate q/k/v and gate/up: fused
- * qkv_proj / up_gate_proj are refused, see arch_table's ERNIE row) */
+/* Ernie4_5Model.modify_tensors: the Paddle checkpoints' fused qkv_proj
+ * (q, k, v rows) and up_gate_proj (halves: gate, then up) split; GGUF -> HF
+ * writes transformers' separate q/k/v and gate/up back */
+static const conv_split ernie_qkv = {
+    (const char *const[]){"blk.%b.attn_q", "blk.%b.attn_k", "blk.%b.attn_v", NULL},
+    (const conv_op[]){OP_RENAME, OP_RENAME, OP_RENAME}, NULL, h2g_rows_ernie_qkv, true};
+static const conv_split ernie_up_gate = {
+    (const char *const[]){"blk.%b.ffn_gate", "blk.%b.ffn_up", NULL}, as_is2, NULL, NULL, true};
+
 static const conv_rule ernie_rules[] = {
     {OP_SKIP, M_CONTAINS, "mlp_AR", NULL, NULL, NULL, NULL, NULL},
     {OP_SKIP, M_CONTAINS, "vision_model", NULL, NULL, NULL, NULL, NULL},
     {OP_RENAME, M_CONTAINS, "ernie.", "model.", NULL, NULL, NULL, NULL},
+    {.op = OP_SPLIT, .m = M_CONTAINS, .pat = ".self_attn.qkv_proj.weight", .split = &ernie_qkv},
+    {.op = OP_SPLIT, .m = M_CONTAINS, .pat = ".mlp.up_gate_proj.weight", .split = &ernie_up_gate},
     NORULES,
 };
 

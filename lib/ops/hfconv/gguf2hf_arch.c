@@ -730,6 +730,37 @@ static bool xlmr_vocab(const mf_model *m)
     return tokenizer_is(m, "t5");
 }
 
+/* ERNIE 4.5 from a Paddle-layout checkpoint: the converter split its fused
+ * self_attn.qkv_proj and mlp.up_gate_proj where they sorted (o_proj,
+ * qkv_proj: attn_output, attn_q, attn_k, attn_v), so block 0's attn_q comes
+ * before its attn_k; transformers' separate names sort k_proj before
+ * q_proj. Written back fused, the directory converts to the same order. */
+static const hf_rev_name ernie_paddle_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", "model.layers.{bid}.input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", "model.layers.{bid}.post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q", "model.layers.{bid}.self_attn.qkv_proj", R_CONCAT},
+    {"blk.{bid}.attn_k", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_v", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_output", "model.layers.{bid}.self_attn.o_proj", R_PLAIN},
+    {"blk.{bid}.ffn_gate", "model.layers.{bid}.mlp.up_gate_proj", R_CONCAT},
+    {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down", "model.layers.{bid}.mlp.down_proj", R_PLAIN},
+    END,
+};
+
+static bool ernie_fused_order(const mf_model *m)
+{
+    size_t q = SIZE_MAX, k = SIZE_MAX;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        if (!strcmp(m->tensors[i].name, "blk.0.attn_q.weight"))
+            q = i;
+        else if (!strcmp(m->tensors[i].name, "blk.0.attn_k.weight"))
+            k = i;
+    }
+    return k != SIZE_MAX && q < k;
+}
+
 /* DeepSeek-V3's router (sigmoid scores with a correction bias,
  * exp_probs_b): DeepseekV2Config's classes route by softmax, so the
  * directory is DeepseekV3ForCausalLM's, which the converter also takes */
@@ -1119,5 +1150,6 @@ const hf_rev_variant hf_rev_variants[] = {
     {xlmr_vocab, {"bert", CLASS("XLMRobertaModel", "xlm-roberta"), roberta_names}},
     {deepseek_v3_router, {"deepseek2", CLASS("DeepseekV3ForCausalLM", "deepseek_v3"), deepseek2_names}},
     {deci_block_configs, {"deci", CLASS("DeciLMForCausalLM", "nemotron-nas"), deci_names}},
+    {ernie_fused_order, {"ernie4_5", CLASS("Ernie4_5ForCausalLM", "ernie4_5"), ernie_paddle_names}},
 };
 const size_t hf_rev_n_variants = sizeof(hf_rev_variants) / sizeof(hf_rev_variants[0]);

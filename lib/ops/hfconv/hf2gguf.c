@@ -694,6 +694,8 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
     mf_hf_meta_in mi = {.model_name = c.opts.model_name, .override_path = c.opts.metadata_override,
                         .output_type = type_name, .vocab_only = c.opts.vocab_only,
                         .file_name = default_name, .file_name_cap = sizeof(default_name)};
+    if (rc == 0 && !c.opts.vocab_only)
+        rc = h2g_cut_vocab_rows(&c);
     if (rc == 0)
         rc = h2g_build_metadata(&c, &mi);
     char *path = NULL;

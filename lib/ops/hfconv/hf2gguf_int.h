@@ -43,6 +43,7 @@ typedef struct out_tensor {
     bool mxfp4;                  /* OP_MXFP4: segs[0] blocks, segs[1] scales, rows of
                                     row_len values picked by row_map */
     int64_t *col_map;            /* output column -> source column within a row; NULL: same */
+    bool vocab_rows;             /* OP_VOCAB_ROWS: rows past the token count cut (h2g_cut_vocab_rows) */
     int64_t *out_perm;           /* output row -> the row the plain plan would put there (OP_RKVWG);
                                     NULL: the same */
 } out_tensor;
@@ -123,6 +124,7 @@ int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv);
  * per-layer counts; bid -1: the model's) */
 int h2g_layer_heads(const conv *c, int64_t bid, int64_t *n_head, int64_t *n_kv);
 int h2g_build_metadata(conv *c, mf_hf_meta_in *in);
+int h2g_cut_vocab_rows(conv *c); /* OP_VOCAB_ROWS, before the parameter count */
 int h2g_per_layer_config(conv *c);
 json_t *h2g_rope_params(conv *c); /* 2026: TextModel.rope_parameters (borrowed) */
 

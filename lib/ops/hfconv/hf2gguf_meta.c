@@ -1530,3 +1530,73 @@ int h2g_mistral_yarn(conv *c)
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "params.json yarn is not an object");
     return hyper_parameters(c, keys);
 }
+/* Ernie4_5Model.modify_tensors: qkv_proj split into [n_head * head_dim,
+ * n_kv * head_dim, n_kv * head_dim] rows; head_dim from config.json, else
+ * hidden_size // num_attention_heads */
+int h2g_rows_ernie_qkv(conv *c, int64_t rows, int64_t *each)
+{
+    int64_t heads, kv, hd;
+    (void)rows;
+    if (h2g_need_hp_int(c, "num_attention_heads", &heads) || h2g_need_hp_int(c, "num_key_value_heads", &kv))
+        return -1;
+    json_t *h = h2g_hparam(c, "head_dim");
+    if (h && !json_is_null(h)) {
+        if (h2g_need_int(c, h, "head_dim", &hd))
+            return -1;
+    } else if (h2g_need_hp_int(c, "hidden_size", &hd)) {
+        return -1;
+    } else if (heads <= 0) {
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "num_attention_heads %lld", (long long)heads);
+    } else {
+        hd /= heads;
+    }
+    if (heads <= 0 || kv <= 0 || hd <= 0 || heads > INT32_MAX || kv > INT32_MAX || hd > INT32_MAX)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "heads %lld, KV heads %lld, head_dim %lld: not a qkv "
+                       "split", (long long)heads, (long long)kv, (long long)hd);
+    each[0] = heads * hd;
+    each[1] = each[2] = kv * hd;
+    return 0;
+}
+
+/* OP_VOCAB_ROWS (Gemma3Model.modify_tensors: data_torch[:len(tokens)]): the
+ * token count is that of the vocabulary step (config.json's vocab_size,
+ * else the tokenizer's), built once more here into a list of its own,
+ * since the parameter count (general.size_label) comes before it. */
+int h2g_cut_vocab_rows(conv *c)
+{
+    bool any = false;
+    for (size_t i = 0; i < c->n_out && !any; i++)
+        any = c->out[i].vocab_rows;
+    if (!any)
+        return 0;
+    mf_kvlist kv;
+    if (mf_kvlist_init(&kv))
+        return mf_oom(c->st, c->dir);
+    kv.overwrite = c->kv->overwrite;
+    mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name, .l2026 = c->l2026,
+                           .pre_fallback = c->arch_file ? c->arch_file->pre_tokenizer : NULL};
+    int rc = mf_hf_vocab_keys(c->dir, c->cfg, &vo, &kv, c->st);
+    const mf_kv *tok = NULL;
+    for (size_t i = 0; rc == 0 && i < kv.n && !tok; i++)
+        if (!strcmp(kv.kv[i].key, "tokenizer.ggml.tokens"))
+            tok = &kv.kv[i];
+    if (rc == 0 && (!tok || tok->v.type != MF_V_ARR))
+        rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "the vocabulary has no token list to cut the embedding by");
+    for (size_t i = 0; rc == 0 && i < c->n_out; i++) {
+        out_tensor *o = &c->out[i];
+        if (!o->vocab_rows || o->ndim < 1 || (uint64_t)o->shape[0] <= tok->v.as.arr.n)
+            continue;
+        int64_t n = (int64_t)tok->v.as.arr.n;
+        if (!o->row_map) { /* the first n source rows */
+            if (!(o->row_map = malloc(sizeof(int64_t) * (size_t)(n ? n : 1)))) {
+                rc = mf_oom(c->st, c->dir);
+                break;
+            }
+            for (int64_t k = 0; k < n; k++)
+                o->row_map[k] = k;
+        }
+        o->shape[0] = n; /* a row map's first n entries */
+    }
+    mf_kvlist_free(&kv);
+    return rc;
+}

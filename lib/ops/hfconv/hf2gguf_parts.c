@@ -61,12 +61,14 @@ int h2g_count_parts(const char *dir, const char *prefix, const char *suffix, siz
 }
 
 /* A pre-quantized checkpoint (quantization_config): the directory's logical
- * view, which streams each packed weight dequantized, is the one part. */
+ * view, which streams each packed weight dequantized, is the one part; FP8
+ * as ModelBase.dequant_model computes it (ecbcb7ea: float32 products; the
+ * c392e509 converter has no dequantization: it would stop at the first
+ * weight_scale_inv, a name it cannot map). */
 static int open_logical_dir(conv *c)
 {
     mf_model *view = NULL;
-    if (mf_open_model(c->dir, 0, &c->stored, c->st) ||
-        mf_model_logical_view_as(c->stored, MF_DTYPE_INVALID, &view, c->st))
+    if (mf_open_model(c->dir, 0, &c->stored, c->st) || mf_hf_prequant_view_llama(c->stored, &view, c->st))
         return -1;
     if (!view)
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1,

@@ -859,16 +859,31 @@ static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const m
     /* a 1-d one (a fused bias) is cut as rows of one element */
     int rd = t->ndim >= 2 ? t->ndim - 2 : 0;
     int64_t outer = t->ndim == 3 ? t->shape[0] : 1, rows = t->shape[rd], len = t->ndim >= 2 ? t->shape[t->ndim - 1] : 1;
-    int64_t first = rows / (int64_t)n_parts;
-    if (sp->first_rows && sp->first_rows(c, bid, rows, &first))
-        return -1;
-    if (sp->first_rows ? (n_parts != 2 || first <= 0 || first >= rows) : rows % (int64_t)n_parts)
-        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows do not split into "
-                       "%zu parts (the first of %lld)", name, (long long)rows, n_parts, (long long)first);
+    if (n_parts > 8)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %zu parts", name, n_parts);
+    int64_t first = rows / (int64_t)n_parts, each[8], sum = 0;
+    if (sp->part_rows) {
+        if (sp->part_rows(c, rows, each))
+            return -1;
+        for (size_t p = 0; p < n_parts; p++)
+            sum += each[p] > 0 ? each[p] : -rows - 1;
+        if (sum != rows)
+            return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows are not the sum of "
+                           "its %zu parts' (%lld, %lld, ...)", name, (long long)rows, n_parts, (long long)each[0],
+                           (long long)each[1]);
+    } else {
+        if (sp->first_rows && sp->first_rows(c, bid, rows, &first))
+            return -1;
+        if (sp->first_rows ? (n_parts != 2 || first <= 0 || first >= rows) : rows % (int64_t)n_parts)
+            return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows do not split into "
+                           "%zu parts (the first of %lld)", name, (long long)rows, n_parts, (long long)first);
+        for (size_t p = 0; p < n_parts; p++)
+            each[p] = sp->first_rows && p == 1 ? rows - first : first;
+    }
     const char *suffix = ends_with(name, ".bias") ? ".bias" : ".weight";
     int64_t at = 0;
     for (size_t p = 0; p < n_parts; p++) {
-        int64_t prow = sp->first_rows && p == 1 ? rows - first : first;
+        int64_t prow = each[p];
         out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
         memcpy(o.shape, t->shape, sizeof(o.shape));
         o.shape[rd] = prow;
@@ -1627,6 +1642,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
         case OP_CUT_ROWS: continue; /* done before (plan_tensor) */
+        case OP_VOCAB_ROWS: o.vocab_rows = true; continue; /* cut once the vocabulary is known */
         case OP_FIRST_OF: {
             if (first_of_seen(c, r->count_key)) {
                 free(name);

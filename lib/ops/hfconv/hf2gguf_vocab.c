@@ -380,7 +380,9 @@ static const char *pre_name_by_hash(const vocab *v, char hex[65])
     mf_status local = MF_STATUS_INIT;
     mf_bpe *b = mf_bpe_new(v->tj, v->tcfg, v->dir, &local);
     hex[0] = 0;
-    const char *name = b && mf_bpe_chkhsh(b, hex, &local) == 0 ? mf_bpe_pre_name_of_hash(hex) : NULL;
+    const char *name = NULL;
+    if (b && mf_bpe_chkhsh(b, hex, &local) == 0) /* the layout's converter's table */
+        name = v->o->l2026 ? mf_bpe_pre_name_of_hash_2026(hex) : mf_bpe_pre_name_of_hash(hex);
     if (!b || local.code != MF_OK)
         hex[0] = 0;
     mf_bpe_free(b);

@@ -336,7 +336,7 @@ static const conv_hp llama4_mm_hp[] = {
 
 static const conv_split qwen_vl_qkv = {
     (const char *const[]){"v.blk.%b.attn_q", "v.blk.%b.attn_k", "v.blk.%b.attn_v", NULL},
-    (const conv_op[]){OP_RENAME, OP_RENAME, OP_RENAME}, NULL,
+    (const conv_op[]){OP_RENAME, OP_RENAME, OP_RENAME}, NULL, NULL, false,
 };
 /* Qwen2VLVisionModel.modify_tensors: visual.* only; the fused qkv (weight
  * and bias) cut in three; the Conv3D patch embedding [c, 3, 2, kh, kw] as
