@@ -339,12 +339,14 @@ extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
 
 /* An mmproj class's tensor_force_quant, one rule: a tensor whose source
- * name (on 's') or GGUF name (on 'g') holds pat takes type 'h' F16, 'f'
- * F32, or 'p' F16 when the output type is F16 else F32. */
+ * name (on 's') or GGUF name (on 'g') holds pat (and `also`, when set)
+ * takes type 'h' F16, 'f' F32, or 'p' F16 when the output type is F16
+ * else F32. */
 typedef struct conv_force_type {
     char on;
     const char *pat;
     char type;
+    const char *also; /* NULL: pat alone (the Whisper encoders' ".conv" and ".weight") */
 } conv_force_type;
 
 /* The vision tower + projector of a multimodal class as llama.cpp's
@@ -363,6 +365,12 @@ typedef struct conv_mmproj {
     const char *const *fixes;
     const conv_force_type *types; /* its tensor_force_quant before the base class's */
     int (*prepare)(struct conv *c); /* what else its __init__ computes (NULL: nothing) */
+    /* an audio encoder (has_audio_encoder; mmproj_table.c's audio rows): */
+    const char *audio_cfg;        /* its config's path in config.json, "a|b": the first present
+                                     (get_audio_config); NULL: no audio encoder */
+    bool no_vision;               /* has_vision_encoder False: the audio config is the hparams */
+    const char *const *afixes;    /* the class's changes to the audio config, as fixes */
+    const char *vision_cfg;       /* the vision config's path (NULL: "vision_config") */
 } conv_mmproj;
 /* their computed values and key blocks (hf2gguf_mmproj.c) */
 json_t *h2g_mm_gemma3_scale(struct conv *c);

@@ -90,6 +90,7 @@ typedef struct conv {
     const conv_mmproj *mm;       /* --mmproj: the class's row; cfg is then its vision config */
     json_t *global;              /* mm: the whole config.json (MmprojModel.global_config) */
     json_t *pre;                 /* mm: preprocessor_config.json + processor_config.json */
+    json_t *audio;               /* mm: the audio encoder's config ("aud:k"; NULL: none) */
     int64_t pick_id;             /* mm: OP_PICK_ROW's row (a token id; <= 0: none) */
     uint64_t done, total_bytes;
     mf_status *st;
