@@ -1,5 +1,5 @@
-/* hf2gguf_mmproj.c - `convert --mmproj`: the vision tower and projector of
- * a multimodal directory as the separate GGUF llama.cpp's converter
+/* hf2gguf_mmproj.c - `convert --mmproj`: the vision tower and projector (or
+ * the audio encoder) of a multimodal directory as the separate GGUF llama.cpp's converter
  * (ecbcb7ea) writes with --mmproj (MmprojModel): the class's row of
  * conv_mmprojs[] (mmproj_table.c) chosen, its hparams made what
  * MmprojModel.__init__ makes them (the vision config, with the class's
@@ -155,9 +155,12 @@ static int merge_preprocessor(conv *c, const char *name, const char *inner)
     return rc;
 }
 
-/* MmprojModel.__init__ after the class is known: hparams = vision_config
- * (the class's changes applied), global_config = config.json, the block
- * count of the vision encoder, the preprocessor config; the MMPROJ name map. */
+/* MmprojModel.__init__ after the class is known: global_config =
+ * config.json (text_config lifted as load_hparams does), hparams = the
+ * vision config, else the audio encoder's (an audio class: its row's
+ * audio_cfg; c->audio, "aud:" in key lists), the block count of hparams
+ * (128 with both encoders), the class's changes applied to each config,
+ * the preprocessor config; the MMPROJ name map. */
 int h2g_mmproj_setup(conv *c)
 {
     const char *cls = json_string_value(json_array_get(h2g_hparam(c, "architectures"), 0));
@@ -177,7 +180,7 @@ int h2g_mmproj_setup(conv *c)
     json_t *vc = sub_config(c, vpath), *ac = row->audio_cfg ? sub_config(c, row->audio_cfg) : NULL;
     if (row->no_vision && vc)
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "--mmproj: %s has no vision encoder, but config.json "
-                       "has a %s (the converter would read it as the audio encoder's)", cls, vpath);
+                       "has a %s (the converter would take its hparams from it)", cls, vpath);
     if (!row->no_vision && !json_is_object(vc))
         return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "--mmproj: config.json has no %s: no vision "
                        "tower to write (%s)", vpath, cls);

@@ -1,0 +1,213 @@
+/* test_mmaudio.c - `convert --mmproj` of the audio encoders against
+ * llama.cpp's converter (ecbcb7ea): each directory of
+ * tests/data/mmaudio/dirs (gen_dirs.py: Qwen2-Audio, Ultravox, Voxtral,
+ * AudioFlamingo3, GLM-ASR, Qwen2.5-Omni) converted to f16, q8_0, bf16 and
+ * f32 must give the converter's file byte for byte (expected.json, made by
+ * tests/data/mmproj/make_expected.py over these directories); validate's
+ * clip-loader key check; the errors (no audio config, an audio class with a
+ * vision_config, GLM-ASR without merge_factor, an audio mmproj without
+ * num_mel_bins); and, when MFMT_CLIPCHECK_AUDIO names the clip loader of
+ * tests/data/mmaudio/README.md, that llama.cpp b10256 loads each f16 and
+ * q8_0 output and encodes a mel spectrogram with it (a counted SKIP
+ * otherwise). Qwen2.5-Omni's file, as the converter writes it, has no audio
+ * tensors: the clip loader refuses it, and the test requires that too. */
+#include "testlib.h"
+
+#include "core/core.h"
+#include "formats/formats.h"
+#include "ops/hfconv/hfconv.h"
+#include "ops/hfconv/llama_load.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DATA "tests/data/mmaudio"
+
+static int to_mmproj(const char *dir, const char *out, const char *type, mf_status *st)
+{
+    mf_convert_gguf_opts o;
+    mf_convert_gguf_opts_init(&o);
+    o.type = type;
+    o.mmproj = true;
+    return mf_convert_to_gguf(dir, out, &o, st);
+}
+
+static void keep_first(void *ctx, const char *msg)
+{
+    char *out = ctx;
+    if (!out[0])
+        snprintf(out, 256, "%s", msg);
+}
+
+/* mtmd's clip loader's key check of a written file: its problem count */
+static size_t load_problems(const char *path, char *first)
+{
+    mf_status st;
+    mf_status_init(&st);
+    mf_model *m = NULL;
+    size_t np = (size_t)-1;
+    if (mf_open(path, NULL, &m, &st) == 0) {
+        np = mf_llama_load_problems(m, keep_first, first);
+        mf_close(m);
+    }
+    mf_status_clear(&st);
+    return np;
+}
+
+/* MFMT_CLIPCHECK_AUDIO FILE 32 64: clip_init + a 64-frame mel (and a 32 x 32 image) */
+static int clip_exit(const char *path)
+{
+    char cmd[8400];
+    snprintf(cmd, sizeof(cmd), "%s %s 32 64 >/dev/null 2>&1", getenv("MFMT_CLIPCHECK_AUDIO"), path);
+    int r = system(cmd);
+    return WIFEXITED(r) ? WEXITSTATUS(r) : 128;
+}
+
+static void one_reference(const char *tmp, const char *key, json_t *v, int *same, int *loaded, int *tried)
+{
+    const char *d = json_string_value(json_object_get(v, "dir")), *t = json_string_value(json_object_get(v, "outtype"));
+    const char *want = json_string_value(json_object_get(v, "sha256"));
+    char src[512], out[512], h[129] = "", first[256] = "";
+    snprintf(src, sizeof(src), DATA "/dirs/%s", d ? d : "?");
+    snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
+    mf_status st;
+    mf_status_init(&st);
+    int rc = to_mmproj(src, out, t, &st);
+    CHECKF(rc == 0, "%s: %s", key, st.msg);
+    mf_status_clear(&st);
+    if (rc == 0)
+        mf_hash_file(out, MF_SHA256, h, &st);
+    mf_status_clear(&st);
+    bool ok = want && !strcmp(h, want);
+    *same += ok;
+    printf("mmproj %-26s %s\n", key, ok ? "byte-identical to llama.cpp's converter (--mmproj)" : "DIFFERS");
+    CHECKF(ok, "%s: differs from the converter's mmproj file", key);
+    if (rc == 0) {
+        size_t np = load_problems(out, first);
+        CHECKF(np == 0, "%s: %zu load problems (%s)", key, np, first);
+    }
+    if (rc == 0 && getenv("MFMT_CLIPCHECK_AUDIO") && (!strcmp(t, "f16") || !strcmp(t, "q8_0"))) {
+        bool omni = d && !strcmp(d, "qwen25omni-tiny"); /* the converter's file has no a.* tensors */
+        int r = clip_exit(out);
+        (*tried)++;
+        *loaded += r == 0;
+        printf("llama.cpp b10256 clip_init + encode %-22s exit %d%s\n", key, r,
+               omni ? " (expected: no audio tensor, \"unable to find tensor a.blk.0...\")" : "");
+        CHECKF(omni ? r != 0 : r == 0, "%s: the clip loader of llama.cpp b10256 gives exit %d", key, r);
+    }
+    unlink(out);
+}
+
+static void run_references(const char *tmp)
+{
+    json_t *e = json_load_file(DATA "/expected.json", 0, NULL);
+    CHECKF(e != NULL, DATA "/expected.json unreadable");
+    const char *key;
+    json_t *v;
+    int same = 0, total = 0, loaded = 0, tried = 0;
+    json_object_foreach(json_object_get(e, "outputs"), key, v) {
+        total++;
+        one_reference(tmp, key, v, &same, &loaded, &tried);
+    }
+    printf("mmaudio: %d of %d byte-identical to llama.cpp's converter\n", same, total);
+    CHECK(total >= 24);
+    if (getenv("MFMT_CLIPCHECK_AUDIO"))
+        printf("mmaudio: %d of %d load and encode in llama.cpp b10256's clip (Qwen2.5-Omni's 2 refused)\n", loaded,
+               tried);
+    else
+        TL_SKIP("audio mmproj outputs in llama.cpp's clip loader: MFMT_CLIPCHECK_AUDIO not set "
+                "(tests/data/mmaudio/README.md)");
+    json_decref(e);
+}
+
+/* A copy of DATA/dirs/SRC under TMP/NAME with config.json replaced. */
+static void variant(const char *tmp, const char *src, const char *name, const char *config, char *out, size_t cap)
+{
+    char cmd[2048], p[700];
+    snprintf(out, cap, "%s/%s", tmp, name);
+    snprintf(cmd, sizeof(cmd), "cp -r " DATA "/dirs/%s %s", src, out);
+    CHECK(system(cmd) == 0);
+    snprintf(p, sizeof(p), "%s/config.json", out);
+    FILE *f = fopen(p, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(config, f);
+        fclose(f);
+    }
+}
+
+static void refused(const char *tmp, const char *dir, mf_code code, const char *needle)
+{
+    char out[600];
+    snprintf(out, sizeof(out), "%s/refused.gguf", tmp);
+    mf_status st;
+    mf_status_init(&st);
+    int rc = to_mmproj(dir, out, "f16", &st);
+    CHECKF(rc != 0 && st.code == code && strstr(st.msg, needle), "%s: rc %d code %d \"%s\", wanted \"%s\"", dir, rc,
+           (int)st.code, st.msg, needle);
+    CHECKF(access(out, F_OK) != 0, "%s: an output was left after the error", dir);
+    printf("refused: %s\n", st.msg);
+    mf_status_clear(&st);
+}
+
+#define WHISPER_CFG "{\"d_model\": 32, \"encoder_ffn_dim\": 64, \"encoder_attention_heads\": 2, " \
+                    "\"encoder_layers\": 3, \"num_mel_bins\": 16}"
+
+static void errors(const char *tmp)
+{
+    char d[600], cmd[700];
+    variant(tmp, "qwen2audio-tiny", "no-audio", "{\"architectures\": [\"Qwen2AudioForConditionalGeneration\"], "
+            "\"text_config\": {\"hidden_size\": 64}}", d, sizeof(d));
+    refused(tmp, d, MF_ERR_FORMAT, "has no whisper_config|audio_config");
+    variant(tmp, "qwen2audio-tiny", "with-vision", "{\"architectures\": [\"Qwen2AudioForConditionalGeneration\"], "
+            "\"text_config\": {\"hidden_size\": 64}, \"vision_config\": {\"hidden_size\": 8}, "
+            "\"audio_config\": " WHISPER_CFG "}", d, sizeof(d));
+    refused(tmp, d, MF_ERR_UNSUPPORTED, "has no vision encoder");
+    variant(tmp, "glmasr-tiny", "no-merge", "{\"architectures\": [\"GlmasrModel\"], \"lm_config\": "
+            "{\"hidden_size\": 64}, \"whisper_config\": " WHISPER_CFG "}", d, sizeof(d));
+    refused(tmp, d, MF_ERR_FORMAT, "merge_factor");
+    variant(tmp, "qwen25omni-tiny", "omni-no-thinker", "{\"architectures\": [\"Qwen2_5OmniModel\"], "
+            "\"model_type\": \"qwen2_5_omni\", \"hidden_size\": 64}", d, sizeof(d));
+    refused(tmp, d, MF_ERR_FORMAT, "thinker_config.vision_config");
+    snprintf(cmd, sizeof(cmd), "rm -rf %s/no-audio %s/with-vision %s/no-merge %s/omni-no-thinker", tmp, tmp, tmp,
+             tmp);
+    CHECK(system(cmd) == 0);
+}
+
+/* validate's check of an audio mmproj: without clip.audio.num_mel_bins
+ * (which clip.cpp reads without a default) the file is refused with the
+ * key named */
+static void clip_load_check(const char *tmp)
+{
+    char in[600], out[600], msg[256] = "";
+    snprintf(in, sizeof(in), "%s/ok.gguf", tmp);
+    snprintf(out, sizeof(out), "%s/no-mel.gguf", tmp);
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(to_mmproj(DATA "/dirs/ultravox-tiny", in, "f16", &st) == 0);
+    mf_edit_op op = {MF_EDIT_DELETE, "clip.audio.num_mel_bins", NULL};
+    mf_edit_opts eo = {.struct_size = sizeof(eo), .flags = MF_EDIT_FORCE};
+    int rc = mf_edit(in, out, &op, 1, &eo, NULL, &st);
+    CHECKF(rc == 0, "%s", st.msg);
+    mf_status_clear(&st);
+    if (rc == 0) {
+        size_t np = load_problems(out, msg);
+        CHECKF(np == 1 && strstr(msg, "clip.audio.num_mel_bins"), "%zu problems: %s", np, msg);
+        printf("validate of an audio mmproj without clip.audio.num_mel_bins: %s\n", msg);
+    }
+    unlink(in);
+    unlink(out);
+}
+
+int main(void)
+{
+    char tmp[] = "/tmp/mfmt-mmaudio-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    run_references(tmp);
+    errors(tmp);
+    clip_load_check(tmp);
+    CHECK(rmdir(tmp) == 0);
+    return tl_report("mmaudio");
+}
