@@ -199,7 +199,7 @@ int h2g_mmproj_setup(conv *c)
     c->hparams = row->a.hparams;
     c->names = conv_clip_names;
     c->n_names = conv_n_clip_names;
-    c->name_bit = ~0ull;
+    c->name_arch = -1;
     /* hparams = the vision config, else the audio config's (the same object) */
     c->audio = ac ? json_deep_copy(ac) : NULL;
     c->cfg = vc ? json_deep_copy(vc) : json_incref(c->audio);
