@@ -1,7 +1,7 @@
 /* test_mmaudio.c - `convert --mmproj` of the audio encoders against
  * llama.cpp's converter (ecbcb7ea): each directory of
  * tests/data/mmaudio/dirs (gen_dirs.py: Qwen2-Audio, Ultravox, Voxtral,
- * AudioFlamingo3, GLM-ASR, Qwen2.5-Omni) converted to f16, q8_0, bf16 and
+ * AudioFlamingo3, GLM-ASR, Qwen2.5-Omni, LFM2-Audio) converted to f16, q8_0, bf16 and
  * f32 must give the converter's file byte for byte (expected.json, made by
  * tests/data/mmproj/make_expected.py over these directories); validate's
  * clip-loader key check; the errors (no audio config, an audio class with a
@@ -10,7 +10,8 @@
  * tests/data/mmaudio/README.md, that llama.cpp b10256 loads each f16 and
  * q8_0 output and encodes a mel spectrogram with it (a counted SKIP
  * otherwise). Qwen2.5-Omni's file, as the converter writes it, has no audio
- * tensors: the clip loader refuses it, and the test requires that too. */
+ * tensors: the clip loader refuses it, and the test requires that too;
+ * LFM2-Audio's is 32 wide where that graph takes 512 only (a counted SKIP). */
 #include "testlib.h"
 
 #include "core/core.h"
@@ -88,7 +89,13 @@ static void one_reference(const char *tmp, const char *key, json_t *v, int *same
         size_t np = load_problems(out, first);
         CHECKF(np == 0, "%s: %zu load problems (%s)", key, np, first);
     }
-    if (rc == 0 && getenv("MFMT_CLIPCHECK_AUDIO") && (!strcmp(t, "f16") || !strcmp(t, "q8_0"))) {
+    bool runtime = rc == 0 && getenv("MFMT_CLIPCHECK_AUDIO") && (!strcmp(t, "f16") || !strcmp(t, "q8_0"));
+    if (runtime && d && !strcmp(d, "lfm2audio-tiny")) {
+        runtime = false;
+        TL_SKIP("%s in llama.cpp b10256's clip: its conformer graph fixes the width at 512 (this one is 32; the "
+                "512-wide check is in tests/data/mmaudio/README.md)", key);
+    }
+    if (runtime) {
         bool omni = d && !strcmp(d, "qwen25omni-tiny"); /* the converter's file has no a.* tensors */
         int r = clip_exit(out);
         (*tried)++;
@@ -112,7 +119,7 @@ static void run_references(const char *tmp)
         one_reference(tmp, key, v, &same, &loaded, &tried);
     }
     printf("mmaudio: %d of %d byte-identical to llama.cpp's converter\n", same, total);
-    CHECK(total >= 24);
+    CHECK(total >= 28);
     if (getenv("MFMT_CLIPCHECK_AUDIO"))
         printf("mmaudio: %d of %d load and encode in llama.cpp b10256's clip (Qwen2.5-Omni's 2 refused)\n", loaded,
                tried);

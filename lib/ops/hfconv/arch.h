@@ -147,6 +147,12 @@ typedef enum conv_op {
                          is the GGUF name: not looked up in the name map */
     OP_RENUMBER,      /* the name's first number n replaced by element n of the config list
                          count_key (Qwen3-VL's deepstack mergers: their absolute layer) */
+    OP_BN_FOLD,       /* a BatchNorm's weight, bias, running_mean, running_var (and
+                         num_batches_tracked) of a block collected; at the fifth, w / sqrt(var + 1e-5)
+                         and bias - mean * that, as torch computes them in the source's float type,
+                         written as the name up to pat + ".weight" / ".bias" (ConformerAudioModel:
+                         LFM2-Audio's conv module). GGUF -> HF: the pair as weight and bias with
+                         running_mean 0 and running_var 1 - 1e-5 (the same function) */
 } conv_op;
 
 /* OP_SPLIT: a fused tensor cut along its rows (the second-to-last

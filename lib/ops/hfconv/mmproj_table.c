@@ -651,6 +651,49 @@ static const conv_force_type qwen25omni_mm_types[] = {
     {0, NULL, 0, NULL},
 };
 
+/* LFM2AudioModel (a ConformerAudioModel): the text model, the audio output
+ * side (depthformer, depth embeddings and linear, codebook offsets) and the
+ * training-only loss weight skipped; ConformerAudioModel.modify_tensors: the
+ * BatchNorm of each conv module folded into weight and bias, the
+ * subsampling convs' biases [c] as [c, 1, 1], the depthwise conv [c, 1, k]
+ * as [c, k], the pointwise ones [o, i, 1] as [o, i] */
+static const conv_rule lfm2a_mm_rules[] = {
+    {OP_SKIP, M_PREFIX, "lfm.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "audio_loss_weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "codebook_offsets", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "depth_embeddings", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "depth_linear", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "depthformer", NULL, NULL, NULL, NULL, NULL},
+    {OP_BN_FOLD, M_CONTAINS, "batch_norm", NULL, NULL, NULL, NULL, NULL},
+    {OP_UNSQUEEZE_LAST, M_PATTERN, "conformer.pre_encode.conv.{x}.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_UNSQUEEZE_LAST, M_PATTERN, "conformer.pre_encode.conv.{x}.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE1, M_SUFFIX, "conv.depthwise_conv.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, "conv.pointwise_conv1.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, "conv.pointwise_conv2.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+/* LFM2AudioModel.set_gguf_parameters: the encoder config's NeMo names */
+static const char *const lfm2a_afixes[] = {"hidden_size=d_model,intermediate_size=d_model,num_attention_heads=n_heads",
+                                           NULL};
+static const conv_hp lfm2a_mm_hp[] = {
+    CALC("general.file_type", 'u', file_type_mm, 0),
+    MMPROJ_AUDIO,
+    {"projector_type", 's', "=lfm2a", 0, NULL, NULL},
+    {"audio.num_mel_bins", 'u', "aud:feat_in", 0, NULL, NULL},
+    {"audio.attention.layer_norm_epsilon", 'f', "=1e-5", 0, NULL, NULL},
+    END,
+};
+/* ConformerAudioModel.tensor_force_quant: an audio tensor ("audio",
+ * "conformer", ... in its name) with ".conv" F32 (its other case, "_conv"
+ * with ".weight", names only norm_conv and the convs' own tensors: 1-d, or
+ * ".conv" too) */
+static const conv_force_type lfm2a_mm_types[] = {
+    {'s', ".conv", 'f', "conformer"},
+    {'s', ".conv", 'f', "audio"},
+    {'s', ".conv", 'f', "codebook"},
+    {0, NULL, 0, NULL},
+};
+
 /* ---------------------------------------------------------------- rows */
 
 #define MM(cls, rules, hp) {"clip", cls, -1, rules, hp, V_LLAMA, AF_ONLY_2026}
@@ -687,5 +730,7 @@ const conv_mmproj conv_mmprojs[] = {
     {MM(CLASSES("Qwen2_5OmniModel"), qwen25omni_mm_rules, qwen25omni_mm_hp), "qwen2_5_omni", NULL,
      qwen2vl_mm_fixes, qwen25omni_mm_types, NULL, "thinker_config.audio_config", false, qwen25omni_afixes,
      "thinker_config.vision_config"},
+    {MM(CLASSES("Lfm2AudioForConditionalGeneration"), lfm2a_mm_rules, lfm2a_mm_hp), NULL, NULL, NULL,
+     lfm2a_mm_types, NULL, "encoder", true, lfm2a_afixes, NULL},
 };
 const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);

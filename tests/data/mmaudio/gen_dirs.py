@@ -23,6 +23,12 @@
                      Qwen2.5-VL tower) and thinker.audio_tower.* (no stored
                      positions: the converter makes sinusoids), ln_post, proj,
                      audio_bos_eos_token; talker.* / token2wav.* to skip; BF16
+  lfm2audio-tiny     Lfm2AudioForConditionalGeneration ("lfm2a", ConformerAudioModel):
+                     a FastConformer (conformer.pre_encode.conv.{0,2,3,5,6} +
+                     out, 7 layers of macaron FFNs, relative-position attention,
+                     a conv module with BatchNorm the converter folds), the
+                     audio_adapter MLP, audio_embedding.*, and lfm.* /
+                     depthformer.* / audio_loss_weight to skip; BF16
 
 Each holds a small text embedding the converter must skip. Values are
 torch.randn with a fixed seed per tensor name (crc32), written in
@@ -39,7 +45,7 @@ DT = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
 
 class Dir:
     def __init__(self, name):
-        self.name, self.shapes = name, {}
+        self.name, self.shapes, self.ints = name, {}, {}
 
     def add(self, key, shape, gain=False):
         self.shapes[key] = (list(shape), gain)
@@ -64,10 +70,13 @@ class Dir:
         d = os.path.join(out, self.name)
         os.makedirs(d, exist_ok=True)
         header, blobs, off = {"__metadata__": {"format": "pt"}}, [], 0
-        for key in sorted(self.shapes):
-            t = self.values(key).to(DT[dtype]).contiguous()
-            raw = (t.view(torch.int16) if dtype == "BF16" else t).numpy().tobytes()
-            header[key] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [off, off + len(raw)]}
+        for key in sorted(list(self.shapes) + list(self.ints)):
+            if key in self.ints:  # an int64 scalar (BatchNorm's num_batches_tracked)
+                t, dt = torch.tensor(self.ints[key], dtype=torch.int64), "I64"
+            else:
+                t, dt = self.values(key).to(DT[dtype]).contiguous(), dtype
+            raw = (t.view(torch.int16) if dt == "BF16" else t).numpy().tobytes()
+            header[key] = {"dtype": dt, "shape": list(t.shape), "data_offsets": [off, off + len(raw)]}
             blobs.append(raw)
             off += len(raw)
         h = json.dumps(header, separators=(",", ":")).encode()
@@ -222,10 +231,69 @@ def qwen25omni(out):
     t.save(out, "BF16", cfg, {"preprocessor_config.json": pre})
 
 
+def lfm2audio(out, D=D, H=2, F=4 * D, name="lfm2audio-tiny"):
+    """D, H, F: width, heads, FFN width (`gen_dirs.py --lfm2a-512 OUT` makes the runtime check's
+    512-wide one: llama.cpp b10256's conformer graph fixes the width at 512; not committed)"""
+    t = Dir(name)
+    C, K, L, A = 8, 9, 7, 48   # subsampling channels, conv kernel, layers (conv.6 needs 7), adapter
+    t.add("lfm.embed_tokens.weight", [32, TEXT])
+    t.add("lfm.layers.0.feed_forward.w1.weight", [16, TEXT])
+    t.add("depthformer.layers.0.weight", [8, 8])
+    t.add("depth_linear.weight", [8, TEXT])
+    t.add("audio_loss_weight", [4])
+    p = "conformer.pre_encode."
+    t.add(p + "conv.0.weight", [C, 1, 3, 3])
+    t.add(p + "conv.0.bias", [C])
+    for i, (o, k) in ((2, (1, 3)), (3, (C, 1)), (5, (1, 3)), (6, (C, 1))):
+        t.add(p + "conv.%d.weight" % i, [C, o, k, k])
+        t.add(p + "conv.%d.bias" % i, [C])
+    t.linear(p + "out", D, C * (MEL // 8))
+    for i in range(L):
+        b = "conformer.layers.%d." % i
+        for f in ("1", "2"):
+            t.norm(b + "norm_feed_forward" + f, D)
+            t.linear(b + "feed_forward%s.linear1" % f, F, D)
+            t.linear(b + "feed_forward%s.linear2" % f, D, F)
+        t.norm(b + "norm_self_att", D)
+        for x in ("q", "k", "v", "out"):
+            t.linear(b + "self_attn.linear_" + x, D, D)
+        t.linear(b + "self_attn.linear_pos", D, D, bias=False)
+        t.add(b + "self_attn.pos_bias_u", [H, D // H])
+        t.add(b + "self_attn.pos_bias_v", [H, D // H])
+        t.norm(b + "norm_conv", D)
+        t.add(b + "conv.pointwise_conv1.weight", [2 * D, D, 1])
+        t.add(b + "conv.pointwise_conv1.bias", [2 * D])
+        t.add(b + "conv.depthwise_conv.weight", [D, 1, K])
+        t.add(b + "conv.depthwise_conv.bias", [D])
+        t.norm(b + "conv.batch_norm", D)
+        t.add(b + "conv.batch_norm.running_mean", [D])
+        t.add(b + "conv.batch_norm.running_var", [D], gain=True)  # positive, near 1
+        t.ints[b + "conv.batch_norm.num_batches_tracked"] = 1000 + i  # int64, shape [] (BatchNorm1d)
+        t.add(b + "conv.pointwise_conv2.weight", [D, D, 1])
+        t.add(b + "conv.pointwise_conv2.bias", [D])
+        t.norm(b + "norm_out", D)
+    t.norm("audio_adapter.model.0", D)
+    t.linear("audio_adapter.model.1", A, D)
+    t.linear("audio_adapter.model.3", TEXT, A)
+    t.add("audio_embedding.embedding.weight", [40, TEXT])
+    t.norm("audio_embedding.embedding_norm", TEXT)
+    t.linear("audio_embedding.to_logits", 40, TEXT)
+    enc = {"feat_in": MEL, "n_layers": L, "d_model": D, "n_heads": H, "ff_expansion_factor": F // D,
+           "conv_kernel_size": K, "subsampling": "dw_striding", "subsampling_factor": 8,
+           "subsampling_conv_channels": C, "self_attention_model": "rel_pos", "pos_emb_max_len": 5000,
+           "xscaling": False}
+    lfm = dict(text_config("lfm2"), layer_types=["conv"], conv_L_cache=3, norm_eps=1e-5)
+    cfg = {"architectures": ["Lfm2AudioForConditionalGeneration"], "model_type": "lfm2_audio", "encoder": enc,
+           "lfm": lfm, "adapter_hidden_dims": [A], "codebooks": 8, "audio_vocab_size": 40}
+    t.save(out, "BF16", cfg, {})
+
+
 def main():
+    if sys.argv[1] == "--lfm2a-512":
+        return lfm2audio(sys.argv[2], D=512, H=8, F=512, name="lfm2audio-512")
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for f in (qwen2audio, ultravox, voxtral, audioflamingo3, glmasr, qwen25omni):
+    for f in (qwen2audio, ultravox, voxtral, audioflamingo3, glmasr, qwen25omni, lfm2audio):
         f(out)
 
 
