@@ -1,5 +1,6 @@
-/* mmproj_table.c - the vision towers + projectors llama.cpp's converter
- * (ecbcb7ea, 2026-02-27) writes as a separate "mmproj" GGUF with --mmproj,
+/* mmproj_table.c - the vision towers + projectors (and audio encoders)
+ * llama.cpp's converter (ecbcb7ea, 2026-02-27) writes as a separate
+ * "mmproj" GGUF with --mmproj,
  * as data: one conv_mmproj row per MmprojModel subclass mfmt converts (its
  * classes, the prefixes it takes tensors from, its renames and splits, its
  * tensor_force_quant, its clip.* keys in set_gguf_parameters' order), and
