@@ -6,13 +6,15 @@
  * tests/data/mmproj/make_expected.py over these directories); validate's
  * clip-loader key check; the errors (no audio config, an audio class with a
  * vision_config, GLM-ASR without merge_factor, an audio mmproj without
- * num_mel_bins); and, when MFMT_CLIPCHECK_AUDIO names the clip loader of
+ * num_mel_bins, a BatchNorm of another length or past the blocks); and, when MFMT_CLIPCHECK_AUDIO names the clip loader of
  * tests/data/mmaudio/README.md, that llama.cpp b10256 loads each f16 and
  * q8_0 output and encodes a mel spectrogram with it (a counted SKIP
  * otherwise). Qwen2.5-Omni's file, as the converter writes it, has no audio
  * tensors: the clip loader refuses it, and the test requires that too;
  * LFM2-Audio's is 32 wide where that graph takes 512 only (a counted SKIP). */
 #include <jansson.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #define DATA "tests/data/mmaudio"
@@ -129,12 +131,73 @@ static void errors(const char *tmp)
     CHECK(system(cmd) == 0);
 }
 
+/* An LFM2-Audio directory of one BatchNorm (F32, num_batches_tracked I64)
+ * whose running_var has var_n values, in layer `layer`. */
+static void bn_dir(const char *dir, int layer, int var_n)
+{
+    CHECK(mkdir(dir, 0700) == 0);
+    char p[700], hdr[2048], key[128];
+    snprintf(p, sizeof(p), "%s/config.json", dir);
+    FILE *f = fopen(p, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("{\"architectures\": [\"Lfm2AudioForConditionalGeneration\"], \"encoder\": {\"n_layers\": 7, "
+              "\"d_model\": 4, \"n_heads\": 1, \"feat_in\": 16}, \"lfm\": {\"hidden_size\": 8}}", f);
+        fclose(f);
+    }
+    static const char *const parts[] = {"bias", "num_batches_tracked", "running_mean", "running_var", "weight"};
+    size_t n = 0, off = 0;
+    n += (size_t)snprintf(hdr + n, sizeof(hdr) - n, "{");
+    for (int i = 0; i < 5; i++) {
+        snprintf(key, sizeof(key), "conformer.layers.%d.conv.batch_norm.%s", layer, parts[i]);
+        size_t len = i == 1 ? 8 : (size_t)(i == 3 ? var_n : 4) * 4;
+        if (i == 1)
+            n += (size_t)snprintf(hdr + n, sizeof(hdr) - n, "%s\"%s\":{\"dtype\":\"I64\",\"shape\":[],"
+                                  "\"data_offsets\":[%zu,%zu]}", i ? "," : "", key, off, off + len);
+        else
+            n += (size_t)snprintf(hdr + n, sizeof(hdr) - n, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%zu],"
+                                  "\"data_offsets\":[%zu,%zu]}", i ? "," : "", key, len / 4, off, off + len);
+        off += len;
+    }
+    n += (size_t)snprintf(hdr + n, sizeof(hdr) - n, "}");
+    while (n % 8)
+        hdr[n++] = ' ';
+    snprintf(p, sizeof(p), "%s/model.safetensors", dir);
+    f = fopen(p, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        unsigned char le[8] = {0}, one[4] = {0, 0, 0x80, 0x3f}; /* the header length, 1.0f: little-endian */
+        for (int i = 0; i < 8; i++)
+            le[i] = (unsigned char)((uint64_t)n >> (8 * i));
+        fwrite(le, 1, 8, f);
+        fwrite(hdr, 1, n, f);
+        for (size_t i = 0; i < off / 4; i++)
+            fwrite(one, 1, 4, f);
+        fclose(f);
+    }
+}
+
+/* OP_BN_FOLD's errors: a running_var of another length, a block past the count */
+static void bn_fold_errors(const char *tmp)
+{
+    char d[600], cmd[700];
+    snprintf(d, sizeof(d), "%s/bn-len", tmp);
+    bn_dir(d, 0, 3);
+    refused(tmp, d, "f16", false, MF_ERR_FORMAT, "a BatchNorm tensor of 4 values expected");
+    snprintf(d, sizeof(d), "%s/bn-block", tmp);
+    bn_dir(d, 9, 4);
+    refused(tmp, d, "f16", false, MF_ERR_FORMAT, "a BatchNorm outside the 7 blocks");
+    snprintf(cmd, sizeof(cmd), "rm -rf %s/bn-len %s/bn-block", tmp, tmp);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/mfmt-mmaudio-XXXXXX";
     CHECK(mkdtemp(tmp) != NULL);
     run_references(tmp);
     errors(tmp);
+    bn_fold_errors(tmp);
     without_key_refused(tmp, "ultravox-tiny", "clip.audio.num_mel_bins");
     CHECK(rmdir(tmp) == 0);
     return tl_report("mmaudio");
