@@ -6,7 +6,8 @@
  * tests/data/mmproj/make_expected.py over these directories); validate's
  * clip-loader key check; the errors (no audio config, an audio class with a
  * vision_config, GLM-ASR without merge_factor, an audio mmproj without
- * num_mel_bins, a BatchNorm of another length or past the blocks); and, when MFMT_CLIPCHECK_AUDIO names the clip loader of
+ * num_mel_bins, a BatchNorm of another length or past the blocks); and,
+ * when MFMT_CLIPCHECK_AUDIO names the clip loader of
  * tests/data/mmaudio/README.md, that llama.cpp b10256 loads each f16 and
  * q8_0 output and encodes a mel spectrogram with it (a counted SKIP
  * otherwise). Qwen2.5-Omni's file, as the converter writes it, has no audio
