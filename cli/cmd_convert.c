@@ -586,8 +586,8 @@ static const cli_opt opts[] = {
     {"--metadata", NULL, "FILE", "GGUF: a JSON object of general.* keys that replace what the "
                                  "model card and names gave (the converter's override file)"},
     {"--vocab-only", NULL, NULL, "GGUF: the metadata and vocabulary only, no tensors"},
-    {"--mmproj", NULL, NULL, "GGUF from a multimodal HF directory: its vision tower and projector as "
-                             "llama.cpp's mmproj file (clip.*; default name mmproj-NAME-TYPE.gguf)"},
+    {"--mmproj", NULL, NULL, "GGUF from a multimodal HF directory: its vision tower and projector (or audio "
+                             "encoder) as llama.cpp's mmproj file (clip.*; default name mmproj-NAME-TYPE.gguf)"},
     {"--split-max-size", NULL, "N", "GGUF: split as llama-gguf-split into files of about N bytes "
                                     "(N, NK, NM, NG: decimal)"},
     {"--split-max-tensors", NULL, "N", "GGUF: split into files of at most N tensors"},
