@@ -589,8 +589,8 @@ static const cli_opt opts[] = {
     {"--metadata", NULL, "FILE", "GGUF: a JSON object of general.* keys that replace what the "
                                  "model card and names gave (the converter's override file)"},
     {"--vocab-only", NULL, NULL, "GGUF: the metadata and vocabulary only, no tensors"},
-    {"--mmproj", NULL, NULL, "GGUF from a multimodal HF directory: its vision tower and projector as "
-                             "llama.cpp's mmproj file (clip.*; default name mmproj-NAME-TYPE.gguf)"},
+    {"--mmproj", NULL, NULL, "GGUF from a multimodal HF directory: its vision tower and projector (or audio "
+                             "encoder) as llama.cpp's mmproj file (clip.*; default name mmproj-NAME-TYPE.gguf)"},
     {"--mistral-format", NULL, NULL, "GGUF from a directory in Mistral's own format (params.json, "
                                      "consolidated*.safetensors, tekken.json or tokenizer.model.v*), as "
                                      "convert_hf_to_gguf.py --mistral-format; chosen by itself when the HF "

@@ -30,15 +30,7 @@
 #define DATA "tests/data/mmproj"
 #define LFM2_LAYER_2_SHA256 "a7f1f71c4df6a543fbda03c44fc56284a02e64ae42b814fb399bb5eaca4d900a"
 
-static int convert(const char *dir, const char *out, const char *type, bool vocab_only, mf_status *st)
-{
-    mf_convert_gguf_opts o;
-    mf_convert_gguf_opts_init(&o);
-    o.type = type;
-    o.mmproj = true;
-    o.vocab_only = vocab_only;
-    return mf_convert_to_gguf(dir, out, &o, st);
-}
+#include "mmproj_test.h"
 
 /* The first key or tensor of `path` that differs from the record. */
 static void explain(const char *path, json_t *rec)
@@ -73,13 +65,6 @@ static void explain(const char *path, json_t *rec)
         }
     }
     mf_close(m);
-}
-
-static void first_msg(void *ctx, const char *msg)
-{
-    char *out = ctx;
-    if (!out[0])
-        snprintf(out, 256, "%s", msg);
 }
 
 /* MFMT_CLIPCHECK OUT SIZE: llama.cpp b10256's clip_init + one encode */
@@ -170,48 +155,6 @@ static void default_name(const char *tmp)
     rmdir(dir);
 }
 
-/* A copy of tests/data/mmproj/dirs/SRC with config.json (and, if given,
- * tokenizer_config.json) replaced. */
-static void variant(const char *tmp, const char *src, const char *name, const char *config, const char *tok,
-                    char *out, size_t cap)
-{
-    char cmd[2048], p[700];
-    snprintf(out, cap, "%s/%s", tmp, name);
-    snprintf(cmd, sizeof(cmd), "cp -r " DATA "/dirs/%s %s", src, out);
-    CHECK(system(cmd) == 0);
-    snprintf(p, sizeof(p), "%s/config.json", out);
-    FILE *f = fopen(p, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs(config, f);
-        fclose(f);
-    }
-    if (tok) {
-        snprintf(p, sizeof(p), "%s/tokenizer_config.json", out);
-        f = fopen(p, "w");
-        CHECK(f != NULL);
-        if (f) {
-            fputs(tok, f);
-            fclose(f);
-        }
-    }
-}
-
-static void refused(const char *tmp, const char *dir, const char *type, bool vocab_only, mf_code code,
-                    const char *needle)
-{
-    char out[600];
-    snprintf(out, sizeof(out), "%s/refused.gguf", tmp);
-    mf_status st;
-    mf_status_init(&st);
-    int rc = convert(dir, out, type, vocab_only, &st);
-    CHECKF(rc != 0 && st.code == code && strstr(st.msg, needle), "%s: rc %d code %d \"%s\", wanted \"%s\"", dir, rc,
-           (int)st.code, st.msg, needle);
-    CHECKF(access(out, F_OK) != 0, "%s: an output was left after the error", dir);
-    printf("refused: %s\n", st.msg);
-    mf_status_clear(&st);
-}
-
 static void errors(const char *tmp)
 {
     char d[600], cmd[700];
@@ -255,34 +198,6 @@ static void errors(const char *tmp)
     CHECK(system(cmd) == 0);
 }
 
-/* validate's check of an mmproj: without a key clip.cpp reads without a
- * default, the file is refused with the key named */
-static void clip_load_check(const char *tmp)
-{
-    char in[600], out[600];
-    snprintf(in, sizeof(in), "%s/ok.gguf", tmp);
-    snprintf(out, sizeof(out), "%s/no-patch-size.gguf", tmp);
-    mf_status st;
-    mf_status_init(&st);
-    CHECK(convert(DATA "/dirs/smolvlm-tiny", in, "f16", false, &st) == 0);
-    mf_edit_op op = {MF_EDIT_DELETE, "clip.vision.patch_size", NULL};
-    mf_edit_opts eo = {.struct_size = sizeof(eo), .flags = MF_EDIT_FORCE};
-    int rc = mf_edit(in, out, &op, 1, &eo, NULL, &st);
-    CHECKF(rc == 0, "%s", st.msg);
-    mf_status_clear(&st);
-    mf_model *m = NULL;
-    if (rc == 0 && mf_open(out, NULL, &m, &st) == 0) {
-        char msg[256] = "";
-        size_t np = mf_llama_load_problems(m, first_msg, msg);
-        CHECKF(np == 1 && strstr(msg, "clip.vision.patch_size"), "%zu problems: %s", np, msg);
-        printf("validate of an mmproj without clip.vision.patch_size: %s\n", msg);
-        mf_close(m);
-    }
-    mf_status_clear(&st);
-    unlink(in);
-    unlink(out);
-}
-
 /* LFM2-VL with vision_feature_layer -2: the converter writes
  * clip.vision.block_count twice, the second (one block fewer) in the
  * first's place. The sha256 is of convert_hf_to_gguf.py's (ecbcb7ea,
@@ -321,7 +236,7 @@ int main(void)
     run_references(tmp);
     default_name(tmp);
     errors(tmp);
-    clip_load_check(tmp);
+    without_key_refused(tmp, "smolvlm-tiny", "clip.vision.patch_size");
     lfm2_feature_layer(tmp);
     CHECK(rmdir(tmp) == 0);
     return tl_report("mmproj");

@@ -158,6 +158,12 @@ typedef enum conv_op {
                          head's rows [d/4][2][2] re-ordered to [2][d/4][2] (KimiK25Model.permute:
                          interleaved to split 2-D RoPE); count_key the head count (a key list).
                          GGUF -> HF: the inverse order, [2][d/4][2] back to [d/4][2][2] */
+    OP_BN_FOLD,       /* a BatchNorm's weight, bias, running_mean, running_var (and
+                         num_batches_tracked) of a block collected; at the fifth, w / sqrt(var + 1e-5)
+                         and bias - mean * that, as torch computes them in the source's float type,
+                         written as the name up to pat + ".weight" / ".bias" (ConformerAudioModel:
+                         LFM2-Audio's conv module). GGUF -> HF: the pair as weight and bias with
+                         running_mean 0 and running_var 1 - 1e-5 (the same function) */
 } conv_op;
 
 /* OP_SPLIT: a fused tensor cut along its rows (the second-to-last
@@ -383,12 +389,14 @@ extern const size_t conv_n_archs;
 extern const conv_arch conv_mistral_llama, conv_mistral_mistral3;
 
 /* An mmproj class's tensor_force_quant, one rule: a tensor whose source
- * name (on 's') or GGUF name (on 'g') holds pat takes type 'h' F16, 'f'
- * F32, or 'p' F16 when the output type is F16 else F32. */
+ * name (on 's') or GGUF name (on 'g') holds pat (and `also`, when set)
+ * takes type 'h' F16, 'f' F32, or 'p' F16 when the output type is F16
+ * else F32. */
 typedef struct conv_force_type {
     char on;
     const char *pat;
     char type;
+    const char *also; /* NULL: pat alone (the Whisper encoders' ".conv" and ".weight") */
 } conv_force_type;
 
 /* The vision tower + projector of a multimodal class as llama.cpp's
@@ -407,6 +415,12 @@ typedef struct conv_mmproj {
     const char *const *fixes;
     const conv_force_type *types; /* its tensor_force_quant before the base class's */
     int (*prepare)(struct conv *c); /* what else its __init__ computes (NULL: nothing) */
+    /* an audio encoder (has_audio_encoder; mmproj_table.c's audio rows): */
+    const char *audio_cfg;        /* its config's path in config.json, "a|b": the first present
+                                     (get_audio_config); NULL: no audio encoder */
+    bool no_vision;               /* has_vision_encoder False: the audio config is the hparams */
+    const char *const *afixes;    /* the class's changes to the audio config, as fixes */
+    const char *vision_cfg;       /* the vision config's path (NULL: "vision_config") */
 } conv_mmproj;
 /* their computed values and key blocks (hf2gguf_mmproj.c) */
 json_t *h2g_mm_gemma3_scale(struct conv *c);

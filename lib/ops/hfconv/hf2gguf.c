@@ -520,6 +520,8 @@ static void free_conv(conv *c)
     json_decref(c->cfg);
     json_decref(c->global);
     json_decref(c->pre);
+    json_decref(c->audio);
+    h2g_free_bn(c);
     json_decref(c->rope);
     conv_arch_file_free(c->arch_file);
 }

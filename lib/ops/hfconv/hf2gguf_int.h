@@ -82,6 +82,8 @@ typedef struct conv {
     pending *pend;
     size_t n_pend, cap_pend;
     const char *first_of_seen[8]; /* OP_FIRST_OF groups already met */
+    struct bn_fold *bn;          /* OP_BN_FOLD: the BatchNorm tensors collected per block */
+    size_t n_bn;
     size_t n_first_of_seen;
     double max_alibi_bias;       /* AF_ALIBI_BIAS: 8.0, or from the slopes tensor */
     mf_kvlist *kv;
@@ -93,6 +95,7 @@ typedef struct conv {
     const conv_mmproj *mm;       /* --mmproj: the class's row; cfg is then its vision config */
     json_t *global;              /* mm: the whole config.json (MmprojModel.global_config) */
     json_t *pre;                 /* mm: preprocessor_config.json + processor_config.json */
+    json_t *audio;               /* mm: the audio encoder's config ("aud:k"; NULL: none) */
     int64_t pick_id;             /* mm: OP_PICK_ROW's row (a token id; <= 0: none) */
     uint64_t done, total_bytes;
     mf_status *st;
@@ -115,6 +118,7 @@ int h2g_plan_tensors(conv *c);
 /* hf2gguf_meta.c */
 json_t *h2g_hparam(const conv *c, const char *key);
 json_t *h2g_json_path(json_t *root, const char *key);
+void h2g_free_bn(conv *c); /* OP_BN_FOLD's collected tensors */
 /* a key list's value ("a|b", "4*a", "a||=V", "^k", "pre:k"): a new reference or NULL */
 json_t *h2g_lookup(conv *c, const char *src);
 json_t *h2g_find_hparam(const conv *c, const char *const *keys);

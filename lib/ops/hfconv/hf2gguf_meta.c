@@ -423,6 +423,8 @@ static json_t *config_value(conv *c, const char *k)
         return h2g_json_path(c->global, k + 1);
     if (!strncmp(k, "pre:", 4)) /* its preprocessor_config */
         return h2g_json_path(c->pre, k + 4);
+    if (!strncmp(k, "aud:", 4)) /* its audio encoder's config (hparams_audio) */
+        return h2g_json_path(c->audio, k + 4);
     return h2g_hparam(c, k);
 }
 

@@ -1,5 +1,5 @@
-/* hf2gguf_mmproj.c - `convert --mmproj`: the vision tower and projector of
- * a multimodal directory as the separate GGUF llama.cpp's converter
+/* hf2gguf_mmproj.c - `convert --mmproj`: the vision tower and projector (or
+ * the audio encoder) of a multimodal directory as the separate GGUF llama.cpp's converter
  * (ecbcb7ea) writes with --mmproj (MmprojModel): the class's row of
  * conv_mmprojs[] (mmproj_table.c) chosen, its hparams made what
  * MmprojModel.__init__ makes them (the vision config, with the class's
@@ -49,25 +49,9 @@ static int no_row(conv *c, const char *cls)
                    "the mmproj of: %s)", cls ? cls : "(none: config.json has no \"architectures\")", known);
 }
 
-/* One of the row's "?GUARD:k=SRC" changes of the vision config. */
-static int apply_fix(conv *c, const char *fix)
+/* One assignment "k=SRC" of a config change: k set to SRC's value. */
+static int assign(conv *c, char *p, const char *fix)
 {
-    char buf[256];
-    snprintf(buf, sizeof(buf), "%s", fix);
-    char *p = buf;
-    if (*p == '?') { /* "?g:" key g present, "?g=v:" g is the string v */
-        char *colon = strchr(p, ':');
-        if (!colon)
-            return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "mmproj config change \"%s\" malformed", fix);
-        *colon = 0;
-        char *eq = strchr(p + 1, '=');
-        if (eq)
-            *eq = 0;
-        json_t *g = h2g_hparam(c, p + 1);
-        if (!g || (eq && (!json_is_string(g) || strcmp(json_string_value(g), eq + 1))))
-            return 0;
-        p = colon + 1;
-    }
     char *eq = strchr(p, '=');
     if (!eq)
         return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "mmproj config change \"%s\" malformed", fix);
@@ -77,6 +61,75 @@ static int apply_fix(conv *c, const char *fix)
         return -1;
     /* dict.get's None when absent: its reader then says the key is missing */
     return json_object_set_new(c->cfg, p, v ? v : json_null()) ? mf_oom(c->st, c->dir) : 0;
+}
+
+/* One of the row's changes of the config c->cfg: guards "?g:" (key g
+ * present), "?!g:" (absent), "?g=v:" (g is the string v), all tested
+ * first, then the assignments "k=SRC,k2=SRC2" in order. */
+static int apply_fix(conv *c, const char *fix)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", fix);
+    char *p = buf;
+    while (*p == '?') {
+        char *colon = strchr(p, ':');
+        if (!colon)
+            return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "mmproj config change \"%s\" malformed", fix);
+        *colon = 0;
+        bool absent = p[1] == '!';
+        char *g = p + 1 + absent, *eq = strchr(g, '=');
+        if (eq)
+            *eq = 0;
+        json_t *v = h2g_hparam(c, g);
+        bool holds = absent ? !v : v && (!eq || (json_is_string(v) && !strcmp(json_string_value(v), eq + 1)));
+        if (!holds)
+            return 0;
+        p = colon + 1;
+    }
+    for (char *save = NULL, *a = strtok_r(p, ",", &save); a; a = strtok_r(NULL, ",", &save))
+        if (assign(c, a, fix))
+            return -1;
+    return 0;
+}
+
+/* The fixes of a list applied to `target` (the vision or the audio config). */
+static int apply_fixes(conv *c, json_t *target, const char *const *fixes)
+{
+    json_t *keep = c->cfg;
+    c->cfg = target;
+    int rc = 0;
+    for (const char *const *f = fixes; f && *f && rc == 0; f++)
+        rc = apply_fix(c, *f);
+    c->cfg = keep;
+    return rc;
+}
+
+/* ModelBase.load_hparams' renames: InternVL's llm_config, GLM-ASR's
+ * lm_config, Qwen2.5-Omni's thinker_config.text_config and LFM2-Audio's
+ * lfm become text_config (the text width an mmproj's projection_dim is). */
+static int lift_text_config(conv *c)
+{
+    static const char *const from[] = {"llm_config", "lm_config", "thinker_config.text_config", "lfm", NULL};
+    for (const char *const *k = from; *k; k++) {
+        json_t *v = h2g_json_path(c->global, *k);
+        if (v && json_object_set(c->global, "text_config", v))
+            return mf_oom(c->st, c->dir);
+    }
+    return 0;
+}
+
+/* get_vision_config / get_audio_config: the first present of "a|b" (paths
+ * in config.json); borrowed, NULL when none. */
+static json_t *sub_config(conv *c, const char *paths)
+{
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", paths);
+    for (char *save = NULL, *k = strtok_r(buf, "|", &save); k; k = strtok_r(NULL, "|", &save)) {
+        json_t *v = h2g_json_path(c->global, k);
+        if (v)
+            return v;
+    }
+    return NULL;
 }
 
 /* config.json's DIR/NAME merged into c->pre ({**pre, **cfg}), with the
@@ -104,9 +157,12 @@ static int merge_preprocessor(conv *c, const char *name, const char *inner)
     return rc;
 }
 
-/* MmprojModel.__init__ after the class is known: hparams = vision_config
- * (the class's changes applied), global_config = config.json, the block
- * count of the vision encoder, the preprocessor config; the MMPROJ name map. */
+/* MmprojModel.__init__ after the class is known: global_config =
+ * config.json (text_config lifted as load_hparams does), hparams = the
+ * vision config, else the audio encoder's (an audio class: its row's
+ * audio_cfg; c->audio, "aud:" in key lists), the block count of hparams
+ * (128 with both encoders), the class's changes applied to each config,
+ * the preprocessor config; the MMPROJ name map. */
 int h2g_mmproj_setup(conv *c)
 {
     /* get_model_architecture: vision_config's architectures first (InternVL's InternVisionModel) */
@@ -120,10 +176,21 @@ int h2g_mmproj_setup(conv *c)
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "--mmproj: %s with model_type \"%s\": the vision "
                        "projectors mfmt knows for it are by model_type (%s, ...)", cls, mt ? mt : "(none)",
                        row->model_type);
-    json_t *vc = h2g_hparam(c, "vision_config");
-    if (!json_is_object(vc))
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "--mmproj: config.json has no vision_config: no vision "
-                       "tower to write (%s)", cls);
+    c->global = c->cfg;
+    c->cfg = NULL;
+    if (lift_text_config(c))
+        return -1;
+    const char *vpath = row->vision_cfg ? row->vision_cfg : "vision_config";
+    json_t *vc = sub_config(c, vpath), *ac = row->audio_cfg ? sub_config(c, row->audio_cfg) : NULL;
+    if (row->no_vision && vc)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "--mmproj: %s has no vision encoder, but config.json "
+                       "has a %s (the converter would take its hparams from it)", cls, vpath);
+    if (!row->no_vision && !json_is_object(vc))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "--mmproj: config.json has no %s: no vision "
+                       "tower to write (%s)", vpath, cls);
+    if (row->audio_cfg && !json_is_object(ac))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "--mmproj: config.json has no %s: no audio encoder to "
+                       "write (%s)", row->audio_cfg, cls);
     const char *vt = json_string_value(json_object_get(vc, "model_type"));
     if (row->vision_type && (!vt || strcmp(vt, row->vision_type)))
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "--mmproj: %s with a vision_config of model_type "
@@ -137,34 +204,34 @@ int h2g_mmproj_setup(conv *c)
     c->names = conv_clip_names;
     c->n_names = conv_n_clip_names;
     c->name_arch = -1;
-    c->global = c->cfg;
-    /* ModelBase.load_hparams: InternVL's llm_config is the text_config */
-    json_t *llm = json_object_get(c->global, "llm_config");
-    if (llm && json_object_set(c->global, "text_config", llm))
-        return mf_oom(c->st, c->dir);
-    c->cfg = json_deep_copy(vc);
+    /* hparams = the vision config, else the audio config's (the same object) */
+    c->audio = ac ? json_deep_copy(ac) : NULL;
+    c->cfg = vc ? json_deep_copy(vc) : json_incref(c->audio);
     c->pre = json_object();
-    if (!c->cfg || !c->pre)
+    if (!c->cfg || !c->pre || (ac && !c->audio))
         return mf_oom(c->st, c->dir);
-    /* preprocessor_config.json (media_proc_cfg lifted), then processor_config.json (image_processor lifted) */
+    /* preprocessor_config.json (media_proc_cfg lifted), then processor_config.json (image_processor
+     * lifted): MmprojModel.__init__ reads them before a class's own changes (PaddleOCR-VL's use them) */
     if (merge_preprocessor(c, "preprocessor_config.json", "media_proc_cfg") ||
         merge_preprocessor(c, "processor_config.json", "image_processor"))
         return -1;
-    for (const char *const *f = row->fixes; f && *f; f++)
-        if (apply_fix(c, *f))
-            return -1;
-    if (row->prepare && row->prepare(c))
-        return -1;
+    /* MmprojModel.__init__: the block count of hparams (128 with two encoders: a name map for all) */
     static const char *const block_keys[] = {"n_layers", "num_hidden_layers", "n_layer", "num_layers", "depth",
                                              "encoder_layers", "vt_num_hidden_layers", NULL};
     json_t *bc = h2g_find_hparam(c, block_keys);
-    if (!bc)
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config has no num_hidden_layers "
-                       "(or depth)");
-    if (h2g_need_int(c, bc, "vision_config.num_hidden_layers", &c->block_count))
+    if (vc && ac)
+        c->block_count = 128;
+    else if (!bc)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s has no num_hidden_layers (or depth, "
+                       "encoder_layers)", vc ? vpath : row->audio_cfg);
+    else if (h2g_need_int(c, bc, "num_hidden_layers", &c->block_count))
         return -1;
     if (c->block_count < 0 || c->block_count > (1 << 20))
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config block count is out of range");
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json: the encoder's block count is out of range");
+    if (apply_fixes(c, c->cfg, vc ? row->fixes : NULL) || apply_fixes(c, c->audio, row->afixes))
+        return -1;
+    if (row->prepare && row->prepare(c))
+        return -1;
     /* LlavaVisionModel.__init__ (pixtral): the [IMG_BREAK] id, an error when absent */
     for (const conv_rule *r = c->rules; r->pat; r++)
         if (r->op == OP_PICK_ROW && h2g_token_id(c, r->count_key, &c->pick_id))
@@ -182,7 +249,7 @@ static bool ends_with(const char *s, const char *suffix)
 static mf_dtype forced(const conv *c, const conv_force_type *list, const char *src, const char *gguf)
 {
     for (const conv_force_type *f = list; f && f->pat; f++)
-        if (strstr(f->on == 's' ? src : gguf, f->pat))
+        if (strstr(f->on == 's' ? src : gguf, f->pat) && (!f->also || strstr(f->on == 's' ? src : gguf, f->also)))
             return f->type == 'h' ? MF_F16 : f->type == 'f' || c->ftype != MF_FTYPE_F16 ? MF_F32 : MF_F16;
     return MF_DTYPE_INVALID;
 }
@@ -201,7 +268,8 @@ mf_dtype h2g_mmproj_type(const conv *c, const out_tensor *o)
         return MF_F32;
     if (t != MF_DTYPE_INVALID)
         return t;
-    if (!strcmp(o->name, "v.position_embd.weight") || !ends_with(o->name, ".weight"))
+    if (!strcmp(o->name, "v.position_embd.weight") || !strcmp(o->name, "a.position_embd.weight") ||
+        !ends_with(o->name, ".weight"))
         return MF_F32;
     t = c->qtype;
     const mf_dtype_info *di = mf_dtype_info_of(t);

@@ -1075,6 +1075,114 @@ static int plan_unstack(conv *c, const conv_rule *r, const mf_model *part, const
     return 0;
 }
 
+/* OP_BN_FOLD: one block's BatchNorm tensors (ConformerAudioModel.modify_tensors'
+ * _batch_norm_tensors[bid]) until its fifth arrives. */
+typedef struct bn_fold {
+    int64_t bid;
+    int n;                      /* names met (a name is met once) */
+    const mf_model *part[4];    /* weight, bias, running_mean, running_var */
+    const mf_tensor *t[4];
+} bn_fold;
+
+void h2g_free_bn(conv *c)
+{
+    free(c->bn);
+    c->bn = NULL;
+    c->n_bn = 0;
+}
+
+static bn_fold *bn_of(conv *c, int64_t bid)
+{
+    for (size_t i = 0; i < c->n_bn; i++)
+        if (c->bn[i].bid == bid)
+            return &c->bn[i];
+    bn_fold *grown = realloc(c->bn, (c->n_bn + 1) * sizeof(*grown));
+    if (!grown)
+        return NULL;
+    c->bn = grown;
+    memset(&c->bn[c->n_bn], 0, sizeof(bn_fold));
+    c->bn[c->n_bn].bid = bid;
+    return &c->bn[c->n_bn++];
+}
+
+/* torch's float ops on the source's type: float32, or float16 rounded after
+ * each op (prepare_tensors turns other types into float32 first) */
+static float in_type(float x, bool half)
+{
+    return half ? mf_f16_to_f32(mf_f32_to_f16(x)) : x;
+}
+
+/* The folded pair of a complete block: w / sqrt(var + eps), bias - mean * a
+ * (eps 1e-5 as a float, "default value"), each op rounded as torch does. */
+static int bn_write(conv *c, const bn_fold *b, const char *stem)
+{
+    float *v[4] = {NULL, NULL, NULL, NULL};
+    int64_t n = (int64_t)mf_tensor_nelems(b->t[0]);
+    bool half = true;
+    int rc = 0;
+    for (int k = 0; k < 4 && rc == 0; k++) {
+        half = half && b->t[k]->dtype == MF_F16;
+        if ((int64_t)mf_tensor_nelems(b->t[k]) != n || b->t[k]->ndim != 1)
+            rc = mf_fail(c->st, MF_ERR_FORMAT, b->part[k]->path, -1, "tensor \"%s\": a BatchNorm tensor of %lld "
+                         "values expected (1-d, as its weight)", b->t[k]->name, (long long)n);
+        else
+            rc = mf_tensor_read_f32(b->part[k], b->t[k], &v[k], c->st);
+    }
+    static const char *const sfx[] = {".weight", ".bias"};
+    for (int o = 0; o < 2 && rc == 0; o++) {
+        char name[512];
+        snprintf(name, sizeof(name), "%s%s", stem, sfx[o]);
+        out_tensor ot = {.ndim = 1, .shape = {n}, .ew = OP_SKIP};
+        ot.name = map_name(c, name);
+        ot.generated = malloc((size_t)(n ? n : 1) * sizeof(float));
+        if (!ot.name || !ot.generated) {
+            bool mapped = ot.name != NULL;
+            h2g_free_out(&ot);
+            rc = mapped ? mf_oom(c->st, c->dir) : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "can not map tensor "
+                                                            "\"%s\"", name);
+            break;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            float a = in_type(v[0][i] / in_type(sqrtf(in_type(v[3][i] + 1e-5f, half)), half), half);
+            ot.generated[i] = o == 0 ? a : in_type(v[1][i] - in_type(v[2][i] * a, half), half);
+        }
+        rc = add_out(c, &ot);
+    }
+    for (int k = 0; k < 4; k++)
+        free(v[k]);
+    return rc;
+}
+
+/* A tensor of a BatchNorm (name holds pat): kept until its block has five,
+ * then its weight and bias folded (nothing written before; a block that
+ * never has five writes nothing, as the converter). */
+static int plan_bn_fold(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t, const char *name,
+                        int64_t bid)
+{
+    if (bid < 0 || bid >= c->block_count)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a BatchNorm outside the %lld blocks",
+                       name, (long long)c->block_count);
+    bn_fold *b = bn_of(c, bid);
+    if (!b)
+        return mf_oom(c->st, c->dir);
+    static const char *const roles[] = {".weight", ".bias", ".running_mean", ".running_var"};
+    const char *at = strstr(name, r->pat);
+    for (int k = 0; k < 4; k++)
+        if (ends_with(name, roles[k])) {
+            b->part[k] = part;
+            b->t[k] = t;
+        }
+    if (++b->n < 5)
+        return 0;
+    for (int k = 0; k < 4; k++)
+        if (!b->t[k])
+            return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "block %lld's BatchNorm has no %s", (long long)bid,
+                           roles[k] + 1);
+    char stem[400];
+    snprintf(stem, sizeof(stem), "%.*s", (int)(at - name + (ptrdiff_t)strlen(r->pat)), name);
+    return bn_write(c, b, stem);
+}
+
 /* OP_RENUMBER: the first all-digit part n of the name replaced by element
  * n of the config list r->count_key (malloc'd; NULL with st set). */
 static char *renumber(conv *c, const conv_rule *r, const char *name)
@@ -1577,6 +1685,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         }
         case OP_PICK_ROW: rc = plan_pick_row(c, r, part, t); break;
         case OP_UNSTACK: rc = plan_unstack(c, r, part, t, name); break;
+        case OP_BN_FOLD: rc = plan_bn_fold(c, r, part, t, name, bid); break;
         case OP_SKIP_IF_TIED:
             if (json_is_true(h2g_hparam(c, "tie_word_embeddings"))) {
                 free(name);

@@ -1,5 +1,6 @@
-/* mmproj_table.c - the vision towers + projectors llama.cpp's converter
- * (ecbcb7ea, 2026-02-27) writes as a separate "mmproj" GGUF with --mmproj,
+/* mmproj_table.c - the vision towers + projectors (and audio encoders)
+ * llama.cpp's converter (ecbcb7ea, 2026-02-27) writes as a separate
+ * "mmproj" GGUF with --mmproj,
  * as data: one conv_mmproj row per MmprojModel subclass mfmt converts (its
  * classes, the prefixes it takes tensors from, its renames and splits, its
  * tensor_force_quant, its clip.* keys in set_gguf_parameters' order), and
@@ -10,6 +11,8 @@
 
 /* positional initializers set conv_rule's union's first member (ws) */
 #pragma GCC diagnostic ignored "-Wmissing-braces"
+/* the vision rows leave the audio fields (and a force rule its `also`) zero */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #include <stdio.h>
 
 /* gguf-py 0.18.0's TensorNameMap for MODEL_ARCH.MMPROJ, its vision (V_*)
@@ -234,6 +237,81 @@ const conv_name_row conv_clip_names[] = {
     {"visual.merger.gate_proj", "mm.gate"},
     {"model.vision.boi", "v.boi"},
     {"model.vision.eoi", "v.eoi"},
+    /* the audio encoders' (A_*) rows of the same map: tests/data/mmaudio/README.md */
+    {"audio_tower.embed_positions", "a.position_embd"},
+    {"audio_embedding.embedding", "a.position_embd"},
+    {"audio_embedding.embedding_norm", "a.position_embd_norm"},
+    {"audio_embedding.to_logits", "a.embd_to_logits"},
+    {"audio_tower.conv{bid}", "a.conv1d.{bid}"},
+    {"conformer.pre_encode.conv.{bid}", "a.conv1d.{bid}"},
+    {"model.audio_tower.subsample_conv_projection.conv_{bid}.conv", "a.conv1d.{bid}"},
+    {"model.audio_tower.subsample_conv_projection.conv_{bid}.norm", "a.conv1d.{bid}.norm"},
+    {"audio_tower.layer_norm", "a.post_ln"},
+    {"audio_tower.ln_post", "a.post_ln"},
+    {"audio_tower.layers.{bid}.self_attn.q_proj", "a.blk.{bid}.attn_q"},
+    {"conformer.layers.{bid}.self_attn.linear_q", "a.blk.{bid}.attn_q"},
+    {"conformer.layers.{bid}.attention.attn.q_proj", "a.blk.{bid}.attn_q"},
+    {"audio_tower.layers.{bid}.self_attn.k_proj", "a.blk.{bid}.attn_k"},
+    {"conformer.layers.{bid}.self_attn.linear_k", "a.blk.{bid}.attn_k"},
+    {"conformer.layers.{bid}.attention.attn.k_proj", "a.blk.{bid}.attn_k"},
+    {"audio_tower.layers.{bid}.self_attn.v_proj", "a.blk.{bid}.attn_v"},
+    {"conformer.layers.{bid}.self_attn.linear_v", "a.blk.{bid}.attn_v"},
+    {"conformer.layers.{bid}.attention.attn.v_proj", "a.blk.{bid}.attn_v"},
+    {"conformer.layers.{bid}.attention.attn.per_dim_scale", "a.blk.{bid}.per_dim_scale"},
+    {"conformer.layers.{bid}.norm", "a.blk.{bid}.layer_pre_norm"},
+    {"audio_tower.layers.{bid}.self_attn_layer_norm", "a.blk.{bid}.ln1"},
+    {"conformer.layers.{bid}.norm_self_att", "a.blk.{bid}.ln1"},
+    {"conformer.layers.{bid}.attention.pre_attn_norm", "a.blk.{bid}.ln1"},
+    {"audio_tower.layers.{bid}.self_attn.out_proj", "a.blk.{bid}.attn_out"},
+    {"conformer.layers.{bid}.self_attn.linear_out", "a.blk.{bid}.attn_out"},
+    {"conformer.layers.{bid}.attention.post", "a.blk.{bid}.attn_out"},
+    {"audio_tower.layers.{bid}.final_layer_norm", "a.blk.{bid}.ln2"},
+    {"conformer.layers.{bid}.norm_out", "a.blk.{bid}.ln2"},
+    {"conformer.layers.{bid}.attention.post_norm", "a.blk.{bid}.ln2"},
+    {"conformer.layers.{bid}.norm_feed_forward1", "a.blk.{bid}.ffn_norm"},
+    {"conformer.layers.{bid}.ffw_layer_start.pre_layer_norm", "a.blk.{bid}.ffn_norm"},
+    {"conformer.layers.{bid}.ffw_layer_start.post_layer_norm", "a.blk.{bid}.ffn_post_norm"},
+    {"conformer.layers.{bid}.ffw_layer_start.post_layer_scale", "a.blk.{bid}.ffn_scale"},
+    {"audio_tower.layers.{bid}.fc1", "a.blk.{bid}.ffn_up"},
+    {"conformer.layers.{bid}.feed_forward1.linear1", "a.blk.{bid}.ffn_up"},
+    {"conformer.layers.{bid}.ffw_layer_start.ffw_layer_1", "a.blk.{bid}.ffn_up"},
+    {"audio_tower.layers.{bid}.fc2", "a.blk.{bid}.ffn_down"},
+    {"conformer.layers.{bid}.feed_forward1.linear2", "a.blk.{bid}.ffn_down"},
+    {"conformer.layers.{bid}.ffw_layer_start.ffw_layer_2", "a.blk.{bid}.ffn_down"},
+    {"conformer.layers.{bid}.feed_forward2.linear1", "a.blk.{bid}.ffn_up_1"},
+    {"conformer.layers.{bid}.ffw_layer_end.ffw_layer_1", "a.blk.{bid}.ffn_up_1"},
+    {"conformer.layers.{bid}.feed_forward2.linear2", "a.blk.{bid}.ffn_down_1"},
+    {"conformer.layers.{bid}.ffw_layer_end.ffw_layer_2", "a.blk.{bid}.ffn_down_1"},
+    {"conformer.layers.{bid}.norm_feed_forward2", "a.blk.{bid}.ffn_norm_1"},
+    {"conformer.layers.{bid}.ffw_layer_end.pre_layer_norm", "a.blk.{bid}.ffn_norm_1"},
+    {"conformer.layers.{bid}.ffw_layer_end.post_layer_norm", "a.blk.{bid}.ffn_post_norm_1"},
+    {"conformer.layers.{bid}.ffw_layer_end.post_layer_scale", "a.blk.{bid}.ffn_scale_1"},
+    {"conformer.layers.{bid}.self_attn.linear_pos", "a.blk.{bid}.linear_pos"},
+    {"conformer.layers.{bid}.attention.attn.relative_position_embedding.pos_proj", "a.blk.{bid}.linear_pos"},
+    {"conformer.layers.{bid}.self_attn.pos_bias_u", "a.blk.{bid}.pos_bias_u"},
+    {"conformer.layers.{bid}.self_attn.pos_bias_v", "a.blk.{bid}.pos_bias_v"},
+    {"conformer.pre_encode.out", "a.pre_encode.out"},
+    {"model.audio_tower.subsample_conv_projection.input_proj_linear", "a.pre_encode.out"},
+    {"audio.multi_modal_projector.linear_{bid}", "mm.a.mlp.{bid}"},
+    {"audio_adapter.model.{bid}", "mm.a.mlp.{bid}"},
+    {"audio.multi_modal_projector.linear", "mm.a.fc"},
+    {"audio_tower.proj", "mm.a.fc"},
+    {"audio.multi_modal_projector.ln_pre", "mm.a.norm_pre"},
+    {"audio.multi_modal_projector.ln_mid", "mm.a.norm_mid"},
+    {"conformer.layers.{bid}.conv.depthwise_conv", "a.blk.{bid}.conv_dw"},
+    {"conformer.layers.{bid}.lconv1d.depthwise_conv1d", "a.blk.{bid}.conv_dw"},
+    {"conformer.layers.{bid}.conv.batch_norm", "a.blk.{bid}.conv_norm"},
+    {"conformer.layers.{bid}.lconv1d.pre_layer_norm", "a.blk.{bid}.conv_norm"},
+    {"conformer.layers.{bid}.conv.pointwise_conv1", "a.blk.{bid}.conv_pw1"},
+    {"conformer.layers.{bid}.lconv1d.linear_start", "a.blk.{bid}.conv_pw1"},
+    {"conformer.layers.{bid}.conv.pointwise_conv2", "a.blk.{bid}.conv_pw2"},
+    {"conformer.layers.{bid}.lconv1d.linear_end", "a.blk.{bid}.conv_pw2"},
+    {"conformer.layers.{bid}.norm_conv", "a.blk.{bid}.norm_conv"},
+    {"conformer.layers.{bid}.lconv1d.conv_norm", "a.blk.{bid}.norm_conv"},
+    {"model.embed_audio.embedding", "mm.a.embedding"},
+    {"model.embed_audio.hard_embedding_norm", "mm.a.hard_emb_norm"},
+    {"model.embed_audio.embedding_projection", "mm.a.input_projection"},
+    {"model.embed_audio.soft_embedding_norm", "mm.a.soft_emb_norm"},
 };
 const size_t conv_n_clip_names = sizeof(conv_clip_names) / sizeof(conv_clip_names[0]);
 
@@ -685,6 +763,170 @@ static const conv_hp kimik25_mm_hp[] = {
     END,
 };
 
+/* ------------------------------------------------ audio encoders */
+
+/* MmprojModel.set_gguf_parameters' audio part, read from the audio config
+ * ("aud:"; hparams_audio after the class's renames) */
+#define MMPROJ_AUDIO                                                                                          \
+    {"has_audio_encoder", 'b', "=1", 0, NULL, NULL},                                                          \
+    {"audio.projection_dim", 'u', "^text_config.hidden_size|^hidden_size|^text_config.n_embd|^n_embd", 0,     \
+     NULL, NULL},                                                                                             \
+    {"audio.embedding_length", 'u', "aud:hidden_size", 0, NULL, NULL},                                       \
+    {"audio.feed_forward_length", 'u', "aud:intermediate_size", 0, NULL, NULL},                              \
+    {"audio.block_count", 'u', "aud:n_layers|aud:num_hidden_layers|aud:n_layer|aud:num_layers|aud:depth|"     \
+     "aud:encoder_layers|aud:vt_num_hidden_layers", 0, NULL, NULL},                                           \
+    {"audio.attention.head_count", 'u', "aud:num_attention_heads", 0, NULL, NULL}
+#define AUDIO_MEL_EPS                                                                                         \
+    {"audio.num_mel_bins", 'u', "aud:num_mel_bins", 0, NULL, NULL},                                           \
+    {"audio.attention.layer_norm_epsilon", 'f', "aud:layer_norm_eps|=1e-5", 0, NULL, NULL}
+
+/* WhisperEncoderModel.__init__: Whisper's names when the config has neither
+ * hidden_size nor intermediate_size (Voxtral's encoder config has both) */
+static const char *const whisper_afixes[] = {
+    "?!hidden_size:?!intermediate_size:hidden_size=d_model,intermediate_size=encoder_ffn_dim,"
+    "num_attention_heads=encoder_attention_heads",
+    NULL,
+};
+/* WhisperEncoderModel.modify_tensors: the text model skipped, the projector
+ * as audio.multi_modal_projector.* (apart from a vision one's names), the
+ * conv biases [c] as [c, 1] */
+static const conv_rule whisper_mm_rules[] = {
+    {OP_SKIP, M_PREFIX, "language_model.", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "multi_modal_projector", "audio.multi_modal_projector", NULL, NULL, NULL, NULL},
+    {OP_UNSQUEEZE_LAST, M_CONTAINS, "conv1.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_UNSQUEEZE_LAST, M_CONTAINS, "conv2.bias", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+/* qwen2a: its projector type; Ultravox and Voxtral write theirs over it
+ * (the key keeps its place) and a stack factor */
+#define WHISPER_HP(...)                                                                                      \
+    CALC("general.file_type", 'u', file_type_mm, 0), MMPROJ_AUDIO,                                            \
+    {"projector_type", 's', "=qwen2a", 0, NULL, NULL}, AUDIO_MEL_EPS, __VA_ARGS__ END
+static const conv_hp qwen2a_mm_hp[] = {WHISPER_HP()};
+static const conv_hp ultravox_mm_hp[] = {WHISPER_HP(
+    {"projector_type", 's', "=ultravox", 0, NULL, NULL},
+    {"audio.projector.stack_factor", 'u', "^stack_factor", 0, NULL, NULL},)};
+static const conv_hp voxtral_mm_hp[] = {WHISPER_HP(
+    {"projector_type", 's', "=voxtral", 0, NULL, NULL},
+    {"audio.projector.stack_factor", 'u', "=4", 0, NULL, NULL},)}; /* "== intermediate_size // hidden_size" */
+static const conv_hp flamingo_mm_hp[] = {WHISPER_HP(
+    {"projector_type", 's', "=musicflamingo", 0, NULL, NULL},)};
+/* the conv weights F16 in every type (AudioFlamingo3: F32, "trained in BF16") */
+static const conv_force_type whisper_mm_types[] = {
+    {'s', ".conv", 'h', ".weight"},
+    {0, NULL, 0, NULL},
+};
+static const conv_force_type flamingo_mm_types[] = {
+    {'s', ".conv", 'f', ".weight"},
+    {0, NULL, 0, NULL},
+};
+
+/* GlmASRWhisperEncoderModel.modify_tensors: the text model skipped,
+ * audio_encoder.whisper.* as audio_tower.*, the adapter's layer_norm / 0 / 2
+ * as the projector's ln_pre / linear_1 / linear_2, its proj dropped, the
+ * begin/end-of-audio embeddings [2, n] as v.boi and v.eoi */
+static const conv_rule glmasr_mm_rules[] = {
+    {OP_SKIP, M_PREFIX, "model.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "lm_head.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "audio_encoder.proj.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "audio_encoder.adapting.proj.", NULL, NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "audio_encoder.whisper.", "audio_tower.", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "audio_encoder.layer_norm.", "audio.multi_modal_projector.ln_pre.", NULL, NULL, NULL, NULL},
+    {OP_RENAME, M_PREFIX, "audio_encoder.adapting.layer_norm.", "audio.multi_modal_projector.ln_pre.", NULL, NULL,
+     NULL, NULL},
+    {OP_RENAME, M_PREFIX, "audio_encoder.adapting.0.", "audio.multi_modal_projector.linear_1.", NULL, NULL, NULL,
+     NULL},
+    {OP_RENAME, M_PREFIX, "audio_encoder.adapting.2.", "audio.multi_modal_projector.linear_2.", NULL, NULL, NULL,
+     NULL},
+    {OP_UNSTACK, M_EXACT, "audio_encoder.audio_bos_eos_token.weight", "0", NULL, NULL, NULL, LIST("v.boi", "v.eoi")},
+    {OP_UNSQUEEZE_LAST, M_CONTAINS, "conv1.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_UNSQUEEZE_LAST, M_CONTAINS, "conv2.bias", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+static const conv_hp glmasr_mm_hp[] = {
+    CALC("general.file_type", 'u', file_type_mm, 0),
+    MMPROJ_AUDIO,
+    {"projector_type", 's', "=glma", 0, NULL, NULL},
+    AUDIO_MEL_EPS,
+    {"audio.projector.stack_factor", 'u', "^merge_factor", 0, NULL, NULL},
+    END,
+};
+
+/* Qwen25OmniModel (a Qwen2VLVisionModel): thinker.* without the prefix, the
+ * vision tower as Qwen2.5-VL's. Its audio tensors (and the sinusoidal
+ * positions it generates) reach Qwen2VLVisionModel.modify_tensors, which
+ * writes only visual.* names: at ecbcb7ea the file has the audio keys but
+ * no audio tensor. Written the same (tests/data/mmaudio/README.md). */
+static const conv_rule qwen25omni_mm_rules[] = {
+    {OP_SKIP_UNLESS, M_PREFIX, "", NULL, NULL, NULL, NULL, LIST("thinker.visual.")},
+    {OP_RENAME, M_PREFIX, "thinker.", "", NULL, NULL, NULL, NULL},
+    {.op = OP_SPLIT, .m = M_CONTAINS, .pat = ".qkv.", .split = &qwen_vl_qkv},
+    {OP_UNSTACK, M_CONTAINS, "patch_embed.proj.weight", "2", NULL, NULL, NULL,
+     LIST("v.patch_embd.weight", "v.patch_embd.weight.1")},
+    NORULES,
+};
+static const char *const qwen25omni_afixes[] = {
+    "hidden_size=d_model,intermediate_size=encoder_ffn_dim,num_attention_heads=encoder_attention_heads", NULL,
+};
+static const conv_hp qwen25omni_mm_hp[] = {
+    MMPROJ_BASE,
+    MMPROJ_AUDIO,
+    {"projector_type", 's', "=qwen2.5o", 0, NULL, NULL},
+    {"use_silu", 'b', "=1", 0, NULL, NULL},
+    CALC("vision.n_wa_pattern", 'u', mm_wa_pattern, 0),
+    {"vision.attention.layer_norm_epsilon", 'f', "^rms_norm_eps|=1e-6", 0, NULL, NULL},
+    AUDIO_MEL_EPS,
+    END,
+};
+static const conv_force_type qwen25omni_mm_types[] = {
+    {'s', ".conv", 'h', ".weight"},
+    {'g', ".position_embd.", 'f', NULL},
+    {0, NULL, 0, NULL},
+};
+
+/* LFM2AudioModel (a ConformerAudioModel): the text model, the audio output
+ * side (depthformer, depth embeddings and linear, codebook offsets) and the
+ * training-only loss weight skipped; ConformerAudioModel.modify_tensors: the
+ * BatchNorm of each conv module folded into weight and bias, the
+ * subsampling convs' biases [c] as [c, 1, 1], the depthwise conv [c, 1, k]
+ * as [c, k], the pointwise ones [o, i, 1] as [o, i] */
+static const conv_rule lfm2a_mm_rules[] = {
+    {OP_SKIP, M_PREFIX, "lfm.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "audio_loss_weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "codebook_offsets", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "depth_embeddings", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "depth_linear", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_CONTAINS, "depthformer", NULL, NULL, NULL, NULL, NULL},
+    {OP_BN_FOLD, M_CONTAINS, "batch_norm", NULL, NULL, NULL, NULL, NULL},
+    {OP_UNSQUEEZE_LAST, M_PATTERN, "conformer.pre_encode.conv.{x}.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_UNSQUEEZE_LAST, M_PATTERN, "conformer.pre_encode.conv.{x}.bias", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE1, M_SUFFIX, "conv.depthwise_conv.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, "conv.pointwise_conv1.weight", NULL, NULL, NULL, NULL, NULL},
+    {OP_SQUEEZE, M_SUFFIX, "conv.pointwise_conv2.weight", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+/* LFM2AudioModel.set_gguf_parameters: the encoder config's NeMo names */
+static const char *const lfm2a_afixes[] = {"hidden_size=d_model,intermediate_size=d_model,num_attention_heads=n_heads",
+                                           NULL};
+static const conv_hp lfm2a_mm_hp[] = {
+    CALC("general.file_type", 'u', file_type_mm, 0),
+    MMPROJ_AUDIO,
+    {"projector_type", 's', "=lfm2a", 0, NULL, NULL},
+    {"audio.num_mel_bins", 'u', "aud:feat_in", 0, NULL, NULL},
+    {"audio.attention.layer_norm_epsilon", 'f', "=1e-5", 0, NULL, NULL},
+    END,
+};
+/* ConformerAudioModel.tensor_force_quant: an audio tensor ("audio",
+ * "conformer", ... in its name) with ".conv" F32 (its other case, "_conv"
+ * with ".weight", names only norm_conv and the convs' own tensors: 1-d, or
+ * ".conv" too) */
+static const conv_force_type lfm2a_mm_types[] = {
+    {'s', ".conv", 'f', "conformer"},
+    {'s', ".conv", 'f', "audio"},
+    {'s', ".conv", 'f', "codebook"},
+    {0, NULL, 0, NULL},
+};
+
 /* ---------------------------------------------------------------- rows */
 
 #define MM(cls, rules, hp) {"clip", cls, -1, rules, hp, V_LLAMA, AF_ONLY_2026}
@@ -730,5 +972,21 @@ const conv_mmproj conv_mmprojs[] = {
      h2g_mm_paddleocr_prepare},
     {MM(CLASSES("JanusForConditionalGeneration"), janus_mm_rules, janus_mm_hp), NULL, NULL, NULL, NULL,
      h2g_mm_janus_prepare},
+    /* the audio encoders: WhisperEncoderModel and its subclasses (audio config
+       whisper_config, else audio_config), GlmASRWhisperEncoderModel, Qwen25OmniModel */
+#define WHISPER(cls, hp, types) \
+    {MM(CLASSES(cls), whisper_mm_rules, hp), NULL, NULL, NULL, types, NULL, "whisper_config|audio_config", true, \
+     whisper_afixes, NULL}
+    WHISPER("Qwen2AudioForConditionalGeneration", qwen2a_mm_hp, whisper_mm_types),
+    WHISPER("UltravoxModel", ultravox_mm_hp, whisper_mm_types),
+    WHISPER("VoxtralForConditionalGeneration", voxtral_mm_hp, whisper_mm_types),
+    WHISPER("AudioFlamingo3ForConditionalGeneration", flamingo_mm_hp, flamingo_mm_types),
+    {MM(CLASSES("GlmasrModel"), glmasr_mm_rules, glmasr_mm_hp), NULL, NULL, NULL, whisper_mm_types, NULL,
+     "whisper_config|audio_config", true, whisper_afixes, NULL},
+    {MM(CLASSES("Qwen2_5OmniModel"), qwen25omni_mm_rules, qwen25omni_mm_hp), "qwen2_5_omni", NULL,
+     qwen2vl_mm_fixes, qwen25omni_mm_types, NULL, "thinker_config.audio_config", false, qwen25omni_afixes,
+     "thinker_config.vision_config"},
+    {MM(CLASSES("Lfm2AudioForConditionalGeneration"), lfm2a_mm_rules, lfm2a_mm_hp), NULL, NULL, NULL,
+     lfm2a_mm_types, NULL, "encoder", true, lfm2a_afixes, NULL},
 };
 const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);
