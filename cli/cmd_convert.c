@@ -15,6 +15,7 @@ typedef struct convert_args {
     const char *in, *in_shown, *out, *to, *key, *shard_size; /* in_shown: "-" for stdin */
     bool allow_unsafe, include_optimizer, keep_tied;
     const char *type, *threads, *layout; /* GGUF output */
+    const char *mix_rules;               /* --mix-rules */
     const char *config, *tokenizer; /* training checkpoints (doc/training.md) */
     unsigned train_flags;           /* MF_OPEN_TRAIN_* */
     bool mlx, quantize, dequantize, lossless; /* MLX output */
@@ -179,6 +180,8 @@ static int gguf_flags(const convert_args *a, cli_gguf_out *g)
     g->mmproj = a->mmproj;
     g->mistral_format = a->mistral_format;
     g->arch_file = a->arch_file;
+    if (a->mix_rules && (g->mix_rules = mf_mix_rules_parse(a->mix_rules)) < 0)
+        return cli_usage_error("convert", "--mix-rules takes c392e50 (= ecbcb7ea, the default) or b10256");
     if (a->split_max_size && parse_split_size(a->split_max_size, &g->split_max_size))
         return cli_usage_error("convert", "--split-max-size takes N, NK, NM or NG (decimal units, "
                                           "as convert_hf_to_gguf.py)");
@@ -197,7 +200,7 @@ static int gguf_flags(const convert_args *a, cli_gguf_out *g)
 static bool has_gguf_flags(const convert_args *a)
 {
     return a->model_name || a->metadata || a->vocab_only || a->mmproj || a->mistral_format || a->split_max_size ||
-           a->split_max_tensors;
+           a->split_max_tensors || a->mix_rules;
 }
 
 /* A Hugging Face directory to GGUF (convert_gguf_cli.c). */
@@ -213,7 +216,7 @@ static int to_gguf(const convert_args *a)
     if (!hf_dir && a->arch_file)
         return cli_usage_error("convert", "--arch-file is for a Hugging Face directory's GGUF and back");
     if (!hf_dir && (has_gguf_flags(a) || !a->out))
-        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --mmproj, --split-max-* "
+        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --mmproj, --mix-rules, --split-max-* "
                                           "and the default output name are for a Hugging Face "
                                           "directory's GGUF; give OUT.gguf");
     if (is_checkpoint(a->in)) {
@@ -508,6 +511,7 @@ static int parse(const cli_args *args, convert_args *a)
     a->type = cli_get(args, "--type");
     a->threads = cli_get(args, "--threads");
     a->layout = cli_get(args, "--layout");
+    a->mix_rules = cli_get(args, "--mix-rules");
     a->config = cli_get(args, "--config");
     a->tokenizer = cli_get(args, "--tokenizer");
     a->train_flags = (cli_has(args, "--from-module-states") ? MF_OPEN_TRAIN_MODULE_STATES : 0) |
@@ -561,7 +565,7 @@ static int run_convert(const cli_args *args)
         return cli_usage_error("convert", "--arch-file is for GGUF output of a Hugging Face directory, "
                                           "or a GGUF to a Hugging Face directory");
     if (run != to_gguf && has_gguf_flags(&a))
-        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --mmproj and --split-max-* "
+        return cli_usage_error("convert", "--model-name, --metadata, --vocab-only, --mmproj, --mix-rules and --split-max-* "
                                           "are for GGUF output");
     int rc = check_safety(&a);
     return rc ? rc : run(&a);
@@ -601,6 +605,9 @@ static const cli_opt opts[] = {
     {"--layout", NULL, "L", "GGUF from an HF directory: c392e50 (default: llama.cpp's converter of "
                             "Feb 2025) or 2026-02 (of ecbcb7ea); families only the newer one has are "
                             "written in its layout"},
+    {"--mix-rules", NULL, "R", "GGUF with a llama-quantize type: whose choice of tensor types, c392e50 "
+                               "(default; also llama.cpp ecbcb7ea's) or b10256 (attn_qkv and attn_kv_b ruled as "
+                               "attn_v)"},
     {"--arch-file", NULL, "FILE", "GGUF from an HF directory, and back: the architecture described by a JSON "
                                   "file (names, tensor ops, keys, tokenizer kind; doc/arch-file.md) instead "
                                   "of the built-in tables"},

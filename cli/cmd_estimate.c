@@ -88,6 +88,9 @@ static int run_estimate(const cli_args *a)
             o.kv_type = v;
         } else if (cli_is(a, i, "--type")) {
             o.weight_type = v;
+        } else if (cli_is(a, i, "--mix-rules")) {
+            if ((o.mix_rules = mf_mix_rules_parse(v)) < 0)
+                return cli_usage_error("estimate", "--mix-rules takes c392e50 (= ecbcb7ea, the default) or b10256");
         }
     }
     if (a->n_pos != 1)
@@ -118,6 +121,8 @@ static const cli_opt opts[] = {
     {"--batch", NULL, "B", "sequences in parallel (default 1)"},
     {"--kv-type", NULL, "T", "KV cache type: f16 (default), q8_0, ..."},
     {"--type", NULL, "T", "weights as if quantized to T (Q4_K_M, MXFP4_MOE, Q8_0, F16, ...; a GGUF: per tensor)"},
+    {"--mix-rules", NULL, "R", "a mix of a GGUF: whose choice of tensor types, c392e50 (default; also llama.cpp "
+                               "ecbcb7ea's) or b10256"},
     {"--json", NULL, NULL, "one JSON object"},
     CLI_OPT_QUIET("only the total in bytes, one number"),
     CLI_OPTS_REMOTE,

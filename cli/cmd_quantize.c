@@ -76,6 +76,12 @@ static int parse_option(const cli_args *args, int i, q_args *a)
         o->allow_requantize = true;
     else if (cli_is(args, i, "--pure"))
         o->pure = true;
+    else if (cli_is(args, i, "--mix-rules")) {
+        int r = mf_mix_rules_parse(v);
+        if (r < 0)
+            return cli_usage_error("quantize", "--mix-rules takes c392e50 (= ecbcb7ea, the default) or b10256");
+        o->mix_rules = (mf_mix_rules)r;
+    }
     else if (cli_is(args, i, "--leave-output-tensor"))
         o->leave_output = true;
     else if (cli_is(args, i, "--dry-run"))
@@ -354,6 +360,8 @@ static const cli_opt opts[] = {
     {"--imatrix", NULL, "FILE", "importance matrix (.dat or GGUF imatrix)"},
     {"--allow-requantize", NULL, NULL, "dequantize already-quantized tensors first"},
     {"--pure", NULL, NULL, "every tensor in TYPE, no mix"},
+    {"--mix-rules", NULL, "R", "whose choice of tensor types: c392e50 (default; also llama.cpp ecbcb7ea's) "
+                               "or b10256 (attn_qkv and attn_kv_b ruled as attn_v)"},
     {"--output-tensor-type", NULL, "T", "output.weight in ggml type T (q8_0, q6_K, f16, ...)"},
     {"--token-embedding-type", NULL, "T", "token_embd.weight in ggml type T"},
     {"--include-weights", NULL, "NAME", "use the imatrix only for tensors whose name contains "

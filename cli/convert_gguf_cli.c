@@ -71,6 +71,7 @@ int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, c
         o.mmproj = g->mmproj;
         o.mistral_format = g->mistral_format ? MF_MISTRAL_ON : MF_MISTRAL_AUTO;
         o.arch_file = g->arch_file;
+        o.mix_rules = g->mix_rules;
     }
     mf_status st;
     mf_status_init(&st);

@@ -20,6 +20,7 @@ typedef struct cli_gguf_out {
     bool mistral_format;               /* --mistral-format */
     uint64_t split_max_size, split_max_tensors; /* 0: one file */
     const char *arch_file;             /* --arch-file FAMILY.json */
+    int mix_rules;                     /* --mix-rules (mf_mix_rules) */
 } cli_gguf_out;
 /* out NULL or a directory: the converter's default name in it (in the
  * model directory when NULL). layout: --layout (c392e50, 2026-02), NULL for

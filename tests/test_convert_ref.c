@@ -643,7 +643,7 @@ static void run_llama_quantize_current(const char *shared)
         mf_status st;
         mf_status_init(&st);
         mf_model *m = NULL, *f16 = NULL;
-        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t, .layout = MF_CONVERT_LAYOUT_2026_02}, &st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t, .layout = MF_CONVERT_LAYOUT_2026_02, .mix_rules = MF_MIX_RULES_B10256}, &st);
         CHECKF(rc == 0, "%s: %s", key, st.msg);
         mf_status_clear(&st);
         rc = rc ? rc : mf_open(out, NULL, &m, &st) || mf_open(ref, NULL, &f16, &st);
@@ -697,7 +697,7 @@ static void run_llama_quantize_variants(const char *shared, const char *gen, con
         mf_status st;
         mf_status_init(&st);
         mf_model *m = NULL, *f16 = NULL;
-        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t, .layout = MF_CONVERT_LAYOUT_2026_02}, &st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t, .layout = MF_CONVERT_LAYOUT_2026_02, .mix_rules = MF_MIX_RULES_B10256}, &st);
         rc = rc ? rc : mf_convert_to_gguf(src, f16p, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16", .layout = MF_CONVERT_LAYOUT_2026_02}, &st);
         rc = rc ? rc : mf_open(out, NULL, &m, &st) || mf_open(f16p, NULL, &f16, &st);
         CHECKF(rc == 0, "%s: %s", key, st.msg);
@@ -923,6 +923,60 @@ static void run_refusals(const char *shared)
     refused_with(shared, "gpt2-tiny", "architectures", "[\"NoSuchModelForCausalLM\"]", "MambaForCausalLM");
 }
 
+/* One-pass Q4_K_M of every 2026 family (layout 2026-02, the default mix
+ * rules) against llama-quantize of llama.cpp ecbcb7ea, the converter's own
+ * commit, on the reference F16 files (tests/data/hf_new/
+ * llama_quantize_ecbcb7ea.json, make_llama_quantize_ecbcb7ea.sh): the whole
+ * file byte-identical, a refusal refused. */
+static void run_llama_quantize_ecbcb7ea(const char *shared)
+{
+    json_error_t err;
+    json_t *e = json_load_file("tests/data/hf_new/llama_quantize_ecbcb7ea.json", 0, &err);
+    CHECKF(e != NULL, "llama_quantize_ecbcb7ea.json: %s", err.text);
+    char tmp[64];
+    if (!e || !tl_make_tmpdir(tmp, sizeof(tmp), "lqe")) {
+        json_decref(e);
+        return;
+    }
+    const char *key;
+    json_t *v;
+    int same = 0, total = 0, refused = 0;
+    json_object_foreach(json_object_get(e, "outputs"), key, v) {
+        const char *d = json_string_value(json_object_get(v, "dir")), *t = json_string_value(json_object_get(v, "type"));
+        const char *want = json_string_value(json_object_get(v, "sha256"));
+        char src[4400], out[4400], h[129] = "";
+        snprintf(src, sizeof(src), "%s/convert-ref-new/dirs/%s", shared, d ? d : "?");
+        snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t, .layout = MF_CONVERT_LAYOUT_2026_02}, &st);
+        total++;
+        if (!want) {
+            CHECKF(rc != 0 && strstr(st.msg, "llama-quantize refuses"), "%s %s: llama-quantize ecbcb7ea refuses "
+                   "(%s), mfmt: %s", d, t, json_string_value(json_object_get(v, "refused")), rc ? st.msg : "converted");
+            refused += rc != 0;
+            printf("llama-quantize ecbcb7ea %-20s %s refused; mfmt %s\n", d, t, rc ? "refuses too" : "DOES NOT");
+            mf_status_clear(&st);
+            continue;
+        }
+        CHECKF(rc == 0, "%s %s: %s", d, t, st.msg);
+        mf_status_clear(&st);
+        if (rc == 0)
+            mf_hash_file(out, MF_SHA256, h, &st);
+        mf_status_clear(&st);
+        bool ok = !strcmp(h, want);
+        same += ok;
+        printf("llama-quantize ecbcb7ea %-20s %s %s\n", d, t, ok ? "byte-identical (one pass)" : "DIFFERS");
+        CHECKF(ok, "%s as %s in one pass: %s, llama-quantize ecbcb7ea wrote %s", d, t, h, want);
+        unlink(out);
+    }
+    printf("llama-quantize ecbcb7ea: %d of %d one-pass Q4_K_M byte-identical, %d refused as it refuses\n", same,
+           total - refused, refused);
+    CHECK(total >= 18 && same == total - refused);
+    tl_remove_tmpdir(tmp);
+    json_decref(e);
+}
+
 /* One-pass mixes of the 2026 families against the current llama-quantize
  * (b10256) run on the reference F16 files (tests/data/hf_new/quant_current.json,
  * made by quant_current.py there): a refusal must be mfmt's too; every
@@ -949,7 +1003,7 @@ static void run_quant_current(const char *shared)
         snprintf(out, sizeof(out), "%s/%s-%s.gguf", tmp, dir, mix);
         mf_status st;
         mf_status_init(&st);
-        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = mix}, &st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = mix, .mix_rules = MF_MIX_RULES_B10256}, &st);
         if (json_object_get(r, "refused")) {
             printf("llama-quantize b10256 %-16s %-9s refused; mfmt %s\n", dir, mix, rc ? "refuses too" : "DOES NOT refuse");
             CHECKF(rc != 0 && strstr(st.msg, "llama-quantize refuses"), "%s %s: llama-quantize refuses, mfmt: %s", dir, mix,
@@ -973,8 +1027,7 @@ static void run_quant_current(const char *shared)
             if (!t)
                 continue;
             bool st_ok = !strcmp(mf_dtype_name(mf_tensor_dtype(t)), json_string_value(json_object_get(e, "type")));
-            /* attn_qkv in attn_v's category (b10256's ladder): the mix applies it
-             * to the architectures only newer runtimes load (quant_mix.c) */
+            /* attn_qkv in attn_v's category: b10256's ladder (MF_MIX_RULES_B10256) */
             same_type += st_ok;
             const void *d = mf_tensor_data(m, t);
             char hex[129] = "";
@@ -1022,6 +1075,7 @@ int main(void)
     /* the 2026-02 converter's references (llama.cpp ecbcb7ea), in its layout */
     run_folder(shared, "convert-ref-new", 23, now);
     run_mixes(shared, "convert-ref-new", now);
+    run_llama_quantize_ecbcb7ea(shared);
     run_llama_quantize_current(shared);
     run_llama_quantize_variants(shared, "tests/data/hf_new/gen_hybrid_variants.py",
                                 "tests/data/hf_new/llama_quantize_variants.json", 5);

@@ -180,6 +180,8 @@ typedef struct mf_estimate_opts {
     int64_t batch;           /* 0: 1 */
     const char *kv_type;     /* NULL: f16; a ggml type: f32, f16, bf16, q8_0, q4_0, ... */
     const char *weight_type; /* NULL: as stored; a ggml type or a mix (Q4_K_M, ...) */
+    int mix_rules;           /* a mix of a GGUF: whose type choices (mf_mix_rules,
+                                mfmt/quantize.h; default c392e509's and ecbcb7ea's) */
 } mf_estimate_opts;
 
 MF_API void mf_estimate_opts_init(mf_estimate_opts *o);

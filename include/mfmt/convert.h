@@ -117,6 +117,9 @@ typedef struct mf_convert_gguf_opts {
      * has params.json and consolidated*.safetensors but no model*.safetensors
      * or pytorch_model*.bin; MF_MISTRAL_ON / _OFF force it either way. */
     int mistral_format;
+    /* with a llama-quantize type: whose type choices (mf_mix_rules in
+     * mfmt/quantize.h; default c392e509's and ecbcb7ea's) */
+    int mix_rules;
 } mf_convert_gguf_opts;
 
 enum { MF_MISTRAL_AUTO = 0, MF_MISTRAL_ON = 1, MF_MISTRAL_OFF = 2 };

@@ -69,6 +69,18 @@ MF_API void mf_ftype_each(void (*fn)(void *user, const char *name, mf_ftype f), 
  * (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, Q2_K_S). */
 MF_API bool mf_ftype_needs_imatrix(mf_ftype f);
 
+/* Which llama-quantize's choice of tensor types a mix follows. They
+ * differ in one rule: b10256's src/llama-quant.cpp counts attn_qkv and
+ * attn_kv_b as attn_v (category_is_attn_v: attn_v's ladder for the three);
+ * c392e509's and 2026-02-27's (ecbcb7ea) give attn_qkv a rule of its own
+ * and attn_kv_b none. */
+typedef enum mf_mix_rules {
+    MF_MIX_RULES_ECBCB7EA = 0, /* llama.cpp c392e509 and ecbcb7ea (2026-02-27): the default */
+    MF_MIX_RULES_B10256 = 1,   /* llama.cpp b10256 */
+} mf_mix_rules;
+/* "c392e50", "ecbcb7ea" (the same rules) or "b10256"; -1 when unknown */
+MF_API int mf_mix_rules_parse(const char *s);
+
 typedef struct mf_quantize_opts {
     size_t struct_size;        /* sizeof(mf_quantize_opts) */
     mf_ftype ftype;
@@ -103,6 +115,7 @@ typedef struct mf_quantize_opts {
      * keys; the tensors in input order. A single-file input gives
      * PREFIX-00001-of-00001.gguf. Without it a split input gives one file. */
     bool keep_split;
+    mf_mix_rules mix_rules;    /* whose type choices (default: c392e509's and ecbcb7ea's) */
 } mf_quantize_opts;
 
 /* Defaults: the given ftype, one thread, no imatrix, no overrides. */

@@ -342,10 +342,11 @@ static bool mix_tensor_bytes(mf_qmix *q, const mf_tensor *t, uint64_t *bytes, ui
     return true;
 }
 
-static bool weights_at_mix_gguf(const mf_model *m, mf_ftype ft, mf_estimate *e)
+static bool weights_at_mix_gguf(const mf_model *m, mf_ftype ft, int rules, mf_estimate *e)
 {
     mf_qmix_params mp;
     mf_qmix_params_init(&mp, ft);
+    mp.rules = rules == MF_MIX_RULES_B10256 ? MF_MIX_RULES_B10256 : MF_MIX_RULES_ECBCB7EA;
     mp.has_imatrix = mf_ftype_needs_imatrix(ft);
     mf_qmix_hparams h;
     mf_qmix_hparams_from_model(m, &h);
@@ -399,12 +400,12 @@ static uint64_t mxfp4_moe_bytes_of(const mf_model *m)
 /* The weights at the type asked for: per tensor where the model's tensors
  * are at hand (m: a GGUF's exact mix; MXFP4_MOE from any model's names),
  * else the type's (or the mix's average) bits per weight. */
-static int weights_at_type(mf_estimate *e, const char *type, const mf_model *m, uint64_t mxfp4_moe_bytes,
-                           const char *path, mf_status *st)
+static int weights_at_type(mf_estimate *e, const char *type, int rules, const mf_model *m,
+                           uint64_t mxfp4_moe_bytes, const char *path, mf_status *st)
 {
     mf_ftype ft = mf_ftype_parse(type);
     e->weight_note[0] = 0;
-    if (m && m->format == MF_FMT_GGUF && ft != MF_FTYPE_INVALID && weights_at_mix_gguf(m, ft, e))
+    if (m && m->format == MF_FMT_GGUF && ft != MF_FTYPE_INVALID && weights_at_mix_gguf(m, ft, rules, e))
         return 0;
     if (ft == MF_FTYPE_MXFP4_MOE && m)
         mxfp4_moe_bytes = mxfp4_moe_bytes_of(m);
@@ -451,7 +452,7 @@ static int apply_options(mf_estimate *e, const mf_estimate_opts *o, const mf_mod
     if (mf_mul_ovf(per_token, (uint64_t)e->n_layers, &t) || mf_mul_ovf(t, (uint64_t)e->ctx, &t) ||
         mf_mul_ovf(t, (uint64_t)e->batch, &e->kv_bytes))
         return mf_fail(st, MF_ERR_USAGE, path, -1, "KV cache size overflows 64 bits");
-    if (o && o->weight_type && weights_at_type(e, o->weight_type, m, mxfp4_moe_bytes, path, st))
+    if (o && o->weight_type && weights_at_type(e, o->weight_type, o->mix_rules, m, mxfp4_moe_bytes, path, st))
         return -1;
     e->weight_bpw = e->n_params ? 8.0 * (double)e->weight_bytes / (double)e->n_params : 0;
     e->total_bytes = e->weight_bytes + e->kv_bytes;

@@ -93,6 +93,15 @@ mf_ftype mf_ftype_parse(const char *s)
     return MF_FTYPE_INVALID;
 }
 
+int mf_mix_rules_parse(const char *s)
+{
+    if (s && (!strcasecmp(s, "c392e50") || !strcasecmp(s, "ecbcb7ea")))
+        return MF_MIX_RULES_ECBCB7EA;
+    if (s && !strcasecmp(s, "b10256"))
+        return MF_MIX_RULES_B10256;
+    return -1;
+}
+
 const char *mf_ftype_name(mf_ftype f)
 {
     const ftype_row *r = ftype_row_of(f);
@@ -358,20 +367,13 @@ static void rule_token_embd(rule_ctx *r)
 /* The very low-bit mixes have rules of their own for every tensor kind. */
 /* llama.cpp b10256's src/llama-quant.cpp puts attn_qkv and attn_kv_b in
  * attn_v's category (category_is_attn_v: one ladder, one i_attention_wv
- * counter over the three); c392e509's gives attn_qkv a rule of its own and
- * attn_kv_b none. mfmt's mix is c392e509's (its llama-quantize, which the
- * older families are checked against); for the architectures only newer
- * runtimes load (the 2026-02 converter's families mfmt converts) there is
- * no c392e509 llama-quantize to follow, so b10256's category applies. */
+ * counter over the three); c392e509's and ecbcb7ea's (2026-02-27) give
+ * attn_qkv a rule of its own and attn_kv_b none (checked: ecbcb7ea's
+ * llama-quantize on Qwen3-Next / Qwen3.5 F16 files gives the default's
+ * bytes, tests/data/hf_new/llama_quantize_ecbcb7ea.json). */
 static bool b10256_category(const rule_ctx *r)
 {
-    static const char *const newer[] = {"qwen3moe", "gemma3", "hunyuan-dense", "glm4moe", "ernie4_5", "ernie4_5-moe",
-                                        "llama4", "gpt-oss", "lfm2", "qwen3next", "qwen35", "qwen35moe", "smollm3",
-                                        "mistral3", "granitehybrid", "falcon-h1", NULL};
-    for (size_t i = 0; newer[i]; i++)
-        if (is_arch(r, newer[i]))
-            return true;
-    return false;
+    return r->q->p.rules == MF_MIX_RULES_B10256;
 }
 
 /* The tensors attn_v's rules cover. */

@@ -40,6 +40,7 @@ typedef struct mf_qmix_params {
     bool has_imatrix;     /* --imatrix given */
     mf_dtype output_type; /* --output-tensor-type, MF_DTYPE_INVALID: unset */
     mf_dtype token_embd_type; /* --token-embedding-type, likewise */
+    mf_mix_rules rules;   /* whose type choices (mfmt/quantize.h) */
 } mf_qmix_params;
 
 void mf_qmix_params_init(mf_qmix_params *p, mf_ftype ftype);

@@ -296,6 +296,7 @@ static int make_plan(qjob *j, mf_status *st)
     mp.has_imatrix = j->im && j->im->n_entries > 0;
     mp.output_type = j->o->output_type;
     mp.token_embd_type = j->o->token_embd_type;
+    mp.rules = j->o->mix_rules;
     mf_qmix_hparams h;
     mf_qmix_hparams_from_model(j->m, &h);
     mf_qmix q;
@@ -1036,6 +1037,9 @@ int mf_quantize_file(const char *in_path, const char *out_path, const mf_quantiz
     mf_quantize_opts_init(&j.opts, opts->ftype);
     if (mf_opts_copy(&j.opts, sizeof(j.opts), opts, "mf_quantize_opts", st))
         return -1;
+    if (j.opts.mix_rules != MF_MIX_RULES_ECBCB7EA && j.opts.mix_rules != MF_MIX_RULES_B10256)
+        return mf_fail(st, MF_ERR_USAGE, in_path, -1, "mix_rules %d: MF_MIX_RULES_ECBCB7EA or _B10256",
+                       (int)j.opts.mix_rules);
     if (j.opts.only_copy) /* llama-quantize: COPY is ALL_F32 with only_copy */
         j.opts.ftype = MF_FTYPE_ALL_F32;
     const mf_quantize_opts *o = &j.opts;

@@ -278,7 +278,8 @@ def convert(src: PathLike, out: Optional[PathLike] = ..., *, to: Optional[str] =
             mlx: bool = ..., quantize: bool = ..., q_bits: Optional[int] = ...,
             q_group_size: Optional[int] = ..., quant_predicate: Optional[str] = ...,
             mlx_kernel: Optional[Literal["cpu", "metal"]] = ..., dequantize: bool = ...,
-            lossless: bool = ..., outfile: Optional[PathLike] = ...) -> Optional[str]: ...
+            lossless: bool = ..., outfile: Optional[PathLike] = ...,
+            mix_rules: Optional[Literal["c392e50", "ecbcb7ea", "b10256"]] = ...) -> Optional[str]: ...
 
 class QuantTensor(NamedTuple):
     name: str
@@ -319,7 +320,8 @@ def quantize(src: PathLike, out: Optional[PathLike], type: str, *, threads: int 
              dry_run: bool = ..., progress: Progress = ...,
              keep_split: bool = ..., include_weights: Union[str, Sequence[str]] = ...,
              exclude_weights: Union[str, Sequence[str]] = ...,
-             override_kv: Optional[Mapping[str, Union[bool, int, float, str]]] = ...
+             override_kv: Optional[Mapping[str, Union[bool, int, float, str]]] = ...,
+             mix_rules: Optional[Literal["c392e50", "ecbcb7ea", "b10256"]] = ...
              ) -> QuantizeResult: ...
 
 class DequantizeResult(NamedTuple):
@@ -398,7 +400,8 @@ class Estimate(NamedTuple):
     weight_note: Optional[str]
 
 def estimate(path: PathLike, *, ctx: Optional[int] = ..., batch: Optional[int] = ...,
-             kv_type: Optional[str] = ..., type: Optional[str] = ...) -> Estimate: ...
+             kv_type: Optional[str] = ..., type: Optional[str] = ...,
+             mix_rules: Optional[Literal["c392e50", "ecbcb7ea", "b10256"]] = ...) -> Estimate: ...
 
 class Plan(NamedTuple):
     devices: List[Tuple[str, int, int]]

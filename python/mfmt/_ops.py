@@ -302,7 +302,7 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
             config=None, tokenizer=None, from_module_states=False,
             exclude_frozen_parameters=False, mlx=False, quantize=False, q_bits=None,
             q_group_size=None, quant_predicate=None, mlx_kernel=None, dequantize=False,
-            lossless=False, outfile=None) -> Optional[str]:
+            lossless=False, outfile=None, mix_rules=None) -> Optional[str]:
     """Write a model in another format, atomically (as `mfmt convert`; the
     keyword arguments are its options). Returns the path written (GGUF: the
     file, under the converter's default name when out is a directory or
@@ -320,7 +320,7 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
     gets that name, {ftype} in a name is the type): a Hugging Face
     directory as llama.cpp's converter writes it;
     type= f32, f16 (default), bf16, q8_0, auto or a llama-quantize mix such
-    as Q4_K_M; layout= "c392e50" (default) or "2026-02"; model_name=,
+    as Q4_K_M (mix_rules= as quantize's); layout= "c392e50" (default) or "2026-02"; model_name=,
     metadata= (an override JSON file), vocab_only=, split_max_size= ("2G":
     decimal units) and split_max_tensors= as convert_hf_to_gguf.py's flags;
     arch_file= an architecture from a JSON file (doc/arch-file.md). A
@@ -357,7 +357,9 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
                                  dequantize=dequantize, lossless=lossless).items() if v}
     if given and target != "mlx":
         raise UsageError(", ".join(sorted(given)) + ": options of MLX output (mlx=True)")
+    rules = _mix_rules(mix_rules)
     gflags = {k for k, v in dict(model_name=model_name, metadata=metadata, vocab_only=vocab_only,
+                                  mix_rules=mix_rules,
                                   split_max_size=split_max_size,
                                   split_max_tensors=split_max_tensors).items() if v}
     if gflags and target != "gguf":
@@ -419,7 +421,7 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
         written = _mfmt.convert_gguf(s, o, type=tval, threads=nthreads, progress=progress,
                                      arch_file=af, layout=lay, model_name=model_name,
                                      metadata=None if metadata is None else os.fspath(metadata),
-                                     vocab_only=vocab_only)
+                                     vocab_only=vocab_only, mix_rules=rules)
         if split_max_size or split_max_tensors:
             try:
                 n = _mfmt.split_written(written, _split_size(split_max_size),
@@ -506,11 +508,24 @@ class QuantizeResult(NamedTuple):
     tensors: List[QuantTensor]
 
 
+_MIX_RULES = {"c392e50": 0, "ecbcb7ea": 0, "b10256": 1}
+
+
+def _mix_rules(v):
+    """mix_rules= (the CLI's --mix-rules): None or a name of _MIX_RULES."""
+    if v is None:
+        return 0
+    r = _MIX_RULES.get(str(v).lower())
+    if r is None:
+        raise UsageError(f'mix_rules={v!r}: "c392e50" (= "ecbcb7ea", the default) or "b10256"')
+    return r
+
+
 def quantize(src, out, type, *, threads=1, imatrix=None, allow_requantize=False,  # noqa: A002
              pure=False, leave_output_tensor=False, output_tensor_type=None,
              token_embedding_type=None, dry_run=False, progress=None,
              keep_split=False, include_weights=(), exclude_weights=(),
-             override_kv=None) -> QuantizeResult:
+             override_kv=None, mix_rules=None) -> QuantizeResult:
     """Quantize a GGUF file as llama-quantize does (its mixes, bit for bit):
     type "Q4_K_M", "Q8_0", "IQ4_XS", ..., or "COPY" (every tensor copied,
     general.file_type the input's). dry_run=True writes nothing (out may be
@@ -520,7 +535,10 @@ def quantize(src, out, type, *, threads=1, imatrix=None, allow_requantize=False,
     include_weights / exclude_weights: use the imatrix only for tensors
     whose name contains one of them / not for those (lists; not both);
     override_kv: {key: value} set in the output as llama-quantize's
-    --override-kv (bool, int, float, str; or "int:5"-style strings)."""
+    --override-kv (bool, int, float, str; or "int:5"-style strings);
+    mix_rules: whose choice of tensor types, "c392e50" (default; also
+    llama.cpp ecbcb7ea's) or "b10256" (attn_qkv and attn_kv_b as attn_v)."""
+    rules = _mix_rules(mix_rules)
     if out is None and not dry_run:
         raise UsageError("out is needed unless dry_run=True")
     incl = [include_weights] if isinstance(include_weights, str) else list(include_weights or ())
@@ -535,7 +553,7 @@ def quantize(src, out, type, *, threads=1, imatrix=None, allow_requantize=False,
                        leave_output=leave_output_tensor, output_type=output_tensor_type,
                        token_embd_type=token_embedding_type, dry_run=dry_run,
                        progress=progress, keep_split=keep_split, include_weights=incl,
-                       exclude_weights=excl, override_kv=kvo)
+                       exclude_weights=excl, override_kv=kvo, mix_rules=rules)
     tensors = [QuantTensor(**t) for t in r.pop("tensors")]
     return QuantizeResult(tensors=tensors, **r)
 
@@ -720,13 +738,15 @@ class Estimate(NamedTuple):
     weight_note: Optional[str] = None  # how weight_bytes was counted, when not plainly
 
 
-def estimate(path, *, ctx=None, batch=None, kv_type=None, type=None) -> Estimate:  # noqa: A002
+def estimate(path, *, ctx=None, batch=None, kv_type=None, type=None,  # noqa: A002
+             mix_rules=None) -> Estimate:
     """Weights + KV-cache memory of a Hugging Face directory or GGUF file
     at a context length (ctx; default the training context), batch,
     KV-cache type (f16 default) and weight type (as stored, or a ggml
-    type / mix such as Q4_K_M)."""
+    type / mix such as Q4_K_M; mix_rules as quantize's)."""
     return Estimate(**_mfmt.estimate(_in(path), ctx=int(ctx or 0),
-                                     batch=int(batch or 0), kv_type=kv_type, type=type))
+                                     batch=int(batch or 0), kv_type=kv_type, type=type,
+                                     mix_rules=_mix_rules(mix_rules)))
 
 
 class Plan(NamedTuple):

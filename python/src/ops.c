@@ -490,13 +490,13 @@ static PyObject *warn_notes(PyObject *r, const note_buf *b)
 static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"src", "out", "type", "threads", "progress", "arch_file", "layout",
-                             "model_name", "metadata", "vocab_only", NULL};
+                             "model_name", "metadata", "vocab_only", "mix_rules", NULL};
     PyObject *src, *out = Py_None, *outb = NULL, *progress = Py_None;
     const char *type = NULL, *arch_file = NULL, *model_name = NULL, *metadata = NULL;
-    int threads = 1, layout = MF_CONVERT_LAYOUT_C392E50, vocab_only = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O|ziOzizzp", kwlist, fs_path, &src, &out,
+    int threads = 1, layout = MF_CONVERT_LAYOUT_C392E50, vocab_only = 0, rules = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O|ziOzizzpi", kwlist, fs_path, &src, &out,
                                      &type, &threads, &progress, &arch_file, &layout,
-                                     &model_name, &metadata, &vocab_only))
+                                     &model_name, &metadata, &vocab_only, &rules))
         return NULL;
     if (out != Py_None && !PyUnicode_FSConverter(out, &outb)) {
         Py_DECREF(src);
@@ -513,6 +513,7 @@ static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
     o.model_name = model_name;
     o.metadata_override = metadata;
     o.vocab_only = vocab_only;
+    o.mix_rules = rules;
     o.progress = progress_trampoline;
     o.progress_user = &p;
     note_buf notes = {.n = 0};
@@ -775,16 +776,16 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"src", "out", "type", "threads", "imatrix", "allow_requantize",
                              "pure", "leave_output", "output_type", "token_embd_type",
                              "dry_run", "progress", "keep_split", "include_weights",
-                             "exclude_weights", "override_kv", NULL};
+                             "exclude_weights", "override_kv", "mix_rules", NULL};
     PyObject *src, *out = Py_None, *outb = NULL, *imatrix = Py_None, *imb = NULL;
     PyObject *progress = Py_None;
     const char *type, *output_type = NULL, *embd_type = NULL;
-    int threads = 1, requant = 0, pure = 0, leave_output = 0, dry = 0, keep_split = 0;
+    int threads = 1, requant = 0, pure = 0, leave_output = 0, dry = 0, keep_split = 0, rules = 0;
     PyObject *incl = NULL, *excl = NULL, *kvo = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&Os|iOpppzzpOpOOO", kwlist, fs_path, &src,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&Os|iOpppzzpOpOOOi", kwlist, fs_path, &src,
                                      &out, &type, &threads, &imatrix, &requant, &pure,
                                      &leave_output, &output_type, &embd_type, &dry,
-                                     &progress, &keep_split, &incl, &excl, &kvo))
+                                     &progress, &keep_split, &incl, &excl, &kvo, &rules))
         return NULL;
     PyObject *res = NULL, *tensors = NULL;
     str_list li = {0}, le = {0}, lk = {0};
@@ -820,6 +821,7 @@ static PyObject *op_quantize(PyObject *self, PyObject *args, PyObject *kw)
     o.dry_run = dry;
     o.only_copy = only_copy;
     o.keep_split = keep_split;
+    o.mix_rules = (mf_mix_rules)rules;
     o.include_weights = li.v;
     o.n_include_weights = li.n;
     o.exclude_weights = le.v;
@@ -981,12 +983,13 @@ static PyObject *op_diff(PyObject *self, PyObject *args, PyObject *kw)
 
 static PyObject *op_estimate(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"path", "ctx", "batch", "kv_type", "type", NULL};
+    static char *kwlist[] = {"path", "ctx", "batch", "kv_type", "type", "mix_rules", NULL};
     PyObject *path;
     long long ctx = 0, batch = 0;
     const char *kv = NULL, *wt = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|LLzz", kwlist, fs_path, &path, &ctx,
-                                     &batch, &kv, &wt))
+    int rules = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|LLzzi", kwlist, fs_path, &path, &ctx,
+                                     &batch, &kv, &wt, &rules))
         return NULL;
     mf_estimate_opts o;
     mf_estimate_opts_init(&o);
@@ -994,6 +997,7 @@ static PyObject *op_estimate(PyObject *self, PyObject *args, PyObject *kw)
     o.batch = batch;
     o.kv_type = kv;
     o.weight_type = wt;
+    o.mix_rules = rules;
     mf_status st;
     mf_status_init(&st);
     mf_estimate *e = NULL;

@@ -544,3 +544,34 @@ def test_readme_examples_run(tmp_path, monkeypatch):
     assert os.path.exists("ckpt.gguf") and os.path.exists("ckpt_hf/config.json")
     assert mfmt.check_manifest("f32.gguf", "f32.manifest").code == 0
     assert mfmt.check_record("hf_dir", "rec.json").ok
+
+
+# ------------------------------------------------------------- mix rules
+
+NEW_REF = os.path.join(SHARED, "convert-ref-new")
+
+
+@needs_cli
+@pytest.mark.skipif(not os.path.isdir(NEW_REF), reason="no ../shared/convert-ref-new")
+def test_mix_rules_as_the_cli(tmp_path):
+    """Qwen3.5's attn_qkv: the default rules give llama-quantize ecbcb7ea's
+    file (its SHA-256 recorded in tests/data/hf_new), b10256's rules put it
+    in attn_v's category; the CLI's --mix-rules writes the same bytes, and
+    estimate counts the types each writes."""
+    import hashlib
+    want = json.load(open(os.path.join(DATA, "hf_new", "llama_quantize_ecbcb7ea.json")))["outputs"]
+    src = os.path.join(NEW_REF, "qwen35-tiny-f16.gguf")
+    sha = lambda p: hashlib.sha256(open(p, "rb").read()).hexdigest()  # noqa: E731
+    mfmt.quantize(src, tmp_path / "d.gguf", "Q4_K_M")
+    assert sha(tmp_path / "d.gguf") == want["qwen35-tiny"]["sha256"]
+    r = mfmt.quantize(src, tmp_path / "b.gguf", "Q4_K_M", mix_rules="b10256")
+    cli_ok("quantize", "-q", "--mix-rules", "b10256", src, tmp_path / "c.gguf", "Q4_K_M")
+    assert sha(tmp_path / "b.gguf") == sha(tmp_path / "c.gguf") != sha(tmp_path / "d.gguf")
+    with mfmt.open(tmp_path / "b.gguf") as m:
+        b_bytes = sum(t.nbytes for t in m.tensors.values())
+    assert mfmt.estimate(src, type="Q4_K_M", mix_rules="b10256").weight_bytes == b_bytes
+    assert r.n_tensors > 0
+    with pytest.raises(mfmt.UsageError):
+        mfmt.quantize(src, tmp_path / "x.gguf", "Q4_K_M", mix_rules="b9999")
+    rc, _, err = cli("quantize", "--mix-rules", "b9999", src, tmp_path / "x.gguf", "Q4_K_M")
+    assert rc == 2 and "--mix-rules" in err

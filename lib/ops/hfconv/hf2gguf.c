@@ -90,6 +90,7 @@ static int apply_mix(conv *c)
                        "convert to f16 instead", why);
     mf_qmix_params mp;
     mf_qmix_params_init(&mp, c->mix);
+    mp.rules = c->opts.mix_rules == MF_MIX_RULES_B10256 ? MF_MIX_RULES_B10256 : MF_MIX_RULES_ECBCB7EA;
     mf_qmix_hparams h = {.arch = arch, .n_layer = kv_int(c->kv, arch, "block_count", 0),
                          .n_head = kv_int(c->kv, arch, "attention.head_count", 0)};
     h.n_head_kv = kv_int(c->kv, arch, "attention.head_count_kv", h.n_head);
@@ -654,6 +655,9 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
     if (rc == 0 && c.opts.layout != MF_CONVERT_LAYOUT_C392E50 && c.opts.layout != MF_CONVERT_LAYOUT_2026_02)
         rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "layout %d unknown: MF_CONVERT_LAYOUT_C392E50 or _2026_02",
                      c.opts.layout);
+    if (rc == 0 && c.opts.mix_rules != MF_MIX_RULES_ECBCB7EA && c.opts.mix_rules != MF_MIX_RULES_B10256)
+        rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "mix_rules %d unknown: MF_MIX_RULES_ECBCB7EA or _B10256",
+                     c.opts.mix_rules);
     if (rc == 0 && !mf_is_dir(dir))
         rc = mf_fail(st, MF_ERR_USAGE, dir, -1, "not a directory (a Hugging Face model directory is needed)");
     if (rc == 0 && c.opts.mmproj)
