@@ -510,7 +510,20 @@ bool hfc_output_is_copy(const hfc *c)
     return same;
 }
 
+static int plan_text_tensors(hfc *c);
+
 static int plan_tensors(hfc *c)
+{
+    int rc = c->mm && c->mm->alone ? 0 : plan_text_tensors(c);
+    if (rc == 0 && c->mm)
+        rc = hfc_mm_plan(c);
+    if (rc == 0) /* transformers' save_pretrained sorts nothing, but safetensors' own
+                    writer (and the forward converter's reading) go by name */
+        qsort(c->items.v, c->items.n, sizeof(hfc_item), cmp_item);
+    return rc;
+}
+
+static int plan_text_tensors(hfc *c)
 {
     for (size_t i = 0; i < c->m->n_tensors; i++) {
         const mf_tensor *t = &c->m->tensors[i];
@@ -578,9 +591,6 @@ static int plan_tensors(hfc *c)
             return -1;
         c->items.v[c->items.n - 1].vheads = vheads_of(c, r->gguf);
     }
-    /* transformers' save_pretrained sorts nothing, but safetensors' own
-     * writer (and the forward converter's reading) go by name */
-    qsort(c->items.v, c->items.n, sizeof(hfc_item), cmp_item);
     return 0;
 }
 
@@ -1031,6 +1041,8 @@ static int rkvwg_back(hfc *c, const hfc_item *it, float *w, uint64_t n, int64_t 
 /* The item's values as float32 (malloc'd, n elements). */
 static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
+    if (it->from)
+        return hfc_mm_item_f32(c, it, out, n_out);
     if (it->op == R_TRANSPOSE_RKVWG || it->op == R_EXPERTS_T_RKVWG) {
         hfc_item plain = *it;
         plain.op = it->op == R_TRANSPOSE_RKVWG ? R_TRANSPOSE : R_EXPERTS_T;
@@ -1220,7 +1232,7 @@ static int fill_item(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_st
     const hfc_item *it = &c->items.v[i];
     /* a tensor that only changes its name: its bytes as they are */
     if (it->op == R_PLAIN && !it->vheads && it->out.dtype == it->src->dtype)
-        return mf_tensor_stream(c->m, it->src, sink, sink_ctx, st);
+        return mf_tensor_stream(it->from ? it->from : c->m, it->src, sink, sink_ctx, st);
     if (it->out.dtype == MF_U8 && it->src->dtype == MF_MXFP4)
         return fill_mxfp4_item(c, it, sink, sink_ctx, st);
     float *v = NULL;
@@ -1494,6 +1506,12 @@ static int start(hfc *c)
     if (!a || a->type != MF_V_STR)
         return mf_fail(c->st, MF_ERR_FORMAT, c->path, -1, "no general.architecture: not a model GGUF");
     c->arch = a->as.s.ptr;
+    if (!strcmp(c->arch, "clip")) { /* an mmproj file alone: its vision half */
+        if (c->opts.mmproj || c->opts.arch_file)
+            return mf_fail(c->st, MF_ERR_USAGE, c->path, -1, "is an mmproj file: give the text model's GGUF with "
+                           "the mmproj (or the mmproj alone, without --arch-file)");
+        return hfc_mm_start(c, c->path, true);
+    }
     if (c->opts.arch_file)
         return start_arch_file(c);
     c->rev = find_rev(c->m, c->arch);
@@ -1544,7 +1562,7 @@ static int start(hfc *c)
         c->model_type = "internlm3";
     }
     set_quant_dtype(c);
-    return 0;
+    return c->opts.mmproj ? hfc_mm_start(c, c->opts.mmproj, false) : 0;
 }
 
 int mf_convert_gguf_to_hf(const char *in, const char *out, const mf_hf_out_opts *o, mf_status *st)
@@ -1578,12 +1596,15 @@ int mf_convert_gguf_to_hf(const char *in, const char *out, const mf_hf_out_opts 
         rc = plan_tensors(&c);
     if (rc == 0)
         rc = make_tmp_dir(&c);
-    if (rc == 0) {
+    bool text = !(c.mm && c.mm->alone);
+    if (rc == 0 && text) {
         hfc_plan_specials(&c);
         rc = hfc_write_config(&c);
     }
-    if (rc == 0)
+    if (rc == 0 && text)
         rc = hfc_write_tokenizer(&c);
+    if (rc == 0 && c.mm)
+        rc = hfc_mm_write_config(&c);
     if (rc == 0)
         rc = write_weights(&c);
     if (rc == 0)
@@ -1594,6 +1615,7 @@ done:
     free(c.items.v);
     free(c.cache);
     conv_arch_file_free(c.arch_file);
+    hfc_mm_free(&c);
     mf_close(c.m);
     if (c.a)
         mf_arena_free(c.a);
@@ -1657,6 +1679,7 @@ int mf_gguf_hf_rows(mf_model *m, const char *path, mf_gguf_row_fn fn, void *ctx,
             continue; /* the converter refuses it */
         rc = fn(ctx, it->out.name, t, heads, st);
     }
+    hfc_mm_free(&c);
     free(c.items.v);
     free(c.cache);
     mf_arena_free(c.a);

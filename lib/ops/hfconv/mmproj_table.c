@@ -239,13 +239,15 @@ const size_t conv_n_clip_names = sizeof(conv_clip_names) / sizeof(conv_clip_name
 
 /* ------------------------------------------------ values and key blocks */
 
-/* computed values (hf2gguf_mmproj.c); GGUF -> HF has no mmproj direction */
-static const conv_calc conv_calc_mm_gemma3_scale = {"mm_gemma3_scale", h2g_mm_gemma3_scale, NULL};
-static const conv_calc conv_calc_mm_inverse_ratio = {"mm_inverse_ratio", h2g_mm_inverse_ratio, NULL};
-static const conv_calc conv_calc_mm_wa_pattern = {"mm_wa_pattern", h2g_mm_wa_pattern, NULL};
+/* computed values (hf2gguf_mmproj.c) and their inverses (gguf2hf_mmproj.c);
+ * tests/test_mmproj_rev.c requires an inverse for each but the file type */
+static const conv_calc conv_calc_mm_gemma3_scale = {"mm_gemma3_scale", h2g_mm_gemma3_scale, g2h_mm_gemma3_scale};
+static const conv_calc conv_calc_mm_inverse_ratio = {"mm_inverse_ratio", h2g_mm_inverse_ratio, g2h_mm_inverse_ratio};
+static const conv_calc conv_calc_mm_wa_pattern = {"mm_wa_pattern", h2g_mm_wa_pattern, g2h_mm_wa_pattern};
 static const conv_calc conv_calc_file_type_mm = {"file_type", h2g_file_type, NULL};
-static const conv_calc conv_calc_mm_deepstack_layers = {"mm_deepstack_layers", h2g_mm_deepstack_layers, NULL};
-static const conv_block conv_block_mm_act = {h2g_mm_act, NULL};
+static const conv_calc conv_calc_mm_deepstack_layers = {"mm_deepstack_layers", h2g_mm_deepstack_layers,
+                                                        g2h_mm_deepstack_layers};
+static const conv_block conv_block_mm_act = {h2g_mm_act, g2h_mm_act};
 #define CALC(key, type, name, flags) {key, type, NULL, flags, &conv_calc_##name, NULL}
 #define BLOCK(name) {"@@" #name, 0, NULL, 0, NULL, &conv_block_##name}
 #define END {NULL, 0, NULL, 0, NULL, NULL}
@@ -456,24 +458,54 @@ static const conv_force_type smolvlm_mm_types[] = {
 /* ---------------------------------------------------------------- rows */
 
 #define MM(cls, rules, hp) {"clip", cls, -1, rules, hp, V_LLAMA, AF_ONLY_2026}
+/* GGUF -> HF: which of gguf-py's names each family's checkpoints use (see
+ * conv_mmproj.rev_prefer) */
+static const char *const gemma3_mm_rev[] = {"mm.input_projection.weight=multi_modal_projector.mm_input_projection_weight",
+                                            NULL};
+#define PREFER(...) ((const char *const[]){__VA_ARGS__, NULL})
 const conv_mmproj conv_mmprojs[] = {
     {MM(CLASSES("Gemma3ForConditionalGeneration"), gemma3_mm_rules, gemma3_mm_hp), NULL, NULL, NULL,
-     gemma3_mm_types, NULL},
-    {MM(CLASSES("Llama4ForConditionalGeneration"), llama4_mm_rules, llama4_mm_hp), NULL, NULL, NULL, NULL, NULL},
+     gemma3_mm_types, NULL, PREFER("^vision_tower.vision_model.", "^multi_modal_projector."), gemma3_mm_rev},
+    {MM(CLASSES("Llama4ForConditionalGeneration"), llama4_mm_rules, llama4_mm_hp), NULL, NULL, NULL, NULL, NULL,
+     PREFER("^vision_model.", "^multi_modal_projector."), NULL},
     /* Qwen2VLVisionModel: one class, the projector by config.json's model_type */
 #define QWEN_VL CLASSES("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen2VLModel")
     {MM(QWEN_VL, qwen2vl_mm_rules, qwen2vl_mm_hp), "qwen2_vl", NULL, qwen2vl_mm_fixes, qwen2vl_mm_types,
-     NULL},
+     NULL, PREFER(".mlp.fc", "^visual."), NULL},
     {MM(QWEN_VL, qwen2vl_mm_rules, qwen25vl_mm_hp), "qwen2_5_vl", NULL, qwen2vl_mm_fixes,
-     qwen2vl_mm_types, NULL},
+     qwen2vl_mm_types, NULL, PREFER(".mlp.gate_proj", ".mlp.up_proj", ".mlp.down_proj", "^visual."), NULL},
     /* LlavaVisionModel: a Pixtral tower (HF layout; not the Mistral-format consolidated files) */
     {MM(CLASSES("Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration"), pixtral_mm_rules,
-        pixtral_mm_hp), NULL, "pixtral", pixtral_mm_fixes, NULL, NULL},
+        pixtral_mm_hp), NULL, "pixtral", pixtral_mm_fixes, NULL, NULL,
+     PREFER("^vision_tower.transformer.", "^vision_tower.patch_conv", "^vision_tower.ln_pre",
+            "^multi_modal_projector."), NULL},
     {MM(CLASSES("SmolVLMForConditionalGeneration", "Idefics3ForConditionalGeneration"), smolvlm_mm_rules,
-        smolvlm_mm_hp), NULL, NULL, smolvlm_mm_fixes, smolvlm_mm_types, NULL},
+        smolvlm_mm_hp), NULL, NULL, smolvlm_mm_fixes, smolvlm_mm_types, NULL,
+     PREFER("^model.vision_model.", "^model.connector."), NULL},
     /* Qwen3VLVisionModel: image_size from num_position_embeddings when absent */
     {MM(CLASSES("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
                 "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"), qwen3vl_mm_rules,
-        qwen3vl_mm_hp), NULL, NULL, qwen3vl_mm_fixes, NULL, h2g_mm_qwen3vl_prepare},
+        qwen3vl_mm_hp), NULL, NULL, qwen3vl_mm_fixes, NULL, h2g_mm_qwen3vl_prepare,
+     PREFER(".linear_fc", "^model.visual."), NULL},
 };
 const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);
+
+/* GGUF -> HF with the text model: the multimodal checkpoints' layouts
+ * (transformers < 4.52's names, as the converter's classes read them) */
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+const conv_mm_layout conv_mm_layouts[] = {
+    {"Gemma3ForConditionalGeneration", "gemma3", "siglip_vision_model", true,
+     NAMES("model.=language_model.model.", "lm_head.=language_model.lm_head.")},
+    {"Llama4ForConditionalGeneration", "llama4", "llama4_vision_model", true,
+     NAMES("model.=language_model.model.", "lm_head.=language_model.lm_head.")},
+    {"Mistral3ForConditionalGeneration", "mistral3", "pixtral", true,
+     NAMES("model.=language_model.model.", "lm_head.=language_model.lm_head.")},
+    {"Qwen2VLForConditionalGeneration", "qwen2_vl", NULL, false, NULL},
+    {"Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", NULL, false, NULL},
+    {"Qwen3_5ForConditionalGeneration", "qwen3_5", NULL, true, NULL},
+    {"Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe", NULL, true, NULL},
+    {"Qwen3VLForConditionalGeneration", "qwen3_vl", NULL, true, NULL},
+    {"SmolVLMForConditionalGeneration", "smolvlm", "smolvlm_vision", false,
+     NAMES("model.=model.text_model.")},
+};
+const size_t conv_n_mm_layouts = sizeof(conv_mm_layouts) / sizeof(conv_mm_layouts[0]);
