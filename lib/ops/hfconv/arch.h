@@ -363,27 +363,30 @@ typedef struct conv_mmproj {
     const char *const *fixes;
     const conv_force_type *types; /* its tensor_force_quant before the base class's */
     int (*prepare)(struct conv *c); /* what else its __init__ computes (NULL: nothing) */
-    /* GGUF -> HF (gguf2hf_mmproj.c) where the forward rows cannot tell which
-     * of several HF names a GGUF name came from (gguf-py's map has one per
-     * vision family): candidates holding an earlier entry of rev_prefer
-     * first ("^x": starting with x; others: holding x; then the name map's
-     * order); rev_names: "GGUF=HF" taken as they are (a parameter the
-     * forward renames by a substring, Gemma 3's mm_input_projection_weight).
-     * NULL: none. */
-    const char *const *rev_prefer;
-    const char *const *rev_names;
 } conv_mmproj;
 
-/* The multimodal checkpoint a class's text model sits in, for GGUF -> HF of
- * a text GGUF with its mmproj (gguf2hf_mmproj.c): config.json's model_type,
+/* The multimodal checkpoint of a class, for GGUF -> HF of an mmproj file
+ * (gguf2hf_mmproj.c; designated initializers): config.json's model_type,
  * the vision config's (NULL: none written), whether the text model's keys
  * go under text_config (else they stay at the top), and its tensor name
  * prefixes "FROM=TO" (the text converter's names -> the checkpoint's; an
- * empty FROM: every name). A class without a row converts its mmproj alone. */
+ * empty FROM: every name). A class without a row converts its mmproj alone
+ * (its names the first of gguf-py's its rules take). */
 typedef struct conv_mm_layout {
     const char *hf_class, *model_type, *vision_type;
     bool nest_text;
     const char *const *text_names;
+    /* vision_config keys the class asserts that no GGUF key holds, "k=JSON"
+     * (Llama4VisionModel: hidden_act "gelu"); NULL: none */
+    const char *const *vision_fixed;
+    /* where the forward rows cannot tell which of several HF names a GGUF
+     * name came from (gguf-py's map has one per vision family): candidates
+     * holding an earlier entry of rev_prefer first ("^x": starting with x;
+     * others: holding x; then the name map's order); rev_names: "GGUF=HF"
+     * taken as they are (a parameter the forward renames by a substring,
+     * Gemma 3's mm_input_projection_weight). NULL: none. */
+    const char *const *rev_prefer;
+    const char *const *rev_names;
 } conv_mm_layout;
 extern const conv_mm_layout conv_mm_layouts[];
 extern const size_t conv_n_mm_layouts;

@@ -8,7 +8,7 @@
  *    rules and gguf-py's MMPROJ map (conv_clip_names), found by undoing the
  *    rules last to first (prefix/suffix renames, OP_RENUMBER through the
  *    config list, OP_GGUF_NAME, the skip tests); where gguf-py's map has
- *    several names the row's rev_prefer ranks them;
+ *    several names the class's layout (conv_mm_layouts) ranks them;
  *  - each tensor op undone: OP_SPLIT's parts concatenated, OP_UNSTACK's
  *    entries stacked back, OP_PERMUTE_Q/K unpermuted with the vision heads,
  *    OP_ADD_ONE minus one, OP_PICK_ROW's row left to the text embedding
@@ -224,11 +224,11 @@ static bool undo_rules(const hfc *c, size_t upto, char *name, size_t cap, mm_und
     return true;
 }
 
-/* The rank of an HF name under rev_prefer (lower first). */
-static size_t prefer_rank(const conv_mmproj *row, const char *hf)
+/* The rank of an HF name under the layout's rev_prefer (lower first). */
+static size_t prefer_rank(const conv_mm_layout *l, const char *hf)
 {
     size_t i = 0;
-    for (const char *const *p = row->rev_prefer; p && *p; p++, i++)
+    for (const char *const *p = l ? l->rev_prefer : NULL; p && *p; p++, i++)
         if ((*p)[0] == '^' ? starts(hf, *p + 1) : strstr(hf, *p) != NULL)
             return i;
     return i;
@@ -264,7 +264,7 @@ static void map_preimage(const hfc *c, const char *gguf, const conv_rule *must, 
             base[strlen(base) - strlen(sfx[i])] = 0;
             snprintf(suffix, sizeof(suffix), "%s", sfx[i]);
         }
-    const conv_mmproj *row = c->mm->row;
+    const conv_mm_layout *l = g2h_mm_layout(c->mm->hf_class);
     size_t best = SIZE_MAX;
     out[0] = 0;
     for (size_t i = 0; i < conv_n_clip_names; i++) {
@@ -278,7 +278,7 @@ static void map_preimage(const hfc *c, const char *gguf, const conv_rule *must, 
         mm_undo cu = {R_PLAIN};
         if (!undo_rules(c, upto, cand, sizeof(cand), &cu))
             continue;
-        size_t rank = prefer_rank(row, cand);
+        size_t rank = prefer_rank(l, cand);
         if (rank < best) {
             best = rank;
             snprintf(out, cap, "%s", cand);
@@ -525,7 +525,8 @@ static int plan_one(hfc *c, const mf_tensor *t)
     char hf[256] = "";
     mm_undo u = {R_PLAIN};
     /* names the row gives outright */
-    for (const char *const *n = row->rev_names; n && *n && !hf[0]; n++) {
+    const conv_mm_layout *l = g2h_mm_layout(c->mm->hf_class);
+    for (const char *const *n = l ? l->rev_names : NULL; n && *n && !hf[0]; n++) {
         const char *eq = strchr(*n, '=');
         if (eq && strlen(t->name) == (size_t)(eq - *n) && !strncmp(*n, t->name, (size_t)(eq - *n)))
             snprintf(hf, sizeof(hf), "%s", eq + 1);
@@ -899,6 +900,16 @@ static int build_configs(hfc *c)
         put_path(mm->vcfg, "model_type", json_string(l->vision_type));
     else if (mm->row->vision_type)
         put_path(mm->vcfg, "model_type", json_string(mm->row->vision_type));
+    for (const char *const *f = l ? l->vision_fixed : NULL; f && *f; f++) {
+        const char *eq = strchr(*f, '=');
+        json_error_t err;
+        json_t *v = eq ? json_loads(eq + 1, JSON_DECODE_ANY, &err) : NULL;
+        char k[128];
+        snprintf(k, sizeof(k), "%.*s", eq ? (int)(eq - *f) : 0, *f);
+        if (!v || !put_path(mm->vcfg, k, v))
+            return mf_fail(c->st, MF_ERR_USAGE, mm->path, -1, "layout key \"%s\" of %s is malformed", *f,
+                           mm->hf_class);
+    }
     for (const conv_hp *h = mm->row->a.hparams; h->key; h++)
         if (!h->calc && put_hp(c, h, 0))
             return -1;

@@ -458,54 +458,57 @@ static const conv_force_type smolvlm_mm_types[] = {
 /* ---------------------------------------------------------------- rows */
 
 #define MM(cls, rules, hp) {"clip", cls, -1, rules, hp, V_LLAMA, AF_ONLY_2026}
-/* GGUF -> HF: which of gguf-py's names each family's checkpoints use (see
- * conv_mmproj.rev_prefer) */
-static const char *const gemma3_mm_rev[] = {"mm.input_projection.weight=multi_modal_projector.mm_input_projection_weight",
-                                            NULL};
-#define PREFER(...) ((const char *const[]){__VA_ARGS__, NULL})
 const conv_mmproj conv_mmprojs[] = {
     {MM(CLASSES("Gemma3ForConditionalGeneration"), gemma3_mm_rules, gemma3_mm_hp), NULL, NULL, NULL,
-     gemma3_mm_types, NULL, PREFER("^vision_tower.vision_model.", "^multi_modal_projector."), gemma3_mm_rev},
-    {MM(CLASSES("Llama4ForConditionalGeneration"), llama4_mm_rules, llama4_mm_hp), NULL, NULL, NULL, NULL, NULL,
-     PREFER("^vision_model.", "^multi_modal_projector."), NULL},
+     gemma3_mm_types, NULL},
+    {MM(CLASSES("Llama4ForConditionalGeneration"), llama4_mm_rules, llama4_mm_hp), NULL, NULL, NULL, NULL, NULL},
     /* Qwen2VLVisionModel: one class, the projector by config.json's model_type */
 #define QWEN_VL CLASSES("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen2VLModel")
     {MM(QWEN_VL, qwen2vl_mm_rules, qwen2vl_mm_hp), "qwen2_vl", NULL, qwen2vl_mm_fixes, qwen2vl_mm_types,
-     NULL, PREFER(".mlp.fc", "^visual."), NULL},
+     NULL},
     {MM(QWEN_VL, qwen2vl_mm_rules, qwen25vl_mm_hp), "qwen2_5_vl", NULL, qwen2vl_mm_fixes,
-     qwen2vl_mm_types, NULL, PREFER(".mlp.gate_proj", ".mlp.up_proj", ".mlp.down_proj", "^visual."), NULL},
+     qwen2vl_mm_types, NULL},
     /* LlavaVisionModel: a Pixtral tower (HF layout; not the Mistral-format consolidated files) */
     {MM(CLASSES("Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration"), pixtral_mm_rules,
-        pixtral_mm_hp), NULL, "pixtral", pixtral_mm_fixes, NULL, NULL,
-     PREFER("^vision_tower.transformer.", "^vision_tower.patch_conv", "^vision_tower.ln_pre",
-            "^multi_modal_projector."), NULL},
+        pixtral_mm_hp), NULL, "pixtral", pixtral_mm_fixes, NULL, NULL},
     {MM(CLASSES("SmolVLMForConditionalGeneration", "Idefics3ForConditionalGeneration"), smolvlm_mm_rules,
-        smolvlm_mm_hp), NULL, NULL, smolvlm_mm_fixes, smolvlm_mm_types, NULL,
-     PREFER("^model.vision_model.", "^model.connector."), NULL},
+        smolvlm_mm_hp), NULL, NULL, smolvlm_mm_fixes, smolvlm_mm_types, NULL},
     /* Qwen3VLVisionModel: image_size from num_position_embeddings when absent */
     {MM(CLASSES("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
                 "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"), qwen3vl_mm_rules,
-        qwen3vl_mm_hp), NULL, NULL, qwen3vl_mm_fixes, NULL, h2g_mm_qwen3vl_prepare,
-     PREFER(".linear_fc", "^model.visual."), NULL},
+        qwen3vl_mm_hp), NULL, NULL, qwen3vl_mm_fixes, NULL, h2g_mm_qwen3vl_prepare},
 };
 const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);
 
-/* GGUF -> HF with the text model: the multimodal checkpoints' layouts
- * (transformers < 4.52's names, as the converter's classes read them) */
-#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+/* GGUF -> HF: the multimodal checkpoints' layouts (transformers < 4.52's
+ * names, as the converter's classes read them), see arch.h */
+#define LIST_OF(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define LM_PREFIXED LIST_OF("model.=language_model.model.", "lm_head.=language_model.lm_head.")
+#define QWEN3VL_PREFER LIST_OF(".linear_fc", "^model.visual.")
 const conv_mm_layout conv_mm_layouts[] = {
-    {"Gemma3ForConditionalGeneration", "gemma3", "siglip_vision_model", true,
-     NAMES("model.=language_model.model.", "lm_head.=language_model.lm_head.")},
-    {"Llama4ForConditionalGeneration", "llama4", "llama4_vision_model", true,
-     NAMES("model.=language_model.model.", "lm_head.=language_model.lm_head.")},
-    {"Mistral3ForConditionalGeneration", "mistral3", "pixtral", true,
-     NAMES("model.=language_model.model.", "lm_head.=language_model.lm_head.")},
-    {"Qwen2VLForConditionalGeneration", "qwen2_vl", NULL, false, NULL},
-    {"Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", NULL, false, NULL},
-    {"Qwen3_5ForConditionalGeneration", "qwen3_5", NULL, true, NULL},
-    {"Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe", NULL, true, NULL},
-    {"Qwen3VLForConditionalGeneration", "qwen3_vl", NULL, true, NULL},
-    {"SmolVLMForConditionalGeneration", "smolvlm", "smolvlm_vision", false,
-     NAMES("model.=model.text_model.")},
+    {.hf_class = "Gemma3ForConditionalGeneration", .model_type = "gemma3", .vision_type = "siglip_vision_model",
+     .nest_text = true, .text_names = LM_PREFIXED,
+     .rev_prefer = LIST_OF("^vision_tower.vision_model.", "^multi_modal_projector."),
+     .rev_names = LIST_OF("mm.input_projection.weight=multi_modal_projector.mm_input_projection_weight")},
+    {.hf_class = "Llama4ForConditionalGeneration", .model_type = "llama4", .vision_type = "llama4_vision_model",
+     .nest_text = true, .text_names = LM_PREFIXED, .vision_fixed = LIST_OF("hidden_act=\"gelu\""),
+     .rev_prefer = LIST_OF("^vision_model.", "^multi_modal_projector.")},
+    {.hf_class = "Mistral3ForConditionalGeneration", .model_type = "mistral3", .vision_type = "pixtral",
+     .nest_text = true, .text_names = LM_PREFIXED,
+     .rev_prefer = LIST_OF("^vision_tower.transformer.", "^vision_tower.patch_conv", "^vision_tower.ln_pre",
+                           "^multi_modal_projector.")},
+    {.hf_class = "Qwen2VLForConditionalGeneration", .model_type = "qwen2_vl",
+     .rev_prefer = LIST_OF(".mlp.fc", "^visual.")},
+    {.hf_class = "Qwen2_5_VLForConditionalGeneration", .model_type = "qwen2_5_vl",
+     .rev_prefer = LIST_OF(".mlp.gate_proj", ".mlp.up_proj", ".mlp.down_proj", "^visual.")},
+    {.hf_class = "Qwen3_5ForConditionalGeneration", .model_type = "qwen3_5", .nest_text = true,
+     .rev_prefer = QWEN3VL_PREFER},
+    {.hf_class = "Qwen3_5MoeForConditionalGeneration", .model_type = "qwen3_5_moe", .nest_text = true,
+     .rev_prefer = QWEN3VL_PREFER},
+    {.hf_class = "Qwen3VLForConditionalGeneration", .model_type = "qwen3_vl", .nest_text = true,
+     .rev_prefer = QWEN3VL_PREFER},
+    {.hf_class = "SmolVLMForConditionalGeneration", .model_type = "smolvlm", .vision_type = "smolvlm_vision",
+     .text_names = LIST_OF("model.=model.text_model."),
+     .rev_prefer = LIST_OF("^model.vision_model.", "^model.connector.")},
 };
 const size_t conv_n_mm_layouts = sizeof(conv_mm_layouts) / sizeof(conv_mm_layouts[0]);
