@@ -387,6 +387,9 @@ typedef struct conv_mm_layout {
      * Gemma 3's mm_input_projection_weight). NULL: none. */
     const char *const *rev_prefer;
     const char *const *rev_names;
+    /* the keys a "?g:" fix of the row tests that the class's vision config
+     * has (Qwen2-VL's embed_dim; Qwen2.5-VL has none): those fixes undone */
+    const char *const *rev_guards;
 } conv_mm_layout;
 extern const conv_mm_layout conv_mm_layouts[];
 extern const size_t conv_n_mm_layouts;

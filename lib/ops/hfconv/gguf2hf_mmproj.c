@@ -703,14 +703,40 @@ static bool put_path(json_t *obj, const char *key, json_t *v)
     return true;
 }
 
-/* The config key a class reads `key` from after its `fixes` ("k=SRC" makes
- * k SRC's value): the fixes undone last to first. */
-static void fixed_source(const conv_mmproj *row, char *key, size_t cap)
+/* Does a fix's guard hold for the class? "?g=v:" when the vision config
+ * has g = v; "?g:" (g present) when the layout says the class's config has g
+ * (rev_guards: the reverse writes g then). */
+static bool guard_holds(const hfc *c, const char *fix)
 {
+    if (fix[0] != '?')
+        return true;
+    const char *colon = strchr(fix, ':'), *eq = strchr(fix, '=');
+    if (!colon)
+        return false;
+    if (eq && eq < colon) {
+        char g[64];
+        snprintf(g, sizeof(g), "%.*s", (int)(eq - fix - 1), fix + 1);
+        const char *v = json_string_value(json_object_get(c->mm->vcfg, g));
+        return v && strlen(v) == (size_t)(colon - eq - 1) && !strncmp(v, eq + 1, (size_t)(colon - eq - 1));
+    }
+    const conv_mm_layout *l = g2h_mm_layout(c->mm->hf_class);
+    for (const char *const *k = l ? l->rev_guards : NULL; k && *k; k++)
+        if (strlen(*k) == (size_t)(colon - fix - 1) && !strncmp(*k, fix + 1, (size_t)(colon - fix - 1)))
+            return true;
+    return false;
+}
+
+/* The config key a class reads `key` from after its `fixes` ("k=SRC" makes
+ * k SRC's value): the fixes whose guard holds undone last to first. */
+static void fixed_source(const hfc *c, char *key, size_t cap)
+{
+    const conv_mmproj *row = c->mm->row;
     size_t n = count_list(row->fixes);
     for (size_t i = n; i-- > 0;) {
         const char *f = row->fixes[i];
-        if (f[0] == '?' && strchr(f, ':'))
+        if (!guard_holds(c, f))
+            continue;
+        if (f[0] == '?')
             f = strchr(f, ':') + 1;
         const char *eq = strchr(f, '=');
         if (!eq || strlen(key) != (size_t)(eq - f) || strncmp(f, key, (size_t)(eq - f)))
@@ -721,18 +747,18 @@ static void fixed_source(const conv_mmproj *row, char *key, size_t cap)
     }
 }
 
-static bool fixed_by(const conv_mmproj *row, const char *key)
+static bool fixed_by(const hfc *c, const char *key)
 {
     char k[128];
     snprintf(k, sizeof(k), "%.120s", key);
-    fixed_source(row, k, sizeof(k));
+    fixed_source(c, k, sizeof(k));
     return strcmp(k, key) != 0;
 }
 
 /* Of a key list "a|b|^c|pre:d|=V", the config name the reverse writes: one
  * the class's fixes read from, else transformers' usual name among them,
  * else the first. */
-static void pick_source(const conv_mmproj *row, const char *src, char *out, size_t cap)
+static void pick_source(const hfc *c, const char *src, char *out, size_t cap)
 {
     static const char *const usual[] = {"num_hidden_layers", "num_attention_heads", "hidden_size",
                                         "intermediate_size", NULL};
@@ -746,7 +772,7 @@ static void pick_source(const conv_mmproj *row, const char *src, char *out, size
     }
     out[0] = 0;
     for (size_t i = 0; i < n && !out[0]; i++)
-        if (fixed_by(row, alts[i]))
+        if (fixed_by(c, alts[i]))
             snprintf(out, cap, "%.120s", alts[i]);
     for (size_t i = 0; i < n && !out[0]; i++)
         for (const char *const *u = usual; *u; u++)
@@ -808,7 +834,7 @@ static int put_hp(hfc *c, const conv_hp *h, int pass)
     if (!v || !h->src || h->src[0] == '=')
         return 0;
     char key[128], have[128];
-    pick_source(mm->row, h->src, key, sizeof(key));
+    pick_source(c, h->src, key, sizeof(key));
     if (!key[0])
         return 0;
     json_t *j = value_json(v, h->type);
@@ -828,7 +854,7 @@ static int put_hp(hfc *c, const conv_hp *h, int pass)
         return mf_fail(c->st, MF_ERR_FORMAT, mm->path, -1, "clip.%s disagrees with the text model's config.json "
                        "%s: the two GGUFs are not one model", h->key, at ? at : key + 1);
     }
-    fixed_source(mm->row, key, sizeof(key));
+    fixed_source(c, key, sizeof(key));
     put_path(mm->vcfg, key, j);
     return 0;
 }

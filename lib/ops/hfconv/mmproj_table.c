@@ -498,7 +498,7 @@ const conv_mm_layout conv_mm_layouts[] = {
      .rev_prefer = LIST_OF("^vision_tower.transformer.", "^vision_tower.patch_conv", "^vision_tower.ln_pre",
                            "^multi_modal_projector.")},
     {.hf_class = "Qwen2VLForConditionalGeneration", .model_type = "qwen2_vl",
-     .rev_prefer = LIST_OF(".mlp.fc", "^visual.")},
+     .rev_prefer = LIST_OF(".mlp.fc", "^visual."), .rev_guards = LIST_OF("embed_dim")},
     {.hf_class = "Qwen2_5_VLForConditionalGeneration", .model_type = "qwen2_5_vl",
      .rev_prefer = LIST_OF(".mlp.gate_proj", ".mlp.up_proj", ".mlp.down_proj", "^visual.")},
     {.hf_class = "Qwen3_5ForConditionalGeneration", .model_type = "qwen3_5", .nest_text = true,
