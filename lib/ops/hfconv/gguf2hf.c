@@ -598,7 +598,7 @@ static int plan_text_tensors(hfc *c)
 
 /* LlamaModel.permute viewed rows as [h][2][half]: the GGUF holds
  * P[h][j][k] = W[h][k][j]; W comes back by the inverse index map. */
-static void unpermute(const float *p, float *w, int64_t rows, int64_t cols, int64_t heads)
+void hfc_unpermute(const float *p, float *w, int64_t rows, int64_t cols, int64_t heads)
 {
     int64_t half = rows / heads / 2;
     for (int64_t h = 0; h < heads; h++)
@@ -680,8 +680,8 @@ static int fused_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     if (rc == 0)
         rc = mf_tensor_read_f32(c->m, it->v, &fv, c->st);
     if (rc == 0) {
-        unpermute(fq, uq, qr, cols, heads);
-        unpermute(fk, uk, kv * hd, cols, kv);
+        hfc_unpermute(fq, uq, qr, cols, heads);
+        hfc_unpermute(fk, uk, kv * hd, cols, kv);
         size_t row = sizeof(float) * (size_t)(hd * cols);
         for (int64_t g = 0; g < kv; g++) {
             float *dst = w + (g * (qpk + 2) * hd) * cols;
@@ -982,7 +982,7 @@ static int concat_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
                                      "do not split into %lld heads", q->name, (long long)pr, (long long)h)
                            : mf_oom(c->st, c->path);
             }
-            unpermute(v, u, pr, cols, h);
+            hfc_unpermute(v, u, pr, cols, h);
             free(v);
             v = u;
         }
@@ -1110,7 +1110,7 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
             h = heads / kv; /* XVERSE, Baichuan: permuted with n_head // n_head_kv heads */
         bad_heads = h <= 0 || rows % (2 * h);
         if (!bad_heads)
-            unpermute(src, w, rows, cols, h);
+            hfc_unpermute(src, w, rows, cols, h);
         break;
     }
     case R_QKV_PER_HEAD:

@@ -85,6 +85,9 @@ bool hfc_fwd_constant(const hfc *c, const char *key);
 
 const mf_value *hfc_key(const hfc *c, const char *suffix); /* "<arch>.<suffix>" */
 bool hfc_int(const mf_value *v, int64_t *out);
+json_t *hfc_f32_json(double v); /* the shortest decimal that reads back as the same float32 */
+/* LlamaModel.permute undone over rows of cols: the GGUF's P[h][j][k] = W[h][k][j] */
+void hfc_unpermute(const float *p, float *w, int64_t rows, int64_t cols, int64_t heads);
 int hfc_write_json(hfc *c, const char *name, json_t *j); /* takes j */
 int hfc_write_bytes(hfc *c, const char *name, const void *data, size_t n);
 

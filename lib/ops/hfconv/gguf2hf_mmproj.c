@@ -557,17 +557,6 @@ static int plan_one(hfc *c, const mf_tensor *t)
 
 /* ------------------------------------------------------------ values */
 
-/* LlamaModel.permute undone: P[h][j][k] = W[h][k][j] over rows of cols. */
-static void unpermute_rows(const float *p, float *w, int64_t rows, int64_t cols, int64_t heads)
-{
-    int64_t half = rows / heads / 2;
-    for (int64_t h = 0; h < heads; h++)
-        for (int64_t k = 0; k < 2; k++)
-            for (int64_t j = 0; j < half; j++)
-                memcpy(w + ((h * 2 + k) * half + j) * cols, p + ((h * half + j) * 2 + k) * cols,
-                       sizeof(float) * (size_t)cols);
-}
-
 static int read_all(hfc *c, const mf_tensor *t, float **v)
 {
     return mf_tensor_read_f32(c->mm->m, t, v, c->st);
@@ -622,7 +611,7 @@ int hfc_mm_item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
                 rc = mf_fail(c->st, MF_ERR_FORMAT, c->mm->path, (int64_t)t->offset, "tensor \"%s\": %lld rows do "
                              "not split into %lld vision heads", t->name, (long long)rows, (long long)heads);
             else
-                unpermute_rows(s, w, rows, cols, heads);
+                hfc_unpermute(s, w, rows, cols, heads);
             break;
         case R_ROW_AT: /* zero rows, then the tensor at row x */
             memcpy(w + (uint64_t)it->x * sn, s, sizeof(float) * (size_t)sn);
@@ -645,14 +634,7 @@ int hfc_mm_item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 
 static json_t *f32_json(double v)
 {
-    float f = (float)v;
-    char buf[48];
-    for (int p = 1; p <= 9; p++) {
-        snprintf(buf, sizeof(buf), "%.*g", p, (double)f);
-        if (strtof(buf, NULL) == f)
-            return json_real(strtod(buf, NULL));
-    }
-    return json_real((double)f);
+    return hfc_f32_json(v);
 }
 
 static json_t *value_json(const mf_value *v, char type)
