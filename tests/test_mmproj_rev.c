@@ -15,7 +15,8 @@
  *    whose text GGUF is the reference's bytes again and whose mmproj is
  *    what the converter writes from it (reverse.json); `validate` passes;
  *  - the refusals: a pair whose keys disagree, a text model without the
- *    [IMG_BREAK] token, an mmproj given twice, a text GGUF as the mmproj. */
+ *    [IMG_BREAK] token, an mmproj given twice, a text GGUF as the mmproj,
+ *    the mmproj of another family's text model. */
 #include "testlib.h"
 
 #include "core/core.h"
@@ -345,6 +346,7 @@ static void errors(const char *tmp)
         refused(tmp, t, mm, MF_ERR_FORMAT, "disagrees with the text model's");
         refused(tmp, t2, mm2, MF_ERR_FORMAT, "[IMG_BREAK]");
         refused(tmp, t, t2, MF_ERR_USAGE, "is not an mmproj GGUF");
+        refused(tmp, t2, mm, MF_ERR_USAGE, "not to the text model's");
     } else {
         TL_SKIP("the refusals of text + mmproj pairs: ../shared not found");
     }

@@ -278,7 +278,8 @@ def convert(src: PathLike, out: Optional[PathLike] = ..., *, to: Optional[str] =
             mlx: bool = ..., quantize: bool = ..., q_bits: Optional[int] = ...,
             q_group_size: Optional[int] = ..., quant_predicate: Optional[str] = ...,
             mlx_kernel: Optional[Literal["cpu", "metal"]] = ..., dequantize: bool = ...,
-            lossless: bool = ..., outfile: Optional[PathLike] = ...) -> Optional[str]: ...
+            lossless: bool = ..., outfile: Optional[PathLike] = ...,
+            with_mmproj: Optional[PathLike] = ...) -> Optional[str]: ...
 
 class QuantTensor(NamedTuple):
     name: str

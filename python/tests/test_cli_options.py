@@ -544,3 +544,25 @@ def test_readme_examples_run(tmp_path, monkeypatch):
     assert os.path.exists("ckpt.gguf") and os.path.exists("ckpt_hf/config.json")
     assert mfmt.check_manifest("f32.gguf", "f32.manifest").code == 0
     assert mfmt.check_record("hf_dir", "rec.json").ok
+
+
+MMPROJ_DIR = os.path.join(DATA, "mmproj", "dirs", "qwen2vl-tiny")
+
+
+@needs_cli
+def test_with_mmproj_alone_and_refused(tmp_path):
+    """An mmproj GGUF back to its HF vision half: the CLI's bytes; with_mmproj=
+    refused for other targets and for a text GGUF given as the mmproj."""
+    mm = tmp_path / "mm.gguf"
+    cli_ok("convert", MMPROJ_DIR, mm, "--mmproj")
+    a, b = tmp_path / "a" / "qwen2vl-tiny", tmp_path / "b" / "qwen2vl-tiny"
+    cli_ok("convert", mm, str(b) + "/")
+    mfmt.convert(mm, str(a) + "/")
+    for f in ("config.json", "preprocessor_config.json", "model.safetensors"):
+        assert filecmp.cmp(a / f, b / f, shallow=False), f
+    with pytest.raises(mfmt.UsageError):
+        mfmt.convert(mm, tmp_path / "x.safetensors", with_mmproj=mm)
+    rc, _, err = cli("convert", mm, str(tmp_path / "c") + "/", "--with-mmproj", mm)
+    assert rc != 0 and "is an mmproj file" in err
+    with pytest.raises(mfmt.Error, match="is an mmproj file"):
+        mfmt.convert(mm, str(tmp_path / "d") + "/", with_mmproj=mm)

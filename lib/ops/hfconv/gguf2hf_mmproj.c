@@ -78,23 +78,37 @@ const conv_mm_layout *g2h_mm_layout(const char *hf_class)
     return NULL;
 }
 
-/* The row's class that fits the text model (its reverse class, or a class
- * of its forward row), else the row's first. */
-static const char *pick_class(const hfc *c, const conv_mmproj *row)
+/* Is cls the text model's class or one its forward row takes? */
+static bool text_takes(const hfc *c, const char *cls)
 {
-    for (const char *const *k = row->a.classes; c->fwd && *k; k++) {
-        if (c->hf_class && !strcmp(*k, c->hf_class))
-            return *k;
-        for (const char *const *f = c->fwd->classes; *f; f++)
-            if (!strcmp(*f, *k))
-                return *k;
-    }
-    for (const char *const *k = row->a.classes; row->model_type && *k; k++) { /* Qwen2.5-VL's row */
+    if (c->hf_class && !strcmp(cls, c->hf_class))
+        return true;
+    for (const char *const *f = c->fwd ? c->fwd->classes : NULL; f && *f; f++)
+        if (!strcmp(*f, cls))
+            return true;
+    return false;
+}
+
+/* The row's class: the one of its model_type (Qwen2.5-VL's row), else the
+ * one the text model's row shares, else the first; NULL when a text model
+ * is given and shares none (not the text model of this projector). */
+static const char *pick_class(const hfc *c, const conv_mmproj *row, bool alone)
+{
+    bool shared = false;
+    const char *fit = NULL;
+    for (const char *const *k = row->a.classes; *k; k++)
+        if (!alone && text_takes(c, *k)) {
+            shared = true;
+            fit = fit ? fit : *k;
+        }
+    if (!alone && !shared)
+        return NULL;
+    for (const char *const *k = row->a.classes; row->model_type && *k; k++) {
         const conv_mm_layout *l = g2h_mm_layout(*k);
         if (l && !strcmp(l->model_type, row->model_type))
             return *k;
     }
-    return row->a.classes[0];
+    return fit ? fit : row->a.classes[0];
 }
 
 /* ------------------------------------------------------------ names */
@@ -373,12 +387,15 @@ static int plan_concat(hfc *c, const mf_tensor *t, const conv_rule *r, int64_t b
     const conv_split *sp = r->split;
     size_t np = count_list(sp->names);
     const mf_tensor *parts[8];
+    if (np > sizeof(parts) / sizeof(parts[0]))
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->mm->path, (int64_t)t->offset, "tensor \"%s\": a split in %zu "
+                       "parts (at most 8 are joined back)", t->name, np);
     int64_t rows = 0;
     for (size_t p = 0; p < np; p++) {
         char n[160];
         part_name(sp->names[p], bid, suffix, n, sizeof(n));
         parts[p] = p ? mm_find(c, n) : t;
-        bool fits = p < 8 && parts[p] && parts[p]->ndim == t->ndim && t->ndim >= 1 && t->ndim <= 2 &&
+        bool fits = parts[p] && parts[p]->ndim == t->ndim && t->ndim >= 1 && t->ndim <= 2 &&
                     (t->ndim == 1 || parts[p]->shape[1] == t->shape[1]);
         if (!fits)
             return mf_fail(c->st, MF_ERR_FORMAT, c->mm->path, (int64_t)t->offset, "tensor \"%s\": its part \"%s\" "
@@ -462,7 +479,7 @@ static bool later_part(const hfc *c, const char *name)
     if (split_of(c, name, &bid, suffix, &k))
         return k > 0;
     for (const conv_rule *r = c->mm->row->a.rules; r->pat; r++)
-        for (size_t i = 1; r->op == OP_UNSTACK && r->ws[i - 1] && r->ws[i]; i++)
+        for (size_t i = 1; r->op == OP_UNSTACK && r->ws && r->ws[i - 1] && r->ws[i]; i++)
             if (!strcmp(r->ws[i], name))
                 return true;
     return false;
@@ -964,7 +981,11 @@ int hfc_mm_start(hfc *c, const char *path, bool alone)
         if (!g2h_mm_reversible(mm->row->a.rules[i].op))
             return mf_fail(c->st, MF_ERR_UNSUPPORTED, path, -1, "the %s projector's rule \"%s\" has no reverse",
                            pt->as.s.ptr, mm->row->a.rules[i].pat);
-    mm->hf_class = pick_class(c, mm->row);
+    mm->hf_class = pick_class(c, mm->row, alone);
+    if (!mm->hf_class)
+        return mf_fail(c->st, MF_ERR_USAGE, path, -1, "its %s projector belongs to %s, not to the text model's "
+                       "architecture %s (%s)", pt->as.s.ptr, mm->row->a.classes[0], c->arch,
+                       c->hf_class ? c->hf_class : "?");
     mm->vcfg = json_object();
     mm->global = json_object();
     mm->pre = json_object();
