@@ -316,6 +316,7 @@ static void refused(const char *tmp, const char *text, const char *mm, mf_code c
 {
     char hf[512];
     snprintf(hf, sizeof(hf), "%s/refused", tmp);
+    rm_dir(hf);
     mf_status st;
     mf_status_init(&st);
     int rc = to_hf(text, mm, hf, &st);
