@@ -24,6 +24,7 @@ typedef struct convert_args {
     const char *model_name, *metadata, *split_max_size, *split_max_tensors;
     bool vocab_only, mmproj, mistral_format;
     const char *arch_file; /* GGUF <-> HF directory: the architecture from a file */
+    const char *with_mmproj; /* GGUF -> HF directory: the text model's mmproj GGUF */
 } convert_args;
 
 /* --dtype as a float type of safetensors / HF output (MF_DTYPE_INVALID
@@ -273,8 +274,9 @@ static int to_hf_dir(const convert_args *a)
     /* a training checkpoint, or any other model (x.bin, x.pt, ...): its
      * tensors as save_pretrained shards them (5GB, model.safetensors.index.json) */
     if (is_checkpoint(a->in) || (!is_gguf_file(a->in) && !is_prequant_dir(a->in))) {
-        if (a->arch_file)
-            return cli_usage_error("convert", "--arch-file is for a Hugging Face directory's GGUF and back");
+        if (a->arch_file || a->with_mmproj)
+            return cli_usage_error("convert", "--arch-file and --with-mmproj are for a GGUF (and a Hugging Face "
+                                              "directory's GGUF)");
         cli_ckpt_opts co;
         if (a->key || a->include_optimizer || ckpt_opts(a, &co))
             return cli_usage_error("convert", "--key and --include-optimizer are not "
@@ -292,6 +294,7 @@ static int to_hf_dir(const convert_args *a)
     mf_convert_hf_opts_init(&o);
     o.progress = on_hf_progress;
     o.arch_file = a->arch_file;
+    o.mmproj = a->with_mmproj;
     if (a->threads || a->key || a->include_optimizer)
         return cli_usage_error("convert", "--threads, --key and --include-optimizer are not "
                                           "options of GGUF -> Hugging Face");
@@ -539,6 +542,7 @@ static int parse(const cli_args *args, convert_args *a)
     a->split_max_size = cli_get(args, "--split-max-size");
     a->split_max_tensors = cli_get(args, "--split-max-tensors");
     a->arch_file = cli_get(args, "--arch-file");
+    a->with_mmproj = cli_get(args, "--with-mmproj");
     const char *outfile = cli_get(args, "--outfile");
     if (args->n_pos < 1 || args->n_pos > 2 || (outfile && args->n_pos != 1))
         return cli_usage_error("convert", "give an input and an output (OUT or --outfile; a Hugging "
@@ -561,6 +565,8 @@ static int run_convert(const cli_args *args)
                                                : "cannot tell the output format of %s: "
                                                  "name it .safetensors, .gguf or DIR/, or give --to",
                                a.to ? a.to : a.out);
+    if (a.with_mmproj && run != to_hf_dir)
+        return cli_usage_error("convert", "--with-mmproj is for a GGUF to a Hugging Face directory (OUT/)");
     if (a.arch_file && run != to_gguf && run != to_hf_dir)
         return cli_usage_error("convert", "--arch-file is for GGUF output of a Hugging Face directory, "
                                           "or a GGUF to a Hugging Face directory");
@@ -599,6 +605,9 @@ static const cli_opt opts[] = {
                                      "consolidated*.safetensors, tekken.json or tokenizer.model.v*), as "
                                      "convert_hf_to_gguf.py --mistral-format; chosen by itself when the HF "
                                      "weight files are absent"},
+    {"--with-mmproj", NULL, "FILE", "GGUF to an HF directory: the text model's mmproj GGUF (vision tower and "
+                                    "projector) into the same multimodal directory; an mmproj GGUF alone "
+                                    "converts to its vision half"},
     {"--split-max-size", NULL, "N", "GGUF: split as llama-gguf-split into files of about N bytes "
                                     "(N, NK, NM, NG: decimal)"},
     {"--split-max-tensors", NULL, "N", "GGUF: split into files of at most N tensors"},

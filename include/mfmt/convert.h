@@ -157,6 +157,12 @@ typedef struct mf_convert_hf_opts {
     /* Optional: the arch file (mf_convert_gguf_opts.arch_file) the GGUF was
      * written by: its names and ops read backwards. NULL: built-in tables. */
     const char *arch_file;
+    /* Optional: the text model's mmproj GGUF (llama.cpp's vision tower +
+     * projector, `clip`; doc/hf.md): the directory is then the multimodal
+     * checkpoint, the vision tensors with their HF names and config.json's
+     * vision_config added. An mmproj GGUF given as `in` alone converts to
+     * its vision half. NULL: none. */
+    const char *mmproj;
 } mf_convert_hf_opts;
 
 MF_API void mf_convert_hf_opts_init(mf_convert_hf_opts *o);

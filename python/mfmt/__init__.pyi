@@ -279,7 +279,8 @@ def convert(src: PathLike, out: Optional[PathLike] = ..., *, to: Optional[str] =
             q_group_size: Optional[int] = ..., quant_predicate: Optional[str] = ...,
             mlx_kernel: Optional[Literal["cpu", "metal"]] = ..., dequantize: bool = ...,
             lossless: bool = ..., outfile: Optional[PathLike] = ...,
-            mix_rules: Optional[Literal["c392e50", "ecbcb7ea", "b10256"]] = ...) -> Optional[str]: ...
+            mix_rules: Optional[Literal["c392e50", "ecbcb7ea", "b10256"]] = ...,
+            with_mmproj: Optional[PathLike] = ...) -> Optional[str]: ...
 
 class QuantTensor(NamedTuple):
     name: str

@@ -302,7 +302,7 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
             config=None, tokenizer=None, from_module_states=False,
             exclude_frozen_parameters=False, mlx=False, quantize=False, q_bits=None,
             q_group_size=None, quant_predicate=None, mlx_kernel=None, dequantize=False,
-            lossless=False, outfile=None, mix_rules=None) -> Optional[str]:
+            lossless=False, outfile=None, mix_rules=None, with_mmproj=None) -> Optional[str]:
     """Write a model in another format, atomically (as `mfmt convert`; the
     keyword arguments are its options). Returns the path written (GGUF: the
     file, under the converter's default name when out is a directory or
@@ -327,7 +327,9 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
     training checkpoint or an MLX directory goes through a directory the
     library writes beside out and removes.
     out ending in "/" (or to="hf"): a GGUF (or a pre-quantized HF
-    directory) back into a Hugging Face directory; dtype= for every tensor;
+    directory) back into a Hugging Face directory (with_mmproj= the text
+    GGUF's mmproj file: one multimodal directory; an mmproj GGUF alone
+    gives its vision half); dtype= for every tensor;
     any other model (a training checkpoint) as its merge, sharded (5GB
     default), with config.json and the tokenizer files.
     Training checkpoints (DeepSpeed, torch.distributed.checkpoint,
@@ -367,6 +369,8 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
     if arch_file is not None and target not in ("gguf", "hf"):
         raise UsageError("arch_file= is for GGUF output and GGUF -> Hugging Face")
     af = os.fspath(arch_file) if arch_file is not None else None
+    if with_mmproj is not None and target != "hf":
+        raise UsageError("with_mmproj= is for a GGUF to a Hugging Face directory")
     if layout is not None and layout not in _LAYOUTS:
         raise UsageError(f'layout={layout!r}: "c392e50" or "2026-02"')
     ckpt = dict(train_flags=_train_flags(from_module_states, exclude_frozen_parameters),
@@ -392,10 +396,12 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
                                  "Hugging Face")
             _mfmt.convert_hf(s, o, dtype=_float_dtype(tval, "dtype"),
                              max_shard_size=_size(max_shard_size, "max_shard_size") or 0,
-                             progress=progress, arch_file=af)
+                             progress=progress, arch_file=af,
+                             mmproj=os.fspath(with_mmproj) if with_mmproj is not None else None)
             return o
-        if af is not None:
-            raise UsageError("arch_file= is for a Hugging Face directory's GGUF and back")
+        if af is not None or with_mmproj is not None:
+            raise UsageError("arch_file= and with_mmproj= are for a GGUF (and a Hugging Face "
+                             "directory's GGUF)")
         _float_dtype(tval, "dtype")
         r = _mfmt.convert_model_hf(s, o, dtype=None if tval is None else str(tval).lower(),
                                    max_shard_size=_size(max_shard_size, "max_shard_size"),

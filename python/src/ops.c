@@ -540,16 +540,17 @@ static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
 
 static PyObject *op_convert_hf(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"src", "out", "dtype", "max_shard_size", "progress", "arch_file", NULL};
+    static char *kwlist[] = {"src", "out", "dtype", "max_shard_size", "progress", "arch_file", "mmproj", NULL};
     PyObject *src, *out, *progress = Py_None;
-    const char *dtype = NULL, *arch_file = NULL;
+    const char *dtype = NULL, *arch_file = NULL, *mmproj = NULL;
     unsigned long long shard = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zKOz", kwlist, fs_path, &src, fs_path, &out,
-                                     &dtype, &shard, &progress, &arch_file))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zKOzz", kwlist, fs_path, &src, fs_path, &out,
+                                     &dtype, &shard, &progress, &arch_file, &mmproj))
         return NULL;
     mf_convert_hf_opts o;
     mf_convert_hf_opts_init(&o);
     o.arch_file = arch_file;
+    o.mmproj = mmproj;
     if (dtype) {
         int ok;
         o.dtype = dtype_arg(dtype, &ok);

@@ -575,3 +575,23 @@ def test_mix_rules_as_the_cli(tmp_path):
         mfmt.quantize(src, tmp_path / "x.gguf", "Q4_K_M", mix_rules="b9999")
     rc, _, err = cli("quantize", "--mix-rules", "b9999", src, tmp_path / "x.gguf", "Q4_K_M")
     assert rc == 2 and "--mix-rules" in err
+MMPROJ_DIR = os.path.join(DATA, "mmproj", "dirs", "qwen2vl-tiny")
+
+
+@needs_cli
+def test_with_mmproj_alone_and_refused(tmp_path):
+    """An mmproj GGUF back to its HF vision half: the CLI's bytes; with_mmproj=
+    refused for other targets and for a text GGUF given as the mmproj."""
+    mm = tmp_path / "mm.gguf"
+    cli_ok("convert", MMPROJ_DIR, mm, "--mmproj")
+    a, b = tmp_path / "a" / "qwen2vl-tiny", tmp_path / "b" / "qwen2vl-tiny"
+    cli_ok("convert", mm, str(b) + "/")
+    mfmt.convert(mm, str(a) + "/")
+    for f in ("config.json", "preprocessor_config.json", "model.safetensors"):
+        assert filecmp.cmp(a / f, b / f, shallow=False), f
+    with pytest.raises(mfmt.UsageError):
+        mfmt.convert(mm, tmp_path / "x.safetensors", with_mmproj=mm)
+    rc, _, err = cli("convert", mm, str(tmp_path / "c") + "/", "--with-mmproj", mm)
+    assert rc != 0 and "is an mmproj file" in err
+    with pytest.raises(mfmt.Error, match="is an mmproj file"):
+        mfmt.convert(mm, str(tmp_path / "d") + "/", with_mmproj=mm)

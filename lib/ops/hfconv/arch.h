@@ -422,6 +422,38 @@ typedef struct conv_mmproj {
     const char *const *afixes;    /* the class's changes to the audio config, as fixes */
     const char *vision_cfg;       /* the vision config's path (NULL: "vision_config") */
 } conv_mmproj;
+
+/* The multimodal checkpoint of a class, for GGUF -> HF of an mmproj file
+ * (gguf2hf_mmproj.c; designated initializers): config.json's model_type,
+ * the vision config's (NULL: none written), whether the text model's keys
+ * go under text_config (else they stay at the top), and its tensor name
+ * prefixes "FROM=TO" (the text converter's names -> the checkpoint's; an
+ * empty FROM: every name). A class without a row converts its mmproj alone
+ * (its names the first of gguf-py's its rules take). */
+typedef struct conv_mm_layout {
+    const char *hf_class, *model_type, *vision_type;
+    bool nest_text;
+    const char *const *text_names;
+    /* vision_config keys the class asserts that no GGUF key holds, "k=JSON"
+     * (Llama4VisionModel: hidden_act "gelu"); NULL: none */
+    const char *const *vision_fixed;
+    /* where the forward rows cannot tell which of several HF names a GGUF
+     * name came from (gguf-py's map has one per vision family): candidates
+     * holding an earlier entry of rev_prefer first ("^x": starting with x;
+     * others: holding x; then the name map's order); rev_names: "GGUF=HF"
+     * taken as they are (a parameter the forward renames by a substring,
+     * Gemma 3's mm_input_projection_weight). NULL: none. */
+    const char *const *rev_prefer;
+    const char *const *rev_names;
+    /* the keys a "?g:" fix of the row tests that the class's vision config
+     * has (Qwen2-VL's embed_dim; Qwen2.5-VL has none): those fixes undone */
+    const char *const *rev_guards;
+    /* why GGUF -> HF of the class is not done though its rows reverse (a
+     * round trip test_mmproj_rev found wrong); NULL: it is */
+    const char *not_reversible;
+} conv_mm_layout;
+extern const conv_mm_layout conv_mm_layouts[];
+extern const size_t conv_n_mm_layouts;
 /* their computed values and key blocks (hf2gguf_mmproj.c) */
 json_t *h2g_mm_gemma3_scale(struct conv *c);
 json_t *h2g_mm_inverse_ratio(struct conv *c);
@@ -438,6 +470,14 @@ int h2g_mm_act_youtuvl(struct conv *c);
 int h2g_mm_paddleocr_prepare(struct conv *c);
 int h2g_mm_kimik25_prepare(struct conv *c);
 int h2g_mm_kimik25_keys(struct conv *c);
+/* their inverses (gguf2hf_mmproj.c): x the GGUF value, MF_MM_ABSENT when
+ * the key was not written */
+#define MF_MM_ABSENT INT64_MIN
+void g2h_mm_gemma3_scale(struct hfc *c, json_t *vcfg, int64_t x);
+void g2h_mm_inverse_ratio(struct hfc *c, json_t *vcfg, int64_t x);
+void g2h_mm_wa_pattern(struct hfc *c, json_t *vcfg, int64_t x);
+void g2h_mm_deepstack_layers(struct hfc *c, json_t *vcfg, int64_t x);
+void g2h_mm_act(struct hfc *c, json_t *vcfg);
 extern const conv_mmproj conv_mmprojs[];
 extern const size_t conv_n_mmprojs;
 extern const conv_name_row conv_clip_names[];

@@ -558,7 +558,20 @@ bool hfc_output_is_copy(const hfc *c)
     return same;
 }
 
+static int plan_text_tensors(hfc *c);
+
 static int plan_tensors(hfc *c)
+{
+    int rc = c->mm && c->mm->alone ? 0 : plan_text_tensors(c);
+    if (rc == 0 && c->mm)
+        rc = hfc_mm_plan(c);
+    if (rc == 0) /* transformers' save_pretrained sorts nothing, but safetensors' own
+                    writer (and the forward converter's reading) go by name */
+        qsort(c->items.v, c->items.n, sizeof(hfc_item), cmp_item);
+    return rc;
+}
+
+static int plan_text_tensors(hfc *c)
 {
     for (size_t i = 0; i < c->m->n_tensors; i++) {
         const mf_tensor *t = &c->m->tensors[i];
@@ -628,9 +641,6 @@ static int plan_tensors(hfc *c)
             return -1;
         c->items.v[c->items.n - 1].vheads = vheads_of(c, r->gguf);
     }
-    /* transformers' save_pretrained sorts nothing, but safetensors' own
-     * writer (and the forward converter's reading) go by name */
-    qsort(c->items.v, c->items.n, sizeof(hfc_item), cmp_item);
     return 0;
 }
 
@@ -638,7 +648,7 @@ static int plan_tensors(hfc *c)
 
 /* LlamaModel.permute viewed rows as [h][2][half]: the GGUF holds
  * P[h][j][k] = W[h][k][j]; W comes back by the inverse index map. */
-static void unpermute(const float *p, float *w, int64_t rows, int64_t cols, int64_t heads)
+void hfc_unpermute(const float *p, float *w, int64_t rows, int64_t cols, int64_t heads)
 {
     int64_t half = rows / heads / 2;
     for (int64_t h = 0; h < heads; h++)
@@ -720,8 +730,8 @@ static int fused_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     if (rc == 0)
         rc = mf_tensor_read_f32(c->m, it->v, &fv, c->st);
     if (rc == 0) {
-        unpermute(fq, uq, qr, cols, heads);
-        unpermute(fk, uk, kv * hd, cols, kv);
+        hfc_unpermute(fq, uq, qr, cols, heads);
+        hfc_unpermute(fk, uk, kv * hd, cols, kv);
         size_t row = sizeof(float) * (size_t)(hd * cols);
         for (int64_t g = 0; g < kv; g++) {
             float *dst = w + (g * (qpk + 2) * hd) * cols;
@@ -1022,7 +1032,7 @@ static int concat_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
                                      "do not split into %lld heads", q->name, (long long)pr, (long long)h)
                            : mf_oom(c->st, c->path);
             }
-            unpermute(v, u, pr, cols, h);
+            hfc_unpermute(v, u, pr, cols, h);
             free(v);
             v = u;
         }
@@ -1081,6 +1091,8 @@ static int rkvwg_back(hfc *c, const hfc_item *it, float *w, uint64_t n, int64_t 
 /* The item's values as float32 (malloc'd, n elements). */
 static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
+    if (it->from)
+        return hfc_mm_item_f32(c, it, out, n_out);
     if (it->op == R_TRANSPOSE_RKVWG || it->op == R_EXPERTS_T_RKVWG) {
         hfc_item plain = *it;
         plain.op = it->op == R_TRANSPOSE_RKVWG ? R_TRANSPOSE : R_EXPERTS_T;
@@ -1152,7 +1164,7 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
             h = heads / kv; /* XVERSE, Baichuan: permuted with n_head // n_head_kv heads */
         bad_heads = h <= 0 || rows % (2 * h);
         if (!bad_heads)
-            unpermute(src, w, rows, cols, h);
+            hfc_unpermute(src, w, rows, cols, h);
         break;
     }
     case R_QKV_PER_HEAD:
@@ -1274,7 +1286,7 @@ static int fill_item(void *ctx, size_t i, mf_sink_fn sink, void *sink_ctx, mf_st
     const hfc_item *it = &c->items.v[i];
     /* a tensor that only changes its name: its bytes as they are */
     if (it->op == R_PLAIN && !it->vheads && it->out.dtype == it->src->dtype)
-        return mf_tensor_stream(c->m, it->src, sink, sink_ctx, st);
+        return mf_tensor_stream(it->from ? it->from : c->m, it->src, sink, sink_ctx, st);
     if (it->out.dtype == MF_U8 && it->src->dtype == MF_MXFP4)
         return fill_mxfp4_item(c, it, sink, sink_ctx, st);
     float *v = NULL;
@@ -1548,6 +1560,12 @@ static int start(hfc *c)
     if (!a || a->type != MF_V_STR)
         return mf_fail(c->st, MF_ERR_FORMAT, c->path, -1, "no general.architecture: not a model GGUF");
     c->arch = a->as.s.ptr;
+    if (!strcmp(c->arch, "clip")) { /* an mmproj file alone: its vision half */
+        if (c->opts.mmproj || c->opts.arch_file)
+            return mf_fail(c->st, MF_ERR_USAGE, c->path, -1, "is an mmproj file: give the text model's GGUF with "
+                           "the mmproj (or the mmproj alone, without --arch-file)");
+        return hfc_mm_start(c, c->path, true);
+    }
     if (c->opts.arch_file)
         return start_arch_file(c);
     c->rev = find_rev(c->m, c->arch);
@@ -1598,7 +1616,7 @@ static int start(hfc *c)
         c->model_type = "internlm3";
     }
     set_quant_dtype(c);
-    return 0;
+    return c->opts.mmproj ? hfc_mm_start(c, c->opts.mmproj, false) : 0;
 }
 
 int mf_convert_gguf_to_hf(const char *in, const char *out, const mf_hf_out_opts *o, mf_status *st)
@@ -1632,12 +1650,15 @@ int mf_convert_gguf_to_hf(const char *in, const char *out, const mf_hf_out_opts 
         rc = plan_tensors(&c);
     if (rc == 0)
         rc = make_tmp_dir(&c);
-    if (rc == 0) {
+    bool text = !(c.mm && c.mm->alone);
+    if (rc == 0 && text) {
         hfc_plan_specials(&c);
         rc = hfc_write_config(&c);
     }
-    if (rc == 0)
+    if (rc == 0 && text)
         rc = hfc_write_tokenizer(&c);
+    if (rc == 0 && c.mm)
+        rc = hfc_mm_write_config(&c);
     if (rc == 0)
         rc = write_weights(&c);
     if (rc == 0)
@@ -1648,6 +1669,7 @@ done:
     free(c.items.v);
     free(c.cache);
     conv_arch_file_free(c.arch_file);
+    hfc_mm_free(&c);
     mf_close(c.m);
     if (c.a)
         mf_arena_free(c.a);
@@ -1715,6 +1737,7 @@ int mf_gguf_hf_rows(mf_model *m, const char *path, mf_gguf_row_fn fn, void *ctx,
             continue; /* the converter refuses it */
         rc = fn(ctx, it->out.name, t, heads, st);
     }
+    hfc_mm_free(&c);
     free(c.items.v);
     free(c.cache);
     mf_arena_free(c.a);

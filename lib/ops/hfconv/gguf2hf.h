@@ -67,6 +67,9 @@ typedef enum hf_rev_op {
     R_TRANSPOSE_RKVWG, /* RWKV6-Qwen2's time_mix_w1: R_TRANSPOSE, then the 5 column groups back
                         in r k v w g order (groups 0 and 3 swapped) */
     R_EXPERTS_T_RKVWG, /* its time_mix_w2: R_EXPERTS_T, then the 5 matrices the same way */
+    R_STACK_DIM,     /* mmproj: OP_UNSTACK's entries (the item's parts) stacked back at dimension x */
+    R_ROW_AT,        /* mmproj alone: OP_PICK_ROW's vector as row x of zero rows (a stand-in
+                        text embedding) */
 } hf_rev_op;
 
 /* Linear-attention V heads re-ordered by the forward converter (OP_VHEADS),

@@ -22,7 +22,7 @@ static int64_t key_int_of(const hfc *c, const char *suffix)
 
 /* The shortest decimal that reads back as the same float32 (Python prints
  * config floats as repr of a double; 1e-05, not 9.99999975e-06). */
-static json_t *f32_json(double v)
+json_t *hfc_f32_json(double v)
 {
     float f = (float)v;
     char buf[48];
@@ -32,6 +32,11 @@ static json_t *f32_json(double v)
             return json_real(strtod(buf, NULL));
     }
     return json_real((double)f);
+}
+
+static json_t *f32_json(double v)
+{
+    return hfc_f32_json(v);
 }
 
 static json_t *value_json(const mf_value *v)

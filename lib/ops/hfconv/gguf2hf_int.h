@@ -16,7 +16,20 @@ typedef struct hfc_item {
     const mf_tensor *parts[8];
     size_t n_parts;
     const char *vheads;     /* OP_VHEADS undone after the op ("qkv", "rows", "heads", "cols"); NULL: none */
+    const mf_model *from;   /* an mmproj tensor's file (gguf2hf_mmproj.c); NULL: the GGUF's */
 } hfc_item;
+
+/* The mmproj file of a GGUF -> HF conversion (gguf2hf_mmproj.c). */
+typedef struct hfc_mm {
+    mf_model *m;
+    const char *path;
+    bool alone;                 /* converted alone (m is the hfc's own model) */
+    const conv_mmproj *row;
+    const char *hf_class;
+    json_t *vcfg, *global, *pre; /* vision_config, config.json's own keys, preprocessor_config.json */
+    const char *pick_token;     /* alone: OP_PICK_ROW's token, named in tokenizer_config.json */
+    int64_t pick_id;
+} hfc_mm;
 
 typedef struct hfc {
     const char *path, *out;
@@ -38,7 +51,19 @@ typedef struct hfc {
     bool special_in_tokcfg[8]; /* its content in tokenizer_config.json */
     const mf_tensor *cached;
     float *cache;
+    hfc_mm *mm;             /* an mmproj file: alone, or the text model's (opts.mmproj) */
 } hfc;
+
+/* gguf2hf_mmproj.c: GGUF -> HF of an mmproj file */
+bool g2h_mm_reversible(conv_op op);             /* has the forward op an inverse there? */
+/* every rule, computed key and key block of the row reversible? else why not */
+bool g2h_mm_row_reversible(const conv_mmproj *row, char *why, size_t cap);
+const conv_mm_layout *g2h_mm_layout(const char *hf_class);
+int hfc_mm_start(hfc *c, const char *path, bool alone); /* row, class, vision config */
+int hfc_mm_plan(hfc *c);                        /* its items (after the text model's) */
+int hfc_mm_write_config(hfc *c);                /* config.json (over the text's), preprocessor */
+int hfc_mm_item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out);
+void hfc_mm_free(hfc *c);
 
 /* The special token types of gguf-py's SpecialVocab, in its order. */
 typedef struct hfc_special_type {
@@ -62,6 +87,9 @@ bool hfc_fwd_constant(const hfc *c, const char *key);
 
 const mf_value *hfc_key(const hfc *c, const char *suffix); /* "<arch>.<suffix>" */
 bool hfc_int(const mf_value *v, int64_t *out);
+json_t *hfc_f32_json(double v); /* the shortest decimal that reads back as the same float32 */
+/* LlamaModel.permute undone over rows of cols: the GGUF's P[h][j][k] = W[h][k][j] */
+void hfc_unpermute(const float *p, float *w, int64_t rows, int64_t cols, int64_t heads);
 int hfc_write_json(hfc *c, const char *name, json_t *j); /* takes j */
 int hfc_write_bytes(hfc *c, const char *name, const void *data, size_t n);
 

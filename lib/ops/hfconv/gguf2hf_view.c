@@ -19,6 +19,7 @@ static void view_close(mf_model *v)
     free(c->items.v);
     free(c->cache);
     conv_arch_file_free(c->arch_file);
+    hfc_mm_free(c);
     mf_close(c->m);
     if (c->a)
         mf_arena_free(c->a);

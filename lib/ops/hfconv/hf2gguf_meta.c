@@ -1226,10 +1226,12 @@ int h2g_build_metadata(conv *c, mf_hf_meta_in *in)
 {
     mf_hf_params pc;
     param_counts(c, &pc); /* vocab-only: no tensors, so no parameters (write_vocab) */
-    if (c->mm) { /* MmprojModel: general.type mmproj, no sampling keys, no vocabulary */
+    if (c->mm) { /* MmprojModel: general.type mmproj, ModelBase's sampling keys (generation_config.json:
+                    the 2026 converter writes them into the mmproj too), no vocabulary */
         mf_kv_str(c->kv, "general.type", "mmproj", 6);
         in->mmproj = true;
-        if (mf_hf_general_meta(c->dir, c->global, &pc, in, c->kv, c->st) || hyper_parameters(c, c->hparams))
+        if (sampling_keys(c) || mf_hf_general_meta(c->dir, c->global, &pc, in, c->kv, c->st) ||
+            hyper_parameters(c, c->hparams))
             return -1;
         mf_kv_u32(c->kv, "general.quantization_version", 2);
         return c->kv->failed ? mf_oom(c->st, c->dir) : 0;

@@ -317,13 +317,15 @@ const size_t conv_n_clip_names = sizeof(conv_clip_names) / sizeof(conv_clip_name
 
 /* ------------------------------------------------ values and key blocks */
 
-/* computed values (hf2gguf_mmproj.c); GGUF -> HF has no mmproj direction */
-static const conv_calc conv_calc_mm_gemma3_scale = {"mm_gemma3_scale", h2g_mm_gemma3_scale, NULL};
-static const conv_calc conv_calc_mm_inverse_ratio = {"mm_inverse_ratio", h2g_mm_inverse_ratio, NULL};
-static const conv_calc conv_calc_mm_wa_pattern = {"mm_wa_pattern", h2g_mm_wa_pattern, NULL};
+/* computed values (hf2gguf_mmproj.c) and their inverses (gguf2hf_mmproj.c);
+ * tests/test_mmproj_rev.c requires an inverse for each but the file type */
+static const conv_calc conv_calc_mm_gemma3_scale = {"mm_gemma3_scale", h2g_mm_gemma3_scale, g2h_mm_gemma3_scale};
+static const conv_calc conv_calc_mm_inverse_ratio = {"mm_inverse_ratio", h2g_mm_inverse_ratio, g2h_mm_inverse_ratio};
+static const conv_calc conv_calc_mm_wa_pattern = {"mm_wa_pattern", h2g_mm_wa_pattern, g2h_mm_wa_pattern};
 static const conv_calc conv_calc_file_type_mm = {"file_type", h2g_file_type, NULL};
-static const conv_calc conv_calc_mm_deepstack_layers = {"mm_deepstack_layers", h2g_mm_deepstack_layers, NULL};
-static const conv_block conv_block_mm_act = {h2g_mm_act, NULL};
+static const conv_calc conv_calc_mm_deepstack_layers = {"mm_deepstack_layers", h2g_mm_deepstack_layers,
+                                                        g2h_mm_deepstack_layers};
+static const conv_block conv_block_mm_act = {h2g_mm_act, g2h_mm_act};
 static const conv_calc conv_calc_mm_inverse_downsample = {"mm_inverse_downsample", h2g_mm_inverse_downsample, NULL};
 static const conv_calc conv_calc_mm_lfm2_blocks = {"mm_lfm2_blocks", h2g_mm_lfm2_blocks, NULL};
 static const conv_block conv_block_mm_act_if_known = {h2g_mm_act_if_known, NULL};
@@ -990,3 +992,39 @@ const conv_mmproj conv_mmprojs[] = {
      lfm2a_mm_types, NULL, "encoder", true, lfm2a_afixes, NULL},
 };
 const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);
+
+/* GGUF -> HF: the multimodal checkpoints' layouts (transformers < 4.52's
+ * names, as the converter's classes read them), see arch.h */
+#define LIST_OF(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define LM_PREFIXED LIST_OF("model.=language_model.model.", "lm_head.=language_model.lm_head.")
+#define QWEN3VL_PREFER LIST_OF(".linear_fc", "^model.visual.")
+const conv_mm_layout conv_mm_layouts[] = {
+    {.hf_class = "LightOnOCRForConditionalGeneration",
+     .not_reversible = "the directory written back lists its tensors in another order than the checkpoint's, "
+                       "so the forward does not give the same file"},
+    {.hf_class = "Gemma3ForConditionalGeneration", .model_type = "gemma3", .vision_type = "siglip_vision_model",
+     .nest_text = true, .text_names = LM_PREFIXED,
+     .rev_prefer = LIST_OF("^vision_tower.vision_model.", "^multi_modal_projector."),
+     .rev_names = LIST_OF("mm.input_projection.weight=multi_modal_projector.mm_input_projection_weight")},
+    {.hf_class = "Llama4ForConditionalGeneration", .model_type = "llama4", .vision_type = "llama4_vision_model",
+     .nest_text = true, .text_names = LM_PREFIXED, .vision_fixed = LIST_OF("hidden_act=\"gelu\""),
+     .rev_prefer = LIST_OF("^vision_model.", "^multi_modal_projector.")},
+    {.hf_class = "Mistral3ForConditionalGeneration", .model_type = "mistral3", .vision_type = "pixtral",
+     .nest_text = true, .text_names = LM_PREFIXED,
+     .rev_prefer = LIST_OF("^vision_tower.transformer.", "^vision_tower.patch_conv", "^vision_tower.ln_pre",
+                           "^multi_modal_projector.")},
+    {.hf_class = "Qwen2VLForConditionalGeneration", .model_type = "qwen2_vl",
+     .rev_prefer = LIST_OF(".mlp.fc", "^visual."), .rev_guards = LIST_OF("embed_dim")},
+    {.hf_class = "Qwen2_5_VLForConditionalGeneration", .model_type = "qwen2_5_vl",
+     .rev_prefer = LIST_OF(".mlp.gate_proj", ".mlp.up_proj", ".mlp.down_proj", "^visual.")},
+    {.hf_class = "Qwen3_5ForConditionalGeneration", .model_type = "qwen3_5", .nest_text = true,
+     .rev_prefer = QWEN3VL_PREFER},
+    {.hf_class = "Qwen3_5MoeForConditionalGeneration", .model_type = "qwen3_5_moe", .nest_text = true,
+     .rev_prefer = QWEN3VL_PREFER},
+    {.hf_class = "Qwen3VLForConditionalGeneration", .model_type = "qwen3_vl", .nest_text = true,
+     .rev_prefer = QWEN3VL_PREFER},
+    {.hf_class = "SmolVLMForConditionalGeneration", .model_type = "smolvlm", .vision_type = "smolvlm_vision",
+     .text_names = LIST_OF("model.=model.text_model."),
+     .rev_prefer = LIST_OF("^model.vision_model.", "^model.connector.")},
+};
+const size_t conv_n_mm_layouts = sizeof(conv_mm_layouts) / sizeof(conv_mm_layouts[0]);
