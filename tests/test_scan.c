@@ -445,8 +445,45 @@ static void test_canonical(void)
     expect("failure after a name", named, strlen(named), MF_VERDICT_UNKNOWN, "stops with an error");
 }
 
+/* A plain safetensors file whose header length's first byte is EXT1, EXT2
+ * or EXT4 (0x82-0x84: 1 in 85 files): pickle.load stops at the next byte,
+ * the EXT names nothing in the file: unknown, not dangerous (and never safe:
+ * a registered extension is not vouched for); any other first byte of such
+ * a header: safe. */
+static void test_safetensors_header_bytes(void)
+{
+    int dangerous = 0, unknown = 0, safe = 0;
+    for (int lo = 0; lo < 256; lo++) {
+        const char *json = "{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
+        size_t hl = 3 * 256 + (size_t)lo, n = 8 + hl + 8;
+        uint8_t *b = calloc(1, n);
+        if (!b)
+            return;
+        for (int k = 0; k < 8; k++)
+            b[k] = (uint8_t)(hl >> (8 * k));
+        memset(b + 8, ' ', hl);
+        memcpy(b + 8, json, strlen(json));
+        mf_scan_report *r = scan_bytes(b, n);
+        CHECKF(r != NULL, "header length %zu: no report", hl);
+        if (r) {
+            dangerous += r->verdict == MF_VERDICT_DANGEROUS;
+            unknown += r->verdict == MF_VERDICT_UNKNOWN;
+            safe += r->verdict == MF_VERDICT_SAFE;
+            if (lo >= 0x82 && lo <= 0x84)
+                CHECKF(r->verdict == MF_VERDICT_UNKNOWN && has_finding(r, MF_VERDICT_UNKNOWN, "_extension_registry"),
+                       "header length 0x%zx: verdict %d", hl, (int)r->verdict);
+            mf_scan_free(r);
+        }
+        free(b);
+    }
+    printf("safetensors with each header-length byte: %d safe, %d unknown, %d dangerous\n", safe, unknown,
+           dangerous);
+    CHECK(dangerous == 0 && unknown == 3 && safe == 253);
+}
+
 int main(void)
 {
+    test_safetensors_header_bytes();
     test_canonical();
     test_plain();
     test_not_pickles();

@@ -1156,6 +1156,32 @@ static bool no_pickle_format(const scanner *sc, const uint8_t *b, uint64_t n, mf
     return r && (r->data_only || (r->scan && r->scan->never_unpickles));
 }
 
+/* A file of a no-pickle format that pickle.load would also read from byte
+ * 0, whose chain fails (not complete): an EXT opcode in it names nothing in
+ * the file (load_ext raises "unregistered extension code" unless the
+ * loading program registered the code with copyreg.add_extension) and the
+ * unpickler stops with an error soon after. A safetensors file whose header
+ * length starts with 0x82-0x84 is one (1 in 85 of them): "dangerous" there
+ * is not proven, so the finding is demoted to unknown (never to safe: what
+ * a registered extension would do is not vouched for). */
+static void demote_unreached_ext(scanner *sc, size_t f0, mf_verdict v0)
+{
+    mf_verdict v = v0;
+    for (size_t i = f0; i < sc->f.n; i++) {
+        mf_finding *f = &sc->f.v[i];
+        if (f->severity == MF_VERDICT_DANGEROUS && f->global &&
+            strncmp(f->global, "copyreg._extension_registry.", 28) == 0) {
+            f->severity = MF_VERDICT_UNKNOWN;
+            for (size_t k = 0; k < sc->g.n; k++)
+                if (!strcmp(sc->g.v[k].name, f->global) && sc->g.v[k].cls == MF_VERDICT_DANGEROUS)
+                    sc->g.v[k].cls = MF_VERDICT_UNKNOWN;
+        }
+        if (f->severity > v)
+            v = f->severity;
+    }
+    sc->r->verdict = v;
+}
+
 static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
 {
     sc->buf = b;
@@ -1191,7 +1217,10 @@ static void scan_buffer(scanner *sc, const uint8_t *b, uint64_t n)
         /* pickle.load and np.load read any file from byte 0: a file that
          * also unpickles is scanned as the pickle it is, every finding kept */
         size_t f0 = sc->f.n;
+        mf_verdict v0 = sc->r->verdict;
         chain_result res = scan_pickles_as(sc, b, n, 0, true);
+        if (!res.complete)
+            demote_unreached_ext(sc, f0, v0);
         if (res.end == 0 && sc->f.n == f0)
             add_finding(sc, MF_VERDICT_SAFE, 0, NULL, NULL, "a %s file (%s): holds no pickle",
                         mf_format_name(other.format), other.detail);
