@@ -48,7 +48,7 @@ static int open_weights(mf_model *m, const char *dir, unsigned flags, mf_status 
         return mf_oom(st, dir);
     if (mf_path_exists(index))
         return mf_model_open_child(m, index, flags, st) ? 0 : -1;
-    DIR *d = opendir(dir);
+    DIR *d = mf_opendir(dir);
     if (!d)
         return mf_fail(st, MF_ERR_IO, dir, -1, "cannot list the directory");
     MF_VEC(char *) names = {0};

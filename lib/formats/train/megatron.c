@@ -498,7 +498,7 @@ static int add_layer(mg_ctx *c, int64_t L, mf_status *st)
 
 static int open_shards(mg_ctx *c, mf_status *st)
 {
-    DIR *d = opendir(c->iter_dir);
+    DIR *d = mf_opendir(c->iter_dir);
     if (!d)
         return mf_fail(st, MF_ERR_IO, c->iter_dir, -1, "cannot list the iteration folder");
     char *first = NULL;
