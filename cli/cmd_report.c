@@ -430,6 +430,9 @@ static int run_report(const cli_args *a)
         return cli_usage_error("report", "one MODEL and -o OUT.html (or --json)");
     report r = {.path = a->pos[0], .findings = json_array()};
     r.against.path = cli_get(a, "--against");
+    r.against.arch_file = cli_get(a, "--arch-file");
+    if (r.against.arch_file && !r.against.path)
+        return cli_usage_error("report", "--arch-file goes with --against (an HF directory against a GGUF)");
     mf_status st;
     mf_status_init(&st);
     int rc = EXIT_FINE;
@@ -472,6 +475,8 @@ static const cli_opt opts[] = {
     {"--against", NULL, "ORIGINAL", "the error of each tensor and layer against ORIGINAL (the F16/F32 "
                                     "GGUF or the HF directory MODEL came from): RMSE, max |err|, "
                                     "relative error, SNR, cosine"},
+    {"--arch-file", NULL, "FILE", "with --against, an HF directory and a GGUF: the GGUF's names mapped "
+                                  "through the architecture described by FILE (doc/arch-file.md)"},
     {"--json", NULL, NULL, "the page's numbers as one JSON object on standard output"},
     {"--no-scan", NULL, NULL, "leave the safety scan out"},
     {"--no-hash", NULL, NULL, "leave the hashes out (they read every byte)"},

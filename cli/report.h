@@ -29,6 +29,7 @@ typedef struct report_mem {
 /* --against ORIGINAL: mf_diff(ORIGINAL, MODEL) summed (mf_error_against). */
 typedef struct report_against {
     const char *path;
+    const char *arch_file; /* --arch-file: the GGUF's names through this file */
     mf_error_report *r;
 } report_against;
 

@@ -180,7 +180,10 @@ int report_against_run(const char *path, report_against *a)
         mf_status_fail(&st, MF_ERR_NOMEM, "out of memory");
     if (model_copy)
         orig = cli_input_path(a->path, &st);
-    if (!orig || mf_error_against(model_copy, orig, NULL, &a->r, &st))
+    mf_error_opts eo;
+    mf_error_opts_init(&eo);
+    eo.arch_file = a->arch_file;
+    if (!orig || mf_error_against(model_copy, orig, &eo, &a->r, &st))
         rc = cli_report(&st);
     free((void *)model_copy);
     mf_status_clear(&st);

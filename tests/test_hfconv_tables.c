@@ -199,9 +199,19 @@ int main(void)
         if (conv_archs_2026[i].hparams)
             check_hparams(&conv_archs[0], conv_archs_2026[i].hparams);
     /* every name-table row belongs to some architecture of the table */
-    for (size_t i = 0; i < conv_n_names; i++)
-        CHECKF(conv_names[i].archs != 0 && (conv_names[i].archs & ~ALL_ARCHS) == 0,
-               "arch_names.inc row %zu (%s): architecture set empty or out of range", i, conv_names[i].hf);
+    for (size_t i = 0; i < conv_n_names; i++) {
+        bool some = false;
+        for (int bit = 0; bit < AB_COUNT; bit++)
+            some |= conv_name_in_arch(i, bit);
+        bool beyond = false; /* a bit past AB_COUNT */
+        for (int w = 0; w < CONV_ARCH_WORDS; w++) {
+            int first = w * 64, last = first + 64; /* the word's bits [first, last) */
+            uint64_t valid = AB_COUNT >= last ? ~0ull : AB_COUNT <= first ? 0 : (1ull << (AB_COUNT - first)) - 1;
+            beyond |= (conv_name_archs[w][i] & ~valid) != 0;
+        }
+        CHECKF(some && !beyond, "arch_names.inc row %zu (%s): architecture set empty or out of range", i,
+               conv_names[i].hf);
+    }
     printf("hfconv tables: %zu architectures, %zu reverse entries, %zu name rows\n", conv_n_archs,
            hf_rev_n_archs, conv_n_names);
     return tl_report("hfconv_tables");

@@ -154,6 +154,9 @@ MF_API void mf_error_report_free(mf_error_report *r); /* NULL is fine */
 typedef struct mf_error_opts {
     size_t struct_size;      /* sizeof(mf_error_opts) */
     unsigned open_flags;     /* mf_open flags for both models (MF_OPEN_NO_SCAN always) */
+    const char *arch_file;   /* an HF directory and a GGUF: the GGUF's names mapped through
+                                this architecture file (mf_convert_hf_opts.arch_file), not
+                                the converter's tables; NULL: the tables */
 } mf_error_opts;
 
 MF_API void mf_error_opts_init(mf_error_opts *o);
@@ -162,7 +165,8 @@ MF_API void mf_error_opts_init(mf_error_opts *o);
  * tensor, per layer and for the model (the SNR of equal tensors from the
  * original's values). An HF directory against a GGUF (either way) compares
  * the GGUF read through the converter's tables as it streams
- * (mf_open_gguf_as_hf, F32; nothing written). Fails (MF_ERR_FORMAT) when no
+ * (mf_open_gguf_as_hf, F32; nothing written; opts->arch_file: through an
+ * architecture file). Fails (MF_ERR_FORMAT) when no
  * tensor has a counterpart of its shape. opts NULL: defaults. Thread-safe. */
 MF_API int mf_error_against(const char *model, const char *original, const mf_error_opts *opts,
                             mf_error_report **out, mf_status *st);

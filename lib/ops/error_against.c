@@ -241,11 +241,15 @@ int mf_error_against(const char *model, const char *original, const mf_error_opt
     if (rc == 0)
         rc = mf_open(model, &oo, &m, st) || mf_open(original, &oo, &ref, st) ? -1 : 0;
     int g = rc == 0 ? gguf_side(ref, m) : -1;
+    if (rc == 0 && g < 0 && o.arch_file)
+        rc = mf_fail(st, MF_ERR_USAGE, o.arch_file, -1, "an architecture file maps an HF directory against "
+                     "a GGUF; %s and %s are not such a pair", model, original);
     if (g >= 0) { /* the GGUF side read through the converter's tables as it streams, F32 */
         mf_model **side = g == 1 ? &m : &ref, *mapped = NULL;
         mf_convert_hf_opts ho;
         mf_convert_hf_opts_init(&ho);
         ho.dtype = MF_F32;
+        ho.arch_file = o.arch_file;
         rc = mf_open_gguf_as_hf(g == 1 ? model : original, &ho, &mapped, st);
         if (rc == 0) {
             mf_close(*side);

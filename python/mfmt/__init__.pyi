@@ -366,11 +366,13 @@ class DiffRow(NamedTuple):
     n_diff: int
 
 class Diff(List[DiffRow]):
+    mapped: bool
     def counts(self) -> Dict[str, int]: ...
     @property
     def same(self) -> bool: ...
 
-def diff(a: PathLike, b: PathLike, *, allow_unsafe: bool = ...) -> Diff: ...
+def diff(a: PathLike, b: PathLike, *, allow_unsafe: bool = ..., map: bool = ...,
+         arch_file: Optional[PathLike] = ...) -> Diff: ...
 
 class Estimate(NamedTuple):
     source: str
@@ -460,7 +462,8 @@ class ErrorReport(NamedTuple):
     shape_mismatch: int
     incomparable: int
 
-def error_against(model: PathLike, original: PathLike) -> ErrorReport: ...
+def error_against(model: PathLike, original: PathLike, *,
+                  arch_file: Optional[PathLike] = ...) -> ErrorReport: ...
 
 # ------------------------------------------- Hub, cache, remote, manifests
 

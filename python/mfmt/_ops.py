@@ -639,7 +639,11 @@ class DiffRow(NamedTuple):
 
 
 class Diff(list):
-    """mfmt.diff's answer: a list of DiffRow, plus counts by kind."""
+    """mfmt.diff's answer: a list of DiffRow, plus counts by kind; mapped is
+    True when an HF directory was compared with a GGUF read through the
+    converter's tables (names and layouts as the directory has them)."""
+
+    mapped = False
 
     def counts(self) -> Dict[str, int]:
         """{kind: how many rows}."""
@@ -654,10 +658,21 @@ class Diff(list):
         return all(r.kind == DIFF_SAME for r in self)
 
 
-def diff(a, b, *, allow_unsafe=False) -> Diff:
-    """Compare two models tensor by tensor, across formats (values as float32)."""
-    return Diff(DiffRow(**r) for r in _mfmt.diff(_in(a), _in(b),
-                                                  allow_unsafe=allow_unsafe))
+def diff(a, b, *, allow_unsafe=False, map=True, arch_file=None) -> Diff:  # noqa: A002
+    """Compare two models tensor by tensor, across formats (values as
+    float32). An HF directory and a GGUF (either order) are compared as
+    `mfmt diff` does: the GGUF read through the converter's tables as it
+    streams (Diff.mapped; a UserWarning and names as they are when the
+    converter cannot read it), or through arch_file= (doc/arch-file.md;
+    then a failure raises); map=False compares the names as they are (the
+    CLI's --no-map)."""
+    if arch_file is not None and not map:
+        raise UsageError("arch_file= maps names; it does not go with map=False")
+    rows, mapped = _mfmt.diff(_in(a), _in(b), allow_unsafe=allow_unsafe, map=map,
+                              arch_file=None if arch_file is None else os.fspath(arch_file))
+    d = Diff(DiffRow(**r) for r in rows)
+    d.mapped = mapped
+    return d
 
 
 class MetaDiffRow(NamedTuple):
@@ -803,15 +818,17 @@ def _stats(d, layer=None):
                       d["snr_db"], d["cosine"], layer)
 
 
-def error_against(model, original) -> ErrorReport:
+def error_against(model, original, *, arch_file=None) -> ErrorReport:
     """How far a model (a quantized GGUF, ...) is from its original (the
     F16/F32 GGUF or the Hugging Face directory it came from), as `mfmt
     report MODEL --against ORIGINAL` computes it: every tensor pair of the
     same shape compared as float32, summed per tensor, per layer and for
     the model. A Hugging Face directory against a GGUF goes through the
-    converter's tables (mapped=True). Raises FormatError when no tensor has
-    a counterpart of its shape."""
-    d = _mfmt.error_against(_in(model), _in(original))
+    converter's tables (mapped=True), or through arch_file= (as `mfmt report
+    --against ORIGINAL --arch-file FILE`). Raises FormatError when no tensor
+    has a counterpart of its shape."""
+    d = _mfmt.error_against(_in(model), _in(original),
+                            None if arch_file is None else os.fspath(arch_file))
     return ErrorReport(d["original"], d["mapped"], _stats(d),
                        [_stats(l, l["layer"]) for l in d["layers"]],
                        [TensorError(**dict(t, n=int(t["n"]))) for t in d["tensors"]],

@@ -903,24 +903,66 @@ static int diff_row_fn(void *user, const mf_diff_row *r)
     return rc;
 }
 
+/* An HF directory and a GGUF (either order): the GGUF re-opened as the
+ * directory's tensors through the converter's tables or arch_file, as
+ * `mfmt diff` does unless --no-map. 0 and *mapped true when it is; 0 and
+ * a note in `why` when the pair is one but the converter cannot read that
+ * GGUF (names then compared as they are; an error with arch_file). */
+static int diff_map_gguf(mf_model **a, mf_model **b, const char *pa, const char *pb,
+                         const char *arch_file, bool *mapped, char *why, size_t why_cap, mf_status *st)
+{
+    mf_format fa = mf_model_format(*a), fb = mf_model_format(*b);
+    int g = fa == MF_FMT_HF_DIR && fb == MF_FMT_GGUF ? 1 : fa == MF_FMT_GGUF && fb == MF_FMT_HF_DIR ? 0 : -1;
+    *mapped = false;
+    if (g < 0)
+        return arch_file ? mf_status_fail(st, MF_ERR_USAGE, "arch_file= maps an HF directory against a GGUF; "
+                                          "%s and %s are not such a pair", pa, pb)
+                         : 0;
+    mf_convert_hf_opts ho;
+    mf_convert_hf_opts_init(&ho);
+    ho.dtype = MF_F32;
+    ho.arch_file = arch_file;
+    mf_model *view = NULL;
+    mf_status ms;
+    mf_status_init(&ms);
+    int rc = mf_open_gguf_as_hf(g ? pb : pa, &ho, &view, arch_file ? st : &ms);
+    if (rc == 0) {
+        mf_close(g ? *b : *a);
+        *(g ? b : a) = view;
+        *mapped = true;
+    } else if (!arch_file) {
+        snprintf(why, why_cap, "%s not mapped through the converter (%s); names compared as they are",
+                 g ? pb : pa, ms.msg);
+        rc = 0;
+    }
+    mf_status_clear(&ms);
+    return rc;
+}
+
 static PyObject *op_diff(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"a", "b", "allow_unsafe", NULL};
+    static char *kwlist[] = {"a", "b", "allow_unsafe", "map", "arch_file", NULL};
     PyObject *pa, *pb;
-    int allow_unsafe = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|p", kwlist, fs_path, &pa, fs_path,
-                                     &pb, &allow_unsafe))
+    int allow_unsafe = 0, map = 1;
+    const char *arch_file = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|ppz", kwlist, fs_path, &pa, fs_path,
+                                     &pb, &allow_unsafe, &map, &arch_file))
         return NULL;
     diff_collect c = {PyList_New(0)};
     mf_status st;
     mf_status_init(&st);
     mf_model *a = NULL, *b = NULL;
     int rc = -1;
+    bool mapped = false;
+    char why[1200] = "";
     if (c.list) {
         Py_BEGIN_ALLOW_THREADS
         rc = open_model(PyBytes_AS_STRING(pa), unsafe_flags(allow_unsafe), &a, &st);
         if (rc == 0)
             rc = open_model(PyBytes_AS_STRING(pb), unsafe_flags(allow_unsafe), &b, &st);
+        if (rc == 0 && map)
+            rc = diff_map_gguf(&a, &b, PyBytes_AS_STRING(pa), PyBytes_AS_STRING(pb), arch_file, &mapped,
+                               why, sizeof(why), &st);
         if (rc == 0)
             rc = mf_diff(a, b, diff_row_fn, &c, &st);
         mf_close(a);
@@ -929,7 +971,10 @@ static PyObject *op_diff(PyObject *self, PyObject *args, PyObject *kw)
     }
     Py_DECREF(pa);
     Py_DECREF(pb);
-    return status_result(c.list, rc, &st);
+    PyObject *rows = status_result(c.list, rc, &st);
+    if (rows && why[0] && PyErr_WarnEx(PyExc_UserWarning, why, 1) < 0)
+        Py_CLEAR(rows);
+    return rows ? Py_BuildValue("(NO)", rows, mapped ? Py_True : Py_False) : NULL;
 }
 
 /* --------------------------------------------------------------- estimate */
@@ -1307,7 +1352,7 @@ PyMethodDef ops_methods[] = {
     {"quantize", (PyCFunction)(void (*)(void))op_quantize, METH_VARARGS | METH_KEYWORDS,
      "quantize(src, out, type, ...) -> dict"},
     {"diff", (PyCFunction)(void (*)(void))op_diff, METH_VARARGS | METH_KEYWORDS,
-     "diff(a, b) -> [row dict]"},
+     "diff(a, b, allow_unsafe, map, arch_file) -> ([row dict], mapped)"},
     {"estimate", (PyCFunction)(void (*)(void))op_estimate, METH_VARARGS | METH_KEYWORDS,
      "estimate(path, ctx, batch, kv_type, type) -> dict"},
     {"plan", (PyCFunction)(void (*)(void))op_plan, METH_VARARGS | METH_KEYWORDS,

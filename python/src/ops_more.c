@@ -773,14 +773,18 @@ static PyObject *error_report_dict(const mf_error_report *r)
 static PyObject *op_error_against(PyObject *self, PyObject *args)
 {
     PyObject *model, *orig;
-    if (!PyArg_ParseTuple(args, "O&O&", fs_path, &model, fs_path, &orig))
+    const char *arch_file = NULL;
+    if (!PyArg_ParseTuple(args, "O&O&|z", fs_path, &model, fs_path, &orig, &arch_file))
         return NULL;
     mf_error_report *r = NULL;
+    mf_error_opts eo;
+    mf_error_opts_init(&eo);
+    eo.arch_file = arch_file;
     mf_status st;
     mf_status_init(&st);
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = mf_error_against(PyBytes_AS_STRING(model), PyBytes_AS_STRING(orig), NULL, &r, &st);
+    rc = mf_error_against(PyBytes_AS_STRING(model), PyBytes_AS_STRING(orig), &eo, &r, &st);
     Py_END_ALLOW_THREADS
     Py_DECREF(model);
     Py_DECREF(orig);
@@ -955,7 +959,7 @@ PyMethodDef ops_more_methods[] = {
     {"record_make", op_record_make, METH_VARARGS, "record_make(model, per_tensor) -> (json, n)"},
     {"record_check", op_record_check, METH_VARARGS, "record_check(model, record) -> dict"},
     {"error_against", op_error_against, METH_VARARGS,
-     "error_against(model, original) -> dict"},
+     "error_against(model, original, arch_file) -> dict"},
     {"manifest", op_manifest, METH_VARARGS, "manifest(path, kinds, label) -> text"},
     {"manifest_check", op_manifest_check, METH_VARARGS,
      "manifest_check(path, manifest, kinds) -> (code, outcome, label, lines)"},

@@ -424,6 +424,58 @@ def test_error_against_refusals_as_the_cli(tmp_path):
 
 # ------------------------------------------------------- diff, inspect --graph
 
+ARCH_REF = os.path.join(DATA, "arch_ref")
+GROK_DIR = os.path.join(ARCH_REF, "dirs", "grok-tiny")
+GROK_GGUF = os.path.join(ARCH_REF, "grok-tiny-f16.gguf")
+GROK_ARCH = os.path.join(DATA, "arch", "grok.json")
+
+
+@needs_cli
+def test_diff_mapped_as_the_cli():
+    """An HF directory against a GGUF: the GGUF read through an arch file
+    (Grok-1 has no built-in table) gives the CLI's rows; without the file
+    the converter cannot map it, which the CLI notes and Python warns."""
+    want = json.loads(cli_ok("diff", "--json", "--arch-file", GROK_ARCH, GROK_DIR, GROK_GGUF))
+    got = mfmt.diff(GROK_DIR, GROK_GGUF, arch_file=GROK_ARCH)
+    assert got.mapped and want["summary"]["mapping"] == "arch file (GGUF -> HF)"
+    assert sorted(r.name for r in got) == sorted(t["name"] for t in want["tensors"])
+    assert len(got) == 45 and all(r.max_abs == 0 for r in got)
+    rc, _, err = cli("diff", "--json", GROK_DIR, GROK_GGUF)
+    assert "not mapped through the converter" in err
+    with pytest.warns(UserWarning, match="not mapped through the converter"):
+        plain = mfmt.diff(GROK_DIR, GROK_GGUF)
+    assert not plain.mapped and plain.counts().get(mfmt.DIFF_ONLY_A, 0) > 0
+    # the converter's own tables, and --no-map
+    if os.path.exists(LLAMA_TINY) and os.path.exists(F16_REF):
+        m = mfmt.diff(LLAMA_TINY, F16_REF)
+        assert m.mapped and len(m) > 0 and all(r.max_abs == 0 for r in m)
+        names = json.loads(cli("diff", "--json", "--no-map", LLAMA_TINY, F16_REF)[1])["tensors"]
+        raw = mfmt.diff(LLAMA_TINY, F16_REF, map=False)
+        assert not raw.mapped and [r.name for r in raw] == [t["name"] for t in names]
+    with pytest.raises(mfmt.UsageError):
+        mfmt.diff(GROK_GGUF, GROK_GGUF, arch_file=GROK_ARCH)  # not an HF/GGUF pair
+    with pytest.raises(mfmt.UsageError):
+        mfmt.diff(GROK_DIR, GROK_GGUF, map=False, arch_file=GROK_ARCH)
+    if os.path.exists(LLAMA_TINY) and os.path.exists(F16_REF):  # the file of another family
+        rc, _, err = cli("diff", "--json", "--arch-file", GROK_ARCH, LLAMA_TINY, F16_REF)
+        with pytest.raises(mfmt.Error) as e:
+            mfmt.diff(LLAMA_TINY, F16_REF, arch_file=GROK_ARCH)
+        assert rc == 2 and str(e.value) == cli_error_line(err) and '"grok"' in str(e.value)
+
+
+@needs_cli
+def test_error_against_arch_file_as_report():
+    want = json.loads(cli_ok("report", "--json", "--no-scan", "--no-hash", GROK_GGUF, "--against",
+                             GROK_DIR, "--arch-file", GROK_ARCH))["against"]
+    got = mfmt.error_against(GROK_GGUF, GROK_DIR, arch_file=GROK_ARCH)
+    assert got.mapped and got.total.tensors_compared == want["tensors_compared"] == 45
+    _same_stats(got.total, want)
+    rc, _, err = cli("report", "--json", "--no-scan", "--no-hash", GROK_GGUF, "--against", GROK_GGUF,
+                     "--arch-file", GROK_ARCH)
+    with pytest.raises(mfmt.UsageError) as e:
+        mfmt.error_against(GROK_GGUF, GROK_GGUF, arch_file=GROK_ARCH)
+    assert rc == 2 and str(e.value) == cli_error_line(err)
+
 @needs_cli
 @needs_mix
 def test_diff_metadata_as_the_cli(tmp_path):

@@ -31,16 +31,27 @@ enum conv_arch_bit {
     AB_GRANITE_HYBRID, AB_FALCON_H1, AB_RWKV6, AB_RWKV6QWEN2,
     AB_COUNT
 };
-_Static_assert(AB_COUNT <= 64, "conv_name_row.archs holds one bit per architecture");
-#define ARCH(x) (1ull << AB_##x)
-#define ALL_ARCHS ((uint64_t)(AB_COUNT == 64 ? ~0ull : (1ull << (AB_COUNT % 64)) - 1))
+/* A set of architectures is CONV_ARCH_WORDS words of 64 bits. The sets of
+ * arch_names.inc are written once, with ARCH(X) and ALL_ARCHS, and read
+ * once per word: ARCH and ALL_ARCHS give word CONV_W (arch_table.c). */
+#define CONV_ARCH_WORDS 2
+_Static_assert(AB_COUNT <= 64 * CONV_ARCH_WORDS, "conv_name_archs holds one bit per architecture");
+#define ARCH(x) ((AB_##x) / 64 == CONV_W ? 1ull << ((AB_##x) % 64) : 0ull)
+#define ALL_ARCHS                                                                              \
+    (CONV_W < AB_COUNT / 64 ? ~0ull : CONV_W == AB_COUNT / 64 ? (1ull << (AB_COUNT % 64)) - 1 : 0ull)
 
 typedef struct conv_name_row {
     const char *hf, *gguf;
-    uint64_t archs;
 } conv_name_row;
 extern const conv_name_row conv_names[];
 extern const size_t conv_n_names;
+/* word w of row i's set: conv_name_archs[w][i] */
+extern const uint64_t *const conv_name_archs[CONV_ARCH_WORDS];
+/* row i of conv_names is in architecture `bit`'s map */
+static inline bool conv_name_in_arch(size_t i, int bit)
+{
+    return (conv_name_archs[bit / 64][i] >> (bit % 64)) & 1;
+}
 
 /* M_LAYER_BEYOND: pat followed by a block number >= the block count;
  * M_PATTERN: an arch file's name, "{bid}"/"{x}" for numbers, with or

@@ -331,7 +331,7 @@ static int add_rev(loader *l, lists *s, const char *gguf, const char *hf, hf_rev
 
 static int add_name(loader *l, lists *s, const char *hf, const char *gguf)
 {
-    return PUSH(s->names, ((conv_name_row){hf, gguf, ~0ull}), l);
+    return PUSH(s->names, ((conv_name_row){hf, gguf}), l);
 }
 
 hf_rev_op conv_reverse_op(conv_op op)

@@ -10,10 +10,30 @@
 #pragma GCC diagnostic ignored "-Wmissing-braces"
 #include <stdio.h>
 
+/* arch_names.inc read once for the names, then once per word of the sets
+ * (arch.h: ARCH and ALL_ARCHS give word CONV_W). */
+#define ROW(hf, gguf, set) {hf, gguf},
 const conv_name_row conv_names[] = {
 #include "ops/hfconv/arch_names.inc"
 };
 const size_t conv_n_names = sizeof(conv_names) / sizeof(conv_names[0]);
+#undef ROW
+#define ROW(hf, gguf, set) set,
+#define CONV_W 0
+static const uint64_t name_archs_word0[] = {
+#include "ops/hfconv/arch_names.inc"
+};
+#undef CONV_W
+#define CONV_W 1
+static const uint64_t name_archs_word1[] = {
+#include "ops/hfconv/arch_names.inc"
+};
+#undef CONV_W
+#undef ROW
+_Static_assert(CONV_ARCH_WORDS == 2, "one name_archs_wordN per word of a set");
+_Static_assert(sizeof(name_archs_word1) / sizeof(uint64_t) == sizeof(conv_names) / sizeof(conv_names[0]),
+               "a set per name row");
+const uint64_t *const conv_name_archs[CONV_ARCH_WORDS] = {name_archs_word0, name_archs_word1};
 
 /* a computed value, a block of keys: conv_calc_NAME, conv_block_NAME (arch.h) */
 #define CALC(key, type, name, flags) {key, type, NULL, flags, &conv_calc_##name, NULL}

@@ -205,7 +205,7 @@ static int pick_arch_file(conv *c, const char *cls)
             c->arch = a;
             c->names = c->arch_file->names;
             c->n_names = c->arch_file->n_names;
-            c->name_bit = ~0ull;
+            c->name_arch = -1;
             return arch_chosen(c);
         }
     return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "architecture %s is not one of the classes of %s (%s: %s%s)",
@@ -225,7 +225,7 @@ static int pick_arch(conv *c)
         for (const char *const *k = conv_archs[i].classes; *k; k++)
             if (!strcmp(cls, *k)) {
                 c->arch = &conv_archs[i];
-                c->name_bit = 1ull << conv_archs[i].bit;
+                c->name_arch = conv_archs[i].bit;
                 return arch_chosen(c);
             }
     char known[2048] = "";
@@ -267,7 +267,7 @@ static int mistral3_as_llama(conv *c)
         for (const char *const *k = conv_archs[i].classes; *k; k++)
             if (!strcmp(*k, cls) && !strcmp(conv_archs[i].name, "llama")) {
                 c->arch = &conv_archs[i];
-                c->name_bit = 1ull << conv_archs[i].bit;
+                c->name_arch = conv_archs[i].bit;
                 pick_layout(c);
                 return 0;
             }

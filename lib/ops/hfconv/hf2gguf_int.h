@@ -63,7 +63,8 @@ typedef struct conv {
     struct conv_arch_file *arch_file; /* opts.arch_file loaded; c->arch is its row */
     const conv_name_row *names;  /* the name rows: conv_names, or the arch file's */
     size_t n_names;
-    uint64_t name_bit;           /* the rows' bit of this architecture (~0: every row) */
+    int name_arch;               /* the architecture's bit of conv_names (conv_name_in_arch);
+                                    -1: every row (an arch file's or the mmproj rows) */
     int ftype;                   /* general.file_type */
     mf_dtype qtype;              /* the output type of quantizable tensors */
     bool auto_type;

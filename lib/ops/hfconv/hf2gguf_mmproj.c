@@ -132,7 +132,7 @@ int h2g_mmproj_setup(conv *c)
     c->hparams = row->a.hparams;
     c->names = conv_clip_names;
     c->n_names = conv_n_clip_names;
-    c->name_bit = ~0ull;
+    c->name_arch = -1;
     c->global = c->cfg;
     c->cfg = json_deep_copy(vc);
     c->pre = json_object();

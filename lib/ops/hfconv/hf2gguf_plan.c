@@ -15,14 +15,13 @@ static char *map_name(const conv *c, const char *name)
 {
     static const char *const suffixes[] = {"", ".weight", ".bias"};
     size_t n = strlen(name);
-    uint64_t bit = c->name_bit;
     for (size_t s = 0; s < 3; s++) {
         size_t sl = strlen(suffixes[s]);
         if (n < sl || strcmp(name + n - sl, suffixes[s]))
             continue;
         for (size_t i = 0; i < c->n_names; i++) {
             int64_t bid = -1;
-            if (!(c->names[i].archs & bit) ||
+            if ((c->name_arch >= 0 && !conv_name_in_arch(i, c->name_arch)) ||
                 !h2g_match_pattern(c->names[i].hf, name, n - sl, c->block_count, &bid))
                 continue;
             const char *g = c->names[i].gguf, *ph = strstr(g, "{bid}");
