@@ -721,7 +721,7 @@ int mf_hf_prequant_open(mf_model *m, const json_t *cfg, bool strict, mf_status *
                       "stored; mfmt does not dequantize this method", p->method);
         return add_meta(m, p, qc, st);
     }
-    char cfg_why[400] = "";
+    char cfg_why[380] = ""; /* fits e.why after "config.json: " */
     if (check_qc(f, qc, cfg_why, sizeof(cfg_why))) {
         const char *file = m->format == MF_FMT_HF_DIR ? mf_path_join(m->arena, m->path, "config.json")
                                                       : m->path;
