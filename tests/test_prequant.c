@@ -159,6 +159,30 @@ static void check_f16c_kernels(void)
            (unsigned long long)n);
 }
 
+/* dir must fail to open, logically and strictly (MF_ERR_FORMAT), with a
+ * message holding `want`. */
+static void expect_refused(const char *dir, const char *want, const char *label)
+{
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = MF_OPEN_LOGICAL | MF_OPEN_NO_SCAN;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    int rc = mf_open(dir, &o, &m, &st);
+    CHECKF(rc != 0 && strstr(st.msg, want) != NULL, "%s: got \"%s\", want \"%s\"", label,
+           rc ? st.msg : "opened", want);
+    mf_close(m);
+    mf_status_clear(&st);
+    o.flags = MF_OPEN_STRICT | MF_OPEN_NO_SCAN;
+    m = NULL;
+    rc = mf_open(dir, &o, &m, &st);
+    CHECKF(rc != 0 && st.code == MF_ERR_FORMAT && strstr(st.msg, want) != NULL,
+           "%s strict: got \"%s\"", label, rc ? st.msg : "opened");
+    mf_close(m);
+    mf_status_clear(&st);
+}
+
 /* Invalid quantization configs: a fixture's config.json with one value
  * changed (text `from` replaced by `to`) must fail to open logically and
  * strictly, naming the key. Before these were checked, group_size 0 and
@@ -222,24 +246,9 @@ static void check_bad_configs(void)
         CHECK(f && fputs(out, f) >= 0);
         if (f)
             fclose(f);
-        mf_open_opts o;
-        mf_open_opts_init(&o);
-        o.flags = MF_OPEN_LOGICAL | MF_OPEN_NO_SCAN;
-        mf_model *m = NULL;
-        mf_status st;
-        mf_status_init(&st);
-        int rc = mf_open(dir, &o, &m, &st);
-        CHECKF(rc != 0 && strstr(st.msg, cases[i][3]) != NULL, "%s with %s: got \"%s\", want \"%s\"",
-               cases[i][0], cases[i][2], rc ? st.msg : "opened", cases[i][3]);
-        mf_close(m);
-        mf_status_clear(&st);
-        o.flags = MF_OPEN_STRICT | MF_OPEN_NO_SCAN;
-        m = NULL;
-        rc = mf_open(dir, &o, &m, &st);
-        CHECKF(rc != 0 && st.code == MF_ERR_FORMAT && strstr(st.msg, cases[i][3]),
-               "%s with %s strict: got \"%s\"", cases[i][0], cases[i][2], rc ? st.msg : "opened");
-        mf_close(m);
-        mf_status_clear(&st);
+        char label[300];
+        snprintf(label, sizeof(label), "%s with %s", cases[i][0], cases[i][2]);
+        expect_refused(dir, cases[i][3], label);
     }
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
     CHECK(system(cmd) == 0);
@@ -264,23 +273,7 @@ static void check_bad(void)
         want[strcspn(want, "\n")] = 0;
         char dir[1100];
         snprintf(dir, sizeof(dir), DATA "/%s", line);
-        mf_open_opts o;
-        mf_open_opts_init(&o);
-        o.flags = MF_OPEN_LOGICAL | MF_OPEN_NO_SCAN;
-        mf_model *m = NULL;
-        mf_status st;
-        mf_status_init(&st);
-        int rc = mf_open(dir, &o, &m, &st);
-        CHECKF(rc != 0 && strstr(st.msg, want) != NULL, "%s: got \"%s\", want \"%s\"", line,
-               st.msg, want);
-        mf_close(m);
-        mf_status_clear(&st);
-        o.flags = MF_OPEN_STRICT | MF_OPEN_NO_SCAN;
-        rc = mf_open(dir, &o, &m, &st);
-        CHECKF(rc != 0 && st.code == MF_ERR_FORMAT && strstr(st.msg, want) != NULL,
-               "%s strict: got \"%s\"", line, st.msg);
-        mf_close(m);
-        mf_status_clear(&st);
+        expect_refused(dir, want, line);
         n++;
     }
     fclose(f);

@@ -11,27 +11,11 @@ layout, which mfmt refuses (test_train.c, test_megatron_singleton):
 
     python3 gen_megatron_singleton.py   (Debian's python3, torch 1.13)
 """
-import copy
 import dataclasses
 import os
 import pickle
 
-_get_field = dataclasses._get_field
-
-
-def _get_field_shim(cls, a_name, a_type, *rest):
-    # torch 1.13 under Python 3.11 (as gen_megatron_dist.py): an unhashable
-    # dataclass default
-    d = cls.__dict__.get(a_name, dataclasses.MISSING)
-    if isinstance(d, dataclasses.Field):
-        d = d.default
-    if d is not dataclasses.MISSING and type(d).__hash__ is None:
-        setattr(cls, a_name, dataclasses.field(default_factory=lambda v=d: copy.deepcopy(v)))
-    return _get_field(cls, a_name, a_type, *rest)
-
-
-dataclasses._get_field = _get_field_shim
-
+import gen_megatron_dist  # noqa: F401,E402 (its dataclasses shim: torch 1.13 under Python 3.11)
 import torch  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
