@@ -66,14 +66,7 @@ static char dir[320];
 
 static void remove_vl(void)
 {
-    static const char *const names[] = {"config.json", "preprocessor_config.json",
-                                        "model.safetensors", "tokenizer_config.json"};
-    char p[PATH_MAX];
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
-        unlink(p);
-    }
-    rmdir(dir);
+    fuzz_remove_dir(dir);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
