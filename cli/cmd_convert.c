@@ -21,7 +21,7 @@ typedef struct convert_args {
     const char *q_bits, *q_group_size, *quant_predicate, *mlx_kernel;
     /* convert_hf_to_gguf.py's flags (GGUF output of an HF directory) */
     const char *model_name, *metadata, *split_max_size, *split_max_tensors;
-    bool vocab_only, mmproj;
+    bool vocab_only, mmproj, mistral_format;
     const char *arch_file; /* GGUF <-> HF directory: the architecture from a file */
 } convert_args;
 
@@ -177,6 +177,7 @@ static int gguf_flags(const convert_args *a, cli_gguf_out *g)
     g->metadata = a->metadata;
     g->vocab_only = a->vocab_only;
     g->mmproj = a->mmproj;
+    g->mistral_format = a->mistral_format;
     g->arch_file = a->arch_file;
     if (a->split_max_size && parse_split_size(a->split_max_size, &g->split_max_size))
         return cli_usage_error("convert", "--split-max-size takes N, NK, NM or NG (decimal units, "
@@ -195,7 +196,8 @@ static int gguf_flags(const convert_args *a, cli_gguf_out *g)
 
 static bool has_gguf_flags(const convert_args *a)
 {
-    return a->model_name || a->metadata || a->vocab_only || a->mmproj || a->split_max_size || a->split_max_tensors;
+    return a->model_name || a->metadata || a->vocab_only || a->mmproj || a->mistral_format || a->split_max_size ||
+           a->split_max_tensors;
 }
 
 /* A Hugging Face directory to GGUF (convert_gguf_cli.c). */
@@ -529,6 +531,7 @@ static int parse(const cli_args *args, convert_args *a)
     a->metadata = cli_get(args, "--metadata");
     a->vocab_only = cli_has(args, "--vocab-only");
     a->mmproj = cli_has(args, "--mmproj");
+    a->mistral_format = cli_has(args, "--mistral-format");
     a->split_max_size = cli_get(args, "--split-max-size");
     a->split_max_tensors = cli_get(args, "--split-max-tensors");
     a->arch_file = cli_get(args, "--arch-file");
@@ -586,8 +589,12 @@ static const cli_opt opts[] = {
     {"--metadata", NULL, "FILE", "GGUF: a JSON object of general.* keys that replace what the "
                                  "model card and names gave (the converter's override file)"},
     {"--vocab-only", NULL, NULL, "GGUF: the metadata and vocabulary only, no tensors"},
-    {"--mmproj", NULL, NULL, "GGUF from a multimodal HF directory: its vision tower and projector as "
-                             "llama.cpp's mmproj file (clip.*; default name mmproj-NAME-TYPE.gguf)"},
+    {"--mmproj", NULL, NULL, "GGUF from a multimodal HF directory: its vision tower and projector (or audio "
+                             "encoder) as llama.cpp's mmproj file (clip.*; default name mmproj-NAME-TYPE.gguf)"},
+    {"--mistral-format", NULL, NULL, "GGUF from a directory in Mistral's own format (params.json, "
+                                     "consolidated*.safetensors, tekken.json or tokenizer.model.v*), as "
+                                     "convert_hf_to_gguf.py --mistral-format; chosen by itself when the HF "
+                                     "weight files are absent"},
     {"--split-max-size", NULL, "N", "GGUF: split as llama-gguf-split into files of about N bytes "
                                     "(N, NK, NM, NG: decimal)"},
     {"--split-max-tensors", NULL, "N", "GGUF: split into files of at most N tensors"},

@@ -69,6 +69,7 @@ int cli_convert_dir_to_gguf(const char *in, const char *out, const char *type, c
         o.metadata_override = g->metadata;
         o.vocab_only = g->vocab_only;
         o.mmproj = g->mmproj;
+        o.mistral_format = g->mistral_format ? MF_MISTRAL_ON : MF_MISTRAL_AUTO;
         o.arch_file = g->arch_file;
     }
     mf_status st;

@@ -17,6 +17,7 @@ typedef struct cli_gguf_out {
     const char *model_name, *metadata; /* --model-name, --metadata FILE */
     bool vocab_only;                   /* --vocab-only */
     bool mmproj;                       /* --mmproj */
+    bool mistral_format;               /* --mistral-format */
     uint64_t split_max_size, split_max_tensors; /* 0: one file */
     const char *arch_file;             /* --arch-file FAMILY.json */
 } cli_gguf_out;

@@ -17,6 +17,7 @@
 #include <mfmt.h>
 
 #include <dirent.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -89,29 +90,6 @@ static int to_hf(const char *gguf, const char *out, const char *arch_file, mf_st
     return mf_convert_to_hf(gguf, out, &o, st);
 }
 
-/* Every tensor of model a has the same values in model b (by name; as
- * float32: a 1-d F16 tensor comes back as the F32 the GGUF holds). */
-static bool same_tensors(const char *a, const char *b)
-{
-    mf_model *ma = NULL, *mb = NULL;
-    bool same = mf_open(a, NULL, &ma, NULL) == 0 && mf_open(b, NULL, &mb, NULL) == 0;
-    for (size_t i = 0; same && i < mf_model_tensor_count(ma); i++) {
-        const mf_tensor *t = mf_model_tensor_at(ma, i), *u = mf_tensor_find(mb, mf_tensor_name(t));
-        void *x = NULL, *y = NULL;
-        uint64_t nx = 0, ny = 0;
-        same = u && mf_tensor_read_alloc(ma, t, MF_F32, &x, &nx, NULL) == 0 &&
-               mf_tensor_read_alloc(mb, u, MF_F32, &y, &ny, NULL) == 0 && nx == ny && !memcmp(x, y, nx);
-        if (!same)
-            fprintf(stderr, "  tensor %s differs\n", mf_tensor_name(t));
-        mf_free(x);
-        mf_free(y);
-    }
-    same = same && mf_model_tensor_count(ma) == mf_model_tensor_count(mb);
-    mf_close(ma);
-    mf_close(mb);
-    return same;
-}
-
 /* One family: DIR with the file (and the built-in path when it has one)
  * against REF; then GGUF -> HF -> GGUF. exact: the source's tensors are of
  * the output type and no op rounds (F16 sources written as f16), so the HF
@@ -167,7 +145,7 @@ static void family(const char *name, const char *dir, const char *file, const ch
     CHECKF(to_gguf(hf, again, file, type, NULL) == 0 && same_file(again, with),
            "%s %s: HF -> GGUF -> HF -> GGUF with the file is not byte-identical", name, type);
     if (exact)
-        CHECKF(same_tensors(dir, hf), "%s: GGUF -> HF tensors differ from the source's", name);
+        CHECKF(tl_same_tensors(dir, hf), "%s: GGUF -> HF tensors differ from the source's", name);
     if (!getenv("KEEP")) {
         *strrchr(hf, '/') = 0;
         rm_tree(hf);
@@ -324,11 +302,100 @@ static void plamo(const char *shared)
     mkdir(hf, 0755);
     snprintf(hf + strlen(hf), sizeof(hf) - strlen(hf), "/plamo-13b-shape");
     CHECK(to_hf(out, hf, "tests/data/arch/plamo.json", NULL) == 0);
-    CHECKF(same_tensors(dir, hf), "PLaMo: GGUF -> HF does not give the q/o weights back");
+    CHECKF(tl_same_tensors(dir, hf), "PLaMo: GGUF -> HF does not give the q/o weights back");
     rm_tree(root);
     *strrchr(hf, '/') = 0;
     rm_tree(hf);
     remove(out);
+}
+
+/* The key path a/b of a JSON file, as text ("" when absent). */
+static char *json_at(const char *dir, const char *file, const char *key, const char *sub)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    json_t *j = json_load_file(path, 0, NULL), *x = json_object_get(j, key);
+    if (sub)
+        x = json_object_get(x, sub);
+    char *text = x ? json_dumps(x, JSON_SORT_KEYS | JSON_ENCODE_ANY) : strdup("");
+    json_decref(j);
+    return text;
+}
+
+static bool file_has(const char *path, const char *what)
+{
+    size_t n;
+    char *b = (char *)tl_read_file(path, &n);
+    bool r = b && memmem(b, n, what, strlen(what));
+    free(b);
+    return r;
+}
+
+/* GGUF -> HF of a remote-code family (issue 25's review): config.json's
+ * auto_map as the family's repositories have it (want_cfg: a directory whose
+ * config.json has the real one), tokenizer_config.json's for the remote
+ * tokenizer written (tok_class, NULL: none, a tokenizer.json the fast class
+ * reads), the model card naming the code files, and no code written. */
+static void remote_code_back(const char *hf, const char *want_cfg, const char *tok_class, const char *code_file)
+{
+    char *got = json_at(hf, "config.json", "auto_map", NULL), *want = json_at(want_cfg, "config.json", "auto_map", NULL);
+    CHECKF(*want && !strcmp(got, want), "%s: config.json auto_map %s, not the family's %s", hf, got, want);
+    free(got);
+    free(want);
+    got = json_at(hf, "tokenizer_config.json", "auto_map", "AutoTokenizer");
+    char cls[200] = "";
+    if (tok_class)
+        snprintf(cls, sizeof(cls), "[\"%s\", null]", tok_class);
+    CHECKF(!strcmp(got, cls), "%s: tokenizer_config.json auto_map %s, not %s", hf, got, cls);
+    free(got);
+    char card[600];
+    snprintf(card, sizeof(card), "%s/README.md", hf);
+    CHECKF(file_has(card, code_file) && file_has(card, "mfmt writes and fetches no code"),
+           "%s: the model card does not say which code files to copy", hf);
+    DIR *d = opendir(hf);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        CHECKF(!strstr(e->d_name, ".py"), "%s: code written (%s)", hf, e->d_name);
+    if (d)
+        closedir(d);
+}
+
+/* ChatGLM3, GLM-4 (tokenizer.json) and GLM-4 (tiktoken): the references back
+ * to HF directories: the remote-code keys, and GLM-4's tiktoken layout with
+ * its files as they were (merges of 3 and 4 parts: no tokenizer.json) */
+static void chatglm_back(void)
+{
+    static const struct { const char *name, *tok_class; } fams[] = {
+        {"chatglm3", "tokenization_chatglm.ChatGLMTokenizer"},
+        {"glm4", NULL},
+        {"glm4-tiktoken", "tokenization_chatglm.ChatGLM4Tokenizer"},
+    };
+    for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
+        char ref[300], hf[400], src[300], a[600], b[600];
+        snprintf(ref, sizeof(ref), "tests/data/arch_remote/%s-tiny-f16.gguf", fams[i].name);
+        snprintf(src, sizeof(src), "tests/data/arch_remote/dirs/%s-tiny", fams[i].name);
+        snprintf(hf, sizeof(hf), "%s/%s-back", tmp, fams[i].name);
+        mf_status st;
+        mf_status_init(&st);
+        CHECKF(to_hf(ref, hf, "tests/data/arch/chatglm.json", &st) == 0, "%s: %s", hf, mf_status_message(&st, 0));
+        mf_status_clear(&st);
+        remote_code_back(hf, "tests/data/arch_remote/dirs/glm4-tiktoken-tiny", fams[i].tok_class, "modeling_chatglm.py");
+        if (i != 2) {
+            rm_tree(hf);
+            continue;
+        }
+        snprintf(a, sizeof(a), "%s/tokenizer.model", hf);
+        snprintf(b, sizeof(b), "%s/tokenizer.model", src);
+        CHECKF(same_file(a, b), "GLM-4 (tiktoken): GGUF -> HF does not give tokenizer.model back");
+        snprintf(a, sizeof(a), "%s/tokenizer.json", hf);
+        CHECKF(access(a, F_OK) != 0, "GLM-4 (tiktoken): a tokenizer.json was written beside tokenizer.model");
+        char *x = json_at(hf, "tokenizer_config.json", "added_tokens_decoder", NULL),
+             *y = json_at(src, "tokenizer_config.json", "added_tokens_decoder", NULL);
+        CHECKF(*y && !strcmp(x, y), "GLM-4 (tiktoken): added_tokens_decoder %.200s, not %.200s", x, y);
+        free(x);
+        free(y);
+        rm_tree(hf);
+    }
 }
 
 /* Qwen v1: QWenTokenizer asserts 151643 ranks, so its directory (seeded,
@@ -390,9 +457,10 @@ static void qwen_v1(const char *shared)
     snprintf(a, sizeof(a), "%s/qwen.tiktoken", hf);
     snprintf(b2, sizeof(b2), "%s/qwen.tiktoken", dir);
     CHECKF(same_file(a, b2), "Qwen v1: GGUF -> HF does not give qwen.tiktoken back");
+    remote_code_back(hf, dir, "tokenization_qwen.QWenTokenizer", "modeling_qwen.py");
     CHECKF(to_gguf(hf, again, file, "f16", NULL) == 0 && same_file(again, out),
            "Qwen v1: HF -> GGUF -> HF -> GGUF is not byte-identical");
-    CHECKF(same_tensors(dir, hf), "Qwen v1: GGUF -> HF tensors differ from the source's");
+    CHECKF(tl_same_tensors(dir, hf), "Qwen v1: GGUF -> HF tensors differ from the source's");
     rm_tree(root);
     *strrchr(hf, '/') = 0;
     rm_tree(hf);
@@ -437,9 +505,12 @@ int main(void)
     /* ChatGLM3 (remote-code SentencePiece tokenizer read from its file):
      * llama.cpp's converter run with a stand-in built from the files
      * (tests/data/arch_remote/README.md) */
-    /* and GLM-4 (the same class, a tokenizer.json BPE vocabulary) */
-    static const char *const glm_names[] = {"chatglm3", "glm4"}, *const glm_types[] = {"f16", "q8_0"};
-    for (size_t g = 0; g < 2; g++) {
+    /* and GLM-4 (the same class, a tokenizer.json BPE vocabulary), and GLM-4
+     * with its remote-code ChatGLM4Tokenizer over tiktoken ranks (the
+     * converter of 53debe6, the last with that path) */
+    static const char *const glm_names[] = {"chatglm3", "glm4", "glm4-tiktoken"},
+                             *const glm_types[] = {"f16", "q8_0"};
+    for (size_t g = 0; g < 3; g++) {
         char dir[200], ref[200], q[400];
         snprintf(dir, sizeof(dir), "tests/data/arch_remote/dirs/%s-tiny", glm_names[g]);
         for (size_t i = 0; i < 2; i++) {
@@ -456,6 +527,7 @@ int main(void)
         mf_status_clear(&st);
         remove(q);
     }
+    chatglm_back();
     /* RWKV6-Qwen2: a built-in table row (its reference beside the remote-code
      * families': tests/data/arch_remote/README.md) */
     static const char *const rq_types[] = {"f16", "q8_0", "Q4_K_M"};

@@ -79,6 +79,40 @@ static void test_chktxt_and_table(void)
     CHECK(mf_bpe_pre_name_of_hash("0000000000000000000000000000000000000000000000000000000000000000") == NULL);
 }
 
+/* The 2026-02-27 converter's table (--layout 2026-02): every row of
+ * tests/data/bpe/chkhsh_2026.txt (chkhsh_rows.py of that converter's source)
+ * names what the script's chain of ifs gives (the later row of a hash), and
+ * its check text is the c392e509 one. */
+static void test_table_2026(void)
+{
+    FILE *f = fopen("tests/data/bpe/chkhsh_2026.txt", "r");
+    CHECKF(f != NULL, "tests/data/bpe/chkhsh_2026.txt unreadable");
+    if (!f)
+        return;
+    char line[512], hash[100][65], name[100][64], sha[65] = "";
+    size_t n = 0, agree = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "/* chktxt sha256 %64s", sha) == 1)
+            continue;
+        if (n < 100 && sscanf(line, " {\"%64[0-9a-f]\", \"%63[^\"]\"}", hash[n], name[n]) == 2)
+            n++;
+    }
+    fclose(f);
+    CHECKF(!strcmp(sha, json_string_value(json_object_get(facts, "chktxt_sha256"))), "2026 chktxt sha256 %s", sha);
+    for (size_t i = 0; i < n; i++) {
+        const char *want = name[i];
+        for (size_t k = i + 1; k < n; k++) /* a later row of the same hash wins */
+            if (!strcmp(hash[k], hash[i]))
+                want = name[k];
+        const char *got = mf_bpe_pre_name_of_hash_2026(hash[i]);
+        agree += got && !strcmp(got, want);
+        if (!got || strcmp(got, want))
+            fprintf(stderr, "  2026 %s: mfmt %s, script %s\n", hash[i], got ? got : "-", want);
+    }
+    printf("chkhsh 2026 table: %zu of %zu rows agree\n", agree, n);
+    CHECKF(n == 81 && agree == n, "%zu of %zu rows agree", agree, n);
+}
+
 /* "[1, 2]" of an id list, for messages */
 static void ids_text(const int32_t *v, size_t n, char *out, size_t cap)
 {
@@ -398,6 +432,7 @@ int main(void)
     if (!facts)
         return tl_report("bpe_encode");
     test_chktxt_and_table();
+    test_table_2026();
     test_small_rules();
     test_refusals();
     test_nested_class();

@@ -671,11 +671,11 @@ static void run_llama_quantize_current(const char *shared)
  * of them (tests/data/hf_new/llama_quantize_variants.json): the F16 the
  * Q5_0 rounding is checked from is mfmt's, byte-identical to that
  * converter's (hybrid_variants.json). */
-static void run_llama_quantize_variants(const char *shared)
+static void run_llama_quantize_variants(const char *shared, const char *gen, const char *json, int min)
 {
     const char *py = python_with_numpy();
-    json_t *e = json_load_file("tests/data/hf_new/llama_quantize_variants.json", 0, NULL);
-    CHECKF(e != NULL, "tests/data/hf_new/llama_quantize_variants.json unreadable");
+    json_t *e = json_load_file(json, 0, NULL);
+    CHECKF(e != NULL, "%s unreadable", json);
     if (!py) {
         TL_SKIP("llama-quantize b10256 of the hybrid variants: no python3 to generate them");
         json_decref(e);
@@ -683,8 +683,7 @@ static void run_llama_quantize_variants(const char *shared)
     }
     char tmp[] = "/tmp/mfmt-convert-lqv-XXXXXX", cmd[8192];
     CHECK(mkdtemp(tmp) != NULL);
-    snprintf(cmd, sizeof(cmd), "%s tests/data/hf_new/gen_hybrid_variants.py %s/convert-ref-new/dirs %s/dirs >/dev/null",
-             py, shared, tmp);
+    snprintf(cmd, sizeof(cmd), "%s %s %s/convert-ref-new/dirs %s/dirs >/dev/null", py, gen, shared, tmp);
     CHECKF(system(cmd) == 0, "%s failed", cmd);
     const char *key;
     json_t *v;
@@ -711,8 +710,8 @@ static void run_llama_quantize_variants(const char *shared)
         mf_close(m);
         mf_close(f16);
     }
-    printf("llama-quantize b10256, hybrid variants: %d of %d one-pass mixes match (%d Q5_0 tensors)\n", same, total, q5);
-    CHECK(total >= 5 && q5 > 0);
+    printf("llama-quantize b10256, %s: %d of %d one-pass mixes match (%d Q5_0 tensors)\n", json, same, total, q5);
+    CHECK(total >= min && q5 > 0);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
     CHECK(system(cmd) == 0);
     json_decref(e);
@@ -724,7 +723,9 @@ static void run_llama_quantize_variants(const char *shared)
  * directories; mm_variants.json holds the sha256 of that converter's output.
  * The same for the held-out Mamba-2 hybrids (gen_hybrid_variants.py,
  * hybrid_variants.json: Granite 4.0-H and Falcon-H1 with 2 SSM groups, other
- * layer patterns, tying). */
+ * layer patterns, tying) and gen_gap_variants.py's (gap_variants.json:
+ * Gemma 3's extra embedding rows, ERNIE 4.5's Paddle fusion, FP8 block
+ * scales; an entry's "layout", a "refused" list the converter refuses). */
 static void run_2026_variants(const char *shared, const char *what, const char *gen, const char *json, int min)
 {
     const char *py = python_with_numpy();
@@ -748,7 +749,9 @@ static void run_2026_variants(const char *shared, const char *what, const char *
         snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
         mf_status st;
         mf_status_init(&st);
-        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t}, &st);
+        const char *lay = json_string_value(json_object_get(v, "layout"));
+        int layout = lay && !strcmp(lay, "2026-02") ? MF_CONVERT_LAYOUT_2026_02 : MF_CONVERT_LAYOUT_C392E50;
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = t, .layout = layout}, &st);
         CHECKF(rc == 0, "%s: %s", key, st.msg);
         mf_status_clear(&st);
         if (rc == 0)
@@ -760,6 +763,19 @@ static void run_2026_variants(const char *shared, const char *what, const char *
         printf("convert-ref-new %s %-20s %s %s\n", what, d, t, ok ? "byte-identical to llama.cpp's converter" : "DIFFERS");
         CHECKF(ok, "%s: differs from the 2026 converter's output", key);
         unlink(out);
+    }
+    /* directories the converter itself refuses: refused too, for its reason */
+    json_object_foreach(json_object_get(e, "refused"), key, v) {
+        char src[4400], out[4400];
+        snprintf(src, sizeof(src), "%s/dirs/%s", tmp, key);
+        snprintf(out, sizeof(out), "%s/%s.gguf", tmp, key);
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_gguf(src, out, &(mf_convert_gguf_opts){.struct_size = sizeof(mf_convert_gguf_opts), .type = "f16"}, &st);
+        CHECKF(rc != 0 && strstr(st.msg, "can not map tensor"), "%s: the converter refuses it (%s); mfmt: rc %d, %s",
+               key, json_string_value(v), rc, st.msg);
+        printf("convert-ref-new %s %-20s refused as the converter refuses it: %s\n", what, key, st.msg);
+        mf_status_clear(&st);
     }
     printf("convert-ref-new %s: %d of %d byte-identical\n", what, same, total);
     CHECK(total >= min);
@@ -1007,11 +1023,16 @@ int main(void)
     run_folder(shared, "convert-ref-new", 23, now);
     run_mixes(shared, "convert-ref-new", now);
     run_llama_quantize_current(shared);
-    run_llama_quantize_variants(shared);
+    run_llama_quantize_variants(shared, "tests/data/hf_new/gen_hybrid_variants.py",
+                                "tests/data/hf_new/llama_quantize_variants.json", 5);
+    run_llama_quantize_variants(shared, "tests/data/hf_new/gen_gap_variants.py",
+                                "tests/data/hf_new/llama_quantize_gaps.json", 5);
     run_2026_variants(shared, "multimodal layouts", "tests/data/hf_new/gen_mm_variants.py",
                       "tests/data/hf_new/mm_variants.json", 4);
     run_2026_variants(shared, "hybrid variants", "tests/data/hf_new/gen_hybrid_variants.py",
                       "tests/data/hf_new/hybrid_variants.json", 15);
+    run_2026_variants(shared, "gap variants", "tests/data/hf_new/gen_gap_variants.py",
+                      "tests/data/hf_new/gap_variants.json", 10);
     run_arch_2026(shared);
     run_current_runtime(shared);
     report_skips("convert-ref-new");

@@ -1005,16 +1005,22 @@ static void unsolvable_rope_freqs(const char *dir)
 
 /* The directories a generator of tests/data/hf_arch writes (numpy needed:
  * else a counted skip); returns how many were round-tripped. */
-static int run_generated(const char *shared, const char *script, const char *src)
+/* a python3 with numpy (the generators need it), or NULL */
+static const char *python_numpy(void)
 {
-    const char *py = NULL;
     static const char *const cands[] = {"python3", "/usr/bin/python3"};
-    for (size_t i = 0; i < 2 && !py; i++) {
+    for (size_t i = 0; i < 2; i++) {
         char cmd[256];
         snprintf(cmd, sizeof(cmd), "%s -c 'import numpy' >/dev/null 2>&1", cands[i]);
         if (system(cmd) == 0)
-            py = cands[i];
+            return cands[i];
     }
+    return NULL;
+}
+
+static int run_generated(const char *shared, const char *script, const char *src)
+{
+    const char *py = python_numpy();
     if (!py) {
         TL_SKIP("gguf_to_hf: the %s directories (no python3 with numpy)", script);
         return 0;
@@ -1157,6 +1163,66 @@ static void refusals(const char *shared)
         closedir(d);
 }
 
+/* gen_gap_variants.py's directories (gap_variants.json): mfmt's GGUF, the
+ * 2026 converter's bytes (checked first), -> HF -> GGUF in that layout.
+ * Byte-identical (ERNIE 4.5's Paddle layout written back fused, as its
+ * tensor order tells; FP8 written back as the floats; Q8_0 as F32), except DeepSeek-V3's
+ * add_sep_token one key later (as reference_ggufs_2026 says). */
+static void gap_round_trips(const char *shared)
+{
+    const char *py = python_numpy();
+    json_t *e = json_load_file("tests/data/hf_new/gap_variants.json", 0, NULL);
+    CHECKF(e != NULL, "tests/data/hf_new/gap_variants.json unreadable");
+    if (!py || !e) {
+        TL_SKIP("gguf_to_hf: gen_gap_variants.py's directories (no python3 with numpy)");
+        json_decref(e);
+        return;
+    }
+    char dirs[400], cmd[2048];
+    snprintf(dirs, sizeof(dirs), "%s/gaps", tmpdir);
+    snprintf(cmd, sizeof(cmd), "%s tests/data/hf_new/gen_gap_variants.py %s/convert-ref-new/dirs %s >/dev/null", py,
+             shared, dirs);
+    CHECKF(system(cmd) == 0, "%s failed", cmd);
+    const char *key;
+    json_t *v;
+    int same = 0, content = 0;
+    json_object_foreach(json_object_get(e, "outputs"), key, v) {
+        const char *d = json_string_value(json_object_get(v, "dir")), *t = json_string_value(json_object_get(v, "outtype"));
+        char src[600], g1[600], g2[600], out[600], h[129] = "";
+        snprintf(src, sizeof(src), "%s/%s", dirs, d ? d : "?");
+        snprintf(g1, sizeof(g1), "%s/gap-%s-1.gguf", tmpdir, key);
+        snprintf(g2, sizeof(g2), "%s/gap-%s-2.gguf", tmpdir, key);
+        snprintf(out, sizeof(out), "%s/gap-out-%s", tmpdir, key);
+        mf_convert_gguf_opts o = {.struct_size = sizeof(o), .type = t, .layout = MF_CONVERT_LAYOUT_2026_02};
+        mf_status st;
+        mf_status_init(&st);
+        int rc = mf_convert_to_gguf(src, g1, &o, &st);
+        if (rc == 0)
+            mf_hash_file(g1, MF_SHA256, h, &st);
+        CHECKF(rc == 0 && !strcmp(h, json_string_value(json_object_get(v, "sha256"))),
+               "%s: not the 2026 converter's bytes (%s)", key, st.msg);
+        /* Q8_0 as F32: d * q is exact there, and quantizes back to the same blocks */
+        mf_hf_out_opts ho = {.dtype = strcmp(t, "q8_0") ? MF_DTYPE_INVALID : MF_F32};
+        rc = rc ? rc : mf_convert_gguf_to_hf(g1, out, &ho, &st);
+        rc = rc ? rc : mf_convert_to_gguf(out, g2, &o, &st);
+        CHECKF(rc == 0, "%s: %s", key, st.msg);
+        mf_status_clear(&st);
+        if (rc)
+            continue;
+        bool exact = same_file(g1, g2);
+        bool reordered = strstr(key, "deepseek-v3") != NULL;
+        same_gguf_content(g1, g2, key);
+        CHECKF(exact || reordered, "%s: GGUF -> HF -> GGUF is not byte-identical", key);
+        same += exact;
+        content += !exact;
+        printf("gguf -> hf -> gguf %-26s %s\n", key, exact ? "byte-identical" : "same keys and tensors, a key moved");
+    }
+    printf("gguf -> hf -> gguf, gap variants: %d byte-identical, %d the same keys and tensors in another order\n", same,
+           content);
+    CHECK(same >= 8);
+    json_decref(e);
+}
+
 int main(void)
 {
     const char *shared = tl_shared_dir();
@@ -1178,6 +1244,8 @@ int main(void)
     /* RWKV6-Qwen2's reference directory (its ChatGLM neighbours need their
      * arch file: refused here, round-tripped by test_arch_file) */
     run_dirs("tests/data/arch_remote/dirs", "remote-", &n);
+    /* DeciLM's and LlamaHfVocab's (Grok and Chameleon need their arch files: refused here) */
+    run_dirs("tests/data/arch_ref/dirs", "archref-", &n);
     /* the 2026-02 converter's families (convert-ref-new): its layout */
     snprintf(base, sizeof(base), "%s/convert-ref-new/dirs", shared);
     run_dirs(base, "new-", &n);
@@ -1200,6 +1268,7 @@ int main(void)
            n_covered, n_configs_checked, n_configs_remote, n_effective);
     json_decref(schema);
     reference_ggufs_2026(shared);
+    gap_round_trips(shared);
     quantized_source(shared);
     refusals(shared);
     tl_remove_tmpdir(tmpdir);

@@ -61,7 +61,9 @@ static hf_rev_op rev_op_of(const hf_rev_arch *r, const char *gguf)
 }
 
 /* A split's parts come back joined: its first part's reverse row is
- * R_CONCAT, the others R_FUSED_PART (under the same GGUF names). */
+ * R_CONCAT, the others R_FUSED_PART (under the same GGUF names); or, for a
+ * split written back unfused (ERNIE 4.5's Paddle layout), each part's row
+ * is a plain one, except in a class variant that fuses them back. */
 static void check_split(const conv_arch *a, const hf_rev_arch *r, const conv_split *sp)
 {
     for (size_t p = 0; sp->names[p]; p++) {
@@ -71,7 +73,10 @@ static void check_split(const conv_arch *a, const hf_rev_arch *r, const conv_spl
             snprintf(name, sizeof(name), "%.*s{bid}%s", (int)(b - sp->names[p]), sp->names[p], b + 2);
         else
             snprintf(name, sizeof(name), "%s", sp->names[p]);
-        hf_rev_op want = p ? R_FUSED_PART : R_CONCAT;
+        bool variant = false;
+        for (size_t i = 0; i < hf_rev_n_variants; i++)
+            variant |= r == &hf_rev_variants[i].rev;
+        hf_rev_op want = sp->unfused_back && !variant ? R_PLAIN : p ? R_FUSED_PART : R_CONCAT;
         CHECKF(rev_op_of(r, name) == want, "%s: split part %s has reverse op %d, not %d", a->name, name,
                (int)rev_op_of(r, name), (int)want);
         CHECKF(sp->ops[p] == OP_RENAME || sp->ops[p] == OP_PERMUTE_Q || sp->ops[p] == OP_PERMUTE_K,
@@ -94,7 +99,8 @@ static void check_rules(const conv_arch *a, const hf_rev_arch *r)
         if (x->op == OP_SCALE_ROWS)
             CHECKF(x->row_factors && x->count_key, "%s: row scale rule on \"%s\" without its hook and key",
                    a->name, x->pat);
-        hf_rev_op inv = conv_reverse_op(x->op);
+        /* a split written back unfused: its parts' plain rows (check_split) */
+        hf_rev_op inv = x->op == OP_SPLIT && x->split->unfused_back ? R_PLAIN : conv_reverse_op(x->op);
         /* A = -exp(A_log) with a trailing 1 comes back by one row doing both */
         /* RWKV6-Qwen2's group re-order after a transpose comes back in the row
          * that undoes both */

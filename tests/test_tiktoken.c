@@ -32,15 +32,19 @@ static void ranks_and_split(void)
     mf_status st = MF_STATUS_INIT;
     CHECK(read_text(text, &t, &st) == 0 && t.n == 8 && t.max_rank == 7);
     CHECK(mf_tiktoken_rank(&t, (const uint8_t *)"abcd", 4) == 6 && mf_tiktoken_rank(&t, (const uint8_t *)"ac", 2) < 0);
-    size_t first = 0;
+    size_t ends[4] = {0}; /* the parts' end offsets */
     /* abcd below rank 6: ab (4) first, then cd (5): two parts ab | cd */
-    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 6, &first) == 2 && first == 2);
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 6, ends) == 2 && ends[0] == 2 && ends[1] == 4);
     /* below rank 5: only ab merges: ab | c | d */
-    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 5, &first) == 3 && first == 2);
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 5, ends) == 3 && ends[0] == 2 && ends[1] == 3 &&
+          ends[2] == 4);
     /* no limit: all the way to abcd */
-    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 1 << 30, &first) == 1 && first == 4);
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"abcd", 4, 1 << 30, ends) == 1 && ends[0] == 4);
     /* bca: bc (7) is the only pair: bc | a */
-    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"bca", 3, 100, &first) == 2 && first == 2);
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"bca", 3, 100, ends) == 2 && ends[0] == 2 && ends[1] == 3);
+    /* dab: no pair of it is a rank: three single bytes (ChatGLMModel.bpe leaves up to 7) */
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"dab", 3, 100, ends) == 2 && ends[0] == 1);
+    CHECK(mf_tiktoken_split(&t, (const uint8_t *)"dba", 3, 100, ends) == 3 && ends[0] == 1 && ends[1] == 2);
     mf_tiktoken_free(&t);
     mf_status_clear(&st);
 }
@@ -196,6 +200,61 @@ static void families_refused(void)
                     "config.json has no usable padded_vocab_size");
 }
 
+/* GLM-4 with the remote ChatGLM4Tokenizer: a copy of glm4-tiktoken-tiny
+ * with one edit (a python3 expression over c, the config, and t, the
+ * tokenizer_config, or a shell command) is refused with want */
+static void glm4_variant(const char *label, const char *edit, const char *shell, const char *want)
+{
+    char dir[400], cmd[2400];
+    snprintf(dir, sizeof(dir), "%s/glm4tt", tmp);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r tests/data/arch_remote/dirs/glm4-tiktoken-tiny '%s'", dir, dir);
+    CHECK(system(cmd) == 0);
+    if (edit) {
+        snprintf(cmd, sizeof(cmd), "cd '%s' && /usr/bin/python3 -c 'import json; c = json.load(open(\"config.json\")); "
+                 "t = json.load(open(\"tokenizer_config.json\")); %s; json.dump(c, open(\"config.json\", \"w\")); "
+                 "json.dump(t, open(\"tokenizer_config.json\", \"w\"))'", dir, edit);
+        if (system(cmd) != 0) {
+            TL_SKIP("glm4 %s: python3 could not edit the copy", label);
+            return;
+        }
+    }
+    if (shell) {
+        snprintf(cmd, sizeof(cmd), "cd '%s' && %s", dir, shell);
+        CHECK(system(cmd) == 0);
+    }
+    convert_refused(label, dir, "tests/data/arch/chatglm.json", false, want);
+}
+
+static void glm4_refused(void)
+{
+    glm4_variant("another class", "t[\"tokenizer_class\"] = \"ChatGLMTokenizer\"", NULL,
+                 "tokenizer_class \"ChatGLMTokenizer\": mfmt reads GLM-4's ChatGLM4Tokenizer");
+    glm4_variant("no padded_vocab_size", "del c[\"padded_vocab_size\"]", NULL, "no usable padded_vocab_size");
+    glm4_variant("ranks past padded", "c[\"padded_vocab_size\"] = 299", NULL,
+                 "rank 299 is past config.json padded_vocab_size 299");
+    glm4_variant("no added tokens", "del t[\"added_tokens_decoder\"]", NULL, "no added_tokens_decoder");
+    glm4_variant("added token past padded", "t[\"added_tokens_decoder\"][\"400\"] = {\"content\": \"<x>\"}", NULL,
+                 "added token 400 is past config.json padded_vocab_size 336");
+    glm4_variant("added token on a rank", "t[\"added_tokens_decoder\"][\"5\"] = {\"content\": \"<x>\"}", NULL,
+                 "added token 5 (<x>) has the id of a rank");
+    glm4_variant("added content twice", "t[\"added_tokens_decoder\"][\"320\"] = {\"content\": \"[MASK]\"}", NULL,
+                 "added token 320 ([MASK]): its content is token 301's too");
+    glm4_variant("added content a rank's", "t[\"added_tokens_decoder\"][\"320\"] = {\"content\": \"a\"}", NULL,
+                 "added token 320 (a): its content is token 97's too");
+    glm4_variant("special not added", "t[\"additional_special_tokens\"].append(\"<|nope|>\")", NULL,
+                 "special token <|nope|> is not in added_tokens_decoder");
+    glm4_variant("no eot", "t[\"added_tokens_decoder\"][\"307\"][\"content\"] = \"<|usr|>\"; "
+                 "t[\"additional_special_tokens\"].remove(\"<|user|>\")", NULL,
+                 "GLM-4's added token <|user|> is missing");
+    /* eight single bytes no pair of which is a rank: ChatGLMModel.bpe leaves 8 parts, its assert allows 7 */
+    glm4_variant("8-part token", NULL, "printf 'AAgQGCAoMDg= 299\\n' >> tokenizer.model && "
+                 "sed -i '$!{/AAECAw== 299/d}' tokenizer.model",
+                 "not the merge of 2 to 7 tokens of lower rank (8 parts)");
+    glm4_variant("blank line", NULL, "sed -i '5s/.*/ /' tokenizer.model", "a blank line: ChatGLM4Tokenizer");
+    glm4_variant("lfs pointer", NULL, "printf 'version https://git-lfs.github.com/spec/v1\\noid sha256:%064d\\nsize 99\\n' 0 "
+                 "> tokenizer.model", "a Git LFS pointer");
+}
+
 int main(void)
 {
     if (!tl_make_tmpdir(tmp, sizeof(tmp), "tiktoken"))
@@ -204,6 +263,7 @@ int main(void)
     byte_level();
     bad_files();
     families_refused();
+    glm4_refused();
     tl_remove_tmpdir(tmp);
     return tl_report("tiktoken");
 }

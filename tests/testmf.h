@@ -5,6 +5,9 @@
 #include "core/core.h"
 #include "testlib.h"
 
+#include <mfmt.h>
+#include <stdbool.h>
+
 /* SHA-256 of b[0..n) as lower-case hex. */
 static inline void tl_sha256_hex(const void *b, size_t n, char hex[129])
 {
@@ -28,6 +31,30 @@ static inline uint8_t *tl_read_file(const char *path, size_t *n)
     *n = b && len > 0 ? fread(b, 1, (size_t)len, f) : 0;
     fclose(f);
     return b;
+}
+
+/* Every tensor of model a has the same values in model b (by name; as
+ * float32: a 1-d F16 tensor comes back as the F32 a GGUF holds), and b has
+ * no other. */
+static inline bool tl_same_tensors(const char *a, const char *b)
+{
+    mf_model *ma = NULL, *mb = NULL;
+    bool same = mf_open(a, NULL, &ma, NULL) == 0 && mf_open(b, NULL, &mb, NULL) == 0;
+    for (size_t i = 0; same && i < mf_model_tensor_count(ma); i++) {
+        const mf_tensor *t = mf_model_tensor_at(ma, i), *u = mf_tensor_find(mb, mf_tensor_name(t));
+        void *x = NULL, *y = NULL;
+        uint64_t nx = 0, ny = 0;
+        same = u && mf_tensor_read_alloc(ma, t, MF_F32, &x, &nx, NULL) == 0 &&
+               mf_tensor_read_alloc(mb, u, MF_F32, &y, &ny, NULL) == 0 && nx == ny && !memcmp(x, y, nx);
+        if (!same)
+            fprintf(stderr, "  tensor %s differs\n", mf_tensor_name(t));
+        mf_free(x);
+        mf_free(y);
+    }
+    same = same && mf_model_tensor_count(ma) == mf_model_tensor_count(mb);
+    mf_close(ma);
+    mf_close(mb);
+    return same;
 }
 
 /* mf_open(path) must fail with `code`, naming the file and saying `needle`. */

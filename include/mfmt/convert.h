@@ -111,7 +111,15 @@ typedef struct mf_convert_gguf_opts {
      * classes doc/hf.md lists; f32, f16, bf16 or q8_0; the default name is
      * mmproj-{name}-{TYPE}.gguf. */
     bool mmproj;
+    /* convert_hf_to_gguf.py's --mistral-format: DIR in Mistral's own format
+     * (params.json, consolidated*.safetensors, tekken.json or
+     * tokenizer.model.v*; doc/hf.md). MF_MISTRAL_AUTO (default): when DIR
+     * has params.json and consolidated*.safetensors but no model*.safetensors
+     * or pytorch_model*.bin; MF_MISTRAL_ON / _OFF force it either way. */
+    int mistral_format;
 } mf_convert_gguf_opts;
+
+enum { MF_MISTRAL_AUTO = 0, MF_MISTRAL_ON = 1, MF_MISTRAL_OFF = 2 };
 
 enum { MF_CONVERT_LAYOUT_C392E50 = 0, MF_CONVERT_LAYOUT_2026_02 = 1 };
 

@@ -176,6 +176,10 @@ const char *mf_spm_model_name(int model_type); /* "BPE", "Unigram", ... */
  * safetensors readers' logical_view hook: the original weights as floats
  * (no view when nothing is packed). */
 int mf_hf_prequant_view(const mf_model *m, mf_dtype out, mf_model **view, mf_status *st);
+/* The view llama.cpp's convert_hf_to_gguf.py (ecbcb7ea dequant_model) reads:
+ * FP8 weights as F32 products weight.float() * scale.float() (no rounding to
+ * the scale's or torch_dtype), the other methods as mf_hf_prequant_view. */
+int mf_hf_prequant_view_llama(const mf_model *m, mf_model **view, mf_status *st);
 /* The bytes a pre-quantized HF directory's tensors take in memory once
  * transformers' (or vLLM's) quantizer has loaded them (hf_prequant.c
  * says per method what it keeps), and how that was counted; false when m

@@ -405,7 +405,8 @@ static void scaled_codes(const mf_pq *q, int64_t mat, int64_t o, int64_t i0, int
 static void scaled_row(const mf_pq *q, int64_t mat, int64_t o, pq_scratch *w, float *dst)
 {
     const int64_t C = q->cols, run = scale_run(q);
-    const mf_dtype sd = q->scale.dt, nat = q->native;
+    /* f32_math: every step in float32 (round_run to F32 keeps the values) */
+    const mf_dtype sd = q->f32_math ? MF_F32 : q->scale.dt, nat = q->f32_math ? MF_F32 : q->native;
     for (int64_t i0 = 0; i0 < C; i0 += run) {
         int64_t i1 = i0 + run < C ? i0 + run : C, n = i1 - i0;
         uint64_t si = scale_index(q, o, i0);

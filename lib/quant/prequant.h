@@ -60,6 +60,10 @@ typedef struct mf_pq {
     int block_rows, block_cols; /* MF_PQ_SCALE_BLOCK */
     int64_t nmat, rows, cols;   /* logical: nmat matrices of [rows, cols] */
     mf_dtype native;       /* the dtype upstream's dequantization gives */
+    bool f32_math;         /* FP8 as llama.cpp's convert_hf_to_gguf.py dequantizes it
+                              (ecbcb7ea dequant_model: weight.float() * scale.float()):
+                              one float32 product, never rounded to the scale's dtype
+                              or to native */
     mf_pq_part w, scale, zero, g_idx, scale2; /* absent parts: p == NULL */
     /* bitsandbytes 4-bit: scale = absmax (F32, or U8 codes when nested),
      * code = quant_map (16 F32), nested_* the absmax's own blockwise

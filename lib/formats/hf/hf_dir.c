@@ -196,9 +196,70 @@ static int open_weights(mf_model *m, const char *dir, unsigned flags, mf_status 
     return child ? 0 : -1;
 }
 
+/* ------------------------------------------------- Mistral's own format */
+
+/* params.json + consolidated.safetensors without the Hugging Face weight
+ * files: Mistral's format (what convert_hf_to_gguf.py --mistral-format
+ * and `mfmt convert` read; doc/hf.md) */
+static bool mistral_layout(const char *dir)
+{
+    const char *name;
+    char *a = mf_path_join_new(dir, "params.json"), *b = mf_path_join_new(dir, "consolidated.safetensors");
+    bool yes = a && b && mf_path_exists(a) && mf_path_exists(b) && mf_hf_pick_weights(dir, &name) == MF_HF_W_NONE;
+    free(a);
+    free(b);
+    return yes;
+}
+
+/* The tokenizer the converter's MistralVocab reads: tekken.json, else the
+ * last SentencePiece file in sorted (byte) order */
+static int mistral_tokenizer(mf_model *m, const char *dir, mf_status *st)
+{
+    static const char *const files[] = {"tekken.json", "tokenizer.model.v7", "tokenizer.model.v3",
+                                        "tokenizer.model.v2", "tokenizer.model.v15", "tokenizer.model.v13",
+                                        "tokenizer.model.v11", "tokenizer.model.v1", "tokenizer.model", NULL};
+    for (size_t i = 0; files[i]; i++) {
+        char *p = mf_path_join(m->arena, dir, files[i]);
+        if (!p)
+            return mf_oom(st, dir);
+        if (mf_path_exists(p))
+            return mf_hf_meta_str(m, "tokenizer.kind", i ? "sentencepiece" : "tekken", st) ||
+                   mf_hf_meta_str(m, "tokenizer.file", files[i], st);
+    }
+    mf_model_note(m, "no tokenizer (tekken.json or tokenizer.model.v*)");
+    return 0;
+}
+
+static int open_mistral(mf_model *m, const char *dir, unsigned flags, mf_status *st)
+{
+    bool strict = flags & MF_OPEN_STRICT;
+    json_t *params = mf_hfdir_json(m, dir, "params.json", strict, st);
+    int rc = params ? mf_hf_meta_json(m, "params", params, 2, st) : st->code ? -1 : 0;
+    if (rc == 0)
+        rc = mistral_tokenizer(m, dir, st);
+    char *path = mf_path_join(m->arena, dir, "consolidated.safetensors");
+    if (rc == 0 && !path)
+        rc = mf_oom(st, dir);
+    if (rc == 0)
+        rc = mf_hf_meta_str(m, "weights.file", "consolidated.safetensors", st);
+    mf_model *child = rc == 0 ? mf_model_open_child(m, path, flags, st) : NULL;
+    if (rc == 0 && !child)
+        rc = -1;
+    if (child)
+        rc = mf_hf_meta_str(m, "weights.format", mf_format_name(child->format), st);
+    /* MistralModel: arch mistral3 with llama_4_scaling, else llama; MistralMoeModel with "moe" */
+    const char *arch = json_object_get(params, "moe") ? "deepseek2 (moe)"
+                       : json_object_get(params, "llama_4_scaling") ? "mistral3" : "llama";
+    snprintf(m->version, sizeof(m->version), "Mistral format (params.json), GGUF arch %s", arch);
+    json_decref(params);
+    return rc == 0 && st->code == MF_OK ? 0 : -1;
+}
+
 static int open_hfdir(mf_model *m, const char *dir, unsigned flags, mf_status *st)
 {
     bool strict = flags & MF_OPEN_STRICT;
+    if (mistral_layout(dir))
+        return open_mistral(m, dir, flags, st);
     json_t *cfg = NULL;
     int rc = read_config(m, dir, strict, &cfg, st);
     if (rc == 0) {
@@ -226,6 +287,12 @@ static int open_hfdir(mf_model *m, const char *dir, unsigned flags, mf_status *s
 
 static int probe_hfdir(mf_probe *p)
 {
+    bool hf_weights = mf_probe_dir_has(p, "model.safetensors.index.json") ||
+                      mf_probe_dir_has(p, "pytorch_model.bin.index.json") ||
+                      mf_probe_dir_has(p, "model.safetensors") || mf_probe_dir_has(p, "pytorch_model.bin");
+    if (!hf_weights && mf_probe_dir_has(p, "params.json") && mf_probe_dir_has(p, "consolidated.safetensors"))
+        return mf_probe_found(p, MF_FMT_HF_DIR, "Mistral-format model directory (params.json, "
+                              "consolidated.safetensors)");
     if (mf_probe_dir_has(p, "config.json"))
         return mf_probe_found(p, MF_FMT_HF_DIR, "Hugging Face model directory");
     if (mf_probe_dir_has(p, "model.safetensors.index.json") ||

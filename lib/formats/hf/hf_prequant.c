@@ -854,7 +854,14 @@ bool mf_hf_prequant_memory(const mf_model *m, uint64_t *bytes, char *how, size_t
 
 typedef struct view_priv {
     const mf_model *src;
+    bool fp8_f32; /* FP8 weights as llama.cpp's converter dequantizes them (mf_pq.f32_math) */
 } view_priv;
+
+static bool fp8_in_f32(const mf_model *view, const pq_entry *e)
+{
+    const view_priv *vp = view->priv;
+    return vp && vp->fp8_f32 && e->q.method == MF_PQ_FP8;
+}
 
 /* A packed weight as its floats, a few MiB of rows at a time through one
  * buffer (mf_pq_rows writes the output dtype straight away). */
@@ -875,7 +882,9 @@ static int view_stream(const mf_model *m, const mf_tensor *t, mf_sink_fn sink, v
     for (int64_t k = 0; rc == 0 && k < e->q.nmat; k++)
         for (int64_t r = 0; rc == 0 && r < e->q.rows; r += n) {
             int64_t h = e->q.rows - r < n ? e->q.rows - r : n;
-            if (mf_pq_rows(&e->q, k, r, h, t->dtype, o))
+            mf_pq q = e->q;
+            q.f32_math = fp8_in_f32(m, e);
+            if (mf_pq_rows(&q, k, r, h, t->dtype, o))
                 rc = mf_oom(st, m->path);
             else
                 rc = sink(ctx, o, (size_t)h * row, st);
@@ -890,7 +899,21 @@ static const mf_reader view_reader = {
     .stream = view_stream,
 };
 
+static int prequant_view(const mf_model *src, mf_dtype out, bool fp8_f32, mf_model **view, mf_status *st);
+
 int mf_hf_prequant_view(const mf_model *src, mf_dtype out, mf_model **view, mf_status *st)
+{
+    return prequant_view(src, out, false, view, st);
+}
+
+int mf_hf_prequant_view_llama(const mf_model *src, mf_model **view, mf_status *st)
+{
+    if (src->format != MF_FMT_HF_DIR)
+        return mf_model_logical_view_as(src, MF_DTYPE_INVALID, view, st);
+    return prequant_view(src, MF_DTYPE_INVALID, true, view, st);
+}
+
+static int prequant_view(const mf_model *src, mf_dtype out, bool fp8_f32, mf_model **view, mf_status *st)
 {
     *view = NULL;
     const mf_hf_prequant *p = src->priv;
@@ -913,6 +936,7 @@ int mf_hf_prequant_view(const mf_model *src, mf_dtype out, mf_model **view, mf_s
     int rc = vp ? 0 : mf_oom(st, src->path);
     if (rc == 0) {
         vp->src = src;
+        vp->fp8_f32 = fp8_f32;
         v->priv = vp;
         v->reader = &view_reader;
         snprintf(v->version, sizeof(v->version), "%.40s, dequantized", src->version);
@@ -944,7 +968,7 @@ int mf_hf_prequant_view(const mf_model *src, mf_dtype out, mf_model **view, mf_s
             break;
         }
         d->name = e->logical;
-        d->dtype = out == MF_DTYPE_INVALID ? e->q.native : out;
+        d->dtype = fp8_f32 && e->q.method == MF_PQ_FP8 ? MF_F32 : out == MF_DTYPE_INVALID ? e->q.native : out;
         d->ndim = e->q.nmat > 1 ? 3 : 2;
         int k = 0;
         if (e->q.nmat > 1)

@@ -28,7 +28,7 @@ enum conv_arch_bit {
     AB_QWEN2VL, AB_OLMOE, AB_PHIMOE, AB_DEEPSEEK, AB_MINICPM, AB_EXAONE, AB_XVERSE, AB_STARCODER,
     AB_GRANITE_MOE, AB_BAICHUAN, AB_REFACT, AB_CODESHELL, AB_MINICPM3, AB_JAIS, AB_OPENELM,
     AB_GPT_OSS, AB_LFM2, AB_QWEN3NEXT, AB_QWEN35, AB_QWEN35MOE,
-    AB_GRANITE_HYBRID, AB_FALCON_H1, AB_RWKV6, AB_RWKV6QWEN2,
+    AB_GRANITE_HYBRID, AB_FALCON_H1, AB_RWKV6, AB_RWKV6QWEN2, AB_DECI,
     AB_COUNT
 };
 /* A set of architectures is CONV_ARCH_WORDS words of 64 bits. The sets of
@@ -79,6 +79,8 @@ typedef enum conv_op {
                          after pad_token_id; none when count_key is absent or null) */
     OP_FIRST_OF,      /* the first tensor matching a rule of group count_key is named `with`,
                          later ones of the group skipped (T5's shared embeddings) */
+    OP_VOCAB_ROWS,    /* rows past the vocabulary's token count cut (Gemma3Model:
+                         data_torch[:len(tokens)]; nothing comes back in GGUF -> HF) */
     OP_CUT_ROWS,      /* rows cut into parts of count_key rows (the last takes the rest),
                          part i named with pat replaced by ws[i] (Jina-BERT's gated_layers) */
     OP_VIEW_EXPERTS,  /* [E * rows, cols] viewed as [E][rows][cols], E from count_key (DBRX) */
@@ -147,6 +149,21 @@ typedef enum conv_op {
                          is the GGUF name: not looked up in the name map */
     OP_RENUMBER,      /* the name's first number n replaced by element n of the config list
                          count_key (Qwen3-VL's deepstack mergers: their absolute layer) */
+    OP_VIEW,          /* the same values in the shape `with` (torch order, comma-separated: a
+                         size, "dN" the size of dimension N as the tensor arrives, or one "-1"
+                         for the rest): Kimi-VL's [h, w, n] pos_emb as [h * w, n], LFM2-VL's
+                         Linear patch embedding (after OP_SWAP_COL_GROUPS) as a Conv2D weight.
+                         GGUF -> HF: the view back to the checkpoint's shape (a pure reshape) */
+    OP_QK_SPLIT_ROPE, /* a fused [q; k; v] (3 equal row parts, weight or bias): in q and k each
+                         head's rows [d/4][2][2] re-ordered to [2][d/4][2] (KimiK25Model.permute:
+                         interleaved to split 2-D RoPE); count_key the head count (a key list).
+                         GGUF -> HF: the inverse order, [2][d/4][2] back to [d/4][2][2] */
+    OP_BN_FOLD,       /* a BatchNorm's weight, bias, running_mean, running_var (and
+                         num_batches_tracked) of a block collected; at the fifth, w / sqrt(var + 1e-5)
+                         and bias - mean * that, as torch computes them in the source's float type,
+                         written as the name up to pat + ".weight" / ".bias" (ConformerAudioModel:
+                         LFM2-Audio's conv module). GGUF -> HF: the pair as weight and bias with
+                         running_mean 0 and running_var 1 - 1e-5 (the same function) */
 } conv_op;
 
 /* OP_SPLIT: a fused tensor cut along its rows (the second-to-last
@@ -161,7 +178,16 @@ typedef struct conv_split {
     /* rows of the first part of block bid (the rest are the second part);
      * NULL: equal parts */
     int (*first_rows)(struct conv *c, int64_t bid, int64_t rows, int64_t *first);
+    /* or the rows of every part (each[n_parts]); used before first_rows */
+    int (*part_rows)(struct conv *c, int64_t rows, int64_t *each);
+    /* GGUF -> HF writes the parts as separate tensors (R_PLAIN rows: the
+     * names transformers' class reads), not fused back (R_CONCAT), unless
+     * a class variant of the reverse table (hf_rev_variants) fuses them */
+    bool unfused_back;
 } conv_split;
+/* Ernie4_5Model.modify_tensors: qkv_proj = q (n_head * head_dim rows), k, v
+ * (n_head_kv * head_dim each) (hf2gguf_meta.c) */
+int h2g_rows_ernie_qkv(struct conv *c, int64_t rows, int64_t *each);
 /* The first_rows functions (hf2gguf_meta.c), by name: h2g_rows_NAME. */
 #define CONV_SPLIT_ROWS(X) X(granitemoe_ffn) X(refact_kv) X(refact_ff) X(openelm_ffn)
 #define CONV_DECLARE_ROWS(n) int h2g_rows_##n(struct conv *c, int64_t bid, int64_t rows, int64_t *first);
@@ -220,7 +246,7 @@ typedef struct conv_block {
     X(rwkv_decay_extra_ge) X(head_size_of_heads)
 #define CONV_BLOCKS(X) X(rope_linear) X(rope_yarn) X(rope_yarn_deepseek) X(pooling_type) X(rope_nemotron) \
     X(rope_2026) X(rope_hunyuan) X(mrope_sections) X(minicpm_scales) X(openelm_layers) X(jais_config) X(mpt_alibi) \
-    X(chatglm)
+    X(chatglm) X(deci_layers) X(mistral_yarn)
 /* Declared for every name; file_type, head_dim_embd, pooling_type,
  * gating_func_2026 (g2h_gating_func's), mla_key_length, yarn_log_mul_2026,
  * ernie_shexp_ffl, jais_embd_scale and jais_width_scale have no inverse of
@@ -256,7 +282,7 @@ enum {
  * is present; "a|b||=V" is Python's `find_hparam(a, b) or V`. */
 
 typedef enum conv_vocab {
-    V_LLAMA,      /* SentencePiece, else LlamaHf (refused), else BPE; CodeLlama ids, add_prefix_space */
+    V_LLAMA,      /* SentencePiece, else LlamaHf, else BPE; CodeLlama ids, add_prefix_space */
     V_SPM_OR_BPE, /* SentencePiece when tokenizer.model exists, else BPE (Qwen2) */
     V_BPE,        /* _set_vocab_gpt2 */
     V_SPM,        /* _set_vocab_sentencepiece */
@@ -282,6 +308,10 @@ typedef enum conv_vocab {
     V_RWKV,       /* Rwkv6Model.set_vocab: rwkv_vocab_v20230424.txt, model "rwkv" */
     V_QWEN,       /* QwenModel._set_vocab_qwen: qwen.tiktoken's ranks as byte-level BPE, the
                      merges re-derived from them, QWenTokenizer's specials at 151643.. */
+    V_DECI,       /* DeciModel.set_vocab: vocab_size (default 128256) 128256: BPE (get_vocab_base),
+                     else LlamaHfVocab */
+    V_MISTRAL,    /* _set_vocab_mistral (--mistral-format): tekken.json or tokenizer.model.v*
+                     through mistral_common (mistral_vocab.c) */
     V_CHATGLM,    /* ChatGLMModel.set_vocab: ChatGLM3's SentencePiece (set_vocab_chatglm3,
                      _name_or_path THUDM/chatglm3-6b), else GLM-4's tokenizer.json BPE */
 } conv_vocab;
@@ -306,6 +336,10 @@ enum {
     AF_LLAMA4 = 8192,         /* Llama4Model: intermediate_size is the experts', intermediate_size_mlp the dense one */
     AF_FORCE_QUANT = 32768,   /* tensor_force_quant: every tensor of 2+ dimensions (not a
                                  norm) takes the output type, ffn_gate_inp too (DBRX) */
+    AF_BLOCK_CONFIGS = 65536, /* the row of a class for a config.json with block_configs
+                                 (Nemotron-NAS); without it the class's next row */
+    AF_LAYER_HEADS = 131072,  /* q/k permuted with the heads of their own layer
+                                 (DeciModel.modify_tensors: h2g_layer_heads) */
 };
 
 typedef struct conv_arch {
@@ -349,13 +383,20 @@ extern const size_t conv_n_archs_2026;
 extern const conv_arch conv_archs[];
 extern const size_t conv_n_archs;
 
+/* MistralModel (--mistral-format, params.json): not found by class (the
+ * format has no architectures list); llama without llama_4_scaling,
+ * mistral3 with it. */
+extern const conv_arch conv_mistral_llama, conv_mistral_mistral3;
+
 /* An mmproj class's tensor_force_quant, one rule: a tensor whose source
- * name (on 's') or GGUF name (on 'g') holds pat takes type 'h' F16, 'f'
- * F32, or 'p' F16 when the output type is F16 else F32. */
+ * name (on 's') or GGUF name (on 'g') holds pat (and `also`, when set)
+ * takes type 'h' F16, 'f' F32, or 'p' F16 when the output type is F16
+ * else F32. */
 typedef struct conv_force_type {
     char on;
     const char *pat;
     char type;
+    const char *also; /* NULL: pat alone (the Whisper encoders' ".conv" and ".weight") */
 } conv_force_type;
 
 /* The vision tower + projector of a multimodal class as llama.cpp's
@@ -374,6 +415,12 @@ typedef struct conv_mmproj {
     const char *const *fixes;
     const conv_force_type *types; /* its tensor_force_quant before the base class's */
     int (*prepare)(struct conv *c); /* what else its __init__ computes (NULL: nothing) */
+    /* an audio encoder (has_audio_encoder; mmproj_table.c's audio rows): */
+    const char *audio_cfg;        /* its config's path in config.json, "a|b": the first present
+                                     (get_audio_config); NULL: no audio encoder */
+    bool no_vision;               /* has_vision_encoder False: the audio config is the hparams */
+    const char *const *afixes;    /* the class's changes to the audio config, as fixes */
+    const char *vision_cfg;       /* the vision config's path (NULL: "vision_config") */
 } conv_mmproj;
 /* their computed values and key blocks (hf2gguf_mmproj.c) */
 json_t *h2g_mm_gemma3_scale(struct conv *c);
@@ -382,6 +429,15 @@ json_t *h2g_mm_wa_pattern(struct conv *c);
 int h2g_mm_act(struct conv *c);
 json_t *h2g_mm_deepstack_layers(struct conv *c);
 int h2g_mm_qwen3vl_prepare(struct conv *c);
+json_t *h2g_mm_inverse_downsample(struct conv *c);
+int h2g_mm_internvl_prepare(struct conv *c);
+json_t *h2g_mm_lfm2_blocks(struct conv *c);
+int h2g_mm_act_if_known(struct conv *c);
+int h2g_mm_janus_prepare(struct conv *c);
+int h2g_mm_act_youtuvl(struct conv *c);
+int h2g_mm_paddleocr_prepare(struct conv *c);
+int h2g_mm_kimik25_prepare(struct conv *c);
+int h2g_mm_kimik25_keys(struct conv *c);
 extern const conv_mmproj conv_mmprojs[];
 extern const size_t conv_n_mmprojs;
 extern const conv_name_row conv_clip_names[];

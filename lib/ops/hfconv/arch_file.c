@@ -153,7 +153,7 @@ static const named vocab_kinds[] = {
     {"gemma", V_GEMMA}, {"gemma2", V_GEMMA2}, {"phi3", V_PHI3}, {"internlm2", V_INTERNLM2}, {"bert", V_BERT},
     {"internlm3", V_INTERNLM3}, {"nemotron", V_NEMOTRON}, {"mamba", V_MAMBA}, {"roberta", V_ROBERTA},
     {"xlmr", V_XLMR}, {"t5", V_T5}, {"jina", V_JINA}, {"gemma3", V_GEMMA3}, {"glm", V_GLM}, {"ernie", V_ERNIE},
-    {"xverse", V_XVERSE}, {"openelm", V_OPENELM}, {"qwen", V_QWEN}, {"chatglm", V_CHATGLM}, {NULL, 0},
+    {"xverse", V_XVERSE}, {"openelm", V_OPENELM}, {"qwen", V_QWEN}, {"chatglm", V_CHATGLM}, {"deci", V_DECI}, {NULL, 0},
 };
 
 static const named flag_names[] = {

@@ -8,6 +8,9 @@
  * ws positionally, by brace elision (C11 6.7.9p20), which -Wmissing-braces
  * would flag in every row; an OP_SPLIT row names .split explicitly. */
 #pragma GCC diagnostic ignored "-Wmissing-braces"
+/* conv_split rows name names, ops and first_rows; part_rows and
+ * unfused_back (zero: none / fused back) only where a split has them */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #include <stdio.h>
 
 /* arch_names.inc read once for the names, then once per word of the sets
@@ -84,6 +87,8 @@ const conv_block conv_block_minicpm_scales = {h2g_minicpm_scales, g2h_minicpm_sc
 const conv_block conv_block_openelm_layers = {h2g_openelm_layers, g2h_openelm_layers};
 const conv_block conv_block_jais_config = {h2g_jais_config, g2h_jais_config};
 const conv_block conv_block_chatglm = {h2g_chatglm, g2h_chatglm};
+const conv_block conv_block_deci_layers = {h2g_deci_layers, g2h_deci_layers};
+const conv_block conv_block_mistral_yarn = {h2g_mistral_yarn, NULL};
 const conv_calc conv_calc_gating_func_2026 = {"gating_func_2026", h2g_gating_func_2026, g2h_gating_func};
 const conv_block conv_block_rope_2026 = {h2g_rope_2026, g2h_rope_2026};
 const conv_calc conv_calc_mla_key_length = {"mla_key_length", h2g_mla_key_length, NULL};
@@ -162,6 +167,10 @@ static const conv_rule llama_rules[] = {
 };
 
 static const conv_rule no_rules[] = {NORULES};
+
+/* DeciModel.modify_tensors: q/k weights and biases permuted with their
+ * layer's heads (AF_LAYER_HEADS); no experts */
+static const conv_rule deci_rules[] = {PERMUTE_QK, NORULES};
 
 /* ------------------------------------------------- splits (OP_SPLIT) */
 
@@ -318,14 +327,15 @@ static const conv_rule mistral3_rules[] = {
 };
 
 /* Gemma3Model.modify_tensors: a ForConditionalGeneration's text model
- * (language_model. dropped, the vision tower and projector skipped), +1 on
- * every norm (computed in float32: the converter widens BF16 first) */
+ * (language_model. dropped, the vision tower and projector skipped), the
+ * embedding's rows past the token count cut, +1 on every norm (computed in float32: the converter widens BF16 first) */
 static const conv_rule gemma3_rules[] = {
     {OP_RENAME, M_CONTAINS, "language_model.", "", NULL, NULL, NULL, NULL},
     {OP_SKIP, M_PREFIX, "multi_modal_projector.", NULL, NULL, NULL, NULL, NULL},
     {OP_SKIP, M_PREFIX, "vision_tower.", NULL, NULL, NULL, NULL, NULL},
     {OP_SKIP, M_PREFIX, "multimodal_projector.", NULL, NULL, NULL, NULL, NULL},
     {OP_SKIP, M_PREFIX, "vision_model.", NULL, NULL, NULL, NULL, NULL},
+    {OP_VOCAB_ROWS, M_CONTAINS, "embed_tokens.weight", NULL, NULL, NULL, NULL, NULL},
     {OP_ADD_ONE, M_SUFFIX, "norm.weight", NULL, NULL, NULL, NULL, NULL},
     NORULES,
 };
@@ -347,12 +357,21 @@ static const conv_rule glm4moe_rules[] = {
     NORULES,
 };
 
-/* Ernie4_5Model.modify_tensors (separate q/k/v and gate/up: fused
- * qkv_proj / up_gate_proj are refused, see arch_table's ERNIE row) */
+/* Ernie4_5Model.modify_tensors: the Paddle checkpoints' fused qkv_proj
+ * (q, k, v rows) and up_gate_proj (halves: gate, then up) split; GGUF -> HF
+ * writes transformers' separate q/k/v and gate/up back */
+static const conv_split ernie_qkv = {
+    (const char *const[]){"blk.%b.attn_q", "blk.%b.attn_k", "blk.%b.attn_v", NULL},
+    (const conv_op[]){OP_RENAME, OP_RENAME, OP_RENAME}, NULL, h2g_rows_ernie_qkv, true};
+static const conv_split ernie_up_gate = {
+    (const char *const[]){"blk.%b.ffn_gate", "blk.%b.ffn_up", NULL}, as_is2, NULL, NULL, true};
+
 static const conv_rule ernie_rules[] = {
     {OP_SKIP, M_CONTAINS, "mlp_AR", NULL, NULL, NULL, NULL, NULL},
     {OP_SKIP, M_CONTAINS, "vision_model", NULL, NULL, NULL, NULL, NULL},
     {OP_RENAME, M_CONTAINS, "ernie.", "model.", NULL, NULL, NULL, NULL},
+    {.op = OP_SPLIT, .m = M_CONTAINS, .pat = ".self_attn.qkv_proj.weight", .split = &ernie_qkv},
+    {.op = OP_SPLIT, .m = M_CONTAINS, .pat = ".mlp.up_gate_proj.weight", .split = &ernie_up_gate},
     NORULES,
 };
 
@@ -692,6 +711,36 @@ static const conv_rule mamba_rules_2026[] = {
 
 static const conv_hp llama_hp[] = {
     BASE,
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    BLOCK(rope_linear),
+    END,
+};
+
+/* DeciModel.set_gguf_parameters, DeciLM-7B: Model's keys, then the per-layer
+ * KV heads (an i32 array) when the config lists them, then LlamaModel's */
+static const conv_hp deci_hp[] = {
+    BASE,
+    {"attention.head_count_kv", 'u', "num_key_value_heads_per_layer", HP_OPT, NULL, NULL},
+    {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    BLOCK(rope_linear),
+    END,
+};
+
+/* Llama-3_1-Nemotron-51B (block_configs): its own order, the per-layer head
+ * counts and FFN widths as i32 arrays (BLOCK(deci_layers)), key/value
+ * lengths hidden_size // num_attention_heads */
+static const conv_hp deci_nas_hp[] = {
+    {"rope.freq_base", 'f', "rope_theta", HP_OPT, NULL, NULL},
+    BLOCK(deci_layers),
+    CALC("block_count", 'u', block_count, 0),
+    {"context_length", 'u', "max_position_embeddings", 0, NULL, NULL},
+    {"embedding_length", 'u', "hidden_size", 0, NULL, NULL},
+    {"attention.layer_norm_rms_epsilon", 'f', "rms_norm_eps", 0, NULL, NULL},
+    CALC("attention.key_length", 'u', head_dim_embd, 0),
+    CALC("attention.value_length", 'u', head_dim_embd, 0),
+    CALC("general.file_type", 'u', file_type, 0),
     {"vocab_size", 'u', "vocab_size", 0, NULL, NULL},
     CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
     BLOCK(rope_linear),
@@ -1094,6 +1143,36 @@ static const conv_hp mistral3_hp[] = {
     {"attention.temperature_scale", 'f', "rope:llama_4_scaling_beta", 0, NULL, NULL},
     END,
 };
+
+/* MistralModel (--mistral-format): LlamaModel.modify_tensors with
+ * undo_permute False (Mistral's wq/wk are already in GGUF's rotary order)
+ * and the vision/audio towers of params.json directories skipped */
+static const conv_rule mistral_fmt_rules[] = {
+    {OP_SKIP, M_PREFIX, "vision_encoder.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "vision_language_adapter.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "patch_merger.", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "pre_mm_projector_norm", NULL, NULL, NULL, NULL, NULL},
+    {OP_SKIP, M_PREFIX, "audio_encoder.", NULL, NULL, NULL, NULL, NULL},
+    NORULES,
+};
+
+/* MistralModel.set_gguf_parameters: TextModel's keys (params.json's dim,
+ * hidden_dim, n_heads, n_kv_heads, norm_eps are among find_hparam's
+ * names), no vocab_size (_set_vocab_mistral writes it after the tokens),
+ * LlamaModel's rope dimension (head_dim), then set_mistral_config: the yarn
+ * block and llama_4_scaling's beta as the temperature scale */
+static const conv_hp mistral_fmt_hp[] = {
+    BASE,
+    CALC("rope.dimension_count", 'u', rope_dim_llama, 0),
+    BLOCK(mistral_yarn),
+    {"attention.temperature_scale", 'f', "llama_4_scaling.beta", HP_OPT, NULL, NULL},
+    END,
+};
+
+const conv_arch conv_mistral_llama = {"llama", (const char *const[]){"params.json", NULL}, AB_LLAMA, mistral_fmt_rules, mistral_fmt_hp,
+                                      V_MISTRAL, AF_ONLY_2026};
+const conv_arch conv_mistral_mistral3 = {"mistral3", (const char *const[]){"params.json", NULL}, AB_LLAMA, mistral_fmt_rules,
+                                         mistral_fmt_hp, V_MISTRAL, AF_ONLY_2026};
 
 /* Qwen2MoeModel.set_gguf_parameters (2026), Qwen3-MoE's */
 static const conv_hp qwen3moe_hp[] = {
@@ -1538,6 +1617,10 @@ const conv_arch conv_archs[] = {
     {"minicpm3", CLASSES("MiniCPM3ForCausalLM"), AB_MINICPM3, no_rules, minicpm3_hp, V_SPM, AF_ROPE_FACTORS_QK},
     {"rwkv6", CLASSES("Rwkv6ForCausalLM"), AB_RWKV6, rwkv6_rules, rwkv6_hp, V_RWKV, 0},
     {"rwkv6qwen2", CLASSES("RWKV6Qwen2ForCausalLM"), AB_RWKV6QWEN2, rwkv6qwen2_rules, rwkv6qwen2_hp, V_SPM_OR_BPE, 0},
+    /* DeciLM: Nemotron-NAS's block_configs first (taken only with them), then DeciLM-7B's */
+    {"deci", CLASSES("DeciLMForCausalLM"), AB_DECI, deci_rules, deci_nas_hp, V_DECI,
+     AF_LLAMA3_ROPE | AF_LAYER_HEADS | AF_BLOCK_CONFIGS},
+    {"deci", CLASSES("DeciLMForCausalLM"), AB_DECI, deci_rules, deci_hp, V_DECI, AF_LLAMA3_ROPE | AF_LAYER_HEADS},
     /* only in the 2026-02 converter (ecbcb7ea): its layout always */
     {"qwen3moe", CLASSES("Qwen3MoeForCausalLM"), AB_QWEN3MOE, qwen3moe_rules, qwen3moe_hp, V_BPE, AF_ONLY_2026},
     {"smollm3", CLASSES("SmolLM3ForCausalLM"), AB_LLAMA, llama_rules, llama_hp_2026, V_LLAMA,

@@ -49,6 +49,8 @@ const char *mf_bpe_chktxt(size_t *n);
 /* The name convert_hf_to_gguf.py's get_vocab_base_pre gives that hash, or
  * NULL when its table does not know it. */
 const char *mf_bpe_pre_name_of_hash(const char *hex);
+/* the same in the 2026-02-27 converter's table (ecbcb7ea, 81 rows) */
+const char *mf_bpe_pre_name_of_hash_2026(const char *hex);
 /* GPT-2's bytes_to_unicode: the character byte b stands for (bpe_steps.c). */
 uint32_t mf_bpe_byte_char(uint8_t b);
 #endif

@@ -68,6 +68,27 @@ static int64_t kv_heads(const hfc *c, int64_t dflt)
     return hfc_int(v, &x) ? x : dflt;
 }
 
+/* Element block of a per-layer key (DeciLM's head counts), when the key is
+ * a list and the element positive; else dflt. */
+static int64_t layer_int(const hfc *c, const char *suffix, int64_t block, int64_t dflt)
+{
+    const mf_value *v = hfc_key(c, suffix);
+    int64_t x;
+    if (v && v->type == MF_V_ARR && block >= 0 && (uint64_t)block < v->as.arr.n &&
+        hfc_int(&v->as.arr.items[block], &x) && x > 0)
+        return x;
+    return dflt;
+}
+
+/* The block number of a "blk.N." tensor name, or -1. */
+static int64_t name_block(const char *name)
+{
+    const char *b = strstr(name, "blk.");
+    char *end;
+    long long x = b ? strtoll(b + 4, &end, 10) : -1;
+    return b && end > b + 4 && *end == '.' ? x : -1;
+}
+
 static const hf_rev_arch *find_rev(const mf_model *m, const char *arch)
 {
     for (size_t i = 0; i < hf_rev_n_variants; i++)
@@ -95,16 +116,28 @@ static bool space_prefix_before_ids(const hfc *c)
     return false;
 }
 
+/* A row for a block_configs config (AF_BLOCK_CONFIGS) fits a GGUF whose
+ * attention.head_count is per layer; the others fit any. */
+static bool fwd_fits(const conv_arch *a, const mf_model *m)
+{
+    if (!(a->flags & AF_BLOCK_CONFIGS))
+        return true;
+    char key[160];
+    snprintf(key, sizeof(key), "%s.attention.head_count", a->name);
+    const mf_value *v = mf_meta_get(m, key);
+    return v && v->type == MF_V_ARR;
+}
+
 /* The forward row of the class (several share a GGUF architecture), else
  * the architecture's first. */
-static const conv_arch *find_fwd(const char *arch, const char *hf_class)
+static const conv_arch *find_fwd(const mf_model *m, const char *arch, const char *hf_class)
 {
     for (size_t i = 0; hf_class && i < conv_n_archs; i++)
         for (const char *const *k = conv_archs[i].classes; *k; k++)
-            if (!strcmp(conv_archs[i].name, arch) && !strcmp(*k, hf_class))
+            if (!strcmp(conv_archs[i].name, arch) && !strcmp(*k, hf_class) && fwd_fits(&conv_archs[i], m))
                 return &conv_archs[i];
     for (size_t i = 0; i < conv_n_archs; i++)
-        if (!strcmp(conv_archs[i].name, arch))
+        if (!strcmp(conv_archs[i].name, arch) && fwd_fits(&conv_archs[i], m))
             return &conv_archs[i];
     return NULL;
 }
@@ -319,6 +352,21 @@ static bool up_name(const hfc *c, const mf_tensor *t, const char *alts, char *ou
     char gate[256];
     snprintf(gate, sizeof(gate), "%.*sffn_gate%s", (int)(up - t->name), t->name, up + 6);
     if (mf_tensor_find(c->m, gate))
+        snprintf(out, cap, "%.*s", (int)(bar - alts), alts);
+    else
+        snprintf(out, cap, "%s", bar + 1);
+    return true;
+}
+
+/* R_OUT_LINEAR: of "a|b", a when the tensor's block has an attn_q, else b. */
+static bool out_name(const hfc *c, const mf_tensor *t, const char *alts, char *out, size_t cap)
+{
+    const char *bar = strchr(alts, '|'), *o = strstr(t->name, "attn_output");
+    if (!bar || !o)
+        return false;
+    char q[256];
+    snprintf(q, sizeof(q), "%.*sattn_q.weight", (int)(o - t->name), t->name);
+    if (mf_tensor_find(c->m, q))
         snprintf(out, cap, "%.*s", (int)(bar - alts), alts);
     else
         snprintf(out, cap, "%s", bar + 1);
@@ -550,6 +598,8 @@ static int plan_tensors(hfc *c)
         char pick[256];
         const char *hf = r->hf;
         if (r->op == R_UP_GATED && up_name(c, t, r->hf, pick, sizeof(pick)))
+            hf = pick;
+        if (r->op == R_OUT_LINEAR && out_name(c, t, r->hf, pick, sizeof(pick)))
             hf = pick;
         char *name = fill_name(c->a, hf, block, -1, unview ? "" : suffix); /* DBRX: no ".weight" */
         if (!name || add_item(c, t, r, -1, name))
@@ -1089,6 +1139,10 @@ static int item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
     int64_t rows = rows_of(t), cols = rows ? (int64_t)(mf_tensor_nelems(t) / (uint64_t)rows) : 0;
     int64_t heads = key_int(c, "attention.head_count", 0);
     int64_t kv = kv_heads(c, heads);
+    if (c->fwd->flags & AF_LAYER_HEADS) { /* DeciLM: permuted with its own layer's heads */
+        heads = layer_int(c, "attention.head_count", name_block(t->name), heads);
+        kv = layer_int(c, "attention.head_count_kv", name_block(t->name), kv);
+    }
     bool bad_heads = false;
     switch (it->op) {
     case R_UNPERMUTE_Q:
@@ -1497,7 +1551,7 @@ static int start(hfc *c)
     if (c->opts.arch_file)
         return start_arch_file(c);
     c->rev = find_rev(c->m, c->arch);
-    c->fwd = find_fwd(c->arch, c->rev ? c->rev->hf_class : NULL);
+    c->fwd = find_fwd(c->m, c->arch, c->rev ? c->rev->hf_class : NULL);
     if (!c->rev || !c->fwd) {
         char known[1024] = "";
         for (size_t i = 0; i < hf_rev_n_archs; i++)
@@ -1629,6 +1683,10 @@ static int64_t unpermute_heads(hfc *c, const hfc_item *it)
 {
     int64_t heads = key_int(c, "attention.head_count", 0);
     int64_t kv = key_int(c, "attention.head_count_kv", heads);
+    if (c->fwd->flags & AF_LAYER_HEADS) {
+        heads = layer_int(c, "attention.head_count", name_block(it->src->name), heads);
+        kv = layer_int(c, "attention.head_count_kv", name_block(it->src->name), kv);
+    }
     if (it->op == R_UNPERMUTE_Q)
         return heads;
     if (kv > 0 && kv != heads && (c->fwd->flags & AF_K_PERMUTE_RATIO))

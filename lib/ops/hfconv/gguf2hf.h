@@ -24,6 +24,8 @@ typedef enum hf_rev_op {
                         the one gated_layers tensor (ffn_up: R_FUSED_PART) */
     R_UP_GATED,      /* T5's ffn_up: hf "a|b", a (wi_1) when the block has an ffn_gate
                         (gated-gelu), else b (wi); copied */
+    R_OUT_LINEAR,    /* DeciLM's attn_output: hf "a|b", a when the block has an attn_q, else b
+                        (Nemotron-NAS's linear-attention layer: self_attn.linear_attn); copied */
     R_UNTERNARY,     /* BitNet: values {-s, 0, s} (the latent weights are gone) written as
                         +-s / (the share of non-zeros), in F32, so that ternarising them
                         again gives s back */

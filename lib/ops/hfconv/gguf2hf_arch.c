@@ -36,6 +36,21 @@ static const hf_rev_name llama_names[] = {
     END,
 };
 
+/* DeciLM: Llama's names; attn_output is a linear-attention layer's
+ * linear_attn where the block has no attn_q (Nemotron-NAS) */
+static const hf_rev_name deci_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", L "post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q", L "self_attn.q_proj", R_UNPERMUTE_Q},
+    {"blk.{bid}.attn_k", L "self_attn.k_proj", R_UNPERMUTE_K},
+    {"blk.{bid}.attn_v", L "self_attn.v_proj", R_PLAIN},
+    {"blk.{bid}.attn_output", L "self_attn.o_proj|" L "self_attn.linear_attn", R_OUT_LINEAR},
+    GATED_MLP,
+    {"rope_freqs", NULL, R_SKIP}, /* made from rope_scaling (llama3): config carries it */
+    END,
+};
+
 /* Qwen3's attention block: Llama's names unpermuted, per-head q/k norms */
 #define QWEN3_ATTN \
     {"blk.{bid}.attn_norm", L "input_layernorm", R_PLAIN}, \
@@ -715,9 +730,49 @@ static bool xlmr_vocab(const mf_model *m)
     return tokenizer_is(m, "t5");
 }
 
+/* ERNIE 4.5 from a Paddle-layout checkpoint: the converter split its fused
+ * self_attn.qkv_proj and mlp.up_gate_proj where they sorted (o_proj,
+ * qkv_proj: attn_output, attn_q, attn_k, attn_v), so block 0's attn_q comes
+ * before its attn_k; transformers' separate names sort k_proj before
+ * q_proj. Written back fused, the directory converts to the same order. */
+static const hf_rev_name ernie_paddle_names[] = {
+    LLAMA_TOP,
+    {"blk.{bid}.attn_norm", "model.layers.{bid}.input_layernorm", R_PLAIN},
+    {"blk.{bid}.ffn_norm", "model.layers.{bid}.post_attention_layernorm", R_PLAIN},
+    {"blk.{bid}.attn_q", "model.layers.{bid}.self_attn.qkv_proj", R_CONCAT},
+    {"blk.{bid}.attn_k", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_v", NULL, R_FUSED_PART},
+    {"blk.{bid}.attn_output", "model.layers.{bid}.self_attn.o_proj", R_PLAIN},
+    {"blk.{bid}.ffn_gate", "model.layers.{bid}.mlp.up_gate_proj", R_CONCAT},
+    {"blk.{bid}.ffn_up", NULL, R_FUSED_PART},
+    {"blk.{bid}.ffn_down", "model.layers.{bid}.mlp.down_proj", R_PLAIN},
+    END,
+};
+
+static bool ernie_fused_order(const mf_model *m)
+{
+    size_t q = SIZE_MAX, k = SIZE_MAX;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        if (!strcmp(m->tensors[i].name, "blk.0.attn_q.weight"))
+            q = i;
+        else if (!strcmp(m->tensors[i].name, "blk.0.attn_k.weight"))
+            k = i;
+    }
+    return k != SIZE_MAX && q < k;
+}
+
 /* DeepSeek-V3's router (sigmoid scores with a correction bias,
  * exp_probs_b): DeepseekV2Config's classes route by softmax, so the
  * directory is DeepseekV3ForCausalLM's, which the converter also takes */
+/* DeciLM: Llama's names; attn_output is a linear-attention layer's
+ * linear_attn where the block has no attn_q (Nemotron-NAS) */
+/* Nemotron-NAS: its head counts are per layer (DeciModel with block_configs) */
+static bool deci_block_configs(const mf_model *m)
+{
+    const mf_value *v = mf_meta_get(m, "deci.attention.head_count");
+    return v && v->type == MF_V_ARR;
+}
+
 static bool deepseek_v3_router(const mf_model *m)
 {
     const mf_value *g = mf_meta_get(m, "deepseek2.expert_gating_func");
@@ -1084,6 +1139,7 @@ const hf_rev_arch hf_rev_archs[] = {
     {"jais", CLASS("JAISLMHeadModel", "jais"), jais_names},
     {"rwkv6", CLASS("Rwkv6ForCausalLM", "rwkv6"), rwkv6_names},
     {"rwkv6qwen2", CLASS("RWKV6Qwen2ForCausalLM", "rwkv6qwen2"), rwkv6qwen2_names},
+    {"deci", CLASS("DeciLMForCausalLM", "deci"), deci_names},
     {"granitehybrid", CLASS("GraniteMoeHybridForCausalLM", "granitemoehybrid"), granite_hybrid_names},
     {"falcon-h1", CLASS("FalconH1ForCausalLM", "falcon_h1"), falcon_h1_names},
 };
@@ -1093,5 +1149,7 @@ const hf_rev_variant hf_rev_variants[] = {
     {roberta_vocab, {"bert", CLASS("RobertaModel", "roberta"), roberta_names}},
     {xlmr_vocab, {"bert", CLASS("XLMRobertaModel", "xlm-roberta"), roberta_names}},
     {deepseek_v3_router, {"deepseek2", CLASS("DeepseekV3ForCausalLM", "deepseek_v3"), deepseek2_names}},
+    {deci_block_configs, {"deci", CLASS("DeciLMForCausalLM", "nemotron-nas"), deci_names}},
+    {ernie_fused_order, {"ernie4_5", CLASS("Ernie4_5ForCausalLM", "ernie4_5"), ernie_paddle_names}},
 };
 const size_t hf_rev_n_variants = sizeof(hf_rev_variants) / sizeof(hf_rev_variants[0]);

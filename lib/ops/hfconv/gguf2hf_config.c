@@ -48,6 +48,21 @@ static json_t *value_json(const mf_value *v)
     return NULL;
 }
 
+/* An integer array as a JSON list (NULL: not one). */
+static json_t *int_list(const mf_value *v)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < v->as.arr.n; i++) {
+        int64_t x;
+        if (!hfc_int(&v->as.arr.items[i], &x)) {
+            json_decref(a);
+            return NULL;
+        }
+        json_array_append_new(a, json_integer(x));
+    }
+    return a;
+}
+
 /* A GGUF key of the table: arch-prefixed unless general./tokenizer. */
 static const mf_value *hp_value(const hfc *c, const char *key)
 {
@@ -504,6 +519,46 @@ void g2h_openelm_layers(hfc *c, json_t *cfg)
     set_new(cfg, "ffn_dim_divisor", json_integer(div));
 }
 
+/* Nemotron-NAS (DeciModel with block_configs): num_attention_heads (the
+ * attention layers' count, else embedding / key length) and one block per
+ * layer: KV heads > 0 -> n_heads_in_group = heads // kv; none -> a linear
+ * layer (replace_with_linear) when it has heads, else a no-op; ffn_mult =
+ * width * 3 / (2 * hidden_size), which the forward rounding (int(), then up
+ * to a multiple of 256) takes back to a width that is such a multiple. */
+void g2h_deci_layers(hfc *c, json_t *cfg)
+{
+    json_t *kv = i32_list(c, "attention.head_count_kv"), *hc = i32_list(c, "attention.head_count"),
+           *ff = i32_list(c, "feed_forward_length");
+    int64_t embd = key_int_of(c, "embedding_length"), heads = 0;
+    size_t n = json_array_size(hc);
+    for (size_t i = 0; i < n; i++)
+        if (json_integer_value(json_array_get(hc, i)) > heads)
+            heads = json_integer_value(json_array_get(hc, i));
+    if (!heads && key_int_of(c, "attention.key_length") > 0)
+        heads = embd / key_int_of(c, "attention.key_length");
+    if (kv && ff && json_array_size(kv) == n && json_array_size(ff) == n && heads > 0 && embd > 0) {
+        set_new(cfg, "num_attention_heads", json_integer(heads));
+        json_t *bc = json_array();
+        for (size_t i = 0; i < n; i++) {
+            int64_t k = json_integer_value(json_array_get(kv, i)), h = json_integer_value(json_array_get(hc, i));
+            json_t *at = json_object(), *fo = json_object(), *b = json_object();
+            set_new(at, "n_heads_in_group", k > 0 ? json_integer(heads / k) : json_null());
+            set_new(at, "no_op", json_boolean(k <= 0 && h <= 0));
+            set_new(at, "replace_with_linear", json_boolean(k <= 0 && h > 0));
+            set_new(fo, "ffn_mult", json_real((double)json_integer_value(json_array_get(ff, i)) * 3 / (2 * (double)embd)));
+            set_new(fo, "no_op", json_false());
+            set_new(fo, "replace_with_linear", json_false());
+            set_new(b, "attention", at);
+            set_new(b, "ffn", fo);
+            json_array_append_new(bc, b);
+        }
+        set_new(cfg, "block_configs", bc);
+    }
+    json_decref(kv);
+    json_decref(hc);
+    json_decref(ff);
+}
+
 /* JAIS: SwiGLU and ALiBi; the embedding and head come back as the GGUF
  * holds them (already scaled), so their scales are 1. The ALiBi slopes
  * buffer is not written: the forward step then takes max_alibi_bias 8. */
@@ -787,6 +842,8 @@ static void put_hparams(hfc *c, json_t *cfg, const conv_hp *list, bool base, int
             set_new(rope_scaling_obj(cfg), key + 5, value_json(v));
         else if (!strncmp(key, "ropefull:", 9)) /* the theta: rope_theta */
             set_new(cfg, key + 9, value_json(v));
+        else if (key[0] && v->type == MF_V_ARR && (c->fwd->flags & AF_LAYER_HEADS)) /* DeciLM-7B's per-layer KV heads */
+            set_new(cfg, key, int_list(v));
         else if (key[0])
             set_new(cfg, key, value_json(v));
     }
@@ -1292,6 +1349,54 @@ static void card_sources(hfc *c, textbuf *b, const char *what, const char *card)
     }
 }
 
+/* The remote-code families (Qwen v1, ChatGLM3 / GLM-4): transformers loads
+ * them only through the classes config.json's auto_map names, in .py files
+ * of the original repository. The GGUF keeps no auto_map; the family's own
+ * (Qwen-7B's, chatglm3-6b's and glm-4-9b-chat's config.json) is written
+ * back. The code is not: mfmt writes and fetches no code (the model card
+ * names the files to copy). NULL for the other families. */
+static const char *const qwen_auto_map[][2] = {
+    {"AutoConfig", "configuration_qwen.QWenConfig"}, {"AutoModelForCausalLM", "modeling_qwen.QWenLMHeadModel"},
+};
+static const char *const chatglm_auto_map[][2] = {
+    {"AutoConfig", "configuration_chatglm.ChatGLMConfig"},
+    {"AutoModel", "modeling_chatglm.ChatGLMForConditionalGeneration"},
+    {"AutoModelForCausalLM", "modeling_chatglm.ChatGLMForConditionalGeneration"},
+    {"AutoModelForSeq2SeqLM", "modeling_chatglm.ChatGLMForConditionalGeneration"},
+    {"AutoModelForSequenceClassification", "modeling_chatglm.ChatGLMForSequenceClassification"},
+};
+
+static json_t *remote_auto_map(const hfc *c)
+{
+    const char *const(*rows)[2] = c->fwd->vocab == V_QWEN ? qwen_auto_map
+                                  : c->fwd->vocab == V_CHATGLM ? chatglm_auto_map : NULL;
+    size_t n = c->fwd->vocab == V_QWEN ? sizeof(qwen_auto_map) / sizeof(qwen_auto_map[0])
+                                       : sizeof(chatglm_auto_map) / sizeof(chatglm_auto_map[0]);
+    if (!rows)
+        return NULL;
+    json_t *m = json_object();
+    for (size_t i = 0; m && i < n; i++)
+        json_object_set_new(m, rows[i][0], json_string(rows[i][1]));
+    return m;
+}
+
+/* The model card's note for those families: which code files auto_map
+ * names and where they come from. */
+static void card_remote_code(const hfc *c, textbuf *b)
+{
+    if (c->fwd->vocab != V_QWEN && c->fwd->vocab != V_CHATGLM)
+        return;
+    bool qwen = c->fwd->vocab == V_QWEN;
+    yaml_raw(b, "\nThis family loads in transformers only with its own code (`trust_remote_code=True`): "
+                "`config.json` and `tokenizer_config.json` name in `auto_map` the classes of ");
+    yaml_raw(b, qwen ? "`configuration_qwen.py`, `modeling_qwen.py` and `tokenization_qwen.py` "
+                     "(Qwen v1, e.g. the Qwen/Qwen-7B repository)"
+                     : "`configuration_chatglm.py`, `modeling_chatglm.py` and `tokenization_chatglm.py` "
+                       "(THUDM/chatglm3-6b or THUDM/glm-4-9b-chat, whichever this model came from)");
+    yaml_raw(b, ". mfmt writes and fetches no code: copy those files from the original repository into this "
+                "directory before loading it with transformers.\n");
+}
+
 static int write_card(hfc *c)
 {
     textbuf b = {0};
@@ -1310,6 +1415,7 @@ static int write_card(hfc *c)
     card_list(c, &b, "general.tags", "tags");
     card_list(c, &b, "general.languages", "language");
     yaml_raw(&b, "---\n\nConverted from GGUF by mfmt.\n");
+    card_remote_code(c, &b);
     int rc = b.v ? hfc_write_bytes(c, "README.md", b.v, b.n) : mf_oom(c->st, c->path);
     free(b.v);
     return rc;
@@ -1371,6 +1477,9 @@ static void put_sampling(const hfc *c, json_t *gen)
 int hfc_write_config(hfc *c)
 {
     json_t *cfg = build_config(c);
+    json_t *am = cfg ? remote_auto_map(c) : NULL;
+    if (am)
+        json_object_set_new(cfg, "auto_map", am);
     if (!cfg || hfc_write_json(c, "config.json", cfg))
         return c->st->code ? -1 : mf_oom(c->st, c->path);
     json_t *gen = json_object();

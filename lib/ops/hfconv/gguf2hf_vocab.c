@@ -442,6 +442,101 @@ static int write_tokenizer_json(hfc *c, const vocab_view *v, bool bert)
     return rc;
 }
 
+/* The first id of the added tokens LlamaHfVocab appended past the model
+ * vocabulary: the trailing run of USER_DEFINED/CONTROL tokens that holds a
+ * USER_DEFINED one (none: n); -1 when a USER_DEFINED token is followed by
+ * another type (not that layout). */
+static long llama_hf_base(const vocab_view *v)
+{
+    long base = (long)v->n;
+    bool user = false;
+    for (long i = (long)v->n - 1; i >= 0; i--) {
+        int t = tok_type(v, (size_t)i);
+        if (t != TT_USER_DEFINED && t != TT_CONTROL)
+            break;
+        user |= t == TT_USER_DEFINED;
+        base = i;
+    }
+    if (!user)
+        base = (long)v->n;
+    for (long i = 0; i < base; i++)
+        if (tok_type(v, (size_t)i) == TT_USER_DEFINED)
+            return -1;
+    return base;
+}
+
+/* Merges of a vocabulary whose pieces are all the merges' results (a
+ * SentencePiece BPE's, as transformers' LlamaConverter derives them): each
+ * split of a piece into two pieces, by the piece's id. */
+static json_t *derived_merges(const json_t *vocab, const vocab_view *v, long base)
+{
+    json_t *m = json_array();
+    for (long i = 0; m && i < base; i++) {
+        const char *t = tok(v, (size_t)i);
+        size_t n = tok_len(v, (size_t)i);
+        if (tok_type(v, (size_t)i) != TT_NORMAL || n < 2)
+            continue;
+        for (size_t k = 1; k < n; k++) {
+            if (((unsigned char)t[k] & 0xC0) == 0x80)
+                continue; /* inside a UTF-8 character */
+            char *a = strndup(t, k), *b = strndup(t + k, n - k);
+            if (a && b && json_object_get(vocab, a) && json_object_get(vocab, b)) {
+                char *ab = malloc(n + 2);
+                if (ab) {
+                    snprintf(ab, n + 2, "%s %s", a, b);
+                    json_array_append_new(m, json_string(ab));
+                }
+                free(ab);
+            }
+            free(a);
+            free(b);
+        }
+    }
+    return m;
+}
+
+/* DeciLM-7B's "llama" vocabulary came from LlamaHfVocab: it goes back as
+ * the Llama-2-style tokenizer.json that class reads (BPE with
+ * byte_fallback, the pieces up to the first appended added token as the
+ * model vocabulary, CONTROL pieces and the appended tokens as added tokens,
+ * LlamaConverter's normalizer and decoder). */
+static int write_llama_hf_json(hfc *c, const vocab_view *v)
+{
+    long base = llama_hf_base(v);
+    if (base < 0)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->path, -1, "the vocabulary has a user-defined token before a "
+                       "normal one: not the layout of llama.cpp's LlamaHfVocab, no tokenizer.json for it");
+    json_t *vocab = json_object(), *added = json_array();
+    for (long i = 0; i < (long)v->n; i++) {
+        int t = tok_type(v, (size_t)i);
+        if (i < base)
+            json_object_set_new(vocab, tok(v, (size_t)i), json_integer(i));
+        if (i >= base || t == TT_CONTROL)
+            json_array_append_new(added, added_entry((size_t)i, tok(v, (size_t)i), t == TT_CONTROL));
+    }
+    const char *unk = special_text(c, v, "tokenizer.ggml.unknown_token_id");
+    json_t *model = json_pack("{s:s, s:n, s:o, s:n, s:n, s:b, s:b, s:o, s:o}", "type", "BPE", "dropout",
+                              "unk_token", unk ? json_string(unk) : json_null(), "continuing_subword_prefix",
+                              "end_of_word_suffix", "fuse_unk", 1, "byte_fallback", 1, "vocab", vocab,
+                              "merges", derived_merges(vocab, v, base));
+    json_t *tj = json_pack("{s:s, s:n, s:n, s:o, s:o, s:n, s:n, s:o, s:o}", "version", "1.0", "truncation",
+                           "padding", "added_tokens", added, "normalizer",
+                           json_text("{\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Prepend\", "
+                                     "\"prepend\": \"\\u2581\"}, {\"type\": \"Replace\", \"pattern\": "
+                                     "{\"String\": \" \"}, \"content\": \"\\u2581\"}]}"),
+                           "pre_tokenizer", "post_processor", "decoder",
+                           json_text("{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", \"pattern\": "
+                                     "{\"String\": \"\\u2581\"}, \"content\": \" \"}, {\"type\": \"ByteFallback\"}, "
+                                     "{\"type\": \"Fuse\"}, {\"type\": \"Strip\", \"content\": \" \", \"start\": 1, "
+                                     "\"stop\": 0}]}"),
+                           "model", model);
+    char *text = tj ? mf_json_dumps(tj, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(tj);
+    int rc = text ? hfc_write_bytes(c, "tokenizer.json", text, strlen(text)) : mf_oom(c->st, c->path);
+    free(text);
+    return rc;
+}
+
 json_t *mf_hf_tokenizer_json_of(mf_model *m, const char *path, mf_status *st)
 {
     hfc c = {.path = path, .m = m, .st = st};
@@ -531,6 +626,25 @@ static void glm_fixed_specials(hfc *c, const int *order, int n)
         c->special_in_tokcfg[order[i]] = c->special_in_config[order[i]] = false;
 }
 
+/* A GGUF of GLM-4 from its remote ChatGLM4Tokenizer (ChatGLMModel's
+ * tiktoken path) can hold merges of 3 to 7 parts, which no tokenizer.json
+ * merge can be: such a GGUF gets the family's tiktoken tokenizer.model
+ * back (ChatGLM4Tokenizer, auto_map); one whose merges are all pairs gets
+ * a tokenizer.json, which transformers reads with its own fast class and
+ * llama.cpp's c392e50 converter reads too. */
+static bool glm4_tiktoken_layout(const hfc *c, const vocab_view *v)
+{
+    if (c->fwd->vocab != V_CHATGLM || !v->merges)
+        return false;
+    for (size_t i = 0; i < v->merges->as.arr.n; i++) {
+        const char *m = v->merges->as.arr.items[i].as.s.ptr;
+        const char *sp = strchr(m, ' ');
+        if (sp && strchr(sp + 1, ' '))
+            return true;
+    }
+    return false;
+}
+
 /* Where each special id goes so that the forward converter writes them in
  * this GGUF's order: SpecialVocab first takes, in its type order, the
  * tokenizer_config.json contents it finds among tokenizer.json's added
@@ -549,7 +663,8 @@ void hfc_plan_specials(hfc *c)
     mf_status_clear(&quiet);
     const mf_value *model = mf_meta_get(c->m, "tokenizer.ggml.model");
     bool has_tj = model && model->type == MF_V_STR &&
-                  (!strcmp(model->as.s.ptr, "gpt2") || !strcmp(model->as.s.ptr, "bert"));
+                  (!strcmp(model->as.s.ptr, "gpt2") || !strcmp(model->as.s.ptr, "bert")) &&
+                  !(have && glm4_tiktoken_layout(c, &v));
     int order[HFC_N_SPECIAL], n = 0;
     for (int t = 0; t < HFC_N_SPECIAL; t++)
         if (meta_index(c, hfc_special[t].gguf) >= 0)
@@ -630,14 +745,44 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
         json_object_del(e, "id");
         json_object_set_new(atd, id, e);
     }
+    /* GLM-4's tiktoken layout: every added token (CONTROL when special) */
+    bool glm4_tt = glm4_tiktoken_layout(c, v);
+    for (size_t i = 0; glm4_tt && i < v->n; i++) {
+        if (tok_type(v, i) != TT_CONTROL && tok_type(v, i) != TT_USER_DEFINED)
+            continue;
+        char id[24];
+        snprintf(id, sizeof(id), "%zu", i);
+        json_t *e = added_entry(i, tok(v, i), true);
+        json_object_del(e, "id");
+        json_object_set_new(e, "special", json_boolean(tok_type(v, i) == TT_CONTROL));
+        json_object_set_new(atd, id, e);
+    }
     if (json_object_size(atd))
         json_object_set_new(tc, "added_tokens_decoder", atd);
     else
         json_decref(atd);
+    /* LlamaHfVocab types a token CONTROL when transformers lists it among
+     * all_special_tokens: the CONTROL tokens that are no bos/eos/... */
+    bool llama_hf = c->fwd->vocab == V_DECI && !spm && !bert && mf_meta_get(c->m, "tokenizer.ggml.scores");
+    json_t *extra = llama_hf ? json_array() : NULL;
+    for (size_t i = 0; extra && i < v->n; i++) {
+        bool named = false;
+        for (size_t k = 0; k < HFC_N_SPECIAL; k++) {
+            const char *t = special_text(c, v, hfc_special[k].gguf);
+            named |= t && !strcmp(t, tok(v, i));
+        }
+        if (tok_type(v, i) == TT_CONTROL && !named)
+            json_array_append_new(extra, json_string(tok(v, i)));
+    }
+    if (extra && json_array_size(extra))
+        json_object_set_new(tc, "additional_special_tokens", extra);
+    else
+        json_decref(extra);
     json_t *ct = chat_template(c);
     if (ct)
         json_object_set_new(tc, "chat_template", ct);
-    const char *cls = spm ? "LlamaTokenizer" : bert ? "BertTokenizer" : "PreTrainedTokenizerFast";
+    const char *cls = spm ? "LlamaTokenizer" : bert ? "BertTokenizer" : llama_hf ? "LlamaTokenizerFast"
+                                                                        : "PreTrainedTokenizerFast";
     if (c->fwd->vocab == V_XLMR || c->fwd->vocab == V_T5)
         cls = c->fwd->vocab == V_XLMR ? "XLMRobertaTokenizer" : "T5Tokenizer";
     if (c->fwd->vocab == V_RWKV) /* RWKV's own (remote-code) class reads rwkv_vocab_v20230424.txt */
@@ -646,7 +791,21 @@ static int write_tokenizer_config(hfc *c, const vocab_view *v, bool spm, bool be
         cls = "ChatGLMTokenizer";
     if (c->fwd->vocab == V_QWEN)
         cls = "QWenTokenizer";
+    if (glm4_tt)
+        cls = "ChatGLM4Tokenizer";
     json_object_set_new(tc, "tokenizer_class", json_string(cls));
+    /* the remote classes as the families' tokenizer_config.json name them
+     * (the code itself is not written: gguf2hf_config.c's card note) */
+    const char *module = c->fwd->vocab == V_QWEN ? "tokenization_qwen" : "tokenization_chatglm";
+    if (c->fwd->vocab == V_QWEN || (c->fwd->vocab == V_CHATGLM && (spm || glm4_tt))) {
+        json_t *am = json_object(), *pair = json_array();
+        char ref[64];
+        snprintf(ref, sizeof(ref), "%s.%s", module, cls);
+        json_array_append_new(pair, json_string(ref));
+        json_array_append_new(pair, json_null());
+        json_object_set_new(am, "AutoTokenizer", pair);
+        json_object_set_new(tc, "auto_map", am);
+    }
     json_object_set_new(tc, "clean_up_tokenization_spaces", json_false());
     int64_t ctx = 0;
     if (hfc_int(hfc_key(c, "context_length"), &ctx) && ctx > 0)
@@ -703,10 +862,11 @@ static int write_rwkv(hfc *c, const vocab_view *v)
     return rc;
 }
 
-/* "qwen" (Qwen v1): the NORMAL tokens back as qwen.tiktoken, one
- * "BASE64(bytes) RANK" line per token in rank order (the byte-level text
- * undone); the forward step derives the same merges from these ranks. */
-static int write_qwen(hfc *c, const vocab_view *v)
+/* Qwen v1 (qwen.tiktoken) and GLM-4's remote tokenizer (tokenizer.model):
+ * the NORMAL tokens back as tiktoken ranks, one "BASE64(bytes) RANK" line
+ * per token in rank order (the byte-level text undone); the forward step
+ * derives the same merges from these ranks. */
+static int write_tiktoken(hfc *c, const vocab_view *v, const char *name)
 {
     static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     bytes out = {0};
@@ -739,7 +899,7 @@ static int write_qwen(hfc *c, const vocab_view *v)
     }
     free(raw);
     if (rc == 0)
-        rc = out.v ? hfc_write_bytes(c, "qwen.tiktoken", out.v, out.n) : mf_oom(c->st, c->path);
+        rc = out.v ? hfc_write_bytes(c, name, out.v, out.n) : mf_oom(c->st, c->path);
     free(out.v);
     return rc;
 }
@@ -755,7 +915,8 @@ int hfc_write_tokenizer(hfc *c)
     const char *kind = model->as.s.ptr;
     /* XVERSE writes model "llama" from a tokenizer.json (its set_vocab reads
      * only that): it comes back as one */
-    bool spm = !strcmp(kind, "llama") && c->fwd->vocab != V_XVERSE, bert = !strcmp(kind, "bert");
+    bool spm = !strcmp(kind, "llama") && c->fwd->vocab != V_XVERSE && c->fwd->vocab != V_DECI,
+         bert = !strcmp(kind, "bert");
     int rc;
     if (spm)
         rc = write_spm(c, &v);
@@ -764,7 +925,11 @@ int hfc_write_tokenizer(hfc *c)
     else if (!strcmp(kind, "rwkv"))
         rc = write_rwkv(c, &v);
     else if (c->fwd->vocab == V_QWEN && !strcmp(kind, "gpt2"))
-        rc = write_qwen(c, &v);
+        rc = write_tiktoken(c, &v, "qwen.tiktoken");
+    else if (!strcmp(kind, "gpt2") && glm4_tiktoken_layout(c, &v))
+        rc = write_tiktoken(c, &v, "tokenizer.model");
+    else if (!strcmp(kind, "llama") && c->fwd->vocab == V_DECI)
+        rc = write_llama_hf_json(c, &v);
     else if (bert || !strcmp(kind, "gpt2") || !strcmp(kind, "llama"))
         rc = write_tokenizer_json(c, &v, bert);
     else

@@ -223,7 +223,7 @@ static int pick_arch(conv *c)
     c->n_names = conv_n_names;
     for (size_t i = 0; cls && i < conv_n_archs; i++)
         for (const char *const *k = conv_archs[i].classes; *k; k++)
-            if (!strcmp(cls, *k)) {
+            if (!strcmp(cls, *k) && (!(conv_archs[i].flags & AF_BLOCK_CONFIGS) || h2g_hparam(c, "block_configs"))) {
                 c->arch = &conv_archs[i];
                 c->name_arch = conv_archs[i].bit;
                 return arch_chosen(c);
@@ -359,8 +359,78 @@ static int class_checks(conv *c)
     return 0;
 }
 
+/* --mistral-format, or (auto) params.json and consolidated*.safetensors
+ * without the Hugging Face weight files */
+static int is_mistral_format(conv *c)
+{
+    if (c->opts.mistral_format == MF_MISTRAL_ON || c->opts.mistral_format == MF_MISTRAL_OFF || c->opts.weights) {
+        c->mistral = c->opts.mistral_format == MF_MISTRAL_ON;
+        return 0;
+    }
+    char *p = mf_path_join_new(c->dir, "params.json");
+    if (!p)
+        return mf_oom(c->st, c->dir);
+    bool params = mf_path_exists(p);
+    free(p);
+    size_t cons = 0, st_parts = 0, bin_parts = 0;
+    if (params && (h2g_count_parts(c->dir, "consolidated", ".safetensors", &cons, c->st) ||
+                   h2g_count_parts(c->dir, "model", ".safetensors", &st_parts, c->st) ||
+                   h2g_count_parts(c->dir, "pytorch_model", ".bin", &bin_parts, c->st)))
+        return -1;
+    c->mistral = params && cons && !st_parts && !bin_parts;
+    return 0;
+}
+
+/* ModelBase.load_hparams(is_mistral_format): params.json as written; what
+ * MistralModel does not convert here refused by name */
+static int load_mistral_params(conv *c)
+{
+    char *p = mf_path_join_new(c->dir, "params.json");
+    if (!p)
+        return mf_oom(c->st, c->dir);
+    c->cfg = mf_hf_load_json(p, c->st);
+    int rc = !c->cfg ? -1 : !json_is_object(c->cfg) ? mf_fail(c->st, MF_ERR_FORMAT, p, -1, "params.json must hold a "
+                                                                "JSON object") : 0;
+    if (rc == 0 && c->opts.mmproj)
+        rc = mf_fail(c->st, MF_ERR_UNSUPPORTED, p, -1, "--mmproj of a Mistral-format directory (PixtralModel) "
+                     "is not converted by mfmt yet");
+    else if (rc == 0 && json_object_get(c->cfg, "moe"))
+        rc = mf_fail(c->st, MF_ERR_UNSUPPORTED, p, -1, "a Mistral-format mixture of experts (\"moe\": "
+                     "MistralMoeModel, written as deepseek2) is not converted by mfmt yet");
+    else if (rc == 0 && json_object_get(c->cfg, "quantization"))
+        rc = mf_fail(c->st, MF_ERR_UNSUPPORTED, p, -1, "an FP8 Mistral-format checkpoint (\"quantization\", "
+                     "qscale_weight) is not converted by mfmt yet");
+    free(p);
+    return rc;
+}
+
+/* MistralModel.__init__: arch llama "for compatibility" unless params.json
+ * has llama_4_scaling (Ministral 3, Mistral Large 3: mistral3); the name
+ * rows are Llama's (llama-pth names), the rules and keys the format's own */
+static int pick_mistral_arch(conv *c)
+{
+    c->arch = json_object_get(c->cfg, "llama_4_scaling") ? &conv_mistral_mistral3 : &conv_mistral_llama;
+    c->names = conv_names;
+    c->n_names = conv_n_names;
+    c->name_arch = c->arch->bit;
+    if (arch_chosen(c))
+        return -1;
+    c->rules = c->arch->rules; /* not the 2026 Llama row's (its Q/K permutation) */
+    c->hparams = c->arch->hparams;
+    static const char *const ctx_keys[] = {"max_position_embeddings", "n_ctx", "n_positions", "max_length",
+                                           "max_sequence_length", "model_max_length", NULL};
+    if (!h2g_find_hparam(c, ctx_keys) && c->opts.note) /* Mistral 7B's params.json: written all the same */
+        c->opts.note(c->opts.note_user, "params.json has no max_position_embeddings: the GGUF gets no "
+                     "context_length, as the converter writes it, and llama.cpp cannot load it without one");
+    return 0;
+}
+
 static int load_config(conv *c)
 {
+    if (is_mistral_format(c))
+        return -1;
+    if (c->mistral)
+        return load_mistral_params(c);
     c->cfg = mf_hf_load_config(c->dir, true, c->st);
     if (!c->cfg)
         return -1;
@@ -450,6 +520,8 @@ static void free_conv(conv *c)
     json_decref(c->cfg);
     json_decref(c->global);
     json_decref(c->pre);
+    json_decref(c->audio);
+    h2g_free_bn(c);
     json_decref(c->rope);
     conv_arch_file_free(c->arch_file);
 }
@@ -591,7 +663,7 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
     if (rc == 0 && c.opts.mmproj) { /* MmprojModel: the vision encoder's row, config and names */
         rc = h2g_mmproj_setup(&c);
     } else if (rc == 0) {
-        rc = pick_arch(&c);
+        rc = c.mistral ? pick_mistral_arch(&c) : pick_arch(&c);
         if (rc == 0)
             rc = lift_text_config(&c);
         if (rc == 0)
@@ -624,6 +696,8 @@ int mf_convert_to_gguf(const char *dir, const char *out, const mf_convert_gguf_o
     mf_hf_meta_in mi = {.model_name = c.opts.model_name, .override_path = c.opts.metadata_override,
                         .output_type = type_name, .vocab_only = c.opts.vocab_only,
                         .file_name = default_name, .file_name_cap = sizeof(default_name)};
+    if (rc == 0 && !c.opts.vocab_only)
+        rc = h2g_cut_vocab_rows(&c);
     if (rc == 0)
         rc = h2g_build_metadata(&c, &mi);
     char *path = NULL;

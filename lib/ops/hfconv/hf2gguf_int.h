@@ -43,6 +43,7 @@ typedef struct out_tensor {
     bool mxfp4;                  /* OP_MXFP4: segs[0] blocks, segs[1] scales, rows of
                                     row_len values picked by row_map */
     int64_t *col_map;            /* output column -> source column within a row; NULL: same */
+    bool vocab_rows;             /* OP_VOCAB_ROWS: rows past the token count cut (h2g_cut_vocab_rows) */
     int64_t *out_perm;           /* output row -> the row the plain plan would put there (OP_RKVWG);
                                     NULL: the same */
 } out_tensor;
@@ -75,11 +76,14 @@ typedef struct conv {
     mf_model *stored;            /* a pre-quantized directory; parts[0] is its logical view */
     bool borrowed;               /* parts[0] is the caller's opts.weights (not closed) */
     bool safetensors;
+    bool mistral;                /* Mistral's format: params.json, consolidated*.safetensors */
     out_tensor *out;
     size_t n_out, cap_out;
     pending *pend;
     size_t n_pend, cap_pend;
     const char *first_of_seen[8]; /* OP_FIRST_OF groups already met */
+    struct bn_fold *bn;          /* OP_BN_FOLD: the BatchNorm tensors collected per block */
+    size_t n_bn;
     size_t n_first_of_seen;
     double max_alibi_bias;       /* AF_ALIBI_BIAS: 8.0, or from the slopes tensor */
     mf_kvlist *kv;
@@ -91,6 +95,7 @@ typedef struct conv {
     const conv_mmproj *mm;       /* --mmproj: the class's row; cfg is then its vision config */
     json_t *global;              /* mm: the whole config.json (MmprojModel.global_config) */
     json_t *pre;                 /* mm: preprocessor_config.json + processor_config.json */
+    json_t *audio;               /* mm: the audio encoder's config ("aud:k"; NULL: none) */
     int64_t pick_id;             /* mm: OP_PICK_ROW's row (a token id; <= 0: none) */
     uint64_t done, total_bytes;
     mf_status *st;
@@ -98,6 +103,8 @@ typedef struct conv {
 
 /* hf2gguf_parts.c */
 int h2g_open_parts(conv *c);
+/* How many files of dir start with prefix and end with suffix. */
+int h2g_count_parts(const char *dir, const char *prefix, const char *suffix, size_t *n, mf_status *st);
 const mf_tensor **h2g_part_order(const conv *c, const mf_model *m, mf_status *st);
 int h2g_check_index(conv *c);
 bool h2g_match_pattern(const char *pat, const char *name, size_t name_len, int64_t n_blocks, int64_t *bid);
@@ -111,12 +118,17 @@ int h2g_plan_tensors(conv *c);
 /* hf2gguf_meta.c */
 json_t *h2g_hparam(const conv *c, const char *key);
 json_t *h2g_json_path(json_t *root, const char *key);
+void h2g_free_bn(conv *c); /* OP_BN_FOLD's collected tensors */
 /* a key list's value ("a|b", "4*a", "a||=V", "^k", "pre:k"): a new reference or NULL */
 json_t *h2g_lookup(conv *c, const char *src);
 json_t *h2g_find_hparam(const conv *c, const char *const *keys);
 int h2g_need_int(const conv *c, json_t *v, const char *what, int64_t *out);
 int h2g_head_counts(const conv *c, int64_t *n_head, int64_t *n_kv);
+/* the heads q/k of block bid are permuted with (AF_LAYER_HEADS: DeciLM's
+ * per-layer counts; bid -1: the model's) */
+int h2g_layer_heads(const conv *c, int64_t bid, int64_t *n_head, int64_t *n_kv);
 int h2g_build_metadata(conv *c, mf_hf_meta_in *in);
+int h2g_cut_vocab_rows(conv *c); /* OP_VOCAB_ROWS, before the parameter count */
 int h2g_per_layer_config(conv *c);
 json_t *h2g_rope_params(conv *c); /* 2026: TextModel.rope_parameters (borrowed) */
 

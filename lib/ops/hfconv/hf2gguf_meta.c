@@ -423,6 +423,8 @@ static json_t *config_value(conv *c, const char *k)
         return h2g_json_path(c->global, k + 1);
     if (!strncmp(k, "pre:", 4)) /* its preprocessor_config */
         return h2g_json_path(c->pre, k + 4);
+    if (!strncmp(k, "aud:", 4)) /* its audio encoder's config (hparams_audio) */
+        return h2g_json_path(c->audio, k + 4);
     return h2g_hparam(c, k);
 }
 
@@ -1416,5 +1418,187 @@ int h2g_chatglm(conv *c)
     json_t *base = json_real(10000.0 * (ratio ? json_number_value(ratio) : 1.0));
     int rc = base ? put_f32_of(c, "rope.freq_base", base, "rope_ratio") : mf_oom(c->st, c->dir);
     json_decref(base);
+    return rc;
+}
+
+/* ------------------------------------------------------------- DeciLM */
+
+/* DeciModel.__init__ for block_configs (Llama-3_1-Nemotron-51B), layer il:
+ * attention.n_heads_in_group null -> no KV heads, num_attention_heads heads
+ * when replace_with_linear is true (a linear layer) else none (a no-op);
+ * otherwise num_attention_heads // n_heads_in_group KV heads. The FFN width
+ * is _ffn_mult_to_intermediate_size: int(2 * ffn_mult * hidden_size / 3)
+ * rounded up to a multiple of 256. */
+static int deci_block(const conv *c, int64_t il, int64_t *heads, int64_t *kv, int64_t *ff)
+{
+    json_t *bc = h2g_hparam(c, "block_configs"), *b = json_array_get(bc, (size_t)il);
+    if (!json_is_array(bc) || (int64_t)json_array_size(bc) != c->block_count)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json block_configs must list one block per layer "
+                       "(%lld; DeciModel asserts it)", (long long)c->block_count);
+    int64_t n_head, hidden, g;
+    if (h2g_need_hp_int(c, "num_attention_heads", &n_head) || h2g_need_hp_int(c, "hidden_size", &hidden))
+        return -1;
+    json_t *at = json_object_get(b, "attention"), *grp = json_object_get(at, "n_heads_in_group");
+    json_t *mult = json_object_get(json_object_get(b, "ffn"), "ffn_mult");
+    if (!json_is_object(at) || !grp || !json_is_number(mult) || (il == 0 && !json_is_real(mult)))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json block_configs[%lld] needs attention."
+                       "n_heads_in_group and a float ffn.ffn_mult", (long long)il);
+    if (json_is_null(grp)) {
+        *kv = 0;
+        *heads = json_is_true(json_object_get(at, "replace_with_linear")) ? n_head : 0;
+    } else {
+        if (h2g_need_int(c, grp, "block_configs attention.n_heads_in_group", &g))
+            return -1;
+        if (g <= 0)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json block_configs[%lld] n_heads_in_group "
+                           "must be positive", (long long)il);
+        *kv = n_head / g;
+        *heads = n_head;
+    }
+    double w = 2 * json_number_value(mult) * (double)hidden / 3;
+    if (!(w >= 0 && w < 1e12))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json block_configs[%lld] ffn_mult gives no width",
+                       (long long)il);
+    *ff = (int64_t)w;
+    if (*ff % 256)
+        *ff += 256 - *ff % 256;
+    return 0;
+}
+
+/* DeciModel.set_gguf_parameters (block_configs): head_count_kv, head_count,
+ * feed_forward_length, one i32 per layer */
+int h2g_deci_layers(conv *c)
+{
+    if (c->block_count <= 0 || c->block_count > (1 << 16))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "block count %lld out of range", (long long)c->block_count);
+    int64_t *v = malloc(3 * (size_t)c->block_count * sizeof(int64_t));
+    if (!v)
+        return mf_oom(c->st, c->dir);
+    int64_t n = c->block_count, *heads = v, *kv = v + n, *ff = v + 2 * n;
+    int rc = 0;
+    for (int64_t il = 0; rc == 0 && il < n; il++)
+        rc = deci_block(c, il, &heads[il], &kv[il], &ff[il]);
+    if (rc == 0)
+        rc = put_i32_array(c, "attention.head_count_kv", kv, (size_t)n, "block_configs");
+    if (rc == 0)
+        rc = put_i32_array(c, "attention.head_count", heads, (size_t)n, "block_configs");
+    if (rc == 0)
+        rc = put_i32_array(c, "feed_forward_length", ff, (size_t)n, "block_configs");
+    free(v);
+    return rc;
+}
+
+/* DeciModel.modify_tensors' heads for block bid: num_key_value_heads_per_layer[bid]
+ * (DeciLM-7B), else the block_configs' counts, else num_key_value_heads
+ * (0: none, as permute() takes None). */
+int h2g_layer_heads(const conv *c, int64_t bid, int64_t *n_head, int64_t *n_kv)
+{
+    if (h2g_head_counts(c, n_head, n_kv))
+        return -1;
+    if (bid < 0)
+        return 0;
+    json_t *per = h2g_hparam(c, "num_key_value_heads_per_layer");
+    if (per) {
+        if (!json_is_array(per) || (size_t)bid >= json_array_size(per))
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json num_key_value_heads_per_layer has no "
+                           "entry for layer %lld", (long long)bid);
+        return h2g_need_int(c, json_array_get(per, (size_t)bid), "num_key_value_heads_per_layer", n_kv);
+    }
+    if (h2g_hparam(c, "block_configs")) {
+        int64_t ff;
+        return deci_block(c, bid, n_head, n_kv, &ff);
+    }
+    return 0;
+}
+
+/* MistralModel.set_mistral_config: params.json's yarn {factor, beta, alpha,
+ * original_max_position_embeddings} as YARN scaling, beta the fast and
+ * alpha the slow beta, the log multiplier 1.0 (mscale_all_dim) */
+int h2g_mistral_yarn(conv *c)
+{
+    static const conv_hp keys[] = {
+        {"rope.scaling.type", 's', "=yarn", 0, NULL, NULL},
+        {"rope.scaling.factor", 'f', "yarn.factor", 0, NULL, NULL},
+        {"rope.scaling.yarn_beta_fast", 'f', "yarn.beta", 0, NULL, NULL},
+        {"rope.scaling.yarn_beta_slow", 'f', "yarn.alpha", 0, NULL, NULL},
+        {"rope.scaling.yarn_log_multiplier", 'f', "=1.0", 0, NULL, NULL},
+        {"rope.scaling.original_context_length", 'u', "yarn.original_max_position_embeddings", 0, NULL, NULL},
+        {NULL, 0, NULL, 0, NULL, NULL},
+    };
+    json_t *y = h2g_hparam(c, "yarn");
+    if (!y)
+        return 0;
+    if (!json_is_object(y))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "params.json yarn is not an object");
+    return hyper_parameters(c, keys);
+}
+/* Ernie4_5Model.modify_tensors: qkv_proj split into [n_head * head_dim,
+ * n_kv * head_dim, n_kv * head_dim] rows; head_dim from config.json, else
+ * hidden_size // num_attention_heads */
+int h2g_rows_ernie_qkv(conv *c, int64_t rows, int64_t *each)
+{
+    int64_t heads, kv, hd;
+    (void)rows;
+    if (h2g_need_hp_int(c, "num_attention_heads", &heads) || h2g_need_hp_int(c, "num_key_value_heads", &kv))
+        return -1;
+    json_t *h = h2g_hparam(c, "head_dim");
+    if (h && !json_is_null(h)) {
+        if (h2g_need_int(c, h, "head_dim", &hd))
+            return -1;
+    } else if (h2g_need_hp_int(c, "hidden_size", &hd)) {
+        return -1;
+    } else if (heads <= 0) {
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "num_attention_heads %lld", (long long)heads);
+    } else {
+        hd /= heads;
+    }
+    if (heads <= 0 || kv <= 0 || hd <= 0 || heads > INT32_MAX || kv > INT32_MAX || hd > INT32_MAX)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "heads %lld, KV heads %lld, head_dim %lld: not a qkv "
+                       "split", (long long)heads, (long long)kv, (long long)hd);
+    each[0] = heads * hd;
+    each[1] = each[2] = kv * hd;
+    return 0;
+}
+
+/* OP_VOCAB_ROWS (Gemma3Model.modify_tensors: data_torch[:len(tokens)]): the
+ * token count is that of the vocabulary step (config.json's vocab_size,
+ * else the tokenizer's), built once more here into a list of its own,
+ * since the parameter count (general.size_label) comes before it. */
+int h2g_cut_vocab_rows(conv *c)
+{
+    bool any = false;
+    for (size_t i = 0; i < c->n_out && !any; i++)
+        any = c->out[i].vocab_rows;
+    if (!any)
+        return 0;
+    mf_kvlist kv;
+    if (mf_kvlist_init(&kv))
+        return mf_oom(c->st, c->dir);
+    kv.overwrite = c->kv->overwrite;
+    mf_hf_vocab_opts vo = {.kind = (int)c->arch->vocab, .arch = c->arch->name, .l2026 = c->l2026,
+                           .pre_fallback = c->arch_file ? c->arch_file->pre_tokenizer : NULL};
+    int rc = mf_hf_vocab_keys(c->dir, c->cfg, &vo, &kv, c->st);
+    const mf_kv *tok = NULL;
+    for (size_t i = 0; rc == 0 && i < kv.n && !tok; i++)
+        if (!strcmp(kv.kv[i].key, "tokenizer.ggml.tokens"))
+            tok = &kv.kv[i];
+    if (rc == 0 && (!tok || tok->v.type != MF_V_ARR))
+        rc = mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "the vocabulary has no token list to cut the embedding by");
+    for (size_t i = 0; rc == 0 && i < c->n_out; i++) {
+        out_tensor *o = &c->out[i];
+        if (!o->vocab_rows || o->ndim < 1 || (uint64_t)o->shape[0] <= tok->v.as.arr.n)
+            continue;
+        int64_t n = (int64_t)tok->v.as.arr.n;
+        if (!o->row_map) { /* the first n source rows */
+            if (!(o->row_map = malloc(sizeof(int64_t) * (size_t)(n ? n : 1)))) {
+                rc = mf_oom(c->st, c->dir);
+                break;
+            }
+            for (int64_t k = 0; k < n; k++)
+                o->row_map[k] = k;
+        }
+        o->shape[0] = n; /* a row map's first n entries */
+    }
+    mf_kvlist_free(&kv);
     return rc;
 }

@@ -1,5 +1,5 @@
-/* hf2gguf_mmproj.c - `convert --mmproj`: the vision tower and projector of
- * a multimodal directory as the separate GGUF llama.cpp's converter
+/* hf2gguf_mmproj.c - `convert --mmproj`: the vision tower and projector (or
+ * the audio encoder) of a multimodal directory as the separate GGUF llama.cpp's converter
  * (ecbcb7ea) writes with --mmproj (MmprojModel): the class's row of
  * conv_mmprojs[] (mmproj_table.c) chosen, its hparams made what
  * MmprojModel.__init__ makes them (the vision config, with the class's
@@ -9,7 +9,9 @@
 #include "ops/hfconv/hf2gguf_int.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <strings.h>
 
 static const conv_mmproj *mmproj_row(const char *cls)
 {
@@ -37,7 +39,7 @@ static const conv_mmproj *pick_row(const char *cls, const char *model_type)
 
 static int no_row(conv *c, const char *cls)
 {
-    char known[1024] = "";
+    char known[2048] = "";
     size_t n = 0;
     for (size_t i = 0; i < conv_n_mmprojs && n < sizeof(known); i++)
         for (const char *const *k = conv_mmprojs[i].a.classes; *k && n < sizeof(known); k++)
@@ -47,25 +49,9 @@ static int no_row(conv *c, const char *cls)
                    "the mmproj of: %s)", cls ? cls : "(none: config.json has no \"architectures\")", known);
 }
 
-/* One of the row's "?GUARD:k=SRC" changes of the vision config. */
-static int apply_fix(conv *c, const char *fix)
+/* One assignment "k=SRC" of a config change: k set to SRC's value. */
+static int assign(conv *c, char *p, const char *fix)
 {
-    char buf[256];
-    snprintf(buf, sizeof(buf), "%s", fix);
-    char *p = buf;
-    if (*p == '?') { /* "?g:" key g present, "?g=v:" g is the string v */
-        char *colon = strchr(p, ':');
-        if (!colon)
-            return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "mmproj config change \"%s\" malformed", fix);
-        *colon = 0;
-        char *eq = strchr(p + 1, '=');
-        if (eq)
-            *eq = 0;
-        json_t *g = h2g_hparam(c, p + 1);
-        if (!g || (eq && (!json_is_string(g) || strcmp(json_string_value(g), eq + 1))))
-            return 0;
-        p = colon + 1;
-    }
     char *eq = strchr(p, '=');
     if (!eq)
         return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "mmproj config change \"%s\" malformed", fix);
@@ -75,6 +61,75 @@ static int apply_fix(conv *c, const char *fix)
         return -1;
     /* dict.get's None when absent: its reader then says the key is missing */
     return json_object_set_new(c->cfg, p, v ? v : json_null()) ? mf_oom(c->st, c->dir) : 0;
+}
+
+/* One of the row's changes of the config c->cfg: guards "?g:" (key g
+ * present), "?!g:" (absent), "?g=v:" (g is the string v), all tested
+ * first, then the assignments "k=SRC,k2=SRC2" in order. */
+static int apply_fix(conv *c, const char *fix)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", fix);
+    char *p = buf;
+    while (*p == '?') {
+        char *colon = strchr(p, ':');
+        if (!colon)
+            return mf_fail(c->st, MF_ERR_USAGE, c->dir, -1, "mmproj config change \"%s\" malformed", fix);
+        *colon = 0;
+        bool absent = p[1] == '!';
+        char *g = p + 1 + absent, *eq = strchr(g, '=');
+        if (eq)
+            *eq = 0;
+        json_t *v = h2g_hparam(c, g);
+        bool holds = absent ? !v : v && (!eq || (json_is_string(v) && !strcmp(json_string_value(v), eq + 1)));
+        if (!holds)
+            return 0;
+        p = colon + 1;
+    }
+    for (char *save = NULL, *a = strtok_r(p, ",", &save); a; a = strtok_r(NULL, ",", &save))
+        if (assign(c, a, fix))
+            return -1;
+    return 0;
+}
+
+/* The fixes of a list applied to `target` (the vision or the audio config). */
+static int apply_fixes(conv *c, json_t *target, const char *const *fixes)
+{
+    json_t *keep = c->cfg;
+    c->cfg = target;
+    int rc = 0;
+    for (const char *const *f = fixes; f && *f && rc == 0; f++)
+        rc = apply_fix(c, *f);
+    c->cfg = keep;
+    return rc;
+}
+
+/* ModelBase.load_hparams' renames: InternVL's llm_config, GLM-ASR's
+ * lm_config, Qwen2.5-Omni's thinker_config.text_config and LFM2-Audio's
+ * lfm become text_config (the text width an mmproj's projection_dim is). */
+static int lift_text_config(conv *c)
+{
+    static const char *const from[] = {"llm_config", "lm_config", "thinker_config.text_config", "lfm", NULL};
+    for (const char *const *k = from; *k; k++) {
+        json_t *v = h2g_json_path(c->global, *k);
+        if (v && json_object_set(c->global, "text_config", v))
+            return mf_oom(c->st, c->dir);
+    }
+    return 0;
+}
+
+/* get_vision_config / get_audio_config: the first present of "a|b" (paths
+ * in config.json); borrowed, NULL when none. */
+static json_t *sub_config(conv *c, const char *paths)
+{
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", paths);
+    for (char *save = NULL, *k = strtok_r(buf, "|", &save); k; k = strtok_r(NULL, "|", &save)) {
+        json_t *v = h2g_json_path(c->global, k);
+        if (v)
+            return v;
+    }
+    return NULL;
 }
 
 /* config.json's DIR/NAME merged into c->pre ({**pre, **cfg}), with the
@@ -102,12 +157,17 @@ static int merge_preprocessor(conv *c, const char *name, const char *inner)
     return rc;
 }
 
-/* MmprojModel.__init__ after the class is known: hparams = vision_config
- * (the class's changes applied), global_config = config.json, the block
- * count of the vision encoder, the preprocessor config; the MMPROJ name map. */
+/* MmprojModel.__init__ after the class is known: global_config =
+ * config.json (text_config lifted as load_hparams does), hparams = the
+ * vision config, else the audio encoder's (an audio class: its row's
+ * audio_cfg; c->audio, "aud:" in key lists), the block count of hparams
+ * (128 with both encoders), the class's changes applied to each config,
+ * the preprocessor config; the MMPROJ name map. */
 int h2g_mmproj_setup(conv *c)
 {
-    const char *cls = json_string_value(json_array_get(h2g_hparam(c, "architectures"), 0));
+    /* get_model_architecture: vision_config's architectures first (InternVL's InternVisionModel) */
+    json_t *varch = h2g_json_path(c->cfg, "vision_config.architectures");
+    const char *cls = json_string_value(json_array_get(varch ? varch : h2g_hparam(c, "architectures"), 0));
     const char *mt = json_string_value(h2g_hparam(c, "model_type"));
     const conv_mmproj *row = cls ? pick_row(cls, mt) : NULL;
     if (!row)
@@ -116,10 +176,21 @@ int h2g_mmproj_setup(conv *c)
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "--mmproj: %s with model_type \"%s\": the vision "
                        "projectors mfmt knows for it are by model_type (%s, ...)", cls, mt ? mt : "(none)",
                        row->model_type);
-    json_t *vc = h2g_hparam(c, "vision_config");
-    if (!json_is_object(vc))
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "--mmproj: config.json has no vision_config: no vision "
-                       "tower to write (%s)", cls);
+    c->global = c->cfg;
+    c->cfg = NULL;
+    if (lift_text_config(c))
+        return -1;
+    const char *vpath = row->vision_cfg ? row->vision_cfg : "vision_config";
+    json_t *vc = sub_config(c, vpath), *ac = row->audio_cfg ? sub_config(c, row->audio_cfg) : NULL;
+    if (row->no_vision && vc)
+        return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "--mmproj: %s has no vision encoder, but config.json "
+                       "has a %s (the converter would take its hparams from it)", cls, vpath);
+    if (!row->no_vision && !json_is_object(vc))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "--mmproj: config.json has no %s: no vision "
+                       "tower to write (%s)", vpath, cls);
+    if (row->audio_cfg && !json_is_object(ac))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "--mmproj: config.json has no %s: no audio encoder to "
+                       "write (%s)", row->audio_cfg, cls);
     const char *vt = json_string_value(json_object_get(vc, "model_type"));
     if (row->vision_type && (!vt || strcmp(vt, row->vision_type)))
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "--mmproj: %s with a vision_config of model_type "
@@ -133,33 +204,39 @@ int h2g_mmproj_setup(conv *c)
     c->names = conv_clip_names;
     c->n_names = conv_n_clip_names;
     c->name_arch = -1;
-    c->global = c->cfg;
-    c->cfg = json_deep_copy(vc);
+    /* hparams = the vision config, else the audio config's (the same object) */
+    c->audio = ac ? json_deep_copy(ac) : NULL;
+    c->cfg = vc ? json_deep_copy(vc) : json_incref(c->audio);
     c->pre = json_object();
-    if (!c->cfg || !c->pre)
+    if (!c->cfg || !c->pre || (ac && !c->audio))
         return mf_oom(c->st, c->dir);
-    for (const char *const *f = row->fixes; f && *f; f++)
-        if (apply_fix(c, *f))
-            return -1;
-    if (row->prepare && row->prepare(c))
+    /* preprocessor_config.json (media_proc_cfg lifted), then processor_config.json (image_processor
+     * lifted): MmprojModel.__init__ reads them before a class's own changes (PaddleOCR-VL's use them) */
+    if (merge_preprocessor(c, "preprocessor_config.json", "media_proc_cfg") ||
+        merge_preprocessor(c, "processor_config.json", "image_processor"))
         return -1;
+    /* MmprojModel.__init__: the block count of hparams (128 with two encoders: a name map for all) */
     static const char *const block_keys[] = {"n_layers", "num_hidden_layers", "n_layer", "num_layers", "depth",
                                              "encoder_layers", "vt_num_hidden_layers", NULL};
     json_t *bc = h2g_find_hparam(c, block_keys);
-    if (!bc)
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config has no num_hidden_layers "
-                       "(or depth)");
-    if (h2g_need_int(c, bc, "vision_config.num_hidden_layers", &c->block_count))
+    if (vc && ac)
+        c->block_count = 128;
+    else if (!bc)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s has no num_hidden_layers (or depth, "
+                       "encoder_layers)", vc ? vpath : row->audio_cfg);
+    else if (h2g_need_int(c, bc, "num_hidden_layers", &c->block_count))
         return -1;
     if (c->block_count < 0 || c->block_count > (1 << 20))
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config block count is out of range");
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json: the encoder's block count is out of range");
+    if (apply_fixes(c, c->cfg, vc ? row->fixes : NULL) || apply_fixes(c, c->audio, row->afixes))
+        return -1;
+    if (row->prepare && row->prepare(c))
+        return -1;
     /* LlavaVisionModel.__init__ (pixtral): the [IMG_BREAK] id, an error when absent */
     for (const conv_rule *r = c->rules; r->pat; r++)
         if (r->op == OP_PICK_ROW && h2g_token_id(c, r->count_key, &c->pick_id))
             return -1;
-    /* preprocessor_config.json (media_proc_cfg lifted), then processor_config.json (image_processor lifted) */
-    return merge_preprocessor(c, "preprocessor_config.json", "media_proc_cfg") ||
-           merge_preprocessor(c, "processor_config.json", "image_processor") ? -1 : 0;
+    return 0;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -172,7 +249,7 @@ static bool ends_with(const char *s, const char *suffix)
 static mf_dtype forced(const conv *c, const conv_force_type *list, const char *src, const char *gguf)
 {
     for (const conv_force_type *f = list; f && f->pat; f++)
-        if (strstr(f->on == 's' ? src : gguf, f->pat))
+        if (strstr(f->on == 's' ? src : gguf, f->pat) && (!f->also || strstr(f->on == 's' ? src : gguf, f->also)))
             return f->type == 'h' ? MF_F16 : f->type == 'f' || c->ftype != MF_FTYPE_F16 ? MF_F32 : MF_F16;
     return MF_DTYPE_INVALID;
 }
@@ -191,7 +268,8 @@ mf_dtype h2g_mmproj_type(const conv *c, const out_tensor *o)
         return MF_F32;
     if (t != MF_DTYPE_INVALID)
         return t;
-    if (!strcmp(o->name, "v.position_embd.weight") || !ends_with(o->name, ".weight"))
+    if (!strcmp(o->name, "v.position_embd.weight") || !strcmp(o->name, "a.position_embd.weight") ||
+        !ends_with(o->name, ".weight"))
         return MF_F32;
     t = c->qtype;
     const mf_dtype_info *di = mf_dtype_info_of(t);
@@ -260,21 +338,66 @@ json_t *h2g_mm_gemma3_scale(conv *c)
     return f > 0 && f != 4 ? json_integer(f) : NULL;
 }
 
-/* Llama4VisionModel: int(1.0 / pixel_shuffle_ratio) */
-json_t *h2g_mm_inverse_ratio(conv *c)
+/* int(1.0 / r) for config value r (`what` names it) */
+static json_t *inverse_of(conv *c, json_t *r, const char *what)
 {
-    json_t *r = h2g_hparam(c, "pixel_shuffle_ratio");
     if (!json_is_number(r) || !(json_number_value(r) > 0)) {
-        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config pixel_shuffle_ratio must be a positive "
-                "number");
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s must be a positive number", what);
         return NULL;
     }
     double x = 1.0 / json_number_value(r);
     if (x >= 4294967296.0) {
-        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config pixel_shuffle_ratio is too small");
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s is too small", what);
         return NULL;
     }
     return json_integer((int64_t)x);
+}
+
+/* Llama4VisionModel: int(1.0 / pixel_shuffle_ratio) */
+json_t *h2g_mm_inverse_ratio(conv *c)
+{
+    return inverse_of(c, h2g_hparam(c, "pixel_shuffle_ratio"), "vision_config pixel_shuffle_ratio");
+}
+
+/* InternVisionModel: int(1.0 / downsample_ratio), the top-level key */
+json_t *h2g_mm_inverse_downsample(conv *c)
+{
+    return inverse_of(c, json_object_get(c->global, "downsample_ratio"), "downsample_ratio");
+}
+
+/* InternVisionModel.set_gguf_parameters: a list image_size / patch_size
+ * ([448, 448] in transformers' InternVL configs) as its first element */
+int h2g_mm_internvl_prepare(conv *c)
+{
+    static const char *const keys[] = {"image_size", "patch_size"};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = h2g_hparam(c, keys[i]);
+        if (!json_is_array(v))
+            continue;
+        if (json_array_size(v) == 0)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config %s is an empty list", keys[i]);
+        if (json_object_set(c->cfg, keys[i], json_array_get(v, 0)))
+            return mf_oom(c->st, c->dir);
+    }
+    return 0;
+}
+
+/* LFM2VLModel: the vision block count less the layers past
+ * vision_feature_layer (-1: none): n + vision_feature_layer + 1 */
+json_t *h2g_mm_lfm2_blocks(conv *c)
+{
+    int64_t n, layer = -1;
+    json_t *fl = json_object_get(c->global, "vision_feature_layer");
+    if (!int_of(c, "n_layers|num_hidden_layers|n_layer|num_layers|depth|encoder_layers|vt_num_hidden_layers",
+                "num_hidden_layers", &n) || (fl && h2g_need_int(c, fl, "vision_feature_layer", &layer)))
+        return NULL;
+    int64_t blocks = n + layer + 1;
+    if (blocks < 0 || blocks > n) {
+        mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_feature_layer %lld is not a layer of %lld",
+                (long long)layer, (long long)n);
+        return NULL;
+    }
+    return json_integer(blocks);
 }
 
 /* Qwen2VLVisionModel (qwen2_5_vl): fullatt_block_indexes[0] + 1, every later
@@ -312,6 +435,127 @@ int h2g_mm_act(conv *c)
                        act ? act : "(none)");
     mf_kv_bool(c->kv, !strcmp(act, "silu") ? "clip.use_silu" : "clip.use_gelu", true);
     return 0;
+}
+
+/* Glm4VVisionModel: clip.use_gelu or clip.use_silu by hidden_act
+ * (lower-cased), nothing for another activation */
+int h2g_mm_act_if_known(conv *c)
+{
+    const char *act = json_string_value(h2g_hparam(c, "hidden_act"));
+    if (act && !strcasecmp(act, "gelu"))
+        mf_kv_bool(c->kv, "clip.use_gelu", true);
+    else if (act && !strcasecmp(act, "silu"))
+        mf_kv_bool(c->kv, "clip.use_silu", true);
+    return 0;
+}
+
+/* JanusProVisionModel.__init__: intermediate_size, when absent, is
+ * int(round(hidden_size * mlp_ratio)) (Python's round: ties to even) */
+int h2g_mm_janus_prepare(conv *c)
+{
+    json_t *r = h2g_hparam(c, "mlp_ratio"), *h = h2g_hparam(c, "hidden_size");
+    if (h2g_hparam(c, "intermediate_size") || !json_is_number(r) || !json_is_number(h))
+        return 0;
+    double x = nearbyint(json_number_value(h) * json_number_value(r));
+    if (!(x >= 0 && x < 4294967296.0))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config hidden_size * mlp_ratio is out "
+                       "of range");
+    return json_object_set_new(c->cfg, "intermediate_size", json_integer((int64_t)x)) ? mf_oom(c->st, c->dir) : 0;
+}
+
+/* YoutuVLVisionModel: clip.use_gelu for gelu, gelu_pytorch_tanh (the
+ * default), gelu_fast, gelu_new, gelu_accurate; clip.use_silu for silu
+ * (lower-cased); another activation refused */
+int h2g_mm_act_youtuvl(conv *c)
+{
+    static const char *const gelus[] = {"gelu", "gelu_pytorch_tanh", "gelu_fast", "gelu_new", "gelu_accurate", NULL};
+    json_t *a = h2g_hparam(c, "hidden_act");
+    const char *act = a ? json_string_value(a) : "gelu_pytorch_tanh";
+    for (const char *const *g = gelus; act && *g; g++)
+        if (!strcasecmp(act, *g)) {
+            mf_kv_bool(c->kv, "clip.use_gelu", true);
+            return 0;
+        }
+    if (act && !strcasecmp(act, "silu")) {
+        mf_kv_bool(c->kv, "clip.use_silu", true);
+        return 0;
+    }
+    return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1, "Unsupported activation function for YOUTUVL: %s",
+                   act ? act : "(not a string)");
+}
+
+/* PaddleOCRVisionModel.__init__: min_pixels and max_pixels from the
+ * preprocessor config (required), image_size int(sqrt(max_pixels)) */
+int h2g_mm_paddleocr_prepare(conv *c)
+{
+    json_t *mx = h2g_json_path(c->pre, "max_pixels");
+    if (!json_is_number(h2g_json_path(c->pre, "min_pixels")) || !json_is_number(mx) || json_number_value(mx) < 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "preprocessor_config.json needs min_pixels and max_pixels "
+                       "(numbers) for PaddleOCR-VL");
+    double x = sqrt(json_number_value(mx));
+    if (x >= 4294967296.0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "preprocessor_config.json max_pixels is out of range");
+    return json_object_set_new(c->cfg, "image_size", json_integer((int64_t)x)) ? mf_oom(c->st, c->dir) : 0;
+}
+
+/* KimiK25Model.__init__: image_size = init_pos_emb_height (64) * patch_size (14) */
+int h2g_mm_kimik25_prepare(conv *c)
+{
+    int64_t h, p;
+    if (!int_of(c, "init_pos_emb_height|=64", "init_pos_emb_height", &h) || !int_of(c, "patch_size|=14", "patch_size", &p))
+        return -1;
+    if (h < 0 || p < 0 || (p && h > INT64_MAX / p))
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json vision_config init_pos_emb_height * patch_size "
+                       "is out of range");
+    return json_object_set_new(c->cfg, "image_size", json_integer(h * p)) ? mf_oom(c->st, c->dir) : 0;
+}
+
+/* An unsigned 32-bit value of key list src (what: its name) into key. */
+static int put_u32(conv *c, const char *key, const char *src, const char *what, int64_t mul)
+{
+    int64_t x;
+    if (!int_of(c, src, what, &x))
+        return -1;
+    if (x < 0 || (mul && x > UINT32_MAX / mul) || x * mul > UINT32_MAX)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json %s = %lld (times %lld) does not fit a u32", what,
+                       (long long)x, (long long)mul);
+    mf_kv_u32(c->kv, key, (uint32_t)(x * mul));
+    return 0;
+}
+
+/* KimiK25Model.set_gguf_parameters after the projector type: the position
+ * embedding grid (vision.pos_emb_* without the clip. prefix, as written),
+ * use_gelu = (projector_hidden_act == "gelu"), projector_ln_eps (1e-5),
+ * the scale factor merge_kernel_size[0], min pixels 8 * p * p and max
+ * pixels in_patch_limit (16384, preprocessor) * p * p */
+int h2g_mm_kimik25_keys(conv *c)
+{
+    int64_t p;
+    if (!int_of(c, "patch_size|=14", "patch_size", &p) || p < 0 || p > 65535)
+        return c->st->code ? -1 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json patch_size out of range");
+    if (put_u32(c, "vision.pos_emb_height", "init_pos_emb_height|=64", "init_pos_emb_height", 1) ||
+        put_u32(c, "vision.pos_emb_width", "init_pos_emb_width|=64", "init_pos_emb_width", 1) ||
+        put_u32(c, "vision.pos_emb_time", "init_pos_emb_time|=4", "init_pos_emb_time", 1))
+        return -1;
+    json_t *act = h2g_lookup(c, "projector_hidden_act|=gelu");
+    mf_kv_bool(c->kv, "clip.use_gelu", json_is_string(act) && !strcmp(json_string_value(act), "gelu"));
+    json_decref(act);
+    json_t *eps = h2g_lookup(c, "projector_ln_eps|=1e-5");
+    if (!json_is_number(eps)) {
+        json_decref(eps);
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json projector_ln_eps is not a number");
+    }
+    mf_kv_f32(c->kv, "clip.vision.attention.layer_norm_epsilon", (float)json_number_value(eps));
+    json_decref(eps);
+    json_t *mk = h2g_hparam(c, "merge_kernel_size");
+    int64_t merge = 2;
+    if (mk && (!json_is_array(mk) || h2g_need_int(c, json_array_get(mk, 0), "merge_kernel_size[0]", &merge)))
+        return c->st->code ? -1 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json merge_kernel_size is not a list");
+    if (merge < 0 || merge > UINT32_MAX)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "config.json merge_kernel_size[0] does not fit a u32");
+    mf_kv_u32(c->kv, "clip.vision.projector.scale_factor", (uint32_t)merge);
+    mf_kv_u32(c->kv, "clip.vision.image_min_pixels", (uint32_t)(8 * p * p));
+    return put_u32(c, "clip.vision.image_max_pixels", "pre:in_patch_limit|=16384", "in_patch_limit", p * p);
 }
 
 /* Qwen3VLVisionModel.__init__: image_size, when absent, int(sqrt(

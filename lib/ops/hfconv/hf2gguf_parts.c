@@ -51,13 +51,24 @@ static void free_names(char **names, size_t n)
     free(names);
 }
 
+int h2g_count_parts(const char *dir, const char *prefix, const char *suffix, size_t *n, mf_status *st)
+{
+    char **names;
+    if (part_names(dir, prefix, suffix, &names, n, st))
+        return -1;
+    free_names(names, *n);
+    return 0;
+}
+
 /* A pre-quantized checkpoint (quantization_config): the directory's logical
- * view, which streams each packed weight dequantized, is the one part. */
+ * view, which streams each packed weight dequantized, is the one part; FP8
+ * as ModelBase.dequant_model computes it (ecbcb7ea: float32 products; the
+ * c392e509 converter has no dequantization: it would stop at the first
+ * weight_scale_inv, a name it cannot map). */
 static int open_logical_dir(conv *c)
 {
     mf_model *view = NULL;
-    if (mf_open_model(c->dir, 0, &c->stored, c->st) ||
-        mf_model_logical_view_as(c->stored, MF_DTYPE_INVALID, &view, c->st))
+    if (mf_open_model(c->dir, 0, &c->stored, c->st) || mf_hf_prequant_view_llama(c->stored, &view, c->st))
         return -1;
     if (!view)
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->dir, -1,
@@ -103,14 +114,16 @@ int h2g_open_parts(conv *c)
         return open_logical_dir(c);
     char **names;
     size_t n;
-    if (part_names(c->dir, "model", ".safetensors", &names, &n, c->st))
+    /* index_tensors: Mistral's format names its files consolidated*.safetensors */
+    if (part_names(c->dir, c->mistral ? "consolidated" : "model", ".safetensors", &names, &n, c->st))
         return -1;
     c->safetensors = n > 0;
     if (!n && part_names(c->dir, "pytorch_model", ".bin", &names, &n, c->st))
         return -1;
     if (!n)
-        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1,
-                       "no weights: no model*.safetensors and no pytorch_model*.bin files");
+        return mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, c->mistral
+                       ? "no weights: no consolidated*.safetensors and no pytorch_model*.bin files"
+                       : "no weights: no model*.safetensors and no pytorch_model*.bin files");
     c->parts = calloc(n, sizeof(mf_model *));
     int rc = c->parts ? 0 : mf_oom(c->st, c->dir);
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -158,8 +171,9 @@ const mf_tensor **h2g_part_order(const conv *c, const mf_model *m, mf_status *st
 /* An index file's weight_map must name exactly the parts' tensors. */
 int h2g_check_index(conv *c)
 {
-    if (c->stored || c->borrowed) /* a pre-quantized directory: its reader checked the stored
-                                     names; the caller's model has no index */
+    if (c->stored || c->borrowed || c->mistral) /* a pre-quantized directory: its reader checked the
+                                                   stored names; the caller's model has no index; the
+                                                   Mistral format reads none */
         return 0;
     char *p = mf_path_join_new(c->dir, c->safetensors ? "model.safetensors.index.json"
                                                        : "pytorch_model.bin.index.json");

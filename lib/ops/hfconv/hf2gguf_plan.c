@@ -222,11 +222,13 @@ int h2g_need_hp_int(const conv *c, const char *key, int64_t *out)
     return 0;
 }
 
-/* The head count permute() uses for q (k: n_head_kv when it differs). */
-static int permute_heads(const conv *c, bool k, int64_t *heads)
+/* The head count permute() uses for q (k: n_head_kv when it differs) in
+ * block bid (-1: none). */
+static int permute_heads(const conv *c, int64_t bid, bool k, int64_t *heads)
 {
     int64_t n_head, n_kv;
-    if (h2g_head_counts(c, &n_head, &n_kv))
+    if ((c->arch->flags & AF_LAYER_HEADS) ? h2g_layer_heads(c, bid, &n_head, &n_kv)
+                                           : h2g_head_counts(c, &n_head, &n_kv))
         return -1;
     *heads = k && n_kv && n_kv != n_head ? n_kv : n_head;
     if (k && n_kv && n_kv != n_head && (c->arch->flags & AF_K_PERMUTE_RATIO))
@@ -857,16 +859,31 @@ static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const m
     /* a 1-d one (a fused bias) is cut as rows of one element */
     int rd = t->ndim >= 2 ? t->ndim - 2 : 0;
     int64_t outer = t->ndim == 3 ? t->shape[0] : 1, rows = t->shape[rd], len = t->ndim >= 2 ? t->shape[t->ndim - 1] : 1;
-    int64_t first = rows / (int64_t)n_parts;
-    if (sp->first_rows && sp->first_rows(c, bid, rows, &first))
-        return -1;
-    if (sp->first_rows ? (n_parts != 2 || first <= 0 || first >= rows) : rows % (int64_t)n_parts)
-        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows do not split into "
-                       "%zu parts (the first of %lld)", name, (long long)rows, n_parts, (long long)first);
+    if (n_parts > 8)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %zu parts", name, n_parts);
+    int64_t first = rows / (int64_t)n_parts, each[8], sum = 0;
+    if (sp->part_rows) {
+        if (sp->part_rows(c, rows, each))
+            return -1;
+        for (size_t p = 0; p < n_parts; p++)
+            sum += each[p] > 0 ? each[p] : -rows - 1;
+        if (sum != rows)
+            return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows are not the sum of "
+                           "its %zu parts' (%lld, %lld, ...)", name, (long long)rows, n_parts, (long long)each[0],
+                           (long long)each[1]);
+    } else {
+        if (sp->first_rows && sp->first_rows(c, bid, rows, &first))
+            return -1;
+        if (sp->first_rows ? (n_parts != 2 || first <= 0 || first >= rows) : rows % (int64_t)n_parts)
+            return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld rows do not split into "
+                           "%zu parts (the first of %lld)", name, (long long)rows, n_parts, (long long)first);
+        for (size_t p = 0; p < n_parts; p++)
+            each[p] = sp->first_rows && p == 1 ? rows - first : first;
+    }
     const char *suffix = ends_with(name, ".bias") ? ".bias" : ".weight";
     int64_t at = 0;
     for (size_t p = 0; p < n_parts; p++) {
-        int64_t prow = sp->first_rows && p == 1 ? rows - first : first;
+        int64_t prow = each[p];
         out_tensor o = {.ndim = t->ndim, .ew = OP_SKIP};
         memcpy(o.shape, t->shape, sizeof(o.shape));
         o.shape[rd] = prow;
@@ -888,7 +905,7 @@ static int plan_split(conv *c, const conv_rule *r, const mf_model *part, const m
         at += prow;
         int64_t heads;
         if ((sp->ops[p] == OP_PERMUTE_Q || sp->ops[p] == OP_PERMUTE_K) &&
-            (outer != 1 || permute_heads(c, sp->ops[p] == OP_PERMUTE_K, &heads) ||
+            (outer != 1 || permute_heads(c, bid, sp->ops[p] == OP_PERMUTE_K, &heads) ||
              add_permute(c, &o, prow, heads, name))) {
             if (!c->st->code)
                 mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a 3-d part cannot be permuted", name);
@@ -1058,6 +1075,114 @@ static int plan_unstack(conv *c, const conv_rule *r, const mf_model *part, const
     return 0;
 }
 
+/* OP_BN_FOLD: one block's BatchNorm tensors (ConformerAudioModel.modify_tensors'
+ * _batch_norm_tensors[bid]) until its fifth arrives. */
+typedef struct bn_fold {
+    int64_t bid;
+    int n;                      /* names met (a name is met once) */
+    const mf_model *part[4];    /* weight, bias, running_mean, running_var */
+    const mf_tensor *t[4];
+} bn_fold;
+
+void h2g_free_bn(conv *c)
+{
+    free(c->bn);
+    c->bn = NULL;
+    c->n_bn = 0;
+}
+
+static bn_fold *bn_of(conv *c, int64_t bid)
+{
+    for (size_t i = 0; i < c->n_bn; i++)
+        if (c->bn[i].bid == bid)
+            return &c->bn[i];
+    bn_fold *grown = realloc(c->bn, (c->n_bn + 1) * sizeof(*grown));
+    if (!grown)
+        return NULL;
+    c->bn = grown;
+    memset(&c->bn[c->n_bn], 0, sizeof(bn_fold));
+    c->bn[c->n_bn].bid = bid;
+    return &c->bn[c->n_bn++];
+}
+
+/* torch's float ops on the source's type: float32, or float16 rounded after
+ * each op (prepare_tensors turns other types into float32 first) */
+static float in_type(float x, bool half)
+{
+    return half ? mf_f16_to_f32(mf_f32_to_f16(x)) : x;
+}
+
+/* The folded pair of a complete block: w / sqrt(var + eps), bias - mean * a
+ * (eps 1e-5 as a float, "default value"), each op rounded as torch does. */
+static int bn_write(conv *c, const bn_fold *b, const char *stem)
+{
+    float *v[4] = {NULL, NULL, NULL, NULL};
+    int64_t n = (int64_t)mf_tensor_nelems(b->t[0]);
+    bool half = true;
+    int rc = 0;
+    for (int k = 0; k < 4 && rc == 0; k++) {
+        half = half && b->t[k]->dtype == MF_F16;
+        if ((int64_t)mf_tensor_nelems(b->t[k]) != n || b->t[k]->ndim != 1)
+            rc = mf_fail(c->st, MF_ERR_FORMAT, b->part[k]->path, -1, "tensor \"%s\": a BatchNorm tensor of %lld "
+                         "values expected (1-d, as its weight)", b->t[k]->name, (long long)n);
+        else
+            rc = mf_tensor_read_f32(b->part[k], b->t[k], &v[k], c->st);
+    }
+    static const char *const sfx[] = {".weight", ".bias"};
+    for (int o = 0; o < 2 && rc == 0; o++) {
+        char name[512];
+        snprintf(name, sizeof(name), "%s%s", stem, sfx[o]);
+        out_tensor ot = {.ndim = 1, .shape = {n}, .ew = OP_SKIP};
+        ot.name = map_name(c, name);
+        ot.generated = malloc((size_t)(n ? n : 1) * sizeof(float));
+        if (!ot.name || !ot.generated) {
+            bool mapped = ot.name != NULL;
+            h2g_free_out(&ot);
+            rc = mapped ? mf_oom(c->st, c->dir) : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "can not map tensor "
+                                                            "\"%s\"", name);
+            break;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            float a = in_type(v[0][i] / in_type(sqrtf(in_type(v[3][i] + 1e-5f, half)), half), half);
+            ot.generated[i] = o == 0 ? a : in_type(v[1][i] - in_type(v[2][i] * a, half), half);
+        }
+        rc = add_out(c, &ot);
+    }
+    for (int k = 0; k < 4; k++)
+        free(v[k]);
+    return rc;
+}
+
+/* A tensor of a BatchNorm (name holds pat): kept until its block has five,
+ * then its weight and bias folded (nothing written before; a block that
+ * never has five writes nothing, as the converter). */
+static int plan_bn_fold(conv *c, const conv_rule *r, const mf_model *part, const mf_tensor *t, const char *name,
+                        int64_t bid)
+{
+    if (bid < 0 || bid >= c->block_count)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a BatchNorm outside the %lld blocks",
+                       name, (long long)c->block_count);
+    bn_fold *b = bn_of(c, bid);
+    if (!b)
+        return mf_oom(c->st, c->dir);
+    static const char *const roles[] = {".weight", ".bias", ".running_mean", ".running_var"};
+    const char *at = strstr(name, r->pat);
+    for (int k = 0; k < 4; k++)
+        if (ends_with(name, roles[k])) {
+            b->part[k] = part;
+            b->t[k] = t;
+        }
+    if (++b->n < 5)
+        return 0;
+    for (int k = 0; k < 4; k++)
+        if (!b->t[k])
+            return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "block %lld's BatchNorm has no %s", (long long)bid,
+                           roles[k] + 1);
+    char stem[400];
+    snprintf(stem, sizeof(stem), "%.*s", (int)(at - name + (ptrdiff_t)strlen(r->pat)), name);
+    return bn_write(c, b, stem);
+}
+
 /* OP_RENUMBER: the first all-digit part n of the name replaced by element
  * n of the config list r->count_key (malloc'd; NULL with st set). */
 static char *renumber(conv *c, const conv_rule *r, const char *name)
@@ -1096,18 +1221,28 @@ static char *renumber(conv *c, const conv_rule *r, const char *name)
 
 /* Does a skip rule drop this source name? (before any check of its shape:
  * Qwen2-VL's 5-d vision patch embedding is never read) */
-static bool skipped_by_rule(const conv *c, const char *name)
+static bool skipped_by_rule(const conv *c, const char *src)
 {
-    for (const conv_rule *r = c->rules; r->pat; r++) {
+    char *name = strdup(src);
+    bool skip = false;
+    for (const conv_rule *r = c->rules; name && r->pat; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED ||
             !rule_matches(c, r, name))
             continue;
-        if (r->op == OP_SKIP || (r->op == OP_SKIP_UNLESS && !kept_by(r, name)))
-            return true;
-        if (r->op != OP_RENAME && r->op != OP_SKIP_UNLESS) /* the rules that follow see a renamed name */
-            return false;
+        if (r->op == OP_SKIP || (r->op == OP_SKIP_UNLESS && !kept_by(r, name))) {
+            skip = true;
+            break;
+        }
+        if (r->op != OP_RENAME && r->op != OP_SKIP_UNLESS) /* decided by plan_one */
+            break;
+        if (r->op == OP_RENAME) { /* the rules that follow see the renamed name (LightOnOCR's) */
+            char *n2 = rename_by(r, name);
+            free(name);
+            name = n2;
+        }
     }
-    return false;
+    free(name); /* out of memory: not skipped here; plan_one reports it */
+    return skip;
 }
 
 /* One source tensor (or rows [r0, r0 + nrows) of it, nrows < 0: all) under
@@ -1401,6 +1536,75 @@ static int plan_groups(conv *c, const conv_rule *r, out_tensor *o, const mf_mode
     return 0;
 }
 
+/* OP_VIEW: o's values in the shape r->with (torch order: sizes, "dN" for
+ * dimension N of the tensor as it arrives, one "-1" for the rest) */
+static int plan_view(conv *c, const conv_rule *r, out_tensor *o, const mf_model *part, const char *name)
+{
+    int64_t shape[MF_MAX_DIMS], n = h2g_numel(o->shape, o->ndim);
+    uint64_t known = 1;
+    int nd = 0, rest = -1;
+    bool bad = false;
+    for (const char *p = r->with; *p && !bad; nd++) {
+        char *end;
+        if (nd == MF_MAX_DIMS) {
+            bad = true;
+            break;
+        }
+        if (*p == 'd') {
+            long d = strtol(p + 1, &end, 10);
+            bad = end == p + 1 || d < 0 || d >= o->ndim;
+            shape[nd] = bad ? 0 : o->shape[d];
+        } else {
+            shape[nd] = strtoll(p, &end, 10);
+            bad = end == p || shape[nd] < -1 || shape[nd] == 0 || (shape[nd] == -1 && rest >= 0);
+            if (shape[nd] == -1)
+                rest = nd;
+        }
+        bad = bad || (*end && *end != ',') || (shape[nd] > 0 && mf_mul_ovf(known, (uint64_t)shape[nd], &known));
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (!bad && rest >= 0 && known > 0 && (uint64_t)n % known == 0) {
+        shape[rest] = n / (int64_t)known;
+        known = (uint64_t)n;
+    }
+    if (bad || nd == 0 || known != (uint64_t)n)
+        return mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": %lld values cannot be viewed as [%s]",
+                       name, (long long)n, r->with);
+    o->ndim = nd;
+    memcpy(o->shape, shape, sizeof(int64_t) * (size_t)nd);
+    return 0;
+}
+
+/* OP_QK_SPLIT_ROPE: the row map of a fused [q; k; v] whose q and k heads'
+ * rows [d/4][2][2] are read as [2][d/4][2] (a 1-d bias: its elements) */
+static int qk_split_rope(conv *c, const conv_rule *r, out_tensor *o, const mf_tensor *t, const char *name)
+{
+    int64_t rows, len, heads = 0;
+    rows_of(t, &rows, &len);
+    json_t *h = h2g_lookup(c, r->count_key);
+    int rc = h ? h2g_need_int(c, h, r->count_key, &heads) : -1;
+    json_decref(h);
+    int64_t part = rows / 3, hd = heads > 0 ? part / heads : 0;
+    if (rc || t->ndim < 1 || t->ndim > 2 || rows % 3 || heads <= 0 || part % heads || hd % 4 || hd == 0)
+        return c->st->code ? -1 : mf_fail(c->st, MF_ERR_FORMAT, c->dir, -1, "tensor \"%s\": %lld rows are not "
+                                          "q, k, v of %lld heads with a head size a multiple of 4", name,
+                                          (long long)rows, (long long)heads);
+    int64_t *m = alloc_map(c, rows);
+    if (!m)
+        return -1;
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t s = i;
+        if (i < 2 * part) /* q and k; v as it is */
+            s = i / hd * hd + conv_swap_groups_source(i % hd, hd / 4, 2, 2);
+        m[i] = o->row_map ? o->row_map[s] : s;
+    }
+    free(o->row_map);
+    o->row_map = m;
+    if (t->ndim == 1)
+        o->row_len = 1;
+    return 0;
+}
+
 static int plan_tensor(conv *c, const mf_model *part, const mf_tensor *t)
 {
     for (const conv_rule *r = c->rules; r->pat; r++)
@@ -1436,7 +1640,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
     int permute = 0, rc = 0;
     bool stop = false, head0 = false, swap3 = false, rkvwg = false;
     char *gguf_name = NULL; /* OP_GGUF_NAME: the name is final */
-    const conv_rule *swap = NULL;
+    const conv_rule *swap = NULL, *qkrope = NULL;
     const conv_rule *after_map = NULL, *view = NULL, *drop = NULL;
     for (const conv_rule *r = c->rules; r->pat && !stop; r++) {
         if (r->op == OP_ALSO_OUTPUT || r->op == OP_DROP_IF_EMBD || r->op == OP_ALSO_OUTPUT_UNTIED) {
@@ -1481,6 +1685,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         }
         case OP_PICK_ROW: rc = plan_pick_row(c, r, part, t); break;
         case OP_UNSTACK: rc = plan_unstack(c, r, part, t, name); break;
+        case OP_BN_FOLD: rc = plan_bn_fold(c, r, part, t, name, bid); break;
         case OP_SKIP_IF_TIED:
             if (json_is_true(h2g_hparam(c, "tie_word_embeddings"))) {
                 free(name);
@@ -1524,6 +1729,13 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             if (o.ndim < MF_MAX_DIMS)
                 o.shape[o.ndim++] = 1;
             continue;
+        case OP_VIEW:
+            if (plan_view(c, r, &o, part, name)) {
+                free(name);
+                h2g_free_out(&o);
+                return -1;
+            }
+            continue;
         case OP_GROUPS:
             if (plan_groups(c, r, &o, part, name)) {
                 free(name);
@@ -1535,9 +1747,11 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
         case OP_HEAD0_INTERLEAVE: head0 = true; continue;
         case OP_RKVWG: rkvwg = true; continue;
         case OP_SWAP_ROW_GROUPS: case OP_SWAP_COL_GROUPS: swap = r; continue;
+        case OP_QK_SPLIT_ROPE: qkrope = r; continue;
         case OP_VIEW_EXPERTS: case OP_VIEW_EXPERTS_T: view = r; continue;
         case OP_DROP_ROWS: drop = r; continue;
         case OP_CUT_ROWS: continue; /* done before (plan_tensor) */
+        case OP_VOCAB_ROWS: o.vocab_rows = true; continue; /* cut once the vocabulary is known */
         case OP_FIRST_OF: {
             if (first_of_seen(c, r->count_key)) {
                 free(name);
@@ -1633,7 +1847,7 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             o.row_len = 1; /* a bias: its elements are the rows permuted */
         if (t->ndim < 1) {
             rc = mf_fail(c->st, MF_ERR_FORMAT, part->path, -1, "tensor \"%s\": a scalar cannot be permuted", name);
-        } else if (permute_heads(c, permute == OP_PERMUTE_K, &heads) || add_permute(c, &o, rows, heads, name)) {
+        } else if (permute_heads(c, bid, permute == OP_PERMUTE_K, &heads) || add_permute(c, &o, rows, heads, name)) {
             rc = -1;
         }
         if (rc) {
@@ -1641,6 +1855,11 @@ static int plan_one(conv *c, const mf_model *part, const mf_tensor *t, const cha
             h2g_free_out(&o);
             return -1;
         }
+    }
+    if (qkrope && qk_split_rope(c, qkrope, &o, t, name)) {
+        free(name);
+        h2g_free_out(&o);
+        return -1;
     }
     if (swap && swap_groups(c, swap, &o, t, name)) {
         free(name);

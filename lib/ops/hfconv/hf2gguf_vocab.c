@@ -12,6 +12,7 @@
  *    template. */
 #include "ops/hfconv/bpe_encode.h"
 #include "ops/hfconv/arch.h"
+#include "ops/hfconv/mistral.h"
 #include "ops/hfconv/rwkv_vocab.h"
 #include "ops/hfconv/tiktoken.h"
 
@@ -379,7 +380,9 @@ static const char *pre_name_by_hash(const vocab *v, char hex[65])
     mf_status local = MF_STATUS_INIT;
     mf_bpe *b = mf_bpe_new(v->tj, v->tcfg, v->dir, &local);
     hex[0] = 0;
-    const char *name = b && mf_bpe_chkhsh(b, hex, &local) == 0 ? mf_bpe_pre_name_of_hash(hex) : NULL;
+    const char *name = NULL;
+    if (b && mf_bpe_chkhsh(b, hex, &local) == 0) /* the layout's converter's table */
+        name = v->o->l2026 ? mf_bpe_pre_name_of_hash_2026(hex) : mf_bpe_pre_name_of_hash(hex);
     if (!b || local.code != MF_OK)
         hex[0] = 0;
     mf_bpe_free(b);
@@ -1293,6 +1296,23 @@ static json_t *fast_added_tokens(vocab *v, const json_t *vocab_obj, int64_t *max
     return all;
 }
 
+/* The model vocabulary's ids checked (*max_id: the largest), then the
+ * fast tokenizer's added tokens (fast_added_tokens); NULL on error. */
+static json_t *vocab_and_added(vocab *v, const json_t *vocab_obj, int64_t *max_id)
+{
+    const char *k;
+    json_t *x;
+    int64_t id;
+    json_object_foreach((json_t *)vocab_obj, k, x) {
+        if (!mf_hf_json_int(x, &id) || id < 0) {
+            mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: vocab \"%s\" has no valid id", k);
+            return NULL;
+        }
+        *max_id = id > *max_id ? id : *max_id;
+    }
+    return fast_added_tokens(v, vocab_obj, max_id);
+}
+
 /* XverseModel.set_vocab: AutoTokenizer's vocab (tokenizer.json's model
  * vocabulary, the added tokens over it) read by id up to vocab_size;
  * "\x00" and <0xNN> pieces BYTE (the first written "<b'\\x00'>", Python's
@@ -1306,13 +1326,7 @@ static int set_vocab_xverse(vocab *v)
                        "is required (the converter asserts it)");
     int64_t n = v->vocab_size, max_id = -1, id;
     const char *k;
-    json_t *x;
-    json_object_foreach(vocab_obj, k, x) {
-        if (!mf_hf_json_int(x, &id) || id < 0)
-            return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json: vocab \"%s\" has no valid id", k);
-        max_id = id > max_id ? id : max_id;
-    }
-    json_t *added = fast_added_tokens(v, vocab_obj, &max_id);
+    json_t *x, *added = vocab_and_added(v, vocab_obj, &max_id);
     if (!added)
         return -1;
     if (n < 0) /* len(tokenizer.vocab) */
@@ -1375,6 +1389,142 @@ static bool is_llama_hf_tokenizer(const json_t *tj)
         return false;
     const char *dec = json_string_value(json_object_get(json_object_get(tj, "decoder"), "type"));
     return type && !strcmp(type, "BPE") && byte_fallback && dec && !strcmp(dec, "Sequence");
+}
+
+/* An id of the fast tokenizer's get_vocab(): the added token of that
+ * content, else the model vocabulary's; -1 when neither has it. */
+static int64_t fast_vocab_id(const json_t *vocab_obj, const json_t *added, const char *content)
+{
+    int64_t id = -1;
+    for (size_t i = 0; i < json_array_size(added); i++) {
+        json_t *a = json_array_get(added, i);
+        if (!strcmp(json_string_value(json_object_get(a, "content")), content))
+            mf_hf_json_int(json_object_get(a, "id"), &id); /* the dict keeps the last */
+    }
+    if (id < 0 && !mf_hf_json_int(json_object_get(vocab_obj, content), &id))
+        id = -1;
+    return id;
+}
+
+/* transformers' all_special_tokens: tokenizer_config.json's bos, eos, unk,
+ * sep, pad, cls and mask tokens that are set, then additional_special_tokens
+ * (SpecialTokensMixin); is content one of them? */
+static bool is_named_special(const vocab *v, const char *content)
+{
+    static const char *const named[] = {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
+                                        "cls_token", "mask_token"};
+    json_t *extra = json_object_get(v->tcfg, "additional_special_tokens");
+    for (size_t i = 0; i < 7 + json_array_size(extra); i++) {
+        const char *c = entry_content(i < 7 ? json_object_get(v->tcfg, named[i]) : json_array_get(extra, i - 7));
+        if (c && !strcmp(c, content))
+            return true;
+    }
+    return false;
+}
+
+/* Is id the id of a special token (all_special_ids)? */
+static bool is_special_id(const vocab *v, const json_t *vocab_obj, const json_t *added, int64_t id)
+{
+    static const char *const named[] = {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
+                                        "cls_token", "mask_token"};
+    json_t *extra = json_object_get(v->tcfg, "additional_special_tokens");
+    for (size_t i = 0; i < 7 + json_array_size(extra); i++) {
+        const char *c = entry_content(i < 7 ? json_object_get(v->tcfg, named[i]) : json_array_get(extra, i - 7));
+        if (c && fast_vocab_id(vocab_obj, added, c) == id)
+            return true;
+    }
+    return false;
+}
+
+typedef struct id_at {
+    int64_t id;
+    size_t at;
+} id_at;
+
+static int id_at_cmp(const void *a, const void *b)
+{
+    const id_at *x = a, *y = b;
+    return x->id != y->id ? (x->id < y->id ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
+}
+
+static bool is_byte_piece(const char *t, size_t n)
+{
+    return n == 6 && !strncmp(t, "<0x", 3) && t[5] == '>' && isxdigit((unsigned char)t[3]) &&
+           isxdigit((unsigned char)t[4]);
+}
+
+/* gguf-py's LlamaHfVocab (Model._set_vocab_llama_hf): the fast tokenizer's
+ * ids 0 .. vocab_size - 1 (vocab_size = the model vocabulary's count; each
+ * text from get_vocab(), an added token over a piece of its id), then the
+ * added tokens of id >= that count in id order; every score -1000; <0xNN>
+ * BYTE, a special token's id CONTROL, other pieces NORMAL, other added
+ * tokens USER_DEFINED; no padding to config.json's vocab_size; model
+ * "llama", pre "default"; SpecialVocab without merges. */
+static int set_vocab_llama_hf(vocab *v)
+{
+    json_t *vocab_obj = json_object_get(json_object_get(v->tj, "model"), "vocab");
+    if (!v->tj || !is_llama_hf_tokenizer(v->tj) || !json_is_object(vocab_obj))
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "no Llama-2-style tokenizer.json (BPE with "
+                       "byte_fallback, a Sequence decoder), which LlamaHfVocab requires");
+    size_t base = json_object_size(vocab_obj);
+    int64_t max_id = -1, id;
+    const char *k;
+    json_t *x, *added = vocab_and_added(v, vocab_obj, &max_id);
+    if (!added)
+        return -1;
+    /* the added tokens past the model vocabulary, by id (get_added_vocab() sorted) */
+    size_t n_extra = 0;
+    for (size_t i = 0; i < json_array_size(added); i++) {
+        mf_hf_json_int(json_object_get(json_array_get(added, i), "id"), &id);
+        n_extra += (uint64_t)id >= base;
+    }
+    int rc = alloc_tokens(v, base + n_extra);
+    json_object_foreach(vocab_obj, k, x) {
+        mf_hf_json_int(x, &id);
+        if (rc == 0 && (uint64_t)id < base && fast_vocab_id(vocab_obj, added, k) == id)
+            rc = set_token(v, (size_t)id, k, strlen(k));
+    }
+    for (size_t i = 0; rc == 0 && i < json_array_size(added); i++) {
+        json_t *c = json_object_get(json_array_get(added, i), "content");
+        mf_hf_json_int(json_object_get(json_array_get(added, i), "id"), &id);
+        if ((uint64_t)id < base && fast_vocab_id(vocab_obj, added, json_string_value(c)) == id)
+            rc = set_token(v, (size_t)id, json_string_value(c), json_string_length(c));
+    }
+    for (size_t i = 0; rc == 0 && i < base; i++) {
+        if (!v->text[i])
+            rc = mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer.json has no token of id %zu (below its "
+                         "vocabulary's %zu entries: LlamaHfVocab's lookup fails)", i, base);
+        else
+            v->type[i] = is_byte_piece(v->text[i], v->len[i]) ? TT_BYTE
+                         : is_special_id(v, vocab_obj, added, (int64_t)i) ? TT_CONTROL : TT_NORMAL;
+        v->score[i] = -1000.0f;
+    }
+    /* then the later ids in order; equal ids keep their file order, as sorted() does */
+    id_at *later = rc == 0 ? calloc(n_extra ? n_extra : 1, sizeof(*later)) : NULL;
+    if (rc == 0 && !later)
+        rc = mf_oom(v->st, v->dir);
+    size_t m = 0;
+    for (size_t i = 0; rc == 0 && i < json_array_size(added); i++) {
+        mf_hf_json_int(json_object_get(json_array_get(added, i), "id"), &id);
+        if ((uint64_t)id >= base)
+            later[m++] = (id_at){id, i};
+    }
+    if (rc == 0)
+        qsort(later, m, sizeof(*later), id_at_cmp);
+    for (size_t j = 0; rc == 0 && j < m; j++) {
+        json_t *c = json_object_get(json_array_get(added, later[j].at), "content");
+        rc = set_token(v, base + j, json_string_value(c), json_string_length(c));
+        v->score[base + j] = -1000.0f;
+        v->type[base + j] = is_named_special(v, json_string_value(c)) ? TT_CONTROL : TT_USER_DEFINED;
+    }
+    free(later);
+    json_decref(added);
+    if (rc)
+        return rc;
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "llama", 5);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", "default", 7);
+    add_token_arrays(v, true);
+    return add_special_vocab(v, (int64_t)v->n, false);
 }
 
 /* ------------------------------------------------ per-class variants */
@@ -1820,9 +1970,7 @@ static int set_vocab_llama(vocab *v)
     if (file_in(v, "tokenizer.model"))
         rc = set_vocab_sentencepiece(v);
     else if (v->tj && is_llama_hf_tokenizer(v->tj))
-        rc = mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1,
-                     "a Llama-2-style tokenizer.json without tokenizer.model (llama.cpp's "
-                     "LlamaHfVocab) is not converted by mfmt yet");
+        rc = set_vocab_llama_hf(v);
     else
         rc = set_vocab_gpt2(v);
     int64_t vs = v->vocab_size >= 0 ? v->vocab_size : 32000;
@@ -1869,31 +2017,41 @@ static int qwen_special_name(size_t k, char *out, size_t cap)
     return k < 3 ? snprintf(out, cap, "%s", first[k]) : snprintf(out, cap, "<|extra_%zu|>", k - 3);
 }
 
-/* The merges _set_vocab_qwen derives: for every token of two or more bytes,
- * in file order, the two parts QwenModel.bpe(ranks, token, max_rank=rank)
- * leaves, as byte-level text "A B". */
-static json_t *qwen_merges(vocab *v, const mf_tiktoken *t, const char *path)
+/* The merges derived from tiktoken ranks: for every token of two or more
+ * bytes, in file order, the parts bpe(ranks, token, max_rank=rank) leaves,
+ * as byte-level texts joined by spaces. _set_vocab_qwen asserts two parts;
+ * ChatGLMModel.set_vocab (GLM-4's remote tokenizer) allows 2 to 7. */
+static json_t *tiktoken_merges(vocab *v, const mf_tiktoken *t, const char *path, int max_parts)
 {
     json_t *m = json_array();
     char *text = NULL;
-    size_t cap = 0;
+    size_t cap = 0, *ends = NULL, ends_cap = 0;
     for (size_t i = 0; m && i < t->n; i++) {
         const mf_tt_entry *e = &t->v[i];
         if (e->n == 1)
             continue;
-        size_t first;
-        int parts = mf_tiktoken_split(t, e->bytes, e->n, e->rank, &first);
+        if (e->n > ends_cap) {
+            size_t *g = realloc(ends, e->n * sizeof(size_t));
+            if (!g) {
+                mf_oom(v->st, v->dir);
+                break;
+            }
+            ends = g;
+            ends_cap = e->n;
+        }
+        int parts = mf_tiktoken_split(t, e->bytes, e->n, e->rank, ends);
         if (parts < 0) {
             mf_oom(v->st, v->dir);
             break;
         }
-        if (parts != 2) { /* the converter's assert len(merged) == 2 */
-            mf_fail(v->st, MF_ERR_FORMAT, path, -1, "the token of rank %lld is not the merge of two tokens of "
-                    "lower rank (%d parts): not a BPE vocabulary", (long long)e->rank, parts);
+        if (parts < 2 || parts > max_parts) { /* the converter's assert on len(merged) */
+            mf_fail(v->st, MF_ERR_FORMAT, path, -1, "the token of rank %lld is not the merge of %s of lower "
+                    "rank (%d parts): not a BPE vocabulary", (long long)e->rank,
+                    max_parts == 2 ? "two tokens" : "2 to 7 tokens", parts);
             break;
         }
-        if (4 * e->n + 2 > cap) {
-            cap = 4 * e->n + 2;
+        if (4 * e->n + (size_t)parts > cap) {
+            cap = 4 * e->n + (size_t)parts;
             char *g = realloc(text, cap);
             if (!g) {
                 mf_oom(v->st, v->dir);
@@ -1901,12 +2059,17 @@ static json_t *qwen_merges(vocab *v, const mf_tiktoken *t, const char *path)
             }
             text = g;
         }
-        size_t k = mf_byte_level_text(e->bytes, first, text);
-        text[k++] = ' ';
-        k += mf_byte_level_text(e->bytes + first, e->n - first, text + k);
+        size_t k = 0, from = 0;
+        for (int p = 0; p < parts; p++) {
+            if (p)
+                text[k++] = ' ';
+            k += mf_byte_level_text(e->bytes + from, ends[p] - from, text + k);
+            from = ends[p];
+        }
         json_array_append_new(m, json_stringn(text, k));
     }
     free(text);
+    free(ends);
     if (!m || v->st->code != MF_OK) {
         json_decref(m);
         if (v->st->code == MF_OK)
@@ -1965,9 +2128,26 @@ static int qwen_tokens(vocab *v, const mf_tiktoken *t, const char *path)
     return 0;
 }
 
+/* What the tiktoken families write after their token list is built: model
+ * "gpt2", the pre-tokenizer (the arch file's, else dflt), the tokens and
+ * types, then SpecialVocab without tokenizer.json merges (sv loaded) and the
+ * derived merges (owned by sv from here, even on failure). */
+static int tiktoken_vocab_keys(vocab *v, const char *dflt, json_t *merges, special_vocab *sv)
+{
+    const char *pre = v->o->pre_fallback ? v->o->pre_fallback : dflt;
+    mf_kv_str(v->kv, "tokenizer.ggml.model", "gpt2", 4);
+    mf_kv_str(v->kv, "tokenizer.ggml.pre", pre, strlen(pre));
+    add_token_arrays(v, false);
+    int rc = special_vocab_load(sv, v, false);
+    sv->merges = merges;
+    return rc;
+}
+
 /* QwenModel._set_vocab_qwen. The pre-tokenizer's name: the arch file's, else
- * "qwen2" (Qwen v1's regex and ranks are Qwen1.5's, whose tokenizer.json
- * hashes to qwen2: assumed for the check text, mfmt runs no tiktoken). */
+ * "qwen2": the converter hashes QWenTokenizer's encoding of its check text,
+ * and over the real qwen.tiktoken that is Qwen1.5's hash, e636dc30.., qwen2
+ * (checked outside the repository with a tiktoken encoder:
+ * tests/data/arch_remote/README.md). */
 static int set_vocab_qwen(vocab *v)
 {
     char *buf = NULL, *path = NULL;
@@ -1979,18 +2159,13 @@ static int set_vocab_qwen(vocab *v)
     free(buf);
     if (rc == 0)
         rc = qwen_tokens(v, &t, path);
-    json_t *merges = rc == 0 ? qwen_merges(v, &t, path) : NULL;
+    json_t *merges = rc == 0 ? tiktoken_merges(v, &t, path, 2) : NULL;
     mf_tiktoken_free(&t);
     free(path);
     if (!merges)
         return -1;
-    const char *pre = v->o->pre_fallback ? v->o->pre_fallback : "qwen2";
-    mf_kv_str(v->kv, "tokenizer.ggml.model", "gpt2", 4);
-    mf_kv_str(v->kv, "tokenizer.ggml.pre", pre, strlen(pre));
-    add_token_arrays(v, false);
     special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7, .n_vocab = -1};
-    rc = special_vocab_load(&sv, v, false);
-    sv.merges = merges;
+    rc = tiktoken_vocab_keys(v, "qwen2", merges, &sv);
     /* bos and eos <|endoftext|> only when no special id was found; unk always
      * (SpecialVocab keeps an id set before) */
     json_t *eot = json_integer(QWEN_SPECIAL_START);
@@ -2108,13 +2283,181 @@ static int set_vocab_chatglm3(vocab *v)
     return add_special_vocab(v, (int64_t)v->n, false);
 }
 
+/* tokenizer_config.json's added_tokens_decoder (what transformers' slow
+ * class takes as added tokens): each id below padded, its content, special
+ * flag. An id among the ranks, a content that is a rank's byte-level text or
+ * another added token's, and a named special token (bos_token ..
+ * additional_special_tokens) that is none of them are refused: the
+ * converter's {**vocab, **added_vocab} would drop one of the two, or
+ * transformers would add it at a new id. */
+static int glm4_added_tokens(vocab *v, int64_t padded, const char *tc_path)
+{
+    const char *k;
+    json_t *x;
+    json_t *decoder = json_object_get(v->tcfg, "added_tokens_decoder");
+    if (!json_is_object(decoder))
+        return mf_fail(v->st, MF_ERR_FORMAT, tc_path, -1, "no added_tokens_decoder: GLM-4's special tokens "
+                       "(<|endoftext|>, <|user|>, ...) are the tokenizer's added tokens");
+    json_object_foreach(decoder, k, x) {
+        int64_t id;
+        const char *content = json_string_value(json_object_get(x, "content"));
+        if (!parse_id(k, &id) || !content)
+            return mf_fail(v->st, MF_ERR_FORMAT, tc_path, -1, "added_tokens_decoder entry \"%s\" is not an id "
+                           "with a content", k);
+        if (id >= padded) /* assert max(tokenizer.get_vocab().values()) < vocab_size */
+            return mf_fail(v->st, MF_ERR_FORMAT, tc_path, -1, "added token %lld is past config.json "
+                           "padded_vocab_size %lld", (long long)id, (long long)padded);
+        if (v->text[id]) /* the ranks are in already */
+            return mf_fail(v->st, MF_ERR_FORMAT, tc_path, -1, "added token %lld (%s) has the id of a rank of "
+                           "tokenizer.model or of another added token", (long long)id, content);
+        for (size_t i = 0; i < v->n; i++)
+            if (v->text[i] && !strcmp(v->text[i], content))
+                return mf_fail(v->st, MF_ERR_FORMAT, tc_path, -1, "added token %lld (%s): its content is "
+                               "token %zu's too", (long long)id, content, i);
+        if (set_token(v, (size_t)id, content, strlen(content)))
+            return -1;
+        v->type[id] = json_is_true(json_object_get(x, "special")) ? TT_CONTROL : TT_USER_DEFINED;
+    }
+    static const char *const named[] = {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
+                                        "cls_token", "mask_token"};
+    json_t *extra = json_object_get(v->tcfg, "additional_special_tokens");
+    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]) + json_array_size(extra); i++) {
+        json_t *e = i < 7 ? json_object_get(v->tcfg, named[i]) : json_array_get(extra, i - 7);
+        const char *content = json_is_object(e) ? json_string_value(json_object_get(e, "content"))
+                                                : json_string_value(e);
+        bool found = !content;
+        for (size_t j = 0; !found && j < v->n; j++)
+            found = v->text[j] && (v->type[j] == TT_CONTROL || v->type[j] == TT_USER_DEFINED) &&
+                    !strcmp(v->text[j], content);
+        if (!found)
+            return mf_fail(v->st, MF_ERR_UNSUPPORTED, tc_path, -1, "special token %s is not in "
+                           "added_tokens_decoder: transformers would add it at a new id, which mfmt does not "
+                           "work out", content);
+    }
+    return 0;
+}
+
+/* The ranks as byte-level text (NORMAL) at their ids. */
+static int tiktoken_rank_tokens(vocab *v, const mf_tiktoken *t)
+{
+    char *text = NULL;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < t->n; i++) {
+        const mf_tt_entry *e = &t->v[i];
+        char *g = realloc(text, 2 * e->n + 1);
+        if (!g) {
+            rc = mf_oom(v->st, v->dir);
+            break;
+        }
+        text = g;
+        rc = set_token(v, (size_t)e->rank, text, mf_byte_level_text(e->bytes, e->n, text));
+        v->type[e->rank] = TT_NORMAL;
+    }
+    free(text);
+    return rc;
+}
+
+/* ChatGLM4Tokenizer reads its file line by line with
+ * line.strip().split() into two fields and no skip: a blank line stops it
+ * (Qwen's _load_tiktoken_bpe skips them, mf_tiktoken_read too). The byte
+ * offset of the first blank line, -1 for none. */
+static long blank_line_at(const char *buf, size_t len)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && buf[i] != '\n')
+            continue;
+        if (i == len && start == len)
+            break; /* after the last newline: no line */
+        bool blank = true;
+        for (size_t k = start; k < i && blank; k++)
+            blank = buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\r' || buf[k] == '\v' || buf[k] == '\f';
+        if (blank)
+            return (long)start;
+        start = i + 1;
+    }
+    return -1;
+}
+
+/* ChatGLMModel.set_vocab for GLM-4 with its remote-code ChatGLM4Tokenizer
+ * (glm-4-9b-chat: tokenizer.model holds tiktoken ranks, no tokenizer.json),
+ * as llama.cpp's converter wrote it up to 53debe6, its last commit with this
+ * path (from 0cec062 on, c392e50 included, get_vocab_base reads
+ * tokenizer.vocab, which that slow class lacks, and the converter stops):
+ * padded_vocab_size tokens - the ranks as byte-level text (NORMAL), the
+ * added tokens (CONTROL when special, else USER_DEFINED), [PAD{i}] (UNUSED)
+ * elsewhere -, merges derived from the ranks (ChatGLMModel.bpe: 2 to 7
+ * parts), SpecialVocab without tokenizer.json, then eos and unk
+ * <|endoftext|>, eot <|user|> unless set. */
+static int set_vocab_glm4_tiktoken(vocab *v)
+{
+    const char *cls = json_string_value(json_object_get(v->tcfg, "tokenizer_class"));
+    if (!cls || strcmp(cls, "ChatGLM4Tokenizer"))
+        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "GLM-4 without tokenizer.json and tokenizer_class "
+                       "%s%s%s: mfmt reads GLM-4's ChatGLM4Tokenizer (a tiktoken tokenizer.model) or a "
+                       "tokenizer.json", cls ? "\"" : "", cls ? cls : "missing", cls ? "\"" : "");
+    int64_t padded = -1;
+    if (!mf_hf_json_int(json_object_get(v->cfg, "padded_vocab_size"), &padded) || padded < 0 || padded > (1 << 28))
+        return mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "config.json has no usable padded_vocab_size (the "
+                       "converter's GLM-4 tiktoken path reads it)");
+    char *buf = NULL, *path = NULL, *tc_path = path_in(v, "tokenizer_config.json");
+    size_t len = 0;
+    mf_tiktoken t = {0};
+    int rc = tc_path ? read_tokenizer_file(v, "tokenizer.model", &buf, &len, &path) : mf_oom(v->st, v->dir);
+    long blank = rc == 0 ? blank_line_at(buf, len) : -1;
+    if (blank >= 0)
+        rc = mf_fail(v->st, MF_ERR_FORMAT, path, blank, "a blank line: ChatGLM4Tokenizer reads every line as "
+                     "\"BASE64TOKEN RANK\" and stops on it");
+    if (rc == 0)
+        rc = mf_tiktoken_read(path, buf, len, &t, v->st);
+    free(buf);
+    if (rc == 0 && t.max_rank >= padded)
+        rc = mf_fail(v->st, MF_ERR_FORMAT, path, -1, "rank %lld is past config.json padded_vocab_size %lld",
+                     (long long)t.max_rank, (long long)padded);
+    if (rc == 0)
+        rc = alloc_tokens(v, (size_t)padded);
+    if (rc == 0)
+        rc = tiktoken_rank_tokens(v, &t);
+    if (rc == 0)
+        rc = glm4_added_tokens(v, padded, tc_path);
+    char pad[32];
+    for (size_t i = 0; rc == 0 && i < v->n; i++)
+        if (!v->text[i]) {
+            rc = set_token(v, i, pad, (size_t)snprintf(pad, sizeof(pad), "[PAD%zu]", i));
+            v->type[i] = TT_UNUSED;
+        }
+    json_t *merges = rc == 0 ? tiktoken_merges(v, &t, path, 7) : NULL;
+    mf_tiktoken_free(&t);
+    free(path);
+    free(tc_path);
+    if (!merges)
+        return -1;
+    special_vocab sv = {.types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}, .ntypes = 7, .n_vocab = -1};
+    rc = tiktoken_vocab_keys(v, "chatglm-bpe", merges, &sv);
+    static const char *const ids[][2] = {{"eos", "<|endoftext|>"}, {"eot", "<|user|>"}, {"unk", "<|endoftext|>"}};
+    for (size_t i = 0; rc == 0 && i < sizeof(ids) / sizeof(ids[0]); i++) {
+        size_t id = 0;
+        while (id < v->n && !((v->type[id] == TT_CONTROL || v->type[id] == TT_USER_DEFINED) &&
+                              !strcmp(v->text[id], ids[i][1])))
+            id++;
+        json_t *jid = id < v->n ? json_integer((json_int_t)id) : NULL;
+        rc = !jid ? mf_fail(v->st, MF_ERR_FORMAT, v->dir, -1, "tokenizer_config.json: GLM-4's added token %s is "
+                            "missing", ids[i][1])
+                  : set_special(&sv, type_index(&sv, ids[i][0]), jid, v->dir, v->st);
+        json_decref(jid);
+    }
+    if (rc == 0)
+        special_vocab_add(&sv, v->kv, true);
+    special_vocab_free(&sv);
+    return rc;
+}
+
 /* ChatGLMModel.set_vocab for GLM-4: get_vocab_base over tokenizer.json,
  * then eos and unk <|endoftext|>, eot <|user|> (each unless already set). */
 static int set_vocab_glm4(vocab *v)
 {
     if (!v->tj)
-        return mf_fail(v->st, MF_ERR_UNSUPPORTED, v->dir, -1, "GLM-4 without tokenizer.json: its remote-code "
-                       "ChatGLM4Tokenizer over a tiktoken tokenizer.model is not converted by mfmt");
+        return set_vocab_glm4_tiktoken(v);
     json_t *pj = json_object_get(v->cfg, "padded_vocab_size");
     int64_t limit = -1;
     if (!mf_hf_json_int(pj ? pj : json_object_get(v->cfg, "vocab_size"), &limit))
@@ -2220,6 +2563,10 @@ int mf_hf_vocab_keys(const char *dir, const json_t *cfg, const mf_hf_vocab_opts 
         case V_RWKV: rc = set_vocab_rwkv(&v); break;
         case V_QWEN: rc = set_vocab_qwen(&v); break;
         case V_CHATGLM: rc = set_vocab_chatglm(&v); break;
+        case V_DECI: /* the 51B's 128256 (also when config.json has none) or DeciLM-7B's */
+            rc = (vs ? v.vocab_size : 128256) == 128256 ? set_vocab_gpt2(&v) : set_vocab_llama_hf(&v);
+            break;
+        case V_MISTRAL: rc = h2g_mistral_vocab(dir, o->arch, kv, st); break;
         case V_OPENELM:
             rc = file_in(&v, "tokenizer.model") ? set_vocab_sentencepiece(&v)
                  : mf_fail(st, MF_ERR_UNSUPPORTED, dir, -1, "no tokenizer.model: llama.cpp's converter would "

@@ -137,6 +137,10 @@ static const struct {
     {"lfm2", /* ecbcb7ea, LLM_ARCH_LFM2: the per-layer tensors depend on head_count_kv[il] (not checked) */
      (const char *const[]){"context_length", "embedding_length", "block_count", "shortconv.l_cache", "attention.layer_norm_rms_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "token_embd_norm.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.attn_norm.weight", NULL}},
+    {"deci", /* LLM_ARCH_DECI (c392e509): attention tensors by the layer's head counts (none, linear
+                attn_output only, or q/k/v/output: not checked); output falls back to token_embd */
+     (const char *const[]){"context_length", "embedding_length", "block_count", "attention.layer_norm_rms_epsilon", NULL},
+     (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.ffn_norm.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
     {"cohere2", /* llm_load_hparams / llm_load_tensors, LLM_ARCH_COHERE2 */
      (const char *const[]){"context_length", "embedding_length", "block_count", "attention.sliding_window", "logit_scale", "attention.layer_norm_epsilon", NULL},
      (const char *const[]){"token_embd.weight", "output_norm.weight", "blk.{bid}.attn_norm.weight", "blk.{bid}.attn_q.weight", "blk.{bid}.attn_k.weight", "blk.{bid}.attn_v.weight", "blk.{bid}.attn_output.weight", "blk.{bid}.ffn_gate.weight", "blk.{bid}.ffn_down.weight", "blk.{bid}.ffn_up.weight", NULL}},
@@ -334,24 +338,42 @@ static size_t key_type_problems(const mf_model *m, mf_load_problem_fn fn, void *
 /* An mmproj file (general.architecture "clip") is not a model llama.cpp's
  * loader reads: libmtmd's clip loader does (tools/mtmd/clip.cpp at b10256,
  * clip_model_loader::load_hparams). The keys it reads without a default
- * for a vision encoder, and a projector type. */
+ * for a vision encoder and for an audio encoder, and a projector type
+ * (clip.projector_type, else the encoder's own). */
+static size_t clip_encoder_problems(const mf_model *m, const char *has, const char *own_type,
+                                    const char *const *keys, mf_load_problem_fn fn, void *ctx, size_t *n)
+{
+    const mf_value *h = meta(m, has);
+    if (!h || h->type != MF_V_BOOL || !h->as.b)
+        return 0;
+    const mf_value *pt = meta(m, "clip.projector_type");
+    if (!pt)
+        pt = meta(m, own_type);
+    if (!pt || pt->type != MF_V_STR)
+        report(fn, ctx, n, "mtmd's clip loader: no clip.projector_type string (unknown projector type)");
+    for (const char *const *k = keys; *k; k++)
+        if (!meta(m, *k))
+            report(fn, ctx, n, "mtmd's clip loader: key not found in model: %s", *k);
+    return 1;
+}
+
 static size_t clip_problems(const mf_model *m, mf_load_problem_fn fn, void *ctx)
 {
     static const char *const vision_keys[] = {
         "clip.vision.embedding_length", "clip.vision.attention.head_count", "clip.vision.feed_forward_length",
         "clip.vision.block_count", "clip.vision.projection_dim", "clip.vision.attention.layer_norm_epsilon",
         "clip.vision.image_size", "clip.vision.patch_size", NULL};
+    static const char *const audio_keys[] = {
+        "clip.audio.embedding_length", "clip.audio.attention.head_count", "clip.audio.feed_forward_length",
+        "clip.audio.block_count", "clip.audio.projection_dim", "clip.audio.attention.layer_norm_epsilon",
+        "clip.audio.num_mel_bins", NULL};
     size_t n = 0;
-    const mf_value *pt = meta(m, "clip.projector_type");
-    if (!pt)
-        pt = meta(m, "clip.vision.projector_type");
-    if (!pt || pt->type != MF_V_STR)
-        report(fn, ctx, &n, "mtmd's clip loader: no clip.projector_type string (unknown projector type)");
-    const mf_value *hv = meta(m, "clip.has_vision_encoder");
-    if (hv && hv->type == MF_V_BOOL && hv->as.b)
-        for (const char *const *k = vision_keys; *k; k++)
-            if (!meta(m, *k))
-                report(fn, ctx, &n, "mtmd's clip loader: key not found in model: %s", *k);
+    size_t encoders = clip_encoder_problems(m, "clip.has_vision_encoder", "clip.vision.projector_type", vision_keys,
+                                            fn, ctx, &n) +
+                      clip_encoder_problems(m, "clip.has_audio_encoder", "clip.audio.projector_type", audio_keys,
+                                            fn, ctx, &n);
+    if (!encoders) /* clip_init then makes no context: nothing to encode with */
+        report(fn, ctx, &n, "mtmd's clip loader: neither clip.has_vision_encoder nor clip.has_audio_encoder is true");
     return n;
 }
 

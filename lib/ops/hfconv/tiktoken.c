@@ -132,14 +132,21 @@ static int read_line(mf_tiktoken *t, const char *path, const char *line, size_t 
                            "non-negative integer below 2^40", lineno);
         rank = rank * 10 + (line[i] - '0');
     }
-    uint8_t *bytes = malloc((b - a) / 4 * 3 + 1);
+    char where[48];
+    snprintf(where, sizeof(where), "line %zu", lineno);
+    return mf_tiktoken_add_b64(t, line + a, b - a, rank, path, (int64_t)(off + a), where, st);
+}
+
+int mf_tiktoken_add_b64(mf_tiktoken *t, const char *b64, size_t len, int64_t rank, const char *path, int64_t err_off,
+                        const char *where, mf_status *st)
+{
+    uint8_t *bytes = malloc(len / 4 * 3 + 1);
     size_t n = 0;
     if (!bytes)
         return mf_oom(st, path);
-    if (!b64_decode(line + a, b - a, bytes, &n) || n == 0) {
+    if (!b64_decode(b64, len, bytes, &n) || n == 0) {
         free(bytes);
-        return mf_fail(st, MF_ERR_FORMAT, path, (int64_t)(off + a), "line %zu: the token is not base64 of "
-                       "one or more bytes", lineno);
+        return mf_fail(st, MF_ERR_FORMAT, path, err_off, "%s: the token is not base64 of one or more bytes", where);
     }
     if (2 * (t->n + 1) > t->cap && grow_table(t, st, path)) {
         free(bytes);
@@ -148,8 +155,8 @@ static int read_line(mf_tiktoken *t, const char *path, const char *line, size_t 
     size_t s = find_slot(t, bytes, n);
     if (t->slot[s]) {
         free(bytes);
-        return mf_fail(st, MF_ERR_FORMAT, path, (int64_t)off, "line %zu: the token of line-rank %lld again",
-                       lineno, (long long)t->v[t->slot[s] - 1].rank);
+        return mf_fail(st, MF_ERR_FORMAT, path, err_off, "%s: the token of line-rank %lld again", where,
+                       (long long)t->v[t->slot[s] - 1].rank);
     }
     t->v[t->n] = (mf_tt_entry){bytes, n, rank}; /* room: 2 (n + 1) <= cap, cap / 2 entries */
     t->slot[s] = ++t->n;
@@ -239,7 +246,7 @@ void mf_tiktoken_free(mf_tiktoken *t)
     *t = (mf_tiktoken){.max_rank = -1};
 }
 
-int mf_tiktoken_split(const mf_tiktoken *t, const uint8_t *b, size_t n, int64_t max_rank, size_t *first_len)
+int mf_tiktoken_split(const mf_tiktoken *t, const uint8_t *b, size_t n, int64_t max_rank, size_t *ends)
 {
     size_t *start = malloc((n + 1) * sizeof(size_t)); /* part k is b[start[k] .. start[k + 1]) */
     if (!start)
@@ -262,7 +269,8 @@ int mf_tiktoken_split(const mf_tiktoken *t, const uint8_t *b, size_t n, int64_t 
         memmove(start + best + 1, start + best + 2, (parts - best - 1) * sizeof(size_t));
         parts--;
     }
-    *first_len = parts ? start[1] - start[0] : 0;
+    for (size_t k = 0; k < parts; k++)
+        ends[k] = start[k + 1];
     free(start);
     return (int)(parts > (size_t)1 << 30 ? 1 << 30 : parts);
 }

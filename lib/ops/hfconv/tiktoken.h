@@ -28,15 +28,22 @@ typedef struct mf_tiktoken {
  * refuses the duplicate rank). Errors name path, byte offset and line. */
 int mf_tiktoken_read(const char *path, const char *data, size_t size, mf_tiktoken *t, mf_status *st);
 void mf_tiktoken_free(mf_tiktoken *t);
+/* One more entry: base64 text b64[0..n) of rank `rank` (tekken.json's
+ * vocabulary; its order is the caller's to check). Bad base64 or a token
+ * already there is refused, naming path, err_off (-1: none) and `where`
+ * ("line 3", "vocab[7]"). */
+int mf_tiktoken_add_b64(mf_tiktoken *t, const char *b64, size_t n, int64_t rank, const char *path, int64_t err_off,
+                        const char *where, mf_status *st);
 
 /* The rank of bytes b[0..n), -1 when no line has them. */
 int64_t mf_tiktoken_rank(const mf_tiktoken *t, const uint8_t *b, size_t n);
 
-/* convert_hf_to_gguf.py's QwenModel.bpe(ranks, token, max_rank): the
- * token's bytes merged pair by pair, lowest rank first, while the rank is
- * below max_rank. Returns the number of parts; *first_len is the first
- * part's length. -1 when out of memory. */
-int mf_tiktoken_split(const mf_tiktoken *t, const uint8_t *b, size_t n, int64_t max_rank, size_t *first_len);
+/* convert_hf_to_gguf.py's QwenModel.bpe / ChatGLMModel.bpe(ranks, token,
+ * max_rank): the token's bytes merged pair by pair, lowest rank first
+ * (leftmost of equal ones), while the rank is below max_rank. Returns the
+ * number of parts; ends (room for n entries) gets each part's end offset.
+ * -1 when out of memory. */
+int mf_tiktoken_split(const mf_tiktoken *t, const uint8_t *b, size_t n, int64_t max_rank, size_t *ends);
 
 /* GPT-2's bytes_to_unicode text of b (out: room for 2 * n bytes); its length. */
 size_t mf_byte_level_text(const uint8_t *b, size_t n, char *out);

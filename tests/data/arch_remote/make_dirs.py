@@ -125,6 +125,24 @@ def qwen(shared, out, seed=31):
     return cfg, t, files
 
 
+def chatglm_weights(rng, h, ff, hd, groups, layers, padded):
+    """ChatGLMModel's tensors (transformer.embedding / encoder.layers.N / output_layer)."""
+    t = {"transformer.embedding.word_embeddings.weight": rng.standard_normal((padded, h)),
+         "transformer.rotary_pos_emb.inv_freq": rng.random(hd // 4),
+         "transformer.encoder.final_layernorm.weight": 1 + 0.1 * rng.standard_normal(h),
+         "transformer.output_layer.weight": rng.standard_normal((padded, h))}
+    for b in range(layers):
+        p = f"transformer.encoder.layers.{b}."
+        t[p + "input_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
+        t[p + "self_attention.query_key_value.weight"] = rng.standard_normal((h + 2 * groups * hd, h))
+        t[p + "self_attention.query_key_value.bias"] = rng.standard_normal(h + 2 * groups * hd)
+        t[p + "self_attention.dense.weight"] = rng.standard_normal((h, h))
+        t[p + "post_attention_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
+        t[p + "mlp.dense_h_to_4h.weight"] = rng.standard_normal((2 * ff, h))
+        t[p + "mlp.dense_4h_to_h.weight"] = rng.standard_normal((h, ff))
+    return t
+
+
 def chatglm3(shared, out, seed=32):
     """ChatGLM3 (ChatGLMModel, chatglm3-6b's layout and _name_or_path):
     transformer.embedding.word_embeddings, encoder.layers.N.self_attention
@@ -146,19 +164,7 @@ def chatglm3(shared, out, seed=32):
            "padded_vocab_size": padded, "post_layer_norm": True, "rmsnorm": True, "seq_length": 8192,
            "use_cache": True, "torch_dtype": "float16", "transformers_version": "4.30.2",
            "tie_word_embeddings": False, "eos_token_id": 2, "pad_token_id": 0}
-    t = {"transformer.embedding.word_embeddings.weight": rng.standard_normal((padded, h)),
-         "transformer.rotary_pos_emb.inv_freq": rng.random(hd // 4),
-         "transformer.encoder.final_layernorm.weight": 1 + 0.1 * rng.standard_normal(h),
-         "transformer.output_layer.weight": rng.standard_normal((padded, h))}
-    for b in range(layers):
-        p = f"transformer.encoder.layers.{b}."
-        t[p + "input_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
-        t[p + "self_attention.query_key_value.weight"] = rng.standard_normal((h + 2 * groups * hd, h))
-        t[p + "self_attention.query_key_value.bias"] = rng.standard_normal(h + 2 * groups * hd)
-        t[p + "self_attention.dense.weight"] = rng.standard_normal((h, h))
-        t[p + "post_attention_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(h)
-        t[p + "mlp.dense_h_to_4h.weight"] = rng.standard_normal((2 * ff, h))
-        t[p + "mlp.dense_4h_to_h.weight"] = rng.standard_normal((h, ff))
+    t = chatglm_weights(rng, h, ff, hd, groups, layers, padded)
 
     def files(shared, out):
         src = os.path.join(shared, "corpus", "hf-dir", "llama-tiny", "tokenizer.model")
@@ -178,6 +184,23 @@ GLM4_SPECIALS = ["<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop
                  "<|begin_of_video|>", "<|end_of_video|>"]
 GLM4_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
               "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+
+def glm4_tokenizer_config(out, base, **extra):
+    """glm-4-9b-chat's tokenizer_config.json (its 14 specials from id base),
+    with extra keys; and convref's pre-tokenizer hint."""
+    cfg = {"added_tokens_decoder": {str(base + i): {"content": c, "lstrip": False, "normalized": False,
+                                                    "rstrip": False, "single_word": False, "special": True}
+                                    for i, c in enumerate(GLM4_SPECIALS)},
+           "clean_up_tokenization_spaces": False, "do_lower_case": False, "eos_token": "<|endoftext|>",
+           "model_max_length": 128000, "pad_token": "<|endoftext|>", "padding_side": "left",
+           "remove_space": False,
+           "chat_template": "[gMASK]<sop>{% for item in messages %}<|{{ item['role'] }}|>\n{{ item['content'] }}"
+                            "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"}
+    cfg.update(extra)
+    write_json(os.path.join(out, "tokenizer_config.json"), cfg)
+    with open(os.path.join(out, "convref-tokpre.txt"), "w") as f:
+        f.write("chatglm-bpe\n")
+
 
 
 def glm4(shared, out, seed=33):
@@ -209,17 +232,46 @@ def glm4(shared, out, seed=33):
         with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
             json.dump(tj, f, indent=2, ensure_ascii=False)
             f.write("\n")
-        write_json(os.path.join(out, "tokenizer_config.json"), {
-            "added_tokens_decoder": {str(base + i): {"content": c, "lstrip": False, "normalized": False,
-                                                     "rstrip": False, "single_word": False, "special": True}
-                                     for i, c in enumerate(GLM4_SPECIALS)},
-            "clean_up_tokenization_spaces": False, "do_lower_case": False, "eos_token": "<|endoftext|>",
-            "model_max_length": 128000, "pad_token": "<|endoftext|>", "padding_side": "left",
-            "remove_space": False, "tokenizer_class": "PreTrainedTokenizerFast",
-            "chat_template": "[gMASK]<sop>{% for item in messages %}<|{{ item['role'] }}|>\n{{ item['content'] }}"
-                             "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"})
-        with open(os.path.join(out, "convref-tokpre.txt"), "w") as f:
-            f.write("chatglm-bpe\n")
+        glm4_tokenizer_config(out, base, tokenizer_class="PreTrainedTokenizerFast")
+    return cfg, t, files
+
+
+def glm4_tiktoken(shared, out, seed=35):
+    """GLM-4 as glm-4-9b-chat ships it: the remote-code ChatGLM4Tokenizer
+    (tokenizer_config.json's auto_map, no tokenizer.json) over a tiktoken
+    tokenizer.model ("BASE64 RANK" lines) with the 14 special tokens after the
+    ranks in added_tokens_decoder. The ranks are synthetic (300: the 256 bytes,
+    concatenations of two earlier tokens that the earlier ranks merge back into
+    exactly those two, and two tokens no pair of lower rank reaches, which
+    the converter's bpe() leaves in 3 and 4 parts). One head of 128
+    (head_dim 128): llama.cpp 53debe6 writes rope.dimension_count 64
+    whatever the shape, c392e50 head_dim / 2, the same here."""
+    rng = np.random.default_rng(seed)
+    h, ff, heads, groups, layers, padded = 128, 64, 1, 1, 2, 336
+    hd = h // heads
+    cfg = chatglm3(shared, out)[0]  # chatglm3-6b's keys, then glm-4-9b-chat's values
+    cfg.update({"_name_or_path": "THUDM/glm-4-9b-chat", "ffn_hidden_size": ff, "hidden_size": h, "kv_channels": hd,
+                "layernorm_epsilon": 1.5625e-07, "multi_query_group_num": groups, "num_attention_heads": heads,
+                "num_hidden_layers": layers, "num_layers": layers, "padded_vocab_size": padded,
+                "vocab_size": padded, "rope_ratio": 500, "seq_length": 131072, "transformers_version": "4.44.0",
+                "eos_token_id": [300, 307, 308], "pad_token_id": 300})
+    cfg["auto_map"].update({"AutoModelForCausalLM": "modeling_chatglm.ChatGLMForConditionalGeneration",
+                            "AutoModelForSeq2SeqLM": "modeling_chatglm.ChatGLMForConditionalGeneration",
+                            "AutoModelForSequenceClassification": "modeling_chatglm.ChatGLMForSequenceClassification"})
+    t = chatglm_weights(rng, h, ff, hd, groups, layers, padded)
+
+    def files(shared, out):
+        ranks = tiktoken_ranks(298, seed)
+        for tok in (b"\xe4\xbd\xa0", b"\x00\x01\x02\x03"):  # no pair of them is a rank: 3 and 4 parts
+            assert tok not in ranks and all(tok[i:i + 2] not in ranks for i in range(len(tok) - 1))
+            ranks[tok] = len(ranks)
+        with open(os.path.join(out, "tokenizer.model"), "wb") as f:
+            for tok, r in ranks.items():
+                f.write(base64.b64encode(tok) + b" " + str(r).encode() + b"\n")
+        base = len(ranks)
+        glm4_tokenizer_config(out, base, tokenizer_class="ChatGLM4Tokenizer",
+                              additional_special_tokens=GLM4_SPECIALS[1:],
+                              auto_map={"AutoTokenizer": ["tokenization_chatglm.ChatGLM4Tokenizer", None]})
     return cfg, t, files
 
 
@@ -273,7 +325,8 @@ def rwkv6qwen2(shared, out, seed=34):
     return cfg, t, files
 
 
-SMALL = {"chatglm3-tiny": chatglm3, "glm4-tiny": glm4, "rwkv6qwen2-tiny": rwkv6qwen2}
+SMALL = {"chatglm3-tiny": chatglm3, "glm4-tiny": glm4, "glm4-tiktoken-tiny": glm4_tiktoken,
+         "rwkv6qwen2-tiny": rwkv6qwen2}
 LARGE = {"qwen-tiny": qwen}
 
 

@@ -77,4 +77,5 @@ def main():
             "llama4", lm_old, [("vision_model.patch_embedding.linear.weight", [8, 12]),
                                ("multi_modal_projector.linear_1.weight", [64, 8])], "llama4_text")
 
-main()
+if __name__ == "__main__":
+    main()

@@ -7,8 +7,10 @@ F16 of the same directories is byte-identical, so the test quantizes against
 its own F16). Per output: the file's SHA-256, its header's and each tensor's.
 
     make_llama_quantize_variants.py QUANTIZE_BIN F16_DIR OUT_DIR > llama_quantize_variants.json
+    make_llama_quantize_variants.py QUANTIZE_BIN F16_DIR OUT_DIR NAME... > llama_quantize_gaps.json
 
-F16_DIR holds NAME-f16.gguf for each variant. Run outside the repository.
+F16_DIR holds NAME-f16.gguf for each variant (the hybrids by default, else the
+NAMEs given: gen_gap_variants.py's, gap_variants.json). Run outside the repository.
 Standard library only."""
 import json, os, subprocess, sys
 
@@ -21,7 +23,7 @@ def main():
     qbin, f16_dir, out = sys.argv[1:4]
     info = open(os.path.join(os.path.dirname(qbin), "BUILD-INFO.txt")).read()
     outputs = {}
-    for v in VARIANTS:
+    for v in sys.argv[4:] or VARIANTS:
         src = os.path.join(f16_dir, v + "-f16.gguf")
         dst = os.path.join(out, v + "-Q4_K_M.gguf")
         subprocess.run([qbin, src, dst, "Q4_K_M", "1"], check=True, capture_output=True,
