@@ -179,6 +179,10 @@ int cli_spool_input(const char **path);
  * temporary file. cli_stdin_in_memory: whether it has been read. */
 int cli_stdin_bytes(const uint8_t **b, size_t *n, mf_status *st);
 bool cli_stdin_in_memory(void);
+/* Reading standard input into memory failed part way (past MFMT_MAX_READ,
+ * out of memory, a read error): what was read is gone, so nothing else may
+ * read the rest as if it were the whole. */
+bool cli_stdin_broken(void);
 /* msg with the spooled copy's name written "-" (in buf when it changes);
  * standard input in memory ("mem:ID/-") is "-" too. */
 const char *cli_unspooled(const char *msg, char *buf, size_t n);

@@ -141,6 +141,9 @@ static int digest_path(const char *path, mf_hash_algo algo, char hex[129], mf_st
 {
     if (strcmp(path, "-") != 0)
         return mf_hash_file(path, algo, hex, st);
+    if (cli_stdin_broken()) /* its digest would be of the rest only */
+        return mf_status_fail(st, MF_ERR_USAGE, "-: standard input could not be read whole: "
+                              "no digest of it");
     mf_hasher *h = mf_hasher_new(algo);
     if (!h)
         return mf_status_fail(st, MF_ERR_NOMEM, "-: out of memory");
@@ -200,6 +203,8 @@ static int hash_unopened(const hash_opts *o, mf_hash_algo algo, mf_status *open_
     char hex[129];
     struct stat sb;
     bool dir = stat(o->path, &sb) == 0 && S_ISDIR(sb.st_mode);
+    if (!strcmp(o->path, "-") && cli_stdin_broken())
+        return cli_report(open_st); /* why it was not read whole: no digest of a part */
     if (!dir && digest_path(o->path, algo, hex, &st) != 0) {
         rc = cli_report(&st);
     } else {

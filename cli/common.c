@@ -476,14 +476,31 @@ const char *cli_input_path(const char *path, mf_status *st)
 
 /* ---- standard input read into memory (cli_open's "-": mf_open_buffer) */
 
-#define STDIN_LIMIT ((uint64_t)4 << 30) /* what "-" may hold in memory */
 static uint8_t *stdin_buf;
 static size_t stdin_len;
 static bool stdin_read;
+static bool stdin_broken; /* reading it into memory failed part way: bytes are gone */
+
+/* The most bytes "-" may hold in memory: MFMT_MAX_READ (bytes, or with a
+ * K/M/G suffix), else the library's default for mf_open_fd. */
+static uint64_t cli_max_read(void)
+{
+    const char *v = getenv("MFMT_MAX_READ");
+    char *end;
+    errno = 0;
+    unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
+    if (!v || !*v || errno || end == v || n == 0)
+        return MF_OPEN_MAX_READ_DEFAULT;
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if ((shift && end[1]) || (!shift && *end) || n > (UINT64_MAX >> shift))
+        return MF_OPEN_MAX_READ_DEFAULT; /* not a size: the default */
+    return (uint64_t)n << shift;
+}
 
 /* Standard input, read once into memory (later calls: the same bytes). */
 int cli_stdin_bytes(const uint8_t **b, size_t *n, mf_status *st)
 {
+    const uint64_t STDIN_LIMIT = cli_max_read();
     if (!stdin_read) {
         size_t cap = 0;
         for (;;) {
@@ -494,15 +511,15 @@ int cli_stdin_bytes(const uint8_t **b, size_t *n, mf_status *st)
                 if (cap == grown) {
                     char one;
                     if (read(0, &one, 1) == 1)
-                        return mf_status_fail(st, MF_ERR_USAGE, "-: standard input holds more "
-                                              "than %llu bytes, the most mfmt reads into memory: "
-                                              "give the file's path instead",
+                        return stdin_broken = true, mf_status_fail(st, MF_ERR_USAGE, "-: standard input holds more "
+                                              "than %llu bytes, the most mfmt reads into memory "
+                                              "(MFMT_MAX_READ): give the file's path instead",
                                               (unsigned long long)STDIN_LIMIT);
                     break;
                 }
                 uint8_t *p = realloc(stdin_buf, grown);
                 if (!p)
-                    return mf_status_fail(st, MF_ERR_NOMEM, "-: out of memory reading standard input");
+                    return stdin_broken = true, mf_status_fail(st, MF_ERR_NOMEM, "-: out of memory reading standard input");
                 stdin_buf = p, cap = grown;
             }
             ssize_t k = read(0, stdin_buf + stdin_len, cap - stdin_len);
@@ -511,7 +528,7 @@ int cli_stdin_bytes(const uint8_t **b, size_t *n, mf_status *st)
             if (k < 0 && errno == EINTR)
                 continue;
             if (k < 0)
-                return mf_status_fail(st, MF_ERR_IO, "-: reading standard input failed: %s",
+                return stdin_broken = true, mf_status_fail(st, MF_ERR_IO, "-: reading standard input failed: %s",
                                       strerror(errno));
             stdin_len += (size_t)k;
         }
@@ -525,6 +542,11 @@ int cli_stdin_bytes(const uint8_t **b, size_t *n, mf_status *st)
 bool cli_stdin_in_memory(void)
 {
     return stdin_read;
+}
+
+bool cli_stdin_broken(void)
+{
+    return stdin_broken;
 }
 
 /* The length of "mem:DIGITS/" at p (mf_open_buffer's names), or 0. */

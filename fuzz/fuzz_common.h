@@ -23,21 +23,27 @@
 
 static char fuzz_dir[256];
 
-/* Removes the scratch directory and whatever inputs were written there. */
-__attribute__((unused)) static void fuzz_cleanup(void)
+/* Removes a directory and the files in it (one level). */
+__attribute__((unused)) static void fuzz_remove_dir(const char *dir)
 {
-    DIR *d = opendir(fuzz_dir);
+    DIR *d = opendir(dir);
     struct dirent *e;
-    char p[512];
+    char p[768];
     while (d && (e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        snprintf(p, sizeof(p), "%s/%s", fuzz_dir, e->d_name);
+        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
         unlink(p);
     }
     if (d)
         closedir(d);
-    rmdir(fuzz_dir);
+    rmdir(dir);
+}
+
+/* Removes the scratch directory and whatever inputs were written there. */
+__attribute__((unused)) static void fuzz_cleanup(void)
+{
+    fuzz_remove_dir(fuzz_dir);
 }
 
 /* A private directory, created once per process (tmpfs when there is one). */

@@ -278,9 +278,14 @@ typedef struct mf_open_opts {
      * none (Megatron-LM: the architecture's tensor names and the vocabulary
      * size without padding); NULL: looked for beside the checkpoint */
     const char *config;
+    /* mf_open_fd: the most bytes read into memory from a descriptor that
+     * cannot be mapped (a pipe, a socket); a longer stream fails with
+     * MF_ERR_USAGE saying so. 0: MF_OPEN_MAX_READ_DEFAULT */
+    uint64_t max_read;
 } mf_open_opts;
 
-#define MF_OPEN_OPTS_INIT {sizeof(mf_open_opts), 0, NULL}
+#define MF_OPEN_MAX_READ_DEFAULT ((uint64_t)4 << 30) /* 4 GiB */
+#define MF_OPEN_OPTS_INIT {sizeof(mf_open_opts), 0, NULL, 0}
 MF_API void mf_open_opts_init(mf_open_opts *o);
 
 /* Opens a file or directory (the format detected from its bytes). opts may
@@ -296,7 +301,9 @@ MF_API int mf_open(const char *path, const mf_open_opts *opts, mf_model **out,
  * files (ONNX external data, shard indexes, directories) fails with
  * MF_ERR_UNSUPPORTED: open those by path. `name` (NULL: "buffer") is how
  * messages and mf_model_path name it, as "mem:ID/name"; its extension is a
- * hint as a path's would be. Thread-safe. */
+ * hint as a path's would be. That name is no path: no function that takes
+ * a path resolves it to the buffer (a file named "mem:1/x" is that file),
+ * and nothing beside the buffer is looked up on disk. Thread-safe. */
 MF_API int mf_open_buffer(const void *buf, size_t len, const char *name,
                           const mf_open_opts *opts, mf_model **out, mf_status *st);
 /* Opens the one model file an open file descriptor holds, from its current
@@ -305,7 +312,8 @@ MF_API int mf_open_buffer(const void *buf, size_t len, const char *name,
  * open those bytes (same formats, same MF_ERR_UNSUPPORTED for a model that
  * spans several files). A regular file is mapped, not read, and its
  * position is left where it was; anything else (a pipe, a socket) is read
- * to its end into memory the model owns. The fd is not closed, and may be
+ * to its end into memory the model owns, at most opts->max_read bytes
+ * (MF_OPEN_MAX_READ_DEFAULT). The fd is not closed, and may be
  * closed once this returns. `name` (NULL: "fd") names it as for
  * mf_open_buffer. Thread-safe. */
 MF_API int mf_open_fd(int fd, const char *name, const mf_open_opts *opts, mf_model **out,

@@ -235,6 +235,16 @@ for c in inspect "hash --tensors"; do
   cat "$gg" | "$mfmt" $c - >/dev/null 2>&1 && [ -z "$(ls "$tmp/spool")" ] && ok ||
     bad "$c - made a copy of standard input: $(ls "$tmp/spool")"
 done
+# "-" is read into memory up to MFMT_MAX_READ (default 4 GiB), then refused
+# (an endless pipe ends the command, it does not exhaust memory)
+head -c 2048 /dev/zero | MFMT_MAX_READ=1K "$mfmt" inspect - >"$tmp/out" 2>&1
+[ $? = 2 ] && grep -q "more than 1024 bytes.*MFMT_MAX_READ" "$tmp/out" && ok ||
+  bad "inspect - past MFMT_MAX_READ: $(cat "$tmp/out")"
+(cat "$gg"; cat /dev/zero) | MFMT_MAX_READ=1M "$mfmt" hash --tensors - >"$tmp/out" 2>&1
+[ $? = 2 ] && grep -q "more than 1048576 bytes" "$tmp/out" && ok ||
+  bad "hash - of an endless pipe: $(cat "$tmp/out")"
+cat "$gg" | MFMT_MAX_READ=$(wc -c <"$gg") "$mfmt" inspect - >/dev/null 2>&1 && ok ||
+  bad "inspect - of exactly MFMT_MAX_READ bytes failed"
 # a model that spans several files cannot come from standard input
 "$mfmt" inspect - <tests/data/api/onnx/external_data/model.onnx >"$tmp/out" 2>&1
 [ $? = 1 ] && grep -q "must be given by its path" "$tmp/out" && ! grep -q "mem:" "$tmp/out" && ok ||

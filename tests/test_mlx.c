@@ -386,6 +386,21 @@ static void test_errors(void)
     expect_open_error("nobias", "\"model.layers.0.q_proj.biases\"");
     make_dir("badcfg", "{\"quantization\": {\"group_size\": 32, \"bits\": 9}}", (size_t)-1, false);
     expect_open_error("badcfg", "bits 1 to 8");
+    /* a module's own entry with a bad value is an error, not the defaults
+     * (q_proj is 4-bit, groups of 32 as the defaults: before, "bits": 99
+     * there was ignored and the open succeeded) */
+    make_dir("badmodule", "{\"quantization\": {\"group_size\": 32, \"bits\": 4, "
+                          "\"model.layers.0.k_proj\": {\"group_size\": 32, \"bits\": 3}, "
+                          "\"model.embed_tokens\": {\"group_size\": 64, \"bits\": 8}, "
+                          "\"model.layers.0.q_proj\": {\"group_size\": 32, \"bits\": 99}}}",
+             (size_t)-1, false);
+    expect_open_error("badmodule", "\"quantization\".\"model.layers.0.q_proj\": group_size and bits");
+    make_dir("badmodule2", "{\"quantization\": {\"group_size\": 32, \"bits\": 4, "
+                           "\"model.layers.0.k_proj\": {\"group_size\": 32, \"bits\": 3}, "
+                           "\"model.embed_tokens\": {\"group_size\": 64, \"bits\": 8}, "
+                           "\"model.layers.0.q_proj\": {\"group_size\": \"32\"}}}",
+             (size_t)-1, false);
+    expect_open_error("badmodule2", "\"model.layers.0.q_proj\": group_size and bits");
     mkdir(path_in("noweights", ""), 0755);
     write_text(path_in("noweights", "config.json"), config);
     expect_open_error("noweights", "no model.safetensors.index.json");

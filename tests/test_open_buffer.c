@@ -12,8 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int compared;
+
+static int count_dangerous(void *ctx, const mf_scan_report *r)
+{
+    *(int *)ctx += r->verdict == MF_VERDICT_DANGEROUS;
+    return 0;
+}
 
 static void same_as_path(const char *path)
 {
@@ -79,6 +86,116 @@ static void each_file(const char *dir)
         closedir(d);
 }
 
+/* The number in "mem:ID/name", the name mf_open_buffer gave m. */
+static unsigned long mem_id(const mf_model *m)
+{
+    const char *p = mf_model_path(m);
+    return p && strncmp(p, "mem:", 4) == 0 ? strtoul(p + 4, NULL, 10) : 0;
+}
+
+/* The tensor count of path opened from memory as `name`. */
+static size_t count_from_memory(const char *path, const char *name, unsigned flags,
+                                unsigned long *id)
+{
+    uint8_t *buf;
+    size_t len, n = 0;
+    CHECK(md_read_all(path, &buf, &len));
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    o.flags = flags;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(mf_open_buffer(buf, len, name, &o, &m, &st) == 0, "%s: %s", path, st.msg);
+    n = m ? mf_model_tensor_count(m) : 0;
+    *id = m ? mem_id(m) : 0;
+    mf_close(m);
+    mf_status_clear(&st);
+    free(buf);
+    return n;
+}
+
+/* A buffer's name is no path. A file whose path reads "mem:ID/name" while
+ * the buffer of that name is open is the file (before: the buffer); and
+ * files on disk at "mem:ID/..." are never taken as the buffer's neighbours
+ * (before: a config.json planted there turned off the packing inference
+ * of a lone pre-quantized safetensors opened from memory). */
+static void names_are_not_paths(void)
+{
+    char tmp[256], cwd[1024], dir[64], cmd[4096];
+    if (!tl_make_tmpdir(tmp, sizeof(tmp), "open-buffer-ns") || !getcwd(cwd, sizeof(cwd)))
+        return;
+    uint8_t *buf;
+    size_t len;
+    CHECK(md_read_all("tests/data/api/gguf/dtypes.gguf", &buf, &len));
+    mf_model *b = NULL, *f = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_open_buffer(buf, len, "x.gguf", NULL, &b, &st) == 0);
+    unsigned long id = b ? mem_id(b) : 0;
+    CHECK(id > 0);
+    /* a real file at the buffer's name, relative to the working folder */
+    snprintf(dir, sizeof(dir), "mem:%lu", id);
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s' && cp '%s/tests/data/api/onnx/mlp_raw_data.onnx' "
+             "'%s/%s/x.gguf'", tmp, dir, cwd, tmp, dir);
+    CHECK(system(cmd) == 0);
+    CHECK(chdir(tmp) == 0);
+    char name[96];
+    snprintf(name, sizeof(name), "%s/x.gguf", dir);
+    CHECKF(b && strcmp(mf_model_path(b), name) == 0, "buffer named %s", b ? mf_model_path(b) : "?");
+    CHECKF(mf_open(name, NULL, &f, &st) == 0, "%s: %s", name, st.msg);
+    CHECKF(f && mf_model_format(f) == MF_FMT_ONNX, "%s opened as %s, not as the ONNX file there",
+           name, f ? mf_format_name(mf_model_format(f)) : "nothing");
+    mf_close(f);
+    mf_status_clear(&st);
+    CHECK(chdir(cwd) == 0);
+    mf_close(b);
+    free(buf);
+
+    /* neighbours: the lone GPTQ file's logical tensors are inferred (no
+     * config.json beside it); a config.json planted where the next
+     * buffer's folder would be must not change that */
+    char gptq[1100];
+    snprintf(gptq, sizeof(gptq), "%s/tests/data/prequant/gptq-4bit-g32-sym/model.safetensors", cwd);
+    unsigned long next;
+    size_t want = count_from_memory(gptq, "model.safetensors", MF_OPEN_LOGICAL, &next);
+    for (unsigned long k = next + 1; k <= next + 3; k++) { /* the next ids, planted */
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s/mem:%lu' && echo '{}' > '%s/mem:%lu/config.json'",
+                 tmp, k, tmp, k);
+        CHECK(system(cmd) == 0);
+    }
+    CHECK(chdir(tmp) == 0);
+    unsigned long got_id;
+    size_t got = count_from_memory(gptq, "model.safetensors", MF_OPEN_LOGICAL, &got_id);
+    CHECK(chdir(cwd) == 0);
+    CHECKF(got_id > next && got_id <= next + 3, "buffer id %lu, planted %lu..%lu", got_id,
+           next + 1, next + 3);
+    CHECKF(got == want && want > 0, "lone GPTQ from memory: %zu tensors, %zu with a config.json "
+           "planted at mem:%lu/ on disk", want, got, got_id);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+    CHECK(system(cmd) == 0);
+}
+
+/* A model opened from memory is scanned again after its open returned
+ * (mf_model_scan names it by its "mem:ID/name", resolved in its scope). */
+static void scan_after_open(void)
+{
+    uint8_t *buf;
+    size_t len;
+    CHECK(md_read_all("tests/data/api/pickle/malicious/os_system.pkl", &buf, &len));
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECK(mf_open_buffer(buf, len, "evil.pkl", NULL, &m, &st) == 0);
+    CHECK(m && mf_model_verdict(m) == MF_VERDICT_DANGEROUS);
+    int dangerous = 0;
+    CHECKF(m && mf_model_scan(m, count_dangerous, &dangerous, &st) == 0, "%s", st.msg);
+    CHECKF(dangerous > 0, "mf_model_scan of a buffer: %d dangerous reports", dangerous);
+    mf_close(m);
+    mf_status_clear(&st);
+    free(buf);
+}
+
 int main(void)
 {
     each_file("tests/data/api");
@@ -118,5 +235,7 @@ int main(void)
     mf_status_clear(&st);
     CHECK(mf_open_buffer("", 0, "empty", NULL, &m, &st) == -1 && m == NULL);
     mf_status_clear(&st);
+    names_are_not_paths();
+    scan_after_open();
     return tl_report("open_buffer");
 }

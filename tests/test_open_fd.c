@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,8 +68,17 @@ static void *feed_pipe(void *arg)
 
 /* Opens b (n bytes, with `skip` bytes before it that the caller reads off
  * the pipe first) from a pipe fed by a thread. */
+static int open_pipe_opts(const uint8_t *b, size_t n, size_t skip, const char *name,
+                          const mf_open_opts *o, mf_model **m, mf_status *st);
+
 static int open_pipe(const uint8_t *b, size_t n, size_t skip, const char *name, mf_model **m,
                      mf_status *st)
+{
+    return open_pipe_opts(b, n, skip, name, NULL, m, st);
+}
+
+static int open_pipe_opts(const uint8_t *b, size_t n, size_t skip, const char *name,
+                          const mf_open_opts *o, mf_model **m, mf_status *st)
 {
     int p[2];
     if (pipe(p) != 0)
@@ -88,7 +98,7 @@ static int open_pipe(const uint8_t *b, size_t n, size_t skip, const char *name, 
             break;
         got += (size_t)k;
     }
-    int rc = mf_open_fd(p[0], name, NULL, m, st);
+    int rc = mf_open_fd(p[0], name, o, m, st);
     close(p[0]); /* the writer, if it is still writing, fails and stops */
     pthread_join(t, NULL);
     free(all);
@@ -268,8 +278,66 @@ static void failures(void)
     mf_status_clear(&st);
 }
 
+/* An endless stream (`cat /dev/zero | ...`): written until the reader
+ * closes its end. */
+static void *feed_forever(void *arg)
+{
+    int fd = *(int *)arg;
+    static uint8_t zeros[1 << 16];
+    uint64_t sent = 0;
+    for (;;) {
+        ssize_t k = write(fd, zeros, sizeof(zeros));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0 || (sent += (uint64_t)k) > ((uint64_t)64 << 30))
+            break; /* EPIPE once the reader gives up (or 64 GiB: it never did) */
+    }
+    close(fd);
+    return NULL;
+}
+
+/* A pipe is read into memory at most opts.max_read bytes: a stream of
+ * exactly that many opens, one byte more fails saying so, and an endless
+ * stream fails once the bound is passed instead of exhausting memory. */
+static void bounded_pipe(void)
+{
+    uint8_t *buf;
+    size_t len;
+    CHECK(md_read_all("tests/data/api/gguf/dtypes.gguf", &buf, &len));
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    CHECK(o.max_read == 0); /* 0: the default bound */
+    o.max_read = len;
+    mf_model *m = NULL;
+    mf_status st;
+    mf_status_init(&st);
+    CHECKF(open_pipe_opts(buf, len, 0, "exact.gguf", &o, &m, &st) == 0, "%s", st.msg);
+    CHECK(m && mf_model_tensor_count(m) > 3);
+    mf_close(m);
+    m = NULL;
+    o.max_read = len - 1;
+    CHECK(open_pipe_opts(buf, len, 0, "over.gguf", &o, &m, &st) == -1 && m == NULL);
+    CHECKF(st.code == MF_ERR_USAGE && strstr(st.msg, "over.gguf") &&
+               strstr(st.msg, "more than") && strstr(st.msg, "max_read"),
+           "one byte over the bound: %s", st.msg);
+    mf_status_clear(&st);
+    free(buf);
+
+    int p[2];
+    CHECK(pipe(p) == 0);
+    pthread_t t;
+    pthread_create(&t, NULL, feed_forever, &p[1]);
+    o.max_read = 1 << 20;
+    CHECK(mf_open_fd(p[0], "endless", &o, &m, &st) == -1 && m == NULL);
+    CHECKF(st.code == MF_ERR_USAGE && strstr(st.msg, "1048576"), "endless stream: %s", st.msg);
+    mf_status_clear(&st);
+    close(p[0]);
+    pthread_join(t, NULL);
+}
+
 int main(void)
 {
+    signal(SIGPIPE, SIG_IGN); /* the feeders see EPIPE when a reader stops */
     if (!mkdtemp(tmpdir)) {
         CHECKF(false, "mkdtemp: %s", strerror(errno));
         return tl_report("open_fd");
@@ -280,6 +348,7 @@ int main(void)
     CHECK(compared > 250);
     reads_after_close();
     failures();
+    bounded_pipe();
     rmdir(tmpdir);
     return tl_report("open_fd");
 }

@@ -74,6 +74,41 @@ static void refused(const char *label, const char *text, const char *want)
     mf_status_clear(&st);
 }
 
+/* A line of `n` bytes of base64 ("AAAA..." n/4*3 zero bytes, varied by
+ * the line's number so the tokens differ) and its rank. */
+static size_t put_line(char *p, size_t n, unsigned line)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    memset(p, 'A', n);
+    p[0] = b64[line % 64], p[1] = b64[line / 64 % 64], p[2] = b64[line / 4096 % 64];
+    return n + (size_t)sprintf(p + n, " %u\n", line);
+}
+
+/* Deriving a token's merges costs about its length squared (the split
+ * loop): a token past 1024 bytes is refused, and so is a file whose tokens'
+ * squared lengths pass 2^30 (before: a 1 MB token took hours). Also a
+ * lone rank near 2^30: its duplicates are found by sorting, not in a
+ * table of 2^30 bytes. */
+static void long_tokens(void)
+{
+    char *text = malloc(2u << 20);
+    size_t n = put_line(text, 1368, 0); /* 1026 bytes */
+    text[n] = 0;
+    refused("a 1026-byte token", text, "line 1: a token longer than 1024 bytes");
+    n = 0;
+    for (unsigned i = 0; i < 1100; i++) /* 1100 tokens of 1020 bytes: 1.14 x 10^9 */
+        n += put_line(text + n, 1360, i);
+    text[n] = 0;
+    refused("long tokens in sum", text, "line 1033: the tokens are too long in sum");
+    free(text);
+    mf_tiktoken t;
+    mf_status st = MF_STATUS_INIT;
+    CHECKF(read_text("YQ== 1073741823\n", &t, &st) == 0 && t.max_rank == 1073741823, "%s",
+           mf_status_message(&st, 0));
+    mf_tiktoken_free(&t);
+    mf_status_clear(&st);
+}
+
 static void bad_files(void)
 {
     refused("bad base64", "YQ== 0\nY!== 1\n", "line 2: the token is not base64");
@@ -82,8 +117,9 @@ static void bad_files(void)
     refused("no rank", "YQ==\n", "line 1: not \"BASE64TOKEN RANK\"");
     refused("negative rank", "YQ== -1\n", "line 1: the rank is not");
     refused("same token twice", "YQ== 0\nYg== 1\nYQ== 2\n", "line 3: the token of line-rank 0 again");
-    refused("same rank twice", "YQ== 0\nYg== 0\n", "rank 0 is given to two tokens");
+    refused("same rank twice", "YQ== 0\nYg== 0\n", "rank 0 is given to two tokens (lines 1 and 2)");
     refused("empty", "\n\n", "no ranks");
+    long_tokens();
 }
 
 static void write_text(const char *path, const char *text)

@@ -287,6 +287,22 @@ static void test_megatron_dist(void)
     snprintf(q, sizeof(q), "%s/iter_0000100/common.pt", p);
     CHECK(remove(q) == 0);
     expect_error(p, "common.pt", NULL);
+    /* Megatron-Core's singleton_local_shards layout (gen_megatron_singleton.py):
+     * refused by name, from common.pt's content_metadata or from a key of
+     * .metadata, never half read */
+    snprintf(p, sizeof(p), "%s/singleton", dir);
+    copy_tree(DATA "megatron/megatron_dist", p);
+    snprintf(q, sizeof(q), "cp " DATA "megatron/megatron_dist.singleton.common.pt "
+             "'%s/iter_0000100/common.pt'", p);
+    CHECK(system(q) == 0);
+    expect_error(p, "common.pt", "singleton_local_shards is True");
+    snprintf(p, sizeof(p), "%s/singleton_keys", dir);
+    copy_tree(DATA "megatron/megatron_dist", p);
+    snprintf(q, sizeof(q), "cp " DATA "megatron/megatron_dist.singleton.metadata "
+             "'%s/iter_0000100/.metadata'", p);
+    CHECK(system(q) == 0);
+    expect_error(p, "linear_fc1.weight_w\" is Megatron-Core's singleton_local_shards layout",
+                 ".metadata");
     snprintf(q, sizeof(q), "rm -rf '%s'", dir);
     CHECK(system(q) == 0);
 }

@@ -5,12 +5,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 int mf_open_read(const char *path)
 {
+    if (mf_mem_shadows(path) || mf_mem_is_source(path)) {
+        errno = ENOENT; /* beside an in-memory buffer (memfile.c): nothing */
+        return -1;
+    }
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd >= 0) {
         int fl = fcntl(fd, F_GETFL);
@@ -89,7 +94,7 @@ void mf_unmap_file(mf_file *f)
 
 bool mf_is_dir(const char *path)
 {
-    if (mf_remote_alias_of(path))
+    if (mf_remote_alias_of(path) || mf_mem_shadows(path) || mf_mem_is_source(path))
         return false;
     struct stat sb;
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
@@ -97,10 +102,21 @@ bool mf_is_dir(const char *path)
 
 bool mf_path_exists(const char *path)
 {
-    if (mf_remote_alias_of(path))
+    if (mf_remote_alias_of(path) || mf_mem_is_source(path))
         return true;
+    if (mf_mem_shadows(path))
+        return false; /* beside an in-memory buffer: never a file on disk */
     struct stat sb;
     return stat(path, &sb) == 0;
+}
+
+DIR *mf_opendir(const char *path)
+{
+    if (mf_mem_shadows(path) || mf_mem_is_source(path)) {
+        errno = ENOENT; /* the folder of an in-memory buffer: not the disk's */
+        return NULL;
+    }
+    return opendir(path);
 }
 
 char *mf_path_join(mf_arena *a, const char *dir, const char *name)

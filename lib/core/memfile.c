@@ -1,15 +1,24 @@
-/* memfile.c - a caller's buffer read as a file (mf_open_buffer): the buffer
- * is registered under a path no file has, "mem:ID/NAME", which mf_map_file
- * resolves to the buffer itself (borrowed: never copied, never unmapped).
- * Everything that reads a model by path (detection, the readers, the scan
- * at open) then works unchanged. A file beside it ("mem:ID/weights.bin",
- * what a format spanning several files would open next) is refused with
- * that reason rather than looked up on disk. mf_open_fd registers what a
- * file descriptor holds the same way, as bytes the registration owns. */
+/* memfile.c - a caller's buffer read as a file (mf_open_buffer, mf_open_fd).
+ *
+ * The bytes get a name for messages and for the readers, "mem:ID/NAME",
+ * but a name is never how they are found: there is no registry a path
+ * string is looked up in. mf_open_buffer holds the source as a handle and
+ * makes it the calling thread's memory scope (mf_mem_scope_enter) while it
+ * opens; only inside that scope do mf_map_file and the path helpers resolve
+ * the source's own name to its bytes, and treat every other path of its
+ * namespace ("mem:ID/weights.bin", a file a format spanning several files
+ * would open next) as absent rather than looking it up on disk. Outside a
+ * scope "mem:1/x" is an ordinary relative path: a file a user (or an
+ * attacker) names so is opened as the file, never confused with a buffer,
+ * and a buffer's sibling is never taken from the disk.
+ *
+ * mf_mem_register_fd reads what a file descriptor holds into a source that
+ * owns its bytes: a regular file mapped; anything else (a pipe, a socket)
+ * read to its end, at most a bound the caller gives (mf_open_opts.max_read),
+ * so `cat huge | ...` fails with a message instead of exhausting memory. */
 #include "core/core.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,71 +27,52 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct mem_source {
-    char *path;
+struct mf_mem_source {
+    char *path;      /* "mem:ID/name" */
+    size_t ns_len;   /* the length of its namespace, "mem:ID/" */
     const uint8_t *base;
     uint64_t size;
-    /* bytes the registration owns (mf_mem_register_fd): a mapping of
-     * own_len bytes at own (mapped) or a malloc'd block; NULL: borrowed */
+    /* bytes the source owns (mf_mem_register_fd): a mapping of own_len
+     * bytes at own (mapped) or a malloc'd block; NULL: borrowed */
     void *own;
     size_t own_len;
     bool mapped;
-    struct mem_source *next;
-} mem_source;
+};
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static mem_source *sources;
 static atomic_ulong next_id;
+static _Thread_local const mf_mem_source *scope; /* the buffer this thread opens */
 
 #define MEM_SCHEME "mem:"
 
-static void release(mem_source *s)
+/* A new source named "mem:ID/name"; NULL when out of memory. */
+static mf_mem_source *new_source(const char *name)
 {
-    if (s->own && s->mapped)
-        munmap(s->own, s->own_len);
-    else
-        free(s->own);
-    free(s->path);
-    free(s);
-}
-
-/* A new source (not yet listed) named "mem:ID/name"; NULL when out of
- * memory. */
-static mem_source *new_source(const char *name)
-{
-    mem_source *s = calloc(1, sizeof(*s));
+    mf_mem_source *s = calloc(1, sizeof(*s));
     unsigned long id = atomic_fetch_add(&next_id, 1) + 1;
     int n = snprintf(NULL, 0, MEM_SCHEME "%lu/%s", id, name);
-    if (!s || n < 0 || !(s->path = malloc((size_t)n + 1))) {
+    int ns = snprintf(NULL, 0, MEM_SCHEME "%lu/", id);
+    if (!s || n < 0 || ns < 0 || !(s->path = malloc((size_t)n + 1))) {
         free(s);
         return NULL;
     }
     snprintf(s->path, (size_t)n + 1, MEM_SCHEME "%lu/%s", id, name);
+    s->ns_len = (size_t)ns;
     return s;
 }
 
-static const char *add_source(mem_source *s)
+mf_mem_source *mf_mem_register(const void *buf, size_t len, const char *name)
 {
-    pthread_mutex_lock(&lock);
-    s->next = sources;
-    sources = s;
-    pthread_mutex_unlock(&lock);
-    return s->path;
-}
-
-const char *mf_mem_register(const void *buf, size_t len, const char *name)
-{
-    mem_source *s = new_source(name);
+    mf_mem_source *s = new_source(name);
     if (!s)
         return NULL;
     s->base = len ? buf : NULL;
     s->size = len;
-    return add_source(s);
+    return s;
 }
 
 /* A regular file from byte `pos` on, mapped (the mapping starts at the
  * page that holds pos). 0, or -1 with errno. */
-static int map_from(mem_source *s, int fd, uint64_t pos, uint64_t size)
+static int map_from(mf_mem_source *s, int fd, uint64_t pos, uint64_t size)
 {
     if (pos >= size)
         return 0; /* nothing after the position: an empty file */
@@ -103,20 +93,36 @@ static int map_from(mem_source *s, int fd, uint64_t pos, uint64_t size)
     return 0;
 }
 
+/* The next capacity of a block read from a stream: doubled, at most
+ * `max` + 1 (one byte past the bound tells that the stream holds more). */
+static size_t grown_capacity(size_t cap, uint64_t max)
+{
+    uint64_t limit = max < SIZE_MAX - 1 ? max + 1 : SIZE_MAX;
+    uint64_t want = cap ? (uint64_t)cap * 2 : 64 * 1024;
+    if (want < cap || want > limit) /* (a doubling that wrapped) */
+        want = limit;
+    return (size_t)want;
+}
+
 /* Anything else (a pipe, a socket, a terminal): read to its end into a
- * block that doubles. 0, or -1 with errno (ENOMEM when out of memory). */
-static int read_all(mem_source *s, int fd)
+ * block that doubles, at most `max` bytes. 0; -1 with errno (ENOMEM when
+ * out of memory, EFBIG when the stream holds more than max). */
+static int read_all(mf_mem_source *s, int fd, uint64_t max)
 {
     size_t cap = 0, n = 0;
     uint8_t *buf = NULL;
+    int err = 0;
     for (;;) {
         if (n == cap) {
-            size_t want = cap ? cap * 2 : 64 * 1024;
-            uint8_t *nb = want > cap ? realloc(buf, want) : NULL;
+            size_t want = grown_capacity(cap, max);
+            if (want <= cap) {
+                err = EFBIG; /* max + 1 bytes arrived */
+                break;
+            }
+            uint8_t *nb = realloc(buf, want);
             if (!nb) {
-                free(buf);
-                errno = ENOMEM;
-                return -1;
+                err = ENOMEM;
+                break;
             }
             buf = nb;
             cap = want;
@@ -125,14 +131,21 @@ static int read_all(mem_source *s, int fd)
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0) {
-            int e = errno;
-            free(buf);
-            errno = e;
-            return -1;
+            err = errno;
+            break;
         }
         if (k == 0)
             break;
         n += (size_t)k;
+        if (n > max) {
+            err = EFBIG;
+            break;
+        }
+    }
+    if (err) {
+        free(buf);
+        errno = err;
+        return -1;
     }
     s->own = buf;
     s->base = n ? buf : NULL;
@@ -140,7 +153,7 @@ static int read_all(mem_source *s, int fd)
     return 0;
 }
 
-const char *mf_mem_register_fd(int fd, const char *name, mf_status *st)
+mf_mem_source *mf_mem_register_fd(int fd, const char *name, uint64_t max_read, mf_status *st)
 {
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
@@ -152,74 +165,93 @@ const char *mf_mem_register_fd(int fd, const char *name, mf_status *st)
                 "file descriptor %d is a directory: open a directory by path", fd);
         return NULL;
     }
-    mem_source *s = new_source(name);
+    mf_mem_source *s = new_source(name);
     if (!s) {
         mf_oom(st, name);
         return NULL;
     }
     off_t pos = S_ISREG(sb.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
-    int rc = pos >= 0 ? map_from(s, fd, (uint64_t)pos, (uint64_t)sb.st_size) : read_all(s, fd);
+    int rc = pos >= 0 ? map_from(s, fd, (uint64_t)pos, (uint64_t)sb.st_size)
+                      : read_all(s, fd, max_read);
     if (rc != 0) {
         int e = errno;
-        release(s);
+        mf_mem_unregister(s);
         if (e == ENOMEM)
             mf_oom(st, name);
+        else if (e == EFBIG && pos < 0)
+            mf_fail(st, MF_ERR_USAGE, name, -1,
+                    "file descriptor %d: the stream holds more than %llu bytes, the most read "
+                    "into memory from a pipe or socket (mf_open_opts.max_read; the CLI's "
+                    "MFMT_MAX_READ): give the file's path or a seekable file instead",
+                    fd, (unsigned long long)max_read);
         else
             mf_fail(st, MF_ERR_IO, name, -1, "file descriptor %d: cannot %s: %s", fd,
                     pos >= 0 ? "map" : "read", strerror(e));
         return NULL;
     }
-    return add_source(s);
+    return s;
 }
 
-void mf_mem_unregister(const char *path)
+const char *mf_mem_path(const mf_mem_source *s)
 {
-    if (!path)
+    return s ? s->path : NULL;
+}
+
+void mf_mem_unregister(mf_mem_source *s)
+{
+    if (!s)
         return;
-    pthread_mutex_lock(&lock);
-    for (mem_source **p = &sources; *p; p = &(*p)->next)
-        if ((*p)->path == path) {
-            mem_source *s = *p;
-            *p = s->next;
-            release(s);
-            break;
-        }
-    pthread_mutex_unlock(&lock);
+    if (s->own && s->mapped)
+        munmap(s->own, s->own_len);
+    else
+        free(s->own);
+    free(s->path);
+    free(s);
 }
 
-/* "mem:" digits "/": the form mf_mem_register gives. */
-static bool mem_form(const char *path)
+const mf_mem_source *mf_mem_scope_enter(const mf_mem_source *s)
 {
-    if (strncmp(path, MEM_SCHEME, strlen(MEM_SCHEME)) != 0)
-        return false;
-    const char *p = path + strlen(MEM_SCHEME);
-    if (*p < '0' || *p > '9')
-        return false;
-    while (*p >= '0' && *p <= '9')
-        p++;
-    return *p == '/';
+    const mf_mem_source *prev = scope;
+    scope = s;
+    return prev;
+}
+
+void mf_mem_scope_leave(const mf_mem_source *prev)
+{
+    scope = prev;
+}
+
+/* Whether path lies in the namespace of the thread's scope: "mem:ID/..."
+ * or its folder "mem:ID" itself (what a reader listing the buffer's folder
+ * asks for). */
+static bool in_scope_namespace(const char *path)
+{
+    size_t k = scope ? scope->ns_len - 1 : 0; /* without the '/' */
+    return scope && strncmp(path, scope->path, k) == 0 && (path[k] == '/' || path[k] == 0);
+}
+
+bool mf_mem_shadows(const char *path)
+{
+    return path && in_scope_namespace(path) && strcmp(path, scope->path) != 0;
+}
+
+bool mf_mem_is_source(const char *path)
+{
+    return path && scope && strcmp(path, scope->path) == 0;
 }
 
 int mf_mem_map(const char *path, mf_file *out, mf_status *st)
 {
-    if (!mem_form(path))
-        return 0;
-    int found = 0;
-    pthread_mutex_lock(&lock);
-    for (mem_source *s = sources; s; s = s->next)
-        if (strcmp(s->path, path) == 0) {
-            memset(out, 0, sizeof(*out));
-            out->path = path;
-            out->base = s->base;
-            out->size = s->size;
-            out->borrowed = true;
-            found = 1;
-            break;
-        }
-    pthread_mutex_unlock(&lock);
-    if (!found)
+    if (!in_scope_namespace(path))
+        return 0; /* a path on disk, whatever it looks like */
+    if (strcmp(path, scope->path) != 0)
         return mf_fail(st, MF_ERR_UNSUPPORTED, path, -1,
                        "a file beside an in-memory buffer: a model that spans several files "
                        "must be opened by path");
+    memset(out, 0, sizeof(*out));
+    out->path = path;
+    out->base = scope->base;
+    out->size = scope->size;
+    out->borrowed = true;
     return 1;
 }

@@ -389,9 +389,9 @@ void mf_close(mf_model *m)
     free(m->meta);
     free(m->notes);
     mf_model *src = m->view_src_owned; /* MF_OPEN_LOGICAL: the view goes first */
-    const char *mem_path = m->mem_path;
+    mf_mem_source *mem = m->mem;
     mf_arena_free(m->arena);
     free((model_box *)m);
     mf_close(src);
-    mf_mem_unregister(mem_path); /* last: the bytes may be the registration's own */
+    mf_mem_unregister(mem); /* last: the bytes may be the source's own */
 }

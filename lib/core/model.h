@@ -5,6 +5,7 @@
 
 #include "core/base.h"
 
+#include <dirent.h>
 #include <stdio.h>
 
 /* ------------------------------------------------- the model, inside */
@@ -54,7 +55,7 @@ struct mf_model {
     struct mf_model *view_src_owned; /* MF_OPEN_LOGICAL: the raw model this view owns */
     const char *config;        /* while a reader opens: mf_open_opts.config (or NULL) */
     bool lost_note;            /* a note could not be stored (out of memory): the open fails */
-    const char *mem_path;      /* mf_open_buffer/mf_open_fd: the registration, ended by mf_close */
+    struct mf_mem_source *mem; /* mf_open_buffer/mf_open_fd: its bytes, freed by mf_close */
 };
 
 /* The file a tensor lives in (follows t->owner). */
@@ -75,18 +76,33 @@ void mf_tensor_index_free(mf_tensor_index *ix);
 /* Maps a whole file read-only (size 0 gives base NULL). */
 int mf_map_file(const char *path, mf_file *out, mf_status *st);
 void mf_unmap_file(mf_file *f);
-/* A caller's buffer as a file (memfile.c): registered under a new path
- * "mem:ID/name" (NULL when out of memory) that mf_map_file resolves to the
- * buffer until unregistered. mf_mem_map: 0 when path is not of that form,
- * 1 with *out filled, -1 (st) for an unregistered "mem:ID/" path. */
-const char *mf_mem_register(const void *buf, size_t len, const char *name);
+/* A caller's buffer as a file (memfile.c): a source named "mem:ID/name"
+ * (mf_mem_path) that is found by its handle, never by parsing a path: only
+ * while a thread has it as its scope (mf_mem_scope_enter, which returns the
+ * previous scope for mf_mem_scope_leave) does mf_map_file resolve its name
+ * to it, and do the path helpers (mf_path_exists, mf_is_dir, mf_open_read)
+ * treat every other "mem:ID/..." path of it as absent. Outside a scope such
+ * a path is an ordinary file path. mf_mem_register: NULL when out of memory;
+ * the buffer is borrowed. mf_mem_map: 0 when path is not the scope's, 1 with
+ * *out filled for its own name, -1 (st) for another file beside it. */
+typedef struct mf_mem_source mf_mem_source;
+mf_mem_source *mf_mem_register(const void *buf, size_t len, const char *name);
 /* The same for what an open file descriptor holds (mf_open_fd), owned by
- * the registration (unmapped or freed by mf_mem_unregister): a regular file
+ * the source (unmapped or freed by mf_mem_unregister): a regular file
  * mapped from its current position to its end (the position is left as
- * it was), anything else (a pipe) read to its end. NULL with st on failure. */
-const char *mf_mem_register_fd(int fd, const char *name, mf_status *st);
-void mf_mem_unregister(const char *path);
+ * it was), anything else (a pipe) read to its end, at most max_read bytes
+ * (more: MF_ERR_USAGE, saying so). NULL with st on failure. */
+mf_mem_source *mf_mem_register_fd(int fd, const char *name, uint64_t max_read, mf_status *st);
+const char *mf_mem_path(const mf_mem_source *s);
+void mf_mem_unregister(mf_mem_source *s);
+const mf_mem_source *mf_mem_scope_enter(const mf_mem_source *s);
+void mf_mem_scope_leave(const mf_mem_source *prev);
 int mf_mem_map(const char *path, mf_file *out, mf_status *st);
+/* In the scope's namespace but not the buffer itself: a file beside the
+ * buffer, which does not exist. */
+bool mf_mem_shadows(const char *path);
+/* The scope's buffer itself (a file, not a directory). */
+bool mf_mem_is_source(const char *path);
 /* Makes [p, p+n) of a mapping readable: for a remote file (remote.c) the
  * missing pages are fetched (-1, st filled, when that fails or passes the
  * byte budget); for anything else nothing to do. Call it before reading
@@ -104,6 +120,9 @@ bool mf_is_dir(const char *path);
 int mf_open_read(const char *path);
 FILE *mf_fopen_read(const char *path);
 bool mf_path_exists(const char *path);
+/* opendir(path), except the folder of an in-memory buffer in scope (NULL,
+ * ENOENT): readers list a folder through it. */
+DIR *mf_opendir(const char *path);
 /* Joins dir and name with '/', allocated in the arena. */
 char *mf_path_join(mf_arena *a, const char *dir, const char *name);
 /* The same, malloc'd (NULL: out of memory). */

@@ -105,6 +105,22 @@ int mf_open(const char *path, const mf_open_opts *opts, mf_model **out, mf_statu
     return 0;
 }
 
+/* mf_open on a source in memory: its name resolves to it only inside the
+ * scope this sets (memfile.c); the model owns the source from here on. */
+static int open_mem_source(mf_mem_source *src, const mf_open_opts *opts, mf_model **out,
+                           mf_status *st)
+{
+    const mf_mem_source *prev = mf_mem_scope_enter(src);
+    int rc = mf_open(mf_mem_path(src), opts, out, st);
+    mf_mem_scope_leave(prev);
+    if (rc) {
+        mf_mem_unregister(src);
+        return -1;
+    }
+    (*out)->mem = src; /* mf_close ends it (and frees bytes it owns) */
+    return 0;
+}
+
 int mf_open_buffer(const void *buf, size_t len, const char *name, const mf_open_opts *opts,
                    mf_model **out, mf_status *st)
 {
@@ -116,15 +132,10 @@ int mf_open_buffer(const void *buf, size_t len, const char *name, const mf_open_
         return mf_fail(st, MF_ERR_USAGE, name, -1, "mf_open_buffer: no buffer");
     if (!name || !*name)
         name = "buffer";
-    const char *path = mf_mem_register(buf, len, name);
-    if (!path)
+    mf_mem_source *src = mf_mem_register(buf, len, name);
+    if (!src)
         return mf_oom(st, name);
-    if (mf_open(path, opts, out, st)) {
-        mf_mem_unregister(path);
-        return -1;
-    }
-    (*out)->mem_path = path; /* mf_close ends the registration */
-    return 0;
+    return open_mem_source(src, opts, out, st);
 }
 
 int mf_open_fd(int fd, const char *name, const mf_open_opts *opts, mf_model **out,
@@ -138,15 +149,15 @@ int mf_open_fd(int fd, const char *name, const mf_open_opts *opts, mf_model **ou
     *out = NULL;
     if (fd < 0)
         return mf_fail(st, MF_ERR_USAGE, name, -1, "mf_open_fd: no file descriptor (%d)", fd);
-    const char *path = mf_mem_register_fd(fd, name, st);
-    if (!path)
+    mf_open_opts o;
+    mf_open_opts_init(&o);
+    if (mf_opts_copy(&o, sizeof(o), opts, "mf_open_opts", st))
         return -1;
-    if (mf_open(path, opts, out, st)) {
-        mf_mem_unregister(path);
+    uint64_t max_read = o.max_read ? o.max_read : MF_OPEN_MAX_READ_DEFAULT;
+    mf_mem_source *src = mf_mem_register_fd(fd, name, max_read, st);
+    if (!src)
         return -1;
-    }
-    (*out)->mem_path = path; /* mf_close ends the registration and frees its bytes */
-    return 0;
+    return open_mem_source(src, opts, out, st);
 }
 
 int mf_validate(const char *path, mf_status *st)
@@ -165,7 +176,10 @@ int mf_validate(const char *path, mf_status *st)
 int mf_model_scan(const mf_model *m, mf_scan_fn fn, void *user, mf_status *st)
 {
     MF_ST_GUARD(st);
-    return mf_scan_path(m->path, fn, user, st);
+    const mf_mem_source *prev = mf_mem_scope_enter(m->mem); /* (NULL: a path on disk) */
+    int rc = mf_scan_path(m->path, fn, user, st);
+    mf_mem_scope_leave(prev);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- views */

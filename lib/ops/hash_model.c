@@ -31,6 +31,7 @@ void mf_hash_result_free(mf_hash_result *r)
 
 typedef struct file_job {
     const char *path;
+    const mf_mem_source *mem; /* a model in memory: the path names it in this scope */
     mf_hash_algo algo;
     char hex[129];
     mf_status st;
@@ -40,7 +41,9 @@ typedef struct file_job {
 static void *hash_file_thread(void *arg)
 {
     file_job *j = arg;
+    const mf_mem_source *prev = mf_mem_scope_enter(j->mem);
     j->rc = mf_hash_file(j->path, j->algo, j->hex, &j->st);
+    mf_mem_scope_leave(prev);
     return NULL;
 }
 
@@ -89,7 +92,7 @@ static int hash_tensors(const mf_model *m, const mf_hash_opts *o, mf_hash_result
 static int hash_two_pass(const mf_model *m, const mf_hash_opts *o, bool whole_file,
                          mf_hash_result *r, mf_status *st)
 {
-    file_job job = {.path = m->path, .algo = o->algo};
+    file_job job = {.path = m->path, .mem = m->mem, .algo = o->algo};
     mf_status_init(&job.st);
     pthread_t th;
     bool threaded = whole_file && pthread_create(&th, NULL, hash_file_thread, &job) == 0;
@@ -136,7 +139,7 @@ int mf_hash_model(const mf_model *m, const mf_hash_opts *opts, mf_hash_result **
     }
     /* a remote file has no whole-file hash here: that would download it
      * (the Hub states an LFS file's SHA-256: mf_remote_info's linked_etag) */
-    bool whole_file = o.whole_file && !mf_is_dir(m->path) &&
+    bool whole_file = o.whole_file && (m->mem || !mf_is_dir(m->path)) &&
                       !(m->n_files && mf_source_is_remote(m->files[0].base));
     /* one read of the file when the layout allows it, else two passes */
     onepass_result op;

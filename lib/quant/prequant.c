@@ -968,8 +968,15 @@ static int check_bnb8(why_buf *w, const mf_pq *q)
 int mf_pq_check(const mf_pq *q, char *why, size_t cap)
 {
     why_buf w = {why, cap};
+    uint64_t n;
     if (q->nmat < 1 || q->rows < 1 || q->cols < 1)
         return breach(&w, &q->w, "has no elements");
+    /* shapes come from files and configs (bitsandbytes' quant_state JSON):
+     * the logical tensor's element count must be a number */
+    if (mf_mul_ovf((uint64_t)q->nmat, (uint64_t)q->rows, &n) || mf_mul_ovf(n, (uint64_t)q->cols, &n) ||
+        n > ((uint64_t)1 << 48))
+        return breach(&w, &q->w, "a logical shape [%lld, %lld, %lld] of more than 2^48 elements",
+                      (long long)q->nmat, (long long)q->rows, (long long)q->cols);
     if (q->native != MF_F32 && q->native != MF_F16 && q->native != MF_BF16)
         return breach(&w, &q->w, "dequantizes to %s, not a float type", mf_dtype_name(q->native));
     switch (q->method) {

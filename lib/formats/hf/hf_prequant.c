@@ -24,6 +24,8 @@
 #include "quant/prequant.h"
 #include "core/json_build.h"
 
+#include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -33,6 +35,7 @@ typedef struct pq_entry {
     const mf_tensor *parts[6];  /* the stored tensors folded into it */
     int nparts;
     bool ok;                    /* passed mf_pq_check */
+    bool cfg_bad;               /* its quantization settings are invalid (why) */
     char why[400];              /* else the rule it breaks */
 } pq_entry;
 
@@ -117,6 +120,178 @@ static bool json_flag(const json_t *o, const char *key, bool dflt)
 static const char *json_str(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
+}
+
+/* ------------------------------------------- the quantization config */
+
+/* quantization_config's values are checked before any is used: a value
+ * present but of the wrong type or outside what the method defines is an
+ * error naming the key, never a default or a truncated int (group_size
+ * 2^40 read through an int cast was 0, "no groups", and the scales'
+ * shape then decided the layout). Ranges: the producing projects'
+ * (AutoGPTQ/GPTQModel QuantizeConfig, AutoAWQ, transformers'
+ * FineGrainedFP8Config, compressed-tensors' QuantizationArgs, ModelOpt's
+ * hf_quant_config); what the dequantizers support is checked again per
+ * weight against its shapes (mf_pq_check: group_size divides the inputs). */
+#define MAX_GROUP (1 << 24)
+
+typedef struct cfg_check {
+    char *why;
+    size_t cap;
+    const char *where; /* "quantization_config" or a config group's "weights" path */
+} cfg_check;
+
+static int cfg_bad(cfg_check *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int cfg_bad(cfg_check *k, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(k->why, k->cap, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+#define NO_ALT LLONG_MIN
+
+/* An optional integer member in [lo, hi] (or exactly `alt`, NO_ALT: none);
+ * absent or null: fine (*out unchanged). */
+static int cfg_int(cfg_check *k, const json_t *o, const char *key, long long lo, long long hi,
+                   long long alt, long long *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return 0;
+    long long x = json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+    if (!json_is_integer(v) || ((x < lo || x > hi) && x != alt))
+        return cfg_bad(k, "%s.%s is %s%lld; it must be an integer from %lld to %lld%s", k->where,
+                       key, json_is_integer(v) ? "" : "not an integer: ",
+                       json_is_integer(v) ? x : 0LL, lo, hi, alt == NO_ALT ? "" : " (or -1)");
+    *out = x;
+    return 0;
+}
+
+static int cfg_bool(cfg_check *k, const json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    if (v && !json_is_boolean(v) && !json_is_null(v))
+        return cfg_bad(k, "%s.%s must be true or false", k->where, key);
+    return 0;
+}
+
+/* An optional string member that must be one of `allowed` (NULL-ended;
+ * compared without case when nocase). */
+static int cfg_oneof(cfg_check *k, const json_t *o, const char *key, bool nocase,
+                     const char *const *allowed)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return 0;
+    const char *s = json_string_value(v);
+    for (const char *const *a = allowed; s && *a; a++)
+        if (nocase ? !strcasecmp(s, *a) : !strcmp(s, *a))
+            return 0;
+    char list[200] = "";
+    for (const char *const *a = allowed; *a; a++)
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s\"%s\"",
+                 a == allowed ? "" : ", ", *a);
+    return cfg_bad(k, "%s.%s is %s%s%s; mfmt reads %s (another packing would be misread)",
+                   k->where, key, s ? "\"" : "not a string", s ? s : "", s ? "\"" : "", list);
+}
+
+static int check_gptq_awq_cfg(cfg_check *k, const json_t *qc, bool awq)
+{
+    static const char *const formats[] = {"gptq", "gptq_v2", NULL};
+    static const char *const versions[] = {"gemm", "gemv", NULL};
+    long long v = 0;
+    if (cfg_int(k, qc, "bits", 2, 8, NO_ALT, &v) ||
+        (awq && cfg_int(k, qc, "w_bit", 2, 8, NO_ALT, &v)) ||
+        cfg_int(k, qc, "group_size", 1, MAX_GROUP, -1, &v) ||
+        (awq && cfg_int(k, qc, "q_group_size", 1, MAX_GROUP, -1, &v)) ||
+        cfg_bool(k, qc, "sym") || cfg_bool(k, qc, "desc_act") || cfg_bool(k, qc, "zero_point"))
+        return -1;
+    return awq ? cfg_oneof(k, qc, "version", true, versions)
+               : cfg_oneof(k, qc, "checkpoint_format", false, formats);
+}
+
+static int check_fp8_cfg(cfg_check *k, const json_t *qc)
+{
+    json_t *bs = json_object_get(qc, "weight_block_size");
+    if (!bs || json_is_null(bs))
+        return 0;
+    if (!json_is_array(bs) || json_array_size(bs) != 2)
+        return cfg_bad(k, "%s.weight_block_size must be [rows, columns]", k->where);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *x = json_array_get(bs, i);
+        if (!json_is_integer(x) || json_integer_value(x) < 1 || json_integer_value(x) > MAX_GROUP)
+            return cfg_bad(k, "%s.weight_block_size[%zu] must be an integer from 1 to %d",
+                           k->where, i, MAX_GROUP);
+    }
+    return 0;
+}
+
+/* One config group's "weights" (compressed-tensors QuantizationArgs). */
+static int check_ct_weights(cfg_check *k, const json_t *w)
+{
+    static const char *const types[] = {"int", "float", NULL};
+    static const char *const strategies[] = {"tensor", "channel", "group", NULL};
+    long long bits = 8, group = 0;
+    if (!json_is_object(w))
+        return cfg_bad(k, "%s must be an object", k->where);
+    if (cfg_int(k, w, "num_bits", 1, 8, NO_ALT, &bits) ||
+        cfg_int(k, w, "group_size", 1, MAX_GROUP, NO_ALT, &group) ||
+        cfg_bool(k, w, "symmetric") || cfg_oneof(k, w, "type", false, types) ||
+        cfg_oneof(k, w, "strategy", false, strategies))
+        return -1;
+    if (bits != 2 && bits != 4 && bits != 8)
+        return cfg_bad(k, "%s.num_bits is %lld; mfmt reads 2, 4 or 8", k->where, bits);
+    const char *strategy = json_string_value(json_object_get(w, "strategy"));
+    if (strategy && !strcmp(strategy, "group") && group == 0)
+        return cfg_bad(k, "%s.strategy is \"group\" without a group_size", k->where);
+    if (strategy && strcmp(strategy, "group") && group != 0)
+        return cfg_bad(k, "%s.group_size %lld with strategy \"%s\" (groups are strategy \"group\")",
+                       k->where, group, strategy);
+    return 0;
+}
+
+static int check_ct_cfg(cfg_check *k, const json_t *qc)
+{
+    static const char *const formats[] = {"pack-quantized", "int-quantized", "float-quantized",
+                                          "naive-quantized", NULL};
+    if (cfg_oneof(k, qc, "format", false, formats))
+        return -1;
+    json_t *groups = json_object_get(qc, "config_groups");
+    if (groups && !json_is_object(groups))
+        return cfg_bad(k, "%s.config_groups must be an object", k->where);
+    const char *name, *first = NULL;
+    json_t *g, *w0 = NULL;
+    char where[300];
+    json_object_foreach(groups, name, g) {
+        json_t *w = json_object_get(g, "weights");
+        if (!w || json_is_null(w))
+            continue; /* activations only */
+        snprintf(where, sizeof(where), "%s.config_groups.%s.weights", k->where, name);
+        cfg_check sub = {k->why, k->cap, where};
+        if (check_ct_weights(&sub, w) || cfg_oneof(&sub, g, "format", false, formats))
+            return -1;
+        /* one scheme is applied to every packed weight (the groups'
+         * targets are not matched per layer): groups must agree */
+        if (w0 && !json_equal(w0, w))
+            return cfg_bad(k, "%s.config_groups \"%s\" and \"%s\" quantize weights differently: "
+                           "mixed schemes are not supported", k->where, first, name);
+        if (!w0)
+            w0 = w, first = name;
+    }
+    return 0;
+}
+
+static int check_modelopt_cfg(cfg_check *k, const json_t *qc)
+{
+    static const char *const algos[] = {"NVFP4", NULL};
+    long long g = 16;
+    if (cfg_oneof(k, qc, "quant_algo", false, algos) ||
+        cfg_int(k, qc, "group_size", 1, MAX_GROUP, NO_ALT, &g))
+        return -1;
+    return g == 16 ? 0 : cfg_bad(k, "%s.group_size is %lld; NVFP4 scales 16 values each", k->where, g);
 }
 
 /* ----------------------------------------------------------- per method */
@@ -365,9 +540,16 @@ static bool describe_bnb4(const find_ctx *c, const mf_tensor *t, pq_entry *e)
         q->rows = json_integer_value(json_array_get(shape, 0));
         q->cols = json_integer_value(json_array_get(shape, 1));
     }
-    q->blocksize = json_int(j, "blocksize", 64);
+    /* blocksize and nested_blocksize: ints, or 0 (refused by the check)
+     * when present out of range, never truncated to an int */
+    long long bs = 64, nbs = 256;
+    cfg_check k = {e->why, sizeof(e->why), qs->name};
+    if (cfg_int(&k, j, "blocksize", 1, MAX_GROUP, NO_ALT, &bs) ||
+        cfg_int(&k, j, "nested_blocksize", 1, MAX_GROUP, NO_ALT, &nbs))
+        e->cfg_bad = true;
+    q->blocksize = (int)bs;
     q->group_size = q->blocksize;
-    q->nested_blocksize = json_int(j, "nested_blocksize", 256);
+    q->nested_blocksize = (int)nbs;
     json_t *off = json_object_get(j, "nested_offset");
     q->offset = json_is_number(off) ? (float)json_number_value(off) : 0.0f;
     q->native = torch_dtype_named(json_str(j, "dtype"), c->native);
@@ -425,6 +607,20 @@ static family family_of(const json_t *qc, const char **method)
     if (!strcmp(m, "bitsandbytes"))
         return F_BNB;
     return F_NONE;
+}
+
+/* The quantization config's values (cfg_check above): 0, or -1 with why. */
+static int check_qc(family f, const json_t *qc, char *why, size_t cap)
+{
+    cfg_check k = {why, cap, "quantization_config"};
+    switch (f) {
+    case F_GPTQ: return check_gptq_awq_cfg(&k, qc, false);
+    case F_AWQ: return check_gptq_awq_cfg(&k, qc, true);
+    case F_FP8: return check_fp8_cfg(&k, qc);
+    case F_CT: return check_ct_cfg(&k, qc);
+    case F_NVFP4: return check_modelopt_cfg(&k, qc);
+    default: return 0; /* mxfp4: nothing configurable; bitsandbytes: per weight */
+    }
 }
 
 static bool describe(const find_ctx *c, family f, const mf_tensor *t, pq_entry *e, char *logical,
@@ -525,6 +721,15 @@ int mf_hf_prequant_open(mf_model *m, const json_t *cfg, bool strict, mf_status *
                       "stored; mfmt does not dequantize this method", p->method);
         return add_meta(m, p, qc, st);
     }
+    char cfg_why[380] = ""; /* fits e.why after "config.json: " */
+    if (check_qc(f, qc, cfg_why, sizeof(cfg_why))) {
+        const char *file = m->format == MF_FMT_HF_DIR ? mf_path_join(m->arena, m->path, "config.json")
+                                                      : m->path;
+        if (strict)
+            mf_breach(st, file ? file : m->path, -1, "%s", cfg_why);
+        else
+            mf_model_note(m, "config.json: %s: the packed weights cannot be read", cfg_why);
+    }
     name_index ix;
     if (index_names(m, &ix))
         return mf_oom(st, m->path);
@@ -537,7 +742,14 @@ int mf_hf_prequant_open(mf_model *m, const json_t *cfg, bool strict, mf_status *
         if (!describe(&c, f, &m->tensors[i], &e, logical, sizeof(logical)))
             continue;
         e.logical = mf_arena_strdup(m->arena, logical);
-        e.ok = mf_pq_check(&e.q, e.why, sizeof(e.why)) == 0;
+        if (cfg_why[0]) { /* reported once, above */
+            snprintf(e.why, sizeof(e.why), "config.json: %s", cfg_why);
+            e.ok = false;
+            if (!e.logical || MF_VEC_PUSH(ents, e))
+                rc = mf_oom(st, m->path);
+            continue;
+        }
+        e.ok = !e.cfg_bad && mf_pq_check(&e.q, e.why, sizeof(e.why)) == 0;
         if (!e.ok) {
             if (strict)
                 mf_breach(st, m->path, -1, "%s: %s", p->method, e.why);

@@ -48,7 +48,7 @@ static int open_weights(mf_model *m, const char *dir, unsigned flags, mf_status 
         return mf_oom(st, dir);
     if (mf_path_exists(index))
         return mf_model_open_child(m, index, flags, st) ? 0 : -1;
-    DIR *d = opendir(dir);
+    DIR *d = mf_opendir(dir);
     if (!d)
         return mf_fail(st, MF_ERR_IO, dir, -1, "cannot list the directory");
     MF_VEC(char *) names = {0};
@@ -97,15 +97,19 @@ static int read_defaults(const char *cfg_path, json_t *q, qparams *d, const char
     return 0;
 }
 
-/* A module's parameters: its own entry in "quantization", or the defaults. */
-static qparams params_for(json_t *q, const char *module, qparams dflt)
+/* A module's parameters: its own entry in "quantization", or the defaults.
+ * An entry's group_size or bits present but invalid sets *bad (before, the
+ * defaults were taken silently: the codes read with the wrong width). */
+static qparams params_for(json_t *q, const char *module, qparams dflt, bool *bad)
 {
     json_t *o = json_object_get(q, module);
+    *bad = false;
     if (json_is_false(o)) {
         dflt.quantized = false;
     } else if (json_is_object(o)) {
-        json_small_int(json_object_get(o, "group_size"), 1, 1 << 20, &dflt.group_size);
-        json_small_int(json_object_get(o, "bits"), 1, 8, &dflt.bits);
+        json_t *g = json_object_get(o, "group_size"), *b = json_object_get(o, "bits");
+        *bad = (g && json_small_int(g, 1, 1 << 20, &dflt.group_size)) ||
+               (b && json_small_int(b, 1, 8, &dflt.bits));
     }
     return dflt;
 }
@@ -240,7 +244,13 @@ static int find_triples(mf_model *m, json_t *qcfg, qparams dflt, quant_vec *out,
             continue;
         size_t bl = strlen(name) - 7;
         snprintf(module, cap, "%.*s", (int)bl, name);
-        qparams p = params_for(qcfg, module, dflt);
+        bool bad;
+        qparams p = params_for(qcfg, module, dflt, &bad);
+        if (bad) { /* its triple stays as stored */
+            mf_breach(st, m->path, -1, "config.json: \"quantization\".\"%s\": group_size and bits "
+                      "must be integers (bits 1 to 8, group_size 1 to 2^20)", module);
+            continue;
+        }
         mf_mlx_quant q = {
             .scales = &m->tensors[i],
             .weight = find_suffixed(&ix, name, bl, ".weight", buf, cap),

@@ -349,8 +349,7 @@ static bool config_beside(const char *path)
     const char *slash = strrchr(path, '/');
     char p[4096];
     snprintf(p, sizeof(p), "%.*sconfig.json", slash ? (int)(slash - path + 1) : 0, path);
-    struct stat sb;
-    return stat(p, &sb) == 0;
+    return mf_path_exists(p); /* (never the disk beside an in-memory buffer) */
 }
 
 static int open_safetensors(mf_model *m, const char *path, unsigned flags, mf_status *st)

@@ -72,7 +72,7 @@ static int put_rank(mf_model *m, char ***v, size_t *n, long r, const char *path,
 
 static int list_files(mf_model *m, const char *dir, ds_files *f, mf_status *st)
 {
-    DIR *d = opendir(dir);
+    DIR *d = mf_opendir(dir);
     if (!d)
         return mf_fail(st, MF_ERR_IO, dir, -1, "cannot list the checkpoint folder");
     struct dirent *e;

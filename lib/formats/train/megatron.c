@@ -498,7 +498,7 @@ static int add_layer(mg_ctx *c, int64_t L, mf_status *st)
 
 static int open_shards(mg_ctx *c, mf_status *st)
 {
-    DIR *d = opendir(c->iter_dir);
+    DIR *d = mf_opendir(c->iter_dir);
     if (!d)
         return mf_fail(st, MF_ERR_IO, c->iter_dir, -1, "cannot list the iteration folder");
     char *first = NULL;
@@ -1024,6 +1024,40 @@ static int use_fp32_params(mg_dist *d, size_t n0, mf_status *st)
     return rc ? rc : (int)np;
 }
 
+/* Megatron-Core's singleton_local_shards layout (the content_metadata
+ * flag in common.pt, training.py _build_sharded_state_dict_metadata): a
+ * SwiGLU fc1 is saved as two keys, KEY_w and KEY_v, each over the TP
+ * shards alone (mlp.py apply_swiglu_sharded_factory), and experts one key
+ * each, "experts.E." without an expert axis (experts.py, TEGroupedMLP /
+ * SequentialMLP sharded_state_dict). The maps below read the one-key
+ * layouts only, so the other is refused by name rather than half read. */
+static int refuse_singleton_local_shards(mg_ctx *c, const pk_obj *root, const char *common,
+                                         const char *meta, mf_status *st)
+{
+    const pk_obj *cm = tr_get(root, "content_metadata");
+    const pk_obj *flag = cm && cm->kind == PK_DICT ? tr_get(cm, "singleton_local_shards") : NULL;
+    if (flag && flag->kind == PK_BOOL && flag->u.b)
+        return mf_fail(st, MF_ERR_UNSUPPORTED, common, -1,
+                       "content_metadata.singleton_local_shards is True: Megatron-Core's per-expert "
+                       "keys and split SwiGLU keys (KEY_w, KEY_v) are not read; save with "
+                       "singleton_local_shards off or convert with Megatron-LM's own tools");
+    for (size_t i = 0; i < c->m->n_tensors; i++) {
+        const char *k = c->m->tensors[i].name;
+        size_t n = strlen(k);
+        bool wv = n > 2 && k[n - 2] == '_' && (k[n - 1] == 'w' || k[n - 1] == 'v') &&
+                  strstr(k, "linear_fc1.");
+        bool per_expert = false; /* "experts.E." anywhere ("experts.experts.E." too) */
+        for (const char *e = strstr(k, "experts."); e && !per_expert; e = strstr(e + 1, "experts."))
+            per_expert = e[8] >= '0' && e[8] <= '9';
+        if (wv || per_expert)
+            return mf_fail(st, MF_ERR_UNSUPPORTED, meta ? meta : common, -1,
+                           "key \"%s\" is Megatron-Core's singleton_local_shards layout (%s), "
+                           "which is not read", k,
+                           wv ? "a SwiGLU half saved alone" : "an expert saved alone");
+    }
+    return 0;
+}
+
 static int open_torch_dist(mg_ctx *c, const char *path, const char *tag, mf_status *st)
 {
     mf_model *m = c->m;
@@ -1039,6 +1073,8 @@ static int open_torch_dist(mg_ctx *c, const char *path, const char *tag, mf_stat
         return -1;
     mg_dist d = {.c = c};
     d.meta = mf_path_join(m->arena, c->iter_dir, ".metadata");
+    if (refuse_singleton_local_shards(c, tr_root(s), common, d.meta, st))
+        return -1;
     size_t n0 = m->n_tensors;
     int fp32 = !d.meta ? mf_oom(st, path)
                : use_fp32_params(&d, (c->flags & MF_OPEN_TRAIN_MODULE_STATES) ? 0 : n0, st);

@@ -468,7 +468,7 @@ bool tr_shape(const pk_obj *o, int *ndim, int64_t *shape)
 
 size_t tr_dir_count(const char *dir, bool (*match)(const char *name))
 {
-    DIR *d = opendir(dir);
+    DIR *d = mf_opendir(dir);
     if (!d)
         return 0;
     struct dirent *e;

@@ -148,6 +148,14 @@ static float pow2i(int q)
 
 float conv_torch_expf(float d)
 {
+    /* outside [-104, 104] (and NaN) the result is known before q is made:
+     * rintf of a NaN or of 1e30 has no int (a GGUF's A tensor is any float) */
+    if (isnan(d))
+        return d;
+    if (d < -104)
+        return 0;
+    if (d > 104)
+        return INFINITY;
     int q = (int)rintf(d * 1.442695040888963407359924681001892137426645954152985934135449406931f);
     float s = fmaf((float)q, -0.693145751953125f, d);
     s = fmaf((float)q, -1.428606765330187045e-06f, s);
@@ -158,14 +166,7 @@ float conv_torch_expf(float d)
     u = fmaf(u, s, 0.166666671633720397949219f);
     u = fmaf(u, s, 0.5f);
     u = fmaf(s * s, u, s) + 1.0f;
-    u = u * pow2i(q >> 1) * pow2i(q - (q >> 1));
-    if (d < -104)
-        u = 0;
-    if (d > 104)
-        u = INFINITY;
-    if (isnan(d))
-        u = d;
-    return u;
+    return u * pow2i(q >> 1) * pow2i(q - (q >> 1));
 }
 
 static void elementwise(const reader *r, int64_t row, float *f32, bool half);
