@@ -31,6 +31,7 @@ bool g2h_mm_reversible(conv_op op)
     switch (op) {
     case OP_SKIP: case OP_SKIP_UNLESS: case OP_RENAME: case OP_GGUF_NAME: case OP_RENUMBER:
     case OP_UNSTACK: case OP_SPLIT: case OP_PICK_ROW: case OP_ADD_ONE: case OP_PERMUTE_Q: case OP_PERMUTE_K:
+    case OP_UNSQUEEZE_LAST:
         return true;
     default:
         return false;
@@ -222,7 +223,19 @@ static bool unrenumber(const hfc *c, const conv_rule *r, char *name, size_t cap)
 /* The forward's element op on the way (what the reverse undoes). */
 typedef struct mm_undo {
     hf_rev_op op;
+    bool squeeze_last; /* OP_UNSQUEEZE_LAST undone: the trailing size-1 dimension dropped */
 } mm_undo;
+
+/* Does a rule before rules[i] rename by the same match to the same name
+ * (GLM-ASR's layer_norm and adapting.layer_norm both to ln_pre)? */
+static bool earlier_same_rename(const conv_rule *rules, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (rules[j].op == OP_RENAME && rules[j].m == rules[i].m && rules[j].with && rules[i].with &&
+            !strcmp(rules[j].with, rules[i].with))
+            return true;
+    return false;
+}
 
 /* The rules before index `upto` undone on `name` (last to first): false
  * when the forward would not have given this name (a skip takes it, a rule
@@ -235,6 +248,8 @@ static bool undo_rules(const hfc *c, size_t upto, char *name, size_t cap, mm_und
         char buf[256];
         switch (r->op) {
         case OP_RENAME:
+            if (earlier_same_rename(rules, i))
+                break; /* several sources of one name: the first rule's is taken back */
             if (rename_invertible(r) && (r->m == M_EXACT ? !strcmp(name, r->with)
                                          : r->m == M_PREFIX ? starts(name, r->with) : ends(name, r->with))) {
                 replace_at(name, r->m, r->with, r->pat, buf, sizeof(buf));
@@ -263,6 +278,10 @@ static bool undo_rules(const hfc *c, size_t upto, char *name, size_t cap, mm_und
         case OP_PERMUTE_K:
             if (rule_hits(r, name))
                 u->op = r->op == OP_PERMUTE_Q ? R_UNPERMUTE_Q : R_UNPERMUTE_K;
+            break;
+        case OP_UNSQUEEZE_LAST: /* Whisper's conv biases [c] written [c, 1]: the same values */
+            if (rule_hits(r, name))
+                u->squeeze_last = true;
             break;
         default: /* a rule that writes its own outputs: it would have taken the name */
             if (rule_hits(r, name))
@@ -323,7 +342,7 @@ static void map_preimage(const hfc *c, const char *gguf, const conv_rule *must, 
         fill_bid(conv_clip_names[i].hf, bid, suffix, cand, sizeof(cand));
         if (must && !rule_hits(must, cand))
             continue;
-        mm_undo cu = {R_PLAIN};
+        mm_undo cu = {.op = R_PLAIN};
         if (!undo_rules(c, upto, cand, sizeof(cand), &cu))
             continue;
         size_t rank = prefer_rank(l, cand);
@@ -442,7 +461,7 @@ static int plan_concat(hfc *c, const mf_tensor *t, const conv_rule *r, int64_t b
     /* the fused source: the name map's preimage the split rule takes */
     char fused[160], hf[256];
     part_name(sp->names[0], bid, suffix, fused, sizeof(fused));
-    mm_undo u = {R_PLAIN};
+    mm_undo u = {.op = R_PLAIN};
     hf[0] = 0;
     for (size_t i = 0; i < conv_n_clip_names && !hf[0]; i++) {
         /* any gguf-py name of this block the rule's pattern takes */
@@ -475,7 +494,7 @@ static int plan_stack(hfc *c, const mf_tensor *t, const conv_rule *r)
                        "entries at dimension %d", t->name, k_n, d);
     hfc_item *it;
     char hf[256] = "";
-    mm_undo u = {R_PLAIN};
+    mm_undo u = {.op = R_PLAIN};
     if (r->m == M_EXACT) {
         snprintf(hf, sizeof(hf), "%s", r->pat);
         if (!undo_rules(c, rule_index(c->mm->row, r), hf, sizeof(hf), &u))
@@ -574,7 +593,7 @@ static int plan_one(hfc *c, const mf_tensor *t)
             return plan_pick(c, t, r);
     }
     char hf[256] = "";
-    mm_undo u = {R_PLAIN};
+    mm_undo u = {.op = R_PLAIN};
     /* names the row gives outright */
     const conv_mm_layout *l = g2h_mm_layout(c->mm->hf_class);
     for (const char *const *n = l ? l->rev_names : NULL; n && *n && !hf[0]; n++) {
@@ -591,7 +610,7 @@ static int plan_one(hfc *c, const mf_tensor *t)
             continue;
         char cand[256];
         replace_at(t->name, r->m, r->with, r->pat, cand, sizeof(cand));
-        mm_undo cu = {R_PLAIN};
+        mm_undo cu = {.op = R_PLAIN};
         if (undo_rules(c, rule_index(row, r), cand, sizeof(cand), &cu)) {
             snprintf(hf, sizeof(hf), "%s", cand);
             u = cu;
@@ -603,7 +622,15 @@ static int plan_one(hfc *c, const mf_tensor *t)
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->mm->path, (int64_t)t->offset, "tensor \"%s\" has no Hugging "
                        "Face name for the %s projector (%s)", t->name, row_projector(row), c->mm->hf_class);
     hfc_item *it;
-    return add_mm_item(c, t, hf, u.op, &it);
+    if (add_mm_item(c, t, hf, u.op, &it))
+        return -1;
+    if (u.squeeze_last) {
+        if (it->out.ndim < 2 || it->out.shape[it->out.ndim - 1] != 1)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->mm->path, (int64_t)t->offset, "tensor \"%s\" should end in a "
+                           "dimension of size 1 (the converter's unsqueeze(-1) of %s)", t->name, hf);
+        it->out.ndim--;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------ values */
@@ -759,24 +786,53 @@ static bool guard_holds(const hfc *c, const char *fix)
     return false;
 }
 
+/* Does every guard of a fix hold for the class (p past them in *rest)?
+ * "?!g:" (g absent) holds: the reverse writes the checkpoint's own names,
+ * which the fix reads from, never g itself. */
+static bool guards_hold(const hfc *c, const char *fix, const char **rest)
+{
+    while (fix[0] == '?') {
+        const char *colon = strchr(fix, ':');
+        if (!colon)
+            return false;
+        if (fix[1] != '!' && !guard_holds(c, fix))
+            return false;
+        fix = colon + 1;
+    }
+    *rest = fix;
+    return true;
+}
+
 /* The config key a class reads `key` from after its `fixes` ("k=SRC" makes
- * k SRC's value): the fixes whose guard holds undone last to first. */
+ * k SRC's value; "k=SRC,k2=SRC2" several): the fixes whose guards hold
+ * undone last to first. An "aud:k" key goes through the row's afixes (its
+ * audio config's changes) and keeps its prefix. */
 static void fixed_source(const hfc *c, char *key, size_t cap)
 {
     const conv_mmproj *row = c->mm->row;
-    size_t n = count_list(row->fixes);
+    bool aud = !strncmp(key, "aud:", 4);
+    const char *const *fixes = aud ? row->afixes : row->fixes;
+    char *k = aud ? key + 4 : key;
+    size_t kcap = aud ? cap - 4 : cap;
+    size_t n = count_list(fixes);
     for (size_t i = n; i-- > 0;) {
-        const char *f = row->fixes[i];
-        if (!guard_holds(c, f))
+        const char *f;
+        if (!guards_hold(c, fixes[i], &f))
             continue;
-        if (f[0] == '?')
-            f = strchr(f, ':') + 1;
-        const char *eq = strchr(f, '=');
-        if (!eq || strlen(key) != (size_t)(eq - f) || strncmp(f, key, (size_t)(eq - f)))
-            continue;
-        size_t l = strcspn(eq + 1, "|");
-        if (eq[1] != '=' && l > 0) /* "k=|=V" (a constant) keeps k */
-            snprintf(key, cap, "%.*s", (int)l, eq + 1);
+        for (const char *a = f; *a;) { /* each assignment "k=SRC" up to a comma */
+            size_t al = strcspn(a, ",");
+            const char *eq = memchr(a, '=', al);
+            if (eq && strlen(k) == (size_t)(eq - a) && !strncmp(a, k, (size_t)(eq - a))) {
+                size_t l = strcspn(eq + 1, "|,");
+                if (eq[1] != '=' && l > 0) { /* "k=|=V" (a constant) keeps k */
+                    char src[128];
+                    snprintf(src, sizeof(src), "%.*s", (int)l, eq + 1);
+                    snprintf(k, kcap, "%s", src);
+                }
+                break;
+            }
+            a += al + (a[al] ? 1 : 0);
+        }
     }
 }
 
@@ -809,7 +865,7 @@ static void pick_source(const hfc *c, const char *src, char *out, size_t cap)
             snprintf(out, cap, "%.120s", alts[i]);
     for (size_t i = 0; i < n && !out[0]; i++)
         for (const char *const *u = usual; *u; u++)
-            if (!strcmp(alts[i], *u))
+            if (!strcmp(alts[i] + (strncmp(alts[i], "aud:", 4) ? 0 : 4), *u))
                 snprintf(out, cap, "%.120s", alts[i]);
     if (!out[0] && n)
         snprintf(out, cap, "%.120s", alts[0]);
@@ -888,6 +944,8 @@ static int put_hp(hfc *c, const conv_hp *h, int pass)
                        "%s: the two GGUFs are not one model", h->key, at ? at : key + 1);
     }
     fixed_source(c, key, sizeof(key));
+    if (!strncmp(key, "aud:", 4))
+        return put_path(mm->acfg, key + 4, j) ? 0 : -1;
     put_path(mm->vcfg, key, j);
     return 0;
 }
@@ -1023,7 +1081,8 @@ int hfc_mm_start(hfc *c, const char *path, bool alone)
     mm->vcfg = json_object();
     mm->global = json_object();
     mm->pre = json_object();
-    if (!mm->vcfg || !mm->global || !mm->pre)
+    mm->acfg = json_object();
+    if (!mm->vcfg || !mm->global || !mm->pre || !mm->acfg)
         return mf_oom(c->st, path);
     return build_configs(c);
 }
@@ -1143,6 +1202,24 @@ static int check_pick_token(hfc *c)
                                row_projector(c->mm->row));
 }
 
+/* obj's "a.b" set to v (a reference taken; objects made on the way) */
+static void set_path(json_t *obj, const char *path, json_t *v)
+{
+    char k[128];
+    snprintf(k, sizeof(k), "%s", path);
+    char *p = k;
+    for (char *dot; (dot = strchr(p, '.')) != NULL; p = dot + 1) {
+        *dot = 0;
+        json_t *o = json_object_get(obj, p);
+        if (!json_is_object(o)) {
+            o = json_object();
+            json_object_set_new(obj, p, o);
+        }
+        obj = o;
+    }
+    json_object_set(obj, p, v);
+}
+
 int hfc_mm_write_config(hfc *c)
 {
     hfc_mm *mm = c->mm;
@@ -1161,7 +1238,15 @@ int hfc_mm_write_config(hfc *c)
     const char *mt = mm->row->model_type ? mm->row->model_type : l ? l->model_type : NULL;
     if (mt)
         json_object_set_new(g, "model_type", json_string(mt));
-    json_object_set(g, "vision_config", mm->vcfg);
+    /* the vision config at the row's path (none for an audio-only class), the audio config at the
+       first of its paths (get_audio_config) */
+    if (!mm->row->no_vision)
+        set_path(g, mm->row->vision_cfg ? mm->row->vision_cfg : "vision_config", mm->vcfg);
+    if (mm->row->audio_cfg) {
+        char ap[128];
+        snprintf(ap, sizeof(ap), "%.*s", (int)strcspn(mm->row->audio_cfg, "|"), mm->row->audio_cfg);
+        set_path(g, ap, mm->acfg);
+    }
     mm->global = NULL;
     if (hfc_write_json(c, "config.json", g))
         return -1;
@@ -1177,6 +1262,7 @@ void hfc_mm_free(hfc *c)
     if (!c->mm->alone)
         mf_close(c->mm->m);
     json_decref(c->mm->vcfg);
+    json_decref(c->mm->acfg);
     json_decref(c->mm->global);
     json_decref(c->mm->pre);
     free(c->mm);

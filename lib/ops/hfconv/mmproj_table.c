@@ -999,6 +999,10 @@ const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);
 #define LM_PREFIXED LIST_OF("model.=language_model.model.", "lm_head.=language_model.lm_head.")
 #define QWEN3VL_PREFER LIST_OF(".linear_fc", "^model.visual.")
 const conv_mm_layout conv_mm_layouts[] = {
+    {.hf_class = "Qwen2_5OmniModel",
+     .not_reversible = "its checkpoint has the vision attention's q, k, v apart (the reverse writes the fused qkv "
+                       "the split rule takes), so the directory written back lists its tensors in another order "
+                       "and the forward does not give the same file; the file holds no audio tensor either"},
     {.hf_class = "LightOnOCRForConditionalGeneration",
      .not_reversible = "the directory written back lists its tensors in another order than the checkpoint's, "
                        "so the forward does not give the same file"},
