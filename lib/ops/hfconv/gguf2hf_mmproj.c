@@ -31,7 +31,7 @@ bool g2h_mm_reversible(conv_op op)
     switch (op) {
     case OP_SKIP: case OP_SKIP_UNLESS: case OP_RENAME: case OP_GGUF_NAME: case OP_RENUMBER:
     case OP_UNSTACK: case OP_SPLIT: case OP_PICK_ROW: case OP_ADD_ONE: case OP_PERMUTE_Q: case OP_PERMUTE_K:
-    case OP_UNSQUEEZE_LAST:
+    case OP_UNSQUEEZE_LAST: case OP_QK_SPLIT_ROPE:
         return true;
     default:
         return false;
@@ -278,6 +278,10 @@ static bool undo_rules(const hfc *c, size_t upto, char *name, size_t cap, mm_und
         case OP_PERMUTE_K:
             if (rule_hits(r, name))
                 u->op = r->op == OP_PERMUTE_Q ? R_UNPERMUTE_Q : R_UNPERMUTE_K;
+            break;
+        case OP_QK_SPLIT_ROPE:
+            if (rule_hits(r, name))
+                u->op = R_QK_UNROPE;
             break;
         case OP_UNSQUEEZE_LAST: /* Whisper's conv biases [c] written [c, 1]: the same values */
             if (rule_hits(r, name))
@@ -640,6 +644,29 @@ static int read_all(hfc *c, const mf_tensor *t, float **v)
     return mf_tensor_read_f32(c->mm->m, t, v, c->st);
 }
 
+/* OP_QK_SPLIT_ROPE undone: the forward's output row i came from source row
+ * i / hd * hd + conv_swap_groups_source(i % hd, hd / 4, 2, 2) in q and k
+ * (v kept); that row is given its value back. The head count is the vision
+ * config's num_attention_heads, which the reverse writes from head_count. */
+static int qk_unrope(hfc *c, const mf_tensor *t, const float *s, float *w, int64_t rows, int64_t cols,
+                     int64_t heads)
+{
+    if (t->ndim == 1) { /* a bias: each element a row */
+        cols = 1;
+        rows = t->shape[0];
+    }
+    int64_t part = rows / 3, hd = heads > 0 ? part / heads : 0;
+    if (rows % 3 || heads <= 0 || part % heads || hd % 4 || hd == 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->mm->path, (int64_t)t->offset, "tensor \"%s\": %lld rows are not "
+                       "q, k, v of %lld vision heads with a head size a multiple of 4", t->name, (long long)rows,
+                       (long long)heads);
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t src = i < 2 * part ? i / hd * hd + conv_swap_groups_source(i % hd, hd / 4, 2, 2) : i;
+        memcpy(w + src * cols, s + i * cols, sizeof(float) * (size_t)cols);
+    }
+    return 0;
+}
+
 int hfc_mm_item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
 {
     const mf_tensor *t = it->src;
@@ -690,6 +717,9 @@ int hfc_mm_item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
                              "not split into %lld vision heads", t->name, (long long)rows, (long long)heads);
             else
                 hfc_unpermute(s, w, rows, cols, heads);
+            break;
+        case R_QK_UNROPE:
+            rc = qk_unrope(c, t, s, w, rows, cols, heads);
             break;
         case R_ROW_AT: /* zero rows, then the tensor at row x */
             memcpy(w + (uint64_t)it->x * sn, s, sizeof(float) * (size_t)sn);
@@ -1006,6 +1036,39 @@ void g2h_mm_act(hfc *c, json_t *vcfg)
         put_path(vcfg, "hidden_act", json_string("silu"));
     else if (gelu && gelu->type == MF_V_BOOL && gelu->as.b)
         put_path(vcfg, "hidden_act", json_string("gelu"));
+}
+
+/* KimiK25Model's keys back (h2g_mm_kimik25_keys): init_pos_emb_* from the
+ * vision.pos_emb_* keys (written without the clip. prefix),
+ * projector_hidden_act "gelu" when use_gelu (false: the activation is not
+ * known, none written), projector_ln_eps, merge_kernel_size [f, f] and the
+ * preprocessor's in_patch_limit = max_pixels / (patch * patch) */
+void g2h_mm_kimik25_keys(hfc *c, json_t *vcfg)
+{
+    static const char *const grid[][2] = {{"vision.pos_emb_height", "init_pos_emb_height"},
+                                          {"vision.pos_emb_width", "init_pos_emb_width"},
+                                          {"vision.pos_emb_time", "init_pos_emb_time"}};
+    for (size_t i = 0; i < sizeof(grid) / sizeof(grid[0]); i++) {
+        int64_t x;
+        if (hfc_int(mf_meta_get(c->mm->m, grid[i][0]), &x))
+            put_path(vcfg, grid[i][1], json_integer(x));
+    }
+    const mf_value *gelu = mm_key(c, "use_gelu");
+    if (gelu && gelu->type == MF_V_BOOL && gelu->as.b)
+        put_path(vcfg, "projector_hidden_act", json_string("gelu"));
+    const mf_value *eps = mm_key(c, "vision.attention.layer_norm_epsilon");
+    if (eps && (eps->type == MF_V_F32 || eps->type == MF_V_F64))
+        put_path(vcfg, "projector_ln_eps", f32_json(eps->as.f));
+    int64_t f = mm_int(c, "vision.projector.scale_factor", -1);
+    if (f >= 0) {
+        json_t *mk = json_array();
+        json_array_append_new(mk, json_integer(f));
+        json_array_append_new(mk, json_integer(f));
+        put_path(vcfg, "merge_kernel_size", mk);
+    }
+    int64_t p = mm_int(c, "vision.patch_size", 0), mx = mm_int(c, "vision.image_max_pixels", -1);
+    if (p > 0 && p <= 65535 && mx >= 0 && mx % (p * p) == 0)
+        put_path(c->mm->pre, "in_patch_limit", json_integer(mx / (p * p)));
 }
 
 /* The vision config and the rest of config.json / the preprocessor's. */

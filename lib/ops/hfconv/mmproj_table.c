@@ -330,7 +330,7 @@ static const conv_calc conv_calc_mm_inverse_downsample = {"mm_inverse_downsample
 static const conv_calc conv_calc_mm_lfm2_blocks = {"mm_lfm2_blocks", h2g_mm_lfm2_blocks, NULL};
 static const conv_block conv_block_mm_act_if_known = {h2g_mm_act_if_known, NULL};
 static const conv_block conv_block_mm_act_youtuvl = {h2g_mm_act_youtuvl, NULL};
-static const conv_block conv_block_mm_kimik25 = {h2g_mm_kimik25_keys, NULL};
+static const conv_block conv_block_mm_kimik25 = {h2g_mm_kimik25_keys, g2h_mm_kimik25_keys};
 #define CALC(key, type, name, flags) {key, type, NULL, flags, &conv_calc_##name, NULL}
 #define BLOCK(name) {"@@" #name, 0, NULL, 0, NULL, &conv_block_##name}
 #define END {NULL, 0, NULL, 0, NULL, NULL}
@@ -999,6 +999,12 @@ const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);
 #define LM_PREFIXED LIST_OF("model.=language_model.model.", "lm_head.=language_model.lm_head.")
 #define QWEN3VL_PREFER LIST_OF(".linear_fc", "^model.visual.")
 const conv_mm_layout conv_mm_layouts[] = {
+    /* KimiK25Model: its own tower names over gguf-py's others; the projector's proj.0 / proj.2 (renamed
+       by a substring) given outright */
+    {.hf_class = "KimiK25ForConditionalGeneration", .model_type = "kimi_k25",
+     .rev_prefer = LIST_OF("^vision_tower.encoder.", "^vision_tower.patch_embed.", "^mm_projector."),
+     .rev_names = LIST_OF("mm.1.weight=mm_projector.proj.0.weight", "mm.1.bias=mm_projector.proj.0.bias",
+                          "mm.2.weight=mm_projector.proj.2.weight", "mm.2.bias=mm_projector.proj.2.bias")},
     {.hf_class = "Qwen2_5OmniModel",
      .not_reversible = "its checkpoint has the vision attention's q, k, v apart (the reverse writes the fused qkv "
                        "the split rule takes), so the directory written back lists its tensors in another order "
