@@ -75,7 +75,10 @@ static void tables(void)
                                        /* the Whisper-style audio encoders (OP_UNSQUEEZE_LAST's squeeze) */
                                        "Qwen2AudioForConditionalGeneration", "UltravoxModel",
                                        "VoxtralForConditionalGeneration", "AudioFlamingo3ForConditionalGeneration",
-                                       "GlmasrModel", "KimiK25ForConditionalGeneration", NULL};
+                                       "GlmasrModel", "KimiK25ForConditionalGeneration",
+                                       /* the key blocks' inverses (the activation) */
+                                       "Glm4vForConditionalGeneration", "YoutuVLForConditionalGeneration",
+                                       "JanusForConditionalGeneration", NULL};
     for (const char *const *k = must; *k; k++)
         for (size_t i = 0; i < conv_n_mmprojs; i++)
             for (const char *const *c = conv_mmprojs[i].a.classes; *c; c++)
@@ -181,7 +184,9 @@ static void against_original(const char *orig, const char *rev, const char *fam,
     for (size_t i = 0; a && b && i < a->n_tensors; i++) { /* every vision tensor came back */
         const char *name = a->tensors[i].name;
         bool text = strstr(name, "embed_tokens") || !strncmp(name, "lm_head.", 8) || !strncmp(name, "mtp.", 4) ||
-                    !strncmp(name, "audio_encoder.proj.", 19); /* GLM-ASR's: the converter drops it */
+                    !strncmp(name, "audio_encoder.proj.", 19) || /* GLM-ASR's: the converter drops it */
+                    !strncmp(name, "model.norm.", 11) ||          /* Youtu-VL's text model */
+                    !strncmp(name, "model.generation_head.", 22) || !strncmp(name, "model.vqmodel.", 14); /* Janus */
         CHECKF(text || mf_tensor_find(b, name), "%s: the original's %s did not come back", fam, name);
     }
     printf("  %-18s %zu tensors as the original directory's (%zu equal values, %zu within the lossy op's rounding)\n",
@@ -277,7 +282,11 @@ static void alone(const char *tmp, const char *data, int min_total)
                !ok ? "DIFFERS" : r ? "the same bytes (mfmt; the converter's too)" : "the same bytes (mfmt)");
         /* the HF names and values as the original's: the recorded families, the audio ones and those
            below (PaddleOCR-VL's names come back as SigLIP's visual.* ones: not compared) */
-        bool same_names = r || !recorded || !strcmp(d, "kimik25-tiny") || !strcmp(d, "cogvlm-tiny");
+        static const char *const compared[] = {"kimik25-tiny", "cogvlm-tiny", "glm4v-tiny", "glm45v-tiny",
+                                               "youtuvl-tiny", "janus-pro-tiny", NULL};
+        bool same_names = r || !recorded;
+        for (const char *const *x = compared; *x && d; x++)
+            same_names |= !strcmp(d, *x);
         if (rc == 0 && !strcmp(t, "f32") && same_names)
             against_original(src, hf, d, recorded);
         unlink(g1);

@@ -475,10 +475,12 @@ int h2g_mm_kimik25_keys(struct conv *c);
 #define MF_MM_ABSENT INT64_MIN
 void g2h_mm_gemma3_scale(struct hfc *c, json_t *vcfg, int64_t x);
 void g2h_mm_inverse_ratio(struct hfc *c, json_t *vcfg, int64_t x);
+void g2h_mm_inverse_downsample(struct hfc *c, json_t *vcfg, int64_t x);
 void g2h_mm_wa_pattern(struct hfc *c, json_t *vcfg, int64_t x);
 void g2h_mm_deepstack_layers(struct hfc *c, json_t *vcfg, int64_t x);
 void g2h_mm_act(struct hfc *c, json_t *vcfg);
 void g2h_mm_kimik25_keys(struct hfc *c, json_t *vcfg);
+void g2h_mm_act_youtuvl(struct hfc *c, json_t *vcfg);
 extern const conv_mmproj conv_mmprojs[];
 extern const size_t conv_n_mmprojs;
 extern const conv_name_row conv_clip_names[];

@@ -226,6 +226,17 @@ typedef struct mm_undo {
     bool squeeze_last; /* OP_UNSQUEEZE_LAST undone: the trailing size-1 dimension dropped */
 } mm_undo;
 
+/* Does the class's layout prefer names starting with `prefix` as they are
+ * (a rev_prefer entry "^prefix")? A prefix rename to it is then not undone. */
+static bool layout_keeps(const hfc *c, const char *prefix)
+{
+    const conv_mm_layout *l = g2h_mm_layout(c->mm->hf_class);
+    for (const char *const *p = l ? l->rev_prefer : NULL; p && *p; p++)
+        if ((*p)[0] == '^' && !strcmp(*p + 1, prefix))
+            return true;
+    return false;
+}
+
 /* Does a rule before rules[i] rename by the same match to the same name
  * (GLM-ASR's layer_norm and adapting.layer_norm both to ln_pre)? */
 static bool earlier_same_rename(const conv_rule *rules, size_t i)
@@ -253,6 +264,8 @@ static bool undo_rules(const hfc *c, size_t upto, char *name, size_t cap, mm_und
             if (rename_invertible(r) && (r->m == M_EXACT ? !strcmp(name, r->with)
                                          : r->m == M_PREFIX ? starts(name, r->with) : ends(name, r->with))) {
                 replace_at(name, r->m, r->with, r->pat, buf, sizeof(buf));
+                if (r->m == M_PREFIX && !rule_hits(r, name) && layout_keeps(c, r->with))
+                    break; /* the class's checkpoint has the renamed form itself (Janus's model.aligner.) */
                 snprintf(name, cap, "%s", buf);
             } else if (rule_hits(r, name)) {
                 return false; /* the forward would have renamed it */
@@ -1004,6 +1017,15 @@ void g2h_mm_inverse_ratio(hfc *c, json_t *vcfg, int64_t x)
         put_path(vcfg, "pixel_shuffle_ratio", f32_json(1.0 / (double)x));
 }
 
+/* InternVisionModel: the top-level downsample_ratio = 1 / x (kept in
+ * mm->global until config.json is put together) */
+void g2h_mm_inverse_downsample(hfc *c, json_t *vcfg, int64_t x)
+{
+    (void)vcfg;
+    if (x > 0)
+        put_path(c->mm->global, "downsample_ratio", f32_json(1.0 / (double)x));
+}
+
 /* Qwen2.5-VL: fullatt_block_indexes every x layers (x - 1, 2x - 1, ...) */
 void g2h_mm_wa_pattern(hfc *c, json_t *vcfg, int64_t x)
 {
@@ -1028,14 +1050,20 @@ void g2h_mm_deepstack_layers(hfc *c, json_t *vcfg, int64_t x)
     put_path(vcfg, "deepstack_visual_indexes", a);
 }
 
-/* Pixtral: hidden_act from use_silu / use_gelu */
-void g2h_mm_act(hfc *c, json_t *vcfg)
+/* hidden_act from use_silu / use_gelu, the latter as `gelu` */
+static void act_back(hfc *c, json_t *vcfg, const char *gelu_name)
 {
     const mf_value *silu = mm_key(c, "use_silu"), *gelu = mm_key(c, "use_gelu");
     if (silu && silu->type == MF_V_BOOL && silu->as.b)
         put_path(vcfg, "hidden_act", json_string("silu"));
     else if (gelu && gelu->type == MF_V_BOOL && gelu->as.b)
-        put_path(vcfg, "hidden_act", json_string("gelu"));
+        put_path(vcfg, "hidden_act", json_string(gelu_name));
+}
+
+/* Pixtral (and GLM-4V, Janus-Pro: h2g_mm_act_if_known): hidden_act from use_silu / use_gelu */
+void g2h_mm_act(hfc *c, json_t *vcfg)
+{
+    act_back(c, vcfg, "gelu");
 }
 
 /* KimiK25Model's keys back (h2g_mm_kimik25_keys): init_pos_emb_* from the
@@ -1069,6 +1097,13 @@ void g2h_mm_kimik25_keys(hfc *c, json_t *vcfg)
     int64_t p = mm_int(c, "vision.patch_size", 0), mx = mm_int(c, "vision.image_max_pixels", -1);
     if (p > 0 && p <= 65535 && mx >= 0 && mx % (p * p) == 0)
         put_path(c->mm->pre, "in_patch_limit", json_integer(mx / (p * p)));
+}
+
+/* YoutuVLVisionModel: use_gelu back as its default gelu_pytorch_tanh (one
+ * of the GELUs the class takes), use_silu as silu */
+void g2h_mm_act_youtuvl(hfc *c, json_t *vcfg)
+{
+    act_back(c, vcfg, "gelu_pytorch_tanh");
 }
 
 /* The vision config and the rest of config.json / the preprocessor's. */
@@ -1289,6 +1324,11 @@ int hfc_mm_write_config(hfc *c)
     json_t *g = combined_config(c);
     if (!g)
         return -1;
+    /* top-level keys the computed keys' inverses wrote (InternVL's downsample_ratio) */
+    if (json_object_update_missing(g, mm->global)) {
+        json_decref(g);
+        return mf_oom(c->st, mm->path);
+    }
     json_decref(mm->global);
     mm->global = g;
     for (const conv_hp *h = mm->row->a.hparams; h->key; h++)

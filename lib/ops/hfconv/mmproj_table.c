@@ -326,10 +326,11 @@ static const conv_calc conv_calc_file_type_mm = {"file_type", h2g_file_type, NUL
 static const conv_calc conv_calc_mm_deepstack_layers = {"mm_deepstack_layers", h2g_mm_deepstack_layers,
                                                         g2h_mm_deepstack_layers};
 static const conv_block conv_block_mm_act = {h2g_mm_act, g2h_mm_act};
-static const conv_calc conv_calc_mm_inverse_downsample = {"mm_inverse_downsample", h2g_mm_inverse_downsample, NULL};
+static const conv_calc conv_calc_mm_inverse_downsample = {"mm_inverse_downsample", h2g_mm_inverse_downsample,
+                                                          g2h_mm_inverse_downsample};
 static const conv_calc conv_calc_mm_lfm2_blocks = {"mm_lfm2_blocks", h2g_mm_lfm2_blocks, NULL};
-static const conv_block conv_block_mm_act_if_known = {h2g_mm_act_if_known, NULL};
-static const conv_block conv_block_mm_act_youtuvl = {h2g_mm_act_youtuvl, NULL};
+static const conv_block conv_block_mm_act_if_known = {h2g_mm_act_if_known, g2h_mm_act};
+static const conv_block conv_block_mm_act_youtuvl = {h2g_mm_act_youtuvl, g2h_mm_act_youtuvl};
 static const conv_block conv_block_mm_kimik25 = {h2g_mm_kimik25_keys, g2h_mm_kimik25_keys};
 #define CALC(key, type, name, flags) {key, type, NULL, flags, &conv_calc_##name, NULL}
 #define BLOCK(name) {"@@" #name, 0, NULL, 0, NULL, &conv_block_##name}
@@ -997,8 +998,25 @@ const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);
  * names, as the converter's classes read them), see arch.h */
 #define LIST_OF(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define LM_PREFIXED LIST_OF("model.=language_model.model.", "lm_head.=language_model.lm_head.")
+#define GLM4V_PREFER                                                                                          \
+    LIST_OF(".mlp.down_proj", ".mlp.up_proj", "^model.visual.embeddings.", "^model.visual.post_layernorm",       \
+            ".merger.post_projection_norm", "^model.visual.")
 #define QWEN3VL_PREFER LIST_OF(".linear_fc", "^model.visual.")
 const conv_mm_layout conv_mm_layouts[] = {
+    /* JanusForConditionalGeneration (transformers' layout): model.aligner.*, the attention's
+       projection_layer */
+    {.hf_class = "JanusForConditionalGeneration",
+     .rev_prefer = LIST_OF(".projection_layer", "^model.aligner.", "^model.vision_model.")},
+    {.hf_class = "InternVisionModel",
+     .not_reversible = "its fused attn.qkv has no Hugging Face name the split rule \".attn.qkv.\" takes "
+                       "(vision_model.encoder.layers.N.attn.qkv is not in gguf-py's map), and the HF-format "
+                       "checkpoint has q, k, v apart: which layout to write back is not decided"},
+    /* Glm4VVisionModel: the checkpoint's model.visual.* names over gguf-py's others */
+    {.hf_class = "Glm4vForConditionalGeneration", .rev_prefer = GLM4V_PREFER},
+    {.hf_class = "Glm4vMoeForConditionalGeneration", .rev_prefer = GLM4V_PREFER},
+    {.hf_class = "GlmOcrForConditionalGeneration", .rev_prefer = GLM4V_PREFER},
+    /* YoutuVLVisionModel: siglip2.* and merger.* */
+    {.hf_class = "YoutuVLForConditionalGeneration", .rev_prefer = LIST_OF("^siglip2.", "^merger.")},
     /* KimiK25Model: its own tower names over gguf-py's others; the projector's proj.0 / proj.2 (renamed
        by a substring) given outright */
     {.hf_class = "KimiK25ForConditionalGeneration", .model_type = "kimi_k25",
