@@ -193,12 +193,13 @@ static void against_original(const char *orig, const char *rev, const char *fam,
            fam, n, same, lossy);
     mf_close(a);
     mf_close(b);
-    if (!vision) /* an audio encoder: its config's path differs by class (whisper_config is written) */
-        return;
     snprintf(po, sizeof(po), "%s/config.json", orig);
     snprintf(pr, sizeof(pr), "%s/config.json", rev);
     json_t *jo = json_load_file(po, 0, NULL), *jr = json_load_file(pr, 0, NULL);
-    json_t *vo = json_object_get(jo, "vision_config"), *vr = json_object_get(jr, "vision_config");
+    /* an audio encoder: its config at the class's path (GLM-ASR's whisper_config) */
+    const char *sub = vision ? "vision_config" : json_object_get(jo, "audio_config") ? "audio_config" : "whisper_config";
+    json_t *vo = json_object_get(jo, sub), *vr = json_object_get(jr, sub);
+    CHECKF(json_is_object(vr), "%s: no %s written", fam, sub);
     const char *k;
     json_t *v;
     size_t keys = 0;
@@ -208,10 +209,10 @@ static void against_original(const char *orig, const char *rev, const char *fam,
             continue; /* a key the original leaves to transformers' default */
         bool eq = json_equal(v, w) || (json_is_number(v) && json_is_number(w) &&
                                        (float)json_number_value(v) == (float)json_number_value(w));
-        CHECKF(eq, "%s: vision_config.%s differs from the original's", fam, k);
+        CHECKF(eq, "%s: %s.%s differs from the original's", fam, sub, k);
         keys++;
     }
-    CHECKF(keys >= 5, "%s: only %zu vision_config keys", fam, keys);
+    CHECKF(keys >= 5, "%s: only %zu %s keys", fam, keys, sub);
     json_decref(jo);
     json_decref(jr);
 }

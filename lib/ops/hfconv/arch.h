@@ -446,11 +446,16 @@ typedef struct conv_mm_layout {
     const char *const *rev_prefer;
     const char *const *rev_names;
     /* the keys a "?g:" fix of the row tests that the class's vision config
-     * has (Qwen2-VL's embed_dim; Qwen2.5-VL has none): those fixes undone */
+     * has (Qwen2-VL's embed_dim; Qwen2.5-VL has none): those fixes undone;
+     * a "?!g:" fix (an audio row's afixes too) is undone unless g is listed
+     * (Voxtral's encoder config has hidden_size itself) */
     const char *const *rev_guards;
     /* why GGUF -> HF of the class is not done though its rows reverse (a
      * round trip test_mmproj_rev found wrong); NULL: it is */
     const char *not_reversible;
+    /* an audio class: its audio config's path in config.json and model_type
+       (NULL: the first path of the row's audio_cfg; none) */
+    const char *audio_cfg, *audio_type;
 } conv_mm_layout;
 extern const conv_mm_layout conv_mm_layouts[];
 extern const size_t conv_n_mm_layouts;

@@ -829,16 +829,26 @@ static bool guard_holds(const hfc *c, const char *fix)
     return false;
 }
 
+/* Is g (len bytes) one of the keys the layout says the class's config has (rev_guards)? */
+static bool layout_has_guard(const hfc *c, const char *g, size_t len)
+{
+    const conv_mm_layout *l = g2h_mm_layout(c->mm->hf_class);
+    for (const char *const *k = l ? l->rev_guards : NULL; k && *k; k++)
+        if (strlen(*k) == len && !strncmp(*k, g, len))
+            return true;
+    return false;
+}
+
 /* Does every guard of a fix hold for the class (p past them in *rest)?
- * "?!g:" (g absent) holds: the reverse writes the checkpoint's own names,
- * which the fix reads from, never g itself. */
+ * "?!g:" (g absent) holds unless the layout's rev_guards has g: the reverse
+ * then writes the names the fix reads from, never g itself. */
 static bool guards_hold(const hfc *c, const char *fix, const char **rest)
 {
     while (fix[0] == '?') {
         const char *colon = strchr(fix, ':');
         if (!colon)
             return false;
-        if (fix[1] != '!' && !guard_holds(c, fix))
+        if (fix[1] == '!' ? layout_has_guard(c, fix + 2, (size_t)(colon - fix - 2)) : !guard_holds(c, fix))
             return false;
         fix = colon + 1;
     }
@@ -1345,10 +1355,12 @@ int hfc_mm_write_config(hfc *c)
        first of its paths (get_audio_config) */
     if (!mm->row->no_vision)
         set_path(g, mm->row->vision_cfg ? mm->row->vision_cfg : "vision_config", mm->vcfg);
-    if (mm->row->audio_cfg) {
+    if (mm->row->audio_cfg) { /* the class's own path, else the first the converter reads */
         char ap[128];
         snprintf(ap, sizeof(ap), "%.*s", (int)strcspn(mm->row->audio_cfg, "|"), mm->row->audio_cfg);
-        set_path(g, ap, mm->acfg);
+        if (l && l->audio_type)
+            put_path(mm->acfg, "model_type", json_string(l->audio_type));
+        set_path(g, l && l->audio_cfg ? l->audio_cfg : ap, mm->acfg);
     }
     mm->global = NULL;
     if (hfc_write_json(c, "config.json", g))

@@ -1003,6 +1003,15 @@ const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);
             ".merger.post_projection_norm", "^model.visual.")
 #define QWEN3VL_PREFER LIST_OF(".linear_fc", "^model.visual.")
 const conv_mm_layout conv_mm_layouts[] = {
+    /* the Whisper-style audio classes: transformers' configs (GlmasrModel's is whisper_config) */
+    {.hf_class = "Qwen2AudioForConditionalGeneration", .model_type = "qwen2_audio", .audio_cfg = "audio_config",
+     .audio_type = "qwen2_audio_encoder"},
+    {.hf_class = "UltravoxModel", .model_type = "ultravox", .audio_cfg = "audio_config", .audio_type = "whisper"},
+    {.hf_class = "VoxtralForConditionalGeneration", .model_type = "voxtral", .audio_cfg = "audio_config",
+     .audio_type = "voxtral_encoder", .rev_guards = LIST_OF("hidden_size", "intermediate_size")},
+    {.hf_class = "AudioFlamingo3ForConditionalGeneration", .model_type = "audioflamingo3",
+     .audio_cfg = "audio_config", .audio_type = "audioflamingo3_encoder"},
+    {.hf_class = "GlmasrModel", .model_type = "glmasr", .audio_cfg = "whisper_config", .audio_type = "whisper"},
     /* JanusForConditionalGeneration (transformers' layout): model.aligner.*, the attention's
        projection_layer */
     {.hf_class = "JanusForConditionalGeneration",
