@@ -197,7 +197,9 @@ static void against_original(const char *orig, const char *rev, const char *fam,
     snprintf(pr, sizeof(pr), "%s/config.json", rev);
     json_t *jo = json_load_file(po, 0, NULL), *jr = json_load_file(pr, 0, NULL);
     /* an audio encoder: its config at the class's path (GLM-ASR's whisper_config) */
-    const char *sub = vision ? "vision_config" : json_object_get(jo, "audio_config") ? "audio_config" : "whisper_config";
+    const char *sub = vision                                  ? "vision_config"
+                      : json_object_get(jo, "audio_config") ? "audio_config"
+                                                            : "whisper_config";
     json_t *vo = json_object_get(jo, sub), *vr = json_object_get(jr, sub);
     CHECKF(json_is_object(vr), "%s: no %s written", fam, sub);
     const char *k;
@@ -272,7 +274,8 @@ static void alone(const char *tmp, const char *data, int min_total)
         const char *conv_sha = json_string_value(json_object_get(r, "converter_on_reverse_sha256"));
         if (!recorded) {
             /* counted once above */
-        } else if (!r) { /* a family added to expected.json since reverse.json was made: its converter run is to do */
+        } else if (!r) {
+            /* a family added to expected.json since reverse.json was made: its converter run is to do */
             TL_SKIP("%s: no converter run on its GGUF -> HF output recorded in reverse.json (README.md's recipe)", rkey);
         } else {
             bool conv = want && conv_sha && !strcmp(want, conv_sha);

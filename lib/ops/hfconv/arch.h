@@ -456,6 +456,9 @@ typedef struct conv_mm_layout {
     /* an audio class: its audio config's path in config.json and model_type
        (NULL: the first path of the row's audio_cfg; none) */
     const char *audio_cfg, *audio_type;
+    /* the layout names the vision / audio side only: GGUF -> HF with the text
+       model (--with-mmproj) is refused, as for a class without a layout */
+    bool alone_only;
 } conv_mm_layout;
 extern const conv_mm_layout conv_mm_layouts[];
 extern const size_t conv_n_mm_layouts;

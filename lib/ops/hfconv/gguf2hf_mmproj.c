@@ -1245,7 +1245,7 @@ static json_t *combined_config(hfc *c)
     const conv_mm_layout *l = g2h_mm_layout(mm->hf_class);
     if (mm->alone)
         return json_object();
-    if (!l) {
+    if (!l || l->alone_only) {
         mf_fail(c->st, MF_ERR_UNSUPPORTED, mm->path, -1, "no multimodal checkpoint layout for %s: convert the "
                 "mmproj file alone (mfmt convert MMPROJ.gguf OUT/)", mm->hf_class);
         return NULL;

@@ -1004,31 +1004,34 @@ const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);
 #define QWEN3VL_PREFER LIST_OF(".linear_fc", "^model.visual.")
 const conv_mm_layout conv_mm_layouts[] = {
     /* the Whisper-style audio classes: transformers' configs (GlmasrModel's is whisper_config) */
-    {.hf_class = "Qwen2AudioForConditionalGeneration", .model_type = "qwen2_audio", .audio_cfg = "audio_config",
-     .audio_type = "qwen2_audio_encoder"},
-    {.hf_class = "UltravoxModel", .model_type = "ultravox", .audio_cfg = "audio_config", .audio_type = "whisper"},
-    {.hf_class = "VoxtralForConditionalGeneration", .model_type = "voxtral", .audio_cfg = "audio_config",
-     .audio_type = "voxtral_encoder", .rev_guards = LIST_OF("hidden_size", "intermediate_size")},
-    {.hf_class = "AudioFlamingo3ForConditionalGeneration", .model_type = "audioflamingo3",
+    {.hf_class = "Qwen2AudioForConditionalGeneration", .alone_only = true, .model_type = "qwen2_audio",
+     .audio_cfg = "audio_config", .audio_type = "qwen2_audio_encoder"},
+    {.hf_class = "UltravoxModel", .alone_only = true, .model_type = "ultravox", .audio_cfg = "audio_config",
+     .audio_type = "whisper"},
+    {.hf_class = "VoxtralForConditionalGeneration", .alone_only = true, .model_type = "voxtral",
+     .audio_cfg = "audio_config", .audio_type = "voxtral_encoder",
+     .rev_guards = LIST_OF("hidden_size", "intermediate_size")},
+    {.hf_class = "AudioFlamingo3ForConditionalGeneration", .alone_only = true, .model_type = "audioflamingo3",
      .audio_cfg = "audio_config", .audio_type = "audioflamingo3_encoder"},
-    {.hf_class = "GlmasrModel", .model_type = "glmasr", .audio_cfg = "whisper_config", .audio_type = "whisper"},
+    {.hf_class = "GlmasrModel", .alone_only = true, .model_type = "glmasr", .audio_cfg = "whisper_config",
+     .audio_type = "whisper"},
     /* JanusForConditionalGeneration (transformers' layout): model.aligner.*, the attention's
        projection_layer */
-    {.hf_class = "JanusForConditionalGeneration",
+    {.hf_class = "JanusForConditionalGeneration", .alone_only = true,
      .rev_prefer = LIST_OF(".projection_layer", "^model.aligner.", "^model.vision_model.")},
     {.hf_class = "InternVisionModel",
      .not_reversible = "its fused attn.qkv has no Hugging Face name the split rule \".attn.qkv.\" takes "
                        "(vision_model.encoder.layers.N.attn.qkv is not in gguf-py's map), and the HF-format "
                        "checkpoint has q, k, v apart: which layout to write back is not decided"},
     /* Glm4VVisionModel: the checkpoint's model.visual.* names over gguf-py's others */
-    {.hf_class = "Glm4vForConditionalGeneration", .rev_prefer = GLM4V_PREFER},
-    {.hf_class = "Glm4vMoeForConditionalGeneration", .rev_prefer = GLM4V_PREFER},
-    {.hf_class = "GlmOcrForConditionalGeneration", .rev_prefer = GLM4V_PREFER},
+    {.hf_class = "Glm4vForConditionalGeneration", .alone_only = true, .rev_prefer = GLM4V_PREFER},
+    {.hf_class = "Glm4vMoeForConditionalGeneration", .alone_only = true, .rev_prefer = GLM4V_PREFER},
+    {.hf_class = "GlmOcrForConditionalGeneration", .alone_only = true, .rev_prefer = GLM4V_PREFER},
     /* YoutuVLVisionModel: siglip2.* and merger.* */
-    {.hf_class = "YoutuVLForConditionalGeneration", .rev_prefer = LIST_OF("^siglip2.", "^merger.")},
+    {.hf_class = "YoutuVLForConditionalGeneration", .alone_only = true, .rev_prefer = LIST_OF("^siglip2.", "^merger.")},
     /* KimiK25Model: its own tower names over gguf-py's others; the projector's proj.0 / proj.2 (renamed
        by a substring) given outright */
-    {.hf_class = "KimiK25ForConditionalGeneration", .model_type = "kimi_k25",
+    {.hf_class = "KimiK25ForConditionalGeneration", .alone_only = true, .model_type = "kimi_k25",
      .rev_prefer = LIST_OF("^vision_tower.encoder.", "^vision_tower.patch_embed.", "^mm_projector."),
      .rev_names = LIST_OF("mm.1.weight=mm_projector.proj.0.weight", "mm.1.bias=mm_projector.proj.0.bias",
                           "mm.2.weight=mm_projector.proj.2.weight", "mm.2.bias=mm_projector.proj.2.bias")},
