@@ -446,11 +446,19 @@ typedef struct conv_mm_layout {
     const char *const *rev_prefer;
     const char *const *rev_names;
     /* the keys a "?g:" fix of the row tests that the class's vision config
-     * has (Qwen2-VL's embed_dim; Qwen2.5-VL has none): those fixes undone */
+     * has (Qwen2-VL's embed_dim; Qwen2.5-VL has none): those fixes undone;
+     * a "?!g:" fix (an audio row's afixes too) is undone unless g is listed
+     * (Voxtral's encoder config has hidden_size itself) */
     const char *const *rev_guards;
     /* why GGUF -> HF of the class is not done though its rows reverse (a
      * round trip test_mmproj_rev found wrong); NULL: it is */
     const char *not_reversible;
+    /* an audio class: its audio config's path in config.json and model_type
+       (NULL: the first path of the row's audio_cfg; none) */
+    const char *audio_cfg, *audio_type;
+    /* the layout names the vision / audio side only: GGUF -> HF with the text
+       model (--with-mmproj) is refused, as for a class without a layout */
+    bool alone_only;
 } conv_mm_layout;
 extern const conv_mm_layout conv_mm_layouts[];
 extern const size_t conv_n_mm_layouts;
@@ -475,9 +483,12 @@ int h2g_mm_kimik25_keys(struct conv *c);
 #define MF_MM_ABSENT INT64_MIN
 void g2h_mm_gemma3_scale(struct hfc *c, json_t *vcfg, int64_t x);
 void g2h_mm_inverse_ratio(struct hfc *c, json_t *vcfg, int64_t x);
+void g2h_mm_inverse_downsample(struct hfc *c, json_t *vcfg, int64_t x);
 void g2h_mm_wa_pattern(struct hfc *c, json_t *vcfg, int64_t x);
 void g2h_mm_deepstack_layers(struct hfc *c, json_t *vcfg, int64_t x);
 void g2h_mm_act(struct hfc *c, json_t *vcfg);
+void g2h_mm_kimik25_keys(struct hfc *c, json_t *vcfg);
+void g2h_mm_act_youtuvl(struct hfc *c, json_t *vcfg);
 extern const conv_mmproj conv_mmprojs[];
 extern const size_t conv_n_mmprojs;
 extern const conv_name_row conv_clip_names[];

@@ -68,6 +68,8 @@ typedef enum hf_rev_op {
                         in r k v w g order (groups 0 and 3 swapped) */
     R_EXPERTS_T_RKVWG, /* its time_mix_w2: R_EXPERTS_T, then the 5 matrices the same way */
     R_STACK_DIM,     /* mmproj: OP_UNSTACK's entries (the item's parts) stacked back at dimension x */
+    R_QK_UNROPE,     /* mmproj: OP_QK_SPLIT_ROPE undone on a fused [q; k; v] (Kimi-K2.5's wqkv):
+                        each q and k head's rows [2][d/4][2] back to [d/4][2][2]; x the head count */
     R_ROW_AT,        /* mmproj alone: OP_PICK_ROW's vector as row x of zero rows (a stand-in
                         text embedding) */
 } hf_rev_op;

@@ -27,6 +27,7 @@ typedef struct hfc_mm {
     const conv_mmproj *row;
     const char *hf_class;
     json_t *vcfg, *global, *pre; /* vision_config, config.json's own keys, preprocessor_config.json */
+    json_t *acfg;               /* the audio encoder's config ("aud:" keys; the row's audio_cfg) */
     const char *pick_token;     /* alone: OP_PICK_ROW's token, named in tokenizer_config.json */
     int64_t pick_id;
 } hfc_mm;

@@ -31,6 +31,7 @@ bool g2h_mm_reversible(conv_op op)
     switch (op) {
     case OP_SKIP: case OP_SKIP_UNLESS: case OP_RENAME: case OP_GGUF_NAME: case OP_RENUMBER:
     case OP_UNSTACK: case OP_SPLIT: case OP_PICK_ROW: case OP_ADD_ONE: case OP_PERMUTE_Q: case OP_PERMUTE_K:
+    case OP_UNSQUEEZE_LAST: case OP_QK_SPLIT_ROPE:
         return true;
     default:
         return false;
@@ -222,7 +223,30 @@ static bool unrenumber(const hfc *c, const conv_rule *r, char *name, size_t cap)
 /* The forward's element op on the way (what the reverse undoes). */
 typedef struct mm_undo {
     hf_rev_op op;
+    bool squeeze_last; /* OP_UNSQUEEZE_LAST undone: the trailing size-1 dimension dropped */
 } mm_undo;
+
+/* Does the class's layout prefer names starting with `prefix` as they are
+ * (a rev_prefer entry "^prefix")? A prefix rename to it is then not undone. */
+static bool layout_keeps(const hfc *c, const char *prefix)
+{
+    const conv_mm_layout *l = g2h_mm_layout(c->mm->hf_class);
+    for (const char *const *p = l ? l->rev_prefer : NULL; p && *p; p++)
+        if ((*p)[0] == '^' && !strcmp(*p + 1, prefix))
+            return true;
+    return false;
+}
+
+/* Does a rule before rules[i] rename by the same match to the same name
+ * (GLM-ASR's layer_norm and adapting.layer_norm both to ln_pre)? */
+static bool earlier_same_rename(const conv_rule *rules, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (rules[j].op == OP_RENAME && rules[j].m == rules[i].m && rules[j].with && rules[i].with &&
+            !strcmp(rules[j].with, rules[i].with))
+            return true;
+    return false;
+}
 
 /* The rules before index `upto` undone on `name` (last to first): false
  * when the forward would not have given this name (a skip takes it, a rule
@@ -235,9 +259,13 @@ static bool undo_rules(const hfc *c, size_t upto, char *name, size_t cap, mm_und
         char buf[256];
         switch (r->op) {
         case OP_RENAME:
+            if (earlier_same_rename(rules, i))
+                break; /* several sources of one name: the first rule's is taken back */
             if (rename_invertible(r) && (r->m == M_EXACT ? !strcmp(name, r->with)
                                          : r->m == M_PREFIX ? starts(name, r->with) : ends(name, r->with))) {
                 replace_at(name, r->m, r->with, r->pat, buf, sizeof(buf));
+                if (r->m == M_PREFIX && !rule_hits(r, name) && layout_keeps(c, r->with))
+                    break; /* the class's checkpoint has the renamed form itself (Janus's model.aligner.) */
                 snprintf(name, cap, "%s", buf);
             } else if (rule_hits(r, name)) {
                 return false; /* the forward would have renamed it */
@@ -263,6 +291,14 @@ static bool undo_rules(const hfc *c, size_t upto, char *name, size_t cap, mm_und
         case OP_PERMUTE_K:
             if (rule_hits(r, name))
                 u->op = r->op == OP_PERMUTE_Q ? R_UNPERMUTE_Q : R_UNPERMUTE_K;
+            break;
+        case OP_QK_SPLIT_ROPE:
+            if (rule_hits(r, name))
+                u->op = R_QK_UNROPE;
+            break;
+        case OP_UNSQUEEZE_LAST: /* Whisper's conv biases [c] written [c, 1]: the same values */
+            if (rule_hits(r, name))
+                u->squeeze_last = true;
             break;
         default: /* a rule that writes its own outputs: it would have taken the name */
             if (rule_hits(r, name))
@@ -323,7 +359,7 @@ static void map_preimage(const hfc *c, const char *gguf, const conv_rule *must, 
         fill_bid(conv_clip_names[i].hf, bid, suffix, cand, sizeof(cand));
         if (must && !rule_hits(must, cand))
             continue;
-        mm_undo cu = {R_PLAIN};
+        mm_undo cu = {.op = R_PLAIN};
         if (!undo_rules(c, upto, cand, sizeof(cand), &cu))
             continue;
         size_t rank = prefer_rank(l, cand);
@@ -442,7 +478,7 @@ static int plan_concat(hfc *c, const mf_tensor *t, const conv_rule *r, int64_t b
     /* the fused source: the name map's preimage the split rule takes */
     char fused[160], hf[256];
     part_name(sp->names[0], bid, suffix, fused, sizeof(fused));
-    mm_undo u = {R_PLAIN};
+    mm_undo u = {.op = R_PLAIN};
     hf[0] = 0;
     for (size_t i = 0; i < conv_n_clip_names && !hf[0]; i++) {
         /* any gguf-py name of this block the rule's pattern takes */
@@ -475,7 +511,7 @@ static int plan_stack(hfc *c, const mf_tensor *t, const conv_rule *r)
                        "entries at dimension %d", t->name, k_n, d);
     hfc_item *it;
     char hf[256] = "";
-    mm_undo u = {R_PLAIN};
+    mm_undo u = {.op = R_PLAIN};
     if (r->m == M_EXACT) {
         snprintf(hf, sizeof(hf), "%s", r->pat);
         if (!undo_rules(c, rule_index(c->mm->row, r), hf, sizeof(hf), &u))
@@ -574,7 +610,7 @@ static int plan_one(hfc *c, const mf_tensor *t)
             return plan_pick(c, t, r);
     }
     char hf[256] = "";
-    mm_undo u = {R_PLAIN};
+    mm_undo u = {.op = R_PLAIN};
     /* names the row gives outright */
     const conv_mm_layout *l = g2h_mm_layout(c->mm->hf_class);
     for (const char *const *n = l ? l->rev_names : NULL; n && *n && !hf[0]; n++) {
@@ -591,7 +627,7 @@ static int plan_one(hfc *c, const mf_tensor *t)
             continue;
         char cand[256];
         replace_at(t->name, r->m, r->with, r->pat, cand, sizeof(cand));
-        mm_undo cu = {R_PLAIN};
+        mm_undo cu = {.op = R_PLAIN};
         if (undo_rules(c, rule_index(row, r), cand, sizeof(cand), &cu)) {
             snprintf(hf, sizeof(hf), "%s", cand);
             u = cu;
@@ -603,7 +639,15 @@ static int plan_one(hfc *c, const mf_tensor *t)
         return mf_fail(c->st, MF_ERR_UNSUPPORTED, c->mm->path, (int64_t)t->offset, "tensor \"%s\" has no Hugging "
                        "Face name for the %s projector (%s)", t->name, row_projector(row), c->mm->hf_class);
     hfc_item *it;
-    return add_mm_item(c, t, hf, u.op, &it);
+    if (add_mm_item(c, t, hf, u.op, &it))
+        return -1;
+    if (u.squeeze_last) {
+        if (it->out.ndim < 2 || it->out.shape[it->out.ndim - 1] != 1)
+            return mf_fail(c->st, MF_ERR_FORMAT, c->mm->path, (int64_t)t->offset, "tensor \"%s\" should end in a "
+                           "dimension of size 1 (the converter's unsqueeze(-1) of %s)", t->name, hf);
+        it->out.ndim--;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------ values */
@@ -611,6 +655,29 @@ static int plan_one(hfc *c, const mf_tensor *t)
 static int read_all(hfc *c, const mf_tensor *t, float **v)
 {
     return mf_tensor_read_f32(c->mm->m, t, v, c->st);
+}
+
+/* OP_QK_SPLIT_ROPE undone: the forward's output row i came from source row
+ * i / hd * hd + conv_swap_groups_source(i % hd, hd / 4, 2, 2) in q and k
+ * (v kept); that row is given its value back. The head count is the vision
+ * config's num_attention_heads, which the reverse writes from head_count. */
+static int qk_unrope(hfc *c, const mf_tensor *t, const float *s, float *w, int64_t rows, int64_t cols,
+                     int64_t heads)
+{
+    if (t->ndim == 1) { /* a bias: each element a row */
+        cols = 1;
+        rows = t->shape[0];
+    }
+    int64_t part = rows / 3, hd = heads > 0 ? part / heads : 0;
+    if (rows % 3 || heads <= 0 || part % heads || hd % 4 || hd == 0)
+        return mf_fail(c->st, MF_ERR_FORMAT, c->mm->path, (int64_t)t->offset, "tensor \"%s\": %lld rows are not "
+                       "q, k, v of %lld vision heads with a head size a multiple of 4", t->name, (long long)rows,
+                       (long long)heads);
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t src = i < 2 * part ? i / hd * hd + conv_swap_groups_source(i % hd, hd / 4, 2, 2) : i;
+        memcpy(w + src * cols, s + i * cols, sizeof(float) * (size_t)cols);
+    }
+    return 0;
 }
 
 int hfc_mm_item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
@@ -663,6 +730,9 @@ int hfc_mm_item_f32(hfc *c, const hfc_item *it, float **out, uint64_t *n_out)
                              "not split into %lld vision heads", t->name, (long long)rows, (long long)heads);
             else
                 hfc_unpermute(s, w, rows, cols, heads);
+            break;
+        case R_QK_UNROPE:
+            rc = qk_unrope(c, t, s, w, rows, cols, heads);
             break;
         case R_ROW_AT: /* zero rows, then the tensor at row x */
             memcpy(w + (uint64_t)it->x * sn, s, sizeof(float) * (size_t)sn);
@@ -759,24 +829,63 @@ static bool guard_holds(const hfc *c, const char *fix)
     return false;
 }
 
+/* Is g (len bytes) one of the keys the layout says the class's config has (rev_guards)? */
+static bool layout_has_guard(const hfc *c, const char *g, size_t len)
+{
+    const conv_mm_layout *l = g2h_mm_layout(c->mm->hf_class);
+    for (const char *const *k = l ? l->rev_guards : NULL; k && *k; k++)
+        if (strlen(*k) == len && !strncmp(*k, g, len))
+            return true;
+    return false;
+}
+
+/* Does every guard of a fix hold for the class (p past them in *rest)?
+ * "?!g:" (g absent) holds unless the layout's rev_guards has g: the reverse
+ * then writes the names the fix reads from, never g itself. */
+static bool guards_hold(const hfc *c, const char *fix, const char **rest)
+{
+    while (fix[0] == '?') {
+        const char *colon = strchr(fix, ':');
+        if (!colon)
+            return false;
+        if (fix[1] == '!' ? layout_has_guard(c, fix + 2, (size_t)(colon - fix - 2)) : !guard_holds(c, fix))
+            return false;
+        fix = colon + 1;
+    }
+    *rest = fix;
+    return true;
+}
+
 /* The config key a class reads `key` from after its `fixes` ("k=SRC" makes
- * k SRC's value): the fixes whose guard holds undone last to first. */
+ * k SRC's value; "k=SRC,k2=SRC2" several): the fixes whose guards hold
+ * undone last to first. An "aud:k" key goes through the row's afixes (its
+ * audio config's changes) and keeps its prefix. */
 static void fixed_source(const hfc *c, char *key, size_t cap)
 {
     const conv_mmproj *row = c->mm->row;
-    size_t n = count_list(row->fixes);
+    bool aud = !strncmp(key, "aud:", 4);
+    const char *const *fixes = aud ? row->afixes : row->fixes;
+    char *k = aud ? key + 4 : key;
+    size_t kcap = aud ? cap - 4 : cap;
+    size_t n = count_list(fixes);
     for (size_t i = n; i-- > 0;) {
-        const char *f = row->fixes[i];
-        if (!guard_holds(c, f))
+        const char *f;
+        if (!guards_hold(c, fixes[i], &f))
             continue;
-        if (f[0] == '?')
-            f = strchr(f, ':') + 1;
-        const char *eq = strchr(f, '=');
-        if (!eq || strlen(key) != (size_t)(eq - f) || strncmp(f, key, (size_t)(eq - f)))
-            continue;
-        size_t l = strcspn(eq + 1, "|");
-        if (eq[1] != '=' && l > 0) /* "k=|=V" (a constant) keeps k */
-            snprintf(key, cap, "%.*s", (int)l, eq + 1);
+        for (const char *a = f; *a;) { /* each assignment "k=SRC" up to a comma */
+            size_t al = strcspn(a, ",");
+            const char *eq = memchr(a, '=', al);
+            if (eq && strlen(k) == (size_t)(eq - a) && !strncmp(a, k, (size_t)(eq - a))) {
+                size_t l = strcspn(eq + 1, "|,");
+                if (eq[1] != '=' && l > 0) { /* "k=|=V" (a constant) keeps k */
+                    char src[128];
+                    snprintf(src, sizeof(src), "%.*s", (int)l, eq + 1);
+                    snprintf(k, kcap, "%s", src);
+                }
+                break;
+            }
+            a += al + (a[al] ? 1 : 0);
+        }
     }
 }
 
@@ -809,7 +918,7 @@ static void pick_source(const hfc *c, const char *src, char *out, size_t cap)
             snprintf(out, cap, "%.120s", alts[i]);
     for (size_t i = 0; i < n && !out[0]; i++)
         for (const char *const *u = usual; *u; u++)
-            if (!strcmp(alts[i], *u))
+            if (!strcmp(alts[i] + (strncmp(alts[i], "aud:", 4) ? 0 : 4), *u))
                 snprintf(out, cap, "%.120s", alts[i]);
     if (!out[0] && n)
         snprintf(out, cap, "%.120s", alts[0]);
@@ -888,6 +997,8 @@ static int put_hp(hfc *c, const conv_hp *h, int pass)
                        "%s: the two GGUFs are not one model", h->key, at ? at : key + 1);
     }
     fixed_source(c, key, sizeof(key));
+    if (!strncmp(key, "aud:", 4))
+        return put_path(mm->acfg, key + 4, j) ? 0 : -1;
     put_path(mm->vcfg, key, j);
     return 0;
 }
@@ -916,6 +1027,15 @@ void g2h_mm_inverse_ratio(hfc *c, json_t *vcfg, int64_t x)
         put_path(vcfg, "pixel_shuffle_ratio", f32_json(1.0 / (double)x));
 }
 
+/* InternVisionModel: the top-level downsample_ratio = 1 / x (kept in
+ * mm->global until config.json is put together) */
+void g2h_mm_inverse_downsample(hfc *c, json_t *vcfg, int64_t x)
+{
+    (void)vcfg;
+    if (x > 0)
+        put_path(c->mm->global, "downsample_ratio", f32_json(1.0 / (double)x));
+}
+
 /* Qwen2.5-VL: fullatt_block_indexes every x layers (x - 1, 2x - 1, ...) */
 void g2h_mm_wa_pattern(hfc *c, json_t *vcfg, int64_t x)
 {
@@ -940,14 +1060,60 @@ void g2h_mm_deepstack_layers(hfc *c, json_t *vcfg, int64_t x)
     put_path(vcfg, "deepstack_visual_indexes", a);
 }
 
-/* Pixtral: hidden_act from use_silu / use_gelu */
-void g2h_mm_act(hfc *c, json_t *vcfg)
+/* hidden_act from use_silu / use_gelu, the latter as `gelu` */
+static void act_back(hfc *c, json_t *vcfg, const char *gelu_name)
 {
     const mf_value *silu = mm_key(c, "use_silu"), *gelu = mm_key(c, "use_gelu");
     if (silu && silu->type == MF_V_BOOL && silu->as.b)
         put_path(vcfg, "hidden_act", json_string("silu"));
     else if (gelu && gelu->type == MF_V_BOOL && gelu->as.b)
-        put_path(vcfg, "hidden_act", json_string("gelu"));
+        put_path(vcfg, "hidden_act", json_string(gelu_name));
+}
+
+/* Pixtral (and GLM-4V, Janus-Pro: h2g_mm_act_if_known): hidden_act from use_silu / use_gelu */
+void g2h_mm_act(hfc *c, json_t *vcfg)
+{
+    act_back(c, vcfg, "gelu");
+}
+
+/* KimiK25Model's keys back (h2g_mm_kimik25_keys): init_pos_emb_* from the
+ * vision.pos_emb_* keys (written without the clip. prefix),
+ * projector_hidden_act "gelu" when use_gelu (false: the activation is not
+ * known, none written), projector_ln_eps, merge_kernel_size [f, f] and the
+ * preprocessor's in_patch_limit = max_pixels / (patch * patch) */
+void g2h_mm_kimik25_keys(hfc *c, json_t *vcfg)
+{
+    static const char *const grid[][2] = {{"vision.pos_emb_height", "init_pos_emb_height"},
+                                          {"vision.pos_emb_width", "init_pos_emb_width"},
+                                          {"vision.pos_emb_time", "init_pos_emb_time"}};
+    for (size_t i = 0; i < sizeof(grid) / sizeof(grid[0]); i++) {
+        int64_t x;
+        if (hfc_int(mf_meta_get(c->mm->m, grid[i][0]), &x))
+            put_path(vcfg, grid[i][1], json_integer(x));
+    }
+    const mf_value *gelu = mm_key(c, "use_gelu");
+    if (gelu && gelu->type == MF_V_BOOL && gelu->as.b)
+        put_path(vcfg, "projector_hidden_act", json_string("gelu"));
+    const mf_value *eps = mm_key(c, "vision.attention.layer_norm_epsilon");
+    if (eps && (eps->type == MF_V_F32 || eps->type == MF_V_F64))
+        put_path(vcfg, "projector_ln_eps", f32_json(eps->as.f));
+    int64_t f = mm_int(c, "vision.projector.scale_factor", -1);
+    if (f >= 0) {
+        json_t *mk = json_array();
+        json_array_append_new(mk, json_integer(f));
+        json_array_append_new(mk, json_integer(f));
+        put_path(vcfg, "merge_kernel_size", mk);
+    }
+    int64_t p = mm_int(c, "vision.patch_size", 0), mx = mm_int(c, "vision.image_max_pixels", -1);
+    if (p > 0 && p <= 65535 && mx >= 0 && mx % (p * p) == 0)
+        put_path(c->mm->pre, "in_patch_limit", json_integer(mx / (p * p)));
+}
+
+/* YoutuVLVisionModel: use_gelu back as its default gelu_pytorch_tanh (one
+ * of the GELUs the class takes), use_silu as silu */
+void g2h_mm_act_youtuvl(hfc *c, json_t *vcfg)
+{
+    act_back(c, vcfg, "gelu_pytorch_tanh");
 }
 
 /* The vision config and the rest of config.json / the preprocessor's. */
@@ -1023,7 +1189,8 @@ int hfc_mm_start(hfc *c, const char *path, bool alone)
     mm->vcfg = json_object();
     mm->global = json_object();
     mm->pre = json_object();
-    if (!mm->vcfg || !mm->global || !mm->pre)
+    mm->acfg = json_object();
+    if (!mm->vcfg || !mm->global || !mm->pre || !mm->acfg)
         return mf_oom(c->st, path);
     return build_configs(c);
 }
@@ -1078,7 +1245,7 @@ static json_t *combined_config(hfc *c)
     const conv_mm_layout *l = g2h_mm_layout(mm->hf_class);
     if (mm->alone)
         return json_object();
-    if (!l) {
+    if (!l || l->alone_only) {
         mf_fail(c->st, MF_ERR_UNSUPPORTED, mm->path, -1, "no multimodal checkpoint layout for %s: convert the "
                 "mmproj file alone (mfmt convert MMPROJ.gguf OUT/)", mm->hf_class);
         return NULL;
@@ -1143,12 +1310,35 @@ static int check_pick_token(hfc *c)
                                row_projector(c->mm->row));
 }
 
+/* obj's "a.b" set to v (a reference taken; objects made on the way) */
+static void set_path(json_t *obj, const char *path, json_t *v)
+{
+    char k[128];
+    snprintf(k, sizeof(k), "%s", path);
+    char *p = k;
+    for (char *dot; (dot = strchr(p, '.')) != NULL; p = dot + 1) {
+        *dot = 0;
+        json_t *o = json_object_get(obj, p);
+        if (!json_is_object(o)) {
+            o = json_object();
+            json_object_set_new(obj, p, o);
+        }
+        obj = o;
+    }
+    json_object_set(obj, p, v);
+}
+
 int hfc_mm_write_config(hfc *c)
 {
     hfc_mm *mm = c->mm;
     json_t *g = combined_config(c);
     if (!g)
         return -1;
+    /* top-level keys the computed keys' inverses wrote (InternVL's downsample_ratio) */
+    if (json_object_update_missing(g, mm->global)) {
+        json_decref(g);
+        return mf_oom(c->st, mm->path);
+    }
     json_decref(mm->global);
     mm->global = g;
     for (const conv_hp *h = mm->row->a.hparams; h->key; h++)
@@ -1161,7 +1351,17 @@ int hfc_mm_write_config(hfc *c)
     const char *mt = mm->row->model_type ? mm->row->model_type : l ? l->model_type : NULL;
     if (mt)
         json_object_set_new(g, "model_type", json_string(mt));
-    json_object_set(g, "vision_config", mm->vcfg);
+    /* the vision config at the row's path (none for an audio-only class), the audio config at the
+       first of its paths (get_audio_config) */
+    if (!mm->row->no_vision)
+        set_path(g, mm->row->vision_cfg ? mm->row->vision_cfg : "vision_config", mm->vcfg);
+    if (mm->row->audio_cfg) { /* the class's own path, else the first the converter reads */
+        char ap[128];
+        snprintf(ap, sizeof(ap), "%.*s", (int)strcspn(mm->row->audio_cfg, "|"), mm->row->audio_cfg);
+        if (l && l->audio_type)
+            put_path(mm->acfg, "model_type", json_string(l->audio_type));
+        set_path(g, l && l->audio_cfg ? l->audio_cfg : ap, mm->acfg);
+    }
     mm->global = NULL;
     if (hfc_write_json(c, "config.json", g))
         return -1;
@@ -1177,6 +1377,7 @@ void hfc_mm_free(hfc *c)
     if (!c->mm->alone)
         mf_close(c->mm->m);
     json_decref(c->mm->vcfg);
+    json_decref(c->mm->acfg);
     json_decref(c->mm->global);
     json_decref(c->mm->pre);
     free(c->mm);

@@ -326,11 +326,12 @@ static const conv_calc conv_calc_file_type_mm = {"file_type", h2g_file_type, NUL
 static const conv_calc conv_calc_mm_deepstack_layers = {"mm_deepstack_layers", h2g_mm_deepstack_layers,
                                                         g2h_mm_deepstack_layers};
 static const conv_block conv_block_mm_act = {h2g_mm_act, g2h_mm_act};
-static const conv_calc conv_calc_mm_inverse_downsample = {"mm_inverse_downsample", h2g_mm_inverse_downsample, NULL};
+static const conv_calc conv_calc_mm_inverse_downsample = {"mm_inverse_downsample", h2g_mm_inverse_downsample,
+                                                          g2h_mm_inverse_downsample};
 static const conv_calc conv_calc_mm_lfm2_blocks = {"mm_lfm2_blocks", h2g_mm_lfm2_blocks, NULL};
-static const conv_block conv_block_mm_act_if_known = {h2g_mm_act_if_known, NULL};
-static const conv_block conv_block_mm_act_youtuvl = {h2g_mm_act_youtuvl, NULL};
-static const conv_block conv_block_mm_kimik25 = {h2g_mm_kimik25_keys, NULL};
+static const conv_block conv_block_mm_act_if_known = {h2g_mm_act_if_known, g2h_mm_act};
+static const conv_block conv_block_mm_act_youtuvl = {h2g_mm_act_youtuvl, g2h_mm_act_youtuvl};
+static const conv_block conv_block_mm_kimik25 = {h2g_mm_kimik25_keys, g2h_mm_kimik25_keys};
 #define CALC(key, type, name, flags) {key, type, NULL, flags, &conv_calc_##name, NULL}
 #define BLOCK(name) {"@@" #name, 0, NULL, 0, NULL, &conv_block_##name}
 #define END {NULL, 0, NULL, 0, NULL, NULL}
@@ -997,8 +998,47 @@ const size_t conv_n_mmprojs = sizeof(conv_mmprojs) / sizeof(conv_mmprojs[0]);
  * names, as the converter's classes read them), see arch.h */
 #define LIST_OF(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define LM_PREFIXED LIST_OF("model.=language_model.model.", "lm_head.=language_model.lm_head.")
+#define GLM4V_PREFER                                                                                          \
+    LIST_OF(".mlp.down_proj", ".mlp.up_proj", "^model.visual.embeddings.", "^model.visual.post_layernorm",       \
+            ".merger.post_projection_norm", "^model.visual.")
 #define QWEN3VL_PREFER LIST_OF(".linear_fc", "^model.visual.")
 const conv_mm_layout conv_mm_layouts[] = {
+    /* the Whisper-style audio classes: transformers' configs (GlmasrModel's is whisper_config) */
+    {.hf_class = "Qwen2AudioForConditionalGeneration", .alone_only = true, .model_type = "qwen2_audio",
+     .audio_cfg = "audio_config", .audio_type = "qwen2_audio_encoder"},
+    {.hf_class = "UltravoxModel", .alone_only = true, .model_type = "ultravox", .audio_cfg = "audio_config",
+     .audio_type = "whisper"},
+    {.hf_class = "VoxtralForConditionalGeneration", .alone_only = true, .model_type = "voxtral",
+     .audio_cfg = "audio_config", .audio_type = "voxtral_encoder",
+     .rev_guards = LIST_OF("hidden_size", "intermediate_size")},
+    {.hf_class = "AudioFlamingo3ForConditionalGeneration", .alone_only = true, .model_type = "audioflamingo3",
+     .audio_cfg = "audio_config", .audio_type = "audioflamingo3_encoder"},
+    {.hf_class = "GlmasrModel", .alone_only = true, .model_type = "glmasr", .audio_cfg = "whisper_config",
+     .audio_type = "whisper"},
+    /* JanusForConditionalGeneration (transformers' layout): model.aligner.*, the attention's
+       projection_layer */
+    {.hf_class = "JanusForConditionalGeneration", .alone_only = true,
+     .rev_prefer = LIST_OF(".projection_layer", "^model.aligner.", "^model.vision_model.")},
+    {.hf_class = "InternVisionModel",
+     .not_reversible = "its fused attn.qkv has no Hugging Face name the split rule \".attn.qkv.\" takes "
+                       "(vision_model.encoder.layers.N.attn.qkv is not in gguf-py's map), and the HF-format "
+                       "checkpoint has q, k, v apart: which layout to write back is not decided"},
+    /* Glm4VVisionModel: the checkpoint's model.visual.* names over gguf-py's others */
+    {.hf_class = "Glm4vForConditionalGeneration", .alone_only = true, .rev_prefer = GLM4V_PREFER},
+    {.hf_class = "Glm4vMoeForConditionalGeneration", .alone_only = true, .rev_prefer = GLM4V_PREFER},
+    {.hf_class = "GlmOcrForConditionalGeneration", .alone_only = true, .rev_prefer = GLM4V_PREFER},
+    /* YoutuVLVisionModel: siglip2.* and merger.* */
+    {.hf_class = "YoutuVLForConditionalGeneration", .alone_only = true, .rev_prefer = LIST_OF("^siglip2.", "^merger.")},
+    /* KimiK25Model: its own tower names over gguf-py's others; the projector's proj.0 / proj.2 (renamed
+       by a substring) given outright */
+    {.hf_class = "KimiK25ForConditionalGeneration", .alone_only = true, .model_type = "kimi_k25",
+     .rev_prefer = LIST_OF("^vision_tower.encoder.", "^vision_tower.patch_embed.", "^mm_projector."),
+     .rev_names = LIST_OF("mm.1.weight=mm_projector.proj.0.weight", "mm.1.bias=mm_projector.proj.0.bias",
+                          "mm.2.weight=mm_projector.proj.2.weight", "mm.2.bias=mm_projector.proj.2.bias")},
+    {.hf_class = "Qwen2_5OmniModel",
+     .not_reversible = "its checkpoint has the vision attention's q, k, v apart (the reverse writes the fused qkv "
+                       "the split rule takes), so the directory written back lists its tensors in another order "
+                       "and the forward does not give the same file; the file holds no audio tensor either"},
     {.hf_class = "LightOnOCRForConditionalGeneration",
      .not_reversible = "the directory written back lists its tensors in another order than the checkpoint's, "
                        "so the forward does not give the same file"},
