@@ -280,7 +280,8 @@ def convert(src: PathLike, out: Optional[PathLike] = ..., *, to: Optional[str] =
             mlx_kernel: Optional[Literal["cpu", "metal"]] = ..., dequantize: bool = ...,
             lossless: bool = ..., outfile: Optional[PathLike] = ...,
             mix_rules: Optional[Literal["c392e50", "ecbcb7ea", "b10256"]] = ...,
-            with_mmproj: Optional[PathLike] = ...) -> Optional[str]: ...
+            with_mmproj: Optional[PathLike] = ..., mmproj: bool = ...,
+            mistral_format: Optional[bool] = ...) -> Optional[str]: ...
 
 class QuantTensor(NamedTuple):
     name: str

@@ -302,7 +302,8 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
             config=None, tokenizer=None, from_module_states=False,
             exclude_frozen_parameters=False, mlx=False, quantize=False, q_bits=None,
             q_group_size=None, quant_predicate=None, mlx_kernel=None, dequantize=False,
-            lossless=False, outfile=None, mix_rules=None, with_mmproj=None) -> Optional[str]:
+            lossless=False, outfile=None, mix_rules=None, with_mmproj=None, mmproj=False,
+            mistral_format=None) -> Optional[str]:
     """Write a model in another format, atomically (as `mfmt convert`; the
     keyword arguments are its options). Returns the path written (GGUF: the
     file, under the converter's default name when out is a directory or
@@ -320,7 +321,10 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
     gets that name, {ftype} in a name is the type): a Hugging Face
     directory as llama.cpp's converter writes it;
     type= f32, f16 (default), bf16, q8_0, auto or a llama-quantize mix such
-    as Q4_K_M (mix_rules= as quantize's); layout= "c392e50" (default) or "2026-02"; model_name=,
+    as Q4_K_M (mix_rules= as quantize's); layout= "c392e50" (default) or "2026-02";
+    mmproj=True: the vision tower / audio encoder as llama.cpp's mmproj file
+    (--mmproj); mistral_format= True / False (None: by itself when the
+    directory has params.json and no HF weights; --mistral-format); model_name=,
     metadata= (an override JSON file), vocab_only=, split_max_size= ("2G":
     decimal units) and split_max_tensors= as convert_hf_to_gguf.py's flags;
     arch_file= an architecture from a JSON file (doc/arch-file.md). A
@@ -361,7 +365,8 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
         raise UsageError(", ".join(sorted(given)) + ": options of MLX output (mlx=True)")
     rules = _mix_rules(mix_rules)
     gflags = {k for k, v in dict(model_name=model_name, metadata=metadata, vocab_only=vocab_only,
-                                  mix_rules=mix_rules,
+                                  mix_rules=mix_rules, mmproj=mmproj,
+                                  mistral_format=mistral_format is not None,
                                   split_max_size=split_max_size,
                                   split_max_tensors=split_max_tensors).items() if v}
     if gflags and target != "gguf":
@@ -427,7 +432,9 @@ def convert(src, out=None, *, to=None, key=None, max_shard_size=None, include_op
         written = _mfmt.convert_gguf(s, o, type=tval, threads=nthreads, progress=progress,
                                      arch_file=af, layout=lay, model_name=model_name,
                                      metadata=None if metadata is None else os.fspath(metadata),
-                                     vocab_only=vocab_only, mix_rules=rules)
+                                     vocab_only=vocab_only, mix_rules=rules, mmproj=bool(mmproj),
+                                     mistral_format=0 if mistral_format is None else
+                                     1 if mistral_format else 2)
         if split_max_size or split_max_tensors:
             try:
                 n = _mfmt.split_written(written, _split_size(split_max_size),

@@ -490,13 +490,15 @@ static PyObject *warn_notes(PyObject *r, const note_buf *b)
 static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"src", "out", "type", "threads", "progress", "arch_file", "layout",
-                             "model_name", "metadata", "vocab_only", "mix_rules", NULL};
+                             "model_name", "metadata", "vocab_only", "mix_rules", "mmproj",
+                             "mistral_format", NULL};
     PyObject *src, *out = Py_None, *outb = NULL, *progress = Py_None;
     const char *type = NULL, *arch_file = NULL, *model_name = NULL, *metadata = NULL;
-    int threads = 1, layout = MF_CONVERT_LAYOUT_C392E50, vocab_only = 0, rules = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O|ziOzizzpi", kwlist, fs_path, &src, &out,
+    int threads = 1, layout = MF_CONVERT_LAYOUT_C392E50, vocab_only = 0, rules = 0, mmproj = 0;
+    int mistral = MF_MISTRAL_AUTO;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O|ziOzizzpipi", kwlist, fs_path, &src, &out,
                                      &type, &threads, &progress, &arch_file, &layout,
-                                     &model_name, &metadata, &vocab_only, &rules))
+                                     &model_name, &metadata, &vocab_only, &rules, &mmproj, &mistral))
         return NULL;
     if (out != Py_None && !PyUnicode_FSConverter(out, &outb)) {
         Py_DECREF(src);
@@ -514,6 +516,8 @@ static PyObject *op_convert_gguf(PyObject *self, PyObject *args, PyObject *kw)
     o.metadata_override = metadata;
     o.vocab_only = vocab_only;
     o.mix_rules = rules;
+    o.mmproj = mmproj;
+    o.mistral_format = mistral;
     o.progress = progress_trampoline;
     o.progress_user = &p;
     note_buf notes = {.n = 0};

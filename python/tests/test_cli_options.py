@@ -595,3 +595,37 @@ def test_with_mmproj_alone_and_refused(tmp_path):
     assert rc != 0 and "is an mmproj file" in err
     with pytest.raises(mfmt.Error, match="is an mmproj file"):
         mfmt.convert(mm, str(tmp_path / "d") + "/", with_mmproj=mm)
+
+
+# ------------------------------------------- mmproj, Mistral's own format
+
+def _sha(p):
+    import hashlib
+    return hashlib.sha256(open(p, "rb").read()).hexdigest()
+
+
+def test_convert_mmproj_is_the_converters(tmp_path):
+    """convert(mmproj=True) (the CLI's --mmproj): the vision tower as
+    llama.cpp's converter (ecbcb7ea) wrote it (tests/data/mmproj)."""
+    want = json.load(open(os.path.join(DATA, "mmproj", "expected.json")))["outputs"]
+    for key in ("gemma3-vl-tiny-f16", "qwen2vl-tiny-q8_0"):
+        w = want[key]
+        out = mfmt.convert(os.path.join(DATA, "mmproj", "dirs", w["dir"]), tmp_path / f"{key}.gguf",
+                           type=w["outtype"], mmproj=True)
+        assert _sha(out) == w["sha256"], key
+    with pytest.raises(mfmt.UsageError):
+        mfmt.convert(os.path.join(DATA, "mmproj", "dirs", "gemma3-vl-tiny"), tmp_path / "x.safetensors",
+                     mmproj=True)
+
+
+def test_convert_mistral_format_is_the_converters(tmp_path):
+    """mistral_format=True (--mistral-format) and by itself: the bytes of
+    llama.cpp's converter with --mistral-format (tests/data/hf_mistral);
+    mistral_format=False on a directory without HF weights is refused."""
+    want = json.load(open(os.path.join(DATA, "hf_mistral", "expected.json")))["outputs"]
+    w = want["mistral-tekken-tiny-f16"] if "mistral-tekken-tiny-f16" in want else next(iter(want.values()))
+    src = os.path.join(DATA, "hf_mistral", "dirs", w["dir"])
+    assert _sha(mfmt.convert(src, tmp_path / "a.gguf", type=w["type"], mistral_format=True)) == w["sha256"]
+    assert _sha(mfmt.convert(src, tmp_path / "b.gguf", type=w["type"])) == w["sha256"]
+    with pytest.raises(mfmt.Error):
+        mfmt.convert(src, tmp_path / "c.gguf", type=w["type"], mistral_format=False)
