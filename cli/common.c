@@ -285,9 +285,12 @@ static void remove_stdin_copy_at_exit(void)
     }
 }
 
-static int copy_fd(int in, int out)
+/* in copied to out, at most `limit` bytes: 0, -1 (errno set) or -2 when
+ * in holds more than limit (an endless pipe would fill the disk). */
+static int copy_fd(int in, int out, uint64_t limit)
 {
     static char buf[1 << 20];
+    uint64_t total = 0;
     for (;;) {
         ssize_t n = read(in, buf, sizeof(buf));
         if (n == 0)
@@ -297,6 +300,9 @@ static int copy_fd(int in, int out)
                 continue;
             return -1;
         }
+        if ((uint64_t)n > limit - total)
+            return -2;
+        total += (uint64_t)n;
         for (ssize_t off = 0; off < n;) {
             ssize_t w = write(out, buf + off, (size_t)(n - off));
             if (w < 0 && errno == EINTR)
@@ -444,6 +450,8 @@ void cli_remote_report(void)
                 (unsigned long long)n, (unsigned long long)remote_budget);
 }
 
+static uint64_t cli_max_read(void);
+
 const char *cli_input_path(const char *path, mf_status *st)
 {
     if (strcmp(path, "-") != 0)
@@ -460,11 +468,20 @@ const char *cli_input_path(const char *path, mf_status *st)
         return NULL;
     }
     remove_stdin_copy_at_exit();
-    int rc = copy_fd(0, fd);
+    uint64_t limit = cli_max_read();
+    int rc = copy_fd(0, fd, limit);
     int err = errno;
     if (close(fd) != 0 && rc == 0) {
         rc = -1;
         err = errno;
+    }
+    if (rc == -2) {
+        unlink(stdin_copy); /* nothing half-copied is left */
+        mf_status_fail(st, MF_ERR_USAGE, "-: standard input holds more than %llu bytes, the most mfmt copies "
+                       "to a temporary file (MFMT_MAX_READ): give the file's path instead",
+                       (unsigned long long)limit);
+        stdin_copy[0] = 0;
+        return NULL;
     }
     if (rc) {
         mf_status_fail(st, MF_ERR_IO, "-: copying standard input to %s failed: %s", stdin_copy,

@@ -245,6 +245,14 @@ head -c 2048 /dev/zero | MFMT_MAX_READ=1K "$mfmt" inspect - >"$tmp/out" 2>&1
   bad "hash - of an endless pipe: $(cat "$tmp/out")"
 cat "$gg" | MFMT_MAX_READ=$(wc -c <"$gg") "$mfmt" inspect - >/dev/null 2>&1 && ok ||
   bad "inspect - of exactly MFMT_MAX_READ bytes failed"
+# the commands that copy "-" to a temporary file stop at the same bound (an
+# endless pipe does not fill $TMPDIR) and leave no copy behind
+mkdir -p "$tmp/spool2"
+cat /dev/zero | TMPDIR="$tmp/spool2" MFMT_MAX_READ=1M "$mfmt" scan - >"$tmp/out" 2>&1
+[ $? = 2 ] && grep -q "more than 1048576 bytes.*temporary file" "$tmp/out" && [ -z "$(ls "$tmp/spool2")" ] && ok ||
+  bad "scan - of an endless pipe: $(cat "$tmp/out") $(ls "$tmp/spool2")"
+cat "$gg" | TMPDIR="$tmp/spool2" MFMT_MAX_READ=$(wc -c <"$gg") "$mfmt" scan - >/dev/null 2>&1 && ok ||
+  bad "scan - of exactly MFMT_MAX_READ bytes failed"
 # a model that spans several files cannot come from standard input
 "$mfmt" inspect - <tests/data/api/onnx/external_data/model.onnx >"$tmp/out" 2>&1
 [ $? = 1 ] && grep -q "must be given by its path" "$tmp/out" && ! grep -q "mem:" "$tmp/out" && ok ||
